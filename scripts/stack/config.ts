@@ -1,0 +1,64 @@
+/**
+ * Where the local stack lives and which ports it uses. Everything listens on 127.0.0.1 only.
+ * Downloads are cached outside the checkout (Maven's local repository and ~/.cache/ce-gateway),
+ * so a fresh clone reuses them; service data lives in the checkout's `.stack/` (ignored by git).
+ */
+import { createHash } from 'node:crypto';
+import { homedir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const KAFKA_VERSION = '4.1.1';
+/** Apicurio Registry 3.0.x runs on Java 17; 3.1+ needs Java 21 (class file version 65). */
+export const APICURIO_VERSION = '3.0.9';
+
+export interface StackConfig {
+  readonly repoDir: string;
+  readonly stateDir: string;
+  readonly cacheDir: string;
+  readonly kafka: { readonly port: number; readonly controllerPort: number; readonly libsDir: string; readonly dir: string; readonly heapMb: number };
+  readonly registry: { readonly port: number; readonly appDir: string; readonly dir: string; readonly heapMb: number };
+  readonly postgres: { readonly port: number; readonly dataDir: string; readonly dir: string; readonly user: string };
+  readonly envFile: string;
+}
+
+function int(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > 65535) throw new Error(`${name} must be a TCP port (1–65535), got "${raw}"`);
+  return n;
+}
+
+export function stackConfig(): StackConfig {
+  const repoDir = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+  const stateDir = resolve(process.env.CE_GATEWAY_STACK_DIR ?? join(repoDir, '.stack'));
+  const cacheDir = resolve(process.env.CE_GATEWAY_CACHE_DIR ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'ce-gateway'));
+  // PostgreSQL refuses to run as root: as root it runs as the `postgres` user, which cannot
+  // enter /root or other private folders, so its data then lives in a folder of its own,
+  // named after this stack's state folder so each checkout keeps its own database.
+  const isRoot = process.getuid?.() === 0;
+  const pgDataDir = isRoot
+    ? join('/var/lib/ce-gateway', createHash('sha256').update(stateDir).digest('hex').slice(0, 12), 'pgdata')
+    : join(stateDir, 'postgres', 'data');
+  return {
+    repoDir,
+    stateDir,
+    cacheDir,
+    kafka: {
+      port: int('STACK_KAFKA_PORT', 39092),
+      controllerPort: int('STACK_KAFKA_CONTROLLER_PORT', 39093),
+      libsDir: join(cacheDir, `kafka-${KAFKA_VERSION}`, 'libs'),
+      dir: join(stateDir, 'kafka'),
+      heapMb: 768,
+    },
+    registry: {
+      port: int('STACK_REGISTRY_PORT', 38081),
+      appDir: join(cacheDir, `apicurio-registry-${APICURIO_VERSION}`),
+      dir: join(stateDir, 'registry'),
+      heapMb: 512,
+    },
+    postgres: { port: int('STACK_POSTGRES_PORT', 35432), dataDir: pgDataDir, dir: join(stateDir, 'postgres'), user: 'cegw' },
+    envFile: join(stateDir, 'env'),
+  };
+}

@@ -1,0 +1,75 @@
+/**
+ * The local stack: PostgreSQL, Apache Kafka and the schema registry on loopback, without Docker.
+ * `stackUp()` is idempotent (running services are reused), awaits readiness by probing, and
+ * writes the connection settings to `.stack/env` as KEY=value lines.
+ */
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import type { StackConfig } from './config.js';
+import { stackConfig } from './config.js';
+import { fetchKafka, fetchRegistry } from './fetch.js';
+import { kafkaPidFile, kafkaReady, startKafka, stopKafka } from './kafka.js';
+import { databaseUrl, postgresRunning, startPostgres, stopPostgres } from './postgres.js';
+import { preflight } from './preflight.js';
+import { registryReady, registryUrl, startRegistry, stopRegistry } from './registry.js';
+
+export type StackEnv = Readonly<Record<'KAFKA_BROKERS' | 'SCHEMA_REGISTRY_URL' | 'DATABASE_URL' | 'KAFKA_LIBS' | 'STACK_KAFKA_PID_FILE', string>>;
+
+function envOf(cfg: StackConfig): StackEnv {
+  return {
+    KAFKA_BROKERS: `127.0.0.1:${cfg.kafka.port}`,
+    SCHEMA_REGISTRY_URL: registryUrl(cfg),
+    DATABASE_URL: databaseUrl(cfg, 'cegw'),
+    KAFKA_LIBS: cfg.kafka.libsDir,
+    STACK_KAFKA_PID_FILE: kafkaPidFile(cfg),
+  };
+}
+
+export async function stackUp(log: (line: string) => void = () => {}): Promise<StackEnv> {
+  const cfg = stackConfig();
+  const tools = await preflight();
+  mkdirSync(cfg.stateDir, { recursive: true });
+  await Promise.all([fetchKafka(cfg, tools), fetchRegistry(cfg, tools)]);
+  log('starting PostgreSQL');
+  await startPostgres(cfg, tools);
+  log('starting Kafka and the schema registry');
+  await Promise.all([startKafka(cfg, tools), startRegistry(cfg, tools)]);
+  const env = envOf(cfg);
+  writeFileSync(cfg.envFile, Object.entries(env).map(([k, v]) => `${k}=${v}\n`).join(''), { mode: 0o600 });
+  return env;
+}
+
+export async function stackDown(): Promise<void> {
+  const cfg = stackConfig();
+  const tools = await preflight();
+  // The registry first (it holds database connections), PostgreSQL last.
+  await Promise.all([stopRegistry(cfg), stopKafka(cfg)]);
+  await stopPostgres(cfg, tools);
+  rmSync(cfg.envFile, { force: true });
+}
+
+export interface StackStatus {
+  readonly postgres: boolean;
+  readonly kafka: boolean;
+  readonly registry: boolean;
+}
+
+export async function stackStatus(): Promise<StackStatus> {
+  const cfg = stackConfig();
+  const tools = await preflight();
+  const ok = (p: Promise<boolean>): Promise<boolean> => p.catch(() => false);
+  const [postgres, kafka, registry] = await Promise.all([ok(postgresRunning(cfg, tools)), ok(kafkaReady(cfg)), ok(registryReady(cfg))]);
+  return { postgres, kafka, registry };
+}
+
+/** The settings of a running stack from `.stack/env`, or undefined when none was written. */
+export function readStackEnv(): StackEnv | undefined {
+  const file = stackConfig().envFile;
+  if (!existsSync(file)) return undefined;
+  const entries = readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l.includes('='))
+    .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)] as const);
+  return Object.fromEntries(entries) as StackEnv;
+}
+
+export { stackConfig };

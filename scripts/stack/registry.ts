@@ -1,0 +1,54 @@
+/**
+ * Apicurio Registry (Confluent-compatible API under /apis/ccompat/v7), with SQL storage in a
+ * database of its own on the stack's PostgreSQL, so schema ids live as long as Kafka's data.
+ * Its global compatibility rule is set at start: without it Apicurio answers GET /config/{subject}
+ * with a default that makes the Confluent client's first register() fail (DESIGN.md).
+ */
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { StackConfig } from './config.js';
+import { registryJar } from './fetch.js';
+import type { Tools } from './preflight.js';
+import { awaitReady, readPid, startDetached, stopProcess } from './process.js';
+
+export function registryUrl(cfg: StackConfig): string {
+  return `http://127.0.0.1:${cfg.registry.port}/apis/ccompat/v7`;
+}
+
+export async function registryReady(cfg: StackConfig): Promise<boolean> {
+  const res = await fetch(`${registryUrl(cfg)}/subjects`, { signal: AbortSignal.timeout(2000) });
+  return res.ok;
+}
+
+export async function startRegistry(cfg: StackConfig, tools: Tools): Promise<void> {
+  mkdirSync(cfg.registry.dir, { recursive: true });
+  const pidFile = join(cfg.registry.dir, 'pid');
+  const logFile = join(cfg.registry.dir, 'registry.log');
+  let pid = readPid(pidFile);
+  if (pid === undefined) {
+    const password = readFileSync(join(cfg.postgres.dataDir, '..', 'password'), 'utf8').trim();
+    const args = [
+      `-Xmx${cfg.registry.heapMb}m`,
+      `-Dquarkus.http.host=127.0.0.1`,
+      `-Dquarkus.http.port=${cfg.registry.port}`,
+      '-Dquarkus.log.level=WARN',
+      '-Dapicurio.storage.kind=sql',
+      '-Dapicurio.storage.sql.kind=postgresql',
+      `-Dapicurio.datasource.url=jdbc:postgresql://127.0.0.1:${cfg.postgres.port}/registry`,
+      `-Dapicurio.datasource.username=${cfg.postgres.user}`,
+      '-Dapicurio.datasource.jdbc.initial-size=2',
+      '-Dapicurio.datasource.jdbc.min-size=2',
+      '-Dapicurio.datasource.jdbc.max-size=10',
+      '-Dapicurio.rules.global.compatibility=BACKWARD',
+      '-jar',
+      registryJar(cfg),
+    ];
+    // The password goes by environment, not the command line that `ps` shows.
+    pid = startDetached(tools.java, args, { cwd: cfg.registry.dir, logFile, pidFile, env: { ...process.env, APICURIO_DATASOURCE_PASSWORD: password } });
+  }
+  await awaitReady('Schema registry', () => registryReady(cfg), { timeoutMs: 120_000, pid, logFile });
+}
+
+export async function stopRegistry(cfg: StackConfig): Promise<void> {
+  await stopProcess(join(cfg.registry.dir, 'pid'), 30_000);
+}

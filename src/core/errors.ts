@@ -1,0 +1,68 @@
+/**
+ * Typed errors of ce-gateway. Every throw site states whether the failure is retriable, so nothing
+ * is retried by accident and nothing transient is dead-lettered (bus spec S5; DESIGN "Delivery").
+ */
+
+/** Stable error codes; each one is documented in docs/errors.md (a test checks it). */
+export const errorCodes = [
+  'CEG_INVALID_OPTIONS',
+  'CEG_INVALID_ATTRIBUTE',
+  'CEG_MISSING_ATTRIBUTE',
+  'CEG_INVALID_EVENT',
+  'CEG_UNSUPPORTED_MEDIA_TYPE',
+  'CEG_UNKNOWN_TYPE',
+  'CEG_INVALID_DATA',
+  'CEG_PAYLOAD_TOO_LARGE',
+  'CEG_PARTITION_KEY_MISMATCH',
+  'CEG_INVALID_NAME',
+  'CEG_SCHEMA_NOT_FOUND',
+  'CEG_SCHEMA_INVALID',
+  'CEG_SCHEMA_INCOMPATIBLE',
+  'CEG_REGISTRY_UNAVAILABLE',
+  'CEG_BROKER_UNAVAILABLE',
+  'CEG_DELIVERY_TIMEOUT',
+  'CEG_QUEUE_FULL',
+  'CEG_NOT_REGISTRY_FRAMED',
+  'CEG_DECODE_FAILED',
+  'CEG_CATALOG_INVALID',
+  'CEG_CLOSED',
+] as const;
+
+export type ErrorCode = (typeof errorCodes)[number];
+
+/** Options every {@link GatewayError} needs; `retriable` has no default on purpose. */
+export interface GatewayErrorOptions {
+  /** true: the same operation may succeed later (broker or registry unreachable); false: it never will. */
+  readonly retriable: boolean;
+  readonly cause?: unknown;
+  /** Structured context for logs and problem+json (attribute, field, topic, partition…). No secrets. */
+  readonly details?: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * The one error class of the project.
+ * Shape: `code` (stable, see {@link errorCodes}), `message`, `retriable`, frozen `details`.
+ */
+export class GatewayError extends Error {
+  override readonly name = 'GatewayError';
+  readonly code: ErrorCode;
+  readonly retriable: boolean;
+  readonly details: Readonly<Record<string, unknown>>;
+
+  constructor(code: ErrorCode, message: string, opts: GatewayErrorOptions) {
+    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.code = code;
+    this.retriable = opts.retriable;
+    this.details = Object.freeze({ ...opts.details });
+  }
+}
+
+/** True when `err` is a {@link GatewayError}, optionally with the given code. */
+export function isGatewayError(err: unknown, code?: ErrorCode): err is GatewayError {
+  return err instanceof GatewayError && (code === undefined || err.code === code);
+}
+
+/** Message of any thrown value, for logs. */
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

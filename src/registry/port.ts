@@ -1,0 +1,46 @@
+/**
+ * The schema-registry port, in Confluent's terms: subject, version, schema id, compatibility
+ * level. Adapters: Confluent REST (any compatible registry: Confluent, Apicurio ccompat) and
+ * in-memory (the embedded default). One contract suite runs against both.
+ */
+
+/** Confluent compatibility levels. */
+export const compatibilityLevels = [
+  'NONE',
+  'BACKWARD',
+  'BACKWARD_TRANSITIVE',
+  'FORWARD',
+  'FORWARD_TRANSITIVE',
+  'FULL',
+  'FULL_TRANSITIVE',
+] as const;
+export type CompatibilityLevel = (typeof compatibilityLevels)[number];
+
+/** One registered schema version of a subject. `schema` is the Avro schema JSON text. */
+export interface RegisteredSchema {
+  readonly subject: string;
+  readonly version: number;
+  /** Registry-wide schema id (the 4 bytes after the magic byte in the Confluent wire format). */
+  readonly id: number;
+  readonly schema: string;
+}
+
+export interface SchemaRegistry {
+  /**
+   * Registers `schema` under `subject` (idempotent: same schema → same id and version).
+   * Errors: CEG_SCHEMA_INCOMPATIBLE (not retriable), CEG_SCHEMA_INVALID, CEG_REGISTRY_UNAVAILABLE (retriable).
+   */
+  register(subject: string, schema: string): Promise<RegisteredSchema>;
+  /** Avro schema text for an id; cached forever (ids are immutable). Errors: CEG_SCHEMA_NOT_FOUND, CEG_REGISTRY_UNAVAILABLE. */
+  schemaById(id: number): Promise<string>;
+  /** Latest version of a subject. Errors: CEG_SCHEMA_NOT_FOUND, CEG_REGISTRY_UNAVAILABLE. */
+  latest(subject: string): Promise<RegisteredSchema>;
+  /** A given version of a subject. Errors as {@link latest}. */
+  version(subject: string, version: number): Promise<RegisteredSchema>;
+  /** All version numbers of a subject, ascending; [] when the subject does not exist. */
+  versions(subject: string): Promise<readonly number[]>;
+  /** Sets the subject's compatibility level. */
+  setCompatibility(subject: string, level: CompatibilityLevel): Promise<void>;
+  /** true when the registry answers now. Never throws. */
+  isHealthy(): Promise<boolean>;
+}
