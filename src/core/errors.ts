@@ -26,6 +26,8 @@ export const errorCodes = [
   'CEG_DECODE_FAILED',
   'CEG_CATALOG_INVALID',
   'CEG_CLOSED',
+  'CEG_INTERNAL',
+  'CEG_NOT_FOUND',
 ] as const;
 
 export type ErrorCode = (typeof errorCodes)[number];

@@ -1,0 +1,156 @@
+/**
+ * Composition root: picks the Kafka or in-memory transport and the Confluent-REST or in-memory
+ * registry from the configuration, wires codec, publisher and HTTP, and owns start-up and the
+ * shutdown order. The HTTP server listens at once; `POST /events` and `/readyz` answer 503 until
+ * the topics exist and the schemas are registered (retried with backoff while the broker or
+ * registry is unreachable).
+ */
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { errorMessage } from '../core/errors.js';
+import { retryPolicy, sleep } from '../core/retry.js';
+import type { RetryPolicy } from '../core/retry.js';
+import type { Catalog } from '../catalog/index.js';
+import { loadCatalog, registerCatalog } from '../catalog/index.js';
+import { EventCodec } from '../codec/event/index.js';
+import type { Config } from '../config/index.js';
+import { Publisher, RecordPublisher } from '../bus/publisher/index.js';
+import { subscribe } from '../bus/subscriber/index.js';
+import type { SubscribeOptions, Subscription } from '../bus/subscriber/index.js';
+import { createApiApp } from '../http/api/app.js';
+import type { IngressDeps } from '../http/ingress/handler.js';
+import { createHttpServer } from '../http/server.js';
+import type { Logger } from '../observability/index.js';
+import { createConfluentRegistry, createMemoryRegistry } from '../registry/index.js';
+import type { SchemaRegistry } from '../registry/port.js';
+import { createKafkaTransport, createMemoryTransport } from '../transport/index.js';
+import type { Transport } from '../transport/port.js';
+import { createMetrics } from './metrics.js';
+
+export interface Gateway {
+  readonly config: Config;
+  readonly catalog: Catalog;
+  readonly transport: Transport;
+  readonly registry: SchemaRegistry;
+  /** Resolves once topics exist and schemas are registered. */
+  readonly ready: Promise<void>;
+  /** Available after `ready`. */
+  codec(): EventCodec;
+  publisher(): Publisher;
+  records(): RecordPublisher;
+  /** Subscribes a handler under a durable subscription name (after `ready`). */
+  subscribe(o: Omit<SubscribeOptions, 'retry'> & { retry?: RetryPolicy }): Promise<Subscription>;
+  /** Starts the HTTP server; resolves with the bound address. */
+  listen(): Promise<AddressInfo>;
+  close(): Promise<void>;
+}
+
+const bootstrapRetry = retryPolicy({ maxAttempts: Number.MAX_SAFE_INTEGER, initialDelayMs: 250, factor: 2, maxDelayMs: 5000, jitter: 0.2 });
+const defaultHandlerRetry = retryPolicy({ maxAttempts: 5, initialDelayMs: 200, factor: 2, maxDelayMs: 10_000, jitter: 0.5 });
+
+export function createGateway(config: Config, log: Logger): Gateway {
+  const catalog = loadCatalog(config.catalogDir);
+  const transport: Transport = config.kafka
+    ? createKafkaTransport({ clientId: config.kafka.clientId, brokers: config.kafka.brokers, ssl: config.kafka.ssl, sasl: config.kafka.sasl, logger: log.child({ component: 'kafka' }) })
+    : createMemoryTransport();
+  const registry: SchemaRegistry = config.registry
+    ? createConfluentRegistry({ url: config.registry.url, username: config.registry.username, password: config.registry.password })
+    : createMemoryRegistry();
+  if (!config.kafka) log.warn('KAFKA_BROKERS is not set: using the in-memory transport; NOTHING IS DURABLE (events are lost when the process ends)');
+  if (!config.registry) log.warn('SCHEMA_REGISTRY_URL is not set: using the in-memory schema registry; schema ids are not durable');
+
+  let codec: EventCodec | undefined;
+  let records: RecordPublisher | undefined;
+  let publisher: Publisher | undefined;
+  let ingress: IngressDeps | undefined;
+  let server: Server | undefined;
+  const closing = new AbortController();
+  const subscriptions = new Set<Subscription>();
+
+  async function bootstrap(): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await transport.ensureTopics(catalog.topics);
+        const latest = await registerCatalog(registry, catalog);
+        codec = new EventCodec(catalog, registry, latest);
+        records = new RecordPublisher(transport, { queueCapacity: config.publishQueueCapacity, maxBatch: 500, retry: retryPolicy({ maxAttempts: 5, initialDelayMs: 100, factor: 2, maxDelayMs: 2000, jitter: 0.2 }) }, log.child({ component: 'publisher' }));
+        publisher = new Publisher(codec, records, { service: config.service, instance: config.instance, dataschemaBase: config.dataschemaBase });
+        ingress = {
+          codec,
+          publisher: records,
+          log: log.child({ component: 'ingress' }),
+          options: { ...config.ingress, dataschemaBase: config.dataschemaBase },
+        };
+        log.info({ topics: catalog.topics.length, kinds: catalog.kinds.length }, 'topics and schemas ready');
+        return;
+      } catch (err) {
+        if (closing.signal.aborted) throw err;
+        log.warn({ attempt, err: errorMessage(err) }, 'bootstrap failed (broker or registry unreachable?), retrying');
+        await sleep(bootstrapRetry.delayMs(attempt), closing.signal);
+      }
+    }
+  }
+
+  const ready = bootstrap();
+  ready.catch((err: unknown) => {
+    if (!closing.signal.aborted) log.error({ err: errorMessage(err) }, 'bootstrap gave up');
+  });
+
+  const metrics = createMetrics({ publisher: () => records?.stats(), ready: () => ingress !== undefined });
+
+  async function readiness(): Promise<{ ready: boolean; checks: Record<string, boolean> }> {
+    const timeout = <T>(p: Promise<T>, fallback: T): Promise<T> =>
+      Promise.race([p.catch(() => fallback), new Promise<T>((r) => setTimeout(() => r(fallback), config.readinessTimeoutMs).unref())]);
+    const [broker, schemaRegistry] = await Promise.all([timeout(transport.isHealthy(), false), timeout(registry.isHealthy(), false)]);
+    const bootstrapped = ingress !== undefined;
+    return { ready: broker && schemaRegistry && bootstrapped, checks: { broker, schemaRegistry, bootstrapped } };
+  }
+
+  const need = <T>(v: T | undefined, what: string): T => {
+    if (v === undefined) throw new Error(`${what} is not available before the gateway is ready (await gateway.ready)`);
+    return v;
+  };
+
+  return {
+    config,
+    catalog,
+    transport,
+    registry,
+    ready,
+    codec: () => need(codec, 'codec'),
+    publisher: () => need(publisher, 'publisher'),
+    records: () => need(records, 'records'),
+    async subscribe(o) {
+      await ready;
+      const sub = await subscribe(transport, need(codec, 'codec'), log.child({ subscription: o.subscription }), { ...o, retry: o.retry ?? defaultHandlerRetry });
+      subscriptions.add(sub);
+      return sub;
+    },
+    listen() {
+      server = createHttpServer({
+        ingress: () => ingress,
+        api: createApiApp({ catalog, registry }),
+        ready: readiness,
+        metrics: metrics.render,
+        retryAfterS: config.ingress.retryAfterS,
+      });
+      const s = server;
+      return new Promise((resolve, reject) => {
+        s.once('error', reject);
+        s.listen(config.http.port, config.http.host, () => resolve(s.address() as AddressInfo));
+      });
+    },
+    async close() {
+      closing.abort(new Error('gateway closing'));
+      await ready.catch(() => undefined);
+      if (server) {
+        const s = server;
+        await new Promise<void>((r) => s.close(() => r()));
+        s.closeAllConnections();
+      }
+      await Promise.allSettled([...subscriptions].map((s) => s.unsubscribe()));
+      await records?.close();
+      await transport.close();
+    },
+  };
+}

@@ -1,0 +1,2 @@
+export { createGateway } from './gateway.js';
+export type { Gateway } from './gateway.js';

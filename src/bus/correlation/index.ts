@@ -1,0 +1,2 @@
+export { runHandling, currentHandling } from './context.js';
+export type { HandlingContext } from './context.js';

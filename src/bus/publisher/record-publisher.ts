@@ -1,0 +1,141 @@
+/**
+ * Publishes encoded records through a bounded outbound queue: callers never block and never lose
+ * a failure silently (bus spec P2, defect 2). A single drain loop sends what is queued in
+ * batches, one produce per topic at a time, so records keep their queue order per partition
+ * (events of one key keep their order, DESIGN "Kafka mapping"). Retriable broker failures are
+ * retried with the central backoff policy; every outcome is counted.
+ */
+import { GatewayError, errorMessage } from '../../core/errors.js';
+import type { RetryPolicy } from '../../core/retry.js';
+import { sleep } from '../../core/retry.js';
+import type { Logger } from '../../observability/index.js';
+import type { OutboundRecord, Position, Transport } from '../../transport/port.js';
+import { OutboundQueue } from './outbound-queue.js';
+
+export interface RecordPublisherOptions {
+  /** Records the queue holds at most; more are refused with CEG_QUEUE_FULL. */
+  readonly queueCapacity: number;
+  /** Records per produce call at most. */
+  readonly maxBatch: number;
+  readonly retry: RetryPolicy;
+}
+
+/** Counters of every outcome; exposed as metrics. */
+export interface PublisherStats {
+  readonly enqueued: number;
+  readonly published: number;
+  readonly failed: number;
+  readonly rejected: number;
+  readonly retried: number;
+  readonly queued: number;
+}
+
+interface Pending {
+  readonly topic: string;
+  readonly record: OutboundRecord;
+  readonly resolve: (p: Position) => void;
+  readonly reject: (e: GatewayError) => void;
+}
+
+export class RecordPublisher {
+  readonly #transport: Transport;
+  readonly #opts: RecordPublisherOptions;
+  readonly #log: Logger;
+  readonly #queue: OutboundQueue<Pending>;
+  readonly #closing = new AbortController();
+  #drain: Promise<void> | undefined;
+  #stats = { enqueued: 0, published: 0, failed: 0, rejected: 0, retried: 0 };
+
+  constructor(transport: Transport, opts: RecordPublisherOptions, log: Logger) {
+    this.#transport = transport;
+    this.#opts = opts;
+    this.#log = log;
+    this.#queue = new OutboundQueue(opts.queueCapacity);
+  }
+
+  stats(): PublisherStats {
+    return { ...this.#stats, queued: this.#queue.size };
+  }
+
+  /**
+   * Queues records (all or none) and returns one promise per record, settled when the broker
+   * acknowledged it (acks=all) or when the retry budget ran out.
+   * Errors: thrown synchronously — CEG_QUEUE_FULL (retriable: true) when the queue lacks room for
+   *   all of them, CEG_CLOSED after close(). Per record: the transport's GatewayError.
+   */
+  send(items: readonly { topic: string; record: OutboundRecord }[]): Promise<Position>[] {
+    if (this.#closing.signal.aborted) throw new GatewayError('CEG_CLOSED', 'publisher is closed', { retriable: false });
+    if (!this.#queue.hasRoomFor(items.length)) {
+      this.#stats.rejected += items.length;
+      throw new GatewayError('CEG_QUEUE_FULL', `outbound queue full (${this.#queue.capacity} records)`, { retriable: true, details: { capacity: this.#queue.capacity } });
+    }
+    const promises = items.map(
+      ({ topic, record }) =>
+        new Promise<Position>((resolve, reject) => {
+          this.#queue.offer({ topic, record, resolve, reject });
+        }),
+    );
+    this.#stats.enqueued += items.length;
+    this.#kick();
+    return promises;
+  }
+
+  #kick(): void {
+    if (this.#drain !== undefined) return;
+    this.#drain = this.#drainLoop()
+      .catch((err: unknown) => this.#log.error({ err }, 'publisher drain loop failed'))
+      .finally(() => {
+        this.#drain = undefined;
+        if (this.#queue.size > 0 && !this.#closing.signal.aborted) this.#kick();
+      });
+  }
+
+  async #drainLoop(): Promise<void> {
+    while (this.#queue.size > 0) {
+      const batch = this.#queue.takeUpTo(this.#opts.maxBatch);
+      const byTopic = new Map<string, Pending[]>();
+      for (const p of batch) {
+        const list = byTopic.get(p.topic);
+        if (list) list.push(p);
+        else byTopic.set(p.topic, [p]);
+      }
+      await Promise.all([...byTopic].map(([topic, group]) => this.#produceWithRetry(topic, group)));
+    }
+  }
+
+  async #produceWithRetry(topic: string, group: readonly Pending[]): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const positions = await this.#transport.produce(topic, group.map((p) => p.record));
+        group.forEach((p, i) => p.resolve(positions[i]!));
+        this.#stats.published += group.length;
+        return;
+      } catch (err) {
+        const ge = asGatewayError(err, topic);
+        const last = !ge.retriable || attempt >= this.#opts.retry.maxAttempts || this.#closing.signal.aborted;
+        this.#log.warn({ topic, records: group.length, attempt, code: ge.code, err: ge.message }, last ? 'publish failed' : 'publish failed, retrying');
+        if (last) {
+          this.#stats.failed += group.length;
+          for (const p of group) p.reject(ge);
+          return;
+        }
+        this.#stats.retried += group.length;
+        await sleep(this.#opts.retry.delayMs(attempt), this.#closing.signal).catch(() => undefined);
+      }
+    }
+  }
+
+  /** Stops taking records, lets the record batch in flight finish, fails what is still queued (CEG_CLOSED). */
+  async close(): Promise<void> {
+    this.#closing.abort(new GatewayError('CEG_CLOSED', 'publisher closed', { retriable: false }));
+    await this.#drain;
+    const left = this.#queue.takeUpTo(this.#queue.size);
+    for (const p of left) p.reject(new GatewayError('CEG_CLOSED', 'publisher closed before the record was sent', { retriable: true }));
+    this.#stats.failed += left.length;
+  }
+}
+
+function asGatewayError(err: unknown, topic: string): GatewayError {
+  if (err instanceof GatewayError) return err;
+  return new GatewayError('CEG_BROKER_UNAVAILABLE', errorMessage(err), { retriable: true, cause: err, details: { topic } });
+}

@@ -1,0 +1,121 @@
+/**
+ * Envelope ⇄ Kafka record for the catalog's event kinds: binary content mode headers
+ * (codec/kafka) around data in Avro, framed in the Confluent wire format with the registry's
+ * schema id (codec/data). Writer schemas are fetched by id once and cached (ids are immutable).
+ */
+import { GatewayError, errorMessage } from '../../core/errors.js';
+import type { Catalog, EventKind } from '../../catalog/index.js';
+import type { Attributes, Envelope, JsonValue } from '../../envelope/types.js';
+import type { RegisteredSchema, SchemaRegistry } from '../../registry/port.js';
+import type { OutboundRecord, TransportRecord } from '../../transport/port.js';
+import { avroTypeFor, decodeAvro, encodeAvro, frame, unframe } from '../data/index.js';
+import type { AvroType } from '../data/index.js';
+import { fromRecord, toBinaryRecord } from '../kafka/index.js';
+import { parseStructuredEvent } from '../http/index.js';
+
+/** The data media type of records this project writes (Avro, Confluent-framed). */
+export const AVRO_CONTENT_TYPE = 'application/avro';
+
+/** A kind with the schema version its events are written with. */
+export interface KindBinding {
+  readonly kind: EventKind;
+  readonly schema: RegisteredSchema;
+  readonly type: AvroType;
+}
+
+export class EventCodec {
+  readonly #catalog: Catalog;
+  readonly #registry: SchemaRegistry;
+  readonly #bindings = new Map<string, KindBinding>();
+  readonly #writerTypes = new Map<number, Promise<AvroType>>();
+
+  /**
+   * @param latest eventId → the schema registered for that kind at start-up (its latest version).
+   */
+  constructor(catalog: Catalog, registry: SchemaRegistry, latest: ReadonlyMap<string, RegisteredSchema>) {
+    this.#catalog = catalog;
+    this.#registry = registry;
+    for (const kind of catalog.kinds) {
+      const schema = latest.get(kind.eventId);
+      if (schema === undefined) continue;
+      const type = avroTypeFor(schema.schema);
+      this.#bindings.set(kind.eventId, { kind, schema, type });
+      this.#writerTypes.set(schema.id, Promise.resolve(type));
+    }
+  }
+
+  get catalog(): Catalog {
+    return this.#catalog;
+  }
+
+  /** The binding of a kind by eventId (CloudEvents `type`); undefined when the catalog has no such kind. */
+  binding(eventId: string): KindBinding | undefined {
+    return this.#bindings.get(eventId);
+  }
+
+  /** The writer schema's avsc type for a registry id, fetched once. Errors: CEG_SCHEMA_NOT_FOUND, CEG_REGISTRY_UNAVAILABLE. */
+  writerType(id: number): Promise<AvroType> {
+    let t = this.#writerTypes.get(id);
+    if (t === undefined) {
+      t = this.#registry.schemaById(id).then(avroTypeFor);
+      // A failed lookup is not cached: the registry may be back next time.
+      t.catch(() => this.#writerTypes.delete(id));
+      this.#writerTypes.set(id, t);
+    }
+    return t;
+  }
+
+  /**
+   * Encodes natural-JSON data for `binding`: the Confluent frame (magic byte 0, 4-byte big-endian
+   * schema id) around the Avro body.
+   * Errors: CEG_INVALID_DATA (retriable: false) with details.violations naming each field.
+   */
+  encodeData(binding: KindBinding, json: JsonValue): Uint8Array {
+    return frame(binding.schema.id, encodeAvro(binding.type, json));
+  }
+
+  /**
+   * The record of a complete, validated envelope (binary content mode); `value` from
+   * {@link encodeData}, or null for an event without data (a tombstone).
+   */
+  toRecord(attributes: Attributes, value: Uint8Array | null): OutboundRecord {
+    return toBinaryRecord({ ...attributes, datacontenttype: value === null ? undefined : AVRO_CONTENT_TYPE }, value);
+  }
+
+  /** {@link encodeData} + {@link toRecord} for an envelope whose data is natural JSON. */
+  envelopeToRecord(env: Envelope, binding: KindBinding): OutboundRecord {
+    if (env.data === undefined) return this.toRecord(env.attributes, null);
+    if (env.data.kind !== 'json') {
+      throw new GatewayError('CEG_INVALID_DATA', 'data must be JSON to be encoded with the kind schema', { retriable: false, details: { field: 'data' } });
+    }
+    return this.toRecord(env.attributes, this.encodeData(binding, env.data.value));
+  }
+
+  /**
+   * Decodes a consumed record into an envelope with natural-JSON data, using the writer schema named
+   * by the frame's schema id (and `reader` to resolve into, when given: Avro schema resolution).
+   * Errors: CEG_INVALID_EVENT / CEG_NOT_REGISTRY_FRAMED / CEG_DECODE_FAILED / CEG_SCHEMA_NOT_FOUND
+   *   (retriable: false: poison); CEG_REGISTRY_UNAVAILABLE (retriable: true).
+   * Spec: CloudEvents Kafka binding §3.2/§3.3; Confluent wire format; Avro 1.11 "Schema Resolution".
+   */
+  async fromRecord(record: TransportRecord, reader?: AvroType): Promise<Envelope> {
+    const read = fromRecord(record);
+    if (read.mode === 'structured') return parseStructuredEvent(read.json);
+    const { attributes, value } = read;
+    if (value === null) return Object.freeze({ attributes: Object.freeze({ ...attributes }) });
+    const { schemaId, body } = unframe(value);
+    const writer = await this.writerType(schemaId);
+    let data: JsonValue;
+    try {
+      data = decodeAvro(writer, body, reader);
+    } catch (err) {
+      if (err instanceof GatewayError) throw err;
+      throw new GatewayError('CEG_DECODE_FAILED', `Avro decoding failed: ${errorMessage(err)}`, {
+        retriable: false,
+        cause: err,
+        details: { schemaId, topic: record.topic, partition: record.partition, offset: record.offset.toString() },
+      });
+    }
+    return Object.freeze({ attributes: Object.freeze({ ...attributes }), data: Object.freeze({ kind: 'json' as const, value: data }) });
+  }
+}

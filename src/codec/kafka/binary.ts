@@ -1,0 +1,106 @@
+/**
+ * CloudEvents Kafka protocol binding 1.0.2, binary content mode: envelope ⇄ record headers and key.
+ * The value (Avro in the Confluent wire format, or null) is the caller's: see codec/event.
+ */
+import { GatewayError } from '../../core/errors.js';
+import type { Attributes, AttributeValue } from '../../envelope/types.js';
+import { canonicalString, parseAttribute } from '../../envelope/index.js';
+import type { OutboundRecord, RecordHeader, TransportRecord } from '../../transport/port.js';
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder('utf-8', { fatal: true });
+
+/** Header name prefix of the binary content mode (Kafka binding §3.2.3). */
+export const HEADER_PREFIX = 'ce_';
+const CONTENT_TYPE = 'content-type';
+const STRUCTURED_MEDIA_TYPE = 'application/cloudevents+json';
+
+// Header names for the attributes every event has, built once rather than per record.
+const headerNameCache = new Map<string, string>();
+function headerName(attribute: string): string {
+  let name = headerNameCache.get(attribute);
+  if (name === undefined) {
+    name = HEADER_PREFIX + attribute;
+    if (headerNameCache.size < 256) headerNameCache.set(attribute, name);
+  }
+  return name;
+}
+
+/**
+ * Builds the record of one event in binary content mode.
+ * Shapes: key = UTF-8 of `partitionkey` (null when absent: Kafka binding §3.1, key mapping);
+ *   one `ce_<attribute>` header per attribute holding its canonical string (booleans and integers
+ *   as text, never "undefined"); `content-type` = `datacontenttype`; `value` as given (null = tombstone).
+ * Units: `timestampMs` epoch ms, taken from `time` when it has one, else now.
+ * Spec: CloudEvents Kafka protocol binding 1.0.2 §3.1 (key), §3.2 (binary content mode).
+ */
+export function toBinaryRecord(attributes: Attributes, value: Uint8Array | null): OutboundRecord {
+  const headers: RecordHeader[] = [];
+  for (const name of Object.keys(attributes)) {
+    const v: AttributeValue | undefined = attributes[name];
+    if (v === undefined) continue;
+    if (name === 'datacontenttype') headers.push([CONTENT_TYPE, encoder.encode(String(v))]);
+    else headers.push([headerName(name), encoder.encode(canonicalString(v))]);
+  }
+  const key = typeof attributes.partitionkey === 'string' ? encoder.encode(attributes.partitionkey) : null;
+  const t = attributes.time === undefined ? Number.NaN : Date.parse(attributes.time);
+  return { key, value, headers, timestampMs: Number.isFinite(t) ? t : Date.now() };
+}
+
+/** What a consumed record holds before its value is decoded. */
+export type RecordEvent =
+  | { readonly mode: 'binary'; readonly attributes: Attributes; readonly value: Uint8Array | null }
+  | { readonly mode: 'structured'; readonly json: string };
+
+/**
+ * Reads a consumed record's CloudEvent attributes (binary mode) or its structured body.
+ * Errors: CEG_INVALID_EVENT (retriable: false) — a poison record — when a `ce_` header repeats,
+ *   a header is not UTF-8, `ce_specversion` is missing, or an attribute has the wrong type.
+ * Spec: CloudEvents Kafka protocol binding 1.0.2 §3.2 (binary), §3.3 (structured, detected by
+ *   `content-type: application/cloudevents+json`).
+ */
+export function fromRecord(record: TransportRecord): RecordEvent {
+  const attrs: Record<string, AttributeValue> = {};
+  let contentType: string | undefined;
+  for (const [name, raw] of record.headers) {
+    const lower = name.toLowerCase();
+    if (lower === CONTENT_TYPE) {
+      contentType = text(raw, name, record);
+      continue;
+    }
+    if (!lower.startsWith(HEADER_PREFIX)) continue;
+    const attribute = lower.slice(HEADER_PREFIX.length);
+    if (Object.hasOwn(attrs, attribute)) throw poison(`duplicate header ${name}`, record, { attribute });
+    attrs[attribute] = parseOrPoison(attribute, text(raw, name, record), record);
+  }
+  if (contentType !== undefined && contentType.split(';')[0]!.trim().toLowerCase() === STRUCTURED_MEDIA_TYPE && attrs.specversion === undefined) {
+    if (record.value === null) throw poison('structured-mode record without a value', record, {});
+    return { mode: 'structured', json: text(record.value, 'value', record) };
+  }
+  if (attrs.specversion === undefined) throw poison('not a CloudEvent: no ce_specversion header', record, { attribute: 'specversion' });
+  if (contentType !== undefined) attrs.datacontenttype = contentType;
+  return { mode: 'binary', attributes: attrs as unknown as Attributes, value: record.value };
+}
+
+function parseOrPoison(attribute: string, value: string, record: TransportRecord): AttributeValue {
+  try {
+    return parseAttribute(attribute, value);
+  } catch (err) {
+    throw poison(`header ce_${attribute}: ${(err as Error).message}`, record, { attribute });
+  }
+}
+
+function text(bytes: Uint8Array, where: string, record: TransportRecord): string {
+  try {
+    return decoder.decode(bytes);
+  } catch {
+    throw poison(`${where} is not valid UTF-8`, record, {});
+  }
+}
+
+function poison(reason: string, record: TransportRecord, details: Record<string, unknown>): GatewayError {
+  return new GatewayError('CEG_INVALID_EVENT', reason, {
+    retriable: false,
+    details: { ...details, topic: record.topic, partition: record.partition, offset: record.offset.toString() },
+  });
+}

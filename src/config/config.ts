@@ -1,0 +1,135 @@
+/**
+ * Configuration from twelve-factor environment variables (DESIGN "Conventions users already know"),
+ * validated once with zod, every problem reported, then frozen. Secrets come only from the
+ * environment or from `<NAME>_FILE` secret files, and are never logged.
+ */
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { z } from 'zod';
+import { GatewayError } from '../core/errors.js';
+
+const port = z.coerce.number().int().min(0).max(65535);
+const positiveInt = z.coerce.number().int().min(1);
+const logLevel = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
+const brokers = z
+  .string()
+  .transform((s) => s.split(',').map((b) => b.trim()).filter((b) => b !== ''))
+  .pipe(z.array(z.string().regex(/^[A-Za-z0-9.-]+:\d{1,5}$|^\[[0-9a-fA-F:]+\]:\d{1,5}$/, 'host:port')).min(1));
+const httpUrl = z.url({ protocol: /^https?$/ });
+const name = z.string().regex(/^[A-Za-z0-9._-]{1,100}$/, 'letters, digits, ".", "_" or "-"');
+
+const schema = z.object({
+  PORT: port.default(8080),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  LOG_LEVEL: logLevel.default('info'),
+  SERVICE_NAME: name.default('ce-gateway'),
+  INSTANCE_ID: name.default(hostname().replace(/[^A-Za-z0-9._-]/g, '-').slice(0, 100) || 'local'),
+  KAFKA_BROKERS: brokers.optional(),
+  KAFKA_CLIENT_ID: name.default('ce-gateway'),
+  KAFKA_SSL: z.enum(['true', 'false']).default('false'),
+  KAFKA_SASL_MECHANISM: z.enum(['plain', 'scram-sha-256', 'scram-sha-512']).optional(),
+  KAFKA_SASL_USERNAME: z.string().optional(),
+  KAFKA_SASL_PASSWORD: z.string().optional(),
+  SCHEMA_REGISTRY_URL: httpUrl.optional(),
+  SCHEMA_REGISTRY_USERNAME: z.string().optional(),
+  SCHEMA_REGISTRY_PASSWORD: z.string().optional(),
+  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'a postgres:// URL').optional(),
+  CATALOG_DIR: z.string().min(1).optional(),
+  DATASCHEMA_BASE_URL: z.string().min(1).optional(),
+  INGRESS_MAX_BODY_BYTES: positiveInt.default(1_048_576),
+  INGRESS_MAX_BATCH_EVENTS: positiveInt.default(1000),
+  INGRESS_ACK_TIMEOUT_MS: positiveInt.default(10_000),
+  INGRESS_RETRY_AFTER_S: positiveInt.default(5),
+  PUBLISH_QUEUE_CAPACITY: positiveInt.default(10_000),
+  READINESS_TIMEOUT_MS: positiveInt.default(2_000),
+});
+
+export interface Config {
+  readonly http: { readonly port: number; readonly host: string };
+  readonly logLevel: z.infer<typeof logLevel>;
+  readonly service: string;
+  readonly instance: string;
+  /** undefined = the in-memory transport (embedded default, not durable). */
+  readonly kafka?: {
+    readonly brokers: readonly string[];
+    readonly clientId: string;
+    readonly ssl: boolean;
+    readonly sasl?: { readonly mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512'; readonly username: string; readonly password: string };
+  };
+  /** undefined = the in-memory registry. */
+  readonly registry?: { readonly url: string; readonly username?: string; readonly password?: string };
+  readonly databaseUrl?: string;
+  readonly catalogDir?: string;
+  /** Public base for `dataschema`; the schema id is appended. */
+  readonly dataschemaBase: string;
+  readonly ingress: { readonly maxBodyBytes: number; readonly maxBatchEvents: number; readonly ackTimeoutMs: number; readonly retryAfterS: number };
+  readonly publishQueueCapacity: number;
+  readonly readinessTimeoutMs: number;
+}
+
+const SECRET_NAMES = ['KAFKA_SASL_PASSWORD', 'SCHEMA_REGISTRY_PASSWORD', 'DATABASE_URL', 'KAFKA_SASL_USERNAME', 'SCHEMA_REGISTRY_USERNAME'] as const;
+
+/** Resolves `<NAME>_FILE` secret files (Docker/Kubernetes secrets) into `<NAME>`. */
+function withSecretFiles(vars: Record<string, string | undefined>): Record<string, string | undefined> {
+  const out = { ...vars };
+  for (const n of SECRET_NAMES) {
+    const file = vars[`${n}_FILE`];
+    if (file !== undefined && vars[n] === undefined) {
+      try {
+        out[n] = readFileSync(file, 'utf8').trim();
+      } catch (err) {
+        throw new GatewayError('CEG_INVALID_OPTIONS', `${n}_FILE: cannot read ${file}`, { retriable: false, cause: err });
+      }
+    }
+  }
+  for (const [k, v] of Object.entries(out)) if (v === '') out[k] = undefined;
+  return out;
+}
+
+/**
+ * Builds the frozen Config.
+ * Errors: CEG_INVALID_OPTIONS (retriable: false) listing every invalid variable by name (values of
+ *   secrets are never echoed).
+ */
+export function loadConfig(vars: Record<string, string | undefined>): Config {
+  const parsed = schema.safeParse(withSecretFiles(vars));
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    throw new GatewayError('CEG_INVALID_OPTIONS', `invalid configuration: ${problems.join('; ')}`, { retriable: false, details: { problems } });
+  }
+  const e = parsed.data;
+  const problems: string[] = [];
+  if (e.KAFKA_SASL_MECHANISM && (!e.KAFKA_SASL_USERNAME || !e.KAFKA_SASL_PASSWORD)) problems.push('KAFKA_SASL_MECHANISM needs KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD');
+  if (Boolean(e.SCHEMA_REGISTRY_USERNAME) !== Boolean(e.SCHEMA_REGISTRY_PASSWORD)) problems.push('SCHEMA_REGISTRY_USERNAME and SCHEMA_REGISTRY_PASSWORD go together');
+  if (problems.length > 0) throw new GatewayError('CEG_INVALID_OPTIONS', `invalid configuration: ${problems.join('; ')}`, { retriable: false, details: { problems } });
+
+  const publicHost = e.HOST === '0.0.0.0' || e.HOST === '::' ? '127.0.0.1' : e.HOST;
+  const config: Config = {
+    http: { port: e.PORT, host: e.HOST },
+    logLevel: e.LOG_LEVEL,
+    service: e.SERVICE_NAME,
+    instance: e.INSTANCE_ID,
+    kafka: e.KAFKA_BROKERS === undefined ? undefined : {
+      brokers: e.KAFKA_BROKERS,
+      clientId: e.KAFKA_CLIENT_ID,
+      ssl: e.KAFKA_SSL === 'true',
+      sasl: e.KAFKA_SASL_MECHANISM === undefined ? undefined : { mechanism: e.KAFKA_SASL_MECHANISM, username: e.KAFKA_SASL_USERNAME ?? '', password: e.KAFKA_SASL_PASSWORD ?? '' },
+    },
+    registry: e.SCHEMA_REGISTRY_URL === undefined ? undefined : { url: e.SCHEMA_REGISTRY_URL.replace(/\/+$/, ''), username: e.SCHEMA_REGISTRY_USERNAME, password: e.SCHEMA_REGISTRY_PASSWORD },
+    databaseUrl: e.DATABASE_URL,
+    catalogDir: e.CATALOG_DIR,
+    dataschemaBase: e.DATASCHEMA_BASE_URL ?? `http://${publicHost.includes(':') ? `[${publicHost}]` : publicHost}:${e.PORT}/schemas/ids/`,
+    ingress: { maxBodyBytes: e.INGRESS_MAX_BODY_BYTES, maxBatchEvents: e.INGRESS_MAX_BATCH_EVENTS, ackTimeoutMs: e.INGRESS_ACK_TIMEOUT_MS, retryAfterS: e.INGRESS_RETRY_AFTER_S },
+    publishQueueCapacity: e.PUBLISH_QUEUE_CAPACITY,
+    readinessTimeoutMs: e.READINESS_TIMEOUT_MS,
+  };
+  return deepFreeze(config);
+}
+
+function deepFreeze<T>(o: T): T {
+  if (o !== null && typeof o === 'object') {
+    for (const v of Object.values(o)) deepFreeze(v);
+    Object.freeze(o);
+  }
+  return o;
+}

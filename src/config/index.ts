@@ -1,0 +1,3 @@
+export { loadConfig } from './config.js';
+export type { Config } from './config.js';
+export { environment, readEnvFile } from './env-file.js';

@@ -1,0 +1,68 @@
+/**
+ * The one retry policy: bounded attempts, exponential backoff with full jitter, a cap.
+ * Pure: the random source is injected so tests are deterministic.
+ * Spec: bus spec S5 ("bounded retries with backoff"), P2 ("a retry policy").
+ */
+import { GatewayError } from './errors.js';
+
+export interface RetryPolicy {
+  /** Total attempts including the first, ≥ 1. */
+  readonly maxAttempts: number;
+  /** Delay before attempt `attempt + 1` after `attempt` failed (attempt counts from 1), ms. */
+  delayMs(attempt: number): number;
+}
+
+export interface RetryPolicyOptions {
+  readonly maxAttempts: number;
+  /** First backoff, ms. */
+  readonly initialDelayMs: number;
+  /** Growth per attempt, ≥ 1. */
+  readonly factor: number;
+  /** Largest backoff, ms. */
+  readonly maxDelayMs: number;
+  /** 0 = none, 1 = full jitter (uniform in [delay·(1−jitter), delay]). */
+  readonly jitter: number;
+  /** Uniform [0, 1); default Math.random. */
+  readonly random?: () => number;
+}
+
+/**
+ * Builds a frozen policy. Errors: CEG_INVALID_OPTIONS (retriable: false) listing every bad option.
+ */
+export function retryPolicy(o: RetryPolicyOptions): RetryPolicy {
+  const problems = [
+    !(Number.isInteger(o.maxAttempts) && o.maxAttempts >= 1) && 'maxAttempts: integer ≥ 1',
+    !(o.initialDelayMs >= 0) && 'initialDelayMs: ms ≥ 0',
+    !(o.factor >= 1) && 'factor: ≥ 1',
+    !(o.maxDelayMs >= o.initialDelayMs) && 'maxDelayMs: ms ≥ initialDelayMs',
+    !(o.jitter >= 0 && o.jitter <= 1) && 'jitter: 0..1',
+  ].filter((p): p is string => typeof p === 'string');
+  if (problems.length > 0) throw new GatewayError('CEG_INVALID_OPTIONS', problems.join('; '), { retriable: false });
+  const random = o.random ?? Math.random;
+  return Object.freeze({
+    maxAttempts: o.maxAttempts,
+    delayMs(attempt: number): number {
+      const base = Math.min(o.maxDelayMs, o.initialDelayMs * o.factor ** Math.max(0, attempt - 1));
+      return Math.round(base * (1 - o.jitter * random()));
+    },
+  });
+}
+
+/** Resolves after `ms`, or rejects early with the signal's reason when it aborts. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason as Error);
+      return;
+    }
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal?.reason as Error);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

@@ -1,0 +1,58 @@
+/**
+ * The express 5 application for everything but `POST /events`: catalog and schema documents.
+ * Errors are RFC 9457 problem+json like the ingress.
+ */
+import express from 'express';
+import type { NextFunction, Request, Response } from 'express';
+import { GatewayError } from '../../core/errors.js';
+import type { Catalog } from '../../catalog/index.js';
+import { problemContentType, toProblem } from '../../codec/http/index.js';
+import type { SchemaRegistry } from '../../registry/port.js';
+
+export interface ApiDeps {
+  readonly catalog: Catalog;
+  readonly registry: SchemaRegistry;
+}
+
+export function createApiApp(deps: ApiDeps): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+
+  app.get('/catalog', (_req, res) => {
+    res.json({
+      kinds: deps.catalog.kinds.map((k) => ({
+        eventId: k.eventId,
+        name: k.name,
+        description: k.description,
+        topic: k.topic.name,
+        subject: k.subject,
+        keyFields: k.keyFields,
+        eventClass: k.eventClass,
+        maxDataBytes: k.maxDataBytes,
+        publish: k.publish,
+        owner: k.owner,
+        compatibility: k.compatibility,
+      })),
+    });
+  });
+
+  // The `dataschema` of every event this gateway writes points here (DESIGN "The envelope").
+  app.get('/schemas/ids/:id', async (req, res) => {
+    const id = Number(req.params.id);
+    if (!Number.isInteger(id) || id < 0) throw new GatewayError('CEG_SCHEMA_NOT_FOUND', 'schema id must be a non-negative integer', { retriable: false, details: { field: 'id' } });
+    const schema = await deps.registry.schemaById(id);
+    res.type('application/json').send(schema);
+  });
+
+  app.use((req, _res, next) => {
+    next(new GatewayError('CEG_NOT_FOUND', `no route ${req.method} ${req.path}`, { retriable: false }));
+  });
+  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const ge = err instanceof GatewayError ? err : new GatewayError('CEG_INTERNAL', 'internal error', { retriable: false, cause: err });
+    const problem = toProblem(ge, req.originalUrl);
+    if (problem.status === 503) res.set('retry-after', '5');
+    res.status(problem.status).type(problemContentType).send(JSON.stringify(problem));
+  });
+  return app;
+}

@@ -1,0 +1,25 @@
+/** Writing JSON and RFC 9457 problem+json answers on plain node:http responses. */
+import type { ServerResponse } from 'node:http';
+import { GatewayError, errorMessage } from '../core/errors.js';
+import { problemContentType, toProblem } from '../codec/http/index.js';
+
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), ...headers });
+  res.end(text);
+}
+
+/**
+ * Answers with application/problem+json naming the attribute or field (RFC 9457).
+ * A retriable failure (broker or registry unavailable, queue full) is a 503 with `Retry-After`.
+ */
+export function sendProblem(res: ServerResponse, err: unknown, opts: { retryAfterS: number; extra?: Record<string, unknown>; instance?: string }): void {
+  const ge = err instanceof GatewayError ? err : new GatewayError('CEG_INTERNAL', `internal error: ${errorMessage(err)}`, { retriable: false });
+  const problem = { ...toProblem(ge, opts.instance), ...opts.extra };
+  const status = problem.status;
+  const text = JSON.stringify(problem);
+  const headers: Record<string, string | number> = { 'content-type': problemContentType, 'content-length': Buffer.byteLength(text) };
+  if (status === 503) headers['retry-after'] = String(opts.retryAfterS);
+  res.writeHead(status, headers);
+  res.end(text);
+}

@@ -1,0 +1,2 @@
+export { createLogger, silentLogger, redactPaths } from './logger.js';
+export type { Logger } from './logger.js';
