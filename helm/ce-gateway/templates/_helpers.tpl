@@ -1,0 +1,100 @@
+{{/*
+Chart name, truncated to the 63 characters Kubernetes allows in names and label values.
+*/}}
+{{- define "ce-gateway.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+Fully qualified app name: <release>-<chart> unless the release name already contains the chart name.
+*/}}
+{{- define "ce-gateway.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+Chart name and version, for the helm.sh/chart label.
+*/}}
+{{- define "ce-gateway.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+Selector labels: stable for the life of a release (a Deployment's selector cannot change).
+*/}}
+{{- define "ce-gateway.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "ce-gateway.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{/*
+Common labels.
+*/}}
+{{- define "ce-gateway.labels" -}}
+helm.sh/chart: {{ include "ce-gateway.chart" . }}
+{{ include "ce-gateway.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/component: gateway
+app.kubernetes.io/part-of: ce-gateway
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end }}
+
+{{/*
+Service account name.
+*/}}
+{{- define "ce-gateway.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "ce-gateway.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{/*
+Image reference: repository@digest when a digest is given, else repository:tag (tag defaults to appVersion).
+*/}}
+{{- define "ce-gateway.image" -}}
+{{- if .Values.image.digest }}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest }}
+{{- else }}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag | toString) }}
+{{- end }}
+{{- end }}
+
+{{/*
+A value as an environment variable string. Helm reads numbers in values as float64, which
+toString prints as 1e+06 from a million up: whole numbers are printed as integers instead.
+*/}}
+{{- define "ce-gateway.envValue" -}}
+{{- if kindIs "float64" . }}
+{{- if eq . (float64 (int64 .)) }}
+{{- int64 . | toString }}
+{{- else }}
+{{- toString . }}
+{{- end }}
+{{- else }}
+{{- toString . }}
+{{- end }}
+{{- end }}
+
+{{/*
+Validates settings that would otherwise fail late or silently.
+*/}}
+{{- define "ce-gateway.validate" -}}
+{{- if not (has .Values.secrets.mode (list "env" "file")) }}
+{{- fail (printf "secrets.mode must be \"env\" or \"file\", got %q" (toString .Values.secrets.mode)) }}
+{{- end }}
+{{- if and .Values.config.kafkaSaslMechanism (not .Values.secrets.kafka.existingSecret) }}
+{{- fail "config.kafkaSaslMechanism needs secrets.kafka.existingSecret (the SASL username and password)" }}
+{{- end }}
+{{- end }}
+
