@@ -1,0 +1,13 @@
+/** The catalog: the model of event kinds (DESIGN "The model is the schema registry"). */
+export type { Catalog, CatalogProblem, EventClass, EventKind, SubjectStrategy } from './types.js';
+export { CATALOG_FILE, defaultCatalogDir, loadCatalog } from './load.js';
+export { MAX_NOTIFICATION_BYTES, parseCatalog } from './parse.js';
+export type { SchemaReader } from './parse.js';
+export { partitionKey, sanitizeKeyPart } from './partition-key.js';
+export { registerCatalog } from './register.js';
+export {
+  isEventId,
+  topicNameProblem,
+  topicNameSubject,
+  topicRecordNameSubject,
+} from './names.js';

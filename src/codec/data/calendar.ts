@@ -1,0 +1,131 @@
+/**
+ * Calendar arithmetic for the Avro logical types (proleptic Gregorian, UTC), without `Date` so
+ * that years 0000–9999 and micro-second values are exact.
+ * Spec: RFC 3339 §5.6 (date-time, full-date, partial-time); Avro 1.11 §"Logical Types"
+ * (date = days since 1970-01-01; timestamp-millis/-micros = since the epoch, UTC).
+ */
+
+/** Days since 1970-01-01 of a civil date (month 1–12). H. Hinnant's days_from_civil. */
+export function daysFromCivil(year: number, month: number, day: number): number {
+  const y = month <= 2 ? year - 1 : year;
+  const era = Math.floor(y / 400);
+  const yoe = y - era * 400;
+  const doy = Math.floor((153 * (month + (month > 2 ? -3 : 9)) + 2) / 5) + day - 1;
+  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
+  return era * 146097 + doe - 719468;
+}
+
+/** Civil date [year, month 1–12, day] of a day count since 1970-01-01. */
+export function civilFromDays(days: number): [number, number, number] {
+  const z = days + 719468;
+  const era = Math.floor(z / 146097);
+  const doe = z - era * 146097;
+  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36524) - Math.floor(doe / 146096)) / 365);
+  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
+  const mp = Math.floor((5 * doy + 2) / 153);
+  const day = doy - Math.floor((153 * mp + 2) / 5) + 1;
+  const month = mp + (mp < 10 ? 3 : -9);
+  return [yoe + era * 400 + (month <= 2 ? 1 : 0), month, day];
+}
+
+function isLeap(y: number): boolean {
+  return (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
+}
+
+const MONTH_DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/** Why year/month/day is not a real date, or undefined. */
+export function dateProblem(year: number, month: number, day: number): string | undefined {
+  if (month < 1 || month > 12) return 'month must be 01–12';
+  const max = month === 2 && isLeap(year) ? 29 : (MONTH_DAYS[month - 1] as number);
+  if (day < 1 || day > max) return `day must be 01–${max} in that month`;
+  return undefined;
+}
+
+const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+const TIME = /^(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?$/;
+const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
+
+/** A parsed instant: whole seconds since the epoch plus a 9-digit nanosecond fraction. */
+export interface Instant {
+  readonly seconds: number;
+  /** nanoseconds, 0–999 999 999 */
+  readonly nanos: number;
+}
+
+function timeProblem(h: number, mi: number, s: number): string | undefined {
+  if (h > 23) return 'hour must be 00–23';
+  if (mi > 59) return 'minute must be 00–59';
+  if (s === 60) return 'leap second 60 cannot be represented';
+  if (s > 59) return 'second must be 00–59';
+  return undefined;
+}
+
+function nanosOf(frac: string | undefined): number {
+  return frac === undefined ? 0 : Number(frac.padEnd(9, '0'));
+}
+
+/** Parses an RFC 3339 date-time that carries an offset (`Z` or ±hh:mm). Returns a reason string when invalid. */
+export function parseDateTime(text: string): Instant | string {
+  const m = DATE_TIME.exec(text);
+  if (m === null) return 'expected an RFC 3339 date-time with an offset, e.g. 2026-08-01T10:00:00Z';
+  const [, ys, mos, ds, hs, mis, ss, frac, z, sign, ohs, oms] = m;
+  const year = Number(ys), month = Number(mos), day = Number(ds);
+  const h = Number(hs), mi = Number(mis), s = Number(ss);
+  const problem = dateProblem(year, month, day) ?? timeProblem(h, mi, s);
+  if (problem !== undefined) return problem;
+  let offset = 0;
+  if (z === undefined) {
+    const oh = Number(ohs), om = Number(oms);
+    if (oh > 23 || om > 59) return 'offset must be within ±23:59';
+    offset = (sign === '-' ? -1 : 1) * (oh * 3600 + om * 60);
+  }
+  return { seconds: daysFromCivil(year, month, day) * 86400 + h * 3600 + mi * 60 + s - offset, nanos: nanosOf(frac) };
+}
+
+/** Parses `YYYY-MM-DD` to days since the epoch; a reason string when invalid. */
+export function parseDate(text: string): number | string {
+  const m = DATE.exec(text);
+  if (m === null) return 'expected a date YYYY-MM-DD';
+  const year = Number(m[1]), month = Number(m[2]), day = Number(m[3]);
+  return dateProblem(year, month, day) ?? daysFromCivil(year, month, day);
+}
+
+/** Parses `HH:MM:SS[.fraction]` to nanoseconds of the day; a reason string when invalid. */
+export function parseTime(text: string): number | string {
+  const m = TIME.exec(text);
+  if (m === null) return 'expected a time HH:MM:SS[.fraction]';
+  const h = Number(m[1]), mi = Number(m[2]), s = Number(m[3]);
+  const problem = timeProblem(h, mi, s);
+  if (problem !== undefined) return problem;
+  return (h * 3600 + mi * 60 + s) * 1e9 + nanosOf(m[4]);
+}
+
+function pad(n: number, width: number): string {
+  return String(n).padStart(width, '0');
+}
+
+/** `YYYY-MM-DD` of a day count; undefined outside years 0000–9999. */
+export function formatDate(days: number): string | undefined {
+  const [y, m, d] = civilFromDays(days);
+  if (y < 0 || y > 9999) return undefined;
+  return `${pad(y, 4)}-${pad(m, 2)}-${pad(d, 2)}`;
+}
+
+/** `HH:MM:SS` of seconds within a day (0–86399). */
+export function formatClock(secondsOfDay: number): string {
+  const h = Math.floor(secondsOfDay / 3600);
+  const mi = Math.floor((secondsOfDay % 3600) / 60);
+  return `${pad(h, 2)}:${pad(mi, 2)}:${pad(secondsOfDay % 60, 2)}`;
+}
+
+/**
+ * RFC 3339 UTC text (`Z`) of `seconds` since the epoch plus a fraction of `fractionDigits` digits
+ * (3 for millis, 6 for micros); undefined outside years 0000–9999.
+ */
+export function formatDateTime(seconds: number, fraction: number, fractionDigits: number): string | undefined {
+  const days = Math.floor(seconds / 86400);
+  const date = formatDate(days);
+  if (date === undefined) return undefined;
+  return `${date}T${formatClock(seconds - days * 86400)}.${pad(fraction, fractionDigits)}Z`;
+}

@@ -1,0 +1,180 @@
+/**
+ * Schema registry client for the Confluent REST API, for any compatible registry (Confluent,
+ * Apicurio's `/apis/ccompat/v7`, Karapace). Plain `fetch` with a deadline per request.
+ * Why not @kafkajs/confluent-schema-registry: its `register` adds a config round trip, returns no
+ * version, and it has no versions list, version-by-number or config write; error mapping and
+ * deadlines are simpler to keep exact on one `fetch` path.
+ * Spec: Confluent Schema Registry API reference (POST /subjects/{s}/versions, POST /subjects/{s},
+ * GET /schemas/ids/{id}, GET /subjects/{s}/versions[/{v}], PUT /config/{s}, GET /config).
+ */
+import { GatewayError } from '../../core/errors.js';
+import type { ErrorCode } from '../../core/errors.js';
+import { compatibilityLevels } from '../port.js';
+import type { CompatibilityLevel, RegisteredSchema, SchemaRegistry } from '../port.js';
+import { resolveConfluentOptions } from './options.js';
+import type { ConfluentRegistryOptions, ResolvedConfluentOptions } from './options.js';
+
+const CONTENT_TYPE = 'application/vnd.schemaregistry.v1+json';
+
+type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
+
+function isRecord(v: Json): v is { [k: string]: Json } {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Maps an HTTP error answer to the port's codes. */
+function httpError(status: number, body: Json, what: string, details: Record<string, unknown>): GatewayError {
+  const registryCode = isRecord(body) && typeof body['error_code'] === 'number' ? body['error_code'] : undefined;
+  const registryMessage = isRecord(body) && typeof body['message'] === 'string' ? body['message'] : '';
+  let code: ErrorCode;
+  let retriable: boolean;
+  if (status === 404) [code, retriable] = ['CEG_SCHEMA_NOT_FOUND', false];
+  else if (status === 409) [code, retriable] = ['CEG_SCHEMA_INCOMPATIBLE', false];
+  else if (status === 422) [code, retriable] = ['CEG_SCHEMA_INVALID', false];
+  else if (status === 408 || status === 429 || status >= 500) [code, retriable] = ['CEG_REGISTRY_UNAVAILABLE', true];
+  else [code, retriable] = ['CEG_REGISTRY_UNAVAILABLE', false]; // 401/403/400…: a configuration problem, not transient
+  return new GatewayError(code, `schema registry ${what}: HTTP ${status}${registryMessage ? `: ${registryMessage}` : ''}`, {
+    retriable,
+    details: { ...details, status, ...(registryCode === undefined ? {} : { registryErrorCode: registryCode }) },
+  });
+}
+
+function asRegistered(body: Json, what: string): RegisteredSchema {
+  if (isRecord(body) && typeof body['subject'] === 'string' && typeof body['version'] === 'number' && typeof body['id'] === 'number' && typeof body['schema'] === 'string') {
+    return Object.freeze({ subject: body['subject'], version: body['version'], id: body['id'], schema: body['schema'] });
+  }
+  throw new GatewayError('CEG_REGISTRY_UNAVAILABLE', `schema registry ${what}: unexpected answer`, { retriable: false });
+}
+
+class ConfluentRegistry implements SchemaRegistry {
+  readonly #opts: ResolvedConfluentOptions;
+  readonly #byId = new Map<number, Promise<string>>();
+
+  constructor(opts: ResolvedConfluentOptions) {
+    this.#opts = opts;
+  }
+
+  async #request(method: 'GET' | 'POST' | 'PUT', path: string, what: string, details: Record<string, unknown>, body?: Json): Promise<Json> {
+    const headers: Record<string, string> = { accept: CONTENT_TYPE };
+    if (body !== undefined) headers['content-type'] = CONTENT_TYPE;
+    if (this.#opts.authorization !== undefined) headers['authorization'] = this.#opts.authorization;
+    let status: number;
+    let text: string;
+    try {
+      const res = await fetch(this.#opts.baseUrl + path, {
+        method,
+        headers,
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        signal: AbortSignal.timeout(this.#opts.timeoutMs),
+      });
+      status = res.status;
+      text = await res.text();
+    } catch (err) {
+      const timedOut = err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError');
+      const reason = timedOut ? `no answer within ${this.#opts.timeoutMs} ms` : (err instanceof Error && err.cause instanceof Error ? err.cause.message : String(err));
+      throw new GatewayError('CEG_REGISTRY_UNAVAILABLE', `schema registry ${what}: ${reason}`, {
+        retriable: true,
+        cause: err,
+        details: { ...details, method, url: this.#opts.baseUrl + path },
+      });
+    }
+    let json: Json = null;
+    if (text !== '') {
+      try {
+        json = JSON.parse(text) as Json;
+      } catch {
+        json = text;
+      }
+    }
+    if (status < 200 || status > 299) throw httpError(status, json, what, details);
+    return json;
+  }
+
+  async register(subject: string, schema: string): Promise<RegisteredSchema> {
+    const s = encodeURIComponent(subject);
+    const what = `register under ${subject}`;
+    const created = await this.#request('POST', `/subjects/${s}/versions`, what, { subject }, { schema });
+    const found = asRegistered(await this.#request('POST', `/subjects/${s}`, what, { subject }, { schema }), what);
+    if (isRecord(created) && typeof created['id'] === 'number' && created['id'] !== found.id) {
+      throw new GatewayError('CEG_REGISTRY_UNAVAILABLE', `schema registry ${what}: registered id ${created['id']} but lookup found ${found.id}`, {
+        retriable: true,
+        details: { subject },
+      });
+    }
+    return found;
+  }
+
+  schemaById(id: number): Promise<string> {
+    let p = this.#byId.get(id);
+    if (p === undefined) {
+      const what = `schema id ${id}`;
+      p = this.#request('GET', `/schemas/ids/${id}`, what, { id }).then((body) => {
+        if (isRecord(body) && typeof body['schema'] === 'string') return body['schema'];
+        throw new GatewayError('CEG_REGISTRY_UNAVAILABLE', `schema registry ${what}: unexpected answer`, { retriable: false });
+      });
+      this.#byId.set(id, p);
+      // A failure is not cached: the next call asks again.
+      p.catch(() => this.#byId.delete(id));
+    }
+    return p;
+  }
+
+  async latest(subject: string): Promise<RegisteredSchema> {
+    const what = `latest version of ${subject}`;
+    return asRegistered(await this.#request('GET', `/subjects/${encodeURIComponent(subject)}/versions/latest`, what, { subject }), what);
+  }
+
+  async version(subject: string, version: number): Promise<RegisteredSchema> {
+    const what = `version ${version} of ${subject}`;
+    if (!Number.isInteger(version) || version < 1) {
+      throw new GatewayError('CEG_SCHEMA_NOT_FOUND', `schema registry ${what}: versions are integers ≥ 1`, { retriable: false, details: { subject, version } });
+    }
+    return asRegistered(await this.#request('GET', `/subjects/${encodeURIComponent(subject)}/versions/${version}`, what, { subject, version }), what);
+  }
+
+  async versions(subject: string): Promise<readonly number[]> {
+    try {
+      const body = await this.#request('GET', `/subjects/${encodeURIComponent(subject)}/versions`, `versions of ${subject}`, { subject });
+      const list = Array.isArray(body) ? body.filter((v): v is number => typeof v === 'number') : [];
+      return Object.freeze(list.sort((a, b) => a - b));
+    } catch (err) {
+      if (err instanceof GatewayError && err.code === 'CEG_SCHEMA_NOT_FOUND') return Object.freeze([]);
+      throw err;
+    }
+  }
+
+  async setCompatibility(subject: string, level: CompatibilityLevel): Promise<void> {
+    if (!compatibilityLevels.includes(level)) {
+      throw new GatewayError('CEG_INVALID_OPTIONS', `unknown compatibility level ${String(level)}`, { retriable: false });
+    }
+    try {
+      await this.#request('PUT', `/config/${encodeURIComponent(subject)}`, `set compatibility of ${subject}`, { subject }, { compatibility: level });
+    } catch (err) {
+      // Apicurio (ccompat) stores NONE as "no subject rule" and answers 404 for a subject that has
+      // no versions yet: there is nothing to relax, so the subject is already at the default.
+      if (level === 'NONE' && err instanceof GatewayError && err.code === 'CEG_SCHEMA_NOT_FOUND') return;
+      throw err;
+    }
+  }
+
+  async isHealthy(): Promise<boolean> {
+    try {
+      await this.#request('GET', '/config', 'health check', {});
+      return true;
+    } catch {
+      return false;
+    }
+  }
+}
+
+/**
+ * A {@link SchemaRegistry} over the Confluent REST API.
+ * Errors (methods): HTTP 404 → CEG_SCHEMA_NOT_FOUND, 409 → CEG_SCHEMA_INCOMPATIBLE, 422 →
+ *   CEG_SCHEMA_INVALID (all retriable: false); connection refused, deadline (`timeoutMs`), 408, 429,
+ *   5xx → CEG_REGISTRY_UNAVAILABLE (retriable: true); 401/403/other 4xx → CEG_REGISTRY_UNAVAILABLE
+ *   (retriable: false). `schemaById` is single-flight and cached forever (ids are immutable).
+ * Errors (creation): CEG_INVALID_OPTIONS (retriable: false).
+ */
+export function createConfluentRegistry(options: ConfluentRegistryOptions): SchemaRegistry {
+  return new ConfluentRegistry(resolveConfluentOptions(options));
+}

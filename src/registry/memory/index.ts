@@ -1,0 +1,2 @@
+export { createMemoryRegistry } from './memory-registry.js';
+export type { MemoryRegistryOptions } from './memory-registry.js';

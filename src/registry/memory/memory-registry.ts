@@ -1,0 +1,117 @@
+/**
+ * In-memory schema registry with Confluent semantics: the embedded default and the fast
+ * contract-test target. Not durable: ids exist only as long as the process.
+ * Spec: Confluent Schema Registry API reference (register, ids, versions, config); DESIGN "Real
+ * components" (embedded default).
+ */
+import type { Type } from 'avsc';
+import { GatewayError } from '../../core/errors.js';
+import { compatibilityProblems, parseAvroSchema } from '../avro/index.js';
+import { compatibilityLevels } from '../port.js';
+import type { CompatibilityLevel, RegisteredSchema, SchemaRegistry } from '../port.js';
+
+/** Options of {@link createMemoryRegistry}. */
+export interface MemoryRegistryOptions {
+  /** Level for subjects without their own; default BACKWARD (Confluent's default). */
+  readonly defaultCompatibility?: CompatibilityLevel;
+}
+
+interface Version extends RegisteredSchema {
+  readonly type: Type;
+}
+
+interface Subject {
+  readonly versions: Version[];
+  compatibility?: CompatibilityLevel;
+}
+
+function notFound(message: string, details: Record<string, unknown>): GatewayError {
+  return new GatewayError('CEG_SCHEMA_NOT_FOUND', message, { retriable: false, details });
+}
+
+/**
+ * Creates an in-memory registry.
+ * Semantics: ids are global and increase from 1; the same schema (compared as compact JSON) gets
+ * the same id in every subject; registering a subject's existing schema returns its existing
+ * version; a new version is checked against the subject's compatibility level first.
+ * Errors: CEG_INVALID_OPTIONS (retriable: false) for an unknown default level; the methods throw as
+ *   the {@link SchemaRegistry} port documents (never CEG_REGISTRY_UNAVAILABLE).
+ */
+export function createMemoryRegistry(options: MemoryRegistryOptions = {}): SchemaRegistry {
+  const defaultLevel = options.defaultCompatibility ?? 'BACKWARD';
+  if (!compatibilityLevels.includes(defaultLevel)) {
+    throw new GatewayError('CEG_INVALID_OPTIONS', `unknown compatibility level ${String(defaultLevel)}`, { retriable: false });
+  }
+  const idsByCanonical = new Map<string, number>();
+  const schemasById = new Map<number, string>();
+  const subjects = new Map<string, Subject>();
+  let nextId = 1;
+
+  const strip = ({ subject, version, id, schema }: Version): RegisteredSchema => Object.freeze({ subject, version, id, schema });
+
+  const subjectOrThrow = (subject: string): Subject => {
+    const s = subjects.get(subject);
+    if (s === undefined || s.versions.length === 0) throw notFound(`subject ${subject} not found`, { subject });
+    return s;
+  };
+
+  return {
+    register(subject, schema) {
+      return Promise.resolve().then(() => {
+        const type = parseAvroSchema(schema);
+        const canonical = JSON.stringify(JSON.parse(schema));
+        const s = subjects.get(subject) ?? { versions: [] };
+        const existingId = idsByCanonical.get(canonical);
+        const same = existingId === undefined ? undefined : s.versions.find((v) => v.id === existingId);
+        if (same !== undefined) return strip(same);
+        const level = s.compatibility ?? defaultLevel;
+        const problems = compatibilityProblems(type, s.versions, level);
+        if (problems.length > 0) {
+          throw new GatewayError('CEG_SCHEMA_INCOMPATIBLE', `schema is incompatible with subject ${subject} (${level}): ${problems.join('; ')}`, {
+            retriable: false,
+            details: { subject, compatibility: level, problems },
+          });
+        }
+        let id = existingId;
+        if (id === undefined) {
+          id = nextId++;
+          idsByCanonical.set(canonical, id);
+          schemasById.set(id, schema);
+        }
+        const version: Version = { subject, version: (s.versions.at(-1)?.version ?? 0) + 1, id, schema: schemasById.get(id) ?? schema, type };
+        s.versions.push(version);
+        subjects.set(subject, s);
+        return strip(version);
+      });
+    },
+    schemaById(id) {
+      const schema = schemasById.get(id);
+      return schema === undefined ? Promise.reject(notFound(`schema id ${id} not found`, { id })) : Promise.resolve(schema);
+    },
+    latest(subject) {
+      return Promise.resolve().then(() => strip(subjectOrThrow(subject).versions.at(-1) as Version));
+    },
+    version(subject, version) {
+      return Promise.resolve().then(() => {
+        const v = subjectOrThrow(subject).versions.find((x) => x.version === version);
+        if (v === undefined) throw notFound(`version ${version} of subject ${subject} not found`, { subject, version });
+        return strip(v);
+      });
+    },
+    versions(subject) {
+      return Promise.resolve(Object.freeze((subjects.get(subject)?.versions ?? []).map((v) => v.version)));
+    },
+    setCompatibility(subject, level) {
+      if (!compatibilityLevels.includes(level)) {
+        return Promise.reject(new GatewayError('CEG_INVALID_OPTIONS', `unknown compatibility level ${String(level)}`, { retriable: false }));
+      }
+      const s = subjects.get(subject) ?? { versions: [] };
+      s.compatibility = level;
+      subjects.set(subject, s);
+      return Promise.resolve();
+    },
+    isHealthy() {
+      return Promise.resolve(true);
+    },
+  };
+}

@@ -1,0 +1,126 @@
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { IncomingHttpHeaders, Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defaultCatalogDir, parseCatalog, registerCatalog } from '../../src/catalog/index.js';
+import { GatewayError } from '../../src/core/errors.js';
+import { createConfluentRegistry } from '../../src/registry/index.js';
+import { stackEnv } from '../helpers/stack.js';
+import { registryContract } from './registry.contract.js';
+
+// The stack's registry is Apicurio with a global BACKWARD rule; its ccompat API cannot set a subject to NONE.
+registryContract('confluent REST (Apicurio ccompat)', () => Promise.resolve(createConfluentRegistry({ url: stackEnv().schemaRegistryUrl, timeoutMs: 10_000 })), {
+  subjectLevelNone: false,
+});
+
+async function failure(p: Promise<unknown>): Promise<GatewayError> {
+  try {
+    await p;
+  } catch (err) {
+    expect(err).toBeInstanceOf(GatewayError);
+    return err as GatewayError;
+  }
+  throw new Error('expected a GatewayError');
+}
+
+describe('Confluent REST client: transport failures and auth', () => {
+  let server: Server;
+  let base: string;
+  const seen: IncomingHttpHeaders[] = [];
+  let idHits = 0;
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      seen.push(req.headers);
+      if (req.url?.startsWith('/hang/config')) return; // never answers
+      if (req.url?.startsWith('/down/config')) {
+        res.writeHead(503).end('{"error_code":50301,"message":"down"}');
+        return;
+      }
+      if (req.url?.startsWith('/denied/config')) {
+        res.writeHead(401).end('{"error_code":40101,"message":"unauthorized"}');
+        return;
+      }
+      if (req.url === '/ok/schemas/ids/5') {
+        idHits++;
+        setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end('{"schema":"\\"string\\""}'), 20);
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"compatibilityLevel":"BACKWARD"}');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it('maps connection refused to a retriable CEG_REGISTRY_UNAVAILABLE; isHealthy is false', async () => {
+    const r = createConfluentRegistry({ url: 'http://127.0.0.1:1', timeoutMs: 2000 });
+    const err = await failure(r.latest('x-value'));
+    expect([err.code, err.retriable]).toEqual(['CEG_REGISTRY_UNAVAILABLE', true]);
+    expect(await r.isHealthy()).toBe(false);
+  });
+
+  it('gives up after timeoutMs with a retriable CEG_REGISTRY_UNAVAILABLE', async () => {
+    const r = createConfluentRegistry({ url: `${base}/hang`, timeoutMs: 200 });
+    const started = Date.now();
+    const err = await failure(r.setCompatibility('x', 'FULL'));
+    expect([err.code, err.retriable]).toEqual(['CEG_REGISTRY_UNAVAILABLE', true]);
+    expect(err.message).toMatch(/within 200 ms/);
+    expect(Date.now() - started).toBeLessThan(2000);
+  });
+
+  it('maps 5xx to retriable and 401 to non-retriable CEG_REGISTRY_UNAVAILABLE', async () => {
+    const down = await failure(createConfluentRegistry({ url: `${base}/down` }).setCompatibility('x', 'FULL'));
+    expect([down.code, down.retriable, down.details['status']]).toEqual(['CEG_REGISTRY_UNAVAILABLE', true, 503]);
+    const denied = await failure(createConfluentRegistry({ url: `${base}/denied` }).setCompatibility('x', 'FULL'));
+    expect([denied.code, denied.retriable, denied.details['status']]).toEqual(['CEG_REGISTRY_UNAVAILABLE', false, 401]);
+  });
+
+  it('sends basic auth from the options and never exposes the password', async () => {
+    seen.length = 0;
+    const r = createConfluentRegistry({ url: `${base}/ok`, username: 'svc', password: 's3cret' });
+    expect(await r.isHealthy()).toBe(true);
+    expect(seen[0]?.authorization).toBe(`Basic ${Buffer.from('svc:s3cret').toString('base64')}`);
+    expect(JSON.stringify(r)).not.toContain('s3cret');
+    const err = await failure(createConfluentRegistry({ url: 'http://svc:s3cret@127.0.0.1:1' }).latest('x'));
+    expect(JSON.stringify(err.details)).not.toContain('s3cret');
+    expect(err.message).not.toContain('s3cret');
+  });
+
+  it('fetches a schema id once for concurrent callers and caches it', async () => {
+    const r = createConfluentRegistry({ url: `${base}/ok` });
+    const [a, b] = await Promise.all([r.schemaById(5), r.schemaById(5)]);
+    expect(await r.schemaById(5)).toBe('"string"');
+    expect([a, b]).toEqual(['"string"', '"string"']);
+    expect(idHits).toBe(1);
+  });
+});
+
+describe('registerCatalog against the real registry', () => {
+  it('registers every shipped schema (under run-unique subjects) and is idempotent', async () => {
+    const dir = defaultCatalogDir();
+    const run = `ceg-cat-${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+    const doc = parseYaml(readFileSync(join(dir, 'catalog.yaml'), 'utf8')) as { topics: Record<string, unknown>; kinds: { topic: string }[] };
+    doc.topics = Object.fromEntries(Object.entries(doc.topics).map(([k, v]) => [`${run}.${k}`, v]));
+    for (const k of doc.kinds) k.topic = `${run}.${k.topic}`;
+    const catalog = parseCatalog(JSON.stringify(doc), (p) => readFileSync(join(dir, p), 'utf8'), dir);
+    const registry = createConfluentRegistry({ url: stackEnv().schemaRegistryUrl, timeoutMs: 10_000 });
+    const first = await registerCatalog(registry, catalog);
+    expect(first.size).toBe(catalog.kinds.length);
+    for (const kind of catalog.kinds) {
+      const r = first.get(kind.eventId)!;
+      expect(r.subject).toBe(kind.subject);
+      expect(r.version).toBe(1);
+      expect(JSON.parse(await registry.schemaById(r.id))).toEqual(JSON.parse(kind.schema));
+    }
+    const again = await registerCatalog(registry, catalog);
+    expect([...again.values()].map((r) => r.id)).toEqual([...first.values()].map((r) => r.id));
+  });
+});
