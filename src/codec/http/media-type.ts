@@ -1,0 +1,79 @@
+/**
+ * Media types: parse `type/subtype; params` once per distinct header text (small cache), and
+ * classify them for the CloudEvents HTTP binding.
+ * Spec: RFC 9110 §8.3.1 (media type syntax, case-insensitive type, subtype and parameter
+ * names); CloudEvents HTTP binding 1.0.2 §3 (mode detection); JSON format 1.0.2 §3.1.1
+ * (JSON-formatted content = `*\/json` or `*\/*+json`).
+ */
+
+/** A parsed media type; `type`, `subtype` and parameter names lowercased. */
+export interface MediaType {
+  readonly type: string;
+  readonly subtype: string;
+  /** `type/subtype`, lowercased, without parameters. */
+  readonly essence: string;
+  readonly params: Readonly<Record<string, string>>;
+}
+
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const QUOTED_PAIR = /\\(.)/g;
+const CACHE_LIMIT = 256;
+const cache = new Map<string, MediaType | null>();
+
+/** Media type of the structured content mode with the JSON event format. */
+export const STRUCTURED_JSON = 'application/cloudevents+json';
+/** Media type of the batched content mode with the JSON batch format. */
+export const BATCH_JSON = 'application/cloudevents-batch+json';
+/** Prefix every CloudEvents event-format media type has (structured and batch). */
+export const CLOUDEVENTS_PREFIX = 'application/cloudevents';
+
+/**
+ * Parses a Content-Type value; undefined when it is not `token/token` with well-formed
+ * parameters. Results are frozen and cached (at most 256 distinct texts).
+ */
+export function parseMediaType(text: string): MediaType | undefined {
+  const hit = cache.get(text);
+  if (hit !== undefined) return hit ?? undefined;
+  const parsed = parseUncached(text);
+  if (cache.size >= CACHE_LIMIT) cache.clear();
+  cache.set(text, parsed ?? null);
+  return parsed;
+}
+
+function parseUncached(text: string): MediaType | undefined {
+  const parts = text.split(';');
+  const essence = (parts[0] ?? '').trim().toLowerCase();
+  const slash = essence.indexOf('/');
+  if (slash <= 0) return undefined;
+  const type = essence.slice(0, slash);
+  const subtype = essence.slice(slash + 1);
+  if (!TOKEN.test(type) || !TOKEN.test(subtype)) return undefined;
+  const params: Record<string, string> = Object.create(null) as Record<string, string>;
+  for (let i = 1; i < parts.length; i++) {
+    const p = (parts[i] ?? '').trim();
+    if (p === '') continue;
+    const eq = p.indexOf('=');
+    if (eq <= 0) return undefined;
+    const name = p.slice(0, eq).trim().toLowerCase();
+    let value = p.slice(eq + 1).trim();
+    if (!TOKEN.test(name)) return undefined;
+    if (value.length >= 2 && value.startsWith('"') && value.endsWith('"')) value = value.slice(1, -1).replace(QUOTED_PAIR, '$1');
+    params[name] = value;
+  }
+  return Object.freeze({ type, subtype, essence, params: Object.freeze(params) });
+}
+
+/**
+ * True for JSON-formatted content: subtype `json` or ending in `+json`, any type.
+ * Spec: CloudEvents JSON format 1.0.2 §3.1.1.
+ */
+export function isJsonMediaType(mt: MediaType): boolean {
+  return mt.subtype === 'json' || mt.subtype.endsWith('+json');
+}
+
+/** True when the `datacontenttype` text declares JSON-formatted content (absent = JSON). */
+export function declaresJson(datacontenttype: string | undefined): boolean {
+  if (datacontenttype === undefined) return true;
+  const mt = parseMediaType(datacontenttype);
+  return mt !== undefined && isJsonMediaType(mt);
+}

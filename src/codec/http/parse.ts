@@ -1,0 +1,138 @@
+/**
+ * CloudEvents HTTP binding 1.0.2, receiving side: one request (headers + whole body) → the
+ * events it carries, or one error listing every violation. Pure: no I/O.
+ * Spec: CloudEvents HTTP binding 1.0.2 §3 (mode by Content-Type), §3.1 binary, §3.2 structured,
+ * §3.3 batched; JSON format 1.0.2 §3, §4.
+ */
+import { GatewayError } from '../../core/errors.js';
+import type { Envelope } from '../../envelope/index.js';
+import { ViolationCollector } from '../../envelope/index.js';
+import { hasCeHeader, readBinaryEvent } from './binary.js';
+import type { HttpHeaders } from './binary.js';
+import { BATCH_JSON, CLOUDEVENTS_PREFIX, STRUCTURED_JSON, parseMediaType } from './media-type.js';
+import { BODY_FIELD, readStructuredEvent } from './structured.js';
+import { parseJsonText } from './json-text.js';
+import { assertBodySize, batchTooLarge } from './limits.js';
+
+/** Content mode of a request. */
+export type HttpMode = 'binary' | 'structured' | 'batch';
+
+/** What a valid request carries: its mode and its frozen envelopes (batch: in body order). */
+export interface ParsedHttpRequest {
+  readonly mode: HttpMode;
+  readonly events: readonly Envelope[];
+}
+
+/** Bounds (bytes, events); absent = unbounded. */
+export interface HttpParseOptions {
+  /** Largest body accepted, bytes (the reader should already stop there; checked again here). */
+  readonly maxBodyBytes?: number;
+  /** Most events accepted in one batch. */
+  readonly maxBatchEvents?: number;
+}
+
+const SHOWN = 100;
+
+/** The value of a header by case-insensitive name (first one when repeated). */
+export function headerValue(headers: HttpHeaders, lowerName: string): string | undefined {
+  let v = headers[lowerName];
+  if (v === undefined) {
+    for (const name in headers) {
+      if (name.length === lowerName.length && name.toLowerCase() === lowerName) {
+        v = headers[name];
+        break;
+      }
+    }
+  }
+  return v === undefined ? undefined : typeof v === 'string' ? v : v[0];
+}
+
+function unsupported(contentType: string | undefined, why: string): GatewayError {
+  const shown = contentType === undefined ? undefined : contentType.length > SHOWN ? `${contentType.slice(0, SHOWN)}…` : contentType;
+  return new GatewayError('CEG_UNSUPPORTED_MEDIA_TYPE', why, {
+    retriable: false,
+    details: { header: 'content-type', contentType: shown, supported: [STRUCTURED_JSON, BATCH_JSON, 'binary mode: ce-* headers with any Content-Type'] },
+  });
+}
+
+/**
+ * Parses a CloudEvents HTTP request.
+ * - `application/cloudevents+json` → structured (one JSON object; an array is refused);
+ * - `application/cloudevents-batch+json` → batch (a JSON array of structured events, each
+ *   validated; every bad one reported by `index`);
+ * - any other `application/cloudevents…` → unsupported event format;
+ * - otherwise, with `ce-` headers → binary (Content-Type = datacontenttype; JSON media types
+ *   parsed as JSON data, others kept as bytes; empty body = no data).
+ * Media types match case-insensitively, parameters allowed (a charset other than UTF-8 is
+ * refused for the JSON formats).
+ * Throws: GatewayError, retriable false:
+ *   CEG_PAYLOAD_TOO_LARGE (body over `maxBodyBytes`, batch over `maxBatchEvents`);
+ *   CEG_UNSUPPORTED_MEDIA_TYPE (no ce- headers and not a CloudEvents media type, or an event
+ *   format other than JSON);
+ *   CEG_INVALID_EVENT (body not JSON / wrong shape), CEG_MISSING_ATTRIBUTE, CEG_INVALID_ATTRIBUTE,
+ *   CEG_INVALID_DATA — `details.violations` lists each (`attribute`, or `field` as a JSON pointer
+ *   such as `/data/volume`, plus `index` in a batch).
+ */
+export function parseHttpRequest(headers: HttpHeaders, body: Uint8Array, options: HttpParseOptions = {}): ParsedHttpRequest {
+  if (options.maxBodyBytes !== undefined) assertBodySize(body.byteLength, options.maxBodyBytes);
+  const rawContentType = headerValue(headers, 'content-type');
+  const contentType = rawContentType === undefined ? undefined : rawContentType.trim();
+  const mediaType = contentType === undefined || contentType === '' ? undefined : parseMediaType(contentType);
+  if (mediaType !== undefined && mediaType.essence.startsWith(CLOUDEVENTS_PREFIX)) {
+    const charset = mediaType.params.charset?.toLowerCase();
+    if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
+      throw unsupported(contentType, `charset ${charset} is not supported: CloudEvents JSON is UTF-8`);
+    }
+    if (mediaType.essence === STRUCTURED_JSON) return { mode: 'structured', events: [parseStructured(body)] };
+    if (mediaType.essence === BATCH_JSON) return { mode: 'batch', events: parseBatch(body, options.maxBatchEvents) };
+    throw unsupported(contentType, `event format ${mediaType.essence} is not supported; use ${STRUCTURED_JSON} or ${BATCH_JSON}`);
+  }
+  if (!hasCeHeader(headers)) {
+    throw unsupported(
+      contentType,
+      contentType === undefined
+        ? `not a CloudEvent: no ce-* headers and no Content-Type; send ${STRUCTURED_JSON}, ${BATCH_JSON}, or binary mode with ce-specversion`
+        : `not a CloudEvent: Content-Type ${mediaType?.essence ?? 'is malformed'} without ce-* headers; send ${STRUCTURED_JSON}, ${BATCH_JSON}, or binary mode with ce-specversion`,
+    );
+  }
+  const out = new ViolationCollector();
+  const env = readBinaryEvent(headers, body, contentType === '' ? undefined : contentType, mediaType, out);
+  if (env === undefined) throw out.toError();
+  return { mode: 'binary', events: [env] };
+}
+
+function parseStructured(body: Uint8Array): Envelope {
+  const out = new ViolationCollector();
+  const parsed = parseJsonText(body);
+  if (!parsed.ok) out.field(BODY_FIELD, `the body is ${parsed.reason}`, 'event');
+  else if (Array.isArray(parsed.value)) {
+    out.field(BODY_FIELD, `a structured-mode body is one JSON object; send an array as ${BATCH_JSON}`, 'event');
+  } else {
+    const env = readStructuredEvent(parsed.value, out);
+    if (env !== undefined) return env;
+  }
+  throw out.toError();
+}
+
+function parseBatch(body: Uint8Array, maxBatchEvents: number | undefined): Envelope[] {
+  const out = new ViolationCollector();
+  const parsed = parseJsonText(body);
+  if (!parsed.ok) {
+    out.field(BODY_FIELD, `the body is ${parsed.reason}`, 'event');
+    throw out.toError();
+  }
+  if (!Array.isArray(parsed.value)) {
+    out.field(BODY_FIELD, `a batch body is a JSON array of structured events (${BATCH_JSON})`, 'event');
+    throw out.toError();
+  }
+  const items = parsed.value as unknown[];
+  if (maxBatchEvents !== undefined && items.length > maxBatchEvents) throw batchTooLarge(maxBatchEvents, items.length);
+  const events: Envelope[] = new Array<Envelope>(items.length);
+  for (let i = 0; i < items.length; i++) {
+    out.index = i;
+    const env = readStructuredEvent(items[i], out, '');
+    if (env !== undefined) events[i] = env;
+  }
+  if (out.size > 0) throw out.toError();
+  return events;
+}

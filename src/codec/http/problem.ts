@@ -1,0 +1,104 @@
+/**
+ * GatewayError → RFC 9457 problem details, the body of every HTTP error answer.
+ * Spec: RFC 9457 §3.1 (type, title, status, detail, instance) and §3.2 (extension members:
+ * `code`, `violations`).
+ */
+import type { GatewayError } from '../../core/errors.js';
+import type { Violation } from '../../envelope/index.js';
+
+/** Media type of problem details (RFC 9457 §3). */
+export const problemContentType = 'application/problem+json';
+
+/** Prefix of the `type` URI; the rest is the error code, documented in docs/errors.md. */
+export const problemTypePrefix = 'urn:ce-gateway:error:';
+
+/** An RFC 9457 problem object with ce-gateway's extension members. */
+export interface Problem {
+  readonly type: string;
+  readonly title: string;
+  /** HTTP status code. */
+  readonly status: number;
+  readonly detail: string;
+  /** Stable error code (CEG_*). */
+  readonly code: string;
+  readonly retriable: boolean;
+  /** Every violation, each naming an attribute or a field (JSON pointer), with `index` in a batch. */
+  readonly violations?: readonly Violation[];
+  readonly instance?: string;
+}
+
+interface Row {
+  readonly status: number;
+  readonly title: string;
+}
+
+// Built once. Unknown codes: 503 when retriable, else 500.
+const byCode: ReadonlyMap<string, Row> = new Map<string, Row>([
+  ['CEG_INVALID_ATTRIBUTE', { status: 400, title: 'Invalid CloudEvent attribute' }],
+  ['CEG_MISSING_ATTRIBUTE', { status: 400, title: 'Missing CloudEvent attribute' }],
+  ['CEG_INVALID_EVENT', { status: 400, title: 'Invalid CloudEvent' }],
+  ['CEG_INVALID_DATA', { status: 400, title: 'Invalid event data' }],
+  ['CEG_UNKNOWN_TYPE', { status: 400, title: 'Unknown event type' }],
+  ['CEG_PARTITION_KEY_MISMATCH', { status: 400, title: 'Partition key does not match the event' }],
+  ['CEG_INVALID_NAME', { status: 400, title: 'Invalid name' }],
+  ['CEG_SCHEMA_NOT_FOUND', { status: 400, title: 'Schema not found' }],
+  ['CEG_SCHEMA_INVALID', { status: 400, title: 'Invalid schema' }],
+  ['CEG_SCHEMA_INCOMPATIBLE', { status: 409, title: 'Incompatible schema' }],
+  ['CEG_NOT_REGISTRY_FRAMED', { status: 400, title: 'Data is not registry-framed' }],
+  ['CEG_DECODE_FAILED', { status: 400, title: 'Data could not be decoded' }],
+  ['CEG_PAYLOAD_TOO_LARGE', { status: 413, title: 'Payload too large' }],
+  ['CEG_UNSUPPORTED_MEDIA_TYPE', { status: 415, title: 'Unsupported media type' }],
+  ['CEG_REGISTRY_UNAVAILABLE', { status: 503, title: 'Schema registry unavailable' }],
+  ['CEG_BROKER_UNAVAILABLE', { status: 503, title: 'Event broker unavailable' }],
+  ['CEG_DELIVERY_TIMEOUT', { status: 503, title: 'Event not confirmed in time' }],
+  ['CEG_QUEUE_FULL', { status: 503, title: 'Gateway busy' }],
+  ['CEG_CLOSED', { status: 503, title: 'Gateway shutting down' }],
+  ['CEG_INVALID_OPTIONS', { status: 500, title: 'Server misconfigured' }],
+  ['CEG_CATALOG_INVALID', { status: 500, title: 'Server misconfigured' }],
+]);
+
+/** HTTP status for an error: 400 validation, 413 too large, 415 media type, 503 retriable, else 500. */
+export function problemStatus(err: GatewayError): number {
+  const row = byCode.get(err.code);
+  if (err.retriable) return 503;
+  return row?.status ?? 500;
+}
+
+function isViolationList(v: unknown): v is readonly Violation[] {
+  return Array.isArray(v) && v.every((x) => typeof x === 'object' && x !== null && typeof (x as { reason?: unknown }).reason === 'string');
+}
+
+/**
+ * The problem object for `err`; `instance` (e.g. the request path or a request id) is copied
+ * when given. Client errors (4xx) carry the error message as `detail` and the violations;
+ * server errors (5xx) carry the error message only when retriable (it says what to retry),
+ * never internals of an unexpected failure.
+ * Shape: { type: `urn:ce-gateway:error:<CODE>`, title, status, detail, code, retriable,
+ * violations?, instance? }.
+ */
+export function toProblem(err: GatewayError, instance?: string): Problem {
+  const status = problemStatus(err);
+  const row = byCode.get(err.code);
+  const title = row?.title ?? (status === 503 ? 'Service unavailable' : 'Internal error');
+  const detail = status < 500 || err.retriable ? err.message : 'the gateway failed to process the request';
+  const violations = err.details.violations;
+  const problem: {
+    type: string;
+    title: string;
+    status: number;
+    detail: string;
+    code: string;
+    retriable: boolean;
+    violations?: readonly Violation[];
+    instance?: string;
+  } = { type: problemTypePrefix + err.code, title, status, detail, code: err.code, retriable: err.retriable };
+  if (status < 500 && isViolationList(violations)) problem.violations = violations;
+  else if (status < 500 && (typeof err.details.attribute === 'string' || typeof err.details.field === 'string')) {
+    const v: { attribute?: string; field?: string; reason: string } = { reason: err.message };
+    if (typeof err.details.attribute === 'string') v.attribute = err.details.attribute;
+    if (typeof err.details.field === 'string') v.field = err.details.field;
+    problem.violations = [v];
+  }
+  if (instance !== undefined) problem.instance = instance;
+  return problem;
+}

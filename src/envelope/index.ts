@@ -1,0 +1,29 @@
+/**
+ * The envelope: CloudEvent 1.0 attributes, validation, extension rules, name/charset guards.
+ * Spec: CloudEvents 1.0.2; DESIGN "The envelope (bus spec M1–M6)".
+ */
+export type { Attributes, AttributeValue, Envelope, EventData, JsonValue } from './types.js';
+export type { Violation, ViolationKind } from './violation.js';
+export { ViolationCollector, describeViolation, violationsError } from './violation.js';
+export type { AttributeRule, AttributeType } from './attribute-types.js';
+export { PARTITION_KEY_PATTERN, attributeNameProblem, attributeTypeOf, knownAttributes, requiredAttributes } from './attribute-types.js';
+export {
+  INT32_MAX,
+  INT32_MIN,
+  base64Problem,
+  integerProblem,
+  parseIntegerText,
+  stringProblem,
+  timestampProblem,
+  typeProblem,
+  uriProblem,
+  uriReferenceProblem,
+} from './values.js';
+export { isRfc3339Timestamp, nowRfc3339, rfc3339ToEpochMs } from './time.js';
+export { MAX_JSON_DEPTH, escapePointerToken, deepFreezeJson, inspectJson, unsafeNumberReason } from './json-value.js';
+export { assertValidEnvelope, checkAttribute, checkAttributes, checkEnvelope, validateEnvelope } from './validate.js';
+export type { ParsedAttribute } from './canonical.js';
+export { canonicalString, parseAttribute, tryParseAttribute } from './canonical.js';
+export type { NewEnvelopeAttributes } from './build.js';
+export { createEnvelope, freezeEnvelope, newEventId, withAttributes } from './build.js';
+export { MAX_HEADER_BYTES, assertHeaderSafe, assertTopicName, headerValueProblem, isTopicName, topicNameProblem } from './guards.js';

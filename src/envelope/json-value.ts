@@ -1,0 +1,113 @@
+/**
+ * Walks of JSON data: find numbers that cannot be trusted (integers beyond the safe range,
+ * non-finite numbers), and deep-freeze. Iterative, no per-node allocation unless a problem is
+ * found. Spec: RFC 8259 §6 (interoperable range is IEEE 754 double; integers beyond ±(2^53−1)
+ * lose precision); RFC 6901 (JSON Pointer).
+ */
+import type { JsonValue } from './types.js';
+
+/**
+ * Deepest nesting of objects/arrays accepted in data. JSON.parse accepts any depth, but a
+ * recursive walk, JSON.stringify and Avro encoding overflow the stack on hostile input.
+ */
+export const MAX_JSON_DEPTH = 256;
+
+const TILDE = /~/g;
+const SLASH = /\//g;
+
+/** RFC 6901 escaping of one reference token. */
+export function escapePointerToken(token: string): string {
+  return token.includes('~') || token.includes('/') ? token.replace(TILDE, '~0').replace(SLASH, '~1') : token;
+}
+
+/** Reason for a number JSON cannot carry faithfully, else undefined. */
+export function unsafeNumberReason(n: number): string | undefined {
+  if (!Number.isFinite(n)) return 'number is not finite';
+  if (Number.isInteger(n) && !Number.isSafeInteger(n)) {
+    return `integer is beyond ±${Number.MAX_SAFE_INTEGER} and loses precision in JSON; send it as a string`;
+  }
+  return undefined;
+}
+
+/**
+ * Calls `report(pointer, reason)` for every unsafe number inside `value`, and for nesting deeper
+ * than {@link MAX_JSON_DEPTH} (not descended further); pointers start with `base` (e.g. `/data`). When `freeze` is true every object and array is frozen on the way.
+ * Returns the number of problems reported. Node 20's JSON.parse gives no source text, so an
+ * integer with |n| > Number.MAX_SAFE_INTEGER after parsing is how an unsafe literal shows.
+ */
+export function inspectJson(value: unknown, base: string, freeze: boolean, report: (pointer: string, reason: string) => void): number {
+  if (typeof value === 'number') {
+    const reason = unsafeNumberReason(value);
+    if (reason === undefined) return 0;
+    report(base, reason);
+    return 1;
+  }
+  if (typeof value !== 'object' || value === null) return 0;
+  const path: string[] = [];
+  return walk(value, path, base, freeze, report);
+}
+
+function walk(node: object, path: string[], base: string, freeze: boolean, report: (pointer: string, reason: string) => void): number {
+  if (path.length >= MAX_JSON_DEPTH) {
+    report(pointer(base, path.slice(0, -1), path[path.length - 1] ?? ''), `nesting is deeper than ${MAX_JSON_DEPTH} levels`);
+    return 1;
+  }
+  let problems = 0;
+  if (Array.isArray(node)) {
+    const arr = node as unknown[];
+    for (let i = 0; i < arr.length; i++) {
+      const child = arr[i];
+      if (typeof child === 'number') {
+        if (!Number.isSafeInteger(child) && !(Number.isFinite(child) && !Number.isInteger(child))) {
+          const reason = unsafeNumberReason(child);
+          if (reason !== undefined) {
+            report(pointer(base, path, String(i)), reason);
+            problems++;
+          }
+        }
+      } else if (typeof child === 'object' && child !== null) {
+        path.push(String(i));
+        problems += walk(child, path, base, freeze, report);
+        path.pop();
+      }
+    }
+  } else {
+    const obj = node as Record<string, unknown>;
+    for (const key in obj) {
+      const child = obj[key];
+      if (typeof child === 'number') {
+        if (!Number.isSafeInteger(child) && !(Number.isFinite(child) && !Number.isInteger(child))) {
+          const reason = unsafeNumberReason(child);
+          if (reason !== undefined) {
+            report(pointer(base, path, key), reason);
+            problems++;
+          }
+        }
+      } else if (typeof child === 'object' && child !== null) {
+        path.push(key);
+        problems += walk(child, path, base, freeze, report);
+        path.pop();
+      }
+    }
+  }
+  if (freeze) Object.freeze(node);
+  return problems;
+}
+
+function pointer(base: string, path: readonly string[], last: string): string {
+  let p = base;
+  for (const seg of path) p += '/' + escapePointerToken(seg);
+  return p + '/' + escapePointerToken(last);
+}
+
+/** Deep-freezes a JSON value in place and returns it. */
+export function deepFreezeJson<T extends JsonValue>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    inspectJson(value, '', true, noop);
+  }
+  return value;
+}
+
+function noop(): void {
+  // problems are not collected when only freezing
+}

@@ -1,0 +1,103 @@
+/**
+ * RFC 3339 timestamps: validation (offset required), conversion to epoch ms, and "now" in UTC.
+ * Spec: RFC 3339 §5.6 (date-time), CloudEvents 1.0.2 "Type System" (Timestamp), bus spec M5.
+ */
+
+// date-time = full-date "T" full-time; time-offset = "Z" / ("+" / "-") hh ":" mm. Built once;
+// used only for conversion, validation is done by hand (it runs for every ingress event).
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:[Zz]|[+-]\d{2}:\d{2})$/;
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31] as const;
+const DIGIT_0 = 0x30;
+
+function isLeapYear(y: number): boolean {
+  return (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
+}
+
+/** Two decimal digits at `i` as a number, or -1. */
+function two(s: string, i: number): number {
+  const a = s.charCodeAt(i) - DIGIT_0;
+  const b = s.charCodeAt(i + 1) - DIGIT_0;
+  return a >= 0 && a <= 9 && b >= 0 && b <= 9 ? a * 10 + b : -1;
+}
+
+/**
+ * Validates an RFC 3339 date-time with an offset and returns the offset in minutes east of UTC,
+ * or undefined when the text is not one.
+ */
+function offsetMinutesOf(s: string): number | undefined {
+  const n = s.length;
+  if (n < 20) return undefined;
+  const y1 = two(s, 0);
+  const y2 = two(s, 2);
+  const month = two(s, 5);
+  const day = two(s, 8);
+  const hour = two(s, 11);
+  const minute = two(s, 14);
+  const second = two(s, 17);
+  if (y1 < 0 || y2 < 0 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 60) {
+    return undefined;
+  }
+  if (s.charCodeAt(4) !== 0x2d || s.charCodeAt(7) !== 0x2d || s.charCodeAt(13) !== 0x3a || s.charCodeAt(16) !== 0x3a) return undefined;
+  const t = s.charCodeAt(10);
+  if (t !== 0x54 && t !== 0x74) return undefined; // "T" or "t" (RFC 3339 §5.6 NOTE)
+  const maxDay = month === 2 && isLeapYear(y1 * 100 + y2) ? 29 : (DAYS_IN_MONTH[month - 1] ?? 31);
+  if (day > maxDay) return undefined;
+  let i = 19;
+  if (s.charCodeAt(i) === 0x2e) {
+    // time-secfrac = "." 1*DIGIT
+    const first = ++i;
+    while (i < n) {
+      const d = s.charCodeAt(i) - DIGIT_0;
+      if (d < 0 || d > 9) break;
+      i++;
+    }
+    if (i === first) return undefined;
+  }
+  const z = s.charCodeAt(i);
+  if (z === 0x5a || z === 0x7a) return i + 1 === n ? 0 : undefined; // "Z" or "z"
+  if ((z !== 0x2b && z !== 0x2d) || i + 6 !== n || s.charCodeAt(i + 3) !== 0x3a) return undefined;
+  const oh = two(s, i + 1);
+  const om = two(s, i + 4);
+  if (oh < 0 || oh > 23 || om < 0 || om > 59) return undefined;
+  return (oh * 60 + om) * (z === 0x2d ? -1 : 1);
+}
+
+/**
+ * True when `text` is an RFC 3339 date-time with an offset (`Z` or `±hh:mm`), a calendar date
+ * that exists (leap years included) and a time up to 23:59:60 (leap second).
+ * Spec: RFC 3339 §5.6, §5.7; bus spec M5 (an instant, never a local wall-clock time).
+ */
+export function isRfc3339Timestamp(text: string): boolean {
+  return offsetMinutesOf(text) !== undefined;
+}
+
+/**
+ * Epoch milliseconds of an RFC 3339 date-time WITH an offset, or undefined when the text is not
+ * one (see {@link isRfc3339Timestamp}). A leap second (`:60`) maps to the following second;
+ * fractions beyond milliseconds are truncated for the number (the text is never altered).
+ * Spec: RFC 3339 §5.6, §5.7.
+ */
+export function rfc3339ToEpochMs(text: string): number | undefined {
+  const offsetMinutes = offsetMinutesOf(text);
+  if (offsetMinutes === undefined) return undefined;
+  const m = RFC3339.exec(text);
+  if (m === null) return undefined;
+  const year = Number(m[1]);
+  const ms = m[7] === undefined ? 0 : Number(m[7].slice(0, 3).padEnd(3, '0'));
+  let utc = Date.UTC(year, Number(m[2]) - 1, Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6]), ms);
+  if (year < 100) {
+    // Date.UTC maps years 0–99 to 1900–1999; setUTCFullYear does not.
+    const d = new Date(utc);
+    d.setUTCFullYear(year);
+    utc = d.getTime();
+  }
+  return utc - offsetMinutes * 60_000;
+}
+
+/**
+ * The current instant (or `nowMs`, epoch ms) as RFC 3339 in UTC with milliseconds and `Z`,
+ * e.g. `2024-05-01T12:00:00.000Z`. Spec: DESIGN "The envelope" (events we create use UTC).
+ */
+export function nowRfc3339(nowMs: number = Date.now()): string {
+  return new Date(nowMs).toISOString();
+}

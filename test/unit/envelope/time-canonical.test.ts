@@ -1,0 +1,102 @@
+import { describe, expect, it } from 'vitest';
+import { GatewayError } from '../../../src/core/errors.js';
+import { canonicalString, isRfc3339Timestamp, nowRfc3339, parseAttribute, rfc3339ToEpochMs, tryParseAttribute } from '../../../src/envelope/index.js';
+
+describe('rfc3339ToEpochMs', () => {
+  it('applies the offset', () => {
+    expect(rfc3339ToEpochMs('2024-05-01T12:00:00Z')).toBe(Date.UTC(2024, 4, 1, 12));
+    expect(rfc3339ToEpochMs('2024-05-01T14:30:00+02:30')).toBe(Date.UTC(2024, 4, 1, 12));
+    expect(rfc3339ToEpochMs('2024-05-01T07:00:00-05:00')).toBe(Date.UTC(2024, 4, 1, 12));
+  });
+
+  it('keeps milliseconds and truncates finer fractions', () => {
+    expect(rfc3339ToEpochMs('2024-05-01T12:00:00.1Z')).toBe(Date.UTC(2024, 4, 1, 12, 0, 0, 100));
+    expect(rfc3339ToEpochMs('2024-05-01T12:00:00.123999Z')).toBe(Date.UTC(2024, 4, 1, 12, 0, 0, 123));
+  });
+
+  it('maps a leap second to the next second and handles years below 100', () => {
+    expect(rfc3339ToEpochMs('2016-12-31T23:59:60Z')).toBe(Date.UTC(2017, 0, 1));
+    const d = new Date(0);
+    d.setUTCFullYear(50, 0, 1);
+    expect(rfc3339ToEpochMs('0050-01-01T00:00:00Z')).toBe(d.getTime());
+  });
+
+  it('refuses impossible dates and missing offsets', () => {
+    for (const bad of ['2024-04-31T00:00:00Z', '2100-02-29T00:00:00Z', '2024-05-01T12:60:00Z', '2024-05-01T12:00:61Z', '2024-05-01T12:00:00+24:00', '2024-05-01T12:00Z', '2024-05-01T12:00:00.Z']) {
+      expect(rfc3339ToEpochMs(bad), bad).toBeUndefined();
+      expect(isRfc3339Timestamp(bad), bad).toBe(false);
+    }
+    expect(isRfc3339Timestamp('2000-02-29T00:00:00Z')).toBe(true);
+  });
+
+  it.each([
+    '2024-05-01T12:00:00Zx',
+    '2024-05-01T12:00:00+02:00x',
+    '2024-05-01T12:00:00+0200',
+    '2024-05-01T12:00:00+02',
+    '+2024-05-01T12:00:00Z',
+    '2024-5-01T12:00:00Z',
+    '2024-05-01T12:00:00,5Z',
+    '2024-05-01T12:00:00.5.5Z',
+    '2024-05-01T12:00:00+02:60',
+    '2024-05-01T1a:00:00Z',
+    '2024-05-01X12:00:00Z',
+    '2024/05/01T12:00:00Z',
+    '',
+  ])('refuses %j', (text) => {
+    expect(isRfc3339Timestamp(text)).toBe(false);
+    expect(rfc3339ToEpochMs(text)).toBeUndefined();
+  });
+
+  it('accepts long fractions and lowercase t/z', () => {
+    expect(rfc3339ToEpochMs('2024-05-01t12:00:00.123456789z')).toBe(Date.UTC(2024, 4, 1, 12, 0, 0, 123));
+    expect(rfc3339ToEpochMs('1900-02-28T23:59:59-23:59')).toBe(Date.UTC(1900, 1, 28, 23, 59, 59) + (23 * 60 + 59) * 60_000);
+  });
+});
+
+describe('nowRfc3339', () => {
+  it('is UTC with milliseconds and Z', () => {
+    expect(nowRfc3339(Date.UTC(2024, 0, 2, 3, 4, 5, 6))).toBe('2024-01-02T03:04:05.006Z');
+    expect(nowRfc3339()).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+  });
+});
+
+describe('canonicalString / parseAttribute', () => {
+  it('writes booleans and integers canonically', () => {
+    expect(canonicalString(true)).toBe('true');
+    expect(canonicalString(false)).toBe('false');
+    expect(canonicalString(-2147483648)).toBe('-2147483648');
+    expect(canonicalString(42)).toBe('42');
+    expect(canonicalString('a b')).toBe('a b');
+  });
+
+  it('reads schemaversion as an Integer and keeps unknown extensions as String', () => {
+    expect(parseAttribute('schemaversion', '3')).toBe(3);
+    expect(parseAttribute('schemaversion', '-7')).toBe(-7);
+    expect(parseAttribute('myext', '3')).toBe('3');
+    expect(parseAttribute('myflag', 'true')).toBe('true');
+    expect(parseAttribute('time', '2024-05-01T12:00:00Z')).toBe('2024-05-01T12:00:00Z');
+  });
+
+  it.each(['3.0', '+3', '03', '', ' 3', '1e3', '2147483648', '99999999999999999999'])('refuses schemaversion %j naming the attribute', (text) => {
+    try {
+      parseAttribute('schemaversion', text);
+      expect.unreachable();
+    } catch (err) {
+      expect(err).toBeInstanceOf(GatewayError);
+      const ge = err as GatewayError;
+      expect(ge.code).toBe('CEG_INVALID_ATTRIBUTE');
+      expect(ge.retriable).toBe(false);
+      expect(ge.details.attribute).toBe('schemaversion');
+    }
+  });
+
+  it('round-trips every Integer edge', () => {
+    for (const n of [0, 1, -1, 2147483647, -2147483648]) expect(parseAttribute('schemaversion', canonicalString(n))).toBe(n);
+  });
+
+  it('tryParseAttribute reports instead of throwing', () => {
+    expect(tryParseAttribute('schemaversion', 'x')).toMatchObject({ ok: false });
+    expect(tryParseAttribute('schemaversion', '12')).toEqual({ ok: true, value: 12 });
+  });
+});
