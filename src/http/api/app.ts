@@ -41,7 +41,9 @@ export function createApiApp(deps: ApiDeps): express.Express {
   app.get('/schemas/ids/:id', async (req, res) => {
     const id = Number(req.params.id);
     if (!Number.isInteger(id) || id < 0) throw new GatewayError('CEG_SCHEMA_NOT_FOUND', 'schema id must be a non-negative integer', { retriable: false, details: { field: 'id' } });
-    const schema = await deps.registry.schemaById(id);
+    const schema = await deps.registry.schemaById(id).catch((err: unknown) => {
+      throw err instanceof GatewayError && err.code === 'CEG_SCHEMA_NOT_FOUND' ? new GatewayError('CEG_NOT_FOUND', `no schema with id ${id}`, { retriable: false, details: { field: 'id' } }) : err;
+    });
     res.type('application/json').send(schema);
   });
 

@@ -92,7 +92,8 @@ function prepareOne(env: Envelope, codec: EventCodec, opts: PrepareOptions, prob
       key = partitionKey(binding.kind, json);
     } catch (err) {
       if (!(err instanceof GatewayError)) throw err;
-      problems.push({ field: `/data/${String(err.details.field ?? '')}`.replace(/\/+$/, ''), reason: err.message });
+      const field = typeof err.details.field === 'string' ? err.details.field : '';
+      problems.push({ field: `/data/${field}`.replace(/\/+$/, ''), reason: err.message });
       return undefined;
     }
     if (a.partitionkey !== undefined && a.partitionkey !== key) {

@@ -1,0 +1,76 @@
+import { GatewayError } from '../../core/errors.js';
+
+/** What a kafkajs error looks like from outside (kafkajs's classes are not exported as types). */
+interface KafkaJsLike {
+  readonly name?: unknown;
+  readonly type?: unknown;
+  readonly retriable?: unknown;
+  readonly cause?: unknown;
+  readonly code?: unknown;
+  readonly message?: unknown;
+}
+
+const CONNECTION_NAMES = new Set([
+  'KafkaJSConnectionError',
+  'KafkaJSConnectionClosedError',
+  'KafkaJSBrokerNotFound',
+  'KafkaJSNoBrokerAvailableError',
+  'KafkaJSLockTimeout',
+]);
+const CONNECTION_TYPES = new Set([
+  'LEADER_NOT_AVAILABLE',
+  'NOT_LEADER_FOR_PARTITION',
+  'NOT_ENOUGH_REPLICAS',
+  'BROKER_NOT_AVAILABLE',
+  'COORDINATOR_NOT_AVAILABLE',
+  'NOT_COORDINATOR',
+  'NETWORK_EXCEPTION',
+]);
+const TIMEOUT_NAMES = new Set(['KafkaJSRequestTimeoutError', 'KafkaJSTimeout']);
+const TIMEOUT_TYPES = new Set(['REQUEST_TIMED_OUT', 'NOT_ENOUGH_REPLICAS_AFTER_APPEND']);
+const TOO_LARGE_TYPES = new Set(['MESSAGE_TOO_LARGE', 'RECORD_LIST_TOO_LARGE']);
+const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENOTFOUND', 'ETIMEDOUT', 'EPIPE']);
+
+/** The error and its `cause` chain, outermost first (bounded, in case of a cycle). */
+function chain(err: unknown): KafkaJsLike[] {
+  const out: KafkaJsLike[] = [];
+  let e: unknown = err;
+  while (typeof e === 'object' && e !== null && out.length < 10) {
+    const link: KafkaJsLike = e;
+    out.push(link);
+    e = link.cause;
+  }
+  return out;
+}
+
+/**
+ * Maps a kafkajs failure to a GatewayError, looking through its `cause` chain (kafkajs wraps the
+ * real failure in KafkaJSNumberOfRetriesExceeded / KafkaJSNonRetriableError):
+ * - unknown topic → `CEG_INVALID_NAME` (retriable: false; topics are never auto-created);
+ * - record too large → `CEG_PAYLOAD_TOO_LARGE` (retriable: false);
+ * - request timeout → `CEG_DELIVERY_TIMEOUT` (retriable: true; the write is indeterminate);
+ * - connection, leader or coordinator unavailable → `CEG_BROKER_UNAVAILABLE` (retriable: true);
+ * - anything else → `CEG_BROKER_UNAVAILABLE` with kafkajs's own `retriable` flag of the root cause
+ *   (false when kafkajs does not say true: unknown errors are not retried by default).
+ * `context` (topic, group, operation) lands in `details`.
+ * Spec: DESIGN "Known traps" (timeouts are indeterminate); STYLE D3 (retriable decided at the throw site).
+ */
+export function fromKafkaError(err: unknown, context: Readonly<Record<string, unknown>>): GatewayError {
+  if (err instanceof GatewayError) return err;
+  const links = chain(err);
+  const names = links.map((l) => String(l.name));
+  const types = links.map((l) => String(l.type));
+  const root = links[links.length - 1];
+  const message = typeof (err as KafkaJsLike | null)?.message === 'string' ? String((err as KafkaJsLike).message) : String(err);
+  const details = { ...context, kafkaError: names[0], kafkaType: types.find((t) => t !== 'undefined') };
+  const make = (code: 'CEG_INVALID_NAME' | 'CEG_PAYLOAD_TOO_LARGE' | 'CEG_DELIVERY_TIMEOUT' | 'CEG_BROKER_UNAVAILABLE', retriable: boolean): GatewayError =>
+    new GatewayError(code, `${typeof context.operation === 'string' ? context.operation : 'kafka'}: ${message}`, { retriable, cause: err, details });
+
+  if (types.includes('UNKNOWN_TOPIC_OR_PARTITION')) return make('CEG_INVALID_NAME', false);
+  if (types.some((t) => TOO_LARGE_TYPES.has(t))) return make('CEG_PAYLOAD_TOO_LARGE', false);
+  if (names.some((n) => TIMEOUT_NAMES.has(n)) || types.some((t) => TIMEOUT_TYPES.has(t))) return make('CEG_DELIVERY_TIMEOUT', true);
+  if (names.some((n) => CONNECTION_NAMES.has(n)) || types.some((t) => CONNECTION_TYPES.has(t)) || links.some((l) => SOCKET_CODES.has(String(l.code)))) {
+    return make('CEG_BROKER_UNAVAILABLE', true);
+  }
+  return make('CEG_BROKER_UNAVAILABLE', root?.retriable === true);
+}

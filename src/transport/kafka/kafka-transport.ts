@@ -1,0 +1,411 @@
+import { CompressionTypes, Kafka } from 'kafkajs';
+import type { Admin, Message, Producer, SASLOptions } from 'kafkajs';
+import { errorMessage, GatewayError } from '../../core/errors.js';
+import { partitionForKey } from '../partitioner.js';
+import type {
+  Consumption, GroupSpec, OffsetTarget, OutboundRecord, PartitionOffset, Position, ProduceOptions,
+  RecordHandler, TopicSpec, Transport,
+} from '../port.js';
+import { abortedProduce, checkTopicName, checkTopicSpec, closedTransport, groupBusy } from '../topics.js';
+import { KafkaConsumption } from './consumption.js';
+import { fromKafkaError } from './errors.js';
+import { toKafkaHeaders } from './headers.js';
+import { kafkaLogCreator, toKafkaLogLevel } from './logging.js';
+import type { KafkaTransportInput, KafkaTransportOptions } from './options.js';
+import { resolveKafkaTransportOptions } from './options.js';
+
+const tpKey = (topic: string, partition: number): string => `${topic}\u0000${partition}`;
+const buf = (b: Uint8Array | null): Buffer | null => (b === null ? null : Buffer.from(b.buffer, b.byteOffset, b.byteLength));
+/** Group states in which no member is joined (kafkajs / Kafka DescribeGroups). */
+const IDLE_GROUP_STATES = new Set(['Empty', 'Dead']);
+
+/**
+ * The Kafka transport (the only kafkajs user). Options are validated here, once
+ * (see {@link resolveKafkaTransportOptions}); connections open lazily on first use.
+ * - Producer: idempotent, `maxInFlightRequests: 1`, `acks: -1` (all) on every send, no
+ *   compression, no topic auto-creation. Keyed records get their partition from the
+ *   Java-compatible murmur2 partitioner here (so the memory transport and Java producers agree);
+ *   null keys without a partition go round-robin per topic. Producer retries are bounded
+ *   (`retries`), so a send fails instead of hanging; kafkajs warns that this may weaken its
+ *   idempotence guarantee — the bus dedups by source+id anyway (DESIGN "Known traps").
+ * - Consumers: one kafkajs consumer per `consume()` ({@link KafkaConsumption}).
+ * - Admin: topic creation with configs and `waitForLeaders`, end offsets, offset resets.
+ * Errors: GatewayError mapped by `fromKafkaError` (CEG_BROKER_UNAVAILABLE / CEG_DELIVERY_TIMEOUT
+ *   retriable; CEG_INVALID_NAME for an unknown topic; CEG_CLOSED after close()).
+ * Spec: DESIGN "Kafka mapping" (idempotent producer, acks=all), "Delivery" (groups), "Known traps".
+ */
+export function createKafkaTransport(input: KafkaTransportInput): Transport {
+  return new KafkaTransport(resolveKafkaTransportOptions(input));
+}
+
+class KafkaTransport implements Transport {
+  readonly kind = 'kafka' as const;
+  readonly #opts: KafkaTransportOptions;
+  readonly #kafka: Kafka;
+  readonly #consumptions = new Set<KafkaConsumption>();
+  readonly #partitionCounts = new Map<string, { readonly count: number; readonly atMs: number }>();
+  readonly #roundRobin = new Map<string, number>();
+  #admin: Admin | undefined;
+  #producer: Producer | undefined;
+  #connecting: Promise<{ admin: Admin; producer: Producer }> | undefined;
+  #closed = false;
+
+  constructor(opts: KafkaTransportOptions) {
+    this.#opts = opts;
+    this.#kafka = new Kafka({
+      clientId: opts.clientId,
+      brokers: [...opts.brokers],
+      connectionTimeout: opts.connectionTimeoutMs,
+      requestTimeout: opts.requestTimeoutMs,
+      ...(opts.ssl === undefined ? {} : { ssl: opts.ssl }),
+      ...(opts.sasl === undefined ? {} : { sasl: { ...opts.sasl } as SASLOptions }),
+      retry: { retries: opts.retries, initialRetryTime: opts.initialRetryTimeMs, maxRetryTime: opts.maxRetryTimeMs },
+      logLevel: toKafkaLogLevel(opts.logLevel),
+      logCreator: kafkaLogCreator(opts.logger, { transport: 'kafka', clientId: opts.clientId }),
+    });
+  }
+
+  async ensureTopics(specs: readonly TopicSpec[]): Promise<void> {
+    specs.forEach(checkTopicSpec);
+    const { admin } = await this.#ready();
+    try {
+      const existing = new Set(await admin.listTopics());
+      const missing = specs.filter((s) => !existing.has(s.name));
+      if (missing.length === 0) return;
+      await admin.createTopics({
+        waitForLeaders: true,
+        topics: missing.map((s) => ({
+          topic: s.name,
+          numPartitions: s.partitions,
+          replicationFactor: -1, // the broker's default.replication.factor
+          configEntries: [
+            { name: 'retention.ms', value: String(s.retentionMs) },
+            { name: 'cleanup.policy', value: s.cleanupPolicy },
+            ...(s.maxMessageBytes === undefined ? [] : [{ name: 'max.message.bytes', value: String(s.maxMessageBytes) }]),
+          ],
+        })),
+      });
+      // createTopics resolves false when another caller created a topic first: that is fine.
+      this.#opts.logger.info({ transport: 'kafka', topics: missing.map((s) => s.name) }, 'created topics');
+    } catch (err) {
+      if (isTopicExists(err)) return;
+      throw fromKafkaError(err, { operation: 'ensureTopics', topics: specs.map((s) => s.name) });
+    }
+  }
+
+  async partitionCount(topic: string): Promise<number> {
+    this.#assertOpen();
+    checkTopicName(topic);
+    const cached = this.#partitionCounts.get(topic);
+    if (cached !== undefined && Date.now() - cached.atMs < this.#opts.metadataMaxAgeMs) return cached.count;
+    const { admin } = await this.#ready();
+    try {
+      const { topics } = await admin.fetchTopicMetadata({ topics: [topic] });
+      const count = topics.find((t) => t.name === topic)?.partitions.length ?? 0;
+      if (count === 0) throw unknownTopicError(topic);
+      this.#partitionCounts.set(topic, { count, atMs: Date.now() });
+      return count;
+    } catch (err) {
+      throw fromKafkaError(err, { operation: 'partitionCount', topic });
+    }
+  }
+
+  async produce(topic: string, records: readonly OutboundRecord[], opts: ProduceOptions = {}): Promise<readonly Position[]> {
+    const signal = opts.signal;
+    if (signal?.aborted === true) throw abortedProduce(topic, false, signal.reason);
+    const count = await this.#partitionCountFor(topic);
+    const { producer } = await this.#ready();
+    const messages = records.map((r, index): Message => ({
+      key: buf(r.key),
+      value: buf(r.value),
+      headers: toKafkaHeaders(r.headers),
+      partition: this.#partitionOf(topic, r, index, count),
+      ...(r.timestampMs === undefined ? {} : { timestamp: String(r.timestampMs) }),
+    }));
+    if (messages.length === 0) return [];
+    // Aborted while we looked up metadata: nothing has been sent yet.
+    if (isAborted(signal)) throw abortedProduce(topic, false, signal?.reason);
+    const send = producer.send({ topic, acks: -1, timeout: this.#opts.ackTimeoutMs, compression: CompressionTypes.None, messages });
+    let metadata;
+    try {
+      metadata = await raceAbort(send, signal, () => abortedProduce(topic, true, signal?.reason));
+    } catch (err) {
+      if (err instanceof GatewayError) throw err;
+      const mapped = fromKafkaError(err, { operation: 'produce', topic, records: records.length });
+      if (mapped.code === 'CEG_INVALID_NAME') this.#partitionCounts.delete(topic);
+      throw mapped;
+    }
+    return positionsInOrder(topic, messages, metadata);
+  }
+
+  async consume(spec: GroupSpec, handler: RecordHandler): Promise<Consumption> {
+    if (spec.group.length === 0) {
+      throw new GatewayError('CEG_INVALID_OPTIONS', 'group: non-empty name required', { retriable: false, details: { field: 'group' } });
+    }
+    if (spec.topics.length === 0) {
+      throw new GatewayError('CEG_INVALID_OPTIONS', 'topics: at least one topic required', { retriable: false, details: { field: 'topics', group: spec.group } });
+    }
+    this.#assertOpen();
+    for (const t of spec.topics) await this.partitionCount(t);
+    const pins = (spec.startFrom ?? 'latest') === 'latest' ? await this.#latestPins(spec) : new Map<string, string>();
+    const clientSuffix = spec.instanceId === undefined ? spec.group : `${spec.group}-${spec.instanceId}`;
+    const c = await KafkaConsumption.start(this.#consumerKafka(clientSuffix), { ...spec, topics: [...new Set(spec.topics)] }, handler, this.#opts, pins);
+    this.#consumptions.add(c);
+    const forget = (): void => void this.#consumptions.delete(c);
+    c.done.then(forget, forget);
+    return c;
+  }
+
+  async endOffsets(topic: string): Promise<readonly PartitionOffset[]> {
+    checkTopicName(topic);
+    const { admin } = await this.#ready();
+    try {
+      const offsets = await admin.fetchTopicOffsets(topic);
+      return offsets.map((o) => ({ partition: o.partition, offset: BigInt(o.high) })).sort((a, b) => a.partition - b.partition);
+    } catch (err) {
+      throw fromKafkaError(err, { operation: 'endOffsets', topic });
+    }
+  }
+
+  async resetOffsets(group: string, topic: string, to: OffsetTarget): Promise<void> {
+    const count = await this.partitionCount(topic);
+    const { admin } = await this.#ready();
+    try {
+      const { groups } = await admin.describeGroups([group]);
+      const state = groups[0]?.state ?? 'Dead';
+      if (!IDLE_GROUP_STATES.has(state)) throw groupBusy(group, topic, state);
+      let partitions: { partition: number; offset: string }[];
+      switch (to.kind) {
+        case 'earliest':
+        case 'latest': {
+          const offsets = await admin.fetchTopicOffsets(topic);
+          partitions = offsets.map((o) => ({ partition: o.partition, offset: to.kind === 'earliest' ? o.low : o.high }));
+          break;
+        }
+        case 'timestamp': {
+          const [byTime, ends] = await Promise.all([admin.fetchTopicOffsetsByTimestamp(topic, to.timestampMs), admin.fetchTopicOffsets(topic)]);
+          // No record at or after the time: Kafka answers -1; start at the end then.
+          partitions = byTime.map((o) => ({ partition: o.partition, offset: BigInt(o.offset) < 0n ? (ends.find((e) => e.partition === o.partition)?.high ?? '0') : o.offset }));
+          break;
+        }
+        case 'offset': {
+          if (!Number.isInteger(to.partition) || to.partition < 0 || to.partition >= count || to.offset < 0n) {
+            throw new GatewayError('CEG_INVALID_OPTIONS', `offset target ${to.partition}/${to.offset} is outside topic ${topic}`, {
+              retriable: false,
+              details: { topic, partition: to.partition, offset: to.offset.toString() },
+            });
+          }
+          partitions = [{ partition: to.partition, offset: to.offset.toString() }];
+          break;
+        }
+        default: {
+          const never: never = to;
+          throw new GatewayError('CEG_INVALID_OPTIONS', `unknown offset target ${JSON.stringify(never)}`, { retriable: false });
+        }
+      }
+      await admin.setOffsets({ groupId: group, topic, partitions });
+      this.#opts.logger.info({ transport: 'kafka', group, topic, to: to.kind }, 'reset group offsets');
+    } catch (err) {
+      throw fromKafkaError(err, { operation: 'resetOffsets', group, topic });
+    }
+  }
+
+  async isHealthy(): Promise<boolean> {
+    if (this.#closed) return false;
+    try {
+      const { admin } = await this.#ready();
+      await withTimeout(admin.describeCluster(), this.#opts.requestTimeoutMs);
+      return true;
+    } catch (err) {
+      this.#opts.logger.warn({ transport: 'kafka', err: errorMessage(err) }, 'kafka health check failed');
+      return false;
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await Promise.allSettled([...this.#consumptions].map((c) => c.stop()));
+    const connecting = this.#connecting;
+    this.#connecting = undefined;
+    if (connecting !== undefined) await connecting.catch(() => undefined);
+    await Promise.allSettled([this.#producer?.disconnect(), this.#admin?.disconnect()]);
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw closedTransport(this.kind);
+  }
+
+  /** Connects admin and producer once (single flight); a failed attempt is retried by the next call. */
+  #ready(): Promise<{ admin: Admin; producer: Producer }> {
+    this.#assertOpen();
+    this.#connecting ??= (async () => {
+      const admin = this.#kafka.admin({ retry: { retries: this.#opts.retries } });
+      const producer = this.#kafka.producer({
+        idempotent: true,
+        maxInFlightRequests: 1,
+        allowAutoTopicCreation: false,
+        createPartitioner: explicitPartitioner,
+        retry: { retries: this.#opts.retries, initialRetryTime: this.#opts.initialRetryTimeMs, maxRetryTime: this.#opts.maxRetryTimeMs },
+      });
+      this.#admin = admin;
+      this.#producer = producer;
+      try {
+        await Promise.all([admin.connect(), producer.connect()]);
+      } catch (err) {
+        await Promise.allSettled([admin.disconnect(), producer.disconnect()]);
+        throw fromKafkaError(err, { operation: 'connect', brokers: this.#opts.brokers });
+      }
+      return { admin, producer };
+    })();
+    const attempt = this.#connecting;
+    attempt.catch(() => {
+      if (this.#connecting === attempt) this.#connecting = undefined;
+    });
+    return attempt;
+  }
+
+  async #partitionCountFor(topic: string): Promise<number> {
+    try {
+      return await this.partitionCount(topic);
+    } catch (err) {
+      throw err instanceof GatewayError ? err : fromKafkaError(err, { operation: 'produce', topic });
+    }
+  }
+
+  #partitionOf(topic: string, r: OutboundRecord, index: number, count: number): number {
+    if (r.partition !== undefined) {
+      if (!Number.isInteger(r.partition) || r.partition < 0 || r.partition >= count) {
+        throw new GatewayError('CEG_INVALID_OPTIONS', `record ${index}: partition ${r.partition} outside 0…${count - 1} of ${topic}`, {
+          retriable: false,
+          details: { topic, index, field: 'partition' },
+        });
+      }
+      return r.partition;
+    }
+    if (r.key !== null) return partitionForKey(r.key, count);
+    // Null key: round-robin, chosen here so that the position of every record is known.
+    const n = this.#roundRobin.get(topic) ?? 0;
+    this.#roundRobin.set(topic, n + 1);
+    return n % count;
+  }
+
+  /**
+   * For a group that has no member and no commit on a partition, the offsets at which it starts
+   * ('latest' as of this call). Seeked on first join, so records produced after consume()
+   * resolves are never skipped by a later "latest" lookup.
+   */
+  async #latestPins(spec: GroupSpec): Promise<Map<string, string>> {
+    const pins = new Map<string, string>();
+    const { admin } = await this.#ready();
+    try {
+      const { groups } = await admin.describeGroups([spec.group]);
+      if (!IDLE_GROUP_STATES.has(groups[0]?.state ?? 'Dead')) return pins;
+      const committed = await admin.fetchOffsets({ groupId: spec.group, topics: [...spec.topics] });
+      for (const { topic, partitions } of committed) {
+        const open = partitions.filter((p) => BigInt(p.offset) < 0n);
+        if (open.length === 0) continue;
+        const ends = await admin.fetchTopicOffsets(topic);
+        for (const p of open) {
+          const end = ends.find((e) => e.partition === p.partition);
+          if (end !== undefined) pins.set(tpKey(topic, p.partition), end.high);
+        }
+      }
+      return pins;
+    } catch (err) {
+      throw fromKafkaError(err, { operation: 'consume', group: spec.group });
+    }
+  }
+
+  /** A client whose id names the group and instance (bus spec T1: endpoint = service + instance). */
+  #consumerKafka(suffix: string): Kafka {
+    const o = this.#opts;
+    return new Kafka({
+      clientId: `${o.clientId}-${suffix}`.slice(0, 255),
+      brokers: [...o.brokers],
+      connectionTimeout: o.connectionTimeoutMs,
+      requestTimeout: o.requestTimeoutMs,
+      ...(o.ssl === undefined ? {} : { ssl: o.ssl }),
+      ...(o.sasl === undefined ? {} : { sasl: { ...o.sasl } as SASLOptions }),
+      retry: { retries: o.retries, initialRetryTime: o.initialRetryTimeMs, maxRetryTime: o.maxRetryTimeMs },
+      logLevel: toKafkaLogLevel(o.logLevel),
+      logCreator: kafkaLogCreator(o.logger, { transport: 'kafka', clientId: o.clientId, consumer: suffix }),
+    });
+  }
+}
+
+/**
+ * kafkajs calls its partitioner for every message; every message of ours already carries its
+ * partition (murmur2 for keys, round-robin for null keys), so this only passes it through.
+ */
+function explicitPartitioner(): (args: { message: { partition?: number } }) => number {
+  return ({ message }) => message.partition ?? 0;
+}
+
+/**
+ * kafkajs answers one RecordMetadata per partition written (with the base offset of that
+ * partition's batch); records of one partition are consecutive in input order, so each record's
+ * offset is the base plus its rank within its partition.
+ */
+function positionsInOrder(topic: string, messages: readonly Message[], metadata: readonly { partition: number; baseOffset?: string; offset?: string }[]): Position[] {
+  const next = new Map<number, bigint>();
+  for (const m of metadata) next.set(m.partition, BigInt(m.baseOffset ?? m.offset ?? '-1'));
+  return messages.map((msg) => {
+    const partition = msg.partition ?? -1;
+    const offset = next.get(partition);
+    if (offset === undefined || offset < 0n) {
+      throw new GatewayError('CEG_DELIVERY_TIMEOUT', `broker acknowledged ${topic} without an offset for partition ${partition}`, {
+        retriable: true,
+        details: { topic, partition, indeterminate: true },
+      });
+    }
+    next.set(partition, offset + 1n);
+    return Object.freeze({ topic, partition, offset });
+  });
+}
+
+function raceAbort<T>(work: Promise<T>, signal: AbortSignal | undefined, onAbort: () => Error): Promise<T> {
+  if (signal === undefined) return work;
+  return new Promise<T>((resolve, reject) => {
+    const abort = (): void => reject(onAbort());
+    if (signal.aborted) {
+      work.catch(() => undefined); // the send goes on; its outcome is indeterminate to the caller
+      abort();
+      return;
+    }
+    signal.addEventListener('abort', abort, { once: true });
+    work.then(
+      (v) => {
+        signal.removeEventListener('abort', abort);
+        resolve(v);
+      },
+      (err: unknown) => {
+        signal.removeEventListener('abort', abort);
+        reject(err instanceof Error ? err : new Error(String(err)));
+      },
+    );
+  });
+}
+
+/** A function, so the compiler does not assume the flag cannot change between two awaits. */
+function isAborted(signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true;
+}
+
+function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
+
+function isTopicExists(err: unknown): boolean {
+  const e = err as { type?: unknown; errors?: unknown } | null;
+  if (e?.type === 'TOPIC_ALREADY_EXISTS') return true;
+  return Array.isArray(e?.errors) && e.errors.length > 0 && e.errors.every((x: { type?: unknown }) => x.type === 'TOPIC_ALREADY_EXISTS');
+}
+
+function unknownTopicError(topic: string): Error & { type: string } {
+  return Object.assign(new Error(`unknown topic ${topic}`), { type: 'UNKNOWN_TOPIC_OR_PARTITION' });
+}

@@ -1,0 +1,56 @@
+import { logLevel } from 'kafkajs';
+import type { LogEntry, logCreator } from 'kafkajs';
+
+/** The logger shape the transport writes to; pino's `Logger` satisfies it. */
+export interface TransportLogger {
+  debug(obj: Record<string, unknown>, msg: string): void;
+  info(obj: Record<string, unknown>, msg: string): void;
+  warn(obj: Record<string, unknown>, msg: string): void;
+  error(obj: Record<string, unknown>, msg: string): void;
+}
+
+/** Levels of kafkajs's own log that reach the logger; everything above the level is dropped. */
+export type KafkaLogLevel = 'nothing' | 'error' | 'warn' | 'info' | 'debug';
+
+/** A logger that drops everything (the default: no console noise from the library). */
+export const silentLogger: TransportLogger = Object.freeze({
+  debug: () => undefined,
+  info: () => undefined,
+  warn: () => undefined,
+  error: () => undefined,
+});
+
+export function toKafkaLogLevel(level: KafkaLogLevel): logLevel {
+  switch (level) {
+    case 'nothing': return logLevel.NOTHING;
+    case 'error': return logLevel.ERROR;
+    case 'warn': return logLevel.WARN;
+    case 'info': return logLevel.INFO;
+    case 'debug': return logLevel.DEBUG;
+  }
+}
+
+/**
+ * kafkajs warnings about choices made on purpose, logged at debug instead: bounded producer
+ * retries (a send must fail rather than hang; consumers dedup by source+id).
+ */
+const DEMOTED = new Set(['Limiting retries for the idempotent producer may invalidate EoS guarantees']);
+
+/**
+ * Routes kafkajs's log entries to `logger`, one call per entry: `(obj, msg)` with the entry's
+ * fields plus `kafkajs: <namespace>` and `base` (e.g. clientId). kafkajs filters by its own
+ * `logLevel` before calling this, so entries above the configured level cost nothing.
+ */
+export function kafkaLogCreator(logger: TransportLogger, base: Readonly<Record<string, unknown>>): logCreator {
+  return () => (entry: LogEntry) => {
+    const level = DEMOTED.has(entry.log.message) ? logLevel.DEBUG : entry.level;
+    const { message, timestamp: _timestamp, logger: _name, ...extra } = entry.log as Record<string, unknown> & { message: string };
+    const obj: Record<string, unknown> = { ...base, kafkajs: entry.namespace, ...extra };
+    switch (level) {
+      case logLevel.ERROR: logger.error(obj, message); return;
+      case logLevel.WARN: logger.warn(obj, message); return;
+      case logLevel.INFO: logger.info(obj, message); return;
+      default: logger.debug(obj, message);
+    }
+  };
+}

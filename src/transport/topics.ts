@@ -1,0 +1,80 @@
+import { GatewayError } from '../core/errors.js';
+import type { TopicSpec } from './port.js';
+
+/** Kafka's legal topic name: 1–249 of `[a-zA-Z0-9._-]`, not `.` or `..`. */
+const TOPIC_NAME = /^[a-zA-Z0-9._-]{1,249}$/;
+
+/** Kafka's default `max.message.bytes` (bytes) when a topic spec gives none. */
+export const DEFAULT_MAX_MESSAGE_BYTES = 1_048_588;
+
+/**
+ * Checks one topic spec before any adapter acts on it; reports every problem at once.
+ * Errors: `CEG_INVALID_NAME` (retriable: false) for an illegal name; `CEG_INVALID_OPTIONS`
+ *   (retriable: false) for partitions < 1, retention < −1 or a non-positive `maxMessageBytes`.
+ * Spec: Apache Kafka topic naming rules (`Topic.validate`); DESIGN "Kafka mapping" (strict charset).
+ */
+export function checkTopicSpec(spec: TopicSpec): void {
+  checkTopicName(spec.name);
+  const problems = [
+    !(Number.isInteger(spec.partitions) && spec.partitions >= 1) && 'partitions: integer ≥ 1',
+    !(Number.isInteger(spec.retentionMs) && spec.retentionMs >= -1) && 'retentionMs: integer ms ≥ −1',
+    !['delete', 'compact', 'compact,delete'].includes(spec.cleanupPolicy) && 'cleanupPolicy: delete | compact | compact,delete',
+    spec.maxMessageBytes !== undefined && !(Number.isInteger(spec.maxMessageBytes) && spec.maxMessageBytes > 0) && 'maxMessageBytes: integer bytes > 0',
+  ].filter((p): p is string => typeof p === 'string');
+  if (problems.length > 0) {
+    throw new GatewayError('CEG_INVALID_OPTIONS', `topic ${spec.name}: ${problems.join('; ')}`, {
+      retriable: false,
+      details: { topic: spec.name, problems },
+    });
+  }
+}
+
+/**
+ * Checks a topic name against Kafka's rules.
+ * Errors: `CEG_INVALID_NAME` (retriable: false).
+ * Spec: Apache Kafka `Topic.validate` (legal characters, length ≤ 249).
+ */
+export function checkTopicName(name: string): void {
+  if (!TOPIC_NAME.test(name) || name === '.' || name === '..') {
+    throw new GatewayError('CEG_INVALID_NAME', `illegal topic name: ${JSON.stringify(name)}`, {
+      retriable: false,
+      details: { topic: name },
+    });
+  }
+}
+
+/** The error for a topic that does not exist (topics are never auto-created). */
+export function unknownTopic(topic: string): GatewayError {
+  return new GatewayError('CEG_INVALID_NAME', `unknown topic ${topic} (topics are not auto-created; ensureTopics first)`, {
+    retriable: false,
+    details: { topic },
+  });
+}
+
+/** The error for a transport used after close(). */
+export function closedTransport(kind: string): GatewayError {
+  return new GatewayError('CEG_CLOSED', `${kind} transport is closed`, { retriable: false, details: { transport: kind } });
+}
+
+/**
+ * The error for a produce the caller stopped waiting for.
+ * `indeterminate`: true when the records may still land (the send was already under way).
+ */
+export function abortedProduce(topic: string, indeterminate: boolean, cause?: unknown): GatewayError {
+  return new GatewayError('CEG_DELIVERY_TIMEOUT', `produce to ${topic} aborted by the caller${indeterminate ? ' (records may still land)' : ''}`, {
+    retriable: true,
+    cause,
+    details: { topic, indeterminate },
+  });
+}
+
+/**
+ * The error for an offset reset on a group that still has members.
+ * Errors: `CEG_INVALID_OPTIONS` (retriable: true — it succeeds once the members have stopped).
+ */
+export function groupBusy(group: string, topic: string, state: string): GatewayError {
+  return new GatewayError('CEG_INVALID_OPTIONS', `group ${group} is ${state}; stop its members before resetting offsets`, {
+    retriable: true,
+    details: { group, topic, state },
+  });
+}

@@ -1,0 +1,329 @@
+/**
+ * One contract for every Transport adapter (bus spec T3, T14): the memory and Kafka adapters must
+ * pass the same cases with the same exact counts and values.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { isGatewayError } from '../../src/core/errors.js';
+import { partitionForKey } from '../../src/transport/partitioner.js';
+import type { Consumption, GroupSpec, OutboundRecord, RecordHeader, Transport, TransportRecord } from '../../src/transport/port.js';
+import { waitFor } from '../helpers/wait.js';
+
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+const bytes = (s: string): Uint8Array => enc.encode(s);
+const text = (b: Uint8Array | null): string | null => (b === null ? null : dec.decode(b));
+const rec = (key: string | null, value: string | null, headers: RecordHeader[] = []): OutboundRecord => ({
+  key: key === null ? null : bytes(key),
+  value: value === null ? null : bytes(value),
+  headers,
+});
+const unique = (prefix: string): string => `${prefix}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+const values = (rs: readonly TransportRecord[]): (string | null)[] => rs.map((r) => text(r.value));
+
+export interface ContractOptions {
+  /** Per-case timeout for the adapter (ms); a real broker needs longer for rebalances. */
+  readonly timeoutMs?: number;
+}
+
+export function transportContract(name: string, make: () => Promise<Transport>, opts: ContractOptions = {}): void {
+  const timeout = opts.timeoutMs ?? 10_000;
+  const waitMs = Math.max(5_000, timeout - 5_000);
+
+  describe(`Transport contract: ${name}`, () => {
+    let t: Transport;
+    const running: Consumption[] = [];
+
+    /** A fresh topic for one case. */
+    async function topic(partitions: number): Promise<string> {
+      const name = unique('contract');
+      await t.ensureTopics([{ name, partitions, retentionMs: -1, cleanupPolicy: 'delete' }]);
+      return name;
+    }
+
+    /** Starts a consumption that collects every record it handles. */
+    async function collect(spec: GroupSpec, onRecord?: (r: TransportRecord) => Promise<void>): Promise<{ c: Consumption; got: TransportRecord[] }> {
+      const got: TransportRecord[] = [];
+      const c = await t.consume(spec, async (r) => {
+        if (onRecord) await onRecord(r);
+        got.push(r);
+      });
+      running.push(c);
+      return { c, got };
+    }
+
+    const until = (what: string, check: () => boolean): Promise<true> => waitFor(what, () => check() || undefined, waitMs, 20);
+
+    beforeEach(async () => {
+      t = await make();
+      running.length = 0;
+    });
+
+    afterEach(async () => {
+      await Promise.all(running.map((c) => c.stop()));
+      await t.close();
+    });
+
+    it('reports its kind and health', async () => {
+      expect(t.kind).toBe(name);
+      expect(await t.isHealthy()).toBe(true);
+    });
+
+    it('returns one position per record, in input order, with consecutive offsets per partition', async () => {
+      const tp = await topic(3);
+      const positions = await t.produce(tp, [0, 0, 1, 0, 2].map((partition, i) => ({ ...rec(null, `v${i}`), partition })));
+      expect(positions.map((p) => [p.topic, p.partition, p.offset])).toEqual([
+        [tp, 0, 0n], [tp, 0, 1n], [tp, 1, 0n], [tp, 0, 2n], [tp, 2, 0n],
+      ]);
+      const more = await t.produce(tp, [{ ...rec(null, 'v5'), partition: 0 }]);
+      expect(more).toEqual([{ topic: tp, partition: 0, offset: 3n }]);
+    }, timeout);
+
+    it('places keyed records with the murmur2 partitioner', async () => {
+      const tp = await topic(3);
+      expect(await t.partitionCount(tp)).toBe(3);
+      const keys = ['EUR-USD_H4', 'GBP-JPY_M15', 'ü-€-漢字', 'a', '', 'XAU-USD_D1', '😀'];
+      const positions = await t.produce(tp, keys.map((k) => rec(k, k)));
+      expect(positions.map((p) => p.partition)).toEqual(keys.map((k) => partitionForKey(bytes(k), 3)));
+      // The expected placement is known independently of the adapter (kafka-clients 4.1.1 agrees).
+      expect(positions[0]!.partition).toBe(partitionForKey(bytes('EUR-USD_H4'), 3));
+    }, timeout);
+
+    it('keeps one key on one partition in order, one record in flight per partition', async () => {
+      const tp = await topic(3);
+      const key = 'EUR-USD_H4';
+      const expected = partitionForKey(bytes(key), 3);
+      const first = await t.produce(tp, Array.from({ length: 6 }, (_, i) => rec(key, `m${i}`)));
+      const second = await t.produce(tp, Array.from({ length: 4 }, (_, i) => rec(key, `m${i + 6}`)));
+      const all = [...first, ...second];
+      expect(new Set(all.map((p) => p.partition))).toEqual(new Set([expected]));
+      expect(all.map((p) => p.offset)).toEqual(Array.from({ length: 10 }, (_, i) => BigInt(i)));
+
+      const inFlight = new Map<number, number>();
+      let maxInFlight = 0;
+      const { got } = await collect({ group: unique('g'), topics: [tp], startFrom: 'earliest' }, async (r) => {
+        const n = (inFlight.get(r.partition) ?? 0) + 1;
+        inFlight.set(r.partition, n);
+        maxInFlight = Math.max(maxInFlight, n);
+        await new Promise((resolve) => setImmediate(resolve));
+        inFlight.set(r.partition, n - 1);
+      });
+      await until('10 records', () => got.length >= 10);
+      expect(values(got)).toEqual(Array.from({ length: 10 }, (_, i) => `m${i}`));
+      expect(got.map((r) => r.partition)).toEqual(Array(10).fill(expected));
+      expect(got.map((r) => r.offset)).toEqual(Array.from({ length: 10 }, (_, i) => BigInt(i)));
+      expect(got.every((r) => r.topic === tp && text(r.key) === key)).toBe(true);
+      expect(maxInFlight).toBe(1);
+    }, timeout);
+
+    it('round-trips a tombstone (null value) and a null key', async () => {
+      const tp = await topic(1);
+      await t.produce(tp, [rec('gone', null), rec(null, 'keyless')]);
+      const { got } = await collect({ group: unique('g'), topics: [tp], startFrom: 'earliest' });
+      await until('2 records', () => got.length >= 2);
+      expect(got.map((r) => [text(r.key), r.value])).toEqual([['gone', null], [null, bytes('keyless')]]);
+      expect(got[0]!.value).toBeNull();
+      expect(got[1]!.key).toBeNull();
+    }, timeout);
+
+    it('keeps header order, repeated names and binary values', async () => {
+      const tp = await topic(1);
+      const headers: RecordHeader[] = [
+        ['ce_id', bytes('id-1')],
+        ['ce_type', bytes('com.example.bar')],
+        ['x-hop', bytes('first')],
+        ['x-hop', bytes('second')],
+        ['x-bin', Uint8Array.of(0, 255, 128, 10, 0)],
+        ['x-empty', new Uint8Array(0)],
+        ['x-ü', bytes('€')],
+      ];
+      const ts = 1_700_000_000_123;
+      await t.produce(tp, [{ ...rec('k', 'v', headers), timestampMs: ts }]);
+      const { got } = await collect({ group: unique('g'), topics: [tp], startFrom: 'earliest' });
+      await until('1 record', () => got.length >= 1);
+      const h = got[0]!.headers;
+      expect(h.map(([n]) => n)).toEqual(['ce_id', 'ce_type', 'x-hop', 'x-hop', 'x-bin', 'x-empty', 'x-ü']);
+      expect(h.map(([, v]) => Array.from(v))).toEqual(headers.map(([, v]) => Array.from(v)));
+      expect(h.every(([, v]) => v instanceof Uint8Array)).toBe(true);
+      expect(got[0]!.timestampMs).toBe(ts);
+    }, timeout);
+
+    it('resumes a group from its committed offset after stop (T4)', async () => {
+      const tp = await topic(1);
+      const group = unique('g');
+      await t.produce(tp, [rec('k', 'a1'), rec('k', 'a2'), rec('k', 'a3')]);
+      const first = await collect({ group, topics: [tp], startFrom: 'earliest' });
+      await until('3 records', () => first.got.length >= 3);
+      await first.c.stop();
+      await first.c.done;
+      expect(first.c.assignments()).toEqual([]);
+      expect(values(first.got)).toEqual(['a1', 'a2', 'a3']);
+
+      await t.produce(tp, [rec('k', 'b1'), rec('k', 'b2')]);
+      const second = await collect({ group, topics: [tp], startFrom: 'earliest' });
+      await t.produce(tp, [rec('k', 'end')]);
+      await until('the sentinel', () => values(second.got).includes('end'));
+      expect(values(second.got)).toEqual(['b1', 'b2', 'end']);
+      expect(second.got.map((r) => r.offset)).toEqual([3n, 4n, 5n]);
+    }, timeout);
+
+    it('starts a new group at latest or earliest as told (T5)', async () => {
+      const tp = await topic(2);
+      await t.produce(tp, [rec('x', 'old1'), rec('y', 'old2')]);
+      const latest = await collect({ group: unique('latest'), topics: [tp], startFrom: 'latest' });
+      const earliest = await collect({ group: unique('earliest'), topics: [tp], startFrom: 'earliest' });
+      const byDefault = await collect({ group: unique('default'), topics: [tp] });
+      await t.produce(tp, [rec('x', 'new1'), rec('y', 'new2')]);
+      await until('all three groups see both new records', () =>
+        [latest, earliest, byDefault].every((g) => values(g.got).includes('new1') && values(g.got).includes('new2')));
+      // Sentinel on each partition: once seen, nothing else can still be on its way.
+      await t.produce(tp, [0, 1].map((partition) => ({ ...rec(null, `end${partition}`), partition })));
+      await until('the sentinels', () => [latest, earliest, byDefault].every((g) => values(g.got).filter((v) => v?.startsWith('end')).length === 2));
+      const sorted = (g: { got: TransportRecord[] }): (string | null)[] => values(g.got).sort();
+      expect(sorted(latest)).toEqual(['end0', 'end1', 'new1', 'new2']);
+      expect(sorted(byDefault)).toEqual(['end0', 'end1', 'new1', 'new2']);
+      expect(sorted(earliest)).toEqual(['end0', 'end1', 'new1', 'new2', 'old1', 'old2']);
+    }, timeout);
+
+    it('splits partitions between two members of one group and rebalances when one leaves (T9)', async () => {
+      const tp = await topic(3);
+      const group = unique('g');
+      const a = await collect({ group, topics: [tp], startFrom: 'earliest', instanceId: 'a' });
+      const b = await collect({ group, topics: [tp], startFrom: 'earliest', instanceId: 'b' });
+      await until('a 2+1 split', () => {
+        const pa = a.c.assignments().map((x) => x.partition);
+        const pb = b.c.assignments().map((x) => x.partition);
+        return pa.length > 0 && pb.length > 0 && new Set([...pa, ...pb]).size === 3 && pa.length + pb.length === 3;
+      });
+      const ownedByA = new Set(a.c.assignments().map((x) => x.partition));
+      const ownedByB = new Set(b.c.assignments().map((x) => x.partition));
+      expect([ownedByA.size, ownedByB.size].sort()).toEqual([1, 2]);
+      expect(a.c.assignments().every((x) => x.topic === tp)).toBe(true);
+
+      const keys = Array.from({ length: 30 }, (_, i) => `key-${i}`);
+      await t.produce(tp, keys.map((k) => rec(k, k)));
+      await until('30 records between both', () => a.got.length + b.got.length >= 30);
+      const handled = [...values(a.got), ...values(b.got)].sort();
+      expect(handled).toEqual([...keys].sort());
+      expect(a.got.every((r) => ownedByA.has(r.partition))).toBe(true);
+      expect(b.got.every((r) => ownedByB.has(r.partition))).toBe(true);
+
+      // b leaves (committing what it handled); a takes over every partition.
+      await b.c.stop();
+      await until('a owns all 3 partitions', () => a.c.assignments().length === 3);
+      await t.produce(tp, [0, 1, 2].map((partition) => ({ ...rec(null, `after-${partition}`), partition })));
+      await until('3 more at a', () => values(a.got).filter((v) => v!.startsWith('after-')).length === 3);
+      const after = values(a.got).filter((v) => v!.startsWith('after-')).sort();
+      expect(after).toEqual(['after-0', 'after-1', 'after-2']);
+      // Nothing b had handled and committed came back to a.
+      expect(a.got.length + b.got.length).toBe(33);
+    }, timeout);
+
+    it('gives every record to each of two groups (T10)', async () => {
+      const tp = await topic(3);
+      const g1 = await collect({ group: unique('g1'), topics: [tp], startFrom: 'earliest' });
+      const g2 = await collect({ group: unique('g2'), topics: [tp], startFrom: 'earliest' });
+      const sent = Array.from({ length: 12 }, (_, i) => `r${i}`);
+      await t.produce(tp, sent.map((v, i) => rec(`k${i % 5}`, v)));
+      await until('12 records in each group', () => g1.got.length >= 12 && g2.got.length >= 12);
+      await t.produce(tp, [0, 1, 2].map((partition) => ({ ...rec(null, `end${partition}`), partition })));
+      await until('the sentinels', () => [g1, g2].every((g) => g.got.length >= 15));
+      const expected = [...sent, 'end0', 'end1', 'end2'].sort();
+      expect(values(g1.got).sort()).toEqual(expected);
+      expect(values(g2.got).sort()).toEqual(expected);
+    }, timeout);
+
+    it('stops on a handler rejection without committing the failed record', async () => {
+      const tp = await topic(1);
+      const group = unique('g');
+      await t.produce(tp, [rec('k', 'ok'), rec('k', 'boom'), rec('k', 'after')]);
+      const attempts: (string | null)[] = [];
+      const failure = new Error('handler failed');
+      const first = await collect({ group, topics: [tp], startFrom: 'earliest' }, (r) => {
+        attempts.push(text(r.value));
+        return text(r.value) === 'boom' ? Promise.reject(failure) : Promise.resolve();
+      });
+      await expect(first.c.done).rejects.toBe(failure);
+      expect(attempts).toEqual(['ok', 'boom']);
+      expect(values(first.got)).toEqual(['ok']);
+      await first.c.stop(); // idempotent after a failure
+
+      const second = await collect({ group, topics: [tp], startFrom: 'earliest' });
+      await until('2 records', () => second.got.length >= 2);
+      await t.produce(tp, [rec('k', 'end')]);
+      await until('the sentinel', () => values(second.got).includes('end'));
+      expect(values(second.got)).toEqual(['boom', 'after', 'end']);
+      expect(second.got[0]!.offset).toBe(1n);
+    }, timeout);
+
+    it('advances end offsets by the produced count', async () => {
+      const tp = await topic(3);
+      const before = await t.endOffsets(tp);
+      expect(before).toEqual([0, 1, 2].map((partition) => ({ partition, offset: 0n })));
+      const positions = await t.produce(tp, ['a', 'b', 'c', 'd', 'e'].map((k) => rec(k, k)));
+      const after = await t.endOffsets(tp);
+      expect(after.map((o) => o.partition)).toEqual([0, 1, 2]);
+      for (const { partition, offset } of after) {
+        expect(offset).toBe(BigInt(positions.filter((p) => p.partition === partition).length));
+      }
+      expect(after.reduce((n, o) => n + o.offset, 0n)).toBe(5n);
+    }, timeout);
+
+    it('never auto-creates a topic', async () => {
+      const missing = unique('missing');
+      const err: unknown = await t.produce(missing, [rec('k', 'v')]).then(() => undefined, (e: unknown) => e);
+      expect(isGatewayError(err, 'CEG_INVALID_NAME')).toBe(true);
+      expect(isGatewayError(err) && err.retriable).toBe(false);
+      const countErr: unknown = await t.partitionCount(missing).then(() => undefined, (e: unknown) => e);
+      expect(isGatewayError(countErr, 'CEG_INVALID_NAME')).toBe(true);
+      const again: unknown = await t.produce(missing, [rec('k', 'v')]).then(() => undefined, (e: unknown) => e);
+      expect(isGatewayError(again, 'CEG_INVALID_NAME')).toBe(true);
+    }, timeout);
+
+    it('leaves an existing topic as it is', async () => {
+      const tp = await topic(2);
+      await t.ensureTopics([{ name: tp, partitions: 5, retentionMs: 1000, cleanupPolicy: 'compact' }]);
+      expect(await t.partitionCount(tp)).toBe(2);
+    }, timeout);
+
+    it('replays from the earliest offset after resetOffsets, and from a given offset', async () => {
+      const tp = await topic(1);
+      const group = unique('g');
+      await t.produce(tp, [rec('k', 'r0'), rec('k', 'r1'), rec('k', 'r2')]);
+      const first = await collect({ group, topics: [tp], startFrom: 'earliest' });
+      await until('3 records', () => first.got.length >= 3);
+      const busy: unknown = await t.resetOffsets(group, tp, { kind: 'earliest' }).then(() => undefined, (e: unknown) => e);
+      expect(isGatewayError(busy)).toBe(true);
+      await first.c.stop();
+
+      await t.resetOffsets(group, tp, { kind: 'earliest' });
+      const replay = await collect({ group, topics: [tp], startFrom: 'latest' });
+      await until('3 replayed records', () => replay.got.length >= 3);
+      await replay.c.stop();
+      expect(values(replay.got)).toEqual(['r0', 'r1', 'r2']);
+
+      await t.resetOffsets(group, tp, { kind: 'offset', partition: 0, offset: 2n });
+      const fromTwo = await collect({ group, topics: [tp], startFrom: 'latest' });
+      await t.produce(tp, [rec('k', 'end')]);
+      await until('the sentinel', () => values(fromTwo.got).includes('end'));
+      expect(values(fromTwo.got)).toEqual(['r2', 'end']);
+    }, timeout);
+
+    it('rejects a produce whose signal is already aborted', async () => {
+      const tp = await topic(1);
+      const ac = new AbortController();
+      ac.abort();
+      const err: unknown = await t.produce(tp, [rec('k', 'v')], { signal: ac.signal }).then(() => undefined, (e: unknown) => e);
+      expect(isGatewayError(err, 'CEG_DELIVERY_TIMEOUT')).toBe(true);
+      expect(isGatewayError(err) && err.retriable).toBe(true);
+    }, timeout);
+
+    it('refuses work after close', async () => {
+      const tp = await topic(1);
+      await t.close();
+      const err: unknown = await t.produce(tp, [rec('k', 'v')]).then(() => undefined, (e: unknown) => e);
+      expect(isGatewayError(err, 'CEG_CLOSED')).toBe(true);
+      expect(await t.isHealthy()).toBe(false);
+      await t.close(); // idempotent
+    }, timeout);
+  });
+}

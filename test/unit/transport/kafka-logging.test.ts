@@ -1,0 +1,42 @@
+import { logLevel } from 'kafkajs';
+import { describe, expect, it } from 'vitest';
+import { kafkaLogCreator, toKafkaLogLevel } from '../../../src/transport/kafka/logging.js';
+import type { TransportLogger } from '../../../src/transport/kafka/logging.js';
+
+function recorder(): { logger: TransportLogger; lines: [string, Record<string, unknown>, string][] } {
+  const lines: [string, Record<string, unknown>, string][] = [];
+  const at = (level: string) => (obj: Record<string, unknown>, msg: string): void => void lines.push([level, obj, msg]);
+  return { logger: { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') }, lines };
+}
+
+describe('kafkaLogCreator', () => {
+  it('routes each kafkajs level to the logger with the entry fields and context', () => {
+    const { logger, lines } = recorder();
+    const log = kafkaLogCreator(logger, { clientId: 'c1' })(logLevel.WARN);
+    const entry = (level: logLevel, message: string, extra: Record<string, unknown> = {}): void =>
+      log({ namespace: 'Consumer', level, label: 'X', log: { timestamp: '2024-01-01T00:00:00Z', logger: 'kafkajs', message, ...extra } });
+    entry(logLevel.ERROR, 'crashed', { groupId: 'g' });
+    entry(logLevel.WARN, 'rebalancing');
+    entry(logLevel.INFO, 'joined');
+    entry(logLevel.DEBUG, 'fetch');
+    expect(lines).toEqual([
+      ['error', { clientId: 'c1', kafkajs: 'Consumer', groupId: 'g' }, 'crashed'],
+      ['warn', { clientId: 'c1', kafkajs: 'Consumer' }, 'rebalancing'],
+      ['info', { clientId: 'c1', kafkajs: 'Consumer' }, 'joined'],
+      ['debug', { clientId: 'c1', kafkajs: 'Consumer' }, 'fetch'],
+    ]);
+  });
+
+  it('demotes the warning about bounded idempotent-producer retries to debug', () => {
+    const { logger, lines } = recorder();
+    kafkaLogCreator(logger, {})(logLevel.WARN)({
+      namespace: 'Producer', level: logLevel.WARN, label: 'WARN',
+      log: { timestamp: 't', message: 'Limiting retries for the idempotent producer may invalidate EoS guarantees' },
+    });
+    expect(lines.map(([level]) => level)).toEqual(['debug']);
+  });
+
+  it('maps level names to kafkajs levels', () => {
+    expect(['nothing', 'error', 'warn', 'info', 'debug'].map((l) => toKafkaLogLevel(l as 'warn'))).toEqual([0, 1, 2, 4, 5]);
+  });
+});
