@@ -39,7 +39,7 @@ async function kcatRecord(topic: string, partition: number, offset: string): Pro
   const base = ['-C', '-b', broker, '-t', topic, '-p', String(partition), '-o', offset, '-c', '1', '-e', '-q'];
   const { stdout } = await run('kcat', [...base, '-J']);
   const raw = await new Promise<Buffer>((resolve, reject) => {
-    execFile('kcat', [...base, '-f', '%s'], { encoding: 'buffer' }, (err, out) => (err ? reject(err) : resolve(out)));
+    execFile('kcat', [...base, '-f', '%s'], { encoding: 'buffer' }, (err, out) => (err ? reject(new Error(err.message)) : resolve(out)));
   });
   return { meta: JSON.parse(stdout) as KcatRecord, value: raw };
 }
