@@ -74,7 +74,8 @@ function withSecretFiles(vars: Record<string, string | undefined>): Record<strin
   const out = { ...vars };
   for (const n of SECRET_NAMES) {
     const file = vars[`${n}_FILE`];
-    if (file !== undefined && vars[n] === undefined) {
+    // An empty variable counts as unset (as everywhere here), so it does not hide its _FILE.
+    if (file !== undefined && file !== '' && (vars[n] === undefined || vars[n] === '')) {
       try {
         out[n] = readFileSync(file, 'utf8').trim();
       } catch (err) {
@@ -92,16 +93,17 @@ function withSecretFiles(vars: Record<string, string | undefined>): Record<strin
  *   secrets are never echoed).
  */
 export function loadConfig(vars: Record<string, string | undefined>): Config {
-  const parsed = schema.safeParse(withSecretFiles(vars));
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
-    throw new GatewayError('CEG_INVALID_OPTIONS', `invalid configuration: ${problems.join('; ')}`, { retriable: false, details: { problems } });
-  }
+  const raw = withSecretFiles(vars);
+  const parsed = schema.safeParse(raw);
+  // Each problem starts with the variable's name (an entry of a list is named after it).
+  const problems = parsed.success
+    ? []
+    : parsed.error.issues.map((i) => `${String(i.path[0])}: ${i.path.length > 1 ? `entry ${i.path.slice(1).join('.')}: ` : ''}${i.message}`);
+  // Combination rules are checked on the raw values too, so they are reported with the rest.
+  if (raw.KAFKA_SASL_MECHANISM && (!raw.KAFKA_SASL_USERNAME || !raw.KAFKA_SASL_PASSWORD)) problems.push('KAFKA_SASL_MECHANISM needs KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD');
+  if (Boolean(raw.SCHEMA_REGISTRY_USERNAME) !== Boolean(raw.SCHEMA_REGISTRY_PASSWORD)) problems.push('SCHEMA_REGISTRY_USERNAME and SCHEMA_REGISTRY_PASSWORD go together');
+  if (!parsed.success || problems.length > 0) throw new GatewayError('CEG_INVALID_OPTIONS', `invalid configuration: ${problems.join('; ')}`, { retriable: false, details: { problems } });
   const e = parsed.data;
-  const problems: string[] = [];
-  if (e.KAFKA_SASL_MECHANISM && (!e.KAFKA_SASL_USERNAME || !e.KAFKA_SASL_PASSWORD)) problems.push('KAFKA_SASL_MECHANISM needs KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD');
-  if (Boolean(e.SCHEMA_REGISTRY_USERNAME) !== Boolean(e.SCHEMA_REGISTRY_PASSWORD)) problems.push('SCHEMA_REGISTRY_USERNAME and SCHEMA_REGISTRY_PASSWORD go together');
-  if (problems.length > 0) throw new GatewayError('CEG_INVALID_OPTIONS', `invalid configuration: ${problems.join('; ')}`, { retriable: false, details: { problems } });
 
   const publicHost = e.HOST === '0.0.0.0' || e.HOST === '::' ? '127.0.0.1' : e.HOST;
   const config: Config = {

@@ -42,7 +42,9 @@ export function retryPolicy(o: RetryPolicyOptions): RetryPolicy {
   return Object.freeze({
     maxAttempts: o.maxAttempts,
     delayMs(attempt: number): number {
-      const base = Math.min(o.maxDelayMs, o.initialDelayMs * o.factor ** Math.max(0, attempt - 1));
+      // initialDelayMs 0 stays 0: 0 · factor^n is NaN once factor^n overflows to Infinity.
+      const grown = o.initialDelayMs === 0 ? 0 : o.initialDelayMs * o.factor ** Math.max(0, attempt - 1);
+      const base = Math.min(o.maxDelayMs, grown);
       return Math.round(base * (1 - o.jitter * random()));
     },
   });

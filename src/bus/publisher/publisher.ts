@@ -59,7 +59,8 @@ export class Publisher {
    * queued and `delivered` tells the outcome (bus spec P2).
    * Returns undefined — and publishes nothing — when the catalog says `publish: false` and no
    * override was asked for (bus spec P1).
-   * Errors (thrown at once, nothing queued): CEG_UNKNOWN_TYPE, CEG_INVALID_DATA (retriable: false);
+   * Errors (thrown at once, nothing queued): CEG_UNKNOWN_TYPE, CEG_INVALID_DATA, CEG_PAYLOAD_TOO_LARGE
+   *   (Avro data over the kind's `maxDataBytes`, bus spec M6) (retriable: false);
    *   CEG_QUEUE_FULL (retriable: true).
    */
   publish(kind: string, data: JsonValue, opts: PublishOptions = {}): PublishReceipt | undefined {
@@ -68,6 +69,14 @@ export class Publisher {
     if (binding === undefined) throw new GatewayError('CEG_UNKNOWN_TYPE', `unknown event kind "${kind}"`, { retriable: false, details: { attribute: 'type' } });
     if (!binding.kind.publish && opts.overridePublishPolicy !== true) return undefined;
     const value = this.#codec.encodeData(binding, data);
+    // The kind's size bound (M6) holds for library publishers as it does at HTTP ingress; 5 = frame header.
+    const bytes = value.length - 5;
+    if (bytes > binding.kind.maxDataBytes) {
+      throw new GatewayError('CEG_PAYLOAD_TOO_LARGE', `data is larger than the ${binding.kind.eventClass} bound of ${binding.kind.name}: ${bytes} > ${binding.kind.maxDataBytes} bytes (Avro)`, {
+        retriable: false,
+        details: { field: '/data', bytes, maxDataBytes: binding.kind.maxDataBytes },
+      });
+    }
     const handling = currentHandling();
     const id = randomUUID();
     const correlationid = opts.correlationid ?? handling?.correlationid ?? randomUUID();

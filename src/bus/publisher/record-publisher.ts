@@ -46,7 +46,14 @@ export class RecordPublisher {
   #drain: Promise<void> | undefined;
   #stats = { enqueued: 0, published: 0, failed: 0, rejected: 0, retried: 0 };
 
+  /** Errors: CEG_INVALID_OPTIONS (retriable: false) when queueCapacity or maxBatch is not an integer ≥ 1. */
   constructor(transport: Transport, opts: RecordPublisherOptions, log: Logger) {
+    const problems = [
+      !(Number.isInteger(opts.queueCapacity) && opts.queueCapacity >= 1) && 'queueCapacity: integer ≥ 1',
+      // maxBatch 0 would make the drain loop spin forever on an empty batch.
+      !(Number.isInteger(opts.maxBatch) && opts.maxBatch >= 1) && 'maxBatch: integer ≥ 1',
+    ].filter((p): p is string => typeof p === 'string');
+    if (problems.length > 0) throw new GatewayError('CEG_INVALID_OPTIONS', problems.join('; '), { retriable: false });
     this.#transport = transport;
     this.#opts = opts;
     this.#log = log;
@@ -91,7 +98,8 @@ export class RecordPublisher {
   }
 
   async #drainLoop(): Promise<void> {
-    while (this.#queue.size > 0) {
+    // After close() only the batch already taken finishes; close() fails what is still queued.
+    while (this.#queue.size > 0 && !this.#closing.signal.aborted) {
       const batch = this.#queue.takeUpTo(this.#opts.maxBatch);
       const byTopic = new Map<string, Pending[]>();
       for (const p of batch) {

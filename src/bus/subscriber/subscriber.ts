@@ -90,7 +90,7 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
         log.warn({ subscription: o.subscription, topic: record.topic, partition: record.partition, offset: record.offset.toString(), reason, attempts }, 'record dead-lettered');
         return;
       } catch (err) {
-        if (stopping.signal.aborted) throw err;
+        if (stopping.signal.aborted) throw stopping.signal.reason; // stopping: leave it uncommitted
         log.warn({ subscription: o.subscription, err: errorMessage(err), attempt }, 'dead-letter produce failed, retrying');
         await sleep(o.retry.delayMs(Math.min(attempt, 10)), stopping.signal);
       }
@@ -98,7 +98,7 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
   }
 
   async function onRecord(record: TransportRecord): Promise<void> {
-    const firstFailureMs = Date.now();
+    let firstFailureMs: number | undefined; // when the record first failed (dlq_first_failure_time)
     // Decoding: poison is dead-lettered at once; an unreachable registry is retried without limit.
     let event: Envelope;
     for (let attempt = 1; ; attempt++) {
@@ -106,12 +106,13 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
         event = await codec.fromRecord(record);
         break;
       } catch (err) {
+        firstFailureMs ??= Date.now();
         if (err instanceof GatewayError && err.retriable && !stopping.signal.aborted) {
           log.warn({ subscription: o.subscription, code: err.code, attempt }, 'decode failed transiently, retrying');
           await sleep(o.retry.delayMs(Math.min(attempt, 10)), stopping.signal);
           continue;
         }
-        if (err instanceof GatewayError && err.retriable) throw err; // stopping: leave it uncommitted
+        if (err instanceof GatewayError && err.retriable) throw stopping.signal.reason; // stopping: leave it uncommitted
         await deadLetter(record, `poison: ${errorMessage(err)}`, 1, firstFailureMs);
         return;
       }
@@ -129,12 +130,13 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
         stats.handled++;
         return;
       } catch (err) {
+        firstFailureMs ??= Date.now();
         const permanent = err instanceof GatewayError && !err.retriable;
         if (permanent || attempt >= o.retry.maxAttempts) {
           await deadLetter(record, permanent ? `handler refused: ${errorMessage(err)}` : `retries exhausted after ${attempt} attempts: ${errorMessage(err)}`, attempt, firstFailureMs);
           return;
         }
-        if (stopping.signal.aborted) throw err;
+        if (stopping.signal.aborted) throw stopping.signal.reason; // stopping: leave it uncommitted
         stats.retried++;
         await sleep(o.retry.delayMs(attempt), stopping.signal);
       }
@@ -145,9 +147,15 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
     { group: o.subscription, topics: [...topics], startFrom: o.startFrom ?? 'latest', ...(o.instanceId === undefined ? {} : { instanceId: o.instanceId }) },
     onRecord,
   );
+  // Rejecting a record on purpose while stopping (so it stays uncommitted) is a normal stop, not a failure.
+  const done = consumption.done.catch((err: unknown) => {
+    if (stopping.signal.aborted && err === stopping.signal.reason) return;
+    throw err;
+  });
+  done.catch(() => undefined); // nobody has to observe `done`
   return {
     name: o.subscription,
-    done: consumption.done,
+    done,
     stats: () => ({ ...stats }),
     async unsubscribe() {
       stopping.abort(new GatewayError('CEG_CLOSED', 'subscription stopped', { retriable: true }));

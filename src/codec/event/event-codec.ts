@@ -109,12 +109,10 @@ export class EventCodec {
     try {
       data = decodeAvro(writer, body, reader);
     } catch (err) {
-      if (err instanceof GatewayError) throw err;
-      throw new GatewayError('CEG_DECODE_FAILED', `Avro decoding failed: ${errorMessage(err)}`, {
-        retriable: false,
-        cause: err,
-        details: { schemaId, topic: record.topic, partition: record.partition, offset: record.offset.toString() },
-      });
+      // Every decode failure names the schema and the record (codec/data errors do not know them).
+      const where = { schemaId, topic: record.topic, partition: record.partition, offset: record.offset.toString() };
+      if (err instanceof GatewayError) throw new GatewayError(err.code, err.message, { retriable: err.retriable, cause: err, details: { ...err.details, ...where } });
+      throw new GatewayError('CEG_DECODE_FAILED', `Avro decoding failed: ${errorMessage(err)}`, { retriable: false, cause: err, details: where });
     }
     return Object.freeze({ attributes: Object.freeze({ ...attributes }), data: Object.freeze({ kind: 'json' as const, value: data }) });
   }

@@ -4,7 +4,7 @@
  */
 import { GatewayError } from '../../core/errors.js';
 import type { Attributes, AttributeValue } from '../../envelope/types.js';
-import { canonicalString, parseAttribute } from '../../envelope/index.js';
+import { canonicalString, parseAttribute, requiredAttributes } from '../../envelope/index.js';
 import type { OutboundRecord, RecordHeader, TransportRecord } from '../../transport/port.js';
 
 const encoder = new TextEncoder();
@@ -55,7 +55,8 @@ export type RecordEvent =
 /**
  * Reads a consumed record's CloudEvent attributes (binary mode) or its structured body.
  * Errors: CEG_INVALID_EVENT (retriable: false) — a poison record — when a `ce_` header repeats,
- *   a header is not UTF-8, `ce_specversion` is missing, or an attribute has the wrong type.
+ *   a header is not UTF-8, a required attribute (`ce_specversion`, `ce_id`, `ce_source`, `ce_type`)
+ *   is missing, or an attribute has the wrong type.
  * Spec: CloudEvents Kafka protocol binding 1.0.2 §3.2 (binary), §3.3 (structured, detected by
  *   `content-type: application/cloudevents+json`).
  */
@@ -78,6 +79,10 @@ export function fromRecord(record: TransportRecord): RecordEvent {
     return { mode: 'structured', json: text(record.value, 'value', record) };
   }
   if (attrs.specversion === undefined) throw poison('not a CloudEvent: no ce_specversion header', record, { attribute: 'specversion' });
+  // The other required attributes too: without them the result would not be the Attributes it claims.
+  for (const name of requiredAttributes) {
+    if (attrs[name] === undefined) throw poison(`not a CloudEvent: no ce_${name} header`, record, { attribute: name });
+  }
   if (contentType !== undefined) attrs.datacontenttype = contentType;
   return { mode: 'binary', attributes: attrs as unknown as Attributes, value: record.value };
 }

@@ -81,7 +81,11 @@ export async function handleIngress(req: IncomingMessage, res: ServerResponse, d
       failure !== undefined && !failure.retriable
         ? failure
         : new GatewayError('CEG_DELIVERY_TIMEOUT', timedOut ? `the broker did not confirm within ${o.ackTimeoutMs} ms; retry the request (events not confirmed may still be stored: consumers drop duplicates by source+id)` : `the broker refused the events: ${failure?.message ?? ''}`, { retriable: true });
-    sendProblem(res, err, { retryAfterS: o.retryAfterS, extra: { stored: batch ? stored : stored.map(({ index: _i, ...e }) => e), notStored } });
+    // `index` only in batch mode, for stored and notStored alike (a single event has no position in a list).
+    sendProblem(res, err, {
+      retryAfterS: o.retryAfterS,
+      extra: { stored: batch ? stored : stored.map(({ index: _i, ...e }) => e), notStored: batch ? notStored : notStored.map(({ index: _i, ...e }) => e) },
+    });
   } catch (err) {
     if (!(err instanceof GatewayError)) deps.log.error({ err }, 'ingress: unexpected failure');
     sendProblem(res, err, { retryAfterS: o.retryAfterS });

@@ -1,0 +1,117 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startGateway } from '../helpers/gateway.js';
+import type { TestGateway } from '../helpers/gateway.js';
+import { PRICE_LOADING_COMPLETED, PRICE_TOPIC, structuredPriceEvent } from '../fixtures/events.js';
+import { post } from './helpers.js';
+
+let gw: TestGateway;
+beforeAll(async () => {
+  gw = await startGateway({ stack: false });
+});
+afterAll(async () => {
+  await gw.close();
+});
+
+async function get(path: string): Promise<{ status: number; type: string; text: string }> {
+  const res = await fetch(`${gw.url}${path}`);
+  return { status: res.status, type: res.headers.get('content-type') ?? '', text: await res.text() };
+}
+
+describe('GET /catalog', () => {
+  it('lists every kind with its public fields', async () => {
+    const r = await get('/catalog');
+    expect(r.status).toBe(200);
+    expect(r.type).toContain('application/json');
+    const body = JSON.parse(r.text) as { kinds: Record<string, unknown>[] };
+    expect(body.kinds).toHaveLength(6);
+    const price = body.kinds.find((k) => k.eventId === PRICE_LOADING_COMPLETED)!;
+    expect(price).toEqual({
+      eventId: PRICE_LOADING_COMPLETED,
+      name: 'PriceLoadingCompleted',
+      description: 'A price load for one instrument and timeframe finished (PDSP).',
+      topic: PRICE_TOPIC,
+      subject: `${PRICE_TOPIC}-value`,
+      keyFields: ['instrument', 'timeframe'],
+      eventClass: 'notification',
+      maxDataBytes: 1024,
+      publish: true,
+      owner: 'pdsp',
+      compatibility: 'FULL_TRANSITIVE',
+    });
+    expect(body.kinds.map((k) => k.name)).toEqual(gw.gateway.catalog.kinds.map((k) => k.name));
+  });
+});
+
+describe('GET /schemas/ids/:id', () => {
+  it('serves the registered schema text that dataschema points at', async () => {
+    const binding = gw.gateway.codec().binding(PRICE_LOADING_COMPLETED)!;
+    const r = await get(`/schemas/ids/${binding.schema.id}`);
+    expect(r.status).toBe(200);
+    expect(r.type).toContain('application/json');
+    expect(r.text).toBe(binding.kind.schema);
+    expect(gw.gateway.config.dataschemaBase.endsWith('/schemas/ids/')).toBe(true);
+  });
+
+  it('an unknown id is a 404 problem+json naming the id', async () => {
+    const r = await get('/schemas/ids/999999');
+    expect(r.status).toBe(404);
+    expect(r.type).toContain('application/problem+json');
+    const p = JSON.parse(r.text) as Record<string, unknown>;
+    expect(p).toMatchObject({ type: 'urn:ce-gateway:error:CEG_NOT_FOUND', status: 404, code: 'CEG_NOT_FOUND', retriable: false, instance: '/schemas/ids/999999' });
+    expect(p.detail).toBe('no schema with id 999999');
+  });
+
+  it('an id that is not a non-negative integer is refused as a client error', async () => {
+    const r = await get('/schemas/ids/abc');
+    expect(r.status).toBe(400);
+    expect(r.type).toContain('application/problem+json');
+    expect(JSON.parse(r.text)).toMatchObject({ code: 'CEG_SCHEMA_NOT_FOUND', violations: [{ field: 'id', reason: 'schema id must be a non-negative integer' }] });
+  });
+});
+
+describe('routing', () => {
+  it('an unknown path is a 404 problem+json with the path as instance', async () => {
+    const r = await get('/nope?x=1');
+    expect(r.status).toBe(404);
+    expect(r.type).toContain('application/problem+json');
+    expect(JSON.parse(r.text)).toEqual({
+      type: 'urn:ce-gateway:error:CEG_NOT_FOUND',
+      title: 'Not found',
+      status: 404,
+      detail: 'no route GET /nope',
+      code: 'CEG_NOT_FOUND',
+      retriable: false,
+      instance: '/nope?x=1',
+    });
+  });
+
+  it('GET /events is not the ingress (404 problem)', async () => {
+    const r = await get('/events');
+    expect(r.status).toBe(404);
+    expect(r.type).toContain('application/problem+json');
+  });
+
+  it('POST /events?x=1 still reaches the ingress (query ignored)', async () => {
+    const res = await fetch(`${gw.url}/events?x=1`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'x' });
+    expect(res.status).toBe(415);
+  });
+
+  it('GET /healthz and /readyz', async () => {
+    expect(await get('/healthz')).toMatchObject({ status: 200, text: '{"status":"ok"}' });
+    const ready = await get('/readyz');
+    expect(ready.status).toBe(200);
+    expect(JSON.parse(ready.text)).toEqual({ status: 'ready', checks: { broker: true, schemaRegistry: true, bootstrapped: true } });
+  });
+
+  it('GET /metrics counts what the ingress published', async () => {
+    expect((await post(gw.url, structuredPriceEvent())).status).toBe(202);
+    const r = await get('/metrics');
+    expect(r.status).toBe(200);
+    expect(r.type).toContain('text/plain');
+    const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(r.text)?.[1]);
+    expect(value('ce_gateway_publish_acknowledged_total')).toBeGreaterThanOrEqual(1);
+    expect(value('ce_gateway_publish_enqueued_total')).toBe(value('ce_gateway_publish_acknowledged_total'));
+    expect(value('ce_gateway_publish_queue_records')).toBe(0);
+    expect(value('ce_gateway_ready')).toBe(1);
+  });
+});

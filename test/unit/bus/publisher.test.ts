@@ -1,0 +1,201 @@
+import { describe, expect, it } from 'vitest';
+import { Publisher, RecordPublisher, processRunId } from '../../../src/bus/publisher/index.js';
+import { runHandling } from '../../../src/bus/correlation/index.js';
+import type { Catalog } from '../../../src/catalog/index.js';
+import { GatewayError } from '../../../src/core/errors.js';
+import { retryPolicy } from '../../../src/core/retry.js';
+import type { JsonValue } from '../../../src/envelope/types.js';
+import { silentLogger } from '../../../src/observability/index.js';
+import { createMemoryTransport } from '../../../src/transport/index.js';
+import type { Transport, TransportRecord } from '../../../src/transport/port.js';
+import { PRICE_LOADING_COMPLETED, PRICE_TOPIC, priceLoaded } from '../../fixtures/events.js';
+import { catalogWithUnpublishedPrice, codecFixture, gate, ScriptedTransport, text } from './helpers.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+const BASE = 'http://gw.example/schemas/ids/';
+const data = priceLoaded() as unknown as JsonValue;
+
+async function setup(opts: { catalog?: Catalog; transport?: Transport; queueCapacity?: number } = {}) {
+  const fx = await codecFixture(opts.catalog);
+  const transport = opts.transport ?? createMemoryTransport();
+  await transport.ensureTopics(fx.catalog.topics);
+  const records = new RecordPublisher(
+    transport,
+    { queueCapacity: opts.queueCapacity ?? 100, maxBatch: 10, retry: retryPolicy({ maxAttempts: 2, initialDelayMs: 1, factor: 2, maxDelayMs: 10, jitter: 0 }) },
+    silentLogger(),
+  );
+  const publisher = new Publisher(fx.codec, records, { service: 'pdsp', instance: 'host-1', dataschemaBase: BASE });
+  return { ...fx, transport, records, publisher };
+}
+
+async function readAll(transport: Transport, topic: string, count: number): Promise<TransportRecord[]> {
+  const out: TransportRecord[] = [];
+  let done!: () => void;
+  const all = new Promise<void>((r) => (done = r));
+  const c = await transport.consume({ group: `reader-${Math.random()}`, topics: [topic], startFrom: 'earliest' }, (r) => {
+    out.push(r);
+    if (out.length === count) done();
+    return Promise.resolve();
+  });
+  await all;
+  await c.stop();
+  return out;
+}
+
+function caught(fn: () => unknown): GatewayError {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof GatewayError) return err;
+    throw err;
+  }
+  throw new Error('expected a GatewayError');
+}
+
+describe('Publisher.publish: the envelope is filled from the model and the process', () => {
+  it('fills id, source, type, time, dataschema, correlationid, runid, eventname, eventclass, schemaversion, partitionkey', async () => {
+    const { publisher, transport, codec, records } = await setup();
+    const latest = codec.binding(PRICE_LOADING_COMPLETED)!;
+    const receipt = publisher.publish('PriceLoadingCompleted', data, { time: new Date('2024-05-06T07:08:09.123Z'), subject: 'EUR/USD H4' })!;
+    expect(receipt.id).toMatch(UUID);
+    expect(receipt.correlationid).toMatch(UUID);
+    expect(receipt.correlationid).not.toBe(receipt.id);
+    const position = await receipt.delivered;
+    expect(position.topic).toBe(PRICE_TOPIC);
+
+    const [record] = await readAll(transport, PRICE_TOPIC, 1);
+    expect(record!.partition).toBe(position.partition);
+    expect(record!.offset).toBe(position.offset);
+    expect(text(record!.key)).toBe('EUR-USD_H4');
+    const env = await codec.fromRecord(record!);
+    expect(env.attributes).toEqual({
+      specversion: '1.0',
+      id: receipt.id,
+      source: 'urn:pdsp:host-1',
+      type: PRICE_LOADING_COMPLETED,
+      time: '2024-05-06T07:08:09.123Z',
+      subject: 'EUR/USD H4',
+      dataschema: `${BASE}${latest.schema.id}`,
+      correlationid: receipt.correlationid,
+      runid: processRunId,
+      eventname: 'PriceLoadingCompleted',
+      eventclass: 'notification',
+      schemaversion: 1,
+      partitionkey: 'EUR-USD_H4',
+      datacontenttype: 'application/avro',
+    });
+    expect(env.data?.kind === 'json' && env.data.value).toMatchObject({ instrument: 'EUR/USD', timeframe: 'H4', barsLoaded: 120 });
+    expect(processRunId).toMatch(UUID);
+    expect(records.stats()).toMatchObject({ enqueued: 1, published: 1 });
+  });
+
+  it('accepts the kind by eventId as well as by business name; time defaults to now in UTC', async () => {
+    const { publisher, transport, codec } = await setup();
+    const before = Date.now();
+    await publisher.publish(PRICE_LOADING_COMPLETED, data)!.delivered;
+    const [record] = await readAll(transport, PRICE_TOPIC, 1);
+    const env = await codec.fromRecord(record!);
+    expect(env.attributes.type).toBe(PRICE_LOADING_COMPLETED);
+    expect(env.attributes.time).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    expect(Date.parse(env.attributes.time!)).toBeGreaterThanOrEqual(before);
+    expect(env.attributes.subject).toBeUndefined();
+    expect(env.attributes.causationid).toBeUndefined();
+  });
+
+  it('starts a new correlation chain for each publish outside a handler', async () => {
+    const { publisher } = await setup();
+    const a = publisher.publish('PriceLoadingCompleted', data)!;
+    const b = publisher.publish('PriceLoadingCompleted', data)!;
+    expect(a.correlationid).not.toBe(b.correlationid);
+    expect(a.id).not.toBe(b.id);
+    await Promise.all([a.delivered, b.delivered]);
+  });
+
+  it('inside a handler inherits correlationid and traceparent and sets causationid to the handled event id', async () => {
+    const { publisher, transport, codec } = await setup();
+    const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    const receipt = await runHandling({ correlationid: 'corr-1', eventId: 'evt-parent', traceparent }, async () => {
+      await Promise.resolve(); // across an await
+      return publisher.publish('PriceLoadingCompleted', data)!;
+    });
+    expect(receipt.correlationid).toBe('corr-1');
+    await receipt.delivered;
+    const [record] = await readAll(transport, PRICE_TOPIC, 1);
+    const env = await codec.fromRecord(record!);
+    expect(env.attributes.correlationid).toBe('corr-1');
+    expect(env.attributes.causationid).toBe('evt-parent');
+    expect(env.attributes.traceparent).toBe(traceparent);
+  });
+
+  it('an explicit correlationid wins over the inherited one', async () => {
+    const { publisher } = await setup();
+    const receipt = runHandling({ correlationid: 'inherited', eventId: 'evt-0' }, () => publisher.publish('PriceLoadingCompleted', data, { correlationid: 'explicit' })!);
+    expect(receipt.correlationid).toBe('explicit');
+    await receipt.delivered;
+  });
+});
+
+describe('Publisher.publish: refusals', () => {
+  it('refuses an unknown kind with CEG_UNKNOWN_TYPE naming the type attribute; nothing queued', async () => {
+    const { publisher, records } = await setup();
+    const err = caught(() => publisher.publish('NoSuchKind', data));
+    expect(err.code).toBe('CEG_UNKNOWN_TYPE');
+    expect(err.retriable).toBe(false);
+    expect(err.details).toEqual({ attribute: 'type' });
+    expect(records.stats().enqueued).toBe(0);
+  });
+
+  it('refuses data that does not fit the schema with CEG_INVALID_DATA naming the field; nothing queued', async () => {
+    const { publisher, records } = await setup();
+    const err = caught(() => publisher.publish('PriceLoadingCompleted', { ...priceLoaded(), barsLoaded: 'many' }));
+    expect(err.code).toBe('CEG_INVALID_DATA');
+    expect(err.retriable).toBe(false);
+    expect(JSON.stringify(err.details)).toContain('/barsLoaded');
+    expect(records.stats().enqueued).toBe(0);
+  });
+
+  it('refuses data over the kind\'s maxDataBytes bound with CEG_PAYLOAD_TOO_LARGE; nothing queued', async () => {
+    const { publisher, records } = await setup();
+    const err = caught(() => publisher.publish('PriceLoadingCompleted', { ...priceLoaded(), barKey: 'x'.repeat(2000) }));
+    expect(err.code).toBe('CEG_PAYLOAD_TOO_LARGE');
+    expect(err.retriable).toBe(false);
+    expect(err.details.field).toBe('/data');
+    expect(records.stats().enqueued).toBe(0);
+  });
+
+  it('throws CEG_QUEUE_FULL (retriable) when the outbound queue has no room', async () => {
+    const transport = new ScriptedTransport();
+    const g = gate();
+    transport.steps.push({ wait: g.promise });
+    const { publisher, records } = await setup({ transport, queueCapacity: 1 });
+    const first = publisher.publish('PriceLoadingCompleted', data)!; // in flight
+    const second = publisher.publish('PriceLoadingCompleted', data)!; // queued
+    const err = caught(() => publisher.publish('PriceLoadingCompleted', data));
+    expect(err.code).toBe('CEG_QUEUE_FULL');
+    expect(err.retriable).toBe(true);
+    g.release();
+    await Promise.all([first.delivered, second.delivered]);
+    expect(records.stats()).toMatchObject({ published: 2, rejected: 1 });
+  });
+
+  it('a publish: false kind publishes nothing and returns undefined unless overridden', async () => {
+    const { publisher, records, transport } = await setup({ catalog: catalogWithUnpublishedPrice() });
+    expect(publisher.publish('PriceLoadingCompleted', data)).toBeUndefined();
+    expect(publisher.publish(PRICE_LOADING_COMPLETED, data)).toBeUndefined();
+    expect(records.stats().enqueued).toBe(0);
+    const forced = publisher.publish('PriceLoadingCompleted', data, { overridePublishPolicy: true });
+    expect(forced).toBeDefined();
+    await forced!.delivered;
+    const ends = await transport.endOffsets(PRICE_TOPIC);
+    expect(ends.reduce((n, e) => n + e.offset, 0n)).toBe(1n);
+  });
+
+  it('the delivered promise rejects with the transport error when the retry budget runs out', async () => {
+    const transport = new ScriptedTransport();
+    transport.alwaysFail.set(PRICE_TOPIC, new GatewayError('CEG_BROKER_UNAVAILABLE', 'down', { retriable: true }));
+    const { publisher, records } = await setup({ transport });
+    const receipt = publisher.publish('PriceLoadingCompleted', data)!;
+    await expect(receipt.delivered).rejects.toMatchObject({ code: 'CEG_BROKER_UNAVAILABLE' });
+    expect(records.stats()).toMatchObject({ failed: 1, retried: 1 });
+  });
+});

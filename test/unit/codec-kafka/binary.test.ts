@@ -1,0 +1,163 @@
+import { describe, expect, it } from 'vitest';
+import { GatewayError } from '../../../src/core/errors.js';
+import { HEADER_PREFIX, fromRecord, toBinaryRecord } from '../../../src/codec/kafka/index.js';
+import type { Attributes } from '../../../src/envelope/types.js';
+import type { RecordHeader, TransportRecord } from '../../../src/transport/port.js';
+
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+
+const attrs: Attributes = {
+  specversion: '1.0',
+  id: 'evt-1',
+  source: 'urn:pdsp:host-1',
+  type: '78b8fd47-3ff3-4881-9419-7bfe84ce89cb',
+  time: '2022-03-15T12:00:02.000+01:00',
+  datacontenttype: 'application/avro',
+  schemaversion: 3,
+  partitionkey: 'EUR-USD_H4',
+  eventname: 'PriceLoadingCompleted',
+};
+
+const asText = (headers: readonly RecordHeader[]): [string, string][] => headers.map(([k, v]) => [k, dec.decode(v)]);
+
+function record(headers: [string, string | Uint8Array][], value: Uint8Array | null = enc.encode('v')): TransportRecord {
+  return {
+    topic: 't',
+    partition: 2,
+    offset: 5n,
+    timestampMs: 0,
+    key: null,
+    value,
+    headers: headers.map(([k, v]) => [k, typeof v === 'string' ? enc.encode(v) : v] as const),
+  };
+}
+
+const required: [string, string][] = [
+  ['ce_specversion', '1.0'],
+  ['ce_id', 'e1'],
+  ['ce_source', 'urn:x'],
+  ['ce_type', 'k'],
+];
+
+function poison(fn: () => unknown): GatewayError {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof GatewayError) return err;
+    throw err;
+  }
+  throw new Error('expected a GatewayError');
+}
+
+describe('toBinaryRecord', () => {
+  it('writes one ce_<attribute> header per attribute with its canonical string, and content-type for datacontenttype', () => {
+    const r = toBinaryRecord({ ...attrs, flag: true, subject: undefined }, enc.encode('body'));
+    expect(HEADER_PREFIX).toBe('ce_');
+    expect(asText(r.headers)).toEqual([
+      ['ce_specversion', '1.0'],
+      ['ce_id', 'evt-1'],
+      ['ce_source', 'urn:pdsp:host-1'],
+      ['ce_type', '78b8fd47-3ff3-4881-9419-7bfe84ce89cb'],
+      ['ce_time', '2022-03-15T12:00:02.000+01:00'],
+      ['content-type', 'application/avro'],
+      ['ce_schemaversion', '3'],
+      ['ce_partitionkey', 'EUR-USD_H4'],
+      ['ce_eventname', 'PriceLoadingCompleted'],
+      ['ce_flag', 'true'],
+    ]);
+    for (const [, v] of r.headers) expect(v).toBeInstanceOf(Uint8Array);
+  });
+
+  it('keys the record by partitionkey (UTF-8), keeps the value, and takes the timestamp from time', () => {
+    const value = enc.encode('body');
+    const r = toBinaryRecord(attrs, value);
+    expect(r.key).toEqual(enc.encode('EUR-USD_H4'));
+    expect(r.value).toBe(value);
+    expect(r.timestampMs).toBe(Date.parse('2022-03-15T11:00:02.000Z'));
+    expect(r.partition).toBeUndefined();
+  });
+
+  it('has a null key without partitionkey, a null value for a tombstone, and timestamp now without time', () => {
+    const { partitionkey: _k, time: _t, ...rest } = attrs;
+    const before = Date.now();
+    const r = toBinaryRecord(rest, null);
+    expect(r.key).toBeNull();
+    expect(r.value).toBeNull();
+    expect(r.timestampMs).toBeGreaterThanOrEqual(before);
+    expect(r.timestampMs).toBeLessThanOrEqual(Date.now());
+    expect(r.headers.map(([k]) => k)).not.toContain('ce_time');
+  });
+});
+
+describe('fromRecord', () => {
+  it('round-trips toBinaryRecord: typed attributes back, content-type as datacontenttype', () => {
+    const out = toBinaryRecord(attrs, enc.encode('body'));
+    const read = fromRecord({ topic: 't', partition: 0, offset: 0n, timestampMs: 0, key: out.key, value: out.value, headers: out.headers });
+    expect(read).toEqual({ mode: 'binary', attributes: attrs, value: enc.encode('body') });
+    if (read.mode === 'binary') expect(read.attributes.schemaversion).toBe(3);
+  });
+
+  it('matches header names case-insensitively and ignores headers outside the binding', () => {
+    const read = fromRecord(record([['CE_SpecVersion', '1.0'], ['ce_id', 'e1'], ['Ce_Source', 'urn:x'], ['ce_type', 'k'], ['traceparent-raw', 'x'], ['Content-Type', 'application/json']]));
+    expect(read).toEqual({ mode: 'binary', attributes: { specversion: '1.0', id: 'e1', source: 'urn:x', type: 'k', datacontenttype: 'application/json' }, value: enc.encode('v') });
+  });
+
+  it('refuses a repeated ce_ header as poison: CEG_INVALID_EVENT, not retriable, naming the attribute and the record', () => {
+    const err = poison(() => fromRecord(record([...required, ['ce_id', 'e2']])));
+    expect(err.code).toBe('CEG_INVALID_EVENT');
+    expect(err.retriable).toBe(false);
+    expect(err.message).toBe('duplicate header ce_id');
+    expect(err.details).toEqual({ attribute: 'id', topic: 't', partition: 2, offset: '5' });
+  });
+
+  it('treats ce_id and CE_ID as the same header (a duplicate)', () => {
+    expect(poison(() => fromRecord(record([...required, ['CE_ID', 'e2']]))).details.attribute).toBe('id');
+  });
+
+  it('refuses a header that is not UTF-8', () => {
+    const err = poison(() => fromRecord(record([...required, ['ce_subject', new Uint8Array([0xff, 0xfe])]])));
+    expect(err.code).toBe('CEG_INVALID_EVENT');
+    expect(err.message).toContain('not valid UTF-8');
+  });
+
+  it('refuses a record without ce_specversion (not a CloudEvent)', () => {
+    const err = poison(() => fromRecord(record([['ce_id', 'e1'], ['ce_source', 'urn:x'], ['ce_type', 'k']])));
+    expect(err.code).toBe('CEG_INVALID_EVENT');
+    expect(err.details.attribute).toBe('specversion');
+  });
+
+  it.each(['id', 'source', 'type'])('refuses a binary record without the required ce_%s header', (name) => {
+    const err = poison(() => fromRecord(record(required.filter(([k]) => k !== `ce_${name}`))));
+    expect(err.code).toBe('CEG_INVALID_EVENT');
+    expect(err.details.attribute).toBe(name);
+  });
+
+  it('refuses an attribute whose header is not its canonical form (schemaversion "3.0")', () => {
+    const err = poison(() => fromRecord(record([...required, ['ce_schemaversion', '3.0']])));
+    expect(err.code).toBe('CEG_INVALID_EVENT');
+    expect(err.details.attribute).toBe('schemaversion');
+  });
+
+  it('detects structured mode by content-type application/cloudevents+json without ce_specversion', () => {
+    const json = JSON.stringify({ specversion: '1.0', id: 'e', source: 'urn:x', type: 'k' });
+    expect(fromRecord(record([['content-type', 'application/cloudevents+json; charset=utf-8']], enc.encode(json)))).toEqual({ mode: 'structured', json });
+    expect(fromRecord(record([['content-type', 'Application/CloudEvents+JSON']], enc.encode(json)))).toEqual({ mode: 'structured', json });
+  });
+
+  it('refuses a structured record without a value', () => {
+    const err = poison(() => fromRecord(record([['content-type', 'application/cloudevents+json']], null)));
+    expect(err.code).toBe('CEG_INVALID_EVENT');
+    expect(err.message).toBe('structured-mode record without a value');
+  });
+
+  it('reads a record with ce_ headers as binary even when content-type says cloudevents+json', () => {
+    const read = fromRecord(record([...required, ['content-type', 'application/cloudevents+json']]));
+    expect(read.mode).toBe('binary');
+  });
+
+  it('a binary tombstone keeps a null value', () => {
+    const read = fromRecord(record(required, null));
+    expect(read).toEqual({ mode: 'binary', attributes: { specversion: '1.0', id: 'e1', source: 'urn:x', type: 'k' }, value: null });
+  });
+});

@@ -1,0 +1,226 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { environment, loadConfig, readEnvFile } from '../../../src/config/index.js';
+import { GatewayError } from '../../../src/core/errors.js';
+
+function caught(fn: () => unknown): GatewayError {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof GatewayError) return err;
+    throw err;
+  }
+  throw new Error('expected a GatewayError');
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'ceg-config-'));
+function file(name: string, content: string): string {
+  const p = join(dir, name);
+  writeFileSync(p, content);
+  return p;
+}
+
+describe('loadConfig: defaults', () => {
+  it('runs on the embedded adapters with documented defaults when nothing is set', () => {
+    const c = loadConfig({});
+    expect(c.http).toEqual({ port: 8080, host: '127.0.0.1' });
+    expect(c.logLevel).toBe('info');
+    expect(c.service).toBe('ce-gateway');
+    expect(c.instance).toMatch(/^[A-Za-z0-9._-]{1,100}$/);
+    expect(c.kafka).toBeUndefined();
+    expect(c.registry).toBeUndefined();
+    expect(c.databaseUrl).toBeUndefined();
+    expect(c.catalogDir).toBeUndefined();
+    expect(c.dataschemaBase).toBe('http://127.0.0.1:8080/schemas/ids/');
+    expect(c.ingress).toEqual({ maxBodyBytes: 1_048_576, maxBatchEvents: 1000, ackTimeoutMs: 10_000, retryAfterS: 5 });
+    expect(c.publishQueueCapacity).toBe(10_000);
+    expect(c.readinessTimeoutMs).toBe(2000);
+  });
+
+  it('treats an empty variable as unset', () => {
+    const c = loadConfig({ PORT: '', LOG_LEVEL: '', KAFKA_BROKERS: '' });
+    expect(c.http.port).toBe(8080);
+    expect(c.logLevel).toBe('info');
+    expect(c.kafka).toBeUndefined();
+  });
+
+  it('is deeply frozen', () => {
+    const c = loadConfig({ KAFKA_BROKERS: 'k:9092' });
+    expect(Object.isFrozen(c)).toBe(true);
+    expect(Object.isFrozen(c.http)).toBe(true);
+    expect(Object.isFrozen(c.kafka)).toBe(true);
+    expect(Object.isFrozen(c.kafka!.brokers)).toBe(true);
+  });
+});
+
+describe('loadConfig: values', () => {
+  it('reads every variable into its typed place', () => {
+    const c = loadConfig({
+      PORT: '9000',
+      HOST: '0.0.0.0',
+      LOG_LEVEL: 'debug',
+      SERVICE_NAME: 'pdsp',
+      INSTANCE_ID: 'host-1',
+      KAFKA_BROKERS: 'k1:9092, k2.example:9093,,[::1]:9094',
+      KAFKA_CLIENT_ID: 'gw',
+      KAFKA_SSL: 'true',
+      KAFKA_SASL_MECHANISM: 'scram-sha-512',
+      KAFKA_SASL_USERNAME: 'u',
+      KAFKA_SASL_PASSWORD: 'p',
+      SCHEMA_REGISTRY_URL: 'https://reg.example/apis/ccompat/v7//',
+      SCHEMA_REGISTRY_USERNAME: 'ru',
+      SCHEMA_REGISTRY_PASSWORD: 'rp',
+      DATABASE_URL: 'postgresql://u:p@db/x',
+      CATALOG_DIR: '/srv/catalog',
+      INGRESS_MAX_BODY_BYTES: '2048',
+      INGRESS_MAX_BATCH_EVENTS: '7',
+      INGRESS_ACK_TIMEOUT_MS: '250',
+      INGRESS_RETRY_AFTER_S: '3',
+      PUBLISH_QUEUE_CAPACITY: '50',
+      READINESS_TIMEOUT_MS: '100',
+    });
+    expect(c.http).toEqual({ port: 9000, host: '0.0.0.0' });
+    expect(c.logLevel).toBe('debug');
+    expect(c.service).toBe('pdsp');
+    expect(c.instance).toBe('host-1');
+    expect(c.kafka).toEqual({ brokers: ['k1:9092', 'k2.example:9093', '[::1]:9094'], clientId: 'gw', ssl: true, sasl: { mechanism: 'scram-sha-512', username: 'u', password: 'p' } });
+    expect(c.registry).toEqual({ url: 'https://reg.example/apis/ccompat/v7', username: 'ru', password: 'rp' });
+    expect(c.databaseUrl).toBe('postgresql://u:p@db/x');
+    expect(c.catalogDir).toBe('/srv/catalog');
+    // A wildcard bind address is not reachable: dataschema points at loopback.
+    expect(c.dataschemaBase).toBe('http://127.0.0.1:9000/schemas/ids/');
+    expect(c.ingress).toEqual({ maxBodyBytes: 2048, maxBatchEvents: 7, ackTimeoutMs: 250, retryAfterS: 3 });
+    expect(c.publishQueueCapacity).toBe(50);
+    expect(c.readinessTimeoutMs).toBe(100);
+  });
+
+  it('brackets an IPv6 host in dataschemaBase; DATASCHEMA_BASE_URL wins when set', () => {
+    expect(loadConfig({ HOST: '::1', PORT: '81' }).dataschemaBase).toBe('http://[::1]:81/schemas/ids/');
+    expect(loadConfig({ DATASCHEMA_BASE_URL: 'https://gw.example/s/' }).dataschemaBase).toBe('https://gw.example/s/');
+  });
+
+  it('KAFKA_SSL false and no SASL by default when brokers are set', () => {
+    expect(loadConfig({ KAFKA_BROKERS: 'k:1' }).kafka).toEqual({ brokers: ['k:1'], clientId: 'ce-gateway', ssl: false, sasl: undefined });
+  });
+});
+
+describe('loadConfig: invalid variables', () => {
+  it('names every invalid variable at once (CEG_INVALID_OPTIONS, not retriable)', () => {
+    const err = caught(() =>
+      loadConfig({
+        PORT: 'eighty',
+        LOG_LEVEL: 'loud',
+        KAFKA_BROKERS: 'no-port',
+        KAFKA_SSL: 'yes',
+        SCHEMA_REGISTRY_URL: 'ftp://reg',
+        DATABASE_URL: 'mysql://u:hunter2@db/x',
+        INGRESS_MAX_BODY_BYTES: '0',
+        SERVICE_NAME: 'bad name!',
+      }),
+    );
+    expect(err.code).toBe('CEG_INVALID_OPTIONS');
+    expect(err.retriable).toBe(false);
+    const problems = err.details.problems as string[];
+    const named = problems.map((p) => p.slice(0, p.indexOf(':')));
+    expect(named.sort()).toEqual(['DATABASE_URL', 'INGRESS_MAX_BODY_BYTES', 'KAFKA_BROKERS', 'KAFKA_SSL', 'LOG_LEVEL', 'PORT', 'SCHEMA_REGISTRY_URL', 'SERVICE_NAME'].sort());
+    for (const n of named) expect(err.message).toContain(n);
+    expect(err.message).not.toContain('hunter2');
+  });
+
+  it.each([
+    [{ PORT: '65536' }, 'PORT'],
+    [{ PORT: '-1' }, 'PORT'],
+    [{ PORT: '80.5' }, 'PORT'],
+    [{ KAFKA_BROKERS: 'k:1,nohost' }, 'KAFKA_BROKERS'],
+    [{ KAFKA_SASL_MECHANISM: 'gssapi', KAFKA_SASL_USERNAME: 'u', KAFKA_SASL_PASSWORD: 'p' }, 'KAFKA_SASL_MECHANISM'],
+    [{ INGRESS_ACK_TIMEOUT_MS: 'soon' }, 'INGRESS_ACK_TIMEOUT_MS'],
+    [{ INSTANCE_ID: 'x'.repeat(101) }, 'INSTANCE_ID'],
+  ])('refuses %j naming %s', (vars, name) => {
+    const err = caught(() => loadConfig(vars));
+    expect((err.details.problems as string[]).map((p) => p.split(':')[0])).toEqual([name]);
+  });
+
+  it('SASL needs username and password; registry credentials go together', () => {
+    const err = caught(() => loadConfig({ KAFKA_BROKERS: 'k:1', KAFKA_SASL_MECHANISM: 'plain', KAFKA_SASL_USERNAME: 'u', SCHEMA_REGISTRY_URL: 'http://r', SCHEMA_REGISTRY_USERNAME: 'ru' }));
+    expect(err.details.problems).toEqual([
+      'KAFKA_SASL_MECHANISM needs KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD',
+      'SCHEMA_REGISTRY_USERNAME and SCHEMA_REGISTRY_PASSWORD go together',
+    ]);
+  });
+
+  it('reports the combination rules together with the invalid values (every problem at once)', () => {
+    const err = caught(() => loadConfig({ PORT: 'x', KAFKA_SASL_MECHANISM: 'plain' }));
+    const problems = err.details.problems as string[];
+    expect(problems.some((p) => p.startsWith('PORT:'))).toBe(true);
+    expect(problems).toContain('KAFKA_SASL_MECHANISM needs KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD');
+  });
+});
+
+describe('loadConfig: <NAME>_FILE secrets', () => {
+  it('reads a secret from its file, trimmed', () => {
+    const c = loadConfig({
+      KAFKA_BROKERS: 'k:1',
+      KAFKA_SASL_MECHANISM: 'plain',
+      KAFKA_SASL_USERNAME_FILE: file('user', 'svc\n'),
+      KAFKA_SASL_PASSWORD_FILE: file('pw', '  s3cret \n'),
+      DATABASE_URL_FILE: file('db', 'postgres://u:p@db/x\n'),
+    });
+    expect(c.kafka?.sasl).toEqual({ mechanism: 'plain', username: 'svc', password: 's3cret' });
+    expect(c.databaseUrl).toBe('postgres://u:p@db/x');
+  });
+
+  it('the variable itself wins over its _FILE', () => {
+    const c = loadConfig({ DATABASE_URL: 'postgres://env/x', DATABASE_URL_FILE: file('db2', 'postgres://file/x') });
+    expect(c.databaseUrl).toBe('postgres://env/x');
+  });
+
+  it('an empty variable does not hide its _FILE', () => {
+    const c = loadConfig({ DATABASE_URL: '', DATABASE_URL_FILE: file('db3', 'postgres://file/y') });
+    expect(c.databaseUrl).toBe('postgres://file/y');
+  });
+
+  it('an unreadable _FILE is CEG_INVALID_OPTIONS naming the variable', () => {
+    const err = caught(() => loadConfig({ SCHEMA_REGISTRY_PASSWORD_FILE: join(dir, 'missing') }));
+    expect(err.code).toBe('CEG_INVALID_OPTIONS');
+    expect(err.message).toContain('SCHEMA_REGISTRY_PASSWORD_FILE');
+  });
+
+  it('a secret read from a file is not echoed when it is invalid', () => {
+    const err = caught(() => loadConfig({ DATABASE_URL_FILE: file('db4', 'mysql://u:topsecret@db/x') }));
+    expect(err.message).toContain('DATABASE_URL');
+    expect(err.message).not.toContain('topsecret');
+  });
+});
+
+describe('env file', () => {
+  it('readEnvFile reads KEY=value lines, skipping blanks, comments and lines without a key', () => {
+    const p = file('env1', '# stack\nKAFKA_BROKERS=127.0.0.1:39092\n\n  PORT = 9000 \nURL=http://x/?a=b\n=nokey\njunk\n');
+    expect(readEnvFile(p)).toEqual({ KAFKA_BROKERS: '127.0.0.1:39092', PORT: '9000', URL: 'http://x/?a=b' });
+  });
+
+  it('environment(): the environment wins over the file, which fills the rest', () => {
+    const p = file('env2', 'PORT=1111\nLOG_LEVEL=debug\n');
+    const r = environment({ CE_GATEWAY_ENV_FILE: p, PORT: '2222' }, '/nowhere');
+    expect(r.file).toBe(p);
+    expect(r.vars.PORT).toBe('2222');
+    expect(r.vars.LOG_LEVEL).toBe('debug');
+    expect(loadConfig(r.vars).http.port).toBe(2222);
+  });
+
+  it('environment(): uses <cwd>/.stack/env by default and only the environment when it is absent', () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'ceg-cwd-'));
+    expect(environment({ PORT: '1' }, cwd)).toEqual({ vars: { PORT: '1' } });
+    const stack = join(cwd, '.stack');
+    mkdirSync(stack, { recursive: true });
+    writeFileSync(join(stack, 'env'), 'KAFKA_BROKERS=127.0.0.1:39092\n');
+    const r = environment({}, cwd);
+    expect(r.file).toBe(join(stack, 'env'));
+    expect(r.vars.KAFKA_BROKERS).toBe('127.0.0.1:39092');
+  });
+
+  it('environment(): a CE_GATEWAY_ENV_FILE naming a missing file is an error', () => {
+    expect(() => environment({ CE_GATEWAY_ENV_FILE: join(dir, 'nope') }, '/')).toThrow(/CE_GATEWAY_ENV_FILE/);
+  });
+});
