@@ -11,6 +11,7 @@ import { GatewayError, errorMessage } from '../../core/errors.js';
 import type { RetryPolicy } from '../../core/retry.js';
 import { sleep } from '../../core/retry.js';
 import type { EventCodec } from '../../codec/event/index.js';
+import { fromRecord } from '../../codec/kafka/index.js';
 import { assertTopicName } from '../../envelope/index.js';
 import type { Envelope } from '../../envelope/types.js';
 import type { Logger } from '../../observability/index.js';
@@ -50,6 +51,16 @@ export interface Subscription {
   unsubscribe(): Promise<void>;
 }
 
+/** The `type` of a binary-mode record, or undefined when its headers cannot tell (poison, structured). */
+function peekType(record: TransportRecord): string | undefined {
+  try {
+    const read = fromRecord(record);
+    return read.mode === 'binary' ? read.attributes.type : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export function deadLetterTopic(subscription: string): string {
   return `${subscription}.dlq`;
 }
@@ -58,6 +69,7 @@ const enc = new TextEncoder();
 
 export async function subscribe(transport: Transport, codec: EventCodec, log: Logger, o: SubscribeOptions): Promise<Subscription> {
   assertTopicName(deadLetterTopic(o.subscription));
+  if (o.kinds.length === 0) throw new GatewayError('CEG_INVALID_OPTIONS', 'kinds: at least one event kind', { retriable: false, details: { field: 'kinds' } });
   const eventIds = new Set<string>();
   const topics = new Set<string>();
   for (const k of o.kinds) {
@@ -100,6 +112,13 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
   async function onRecord(record: TransportRecord): Promise<void> {
     let firstFailureMs: number | undefined; // when the record first failed (dlq_first_failure_time)
     // Decoding: poison is dead-lettered at once; an unreachable registry is retried without limit.
+    // Records of kinds this subscription does not take are skipped before their data is decoded
+    // (and so are never dead-lettered here); poison headers fall through to the decoder below.
+    const peeked = peekType(record);
+    if (peeked !== undefined && !eventIds.has(peeked)) {
+      stats.skipped++;
+      return;
+    }
     let event: Envelope;
     for (let attempt = 1; ; attempt++) {
       try {

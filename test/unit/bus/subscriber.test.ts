@@ -64,7 +64,7 @@ describe('subscribe: handled', () => {
     const seen: { env: Envelope; ctx: DeliveryContext }[] = [];
     const s = await sub({ handler: (env, ctx) => { seen.push({ env, ctx }); return Promise.resolve(); } });
     const r1 = publisher.publish('PriceLoadingCompleted', data)!;
-    const r2 = publisher.publish('PriceLoadingCompleted', priceLoaded('GBP/USD') as unknown as JsonValue)!;
+    const r2 = publisher.publish('PriceLoadingCompleted', priceLoaded('GBP/USD'))!;
     const [p1, p2] = await Promise.all([r1.delivered, r2.delivered]);
     await waitFor('2 handled', () => s.stats().handled === 2, 5000, 5);
     const byId = new Map(seen.map((x) => [x.env.attributes.id, x]));
