@@ -1,0 +1,231 @@
+/**
+ * `npm run bench`: HTTP ingress of the gateway vs the raw kafkajs producer, in one run on the same
+ * broker (see BENCHMARKS.md).
+ *
+ * Four scenarios, each a warm-up then a measured window:
+ *   raw single     — kafkajs, 1 pre-encoded record per send, N sends in flight
+ *   gateway single — POST /events, structured mode, 1 event per request, N connections
+ *   raw batch      — kafkajs, B pre-encoded records per send, M sends in flight
+ *   gateway batch  — POST /events, application/cloudevents-batch+json of B events, M connections
+ * The gateway runs as a child process (`ce-gateway serve`); autocannon and the raw producer run
+ * here. The raw records are the same events encoded once by the gateway's own ingress code.
+ *
+ * Settings (environment): BENCH_CONNECTIONS (32), BENCH_BATCH_CONNECTIONS (8), BENCH_BATCH_SIZE
+ * (100), BENCH_DURATION_S (10), BENCH_WARMUP_S (2), BENCH_TSX=1 to run the gateway from src with tsx,
+ * BENCH_SCENARIOS (comma list of raw-single, gateway-single, raw-batch, gateway-batch; default all),
+ * BENCH_PROFILE_DIR (the gateway child writes a V8 .cpuprofile there on exit).
+ * Prints a Markdown table and writes bench/results/<timestamp>.json.
+ */
+import { mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { readStackEnv } from '../scripts/stack/index.js';
+import { BATCH, STRUCTURED, TOPIC, batchTemplates, rawRecords, singleTemplates } from './lib/events.js';
+import type { GatewayProcess } from './lib/gateway-process.js';
+import { procCpuMs, startGatewayProcess } from './lib/gateway-process.js';
+import { runHttpLoad } from './lib/http-load.js';
+import type { RawClient } from './lib/raw-load.js';
+import { PRODUCER_SETTINGS, connectRaw, runRawLoad } from './lib/raw-load.js';
+import type { Latency, ScenarioResult } from './lib/stats.js';
+import { formatTable, latencySummary, machineInfo } from './lib/stats.js';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+function intEnv(name: string, dflt: number): number {
+  const v = process.env[name];
+  if (v === undefined || v === '') return dflt;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number, got ${v}`);
+  return n;
+}
+
+const settings = {
+  connections: intEnv('BENCH_CONNECTIONS', 32),
+  batchConnections: intEnv('BENCH_BATCH_CONNECTIONS', 8),
+  batchSize: intEnv('BENCH_BATCH_SIZE', 100),
+  durationS: intEnv('BENCH_DURATION_S', 10),
+  warmupS: intEnv('BENCH_WARMUP_S', 2),
+} as const;
+
+/** Newest modification time under a folder, ms. */
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    newest = Math.max(newest, e.isDirectory() ? newestMtime(p) : statSync(p).mtimeMs);
+  }
+  return newest;
+}
+
+/** Runs the gateway from dist only when dist is at least as new as src (else tsx, with a note). */
+function preferTsx(): { tsx: boolean; note?: string } {
+  if (process.env.BENCH_TSX === '1') return { tsx: true, note: 'BENCH_TSX=1' };
+  const dist = join(ROOT, 'dist/cli/main.js');
+  try {
+    if (statSync(dist).mtimeMs < newestMtime(join(ROOT, 'src'))) return { tsx: true, note: 'dist is older than src (run `npm run build`): running src with tsx' };
+    return { tsx: false };
+  } catch {
+    return { tsx: true, note: 'no dist (run `npm run build`): running src with tsx' };
+  }
+}
+
+const log = (line: string): void => void process.stderr.write(`${line}\n`);
+const pct = (cpuMs: number, wallS: number): number => (cpuMs / (wallS * 1000)) * 100;
+/** Pause after each scenario, ms, before the topic's end offsets are read. */
+const SETTLE_MS = 1000;
+
+interface Probe {
+  readonly gw: GatewayProcess;
+  readonly raw: RawClient;
+  /** The broker's pid (stack pid file), for its CPU time; undefined when unknown. */
+  readonly brokerPid: number | undefined;
+}
+
+interface Window {
+  readonly ok: number;
+  readonly errors: number;
+  readonly elapsedS: number;
+  readonly latency: Latency;
+}
+
+/**
+ * Warm-up, then the measured window with CPU sampling of the three processes, then a settle pause
+ * so that late records (requests cut off when autocannon stops) land before the offsets are read.
+ */
+async function scenario(p: Probe, meta: { side: 'gateway' | 'raw'; mode: 'single' | 'batch'; concurrency: number; eventsPerRequest: number }, run: (durationS: number) => Promise<Window>): Promise<ScenarioResult> {
+  const before = await p.raw.endOffsetSum();
+  const warm = await run(settings.warmupS);
+  const gw0 = p.gw.cpuMs();
+  const broker0 = p.brokerPid === undefined ? Number.NaN : procCpuMs(p.brokerPid);
+  const me0 = process.cpuUsage();
+  const r = await run(settings.durationS);
+  const gwCpu = p.gw.cpuMs() - gw0;
+  const brokerCpu = p.brokerPid === undefined ? Number.NaN : procCpuMs(p.brokerPid) - broker0;
+  const me = process.cpuUsage(me0);
+  await new Promise((ok) => setTimeout(ok, SETTLE_MS));
+  const after = await p.raw.endOffsetSum();
+  const n = meta.eventsPerRequest;
+  const orNull = (cpuMs: number): number | null => (Number.isNaN(cpuMs) ? null : pct(cpuMs, r.elapsedS));
+  return {
+    name: `${meta.side === 'raw' ? 'raw kafkajs' : 'gateway'} ${meta.mode}`,
+    ...meta,
+    durationS: r.elapsedS,
+    requests: r.ok,
+    events: r.ok * n,
+    eventsPerS: (r.ok * n) / r.elapsedS,
+    requestsPerS: r.ok / r.elapsedS,
+    latencyMs: latencySummary(r.latency),
+    errors: r.errors + warm.errors,
+    cpu: { gatewayPct: orNull(gwCpu), benchPct: pct((me.user + me.system) / 1000, r.elapsedS), brokerPct: orNull(brokerCpu) },
+    recordsWritten: after - before,
+    eventsAcknowledged: (warm.ok + r.ok) * n,
+  };
+}
+
+function gatewayScenario(p: Probe, mode: 'single' | 'batch'): Promise<ScenarioResult> {
+  const single = mode === 'single';
+  const concurrency = single ? settings.connections : settings.batchConnections;
+  const load = {
+    url: p.gw.url,
+    contentType: single ? STRUCTURED : BATCH,
+    templates: single ? singleTemplates(360) : batchTemplates(36, settings.batchSize),
+    connections: concurrency,
+  };
+  return scenario(p, { side: 'gateway', mode, concurrency, eventsPerRequest: single ? 1 : settings.batchSize }, async (durationS) => {
+    const r = await runHttpLoad({ ...load, durationS });
+    if (Object.keys(r.statuses).length > 0) log(`  gateway ${mode}: non-2xx answers ${JSON.stringify(r.statuses)}`);
+    return r;
+  });
+}
+
+function rawScenario(p: Probe, mode: 'single' | 'batch'): Promise<ScenarioResult> {
+  const single = mode === 'single';
+  const concurrency = single ? settings.connections : settings.batchConnections;
+  const perSend = single ? 1 : settings.batchSize;
+  return scenario(p, { side: 'raw', mode, concurrency, eventsPerRequest: perSend }, (durationS) => runRawLoad(p.raw, { topic: TOPIC, concurrency, perSend, durationS }));
+}
+
+function brokerPid(pidFile: string | undefined): number | undefined {
+  try {
+    if (pidFile === undefined || pidFile === '') return undefined;
+    const pid = Number(readFileSync(pidFile, 'utf8').trim());
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function main(): Promise<void> {
+  const file = readStackEnv();
+  const brokers = process.env.KAFKA_BROKERS ?? file?.KAFKA_BROKERS;
+  const registryUrl = process.env.SCHEMA_REGISTRY_URL ?? file?.SCHEMA_REGISTRY_URL;
+  if (!brokers || !registryUrl) throw new Error('no stack: run `npm run stack:up` (or set KAFKA_BROKERS and SCHEMA_REGISTRY_URL)');
+  const brokerList = brokers.split(',').map((b) => b.trim());
+  for (const b of [...brokerList, new URL(registryUrl).host]) {
+    if (!/^(127\.0\.0\.1|localhost|\[::1\]):\d+$/.test(b)) throw new Error(`the bench runs on loopback only, got ${b}`);
+  }
+  const machine = machineInfo(process.env.KAFKA_LIBS ?? file?.KAFKA_LIBS);
+  const dataschemaBase = 'http://127.0.0.1:8080/schemas/ids/';
+  const how = preferTsx();
+  if (how.note !== undefined) log(`note: ${how.note}`);
+
+  log(`machine: ${machine.cpuModel}, ${machine.cores} cores, ${machine.memoryGiB} GiB, node ${machine.node}, Kafka ${machine.kafka}`);
+  log(`settings: ${JSON.stringify(settings)}`);
+  const gw = await startGatewayProcess({
+    root: ROOT,
+    env: { KAFKA_BROKERS: brokers, SCHEMA_REGISTRY_URL: registryUrl, LOG_LEVEL: 'warn', DATASCHEMA_BASE_URL: dataschemaBase },
+    readyTimeoutMs: 60_000,
+    preferTsx: how.tsx,
+    ...(process.env.BENCH_PROFILE_DIR ? { cpuProfileDir: resolve(process.env.BENCH_PROFILE_DIR) } : {}),
+  });
+  log(`gateway: ${gw.command} (pid ${gw.pid}) at ${gw.url}, ready`);
+  let raw: RawClient | undefined;
+  const results: ScenarioResult[] = [];
+  try {
+    const records = await rawRecords(1800, registryUrl, dataschemaBase);
+    raw = await connectRaw(brokerList, TOPIC, records);
+    const probe: Probe = { gw, raw, brokerPid: brokerPid(process.env.STACK_KAFKA_PID_FILE ?? file?.STACK_KAFKA_PID_FILE) };
+    const sample = raw.messages[0]!;
+    log(`record: key ${sample.key?.length ?? 0} B, value ${(sample.value as Buffer).length} B, ${Object.keys(sample.headers ?? {}).length} headers`);
+    const all: [string, () => Promise<ScenarioResult>][] = [
+      ['raw-single', () => rawScenario(probe, 'single')],
+      ['gateway-single', () => gatewayScenario(probe, 'single')],
+      ['raw-batch', () => rawScenario(probe, 'batch')],
+      ['gateway-batch', () => gatewayScenario(probe, 'batch')],
+    ];
+    const wanted = (process.env.BENCH_SCENARIOS ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+    const unknown = wanted.filter((w) => !all.some(([n]) => n === w));
+    if (unknown.length > 0) throw new Error(`BENCH_SCENARIOS: unknown ${unknown.join(', ')}`);
+    const plan = wanted.length === 0 ? all : all.filter(([n]) => wanted.includes(n));
+    for (const [name, run] of plan) {
+      log(`running ${name}: ${settings.warmupS} s warm-up + ${settings.durationS} s …`);
+      const res = await run();
+      results.push(res);
+      log(`  ${Math.round(res.eventsPerS)} events/s, p50 ${res.latencyMs.p50.toFixed(2)} ms, p99 ${res.latencyMs.p99.toFixed(2)} ms, errors ${res.errors}`);
+      if (res.recordsWritten !== res.eventsAcknowledged) log(`  note: the topic grew by ${res.recordsWritten} records for ${res.eventsAcknowledged} acknowledged events`);
+    }
+  } finally {
+    await raw?.close();
+    await gw.stop();
+  }
+
+  const table = formatTable(results);
+  process.stdout.write(`\nce-gateway ingress bench — ${new Date().toISOString()}\n`);
+  process.stdout.write(`machine: ${machine.cpuModel}, ${machine.cores} cores, ${machine.memoryGiB} GiB RAM, ${machine.platform}, node ${machine.node}, Kafka ${machine.kafka} (single broker on loopback); load generator on the same machine\n`);
+  process.stdout.write(`gateway: ${gw.command}, LOG_LEVEL=warn; producer: idempotent, maxInFlightRequests 1, acks -1, no compression\n\n${table}\n`);
+
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  const dir = join(ROOT, 'bench/results');
+  mkdirSync(dir, { recursive: true });
+  const out = join(dir, `${stamp}.json`);
+  writeFileSync(out, `${JSON.stringify({ at: new Date().toISOString(), machine, gateway: { command: gw.command, note: how.note ?? null }, settings, producer: PRODUCER_SETTINGS, results }, null, 2)}\n`);
+  process.stdout.write(`\nresults: ${out}\n`);
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(1);
+  },
+);

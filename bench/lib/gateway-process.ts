@@ -1,0 +1,117 @@
+/**
+ * The gateway under test as a separate child process (`ce-gateway serve`), on a free loopback
+ * port, with the stack's Kafka and registry; plus CPU-time sampling of that process from /proc.
+ */
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { resolve } from 'node:path';
+
+export interface GatewayProcess {
+  readonly url: string;
+  readonly pid: number;
+  /** How the child was started, for the report. */
+  readonly command: string;
+  /** User + system CPU time the child has used so far, ms (Linux /proc; NaN elsewhere). */
+  cpuMs(): number;
+  stop(): Promise<void>;
+}
+
+/** A free TCP port on 127.0.0.1 (asked from the kernel, then released). */
+export function freePort(): Promise<number> {
+  return new Promise((ok, fail) => {
+    const s = createServer();
+    s.once('error', fail);
+    s.listen(0, '127.0.0.1', () => {
+      const addr = s.address();
+      const port = typeof addr === 'object' && addr !== null ? addr.port : 0;
+      s.close(() => ok(port));
+    });
+  });
+}
+
+const CLK_TCK = 100; // Linux USER_HZ on every platform Node supports
+
+/** utime + stime of a process, ms, from /proc/<pid>/stat. */
+export function procCpuMs(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/**
+ * Starts the gateway: `node dist/cli/main.js serve` when built (`npm run build`), else
+ * `node --import tsx src/cli/main.ts serve`. Resolves when `GET /readyz` answers 200.
+ * Throws when the child exits early or is not ready within `readyTimeoutMs`.
+ */
+export async function startGatewayProcess(opts: {
+  root: string;
+  env: Record<string, string>;
+  readyTimeoutMs: number;
+  preferTsx: boolean;
+  /** When set, the child writes a V8 CPU profile (.cpuprofile) into this folder when it exits. */
+  cpuProfileDir?: string;
+}): Promise<GatewayProcess> {
+  const port = await freePort();
+  const dist = resolve(opts.root, 'dist/cli/main.js');
+  const useDist = !opts.preferTsx && existsSync(dist);
+  const prof = opts.cpuProfileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProfileDir}`];
+  const [cmd, args] = useDist
+    ? [process.execPath, [...prof, dist, 'serve']]
+    : // `node --import tsx` (not the tsx CLI, which forks another process): one process to sample and profile.
+      [process.execPath, [...prof, '--import', 'tsx', resolve(opts.root, 'src/cli/main.ts'), 'serve']];
+  const child: ChildProcess = spawn(cmd, args, {
+    cwd: opts.root,
+    env: { ...process.env, ...opts.env, PORT: String(port), HOST: '127.0.0.1' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  const pid = child.pid;
+  if (pid === undefined) throw new Error('could not start the gateway process');
+  let exited: string | undefined;
+  const exit = new Promise<void>((r) =>
+    child.once('exit', (code, signal) => {
+      exited = `exited (code ${String(code)}, signal ${String(signal)})`;
+      r();
+    }),
+  );
+  child.stderr?.setEncoding('utf8');
+  child.stderr?.on('data', (chunk: string) => {
+    for (const line of chunk.split('\n')) if (line.trim() !== '') process.stderr.write(`[gateway] ${line}\n`);
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const stop = async (): Promise<void> => {
+    if (exited === undefined) child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    await exit;
+    clearTimeout(timer);
+  };
+
+  const deadline = Date.now() + opts.readyTimeoutMs;
+  for (;;) {
+    if (exited !== undefined) throw new Error(`the gateway ${exited} before it was ready`);
+    try {
+      const res = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(3000) });
+      await res.arrayBuffer();
+      if (res.status === 200) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(`the gateway was not ready within ${opts.readyTimeoutMs} ms`);
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return {
+    url,
+    pid,
+    command: useDist ? 'node dist/cli/main.js serve' : 'node --import tsx src/cli/main.ts serve',
+    cpuMs: () => procCpuMs(pid),
+    stop,
+  };
+}
