@@ -72,7 +72,9 @@ export function createGateway(config: Config, log: Logger): Gateway {
       try {
         await transport.ensureTopics(catalog.topics);
         const latest = await registerCatalog(registry, catalog);
-        codec = new EventCodec(catalog, registry, latest);
+        const fresh = new EventCodec(catalog, registry, latest);
+        await fresh.loadVersions();
+        codec = fresh;
         records = new RecordPublisher(transport, { queueCapacity: config.publishQueueCapacity, maxBatch: 500, retry: retryPolicy({ maxAttempts: 5, initialDelayMs: 100, factor: 2, maxDelayMs: 2000, jitter: 0.2 }) }, log.child({ component: 'publisher' }));
         publisher = new Publisher(codec, records, { service: config.service, instance: config.instance, dataschemaBase: config.dataschemaBase });
         ingress = {

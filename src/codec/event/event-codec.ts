@@ -16,11 +16,17 @@ import { parseStructuredEvent } from '../http/index.js';
 /** The data media type of records this project writes (Avro, Confluent-framed). */
 export const AVRO_CONTENT_TYPE = 'application/avro';
 
-/** A kind with the schema version its events are written with. */
-export interface KindBinding {
-  readonly kind: EventKind;
+/** One registered schema version of a kind, with its avsc type. */
+export interface SchemaVersion {
   readonly schema: RegisteredSchema;
   readonly type: AvroType;
+}
+
+/** A kind with the schema version its events are written with by default (the latest). */
+export interface KindBinding extends SchemaVersion {
+  readonly kind: EventKind;
+  /** Every registered version of the kind's subject known to this codec, by schema id. */
+  readonly versions: ReadonlyMap<number, SchemaVersion>;
 }
 
 export class EventCodec {
@@ -39,8 +45,26 @@ export class EventCodec {
       const schema = latest.get(kind.eventId);
       if (schema === undefined) continue;
       const type = avroTypeFor(schema.schema);
-      this.#bindings.set(kind.eventId, { kind, schema, type });
+      this.#bindings.set(kind.eventId, { kind, schema, type, versions: new Map([[schema.id, { schema, type }]]) });
       this.#writerTypes.set(schema.id, Promise.resolve(type));
+    }
+  }
+
+  /**
+   * Loads every registered version of each kind's subject, so a partner may name an earlier one
+   * in `dataschema` (DESIGN "The envelope": data is validated against the version the partner
+   * names when it is registered). Errors: CEG_REGISTRY_UNAVAILABLE (retriable).
+   */
+  async loadVersions(): Promise<void> {
+    for (const binding of this.#bindings.values()) {
+      const versions = binding.versions as Map<number, SchemaVersion>;
+      for (const v of await this.#registry.versions(binding.kind.subject)) {
+        const schema = await this.#registry.version(binding.kind.subject, v);
+        if (versions.has(schema.id)) continue;
+        const type = avroTypeFor(schema.schema);
+        versions.set(schema.id, { schema, type });
+        this.#writerTypes.set(schema.id, Promise.resolve(type));
+      }
     }
   }
 
@@ -66,12 +90,12 @@ export class EventCodec {
   }
 
   /**
-   * Encodes natural-JSON data for `binding`: the Confluent frame (magic byte 0, 4-byte big-endian
-   * schema id) around the Avro body.
+   * Encodes natural-JSON data with a schema version (by default the kind's latest): the Confluent
+   * frame (magic byte 0, 4-byte big-endian schema id) around the Avro body.
    * Errors: CEG_INVALID_DATA (retriable: false) with details.violations naming each field.
    */
-  encodeData(binding: KindBinding, json: JsonValue): Uint8Array {
-    return frame(binding.schema.id, encodeAvro(binding.type, json));
+  encodeData(version: SchemaVersion, json: JsonValue): Uint8Array {
+    return frame(version.schema.id, encodeAvro(version.type, json));
   }
 
   /**

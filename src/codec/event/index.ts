@@ -1,2 +1,2 @@
 export { EventCodec, AVRO_CONTENT_TYPE } from './event-codec.js';
-export type { KindBinding } from './event-codec.js';
+export type { KindBinding, SchemaVersion } from './event-codec.js';

@@ -9,7 +9,8 @@
 import { randomUUID } from 'node:crypto';
 import { GatewayError } from '../../core/errors.js';
 import { partitionKey } from '../../catalog/index.js';
-import type { EventCodec, KindBinding } from '../../codec/event/index.js';
+import type { EventKind } from '../../catalog/index.js';
+import type { EventCodec, KindBinding, SchemaVersion } from '../../codec/event/index.js';
 import type { Attributes, Envelope, JsonValue } from '../../envelope/types.js';
 import type { Violation } from '../../envelope/index.js';
 import type { OutboundRecord } from '../../transport/port.js';
@@ -72,6 +73,7 @@ function prepareOne(env: Envelope, codec: EventCodec, opts: PrepareOptions, prob
   }
   if (a.time === undefined) problems.push({ attribute: 'time', reason: 'required by this gateway: the instant the event happened, RFC 3339 with an offset' });
 
+  const version = chooseVersion(a, binding, opts, problems);
   const json = dataAsJson(env, problems);
   let key: string | undefined;
   let value: Uint8Array | undefined;
@@ -82,7 +84,8 @@ function prepareOne(env: Envelope, codec: EventCodec, opts: PrepareOptions, prob
     key = typeof a.partitionkey === 'string' ? a.partitionkey : undefined;
   } else {
     try {
-      value = codec.encodeData(binding, json);
+      if (version === undefined) return undefined;
+      value = codec.encodeData(version, json);
     } catch (err) {
       if (!(err instanceof GatewayError)) throw err;
       for (const v of violationsOf(err)) problems.push({ ...v, field: `/data${v.field ?? ''}` });
@@ -106,18 +109,34 @@ function prepareOne(env: Envelope, codec: EventCodec, opts: PrepareOptions, prob
   }
   if (problems.length > 0) return undefined;
 
-  const attributes: Attributes = complete(a, binding, key, opts);
+  const attributes: Attributes = complete(a, binding.kind, version ?? binding, key, opts);
   return { id: a.id, topic: binding.kind.topic.name, record: codec.toRecord(attributes, value ?? null) };
 }
 
-function complete(a: Attributes, b: KindBinding, key: string | undefined, opts: PrepareOptions): Attributes {
+/**
+ * The schema version the data is validated and written with: the one the partner's `dataschema`
+ * names when it is one of ours and registered for this kind, else the latest. A `dataschema` of
+ * ours naming an id that is not a version of this kind is refused (DESIGN "The envelope").
+ */
+function chooseVersion(a: Attributes, binding: KindBinding, opts: PrepareOptions, problems: Violation[]): SchemaVersion | undefined {
+  const named = a.dataschema;
+  if (named === undefined || !named.startsWith(opts.dataschemaBase)) return binding;
+  const id = Number(named.slice(opts.dataschemaBase.length));
+  const version = Number.isInteger(id) ? binding.versions.get(id) : undefined;
+  if (version === undefined) {
+    problems.push({ attribute: 'dataschema', reason: `names a schema that is not a registered version of ${binding.kind.subject}; leave it out to use the latest` });
+  }
+  return version;
+}
+
+function complete(a: Attributes, kind: EventKind, v: SchemaVersion, key: string | undefined, opts: PrepareOptions): Attributes {
   return {
     ...a,
     correlationid: typeof a.correlationid === 'string' && a.correlationid !== '' ? a.correlationid : randomUUID(),
-    eventname: b.kind.name,
-    eventclass: b.kind.eventClass,
-    schemaversion: b.schema.version,
-    dataschema: `${opts.dataschemaBase}${b.schema.id}`,
+    eventname: kind.name,
+    eventclass: kind.eventClass,
+    schemaversion: v.schema.version,
+    dataschema: `${opts.dataschemaBase}${v.schema.id}`,
     ...(key === undefined ? {} : { partitionkey: key }),
   };
 }
