@@ -2,14 +2,14 @@
  * `npm run stack:up | stack:down | stack:status`. `up` prints the settings as KEY=value lines on
  * stdout (progress goes to stderr), the same variables the gateway reads.
  */
-import { stackDown, stackStatus, stackUp } from './index.js';
+import { stackConfig, stackDown, stackStatus, stackUp } from './index.js';
 
 async function main(cmd: string | undefined): Promise<number> {
   switch (cmd) {
     case 'up': {
       const env = await stackUp((l) => process.stderr.write(`stack: ${l}\n`));
       for (const [k, v] of Object.entries(env)) process.stdout.write(`${k}=${v}\n`);
-      process.stderr.write('stack: ready (settings saved in .stack/env; npm start and npm test read them)\n');
+      process.stderr.write(`stack: ready (settings saved in ${stackConfig().envFile}; npm start and npm test read them)\n`);
       return 0;
     }
     case 'down':

@@ -1,0 +1,35 @@
+import type { Command } from 'commander';
+import { createGateway } from '../../app/index.js';
+import { onSignals, setup } from '../context.js';
+
+export function registerSubscribeCommand(program: Command): void {
+  program
+    .command('subscribe')
+    .description('subscribe under a durable name and print each event as a JSON line (a second-process subscriber)')
+    .requiredOption('-s, --subscription <name>', 'subscription name (the consumer group)')
+    .requiredOption('-k, --kind <kinds...>', 'event kinds by eventId or business name')
+    .option('--from-beginning', 'a new subscription starts at the earliest offset instead of the latest')
+    .option('--max-events <n>', 'exit after this many events', (v) => Number.parseInt(v, 10))
+    .action(async (opts: { subscription: string; kind: string[]; fromBeginning?: boolean; maxEvents?: number }) => {
+      const { config, log } = setup(program);
+      const gw = createGateway(config, log);
+      let seen = 0;
+      let finish: () => void = () => {};
+      const finished = new Promise<void>((r) => (finish = r));
+      const sub = await gw.subscribe({
+        subscription: opts.subscription,
+        kinds: opts.kind,
+        startFrom: opts.fromBeginning ? 'earliest' : 'latest',
+        handler: (event, ctx) => {
+          process.stdout.write(`${JSON.stringify({ attributes: event.attributes, data: event.data?.kind === 'json' ? event.data.value : null, topic: ctx.topic, partition: ctx.partition, offset: ctx.offset.toString() })}\n`);
+          if (opts.maxEvents !== undefined && ++seen >= opts.maxEvents) finish();
+          return Promise.resolve();
+        },
+      });
+      log.info({ subscription: sub.name }, 'subscribed');
+      process.stderr.write(`subscribed ${sub.name}\n`);
+      onSignals(() => gw.close(), log);
+      await Promise.race([finished, sub.done]);
+      await gw.close();
+    });
+}

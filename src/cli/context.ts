@@ -1,0 +1,41 @@
+/** What every CLI command shares: configuration from the environment (and env file), a logger, signal handling. */
+import type { Command } from 'commander';
+import { errorMessage } from '../core/errors.js';
+import { environment, loadConfig } from '../config/index.js';
+import type { Config } from '../config/index.js';
+import { createLogger } from '../observability/index.js';
+import type { Logger } from '../observability/index.js';
+
+/** Exit codes (DESIGN "Conventions"): 0 ok, 1 a check failed, 2 usage or connection error. */
+export const EXIT_OK = 0;
+export const EXIT_CHECK_FAILED = 1;
+export const EXIT_USAGE = 2;
+
+/** Loads the configuration; logs go to stderr so that commands printing data keep stdout clean. */
+export function setup(program: Command): { config: Config; log: Logger } {
+  const opts = program.opts<{ logLevel?: string }>();
+  const { vars, file } = environment(process.env, process.cwd());
+  const config = loadConfig(opts.logLevel ? { ...vars, LOG_LEVEL: opts.logLevel } : vars);
+  const log = createLogger({ level: config.logLevel, destination: process.stderr });
+  if (file) log.debug({ file }, 'settings read from env file (environment variables win)');
+  return { config, log };
+}
+
+/** Runs `stop` once on SIGINT/SIGTERM, then exits (0, or 1 when stopping failed). */
+export function onSignals(stop: () => Promise<void>, log: Logger): void {
+  let stopping = false;
+  const handler = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    stop().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        log.error({ err: errorMessage(err) }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGINT', handler);
+  process.once('SIGTERM', handler);
+}
