@@ -9,14 +9,15 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
-          include: ['test/unit/**/*.test.ts', 'test/conformance/**/*.test.ts', 'test/http/**/*.test.ts', 'test/contract/**/*.memory.test.ts'],
+          include: ['test/unit/**/*.test.ts', 'test/conformance/**/*.test.ts', 'test/http/**/*.test.ts', 'test/contract/**/*.memory.test.ts', 'test/scenarios/**/*.memory.test.ts'],
           testTimeout: 10_000,
         },
       },
       {
         test: {
           name: 'integration',
-          include: ['test/integration/**/*.test.ts', 'test/scenarios/**/*.test.ts', 'test/contract/**/*.kafka.test.ts', 'test/contract/**/*.confluent.test.ts'],
+          include: ['test/integration/**/*.test.ts', 'test/scenarios/**/*.test.ts', 'test/contract/**/*.kafka.test.ts', 'test/contract/**/*.confluent.test.ts', 'test/contract/**/*.pg.test.ts'],
+          exclude: ['test/scenarios/**/*.memory.test.ts'],
           globalSetup: ['test/helpers/global-setup.ts'],
           testTimeout: 60_000,
           hookTimeout: 120_000,

@@ -2,7 +2,9 @@
  * ce-gateway as a library: the gateway (composition root), the publish and subscribe API, the
  * envelope types, the catalog and the errors. See README.md "Use as a library".
  */
-export { createGateway } from './app/index.js';
+export { createGateway, createBus } from './app/index.js';
+export { Bus, resolveBus, setDefaultBus, roles } from './bus/bus.js';
+export type { Role, BusRemote, LocalHandler, BusPublishResult } from './bus/bus.js';
 export type { Gateway } from './app/index.js';
 export { loadConfig, environment } from './config/index.js';
 export type { Config } from './config/index.js';
@@ -10,8 +12,8 @@ export { createLogger } from './observability/index.js';
 export type { Logger } from './observability/index.js';
 export { Publisher, processRunId } from './bus/publisher/index.js';
 export type { PublishOptions, PublishReceipt } from './bus/publisher/index.js';
-export { deadLetterTopic } from './bus/subscriber/index.js';
-export type { DeliveryContext, EventHandler, SubscribeOptions, Subscription } from './bus/subscriber/index.js';
+export { deadLetterTopic, retryTopic, ack, retry, deadLetter } from './bus/subscriber/index.js';
+export type { DeliveryContext, EventHandler, Ordering, Outcome, SubscribeOptions, Subscription, SubscriptionStats } from './bus/subscriber/index.js';
 export { currentHandling } from './bus/correlation/index.js';
 export { loadCatalog, partitionKey } from './catalog/index.js';
 export type { Catalog, EventKind } from './catalog/index.js';

@@ -48,16 +48,26 @@ export interface Gateway {
 const bootstrapRetry = retryPolicy({ maxAttempts: Number.MAX_SAFE_INTEGER, initialDelayMs: 250, factor: 2, maxDelayMs: 5000, jitter: 0.2 });
 const defaultHandlerRetry = retryPolicy({ maxAttempts: 5, initialDelayMs: 200, factor: 2, maxDelayMs: 10_000, jitter: 0.5 });
 
-export function createGateway(config: Config, log: Logger): Gateway {
+/** Adapters to use instead of the ones the configuration selects (tests, embedding several members in one process). */
+export interface GatewayOverrides {
+  readonly transport?: Transport;
+  readonly registry?: SchemaRegistry;
+}
+
+export function createGateway(config: Config, log: Logger, overrides: GatewayOverrides = {}): Gateway {
   const catalog = loadCatalog(config.catalogDir);
-  const transport: Transport = config.kafka
-    ? createKafkaTransport({ clientId: config.kafka.clientId, brokers: config.kafka.brokers, ssl: config.kafka.ssl, sasl: config.kafka.sasl, logger: log.child({ component: 'kafka' }) })
-    : createMemoryTransport();
-  const registry: SchemaRegistry = config.registry
-    ? createConfluentRegistry({ url: config.registry.url, username: config.registry.username, password: config.registry.password })
-    : createMemoryRegistry();
-  if (!config.kafka) log.warn('KAFKA_BROKERS is not set: using the in-memory transport; NOTHING IS DURABLE (events are lost when the process ends)');
-  if (!config.registry) log.warn('SCHEMA_REGISTRY_URL is not set: using the in-memory schema registry; schema ids are not durable');
+  const transport: Transport =
+    overrides.transport ??
+    (config.kafka
+      ? createKafkaTransport({ clientId: config.kafka.clientId, brokers: config.kafka.brokers, ssl: config.kafka.ssl, sasl: config.kafka.sasl, logger: log.child({ component: 'kafka' }) })
+      : createMemoryTransport());
+  const registry: SchemaRegistry =
+    overrides.registry ??
+    (config.registry
+      ? createConfluentRegistry({ url: config.registry.url, username: config.registry.username, password: config.registry.password })
+      : createMemoryRegistry());
+  if (!config.kafka && overrides.transport === undefined) log.warn('KAFKA_BROKERS is not set: using the in-memory transport; NOTHING IS DURABLE (events are lost when the process ends)');
+  if (!config.registry && overrides.registry === undefined) log.warn('SCHEMA_REGISTRY_URL is not set: using the in-memory schema registry; schema ids are not durable');
 
   let codec: EventCodec | undefined;
   let records: RecordPublisher | undefined;
@@ -66,6 +76,8 @@ export function createGateway(config: Config, log: Logger): Gateway {
   let server: Server | undefined;
   const closing = new AbortController();
   const subscriptions = new Set<Subscription>();
+  /** Subscriptions whose consumer stopped on a failure: reported by /readyz and metrics, never idle silently. */
+  const failedSubscriptions = new Map<string, string>();
 
   async function bootstrap(): Promise<void> {
     for (let attempt = 1; ; attempt++) {
@@ -98,14 +110,22 @@ export function createGateway(config: Config, log: Logger): Gateway {
     if (!closing.signal.aborted) log.error({ err: errorMessage(err) }, 'bootstrap gave up');
   });
 
-  const metrics = createMetrics({ publisher: () => records?.stats(), ready: () => ingress !== undefined });
+  const metrics = createMetrics({
+    publisher: () => records?.stats(),
+    ready: () => ingress !== undefined,
+    subscriptions: () => [
+      ...[...subscriptions].map((s) => ({ name: s.name, up: true, stats: s.stats() })),
+      ...[...failedSubscriptions.keys()].map((name) => ({ name, up: false, stats: undefined })),
+    ],
+  });
 
   async function readiness(): Promise<{ ready: boolean; checks: Record<string, boolean> }> {
     const timeout = <T>(p: Promise<T>, fallback: T): Promise<T> =>
       Promise.race([p.catch(() => fallback), new Promise<T>((r) => setTimeout(() => r(fallback), config.readinessTimeoutMs).unref())]);
     const [broker, schemaRegistry] = await Promise.all([timeout(transport.isHealthy(), false), timeout(registry.isHealthy(), false)]);
     const bootstrapped = ingress !== undefined;
-    return { ready: broker && schemaRegistry && bootstrapped, checks: { broker, schemaRegistry, bootstrapped } };
+    const subscriptionsOk = failedSubscriptions.size === 0;
+    return { ready: broker && schemaRegistry && bootstrapped && subscriptionsOk, checks: { broker, schemaRegistry, bootstrapped, subscriptions: subscriptionsOk } };
   }
 
   const need = <T>(v: T | undefined, what: string): T => {
@@ -126,6 +146,15 @@ export function createGateway(config: Config, log: Logger): Gateway {
       await ready;
       const sub = await subscribe(transport, need(codec, 'codec'), log.child({ subscription: o.subscription }), { ...o, retry: o.retry ?? defaultHandlerRetry });
       subscriptions.add(sub);
+      failedSubscriptions.delete(sub.name);
+      sub.done.then(
+        () => subscriptions.delete(sub),
+        (err: unknown) => {
+          subscriptions.delete(sub);
+          failedSubscriptions.set(sub.name, errorMessage(err));
+          log.error({ subscription: sub.name, err: errorMessage(err) }, 'subscription stopped on a failure');
+        },
+      );
       return sub;
     },
     listen() {
@@ -152,7 +181,8 @@ export function createGateway(config: Config, log: Logger): Gateway {
       }
       await Promise.allSettled([...subscriptions].map((s) => s.unsubscribe()));
       await records?.close();
-      await transport.close();
+      // An injected transport belongs to the caller (it may serve other members too).
+      if (overrides.transport === undefined) await transport.close();
     },
   };
 }

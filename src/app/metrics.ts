@@ -4,10 +4,13 @@
  */
 import { Counter, Gauge, Registry } from 'prom-client';
 import type { PublisherStats } from '../bus/publisher/index.js';
+import type { SubscriptionStats } from '../bus/subscriber/index.js';
 
 export interface MetricsSources {
   readonly publisher: () => PublisherStats | undefined;
   readonly ready: () => boolean;
+  /** Subscriptions of this process; `up: false` = its consumer stopped on a failure. */
+  readonly subscriptions: () => readonly { readonly name: string; readonly up: boolean; readonly stats: SubscriptionStats | undefined }[];
 }
 
 export function createMetrics(src: MetricsSources): { registry: Registry; render: () => Promise<{ contentType: string; body: string }> } {
@@ -43,6 +46,32 @@ export function createMetrics(src: MetricsSources): { registry: Registry; render
     registers: [registry],
     collect() {
       this.set(src.ready() ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'ce_gateway_subscription_up',
+    help: '1 while a subscription consumes; 0 when its consumer stopped on a failure.',
+    labelNames: ['subscription'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const s of src.subscriptions()) this.set({ subscription: s.name }, s.up ? 1 : 0);
+    },
+  });
+  new Counter({
+    name: 'ce_gateway_subscription_records_total',
+    help: 'Records per subscription and outcome (handled, retried, dead_lettered, skipped).',
+    labelNames: ['subscription', 'outcome'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const s of src.subscriptions()) {
+        if (s.stats === undefined) continue;
+        this.inc({ subscription: s.name, outcome: 'handled' }, s.stats.handled);
+        this.inc({ subscription: s.name, outcome: 'retried' }, s.stats.retried);
+        this.inc({ subscription: s.name, outcome: 'dead_lettered' }, s.stats.deadLettered);
+        this.inc({ subscription: s.name, outcome: 'skipped' }, s.stats.skipped);
+      }
     },
   });
   return { registry, render: async () => ({ contentType: registry.contentType, body: await registry.metrics() }) };

@@ -22,6 +22,7 @@ const schema = z.object({
   PORT: port.default(8080),
   HOST: z.string().min(1).default('127.0.0.1'),
   LOG_LEVEL: logLevel.default('info'),
+  BUS_ROLE: z.enum(['publisher', 'subscriber', 'both', 'none']).default('both'),
   SERVICE_NAME: name.default('ce-gateway'),
   INSTANCE_ID: name.default(hostname().replace(/[^A-Za-z0-9._-]/g, '-').slice(0, 100) || 'local'),
   KAFKA_BROKERS: brokers.optional(),
@@ -47,6 +48,8 @@ const schema = z.object({
 export interface Config {
   readonly http: { readonly port: number; readonly host: string };
   readonly logLevel: z.infer<typeof logLevel>;
+  /** The process's bus role (bus spec T2); `none` disables the bus. */
+  readonly role: 'publisher' | 'subscriber' | 'both' | 'none';
   readonly service: string;
   readonly instance: string;
   /** undefined = the in-memory transport (embedded default, not durable). */
@@ -109,6 +112,7 @@ export function loadConfig(vars: Record<string, string | undefined>): Config {
   const config: Config = {
     http: { port: e.PORT, host: e.HOST },
     logLevel: e.LOG_LEVEL,
+    role: e.BUS_ROLE,
     service: e.SERVICE_NAME,
     instance: e.INSTANCE_ID,
     kafka: e.KAFKA_BROKERS === undefined ? undefined : {
