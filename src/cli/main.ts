@@ -8,6 +8,8 @@ import { errorMessage } from '../core/errors.js';
 import { registerServeCommand } from './commands/serve.js';
 import { registerSubscribeCommand } from './commands/subscribe.js';
 import { registerTopicsCommand } from './commands/topics.js';
+import { registerTraceCommand } from './commands/trace.js';
+import { registerTailCommand } from './commands/tail.js';
 import { EXIT_USAGE } from './context.js';
 
 const program = new Command()
@@ -19,6 +21,8 @@ const program = new Command()
 registerServeCommand(program);
 registerTopicsCommand(program);
 registerSubscribeCommand(program);
+registerTraceCommand(program);
+registerTailCommand(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -1,0 +1,3 @@
+export { buildChain, renderChain } from './tree.js';
+export type { ChainNode, LocatedEvent } from './tree.js';
+export { readChain } from './read.js';
