@@ -172,7 +172,9 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
   async function decode(record: TransportRecord, origin: RetryMeta['origin'], firstFailure: number | undefined): Promise<Envelope | undefined> {
     for (let attempt = 1; ; attempt++) {
       try {
-        const event = await codec.fromRecord(record);
+        // Data is resolved from the writer's schema into this process's catalog schema (M4): a
+        // subscriber built against an older schema keeps reading newer data (T13).
+        const event = await codec.fromRecord(record, 'catalog');
         const violations = validateEnvelope(event);
         if (violations.length > 0) {
           const list = violations.map((v) => `${v.attribute ?? v.field ?? 'event'}: ${v.reason}`).join('; ');

@@ -117,21 +117,24 @@ export class EventCodec {
 
   /**
    * Decodes a consumed record into an envelope with natural-JSON data, using the writer schema named
-   * by the frame's schema id (and `reader` to resolve into, when given: Avro schema resolution).
+   * by the frame's schema id, resolved into `reader` when given (`'catalog'`: the kind's schema in
+   * this process's catalog — what a subscriber built against it expects; Avro schema resolution).
    * Errors: CEG_INVALID_EVENT / CEG_NOT_REGISTRY_FRAMED / CEG_DECODE_FAILED / CEG_SCHEMA_NOT_FOUND
    *   (retriable: false: poison); CEG_REGISTRY_UNAVAILABLE (retriable: true).
    * Spec: CloudEvents Kafka binding §3.2/§3.3; Confluent wire format; Avro 1.11 "Schema Resolution".
    */
-  async fromRecord(record: TransportRecord, reader?: AvroType): Promise<Envelope> {
+  async fromRecord(record: TransportRecord, reader?: AvroType | 'catalog'): Promise<Envelope> {
     const read = fromRecord(record);
     if (read.mode === 'structured') return parseStructuredEvent(read.json);
     const { attributes, value } = read;
     if (value === null) return Object.freeze({ attributes: Object.freeze({ ...attributes }) });
     const { schemaId, body } = unframe(value);
     const writer = await this.writerType(schemaId);
+    // 'catalog': resolve into the schema this process was built against (bus spec M4, T13), when it knows the kind.
+    const readerType = reader === 'catalog' ? this.#bindings.get(attributes.type)?.type : reader;
     let data: JsonValue;
     try {
-      data = decodeAvro(writer, body, reader);
+      data = decodeAvro(writer, body, readerType === writer ? undefined : readerType);
     } catch (err) {
       // Every decode failure names the schema and the record (codec/data errors do not know them).
       const where = { schemaId, topic: record.topic, partition: record.partition, offset: record.offset.toString() };
