@@ -8,7 +8,7 @@ export type { Role, BusRemote, LocalHandler, BusPublishResult } from './bus/bus.
 export type { Gateway } from './app/index.js';
 export { loadConfig, environment } from './config/index.js';
 export type { Config } from './config/index.js';
-export { createLogger } from './observability/index.js';
+export { createLogger, silentLogger } from './observability/index.js';
 export type { Logger } from './observability/index.js';
 export { Publisher, processRunId } from './bus/publisher/index.js';
 export type { PublishOptions, PublishReceipt } from './bus/publisher/index.js';
