@@ -22,3 +22,16 @@ export type { ErrorCode } from './core/errors.js';
 export { retryPolicy } from './core/retry.js';
 export type { RetryPolicy } from './core/retry.js';
 export type { Envelope, Attributes, AttributeValue, EventData, JsonValue } from './envelope/types.js';
+export { idempotent, idempotentPg, createMemoryIdempotencyStore, createPgIdempotencyStore } from './bus/idempotency/index.js';
+export type {
+  IdempotencyStore,
+  IdempotencyKey,
+  FinalOutcome,
+  IdempotentOptions,
+  IdempotentPgOptions,
+  IdempotentHandler,
+  IdempotentStats,
+  TransactionalHandler,
+  PgIdempotencyStore,
+  MemoryIdempotencyStore,
+} from './bus/idempotency/index.js';

@@ -28,6 +28,8 @@ export const errorCodes = [
   'CEG_CLOSED',
   'CEG_INTERNAL',
   'CEG_NOT_FOUND',
+  'CEG_SINK_FAILED',
+  'CEG_STORE_UNAVAILABLE',
 ] as const;
 
 export type ErrorCode = (typeof errorCodes)[number];

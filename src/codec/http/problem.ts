@@ -54,6 +54,7 @@ const byCode: ReadonlyMap<string, Row> = new Map<string, Row>([
   ['CEG_QUEUE_FULL', { status: 503, title: 'Gateway busy' }],
   ['CEG_CLOSED', { status: 503, title: 'Gateway shutting down' }],
   ['CEG_NOT_FOUND', { status: 404, title: 'Not found' }],
+  ['CEG_STORE_UNAVAILABLE', { status: 503, title: 'Store unavailable' }],
   ['CEG_INVALID_OPTIONS', { status: 500, title: 'Server misconfigured' }],
   ['CEG_CATALOG_INVALID', { status: 500, title: 'Server misconfigured' }],
 ]);
