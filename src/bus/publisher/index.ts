@@ -3,3 +3,5 @@ export type { PublisherStats, RecordPublisherOptions } from './record-publisher.
 export { Publisher, processRunId } from './publisher.js';
 export type { PublishOptions, PublishReceipt, PublisherIdentity } from './publisher.js';
 export { OutboundQueue } from './outbound-queue.js';
+export { prepareEvent, sourceOf } from './attributes.js';
+export type { PreparedEvent } from './attributes.js';

@@ -5,28 +5,15 @@
  * `correlationid`/`causationid` (inherited while handling, M2), `runid` (this process run, M1),
  * `eventname`, `schemaversion`, `dataschema`, `eventclass`, `partitionkey`.
  */
-import { randomUUID } from 'node:crypto';
-import { GatewayError } from '../../core/errors.js';
-import { partitionKey } from '../../catalog/index.js';
 import type { EventCodec } from '../../codec/event/index.js';
-import type { Attributes, JsonValue } from '../../envelope/types.js';
+import type { JsonValue } from '../../envelope/types.js';
 import type { Position } from '../../transport/port.js';
-import { currentHandling } from '../correlation/index.js';
+import { prepareEvent } from './attributes.js';
+import type { PublishOptions, PublisherIdentity } from './attributes.js';
 import type { RecordPublisher } from './record-publisher.js';
 
-/** One value per process run (bus spec M1 `correlationAssemblyId` → extension `runid`). */
-export const processRunId: string = randomUUID();
-
-export interface PublishOptions {
-  /** CloudEvents `subject`. */
-  readonly subject?: string;
-  /** Overrides the inherited or new correlation id. */
-  readonly correlationid?: string;
-  /** Publish even when the catalog declares `publish: false` (bus spec P1: explicit run-time override). */
-  readonly overridePublishPolicy?: boolean;
-  /** Event time; default now (UTC). */
-  readonly time?: Date;
-}
+export { processRunId } from './attributes.js';
+export type { PublishOptions, PublisherIdentity } from './attributes.js';
 
 export interface PublishReceipt {
   readonly id: string;
@@ -35,23 +22,15 @@ export interface PublishReceipt {
   readonly delivered: Promise<Position>;
 }
 
-export interface PublisherIdentity {
-  readonly service: string;
-  readonly instance: string;
-  readonly dataschemaBase: string;
-}
-
 export class Publisher {
   readonly #codec: EventCodec;
   readonly #records: RecordPublisher;
   readonly #identity: PublisherIdentity;
-  readonly #source: string;
 
   constructor(codec: EventCodec, records: RecordPublisher, identity: PublisherIdentity) {
     this.#codec = codec;
     this.#records = records;
     this.#identity = identity;
-    this.#source = `urn:${identity.service}:${identity.instance}`;
   }
 
   /**
@@ -64,40 +43,12 @@ export class Publisher {
    *   CEG_QUEUE_FULL (retriable: true).
    */
   publish(kind: string, data: JsonValue, opts: PublishOptions = {}): PublishReceipt | undefined {
-    const found = this.#codec.catalog.byEventId(kind) ?? this.#codec.catalog.byName(kind);
-    const binding = found && this.#codec.binding(found.eventId);
-    if (binding === undefined) throw new GatewayError('CEG_UNKNOWN_TYPE', `unknown event kind "${kind}"`, { retriable: false, details: { attribute: 'type' } });
-    if (!binding.kind.publish && opts.overridePublishPolicy !== true) return undefined;
-    const value = this.#codec.encodeData(binding, data);
-    // The kind's size bound (M6) holds for library publishers as it does at HTTP ingress; 5 = frame header.
-    const bytes = value.length - 5;
-    if (bytes > binding.kind.maxDataBytes) {
-      throw new GatewayError('CEG_PAYLOAD_TOO_LARGE', `data is larger than the ${binding.kind.eventClass} bound of ${binding.kind.name}: ${bytes} > ${binding.kind.maxDataBytes} bytes (Avro)`, {
-        retriable: false,
-        details: { field: '/data', bytes, maxDataBytes: binding.kind.maxDataBytes },
-      });
-    }
-    const handling = currentHandling();
-    const id = randomUUID();
-    const correlationid = opts.correlationid ?? handling?.correlationid ?? randomUUID();
-    const attributes: Attributes = {
-      specversion: '1.0',
-      id,
-      source: this.#source,
-      type: binding.kind.eventId,
-      time: (opts.time ?? new Date()).toISOString(),
-      ...(opts.subject === undefined ? {} : { subject: opts.subject }),
-      dataschema: `${this.#identity.dataschemaBase}${binding.schema.id}`,
-      correlationid,
-      ...(handling === undefined ? {} : { causationid: handling.eventId }),
-      ...(handling?.traceparent === undefined ? {} : { traceparent: handling.traceparent }),
-      runid: processRunId,
-      eventname: binding.kind.name,
-      eventclass: binding.kind.eventClass,
-      schemaversion: binding.schema.version,
-      partitionkey: partitionKey(binding.kind, data),
-    };
-    const [delivered] = this.#records.send([{ topic: binding.kind.topic.name, record: this.#codec.toRecord(attributes, value) }]);
+    const event = prepareEvent(this.#codec, this.#identity, kind, data, opts);
+    if (event === undefined) return undefined;
+    const { attributes, value, topic } = event;
+    const id = attributes.id;
+    const correlationid = attributes.correlationid as string;
+    const [delivered] = this.#records.send([{ topic, record: this.#codec.toRecord(attributes, value) }]);
     return { id, correlationid, delivered: delivered! };
   }
 }

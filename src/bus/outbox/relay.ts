@@ -1,0 +1,434 @@
+/**
+ * The outbox relay: publishes committed outbox rows through the transport, in id order per
+ * partition key, and marks them sent only after the broker acknowledged them (bus spec P3).
+ *
+ * One cycle is one short database transaction:
+ *  1. lock keys — among the oldest unsent rows, take a transaction-scoped advisory lock per
+ *     partition key (`pg_try_advisory_xact_lock`), skipping keys another relay holds: a key is
+ *     relayed by one relay at a time;
+ *  2. claim rows — in a new statement (a snapshot taken after the locks, so it sees every commit of
+ *     the key's previous holder), the unsent rows of those keys, oldest first, `FOR UPDATE`;
+ *  3. produce them, one call per topic (records of a key keep their order in the call);
+ *  4. mark the acknowledged rows sent (or delete them), count a failed attempt on the others;
+ *     COMMIT releases the locks.
+ * Nothing reads "rows after the last id sent": every cycle looks at all rows still unsent, so a
+ * transaction that commits a smaller id after a larger one was published is picked up by the
+ * next cycle (DESIGN "Known traps"). A crash between 3 and 4 leaves the rows unsent: they are
+ * published again (duplicates, at most one batch; consumers dedup by source+id). Rows are never
+ * marked before the broker acknowledged them.
+ * Wakes on LISTEN/NOTIFY (the writer notifies in its transaction, so only on commit) and polls.
+ */
+import pg from 'pg';
+import { GatewayError, errorMessage, isGatewayError } from '../../core/errors.js';
+import { retryPolicy, sleep } from '../../core/retry.js';
+import type { RetryPolicy } from '../../core/retry.js';
+import type { Logger } from '../../observability/index.js';
+import { silentLogger } from '../../observability/index.js';
+import type { Position, Transport } from '../../transport/port.js';
+import { recordOfRow } from './rows.js';
+import type { ClaimedRow } from './rows.js';
+import { claimRowsSql, deleteSentSql, lockKeysSql, markFailedSql, markSentSql, outboxTable, purgeSql } from './table.js';
+import type { OutboxTable } from './table.js';
+
+/** Options of {@link startOutboxRelay}. Units: ms, rows. */
+export interface OutboxRelayOptions {
+  /** The producer's database, as a pool the caller owns (not ended by the relay)… */
+  readonly pool?: pg.Pool;
+  /** …or a connection string (the relay owns a small pool of its own). Exactly one of the two. */
+  readonly connectionString?: string;
+  /** Where records go (Kafka for real use; resolves only after acks=all). */
+  readonly transport: Transport;
+  /** `table` or `schema.table`, as given to the writer (it is the NOTIFY channel). Default `ce_outbox`. */
+  readonly table?: string;
+  /** Rows per cycle at most (also the bound on duplicates after a crash). Default 100. */
+  readonly batchSize?: number;
+  /** Poll interval when no notification arrives, ms. Default 1000. */
+  readonly pollIntervalMs?: number;
+  /** Backoff between failed cycles (only `delayMs` is used: the relay never gives up on a row). Default 200 ms ×2 up to 10 s, 20 % jitter. */
+  readonly retry?: RetryPolicy;
+  /** Longest wait for one produce call, ms; then the attempt counts as failed (indeterminate). Default 30000. */
+  readonly publishTimeoutMs?: number;
+  /** Sent rows are kept this long, ms, then purged; 0 = delete rows at acknowledgement; −1 = keep forever. Default 86400000 (1 day). */
+  readonly keepSentMs?: number;
+  /** How long stop() lets a cycle in flight finish before aborting its produce, ms. Default 10000. */
+  readonly stopGraceMs?: number;
+  /** LISTEN for the writer's NOTIFY (else poll only). Default true. */
+  readonly listen?: boolean;
+  readonly log?: Logger;
+  /** Name in logs. Default `outbox-relay`. */
+  readonly name?: string;
+}
+
+/** Counters of the relay (bus spec P2: every failure is counted). */
+export interface OutboxRelayStats {
+  /** Rows acknowledged by the broker and marked sent (or deleted). */
+  readonly published: number;
+  /** Produce calls that failed (each covers one topic's rows of a cycle). */
+  readonly failedAttempts: number;
+  /** Rows in those failed calls (they stay in the outbox and are retried). */
+  readonly failedRows: number;
+  /** Cycles, LISTEN connections and purges that failed on the database. */
+  readonly dbErrors: number;
+  readonly cycles: number;
+  /** Failed cycles in a row (0 after a clean cycle). */
+  readonly consecutiveFailures: number;
+  /** Sent rows purged after `keepSentMs`. */
+  readonly purged: number;
+  /** A LISTEN connection is up. */
+  readonly listening: boolean;
+  readonly lastError: { readonly message: string; readonly code: string | undefined; readonly atMs: number } | undefined;
+}
+
+/** A running relay. */
+export interface OutboxRelay {
+  readonly table: OutboxTable;
+  stats(): OutboxRelayStats;
+  /** Runs a cycle soon (as a NOTIFY would). */
+  wake(): void;
+  /** Stops polling and listening, lets the cycle in flight finish (≤ stopGraceMs), closes its own connections. Idempotent. */
+  stop(): Promise<void>;
+}
+
+interface Resolved {
+  readonly transport: Transport;
+  readonly table: OutboxTable;
+  readonly batchSize: number;
+  readonly pollIntervalMs: number;
+  readonly retry: RetryPolicy;
+  readonly publishTimeoutMs: number;
+  readonly keepSentMs: number;
+  readonly stopGraceMs: number;
+  readonly listen: boolean;
+  readonly log: Logger;
+  readonly name: string;
+}
+
+const defaultRetry = retryPolicy({ maxAttempts: Number.MAX_SAFE_INTEGER, initialDelayMs: 200, factor: 2, maxDelayMs: 10_000, jitter: 0.2 });
+
+/**
+ * Validates the options once (every problem at once).
+ * Errors: CEG_INVALID_OPTIONS (retriable: false); CEG_INVALID_NAME (retriable: false) for the table.
+ */
+export function resolveOutboxRelayOptions(o: OutboxRelayOptions): Resolved & { readonly pool?: pg.Pool; readonly connectionString?: string } {
+  const int = (v: unknown, min: number): boolean => typeof v === 'number' && Number.isInteger(v) && v >= min;
+  const r = {
+    batchSize: o.batchSize ?? 100,
+    pollIntervalMs: o.pollIntervalMs ?? 1000,
+    publishTimeoutMs: o.publishTimeoutMs ?? 30_000,
+    keepSentMs: o.keepSentMs ?? 86_400_000,
+    stopGraceMs: o.stopGraceMs ?? 10_000,
+  };
+  const problems = [
+    (o.pool === undefined) === (o.connectionString === undefined) && 'pool or connectionString: exactly one',
+    o.connectionString !== undefined && (typeof o.connectionString !== 'string' || o.connectionString.length === 0) && 'connectionString: non-empty string',
+    (typeof o.transport !== 'object' || o.transport === null || typeof o.transport.produce !== 'function') && 'transport: a Transport',
+    !(int(r.batchSize, 1) && r.batchSize <= 10_000) && 'batchSize: integer 1–10000',
+    !int(r.pollIntervalMs, 10) && 'pollIntervalMs: integer ms ≥ 10',
+    !int(r.publishTimeoutMs, 1) && 'publishTimeoutMs: integer ms ≥ 1',
+    !int(r.keepSentMs, -1) && 'keepSentMs: integer ms ≥ −1',
+    !int(r.stopGraceMs, 0) && 'stopGraceMs: integer ms ≥ 0',
+    o.retry !== undefined && typeof o.retry.delayMs !== 'function' && 'retry: a RetryPolicy',
+  ].filter((p): p is string => typeof p === 'string');
+  if (problems.length > 0) {
+    throw new GatewayError('CEG_INVALID_OPTIONS', `outbox relay options: ${problems.join('; ')}`, { retriable: false, details: { problems } });
+  }
+  return Object.freeze({
+    ...r,
+    ...(o.pool === undefined ? {} : { pool: o.pool }),
+    ...(o.connectionString === undefined ? {} : { connectionString: o.connectionString }),
+    transport: o.transport,
+    table: outboxTable(o.table),
+    retry: o.retry ?? defaultRetry,
+    listen: o.listen ?? true,
+    log: o.log ?? silentLogger(),
+    name: o.name ?? 'outbox-relay',
+  });
+}
+
+/**
+ * Starts a relay on the outbox table of the producer's database. Resolves once the first LISTEN
+ * attempt is done (when it fails, the relay polls and keeps trying to listen) and the first cycle
+ * is scheduled. Several relays may run on one table: a partition key is relayed by one of them at
+ * a time, in id order.
+ * Errors: CEG_INVALID_OPTIONS / CEG_INVALID_NAME (retriable: false) for bad options. Database and
+ *   broker failures never reject: they are logged, counted in stats() and retried with backoff.
+ * Spec: bus spec P3 (publish from the outbox), P2 (failures counted, retried with backoff), S3;
+ *   DESIGN "Delivery", "Known traps" (no "id > last sent"; mark only after the acknowledgement).
+ */
+export async function startOutboxRelay(opts: OutboxRelayOptions): Promise<OutboxRelay> {
+  const o = resolveOutboxRelayOptions(opts);
+  const relay = new Relay(o, o.pool, o.connectionString);
+  await relay.start();
+  return relay;
+}
+
+type CycleResult = { readonly claimed: number; readonly failed: boolean };
+
+class Relay implements OutboxRelay {
+  readonly table: OutboxTable;
+  readonly #o: Resolved;
+  readonly #pool: pg.Pool;
+  readonly #ownsPool: boolean;
+  readonly #listenConfig: pg.ClientConfig;
+  readonly #sql: { readonly lockKeys: string; readonly claim: string; readonly markSent: string; readonly deleteSent: string; readonly markFailed: string; readonly purge: string };
+  readonly #stopping = new AbortController();
+  #loop: Promise<void> | undefined;
+  #stopped: Promise<void> | undefined;
+  #pending = true;
+  #wake: (() => void) | undefined;
+  #inflight: AbortController | undefined;
+  #listener: pg.Client | undefined;
+  #relistenTimer: NodeJS.Timeout | undefined;
+  #listenFailures = 0;
+  #lastPurgeMs = 0;
+  #stats = { published: 0, failedAttempts: 0, failedRows: 0, dbErrors: 0, cycles: 0, consecutiveFailures: 0, purged: 0 };
+  #lastError: OutboxRelayStats['lastError'];
+
+  constructor(o: Resolved, pool: pg.Pool | undefined, connectionString: string | undefined) {
+    this.#o = o;
+    this.table = o.table;
+    if (pool !== undefined) {
+      this.#pool = pool;
+      this.#ownsPool = false;
+      this.#listenConfig = pool.options;
+    } else {
+      this.#pool = new pg.Pool({ connectionString, max: 2 });
+      this.#ownsPool = true;
+      this.#listenConfig = { connectionString };
+      // An idle pooled connection that dies emits here; the next checkout reconnects.
+      this.#pool.on('error', (err) => this.#o.log.warn({ relay: o.name, err: errorMessage(err) }, 'outbox relay: idle database connection lost'));
+    }
+    const t = o.table;
+    this.#sql = { lockKeys: lockKeysSql(t), claim: claimRowsSql(t), markSent: markSentSql(t), deleteSent: deleteSentSql(t), markFailed: markFailedSql(t), purge: purgeSql(t) };
+  }
+
+  async start(): Promise<void> {
+    await this.#connectListener();
+    this.#loop = this.#run().catch((err: unknown) => this.#o.log.error({ relay: this.#o.name, err: errorMessage(err) }, 'outbox relay loop failed'));
+  }
+
+  stats(): OutboxRelayStats {
+    return { ...this.#stats, listening: this.#listener !== undefined, lastError: this.#lastError };
+  }
+
+  wake(): void {
+    this.#pending = true;
+    this.#wake?.();
+  }
+
+  stop(): Promise<void> {
+    this.#stopped ??= this.#shutdown();
+    return this.#stopped;
+  }
+
+  async #shutdown(): Promise<void> {
+    this.#stopping.abort(new GatewayError('CEG_CLOSED', 'outbox relay stopping', { retriable: true }));
+    this.#wake?.();
+    clearTimeout(this.#relistenTimer);
+    const grace = setTimeout(() => this.#inflight?.abort(new GatewayError('CEG_CLOSED', 'outbox relay stopped', { retriable: true })), this.#o.stopGraceMs);
+    await this.#loop;
+    clearTimeout(grace);
+    const listener = this.#listener;
+    this.#listener = undefined;
+    await listener?.end().catch(() => undefined);
+    if (this.#ownsPool) await this.#pool.end().catch(() => undefined);
+  }
+
+  // ── the loop ─────────────────────────────────────────────────────────────
+
+  async #run(): Promise<void> {
+    const stop = this.#stopping.signal;
+    while (!stop.aborted) {
+      this.#pending = false;
+      let result: CycleResult;
+      try {
+        result = await this.#cycle();
+      } catch (err) {
+        this.#dbFailure(err, 'outbox relay cycle failed on the database');
+        result = { claimed: 0, failed: true };
+      }
+      if (result.failed) {
+        this.#stats.consecutiveFailures++;
+        await sleep(this.#o.retry.delayMs(this.#stats.consecutiveFailures), stop).catch(() => undefined);
+        continue;
+      }
+      this.#stats.consecutiveFailures = 0;
+      await this.#purgeIfDue();
+      if (result.claimed > 0 || this.#pending) continue;
+      await this.#idle(this.#o.pollIntervalMs);
+    }
+  }
+
+  /** Resolves on wake(), a NOTIFY, stop() or after `ms`. */
+  #idle(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.#wake = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.#wake = done;
+      if (this.#pending || this.#stopping.signal.aborted) done();
+    });
+  }
+
+  async #cycle(): Promise<CycleResult> {
+    this.#stats.cycles++;
+    const client = await this.#pool.connect();
+    // A checked-out client whose connection dies emits 'error' (between queries: during produce).
+    const onError = (err: Error): void => this.#o.log.warn({ relay: this.#o.name, err: err.message }, 'outbox relay: database connection lost');
+    client.on('error', onError);
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN');
+      const scan = this.#o.batchSize * 4;
+      const keys = (await client.query<{ partition_key: string }>(this.#sql.lockKeys, [scan, this.#o.batchSize, this.table.name])).rows.map((r) => r.partition_key);
+      const rows = keys.length === 0 ? [] : (await client.query<ClaimedRow>(this.#sql.claim, [keys, this.#o.batchSize])).rows;
+      if (rows.length === 0) {
+        await client.query('COMMIT');
+        return { claimed: 0, failed: false };
+      }
+      const { sent, failed } = await this.#publish(rows);
+      if (sent.length > 0) {
+        if (this.#o.keepSentMs === 0) {
+          await client.query(this.#sql.deleteSent, [sent.map((s) => s.row.id)]);
+        } else {
+          await client.query(this.#sql.markSent, [sent.map((s) => s.row.id), sent.map((s) => s.position.partition), sent.map((s) => s.position.offset.toString())]);
+        }
+      }
+      for (const f of failed) await client.query(this.#sql.markFailed, [f.rows.map((r) => r.id), errorMessage(f.error).slice(0, 2000)]);
+      await client.query('COMMIT');
+      this.#stats.published += sent.length;
+      return { claimed: rows.length, failed: failed.length > 0 };
+    } catch (err) {
+      broken = err instanceof Error ? err : new Error(String(err));
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.off('error', onError);
+      // A client that failed is destroyed rather than returned to the pool in an unknown state.
+      client.release(broken);
+    }
+  }
+
+  /** Produces the claimed rows, one call per topic, all at once; never throws. */
+  async #publish(rows: readonly ClaimedRow[]): Promise<{ sent: { row: ClaimedRow; position: Position }[]; failed: { rows: readonly ClaimedRow[]; error: unknown }[] }> {
+    const byTopic = new Map<string, ClaimedRow[]>();
+    for (const row of rows) {
+      const list = byTopic.get(row.topic);
+      if (list) list.push(row);
+      else byTopic.set(row.topic, [row]);
+    }
+    const ac = new AbortController();
+    this.#inflight = ac;
+    const timer = setTimeout(
+      () => ac.abort(new GatewayError('CEG_DELIVERY_TIMEOUT', `outbox publish took longer than ${this.#o.publishTimeoutMs} ms`, { retriable: true })),
+      this.#o.publishTimeoutMs,
+    );
+    try {
+      const results = await Promise.all(
+        [...byTopic].map(async ([topic, group]) => {
+          try {
+            const positions = await this.#o.transport.produce(topic, group.map(recordOfRow), { signal: ac.signal });
+            return { topic, group, positions, error: undefined };
+          } catch (error) {
+            return { topic, group, positions: undefined, error };
+          }
+        }),
+      );
+      const sent: { row: ClaimedRow; position: Position }[] = [];
+      const failed: { rows: readonly ClaimedRow[]; error: unknown }[] = [];
+      for (const r of results) {
+        if (r.positions !== undefined) {
+          r.group.forEach((row, i) => sent.push({ row, position: r.positions[i]! }));
+          continue;
+        }
+        failed.push({ rows: r.group, error: r.error });
+        this.#stats.failedAttempts++;
+        this.#stats.failedRows += r.group.length;
+        this.#note(r.error);
+        this.#o.log.warn(
+          { relay: this.#o.name, topic: r.topic, rows: r.group.length, code: isGatewayError(r.error) ? r.error.code : undefined, retriable: isGatewayError(r.error) ? r.error.retriable : undefined, err: errorMessage(r.error), consecutive: this.#stats.consecutiveFailures + 1 },
+          'outbox publish failed; the rows stay in the outbox and are retried',
+        );
+      }
+      return { sent, failed };
+    } finally {
+      clearTimeout(timer);
+      this.#inflight = undefined;
+    }
+  }
+
+  async #purgeIfDue(): Promise<void> {
+    const keep = this.#o.keepSentMs;
+    if (keep <= 0) return;
+    const every = Math.min(60_000, Math.max(1000, keep));
+    if (Date.now() - this.#lastPurgeMs < every) return;
+    this.#lastPurgeMs = Date.now();
+    try {
+      const res = await this.#pool.query(this.#sql.purge, [keep, 10_000]);
+      this.#stats.purged += res.rowCount ?? 0;
+    } catch (err) {
+      this.#dbFailure(err, 'outbox purge failed');
+    }
+  }
+
+  // ── LISTEN ───────────────────────────────────────────────────────────────
+
+  async #connectListener(): Promise<void> {
+    if (!this.#o.listen || this.#stopping.signal.aborted) return;
+    const client = new pg.Client(this.#listenConfig);
+    client.on('notification', (m) => {
+      if (m.channel === this.table.channel) this.wake();
+    });
+    client.on('error', (err) => this.#listenerLost(client, err));
+    client.on('end', () => this.#listenerLost(client, undefined));
+    try {
+      await client.connect();
+      await client.query(`LISTEN "${this.table.channel}"`);
+    } catch (err) {
+      await client.end().catch(() => undefined);
+      this.#listenFailures++;
+      this.#dbFailure(err, 'outbox relay could not LISTEN; polling meanwhile');
+      this.#scheduleRelisten();
+      return;
+    }
+    if (this.#stopping.signal.aborted) {
+      await client.end().catch(() => undefined);
+      return;
+    }
+    this.#listener = client;
+    this.#listenFailures = 0;
+    this.wake(); // rows committed while nobody listened
+  }
+
+  #listenerLost(client: pg.Client, err: Error | undefined): void {
+    if (this.#listener !== client) return;
+    this.#listener = undefined;
+    if (this.#stopping.signal.aborted) return;
+    this.#listenFailures++;
+    this.#dbFailure(err ?? new Error('LISTEN connection ended'), 'outbox relay lost its LISTEN connection; polling meanwhile');
+    client.end().catch(() => undefined);
+    this.#scheduleRelisten();
+  }
+
+  #scheduleRelisten(): void {
+    if (this.#stopping.signal.aborted) return;
+    clearTimeout(this.#relistenTimer);
+    this.#relistenTimer = setTimeout(() => void this.#connectListener(), this.#o.retry.delayMs(this.#listenFailures));
+    this.#relistenTimer.unref();
+  }
+
+  // ── counting ─────────────────────────────────────────────────────────────
+
+  #note(err: unknown): void {
+    this.#lastError = { message: errorMessage(err), code: isGatewayError(err) ? err.code : (err as { code?: string } | undefined)?.code, atMs: Date.now() };
+  }
+
+  #dbFailure(err: unknown, msg: string): void {
+    this.#stats.dbErrors++;
+    this.#note(err);
+    this.#o.log.warn({ relay: this.#o.name, err: errorMessage(err) }, msg);
+  }
+}

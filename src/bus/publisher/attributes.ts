@@ -1,0 +1,92 @@
+/**
+ * Builds a complete, validated event for one kind from the model and the process: the envelope
+ * attributes a publisher fills and the Confluent-framed Avro value. Shared by the direct publish
+ * path ({@link Publisher}) and the transactional outbox (bus/outbox), so both emit identical
+ * envelopes.
+ */
+import { randomUUID } from 'node:crypto';
+import { GatewayError } from '../../core/errors.js';
+import { partitionKey } from '../../catalog/index.js';
+import type { EventCodec, KindBinding } from '../../codec/event/index.js';
+import type { Attributes, JsonValue } from '../../envelope/types.js';
+import { currentHandling } from '../correlation/index.js';
+
+/** One value per process run (bus spec M1 `correlationAssemblyId` → extension `runid`). */
+export const processRunId: string = randomUUID();
+
+export interface PublishOptions {
+  /** CloudEvents `subject`. */
+  readonly subject?: string;
+  /** Overrides the inherited or new correlation id. */
+  readonly correlationid?: string;
+  /** Publish even when the catalog declares `publish: false` (bus spec P1: explicit run-time override). */
+  readonly overridePublishPolicy?: boolean;
+  /** Event time; default now (UTC). */
+  readonly time?: Date;
+}
+
+export interface PublisherIdentity {
+  readonly service: string;
+  readonly instance: string;
+  readonly dataschemaBase: string;
+}
+
+/** A fully built event, ready to become a record. */
+export interface PreparedEvent {
+  readonly binding: KindBinding;
+  /** Topic of the kind (catalog). */
+  readonly topic: string;
+  readonly attributes: Attributes;
+  /** Confluent-framed Avro data. */
+  readonly value: Uint8Array;
+}
+
+/** `source` of a publisher identity: `urn:<service>:<instance>` (bus spec T1: endpoint = service + instance). */
+export function sourceOf(identity: PublisherIdentity): string {
+  return `urn:${identity.service}:${identity.instance}`;
+}
+
+/**
+ * Resolves the kind (eventId or business name), applies the publication policy, encodes and
+ * size-checks the data, and fills the envelope: `id`, `source`, `time` (UTC), `correlationid` /
+ * `causationid` / `traceparent` (inherited while handling an event), `runid`, `eventname`,
+ * `eventclass`, `schemaversion`, `dataschema`, `partitionkey`.
+ * Returns undefined when the catalog says `publish: false` and no override was asked for.
+ * Errors: CEG_UNKNOWN_TYPE, CEG_INVALID_DATA, CEG_PAYLOAD_TOO_LARGE (retriable: false).
+ * Spec: bus spec M1–M6, P1, S2; DESIGN "The envelope".
+ */
+export function prepareEvent(codec: EventCodec, identity: PublisherIdentity, kind: string, data: JsonValue, opts: PublishOptions = {}): PreparedEvent | undefined {
+  const found = codec.catalog.byEventId(kind) ?? codec.catalog.byName(kind);
+  const binding = found && codec.binding(found.eventId);
+  if (binding === undefined) throw new GatewayError('CEG_UNKNOWN_TYPE', `unknown event kind "${kind}"`, { retriable: false, details: { attribute: 'type' } });
+  if (!binding.kind.publish && opts.overridePublishPolicy !== true) return undefined;
+  const value = codec.encodeData(binding, data);
+  // The kind's size bound (M6) holds for library publishers as it does at HTTP ingress; 5 = frame header.
+  const bytes = value.length - 5;
+  if (bytes > binding.kind.maxDataBytes) {
+    throw new GatewayError('CEG_PAYLOAD_TOO_LARGE', `data is larger than the ${binding.kind.eventClass} bound of ${binding.kind.name}: ${bytes} > ${binding.kind.maxDataBytes} bytes (Avro)`, {
+      retriable: false,
+      details: { field: '/data', bytes, maxDataBytes: binding.kind.maxDataBytes },
+    });
+  }
+  const handling = currentHandling();
+  const correlationid = opts.correlationid ?? handling?.correlationid ?? randomUUID();
+  const attributes: Attributes = {
+    specversion: '1.0',
+    id: randomUUID(),
+    source: sourceOf(identity),
+    type: binding.kind.eventId,
+    time: (opts.time ?? new Date()).toISOString(),
+    ...(opts.subject === undefined ? {} : { subject: opts.subject }),
+    dataschema: `${identity.dataschemaBase}${binding.schema.id}`,
+    correlationid,
+    ...(handling === undefined ? {} : { causationid: handling.eventId }),
+    ...(handling?.traceparent === undefined ? {} : { traceparent: handling.traceparent }),
+    runid: processRunId,
+    eventname: binding.kind.name,
+    eventclass: binding.kind.eventClass,
+    schemaversion: binding.schema.version,
+    partitionkey: partitionKey(binding.kind, data),
+  };
+  return { binding, topic: binding.kind.topic.name, attributes, value };
+}
