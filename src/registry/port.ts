@@ -25,6 +25,13 @@ export interface RegisteredSchema {
   readonly schema: string;
 }
 
+/** The registry's own compatibility verdict for a candidate schema. */
+export interface CompatibilityVerdict {
+  readonly compatible: boolean;
+  /** The registry's explanations when it gives any (Confluent with `verbose=true`); may be empty. */
+  readonly messages: readonly string[];
+}
+
 export interface SchemaRegistry {
   /**
    * Registers `schema` under `subject` (idempotent: same schema → same id and version).
@@ -41,6 +48,14 @@ export interface SchemaRegistry {
   versions(subject: string): Promise<readonly number[]>;
   /** Sets the subject's compatibility level. */
   setCompatibility(subject: string, level: CompatibilityLevel): Promise<void>;
+  /**
+   * Asks the registry whether `schema` may be registered under `subject` at the subject's level,
+   * against `version` (a number or 'latest'), or, when omitted, against every version the level
+   * compares with. Registers nothing. Optional: adapters without it leave it undefined.
+   * Errors: CEG_SCHEMA_NOT_FOUND (no such subject or version), CEG_SCHEMA_INVALID,
+   *   CEG_REGISTRY_UNAVAILABLE (retriable).
+   */
+  testCompatibility?(subject: string, schema: string, version?: number | 'latest'): Promise<CompatibilityVerdict>;
   /** true when the registry answers now. Never throws. */
   isHealthy(): Promise<boolean>;
 }

@@ -99,7 +99,8 @@ function resolverFor(reader: AvroType, writer: AvroType): unknown {
   let r = byWriter.get(writer);
   if (r === undefined) {
     try {
-      r = reader.createResolver(writer);
+      // Names compare unqualified, as Avro Java and the registries do (a namespace-only change is compatible).
+      r = reader.createResolver(writer, { ignoreNamespaces: true });
     } catch (err) {
       throw new GatewayError('CEG_SCHEMA_INCOMPATIBLE', `data written with ${writer.name ?? 'the writer schema'} cannot be read with ${reader.name ?? 'the reader schema'}: ${(err as Error).message}`, {
         retriable: false,

@@ -1,2 +1,10 @@
-/** Avro helpers of the registry adapters (schema parsing, compatibility checks). */
-export { compatibilityProblems, parseAvroSchema } from './compat.js';
+/** Avro helpers of the registry adapters: schema validation, schema resolution, compatibility checks. */
+export { analyzeAvroSchema, canRead, checkCompatibility, compatibilityProblems, levelPlan, parseAvro, parseAvroSchema } from './compat.js';
+export type { AvroSchema, CompatibilityFinding, PreviousSchema, SchemaAnalysis } from './compat.js';
+export { defaultValueProblem } from './defaults.js';
+export { explainIssue } from './explain.js';
+export type { CheckDirection, ExplainContext } from './explain.js';
+export { buildAvroModel, describeType } from './model.js';
+export type { AvroModel, AvroNode, SchemaProblem } from './model.js';
+export { namesMatch, promotes, resolutionIssues } from './resolution.js';
+export type { IssueKind, ResolutionIssue } from './resolution.js';

@@ -5,12 +5,13 @@
  * version, and it has no versions list, version-by-number or config write; error mapping and
  * deadlines are simpler to keep exact on one `fetch` path.
  * Spec: Confluent Schema Registry API reference (POST /subjects/{s}/versions, POST /subjects/{s},
- * GET /schemas/ids/{id}, GET /subjects/{s}/versions[/{v}], PUT /config/{s}, GET /config).
+ * GET /schemas/ids/{id}, GET /subjects/{s}/versions[/{v}], PUT /config/{s}, GET /config,
+ * POST /compatibility/subjects/{s}/versions[/{v}]?verbose=true).
  */
 import { GatewayError } from '../../core/errors.js';
 import type { ErrorCode } from '../../core/errors.js';
 import { compatibilityLevels } from '../port.js';
-import type { CompatibilityLevel, RegisteredSchema, SchemaRegistry } from '../port.js';
+import type { CompatibilityLevel, CompatibilityVerdict, RegisteredSchema, SchemaRegistry } from '../port.js';
 import { resolveConfluentOptions } from './options.js';
 import type { ConfluentRegistryOptions, ResolvedConfluentOptions } from './options.js';
 
@@ -155,6 +156,19 @@ class ConfluentRegistry implements SchemaRegistry {
       if (level === 'NONE' && err instanceof GatewayError && err.code === 'CEG_SCHEMA_NOT_FOUND') return;
       throw err;
     }
+  }
+
+  async testCompatibility(subject: string, schema: string, version?: number | 'latest'): Promise<CompatibilityVerdict> {
+    const s = encodeURIComponent(subject);
+    const v = version === undefined ? '' : `/${version === 'latest' ? 'latest' : String(version)}`;
+    const what = `compatibility check for ${subject}${version === undefined ? '' : ` against version ${version}`}`;
+    const body = await this.#request('POST', `/compatibility/subjects/${s}/versions${v}?verbose=true`, what, { subject, ...(version === undefined ? {} : { version }) }, { schema });
+    if (!isRecord(body) || typeof body['is_compatible'] !== 'boolean') {
+      throw new GatewayError('CEG_REGISTRY_UNAVAILABLE', `schema registry ${what}: unexpected answer`, { retriable: false, details: { subject } });
+    }
+    const raw = body['messages'];
+    const messages = Array.isArray(raw) ? raw.map((m) => (typeof m === 'string' ? m : JSON.stringify(m))) : [];
+    return Object.freeze({ compatible: body['is_compatible'], messages: Object.freeze(messages) });
   }
 
   async isHealthy(): Promise<boolean> {

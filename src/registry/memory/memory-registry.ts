@@ -4,11 +4,11 @@
  * Spec: Confluent Schema Registry API reference (register, ids, versions, config); DESIGN "Real
  * components" (embedded default).
  */
-import type { Type } from 'avsc';
 import { GatewayError } from '../../core/errors.js';
-import { compatibilityProblems, parseAvroSchema } from '../avro/index.js';
+import { checkCompatibility, parseAvro } from '../avro/index.js';
+import type { AvroSchema, CompatibilityFinding } from '../avro/index.js';
 import { compatibilityLevels } from '../port.js';
-import type { CompatibilityLevel, RegisteredSchema, SchemaRegistry } from '../port.js';
+import type { CompatibilityLevel, CompatibilityVerdict, RegisteredSchema, SchemaRegistry } from '../port.js';
 
 /** Options of {@link createMemoryRegistry}. */
 export interface MemoryRegistryOptions {
@@ -17,7 +17,7 @@ export interface MemoryRegistryOptions {
 }
 
 interface Version extends RegisteredSchema {
-  readonly type: Type;
+  readonly parsed: AvroSchema;
 }
 
 interface Subject {
@@ -33,7 +33,9 @@ function notFound(message: string, details: Record<string, unknown>): GatewayErr
  * Creates an in-memory registry.
  * Semantics: ids are global and increase from 1; the same schema (compared as compact JSON) gets
  * the same id in every subject; registering a subject's existing schema returns its existing
- * version; a new version is checked against the subject's compatibility level first.
+ * version; a new version is checked against the subject's compatibility level first, with the
+ * Avro resolution rules registries apply (avro/ findings that only the specification refuses,
+ * `registryAccepts`, do not block, as they would not on Confluent or Apicurio).
  * Errors: CEG_INVALID_OPTIONS (retriable: false) for an unknown default level; the methods throw as
  *   the {@link SchemaRegistry} port documents (never CEG_REGISTRY_UNAVAILABLE).
  */
@@ -49,6 +51,10 @@ export function createMemoryRegistry(options: MemoryRegistryOptions = {}): Schem
 
   const strip = ({ subject, version, id, schema }: Version): RegisteredSchema => Object.freeze({ subject, version, id, schema });
 
+  /** Findings that block registration, as a registry (Avro Java) sees them. */
+  const blocking = (parsed: AvroSchema, versions: readonly Version[], level: CompatibilityLevel): CompatibilityFinding[] =>
+    checkCompatibility(parsed, versions.map((v) => ({ version: v.version, schema: v.parsed })), level).filter((f) => !f.registryAccepts);
+
   const subjectOrThrow = (subject: string): Subject => {
     const s = subjects.get(subject);
     if (s === undefined || s.versions.length === 0) throw notFound(`subject ${subject} not found`, { subject });
@@ -58,18 +64,19 @@ export function createMemoryRegistry(options: MemoryRegistryOptions = {}): Schem
   return {
     register(subject, schema) {
       return Promise.resolve().then(() => {
-        const type = parseAvroSchema(schema);
+        const parsed = parseAvro(schema);
         const canonical = JSON.stringify(JSON.parse(schema));
         const s = subjects.get(subject) ?? { versions: [] };
         const existingId = idsByCanonical.get(canonical);
         const same = existingId === undefined ? undefined : s.versions.find((v) => v.id === existingId);
         if (same !== undefined) return strip(same);
         const level = s.compatibility ?? defaultLevel;
-        const problems = compatibilityProblems(type, s.versions, level);
-        if (problems.length > 0) {
+        const findings = blocking(parsed, s.versions, level);
+        if (findings.length > 0) {
+          const problems = findings.map((f) => `${f.direction} against version ${f.version}: ${f.message}`);
           throw new GatewayError('CEG_SCHEMA_INCOMPATIBLE', `schema is incompatible with subject ${subject} (${level}): ${problems.join('; ')}`, {
             retriable: false,
-            details: { subject, compatibility: level, problems },
+            details: { subject, compatibility: level, field: findings[0]?.path, problems },
           });
         }
         let id = existingId;
@@ -78,7 +85,7 @@ export function createMemoryRegistry(options: MemoryRegistryOptions = {}): Schem
           idsByCanonical.set(canonical, id);
           schemasById.set(id, schema);
         }
-        const version: Version = { subject, version: (s.versions.at(-1)?.version ?? 0) + 1, id, schema: schemasById.get(id) ?? schema, type };
+        const version: Version = { subject, version: (s.versions.at(-1)?.version ?? 0) + 1, id, schema: schemasById.get(id) ?? schema, parsed };
         s.versions.push(version);
         subjects.set(subject, s);
         return strip(version);
@@ -109,6 +116,21 @@ export function createMemoryRegistry(options: MemoryRegistryOptions = {}): Schem
       s.compatibility = level;
       subjects.set(subject, s);
       return Promise.resolve();
+    },
+    testCompatibility(subject, schema, version): Promise<CompatibilityVerdict> {
+      return Promise.resolve().then(() => {
+        const parsed = parseAvro(schema);
+        const s = subjectOrThrow(subject);
+        const level = s.compatibility ?? defaultLevel;
+        let against: readonly Version[] = s.versions;
+        if (version !== undefined) {
+          const v = version === 'latest' ? s.versions.at(-1) : s.versions.find((x) => x.version === version);
+          if (v === undefined) throw notFound(`version ${version} of subject ${subject} not found`, { subject, version });
+          against = [v];
+        }
+        const messages = blocking(parsed, against, level).map((f) => f.message);
+        return Object.freeze({ compatible: messages.length === 0, messages: Object.freeze(messages) });
+      });
     },
     isHealthy() {
       return Promise.resolve(true);

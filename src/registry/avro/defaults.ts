@@ -1,0 +1,119 @@
+/**
+ * Field default values: each must be a valid JSON encoding of the field's type, and a union's
+ * default must be a value of its FIRST branch.
+ * Spec: Avro 1.11 §"Complex Types" → Records, the field "default" table (JSON encoding of defaults)
+ * and the note "when a default value is specified for a record field whose type is a union, the
+ * type of the default value must match the first element of the union".
+ */
+import { describeType, joinPath } from './model.js';
+import type { AvroNode, RecordNode, SchemaProblem } from './model.js';
+
+const INT_MIN = -(2 ** 31);
+const INT_MAX = 2 ** 31 - 1;
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Why `value` is not a valid default for `type`; undefined when it is. */
+export function defaultValueProblem(type: AvroNode, value: unknown, depth = 0): string | undefined {
+  if (depth > 64) return undefined; // a default this deep is a recursive record; stop rather than loop
+  const bad = (): string => `${JSON.stringify(value)} is not a ${describeType(type)}`;
+  switch (type.kind) {
+    case 'primitive':
+      switch (type.type) {
+        case 'null':
+          return value === null ? undefined : bad();
+        case 'boolean':
+          return typeof value === 'boolean' ? undefined : bad();
+        case 'int':
+          return typeof value === 'number' && Number.isInteger(value) && value >= INT_MIN && value <= INT_MAX ? undefined : bad();
+        case 'long':
+          return typeof value === 'number' && Number.isInteger(value) ? undefined : bad();
+        case 'float':
+        case 'double':
+          return typeof value === 'number' || value === 'NaN' || value === 'Infinity' || value === '-Infinity' ? undefined : bad();
+        case 'bytes':
+          return typeof value === 'string' && [...value].every((c) => c.charCodeAt(0) <= 0xff) ? undefined : `${JSON.stringify(value)} is not bytes (a string of code points 0–255)`;
+        case 'string':
+          return typeof value === 'string' ? undefined : bad();
+      }
+      return undefined;
+    case 'fixed':
+      if (typeof value !== 'string' || [...value].some((c) => c.charCodeAt(0) > 0xff)) return `${JSON.stringify(value)} is not a ${describeType(type)} (a string of code points 0–255)`;
+      return value.length === type.size ? undefined : `${JSON.stringify(value)} has ${value.length} bytes, ${describeType(type)} has ${type.size}`;
+    case 'enum':
+      return typeof value === 'string' && type.symbols.includes(value) ? undefined : `${JSON.stringify(value)} is not a symbol of ${describeType(type)}`;
+    case 'array':
+      if (!Array.isArray(value)) return bad();
+      for (const item of value) {
+        const p = defaultValueProblem(type.items, item, depth + 1);
+        if (p !== undefined) return `item ${p}`;
+      }
+      return undefined;
+    case 'map':
+      if (!isObject(value)) return bad();
+      for (const [k, v] of Object.entries(value)) {
+        const p = defaultValueProblem(type.values, v, depth + 1);
+        if (p !== undefined) return `entry "${k}": ${p}`;
+      }
+      return undefined;
+    case 'record':
+      if (!isObject(value)) return bad();
+      for (const f of type.fields) {
+        if (f.name in value) {
+          const p = defaultValueProblem(f.type, value[f.name], depth + 1);
+          if (p !== undefined) return `field "${f.name}": ${p}`;
+        } else if (!f.hasDefault) return `field "${f.name}" is missing (it has no default of its own)`;
+      }
+      return undefined;
+    case 'union': {
+      const first = type.branches[0];
+      if (first === undefined) return 'an empty union has no values';
+      const p = defaultValueProblem(first, value, depth + 1);
+      if (p === undefined) return undefined;
+      const other = type.branches.slice(1).find((b) => defaultValueProblem(b, value, depth + 1) === undefined);
+      return other === undefined
+        ? p
+        : `${JSON.stringify(value)} matches the branch ${describeType(other)}, but a union default must match the FIRST branch (${describeType(first)}); list ${describeType(other)} first or change the default`;
+    }
+  }
+}
+
+/**
+ * Every invalid field default in the schema graph, with the field path. Never throws.
+ * Spec: Avro 1.11 §"Complex Types" → Records (field defaults; union defaults match the first branch).
+ */
+export function defaultProblems(root: AvroNode): SchemaProblem[] {
+  const problems: SchemaProblem[] = [];
+  const visited = new Set<RecordNode>();
+  const walk = (node: AvroNode, path: string): void => {
+    switch (node.kind) {
+      case 'record':
+        if (visited.has(node)) return;
+        visited.add(node);
+        for (const f of node.fields) {
+          const fpath = joinPath(path, 'fields', f.name);
+          if (f.hasDefault) {
+            const p = defaultValueProblem(f.type, f.default);
+            if (p !== undefined) problems.push({ path: fpath, message: `invalid default: ${p}` });
+          }
+          walk(f.type, fpath);
+        }
+        return;
+      case 'array':
+        walk(node.items, joinPath(path, 'items'));
+        return;
+      case 'map':
+        walk(node.values, joinPath(path, 'values'));
+        return;
+      case 'union':
+        for (const b of node.branches) walk(b, path);
+        return;
+      default:
+        return;
+    }
+  };
+  walk(root, '/');
+  return problems;
+}

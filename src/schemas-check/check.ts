@@ -1,0 +1,109 @@
+/**
+ * `schemas check`: every kind's schema against its earlier versions (registered, or in git
+ * history) under the kind's compatibility level.
+ * Spec: Confluent "Schema Evolution and Compatibility" (levels); Avro 1.11 §"Schema Resolution";
+ * DESIGN "The model is the schema registry" (CI runs the check and fails on a breaking change).
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { isGatewayError } from '../core/errors.js';
+import { loadCatalog } from '../catalog/index.js';
+import type { Catalog, CatalogProblem, EventKind } from '../catalog/index.js';
+import { analyzeAvroSchema, checkCompatibility, levelPlan } from '../registry/avro/index.js';
+import type { PreviousSchema } from '../registry/avro/index.js';
+import { parseEarlier } from './lenient.js';
+import type { CheckReport, HistoricVersion, InvalidSchemaFile, KindCheck, SchemaHistory } from './types.js';
+
+function sameJson(a: string, b: string): boolean {
+  try {
+    return JSON.stringify(JSON.parse(a)) === JSON.stringify(JSON.parse(b));
+  } catch {
+    return a === b;
+  }
+}
+
+/** Checks one kind's current schema against `earlier` (oldest first). Pure. */
+export function checkKind(kind: EventKind, schemaText: string, earlier: readonly HistoricVersion[]): KindCheck {
+  const base = { eventId: kind.eventId, name: kind.name, subject: kind.subject, schemaFile: kind.schemaFile, level: kind.compatibility };
+  const latest = earlier.at(-1);
+  const changed = latest === undefined || !sameJson(latest.schema, schemaText);
+  const analysis = analyzeAvroSchema(schemaText);
+  if (analysis.schema === undefined) {
+    return Object.freeze({ ...base, status: 'invalid', changed, compared: [], problems: analysis.problems, findings: [], notes: [] });
+  }
+  if (earlier.length === 0) return Object.freeze({ ...base, status: 'new', changed, compared: [], problems: [], findings: [], notes: [] });
+  const plan = levelPlan(kind.compatibility);
+  const against = plan.directions.length === 0 ? [] : plan.transitive ? earlier : earlier.slice(-1);
+  const notes: string[] = [];
+  const previous: PreviousSchema[] = [];
+  for (const v of against) {
+    const p = parseEarlier(v.schema, v.label);
+    if (p.note !== undefined) notes.push(p.note);
+    if (p.schema !== undefined) previous.push({ version: v.version, label: v.label, schema: p.schema });
+  }
+  const findings = checkCompatibility(analysis.schema, previous, kind.compatibility);
+  return Object.freeze({
+    ...base,
+    status: findings.length > 0 ? 'incompatible' : 'compatible',
+    changed,
+    compared: against.map((v) => ({ version: v.version, label: v.label })),
+    problems: [],
+    findings,
+    notes,
+  });
+}
+
+/**
+ * Checks every kind of `catalog` (its schema as loaded, compact JSON) against its earlier versions
+ * from `history`, in catalog order.
+ * Errors: those of {@link SchemaHistory.versions} (exit 2 for the CLI).
+ */
+export async function checkCatalog(catalog: Catalog, history: SchemaHistory): Promise<CheckReport> {
+  const kinds: KindCheck[] = [];
+  for (const kind of catalog.kinds) {
+    const earlier = await history.versions(kind);
+    kinds.push(checkKind(kind, kind.schema, earlier));
+  }
+  const ok = kinds.every((k) => k.status === 'compatible' || k.status === 'new');
+  return Object.freeze({ source: history.source, against: history.description, catalogDir: catalog.dir, ok, kinds, invalidFiles: [] });
+}
+
+/** The catalog, or the schema files that stop it from loading (reported like invalid schemas). */
+export type CatalogLoad = { readonly catalog: Catalog; readonly invalidFiles?: undefined } | { readonly catalog?: undefined; readonly invalidFiles: readonly InvalidSchemaFile[] };
+
+function schemaFileOf(p: CatalogProblem): string | undefined {
+  const file = p.path.split('#')[0] ?? '';
+  return file.endsWith('.avsc') ? file : undefined;
+}
+
+/**
+ * Loads the catalog in `dir`. When the only problems are in schema files, returns them with field
+ * paths (from this project's Avro validation) instead of throwing, so that `schemas check` reports
+ * an invalid schema as a failed check (exit 1) rather than a usage error.
+ * Errors: GatewayError CEG_CATALOG_INVALID (retriable: false) for problems in catalog.yaml itself.
+ */
+export function loadCatalogForCheck(dir: string): CatalogLoad {
+  try {
+    return { catalog: loadCatalog(dir) };
+  } catch (err) {
+    if (!isGatewayError(err, 'CEG_CATALOG_INVALID')) throw err;
+    const problems = (err.details['problems'] ?? []) as CatalogProblem[];
+    if (problems.length === 0 || problems.some((p) => schemaFileOf(p) === undefined)) throw err;
+    const byFile = new Map<string, InvalidSchemaFile>();
+    for (const p of problems) {
+      const file = schemaFileOf(p) as string;
+      if (byFile.has(file)) continue;
+      const path = join(resolve(dir), file);
+      const text = existsSync(path) ? readFileSync(path, 'utf8') : undefined;
+      const own = text === undefined ? [] : analyzeAvroSchema(text).problems;
+      const fromCatalog = problems.filter((q) => schemaFileOf(q) === file).map((q) => ({ path: q.path.includes('#') ? q.path.slice(q.path.indexOf('#') + 1) : '/', message: q.problem }));
+      byFile.set(file, { schemaFile: file, problems: own.length > 0 ? own : fromCatalog });
+    }
+    return { invalidFiles: [...byFile.values()] };
+  }
+}
+
+/** The report for a catalog that did not load because of invalid schema files. */
+export function invalidFilesReport(history: SchemaHistory, dir: string, invalidFiles: readonly InvalidSchemaFile[]): CheckReport {
+  return Object.freeze({ source: history.source, against: history.description, catalogDir: resolve(dir), ok: false, kinds: [], invalidFiles });
+}

@@ -1,0 +1,57 @@
+/**
+ * `schemas register`: for every kind, validate the schema, check it against the registered
+ * versions with this project's checker, set the subject's level, register, and report what changed.
+ * Spec: DESIGN "The model is the schema registry" (the level is set on the subject when schemas are
+ * registered; CI checks compatibility); Confluent Schema Registry API (PUT /config/{s}, POST
+ * /subjects/{s}/versions).
+ */
+import { isGatewayError } from '../core/errors.js';
+import type { Catalog } from '../catalog/index.js';
+import { analyzeAvroSchema } from '../registry/avro/index.js';
+import type { SchemaRegistry } from '../registry/port.js';
+import { schemaChanges } from './changes.js';
+import { checkKind } from './check.js';
+import { parseEarlier } from './lenient.js';
+import { createRegistryHistory } from './registry-history.js';
+import type { KindRegistration, RegisterReport } from './types.js';
+
+/**
+ * Registers the catalog's schemas, in catalog order. A kind whose schema is invalid or
+ * incompatible (by this project's checker, which is stricter than a registry where the Avro spec
+ * is) is not registered; the others still are. A refusal by the registry (HTTP 409/422) is
+ * reported as `refused`.
+ * Returns: the report; `ok` when every kind is `registered` or `unchanged`.
+ * Errors: GatewayError CEG_REGISTRY_UNAVAILABLE (retriable) when the registry does not answer —
+ *   the run stops there (kinds before it may have been registered).
+ */
+export async function registerSchemas(catalog: Catalog, registry: SchemaRegistry, description: string): Promise<RegisterReport> {
+  const history = createRegistryHistory(registry, description);
+  const kinds: KindRegistration[] = [];
+  for (const kind of catalog.kinds) {
+    const base = { eventId: kind.eventId, name: kind.name, subject: kind.subject, level: kind.compatibility };
+    const earlier = await history.versions(kind);
+    const check = checkKind(kind, kind.schema, earlier);
+    if (check.status === 'invalid' || check.status === 'incompatible') {
+      const reasons = check.status === 'invalid' ? check.problems.map((p) => `${p.path}: ${p.message}`) : check.findings.map((f) => `${f.direction} against ${f.label}: ${f.message}`);
+      kinds.push(Object.freeze({ ...base, status: check.status, changes: [], reasons }));
+      continue;
+    }
+    const latest = earlier.at(-1);
+    const current = analyzeAvroSchema(kind.schema).schema;
+    const previous = latest === undefined ? undefined : parseEarlier(latest.schema, latest.label).schema;
+    const changes = current === undefined ? [] : previous === undefined ? ['new subject'] : schemaChanges(previous.root, current.root);
+    try {
+      await registry.setCompatibility(kind.subject, kind.compatibility);
+      const reg = await registry.register(kind.subject, kind.schema);
+      const isNew = latest === undefined || reg.version > latest.version;
+      kinds.push(Object.freeze({ ...base, status: isNew ? 'registered' : 'unchanged', version: reg.version, id: reg.id, changes: isNew ? changes : [], reasons: [] }));
+    } catch (err) {
+      if (isGatewayError(err, 'CEG_SCHEMA_INCOMPATIBLE') || isGatewayError(err, 'CEG_SCHEMA_INVALID')) {
+        kinds.push(Object.freeze({ ...base, status: 'refused', changes, reasons: [err.message] }));
+        continue;
+      }
+      throw err;
+    }
+  }
+  return Object.freeze({ registry: description, ok: kinds.every((k) => k.status === 'registered' || k.status === 'unchanged'), kinds });
+}

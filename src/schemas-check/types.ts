@@ -1,0 +1,96 @@
+/**
+ * Shapes of the schema check and register use cases (bus spec X1; DESIGN "The model is the schema
+ * registry": CI runs the compatibility check and fails on a breaking change).
+ */
+import type { EventKind } from '../catalog/index.js';
+import type { CompatibilityFinding, SchemaProblem } from '../registry/avro/index.js';
+import type { CompatibilityLevel } from '../registry/port.js';
+
+/** One earlier version of a kind's schema: a registered version, or the file at a git commit. */
+export interface HistoricVersion {
+  /** 1 for the oldest. */
+  readonly version: number;
+  /** How messages name it: `version 3` (registry) or `commit 1a2b3c4` (git). */
+  readonly label: string;
+  /** Avro schema JSON text. */
+  readonly schema: string;
+}
+
+/** Where earlier versions come from. */
+export interface SchemaHistory {
+  readonly source: 'registry' | 'git';
+  /** For reports, e.g. `registry http://host:8081` or `git history of /repo up to HEAD`. */
+  readonly description: string;
+  /**
+   * Earlier versions of the kind's schema, oldest first; [] for a new subject or file.
+   * Errors: GatewayError CEG_REGISTRY_UNAVAILABLE (registry) or CEG_INVALID_OPTIONS (git history
+   *   missing, shallow, or the base revision unknown); both mean exit 2.
+   */
+  versions(kind: EventKind): Promise<readonly HistoricVersion[]>;
+}
+
+/** Verdict for one kind. `new`: no earlier version (nothing to be compatible with). */
+export type KindStatus = 'compatible' | 'incompatible' | 'invalid' | 'new';
+
+/** The check result of one kind. */
+export interface KindCheck {
+  readonly eventId: string;
+  readonly name: string;
+  readonly subject: string;
+  /** Schema file relative to the catalog directory. */
+  readonly schemaFile: string;
+  readonly level: CompatibilityLevel;
+  readonly status: KindStatus;
+  /** true when the schema differs from the latest earlier version (compared as JSON). */
+  readonly changed: boolean;
+  /** Earlier versions the level compared with. */
+  readonly compared: readonly { readonly version: number; readonly label: string }[];
+  /** Declaration problems of the current schema (status `invalid`). */
+  readonly problems: readonly SchemaProblem[];
+  /** Incompatibilities (status `incompatible`). */
+  readonly findings: readonly CompatibilityFinding[];
+  /** Notes, e.g. an earlier version that is not valid Avro and was compared as well as it parses. */
+  readonly notes: readonly string[];
+}
+
+/** A schema file the catalog could not load (the catalog names it, but it is not valid Avro). */
+export interface InvalidSchemaFile {
+  /** Path relative to the catalog directory. */
+  readonly schemaFile: string;
+  readonly problems: readonly SchemaProblem[];
+}
+
+/** The result of `schemas check`. `ok` is true when no kind is incompatible or invalid. */
+export interface CheckReport {
+  readonly source: 'registry' | 'git';
+  readonly against: string;
+  readonly catalogDir: string;
+  readonly ok: boolean;
+  readonly kinds: readonly KindCheck[];
+  /** Files that stopped the catalog from loading; when any, `kinds` is empty and `ok` false. */
+  readonly invalidFiles: readonly InvalidSchemaFile[];
+}
+
+/** What `schemas register` did for one kind. */
+export type RegisterStatus = 'registered' | 'unchanged' | 'invalid' | 'incompatible' | 'refused';
+
+export interface KindRegistration {
+  readonly eventId: string;
+  readonly name: string;
+  readonly subject: string;
+  readonly level: CompatibilityLevel;
+  readonly status: RegisterStatus;
+  /** Registered version and id (status `registered` or `unchanged`). */
+  readonly version?: number;
+  readonly id?: number;
+  /** For a new version: what changed against the previous latest (`added /fields/x …`). */
+  readonly changes: readonly string[];
+  /** Problems or findings that stopped it, one line each. */
+  readonly reasons: readonly string[];
+}
+
+export interface RegisterReport {
+  readonly registry: string;
+  readonly ok: boolean;
+  readonly kinds: readonly KindRegistration[];
+}

@@ -1,0 +1,234 @@
+/**
+ * `ce-gateway schemas check` and `schemas register` as a process: --git on temporary git
+ * repositories holding a copy of the project's catalog (a breaking commit → exit 1 naming the
+ * field; an optional field with a default → exit 0; a shallow clone or no repository → exit 2), and
+ * --registry against the dev stack's registry with a fixture catalog on a unique topic.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { stackEnv, uniqueName } from '../helpers/stack.js';
+
+const ROOT = resolve(import.meta.dirname, '..', '..');
+const ENTRY = join(ROOT, 'test', 'fixtures', 'schemas-cli-entry.ts');
+/** tsx's loader by absolute URL: the CLI runs in temporary directories, where `--import tsx` would not resolve. */
+const TSX = pathToFileURL(join(ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;
+const SIGNAL = 'trading/strategy-signal.avsc';
+const temps: string[] = [];
+
+interface Run {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+function cli(cwd: string, args: readonly string[]): Run {
+  const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'silent' };
+  delete env.SCHEMA_REGISTRY_URL;
+  delete env.CATALOG_DIR;
+  delete env.CE_GATEWAY_ENV_FILE;
+  const r = spawnSync(process.execPath, ['--import', TSX, ENTRY, 'schemas', ...args], { cwd, env, encoding: 'utf8', timeout: 60_000 });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+function git(cwd: string, ...args: string[]): string {
+  return execFileSync('git', args, { cwd, encoding: 'utf8', env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.org', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.org' } });
+}
+
+function tempDir(prefix: string): string {
+  const d = mkdtempSync(join(tmpdir(), prefix));
+  temps.push(d);
+  return d;
+}
+
+/** A new repository with the project's catalog committed once; returns its root. */
+function catalogRepo(): string {
+  const repo = tempDir('schemas-git-');
+  cpSync(join(ROOT, 'schemas'), join(repo, 'schemas'), { recursive: true });
+  git(repo, 'init', '-q', '-b', 'main');
+  git(repo, 'add', '.');
+  git(repo, 'commit', '-q', '-m', 'catalog');
+  return repo;
+}
+
+type Avsc = { name: string; fields: { name: string; type: unknown; default?: unknown }[] } & Record<string, unknown>;
+
+function editSchema(repo: string, file: string, edit: (s: Avsc) => void, message: string): void {
+  const path = join(repo, 'schemas', file);
+  const s = JSON.parse(readFileSync(path, 'utf8')) as Avsc;
+  edit(s);
+  writeFileSync(path, `${JSON.stringify(s, null, 2)}\n`);
+  git(repo, 'commit', '-q', '-am', message);
+}
+
+afterAll(() => {
+  for (const d of temps) rmSync(d, { recursive: true, force: true });
+});
+
+describe('schemas check --git', () => {
+  it('an unchanged catalog passes: exit 0, every kind compatible', () => {
+    const repo = catalogRepo();
+    const r = cli(repo, ['check', '--git', '--json']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const report = JSON.parse(r.stdout);
+    expect(report).toMatchObject({ source: 'git', ok: true });
+    expect(report.kinds).toHaveLength(6);
+    expect(report.kinds.map((k: { status: string; level: string }) => [k.status, k.level])).toEqual(Array(6).fill(['compatible', 'FULL_TRANSITIVE']));
+  });
+
+  it('a commit removing a field without a default → exit 1 naming the field', () => {
+    const repo = catalogRepo();
+    editSchema(repo, SIGNAL, (s) => void (s.fields = s.fields.filter((f) => f.name !== 'strategy')), 'drop strategy');
+    const r = cli(repo, ['check', '--git']);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/INCOMPATIBLE {2}StrategySignal \(trading\/strategy-signal\.avsc, subject trading\.strategy-signal-value, FULL_TRANSITIVE\)/);
+    expect(r.stdout).toMatch(/\[FORWARD vs commit [0-9a-f]{7}\] \/fields\/strategy: field "strategy" removed \(or renamed\) — readers of commit [0-9a-f]{7} require it/);
+    expect(r.stdout).toMatch(/FAILED: 5 compatible, 0 new, 1 incompatible, 0 invalid/);
+  });
+
+  it('narrowing a type and renaming the record without an alias → exit 1, each explained', () => {
+    const repo = catalogRepo();
+    editSchema(repo, 'trading/indicators-computed.avsc', (s) => {
+      const f = s.fields.find((x) => x.name === 'durationMicros');
+      if (f === undefined || f.type !== 'long') throw new Error('fixture: indicators-computed.avsc has no long durationMicros');
+      f.type = 'int';
+    }, 'narrow');
+    editSchema(repo, SIGNAL, (s) => void (s.name = 'TradeSignal'), 'rename');
+    const r = cli(repo, ['check', '--git', '--json']);
+    expect(r.code).toBe(1);
+    const report = JSON.parse(r.stdout);
+    const byName = new Map(report.kinds.map((k: { name: string }) => [k.name, k]));
+    const narrowed = byName.get('IndicatorsComputed') as { status: string; findings: { message: string }[] };
+    expect(narrowed.status).toBe('incompatible');
+    expect(narrowed.findings.map((f) => f.message)).toEqual(expect.arrayContaining([expect.stringContaining('/fields/durationMicros: type changed from long to int — new readers (int) cannot read old data (commit ')]));
+    const renamed = byName.get('StrategySignal') as { status: string; findings: { message: string }[] };
+    expect(renamed.status).toBe('incompatible');
+    expect(renamed.findings.map((f) => f.message)).toEqual(expect.arrayContaining([expect.stringContaining('/: record renamed from caishen.trading.StrategySignal to caishen.trading.TradeSignal — new readers expect TradeSignal')]));
+  });
+
+  it('adding an optional field with a default → exit 0 (also uncommitted, against the history)', () => {
+    const repo = catalogRepo();
+    editSchema(repo, SIGNAL, (s) => void s.fields.push({ name: 'note', type: ['null', 'string'], default: null }), 'add note');
+    const path = join(repo, 'schemas', 'writing-guide', 'content-changed.avsc');
+    const s = JSON.parse(readFileSync(path, 'utf8')) as Avsc;
+    s.fields.push({ name: 'reviewer', type: 'string', default: '' });
+    writeFileSync(path, JSON.stringify(s));
+    const r = cli(repo, ['check', '--git']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/compatible {4}StrategySignal .*: unchanged, compatible with 2 versions \(commit [0-9a-f]{7} … commit [0-9a-f]{7}\)/);
+    expect(r.stdout).toMatch(/compatible {4}WritingGuideContentChanged .*: changed, compatible with commit [0-9a-f]{7}/);
+    expect(r.stdout).toMatch(/^OK: 6 compatible, 0 new, 0 incompatible, 0 invalid$/m);
+  });
+
+  it('--base compares with the history up to that revision only', () => {
+    const repo = catalogRepo();
+    editSchema(repo, SIGNAL, (s) => void (s.fields = s.fields.filter((f) => f.name !== 'strategy')), 'drop strategy');
+    // Put the field back in the working tree: against HEAD the file now re-adds a field without a default.
+    const path = join(repo, 'schemas', SIGNAL);
+    writeFileSync(path, readFileSync(join(ROOT, 'schemas', SIGNAL), 'utf8'));
+    expect(cli(repo, ['check', '--git', '--base', 'HEAD~1']).code).toBe(0);
+    const r = cli(repo, ['check', '--git']);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('/fields/strategy: field "strategy" added without a default');
+  });
+
+  it('an invalid schema (union default not matching the first branch) → exit 1 with the field path', () => {
+    const repo = catalogRepo();
+    editSchema(repo, SIGNAL, (s) => void s.fields.push({ name: 'score', type: ['null', 'double'], default: 0.5 }), 'bad default');
+    const r = cli(repo, ['check', '--git']);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('trading/strategy-signal.avsc');
+    expect(r.stdout).toMatch(/\/fields\/score: .*union default must match the FIRST branch \(null\)/);
+  });
+
+  it('a shallow clone → exit 2, not a pass', () => {
+    const repo = catalogRepo();
+    editSchema(repo, SIGNAL, (s) => void s.fields.push({ name: 'note', type: ['null', 'string'], default: null }), 'second');
+    const shallow = join(tempDir('schemas-shallow-'), 'clone');
+    git(ROOT, 'clone', '-q', '--depth', '1', `file://${repo}`, shallow);
+    const r = cli(shallow, ['check', '--git']);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/shallow, so earlier schema versions may be missing/);
+  });
+
+  it('no git repository → exit 2; --base without --git and --git with --registry → exit 2', () => {
+    const dir = tempDir('schemas-nogit-');
+    cpSync(join(ROOT, 'schemas'), join(dir, 'schemas'), { recursive: true });
+    const r = cli(dir, ['check', '--git', '--json']);
+    expect(r.code).toBe(2);
+    expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, error: { code: 'CEG_INVALID_OPTIONS', message: expect.stringContaining('no git history') } });
+    expect(cli(dir, ['check', '--base', 'HEAD']).code).toBe(2);
+    expect(cli(dir, ['check', '--git', '--registry', 'http://127.0.0.1:1']).code).toBe(2);
+  });
+});
+
+describe('schemas register / check --registry on the dev stack', () => {
+  const url = stackEnv().schemaRegistryUrl;
+
+  function fixtureCatalog(): { dir: string; topic: string; write: (fields: object[]) => void } {
+    const dir = tempDir('schemas-reg-');
+    const topic = uniqueName('schemas-cli');
+    writeFileSync(
+      join(dir, 'catalog.yaml'),
+      [
+        'version: 1',
+        'kinds:',
+        `  - eventId: ${randomUUID()}`,
+        '    name: CliProbe',
+        '    description: schemas CLI test kind',
+        `    topic: ${topic}`,
+        '    schema: probe.avsc',
+        '    key: [id]',
+        '    publish: true',
+        '    owner: test',
+        '',
+      ].join('\n'),
+    );
+    const write = (fields: object[]): void =>
+      writeFileSync(join(dir, 'probe.avsc'), JSON.stringify({ type: 'record', name: 'CliProbe', namespace: 'test.cli', fields: [{ name: 'id', type: 'string' }, ...fields] }));
+    return { dir, topic, write };
+  }
+
+  it('registers, reports what changed, and refuses a breaking change before the registry sees it', () => {
+    const { dir, topic, write } = fixtureCatalog();
+    write([{ name: 'amount', type: 'long' }]);
+    const first = cli(dir, ['register', '--registry', url, '--catalog', dir]);
+    expect(first.stderr).toBe('');
+    expect(first.code).toBe(0);
+    expect(first.stdout).toMatch(new RegExp(`registered {4}CliProbe \\(subject ${topic}-value, FULL_TRANSITIVE\\): version 1, id \\d+`));
+
+    const again = cli(dir, ['register', '--registry', url, '--catalog', dir, '--json']);
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.stdout).kinds[0]).toMatchObject({ status: 'unchanged', version: 1 });
+
+    write([{ name: 'amount', type: 'long' }, { name: 'note', type: ['null', 'string'], default: null }]);
+    expect(cli(dir, ['check', '--registry', url, '--catalog', dir]).code).toBe(0);
+    const second = cli(dir, ['register', '--registry', url, '--catalog', dir]);
+    expect(second.code).toBe(0);
+    expect(second.stdout).toContain('version 2');
+    expect(second.stdout).toContain('added /fields/note (union [null, string], default null)');
+
+    write([{ name: 'note', type: ['null', 'string'], default: null }]);
+    const check = cli(dir, ['check', '--registry', url, '--catalog', dir]);
+    expect(check.code).toBe(1);
+    expect(check.stdout).toContain('[FORWARD vs version 1] /fields/amount: field "amount" removed (or renamed) — readers of version 1 require it');
+    const refused = cli(dir, ['register', '--registry', url, '--catalog', dir, '--json']);
+    expect(refused.code).toBe(1);
+    expect(JSON.parse(refused.stdout).kinds[0]).toMatchObject({ status: 'incompatible', reasons: expect.arrayContaining([expect.stringContaining('FORWARD against version 1: /fields/amount')]) });
+  });
+
+  it('a registry that does not answer → exit 2', () => {
+    const { dir, write } = fixtureCatalog();
+    write([]);
+    const r = cli(dir, ['check', '--registry', 'http://127.0.0.1:9', '--catalog', dir]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/schema registry/);
+  });
+});
