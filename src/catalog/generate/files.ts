@@ -1,0 +1,87 @@
+/**
+ * The generated folder as a list of files, written to disk or compared with it (the staleness
+ * check CI runs: `ce-gateway catalog generate --check`).
+ * Spec: bus spec X1 (generated code used by the project, stale output fails CI); STYLE "a
+ * `catalog/` integrity test (regenerate, then compare)".
+ */
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Catalog } from '../types.js';
+import { eventsModule, GENERATED_HEADER, indexModule } from './typescript.js';
+
+/** One generated file: `path` relative to the output directory, `content` its exact text. */
+export interface GeneratedFile {
+  readonly path: string;
+  readonly content: string;
+}
+
+/** Result of comparing generated files with a directory. */
+export interface GeneratedCheck {
+  /** Files whose content differs from the regenerated text. */
+  readonly changed: readonly string[];
+  /** Files that should exist and do not. */
+  readonly missing: readonly string[];
+  /** Generated-looking `.ts` files in the directory that generation no longer produces. */
+  readonly extra: readonly string[];
+}
+
+/**
+ * The package's `src/catalog/generated/` directory. This module sits three levels under the
+ * package root both as src/catalog/generate/files.ts and as dist/catalog/generate/files.js.
+ */
+export function defaultGeneratedDir(): string {
+  return resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'src', 'catalog', 'generated');
+}
+
+/**
+ * Every file of the generated folder for `catalog`, in a fixed order. Pure and deterministic.
+ * Errors: those of {@link eventsModule}.
+ */
+export function generateCatalogFiles(catalog: Catalog): readonly GeneratedFile[] {
+  return [
+    { path: 'events.ts', content: eventsModule(catalog) },
+    { path: 'index.ts', content: indexModule() },
+  ];
+}
+
+/**
+ * Writes `files` under `dir` (created when missing), only those whose content changed.
+ * Returns the paths written. Errors: Node fs errors (EACCES, …).
+ */
+export function writeGeneratedFiles(dir: string, files: readonly GeneratedFile[]): readonly string[] {
+  mkdirSync(dir, { recursive: true });
+  const written: string[] = [];
+  for (const f of files) {
+    const path = join(dir, f.path);
+    if (existsSync(path) && readFileSync(path, 'utf8') === f.content) continue;
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, f.content);
+    written.push(f.path);
+  }
+  return written;
+}
+
+/** Compares `files` with the content of `dir` without writing anything. */
+export function checkGeneratedFiles(dir: string, files: readonly GeneratedFile[]): GeneratedCheck {
+  const changed: string[] = [];
+  const missing: string[] = [];
+  for (const f of files) {
+    const path = join(dir, f.path);
+    if (!existsSync(path)) missing.push(f.path);
+    else if (readFileSync(path, 'utf8') !== f.content) changed.push(f.path);
+  }
+  const expected = new Set(files.map((f) => f.path));
+  const extra = existsSync(dir)
+    ? readdirSync(dir)
+        .filter((n) => n.endsWith('.ts') && !expected.has(n))
+        .filter((n) => readFileSync(join(dir, n), 'utf8').startsWith(GENERATED_HEADER))
+        .sort()
+    : [];
+  return { changed, missing, extra };
+}
+
+/** true when a {@link GeneratedCheck} found nothing stale. */
+export function isUpToDate(check: GeneratedCheck): boolean {
+  return check.changed.length === 0 && check.missing.length === 0 && check.extra.length === 0;
+}

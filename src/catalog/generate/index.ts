@@ -1,0 +1,12 @@
+/** catalog/generate: TypeScript constants and natural-JSON payload types from the catalog (bus spec X1). */
+export {
+  checkGeneratedFiles,
+  defaultGeneratedDir,
+  generateCatalogFiles,
+  isUpToDate,
+  writeGeneratedFiles,
+} from './files.js';
+export type { GeneratedCheck, GeneratedFile } from './files.js';
+export { namedTypesOf, payloadShape, shortName } from './natural.js';
+export type { BranchShape, FieldShape, PayloadShape, RecordShape, Shape } from './natural.js';
+export { constantName, eventsModule, GENERATED_HEADER } from './typescript.js';

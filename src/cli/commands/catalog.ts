@@ -1,0 +1,88 @@
+/**
+ * `ce-gateway catalog generate [--catalog DIR] [--out DIR] [--check]` and
+ * `ce-gateway catalog export --out DIR [--catalog DIR] [--format json|yaml] [--base-url URL]`.
+ * Exit codes: 0 ok; 1 `--check` found stale generated files; 2 usage, catalog or file error.
+ * Spec: bus spec X1 (generated code checked for staleness in CI), X2 (AsyncAPI + JSON Schemas).
+ */
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import { errorMessage } from '../../core/errors.js';
+import { defaultCatalogDir, loadCatalog } from '../../catalog/index.js';
+import { checkGeneratedFiles, defaultGeneratedDir, generateCatalogFiles, isUpToDate, writeGeneratedFiles } from '../../catalog/generate/index.js';
+import { exportCatalogFiles, writeExportedFiles } from '../../catalog/export/index.js';
+import { EXIT_CHECK_FAILED, EXIT_OK, EXIT_USAGE, setup } from '../context.js';
+
+function fail(message: string): never {
+  process.stderr.write(`ce-gateway catalog: ${message}\n`);
+  process.exit(EXIT_USAGE);
+}
+
+export function registerCatalogCommand(program: Command): void {
+  const catalog = program.command('catalog').description('generate code from the catalog, export AsyncAPI and JSON Schemas');
+
+  catalog
+    .command('generate')
+    .description('write the TypeScript constants and payload types of the catalog (src/catalog/generated); --check compares instead of writing')
+    .option('--catalog <dir>', 'catalog directory (default: the package schemas/; CATALOG_DIR is not used, the generated code is the package\'s own)')
+    .option('--out <dir>', 'output directory (default: the package src/catalog/generated)')
+    .option('--check', 'regenerate in memory and exit 1 when the files differ (for CI)')
+    .action((opts: { catalog?: string; out?: string; check?: boolean }) => {
+      const out = opts.out === undefined ? defaultGeneratedDir() : resolve(opts.out);
+      let files;
+      try {
+        files = generateCatalogFiles(loadCatalog(opts.catalog === undefined ? defaultCatalogDir() : resolve(opts.catalog)));
+      } catch (err) {
+        fail(errorMessage(err));
+      }
+      if (opts.check) {
+        const check = checkGeneratedFiles(out, files);
+        if (isUpToDate(check)) {
+          process.stdout.write(`generated files in ${out} are up to date\n`);
+          process.exit(EXIT_OK);
+        }
+        for (const p of check.changed) process.stderr.write(`stale: ${p}\n`);
+        for (const p of check.missing) process.stderr.write(`missing: ${p}\n`);
+        for (const p of check.extra) process.stderr.write(`no longer generated: ${p}\n`);
+        process.stderr.write('run `ce-gateway catalog generate` and commit the result\n');
+        process.exit(EXIT_CHECK_FAILED);
+      }
+      try {
+        const written = writeGeneratedFiles(out, files);
+        process.stdout.write(written.length === 0 ? `${out}: up to date\n` : written.map((p) => `wrote ${resolve(out, p)}\n`).join(''));
+      } catch (err) {
+        fail(errorMessage(err));
+      }
+    });
+
+  catalog
+    .command('export')
+    .description('write the AsyncAPI 3.0 document and a JSON Schema per kind; servers and registry URL from KAFKA_BROKERS / SCHEMA_REGISTRY_URL')
+    .requiredOption('--out <dir>', 'output directory')
+    .option('--catalog <dir>', 'catalog directory (default: CATALOG_DIR, else the package schemas/)')
+    .option('--format <format>', 'json or yaml (the AsyncAPI document; JSON Schemas are always JSON)', 'json')
+    .option('--base-url <url>', 'public base URL of the gateway HTTP API, for JSON Schema $id and links')
+    .option('--title <title>', 'info.title of the AsyncAPI document')
+    .option('--api-version <version>', 'info.version of the AsyncAPI document (default 1.0.0)')
+    .action((opts: { out: string; catalog?: string; format: string; baseUrl?: string; title?: string; apiVersion?: string }) => {
+      if (opts.format !== 'json' && opts.format !== 'yaml') fail(`--format must be json or yaml, not ${opts.format}`);
+      try {
+        const { config } = setup(program);
+        const cat = loadCatalog(opts.catalog !== undefined ? resolve(opts.catalog) : config.catalogDir ?? defaultCatalogDir());
+        const files = exportCatalogFiles(
+          cat,
+          {
+            ...(opts.title === undefined ? {} : { title: opts.title }),
+            ...(opts.apiVersion === undefined ? {} : { version: opts.apiVersion }),
+            ...(config.kafka === undefined ? {} : { kafkaBrokers: config.kafka.brokers }),
+            ...(config.registry === undefined ? {} : { registryUrl: config.registry.url }),
+            ...(opts.baseUrl === undefined ? {} : { publicBaseUrl: opts.baseUrl.replace(/\/+$/, '') }),
+            dataschemaBase: config.dataschemaBase,
+          },
+          opts.format,
+        );
+        for (const p of writeExportedFiles(resolve(opts.out), files)) process.stdout.write(`wrote ${resolve(opts.out, p)}\n`);
+      } catch (err) {
+        fail(errorMessage(err));
+      }
+    });
+}
