@@ -1,0 +1,96 @@
+/**
+ * Loads the connector files of a directory: every `*.yaml` / `*.yml` directly in it (not in
+ * sub-folders, so `connectors/examples/` is never loaded by pointing at `connectors/`), in name
+ * order. All files are checked before anything starts, and every problem of every file is
+ * reported at once.
+ * Spec: DESIGN "Connectors"; bus spec S1 (one subscription name, one durable consumer).
+ */
+import { accessSync, constants, readFileSync, readdirSync, statSync } from 'node:fs';
+import { isAbsolute, join, resolve } from 'node:path';
+import { GatewayError } from '../../core/errors.js';
+import { parseConnectorText } from './parse.js';
+import type { ParseContext } from './parse.js';
+import type { ConnectorDefinition, ConnectorProblem } from './types.js';
+
+const CONNECTOR_FILE = /^[A-Za-z0-9][A-Za-z0-9._-]*\.ya?ml$/;
+
+function isDirectory(p: string): boolean {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+function isExecutableFile(p: string): boolean {
+  try {
+    if (!statSync(p).isFile()) return false;
+    accessSync(p, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Problems only the file system can show: a missing or non-executable script, a missing folder. */
+function fileSystemProblems(d: ConnectorDefinition): ConnectorProblem[] {
+  const out: ConnectorProblem[] = [];
+  const at = (path: string, problem: string): void => void out.push({ file: d.file, path, problem });
+  if (d.kind === 'shell-hook') {
+    const file = d.sink.command[0]!;
+    if (isAbsolute(file)) {
+      if (!isExecutableFile(file)) at('sink.command[0]', `${file} is not an executable file`);
+    } else if (!d.sink.env.path.split(':').some((dir) => isExecutableFile(join(dir, file)))) {
+      at('sink.command[0]', `${file} is not an executable on the hook's PATH (${d.sink.env.path})`);
+    }
+    if (!isDirectory(d.sink.cwd)) at('sink.workingDirectory', `${d.sink.cwd} is not a directory`);
+  } else if (!d.sink.createDirectories && !isDirectory(d.sink.directory)) {
+    at('sink.directory', `${d.sink.directory} is not a directory (and createDirectories is false)`);
+  }
+  return out;
+}
+
+function invalid(dir: string, problems: readonly ConnectorProblem[]): GatewayError {
+  const list = problems.map((p) => `${p.file}: ${p.path}: ${p.problem}`).join('; ');
+  return new GatewayError('CEG_INVALID_OPTIONS', `connectors in ${dir} are invalid (${problems.length} problem(s)): ${list}`, {
+    retriable: false,
+    details: { dir, problems },
+  });
+}
+
+/**
+ * Loads and validates every connector file directly in `dir` (enabled or not), in file-name order.
+ * Enabled connectors are also checked on the file system (script exists and is executable,
+ * working directory exists, drop directory exists unless it may be created). Subscription names
+ * must be unique across the files. Synchronous: it runs once at startup.
+ * Errors: GatewayError CEG_INVALID_OPTIONS (retriable: false) when `dir` is not a directory or any
+ *   file has a problem; `details.problems` lists every one as `{ file, path, problem }`.
+ * Spec: DESIGN "Connectors".
+ */
+export function loadConnectors(dir: string, ctx: ParseContext = {}): ConnectorDefinition[] {
+  const root = resolve(dir);
+  if (!isDirectory(root)) throw invalid(root, [{ file: root, path: '(root)', problem: 'not a directory' }]);
+  const files = readdirSync(root, { withFileTypes: true })
+    .filter((e) => (e.isFile() || e.isSymbolicLink()) && CONNECTOR_FILE.test(e.name))
+    .map((e) => join(root, e.name))
+    .filter((f) => statSync(f, { throwIfNoEntry: false })?.isFile() === true)
+    .sort();
+  const problems: ConnectorProblem[] = [];
+  const defs: ConnectorDefinition[] = [];
+  const bySubscription = new Map<string, string>();
+  for (const file of files) {
+    const r = parseConnectorText(readFileSync(file, 'utf8'), file, ctx);
+    if (!r.ok) {
+      problems.push(...r.problems);
+      continue;
+    }
+    const d = r.definition;
+    const first = bySubscription.get(d.subscription);
+    if (first !== undefined) problems.push({ file, path: 'subscription', problem: `subscription ${d.subscription} is already used by ${first}` });
+    else bySubscription.set(d.subscription, file);
+    if (d.enabled) problems.push(...fileSystemProblems(d));
+    defs.push(d);
+  }
+  if (problems.length > 0) throw invalid(root, problems);
+  return defs;
+}

@@ -1,0 +1,68 @@
+/**
+ * One connector file's text → a definition, or every problem found in it. Pure: file-system
+ * checks (does the script exist, is it executable) are the loader's.
+ * Spec: DESIGN "Connectors"; bus spec S1, S5.
+ */
+import { basename, dirname, extname } from 'node:path';
+import { LineCounter, parseDocument } from 'yaml';
+import { retryPolicy } from '../../core/retry.js';
+import { fileDropOptionsFrom } from '../sinks/file-drop/index.js';
+import { shellHookOptionsFrom } from '../sinks/shell-hook/index.js';
+import { connectorFileSchema } from './schema.js';
+import type { ConnectorDefinition, ConnectorProblem } from './types.js';
+
+/** A zod issue path as `a.b[0].c`; `(root)` for the document itself. */
+export function problemPath(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const seg of path) out += typeof seg === 'number' ? `[${seg}]` : `${out === '' ? '' : '.'}${String(seg)}`;
+  return out === '' ? '(root)' : out;
+}
+
+export interface ParseContext {
+  /** Where `passEnv` variables are read from; default `process.env`. */
+  readonly environment?: Readonly<Record<string, string | undefined>>;
+}
+
+/** The result of parsing one file: a definition when there was no problem. */
+export type ParsedConnector = { readonly ok: true; readonly definition: ConnectorDefinition } | { readonly ok: false; readonly problems: readonly ConnectorProblem[] };
+
+/**
+ * Parses and validates the YAML `text` of the connector file `file` (absolute path; relative
+ * paths inside resolve against its folder). Every problem is reported with the file and a path.
+ */
+export function parseConnectorText(text: string, file: string, ctx: ParseContext = {}): ParsedConnector {
+  const problems: ConnectorProblem[] = [];
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { prettyErrors: false, uniqueKeys: true, lineCounter });
+  for (const e of doc.errors) {
+    const at = lineCounter.linePos(e.pos[0]);
+    problems.push({ file, path: '(root)', problem: `YAML line ${at.line} column ${at.col}: ${e.message}` });
+  }
+  if (problems.length > 0) return { ok: false, problems };
+  const raw: unknown = doc.toJS();
+  if (raw === null || raw === undefined) return { ok: false, problems: [{ file, path: '(root)', problem: 'the file is empty' }] };
+  const parsed = connectorFileSchema.safeParse(raw);
+  if (!parsed.success) {
+    return { ok: false, problems: parsed.error.issues.map((i) => ({ file, path: problemPath(i.path), problem: i.message })) };
+  }
+  const c = parsed.data;
+  const baseDir = dirname(file);
+  const b = c.retry.backoff;
+  const base = {
+    name: basename(file, extname(file)),
+    file,
+    ...(c.description === undefined ? {} : { description: c.description }),
+    enabled: c.enabled,
+    subscription: c.subscription,
+    kinds: Object.freeze([...c.kinds]),
+    startFrom: c.startFrom,
+    ordering: c.ordering,
+    retry: retryPolicy({ maxAttempts: c.retry.maxAttempts, initialDelayMs: b.initialMs, factor: b.factor, maxDelayMs: b.maxMs, jitter: b.jitter }),
+    retrySettings: Object.freeze({ maxAttempts: c.retry.maxAttempts, initialMs: b.initialMs, factor: b.factor, maxMs: b.maxMs, jitter: b.jitter }),
+  };
+  const definition: ConnectorDefinition =
+    c.kind === 'shell-hook'
+      ? { ...base, kind: 'shell-hook', sink: shellHookOptionsFrom(c.sink, { baseDir, ...(ctx.environment === undefined ? {} : { environment: ctx.environment }) }) }
+      : { ...base, kind: 'file-drop', sink: fileDropOptionsFrom(c.sink, { baseDir }) };
+  return { ok: true, definition: Object.freeze(definition) };
+}

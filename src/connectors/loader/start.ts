@@ -1,0 +1,90 @@
+/**
+ * Starts loaded connectors: one durable subscription each (through the gateway's `subscribe`),
+ * with the connector's sink as handler and its retry policy. Disabled connectors are skipped.
+ * Spec: DESIGN "Connectors"; bus spec S1, S3, S5, "Migration Path".
+ */
+import { mkdir } from 'node:fs/promises';
+import type { RetryPolicy } from '../../core/retry.js';
+import { errorMessage } from '../../core/errors.js';
+import type { EventHandler, SubscribeOptions, Subscription } from '../../bus/subscriber/index.js';
+import type { Logger } from '../../observability/index.js';
+import { createFileDropSink } from '../sinks/file-drop/index.js';
+import { createShellHookSink } from '../sinks/shell-hook/index.js';
+import type { ConnectorDefinition } from './types.js';
+
+/** What connectors need from the gateway (`Gateway` of src/app fits). */
+export interface ConnectorHost {
+  subscribe(o: Omit<SubscribeOptions, 'retry'> & { retry?: RetryPolicy }): Promise<Subscription>;
+}
+
+export interface RunningConnector {
+  readonly definition: ConnectorDefinition;
+  readonly subscription: Subscription;
+}
+
+export interface ConnectorsHandle {
+  /** Started connectors, in definition order. */
+  readonly running: readonly RunningConnector[];
+  /** Unsubscribes every connector; waits for running hooks and writes to finish (a hook at most its timeout). */
+  stop(): Promise<void>;
+}
+
+/** The subscriber handler of a connector's sink. */
+export function connectorHandler(d: ConnectorDefinition, log: Logger): EventHandler {
+  switch (d.kind) {
+    case 'shell-hook':
+      return createShellHookSink(d.sink, log);
+    case 'file-drop':
+      return createFileDropSink(d.sink, log);
+    default: {
+      const never: never = d;
+      return never;
+    }
+  }
+}
+
+/**
+ * Subscribes every enabled connector of `defs` on `host`, one after the other; resolves when all
+ * have joined their groups. If one fails to start, those already started are stopped and the
+ * error is rethrown (e.g. GatewayError CEG_UNKNOWN_TYPE for a kind the catalog does not know,
+ * CEG_INVALID_NAME, or a file-system error creating a drop directory).
+ * Spec: bus spec S1 (subscription name = durable key), S5.
+ */
+export async function startConnectors(host: ConnectorHost, defs: readonly ConnectorDefinition[], log: Logger, opts: { readonly instanceId?: string } = {}): Promise<ConnectorsHandle> {
+  const running: RunningConnector[] = [];
+  const stop = async (): Promise<void> => {
+    const all = running.splice(0);
+    await Promise.allSettled(all.map((r) => r.subscription.unsubscribe()));
+  };
+  try {
+    for (const d of defs) {
+      const clog = log.child({ connector: d.name, kind: d.kind, subscription: d.subscription });
+      if (!d.enabled) {
+        clog.info({ file: d.file }, 'connector disabled, not started');
+        continue;
+      }
+      if (d.kind === 'file-drop' && d.sink.createDirectories) await mkdir(d.sink.directory, { recursive: true, mode: 0o755 });
+      const subscription = await host.subscribe({
+        subscription: d.subscription,
+        kinds: d.kinds,
+        handler: connectorHandler(d, clog),
+        retry: d.retry,
+        startFrom: d.startFrom,
+        ordering: d.ordering,
+        ...(opts.instanceId === undefined ? {} : { instanceId: opts.instanceId }),
+      });
+      subscription.done.catch((err: unknown) => clog.error({ err: errorMessage(err) }, 'connector subscription failed'));
+      running.push({ definition: d, subscription });
+      clog.info({ kinds: d.kinds, file: d.file }, 'connector started');
+    }
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return {
+    get running() {
+      return [...running];
+    },
+    stop,
+  };
+}

@@ -1,0 +1,10 @@
+/** Shell-hook sink: an operator script per event (stdin JSON, `CE_*` environment, timeout, exit-code mapping). */
+export { createShellHookSink, hookFailureMessage } from './sink.js';
+export { DEFAULT_HOOK_PATH, resolveShellHookOptions, shellHookOptionsFrom, shellHookSettingsSchema } from './options.js';
+export type { ParsedShellHookSettings, ResolveContext, ShellHookOptions, ShellHookSettings } from './options.js';
+export { EX_TEMPFAIL, classifyEnd, defaultExitCodePolicy, describeEnd, exitCodePolicy } from './exit-codes.js';
+export type { ExitCodeOverrides, ExitCodePolicy } from './exit-codes.js';
+export { MAX_ENV_VALUE_BYTES, buildHookEnv } from './env.js';
+export type { HookEnvSettings } from './env.js';
+export { runProcess } from './run.js';
+export type { ProcessEnd, ProcessResult, RunOptions } from './run.js';

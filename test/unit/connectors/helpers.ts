@@ -1,0 +1,61 @@
+/** Shared set-up of the connector tests: envelopes, delivery contexts, temporary folders and scripts. */
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { DeliveryContext } from '../../../src/bus/subscriber/index.js';
+import { createEnvelope } from '../../../src/envelope/index.js';
+import type { Envelope } from '../../../src/envelope/types.js';
+import { PRICE_LOADING_COMPLETED, priceLoaded } from '../../fixtures/events.js';
+
+/** A price-loading-completed event with the attributes a publisher fills. */
+export function priceEvent(over: Record<string, string | number | boolean> = {}): Envelope {
+  return createEnvelope(
+    {
+      id: 'evt-1',
+      source: 'urn:pdsp:host-1',
+      type: PRICE_LOADING_COMPLETED,
+      time: '2022-03-15T12:00:02.000Z',
+      subject: 'EUR/USD',
+      datacontenttype: 'application/json',
+      correlationid: 'corr-1',
+      causationid: 'cause-1',
+      eventname: 'PriceLoadingCompleted',
+      partitionkey: 'EUR-USD_H4',
+      schemaversion: 1,
+      ...over,
+    },
+    { kind: 'json', value: priceLoaded() },
+  );
+}
+
+export const delivery: DeliveryContext = Object.freeze({ subscription: 'ops.hook', topic: 'trading.price-loading-completed', partition: 2, offset: 41n, attempt: 1 });
+
+/** A fresh temporary folder, removed by the returned function. */
+export function tempDir(prefix = 'ceg-conn-'): { readonly dir: string; readonly remove: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** Writes an executable `/bin/sh` script and returns its path. */
+export function writeScript(dir: string, name: string, body: string): string {
+  const path = join(dir, name);
+  writeFileSync(path, `#!/bin/sh\n${body}\n`);
+  chmodSync(path, 0o755);
+  return path;
+}
+
+/** True while a process with this pid runs (a zombie waiting for its reaper counts as ended). */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    // /proc/<pid>/stat: "pid (comm) S …"; state Z = exited, not yet reaped.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,152 @@
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { GatewayError } from '../../../src/core/errors.js';
+import { loadConnectors, parseConnectorText } from '../../../src/connectors/index.js';
+import type { ConnectorDefinition, ConnectorProblem } from '../../../src/connectors/index.js';
+import { tempDir, writeScript } from './helpers.js';
+
+let tmp: ReturnType<typeof tempDir>;
+beforeEach(() => {
+  tmp = tempDir();
+});
+afterEach(() => tmp.remove());
+
+const examplesDir = resolve(import.meta.dirname, '../../../connectors/examples');
+
+function problemsOf(fn: () => unknown): ConnectorProblem[] {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(GatewayError);
+    expect((err as GatewayError).code).toBe('CEG_INVALID_OPTIONS');
+    expect((err as GatewayError).retriable).toBe(false);
+    return (err as GatewayError).details.problems as ConnectorProblem[];
+  }
+  throw new Error('expected a GatewayError');
+}
+
+const hookYaml = (over = ''): string => `kind: shell-hook
+subscription: ops.hook
+kinds: [PriceLoadingCompleted]
+sink:
+  command: [./hook.sh, --verbose]
+${over}`;
+
+describe('loadConnectors', () => {
+  it('loads a shell-hook and a file-drop connector with defaults filled and paths resolved against the file', () => {
+    writeScript(tmp.dir, 'hook.sh', 'exit 0');
+    writeFileSync(join(tmp.dir, 'a-hook.yaml'), hookYaml());
+    writeFileSync(join(tmp.dir, 'b-drop.yml'), 'kind: file-drop\nsubscription: ops.drop\nkinds: [78b8fd47-3ff3-4881-9419-7bfe84ce89cb]\nstartFrom: earliest\nordering: none\nretry: { maxAttempts: 2, backoff: { initialMs: 10, maxMs: 20 } }\nsink: { directory: out/drops }\n');
+    writeFileSync(join(tmp.dir, 'notes.txt'), 'not a connector');
+    const defs = loadConnectors(tmp.dir, { environment: {} });
+    expect(defs.map((d) => [d.name, d.kind, d.subscription, d.enabled, d.startFrom, d.ordering])).toEqual([
+      ['a-hook', 'shell-hook', 'ops.hook', true, 'latest', 'key'],
+      ['b-drop', 'file-drop', 'ops.drop', true, 'earliest', 'none'],
+    ]);
+    const [hook, drop] = defs as [Extract<ConnectorDefinition, { kind: 'shell-hook' }>, Extract<ConnectorDefinition, { kind: 'file-drop' }>];
+    expect(hook.file).toBe(join(tmp.dir, 'a-hook.yaml'));
+    expect(hook.sink.command).toEqual([join(tmp.dir, 'hook.sh'), '--verbose']);
+    expect(hook.sink.cwd).toBe(tmp.dir);
+    expect(hook.sink).toMatchObject({ timeoutMs: 30_000, killGraceMs: 5_000, maxOutputBytes: 4096, env: { path: '/usr/local/bin:/usr/bin:/bin', vars: {} } });
+    expect([...hook.sink.exitCodes.codes]).toEqual([[0, 'handled'], [75, 'retry']]);
+    expect(hook.retrySettings).toEqual({ maxAttempts: 5, initialMs: 1000, factor: 2, maxMs: 60_000, jitter: 0.2 });
+    expect(hook.retry.maxAttempts).toBe(5);
+    expect(drop.sink).toEqual({ directory: join(tmp.dir, 'out/drops'), subdirectoryPerEventName: false, createDirectories: true, fileMode: 0o644, syncDirectory: true });
+    expect(drop.retrySettings).toEqual({ maxAttempts: 2, initialMs: 10, factor: 2, maxMs: 20, jitter: 0.2 });
+    expect(drop.retry.delayMs(1)).toBeLessThanOrEqual(10);
+  });
+
+  it('reports every problem of every file with its file and path, and starts nothing', () => {
+    writeFileSync(join(tmp.dir, 'bad1.yaml'), `kind: shell-hook
+subscription: "bad name!"
+kinds: []
+startFrom: yesterday
+retry: { maxAttempts: 0, backoff: { initialMs: 500, maxMs: 100 } }
+sink:
+  command: ["../escape.sh"]
+  timeoutMs: -1
+  exitCodes: { 300: handled, 1: maybe }
+  passEnv: [DATABASE_URL]
+  color: blue
+`);
+    writeFileSync(join(tmp.dir, 'bad2.yaml'), 'kind: webhook\nsubscription: ops.x\n');
+    writeFileSync(join(tmp.dir, 'bad3.yaml'), 'kind: file-drop\nsubscription: ops.y\nkinds: [A]\nsink: { directory: "/var/spool/$HOME" }\n');
+    writeFileSync(join(tmp.dir, 'bad4.yaml'), 'kind: [unclosed\n');
+    writeFileSync(join(tmp.dir, 'bad5.yaml'), '');
+    const problems = problemsOf(() => loadConnectors(tmp.dir));
+    const f = (n: string): string => join(tmp.dir, n);
+    expect(problems.map((p) => `${p.file.slice(tmp.dir.length + 1)} ${p.path}`).sort()).toEqual(
+      [
+        'bad1.yaml kinds',
+        'bad1.yaml retry.backoff.maxMs',
+        'bad1.yaml retry.maxAttempts',
+        'bad1.yaml sink',
+        'bad1.yaml sink.command[0]',
+        'bad1.yaml sink.exitCodes.1',
+        'bad1.yaml sink.exitCodes.300',
+        'bad1.yaml sink.passEnv[0]',
+        'bad1.yaml sink.timeoutMs',
+        'bad1.yaml startFrom',
+        'bad1.yaml subscription',
+        'bad2.yaml kind',
+        'bad3.yaml sink.directory',
+        'bad4.yaml (root)',
+        'bad5.yaml (root)',
+      ].sort(),
+    );
+    const at = (file: string, path: string): string => problems.find((p) => p.file === f(file) && p.path === path)!.problem;
+    expect(at('bad1.yaml', 'sink')).toMatch(/color/);
+    expect(at('bad1.yaml', 'sink.command[0]')).toMatch(/'\.\.'/);
+    expect(at('bad1.yaml', 'sink.passEnv[0]')).toMatch(/looks like a secret/);
+    expect(at('bad1.yaml', 'subscription')).toMatch(/\[A-Za-z0-9._-\]/);
+    expect(at('bad3.yaml', 'sink.directory')).toMatch(/segments/);
+    expect(at('bad4.yaml', '(root)')).toMatch(/^YAML line/);
+    expect(at('bad5.yaml', '(root)')).toBe('the file is empty');
+  });
+
+  it('checks on the file system that an enabled hook can run, and finds duplicate subscriptions', () => {
+    writeFileSync(join(tmp.dir, 'hook.sh'), '#!/bin/sh\n'); // not executable
+    writeFileSync(join(tmp.dir, 'a.yaml'), hookYaml('  workingDirectory: missing-dir\n'));
+    writeFileSync(join(tmp.dir, 'b.yaml'), hookYaml().replace('./hook.sh', 'no-such-command-on-path'));
+    writeFileSync(join(tmp.dir, 'c.yaml'), 'kind: file-drop\nsubscription: ops.drop\nkinds: [A]\nsink: { directory: nowhere, createDirectories: false }\n');
+    const problems = problemsOf(() => loadConnectors(tmp.dir, { environment: {} }));
+    expect(problems.map((p) => `${p.file.slice(tmp.dir.length + 1)} ${p.path}: ${p.problem.replaceAll(tmp.dir, '<tmp>')}`)).toEqual([
+      'a.yaml sink.command[0]: <tmp>/hook.sh is not an executable file',
+      'a.yaml sink.workingDirectory: <tmp>/missing-dir is not a directory',
+      `b.yaml subscription: subscription ops.hook is already used by <tmp>/a.yaml`,
+      "b.yaml sink.command[0]: no-such-command-on-path is not an executable on the hook's PATH (/usr/local/bin:/usr/bin:/bin)",
+      'c.yaml sink.directory: <tmp>/nowhere is not a directory (and createDirectories is false)',
+    ]);
+  });
+
+  it('skips file-system checks for disabled connectors, and ignores sub-folders', () => {
+    writeFileSync(join(tmp.dir, 'off.yaml'), hookYaml().replace('kind: shell-hook', 'kind: shell-hook\nenabled: false'));
+    mkdirSync(join(tmp.dir, 'examples'));
+    writeFileSync(join(tmp.dir, 'examples', 'broken.yaml'), 'kind: nonsense');
+    const defs = loadConnectors(tmp.dir);
+    expect(defs.map((d) => [d.name, d.enabled])).toEqual([['off', false]]);
+  });
+
+  it('refuses a directory that does not exist', () => {
+    const problems = problemsOf(() => loadConnectors(join(tmp.dir, 'nope')));
+    expect(problems).toEqual([{ file: join(tmp.dir, 'nope'), path: '(root)', problem: 'not a directory' }]);
+  });
+
+  it('loads the shipped examples, all disabled, and the top-level connectors folder starts nothing', () => {
+    const defs = loadConnectors(examplesDir);
+    expect(defs.map((d) => [d.name, d.kind, d.enabled, d.subscription])).toEqual([
+      ['price-loaded-drop', 'file-drop', false, 'ops.price-loaded-drop'],
+      ['price-loaded-hook', 'shell-hook', false, 'ops.price-loaded-hook'],
+    ]);
+    expect(loadConnectors(resolve(examplesDir, '..')).filter((d) => d.enabled)).toEqual([]);
+    // Enabled, the example hook passes the file-system checks too (its script is executable).
+    const hookFile = join(examplesDir, 'price-loaded-hook.yaml');
+    const enabled = parseConnectorText(readFileSync(hookFile, 'utf8').replace('enabled: false', 'enabled: true'), hookFile, { environment: { TZ: 'UTC' } });
+    expect(enabled.ok).toBe(true);
+    if (enabled.ok && enabled.definition.kind === 'shell-hook') {
+      expect(enabled.definition.sink.command).toEqual([join(examplesDir, 'scripts/on-price-loaded.sh')]);
+      expect(enabled.definition.sink.env.vars).toEqual({ TZ: 'UTC', HOOK_LOG_DIR: '/tmp/ce-gateway-hooks', LANG: 'C.UTF-8' });
+    }
+  });
+});

@@ -1,0 +1,98 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Outcome } from '../../../src/bus/subscriber/index.js';
+import { GatewayError } from '../../../src/core/errors.js';
+import { toStructuredJson } from '../../../src/codec/http/index.js';
+import { createShellHookSink, resolveShellHookOptions } from '../../../src/connectors/index.js';
+import type { ShellHookSettings } from '../../../src/connectors/index.js';
+import { silentLogger } from '../../../src/observability/index.js';
+import { delivery, priceEvent, tempDir, writeScript } from './helpers.js';
+
+let tmp: ReturnType<typeof tempDir>;
+beforeEach(() => {
+  tmp = tempDir();
+});
+afterEach(() => tmp.remove());
+
+function sink(body: string, over: Partial<ShellHookSettings> = {}) {
+  writeScript(tmp.dir, 'hook.sh', body);
+  return createShellHookSink(resolveShellHookOptions({ command: ['./hook.sh'], env: { OUT: tmp.dir }, ...over }, { baseDir: tmp.dir, environment: {} }), silentLogger());
+}
+
+/** What the subscriber makes of the handler's result: handled, retry or dead letter, with the reason. */
+async function outcomeOf(p: Promise<Outcome | void>): Promise<{ outcome: string; message?: string }> {
+  let out: Outcome | void;
+  try {
+    out = await p;
+  } catch (err) {
+    expect(err).toBeInstanceOf(GatewayError);
+    const g = err as GatewayError;
+    return { outcome: g.retriable ? 'retry (thrown)' : 'deadLetter (thrown)', message: g.message };
+  }
+  if (out === undefined || out.kind === 'ack') return { outcome: 'handled' };
+  return { outcome: out.kind, message: out.reason };
+}
+
+describe('shell-hook sink', () => {
+  it('gives the script the structured-mode event on stdin and the attributes in its environment', async () => {
+    const h = sink('cat > "$OUT/stdin.json"; printf "%s %s %s" "$CE_ID" "$CE_CORRELATIONID" "$CEG_ATTEMPT" > "$OUT/env.txt"');
+    const e = priceEvent();
+    await expect(outcomeOf(h(e, { ...delivery, attempt: 2 }))).resolves.toEqual({ outcome: 'handled' });
+    expect(JSON.parse(readFileSync(join(tmp.dir, 'stdin.json'), 'utf8'))).toEqual(toStructuredJson(e));
+    expect(readFileSync(join(tmp.dir, 'env.txt'), 'utf8')).toBe('evt-1 corr-1 2');
+  });
+
+  it('runs in the connector folder by default', async () => {
+    const h = sink('pwd > "$OUT/pwd.txt"');
+    await h(priceEvent(), delivery);
+    expect(readFileSync(join(tmp.dir, 'pwd.txt'), 'utf8').trim()).toBe(tmp.dir);
+  });
+
+  it('maps exit 0 → handled, 75 → retry, 1 and 65 → dead letter', async () => {
+    const h = sink('read -r _; exit "$CE_SUBJECT"');
+    const results = [];
+    for (const code of ['0', '75', '1', '65']) results.push((await outcomeOf(h(priceEvent({ subject: code }), delivery))).outcome);
+    expect(results).toEqual(['handled', 'retry', 'deadLetter', 'deadLetter']);
+  });
+
+  it('puts the exit status and the tail of stderr and stdout in the dead-letter reason', async () => {
+    const h = sink('echo "processing $CE_ID"; echo "bar $CE_PARTITIONKEY is corrupt" >&2; exit 1');
+    const r = await outcomeOf(h(priceEvent(), delivery));
+    expect(r).toEqual({ outcome: 'deadLetter', message: 'hook hook.sh exited with code 1 → deadLetter; stderr: "bar EUR-USD_H4 is corrupt"; stdout: "processing evt-1"' });
+  });
+
+  it('follows a configured exit-code map', async () => {
+    const h = sink('exit "$CE_SUBJECT"', { exitCodes: { 65: 'retry', 75: 'deadLetter', 3: 'handled' }, otherExitCodes: 'retry' });
+    const results = [];
+    for (const code of ['3', '65', '75', '9']) results.push((await outcomeOf(h(priceEvent({ subject: code }), delivery))).outcome);
+    expect(results).toEqual(['handled', 'retry', 'deadLetter', 'retry']);
+  });
+
+  it('retries a hook that runs over its timeout, after killing it', async () => {
+    const h = sink('echo waiting >&2; sleep 30', { timeoutMs: 200, killGraceMs: 500 });
+    const started = Date.now();
+    const r = await outcomeOf(h(priceEvent(), delivery));
+    expect(Date.now() - started).toBeLessThan(1500);
+    expect(r).toEqual({ outcome: 'retry', message: 'hook hook.sh timed out after 200 ms and was killed (SIGTERM) → retry; stderr: "waiting"; stdout: ""' });
+  });
+
+  it('retries a hook that is not executable', async () => {
+    const h = createShellHookSink(resolveShellHookOptions({ command: ['./nope.sh'] }, { baseDir: tmp.dir, environment: {} }), silentLogger());
+    const r = await outcomeOf(h(priceEvent(), delivery));
+    expect(r.outcome).toBe('retry');
+    expect(r.message).toMatch(/^hook nope\.sh could not be started: .*ENOENT/);
+  });
+});
+
+describe('shell-hook sink with a record decoded from Avro', () => {
+  it('writes JSON data to stdin and says application/json in CE_DATACONTENTTYPE', async () => {
+    const h = sink('cat > "$OUT/stdin.json"; printf "%s" "$CE_DATACONTENTTYPE" > "$OUT/ct.txt"');
+    const e = priceEvent({ datacontenttype: 'application/avro' });
+    await h(e, delivery);
+    const stdin = JSON.parse(readFileSync(join(tmp.dir, 'stdin.json'), 'utf8')) as Record<string, unknown>;
+    expect(stdin.datacontenttype).toBe('application/json');
+    expect(stdin.data).toEqual((e.data as { value: unknown }).value);
+    expect(readFileSync(join(tmp.dir, 'ct.txt'), 'utf8')).toBe('application/json');
+  });
+});

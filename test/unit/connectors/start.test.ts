@@ -1,0 +1,74 @@
+/** startConnectors on a real gateway over the in-memory transport (no broker). */
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { GatewayError } from '../../../src/core/errors.js';
+import { loadConnectors, startConnectors } from '../../../src/connectors/index.js';
+import { silentLogger } from '../../../src/observability/index.js';
+import { priceLoaded } from '../../fixtures/events.js';
+import { startGateway } from '../../helpers/gateway.js';
+import type { TestGateway } from '../../helpers/gateway.js';
+import { waitFor } from '../../helpers/wait.js';
+import { tempDir, writeScript } from './helpers.js';
+
+let tmp: ReturnType<typeof tempDir>;
+let gw: TestGateway;
+beforeEach(async () => {
+  tmp = tempDir();
+  gw = await startGateway({ stack: false });
+});
+afterEach(async () => {
+  await gw.close();
+  tmp.remove();
+});
+
+describe('startConnectors', () => {
+  it('starts the enabled connectors only, each under its subscription, and stops them', async () => {
+    writeScript(tmp.dir, 'hook.sh', 'printf "%s\\n" "$CE_ID" >> "$OUT/hook.log"');
+    writeFileSync(join(tmp.dir, 'hook.yaml'), `kind: shell-hook\nsubscription: mem.hook\nkinds: [PriceLoadingCompleted]\nsink:\n  command: [./hook.sh]\n  env: { OUT: ${tmp.dir} }\n`);
+    writeFileSync(join(tmp.dir, 'drop.yaml'), `kind: file-drop\nsubscription: mem.drop\nkinds: [PriceLoadingCompleted]\nsink: { directory: drops }\n`);
+    writeFileSync(join(tmp.dir, 'off.yaml'), `kind: file-drop\nenabled: false\nsubscription: mem.off\nkinds: [PriceLoadingCompleted]\nsink: { directory: off }\n`);
+    const handle = await startConnectors(gw.gateway, loadConnectors(tmp.dir), silentLogger());
+    expect(handle.running.map((r) => [r.definition.name, r.subscription.name])).toEqual([
+      ['drop', 'mem.drop'],
+      ['hook', 'mem.hook'],
+    ]);
+
+    const receipts = [priceLoaded('AAA/BBB', 'H1'), priceLoaded('CCC/DDD', 'H4')].map((d) => gw.gateway.publisher().publish('PriceLoadingCompleted', d)!);
+    await Promise.all(receipts.map((r) => r.delivered));
+    const ids = receipts.map((r) => r.id);
+    await waitFor('both events run through the hook', () => {
+      try {
+        return readFileSync(join(tmp.dir, 'hook.log'), 'utf8').trim().split('\n').length >= 2;
+      } catch {
+        return false;
+      }
+    });
+    await waitFor('both events dropped', () => readdirSync(join(tmp.dir, 'drops')).length >= 2);
+    await handle.stop();
+
+    expect(readFileSync(join(tmp.dir, 'hook.log'), 'utf8').trim().split('\n').sort()).toEqual([...ids].sort());
+    const files = readdirSync(join(tmp.dir, 'drops')).sort();
+    expect(files).toHaveLength(2);
+    const dropped = files.map((f) => JSON.parse(readFileSync(join(tmp.dir, 'drops', f), 'utf8')) as { id: string; data: unknown });
+    expect(dropped.map((d) => d.id).sort()).toEqual([...ids].sort());
+    expect(dropped.map((d) => d.data)).toContainEqual({ ...priceLoaded('AAA/BBB', 'H1'), feed: null }); // feed: optional field, default null
+    expect(readdirSync(tmp.dir).includes('off')).toBe(false);
+    expect(handle.running).toEqual([]);
+    // Data decoded from Avro is written as JSON, and says so.
+    expect(dropped.map((d) => (d as { datacontenttype?: string }).datacontenttype)).toEqual(['application/json', 'application/json']);
+  });
+
+  it('stops those already started when one cannot start, and rethrows', async () => {
+    writeFileSync(join(tmp.dir, 'a.yaml'), `kind: file-drop\nsubscription: mem.a\nkinds: [PriceLoadingCompleted]\nsink: { directory: a }\n`);
+    writeFileSync(join(tmp.dir, 'b.yaml'), `kind: file-drop\nsubscription: mem.b\nkinds: [NoSuchKind]\nsink: { directory: b }\n`);
+    const err: unknown = await startConnectors(gw.gateway, loadConnectors(tmp.dir), silentLogger()).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(GatewayError);
+    expect((err as GatewayError).code).toBe('CEG_UNKNOWN_TYPE');
+    // mem.a was unsubscribed: an event published now is not dropped.
+    const r = gw.gateway.publisher().publish('PriceLoadingCompleted', priceLoaded('EEE/FFF', 'H1'))!;
+    await r.delivered;
+    await new Promise((res) => setTimeout(res, 200));
+    expect(readdirSync(join(tmp.dir, 'a'))).toEqual([]);
+  });
+});
