@@ -35,3 +35,9 @@ export type {
   PgIdempotencyStore,
   MemoryIdempotencyStore,
 } from './bus/idempotency/index.js';
+export { ensureOutboxSchema, OutboxWriter, writeOutboxEvent, startOutboxRelay, outboxTable } from './bus/outbox/index.js';
+export type { OutboxRelay, OutboxRelayOptions, OutboxRelayStats, OutboxReceipt, OutboxWriteOptions, OutboxWriterOptions, OutboxTable, EnsureOutboxSchemaOptions } from './bus/outbox/index.js';
+export type { PublisherIdentity } from './bus/publisher/index.js';
+export { loadConnectors, startConnectors } from './connectors/index.js';
+export type { ConnectorDefinition, ConnectorHost, ConnectorsHandle } from './connectors/index.js';
+export * from './catalog/generated/index.js';

@@ -119,13 +119,18 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     ],
   });
 
-  async function readiness(): Promise<{ ready: boolean; checks: Record<string, boolean> }> {
+  async function readiness(): Promise<{ ready: boolean; checks: Record<string, boolean>; durable: boolean }> {
     const timeout = <T>(p: Promise<T>, fallback: T): Promise<T> =>
       Promise.race([p.catch(() => fallback), new Promise<T>((r) => setTimeout(() => r(fallback), config.readinessTimeoutMs).unref())]);
     const [broker, schemaRegistry] = await Promise.all([timeout(transport.isHealthy(), false), timeout(registry.isHealthy(), false)]);
     const bootstrapped = ingress !== undefined;
     const subscriptionsOk = failedSubscriptions.size === 0;
-    return { ready: broker && schemaRegistry && bootstrapped && subscriptionsOk, checks: { broker, schemaRegistry, bootstrapped, subscriptions: subscriptionsOk } };
+    return {
+      ready: broker && schemaRegistry && bootstrapped && subscriptionsOk,
+      checks: { broker, schemaRegistry, bootstrapped, subscriptions: subscriptionsOk },
+      // The embedded default is loud here too: nothing is durable on the in-memory adapters.
+      durable: transport.kind === 'kafka' && config.registry !== undefined,
+    };
   }
 
   const need = <T>(v: T | undefined, what: string): T => {
@@ -160,7 +165,12 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     listen() {
       server = createHttpServer({
         ingress: () => ingress,
-        api: createApiApp({ catalog, registry }),
+        api: createApiApp({
+          catalog,
+          registry,
+          retryAfterS: config.ingress.retryAfterS,
+          docs: { kafkaBrokers: config.kafka?.brokers, registryUrl: config.registry?.url, publicBaseUrl: config.publicBaseUrl, dataschemaBase: config.dataschemaBase },
+        }),
         ready: readiness,
         metrics: metrics.render,
         retryAfterS: config.ingress.retryAfterS,

@@ -10,6 +10,9 @@ import { registerSubscribeCommand } from './commands/subscribe.js';
 import { registerTopicsCommand } from './commands/topics.js';
 import { registerTraceCommand } from './commands/trace.js';
 import { registerTailCommand } from './commands/tail.js';
+import { registerCatalogCommand } from './commands/catalog.js';
+import { registerSchemasCommand } from './commands/schemas.js';
+import { registerOutboxCommand } from './commands/outbox.js';
 import { EXIT_USAGE } from './context.js';
 
 const program = new Command()
@@ -23,6 +26,9 @@ registerTopicsCommand(program);
 registerSubscribeCommand(program);
 registerTraceCommand(program);
 registerTailCommand(program);
+registerCatalogCommand(program);
+registerSchemasCommand(program);
+registerOutboxCommand(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -37,6 +37,12 @@ const schema = z.object({
   DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'a postgres:// URL').optional(),
   CATALOG_DIR: z.string().min(1).optional(),
   DATASCHEMA_BASE_URL: z.string().min(1).optional(),
+  PUBLIC_BASE_URL: httpUrl.optional(),
+  CONNECTORS_DIR: z.string().min(1).optional(),
+  OUTBOX_DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'a postgres:// URL').optional(),
+  OUTBOX_TABLE: z.string().regex(/^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)?$/, 'table or schema.table, lowercase').default('ce_outbox'),
+  OUTBOX_BATCH_SIZE: positiveInt.default(100),
+  OUTBOX_POLL_INTERVAL_MS: positiveInt.default(1000),
   INGRESS_MAX_BODY_BYTES: positiveInt.default(1_048_576),
   INGRESS_MAX_BATCH_EVENTS: positiveInt.default(1000),
   INGRESS_ACK_TIMEOUT_MS: positiveInt.default(10_000),
@@ -63,14 +69,20 @@ export interface Config {
   readonly registry?: { readonly url: string; readonly username?: string; readonly password?: string };
   readonly databaseUrl?: string;
   readonly catalogDir?: string;
+  /** Public base URL of this gateway's HTTP API, no trailing slash (links in AsyncAPI, `dataschema`). */
+  readonly publicBaseUrl: string;
   /** Public base for `dataschema`; the schema id is appended. */
   readonly dataschemaBase: string;
+  /** Folder of connector definitions (`*.yaml`) started by `serve`. */
+  readonly connectorsDir?: string;
+  /** The transactional outbox relay (`ce-gateway outbox relay`): the PRODUCER's database, not the bus's. */
+  readonly outbox: { readonly databaseUrl?: string; readonly table: string; readonly batchSize: number; readonly pollIntervalMs: number };
   readonly ingress: { readonly maxBodyBytes: number; readonly maxBatchEvents: number; readonly ackTimeoutMs: number; readonly retryAfterS: number };
   readonly publishQueueCapacity: number;
   readonly readinessTimeoutMs: number;
 }
 
-const SECRET_NAMES = ['KAFKA_SASL_PASSWORD', 'SCHEMA_REGISTRY_PASSWORD', 'DATABASE_URL', 'KAFKA_SASL_USERNAME', 'SCHEMA_REGISTRY_USERNAME'] as const;
+const SECRET_NAMES = ['KAFKA_SASL_PASSWORD', 'SCHEMA_REGISTRY_PASSWORD', 'DATABASE_URL', 'OUTBOX_DATABASE_URL', 'KAFKA_SASL_USERNAME', 'SCHEMA_REGISTRY_USERNAME'] as const;
 
 /** Resolves `<NAME>_FILE` secret files (Docker/Kubernetes secrets) into `<NAME>`. */
 function withSecretFiles(vars: Record<string, string | undefined>): Record<string, string | undefined> {
@@ -109,6 +121,7 @@ export function loadConfig(vars: Record<string, string | undefined>): Config {
   const e = parsed.data;
 
   const publicHost = e.HOST === '0.0.0.0' || e.HOST === '::' ? '127.0.0.1' : e.HOST;
+  const publicBaseUrl = (e.PUBLIC_BASE_URL ?? `http://${publicHost.includes(':') ? `[${publicHost}]` : publicHost}:${e.PORT}`).replace(/\/+$/, '');
   const config: Config = {
     http: { port: e.PORT, host: e.HOST },
     logLevel: e.LOG_LEVEL,
@@ -124,7 +137,10 @@ export function loadConfig(vars: Record<string, string | undefined>): Config {
     registry: e.SCHEMA_REGISTRY_URL === undefined ? undefined : { url: e.SCHEMA_REGISTRY_URL.replace(/\/+$/, ''), username: e.SCHEMA_REGISTRY_USERNAME, password: e.SCHEMA_REGISTRY_PASSWORD },
     databaseUrl: e.DATABASE_URL,
     catalogDir: e.CATALOG_DIR,
-    dataschemaBase: e.DATASCHEMA_BASE_URL ?? `http://${publicHost.includes(':') ? `[${publicHost}]` : publicHost}:${e.PORT}/schemas/ids/`,
+    publicBaseUrl,
+    dataschemaBase: e.DATASCHEMA_BASE_URL ?? `${publicBaseUrl}/schemas/ids/`,
+    connectorsDir: e.CONNECTORS_DIR,
+    outbox: { databaseUrl: e.OUTBOX_DATABASE_URL, table: e.OUTBOX_TABLE, batchSize: e.OUTBOX_BATCH_SIZE, pollIntervalMs: e.OUTBOX_POLL_INTERVAL_MS },
     ingress: { maxBodyBytes: e.INGRESS_MAX_BODY_BYTES, maxBatchEvents: e.INGRESS_MAX_BATCH_EVENTS, ackTimeoutMs: e.INGRESS_ACK_TIMEOUT_MS, retryAfterS: e.INGRESS_RETRY_AFTER_S },
     publishQueueCapacity: e.PUBLISH_QUEUE_CAPACITY,
     readinessTimeoutMs: e.READINESS_TIMEOUT_MS,

@@ -16,6 +16,8 @@ export interface Violation {
   readonly field?: string;
   readonly index?: number;
   readonly reason: string;
+  /** The specific error code of this violation, where one applies (e.g. CEG_UNKNOWN_TYPE). */
+  readonly code?: ErrorCode;
 }
 
 /** What kind of rule a violation breaks; decides the error code of the whole set. */

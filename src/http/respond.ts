@@ -19,7 +19,7 @@ export function sendProblem(res: ServerResponse, err: unknown, opts: { retryAfte
   const status = problem.status;
   const text = JSON.stringify(problem);
   const headers: Record<string, string | number> = { 'content-type': problemContentType, 'content-length': Buffer.byteLength(text) };
-  if (status === 503) headers['retry-after'] = String(opts.retryAfterS);
+  if (ge.retriable) headers['retry-after'] = String(opts.retryAfterS);
   res.writeHead(status, headers);
   res.end(text);
 }

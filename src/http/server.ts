@@ -4,6 +4,7 @@
  */
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type express from 'express';
 import { handleIngress } from './ingress/handler.js';
 import type { IngressDeps } from './ingress/handler.js';
@@ -15,13 +16,21 @@ export interface ServerDeps {
   readonly ingress: () => IngressDeps | undefined;
   readonly api: express.Express;
   /** Readiness: broker and registry reachable now. Never throws. */
-  readonly ready: () => Promise<{ ready: boolean; checks: Record<string, boolean> }>;
+  readonly ready: () => Promise<{ ready: boolean; checks: Record<string, boolean>; durable?: boolean }>;
   readonly metrics: () => Promise<{ contentType: string; body: string }>;
   readonly retryAfterS: number;
 }
 
+/** Answers a request the HTTP parser refused before any handler ran (e.g. headers over 16 KiB). */
+function onClientError(err: Error & { code?: string }, socket: Duplex): void {
+  if (!socket.writable) return;
+  const [status, title] = err.code === 'HPE_HEADER_OVERFLOW' ? [431, 'Request header fields too large'] : [400, 'Bad request'];
+  const body = JSON.stringify({ type: 'urn:ce-gateway:error:CEG_INVALID_EVENT', title, status, code: 'CEG_INVALID_EVENT', retriable: false, detail: status === 431 ? 'the request headers exceed 16 KiB; CloudEvents attributes are headers in binary mode — send large values as data' : 'the request could not be parsed as HTTP', violations: [{ field: 'headers', reason: title }] });
+  socket.end(`HTTP/1.1 ${status} ${title}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+}
+
 export function createHttpServer(deps: ServerDeps): Server {
-  return createServer((req, res) => {
+  const server = createServer((req, res) => {
     const url = req.url ?? '/';
     const path = url.includes('?') ? url.slice(0, url.indexOf('?')) : url;
     if (path === '/events' && req.method === 'POST') {
@@ -40,7 +49,7 @@ export function createHttpServer(deps: ServerDeps): Server {
     }
     if (req.method === 'GET' && path === '/readyz') {
       deps.ready().then(
-        (r) => sendJson(res, r.ready ? 200 : 503, { status: r.ready ? 'ready' : 'not ready', checks: r.checks }),
+        (r) => sendJson(res, r.ready ? 200 : 503, { status: r.ready ? 'ready' : 'not ready', checks: r.checks, ...(r.durable === false ? { durable: false, warning: 'in-memory transport or registry: nothing is durable' } : {}) }),
         () => sendJson(res, 503, { status: 'not ready' }),
       );
       return;
@@ -57,4 +66,6 @@ export function createHttpServer(deps: ServerDeps): Server {
     }
     deps.api(req, res);
   });
+  server.on('clientError', onClientError);
+  return server;
 }

@@ -61,11 +61,11 @@ describe('GET /schemas/ids/:id', () => {
     expect(p.detail).toBe('no schema with id 999999');
   });
 
-  it('an id that is not a non-negative integer is refused as a client error', async () => {
+  it('an id that is not a non-negative integer is not found (404 problem+json)', async () => {
     const r = await get('/schemas/ids/abc');
-    expect(r.status).toBe(400);
+    expect(r.status).toBe(404);
     expect(r.type).toContain('application/problem+json');
-    expect(JSON.parse(r.text)).toMatchObject({ code: 'CEG_SCHEMA_NOT_FOUND', violations: [{ field: 'id', reason: 'schema id must be a non-negative integer' }] });
+    expect(JSON.parse(r.text)).toMatchObject({ code: 'CEG_NOT_FOUND', violations: [{ field: 'id' }] });
   });
 });
 
@@ -100,7 +100,7 @@ describe('routing', () => {
     expect(await get('/healthz')).toMatchObject({ status: 200, text: '{"status":"ok"}' });
     const ready = await get('/readyz');
     expect(ready.status).toBe(200);
-    expect(JSON.parse(ready.text)).toEqual({ status: 'ready', checks: { broker: true, schemaRegistry: true, bootstrapped: true, subscriptions: true } });
+    expect(JSON.parse(ready.text)).toEqual({ status: 'ready', checks: { broker: true, schemaRegistry: true, bootstrapped: true, subscriptions: true }, durable: false, warning: 'in-memory transport or registry: nothing is durable' });
   });
 
   it('GET /metrics counts what the ingress published', async () => {

@@ -44,7 +44,7 @@ async function serve(opts: { queueCapacity?: number; maxAttempts?: number; start
   };
   const server = createHttpServer({
     ingress: () => (opts.starting === true ? undefined : deps),
-    api: createApiApp({ catalog: fx.catalog, registry: fx.registry }),
+    api: createApiApp({ catalog: fx.catalog, registry: fx.registry, docs: {}, retryAfterS: 7 }),
     ready: () => Promise.resolve({ ready: true, checks: {} }),
     metrics: () => Promise.resolve({ contentType: 'text/plain', body: '' }),
     retryAfterS: 7,
@@ -91,14 +91,14 @@ describe('POST /events when the broker does not confirm', () => {
     expect(a.body.notStored).toEqual([{ index: 0, id: price.id }]);
   });
 
-  it('503 CEG_DELIVERY_TIMEOUT when the retry budget runs out on a retriable broker error', async () => {
+  it('503 with the broker’s own retriable error when the retry budget runs out', async () => {
     const { url, transport } = await serve({ maxAttempts: 2 });
     transport.alwaysFail.set(PRICE_TOPIC, new GatewayError('CEG_BROKER_UNAVAILABLE', 'broker down', { retriable: true }));
     const a = await post(url, structuredPriceEvent());
     expect(a.status).toBe(503);
     expect(a.headers.get('retry-after')).toBe('7');
-    expect(a.body.code).toBe('CEG_DELIVERY_TIMEOUT');
-    expect(a.body.detail).toBe('the broker refused the events: broker down');
+    expect(a.body.code).toBe('CEG_BROKER_UNAVAILABLE');
+    expect(a.body.detail).toBe('broker down');
     expect(transport.calls).toHaveLength(2);
   });
 

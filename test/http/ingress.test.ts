@@ -45,7 +45,7 @@ describe('POST /events: accepted', () => {
       type: PRICE_LOADING_COMPLETED,
       time: '2022-03-15T12:00:02.000+01:00', // the partner's value, verbatim
       subject: 'EUR/USD H4',
-      datacontenttype: 'application/avro',
+      datacontenttype: 'application/json', // decoded data is natural JSON
       eventname: 'PriceLoadingCompleted',
       eventclass: 'notification',
       schemaversion: 1,
@@ -110,7 +110,7 @@ describe('POST /events: refused (problem+json, nothing produced)', () => {
   it('a partitionkey that differs from the computed one (no partition spoofing)', async () => {
     const a = await refused(structuredPriceEvent({ partitionkey: 'GBP-USD_H4' }));
     expect(a.status).toBe(400);
-    expect(a.body.code).toBe('CEG_INVALID_EVENT');
+    expect(a.body.code).toBe('CEG_PARTITION_KEY_MISMATCH');
     const v = a.body.violations as { attribute?: string; reason: string }[];
     expect(v).toHaveLength(1);
     expect(v[0]!.attribute).toBe('partitionkey');
@@ -120,7 +120,8 @@ describe('POST /events: refused (problem+json, nothing produced)', () => {
   it('an unknown type', async () => {
     const a = await refused(structuredPriceEvent({ type: 'com.example.unknown' }));
     expect(a.status).toBe(400);
-    expect(a.body.violations).toEqual([{ attribute: 'type', reason: 'unknown event type "com.example.unknown": not an eventId of the catalog' }]);
+    expect(a.body.code).toBe('CEG_UNKNOWN_TYPE');
+    expect(a.body.violations).toEqual([{ attribute: 'type', reason: 'unknown event type "com.example.unknown": not an eventId of the catalog (GET /catalog lists them)', code: 'CEG_UNKNOWN_TYPE' }]);
   });
 
   it('an event without time', async () => {
@@ -188,7 +189,7 @@ describe('POST /events: publish: false kinds', () => {
   it('are refused at ingress naming the type attribute; other kinds still pass', async () => {
     const a = await post(locked.url, structuredPriceEvent());
     expect(a.status).toBe(400);
-    expect(a.body.violations).toEqual([{ attribute: 'type', reason: 'event kind PriceLoadingCompleted is not published (catalog: publish: false)' }]);
+    expect(a.body.violations).toEqual([{ attribute: 'type', reason: 'event kind PriceLoadingCompleted is not published (catalog: publish: false)', code: 'CEG_UNKNOWN_TYPE' }]);
     expect(await recordCount(locked.gateway, PRICE_TOPIC)).toBe(0n);
     const series = structuredPriceEvent(
       { type: 'd6b5e2f6-5144-43bb-a2ec-5317301b7208' },

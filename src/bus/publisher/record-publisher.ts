@@ -120,6 +120,14 @@ export class RecordPublisher {
         return;
       } catch (err) {
         const ge = asGatewayError(err, topic);
+        if (!ge.retriable && group.length > 1) {
+          // The broker refused the batch for good: one record may be the cause (too large, say).
+          // Send them one by one, in order, so only the records the broker refuses fail and
+          // other partners' events in the same batch are not refused with them.
+          this.#log.warn({ topic, records: group.length, code: ge.code, err: ge.message }, 'batch refused; sending its records one by one');
+          for (const p of group) await this.#produceWithRetry(topic, [p]);
+          return;
+        }
         const last = !ge.retriable || attempt >= this.#opts.retry.maxAttempts || this.#closing.signal.aborted;
         this.#log.warn({ topic, records: group.length, attempt, code: ge.code, err: ge.message }, last ? 'publish failed' : 'publish failed, retrying');
         if (last) {

@@ -141,6 +141,8 @@ export class EventCodec {
       if (err instanceof GatewayError) throw new GatewayError(err.code, err.message, { retriable: err.retriable, cause: err, details: { ...err.details, ...where } });
       throw new GatewayError('CEG_DECODE_FAILED', `Avro decoding failed: ${errorMessage(err)}`, { retriable: false, cause: err, details: where });
     }
-    return Object.freeze({ attributes: Object.freeze({ ...attributes }), data: Object.freeze({ kind: 'json' as const, value: data }) });
+    // The data handed on is natural JSON, no longer Avro: the envelope says so (connectors and
+    // webhooks serialise it as application/json).
+    return Object.freeze({ attributes: Object.freeze({ ...attributes, datacontenttype: 'application/json' }), data: Object.freeze({ kind: 'json' as const, value: data }) });
   }
 }

@@ -5,7 +5,7 @@
 export type { HttpHeaders } from './binary.js';
 export { hasCeHeader, readBinaryEvent } from './binary.js';
 export type { HttpMode, HttpParseOptions, ParsedHttpRequest } from './parse.js';
-export { headerValue, parseHttpRequest } from './parse.js';
+export { BatchViolationsError, headerValue, parseHttpRequest } from './parse.js';
 export { BODY_FIELD, parseStructuredEvent, readStructuredEvent } from './structured.js';
 export type { HttpMessage } from './encode.js';
 export { toBatchHttp, toBinaryHttp, toStructuredHttp, toStructuredJson } from './encode.js';

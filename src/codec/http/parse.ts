@@ -114,6 +114,19 @@ function parseStructured(body: Uint8Array): Envelope {
   throw out.toError();
 }
 
+/**
+ * A batch with invalid events. Besides the violations it carries the events that did parse, by
+ * their index, so the caller can check those too and report every bad event at once.
+ */
+export class BatchViolationsError extends GatewayError {
+  readonly partial: readonly (Envelope | undefined)[];
+
+  constructor(base: GatewayError, partial: readonly (Envelope | undefined)[]) {
+    super(base.code, base.message, { retriable: base.retriable, details: base.details });
+    this.partial = partial;
+  }
+}
+
 function parseBatch(body: Uint8Array, maxBatchEvents: number | undefined): Envelope[] {
   const out = new ViolationCollector();
   const parsed = parseJsonText(body);
@@ -133,6 +146,6 @@ function parseBatch(body: Uint8Array, maxBatchEvents: number | undefined): Envel
     const env = readStructuredEvent(items[i], out, '');
     if (env !== undefined) events[i] = env;
   }
-  if (out.size > 0) throw out.toError();
+  if (out.size > 0) throw new BatchViolationsError(out.toError(), events);
   return events;
 }

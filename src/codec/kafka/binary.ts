@@ -31,7 +31,9 @@ function headerName(attribute: string): string {
  * Shapes: key = UTF-8 of `partitionkey` (null when absent: Kafka binding §3.1, key mapping);
  *   one `ce_<attribute>` header per attribute holding its canonical string (booleans and integers
  *   as text, never "undefined"); `content-type` = `datacontenttype`; `value` as given (null = tombstone).
- * Units: `timestampMs` epoch ms, taken from `time` when it has one, else now.
+ * Units: `timestampMs` = now (epoch ms), the time the gateway writes the record — never `time`:
+ *   the broker applies retention and its future-timestamp limit to the record timestamp, so an
+ *   old or clock-skewed partner `time` would get the record deleted at once or refused.
  * Spec: CloudEvents Kafka protocol binding 1.0.2 §3.1 (key), §3.2 (binary content mode).
  */
 export function toBinaryRecord(attributes: Attributes, value: Uint8Array | null): OutboundRecord {
@@ -43,8 +45,7 @@ export function toBinaryRecord(attributes: Attributes, value: Uint8Array | null)
     else headers.push([headerName(name), encoder.encode(canonicalString(v))]);
   }
   const key = typeof attributes.partitionkey === 'string' ? encoder.encode(attributes.partitionkey) : null;
-  const t = attributes.time === undefined ? Number.NaN : Date.parse(attributes.time);
-  return { key, value, headers, timestampMs: Number.isFinite(t) ? t : Date.now() };
+  return { key, value, headers, timestampMs: Date.now() };
 }
 
 /** What a consumed record holds before its value is decoded. */

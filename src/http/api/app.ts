@@ -8,10 +8,16 @@ import { GatewayError } from '../../core/errors.js';
 import type { Catalog } from '../../catalog/index.js';
 import { problemContentType, toProblem } from '../../codec/http/index.js';
 import type { SchemaRegistry } from '../../registry/port.js';
+import { createDocsRouter } from './docs.js';
+import type { DocsOptions } from './docs.js';
 
 export interface ApiDeps {
   readonly catalog: Catalog;
   readonly registry: SchemaRegistry;
+  /** Where the AsyncAPI document says the broker, the registry and this API are. */
+  readonly docs: DocsOptions;
+  /** `Retry-After` on 503 answers, seconds. */
+  readonly retryAfterS: number;
 }
 
 export function createApiApp(deps: ApiDeps): express.Express {
@@ -39,13 +45,15 @@ export function createApiApp(deps: ApiDeps): express.Express {
 
   // The `dataschema` of every event this gateway writes points here (DESIGN "The envelope").
   app.get('/schemas/ids/:id', async (req, res) => {
-    const id = Number(req.params.id);
-    if (!Number.isInteger(id) || id < 0) throw new GatewayError('CEG_SCHEMA_NOT_FOUND', 'schema id must be a non-negative integer', { retriable: false, details: { field: 'id' } });
+    const id = /^\d{1,10}$/.test(req.params.id) ? Number(req.params.id) : Number.NaN;
+    if (!(id <= 0xffffffff)) throw new GatewayError('CEG_NOT_FOUND', `no schema with id ${req.params.id.slice(0, 40)}: ids are integers 0–4294967295`, { retriable: false, details: { field: 'id' } });
     const schema = await deps.registry.schemaById(id).catch((err: unknown) => {
       throw err instanceof GatewayError && err.code === 'CEG_SCHEMA_NOT_FOUND' ? new GatewayError('CEG_NOT_FOUND', `no schema with id ${id}`, { retriable: false, details: { field: 'id' } }) : err;
     });
     res.type('application/json').send(schema);
   });
+
+  app.use(createDocsRouter(deps.catalog, deps.docs));
 
   app.use((req, _res, next) => {
     next(new GatewayError('CEG_NOT_FOUND', `no route ${req.method} ${req.path}`, { retriable: false }));
@@ -53,7 +61,7 @@ export function createApiApp(deps: ApiDeps): express.Express {
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
     const ge = err instanceof GatewayError ? err : new GatewayError('CEG_INTERNAL', 'internal error', { retriable: false, cause: err });
     const problem = toProblem(ge, req.originalUrl);
-    if (problem.status === 503) res.set('retry-after', '5');
+    if (ge.retriable) res.set('retry-after', String(deps.retryAfterS));
     res.status(problem.status).type(problemContentType).send(JSON.stringify(problem));
   });
   return app;

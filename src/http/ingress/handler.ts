@@ -9,7 +9,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GatewayError } from '../../core/errors.js';
 import type { RecordPublisher } from '../../bus/publisher/index.js';
 import type { EventCodec } from '../../codec/event/index.js';
-import { parseHttpRequest } from '../../codec/http/index.js';
+import { BatchViolationsError, parseHttpRequest } from '../../codec/http/index.js';
+import type { ParsedHttpRequest } from '../../codec/http/index.js';
+import type { Violation } from '../../envelope/index.js';
 import type { Logger } from '../../observability/index.js';
 import type { Position } from '../../transport/port.js';
 import { readBody } from '../body.js';
@@ -37,17 +39,39 @@ export interface IngressDeps {
 
 type Settled = { readonly ok: true; readonly position: Position } | { readonly ok: false; readonly error: GatewayError } | undefined;
 
+/**
+ * Node joins repeated headers with ", " — which would turn two `ce-id` headers into one id.
+ * CloudEvents attributes appear once: a repeated `ce-` header or Content-Type is refused.
+ * Errors: CEG_INVALID_ATTRIBUTE naming each repeated attribute.
+ */
+function refuseRepeatedHeaders(req: IncomingMessage): void {
+  const violations: Violation[] = [];
+  for (const [name, values] of Object.entries(req.headersDistinct)) {
+    if (values === undefined || values.length < 2) continue;
+    if (name.startsWith('ce-')) violations.push({ attribute: name.slice(3), reason: `header ${name} appears ${values.length} times; an attribute has one value`, code: 'CEG_INVALID_ATTRIBUTE' });
+    else if (name === 'content-type') violations.push({ attribute: 'datacontenttype', reason: 'Content-Type appears more than once', code: 'CEG_INVALID_ATTRIBUTE' });
+  }
+  if (violations.length > 0) throw new GatewayError('CEG_INVALID_ATTRIBUTE', violations.map((v) => v.reason).join('; '), { retriable: false, details: { violations } });
+}
+
 /** Handles one `POST /events`; never rejects (every failure becomes a problem+json answer). */
 export async function handleIngress(req: IncomingMessage, res: ServerResponse, deps: IngressDeps): Promise<void> {
   const { options: o } = deps;
   try {
     const body = await readBody(req, o.maxBodyBytes);
-    const parsed = parseHttpRequest(req.headers, body);
-    const batch = parsed.mode === 'batch';
-    if (parsed.events.length > o.maxBatchEvents) {
-      throw new GatewayError('CEG_PAYLOAD_TOO_LARGE', `batch of ${parsed.events.length} events exceeds ${o.maxBatchEvents}`, { retriable: false, details: { field: 'body', maxBatchEvents: o.maxBatchEvents } });
+    refuseRepeatedHeaders(req);
+    let parsed: ParsedHttpRequest | { mode: 'batch'; events: readonly (ParsedHttpRequest['events'][number] | undefined)[] };
+    let earlier: Violation[] = [];
+    try {
+      parsed = parseHttpRequest(req.headers, body, { maxBatchEvents: o.maxBatchEvents });
+    } catch (err) {
+      // A batch with some malformed events: check the others too, so every bad event is listed.
+      if (!(err instanceof BatchViolationsError)) throw err;
+      parsed = { mode: 'batch', events: err.partial };
+      earlier = ((err.details.violations ?? []) as Violation[]).map((v) => ({ ...v, code: v.code ?? err.code }));
     }
-    const prepared = prepareEvents(parsed.events, deps.codec, { dataschemaBase: o.dataschemaBase }, batch);
+    const batch = parsed.mode === 'batch';
+    const prepared = prepareEvents(parsed.events, deps.codec, { dataschemaBase: o.dataschemaBase }, batch, earlier);
     if (prepared.length === 0) {
       sendJson(res, 202, { events: [] });
       return;
@@ -78,14 +102,11 @@ export async function handleIngress(req: IncomingMessage, res: ServerResponse, d
     const notStored = prepared.filter((_, i) => !settled[i]?.ok).map((p) => ({ index: p.index, id: p.id }));
     deps.log.warn({ timedOut, stored: stored.length, notStored: notStored.length, code: failure?.code }, 'ingress: broker did not confirm every event');
     const err =
-      failure !== undefined && !failure.retriable
-        ? failure
-        : new GatewayError('CEG_DELIVERY_TIMEOUT', timedOut ? `the broker did not confirm within ${o.ackTimeoutMs} ms; retry the request (events not confirmed may still be stored: consumers drop duplicates by source+id)` : `the broker refused the events: ${failure?.message ?? ''}`, { retriable: true });
-    // `index` only in batch mode, for stored and notStored alike (a single event has no position in a list).
-    sendProblem(res, err, {
-      retryAfterS: o.retryAfterS,
-      extra: { stored: batch ? stored : stored.map(({ index: _i, ...e }) => e), notStored: batch ? notStored : notStored.map(({ index: _i, ...e }) => e) },
-    });
+      timedOut || failure === undefined
+        ? new GatewayError('CEG_DELIVERY_TIMEOUT', `the broker did not confirm within ${o.ackTimeoutMs} ms; retry the request (events not confirmed may still be stored: consumers drop duplicates by source+id)`, { retriable: true })
+        : failure;
+    const list = <T extends { index: number }>(xs: T[]): (T | Omit<T, 'index'>)[] => (batch ? xs : xs.map(({ index: _i, ...e }) => e));
+    sendProblem(res, err, { retryAfterS: o.retryAfterS, extra: { stored: list(stored), notStored: list(notStored) } });
   } catch (err) {
     if (!(err instanceof GatewayError)) deps.log.error({ err }, 'ingress: unexpected failure');
     sendProblem(res, err, { retryAfterS: o.retryAfterS });

@@ -1,13 +1,16 @@
 /**
  * Turns the partner's parsed CloudEvents into records, validating everything before anything is
- * produced: a request is accepted whole or refused whole (batch mode included).
+ * produced: a request is accepted whole or refused whole (batch mode included), and a refusal
+ * lists every bad event by index.
  * Who fills what (DESIGN "The envelope"): the partner sends the required attributes, `time`,
- * `subject` and data, and may send `correlationid` and `traceparent`; the gateway fills
- * `eventname`, `schemaversion`, `dataschema`, `eventclass`, `partitionkey` from the model, and a new
- * `correlationid` when none came. A partner `partitionkey` that differs is refused.
+ * `subject` and data, and may send `correlationid`, `causationid` and `traceparent`; the gateway
+ * fills `eventname`, `eventclass`, `schemaversion`, `dataschema` and `partitionkey` from the model
+ * (a partner's `eventname`, `eventclass` or `schemaversion` is overwritten; a `dataschema` of ours
+ * selects the version; a different `partitionkey` is refused), and a new `correlationid` when none came.
  */
 import { randomUUID } from 'node:crypto';
 import { GatewayError } from '../../core/errors.js';
+import type { ErrorCode } from '../../core/errors.js';
 import { partitionKey } from '../../catalog/index.js';
 import type { EventKind } from '../../catalog/index.js';
 import type { EventCodec, KindBinding, SchemaVersion } from '../../codec/event/index.js';
@@ -27,29 +30,38 @@ export interface PrepareOptions {
   readonly dataschemaBase: string;
 }
 
+/** Longest attribute name accepted, characters (CloudEvents recommends ≤ 20; longer ones are allowed). */
+export const MAX_ATTRIBUTE_NAME = 128;
+/** Largest attribute value accepted, bytes of UTF-8: attributes are headers, not a place for data. */
+export const MAX_ATTRIBUTE_BYTES = 4096;
+
 const JSON_MEDIA = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+const TOO_LARGE = 'data is larger than';
 
 /**
- * Validates and completes every event, then encodes it.
- * Errors: CEG_INVALID_EVENT (retriable: false) with `details.violations` — each names the
- *   attribute or data field (JSON pointer under `/data`), and `index` for batch mode; nothing is
- *   encoded when any event is bad. CEG_PAYLOAD_TOO_LARGE when the only problem is a data bound.
+ * Validates and completes every event, then encodes it. `events` may have holes (events that
+ * already failed parsing); `earlier` are those events' violations, reported together with these.
+ * Errors: GatewayError (retriable: false) with `details.violations` — each names the attribute or
+ *   the data field (a JSON pointer under `/data`), and `index` in batch mode. Its code is the one
+ *   all violations share (CEG_UNKNOWN_TYPE, CEG_INVALID_DATA, CEG_PARTITION_KEY_MISMATCH,
+ *   CEG_MISSING_ATTRIBUTE, CEG_PAYLOAD_TOO_LARGE…), else CEG_INVALID_EVENT. Nothing is encoded
+ *   when any event is bad.
  */
-export function prepareEvents(events: readonly Envelope[], codec: EventCodec, opts: PrepareOptions, batch: boolean): PreparedEvent[] {
-  const violations: Violation[] = [];
+export function prepareEvents(events: readonly (Envelope | undefined)[], codec: EventCodec, opts: PrepareOptions, batch: boolean, earlier: readonly Violation[] = []): PreparedEvent[] {
+  const violations: Violation[] = [...earlier];
   const out: PreparedEvent[] = [];
   events.forEach((env, index) => {
+    if (env === undefined) return;
     const problems: Violation[] = [];
     const prepared = prepareOne(env, codec, opts, problems);
     for (const p of problems) violations.push(batch ? { ...p, index } : p);
     if (prepared !== undefined && problems.length === 0) out.push({ index, ...prepared });
   });
   if (violations.length > 0) {
-    const onlySize = violations.every((v) => v.reason.startsWith('data is larger than'));
-    throw new GatewayError(onlySize ? 'CEG_PAYLOAD_TOO_LARGE' : 'CEG_INVALID_EVENT', summary(violations, events.length, batch), {
-      retriable: false,
-      details: { violations },
-    });
+    violations.sort((a, b) => (a.index ?? 0) - (b.index ?? 0));
+    const codes = new Set(violations.map((v) => v.code ?? 'CEG_INVALID_EVENT'));
+    const code: ErrorCode = codes.size === 1 ? [...codes][0]! : 'CEG_INVALID_EVENT';
+    throw new GatewayError(code, summary(violations, events.length, batch), { retriable: false, details: { violations } });
   }
   return out;
 }
@@ -60,57 +72,78 @@ function summary(violations: readonly Violation[], total: number, batch: boolean
   return `${bad} of ${total} events are invalid; nothing was produced`;
 }
 
+function checkAttributeBounds(a: Attributes, problems: Violation[]): void {
+  for (const [name, value] of Object.entries(a)) {
+    if (name.length > MAX_ATTRIBUTE_NAME) {
+      problems.push({ attribute: `${name.slice(0, 32)}…`, reason: `attribute name longer than ${MAX_ATTRIBUTE_NAME} characters`, code: 'CEG_INVALID_ATTRIBUTE' });
+    } else if (typeof value === 'string' && Buffer.byteLength(value) > MAX_ATTRIBUTE_BYTES) {
+      problems.push({ attribute: name, reason: `value longer than ${MAX_ATTRIBUTE_BYTES} bytes; attributes are headers — put data in the data`, code: 'CEG_INVALID_ATTRIBUTE' });
+    }
+  }
+}
+
 function prepareOne(env: Envelope, codec: EventCodec, opts: PrepareOptions, problems: Violation[]): Omit<PreparedEvent, 'index'> | undefined {
   const a = env.attributes;
+  checkAttributeBounds(a, problems);
   const binding = codec.binding(a.type);
   if (binding === undefined) {
-    problems.push({ attribute: 'type', reason: `unknown event type "${a.type}": not an eventId of the catalog` });
+    problems.push({ attribute: 'type', reason: `unknown event type "${a.type.slice(0, 100)}": not an eventId of the catalog (GET /catalog lists them)`, code: 'CEG_UNKNOWN_TYPE' });
     return undefined;
   }
   if (!binding.kind.publish) {
-    problems.push({ attribute: 'type', reason: `event kind ${binding.kind.name} is not published (catalog: publish: false)` });
+    problems.push({ attribute: 'type', reason: `event kind ${binding.kind.name} is not published (catalog: publish: false)`, code: 'CEG_UNKNOWN_TYPE' });
     return undefined;
   }
-  if (a.time === undefined) problems.push({ attribute: 'time', reason: 'required by this gateway: the instant the event happened, RFC 3339 with an offset' });
+  if (a.time === undefined) problems.push({ attribute: 'time', reason: 'required by this gateway: the instant the event happened, RFC 3339 with an offset', code: 'CEG_MISSING_ATTRIBUTE' });
 
   const version = chooseVersion(a, binding, opts, problems);
   const json = dataAsJson(env, problems);
   let key: string | undefined;
   let value: Uint8Array | undefined;
   if (json === undefined) {
-    if (problems.length === 0 && typeof a.partitionkey !== 'string') {
-      problems.push({ attribute: 'partitionkey', reason: 'an event without data (a tombstone) needs partitionkey' });
-    }
+    if (problems.length === 0) checkTombstone(a, binding.kind, problems);
     key = typeof a.partitionkey === 'string' ? a.partitionkey : undefined;
   } else {
+    if (version === undefined) return undefined;
     try {
-      if (version === undefined) return undefined;
       value = codec.encodeData(version, json);
     } catch (err) {
       if (!(err instanceof GatewayError)) throw err;
-      for (const v of violationsOf(err)) problems.push({ ...v, field: `/data${v.field ?? ''}` });
+      for (const v of violationsOf(err)) problems.push({ ...v, field: `/data${v.field ?? ''}`, code: 'CEG_INVALID_DATA' });
       return undefined;
     }
     try {
       key = partitionKey(binding.kind, json);
     } catch (err) {
       if (!(err instanceof GatewayError)) throw err;
-      const field = typeof err.details.field === 'string' ? err.details.field : '';
-      problems.push({ field: `/data/${field}`.replace(/\/+$/, ''), reason: err.message });
+      const field = typeof err.details.field === 'string' ? err.details.field.replace(/^\/+/, '') : '';
+      problems.push({ field: field === '' ? '/data' : `/data/${field}`, reason: err.message, code: 'CEG_INVALID_DATA' });
       return undefined;
     }
     if (a.partitionkey !== undefined && a.partitionkey !== key) {
-      problems.push({ attribute: 'partitionkey', reason: `differs from the key computed from the data ("${key}"); leave it out` });
+      problems.push({ attribute: 'partitionkey', reason: `differs from the key computed from the data ("${key}"); leave it out`, code: 'CEG_PARTITION_KEY_MISMATCH' });
     }
     const bytes = value.length - 5;
     if (bytes > binding.kind.maxDataBytes) {
-      problems.push({ field: '/data', reason: `data is larger than the ${binding.kind.eventClass} bound of ${binding.kind.name}: ${bytes} > ${binding.kind.maxDataBytes} bytes (Avro)` });
+      problems.push({ field: '/data', reason: `${TOO_LARGE} the ${binding.kind.eventClass} bound of ${binding.kind.name}: ${bytes} > ${binding.kind.maxDataBytes} bytes (Avro)`, code: 'CEG_PAYLOAD_TOO_LARGE' });
     }
   }
   if (problems.length > 0) return undefined;
 
   const attributes: Attributes = complete(a, binding.kind, version ?? binding, key, opts);
   return { id: a.id, topic: binding.kind.topic.name, record: codec.toRecord(attributes, value ?? null) };
+}
+
+/**
+ * An event without data becomes a tombstone, which only means something on a compacted topic:
+ * elsewhere it is refused (a forgotten body must not silently become a deletion marker).
+ */
+function checkTombstone(a: Attributes, kind: EventKind, problems: Violation[]): void {
+  if (!kind.topic.cleanupPolicy.includes('compact')) {
+    problems.push({ field: '/data', reason: `data is required: ${kind.name} is not on a compacted topic, so an event without data (a tombstone) means nothing there`, code: 'CEG_INVALID_DATA' });
+  } else if (typeof a.partitionkey !== 'string') {
+    problems.push({ attribute: 'partitionkey', reason: 'an event without data (a tombstone) needs the partitionkey of the entry it deletes', code: 'CEG_MISSING_ATTRIBUTE' });
+  }
 }
 
 /**
@@ -124,7 +157,7 @@ function chooseVersion(a: Attributes, binding: KindBinding, opts: PrepareOptions
   const id = Number(named.slice(opts.dataschemaBase.length));
   const version = Number.isInteger(id) ? binding.versions.get(id) : undefined;
   if (version === undefined) {
-    problems.push({ attribute: 'dataschema', reason: `names a schema that is not a registered version of ${binding.kind.subject}; leave it out to use the latest` });
+    problems.push({ attribute: 'dataschema', reason: `names a schema that is not a registered version of ${binding.kind.subject}; leave it out to use the latest`, code: 'CEG_INVALID_ATTRIBUTE' });
   }
   return version;
 }
@@ -147,13 +180,13 @@ function dataAsJson(env: Envelope, problems: Violation[]): JsonValue | undefined
   if (d.kind === 'json') return d.value;
   const ct = env.attributes.datacontenttype ?? 'application/json';
   if (!JSON_MEDIA.test(ct)) {
-    problems.push({ attribute: 'datacontenttype', reason: `data must be JSON (application/json), got ${ct}` });
+    problems.push({ attribute: 'datacontenttype', reason: `data must be JSON (application/json), got ${ct}`, code: 'CEG_INVALID_DATA' });
     return undefined;
   }
   try {
     return JSON.parse(Buffer.from(d.bytes).toString('utf8')) as JsonValue;
   } catch {
-    problems.push({ field: '/data', reason: 'data is not valid JSON' });
+    problems.push({ field: '/data', reason: 'data is not valid JSON', code: 'CEG_INVALID_DATA' });
     return undefined;
   }
 }

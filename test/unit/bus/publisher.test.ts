@@ -82,7 +82,7 @@ describe('Publisher.publish: the envelope is filled from the model and the proce
       eventclass: 'notification',
       schemaversion: 1,
       partitionkey: 'EUR-USD_H4',
-      datacontenttype: 'application/avro',
+      datacontenttype: 'application/json', // decoded data is natural JSON
     });
     expect(env.data?.kind === 'json' && env.data.value).toMatchObject({ instrument: 'EUR/USD', timeframe: 'H4', barsLoaded: 120 });
     expect(processRunId).toMatch(UUID);

@@ -195,6 +195,23 @@ describe('RecordPublisher: failures', () => {
     expect(p.stats()).toMatchObject({ failed: 1, retried: 0, published: 0 });
   });
 
+  it('splits a batch the broker refuses for good, so only the refused record fails and the others are stored in order', async () => {
+    const { t, p } = await setup({ retry: fastRetry(5) });
+    // Call 1: the whole batch is refused; calls 2–4: one record each, the middle one refused again.
+    t.steps.push({ fail: tooLarge() }, { wait: Promise.resolve() }, { fail: tooLarge() });
+    const [ok1, bad, ok2] = p.send([
+      { topic: 'a', record: rec('1', 'k') },
+      { topic: 'a', record: rec('huge', 'k') },
+      { topic: 'a', record: rec('3', 'k') },
+    ]);
+    const [p1, p3] = await Promise.all([ok1!, ok2!]);
+    expect((await caughtAsync(bad!)).code).toBe('CEG_PAYLOAD_TOO_LARGE');
+    expect(t.calls.map((c) => c.records.length)).toEqual([3, 1, 1, 1]);
+    expect(p3.offset).toBe(p1.offset + 1n);
+    expect(await valuesOf(t, 'a')).toEqual(['1', '3']);
+    expect(p.stats()).toMatchObject({ published: 2, failed: 1 });
+  });
+
   it('wraps a non-GatewayError from the transport as retriable CEG_BROKER_UNAVAILABLE naming the topic', async () => {
     const { t, p } = await setup({ retry: fastRetry(2) });
     t.alwaysFail.set('a', new Error('socket hang up'));

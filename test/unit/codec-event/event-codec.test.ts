@@ -75,7 +75,7 @@ describe('EventCodec', () => {
     const b = codec.binding(PRICE_LOADING_COMPLETED)!;
     const r = codec.envelopeToRecord({ attributes: attrs, data: { kind: 'json', value: data } }, b);
     const env = await codec.fromRecord(consumed(r));
-    expect(env.attributes).toEqual({ ...attrs, datacontenttype: AVRO_CONTENT_TYPE });
+    expect(env.attributes).toEqual({ ...attrs, datacontenttype: 'application/json' }); // on the wire application/avro; decoded, natural JSON
     expect(env.data).toEqual({ kind: 'json', value: { ...priceLoaded(), feed: null } });
     expect(Object.isFrozen(env)).toBe(true);
     expect(Object.isFrozen(env.attributes)).toBe(true);
