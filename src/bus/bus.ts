@@ -8,6 +8,7 @@
 import { GatewayError, errorMessage } from '../core/errors.js';
 import type { Catalog } from '../catalog/index.js';
 import type { JsonValue } from '../envelope/types.js';
+import type { KindName, PayloadOf } from '../catalog/generated/index.js';
 import { silentLogger } from '../observability/index.js';
 import type { Logger } from '../observability/index.js';
 import type { PublishOptions, PublishReceipt } from './publisher/index.js';
@@ -80,6 +81,9 @@ export class Bus {
    * Errors (publishing roles only, thrown at once): those of Publisher.publish (unknown kind,
    *   invalid data, queue full).
    */
+  publish<K extends KindName>(kind: K, data: PayloadOf<K>, opts?: PublishOptions): BusPublishResult;
+  /** Any other kind name or an eventId: plain JSON, checked at run time. */
+  publish<S extends string>(kind: S extends KindName ? never : S, data: JsonValue, opts?: PublishOptions): BusPublishResult;
   publish(kind: string, data: JsonValue, opts?: PublishOptions): BusPublishResult {
     const key = this.#key(kind);
     const handlers = [...(this.#local.get(key) ?? [])];

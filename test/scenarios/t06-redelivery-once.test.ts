@@ -88,7 +88,7 @@ describe('T6 redelivery after a crash between handling and commit', () => {
     const correlation = randomUUID();
     // One instrument and timeframe = one partition key: the events are consumed in publish order.
     const data = Array.from({ length: N }, (_, i) => priceLoaded('EUR/USD', 'H1', String(22031500 + i)));
-    const killBarKey = data[KILL_AT]!['barKey'] as string;
+    const killBarKey = data[KILL_AT]!['barKey'];
     const common = { T6_SUBSCRIPTION: subscription, T6_CORRELATION: correlation, T6_PREFIX: prefix };
 
     // Run 1: dies on event KILL_AT, after its transaction committed.

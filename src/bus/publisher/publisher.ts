@@ -7,6 +7,7 @@
  */
 import type { EventCodec } from '../../codec/event/index.js';
 import type { JsonValue } from '../../envelope/types.js';
+import type { KindName, PayloadOf } from '../../catalog/generated/index.js';
 import type { Position } from '../../transport/port.js';
 import { prepareEvent } from './attributes.js';
 import type { PublishOptions, PublisherIdentity } from './attributes.js';
@@ -41,7 +42,12 @@ export class Publisher {
    * Errors (thrown at once, nothing queued): CEG_UNKNOWN_TYPE, CEG_INVALID_DATA, CEG_PAYLOAD_TOO_LARGE
    *   (Avro data over the kind's `maxDataBytes`, bus spec M6) (retriable: false);
    *   CEG_QUEUE_FULL (retriable: true).
+   * Typing: with a generated kind name (`'PriceLoadingCompleted'`) the data must have that kind's
+   *   generated payload type (bus spec X1); any other string takes plain JSON.
    */
+  publish<K extends KindName>(kind: K, data: PayloadOf<K>, opts?: PublishOptions): PublishReceipt | undefined;
+  /** Any other kind name or an eventId: plain JSON, checked at run time. */
+  publish<S extends string>(kind: S extends KindName ? never : S, data: JsonValue, opts?: PublishOptions): PublishReceipt | undefined;
   publish(kind: string, data: JsonValue, opts: PublishOptions = {}): PublishReceipt | undefined {
     const event = prepareEvent(this.#codec, this.#identity, kind, data, opts);
     if (event === undefined) return undefined;

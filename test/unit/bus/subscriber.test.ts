@@ -5,7 +5,7 @@ import type { DeliveryContext, SubscribeOptions, Subscription } from '../../../s
 import { EventCodec } from '../../../src/codec/event/index.js';
 import { GatewayError } from '../../../src/core/errors.js';
 import { retryPolicy } from '../../../src/core/retry.js';
-import type { Envelope, JsonValue } from '../../../src/envelope/types.js';
+import type { Envelope } from '../../../src/envelope/types.js';
 import { silentLogger } from '../../../src/observability/index.js';
 import type { SchemaRegistry } from '../../../src/registry/port.js';
 import { createMemoryTransport } from '../../../src/transport/index.js';
@@ -15,7 +15,7 @@ import { waitFor } from '../../helpers/wait.js';
 import { codecFixture, text } from './helpers.js';
 
 const retry = (maxAttempts = 3) => retryPolicy({ maxAttempts, initialDelayMs: 1, factor: 2, maxDelayMs: 5, jitter: 0 });
-const data = priceLoaded() as unknown as JsonValue;
+const data = priceLoaded();
 const enc = new TextEncoder();
 
 const subs: Subscription[] = [];
