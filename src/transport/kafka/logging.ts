@@ -37,13 +37,27 @@ export function toKafkaLogLevel(level: KafkaLogLevel): logLevel {
 const DEMOTED = new Set(['Limiting retries for the idempotent producer may invalidate EoS guarantees']);
 
 /**
+ * kafkajs logs every error response of the protocol at error level from its Connection layer —
+ * "group coordinator not available" while the coordinator loads, a rebalance in progress — and
+ * then retries; a failure that survives the retries surfaces where the call fails, with context.
+ * Those per-response lines are debug; a routine rejoin is info.
+ */
+function demote(entry: LogEntry): logLevel {
+  const message = entry.log.message;
+  if (DEMOTED.has(message)) return logLevel.DEBUG;
+  if (entry.namespace === 'Connection' && message.startsWith('Response ')) return logLevel.DEBUG;
+  if (entry.level === logLevel.WARN && message === 'The group is rebalancing, re-joining') return logLevel.INFO;
+  return entry.level;
+}
+
+/**
  * Routes kafkajs's log entries to `logger`, one call per entry: `(obj, msg)` with the entry's
  * fields plus `kafkajs: <namespace>` and `base` (e.g. clientId). kafkajs filters by its own
  * `logLevel` before calling this, so entries above the configured level cost nothing.
  */
 export function kafkaLogCreator(logger: TransportLogger, base: Readonly<Record<string, unknown>>): logCreator {
   return () => (entry: LogEntry) => {
-    const level = DEMOTED.has(entry.log.message) ? logLevel.DEBUG : entry.level;
+    const level = demote(entry);
     const { message, timestamp: _timestamp, logger: _name, ...extra } = entry.log as Record<string, unknown> & { message: string };
     const obj: Record<string, unknown> = { ...base, kafkajs: entry.namespace, ...extra };
     switch (level) {
