@@ -9,6 +9,7 @@ import { createMemoryTransport } from '../../../src/transport/index.js';
 import type { Transport, TransportRecord } from '../../../src/transport/port.js';
 import { PRICE_LOADING_COMPLETED, PRICE_TOPIC, priceLoaded } from '../../fixtures/events.js';
 import { catalogWithUnpublishedPrice, codecFixture, gate, ScriptedTransport, text } from './helpers.js';
+import { caught } from '../../helpers/errors.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const BASE = 'http://gw.example/schemas/ids/';
@@ -39,16 +40,6 @@ async function readAll(transport: Transport, topic: string, count: number): Prom
   await all;
   await c.stop();
   return out;
-}
-
-function caught(fn: () => unknown): GatewayError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof GatewayError) return err;
-    throw err;
-  }
-  throw new Error('expected a GatewayError');
 }
 
 describe('Publisher.publish: the envelope is filled from the model and the process', () => {

@@ -1,11 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { RecordPublisher } from '../../../src/bus/publisher/index.js';
 import type { RecordPublisherOptions } from '../../../src/bus/publisher/index.js';
-import { GatewayError } from '../../../src/core/errors.js';
+import type { GatewayError } from '../../../src/core/errors.js';
 import { retryPolicy } from '../../../src/core/retry.js';
 import { silentLogger } from '../../../src/observability/index.js';
 import type { Position } from '../../../src/transport/port.js';
 import { ScriptedTransport, brokerDown, gate, rec, text, tick, tooLarge, topic } from './helpers.js';
+import { caught, caughtAsync } from '../../helpers/errors.js';
 
 const fastRetry = (maxAttempts = 3, initialDelayMs = 1) => retryPolicy({ maxAttempts, initialDelayMs, factor: 2, maxDelayMs: Math.max(10_000, initialDelayMs), jitter: 0 });
 
@@ -35,26 +36,6 @@ async function valuesOf(t: ScriptedTransport, name: string): Promise<(string | n
   });
   await consumed;
   return out;
-}
-
-async function caughtAsync(p: Promise<unknown>): Promise<GatewayError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof GatewayError) return err;
-    throw err;
-  }
-  throw new Error('expected a GatewayError rejection');
-}
-
-function caught(fn: () => unknown): GatewayError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof GatewayError) return err;
-    throw err;
-  }
-  throw new Error('expected a GatewayError');
 }
 
 afterEach(async () => {

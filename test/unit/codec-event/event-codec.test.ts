@@ -6,6 +6,7 @@ import type { SchemaRegistry } from '../../../src/registry/port.js';
 import type { OutboundRecord, TransportRecord } from '../../../src/transport/port.js';
 import { PRICE_LOADING_COMPLETED, priceLoaded } from '../../fixtures/events.js';
 import { codecFixture } from '../bus/helpers.js';
+import { caughtAsync as rejection } from '../../helpers/errors.js';
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -13,16 +14,6 @@ const data = priceLoaded() as unknown as JsonValue;
 const attrs: Attributes = { specversion: '1.0', id: 'e1', source: 'urn:x', type: PRICE_LOADING_COMPLETED, partitionkey: 'EUR-USD_H4' };
 
 const consumed = (r: OutboundRecord, offset = 0n): TransportRecord => ({ topic: 'trading.price-loading-completed', partition: 1, offset, timestampMs: r.timestampMs ?? 0, key: r.key, value: r.value, headers: r.headers });
-
-async function rejection(p: Promise<unknown>): Promise<GatewayError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof GatewayError) return err;
-    throw err;
-  }
-  throw new Error('expected a GatewayError');
-}
 
 describe('EventCodec', () => {
   it('binds every catalog kind to the schema registered at start-up; unknown ids have no binding', async () => {

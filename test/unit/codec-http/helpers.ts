@@ -1,16 +1,8 @@
-import { GatewayError } from '../../../src/core/errors.js';
+import type { GatewayError } from '../../../src/core/errors.js';
 import type { Violation } from '../../../src/envelope/index.js';
+export { caught } from '../../helpers/errors.js';
 
 /** Runs fn, expects a GatewayError, returns it. */
-export function caught(fn: () => unknown): GatewayError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof GatewayError) return err;
-    throw err;
-  }
-  throw new Error('expected a GatewayError');
-}
 
 export function violations(err: GatewayError): Violation[] {
   return err.details.violations as Violation[];

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { GatewayError } from '../../../src/core/errors.js';
 import { HEADER_PREFIX, fromRecord, toBinaryRecord } from '../../../src/codec/kafka/index.js';
 import type { Attributes } from '../../../src/envelope/types.js';
 import type { RecordHeader, TransportRecord } from '../../../src/transport/port.js';
+import { caught as poison } from '../../helpers/errors.js';
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -39,16 +39,6 @@ const required: [string, string][] = [
   ['ce_source', 'urn:x'],
   ['ce_type', 'k'],
 ];
-
-function poison(fn: () => unknown): GatewayError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof GatewayError) return err;
-    throw err;
-  }
-  throw new Error('expected a GatewayError');
-}
 
 describe('toBinaryRecord', () => {
   it('writes one ce_<attribute> header per attribute with its canonical string, and content-type for datacontenttype', () => {

@@ -3,17 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { environment, loadConfig, readEnvFile } from '../../../src/config/index.js';
-import { GatewayError } from '../../../src/core/errors.js';
-
-function caught(fn: () => unknown): GatewayError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof GatewayError) return err;
-    throw err;
-  }
-  throw new Error('expected a GatewayError');
-}
+import { caught } from '../../helpers/errors.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ceg-config-'));
 function file(name: string, content: string): string {

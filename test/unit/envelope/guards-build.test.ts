@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { GatewayError } from '../../../src/core/errors.js';
 import {
   assertHeaderSafe,
   assertTopicName,
@@ -10,16 +9,7 @@ import {
   withAttributes,
 } from '../../../src/envelope/index.js';
 import type { Envelope } from '../../../src/envelope/index.js';
-
-function caught(fn: () => unknown): GatewayError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof GatewayError) return err;
-    throw err;
-  }
-  throw new Error('expected a GatewayError');
-}
+import { caught } from '../../helpers/errors.js';
 
 describe('assertTopicName', () => {
   it.each(['bars.closed', 'a', 'A-b_c.9', 'x'.repeat(249), '_single'])('accepts %s', (name) => {

@@ -1,22 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { GatewayError } from '../../../src/core/errors.js';
 import { assertValidEnvelope, validateEnvelope } from '../../../src/envelope/index.js';
 import type { Envelope } from '../../../src/envelope/index.js';
+import { caught } from '../../helpers/errors.js';
 
 const base = { specversion: '1.0', id: 'e-1', source: 'urn:caishen:pdsp:host-1', type: 'com.caishen.bar.closed' } as const;
 
 function env(attrs: Record<string, unknown>, data?: Envelope['data']): Envelope {
   return (data === undefined ? { attributes: attrs } : { attributes: attrs, data }) as unknown as Envelope;
-}
-
-function caught(fn: () => unknown): GatewayError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof GatewayError) return err;
-    throw err;
-  }
-  throw new Error('expected a GatewayError');
 }
 
 describe('validateEnvelope: required attributes', () => {

@@ -6,19 +6,9 @@ import { recordOfRow, rowParams, rowValues } from '../../../src/bus/outbox/rows.
 import type { ClaimedRow } from '../../../src/bus/outbox/rows.js';
 import { claimRowsSql, insertSql, lockKeysSql, outboxDdl } from '../../../src/bus/outbox/table.js';
 import { prepareEvent } from '../../../src/bus/publisher/attributes.js';
-import { GatewayError } from '../../../src/core/errors.js';
 import { createMemoryTransport } from '../../../src/transport/index.js';
 import { codecFixture } from '../bus/helpers.js';
-
-function failure(fn: () => unknown): GatewayError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof GatewayError) return err;
-    throw err;
-  }
-  throw new Error('expected a GatewayError');
-}
+import { caught as failure } from '../../helpers/errors.js';
 
 describe('outboxTable', () => {
   it('accepts table and schema.table, quotes them, and uses the name as the NOTIFY channel', () => {
