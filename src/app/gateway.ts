@@ -149,7 +149,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     records: () => need(records, 'records'),
     async subscribe(o) {
       await ready;
-      const sub = await subscribe(transport, need(codec, 'codec'), log.child({ subscription: o.subscription }), { ...o, retry: o.retry ?? defaultHandlerRetry });
+      const sub = await subscribe(transport, need(codec, 'codec'), log.child({ subscription: o.subscription }), { ...o, retry: o.retry ?? defaultHandlerRetry, instanceId: o.instanceId ?? config.instance });
       subscriptions.add(sub);
       failedSubscriptions.delete(sub.name);
       sub.done.then(

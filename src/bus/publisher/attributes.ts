@@ -4,7 +4,7 @@
  * path ({@link Publisher}) and the transactional outbox (bus/outbox), so both emit identical
  * envelopes.
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { GatewayError } from '../../core/errors.js';
 import { partitionKey } from '../../catalog/index.js';
 import type { EventCodec, KindBinding } from '../../codec/event/index.js';
@@ -42,6 +42,21 @@ export interface PreparedEvent {
 }
 
 /** `source` of a publisher identity: `urn:<service>:<instance>` (bus spec T1: endpoint = service + instance). */
+const TRACEPARENT = /^00-([0-9a-f]{32})-[0-9a-f]{16}-([0-9a-f]{2})$/;
+
+/**
+ * W3C Trace Context for an emitted event: inside a handler the trace continues (same trace-id, a
+ * new parent-id, the same flags); outside one a new trace starts (sampled).
+ * Spec: W3C Trace Context §3.2 (traceparent: version-traceid-parentid-flags); CloudEvents
+ * distributed-tracing extension.
+ */
+export function childTraceparent(parent: string | undefined): string {
+  const span = randomBytes(8).toString('hex');
+  const m = parent === undefined ? null : TRACEPARENT.exec(parent);
+  if (m !== null && !/^0+$/.test(m[1]!)) return `00-${m[1]}-${span}-${m[2]}`;
+  return `00-${randomBytes(16).toString('hex')}-${span}-01`;
+}
+
 export function sourceOf(identity: PublisherIdentity): string {
   return `urn:${identity.service}:${identity.instance}`;
 }
@@ -81,7 +96,7 @@ export function prepareEvent(codec: EventCodec, identity: PublisherIdentity, kin
     dataschema: `${identity.dataschemaBase}${binding.schema.id}`,
     correlationid,
     ...(handling === undefined ? {} : { causationid: handling.eventId }),
-    ...(handling?.traceparent === undefined ? {} : { traceparent: handling.traceparent }),
+    traceparent: childTraceparent(handling?.traceparent),
     runid: processRunId,
     eventname: binding.kind.name,
     eventclass: binding.kind.eventClass,

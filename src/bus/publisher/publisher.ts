@@ -5,6 +5,7 @@
  * `correlationid`/`causationid` (inherited while handling, M2), `runid` (this process run, M1),
  * `eventname`, `schemaversion`, `dataschema`, `eventclass`, `partitionkey`.
  */
+import { GatewayError } from '../../core/errors.js';
 import type { EventCodec } from '../../codec/event/index.js';
 import type { JsonValue } from '../../envelope/types.js';
 import type { KindName, PayloadOf } from '../../catalog/generated/index.js';
@@ -21,6 +22,20 @@ export interface PublishReceipt {
   readonly correlationid: string;
   /** Settles when the broker acknowledged the record, or when its retry budget ran out. */
   readonly delivered: Promise<Position>;
+  /**
+   * `delivered` with a deadline, for callers who must know (bus spec P2): rejects with
+   * CEG_DELIVERY_TIMEOUT (retriable: true) after `timeoutMs` — the record may still be stored
+   * later (indeterminate; consumers drop duplicates by source+id).
+   */
+  deliveredWithin(timeoutMs: number): Promise<Position>;
+}
+
+function within<T>(p: Promise<T>, timeoutMs: number, id: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new GatewayError('CEG_DELIVERY_TIMEOUT', `event ${id} not acknowledged within ${timeoutMs} ms; it may still be stored`, { retriable: true, details: { id, timeoutMs, indeterminate: true } })), timeoutMs);
+  });
+  return Promise.race([p, deadline]).finally(() => clearTimeout(timer));
 }
 
 export class Publisher {
@@ -55,6 +70,7 @@ export class Publisher {
     const id = attributes.id;
     const correlationid = attributes.correlationid as string;
     const [delivered] = this.#records.send([{ topic, record: this.#codec.toRecord(attributes, value) }]);
-    return { id, correlationid, delivered: delivered! };
+    const d = delivered!;
+    return { id, correlationid, delivered: d, deliveredWithin: (timeoutMs) => within(d, timeoutMs, id) };
   }
 }

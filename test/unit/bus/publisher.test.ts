@@ -9,7 +9,7 @@ import { createMemoryTransport } from '../../../src/transport/index.js';
 import type { Transport, TransportRecord } from '../../../src/transport/port.js';
 import { PRICE_LOADING_COMPLETED, PRICE_TOPIC, priceLoaded } from '../../fixtures/events.js';
 import { catalogWithUnpublishedPrice, codecFixture, gate, ScriptedTransport, text } from './helpers.js';
-import { caught } from '../../helpers/errors.js';
+import { caught, caughtAsync } from '../../helpers/errors.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const BASE = 'http://gw.example/schemas/ids/';
@@ -73,6 +73,7 @@ describe('Publisher.publish: the envelope is filled from the model and the proce
       schemaversion: 1,
       partitionkey: 'EUR-USD_H4',
       datacontenttype: 'application/json', // decoded data is natural JSON
+      traceparent: expect.stringMatching(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/), // outside a handler: a new trace
     });
     expect(env.data?.kind === 'json' && env.data.value).toMatchObject({ instrument: 'EUR/USD', timeframe: 'H4', barsLoaded: 120 });
     expect(processRunId).toMatch(UUID);
@@ -101,7 +102,7 @@ describe('Publisher.publish: the envelope is filled from the model and the proce
     await Promise.all([a.delivered, b.delivered]);
   });
 
-  it('inside a handler inherits correlationid and traceparent and sets causationid to the handled event id', async () => {
+  it('inside a handler inherits correlationid, continues the trace and sets causationid to the handled event id', async () => {
     const { publisher, transport, codec } = await setup();
     const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
     const receipt = await runHandling({ correlationid: 'corr-1', eventId: 'evt-parent', traceparent }, async () => {
@@ -114,7 +115,9 @@ describe('Publisher.publish: the envelope is filled from the model and the proce
     const env = await codec.fromRecord(record!);
     expect(env.attributes.correlationid).toBe('corr-1');
     expect(env.attributes.causationid).toBe('evt-parent');
-    expect(env.attributes.traceparent).toBe(traceparent);
+    // The trace continues: same trace-id and flags, a new parent-id (W3C Trace Context).
+    expect(env.attributes.traceparent).toMatch(/^00-4bf92f3577b34da6a3ce929d0e0e4736-[0-9a-f]{16}-01$/);
+    expect(env.attributes.traceparent).not.toBe(traceparent);
   });
 
   it('an explicit correlationid wins over the inherited one', async () => {
@@ -188,5 +191,27 @@ describe('Publisher.publish: refusals', () => {
     const receipt = publisher.publish('PriceLoadingCompleted', data)!;
     await expect(receipt.delivered).rejects.toMatchObject({ code: 'CEG_BROKER_UNAVAILABLE' });
     expect(records.stats()).toMatchObject({ failed: 1, retried: 1 });
+  });
+});
+
+describe('Publisher.publish: a delivery result with a deadline (P2)', () => {
+  it('deliveredWithin resolves with the position when the broker acknowledges in time', async () => {
+    const { publisher } = await setup();
+    const receipt = publisher.publish('PriceLoadingCompleted', data)!;
+    const position = await receipt.deliveredWithin(5_000);
+    expect(position).toEqual(await receipt.delivered);
+  });
+
+  it('deliveredWithin rejects with CEG_DELIVERY_TIMEOUT (retriable, indeterminate) when the broker does not answer in time; the record still lands', async () => {
+    const transport = new ScriptedTransport();
+    let release!: () => void;
+    transport.steps.push({ wait: new Promise<void>((r) => (release = r)) });
+    const { publisher } = await setup({ transport });
+    const receipt = publisher.publish('PriceLoadingCompleted', data)!;
+    const err = await caughtAsync(receipt.deliveredWithin(50));
+    expect(err).toMatchObject({ code: 'CEG_DELIVERY_TIMEOUT', retriable: true });
+    expect(err.details).toMatchObject({ id: receipt.id, indeterminate: true });
+    release();
+    expect((await receipt.delivered).offset).toBe(0n);
   });
 });
