@@ -206,6 +206,7 @@ describe('connectors on Kafka', () => {
       eventclass: 'notification',
       schemaversion: schema.version,
       partitionkey: `${s.data.instrument.replace('/', '-')}_H4`,
+      traceparent: expect.stringMatching(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/),
       data: s.data,
     });
     for (const s of sent) {
