@@ -8,6 +8,28 @@ import { canonicalString, parseAttribute, requiredAttributes } from '../../envel
 import type { OutboundRecord, RecordHeader, TransportRecord } from '../../transport/port.js';
 
 const encoder = new TextEncoder();
+
+/**
+ * Encoded header values that repeat from record to record — specversion, type, source, eventname,
+ * schemaversion, dataschema, content type — are encoded once and shared (header values are never
+ * mutated). Bounded: cleared when full. Cost: a Map lookup instead of an encode and an allocation.
+ */
+const CACHED_ATTRIBUTES = new Set(['specversion', 'type', 'source', 'eventname', 'eventclass', 'schemaversion', 'dataschema', 'datacontenttype', 'runid']);
+const MAX_CACHED_VALUES = 4096;
+const valueCache = new Map<string, Uint8Array>();
+
+function headerBytes(attribute: string, text: string): Uint8Array {
+  if (!CACHED_ATTRIBUTES.has(attribute) || text.length > 512) return encoder.encode(text);
+  const key = `${attribute}\u0000${text}`;
+  let bytes = valueCache.get(key);
+  if (bytes === undefined) {
+    if (valueCache.size >= MAX_CACHED_VALUES) valueCache.clear();
+    // A Buffer (a Uint8Array) so that the Kafka adapter can hand it to kafkajs without wrapping it.
+    bytes = Buffer.from(text, 'utf8');
+    valueCache.set(key, bytes);
+  }
+  return bytes;
+}
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
 /** Header name prefix of the binary content mode (Kafka binding §3.2.3). */
@@ -41,8 +63,8 @@ export function toBinaryRecord(attributes: Attributes, value: Uint8Array | null)
   for (const name of Object.keys(attributes)) {
     const v: AttributeValue | undefined = attributes[name];
     if (v === undefined) continue;
-    if (name === 'datacontenttype') headers.push([CONTENT_TYPE, encoder.encode(String(v))]);
-    else headers.push([headerName(name), encoder.encode(canonicalString(v))]);
+    if (name === 'datacontenttype') headers.push([CONTENT_TYPE, headerBytes(name, String(v))]);
+    else headers.push([headerName(name), headerBytes(name, canonicalString(v))]);
   }
   const key = typeof attributes.partitionkey === 'string' ? encoder.encode(attributes.partitionkey) : null;
   return { key, value, headers, timestampMs: Date.now() };

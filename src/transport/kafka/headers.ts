@@ -7,13 +7,13 @@ type HeaderValue = Buffer | string | null | undefined;
  * Port headers → kafkajs headers. kafkajs takes an object, so repeated names become an array in
  * their original order; distinct names keep their first-occurrence order (a JavaScript object
  * puts integer-like names such as "1" first — avoid those as header names).
- * Values are wrapped as Buffers without copying.
+ * Values are wrapped as Buffers without copying (Buffers pass through as they are).
  * Limit: interleaved repeats (a, b, a) reach the broker as (a, a, b) — kafkajs encodes per name.
  */
 export function toKafkaHeaders(headers: readonly RecordHeader[]): IHeaders {
   const out: Record<string, Buffer | Buffer[]> = {};
   for (const [name, value] of headers) {
-    const buf = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+    const buf = Buffer.isBuffer(value) ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
     const prev = out[name];
     out[name] = prev === undefined ? buf : Array.isArray(prev) ? [...prev, buf] : [prev, buf];
   }
