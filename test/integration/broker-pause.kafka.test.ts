@@ -7,14 +7,18 @@
 import { readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PRICE_TOPIC, priceLoaded, structuredPriceEvent } from '../fixtures/events.js';
+import { PRICE_LOADING_COMPLETED, priceLoaded, structuredPriceEvent } from '../fixtures/events.js';
+import { catalogWithOwnTopics } from '../helpers/catalog-copy.js';
 import { startGateway } from '../helpers/gateway.js';
 import type { TestGateway } from '../helpers/gateway.js';
-import { stackEnv } from '../helpers/stack.js';
+import { stackEnv, uniqueName } from '../helpers/stack.js';
 import { waitFor } from '../helpers/wait.js';
 
 let gw: TestGateway;
 let brokerPid: number;
+// Topics of this run only: counting copies reads a whole partition from its start.
+const catalog = catalogWithOwnTopics(uniqueName('pause'));
+let topic: string;
 
 function resume(): void {
   try {
@@ -28,11 +32,13 @@ beforeAll(async () => {
   const pidFile = stackEnv().kafkaPidFile;
   if (!pidFile) throw new Error('this fault test needs the project stack (STACK_KAFKA_PID_FILE): it pauses the broker process');
   brokerPid = Number(readFileSync(pidFile, 'utf8').trim());
-  gw = await startGateway({ stack: true, env: { INGRESS_ACK_TIMEOUT_MS: '3000', READINESS_TIMEOUT_MS: '1000' } });
+  gw = await startGateway({ stack: true, env: { INGRESS_ACK_TIMEOUT_MS: '3000', READINESS_TIMEOUT_MS: '1000', CATALOG_DIR: catalog.dir } });
+  topic = gw.gateway.catalog.byEventId(PRICE_LOADING_COMPLETED)!.topic.name;
 });
 afterAll(async () => {
   resume();
   await gw?.close();
+  catalog.cleanup();
 });
 
 describe('broker paused during POST /events', () => {
@@ -70,8 +76,8 @@ describe('broker paused during POST /events', () => {
     let copies = 0;
     const partition = retry.events[0]!.partition;
     let highest = -1n;
-    const end = (await gw.gateway.transport.endOffsets(PRICE_TOPIC)).find((p) => p.partition === partition)!.offset;
-    const sub = await gw.gateway.transport.consume({ group: `pause-count-${randomUUID()}`, topics: [PRICE_TOPIC], startFrom: 'earliest' }, async (record) => {
+    const end = (await gw.gateway.transport.endOffsets(topic)).find((p) => p.partition === partition)!.offset;
+    const sub = await gw.gateway.transport.consume({ group: `pause-count-${randomUUID()}`, topics: [topic], startFrom: 'earliest' }, async (record) => {
       if (record.partition !== partition) return;
       const env = await codec.fromRecord(record);
       if (env.attributes.id === event.id) copies++;

@@ -129,7 +129,10 @@ describe('outbox under a broker crash', () => {
     const total = keys.length * perKey;
     expect(written).toBe(total);
 
-    await waitFor('every outbox row to be sent', async () => Number((await fx.pool.query<{ n: string }>(`SELECT count(*) AS n FROM ${fx.writer.table.sql} WHERE sent_at IS NULL`)).rows[0]!.n) === 0, 45_000, 200);
+    await waitFor('every outbox row to be sent', async () => Number((await fx.pool.query<{ n: string }>(`SELECT count(*) AS n FROM ${fx.writer.table.sql} WHERE sent_at IS NULL`)).rows[0]!.n) === 0, 45_000, 200).catch((err: Error) => {
+      // Say why the relay is stuck: its counters and last error.
+      throw new Error(`${err.message}; relay stats: ${JSON.stringify(r.stats())}`);
+    });
     const committed = (await fx.pool.query<{ event_id: string }>(`SELECT event_id FROM ${fx.writer.table.sql}`)).rows.map((x) => x.event_id);
     expect(committed).toHaveLength(total);
 

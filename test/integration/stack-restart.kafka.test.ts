@@ -5,14 +5,19 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { stackDown, stackUp } from '../../scripts/stack/index.js';
-import { PRICE_TOPIC, priceLoaded, structuredPriceEvent } from '../fixtures/events.js';
+import { PRICE_LOADING_COMPLETED, priceLoaded, structuredPriceEvent } from '../fixtures/events.js';
+import { catalogWithOwnTopics } from '../helpers/catalog-copy.js';
+import { uniqueName } from '../helpers/stack.js';
 import { startGateway } from '../helpers/gateway.js';
 import { waitFor } from '../helpers/wait.js';
 
 describe('stack restart', () => {
   it('decodes records written before stack:down after stack:up', async () => {
     if (process.env.KAFKA_BROKERS) throw new Error('this test restarts the project stack; run it without an external KAFKA_BROKERS');
-    const first = await startGateway({ stack: true });
+    // Topics of this run only: the record is found by reading its partition from the start.
+    const catalog = catalogWithOwnTopics(uniqueName('restart'));
+    const first = await startGateway({ stack: true, env: { CATALOG_DIR: catalog.dir } });
+    const topic = first.gateway.catalog.byEventId(PRICE_LOADING_COMPLETED)!.topic.name;
     const event = structuredPriceEvent({ id: randomUUID() }, priceLoaded('CHF/JPY', 'W1'));
     const res = await fetch(`${first.url}/events`, { method: 'POST', headers: { 'content-type': 'application/cloudevents+json' }, body: JSON.stringify(event) });
     expect(res.status).toBe(202);
@@ -22,11 +27,11 @@ describe('stack restart', () => {
     await stackDown();
     await stackUp();
 
-    const second = await startGateway({ stack: true });
+    const second = await startGateway({ stack: true, env: { CATALOG_DIR: catalog.dir } });
     try {
       const codec = second.gateway.codec();
       let decoded: Record<string, unknown> | undefined;
-      const c = await second.gateway.transport.consume({ group: `restart-${randomUUID()}`, topics: [PRICE_TOPIC], startFrom: 'earliest' }, async (record) => {
+      const c = await second.gateway.transport.consume({ group: `restart-${randomUUID()}`, topics: [topic], startFrom: 'earliest' }, async (record) => {
         if (record.partition !== stored.partition || record.offset !== BigInt(stored.offset)) return;
         const env = await codec.fromRecord(record);
         decoded = { id: env.attributes.id, data: env.data?.kind === 'json' ? env.data.value : undefined };
@@ -36,6 +41,7 @@ describe('stack restart', () => {
       expect(decoded).toEqual({ id: event.id, data: { ...priceLoaded('CHF/JPY', 'W1'), feed: null } });
     } finally {
       await second.close();
+      catalog.cleanup();
     }
   });
 });

@@ -6,31 +6,40 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createGateway } from '../../src/app/index.js';
 import type { Gateway } from '../../src/app/index.js';
+import { loadConfig } from '../../src/config/index.js';
+import { createLogger } from '../../src/observability/index.js';
 import type { ChainNode } from '../../src/bus/trace/index.js';
 import type { Subscription } from '../../src/bus/subscriber/index.js';
 import type { JsonValue } from '../../src/envelope/types.js';
 import { indicatorsComputed, priceLoaded, seriesUpdated, strategySignal } from '../fixtures/events.js';
 import { stackEnv, uniqueName } from '../helpers/stack.js';
 import { waitFor } from '../helpers/wait.js';
-import { kafkaHarness } from './harness.js';
+import { catalogWithOwnTopics } from '../helpers/catalog-copy.js';
 
 const run = promisify(execFile);
-const h = kafkaHarness();
+// Topics of this run only: `trace` reads every catalog topic from its start, and the shared
+// stack's topics may hold millions of records from other runs.
+const catalog = catalogWithOwnTopics(uniqueName('t15'));
 let gw: Gateway;
 const subs: Subscription[] = [];
 beforeAll(async () => {
-  gw = await h.member();
+  const s = stackEnv();
+  const config = loadConfig({ KAFKA_BROKERS: s.kafkaBrokers.join(','), SCHEMA_REGISTRY_URL: s.schemaRegistryUrl, CATALOG_DIR: catalog.dir, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  gw = createGateway(config, createLogger({ level: config.logLevel, destination: process.stderr }));
+  await gw.ready;
 });
 afterAll(async () => {
   await Promise.allSettled(subs.map((s) => s.unsubscribe()));
-  await h.close();
+  await gw?.close();
+  catalog.cleanup();
 });
 
 function traceCli(args: string[]): Promise<{ stdout: string }> {
   const s = stackEnv();
   return run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'trace', ...args], {
-    env: { ...process.env, KAFKA_BROKERS: s.kafkaBrokers.join(','), SCHEMA_REGISTRY_URL: s.schemaRegistryUrl, DATABASE_URL: s.databaseUrl, LOG_LEVEL: 'warn' },
+    env: { ...process.env, KAFKA_BROKERS: s.kafkaBrokers.join(','), SCHEMA_REGISTRY_URL: s.schemaRegistryUrl, CATALOG_DIR: catalog.dir, LOG_LEVEL: 'warn' },
     maxBuffer: 16 * 1024 * 1024,
   });
 }

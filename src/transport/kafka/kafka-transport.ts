@@ -131,6 +131,14 @@ class KafkaTransport implements Transport {
       metadata = await raceAbort(send, signal, () => abortedProduce(topic, true, signal?.reason));
     } catch (err) {
       if (err instanceof GatewayError) throw err;
+      if (producerStateLost(err)) {
+        // After a broker crash the idempotent producer's sequence state can disagree with the
+        // broker's for good (a known kafkajs trap): start over with a new producer id. The send
+        // is indeterminate; the caller retries and consumers drop duplicates by source+id.
+        this.#opts.logger.warn({ topic, err: errorMessage(err) }, 'idempotent producer state lost; reconnecting with a new producer');
+        await this.#reset();
+        throw new GatewayError('CEG_BROKER_UNAVAILABLE', `producer state lost: ${errorMessage(err)}`, { retriable: true, cause: err, details: { topic, indeterminate: true } });
+      }
       const mapped = fromKafkaError(err, { operation: 'produce', topic, records: records.length });
       if (mapped.code === 'CEG_INVALID_NAME') this.#partitionCounts.delete(topic);
       throw mapped;
@@ -230,6 +238,18 @@ class KafkaTransport implements Transport {
     this.#connecting = undefined;
     if (connecting !== undefined) await connecting.catch(() => undefined);
     await Promise.allSettled([this.#producer?.disconnect(), this.#admin?.disconnect()]);
+  }
+
+  /** Drops the admin and producer connections; the next call connects afresh. */
+  async #reset(): Promise<void> {
+    const connecting = this.#connecting;
+    this.#connecting = undefined;
+    if (connecting !== undefined) await connecting.catch(() => undefined);
+    const producer = this.#producer;
+    const admin = this.#admin;
+    this.#producer = undefined;
+    this.#admin = undefined;
+    await Promise.allSettled([producer?.disconnect() ?? Promise.resolve(), admin?.disconnect() ?? Promise.resolve()]);
   }
 
   #assertOpen(): void {
@@ -408,4 +428,16 @@ function isTopicExists(err: unknown): boolean {
 
 function unknownTopicError(topic: string): Error & { type: string } {
   return Object.assign(new Error(`unknown topic ${topic}`), { type: 'UNKNOWN_TOPIC_OR_PARTITION' });
+}
+
+const PRODUCER_STATE_ERRORS = new Set(['OUT_OF_ORDER_SEQUENCE_NUMBER', 'UNKNOWN_PRODUCER_ID', 'INVALID_PRODUCER_EPOCH', 'INVALID_PRODUCER_ID_MAPPING', 'DUPLICATE_SEQUENCE_NUMBER']);
+
+/** True when a kafkajs error (or one it wraps) says the idempotent producer's state is no longer valid. */
+function producerStateLost(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e !== null && typeof e === 'object' && depth < 5; depth++) {
+    const type = (e as { type?: unknown }).type;
+    if (typeof type === 'string' && PRODUCER_STATE_ERRORS.has(type)) return true;
+    e = (e as { cause?: unknown; originalError?: unknown }).originalError ?? (e as { cause?: unknown }).cause;
+  }
+  return false;
 }
