@@ -20,7 +20,15 @@ import { mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'n
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readStackEnv } from '../scripts/stack/index.js';
-import { BATCH, STRUCTURED, TOPIC, batchTemplates, rawRecords, singleTemplates } from './lib/events.js';
+import { BATCH, STRUCTURED, batchTemplates, rawRecords, singleTemplates } from './lib/events.js';
+import { loadCatalog } from '../src/catalog/index.js';
+import { PRICE_LOADING_COMPLETED } from '../src/catalog/generated/index.js';
+import { catalogWithOwnTopics } from '../test/helpers/catalog-copy.js';
+
+// The bench writes hundreds of thousands of records: to topics of its own run (a catalog copy),
+// never to the stack's real catalog topics that tests and other tools read.
+const benchCatalog = catalogWithOwnTopics(`bench-${Date.now().toString(36)}`);
+const TOPIC = loadCatalog(benchCatalog.dir).byEventId(PRICE_LOADING_COMPLETED.eventId)!.topic.name;
 import type { GatewayProcess } from './lib/gateway-process.js';
 import { procCpuMs, startGatewayProcess } from './lib/gateway-process.js';
 import { runHttpLoad } from './lib/http-load.js';
@@ -173,7 +181,7 @@ async function main(): Promise<void> {
   log(`settings: ${JSON.stringify(settings)}`);
   const gw = await startGatewayProcess({
     root: ROOT,
-    env: { KAFKA_BROKERS: brokers, SCHEMA_REGISTRY_URL: registryUrl, LOG_LEVEL: 'warn', DATASCHEMA_BASE_URL: dataschemaBase },
+    env: { KAFKA_BROKERS: brokers, SCHEMA_REGISTRY_URL: registryUrl, LOG_LEVEL: 'warn', DATASCHEMA_BASE_URL: dataschemaBase, CATALOG_DIR: benchCatalog.dir },
     readyTimeoutMs: 60_000,
     preferTsx: how.tsx,
     ...(process.env.BENCH_PROFILE_DIR ? { cpuProfileDir: resolve(process.env.BENCH_PROFILE_DIR) } : {}),
@@ -182,7 +190,7 @@ async function main(): Promise<void> {
   let raw: RawClient | undefined;
   const results: ScenarioResult[] = [];
   try {
-    const records = await rawRecords(1800, registryUrl, dataschemaBase);
+    const records = await rawRecords(1800, registryUrl, dataschemaBase, benchCatalog.dir, TOPIC);
     raw = await connectRaw(brokerList, TOPIC, records);
     const probe: Probe = { gw, raw, brokerPid: brokerPid(process.env.STACK_KAFKA_PID_FILE ?? file?.STACK_KAFKA_PID_FILE) };
     const sample = raw.messages[0]!;
@@ -207,6 +215,7 @@ async function main(): Promise<void> {
   } finally {
     await raw?.close();
     await gw.stop();
+    benchCatalog.cleanup();
   }
 
   const table = formatTable(results);

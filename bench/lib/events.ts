@@ -12,7 +12,6 @@ import { createConfluentRegistry } from '../../src/registry/index.js';
 import type { OutboundRecord } from '../../src/transport/port.js';
 import { priceLoaded, structuredPriceEvent } from '../../test/fixtures/events.js';
 
-export const TOPIC = 'trading.price-loading-completed';
 export const EVENT_TYPE = '78b8fd47-3ff3-4881-9419-7bfe84ce89cb';
 export const STRUCTURED = 'application/cloudevents+json';
 export const BATCH = 'application/cloudevents-batch+json';
@@ -68,14 +67,14 @@ export function batchTemplates(count: number, size: number): BodyTemplate[] {
  * request and completed, Avro-encoded and framed by the gateway's own ingress code (schema ids
  * from the registry of the stack), with the same `dataschema` base the gateway child is given.
  */
-export async function rawRecords(count: number, registryUrl: string, dataschemaBase: string): Promise<OutboundRecord[]> {
-  const catalog = loadCatalog();
+export async function rawRecords(count: number, registryUrl: string, dataschemaBase: string, catalogDir: string, topic: string): Promise<OutboundRecord[]> {
+  const catalog = loadCatalog(catalogDir);
   const registry = createConfluentRegistry({ url: registryUrl });
   const latest = await registerCatalog(registry, catalog);
   const codec = new EventCodec(catalog, registry, latest);
   const body = Buffer.from(JSON.stringify(Array.from({ length: count }, (_, n) => event(n, randomUUID()))));
   const parsed = parseHttpRequest({ 'content-type': BATCH }, body);
   const prepared = prepareEvents(parsed.events, codec, { dataschemaBase }, true);
-  if (prepared.some((p) => p.topic !== TOPIC)) throw new Error(`bench events must all go to ${TOPIC}`);
+  if (prepared.some((p) => p.topic !== topic)) throw new Error(`bench events must all go to ${topic}`);
   return prepared.map((p) => p.record);
 }
