@@ -24,10 +24,7 @@ export const DEFAULT_IDEMPOTENCY_TABLE = 'ceg_idempotency';
 /** Lowercase letter or `_`, then lowercase letters, digits, `_`; at most 48 characters (room for index suffixes within 63). */
 const IDENTIFIER = /^[a-z_][a-z0-9_]{0,47}$/;
 
-/**
- * Error code of a failing store statement. TODO(lead): a dedicated `CEG_STORE_UNAVAILABLE`
- * (503, retriable) would fit better; CEG_INTERNAL is used until it exists.
- */
+/** Error code of a failing store statement; `retriable` follows the SQLSTATE class. */
 const STORE_ERROR_CODE: ErrorCode = 'CEG_STORE_UNAVAILABLE';
 
 /**
