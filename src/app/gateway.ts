@@ -7,7 +7,7 @@
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { errorMessage } from '../core/errors.js';
+import { GatewayError, errorMessage } from '../core/errors.js';
 import { retryPolicy, sleep } from '../core/retry.js';
 import type { RetryPolicy } from '../core/retry.js';
 import type { Catalog } from '../catalog/index.js';
@@ -99,7 +99,13 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
         return;
       } catch (err) {
         if (closing.signal.aborted) throw err;
-        log.warn({ attempt, err: errorMessage(err) }, 'bootstrap failed (broker or registry unreachable?), retrying');
+        // A schema the registry refuses (incompatible, invalid) or a bad topic will not get better
+        // by waiting: fail start-up with the reason instead of retrying forever.
+        if (err instanceof GatewayError && !err.retriable) {
+          log.error({ code: err.code, err: err.message }, 'bootstrap failed for good: fix the catalog or the registry, then restart');
+          throw err;
+        }
+        log.warn({ attempt, err: errorMessage(err) }, 'bootstrap failed (broker or registry unreachable), retrying');
         await sleep(bootstrapRetry.delayMs(attempt), closing.signal);
       }
     }
@@ -107,7 +113,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
 
   const ready = bootstrap();
   ready.catch((err: unknown) => {
-    if (!closing.signal.aborted) log.error({ err: errorMessage(err) }, 'bootstrap gave up');
+    if (!closing.signal.aborted) log.error({ err: errorMessage(err) }, 'the gateway cannot serve events (see the error above)');
   });
 
   const metrics = createMetrics({
@@ -149,7 +155,8 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     records: () => need(records, 'records'),
     async subscribe(o) {
       await ready;
-      const sub = await subscribe(transport, need(codec, 'codec'), log.child({ subscription: o.subscription }), { ...o, retry: o.retry ?? defaultHandlerRetry, instanceId: o.instanceId ?? config.instance });
+      // The subscriber names the subscription in each line itself (no child binding: no duplicate key).
+      const sub = await subscribe(transport, need(codec, 'codec'), log, { ...o, retry: o.retry ?? defaultHandlerRetry, instanceId: o.instanceId ?? config.instance });
       subscriptions.add(sub);
       failedSubscriptions.delete(sub.name);
       sub.done.then(

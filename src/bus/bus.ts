@@ -66,7 +66,12 @@ export class Bus {
     return this.#catalog?.byEventId(kind)?.name ?? this.#catalog?.byName(kind)?.name ?? kind;
   }
 
-  /** Registers an in-process handler for a kind (by name or eventId); returns its remover. */
+  /**
+   * Registers an in-process handler for a kind (by name or eventId); returns its remover. With a
+   * generated kind name the handler gets that kind's generated payload type.
+   */
+  onLocal<K extends KindName>(kind: K, handler: (data: PayloadOf<K>, kind: string) => void | Promise<void>): () => void;
+  onLocal<S extends string>(kind: S extends KindName ? never : S, handler: LocalHandler): () => void;
   onLocal(kind: string, handler: LocalHandler): () => void {
     const key = this.#key(kind);
     let set = this.#local.get(key);

@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { createGateway } from '../../app/index.js';
 import { loadConnectors, startConnectors } from '../../connectors/index.js';
-import { onSignals, setup } from '../context.js';
+import { EXIT_USAGE, onSignals, setup } from '../context.js';
+import { errorMessage } from '../../core/errors.js';
 
 export function registerServeCommand(program: Command): void {
   program
@@ -12,6 +13,12 @@ export function registerServeCommand(program: Command): void {
       // A bad connector file stops start-up before anything listens.
       const defs = config.connectorsDir === undefined ? [] : loadConnectors(config.connectorsDir);
       const gw = createGateway(config, log);
+      // A start-up failure that waiting cannot mend (a schema the registry refuses, say) ends the
+      // process with exit code 2 rather than leaving a gateway that is never ready.
+      gw.ready.catch((err: unknown) => {
+        process.stderr.write(`ce-gateway: cannot start: ${errorMessage(err)}\n`);
+        void gw.close().finally(() => process.exit(EXIT_USAGE));
+      });
       const addr = await gw.listen();
       log.info({ url: `http://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}`, transport: gw.transport.kind }, 'listening');
       const connectors = await startConnectors(gw, defs, log.child({ component: 'connectors' }), { instanceId: config.instance });
