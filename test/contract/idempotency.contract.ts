@@ -4,12 +4,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import { GatewayError } from '../../src/core/errors.js';
 import { idempotent } from '../../src/bus/idempotency/index.js';
 import type { IdempotencyKey, IdempotencyStore } from '../../src/bus/idempotency/index.js';
 import { retry } from '../../src/bus/subscriber/index.js';
 import type { DeliveryContext } from '../../src/bus/subscriber/index.js';
 import type { Envelope } from '../../src/envelope/types.js';
+import { caughtAsync as failure } from '../helpers/errors.js';
 
 export interface IdempotencyContractOptions {
   /** true: a store reopened on the same backing storage sees what a closed one recorded (PostgreSQL). */
@@ -19,16 +19,6 @@ export interface IdempotencyContractOptions {
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-async function failure(p: Promise<unknown>): Promise<GatewayError> {
-  try {
-    await p;
-  } catch (err) {
-    expect(err).toBeInstanceOf(GatewayError);
-    return err as GatewayError;
-  }
-  throw new Error('expected a GatewayError');
-}
 
 const key = (over: Partial<IdempotencyKey> = {}): IdempotencyKey => ({ scope: 'sub-a', source: 'urn:test:contract', id: randomUUID(), ...over });
 

@@ -6,7 +6,6 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GatewayError } from '../../src/core/errors.js';
 import { createPgIdempotencyStore, ensureIdempotencyTable, idempotentPg } from '../../src/bus/idempotency/index.js';
 import type { PgIdempotencyStore } from '../../src/bus/idempotency/index.js';
 import { deadLetter, retry } from '../../src/bus/subscriber/index.js';
@@ -14,6 +13,7 @@ import type { DeliveryContext } from '../../src/bus/subscriber/index.js';
 import type { Envelope } from '../../src/envelope/types.js';
 import { stackEnv } from '../helpers/stack.js';
 import { idempotencyContract } from './idempotency.contract.js';
+import { caughtAsync as failure } from '../helpers/errors.js';
 
 const run = `ceg_idem_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
 let pool: pg.Pool;
@@ -32,16 +32,6 @@ afterAll(async () => {
   for (const t of tables) await pool.query(`DROP TABLE IF EXISTS "${t}"`);
   await pool.end();
 });
-
-async function failure(p: Promise<unknown>): Promise<GatewayError> {
-  try {
-    await p;
-  } catch (err) {
-    expect(err).toBeInstanceOf(GatewayError);
-    return err as GatewayError;
-  }
-  throw new Error('expected a GatewayError');
-}
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 

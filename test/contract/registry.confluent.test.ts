@@ -6,25 +6,15 @@ import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultCatalogDir, parseCatalog, registerCatalog } from '../../src/catalog/index.js';
-import { GatewayError } from '../../src/core/errors.js';
 import { createConfluentRegistry } from '../../src/registry/index.js';
 import { stackEnv } from '../helpers/stack.js';
 import { registryContract } from './registry.contract.js';
+import { caughtAsync as failure } from '../helpers/errors.js';
 
 // The stack's registry is Apicurio with a global BACKWARD rule; its ccompat API cannot set a subject to NONE.
 registryContract('confluent REST (Apicurio ccompat)', () => Promise.resolve(createConfluentRegistry({ url: stackEnv().schemaRegistryUrl, timeoutMs: 10_000 })), {
   subjectLevelNone: false,
 });
-
-async function failure(p: Promise<unknown>): Promise<GatewayError> {
-  try {
-    await p;
-  } catch (err) {
-    expect(err).toBeInstanceOf(GatewayError);
-    return err as GatewayError;
-  }
-  throw new Error('expected a GatewayError');
-}
 
 describe('Confluent REST client: transport failures and auth', () => {
   let server: Server;

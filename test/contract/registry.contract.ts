@@ -3,8 +3,8 @@
  * registry) must pass it. Subjects are unique per run, so a shared registry needs no cleanup.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { GatewayError } from '../../src/core/errors.js';
 import type { SchemaRegistry } from '../../src/registry/port.js';
+import { caughtAsync as failure } from '../helpers/errors.js';
 
 const schema = (fields: object[], name = 'ContractRecord'): string =>
   JSON.stringify({ type: 'record', name, namespace: 'ceg.contract', fields: [{ name: 'a', type: 'string' }, ...fields] });
@@ -14,16 +14,6 @@ const V2_OPTIONAL = schema([{ name: 'b', type: ['null', 'int'], default: null }]
 const V2_DEFAULTED = schema([{ name: 'b', type: 'int', default: 0 }]);
 const V3_REQUIRED = schema([{ name: 'b', type: 'int' }]);
 const INCOMPATIBLE = schema([{ name: 'z', type: 'long' }]);
-
-async function failure(p: Promise<unknown>): Promise<GatewayError> {
-  try {
-    await p;
-  } catch (err) {
-    expect(err).toBeInstanceOf(GatewayError);
-    return err as GatewayError;
-  }
-  throw new Error('expected a GatewayError');
-}
 
 /** What an adapter's registry can express; the contract only tests what the backend supports. */
 export interface RegistryContractOptions {

@@ -9,7 +9,7 @@ import { createMemoryRegistry } from '../../../src/registry/index.js';
 import type { SchemaRegistry } from '../../../src/registry/port.js';
 import { createMemoryTransport } from '../../../src/transport/index.js';
 import type {
-  Consumption, GroupSpec, OffsetTarget, OutboundRecord, PartitionOffset, Position, ProduceOptions, RecordHandler, TopicSpec, Transport,
+  Consumption, GroupSpec, OffsetTarget, OutboundRecord, PartitionOffset, Position, ProduceOptions, RecordHandler, TopicSpec, Transport, TransportRecord,
 } from '../../../src/transport/port.js';
 
 export interface CodecFixture {
@@ -97,4 +97,19 @@ export function catalogWithUnpublishedPrice(): Catalog {
   const dir = defaultCatalogDir();
   const yaml = readFileSync(join(dir, 'catalog.yaml'), 'utf8').replace('publish: true', 'publish: false');
   return parseCatalog(yaml, (rel) => readFileSync(join(dir, rel), 'utf8'), dir);
+}
+
+/** Reads `count` records of a topic from the start with a throw-away group. */
+export async function readRecords(transport: Transport, topic: string, count: number): Promise<TransportRecord[]> {
+  const out: TransportRecord[] = [];
+  let done!: () => void;
+  const all = new Promise<void>((r) => (done = r));
+  const c = await transport.consume({ group: `reader-${Math.random()}`, topics: [topic], startFrom: 'earliest' }, (r) => {
+    out.push(r);
+    if (out.length === count) done();
+    return Promise.resolve();
+  });
+  await all;
+  await c.stop();
+  return out;
 }

@@ -6,9 +6,9 @@ import { GatewayError } from '../../../src/core/errors.js';
 import { retryPolicy } from '../../../src/core/retry.js';
 import { silentLogger } from '../../../src/observability/index.js';
 import { createMemoryTransport } from '../../../src/transport/index.js';
-import type { Transport, TransportRecord } from '../../../src/transport/port.js';
+import type { Transport } from '../../../src/transport/port.js';
 import { PRICE_LOADING_COMPLETED, PRICE_TOPIC, priceLoaded } from '../../fixtures/events.js';
-import { catalogWithUnpublishedPrice, codecFixture, gate, ScriptedTransport, text } from './helpers.js';
+import { catalogWithUnpublishedPrice, codecFixture, gate, ScriptedTransport, readRecords as readAll, text } from './helpers.js';
 import { caught, caughtAsync } from '../../helpers/errors.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -26,20 +26,6 @@ async function setup(opts: { catalog?: Catalog; transport?: Transport; queueCapa
   );
   const publisher = new Publisher(fx.codec, records, { service: 'pdsp', instance: 'host-1', dataschemaBase: BASE });
   return { ...fx, transport, records, publisher };
-}
-
-async function readAll(transport: Transport, topic: string, count: number): Promise<TransportRecord[]> {
-  const out: TransportRecord[] = [];
-  let done!: () => void;
-  const all = new Promise<void>((r) => (done = r));
-  const c = await transport.consume({ group: `reader-${Math.random()}`, topics: [topic], startFrom: 'earliest' }, (r) => {
-    out.push(r);
-    if (out.length === count) done();
-    return Promise.resolve();
-  });
-  await all;
-  await c.stop();
-  return out;
 }
 
 describe('Publisher.publish: the envelope is filled from the model and the process', () => {

@@ -12,7 +12,7 @@ import { createMemoryTransport } from '../../../src/transport/index.js';
 import type { OutboundRecord, Transport, TransportRecord } from '../../../src/transport/port.js';
 import { PRICE_LOADING_COMPLETED, PRICE_TOPIC, priceLoaded } from '../../fixtures/events.js';
 import { waitFor } from '../../helpers/wait.js';
-import { codecFixture, text } from './helpers.js';
+import { codecFixture, readRecords as readTopic, text } from './helpers.js';
 
 const retry = (maxAttempts = 3) => retryPolicy({ maxAttempts, initialDelayMs: 1, factor: 2, maxDelayMs: 5, jitter: 0 });
 const data = priceLoaded();
@@ -38,20 +38,6 @@ async function setup() {
     return s;
   };
   return { ...fx, transport, records, publisher, sub };
-}
-
-async function readTopic(transport: Transport, topic: string, count: number): Promise<TransportRecord[]> {
-  const out: TransportRecord[] = [];
-  let done!: () => void;
-  const all = new Promise<void>((r) => (done = r));
-  const c = await transport.consume({ group: `reader-${Math.random()}`, topics: [topic], startFrom: 'earliest' }, (r) => {
-    out.push(r);
-    if (out.length === count) done();
-    return Promise.resolve();
-  });
-  await all;
-  await c.stop();
-  return out;
 }
 
 function headerMap(r: TransportRecord): Record<string, string> {
