@@ -16,6 +16,7 @@ import type { RetryPolicy } from '../../core/retry.js';
 import { sleep } from '../../core/retry.js';
 import type { EventCodec } from '../../codec/event/index.js';
 import { fromRecord } from '../../codec/kafka/index.js';
+import type { RecordEvent } from '../../codec/kafka/index.js';
 import { assertTopicName, validateEnvelope } from '../../envelope/index.js';
 import type { Envelope } from '../../envelope/types.js';
 import type { Logger } from '../../observability/index.js';
@@ -90,11 +91,10 @@ export function retryTopic(subscription: string): string {
   return `${subscription}.retry`;
 }
 
-/** The `type` of a binary-mode record, or undefined when its headers cannot tell (poison, structured). */
-function peekType(record: TransportRecord): string | undefined {
+/** The record's CloudEvent headers, or undefined when they do not parse (poison: the decoder dead-letters it). */
+function readHeaders(record: TransportRecord): RecordEvent | undefined {
   try {
-    const read = fromRecord(record);
-    return read.mode === 'binary' ? read.attributes.type : undefined;
+    return fromRecord(record);
   } catch {
     return undefined;
   }
@@ -169,12 +169,12 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
   }
 
   /** Decodes with the writer schema; poison → undefined after dead-lettering; registry down → retried. */
-  async function decode(record: TransportRecord, origin: RetryMeta['origin'], firstFailure: number | undefined): Promise<Envelope | undefined> {
+  async function decode(record: TransportRecord, origin: RetryMeta['origin'], firstFailure: number | undefined, headers: RecordEvent | undefined): Promise<Envelope | undefined> {
     for (let attempt = 1; ; attempt++) {
       try {
         // Data is resolved from the writer's schema into this process's catalog schema (M4): a
         // subscriber built against an older schema keeps reading newer data (T13).
-        const event = await codec.fromRecord(record, 'catalog');
+        const event = await codec.fromRecord(record, 'catalog', headers);
         const violations = validateEnvelope(event);
         if (violations.length > 0) {
           const list = violations.map((v) => `${v.attribute ?? v.field ?? 'event'}: ${v.reason}`).join('; ');
@@ -196,6 +196,7 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
 
   async function onRecord(record: TransportRecord): Promise<void> {
     let meta: RetryMeta | undefined;
+    let headers: RecordEvent | undefined; // parsed once: peeked for the type, then decoded
     if (record.topic === retries) {
       meta = parseRetryMeta(record);
       if (meta === undefined || meta.subscription !== o.subscription) {
@@ -207,15 +208,15 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
       if (wait > 0) await sleep(wait, stopping.signal).catch(stopped);
     } else {
       // Other kinds on the same topics are skipped before their data is decoded.
-      const peeked = peekType(record);
-      if (peeked !== undefined && !eventIds.has(peeked)) {
+      headers = readHeaders(record);
+      if (headers?.mode === 'binary' && !eventIds.has(headers.attributes.type)) {
         stats.skipped++;
         return;
       }
     }
     const origin = meta?.origin ?? { topic: record.topic, partition: record.partition, offset: record.offset };
     let firstFailureMs = meta?.firstFailureMs;
-    const event = await decode(record, origin, firstFailureMs);
+    const event = await decode(record, origin, firstFailureMs, headers);
     if (event === undefined) return;
     if (!eventIds.has(event.attributes.type)) {
       stats.skipped++;

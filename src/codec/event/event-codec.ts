@@ -11,6 +11,7 @@ import type { OutboundRecord, TransportRecord } from '../../transport/port.js';
 import { avroTypeFor, decodeAvro, encodeAvro, frame, unframe } from '../data/index.js';
 import type { AvroType } from '../data/index.js';
 import { fromRecord, toBinaryRecord } from '../kafka/index.js';
+import type { RecordEvent } from '../kafka/index.js';
 import { parseStructuredEvent } from '../http/index.js';
 
 /** The data media type of records this project writes (Avro, Confluent-framed). */
@@ -103,7 +104,9 @@ export class EventCodec {
    * {@link encodeData}, or null for an event without data (a tombstone).
    */
   toRecord(attributes: Attributes, value: Uint8Array | null): OutboundRecord {
-    return toBinaryRecord({ ...attributes, datacontenttype: value === null ? undefined : AVRO_CONTENT_TYPE }, value);
+    const contentType = value === null ? undefined : AVRO_CONTENT_TYPE;
+    // No copy when the caller already set it (ingress does, to spare one object per event).
+    return toBinaryRecord(attributes.datacontenttype === contentType ? attributes : { ...attributes, datacontenttype: contentType }, value);
   }
 
   /** {@link encodeData} + {@link toRecord} for an envelope whose data is natural JSON. */
@@ -123,8 +126,9 @@ export class EventCodec {
    *   (retriable: false: poison); CEG_REGISTRY_UNAVAILABLE (retriable: true).
    * Spec: CloudEvents Kafka binding §3.2/§3.3; Confluent wire format; Avro 1.11 "Schema Resolution".
    */
-  async fromRecord(record: TransportRecord, reader?: AvroType | 'catalog'): Promise<Envelope> {
-    const read = fromRecord(record);
+  async fromRecord(record: TransportRecord, reader?: AvroType | 'catalog', headers?: RecordEvent): Promise<Envelope> {
+    // `headers`: the record already read by codec/kafka fromRecord (a caller that peeked at the type).
+    const read = headers ?? fromRecord(record);
     if (read.mode === 'structured') return parseStructuredEvent(read.json);
     const { attributes, value } = read;
     if (value === null) return Object.freeze({ attributes: Object.freeze({ ...attributes }) });

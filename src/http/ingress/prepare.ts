@@ -13,6 +13,7 @@ import { GatewayError } from '../../core/errors.js';
 import type { ErrorCode } from '../../core/errors.js';
 import { partitionKey } from '../../catalog/index.js';
 import type { EventKind } from '../../catalog/index.js';
+import { AVRO_CONTENT_TYPE } from '../../codec/event/index.js';
 import type { EventCodec, KindBinding, SchemaVersion } from '../../codec/event/index.js';
 import type { Attributes, Envelope, JsonValue } from '../../envelope/types.js';
 import type { Violation } from '../../envelope/index.js';
@@ -130,7 +131,7 @@ function prepareOne(env: Envelope, codec: EventCodec, opts: PrepareOptions, prob
   }
   if (problems.length > 0) return undefined;
 
-  const attributes: Attributes = complete(a, binding.kind, version ?? binding, key, opts);
+  const attributes: Attributes = complete(a, binding.kind, version ?? binding, key, value !== undefined, opts);
   return { id: a.id, topic: binding.kind.topic.name, record: codec.toRecord(attributes, value ?? null) };
 }
 
@@ -162,9 +163,10 @@ function chooseVersion(a: Attributes, binding: KindBinding, opts: PrepareOptions
   return version;
 }
 
-function complete(a: Attributes, kind: EventKind, v: SchemaVersion, key: string | undefined, opts: PrepareOptions): Attributes {
+function complete(a: Attributes, kind: EventKind, v: SchemaVersion, key: string | undefined, hasData: boolean, opts: PrepareOptions): Attributes {
   return {
     ...a,
+    datacontenttype: hasData ? AVRO_CONTENT_TYPE : undefined,
     correlationid: typeof a.correlationid === 'string' && a.correlationid !== '' ? a.correlationid : randomUUID(),
     eventname: kind.name,
     eventclass: kind.eventClass,
