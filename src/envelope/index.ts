@@ -27,3 +27,5 @@ export { canonicalString, parseAttribute, tryParseAttribute } from './canonical.
 export type { NewEnvelopeAttributes } from './build.js';
 export { createEnvelope, freezeEnvelope, newEventId, withAttributes } from './build.js';
 export { MAX_HEADER_BYTES, assertHeaderSafe, assertTopicName, headerValueProblem, isTopicName, topicNameProblem } from './guards.js';
+export type { EnvelopeLimits, LimitBreach } from './limits.js';
+export { DEFAULT_ENVELOPE_LIMITS, checkEnvelopeLimits, describeLimitBreach } from './limits.js';

@@ -1,0 +1,56 @@
+/**
+ * Bounds on the attributes of one event, applied alike where events come in (HTTP ingress) and
+ * where records are consumed (a record's headers), so that one event can never cost unbounded
+ * work: a record with tens of thousands of headers froze every subscriber of its topic before
+ * these bounds existed (issue 7).
+ *
+ * Counting rule: every attribute counts, required ones included (`specversion`, `id`, …); bytes
+ * are the UTF-8 bytes of each attribute's name plus its canonical string value. On a consumed
+ * record, every header counts (name bytes + value bytes), `ce_` or not.
+ */
+
+/** The limits; units: a count, bytes. */
+export interface EnvelopeLimits {
+  /** Most attributes (or record headers) one event may carry. */
+  readonly maxAttributes: number;
+  /** Most bytes all attribute names and values (or header names and values) of one event may take together. */
+  readonly maxAttributeBytes: number;
+}
+
+/**
+ * Defaults: 100 attributes and 16 KiB. A gateway-written record carries about 15 headers of
+ * well under 1 KiB; 16 KiB matches the HTTP ingress header limit (431 above it), so a binary-mode
+ * event that passes ingress also passes the consumer side.
+ */
+export const DEFAULT_ENVELOPE_LIMITS: EnvelopeLimits = Object.freeze({ maxAttributes: 100, maxAttributeBytes: 16_384 });
+
+/** Which bound an event broke, with the figures to name it in an error. */
+export interface LimitBreach {
+  readonly limit: 'maxAttributes' | 'maxAttributeBytes';
+  readonly max: number;
+  /** The count or bytes seen; for bytes, counting may stop early once over the bound (then a lower bound). */
+  readonly actual: number;
+}
+
+/**
+ * Checks name/value pairs against the limits in one pass, stopping as soon as a bound is broken,
+ * so the cost is bounded by the limits, not by the input. Values are strings or bytes.
+ * Returns undefined when within bounds.
+ */
+export function checkEnvelopeLimits(entries: Iterable<readonly [string, string | Uint8Array]>, limits: EnvelopeLimits = DEFAULT_ENVELOPE_LIMITS, count?: number): LimitBreach | undefined {
+  if (count !== undefined && count > limits.maxAttributes) return { limit: 'maxAttributes', max: limits.maxAttributes, actual: count };
+  let n = 0;
+  let bytes = 0;
+  for (const [name, value] of entries) {
+    n += 1;
+    if (n > limits.maxAttributes) return { limit: 'maxAttributes', max: limits.maxAttributes, actual: count ?? n };
+    bytes += Buffer.byteLength(name, 'utf8') + (typeof value === 'string' ? Buffer.byteLength(value, 'utf8') : value.byteLength);
+    if (bytes > limits.maxAttributeBytes) return { limit: 'maxAttributeBytes', max: limits.maxAttributeBytes, actual: bytes };
+  }
+  return undefined;
+}
+
+/** One line naming the breach, e.g. `50000 attributes, more than maxAttributes (100)`. */
+export function describeLimitBreach(b: LimitBreach): string {
+  return b.limit === 'maxAttributes' ? `${b.actual} attributes, more than maxAttributes (${b.max})` : `over ${b.max} bytes of attributes (maxAttributeBytes; ${b.actual}+ seen)`;
+}
