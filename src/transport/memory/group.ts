@@ -42,9 +42,9 @@ export class MemoryGroup {
   }
 
   /** Creates a member, joins it and rebalances; resolves once it holds its partitions. */
-  async join(topics: readonly string[], startFrom: StartFrom, handler: RecordHandler): Promise<MemoryMember> {
+  async join(topics: readonly string[], startFrom: StartFrom, handler: RecordHandler, stopTimeoutMs?: number): Promise<MemoryMember> {
     const id = `member-${String(++this.#memberSeq).padStart(6, '0')}`;
-    const member = new MemoryMember(this, id, topics, startFrom, handler);
+    const member = new MemoryMember(this, id, topics, startFrom, handler, stopTimeoutMs);
     await this.#serial(() => {
       if (this.#members.size === 0 && startFrom === 'latest') this.#pinLatest(topics);
       this.#members.set(id, member);
@@ -101,7 +101,8 @@ export class MemoryGroup {
         const from = this.committed(topic, partition) ?? (member.startFrom === 'earliest' ? 0n : log.end);
         member.startWorker(key, new PartitionWorker(topic, partition, log, from, member.handler,
           (next) => this.setCommitted(topic, partition, next),
-          (err) => member.fail(err)));
+          (err) => member.fail(err),
+          member.stopTimeoutMs));
       }
     }
   }
@@ -113,6 +114,7 @@ export class MemoryMember implements Consumption {
   readonly topics: readonly string[];
   readonly startFrom: StartFrom;
   readonly handler: RecordHandler;
+  readonly stopTimeoutMs: number | undefined;
   readonly done: Promise<void>;
   readonly #group: MemoryGroup;
   readonly #workers = new Map<string, PartitionWorker>();
@@ -120,8 +122,9 @@ export class MemoryMember implements Consumption {
   #failure: { readonly err: unknown } | undefined;
   #settle!: (failure: { readonly err: unknown } | undefined) => void;
 
-  constructor(group: MemoryGroup, id: string, topics: readonly string[], startFrom: StartFrom, handler: RecordHandler) {
+  constructor(group: MemoryGroup, id: string, topics: readonly string[], startFrom: StartFrom, handler: RecordHandler, stopTimeoutMs?: number) {
     this.#group = group;
+    this.stopTimeoutMs = stopTimeoutMs;
     this.id = id;
     this.topics = topics;
     this.startFrom = startFrom;
