@@ -1,4 +1,4 @@
-export { subscribe, deadLetterTopic, retryTopic } from './subscriber.js';
+export { subscribe, deadLetterTopic, retryTopic, subscriptionTopics } from './subscriber.js';
 export type { DeliveryContext, EventHandler, Ordering, SubscribeOptions, Subscription, SubscriptionStats } from './subscriber.js';
 export { ack, duplicate, retry, deadLetter } from './outcome.js';
 export type { Outcome } from './outcome.js';

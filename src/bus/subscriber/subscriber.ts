@@ -23,7 +23,7 @@ import { DEFAULT_ENVELOPE_LIMITS, assertTopicName } from '../../envelope/index.j
 import type { EnvelopeLimits } from '../../envelope/index.js';
 import type { Envelope } from '../../envelope/types.js';
 import type { Logger } from '../../observability/index.js';
-import type { Consumption, OutboundRecord, RecordContext, RecordDecision, StartFrom, Transport, TransportRecord } from '../../transport/port.js';
+import type { Consumption, OutboundRecord, TopicSpec, RecordContext, RecordDecision, StartFrom, Transport, TransportRecord } from '../../transport/port.js';
 import { RECORD_DONE, redeliverAfter } from '../../transport/port.js';
 import { deadLetterHeaders, identifyingHeaders, originalHeaders, parseRetryMeta, retryHeaders } from './failure-headers.js';
 import type { RetryMeta } from './failure-headers.js';
@@ -77,9 +77,10 @@ export interface SubscribeOptions {
   readonly commitIntervalMs?: number;
   readonly stopTimeoutMs?: number;
   /**
-   * false: create no topic (read-only credentials); the dead-letter topic (and, for `ordering:
-   * 'none'`, the retry topic) must exist, else subscribe fails with CEG_INVALID_NAME naming it.
-   * Default true.
+   * false: create no topic (read-only credentials). The retry topic (`ordering: 'none'`) must then
+   * exist, else subscribe fails with CEG_INVALID_NAME naming it; without a dead-letter topic, a
+   * record that would be dead-lettered is logged (warn, with its reason and coordinates), counted
+   * in `deadLettered` and skipped. Default true.
    */
   readonly createTopics?: boolean;
 }
@@ -119,6 +120,14 @@ export function retryTopic(subscription: string): string {
 
 type Origin = RetryMeta['origin'];
 
+/** The topics a subscription owns: its dead-letter topic, and its retry topic when unordered. */
+export function subscriptionTopics(subscription: string, ordering: Ordering = 'key'): TopicSpec[] {
+  return [
+    { name: deadLetterTopic(subscription), partitions: 1, retentionMs: -1, cleanupPolicy: 'delete' },
+    ...(ordering === 'none' ? [{ name: retryTopic(subscription), partitions: 3, retentionMs: 7 * 24 * 3600_000, cleanupPolicy: 'delete' as const }] : []),
+  ];
+}
+
 /**
  * Joins the subscription's consumer group; resolves once the member holds its partitions.
  * Errors: CEG_INVALID_OPTIONS (no kinds), CEG_UNKNOWN_TYPE, CEG_INVALID_NAME (a name that cannot
@@ -140,14 +149,19 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
     eventIds.add(kind.eventId);
     topics.add(kind.topic.name);
   }
-  const ownTopics = [
-    { name: dlq, partitions: 1, retentionMs: -1, cleanupPolicy: 'delete' as const },
-    ...(ordering === 'none' ? [{ name: retries, partitions: 3, retentionMs: 7 * 24 * 3600_000, cleanupPolicy: 'delete' as const }] : []),
-  ];
+  let dlqStored = true;
   if (o.createTopics === false) {
-    for (const t of ownTopics) await transport.partitionCount(t.name); // CEG_INVALID_NAME when missing
+    if (ordering === 'none') await transport.partitionCount(retries); // CEG_INVALID_NAME when missing
+    dlqStored = await transport.partitionCount(dlq).then(
+      () => true,
+      (err: unknown) => {
+        if (err instanceof GatewayError && err.code === 'CEG_INVALID_NAME') return false;
+        throw err;
+      },
+    );
+    if (!dlqStored) log.warn({ subscription: o.subscription, topic: dlq }, 'no dead-letter topic and told not to create one: records that would be dead-lettered are logged and skipped (create it with `ce-gateway topics --subscription`)');
   } else {
-    await transport.ensureTopics(ownTopics);
+    await transport.ensureTopics(subscriptionTopics(o.subscription, ordering));
   }
   const limits = o.limits ?? DEFAULT_ENVELOPE_LIMITS;
   const filter = kindFilter(eventIds);
@@ -176,13 +190,13 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
   async function sendToDeadLetter(record: TransportRecord, reason: string, n: number, firstFailureMs: number, origin: Origin, signal: AbortSignal, event?: Envelope, oversized = false): Promise<void> {
     const kept = oversized ? identifyingHeaders(record.headers) : originalHeaders(record.headers);
     const info = { reason, attempts: n, firstFailureMs, lastFailureMs: Date.now(), origin, subscription: o.subscription, ...(oversized ? { headersDropped: record.headers.length - kept.length } : {}) };
-    await produceDurably(dlq, { key: record.key, value: record.value, headers: [...kept, ...deadLetterHeaders(info)], timestampMs: record.timestampMs }, 'dead-letter', signal);
+    if (dlqStored) await produceDurably(dlq, { key: record.key, value: record.value, headers: [...kept, ...deadLetterHeaders(info)], timestampMs: record.timestampMs }, 'dead-letter', signal);
     stats.deadLettered++;
     if (event !== undefined) await idem?.record(event, 'dead-lettered');
     const a = event?.attributes;
     log.warn(
       { subscription: o.subscription, topic: origin.topic, partition: origin.partition, offset: origin.offset.toString(), reason: reason.slice(0, 500), attempts: n, ...(a === undefined ? {} : { id: a.id, type: a.type, correlationid: a.correlationid }) },
-      'record dead-lettered',
+      dlqStored ? 'record dead-lettered' : 'record dead-lettered (not stored: no dead-letter topic)',
     );
   }
 
