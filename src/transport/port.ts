@@ -112,6 +112,8 @@ export interface Consumption {
   readonly group: string;
   /** Partitions currently assigned to this member. */
   assignments(): readonly { readonly topic: string; readonly partition: number }[];
+  /** How often this member joined its group: 1 until a rebalance makes it join again. */
+  joins(): number;
   /** Settles when the consumption ends: resolves after stop(), rejects with the failure that stopped it. */
   readonly done: Promise<void>;
   /** Aborts the records in hand, waits for them up to the stop deadline, commits what was processed, leaves the group. Idempotent. */

@@ -93,6 +93,8 @@ export interface SubscriptionStats {
   readonly skipped: number;
   /** Redeliveries of events already finished, acknowledged without running the handler (bus spec S4). */
   readonly duplicates: number;
+  /** Times this member had to join its group again since it started (rebalances). */
+  readonly rebalances: number;
 }
 
 /**
@@ -305,7 +307,7 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
   return {
     name: o.subscription,
     done,
-    stats: () => ({ ...stats }),
+    stats: () => ({ ...stats, rebalances: Math.max(0, consumption.joins() - 1) }),
     assignments: () => consumption.assignments(),
     unsubscribe,
     [Symbol.asyncDispose]: unsubscribe,

@@ -131,6 +131,10 @@ export class KafkaConsumption implements Consumption {
     return this.#assignment;
   }
 
+  joins(): number {
+    return this.#joins;
+  }
+
   stop(): Promise<void> {
     this.#stopped ??= this.#shutdown();
     return this.#stopped;

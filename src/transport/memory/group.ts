@@ -90,6 +90,7 @@ export class MemoryGroup {
         for (const p of partitions) wanted.get(id)?.add(tpKey(topic, p));
       }
     }
+    for (const m of this.#members.values()) m.joined();
     // Revoke first: the old owner finishes (and commits) its record in flight.
     await Promise.all([...this.#members.values()].map((m) => m.revokeExcept(wanted.get(m.id) ?? new Set())));
     for (const member of this.#members.values()) {
@@ -155,6 +156,17 @@ export class MemoryMember implements Consumption {
   fail(err: unknown): void {
     this.#failure ??= { err };
     void this.stop();
+  }
+
+  #joins = 0;
+
+  joins(): number {
+    return this.#joins;
+  }
+
+  /** The group rebalanced with this member in it (memory: every rebalance is a join). */
+  joined(): void {
+    this.#joins++;
   }
 
   holds(key: string): boolean {
