@@ -54,11 +54,24 @@ export class ViolationCollector {
   }
 
   /**
-   * The error code for the collected set: CEG_MISSING_ATTRIBUTE when only required attributes
+   * Adds a violation that carries its own error code (e.g. CEG_TOO_MANY_ATTRIBUTES), naming an
+   * attribute or a field. When every violation collected carries the same code, {@link code} is it.
+   */
+  coded(code: ErrorCode, where: { readonly attribute: string } | { readonly field: string }, reason: string): void {
+    this.#event++;
+    const v: Violation = 'attribute' in where ? { attribute: where.attribute, reason, code } : { field: where.field, reason, code };
+    this.items.push(this.index === undefined ? v : { ...v, index: this.index });
+  }
+
+  /**
+   * The error code for the collected set: the code every violation carries, when they all carry
+   * the same one; else CEG_MISSING_ATTRIBUTE when only required attributes
    * are missing; CEG_INVALID_EVENT when the body itself is malformed; CEG_INVALID_ATTRIBUTE when
    * any attribute is wrong; otherwise CEG_INVALID_DATA.
    */
   code(): ErrorCode {
+    const first = this.items[0]?.code;
+    if (first !== undefined && this.items.every((v) => v.code === first)) return first;
     if (this.#event > 0) return 'CEG_INVALID_EVENT';
     if (this.#attribute > 0) return 'CEG_INVALID_ATTRIBUTE';
     if (this.#missing > 0) return this.#data > 0 ? 'CEG_INVALID_ATTRIBUTE' : 'CEG_MISSING_ATTRIBUTE';
