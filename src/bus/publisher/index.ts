@@ -5,3 +5,4 @@ export type { PublishOptions, PublishReceipt, PublisherIdentity } from './publis
 export { OutboundQueue } from './outbound-queue.js';
 export { prepareEvent, sourceOf } from './attributes.js';
 export type { PreparedEvent } from './attributes.js';
+export { BATCH_HEADER_BYTES, recordBatchBytes } from './record-size.js';

@@ -261,7 +261,7 @@ function compileRecord(type: avsc.types.RecordType, memo: Map<Type, Compiled>): 
 const PROTO_KEY = '__proto__';
 
 /** Compiles (or returns the memoised) converters of `type`. */
-function compileType(type: Type, memo: Map<Type, Compiled>): Compiled {
+export function compileType(type: Type, memo: Map<Type, Compiled>): Compiled {
   const hit = memo.get(type);
   if (hit !== undefined) return hit;
   const compiled = build(type, memo);
