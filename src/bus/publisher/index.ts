@@ -1,5 +1,5 @@
-export { RecordPublisher } from './record-publisher.js';
-export type { PublisherStats, RecordPublisherOptions } from './record-publisher.js';
+export { RecordPublisher, deliveryFate } from './record-publisher.js';
+export type { DeliveryFate, PublisherStats, RecordPublisherOptions } from './record-publisher.js';
 export { Publisher, processRunId } from './publisher.js';
 export type { PublishOptions, PublishReceipt, PublisherIdentity } from './publisher.js';
 export { OutboundQueue } from './outbound-queue.js';

@@ -1,4 +1,4 @@
-import { CompressionTypes, Kafka } from 'kafkajs';
+import { CompressionTypes, ConfigResourceTypes, Kafka } from 'kafkajs';
 import type { Admin, Message, Producer, SASLOptions } from 'kafkajs';
 import { errorMessage, GatewayError } from '../../core/errors.js';
 import { partitionForKey } from '../partitioner.js';
@@ -215,6 +215,19 @@ class KafkaTransport implements Transport {
       this.#opts.logger.info({ transport: 'kafka', group, topic, to: to.kind }, 'reset group offsets');
     } catch (err) {
       throw fromKafkaError(err, { operation: 'resetOffsets', group, topic });
+    }
+  }
+
+  async maxMessageBytes(topic: string): Promise<number> {
+    checkTopicName(topic);
+    const { admin } = await this.#ready();
+    try {
+      const answer = await admin.describeConfigs({ includeSynonyms: false, resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configNames: ['max.message.bytes'] }] });
+      const value = Number(answer.resources[0]?.configEntries.find((e) => e.configName === 'max.message.bytes')?.configValue);
+      if (!Number.isInteger(value) || value <= 0) throw unknownTopicError(topic);
+      return value;
+    } catch (err) {
+      throw fromKafkaError(err, { operation: 'maxMessageBytes', topic });
     }
   }
 

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { RecordPublisher } from '../../../src/bus/publisher/index.js';
+import { RecordPublisher, deliveryFate } from '../../../src/bus/publisher/index.js';
 import type { RecordPublisherOptions } from '../../../src/bus/publisher/index.js';
 import type { GatewayError } from '../../../src/core/errors.js';
 import { retryPolicy } from '../../../src/core/retry.js';
@@ -115,7 +115,7 @@ describe('RecordPublisher: bounded queue', () => {
     const err = caught(() => p.send([{ topic: 'a', record: rec('3') }]));
     expect(err.code).toBe('CEG_QUEUE_FULL');
     expect(err.retriable).toBe(true);
-    expect(err.details).toEqual({ capacity: 2 });
+    expect(err.details).toEqual({ capacity: 2, fate: 'notStored' });
     expect(p.stats()).toMatchObject({ enqueued: 3, rejected: 1, queued: 2 });
     g.release();
     await Promise.all([...inFlight, ...queued]);
@@ -176,18 +176,20 @@ describe('RecordPublisher: failures', () => {
     expect(p.stats()).toMatchObject({ failed: 1, retried: 0, published: 0 });
   });
 
-  it('splits a batch the broker refuses for good, so only the refused record fails and the others are stored in order', async () => {
+  it('splits a batch the broker refuses for good in halves, so only the refused record fails (notStored) and the others are stored in order', async () => {
     const { t, p } = await setup({ retry: fastRetry(5) });
-    // Call 1: the whole batch is refused; calls 2–4: one record each, the middle one refused again.
-    t.steps.push({ fail: tooLarge() }, { wait: Promise.resolve() }, { fail: tooLarge() });
+    // Call 1: the batch of 3 is refused; its halves [1, huge] (refused) and [3]; [1, huge] in halves [1] and [huge] (refused).
+    t.steps.push({ fail: tooLarge() }, { fail: tooLarge() }, { wait: Promise.resolve() }, { fail: tooLarge() });
     const [ok1, bad, ok2] = p.send([
       { topic: 'a', record: rec('1', 'k') },
       { topic: 'a', record: rec('huge', 'k') },
       { topic: 'a', record: rec('3', 'k') },
     ]);
     const [p1, p3] = await Promise.all([ok1!, ok2!]);
-    expect((await caughtAsync(bad!)).code).toBe('CEG_PAYLOAD_TOO_LARGE');
-    expect(t.calls.map((c) => c.records.length)).toEqual([3, 1, 1, 1]);
+    const refused = await caughtAsync(bad!);
+    expect(refused.code).toBe('CEG_PAYLOAD_TOO_LARGE');
+    expect(deliveryFate(refused)).toBe('notStored'); // a too-large refusal appends nothing
+    expect(t.calls.map((c) => c.records.length)).toEqual([3, 2, 1, 1, 1]);
     expect(p3.offset).toBe(p1.offset + 1n);
     expect(await valuesOf(t, 'a')).toEqual(['1', '3']);
     expect(p.stats()).toMatchObject({ published: 2, failed: 1 });
@@ -200,7 +202,7 @@ describe('RecordPublisher: failures', () => {
     expect(err.code).toBe('CEG_BROKER_UNAVAILABLE');
     expect(err.retriable).toBe(true);
     expect(err.message).toBe('socket hang up');
-    expect(err.details).toEqual({ topic: 'a' });
+    expect(err.details).toEqual({ topic: 'a', fate: 'unconfirmed' }); // a socket failure mid-send may have written it
     expect(t.calls).toHaveLength(2);
   });
 
