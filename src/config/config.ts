@@ -134,6 +134,7 @@ export function loadConfig(vars: Record<string, string | undefined>): Config {
     : parsed.error.issues.map((i) => `${String(i.path[0])}: ${i.path.length > 1 ? `entry ${i.path.slice(1).join('.')}: ` : ''}${i.message}`);
   // Combination rules are checked on the raw values too, so they are reported with the rest.
   if (raw.KAFKA_SASL_MECHANISM && (!raw.KAFKA_SASL_USERNAME || !raw.KAFKA_SASL_PASSWORD)) problems.push('KAFKA_SASL_MECHANISM needs KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD');
+  if (parsed.success && parsed.data.HTTP_HEADERS_TIMEOUT_MS > parsed.data.HTTP_REQUEST_TIMEOUT_MS) problems.push('HTTP_HEADERS_TIMEOUT_MS must not exceed HTTP_REQUEST_TIMEOUT_MS (the headers are part of the request)');
   if (Boolean(raw.SCHEMA_REGISTRY_USERNAME) !== Boolean(raw.SCHEMA_REGISTRY_PASSWORD)) problems.push('SCHEMA_REGISTRY_USERNAME and SCHEMA_REGISTRY_PASSWORD go together');
   if (!parsed.success || problems.length > 0) throw new GatewayError('CEG_INVALID_OPTIONS', `invalid configuration: ${problems.join('; ')}`, { retriable: false, details: { problems } });
   const e = parsed.data;

@@ -32,6 +32,11 @@ export const errorCodes = [
   'CEG_NOT_FOUND',
   'CEG_SINK_FAILED',
   'CEG_STORE_UNAVAILABLE',
+  'CEG_MALFORMED_REQUEST',
+  'CEG_METHOD_NOT_ALLOWED',
+  'CEG_REQUEST_TIMEOUT',
+  'CEG_HEADERS_TOO_LARGE',
+  'CEG_NOT_IMPLEMENTED',
 ] as const;
 
 export type ErrorCode = (typeof errorCodes)[number];

@@ -56,7 +56,7 @@ async function serve(opts: { queueCapacity?: number; maxAttempts?: number; start
 }
 
 describe('POST /events when the broker does not confirm', () => {
-  it('503 with Retry-After and per-event notStored when produce does not resolve within the deadline', async () => {
+  it('503 with Retry-After and the event unconfirmed (not notStored) when a produce under way does not resolve within the deadline', async () => {
     const { url, transport } = await serve();
     const g = gate();
     transport.steps.push({ wait: g.promise });
@@ -67,7 +67,7 @@ describe('POST /events when the broker does not confirm', () => {
     expect(a.status).toBe(503);
     expect(a.headers.get('retry-after')).toBe('7');
     expect(a.headers.get('content-type')).toContain('application/problem+json');
-    expect(a.body).toMatchObject({ code: 'CEG_DELIVERY_TIMEOUT', retriable: true, status: 503, stored: [], notStored: [{ id: ev.id }] });
+    expect(a.body).toMatchObject({ code: 'CEG_DELIVERY_TIMEOUT', retriable: true, status: 503, stored: [], notStored: [], unconfirmed: [{ id: ev.id }] });
     expect(a.body.detail).toContain('150 ms');
     // The record may still land afterwards (indeterminate): the partner's retry is a duplicate by source+id.
     g.release();
@@ -75,7 +75,7 @@ describe('POST /events when the broker does not confirm', () => {
     expect(landed).toBe(1);
   });
 
-  it('a batch over two topics where one topic hangs: stored lists the confirmed event with its index, notStored the other', async () => {
+  it('a batch over two topics where one topic hangs: stored lists the confirmed event with its index, unconfirmed the other', async () => {
     const { url, transport } = await serve();
     const g = gate();
     transport.steps.push({ wait: g.promise }); // the first produce call (price topic) hangs
@@ -88,7 +88,8 @@ describe('POST /events when the broker does not confirm', () => {
     const stored = a.body.stored as Record<string, unknown>[];
     expect(stored).toHaveLength(1);
     expect(stored[0]).toMatchObject({ index: 1, id: series.id, topic: 'trading.series-update-completed', partition: expect.any(Number) as number, offset: '0' });
-    expect(a.body.notStored).toEqual([{ index: 0, id: price.id }]);
+    expect(a.body.notStored).toEqual([]);
+    expect(a.body.unconfirmed).toEqual([{ index: 0, id: price.id }]);
   });
 
   it('503 with the broker’s own retriable error when the retry budget runs out', async () => {
