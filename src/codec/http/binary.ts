@@ -60,7 +60,7 @@ export function readBinaryEvent(
   for (const headerName in headers) if (headerName.length > 3 && isCePrefix(headerName)) count++;
   if (count > limits.maxAttributes) {
     const breach = { limit: 'maxAttributes' as const, max: limits.maxAttributes, actual: count };
-    out.coded(limitBreachCode(breach), { field: 'headers' }, describeLimitBreach(breach));
+    out.coded(limitBreachCode(breach), { field: 'headers' }, describeLimitBreach(breach), { limit: breach.limit, max: breach.max, actual: breach.actual });
     return undefined;
   }
   const attrs: Record<string, AttributeValue> = {};
@@ -112,7 +112,7 @@ export function readBinaryEvent(
   if (out.size === before) {
     const breach = checkEnvelopeLimits(attributeEntries(attrs), limits);
     if (breach !== undefined) {
-      out.coded(limitBreachCode(breach), { field: 'headers' }, describeLimitBreach(breach));
+      out.coded(limitBreachCode(breach), { field: 'headers' }, describeLimitBreach(breach), { limit: breach.limit, max: breach.max, actual: breach.actual });
       return undefined;
     }
   }

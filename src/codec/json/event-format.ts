@@ -53,7 +53,7 @@ export function readStructuredEvent(obj: unknown, out: ViolationCollector, whole
   if (members > limits.maxAttributes + DATA_MEMBERS) {
     const breach = { limit: 'maxAttributes' as const, max: limits.maxAttributes, actual: members - (Object.hasOwn(src, 'data') ? 1 : 0) - (Object.hasOwn(src, 'data_base64') ? 1 : 0) };
     if (breach.actual > limits.maxAttributes) {
-      out.coded(limitBreachCode(breach), { field: whole === '' ? '/' : whole }, describeLimitBreach(breach));
+      out.coded(limitBreachCode(breach), { field: whole }, describeLimitBreach(breach), { limit: breach.limit, max: breach.max, actual: breach.actual });
       return undefined;
     }
   }
@@ -106,7 +106,7 @@ export function readStructuredEvent(obj: unknown, out: ViolationCollector, whole
   if (out.size === before) {
     const breach = checkEnvelopeLimits(attributeEntries(attrs), limits);
     if (breach !== undefined) {
-      out.coded(limitBreachCode(breach), { field: whole === '' ? '/' : whole }, describeLimitBreach(breach));
+      out.coded(limitBreachCode(breach), { field: whole }, describeLimitBreach(breach), { limit: breach.limit, max: breach.max, actual: breach.actual });
       return undefined;
     }
   }
