@@ -89,7 +89,7 @@ const badEventText: fc.Arbitrary<{ what: string; text: string }> = fc.oneof(
 );
 
 const structured: fc.Arbitrary<BadRequest> = fc.oneof(
-  { weight: 8, arbitrary: badEventText.map(({ what, text }) => ({ mode: 'structured' as const, what, headers: [['content-type', 'application/cloudevents+json']], body: Buffer.from(text) })) },
+  { weight: 8, arbitrary: badEventText.map(({ what, text }): BadRequest => ({ mode: 'structured', what, headers: [['content-type', 'application/cloudevents+json']], body: Buffer.from(text) })) },
   { weight: 1, arbitrary: fc.constant({ mode: 'structured' as const, what: 'invalid UTF-8', headers: [['content-type', 'application/cloudevents+json']] as const, body: Buffer.concat([Buffer.from('{"id":"'), Buffer.from([0xc3, 0x28]), Buffer.from('"}')]) }) },
   { weight: 1, arbitrary: fc.constant({ mode: 'structured' as const, what: 'an array in structured mode', headers: [['content-type', 'application/cloudevents+json']] as const, body: Buffer.from(JSON.stringify([validEvent()])) }) },
 );
