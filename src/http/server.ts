@@ -99,14 +99,14 @@ export function createHttpServer(deps: ServerDeps): Server {
   const refusals = new RefusalLog(deps.log ?? silentLogger());
   // Responses in progress per connection: a parse error of a later pipelined request is answered
   // only after them (writing on the socket at once would put the wrong answer first).
-  const inProgress = new WeakMap<Duplex, Set<ServerResponse>>();
+  const inProgress = new WeakMap<Duplex, Map<ServerResponse, IncomingMessage>>();
   const afterInProgress = new WeakMap<Duplex, () => void>();
 
   const track = (req: IncomingMessage, res: ServerResponse): void => {
     const socket = req.socket;
     let set = inProgress.get(socket);
-    if (set === undefined) inProgress.set(socket, (set = new Set()));
-    set.add(res);
+    if (set === undefined) inProgress.set(socket, (set = new Map()));
+    set.set(res, req);
     const done = (): void => {
       if (!set.delete(res) || set.size > 0) return;
       const next = afterInProgress.get(socket);
@@ -209,15 +209,26 @@ export function createHttpServer(deps: ServerDeps): Server {
   });
 
   server.on('clientError', (err: Error & { code?: string }, socket: Duplex) => {
-    if (err.code === 'ECONNRESET' || err.code === 'EPIPE' || !socket.writable) {
-      refusals.count('aborted');
+    const open = inProgress.get(socket);
+    const busy = open !== undefined && open.size > 0;
+    if (err.code === 'ECONNRESET' || err.code === 'EPIPE' || err.code === 'HPE_INVALID_EOF_STATE' || !socket.writable) {
+      // The client hung up. A request in progress on it counts its own abort.
+      if (!busy) refusals.count('aborted');
       socket.destroy();
       return;
     }
     const answer = clientErrorAnswer(err);
     refusals.count(`${answer.status} ${answer.code}`);
-    const open = inProgress.get(socket);
-    if (open !== undefined && open.size > 0) {
+    const broken = busy ? [...open].find(([, req]) => !req.complete) : undefined;
+    if (broken !== undefined) {
+      // The fault is in the body of the request being answered (a bad chunk, say): answer it there.
+      const [res, req] = broken;
+      req.resume();
+      sendProblem(res, new GatewayError(answer.code as ErrorCode, `the request body could not be parsed as HTTP/1.1 (${err.code ?? 'parse error'})`, { retriable: false, details: { field: 'body' } }), { retryAfterS: deps.retryAfterS, close: true });
+      res.once('finish', () => socket.destroy());
+      return;
+    }
+    if (busy) {
       // A request on this connection is still being answered: answer this one after it, in order.
       afterInProgress.set(socket, () => {
         if (socket.writable) socket.end(answer.text);

@@ -107,6 +107,7 @@ export async function handleIngress(req: IncomingMessage, res: ServerResponse, d
     }
     await publish(res, deps, prepared, batch, deadlineAt);
   } catch (err) {
+    if (res.headersSent) return; // answered already (the server answered a broken body itself)
     if (isClientAbort(err)) {
       ctx.refusals?.count('aborted');
       return;

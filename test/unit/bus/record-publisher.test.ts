@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { RecordPublisher, deliveryFate } from '../../../src/bus/publisher/index.js';
+import { BATCH_HEADER_BYTES, RecordPublisher, deliveryFate, recordBatchBytes } from '../../../src/bus/publisher/index.js';
 import type { RecordPublisherOptions } from '../../../src/bus/publisher/index.js';
-import type { GatewayError } from '../../../src/core/errors.js';
+import { GatewayError } from '../../../src/core/errors.js';
 import { retryPolicy } from '../../../src/core/retry.js';
 import { silentLogger } from '../../../src/observability/index.js';
 import type { Position } from '../../../src/transport/port.js';
@@ -272,5 +272,42 @@ describe('RecordPublisher: close', () => {
     await p.close();
     await p.close();
     expect(p.stats()).toMatchObject({ published: 1, failed: 0 });
+  });
+});
+
+describe('RecordPublisher: issue 12 (bytes, deadlines, what is known of a failure)', () => {
+  it('cuts produce calls by the topic’s max.message.bytes, keeping order', async () => {
+    const value = 'v'.repeat(1000);
+    const one = recordBatchBytes(rec(value));
+    const { t, p } = await setup({ maxBatch: 100, maxMessageBytes: (name) => (name === 'a' ? BATCH_HEADER_BYTES + 3 * one : undefined) });
+    const positions = await Promise.all(p.send(Array.from({ length: 10 }, () => ({ topic: 'a', record: rec(value) }))));
+    expect(t.calls.map((c) => c.records.length)).toEqual([3, 3, 3, 1]);
+    expect(positions.map((x) => x.offset)).toEqual(Array.from({ length: 10 }, (_, i) => BigInt(i)));
+  });
+
+  it('records still queued when the caller’s deadline passes are withdrawn: rejected as notStored and never produced', async () => {
+    const { t, p } = await setup({ maxBatch: 1 });
+    const g = gate();
+    t.steps.push({ wait: g.promise });
+    const inFlight = p.send([{ topic: 'a', record: rec('first') }]);
+    const deadline = new AbortController();
+    const queued = p.send([{ topic: 'a', record: rec('second') }], deadline.signal);
+    await tick(5);
+    deadline.abort();
+    const err = await caughtAsync(queued[0]!);
+    expect(deliveryFate(err)).toBe('notStored');
+    g.release();
+    await Promise.all(inFlight);
+    await tick(5);
+    expect(t.calls.map((c) => c.records.length)).toEqual([1]);
+    expect(await valuesOf(t, 'a')).toEqual(['first']);
+  });
+
+  it('a record whose attempt failed mid-flight is unconfirmed when it fails for good (it may be stored)', async () => {
+    const { t, p } = await setup({ retry: fastRetry(2) });
+    t.steps.push({ fail: new GatewayError('CEG_DELIVERY_TIMEOUT', 'request timed out', { retriable: true }) }, { fail: tooLarge() });
+    const err = await caughtAsync(p.send([{ topic: 'a', record: rec('1') }])[0]!);
+    expect(err.code).toBe('CEG_PAYLOAD_TOO_LARGE');
+    expect(deliveryFate(err)).toBe('unconfirmed');
   });
 });
