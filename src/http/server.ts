@@ -105,7 +105,7 @@ export function createHttpServer(deps: ServerDeps): Server {
   const track = (req: IncomingMessage, res: ServerResponse): void => {
     const socket = req.socket;
     let set = inProgress.get(socket);
-    if (set === undefined) inProgress.set(socket, (set = new Map()));
+    if (set === undefined) inProgress.set(socket, (set = new Map<ServerResponse, IncomingMessage>()));
     set.set(res, req);
     const done = (): void => {
       if (!set.delete(res) || set.size > 0) return;

@@ -79,7 +79,7 @@ describe('HTTP_MAX_CONNECTIONS', () => {
     await new Promise((r) => setTimeout(r, 50));
     const extra = await openRaw(url);
     expect((await extra.closed(2000)).closed).toBe(true);
-    open[0]!.destroy();
+    open[0].destroy();
     await new Promise((r) => setTimeout(r, 100));
     const again = await rawRequest(url, rawPost([['content-type', 'application/cloudevents+json']], JSON.stringify(structuredPriceEvent())));
     expect(again[0]!.status).toBe(202);

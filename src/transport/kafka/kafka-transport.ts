@@ -1,5 +1,9 @@
-import { CompressionTypes, ConfigResourceTypes, Kafka } from 'kafkajs';
-import type { Admin, Message, Producer, SASLOptions } from 'kafkajs';
+import { CompressionTypes, Kafka } from 'kafkajs';
+import type { Admin, ConfigResourceTypes, Message, Producer, SASLOptions } from 'kafkajs';
+
+// kafkajs's ConfigResourceTypes is not a named ESM export of its CommonJS entry; the Kafka
+// protocol's resource type of a topic is 2 (DescribeConfigs).
+const TOPIC_RESOURCE = 2 as ConfigResourceTypes;
 import { errorMessage, GatewayError } from '../../core/errors.js';
 import { partitionForKey } from '../partitioner.js';
 import type {
@@ -222,7 +226,7 @@ class KafkaTransport implements Transport {
     checkTopicName(topic);
     const { admin } = await this.#ready();
     try {
-      const answer = await admin.describeConfigs({ includeSynonyms: false, resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configNames: ['max.message.bytes'] }] });
+      const answer = await admin.describeConfigs({ includeSynonyms: false, resources: [{ type: TOPIC_RESOURCE, name: topic, configNames: ['max.message.bytes'] }] });
       const value = Number(answer.resources[0]?.configEntries.find((e) => e.configName === 'max.message.bytes')?.configValue);
       if (!Number.isInteger(value) || value <= 0) throw unknownTopicError(topic);
       return value;
