@@ -220,9 +220,10 @@ export class RecordPublisher {
         for (const p of group) p.inFlight = false;
         if (last) {
           this.#stats.failed += group.length;
+          const named = this.#namedLimit(ge, topic, group);
           for (const p of group) {
             p.done = true;
-            p.reject(withFate(ge, p.maybeWritten ? 'unconfirmed' : 'notStored'));
+            p.reject(withFate(named, p.maybeWritten ? 'unconfirmed' : 'notStored'));
           }
           return;
         }
@@ -230,6 +231,18 @@ export class RecordPublisher {
         await sleep(this.#opts.retry.delayMs(attempt), this.#closing.signal).catch(() => undefined);
       }
     }
+  }
+
+  /** A broker's "too large" names the topic's limit when it is known (issue 12: every refusal names its cause). */
+  #namedLimit(ge: GatewayError, topic: string, group: readonly Pending[]): GatewayError {
+    const max = this.#opts.maxMessageBytes?.(topic);
+    if (ge.code !== 'CEG_PAYLOAD_TOO_LARGE' || max === undefined) return ge;
+    const bytes = BATCH_HEADER_BYTES + group.reduce((n, p) => n + p.bytes, 0);
+    return new GatewayError('CEG_PAYLOAD_TOO_LARGE', `the broker refused the record as too large: about ${bytes} bytes; topic ${topic} takes at most ${max} (max.message.bytes)`, {
+      retriable: false,
+      cause: ge,
+      details: { ...ge.details, topic, maxMessageBytes: max, bytes },
+    });
   }
 
   /** Stops taking records, lets the record batch in flight finish, fails what is still queued (CEG_CLOSED). */

@@ -310,4 +310,13 @@ describe('RecordPublisher: issue 12 (bytes, deadlines, what is known of a failur
     expect(err.code).toBe('CEG_PAYLOAD_TOO_LARGE');
     expect(deliveryFate(err)).toBe('unconfirmed');
   });
+
+  it('a record the broker refuses as too large names the topic’s limit', async () => {
+    const { t, p } = await setup({ maxMessageBytes: () => 1_000_000 });
+    t.steps.push({ fail: tooLarge() });
+    const err = await caughtAsync(p.send([{ topic: 'a', record: rec('1') }])[0]!);
+    expect(err.code).toBe('CEG_PAYLOAD_TOO_LARGE');
+    expect(err.message).toMatch(/topic a takes at most 1000000 \(max\.message\.bytes\)/);
+    expect(err.details).toMatchObject({ maxMessageBytes: 1_000_000, fate: 'notStored' });
+  });
 });
