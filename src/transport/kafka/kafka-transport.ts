@@ -1,12 +1,12 @@
-import { CompressionTypes, Kafka } from 'kafkajs';
+import { CompressionTypes, Kafka } from './kafkajs.js';
+import { startKafkaRead } from './read.js';
 import type { Admin, ConfigResourceTypes, Message, Producer, SASLOptions } from 'kafkajs';
-
-// kafkajs's ConfigResourceTypes is not a named ESM export of its CommonJS entry; the Kafka
-// protocol's resource type of a topic is 2 (DescribeConfigs).
-const TOPIC_RESOURCE = 2 as ConfigResourceTypes;
 import { errorMessage, GatewayError } from '../../core/errors.js';
 import { partitionForKey } from '../partitioner.js';
 import type {
+  Read,
+  ReadSpec,
+  TransportRecord,
   Consumption, GroupSpec, OffsetTarget, OutboundRecord, PartitionOffset, Position, ProduceOptions,
   RecordHandler, TopicSpec, Transport,
 } from '../port.js';
@@ -17,6 +17,9 @@ import { toKafkaHeaders } from './headers.js';
 import { kafkaLogCreator, toKafkaLogLevel } from './logging.js';
 import type { KafkaTransportInput, KafkaTransportOptions } from './options.js';
 import { resolveKafkaTransportOptions } from './options.js';
+
+// The Kafka protocol's resource type of a topic in DescribeConfigs (kafkajs ConfigResourceTypes.TOPIC).
+const TOPIC_RESOURCE = 2 as ConfigResourceTypes;
 
 const tpKey = (topic: string, partition: number): string => `${topic}\u0000${partition}`;
 const buf = (b: Uint8Array | null): Buffer | null => (b === null ? null : Buffer.from(b.buffer, b.byteOffset, b.byteLength));
@@ -166,6 +169,17 @@ class KafkaTransport implements Transport {
     const forget = (): void => void this.#consumptions.delete(c);
     c.done.then(forget, forget);
     return c;
+  }
+
+  async read(spec: ReadSpec, handler: (record: TransportRecord) => Promise<void>): Promise<Read> {
+    this.#assertOpen();
+    spec.topics.forEach((t) => checkTopicName(t));
+    const { admin } = await this.#ready();
+    try {
+      return await startKafkaRead(this.#consumerKafka('read'), admin, spec, handler, this.#opts);
+    } catch (err) {
+      throw fromKafkaError(err, { operation: 'read', topics: spec.topics });
+    }
   }
 
   async endOffsets(topic: string): Promise<readonly PartitionOffset[]> {
