@@ -35,7 +35,7 @@ describe('completeOutbound', () => {
   it('the kind’s size bound counts the attributes: small data with large attributes is refused, naming both parts', async () => {
     const { codec } = await codecFixture();
     const binding = codec.binding(PRICE_LOADING_COMPLETED)!;
-    const value = codec.encodeData(binding, priceLoaded() as unknown as JsonValue);
+    const value = codec.encodeData(binding, priceLoaded());
     const a: Attributes = { specversion: '1.0', id: 'x', source: 'urn:x', type: PRICE_LOADING_COMPLETED, note: 'n'.repeat(900) };
     const err = caught(() => completeOutbound(codec, a, { binding, value, partitionkey: 'EUR-USD_H4', dataschemaBase: BASE }));
     expect(err.code).toBe('CEG_PAYLOAD_TOO_LARGE');
@@ -46,7 +46,7 @@ describe('completeOutbound', () => {
   it('checks the attribute limits on the record headers as a consumer counts them, the gateway’s own attributes included', async () => {
     const { codec } = await codecFixture();
     const binding = codec.binding(PRICE_LOADING_COMPLETED)!;
-    const value = codec.encodeData(binding, priceLoaded() as unknown as JsonValue);
+    const value = codec.encodeData(binding, priceLoaded());
     const a: Record<string, string> = { specversion: '1.0', id: 'x', source: 'urn:x', type: PRICE_LOADING_COMPLETED };
     for (let i = 0; i < 8; i++) a[`x${i}`] = 'v';
     const limits = { maxAttributes: 15, maxAttributeBytes: 16_384 }; // 12 from the sender + 6 filled > 15
