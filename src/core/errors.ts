@@ -37,6 +37,10 @@ export const errorCodes = [
   'CEG_REQUEST_TIMEOUT',
   'CEG_HEADERS_TOO_LARGE',
   'CEG_NOT_IMPLEMENTED',
+  'CEG_INVALID_SUBSCRIPTION',
+  'CEG_CONFLICT',
+  'CEG_WEBHOOK_TARGET_REFUSED',
+  'CEG_SECRETS_KEY_MISSING',
 ] as const;
 
 export type ErrorCode = (typeof errorCodes)[number];

@@ -74,6 +74,12 @@ export interface GroupSpec {
    * leaves anyway.
    */
   readonly stopTimeoutMs?: number;
+  /**
+   * Partitions this member handles at once (each still one record at a time); default the
+   * adapter's (Kafka: `partitionsConsumedConcurrently`, 3). The memory adapter runs every
+   * partition independently and ignores it.
+   */
+  readonly partitionsConcurrently?: number;
 }
 
 /**

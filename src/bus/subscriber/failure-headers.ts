@@ -4,6 +4,7 @@
  * Original key, value and headers are kept; these are added (earlier ones replaced).
  */
 import type { RecordHeader, TransportRecord } from '../../transport/port.js';
+import type { DeliveryFailure } from './outcome.js';
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -30,6 +31,12 @@ export const DEAD_LETTER_HEADERS = Object.freeze({
   subscription: 'dlq_subscription',
   /** Present when the original headers were not copied (they broke the limits): how many were dropped. */
   headersDropped: 'dlq_headers_dropped',
+  /** Push delivery: the sink's last HTTP status, decimal (absent when it never answered: timeout, connection refused). */
+  lastStatus: 'dlq_last_status',
+  /** Push delivery: the start of the sink's last answer, at most 1,024 bytes of UTF-8. */
+  responseExcerpt: 'dlq_response_excerpt',
+  /** Push delivery: the sink (`scheme://host[:port]/path`, no query, no credentials). */
+  sink: 'dlq_sink',
 } as const);
 
 /** The headers a record parked on a subscription's retry topic carries. */
@@ -122,6 +129,20 @@ export interface DeadLetterInfo {
   readonly subscription: string;
   /** Set when the original headers were left out (they broke the limits): how many there were. */
   readonly headersDropped?: number;
+  /** What the sink answered last (push delivery). */
+  readonly failure?: DeliveryFailure;
+}
+
+/** Longest response excerpt kept, bytes of UTF-8. */
+export const MAX_EXCERPT_BYTES = 1024;
+
+/** The first `max` bytes of `text` as UTF-8, never cutting a character in two. */
+export function utf8Prefix(text: string, max = MAX_EXCERPT_BYTES): string {
+  const bytes = enc.encode(text);
+  if (bytes.length <= max) return text;
+  let end = max;
+  while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--; // back to a character boundary
+  return dec.decode(bytes.subarray(0, end));
 }
 
 /** The dead-letter headers; the reason is cut at 4,000 characters. */
@@ -137,5 +158,8 @@ export function deadLetterHeaders(i: DeadLetterInfo): RecordHeader[] {
     [h.sourceOffset, enc.encode(i.origin.offset.toString())],
     [h.subscription, enc.encode(i.subscription)],
     ...(i.headersDropped === undefined ? [] : [[h.headersDropped, enc.encode(String(i.headersDropped))] as RecordHeader]),
+    ...(i.failure?.status === undefined ? [] : [[h.lastStatus, enc.encode(String(i.failure.status))] as RecordHeader]),
+    ...(i.failure?.excerpt === undefined ? [] : [[h.responseExcerpt, enc.encode(utf8Prefix(i.failure.excerpt))] as RecordHeader]),
+    ...(i.failure?.sink === undefined ? [] : [[h.sink, enc.encode(i.failure.sink.slice(0, 2048))] as RecordHeader]),
   ];
 }

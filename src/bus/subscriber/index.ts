@@ -8,3 +8,7 @@ export { decodeRecord, peekHeaders, peekType } from './pipeline/decode.js';
 export type { Decoded } from './pipeline/decode.js';
 export { headerBoundsProblem } from './pipeline/bounds.js';
 export type { IdempotencyOptions } from './pipeline/idempotency.js';
+export { FILTER_DIALECTS, FILTERABLE_ATTRIBUTES, compileFilters, filterProblems } from './pipeline/dialects.js';
+export type { AttributePredicate, FilterExpression, FilterProblem } from './pipeline/dialects.js';
+export type { DeliveryFailure } from './outcome.js';
+export { MAX_EXCERPT_BYTES, utf8Prefix } from './failure-headers.js';

@@ -30,7 +30,10 @@ import type { RetryMeta } from './failure-headers.js';
 import type { Outcome } from './outcome.js';
 import { headerBoundsProblem } from './pipeline/bounds.js';
 import { decodeRecord, peekHeaders, peekType } from './pipeline/decode.js';
-import { kindFilter } from './pipeline/filter.js';
+import { subscriptionFilter } from './pipeline/filter.js';
+import { filterProblems } from './pipeline/dialects.js';
+import type { FilterExpression } from './pipeline/dialects.js';
+import type { DeliveryFailure } from './outcome.js';
 import { idempotencyStage } from './pipeline/idempotency.js';
 import type { IdempotencyOptions } from './pipeline/idempotency.js';
 import { invokeInContext } from './pipeline/invoke.js';
@@ -44,6 +47,11 @@ export interface DeliveryContext {
   readonly offset: bigint;
   /** 1 on first delivery, then 2, 3… on retries (across retry-topic hops). */
   readonly attempt: number;
+  /**
+   * The record as read (key, value bytes, headers): a sink that forwards the data as it is on
+   * Kafka (Avro) reads it here. Always set by the subscriber; absent in contexts built elsewhere.
+   */
+  readonly record?: TransportRecord;
 }
 
 /**
@@ -83,6 +91,19 @@ export interface SubscribeOptions {
    * in `deadLettered` and skipped. Default true.
    */
   readonly createTopics?: boolean;
+  /**
+   * Attribute filters in the CloudEvents Subscriptions API dialects (all must hold); events they
+   * refuse are skipped and counted in `filtered`. Replaceable later with `setFilters`.
+   * Errors at subscribe: CEG_INVALID_OPTIONS naming each bad filter.
+   */
+  readonly filters?: readonly FilterExpression[];
+  /**
+   * Retry budget in time, ms: a failed event whose next attempt would start more than this long
+   * after its first failure is dead-lettered instead. Default: none (only `retry.maxAttempts`).
+   */
+  readonly maxAgeMs?: number;
+  /** Partitions this member delivers at once (each still one record at a time); default the transport's. */
+  readonly partitionsConcurrently?: number;
 }
 
 export interface SubscriptionStats {
@@ -91,6 +112,8 @@ export interface SubscriptionStats {
   readonly deadLettered: number;
   /** Records of other kinds on the subscription's topics. */
   readonly skipped: number;
+  /** Events of the subscription's kinds that its attribute filters refused. */
+  readonly filtered: number;
   /** Redeliveries of events already finished, acknowledged without running the handler (bus spec S4). */
   readonly duplicates: number;
   /** Times this member had to join its group again since it started (rebalances). */
@@ -108,6 +131,8 @@ export interface Subscription {
   readonly stats: () => SubscriptionStats;
   /** Partitions this member holds now. */
   readonly assignments: () => readonly { readonly topic: string; readonly partition: number }[];
+  /** Replaces the attribute filters in place; records not handled yet are judged by the new ones. Errors: CEG_INVALID_OPTIONS. */
+  setFilters(filters: readonly FilterExpression[]): void;
   unsubscribe(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
 }
@@ -166,8 +191,9 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
     await transport.ensureTopics(subscriptionTopics(o.subscription, ordering));
   }
   const limits = o.limits ?? DEFAULT_ENVELOPE_LIMITS;
-  const filter = kindFilter(eventIds);
-  const stats = { handled: 0, retried: 0, deadLettered: 0, skipped: 0, duplicates: 0 };
+  assertFilters(o.filters ?? []);
+  const filter = subscriptionFilter(eventIds, o.filters ?? []);
+  const stats = { handled: 0, retried: 0, deadLettered: 0, skipped: 0, filtered: 0, duplicates: 0 };
   const attempts = new AttemptLedger();
   const stopping = new AbortController();
   const idem =
@@ -189,9 +215,18 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
     }
   }
 
-  async function sendToDeadLetter(record: TransportRecord, reason: string, n: number, firstFailureMs: number, origin: Origin, signal: AbortSignal, event?: Envelope, oversized = false): Promise<void> {
+  async function sendToDeadLetter(record: TransportRecord, reason: string, n: number, firstFailureMs: number, origin: Origin, signal: AbortSignal, event?: Envelope, oversized = false, failure?: DeliveryFailure): Promise<void> {
     const kept = oversized ? identifyingHeaders(record.headers) : originalHeaders(record.headers);
-    const info = { reason, attempts: n, firstFailureMs, lastFailureMs: Date.now(), origin, subscription: o.subscription, ...(oversized ? { headersDropped: record.headers.length - kept.length } : {}) };
+    const info = {
+      reason,
+      attempts: n,
+      firstFailureMs,
+      lastFailureMs: Date.now(),
+      origin,
+      subscription: o.subscription,
+      ...(oversized ? { headersDropped: record.headers.length - kept.length } : {}),
+      ...(failure === undefined ? {} : { failure }),
+    };
     if (dlqStored) await produceDurably(dlq, { key: record.key, value: record.value, headers: [...kept, ...deadLetterHeaders(info)], timestampMs: record.timestampMs }, 'dead-letter', signal);
     stats.deadLettered++;
     if (event !== undefined) await idem?.record(event, 'dead-lettered');
@@ -243,7 +278,8 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
     }
     const event = decoded.event;
     if (!filter.accepts(event)) {
-      stats.skipped++;
+      if (filter.eventIds.has(event.attributes.type)) stats.filtered++;
+      else stats.skipped++;
       return RECORD_DONE;
     }
     // 5. Idempotency: a finished event is not run again.
@@ -255,7 +291,7 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
     // 4, 6. The handler, in the event's context.
     const tried = attempts.get(record);
     const attempt = (tried?.attempt ?? meta?.attempt ?? 0) + 1;
-    const out: Outcome = await invokeInContext(event, () => o.handler(event, { subscription: o.subscription, ...origin, attempt }));
+    const out: Outcome = await invokeInContext(event, () => o.handler(event, { subscription: o.subscription, ...origin, attempt, record }));
     // 7. Outcome.
     if (out.kind === 'ack' || out.kind === 'duplicate') {
       if (out.kind === 'ack') stats.handled++;
@@ -265,14 +301,20 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
       return RECORD_DONE;
     }
     const firstFailureMs = tried?.firstFailureMs ?? meta?.firstFailureMs ?? Date.now();
-    if (out.kind === 'deadLetter' || attempt >= o.retry.maxAttempts) {
-      const reason = out.kind === 'deadLetter' ? out.reason : `retries exhausted after ${attempt} attempts: ${out.reason}`;
-      await sendToDeadLetter(record, reason, attempt, firstFailureMs, origin, signal, event);
+    const delay = out.kind === 'retry' ? Math.max(o.retry.delayMs(attempt), out.afterMs ?? 0) : 0;
+    const tooOld = out.kind === 'retry' && o.maxAgeMs !== undefined && Date.now() + delay - firstFailureMs > o.maxAgeMs;
+    if (out.kind === 'deadLetter' || attempt >= o.retry.maxAttempts || tooOld) {
+      const reason =
+        out.kind === 'deadLetter'
+          ? out.reason
+          : tooOld
+            ? `retry budget of ${o.maxAgeMs} ms exhausted after ${attempt} attempts: ${out.reason}`
+            : `retries exhausted after ${attempt} attempts: ${out.reason}`;
+      await sendToDeadLetter(record, reason, attempt, firstFailureMs, origin, signal, event, false, out.failure);
       attempts.forget(record);
       return RECORD_DONE;
     }
     stats.retried++;
-    const delay = Math.max(o.retry.delayMs(attempt), out.afterMs ?? 0);
     if (ordering === 'none') {
       const headers2 = [...originalHeaders(record.headers), ...retryHeaders({ subscription: o.subscription, attempt, notBeforeMs: Date.now() + delay, firstFailureMs, origin })];
       await produceDurably(retries, { key: record.key, value: record.value, headers: headers2, timestampMs: record.timestampMs }, 'retry-topic', signal);
@@ -292,6 +334,7 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
       ...(o.commitEveryRecords === undefined ? {} : { commitEveryRecords: o.commitEveryRecords }),
       ...(o.commitIntervalMs === undefined ? {} : { commitIntervalMs: o.commitIntervalMs }),
       ...(o.stopTimeoutMs === undefined ? {} : { stopTimeoutMs: o.stopTimeoutMs }),
+      ...(o.partitionsConcurrently === undefined ? {} : { partitionsConcurrently: o.partitionsConcurrently }),
     },
     onRecord,
   );
@@ -310,7 +353,21 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
     done,
     stats: () => ({ ...stats, rebalances: Math.max(0, consumption.joins() - 1) }),
     assignments: () => consumption.assignments(),
+    setFilters(filters) {
+      assertFilters(filters);
+      filter.setFilters(filters);
+    },
     unsubscribe,
     [Symbol.asyncDispose]: unsubscribe,
   };
+}
+
+/** Errors: CEG_INVALID_OPTIONS listing every problem of the filters, each with its path. */
+function assertFilters(filters: readonly FilterExpression[]): void {
+  const problems = filterProblems(filters);
+  if (problems.length === 0) return;
+  throw new GatewayError('CEG_INVALID_OPTIONS', `filters: ${problems.map((p) => `${p.path}: ${p.problem}`).join('; ')}`, {
+    retriable: false,
+    details: { field: problems[0]!.path, violations: problems.map((p) => ({ field: p.path, reason: p.problem })) },
+  });
 }

@@ -178,7 +178,7 @@ export class KafkaConsumption implements Consumption {
       autoCommitInterval: this.#commitIntervalMs,
       autoCommitThreshold: this.#commitEveryRecords,
       eachBatchAutoResolve: false,
-      partitionsConsumedConcurrently: this.#opts.partitionsConsumedConcurrently,
+      partitionsConsumedConcurrently: spec.partitionsConcurrently ?? this.#opts.partitionsConsumedConcurrently,
       eachBatch: (payload) => this.#track(this.#eachBatch(payload)),
     });
     await joined;

@@ -1,0 +1,299 @@
+/**
+ * The subscription resources: create, read, list, update (JSON merge patch), delete — what the
+ * HTTP routes call. Validation reports every problem naming its field; the webhook target is
+ * checked (by the injected `checkTarget`, the webhook sink's rules) at create and whenever the URL
+ * changes; `start` is committed before the creation is answered; secrets are generated when
+ * absent (returned once, in the `201` only) and sealed before anything is written.
+ * Spec: issue 8; RFC 7396 (JSON Merge Patch); CloudEvents Subscriptions API 0.1 §3.2.
+ */
+import { GatewayError } from '../../core/errors.js';
+import type { Catalog } from '../../catalog/index.js';
+import type { Transport } from '../../transport/port.js';
+import { retryTopic, subscriptionTopics } from '../subscriber/index.js';
+import type { FilterExpression } from '../subscriber/pipeline/dialects.js';
+import { DEFAULT_OWNER, createSchema, deliveryModeProblem, fieldPath, groupOf } from './model.js';
+import type { CreateRequest, SubscriptionState } from './model.js';
+import { generateWebhookSecret } from './secrets.js';
+import type { SecretBox } from './secrets.js';
+import { commitStart } from './start.js';
+import type { SubscriptionStore } from './store.js';
+import type { StoredSubscription } from './stored.js';
+
+/** The secrets of a push subscription, opened. */
+export interface OpenedSecrets {
+  readonly secrets: readonly string[];
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+/** What `GET` shows: everything but the secrets and the sink headers' values. */
+export interface SubscriptionView {
+  readonly name: string;
+  readonly owner: string;
+  /** The consumer group; its dead letters go to `<group>.dlq`. */
+  readonly group: string;
+  readonly deadLetterTopic: string;
+  readonly kinds: readonly string[];
+  readonly filters: readonly FilterExpression[];
+  readonly start: string;
+  readonly delivery: {
+    readonly mode: 'push';
+    readonly url: string;
+    readonly contentMode: 'binary' | 'structured';
+    readonly data: 'json' | 'avro';
+    readonly handshake: boolean;
+    readonly secretCount: number;
+    readonly headerNames: readonly string[];
+  };
+  readonly ordering: 'key' | 'none';
+  readonly retry: StoredSubscription['retry'];
+  readonly concurrency: number;
+  readonly rateLimit: number | null;
+  readonly state: SubscriptionState;
+  readonly stateReason?: string;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+  readonly generation: number;
+  /** `api` (created over HTTP) or `file` (declared in a connector file: read-only here). */
+  readonly origin: 'api' | 'file';
+}
+
+export interface SubscriptionServiceDeps {
+  readonly store: SubscriptionStore;
+  readonly box: SecretBox;
+  readonly catalog: Catalog;
+  readonly transport: Transport;
+  /** Checks a webhook URL (the sink's target rules). Errors: CEG_WEBHOOK_TARGET_REFUSED. */
+  readonly checkTarget: (url: string) => Promise<void>;
+  /** Subscriptions declared in connector files, by group (read-only over HTTP). */
+  readonly declared?: () => ReadonlyMap<string, SubscriptionView>;
+  readonly now?: () => Date;
+}
+
+const IMMUTABLE = ['name', 'owner', 'start'] as const;
+
+function invalid(problems: readonly { field: string; reason: string }[]): GatewayError {
+  return new GatewayError('CEG_INVALID_SUBSCRIPTION', `invalid subscription: ${problems.map((p) => `${p.field}: ${p.reason}`).join('; ')}`, {
+    retriable: false,
+    details: { field: problems[0]?.field ?? 'body', violations: problems },
+  });
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** RFC 7396 §2: objects merge member by member, `null` removes, anything else replaces. */
+export function mergePatch(target: unknown, patch: unknown): unknown {
+  if (!isObject(patch)) return patch;
+  const out: Record<string, unknown> = isObject(target) ? { ...target } : {};
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) delete out[k];
+    else out[k] = mergePatch(out[k], v);
+  }
+  return out;
+}
+
+export function viewOf(s: StoredSubscription, origin: 'api' | 'file' = 'api'): SubscriptionView {
+  const d = s.delivery;
+  return {
+    name: s.name,
+    owner: s.owner,
+    group: s.group,
+    deadLetterTopic: `${s.group}.dlq`,
+    kinds: s.kinds,
+    filters: s.filters,
+    start: s.start,
+    delivery: { mode: d.mode, url: d.url, contentMode: d.contentMode, data: d.data, handshake: d.handshake, secretCount: d.secretCount, headerNames: d.headerNames },
+    ordering: s.ordering,
+    retry: s.retry,
+    concurrency: s.concurrency,
+    rateLimit: s.rateLimit,
+    state: s.state,
+    ...(s.stateReason === undefined ? {} : { stateReason: s.stateReason }),
+    createdAt: s.createdAt,
+    updatedAt: s.updatedAt,
+    generation: s.generation,
+    origin,
+  };
+}
+
+export class SubscriptionService {
+  readonly #d: SubscriptionServiceDeps;
+
+  constructor(deps: SubscriptionServiceDeps) {
+    this.#d = deps;
+  }
+
+  /** Opens the sealed secrets of a stored subscription. Errors: CEG_INVALID_OPTIONS (wrong key, altered). */
+  openSecrets(s: StoredSubscription): OpenedSecrets {
+    const o = this.#d.box.open(s.delivery.sealed, s.group) as { secrets?: unknown; headers?: unknown };
+    const secrets = Array.isArray(o.secrets) ? o.secrets.filter((x): x is string => typeof x === 'string') : [];
+    const headers = isObject(o.headers) ? Object.fromEntries(Object.entries(o.headers).filter((e): e is [string, string] => typeof e[1] === 'string')) : {};
+    return { secrets, headers };
+  }
+
+  list(owner: string = DEFAULT_OWNER): SubscriptionView[] {
+    const api = [...this.#d.store.all().values()].filter((s) => s.owner === owner).map((s) => viewOf(s));
+    const files = [...(this.#d.declared?.().values() ?? [])].filter((v) => v.owner === owner);
+    return [...api, ...files].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+
+  /** Errors: CEG_NOT_FOUND. */
+  get(name: string, owner: string = DEFAULT_OWNER): SubscriptionView {
+    const group = groupOf(owner, name);
+    const s = this.#d.store.get(group);
+    if (s !== undefined) return viewOf(s);
+    const declared = this.#d.declared?.().get(group);
+    if (declared !== undefined) return declared;
+    throw notFound(name);
+  }
+
+  /**
+   * Creates a subscription. Resolves with its view and, when the request had no secrets, the
+   * generated one (to be returned once).
+   * Errors: CEG_INVALID_SUBSCRIPTION (every problem, each naming its field), CEG_UNKNOWN_TYPE
+   *   (not used: an unknown kind is a violation of `kinds`), CEG_WEBHOOK_TARGET_REFUSED, CEG_CONFLICT,
+   *   the transport's (retriable).
+   */
+  async create(body: unknown, owner: string = DEFAULT_OWNER): Promise<{ view: SubscriptionView; generatedSecrets?: readonly string[] }> {
+    if (isObject(body) && 'owner' in body) throw invalid([{ field: 'owner', reason: 'set by the gateway (the partner that creates the subscription)' }]);
+    const req = this.#validate(body);
+    const group = groupOf(owner, req.name);
+    if (this.#d.store.get(group) !== undefined || this.#d.declared?.().has(group) === true) {
+      throw new GatewayError('CEG_CONFLICT', `a subscription named ${req.name} exists already`, { retriable: false, details: { field: 'name' } });
+    }
+    await this.#d.checkTarget(req.delivery.url);
+    const topics = this.#topics(req.kinds);
+    await this.#d.transport.ensureTopics(subscriptionTopics(group, req.ordering));
+    await commitStart(this.#d.transport, group, topics, req.start, req.ordering === 'none' ? retryTopic(group) : undefined);
+    const generated = req.delivery.secrets === undefined ? [generateWebhookSecret()] : undefined;
+    const now = (this.#d.now?.() ?? new Date()).toISOString();
+    const stored = this.#seal(req, owner, group, generated ?? req.delivery.secrets ?? [], req.delivery.headers ?? {}, { createdAt: now, updatedAt: now, generation: 1, state: req.state });
+    await this.#d.store.put(stored);
+    return { view: viewOf(stored), ...(generated === undefined ? {} : { generatedSecrets: generated }) };
+  }
+
+  /**
+   * Applies a JSON merge patch (RFC 7396). `name`, `owner`, `start` and `delivery.mode` cannot
+   * change; `state` takes `active` or `paused` (`gone` is the gateway's); `delivery.secrets`
+   * replaces the secrets (send old and new while rotating), `delivery.headers` merges (null removes).
+   * Errors: CEG_NOT_FOUND, CEG_CONFLICT (declared in a file), CEG_INVALID_SUBSCRIPTION,
+   *   CEG_WEBHOOK_TARGET_REFUSED (a changed URL), the transport's.
+   */
+  async update(name: string, patch: unknown, owner: string = DEFAULT_OWNER): Promise<SubscriptionView> {
+    const group = groupOf(owner, name);
+    const current = this.#d.store.get(group);
+    if (current === undefined) {
+      if (this.#d.declared?.().has(group) === true) throw fromFile(name);
+      throw notFound(name);
+    }
+    if (!isObject(patch)) throw invalid([{ field: 'body', reason: 'a JSON merge patch is an object' }]);
+    const problems: { field: string; reason: string }[] = IMMUTABLE.filter((f) => f in patch).map((f) => ({ field: f, reason: f === 'start' ? 'start applies when a subscription is created (to move a subscription, replay it)' : 'cannot change' }));
+    if (isObject(patch.delivery) && 'mode' in patch.delivery && patch.delivery.mode !== 'push') problems.push({ field: 'delivery.mode', reason: deliveryModeProblem(patch.delivery.mode) ?? 'cannot change' });
+    if (patch.state === 'gone') problems.push({ field: 'state', reason: 'gone is set by the gateway when the sink answers 410; set active or paused' });
+    if (problems.length > 0) throw invalid(problems);
+    const opened = this.openSecrets(current);
+    const { state, stateReason: _r, v: _v, owner: _o, group: _g, createdAt: _c, updatedAt: _u, generation: _n, ...rest } = current;
+    const { secretCount: _sc, headerNames: _hn, sealed: _s, ...delivery } = current.delivery;
+    const asInput = { ...rest, ...(state === 'gone' ? {} : { state }), delivery: { ...delivery, secrets: opened.secrets, headers: opened.headers } };
+    const merged = mergePatch(asInput, patch);
+    const req = this.#validate(merged);
+    if (req.delivery.url !== current.delivery.url) await this.#d.checkTarget(req.delivery.url);
+    this.#topics(req.kinds);
+    const nextState: SubscriptionState = patch.state === undefined ? current.state : req.state;
+    const stored = this.#seal(req, owner, group, req.delivery.secrets ?? opened.secrets, req.delivery.headers ?? {}, {
+      createdAt: current.createdAt,
+      updatedAt: (this.#d.now?.() ?? new Date()).toISOString(),
+      generation: current.generation + 1,
+      state: nextState,
+      ...(nextState === 'gone' && current.stateReason !== undefined ? { stateReason: current.stateReason } : {}),
+    });
+    await this.#d.store.put(stored);
+    return viewOf(stored);
+  }
+
+  /** Errors: CEG_NOT_FOUND, CEG_CONFLICT (declared in a file), the transport's. */
+  async remove(name: string, owner: string = DEFAULT_OWNER): Promise<void> {
+    const group = groupOf(owner, name);
+    if (this.#d.store.get(group) === undefined) {
+      if (this.#d.declared?.().has(group) === true) throw fromFile(name);
+      throw notFound(name);
+    }
+    await this.#d.store.remove(group);
+  }
+
+  /** Sets a subscription's state by the gateway's own decision (`gone` after a 410), with the reason. No-op when it is gone already or deleted. */
+  async setState(group: string, state: SubscriptionState, reason: string): Promise<void> {
+    const current = this.#d.store.get(group);
+    if (current === undefined || current.state === state) return;
+    await this.#d.store.put({ ...current, state, stateReason: reason.slice(0, 500), updatedAt: (this.#d.now?.() ?? new Date()).toISOString(), generation: current.generation + 1 });
+  }
+
+  #validate(body: unknown): CreateRequest {
+    if (!isObject(body)) throw invalid([{ field: 'body', reason: 'a subscription is a JSON object' }]);
+    const mode = isObject(body.delivery) ? body.delivery.mode : undefined;
+    const modeProblem = deliveryModeProblem(mode);
+    if (modeProblem !== undefined) throw invalid([{ field: 'delivery.mode', reason: modeProblem }]);
+    const parsed = createSchema.safeParse(body);
+    const problems = parsed.success
+      ? []
+      : parsed.error.issues.flatMap((i) =>
+          i.code === 'unrecognized_keys' ? i.keys.map((k) => ({ field: fieldPath([...i.path, k]), reason: 'unknown field' })) : [{ field: fieldPath(i.path), reason: i.message }],
+        );
+    if (parsed.success) {
+      parsed.data.kinds.forEach((k, i) => {
+        if (this.#d.catalog.byEventId(k) === undefined && this.#d.catalog.byName(k) === undefined) problems.push({ field: `kinds[${i}]`, reason: `unknown event kind "${k}"` });
+      });
+    }
+    if (!parsed.success || problems.length > 0) throw invalid(problems);
+    return parsed.data;
+  }
+
+  #topics(kinds: readonly string[]): string[] {
+    const topics = new Set<string>();
+    for (const k of kinds) {
+      const kind = this.#d.catalog.byEventId(k) ?? this.#d.catalog.byName(k);
+      if (kind === undefined) throw invalid([{ field: 'kinds', reason: `unknown event kind "${k}"` }]);
+      topics.add(kind.topic.name);
+    }
+    return [...topics];
+  }
+
+  #seal(req: CreateRequest, owner: string, group: string, secrets: readonly string[], headers: Readonly<Record<string, string>>, meta: { createdAt: string; updatedAt: string; generation: number; state: SubscriptionState; stateReason?: string }): StoredSubscription {
+    const d = req.delivery;
+    return {
+      v: 1,
+      name: req.name,
+      owner,
+      group,
+      kinds: req.kinds,
+      filters: req.filters,
+      start: req.start,
+      ordering: req.ordering,
+      retry: req.retry,
+      concurrency: req.concurrency,
+      rateLimit: req.rateLimit,
+      state: meta.state,
+      ...(meta.stateReason === undefined ? {} : { stateReason: meta.stateReason }),
+      delivery: {
+        mode: 'push',
+        url: d.url,
+        contentMode: d.contentMode,
+        data: d.data,
+        handshake: d.handshake,
+        secretCount: secrets.length,
+        headerNames: Object.keys(headers),
+        sealed: this.#d.box.seal({ secrets, headers }, group),
+      },
+      createdAt: meta.createdAt,
+      updatedAt: meta.updatedAt,
+      generation: meta.generation,
+    };
+  }
+}
+
+function notFound(name: string): GatewayError {
+  return new GatewayError('CEG_NOT_FOUND', `no subscription named ${name.slice(0, 100)}`, { retriable: false, details: { field: 'name' } });
+}
+
+function fromFile(name: string): GatewayError {
+  return new GatewayError('CEG_CONFLICT', `subscription ${name} is declared in a connector file; change it there`, { retriable: false, details: { field: 'name' } });
+}

@@ -1,0 +1,86 @@
+/**
+ * A subscription as it is stored on the definitions topic: the resource with defaults applied, its
+ * group, its timestamps and generation, and its secrets (webhook secrets, sink headers) sealed.
+ * What every gateway instance reads back and runs. The schema is checked when a record is read:
+ * a record that does not fit is logged and ignored, never run half-understood.
+ */
+import { z } from 'zod';
+import type { FilterExpression } from '../subscriber/pipeline/dialects.js';
+import { NAME_PATTERN, retrySchema, states } from './model.js';
+import type { RetrySettings, SubscriptionState } from './model.js';
+
+/** Push delivery as stored: the secrets sealed, only their count and the header names in the clear. */
+export interface StoredPushDelivery {
+  readonly mode: 'push';
+  readonly url: string;
+  readonly contentMode: 'binary' | 'structured';
+  readonly data: 'json' | 'avro';
+  readonly handshake: boolean;
+  /** How many webhook secrets are sealed (1 or 2). */
+  readonly secretCount: number;
+  /** Names of the extra request headers (their values are sealed). */
+  readonly headerNames: readonly string[];
+  /** `{ secrets, headers }`, sealed (see secrets.ts). */
+  readonly sealed: string;
+}
+
+export interface StoredSubscription {
+  readonly v: 1;
+  readonly name: string;
+  readonly owner: string;
+  /** `ce-gateway.sub.<owner>.<name>`: the consumer group and the record key. */
+  readonly group: string;
+  readonly kinds: readonly string[];
+  readonly filters: readonly FilterExpression[];
+  /** As requested at create (`latest`, `earliest`, an RFC 3339 time); resolved then, kept for display. */
+  readonly start: string;
+  readonly ordering: 'key' | 'none';
+  readonly retry: RetrySettings;
+  readonly concurrency: number;
+  readonly rateLimit: number | null;
+  readonly state: SubscriptionState;
+  /** Why the gateway set the state (`gone`: the sink's 410 answer). */
+  readonly stateReason?: string;
+  readonly delivery: StoredPushDelivery;
+  /** RFC 3339 UTC. */
+  readonly createdAt: string;
+  readonly updatedAt: string;
+  /** 1 at create, +1 on every change. */
+  readonly generation: number;
+}
+
+const storedSchema = z.object({
+  v: z.literal(1),
+  name: z.string().regex(NAME_PATTERN),
+  owner: z.string().regex(NAME_PATTERN),
+  group: z.string().min(1),
+  kinds: z.array(z.string()).min(1),
+  filters: z.array(z.unknown()),
+  start: z.string(),
+  ordering: z.enum(['key', 'none']),
+  retry: retrySchema,
+  concurrency: z.number().int().min(1),
+  rateLimit: z.number().positive().nullable(),
+  state: z.enum(states),
+  stateReason: z.string().optional(),
+  delivery: z.object({
+    mode: z.literal('push'),
+    url: z.string(),
+    contentMode: z.enum(['binary', 'structured']),
+    data: z.enum(['json', 'avro']),
+    handshake: z.boolean(),
+    secretCount: z.number().int().min(0).max(2),
+    headerNames: z.array(z.string()),
+    sealed: z.string(),
+  }),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  generation: z.number().int().min(1),
+});
+
+/** The stored subscription in a record value, or the reason it is not one. */
+export function parseStored(json: unknown): { ok: true; value: StoredSubscription } | { ok: false; reason: string } {
+  const r = storedSchema.safeParse(json);
+  if (!r.success) return { ok: false, reason: r.error.issues.slice(0, 5).map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') };
+  return { ok: true, value: r.data as StoredSubscription };
+}
