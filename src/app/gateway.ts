@@ -26,6 +26,11 @@ import type { SchemaRegistry } from '../registry/port.js';
 import { createKafkaTransport, createMemoryTransport } from '../transport/index.js';
 import type { Transport } from '../transport/port.js';
 import { createMetrics } from './metrics.js';
+import { Reconciler, SubscriptionService, SubscriptionStore, developmentKey, parseSecretsKey, secretBox } from '../bus/subscriptions/index.js';
+import type { SecretBox, StoredSubscription } from '../bus/subscriptions/index.js';
+import { parseAllowList, targetChecker } from '../connectors/sinks/webhook/index.js';
+import { fromStored, runtimeSinkFactory } from '../connectors/subscriptions/runtime.js';
+import type { RuntimeSubscription } from '../connectors/subscriptions/runtime.js';
 
 export interface Gateway {
   readonly config: Config;
@@ -40,8 +45,20 @@ export interface Gateway {
   records(): RecordPublisher;
   /** Subscribes a handler under a durable subscription name (after `ready`). */
   subscribe(o: Omit<SubscribeOptions, 'retry'> & { retry?: RetryPolicy }): Promise<Subscription>;
-  /** Starts the HTTP server; resolves with the bound address. */
+  /**
+   * Starts the HTTP server and, once the gateway is ready, the subscription resources: the
+   * definitions store, `/subscriptions`, and a member of every active subscription's group on this
+   * instance. Resolves with the bound address.
+   * Errors: CEG_SECRETS_KEY_MISSING when no SUBSCRIPTION_SECRETS_KEY is set on a Kafka gateway bound
+   *   beyond loopback; CEG_INVALID_OPTIONS for a bad WEBHOOK_ALLOWED_HOSTS or key.
+   */
   listen(): Promise<AddressInfo>;
+  /** Subscriptions declared in connector files (`kind: subscription`): run and listed like the stored ones. Call before listen(). */
+  declareSubscriptions(defs: readonly RuntimeSubscription[]): void;
+  /** The subscription service once loaded (after listen() and ready). */
+  subscriptionService(): SubscriptionService | undefined;
+  /** Resolves once the subscription resources are loaded and the first reconcile pass ran (after listen()). */
+  subscriptionsLoaded(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -81,6 +98,11 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
   let ingress: IngressDeps | undefined;
   let server: Server | undefined;
   const closing = new AbortController();
+  let declared: readonly RuntimeSubscription[] = [];
+  let store: SubscriptionStore | undefined;
+  let service: SubscriptionService | undefined;
+  let reconciler: Reconciler<RuntimeSubscription> | undefined;
+  let loaded: Promise<void> | undefined;
   const subscriptions = new Set<Subscription>();
   /** Subscriptions whose consumer stopped on a failure: reported by /readyz and metrics, never idle silently. */
   const failedSubscriptions = new Map<string, string>();
@@ -151,12 +173,84 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     const [broker, schemaRegistry] = await Promise.all([timeout(transport.isHealthy(), false), timeout(registry.isHealthy(), false)]);
     const bootstrapped = ingress !== undefined;
     const subscriptionsOk = failedSubscriptions.size === 0;
+    // A listening gateway also serves the subscription resources: ready once they are loaded.
+    const definitions = loaded === undefined || service !== undefined;
     return {
-      ready: broker && schemaRegistry && bootstrapped && subscriptionsOk,
-      checks: { broker, schemaRegistry, bootstrapped, subscriptions: subscriptionsOk },
+      ready: broker && schemaRegistry && bootstrapped && subscriptionsOk && definitions,
+      checks: { broker, schemaRegistry, bootstrapped, subscriptions: subscriptionsOk, ...(loaded === undefined ? {} : { subscriptionDefinitions: definitions }) },
       // The embedded default is loud here too: nothing is durable on the in-memory adapters.
       durable: transport.kind === 'kafka' && config.registry !== undefined,
     };
+  }
+
+  const isLoopbackHost = (h: string): boolean => h === 'localhost' || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
+
+  /** The key sealing subscription secrets, by the rules of the README (dev key only where nothing leaves the machine). */
+  function secretsBox(): SecretBox {
+    const k = config.subscriptions.secretsKey;
+    if (k !== undefined) return secretBox(parseSecretsKey(k));
+    if (transport.kind === 'memory' || isLoopbackHost(config.http.host)) {
+      log.warn(
+        { transport: transport.kind, host: config.http.host },
+        'SUBSCRIPTION_SECRETS_KEY is not set: webhook secrets and sink headers are sealed with a WELL-KNOWN DEVELOPMENT KEY (allowed only on the in-memory transport or a loopback-bound gateway); set SUBSCRIPTION_SECRETS_KEY before binding beyond loopback',
+      );
+      return secretBox(developmentKey());
+    }
+    throw new GatewayError('CEG_SECRETS_KEY_MISSING', `SUBSCRIPTION_SECRETS_KEY (or SUBSCRIPTION_SECRETS_KEY_FILE) is required: this gateway is bound to ${config.http.host} with Kafka, and push subscriptions' secrets are stored encrypted with it`, { retriable: false, details: { field: 'SUBSCRIPTION_SECRETS_KEY' } });
+  }
+
+  /** Loads the definitions and runs them; retried while the broker is unreachable. */
+  async function startSubscriptions(box: SecretBox, allow: ReturnType<typeof parseAllowList>): Promise<void> {
+    await ready;
+    const slog = log.child({ component: 'subscriptions' });
+    const s = new SubscriptionStore(transport, config.subscriptions.topic, slog);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await s.start();
+        break;
+      } catch (err) {
+        if (closing.signal.aborted) throw err;
+        slog.warn({ attempt, err: errorMessage(err) }, 'loading the subscriptions failed, retrying');
+        await sleep(bootstrapRetry.delayMs(attempt), closing.signal);
+      }
+    }
+    store = s;
+    const fileViews = new Map(declared.filter((d) => d.view !== undefined).map((d) => [d.group, d.view!] as const));
+    const svc = new SubscriptionService({ store: s, box, catalog, transport, checkTarget: targetChecker(allow), declared: () => fileViews });
+    const topicsOf = (kinds: readonly string[]): string[] => [...new Set(kinds.map((k) => (catalog.byEventId(k) ?? catalog.byName(k))?.topic.name).filter((t): t is string => t !== undefined))];
+    const r = new Reconciler<RuntimeSubscription>(
+      { subscribe: (o) => gatewayApi.subscribe(o), partitionCount: (t) => transport.partitionCount(t), topicsOf },
+      runtimeSinkFactory({ log: slog, allow, origin: config.subscriptions.requestOrigin, codec: need(codec, 'codec') }),
+      slog,
+      (group, reason) => svc.setState(group, 'gone', reason),
+    );
+    // Opened once per stored generation: unchanged subscriptions keep their identity (no update).
+    const cache = new Map<string, { readonly stored: StoredSubscription; readonly runtime: RuntimeSubscription }>();
+    const desired = (all: ReadonlyMap<string, StoredSubscription>): Map<string, RuntimeSubscription> => {
+      const out = new Map<string, RuntimeSubscription>();
+      for (const d of declared) out.set(d.group, d);
+      for (const [group, st] of all) {
+        if (out.has(group)) continue; // a file declares it: the file wins
+        let c = cache.get(group);
+        if (c === undefined || c.stored !== st) {
+          try {
+            c = { stored: st, runtime: fromStored(st, svc.openSecrets(st)) };
+            cache.set(group, c);
+          } catch (err) {
+            slog.error({ subscription: group, err: errorMessage(err) }, 'cannot open the secrets of a stored subscription: not run on this instance');
+            continue;
+          }
+        }
+        out.set(group, c.runtime);
+      }
+      for (const g of cache.keys()) if (!all.has(g)) cache.delete(g);
+      return out;
+    };
+    s.onChange((all) => r.apply(desired(all)));
+    r.apply(desired(s.all()));
+    reconciler = r;
+    service = svc;
+    await r.settled();
   }
 
   const need = <T>(v: T | undefined, what: string): T => {
@@ -164,7 +258,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     return v;
   };
 
-  return {
+  const gatewayApi: Gateway = {
     config,
     catalog,
     transport,
@@ -189,7 +283,18 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       );
       return sub;
     },
-    listen() {
+    declareSubscriptions(defs) {
+      declared = [...defs];
+    },
+    subscriptionService: () => service,
+    subscriptionsLoaded: () => loaded ?? Promise.reject(new Error('listen() first')),
+    async listen() {
+      const box = secretsBox();
+      const allow = parseAllowList(config.subscriptions.allowedHosts);
+      loaded = startSubscriptions(box, allow);
+      loaded.catch((err: unknown) => {
+        if (!closing.signal.aborted) log.error({ err: errorMessage(err) }, 'the subscriptions could not be loaded');
+      });
       server = createHttpServer({
         ingress: () => ingress,
         api: createApiApp({
@@ -197,6 +302,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
           registry,
           retryAfterS: config.ingress.retryAfterS,
           docs: { kafkaBrokers: config.kafka?.brokers, registryUrl: config.registry?.url, publicBaseUrl: config.publicBaseUrl, dataschemaBase: config.dataschemaBase },
+          subscriptions: () => service,
         }),
         ready: readiness,
         metrics: metrics.render,
@@ -205,7 +311,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
         log: log.child({ component: 'http' }),
       });
       const s = server;
-      return new Promise((resolve, reject) => {
+      return await new Promise((resolve, reject) => {
         s.once('error', reject);
         s.listen(config.http.port, config.http.host, () => resolve(s.address() as AddressInfo));
       });
@@ -218,10 +324,13 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
         await new Promise<void>((r) => s.close(() => r()));
         s.closeAllConnections();
       }
+      await reconciler?.stop();
+      await store?.stop();
       await Promise.allSettled([...subscriptions].map((s) => s.unsubscribe()));
       await records?.close();
       // An injected transport belongs to the caller (it may serve other members too).
       if (overrides.transport === undefined) await transport.close();
     },
   };
+  return gatewayApi;
 }

@@ -55,6 +55,10 @@ const schema = z.object({
   HTTP_MAX_CONNECTIONS: positiveInt.default(1024),
   PUBLISH_QUEUE_CAPACITY: positiveInt.default(10_000),
   READINESS_TIMEOUT_MS: positiveInt.default(2_000),
+  SUBSCRIPTIONS_TOPIC: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,248}$/, 'a Kafka topic name').default('ce-gateway.subscriptions'),
+  SUBSCRIPTION_SECRETS_KEY: z.string().regex(/^([0-9a-fA-F]{64}|[A-Za-z0-9+/_-]{43}=?)$/, '32 bytes as 64 hex digits or base64 (openssl rand -base64 32)').optional(),
+  WEBHOOK_ALLOWED_HOSTS: z.string().optional(),
+  WEBHOOK_REQUEST_ORIGIN: z.string().regex(/^[A-Za-z0-9.-]{1,253}(:\d{1,5})?$/, 'a host name').optional(),
 });
 
 export interface Config {
@@ -98,9 +102,15 @@ export interface Config {
   };
   readonly publishQueueCapacity: number;
   readonly readinessTimeoutMs: number;
+  /**
+   * Subscriptions as resources (issue 8): the definitions topic; the key sealing their secrets
+   * (32 bytes as hex or base64; undefined = none configured); the webhook allow list (host names,
+   * addresses, CIDRs, comma-separated); the origin named in validation handshakes.
+   */
+  readonly subscriptions: { readonly topic: string; readonly secretsKey?: string; readonly allowedHosts?: string; readonly requestOrigin: string };
 }
 
-const SECRET_NAMES = ['KAFKA_SASL_PASSWORD', 'SCHEMA_REGISTRY_PASSWORD', 'DATABASE_URL', 'OUTBOX_DATABASE_URL', 'KAFKA_SASL_USERNAME', 'SCHEMA_REGISTRY_USERNAME'] as const;
+const SECRET_NAMES = ['KAFKA_SASL_PASSWORD', 'SCHEMA_REGISTRY_PASSWORD', 'DATABASE_URL', 'OUTBOX_DATABASE_URL', 'KAFKA_SASL_USERNAME', 'SCHEMA_REGISTRY_USERNAME', 'SUBSCRIPTION_SECRETS_KEY'] as const;
 
 /** Resolves `<NAME>_FILE` secret files (Docker/Kubernetes secrets) into `<NAME>`. */
 function withSecretFiles(vars: Record<string, string | undefined>): Record<string, string | undefined> {
@@ -169,6 +179,12 @@ export function loadConfig(vars: Record<string, string | undefined>): Config {
     },
     publishQueueCapacity: e.PUBLISH_QUEUE_CAPACITY,
     readinessTimeoutMs: e.READINESS_TIMEOUT_MS,
+    subscriptions: {
+      topic: e.SUBSCRIPTIONS_TOPIC,
+      secretsKey: e.SUBSCRIPTION_SECRETS_KEY,
+      allowedHosts: e.WEBHOOK_ALLOWED_HOSTS,
+      requestOrigin: e.WEBHOOK_REQUEST_ORIGIN ?? new URL(publicBaseUrl).host,
+    },
   };
   return deepFreeze(config);
 }

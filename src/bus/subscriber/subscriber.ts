@@ -52,6 +52,8 @@ export interface DeliveryContext {
    * Kafka (Avro) reads it here. Always set by the subscriber; absent in contexts built elsewhere.
    */
   readonly record?: TransportRecord;
+  /** Aborted when the subscription stops: give up promptly (the event stays uncommitted and comes again). */
+  readonly signal?: AbortSignal;
 }
 
 /**
@@ -291,7 +293,7 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
     // 4, 6. The handler, in the event's context.
     const tried = attempts.get(record);
     const attempt = (tried?.attempt ?? meta?.attempt ?? 0) + 1;
-    const out: Outcome = await invokeInContext(event, () => o.handler(event, { subscription: o.subscription, ...origin, attempt, record }));
+    const out: Outcome = await invokeInContext(event, () => o.handler(event, { subscription: o.subscription, ...origin, attempt, record, signal }));
     // 7. Outcome.
     if (out.kind === 'ack' || out.kind === 'duplicate') {
       if (out.kind === 'ack') stats.handled++;

@@ -35,15 +35,18 @@ export interface SubscriptionView {
   readonly kinds: readonly string[];
   readonly filters: readonly FilterExpression[];
   readonly start: string;
-  readonly delivery: {
-    readonly mode: 'push';
-    readonly url: string;
-    readonly contentMode: 'binary' | 'structured';
-    readonly data: 'json' | 'avro';
-    readonly handshake: boolean;
-    readonly secretCount: number;
-    readonly headerNames: readonly string[];
-  };
+  readonly delivery:
+    | {
+        readonly mode: 'push';
+        readonly url: string;
+        readonly contentMode: 'binary' | 'structured';
+        readonly data: 'json' | 'avro';
+        readonly handshake: boolean;
+        readonly secretCount: number;
+        readonly headerNames: readonly string[];
+      }
+    /** Sinks on the gateway's host, declared in connector files only. */
+    | { readonly mode: 'shell-hook' | 'file-drop' };
   readonly ordering: 'key' | 'none';
   readonly retry: StoredSubscription['retry'];
   readonly concurrency: number;

@@ -13,6 +13,7 @@ export function registerServeCommand(program: Command): void {
       // A bad connector file stops start-up before anything listens.
       const defs = config.connectorsDir === undefined ? [] : loadConnectors(config.connectorsDir);
       const gw = createGateway(config, log);
+      gw.declareSubscriptions(defs.flatMap((d) => (d.kind === 'subscription' && d.enabled ? [d.runtime] : [])));
       // A start-up failure that waiting cannot mend (a schema the registry refuses, say) ends the
       // process with exit code 2 rather than leaving a gateway that is never ready.
       gw.ready.catch((err: unknown) => {

@@ -33,9 +33,12 @@ function isExecutableFile(p: string): boolean {
 }
 
 /** Problems only the file system can show: a missing or non-executable script, a missing folder. */
-function fileSystemProblems(d: ConnectorDefinition): ConnectorProblem[] {
+function fileSystemProblems(def: ConnectorDefinition): ConnectorProblem[] {
   const out: ConnectorProblem[] = [];
-  const at = (path: string, problem: string): void => void out.push({ file: d.file, path, problem });
+  const at = (path: string, problem: string): void => void out.push({ file: def.file, path: def.kind === 'subscription' ? `delivery.${path}` : path, problem });
+  // A subscription file with a host sink is checked like the short form of that sink.
+  const d = def.kind !== 'subscription' ? def : def.runtime.delivery.mode === 'shell-hook' ? { kind: 'shell-hook' as const, sink: def.runtime.delivery.sink } : def.runtime.delivery.mode === 'file-drop' ? { kind: 'file-drop' as const, sink: def.runtime.delivery.sink } : undefined;
+  if (d === undefined) return out;
   if (d.kind === 'shell-hook') {
     const file = d.sink.command[0]!;
     if (isAbsolute(file)) {

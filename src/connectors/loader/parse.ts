@@ -9,6 +9,10 @@ import { retryPolicy } from '../../core/retry.js';
 import { fileDropOptionsFrom } from '../sinks/file-drop/index.js';
 import { shellHookOptionsFrom } from '../sinks/shell-hook/index.js';
 import { connectorFileSchema } from './schema.js';
+import type { ParsedConnectorFile } from './schema.js';
+import { SECRET_PATTERN, groupOf, pushDeliverySchema } from '../../bus/subscriptions/index.js';
+import { fieldPath } from '../../bus/subscriptions/index.js';
+import type { RuntimeDelivery, RuntimeSubscription } from '../subscriptions/runtime.js';
 import type { ConnectorDefinition, ConnectorProblem } from './types.js';
 
 /** A zod issue path as `a.b[0].c`; `(root)` for the document itself. */
@@ -47,6 +51,7 @@ export function parseConnectorText(text: string, file: string, ctx: ParseContext
   }
   const c = parsed.data;
   const baseDir = dirname(file);
+  if (c.kind === 'subscription') return parseSubscriptionFile(c, file, baseDir, ctx);
   const b = c.retry.backoff;
   const base = {
     name: basename(file, extname(file)),
@@ -64,5 +69,96 @@ export function parseConnectorText(text: string, file: string, ctx: ParseContext
     c.kind === 'shell-hook'
       ? { ...base, kind: 'shell-hook', sink: shellHookOptionsFrom(c.sink, { baseDir, ...(ctx.environment === undefined ? {} : { environment: ctx.environment }) }) }
       : { ...base, kind: 'file-drop', sink: fileDropOptionsFrom(c.sink, { baseDir }) };
+  return { ok: true, definition: Object.freeze(definition) };
+}
+
+type SubscriptionFile = Extract<ParsedConnectorFile, { kind: 'subscription' }>;
+
+/** A `kind: subscription` file → a definition whose `runtime` the reconciler runs; secrets read from the environment. */
+function parseSubscriptionFile(c: SubscriptionFile, file: string, baseDir: string, ctx: ParseContext): ParsedConnector {
+  const problems: ConnectorProblem[] = [];
+  const env = ctx.environment ?? process.env;
+  const group = groupOf(c.owner, c.name);
+  let delivery: RuntimeDelivery;
+  const d = c.delivery;
+  if (d.mode === 'push') {
+    const secrets: string[] = [];
+    d.secretsFromEnv.forEach((name, i) => {
+      const v = env[name];
+      if (v === undefined || v === '') problems.push({ file, path: `delivery.secretsFromEnv[${i}]`, problem: `${name} is not set` });
+      else if (!SECRET_PATTERN.test(v)) problems.push({ file, path: `delivery.secretsFromEnv[${i}]`, problem: `${name} does not hold a Standard Webhooks secret (whsec_ + base64)` });
+      else secrets.push(v);
+    });
+    const headers: Record<string, string> = {};
+    for (const [header, name] of Object.entries(d.headersFromEnv)) {
+      const v = env[name];
+      if (v === undefined || v === '') problems.push({ file, path: `delivery.headersFromEnv.${header}`, problem: `${name} is not set` });
+      else headers[header] = v;
+    }
+    // The header rules of the HTTP resource apply (reserved names, visible ASCII values).
+    const checked = pushDeliverySchema.safeParse({ mode: 'push', url: d.url, secrets: secrets.length > 0 ? secrets : undefined, headers });
+    if (!checked.success) for (const i of checked.error.issues) problems.push({ file, path: `delivery.${fieldPath(i.path)}`.replace('delivery.headers', 'delivery.headersFromEnv'), problem: i.message });
+    delivery = {
+      mode: 'push',
+      push: { url: d.url, contentMode: d.contentMode, data: d.data, handshake: d.handshake, secrets, headers, timeoutMs: c.retry.timeoutMs, retryAfterCapMs: c.retry.backoff.maxMs, rateLimit: c.rateLimit, concurrency: c.concurrency },
+    };
+  } else if (d.mode === 'shell-hook') {
+    delivery = { mode: 'shell-hook', sink: shellHookOptionsFrom(d.sink, { baseDir, ...(ctx.environment === undefined ? {} : { environment: ctx.environment }) }) };
+  } else {
+    delivery = { mode: 'file-drop', sink: fileDropOptionsFrom(d.sink, { baseDir }) };
+  }
+  if (problems.length > 0) return { ok: false, problems };
+  const b = c.retry.backoff;
+  const now = new Date(0).toISOString();
+  const runtime: RuntimeSubscription = {
+    group,
+    name: c.name,
+    owner: c.owner,
+    kinds: Object.freeze([...c.kinds]),
+    filters: c.filters,
+    ordering: c.ordering,
+    retry: { maxAttempts: c.retry.maxAttempts, backoff: b, maxAgeMs: c.retry.maxAgeMs },
+    startFrom: c.start,
+    state: c.state,
+    concurrency: c.concurrency,
+    origin: 'file',
+    delivery,
+    view: {
+      name: c.name,
+      owner: c.owner,
+      group,
+      deadLetterTopic: `${group}.dlq`,
+      kinds: c.kinds,
+      filters: c.filters,
+      start: c.start,
+      delivery:
+        delivery.mode === 'push'
+          ? { mode: 'push', url: d.mode === 'push' ? d.url : '', contentMode: delivery.push.contentMode, data: delivery.push.data, handshake: delivery.push.handshake, secretCount: delivery.push.secrets.length, headerNames: Object.keys(delivery.push.headers) }
+          : { mode: delivery.mode },
+      ordering: c.ordering,
+      retry: c.retry,
+      concurrency: c.concurrency,
+      rateLimit: c.rateLimit,
+      state: c.state,
+      createdAt: now,
+      updatedAt: now,
+      generation: 1,
+      origin: 'file',
+    },
+  };
+  const definition: ConnectorDefinition = {
+    kind: 'subscription',
+    name: basename(file, extname(file)),
+    file,
+    ...(c.description === undefined ? {} : { description: c.description }),
+    enabled: c.enabled,
+    subscription: group,
+    kinds: runtime.kinds,
+    startFrom: c.start,
+    ordering: c.ordering,
+    retry: retryPolicy({ maxAttempts: c.retry.maxAttempts, initialDelayMs: b.initialMs, factor: b.factor, maxDelayMs: b.maxMs, jitter: b.jitter }),
+    retrySettings: Object.freeze({ maxAttempts: c.retry.maxAttempts, initialMs: b.initialMs, factor: b.factor, maxMs: b.maxMs, jitter: b.jitter }),
+    runtime,
+  };
   return { ok: true, definition: Object.freeze(definition) };
 }

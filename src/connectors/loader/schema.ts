@@ -6,12 +6,13 @@
  * with backoff), "Migration Path".
  */
 import { z } from 'zod';
-import { subscriptionNameProblem } from '../names.js';
+import { NAME_PATTERN, commonFields, retrySchema as resourceRetrySchema } from '../../bus/subscriptions/index.js';
+import { envNameProblem, subscriptionNameProblem } from '../names.js';
 import { fileDropSettingsSchema } from '../sinks/file-drop/index.js';
 import { shellHookSettingsSchema } from '../sinks/shell-hook/index.js';
 
-/** Kinds of connector a file may declare. */
-export const connectorKinds = ['shell-hook', 'file-drop'] as const;
+/** Kinds of connector a file may declare: the two short forms, and a subscription resource (any sink type). */
+export const connectorKinds = ['shell-hook', 'file-drop', 'subscription'] as const;
 export type ConnectorKind = (typeof connectorKinds)[number];
 
 /** Retry defaults: 5 attempts, 1 s doubling to at most 60 s, 20 % jitter. */
@@ -57,10 +58,56 @@ const common = {
   retry: retrySchema.prefault({}),
 };
 
+const envName = z.string().superRefine((name, ctx) => {
+  const problem = envNameProblem(name);
+  if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+});
+
+/** Owner of subscriptions declared in files unless they name one. */
+export const FILE_OWNER = 'connectors';
+
+/**
+ * `kind: subscription`: the resource of `POST /subscriptions` (issue 8) declared in a file (git-ops),
+ * with any sink type. Push secrets and sink headers come from the environment (`secretsFromEnv`,
+ * `headersFromEnv`): a file in git never holds them.
+ */
+const subscriptionFile = z.strictObject({
+  kind: z.literal('subscription'),
+  description: common.description,
+  enabled: common.enabled,
+  name: commonFields.name,
+  owner: z.string().regex(NAME_PATTERN, '1–100 characters of [A-Za-z0-9_-]').default(FILE_OWNER),
+  kinds: common.kinds,
+  filters: commonFields.filters,
+  /** For a group without committed offsets (the first start). */
+  start: z.enum(['latest', 'earliest']).default('latest'),
+  ordering: common.ordering,
+  retry: resourceRetrySchema.prefault({}),
+  concurrency: commonFields.concurrency,
+  rateLimit: commonFields.rateLimit,
+  state: commonFields.state,
+  delivery: z.discriminatedUnion('mode', [
+    z.strictObject({
+      mode: z.literal('push'),
+      url: z.string().min(1).max(2048),
+      contentMode: z.enum(['binary', 'structured']).default('binary'),
+      data: z.enum(['json', 'avro']).default('json'),
+      handshake: z.boolean().default(true),
+      /** Environment variables holding the one or two `whsec_` secrets. */
+      secretsFromEnv: z.array(envName).min(1).max(2),
+      /** Request header → environment variable holding its value (e.g. `Authorization: PARTNER_TOKEN`). */
+      headersFromEnv: z.record(z.string(), envName).default({}),
+    }),
+    z.strictObject({ mode: z.literal('shell-hook'), sink: shellHookSettingsSchema }),
+    z.strictObject({ mode: z.literal('file-drop'), sink: fileDropSettingsSchema }),
+  ]),
+});
+
 /** Schema of one connector file. */
 export const connectorFileSchema = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('shell-hook'), ...common, sink: shellHookSettingsSchema }),
   z.strictObject({ kind: z.literal('file-drop'), ...common, sink: fileDropSettingsSchema }),
+  subscriptionFile,
 ]);
 
 /** A connector file as written. */

@@ -5,7 +5,7 @@
  */
 import { mkdir } from 'node:fs/promises';
 import type { RetryPolicy } from '../../core/retry.js';
-import { errorMessage } from '../../core/errors.js';
+import { GatewayError, errorMessage } from '../../core/errors.js';
 import type { EventHandler, SubscribeOptions, Subscription } from '../../bus/subscriber/index.js';
 import type { Logger } from '../../observability/index.js';
 import { createFileDropSink } from '../sinks/file-drop/index.js';
@@ -36,6 +36,9 @@ export function connectorHandler(d: ConnectorDefinition, log: Logger): EventHand
       return createShellHookSink(d.sink, log);
     case 'file-drop':
       return createFileDropSink(d.sink, log);
+    case 'subscription':
+      // Run by the subscription reconciler (it gives the sink its context); never through startConnectors.
+      throw new GatewayError('CEG_INVALID_OPTIONS', `${d.file}: a subscription file runs through the gateway's subscription reconciler`, { retriable: false, details: { file: d.file } });
     default: {
       const never: never = d;
       return never;
@@ -63,6 +66,7 @@ export async function startConnectors(host: ConnectorHost, defs: readonly Connec
         clog.info({ file: d.file }, 'connector disabled, not started');
         continue;
       }
+      if (d.kind === 'subscription') continue; // the gateway's reconciler runs these (declareSubscriptions)
       if (d.kind === 'file-drop' && d.sink.createDirectories) await mkdir(d.sink.directory, { recursive: true, mode: 0o755 });
       const subscription = await host.subscribe({
         subscription: d.subscription,

@@ -4,6 +4,7 @@ import type { RetryPolicy } from '../../core/retry.js';
 import type { StartFrom } from '../../transport/port.js';
 import type { FileDropOptions } from '../sinks/file-drop/index.js';
 import type { ShellHookOptions } from '../sinks/shell-hook/index.js';
+import type { RuntimeSubscription } from '../subscriptions/runtime.js';
 
 interface DefinitionBase {
   /** File name without extension, e.g. `price-loaded-hook`. */
@@ -27,7 +28,9 @@ interface DefinitionBase {
 /** One validated, frozen connector. */
 export type ConnectorDefinition =
   | (DefinitionBase & { readonly kind: 'shell-hook'; readonly sink: ShellHookOptions })
-  | (DefinitionBase & { readonly kind: 'file-drop'; readonly sink: FileDropOptions });
+  | (DefinitionBase & { readonly kind: 'file-drop'; readonly sink: FileDropOptions })
+  /** A subscription resource declared in a file: run by the subscription reconciler, listed by `GET /subscriptions`. */
+  | (DefinitionBase & { readonly kind: 'subscription'; readonly runtime: RuntimeSubscription });
 
 /** One problem in a connector file; `path` points into the file (`sink.command[0]`, `(root)`). */
 export interface ConnectorProblem {

@@ -9,6 +9,8 @@ import type { Catalog } from '../../catalog/index.js';
 import { problemContentType, toProblem } from '../../codec/http/index.js';
 import type { SchemaRegistry } from '../../registry/port.js';
 import { createDocsRouter } from './docs.js';
+import { bodyErrors, subscriptionsRouter } from './subscriptions/routes.js';
+import type { SubscriptionsApi } from './subscriptions/routes.js';
 import type { DocsOptions } from './docs.js';
 
 export interface ApiDeps {
@@ -18,6 +20,8 @@ export interface ApiDeps {
   readonly docs: DocsOptions;
   /** `Retry-After` on 503 answers, seconds. */
   readonly retryAfterS: number;
+  /** The subscription resources; undefined while they load (503), absent when this gateway serves none (404). */
+  readonly subscriptions?: () => SubscriptionsApi | undefined;
 }
 
 export function createApiApp(deps: ApiDeps): express.Express {
@@ -54,6 +58,8 @@ export function createApiApp(deps: ApiDeps): express.Express {
   });
 
   app.use(createDocsRouter(deps.catalog, deps.docs));
+  if (deps.subscriptions !== undefined) app.use(subscriptionsRouter(deps.subscriptions));
+  app.use(bodyErrors);
 
   app.use((req, _res, next) => {
     next(new GatewayError('CEG_NOT_FOUND', `no route ${req.method} ${req.path}`, { retriable: false }));

@@ -40,7 +40,7 @@ export function subscriptionFilter(eventIds: ReadonlySet<string>, filters: reado
   let matches: AttributePredicate = compileFilters(filters);
   return {
     eventIds,
-    peek: kinds.peek,
+    peek: (type) => kinds.peek(type),
     accepts: (event) => kinds.accepts(event) && matches(event.attributes),
     setFilters(next) {
       matches = compileFilters(next);

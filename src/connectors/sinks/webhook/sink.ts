@@ -1,0 +1,259 @@
+/**
+ * The push sink: delivers each event of a subscription to its webhook, signed, as one HTTP POST in
+ * the CloudEvents HTTP binding, and turns the answer into the subscriber's outcome.
+ * Before every attempt the target is checked again (DNS included) and the request goes to the
+ * address that passed. Before the first delivery to a URL (per instance, and again after the URL
+ * changes) the validation handshake runs unless the subscription opts out; a rate the sink grants
+ * is respected. `rateLimit` (events/s over all instances) is split by each instance's share of the
+ * subscription's partitions; `concurrency` bounds the attempts in flight on this instance.
+ * A 410 marks the subscription `gone` (stored, so every instance stops it) and sends nothing more.
+ * Settings change in place (`update`): URL, secrets, headers, content mode, data, handshake,
+ * rate, timeout.
+ * Spec: issue 8 ("Push delivery"); Standard Webhooks 1.0.0; CloudEvents HTTP binding 1.0.2;
+ *   CloudEvents Web Hooks 1.0.2 §2 (delivery), §4 (abuse protection).
+ */
+import { TokenBucket } from 'limiter';
+import { GatewayError, errorMessage, isGatewayError } from '../../../core/errors.js';
+import { sleep } from '../../../core/retry.js';
+import type { EventCodec } from '../../../codec/event/index.js';
+import { ack, deadLetter, retry } from '../../../bus/subscriber/index.js';
+import type { DeliveryFailure, EventHandler, Outcome } from '../../../bus/subscriber/index.js';
+import type { SinkContext } from '../../../bus/subscriptions/index.js';
+import type { Logger } from '../../../observability/index.js';
+import { PinnedAgents, classify, send } from './deliver.js';
+import { handshakeHeaders, readHandshake } from './handshake.js';
+import { deliveryMessage } from './message.js';
+import { messageId, secretKey, signatureHeaders } from './signing.js';
+import { resolveTarget, sinkName } from './target.js';
+import type { AllowList, Lookup, ResolvedTarget } from './target.js';
+
+/** Everything the push sink reads from its subscription; replaced whole by `update`. */
+export interface PushSettings {
+  readonly url: string;
+  readonly contentMode: 'binary' | 'structured';
+  readonly data: 'json' | 'avro';
+  readonly handshake: boolean;
+  readonly secrets: readonly string[];
+  readonly headers: Readonly<Record<string, string>>;
+  /** One attempt's deadline, ms. */
+  readonly timeoutMs: number;
+  /** Largest wait a Retry-After may impose, ms (the policy's largest backoff). */
+  readonly retryAfterCapMs: number;
+  /** Events/s over all instances; null = none. */
+  readonly rateLimit: number | null;
+  /** Attempts in flight on this instance at most. */
+  readonly concurrency: number;
+}
+
+export interface WebhookSinkDeps {
+  readonly log: Logger;
+  readonly allow: AllowList;
+  /** `WebHook-Request-Origin` of the handshake: this gateway's public host. */
+  readonly origin: string;
+  readonly ctx: SinkContext;
+  /** For `data: avro` of records written in structured mode. */
+  readonly codec?: EventCodec;
+  readonly lookup?: Lookup;
+  readonly userAgent?: string;
+}
+
+/** How long a record of a gone subscription waits before it is looked at again (the subscription stops well before). */
+export const GONE_PARK_MS = 60_000;
+
+/** Attempts in flight at most; waiters are served in order. */
+class Semaphore {
+  #free: number;
+  readonly #queue: (() => void)[] = [];
+  constructor(n: number) {
+    this.#free = n;
+  }
+  resize(n: number, previous: number): void {
+    this.#free += n - previous;
+    while (this.#free > 0 && this.#queue.length > 0) {
+      this.#free--;
+      this.#queue.shift()!();
+    }
+  }
+  async acquire(signal?: AbortSignal): Promise<void> {
+    if (this.#free > 0) {
+      this.#free--;
+      return;
+    }
+    await new Promise<void>((resolve, reject) => {
+      const go = (): void => {
+        signal?.removeEventListener('abort', abort);
+        resolve();
+      };
+      const abort = (): void => {
+        const i = this.#queue.indexOf(go);
+        if (i >= 0) this.#queue.splice(i, 1);
+        reject(signal?.reason as Error);
+      };
+      this.#queue.push(go);
+      signal?.addEventListener('abort', abort, { once: true });
+    });
+  }
+  release(): void {
+    const next = this.#queue.shift();
+    if (next !== undefined) next();
+    else this.#free++;
+  }
+}
+
+/** A token bucket at `perSecond`, rebuilt when the rate changes. Burst: one second's worth (at least 1). */
+class RateGate {
+  #perSecond = Number.POSITIVE_INFINITY;
+  #bucket: TokenBucket | undefined;
+
+  set(perSecond: number): void {
+    if (perSecond === this.#perSecond || (Number.isFinite(perSecond) && Math.abs(perSecond - this.#perSecond) / perSecond < 0.01)) return;
+    this.#perSecond = perSecond;
+    if (!Number.isFinite(perSecond)) {
+      this.#bucket = undefined;
+      return;
+    }
+    const size = Math.max(1, Math.floor(perSecond));
+    this.#bucket = new TokenBucket({ bucketSize: size, tokensPerInterval: perSecond, interval: 1000 });
+  }
+
+  async take(signal?: AbortSignal): Promise<void> {
+    for (;;) {
+      const b = this.#bucket;
+      if (b === undefined || b.tryRemoveTokens(1)) return;
+      await sleep(Math.max(1, b.getWaitTime(1)), signal);
+    }
+  }
+}
+
+export interface WebhookSink {
+  readonly handler: EventHandler;
+  update(s: PushSettings): void;
+  close(): Promise<void>;
+}
+
+export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps): WebhookSink {
+  const agents = new PinnedAgents();
+  const rate = new RateGate();
+  let s = initial;
+  let keys = s.secrets.map(secretKey);
+  const slots = new Semaphore(s.concurrency);
+  /** Handshake results per URL on this instance. */
+  const validated = new Map<string, { readonly allowedPerSecond?: number }>();
+  let gone = false;
+  const userAgent = deps.userAgent ?? 'ce-gateway';
+
+  const effectiveRate = (): number => {
+    const granted = validated.get(s.url)?.allowedPerSecond ?? Number.POSITIVE_INFINITY;
+    const wanted = Math.min(s.rateLimit ?? Number.POSITIVE_INFINITY, granted);
+    if (!Number.isFinite(wanted)) return wanted;
+    // Each instance takes its share of the partitions' share of the rate (at least a trickle).
+    return Math.max(wanted * deps.ctx.share(), wanted / 100, 0.01);
+  };
+
+  async function handshake(target: ResolvedTarget, signal: AbortSignal | undefined): Promise<Outcome | undefined> {
+    if (!s.handshake || validated.has(s.url)) return undefined;
+    const answer = await send(agents, {
+      target,
+      method: 'OPTIONS',
+      headers: { ...handshakeHeaders(deps.origin, s.rateLimit), 'user-agent': userAgent },
+      timeoutMs: s.timeoutMs,
+      retryAfterCapMs: s.retryAfterCapMs,
+      ...(signal === undefined ? {} : { signal }),
+    });
+    const sink = sinkName(target.url);
+    if (!answer.ok) return retry(`validation handshake: ${answer.reason}`, undefined, { sink });
+    const h = readHandshake(answer.status, answer.header, deps.origin);
+    if (!h.ok) return retry(h.reason ?? 'validation handshake refused', undefined, { sink, status: answer.status, excerpt: answer.excerpt });
+    validated.set(s.url, h.allowedPerSecond === undefined ? {} : { allowedPerSecond: h.allowedPerSecond });
+    deps.log.info({ sink, allowedPerSecond: h.allowedPerSecond ?? 'unlimited' }, 'webhook validation handshake accepted');
+    return undefined;
+  }
+
+  async function attempt(event: Parameters<EventHandler>[0], ctx: Parameters<EventHandler>[1]): Promise<Outcome> {
+    const signal = ctx.signal;
+    let target: ResolvedTarget;
+    try {
+      target = await resolveTarget(s.url, deps.allow, deps.lookup);
+    } catch (err) {
+      const failure: DeliveryFailure = { sink: s.url.replace(/[?#].*$/, '') };
+      if (isGatewayError(err, 'CEG_WEBHOOK_TARGET_REFUSED')) return deadLetter(`webhook target refused: ${err.message}`, failure);
+      return retry(errorMessage(err), undefined, failure);
+    }
+    const sink = sinkName(target.url);
+    const refused = await handshake(target, signal);
+    if (refused !== undefined) return refused;
+    rate.set(effectiveRate());
+    await rate.take(signal);
+    let message;
+    try {
+      message = deliveryMessage(event, ctx.record, s, deps.codec);
+    } catch (err) {
+      return deadLetter(`cannot encode the event for the sink: ${errorMessage(err)}`, { sink });
+    }
+    const a = event.attributes;
+    const headers = {
+      ...s.headers,
+      ...message.headers,
+      ...signatureHeaders(keys, messageId(a.source, a.id), Math.floor(Date.now() / 1000), message.body),
+      'user-agent': userAgent,
+    };
+    const answer = await send(agents, { target, method: 'POST', headers, body: message.body, timeoutMs: s.timeoutMs, retryAfterCapMs: s.retryAfterCapMs, ...(signal === undefined ? {} : { signal }) });
+    if (!answer.ok) return retry(answer.reason, undefined, { sink });
+    const r = classify(answer.status, answer.excerpt, answer.header('retry-after'), s.retryAfterCapMs);
+    switch (r.kind) {
+      case 'handled':
+        return ack;
+      case 'gone':
+        if (!gone) {
+          gone = true;
+          deps.log.warn({ sink, status: 410 }, 'the sink answered 410 Gone: the subscription stops (state gone)');
+          deps.ctx.markGone(`the sink answered 410 Gone at ${new Date().toISOString()}`);
+        }
+        return retry('the sink answered 410 Gone: subscription stopped', GONE_PARK_MS, { sink, status: r.status, excerpt: r.excerpt });
+      case 'retry':
+        return retry(r.reason, r.retryAfterMs, { sink, ...(r.status === undefined ? {} : { status: r.status }), ...(r.excerpt === undefined ? {} : { excerpt: r.excerpt }) });
+      case 'deadLetter':
+        return deadLetter(r.reason, { sink, status: r.status, excerpt: r.excerpt });
+      default: {
+        const never: never = r;
+        return never;
+      }
+    }
+  }
+
+  const handler: EventHandler = async (event, ctx) => {
+    if (gone) return retry('the subscription is gone', GONE_PARK_MS);
+    await slots.acquire(ctx.signal);
+    try {
+      return await attempt(event, ctx);
+    } finally {
+      slots.release();
+    }
+  };
+
+  return {
+    handler,
+    update(next) {
+      if (next.concurrency !== s.concurrency) slots.resize(next.concurrency, s.concurrency);
+      if (next.url !== s.url) validated.clear();
+      keys = next.secrets.map(secretKey);
+      s = next;
+    },
+    async close() {
+      await agents.close();
+    },
+  };
+}
+
+/** The error a sink reports for a target refused at create time (the service's `checkTarget`). */
+export function targetChecker(allow: AllowList, lookup?: Lookup): (url: string) => Promise<void> {
+  return async (url) => {
+    try {
+      await resolveTarget(url, allow, lookup);
+    } catch (err) {
+      // A name that does not resolve now is refused at create (nothing could be checked).
+      if (isGatewayError(err, 'CEG_SINK_FAILED')) throw new GatewayError('CEG_WEBHOOK_TARGET_REFUSED', `${err.message}: the target cannot be checked`, { retriable: false, details: { field: 'delivery.url' } });
+      throw err;
+    }
+  };
+}

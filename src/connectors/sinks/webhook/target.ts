@@ -1,0 +1,176 @@
+/**
+ * Webhook target rules: which URLs a subscription may push to, checked when it is created or its
+ * URL changes, and again before every delivery attempt.
+ * - `http` or `https` only; no credentials in the URL (a sink's own credentials go in `headers`,
+ *   which are sealed), no fragment, at most 2,048 characters.
+ * - Every address the host resolves to must be a global unicast address: loopback, RFC 1918,
+ *   link-local (169.254.0.0/16 with the cloud metadata address, fe80::/10), CGNAT 100.64.0.0/10,
+ *   unique-local fc00::/7, IPv4-mapped and -translated IPv6, unspecified (0.0.0.0, ::), broadcast,
+ *   multicast and the other special-purpose ranges are refused — unless the host name or the
+ *   address is allowed by `WEBHOOK_ALLOWED_HOSTS` (host names, addresses or CIDRs).
+ * - `https` is required unless the host is allow-listed.
+ * - The address that passed is the one connected to: {@link resolveTarget} returns it and the
+ *   delivery connects to exactly that address (no second DNS answer, so no DNS rebinding).
+ * Spec: issue 8 ("Webhook targets are checked"); RFC 6890 (special-purpose address registries),
+ *   RFC 1918, RFC 6598 (CGNAT), RFC 4193 (unique-local), RFC 4291 §2.5.5.2 (IPv4-mapped);
+ *   OWASP SSRF Prevention Cheat Sheet.
+ */
+import { lookup as dnsLookup } from 'node:dns/promises';
+import ipaddr from 'ipaddr.js';
+import { GatewayError } from '../../../core/errors.js';
+
+/** Parsed `WEBHOOK_ALLOWED_HOSTS`: lower-case host names, and CIDR ranges (a bare address is a /32 or /128). */
+export interface AllowList {
+  readonly hosts: ReadonlySet<string>;
+  readonly ranges: readonly (readonly [ipaddr.IPv4 | ipaddr.IPv6, number])[];
+}
+
+export const EMPTY_ALLOW_LIST: AllowList = Object.freeze({ hosts: new Set<string>(), ranges: [] });
+
+const HOST_NAME = /^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
+export const MAX_URL_LENGTH = 2048;
+
+const refused = (reason: string, details: Record<string, unknown> = {}): GatewayError =>
+  new GatewayError('CEG_WEBHOOK_TARGET_REFUSED', reason, { retriable: false, details: { field: 'delivery.url', ...details } });
+
+/**
+ * Parses a comma-separated list of host names, IP addresses and CIDRs.
+ * Errors: CEG_INVALID_OPTIONS naming each entry that is none of these.
+ */
+export function parseAllowList(text: string | undefined): AllowList {
+  if (text === undefined || text.trim() === '') return EMPTY_ALLOW_LIST;
+  const hosts = new Set<string>();
+  const ranges: [ipaddr.IPv4 | ipaddr.IPv6, number][] = [];
+  const bad: string[] = [];
+  for (const raw of text.split(',')) {
+    const entry = raw.trim();
+    if (entry === '') continue;
+    const bare = entry.replace(/^\[|\]$/g, '');
+    if (bare.includes('/')) {
+      try {
+        ranges.push(ipaddr.parseCIDR(bare));
+      } catch {
+        bad.push(entry);
+      }
+    } else if (ipaddr.isValid(bare)) {
+      const a = ipaddr.parse(bare);
+      ranges.push([a, a.kind() === 'ipv4' ? 32 : 128]);
+    } else if (HOST_NAME.test(entry)) {
+      hosts.add(entry.toLowerCase().replace(/\.$/, ''));
+    } else {
+      bad.push(entry);
+    }
+  }
+  if (bad.length > 0) {
+    throw new GatewayError('CEG_INVALID_OPTIONS', `WEBHOOK_ALLOWED_HOSTS: not a host name, address or CIDR: ${bad.map((b) => JSON.stringify(b.slice(0, 100))).join(', ')}`, {
+      retriable: false,
+      details: { field: 'WEBHOOK_ALLOWED_HOSTS' },
+    });
+  }
+  return Object.freeze({ hosts, ranges: Object.freeze(ranges) });
+}
+
+function inRanges(a: ipaddr.IPv4 | ipaddr.IPv6, allow: AllowList): boolean {
+  return allow.ranges.some(([net, bits]) => a.kind() === net.kind() && a.match(net, bits));
+}
+
+/**
+ * Why an address may not be a webhook target, or undefined when it may (a global unicast
+ * address, or one inside an allowed range). IPv4-mapped IPv6 (`::ffff:10.0.0.1`) is refused as
+ * such, whatever it maps to.
+ */
+export function addressProblem(address: string, allow: AllowList = EMPTY_ALLOW_LIST): string | undefined {
+  if (!ipaddr.isValid(address)) return `${address.slice(0, 100)} is not an IP address`;
+  const a = ipaddr.parse(address);
+  if (inRanges(a, allow)) return undefined;
+  const range = a.range();
+  if (range === 'unicast') return undefined;
+  return `${a.toString()} is a ${range} address (${a.kind()}); only global unicast addresses are allowed unless WEBHOOK_ALLOWED_HOSTS lists it`;
+}
+
+/** The URL parts a target check needs; the URL without query and credentials as the sink's name. */
+export interface TargetUrl {
+  readonly url: URL;
+  /** Lower-case host without brackets or a trailing dot. */
+  readonly host: string;
+  /** The host is an IP literal. */
+  readonly literal: boolean;
+  /** Listed by host name in the allow list. */
+  readonly hostAllowed: boolean;
+}
+
+/**
+ * The static checks (no DNS): scheme, credentials, fragment, length, host syntax; `http` only for
+ * an allow-listed host name (an allow-listed address is checked after resolution).
+ * Errors: CEG_WEBHOOK_TARGET_REFUSED naming `delivery.url`.
+ */
+export function checkTargetUrl(text: string, allow: AllowList = EMPTY_ALLOW_LIST): TargetUrl {
+  if (typeof text !== 'string' || text.length === 0 || text.length > MAX_URL_LENGTH) throw refused(`webhook URLs are 1–${MAX_URL_LENGTH} characters`);
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw refused('not an absolute URL');
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw refused(`scheme ${url.protocol.slice(0, 20)} refused: http or https only`);
+  if (url.username !== '' || url.password !== '') throw refused('credentials in the URL are refused: put the sink’s own credentials in delivery.headers (stored encrypted)');
+  if (url.hash !== '') throw refused('a fragment is never sent; remove it');
+  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase().replace(/\.$/, '');
+  const literal = ipaddr.isValid(host);
+  if (!literal && !HOST_NAME.test(host)) throw refused(`host ${host.slice(0, 100)} is not a valid host name`);
+  const hostAllowed = !literal && allow.hosts.has(host);
+  if (literal) {
+    const problem = addressProblem(host, allow);
+    if (problem !== undefined) throw refused(problem, { address: host });
+  }
+  const addressAllowed = literal && inRanges(ipaddr.parse(host), allow);
+  if (url.protocol === 'http:' && !hostAllowed && !addressAllowed) throw refused('https is required unless the host is listed in WEBHOOK_ALLOWED_HOSTS');
+  return { url, host, literal, hostAllowed };
+}
+
+/** The sink's name in logs and dead letters: scheme, host, port and path — no query, no credentials. */
+export function sinkName(url: URL): string {
+  return `${url.protocol}//${url.host}${url.pathname}`;
+}
+
+/** A target that passed: the address to connect to. */
+export interface ResolvedTarget extends TargetUrl {
+  readonly address: string;
+  readonly family: 4 | 6;
+}
+
+/** Resolves a host name to every address (A and AAAA). */
+export type Lookup = (host: string) => Promise<readonly { readonly address: string; readonly family: number }[]>;
+
+export const systemLookup: Lookup = (host) => dnsLookup(host, { all: true, verbatim: true });
+
+/**
+ * Every check, DNS included: the host's addresses must all pass (one refused address refuses the
+ * target: an attacker's name with a private address among public ones gets nowhere), unless the
+ * host name itself is allow-listed. Returns the first address, the one to connect to.
+ * Errors: CEG_WEBHOOK_TARGET_REFUSED; CEG_SINK_FAILED (retriable) when the name does not resolve now.
+ */
+export async function resolveTarget(text: string, allow: AllowList = EMPTY_ALLOW_LIST, lookup: Lookup = systemLookup): Promise<ResolvedTarget> {
+  const t = checkTargetUrl(text, allow);
+  if (t.literal) {
+    const a = ipaddr.parse(t.host);
+    if (t.url.protocol === 'http:' && !inRanges(a, allow)) throw refused('https is required unless the host is listed in WEBHOOK_ALLOWED_HOSTS');
+    return { ...t, address: a.toString(), family: a.kind() === 'ipv4' ? 4 : 6 };
+  }
+  let answers: readonly { address: string; family: number }[];
+  try {
+    answers = await lookup(t.host);
+  } catch (err) {
+    throw new GatewayError('CEG_SINK_FAILED', `cannot resolve ${t.host}`, { retriable: true, cause: err, details: { field: 'delivery.url' } });
+  }
+  if (answers.length === 0) throw new GatewayError('CEG_SINK_FAILED', `${t.host} has no address`, { retriable: true, details: { field: 'delivery.url' } });
+  if (!t.hostAllowed) {
+    for (const a of answers) {
+      const problem = addressProblem(a.address, allow);
+      if (problem !== undefined) throw refused(`${t.host} resolves to ${problem}`, { address: a.address });
+    }
+    if (t.url.protocol === 'http:' && !answers.every((a) => inRanges(ipaddr.parse(a.address), allow))) throw refused('https is required unless the host is listed in WEBHOOK_ALLOWED_HOSTS');
+  }
+  const first = answers[0]!;
+  return { ...t, address: ipaddr.parse(first.address).toString(), family: first.family === 6 ? 6 : 4 };
+}

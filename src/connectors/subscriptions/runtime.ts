@@ -1,0 +1,102 @@
+/**
+ * Subscriptions as this instance runs them: the stored resource with its secrets opened (push),
+ * or a connector file's subscription (push, shell-hook or file-drop sink), and the factory that
+ * gives each one its sink. The reconciler (bus/subscriptions) starts, updates and stops them.
+ * Spec: issue 8 ("the shell-hook and file-drop connectors become sink types of the same resource").
+ */
+import type { EventCodec } from '../../codec/event/index.js';
+import type { RunSpec, RunningSink, SinkContext, SinkFactory, StoredSubscription, OpenedSecrets, SubscriptionView } from '../../bus/subscriptions/index.js';
+import type { Logger } from '../../observability/index.js';
+import { createFileDropSink } from '../sinks/file-drop/index.js';
+import type { FileDropOptions } from '../sinks/file-drop/index.js';
+import { createShellHookSink } from '../sinks/shell-hook/index.js';
+import type { ShellHookOptions } from '../sinks/shell-hook/index.js';
+import { createWebhookSink } from '../sinks/webhook/index.js';
+import type { AllowList, Lookup, PushSettings } from '../sinks/webhook/index.js';
+
+export type RuntimeDelivery =
+  | { readonly mode: 'push'; readonly push: PushSettings }
+  | { readonly mode: 'shell-hook'; readonly sink: ShellHookOptions }
+  | { readonly mode: 'file-drop'; readonly sink: FileDropOptions };
+
+/** A subscription as the reconciler runs it. */
+export interface RuntimeSubscription extends RunSpec {
+  readonly name: string;
+  readonly owner: string;
+  readonly delivery: RuntimeDelivery;
+  /** Where it is declared: the definitions topic (`api`) or a connector file. */
+  readonly origin: 'api' | 'file';
+  /** What GET shows for a file-declared subscription. */
+  readonly view?: SubscriptionView;
+}
+
+/** A stored subscription with its opened secrets → what runs. */
+export function fromStored(s: StoredSubscription, opened: OpenedSecrets): RuntimeSubscription {
+  const d = s.delivery;
+  return {
+    group: s.group,
+    name: s.name,
+    owner: s.owner,
+    kinds: s.kinds,
+    filters: s.filters,
+    ordering: s.ordering,
+    retry: { maxAttempts: s.retry.maxAttempts, backoff: s.retry.backoff, maxAgeMs: s.retry.maxAgeMs },
+    // Start offsets were committed at create; a group without them (a kind added later) starts at the end.
+    startFrom: 'latest',
+    state: s.state,
+    concurrency: s.concurrency,
+    origin: 'api',
+    delivery: {
+      mode: 'push',
+      push: {
+        url: d.url,
+        contentMode: d.contentMode,
+        data: d.data,
+        handshake: d.handshake,
+        secrets: opened.secrets,
+        headers: opened.headers,
+        timeoutMs: s.retry.timeoutMs,
+        retryAfterCapMs: s.retry.backoff.maxMs,
+        rateLimit: s.rateLimit,
+        concurrency: s.concurrency,
+      },
+    },
+  };
+}
+
+export interface SinkFactoryDeps {
+  readonly log: Logger;
+  readonly allow: AllowList;
+  /** `WebHook-Request-Origin` of validation handshakes. */
+  readonly origin: string;
+  readonly codec?: EventCodec;
+  readonly lookup?: Lookup;
+}
+
+/** The sink of each runtime subscription. */
+export function runtimeSinkFactory(deps: SinkFactoryDeps): SinkFactory<RuntimeSubscription> {
+  return (d: RuntimeSubscription, ctx: SinkContext): RunningSink<RuntimeSubscription> => {
+    const log = deps.log.child({ subscription: d.group });
+    const delivery = d.delivery;
+    switch (delivery.mode) {
+      case 'push': {
+        const sink = createWebhookSink(delivery.push, { log, allow: deps.allow, origin: deps.origin, ctx, ...(deps.codec === undefined ? {} : { codec: deps.codec }), ...(deps.lookup === undefined ? {} : { lookup: deps.lookup }) });
+        return {
+          handler: sink.handler,
+          update: (next) => {
+            if (next.delivery.mode === 'push') sink.update(next.delivery.push);
+          },
+          close: () => sink.close(),
+        };
+      }
+      case 'shell-hook':
+        return { handler: createShellHookSink(delivery.sink, log), update: () => undefined, close: () => Promise.resolve() };
+      case 'file-drop':
+        return { handler: createFileDropSink(delivery.sink, log), update: () => undefined, close: () => Promise.resolve() };
+      default: {
+        const never: never = delivery;
+        return never;
+      }
+    }
+  };
+}

@@ -1,0 +1,96 @@
+/**
+ * `/subscriptions`: the subscription resources over HTTP (JSON).
+ * - `POST /subscriptions` → 201 with `Location: /subscriptions/{name}` and the resource; when the
+ *   request had no `delivery.secrets` the generated secret is in `delivery.secrets` of this answer
+ *   only (`Cache-Control: no-store`).
+ * - `GET /subscriptions` → `{ "items": [ … ] }`; `GET /subscriptions/{name}` → the resource. Never
+ *   a secret or a sink header's value (`secretCount`, `headerNames` instead).
+ * - `PATCH /subscriptions/{name}` (JSON merge patch, `application/merge-patch+json` or
+ *   `application/json`) → 200 with the resource.
+ * - `DELETE /subscriptions/{name}` → 204.
+ * Errors are RFC 9457 problem+json naming the field (`violations[].field`, e.g. `delivery.url`).
+ * Spec: issue 8; RFC 9110 §15.3.2 (201 + Location), RFC 7396 (merge patch), RFC 9457.
+ */
+import express from 'express';
+import type { NextFunction, Request, Response } from 'express';
+import { GatewayError } from '../../../core/errors.js';
+import { NAME_PATTERN } from '../../../bus/subscriptions/index.js';
+import type { SubscriptionView } from '../../../bus/subscriptions/index.js';
+
+/** What the routes need (SubscriptionService fits). */
+export interface SubscriptionsApi {
+  create(body: unknown): Promise<{ view: SubscriptionView; generatedSecrets?: readonly string[] }>;
+  list(): SubscriptionView[];
+  get(name: string): SubscriptionView;
+  update(name: string, patch: unknown): Promise<SubscriptionView>;
+  remove(name: string): Promise<void>;
+}
+
+/** Largest request body of these routes, bytes. */
+export const MAX_SUBSCRIPTION_BODY_BYTES = 65_536;
+
+const JSON_TYPES = ['application/json', 'application/merge-patch+json'];
+
+function starting(): GatewayError {
+  return new GatewayError('CEG_BROKER_UNAVAILABLE', 'the gateway is starting: subscriptions are not loaded yet', { retriable: true });
+}
+
+function notAllowed(allow: string): (req: Request, res: Response, next: NextFunction) => void {
+  return (req, res, next) => {
+    res.set('allow', allow);
+    next(new GatewayError('CEG_METHOD_NOT_ALLOWED', `${req.method} is not allowed here; allowed: ${allow}`, { retriable: false, details: { allow: allow.split(', ') } }));
+  };
+}
+
+/** The router; `api()` is undefined until the subscriptions are loaded (then 503). */
+export function subscriptionsRouter(api: () => SubscriptionsApi | undefined): express.Router {
+  const r = express.Router();
+  const need = (): SubscriptionsApi => api() ?? (() => { throw starting(); })();
+  const json = express.json({ limit: MAX_SUBSCRIPTION_BODY_BYTES, type: JSON_TYPES, strict: true });
+  const requireJson = (req: Request, _res: Response, next: NextFunction): void => {
+    const ct = req.headers['content-type'];
+    if (ct === undefined || !JSON_TYPES.some((t) => req.is(t) === t)) {
+      next(new GatewayError('CEG_UNSUPPORTED_MEDIA_TYPE', 'send the subscription as application/json (PATCH: application/merge-patch+json or application/json)', { retriable: false, details: { field: 'body', contentType: (ct ?? '').slice(0, 100), supported: JSON_TYPES } }));
+      return;
+    }
+    next();
+  };
+  const name = (req: Request): string => {
+    const n = String(req.params.name);
+    if (!NAME_PATTERN.test(n)) throw new GatewayError('CEG_NOT_FOUND', `no subscription named ${n.slice(0, 100)}`, { retriable: false, details: { field: 'name' } });
+    return n;
+  };
+
+  r.post('/subscriptions', requireJson, json, async (req, res) => {
+    const { view, generatedSecrets } = await need().create(req.body);
+    res.status(201)
+      .location(`/subscriptions/${encodeURIComponent(view.name)}`)
+      .set('cache-control', 'no-store')
+      .json(generatedSecrets === undefined ? view : { ...view, delivery: { ...view.delivery, secrets: generatedSecrets } });
+  });
+  r.get('/subscriptions', (_req, res) => {
+    res.set('cache-control', 'no-store').json({ items: need().list() });
+  });
+  r.all('/subscriptions', notAllowed('GET, POST'));
+  r.get('/subscriptions/:name', (req, res) => {
+    res.set('cache-control', 'no-store').json(need().get(name(req)));
+  });
+  r.patch('/subscriptions/:name', requireJson, json, async (req, res) => {
+    res.set('cache-control', 'no-store').json(await need().update(name(req), req.body));
+  });
+  r.delete('/subscriptions/:name', async (req, res) => {
+    await need().remove(name(req));
+    res.status(204).end();
+  });
+  r.all('/subscriptions/:name', notAllowed('GET, PATCH, DELETE'));
+  return r;
+}
+
+/** express.json's errors as GatewayErrors naming the body (a syntax error, a body over the bound). */
+export function bodyErrors(err: unknown, _req: Request, _res: Response, next: NextFunction): void {
+  const e = err as { type?: string; status?: number; message?: string };
+  if (e?.type === 'entity.parse.failed') return next(new GatewayError('CEG_MALFORMED_REQUEST', `the body is not JSON: ${String(e.message).slice(0, 200)}`, { retriable: false, details: { field: 'body' } }));
+  if (e?.type === 'entity.too.large') return next(new GatewayError('CEG_PAYLOAD_TOO_LARGE', `the body exceeds ${MAX_SUBSCRIPTION_BODY_BYTES} bytes`, { retriable: false, details: { field: 'body', maxBytes: MAX_SUBSCRIPTION_BODY_BYTES } }));
+  if (e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported') return next(new GatewayError('CEG_UNSUPPORTED_MEDIA_TYPE', String(e.message).slice(0, 200), { retriable: false, details: { field: 'body' } }));
+  next(err);
+}
