@@ -1,0 +1,282 @@
+/**
+ * Subscriptions as resources and webhook push on the in-memory adapters (the embedded default runs
+ * the same code as Kafka): the routes and their problems, secrets returned once and never again,
+ * delivery in binary and structured mode with JSON or Avro data, Standard Webhooks signatures
+ * verified with the `standardwebhooks` package, filters and their PATCH, the outcomes (500 → dead
+ * letter with status and excerpt, 410 → gone, 400 → dead letter at once, 503 + Retry-After), the
+ * handshake. Real HTTP sinks on 127.0.0.1.
+ */
+import { randomUUID } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { decodeHeaderValue } from '../../src/codec/http/index.js';
+import { DEAD_LETTER_HEADERS } from '../../src/bus/subscriber/index.js';
+import { PRICE_LOADING_COMPLETED, priceLoaded, structuredPriceEvent } from '../fixtures/events.js';
+import { startGateway } from '../helpers/gateway.js';
+import type { TestGateway } from '../helpers/gateway.js';
+import { acceptAll, startSink } from '../helpers/sink.js';
+import type { TestSink } from '../helpers/sink.js';
+import { waitFor } from '../helpers/wait.js';
+import { post, readTopic } from './helpers.js';
+
+let gw: TestGateway;
+const sinks: TestSink[] = [];
+const dec = new TextDecoder();
+
+beforeAll(async () => {
+  gw = await startGateway({ stack: false, env: { WEBHOOK_ALLOWED_HOSTS: '127.0.0.1' } });
+  await gw.gateway.subscriptionsLoaded();
+});
+afterAll(async () => {
+  await gw?.close();
+});
+afterEach(async () => {
+  await Promise.all(sinks.splice(0).map((s) => s.close()));
+});
+
+async function sink(responder = acceptAll): Promise<TestSink> {
+  const s = await startSink(responder);
+  sinks.push(s);
+  return s;
+}
+
+async function api(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; headers: Headers; body: Record<string, unknown> }> {
+  const res = await fetch(`${gw.url}${path}`, { method, headers: body === undefined ? {} : { 'content-type': contentType }, ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }) });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>) };
+}
+
+const fastRetry = { maxAttempts: 3, backoff: { initialMs: 50, factor: 1, maxMs: 3000, jitter: 0 } };
+const fields = (b: Record<string, unknown>): string[] => ((b.violations as { field?: string }[] | undefined) ?? []).map((v) => v.field ?? '');
+
+describe('POST /subscriptions: validation', () => {
+  it.each([
+    [{ filters: [{ sql: "type = 'x'" }] }, 'filters[0].sql'],
+    [{ filters: [{ exact: { subjet: 'x' } }] }, 'filters[0].exact.subjet'],
+    [{ filters: [{ any: [{ prefix: { subject: 'a' } }, { wild: {} }] }] }, 'filters[0].any[1].wild'],
+    [{ kinds: ['NoSuchKind'] }, 'kinds[0]'],
+    [{ start: 'yesterday' }, 'start'],
+    [{ delivery: { mode: 'push', url: 'http://127.0.0.1:1/x', secrets: ['not-a-secret'] } }, 'delivery.secrets[0]'],
+    [{ delivery: { mode: 'push', url: 'http://127.0.0.1:1/x', headers: { 'ce-id': 'x' } } }, 'delivery.headers.ce-id'],
+    [{ delivery: { mode: 'pull' } }, 'delivery.mode'],
+    [{ delivery: { mode: 'shell-hook' } }, 'delivery.mode'],
+    [{ colour: 'blue' }, 'colour'],
+    [{ name: 'has.dot' }, 'name'],
+    [{ owner: 'someone-else' }, 'owner'],
+  ])('refuses %j naming %s', async (over, field) => {
+    const body = { name: `v-${randomUUID().slice(0, 8)}`, kinds: ['PriceLoadingCompleted'], delivery: { mode: 'push', url: 'http://127.0.0.1:1/x' }, ...over };
+    const r = await api('POST', '/subscriptions', body);
+    expect(r.status).toBe(400);
+    expect(r.headers.get('content-type')).toContain('application/problem+json');
+    expect(r.body.code).toBe('CEG_INVALID_SUBSCRIPTION');
+    expect(fields(r.body)).toContain(field);
+    expect((r.body.detail as string).toLowerCase()).toContain(field === 'delivery.mode' && over.delivery?.mode === 'pull' ? 'not available yet' : '');
+  });
+
+  it('refuses webhook targets the rules forbid, naming delivery.url, and sends nothing', async () => {
+    for (const url of ['http://10.0.0.1/hook', 'https://169.254.169.254/latest', 'https://[::ffff:127.0.0.2]/x', 'ftp://127.0.0.1/x', 'https://user:pw@127.0.0.1/x']) {
+      const r = await api('POST', '/subscriptions', { name: `t-${randomUUID().slice(0, 8)}`, kinds: ['PriceLoadingCompleted'], delivery: { mode: 'push', url } });
+      expect(r.status, url).toBe(400);
+      expect(r.body.code, url).toBe('CEG_WEBHOOK_TARGET_REFUSED');
+      expect(fields(r.body), url).toContain('delivery.url');
+    }
+  });
+
+  it('answers malformed JSON, a wrong media type and an unknown method with problems', async () => {
+    expect((await api('POST', '/subscriptions', '{"name":')).body.code).toBe('CEG_MALFORMED_REQUEST');
+    const wrongType = await api('POST', '/subscriptions', '{}', 'text/plain');
+    expect(wrongType.status).toBe(415);
+    const put = await api('PUT', '/subscriptions/x', {});
+    expect(put.status).toBe(405);
+    expect(put.headers.get('allow')).toBe('GET, PATCH, DELETE');
+    expect((await api('GET', '/subscriptions/nope')).status).toBe(404);
+  });
+});
+
+describe('subscription resources', () => {
+  it('creates (201 + Location, secret once), lists and reads without secrets or header values, patches, deletes', async () => {
+    const s = await sink();
+    const name = `r-${randomUUID().slice(0, 8)}`;
+    const created = await api('POST', '/subscriptions', { name, kinds: ['PriceLoadingCompleted'], delivery: { mode: 'push', url: s.url, headers: { Authorization: 'Bearer sink-token-123' } } });
+    expect(created.status).toBe(201);
+    expect(created.headers.get('location')).toBe(`/subscriptions/${name}`);
+    const d = created.body.delivery as Record<string, unknown>;
+    const secrets = d.secrets as string[];
+    expect(secrets).toHaveLength(1);
+    expect(secrets[0]).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    expect(created.body).toMatchObject({ name, owner: 'anonymous', group: `ce-gateway.sub.anonymous.${name}`, state: 'active', ordering: 'key', start: 'latest', origin: 'api' });
+    const one = await api('GET', `/subscriptions/${name}`);
+    const list = await api('GET', '/subscriptions');
+    for (const text of [JSON.stringify(one.body), JSON.stringify(list.body)]) {
+      expect(text).not.toContain(secrets[0]!.slice(6, 30));
+      expect(text).not.toContain('sink-token-123');
+    }
+    expect(one.body.delivery).toMatchObject({ secretCount: 1, headerNames: ['Authorization'] });
+    expect((list.body.items as { name: string }[]).map((i) => i.name)).toContain(name);
+    const patched = await api('PATCH', `/subscriptions/${name}`, { state: 'paused', rateLimit: 50, delivery: { headers: { 'X-Extra': 'v' } } }, 'application/merge-patch+json');
+    expect(patched.status).toBe(200);
+    expect(patched.body).toMatchObject({ state: 'paused', rateLimit: 50, generation: 2 });
+    expect((patched.body.delivery as { headerNames: string[] }).headerNames.sort()).toEqual(['Authorization', 'X-Extra']);
+    expect((await api('PATCH', `/subscriptions/${name}`, { start: 'earliest' })).status).toBe(400);
+    expect((await api('PATCH', `/subscriptions/${name}`, { state: 'gone' })).status).toBe(400);
+    expect((await api('POST', '/subscriptions', { name, kinds: ['PriceLoadingCompleted'], delivery: { mode: 'push', url: s.url } })).status).toBe(409);
+    expect((await api('DELETE', `/subscriptions/${name}`)).status).toBe(204);
+    expect((await api('GET', `/subscriptions/${name}`)).status).toBe(404);
+  });
+});
+
+async function create(body: Record<string, unknown>): Promise<{ name: string; secrets: string[] }> {
+  const name = `d-${randomUUID().slice(0, 8)}`;
+  const r = await api('POST', '/subscriptions', { name, kinds: ['PriceLoadingCompleted'], retry: fastRetry, ...body });
+  expect(r.status, JSON.stringify(r.body)).toBe(201);
+  const given = ((body.delivery as { secrets?: string[] }).secrets) ?? ((r.body.delivery as { secrets: string[] }).secrets);
+  return { name, secrets: given };
+}
+
+const SUBJECT = 'Euro € 😀 "q" 100%';
+
+describe('push delivery', () => {
+  it('delivers in binary mode with percent-encoded ce- headers, JSON data and a signature that verifies', async () => {
+    const s = await sink();
+    const { name, secrets } = await create({ delivery: { mode: 'push', url: s.url } });
+    const ev = structuredPriceEvent({ subject: SUBJECT }, priceLoaded('EUR/USD', 'H1'));
+    expect((await post(gw.url, ev)).status).toBe(202);
+    const [req] = await waitFor('a delivery', () => (s.deliveries().length > 0 ? s.deliveries() : undefined), 5000);
+    expect(s.requests[0]!.method).toBe('OPTIONS'); // the handshake came first
+    expect(s.requests[0]!.headers['webhook-request-origin']).toBeDefined();
+    const h = req!.headers;
+    expect(h['ce-id']).toBe(ev.id);
+    expect(h['ce-type']).toBe(PRICE_LOADING_COMPLETED);
+    expect(h['ce-subject']).toBe('Euro%20%E2%82%AC%20%F0%9F%98%80%20%22q%22%20100%25');
+    expect(decodeHeaderValue(String(h['ce-subject']))).toEqual({ ok: true, value: SUBJECT });
+    expect(h['content-type']).toBe('application/json');
+    expect(Object.keys(h).filter((k) => k.startsWith('ce_') || k === 'content-type-kafka')).toEqual([]);
+    const data = { ...priceLoaded('EUR/USD', 'H1'), feed: null }; // decoded from Avro: the optional field is explicit
+    expect(JSON.parse(req!.body.toString('utf8'))).toEqual(data);
+    const verified = new Webhook(secrets[0]!).verify(req!.body, { 'webhook-id': String(h['webhook-id']), 'webhook-timestamp': String(h['webhook-timestamp']), 'webhook-signature': String(h['webhook-signature']) });
+    expect(verified).toEqual(data);
+    expect(() => new Webhook(`whsec_${Buffer.alloc(32, 7).toString('base64')}`).verify(req!.body, h as Record<string, string>)).toThrow();
+    await api('DELETE', `/subscriptions/${name}`);
+  });
+
+  it('structured mode and Avro data; two secrets both verify', async () => {
+    const s = await sink();
+    const two = [`whsec_${Buffer.alloc(32, 1).toString('base64')}`, `whsec_${Buffer.alloc(32, 2).toString('base64')}`];
+    const a = await create({ delivery: { mode: 'push', url: s.url, contentMode: 'structured', secrets: two, handshake: false } });
+    const ev = structuredPriceEvent({ subject: SUBJECT });
+    expect((await post(gw.url, ev)).status).toBe(202);
+    const [req] = await waitFor('a structured delivery', () => (s.deliveries().length > 0 ? s.deliveries() : undefined), 5000);
+    expect(s.requests.some((r) => r.method === 'OPTIONS')).toBe(false); // opted out
+    expect(req!.headers['content-type']).toBe('application/cloudevents+json; charset=utf-8');
+    const body = JSON.parse(req!.body.toString('utf8')) as Record<string, unknown>;
+    expect(body).toMatchObject({ id: ev.id, subject: SUBJECT, datacontenttype: 'application/json', data: priceLoaded() });
+    for (const secret of two) expect(() => new Webhook(secret).verify(req!.body, req!.headers as Record<string, string>)).not.toThrow();
+    await api('DELETE', `/subscriptions/${a.name}`);
+
+    const avroSink = await sink();
+    const b = await create({ delivery: { mode: 'push', url: avroSink.url, data: 'avro' } });
+    const ev2 = structuredPriceEvent();
+    expect((await post(gw.url, ev2)).status).toBe(202);
+    const [avro] = await waitFor('an Avro delivery', () => (avroSink.deliveries().length > 0 ? avroSink.deliveries() : undefined), 5000);
+    expect(avro!.headers['content-type']).toBe('application/avro');
+    expect(avro!.body[0]).toBe(0); // Confluent frame: magic byte, then the schema id
+    const id = avro!.body.readUInt32BE(1);
+    expect(avro!.headers['ce-dataschema']).toMatch(new RegExp(`/schemas/ids/${id}$`));
+    const decoded = (await gw.gateway.codec().writerType(id)).fromBuffer(avro!.body.subarray(5)) as Record<string, unknown>;
+    expect(decoded.instrument).toBe('EUR/USD');
+    await api('DELETE', `/subscriptions/${b.name}`);
+  });
+
+  it('filters in the Subscriptions API dialects; a PATCH of the filter applies to the next events', async () => {
+    const s = await sink();
+    const tag = randomUUID().slice(0, 8);
+    const { name } = await create({ delivery: { mode: 'push', url: s.url, handshake: false }, filters: [{ prefix: { subject: `${tag}-a` } }, { not: { suffix: { subject: 'skip' } } }] });
+    const send = async (subject: string): Promise<string> => {
+      const ev = structuredPriceEvent({ subject });
+      expect((await post(gw.url, ev)).status).toBe(202);
+      return ev.id as string;
+    };
+    const want = await send(`${tag}-a1`);
+    await send(`${tag}-b1`);
+    await send(`${tag}-a-skip`);
+    const marker = await send(`${tag}-a2`);
+    await waitFor('the marker', () => s.deliveries().some((r) => r.headers['ce-id'] === marker), 5000);
+    expect(s.deliveries().map((r) => r.headers['ce-id'])).toEqual([want, marker]);
+    expect((await api('PATCH', `/subscriptions/${name}`, { filters: [{ exact: { subject: `${tag}-b2` } }] })).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 100));
+    await send(`${tag}-a3`);
+    const b2 = await send(`${tag}-b2`);
+    await waitFor('b2', () => s.deliveries().some((r) => r.headers['ce-id'] === b2), 5000);
+    expect(s.deliveries().map((r) => r.headers['ce-id'])).toEqual([want, marker, b2]);
+    await api('DELETE', `/subscriptions/${name}`);
+  });
+
+  it('a sink answering 500: exactly maxAttempts attempts, then the dead letter with status, excerpt and sink', async () => {
+    const s = await sink((req) => (req.method === 'OPTIONS' ? acceptAll(req, 0) : { status: 500, body: `boom ${'x'.repeat(3000)}` }));
+    const { name } = await create({ delivery: { mode: 'push', url: s.url } });
+    const ev = structuredPriceEvent();
+    expect((await post(gw.url, ev)).status).toBe(202);
+    const dlq = `ce-gateway.sub.anonymous.${name}.dlq`;
+    const [dead] = await waitFor('the dead letter', async () => {
+      const rs = await readTopic(gw.gateway.transport, dlq);
+      return rs.length > 0 ? rs : undefined;
+    }, 10_000);
+    expect(s.deliveries()).toHaveLength(3);
+    const header = (n: string): string | undefined => {
+      const found = dead!.headers.find(([k]) => k === n);
+      return found === undefined ? undefined : dec.decode(found[1]);
+    };
+    expect(header(DEAD_LETTER_HEADERS.lastStatus)).toBe('500');
+    expect(header(DEAD_LETTER_HEADERS.attempts)).toBe('3');
+    expect(header(DEAD_LETTER_HEADERS.sink)).toBe(s.url);
+    const excerpt = header(DEAD_LETTER_HEADERS.responseExcerpt)!;
+    expect(excerpt.startsWith('boom xxx')).toBe(true);
+    expect(Buffer.byteLength(excerpt)).toBe(1024);
+    expect(header('ce_id')).toBe(ev.id);
+    await api('DELETE', `/subscriptions/${name}`);
+  });
+
+  it('a 400 is dead-lettered at once; a 503 with Retry-After is waited for', async () => {
+    const s = await sink((req, nth) => (req.method === 'OPTIONS' ? acceptAll(req, 0) : nth === 1 ? { status: 400, body: 'bad' } : nth === 2 ? { status: 503, headers: { 'retry-after': '1' } } : { status: 200 }));
+    const { name } = await create({ delivery: { mode: 'push', url: s.url } });
+    expect((await post(gw.url, structuredPriceEvent())).status).toBe(202);
+    await waitFor('the 400 dead letter', async () => (await readTopic(gw.gateway.transport, `ce-gateway.sub.anonymous.${name}.dlq`)).length === 1, 5000);
+    expect(s.deliveries()).toHaveLength(1);
+    expect((await post(gw.url, structuredPriceEvent())).status).toBe(202);
+    await waitFor('the third answer', () => s.deliveries().length === 3, 8000);
+    const [, second, third] = s.deliveries();
+    expect(third!.atMs - second!.atMs).toBeGreaterThanOrEqual(950);
+    await api('DELETE', `/subscriptions/${name}`);
+  });
+
+  it('a sink answering 410: the subscription is gone and gets no further attempt', async () => {
+    const s = await sink((req) => (req.method === 'OPTIONS' ? acceptAll(req, 0) : { status: 410 }));
+    const { name } = await create({ delivery: { mode: 'push', url: s.url } });
+    expect((await post(gw.url, structuredPriceEvent())).status).toBe(202);
+    await waitFor('state gone', async () => (await api('GET', `/subscriptions/${name}`)).body.state === 'gone', 5000);
+    expect((await api('GET', `/subscriptions/${name}`)).body.stateReason).toMatch(/410/);
+    expect((await post(gw.url, structuredPriceEvent())).status).toBe(202);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(s.deliveries()).toHaveLength(1);
+    await api('DELETE', `/subscriptions/${name}`);
+  });
+
+  it('a refused handshake delivers nothing; a granted rate is respected', async () => {
+    const refusing = await sink((req) => (req.method === 'OPTIONS' ? { status: 403 } : { status: 200 }));
+    const a = await create({ delivery: { mode: 'push', url: refusing.url } });
+    expect((await post(gw.url, structuredPriceEvent())).status).toBe(202);
+    await waitFor('two handshakes', () => refusing.requests.length >= 2, 5000);
+    expect(refusing.deliveries()).toHaveLength(0);
+    await api('DELETE', `/subscriptions/${a.name}`);
+
+    const slow = await sink((req) => (req.method === 'OPTIONS' ? { status: 200, headers: { 'webhook-allowed-origin': '*', 'webhook-allowed-rate': '300' } } : { status: 200 }));
+    const b = await create({ delivery: { mode: 'push', url: slow.url } });
+    const events = Array.from({ length: 15 }, () => structuredPriceEvent());
+    expect((await post(gw.url, events, 'application/cloudevents-batch+json')).status).toBe(202);
+    await waitFor('15 deliveries', () => slow.deliveries().length === 15, 10_000);
+    const d = slow.deliveries();
+    // 300 per minute = 5/s with a burst of 5: the last of 15 comes at least ~2 s after the first.
+    expect(d[14]!.atMs - d[0]!.atMs).toBeGreaterThanOrEqual(1500);
+    await api('DELETE', `/subscriptions/${b.name}`);
+  });
+});
