@@ -9,14 +9,15 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { GatewayError, errorMessage } from '../core/errors.js';
 import { retryPolicy, sleep } from '../core/retry.js';
-import type { RetryPolicy } from '../core/retry.js';
 import type { Catalog } from '../catalog/index.js';
 import { loadCatalog, registerCatalog } from '../catalog/index.js';
 import { EventCodec } from '../codec/event/index.js';
 import type { Config } from '../config/index.js';
 import { Publisher, RecordPublisher } from '../bus/publisher/index.js';
 import { subscribe } from '../bus/subscriber/index.js';
-import type { SubscribeOptions, Subscription } from '../bus/subscriber/index.js';
+import type { Subscription } from '../bus/subscriber/index.js';
+import { untypedSubscribeOptions } from '../bus/bus.js';
+import type { BusSubscribeOptions } from '../bus/bus.js';
 import { createApiApp } from '../http/api/app.js';
 import type { IngressDeps } from '../http/ingress/handler.js';
 import { createHttpServer } from '../http/server.js';
@@ -38,8 +39,8 @@ export interface Gateway {
   codec(): EventCodec;
   publisher(): Publisher;
   records(): RecordPublisher;
-  /** Subscribes a handler under a durable subscription name (after `ready`). */
-  subscribe(o: Omit<SubscribeOptions, 'retry'> & { retry?: RetryPolicy }): Promise<Subscription>;
+  /** Subscribes a handler under a durable subscription name (after `ready`); typed as `Bus.subscribe`. */
+  subscribe<K extends string>(o: BusSubscribeOptions<K>): Promise<Subscription>;
   /** Starts the HTTP server; resolves with the bound address. */
   listen(): Promise<AddressInfo>;
   close(): Promise<void>;
@@ -153,7 +154,8 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     codec: () => need(codec, 'codec'),
     publisher: () => need(publisher, 'publisher'),
     records: () => need(records, 'records'),
-    async subscribe(o) {
+    async subscribe<K extends string>(typed: BusSubscribeOptions<K>) {
+      const o = untypedSubscribeOptions(typed);
       await ready;
       // The subscriber names the subscription in each line itself (no child binding: no duplicate key).
       const sub = await subscribe(transport, need(codec, 'codec'), log, { ...o, retry: o.retry ?? defaultHandlerRetry, instanceId: o.instanceId ?? config.instance });

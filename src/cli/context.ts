@@ -11,11 +11,14 @@ export const EXIT_OK = 0;
 export const EXIT_CHECK_FAILED = 1;
 export const EXIT_USAGE = 2;
 
-/** Loads the configuration; logs go to stderr so that commands printing data keep stdout clean. */
-export function setup(program: Command): { config: Config; log: Logger } {
+/**
+ * Loads the configuration; logs go to stderr so that commands printing data keep stdout clean.
+ * `overrides`: variables a command's options set for this run (they win over the environment).
+ */
+export function setup(program: Command, overrides: Readonly<Record<string, string>> = {}): { config: Config; log: Logger } {
   const opts = program.opts<{ logLevel?: string }>();
   const { vars, file } = environment(process.env, process.cwd());
-  const config = loadConfig(opts.logLevel ? { ...vars, LOG_LEVEL: opts.logLevel } : vars);
+  const config = loadConfig({ ...vars, ...(opts.logLevel ? { LOG_LEVEL: opts.logLevel } : {}), ...overrides });
   const log = createLogger({ level: config.logLevel, destination: process.stderr });
   if (file) log.debug({ file }, 'settings read from env file (environment variables win)');
   return { config, log };

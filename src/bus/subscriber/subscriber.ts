@@ -19,6 +19,7 @@ import { fromRecord } from '../../codec/kafka/index.js';
 import type { RecordEvent } from '../../codec/kafka/index.js';
 import { assertTopicName, validateEnvelope } from '../../envelope/index.js';
 import type { Envelope } from '../../envelope/types.js';
+import type { EventOf, KindArg } from '../../catalog/kinds.js';
 import type { Logger } from '../../observability/index.js';
 import type { Consumption, StartFrom, Transport, TransportRecord } from '../../transport/port.js';
 import { runHandling } from '../correlation/index.js';
@@ -40,18 +41,23 @@ export interface DeliveryContext {
 /**
  * Returning nothing or `ack` = handled; `retry(reason)` / `deadLetter(reason)` decide explicitly.
  * Throwing a GatewayError with retriable: false dead-letters at once; any other throw is retried.
+ * Typing: for kinds of the generated `EventKinds`, `event` is `EventOf<K>` (`event.data.value` has
+ * the kind's generated received type); for kinds only known at run time, the plain Envelope.
  */
-export type EventHandler = (event: Envelope, ctx: DeliveryContext) => Promise<Outcome | void>;
+export type EventHandler<K extends string = string> = (event: EventOf<K>, ctx: DeliveryContext) => Promise<Outcome | void>;
 
 /** `key`: per-key order kept, retries in place; `none`: retries through the retry topic. */
 export type Ordering = 'key' | 'none';
 
-export interface SubscribeOptions {
+export interface SubscribeOptions<K extends string = string> {
   /** Durable subscription name = consumer group id (bus spec S1); names `<name>.dlq` and `<name>.retry`. */
   readonly subscription: string;
-  /** Event kinds by eventId or business name; records of other kinds on the same topics are skipped. */
-  readonly kinds: readonly string[];
-  readonly handler: EventHandler;
+  /**
+   * Event kinds by eventId or business name; records of other kinds on the same topics are
+   * skipped. An unknown kind literal does not compile once kinds are generated (`KindArg`).
+   */
+  readonly kinds: readonly KindArg<K>[];
+  readonly handler: EventHandler<K>;
   /** For a subscription with no committed offset; default 'latest' (bus spec T5). */
   readonly startFrom?: StartFrom;
   readonly retry: RetryPolicy;

@@ -376,8 +376,3 @@ export function eventsModule(catalog: Catalog): string {
   );
   return parts.join('\n');
 }
-
-/** The text of the generated folder's `index.ts`. */
-export function indexModule(): string {
-  return `${GENERATED_HEADER}.\n/** Generated catalog constants and payload types. */\nexport * from './events.js';\n`;
-}
