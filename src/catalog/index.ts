@@ -11,3 +11,4 @@ export {
   topicNameSubject,
   topicRecordNameSubject,
 } from './names.js';
+export { LISTED_KINDS, unknownTypeReason } from './unknown-type.js';

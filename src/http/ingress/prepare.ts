@@ -11,7 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import { GatewayError } from '../../core/errors.js';
 import type { ErrorCode } from '../../core/errors.js';
-import { partitionKey } from '../../catalog/index.js';
+import { partitionKey, unknownTypeReason } from '../../catalog/index.js';
 import type { EventKind } from '../../catalog/index.js';
 import { AVRO_CONTENT_TYPE } from '../../codec/event/index.js';
 import type { EventCodec, KindBinding, SchemaVersion } from '../../codec/event/index.js';
@@ -88,7 +88,7 @@ function prepareOne(env: Envelope, codec: EventCodec, opts: PrepareOptions, prob
   checkAttributeBounds(a, problems);
   const binding = codec.binding(a.type);
   if (binding === undefined) {
-    problems.push({ attribute: 'type', reason: `unknown event type "${a.type.slice(0, 100)}": not an eventId of the catalog (GET /catalog lists them)`, code: 'CEG_UNKNOWN_TYPE' });
+    problems.push({ attribute: 'type', reason: unknownTypeReason(codec.catalog, a.type), code: 'CEG_UNKNOWN_TYPE' });
     return undefined;
   }
   if (!binding.kind.publish) {
