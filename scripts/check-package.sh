@@ -32,7 +32,7 @@ fi
 [ ! -e node_modules/ce-gateway/src ] || fail "catalog generate left files in node_modules"
 
 cat > consumer.ts <<'TS'
-import { Bus, GatewayError, loadCatalog, partitionKey, resolveBus, setDefaultBus, silentLogger } from 'ce-gateway';
+import { Bus, GatewayError, createFileDropSink, createShellHookSink, loadCatalog, partitionKey, resolveBus, resolveFileDropOptions, resolveShellHookOptions, setDefaultBus, silentLogger } from 'ce-gateway';
 import type { Envelope, EventHandler, EventOf, Role } from 'ce-gateway';
 import type { PriceLoadingCompletedPayload } from './src/catalog/generated/index.js';
 
@@ -60,6 +60,10 @@ const plain: EventHandler = async (e: Envelope) => void e.attributes.id;
 void typed;
 void plain;
 if (!(new GatewayError('CEG_INTERNAL', 'x', { retriable: false }) instanceof Error)) throw new Error('errors');
+// The sinks docs/connectors.md names are exported, with their option resolvers.
+const hook: EventHandler = createShellHookSink(resolveShellHookOptions({ command: ['./on-event.sh'] }, { baseDir: process.cwd() }), silentLogger());
+const drop: EventHandler = createFileDropSink(resolveFileDropOptions({ directory: 'drops' }, { baseDir: process.cwd() }), silentLogger());
+if (typeof hook !== 'function' || typeof drop !== 'function') throw new Error('sinks');
 console.log('package ok');
 TS
 cat > tsconfig.json <<'JSON'
