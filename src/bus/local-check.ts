@@ -11,10 +11,12 @@ import type { JsonValue } from '../envelope/types.js';
 
 /**
  * The kind named by eventId or business name, after checking `data` against its Avro schema from
- * the catalog (types are parsed once per schema text) and its size bound.
+ * the catalog (types are parsed once per schema text) and its size bound. Without a registry no
+ * record is built, so the bound is applied to the Avro data alone; a publisher also counts the
+ * attributes (what this refuses, a publisher refuses too).
  * Errors (retriable: false): CEG_UNKNOWN_TYPE (details.attribute = 'type') for a kind the catalog
  *   does not have; CEG_INVALID_DATA (details name every field) as Publisher.publish throws it;
- *   CEG_PAYLOAD_TOO_LARGE over the kind's `maxDataBytes` (Avro bytes, bus spec M6).
+ *   CEG_PAYLOAD_TOO_LARGE when the Avro data alone is over the kind's `maxDataBytes` (bus spec M6).
  */
 export function checkPublishable(catalog: Catalog, kind: string, data: JsonValue): EventKind {
   const found = catalog.byEventId(kind) ?? catalog.byName(kind);

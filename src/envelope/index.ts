@@ -28,4 +28,4 @@ export type { NewEnvelopeAttributes } from './build.js';
 export { createEnvelope, freezeEnvelope, newEventId, withAttributes } from './build.js';
 export { MAX_HEADER_BYTES, assertHeaderSafe, assertTopicName, headerValueProblem, isTopicName, topicNameProblem } from './guards.js';
 export type { EnvelopeLimits, LimitBreach } from './limits.js';
-export { DEFAULT_ENVELOPE_LIMITS, checkEnvelopeLimits, describeLimitBreach } from './limits.js';
+export { DEFAULT_ENVELOPE_LIMITS, attributeEntries, checkEnvelopeLimits, describeLimitBreach, limitBreachCode, limitBreachError } from './limits.js';

@@ -14,8 +14,7 @@ describe('rfc3339ToEpochMs', () => {
     expect(rfc3339ToEpochMs('2024-05-01T12:00:00.123999Z')).toBe(Date.UTC(2024, 4, 1, 12, 0, 0, 123));
   });
 
-  it('maps a leap second to the next second and handles years below 100', () => {
-    expect(rfc3339ToEpochMs('2016-12-31T23:59:60Z')).toBe(Date.UTC(2017, 0, 1));
+  it('handles years below 100', () => {
     const d = new Date(0);
     d.setUTCFullYear(50, 0, 1);
     expect(rfc3339ToEpochMs('0050-01-01T00:00:00Z')).toBe(d.getTime());
@@ -48,9 +47,24 @@ describe('rfc3339ToEpochMs', () => {
     expect(rfc3339ToEpochMs(text)).toBeUndefined();
   });
 
-  it('accepts long fractions and lowercase t/z', () => {
-    expect(rfc3339ToEpochMs('2024-05-01t12:00:00.123456789z')).toBe(Date.UTC(2024, 4, 1, 12, 0, 0, 123));
-    expect(rfc3339ToEpochMs('1900-02-28T23:59:59-23:59')).toBe(Date.UTC(1900, 1, 28, 23, 59, 59) + (23 * 60 + 59) * 60_000);
+  it('accepts nine fraction digits and offsets up to ±18:00', () => {
+    expect(rfc3339ToEpochMs('2024-05-01T12:00:00.123456789Z')).toBe(Date.UTC(2024, 4, 1, 12, 0, 0, 123));
+    expect(rfc3339ToEpochMs('1900-02-28T23:59:59-18:00')).toBe(Date.UTC(1900, 1, 28, 23, 59, 59) + 18 * 60 * 60_000);
+  });
+
+  // Issue 12: what the gateway forwards verbatim must be readable by mainstream SDKs (the Java
+  // SDK's Kafka deserializer cannot skip a record whose time it cannot parse).
+  it.each([
+    ['a leap second (Java refuses second 60)', '2016-12-31T23:59:60Z'],
+    ['second 60 outside a leap second', '2024-05-01T12:00:60Z'],
+    ['more than nine fraction digits (Java: nanoseconds)', '2024-05-01T12:00:00.1234567891Z'],
+    ['year 0000 (Python and .NET start at year 1)', '0000-01-01T00:00:00Z'],
+    ['a lower-case t (Go reads only T)', '2024-05-01t12:00:00Z'],
+    ['a lower-case z (Go reads only Z)', '2024-05-01T12:00:00z'],
+    ['an offset beyond ±18:00 (Java ZoneOffset)', '2024-05-01T12:00:00+18:30'],
+  ])('time a mainstream SDK cannot read is refused: %s', (_why, text) => {
+    expect(isRfc3339Timestamp(text)).toBe(false);
+    expect(rfc3339ToEpochMs(text)).toBeUndefined();
   });
 });
 
