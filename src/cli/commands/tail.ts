@@ -46,7 +46,7 @@ export function registerTailCommand(program: Command): void {
       onSignals(async () => {
         await consumption.stop();
         await gw.close();
-      }, log);
+      }, log, config.shutdownTimeoutMs);
       await consumption.done;
     });
 }
