@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { environment, loadConfig, readEnvFile } from '../../../src/config/index.js';
+import { CONFIG_KEYS, SECRET_KEYS, environment, loadConfig, readEnvFile } from '../../../src/config/index.js';
 import { caught } from '../../helpers/errors.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ceg-config-'));
@@ -27,6 +27,7 @@ describe('loadConfig: defaults', () => {
     expect(c.ingress).toEqual({ maxBodyBytes: 1_048_576, maxBatchEvents: 1000, ackTimeoutMs: 10_000, retryAfterS: 5 });
     expect(c.publishQueueCapacity).toBe(10_000);
     expect(c.readinessTimeoutMs).toBe(2000);
+    expect(c.shutdownTimeoutMs).toBe(25_000);
   });
 
   it('treats an empty variable as unset', () => {
@@ -212,5 +213,18 @@ describe('env file', () => {
 
   it('environment(): a CE_GATEWAY_ENV_FILE naming a missing file is an error', () => {
     expect(() => environment({ CE_GATEWAY_ENV_FILE: join(dir, 'nope') }, '/')).toThrow(/CE_GATEWAY_ENV_FILE/);
+  });
+});
+
+describe('CONFIG_KEYS: every variable the gateway reads (deployment files are checked against it)', () => {
+  it('lists the settings, each secret\'s _FILE and the env file variable', () => {
+    for (const k of ['PORT', 'KAFKA_BROKERS', 'SCHEMA_REGISTRY_URL', 'SHUTDOWN_TIMEOUT_MS', 'DATABASE_URL', 'DATABASE_URL_FILE', 'KAFKA_SASL_PASSWORD_FILE', 'CE_GATEWAY_ENV_FILE']) expect(CONFIG_KEYS).toContain(k);
+    expect(CONFIG_KEYS).not.toContain('KAFKA_BROKER');
+    for (const s of SECRET_KEYS) expect(CONFIG_KEYS).toContain(`${s}_FILE`);
+  });
+
+  it('SHUTDOWN_TIMEOUT_MS is a positive integer', () => {
+    expect(loadConfig({ SHUTDOWN_TIMEOUT_MS: '40000' }).shutdownTimeoutMs).toBe(40_000);
+    expect(() => loadConfig({ SHUTDOWN_TIMEOUT_MS: '0' })).toThrow(/SHUTDOWN_TIMEOUT_MS/);
   });
 });
