@@ -52,6 +52,12 @@ const defaultHandlerRetry = retryPolicy({ maxAttempts: 5, initialDelayMs: 200, f
 export interface GatewayOverrides {
   readonly transport?: Transport;
   readonly registry?: SchemaRegistry;
+  /**
+   * Read-only use (`tail`, `trace`, `subscribe`): start-up creates no topic and registers no
+   * schema, so read-only Kafka and registry credentials suffice; the codec decodes into the
+   * catalog's schemas and the gateway cannot publish (publisher() and records() throw).
+   */
+  readonly readOnly?: boolean;
 }
 
 export function createGateway(config: Config, log: Logger, overrides: GatewayOverrides = {}): Gateway {
@@ -82,6 +88,11 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
   async function bootstrap(): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
+        if (overrides.readOnly === true) {
+          codec = new EventCodec(catalog, registry, new Map());
+          log.debug('read-only: no topic created, no schema registered');
+          return;
+        }
         await transport.ensureTopics(catalog.topics);
         const latest = await registerCatalog(registry, catalog);
         const fresh = new EventCodec(catalog, registry, latest);
