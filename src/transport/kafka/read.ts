@@ -48,7 +48,7 @@ export async function startKafkaRead(kafka: Kafka, admin: Admin, spec: ReadSpec,
   const open = new Set([...where].filter(([, p]) => spec.untilEnd !== true || BigInt(p.from) < p.end).map(([k]) => k));
   const groupId = `ce-gateway.read.${randomUUID()}`;
   let settle: (err?: unknown) => void = () => {};
-  const finished = new Promise<void>((resolve, reject) => (settle = (err?: unknown) => (err === undefined ? resolve() : reject(err instanceof Error ? err : new Error(String(err))))));
+  const finished = new Promise<void>((resolve, reject) => (settle = (err?: unknown) => (err === undefined ? resolve() : reject(err instanceof Error ? err : new Error(errorMessage(err))))));
   finished.catch(() => undefined);
   if (open.size === 0) return { done: Promise.resolve(), stop: () => Promise.resolve() };
 
