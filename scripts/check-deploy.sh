@@ -37,7 +37,7 @@ TSX=(node --import tsx scripts/deploy/main.ts)
 # ---- tools -----------------------------------------------------------------------------------
 say "tools (cache: $CACHE)"
 command -v go >/dev/null || die "go is needed to build helm and compose-check (Go ≥ 1.24) and is not installed"
-export GOFLAGS=-mod=mod GOTOOLCHAIN=local
+export GOFLAGS=-buildvcs=false GOTOOLCHAIN=local
 
 helm=$BIN/helm-$HELM_VERSION
 if [ ! -x "$helm" ]; then
