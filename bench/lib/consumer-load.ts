@@ -45,13 +45,13 @@ export function rawConsume(brokers: readonly string[], topic: string, records: n
     await consumer.run({
       eachBatchAutoResolve: false,
       partitionsConsumedConcurrently: 3,
-      eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload) => {
-        for (const m of batch.messages) {
-          if (!isRunning() || isStale()) return;
-          resolveOffset(m.offset);
+      eachBatch: async (payload: EachBatchPayload) => {
+        for (const m of payload.batch.messages) {
+          if (!payload.isRunning() || payload.isStale()) return;
+          payload.resolveOffset(m.offset);
           if (++seen === records) finish();
         }
-        await heartbeat();
+        await payload.heartbeat();
       },
     });
     await done;
