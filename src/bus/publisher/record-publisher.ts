@@ -7,7 +7,7 @@
  */
 import { GatewayError, errorMessage } from '../../core/errors.js';
 import type { RetryPolicy } from '../../core/retry.js';
-import { sleep } from '../../core/retry.js';
+import { retrying } from '../../core/retrying.js';
 import type { Logger } from '../../observability/index.js';
 import type { OutboundRecord, Position, Transport } from '../../transport/port.js';
 import { OutboundQueue } from './outbound-queue.js';
@@ -112,33 +112,46 @@ export class RecordPublisher {
   }
 
   async #produceWithRetry(topic: string, group: readonly Pending[]): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        const positions = await this.#transport.produce(topic, group.map((p) => p.record));
-        group.forEach((p, i) => p.resolve(positions[i]!));
-        this.#stats.published += group.length;
+    let positions: readonly Position[];
+    let lastError: GatewayError | undefined;
+    try {
+      positions = await retrying(
+        async () => {
+          try {
+            return await this.#transport.produce(topic, group.map((p) => p.record));
+          } catch (err) {
+            throw asGatewayError(err, topic);
+          }
+        },
+        {
+          policy: this.#opts.retry,
+          signal: this.#closing.signal,
+          onRetry: ({ attempt, error }) => {
+            lastError = error as GatewayError;
+            this.#stats.retried += group.length;
+            this.#log.warn({ topic, records: group.length, attempt, code: lastError.code, err: lastError.message }, 'publish failed, retrying');
+          },
+        },
+      );
+    } catch (err) {
+      // Closing cut a backoff short (the records fail with the broker error that put them there)
+      // or came before the first attempt (as for records still queued at close).
+      const ge = err !== this.#closing.signal.reason ? asGatewayError(err, topic) : (lastError ?? notSent());
+      if (!ge.retriable && group.length > 1) {
+        // The broker refused the batch for good: one record may be the cause (too large, say).
+        // Send them one by one, in order, so only the records the broker refuses fail and
+        // other partners' events in the same batch are not refused with them.
+        this.#log.warn({ topic, records: group.length, code: ge.code, err: ge.message }, 'batch refused; sending its records one by one');
+        for (const p of group) await this.#produceWithRetry(topic, [p]);
         return;
-      } catch (err) {
-        const ge = asGatewayError(err, topic);
-        if (!ge.retriable && group.length > 1) {
-          // The broker refused the batch for good: one record may be the cause (too large, say).
-          // Send them one by one, in order, so only the records the broker refuses fail and
-          // other partners' events in the same batch are not refused with them.
-          this.#log.warn({ topic, records: group.length, code: ge.code, err: ge.message }, 'batch refused; sending its records one by one');
-          for (const p of group) await this.#produceWithRetry(topic, [p]);
-          return;
-        }
-        const last = !ge.retriable || attempt >= this.#opts.retry.maxAttempts || this.#closing.signal.aborted;
-        this.#log.warn({ topic, records: group.length, attempt, code: ge.code, err: ge.message }, last ? 'publish failed' : 'publish failed, retrying');
-        if (last) {
-          this.#stats.failed += group.length;
-          for (const p of group) p.reject(ge);
-          return;
-        }
-        this.#stats.retried += group.length;
-        await sleep(this.#opts.retry.delayMs(attempt), this.#closing.signal).catch(() => undefined);
       }
+      this.#log.warn({ topic, records: group.length, code: ge.code, err: ge.message }, 'publish failed');
+      this.#stats.failed += group.length;
+      for (const p of group) p.reject(ge);
+      return;
     }
+    group.forEach((p, i) => p.resolve(positions[i]!));
+    this.#stats.published += group.length;
   }
 
   /** Stops taking records, lets the record batch in flight finish, fails what is still queued (CEG_CLOSED). */
@@ -146,9 +159,13 @@ export class RecordPublisher {
     this.#closing.abort(new GatewayError('CEG_CLOSED', 'publisher closed', { retriable: false }));
     await this.#drain;
     const left = this.#queue.takeUpTo(this.#queue.size);
-    for (const p of left) p.reject(new GatewayError('CEG_CLOSED', 'publisher closed before the record was sent', { retriable: true }));
+    for (const p of left) p.reject(notSent());
     this.#stats.failed += left.length;
   }
+}
+
+function notSent(): GatewayError {
+  return new GatewayError('CEG_CLOSED', 'publisher closed before the record was sent', { retriable: true });
 }
 
 function asGatewayError(err: unknown, topic: string): GatewayError {
