@@ -26,6 +26,6 @@ export type { ParsedAttribute } from './canonical.js';
 export { canonicalString, parseAttribute, tryParseAttribute } from './canonical.js';
 export type { NewEnvelopeAttributes } from './build.js';
 export { createEnvelope, freezeEnvelope, newEventId, withAttributes } from './build.js';
-export { MAX_HEADER_BYTES, assertHeaderSafe, assertTopicName, headerValueProblem, isTopicName, topicNameProblem } from './guards.js';
+export { MAX_HEADER_BYTES, assertHeaderSafe, headerValueProblem } from './guards.js';
 export type { EnvelopeLimits, LimitBreach } from './limits.js';
 export { DEFAULT_ENVELOPE_LIMITS, checkEnvelopeLimits, describeLimitBreach } from './limits.js';

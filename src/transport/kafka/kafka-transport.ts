@@ -6,7 +6,8 @@ import type {
   Consumption, GroupSpec, OffsetTarget, OutboundRecord, PartitionOffset, Position, ProduceOptions,
   RecordHandler, TopicSpec, Transport,
 } from '../port.js';
-import { abortedProduce, checkTopicName, checkTopicSpec, closedTransport, groupBusy } from '../topics.js';
+import { assertTopicName } from '../../core/topic-name.js';
+import { abortedProduce, checkTopicSpec, closedTransport, groupBusy } from '../topics.js';
 import { KafkaConsumption } from './consumption.js';
 import { fromKafkaError } from './errors.js';
 import { toKafkaHeaders } from './headers.js';
@@ -95,7 +96,7 @@ class KafkaTransport implements Transport {
 
   async partitionCount(topic: string): Promise<number> {
     this.#assertOpen();
-    checkTopicName(topic);
+    assertTopicName(topic);
     const cached = this.#partitionCounts.get(topic);
     if (cached !== undefined && Date.now() - cached.atMs < this.#opts.metadataMaxAgeMs) return cached.count;
     const { admin } = await this.#ready();
@@ -165,7 +166,7 @@ class KafkaTransport implements Transport {
   }
 
   async endOffsets(topic: string): Promise<readonly PartitionOffset[]> {
-    checkTopicName(topic);
+    assertTopicName(topic);
     const { admin } = await this.#ready();
     try {
       const offsets = await admin.fetchTopicOffsets(topic);

@@ -1,30 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import {
   assertHeaderSafe,
-  assertTopicName,
   createEnvelope,
   freezeEnvelope,
-  isTopicName,
   newEventId,
   withAttributes,
 } from '../../../src/envelope/index.js';
 import type { Envelope } from '../../../src/envelope/index.js';
 import { caught } from '../../helpers/errors.js';
-
-describe('assertTopicName', () => {
-  it.each(['bars.closed', 'a', 'A-b_c.9', 'x'.repeat(249), '_single'])('accepts %s', (name) => {
-    expect(() => assertTopicName(name)).not.toThrow();
-    expect(isTopicName(name)).toBe(true);
-  });
-
-  it.each(['', '.', '..', '__consumer_offsets', 'has space', 'a/b', 'x'.repeat(250), 'ümlaut', 'a\nb'])('refuses %j with CEG_INVALID_NAME', (name) => {
-    const err = caught(() => assertTopicName(name));
-    expect(err.code).toBe('CEG_INVALID_NAME');
-    expect(err.retriable).toBe(false);
-    expect(typeof err.details.reason).toBe('string');
-    expect(isTopicName(name)).toBe(false);
-  });
-});
 
 describe('assertHeaderSafe', () => {
   it('accepts ordinary and unicode values up to 8 KiB', () => {
