@@ -26,11 +26,6 @@ export function topicNameProblem(name: string): string | undefined {
   return undefined;
 }
 
-/** True when `name` is a legal, non-internal Kafka topic name. */
-export function isTopicName(name: string): boolean {
-  return topicNameProblem(name) === undefined;
-}
-
 /**
  * Throws unless `name` is a legal, non-internal Kafka topic name.
  * Errors: CEG_INVALID_NAME (retriable: false), details `{ topic, reason }` (the name cut to 80

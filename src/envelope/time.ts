@@ -93,11 +93,3 @@ export function rfc3339ToEpochMs(text: string): number | undefined {
   }
   return utc - offsetMinutes * 60_000;
 }
-
-/**
- * The current instant (or `nowMs`, epoch ms) as RFC 3339 in UTC with milliseconds and `Z`,
- * e.g. `2024-05-01T12:00:00.000Z`. Spec: DESIGN "The envelope" (events we create use UTC).
- */
-export function nowRfc3339(nowMs: number = Date.now()): string {
-  return new Date(nowMs).toISOString();
-}
