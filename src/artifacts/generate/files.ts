@@ -7,7 +7,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Catalog } from '../types.js';
+import type { Catalog } from '../../catalog/index.js';
 import { eventsModule, GENERATED_HEADER, indexModule } from './typescript.js';
 
 /** One generated file: `path` relative to the output directory, `content` its exact text. */
@@ -28,7 +28,7 @@ export interface GeneratedCheck {
 
 /**
  * The package's `src/catalog/generated/` directory. This module sits three levels under the
- * package root both as src/catalog/generate/files.ts and as dist/catalog/generate/files.js.
+ * package root both as src/artifacts/generate/files.ts and as dist/artifacts/generate/files.js.
  */
 export function defaultGeneratedDir(): string {
   return resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'src', 'catalog', 'generated');
