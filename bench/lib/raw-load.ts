@@ -3,7 +3,7 @@
  * (idempotent, maxInFlightRequests 1, acks -1, no compression, explicit murmur2 partition), sending
  * pre-encoded records with a fixed number of sends in flight.
  */
-import { CompressionTypes, Kafka, logLevel } from 'kafkajs';
+import { CompressionTypes, Kafka, logLevel } from '../../src/transport/kafka/kafkajs.js';
 import type { Admin, Message, Producer } from 'kafkajs';
 import { partitionForKey } from '../../src/transport/partitioner.js';
 import type { OutboundRecord } from '../../src/transport/port.js';

@@ -4,7 +4,7 @@
  */
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Kafka, logLevel } from 'kafkajs';
+import { Kafka, logLevel } from '../../src/transport/kafka/kafkajs.js';
 import type { StackConfig } from './config.js';
 import type { Tools } from './preflight.js';
 import { awaitReady, execFileAsync, readPid, startDetached, stopProcess } from './process.js';

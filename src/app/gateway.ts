@@ -54,6 +54,12 @@ const defaultHandlerRetry = retryPolicy({ maxAttempts: 5, initialDelayMs: 200, f
 export interface GatewayOverrides {
   readonly transport?: Transport;
   readonly registry?: SchemaRegistry;
+  /**
+   * Read-only use (`tail`, `trace`, `subscribe`): start-up creates no topic and registers no
+   * schema, so read-only Kafka and registry credentials suffice; the codec decodes into the
+   * catalog's schemas and the gateway cannot publish (publisher() and records() throw).
+   */
+  readonly readOnly?: boolean;
 }
 
 export function createGateway(config: Config, log: Logger, overrides: GatewayOverrides = {}): Gateway {
@@ -83,6 +89,11 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
 
   /** Creates the topics, registers the schemas and builds what serves events; one attempt. */
   async function bootstrapOnce(): Promise<void> {
+    if (overrides.readOnly === true) {
+      codec = new EventCodec(catalog, registry, new Map());
+      log.debug('read-only: no topic created, no schema registered');
+      return;
+    }
     await transport.ensureTopics(catalog.topics);
     const latest = await registerCatalog(registry, catalog);
     const fresh = new EventCodec(catalog, registry, latest);

@@ -1,3 +1,3 @@
 export { createGateway } from './gateway.js';
-export type { Gateway } from './gateway.js';
+export type { Gateway, GatewayOverrides } from './gateway.js';
 export { createBus } from './bus.js';

@@ -61,24 +61,82 @@ export interface GroupSpec {
   readonly startFrom?: StartFrom;
   /** Client id suffix identifying the instance (bus spec T1: endpoint = service + instance). */
   readonly instanceId?: string;
+  /**
+   * Commit batching: handled offsets are committed once this many records were handled since the
+   * last commit, or `commitIntervalMs` passed, whichever comes first — and always before this
+   * member gives up a partition (rebalance) and when it stops. Defaults 500 records, 1000 ms.
+   */
+  readonly commitEveryRecords?: number;
+  readonly commitIntervalMs?: number;
+  /**
+   * How long stop() waits for the records in hand, ms (default 5000). Their signal is aborted at
+   * once; a record still in hand at the deadline stays uncommitted (it comes again) and the member
+   * leaves anyway.
+   */
+  readonly stopTimeoutMs?: number;
+}
+
+/**
+ * What a record handler decided.
+ * - `done` (or resolving with nothing): the record is processed; its offset is committed with the
+ *   next commit (at-least-once, bus spec S3).
+ * - `redeliver`: the record is not processed yet. Its partition is paused — other partitions keep
+ *   flowing, the member keeps heartbeating — and the same record is delivered again after
+ *   `afterMs` (ms), followed by the ones after it. A wait longer than the session timeout needs
+ *   no rebalance. Spec: issue 7 ("retries that block nothing else").
+ */
+export type RecordDecision = { readonly kind: 'done' } | { readonly kind: 'redeliver'; readonly afterMs: number };
+
+export const RECORD_DONE: RecordDecision = Object.freeze({ kind: 'done' });
+export const redeliverAfter = (afterMs: number): RecordDecision => Object.freeze({ kind: 'redeliver', afterMs: Math.max(0, Math.round(afterMs)) });
+
+/** What a handler gets with each record. */
+export interface RecordContext {
+  /** Aborted when the member stops or loses the partition: give up promptly (the record stays uncommitted and comes again). */
+  readonly signal: AbortSignal;
+  /** Tells the group this member is alive; the adapter also heartbeats on its own while a record is in hand. Never throws. */
+  heartbeat(): Promise<void>;
 }
 
 /**
  * Called once per record, in offset order per partition, at most one record in flight per
- * partition. Resolving commits the record's offset (offset + 1) — at-least-once (bus spec S3).
- * Rejecting stops the consumption (it never skips the record); the bus layer classifies handler
- * failures itself and does not reject for ordinary handler errors.
+ * partition. Resolving with nothing or `done` marks the record processed (committed in batches,
+ * never past a record not yet processed). Rejecting stops the consumption (it never skips the
+ * record); the bus layer classifies handler failures itself and does not reject for ordinary
+ * handler errors.
  */
-export type RecordHandler = (record: TransportRecord) => Promise<void>;
+export type RecordHandler = (record: TransportRecord, ctx: RecordContext) => Promise<RecordDecision | void>;
 
 /** A running consumption. */
 export interface Consumption {
   readonly group: string;
   /** Partitions currently assigned to this member. */
   assignments(): readonly { readonly topic: string; readonly partition: number }[];
+  /** How often this member joined its group: 1 until a rebalance makes it join again. */
+  joins(): number;
   /** Settles when the consumption ends: resolves after stop(), rejects with the failure that stopped it. */
   readonly done: Promise<void>;
-  /** Finishes the record in flight, commits, leaves the group. Idempotent. */
+  /** Aborts the records in hand, waits for them up to the stop deadline, commits what was processed, leaves the group. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/** Where a group-less read starts, per partition. */
+export type ReadStart = { readonly kind: 'earliest' } | { readonly kind: 'latest' } | { readonly kind: 'timestamp'; readonly timestampMs: number };
+
+/**
+ * A read of topics without a consumer group (operators' `tail`, `trace`): nothing is committed and
+ * no group is left behind. Records arrive in offset order per partition, one at a time per partition.
+ */
+export interface ReadSpec {
+  readonly topics: readonly string[];
+  readonly from: ReadStart;
+  /** Stop each partition after its end offset as of the start of the read (a bounded read). Default false (follow). */
+  readonly untilEnd?: boolean;
+}
+
+/** A running read. `done` resolves when a bounded read reached its end offsets or after stop(). */
+export interface Read {
+  readonly done: Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -114,6 +172,11 @@ export interface Transport {
   produce(topic: string, records: readonly OutboundRecord[], opts?: ProduceOptions): Promise<readonly Position[]>;
   /** Joins the group and resolves once the member holds its partitions. */
   consume(spec: GroupSpec, handler: RecordHandler): Promise<Consumption>;
+  /**
+   * Reads topics without joining a durable group (read-only use: no commit, no group left behind).
+   * `handler` rejecting stops the read and rejects `done`.
+   */
+  read(spec: ReadSpec, handler: (record: TransportRecord) => Promise<void>): Promise<Read>;
   /** End offsets per partition (the offset the next record will get). */
   endOffsets(topic: string): Promise<readonly PartitionOffset[]>;
   /** Moves a group's committed offsets; the group must have no active member. */

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { idempotent } from '../../src/bus/idempotency/index.js';
 import type { IdempotencyKey, IdempotencyStore } from '../../src/bus/idempotency/index.js';
-import { retry } from '../../src/bus/subscriber/index.js';
+import { duplicate, retry } from '../../src/bus/subscriber/index.js';
 import type { DeliveryContext } from '../../src/bus/subscriber/index.js';
 import type { Envelope } from '../../src/envelope/types.js';
 import { caughtAsync as failure } from '../helpers/errors.js';
@@ -148,8 +148,8 @@ export function idempotencyContract(name: string, make: () => Promise<Idempotenc
         const h = idempotent(s, (e) => Promise.resolve(void seen.push(e.attributes.id)), { windowMs: 60_000 });
         const e = event('urn:test:redelivery', randomUUID());
         expect(await h(e, ctx('sub-1'))).toBeUndefined();
-        expect(await h(e, ctx('sub-1'))).toBeUndefined();
-        expect(await h(e, ctx('sub-1', 2))).toBeUndefined();
+        expect(await h(e, ctx('sub-1'))).toEqual(duplicate);
+        expect(await h(e, ctx('sub-1', 2))).toEqual(duplicate);
         expect(seen).toEqual([e.attributes.id]);
         expect(h.stats()).toEqual({ handled: 1, skipped: 2, markFailed: 0 });
         expect(await s.lookup({ scope: 'sub-1', source: 'urn:test:redelivery', id: e.attributes.id })).toBe('handled');
@@ -172,7 +172,7 @@ export function idempotencyContract(name: string, make: () => Promise<Idempotenc
         expect(await h(e, ctx('sub-1'))).toEqual({ kind: 'retry', reason: 'not yet' });
         await expect(h(e, ctx('sub-1', 2))).rejects.toThrow('boom');
         expect(await h(e, ctx('sub-1', 3))).toBeUndefined();
-        expect(await h(e, ctx('sub-1', 4))).toBeUndefined();
+        expect(await h(e, ctx('sub-1', 4))).toEqual(duplicate);
         expect(calls).toBe(3);
         expect(h.stats()).toEqual({ handled: 1, skipped: 1, markFailed: 0 });
       });

@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isGatewayError } from '../../src/core/errors.js';
 import { partitionForKey } from '../../src/transport/partitioner.js';
 import type { Consumption, GroupSpec, OutboundRecord, RecordHeader, Transport, TransportRecord } from '../../src/transport/port.js';
+import { redeliverAfter } from '../../src/transport/port.js';
 import { waitFor } from '../helpers/wait.js';
 
 const enc = new TextEncoder();
@@ -19,6 +20,15 @@ const rec = (key: string | null, value: string | null, headers: RecordHeader[] =
 });
 const unique = (prefix: string): string => `${prefix}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
 const values = (rs: readonly TransportRecord[]): (string | null)[] => rs.map((r) => text(r.value));
+/** One key per partition 0..n-1 (murmur2), so a case can put records on chosen partitions. */
+function keysFor(n: number): string[] {
+  const keys: string[] = [];
+  for (let i = 0; keys.length < n; i++) {
+    const k = `key-${i}`;
+    if (partitionForKey(bytes(k), n) === keys.length) keys.push(k);
+  }
+  return keys;
+}
 
 export interface ContractOptions {
   /** Per-case timeout for the adapter (ms); a real broker needs longer for rebalances. */
@@ -315,6 +325,86 @@ export function transportContract(name: string, make: () => Promise<Transport>, 
       const err: unknown = await t.produce(tp, [rec('k', 'v')], { signal: ac.signal }).then(() => undefined, (e: unknown) => e);
       expect(isGatewayError(err, 'CEG_DELIVERY_TIMEOUT')).toBe(true);
       expect(isGatewayError(err) && err.retriable).toBe(true);
+    }, timeout);
+
+    it('redeliver pauses only its own partition and hands the same record again after the wait', async () => {
+      const tp = await topic(2);
+      const [k0, k1] = keysFor(2);
+      const group = unique('g');
+      const seen: { v: string | null; at: number }[] = [];
+      let asked = 0;
+      const c = await t.consume({ group, topics: [tp], startFrom: 'earliest' }, (r) => {
+        seen.push({ v: text(r.value), at: Date.now() });
+        if (text(r.value) === 'slow' && asked++ === 0) return Promise.resolve(redeliverAfter(1500));
+        return Promise.resolve();
+      });
+      running.push(c);
+      const start = Date.now();
+      await t.produce(tp, [rec(k0!, 'slow'), rec(k0!, 'after-slow'), rec(k1!, 'other-1')]);
+      await until('the other partition', () => seen.some((s) => s.v === 'other-1'));
+      await t.produce(tp, [rec(k1!, 'other-2')]);
+      await until('everything', () => seen.some((s) => s.v === 'after-slow') && seen.some((s) => s.v === 'other-2'));
+      const order = seen.map((s) => s.v);
+      // Same partition: slow, slow again, then after-slow; the other partition did not wait for it.
+      expect(order.filter((v) => v === 'slow' || v === 'after-slow')).toEqual(['slow', 'slow', 'after-slow']);
+      const other2 = seen.find((s) => s.v === 'other-2')!.at;
+      const slowAgain = seen.filter((s) => s.v === 'slow')[1]!.at;
+      expect(other2).toBeLessThan(slowAgain);
+      expect(slowAgain - start).toBeGreaterThanOrEqual(1400);
+    }, timeout);
+
+    it('commits handled offsets at stop even when the commit batch is not full', async () => {
+      const tp = await topic(1);
+      const group = unique('g');
+      await t.produce(tp, [rec('k', 'a1'), rec('k', 'a2')]);
+      const first = await collect({ group, topics: [tp], startFrom: 'earliest', commitEveryRecords: 10_000, commitIntervalMs: 600_000 });
+      await until('2 records', () => first.got.length >= 2);
+      await first.c.stop();
+      await t.produce(tp, [rec('k', 'b1')]);
+      const second = await collect({ group, topics: [tp], startFrom: 'earliest' });
+      await until('b1', () => values(second.got).includes('b1'));
+      expect(values(second.got)).toEqual(['b1']);
+    }, timeout);
+
+    it('stop() returns by its deadline while a handler ignores its abort signal, leaving that record uncommitted', async () => {
+      const tp = await topic(1);
+      const group = unique('g');
+      await t.produce(tp, [rec('k', 'stuck')]);
+      let aborted = false;
+      let entered = false;
+      const c = await t.consume({ group, topics: [tp], startFrom: 'earliest', stopTimeoutMs: 1000 }, (_r, ctx) => {
+        entered = true;
+        ctx.signal.addEventListener('abort', () => (aborted = true));
+        return new Promise<void>(() => undefined); // never settles
+      });
+      await until('the handler holds the record', () => entered);
+      const t0 = Date.now();
+      await c.stop();
+      expect(Date.now() - t0).toBeLessThan(waitMs);
+      expect(aborted).toBe(true);
+      const again = await collect({ group, topics: [tp], startFrom: 'earliest' });
+      await until('the record again', () => again.got.length >= 1);
+      expect(values(again.got)).toEqual(['stuck']);
+    }, timeout);
+
+    it('reads without a group: from earliest, bounded by the end offsets, nothing committed', async () => {
+      const tp = await topic(2);
+      await t.produce(tp, [rec('a', 'r1'), rec('b', 'r2'), rec('c', 'r3')]);
+      const got: string[] = [];
+      const read = await t.read({ topics: [tp], from: { kind: 'earliest' }, untilEnd: true }, (r) => Promise.resolve(void got.push(text(r.value)!)));
+      await read.done;
+      expect(got.sort()).toEqual(['r1', 'r2', 'r3']);
+      // A bounded read of an empty topic ends at once.
+      const empty = await topic(1);
+      const r2 = await t.read({ topics: [empty], from: { kind: 'earliest' }, untilEnd: true }, () => Promise.resolve());
+      await r2.done;
+      // Following from latest sees only what comes after.
+      const later: string[] = [];
+      const follow = await t.read({ topics: [tp], from: { kind: 'latest' } }, (r) => Promise.resolve(void later.push(text(r.value)!)));
+      await t.produce(tp, [rec('a', 'r4')]);
+      await until('r4', () => later.includes('r4'));
+      await follow.stop();
+      expect(later).toEqual(['r4']);
     }, timeout);
 
     it('refuses work after close', async () => {

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
-import { Kafka, logLevel } from 'kafkajs';
+import { Kafka, logLevel } from '../../src/transport/kafka/kafkajs.js';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PRICE_TOPIC, priceLoaded } from '../fixtures/events.js';

@@ -5,6 +5,7 @@
 import { errorMessage } from '../../core/errors.js';
 import type { Envelope } from '../../envelope/types.js';
 import type { DeliveryContext, EventHandler, Outcome } from '../subscriber/index.js';
+import { duplicate } from '../subscriber/index.js';
 import type { IdempotencyKey, IdempotencyStore } from './port.js';
 import { assertWindowMs, keyString } from './port.js';
 
@@ -41,7 +42,7 @@ export function deliveryKey(event: Envelope, ctx: DeliveryContext, scope?: strin
 
 /** True when a handler result is the final outcome "handled" (nothing returned, or `ack`). */
 export function isHandled(out: Outcome | void): boolean {
-  return out === undefined || out.kind === 'ack';
+  return out === undefined || out.kind === 'ack' || out.kind === 'duplicate';
 }
 
 /**
@@ -71,7 +72,7 @@ export function idempotent(store: IdempotencyStore, handler: EventHandler, optio
     if ((await store.lookup(key)) !== undefined) {
       stats.skipped++;
       options.onSkip?.(event, ctx);
-      return undefined;
+      return duplicate; // the runner counts it apart from handled events
     }
     const out = await handler(event, ctx);
     if (!isHandled(out)) return out;

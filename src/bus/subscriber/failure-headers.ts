@@ -11,6 +11,57 @@ const dec = new TextDecoder();
 export const DLQ_PREFIX = 'dlq_';
 export const RETRY_PREFIX = 'retry_';
 
+/**
+ * The headers a dead-lettered record carries besides its original key, value and headers (bus
+ * spec S5: reason, attempt count, source topic/partition/offset, subscription). A contract for
+ * readers of dead-letter topics in any language: the names never change.
+ */
+export const DEAD_LETTER_HEADERS = Object.freeze({
+  /** Why, one line (at most 4,000 characters). */
+  reason: 'dlq_reason',
+  /** Attempts made, decimal. */
+  attempts: 'dlq_attempts',
+  /** RFC 3339 UTC. */
+  firstFailureTime: 'dlq_first_failure_time',
+  lastFailureTime: 'dlq_last_failure_time',
+  sourceTopic: 'dlq_source_topic',
+  sourcePartition: 'dlq_source_partition',
+  sourceOffset: 'dlq_source_offset',
+  subscription: 'dlq_subscription',
+  /** Present when the original headers were not copied (they broke the limits): how many were dropped. */
+  headersDropped: 'dlq_headers_dropped',
+} as const);
+
+/** The headers a record parked on a subscription's retry topic carries. */
+export const RETRY_HEADERS = Object.freeze({
+  subscription: 'retry_subscription',
+  attempt: 'retry_attempt',
+  /** Epoch ms before which the record is not tried again. */
+  notBefore: 'retry_not_before',
+  firstFailureTime: 'retry_first_failure_time',
+  sourceTopic: 'retry_source_topic',
+  sourcePartition: 'retry_source_partition',
+  sourceOffset: 'retry_source_offset',
+} as const);
+
+/**
+ * Headers kept from a record whose headers broke the limits: enough to identify the event, each
+ * value at most 1 KiB, first occurrence only — so a reader of the dead-letter topic never meets
+ * the offending headers in turn (issue 7).
+ */
+const IDENTIFYING_HEADERS = ['ce_specversion', 'ce_id', 'ce_source', 'ce_type', 'ce_time', 'ce_correlationid', 'ce_partitionkey', 'content-type'] as const;
+const MAX_KEPT_VALUE_BYTES = 1024;
+
+/** The identifying headers of an oversized record (see above). */
+export function identifyingHeaders(headers: readonly RecordHeader[]): RecordHeader[] {
+  const kept = new Map<string, Uint8Array>();
+  for (const [n, v] of headers) {
+    if (kept.size === IDENTIFYING_HEADERS.length) break;
+    if (!kept.has(n) && (IDENTIFYING_HEADERS as readonly string[]).includes(n) && v.byteLength <= MAX_KEPT_VALUE_BYTES) kept.set(n, v);
+  }
+  return [...kept];
+}
+
 /** Where a record first came from and how often it failed, carried across retry-topic hops. */
 export interface RetryMeta {
   readonly subscription: string;
@@ -28,14 +79,15 @@ export function originalHeaders(headers: readonly RecordHeader[]): RecordHeader[
 }
 
 export function retryHeaders(m: RetryMeta): RecordHeader[] {
+  const h = RETRY_HEADERS;
   return [
-    ['retry_subscription', enc.encode(m.subscription)],
-    ['retry_attempt', enc.encode(String(m.attempt))],
-    ['retry_not_before', enc.encode(String(m.notBeforeMs))],
-    ['retry_first_failure_time', enc.encode(String(m.firstFailureMs))],
-    ['retry_source_topic', enc.encode(m.origin.topic)],
-    ['retry_source_partition', enc.encode(String(m.origin.partition))],
-    ['retry_source_offset', enc.encode(m.origin.offset.toString())],
+    [h.subscription, enc.encode(m.subscription)],
+    [h.attempt, enc.encode(String(m.attempt))],
+    [h.notBefore, enc.encode(String(m.notBeforeMs))],
+    [h.firstFailureTime, enc.encode(String(m.firstFailureMs))],
+    [h.sourceTopic, enc.encode(m.origin.topic)],
+    [h.sourcePartition, enc.encode(String(m.origin.partition))],
+    [h.sourceOffset, enc.encode(m.origin.offset.toString())],
   ];
 }
 
@@ -47,13 +99,14 @@ export function parseRetryMeta(record: TransportRecord): RetryMeta | undefined {
     const v = h.get(name);
     return v !== undefined && /^\d{1,16}$/.test(v) ? Number(v) : undefined;
   };
-  const subscription = h.get('retry_subscription');
-  const topic = h.get('retry_source_topic');
-  const attempt = int('retry_attempt');
-  const notBeforeMs = int('retry_not_before');
-  const firstFailureMs = int('retry_first_failure_time');
-  const partition = int('retry_source_partition');
-  const offset = h.get('retry_source_offset');
+  const n = RETRY_HEADERS;
+  const subscription = h.get(n.subscription);
+  const topic = h.get(n.sourceTopic);
+  const attempt = int(n.attempt);
+  const notBeforeMs = int(n.notBefore);
+  const firstFailureMs = int(n.firstFailureTime);
+  const partition = int(n.sourcePartition);
+  const offset = h.get(n.sourceOffset);
   if (subscription === undefined || topic === undefined || attempt === undefined || notBeforeMs === undefined || firstFailureMs === undefined || partition === undefined || offset === undefined || !/^\d{1,19}$/.test(offset)) {
     return undefined;
   }
@@ -67,18 +120,22 @@ export interface DeadLetterInfo {
   readonly lastFailureMs: number;
   readonly origin: { readonly topic: string; readonly partition: number; readonly offset: bigint };
   readonly subscription: string;
+  /** Set when the original headers were left out (they broke the limits): how many there were. */
+  readonly headersDropped?: number;
 }
 
 /** The dead-letter headers; the reason is cut at 4,000 characters. */
 export function deadLetterHeaders(i: DeadLetterInfo): RecordHeader[] {
+  const h = DEAD_LETTER_HEADERS;
   return [
-    ['dlq_reason', enc.encode(i.reason.slice(0, 4000))],
-    ['dlq_attempts', enc.encode(String(i.attempts))],
-    ['dlq_first_failure_time', enc.encode(new Date(i.firstFailureMs).toISOString())],
-    ['dlq_last_failure_time', enc.encode(new Date(i.lastFailureMs).toISOString())],
-    ['dlq_source_topic', enc.encode(i.origin.topic)],
-    ['dlq_source_partition', enc.encode(String(i.origin.partition))],
-    ['dlq_source_offset', enc.encode(i.origin.offset.toString())],
-    ['dlq_subscription', enc.encode(i.subscription)],
+    [h.reason, enc.encode(i.reason.slice(0, 4000))],
+    [h.attempts, enc.encode(String(i.attempts))],
+    [h.firstFailureTime, enc.encode(new Date(i.firstFailureMs).toISOString())],
+    [h.lastFailureTime, enc.encode(new Date(i.lastFailureMs).toISOString())],
+    [h.sourceTopic, enc.encode(i.origin.topic)],
+    [h.sourcePartition, enc.encode(String(i.origin.partition))],
+    [h.sourceOffset, enc.encode(i.origin.offset.toString())],
+    [h.subscription, enc.encode(i.subscription)],
+    ...(i.headersDropped === undefined ? [] : [[h.headersDropped, enc.encode(String(i.headersDropped))] as RecordHeader]),
   ];
 }

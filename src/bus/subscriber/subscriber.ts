@@ -1,32 +1,41 @@
 /**
  * Named subscriptions (bus spec S1, S3, S5, S6, T1). A subscription is a consumer group named by
  * the caller: the same name resumes from its committed offsets, a new name starts at the latest
- * offset unless asked to start earlier. Each record ends in one of three outcomes: handled,
- * retried, or dead-lettered with its reason. Retries are bounded, with exponential backoff and
- * jitter: an ordered subscription (`ordering: 'key'`, the default) retries in place, holding back
- * only its own partition and only for the retry budget; an unordered one (`ordering: 'none'`)
- * moves the record to its retry topic `<name>.retry` so later records keep flowing. A record that
- * cannot be decoded or is not a valid CloudEvent (poison) is dead-lettered at once to `<name>.dlq`
- * and never stops the consumer; an unreachable registry is transient, never a reason to
- * dead-letter. An offset is committed only after its record was handled, moved to the retry
- * topic, or dead-lettered (at-least-once).
+ * offset unless asked to start earlier.
+ *
+ * Every record goes through one fixed pipeline (./pipeline): header bounds → decode (binary and
+ * structured, through the registry into the catalog's reader schema) → envelope validation → kind
+ * filter → idempotency (optional) → the handler in the event's correlation and trace context →
+ * outcome → commit. Each record ends handled, retried, or dead-lettered to `<name>.dlq` with its
+ * reason. Retries never hold up other records: an ordered subscription (`ordering: 'key'`, the
+ * default) pauses only the record's partition until the next attempt is due (the transport's
+ * `redeliver`); an unordered one (`ordering: 'none'`) parks the record on `<name>.retry`, whose
+ * not-yet-due records pause only their retry-topic partition. A record that cannot be decoded or
+ * is not a valid CloudEvent (poison) is dead-lettered at once; an unreachable registry is
+ * transient, never a reason to dead-letter. Offsets are committed (in batches) only after the
+ * record was handled, moved to the retry topic, or dead-lettered (at-least-once).
  */
 import { GatewayError, errorMessage } from '../../core/errors.js';
 import type { RetryPolicy } from '../../core/retry.js';
 import { sleep } from '../../core/retry.js';
 import type { EventCodec } from '../../codec/event/index.js';
-import { fromRecord } from '../../codec/kafka/index.js';
-import type { RecordEvent } from '../../codec/kafka/index.js';
 import { assertTopicName } from '../../core/topic-name.js';
-import { validateEnvelope } from '../../envelope/index.js';
+import { DEFAULT_ENVELOPE_LIMITS } from '../../envelope/index.js';
+import type { EnvelopeLimits } from '../../envelope/index.js';
 import type { Envelope } from '../../envelope/types.js';
 import type { Logger } from '../../observability/index.js';
-import type { Consumption, StartFrom, Transport, TransportRecord } from '../../transport/port.js';
-import { runHandling } from '../correlation/index.js';
-import { deadLetterHeaders, originalHeaders, parseRetryMeta, retryHeaders } from './failure-headers.js';
+import type { Consumption, OutboundRecord, TopicSpec, RecordContext, RecordDecision, StartFrom, Transport, TransportRecord } from '../../transport/port.js';
+import { RECORD_DONE, redeliverAfter } from '../../transport/port.js';
+import { deadLetterHeaders, identifyingHeaders, originalHeaders, parseRetryMeta, retryHeaders } from './failure-headers.js';
 import type { RetryMeta } from './failure-headers.js';
-import { ack, deadLetter, retry } from './outcome.js';
 import type { Outcome } from './outcome.js';
+import { headerBoundsProblem } from './pipeline/bounds.js';
+import { decodeRecord, peekHeaders, peekType } from './pipeline/decode.js';
+import { kindFilter } from './pipeline/filter.js';
+import { idempotencyStage } from './pipeline/idempotency.js';
+import type { IdempotencyOptions } from './pipeline/idempotency.js';
+import { invokeInContext } from './pipeline/invoke.js';
+import { AttemptLedger } from './pipeline/attempts.js';
 
 export interface DeliveryContext {
   readonly subscription: string;
@@ -60,13 +69,33 @@ export interface SubscribeOptions {
   readonly ordering?: Ordering;
   /** Instance identity (bus spec T1: endpoint = service + instance). */
   readonly instanceId?: string;
+  /** Record the final outcome of each event and drop redeliveries of finished ones (bus spec S4). */
+  readonly idempotency?: IdempotencyOptions;
+  /** Bounds on a consumed record's headers; default DEFAULT_ENVELOPE_LIMITS. */
+  readonly limits?: EnvelopeLimits;
+  /** Commit batching and stop deadline of the consumer group member (see GroupSpec). */
+  readonly commitEveryRecords?: number;
+  readonly commitIntervalMs?: number;
+  readonly stopTimeoutMs?: number;
+  /**
+   * false: create no topic (read-only credentials). The retry topic (`ordering: 'none'`) must then
+   * exist, else subscribe fails with CEG_INVALID_NAME naming it; without a dead-letter topic, a
+   * record that would be dead-lettered is logged (warn, with its reason and coordinates), counted
+   * in `deadLettered` and skipped. Default true.
+   */
+  readonly createTopics?: boolean;
 }
 
 export interface SubscriptionStats {
   readonly handled: number;
   readonly retried: number;
   readonly deadLettered: number;
+  /** Records of other kinds on the subscription's topics. */
   readonly skipped: number;
+  /** Redeliveries of events already finished, acknowledged without running the handler (bus spec S4). */
+  readonly duplicates: number;
+  /** Times this member had to join its group again since it started (rebalances). */
+  readonly rebalances: number;
 }
 
 /**
@@ -92,19 +121,21 @@ export function retryTopic(subscription: string): string {
   return `${subscription}.retry`;
 }
 
-/** The record's CloudEvent headers, or undefined when they do not parse (poison: the decoder dead-letters it). */
-function readHeaders(record: TransportRecord): RecordEvent | undefined {
-  try {
-    return fromRecord(record);
-  } catch {
-    return undefined;
-  }
+type Origin = RetryMeta['origin'];
+
+/** The topics a subscription owns: its dead-letter topic, and its retry topic when unordered. */
+export function subscriptionTopics(subscription: string, ordering: Ordering = 'key'): TopicSpec[] {
+  return [
+    { name: deadLetterTopic(subscription), partitions: 1, retentionMs: -1, cleanupPolicy: 'delete' },
+    ...(ordering === 'none' ? [{ name: retryTopic(subscription), partitions: 3, retentionMs: 7 * 24 * 3600_000, cleanupPolicy: 'delete' as const }] : []),
+  ];
 }
 
 /**
  * Joins the subscription's consumer group; resolves once the member holds its partitions.
  * Errors: CEG_INVALID_OPTIONS (no kinds), CEG_UNKNOWN_TYPE, CEG_INVALID_NAME (a name that cannot
- *   name its topics), CEG_BROKER_UNAVAILABLE (retriable).
+ *   name its topics, or — with createTopics false — a missing dead-letter or retry topic),
+ *   CEG_BROKER_UNAVAILABLE (retriable).
  */
 export async function subscribe(transport: Transport, codec: EventCodec, log: Logger, o: SubscribeOptions): Promise<Subscription> {
   const dlq = deadLetterTopic(o.subscription);
@@ -121,131 +152,135 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
     eventIds.add(kind.eventId);
     topics.add(kind.topic.name);
   }
-  await transport.ensureTopics([
-    { name: dlq, partitions: 1, retentionMs: -1, cleanupPolicy: 'delete' },
-    ...(ordering === 'none' ? [{ name: retries, partitions: 3, retentionMs: 7 * 24 * 3600_000, cleanupPolicy: 'delete' as const }] : []),
-  ]);
-  const stats = { handled: 0, retried: 0, deadLettered: 0, skipped: 0 };
+  let dlqStored = true;
+  if (o.createTopics === false) {
+    if (ordering === 'none') await transport.partitionCount(retries); // CEG_INVALID_NAME when missing
+    dlqStored = await transport.partitionCount(dlq).then(
+      () => true,
+      (err: unknown) => {
+        if (err instanceof GatewayError && err.code === 'CEG_INVALID_NAME') return false;
+        throw err;
+      },
+    );
+    if (!dlqStored) log.warn({ subscription: o.subscription, topic: dlq }, 'no dead-letter topic and told not to create one: records that would be dead-lettered are logged and skipped (create it with `ce-gateway topics --subscription`)');
+  } else {
+    await transport.ensureTopics(subscriptionTopics(o.subscription, ordering));
+  }
+  const limits = o.limits ?? DEFAULT_ENVELOPE_LIMITS;
+  const filter = kindFilter(eventIds);
+  const stats = { handled: 0, retried: 0, deadLettered: 0, skipped: 0, duplicates: 0 };
+  const attempts = new AttemptLedger();
   const stopping = new AbortController();
-  const stopped = (): never => {
-    throw stopping.signal.reason; // leaves the record uncommitted: it comes again
-  };
+  const idem =
+    o.idempotency === undefined
+      ? undefined
+      : idempotencyStage(o.idempotency, o.subscription, (err, e) => log.warn({ subscription: o.subscription, id: e.attributes.id, err: errorMessage(err) }, 'recording a final outcome in the idempotency store failed'));
 
   /** Produces with retries until it succeeds or the subscription stops: dropping it would lose the record. */
-  async function produceDurably(topic: string, record: Parameters<Transport['produce']>[1][number], what: string): Promise<void> {
+  async function produceDurably(topic: string, record: OutboundRecord, what: string, signal: AbortSignal): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
-        await transport.produce(topic, [record]);
+        await transport.produce(topic, [record], { signal });
         return;
       } catch (err) {
-        if (stopping.signal.aborted) stopped();
+        if (signal.aborted) throw signal.reason; // leaves the record uncommitted: it comes again
         log.warn({ subscription: o.subscription, topic, err: errorMessage(err), attempt }, `${what} produce failed, retrying`);
-        await sleep(o.retry.delayMs(Math.min(attempt, 10)), stopping.signal).catch(stopped);
+        await sleep(o.retry.delayMs(Math.min(attempt, 10)), signal);
       }
     }
   }
 
-  async function sendToDeadLetter(record: TransportRecord, reason: string, attempts: number, firstFailureMs: number, origin: RetryMeta['origin']): Promise<void> {
-    const headers = [...originalHeaders(record.headers), ...deadLetterHeaders({ reason, attempts, firstFailureMs, lastFailureMs: Date.now(), origin, subscription: o.subscription })];
-    await produceDurably(dlq, { key: record.key, value: record.value, headers, timestampMs: record.timestampMs }, 'dead-letter');
+  async function sendToDeadLetter(record: TransportRecord, reason: string, n: number, firstFailureMs: number, origin: Origin, signal: AbortSignal, event?: Envelope, oversized = false): Promise<void> {
+    const kept = oversized ? identifyingHeaders(record.headers) : originalHeaders(record.headers);
+    const info = { reason, attempts: n, firstFailureMs, lastFailureMs: Date.now(), origin, subscription: o.subscription, ...(oversized ? { headersDropped: record.headers.length - kept.length } : {}) };
+    if (dlqStored) await produceDurably(dlq, { key: record.key, value: record.value, headers: [...kept, ...deadLetterHeaders(info)], timestampMs: record.timestampMs }, 'dead-letter', signal);
     stats.deadLettered++;
-    log.warn({ subscription: o.subscription, topic: origin.topic, partition: origin.partition, offset: origin.offset.toString(), reason, attempts }, 'record dead-lettered');
+    if (event !== undefined) await idem?.record(event, 'dead-lettered');
+    const a = event?.attributes;
+    log.warn(
+      { subscription: o.subscription, topic: origin.topic, partition: origin.partition, offset: origin.offset.toString(), reason: reason.slice(0, 500), attempts: n, ...(a === undefined ? {} : { id: a.id, type: a.type, correlationid: a.correlationid }) },
+      dlqStored ? 'record dead-lettered' : 'record dead-lettered (not stored: no dead-letter topic)',
+    );
   }
 
-  async function sendToRetryTopic(record: TransportRecord, meta: RetryMeta): Promise<void> {
-    const headers = [...originalHeaders(record.headers), ...retryHeaders(meta)];
-    await produceDurably(retries, { key: record.key, value: record.value, headers, timestampMs: record.timestampMs }, 'retry-topic');
-    stats.retried++;
-  }
-
-  async function invoke(event: Envelope, ctx: DeliveryContext): Promise<Outcome> {
-    const correlationid = typeof event.attributes.correlationid === 'string' ? event.attributes.correlationid : event.attributes.id;
-    const traceparent = typeof event.attributes.traceparent === 'string' ? event.attributes.traceparent : undefined;
-    try {
-      const out = await runHandling({ correlationid, eventId: event.attributes.id, ...(traceparent === undefined ? {} : { traceparent }) }, () => o.handler(event, ctx));
-      return out ?? ack;
-    } catch (err) {
-      return err instanceof GatewayError && !err.retriable ? deadLetter(`handler refused: ${errorMessage(err)}`) : retry(errorMessage(err));
+  async function onRecord(record: TransportRecord, ctx: RecordContext): Promise<RecordDecision> {
+    const signal = AbortSignal.any([ctx.signal, stopping.signal]);
+    const here: Origin = { topic: record.topic, partition: record.partition, offset: record.offset };
+    // 1. Bounded work: nothing else reads the headers of a record that breaks the limits.
+    const tooBig = headerBoundsProblem(record, limits);
+    if (tooBig !== undefined) {
+      await sendToDeadLetter(record, tooBig, 1, Date.now(), here, signal, undefined, true);
+      return RECORD_DONE;
     }
-  }
-
-  /** Decodes with the writer schema; poison → undefined after dead-lettering; registry down → retried. */
-  async function decode(record: TransportRecord, origin: RetryMeta['origin'], firstFailure: number | undefined, headers: RecordEvent | undefined): Promise<Envelope | undefined> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        // Data is resolved from the writer's schema into this process's catalog schema (M4): a
-        // subscriber built against an older schema keeps reading newer data (T13).
-        const event = await codec.fromRecord(record, 'catalog', headers);
-        const violations = validateEnvelope(event);
-        if (violations.length > 0) {
-          const list = violations.map((v) => `${v.attribute ?? v.field ?? 'event'}: ${v.reason}`).join('; ');
-          throw new GatewayError('CEG_INVALID_EVENT', `invalid CloudEvent: ${list}`, { retriable: false });
-        }
-        return event;
-      } catch (err) {
-        if (stopping.signal.aborted) stopped();
-        if (err instanceof GatewayError && err.retriable) {
-          log.warn({ subscription: o.subscription, code: err.code, attempt }, 'decode failed transiently, retrying');
-          await sleep(o.retry.delayMs(Math.min(attempt, 10)), stopping.signal).catch(stopped);
-          continue;
-        }
-        await sendToDeadLetter(record, `poison: ${errorMessage(err)}`, 1, firstFailure ?? Date.now(), origin);
-        return undefined;
-      }
-    }
-  }
-
-  async function onRecord(record: TransportRecord): Promise<void> {
     let meta: RetryMeta | undefined;
-    let headers: RecordEvent | undefined; // parsed once: peeked for the type, then decoded
     if (record.topic === retries) {
       meta = parseRetryMeta(record);
       if (meta === undefined || meta.subscription !== o.subscription) {
-        await sendToDeadLetter(record, 'poison: retry-topic record without valid retry headers', 1, Date.now(), { topic: record.topic, partition: record.partition, offset: record.offset });
-        return;
+        await sendToDeadLetter(record, 'poison: retry-topic record without valid retry headers', 1, Date.now(), here, signal);
+        return RECORD_DONE;
       }
+      // Not due yet: only this retry-topic partition waits; everything else keeps flowing.
       const wait = meta.notBeforeMs - Date.now();
-      // Waiting holds back only this retry-topic partition; the subscription's topics keep flowing.
-      if (wait > 0) await sleep(wait, stopping.signal).catch(stopped);
-    } else {
-      // Other kinds on the same topics are skipped before their data is decoded.
-      headers = readHeaders(record);
-      if (headers?.mode === 'binary' && !eventIds.has(headers.attributes.type)) {
-        stats.skipped++;
-        return;
-      }
+      if (wait > 0) return redeliverAfter(wait);
     }
-    const origin = meta?.origin ?? { topic: record.topic, partition: record.partition, offset: record.offset };
-    let firstFailureMs = meta?.firstFailureMs;
-    const event = await decode(record, origin, firstFailureMs, headers);
-    if (event === undefined) return;
-    if (!eventIds.has(event.attributes.type)) {
+    const origin = meta?.origin ?? here;
+    // 2–3. Decode and validate; other kinds are skipped before their data is decoded.
+    const headers = peekHeaders(record);
+    if (!filter.peek(peekType(headers))) {
       stats.skipped++;
-      return;
+      return RECORD_DONE;
     }
-    for (let attempt = (meta?.attempt ?? 0) + 1; ; attempt++) {
-      const out = await invoke(event, { subscription: o.subscription, ...origin, attempt });
-      if (out.kind === 'ack') {
-        stats.handled++;
-        return;
+    const decoded = await decodeRecord(codec, record, headers);
+    if (!decoded.ok) {
+      if (decoded.retriable) {
+        const n = attempts.transientFailure(record);
+        log.warn({ subscription: o.subscription, code: decoded.code, attempt: n }, 'decode failed transiently (registry?), trying again');
+        return redeliverAfter(o.retry.delayMs(Math.min(n, 10)));
       }
-      firstFailureMs ??= Date.now();
-      if (out.kind === 'deadLetter') {
-        await sendToDeadLetter(record, out.reason, attempt, firstFailureMs, origin);
-        return;
-      }
-      if (attempt >= o.retry.maxAttempts) {
-        await sendToDeadLetter(record, `retries exhausted after ${attempt} attempts: ${out.reason}`, attempt, firstFailureMs, origin);
-        return;
-      }
-      if (ordering === 'none') {
-        await sendToRetryTopic(record, { subscription: o.subscription, attempt, notBeforeMs: Date.now() + o.retry.delayMs(attempt), firstFailureMs, origin });
-        return;
-      }
-      if (stopping.signal.aborted) stopped();
-      stats.retried++;
-      await sleep(o.retry.delayMs(attempt), stopping.signal).catch(stopped);
+      await sendToDeadLetter(record, `poison: ${decoded.reason}`, 1, meta?.firstFailureMs ?? Date.now(), origin, signal);
+      attempts.forget(record);
+      return RECORD_DONE;
     }
+    const event = decoded.event;
+    if (!filter.accepts(event)) {
+      stats.skipped++;
+      return RECORD_DONE;
+    }
+    // 5. Idempotency: a finished event is not run again.
+    if (idem !== undefined && (await idem.seen(event)) !== undefined) {
+      stats.duplicates++;
+      attempts.forget(record);
+      return RECORD_DONE;
+    }
+    // 4, 6. The handler, in the event's context.
+    const tried = attempts.get(record);
+    const attempt = (tried?.attempt ?? meta?.attempt ?? 0) + 1;
+    const out: Outcome = await invokeInContext(event, () => o.handler(event, { subscription: o.subscription, ...origin, attempt }));
+    // 7. Outcome.
+    if (out.kind === 'ack' || out.kind === 'duplicate') {
+      if (out.kind === 'ack') stats.handled++;
+      else stats.duplicates++;
+      attempts.forget(record);
+      await idem?.record(event, 'handled');
+      return RECORD_DONE;
+    }
+    const firstFailureMs = tried?.firstFailureMs ?? meta?.firstFailureMs ?? Date.now();
+    if (out.kind === 'deadLetter' || attempt >= o.retry.maxAttempts) {
+      const reason = out.kind === 'deadLetter' ? out.reason : `retries exhausted after ${attempt} attempts: ${out.reason}`;
+      await sendToDeadLetter(record, reason, attempt, firstFailureMs, origin, signal, event);
+      attempts.forget(record);
+      return RECORD_DONE;
+    }
+    stats.retried++;
+    const delay = Math.max(o.retry.delayMs(attempt), out.afterMs ?? 0);
+    if (ordering === 'none') {
+      const headers2 = [...originalHeaders(record.headers), ...retryHeaders({ subscription: o.subscription, attempt, notBeforeMs: Date.now() + delay, firstFailureMs, origin })];
+      await produceDurably(retries, { key: record.key, value: record.value, headers: headers2, timestampMs: record.timestampMs }, 'retry-topic', signal);
+      attempts.forget(record);
+      return RECORD_DONE;
+    }
+    attempts.failed(record, attempt, firstFailureMs);
+    return redeliverAfter(delay);
   }
 
   const consumption: Consumption = await transport.consume(
@@ -254,6 +289,9 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
       topics: ordering === 'none' ? [...topics, retries] : [...topics],
       startFrom: o.startFrom ?? 'latest',
       ...(o.instanceId === undefined ? {} : { instanceId: o.instanceId }),
+      ...(o.commitEveryRecords === undefined ? {} : { commitEveryRecords: o.commitEveryRecords }),
+      ...(o.commitIntervalMs === undefined ? {} : { commitIntervalMs: o.commitIntervalMs }),
+      ...(o.stopTimeoutMs === undefined ? {} : { stopTimeoutMs: o.stopTimeoutMs }),
     },
     onRecord,
   );
@@ -270,7 +308,7 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
   return {
     name: o.subscription,
     done,
-    stats: () => ({ ...stats }),
+    stats: () => ({ ...stats, rebalances: Math.max(0, consumption.joins() - 1) }),
     assignments: () => consumption.assignments(),
     unsubscribe,
     [Symbol.asyncDispose]: unsubscribe,

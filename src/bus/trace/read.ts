@@ -1,11 +1,18 @@
 /**
- * Reads a correlation chain from the log: every record of the given topics, from the earliest
- * offset to the end offsets taken when the read starts, whose `ce_correlationid` header matches.
- * Only matching records have their data decoded. Uses a throw-away consumer group.
+ * Reads a correlation chain from the log: every record of the given topics from a start (the
+ * earliest offset, or the first record at or after `sinceMs`) up to the end offsets taken when the
+ * read starts, whose `ce_correlationid` header matches. Only matching records are decoded, and they
+ * are decoded and validated exactly as a subscription would (header bounds, registry, reader
+ * schema, envelope rules): a record a subscription would dead-letter is reported as invalid with
+ * the reason, never shown as part of the chain. A group-less read: no consumer group is left behind.
+ * Spec: bus spec T15, M2; issue 7 (tail and trace decode like a subscription; an incomplete answer says so).
  */
-import { randomUUID } from 'node:crypto';
 import type { EventCodec } from '../../codec/event/index.js';
+import { DEFAULT_ENVELOPE_LIMITS } from '../../envelope/index.js';
+import type { EnvelopeLimits } from '../../envelope/index.js';
 import type { Transport, TransportRecord } from '../../transport/port.js';
+import { headerBoundsProblem } from '../subscriber/pipeline/bounds.js';
+import { decodeRecord, peekHeaders } from '../subscriber/pipeline/decode.js';
 import type { LocatedEvent } from './tree.js';
 
 const dec = new TextDecoder();
@@ -15,42 +22,69 @@ function correlationOf(r: TransportRecord): string | undefined {
   return undefined;
 }
 
+/** A record of the chain that a subscription would dead-letter. */
+export interface InvalidChainRecord {
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: string;
+  readonly reason: string;
+}
+
+export interface ChainRead {
+  readonly events: LocatedEvent[];
+  readonly invalid: InvalidChainRecord[];
+  /** false when the time limit ended the read before every partition reached its end offset: the chain may be incomplete. */
+  readonly complete: boolean;
+  /** Records read (matching or not). */
+  readonly scanned: number;
+}
+
+export interface ReadChainOptions {
+  /** Upper bound of the read, ms. Default 60,000. */
+  readonly timeoutMs?: number;
+  /** Start at the first record at or after this instant (epoch ms) instead of the earliest offset. */
+  readonly sinceMs?: number;
+  readonly limits?: EnvelopeLimits;
+}
+
 /**
- * Errors: CEG_BROKER_UNAVAILABLE (retriable); undecodable matching records are skipped and counted.
- * @param timeoutMs upper bound of the read, ms.
+ * Errors: CEG_BROKER_UNAVAILABLE (retriable). Matching records that do not decode are listed in
+ * `invalid`; a read cut by the time limit is reported with `complete: false`.
  */
-export async function readChain(transport: Transport, codec: EventCodec, topics: readonly string[], correlationid: string, timeoutMs = 60_000): Promise<{ events: LocatedEvent[]; undecodable: number }> {
-  const remaining = new Map<string, bigint>(); // topic/partition → last offset to read
-  for (const topic of topics) {
-    for (const p of await transport.endOffsets(topic)) if (p.offset > 0n) remaining.set(`${topic}/${p.partition}`, p.offset - 1n);
-  }
+export async function readChain(transport: Transport, codec: EventCodec, topics: readonly string[], correlationid: string, o: ReadChainOptions = {}): Promise<ChainRead> {
   const events: LocatedEvent[] = [];
-  let undecodable = 0;
-  if (remaining.size === 0) return { events, undecodable };
-  let finish: () => void = () => {};
-  const finished = new Promise<void>((r) => (finish = r));
-  const consumption = await transport.consume({ group: `ce-gateway-trace-${randomUUID()}`, topics, startFrom: 'earliest' }, async (r) => {
-    const key = `${r.topic}/${r.partition}`;
-    const last = remaining.get(key);
-    if (last === undefined) return;
-    if (correlationOf(r) === correlationid) {
-      try {
-        events.push({ event: await codec.fromRecord(r), topic: r.topic, partition: r.partition, offset: r.offset });
-      } catch {
-        undecodable++;
-      }
+  const invalid: InvalidChainRecord[] = [];
+  const limits = o.limits ?? DEFAULT_ENVELOPE_LIMITS;
+  let scanned = 0;
+  const read = await transport.read({ topics, from: o.sinceMs === undefined ? { kind: 'earliest' } : { kind: 'timestamp', timestampMs: o.sinceMs }, untilEnd: true }, async (r) => {
+    scanned++;
+    const at = { topic: r.topic, partition: r.partition, offset: r.offset.toString() };
+    const tooBig = headerBoundsProblem(r, limits);
+    // An oversized record is not read further; it belongs to the chain only if its correlationid says so.
+    if (tooBig !== undefined) {
+      if (r.headers.some(([n, v]) => n === 'ce_correlationid' && v.byteLength < 1024 && dec.decode(v) === correlationid)) invalid.push({ ...at, reason: tooBig });
+      return;
     }
-    if (r.offset >= last) {
-      remaining.delete(key);
-      if (remaining.size === 0) finish();
-    }
+    if (correlationOf(r) !== correlationid) return;
+    const d = await decodeRecord(codec, r, peekHeaders(r));
+    if (d.ok) events.push({ event: d.event, topic: r.topic, partition: r.partition, offset: r.offset });
+    else invalid.push({ ...at, reason: d.reason });
   });
   let timer: NodeJS.Timeout | undefined;
+  let complete = true;
   try {
-    await Promise.race([finished, consumption.done, new Promise<void>((r) => (timer = setTimeout(r, timeoutMs)))]);
+    await Promise.race([
+      read.done,
+      new Promise<void>((resolve) => {
+        timer = setTimeout(() => {
+          complete = false;
+          resolve();
+        }, o.timeoutMs ?? 60_000);
+      }),
+    ]);
   } finally {
     clearTimeout(timer);
-    await consumption.stop();
+    await read.stop();
   }
-  return { events, undecodable };
+  return { events, invalid, complete, scanned };
 }

@@ -5,14 +5,14 @@ import { onSignals, setup } from '../context.js';
 export function registerSubscribeCommand(program: Command): void {
   program
     .command('subscribe')
-    .description('subscribe under a durable name and print each event as a JSON line (a second-process subscriber)')
+    .description('subscribe under a durable name and print each event as a JSON line (a second-process subscriber); read-only: creates no topic and registers no schema')
     .requiredOption('-s, --subscription <name>', 'subscription name (the consumer group)')
     .requiredOption('-k, --kind <kinds...>', 'event kinds by eventId or business name')
     .option('--from-beginning', 'a new subscription starts at the earliest offset instead of the latest')
     .option('--max-events <n>', 'exit after this many events', (v) => Number.parseInt(v, 10))
     .action(async (opts: { subscription: string; kind: string[]; fromBeginning?: boolean; maxEvents?: number }) => {
       const { config, log } = setup(program);
-      const gw = createGateway(config, log);
+      const gw = createGateway(config, log, { readOnly: true });
       let seen = 0;
       let finish: () => void = () => {};
       const finished = new Promise<void>((r) => (finish = r));
@@ -20,6 +20,8 @@ export function registerSubscribeCommand(program: Command): void {
         subscription: opts.subscription,
         kinds: opts.kind,
         startFrom: opts.fromBeginning ? 'earliest' : 'latest',
+        // Read-only: dead letters go to <name>.dlq when it exists (ce-gateway topics --subscription), else to the log.
+        createTopics: false,
         handler: (event, ctx) => {
           process.stdout.write(`${JSON.stringify({ attributes: event.attributes, data: event.data?.kind === 'json' ? event.data.value : null, topic: ctx.topic, partition: ctx.partition, offset: ctx.offset.toString() })}\n`);
           if (opts.maxEvents !== undefined && ++seen >= opts.maxEvents) finish();

@@ -1,52 +1,69 @@
-import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
 import { createGateway } from '../../app/index.js';
+import { decodeRecord, headerBoundsProblem, peekHeaders, peekType } from '../../bus/subscriber/index.js';
 import { GatewayError } from '../../core/errors.js';
+import { DEFAULT_ENVELOPE_LIMITS } from '../../envelope/index.js';
+import type { TransportRecord } from '../../transport/port.js';
 import { onSignals, setup } from '../context.js';
+import { parseSince } from '../since.js';
 
-/** `ce-gateway tail <kind…>`: prints decoded events of the kinds as they arrive. */
+/**
+ * `ce-gateway tail <kind…>`: prints events of the kinds as they arrive, decoded and validated
+ * exactly as a subscription would: a record a subscription would dead-letter is printed as
+ * INVALID with the reason. Read-only: no topic created, no schema registered, no consumer group
+ * left behind (a group-less read).
+ */
 export function registerTailCommand(program: Command): void {
   program
     .command('tail')
-    .description('print decoded events of the given kinds as they arrive (a throw-away consumer group; no durable subscription)')
+    .description('print events of the given kinds as they arrive, decoded and validated like a subscription (invalid records marked INVALID with the reason); read-only, no consumer group')
     .argument('<kinds...>', 'event kinds by business name or eventId')
     .option('--from-beginning', 'start at the earliest offset')
+    .option('--since <when>', 'start at records written since then: a duration (15m, 2h) or an RFC 3339 time', (v) => parseSince(v))
     .option('--json', 'one JSON object per line instead of a summary line')
-    .action(async (kinds: string[], opts: { fromBeginning?: boolean; json?: boolean }) => {
+    .action(async (kinds: string[], opts: { fromBeginning?: boolean; since?: number; json?: boolean }) => {
       const { config, log } = setup(program);
-      const gw = createGateway(config, log);
+      const gw = createGateway(config, log, { readOnly: true });
       await gw.ready;
       const ids = new Set<string>();
       for (const k of kinds) {
         const kind = gw.catalog.byName(k) ?? gw.catalog.byEventId(k);
         if (kind === undefined) {
           await gw.close();
-          throw new GatewayError('CEG_UNKNOWN_TYPE', `unknown event kind "${k}"`, { retriable: false });
+          throw new GatewayError('CEG_UNKNOWN_TYPE', `unknown event kind "${k}" (see ce-gateway catalog or GET /catalog)`, { retriable: false });
         }
         ids.add(kind.eventId);
       }
       const topics = [...new Set(gw.catalog.kinds.filter((k) => ids.has(k.eventId)).map((k) => k.topic.name))];
       const codec = gw.codec();
-      const consumption = await gw.transport.consume({ group: `ce-gateway-tail-${randomUUID()}`, topics, startFrom: opts.fromBeginning ? 'earliest' : 'latest' }, async (r) => {
-        try {
-          const e = await codec.fromRecord(r);
-          if (!ids.has(e.attributes.type)) return;
-          const data = e.data?.kind === 'json' ? e.data.value : null;
-          const a = e.attributes;
-          process.stdout.write(
-            opts.json
-              ? `${JSON.stringify({ attributes: a, data, topic: r.topic, partition: r.partition, offset: r.offset.toString() })}\n`
-              : `${a.time ?? '-'}  ${String(a.eventname ?? a.type)}  id=${a.id}  correlationid=${String(a.correlationid ?? '-')}  key=${String(a.partitionkey ?? '-')}  ${JSON.stringify(data)}\n`,
-          );
-        } catch (err) {
-          process.stderr.write(`${r.topic}/${r.partition}@${r.offset}: cannot decode: ${(err as Error).message}\n`);
-        }
+      const at = (r: TransportRecord): { topic: string; partition: number; offset: string } => ({ topic: r.topic, partition: r.partition, offset: r.offset.toString() });
+      const invalid = (r: TransportRecord, reason: string): void => {
+        process.stdout.write(opts.json ? `${JSON.stringify({ valid: false, reason, ...at(r) })}\n` : `INVALID ${r.topic}/${r.partition}@${r.offset}: ${reason}\n`);
+      };
+      const from = opts.since !== undefined ? { kind: 'timestamp' as const, timestampMs: opts.since } : opts.fromBeginning ? { kind: 'earliest' as const } : { kind: 'latest' as const };
+      const read = await gw.transport.read({ topics, from }, async (r) => {
+        const tooBig = headerBoundsProblem(r, DEFAULT_ENVELOPE_LIMITS);
+        if (tooBig !== undefined) return invalid(r, tooBig);
+        const headers = peekHeaders(r);
+        const type = peekType(headers);
+        if (type !== undefined && !ids.has(type)) return;
+        const d = await decodeRecord(codec, r, headers);
+        if (!d.ok) return invalid(r, d.reason);
+        if (!ids.has(d.event.attributes.type)) return;
+        const e = d.event;
+        const data = e.data?.kind === 'json' ? e.data.value : null;
+        const a = e.attributes;
+        process.stdout.write(
+          opts.json
+            ? `${JSON.stringify({ valid: true, attributes: a, data, ...at(r) })}\n`
+            : `${a.time ?? '-'}  ${String(a.eventname ?? a.type)}  id=${a.id}  correlationid=${String(a.correlationid ?? '-')}  key=${String(a.partitionkey ?? '-')}  ${JSON.stringify(data)}\n`,
+        );
       });
       process.stderr.write(`tailing ${topics.join(', ')}\n`);
       onSignals(async () => {
-        await consumption.stop();
+        await read.stop();
         await gw.close();
       }, log);
-      await consumption.done;
+      await read.done;
     });
 }

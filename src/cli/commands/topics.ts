@@ -1,18 +1,24 @@
 import type { Command } from 'commander';
 import { createGateway } from '../../app/index.js';
+import { subscriptionTopics } from '../../bus/subscriber/index.js';
 import { setup } from '../context.js';
 
 export function registerTopicsCommand(program: Command): void {
   program
     .command('topics')
-    .description('create the catalog topics that do not exist yet (never relies on broker auto-creation)')
+    .description('create the catalog topics (and, with --subscription, a subscription\'s dead-letter and retry topics) that do not exist yet; never relies on broker auto-creation')
+    .option('--subscription <names...>', 'also create these subscriptions\' own topics (<name>.dlq, and <name>.retry with --ordering none)')
+    .option('--ordering <ordering>', 'the subscriptions\' ordering: key or none', 'key')
     .option('--json', 'print the topics as JSON')
-    .action(async (opts: { json?: boolean }) => {
+    .action(async (opts: { json?: boolean; subscription?: string[]; ordering: string }) => {
       const { config, log } = setup(program);
+      if (opts.ordering !== 'key' && opts.ordering !== 'none') program.error(`--ordering: key or none, got ${opts.ordering}`, { exitCode: 2 });
       const gw = createGateway(config, log);
       try {
         await gw.ready;
-        const topics = gw.catalog.topics;
+        const own = (opts.subscription ?? []).flatMap((s) => subscriptionTopics(s, opts.ordering as 'key' | 'none'));
+        await gw.transport.ensureTopics(own);
+        const topics = [...gw.catalog.topics, ...own];
         if (opts.json) process.stdout.write(`${JSON.stringify(topics)}\n`);
         else for (const t of topics) process.stdout.write(`${t.name}\tpartitions=${t.partitions}\tretention.ms=${t.retentionMs}\tcleanup.policy=${t.cleanupPolicy}\n`);
       } finally {

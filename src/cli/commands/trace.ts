@@ -2,27 +2,39 @@ import type { Command } from 'commander';
 import { createGateway } from '../../app/index.js';
 import { buildChain, readChain, renderChain } from '../../bus/trace/index.js';
 import { EXIT_CHECK_FAILED, EXIT_OK, setup } from '../context.js';
+import { parseSince } from '../since.js';
 
-/** `ce-gateway trace <correlationid>`: rebuilds a chain from the catalog's topics (bus spec T15). */
+/**
+ * `ce-gateway trace <correlationid>`: rebuilds a chain from the catalog's topics (bus spec T15).
+ * Read-only: no topic created, no schema registered, no consumer group left behind.
+ * Exit 0 with a complete chain; 1 when nothing was found, when the time limit cut the read (the
+ * chain may be incomplete), or when records of the chain are invalid; 2 on usage or connection errors.
+ */
 export function registerTraceCommand(program: Command): void {
   program
     .command('trace')
-    .description('rebuild the chain of events sharing a correlationid from the topics and print it as a tree (causationid links)')
+    .description('rebuild the chain of events sharing a correlationid from the topics and print it as a tree (causationid links); read-only')
     .argument('<correlationid>', 'the correlationid to follow')
     .option('--json', 'print the tree as JSON')
-    .option('--timeout <ms>', 'give up reading after this long', (v) => Number.parseInt(v, 10), 60_000)
-    .action(async (correlationid: string, opts: { json?: boolean; timeout: number }) => {
+    .option('--since <when>', 'read only records written since then: a duration back from now (15m, 2h, 7d) or an RFC 3339 time; default: from the earliest offset', (v) => parseSince(v))
+    .option('--timeout <ms>', 'give up reading after this long; the answer then says it may be incomplete (exit 1)', (v) => Number.parseInt(v, 10), 60_000)
+    .action(async (correlationid: string, opts: { json?: boolean; timeout: number; since?: number }) => {
       const { config, log } = setup(program);
-      const gw = createGateway(config, log);
+      const gw = createGateway(config, log, { readOnly: true });
       try {
         await gw.ready;
         const topics = [...new Set(gw.catalog.kinds.map((k) => k.topic.name))];
-        const { events, undecodable } = await readChain(gw.transport, gw.codec(), topics, correlationid, opts.timeout);
-        const roots = buildChain(events);
-        if (opts.json) process.stdout.write(`${JSON.stringify({ correlationid, events: events.length, undecodable, roots })}\n`);
-        else process.stdout.write(renderChain(correlationid, roots));
-        if (undecodable > 0) log.warn({ undecodable }, 'some records of the chain could not be decoded');
-        process.exitCode = events.length > 0 ? EXIT_OK : EXIT_CHECK_FAILED;
+        const r = await readChain(gw.transport, gw.codec(), topics, correlationid, { timeoutMs: opts.timeout, ...(opts.since === undefined ? {} : { sinceMs: opts.since }) });
+        const roots = buildChain(r.events);
+        if (opts.json) {
+          process.stdout.write(`${JSON.stringify({ correlationid, complete: r.complete, events: r.events.length, invalid: r.invalid, scanned: r.scanned, roots })}\n`);
+        } else {
+          process.stdout.write(renderChain(correlationid, roots));
+          for (const i of r.invalid) process.stdout.write(`INVALID ${i.topic}/${i.partition}@${i.offset}: ${i.reason}\n`);
+        }
+        if (!r.complete) process.stderr.write(`trace: the read stopped after ${opts.timeout} ms before reaching the end of every partition (${r.scanned} records read): the chain may be incomplete; narrow it with --since or raise --timeout\n`);
+        if (r.invalid.length > 0) process.stderr.write(`trace: ${r.invalid.length} record(s) of the chain are invalid (a subscription would dead-letter them)\n`);
+        process.exitCode = r.events.length > 0 && r.complete && r.invalid.length === 0 ? EXIT_OK : EXIT_CHECK_FAILED;
       } finally {
         await gw.close();
       }

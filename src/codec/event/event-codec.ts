@@ -8,7 +8,7 @@ import type { Catalog, EventKind } from '../../catalog/index.js';
 import type { Attributes, Envelope, JsonValue } from '../../envelope/types.js';
 import type { RegisteredSchema, SchemaRegistry } from '../../registry/port.js';
 import type { OutboundRecord, TransportRecord } from '../../transport/port.js';
-import { avroTypeFor, decodeAvro, encodeAvro, frame, unframe } from '../data/index.js';
+import { FRAME_HEADER_BYTES, avroTypeFor, decodeAvro, encodeAvro, frame, unframe } from '../data/index.js';
 import type { AvroType } from '../data/index.js';
 import { fromRecord, toBinaryRecord } from '../kafka/index.js';
 import type { RecordEvent } from '../kafka/index.js';
@@ -35,13 +35,18 @@ export class EventCodec {
   readonly #registry: SchemaRegistry;
   readonly #bindings = new Map<string, KindBinding>();
   readonly #writerTypes = new Map<number, Promise<AvroType>>();
+  /** eventId → the kind's schema in this process's catalog: the reader schema of decoding (M4). */
+  readonly #readers = new Map<string, AvroType>();
 
   /**
    * @param latest eventId → the schema registered for that kind at start-up (its latest version).
+   *   Empty for a read-only codec (decoding only: `tail`, `trace`, read-only subscribers), which
+   *   registers nothing and resolves every record into the catalog's schemas.
    */
   constructor(catalog: Catalog, registry: SchemaRegistry, latest: ReadonlyMap<string, RegisteredSchema>) {
     this.#catalog = catalog;
     this.#registry = registry;
+    for (const kind of catalog.kinds) this.#readers.set(kind.eventId, avroTypeFor(kind.schema));
     for (const kind of catalog.kinds) {
       const schema = latest.get(kind.eventId);
       if (schema === undefined) continue;
@@ -122,31 +127,99 @@ export class EventCodec {
    * Decodes a consumed record into an envelope with natural-JSON data, using the writer schema named
    * by the frame's schema id, resolved into `reader` when given (`'catalog'`: the kind's schema in
    * this process's catalog — what a subscriber built against it expects; Avro schema resolution).
-   * Errors: CEG_INVALID_EVENT / CEG_NOT_REGISTRY_FRAMED / CEG_DECODE_FAILED / CEG_SCHEMA_NOT_FOUND
-   *   (retriable: false: poison); CEG_REGISTRY_UNAVAILABLE (retriable: true).
-   * Spec: CloudEvents Kafka binding §3.2/§3.3; Confluent wire format; Avro 1.11 "Schema Resolution".
+   * A structured-mode record (CloudEvents JSON format) goes through the same schema: JSON `data`
+   * is validated against the kind's catalog schema and normalised exactly as its binary-mode twin
+   * would be decoded; `data_base64` holding Confluent-framed Avro is decoded with its writer schema;
+   * `data_base64` holding JSON (a JSON `datacontenttype`) is read as JSON `data`.
+   * Errors: CEG_INVALID_EVENT / CEG_NOT_REGISTRY_FRAMED / CEG_DECODE_FAILED / CEG_SCHEMA_NOT_FOUND /
+   *   CEG_INVALID_DATA naming the field (retriable: false: poison); CEG_REGISTRY_UNAVAILABLE
+   *   (retriable: true).
+   * Spec: CloudEvents Kafka binding §3.2/§3.3 (binary, structured); JSON event format §3;
+   *   Confluent wire format; Avro 1.11 "Schema Resolution"; issue 7 (structured records skip no schema).
    */
   async fromRecord(record: TransportRecord, reader?: AvroType | 'catalog', headers?: RecordEvent): Promise<Envelope> {
     // `headers`: the record already read by codec/kafka fromRecord (a caller that peeked at the type).
     const read = headers ?? fromRecord(record);
-    if (read.mode === 'structured') return parseStructuredEvent(read.json);
+    if (read.mode === 'structured') return this.#structured(parseStructuredEvent(read.json), record, reader);
     const { attributes, value } = read;
     if (value === null) return Object.freeze({ attributes: Object.freeze({ ...attributes }) });
+    const data = await this.#decodeFramed(value, attributes.type, record, reader);
+    return asJsonEvent(attributes, data);
+  }
+
+  /** Avro in the Confluent frame → natural JSON, resolved into the reader. */
+  async #decodeFramed(value: Uint8Array, type: string, record: TransportRecord, reader: AvroType | 'catalog' | undefined): Promise<JsonValue> {
     const { schemaId, body } = unframe(value);
     const writer = await this.writerType(schemaId);
     // 'catalog': resolve into the schema this process was built against (bus spec M4, T13), when it knows the kind.
-    const readerType = reader === 'catalog' ? this.#bindings.get(attributes.type)?.type : reader;
-    let data: JsonValue;
+    const readerType = reader === 'catalog' ? this.#readers.get(type) : reader;
     try {
-      data = decodeAvro(writer, body, readerType === writer ? undefined : readerType);
+      return decodeAvro(writer, body, readerType === writer ? undefined : readerType);
     } catch (err) {
-      // Every decode failure names the schema and the record (codec/data errors do not know them).
-      const where = { schemaId, topic: record.topic, partition: record.partition, offset: record.offset.toString() };
-      if (err instanceof GatewayError) throw new GatewayError(err.code, err.message, { retriable: err.retriable, cause: err, details: { ...err.details, ...where } });
-      throw new GatewayError('CEG_DECODE_FAILED', `Avro decoding failed: ${errorMessage(err)}`, { retriable: false, cause: err, details: where });
+      throw located(err, { schemaId, ...where(record) });
     }
-    // The data handed on is natural JSON, no longer Avro: the envelope says so (connectors and
-    // webhooks serialise it as application/json).
-    return Object.freeze({ attributes: Object.freeze({ ...attributes, datacontenttype: 'application/json' }), data: Object.freeze({ kind: 'json' as const, value: data }) });
+  }
+
+  async #structured(event: Envelope, record: TransportRecord, reader: AvroType | 'catalog' | undefined): Promise<Envelope> {
+    const { attributes, data } = event;
+    const readerType = reader === 'catalog' ? this.#readers.get(attributes.type) : reader;
+    // A kind this process does not know has no schema here: handed on as it came (the kind filter skips it).
+    if (data === undefined || (readerType === undefined && reader === 'catalog')) return event;
+    if (data.kind === 'binary') {
+      const bytes = data.bytes;
+      if (bytes.length >= FRAME_HEADER_BYTES && bytes[0] === 0) return asJsonEvent(attributes, await this.#decodeFramed(bytes, attributes.type, record, reader));
+      if (!isJsonMediaType(attributes.datacontenttype)) {
+        throw new GatewayError('CEG_INVALID_DATA', `data_base64 holds neither Confluent-framed Avro nor JSON (datacontenttype ${String(attributes.datacontenttype ?? 'absent')})`, {
+          retriable: false,
+          details: { field: 'data_base64', ...where(record) },
+        });
+      }
+      return asJsonEvent(attributes, this.#normalizeJson(parseJsonBytes(bytes, record), readerType, record));
+    }
+    return asJsonEvent(attributes, this.#normalizeJson(data.value, readerType, record));
+  }
+
+  /** JSON data → the kind's schema and back: validated (fields named) and normalised like a binary-mode record. */
+  #normalizeJson(json: JsonValue, type: AvroType | undefined, record: TransportRecord): JsonValue {
+    if (type === undefined) return json;
+    try {
+      return decodeAvro(type, encodeAvro(type, json));
+    } catch (err) {
+      throw located(err, where(record));
+    }
+  }
+}
+
+function where(record: TransportRecord): Record<string, unknown> {
+  return { topic: record.topic, partition: record.partition, offset: record.offset.toString() };
+}
+
+/** Every decode failure names the record (codec/data errors do not know it). */
+function located(err: unknown, details: Record<string, unknown>): GatewayError {
+  if (err instanceof GatewayError) return new GatewayError(err.code, err.message, { retriable: err.retriable, cause: err, details: { ...err.details, ...details } });
+  return new GatewayError('CEG_DECODE_FAILED', `Avro decoding failed: ${errorMessage(err)}`, { retriable: false, cause: err, details });
+}
+
+/**
+ * The data handed on is natural JSON, no longer Avro: the envelope says so (connectors and
+ * webhooks serialise it as application/json).
+ */
+function asJsonEvent(attributes: Attributes, data: JsonValue): Envelope {
+  return Object.freeze({ attributes: Object.freeze({ ...attributes, datacontenttype: 'application/json' }), data: Object.freeze({ kind: 'json' as const, value: data }) });
+}
+
+function isJsonMediaType(mediaType: string | undefined): boolean {
+  if (mediaType === undefined) return false;
+  const essence = mediaType.split(';')[0]!.trim().toLowerCase();
+  return essence === 'application/json' || essence.endsWith('+json');
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+function parseJsonBytes(bytes: Uint8Array, record: TransportRecord): JsonValue {
+  try {
+    return JSON.parse(strictUtf8.decode(bytes)) as JsonValue;
+  } catch (err) {
+    throw new GatewayError('CEG_INVALID_DATA', `data_base64 is not valid UTF-8 JSON: ${errorMessage(err)}`, { retriable: false, details: { field: 'data_base64', ...where(record) } });
   }
 }

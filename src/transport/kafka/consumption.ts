@@ -1,6 +1,6 @@
 import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
-import { errorMessage } from '../../core/errors.js';
-import type { Consumption, GroupSpec, RecordHandler, TransportRecord } from '../port.js';
+import { GatewayError, errorMessage } from '../../core/errors.js';
+import type { Consumption, GroupSpec, RecordContext, RecordDecision, RecordHandler, TransportRecord } from '../port.js';
 import { fromKafkaError } from './errors.js';
 import { fromKafkaHeaders } from './headers.js';
 import type { KafkaTransportOptions } from './options.js';
@@ -30,19 +30,29 @@ function toRecord(topic: string, partition: number, m: KafkaMessage): TransportR
 }
 
 /**
- * One `consume()` call on Kafka: one kafkajs consumer in group `spec.group`, `autoCommit: false`.
+ * One `consume()` call on Kafka: one kafkajs consumer in group `spec.group`.
  * - Records of a partition are handled one at a time in offset order (`eachBatch`, sequential
  *   loop); partitions run concurrently up to `partitionsConsumedConcurrently`.
- * - After each handler resolves, offset + 1 is committed before the next record of the partition
- *   starts — never past a record not yet handled. Because every handled record is already
- *   committed, a rebalance or a leave loses nothing; a commit refused for a stale generation is
- *   rethrown so kafkajs rejoins, and the record comes again (at-least-once).
+ * - A processed record's offset is resolved at once and committed in batches (kafkajs autoCommit:
+ *   every `commitEveryRecords` records or `commitIntervalMs`, at the end of every fetched batch,
+ *   before rejoining when a heartbeat finds a rebalance, and before leaving). Only processed
+ *   offsets are resolved, so a commit never passes a record not yet processed (at-least-once).
+ * - `redeliver`: the partition is paused and the batch returns at once, so the next fetch of the
+ *   other partitions is not held up (kafkajs fetches again only after every partition's batch
+ *   returned); after the wait the partition resumes from the unresolved record. The fetch loop
+ *   keeps heartbeating while partitions are paused, so a wait longer than the session timeout
+ *   causes no rebalance.
+ * - While a record is in hand the member heartbeats every `heartbeatIntervalMs`.
+ * - stop(): the records in hand see their signal aborted; after `stopTimeoutMs` a record still in
+ *   hand is left unresolved (it comes again) and the member leaves regardless of the handler.
  * - A handler rejection pauses the partition, lets records in flight on other partitions finish,
  *   disconnects (leaving the group) and rejects `done`; the failed record is not committed.
  * - A kafkajs CRASH with `restart: false`, or more than `maxRestarts` restarts without a successful
  *   join in between, rejects `done` too (kafkajs would otherwise restart forever).
  * Spec: bus spec S1, S3 (commit after handling), T4, T9; DESIGN "Known traps" (commit only
- *   processed offsets, commit before leaving a generation, bound restarts, surface a dead consumer).
+ *   processed offsets, commit before leaving a generation, bound restarts, surface a dead consumer,
+ *   a sleeping eachBatch holds up every partition); issue 7 (batched commits, non-blocking retries,
+ *   bounded stop).
  */
 export class KafkaConsumption implements Consumption {
   readonly group: string;
@@ -63,12 +73,22 @@ export class KafkaConsumption implements Consumption {
   #onJoin: (() => void) | undefined;
   #onDeath: ((err: unknown) => void) | undefined;
   readonly #removers: (() => void)[] = [];
+  readonly #abort = new AbortController();
+  readonly #resumeTimers = new Set<NodeJS.Timeout>();
+  readonly #stopTimeoutMs: number;
+  readonly #commitEveryRecords: number;
+  readonly #commitIntervalMs: number;
+  #deadlineReached: (() => void) | undefined;
+  readonly #deadline = new Promise<'deadline'>((resolve) => (this.#deadlineReached = () => resolve('deadline')));
 
   private constructor(kafka: Kafka, spec: GroupSpec, handler: RecordHandler, opts: KafkaTransportOptions, pins: LatestPins) {
     this.group = spec.group;
     this.#handler = handler;
     this.#opts = opts;
     this.#pins = pins;
+    this.#stopTimeoutMs = spec.stopTimeoutMs ?? 5000;
+    this.#commitEveryRecords = spec.commitEveryRecords ?? 500;
+    this.#commitIntervalMs = spec.commitIntervalMs ?? 1000;
     this.done = new Promise<void>((resolve, reject) => {
       this.#settle = (f) => (f === undefined ? resolve() : reject(asError(f.err)));
     });
@@ -111,6 +131,10 @@ export class KafkaConsumption implements Consumption {
     return this.#assignment;
   }
 
+  joins(): number {
+    return this.#joins;
+  }
+
   stop(): Promise<void> {
     this.#stopped ??= this.#shutdown();
     return this.#stopped;
@@ -145,7 +169,9 @@ export class KafkaConsumption implements Consumption {
     await this.#consumer.connect();
     await this.#consumer.subscribe({ topics: [...spec.topics], fromBeginning: spec.startFrom === 'earliest' });
     await this.#consumer.run({
-      autoCommit: false,
+      autoCommit: true,
+      autoCommitInterval: this.#commitIntervalMs,
+      autoCommitThreshold: this.#commitEveryRecords,
       eachBatchAutoResolve: false,
       partitionsConsumedConcurrently: this.#opts.partitionsConsumedConcurrently,
       eachBatch: (payload) => this.#track(this.#eachBatch(payload)),
@@ -185,23 +211,65 @@ export class KafkaConsumption implements Consumption {
 
   async #eachBatch(payload: EachBatchPayload): Promise<void> {
     const { topic, partition } = payload.batch;
+    const ctx: RecordContext = {
+      signal: this.#abort.signal,
+      heartbeat: () => payload.heartbeat().catch((err: unknown) => this.#opts.logger.debug({ group: this.group, err: errorMessage(err) }, 'heartbeat failed')),
+    };
     for (const message of payload.batch.messages) {
       if (this.#stopping || !payload.isRunning() || payload.isStale()) return;
       const record = toRecord(topic, partition, message);
-      try {
-        await this.#handler(record);
-      } catch (err) {
+      const outcome = await this.#handle(record, ctx);
+      if (outcome === 'abandoned') return; // stopping: left unresolved, it comes again
+      if (outcome === 'failed') {
         payload.pause();
-        this.#opts.logger.warn({ group: this.group, topic, partition, offset: message.offset, err: errorMessage(err) }, 'handler rejected; stopping the consumption');
-        this.#fail(err);
         return;
+      }
+      if (outcome.kind === 'redeliver') {
+        this.#redeliverLater(topic, partition, outcome.afterMs, payload.pause());
+        return; // the rest of the batch is fetched again after the resume
       }
       this.#handledOnce.add(tpKey(topic, partition));
       payload.resolveOffset(message.offset);
-      // Commit this record before the next one starts; a stale generation throws and kafkajs rejoins.
-      await this.#consumer.commitOffsets([{ topic, partition, offset: (record.offset + 1n).toString() }]);
+      // Commits when the record count or the interval is reached; a stale generation throws and kafkajs rejoins.
+      await payload.commitOffsetsIfNecessary();
       await payload.heartbeat();
     }
+  }
+
+  /** Runs the handler with heartbeats; gives up on it at the stop deadline. */
+  async #handle(record: TransportRecord, ctx: RecordContext): Promise<RecordDecision | 'failed' | 'abandoned'> {
+    const beat = setInterval(() => void ctx.heartbeat(), this.#opts.heartbeatIntervalMs);
+    try {
+      const handled = this.#handler(record, ctx).then(
+        (d): RecordDecision | 'failed' => d ?? { kind: 'done' },
+        (err: unknown): RecordDecision | 'failed' => {
+          if (this.#stopping) return 'failed';
+          this.#opts.logger.warn({ group: this.group, topic: record.topic, partition: record.partition, offset: record.offset.toString(), err: errorMessage(err) }, 'handler rejected; stopping the consumption');
+          this.#fail(err);
+          return 'failed';
+        },
+      );
+      const result = await Promise.race([handled, this.#deadline]);
+      if (result === 'deadline') {
+        this.#opts.logger.warn({ group: this.group, topic: record.topic, partition: record.partition, offset: record.offset.toString(), stopTimeoutMs: this.#stopTimeoutMs }, 'record still in hand at the stop deadline; leaving it uncommitted');
+        return 'abandoned';
+      }
+      // A handler that rejected because the member is stopping leaves its record unprocessed; a
+      // `done` that arrives while stopping still counts (the work was finished).
+      if (result === 'failed') return this.#stopping ? 'abandoned' : 'failed';
+      return result;
+    } finally {
+      clearInterval(beat);
+    }
+  }
+
+  #redeliverLater(topic: string, partition: number, afterMs: number, resume: () => void): void {
+    const timer = setTimeout(() => {
+      this.#resumeTimers.delete(timer);
+      if (!this.#stopping) resume();
+    }, afterMs);
+    this.#resumeTimers.add(timer);
+    this.#opts.logger.debug({ group: this.group, topic, partition, afterMs }, 'partition paused until its record is due again');
   }
 
   #mayRestart(err: unknown): boolean {
@@ -225,8 +293,13 @@ export class KafkaConsumption implements Consumption {
 
   async #shutdown(): Promise<void> {
     this.#stopping = true;
-    // Records in flight finish (and commit) first; nothing new starts.
+    this.#abort.abort(new GatewayError('CEG_CLOSED', 'consumer stopping', { retriable: true }));
+    for (const t of this.#resumeTimers) clearTimeout(t);
+    this.#resumeTimers.clear();
+    const deadline = setTimeout(() => this.#deadlineReached?.(), this.#stopTimeoutMs);
+    // Records in hand finish (or are abandoned at the deadline); the batches end with a commit of what was processed.
     while (this.#batches.size > 0) await Promise.allSettled([...this.#batches]);
+    clearTimeout(deadline);
     try {
       await this.#consumer.disconnect();
     } catch (err) {

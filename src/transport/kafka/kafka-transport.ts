@@ -1,8 +1,12 @@
-import { CompressionTypes, Kafka } from 'kafkajs';
+import { CompressionTypes, Kafka } from './kafkajs.js';
+import { startKafkaRead } from './read.js';
 import type { Admin, Message, Producer, SASLOptions } from 'kafkajs';
 import { errorMessage, GatewayError } from '../../core/errors.js';
 import { partitionForKey } from '../partitioner.js';
 import type {
+  Read,
+  ReadSpec,
+  TransportRecord,
   Consumption, GroupSpec, OffsetTarget, OutboundRecord, PartitionOffset, Position, ProduceOptions,
   RecordHandler, TopicSpec, Transport,
 } from '../port.js';
@@ -163,6 +167,17 @@ class KafkaTransport implements Transport {
     const forget = (): void => void this.#consumptions.delete(c);
     c.done.then(forget, forget);
     return c;
+  }
+
+  async read(spec: ReadSpec, handler: (record: TransportRecord) => Promise<void>): Promise<Read> {
+    this.#assertOpen();
+    spec.topics.forEach((t) => assertTopicName(t));
+    const { admin } = await this.#ready();
+    try {
+      return await startKafkaRead(this.#consumerKafka('read'), admin, spec, handler, this.#opts);
+    } catch (err) {
+      throw fromKafkaError(err, { operation: 'read', topics: spec.topics });
+    }
   }
 
   async endOffsets(topic: string): Promise<readonly PartitionOffset[]> {

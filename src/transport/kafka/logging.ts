@@ -1,4 +1,4 @@
-import { logLevel } from 'kafkajs';
+import { logLevel } from './kafkajs.js';
 import type { LogEntry, logCreator } from 'kafkajs';
 
 /** The logger shape the transport writes to; pino's `Logger` satisfies it. */

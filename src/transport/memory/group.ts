@@ -42,9 +42,9 @@ export class MemoryGroup {
   }
 
   /** Creates a member, joins it and rebalances; resolves once it holds its partitions. */
-  async join(topics: readonly string[], startFrom: StartFrom, handler: RecordHandler): Promise<MemoryMember> {
+  async join(topics: readonly string[], startFrom: StartFrom, handler: RecordHandler, stopTimeoutMs?: number): Promise<MemoryMember> {
     const id = `member-${String(++this.#memberSeq).padStart(6, '0')}`;
-    const member = new MemoryMember(this, id, topics, startFrom, handler);
+    const member = new MemoryMember(this, id, topics, startFrom, handler, stopTimeoutMs);
     await this.#serial(() => {
       if (this.#members.size === 0 && startFrom === 'latest') this.#pinLatest(topics);
       this.#members.set(id, member);
@@ -90,6 +90,7 @@ export class MemoryGroup {
         for (const p of partitions) wanted.get(id)?.add(tpKey(topic, p));
       }
     }
+    for (const m of this.#members.values()) m.joined();
     // Revoke first: the old owner finishes (and commits) its record in flight.
     await Promise.all([...this.#members.values()].map((m) => m.revokeExcept(wanted.get(m.id) ?? new Set())));
     for (const member of this.#members.values()) {
@@ -101,7 +102,8 @@ export class MemoryGroup {
         const from = this.committed(topic, partition) ?? (member.startFrom === 'earliest' ? 0n : log.end);
         member.startWorker(key, new PartitionWorker(topic, partition, log, from, member.handler,
           (next) => this.setCommitted(topic, partition, next),
-          (err) => member.fail(err)));
+          (err) => member.fail(err),
+          member.stopTimeoutMs));
       }
     }
   }
@@ -113,6 +115,7 @@ export class MemoryMember implements Consumption {
   readonly topics: readonly string[];
   readonly startFrom: StartFrom;
   readonly handler: RecordHandler;
+  readonly stopTimeoutMs: number | undefined;
   readonly done: Promise<void>;
   readonly #group: MemoryGroup;
   readonly #workers = new Map<string, PartitionWorker>();
@@ -120,8 +123,9 @@ export class MemoryMember implements Consumption {
   #failure: { readonly err: unknown } | undefined;
   #settle!: (failure: { readonly err: unknown } | undefined) => void;
 
-  constructor(group: MemoryGroup, id: string, topics: readonly string[], startFrom: StartFrom, handler: RecordHandler) {
+  constructor(group: MemoryGroup, id: string, topics: readonly string[], startFrom: StartFrom, handler: RecordHandler, stopTimeoutMs?: number) {
     this.#group = group;
+    this.stopTimeoutMs = stopTimeoutMs;
     this.id = id;
     this.topics = topics;
     this.startFrom = startFrom;
@@ -152,6 +156,17 @@ export class MemoryMember implements Consumption {
   fail(err: unknown): void {
     this.#failure ??= { err };
     void this.stop();
+  }
+
+  #joins = 0;
+
+  joins(): number {
+    return this.#joins;
+  }
+
+  /** The group rebalanced with this member in it (memory: every rebalance is a join). */
+  joined(): void {
+    this.#joins++;
   }
 
   holds(key: string): boolean {

@@ -1,6 +1,8 @@
 import { GatewayError } from '../../core/errors.js';
 import { partitionForKey } from '../partitioner.js';
 import type {
+  Read,
+  ReadSpec,
   Consumption, GroupSpec, OffsetTarget, OutboundRecord, PartitionOffset, Position, ProduceOptions,
   RecordHandler, TopicSpec, Transport, TransportRecord,
 } from '../port.js';
@@ -8,6 +10,7 @@ import { assertTopicName } from '../../core/topic-name.js';
 import { abortedProduce, checkTopicSpec, closedTransport, DEFAULT_MAX_MESSAGE_BYTES, groupBusy, unknownTopic } from '../topics.js';
 import { MemoryGroup } from './group.js';
 import { PartitionLog } from './log.js';
+import { startMemoryRead } from './read.js';
 
 /** Options of {@link createMemoryTransport}. */
 export interface MemoryTransportOptions {
@@ -110,13 +113,18 @@ class MemoryTransport implements Transport {
       spec.topics.forEach((t) => this.#topic(t));
     });
     const group = this.#group(spec.group);
-    const member = await group.join([...new Set(spec.topics)], spec.startFrom ?? 'latest', handler);
+    const member = await group.join([...new Set(spec.topics)], spec.startFrom ?? 'latest', handler, spec.stopTimeoutMs);
     this.#members.add(member);
     void member.done.then(
       () => this.#members.delete(member),
       () => this.#members.delete(member),
     );
     return member;
+  }
+
+  async read(spec: ReadSpec, handler: (record: TransportRecord) => Promise<void>): Promise<Read> {
+    const logs = await this.#guard(() => spec.topics.map((topic) => ({ topic, logs: this.#topic(topic).logs })));
+    return startMemoryRead(logs, spec, handler);
   }
 
   endOffsets(topic: string): Promise<readonly PartitionOffset[]> {

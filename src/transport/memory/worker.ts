@@ -1,9 +1,13 @@
-import type { RecordHandler } from '../port.js';
+import { GatewayError } from '../../core/errors.js';
+import type { RecordContext, RecordHandler } from '../port.js';
 import type { PartitionLog } from './log.js';
 
 /**
  * Delivers one partition to one group member: records in offset order, one at a time; after the
- * handler resolves, reports the next offset to commit. Stops after the record in flight.
+ * handler resolves `done`, reports the next offset to commit (the memory transport commits at
+ * once: nothing is lost between handling and committing in one process). A `redeliver` decision
+ * waits on this partition only, then hands the same record again. stop() aborts the record in
+ * hand and gives up waiting for it after `stopTimeoutMs` (the record stays uncommitted).
  */
 export class PartitionWorker {
   readonly topic: string;
@@ -16,6 +20,10 @@ export class PartitionWorker {
   readonly #onFailed: (err: unknown) => void;
   #stopped = false;
   #wake: (() => void) | undefined;
+  readonly #abort = new AbortController();
+  readonly #stopTimeoutMs: number;
+  #deadlineReached: (() => void) | undefined;
+  readonly #deadline = new Promise<'deadline'>((resolve) => (this.#deadlineReached = () => resolve('deadline')));
 
   constructor(
     topic: string,
@@ -25,7 +33,9 @@ export class PartitionWorker {
     handler: RecordHandler,
     onHandled: (nextOffset: bigint) => void,
     onFailed: (err: unknown) => void,
+    stopTimeoutMs = 5000,
   ) {
+    this.#stopTimeoutMs = stopTimeoutMs;
     this.topic = topic;
     this.partition = partition;
     this.#log = log;
@@ -37,8 +47,13 @@ export class PartitionWorker {
 
   /** Ends the loop after the record in flight; resolves when it has ended. Idempotent. */
   stop(): Promise<void> {
-    this.#stopped = true;
-    this.#wake?.();
+    if (!this.#stopped) {
+      this.#stopped = true;
+      this.#abort.abort(new GatewayError('CEG_CLOSED', 'consumer stopping', { retriable: true }));
+      this.#wake?.();
+      const timer = setTimeout(() => this.#deadlineReached?.(), this.#stopTimeoutMs);
+      void this.finished.then(() => clearTimeout(timer));
+    }
     return this.finished;
   }
 
@@ -59,11 +74,27 @@ export class PartitionWorker {
         this.#wake = undefined;
         continue;
       }
-      try {
-        await this.#handler(record);
-      } catch (err) {
-        this.#onFailed(err);
+      const ctx: RecordContext = { signal: this.#abort.signal, heartbeat: () => Promise.resolve() };
+      const handled = this.#handler(record, ctx).then(
+        (d) => d ?? { kind: 'done' as const },
+        (err: unknown) => ({ kind: 'failed' as const, err }),
+      );
+      const result = await Promise.race([handled, this.#deadline]);
+      if (result === 'deadline') return; // abandoned at the stop deadline: uncommitted, it comes again
+      if (result.kind === 'failed') {
+        if (!this.#stopped) this.#onFailed(result.err);
         return;
+      }
+      if (result.kind === 'redeliver') {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, result.afterMs);
+          this.#wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        this.#wake = undefined;
+        continue; // same position: the record comes again (or the loop ends when stopped)
       }
       position = record.offset + 1n;
       this.#onHandled(position);

@@ -9,6 +9,8 @@ import { createMemoryRegistry } from '../../../src/registry/index.js';
 import type { SchemaRegistry } from '../../../src/registry/port.js';
 import { createMemoryTransport } from '../../../src/transport/index.js';
 import type {
+  Read,
+  ReadSpec,
   Consumption, GroupSpec, OffsetTarget, OutboundRecord, PartitionOffset, Position, ProduceOptions, RecordHandler, TopicSpec, Transport, TransportRecord,
 } from '../../../src/transport/port.js';
 
@@ -58,6 +60,9 @@ export class ScriptedTransport implements Transport {
   }
   consume(spec: GroupSpec, handler: RecordHandler): Promise<Consumption> {
     return this.inner.consume(spec, handler);
+  }
+  read(spec: ReadSpec, handler: (record: TransportRecord) => Promise<void>): Promise<Read> {
+    return this.inner.read(spec, handler);
   }
   endOffsets(topic: string): Promise<readonly PartitionOffset[]> {
     return this.inner.endOffsets(topic);

@@ -30,7 +30,7 @@ async function outcomeOf(p: Promise<Outcome | void>): Promise<{ outcome: string;
     const g = err as GatewayError;
     return { outcome: g.retriable ? 'retry (thrown)' : 'deadLetter (thrown)', message: g.message };
   }
-  if (out === undefined || out.kind === 'ack') return { outcome: 'handled' };
+  if (out === undefined || out.kind === 'ack' || out.kind === 'duplicate') return { outcome: 'handled' };
   return { outcome: out.kind, message: out.reason };
 }
 

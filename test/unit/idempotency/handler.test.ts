@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../../src/core/errors.js';
 import { createMemoryIdempotencyStore, deliveryKey, idempotent } from '../../../src/bus/idempotency/index.js';
 import type { FinalOutcome, IdempotencyKey, IdempotencyStore } from '../../../src/bus/idempotency/index.js';
-import { ack, deadLetter, retry } from '../../../src/bus/subscriber/index.js';
+import { ack, deadLetter, duplicate, retry } from '../../../src/bus/subscriber/index.js';
 import type { DeliveryContext } from '../../../src/bus/subscriber/index.js';
 import type { Envelope } from '../../../src/envelope/types.js';
 
@@ -35,8 +35,8 @@ describe('idempotent()', () => {
     const h = idempotent(store, (e) => Promise.resolve(e.attributes.id === 'b' ? ack : void calls.push(e.attributes.id)), { windowMs: 5000, onSkip: (e, c) => skipped.push(`${e.attributes.id}@${c.attempt}`) });
     expect(await h(ev('a'), ctx())).toBeUndefined();
     expect(await h(ev('b'), ctx())).toEqual(ack);
-    expect(await h(ev('a'), ctx('sub', 2))).toBeUndefined();
-    expect(await h(ev('b'), ctx('sub', 2))).toBeUndefined();
+    expect(await h(ev('a'), ctx('sub', 2))).toEqual(duplicate);
+    expect(await h(ev('b'), ctx('sub', 2))).toEqual(duplicate);
     expect(calls).toEqual(['a']);
     expect(skipped).toEqual(['a@2', 'b@2']);
     expect(store.marks).toEqual([

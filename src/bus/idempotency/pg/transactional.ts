@@ -6,6 +6,7 @@
 import type { Pool, PoolClient } from 'pg';
 import type { Envelope } from '../../../envelope/types.js';
 import type { DeliveryContext, Outcome } from '../../subscriber/index.js';
+import { duplicate } from '../../subscriber/index.js';
 import type { IdempotentOptions, IdempotentStats, IdempotentHandler } from '../handler.js';
 import { deliveryKey, isHandled } from '../handler.js';
 import { assertWindowMs } from '../port.js';
@@ -80,7 +81,7 @@ export function idempotentPg(pool: Pool, handler: TransactionalHandler, options:
         await store('ROLLBACK', () => client.query('ROLLBACK'));
         stats.skipped++;
         options.onSkip?.(event, ctx);
-        return undefined;
+        return duplicate;
       }
       const out = await handler(event, ctx, client);
       if (!isHandled(out)) {

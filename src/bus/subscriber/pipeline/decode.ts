@@ -1,0 +1,64 @@
+/**
+ * Stage 2: decode and validate. Binary- and structured-mode records alike go through the registry
+ * and the kind's reader schema (EventCodec.fromRecord), then through CloudEvents envelope
+ * validation. Shared by subscriptions, connectors, `tail` and `trace`, so that what a subscription
+ * would dead-letter shows as invalid everywhere, with the same reason.
+ * Spec: CloudEvents 1.0.2 §3 (attributes), Kafka binding §3.2/§3.3; bus spec S5 (poison), M4.
+ */
+import { GatewayError, errorMessage } from '../../../core/errors.js';
+import type { EventCodec } from '../../../codec/event/index.js';
+import { fromRecord } from '../../../codec/kafka/index.js';
+import type { RecordEvent } from '../../../codec/kafka/index.js';
+import { validateEnvelope } from '../../../envelope/index.js';
+import type { Envelope } from '../../../envelope/types.js';
+import type { TransportRecord } from '../../../transport/port.js';
+
+/** A decoded record: the event, or why it is not a valid event of the catalog. */
+export type Decoded =
+  | { readonly ok: true; readonly event: Envelope }
+  /** `retriable`: a transient failure (registry unreachable) — try again, never dead-letter for it. */
+  | { readonly ok: false; readonly reason: string; readonly code: string; readonly retriable: boolean };
+
+/** The record's CloudEvent headers, or undefined when they do not parse (then decoding reports why). */
+export function peekHeaders(record: TransportRecord): RecordEvent | undefined {
+  try {
+    return fromRecord(record);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The `type` of a binary-mode record without decoding its data; undefined for structured or unreadable records. */
+export function peekType(headers: RecordEvent | undefined): string | undefined {
+  return headers?.mode === 'binary' ? headers.attributes.type : undefined;
+}
+
+/**
+ * Decodes the record into an envelope whose data is natural JSON in the catalog's reader schema,
+ * then validates the envelope. Never throws.
+ */
+export async function decodeRecord(codec: EventCodec, record: TransportRecord, headers?: RecordEvent): Promise<Decoded> {
+  try {
+    const event = await codec.fromRecord(record, 'catalog', headers);
+    const violations = validateEnvelope(event);
+    if (violations.length > 0) {
+      const list = violations.map((v) => `${v.attribute ?? v.field ?? 'event'}: ${v.reason}`).join('; ');
+      return { ok: false, code: 'CEG_INVALID_EVENT', reason: `invalid CloudEvent: ${list}`, retriable: false };
+    }
+    return { ok: true, event };
+  } catch (err) {
+    const code = err instanceof GatewayError ? err.code : 'CEG_DECODE_FAILED';
+    const retriable = err instanceof GatewayError && err.retriable;
+    return { ok: false, code, reason: describeDecodeError(err), retriable };
+  }
+}
+
+/** One line naming the attribute or data field at fault when the error says which. */
+function describeDecodeError(err: unknown): string {
+  if (!(err instanceof GatewayError)) return errorMessage(err);
+  const d = err.details;
+  const violations = Array.isArray(d.violations) ? (d.violations as readonly { field?: string; attribute?: string; reason?: string }[]) : [];
+  if (violations.length === 0) return err.message;
+  const list = violations.slice(0, 10).map((v) => `${v.field ?? v.attribute ?? 'data'}: ${v.reason ?? 'invalid'}`).join('; ');
+  return `${err.message} (${list})`;
+}

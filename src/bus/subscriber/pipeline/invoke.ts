@@ -1,0 +1,24 @@
+/**
+ * Stages 4 and 6: the handler runs inside the event's correlation and trace context (an event
+ * published while handling inherits `correlationid`, gets `causationid` = this `id` and continues
+ * the trace), and whatever it does becomes an outcome: nothing or `ack` → handled; a returned
+ * outcome as it is; a GatewayError with `retriable: false` → dead letter; any other throw → retry.
+ * Spec: bus spec M2, T11 (correlation), S5 (outcomes); W3C Trace Context.
+ */
+import { GatewayError, errorMessage } from '../../../core/errors.js';
+import type { Envelope } from '../../../envelope/types.js';
+import { runHandling } from '../../correlation/index.js';
+import { ack, deadLetter, retry } from '../outcome.js';
+import type { Outcome } from '../outcome.js';
+
+export async function invokeInContext(event: Envelope, run: () => Promise<Outcome | void>): Promise<Outcome> {
+  const a = event.attributes;
+  const correlationid = typeof a.correlationid === 'string' ? a.correlationid : a.id;
+  const traceparent = typeof a.traceparent === 'string' ? a.traceparent : undefined;
+  try {
+    const out = await runHandling({ correlationid, eventId: a.id, ...(traceparent === undefined ? {} : { traceparent }) }, run);
+    return out ?? ack;
+  } catch (err) {
+    return err instanceof GatewayError && !err.retriable ? deadLetter(`handler refused: ${errorMessage(err)}`) : retry(errorMessage(err));
+  }
+}

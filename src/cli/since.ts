@@ -1,0 +1,18 @@
+import { InvalidArgumentError } from 'commander';
+
+const UNIT_MS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/**
+ * Parses a `--since` value into epoch ms: a duration back from now (`90s`, `15m`, `2h`, `7d`,
+ * `500ms`) or an RFC 3339 instant with an offset (`2026-12-01T08:00:00Z`).
+ * Errors: commander's InvalidArgumentError (exit 2 with the usage), naming the accepted forms.
+ */
+export function parseSince(value: string, now: () => number = Date.now): number {
+  const d = /^(\d{1,9})(ms|s|m|h|d)$/.exec(value.trim());
+  if (d !== null) return now() - Number(d[1]) * UNIT_MS[d[2]!]!;
+  if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i.test(value)) {
+    const t = Date.parse(value);
+    if (Number.isFinite(t)) return t;
+  }
+  throw new InvalidArgumentError('a duration such as 90s, 15m, 2h or 7d, or an RFC 3339 time with an offset such as 2026-12-01T08:00:00Z');
+}

@@ -1,0 +1,100 @@
+/**
+ * A group-less read on Kafka (operators' `tail` and `trace`). kafkajs has no consumer without a
+ * group, so the read joins a throw-away group named `ce-gateway.read.<uuid>`, seeks every
+ * partition to its start position on joining, never commits, and deletes the group when it ends:
+ * nothing is left behind (the group has no offsets; deleting it needs no more than the group's own
+ * ACL). A read needs READ on the topics and the group, DESCRIBE for offsets — no write.
+ * Spec: issue 7 ("neither command leaves a consumer group behind").
+ */
+import { randomUUID } from 'node:crypto';
+import type { Admin, EachBatchPayload, KafkaMessage } from 'kafkajs';
+import { errorMessage } from '../../core/errors.js';
+import type { Read, ReadSpec, TransportRecord } from '../port.js';
+import { fromKafkaHeaders } from './headers.js';
+import type { Kafka } from './kafkajs.js';
+import type { KafkaTransportOptions } from './options.js';
+
+const tpKey = (topic: string, partition: number): string => `${topic}\u0000${partition}`;
+const view = (b: Buffer | null): Uint8Array | null => (b === null ? null : new Uint8Array(b.buffer, b.byteOffset, b.byteLength));
+
+function toRecord(topic: string, partition: number, m: KafkaMessage): TransportRecord {
+  return Object.freeze({ topic, partition, offset: BigInt(m.offset), timestampMs: Number(m.timestamp), key: view(m.key ?? null), value: view(m.value), headers: Object.freeze(fromKafkaHeaders(m.headers)) });
+}
+
+/** Start offset and (bounded read) end offset per partition. */
+async function positions(admin: Admin, spec: ReadSpec): Promise<Map<string, { readonly topic: string; readonly partition: number; readonly from: string; readonly end: bigint }>> {
+  const out = new Map<string, { topic: string; partition: number; from: string; end: bigint }>();
+  for (const topic of spec.topics) {
+    const offsets = await admin.fetchTopicOffsets(topic);
+    const byTime = spec.from.kind === 'timestamp' ? await admin.fetchTopicOffsetsByTimestamp(topic, spec.from.timestampMs) : [];
+    for (const o of offsets) {
+      let from = spec.from.kind === 'earliest' ? o.low : o.high;
+      if (spec.from.kind === 'timestamp') {
+        const t = byTime.find((b) => b.partition === o.partition)?.offset;
+        from = t === undefined || BigInt(t) < 0n ? o.high : t; // -1: no record at or after the time
+      }
+      out.set(tpKey(topic, o.partition), { topic, partition: o.partition, from, end: BigInt(o.high) });
+    }
+  }
+  return out;
+}
+
+/**
+ * Starts the read. Errors: kafkajs errors from the offset look-ups or the join (the caller maps
+ * them with fromKafkaError).
+ */
+export async function startKafkaRead(kafka: Kafka, admin: Admin, spec: ReadSpec, handler: (r: TransportRecord) => Promise<void>, opts: KafkaTransportOptions): Promise<Read> {
+  const where = await positions(admin, spec);
+  const open = new Set([...where].filter(([, p]) => spec.untilEnd !== true || BigInt(p.from) < p.end).map(([k]) => k));
+  const groupId = `ce-gateway.read.${randomUUID()}`;
+  let settle: (err?: unknown) => void = () => {};
+  const finished = new Promise<void>((resolve, reject) => (settle = (err?: unknown) => (err === undefined ? resolve() : reject(err instanceof Error ? err : new Error(errorMessage(err))))));
+  finished.catch(() => undefined);
+  if (open.size === 0) return { done: Promise.resolve(), stop: () => Promise.resolve() };
+
+  const consumer = kafka.consumer({ groupId, sessionTimeout: opts.sessionTimeoutMs, heartbeatInterval: opts.heartbeatIntervalMs, maxWaitTimeInMs: opts.maxWaitTimeMs, allowAutoTopicCreation: false, retry: { retries: opts.retries } });
+  let joinedOnce = false;
+  consumer.on(consumer.events.GROUP_JOIN, () => {
+    if (joinedOnce) return; // later joins resume from kafkajs's own positions
+    joinedOnce = true;
+    for (const p of where.values()) consumer.seek({ topic: p.topic, partition: p.partition, offset: p.from });
+  });
+  let stopping: Promise<void> | undefined;
+  const stop = (): Promise<void> =>
+    (stopping ??= (async () => {
+      await consumer.disconnect().catch((err: unknown) => opts.logger.debug({ err: errorMessage(err) }, 'read: disconnect failed'));
+      await admin.deleteGroups([groupId]).catch((err: unknown) => opts.logger.warn({ group: groupId, err: errorMessage(err) }, 'read: could not delete its throw-away consumer group (Kafka expires it)'));
+      settle();
+    })());
+
+  await consumer.connect();
+  await consumer.subscribe({ topics: [...spec.topics], fromBeginning: spec.from.kind === 'earliest' });
+  await consumer.run({
+    autoCommit: false,
+    eachBatchAutoResolve: false,
+    eachBatch: async (payload: EachBatchPayload) => {
+      const { topic, partition } = payload.batch;
+      const key = tpKey(topic, partition);
+      const end = where.get(key)?.end;
+      for (const m of payload.batch.messages) {
+        if (stopping !== undefined || !payload.isRunning() || payload.isStale()) return;
+        if (spec.untilEnd === true && end !== undefined && BigInt(m.offset) >= end) break;
+        try {
+          await handler(toRecord(topic, partition, m));
+        } catch (err) {
+          settle(err);
+          void stop();
+          return;
+        }
+        payload.resolveOffset(m.offset);
+      }
+      const last = payload.batch.messages.at(-1);
+      if (spec.untilEnd === true && end !== undefined && (last === undefined ? false : BigInt(last.offset) + 1n >= end)) {
+        payload.pause();
+        open.delete(key);
+        if (open.size === 0) void stop();
+      }
+    },
+  });
+  return { done: finished, stop };
+}

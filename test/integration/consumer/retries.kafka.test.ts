@@ -1,0 +1,117 @@
+/**
+ * Issue 7, "retries that block nothing else", on the real broker: a record whose handler keeps
+ * asking for a retry holds back neither the other partitions (ordered: only its own partition is
+ * paused; unordered: it is parked on the retry topic) nor the consumer's group membership (a retry
+ * wait longer than the session timeout causes no rebalance). The 1 s bound is behaviour with a wide
+ * margin (records are handled in milliseconds when nothing blocks them; before the fix they waited
+ * for the whole retry budget, 5–13 s).
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { retry } from '../../../src/bus/subscriber/index.js';
+import type { Ordering } from '../../../src/bus/subscriber/index.js';
+import { retryPolicy } from '../../../src/core/retry.js';
+import { createKafkaTransport } from '../../../src/transport/index.js';
+import { createLogger } from '../../../src/observability/index.js';
+import { priceLoaded } from '../../fixtures/events.js';
+import { stackEnv, uniqueName } from '../../helpers/stack.js';
+import { waitFor } from '../../helpers/wait.js';
+import { instrumentsPerPartition, ownCatalog } from './members.js';
+
+const cat = ownCatalog('it-retries');
+afterAll(() => cat.close());
+
+const instrumentOf = (data: unknown): string => (data as { instrument: string }).instrument;
+
+describe.each<Ordering>(['key', 'none'])('a retrying record blocks nothing else (ordering %s)', (ordering) => {
+  it(`six partitions, one record retried 5 times over ≥ 10 s: records on the other five partitions are handled within 1 s (ordering ${ordering})`, async () => {
+    const gw = await cat.member();
+    const [stuck, ...others] = instrumentsPerPartition(6, `R${ordering}`);
+    const attempts: number[] = [];
+    const lag: number[] = [];
+    const sentAt = new Map<string, number>();
+    const sub = await gw.subscribe({
+      subscription: uniqueName(`it-retry-${ordering}`),
+      kinds: ['PriceLoadingCompleted'],
+      ordering,
+      retry: retryPolicy({ maxAttempts: 5, initialDelayMs: 2500, factor: 1, maxDelayMs: 2500, jitter: 0 }),
+      handler: (event) => {
+        const data = event.data?.kind === 'json' ? event.data.value : null;
+        if (instrumentOf(data) === stuck) {
+          attempts.push(Date.now());
+          return Promise.resolve(retry('always'));
+        }
+        const sent = sentAt.get(event.attributes.id);
+        if (sent !== undefined) lag.push(Date.now() - sent);
+        return Promise.resolve();
+      },
+    });
+    try {
+      const publish = async (instrument: string): Promise<void> => {
+        const at = Date.now();
+        const r = gw.publisher().publish('PriceLoadingCompleted', priceLoaded(instrument, 'H1'))!;
+        sentAt.set(r.id, at);
+        await r.delivered;
+      };
+      await publish(stuck!);
+      await waitFor('the first attempt', () => attempts.length >= 1, 20_000);
+      // While the stuck record waits for its attempts 2–5, keep producing to the five other partitions.
+      let sent = 0;
+      while (Date.now() - attempts[0]! < 10_500) {
+        await Promise.all(others.map((i) => publish(i)));
+        sent += others.length;
+        await new Promise((r) => setTimeout(r, 500));
+      }
+      await waitFor('every other record handled', () => lag.length >= sent, 20_000);
+      await waitFor('the stuck record dead-lettered', () => sub.stats().deadLettered === 1, 20_000);
+      expect(attempts).toHaveLength(5);
+      expect(attempts.at(-1)! - attempts[0]!).toBeGreaterThanOrEqual(10_000);
+      expect(lag).toHaveLength(sent);
+      expect(Math.max(...lag)).toBeLessThan(1000);
+      expect(sub.stats()).toMatchObject({ handled: sent, deadLettered: 1, retried: 4 });
+    } finally {
+      await sub.unsubscribe();
+    }
+  }, 90_000);
+});
+
+describe('a retry wait longer than the session timeout', () => {
+  it('an ordered subscription with a 60 s retry wait and a 10 s session timeout gets through without a rebalance and keeps per-key order', async () => {
+    const s = stackEnv();
+    const transport = createKafkaTransport({
+      clientId: 'it-long-wait',
+      brokers: s.kafkaBrokers,
+      sessionTimeoutMs: 10_000,
+      heartbeatIntervalMs: 2_000,
+      logger: createLogger({ level: 'silent' }),
+    });
+    const gw = await cat.member({ transport });
+    const order: string[] = [];
+    let firstAttemptAt = 0;
+    let secondAttemptAt = 0;
+    const sub = await gw.subscribe({
+      subscription: uniqueName('it-long-wait'),
+      kinds: ['PriceLoadingCompleted'],
+      retry: retryPolicy({ maxAttempts: 2, initialDelayMs: 60_000, factor: 1, maxDelayMs: 60_000, jitter: 0 }),
+      handler: (event, ctx) => {
+        const bar = (event.data?.kind === 'json' ? (event.data.value as { barKey: string }).barKey : '').slice(-2);
+        if (bar === '01' && ctx.attempt === 1) {
+          firstAttemptAt = Date.now();
+          return Promise.resolve(retry('come back in a minute'));
+        }
+        if (bar === '01') secondAttemptAt = Date.now();
+        order.push(bar);
+        return Promise.resolve();
+      },
+    });
+    try {
+      for (const bar of ['22031501', '22031502', '22031503']) await gw.publisher().publish('PriceLoadingCompleted', priceLoaded('LONG/WAIT', 'H1', bar))!.delivered;
+      await waitFor('all three handled', () => order.length === 3, 90_000, 200);
+      expect(order).toEqual(['01', '02', '03']);
+      expect(secondAttemptAt - firstAttemptAt).toBeGreaterThanOrEqual(59_000);
+      expect(sub.stats()).toMatchObject({ handled: 3, retried: 1, deadLettered: 0, rebalances: 0 });
+    } finally {
+      await sub.unsubscribe();
+      await transport.close();
+    }
+  }, 120_000);
+});
