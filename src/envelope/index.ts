@@ -19,7 +19,7 @@ export {
   uriProblem,
   uriReferenceProblem,
 } from './values.js';
-export { isRfc3339Timestamp, rfc3339ToEpochMs } from './time.js';
+export { isRfc3339Timestamp } from './time.js';
 export { MAX_JSON_DEPTH, escapePointerToken, inspectJson, unsafeNumberReason } from './json-value.js';
 export { checkAttribute, checkAttributes, checkEnvelope, validateEnvelope } from './validate.js';
 export type { ParsedAttribute } from './canonical.js';
