@@ -12,7 +12,9 @@
  *
  * Settings (environment): BENCH_CONNECTIONS (32), BENCH_BATCH_CONNECTIONS (8), BENCH_BATCH_SIZE
  * (100), BENCH_DURATION_S (10), BENCH_WARMUP_S (2), BENCH_TSX=1 to run the gateway from src with tsx,
- * BENCH_SCENARIOS (comma list of raw-single, gateway-single, raw-batch, gateway-batch; default all),
+ * BENCH_SCENARIOS (comma list of raw-single, gateway-single, raw-batch, gateway-batch, raw-consume,
+ * gateway-consume; default all), BENCH_CONSUME_RECORDS (200000: records read by the consume
+ * scenarios; the topic is filled up to that many first),
  * BENCH_PROFILE_DIR (the gateway child writes a V8 .cpuprofile there on exit).
  * Prints a Markdown table and writes bench/results/<timestamp>.json.
  */
@@ -32,6 +34,8 @@ const TOPIC = loadCatalog(benchCatalog.dir).byEventId(PRICE_LOADING_COMPLETED.ev
 import type { GatewayProcess } from './lib/gateway-process.js';
 import { procCpuMs, startGatewayProcess } from './lib/gateway-process.js';
 import { runHttpLoad } from './lib/http-load.js';
+import type { ConsumeResult } from './lib/consumer-load.js';
+import { gatewayConsume, rawConsume } from './lib/consumer-load.js';
 import type { RawClient } from './lib/raw-load.js';
 import { PRODUCER_SETTINGS, connectRaw, runRawLoad } from './lib/raw-load.js';
 import type { Latency, ScenarioResult } from './lib/stats.js';
@@ -189,6 +193,7 @@ async function main(): Promise<void> {
   log(`gateway: ${gw.command} (pid ${gw.pid}) at ${gw.url}, ready`);
   let raw: RawClient | undefined;
   const results: ScenarioResult[] = [];
+  const consumed: ConsumeResult[] = [];
   try {
     const records = await rawRecords(1800, registryUrl, dataschemaBase, benchCatalog.dir, TOPIC);
     raw = await connectRaw(brokerList, TOPIC, records);
@@ -202,9 +207,15 @@ async function main(): Promise<void> {
       ['gateway-batch', () => gatewayScenario(probe, 'batch')],
     ];
     const wanted = (process.env.BENCH_SCENARIOS ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
-    const unknown = wanted.filter((w) => !all.some(([n]) => n === w));
+    const unknown = wanted.filter((w) => !all.some(([n]) => n === w) && w !== 'raw-consume' && w !== 'gateway-consume');
     if (unknown.length > 0) throw new Error(`BENCH_SCENARIOS: unknown ${unknown.join(', ')}`);
     const plan = wanted.length === 0 ? all : all.filter(([n]) => wanted.includes(n));
+    const consumeRecords = intEnv('BENCH_CONSUME_RECORDS', 200_000);
+    const consumeScenarios: [string, () => Promise<ConsumeResult>][] = [
+      ['raw-consume', () => rawConsume(brokerList, TOPIC, consumeRecords)],
+      ['gateway-consume', () => gatewayConsume({ KAFKA_BROKERS: brokers, SCHEMA_REGISTRY_URL: registryUrl, CATALOG_DIR: benchCatalog.dir, DATASCHEMA_BASE_URL: dataschemaBase }, consumeRecords)],
+    ];
+    const consumePlan = wanted.length === 0 ? consumeScenarios : consumeScenarios.filter(([n]) => wanted.includes(n));
     for (const [name, run] of plan) {
       log(`running ${name}: ${settings.warmupS} s warm-up + ${settings.durationS} s …`);
       const res = await run();
@@ -212,13 +223,34 @@ async function main(): Promise<void> {
       log(`  ${Math.round(res.eventsPerS)} events/s, p50 ${res.latencyMs.p50.toFixed(2)} ms, p99 ${res.latencyMs.p99.toFixed(2)} ms, errors ${res.errors}`);
       if (res.recordsWritten !== res.eventsAcknowledged) log(`  note: the topic grew by ${res.recordsWritten} records for ${res.eventsAcknowledged} acknowledged events`);
     }
+    if (consumePlan.length > 0) {
+      // Fill the topic up to the records the consumers read (the producer scenarios may have written enough).
+      let have = await raw.endOffsetSum();
+      if (have < consumeRecords) log(`filling ${TOPIC} to ${consumeRecords} records …`);
+      while (have < consumeRecords) {
+        await runRawLoad(raw, { topic: TOPIC, concurrency: 8, perSend: 100, durationS: 2 });
+        have = await raw.endOffsetSum();
+      }
+      for (const [name, run] of consumePlan) {
+        log(`running ${name}: the first ${consumeRecords} of ${have} records …`);
+        const res = await run();
+        consumed.push(res);
+        log(`  ${Math.round(res.eventsPerS)} events/s in ${res.elapsedS.toFixed(1)} s, CPU ${res.cpuPct.toFixed(0)} %`);
+      }
+    }
   } finally {
     await raw?.close();
     await gw.stop();
     benchCatalog.cleanup();
   }
 
-  const table = formatTable(results);
+  let table = formatTable(results);
+  if (consumed.length > 0) {
+    const g = consumed.find((c) => c.side === 'gateway');
+    const w = consumed.find((c) => c.side === 'raw');
+    table += `\n\n| consume scenario | records | events/s | CPU (bench process) |\n|---|---:|---:|---:|\n${consumed.map((c) => `| ${c.name} | ${c.records} | ${Math.round(c.eventsPerS)} | ${c.cpuPct.toFixed(0)} % |`).join('\n')}`;
+    if (g && w) table += `\n\nconsume throughput gateway/raw: ${(g.eventsPerS / w.eventsPerS).toFixed(2)}×`;
+  }
   process.stdout.write(`\nce-gateway ingress bench — ${new Date().toISOString()}\n`);
   process.stdout.write(`machine: ${machine.cpuModel}, ${machine.cores} cores, ${machine.memoryGiB} GiB RAM, ${machine.platform}, node ${machine.node}, Kafka ${machine.kafka} (single broker on loopback); load generator on the same machine\n`);
   process.stdout.write(`gateway: ${gw.command}, LOG_LEVEL=warn; producer: idempotent, maxInFlightRequests 1, acks -1, no compression\n\n${table}\n`);
@@ -227,7 +259,7 @@ async function main(): Promise<void> {
   const dir = join(ROOT, 'bench/results');
   mkdirSync(dir, { recursive: true });
   const out = join(dir, `${stamp}.json`);
-  writeFileSync(out, `${JSON.stringify({ at: new Date().toISOString(), machine, gateway: { command: gw.command, note: how.note ?? null }, settings, producer: PRODUCER_SETTINGS, results }, null, 2)}\n`);
+  writeFileSync(out, `${JSON.stringify({ at: new Date().toISOString(), machine, gateway: { command: gw.command, note: how.note ?? null }, settings, producer: PRODUCER_SETTINGS, results, consume: consumed }, null, 2)}\n`);
   process.stdout.write(`\nresults: ${out}\n`);
 }
 

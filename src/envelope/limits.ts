@@ -39,6 +39,14 @@ export interface LimitBreach {
  */
 export function checkEnvelopeLimits(entries: Iterable<readonly [string, string | Uint8Array]>, limits: EnvelopeLimits = DEFAULT_ENVELOPE_LIMITS, count?: number): LimitBreach | undefined {
   if (count !== undefined && count > limits.maxAttributes) return { limit: 'maxAttributes', max: limits.maxAttributes, actual: count };
+  // Fast path for the common case: a name's UTF-8 length is at most 3 × its UTF-16 length, so when
+  // even that upper bound fits, no exact byte count is needed (Buffer.byteLength per name cost more
+  // than the rest of the check).
+  if (Array.isArray(entries) && entries.length <= limits.maxAttributes) {
+    let upper = 0;
+    for (const [name, value] of entries as readonly (readonly [string, string | Uint8Array])[]) upper += name.length * 3 + (typeof value === 'string' ? value.length * 3 : value.byteLength);
+    if (upper <= limits.maxAttributeBytes) return undefined;
+  }
   let n = 0;
   let bytes = 0;
   for (const [name, value] of entries) {

@@ -115,8 +115,11 @@ describe('T6 redelivery after a crash between handling and commit', () => {
     expect(run1.map((d) => d.event_id)).toEqual(ids.slice(0, KILL_AT + 1));
     expect(run1.every((d) => !d.skipped)).toBe(true);
     expect(run1[KILL_AT]!.offset).toBe(positions[KILL_AT]!.offset.toString());
-    // The offset of the killed record was never committed: the group's next offset is that record.
-    expect(await committed(partition)).toBe(positions[KILL_AT]!.offset);
+    // The offset of the killed record was never committed. Commits are batched (issue 7), so the
+    // group's next offset is that record or an earlier one of this run: those come again too.
+    const committedAtCrash = await committed(partition);
+    expect(committedAtCrash).toBeLessThanOrEqual(positions[KILL_AT]!.offset);
+    const firstAgain = Math.max(0, positions.findIndex((p) => p.offset >= committedAtCrash));
 
     // Run 2, same subscription name: the killed record comes again and is skipped as a duplicate.
     const second = startWorker({ ...common, T6_RUN: '2' });
@@ -129,15 +132,16 @@ describe('T6 redelivery after a crash between handling and commit', () => {
     expect(end2).toEqual({ code: 0, signal: null });
 
     const run2 = await deliveries(2);
-    expect(run2.map((d) => [d.event_id, d.skipped])).toEqual(ids.slice(KILL_AT).map((id, i) => [id, i === 0]));
-    expect(run2[0]!.offset).toBe(positions[KILL_AT]!.offset.toString()); // the very same record, redelivered
+    // Every record from the committed offset comes again; those already done (up to the killed one) are skipped.
+    expect(run2.map((d) => [d.event_id, d.skipped])).toEqual(ids.slice(firstAgain).map((id, i) => [id, firstAgain + i <= KILL_AT]));
+    expect(run2.find((d) => d.event_id === ids[KILL_AT])?.offset).toBe(positions[KILL_AT]!.offset.toString()); // the very same record, redelivered
     const final = await effects();
     expect(await counter()).toBe(N);
     expect(final.size).toBe(N);
     expect([...final.entries()].filter(([, n]) => n !== 1)).toEqual([]);
     const stats = second.lines.find((l) => 'stats' in l) as { stats: { handled: number; skipped: number } } | undefined;
     expect(stats?.stats.skipped).toBeGreaterThanOrEqual(1);
-    expect(stats?.stats).toEqual({ handled: N - KILL_AT - 1, skipped: 1, markFailed: 0 });
+    expect(stats?.stats).toEqual({ handled: N - KILL_AT - 1, skipped: KILL_AT - firstAgain + 1, markFailed: 0 });
     const idem = await pool.query(`SELECT count(*)::int AS n FROM "${prefix}_idem" WHERE scope = $1 AND outcome = 'handled'`, [subscription]);
     expect(idem.rows[0].n).toBe(N);
   }, 240_000);

@@ -204,7 +204,8 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
   }
 
   async function onRecord(record: TransportRecord, ctx: RecordContext): Promise<RecordDecision> {
-    const signal = AbortSignal.any([ctx.signal, stopping.signal]);
+    // The transport aborts ctx.signal when the member stops (unsubscribe stops it right after `stopping`).
+    const signal = ctx.signal;
     const here: Origin = { topic: record.topic, partition: record.partition, offset: record.offset };
     // 1. Bounded work: nothing else reads the headers of a record that breaks the limits.
     const tooBig = headerBoundsProblem(record, limits);

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Publisher, RecordPublisher } from '../../../src/bus/publisher/index.js';
 import { deadLetterTopic, subscribe } from '../../../src/bus/subscriber/index.js';
+import { createMemoryIdempotencyStore, idempotent } from '../../../src/bus/idempotency/index.js';
 import type { DeliveryContext, SubscribeOptions, Subscription } from '../../../src/bus/subscriber/index.js';
 import { EventCodec } from '../../../src/codec/event/index.js';
 import { GatewayError } from '../../../src/core/errors.js';
@@ -294,5 +295,46 @@ describe('subscribe: options and stopping', () => {
     const s2 = await sub({ handler: (e) => { ids.push(e.attributes.id); return Promise.resolve(); } });
     await waitFor('redelivered', () => s2.stats().handled === 1, 5000, 5);
     expect(ids).toEqual([r.id]);
+  });
+});
+
+describe('subscribe: idempotency stage (issue 7)', () => {
+  it('records dead-lettered events too, so a redelivery after a crash between the dead-letter produce and the commit is not dead-lettered twice', async () => {
+    const { publisher, sub, transport } = await setup();
+    const store = createMemoryIdempotencyStore();
+    const handled: string[] = [];
+    const handler = (e: Envelope): Promise<void> => {
+      handled.push(e.attributes.id);
+      return Promise.reject(new GatewayError('CEG_INVALID_DATA', 'never', { retriable: false }));
+    };
+    const first = await sub({ handler, idempotency: { store, windowMs: 60_000 }, startFrom: 'earliest' });
+    const r = publisher.publish('PriceLoadingCompleted', data)!;
+    await r.delivered;
+    await waitFor('dead-lettered', () => first.stats().deadLettered === 1, 5000, 5);
+    expect(await store.lookup({ scope: 'sub-a', source: 'urn:pdsp:host-1', id: r.id })).toBe('dead-lettered');
+    await first.unsubscribe();
+    // The crash window: the offset is moved back, as if the commit after the dead letter was lost.
+    await transport.resetOffsets('sub-a', PRICE_TOPIC, { kind: 'earliest' });
+    const again = await sub({ handler, idempotency: { store, windowMs: 60_000 }, startFrom: 'earliest' });
+    await waitFor('the redelivery acknowledged as a duplicate', () => again.stats().duplicates === 1, 5000, 5);
+    expect(again.stats()).toMatchObject({ deadLettered: 0, handled: 0, duplicates: 1 });
+    expect(handled).toEqual([r.id]);
+    expect(await readTopic(transport, deadLetterTopic('sub-a'), 1)).toHaveLength(1);
+    expect(await transport.endOffsets(deadLetterTopic('sub-a'))).toEqual([{ partition: 0, offset: 1n }]);
+  });
+
+  it('counts a redelivery skipped by an idempotent handler wrapper as a duplicate, not as handled', async () => {
+    const { publisher, sub, transport } = await setup();
+    const store = createMemoryIdempotencyStore();
+    const wrapped = idempotent(store, () => Promise.resolve(), { windowMs: 60_000 });
+    const s = await sub({ handler: wrapped, startFrom: 'earliest' });
+    const r = publisher.publish('PriceLoadingCompleted', data)!;
+    await r.delivered;
+    await waitFor('handled', () => s.stats().handled === 1, 5000, 5);
+    // The same event again (same source and id), as a producer retry would write it.
+    const [original] = await readTopic(transport, PRICE_TOPIC, 1);
+    await transport.produce(PRICE_TOPIC, [{ key: original!.key, value: original!.value, headers: original!.headers }]);
+    await waitFor('duplicate', () => s.stats().duplicates === 1, 5000, 5);
+    expect(s.stats()).toMatchObject({ handled: 1, duplicates: 1 });
   });
 });

@@ -1,0 +1,90 @@
+/**
+ * The consumer scenario (issue 7): the same records read by a raw kafkajs `eachBatch` consumer
+ * (resolve + heartbeat per record, kafkajs's own auto-commit, nothing decoded) and by a gateway
+ * subscription with a no-op handler (the whole pipeline: header bounds, CloudEvent headers, Avro
+ * decoding into the reader schema, envelope validation, the handler in its context, batched commits).
+ * Both start from the earliest offset under a fresh consumer group and stop when they have seen
+ * every record the topic held when the scenario began. Both run in this process.
+ */
+import { randomUUID } from 'node:crypto';
+import { createGateway } from '../../src/app/index.js';
+import { loadConfig } from '../../src/config/index.js';
+import { createLogger } from '../../src/observability/index.js';
+import { Kafka, logLevel } from '../../src/transport/kafka/kafkajs.js';
+import type { EachBatchPayload } from 'kafkajs';
+
+export interface ConsumeResult {
+  readonly name: string;
+  readonly side: 'gateway' | 'raw';
+  readonly records: number;
+  readonly elapsedS: number;
+  readonly eventsPerS: number;
+  /** CPU of this process during the read, percent of one core. */
+  readonly cpuPct: number;
+}
+
+async function timed(name: string, side: 'gateway' | 'raw', records: number, read: () => Promise<void>): Promise<ConsumeResult> {
+  const cpu0 = process.cpuUsage();
+  const t0 = process.hrtime.bigint();
+  await read();
+  const elapsedS = Number(process.hrtime.bigint() - t0) / 1e9;
+  const cpu = process.cpuUsage(cpu0);
+  return { name, side, records, elapsedS, eventsPerS: records / elapsedS, cpuPct: ((cpu.user + cpu.system) / 1000 / (elapsedS * 1000)) * 100 };
+}
+
+/** Raw kafkajs: eachBatch, resolveOffset and heartbeat per record, autoCommit. */
+export function rawConsume(brokers: readonly string[], topic: string, records: number): Promise<ConsumeResult> {
+  return timed('raw kafkajs consume', 'raw', records, async () => {
+    const kafka = new Kafka({ clientId: 'ce-gateway-bench-raw-consumer', brokers: [...brokers], logLevel: logLevel.WARN });
+    const consumer = kafka.consumer({ groupId: `bench-raw-${randomUUID()}`, maxWaitTimeInMs: 1000 });
+    let seen = 0;
+    let finish: () => void = () => {};
+    const done = new Promise<void>((r) => (finish = r));
+    await consumer.connect();
+    await consumer.subscribe({ topics: [topic], fromBeginning: true });
+    await consumer.run({
+      eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: 3,
+      eachBatch: async (payload: EachBatchPayload) => {
+        for (const m of payload.batch.messages) {
+          if (!payload.isRunning() || payload.isStale()) return;
+          payload.resolveOffset(m.offset);
+          if (++seen === records) finish();
+        }
+        await payload.heartbeat();
+      },
+    });
+    await done;
+    await consumer.disconnect();
+  });
+}
+
+/** A gateway subscription with a no-op handler. */
+export async function gatewayConsume(env: Record<string, string>, records: number): Promise<ConsumeResult> {
+  const config = loadConfig({ ...env, LOG_LEVEL: 'warn' });
+  const gw = createGateway(config, createLogger({ level: 'warn', destination: process.stderr }));
+  await gw.ready;
+  try {
+    return await timed('gateway subscription consume', 'gateway', records, async () => {
+      let finish: () => void = () => {};
+      const done = new Promise<void>((r) => (finish = r));
+      const sub = await gw.subscribe({
+        subscription: `bench-sub-${randomUUID()}`,
+        kinds: ['PriceLoadingCompleted'],
+        startFrom: 'earliest',
+        handler: () => Promise.resolve(),
+      });
+      const timer = setInterval(() => {
+        const s = sub.stats();
+        if (s.handled + s.deadLettered + s.skipped >= records) finish();
+      }, 20);
+      await done;
+      clearInterval(timer);
+      const s = sub.stats();
+      if (s.deadLettered > 0 || s.skipped > 0) process.stderr.write(`  gateway consume: ${s.deadLettered} dead-lettered, ${s.skipped} skipped\n`);
+      await sub.unsubscribe();
+    });
+  } finally {
+    await gw.close();
+  }
+}
