@@ -98,14 +98,19 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     const latest = await registerCatalog(registry, catalog);
     const fresh = new EventCodec(catalog, registry, latest);
     await fresh.loadVersions();
+    // Each topic's max.message.bytes, read once: produce calls are cut by it and a record it
+    // cannot take is refused at ingress with the limit named.
+    const limits = new Map<string, number>();
+    for (const t of catalog.topics) limits.set(t.name, await transport.maxMessageBytes(t.name));
+    const maxMessageBytes = (topic: string): number | undefined => limits.get(topic);
     codec = fresh;
-    records = new RecordPublisher(transport, { queueCapacity: config.publishQueueCapacity, maxBatch: 500, retry: publishRetry }, log.child({ component: 'publisher' }));
+    records = new RecordPublisher(transport, { queueCapacity: config.publishQueueCapacity, maxBatch: 500, maxMessageBytes, retry: publishRetry }, log.child({ component: 'publisher' }));
     publisher = new Publisher(codec, records, { service: config.service, instance: config.instance, dataschemaBase: config.dataschemaBase });
     ingress = {
       codec,
       publisher: records,
       log: log.child({ component: 'ingress' }),
-      options: { ...config.ingress, dataschemaBase: config.dataschemaBase },
+      options: { ...config.ingress, dataschemaBase: config.dataschemaBase, maxMessageBytes },
     };
     log.info({ topics: catalog.topics.length, kinds: catalog.kinds.length }, 'topics and schemas ready');
   }
@@ -197,6 +202,8 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
         ready: readiness,
         metrics: metrics.render,
         retryAfterS: config.ingress.retryAfterS,
+        http: { ...config.http, maxBodyBytes: config.ingress.maxBodyBytes },
+        log: log.child({ component: 'http' }),
       });
       const s = server;
       return new Promise((resolve, reject) => {

@@ -32,7 +32,7 @@ export interface EventKind {
   /** Top-level required string fields the partition key is computed from, in order. */
   readonly keyFields: readonly string[];
   readonly eventClass: EventClass;
-  /** Upper bound of the Avro-encoded data, bytes (M6). */
+  /** Size bound of one event, bytes (M6): the Avro-encoded data plus the attributes (UTF-8 names and values), checked by codec/event completeOutbound. */
   readonly maxDataBytes: number;
   /** Declared publication policy (bus spec P1). */
   readonly publish: boolean;

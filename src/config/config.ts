@@ -47,12 +47,23 @@ const schema = z.object({
   INGRESS_MAX_BATCH_EVENTS: positiveInt.default(1000),
   INGRESS_ACK_TIMEOUT_MS: positiveInt.default(10_000),
   INGRESS_RETRY_AFTER_S: positiveInt.default(5),
+  // The envelope's DEFAULT_ENVELOPE_LIMITS (config imports only core; a test keeps them equal).
+  INGRESS_MAX_ATTRIBUTES: positiveInt.default(100),
+  INGRESS_MAX_ATTRIBUTE_BYTES: positiveInt.default(16_384),
+  HTTP_HEADERS_TIMEOUT_MS: positiveInt.default(10_000),
+  HTTP_REQUEST_TIMEOUT_MS: positiveInt.default(30_000),
+  HTTP_MAX_CONNECTIONS: positiveInt.default(1024),
   PUBLISH_QUEUE_CAPACITY: positiveInt.default(10_000),
   READINESS_TIMEOUT_MS: positiveInt.default(2_000),
 });
 
 export interface Config {
-  readonly http: { readonly port: number; readonly host: string };
+  /**
+   * The HTTP server. `headersTimeoutMs`: time to receive a request's headers; `requestTimeoutMs`:
+   * time to receive a whole request, body included (both answered 408); `maxConnections`: open
+   * connections at most (more are closed at once).
+   */
+  readonly http: { readonly port: number; readonly host: string; readonly headersTimeoutMs: number; readonly requestTimeoutMs: number; readonly maxConnections: number };
   readonly logLevel: z.infer<typeof logLevel>;
   /** The process's bus role (bus spec T2); `none` disables the bus. */
   readonly role: 'publisher' | 'subscriber' | 'both' | 'none';
@@ -77,7 +88,14 @@ export interface Config {
   readonly connectorsDir?: string;
   /** The transactional outbox relay (`ce-gateway outbox relay`): the PRODUCER's database, not the bus's. */
   readonly outbox: { readonly databaseUrl?: string; readonly table: string; readonly batchSize: number; readonly pollIntervalMs: number };
-  readonly ingress: { readonly maxBodyBytes: number; readonly maxBatchEvents: number; readonly ackTimeoutMs: number; readonly retryAfterS: number };
+  /** `limits`: attributes per event (count, bytes), counted on the event as written (envelope/limits). */
+  readonly ingress: {
+    readonly maxBodyBytes: number;
+    readonly maxBatchEvents: number;
+    readonly ackTimeoutMs: number;
+    readonly retryAfterS: number;
+    readonly limits: { readonly maxAttributes: number; readonly maxAttributeBytes: number };
+  };
   readonly publishQueueCapacity: number;
   readonly readinessTimeoutMs: number;
 }
@@ -116,6 +134,7 @@ export function loadConfig(vars: Record<string, string | undefined>): Config {
     : parsed.error.issues.map((i) => `${String(i.path[0])}: ${i.path.length > 1 ? `entry ${i.path.slice(1).join('.')}: ` : ''}${i.message}`);
   // Combination rules are checked on the raw values too, so they are reported with the rest.
   if (raw.KAFKA_SASL_MECHANISM && (!raw.KAFKA_SASL_USERNAME || !raw.KAFKA_SASL_PASSWORD)) problems.push('KAFKA_SASL_MECHANISM needs KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD');
+  if (parsed.success && parsed.data.HTTP_HEADERS_TIMEOUT_MS > parsed.data.HTTP_REQUEST_TIMEOUT_MS) problems.push('HTTP_HEADERS_TIMEOUT_MS must not exceed HTTP_REQUEST_TIMEOUT_MS (the headers are part of the request)');
   if (Boolean(raw.SCHEMA_REGISTRY_USERNAME) !== Boolean(raw.SCHEMA_REGISTRY_PASSWORD)) problems.push('SCHEMA_REGISTRY_USERNAME and SCHEMA_REGISTRY_PASSWORD go together');
   if (!parsed.success || problems.length > 0) throw new GatewayError('CEG_INVALID_OPTIONS', `invalid configuration: ${problems.join('; ')}`, { retriable: false, details: { problems } });
   const e = parsed.data;
@@ -123,7 +142,7 @@ export function loadConfig(vars: Record<string, string | undefined>): Config {
   const publicHost = e.HOST === '0.0.0.0' || e.HOST === '::' ? '127.0.0.1' : e.HOST;
   const publicBaseUrl = (e.PUBLIC_BASE_URL ?? `http://${publicHost.includes(':') ? `[${publicHost}]` : publicHost}:${e.PORT}`).replace(/\/+$/, '');
   const config: Config = {
-    http: { port: e.PORT, host: e.HOST },
+    http: { port: e.PORT, host: e.HOST, headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_MS, requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS, maxConnections: e.HTTP_MAX_CONNECTIONS },
     logLevel: e.LOG_LEVEL,
     role: e.BUS_ROLE,
     service: e.SERVICE_NAME,
@@ -141,7 +160,13 @@ export function loadConfig(vars: Record<string, string | undefined>): Config {
     dataschemaBase: e.DATASCHEMA_BASE_URL ?? `${publicBaseUrl}/schemas/ids/`,
     connectorsDir: e.CONNECTORS_DIR,
     outbox: { databaseUrl: e.OUTBOX_DATABASE_URL, table: e.OUTBOX_TABLE, batchSize: e.OUTBOX_BATCH_SIZE, pollIntervalMs: e.OUTBOX_POLL_INTERVAL_MS },
-    ingress: { maxBodyBytes: e.INGRESS_MAX_BODY_BYTES, maxBatchEvents: e.INGRESS_MAX_BATCH_EVENTS, ackTimeoutMs: e.INGRESS_ACK_TIMEOUT_MS, retryAfterS: e.INGRESS_RETRY_AFTER_S },
+    ingress: {
+      maxBodyBytes: e.INGRESS_MAX_BODY_BYTES,
+      maxBatchEvents: e.INGRESS_MAX_BATCH_EVENTS,
+      ackTimeoutMs: e.INGRESS_ACK_TIMEOUT_MS,
+      retryAfterS: e.INGRESS_RETRY_AFTER_S,
+      limits: { maxAttributes: e.INGRESS_MAX_ATTRIBUTES, maxAttributeBytes: e.INGRESS_MAX_ATTRIBUTE_BYTES },
+    },
     publishQueueCapacity: e.PUBLISH_QUEUE_CAPACITY,
     readinessTimeoutMs: e.READINESS_TIMEOUT_MS,
   };

@@ -7,7 +7,7 @@
  * 1.0.2 §3.1.1 (JSON data is a JSON value only with a JSON media type).
  */
 import { AVRO_CONTENT_TYPE } from '../codec/event/index.js';
-import { declaresJson } from '../codec/http/index.js';
+import { declaresJson } from '../codec/json/index.js';
 import type { Envelope } from '../envelope/types.js';
 
 /** Media type of event data as sinks write it. */

@@ -13,6 +13,8 @@ export const errorCodes = [
   'CEG_UNKNOWN_TYPE',
   'CEG_INVALID_DATA',
   'CEG_PAYLOAD_TOO_LARGE',
+  'CEG_TOO_MANY_ATTRIBUTES',
+  'CEG_ATTRIBUTES_TOO_LARGE',
   'CEG_PARTITION_KEY_MISMATCH',
   'CEG_INVALID_NAME',
   'CEG_SCHEMA_NOT_FOUND',
@@ -30,6 +32,11 @@ export const errorCodes = [
   'CEG_NOT_FOUND',
   'CEG_SINK_FAILED',
   'CEG_STORE_UNAVAILABLE',
+  'CEG_MALFORMED_REQUEST',
+  'CEG_METHOD_NOT_ALLOWED',
+  'CEG_REQUEST_TIMEOUT',
+  'CEG_HEADERS_TOO_LARGE',
+  'CEG_NOT_IMPLEMENTED',
 ] as const;
 
 export type ErrorCode = (typeof errorCodes)[number];

@@ -8,6 +8,9 @@
  * are the UTF-8 bytes of each attribute's name plus its canonical string value. On a consumed
  * record, every header counts (name bytes + value bytes), `ce_` or not.
  */
+import { GatewayError } from '../core/errors.js';
+import { canonicalString } from './canonical.js';
+import type { AttributeValue } from './types.js';
 
 /** The limits; units: a count, bytes. */
 export interface EnvelopeLimits {
@@ -56,6 +59,32 @@ export function checkEnvelopeLimits(entries: Iterable<readonly [string, string |
     if (bytes > limits.maxAttributeBytes) return { limit: 'maxAttributeBytes', max: limits.maxAttributeBytes, actual: bytes };
   }
   return undefined;
+}
+
+/** The error code of a breach: `CEG_TOO_MANY_ATTRIBUTES` (maxAttributes) or `CEG_ATTRIBUTES_TOO_LARGE` (maxAttributeBytes). */
+export function limitBreachCode(b: LimitBreach): 'CEG_TOO_MANY_ATTRIBUTES' | 'CEG_ATTRIBUTES_TOO_LARGE' {
+  return b.limit === 'maxAttributes' ? 'CEG_TOO_MANY_ATTRIBUTES' : 'CEG_ATTRIBUTES_TOO_LARGE';
+}
+
+/** An attribute map as name / canonical-string pairs, the entries {@link checkEnvelopeLimits} counts (undefined values skipped). */
+export function* attributeEntries(attributes: Readonly<Record<string, AttributeValue | undefined>>): Generator<readonly [string, string]> {
+  for (const name in attributes) {
+    const v = attributes[name];
+    if (v !== undefined) yield [name, canonicalString(v)];
+  }
+}
+
+/**
+ * A GatewayError for a breach, naming the limit: code from {@link limitBreachCode}, retriable
+ * false, `details.limit` (`maxAttributes` | `maxAttributeBytes`), `details.max`, `details.actual`,
+ * and one violation naming `where` (default: the field `attributes`).
+ */
+export function limitBreachError(b: LimitBreach, where: { readonly attribute: string } | { readonly field: string } = { field: 'attributes' }): GatewayError {
+  const reason = `${describeLimitBreach(b)}; attributes are Kafka record headers, each one costs every consumer`;
+  return new GatewayError(limitBreachCode(b), reason, {
+    retriable: false,
+    details: { limit: b.limit, max: b.max, actual: b.actual, violations: [{ ...where, reason, code: limitBreachCode(b) }] },
+  });
 }
 
 /** One line naming the breach, e.g. `50000 attributes, more than maxAttributes (100)`. */

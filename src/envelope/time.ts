@@ -1,9 +1,20 @@
 /**
  * RFC 3339 timestamps: validation (offset required), done by hand since it runs for every event.
  * Spec: RFC 3339 §5.6 (date-time), CloudEvents 1.0.2 "Type System" (Timestamp), bus spec M5.
+ *
+ * The profile accepted is the part of RFC 3339 that mainstream CloudEvents SDKs can read, since
+ * the gateway forwards `time` verbatim and a reader that cannot parse it may be unable to get past
+ * the record at all (the Java SDK's Kafka deserializer throws; DESIGN "Known traps"):
+ * - year 0001–9999 (Python's and .NET's date types start at year 1);
+ * - seconds 00–59: a leap second `:60` is refused (Java's ISO_OFFSET_DATE_TIME refuses it);
+ * - at most 9 fraction digits (Java: nanoseconds);
+ * - `T` and `Z` in upper case (Go's time.Parse(RFC3339) matches them exactly);
+ * - an offset within ±18:00 (Java's ZoneOffset range).
  */
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31] as const;
 const DIGIT_0 = 0x30;
+const MAX_FRACTION_DIGITS = 9;
+const MAX_OFFSET_MINUTES = 18 * 60;
 
 function isLeapYear(y: number): boolean {
   return (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
@@ -30,12 +41,11 @@ function offsetMinutesOf(s: string): number | undefined {
   const hour = two(s, 11);
   const minute = two(s, 14);
   const second = two(s, 17);
-  if (y1 < 0 || y2 < 0 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 60) {
+  if (y1 < 0 || y2 < 0 || (y1 === 0 && y2 === 0) || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59) {
     return undefined;
   }
   if (s.charCodeAt(4) !== 0x2d || s.charCodeAt(7) !== 0x2d || s.charCodeAt(13) !== 0x3a || s.charCodeAt(16) !== 0x3a) return undefined;
-  const t = s.charCodeAt(10);
-  if (t !== 0x54 && t !== 0x74) return undefined; // "T" or "t" (RFC 3339 §5.6 NOTE)
+  if (s.charCodeAt(10) !== 0x54) return undefined; // "T" only (RFC 3339 §5.6 NOTE allows "t"; Go does not read it)
   const maxDay = month === 2 && isLeapYear(y1 * 100 + y2) ? 29 : (DAYS_IN_MONTH[month - 1] ?? 31);
   if (day > maxDay) return undefined;
   let i = 19;
@@ -47,20 +57,21 @@ function offsetMinutesOf(s: string): number | undefined {
       if (d < 0 || d > 9) break;
       i++;
     }
-    if (i === first) return undefined;
+    if (i === first || i - first > MAX_FRACTION_DIGITS) return undefined;
   }
   const z = s.charCodeAt(i);
-  if (z === 0x5a || z === 0x7a) return i + 1 === n ? 0 : undefined; // "Z" or "z"
+  if (z === 0x5a) return i + 1 === n ? 0 : undefined; // "Z" only
   if ((z !== 0x2b && z !== 0x2d) || i + 6 !== n || s.charCodeAt(i + 3) !== 0x3a) return undefined;
   const oh = two(s, i + 1);
   const om = two(s, i + 4);
-  if (oh < 0 || oh > 23 || om < 0 || om > 59) return undefined;
+  if (oh < 0 || om < 0 || om > 59 || oh * 60 + om > MAX_OFFSET_MINUTES) return undefined;
   return (oh * 60 + om) * (z === 0x2d ? -1 : 1);
 }
 
 /**
  * True when `text` is an RFC 3339 date-time with an offset (`Z` or `±hh:mm`), a calendar date
- * that exists (leap years included) and a time up to 23:59:60 (leap second).
+ * that exists (leap years included) and a time up to 23:59:59, within the portable profile of the
+ * module header (year ≥ 0001, ≤ 9 fraction digits, upper-case `T`/`Z`, offset within ±18:00).
  * Spec: RFC 3339 §5.6, §5.7; bus spec M5 (an instant, never a local wall-clock time).
  */
 export function isRfc3339Timestamp(text: string): boolean {

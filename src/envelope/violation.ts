@@ -34,6 +34,7 @@ export class ViolationCollector {
   #attribute = 0;
   #data = 0;
   #event = 0;
+  readonly #details: Record<string, unknown> = {};
 
   get size(): number {
     return this.items.length;
@@ -54,11 +55,25 @@ export class ViolationCollector {
   }
 
   /**
-   * The error code for the collected set: CEG_MISSING_ATTRIBUTE when only required attributes
+   * Adds a violation that carries its own error code (e.g. CEG_TOO_MANY_ATTRIBUTES), naming an
+   * attribute or a field. When every violation collected carries the same code, {@link code} is it.
+   */
+  coded(code: ErrorCode, where: { readonly attribute: string } | { readonly field: string }, reason: string, details?: Readonly<Record<string, unknown>>): void {
+    this.#event++;
+    if (details !== undefined) Object.assign(this.#details, details);
+    const v: Violation = 'attribute' in where ? { attribute: where.attribute, reason, code } : { field: where.field, reason, code };
+    this.items.push(this.index === undefined ? v : { ...v, index: this.index });
+  }
+
+  /**
+   * The error code for the collected set: the code every violation carries, when they all carry
+   * the same one; else CEG_MISSING_ATTRIBUTE when only required attributes
    * are missing; CEG_INVALID_EVENT when the body itself is malformed; CEG_INVALID_ATTRIBUTE when
    * any attribute is wrong; otherwise CEG_INVALID_DATA.
    */
   code(): ErrorCode {
+    const first = this.items[0]?.code;
+    if (first !== undefined && this.items.every((v) => v.code === first)) return first;
     if (this.#event > 0) return 'CEG_INVALID_EVENT';
     if (this.#attribute > 0) return 'CEG_INVALID_ATTRIBUTE';
     if (this.#missing > 0) return this.#data > 0 ? 'CEG_INVALID_ATTRIBUTE' : 'CEG_MISSING_ATTRIBUTE';
@@ -67,7 +82,7 @@ export class ViolationCollector {
 
   /** A GatewayError (retriable false) listing every violation; see {@link violationsError}. */
   toError(): GatewayError {
-    return violationsError(this.code(), this.items);
+    return violationsError(this.code(), this.items, this.#details);
   }
 }
 
@@ -81,16 +96,17 @@ export function describeViolation(v: Violation): string {
 const MESSAGE_LIMIT = 5;
 
 /**
- * Builds the error for a non-empty violation list. Shape: `details.violations` (all of them),
+ * Builds the error for a non-empty violation list. Shape: `extra` (e.g. the limit broken),
+ * `details.violations` (all of them),
  * and `details.attribute` / `details.field` / `details.index` copied from the first one so the
  * error names what is wrong even to readers that ignore the list.
  * retriable: false (the same input never becomes valid).
  */
-export function violationsError(code: ErrorCode, violations: readonly Violation[]): GatewayError {
+export function violationsError(code: ErrorCode, violations: readonly Violation[], extra: Readonly<Record<string, unknown>> = {}): GatewayError {
   const shown = violations.slice(0, MESSAGE_LIMIT).map(describeViolation);
   if (violations.length > MESSAGE_LIMIT) shown.push(`… and ${violations.length - MESSAGE_LIMIT} more`);
   const first = violations[0];
-  const details: Record<string, unknown> = { violations: Object.freeze(violations.map((v) => Object.freeze({ ...v }))) };
+  const details: Record<string, unknown> = { ...extra, violations: Object.freeze(violations.map((v) => Object.freeze({ ...v }))) };
   if (first?.attribute !== undefined) details.attribute = first.attribute;
   if (first?.field !== undefined) details.field = first.field;
   if (first?.index !== undefined) details.index = first.index;

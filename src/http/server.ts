@@ -1,15 +1,46 @@
 /**
  * The HTTP server: node:http serves the hot and operational paths itself — `POST /events`,
  * `GET /healthz`, `GET /readyz`, `GET /metrics` — and hands everything else to express.
+ * HTTP semantics kept here, once for every route: answers on a connection belong to their
+ * requests and come in order (a malformed later request is answered after the earlier ones);
+ * absolute-form targets; 405 with `Allow`; `Expect: 100-continue` checked against the body bound;
+ * CONNECT answered; timeouts for headers and whole requests (408) and a bound on connections.
+ * Spec: RFC 9112 §3.2.2 (absolute-form), §9.3.2 (pipelining: responses in request order), §3.2
+ * (Host required in HTTP/1.1); RFC 9110 §15.5.6 (405 + Allow), §10.1.1 (Expect), §9.3.6 (CONNECT).
  */
-import { createServer } from 'node:http';
-import type { Server } from 'node:http';
+import { STATUS_CODES, createServer } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type express from 'express';
+import { GatewayError } from '../core/errors.js';
+import type { ErrorCode } from '../core/errors.js';
+import { toProblem, problemContentType } from '../codec/http/index.js';
+import type { Logger } from '../observability/index.js';
+import { silentLogger } from '../observability/index.js';
 import { handleIngress } from './ingress/handler.js';
 import type { IngressDeps } from './ingress/handler.js';
+import { RefusalLog } from './refusals.js';
 import { sendJson, sendProblem } from './respond.js';
-import { GatewayError } from '../core/errors.js';
+
+/** Timeouts (ms) and bounds of the server; see the README's configuration table. */
+export interface HttpServerOptions {
+  /** Time to receive a request's headers, ms. */
+  readonly headersTimeoutMs: number;
+  /** Time to receive a whole request, body included, ms. */
+  readonly requestTimeoutMs: number;
+  /** Open connections at most; more are closed at once. */
+  readonly maxConnections: number;
+  /** Largest request body, bytes (an `Expect: 100-continue` request declaring more gets 413 without 100 Continue). */
+  readonly maxBodyBytes: number;
+}
+
+export const DEFAULT_HTTP_SERVER_OPTIONS: HttpServerOptions = Object.freeze({ headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, maxConnections: 1024, maxBodyBytes: 1_048_576 });
+
+/**
+ * Header lines Node's parser keeps (its `maxHeadersCount`); it silently drops the lines past it, so
+ * a request that reaches it is refused (431) rather than checked on a part of its headers.
+ */
+export const MAX_HEADER_LINES = 2000;
 
 export interface ServerDeps {
   /** Undefined until the gateway has its topics and schemas (then `POST /events` answers 503). */
@@ -19,28 +50,113 @@ export interface ServerDeps {
   readonly ready: () => Promise<{ ready: boolean; checks: Record<string, boolean>; durable?: boolean }>;
   readonly metrics: () => Promise<{ contentType: string; body: string }>;
   readonly retryAfterS: number;
+  readonly http?: Partial<HttpServerOptions>;
+  readonly log?: Logger;
 }
 
-/** Answers a request the HTTP parser refused before any handler ran (e.g. headers over 16 KiB). */
-function onClientError(err: Error & { code?: string }, socket: Duplex): void {
-  if (!socket.writable) return;
-  const [status, title] = err.code === 'HPE_HEADER_OVERFLOW' ? [431, 'Request header fields too large'] : [400, 'Bad request'];
-  const body = JSON.stringify({ type: 'urn:ce-gateway:error:CEG_INVALID_EVENT', title, status, code: 'CEG_INVALID_EVENT', retriable: false, detail: status === 431 ? 'the request headers exceed 16 KiB; CloudEvents attributes are headers in binary mode — send large values as data' : 'the request could not be parsed as HTTP', violations: [{ field: 'headers', reason: title }] });
-  socket.end(`HTTP/1.1 ${status} ${title}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+const EVENTS_ALLOW = 'POST';
+const ABSOLUTE_FORM = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
+
+/** A whole HTTP/1.1 answer with a problem+json body, for writing on a socket that has no response object. */
+function rawProblem(code: ErrorCode, message: string, details: Record<string, unknown> = {}, headers: Record<string, string> = {}): { status: number; text: string } {
+  const problem = toProblem(new GatewayError(code, message, { retriable: false, details }));
+  const body = JSON.stringify(problem);
+  const extra = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+  return {
+    status: problem.status,
+    text: `HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status] ?? 'Error'}\r\nContent-Type: ${problemContentType}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}Connection: close\r\n\r\n${body}`,
+  };
+}
+
+/** The answer to a request the HTTP parser refused before any handler ran. */
+function clientErrorAnswer(err: Error & { code?: string }): { status: number; text: string; code: string } {
+  switch (err.code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return { ...rawProblem('CEG_HEADERS_TOO_LARGE', 'the request headers exceed 16 KiB; CloudEvents attributes are headers in binary mode — send large values as data', { field: 'headers' }), code: 'CEG_HEADERS_TOO_LARGE' };
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return { ...rawProblem('CEG_REQUEST_TIMEOUT', 'the request did not arrive in time (headers or body too slow)', { field: 'headers' }), code: 'CEG_REQUEST_TIMEOUT' };
+    case 'HPE_INVALID_TRANSFER_ENCODING':
+      return { ...rawProblem('CEG_NOT_IMPLEMENTED', 'the Transfer-Encoding is not implemented: only chunked is (RFC 9112 §6.1)', { field: 'headers', supported: ['chunked'] }), code: 'CEG_NOT_IMPLEMENTED' };
+    default:
+      return { ...rawProblem('CEG_MALFORMED_REQUEST', `the request could not be parsed as HTTP/1.1 (${err.code ?? 'parse error'})`, { field: 'headers' }), code: 'CEG_MALFORMED_REQUEST' };
+  }
+}
+
+/** The request target in origin-form (`/path?query`), also for an absolute-form target (RFC 9112 §3.2.2). */
+function originForm(url: string): string | undefined {
+  if (url.startsWith('/')) return url;
+  if (!ABSOLUTE_FORM.test(url)) return undefined;
+  try {
+    const u = new URL(url);
+    return u.pathname + u.search;
+  } catch {
+    return undefined;
+  }
 }
 
 export function createHttpServer(deps: ServerDeps): Server {
-  const server = createServer((req, res) => {
-    const url = req.url ?? '/';
-    const path = url.includes('?') ? url.slice(0, url.indexOf('?')) : url;
-    if (path === '/events' && req.method === 'POST') {
+  const o: HttpServerOptions = { ...DEFAULT_HTTP_SERVER_OPTIONS, ...deps.http };
+  const refusals = new RefusalLog(deps.log ?? silentLogger());
+  // Responses in progress per connection: a parse error of a later pipelined request is answered
+  // only after them (writing on the socket at once would put the wrong answer first).
+  const inProgress = new WeakMap<Duplex, Map<ServerResponse, IncomingMessage>>();
+  const afterInProgress = new WeakMap<Duplex, () => void>();
+
+  const track = (req: IncomingMessage, res: ServerResponse): void => {
+    const socket = req.socket;
+    let set = inProgress.get(socket);
+    if (set === undefined) inProgress.set(socket, (set = new Map<ServerResponse, IncomingMessage>()));
+    set.set(res, req);
+    const done = (): void => {
+      if (!set.delete(res) || set.size > 0) return;
+      const next = afterInProgress.get(socket);
+      afterInProgress.delete(socket);
+      next?.();
+    };
+    res.once('finish', done);
+    res.once('close', done);
+  };
+
+  const refuse = (res: ServerResponse, err: GatewayError, headers: Record<string, string> = {}): void => {
+    refusals.count(`${toProblem(err).status} ${err.code}`);
+    for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
+    sendProblem(res, err, { retryAfterS: deps.retryAfterS, close: true });
+  };
+
+  const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
+    track(req, res);
+    if (req.rawHeaders.length >= MAX_HEADER_LINES * 2) {
+      req.resume();
+      refuse(res, new GatewayError('CEG_HEADERS_TOO_LARGE', `the request has ${MAX_HEADER_LINES} header lines or more; lines past ${MAX_HEADER_LINES} would be dropped unseen, so it is refused`, { retriable: false, details: { field: 'headers', max: MAX_HEADER_LINES - 1 } }));
+      return;
+    }
+    if (req.httpVersion === '1.1' && req.headers.host === undefined) {
+      req.resume();
+      refuse(res, new GatewayError('CEG_MALFORMED_REQUEST', 'an HTTP/1.1 request needs a Host header (RFC 9112 §3.2)', { retriable: false, details: { field: 'headers' } }));
+      return;
+    }
+    const target = originForm(req.url ?? '/');
+    if (target === undefined) {
+      req.resume();
+      refuse(res, new GatewayError('CEG_MALFORMED_REQUEST', 'the request target must be a path (origin-form) or an absolute URI (absolute-form)', { retriable: false, details: { field: 'target' } }));
+      return;
+    }
+    req.url = target; // express and the routes below see origin-form only
+    const q = target.indexOf('?');
+    const path = q === -1 ? target : target.slice(0, q);
+    if (path === '/events') {
+      if (req.method !== 'POST') {
+        req.resume();
+        refuse(res, new GatewayError('CEG_METHOD_NOT_ALLOWED', `${req.method ?? '?'} is not allowed on /events; send events with POST`, { retriable: false, details: { allow: [EVENTS_ALLOW] } }), { allow: EVENTS_ALLOW });
+        return;
+      }
       const ingress = deps.ingress();
       if (ingress === undefined) {
         req.resume();
         sendProblem(res, new GatewayError('CEG_BROKER_UNAVAILABLE', 'the gateway is starting: topics and schemas are not ready yet', { retriable: true }), { retryAfterS: deps.retryAfterS });
         return;
       }
-      void handleIngress(req, res, ingress);
+      void handleIngress(req, res, ingress, { arrivedAtMs: performance.now(), requestTimeoutMs: o.requestTimeoutMs, refusals });
       return;
     }
     if (req.method === 'GET' && path === '/healthz') {
@@ -65,7 +181,63 @@ export function createHttpServer(deps: ServerDeps): Server {
       return;
     }
     deps.api(req, res);
+  };
+
+  // Our own check of the request time (handler/readBody) answers 408 with a problem; Node's is
+  // the backstop a little later, for requests whose headers never complete.
+  const server = createServer({ headersTimeout: o.headersTimeoutMs, requestTimeout: o.requestTimeoutMs + 1000, connectionsCheckingInterval: 500, requireHostHeader: false }, onRequest);
+  server.maxHeadersCount = MAX_HEADER_LINES;
+  server.maxConnections = o.maxConnections;
+
+  // Expect: 100-continue — a body declared over the bound is refused before the client sends it.
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    const declared = Number(req.headers['content-length']);
+    if (Number.isFinite(declared) && declared > o.maxBodyBytes) {
+      track(req, res);
+      refuse(res, new GatewayError('CEG_PAYLOAD_TOO_LARGE', `the declared body of ${declared} bytes exceeds ${o.maxBodyBytes} bytes; not sending 100 Continue`, { retriable: false, details: { field: 'body', maxBytes: o.maxBodyBytes } }));
+      return;
+    }
+    res.writeContinue();
+    onRequest(req, res);
   });
-  server.on('clientError', onClientError);
+
+  server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
+    refusals.count('405 CEG_METHOD_NOT_ALLOWED');
+    const answer = rawProblem('CEG_METHOD_NOT_ALLOWED', 'CONNECT is not served: this is not a proxy', { allow: ['GET', 'POST'] }, { Allow: 'GET, POST' });
+    if (socket.writable) socket.end(answer.text);
+    else socket.destroy();
+  });
+
+  server.on('clientError', (err: Error & { code?: string }, socket: Duplex) => {
+    const open = inProgress.get(socket);
+    const busy = open !== undefined && open.size > 0;
+    if (err.code === 'ECONNRESET' || err.code === 'EPIPE' || err.code === 'HPE_INVALID_EOF_STATE' || !socket.writable) {
+      // The client hung up. A request in progress on it counts its own abort.
+      if (!busy) refusals.count('aborted');
+      socket.destroy();
+      return;
+    }
+    const answer = clientErrorAnswer(err);
+    refusals.count(`${answer.status} ${answer.code}`);
+    const broken = busy ? [...open].find(([, req]) => !req.complete) : undefined;
+    if (broken !== undefined) {
+      // The fault is in the body of the request being answered (a bad chunk, say): answer it there.
+      const [res, req] = broken;
+      req.resume();
+      sendProblem(res, new GatewayError(answer.code as ErrorCode, `the request body could not be parsed as HTTP/1.1 (${err.code ?? 'parse error'})`, { retriable: false, details: { field: 'body' } }), { retryAfterS: deps.retryAfterS, close: true });
+      res.once('finish', () => socket.destroy());
+      return;
+    }
+    if (busy) {
+      // A request on this connection is still being answered: answer this one after it, in order.
+      afterInProgress.set(socket, () => {
+        if (socket.writable) socket.end(answer.text);
+        else socket.destroy();
+      });
+      return;
+    }
+    socket.end(answer.text);
+  });
+  server.on('close', () => refusals.flush());
   return server;
 }

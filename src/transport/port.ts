@@ -181,6 +181,12 @@ export interface Transport {
   endOffsets(topic: string): Promise<readonly PartitionOffset[]>;
   /** Moves a group's committed offsets; the group must have no active member. */
   resetOffsets(group: string, topic: string, to: OffsetTarget): Promise<void>;
+  /**
+   * The largest record batch an existing topic takes, bytes (Kafka `max.message.bytes`, the
+   * topic's own setting or the broker's default): what one partition's share of one produce
+   * request may weigh. Errors: CEG_BROKER_UNAVAILABLE (retriable); CEG_INVALID_NAME for an unknown topic.
+   */
+  maxMessageBytes(topic: string): Promise<number>;
   /** true when the broker answers now. Never throws. */
   isHealthy(): Promise<boolean>;
   close(): Promise<void>;

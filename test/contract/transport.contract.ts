@@ -78,6 +78,15 @@ export function transportContract(name: string, make: () => Promise<Transport>, 
       expect(await t.isHealthy()).toBe(true);
     });
 
+    it('reads a topic’s max.message.bytes: the one it was created with, or the default; an unknown topic is CEG_INVALID_NAME', async () => {
+      const limited = unique('contract-limit');
+      await t.ensureTopics([{ name: limited, partitions: 1, retentionMs: -1, cleanupPolicy: 'delete', maxMessageBytes: 50_000 }]);
+      expect(await t.maxMessageBytes(limited)).toBe(50_000);
+      expect(await t.maxMessageBytes(await topic(1))).toBeGreaterThanOrEqual(1_000_000); // Kafka's default is 1048588
+      const err = await t.maxMessageBytes(unique('contract-missing')).then(() => undefined, (e: unknown) => e);
+      expect(isGatewayError(err, 'CEG_INVALID_NAME')).toBe(true);
+    });
+
     it('returns one position per record, in input order, with consecutive offsets per partition', async () => {
       const tp = await topic(3);
       const positions = await t.produce(tp, [0, 0, 1, 0, 2].map((partition, i) => ({ ...rec(null, `v${i}`), partition })));

@@ -85,9 +85,9 @@ describe('routing', () => {
     });
   });
 
-  it('GET /events is not the ingress (404 problem)', async () => {
+  it('GET /events is not the ingress: 405 problem with Allow: POST', async () => {
     const r = await get('/events');
-    expect(r.status).toBe(404);
+    expect(r.status).toBe(405);
     expect(r.type).toContain('application/problem+json');
   });
 

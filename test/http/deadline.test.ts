@@ -15,6 +15,7 @@ import { silentLogger } from '../../src/observability/index.js';
 import { PRICE_TOPIC, priceLoaded, structuredPriceEvent } from '../fixtures/events.js';
 import { ScriptedTransport, codecFixture, gate } from '../unit/bus/helpers.js';
 import { BATCH, post, readTopic } from './helpers.js';
+import { openRaw } from '../helpers/raw-http.js';
 
 const SERIES = 'd6b5e2f6-5144-43bb-a2ec-5317301b7208';
 const seriesData = { instrument: 'EUR/USD', timeframe: 'H4', barKey: 'EUR-USD_H4__1', barsAppended: 1, seriesLength: 10, updateId: '8c3a5f7e-2f43-4a59-9a0e-0e0f3c8b1d11', completedAt: '2022-03-15T12:00:01.250Z' };
@@ -56,7 +57,7 @@ async function serve(opts: { queueCapacity?: number; maxAttempts?: number; start
 }
 
 describe('POST /events when the broker does not confirm', () => {
-  it('503 with Retry-After and per-event notStored when produce does not resolve within the deadline', async () => {
+  it('503 with Retry-After and the event unconfirmed (not notStored) when a produce under way does not resolve within the deadline', async () => {
     const { url, transport } = await serve();
     const g = gate();
     transport.steps.push({ wait: g.promise });
@@ -67,7 +68,7 @@ describe('POST /events when the broker does not confirm', () => {
     expect(a.status).toBe(503);
     expect(a.headers.get('retry-after')).toBe('7');
     expect(a.headers.get('content-type')).toContain('application/problem+json');
-    expect(a.body).toMatchObject({ code: 'CEG_DELIVERY_TIMEOUT', retriable: true, status: 503, stored: [], notStored: [{ id: ev.id }] });
+    expect(a.body).toMatchObject({ code: 'CEG_DELIVERY_TIMEOUT', retriable: true, status: 503, stored: [], notStored: [], unconfirmed: [{ id: ev.id }] });
     expect(a.body.detail).toContain('150 ms');
     // The record may still land afterwards (indeterminate): the partner's retry is a duplicate by source+id.
     g.release();
@@ -75,7 +76,7 @@ describe('POST /events when the broker does not confirm', () => {
     expect(landed).toBe(1);
   });
 
-  it('a batch over two topics where one topic hangs: stored lists the confirmed event with its index, notStored the other', async () => {
+  it('a batch over two topics where one topic hangs: stored lists the confirmed event with its index, unconfirmed the other', async () => {
     const { url, transport } = await serve();
     const g = gate();
     transport.steps.push({ wait: g.promise }); // the first produce call (price topic) hangs
@@ -88,7 +89,8 @@ describe('POST /events when the broker does not confirm', () => {
     const stored = a.body.stored as Record<string, unknown>[];
     expect(stored).toHaveLength(1);
     expect(stored[0]).toMatchObject({ index: 1, id: series.id, topic: 'trading.series-update-completed', partition: expect.any(Number) as number, offset: '0' });
-    expect(a.body.notStored).toEqual([{ index: 0, id: price.id }]);
+    expect(a.body.notStored).toEqual([]);
+    expect(a.body.unconfirmed).toEqual([{ index: 0, id: price.id }]);
   });
 
   it('503 with the broker’s own retriable error when the retry budget runs out', async () => {
@@ -137,5 +139,41 @@ describe('POST /events when the broker does not confirm', () => {
     expect(a.status).toBe(503);
     expect(a.headers.get('retry-after')).toBe('7');
     expect(a.body.code).toBe('CEG_BROKER_UNAVAILABLE');
+  });
+
+  it('the acknowledgement deadline is a deadline: it runs from the request’s arrival, not from the end of a slow body', async () => {
+    const { url, transport } = await serve({ ackTimeoutMs: 1000 });
+    const g = gate();
+    transport.steps.push({ wait: g.promise });
+    const body = JSON.stringify(structuredPriceEvent());
+    const c = await openRaw(url);
+    const t0 = performance.now();
+    c.write(`POST /events HTTP/1.1\r\nHost: x\r\nContent-Type: application/cloudevents+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`);
+    await new Promise((r) => setTimeout(r, 800));
+    c.write(body);
+    const [answer] = await c.responses(1, 5000);
+    const tookMs = performance.now() - t0;
+    c.destroy();
+    g.release();
+    expect(answer!.status).toBe(503);
+    expect(tookMs).toBeGreaterThanOrEqual(950);
+    expect(tookMs).toBeLessThan(1500); // 800 ms of body + a fresh 1000 ms would be 1800
+  });
+
+  it('events still queued behind a hanging produce at the deadline are notStored (withdrawn, never sent), not unconfirmed', async () => {
+    const { url, transport } = await serve({ ackTimeoutMs: 300 });
+    const g = gate();
+    transport.steps.push({ wait: g.promise });
+    const first = post(url, structuredPriceEvent()); // its produce hangs
+    await new Promise((r) => setTimeout(r, 50));
+    const second = structuredPriceEvent({}, priceLoaded('GBP/USD'));
+    const b = await post(url, second);
+    expect(b.status).toBe(503);
+    expect(b.body).toMatchObject({ code: 'CEG_DELIVERY_TIMEOUT', stored: [], notStored: [{ id: second.id }], unconfirmed: [] });
+    expect((await first).body).toMatchObject({ unconfirmed: [expect.objectContaining({})] });
+    g.release();
+    await new Promise((r) => setTimeout(r, 50));
+    const ids = (await readTopic(transport.inner, PRICE_TOPIC)).map((r) => Buffer.from(r.headers.find(([n]) => n === 'ce_id')![1]).toString());
+    expect(ids).not.toContain(second.id);
   });
 });

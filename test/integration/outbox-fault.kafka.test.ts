@@ -7,63 +7,37 @@
  * resumes by itself and sees every event.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { kafkaPidFile, startKafka } from '../../scripts/stack/kafka.js';
-import { preflight } from '../../scripts/stack/preflight.js';
-import type { Tools } from '../../scripts/stack/preflight.js';
-import { readPid } from '../../scripts/stack/process.js';
-import { stackConfig } from '../../scripts/stack/index.js';
-import type { StackConfig } from '../../scripts/stack/config.js';
 import { startOutboxRelay } from '../../src/bus/outbox/index.js';
 import type { OutboxRelay } from '../../src/bus/outbox/index.js';
 import { retryPolicy } from '../../src/core/retry.js';
 import type { Consumption } from '../../src/transport/index.js';
 import { KIND, outboxFixture, readTopic, seriesUpdate } from './outbox/fixture.js';
 import type { OutboxFixture } from './outbox/fixture.js';
-import { stackEnv } from '../helpers/stack.js';
+import { startPrivateBroker } from '../helpers/private-broker.js';
+import type { PrivateBroker } from '../helpers/private-broker.js';
 import { waitFor } from '../helpers/wait.js';
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-let cfg: StackConfig;
-let tools: Tools;
-let dir: string;
+let broker: PrivateBroker;
 let f: OutboxFixture | undefined;
 let relay: OutboxRelay | undefined;
 let live: Consumption | undefined;
 
 function killBroker(): void {
-  const pid = readPid(kafkaPidFile(cfg));
-  if (pid !== undefined) process.kill(pid, 'SIGKILL');
+  broker.signal('SIGKILL');
 }
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'ceg-outbox-fault-'));
-  const base = stackConfig();
-  cfg = { ...base, kafka: { port: await freePort(), controllerPort: await freePort(), libsDir: stackEnv().kafkaLibs || base.kafka.libsDir, dir, heapMb: 512 } };
-  tools = await preflight();
-  await startKafka(cfg, tools);
+  broker = await startPrivateBroker('outbox-fault');
 }, 120_000);
 
 afterAll(async () => {
   await relay?.stop();
   await live?.stop().catch(() => undefined);
   await f?.close();
-  killBroker();
-  await waitFor('the private broker to exit', () => readPid(kafkaPidFile(cfg)) === undefined, 10_000).catch(() => undefined);
-  rmSync(dir, { recursive: true, force: true });
+  await broker?.stop();
 }, 60_000);
 
 describe('outbox under a broker crash', () => {
@@ -71,7 +45,7 @@ describe('outbox under a broker crash', () => {
     const started = Date.now();
     f = await outboxFixture({
       partitions: 3,
-      kafka: { brokers: [`127.0.0.1:${cfg.kafka.port}`], retries: 2, initialRetryTimeMs: 100, maxRetryTimeMs: 1000, connectionTimeoutMs: 1000, requestTimeoutMs: 5000, maxRestarts: 1000, sessionTimeoutMs: 10_000, heartbeatIntervalMs: 1000 },
+      kafka: { brokers: [...broker.brokers], retries: 2, initialRetryTimeMs: 100, maxRetryTimeMs: 1000, connectionTimeoutMs: 1000, requestTimeoutMs: 5000, maxRestarts: 1000, sessionTimeoutMs: 10_000, heartbeatIntervalMs: 1000 },
     });
     const fx = f;
 
@@ -124,7 +98,7 @@ describe('outbox under a broker crash', () => {
     expect(atKill.published).toBeLessThan(keys.length * perKey);
 
     await sleep(1500); // rows keep accumulating while the broker is down
-    await startKafka(cfg, tools); // same data directory, same ports
+    await broker.restart(); // same data directory, same ports
     await stream;
     const total = keys.length * perKey;
     expect(written).toBe(total);

@@ -73,8 +73,8 @@ export class OutboxWriter {
   async write(client: pg.ClientBase, kind: string, data: JsonValue, opts: PublishOptions = {}): Promise<OutboxReceipt | undefined> {
     const event = prepareEvent(this.#codec, this.#identity, kind, data, opts);
     if (event === undefined) return undefined;
-    const { attributes, value, topic } = event;
-    const values = rowValues(topic, attributes, this.#codec.toRecord(attributes, value));
+    const { attributes, record, topic } = event;
+    const values = rowValues(topic, attributes, record);
     const res = await client.query<{ id: string }>(this.#insert, [...rowParams(values), this.#table.channel]);
     return {
       rowId: res.rows[0]!.id,

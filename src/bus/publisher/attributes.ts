@@ -7,8 +7,10 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { GatewayError } from '../../core/errors.js';
 import { partitionKey } from '../../catalog/index.js';
+import { completeOutbound } from '../../codec/event/index.js';
 import type { EventCodec, KindBinding } from '../../codec/event/index.js';
 import type { Attributes, JsonValue } from '../../envelope/types.js';
+import type { OutboundRecord } from '../../transport/port.js';
 import { currentHandling } from '../correlation/index.js';
 
 /** One value per process run (bus spec M1 `correlationAssemblyId` → extension `runid`). */
@@ -39,6 +41,8 @@ export interface PreparedEvent {
   readonly attributes: Attributes;
   /** Confluent-framed Avro data. */
   readonly value: Uint8Array;
+  /** The record (binary content mode), built once here. */
+  readonly record: OutboundRecord;
 }
 
 /** `source` of a publisher identity: `urn:<service>:<instance>` (bus spec T1: endpoint = service + instance). */
@@ -76,32 +80,20 @@ export function prepareEvent(codec: EventCodec, identity: PublisherIdentity, kin
   if (binding === undefined) throw new GatewayError('CEG_UNKNOWN_TYPE', `unknown event kind "${kind}"`, { retriable: false, details: { attribute: 'type' } });
   if (!binding.kind.publish && opts.overridePublishPolicy !== true) return undefined;
   const value = codec.encodeData(binding, data);
-  // The kind's size bound (M6) holds for library publishers as it does at HTTP ingress; 5 = frame header.
-  const bytes = value.length - 5;
-  if (bytes > binding.kind.maxDataBytes) {
-    throw new GatewayError('CEG_PAYLOAD_TOO_LARGE', `data is larger than the ${binding.kind.eventClass} bound of ${binding.kind.name}: ${bytes} > ${binding.kind.maxDataBytes} bytes (Avro)`, {
-      retriable: false,
-      details: { field: '/data', bytes, maxDataBytes: binding.kind.maxDataBytes },
-    });
-  }
   const handling = currentHandling();
-  const correlationid = opts.correlationid ?? handling?.correlationid ?? randomUUID();
-  const attributes: Attributes = {
+  const base: Attributes = {
     specversion: '1.0',
     id: randomUUID(),
     source: sourceOf(identity),
     type: binding.kind.eventId,
     time: (opts.time ?? new Date()).toISOString(),
     ...(opts.subject === undefined ? {} : { subject: opts.subject }),
-    dataschema: `${identity.dataschemaBase}${binding.schema.id}`,
-    correlationid,
+    correlationid: opts.correlationid ?? handling?.correlationid ?? randomUUID(),
     ...(handling === undefined ? {} : { causationid: handling.eventId }),
     traceparent: childTraceparent(handling?.traceparent),
     runid: processRunId,
-    eventname: binding.kind.name,
-    eventclass: binding.kind.eventClass,
-    schemaversion: binding.schema.version,
-    partitionkey: partitionKey(binding.kind, data),
   };
-  return { binding, topic: binding.kind.topic.name, attributes, value };
+  // The gateway attributes, the size bound (M6, attributes included) and the record: as at HTTP ingress.
+  const event = completeOutbound(codec, base, { binding, value, partitionkey: partitionKey(binding.kind, data), dataschemaBase: identity.dataschemaBase });
+  return { binding, topic: event.topic, attributes: event.attributes, value, record: event.record };
 }

@@ -1,7 +1,8 @@
-export { RecordPublisher } from './record-publisher.js';
-export type { PublisherStats, RecordPublisherOptions } from './record-publisher.js';
+export { RecordPublisher, deliveryFate } from './record-publisher.js';
+export type { DeliveryFate, PublisherStats, RecordPublisherOptions } from './record-publisher.js';
 export { Publisher, processRunId } from './publisher.js';
 export type { PublishOptions, PublishReceipt, PublisherIdentity } from './publisher.js';
 export { OutboundQueue } from './outbound-queue.js';
 export { prepareEvent, sourceOf } from './attributes.js';
 export type { PreparedEvent } from './attributes.js';
+export { BATCH_HEADER_BYTES, recordBatchBytes } from './record-size.js';

@@ -66,10 +66,10 @@ export class Publisher {
   publish(kind: string, data: JsonValue, opts: PublishOptions = {}): PublishReceipt | undefined {
     const event = prepareEvent(this.#codec, this.#identity, kind, data, opts);
     if (event === undefined) return undefined;
-    const { attributes, value, topic } = event;
+    const { attributes, record, topic } = event;
     const id = attributes.id;
     const correlationid = attributes.correlationid as string;
-    const [delivered] = this.#records.send([{ topic, record: this.#codec.toRecord(attributes, value) }]);
+    const [delivered] = this.#records.send([{ topic, record }]);
     const d = delivered!;
     return { id, correlationid, delivered: d, deliveredWithin: (timeoutMs) => within(d, timeoutMs, id) };
   }

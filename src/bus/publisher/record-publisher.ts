@@ -11,6 +11,7 @@ import { retrying } from '../../core/retrying.js';
 import type { Logger } from '../../observability/index.js';
 import type { OutboundRecord, Position, Transport } from '../../transport/port.js';
 import { OutboundQueue } from './outbound-queue.js';
+import { BATCH_HEADER_BYTES, recordBatchBytes } from './record-size.js';
 
 export interface RecordPublisherOptions {
   /** Records the queue holds at most; more are refused with CEG_QUEUE_FULL. */
@@ -18,6 +19,11 @@ export interface RecordPublisherOptions {
   /** Records per produce call at most. */
   readonly maxBatch: number;
   readonly retry: RetryPolicy;
+  /**
+   * The largest record batch a topic takes, bytes (Kafka `max.message.bytes`, read at start-up);
+   * produce calls are cut so that none exceeds it. undefined = not known (no cut by bytes).
+   */
+  readonly maxMessageBytes?: (topic: string) => number | undefined;
 }
 
 /** Counters of every outcome; exposed as metrics. */
@@ -30,11 +36,40 @@ export interface PublisherStats {
   readonly queued: number;
 }
 
+/**
+ * What is known of a record that was not confirmed: `notStored` — provably not written (never
+ * handed to the broker, withdrawn from the queue, or refused by the broker in a way that appends
+ * nothing); `unconfirmed` — it may be on the topic (an attempt timed out or failed mid-flight:
+ * DESIGN "Known traps"); retry it with the same id, consumers drop duplicates by source+id.
+ */
+export type DeliveryFate = 'notStored' | 'unconfirmed';
+
+/** The fate a rejection of {@link RecordPublisher.send} carries (`details.fate`); unknown = unconfirmed. */
+export function deliveryFate(err: unknown): DeliveryFate {
+  return err instanceof GatewayError && err.details.fate === 'notStored' ? 'notStored' : 'unconfirmed';
+}
+
 interface Pending {
   readonly topic: string;
   readonly record: OutboundRecord;
+  readonly bytes: number;
   readonly resolve: (p: Position) => void;
   readonly reject: (e: GatewayError) => void;
+  /** An attempt that included it ended without a definite answer: it may be stored. */
+  maybeWritten: boolean;
+  /** Settled, or withdrawn by its caller (still in the queue, skipped when taken). */
+  done: boolean;
+  /** Part of a produce call now: cannot be withdrawn. */
+  inFlight: boolean;
+}
+
+/** Broker answers after which nothing of the request was appended (the topic is unknown, the batch too large). */
+function appendedNothing(err: GatewayError): boolean {
+  return err.code === 'CEG_PAYLOAD_TOO_LARGE' || err.code === 'CEG_INVALID_NAME' || err.details.indeterminate === false;
+}
+
+function withFate(err: GatewayError, fate: DeliveryFate): GatewayError {
+  return new GatewayError(err.code, err.message, { retriable: err.retriable, cause: err, details: { ...err.details, fate } });
 }
 
 export class RecordPublisher {
@@ -67,24 +102,47 @@ export class RecordPublisher {
   /**
    * Queues records (all or none) and returns one promise per record, settled when the broker
    * acknowledged it (acks=all) or when the retry budget ran out.
+   * `signal`: the caller's deadline. Once aborted, records still queued or waiting between
+   *   attempts are withdrawn and rejected with `details.fate` `notStored` (or `unconfirmed` when
+   *   an earlier attempt may have written them); a produce in flight is not interrupted.
    * Errors: thrown synchronously — CEG_QUEUE_FULL (retriable: true) when the queue lacks room for
-   *   all of them, CEG_CLOSED after close(). Per record: the transport's GatewayError.
+   *   all of them, CEG_CLOSED after close(). Per record: the transport's GatewayError with
+   *   `details.fate` ({@link deliveryFate}).
    */
-  send(items: readonly { topic: string; record: OutboundRecord }[]): Promise<Position>[] {
+  send(items: readonly { topic: string; record: OutboundRecord }[], signal?: AbortSignal): Promise<Position>[] {
     if (this.#closing.signal.aborted) throw new GatewayError('CEG_CLOSED', 'publisher is closed', { retriable: false });
     if (!this.#queue.hasRoomFor(items.length)) {
       this.#stats.rejected += items.length;
-      throw new GatewayError('CEG_QUEUE_FULL', `outbound queue full (${this.#queue.capacity} records)`, { retriable: true, details: { capacity: this.#queue.capacity } });
+      throw new GatewayError('CEG_QUEUE_FULL', `outbound queue full (${this.#queue.capacity} records)`, { retriable: true, details: { capacity: this.#queue.capacity, fate: 'notStored' } });
     }
+    const pendings: Pending[] = [];
     const promises = items.map(
       ({ topic, record }) =>
         new Promise<Position>((resolve, reject) => {
-          this.#queue.offer({ topic, record, resolve, reject });
+          const p: Pending = { topic, record, bytes: recordBatchBytes(record), resolve, reject, maybeWritten: false, done: false, inFlight: false };
+          pendings.push(p);
+          this.#queue.offer(p);
         }),
     );
     this.#stats.enqueued += items.length;
+    if (signal !== undefined) {
+      const withdraw = (): void => {
+        for (const p of pendings) this.#withdraw(p, signal.reason);
+      };
+      if (signal.aborted) withdraw();
+      else signal.addEventListener('abort', withdraw, { once: true });
+    }
     this.#kick();
     return promises;
+  }
+
+  /** Withdraws a record not in flight: rejected now, skipped when the drain loop reaches it. */
+  #withdraw(p: Pending, reason: unknown): void {
+    if (p.done || p.inFlight === true) return;
+    p.done = true;
+    this.#stats.failed++;
+    const fate: DeliveryFate = p.maybeWritten ? 'unconfirmed' : 'notStored';
+    p.reject(new GatewayError('CEG_DELIVERY_TIMEOUT', `not sent: the caller's deadline passed while the record waited${p.maybeWritten ? ' (an earlier attempt may have written it)' : ''}`, { retriable: true, cause: reason, details: { topic: p.topic, fate } }));
   }
 
   #kick(): void {
@@ -100,27 +158,53 @@ export class RecordPublisher {
   async #drainLoop(): Promise<void> {
     // After close() only the batch already taken finishes; close() fails what is still queued.
     while (this.#queue.size > 0 && !this.#closing.signal.aborted) {
-      const batch = this.#queue.takeUpTo(this.#opts.maxBatch);
+      const batch = this.#queue.takeUpTo(this.#opts.maxBatch).filter((p) => !p.done);
       const byTopic = new Map<string, Pending[]>();
       for (const p of batch) {
         const list = byTopic.get(p.topic);
         if (list) list.push(p);
         else byTopic.set(p.topic, [p]);
       }
-      await Promise.all([...byTopic].map(([topic, group]) => this.#produceWithRetry(topic, group)));
+      await Promise.all([...byTopic].map(([topic, group]) => this.#produceTopic(topic, group)));
     }
   }
 
-  async #produceWithRetry(topic: string, group: readonly Pending[]): Promise<void> {
-    let positions: readonly Position[];
+  /** One topic's records in produce calls cut by bytes (each within the topic's max.message.bytes), in order. */
+  async #produceTopic(topic: string, group: readonly Pending[]): Promise<void> {
+    const max = this.#opts.maxMessageBytes?.(topic);
+    if (max === undefined) return this.#produceWithRetry(topic, group);
+    let chunk: Pending[] = [];
+    let bytes = BATCH_HEADER_BYTES;
+    for (const p of group) {
+      if (chunk.length > 0 && bytes + p.bytes > max) {
+        await this.#produceWithRetry(topic, chunk);
+        chunk = [];
+        bytes = BATCH_HEADER_BYTES;
+      }
+      chunk.push(p);
+      bytes += p.bytes;
+    }
+    if (chunk.length > 0) await this.#produceWithRetry(topic, chunk);
+  }
+
+  async #produceWithRetry(topic: string, records: readonly Pending[]): Promise<void> {
+    let group = records;
     let lastError: GatewayError | undefined;
+    let positions: readonly Position[];
     try {
       positions = await retrying(
         async () => {
+          // Records their callers withdrew while this group waited between attempts are left out.
+          group = group.filter((p) => !p.done);
+          if (group.length === 0) return [];
+          for (const p of group) p.inFlight = true;
           try {
             return await this.#transport.produce(topic, group.map((p) => p.record));
           } catch (err) {
-            throw asGatewayError(err, topic);
+            const ge = asGatewayError(err, topic);
+            if (!appendedNothing(ge)) for (const p of group) p.maybeWritten = true;
+            for (const p of group) p.inFlight = false;
+            throw ge;
           }
         },
         {
@@ -136,36 +220,57 @@ export class RecordPublisher {
     } catch (err) {
       // Closing cut a backoff short (the records fail with the broker error that put them there)
       // or came before the first attempt (as for records still queued at close).
-      const ge = err !== this.#closing.signal.reason ? asGatewayError(err, topic) : (lastError ?? notSent());
+      const ge = err !== this.#closing.signal.reason ? asGatewayError(err, topic) : (lastError ?? new GatewayError('CEG_CLOSED', 'publisher closed before the record was sent', { retriable: true }));
+      group = group.filter((p) => !p.done);
       if (!ge.retriable && group.length > 1) {
-        // The broker refused the batch for good: one record may be the cause (too large, say).
-        // Send them one by one, in order, so only the records the broker refuses fail and
-        // other partners' events in the same batch are not refused with them.
-        this.#log.warn({ topic, records: group.length, code: ge.code, err: ge.message }, 'batch refused; sending its records one by one');
-        for (const p of group) await this.#produceWithRetry(topic, [p]);
+        // The broker refused the request for good: one record may be the cause (too large, say).
+        // Halve it and send each half in order: a bad record costs log2(n) extra requests, not
+        // one request per record, so the other partners' records queued behind wait little.
+        this.#log.warn({ topic, records: group.length, code: ge.code, err: ge.message }, 'batch refused; sending it in halves to isolate the refused records');
+        const half = Math.ceil(group.length / 2);
+        await this.#produceWithRetry(topic, group.slice(0, half));
+        await this.#produceWithRetry(topic, group.slice(half));
         return;
       }
       this.#log.warn({ topic, records: group.length, code: ge.code, err: ge.message }, 'publish failed');
       this.#stats.failed += group.length;
-      for (const p of group) p.reject(ge);
+      const named = this.#namedLimit(ge, topic, group);
+      for (const p of group) {
+        p.done = true;
+        p.reject(withFate(named, p.maybeWritten ? 'unconfirmed' : 'notStored'));
+      }
       return;
     }
-    group.forEach((p, i) => p.resolve(positions[i]!));
+    group.forEach((p, i) => {
+      p.done = true;
+      p.resolve(positions[i]!);
+    });
     this.#stats.published += group.length;
+  }
+
+  /** A broker's "too large" names the topic's limit when it is known (issue 12: every refusal names its cause). */
+  #namedLimit(ge: GatewayError, topic: string, group: readonly Pending[]): GatewayError {
+    const max = this.#opts.maxMessageBytes?.(topic);
+    if (ge.code !== 'CEG_PAYLOAD_TOO_LARGE' || max === undefined) return ge;
+    const bytes = BATCH_HEADER_BYTES + group.reduce((n, p) => n + p.bytes, 0);
+    return new GatewayError('CEG_PAYLOAD_TOO_LARGE', `the broker refused the record as too large: about ${bytes} bytes; topic ${topic} takes at most ${max} (max.message.bytes)`, {
+      retriable: false,
+      cause: ge,
+      details: { ...ge.details, topic, maxMessageBytes: max, bytes },
+    });
   }
 
   /** Stops taking records, lets the record batch in flight finish, fails what is still queued (CEG_CLOSED). */
   async close(): Promise<void> {
     this.#closing.abort(new GatewayError('CEG_CLOSED', 'publisher closed', { retriable: false }));
     await this.#drain;
-    const left = this.#queue.takeUpTo(this.#queue.size);
-    for (const p of left) p.reject(notSent());
+    const left = this.#queue.takeUpTo(this.#queue.size).filter((p) => !p.done);
+    for (const p of left) {
+      p.done = true;
+      p.reject(new GatewayError('CEG_CLOSED', 'publisher closed before the record was sent', { retriable: true, details: { fate: p.maybeWritten ? 'unconfirmed' : 'notStored' } }));
+    }
     this.#stats.failed += left.length;
   }
-}
-
-function notSent(): GatewayError {
-  return new GatewayError('CEG_CLOSED', 'publisher closed before the record was sent', { retriable: true });
 }
 
 function asGatewayError(err: unknown, topic: string): GatewayError {

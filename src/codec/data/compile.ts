@@ -258,6 +258,8 @@ function compileRecord(type: avsc.types.RecordType, memo: Map<Type, Compiled>): 
   return memo.get(type) as Compiled;
 }
 
+const PROTO_KEY = '__proto__';
+
 /** Compiles (or returns the memoised) converters of `type`. */
 export function compileType(type: Type, memo: Map<Type, Compiled>): Compiled {
   const hit = memo.get(type);
@@ -324,7 +326,12 @@ function build(type: Type, memo: Map<Type, Compiled>): Compiled {
             return undefined;
           }
           const map: Record<string, unknown> = {};
-          for (const k of Object.keys(json)) map[k] = values.toAvro(json[k], path + pointerToken(k), out);
+          for (const k of Object.keys(json)) {
+            // On a plain object `map.__proto__ = v` sets the prototype: the member would vanish
+            // silently, here and in every JavaScript reader (avsc decodes maps into plain objects).
+            if (k === PROTO_KEY) out.push({ field: path + pointerToken(k), reason: 'the map key "__proto__" is refused: JavaScript readers (avsc, this gateway) cannot hold it and would drop it' });
+            else map[k] = values.toAvro(json[k], path + pointerToken(k), out);
+          }
           return map;
         },
         toJson(value, path) {

@@ -12,7 +12,7 @@ import { FRAME_HEADER_BYTES, avroTypeFor, decodeAvro, encodeAvro, frame, unframe
 import type { AvroType } from '../data/index.js';
 import { fromRecord, toBinaryRecord } from '../kafka/index.js';
 import type { RecordEvent } from '../kafka/index.js';
-import { parseStructuredEvent } from '../http/index.js';
+import { parseStructuredEvent } from '../json/index.js';
 
 /** The data media type of records this project writes (Avro, Confluent-framed). */
 export const AVRO_CONTENT_TYPE = 'application/avro';

@@ -4,12 +4,21 @@
  * Spec: CloudEvents HTTP binding 1.0.2 §3.1.1 (Content-Type; no ce-datacontenttype), §3.1.2
  * (body = data), §3.1.3.1 (ce- prefix, case-insensitive names), §3.1.3.2 (header values).
  */
-import type { Attributes, AttributeValue, Envelope, EventData, JsonValue, ViolationCollector } from '../../envelope/index.js';
-import { attributeNameProblem, checkAttribute, inspectJson, requiredAttributes, tryParseAttribute } from '../../envelope/index.js';
+import type { Attributes, AttributeValue, Envelope, EnvelopeLimits, EventData, ViolationCollector } from '../../envelope/index.js';
+import {
+  DEFAULT_ENVELOPE_LIMITS,
+  attributeEntries,
+  attributeNameProblem,
+  checkAttribute,
+  checkEnvelopeLimits,
+  describeLimitBreach,
+  limitBreachCode,
+  requiredAttributes,
+  tryParseAttribute,
+} from '../../envelope/index.js';
 import { decodeHeaderValue } from './header-value.js';
-import { isJsonMediaType } from './media-type.js';
-import type { MediaType } from './media-type.js';
-import { parseJsonText } from './json-text.js';
+import { isJsonMediaType, readJsonData } from '../json/index.js';
+import type { MediaType } from '../json/index.js';
 
 /** Incoming HTTP headers as node:http gives them (names in any case in this API). */
 export type HttpHeaders = Readonly<Record<string, string | readonly string[] | undefined>>;
@@ -34,6 +43,9 @@ function isCePrefix(name: string): boolean {
  * Reads a binary-mode request into a frozen envelope, adding every violation to `out`; returns
  * undefined when there was any. `contentType` is the raw Content-Type text (undefined when the
  * request has none) and `mediaType` its parse.
+ * Limits: the `ce-` headers (plus Content-Type) are counted before any is decoded; over
+ * `limits.maxAttributes`, or over `limits.maxAttributeBytes` once decoded, is one violation coded
+ * CEG_TOO_MANY_ATTRIBUTES / CEG_ATTRIBUTES_TOO_LARGE naming the `headers`.
  */
 export function readBinaryEvent(
   headers: HttpHeaders,
@@ -41,8 +53,16 @@ export function readBinaryEvent(
   contentType: string | undefined,
   mediaType: MediaType | undefined,
   out: ViolationCollector,
+  limits: EnvelopeLimits = DEFAULT_ENVELOPE_LIMITS,
 ): Envelope | undefined {
   const before = out.size;
+  let count = contentType === undefined ? 0 : 1;
+  for (const headerName in headers) if (headerName.length > 3 && isCePrefix(headerName)) count++;
+  if (count > limits.maxAttributes) {
+    const breach = { limit: 'maxAttributes' as const, max: limits.maxAttributes, actual: count };
+    out.coded(limitBreachCode(breach), { field: 'headers' }, describeLimitBreach(breach), { limit: breach.limit, max: breach.max, actual: breach.actual });
+    return undefined;
+  }
   const attrs: Record<string, AttributeValue> = {};
   for (const headerName in headers) {
     if (headerName.length <= 3 || !isCePrefix(headerName)) continue;
@@ -89,15 +109,18 @@ export function readBinaryEvent(
   for (const name of requiredAttributes) {
     if (attrs[name] === undefined && !out.items.some((v) => v.attribute === name)) out.attribute(name, MISSING, 'missing');
   }
+  if (out.size === before) {
+    const breach = checkEnvelopeLimits(attributeEntries(attrs), limits);
+    if (breach !== undefined) {
+      out.coded(limitBreachCode(breach), { field: 'headers' }, describeLimitBreach(breach), { limit: breach.limit, max: breach.max, actual: breach.actual });
+      return undefined;
+    }
+  }
   let data: EventData | undefined;
   if (body.byteLength > 0) {
     if (mediaType !== undefined && isJsonMediaType(mediaType)) {
-      const parsed = parseJsonText(body);
-      if (!parsed.ok) out.field('/data', `the body is declared ${mediaType.essence} but is ${parsed.reason}`);
-      else {
-        inspectJson(parsed.value, '/data', true, (pointer, reason) => out.field(pointer, reason));
-        data = Object.freeze({ kind: 'json', value: parsed.value as JsonValue });
-      }
+      const json = readJsonData(body, '/data', mediaType.essence, out);
+      if (json !== undefined) data = Object.freeze({ kind: 'json', value: json.value });
     } else {
       data = Object.freeze({ kind: 'binary', bytes: new Uint8Array(body.buffer, body.byteOffset, body.byteLength) });
     }

@@ -4,11 +4,10 @@
  * Content-Type = datacontenttype), §3.2 (structured), §3.3 (batched); JSON format 1.0.2
  * §3.1.1 (data / data_base64 serialization), §4 (batch).
  */
-import { GatewayError } from '../../core/errors.js';
-import type { Envelope, JsonValue } from '../../envelope/index.js';
+import type { Envelope } from '../../envelope/index.js';
 import { canonicalString } from '../../envelope/index.js';
 import { encodeHeaderValue } from './header-value.js';
-import { BATCH_JSON, STRUCTURED_JSON, declaresJson } from './media-type.js';
+import { BATCH_JSON, STRUCTURED_JSON, cannotEncode, declaresJson, toStructuredJson } from '../json/index.js';
 
 /** An HTTP message: lowercase header names → values, and the body bytes. */
 export interface HttpMessage {
@@ -27,14 +26,6 @@ function ceHeader(attribute: string): string {
     if (headerNames.size < 256) headerNames.set(attribute, h);
   }
   return h;
-}
-
-function cannotEncode(env: Envelope): GatewayError {
-  return new GatewayError(
-    'CEG_INVALID_DATA',
-    `JSON data that is not a string cannot be sent with the non-JSON datacontenttype ${String(env.attributes.datacontenttype)}`,
-    { retriable: false, details: { attribute: 'datacontenttype', field: '/data' } },
-  );
 }
 
 /**
@@ -72,31 +63,6 @@ export function toBinaryHttp(env: Envelope): HttpMessage {
     throw cannotEncode(env);
   }
   return { headers, body };
-}
-
-/**
- * The JSON-format object of an event: attributes as JSON members in their native types,
- * `data` (JSON data, or a string for non-JSON content) or `data_base64` (binary data).
- * Throws: as {@link toBinaryHttp}.
- */
-export function toStructuredJson(env: Envelope): Record<string, JsonValue> {
-  const obj: Record<string, JsonValue> = {};
-  const attrs = env.attributes;
-  for (const name in attrs) {
-    const v = attrs[name];
-    if (v !== undefined) obj[name] = v;
-  }
-  const data = env.data;
-  if (data !== undefined) {
-    if (data.kind === 'binary') {
-      obj.data_base64 = Buffer.from(data.bytes.buffer, data.bytes.byteOffset, data.bytes.byteLength).toString('base64');
-    } else if (declaresJson(typeof attrs.datacontenttype === 'string' ? attrs.datacontenttype : undefined) || typeof data.value === 'string') {
-      obj.data = data.value;
-    } else {
-      throw cannotEncode(env);
-    }
-  }
-  return obj;
 }
 
 /** Structured content mode: `content-type: application/cloudevents+json; charset=utf-8`. Throws: as {@link toBinaryHttp}. */

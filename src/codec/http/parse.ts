@@ -5,13 +5,11 @@
  * §3.3 batched; JSON format 1.0.2 §3, §4.
  */
 import { GatewayError } from '../../core/errors.js';
-import type { Envelope } from '../../envelope/index.js';
-import { ViolationCollector } from '../../envelope/index.js';
+import type { Envelope, EnvelopeLimits } from '../../envelope/index.js';
+import { DEFAULT_ENVELOPE_LIMITS, ViolationCollector } from '../../envelope/index.js';
 import { hasCeHeader, readBinaryEvent } from './binary.js';
 import type { HttpHeaders } from './binary.js';
-import { BATCH_JSON, CLOUDEVENTS_PREFIX, STRUCTURED_JSON, parseMediaType } from './media-type.js';
-import { BODY_FIELD, readStructuredEvent } from './structured.js';
-import { parseJsonText } from './json-text.js';
+import { BATCH_JSON, BODY_FIELD, CLOUDEVENTS_PREFIX, STRUCTURED_JSON, parseJsonText, parseMediaType, readEventBatch, readStructuredEvent } from '../json/index.js';
 import { assertBodySize, batchTooLarge } from './limits.js';
 
 /** Content mode of a request. */
@@ -29,6 +27,8 @@ export interface HttpParseOptions {
   readonly maxBodyBytes?: number;
   /** Most events accepted in one batch. */
   readonly maxBatchEvents?: number;
+  /** Attribute count and bytes per event; default {@link DEFAULT_ENVELOPE_LIMITS}. */
+  readonly limits?: EnvelopeLimits;
 }
 
 const SHOWN = 100;
@@ -75,6 +75,7 @@ function unsupported(contentType: string | undefined, why: string): GatewayError
  */
 export function parseHttpRequest(headers: HttpHeaders, body: Uint8Array, options: HttpParseOptions = {}): ParsedHttpRequest {
   if (options.maxBodyBytes !== undefined) assertBodySize(body.byteLength, options.maxBodyBytes);
+  const limits = options.limits ?? DEFAULT_ENVELOPE_LIMITS;
   const rawContentType = headerValue(headers, 'content-type');
   const contentType = rawContentType === undefined ? undefined : rawContentType.trim();
   const mediaType = contentType === undefined || contentType === '' ? undefined : parseMediaType(contentType);
@@ -83,8 +84,8 @@ export function parseHttpRequest(headers: HttpHeaders, body: Uint8Array, options
     if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
       throw unsupported(contentType, `charset ${charset} is not supported: CloudEvents JSON is UTF-8`);
     }
-    if (mediaType.essence === STRUCTURED_JSON) return { mode: 'structured', events: [parseStructured(body)] };
-    if (mediaType.essence === BATCH_JSON) return { mode: 'batch', events: parseBatch(body, options.maxBatchEvents) };
+    if (mediaType.essence === STRUCTURED_JSON) return { mode: 'structured', events: [parseStructured(body, limits)] };
+    if (mediaType.essence === BATCH_JSON) return { mode: 'batch', events: parseBatch(body, options.maxBatchEvents, limits) };
     throw unsupported(contentType, `event format ${mediaType.essence} is not supported; use ${STRUCTURED_JSON} or ${BATCH_JSON}`);
   }
   if (!hasCeHeader(headers)) {
@@ -96,19 +97,19 @@ export function parseHttpRequest(headers: HttpHeaders, body: Uint8Array, options
     );
   }
   const out = new ViolationCollector();
-  const env = readBinaryEvent(headers, body, contentType === '' ? undefined : contentType, mediaType, out);
+  const env = readBinaryEvent(headers, body, contentType === '' ? undefined : contentType, mediaType, out, limits);
   if (env === undefined) throw out.toError();
   return { mode: 'binary', events: [env] };
 }
 
-function parseStructured(body: Uint8Array): Envelope {
+function parseStructured(body: Uint8Array, limits: EnvelopeLimits): Envelope {
   const out = new ViolationCollector();
   const parsed = parseJsonText(body);
-  if (!parsed.ok) out.field(BODY_FIELD, `the body is ${parsed.reason}`, 'event');
+  if (!parsed.ok) out.field(parsed.pointer ?? BODY_FIELD, `the body is ${parsed.reason}`, 'event');
   else if (Array.isArray(parsed.value)) {
     out.field(BODY_FIELD, `a structured-mode body is one JSON object; send an array as ${BATCH_JSON}`, 'event');
   } else {
-    const env = readStructuredEvent(parsed.value, out);
+    const env = readStructuredEvent(parsed.value, out, BODY_FIELD, limits);
     if (env !== undefined) return env;
   }
   throw out.toError();
@@ -127,11 +128,11 @@ export class BatchViolationsError extends GatewayError {
   }
 }
 
-function parseBatch(body: Uint8Array, maxBatchEvents: number | undefined): Envelope[] {
+function parseBatch(body: Uint8Array, maxBatchEvents: number | undefined, limits: EnvelopeLimits): Envelope[] {
   const out = new ViolationCollector();
   const parsed = parseJsonText(body);
   if (!parsed.ok) {
-    out.field(BODY_FIELD, `the body is ${parsed.reason}`, 'event');
+    out.field(parsed.pointer ?? BODY_FIELD, `the body is ${parsed.reason}`, 'event');
     throw out.toError();
   }
   if (!Array.isArray(parsed.value)) {
@@ -140,12 +141,7 @@ function parseBatch(body: Uint8Array, maxBatchEvents: number | undefined): Envel
   }
   const items = parsed.value as unknown[];
   if (maxBatchEvents !== undefined && items.length > maxBatchEvents) throw batchTooLarge(maxBatchEvents, items.length);
-  const events: Envelope[] = new Array<Envelope>(items.length);
-  for (let i = 0; i < items.length; i++) {
-    out.index = i;
-    const env = readStructuredEvent(items[i], out, '');
-    if (env !== undefined) events[i] = env;
-  }
+  const events = readEventBatch(items, out, limits);
   if (out.size > 0) throw new BatchViolationsError(out.toError(), events);
-  return events;
+  return events as Envelope[];
 }

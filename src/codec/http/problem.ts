@@ -47,6 +47,8 @@ const byCode: ReadonlyMap<string, Row> = new Map<string, Row>([
   ['CEG_NOT_REGISTRY_FRAMED', { status: 400, title: 'Data is not registry-framed' }],
   ['CEG_DECODE_FAILED', { status: 400, title: 'Data could not be decoded' }],
   ['CEG_PAYLOAD_TOO_LARGE', { status: 413, title: 'Payload too large' }],
+  ['CEG_TOO_MANY_ATTRIBUTES', { status: 400, title: 'Too many CloudEvent attributes' }],
+  ['CEG_ATTRIBUTES_TOO_LARGE', { status: 413, title: 'CloudEvent attributes too large' }],
   ['CEG_UNSUPPORTED_MEDIA_TYPE', { status: 415, title: 'Unsupported media type' }],
   ['CEG_REGISTRY_UNAVAILABLE', { status: 503, title: 'Schema registry unavailable' }],
   ['CEG_BROKER_UNAVAILABLE', { status: 503, title: 'Event broker unavailable' }],
@@ -54,6 +56,11 @@ const byCode: ReadonlyMap<string, Row> = new Map<string, Row>([
   ['CEG_QUEUE_FULL', { status: 503, title: 'Gateway busy' }],
   ['CEG_CLOSED', { status: 503, title: 'Gateway shutting down' }],
   ['CEG_NOT_FOUND', { status: 404, title: 'Not found' }],
+  ['CEG_MALFORMED_REQUEST', { status: 400, title: 'Bad request' }],
+  ['CEG_METHOD_NOT_ALLOWED', { status: 405, title: 'Method not allowed' }],
+  ['CEG_REQUEST_TIMEOUT', { status: 408, title: 'Request timeout' }],
+  ['CEG_HEADERS_TOO_LARGE', { status: 431, title: 'Request header fields too large' }],
+  ['CEG_NOT_IMPLEMENTED', { status: 501, title: 'Not implemented' }],
   ['CEG_STORE_UNAVAILABLE', { status: 503, title: 'Store unavailable' }],
   ['CEG_INVALID_OPTIONS', { status: 500, title: 'Server misconfigured' }],
   ['CEG_CATALOG_INVALID', { status: 500, title: 'Server misconfigured' }],
@@ -65,6 +72,9 @@ export function problemStatus(err: GatewayError): number {
   if (err.retriable) return 503;
   return row?.status ?? 500;
 }
+
+/** Details copied into a 4xx problem as extension members (RFC 9457 §3.2): none holds a secret. */
+const NAMED_DETAILS = ['limit', 'max', 'actual', 'maxBytes', 'maxBatchEvents', 'maxMessageBytes', 'topic', 'contentType', 'contentEncoding', 'transferEncoding', 'supported', 'allow'] as const;
 
 function isViolationList(v: unknown): v is readonly Violation[] {
   return Array.isArray(v) && v.every((x) => typeof x === 'object' && x !== null && typeof (x as { reason?: unknown }).reason === 'string');
@@ -100,6 +110,13 @@ export function toProblem(err: GatewayError, instance?: string): Problem {
     if (typeof err.details.attribute === 'string') v.attribute = err.details.attribute;
     if (typeof err.details.field === 'string') v.field = err.details.field;
     problem.violations = [v];
+  }
+  if (status < 500) {
+    // The figures that name the cause of a refusal (the limit broken, the media type received).
+    for (const key of NAMED_DETAILS) {
+      const v = err.details[key];
+      if (v !== undefined) (problem as Record<string, unknown>)[key] = v;
+    }
   }
   if (instance !== undefined) problem.instance = instance;
   return problem;

@@ -1,33 +1,44 @@
 /**
  * `POST /events`: the CloudEvents HTTP binding (binary, structured, batch) to Kafka records.
- * Answers `202` only after the broker acknowledged every event of the request; when it cannot
- * confirm within the deadline, `503` with `Retry-After` and, per event, whether it was stored —
- * nothing half-written is reported as accepted. Runs on node:http ahead of express (DESIGN
- * "Performance notes"): the router and the SDK parser stay off this hot path.
+ * Answers `202` only after the broker acknowledged every event of the request. The
+ * acknowledgement deadline (`ackTimeoutMs`) runs from the request's arrival, body reading and
+ * validation included; when it passes, or the broker refuses, the answer is `503` (or the
+ * refusal's own status) listing each event as `stored`, `notStored` (provably not written: never
+ * sent, withdrawn from the queue at the deadline, or refused appending nothing) or `unconfirmed`
+ * (a send was under way: it may be stored; retry with the same id). Runs on node:http ahead of
+ * express (DESIGN "Performance notes"): the router and the SDK parser stay off this hot path.
+ * Spec: DESIGN "Known traps" (a produce that timed out is indeterminate).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GatewayError } from '../../core/errors.js';
+import { deliveryFate } from '../../bus/publisher/index.js';
 import type { RecordPublisher } from '../../bus/publisher/index.js';
 import type { EventCodec } from '../../codec/event/index.js';
-import { BatchViolationsError, parseHttpRequest } from '../../codec/http/index.js';
+import { BatchViolationsError, parseHttpRequest, toProblem } from '../../codec/http/index.js';
 import type { ParsedHttpRequest } from '../../codec/http/index.js';
-import type { Violation } from '../../envelope/index.js';
+import type { EnvelopeLimits, Violation } from '../../envelope/index.js';
 import type { Logger } from '../../observability/index.js';
 import type { Position } from '../../transport/port.js';
-import { readBody } from '../body.js';
+import { checkBodyFraming, readBody } from '../body.js';
+import type { RefusalLog } from '../refusals.js';
 import { sendJson, sendProblem } from '../respond.js';
 import { prepareEvents } from './prepare.js';
+import type { PreparedEvent } from './prepare.js';
 
 export interface IngressOptions {
-  /** Largest request body, bytes. */
+  /** Largest request body, bytes (after decoding a gzip content coding too). */
   readonly maxBodyBytes: number;
   /** Most events in one batch request. */
   readonly maxBatchEvents: number;
-  /** How long to wait for the broker's acknowledgement, ms. */
+  /** How long after the request's arrival the answer comes at the latest, ms. */
   readonly ackTimeoutMs: number;
   /** `Retry-After` on 503, seconds. */
   readonly retryAfterS: number;
   readonly dataschemaBase: string;
+  /** Attribute count and bytes per event (default: envelope DEFAULT_ENVELOPE_LIMITS). */
+  readonly limits?: EnvelopeLimits;
+  /** A topic's `max.message.bytes`, read at start-up; undefined = not known. */
+  readonly maxMessageBytes?: (topic: string) => number | undefined;
 }
 
 export interface IngressDeps {
@@ -35,6 +46,15 @@ export interface IngressDeps {
   readonly publisher: RecordPublisher;
   readonly log: Logger;
   readonly options: IngressOptions;
+}
+
+/** What the server knows of the request besides itself. */
+export interface RequestContext {
+  /** `performance.now()` when the request's headers were in. */
+  readonly arrivedAtMs: number;
+  /** Time to receive the whole request, ms (then 408). */
+  readonly requestTimeoutMs: number;
+  readonly refusals?: RefusalLog;
 }
 
 type Settled = { readonly ok: true; readonly position: Position } | { readonly ok: false; readonly error: GatewayError } | undefined;
@@ -50,20 +70,29 @@ function refuseRepeatedHeaders(req: IncomingMessage): void {
     if (values === undefined || values.length < 2) continue;
     if (name.startsWith('ce-')) violations.push({ attribute: name.slice(3), reason: `header ${name} appears ${values.length} times; an attribute has one value`, code: 'CEG_INVALID_ATTRIBUTE' });
     else if (name === 'content-type') violations.push({ attribute: 'datacontenttype', reason: 'Content-Type appears more than once', code: 'CEG_INVALID_ATTRIBUTE' });
+    else if (name === 'content-encoding') violations.push({ field: 'headers', reason: 'Content-Encoding appears more than once', code: 'CEG_INVALID_ATTRIBUTE' });
   }
   if (violations.length > 0) throw new GatewayError('CEG_INVALID_ATTRIBUTE', violations.map((v) => v.reason).join('; '), { retriable: false, details: { violations } });
 }
 
+function isClientAbort(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === 'ECONNRESET' || code === 'EPIPE' || code === 'ERR_STREAM_PREMATURE_CLOSE';
+}
+
 /** Handles one `POST /events`; never rejects (every failure becomes a problem+json answer). */
-export async function handleIngress(req: IncomingMessage, res: ServerResponse, deps: IngressDeps): Promise<void> {
+export async function handleIngress(req: IncomingMessage, res: ServerResponse, deps: IngressDeps, ctx: RequestContext = { arrivedAtMs: performance.now(), requestTimeoutMs: 30_000 }): Promise<void> {
   const { options: o } = deps;
+  const deadlineAt = ctx.arrivedAtMs + o.ackTimeoutMs;
+  let prepared: PreparedEvent[] = [];
   try {
-    const body = await readBody(req, o.maxBodyBytes);
+    const encoding = checkBodyFraming(req, o.maxBodyBytes);
+    const body = await readBody(req, o.maxBodyBytes, { timeoutMs: ctx.arrivedAtMs + ctx.requestTimeoutMs - performance.now(), ...(encoding === undefined ? {} : { encoding }) });
     refuseRepeatedHeaders(req);
     let parsed: ParsedHttpRequest | { mode: 'batch'; events: readonly (ParsedHttpRequest['events'][number] | undefined)[] };
     let earlier: Violation[] = [];
     try {
-      parsed = parseHttpRequest(req.headers, body, { maxBatchEvents: o.maxBatchEvents });
+      parsed = parseHttpRequest(req.headers, body, { maxBatchEvents: o.maxBatchEvents, ...(o.limits === undefined ? {} : { limits: o.limits }) });
     } catch (err) {
       // A batch with some malformed events: check the others too, so every bad event is listed.
       if (!(err instanceof BatchViolationsError)) throw err;
@@ -71,44 +100,88 @@ export async function handleIngress(req: IncomingMessage, res: ServerResponse, d
       earlier = ((err.details.violations ?? []) as Violation[]).map((v) => ({ ...v, code: v.code ?? err.code }));
     }
     const batch = parsed.mode === 'batch';
-    const prepared = prepareEvents(parsed.events, deps.codec, { dataschemaBase: o.dataschemaBase }, batch, earlier);
+    prepared = prepareEvents(parsed.events, deps.codec, { dataschemaBase: o.dataschemaBase, limits: o.limits, maxMessageBytes: o.maxMessageBytes }, batch, earlier);
     if (prepared.length === 0) {
       sendJson(res, 202, { events: [] });
       return;
     }
-    const pending = deps.publisher.send(prepared.map((p) => ({ topic: p.topic, record: p.record })));
-    const settled: Settled[] = new Array<Settled>(pending.length);
-    const all = Promise.all(
-      pending.map((p, i) =>
-        p.then(
-          (position) => void (settled[i] = { ok: true, position }),
-          (error: GatewayError) => void (settled[i] = { ok: false, error }),
-        ),
-      ),
-    );
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = await Promise.race([all.then(() => false), new Promise<boolean>((r) => (timer = setTimeout(() => r(true), o.ackTimeoutMs)))]);
-    clearTimeout(timer);
-
-    const stored = prepared.flatMap((p, i) => {
-      const s = settled[i];
-      return s?.ok ? [{ index: p.index, id: p.id, topic: s.position.topic, partition: s.position.partition, offset: s.position.offset.toString() }] : [];
-    });
-    if (!timedOut && stored.length === prepared.length) {
-      sendJson(res, 202, { events: stored.map(({ index: _i, ...e }) => e) });
+    await publish(res, deps, prepared, batch, deadlineAt);
+  } catch (err) {
+    if (res.headersSent) return; // answered already (the server answered a broken body itself)
+    if (isClientAbort(err)) {
+      ctx.refusals?.count('aborted');
       return;
     }
-    const failure = settled.find((s): s is { ok: false; error: GatewayError } => s !== undefined && !s.ok)?.error;
-    const notStored = prepared.filter((_, i) => !settled[i]?.ok).map((p) => ({ index: p.index, id: p.id }));
-    deps.log.warn({ timedOut, stored: stored.length, notStored: notStored.length, code: failure?.code }, 'ingress: broker did not confirm every event');
-    const err =
-      timedOut || failure === undefined
-        ? new GatewayError('CEG_DELIVERY_TIMEOUT', `the broker did not confirm within ${o.ackTimeoutMs} ms; retry the request (events not confirmed may still be stored: consumers drop duplicates by source+id)`, { retriable: true })
-        : failure;
-    const list = <T extends { index: number }>(xs: T[]): (T | Omit<T, 'index'>)[] => (batch ? xs : xs.map(({ index: _i, ...e }) => e));
-    sendProblem(res, err, { retryAfterS: o.retryAfterS, extra: { stored: list(stored), notStored: list(notStored) } });
-  } catch (err) {
     if (!(err instanceof GatewayError)) deps.log.error({ err }, 'ingress: unexpected failure');
-    sendProblem(res, err, { retryAfterS: o.retryAfterS });
+    else if (!err.retriable) ctx.refusals?.count(`${toProblem(err).status} ${err.code}`);
+    // Refused before the body was read whole: the rest of it must not be parsed as a next request.
+    const close = !req.complete;
+    if (close) req.resume();
+    // A full queue took nothing: every event is provably not written.
+    const extra = err instanceof GatewayError && err.code === 'CEG_QUEUE_FULL' ? { stored: [], notStored: listed(prepared.map((p) => ({ index: p.index, id: p.id })), prepared.length > 1), unconfirmed: [] } : undefined;
+    sendProblem(res, err, { retryAfterS: o.retryAfterS, close, ...(extra === undefined ? {} : { extra }) });
   }
+}
+
+function listed<T extends { index: number }>(xs: readonly T[], batch: boolean): (T | Omit<T, 'index'>)[] {
+  return batch ? [...xs] : xs.map(({ index: _i, ...e }) => e);
+}
+
+/** Hands the records to the publisher and answers when all are confirmed or the deadline passes. */
+async function publish(res: ServerResponse, deps: IngressDeps, prepared: readonly PreparedEvent[], batch: boolean, deadlineAt: number): Promise<void> {
+  const o = deps.options;
+  const remaining = deadlineAt - performance.now();
+  if (remaining <= 0) {
+    // Body and validation used the whole deadline: nothing is sent, so nothing is stored.
+    const err = new GatewayError('CEG_DELIVERY_TIMEOUT', `the request took its whole deadline (${o.ackTimeoutMs} ms) before the events could be sent; nothing was produced, retry the request`, { retriable: true });
+    sendProblem(res, err, { retryAfterS: o.retryAfterS, extra: { stored: [], notStored: listed(prepared.map((p) => ({ index: p.index, id: p.id })), batch), unconfirmed: [] } });
+    return;
+  }
+  const deadline = new AbortController();
+  const expired = new Promise<true>((resolve) => deadline.signal.addEventListener('abort', () => resolve(true), { once: true }));
+  const timer = setTimeout(() => deadline.abort(new GatewayError('CEG_DELIVERY_TIMEOUT', 'deadline', { retriable: true })), remaining);
+  const pending = deps.publisher.send(prepared.map((p) => ({ topic: p.topic, record: p.record })), deadline.signal);
+  const settled: Settled[] = new Array<Settled>(pending.length);
+  const all = Promise.all(
+    pending.map((p, i) =>
+      p.then(
+        (position) => void (settled[i] = { ok: true, position }),
+        (error: GatewayError) => void (settled[i] = { ok: false, error }),
+      ),
+    ),
+  );
+  const timedOut = await Promise.race([all.then(() => false), expired]);
+  clearTimeout(timer);
+  if (timedOut) {
+    deadline.abort(); // idempotent; withdrawals settle their promises synchronously
+    await new Promise<void>((r) => setImmediate(r));
+  }
+
+  const stored = prepared.flatMap((p, i) => {
+    const s = settled[i];
+    return s?.ok ? [{ index: p.index, id: p.id, topic: s.position.topic, partition: s.position.partition, offset: s.position.offset.toString() }] : [];
+  });
+  if (!timedOut && stored.length === prepared.length) {
+    sendJson(res, 202, { events: stored.map(({ index: _i, ...e }) => e) });
+    return;
+  }
+  const notStored: { index: number; id: string }[] = [];
+  const unconfirmed: { index: number; id: string }[] = [];
+  prepared.forEach((p, i) => {
+    const s = settled[i];
+    if (s?.ok === true) return;
+    (s !== undefined && deliveryFate(s.error) === 'notStored' ? notStored : unconfirmed).push({ index: p.index, id: p.id });
+  });
+  // The broker's own refusal names the cause; a deadline is only the cause when nothing else is known.
+  const failure = settled.find((s): s is { ok: false; error: GatewayError } => s !== undefined && !s.ok && s.error.code !== 'CEG_DELIVERY_TIMEOUT')?.error;
+  deps.log.warn({ timedOut, stored: stored.length, notStored: notStored.length, unconfirmed: unconfirmed.length, code: failure?.code }, 'ingress: broker did not confirm every event');
+  const err =
+    failure === undefined
+      ? new GatewayError(
+          'CEG_DELIVERY_TIMEOUT',
+          `the broker did not confirm every event within ${o.ackTimeoutMs} ms of the request's arrival; retry the events listed as notStored or unconfirmed with the same id (unconfirmed ones may be stored already: consumers drop duplicates by source+id)`,
+          { retriable: true },
+        )
+      : failure;
+  sendProblem(res, err, { retryAfterS: o.retryAfterS, extra: { stored: listed(stored, batch), notStored: listed(notStored, batch), unconfirmed: listed(unconfirmed, batch) } });
 }

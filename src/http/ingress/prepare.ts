@@ -5,18 +5,23 @@
  * Who fills what (DESIGN "The envelope"): the partner sends the required attributes, `time`,
  * `subject` and data, and may send `correlationid`, `causationid` and `traceparent`; the gateway
  * fills `eventname`, `eventclass`, `schemaversion`, `dataschema` and `partitionkey` from the model
- * (a partner's `eventname`, `eventclass` or `schemaversion` is overwritten; a `dataschema` of ours
- * selects the version; a different `partitionkey` is refused), and a new `correlationid` when none came.
+ * (codec/event `completeOutbound`, shared with the bus publisher and the outbox: a partner's
+ * `eventname`, `eventclass` or `schemaversion` is overwritten; a `dataschema` naming a registered
+ * version of the kind selects it, one naming our schema base but no version of the kind is
+ * refused, any other is replaced; a different `partitionkey` is refused), and a new
+ * `correlationid` when none came.
  */
-import { randomUUID } from 'node:crypto';
 import { GatewayError } from '../../core/errors.js';
 import type { ErrorCode } from '../../core/errors.js';
 import { partitionKey } from '../../catalog/index.js';
 import type { EventKind } from '../../catalog/index.js';
-import { AVRO_CONTENT_TYPE } from '../../codec/event/index.js';
+import { completeOutbound } from '../../codec/event/index.js';
 import type { EventCodec, KindBinding, SchemaVersion } from '../../codec/event/index.js';
-import type { Attributes, Envelope, JsonValue } from '../../envelope/types.js';
+import { declaresJson, readJsonData } from '../../codec/json/index.js';
+import type { Attributes, Envelope, EnvelopeLimits, JsonValue } from '../../envelope/index.js';
+import { DEFAULT_ENVELOPE_LIMITS, ViolationCollector } from '../../envelope/index.js';
 import type { Violation } from '../../envelope/index.js';
+import { BATCH_HEADER_BYTES, recordBatchBytes } from '../../bus/publisher/index.js';
 import type { OutboundRecord } from '../../transport/port.js';
 
 export interface PreparedEvent {
@@ -29,6 +34,10 @@ export interface PreparedEvent {
 export interface PrepareOptions {
   /** Public base of `dataschema`; the schema id is appended. */
   readonly dataschemaBase: string;
+  /** Attribute count and bytes per event, counted on the event as written; default {@link DEFAULT_ENVELOPE_LIMITS}. */
+  readonly limits?: EnvelopeLimits;
+  /** The largest record batch a topic takes (Kafka `max.message.bytes`, read at start-up), bytes; undefined = not known. */
+  readonly maxMessageBytes?: (topic: string) => number | undefined;
 }
 
 /** Longest attribute name accepted, characters (CloudEvents recommends ≤ 20; longer ones are allowed). */
@@ -36,8 +45,6 @@ export const MAX_ATTRIBUTE_NAME = 128;
 /** Largest attribute value accepted, bytes of UTF-8: attributes are headers, not a place for data. */
 export const MAX_ATTRIBUTE_BYTES = 4096;
 
-const JSON_MEDIA = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
-const TOO_LARGE = 'data is larger than';
 
 /**
  * Validates and completes every event, then encodes it. `events` may have holes (events that
@@ -99,6 +106,7 @@ function prepareOne(env: Envelope, codec: EventCodec, opts: PrepareOptions, prob
 
   const version = chooseVersion(a, binding, opts, problems);
   const json = dataAsJson(env, problems);
+  if (json === undefined && problems.length > 0) return undefined;
   let key: string | undefined;
   let value: Uint8Array | undefined;
   if (json === undefined) {
@@ -124,15 +132,24 @@ function prepareOne(env: Envelope, codec: EventCodec, opts: PrepareOptions, prob
     if (a.partitionkey !== undefined && a.partitionkey !== key) {
       problems.push({ attribute: 'partitionkey', reason: `differs from the key computed from the data ("${key}"); leave it out`, code: 'CEG_PARTITION_KEY_MISMATCH' });
     }
-    const bytes = value.length - 5;
-    if (bytes > binding.kind.maxDataBytes) {
-      problems.push({ field: '/data', reason: `${TOO_LARGE} the ${binding.kind.eventClass} bound of ${binding.kind.name}: ${bytes} > ${binding.kind.maxDataBytes} bytes (Avro)`, code: 'CEG_PAYLOAD_TOO_LARGE' });
-    }
   }
-  if (problems.length > 0) return undefined;
+  if (problems.length > 0 || version === undefined) return undefined;
 
-  const attributes: Attributes = complete(a, binding.kind, version ?? binding, key, value !== undefined, opts);
-  return { id: a.id, topic: binding.kind.topic.name, record: codec.toRecord(attributes, value ?? null) };
+  let event;
+  try {
+    event = completeOutbound(codec, a, { binding, version, value: value ?? null, partitionkey: key, dataschemaBase: opts.dataschemaBase, limits: opts.limits ?? DEFAULT_ENVELOPE_LIMITS });
+  } catch (err) {
+    if (!(err instanceof GatewayError)) throw err;
+    for (const v of violationsOf(err)) problems.push({ ...v, code: v.code ?? err.code });
+    return undefined;
+  }
+  const max = opts.maxMessageBytes?.(event.topic);
+  const bytes = BATCH_HEADER_BYTES + recordBatchBytes(event.record);
+  if (max !== undefined && bytes > max) {
+    problems.push({ field: '/data', reason: `the record would take ${bytes} bytes; topic ${event.topic} takes at most ${max} (max.message.bytes)`, code: 'CEG_PAYLOAD_TOO_LARGE' });
+    return undefined;
+  }
+  return { id: a.id, topic: event.topic, record: event.record };
 }
 
 /**
@@ -163,34 +180,24 @@ function chooseVersion(a: Attributes, binding: KindBinding, opts: PrepareOptions
   return version;
 }
 
-function complete(a: Attributes, kind: EventKind, v: SchemaVersion, key: string | undefined, hasData: boolean, opts: PrepareOptions): Attributes {
-  return {
-    ...a,
-    datacontenttype: hasData ? AVRO_CONTENT_TYPE : undefined,
-    correlationid: typeof a.correlationid === 'string' && a.correlationid !== '' ? a.correlationid : randomUUID(),
-    eventname: kind.name,
-    eventclass: kind.eventClass,
-    schemaversion: v.schema.version,
-    dataschema: `${opts.dataschemaBase}${v.schema.id}`,
-    ...(key === undefined ? {} : { partitionkey: key }),
-  };
-}
-
+/**
+ * The data as natural JSON. Bytes (structured mode `data_base64`) are read when the
+ * `datacontenttype` declares JSON, with the same rules as a JSON body in binary mode (codec/json
+ * `readJsonData`: UTF-8 checked, BOM ignored, duplicate names refused, `text/json` and `+json` alike).
+ */
 function dataAsJson(env: Envelope, problems: Violation[]): JsonValue | undefined {
   const d = env.data;
   if (d === undefined) return undefined;
   if (d.kind === 'json') return d.value;
-  const ct = env.attributes.datacontenttype ?? 'application/json';
-  if (!JSON_MEDIA.test(ct)) {
-    problems.push({ attribute: 'datacontenttype', reason: `data must be JSON (application/json), got ${ct}`, code: 'CEG_INVALID_DATA' });
+  const ct = env.attributes.datacontenttype;
+  if (!declaresJson(ct)) {
+    problems.push({ attribute: 'datacontenttype', reason: `data must be JSON-formatted (application/json or any */json, */*+json), got ${String(ct)}`, code: 'CEG_INVALID_DATA' });
     return undefined;
   }
-  try {
-    return JSON.parse(Buffer.from(d.bytes).toString('utf8')) as JsonValue;
-  } catch {
-    problems.push({ field: '/data', reason: 'data is not valid JSON', code: 'CEG_INVALID_DATA' });
-    return undefined;
-  }
+  const out = new ViolationCollector();
+  const json = readJsonData(d.bytes, '/data_base64', ct ?? 'application/json', out);
+  for (const v of out.items) problems.push({ ...v, code: 'CEG_INVALID_DATA' });
+  return json?.value;
 }
 
 function violationsOf(err: GatewayError): Violation[] {

@@ -95,6 +95,11 @@ export function explainIssue(issue: ResolutionIssue, ctx: ExplainContext): strin
       }
       return `${path}: enum ${e.name} gained symbol(s) ${list} — readers of ${ctx.previous} have no enum "default" and cannot read new data holding ${list}; do not add symbols to an enum whose earlier versions lack a "default" (add a default first: only readers that have it tolerate new symbols)`;
     }
+    case 'ambiguous-alias': {
+      const f = issue.field?.name ?? path;
+      const matched = (issue.matchedWriterFields ?? []).map((m) => `"${m}"`).join(' and ');
+      return `${path}: field "${f}" matches ${matched} of ${back ? ctx.previous : 'the new schema'} by name or alias — ${readers} cannot tell which one to read (Avro Java and avsc refuse the schema pair); remove the alias that names a field the writer still has`;
+    }
     case 'logical-type': {
       const o = describeType(oldNode);
       const n = describeType(newNode);

@@ -24,7 +24,8 @@ export type IssueKind =
   | 'missing-enum-symbols'
   | 'missing-default'
   | 'missing-union-branch'
-  | 'logical-type';
+  | 'logical-type'
+  | 'ambiguous-alias';
 
 /** One reason data written with the writer schema cannot be read with the reader schema. */
 export interface ResolutionIssue {
@@ -39,6 +40,8 @@ export interface ResolutionIssue {
   readonly field?: RecordField;
   /** missing-default: writer fields the reader does not know (a rename candidate). */
   readonly unmatchedWriterFields?: readonly string[];
+  /** ambiguous-alias: the writer fields one reader field matches by name or alias (two or more). */
+  readonly matchedWriterFields?: readonly string[];
   /** missing-enum-symbols: writer symbols the reader lacks. */
   readonly symbols?: readonly string[];
   /** true when Avro Java (and so Confluent and Apicurio) accepts this although the spec does not. */
@@ -162,7 +165,15 @@ class Checker {
     const used = new Set<string>();
     const missing: RecordField[] = [];
     for (const rf of reader.fields) {
-      const wf = writer.fields.find((f) => f.name === rf.name) ?? writer.fields.find((f) => rf.aliases.includes(f.name));
+      // A reader field that matches two writer fields (its name one, an alias another) cannot be
+      // resolved: Avro Java ("Found two different fields") and avsc ("ambiguous aliasing") refuse it.
+      const matches = writer.fields.filter((f) => f.name === rf.name || rf.aliases.includes(f.name));
+      if (matches.length > 1) {
+        this.add({ kind: 'ambiguous-alias', path: joinPath(path, 'fields', rf.name), reader, writer, field: rf, matchedWriterFields: matches.map((f) => f.name), registryAccepts: false });
+        for (const f of matches) used.add(f.name);
+        continue;
+      }
+      const wf = matches[0];
       if (wf !== undefined) {
         used.add(wf.name);
         this.check(rf.type, wf.type, joinPath(path, 'fields', rf.name));

@@ -1,6 +1,6 @@
 import { CompressionTypes, Kafka } from './kafkajs.js';
 import { startKafkaRead } from './read.js';
-import type { Admin, Message, Producer, SASLOptions } from 'kafkajs';
+import type { Admin, ConfigResourceTypes, Message, Producer, SASLOptions } from 'kafkajs';
 import { errorMessage, GatewayError } from '../../core/errors.js';
 import { partitionForKey } from '../partitioner.js';
 import type {
@@ -18,6 +18,9 @@ import { toKafkaHeaders } from './headers.js';
 import { kafkaLogCreator, toKafkaLogLevel } from './logging.js';
 import type { KafkaTransportInput, KafkaTransportOptions } from './options.js';
 import { resolveKafkaTransportOptions } from './options.js';
+
+// The Kafka protocol's resource type of a topic in DescribeConfigs (kafkajs ConfigResourceTypes.TOPIC).
+const TOPIC_RESOURCE = 2 as ConfigResourceTypes;
 
 const tpKey = (topic: string, partition: number): string => `${topic}\u0000${partition}`;
 const buf = (b: Uint8Array | null): Buffer | null => (b === null ? null : Buffer.from(b.buffer, b.byteOffset, b.byteLength));
@@ -231,6 +234,19 @@ class KafkaTransport implements Transport {
       this.#opts.logger.info({ transport: 'kafka', group, topic, to: to.kind }, 'reset group offsets');
     } catch (err) {
       throw fromKafkaError(err, { operation: 'resetOffsets', group, topic });
+    }
+  }
+
+  async maxMessageBytes(topic: string): Promise<number> {
+    assertTopicName(topic);
+    const { admin } = await this.#ready();
+    try {
+      const answer = await admin.describeConfigs({ includeSynonyms: false, resources: [{ type: TOPIC_RESOURCE, name: topic, configNames: ['max.message.bytes'] }] });
+      const value = Number(answer.resources[0]?.configEntries.find((e) => e.configName === 'max.message.bytes')?.configValue);
+      if (!Number.isInteger(value) || value <= 0) throw unknownTopicError(topic);
+      return value;
+    } catch (err) {
+      throw fromKafkaError(err, { operation: 'maxMessageBytes', topic });
     }
   }
 

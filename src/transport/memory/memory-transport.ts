@@ -164,6 +164,10 @@ class MemoryTransport implements Transport {
     });
   }
 
+  maxMessageBytes(topic: string): Promise<number> {
+    return this.#guard(() => this.#topic(topic).spec.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES);
+  }
+
   isHealthy(): Promise<boolean> {
     return Promise.resolve(!this.#closed);
   }

@@ -70,6 +70,9 @@ export class ScriptedTransport implements Transport {
   resetOffsets(group: string, topic: string, to: OffsetTarget): Promise<void> {
     return this.inner.resetOffsets(group, topic, to);
   }
+  maxMessageBytes(topic: string): Promise<number> {
+    return this.inner.maxMessageBytes(topic);
+  }
   isHealthy(): Promise<boolean> {
     return this.inner.isHealthy();
   }

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { RecordPublisher } from '../../../src/bus/publisher/index.js';
+import { BATCH_HEADER_BYTES, RecordPublisher, deliveryFate, recordBatchBytes } from '../../../src/bus/publisher/index.js';
 import type { RecordPublisherOptions } from '../../../src/bus/publisher/index.js';
-import type { GatewayError } from '../../../src/core/errors.js';
+import { GatewayError } from '../../../src/core/errors.js';
 import { retryPolicy } from '../../../src/core/retry.js';
 import { silentLogger } from '../../../src/observability/index.js';
 import type { Position } from '../../../src/transport/port.js';
@@ -115,7 +115,7 @@ describe('RecordPublisher: bounded queue', () => {
     const err = caught(() => p.send([{ topic: 'a', record: rec('3') }]));
     expect(err.code).toBe('CEG_QUEUE_FULL');
     expect(err.retriable).toBe(true);
-    expect(err.details).toEqual({ capacity: 2 });
+    expect(err.details).toEqual({ capacity: 2, fate: 'notStored' });
     expect(p.stats()).toMatchObject({ enqueued: 3, rejected: 1, queued: 2 });
     g.release();
     await Promise.all([...inFlight, ...queued]);
@@ -176,18 +176,20 @@ describe('RecordPublisher: failures', () => {
     expect(p.stats()).toMatchObject({ failed: 1, retried: 0, published: 0 });
   });
 
-  it('splits a batch the broker refuses for good, so only the refused record fails and the others are stored in order', async () => {
+  it('splits a batch the broker refuses for good in halves, so only the refused record fails (notStored) and the others are stored in order', async () => {
     const { t, p } = await setup({ retry: fastRetry(5) });
-    // Call 1: the whole batch is refused; calls 2–4: one record each, the middle one refused again.
-    t.steps.push({ fail: tooLarge() }, { wait: Promise.resolve() }, { fail: tooLarge() });
+    // Call 1: the batch of 3 is refused; its halves [1, huge] (refused) and [3]; [1, huge] in halves [1] and [huge] (refused).
+    t.steps.push({ fail: tooLarge() }, { fail: tooLarge() }, { wait: Promise.resolve() }, { fail: tooLarge() });
     const [ok1, bad, ok2] = p.send([
       { topic: 'a', record: rec('1', 'k') },
       { topic: 'a', record: rec('huge', 'k') },
       { topic: 'a', record: rec('3', 'k') },
     ]);
     const [p1, p3] = await Promise.all([ok1!, ok2!]);
-    expect((await caughtAsync(bad!)).code).toBe('CEG_PAYLOAD_TOO_LARGE');
-    expect(t.calls.map((c) => c.records.length)).toEqual([3, 1, 1, 1]);
+    const refused = await caughtAsync(bad!);
+    expect(refused.code).toBe('CEG_PAYLOAD_TOO_LARGE');
+    expect(deliveryFate(refused)).toBe('notStored'); // a too-large refusal appends nothing
+    expect(t.calls.map((c) => c.records.length)).toEqual([3, 2, 1, 1, 1]);
     expect(p3.offset).toBe(p1.offset + 1n);
     expect(await valuesOf(t, 'a')).toEqual(['1', '3']);
     expect(p.stats()).toMatchObject({ published: 2, failed: 1 });
@@ -200,7 +202,7 @@ describe('RecordPublisher: failures', () => {
     expect(err.code).toBe('CEG_BROKER_UNAVAILABLE');
     expect(err.retriable).toBe(true);
     expect(err.message).toBe('socket hang up');
-    expect(err.details).toEqual({ topic: 'a' });
+    expect(err.details).toEqual({ topic: 'a', fate: 'unconfirmed' }); // a socket failure mid-send may have written it
     expect(t.calls).toHaveLength(2);
   });
 
@@ -270,5 +272,51 @@ describe('RecordPublisher: close', () => {
     await p.close();
     await p.close();
     expect(p.stats()).toMatchObject({ published: 1, failed: 0 });
+  });
+});
+
+describe('RecordPublisher: issue 12 (bytes, deadlines, what is known of a failure)', () => {
+  it('cuts produce calls by the topic’s max.message.bytes, keeping order', async () => {
+    const value = 'v'.repeat(1000);
+    const one = recordBatchBytes(rec(value));
+    const { t, p } = await setup({ maxBatch: 100, maxMessageBytes: (name) => (name === 'a' ? BATCH_HEADER_BYTES + 3 * one : undefined) });
+    const positions = await Promise.all(p.send(Array.from({ length: 10 }, () => ({ topic: 'a', record: rec(value) }))));
+    expect(t.calls.map((c) => c.records.length)).toEqual([3, 3, 3, 1]);
+    expect(positions.map((x) => x.offset)).toEqual(Array.from({ length: 10 }, (_, i) => BigInt(i)));
+  });
+
+  it('records still queued when the caller’s deadline passes are withdrawn: rejected as notStored and never produced', async () => {
+    const { t, p } = await setup({ maxBatch: 1 });
+    const g = gate();
+    t.steps.push({ wait: g.promise });
+    const inFlight = p.send([{ topic: 'a', record: rec('first') }]);
+    const deadline = new AbortController();
+    const queued = p.send([{ topic: 'a', record: rec('second') }], deadline.signal);
+    await tick(5);
+    deadline.abort();
+    const err = await caughtAsync(queued[0]!);
+    expect(deliveryFate(err)).toBe('notStored');
+    g.release();
+    await Promise.all(inFlight);
+    await tick(5);
+    expect(t.calls.map((c) => c.records.length)).toEqual([1]);
+    expect(await valuesOf(t, 'a')).toEqual(['first']);
+  });
+
+  it('a record whose attempt failed mid-flight is unconfirmed when it fails for good (it may be stored)', async () => {
+    const { t, p } = await setup({ retry: fastRetry(2) });
+    t.steps.push({ fail: new GatewayError('CEG_DELIVERY_TIMEOUT', 'request timed out', { retriable: true }) }, { fail: tooLarge() });
+    const err = await caughtAsync(p.send([{ topic: 'a', record: rec('1') }])[0]!);
+    expect(err.code).toBe('CEG_PAYLOAD_TOO_LARGE');
+    expect(deliveryFate(err)).toBe('unconfirmed');
+  });
+
+  it('a record the broker refuses as too large names the topic’s limit', async () => {
+    const { t, p } = await setup({ maxMessageBytes: () => 1_000_000 });
+    t.steps.push({ fail: tooLarge() });
+    const err = await caughtAsync(p.send([{ topic: 'a', record: rec('1') }])[0]!);
+    expect(err.code).toBe('CEG_PAYLOAD_TOO_LARGE');
+    expect(err.message).toMatch(/topic a takes at most 1000000 \(max\.message\.bytes\)/);
+    expect(err.details).toMatchObject({ maxMessageBytes: 1_000_000, fate: 'notStored' });
   });
 });

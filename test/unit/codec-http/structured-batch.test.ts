@@ -74,7 +74,7 @@ describe('structured mode', () => {
   });
 
   it('refuses attribute values of the wrong JSON type', () => {
-    const err = caught(() => parseHttpRequest(SJ, json({ ...ev, schemaversion: '2', id: 5, ext: { a: 1 }, ratio: 0.5 })));
+    const err = caught(() => parseHttpRequest(SJ, json({ ...ev, schemaversion: '2.0', id: 5, ext: { a: 1 }, ratio: 0.5 })));
     expect(err.code).toBe('CEG_INVALID_ATTRIBUTE');
     expect(violations(err).map((v) => v.attribute)).toEqual(['id', 'schemaversion', 'ext', 'ratio']);
   });

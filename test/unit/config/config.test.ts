@@ -1,6 +1,7 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DEFAULT_ENVELOPE_LIMITS } from '../../../src/envelope/index.js';
 import { describe, expect, it } from 'vitest';
 import { environment, loadConfig, readEnvFile } from '../../../src/config/index.js';
 import { caught } from '../../helpers/errors.js';
@@ -15,7 +16,7 @@ function file(name: string, content: string): string {
 describe('loadConfig: defaults', () => {
   it('runs on the embedded adapters with documented defaults when nothing is set', () => {
     const c = loadConfig({});
-    expect(c.http).toEqual({ port: 8080, host: '127.0.0.1' });
+    expect(c.http).toEqual({ port: 8080, host: '127.0.0.1', headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, maxConnections: 1024 });
     expect(c.logLevel).toBe('info');
     expect(c.service).toBe('ce-gateway');
     expect(c.instance).toMatch(/^[A-Za-z0-9._-]{1,100}$/);
@@ -24,7 +25,8 @@ describe('loadConfig: defaults', () => {
     expect(c.databaseUrl).toBeUndefined();
     expect(c.catalogDir).toBeUndefined();
     expect(c.dataschemaBase).toBe('http://127.0.0.1:8080/schemas/ids/');
-    expect(c.ingress).toEqual({ maxBodyBytes: 1_048_576, maxBatchEvents: 1000, ackTimeoutMs: 10_000, retryAfterS: 5 });
+    expect(c.ingress).toEqual({ maxBodyBytes: 1_048_576, maxBatchEvents: 1000, ackTimeoutMs: 10_000, retryAfterS: 5, limits: { maxAttributes: 100, maxAttributeBytes: 16_384 } });
+    expect(c.ingress.limits).toEqual(DEFAULT_ENVELOPE_LIMITS); // ingress and the consumer side count alike by default
     expect(c.publishQueueCapacity).toBe(10_000);
     expect(c.readinessTimeoutMs).toBe(2000);
   });
@@ -68,10 +70,15 @@ describe('loadConfig: values', () => {
       INGRESS_MAX_BATCH_EVENTS: '7',
       INGRESS_ACK_TIMEOUT_MS: '250',
       INGRESS_RETRY_AFTER_S: '3',
+      INGRESS_MAX_ATTRIBUTES: '40',
+      INGRESS_MAX_ATTRIBUTE_BYTES: '4000',
+      HTTP_HEADERS_TIMEOUT_MS: '2000',
+      HTTP_REQUEST_TIMEOUT_MS: '4000',
+      HTTP_MAX_CONNECTIONS: '12',
       PUBLISH_QUEUE_CAPACITY: '50',
       READINESS_TIMEOUT_MS: '100',
     });
-    expect(c.http).toEqual({ port: 9000, host: '0.0.0.0' });
+    expect(c.http).toEqual({ port: 9000, host: '0.0.0.0', headersTimeoutMs: 2000, requestTimeoutMs: 4000, maxConnections: 12 });
     expect(c.logLevel).toBe('debug');
     expect(c.service).toBe('pdsp');
     expect(c.instance).toBe('host-1');
@@ -81,7 +88,7 @@ describe('loadConfig: values', () => {
     expect(c.catalogDir).toBe('/srv/catalog');
     // A wildcard bind address is not reachable: dataschema points at loopback.
     expect(c.dataschemaBase).toBe('http://127.0.0.1:9000/schemas/ids/');
-    expect(c.ingress).toEqual({ maxBodyBytes: 2048, maxBatchEvents: 7, ackTimeoutMs: 250, retryAfterS: 3 });
+    expect(c.ingress).toEqual({ maxBodyBytes: 2048, maxBatchEvents: 7, ackTimeoutMs: 250, retryAfterS: 3, limits: { maxAttributes: 40, maxAttributeBytes: 4000 } });
     expect(c.publishQueueCapacity).toBe(50);
     expect(c.readinessTimeoutMs).toBe(100);
   });

@@ -3,18 +3,18 @@ import { GatewayError } from '../../../src/core/errors.js';
 import { canonicalString, isRfc3339Timestamp, parseAttribute, tryParseAttribute } from '../../../src/envelope/index.js';
 
 describe('isRfc3339Timestamp', () => {
-  it('accepts instants with an offset, fractions of any length, a leap second, years below 100 and lowercase t/z', () => {
+  it('accepts instants with an offset, fractions up to nine digits, years from 0001, offsets up to ±18:00', () => {
     for (const ok of [
       '2024-05-01T12:00:00Z',
       '2024-05-01T14:30:00+02:30',
       '2024-05-01T07:00:00-05:00',
       '2024-05-01T12:00:00.1Z',
       '2024-05-01T12:00:00.123999Z',
-      '2016-12-31T23:59:60Z',
+      '2024-05-01T12:00:00.123456789Z',
       '0050-01-01T00:00:00Z',
+      '0001-01-01T00:00:00Z',
       '2000-02-29T00:00:00Z',
-      '2024-05-01t12:00:00.123456789z',
-      '1900-02-28T23:59:59-23:59',
+      '1900-02-28T23:59:59-18:00',
     ]) {
       expect(isRfc3339Timestamp(ok), ok).toBe(true);
     }
@@ -41,6 +41,20 @@ describe('isRfc3339Timestamp', () => {
     '2024/05/01T12:00:00Z',
     '',
   ])('refuses %j', (text) => {
+    expect(isRfc3339Timestamp(text)).toBe(false);
+  });
+
+  // Issue 12: what the gateway forwards verbatim must be readable by mainstream SDKs (the Java
+  // SDK's Kafka deserializer cannot skip a record whose time it cannot parse).
+  it.each([
+    ['a leap second (Java refuses second 60)', '2016-12-31T23:59:60Z'],
+    ['second 60 outside a leap second', '2024-05-01T12:00:60Z'],
+    ['more than nine fraction digits (Java: nanoseconds)', '2024-05-01T12:00:00.1234567891Z'],
+    ['year 0000 (Python and .NET start at year 1)', '0000-01-01T00:00:00Z'],
+    ['a lower-case t (Go reads only T)', '2024-05-01t12:00:00Z'],
+    ['a lower-case z (Go reads only Z)', '2024-05-01T12:00:00z'],
+    ['an offset beyond ±18:00 (Java ZoneOffset)', '2024-05-01T12:00:00+18:30'],
+  ])('time a mainstream SDK cannot read is refused: %s', (_why, text) => {
     expect(isRfc3339Timestamp(text)).toBe(false);
   });
 });

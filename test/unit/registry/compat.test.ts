@@ -48,3 +48,19 @@ describe('checkCompatibility by level', () => {
     expect(() => parseAvro('{"type":"nope"}')).toThrow(expect.objectContaining({ code: 'CEG_SCHEMA_INVALID', retriable: false }) as Error);
   });
 });
+
+describe('schemas check: ambiguous alias', () => {
+  it('a reader field whose alias matches a second writer field is incompatible (Avro Java and avsc refuse to decode with it)', async () => {
+    const avsc = await import('avsc');
+    const writer = { type: 'record', name: 'R', fields: [{ name: 'a', type: 'string' }, { name: 'b', type: 'string' }] };
+    const reader = { type: 'record', name: 'R', fields: [{ name: 'a', type: 'string', aliases: ['b'] }] };
+    const problems = findings(JSON.stringify(reader), [JSON.stringify(writer)], 'BACKWARD').map((f) => f.message);
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(/field "a" matches "a" and "b" .*cannot tell which one to read/);
+    // The reference decoder agrees: it cannot build a resolver for the pair.
+    expect(() => avsc.Type.forSchema(reader as never).createResolver(avsc.Type.forSchema(writer as never))).toThrow(/ambiguous/);
+    // An alias that names a field the writer no longer has stays a plain rename.
+    const renamed = { type: 'record', name: 'R', fields: [{ name: 'c', type: 'string', aliases: ['b'] }, { name: 'a', type: 'string' }] };
+    expect(findings(JSON.stringify(renamed), [JSON.stringify(writer)], 'BACKWARD')).toEqual([]);
+  });
+});

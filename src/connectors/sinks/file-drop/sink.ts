@@ -9,7 +9,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { retry } from '../../../bus/subscriber/index.js';
 import type { DeliveryContext, EventHandler, Outcome } from '../../../bus/subscriber/index.js';
-import { toStructuredJson } from '../../../codec/http/index.js';
+import { toStructuredJson } from '../../../codec/json/index.js';
 import { errorMessage } from '../../../core/errors.js';
 import type { Envelope } from '../../../envelope/types.js';
 import type { Logger } from '../../../observability/index.js';

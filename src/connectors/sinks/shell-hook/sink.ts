@@ -8,7 +8,7 @@
  */
 import { basename } from 'node:path';
 import type { DeliveryContext, EventHandler, Outcome } from '../../../bus/subscriber/index.js';
-import { toStructuredJson } from '../../../codec/http/index.js';
+import { toStructuredJson } from '../../../codec/json/index.js';
 import type { Envelope } from '../../../envelope/types.js';
 import type { Logger } from '../../../observability/index.js';
 import { jsonView } from '../../event-view.js';

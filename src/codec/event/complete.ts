@@ -1,0 +1,93 @@
+/**
+ * The one place where an outbound event is completed from the model, whoever sends it — HTTP
+ * ingress (a partner's event), the bus publisher and the transactional outbox (our own events):
+ * the gateway attributes are filled the same way, the kind's size bound and the attribute limits
+ * are checked the same way, and the record is built the same way.
+ * Spec: DESIGN "The envelope (bus spec M1–M6)" (who fills what), M4 (schemaversion, dataschema),
+ * M6 (size bound per kind); CloudEvents Kafka binding 1.0.2 §3.1–3.2 (the record).
+ */
+import { randomUUID } from 'node:crypto';
+import { GatewayError } from '../../core/errors.js';
+import type { Attributes, EnvelopeLimits } from '../../envelope/index.js';
+import { DEFAULT_ENVELOPE_LIMITS, attributeEntries, checkEnvelopeLimits, limitBreachError } from '../../envelope/index.js';
+import type { OutboundRecord } from '../../transport/port.js';
+import { AVRO_CONTENT_TYPE } from './event-codec.js';
+import type { EventCodec, KindBinding, SchemaVersion } from './event-codec.js';
+
+/** Bytes of the Confluent frame header before the Avro body (magic byte + schema id). */
+const FRAME_HEADER_BYTES = 5;
+
+/** What completing an event needs besides the attributes the sender set. */
+export interface Completion {
+  readonly binding: KindBinding;
+  /** The schema version the data was encoded with (default: the kind's latest, `binding`). */
+  readonly version?: SchemaVersion;
+  /** Confluent-framed Avro data, or null for an event without data (a tombstone). */
+  readonly value: Uint8Array | null;
+  /** The partition key computed from the data; undefined keeps the sender's (tombstones). */
+  readonly partitionkey: string | undefined;
+  /** Public base of `dataschema`; the schema id is appended. */
+  readonly dataschemaBase: string;
+  /** Bounds on the attributes of the event as written; default {@link DEFAULT_ENVELOPE_LIMITS}. */
+  readonly limits?: EnvelopeLimits;
+}
+
+/** A completed event: its attributes, its topic and its record. */
+export interface OutboundEvent {
+  readonly attributes: Attributes;
+  readonly topic: string;
+  readonly record: OutboundRecord;
+  /** Avro data bytes + attribute bytes: what the kind's size bound is checked against. */
+  readonly eventBytes: number;
+}
+
+/**
+ * The attributes the gateway fills, over the sender's: `eventname`, `eventclass`, `schemaversion`
+ * and `dataschema` from the kind and schema version (a sender's value is overwritten),
+ * `partitionkey` when computed, `datacontenttype` (`application/avro` with data, none without),
+ * and a new `correlationid` when none came. Pure apart from the fresh correlation id.
+ */
+export function completeAttributes(a: Attributes, c: Completion): Attributes {
+  const v = c.version ?? c.binding;
+  const kind = c.binding.kind;
+  return {
+    ...a,
+    datacontenttype: c.value === null ? undefined : AVRO_CONTENT_TYPE,
+    correlationid: typeof a.correlationid === 'string' && a.correlationid !== '' ? a.correlationid : randomUUID(),
+    eventname: kind.name,
+    eventclass: kind.eventClass,
+    schemaversion: v.schema.version,
+    dataschema: `${c.dataschemaBase}${v.schema.id}`,
+    ...(c.partitionkey === undefined ? {} : { partitionkey: c.partitionkey }),
+  };
+}
+
+/**
+ * Completes the event ({@link completeAttributes}), checks it and builds its record.
+ * Checks: the kind's size bound (`maxDataBytes`, bus spec M6) holds for the Avro data plus the
+ * attributes (UTF-8 names and canonical values), since attributes travel with every record too;
+ * and the record's headers stay within `limits` counted as a consumer counts them (every header,
+ * `ce_<name>` + value), so what the gateway writes a subscriber of the same limits accepts.
+ * Errors (retriable: false): CEG_PAYLOAD_TOO_LARGE naming the bound (`details.field` `/data`,
+ *   `maxDataBytes`, `dataBytes`, `attributeBytes`); CEG_TOO_MANY_ATTRIBUTES /
+ *   CEG_ATTRIBUTES_TOO_LARGE (`details.limit`, `max`, `actual`).
+ */
+export function completeOutbound(codec: EventCodec, a: Attributes, c: Completion): OutboundEvent {
+  const kind = c.binding.kind;
+  const attributes = completeAttributes(a, c);
+  const record = codec.toRecord(attributes, c.value);
+  const breach = checkEnvelopeLimits(record.headers, c.limits ?? DEFAULT_ENVELOPE_LIMITS, record.headers.length);
+  if (breach !== undefined) throw limitBreachError(breach, { field: 'attributes' });
+  let attributeBytes = 0;
+  for (const [name, value] of attributeEntries(attributes)) attributeBytes += Buffer.byteLength(name) + Buffer.byteLength(value);
+  const dataBytes = c.value === null ? 0 : c.value.length - FRAME_HEADER_BYTES;
+  const eventBytes = dataBytes + attributeBytes;
+  if (eventBytes > kind.maxDataBytes) {
+    throw new GatewayError(
+      'CEG_PAYLOAD_TOO_LARGE',
+      `the event is larger than the ${kind.eventClass} bound of ${kind.name}: ${dataBytes} bytes of data (Avro) + ${attributeBytes} bytes of attributes = ${eventBytes} > ${kind.maxDataBytes} bytes`,
+      { retriable: false, details: { field: '/data', limit: 'maxDataBytes', max: kind.maxDataBytes, actual: eventBytes, dataBytes, attributeBytes } },
+    );
+  }
+  return { attributes, topic: kind.topic.name, record, eventBytes };
+}

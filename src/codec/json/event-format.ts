@@ -1,0 +1,192 @@
+/**
+ * The CloudEvents JSON event format: one JSON object ⇄ envelope, and JSON data read from bytes.
+ * Used by every binding that carries it: HTTP structured and batched content modes, the Kafka
+ * structured content mode, and the connectors (which hand events on as JSON).
+ * Spec: CloudEvents JSON format 1.0.2 §2.2 (type mapping; null = unset), §3 (envelope),
+ * §3.1.1 (data / data_base64 serialization), §3.1.2 (deserialization), §4 (batch).
+ */
+import type { Attributes, AttributeValue, EnvelopeLimits, Envelope, EventData, JsonValue } from '../../envelope/index.js';
+import {
+  DEFAULT_ENVELOPE_LIMITS,
+  ViolationCollector,
+  attributeEntries,
+  attributeNameProblem,
+  attributeTypeOf,
+  base64Problem,
+  checkAttribute,
+  checkEnvelopeLimits,
+  describeLimitBreach,
+  inspectJson,
+  limitBreachCode,
+  parseIntegerText,
+  requiredAttributes,
+  unsafeNumberReason,
+} from '../../envelope/index.js';
+import { declaresJson } from './media-type.js';
+import { parseJsonText } from './json-text.js';
+
+/** Field name used for violations about the request body (or record value) as a whole. */
+export const BODY_FIELD = 'body';
+const MISSING = 'required attribute is missing';
+const utf8 = new TextEncoder();
+/** Members of an event object that are not attributes (JSON format §3). */
+const DATA_MEMBERS = 2;
+
+/**
+ * Reads one JSON-format event into a frozen envelope, adding every violation to `out` (stamped
+ * with `out.index` in a batch). Returns undefined when this event had any violation.
+ * `whole` is the field that names the event itself (`body`, or `''` inside a batch).
+ * Attributes: a known Integer attribute (`schemaversion`) is accepted as a JSON number or as the
+ * canonical string of an Integer (`"1"`), as binary mode carries it.
+ * Limits: more attributes than `limits.maxAttributes`, or more bytes of names and canonical values
+ * than `limits.maxAttributeBytes`, is one violation coded CEG_TOO_MANY_ATTRIBUTES /
+ * CEG_ATTRIBUTES_TOO_LARGE; the count is checked before any attribute is looked at, so the cost of
+ * a refused event does not grow with its attributes.
+ */
+export function readStructuredEvent(obj: unknown, out: ViolationCollector, whole: string = BODY_FIELD, limits: EnvelopeLimits = DEFAULT_ENVELOPE_LIMITS): Envelope | undefined {
+  if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) {
+    out.field(whole, 'a structured CloudEvent must be a JSON object', 'event');
+    return undefined;
+  }
+  const src = obj as Record<string, unknown>;
+  const members = Object.keys(src).length;
+  if (members > limits.maxAttributes + DATA_MEMBERS) {
+    const breach = { limit: 'maxAttributes' as const, max: limits.maxAttributes, actual: members - (Object.hasOwn(src, 'data') ? 1 : 0) - (Object.hasOwn(src, 'data_base64') ? 1 : 0) };
+    if (breach.actual > limits.maxAttributes) {
+      out.coded(limitBreachCode(breach), { field: whole }, describeLimitBreach(breach), { limit: breach.limit, max: breach.max, actual: breach.actual });
+      return undefined;
+    }
+  }
+  const before = out.size;
+  const attrs: Record<string, AttributeValue> = {};
+  let hasData = false;
+  let dataValue: unknown;
+  let base64: string | undefined;
+  for (const key in src) {
+    let v = src[key];
+    if (key === 'data') {
+      hasData = true;
+      dataValue = v;
+      continue;
+    }
+    if (key === 'data_base64') {
+      if (v === null) continue;
+      if (typeof v === 'string') base64 = v;
+      else out.field('/data_base64', 'must be a base64 string');
+      continue;
+    }
+    if (v === null || v === undefined) continue; // JSON format §2.2: null = unset
+    const nameProblem = attributeNameProblem(key);
+    if (nameProblem !== undefined) {
+      out.attribute(key, nameProblem);
+      continue;
+    }
+    if (typeof v === 'object') {
+      out.attribute(key, 'attribute values must be a String, Integer or Boolean, not a JSON object or array');
+      continue;
+    }
+    if (typeof v === 'string' && attributeTypeOf(key) === 'Integer') {
+      // The canonical string of an Integer is the same value (CloudEvents "Type System").
+      const n = parseIntegerText(v);
+      if (n !== undefined) v = n;
+    }
+    if (typeof v === 'number') {
+      const unsafe = unsafeNumberReason(v);
+      if (unsafe !== undefined) {
+        out.attribute(key, unsafe);
+        continue;
+      }
+    }
+    attrs[key] = v as AttributeValue;
+    checkAttribute(key, v, out);
+  }
+  for (const name of requiredAttributes) {
+    if (attrs[name] === undefined && src[name] == null) out.attribute(name, MISSING, 'missing');
+  }
+  if (out.size === before) {
+    const breach = checkEnvelopeLimits(attributeEntries(attrs), limits);
+    if (breach !== undefined) {
+      out.coded(limitBreachCode(breach), { field: whole }, describeLimitBreach(breach), { limit: breach.limit, max: breach.max, actual: breach.actual });
+      return undefined;
+    }
+  }
+  let data: EventData | undefined;
+  if (base64 !== undefined) {
+    if (hasData) out.field('/data_base64', 'data and data_base64 cannot both be present');
+    else {
+      const problem = base64Problem(base64);
+      if (problem !== undefined) out.field('/data_base64', problem);
+      else {
+        const buf = Buffer.from(base64, 'base64');
+        data = Object.freeze({ kind: 'binary', bytes: new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength) });
+      }
+    }
+  } else if (hasData) {
+    const ct = attrs.datacontenttype;
+    if (declaresJson(typeof ct === 'string' ? ct : undefined)) {
+      inspectJson(dataValue, '/data', true, (pointer, reason) => out.field(pointer, reason));
+      data = Object.freeze({ kind: 'json', value: dataValue as JsonValue });
+    } else if (typeof dataValue === 'string') {
+      // JSON format §3.1.2: non-JSON content travels as a string encoded per datacontenttype;
+      // kept as its UTF-8 bytes so binary and structured mode give the same envelope.
+      data = Object.freeze({ kind: 'binary', bytes: utf8.encode(dataValue) });
+    } else {
+      out.field('/data', 'with a non-JSON datacontenttype, data must be a string (or send the bytes as data_base64)');
+    }
+  }
+  if (out.size > before) return undefined;
+  const attributes = Object.freeze(attrs) as unknown as Attributes;
+  return Object.freeze(data === undefined ? { attributes } : { attributes, data });
+}
+
+/**
+ * JSON data carried as bytes — an HTTP binary-mode body, or `data_base64` whose
+ * `datacontenttype` declares JSON — held to the rules of a JSON body: UTF-8 (checked, never
+ * replaced), a leading BOM ignored, no duplicate member names, numbers JSON can carry, bounded
+ * nesting. The value is deep-frozen. `pointer` names the data (`/data`, `/data_base64`).
+ * Returns the value, or adds violations to `out` and returns undefined.
+ * Spec: RFC 8259 §4, §8.1; JSON format 1.0.2 §3.1.1 (JSON-formatted content = `*\/json`, `*\/*+json`).
+ */
+export function readJsonData(bytes: Uint8Array, pointer: string, declared: string, out: ViolationCollector): { readonly value: JsonValue } | undefined {
+  const parsed = parseJsonText(bytes);
+  if (!parsed.ok) {
+    out.field(parsed.pointer === undefined ? pointer : `${pointer}${parsed.pointer}`, `the data is declared ${declared} but is ${parsed.reason}`);
+    return undefined;
+  }
+  const problems = inspectJson(parsed.value, pointer, true, (p, reason) => out.field(p, reason));
+  return problems > 0 ? undefined : { value: parsed.value as JsonValue };
+}
+
+/**
+ * One JSON-format event (text or UTF-8 bytes) → a validated, frozen envelope.
+ * Throws: GatewayError (retriable false) CEG_INVALID_EVENT (not JSON, duplicate member names, not
+ * an object), CEG_MISSING_ATTRIBUTE, CEG_INVALID_ATTRIBUTE, CEG_INVALID_DATA, CEG_TOO_MANY_ATTRIBUTES
+ * or CEG_ATTRIBUTES_TOO_LARGE (over `limits`, default {@link DEFAULT_ENVELOPE_LIMITS});
+ * `details.violations` lists every violation. Spec: CloudEvents JSON format 1.0.2 §2–§3.
+ */
+export function parseStructuredEvent(json: string | Uint8Array, limits: EnvelopeLimits = DEFAULT_ENVELOPE_LIMITS): Envelope {
+  const out = new ViolationCollector();
+  const parsed = parseJsonText(json);
+  if (!parsed.ok) {
+    out.field(parsed.pointer ?? BODY_FIELD, parsed.reason, 'event');
+    throw out.toError();
+  }
+  const env = readStructuredEvent(parsed.value, out, BODY_FIELD, limits);
+  if (env === undefined) throw out.toError();
+  return env;
+}
+
+/**
+ * A JSON batch (JSON format §4: an array of event objects) → its events by index; an event with
+ * violations leaves a hole and its violations in `out`, stamped with its index.
+ * The caller checks the array's length against its own bound first.
+ */
+export function readEventBatch(items: readonly unknown[], out: ViolationCollector, limits: EnvelopeLimits = DEFAULT_ENVELOPE_LIMITS): (Envelope | undefined)[] {
+  const events = new Array<Envelope | undefined>(items.length);
+  for (let i = 0; i < items.length; i++) {
+    out.index = i;
+    events[i] = readStructuredEvent(items[i], out, '', limits);
+  }
+  out.index = undefined;
+  return events;
+}

@@ -1,0 +1,126 @@
+/**
+ * JSON text → value, for every JSON the gateway reads from outside (request bodies, `data_base64`
+ * declared as JSON, structured-mode records). UTF-8 is checked (JSON text exchanged between
+ * systems MUST be UTF-8), a leading BOM is ignored, duplicate member names are refused, and no
+ * exception escapes.
+ * Spec: RFC 8259 §4 (names within an object SHOULD be unique: with duplicates, receivers disagree
+ * on the value — a proxy that keeps the first member sees a different event than one that keeps
+ * the last), §8.1 (UTF-8; parsers MAY ignore a BOM).
+ * Cost: one JSON.parse, then one pass over the text counting members and one over the value
+ * counting keys; only when the counts differ is the text scanned again to name the duplicate.
+ */
+import { isUtf8 } from 'node:buffer';
+import { escapePointerToken } from '../../envelope/index.js';
+
+/** Parsed JSON, or the reason the text is not JSON (`pointer`: where, for a duplicate member name). */
+export type JsonParse = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly reason: string; readonly pointer?: string };
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COLON = 0x3a;
+
+/** Parses `body` (bytes or text) as one JSON value. Never throws. */
+export function parseJsonText(body: Uint8Array | string): JsonParse {
+  let text: string;
+  if (typeof body === 'string') text = body;
+  else {
+    if (!isUtf8(body)) return { ok: false, reason: 'not valid UTF-8' };
+    text = Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
+  }
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  let value: unknown;
+  try {
+    value = JSON.parse(text) as unknown;
+  } catch (err) {
+    return { ok: false, reason: `not valid JSON (${err instanceof Error ? err.message : String(err)})` };
+  }
+  if (typeof value === 'object' && value !== null && membersInText(text) !== membersInValue(value)) {
+    const pointer = duplicatePointer(text) ?? '';
+    return { ok: false, reason: `not valid JSON for this gateway: member name "${lastToken(pointer)}" appears more than once in the same object (at ${pointer === '' ? 'the top level' : pointer}); receivers would disagree on its value`, pointer };
+  }
+  return { ok: true, value };
+}
+
+function lastToken(pointer: string): string {
+  return pointer.slice(pointer.lastIndexOf('/') + 1).replace(/~1/g, '/').replace(/~0/g, '~');
+}
+
+/** Name separators outside strings: in valid JSON text, exactly one per object member. */
+function membersInText(text: string): number {
+  let n = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === COLON) n++;
+    else if (c === QUOTE) i = stringEnd(text, i);
+  }
+  return n;
+}
+
+/** Index of the closing quote of the string opening at `start`. */
+function stringEnd(text: string, start: number): number {
+  for (let i = start + 1; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === BACKSLASH) i++;
+    else if (c === QUOTE) return i;
+  }
+  return text.length;
+}
+
+/** Own keys of every object in a parsed value (JSON.parse keeps one member per distinct name). */
+function membersInValue(root: object): number {
+  let n = 0;
+  const stack: unknown[] = [root];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (typeof node !== 'object' || node === null) continue;
+    if (Array.isArray(node)) {
+      for (const child of node as unknown[]) if (typeof child === 'object' && child !== null) stack.push(child);
+    } else {
+      const obj = node as Record<string, unknown>;
+      for (const key of Object.keys(obj)) {
+        n++;
+        const child = obj[key];
+        if (typeof child === 'object' && child !== null) stack.push(child);
+      }
+    }
+  }
+  return n;
+}
+
+interface Frame {
+  readonly object: boolean;
+  readonly keys: Set<string> | undefined;
+  /** Current member name (object) or element index (array). */
+  token: string;
+  index: number;
+  expectKey: boolean;
+}
+
+/** JSON pointer of the first member whose name repeats within its object (the text is valid JSON). */
+function duplicatePointer(text: string): string | undefined {
+  const stack: Frame[] = [];
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    const top = stack[stack.length - 1];
+    if (c === '{') stack.push({ object: true, keys: new Set(), token: '', index: 0, expectKey: true });
+    else if (c === '[') stack.push({ object: false, keys: undefined, token: '0', index: 0, expectKey: false });
+    else if (c === '}' || c === ']') stack.pop();
+    else if (c === ',' && top !== undefined) {
+      if (top.object) top.expectKey = true;
+      else top.token = String(++top.index);
+    } else if (c === ':' && top !== undefined) top.expectKey = false;
+    else if (c === '"') {
+      const end = stringEnd(text, i);
+      if (top?.object === true && top.expectKey) {
+        const raw = text.slice(i + 1, end);
+        const name = raw.includes('\\') ? (JSON.parse(text.slice(i, end + 1)) as string) : raw;
+        const path = stack.slice(0, -1).map((f) => '/' + escapePointerToken(f.token)).join('');
+        if (top.keys!.has(name)) return `${path}/${escapePointerToken(name)}`;
+        top.keys!.add(name);
+        top.token = name;
+      }
+      i = end;
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,88 @@
+/**
+ * Issue 12 kind 7 and the connection bound: refused and aborted requests are logged at info level
+ * in aggregate (one line with counts per status and code), never as error-level lines per request;
+ * the server holds at most HTTP_MAX_CONNECTIONS connections.
+ */
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
+import { afterEach, describe, expect, it } from 'vitest';
+import { RecordPublisher } from '../../src/bus/publisher/index.js';
+import { retryPolicy } from '../../src/core/retry.js';
+import { createApiApp } from '../../src/http/api/app.js';
+import type { IngressDeps } from '../../src/http/ingress/handler.js';
+import { createHttpServer } from '../../src/http/server.js';
+import { createLogger, silentLogger } from '../../src/observability/index.js';
+import { structuredPriceEvent } from '../fixtures/events.js';
+import { ScriptedTransport, codecFixture } from '../unit/bus/helpers.js';
+import { openRaw, rawPost, rawRequest } from '../helpers/raw-http.js';
+
+const servers: Server[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => new Promise<void>((r) => s.close(() => r()))));
+});
+
+async function serve(http: { maxConnections?: number } = {}) {
+  const lines: { level: number; msg: string; refused?: Record<string, number> }[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      for (const l of chunk.toString().split('\n')) if (l.trim() !== '') lines.push(JSON.parse(l) as never);
+      done();
+    },
+  });
+  const log = createLogger({ level: 'info', destination: sink });
+  const fx = await codecFixture();
+  const transport = new ScriptedTransport();
+  await transport.ensureTopics(fx.catalog.topics);
+  const records = new RecordPublisher(transport, { queueCapacity: 100, maxBatch: 100, retry: retryPolicy({ maxAttempts: 2, initialDelayMs: 1, factor: 2, maxDelayMs: 5, jitter: 0 }) }, silentLogger());
+  const deps: IngressDeps = { codec: fx.codec, publisher: records, log, options: { maxBodyBytes: 65_536, maxBatchEvents: 10, ackTimeoutMs: 2000, retryAfterS: 7, dataschemaBase: 'http://x/schemas/ids/' } };
+  const server = createHttpServer({
+    ingress: () => deps,
+    api: createApiApp({ catalog: fx.catalog, registry: fx.registry, docs: {}, retryAfterS: 7 }),
+    ready: () => Promise.resolve({ ready: true, checks: {} }),
+    metrics: () => Promise.resolve({ contentType: 'text/plain', body: '' }),
+    retryAfterS: 7,
+    log,
+    http: { maxBodyBytes: 65_536, ...http },
+  });
+  servers.push(server);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, lines, server, records };
+}
+
+describe('refused requests are logged at info level in aggregate', () => {
+  it('bad requests and clients that hang up mid-body give one info line of counts, no error-level line per request', async () => {
+    const { url, lines, server, records } = await serve();
+    for (let i = 0; i < 5; i++) expect((await rawRequest(url, rawPost([['content-type', 'text/plain']], 'x')))[0]!.status).toBe(415);
+    expect((await rawRequest(url, 'NOT HTTP\r\n\r\n'))[0]!.status).toBe(400);
+    for (let i = 0; i < 3; i++) {
+      const c = await openRaw(url);
+      c.write(`POST /events HTTP/1.1\r\nHost: x\r\nContent-Type: application/cloudevents+json\r\nContent-Length: 500\r\n\r\n{"spec`);
+      await new Promise((r) => setTimeout(r, 20));
+      c.destroy(); // the client hangs up mid-body
+    }
+    await new Promise((r) => setTimeout(r, 50));
+    await new Promise<void>((r) => server.close(() => r())); // flushes the counts
+    await records.close();
+    expect(lines.filter((l) => l.level >= 50)).toEqual([]);
+    const reports = lines.filter((l) => l.refused !== undefined);
+    expect(reports).toHaveLength(1);
+    expect(reports[0]!.level).toBe(30);
+    expect(reports[0]!.refused).toEqual({ '415 CEG_UNSUPPORTED_MEDIA_TYPE': 5, '400 CEG_MALFORMED_REQUEST': 1, aborted: 3 });
+  });
+});
+
+describe('HTTP_MAX_CONNECTIONS', () => {
+  it('holds at most the configured number of connections; further ones are closed at once', async () => {
+    const { url } = await serve({ maxConnections: 3 });
+    const open = await Promise.all([openRaw(url), openRaw(url), openRaw(url)]);
+    await new Promise((r) => setTimeout(r, 50));
+    const extra = await openRaw(url);
+    expect((await extra.closed(2000)).closed).toBe(true);
+    open[0].destroy();
+    await new Promise((r) => setTimeout(r, 100));
+    const again = await rawRequest(url, rawPost([['content-type', 'application/cloudevents+json']], JSON.stringify(structuredPriceEvent())));
+    expect(again[0]!.status).toBe(202);
+    for (const c of open) c.destroy();
+  });
+});
