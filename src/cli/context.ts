@@ -21,13 +21,23 @@ export function setup(program: Command): { config: Config; log: Logger } {
   return { config, log };
 }
 
-/** Runs `stop` once on SIGINT/SIGTERM, then exits (0, or 1 when stopping failed). */
-export function onSignals(stop: () => Promise<void>, log: Logger): void {
+/**
+ * Runs `stop` once on SIGINT/SIGTERM, then exits: 0, or 1 when stopping failed or did not finish
+ * within `timeoutMs` (SHUTDOWN_TIMEOUT_MS), so a hung close never outlives the orchestrator's grace
+ * period unnoticed: the process says why it gave up and exits before SIGKILL would.
+ */
+export function onSignals(stop: () => Promise<void>, log: Logger, timeoutMs: number): void {
   let stopping = false;
   const handler = (signal: string): void => {
     if (stopping) return;
     stopping = true;
-    log.info({ signal }, 'shutting down');
+    log.info({ signal, timeoutMs }, 'shutting down');
+    // Kept referenced: should stopping wait on nothing that keeps the event loop alive, the
+    // process still ends through here, with its reason.
+    setTimeout(() => {
+      log.error({ timeoutMs }, 'shutdown did not finish within SHUTDOWN_TIMEOUT_MS; exiting');
+      process.exit(1);
+    }, timeoutMs);
     stop().then(
       () => process.exit(0),
       (err: unknown) => {

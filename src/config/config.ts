@@ -55,6 +55,7 @@ const schema = z.object({
   HTTP_MAX_CONNECTIONS: positiveInt.default(1024),
   PUBLISH_QUEUE_CAPACITY: positiveInt.default(10_000),
   READINESS_TIMEOUT_MS: positiveInt.default(2_000),
+  SHUTDOWN_TIMEOUT_MS: positiveInt.default(25_000),
 });
 
 export interface Config {
@@ -98,9 +99,23 @@ export interface Config {
   };
   readonly publishQueueCapacity: number;
   readonly readinessTimeoutMs: number;
+  /** After SIGTERM/SIGINT, how long the process may take to drain and close before it exits anyway (exit code 1). */
+  readonly shutdownTimeoutMs: number;
 }
 
 const SECRET_NAMES = ['KAFKA_SASL_PASSWORD', 'SCHEMA_REGISTRY_PASSWORD', 'DATABASE_URL', 'OUTBOX_DATABASE_URL', 'KAFKA_SASL_USERNAME', 'SCHEMA_REGISTRY_USERNAME'] as const;
+
+/**
+ * Every environment variable the gateway reads: the settings above, `<NAME>_FILE` for each secret,
+ * and `CE_GATEWAY_ENV_FILE` (env-file.ts). Deployment files (compose, Helm) are checked against it.
+ */
+export const CONFIG_KEYS: readonly string[] = Object.freeze([
+  ...Object.keys(schema.shape),
+  ...SECRET_NAMES.map((n) => `${n}_FILE`),
+  'CE_GATEWAY_ENV_FILE',
+]);
+/** The variables that hold secrets (never in a ConfigMap, Helm values or an image). */
+export const SECRET_KEYS: readonly string[] = Object.freeze([...SECRET_NAMES]);
 
 /** Resolves `<NAME>_FILE` secret files (Docker/Kubernetes secrets) into `<NAME>`. */
 function withSecretFiles(vars: Record<string, string | undefined>): Record<string, string | undefined> {
@@ -169,6 +184,7 @@ export function loadConfig(vars: Record<string, string | undefined>): Config {
     },
     publishQueueCapacity: e.PUBLISH_QUEUE_CAPACITY,
     readinessTimeoutMs: e.READINESS_TIMEOUT_MS,
+    shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
   };
   return deepFreeze(config);
 }

@@ -26,6 +26,6 @@ export function registerServeCommand(program: Command): void {
       onSignals(async () => {
         await connectors.stop();
         await gw.close();
-      }, log);
+      }, log, config.shutdownTimeoutMs);
     });
 }
