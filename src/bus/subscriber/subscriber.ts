@@ -17,9 +17,10 @@
  */
 import { GatewayError, errorMessage } from '../../core/errors.js';
 import type { RetryPolicy } from '../../core/retry.js';
-import { sleep } from '../../core/retry.js';
+import { retrying } from '../../core/retrying.js';
 import type { EventCodec } from '../../codec/event/index.js';
-import { DEFAULT_ENVELOPE_LIMITS, assertTopicName } from '../../envelope/index.js';
+import { assertTopicName } from '../../core/topic-name.js';
+import { DEFAULT_ENVELOPE_LIMITS } from '../../envelope/index.js';
 import type { EnvelopeLimits } from '../../envelope/index.js';
 import type { Envelope } from '../../envelope/types.js';
 import type { EventOf, KindArg } from '../../catalog/kinds.js';
@@ -182,17 +183,16 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
       : idempotencyStage(o.idempotency, o.subscription, (err, e) => log.warn({ subscription: o.subscription, id: e.attributes.id, err: errorMessage(err) }, 'recording a final outcome in the idempotency store failed'));
 
   /** Produces with retries until it succeeds or the subscription stops: dropping it would lose the record. */
+  // Every failure is retried (dropping the record would lose it) until success or the member stops:
+  // an abort rejects, leaving the record uncommitted, so it comes again.
   async function produceDurably(topic: string, record: OutboundRecord, what: string, signal: AbortSignal): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await transport.produce(topic, [record], { signal });
-        return;
-      } catch (err) {
-        if (signal.aborted) throw signal.reason; // leaves the record uncommitted: it comes again
-        log.warn({ subscription: o.subscription, topic, err: errorMessage(err), attempt }, `${what} produce failed, retrying`);
-        await sleep(o.retry.delayMs(Math.min(attempt, 10)), signal);
-      }
-    }
+    await retrying(({ signal: s }) => transport.produce(topic, [record], { signal: s }), {
+      policy: o.retry,
+      maxAttempts: Infinity,
+      signal,
+      classify: () => true,
+      onRetry: ({ attempt, error }) => log.warn({ subscription: o.subscription, topic, err: errorMessage(error), attempt }, `${what} produce failed, retrying`),
+    });
   }
 
   async function sendToDeadLetter(record: TransportRecord, reason: string, n: number, firstFailureMs: number, origin: Origin, signal: AbortSignal, event?: Envelope, oversized = false): Promise<void> {

@@ -9,8 +9,8 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { errorMessage } from '../../core/errors.js';
 import { defaultCatalogDir, loadCatalog } from '../../catalog/index.js';
-import { checkGeneratedFiles, generateCatalogFiles, isUpToDate, resolveGeneratePaths, writeGeneratedFiles } from '../../catalog/generate/index.js';
-import { exportCatalogFiles, writeExportedFiles } from '../../catalog/export/index.js';
+import { checkGeneratedFiles, generateCatalogFiles, isUpToDate, resolveGeneratePaths, writeGeneratedFiles } from '../../artifacts/generate/index.js';
+import { exportCatalogFiles, writeExportedFiles } from '../../artifacts/export/index.js';
 import { EXIT_CHECK_FAILED, EXIT_OK, EXIT_USAGE, setup } from '../context.js';
 
 function fail(message: string): never {

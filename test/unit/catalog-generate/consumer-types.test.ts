@@ -11,7 +11,7 @@ import { join, resolve } from 'node:path';
 import ts from 'typescript';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseCatalog } from '../../../src/catalog/index.js';
-import { generateCatalogFiles, indexModule, kindsModule, writeGeneratedFiles } from '../../../src/catalog/generate/index.js';
+import { generateCatalogFiles, indexModule, kindsModule, writeGeneratedFiles } from '../../../src/artifacts/generate/index.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..', '..');
 const ORDER_PLACED = '4c3f5a2e-1b7d-4e8f-9a6b-2d1c0e9f8a7b';

@@ -13,7 +13,7 @@ import {
   GENERATED_HEADER,
   isUpToDate,
   writeGeneratedFiles,
-} from '../../../src/catalog/generate/index.js';
+} from '../../../src/artifacts/generate/index.js';
 import * as generated from '../../../src/catalog/generated/index.js';
 
 const catalog = loadCatalog();

@@ -14,7 +14,7 @@ import { pathToFileURL } from 'node:url';
 import ts from 'typescript';
 import { afterAll, describe, expect, it } from 'vitest';
 import { extractSnippets, writeSnippets } from '../../../scripts/doc-snippets.js';
-import { generateCatalogFiles, writeGeneratedFiles } from '../../../src/catalog/generate/index.js';
+import { generateCatalogFiles, writeGeneratedFiles } from '../../../src/artifacts/generate/index.js';
 import { loadCatalog } from '../../../src/catalog/index.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..', '..');

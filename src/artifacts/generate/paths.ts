@@ -28,8 +28,8 @@ export const DEFAULT_OUT_SUBDIR = join('src', 'catalog', 'generated');
 
 /**
  * This package's own `src/catalog/generated/` (exists only in a source checkout). This module sits
- * three levels under the package root both as src/catalog/generate/paths.ts and as
- * dist/catalog/generate/paths.js.
+ * three levels under the package root both as src/artifacts/generate/paths.ts and as
+ * dist/artifacts/generate/paths.js.
  */
 export function defaultGeneratedDir(): string {
   return resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'src', 'catalog', 'generated');

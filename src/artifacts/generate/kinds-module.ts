@@ -5,7 +5,7 @@
  * the catalog does not have, at compile time.
  * Spec: bus spec X1 (publishers and subscribers use the types generated from the model).
  */
-import type { Catalog } from '../types.js';
+import type { Catalog } from '../../catalog/index.js';
 import { GENERATED_HEADER } from './typescript.js';
 
 /**

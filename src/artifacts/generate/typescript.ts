@@ -8,7 +8,7 @@
  * schema registry".
  */
 import { GatewayError } from '../../core/errors.js';
-import type { Catalog, EventKind } from '../types.js';
+import type { Catalog, EventKind } from '../../catalog/index.js';
 import { namedTypesOf, payloadShape, shortName } from './natural.js';
 import type { FieldShape, RecordShape, Shape } from './natural.js';
 

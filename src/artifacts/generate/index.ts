@@ -1,4 +1,4 @@
-/** catalog/generate: TypeScript constants and natural-JSON payload types from the catalog (bus spec X1). */
+/** artifacts/generate: TypeScript constants and natural-JSON payload types from the catalog (bus spec X1). */
 export {
   checkGeneratedFiles,
   generateCatalogFiles,

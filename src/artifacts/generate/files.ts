@@ -6,7 +6,7 @@
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { Catalog } from '../types.js';
+import type { Catalog } from '../../catalog/index.js';
 import { eventsModule, GENERATED_HEADER } from './typescript.js';
 import { indexModule, kindsModule } from './kinds-module.js';
 import type { GenerateTarget } from './kinds-module.js';
