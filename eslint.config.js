@@ -1,6 +1,53 @@
-// Lint: typed rules, with no-floating-promises and no-misused-promises as errors (bus spec defect 2).
+// Lint: typed rules, with no-floating-promises and no-misused-promises as errors (bus spec defect 2),
+// and the import direction between the folders of src/ (src/README.md "Layers").
 import js from '@eslint/js';
+import { createNodeResolver, importX } from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
+
+/**
+ * The layers of src/, left to right: a folder imports only from itself and from the folders of
+ * layers to its left; the folders of one layer do not import each other. `src/index.ts` (the
+ * public library surface) may import anything. src/README.md states the same order, and
+ * test/unit/lint/import-direction.test.ts checks that both agree and that the rule bites.
+ */
+export const layers = [
+  ['core'],
+  ['observability', 'config', 'envelope', 'registry', 'transport'],
+  ['catalog'],
+  ['codec'],
+  ['bus', 'schemas-check', 'artifacts'],
+  ['http', 'connectors'],
+  ['app'],
+  ['cli'],
+];
+
+const zones = layers.flatMap((layer, i) =>
+  layer.map((folder) => {
+    const allowed = layers.slice(0, i).flat();
+    return {
+      target: `./src/${folder}`,
+      from: './src',
+      except: [folder, ...allowed].map((f) => `./${f}`),
+      message: `src/${folder} may import only from ${allowed.length === 0 ? 'itself' : `itself and ${allowed.join(', ')}`} (src/README.md "Layers").`,
+    };
+  }),
+);
+
+/** The import-direction rule on its own (the test lints snippets with exactly this block). */
+export const importDirection = {
+  files: ['src/**/*.ts'],
+  languageOptions: { parser: tseslint.parser },
+  plugins: { 'import-x': importX },
+  settings: {
+    // Sources import `./x.js` for `./x.ts` (NodeNext): resolve both, or the rule would skip them.
+    'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.js', '.json', '.node'], extensionAlias: { '.js': ['.ts', '.js'] } })],
+  },
+  rules: {
+    'import-x/no-restricted-paths': ['error', { basePath: import.meta.dirname, zones }],
+    // An import the resolver cannot follow would escape the direction check: refuse it instead.
+    'import-x/no-unresolved': 'error',
+  },
+};
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.stack/**', 'helm/**'] },
@@ -17,6 +64,7 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
   },
+  importDirection,
   {
     // kafkajs is loaded only through src/transport/kafka/kafkajs.ts, which replaces its quadratic
     // record-header decoder before kafkajs's modules capture it (issue 7). Type imports are free.

@@ -4,14 +4,17 @@
  */
 export { createGateway, createBus } from './app/index.js';
 export { Bus, resolveBus, setDefaultBus, roles } from './bus/bus.js';
-export type { Role, BusRemote, LocalHandler, BusPublishResult } from './bus/bus.js';
+export type { Role, BusRemote, LocalHandler, BusPublishResult, BusSubscribeOptions } from './bus/bus.js';
+// Typed API: `ce-gateway catalog generate` output augments EventKinds with the kinds of your catalog.
+export type { EventKinds, RegisteredKindName, EventIdOfKind, KnownKind, KindNameOf, KindArg, DataOf, ReceivedDataOf, ReceivedEnvelope, EventOf } from './catalog/kinds.js';
 export type { Gateway } from './app/index.js';
 export { loadConfig, environment } from './config/index.js';
 export type { Config } from './config/index.js';
 export { createLogger, silentLogger } from './observability/index.js';
 export type { Logger } from './observability/index.js';
 export { Publisher, processRunId } from './bus/publisher/index.js';
-export type { PublishOptions, PublishReceipt } from './bus/publisher/index.js';
+export type { PublishOptions, PublishReceipt, PublishReceiptJson, PositionJson } from './bus/publisher/index.js';
+export { DeliveredPosition } from './bus/publisher/index.js';
 export { deadLetterTopic, retryTopic, ack, duplicate, retry, deadLetter, DEAD_LETTER_HEADERS, RETRY_HEADERS } from './bus/subscriber/index.js';
 export type { DeliveryContext, EventHandler, Ordering, Outcome, SubscribeOptions, Subscription, SubscriptionStats, IdempotencyOptions } from './bus/subscriber/index.js';
 export { currentHandling } from './bus/correlation/index.js';
@@ -38,6 +41,16 @@ export type {
 export { ensureOutboxSchema, OutboxWriter, writeOutboxEvent, startOutboxRelay, outboxTable } from './bus/outbox/index.js';
 export type { OutboxRelay, OutboxRelayOptions, OutboxRelayStats, OutboxReceipt, OutboxWriteOptions, OutboxWriterOptions, OutboxTable, EnsureOutboxSchemaOptions } from './bus/outbox/index.js';
 export type { PublisherIdentity } from './bus/publisher/index.js';
-export { loadConnectors, startConnectors } from './connectors/index.js';
-export type { ConnectorDefinition, ConnectorHost, ConnectorsHandle } from './connectors/index.js';
+export { loadConnectors, startConnectors, createShellHookSink, resolveShellHookOptions, createFileDropSink, resolveFileDropOptions } from './connectors/index.js';
+export type {
+  ConnectorDefinition,
+  ConnectorHost,
+  ConnectorProblem,
+  ConnectorsHandle,
+  LoadContext,
+  ShellHookOptions,
+  ShellHookSettings,
+  FileDropOptions,
+  FileDropSettings,
+} from './connectors/index.js';
 export * from './catalog/generated/index.js';

@@ -7,16 +7,18 @@
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { GatewayError, errorMessage } from '../core/errors.js';
-import { retryPolicy, sleep } from '../core/retry.js';
-import type { RetryPolicy } from '../core/retry.js';
+import { GatewayError, errorMessage, isGatewayError } from '../core/errors.js';
+import { retryPolicy } from '../core/retry.js';
+import { retrying } from '../core/retrying.js';
 import type { Catalog } from '../catalog/index.js';
 import { loadCatalog, registerCatalog } from '../catalog/index.js';
 import { EventCodec } from '../codec/event/index.js';
 import type { Config } from '../config/index.js';
 import { Publisher, RecordPublisher } from '../bus/publisher/index.js';
 import { subscribe } from '../bus/subscriber/index.js';
-import type { SubscribeOptions, Subscription } from '../bus/subscriber/index.js';
+import type { Subscription } from '../bus/subscriber/index.js';
+import { untypedSubscribeOptions } from '../bus/bus.js';
+import type { BusSubscribeOptions } from '../bus/bus.js';
 import { createApiApp } from '../http/api/app.js';
 import type { IngressDeps } from '../http/ingress/handler.js';
 import { createHttpServer } from '../http/server.js';
@@ -43,8 +45,8 @@ export interface Gateway {
   codec(): EventCodec;
   publisher(): Publisher;
   records(): RecordPublisher;
-  /** Subscribes a handler under a durable subscription name (after `ready`). */
-  subscribe(o: Omit<SubscribeOptions, 'retry'> & { retry?: RetryPolicy }): Promise<Subscription>;
+  /** Subscribes a handler under a durable subscription name (after `ready`); typed as `Bus.subscribe`. */
+  subscribe<K extends string>(o: BusSubscribeOptions<K>): Promise<Subscription>;
   /**
    * Starts the HTTP server and, once the gateway is ready, the subscription resources: the
    * definitions store, `/subscriptions`, and a member of every active subscription's group on this
@@ -63,6 +65,7 @@ export interface Gateway {
 }
 
 const bootstrapRetry = retryPolicy({ maxAttempts: Number.MAX_SAFE_INTEGER, initialDelayMs: 250, factor: 2, maxDelayMs: 5000, jitter: 0.2 });
+const publishRetry = retryPolicy({ maxAttempts: 5, initialDelayMs: 100, factor: 2, maxDelayMs: 2000, jitter: 0.2 });
 const defaultHandlerRetry = retryPolicy({ maxAttempts: 5, initialDelayMs: 200, factor: 2, maxDelayMs: 10_000, jitter: 0.5 });
 
 /** Adapters to use instead of the ones the configuration selects (tests, embedding several members in one process). */
@@ -107,49 +110,48 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
   /** Subscriptions whose consumer stopped on a failure: reported by /readyz and metrics, never idle silently. */
   const failedSubscriptions = new Map<string, string>();
 
+  /** Creates the topics, registers the schemas and builds what serves events; one attempt. */
+  async function bootstrapOnce(): Promise<void> {
+    if (overrides.readOnly === true) {
+      codec = new EventCodec(catalog, registry, new Map());
+      log.debug('read-only: no topic created, no schema registered');
+      return;
+    }
+    await transport.ensureTopics(catalog.topics);
+    const latest = await registerCatalog(registry, catalog);
+    const fresh = new EventCodec(catalog, registry, latest);
+    await fresh.loadVersions();
+    // Each topic's max.message.bytes, read once: produce calls are cut by it and a record it
+    // cannot take is refused at ingress with the limit named.
+    const limits = new Map<string, number>();
+    for (const t of catalog.topics) limits.set(t.name, await transport.maxMessageBytes(t.name));
+    const maxMessageBytes = (topic: string): number | undefined => limits.get(topic);
+    codec = fresh;
+    records = new RecordPublisher(transport, { queueCapacity: config.publishQueueCapacity, maxBatch: 500, maxMessageBytes, retry: publishRetry }, log.child({ component: 'publisher' }));
+    publisher = new Publisher(codec, records, { service: config.service, instance: config.instance, dataschemaBase: config.dataschemaBase });
+    ingress = {
+      codec,
+      publisher: records,
+      log: log.child({ component: 'ingress' }),
+      options: { ...config.ingress, dataschemaBase: config.dataschemaBase, maxMessageBytes },
+    };
+    log.info({ topics: catalog.topics.length, kinds: catalog.kinds.length }, 'topics and schemas ready');
+  }
+
   async function bootstrap(): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        if (overrides.readOnly === true) {
-          codec = new EventCodec(catalog, registry, new Map());
-          log.debug('read-only: no topic created, no schema registered');
-          return;
-        }
-        await transport.ensureTopics(catalog.topics);
-        const latest = await registerCatalog(registry, catalog);
-        const fresh = new EventCodec(catalog, registry, latest);
-        await fresh.loadVersions();
-        // Each topic's max.message.bytes, read once: produce calls are cut by it and a record it
-        // cannot take is refused at ingress with the limit named.
-        const limits = new Map<string, number>();
-        for (const t of catalog.topics) limits.set(t.name, await transport.maxMessageBytes(t.name));
-        const maxMessageBytes = (topic: string): number | undefined => limits.get(topic);
-        codec = fresh;
-        records = new RecordPublisher(
-          transport,
-          { queueCapacity: config.publishQueueCapacity, maxBatch: 500, maxMessageBytes, retry: retryPolicy({ maxAttempts: 5, initialDelayMs: 100, factor: 2, maxDelayMs: 2000, jitter: 0.2 }) },
-          log.child({ component: 'publisher' }),
-        );
-        publisher = new Publisher(codec, records, { service: config.service, instance: config.instance, dataschemaBase: config.dataschemaBase });
-        ingress = {
-          codec,
-          publisher: records,
-          log: log.child({ component: 'ingress' }),
-          options: { ...config.ingress, dataschemaBase: config.dataschemaBase, maxMessageBytes },
-        };
-        log.info({ topics: catalog.topics.length, kinds: catalog.kinds.length }, 'topics and schemas ready');
-        return;
-      } catch (err) {
-        if (closing.signal.aborted) throw err;
-        // A schema the registry refuses (incompatible, invalid) or a bad topic will not get better
-        // by waiting: fail start-up with the reason instead of retrying forever.
-        if (err instanceof GatewayError && !err.retriable) {
-          log.error({ code: err.code, err: err.message }, 'bootstrap failed for good: fix the catalog or the registry, then restart');
-          throw err;
-        }
-        log.warn({ attempt, err: errorMessage(err) }, 'bootstrap failed (broker or registry unreachable), retrying');
-        await sleep(bootstrapRetry.delayMs(attempt), closing.signal);
-      }
+    try {
+      // Only what the adapters mark retriable (broker or registry unreachable) is waited out. A
+      // schema the registry refuses (incompatible, invalid), a bad topic or an unknown error will
+      // not get better by waiting: start-up fails with the reason instead of retrying forever.
+      await retrying(bootstrapOnce, {
+        policy: bootstrapRetry,
+        maxAttempts: Infinity,
+        signal: closing.signal,
+        onRetry: ({ attempt, error }) => log.warn({ attempt, err: errorMessage(error) }, 'bootstrap failed (broker or registry unreachable), retrying'),
+      });
+    } catch (err) {
+      if (!closing.signal.aborted) log.error({ code: isGatewayError(err) ? err.code : undefined, err: errorMessage(err) }, 'bootstrap failed for good: fix the catalog or the registry, then restart');
+      throw err;
     }
   }
 
@@ -204,16 +206,12 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     await ready;
     const slog = log.child({ component: 'subscriptions' });
     const s = new SubscriptionStore(transport, config.subscriptions.topic, slog);
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await s.start();
-        break;
-      } catch (err) {
-        if (closing.signal.aborted) throw err;
-        slog.warn({ attempt, err: errorMessage(err) }, 'loading the subscriptions failed, retrying');
-        await sleep(bootstrapRetry.delayMs(attempt), closing.signal);
-      }
-    }
+    await retrying(() => s.start(), {
+      policy: bootstrapRetry,
+      maxAttempts: Infinity,
+      signal: closing.signal,
+      onRetry: ({ attempt, error }) => slog.warn({ attempt, err: errorMessage(error) }, 'loading the subscriptions failed, retrying'),
+    });
     store = s;
     const fileViews = new Map(declared.filter((d) => d.view !== undefined).map((d) => [d.group, d.view!] as const));
     const svc = new SubscriptionService({ store: s, box, catalog, transport, checkTarget: targetChecker(allow), declared: () => fileViews });
@@ -267,7 +265,8 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     codec: () => need(codec, 'codec'),
     publisher: () => need(publisher, 'publisher'),
     records: () => need(records, 'records'),
-    async subscribe(o) {
+    async subscribe<K extends string>(typed: BusSubscribeOptions<K>) {
+      const o = untypedSubscribeOptions(typed);
       await ready;
       // The subscriber names the subscription in each line itself (no child binding: no duplicate key).
       const sub = await subscribe(transport, need(codec, 'codec'), log, { ...o, retry: o.retry ?? defaultHandlerRetry, instanceId: o.instanceId ?? config.instance });

@@ -8,9 +8,10 @@
 import { GatewayError, errorMessage } from '../core/errors.js';
 import type { Catalog } from '../catalog/index.js';
 import type { JsonValue } from '../envelope/types.js';
-import type { KindName, PayloadOf } from '../catalog/generated/index.js';
+import type { DataOf, KindArg } from '../catalog/kinds.js';
 import { silentLogger } from '../observability/index.js';
 import type { Logger } from '../observability/index.js';
+import { checkPublishable } from './local-check.js';
 import type { PublishOptions, PublishReceipt } from './publisher/index.js';
 import type { SubscribeOptions, Subscription } from './subscriber/index.js';
 import type { RetryPolicy } from '../core/retry.js';
@@ -21,12 +22,19 @@ export type Role = (typeof roles)[number];
 /** What the bus needs from a running gateway (src/app): publishing and subscribing on the broker. */
 export interface BusRemote {
   publish(kind: string, data: JsonValue, opts?: PublishOptions): PublishReceipt | undefined;
-  subscribe(o: Omit<SubscribeOptions, 'retry'> & { retry?: RetryPolicy }): Promise<Subscription>;
+  subscribe(o: BusSubscribeOptions): Promise<Subscription>;
   close(): Promise<void>;
 }
 
-/** An in-process handler: called with the data of every event of its kind this process publishes. */
-export type LocalHandler = (data: JsonValue, kind: string) => void | Promise<void>;
+/**
+ * An in-process handler: called with the data of every event of its kind this process publishes,
+ * as published (`DataOf<K>`: the kind's generated payload type, see `EventKinds`), and the kind's
+ * business name.
+ */
+export type LocalHandler<K extends string = string> = (data: DataOf<K>, kind: string) => void | Promise<void>;
+
+/** {@link Bus.subscribe}'s options: those of the subscriber, with the retry policy optional. */
+export type BusSubscribeOptions<K extends string = string> = Omit<SubscribeOptions<K>, 'retry'> & { readonly retry?: RetryPolicy };
 
 export interface BusPublishResult {
   /** Settles when every in-process handler finished; never rejects (failures are logged and counted). */
@@ -67,11 +75,11 @@ export class Bus {
   }
 
   /**
-   * Registers an in-process handler for a kind (by name or eventId); returns its remover. With a
-   * generated kind name the handler gets that kind's generated payload type.
+   * Registers an in-process handler for a kind (by name or eventId); returns its remover.
+   * Typing: a kind of the generated `EventKinds` gives the handler that kind's payload type; an
+   *   unknown kind literal does not compile; a name only known at run time (`string`) gives JSON.
    */
-  onLocal<K extends KindName>(kind: K, handler: (data: PayloadOf<K>, kind: string) => void | Promise<void>): () => void;
-  onLocal<S extends string>(kind: S extends KindName ? never : S, handler: LocalHandler): () => void;
+  onLocal<K extends string>(kind: KindArg<K>, handler: LocalHandler<K>): () => void;
   onLocal(kind: string, handler: LocalHandler): () => void {
     const key = this.#key(kind);
     let set = this.#local.get(key);
@@ -81,15 +89,25 @@ export class Bus {
   }
 
   /**
-   * Dispatches to in-process handlers, then — when this process publishes — to the broker.
-   * Never throws for a disabled bus (role `none` or `subscriber`): that is the T1 contract.
-   * Errors (publishing roles only, thrown at once): those of Publisher.publish (unknown kind,
-   *   invalid data, queue full).
+   * Checks the event, sends it to the broker when this process publishes, then dispatches it to
+   * in-process handlers.
+   * Never throws for a valid call on a disabled bus (role `none` or `subscriber`): that is the T1
+   * contract. Invalid calls are refused in every role, so a test run with the bus disabled sees
+   * the errors a publishing process would: with a catalog (every bus `createBus` builds has one)
+   * a kind or data the model refuses throws before any handler runs. A Bus built without a
+   * catalog (the default of {@link resolveBus}) cannot check and dispatches as given.
+   * Errors (thrown at once, no handler called, nothing queued; retriable: false unless noted):
+   *   CEG_UNKNOWN_TYPE, CEG_INVALID_DATA (details name the field), CEG_PAYLOAD_TOO_LARGE;
+   *   publishing roles also CEG_QUEUE_FULL (retriable: true).
+   * Typing: a kind of the generated `EventKinds` takes its generated payload type (bus spec X1);
+   *   an unknown kind literal does not compile; a name only known at run time (`string`) takes
+   *   plain JSON, checked at run time.
    */
-  publish<K extends KindName>(kind: K, data: PayloadOf<K>, opts?: PublishOptions): BusPublishResult;
-  /** Any other kind name or an eventId: plain JSON, checked at run time. */
-  publish<S extends string>(kind: S extends KindName ? never : S, data: JsonValue, opts?: PublishOptions): BusPublishResult;
+  publish<K extends string>(kind: KindArg<K>, data: DataOf<K>, opts?: PublishOptions): BusPublishResult;
   publish(kind: string, data: JsonValue, opts?: PublishOptions): BusPublishResult {
+    const remote = this.#remote !== undefined && this.role !== 'subscriber' ? this.#remote.publish(kind, data, opts) : undefined;
+    // The publisher checked the data unless it did not publish (role, or `publish: false` in the catalog).
+    if (remote === undefined && this.#catalog !== undefined) checkPublishable(this.#catalog, kind, data);
     const key = this.#key(kind);
     const handlers = [...(this.#local.get(key) ?? [])];
     const local = Promise.all(
@@ -102,22 +120,33 @@ export class Bus {
         }
       }),
     ).then(() => undefined);
-    if (this.#remote === undefined || this.role === 'subscriber') return { local };
-    const remote = this.#remote.publish(kind, data, opts);
     return remote === undefined ? { local } : { local, remote };
   }
 
-  /** Subscribes on the broker. Errors: CEG_INVALID_OPTIONS when this process's role does not subscribe. */
-  subscribe(o: Omit<SubscribeOptions, 'retry'> & { retry?: RetryPolicy }): Promise<Subscription> {
+  /**
+   * Subscribes on the broker. Typing: `kinds` of the generated `EventKinds` hand the handler
+   * `EventOf<K>` (data of the kind's received type); an unknown kind literal does not compile.
+   * Errors: CEG_INVALID_OPTIONS when this process's role does not subscribe.
+   */
+  subscribe<K extends string>(o: BusSubscribeOptions<K>): Promise<Subscription> {
     if (this.#remote === undefined || this.role === 'publisher') {
       return Promise.reject(new GatewayError('CEG_INVALID_OPTIONS', `this process's bus role is ${this.role}: it does not subscribe`, { retriable: false, details: { field: 'role' } }));
     }
-    return this.#remote.subscribe(o);
+    return this.#remote.subscribe(untypedSubscribeOptions(o));
   }
 
   async close(): Promise<void> {
     await this.#remote?.close();
   }
+}
+
+/**
+ * The options as the subscriber takes them at run time. Sound: the subscriber hands over only
+ * events of `o.kinds`, their data decoded into this catalog's schema of the kind, which is what
+ * `EventOf<K>` describes.
+ */
+export function untypedSubscribeOptions<K extends string>(o: BusSubscribeOptions<K>): BusSubscribeOptions {
+  return o as unknown as BusSubscribeOptions;
 }
 
 let defaultBus: Bus | undefined;

@@ -7,7 +7,7 @@ export { partitionKey, sanitizeKeyPart } from './partition-key.js';
 export { registerCatalog } from './register.js';
 export {
   isEventId,
-  topicNameProblem,
   topicNameSubject,
   topicRecordNameSubject,
 } from './names.js';
+export { LISTED_KINDS, unknownTypeReason } from './unknown-type.js';

@@ -1,13 +1,12 @@
 /**
- * Name rules of the catalog: event ids, business names, Kafka topic names and registry subjects.
- * Spec: DESIGN "Kafka mapping" (strict charset before anything becomes a topic name; subject
- * naming strategies as Confluent names them); Kafka `Topic.validate` (legal chars, length ≤ 249);
- * RFC 9562 §4 (UUID text form).
+ * Name rules of the catalog: event ids, business names, topic collisions and registry subjects
+ * (the topic-name rule itself is `core/topic-name.ts`).
+ * Spec: DESIGN "Kafka mapping" (subject naming strategies as Confluent names them); Kafka
+ * `Topic.validate` (`.` and `_` collide); RFC 9562 §4 (UUID text form).
  */
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const BUSINESS_NAME = /^[A-Z][A-Za-z0-9]{0,127}$/;
-const TOPIC = /^[a-zA-Z0-9._-]{1,249}$/;
 const OWNER = /^[a-z][a-z0-9-]{0,62}$/;
 
 /** true for a lowercase RFC 9562 UUID (versions 1–8, RFC variant). */
@@ -23,17 +22,6 @@ export function isBusinessName(value: string): boolean {
 /** true for an owner service name: lowercase letters, digits, `-`. */
 export function isOwnerName(value: string): boolean {
   return OWNER.test(value);
-}
-
-/**
- * Why `name` cannot be a Kafka topic of the catalog, or undefined when it can.
- * Rules: [a-zA-Z0-9._-], 1–249 chars, not `.` or `..`, not starting with `__` (Kafka internal topics).
- */
-export function topicNameProblem(name: string): string | undefined {
-  if (!TOPIC.test(name)) return 'topic name must be 1–249 characters of [a-zA-Z0-9._-]';
-  if (name === '.' || name === '..') return 'topic name cannot be "." or ".."';
-  if (name.startsWith('__')) return 'topic names starting with "__" are reserved for Kafka internal topics';
-  return undefined;
 }
 
 /** Kafka treats `.` and `_` as colliding in metric names; two topics equal under that map collide. */

@@ -7,6 +7,7 @@
  */
 import { parse as parseYaml } from 'yaml';
 import { GatewayError } from '../core/errors.js';
+import { topicNameProblem } from '../core/topic-name.js';
 import type { CompatibilityLevel } from '../registry/port.js';
 import type { TopicSpec } from '../transport/port.js';
 import {
@@ -14,7 +15,6 @@ import {
   isEventId,
   isOwnerName,
   topicCollisionKey,
-  topicNameProblem,
   topicNameSubject,
   topicRecordNameSubject,
 } from './names.js';

@@ -11,23 +11,36 @@ export const EXIT_OK = 0;
 export const EXIT_CHECK_FAILED = 1;
 export const EXIT_USAGE = 2;
 
-/** Loads the configuration; logs go to stderr so that commands printing data keep stdout clean. */
-export function setup(program: Command): { config: Config; log: Logger } {
+/**
+ * Loads the configuration; logs go to stderr so that commands printing data keep stdout clean.
+ * `overrides`: variables a command's options set for this run (they win over the environment).
+ */
+export function setup(program: Command, overrides: Readonly<Record<string, string>> = {}): { config: Config; log: Logger } {
   const opts = program.opts<{ logLevel?: string }>();
   const { vars, file } = environment(process.env, process.cwd());
-  const config = loadConfig(opts.logLevel ? { ...vars, LOG_LEVEL: opts.logLevel } : vars);
+  const config = loadConfig({ ...vars, ...(opts.logLevel ? { LOG_LEVEL: opts.logLevel } : {}), ...overrides });
   const log = createLogger({ level: config.logLevel, destination: process.stderr });
   if (file) log.debug({ file }, 'settings read from env file (environment variables win)');
   return { config, log };
 }
 
-/** Runs `stop` once on SIGINT/SIGTERM, then exits (0, or 1 when stopping failed). */
-export function onSignals(stop: () => Promise<void>, log: Logger): void {
+/**
+ * Runs `stop` once on SIGINT/SIGTERM, then exits: 0, or 1 when stopping failed or did not finish
+ * within `timeoutMs` (SHUTDOWN_TIMEOUT_MS), so a hung close never outlives the orchestrator's grace
+ * period unnoticed: the process says why it gave up and exits before SIGKILL would.
+ */
+export function onSignals(stop: () => Promise<void>, log: Logger, timeoutMs: number): void {
   let stopping = false;
   const handler = (signal: string): void => {
     if (stopping) return;
     stopping = true;
-    log.info({ signal }, 'shutting down');
+    log.info({ signal, timeoutMs }, 'shutting down');
+    // Kept referenced: should stopping wait on nothing that keeps the event loop alive, the
+    // process still ends through here, with its reason.
+    setTimeout(() => {
+      log.error({ timeoutMs }, 'shutdown did not finish within SHUTDOWN_TIMEOUT_MS; exiting');
+      process.exit(1);
+    }, timeoutMs);
     stop().then(
       () => process.exit(0),
       (err: unknown) => {

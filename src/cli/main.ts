@@ -13,6 +13,7 @@ import { registerTailCommand } from './commands/tail.js';
 import { registerCatalogCommand } from './commands/catalog.js';
 import { registerSchemasCommand } from './commands/schemas.js';
 import { registerOutboxCommand } from './commands/outbox.js';
+import { registerConnectorsCommand } from './commands/connectors.js';
 import { EXIT_USAGE } from './context.js';
 
 const program = new Command()
@@ -29,6 +30,7 @@ registerTailCommand(program);
 registerCatalogCommand(program);
 registerSchemasCommand(program);
 registerOutboxCommand(program);
+registerConnectorsCommand(program);
 
 try {
   await program.parseAsync(process.argv);

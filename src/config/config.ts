@@ -59,6 +59,7 @@ const schema = z.object({
   SUBSCRIPTION_SECRETS_KEY: z.string().regex(/^([0-9a-fA-F]{64}|[A-Za-z0-9+/_-]{43}=?)$/, '32 bytes as 64 hex digits or base64 (openssl rand -base64 32)').optional(),
   WEBHOOK_ALLOWED_HOSTS: z.string().optional(),
   WEBHOOK_REQUEST_ORIGIN: z.string().regex(/^[A-Za-z0-9.-]{1,253}(:\d{1,5})?$/, 'a host name').optional(),
+  SHUTDOWN_TIMEOUT_MS: positiveInt.default(25_000),
 });
 
 export interface Config {
@@ -108,9 +109,23 @@ export interface Config {
    * addresses, CIDRs, comma-separated); the origin named in validation handshakes.
    */
   readonly subscriptions: { readonly topic: string; readonly secretsKey?: string; readonly allowedHosts?: string; readonly requestOrigin: string };
+  /** After SIGTERM/SIGINT, how long the process may take to drain and close before it exits anyway (exit code 1). */
+  readonly shutdownTimeoutMs: number;
 }
 
 const SECRET_NAMES = ['KAFKA_SASL_PASSWORD', 'SCHEMA_REGISTRY_PASSWORD', 'DATABASE_URL', 'OUTBOX_DATABASE_URL', 'KAFKA_SASL_USERNAME', 'SCHEMA_REGISTRY_USERNAME', 'SUBSCRIPTION_SECRETS_KEY'] as const;
+
+/**
+ * Every environment variable the gateway reads: the settings above, `<NAME>_FILE` for each secret,
+ * and `CE_GATEWAY_ENV_FILE` (env-file.ts). Deployment files (compose, Helm) are checked against it.
+ */
+export const CONFIG_KEYS: readonly string[] = Object.freeze([
+  ...Object.keys(schema.shape),
+  ...SECRET_NAMES.map((n) => `${n}_FILE`),
+  'CE_GATEWAY_ENV_FILE',
+]);
+/** The variables that hold secrets (never in a ConfigMap, Helm values or an image). */
+export const SECRET_KEYS: readonly string[] = Object.freeze([...SECRET_NAMES]);
 
 /** Resolves `<NAME>_FILE` secret files (Docker/Kubernetes secrets) into `<NAME>`. */
 function withSecretFiles(vars: Record<string, string | undefined>): Record<string, string | undefined> {
@@ -185,6 +200,7 @@ export function loadConfig(vars: Record<string, string | undefined>): Config {
       allowedHosts: e.WEBHOOK_ALLOWED_HOSTS,
       requestOrigin: e.WEBHOOK_REQUEST_ORIGIN ?? new URL(publicBaseUrl).host,
     },
+    shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
   };
   return deepFreeze(config);
 }

@@ -3,7 +3,7 @@
  * topic names, file names or process arguments. Every such value passes one of these before use.
  * Spec: DESIGN "Connectors"; Kafka topic naming (the subscription also names `<subscription>.dlq`).
  */
-import { topicNameProblem } from '../envelope/index.js';
+import { topicNameProblem } from '../core/topic-name.js';
 
 const SUBSCRIPTION = /^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/;
 const PATH_SEGMENT = /^[A-Za-z0-9._-]{1,255}$/;

@@ -1,5 +1,5 @@
 /**
- * The envelope: CloudEvent 1.0 attributes, validation, extension rules, name/charset guards.
+ * The envelope: CloudEvent 1.0 attributes, validation, extension rules.
  * Spec: CloudEvents 1.0.2; DESIGN "The envelope (bus spec M1–M6)".
  */
 export type { Attributes, AttributeValue, Envelope, EventData, JsonValue } from './types.js';
@@ -19,13 +19,10 @@ export {
   uriProblem,
   uriReferenceProblem,
 } from './values.js';
-export { isRfc3339Timestamp, nowRfc3339, rfc3339ToEpochMs } from './time.js';
-export { MAX_JSON_DEPTH, escapePointerToken, deepFreezeJson, inspectJson, unsafeNumberReason } from './json-value.js';
-export { assertValidEnvelope, checkAttribute, checkAttributes, checkEnvelope, validateEnvelope } from './validate.js';
+export { isRfc3339Timestamp } from './time.js';
+export { MAX_JSON_DEPTH, escapePointerToken, inspectJson, unsafeNumberReason } from './json-value.js';
+export { checkAttribute, checkAttributes, checkEnvelope, validateEnvelope } from './validate.js';
 export type { ParsedAttribute } from './canonical.js';
 export { canonicalString, parseAttribute, tryParseAttribute } from './canonical.js';
-export type { NewEnvelopeAttributes } from './build.js';
-export { createEnvelope, freezeEnvelope, newEventId, withAttributes } from './build.js';
-export { MAX_HEADER_BYTES, assertHeaderSafe, assertTopicName, headerValueProblem, isTopicName, topicNameProblem } from './guards.js';
 export type { EnvelopeLimits, LimitBreach } from './limits.js';
 export { DEFAULT_ENVELOPE_LIMITS, attributeEntries, checkEnvelopeLimits, describeLimitBreach, limitBreachCode, limitBreachError } from './limits.js';

@@ -1,10 +1,9 @@
 /**
  * Walks of JSON data: find numbers that cannot be trusted (integers beyond the safe range,
- * non-finite numbers), and deep-freeze. Iterative, no per-node allocation unless a problem is
+ * non-finite numbers), freezing on the way when asked. Iterative, no per-node allocation unless a problem is
  * found. Spec: RFC 8259 §6 (interoperable range is IEEE 754 double; integers beyond ±(2^53−1)
  * lose precision); RFC 6901 (JSON Pointer).
  */
-import type { JsonValue } from './types.js';
 
 /**
  * Deepest nesting of objects/arrays accepted in data. JSON.parse accepts any depth, but a
@@ -98,16 +97,4 @@ function pointer(base: string, path: readonly string[], last: string): string {
   let p = base;
   for (const seg of path) p += '/' + escapePointerToken(seg);
   return p + '/' + escapePointerToken(last);
-}
-
-/** Deep-freezes a JSON value in place and returns it. */
-export function deepFreezeJson<T extends JsonValue>(value: T): T {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
-    inspectJson(value, '', true, noop);
-  }
-  return value;
-}
-
-function noop(): void {
-  // problems are not collected when only freezing
 }

@@ -1,5 +1,5 @@
 /**
- * RFC 3339 timestamps: validation (offset required), conversion to epoch ms, and "now" in UTC.
+ * RFC 3339 timestamps: validation (offset required), done by hand since it runs for every event.
  * Spec: RFC 3339 §5.6 (date-time), CloudEvents 1.0.2 "Type System" (Timestamp), bus spec M5.
  *
  * The profile accepted is the part of RFC 3339 that mainstream CloudEvents SDKs can read, since
@@ -11,10 +11,6 @@
  * - `T` and `Z` in upper case (Go's time.Parse(RFC3339) matches them exactly);
  * - an offset within ±18:00 (Java's ZoneOffset range).
  */
-
-// date-time = full-date "T" full-time; time-offset = "Z" / ("+" / "-") hh ":" mm. Built once;
-// used only for conversion, validation is done by hand (it runs for every ingress event).
-const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:[Zz]|[+-]\d{2}:\d{2})$/;
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31] as const;
 const DIGIT_0 = 0x30;
 const MAX_FRACTION_DIGITS = 9;
@@ -80,34 +76,4 @@ function offsetMinutesOf(s: string): number | undefined {
  */
 export function isRfc3339Timestamp(text: string): boolean {
   return offsetMinutesOf(text) !== undefined;
-}
-
-/**
- * Epoch milliseconds of an RFC 3339 date-time WITH an offset, or undefined when the text is not
- * one (see {@link isRfc3339Timestamp}). Fractions beyond milliseconds are truncated for the number (the text is never altered).
- * Spec: RFC 3339 §5.6, §5.7.
- */
-export function rfc3339ToEpochMs(text: string): number | undefined {
-  const offsetMinutes = offsetMinutesOf(text);
-  if (offsetMinutes === undefined) return undefined;
-  const m = RFC3339.exec(text);
-  if (m === null) return undefined;
-  const year = Number(m[1]);
-  const ms = m[7] === undefined ? 0 : Number(m[7].slice(0, 3).padEnd(3, '0'));
-  let utc = Date.UTC(year, Number(m[2]) - 1, Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6]), ms);
-  if (year < 100) {
-    // Date.UTC maps years 0–99 to 1900–1999; setUTCFullYear does not.
-    const d = new Date(utc);
-    d.setUTCFullYear(year);
-    utc = d.getTime();
-  }
-  return utc - offsetMinutes * 60_000;
-}
-
-/**
- * The current instant (or `nowMs`, epoch ms) as RFC 3339 in UTC with milliseconds and `Z`,
- * e.g. `2024-05-01T12:00:00.000Z`. Spec: DESIGN "The envelope" (events we create use UTC).
- */
-export function nowRfc3339(nowMs: number = Date.now()): string {
-  return new Date(nowMs).toISOString();
 }

@@ -98,16 +98,3 @@ export function validateEnvelope(env: Envelope): Violation[] {
   checkEnvelope(env, out);
   return out.items;
 }
-
-/**
- * Throws unless `env` is valid.
- * Throws: GatewayError CEG_MISSING_ATTRIBUTE (only required attributes missing) or
- * CEG_INVALID_ATTRIBUTE (any attribute wrong) or CEG_INVALID_DATA (data numbers JSON cannot
- * carry) or CEG_INVALID_EVENT (no attributes object); retriable false; `details.violations`
- * lists each violation, `details.attribute` / `details.field` name the first.
- */
-export function assertValidEnvelope(env: Envelope): void {
-  const out = new ViolationCollector();
-  checkEnvelope(env, out);
-  if (out.size > 0) throw out.toError();
-}

@@ -19,6 +19,13 @@ export interface GitHistoryOptions {
   readonly catalogDir: string;
   /** History up to this revision (default `HEAD`); e.g. `HEAD~1` or `origin/main`. */
   readonly base?: string;
+  /**
+   * Accepted state: a revision (an ancestor of `base`, e.g. a tag set when a breaking change was
+   * accepted) whose schema versions are the oldest compared. Versions committed before it are
+   * left out, so a break accepted at or before it stops failing the check; changes after it are
+   * checked as usual. Default: none (the whole history).
+   */
+  readonly baseline?: string;
 }
 
 function historyError(message: string, details: Record<string, unknown>, cause?: unknown): GatewayError {
@@ -46,9 +53,29 @@ function stderrOf(err: unknown): string {
 export function createGitHistory(options: GitHistoryOptions): SchemaHistory {
   const catalogDir = resolve(options.catalogDir);
   const base = options.base ?? 'HEAD';
-  let ready: Promise<{ top: string; commit: string }> | undefined;
+  const baseline = options.baseline;
+  let ready: Promise<{ top: string; commit: string; baselineCommit?: string }> | undefined;
 
-  const prepare = async (): Promise<{ top: string; commit: string }> => {
+  const commitOf = async (top: string, rev: string, what: string): Promise<string> => {
+    try {
+      return (await git(top, ['rev-parse', '--verify', '--quiet', '--end-of-options', `${rev}^{commit}`])).trim();
+    } catch (err) {
+      throw historyError(`git revision "${rev}" (${what}) is not a commit in ${top}${rev === 'HEAD' ? ' (the repository has no commits yet)' : ''}`, { repository: top, [what]: rev }, err);
+    }
+  };
+
+  /** true when `ancestor` is `descendant` or one of its ancestors. */
+  const isAncestor = async (top: string, ancestor: string, descendant: string): Promise<boolean> => {
+    try {
+      await git(top, ['merge-base', '--is-ancestor', ancestor, descendant]);
+      return true;
+    } catch (err) {
+      if ((err as { code?: unknown }).code === 1) return false;
+      throw historyError(`git merge-base failed: ${stderrOf(err)}`, { repository: top }, err);
+    }
+  };
+
+  const prepare = async (): Promise<{ top: string; commit: string; baselineCommit?: string }> => {
     let top: string;
     try {
       top = (await git(catalogDir, ['rev-parse', '--show-toplevel'])).trim();
@@ -62,21 +89,21 @@ export function createGitHistory(options: GitHistoryOptions): SchemaHistory {
         { repository: top },
       );
     }
-    let commit: string;
-    try {
-      commit = (await git(top, ['rev-parse', '--verify', '--quiet', '--end-of-options', `${base}^{commit}`])).trim();
-    } catch (err) {
-      throw historyError(`git revision "${base}" is not a commit in ${top}${base === 'HEAD' ? ' (the repository has no commits yet)' : ''}`, { repository: top, base }, err);
+    const commit = await commitOf(top, base, 'base');
+    if (baseline === undefined) return { top, commit };
+    const baselineCommit = await commitOf(top, baseline, 'baseline');
+    if (!(await isAncestor(top, baselineCommit, commit))) {
+      throw historyError(`baseline "${baseline}" is not an ancestor of "${base}" in ${top}`, { repository: top, baseline, base });
     }
-    return { top, commit };
+    return { top, commit, baselineCommit };
   };
 
   return {
     source: 'git',
-    description: `git history of ${catalogDir} up to ${base}`,
+    description: `git history of ${catalogDir} up to ${base}${baseline === undefined ? '' : `, from baseline ${baseline}`}`,
     async versions(kind: EventKind): Promise<readonly HistoricVersion[]> {
       ready ??= prepare();
-      const { top, commit } = await ready;
+      const { top, commit, baselineCommit } = await ready;
       const path = relative(top, resolve(catalogDir, kind.schemaFile)).split('\\').join('/');
       let log: string;
       try {
@@ -89,6 +116,17 @@ export function createGitHistory(options: GitHistoryOptions): SchemaHistory {
       for (const chunk of log.split('\0').slice(1)) {
         const [hash, ...rest] = chunk.split('\n').map((l) => l.trim()).filter((l) => l !== '');
         if (hash !== undefined) entries.push({ hash, path: rest[0] ?? path });
+      }
+      if (baselineCommit !== undefined) {
+        // Keep the version in effect at the baseline (the newest commit at or before it) and later ones.
+        let keep = entries.length;
+        for (let i = 0; i < entries.length; i++) {
+          if (await isAncestor(top, entries[i]!.hash, baselineCommit)) {
+            keep = i + 1;
+            break;
+          }
+        }
+        entries.splice(keep);
       }
       entries.reverse();
       const out: HistoricVersion[] = [];

@@ -1,8 +1,6 @@
 import { GatewayError } from '../core/errors.js';
+import { assertTopicName } from '../core/topic-name.js';
 import type { TopicSpec } from './port.js';
-
-/** Kafka's legal topic name: 1–249 of `[a-zA-Z0-9._-]`, not `.` or `..`. */
-const TOPIC_NAME = /^[a-zA-Z0-9._-]{1,249}$/;
 
 /** Kafka's default `max.message.bytes` (bytes) when a topic spec gives none. */
 export const DEFAULT_MAX_MESSAGE_BYTES = 1_048_588;
@@ -11,10 +9,10 @@ export const DEFAULT_MAX_MESSAGE_BYTES = 1_048_588;
  * Checks one topic spec before any adapter acts on it; reports every problem at once.
  * Errors: `CEG_INVALID_NAME` (retriable: false) for an illegal name; `CEG_INVALID_OPTIONS`
  *   (retriable: false) for partitions < 1, retention < −1 or a non-positive `maxMessageBytes`.
- * Spec: Apache Kafka topic naming rules (`Topic.validate`); DESIGN "Kafka mapping" (strict charset).
+ * Spec: the topic-name rule of `core/topic-name.ts` (Kafka `Topic.validate`, no `__` prefix).
  */
 export function checkTopicSpec(spec: TopicSpec): void {
-  checkTopicName(spec.name);
+  assertTopicName(spec.name);
   const problems = [
     !(Number.isInteger(spec.partitions) && spec.partitions >= 1) && 'partitions: integer ≥ 1',
     !(Number.isInteger(spec.retentionMs) && spec.retentionMs >= -1) && 'retentionMs: integer ms ≥ −1',
@@ -25,20 +23,6 @@ export function checkTopicSpec(spec: TopicSpec): void {
     throw new GatewayError('CEG_INVALID_OPTIONS', `topic ${spec.name}: ${problems.join('; ')}`, {
       retriable: false,
       details: { topic: spec.name, problems },
-    });
-  }
-}
-
-/**
- * Checks a topic name against Kafka's rules.
- * Errors: `CEG_INVALID_NAME` (retriable: false).
- * Spec: Apache Kafka `Topic.validate` (legal characters, length ≤ 249).
- */
-export function checkTopicName(name: string): void {
-  if (!TOPIC_NAME.test(name) || name === '.' || name === '..') {
-    throw new GatewayError('CEG_INVALID_NAME', `illegal topic name: ${JSON.stringify(name)}`, {
-      retriable: false,
-      details: { topic: name },
     });
   }
 }

@@ -9,7 +9,7 @@ import type { Message } from 'cloudevents';
 import { parseHttpRequest, toBatchHttp, toBinaryHttp, toStructuredHttp } from '../../src/codec/http/index.js';
 import type { HttpHeaders } from '../../src/codec/http/index.js';
 import { GatewayError } from '../../src/core/errors.js';
-import { createEnvelope } from '../../src/envelope/index.js';
+import { createEnvelope } from '../helpers/envelope.js';
 import type { Envelope } from '../../src/envelope/index.js';
 
 const LONG = 'averyveryverylongextensionname'; // 30 characters: over the SHOULD-limit of 20

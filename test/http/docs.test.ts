@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { buildAsyncApi, JSON_SCHEMA_DIALECT, naturalJsonSchema, RECORD_CONTENT_TYPE } from '../../src/catalog/export/index.js';
+import { buildAsyncApi, JSON_SCHEMA_DIALECT, naturalJsonSchema, RECORD_CONTENT_TYPE } from '../../src/artifacts/export/index.js';
 import { startGateway } from '../helpers/gateway.js';
 import type { TestGateway } from '../helpers/gateway.js';
 import { PRICE_LOADING_COMPLETED, PRICE_TOPIC } from '../fixtures/events.js';

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadCatalog } from '../../src/catalog/index.js';
 import { recordCount, startGateway } from '../helpers/gateway.js';
 import type { TestGateway } from '../helpers/gateway.js';
 import { PRICE_LOADING_COMPLETED, PRICE_TOPIC, priceLoaded, structuredPriceEvent } from '../fixtures/events.js';
@@ -117,11 +118,30 @@ describe('POST /events: refused (problem+json, nothing produced)', () => {
     expect(v[0]!.reason).toContain('EUR-USD_H4');
   });
 
-  it('an unknown type', async () => {
+  it('an unknown type: the answer lists the known kinds with their eventIds and links /catalog', async () => {
     const a = await refused(structuredPriceEvent({ type: 'com.example.unknown' }));
     expect(a.status).toBe(400);
     expect(a.body.code).toBe('CEG_UNKNOWN_TYPE');
-    expect(a.body.violations).toEqual([{ attribute: 'type', reason: 'unknown event type "com.example.unknown": not an eventId of the catalog (GET /catalog lists them)', code: 'CEG_UNKNOWN_TYPE' }]);
+    expect(a.body.violations).toEqual([
+      {
+        attribute: 'type',
+        reason: `unknown event type "com.example.unknown": not an eventId of the catalog; known kinds: ${loadCatalog()
+          .kinds.map((k) => `${k.name} = ${k.eventId}`)
+          .join(', ')} (GET /catalog lists them)`,
+        code: 'CEG_UNKNOWN_TYPE',
+      },
+    ]);
+  });
+
+  it('a business name as type: the answer gives the eventId to send instead', async () => {
+    const a = await refused(structuredPriceEvent({ type: 'PriceLoadingCompleted' }));
+    expect(a.status).toBe(400);
+    expect(a.body.code).toBe('CEG_UNKNOWN_TYPE');
+    const [v] = a.body.violations as { attribute: string; reason: string }[];
+    expect(v!.attribute).toBe('type');
+    expect(v!.reason).toBe(
+      `unknown event type "PriceLoadingCompleted": that is the business name of a kind; type takes its eventId ${PRICE_LOADING_COMPLETED} (a stable id survives renames; names are labels, sent as eventname)`,
+    );
   });
 
   it('an event without time', async () => {

@@ -138,6 +138,34 @@ describe('schemas check --git', () => {
     expect(r.stdout).toContain('/fields/strategy: field "strategy" added without a default');
   });
 
+  it('--baseline: a breaking change accepted at a tag stops failing; a later break still fails, naming only itself', () => {
+    const repo = catalogRepo();
+    editSchema(repo, SIGNAL, (s) => void (s.fields = s.fields.filter((f) => f.name !== 'strategy')), 'drop strategy (accepted: topic migrated)');
+    expect(cli(repo, ['check', '--git']).code).toBe(1);
+    git(repo, 'tag', 'schemas-accepted');
+    const accepted = cli(repo, ['check', '--git', '--baseline', 'schemas-accepted']);
+    expect(accepted.stderr).toBe('');
+    expect(accepted.code).toBe(0);
+    expect(accepted.stdout).toMatch(/compatible {4}StrategySignal .*: unchanged, compatible with commit [0-9a-f]{7}/);
+
+    editSchema(repo, SIGNAL, (s) => void (s.fields = s.fields.filter((f) => f.name !== 'side')), 'drop side');
+    const later = cli(repo, ['check', '--git', '--baseline', 'schemas-accepted']);
+    expect(later.code).toBe(1);
+    expect(later.stdout).toContain('/fields/side: field "side" removed');
+    expect(later.stdout).not.toContain('/fields/strategy');
+  });
+
+  it('--baseline that is not an ancestor of --base, or without --git → exit 2', () => {
+    const repo = catalogRepo();
+    git(repo, 'checkout', '-q', '-b', 'side');
+    editSchema(repo, SIGNAL, (s) => void s.fields.push({ name: 'note', type: ['null', 'string'], default: null }), 'on a side branch');
+    git(repo, 'checkout', '-q', 'main');
+    const r = cli(repo, ['check', '--git', '--baseline', 'side']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('baseline "side" is not an ancestor of "HEAD"');
+    expect(cli(repo, ['check', '--baseline', 'HEAD']).code).toBe(2);
+  });
+
   it('an invalid schema (union default not matching the first branch) → exit 1 with the field path', () => {
     const repo = catalogRepo();
     editSchema(repo, SIGNAL, (s) => void s.fields.push({ name: 'score', type: ['null', 'double'], default: 0.5 }), 'bad default');

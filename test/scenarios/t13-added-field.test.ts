@@ -77,8 +77,9 @@ describe('T13 schema evolution with a deployed subscriber', () => {
     const newSeen: Envelope[] = [];
     const newSub = await newGw.subscribe({ subscription: uniqueName('t13-new'), kinds: ['PriceLoadingCompleted'], handler: async (e) => void newSeen.push(e) });
 
-    const fromNew = newGw.publisher().publish(PRICE_LOADING_COMPLETED, // by eventId: this catalog's kind has a field the generated type does not know
-      { ...priceLoaded('EUR/USD', 'H4'), venue: 'XLON' })!;
+    // This member's catalog has a field the generated type does not know: the kind as a run-time string takes plain JSON.
+    const newerKind: string = PRICE_LOADING_COMPLETED;
+    const fromNew = newGw.publisher().publish(newerKind, { ...priceLoaded('EUR/USD', 'H4'), venue: 'XLON' })!;
     await fromNew.delivered;
     const fromOld = oldGw.publisher().publish('PriceLoadingCompleted', priceLoaded('GBP/USD', 'H4'))!;
     await fromOld.delivered;

@@ -96,5 +96,44 @@ Validates settings that would otherwise fail late or silently.
 {{- if and .Values.config.kafkaSaslMechanism (not .Values.secrets.kafka.existingSecret) }}
 {{- fail "config.kafkaSaslMechanism needs secrets.kafka.existingSecret (the SASL username and password)" }}
 {{- end }}
+{{- $preStop := int .Values.preStopSleepSeconds }}
+{{- $drain := int .Values.shutdownTimeoutSeconds }}
+{{- if le (int .Values.terminationGracePeriodSeconds) (add $preStop $drain) }}
+{{- fail (printf "terminationGracePeriodSeconds (%d) must exceed preStopSleepSeconds + shutdownTimeoutSeconds (%d + %d): the kubelet would kill the gateway in the middle of its drain" (int .Values.terminationGracePeriodSeconds) $preStop $drain) }}
+{{- end }}
+{{- if and .Values.catalog.configMap .Values.config.catalogDir }}
+{{- fail "config.catalogDir and catalog.configMap exclude each other: the ConfigMap sets CATALOG_DIR" }}
+{{- end }}
+{{- if and .Values.autoscaling.enabled (gt (int .Values.autoscaling.minReplicas) (int .Values.autoscaling.maxReplicas)) }}
+{{- fail "autoscaling.minReplicas must not exceed autoscaling.maxReplicas" }}
+{{- end }}
+{{- end }}
+
+{{/*
+The catalog's files under files/catalog/, as ConfigMap entries: a ConfigMap key cannot hold "/",
+so each file's key is its path with "/" spelled "__", and the volume maps it back to its path.
+Yields a dict key -> path. Fails when the folder holds no catalog.yaml.
+*/}}
+{{- define "ce-gateway.catalogFiles" -}}
+{{- $files := dict -}}
+{{- range $path, $_ := .Files.Glob "files/catalog/**" -}}
+{{- $rel := trimPrefix "files/catalog/" $path -}}
+{{- $key := replace "/" "__" $rel -}}
+{{- if hasKey $files $key -}}
+{{- fail (printf "catalog files %s and %s map to the same ConfigMap key" $rel (get $files $key)) -}}
+{{- end -}}
+{{- $_ := set $files $key $rel -}}
+{{- end -}}
+{{- if not (hasKey $files "catalog.yaml") -}}
+{{- fail "catalog.configMap is true but the chart's files/catalog/ holds no catalog.yaml (in this repository it links to schemas/; set catalog.configMap=false to use the image's catalog)" -}}
+{{- end -}}
+{{- toJson $files -}}
+{{- end }}
+
+{{/*
+Whether connectors are configured.
+*/}}
+{{- define "ce-gateway.hasConnectors" -}}
+{{- if or .Values.connectors.definitions .Values.connectors.scripts }}true{{ end }}
 {{- end }}
 

@@ -4,7 +4,7 @@
  */
 import { errorMessage } from '../../core/errors.js';
 import type { Envelope } from '../../envelope/types.js';
-import type { DeliveryContext, EventHandler, Outcome } from '../subscriber/index.js';
+import type { DeliveryContext, Outcome } from '../subscriber/index.js';
 import { duplicate } from '../subscriber/index.js';
 import type { IdempotencyKey, IdempotencyStore } from './port.js';
 import { assertWindowMs, keyString } from './port.js';
@@ -32,7 +32,7 @@ export interface IdempotentStats {
   readonly markFailed: number;
 }
 
-/** An {@link EventHandler} with its counters. */
+/** A subscription handler with its counters. */
 export type IdempotentHandler<H> = H & { stats(): IdempotentStats };
 
 /** The key of a delivery: scope (option or subscription), `source`, `id`. */
@@ -58,17 +58,24 @@ export function isHandled(out: Outcome | void): boolean {
  * handler's end and the record can still run it twice. For "exactly once" of a PostgreSQL effect,
  * use {@link idempotentPg}, which commits the effect and the record in one transaction.
  *
+ * Typing: `E` is the event the subscription hands over (`EventOf<K>` for generated kinds), so the
+ * wrapped handler sees the kind's generated data type.
+ *
  * Errors: CEG_INVALID_OPTIONS (retriable: false) for a bad windowMs, at wrap time. A failing
  * `lookup` rejects the delivery (the runner retries it: never run unchecked); a failing `markDone`
  * after a handled event is counted and reported through onMarkError, not thrown.
  * Spec: bus spec S4 (idempotent consumers, source+id), S3 (at-least-once), S5 (final outcomes).
  */
-export function idempotent(store: IdempotencyStore, handler: EventHandler, options: IdempotentOptions): IdempotentHandler<EventHandler> {
+export function idempotent<E extends Envelope = Envelope>(
+  store: IdempotencyStore,
+  handler: (event: E, ctx: DeliveryContext) => Promise<Outcome | void>,
+  options: IdempotentOptions,
+): IdempotentHandler<(event: E, ctx: DeliveryContext) => Promise<Outcome | void>> {
   assertWindowMs(options.windowMs);
   const stats = { handled: 0, skipped: 0, markFailed: 0 };
   const inFlight = new Map<string, Promise<unknown>>();
 
-  async function deliver(event: Envelope, ctx: DeliveryContext, key: IdempotencyKey): Promise<Outcome | void> {
+  async function deliver(event: E, ctx: DeliveryContext, key: IdempotencyKey): Promise<Outcome | void> {
     if ((await store.lookup(key)) !== undefined) {
       stats.skipped++;
       options.onSkip?.(event, ctx);
@@ -87,7 +94,7 @@ export function idempotent(store: IdempotencyStore, handler: EventHandler, optio
     return out;
   }
 
-  const wrapped = async (event: Envelope, ctx: DeliveryContext): Promise<Outcome | void> => {
+  const wrapped = async (event: E, ctx: DeliveryContext): Promise<Outcome | void> => {
     const key = deliveryKey(event, ctx, options.scope);
     const k = keyString(key);
     // A second delivery of a key already running here waits for it, then checks the store again.

@@ -20,7 +20,8 @@
  */
 import pg from 'pg';
 import { GatewayError, errorMessage, isGatewayError } from '../../core/errors.js';
-import { retryPolicy, sleep } from '../../core/retry.js';
+import { retryPolicy } from '../../core/retry.js';
+import { retrying } from '../../core/retrying.js';
 import type { RetryPolicy } from '../../core/retry.js';
 import type { Logger } from '../../observability/index.js';
 import { silentLogger } from '../../observability/index.js';
@@ -239,24 +240,43 @@ class Relay implements OutboxRelay {
   async #run(): Promise<void> {
     const stop = this.#stopping.signal;
     while (!stop.aborted) {
-      this.#pending = false;
-      let result: CycleResult;
+      let claimed: number;
       try {
-        result = await this.#cycle();
-      } catch (err) {
-        this.#dbFailure(err, 'outbox relay cycle failed on the database');
-        result = { claimed: 0, failed: true };
-      }
-      if (result.failed) {
-        this.#stats.consecutiveFailures++;
-        await sleep(this.#o.retry.delayMs(this.#stats.consecutiveFailures), stop).catch(() => undefined);
-        continue;
+        // The relay never gives up on a row: failed cycles are retried until one is clean or stop().
+        claimed = await retrying(() => this.#cleanCycle(), {
+          policy: this.#o.retry,
+          maxAttempts: Infinity,
+          signal: stop,
+          classify: () => true,
+          onRetry: () => {
+            this.#stats.consecutiveFailures++;
+          },
+        });
+      } catch {
+        return; // stop() ended the backoff
       }
       this.#stats.consecutiveFailures = 0;
       await this.#purgeIfDue();
-      if (result.claimed > 0 || this.#pending) continue;
+      if (claimed > 0 || this.#pending) continue;
       await this.#idle(this.#o.pollIntervalMs);
     }
+  }
+
+  /**
+   * One cycle that counts as clean: resolves with the rows claimed; rejects when the database
+   * failed or a produce failed (already logged and counted), so the cycle is retried after backoff.
+   */
+  async #cleanCycle(): Promise<number> {
+    this.#pending = false;
+    let result: CycleResult;
+    try {
+      result = await this.#cycle();
+    } catch (err) {
+      this.#dbFailure(err, 'outbox relay cycle failed on the database');
+      throw err;
+    }
+    if (result.failed) throw new GatewayError('CEG_BROKER_UNAVAILABLE', 'outbox publish failed; rows stay in the outbox', { retriable: true });
+    return result.claimed;
   }
 
   /** Resolves on wake(), a NOTIFY, stop() or after `ms`. */

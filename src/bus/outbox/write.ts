@@ -5,6 +5,7 @@
 import type pg from 'pg';
 import type { EventCodec } from '../../codec/event/index.js';
 import type { JsonValue } from '../../envelope/types.js';
+import type { DataOf, KindArg } from '../../catalog/kinds.js';
 import { prepareEvent } from '../publisher/attributes.js';
 import type { PublishOptions, PublisherIdentity } from '../publisher/attributes.js';
 import { rowParams, rowValues } from './rows.js';
@@ -67,9 +68,12 @@ export class OutboxWriter {
    * Errors: CEG_UNKNOWN_TYPE, CEG_INVALID_DATA (details name the field), CEG_PAYLOAD_TOO_LARGE
    *   (retriable: false) before anything is written — throw them through your transaction to roll
    *   it back; `pg` errors as the driver throws them (the caller's transaction is then aborted).
+   * Typing: a kind of the generated `EventKinds` takes its generated payload type; an unknown
+   *   kind literal does not compile; a name only known at run time (`string`) takes plain JSON.
    * Spec: bus spec P3 (the outbound message is written in the same transaction as the data
    *   change), P1, M1–M6; DESIGN "Delivery".
    */
+  write<K extends string>(client: pg.ClientBase, kind: KindArg<K>, data: DataOf<K>, opts?: PublishOptions): Promise<OutboxReceipt | undefined>;
   async write(client: pg.ClientBase, kind: string, data: JsonValue, opts: PublishOptions = {}): Promise<OutboxReceipt | undefined> {
     const event = prepareEvent(this.#codec, this.#identity, kind, data, opts);
     if (event === undefined) return undefined;
@@ -95,6 +99,7 @@ const writers = new WeakMap<EventCodec, Map<string, OutboxWriter>>();
  * Writers are cached per codec, identity and table, so the table name is checked once.
  * Spec: bus spec P3.
  */
+export function writeOutboxEvent<K extends string>(client: pg.ClientBase, kind: KindArg<K>, data: DataOf<K>, opts: OutboxWriteOptions): Promise<OutboxReceipt | undefined>;
 export function writeOutboxEvent(client: pg.ClientBase, kind: string, data: JsonValue, opts: OutboxWriteOptions): Promise<OutboxReceipt | undefined> {
   const { codec, identity, table, ...publishOpts } = opts;
   let byKey = writers.get(codec);

@@ -8,7 +8,7 @@
 import { GatewayError } from '../../core/errors.js';
 import type { EventCodec } from '../../codec/event/index.js';
 import type { JsonValue } from '../../envelope/types.js';
-import type { KindName, PayloadOf } from '../../catalog/generated/index.js';
+import type { DataOf, KindArg } from '../../catalog/kinds.js';
 import type { Position } from '../../transport/port.js';
 import { prepareEvent } from './attributes.js';
 import type { PublishOptions, PublisherIdentity } from './attributes.js';
@@ -17,17 +17,48 @@ import type { RecordPublisher } from './record-publisher.js';
 export { processRunId } from './attributes.js';
 export type { PublishOptions, PublisherIdentity } from './attributes.js';
 
+/** A position as JSON: `offset` as decimal text, since JSON numbers cannot hold a 64-bit offset exactly. */
+export interface PositionJson {
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: string;
+}
+
+/**
+ * Where the broker stored a published record. `offset` is a bigint (Kafka offsets are 64-bit);
+ * `JSON.stringify` gives {@link PositionJson} (a bigint alone makes it throw).
+ */
+export class DeliveredPosition implements Position {
+  constructor(
+    readonly topic: string,
+    readonly partition: number,
+    readonly offset: bigint,
+  ) {}
+
+  toJSON(): PositionJson {
+    return { topic: this.topic, partition: this.partition, offset: this.offset.toString() };
+  }
+}
+
+/** A publish receipt as JSON: the event's `id` and `correlationid` (the delivery is a promise). */
+export interface PublishReceiptJson {
+  readonly id: string;
+  readonly correlationid: string;
+}
+
 export interface PublishReceipt {
   readonly id: string;
   readonly correlationid: string;
-  /** Settles when the broker acknowledged the record, or when its retry budget ran out. */
-  readonly delivered: Promise<Position>;
+  /** Settles when the broker acknowledged the record (serializable, see {@link DeliveredPosition}), or when its retry budget ran out. */
+  readonly delivered: Promise<DeliveredPosition>;
   /**
    * `delivered` with a deadline, for callers who must know (bus spec P2): rejects with
    * CEG_DELIVERY_TIMEOUT (retriable: true) after `timeoutMs` — the record may still be stored
    * later (indeterminate; consumers drop duplicates by source+id).
    */
-  deliveredWithin(timeoutMs: number): Promise<Position>;
+  deliveredWithin(timeoutMs: number): Promise<DeliveredPosition>;
+  /** `JSON.stringify(receipt)`: the ids only. */
+  toJSON(): PublishReceiptJson;
 }
 
 function within<T>(p: Promise<T>, timeoutMs: number, id: string): Promise<T> {
@@ -57,12 +88,11 @@ export class Publisher {
    * Errors (thrown at once, nothing queued): CEG_UNKNOWN_TYPE, CEG_INVALID_DATA, CEG_PAYLOAD_TOO_LARGE
    *   (Avro data over the kind's `maxDataBytes`, bus spec M6) (retriable: false);
    *   CEG_QUEUE_FULL (retriable: true).
-   * Typing: with a generated kind name (`'PriceLoadingCompleted'`) the data must have that kind's
-   *   generated payload type (bus spec X1); any other string takes plain JSON.
+   * Typing: a kind of the generated `EventKinds` (name or eventId) takes its generated payload
+   *   type (bus spec X1); an unknown kind literal does not compile; a name only known at run time
+   *   (`string`) takes plain JSON, checked at run time.
    */
-  publish<K extends KindName>(kind: K, data: PayloadOf<K>, opts?: PublishOptions): PublishReceipt | undefined;
-  /** Any other kind name or an eventId: plain JSON, checked at run time. */
-  publish<S extends string>(kind: S extends KindName ? never : S, data: JsonValue, opts?: PublishOptions): PublishReceipt | undefined;
+  publish<K extends string>(kind: KindArg<K>, data: DataOf<K>, opts?: PublishOptions): PublishReceipt | undefined;
   publish(kind: string, data: JsonValue, opts: PublishOptions = {}): PublishReceipt | undefined {
     const event = prepareEvent(this.#codec, this.#identity, kind, data, opts);
     if (event === undefined) return undefined;
@@ -70,7 +100,7 @@ export class Publisher {
     const id = attributes.id;
     const correlationid = attributes.correlationid as string;
     const [delivered] = this.#records.send([{ topic, record }]);
-    const d = delivered!;
-    return { id, correlationid, delivered: d, deliveredWithin: (timeoutMs) => within(d, timeoutMs, id) };
+    const d = delivered!.then((p) => new DeliveredPosition(p.topic, p.partition, p.offset));
+    return { id, correlationid, delivered: d, deliveredWithin: (timeoutMs) => within(d, timeoutMs, id), toJSON: () => ({ id, correlationid }) };
   }
 }

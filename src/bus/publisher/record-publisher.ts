@@ -7,7 +7,7 @@
  */
 import { GatewayError, errorMessage } from '../../core/errors.js';
 import type { RetryPolicy } from '../../core/retry.js';
-import { sleep } from '../../core/retry.js';
+import { retrying } from '../../core/retrying.js';
 import type { Logger } from '../../observability/index.js';
 import type { OutboundRecord, Position, Transport } from '../../transport/port.js';
 import { OutboundQueue } from './outbound-queue.js';
@@ -189,48 +189,63 @@ export class RecordPublisher {
 
   async #produceWithRetry(topic: string, records: readonly Pending[]): Promise<void> {
     let group = records;
-    for (let attempt = 1; ; attempt++) {
-      group = group.filter((p) => !p.done);
-      if (group.length === 0) return;
-      for (const p of group) p.inFlight = true;
-      try {
-        const positions = await this.#transport.produce(topic, group.map((p) => p.record));
-        group.forEach((p, i) => {
-          p.done = true;
-          p.resolve(positions[i]!);
-        });
-        this.#stats.published += group.length;
-        return;
-      } catch (err) {
-        const ge = asGatewayError(err, topic);
-        if (!appendedNothing(ge)) for (const p of group) p.maybeWritten = true;
-        if (!ge.retriable && group.length > 1) {
-          // The broker refused the request for good: one record may be the cause (too large, say).
-          // Halve it and send each half in order: a bad record costs log2(n) extra requests, not
-          // one request per record, so the other partners' records queued behind wait little.
-          this.#log.warn({ topic, records: group.length, code: ge.code, err: ge.message }, 'batch refused; sending it in halves to isolate the refused records');
-          const half = Math.ceil(group.length / 2);
-          for (const p of group) p.inFlight = false;
-          await this.#produceWithRetry(topic, group.slice(0, half));
-          await this.#produceWithRetry(topic, group.slice(half));
-          return;
-        }
-        const last = !ge.retriable || attempt >= this.#opts.retry.maxAttempts || this.#closing.signal.aborted;
-        this.#log.warn({ topic, records: group.length, attempt, code: ge.code, err: ge.message }, last ? 'publish failed' : 'publish failed, retrying');
-        for (const p of group) p.inFlight = false;
-        if (last) {
-          this.#stats.failed += group.length;
-          const named = this.#namedLimit(ge, topic, group);
-          for (const p of group) {
-            p.done = true;
-            p.reject(withFate(named, p.maybeWritten ? 'unconfirmed' : 'notStored'));
+    let lastError: GatewayError | undefined;
+    let positions: readonly Position[];
+    try {
+      positions = await retrying(
+        async () => {
+          // Records their callers withdrew while this group waited between attempts are left out.
+          group = group.filter((p) => !p.done);
+          if (group.length === 0) return [];
+          for (const p of group) p.inFlight = true;
+          try {
+            return await this.#transport.produce(topic, group.map((p) => p.record));
+          } catch (err) {
+            const ge = asGatewayError(err, topic);
+            if (!appendedNothing(ge)) for (const p of group) p.maybeWritten = true;
+            for (const p of group) p.inFlight = false;
+            throw ge;
           }
-          return;
-        }
-        this.#stats.retried += group.length;
-        await sleep(this.#opts.retry.delayMs(attempt), this.#closing.signal).catch(() => undefined);
+        },
+        {
+          policy: this.#opts.retry,
+          signal: this.#closing.signal,
+          onRetry: ({ attempt, error }) => {
+            lastError = error as GatewayError;
+            this.#stats.retried += group.length;
+            this.#log.warn({ topic, records: group.length, attempt, code: lastError.code, err: lastError.message }, 'publish failed, retrying');
+          },
+        },
+      );
+    } catch (err) {
+      // Closing cut a backoff short (the records fail with the broker error that put them there)
+      // or came before the first attempt (as for records still queued at close).
+      const ge = err !== this.#closing.signal.reason ? asGatewayError(err, topic) : (lastError ?? new GatewayError('CEG_CLOSED', 'publisher closed before the record was sent', { retriable: true }));
+      group = group.filter((p) => !p.done);
+      if (!ge.retriable && group.length > 1) {
+        // The broker refused the request for good: one record may be the cause (too large, say).
+        // Halve it and send each half in order: a bad record costs log2(n) extra requests, not
+        // one request per record, so the other partners' records queued behind wait little.
+        this.#log.warn({ topic, records: group.length, code: ge.code, err: ge.message }, 'batch refused; sending it in halves to isolate the refused records');
+        const half = Math.ceil(group.length / 2);
+        await this.#produceWithRetry(topic, group.slice(0, half));
+        await this.#produceWithRetry(topic, group.slice(half));
+        return;
       }
+      this.#log.warn({ topic, records: group.length, code: ge.code, err: ge.message }, 'publish failed');
+      this.#stats.failed += group.length;
+      const named = this.#namedLimit(ge, topic, group);
+      for (const p of group) {
+        p.done = true;
+        p.reject(withFate(named, p.maybeWritten ? 'unconfirmed' : 'notStored'));
+      }
+      return;
     }
+    group.forEach((p, i) => {
+      p.done = true;
+      p.resolve(positions[i]!);
+    });
+    this.#stats.published += group.length;
   }
 
   /** A broker's "too large" names the topic's limit when it is known (issue 12: every refusal names its cause). */

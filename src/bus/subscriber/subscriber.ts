@@ -17,11 +17,13 @@
  */
 import { GatewayError, errorMessage } from '../../core/errors.js';
 import type { RetryPolicy } from '../../core/retry.js';
-import { sleep } from '../../core/retry.js';
+import { retrying } from '../../core/retrying.js';
 import type { EventCodec } from '../../codec/event/index.js';
-import { DEFAULT_ENVELOPE_LIMITS, assertTopicName } from '../../envelope/index.js';
+import { assertTopicName } from '../../core/topic-name.js';
+import { DEFAULT_ENVELOPE_LIMITS } from '../../envelope/index.js';
 import type { EnvelopeLimits } from '../../envelope/index.js';
 import type { Envelope } from '../../envelope/types.js';
+import type { EventOf, KindArg } from '../../catalog/kinds.js';
 import type { Logger } from '../../observability/index.js';
 import type { Consumption, OutboundRecord, TopicSpec, RecordContext, RecordDecision, StartFrom, Transport, TransportRecord } from '../../transport/port.js';
 import { RECORD_DONE, redeliverAfter } from '../../transport/port.js';
@@ -59,18 +61,23 @@ export interface DeliveryContext {
 /**
  * Returning nothing or `ack` = handled; `retry(reason)` / `deadLetter(reason)` decide explicitly.
  * Throwing a GatewayError with retriable: false dead-letters at once; any other throw is retried.
+ * Typing: for kinds of the generated `EventKinds`, `event` is `EventOf<K>` (`event.data.value` has
+ * the kind's generated received type); for kinds only known at run time, the plain Envelope.
  */
-export type EventHandler = (event: Envelope, ctx: DeliveryContext) => Promise<Outcome | void>;
+export type EventHandler<K extends string = string> = (event: EventOf<K>, ctx: DeliveryContext) => Promise<Outcome | void>;
 
 /** `key`: per-key order kept, retries in place; `none`: retries through the retry topic. */
 export type Ordering = 'key' | 'none';
 
-export interface SubscribeOptions {
+export interface SubscribeOptions<K extends string = string> {
   /** Durable subscription name = consumer group id (bus spec S1); names `<name>.dlq` and `<name>.retry`. */
   readonly subscription: string;
-  /** Event kinds by eventId or business name; records of other kinds on the same topics are skipped. */
-  readonly kinds: readonly string[];
-  readonly handler: EventHandler;
+  /**
+   * Event kinds by eventId or business name; records of other kinds on the same topics are
+   * skipped. An unknown kind literal does not compile once kinds are generated (`KindArg`).
+   */
+  readonly kinds: readonly KindArg<K>[];
+  readonly handler: EventHandler<K>;
   /** For a subscription with no committed offset; default 'latest' (bus spec T5). */
   readonly startFrom?: StartFrom;
   readonly retry: RetryPolicy;
@@ -204,17 +211,16 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
       : idempotencyStage(o.idempotency, o.subscription, (err, e) => log.warn({ subscription: o.subscription, id: e.attributes.id, err: errorMessage(err) }, 'recording a final outcome in the idempotency store failed'));
 
   /** Produces with retries until it succeeds or the subscription stops: dropping it would lose the record. */
+  // Every failure is retried (dropping the record would lose it) until success or the member stops:
+  // an abort rejects, leaving the record uncommitted, so it comes again.
   async function produceDurably(topic: string, record: OutboundRecord, what: string, signal: AbortSignal): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await transport.produce(topic, [record], { signal });
-        return;
-      } catch (err) {
-        if (signal.aborted) throw signal.reason; // leaves the record uncommitted: it comes again
-        log.warn({ subscription: o.subscription, topic, err: errorMessage(err), attempt }, `${what} produce failed, retrying`);
-        await sleep(o.retry.delayMs(Math.min(attempt, 10)), signal);
-      }
-    }
+    await retrying(({ signal: s }) => transport.produce(topic, [record], { signal: s }), {
+      policy: o.retry,
+      maxAttempts: Infinity,
+      signal,
+      classify: () => true,
+      onRetry: ({ attempt, error }) => log.warn({ subscription: o.subscription, topic, err: errorMessage(error), attempt }, `${what} produce failed, retrying`),
+    });
   }
 
   async function sendToDeadLetter(record: TransportRecord, reason: string, n: number, firstFailureMs: number, origin: Origin, signal: AbortSignal, event?: Envelope, oversized = false, failure?: DeliveryFailure): Promise<void> {

@@ -57,7 +57,8 @@ export class SubscriptionStore {
   async start(): Promise<void> {
     await this.#transport.ensureTopics([subscriptionsTopicSpec(this.topic)]);
     const ends = await this.#transport.endOffsets(this.topic);
-    this.#read = await this.#transport.read({ topics: [this.topic], from: { kind: 'earliest' } }, (r) => Promise.resolve(this.#apply(r)));
+    // Retried start: one read only (it keeps following once started).
+    this.#read ??= await this.#transport.read({ topics: [this.topic], from: { kind: 'earliest' } }, (r) => Promise.resolve(this.#apply(r)));
     this.#read.done.catch((err: unknown) => this.#log.error({ topic: this.topic, err: errorMessage(err) }, 'reading the subscriptions topic stopped'));
     await Promise.all(ends.map((e) => this.#until(e.partition, e.offset, 60_000)));
   }

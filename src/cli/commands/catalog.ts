@@ -1,5 +1,6 @@
 /**
- * `ce-gateway catalog generate [--catalog DIR] [--out DIR] [--check]` and
+ * `ce-gateway catalog generate [--catalog DIR] [--out DIR] [--check]` (folders of the caller's project,
+ * relative to the working directory) and
  * `ce-gateway catalog export --out DIR [--catalog DIR] [--format json|yaml] [--base-url URL]`.
  * Exit codes: 0 ok; 1 `--check` found stale generated files; 2 usage, catalog or file error.
  * Spec: bus spec X1 (generated code checked for staleness in CI), X2 (AsyncAPI + JSON Schemas).
@@ -8,8 +9,8 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { errorMessage } from '../../core/errors.js';
 import { defaultCatalogDir, loadCatalog } from '../../catalog/index.js';
-import { checkGeneratedFiles, defaultGeneratedDir, generateCatalogFiles, isUpToDate, writeGeneratedFiles } from '../../catalog/generate/index.js';
-import { exportCatalogFiles, writeExportedFiles } from '../../catalog/export/index.js';
+import { checkGeneratedFiles, generateCatalogFiles, isUpToDate, resolveGeneratePaths, writeGeneratedFiles } from '../../artifacts/generate/index.js';
+import { exportCatalogFiles, writeExportedFiles } from '../../artifacts/export/index.js';
 import { EXIT_CHECK_FAILED, EXIT_OK, EXIT_USAGE, setup } from '../context.js';
 
 function fail(message: string): never {
@@ -22,15 +23,19 @@ export function registerCatalogCommand(program: Command): void {
 
   catalog
     .command('generate')
-    .description('write the TypeScript constants and payload types of the catalog (src/catalog/generated); --check compares instead of writing')
-    .option('--catalog <dir>', 'catalog directory (default: the package schemas/; CATALOG_DIR is not used, the generated code is the package\'s own)')
-    .option('--out <dir>', 'output directory (default: the package src/catalog/generated)')
+    .description(
+      'write the TypeScript constants, payload types and typed-API registration (kinds.ts) of a catalog into your project; --check compares instead of writing',
+    )
+    .option('--catalog <dir>', 'catalog directory holding catalog.yaml (default: ./schemas; CATALOG_DIR is not used)')
+    .option('--out <dir>', 'output directory, never inside node_modules (default: ./src/catalog/generated)')
     .option('--check', 'regenerate in memory and exit 1 when the files differ (for CI)')
     .action((opts: { catalog?: string; out?: string; check?: boolean }) => {
-      const out = opts.out === undefined ? defaultGeneratedDir() : resolve(opts.out);
       let files;
+      let out: string;
       try {
-        files = generateCatalogFiles(loadCatalog(opts.catalog === undefined ? defaultCatalogDir() : resolve(opts.catalog)));
+        const paths = resolveGeneratePaths(opts, process.cwd());
+        out = paths.outDir;
+        files = generateCatalogFiles(loadCatalog(paths.catalogDir), paths.target);
       } catch (err) {
         fail(errorMessage(err));
       }
@@ -43,7 +48,7 @@ export function registerCatalogCommand(program: Command): void {
         for (const p of check.changed) process.stderr.write(`stale: ${p}\n`);
         for (const p of check.missing) process.stderr.write(`missing: ${p}\n`);
         for (const p of check.extra) process.stderr.write(`no longer generated: ${p}\n`);
-        process.stderr.write('run `ce-gateway catalog generate` and commit the result\n');
+        process.stderr.write('run `ce-gateway catalog generate` (same --catalog and --out) and commit the result\n');
         process.exit(EXIT_CHECK_FAILED);
       }
       try {
@@ -60,13 +65,14 @@ export function registerCatalogCommand(program: Command): void {
     .requiredOption('--out <dir>', 'output directory')
     .option('--catalog <dir>', 'catalog directory (default: CATALOG_DIR, else the package schemas/)')
     .option('--format <format>', 'json or yaml (the AsyncAPI document; JSON Schemas are always JSON)', 'json')
-    .option('--base-url <url>', 'public base URL of the gateway HTTP API, for JSON Schema $id and links')
+    .option('--base-url <url>', 'public base URL of the gateway HTTP API (PUBLIC_BASE_URL for this run): JSON Schema $id, links and the dataschema address unless DATASCHEMA_BASE_URL is set')
     .option('--title <title>', 'info.title of the AsyncAPI document')
     .option('--api-version <version>', 'info.version of the AsyncAPI document (default 1.0.0)')
     .action((opts: { out: string; catalog?: string; format: string; baseUrl?: string; title?: string; apiVersion?: string }) => {
       if (opts.format !== 'json' && opts.format !== 'yaml') fail(`--format must be json or yaml, not ${opts.format}`);
       try {
-        const { config } = setup(program);
+        // --base-url is PUBLIC_BASE_URL for this run, so `dataschema` follows it as it does in the gateway.
+        const { config } = setup(program, opts.baseUrl === undefined ? {} : { PUBLIC_BASE_URL: opts.baseUrl });
         const cat = loadCatalog(opts.catalog !== undefined ? resolve(opts.catalog) : config.catalogDir ?? defaultCatalogDir());
         const files = exportCatalogFiles(
           cat,
@@ -75,7 +81,7 @@ export function registerCatalogCommand(program: Command): void {
             ...(opts.apiVersion === undefined ? {} : { version: opts.apiVersion }),
             ...(config.kafka === undefined ? {} : { kafkaBrokers: config.kafka.brokers }),
             ...(config.registry === undefined ? {} : { registryUrl: config.registry.url }),
-            ...(opts.baseUrl === undefined ? {} : { publicBaseUrl: opts.baseUrl.replace(/\/+$/, '') }),
+            ...(opts.baseUrl === undefined ? {} : { publicBaseUrl: config.publicBaseUrl }),
             dataschemaBase: config.dataschemaBase,
           },
           opts.format,

@@ -52,6 +52,6 @@ export function registerOutboxCommand(program: Command): void {
       onSignals(async () => {
         await relay.stop();
         await gw.close();
-      }, log);
+      }, log, config.shutdownTimeoutMs);
     });
 }

@@ -36,6 +36,7 @@ interface CommonOptions {
 interface CheckOptions extends CommonOptions {
   readonly git?: boolean;
   readonly base?: string;
+  readonly baseline?: string;
 }
 
 function usage(message: string): GatewayError {
@@ -71,12 +72,13 @@ export async function runSchemasCheck(program: Command, opts: CheckOptions): Pro
   try {
     if (opts.git && opts.registry !== undefined) throw usage('use either --registry or --git, not both');
     if (opts.base !== undefined && !opts.git) throw usage('--base needs --git');
+    if (opts.baseline !== undefined && !opts.git) throw usage('--baseline needs --git');
     const { config } = setup(program);
     const dir = catalogDir(opts.catalog, config.catalogDir);
     let history: SchemaHistory;
     const reg = opts.git ? undefined : registryFrom(opts.registry, config.registry);
     if (reg !== undefined) history = createRegistryHistory(reg.registry, reg.description);
-    else history = createGitHistory({ catalogDir: dir, ...(opts.base === undefined ? {} : { base: opts.base }) });
+    else history = createGitHistory({ catalogDir: dir, ...(opts.base === undefined ? {} : { base: opts.base }), ...(opts.baseline === undefined ? {} : { baseline: opts.baseline }) });
     const loaded = loadCatalogForCheck(dir);
     const report = loaded.catalog !== undefined ? await checkCatalog(loaded.catalog, history) : invalidFilesReport(history, dir, loaded.invalidFiles);
     process.stdout.write(`${opts.json ? JSON.stringify(report) : formatCheckReport(report)}\n`);
@@ -118,6 +120,7 @@ export function registerSchemasCommand(program: Command): void {
     .option('--registry <url>', 'schema registry base URL (default: SCHEMA_REGISTRY_URL)')
     .option('--git', 'compare with every earlier version of each schema file in git history')
     .option('--base <rev>', 'with --git: history up to this revision (default HEAD)')
+    .option('--baseline <rev>', 'with --git: accepted state — versions committed before this revision (e.g. the tag of an accepted breaking change) are not compared')
     .option('--catalog <dir>', 'catalog directory (default: CATALOG_DIR, ./schemas, or the package\'s own)')
     .option('--json', 'print the report as JSON')
     .action(async (opts: CheckOptions) => {

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { createGateway } from '../../app/index.js';
+import { loadCatalog } from '../../catalog/index.js';
 import { loadConnectors, startConnectors } from '../../connectors/index.js';
 import { EXIT_USAGE, onSignals, setup } from '../context.js';
 import { errorMessage } from '../../core/errors.js';
@@ -10,8 +11,8 @@ export function registerServeCommand(program: Command): void {
     .description('run the HTTP gateway (POST /events, /readyz, /metrics); Kafka and the registry from KAFKA_BROKERS / SCHEMA_REGISTRY_URL, in-memory when unset')
     .action(async () => {
       const { config, log } = setup(program);
-      // A bad connector file stops start-up before anything listens.
-      const defs = config.connectorsDir === undefined ? [] : loadConnectors(config.connectorsDir);
+      // A bad connector file (or one naming a kind the catalog lacks) stops start-up before anything listens.
+      const defs = config.connectorsDir === undefined ? [] : loadConnectors(config.connectorsDir, { catalog: loadCatalog(config.catalogDir) });
       const gw = createGateway(config, log);
       gw.declareSubscriptions(defs.flatMap((d) => (d.kind === 'subscription' && d.enabled ? [d.runtime] : [])));
       // A start-up failure that waiting cannot mend (a schema the registry refuses, say) ends the
@@ -27,6 +28,6 @@ export function registerServeCommand(program: Command): void {
       onSignals(async () => {
         await connectors.stop();
         await gw.close();
-      }, log);
+      }, log, config.shutdownTimeoutMs);
     });
 }

@@ -30,7 +30,7 @@ export function registerSubscribeCommand(program: Command): void {
       });
       log.info({ subscription: sub.name }, 'subscribed');
       process.stderr.write(`subscribed ${sub.name}\n`);
-      onSignals(() => gw.close(), log);
+      onSignals(() => gw.close(), log, config.shutdownTimeoutMs);
       await Promise.race([finished, sub.done]);
       await gw.close();
     });

@@ -63,7 +63,7 @@ export function registerTailCommand(program: Command): void {
       onSignals(async () => {
         await read.stop();
         await gw.close();
-      }, log);
+      }, log, config.shutdownTimeoutMs);
       await read.done;
     });
 }

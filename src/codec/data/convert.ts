@@ -24,14 +24,6 @@ function convertersOf(type: AvroType): Compiled {
   return c;
 }
 
-/**
- * Compiles the converters of `type` now (setup time) instead of on first use.
- * Errors: Error for a type not built by `avroType()` with an unsupported shape (programming error).
- */
-export function precompile(type: AvroType): void {
-  convertersOf(type);
-}
-
 function invalidData(violations: readonly Violation[], schemaName: string | undefined): GatewayError {
   const listed = violations.slice(0, MAX_LISTED_VIOLATIONS);
   const summary = listed

@@ -1,7 +1,8 @@
 /** Loader of the top-level `connectors/*.yaml` files and their start-up. */
 export { loadConnectors } from './load.js';
+export type { LoadContext } from './load.js';
 export { parseConnectorText, problemPath } from './parse.js';
-export type { ParseContext, ParsedConnector } from './parse.js';
+export type { ParseContext, ParsedConnector, ResolvedSink } from './parse.js';
 export { DEFAULT_RETRY, connectorFileSchema, connectorKinds } from './schema.js';
 export type { ConnectorFile, ConnectorKind, ParsedConnectorFile } from './schema.js';
 export { connectorHandler, startConnectors } from './start.js';

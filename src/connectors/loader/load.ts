@@ -8,8 +8,9 @@
 import { accessSync, constants, readFileSync, readdirSync, statSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { GatewayError } from '../../core/errors.js';
+import type { Catalog } from '../../catalog/index.js';
 import { parseConnectorText } from './parse.js';
-import type { ParseContext } from './parse.js';
+import type { ParseContext, ResolvedSink } from './parse.js';
 import type { ConnectorDefinition, ConnectorProblem } from './types.js';
 
 const CONNECTOR_FILE = /^[A-Za-z0-9][A-Za-z0-9._-]*\.ya?ml$/;
@@ -32,13 +33,16 @@ function isExecutableFile(p: string): boolean {
   }
 }
 
+/** What {@link loadConnectors} checks against besides the files. */
+export interface LoadContext extends ParseContext {
+  /** When given, every kind an enabled connector names must be in it (else a problem naming the file). */
+  readonly catalog?: Pick<Catalog, 'byName' | 'byEventId' | 'kinds'>;
+}
+
 /** Problems only the file system can show: a missing or non-executable script, a missing folder. */
-function fileSystemProblems(def: ConnectorDefinition): ConnectorProblem[] {
+function fileSystemProblems(file: string, d: ResolvedSink, prefix = ''): ConnectorProblem[] {
   const out: ConnectorProblem[] = [];
-  const at = (path: string, problem: string): void => void out.push({ file: def.file, path: def.kind === 'subscription' ? `delivery.${path}` : path, problem });
-  // A subscription file with a host sink is checked like the short form of that sink.
-  const d = def.kind !== 'subscription' ? def : def.runtime.delivery.mode === 'shell-hook' ? { kind: 'shell-hook' as const, sink: def.runtime.delivery.sink } : def.runtime.delivery.mode === 'file-drop' ? { kind: 'file-drop' as const, sink: def.runtime.delivery.sink } : undefined;
-  if (d === undefined) return out;
+  const at = (path: string, problem: string): void => void out.push({ file, path: `${prefix}${path}`, problem });
   if (d.kind === 'shell-hook') {
     const file = d.sink.command[0]!;
     if (isAbsolute(file)) {
@@ -53,6 +57,24 @@ function fileSystemProblems(def: ConnectorDefinition): ConnectorProblem[] {
   return out;
 }
 
+/** File-system problems of a connector's host sink (a subscription file's `delivery.sink` too; push has none). */
+function hostSinkProblems(file: string, d: ConnectorDefinition): ConnectorProblem[] {
+  if (d.kind !== 'subscription') return fileSystemProblems(file, d);
+  const delivery = d.runtime.delivery;
+  if (delivery.mode === 'shell-hook') return fileSystemProblems(file, { kind: 'shell-hook', sink: delivery.sink, enabled: true }, 'delivery.');
+  if (delivery.mode === 'file-drop') return fileSystemProblems(file, { kind: 'file-drop', sink: delivery.sink, enabled: true }, 'delivery.');
+  return [];
+}
+
+/** Kinds the catalog does not have, each as a problem at `kinds[i]` listing the known names. */
+function kindProblems(d: ConnectorDefinition, catalog: NonNullable<LoadContext['catalog']>): ConnectorProblem[] {
+  return d.kinds.flatMap((k, i) =>
+    catalog.byName(k) ?? catalog.byEventId(k)
+      ? []
+      : [{ file: d.file, path: `kinds[${i}]`, problem: `unknown event kind "${k}"; the catalog has ${catalog.kinds.map((c) => c.name).join(', ')} (business name or eventId)` }],
+  );
+}
+
 function invalid(dir: string, problems: readonly ConnectorProblem[]): GatewayError {
   const list = problems.map((p) => `${p.file}: ${p.path}: ${p.problem}`).join('; ');
   return new GatewayError('CEG_INVALID_OPTIONS', `connectors in ${dir} are invalid (${problems.length} problem(s)): ${list}`, {
@@ -64,13 +86,14 @@ function invalid(dir: string, problems: readonly ConnectorProblem[]): GatewayErr
 /**
  * Loads and validates every connector file directly in `dir` (enabled or not), in file-name order.
  * Enabled connectors are also checked on the file system (script exists and is executable,
- * working directory exists, drop directory exists unless it may be created). Subscription names
- * must be unique across the files. Synchronous: it runs once at startup.
+ * working directory exists, drop directory exists unless it may be created) — also when other
+ * parts of their file are invalid — and, given `ctx.catalog`, their kinds against the catalog.
+ * Subscription names must be unique across the files. Synchronous: it runs once at startup.
  * Errors: GatewayError CEG_INVALID_OPTIONS (retriable: false) when `dir` is not a directory or any
  *   file has a problem; `details.problems` lists every one as `{ file, path, problem }`.
  * Spec: DESIGN "Connectors".
  */
-export function loadConnectors(dir: string, ctx: ParseContext = {}): ConnectorDefinition[] {
+export function loadConnectors(dir: string, ctx: LoadContext = {}): ConnectorDefinition[] {
   const root = resolve(dir);
   if (!isDirectory(root)) throw invalid(root, [{ file: root, path: '(root)', problem: 'not a directory' }]);
   const files = readdirSync(root, { withFileTypes: true })
@@ -85,13 +108,14 @@ export function loadConnectors(dir: string, ctx: ParseContext = {}): ConnectorDe
     const r = parseConnectorText(readFileSync(file, 'utf8'), file, ctx);
     if (!r.ok) {
       problems.push(...r.problems);
+      if (r.sink?.enabled === true) problems.push(...fileSystemProblems(file, r.sink));
       continue;
     }
     const d = r.definition;
     const first = bySubscription.get(d.subscription);
     if (first !== undefined) problems.push({ file, path: 'subscription', problem: `subscription ${d.subscription} is already used by ${first}` });
     else bySubscription.set(d.subscription, file);
-    if (d.enabled) problems.push(...fileSystemProblems(d));
+    if (d.enabled) problems.push(...hostSinkProblems(file, d), ...(ctx.catalog === undefined ? [] : kindProblems(d, ctx.catalog)));
     defs.push(d);
   }
   if (problems.length > 0) throw invalid(root, problems);

@@ -6,14 +6,16 @@
 import { basename, dirname, extname } from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
 import { retryPolicy } from '../../core/retry.js';
-import { fileDropOptionsFrom } from '../sinks/file-drop/index.js';
-import { shellHookOptionsFrom } from '../sinks/shell-hook/index.js';
+import { fileDropOptionsFrom, fileDropSettingsSchema } from '../sinks/file-drop/index.js';
+import { shellHookOptionsFrom, shellHookSettingsSchema } from '../sinks/shell-hook/index.js';
 import { connectorFileSchema } from './schema.js';
 import type { ParsedConnectorFile } from './schema.js';
 import { SECRET_PATTERN, groupOf, pushDeliverySchema } from '../../bus/subscriptions/index.js';
 import { fieldPath } from '../../bus/subscriptions/index.js';
 import type { RuntimeDelivery, RuntimeSubscription } from '../subscriptions/runtime.js';
 import type { ConnectorDefinition, ConnectorProblem } from './types.js';
+import type { FileDropOptions } from '../sinks/file-drop/index.js';
+import type { ShellHookOptions } from '../sinks/shell-hook/index.js';
 
 /** A zod issue path as `a.b[0].c`; `(root)` for the document itself. */
 export function problemPath(path: readonly PropertyKey[]): string {
@@ -27,8 +29,36 @@ export interface ParseContext {
   readonly environment?: Readonly<Record<string, string | undefined>>;
 }
 
-/** The result of parsing one file: a definition when there was no problem. */
-export type ParsedConnector = { readonly ok: true; readonly definition: ConnectorDefinition } | { readonly ok: false; readonly problems: readonly ConnectorProblem[] };
+/** A connector's sink, resolved: what the loader checks on the file system. */
+export type ResolvedSink = (
+  | { readonly kind: 'shell-hook'; readonly sink: ShellHookOptions }
+  | { readonly kind: 'file-drop'; readonly sink: FileDropOptions }
+) & { readonly enabled: boolean };
+
+/**
+ * The result of parsing one file: a definition when there was no problem. With problems, `sink`
+ * is the sink section when it is valid by itself, so that the loader can still check its paths
+ * and report every problem of the file at once.
+ */
+export type ParsedConnector =
+  | { readonly ok: true; readonly definition: ConnectorDefinition }
+  | { readonly ok: false; readonly problems: readonly ConnectorProblem[]; readonly sink?: ResolvedSink };
+
+/** The sink section of a file whose other parts are invalid, when `kind` and `sink` are valid. */
+function sinkAlone(raw: unknown, baseDir: string, ctx: ParseContext): ResolvedSink | undefined {
+  if (typeof raw !== 'object' || raw === null) return undefined;
+  const { kind, sink, enabled } = raw as { kind?: unknown; sink?: unknown; enabled?: unknown };
+  const on = enabled !== false;
+  if (kind === 'shell-hook') {
+    const s = shellHookSettingsSchema.safeParse(sink);
+    return s.success ? { kind, enabled: on, sink: shellHookOptionsFrom(s.data, { baseDir, ...(ctx.environment === undefined ? {} : { environment: ctx.environment }) }) } : undefined;
+  }
+  if (kind === 'file-drop') {
+    const s = fileDropSettingsSchema.safeParse(sink);
+    return s.success ? { kind, enabled: on, sink: fileDropOptionsFrom(s.data, { baseDir }) } : undefined;
+  }
+  return undefined;
+}
 
 /**
  * Parses and validates the YAML `text` of the connector file `file` (absolute path; relative
@@ -46,11 +76,12 @@ export function parseConnectorText(text: string, file: string, ctx: ParseContext
   const raw: unknown = doc.toJS();
   if (raw === null || raw === undefined) return { ok: false, problems: [{ file, path: '(root)', problem: 'the file is empty' }] };
   const parsed = connectorFileSchema.safeParse(raw);
+  const baseDir = dirname(file);
   if (!parsed.success) {
-    return { ok: false, problems: parsed.error.issues.map((i) => ({ file, path: problemPath(i.path), problem: i.message })) };
+    const sink = sinkAlone(raw, baseDir, ctx);
+    return { ok: false, problems: parsed.error.issues.map((i) => ({ file, path: problemPath(i.path), problem: i.message })), ...(sink === undefined ? {} : { sink }) };
   }
   const c = parsed.data;
-  const baseDir = dirname(file);
   if (c.kind === 'subscription') return parseSubscriptionFile(c, file, baseDir, ctx);
   const b = c.retry.backoff;
   const base = {

@@ -47,10 +47,27 @@ export function connectorHandler(d: ConnectorDefinition, log: Logger): EventHand
 }
 
 /**
+ * Runs `start` for connector `d`; a failure is rethrown naming the connector's file: a
+ * GatewayError keeps its code and retriability and gains `details.file` / `details.connector`,
+ * any other error becomes the cause of CEG_INVALID_OPTIONS (retriable: false).
+ */
+async function naming<T>(d: ConnectorDefinition, start: () => Promise<T>): Promise<T> {
+  try {
+    return await start();
+  } catch (err) {
+    const where = { file: d.file, connector: d.name, subscription: d.subscription };
+    if (err instanceof GatewayError) throw new GatewayError(err.code, `connector ${d.file}: ${err.message}`, { retriable: err.retriable, cause: err, details: { ...err.details, ...where } });
+    throw new GatewayError('CEG_INVALID_OPTIONS', `connector ${d.file}: ${errorMessage(err)}`, { retriable: false, cause: err, details: where });
+  }
+}
+
+/**
  * Subscribes every enabled connector of `defs` on `host`, one after the other; resolves when all
  * have joined their groups. If one fails to start, those already started are stopped and the
- * error is rethrown (e.g. GatewayError CEG_UNKNOWN_TYPE for a kind the catalog does not know,
- * CEG_INVALID_NAME, or a file-system error creating a drop directory).
+ * error is rethrown naming the connector's file (`details.file`): e.g. GatewayError
+ * CEG_UNKNOWN_TYPE for a kind the catalog does not know, CEG_INVALID_NAME, or CEG_INVALID_OPTIONS
+ * caused by a file-system error creating a drop directory. (`loadConnectors` with a catalog
+ * reports unknown kinds before anything starts.)
  * Spec: bus spec S1 (subscription name = durable key), S5.
  */
 export async function startConnectors(host: ConnectorHost, defs: readonly ConnectorDefinition[], log: Logger, opts: { readonly instanceId?: string } = {}): Promise<ConnectorsHandle> {
@@ -61,25 +78,28 @@ export async function startConnectors(host: ConnectorHost, defs: readonly Connec
   };
   try {
     for (const d of defs) {
-      const clog = log.child({ connector: d.name, kind: d.kind, subscription: d.subscription });
+      // The sinks name the subscription in each of their lines; binding it here too would repeat the key.
+      const clog = log.child({ connector: d.name, kind: d.kind });
       if (!d.enabled) {
-        clog.info({ file: d.file }, 'connector disabled, not started');
+        clog.info({ subscription: d.subscription, file: d.file }, 'connector disabled, not started');
         continue;
       }
       if (d.kind === 'subscription') continue; // the gateway's reconciler runs these (declareSubscriptions)
-      if (d.kind === 'file-drop' && d.sink.createDirectories) await mkdir(d.sink.directory, { recursive: true, mode: 0o755 });
-      const subscription = await host.subscribe({
-        subscription: d.subscription,
-        kinds: d.kinds,
-        handler: connectorHandler(d, clog),
-        retry: d.retry,
-        startFrom: d.startFrom,
-        ordering: d.ordering,
-        ...(opts.instanceId === undefined ? {} : { instanceId: opts.instanceId }),
+      const subscription = await naming(d, async () => {
+        if (d.kind === 'file-drop' && d.sink.createDirectories) await mkdir(d.sink.directory, { recursive: true, mode: 0o755 });
+        return host.subscribe({
+          subscription: d.subscription,
+          kinds: d.kinds,
+          handler: connectorHandler(d, clog),
+          retry: d.retry,
+          startFrom: d.startFrom,
+          ordering: d.ordering,
+          ...(opts.instanceId === undefined ? {} : { instanceId: opts.instanceId }),
+        });
       });
-      subscription.done.catch((err: unknown) => clog.error({ err: errorMessage(err) }, 'connector subscription failed'));
+      subscription.done.catch((err: unknown) => clog.error({ subscription: d.subscription, err: errorMessage(err) }, 'connector subscription failed'));
       running.push({ definition: d, subscription });
-      clog.info({ kinds: d.kinds, file: d.file }, 'connector started');
+      clog.info({ subscription: d.subscription, kinds: d.kinds, file: d.file }, 'connector started');
     }
   } catch (err) {
     await stop();

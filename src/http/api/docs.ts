@@ -11,8 +11,8 @@
 import { Router } from 'express';
 import { GatewayError } from '../../core/errors.js';
 import type { Catalog } from '../../catalog/index.js';
-import { buildAsyncApi, jsonSchemaUrl, naturalJsonSchema, toJsonText, toYamlText } from '../../catalog/export/index.js';
-import type { AsyncApiOptions } from '../../catalog/export/index.js';
+import { buildAsyncApi, jsonSchemaUrl, naturalJsonSchema, toJsonText, toYamlText } from '../../artifacts/export/index.js';
+import type { AsyncApiOptions } from '../../artifacts/export/index.js';
 
 /** Options of {@link createDocsRouter}: the document's URLs (the app passes configuration values). */
 export type DocsOptions = AsyncApiOptions;

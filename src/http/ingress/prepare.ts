@@ -13,7 +13,7 @@
  */
 import { GatewayError } from '../../core/errors.js';
 import type { ErrorCode } from '../../core/errors.js';
-import { partitionKey } from '../../catalog/index.js';
+import { partitionKey, unknownTypeReason } from '../../catalog/index.js';
 import type { EventKind } from '../../catalog/index.js';
 import { completeOutbound } from '../../codec/event/index.js';
 import type { EventCodec, KindBinding, SchemaVersion } from '../../codec/event/index.js';
@@ -95,7 +95,7 @@ function prepareOne(env: Envelope, codec: EventCodec, opts: PrepareOptions, prob
   checkAttributeBounds(a, problems);
   const binding = codec.binding(a.type);
   if (binding === undefined) {
-    problems.push({ attribute: 'type', reason: `unknown event type "${a.type.slice(0, 100)}": not an eventId of the catalog (GET /catalog lists them)`, code: 'CEG_UNKNOWN_TYPE' });
+    problems.push({ attribute: 'type', reason: unknownTypeReason(codec.catalog, a.type), code: 'CEG_UNKNOWN_TYPE' });
     return undefined;
   }
   if (!binding.kind.publish) {

@@ -9,7 +9,7 @@
  * Avro 1.11 specification §"Schema Declaration", §"Schema Resolution".
  */
 import avsc from 'avsc';
-import type { Schema, Type } from 'avsc';
+import type { Schema } from 'avsc';
 import { GatewayError } from '../../core/errors.js';
 import type { CompatibilityLevel } from '../port.js';
 import { defaultProblems } from './defaults.js';
@@ -146,49 +146,4 @@ export function checkCompatibility(candidate: string | AvroSchema, previous: rea
     }
   }
   return findings;
-}
-
-/**
- * Whether data written with `writer` can be read with `reader` (both schema texts or parsed).
- * Errors: CEG_SCHEMA_INVALID as {@link checkCompatibility}.
- * Spec: Avro 1.11 §"Schema Resolution".
- */
-export function canRead(reader: string | AvroSchema, writer: string | AvroSchema): boolean {
-  return resolutionIssues(asSchema(reader).root, asSchema(writer).root).length === 0;
-}
-
-const parsedByType = new WeakMap<Type, AvroSchema>();
-
-/**
- * Parses Avro schema text into an avsc Type, after the full validation of {@link analyzeAvroSchema}.
- * Errors: GatewayError CEG_SCHEMA_INVALID (retriable: false) when it is not JSON or not valid Avro,
- *   `details.field` naming the first offending field path.
- */
-export function parseAvroSchema(text: string): Type {
-  const schema = parseAvro(text);
-  const type = avsc.Type.forSchema(schema.json as Schema, { wrapUnions: true });
-  parsedByType.set(type, schema);
-  return type;
-}
-
-function fromType(type: Type): AvroSchema {
-  return parsedByType.get(type) ?? parseAvro(JSON.stringify(type.schema({ exportAttrs: true })));
-}
-
-/**
- * Problems that make `candidate` incompatible with `previous` (oldest first) under `level`, as
- * strings `new schema cannot read version <n> (BACKWARD): <explanation>` or `version <n> cannot
- * read the new schema (FORWARD): <explanation>`; [] when compatible. The avsc-typed form the
- * in-memory registry uses; {@link checkCompatibility} gives structured findings.
- * Spec: as {@link checkCompatibility}.
- */
-export function compatibilityProblems(candidate: Type, previous: readonly { readonly version: number; readonly type: Type }[], level: CompatibilityLevel): string[] {
-  const findings = checkCompatibility(
-    fromType(candidate),
-    previous.map((p) => ({ version: p.version, schema: fromType(p.type) })),
-    level,
-  );
-  return findings.map((f) =>
-    f.direction === 'BACKWARD' ? `new schema cannot read version ${f.version} (BACKWARD): ${f.message}` : `version ${f.version} cannot read the new schema (FORWARD): ${f.message}`,
-  );
 }

@@ -1,5 +1,5 @@
 /** Avro helpers of the registry adapters: schema validation, schema resolution, compatibility checks. */
-export { analyzeAvroSchema, canRead, checkCompatibility, compatibilityProblems, levelPlan, parseAvro, parseAvroSchema } from './compat.js';
+export { analyzeAvroSchema, checkCompatibility, levelPlan, parseAvro } from './compat.js';
 export type { AvroSchema, CompatibilityFinding, PreviousSchema, SchemaAnalysis } from './compat.js';
 export { defaultValueProblem } from './defaults.js';
 export { explainIssue } from './explain.js';

@@ -10,7 +10,8 @@ import type {
   Consumption, GroupSpec, OffsetTarget, OutboundRecord, PartitionOffset, Position, ProduceOptions,
   RecordHandler, TopicSpec, Transport,
 } from '../port.js';
-import { abortedProduce, checkTopicName, checkTopicSpec, closedTransport, groupBusy } from '../topics.js';
+import { assertTopicName } from '../../core/topic-name.js';
+import { abortedProduce, checkTopicSpec, closedTransport, groupBusy } from '../topics.js';
 import { KafkaConsumption } from './consumption.js';
 import { fromKafkaError } from './errors.js';
 import { toKafkaHeaders } from './headers.js';
@@ -102,7 +103,7 @@ class KafkaTransport implements Transport {
 
   async partitionCount(topic: string): Promise<number> {
     this.#assertOpen();
-    checkTopicName(topic);
+    assertTopicName(topic);
     const cached = this.#partitionCounts.get(topic);
     if (cached !== undefined && Date.now() - cached.atMs < this.#opts.metadataMaxAgeMs) return cached.count;
     const { admin } = await this.#ready();
@@ -173,7 +174,7 @@ class KafkaTransport implements Transport {
 
   async read(spec: ReadSpec, handler: (record: TransportRecord) => Promise<void>): Promise<Read> {
     this.#assertOpen();
-    spec.topics.forEach((t) => checkTopicName(t));
+    spec.topics.forEach((t) => assertTopicName(t));
     const { admin } = await this.#ready();
     try {
       return await startKafkaRead(this.#consumerKafka('read'), admin, spec, handler, this.#opts);
@@ -183,7 +184,7 @@ class KafkaTransport implements Transport {
   }
 
   async endOffsets(topic: string): Promise<readonly PartitionOffset[]> {
-    checkTopicName(topic);
+    assertTopicName(topic);
     const { admin } = await this.#ready();
     try {
       const offsets = await admin.fetchTopicOffsets(topic);
@@ -237,7 +238,7 @@ class KafkaTransport implements Transport {
   }
 
   async maxMessageBytes(topic: string): Promise<number> {
-    checkTopicName(topic);
+    assertTopicName(topic);
     const { admin } = await this.#ready();
     try {
       const answer = await admin.describeConfigs({ includeSynonyms: false, resources: [{ type: TOPIC_RESOURCE, name: topic, configNames: ['max.message.bytes'] }] });

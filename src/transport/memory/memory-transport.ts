@@ -6,7 +6,8 @@ import type {
   Consumption, GroupSpec, OffsetTarget, OutboundRecord, PartitionOffset, Position, ProduceOptions,
   RecordHandler, TopicSpec, Transport, TransportRecord,
 } from '../port.js';
-import { abortedProduce, checkTopicName, checkTopicSpec, closedTransport, DEFAULT_MAX_MESSAGE_BYTES, groupBusy, unknownTopic } from '../topics.js';
+import { assertTopicName } from '../../core/topic-name.js';
+import { abortedProduce, checkTopicSpec, closedTransport, DEFAULT_MAX_MESSAGE_BYTES, groupBusy, unknownTopic } from '../topics.js';
 import { MemoryGroup } from './group.js';
 import { PartitionLog } from './log.js';
 import { startMemoryRead } from './read.js';
@@ -188,7 +189,7 @@ class MemoryTransport implements Transport {
   }
 
   #topic(name: string): MemoryTopic {
-    checkTopicName(name);
+    assertTopicName(name);
     const t = this.#topics.get(name);
     if (t === undefined) throw unknownTopic(name);
     return t;

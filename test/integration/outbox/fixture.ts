@@ -13,7 +13,7 @@ import type { OutboxReceipt } from '../../../src/bus/outbox/index.js';
 import type { Catalog } from '../../../src/catalog/index.js';
 import { defaultCatalogDir, parseCatalog, registerCatalog } from '../../../src/catalog/index.js';
 import { EventCodec } from '../../../src/codec/event/index.js';
-import type { JsonValue } from '../../../src/envelope/types.js';
+import type { SeriesUpdateCompletedPayload } from '../../../src/catalog/generated/index.js';
 import { createConfluentRegistry } from '../../../src/registry/index.js';
 import { createKafkaTransport } from '../../../src/transport/index.js';
 import type { KafkaTransportInput, Transport } from '../../../src/transport/index.js';
@@ -90,7 +90,7 @@ export async function outboxFixture(opts: { partitions?: number; kafka?: Partial
 }
 
 /** SeriesUpdateCompleted data for an instrument (the key is `<instrument>_H4`); `seq` is carried in barsAppended. */
-export function seriesUpdate(instrument: string, seq: number): { [key: string]: JsonValue } {
+export function seriesUpdate(instrument: string, seq: number): SeriesUpdateCompletedPayload {
   return {
     instrument,
     timeframe: 'H4',

@@ -114,9 +114,25 @@ describe('Publisher.publish: the envelope is filled from the model and the proce
   });
 });
 
+describe('Publisher.publish: receipts serialize', () => {
+  it('JSON.stringify of a receipt and of its delivered position works: the offset as decimal text', async () => {
+    const { publisher } = await setup();
+    const receipt = publisher.publish('PriceLoadingCompleted', data)!;
+    expect(JSON.parse(JSON.stringify(receipt))).toEqual({ id: receipt.id, correlationid: receipt.correlationid });
+    const position = await receipt.delivered;
+    expect(typeof position.offset).toBe('bigint');
+    expect(JSON.parse(JSON.stringify(position))).toEqual({ topic: PRICE_TOPIC, partition: position.partition, offset: position.offset.toString() });
+    expect(JSON.parse(JSON.stringify({ receipt, position: await receipt.deliveredWithin(1000) }))).toEqual({
+      receipt: { id: receipt.id, correlationid: receipt.correlationid },
+      position: { topic: PRICE_TOPIC, partition: position.partition, offset: position.offset.toString() },
+    });
+  });
+});
+
 describe('Publisher.publish: refusals', () => {
   it('refuses an unknown kind with CEG_UNKNOWN_TYPE naming the type attribute; nothing queued', async () => {
     const { publisher, records } = await setup();
+    // @ts-expect-error not a kind of the catalog: refused at compile time, and at run time
     const err = caught(() => publisher.publish('NoSuchKind', data));
     expect(err.code).toBe('CEG_UNKNOWN_TYPE');
     expect(err.retriable).toBe(false);

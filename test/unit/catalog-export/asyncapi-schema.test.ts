@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { loadCatalog, parseCatalog } from '../../../src/catalog/index.js';
-import { buildAsyncApi, toYamlText } from '../../../src/catalog/export/index.js';
+import { buildAsyncApi, toYamlText } from '../../../src/artifacts/export/index.js';
 import { ajvDraft7, asyncApi300Schema, errorsOf } from './ajv.js';
 
 const validate = ajvDraft7().compile(asyncApi300Schema());

@@ -10,8 +10,8 @@ import {
   naturalJsonSchema,
   toJsonText,
   toYamlText,
-} from '../../../src/catalog/export/index.js';
-import type { AsyncApiDocument } from '../../../src/catalog/export/index.js';
+} from '../../../src/artifacts/export/index.js';
+import type { AsyncApiDocument } from '../../../src/artifacts/export/index.js';
 
 type Obj = Record<string, unknown>;
 const catalog = loadCatalog();

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadCatalog } from '../../../src/catalog/index.js';
 import type { EventKind } from '../../../src/catalog/index.js';
-import { JSON_SCHEMA_DIALECT, naturalJsonSchema } from '../../../src/catalog/export/index.js';
+import { JSON_SCHEMA_DIALECT, naturalJsonSchema } from '../../../src/artifacts/export/index.js';
 import type { KindName } from '../../../src/catalog/generated/index.js';
 import { avroType, jsonToAvro } from '../../../src/codec/data/index.js';
 import { priceLoaded } from '../../fixtures/events.js';

@@ -13,7 +13,7 @@ import {
   GENERATED_HEADER,
   isUpToDate,
   writeGeneratedFiles,
-} from '../../../src/catalog/generate/index.js';
+} from '../../../src/artifacts/generate/index.js';
 import * as generated from '../../../src/catalog/generated/index.js';
 
 const catalog = loadCatalog();
@@ -82,7 +82,7 @@ afterEach(() => {
 describe('catalog generate: the committed module', () => {
   it('src/catalog/generated equals what the catalog generates now (staleness check)', () => {
     const files = generateCatalogFiles(catalog);
-    expect(files.map((f) => f.path)).toEqual(['events.ts', 'index.ts']);
+    expect(files.map((f) => f.path)).toEqual(['events.ts', 'kinds.ts', 'index.ts']);
     for (const f of files) expect(readFileSync(join(defaultGeneratedDir(), f.path), 'utf8')).toBe(f.content);
     expect(isUpToDate(checkGeneratedFiles(defaultGeneratedDir(), files))).toBe(true);
   });
@@ -173,8 +173,8 @@ describe('catalog generate: writing and checking', () => {
   it('writes only changed files and the check then passes', () => {
     const dir = temp();
     const files = generateCatalogFiles(catalog);
-    expect(checkGeneratedFiles(dir, files)).toEqual({ changed: [], missing: ['events.ts', 'index.ts'], extra: [] });
-    expect(writeGeneratedFiles(dir, files)).toEqual(['events.ts', 'index.ts']);
+    expect(checkGeneratedFiles(dir, files)).toEqual({ changed: [], missing: ['events.ts', 'kinds.ts', 'index.ts'], extra: [] });
+    expect(writeGeneratedFiles(dir, files)).toEqual(['events.ts', 'kinds.ts', 'index.ts']);
     expect(writeGeneratedFiles(dir, files)).toEqual([]);
     expect(isUpToDate(checkGeneratedFiles(dir, files))).toBe(true);
   });

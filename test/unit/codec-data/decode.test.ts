@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { avroType, avroTypeFor, createTypeCache, decodeAvro, encodeAvro, frame, unframe } from '../../../src/codec/data/index.js';
+import { avroType, avroTypeFor, decodeAvro, encodeAvro, frame, unframe } from '../../../src/codec/data/index.js';
 import { GatewayError } from '../../../src/core/errors.js';
-import { createMemoryRegistry } from '../../../src/registry/index.js';
 import { record } from './helpers.js';
 
 const v1 = avroType(record([{ name: 'a', type: 'string' }], 'Evolving'));
@@ -66,20 +65,6 @@ describe('types are built once', () => {
   it('falls back to the underlying type for an invalid logical type (Avro spec)', () => {
     const t = avroType(record([{ name: 'p', type: { type: 'bytes', logicalType: 'decimal', precision: 2, scale: 5 } }], 'Bad'));
     expect(decodeAvro(t, encodeAvro(t, { p: 'AQ==' }))).toEqual({ p: 'AQ==' });
-  });
-
-  it('fetches a schema id once, even for concurrent callers', async () => {
-    const registry = createMemoryRegistry();
-    const { id } = await registry.register('s-value', record([{ name: 'a', type: 'string' }], 'ById'));
-    let calls = 0;
-    const cache = createTypeCache({ schemaById: (i) => (calls++, registry.schemaById(i)) });
-    expect(cache.peek(id)).toBeUndefined();
-    const [a, b] = await Promise.all([cache.byId(id), cache.byId(id)]);
-    expect(a).toBe(b);
-    expect(await cache.byId(id)).toBe(a);
-    expect(cache.peek(id)).toBe(a);
-    expect(calls).toBe(1);
-    await expect(cache.byId(999)).rejects.toMatchObject({ code: 'CEG_SCHEMA_NOT_FOUND' });
   });
 });
 

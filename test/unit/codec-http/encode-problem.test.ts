@@ -12,7 +12,7 @@ import {
   toStructuredHttp,
   toStructuredJson,
 } from '../../../src/codec/http/index.js';
-import { createEnvelope, freezeEnvelope } from '../../../src/envelope/index.js';
+import { createEnvelope, deepFreeze } from '../../helpers/envelope.js';
 import type { Envelope } from '../../../src/envelope/index.js';
 import { caught, ceHeaders } from './helpers.js';
 
@@ -109,9 +109,9 @@ describe('toBinaryHttp', () => {
   });
 
   it('sends a string with a text media type as its UTF-8', () => {
-    const env = freezeEnvelope({ attributes: { specversion: '1.0', id: 'a', source: 's', type: 't', datacontenttype: 'text/plain' }, data: { kind: 'json', value: 'héllo' } });
+    const env = deepFreeze<Envelope>({ attributes: { specversion: '1.0', id: 'a', source: 's', type: 't', datacontenttype: 'text/plain' }, data: { kind: 'json', value: 'héllo' } });
     expect(toBinaryHttp(env).body.toString('utf8')).toBe('héllo');
-    const bad = freezeEnvelope({ attributes: { specversion: '1.0', id: 'a', source: 's', type: 't', datacontenttype: 'text/plain' }, data: { kind: 'json', value: { a: 1 } } });
+    const bad = deepFreeze<Envelope>({ attributes: { specversion: '1.0', id: 'a', source: 's', type: 't', datacontenttype: 'text/plain' }, data: { kind: 'json', value: { a: 1 } } });
     expect(caught(() => toBinaryHttp(bad)).code).toBe('CEG_INVALID_DATA');
   });
 });

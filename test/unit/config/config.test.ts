@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_ENVELOPE_LIMITS } from '../../../src/envelope/index.js';
 import { describe, expect, it } from 'vitest';
-import { environment, loadConfig, readEnvFile } from '../../../src/config/index.js';
+import { CONFIG_KEYS, SECRET_KEYS, environment, loadConfig, readEnvFile } from '../../../src/config/index.js';
 import { caught } from '../../helpers/errors.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ceg-config-'));
@@ -29,6 +29,7 @@ describe('loadConfig: defaults', () => {
     expect(c.ingress.limits).toEqual(DEFAULT_ENVELOPE_LIMITS); // ingress and the consumer side count alike by default
     expect(c.publishQueueCapacity).toBe(10_000);
     expect(c.readinessTimeoutMs).toBe(2000);
+    expect(c.shutdownTimeoutMs).toBe(25_000);
   });
 
   it('treats an empty variable as unset', () => {
@@ -219,5 +220,18 @@ describe('env file', () => {
 
   it('environment(): a CE_GATEWAY_ENV_FILE naming a missing file is an error', () => {
     expect(() => environment({ CE_GATEWAY_ENV_FILE: join(dir, 'nope') }, '/')).toThrow(/CE_GATEWAY_ENV_FILE/);
+  });
+});
+
+describe('CONFIG_KEYS: every variable the gateway reads (deployment files are checked against it)', () => {
+  it('lists the settings, each secret\'s _FILE and the env file variable', () => {
+    for (const k of ['PORT', 'KAFKA_BROKERS', 'SCHEMA_REGISTRY_URL', 'SHUTDOWN_TIMEOUT_MS', 'DATABASE_URL', 'DATABASE_URL_FILE', 'KAFKA_SASL_PASSWORD_FILE', 'CE_GATEWAY_ENV_FILE']) expect(CONFIG_KEYS).toContain(k);
+    expect(CONFIG_KEYS).not.toContain('KAFKA_BROKER');
+    for (const s of SECRET_KEYS) expect(CONFIG_KEYS).toContain(`${s}_FILE`);
+  });
+
+  it('SHUTDOWN_TIMEOUT_MS is a positive integer', () => {
+    expect(loadConfig({ SHUTDOWN_TIMEOUT_MS: '40000' }).shutdownTimeoutMs).toBe(40_000);
+    expect(() => loadConfig({ SHUTDOWN_TIMEOUT_MS: '0' })).toThrow(/SHUTDOWN_TIMEOUT_MS/);
   });
 });

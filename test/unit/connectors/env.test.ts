@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { GatewayError } from '../../../src/core/errors.js';
-import { buildHookEnv, resolveShellHookOptions } from '../../../src/connectors/index.js';
-import { createEnvelope } from '../../../src/envelope/index.js';
+import { buildHookEnv, parseConnectorText } from '../../../src/connectors/index.js';
+import { createEnvelope } from '../../helpers/envelope.js';
 import { PRICE_LOADING_COMPLETED } from '../../fixtures/events.js';
-import { delivery, priceEvent } from './helpers.js';
+import { delivery, priceEvent, shellHookOptions } from './helpers.js';
 
 const settings = { path: '/usr/bin:/bin', vars: { LANG: 'C.UTF-8' } };
 
@@ -76,22 +76,21 @@ describe('hook environment', () => {
 
   it('passes named variables from the gateway environment, but refuses secret-like names and reserved ones', () => {
     const environment = { HOME: '/home/ops', TZ: 'UTC', KAFKA_SASL_PASSWORD: 'hunter2' };
-    const o = resolveShellHookOptions({ command: ['/bin/true'], passEnv: ['HOME', 'TZ', 'MISSING'], env: { MODE: 'prod', TZ: 'Europe/Berlin', RETRIES: 3, DRY: false } }, { baseDir: '/srv', environment });
+    const o = shellHookOptions({ command: ['/bin/true'], passEnv: ['HOME', 'TZ', 'MISSING'], env: { MODE: 'prod', TZ: 'Europe/Berlin', RETRIES: 3, DRY: false } }, { baseDir: '/srv', environment });
     expect(o.env.vars).toEqual({ HOME: '/home/ops', TZ: 'Europe/Berlin', MODE: 'prod', RETRIES: '3', DRY: 'false' });
     expect(o.env.path).toBe('/usr/local/bin:/usr/bin:/bin');
 
-    let err: unknown;
-    try {
-      resolveShellHookOptions(
-        { command: ['/bin/true'], passEnv: ['KAFKA_SASL_PASSWORD', 'DATABASE_URL', 'GITHUB_TOKEN', 'AWS_SECRET_ACCESS_KEY', 'SCHEMA_REGISTRY_PASSWORD_FILE'], env: { CE_ID: 'x', PATH: '/x', 'BAD-NAME': 'v', NUL: 'a\0b' } },
-        { baseDir: '/srv', environment },
-      );
-    } catch (x) {
-      err = x;
-    }
-    expect(err).toBeInstanceOf(GatewayError);
-    const problems = (err as GatewayError).details.problems as { path: string; problem: string }[];
-    expect(problems.map((p) => p.path).sort()).toEqual(['env.BAD-NAME', 'env.CE_ID', 'env.NUL', 'env.PATH', 'passEnv.0', 'passEnv.1', 'passEnv.2', 'passEnv.3', 'passEnv.4']);
-    expect(problems.find((p) => p.path === 'passEnv.0')!.problem).toMatch(/looks like a secret/);
+    // The loader's own validation of a connector file, as `serve` runs it.
+    const file = JSON.stringify({
+      kind: 'shell-hook',
+      subscription: 'ops.hook',
+      kinds: ['PriceLoadingCompleted'],
+      sink: { command: ['/bin/true'], passEnv: ['KAFKA_SASL_PASSWORD', 'DATABASE_URL', 'GITHUB_TOKEN', 'AWS_SECRET_ACCESS_KEY', 'SCHEMA_REGISTRY_PASSWORD_FILE'], env: { CE_ID: 'x', PATH: '/x', 'BAD-NAME': 'v', NUL: 'a\0b' } },
+    });
+    const parsed = parseConnectorText(file, '/srv/hook.yaml', { environment });
+    expect(parsed.ok).toBe(false);
+    const problems = parsed.ok ? [] : parsed.problems;
+    expect(problems.map((p) => p.path).sort()).toEqual(['sink.env.BAD-NAME', 'sink.env.CE_ID', 'sink.env.NUL', 'sink.env.PATH', 'sink.passEnv[0]', 'sink.passEnv[1]', 'sink.passEnv[2]', 'sink.passEnv[3]', 'sink.passEnv[4]']);
+    expect(problems.find((p) => p.path === 'sink.passEnv[0]')!.problem).toMatch(/looks like a secret/);
   });
 });

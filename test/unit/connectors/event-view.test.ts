@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { jsonView } from '../../../src/connectors/index.js';
-import { createEnvelope } from '../../../src/envelope/index.js';
+import { createEnvelope } from '../../helpers/envelope.js';
 import { priceEvent } from './helpers.js';
 
 describe('jsonView', () => {

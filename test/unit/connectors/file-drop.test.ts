@@ -2,12 +2,11 @@ import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from '
 import * as fsp from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { GatewayError } from '../../../src/core/errors.js';
 import { toStructuredJson } from '../../../src/codec/http/index.js';
-import { createFileDropSink, eventFileName, resolveFileDropOptions, writeFileAtomic } from '../../../src/connectors/index.js';
+import { createFileDropSink, eventFileName, parseConnectorText, writeFileAtomic } from '../../../src/connectors/index.js';
 import type { AtomicFs } from '../../../src/connectors/index.js';
 import { silentLogger } from '../../../src/observability/index.js';
-import { delivery, priceEvent, tempDir } from './helpers.js';
+import { delivery, fileDropOptions, priceEvent, tempDir } from './helpers.js';
 
 let tmp: ReturnType<typeof tempDir>;
 beforeEach(() => {
@@ -109,7 +108,7 @@ describe('atomic write', () => {
 
 describe('file-drop sink', () => {
   it('drops each event as structured JSON under <source>__<id>.json, per event name when asked', async () => {
-    const o = resolveFileDropOptions({ directory: 'drop', subdirectoryPerEventName: true, fileMode: '0600' }, { baseDir: tmp.dir });
+    const o = fileDropOptions({ directory: 'drop', subdirectoryPerEventName: true, fileMode: '0600' }, { baseDir: tmp.dir });
     const h = createFileDropSink(o, silentLogger());
     const a = priceEvent({ id: 'a-1' });
     const b = priceEvent({ id: 'b/2', source: 'urn:other' });
@@ -124,7 +123,7 @@ describe('file-drop sink', () => {
   });
 
   it('overwrites the same file when the same event is delivered again (dedup by name)', async () => {
-    const h = createFileDropSink(resolveFileDropOptions({ directory: tmp.dir }, { baseDir: '/' }), silentLogger());
+    const h = createFileDropSink(fileDropOptions({ directory: tmp.dir }, { baseDir: '/' }), silentLogger());
     const e = priceEvent();
     await h(e, delivery);
     await h(e, { ...delivery, attempt: 2 });
@@ -136,7 +135,7 @@ describe('file-drop sink', () => {
   it('asks for a retry when the folder cannot be written', async () => {
     // A file where the drop folder should be: ENOTDIR / EEXIST for root too.
     writeFileSync(join(tmp.dir, 'blocked'), 'a file, not a folder');
-    const h = createFileDropSink(resolveFileDropOptions({ directory: join(tmp.dir, 'blocked', 'drop') }, { baseDir: '/' }), silentLogger());
+    const h = createFileDropSink(fileDropOptions({ directory: join(tmp.dir, 'blocked', 'drop') }, { baseDir: '/' }), silentLogger());
     const out = await h(priceEvent({ id: 'second' }), delivery);
     expect(out).toMatchObject({ kind: 'retry' });
     expect((out as { reason: string }).reason).toMatch(/^file drop to .*blocked\/drop\/urn_3Apdsp_3Ahost-1__second\.json failed: (ENOTDIR|EEXIST)/);
@@ -144,13 +143,11 @@ describe('file-drop sink', () => {
   });
 
   it('refuses unsafe directories and unknown settings, naming each', () => {
-    let err: unknown;
-    try {
-      resolveFileDropOptions({ directory: '/var/spool/../../etc', fileMode: '777x', extra: true } as never, { baseDir: '/' });
-    } catch (e) {
-      err = e;
-    }
-    const problems = (err as GatewayError).details.problems as { path: string }[];
-    expect(problems.map((p) => p.path).sort()).toEqual(['(root)', 'directory', 'fileMode']);
+    // The loader's own validation of a connector file, as `serve` runs it.
+    const file = JSON.stringify({ kind: 'file-drop', subscription: 'ops.drop', kinds: ['PriceLoadingCompleted'], sink: { directory: '/var/spool/../../etc', fileMode: '777x', extra: true } });
+    const parsed = parseConnectorText(file, '/srv/drop.yaml');
+    expect(parsed.ok).toBe(false);
+    const problems = parsed.ok ? [] : parsed.problems;
+    expect(problems.map((p) => p.path).sort()).toEqual(['sink', 'sink.directory', 'sink.fileMode']);
   });
 });

@@ -3,7 +3,9 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DeliveryContext } from '../../../src/bus/subscriber/index.js';
-import { createEnvelope } from '../../../src/envelope/index.js';
+import { fileDropOptionsFrom, fileDropSettingsSchema, shellHookOptionsFrom, shellHookSettingsSchema } from '../../../src/connectors/index.js';
+import type { FileDropOptions, FileDropSettings, ResolveContext, ShellHookOptions, ShellHookSettings } from '../../../src/connectors/index.js';
+import { createEnvelope } from '../../helpers/envelope.js';
 import type { Envelope } from '../../../src/envelope/types.js';
 import { PRICE_LOADING_COMPLETED, priceLoaded } from '../../fixtures/events.js';
 
@@ -26,6 +28,16 @@ export function priceEvent(over: Record<string, string | number | boolean> = {})
     },
     { kind: 'json', value: priceLoaded() },
   );
+}
+
+/** Shell-hook options as the loader builds them from a connector file's `sink` settings. */
+export function shellHookOptions(settings: ShellHookSettings, ctx: ResolveContext): ShellHookOptions {
+  return shellHookOptionsFrom(shellHookSettingsSchema.parse(settings), ctx);
+}
+
+/** File-drop options as the loader builds them from a connector file's `sink` settings. */
+export function fileDropOptions(settings: FileDropSettings, ctx: { readonly baseDir: string }): FileDropOptions {
+  return fileDropOptionsFrom(fileDropSettingsSchema.parse(settings), ctx);
 }
 
 export const delivery: DeliveryContext = Object.freeze({ subscription: 'ops.hook', topic: 'trading.price-loading-completed', partition: 2, offset: 41n, attempt: 1 });

@@ -2,6 +2,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { GatewayError } from '../../../src/core/errors.js';
+import { loadCatalog } from '../../../src/catalog/index.js';
 import { loadConnectors, parseConnectorText } from '../../../src/connectors/index.js';
 import type { ConnectorDefinition, ConnectorProblem } from '../../../src/connectors/index.js';
 import { tempDir, writeScript } from './helpers.js';
@@ -118,6 +119,29 @@ sink:
       "b.yaml sink.command[0]: no-such-command-on-path is not an executable on the hook's PATH (/usr/local/bin:/usr/bin:/bin)",
       'c.yaml sink.directory: <tmp>/nowhere is not a directory (and createDirectories is false)',
     ]);
+  });
+
+  it('reports a missing script together with the file\'s other problems (every problem at once)', () => {
+    writeFileSync(join(tmp.dir, 'a.yaml'), hookYaml().replace('subscription: ops.hook', 'subscription: "bad name!"').replace('./hook.sh', './missing.sh'));
+    writeFileSync(join(tmp.dir, 'b.yaml'), 'kind: file-drop\nsubscription: ops.drop\nkinds: []\nsink: { directory: nowhere, createDirectories: false }\n');
+    const problems = problemsOf(() => loadConnectors(tmp.dir, { environment: {} }));
+    expect(problems.map((p) => `${p.file.slice(tmp.dir.length + 1)} ${p.path}`)).toEqual(['a.yaml subscription', 'a.yaml sink.command[0]', 'b.yaml kinds', 'b.yaml sink.directory']);
+    expect(problems[1]!.problem).toBe(`${join(tmp.dir, 'missing.sh')} is not an executable file`);
+  });
+
+  it('with the catalog, names the file and the entry of each unknown kind, listing the known ones', () => {
+    writeScript(tmp.dir, 'hook.sh', 'exit 0');
+    writeFileSync(join(tmp.dir, 'a.yaml'), hookYaml().replace('kinds: [PriceLoadingCompleted]', 'kinds: [PriceLoadingCompleted, PriceLoadingCompletd]'));
+    writeFileSync(join(tmp.dir, 'off.yaml'), hookYaml().replace('subscription: ops.hook', 'subscription: ops.off\nenabled: false').replace('[PriceLoadingCompleted]', '[Later]'));
+    const problems = problemsOf(() => loadConnectors(tmp.dir, { environment: {}, catalog: loadCatalog() }));
+    expect(problems).toEqual([
+      {
+        file: join(tmp.dir, 'a.yaml'),
+        path: 'kinds[1]',
+        problem: expect.stringMatching(/^unknown event kind "PriceLoadingCompletd"; the catalog has PriceLoadingCompleted, SeriesUpdateCompleted, /),
+      },
+    ]);
+    expect(loadConnectors(tmp.dir, { environment: {} }).map((d) => d.name)).toEqual(['a', 'off']);
   });
 
   it('skips file-system checks for disabled connectors, and ignores sub-folders', () => {

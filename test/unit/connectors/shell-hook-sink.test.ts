@@ -4,10 +4,10 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Outcome } from '../../../src/bus/subscriber/index.js';
 import { GatewayError } from '../../../src/core/errors.js';
 import { toStructuredJson } from '../../../src/codec/http/index.js';
-import { createShellHookSink, resolveShellHookOptions } from '../../../src/connectors/index.js';
+import { createShellHookSink } from '../../../src/connectors/index.js';
 import type { ShellHookSettings } from '../../../src/connectors/index.js';
 import { silentLogger } from '../../../src/observability/index.js';
-import { delivery, priceEvent, tempDir, writeScript } from './helpers.js';
+import { delivery, priceEvent, shellHookOptions, tempDir, writeScript } from './helpers.js';
 
 let tmp: ReturnType<typeof tempDir>;
 beforeEach(() => {
@@ -17,7 +17,7 @@ afterEach(() => tmp.remove());
 
 function sink(body: string, over: Partial<ShellHookSettings> = {}) {
   writeScript(tmp.dir, 'hook.sh', body);
-  return createShellHookSink(resolveShellHookOptions({ command: ['./hook.sh'], env: { OUT: tmp.dir }, ...over }, { baseDir: tmp.dir, environment: {} }), silentLogger());
+  return createShellHookSink(shellHookOptions({ command: ['./hook.sh'], env: { OUT: tmp.dir }, ...over }, { baseDir: tmp.dir, environment: {} }), silentLogger());
 }
 
 /** What the subscriber makes of the handler's result: handled, retry or dead letter, with the reason. */
@@ -78,7 +78,7 @@ describe('shell-hook sink', () => {
   });
 
   it('retries a hook that is not executable', async () => {
-    const h = createShellHookSink(resolveShellHookOptions({ command: ['./nope.sh'] }, { baseDir: tmp.dir, environment: {} }), silentLogger());
+    const h = createShellHookSink(shellHookOptions({ command: ['./nope.sh'] }, { baseDir: tmp.dir, environment: {} }), silentLogger());
     const r = await outcomeOf(h(priceEvent(), delivery));
     expect(r.outcome).toBe('retry');
     expect(r.message).toMatch(/^hook nope\.sh could not be started: .*ENOENT/);

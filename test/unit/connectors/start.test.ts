@@ -1,10 +1,11 @@
 /** startConnectors on a real gateway over the in-memory transport (no broker). */
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { GatewayError } from '../../../src/core/errors.js';
 import { loadConnectors, startConnectors } from '../../../src/connectors/index.js';
-import { silentLogger } from '../../../src/observability/index.js';
+import { createLogger, silentLogger } from '../../../src/observability/index.js';
 import { priceLoaded } from '../../fixtures/events.js';
 import { startGateway } from '../../helpers/gateway.js';
 import type { TestGateway } from '../../helpers/gateway.js';
@@ -59,12 +60,36 @@ describe('startConnectors', () => {
     expect(dropped.map((d) => (d as { datacontenttype?: string }).datacontenttype)).toEqual(['application/json', 'application/json']);
   });
 
+  it('log lines of a connector name its subscription once (no duplicate JSON key)', async () => {
+    writeScript(tmp.dir, 'hook.sh', 'echo done >&2; exit 0');
+    writeFileSync(join(tmp.dir, 'hook.yaml'), `kind: shell-hook\nsubscription: mem.logged\nkinds: [PriceLoadingCompleted]\nsink:\n  command: [./hook.sh]\n`);
+    writeFileSync(join(tmp.dir, 'drop.yaml'), `kind: file-drop\nsubscription: mem.logged-drop\nkinds: [PriceLoadingCompleted]\nsink: { directory: drops }\n`);
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        lines.push(...chunk.toString('utf8').split('\n').filter((l) => l !== ''));
+        done();
+      },
+    });
+    const handle = await startConnectors(gw.gateway, loadConnectors(tmp.dir), createLogger({ level: 'debug', destination: sink }));
+    await gw.gateway.publisher().publish('PriceLoadingCompleted', priceLoaded('LOG/ONCE', 'H1'))!.delivered;
+    await waitFor('a sink line of each connector', () => lines.filter((l) => l.includes('"id"')).length >= 2);
+    await handle.stop();
+    const named = lines.filter((l) => l.includes('"subscription"'));
+    expect(named.length).toBeGreaterThanOrEqual(4); // started ×2, the hook's run, the drop
+    for (const line of named) expect(line.split('"subscription":').length - 1, line).toBe(1);
+    expect(named.map((l) => (JSON.parse(l) as { subscription: string }).subscription)).toEqual(expect.arrayContaining(['mem.logged', 'mem.logged-drop']));
+  });
+
   it('stops those already started when one cannot start, and rethrows', async () => {
     writeFileSync(join(tmp.dir, 'a.yaml'), `kind: file-drop\nsubscription: mem.a\nkinds: [PriceLoadingCompleted]\nsink: { directory: a }\n`);
     writeFileSync(join(tmp.dir, 'b.yaml'), `kind: file-drop\nsubscription: mem.b\nkinds: [NoSuchKind]\nsink: { directory: b }\n`);
     const err: unknown = await startConnectors(gw.gateway, loadConnectors(tmp.dir), silentLogger()).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(GatewayError);
     expect((err as GatewayError).code).toBe('CEG_UNKNOWN_TYPE');
+    // The error names the connector's file.
+    expect((err as GatewayError).message).toContain(join(tmp.dir, 'b.yaml'));
+    expect((err as GatewayError).details).toMatchObject({ file: join(tmp.dir, 'b.yaml'), connector: 'b', subscription: 'mem.b' });
     // mem.a was unsubscribed: an event published now is not dropped.
     const r = gw.gateway.publisher().publish('PriceLoadingCompleted', priceLoaded('EEE/FFF', 'H1'))!;
     await r.delivered;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { assertValidEnvelope, validateEnvelope } from '../../../src/envelope/index.js';
+import { ViolationCollector, checkEnvelope, validateEnvelope } from '../../../src/envelope/index.js';
 import type { Envelope } from '../../../src/envelope/index.js';
 import { caught } from '../../helpers/errors.js';
 
@@ -181,7 +181,14 @@ describe('validateEnvelope: data', () => {
   });
 });
 
-describe('assertValidEnvelope', () => {
+/** The error a binding throws for an invalid envelope (codec/http: collect every violation, then `toError()`). */
+function assertValidEnvelope(e: Envelope): void {
+  const out = new ViolationCollector();
+  checkEnvelope(e, out);
+  if (out.size > 0) throw out.toError();
+}
+
+describe('checkEnvelope → ViolationCollector.toError: the code follows the violations', () => {
   it('throws CEG_MISSING_ATTRIBUTE when only required attributes are missing', () => {
     const err = caught(() => assertValidEnvelope(env({ specversion: '1.0', id: 'x', source: 's' })));
     expect(err.code).toBe('CEG_MISSING_ATTRIBUTE');

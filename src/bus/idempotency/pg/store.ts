@@ -32,7 +32,7 @@ export interface PgIdempotencyStore extends IdempotencyStore {
 /**
  * Builds a PostgreSQL store on the caller's pool. Errors at build time: CEG_INVALID_OPTIONS
  * (retriable: false) for a bad table name or interval. Each call may reject with a store error:
- * GatewayError CEG_INTERNAL, retriable when the database was unreachable (details: store, table, sqlstate).
+ * GatewayError CEG_STORE_UNAVAILABLE, retriable when the database was unreachable (details: store, table, sqlstate).
  * Spec: bus spec S4.
  */
 export function createPgIdempotencyStore(options: PgIdempotencyStoreOptions): PgIdempotencyStore {

@@ -12,8 +12,11 @@ import { deliveryKey, isHandled } from '../handler.js';
 import { assertWindowMs } from '../port.js';
 import { DEFAULT_IDEMPOTENCY_TABLE, assertTableName, ensureIdempotencyTable, insertSql, rowParams, storeError } from './table.js';
 
-/** A handler that writes through `client`, inside the transaction that also records the event. */
-export type TransactionalHandler = (event: Envelope, ctx: DeliveryContext, client: PoolClient) => Promise<Outcome | void>;
+/**
+ * A handler that writes through `client`, inside the transaction that also records the event.
+ * `E`: the event the subscription hands over (`EventOf<K>` for generated kinds).
+ */
+export type TransactionalHandler<E extends Envelope = Envelope> = (event: E, ctx: DeliveryContext, client: PoolClient) => Promise<Outcome | void>;
 
 export interface IdempotentPgOptions extends Omit<IdempotentOptions, 'onMarkError'> {
   /** Idempotency table (strict identifier rule); default `ceg_idempotency`. Created when missing. */
@@ -42,18 +45,22 @@ function claimSql(table: string): string {
  * The handler must not COMMIT or ROLLBACK the client itself.
  *
  * Errors: CEG_INVALID_OPTIONS (retriable: false) at wrap time for a bad windowMs or table name.
- * A failing BEGIN/claim/COMMIT rejects with a store error (GatewayError CEG_INTERNAL, retriable
- * when the database was unreachable), so the runner retries the delivery.
+ * A failing BEGIN/claim/COMMIT rejects with a store error (GatewayError CEG_STORE_UNAVAILABLE,
+ * retriable when the database was unreachable), so the runner retries the delivery.
  * Spec: bus spec S4 (idempotent consumers by source+id), S3 (at-least-once), T6.
  */
-export function idempotentPg(pool: Pool, handler: TransactionalHandler, options: IdempotentPgOptions): IdempotentHandler<(event: Envelope, ctx: DeliveryContext) => Promise<Outcome | void>> {
+export function idempotentPg<E extends Envelope = Envelope>(
+  pool: Pool,
+  handler: TransactionalHandler<E>,
+  options: IdempotentPgOptions,
+): IdempotentHandler<(event: E, ctx: DeliveryContext) => Promise<Outcome | void>> {
   assertWindowMs(options.windowMs);
   const table = options.table ?? DEFAULT_IDEMPOTENCY_TABLE;
   assertTableName(table);
   const claim = claimSql(table);
   const stats = { handled: 0, skipped: 0, markFailed: 0 };
 
-  const wrapped = async (event: Envelope, ctx: DeliveryContext): Promise<Outcome | void> => {
+  const wrapped = async (event: E, ctx: DeliveryContext): Promise<Outcome | void> => {
     const key = deliveryKey(event, ctx, options.scope);
     let client: PoolClient;
     try {

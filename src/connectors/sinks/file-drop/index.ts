@@ -1,6 +1,6 @@
 /** File-drop sink: each event atomically into a directory, named by source + id. */
 export { createFileDropSink, eventFileContent, eventFilePath } from './sink.js';
-export { fileDropOptionsFrom, fileDropSettingsSchema, resolveFileDropOptions } from './options.js';
+export { fileDropOptionsFrom, fileDropSettingsSchema } from './options.js';
 export type { FileDropOptions, FileDropSettings, ParsedFileDropSettings } from './options.js';
 export { MAX_PLAIN_NAME, encodeNamePart, eventDirName, eventFileName } from './file-name.js';
 export { tempNameFor, writeFileAtomic } from './atomic-write.js';

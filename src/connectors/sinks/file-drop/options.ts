@@ -5,7 +5,6 @@
  */
 import { isAbsolute, resolve } from 'node:path';
 import { z } from 'zod';
-import { GatewayError } from '../../../core/errors.js';
 import { pathProblem } from '../../names.js';
 
 /** Schema of the `sink:` section of a `kind: file-drop` connector. Unknown keys are errors. */
@@ -51,21 +50,4 @@ export function fileDropOptionsFrom(s: ParsedFileDropSettings, ctx: { readonly b
     fileMode: parseInt(s.fileMode, 8),
     syncDirectory: s.syncDirectory,
   });
-}
-
-/**
- * Validates `input` and resolves it.
- * Errors: GatewayError CEG_INVALID_OPTIONS (retriable: false), every problem with its path in
- *   `details.problems` (`{ path, problem }[]`).
- */
-export function resolveFileDropOptions(input: FileDropSettings, ctx: { readonly baseDir: string }): FileDropOptions {
-  const parsed = fileDropSettingsSchema.safeParse(input);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => ({ path: i.path.map(String).join('.') || '(root)', problem: i.message }));
-    throw new GatewayError('CEG_INVALID_OPTIONS', `invalid file-drop settings: ${problems.map((p) => `${p.path}: ${p.problem}`).join('; ')}`, {
-      retriable: false,
-      details: { problems },
-    });
-  }
-  return fileDropOptionsFrom(parsed.data, ctx);
 }

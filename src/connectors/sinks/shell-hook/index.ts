@@ -1,6 +1,6 @@
 /** Shell-hook sink: an operator script per event (stdin JSON, `CE_*` environment, timeout, exit-code mapping). */
 export { createShellHookSink, hookFailureMessage } from './sink.js';
-export { DEFAULT_HOOK_PATH, resolveShellHookOptions, shellHookOptionsFrom, shellHookSettingsSchema } from './options.js';
+export { DEFAULT_HOOK_PATH, shellHookOptionsFrom, shellHookSettingsSchema } from './options.js';
 export type { ParsedShellHookSettings, ResolveContext, ShellHookOptions, ShellHookSettings } from './options.js';
 export { EX_TEMPFAIL, classifyEnd, defaultExitCodePolicy, describeEnd, exitCodePolicy } from './exit-codes.js';
 export type { ExitCodeOverrides, ExitCodePolicy } from './exit-codes.js';

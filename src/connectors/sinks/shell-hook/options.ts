@@ -5,7 +5,6 @@
  */
 import { isAbsolute, resolve } from 'node:path';
 import { z } from 'zod';
-import { GatewayError } from '../../../core/errors.js';
 import { envNameProblem, isSecretLikeName, pathProblem } from '../../names.js';
 import { sinkOutcomes } from '../../outcome.js';
 import type { SinkOutcome } from '../../outcome.js';
@@ -136,21 +135,4 @@ export function shellHookOptionsFrom(s: ParsedShellHookSettings, ctx: ResolveCon
       ...(s.onSpawnFailure === undefined ? {} : { onSpawnFailure: s.onSpawnFailure }),
     }),
   });
-}
-
-/**
- * Validates `input` and resolves it (for programmatic use; the loader validates whole files).
- * Errors: GatewayError CEG_INVALID_OPTIONS (retriable: false) listing every problem with its
- *   path; `details.problems` = `{ path, problem }[]`.
- */
-export function resolveShellHookOptions(input: ShellHookSettings, ctx: ResolveContext): ShellHookOptions {
-  const parsed = shellHookSettingsSchema.safeParse(input);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => ({ path: i.path.map(String).join('.') || '(root)', problem: i.message }));
-    throw new GatewayError('CEG_INVALID_OPTIONS', `invalid shell-hook settings: ${problems.map((p) => `${p.path}: ${p.problem}`).join('; ')}`, {
-      retriable: false,
-      details: { problems },
-    });
-  }
-  return shellHookOptionsFrom(parsed.data, ctx);
 }

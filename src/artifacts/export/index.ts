@@ -1,4 +1,4 @@
-/** catalog/export: the AsyncAPI 3.0 document and the natural-JSON JSON Schemas of the catalog (bus spec X2, M3). */
+/** artifacts/export: the AsyncAPI 3.0 document and the natural-JSON JSON Schemas of the catalog (bus spec X2, M3). */
 export {
   AVRO_SCHEMA_FORMAT,
   buildAsyncApi,

@@ -5,7 +5,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { Catalog } from '../types.js';
+import type { Catalog } from '../../catalog/index.js';
 import { buildAsyncApi, jsonSchemaUrl } from './asyncapi.js';
 import type { AsyncApiOptions } from './asyncapi.js';
 import { naturalJsonSchema } from './json-schema.js';

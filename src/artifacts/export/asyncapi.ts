@@ -20,7 +20,7 @@
  * (key), §3.2 (binary content mode); bus spec X2, M3; DESIGN "Kafka mapping".
  */
 import type { JsonValue } from '../../envelope/types.js';
-import type { Catalog, EventKind } from '../types.js';
+import type { Catalog, EventKind } from '../../catalog/index.js';
 import { naturalJsonSchema } from './json-schema.js';
 import type { JsonSchema } from './json-schema.js';
 

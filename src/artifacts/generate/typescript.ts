@@ -8,7 +8,7 @@
  * schema registry".
  */
 import { GatewayError } from '../../core/errors.js';
-import type { Catalog, EventKind } from '../types.js';
+import type { Catalog, EventKind } from '../../catalog/index.js';
 import { namedTypesOf, payloadShape, shortName } from './natural.js';
 import type { FieldShape, RecordShape, Shape } from './natural.js';
 
@@ -375,9 +375,4 @@ export function eventsModule(catalog: Catalog): string {
     ].join('\n'),
   );
   return parts.join('\n');
-}
-
-/** The text of the generated folder's `index.ts`. */
-export function indexModule(): string {
-  return `${GENERATED_HEADER}.\n/** Generated catalog constants and payload types. */\nexport * from './events.js';\n`;
 }

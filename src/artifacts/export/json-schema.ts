@@ -13,7 +13,7 @@
 import type { JsonValue } from '../../envelope/types.js';
 import { payloadShape } from '../generate/index.js';
 import type { RecordShape, Shape } from '../generate/index.js';
-import type { EventKind } from '../types.js';
+import type { EventKind } from '../../catalog/index.js';
 
 /** `$schema` of every exported JSON Schema. */
 export const JSON_SCHEMA_DIALECT = 'https://json-schema.org/draft/2020-12/schema';

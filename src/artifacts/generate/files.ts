@@ -5,10 +5,11 @@
  * `catalog/` integrity test (regenerate, then compare)".
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import type { Catalog } from '../types.js';
-import { eventsModule, GENERATED_HEADER, indexModule } from './typescript.js';
+import { dirname, join } from 'node:path';
+import type { Catalog } from '../../catalog/index.js';
+import { eventsModule, GENERATED_HEADER } from './typescript.js';
+import { indexModule, kindsModule } from './kinds-module.js';
+import type { GenerateTarget } from './kinds-module.js';
 
 /** One generated file: `path` relative to the output directory, `content` its exact text. */
 export interface GeneratedFile {
@@ -27,21 +28,15 @@ export interface GeneratedCheck {
 }
 
 /**
- * The package's `src/catalog/generated/` directory. This module sits three levels under the
- * package root both as src/catalog/generate/files.ts and as dist/catalog/generate/files.js.
- */
-export function defaultGeneratedDir(): string {
-  return resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'src', 'catalog', 'generated');
-}
-
-/**
  * Every file of the generated folder for `catalog`, in a fixed order. Pure and deterministic.
+ * `target`: see {@link GenerateTarget}; default `package` (this package's own folder).
  * Errors: those of {@link eventsModule}.
  */
-export function generateCatalogFiles(catalog: Catalog): readonly GeneratedFile[] {
+export function generateCatalogFiles(catalog: Catalog, target: GenerateTarget = 'package'): readonly GeneratedFile[] {
   return [
     { path: 'events.ts', content: eventsModule(catalog) },
-    { path: 'index.ts', content: indexModule() },
+    { path: 'kinds.ts', content: kindsModule(catalog, target) },
+    { path: 'index.ts', content: indexModule(target) },
   ];
 }
 

@@ -1,0 +1,166 @@
+/**
+ * The deployment checks behind scripts/check-deploy.sh; each prints what it verified and exits 1
+ * on any problem (2 on a usage error).
+ *
+ *   tsx scripts/deploy/main.ts dockerfile
+ *   tsx scripts/deploy/main.ts image-smoke APP_DIR             (the runtime stage laid out in APP_DIR)
+ *   tsx scripts/deploy/main.ts compose PROJECT.json            (compose-go's normalized project)
+ *   tsx scripts/deploy/main.ts manifests RENDERED.yaml --kubernetes-validate BIN --kube-version V [--values FILE]…
+ */
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { createServer } from 'node:net';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { Ajv } from 'ajv';
+import { parse, stringify } from 'yaml';
+import { CONFIG_KEYS } from '../../src/config/index.js';
+import { checkCompose } from './compose.js';
+import type { ComposeProject } from './compose.js';
+import { checkDockerfile, healthcheckCommand } from './dockerfile.js';
+import { checkManifests, parseManifests } from './manifests.js';
+import { print, report } from './report.js';
+import type { Report } from './report.js';
+import { SCHEMA_FILE } from './vendor-servicemonitor-schema.js';
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+
+/**
+ * kubernetes-validate --strict on every document but the ServiceMonitor. It only warns (exit 0)
+ * about a kind it has no schema for, so every document must be reported as passed.
+ */
+function kubernetesValidate(bin: string, version: string, docs: object[]): Report {
+  const r = report();
+  const dir = mkdtempSync(join(tmpdir(), 'ceg-kv-'));
+  try {
+    docs.forEach((d, i) => writeFileSync(join(dir, `${String(i).padStart(2, '0')}.yaml`), stringify(d)));
+    const files = docs.map((_, i) => join(dir, `${String(i).padStart(2, '0')}.yaml`));
+    let out: string;
+    let status = 0;
+    try {
+      out = execFileSync(bin, ['--strict', '--kubernetes-version', version, ...files], { encoding: 'utf8' });
+    } catch (err) {
+      const e = err as { stdout?: string; status?: number };
+      out = e.stdout ?? '';
+      status = e.status ?? 2;
+    }
+    const lines = out.split('\n').filter(Boolean);
+    const passed = lines.filter((l) => l.startsWith('INFO ') && l.includes(' passed for resource '));
+    for (const l of lines.filter((x) => !x.startsWith('INFO '))) r.fail(`kubernetes-validate: ${l.replaceAll(dir + '/', '')}`);
+    for (const l of passed) r.ok(`schema ${/resource (\S+)/.exec(l)?.[1] ?? '?'} (Kubernetes ${version}, strict)`);
+    if (status !== 0 || passed.length !== docs.length) r.fail(`kubernetes-validate: ${passed.length} of ${docs.length} documents passed (exit ${status})`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return r;
+}
+
+function serviceMonitors(docs: object[]): Report {
+  const r = report();
+  const ajv = new Ajv({ allErrors: true, strict: false, validateFormats: false });
+  const validate = ajv.compile(JSON.parse(readFileSync(SCHEMA_FILE, 'utf8')) as object);
+  for (const d of docs) {
+    const name = (d as { metadata?: { name?: string } }).metadata?.name ?? '?';
+    if (validate(d)) r.ok(`schema servicemonitor/${name} (vendored CRD schema, strict)`);
+    else for (const e of validate.errors ?? []) r.fail(`servicemonitor/${name}${e.instancePath}: ${e.message ?? ''} ${JSON.stringify(e.params)}`);
+  }
+  return r;
+}
+
+function extraEnvNames(valuesFiles: string[]): string[] {
+  return valuesFiles.flatMap((f) => {
+    const v = parse(readFileSync(f, 'utf8')) as { extraEnv?: { name: string }[] } | null;
+    return (v?.extraEnv ?? []).map((e) => e.name);
+  });
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * The runtime stage without Docker: APP_DIR holds what the Dockerfile's last stage copies
+ * (production node_modules from `npm ci --omit=dev`, dist/, schemas/, connectors/, package*.json).
+ * The gateway starts from there with the image's CMD and ENV (on loopback), the image's own
+ * HEALTHCHECK command must pass against it, SIGTERM must end it with exit code 0 within
+ * SHUTDOWN_TIMEOUT_MS, and the HEALTHCHECK must then fail.
+ */
+async function imageSmoke(appDir: string): Promise<Report> {
+  const r = report();
+  const hc = healthcheckCommand(readFileSync(join(ROOT, 'Dockerfile'), 'utf8'));
+  if (hc === undefined) {
+    r.fail('the Dockerfile has no exec-form HEALTHCHECK');
+    return r;
+  }
+  const port = await freePort();
+  const env = { PATH: process.env.PATH, NODE_ENV: 'production', HOST: '127.0.0.1', PORT: String(port), CATALOG_DIR: join(appDir, 'schemas'), SHUTDOWN_TIMEOUT_MS: '10000', LOG_LEVEL: 'warn' };
+  const child = spawn('node', ['dist/cli/main.js', 'serve'], { cwd: appDir, env, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const probe = (): number => spawnSync(hc[0]!, hc.slice(1), { env, timeout: 10_000 }).status ?? -1;
+  try {
+    let up = false;
+    for (let i = 0; i < 100 && !up && child.exitCode === null; i++) {
+      up = await fetch(`http://127.0.0.1:${port}/healthz`).then((res) => res.ok, () => false);
+      if (!up) await new Promise((res) => setTimeout(res, 200));
+    }
+    r.check(up, 'the runtime stage (production dependencies only) starts and serves /healthz', `the runtime stage does not serve /healthz: ${stderr.slice(-2000)}`);
+    if (!up) return r;
+    r.check(probe() === 0, "the image's HEALTHCHECK command passes against it", "the image's HEALTHCHECK command fails against a running gateway");
+    const t0 = Date.now();
+    child.kill('SIGTERM');
+    const code = await exited;
+    r.check(code === 0, `SIGTERM: drained and exited 0 in ${Date.now() - t0} ms`, `SIGTERM: exit code ${code} ${stderr.slice(-2000)}`);
+    r.check(probe() !== 0, 'the HEALTHCHECK command fails once the gateway is gone', 'the HEALTHCHECK command passes with no gateway running');
+  } finally {
+    if (child.exitCode === null) child.kill('SIGKILL');
+  }
+  return r;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [cmd, ...rest] = argv;
+  if (cmd === 'dockerfile') {
+    const r = checkDockerfile({ dockerfile: readFileSync(resolve(ROOT, rest[0] ?? 'Dockerfile'), 'utf8'), dockerignore: readFileSync(join(ROOT, '.dockerignore'), 'utf8'), contextDir: ROOT, configKeys: CONFIG_KEYS });
+    return print('Dockerfile', r) ? 0 : 1;
+  }
+  if (cmd === 'compose' && rest[0] !== undefined) {
+    const project = JSON.parse(readFileSync(rest[0], 'utf8')) as ComposeProject;
+    return print('compose', checkCompose(project, ROOT)) ? 0 : 1;
+  }
+  if (cmd === 'image-smoke' && rest[0] !== undefined) {
+    return print('image runtime stage', await imageSmoke(rest[0])) ? 0 : 1;
+  }
+  if (cmd === 'manifests') {
+    const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: { 'kubernetes-validate': { type: 'string' }, 'kube-version': { type: 'string' }, values: { type: 'string', multiple: true } } });
+    const file = positionals[0];
+    const bin = values['kubernetes-validate'];
+    const version = values['kube-version'];
+    if (file === undefined || bin === undefined || version === undefined) return usage();
+    const docs = parseManifests(readFileSync(file, 'utf8'));
+    const title = `helm ${(values.values ?? []).map((f) => f.replace(ROOT, '')).join(' + ') || 'values.yaml'} (k8s ${version})`;
+    const parts = [
+      checkManifests({ manifests: docs, extraEnvNames: extraEnvNames(values.values ?? []) }),
+      kubernetesValidate(bin, version, docs.filter((d) => d.kind !== 'ServiceMonitor')),
+      serviceMonitors(docs.filter((d) => d.kind === 'ServiceMonitor')),
+    ];
+    return print(title, { facts: parts.flatMap((p) => p.facts), problems: parts.flatMap((p) => p.problems) }) ? 0 : 1;
+  }
+  return usage();
+}
+
+function usage(): number {
+  process.stderr.write('usage: main.ts dockerfile [FILE] | image-smoke APP_DIR | compose PROJECT.json | manifests RENDERED.yaml --kubernetes-validate BIN --kube-version V [--values FILE]…\n');
+  return 2;
+}
+
+process.exitCode = await main(process.argv.slice(2));

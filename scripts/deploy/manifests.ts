@@ -1,0 +1,172 @@
+/**
+ * Facts the rendered Helm manifests must hold beyond what the Kubernetes schemas can say (issue 16):
+ * the restricted security context, probes on /healthz and /readyz, resources, a drain that fits
+ * in the grace period, environment names the gateway reads and no secret values, selectors that
+ * find the pods. The catalog and connectors shipped in ConfigMaps are written out as the kubelet
+ * would mount them and loaded with the gateway's own loaders. Schema validation is separate
+ * (kubernetes-validate for the core kinds, the vendored CRD schema for the ServiceMonitor).
+ */
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { loadCatalog } from '../../src/catalog/index.js';
+import { CONFIG_KEYS, SECRET_KEYS } from '../../src/config/index.js';
+import { loadConnectors } from '../../src/connectors/index.js';
+import { errorMessage } from '../../src/core/errors.js';
+import { report } from './report.js';
+import type { Report } from './report.js';
+
+/* eslint-disable @typescript-eslint/no-explicit-any -- rendered manifests are untyped YAML */
+type K8s = { apiVersion: string; kind: string; metadata: { name: string; labels?: Record<string, string> }; [k: string]: any };
+
+export function parseManifests(text: string): K8s[] {
+  const docs = parseAllDocuments(text);
+  const out: K8s[] = [];
+  for (const d of docs) {
+    if (d.errors.length > 0) throw new Error(`rendered YAML does not parse: ${d.errors[0]!.message}`);
+    const v = d.toJS() as K8s | null;
+    if (v !== null) out.push(v);
+  }
+  return out;
+}
+
+const matches = (selector: Record<string, string> | undefined, labels: Record<string, string> | undefined): boolean =>
+  selector !== undefined && Object.keys(selector).length > 0 && Object.entries(selector).every(([k, v]) => labels?.[k] === v);
+
+/** Writes a ConfigMap volume's files as the kubelet would (items key → path, mode), and returns the folder. */
+function materialize(cm: K8s, volume: any): string {
+  const dir = mkdtempSync(join(tmpdir(), 'ceg-cm-'));
+  const items: { key: string; path: string; mode?: number }[] = volume.configMap.items ?? Object.keys(cm.data ?? {}).map((key) => ({ key, path: key }));
+  for (const it of items) {
+    const p = join(dir, it.path);
+    mkdirSync(dirname(p), { recursive: true });
+    writeFileSync(p, String(cm.data?.[it.key] ?? ''));
+    chmodSync(p, it.mode ?? volume.configMap.defaultMode ?? 0o644);
+  }
+  return dir;
+}
+
+export interface ManifestInput {
+  readonly manifests: K8s[];
+  /** Variable names the values put in extraEnv (not gateway settings, e.g. NODE_OPTIONS). */
+  readonly extraEnvNames: readonly string[];
+}
+
+export function checkManifests({ manifests, extraEnvNames }: ManifestInput): Report {
+  const r = report();
+  const of = (kind: string): K8s[] => manifests.filter((m) => m.kind === kind);
+  r.check(of('Secret').length === 0, 'no Secret is rendered (the chart only references Secrets)', 'the chart renders a Secret: secret values must never come from the chart');
+  const deployments = of('Deployment');
+  if (deployments.length !== 1) {
+    r.fail(`expected one Deployment, got ${deployments.length}`);
+    return r;
+  }
+  const dep = deployments[0]!;
+  const pod = dep.spec.template.spec;
+  const podLabels: Record<string, string> = dep.spec.template.metadata.labels;
+  r.check(matches(dep.spec.selector.matchLabels, podLabels), 'the Deployment selects its own pods', 'the Deployment selector does not match its pod labels');
+  const containers: any[] = pod.containers;
+  const c = containers[0];
+  r.check(containers.length === 1, 'one container', `${containers.length} containers`);
+
+  // Restricted Pod Security Standard, and more: read-only root filesystem, no token.
+  const psc = pod.securityContext ?? {};
+  const sc = c.securityContext ?? {};
+  r.check((sc.runAsNonRoot ?? psc.runAsNonRoot) === true, 'runAsNonRoot', 'runAsNonRoot is not true');
+  r.check((sc.runAsUser ?? psc.runAsUser ?? 1) !== 0, 'not uid 0', 'runAsUser is 0');
+  r.check(['RuntimeDefault', 'Localhost'].includes((sc.seccompProfile ?? psc.seccompProfile)?.type), 'seccompProfile RuntimeDefault', 'no RuntimeDefault/Localhost seccompProfile');
+  r.check(sc.allowPrivilegeEscalation === false, 'allowPrivilegeEscalation false', 'allowPrivilegeEscalation is not false');
+  r.check(sc.readOnlyRootFilesystem === true, 'readOnlyRootFilesystem', 'readOnlyRootFilesystem is not true');
+  r.check((sc.capabilities?.drop ?? []).includes('ALL') && (sc.capabilities?.add ?? []).length === 0, 'capabilities: drop ALL, add none', 'capabilities do not drop ALL (or add some)');
+  r.check(sc.privileged !== true && !pod.hostNetwork && !pod.hostPID && !pod.hostIPC, 'not privileged, no host namespaces', 'privileged or host namespaces');
+  r.check(!(pod.volumes ?? []).some((v: any) => v.hostPath), 'no hostPath volumes', 'a hostPath volume');
+  r.check(pod.automountServiceAccountToken === false, 'no service account token mounted', 'the service account token is mounted');
+
+  // Probes and resources.
+  const ports: any[] = c.ports ?? [];
+  const probe = (name: string, path: string): void => {
+    const p = c[name]?.httpGet;
+    const portOk = ports.some((x) => x.name === p?.port || x.containerPort === p?.port);
+    r.check(p?.path === path && portOk, `${name} on ${path}`, `${name} is not an httpGet of ${path} on a container port (${JSON.stringify(c[name] ?? null)})`);
+  };
+  probe('startupProbe', '/healthz');
+  probe('livenessProbe', '/healthz');
+  probe('readinessProbe', '/readyz');
+  const res = c.resources ?? {};
+  r.check(res.requests?.cpu !== undefined && res.requests?.memory !== undefined && res.limits?.memory !== undefined, `resources: requests ${res.requests?.cpu}/${res.requests?.memory}, memory limit ${res.limits?.memory}`, 'resources lack CPU and memory requests or a memory limit');
+
+  // Environment: names the gateway reads; secrets only by reference.
+  const envCms = (c.envFrom ?? []).map((e: any) => e.configMapRef?.name).filter(Boolean);
+  const settings: Record<string, string> = Object.assign({}, ...of('ConfigMap').filter((m) => envCms.includes(m.metadata.name)).map((m) => m.data ?? {}));
+  const cmKeys = Object.keys(settings);
+  const notSettings = cmKeys.filter((k) => !CONFIG_KEYS.includes(k));
+  r.check(cmKeys.length > 0 && notSettings.length === 0, `ConfigMap variables are gateway settings: ${cmKeys.sort().join(', ')}`, `ConfigMap variables the gateway does not read: ${notSettings.join(', ') || '(no ConfigMap in envFrom)'}`);
+  const secretInCm = cmKeys.filter((k) => SECRET_KEYS.includes(k));
+  r.check(secretInCm.length === 0, 'no secret in a ConfigMap', `secret variables in a ConfigMap: ${secretInCm.join(', ')}`);
+  const mounts: any[] = c.volumeMounts ?? [];
+  for (const e of c.env ?? []) {
+    const known = CONFIG_KEYS.includes(e.name) || extraEnvNames.includes(e.name);
+    r.check(known, `env ${e.name} is ${CONFIG_KEYS.includes(e.name) ? 'a gateway setting' : 'from extraEnv'}`, `env ${e.name} is not a gateway setting`);
+    if (SECRET_KEYS.includes(e.name)) r.check(e.value === undefined && e.valueFrom?.secretKeyRef?.name !== undefined, `${e.name} comes from Secret ${e.valueFrom?.secretKeyRef?.name}`, `${e.name} is given as a value, not a secretKeyRef`);
+    if (e.name.endsWith('_FILE') && SECRET_KEYS.includes(e.name.slice(0, -5))) {
+      r.check(mounts.some((m) => String(e.value).startsWith(`${m.mountPath}/`) && m.readOnly === true), `${e.name} points into a read-only secret mount`, `${e.name}=${e.value} is not under a read-only volume mount`);
+    }
+  }
+
+  // Shutdown: preStop sleep + SHUTDOWN_TIMEOUT_MS < terminationGracePeriodSeconds.
+  const preStop: string[] = c.lifecycle?.preStop?.exec?.command ?? [];
+  const sleepS = preStop[0] === 'sleep' ? Number(preStop[1]) : 0;
+  const drainMs = Number(settings.SHUTDOWN_TIMEOUT_MS ?? 25_000);
+  const grace = Number(pod.terminationGracePeriodSeconds ?? 30);
+  r.check(preStop.length === 0 || (preStop[0] === 'sleep' && Number.isInteger(sleepS)), `preStop sleeps ${sleepS} s before SIGTERM`, `preStop is not a plain sleep: ${JSON.stringify(preStop)}`);
+  r.check(grace * 1000 > sleepS * 1000 + drainMs, `terminationGracePeriodSeconds ${grace} > preStop ${sleepS} s + SHUTDOWN_TIMEOUT_MS ${drainMs} ms`, `terminationGracePeriodSeconds ${grace} does not exceed preStop ${sleepS} s + SHUTDOWN_TIMEOUT_MS ${drainMs} ms`);
+
+  // The catalog and connectors in ConfigMaps: mounted where CATALOG_DIR / CONNECTORS_DIR point, and loadable.
+  const shipped = (variable: string, load: (dir: string) => string): void => {
+    const dir = settings[variable];
+    const mount = dir === undefined ? undefined : mounts.find((m) => m.mountPath === dir);
+    const volume = mount === undefined ? undefined : (pod.volumes ?? []).find((v: any) => v.name === mount.name);
+    if (volume?.configMap === undefined) return;
+    const cm = of('ConfigMap').find((m) => m.metadata.name === volume.configMap.name);
+    if (cm === undefined) {
+      r.fail(`${variable}: ConfigMap ${volume.configMap.name} is not rendered`);
+      return;
+    }
+    const tmp = materialize(cm, volume);
+    try {
+      r.ok(`${variable} ${dir}: ConfigMap ${cm.metadata.name} ${load(tmp)}`);
+    } catch (err) {
+      r.fail(`${variable} ${dir}: ConfigMap ${cm.metadata.name} does not load: ${errorMessage(err)}`);
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  };
+  shipped('CATALOG_DIR', (d) => `holds a catalog that loads (${loadCatalog(d).kinds.length} event kinds)`);
+  shipped('CONNECTORS_DIR', (d) => `holds connectors that load (${loadConnectors(d).length} definition(s))`);
+
+  // Who finds whom.
+  const services = of('Service');
+  for (const s of services) {
+    r.check(matches(s.spec.selector, podLabels), `Service ${s.metadata.name} selects the pods`, `Service ${s.metadata.name} selector does not match the pods`);
+    for (const p of s.spec.ports ?? []) r.check(ports.some((x) => x.name === p.targetPort || x.containerPort === p.targetPort), `Service port ${p.name ?? p.port} → container port ${p.targetPort}`, `Service port ${p.name ?? p.port} targets ${p.targetPort}, which the container does not expose`);
+  }
+  for (const p of of('PodDisruptionBudget')) r.check(matches(p.spec.selector?.matchLabels, podLabels), `PodDisruptionBudget ${p.metadata.name} selects the pods`, `PodDisruptionBudget ${p.metadata.name} selector does not match the pods`);
+  const hpas = of('HorizontalPodAutoscaler');
+  for (const h of hpas) {
+    const t = h.spec.scaleTargetRef;
+    r.check(t.kind === 'Deployment' && t.name === dep.metadata.name, `HorizontalPodAutoscaler scales Deployment ${t.name} (${h.spec.minReplicas}–${h.spec.maxReplicas})`, `HorizontalPodAutoscaler targets ${t.kind}/${t.name}, not the Deployment`);
+    r.check(dep.spec.replicas === undefined, 'the Deployment leaves replicas to the autoscaler', 'the Deployment sets replicas although an autoscaler owns them');
+  }
+  for (const n of of('NetworkPolicy')) {
+    r.check(matches(n.spec.podSelector?.matchLabels, podLabels), `NetworkPolicy ${n.metadata.name} selects the pods`, `NetworkPolicy ${n.metadata.name} does not select the pods`);
+    const ingressPorts = (n.spec.ingress ?? []).flatMap((rule: any) => (rule.ports ?? []).map((p: any) => p.port));
+    r.check(ingressPorts.some((p: unknown) => ports.some((x) => x.name === p || x.containerPort === p)), 'NetworkPolicy admits the HTTP port', 'NetworkPolicy admits no container port: the Service and probes would be cut off');
+  }
+  for (const m of of('ServiceMonitor')) {
+    const svc = services.find((s) => matches(m.spec.selector?.matchLabels, s.metadata.labels));
+    r.check(svc !== undefined, `ServiceMonitor ${m.metadata.name} selects Service ${svc?.metadata.name}`, `ServiceMonitor ${m.metadata.name} selects no rendered Service`);
+    for (const e of m.spec.endpoints ?? []) r.check(svc !== undefined && (svc.spec.ports ?? []).some((p: any) => p.name === e.port) && e.path === '/metrics', `ServiceMonitor scrapes port ${e.port} at ${e.path}`, `ServiceMonitor endpoint ${e.port} ${e.path} is not the Service's port at /metrics`);
+  }
+  return r;
+}

@@ -1,0 +1,50 @@
+/**
+ * `ce-gateway connectors check [DIR] [--json]`: validates a connectors folder as `serve` would
+ * (every file, every problem at once, kinds against the catalog, scripts and folders on disk)
+ * without starting anything. DIR defaults to CONNECTORS_DIR.
+ * Exit codes: 0 valid; 1 a file has problems; 2 usage (no folder given, unreadable catalog).
+ * Spec: DESIGN "Connectors"; DESIGN "Conventions" (CLI exit codes, --json).
+ */
+import type { Command } from 'commander';
+import { errorMessage, isGatewayError } from '../../core/errors.js';
+import { loadCatalog } from '../../catalog/index.js';
+import { loadConnectors } from '../../connectors/index.js';
+import type { ConnectorProblem } from '../../connectors/index.js';
+import { EXIT_CHECK_FAILED, EXIT_OK, EXIT_USAGE, setup } from '../context.js';
+
+export function registerConnectorsCommand(program: Command): void {
+  const connectors = program.command('connectors').description('connector definitions (shell hooks, file drops)');
+  connectors
+    .command('check')
+    .description('validate every connector file of a folder (default CONNECTORS_DIR) without starting anything')
+    .argument('[dir]', 'connectors folder')
+    .option('--json', 'print the connectors (or the problems) as JSON')
+    .action((dirArg: string | undefined, opts: { json?: boolean }) => {
+      const { config } = setup(program);
+      const dir = dirArg ?? config.connectorsDir;
+      if (dir === undefined) {
+        process.stderr.write('ce-gateway connectors check: give a folder or set CONNECTORS_DIR\n');
+        process.exit(EXIT_USAGE);
+      }
+      let catalog;
+      try {
+        catalog = loadCatalog(config.catalogDir);
+      } catch (err) {
+        process.stderr.write(`ce-gateway connectors check: ${errorMessage(err)}\n`);
+        process.exit(EXIT_USAGE);
+      }
+      try {
+        const defs = loadConnectors(dir, { catalog });
+        const rows = defs.map((d) => ({ name: d.name, kind: d.kind, enabled: d.enabled, subscription: d.subscription, kinds: d.kinds, file: d.file }));
+        if (opts.json) process.stdout.write(`${JSON.stringify(rows)}\n`);
+        else for (const r of rows) process.stdout.write(`${r.name}\t${r.kind}\t${r.enabled ? 'enabled' : 'disabled'}\t${r.subscription}\t${r.kinds.join(',')}\n`);
+        process.exit(EXIT_OK);
+      } catch (err) {
+        if (!isGatewayError(err, 'CEG_INVALID_OPTIONS')) throw err;
+        const problems = (err.details['problems'] ?? []) as readonly ConnectorProblem[];
+        if (opts.json) process.stdout.write(`${JSON.stringify(problems)}\n`);
+        else for (const p of problems) process.stderr.write(`${p.file}: ${p.path}: ${p.problem}\n`);
+        process.exit(EXIT_CHECK_FAILED);
+      }
+    });
+}

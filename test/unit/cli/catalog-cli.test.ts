@@ -1,0 +1,95 @@
+/**
+ * `ce-gateway catalog generate` and `catalog export` as processes, from a project that is not
+ * this package (a temporary folder): folders relative to the working directory, `--check` there,
+ * never writing into node_modules; `--base-url` moving every address of the AsyncAPI document.
+ */
+import { spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const ROOT = resolve(import.meta.dirname, '..', '..', '..');
+const MAIN = join(ROOT, 'src', 'cli', 'main.ts');
+/** tsx's loader by absolute URL: the CLI runs in temporary directories, where `--import tsx` would not resolve. */
+const TSX = pathToFileURL(join(ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;
+const temps: string[] = [];
+afterAll(() => {
+  for (const d of temps) rmSync(d, { recursive: true, force: true });
+});
+
+function project(): string {
+  const d = mkdtempSync(join(tmpdir(), 'ceg-cli-project-'));
+  temps.push(d);
+  return d;
+}
+
+function cli(cwd: string, args: readonly string[], env: Record<string, string> = {}): { code: number | null; stdout: string; stderr: string } {
+  const base: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'silent', ...env };
+  for (const name of ['CATALOG_DIR', 'DATASCHEMA_BASE_URL', 'PUBLIC_BASE_URL', 'CE_GATEWAY_ENV_FILE', 'KAFKA_BROKERS', 'SCHEMA_REGISTRY_URL']) if (!(name in env)) delete base[name];
+  const r = spawnSync(process.execPath, ['--import', TSX, MAIN, ...args], { cwd, env: base, encoding: 'utf8', timeout: 60_000 });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+describe('catalog generate in a project that uses the package', { timeout: 60_000 }, () => {
+  it('reads ./schemas, writes ./src/catalog/generated registering the kinds with the package, and --check works there', () => {
+    const dir = project();
+    cpSync(join(ROOT, 'schemas'), join(dir, 'schemas'), { recursive: true });
+    const written = cli(dir, ['catalog', 'generate']);
+    expect(written.stderr).toBe('');
+    expect(written.code).toBe(0);
+    const out = join(dir, 'src', 'catalog', 'generated');
+    expect(written.stdout.trim().split('\n')).toEqual(['events.ts', 'kinds.ts', 'index.ts'].map((f) => `wrote ${join(out, f)}`));
+    expect(readFileSync(join(out, 'kinds.ts'), 'utf8')).toContain("declare module 'ce-gateway' {");
+    expect(readFileSync(join(out, 'index.ts'), 'utf8')).toContain("import type {} from './kinds.js';");
+
+    expect(cli(dir, ['catalog', 'generate', '--check'])).toMatchObject({ code: 0, stdout: `generated files in ${out} are up to date\n` });
+    writeFileSync(join(out, 'events.ts'), `${readFileSync(join(out, 'events.ts'), 'utf8')}// edited\n`);
+    const stale = cli(dir, ['catalog', 'generate', '--check']);
+    expect(stale.code).toBe(1);
+    expect(stale.stderr).toContain('stale: events.ts');
+  });
+
+  it('takes --catalog and --out relative to the working directory; reading the installed package is fine, writing into node_modules is refused', () => {
+    const dir = project();
+    cpSync(join(ROOT, 'schemas'), join(dir, 'node_modules', 'ce-gateway', 'schemas'), { recursive: true });
+    const ok = cli(dir, ['catalog', 'generate', '--catalog', 'node_modules/ce-gateway/schemas', '--out', 'src/events']);
+    expect(ok.code).toBe(0);
+    expect(existsSync(join(dir, 'src', 'events', 'kinds.ts'))).toBe(true);
+    expect(cli(dir, ['catalog', 'generate', '--catalog', 'node_modules/ce-gateway/schemas', '--out', 'src/events', '--check']).code).toBe(0);
+
+    const refused = cli(dir, ['catalog', 'generate', '--catalog', 'node_modules/ce-gateway/schemas', '--out', 'node_modules/ce-gateway/src/catalog/generated']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('is inside node_modules');
+    expect(existsSync(join(dir, 'node_modules', 'ce-gateway', 'src'))).toBe(false);
+
+    const none = cli(dir, ['catalog', 'generate']);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain(`no catalog.yaml in ${join(dir, 'schemas')}: pass --catalog DIR`);
+  });
+
+  it("in this repository's root the defaults are the package's own folders, and they are up to date", () => {
+    const r = cli(ROOT, ['catalog', 'generate', '--check']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(`generated files in ${join(ROOT, 'src', 'catalog', 'generated')} are up to date\n`);
+  });
+});
+
+describe('catalog export --base-url', { timeout: 60_000 }, () => {
+  it('moves the JSON Schema links and the dataschema address; DATASCHEMA_BASE_URL still wins', () => {
+    const dir = project();
+    mkdirSync(join(dir, 'a'));
+    expect(cli(dir, ['catalog', 'export', '--out', 'a', '--base-url', 'https://events.example.com/']).code).toBe(0);
+    const doc = readFileSync(join(dir, 'a', 'asyncapi.json'), 'utf8');
+    expect(doc).not.toContain('127.0.0.1:8080');
+    expect(doc).toContain('URL of the exact writer schema: https://events.example.com/schemas/ids/<registry schema id>.');
+    expect(doc).toContain('https://events.example.com/schemas/json/');
+
+    expect(cli(dir, ['catalog', 'export', '--out', 'b', '--base-url', 'https://events.example.com'], { DATASCHEMA_BASE_URL: 'https://schemas.example.com/ids/' }).code).toBe(0);
+    const explicit = readFileSync(join(dir, 'b', 'asyncapi.json'), 'utf8');
+    expect(explicit).toContain('URL of the exact writer schema: https://schemas.example.com/ids/<registry schema id>.');
+    expect(explicit).toContain('https://events.example.com/schemas/json/');
+  });
+});

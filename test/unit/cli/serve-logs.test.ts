@@ -1,0 +1,38 @@
+/**
+ * docs/deploy.md: `ce-gateway serve` writes its pino JSON lines to stderr; stdout stays free for
+ * command output. Run as a process on the in-memory adapters.
+ */
+import { spawn } from 'node:child_process';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { waitFor } from '../../helpers/wait.js';
+
+const ROOT = resolve(import.meta.dirname, '..', '..', '..');
+const TSX = pathToFileURL(join(ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;
+
+describe('ce-gateway serve logs', { timeout: 60_000 }, () => {
+  it('go to stderr as JSON lines; stdout stays empty', async () => {
+    const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'info', PORT: '0', HOST: '127.0.0.1' };
+    for (const name of ['KAFKA_BROKERS', 'SCHEMA_REGISTRY_URL', 'DATABASE_URL', 'CONNECTORS_DIR', 'CATALOG_DIR', 'CE_GATEWAY_ENV_FILE']) delete env[name];
+    const child = spawn(process.execPath, ['--import', TSX, join(ROOT, 'src', 'cli', 'main.ts'), 'serve'], { cwd: tmpdir(), env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    try {
+      await waitFor('the listening line on stderr', () => stderr.includes('"msg":"listening"'), 45_000);
+    } finally {
+      child.kill('SIGTERM');
+    }
+    // (The exit code is not the point here: a SIGTERM may land before serve installs its handler.)
+    await exited;
+    expect(stdout).toBe('');
+    const lines = stderr.split('\n').filter((l) => l.trim() !== '');
+    expect(lines.length).toBeGreaterThan(0);
+    for (const l of lines) expect(() => JSON.parse(l) as unknown, l).not.toThrow();
+    expect(lines.map((l) => (JSON.parse(l) as { msg: string }).msg)).toContain('listening');
+  });
+});

@@ -1,0 +1,38 @@
+import { spawn } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = new URL('../../../', import.meta.url).pathname;
+
+/** Starts the fixture, sends SIGTERM once it is ready, and resolves with its exit code, output and time after the signal. */
+function run(mode: 'finish' | 'hang', timeoutMs: number): Promise<{ code: number | null; out: string; ms: number }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/signals-child.ts', mode, String(timeoutMs)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    let sentAt = 0;
+    child.stdout.on('data', (b: Buffer) => {
+      out += b.toString();
+      if (sentAt === 0 && out.includes('ready\n')) {
+        sentAt = Date.now();
+        child.kill('SIGTERM');
+      }
+    });
+    child.once('error', reject);
+    child.once('exit', (code) => resolve({ code, out, ms: Date.now() - sentAt }));
+  });
+}
+
+describe('onSignals: the drain is bounded by SHUTDOWN_TIMEOUT_MS', () => {
+  it('exits 0 once stopping finishes', async () => {
+    const r = await run('finish', 5000);
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/"msg":"shutting down"/);
+  }, 20_000);
+
+  it('exits 1 with its reason when stopping outlasts the timeout', async () => {
+    const r = await run('hang', 300);
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/shutdown did not finish within SHUTDOWN_TIMEOUT_MS/);
+    expect(r.ms).toBeGreaterThanOrEqual(250);
+    expect(r.ms).toBeLessThan(5000);
+  }, 20_000);
+});
