@@ -55,7 +55,11 @@ describe('subscribe: handled', () => {
     const [p1, p2] = await Promise.all([r1.delivered, r2.delivered]);
     await waitFor('2 handled', () => s.stats().handled === 2, 5000, 5);
     const byId = new Map(seen.map((x) => [x.env.attributes.id, x]));
-    expect(byId.get(r1.id)!.ctx).toEqual({ subscription: 'sub-a', topic: PRICE_TOPIC, partition: p1.partition, offset: p1.offset, attempt: 1 });
+    const { record, signal, ...ctx1 } = byId.get(r1.id)!.ctx;
+    expect(ctx1).toEqual({ subscription: 'sub-a', topic: PRICE_TOPIC, partition: p1.partition, offset: p1.offset, attempt: 1 });
+    // The record as read (a sink forwarding Avro reads its bytes) and the stop signal come along.
+    expect(record).toMatchObject({ topic: PRICE_TOPIC, partition: p1.partition, offset: p1.offset });
+    expect(signal?.aborted).toBe(false);
     expect(byId.get(r2.id)!.ctx).toMatchObject({ partition: p2.partition, offset: p2.offset, attempt: 1 });
     const d = byId.get(r2.id)!.env.data;
     expect(d?.kind === 'json' && d.value).toMatchObject({ instrument: 'GBP/USD', timeframe: 'H4' });
