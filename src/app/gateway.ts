@@ -164,8 +164,8 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     publisher: () => records?.stats(),
     ready: () => ingress !== undefined,
     subscriptions: () => [
-      ...[...subscriptions].map((s) => ({ name: s.name, up: true, stats: s.stats() })),
-      ...[...failedSubscriptions.keys()].map((name) => ({ name, up: false, stats: undefined })),
+      ...[...subscriptions].map((s) => ({ name: s.name, up: true, stats: s.stats(), partitions: s.assignments().length })),
+      ...[...failedSubscriptions.keys()].map((name) => ({ name, up: false, stats: undefined, partitions: 0 })),
     ],
   });
 

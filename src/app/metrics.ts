@@ -10,7 +10,7 @@ export interface MetricsSources {
   readonly publisher: () => PublisherStats | undefined;
   readonly ready: () => boolean;
   /** Subscriptions of this process; `up: false` = its consumer stopped on a failure. */
-  readonly subscriptions: () => readonly { readonly name: string; readonly up: boolean; readonly stats: SubscriptionStats | undefined }[];
+  readonly subscriptions: () => readonly { readonly name: string; readonly up: boolean; readonly stats: SubscriptionStats | undefined; readonly partitions?: number }[];
 }
 
 export function createMetrics(src: MetricsSources): { registry: Registry; render: () => Promise<{ contentType: string; body: string }> } {
@@ -58,9 +58,19 @@ export function createMetrics(src: MetricsSources): { registry: Registry; render
       for (const s of src.subscriptions()) this.set({ subscription: s.name }, s.up ? 1 : 0);
     },
   });
+  new Gauge({
+    name: 'ce_gateway_subscription_partitions',
+    help: 'Partitions this instance holds in the subscription\'s consumer group (instances share a group\'s partitions).',
+    labelNames: ['subscription'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const s of src.subscriptions()) this.set({ subscription: s.name }, s.partitions ?? 0);
+    },
+  });
   new Counter({
     name: 'ce_gateway_subscription_records_total',
-    help: 'Records per subscription and outcome (handled, retried, dead_lettered, skipped).',
+    help: 'Records per subscription and outcome (handled, retried, dead_lettered, skipped: other kinds, filtered: refused by the attribute filters).',
     labelNames: ['subscription', 'outcome'],
     registers: [registry],
     collect() {
@@ -71,6 +81,7 @@ export function createMetrics(src: MetricsSources): { registry: Registry; render
         this.inc({ subscription: s.name, outcome: 'retried' }, s.stats.retried);
         this.inc({ subscription: s.name, outcome: 'dead_lettered' }, s.stats.deadLettered);
         this.inc({ subscription: s.name, outcome: 'skipped' }, s.stats.skipped);
+        this.inc({ subscription: s.name, outcome: 'filtered' }, s.stats.filtered);
       }
     },
   });

@@ -327,6 +327,20 @@ export function transportContract(name: string, make: () => Promise<Transport>, 
       expect(values(fromTwo.got)).toEqual(['r2', 'end']);
     }, timeout);
 
+    it('a group whose offsets are set before it ever joins starts there: records written between the reset and the join are not skipped', async () => {
+      const tp = await topic(2);
+      const group = unique('g-new');
+      await t.produce(tp, [rec('a', 'before-1'), rec('b', 'before-2')]);
+      await t.resetOffsets(group, tp, { kind: 'latest' }); // a subscription created "at latest" (issue 8)
+      await t.produce(tp, [rec('a', 'after-1'), rec('b', 'after-2')]);
+      const c = await collect({ group, topics: [tp], startFrom: 'latest' });
+      await until('the records after the reset', () => c.got.length >= 2);
+      await t.produce(tp, [rec('a', 'end')]);
+      await until('the sentinel', () => values(c.got).includes('end'));
+      await c.c.stop();
+      expect(values(c.got).sort()).toEqual(['after-1', 'after-2', 'end']);
+    }, timeout);
+
     it('rejects a produce whose signal is already aborted', async () => {
       const tp = await topic(1);
       const ac = new AbortController();

@@ -14,6 +14,8 @@ export interface SinkRequest {
   readonly body: Buffer;
   /** performance.now() when the request was complete. */
   readonly atMs: number;
+  /** Which TCP connection it came on (1, 2, …): requests of one gateway process share its connections. */
+  readonly conn: number;
 }
 
 export interface SinkAnswer {
@@ -32,6 +34,8 @@ export interface TestSink {
   readonly requests: SinkRequest[];
   /** POST requests only (deliveries). */
   deliveries(): SinkRequest[];
+  /** performance.now() when each connection closed (a killed gateway's connections close with it). */
+  readonly closedAt: ReadonlyMap<number, number>;
   respond(r: Responder): void;
   close(): Promise<void>;
 }
@@ -40,11 +44,14 @@ export async function startSink(responder: Responder = acceptAll, path = '/hook'
   let respond = responder;
   const requests: SinkRequest[] = [];
   let posts = 0;
+  let conns = 0;
+  const connOf = new WeakMap<object, number>();
+  const closedAt = new Map<number, number>();
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const r: SinkRequest = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks), atMs: performance.now() };
+      const r: SinkRequest = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks), atMs: performance.now(), conn: connOf.get(req.socket) ?? 0 };
       requests.push(r);
       const nth = req.method === 'POST' ? ++posts : 0;
       Promise.resolve(respond(r, nth)).then(
@@ -59,6 +66,11 @@ export async function startSink(responder: Responder = acceptAll, path = '/hook'
       );
     });
   });
+  server.on('connection', (socket) => {
+    const id = ++conns;
+    connOf.set(socket, id);
+    socket.once('close', () => closedAt.set(id, performance.now()));
+  });
   server.keepAliveTimeout = 60_000;
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address() as AddressInfo;
@@ -66,6 +78,7 @@ export async function startSink(responder: Responder = acceptAll, path = '/hook'
     url: `http://127.0.0.1:${port}${path}`,
     requests,
     deliveries: () => requests.filter((r) => r.method === 'POST'),
+    closedAt,
     respond: (r) => void (respond = r),
     close: () =>
       new Promise<void>((resolve) => {

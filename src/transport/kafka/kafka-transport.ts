@@ -13,6 +13,7 @@ import type {
 import { assertTopicName } from '../../core/topic-name.js';
 import { abortedProduce, checkTopicSpec, closedTransport, groupBusy } from '../topics.js';
 import { KafkaConsumption } from './consumption.js';
+import { OffsetCommitter } from './commit-offsets.js';
 import { fromKafkaError } from './errors.js';
 import { toKafkaHeaders } from './headers.js';
 import { kafkaLogCreator, toKafkaLogLevel } from './logging.js';
@@ -57,6 +58,7 @@ class KafkaTransport implements Transport {
   #producer: Producer | undefined;
   #connecting: Promise<{ admin: Admin; producer: Producer }> | undefined;
   #closed = false;
+  readonly #committer: OffsetCommitter;
 
   constructor(opts: KafkaTransportOptions) {
     this.#opts = opts;
@@ -71,6 +73,7 @@ class KafkaTransport implements Transport {
       logLevel: toKafkaLogLevel(opts.logLevel),
       logCreator: kafkaLogCreator(opts.logger, { transport: 'kafka', clientId: opts.clientId }),
     });
+    this.#committer = new OffsetCommitter(this.#kafka);
   }
 
   async ensureTopics(specs: readonly TopicSpec[]): Promise<void> {
@@ -230,7 +233,7 @@ class KafkaTransport implements Transport {
           throw new GatewayError('CEG_INVALID_OPTIONS', `unknown offset target ${JSON.stringify(never)}`, { retriable: false });
         }
       }
-      await admin.setOffsets({ groupId: group, topic, partitions });
+      await this.#committer.commit(admin, group, topic, partitions);
       this.#opts.logger.info({ transport: 'kafka', group, topic, to: to.kind }, 'reset group offsets');
     } catch (err) {
       throw fromKafkaError(err, { operation: 'resetOffsets', group, topic });
@@ -269,7 +272,7 @@ class KafkaTransport implements Transport {
     const connecting = this.#connecting;
     this.#connecting = undefined;
     if (connecting !== undefined) await connecting.catch(() => undefined);
-    await Promise.allSettled([this.#producer?.disconnect(), this.#admin?.disconnect()]);
+    await Promise.allSettled([this.#producer?.disconnect(), this.#admin?.disconnect(), this.#committer.close()]);
   }
 
   /** Drops the admin and producer connections; the next call connects afresh. */

@@ -137,8 +137,10 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
   let s = initial;
   let keys = s.secrets.map(secretKey);
   const slots = new Semaphore(s.concurrency);
-  /** Handshake results per URL on this instance. */
+  /** Handshake results per URL on this instance (accepted ones only). */
   const validated = new Map<string, { readonly allowedPerSecond?: number }>();
+  /** The handshake under way per URL: partitions delivering at once share one OPTIONS request. */
+  const handshaking = new Map<string, Promise<Outcome | undefined>>();
   let gone = false;
   const userAgent = deps.userAgent ?? 'ce-gateway';
 
@@ -150,8 +152,18 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
     return Math.max(wanted * deps.ctx.share(), wanted / 100, 0.01);
   };
 
-  async function handshake(target: ResolvedTarget, signal: AbortSignal | undefined): Promise<Outcome | undefined> {
-    if (!s.handshake || validated.has(s.url)) return undefined;
+  function handshake(target: ResolvedTarget, signal: AbortSignal | undefined): Promise<Outcome | undefined> {
+    if (!s.handshake || validated.has(s.url)) return Promise.resolve(undefined);
+    const url = s.url;
+    let p = handshaking.get(url);
+    if (p === undefined) {
+      p = handshakeOnce(target, signal).finally(() => handshaking.delete(url));
+      handshaking.set(url, p);
+    }
+    return p;
+  }
+
+  async function handshakeOnce(target: ResolvedTarget, signal: AbortSignal | undefined): Promise<Outcome | undefined> {
     const answer = await send(agents, {
       target,
       method: 'OPTIONS',
