@@ -133,9 +133,10 @@ export class SubscriptionService {
     return { secrets, headers };
   }
 
-  list(owner: string = DEFAULT_OWNER): SubscriptionView[] {
-    const api = [...this.#d.store.all().values()].filter((s) => s.owner === owner).map((s) => viewOf(s));
-    const files = [...(this.#d.declared?.().values() ?? [])].filter((v) => v.owner === owner);
+  /** Every subscription of `owner`; without one (no partner identities yet, issue 11), every subscription. */
+  list(owner?: string): SubscriptionView[] {
+    const api = [...this.#d.store.all().values()].filter((s) => owner === undefined || s.owner === owner).map((s) => viewOf(s));
+    const files = [...(this.#d.declared?.().values() ?? [])].filter((v) => owner === undefined || v.owner === owner);
     return [...api, ...files].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
@@ -144,9 +145,16 @@ export class SubscriptionService {
     const group = groupOf(owner, name);
     const s = this.#d.store.get(group);
     if (s !== undefined) return viewOf(s);
-    const declared = this.#d.declared?.().get(group);
+    const declared = this.#declaredNamed(name, owner);
     if (declared !== undefined) return declared;
     throw notFound(name);
+  }
+
+  /** A file-declared subscription of `owner` by name, else the one of that name under any owner (files name their own owner). */
+  #declaredNamed(name: string, owner: string): SubscriptionView | undefined {
+    const all = this.#d.declared?.();
+    if (all === undefined) return undefined;
+    return all.get(groupOf(owner, name)) ?? [...all.values()].find((v) => v.name === name);
   }
 
   /**
@@ -160,7 +168,7 @@ export class SubscriptionService {
     if (isObject(body) && 'owner' in body) throw invalid([{ field: 'owner', reason: 'set by the gateway (the partner that creates the subscription)' }]);
     const req = this.#validate(body);
     const group = groupOf(owner, req.name);
-    if (this.#d.store.get(group) !== undefined || this.#d.declared?.().has(group) === true) {
+    if (this.#d.store.get(group) !== undefined || this.#declaredNamed(req.name, owner) !== undefined) {
       throw new GatewayError('CEG_CONFLICT', `a subscription named ${req.name} exists already`, { retriable: false, details: { field: 'name' } });
     }
     await this.#d.checkTarget(req.delivery.url);
@@ -185,7 +193,7 @@ export class SubscriptionService {
     const group = groupOf(owner, name);
     const current = this.#d.store.get(group);
     if (current === undefined) {
-      if (this.#d.declared?.().has(group) === true) throw fromFile(name);
+      if (this.#declaredNamed(name, owner) !== undefined) throw fromFile(name);
       throw notFound(name);
     }
     if (!isObject(patch)) throw invalid([{ field: 'body', reason: 'a JSON merge patch is an object' }]);
@@ -217,7 +225,7 @@ export class SubscriptionService {
   async remove(name: string, owner: string = DEFAULT_OWNER): Promise<void> {
     const group = groupOf(owner, name);
     if (this.#d.store.get(group) === undefined) {
-      if (this.#d.declared?.().has(group) === true) throw fromFile(name);
+      if (this.#declaredNamed(name, owner) !== undefined) throw fromFile(name);
       throw notFound(name);
     }
     await this.#d.store.remove(group);

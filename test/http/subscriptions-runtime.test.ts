@@ -1,0 +1,123 @@
+/**
+ * Subscriptions beyond the HTTP resource, on the in-memory adapters: connector files of
+ * `kind: subscription` (git-ops: push with secrets from the environment, and a file-drop sink),
+ * listed by GET as read-only; unordered delivery through the retry topic; secrets and sink headers
+ * never in the logs; and the refusal to start beyond loopback on Kafka without a secrets key.
+ */
+import { randomUUID } from 'node:crypto';
+import { readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createGateway } from '../../src/app/index.js';
+import type { Gateway } from '../../src/app/index.js';
+import { loadConfig } from '../../src/config/index.js';
+import { loadConnectors } from '../../src/connectors/index.js';
+import { createLogger } from '../../src/observability/index.js';
+import { structuredPriceEvent } from '../fixtures/events.js';
+import { caughtAsync } from '../helpers/errors.js';
+import { acceptAll, startSink } from '../helpers/sink.js';
+import type { TestSink } from '../helpers/sink.js';
+import { waitFor } from '../helpers/wait.js';
+import { tempDir } from '../unit/connectors/helpers.js';
+import { post } from './helpers.js';
+
+const FILE_SECRET = `whsec_${Buffer.alloc(32, 5).toString('base64')}`;
+const FILE_TOKEN = `file-token-${randomUUID()}`;
+let gw: Gateway;
+let url: string;
+let hook: TestSink;
+let flaky: TestSink;
+const logs: string[] = [];
+const dir = tempDir('ceg-subs-files-');
+
+beforeAll(async () => {
+  hook = await startSink();
+  flaky = await startSink((req, nth) => (req.method === 'OPTIONS' ? acceptAll(req, 0) : nth === 1 ? { status: 502 } : { status: 200 }));
+  writeFileSync(
+    join(dir.dir, 'partner-push.yaml'),
+    `kind: subscription
+name: partner-push
+owner: ops
+kinds: [PriceLoadingCompleted]
+filters: [{ prefix: { subject: "file-" } }]
+delivery:
+  mode: push
+  url: ${hook.url}
+  secretsFromEnv: [FILE_SECRET]
+  headersFromEnv: { Authorization: FILE_TOKEN }
+`,
+  );
+  writeFileSync(join(dir.dir, 'drop.yaml'), `kind: subscription\nname: drops\nkinds: [PriceLoadingCompleted]\nfilters: [{ exact: { subject: "drop-me" } }]\ndelivery: { mode: file-drop, sink: { directory: out } }\n`);
+  const defs = loadConnectors(dir.dir, { environment: { FILE_SECRET, FILE_TOKEN: `Bearer ${FILE_TOKEN}` } });
+  const out = new PassThrough();
+  out.on('data', (c: Buffer) => logs.push(c.toString('utf8')));
+  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'debug', WEBHOOK_ALLOWED_HOSTS: '127.0.0.1' });
+  gw = createGateway(config, createLogger({ level: 'debug', destination: out }));
+  gw.declareSubscriptions(defs.flatMap((d) => (d.kind === 'subscription' ? [d.runtime] : [])));
+  const addr = await gw.listen();
+  await gw.ready;
+  await gw.subscriptionsLoaded();
+  url = `http://127.0.0.1:${addr.port}`;
+});
+
+afterAll(async () => {
+  await gw?.close();
+  await Promise.allSettled([hook?.close(), flaky?.close()]);
+  dir.remove();
+});
+
+describe('subscriptions declared in connector files', () => {
+  it('run like stored ones, with secrets from the environment; GET lists them read-only', async () => {
+    const ev = structuredPriceEvent({ subject: 'file-1' });
+    expect((await post(url, [structuredPriceEvent({ subject: 'other' }), ev, structuredPriceEvent({ subject: 'drop-me' })], 'application/cloudevents-batch+json')).status).toBe(202);
+    const [req] = await waitFor('the file subscription delivery', () => (hook.deliveries().length > 0 ? hook.deliveries() : undefined), 5000);
+    expect(hook.deliveries()).toHaveLength(1);
+    expect(req!.headers['ce-id']).toBe(ev.id);
+    expect(req!.headers.authorization).toBe(`Bearer ${FILE_TOKEN}`);
+    expect(() => new Webhook(FILE_SECRET).verify(req!.body, req!.headers as Record<string, string>)).not.toThrow();
+    await waitFor('the dropped file', () => readdirSync(join(dir.dir, 'out'), { withFileTypes: true }).length === 1, 5000);
+
+    const listed = (await (await fetch(`${url}/subscriptions`)).json()) as { items: { name: string; origin: string; group: string }[] };
+    expect(listed.items.find((i) => i.name === 'drops')).toMatchObject({ origin: 'file', group: 'ce-gateway.sub.connectors.drops' });
+    const patch = await fetch(`${url}/subscriptions/drops`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: '{"state":"paused"}' });
+    expect(patch.status).toBe(409);
+    expect((await fetch(`${url}/subscriptions/drops`, { method: 'DELETE' })).status).toBe(409);
+  });
+});
+
+describe('unordered push delivery', () => {
+  it('retries through the retry topic: a 502 first, delivered on the second attempt', async () => {
+    const name = `u-${randomUUID().slice(0, 8)}`;
+    const res = await fetch(`${url}/subscriptions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name, kinds: ['PriceLoadingCompleted'], ordering: 'none', retry: { maxAttempts: 3, backoff: { initialMs: 100, factor: 1, maxMs: 1000, jitter: 0 } }, delivery: { mode: 'push', url: flaky.url, headers: { 'X-Api-Key': 'api-key-never-logged' } } }),
+    });
+    expect(res.status).toBe(201);
+    const secret = ((await res.json()) as { delivery: { secrets: string[] } }).delivery.secrets[0]!;
+    const ev = structuredPriceEvent();
+    expect((await post(url, ev)).status).toBe(202);
+    await waitFor('the second attempt', () => flaky.deliveries().length === 2, 5000);
+    expect(flaky.deliveries().map((r) => r.headers['ce-id'])).toEqual([ev.id, ev.id]);
+    // The same webhook-id on every attempt (receivers drop redeliveries by it).
+    expect(new Set(flaky.deliveries().map((r) => r.headers['webhook-id'])).size).toBe(1);
+    const text = logs.join('');
+    for (const s of [secret, secret.slice(6), FILE_SECRET, FILE_SECRET.slice(6), FILE_TOKEN, 'api-key-never-logged']) expect(text).not.toContain(s);
+    expect(text).toContain('subscription started on this instance'); // the logs were captured
+  });
+});
+
+describe('start-up', () => {
+  it('refuses to serve subscriptions beyond loopback on Kafka without SUBSCRIPTION_SECRETS_KEY', async () => {
+    // Nothing listens on port 1: the check comes before any connection matters.
+    const config = loadConfig({ PORT: '0', HOST: '0.0.0.0', LOG_LEVEL: 'silent', KAFKA_BROKERS: '127.0.0.1:1' });
+    const g = createGateway(config, createLogger({ level: 'silent' }));
+    g.ready.catch(() => undefined);
+    const err = await caughtAsync(g.listen());
+    expect(err.code).toBe('CEG_SECRETS_KEY_MISSING');
+    expect(err.message).toContain('SUBSCRIPTION_SECRETS_KEY');
+    await g.close();
+  });
+});
