@@ -13,8 +13,10 @@
  * Settings (environment): BENCH_CONNECTIONS (32), BENCH_BATCH_CONNECTIONS (8), BENCH_BATCH_SIZE
  * (100), BENCH_DURATION_S (10), BENCH_WARMUP_S (2), BENCH_TSX=1 to run the gateway from src with tsx,
  * BENCH_SCENARIOS (comma list of raw-single, gateway-single, raw-batch, gateway-batch, raw-consume,
- * gateway-consume; default all), BENCH_CONSUME_RECORDS (200000: records read by the consume
- * scenarios; the topic is filled up to that many first),
+ * gateway-consume, push-latency, push-consume; default all), BENCH_CONSUME_RECORDS (200000: records
+ * read by the consume scenarios; the topic is filled up to that many first), BENCH_PUSH_RATE (1000
+ * events/s offered in push-latency), BENCH_PUSH_RECORDS (20000: records delivered by push-consume,
+ * and read by its two raw kafkajs baselines),
  * BENCH_PROFILE_DIR (the gateway child writes a V8 .cpuprofile there on exit).
  * Prints a Markdown table and writes bench/results/<timestamp>.json.
  */
@@ -36,6 +38,9 @@ import { procCpuMs, startGatewayProcess } from './lib/gateway-process.js';
 import { runHttpLoad } from './lib/http-load.js';
 import type { ConsumeResult } from './lib/consumer-load.js';
 import { gatewayConsume, rawConsume } from './lib/consumer-load.js';
+import type { PushLatencyResult, PushThroughputResult } from './lib/push-load.js';
+import { pushLatency, pushThroughput, rawConsumePost } from './lib/push-load.js';
+import { randomBytes } from 'node:crypto';
 import type { RawClient } from './lib/raw-load.js';
 import { PRODUCER_SETTINGS, connectRaw, runRawLoad } from './lib/raw-load.js';
 import type { Latency, ScenarioResult } from './lib/stats.js';
@@ -185,7 +190,17 @@ async function main(): Promise<void> {
   log(`settings: ${JSON.stringify(settings)}`);
   const gw = await startGatewayProcess({
     root: ROOT,
-    env: { KAFKA_BROKERS: brokers, SCHEMA_REGISTRY_URL: registryUrl, LOG_LEVEL: 'warn', DATASCHEMA_BASE_URL: dataschemaBase, CATALOG_DIR: benchCatalog.dir },
+    env: {
+      KAFKA_BROKERS: brokers,
+      SCHEMA_REGISTRY_URL: registryUrl,
+      LOG_LEVEL: 'warn',
+      DATASCHEMA_BASE_URL: dataschemaBase,
+      CATALOG_DIR: benchCatalog.dir,
+      // Push scenarios: the sink is in this process on loopback; definitions on a topic of this run.
+      WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
+      SUBSCRIPTIONS_TOPIC: `${TOPIC}.subscriptions`,
+      SUBSCRIPTION_SECRETS_KEY: randomBytes(32).toString('base64'),
+    },
     readyTimeoutMs: 60_000,
     preferTsx: how.tsx,
     ...(process.env.BENCH_PROFILE_DIR ? { cpuProfileDir: resolve(process.env.BENCH_PROFILE_DIR) } : {}),
@@ -194,6 +209,8 @@ async function main(): Promise<void> {
   let raw: RawClient | undefined;
   const results: ScenarioResult[] = [];
   const consumed: ConsumeResult[] = [];
+  let pushed: PushLatencyResult | undefined;
+  const pushThroughputs: PushThroughputResult[] = [];
   try {
     const records = await rawRecords(1800, registryUrl, dataschemaBase, benchCatalog.dir, TOPIC);
     raw = await connectRaw(brokerList, TOPIC, records);
@@ -207,7 +224,7 @@ async function main(): Promise<void> {
       ['gateway-batch', () => gatewayScenario(probe, 'batch')],
     ];
     const wanted = (process.env.BENCH_SCENARIOS ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
-    const unknown = wanted.filter((w) => !all.some(([n]) => n === w) && w !== 'raw-consume' && w !== 'gateway-consume');
+    const unknown = wanted.filter((w) => !all.some(([n]) => n === w) && !['raw-consume', 'gateway-consume', 'push-latency', 'push-consume'].includes(w));
     if (unknown.length > 0) throw new Error(`BENCH_SCENARIOS: unknown ${unknown.join(', ')}`);
     const plan = wanted.length === 0 ? all : all.filter(([n]) => wanted.includes(n));
     const consumeRecords = intEnv('BENCH_CONSUME_RECORDS', 200_000);
@@ -238,6 +255,25 @@ async function main(): Promise<void> {
         log(`  ${Math.round(res.eventsPerS)} events/s in ${res.elapsedS.toFixed(1)} s, CPU ${res.cpuPct.toFixed(0)} %`);
       }
     }
+    const pushRate = intEnv('BENCH_PUSH_RATE', 1000);
+    const pushRecords = intEnv('BENCH_PUSH_RECORDS', 20_000);
+    if (wanted.length === 0 || wanted.includes('push-latency')) {
+      log(`running push-latency: ${pushRate} events/s offered, ${settings.warmupS} s warm-up + ${settings.durationS} s …`);
+      pushed = await pushLatency(gw.url, pushRate, settings.durationS, settings.warmupS);
+      log(`  delivered ${pushed.delivered}/${pushed.sent}, p50 ${pushed.latencyMs.p50.toFixed(2)} ms, p99 ${pushed.latencyMs.p99.toFixed(2)} ms, POST errors ${pushed.postErrors}`);
+    }
+    if (wanted.length === 0 || wanted.includes('push-consume')) {
+      let have = await raw.endOffsetSum();
+      while (have < pushRecords) {
+        await runRawLoad(raw, { topic: TOPIC, concurrency: 8, perSend: 100, durationS: 2 });
+        have = await raw.endOffsetSum();
+      }
+      for (const run of [() => rawConsume(brokerList, TOPIC, pushRecords), () => rawConsumePost(brokerList, TOPIC, pushRecords), () => pushThroughput(gw.url, pushRecords)]) {
+        const r = await run();
+        pushThroughputs.push({ name: r.name, records: r.records, elapsedS: r.elapsedS, eventsPerS: r.eventsPerS });
+        log(`  ${r.name}: ${Math.round(r.eventsPerS)} events/s (${r.records} records in ${r.elapsedS.toFixed(1)} s)`);
+      }
+    }
   } finally {
     await raw?.close();
     await gw.stop();
@@ -251,6 +287,17 @@ async function main(): Promise<void> {
     table += `\n\n| consume scenario | records | events/s | CPU (bench process) |\n|---|---:|---:|---:|\n${consumed.map((c) => `| ${c.name} | ${c.records} | ${Math.round(c.eventsPerS)} | ${c.cpuPct.toFixed(0)} % |`).join('\n')}`;
     if (g && w) table += `\n\nconsume throughput gateway/raw: ${(g.eventsPerS / w.eventsPerS).toFixed(2)}×`;
   }
+  if (pushed !== undefined) {
+    table += `\n\n| push latency (HTTP in → webhook out) | offered | delivered / sent | p50 | p90 | p99 | max |\n|---|---:|---:|---:|---:|---:|---:|\n| single events, one subscription, ordering key, 6 partitions | ${pushed.offeredPerS}/s | ${pushed.delivered} / ${pushed.sent} | ${pushed.latencyMs.p50.toFixed(2)} ms | ${pushed.latencyMs.p90.toFixed(2)} ms | ${pushed.latencyMs.p99.toFixed(2)} ms | ${pushed.latencyMs.max.toFixed(1)} ms |`;
+  }
+  if (pushThroughputs.length > 0) {
+    table += `\n\n| push throughput (same first records of the topic) | records | events/s |\n|---|---:|---:|\n${pushThroughputs.map((r) => `| ${r.name} | ${r.records} | ${Math.round(r.eventsPerS)} |`).join('\n')}`;
+    const g = pushThroughputs.find((r) => r.name.startsWith('gateway'));
+    const noop = pushThroughputs.find((r) => r.name === 'raw kafkajs consume');
+    const post = pushThroughputs.find((r) => r.name.includes('POST'));
+    if (g && noop) table += `\n\npush/raw kafkajs consumer: ${(g.eventsPerS / noop.eventsPerS).toFixed(2)}×`;
+    if (g && post) table += `; push/raw kafkajs consumer + POST: ${(g.eventsPerS / post.eventsPerS).toFixed(2)}×`;
+  }
   process.stdout.write(`\nce-gateway ingress bench — ${new Date().toISOString()}\n`);
   process.stdout.write(`machine: ${machine.cpuModel}, ${machine.cores} cores, ${machine.memoryGiB} GiB RAM, ${machine.platform}, node ${machine.node}, Kafka ${machine.kafka} (single broker on loopback); load generator on the same machine\n`);
   process.stdout.write(`gateway: ${gw.command}, LOG_LEVEL=warn; producer: idempotent, maxInFlightRequests 1, acks -1, no compression\n\n${table}\n`);
@@ -259,7 +306,7 @@ async function main(): Promise<void> {
   const dir = join(ROOT, 'bench/results');
   mkdirSync(dir, { recursive: true });
   const out = join(dir, `${stamp}.json`);
-  writeFileSync(out, `${JSON.stringify({ at: new Date().toISOString(), machine, gateway: { command: gw.command, note: how.note ?? null }, settings, producer: PRODUCER_SETTINGS, results, consume: consumed }, null, 2)}\n`);
+  writeFileSync(out, `${JSON.stringify({ at: new Date().toISOString(), machine, gateway: { command: gw.command, note: how.note ?? null }, settings, producer: PRODUCER_SETTINGS, results, consume: consumed, push: { latency: pushed ?? null, throughput: pushThroughputs } }, null, 2)}\n`);
   process.stdout.write(`\nresults: ${out}\n`);
 }
 

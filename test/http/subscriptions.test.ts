@@ -249,6 +249,21 @@ describe('push delivery', () => {
     await api('DELETE', `/subscriptions/${name}`);
   });
 
+  it('a sink that never answers: each attempt ends at timeoutMs, then the dead letter says so', async () => {
+    const s = await sink((req) => (req.method === 'OPTIONS' ? acceptAll(req, 0) : new Promise(() => undefined)));
+    const { name } = await create({ delivery: { mode: 'push', url: s.url }, retry: { ...fastRetry, maxAttempts: 2, timeoutMs: 200 } });
+    expect((await post(gw.url, structuredPriceEvent())).status).toBe(202);
+    const [dead] = await waitFor('the dead letter', async () => {
+      const rs = await readTopic(gw.gateway.transport, `ce-gateway.sub.anonymous.${name}.dlq`);
+      return rs.length > 0 ? rs : undefined;
+    }, 10_000);
+    const reason = dec.decode(dead!.headers.find(([k]) => k === DEAD_LETTER_HEADERS.reason)![1]);
+    expect(reason).toContain('no answer within 200 ms');
+    expect(dead!.headers.some(([k]) => k === DEAD_LETTER_HEADERS.lastStatus)).toBe(false);
+    expect(s.deliveries()).toHaveLength(2);
+    await api('DELETE', `/subscriptions/${name}`);
+  });
+
   it('a sink answering 410: the subscription is gone and gets no further attempt', async () => {
     const s = await sink((req) => (req.method === 'OPTIONS' ? acceptAll(req, 0) : { status: 410 }));
     const { name } = await create({ delivery: { mode: 'push', url: s.url } });

@@ -122,10 +122,13 @@ export interface AttemptRequest {
 /** The raw answer of an attempt (status, a header reader, the excerpt) or the error that prevented one. */
 export type RawAnswer = { readonly ok: true; readonly status: number; readonly header: (name: string) => string | undefined; readonly excerpt: string } | { readonly ok: false; readonly reason: string; readonly aborted: boolean };
 
-/** Sends one request to the pinned address. Never throws. */
+/**
+ * Sends one request to the pinned address. Never throws. The deadline is undici's own (connect,
+ * headers, body: each at most `timeoutMs`), so an attempt costs no timer of its own; `signal` is
+ * the subscription's stop signal.
+ */
 export async function send(agents: PinnedAgents, r: AttemptRequest): Promise<RawAnswer> {
-  const timeout = AbortSignal.timeout(r.timeoutMs);
-  const signal = r.signal === undefined ? timeout : AbortSignal.any([r.signal, timeout]);
+  const signal = r.signal;
   try {
     const res = await agents.for(r.target).request({
       origin: r.target.url.origin,
@@ -133,7 +136,7 @@ export async function send(agents: PinnedAgents, r: AttemptRequest): Promise<Raw
       method: r.method,
       headers: { ...r.headers, ...(r.body === undefined ? {} : { 'content-length': String(r.body.length) }) },
       ...(r.body === undefined ? {} : { body: Buffer.from(r.body.buffer, r.body.byteOffset, r.body.byteLength) }),
-      signal,
+      ...(signal === undefined ? {} : { signal }),
       headersTimeout: r.timeoutMs,
       bodyTimeout: r.timeoutMs,
     });
@@ -141,7 +144,9 @@ export async function send(agents: PinnedAgents, r: AttemptRequest): Promise<Raw
     return { ok: true, status: res.statusCode, header: (n) => header(res.headers, n), excerpt };
   } catch (err) {
     const aborted = r.signal?.aborted === true;
-    const reason = timeout.aborted && !aborted ? `no answer within ${r.timeoutMs} ms` : `request failed: ${errorMessage(err)}`;
+    const code = (err as { code?: string }).code;
+    const timedOut = code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT';
+    const reason = timedOut ? `no answer within ${r.timeoutMs} ms (${code})` : `request failed: ${errorMessage(err)}`;
     return { ok: false, reason, aborted };
   }
 }

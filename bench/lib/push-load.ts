@@ -1,0 +1,213 @@
+/**
+ * The push scenarios (issue 8), against the gateway child process:
+ * - push latency: single events POSTed at a fixed offered rate (default 1,000/s, each request on
+ *   its own schedule, not waiting for the previous one); a push subscription delivers them to a
+ *   webhook sink in this process; latency = sink receipt − the moment the POST was sent, per event
+ *   id (one clock). HTTP in → Kafka → consumer group → signed webhook out.
+ * - push throughput: a push subscription created with `start: earliest` on the bench topic; time
+ *   until the sink has received its first N events (distinct ids), N / time. The same N records
+ *   are read by a raw kafkajs consumer (no-op, `rawConsume`) and by a raw kafkajs consumer that
+ *   POSTs each record to the same sink (`rawConsumePost`: the webhook's own cost without the
+ *   gateway), both in this process.
+ * The sink runs in this process (node:http on 127.0.0.1): it shares the machine with the gateway,
+ * the broker and the load generator.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { EachBatchPayload } from 'kafkajs';
+import { Agent, request } from 'undici';
+import { Kafka, logLevel } from '../../src/transport/kafka/kafkajs.js';
+import { singleTemplates, STRUCTURED } from './events.js';
+import { Latency } from './stats.js';
+
+export interface BenchSink {
+  readonly url: string;
+  /** Receipt time (performance.now()) of the first delivery of each event id. */
+  readonly firstSeen: Map<string, number>;
+  deliveries(): number;
+  close(): Promise<void>;
+}
+
+/** A webhook sink that accepts the handshake and every delivery (200), recording first receipts by `ce-id`. */
+export async function startBenchSink(): Promise<BenchSink> {
+  const firstSeen = new Map<string, number>();
+  let deliveries = 0;
+  const server = createServer((req, res) => {
+    if (req.method === 'OPTIONS') {
+      res.writeHead(200, { 'webhook-allowed-origin': String(req.headers['webhook-request-origin'] ?? '*') });
+      res.end();
+      return;
+    }
+    const id = String(req.headers['ce-id'] ?? '');
+    const at = performance.now();
+    req.resume();
+    req.on('end', () => {
+      deliveries++;
+      if (!firstSeen.has(id)) firstSeen.set(id, at);
+      res.writeHead(200, { 'content-length': '0' });
+      res.end();
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+    firstSeen,
+    deliveries: () => deliveries,
+    close: () => new Promise<void>((r) => {
+      server.closeAllConnections();
+      server.close(() => r());
+    }),
+  };
+}
+
+async function api(gwUrl: string, method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
+  const res = await fetch(`${gwUrl}${path}`, { method, headers: { 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  const text = await res.text();
+  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${text}`);
+  return text === '' ? {} : (JSON.parse(text) as Record<string, unknown>);
+}
+
+/** Creates a push subscription to `sinkUrl`; returns its name (delete it with {@link deleteSubscription}). */
+export async function createPush(gwUrl: string, sinkUrl: string, start: 'latest' | 'earliest', concurrency: number): Promise<string> {
+  const name = `bench-${randomUUID().slice(0, 8)}`;
+  await api(gwUrl, 'POST', '/subscriptions', { name, kinds: ['PriceLoadingCompleted'], start, ordering: 'key', concurrency, delivery: { mode: 'push', url: sinkUrl } });
+  return name;
+}
+
+export async function deleteSubscription(gwUrl: string, name: string): Promise<void> {
+  await api(gwUrl, 'DELETE', `/subscriptions/${name}`);
+}
+
+export interface PushLatencyResult {
+  readonly name: string;
+  readonly offeredPerS: number;
+  readonly sent: number;
+  readonly delivered: number;
+  readonly durationS: number;
+  readonly latencyMs: { readonly p50: number; readonly p90: number; readonly p99: number; readonly max: number };
+  readonly postErrors: number;
+}
+
+/** HTTP in → webhook out at `ratePerS` for `durationS` (after `warmupS` at the same rate, not counted). */
+export async function pushLatency(gwUrl: string, ratePerS: number, durationS: number, warmupS: number): Promise<PushLatencyResult> {
+  const sink = await startBenchSink();
+  const agent = new Agent({ connections: 64, keepAliveTimeout: 30_000 });
+  const name = await createPush(gwUrl, sink.url, 'latest', 6);
+  try {
+    const templates = singleTemplates(36);
+    const sentAt = new Map<string, number>();
+    let errors = 0;
+    const inflight = new Set<Promise<void>>();
+    const run = async (seconds: number, record: boolean): Promise<void> => {
+      const total = Math.round(seconds * ratePerS);
+      const t0 = performance.now();
+      for (let i = 0; i < total; i++) {
+        const due = t0 + (i * 1000) / ratePerS;
+        const wait = due - performance.now();
+        if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+        const body = templates[i % templates.length]!.render();
+        const id = (JSON.parse(body) as { id: string }).id;
+        const at = performance.now();
+        if (record) sentAt.set(id, at);
+        const p = request(`${gwUrl}/events`, { method: 'POST', headers: { 'content-type': STRUCTURED }, body, dispatcher: agent }).then(
+          async (res) => {
+            await res.body.dump();
+            if (res.statusCode !== 202) errors++;
+          },
+          () => void errors++,
+        );
+        inflight.add(p);
+        void p.finally(() => inflight.delete(p));
+      }
+      await Promise.all([...inflight]);
+    };
+    // The subscription delivers once its member has joined: probe until the sink sees an event, then warm up.
+    const deadline0 = performance.now() + 60_000;
+    while (sink.deliveries() === 0 && performance.now() < deadline0) await run(0.1, false);
+    await run(warmupS, false);
+    const started = performance.now();
+    await run(durationS, true);
+    const elapsedS = (performance.now() - started) / 1000;
+    const deadline = performance.now() + 30_000;
+    while ([...sentAt.keys()].some((id) => !sink.firstSeen.has(id)) && performance.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    const lat = new Latency();
+    let delivered = 0;
+    for (const [id, at] of sentAt) {
+      const got = sink.firstSeen.get(id);
+      if (got === undefined) continue;
+      delivered++;
+      lat.recordMs(got - at);
+    }
+    return {
+      name: 'push latency (HTTP in → webhook out)',
+      offeredPerS: ratePerS,
+      sent: sentAt.size,
+      delivered,
+      durationS: elapsedS,
+      latencyMs: { p50: lat.percentileMs(50), p90: lat.percentileMs(90), p99: lat.percentileMs(99), max: lat.maxMs },
+      postErrors: errors,
+    };
+  } finally {
+    await deleteSubscription(gwUrl, name).catch(() => undefined);
+    await agent.close();
+    await sink.close();
+  }
+}
+
+export interface PushThroughputResult {
+  readonly name: string;
+  readonly records: number;
+  readonly elapsedS: number;
+  readonly eventsPerS: number;
+}
+
+/** A push subscription from the earliest offset: time until the sink has `records` distinct events. */
+export async function pushThroughput(gwUrl: string, records: number): Promise<PushThroughputResult> {
+  const sink = await startBenchSink();
+  const t0 = performance.now();
+  const name = await createPush(gwUrl, sink.url, 'earliest', 6);
+  try {
+    while (sink.firstSeen.size < records) await new Promise((r) => setTimeout(r, 20));
+    const elapsedS = (performance.now() - t0) / 1000;
+    return { name: 'gateway push subscription', records, elapsedS, eventsPerS: records / elapsedS };
+  } finally {
+    await deleteSubscription(gwUrl, name).catch(() => undefined);
+    await sink.close();
+  }
+}
+
+/** A raw kafkajs consumer that POSTs every record's value to a sink (one at a time per partition, 3 partitions at once as kafkajs's default). */
+export async function rawConsumePost(brokers: readonly string[], topic: string, records: number): Promise<PushThroughputResult> {
+  const sink = await startBenchSink();
+  const agent = new Agent({ connections: 16, keepAliveTimeout: 30_000 });
+  const kafka = new Kafka({ clientId: 'ce-gateway-bench-raw-post', brokers: [...brokers], logLevel: logLevel.WARN });
+  const consumer = kafka.consumer({ groupId: `bench-raw-post-${randomBytes(6).toString('hex')}`, maxWaitTimeInMs: 1000 });
+  const t0 = performance.now();
+  let seen = 0;
+  let finish: () => void = () => {};
+  const done = new Promise<void>((r) => (finish = r));
+  await consumer.connect();
+  await consumer.subscribe({ topics: [topic], fromBeginning: true });
+  await consumer.run({
+    eachBatchAutoResolve: false,
+    partitionsConsumedConcurrently: 6,
+    eachBatch: async (payload: EachBatchPayload) => {
+      for (const m of payload.batch.messages) {
+        if (!payload.isRunning() || payload.isStale() || seen >= records) return;
+        const res = await request(sink.url, { method: 'POST', headers: { 'content-type': 'application/avro', 'ce-id': `${payload.batch.partition}-${m.offset}` }, body: m.value ?? Buffer.alloc(0), dispatcher: agent });
+        await res.body.dump();
+        payload.resolveOffset(m.offset);
+        if (++seen === records) finish();
+      }
+      await payload.heartbeat();
+    },
+  });
+  await done;
+  const elapsedS = (performance.now() - t0) / 1000;
+  await consumer.disconnect();
+  await agent.close();
+  await sink.close();
+  return { name: 'raw kafkajs consumer + POST per record', records, elapsedS, eventsPerS: records / elapsedS };
+}
