@@ -7,7 +7,7 @@
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { GatewayError, errorMessage, isGatewayError } from '../core/errors.js';
+import { errorMessage, isGatewayError } from '../core/errors.js';
 import { retryPolicy } from '../core/retry.js';
 import { retrying } from '../core/retrying.js';
 import type { Catalog } from '../catalog/index.js';
@@ -28,7 +28,7 @@ import type { SchemaRegistry } from '../registry/port.js';
 import { createKafkaTransport, createMemoryTransport } from '../transport/index.js';
 import type { Transport } from '../transport/port.js';
 import { createMetrics } from './metrics.js';
-import { Reconciler, SubscriptionService, SubscriptionStore, developmentKey, parseSecretsKey, secretBox } from '../bus/subscriptions/index.js';
+import { Reconciler, SubscriptionService, SubscriptionStore, developmentKey, parseSecretsKey, secretBox, secretsKeyDecision, secretsKeyMissing } from '../bus/subscriptions/index.js';
 import type { SecretBox, StoredSubscription } from '../bus/subscriptions/index.js';
 import { parseAllowList, targetChecker } from '../connectors/sinks/webhook/index.js';
 import { fromStored, runtimeSinkFactory } from '../connectors/subscriptions/runtime.js';
@@ -51,8 +51,9 @@ export interface Gateway {
    * Starts the HTTP server and, once the gateway is ready, the subscription resources: the
    * definitions store, `/subscriptions`, and a member of every active subscription's group on this
    * instance. Resolves with the bound address.
-   * Errors: CEG_SECRETS_KEY_MISSING when no SUBSCRIPTION_SECRETS_KEY is set on a Kafka gateway bound
-   *   beyond loopback; CEG_INVALID_OPTIONS for a bad WEBHOOK_ALLOWED_HOSTS or key.
+   * Errors: CEG_INVALID_OPTIONS for a bad WEBHOOK_ALLOWED_HOSTS or key. A definitions topic holding
+   *   push subscriptions on a gateway without a key (Kafka, bound beyond loopback) rejects
+   *   `subscriptionsLoaded()` with CEG_SECRETS_KEY_MISSING (`serve` exits 2).
    */
   listen(): Promise<AddressInfo>;
   /** Subscriptions declared in connector files (`kind: subscription`): run and listed like the stored ones. Call before listen(). */
@@ -185,24 +186,26 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     };
   }
 
-  const isLoopbackHost = (h: string): boolean => h === 'localhost' || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
-
-  /** The key sealing subscription secrets, by the rules of the README (dev key only where nothing leaves the machine). */
-  function secretsBox(): SecretBox {
+  /** The key sealing subscription secrets (README "Subscriptions"): configured, the development key where nothing leaves the machine, or none. */
+  function secretsBox(): SecretBox | undefined {
     const k = config.subscriptions.secretsKey;
-    if (k !== undefined) return secretBox(parseSecretsKey(k));
-    if (transport.kind === 'memory' || isLoopbackHost(config.http.host)) {
-      log.warn(
-        { transport: transport.kind, host: config.http.host },
-        'SUBSCRIPTION_SECRETS_KEY is not set: webhook secrets and sink headers are sealed with a WELL-KNOWN DEVELOPMENT KEY (allowed only on the in-memory transport or a loopback-bound gateway); set SUBSCRIPTION_SECRETS_KEY before binding beyond loopback',
-      );
-      return secretBox(developmentKey());
+    switch (secretsKeyDecision(k, transport.kind, config.http.host)) {
+      case 'configured':
+        return secretBox(parseSecretsKey(k!));
+      case 'development':
+        log.warn(
+          { transport: transport.kind, host: config.http.host },
+          'SUBSCRIPTION_SECRETS_KEY is not set: webhook secrets and sink headers are sealed with a WELL-KNOWN DEVELOPMENT KEY (allowed only on the in-memory transport or a loopback-bound gateway); set SUBSCRIPTION_SECRETS_KEY before binding beyond loopback',
+        );
+        return secretBox(developmentKey());
+      case 'absent':
+        log.warn({ host: config.http.host }, 'SUBSCRIPTION_SECRETS_KEY is not set: push subscriptions cannot be created (503), and the gateway refuses to start when its definitions topic holds some');
+        return undefined;
     }
-    throw new GatewayError('CEG_SECRETS_KEY_MISSING', `SUBSCRIPTION_SECRETS_KEY (or SUBSCRIPTION_SECRETS_KEY_FILE) is required: this gateway is bound to ${config.http.host} with Kafka, and push subscriptions' secrets are stored encrypted with it`, { retriable: false, details: { field: 'SUBSCRIPTION_SECRETS_KEY' } });
   }
 
   /** Loads the definitions and runs them; retried while the broker is unreachable. */
-  async function startSubscriptions(box: SecretBox, allow: ReturnType<typeof parseAllowList>): Promise<void> {
+  async function startSubscriptions(box: SecretBox | undefined, allow: ReturnType<typeof parseAllowList>): Promise<void> {
     await ready;
     const slog = log.child({ component: 'subscriptions' });
     const s = new SubscriptionStore(transport, config.subscriptions.topic, slog);
@@ -213,6 +216,9 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       onRetry: ({ attempt, error }) => slog.warn({ attempt, err: errorMessage(error) }, 'loading the subscriptions failed, retrying'),
     });
     store = s;
+    if (box === undefined && s.all().size > 0) {
+      throw secretsKeyMissing(`the definitions topic ${s.topic} holds ${s.all().size} push subscription(s) whose secrets are sealed, and this gateway (bound to ${config.http.host}, Kafka) has no key`);
+    }
     const fileViews = new Map(declared.filter((d) => d.view !== undefined).map((d) => [d.group, d.view!] as const));
     const svc = new SubscriptionService({ store: s, box, catalog, transport, checkTarget: targetChecker(allow), declared: () => fileViews });
     const topicsOf = (kinds: readonly string[]): string[] => [...new Set(kinds.map((k) => (catalog.byEventId(k) ?? catalog.byName(k))?.topic.name).filter((t): t is string => t !== undefined))];

@@ -2,7 +2,7 @@
  * Subscriptions beyond the HTTP resource, on the in-memory adapters: connector files of
  * `kind: subscription` (git-ops: push with secrets from the environment, and a file-drop sink),
  * listed by GET as read-only; unordered delivery through the retry topic; secrets and sink headers
- * never in the logs; and the refusal to start beyond loopback on Kafka without a secrets key.
+ * never in the logs; and the rule for the key sealing secrets.
  */
 import { randomUUID } from 'node:crypto';
 import { readdirSync, writeFileSync } from 'node:fs';
@@ -14,6 +14,10 @@ import { createGateway } from '../../src/app/index.js';
 import type { Gateway } from '../../src/app/index.js';
 import { loadConfig } from '../../src/config/index.js';
 import { loadConnectors } from '../../src/connectors/index.js';
+import { SubscriptionService, SubscriptionStore, secretsKeyDecision } from '../../src/bus/subscriptions/index.js';
+import { loadCatalog } from '../../src/catalog/index.js';
+import { toProblem } from '../../src/codec/http/index.js';
+import { createMemoryTransport } from '../../src/transport/index.js';
 import { createLogger } from '../../src/observability/index.js';
 import { structuredPriceEvent } from '../fixtures/events.js';
 import { caughtAsync } from '../helpers/errors.js';
@@ -109,15 +113,24 @@ describe('unordered push delivery', () => {
   });
 });
 
-describe('start-up', () => {
-  it('refuses to serve subscriptions beyond loopback on Kafka without SUBSCRIPTION_SECRETS_KEY', async () => {
-    // Nothing listens on port 1: the check comes before any connection matters.
-    const config = loadConfig({ PORT: '0', HOST: '0.0.0.0', LOG_LEVEL: 'silent', KAFKA_BROKERS: '127.0.0.1:1' });
-    const g = createGateway(config, createLogger({ level: 'silent' }));
-    g.ready.catch(() => undefined);
-    const err = await caughtAsync(g.listen());
+describe('the secrets key', () => {
+  it('configured, else the development key only where nothing leaves the machine, else none', () => {
+    expect(secretsKeyDecision('k', 'kafka', '0.0.0.0')).toBe('configured');
+    expect(secretsKeyDecision(undefined, 'memory', '0.0.0.0')).toBe('development');
+    expect(secretsKeyDecision(undefined, 'kafka', '127.0.0.1')).toBe('development');
+    expect(secretsKeyDecision(undefined, 'kafka', '::1')).toBe('development');
+    expect(secretsKeyDecision(undefined, 'kafka', '0.0.0.0')).toBe('absent');
+    expect(secretsKeyDecision(undefined, 'kafka', '10.0.0.5')).toBe('absent');
+  });
+
+  it('without a key, creating a push subscription is refused with 503 CEG_SECRETS_KEY_MISSING, nothing stored', async () => {
+    const store = new SubscriptionStore(createMemoryTransport(), 'subs', createLogger({ level: 'silent' }));
+    await store.start();
+    const service = new SubscriptionService({ store, box: undefined, catalog: loadCatalog(), transport: createMemoryTransport(), checkTarget: () => Promise.resolve() });
+    const err = await caughtAsync(service.create({ name: 'n1', kinds: ['PriceLoadingCompleted'], delivery: { mode: 'push', url: hook.url } }));
     expect(err.code).toBe('CEG_SECRETS_KEY_MISSING');
-    expect(err.message).toContain('SUBSCRIPTION_SECRETS_KEY');
-    await g.close();
+    expect(toProblem(err).status).toBe(503);
+    expect(store.all().size).toBe(0);
+    await store.stop();
   });
 });

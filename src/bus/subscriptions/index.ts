@@ -5,8 +5,8 @@
  */
 export { DEFAULT_OWNER, DEFAULT_PUSH_RETRY, GROUP_PREFIX, NAME_PATTERN, SECRET_PATTERN, commonFields, createSchema, deliveryModeProblem, fieldPath, groupOf, pushDeliverySchema, retrySchema, startSchema, states } from './model.js';
 export type { CreateInput, CreateRequest, PushDelivery, PushDeliveryInput, RetrySettings, SubscriptionState } from './model.js';
-export { developmentKey, generateWebhookSecret, parseSecretsKey, secretBox } from './secrets.js';
-export type { SecretBox } from './secrets.js';
+export { developmentKey, generateWebhookSecret, parseSecretsKey, secretBox, secretsKeyDecision, secretsKeyMissing } from './secrets.js';
+export type { SecretBox, SecretsKeyDecision } from './secrets.js';
 export { commitStart, startTarget } from './start.js';
 export { DEFAULT_SUBSCRIPTIONS_TOPIC, SubscriptionStore, subscriptionsTopicSpec } from './store.js';
 export type { StoreListener } from './store.js';

@@ -86,3 +86,23 @@ export function developmentKey(): Uint8Array {
 export function generateWebhookSecret(): string {
   return `whsec_${randomBytes(32).toString('base64')}`;
 }
+
+/** Where the key sealing subscription secrets comes from on this gateway. */
+export type SecretsKeyDecision = 'configured' | 'development' | 'absent';
+
+/**
+ * The rule: a configured key is used; without one, the well-known development key only where
+ * nothing leaves the machine (the in-memory transport, or a gateway bound to loopback); otherwise
+ * there is no key — push subscriptions cannot be created, and a gateway whose definitions topic
+ * already holds some refuses to start (CEG_SECRETS_KEY_MISSING).
+ */
+export function secretsKeyDecision(key: string | undefined, transport: 'kafka' | 'memory', host: string): SecretsKeyDecision {
+  if (key !== undefined) return 'configured';
+  const loopback = host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+  return transport === 'memory' || loopback ? 'development' : 'absent';
+}
+
+/** The error of a gateway without a key where push subscriptions need one. */
+export function secretsKeyMissing(why: string): GatewayError {
+  return new GatewayError('CEG_SECRETS_KEY_MISSING', `SUBSCRIPTION_SECRETS_KEY (or SUBSCRIPTION_SECRETS_KEY_FILE) is required: ${why}`, { retriable: false, details: { field: 'SUBSCRIPTION_SECRETS_KEY' } });
+}

@@ -13,7 +13,7 @@ import { retryTopic, subscriptionTopics } from '../subscriber/index.js';
 import type { FilterExpression } from '../subscriber/pipeline/dialects.js';
 import { DEFAULT_OWNER, createSchema, deliveryModeProblem, fieldPath, groupOf } from './model.js';
 import type { CreateRequest, SubscriptionState } from './model.js';
-import { generateWebhookSecret } from './secrets.js';
+import { generateWebhookSecret, secretsKeyMissing } from './secrets.js';
 import type { SecretBox } from './secrets.js';
 import { commitStart } from './start.js';
 import type { SubscriptionStore } from './store.js';
@@ -62,7 +62,8 @@ export interface SubscriptionView {
 
 export interface SubscriptionServiceDeps {
   readonly store: SubscriptionStore;
-  readonly box: SecretBox;
+  /** Undefined: no key on this gateway (push subscriptions cannot be created or run: CEG_SECRETS_KEY_MISSING). */
+  readonly box: SecretBox | undefined;
   readonly catalog: Catalog;
   readonly transport: Transport;
   /** Checks a webhook URL (the sink's target rules). Errors: CEG_WEBHOOK_TARGET_REFUSED. */
@@ -127,10 +128,15 @@ export class SubscriptionService {
 
   /** Opens the sealed secrets of a stored subscription. Errors: CEG_INVALID_OPTIONS (wrong key, altered). */
   openSecrets(s: StoredSubscription): OpenedSecrets {
-    const o = this.#d.box.open(s.delivery.sealed, s.group) as { secrets?: unknown; headers?: unknown };
+    const o = this.#box().open(s.delivery.sealed, s.group) as { secrets?: unknown; headers?: unknown };
     const secrets = Array.isArray(o.secrets) ? o.secrets.filter((x): x is string => typeof x === 'string') : [];
     const headers = isObject(o.headers) ? Object.fromEntries(Object.entries(o.headers).filter((e): e is [string, string] => typeof e[1] === 'string')) : {};
     return { secrets, headers };
+  }
+
+  #box(): SecretBox {
+    if (this.#d.box === undefined) throw secretsKeyMissing('this gateway is bound beyond loopback with Kafka and has no key to seal webhook secrets with');
+    return this.#d.box;
   }
 
   /** Every subscription of `owner`; without one (no partner identities yet, issue 11), every subscription. */
@@ -167,6 +173,7 @@ export class SubscriptionService {
   async create(body: unknown, owner: string = DEFAULT_OWNER): Promise<{ view: SubscriptionView; generatedSecrets?: readonly string[] }> {
     if (isObject(body) && 'owner' in body) throw invalid([{ field: 'owner', reason: 'set by the gateway (the partner that creates the subscription)' }]);
     const req = this.#validate(body);
+    this.#box();
     const group = groupOf(owner, req.name);
     if (this.#d.store.get(group) !== undefined || this.#declaredNamed(req.name, owner) !== undefined) {
       throw new GatewayError('CEG_CONFLICT', `a subscription named ${req.name} exists already`, { retriable: false, details: { field: 'name' } });
@@ -292,7 +299,7 @@ export class SubscriptionService {
         handshake: d.handshake,
         secretCount: secrets.length,
         headerNames: Object.keys(headers),
-        sealed: this.#d.box.seal({ secrets, headers }, group),
+        sealed: this.#box().seal({ secrets, headers }, group),
       },
       createdAt: meta.createdAt,
       updatedAt: meta.updatedAt,

@@ -3,7 +3,7 @@ import { createGateway } from '../../app/index.js';
 import { loadCatalog } from '../../catalog/index.js';
 import { loadConnectors, startConnectors } from '../../connectors/index.js';
 import { EXIT_USAGE, onSignals, setup } from '../context.js';
-import { errorMessage } from '../../core/errors.js';
+import { errorMessage, isGatewayError } from '../../core/errors.js';
 
 export function registerServeCommand(program: Command): void {
   program
@@ -22,6 +22,12 @@ export function registerServeCommand(program: Command): void {
         void gw.close().finally(() => process.exit(EXIT_USAGE));
       });
       const addr = await gw.listen();
+      // A definitions topic with push subscriptions and no key to open them: exit 2, saying why.
+      gw.subscriptionsLoaded().catch((err: unknown) => {
+        if (!isGatewayError(err, 'CEG_SECRETS_KEY_MISSING')) return;
+        process.stderr.write(`ce-gateway: cannot start: ${errorMessage(err)}\n`);
+        void gw.close().finally(() => process.exit(EXIT_USAGE));
+      });
       log.info({ url: `http://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}`, transport: gw.transport.kind }, 'listening');
       const connectors = await startConnectors(gw, defs, log.child({ component: 'connectors' }), { instanceId: config.instance });
       if (connectors.running.length > 0) log.info({ connectors: connectors.running.length }, 'connectors started');
