@@ -100,7 +100,7 @@ describe('routing', () => {
     expect(await get('/healthz')).toMatchObject({ status: 200, text: '{"status":"ok"}' });
     const ready = await get('/readyz');
     expect(ready.status).toBe(200);
-    expect(JSON.parse(ready.text)).toEqual({ status: 'ready', checks: { broker: true, schemaRegistry: true, bootstrapped: true, subscriptions: true }, durable: false, warning: 'in-memory transport or registry: nothing is durable' });
+    expect(JSON.parse(ready.text)).toEqual({ status: 'ready', checks: { broker: true, schemaRegistry: true, bootstrapped: true, subscriptions: true, subscriptionDefinitions: true }, durable: false, warning: 'in-memory transport or registry: nothing is durable' });
   });
 
   it('GET /metrics counts what the ingress published', async () => {
