@@ -13,7 +13,7 @@
  * Settings (environment): BENCH_CONNECTIONS (32), BENCH_BATCH_CONNECTIONS (8), BENCH_BATCH_SIZE
  * (100), BENCH_DURATION_S (10), BENCH_WARMUP_S (2), BENCH_TSX=1 to run the gateway from src with tsx,
  * BENCH_SCENARIOS (comma list of raw-single, gateway-single, raw-batch, gateway-batch, raw-consume,
- * gateway-consume; default all), BENCH_CONSUME_RECORDS (200000: records read by the consume
+ * raw-decode-consume, gateway-consume; default all), BENCH_CONSUME_RECORDS (200000: records read by the consume
  * scenarios; the topic is filled up to that many first),
  * BENCH_PROFILE_DIR (the gateway child writes a V8 .cpuprofile there on exit).
  * Prints a Markdown table and writes bench/results/<timestamp>.json.
@@ -207,12 +207,13 @@ async function main(): Promise<void> {
       ['gateway-batch', () => gatewayScenario(probe, 'batch')],
     ];
     const wanted = (process.env.BENCH_SCENARIOS ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
-    const unknown = wanted.filter((w) => !all.some(([n]) => n === w) && w !== 'raw-consume' && w !== 'gateway-consume');
+    const unknown = wanted.filter((w) => !all.some(([n]) => n === w) && !['raw-consume', 'raw-decode-consume', 'gateway-consume'].includes(w));
     if (unknown.length > 0) throw new Error(`BENCH_SCENARIOS: unknown ${unknown.join(', ')}`);
     const plan = wanted.length === 0 ? all : all.filter(([n]) => wanted.includes(n));
     const consumeRecords = intEnv('BENCH_CONSUME_RECORDS', 200_000);
     const consumeScenarios: [string, () => Promise<ConsumeResult>][] = [
       ['raw-consume', () => rawConsume(brokerList, TOPIC, consumeRecords)],
+      ['raw-decode-consume', () => rawConsume(brokerList, TOPIC, consumeRecords, registryUrl)],
       ['gateway-consume', () => gatewayConsume({ KAFKA_BROKERS: brokers, SCHEMA_REGISTRY_URL: registryUrl, CATALOG_DIR: benchCatalog.dir, DATASCHEMA_BASE_URL: dataschemaBase }, consumeRecords)],
     ];
     const consumePlan = wanted.length === 0 ? consumeScenarios : consumeScenarios.filter(([n]) => wanted.includes(n));
@@ -250,6 +251,8 @@ async function main(): Promise<void> {
     const w = consumed.find((c) => c.side === 'raw');
     table += `\n\n| consume scenario | records | events/s | CPU (bench process) |\n|---|---:|---:|---:|\n${consumed.map((c) => `| ${c.name} | ${c.records} | ${Math.round(c.eventsPerS)} | ${c.cpuPct.toFixed(0)} % |`).join('\n')}`;
     if (g && w) table += `\n\nconsume throughput gateway/raw: ${(g.eventsPerS / w.eventsPerS).toFixed(2)}×`;
+    const d = consumed.find((c) => c.side === 'raw-decode');
+    if (g && d) table += `\nconsume throughput gateway/raw with Avro decoding: ${(g.eventsPerS / d.eventsPerS).toFixed(2)}×`;
   }
   process.stdout.write(`\nce-gateway ingress bench — ${new Date().toISOString()}\n`);
   process.stdout.write(`machine: ${machine.cpuModel}, ${machine.cores} cores, ${machine.memoryGiB} GiB RAM, ${machine.platform}, node ${machine.node}, Kafka ${machine.kafka} (single broker on loopback); load generator on the same machine\n`);
