@@ -13,10 +13,9 @@
  * Settings (environment): BENCH_CONNECTIONS (32), BENCH_BATCH_CONNECTIONS (8), BENCH_BATCH_SIZE
  * (100), BENCH_DURATION_S (10), BENCH_WARMUP_S (2), BENCH_TSX=1 to run the gateway from src with tsx,
  * BENCH_SCENARIOS (comma list of raw-single, gateway-single, raw-batch, gateway-batch, raw-consume,
- * gateway-consume, push-latency, push-consume; default all), BENCH_CONSUME_RECORDS (200000: records
- * read by the consume scenarios; the topic is filled up to that many first), BENCH_PUSH_RATE (1000
- * events/s offered in push-latency), BENCH_PUSH_RECORDS (20000: records delivered by push-consume,
- * and read by its two raw kafkajs baselines),
+  const secretsKey = randomBytes(32).toString('base64');
+ * raw-decode-consume, gateway-consume; default all), BENCH_CONSUME_RECORDS (200000: records read by the consume
+ * scenarios; the topic is filled up to that many first),
  * BENCH_PROFILE_DIR (the gateway child writes a V8 .cpuprofile there on exit).
  * Prints a Markdown table and writes bench/results/<timestamp>.json.
  */
@@ -45,6 +44,15 @@ import type { RawClient } from './lib/raw-load.js';
 import { PRODUCER_SETTINGS, connectRaw, runRawLoad } from './lib/raw-load.js';
 import type { Latency, ScenarioResult } from './lib/stats.js';
 import { formatTable, latencySummary, machineInfo } from './lib/stats.js';
+import type { JavaLimit } from './lib/java-limit.js';
+import { javaProducerLimit } from './lib/java-limit.js';
+import type { RawPlatformatic } from './lib/raw-platformatic.js';
+import { connectRawPlatformatic, runRawPlatformaticLoad } from './lib/raw-platformatic.js';
+import { loadConfig } from '../src/config/index.js';
+
+type Client = 'kafkajs' | 'platformatic';
+/** The gateway's default client (config), written with every run. */
+const DEFAULT_CLIENT: Client = loadConfig({ KAFKA_BROKERS: '127.0.0.1:1' }).kafka!.client;
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -93,7 +101,9 @@ const SETTLE_MS = 1000;
 
 interface Probe {
   readonly gw: GatewayProcess;
+  readonly gws: Readonly<Record<Client, GatewayProcess>>;
   readonly raw: RawClient;
+  readonly rawPlt: RawPlatformatic;
   /** The broker's pid (stack pid file), for its CPU time; undefined when unknown. */
   readonly brokerPid: number | undefined;
 }
@@ -109,7 +119,7 @@ interface Window {
  * Warm-up, then the measured window with CPU sampling of the three processes, then a settle pause
  * so that late records (requests cut off when autocannon stops) land before the offsets are read.
  */
-async function scenario(p: Probe, meta: { side: 'gateway' | 'raw'; mode: 'single' | 'batch'; concurrency: number; eventsPerRequest: number }, run: (durationS: number) => Promise<Window>): Promise<ScenarioResult> {
+async function scenario(p: Probe, meta: { side: 'gateway' | 'raw'; client: Client; mode: 'single' | 'batch'; concurrency: number; eventsPerRequest: number }, run: (durationS: number) => Promise<Window>): Promise<ScenarioResult> {
   const before = await p.raw.endOffsetSum();
   const warm = await run(settings.warmupS);
   const gw0 = p.gw.cpuMs();
@@ -124,7 +134,7 @@ async function scenario(p: Probe, meta: { side: 'gateway' | 'raw'; mode: 'single
   const n = meta.eventsPerRequest;
   const orNull = (cpuMs: number): number | null => (Number.isNaN(cpuMs) ? null : pct(cpuMs, r.elapsedS));
   return {
-    name: `${meta.side === 'raw' ? 'raw kafkajs' : 'gateway'} ${meta.mode}`,
+    name: `${meta.side === 'raw' ? `raw ${meta.client}` : `gateway (${meta.client})`} ${meta.mode}`,
     ...meta,
     durationS: r.elapsedS,
     requests: r.ok,
@@ -139,7 +149,8 @@ async function scenario(p: Probe, meta: { side: 'gateway' | 'raw'; mode: 'single
   };
 }
 
-function gatewayScenario(p: Probe, mode: 'single' | 'batch'): Promise<ScenarioResult> {
+function gatewayScenario(p0: Probe, mode: 'single' | 'batch', client: Client = 'kafkajs'): Promise<ScenarioResult> {
+  const p: Probe = { ...p0, gw: p0.gws[client] };
   const single = mode === 'single';
   const concurrency = single ? settings.connections : settings.batchConnections;
   const load = {
@@ -148,18 +159,19 @@ function gatewayScenario(p: Probe, mode: 'single' | 'batch'): Promise<ScenarioRe
     templates: single ? singleTemplates(360) : batchTemplates(36, settings.batchSize),
     connections: concurrency,
   };
-  return scenario(p, { side: 'gateway', mode, concurrency, eventsPerRequest: single ? 1 : settings.batchSize }, async (durationS) => {
+  return scenario(p, { side: 'gateway', client, mode, concurrency, eventsPerRequest: single ? 1 : settings.batchSize }, async (durationS) => {
     const r = await runHttpLoad({ ...load, durationS });
     if (Object.keys(r.statuses).length > 0) log(`  gateway ${mode}: non-2xx answers ${JSON.stringify(r.statuses)}`);
     return r;
   });
 }
 
-function rawScenario(p: Probe, mode: 'single' | 'batch'): Promise<ScenarioResult> {
+function rawScenario(p: Probe, mode: 'single' | 'batch', client: Client = 'kafkajs'): Promise<ScenarioResult> {
   const single = mode === 'single';
   const concurrency = single ? settings.connections : settings.batchConnections;
   const perSend = single ? 1 : settings.batchSize;
-  return scenario(p, { side: 'raw', mode, concurrency, eventsPerRequest: perSend }, (durationS) => runRawLoad(p.raw, { topic: TOPIC, concurrency, perSend, durationS }));
+  return scenario(p, { side: 'raw', client, mode, concurrency, eventsPerRequest: perSend }, (durationS) =>
+    client === 'kafkajs' ? runRawLoad(p.raw, { topic: TOPIC, concurrency, perSend, durationS }) : runRawPlatformaticLoad(p.rawPlt, { concurrency, perSend, durationS }));
 }
 
 function brokerPid(pidFile: string | undefined): number | undefined {
@@ -188,25 +200,33 @@ async function main(): Promise<void> {
 
   log(`machine: ${machine.cpuModel}, ${machine.cores} cores, ${machine.memoryGiB} GiB, node ${machine.node}, Kafka ${machine.kafka}`);
   log(`settings: ${JSON.stringify(settings)}`);
-  const gw = await startGatewayProcess({
-    root: ROOT,
-    env: {
-      KAFKA_BROKERS: brokers,
-      SCHEMA_REGISTRY_URL: registryUrl,
-      LOG_LEVEL: 'warn',
-      DATASCHEMA_BASE_URL: dataschemaBase,
-      CATALOG_DIR: benchCatalog.dir,
-      // Push scenarios: the sink is in this process on loopback; definitions on a topic of this run.
-      WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
-      SUBSCRIPTIONS_TOPIC: `${TOPIC}.subscriptions`,
-      SUBSCRIPTION_SECRETS_KEY: randomBytes(32).toString('base64'),
-    },
-    readyTimeoutMs: 60_000,
-    preferTsx: how.tsx,
-    ...(process.env.BENCH_PROFILE_DIR ? { cpuProfileDir: resolve(process.env.BENCH_PROFILE_DIR) } : {}),
-  });
-  log(`gateway: ${gw.command} (pid ${gw.pid}) at ${gw.url}, ready`);
+  const secretsKey = randomBytes(32).toString('base64');
+  const startGw = (client: Client): Promise<GatewayProcess> =>
+    startGatewayProcess({
+      root: ROOT,
+      env: {
+        KAFKA_BROKERS: brokers,
+        SCHEMA_REGISTRY_URL: registryUrl,
+        LOG_LEVEL: 'warn',
+        DATASCHEMA_BASE_URL: dataschemaBase,
+        CATALOG_DIR: benchCatalog.dir,
+        KAFKA_CLIENT: client,
+        // Push scenarios (on the kafkajs gateway): the sink is in this process on loopback; each
+        // gateway has a definitions topic of its own, so a bench subscription runs on one instance.
+        WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
+        SUBSCRIPTIONS_TOPIC: `${TOPIC}.subscriptions.${client}`,
+        SUBSCRIPTION_SECRETS_KEY: secretsKey,
+      },
+      readyTimeoutMs: 60_000,
+      preferTsx: how.tsx,
+      ...(process.env.BENCH_PROFILE_DIR ? { cpuProfileDir: resolve(process.env.BENCH_PROFILE_DIR, client) } : {}),
+    });
+  const gw = await startGw('kafkajs');
+  const gwPlt = await startGw('platformatic');
+  log(`gateway: ${gw.command} (pids ${gw.pid} kafkajs, ${gwPlt.pid} platformatic), ready`);
   let raw: RawClient | undefined;
+  let rawPlt: RawPlatformatic | undefined;
+  let javaLimit: JavaLimit | { readonly error: string } | undefined;
   const results: ScenarioResult[] = [];
   const consumed: ConsumeResult[] = [];
   let pushed: PushLatencyResult | undefined;
@@ -214,7 +234,8 @@ async function main(): Promise<void> {
   try {
     const records = await rawRecords(1800, registryUrl, dataschemaBase, benchCatalog.dir, TOPIC);
     raw = await connectRaw(brokerList, TOPIC, records);
-    const probe: Probe = { gw, raw, brokerPid: brokerPid(process.env.STACK_KAFKA_PID_FILE ?? file?.STACK_KAFKA_PID_FILE) };
+    rawPlt = connectRawPlatformatic(brokerList, TOPIC, (await raw.admin.fetchTopicMetadata({ topics: [TOPIC] })).topics[0]!.partitions.length, records);
+    const probe: Probe = { gw, gws: { kafkajs: gw, platformatic: gwPlt }, raw, rawPlt, brokerPid: brokerPid(process.env.STACK_KAFKA_PID_FILE ?? file?.STACK_KAFKA_PID_FILE) };
     const sample = raw.messages[0]!;
     log(`record: key ${sample.key?.length ?? 0} B, value ${(sample.value as Buffer).length} B, ${Object.keys(sample.headers ?? {}).length} headers`);
     const all: [string, () => Promise<ScenarioResult>][] = [
@@ -222,14 +243,19 @@ async function main(): Promise<void> {
       ['gateway-single', () => gatewayScenario(probe, 'single')],
       ['raw-batch', () => rawScenario(probe, 'batch')],
       ['gateway-batch', () => gatewayScenario(probe, 'batch')],
+      ['raw-platformatic-single', () => rawScenario(probe, 'single', 'platformatic')],
+      ['gateway-platformatic-single', () => gatewayScenario(probe, 'single', 'platformatic')],
+      ['raw-platformatic-batch', () => rawScenario(probe, 'batch', 'platformatic')],
+      ['gateway-platformatic-batch', () => gatewayScenario(probe, 'batch', 'platformatic')],
     ];
     const wanted = (process.env.BENCH_SCENARIOS ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
-    const unknown = wanted.filter((w) => !all.some(([n]) => n === w) && !['raw-consume', 'gateway-consume', 'push-latency', 'push-consume'].includes(w));
+    const unknown = wanted.filter((w) => !all.some(([n]) => n === w) && !['raw-consume', 'raw-decode-consume', 'gateway-consume', 'java-limit', 'push-latency', 'push-consume'].includes(w));
     if (unknown.length > 0) throw new Error(`BENCH_SCENARIOS: unknown ${unknown.join(', ')}`);
     const plan = wanted.length === 0 ? all : all.filter(([n]) => wanted.includes(n));
     const consumeRecords = intEnv('BENCH_CONSUME_RECORDS', 200_000);
     const consumeScenarios: [string, () => Promise<ConsumeResult>][] = [
       ['raw-consume', () => rawConsume(brokerList, TOPIC, consumeRecords)],
+      ['raw-decode-consume', () => rawConsume(brokerList, TOPIC, consumeRecords, registryUrl)],
       ['gateway-consume', () => gatewayConsume({ KAFKA_BROKERS: brokers, SCHEMA_REGISTRY_URL: registryUrl, CATALOG_DIR: benchCatalog.dir, DATASCHEMA_BASE_URL: dataschemaBase }, consumeRecords)],
     ];
     const consumePlan = wanted.length === 0 ? consumeScenarios : consumeScenarios.filter(([n]) => wanted.includes(n));
@@ -239,6 +265,18 @@ async function main(): Promise<void> {
       results.push(res);
       log(`  ${Math.round(res.eventsPerS)} events/s, p50 ${res.latencyMs.p50.toFixed(2)} ms, p99 ${res.latencyMs.p99.toFixed(2)} ms, errors ${res.errors}`);
       if (res.recordsWritten !== res.eventsAcknowledged) log(`  note: the topic grew by ${res.recordsWritten} records for ${res.eventsAcknowledged} acknowledged events`);
+    }
+    if (wanted.length === 0 || wanted.includes('java-limit')) {
+      const libs = process.env.KAFKA_LIBS ?? file?.KAFKA_LIBS;
+      log('running java-limit: ProducerPerformance, acks=all, idempotent, 300-byte records …');
+      try {
+        if (libs === undefined) throw new Error('KAFKA_LIBS unknown');
+        javaLimit = await javaProducerLimit({ libs, version: machine.kafka ?? '4.1.1', brokers: brokerList, topic: TOPIC, records: intEnv('BENCH_JAVA_RECORDS', 2_000_000), recordSize: 300 });
+        log(`  ${Math.round(javaLimit.eventsPerS)} records/s`);
+      } catch (err) {
+        javaLimit = { error: err instanceof Error ? err.message : String(err) };
+        log(`  java-limit failed: ${javaLimit.error}`);
+      }
     }
     if (consumePlan.length > 0) {
       // Fill the topic up to the records the consumers read (the producer scenarios may have written enough).
@@ -276,7 +314,8 @@ async function main(): Promise<void> {
     }
   } finally {
     await raw?.close();
-    await gw.stop();
+    await rawPlt?.close();
+    await Promise.all([gw.stop(), gwPlt.stop()]);
     benchCatalog.cleanup();
   }
 
@@ -286,6 +325,8 @@ async function main(): Promise<void> {
     const w = consumed.find((c) => c.side === 'raw');
     table += `\n\n| consume scenario | records | events/s | CPU (bench process) |\n|---|---:|---:|---:|\n${consumed.map((c) => `| ${c.name} | ${c.records} | ${Math.round(c.eventsPerS)} | ${c.cpuPct.toFixed(0)} % |`).join('\n')}`;
     if (g && w) table += `\n\nconsume throughput gateway/raw: ${(g.eventsPerS / w.eventsPerS).toFixed(2)}×`;
+    const d = consumed.find((c) => c.side === 'raw-decode');
+    if (g && d) table += `\nconsume throughput gateway/raw with Avro decoding: ${(g.eventsPerS / d.eventsPerS).toFixed(2)}×`;
   }
   if (pushed !== undefined) {
     table += `\n\n| push latency (HTTP in → webhook out) | offered | delivered / sent | p50 | p90 | p99 | max |\n|---|---:|---:|---:|---:|---:|---:|\n| single events, one subscription, ordering key, 6 partitions | ${pushed.offeredPerS}/s | ${pushed.delivered} / ${pushed.sent} | ${pushed.latencyMs.p50.toFixed(2)} ms | ${pushed.latencyMs.p90.toFixed(2)} ms | ${pushed.latencyMs.p99.toFixed(2)} ms | ${pushed.latencyMs.max.toFixed(1)} ms |`;
@@ -302,11 +343,22 @@ async function main(): Promise<void> {
   process.stdout.write(`machine: ${machine.cpuModel}, ${machine.cores} cores, ${machine.memoryGiB} GiB RAM, ${machine.platform}, node ${machine.node}, Kafka ${machine.kafka} (single broker on loopback); load generator on the same machine\n`);
   process.stdout.write(`gateway: ${gw.command}, LOG_LEVEL=warn; producer: idempotent, maxInFlightRequests 1, acks -1, no compression\n\n${table}\n`);
 
+  // Ratios as numbers (null when a side was not run): gateway batch ÷ raw producer of the same client, ÷ Java producer.
+  const batchOf = (side: 'gateway' | 'raw', client: Client): number | undefined => results.find((r) => r.side === side && r.client === client && r.mode === 'batch')?.eventsPerS;
+  const ratio = (a: number | undefined, b: number | undefined): number | null => (a === undefined || b === undefined || b === 0 ? null : Number((a / b).toFixed(3)));
+  const javaPerS = javaLimit !== undefined && 'eventsPerS' in javaLimit ? javaLimit.eventsPerS : undefined;
+  const clients: Client[] = ['kafkajs', 'platformatic'];
+  const ratios = {
+    batch: Object.fromEntries(clients.map((c) => [c, ratio(batchOf('gateway', c), batchOf('raw', c))])),
+    javaLimit: Object.fromEntries(clients.map((c) => [c, ratio(batchOf('gateway', c), javaPerS)])),
+  };
+  if (javaPerS !== undefined) table += `\n\nKafka's Java producer (ProducerPerformance, acks=all, idempotent, 300-byte records, no headers): ${Math.round(javaPerS)} records/s`;
+  table += `\n\nratios (gateway batch ÷ raw producer of its client): ${JSON.stringify(ratios.batch)}; ÷ Java producer: ${JSON.stringify(ratios.javaLimit)}; default client: ${DEFAULT_CLIENT}`;
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   const dir = join(ROOT, 'bench/results');
   mkdirSync(dir, { recursive: true });
   const out = join(dir, `${stamp}.json`);
-  writeFileSync(out, `${JSON.stringify({ at: new Date().toISOString(), machine, gateway: { command: gw.command, note: how.note ?? null }, settings, producer: PRODUCER_SETTINGS, results, consume: consumed, push: { latency: pushed ?? null, throughput: pushThroughputs } }, null, 2)}\n`);
+  writeFileSync(out, `${JSON.stringify({ at: new Date().toISOString(), machine, defaultClient: DEFAULT_CLIENT, ratios, javaLimit: javaLimit ?? null, gateway: { command: gw.command, note: how.note ?? null }, settings, producer: PRODUCER_SETTINGS, results, consume: consumed, push: { latency: pushed ?? null, throughput: pushThroughputs } }, null, 2)}\n`);
   process.stdout.write(`\nresults: ${out}\n`);
 }
 

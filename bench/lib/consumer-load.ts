@@ -7,6 +7,7 @@
  * every record the topic held when the scenario began. Both run in this process.
  */
 import { randomUUID } from 'node:crypto';
+import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import { createGateway } from '../../src/app/index.js';
 import { loadConfig } from '../../src/config/index.js';
 import { createLogger } from '../../src/observability/index.js';
@@ -15,7 +16,7 @@ import type { EachBatchPayload } from 'kafkajs';
 
 export interface ConsumeResult {
   readonly name: string;
-  readonly side: 'gateway' | 'raw';
+  readonly side: 'gateway' | 'raw' | 'raw-decode';
   readonly records: number;
   readonly elapsedS: number;
   readonly eventsPerS: number;
@@ -23,7 +24,7 @@ export interface ConsumeResult {
   readonly cpuPct: number;
 }
 
-async function timed(name: string, side: 'gateway' | 'raw', records: number, read: () => Promise<void>): Promise<ConsumeResult> {
+async function timed(name: string, side: ConsumeResult['side'], records: number, read: () => Promise<void>): Promise<ConsumeResult> {
   const cpu0 = process.cpuUsage();
   const t0 = process.hrtime.bigint();
   await read();
@@ -32,9 +33,15 @@ async function timed(name: string, side: 'gateway' | 'raw', records: number, rea
   return { name, side, records, elapsedS, eventsPerS: records / elapsedS, cpuPct: ((cpu.user + cpu.system) / 1000 / (elapsedS * 1000)) * 100 };
 }
 
-/** Raw kafkajs: eachBatch, resolveOffset and heartbeat per record, autoCommit. */
-export function rawConsume(brokers: readonly string[], topic: string, records: number): Promise<ConsumeResult> {
-  return timed('raw kafkajs consume', 'raw', records, async () => {
+/**
+ * Raw kafkajs: eachBatch, resolveOffset and heartbeat per record, autoCommit. With `registryUrl`,
+ * each value is also decoded as a Kafka-native consumer must (@kafkajs/confluent-schema-registry's
+ * `decode`: Confluent frame, writer schema by id, Avro) — nothing else (no CloudEvents headers, no
+ * validation, no reader-schema resolution).
+ */
+export function rawConsume(brokers: readonly string[], topic: string, records: number, registryUrl?: string): Promise<ConsumeResult> {
+  const registry = registryUrl === undefined ? undefined : new SchemaRegistry({ host: registryUrl });
+  return timed(registry === undefined ? 'raw kafkajs consume' : 'raw kafkajs consume + Avro decode', registry === undefined ? 'raw' : 'raw-decode', records, async () => {
     const kafka = new Kafka({ clientId: 'ce-gateway-bench-raw-consumer', brokers: [...brokers], logLevel: logLevel.WARN });
     const consumer = kafka.consumer({ groupId: `bench-raw-${randomUUID()}`, maxWaitTimeInMs: 1000 });
     let seen = 0;
@@ -48,6 +55,7 @@ export function rawConsume(brokers: readonly string[], topic: string, records: n
       eachBatch: async (payload: EachBatchPayload) => {
         for (const m of payload.batch.messages) {
           if (!payload.isRunning() || payload.isStale()) return;
+          if (registry !== undefined && m.value !== null) await registry.decode(m.value);
           payload.resolveOffset(m.offset);
           if (++seen === records) finish();
         }

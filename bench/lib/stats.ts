@@ -34,6 +34,8 @@ export class Latency {
 export interface ScenarioResult {
   readonly name: string;
   readonly side: 'gateway' | 'raw';
+  /** The Kafka client library of the raw producer or of the gateway (KAFKA_CLIENT). */
+  readonly client: 'kafkajs' | 'platformatic';
   readonly mode: 'single' | 'batch';
   readonly concurrency: number;
   readonly eventsPerRequest: number;

@@ -25,7 +25,7 @@ import { createHttpServer } from '../http/server.js';
 import type { Logger } from '../observability/index.js';
 import { createConfluentRegistry, createMemoryRegistry } from '../registry/index.js';
 import type { SchemaRegistry } from '../registry/port.js';
-import { createKafkaTransport, createMemoryTransport } from '../transport/index.js';
+import { createKafkaTransport, createMemoryTransport, createPlatformaticTransport } from '../transport/index.js';
 import type { Transport } from '../transport/port.js';
 import { createMetrics } from './metrics.js';
 import { Reconciler, SubscriptionService, SubscriptionStore, developmentKey, parseSecretsKey, secretBox, secretsKeyDecision, secretsKeyMissing } from '../bus/subscriptions/index.js';
@@ -86,7 +86,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
   const transport: Transport =
     overrides.transport ??
     (config.kafka
-      ? createKafkaTransport({ clientId: config.kafka.clientId, brokers: config.kafka.brokers, ssl: config.kafka.ssl, sasl: config.kafka.sasl, logger: log.child({ component: 'kafka' }) })
+      ? (config.kafka.client === 'platformatic' ? createPlatformaticTransport : createKafkaTransport)({ clientId: config.kafka.clientId, brokers: config.kafka.brokers, ssl: config.kafka.ssl, sasl: config.kafka.sasl, logger: log.child({ component: 'kafka', client: config.kafka.client }) })
       : createMemoryTransport());
   const registry: SchemaRegistry =
     overrides.registry ??

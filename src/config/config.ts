@@ -27,6 +27,9 @@ const schema = z.object({
   INSTANCE_ID: name.default(hostname().replace(/[^A-Za-z0-9._-]/g, '-').slice(0, 100) || 'local'),
   KAFKA_BROKERS: brokers.optional(),
   KAFKA_CLIENT_ID: name.default('ce-gateway'),
+  // The Kafka client library behind the transport port (issue 14); kafkajs stays the default
+  // until @platformatic/kafka passes every test and is faster on the bench (BENCHMARKS.md).
+  KAFKA_CLIENT: z.enum(['kafkajs', 'platformatic']).default('kafkajs'),
   KAFKA_SSL: z.enum(['true', 'false']).default('false'),
   KAFKA_SASL_MECHANISM: z.enum(['plain', 'scram-sha-256', 'scram-sha-512']).optional(),
   KAFKA_SASL_USERNAME: z.string().optional(),
@@ -78,6 +81,8 @@ export interface Config {
   readonly kafka?: {
     readonly brokers: readonly string[];
     readonly clientId: string;
+    /** The client library behind the transport (`KAFKA_CLIENT`): kafkajs (default) or @platformatic/kafka. */
+    readonly client: 'kafkajs' | 'platformatic';
     readonly ssl: boolean;
     readonly sasl?: { readonly mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512'; readonly username: string; readonly password: string };
   };
@@ -175,6 +180,7 @@ export function loadConfig(vars: Record<string, string | undefined>): Config {
     kafka: e.KAFKA_BROKERS === undefined ? undefined : {
       brokers: e.KAFKA_BROKERS,
       clientId: e.KAFKA_CLIENT_ID,
+      client: e.KAFKA_CLIENT,
       ssl: e.KAFKA_SSL === 'true',
       sasl: e.KAFKA_SASL_MECHANISM === undefined ? undefined : { mechanism: e.KAFKA_SASL_MECHANISM, username: e.KAFKA_SASL_USERNAME ?? '', password: e.KAFKA_SASL_PASSWORD ?? '' },
     },

@@ -48,6 +48,21 @@ export function checkAttribute(name: string, value: unknown, out: ViolationColle
 }
 
 /**
+ * Attributes whose values repeat from event to event of one producer: a value found valid once is
+ * remembered (bounded, cleared when full), so a consumer reading a stream checks it once. Only
+ * valid results are remembered; an invalid value is checked, and reported, every time.
+ */
+const REPEATING = new Set(['specversion', 'type', 'source', 'dataschema', 'datacontenttype', 'eventname', 'eventclass', 'runid', 'schemaversion']);
+const validValues = new Set<string>();
+const validNames = new Set<string>();
+const MAX_REMEMBERED = 4096;
+
+function remember(set: Set<string>, key: string): void {
+  if (set.size >= MAX_REMEMBERED) set.clear();
+  set.add(key);
+}
+
+/**
  * Validates an attribute map into `out`. Undefined values count as absent. Names are checked
  * before values; a bad name is reported once, its value is not inspected.
  */
@@ -55,12 +70,19 @@ export function checkAttributes(attributes: Readonly<Record<string, AttributeVal
   for (const name in attributes) {
     const value = attributes[name];
     if (value === undefined) continue;
-    const nameProblem = attributeNameProblem(name);
-    if (nameProblem !== undefined) {
-      out.attribute(name, nameProblem);
-      continue;
+    if (!validNames.has(name)) {
+      const nameProblem = attributeNameProblem(name);
+      if (nameProblem !== undefined) {
+        out.attribute(name, nameProblem);
+        continue;
+      }
+      remember(validNames, name);
     }
+    const memo = REPEATING.has(name) && (typeof value !== 'string' || value.length <= 512) ? `${name}\u0000${typeof value}\u0000${String(value)}` : undefined;
+    if (memo !== undefined && validValues.has(memo)) continue;
+    const before = out.items.length;
     checkAttribute(name, value, out);
+    if (memo !== undefined && out.items.length === before) remember(validValues, memo);
   }
   for (const name of requiredAttributes) {
     if (attributes[name] === undefined) out.attribute(name, MISSING, 'missing');

@@ -18,20 +18,22 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-function vars(kafka: boolean): Record<string, string> {
+function vars(kafka: boolean, client?: 'kafkajs' | 'platformatic'): Record<string, string> {
   const s = kafka ? stackEnv() : undefined;
   return {
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     ...(s ? { KAFKA_BROKERS: s.kafkaBrokers.join(','), SCHEMA_REGISTRY_URL: s.schemaRegistryUrl, DATABASE_URL: s.databaseUrl } : {}),
+    ...(client === undefined ? {} : { KAFKA_CLIENT: client }),
   };
 }
 
-export function kafkaHarness(): Harness {
+/** Members on the stack's Kafka through the client `KAFKA_CLIENT` selects (default: the gateway's default). */
+export function kafkaHarness(client?: 'kafkajs' | 'platformatic'): Harness {
   const members: Gateway[] = [];
   return {
     name: 'kafka',
     async member() {
-      const config = loadConfig(vars(true));
+      const config = loadConfig(vars(true, client));
       const gw = createGateway(config, createLogger({ level: config.logLevel, destination: process.stderr }));
       members.push(gw);
       await gw.ready;

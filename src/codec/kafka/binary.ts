@@ -118,12 +118,33 @@ function parseOrPoison(attribute: string, value: string, record: TransportRecord
   }
 }
 
+/**
+ * The last text decoded per header name. Most headers repeat from record to record on a topic
+ * (specversion, type, source, dataschema, eventname, content type…): comparing a few bytes is
+ * cheaper than a strict UTF-8 decode. Bounded: names beyond the cap are never cached.
+ */
+const lastText = new Map<string, { readonly bytes: Uint8Array; readonly text: string }>();
+const MAX_CACHED_NAMES = 256;
+const MAX_CACHED_BYTES = 256;
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.byteLength !== b.byteLength) return false;
+  for (let i = 0; i < a.byteLength; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
 function text(bytes: Uint8Array, where: string, record: TransportRecord): string {
+  const cached = lastText.get(where);
+  if (cached !== undefined && sameBytes(cached.bytes, bytes)) return cached.text;
+  let decoded: string;
   try {
-    return decoder.decode(bytes);
+    decoded = decoder.decode(bytes);
   } catch {
     throw poison(`${where} is not valid UTF-8`, record, {});
   }
+  // A copy: the record's buffer belongs to the fetch and must not be kept alive by the cache.
+  if (bytes.byteLength <= MAX_CACHED_BYTES && (cached !== undefined || lastText.size < MAX_CACHED_NAMES)) lastText.set(where, { bytes: bytes.slice(), text: decoded });
+  return decoded;
 }
 
 function poison(reason: string, record: TransportRecord, details: Record<string, unknown>): GatewayError {

@@ -8,6 +8,12 @@ import { partitionForKey } from '../../../src/transport/partitioner.js';
 import { catalogWithOwnTopics } from '../../helpers/catalog-copy.js';
 import { stackEnv, uniqueName } from '../../helpers/stack.js';
 
+/** `KAFKA_CLIENT` passed through, so these tests run on either client (`KAFKA_CLIENT=platformatic npx vitest …`). */
+export function kafkaClientEnv(): Record<string, string> {
+  const c = process.env.KAFKA_CLIENT;
+  return c === undefined || c === '' ? {} : { KAFKA_CLIENT: c };
+}
+
 export interface OwnCatalog {
   readonly dir: string;
   /** The run's topic of PriceLoadingCompleted. */
@@ -24,7 +30,7 @@ export function ownCatalog(prefix: string): OwnCatalog {
   const members: Gateway[] = [];
   const env = (): Record<string, string> => {
     const s = stackEnv();
-    return { KAFKA_BROKERS: s.kafkaBrokers.join(','), SCHEMA_REGISTRY_URL: s.schemaRegistryUrl, CATALOG_DIR: dir, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent' };
+    return { KAFKA_BROKERS: s.kafkaBrokers.join(','), SCHEMA_REGISTRY_URL: s.schemaRegistryUrl, CATALOG_DIR: dir, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', ...kafkaClientEnv() };
   };
   return {
     dir,

@@ -1,0 +1,76 @@
+/**
+ * The second baseline: a raw @platformatic/kafka producer driven the one way its idempotent
+ * producer works (see src/transport/platformatic/sender.ts): idempotent, acks -1, no compression,
+ * explicit murmur2 partition, ONE send in flight. `concurrency` callers share it: each waits for
+ * the send in flight, then the next send carries the records of every caller waiting (as the
+ * adapter batches), so the figure is what the library can do as the adapter must drive it.
+ */
+import { Producer } from '@platformatic/kafka';
+import type { MessageToProduce } from '@platformatic/kafka';
+import { partitionForKey } from '../../src/transport/partitioner.js';
+import type { OutboundRecord } from '../../src/transport/port.js';
+import { Latency } from './stats.js';
+import type { RawLoadResult } from './raw-load.js';
+
+type Msg = MessageToProduce<Buffer, Buffer, Buffer, Buffer>;
+const buf = (b: Uint8Array): Buffer => Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+
+export interface RawPlatformatic {
+  readonly producer: Producer;
+  readonly messages: readonly Msg[];
+  close(): Promise<void>;
+}
+
+export function connectRawPlatformatic(brokers: readonly string[], topic: string, partitions: number, records: readonly OutboundRecord[]): RawPlatformatic {
+  const producer = new Producer({ clientId: 'ce-gateway-bench-raw-plt', bootstrapBrokers: [...brokers], idempotent: true, acks: -1, compression: 'none', retries: 5, autocreateTopics: false });
+  const messages = records.map((r): Msg => {
+    if (r.key === null || r.value === null) throw new Error('bench records must have a key and a value');
+    const headers = new Map<Buffer, Buffer>();
+    for (const [name, value] of r.headers) headers.set(Buffer.from(name), buf(value));
+    return { topic, key: buf(r.key), value: buf(r.value), headers, partition: partitionForKey(r.key, partitions), timestamp: BigInt(r.timestampMs ?? Date.now()) };
+  });
+  return { producer, messages, close: () => producer.close() };
+}
+
+/** `concurrency` callers of `perSend` records each; one send in flight carrying every waiting caller's records. */
+export async function runRawPlatformaticLoad(c: RawPlatformatic, o: { concurrency: number; perSend: number; durationS: number }): Promise<RawLoadResult> {
+  const latency = new Latency();
+  let ok = 0;
+  let errors = 0;
+  let next = 0;
+  const started = process.hrtime.bigint();
+  const deadline = started + BigInt(Math.round(o.durationS * 1e9));
+  const waiting: { messages: Msg[]; done: (ok: boolean) => void }[] = [];
+  let sending = false;
+  const pump = async (): Promise<void> => {
+    if (sending) return;
+    sending = true;
+    while (waiting.length > 0) {
+      const calls = waiting.splice(0);
+      try {
+        await c.producer.send({ messages: calls.flatMap((w) => w.messages) });
+        calls.forEach((w) => w.done(true));
+      } catch {
+        calls.forEach((w) => w.done(false));
+      }
+    }
+    sending = false;
+  };
+  const loop = async (): Promise<void> => {
+    while (process.hrtime.bigint() < deadline) {
+      const messages: Msg[] = new Array<Msg>(o.perSend);
+      for (let i = 0; i < o.perSend; i++) messages[i] = c.messages[next++ % c.messages.length]!;
+      const t0 = process.hrtime.bigint();
+      const sent = await new Promise<boolean>((done) => {
+        waiting.push({ messages, done });
+        void pump();
+      });
+      if (sent) {
+        latency.recordMs(Number(process.hrtime.bigint() - t0) / 1e6);
+        ok++;
+      } else errors++;
+    }
+  };
+  await Promise.all(Array.from({ length: o.concurrency }, loop));
+  return { latency, ok, errors, elapsedS: Number(process.hrtime.bigint() - started) / 1e9 };
+}

@@ -1,0 +1,32 @@
+import type { BaseOptions } from '@platformatic/kafka';
+import type { KafkaTransportOptions } from '../kafka/options.js';
+
+const SASL = { plain: 'PLAIN', 'scram-sha-256': 'SCRAM-SHA-256', 'scram-sha-512': 'SCRAM-SHA-512' } as const;
+
+/**
+ * The transport's options as @platformatic/kafka's base client options: client id, bootstrap
+ * brokers, connect and request timeouts (ms), bounded retries with the first retry delay (ms),
+ * metadata age (ms), TLS and SASL. Topic auto-creation is off for every client.
+ */
+export function baseOptions(o: KafkaTransportOptions, clientIdSuffix?: string): BaseOptions {
+  return {
+    clientId: clientIdSuffix === undefined ? o.clientId : `${o.clientId}-${clientIdSuffix}`.slice(0, 255),
+    bootstrapBrokers: [...o.brokers],
+    connectTimeout: o.connectionTimeoutMs,
+    requestTimeout: o.requestTimeoutMs,
+    retries: o.retries,
+    retryDelay: o.initialRetryTimeMs,
+    metadataMaxAge: o.metadataMaxAgeMs,
+    autocreateTopics: false,
+    ...(o.ssl === undefined || o.ssl === false ? {} : { tls: o.ssl === true ? {} : o.ssl }),
+    ...(o.sasl === undefined ? {} : { sasl: { mechanism: SASL[o.sasl.mechanism], username: o.sasl.username, password: o.sasl.password } }),
+  };
+}
+
+/**
+ * Closes a consumer or producer with `force` (streams and a joined group are left at once), as a
+ * promise. (The library's typings resolve `close(true)` to its callback overload.)
+ */
+export function closeForced(client: { close(force: boolean, callback: (error?: Error | null) => void): void }): Promise<void> {
+  return new Promise<void>((resolve, reject) => client.close(true, (error) => (error ? reject(error) : resolve())));
+}

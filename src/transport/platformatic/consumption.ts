@@ -1,0 +1,424 @@
+import { Consumer } from '@platformatic/kafka';
+import type { GroupAssignment } from '@platformatic/kafka';
+import { GatewayError, errorMessage } from '../../core/errors.js';
+import type { KafkaTransportOptions } from '../kafka/options.js';
+import type { Consumption, GroupSpec, RecordContext, RecordDecision, RecordHandler, TransportRecord } from '../port.js';
+import { RECORD_DONE } from '../port.js';
+import { baseOptions, closeForced } from './client-options.js';
+import { fromPlatformaticError } from './errors.js';
+import { fetchOnce, listOffsets, tpKey } from './fetcher.js';
+
+type Assignment = readonly { readonly topic: string; readonly partition: number }[];
+
+/** Where a new 'latest' group starts, per `topic\0partition`, fixed before it first joins. */
+export type LatestPins = ReadonlyMap<string, bigint>;
+
+/** Rejections carry Errors; anything else thrown by a handler is wrapped (kept as `cause`). */
+const asError = (err: unknown): Error => (err instanceof Error ? err : new Error(String(err), { cause: err }));
+
+/** One assigned partition: our fetch position, the records fetched and not yet handled, what to commit. */
+interface PartitionState {
+  readonly topic: string;
+  readonly partition: number;
+  /** Next offset to fetch. */
+  next: bigint;
+  queue: TransportRecord[];
+  /** A record of it is in hand. */
+  busy: boolean;
+  /** Waiting for a redelivery: neither fetched nor handled until the timer resumes it. */
+  paused: boolean;
+  /** Offset after the last handled record (what a commit stores); undefined = nothing handled yet. */
+  handled: bigint | undefined;
+  committed: bigint | undefined;
+  /** Given up in a rebalance: its records in hand finish, nothing of it is committed any more. */
+  revoked: boolean;
+}
+
+/**
+ * One `consume()` call on @platformatic/kafka: a group member (joins `spec.group`, heartbeats on
+ * its own timer, commits) and a group-less fetcher on connections of its own, so a long-polling
+ * fetch never delays a heartbeat or a commit. The library's stream API is not used: its one
+ * readable stream cannot pause a single partition, and it fetches ahead of the handler.
+ * - Positions are ours: a newly assigned partition starts at its committed offset, else at the
+ *   'latest' pin taken when consume() was called (stored at once, so a later owner cannot skip)
+ *   or at the earliest offset.
+ * - Records of a partition are handled one at a time in offset order; partitions run
+ *   concurrently; a partition is fetched again only when its fetched records are all handled.
+ * - A handled record's offset is committed in batches: every `commitEveryRecords` records or
+ *   `commitIntervalMs`, when the member learns of a rebalance (before it joins again) and before
+ *   it leaves. Only handled offsets are committed (at-least-once); a partition given up in a
+ *   rebalance is not committed any more by this member.
+ * - `redeliver`: only that partition is paused; its unhandled records are dropped and fetched
+ *   again from the redelivered offset after the wait. Heartbeats go on, so a wait longer than the
+ *   session timeout causes no rebalance.
+ * - stop(): the records in hand see their signal aborted; after `stopTimeoutMs` a record still
+ *   in hand is left uncommitted (it comes again) and the member leaves regardless of the handler.
+ * - A handler rejection stops the consumption and rejects `done`; the failed record is not
+ *   committed. A member that cannot rejoin, or fetches failing `(retries + 1) × (maxRestarts + 1)`
+ *   times in a row, reject `done` too (never idle silently).
+ * Spec: bus spec S1, S3, T4, T9; DESIGN "Known traps" (commit only processed offsets, commit
+ *   before leaving a generation, surface a dead consumer); issue 7 (batched commits,
+ *   non-blocking retries, bounded stop); issue 14.
+ */
+export class PlatformaticConsumption implements Consumption {
+  readonly group: string;
+  readonly done: Promise<void>;
+  readonly #member: Consumer;
+  readonly #fetcher: Consumer;
+  readonly #spec: GroupSpec;
+  readonly #handler: RecordHandler;
+  readonly #opts: KafkaTransportOptions;
+  readonly #pins: LatestPins;
+  readonly #partitions = new Map<string, PartitionState>();
+  readonly #drives = new Set<Promise<void>>();
+  readonly #abort = new AbortController();
+  readonly #resumeTimers = new Set<NodeJS.Timeout>();
+  readonly #inHand = new Set<(v: 'deadline') => void>();
+  readonly #stopTimeoutMs: number;
+  readonly #commitEveryRecords: number;
+  readonly #commitIntervalMs: number;
+  readonly #ctx: RecordContext;
+  #assignment: Assignment = [];
+  #joins = 0;
+  #generation = 0;
+  #stopping = false;
+  #failure: { readonly err: unknown } | undefined;
+  #stopped: Promise<void> | undefined;
+  #settle!: (failure: { readonly err: unknown } | undefined) => void;
+  #sinceCommit = 0;
+  #committing: Promise<void> | undefined;
+  #commitAgain = false;
+  #commitTimer: NodeJS.Timeout | undefined;
+  #wake: (() => void) | undefined;
+  #loop: Promise<void> | undefined;
+  #firstAssignment: { resolve: () => void; reject: (err: unknown) => void } | undefined;
+  #deadlineReached: (() => void) | undefined;
+  readonly #deadline = new Promise<'deadline'>((resolve) => (this.#deadlineReached = () => resolve('deadline')));
+
+  private constructor(spec: GroupSpec, handler: RecordHandler, opts: KafkaTransportOptions, pins: LatestPins) {
+    this.group = spec.group;
+    this.#spec = spec;
+    this.#handler = handler;
+    this.#opts = opts;
+    this.#pins = pins;
+    this.#stopTimeoutMs = spec.stopTimeoutMs ?? 5000;
+    this.#commitEveryRecords = spec.commitEveryRecords ?? 500;
+    this.#commitIntervalMs = spec.commitIntervalMs ?? 1000;
+    this.done = new Promise<void>((resolve, reject) => {
+      this.#settle = (f) => (f === undefined ? resolve() : reject(asError(f.err)));
+    });
+    this.done.catch(() => undefined); // nobody has to observe `done`
+    const suffix = spec.instanceId === undefined ? spec.group : `${spec.group}-${spec.instanceId}`;
+    this.#member = new Consumer({
+      ...baseOptions(opts, suffix),
+      groupId: spec.group,
+      sessionTimeout: opts.sessionTimeoutMs,
+      rebalanceTimeout: Math.max(opts.rebalanceTimeoutMs, opts.sessionTimeoutMs),
+      heartbeatInterval: opts.heartbeatIntervalMs,
+    });
+    // The fetcher never joins: the group id is required by the library but never sent.
+    this.#fetcher = new Consumer({ ...baseOptions(opts, `${suffix}-fetch`), groupId: `${spec.group}.fetcher-never-joins` });
+    // Heartbeats run on the member's own timer whatever the handler does.
+    this.#ctx = { signal: this.#abort.signal, heartbeat: () => Promise.resolve() };
+  }
+
+  /**
+   * Joins the group and resolves once this member holds its partitions (with their start offsets).
+   * Errors: GatewayError mapped by {@link fromPlatformaticError} (e.g. CEG_BROKER_UNAVAILABLE,
+   * retriable) when the member cannot join; both clients are closed.
+   */
+  static async start(spec: GroupSpec, handler: RecordHandler, opts: KafkaTransportOptions, pins: LatestPins): Promise<PlatformaticConsumption> {
+    const c = new PlatformaticConsumption(spec, handler, opts, pins);
+    try {
+      await c.#run();
+    } catch (err) {
+      c.#stopping = true;
+      await Promise.allSettled([closeForced(c.#member), closeForced(c.#fetcher)]);
+      throw fromPlatformaticError(err, { operation: 'consume', group: spec.group, topics: spec.topics });
+    }
+    return c;
+  }
+
+  assignments(): Assignment {
+    return this.#assignment;
+  }
+
+  joins(): number {
+    return this.#joins;
+  }
+
+  stop(): Promise<void> {
+    this.#stopped ??= this.#shutdown();
+    return this.#stopped;
+  }
+
+  async #run(): Promise<void> {
+    const first = new Promise<void>((resolve, reject) => (this.#firstAssignment = { resolve, reject }));
+    this.#member.on('consumer:group:join', (payload: { assignments?: GroupAssignment[] }) => {
+      this.#joins++;
+      void this.#onJoin(payload.assignments ?? []);
+    });
+    // Sent before the library's JoinGroup on the same connection: the handled offsets are stored
+    // while this member still belongs to the old generation.
+    this.#member.on('consumer:group:rebalance', () => void this.#commit());
+    this.#member.on('error', (err: unknown) => {
+      this.#opts.logger.error({ group: this.group, err: errorMessage(err) }, 'kafka consumer could not rejoin its group');
+      this.#fail(fromPlatformaticError(err, { operation: 'consume', group: this.group }));
+    });
+    for (const t of this.#spec.topics) this.#member.topics.track(t);
+    await this.#member.joinGroup({
+      sessionTimeout: this.#opts.sessionTimeoutMs,
+      rebalanceTimeout: Math.max(this.#opts.rebalanceTimeoutMs, this.#opts.sessionTimeoutMs),
+      heartbeatInterval: this.#opts.heartbeatIntervalMs,
+    });
+    await first;
+    this.#firstAssignment = undefined;
+    this.#commitTimer = setInterval(() => void this.#commit(), this.#commitIntervalMs);
+    this.#loop = this.#fetchLoop().catch((err: unknown) => this.#fail(err));
+  }
+
+  /** A (re)join: forget given-up partitions, find where the new ones start. */
+  async #onJoin(assignments: readonly GroupAssignment[]): Promise<void> {
+    const generation = ++this.#generation;
+    const assigned = assignments
+      .filter((a) => this.#spec.topics.includes(a.topic))
+      .flatMap((a) => a.partitions.map((partition) => Object.freeze({ topic: a.topic, partition })))
+      .sort((a, b) => (a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1));
+    const keys = new Set(assigned.map((a) => tpKey(a.topic, a.partition)));
+    for (const [key, state] of this.#partitions) {
+      if (keys.has(key)) continue;
+      state.revoked = true;
+      this.#partitions.delete(key);
+    }
+    const fresh = assigned.filter((a) => !this.#partitions.has(tpKey(a.topic, a.partition)));
+    try {
+      const starts = await this.#startOffsets(fresh);
+      if (generation !== this.#generation || this.#stopping) return; // another join came meanwhile
+      for (const { topic, partition } of fresh) {
+        const next = starts.get(tpKey(topic, partition))!;
+        this.#partitions.set(tpKey(topic, partition), { topic, partition, next, queue: [], busy: false, paused: false, handled: undefined, committed: undefined, revoked: false });
+      }
+      this.#assignment = Object.freeze(assigned);
+      this.#opts.logger.debug({ group: this.group, assignment: assigned.map((a) => `${a.topic}/${a.partition}`) }, 'consumer joined its group');
+      this.#firstAssignment?.resolve();
+      this.#wakeUp();
+    } catch (err) {
+      if (this.#firstAssignment !== undefined) this.#firstAssignment.reject(err);
+      else this.#fail(fromPlatformaticError(err, { operation: 'consume', group: this.group }));
+    }
+  }
+
+  /** Committed offset, else the 'latest' pin (stored at once), else earliest or latest as told. */
+  async #startOffsets(fresh: Assignment): Promise<Map<string, bigint>> {
+    const out = new Map<string, bigint>();
+    if (fresh.length === 0) return out;
+    const byTopic = new Map<string, number[]>();
+    for (const { topic, partition } of fresh) byTopic.set(topic, [...(byTopic.get(topic) ?? []), partition]);
+    const committed = await this.#member.listCommittedOffsets({ topics: [...byTopic].map(([topic, partitions]) => ({ topic, partitions })) });
+    const toStore: { topic: string; partition: number; offset: bigint; leaderEpoch: number }[] = [];
+    for (const [topic, partitions] of byTopic) {
+      let fallback: bigint[] | undefined;
+      for (const partition of partitions) {
+        const c = committed.get(topic)?.[partition];
+        if (c !== undefined && c >= 0n) {
+          out.set(tpKey(topic, partition), c);
+          continue;
+        }
+        const pin = this.#pins.get(tpKey(topic, partition));
+        if (pin !== undefined) {
+          out.set(tpKey(topic, partition), pin);
+          toStore.push({ topic, partition, offset: pin, leaderEpoch: -1 });
+          continue;
+        }
+        fallback ??= await listOffsets(this.#fetcher, topic, this.#spec.startFrom === 'earliest' ? 'earliest' : 'latest');
+        out.set(tpKey(topic, partition), fallback[partition] ?? 0n);
+      }
+    }
+    if (toStore.length > 0) {
+      try {
+        await this.#member.commit({ offsets: toStore });
+      } catch (err) {
+        this.#opts.logger.warn({ group: this.group, err: errorMessage(err) }, 'could not store the start offsets of a new group');
+      }
+    }
+    return out;
+  }
+
+  #wakeUp(): void {
+    const wake = this.#wake;
+    this.#wake = undefined;
+    wake?.();
+  }
+
+  async #fetchLoop(): Promise<void> {
+    let failures = 0;
+    const limit = (this.#opts.retries + 1) * (this.#opts.maxRestarts + 1);
+    while (!this.#stopping) {
+      const wanted = [...this.#partitions.values()].filter((p) => !p.revoked && !p.paused && !p.busy && p.queue.length === 0);
+      if (wanted.length === 0) {
+        await new Promise<void>((resolve) => {
+          this.#wake = resolve;
+          setTimeout(resolve, this.#opts.maxWaitTimeMs).unref();
+        });
+        continue;
+      }
+      const asked = new Map(wanted.map((p) => [tpKey(p.topic, p.partition), { state: p, offset: p.next }]));
+      let fetched;
+      try {
+        fetched = await fetchOnce(this.#fetcher, wanted.map((p) => ({ topic: p.topic, partition: p.partition, offset: p.next })), { maxWaitTimeMs: this.#opts.maxWaitTimeMs, maxBytes: 10 * 1_048_576, maxBytesPerPartition: 1_048_576 });
+        failures = 0;
+      } catch (err) {
+        if (this.#stopping) return;
+        failures++;
+        this.#opts.logger.warn({ group: this.group, err: errorMessage(err), failures, limit }, 'kafka fetch failed');
+        if (failures >= limit) throw fromPlatformaticError(err, { operation: 'consume', group: this.group });
+        this.#fetcher.clearMetadata();
+        await new Promise((r) => setTimeout(r, Math.min(this.#opts.maxRetryTimeMs, this.#opts.initialRetryTimeMs * 2 ** Math.min(failures, 10))));
+        continue;
+      }
+      for (const f of fetched) {
+        const a = asked.get(tpKey(f.topic, f.partition));
+        // Moved on meanwhile (revoked, paused for a redelivery, reassigned): drop what came.
+        if (a === undefined || a.state !== this.#partitions.get(tpKey(f.topic, f.partition)) || a.state.revoked || a.state.paused || a.state.next !== a.offset) continue;
+        a.state.next = f.next;
+        if (f.records.length === 0) continue;
+        a.state.queue = [...f.records];
+        this.#drive(a.state);
+      }
+    }
+  }
+
+  #drive(state: PartitionState): void {
+    state.busy = true;
+    const run = this.#handleQueue(state).finally(() => {
+      state.busy = false;
+      this.#drives.delete(run);
+      this.#wakeUp();
+    });
+    this.#drives.add(run);
+  }
+
+  async #handleQueue(state: PartitionState): Promise<void> {
+    while (state.queue.length > 0 && !this.#stopping && !state.revoked) {
+      const record = state.queue.shift()!;
+      const outcome = await this.#handle(record);
+      if (outcome === 'abandoned' || outcome === 'failed') {
+        state.queue = [];
+        return;
+      }
+      if (outcome.kind === 'redeliver') {
+        state.queue = [];
+        state.next = record.offset;
+        state.paused = true;
+        const timer = setTimeout(() => {
+          this.#resumeTimers.delete(timer);
+          state.paused = false;
+          this.#wakeUp();
+        }, outcome.afterMs);
+        this.#resumeTimers.add(timer);
+        this.#opts.logger.debug({ group: this.group, topic: state.topic, partition: state.partition, afterMs: outcome.afterMs }, 'partition paused until its record is due again');
+        return;
+      }
+      state.handled = record.offset + 1n;
+      if (++this.#sinceCommit >= this.#commitEveryRecords) void this.#commit();
+    }
+  }
+
+  /** Runs the handler; gives up on it at the stop deadline. */
+  async #handle(record: TransportRecord): Promise<RecordDecision | 'failed' | 'abandoned'> {
+    let result: RecordDecision | 'deadline';
+    try {
+      const handled = this.#handler(record, this.#ctx);
+      result = (this.#stopping ? await Promise.race([handled, this.#deadline]) : await this.#watch(handled)) ?? RECORD_DONE;
+    } catch (err) {
+      if (this.#stopping) return 'abandoned';
+      this.#opts.logger.warn({ group: this.group, topic: record.topic, partition: record.partition, offset: record.offset.toString(), err: errorMessage(err) }, 'handler rejected; stopping the consumption');
+      this.#fail(err);
+      return 'failed';
+    }
+    if (result === 'deadline') {
+      this.#opts.logger.warn({ group: this.group, topic: record.topic, partition: record.partition, offset: record.offset.toString(), stopTimeoutMs: this.#stopTimeoutMs }, 'record still in hand at the stop deadline; leaving it uncommitted');
+      return 'abandoned';
+    }
+    return result;
+  }
+
+  /** Awaits a handler, switching to the stop-deadline race if stop() begins meanwhile. */
+  #watch(handled: Promise<RecordDecision | void>): Promise<RecordDecision | void | 'deadline'> {
+    return new Promise((resolve, reject) => {
+      this.#inHand.add(resolve);
+      handled.then(
+        (d) => {
+          this.#inHand.delete(resolve);
+          resolve(d);
+        },
+        (err: unknown) => {
+          this.#inHand.delete(resolve);
+          reject(asError(err));
+        },
+      );
+    });
+  }
+
+  /** Commits the handled offsets not yet committed; one commit at a time (a request meanwhile commits again after it). */
+  #commit(): Promise<void> {
+    if (this.#committing !== undefined) {
+      this.#commitAgain = true;
+      return this.#committing;
+    }
+    this.#sinceCommit = 0;
+    const due = [...this.#partitions.values()].filter((p) => !p.revoked && p.handled !== undefined && (p.committed === undefined || p.handled > p.committed));
+    if (due.length === 0) return Promise.resolve();
+    const offsets = due.map((p) => ({ topic: p.topic, partition: p.partition, offset: p.handled!, leaderEpoch: -1 }));
+    this.#committing = this.#member
+      .commit({ offsets })
+      .then(
+        () => offsets.forEach((o, i) => (due[i]!.committed = o.offset > (due[i]!.committed ?? -1n) ? o.offset : due[i]!.committed)),
+        (err: unknown) => this.#opts.logger.warn({ group: this.group, err: errorMessage(err) }, 'offset commit failed (the records come again)'),
+      )
+      .finally(() => {
+        this.#committing = undefined;
+        if (this.#commitAgain) {
+          this.#commitAgain = false;
+          void this.#commit();
+        }
+      });
+    return this.#committing;
+  }
+
+  #fail(err: unknown): void {
+    this.#failure ??= { err };
+    if (this.#firstAssignment !== undefined) {
+      this.#firstAssignment.reject(err);
+      return;
+    }
+    void this.stop();
+  }
+
+  async #shutdown(): Promise<void> {
+    this.#stopping = true;
+    this.#abort.abort(new GatewayError('CEG_CLOSED', 'consumer stopping', { retriable: true }));
+    for (const t of this.#resumeTimers) clearTimeout(t);
+    this.#resumeTimers.clear();
+    clearInterval(this.#commitTimer);
+    this.#wakeUp();
+    const deadline = setTimeout(() => {
+      this.#deadlineReached?.();
+      for (const give of this.#inHand) give('deadline');
+    }, this.#stopTimeoutMs);
+    // A fetch in flight is cut short; what it brings is dropped.
+    await closeForced(this.#fetcher).catch((err: unknown) => this.#opts.logger.debug({ group: this.group, err: errorMessage(err) }, 'fetcher close failed'));
+    while (this.#drives.size > 0) await Promise.allSettled([...this.#drives]);
+    clearTimeout(deadline);
+    await this.#loop;
+    while (this.#committing !== undefined) await this.#committing;
+    await this.#commit();
+    try {
+      await closeForced(this.#member);
+    } catch (err) {
+      this.#opts.logger.warn({ group: this.group, err: errorMessage(err) }, 'kafka consumer close failed');
+    }
+    this.#assignment = [];
+    this.#settle(this.#failure);
+  }
+}

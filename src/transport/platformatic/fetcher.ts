@@ -1,0 +1,94 @@
+/**
+ * Fetches by offset without a consumer group: @platformatic/kafka exposes the Fetch API of a
+ * Consumer directly (`consumer.fetch({ node, topics })`), so positions are ours and no group is
+ * ever joined or created (the group id the library requires is never sent to the broker).
+ * Used by the group-less read and, on a connection pool of its own, by group consumptions, so a
+ * long-polling fetch never holds up the member's heartbeats and commits.
+ */
+import { FetchIsolationLevels, ListOffsetTimestamps } from '@platformatic/kafka';
+import type { Consumer } from '@platformatic/kafka';
+import type { TransportRecord } from '../port.js';
+import { decodeBatches } from './records.js';
+
+/** One partition to fetch: `offset` is the next offset wanted. */
+export interface FetchPosition {
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: bigint;
+}
+
+/** What one fetch brought for one partition: its records (maybe none) and the next offset to ask for. */
+export interface Fetched {
+  readonly topic: string;
+  readonly partition: number;
+  readonly records: readonly TransportRecord[];
+  readonly next: bigint;
+}
+
+export const tpKey = (topic: string, partition: number): string => `${topic}\u0000${partition}`;
+
+/** Fetch limits. Units: ms, bytes. */
+export interface FetchLimits {
+  readonly maxWaitTimeMs: number;
+  readonly maxBytes: number;
+  readonly maxBytesPerPartition: number;
+}
+
+/**
+ * One Fetch request per partition leader, in parallel; resolves with every partition's records.
+ * Errors: the library's error (the caller maps it with fromPlatformaticError); metadata is
+ * refreshed on the next call after a failure.
+ */
+export async function fetchOnce(consumer: Consumer, positions: readonly FetchPosition[], limits: FetchLimits): Promise<Fetched[]> {
+  if (positions.length === 0) return [];
+  const topics = [...new Set(positions.map((p) => p.topic))];
+  const metadata = await consumer.metadata({ topics });
+  type LeaderTopic = { topicId: string; partitions: { partition: number; fetchOffset: bigint; partitionMaxBytes: number; currentLeaderEpoch: number; lastFetchedEpoch: number }[] };
+  const byLeader = new Map<number, Map<string, LeaderTopic>>();
+  const namesById = new Map<string, string>();
+  for (const p of positions) {
+    const t = metadata.topics.get(p.topic);
+    const leader = t?.partitions[p.partition]?.leader;
+    if (t === undefined || leader === undefined) continue;
+    namesById.set(t.id, p.topic);
+    let forLeader = byLeader.get(leader);
+    if (forLeader === undefined) byLeader.set(leader, (forLeader = new Map<string, LeaderTopic>()));
+    let entry = forLeader.get(p.topic);
+    if (entry === undefined) forLeader.set(p.topic, (entry = { topicId: t.id, partitions: [] }));
+    entry.partitions.push({ partition: p.partition, fetchOffset: p.offset, partitionMaxBytes: limits.maxBytesPerPartition, currentLeaderEpoch: -1, lastFetchedEpoch: -1 });
+  }
+  const from = new Map(positions.map((p) => [tpKey(p.topic, p.partition), p.offset]));
+  const answers = await Promise.all(
+    [...byLeader].map(([node, topicsOfLeader]) =>
+      consumer.fetch({
+        node,
+        topics: [...topicsOfLeader.values()],
+        maxWaitTime: limits.maxWaitTimeMs,
+        minBytes: 1,
+        maxBytes: limits.maxBytes,
+        isolationLevel: FetchIsolationLevels.READ_COMMITTED,
+      }),
+    ),
+  );
+  const out: Fetched[] = [];
+  for (const answer of answers) {
+    for (const t of answer.responses) {
+      const topic = namesById.get(t.topicId);
+      if (topic === undefined) continue;
+      for (const p of t.partitions) {
+        const start = from.get(tpKey(topic, p.partitionIndex));
+        if (start === undefined) continue;
+        const { records, next } = decodeBatches(topic, p.partitionIndex, p.records ?? [], start);
+        out.push({ topic, partition: p.partitionIndex, records, next });
+      }
+    }
+  }
+  return out;
+}
+
+/** Partition counts and offsets (earliest, latest, or the first at/after a time) per partition of one topic. */
+export async function listOffsets(consumer: Consumer, topic: string, at: 'earliest' | 'latest' | { readonly timestampMs: number }): Promise<bigint[]> {
+  const timestamp = at === 'earliest' ? ListOffsetTimestamps.EARLIEST : at === 'latest' ? ListOffsetTimestamps.LATEST : BigInt(at.timestampMs);
+  const offsets = await consumer.listOffsets({ topics: [topic], timestamp });
+  return [...(offsets.get(topic) ?? [])];
+}

@@ -1,0 +1,1 @@
+export { createPlatformaticTransport } from './platformatic-transport.js';

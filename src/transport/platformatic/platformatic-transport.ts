@@ -1,0 +1,350 @@
+import { Admin, ConfigResourceTypes, Consumer, Producer } from '@platformatic/kafka';
+import { errorMessage, GatewayError } from '../../core/errors.js';
+import { assertTopicName } from '../../core/topic-name.js';
+import type { KafkaTransportInput, KafkaTransportOptions } from '../kafka/options.js';
+import { resolveKafkaTransportOptions } from '../kafka/options.js';
+import { partitionForKey } from '../partitioner.js';
+import type {
+  Consumption, GroupSpec, OffsetTarget, OutboundRecord, PartitionOffset, Position, ProduceOptions,
+  Read, ReadSpec, RecordHandler, TopicSpec, Transport, TransportRecord,
+} from '../port.js';
+import { abortedProduce, checkTopicSpec, closedTransport, groupBusy } from '../topics.js';
+import { baseOptions, closeForced } from './client-options.js';
+import { PlatformaticConsumption } from './consumption.js';
+import { fromPlatformaticError, protocolIds } from './errors.js';
+import { listOffsets, tpKey } from './fetcher.js';
+import { startPlatformaticRead } from './read.js';
+import { asBuffer, toHeaderMap } from './records.js';
+import type { Message } from './sender.js';
+import { SerialSender } from './sender.js';
+
+/** Group states in which no member is joined (DescribeGroups, as @platformatic/kafka spells them). */
+const IDLE_GROUP_STATES = new Set(['EMPTY', 'DEAD']);
+
+/**
+ * The Kafka transport on @platformatic/kafka ^1.35 (pure JavaScript; the only user of that
+ * library). Same semantics as the kafkajs adapter, chosen with `KAFKA_CLIENT=platformatic`.
+ * Options: the kafkajs adapter's ({@link resolveKafkaTransportOptions}), validated once.
+ * - Producer: idempotent, acks=all (-1), no compression, no topic auto-creation; keyed records
+ *   get their partition from the Java-compatible murmur2 partitioner here, null keys round-robin
+ *   per topic; headers go as a Map of Buffers. ONE send in flight, with our own batching of the
+ *   calls that wait meanwhile ({@link SerialSender}: why, and the facts about the library's
+ *   idempotent producer). After a failed send the next one uses a new producer id.
+ * - Consumers: one group member plus one group-less fetcher per `consume()` ({@link PlatformaticConsumption}).
+ * - Reads: group-less fetches (`consumer.fetch`), no group joined, created or left behind.
+ * - Admin: topics with configs (waiting until every partition has a leader), end offsets, offset resets, configs.
+ * Errors: GatewayError mapped by `fromPlatformaticError` (CEG_BROKER_UNAVAILABLE / CEG_DELIVERY_TIMEOUT
+ *   retriable; CEG_INVALID_NAME for an unknown topic; CEG_PAYLOAD_TOO_LARGE; CEG_CLOSED after close()).
+ * Spec: DESIGN "Kafka mapping" (idempotent producer, acks=all), "Delivery" (groups), "Known traps"; issue 14.
+ */
+export function createPlatformaticTransport(input: KafkaTransportInput): Transport {
+  return new PlatformaticTransport(resolveKafkaTransportOptions(input));
+}
+
+class PlatformaticTransport implements Transport {
+  readonly kind = 'kafka' as const;
+  readonly #opts: KafkaTransportOptions;
+  readonly #admin: Admin;
+  /** Group-less client for offset look-ups (never joins a group). */
+  readonly #tools: Consumer;
+  readonly #sender: SerialSender;
+  readonly #consumptions = new Set<PlatformaticConsumption>();
+  readonly #reads = new Set<Read>();
+  readonly #partitionCounts = new Map<string, { readonly count: number; readonly atMs: number }>();
+  readonly #roundRobin = new Map<string, number>();
+  #closed = false;
+
+  constructor(opts: KafkaTransportOptions) {
+    this.#opts = opts;
+    this.#admin = new Admin(baseOptions(opts, 'admin'));
+    this.#tools = new Consumer({ ...baseOptions(opts, 'tools'), groupId: `${opts.clientId}-tools-never-joined` });
+    this.#sender = new SerialSender(
+      () =>
+        new Producer({
+          ...baseOptions(opts),
+          // At least 2: the library turns 0 or 1 into "retry forever" for an idempotent producer.
+          retries: Math.max(2, opts.retries),
+          idempotent: true,
+          acks: -1,
+          timeout: opts.ackTimeoutMs,
+          compression: 'none',
+        }),
+      opts.logger,
+    );
+  }
+
+  async ensureTopics(specs: readonly TopicSpec[]): Promise<void> {
+    specs.forEach(checkTopicSpec);
+    this.#assertOpen();
+    try {
+      const existing = new Set(await this.#admin.listTopics());
+      const missing = specs.filter((s) => !existing.has(s.name));
+      if (missing.length === 0) return;
+      for (const s of missing) {
+        try {
+          await this.#admin.createTopics({
+            topics: [s.name],
+            partitions: s.partitions,
+            replicas: -1, // the broker's default.replication.factor
+            configs: [
+              { name: 'retention.ms', value: String(s.retentionMs) },
+              { name: 'cleanup.policy', value: s.cleanupPolicy },
+              ...(s.maxMessageBytes === undefined ? [] : [{ name: 'max.message.bytes', value: String(s.maxMessageBytes) }]),
+            ],
+          });
+        } catch (err) {
+          if (!protocolIds(err).has('TOPIC_ALREADY_EXISTS')) throw err;
+        }
+      }
+      await this.#waitForLeaders(missing.map((s) => s.name));
+      this.#opts.logger.info({ transport: 'kafka', client: 'platformatic', topics: missing.map((s) => s.name) }, 'created topics');
+    } catch (err) {
+      throw fromPlatformaticError(err, { operation: 'ensureTopics', topics: specs.map((s) => s.name) });
+    }
+  }
+
+  async partitionCount(topic: string): Promise<number> {
+    this.#assertOpen();
+    assertTopicName(topic);
+    const cached = this.#partitionCounts.get(topic);
+    if (cached !== undefined && Date.now() - cached.atMs < this.#opts.metadataMaxAgeMs) return cached.count;
+    try {
+      const metadata = await this.#admin.metadata({ topics: [topic], forceUpdate: true });
+      const count = metadata.topics.get(topic)?.partitionsCount ?? 0;
+      if (count === 0) throw unknownTopic(topic);
+      this.#partitionCounts.set(topic, { count, atMs: Date.now() });
+      return count;
+    } catch (err) {
+      throw fromPlatformaticError(err, { operation: 'partitionCount', topic });
+    }
+  }
+
+  async produce(topic: string, records: readonly OutboundRecord[], opts: ProduceOptions = {}): Promise<readonly Position[]> {
+    const signal = opts.signal;
+    if (signal?.aborted === true) throw abortedProduce(topic, false, signal.reason);
+    const count = await this.partitionCount(topic);
+    if (records.length === 0) return [];
+    const now = BigInt(Date.now());
+    const messages = records.map((r, index): Message => ({
+      topic,
+      key: r.key === null ? undefined : asBuffer(r.key),
+      value: r.value === null ? undefined : asBuffer(r.value),
+      headers: toHeaderMap(r.headers),
+      partition: this.#partitionOf(topic, r, index, count),
+      timestamp: r.timestampMs === undefined ? now : BigInt(r.timestampMs),
+    }));
+    // Aborted while we looked up metadata: nothing has been sent yet.
+    if (isAborted(signal)) throw abortedProduce(topic, false, signal?.reason);
+    try {
+      return await this.#sender.send(topic, messages, signal);
+    } catch (err) {
+      if (err instanceof GatewayError && err.code === 'CEG_INVALID_NAME') this.#partitionCounts.delete(topic);
+      throw err;
+    }
+  }
+
+  async consume(spec: GroupSpec, handler: RecordHandler): Promise<Consumption> {
+    if (spec.group.length === 0) {
+      throw new GatewayError('CEG_INVALID_OPTIONS', 'group: non-empty name required', { retriable: false, details: { field: 'group' } });
+    }
+    if (spec.topics.length === 0) {
+      throw new GatewayError('CEG_INVALID_OPTIONS', 'topics: at least one topic required', { retriable: false, details: { field: 'topics', group: spec.group } });
+    }
+    this.#assertOpen();
+    for (const t of spec.topics) await this.partitionCount(t);
+    const pins = (spec.startFrom ?? 'latest') === 'latest' ? await this.#latestPins(spec) : new Map<string, bigint>();
+    const c = await PlatformaticConsumption.start({ ...spec, topics: [...new Set(spec.topics)] }, handler, this.#opts, pins);
+    this.#consumptions.add(c);
+    const forget = (): void => void this.#consumptions.delete(c);
+    c.done.then(forget, forget);
+    return c;
+  }
+
+  async read(spec: ReadSpec, handler: (record: TransportRecord) => Promise<void>): Promise<Read> {
+    this.#assertOpen();
+    spec.topics.forEach((t) => assertTopicName(t));
+    for (const t of spec.topics) await this.partitionCount(t);
+    try {
+      const r = await startPlatformaticRead(this.#tools, spec, handler, this.#opts);
+      this.#reads.add(r);
+      const forget = (): void => void this.#reads.delete(r);
+      r.done.then(forget, forget);
+      return r;
+    } catch (err) {
+      throw fromPlatformaticError(err, { operation: 'read', topics: spec.topics });
+    }
+  }
+
+  async endOffsets(topic: string): Promise<readonly PartitionOffset[]> {
+    assertTopicName(topic);
+    this.#assertOpen();
+    await this.partitionCount(topic);
+    try {
+      const ends = await listOffsets(this.#tools, topic, 'latest');
+      return ends.map((offset, partition) => ({ partition, offset }));
+    } catch (err) {
+      throw fromPlatformaticError(err, { operation: 'endOffsets', topic });
+    }
+  }
+
+  async resetOffsets(group: string, topic: string, to: OffsetTarget): Promise<void> {
+    const count = await this.partitionCount(topic);
+    try {
+      const state = await this.#groupState(group);
+      if (!IDLE_GROUP_STATES.has(state)) throw groupBusy(group, topic, state);
+      let partitionOffsets: { partition: number; offset: bigint }[];
+      switch (to.kind) {
+        case 'earliest':
+        case 'latest':
+          partitionOffsets = (await listOffsets(this.#tools, topic, to.kind)).map((offset, partition) => ({ partition, offset }));
+          break;
+        case 'timestamp': {
+          const [byTime, ends] = await Promise.all([listOffsets(this.#tools, topic, { timestampMs: to.timestampMs }), listOffsets(this.#tools, topic, 'latest')]);
+          // No record at or after the time: Kafka answers -1; start at the end then.
+          partitionOffsets = byTime.map((offset, partition) => ({ partition, offset: offset < 0n ? (ends[partition] ?? 0n) : offset }));
+          break;
+        }
+        case 'offset':
+          if (!Number.isInteger(to.partition) || to.partition < 0 || to.partition >= count || to.offset < 0n) {
+            throw new GatewayError('CEG_INVALID_OPTIONS', `offset target ${to.partition}/${to.offset} is outside topic ${topic}`, {
+              retriable: false,
+              details: { topic, partition: to.partition, offset: to.offset.toString() },
+            });
+          }
+          partitionOffsets = [{ partition: to.partition, offset: to.offset }];
+          break;
+        default: {
+          const never: never = to;
+          throw new GatewayError('CEG_INVALID_OPTIONS', `unknown offset target ${JSON.stringify(never)}`, { retriable: false });
+        }
+      }
+      await this.#admin.alterConsumerGroupOffsets({ groupId: group, topics: [{ name: topic, partitionOffsets }] });
+      this.#opts.logger.info({ transport: 'kafka', client: 'platformatic', group, topic, to: to.kind }, 'reset group offsets');
+    } catch (err) {
+      throw fromPlatformaticError(err, { operation: 'resetOffsets', group, topic });
+    }
+  }
+
+  async maxMessageBytes(topic: string): Promise<number> {
+    assertTopicName(topic);
+    this.#assertOpen();
+    try {
+      const answer = await this.#admin.describeConfigs({ resources: [{ resourceType: ConfigResourceTypes.TOPIC, resourceName: topic, configurationKeys: ['max.message.bytes'] }] });
+      const value = Number(answer[0]?.configs.find((c) => c.name === 'max.message.bytes')?.value);
+      if (!Number.isInteger(value) || value <= 0) throw unknownTopic(topic);
+      return value;
+    } catch (err) {
+      throw fromPlatformaticError(err, { operation: 'maxMessageBytes', topic });
+    }
+  }
+
+  async isHealthy(): Promise<boolean> {
+    if (this.#closed) return false;
+    try {
+      await withTimeout(this.#admin.metadata({ topics: [], forceUpdate: true }), this.#opts.requestTimeoutMs);
+      return true;
+    } catch (err) {
+      this.#opts.logger.warn({ transport: 'kafka', client: 'platformatic', err: errorMessage(err) }, 'kafka health check failed');
+      return false;
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await Promise.allSettled([...this.#consumptions].map((c) => c.stop()));
+    await Promise.allSettled([...this.#reads].map((r) => r.stop()));
+    await this.#sender.close(closedTransport(this.kind));
+    await Promise.allSettled([this.#admin.close(), closeForced(this.#tools)]);
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw closedTransport(this.kind);
+  }
+
+  async #groupState(group: string): Promise<string> {
+    try {
+      const groups = await this.#admin.describeGroups({ groups: [group] });
+      return groups.get(group)?.state ?? 'DEAD';
+    } catch (err) {
+      if (protocolIds(err).has('GROUP_ID_NOT_FOUND')) return 'DEAD';
+      throw err;
+    }
+  }
+
+  /** Polls metadata until every partition of the new topics has a leader (bounded by the request timeout). */
+  async #waitForLeaders(topics: readonly string[]): Promise<void> {
+    const deadline = Date.now() + this.#opts.requestTimeoutMs;
+    for (;;) {
+      try {
+        const metadata = await this.#admin.metadata({ topics: [...topics], forceUpdate: true });
+        const ready = topics.every((t) => {
+          const m = metadata.topics.get(t);
+          return m !== undefined && m.partitionsCount > 0 && m.partitions.every((p) => p.leader >= 0);
+        });
+        if (ready) return;
+      } catch (err) {
+        if (Date.now() > deadline) throw err;
+      }
+      if (Date.now() > deadline) return;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  #partitionOf(topic: string, r: OutboundRecord, index: number, count: number): number {
+    if (r.partition !== undefined) {
+      if (!Number.isInteger(r.partition) || r.partition < 0 || r.partition >= count) {
+        throw new GatewayError('CEG_INVALID_OPTIONS', `record ${index}: partition ${r.partition} outside 0…${count - 1} of ${topic}`, {
+          retriable: false,
+          details: { topic, index, field: 'partition' },
+        });
+      }
+      return r.partition;
+    }
+    if (r.key !== null) return partitionForKey(r.key, count);
+    const n = this.#roundRobin.get(topic) ?? 0;
+    this.#roundRobin.set(topic, n + 1);
+    return n % count;
+  }
+
+  /**
+   * For a group that has no member and no commit on a partition, the offsets at which it starts
+   * ('latest' as of this call), so records produced after consume() resolves are never skipped.
+   */
+  async #latestPins(spec: GroupSpec): Promise<Map<string, bigint>> {
+    const pins = new Map<string, bigint>();
+    try {
+      if (!IDLE_GROUP_STATES.has(await this.#groupState(spec.group))) return pins;
+      const [answer] = await this.#admin.listConsumerGroupOffsets({ groups: [{ groupId: spec.group, topics: null }] });
+      const committed = new Map<string, bigint>();
+      for (const t of answer?.topics ?? []) for (const p of t.partitions) committed.set(tpKey(t.name, p.partitionIndex), p.committedOffset);
+      for (const topic of spec.topics) {
+        const ends = await listOffsets(this.#tools, topic, 'latest');
+        ends.forEach((end, partition) => {
+          const c = committed.get(tpKey(topic, partition));
+          if (c === undefined || c < 0n) pins.set(tpKey(topic, partition), end);
+        });
+      }
+      return pins;
+    } catch (err) {
+      throw fromPlatformaticError(err, { operation: 'consume', group: spec.group });
+    }
+  }
+}
+
+function unknownTopic(topic: string): Error & { apiId: string } {
+  return Object.assign(new Error(`unknown topic ${topic}`), { apiId: 'UNKNOWN_TOPIC_OR_PARTITION' });
+}
+
+/** A function, so the compiler does not assume the flag cannot change between two awaits. */
+function isAborted(signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true;
+}
+
+function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,204 @@
+/**
+ * Drives @platformatic/kafka's idempotent producer the one way it works: ONE send in flight.
+ *
+ * Facts (read from @platformatic/kafka 1.35's producer and connection, confirmed on Kafka 4.1.1):
+ * - The producer numbers batches per partition (`sequences`), but advances the number only when
+ *   a send's answer arrives, while the number is written into the request when `send()` is
+ *   called. Two sends in flight for one partition carry the same first sequence: the broker
+ *   answers the second with OUT_OF_ORDER_SEQUENCE_NUMBER (or takes it as a duplicate).
+ * - `idempotent: true` forces `maxInflights: 1` per connection and `acks: -1`, and turns a
+ *   `retries` of 0 or 1 into "retry forever" (so this adapter passes its bounded count ≥ 2).
+ * - `send()` does no batching of its own (only `asStream()` batches); each call is one Produce
+ *   request per leader, one record batch per partition.
+ * - After a failed send the library does not advance the sequence of any partition of that
+ *   request, even of partitions the broker did write: the state is then out of step and the next
+ *   send to such a partition is refused. A new producer id (a fresh Producer) is the way out.
+ * So this queue sends one request at a time and batches by itself: while a send is in flight,
+ * produce calls wait; the next request carries every waiting call whose partitions are disjoint
+ * (a partition's batch is then exactly what its caller sized against max.message.bytes, and the
+ * broker never sees two batches of one partition in one request). After any failure the Producer
+ * is replaced before the next send. Records of one partition keep their call order.
+ */
+import type { Producer } from '@platformatic/kafka';
+import type { MessageToProduce } from '@platformatic/kafka';
+import { GatewayError, errorMessage } from '../../core/errors.js';
+import type { Position } from '../port.js';
+import { abortedProduce } from '../topics.js';
+import type { TransportLogger } from '../kafka/logging.js';
+import { closeForced } from './client-options.js';
+import { fromPlatformaticError, producerStateLost } from './errors.js';
+
+export type Message = MessageToProduce<Buffer, Buffer, Buffer, Buffer> & { partition: number };
+
+interface Job {
+  readonly topic: string;
+  readonly messages: readonly Message[];
+  readonly partitions: readonly number[];
+  readonly resolve: (p: readonly Position[]) => void;
+  readonly reject: (e: GatewayError) => void;
+  readonly signal: AbortSignal | undefined;
+  inFlight: boolean;
+  settled: boolean;
+  onAbort: (() => void) | undefined;
+}
+
+/** Records per request at most when several calls are joined (one call is never cut). */
+const MAX_JOINED_RECORDS = 5_000;
+
+export class SerialSender {
+  readonly #queue: Job[] = [];
+  readonly #newProducer: () => Producer;
+  readonly #logger: TransportLogger;
+  #producer: Producer | undefined;
+  #stale = false;
+  #sending: Promise<void> | undefined;
+
+  constructor(newProducer: () => Producer, logger: TransportLogger) {
+    this.#newProducer = newProducer;
+    this.#logger = logger;
+  }
+
+  /** Queues one call's records (all for `topic`, partitions chosen); resolves with one Position per record in input order. */
+  send(topic: string, messages: readonly Message[], signal: AbortSignal | undefined): Promise<readonly Position[]> {
+    return new Promise<readonly Position[]>((resolve, reject) => {
+      const job: Job = { topic, messages, partitions: [...new Set(messages.map((m) => m.partition))], resolve, reject, signal, inFlight: false, settled: false, onAbort: undefined };
+      if (signal !== undefined) {
+        job.onAbort = () => {
+          if (job.settled) return;
+          job.settled = true;
+          // Still queued: nothing was sent. In flight: the records may land.
+          if (!job.inFlight) this.#queue.splice(this.#queue.indexOf(job), 1);
+          reject(abortedProduce(topic, job.inFlight, signal.reason));
+        };
+        signal.addEventListener('abort', job.onAbort, { once: true });
+      }
+      this.#queue.push(job);
+      this.#kick();
+    });
+  }
+
+  /** Waits for the send in flight; closes the producer. Calls still queued fail with `error`. */
+  async close(error: GatewayError): Promise<void> {
+    for (const job of this.#queue.splice(0)) this.#settle(job, undefined, error);
+    await this.#sending;
+    await this.#dropProducer();
+  }
+
+  #kick(): void {
+    if (this.#sending !== undefined || this.#queue.length === 0) return;
+    this.#sending = this.#loop().finally(() => {
+      this.#sending = undefined;
+      this.#kick();
+    });
+  }
+
+  async #loop(): Promise<void> {
+    while (this.#queue.length > 0) {
+      const jobs = this.#take();
+      if (jobs.length === 0) continue;
+      await this.#sendJobs(jobs);
+    }
+  }
+
+  /** The first waiting call, plus later ones on other partitions (never overtaking a call that shares one). */
+  #take(): Job[] {
+    const taken: Job[] = [];
+    const used = new Set<string>();
+    const blocked = new Set<string>();
+    let records = 0;
+    for (let i = 0; i < this.#queue.length; ) {
+      const job = this.#queue[i]!;
+      const keys = job.partitions.map((p) => `${job.topic}\u0000${p}`);
+      const clash = keys.some((k) => used.has(k) || blocked.has(k));
+      if (taken.length === 0 || (!clash && records + job.messages.length <= MAX_JOINED_RECORDS)) {
+        taken.push(job);
+        keys.forEach((k) => used.add(k));
+        records += job.messages.length;
+        this.#queue.splice(i, 1);
+      } else {
+        keys.forEach((k) => blocked.add(k));
+        i++;
+      }
+    }
+    for (const job of taken) job.inFlight = true;
+    return taken;
+  }
+
+  async #sendJobs(jobs: readonly Job[]): Promise<void> {
+    let producer: Producer;
+    try {
+      if (this.#stale) await this.#dropProducer();
+      producer = this.#producer ??= this.#newProducer();
+    } catch (err) {
+      const e = fromPlatformaticError(err, { operation: 'produce' });
+      for (const job of jobs) this.#settle(job, undefined, e);
+      return;
+    }
+    const messages = jobs.length === 1 ? (jobs[0]!.messages as Message[]) : jobs.flatMap((j) => j.messages);
+    try {
+      const result = await producer.send({ messages });
+      const base = new Map<string, bigint>();
+      for (const o of result.offsets ?? []) base.set(`${o.topic}\u0000${o.partition}`, o.offset);
+      for (const job of jobs) {
+        const next = new Map(base);
+        let positions: Position[] | undefined;
+        let missing: number | undefined;
+        positions = job.messages.map((m) => {
+          const key = `${job.topic}\u0000${m.partition}`;
+          const offset = next.get(key);
+          if (offset === undefined || offset < 0n) {
+            missing = m.partition;
+            return { topic: job.topic, partition: m.partition, offset: -1n };
+          }
+          next.set(key, offset + 1n);
+          return Object.freeze({ topic: job.topic, partition: m.partition, offset });
+        });
+        if (missing !== undefined) {
+          positions = undefined;
+          this.#settle(job, undefined, new GatewayError('CEG_DELIVERY_TIMEOUT', `broker acknowledged ${job.topic} without an offset for partition ${missing}`, {
+            retriable: true,
+            details: { topic: job.topic, partition: missing, indeterminate: true },
+          }));
+        } else {
+          this.#settle(job, positions, undefined);
+        }
+      }
+    } catch (err) {
+      // The library advanced no sequence of this request: start the next send with a new producer id.
+      this.#stale = true;
+      if (producerStateLost(err)) this.#logger.warn({ transport: 'kafka', client: 'platformatic', err: errorMessage(err) }, 'idempotent producer state lost; the next send uses a new producer');
+      const mapped = fromPlatformaticError(err, { operation: 'produce', topic: jobs[0]!.topic, records: messages.length });
+      if (jobs.length > 1 && !mapped.retriable) {
+        // One call's records were refused for good (too large, say): the others may be fine.
+        // Each call goes again on its own, so only the call at fault gets the refusal. Records
+        // the broker wrote before are written again (consumers drop duplicates by source+id).
+        for (const job of jobs) {
+          if (job.settled) continue;
+          await this.#sendJobs([job]);
+        }
+        return;
+      }
+      const e = producerStateLost(err)
+        ? new GatewayError('CEG_BROKER_UNAVAILABLE', `producer state lost: ${errorMessage(err)}`, { retriable: true, cause: err, details: { ...mapped.details, indeterminate: true } })
+        : mapped.code === 'CEG_INVALID_NAME' || mapped.code === 'CEG_PAYLOAD_TOO_LARGE'
+          ? mapped
+          : new GatewayError(mapped.code, mapped.message, { retriable: mapped.retriable, cause: err, details: { ...mapped.details, indeterminate: true } });
+      for (const job of jobs) this.#settle(job, undefined, e);
+    }
+  }
+
+  #settle(job: Job, positions: readonly Position[] | undefined, error: GatewayError | undefined): void {
+    if (job.onAbort !== undefined) job.signal?.removeEventListener('abort', job.onAbort);
+    if (job.settled) return;
+    job.settled = true;
+    if (error !== undefined) job.reject(error);
+    else job.resolve(positions ?? []);
+  }
+
+  async #dropProducer(): Promise<void> {
+    const old = this.#producer;
+    this.#producer = undefined;
+    this.#stale = false;
+    if (old !== undefined) await closeForced(old).catch((err: unknown) => this.#logger.debug({ transport: 'kafka', err: errorMessage(err) }, 'producer close failed'));
+  }
+}
