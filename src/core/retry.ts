@@ -10,6 +10,8 @@ export interface RetryPolicy {
   readonly maxAttempts: number;
   /** Delay before attempt `attempt + 1` after `attempt` failed (attempt counts from 1), ms. */
   delayMs(attempt: number): number;
+  /** The longest delay the policy ever gives, ms, when known (policies built by {@link retryPolicy} know it). */
+  readonly maxDelayMs?: number;
 }
 
 export interface RetryPolicyOptions {
@@ -41,6 +43,7 @@ export function retryPolicy(o: RetryPolicyOptions): RetryPolicy {
   const random = o.random ?? Math.random;
   return Object.freeze({
     maxAttempts: o.maxAttempts,
+    maxDelayMs: o.maxDelayMs,
     delayMs(attempt: number): number {
       // initialDelayMs 0 stays 0: 0 · factor^n is NaN once factor^n overflows to Infinity.
       const grown = o.initialDelayMs === 0 ? 0 : o.initialDelayMs * o.factor ** Math.max(0, attempt - 1);

@@ -94,7 +94,10 @@ export interface GroupSpec {
 export type RecordDecision = { readonly kind: 'done' } | { readonly kind: 'redeliver'; readonly afterMs: number };
 
 export const RECORD_DONE: RecordDecision = Object.freeze({ kind: 'done' });
-export const redeliverAfter = (afterMs: number): RecordDecision => Object.freeze({ kind: 'redeliver', afterMs: Math.max(0, Math.round(afterMs)) });
+/** The longest wait a timer can hold, ms (2³¹ − 1, about 24.8 days); longer waits are cut to it. */
+export const MAX_REDELIVER_MS = 2_147_483_647;
+export const redeliverAfter = (afterMs: number): RecordDecision =>
+  Object.freeze({ kind: 'redeliver', afterMs: Number.isFinite(afterMs) ? Math.min(MAX_REDELIVER_MS, Math.max(0, Math.round(afterMs))) : MAX_REDELIVER_MS });
 
 /** What a handler gets with each record. */
 export interface RecordContext {

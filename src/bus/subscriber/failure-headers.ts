@@ -3,6 +3,7 @@
  * (bus spec S5: "dead-letter with the original envelope and the failure reason preserved").
  * Original key, value and headers are kept; these are added (earlier ones replaced).
  */
+import { printable } from '../../core/printable.js';
 import type { RecordHeader, TransportRecord } from '../../transport/port.js';
 import type { DeliveryFailure } from './outcome.js';
 
@@ -31,6 +32,8 @@ export const DEAD_LETTER_HEADERS = Object.freeze({
   subscription: 'dlq_subscription',
   /** Present when the original headers were not copied (they broke the limits): how many were dropped. */
   headersDropped: 'dlq_headers_dropped',
+  /** Present when the dead-letter topic refused the full record: the original value's size, bytes (the value is left out). */
+  valueDropped: 'dlq_value_dropped',
   /** Push delivery: the sink's last HTTP status, decimal (absent when it never answered: timeout, connection refused). */
   lastStatus: 'dlq_last_status',
   /** Push delivery: the start of the sink's last answer, at most 1,024 bytes of UTF-8. */
@@ -98,10 +101,14 @@ export function retryHeaders(m: RetryMeta): RecordHeader[] {
   ];
 }
 
-/** Reads the retry headers of a retry-topic record; undefined when any is missing or malformed. */
+/** Reads the retry headers of a retry-topic record; undefined when any is missing, repeated or malformed. */
 export function parseRetryMeta(record: TransportRecord): RetryMeta | undefined {
   const h = new Map<string, string>();
-  for (const [n, v] of record.headers) if (n.startsWith(RETRY_PREFIX)) h.set(n, dec.decode(v));
+  for (const [n, v] of record.headers) {
+    if (!n.startsWith(RETRY_PREFIX)) continue;
+    if (h.has(n)) return undefined; // a repeated retry header: which one counts is ambiguous
+    h.set(n, dec.decode(v));
+  }
   const int = (name: string): number | undefined => {
     const v = h.get(name);
     return v !== undefined && /^\d{1,16}$/.test(v) ? Number(v) : undefined;
@@ -118,6 +125,23 @@ export function parseRetryMeta(record: TransportRecord): RetryMeta | undefined {
     return undefined;
   }
   return { subscription, attempt, notBeforeMs, firstFailureMs, origin: { topic, partition, offset: BigInt(offset) } };
+}
+
+/**
+ * Why retry headers cannot have been written by this subscription, or undefined when they can:
+ * anyone who can write to the retry topic can forge them, and a forged `retry_not_before` far in
+ * the future paused a retry-topic partition for good (issue 7 trial). Checked: the subscription,
+ * the source topic (one of the subscription's), the attempt (below the policy's budget) and the
+ * wait (at most twice the longest backoff of the policy plus a minute).
+ */
+export function retryMetaProblem(m: RetryMeta, subscription: string, topics: ReadonlySet<string>, policy: { readonly maxAttempts: number; readonly maxDelayMs?: number; delayMs(attempt: number): number }, nowMs: number): string | undefined {
+  if (m.subscription !== subscription) return `retry_subscription is ${m.subscription}`;
+  if (!topics.has(m.origin.topic)) return `retry_source_topic ${m.origin.topic} is not a topic of this subscription`;
+  if (m.attempt < 1 || m.attempt >= policy.maxAttempts) return `retry_attempt ${m.attempt} is outside 1..${policy.maxAttempts - 1}`;
+  const longest = policy.maxDelayMs ?? Math.max(policy.delayMs(policy.maxAttempts), policy.delayMs(1));
+  if (m.notBeforeMs - nowMs > 2 * longest + 60_000) return `retry_not_before is ${m.notBeforeMs - nowMs} ms away, more than the policy allows`;
+  if (m.firstFailureMs > nowMs + 60_000) return 'retry_first_failure_time is in the future';
+  return undefined;
 }
 
 export interface DeadLetterInfo {
@@ -149,7 +173,7 @@ export function utf8Prefix(text: string, max = MAX_EXCERPT_BYTES): string {
 export function deadLetterHeaders(i: DeadLetterInfo): RecordHeader[] {
   const h = DEAD_LETTER_HEADERS;
   return [
-    [h.reason, enc.encode(i.reason.slice(0, 4000))],
+    [h.reason, enc.encode(printable(i.reason).slice(0, 4000))],
     [h.attempts, enc.encode(String(i.attempts))],
     [h.firstFailureTime, enc.encode(new Date(i.firstFailureMs).toISOString())],
     [h.lastFailureTime, enc.encode(new Date(i.lastFailureMs).toISOString())],

@@ -27,7 +27,8 @@ import type { EventOf, KindArg } from '../../catalog/kinds.js';
 import type { Logger } from '../../observability/index.js';
 import type { Consumption, OutboundRecord, TopicSpec, RecordContext, RecordDecision, StartFrom, Transport, TransportRecord } from '../../transport/port.js';
 import { RECORD_DONE, redeliverAfter } from '../../transport/port.js';
-import { deadLetterHeaders, identifyingHeaders, originalHeaders, parseRetryMeta, retryHeaders } from './failure-headers.js';
+import { DEAD_LETTER_HEADERS, deadLetterHeaders, identifyingHeaders, originalHeaders, parseRetryMeta, retryHeaders, retryMetaProblem } from './failure-headers.js';
+import type { DeadLetterInfo } from './failure-headers.js';
 import type { RetryMeta } from './failure-headers.js';
 import type { Outcome } from './outcome.js';
 import { headerBoundsProblem } from './pipeline/bounds.js';
@@ -39,6 +40,7 @@ import type { DeliveryFailure } from './outcome.js';
 import { idempotencyStage } from './pipeline/idempotency.js';
 import type { IdempotencyOptions } from './pipeline/idempotency.js';
 import { invokeInContext } from './pipeline/invoke.js';
+import { withHandlerTimeout } from './pipeline/timeout.js';
 import { AttemptLedger } from './pipeline/attempts.js';
 
 export interface DeliveryContext {
@@ -54,7 +56,7 @@ export interface DeliveryContext {
    * Kafka (Avro) reads it here. Always set by the subscriber; absent in contexts built elsewhere.
    */
   readonly record?: TransportRecord;
-  /** Aborted when the subscription stops: give up promptly (the event stays uncommitted and comes again). */
+  /** Aborted when the subscription stops or the handler timeout passes: give up promptly (the event stays uncommitted and comes again, or is retried). */
   readonly signal?: AbortSignal;
 }
 
@@ -87,6 +89,13 @@ export interface SubscribeOptions<K extends string = string> {
   readonly instanceId?: string;
   /** Record the final outcome of each event and drop redeliveries of finished ones (bus spec S4). */
   readonly idempotency?: IdempotencyOptions;
+  /**
+   * Longest a handler call may take, ms (default 60,000): then its `ctx.signal` is aborted and the
+   * event is retried. Bounds how long a stuck handler can hold up the subscription's other
+   * partitions (kafkajs fetches again only once every partition's batch is done). `Infinity`: no
+   * bound (the connector sinks, which time each call out themselves, pass it).
+   */
+  readonly handlerTimeoutMs?: number;
   /** Bounds on a consumed record's headers; default DEFAULT_ENVELOPE_LIMITS. */
   readonly limits?: EnvelopeLimits;
   /** Commit batching and stop deadline of the consumer group member (see GroupSpec). */
@@ -127,6 +136,8 @@ export interface SubscriptionStats {
   readonly duplicates: number;
   /** Times this member had to join its group again since it started (rebalances). */
   readonly rebalances: number;
+  /** Records that could not be dead-lettered even without their value (logged at error level with their coordinates). */
+  readonly lost: number;
 }
 
 /**
@@ -156,11 +167,16 @@ export function retryTopic(subscription: string): string {
 
 type Origin = RetryMeta['origin'];
 
-/** The topics a subscription owns: its dead-letter topic, and its retry topic when unordered. */
+/**
+ * The topics a subscription owns: its dead-letter topic, and its retry topic when unordered. Both
+ * take records up to 2 MiB (`max.message.bytes`), above the broker's 1 MiB default, so a record
+ * near the source topic's limit still fits once the failure headers are added.
+ */
+export const SUBSCRIPTION_TOPIC_MAX_BYTES = 2 * 1024 * 1024;
 export function subscriptionTopics(subscription: string, ordering: Ordering = 'key'): TopicSpec[] {
   return [
-    { name: deadLetterTopic(subscription), partitions: 1, retentionMs: -1, cleanupPolicy: 'delete' },
-    ...(ordering === 'none' ? [{ name: retryTopic(subscription), partitions: 3, retentionMs: 7 * 24 * 3600_000, cleanupPolicy: 'delete' as const }] : []),
+    { name: deadLetterTopic(subscription), partitions: 1, retentionMs: -1, cleanupPolicy: 'delete', maxMessageBytes: SUBSCRIPTION_TOPIC_MAX_BYTES },
+    ...(ordering === 'none' ? [{ name: retryTopic(subscription), partitions: 3, retentionMs: 7 * 24 * 3600_000, cleanupPolicy: 'delete' as const, maxMessageBytes: SUBSCRIPTION_TOPIC_MAX_BYTES }] : []),
   ];
 }
 
@@ -200,9 +216,10 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
     await transport.ensureTopics(subscriptionTopics(o.subscription, ordering));
   }
   const limits = o.limits ?? DEFAULT_ENVELOPE_LIMITS;
+  const handlerTimeoutMs = o.handlerTimeoutMs ?? 60_000;
   assertFilters(o.filters ?? []);
   const filter = subscriptionFilter(eventIds, o.filters ?? []);
-  const stats = { handled: 0, retried: 0, deadLettered: 0, skipped: 0, filtered: 0, duplicates: 0 };
+  const stats = { handled: 0, retried: 0, deadLettered: 0, skipped: 0, filtered: 0, duplicates: 0, lost: 0 };
   const attempts = new AttemptLedger();
   const stopping = new AbortController();
   const idem =
@@ -210,17 +227,38 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
       ? undefined
       : idempotencyStage(o.idempotency, o.subscription, (err, e) => log.warn({ subscription: o.subscription, id: e.attributes.id, err: errorMessage(err) }, 'recording a final outcome in the idempotency store failed'));
 
-  /** Produces with retries until it succeeds or the subscription stops: dropping it would lose the record. */
-  // Every failure is retried (dropping the record would lose it) until success or the member stops:
-  // an abort rejects, leaving the record uncommitted, so it comes again.
+  /**
+   * Produces with retries until it succeeds or the subscription stops: dropping the record would
+   * lose it. Transient failures (broker away) are retried; an abort rejects, leaving the record
+   * uncommitted, so it comes again. A permanent refusal (the broker refuses the record, e.g. too
+   * large once the failure headers are added) is thrown to the caller, which has a fallback:
+   * retrying it forever stalled the whole subscription (issue 7 trial).
+   */
   async function produceDurably(topic: string, record: OutboundRecord, what: string, signal: AbortSignal): Promise<void> {
     await retrying(({ signal: s }) => transport.produce(topic, [record], { signal: s }), {
       policy: o.retry,
       maxAttempts: Infinity,
       signal,
-      classify: () => true,
+      classify: (err) => !(err instanceof GatewayError) || err.retriable,
       onRetry: ({ attempt, error }) => log.warn({ subscription: o.subscription, topic, err: errorMessage(error), attempt }, `${what} produce failed, retrying`),
     });
+  }
+
+  /**
+   * The dead letter of a record the dead-letter topic refused for good: the identifying headers and
+   * the failure headers, no value (`dlq_value_dropped` gives its size). If even that is refused, the
+   * loss is logged at error level and counted: one record never stops the subscription.
+   */
+  async function deadLetterWithoutValue(record: TransportRecord, info: DeadLetterInfo, signal: AbortSignal, err: unknown): Promise<void> {
+    const why = `${info.reason} (the dead-letter topic refused the full record: ${errorMessage(err)})`;
+    const headers = [...identifyingHeaders(record.headers), ...deadLetterHeaders({ ...info, reason: why }), [DEAD_LETTER_HEADERS.valueDropped, new TextEncoder().encode(String(record.value?.byteLength ?? 0))] as const];
+    try {
+      await produceDurably(dlq, { key: record.key, value: null, headers, timestampMs: record.timestampMs }, 'dead-letter (without value)', signal);
+    } catch (again) {
+      if (signal.aborted) throw again;
+      stats.lost++;
+      log.error({ subscription: o.subscription, topic: info.origin.topic, partition: info.origin.partition, offset: info.origin.offset.toString(), reason: info.reason.slice(0, 500), err: errorMessage(again) }, 'record could not be dead-lettered at all; skipped (see the source coordinates)');
+    }
   }
 
   async function sendToDeadLetter(record: TransportRecord, reason: string, n: number, firstFailureMs: number, origin: Origin, signal: AbortSignal, event?: Envelope, oversized = false, failure?: DeliveryFailure): Promise<void> {
@@ -235,13 +273,36 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
       ...(oversized ? { headersDropped: record.headers.length - kept.length } : {}),
       ...(failure === undefined ? {} : { failure }),
     };
-    if (dlqStored) await produceDurably(dlq, { key: record.key, value: record.value, headers: [...kept, ...deadLetterHeaders(info)], timestampMs: record.timestampMs }, 'dead-letter', signal);
+    if (dlqStored) {
+      try {
+        await produceDurably(dlq, { key: record.key, value: record.value, headers: [...kept, ...deadLetterHeaders(info)], timestampMs: record.timestampMs }, 'dead-letter', signal);
+      } catch (err) {
+        if (signal.aborted) throw err;
+        await deadLetterWithoutValue(record, info, signal, err);
+      }
+    }
     stats.deadLettered++;
     if (event !== undefined) await idem?.record(event, 'dead-lettered');
     const a = event?.attributes;
     log.warn(
       { subscription: o.subscription, topic: origin.topic, partition: origin.partition, offset: origin.offset.toString(), reason: reason.slice(0, 500), attempts: n, ...(a === undefined ? {} : { id: a.id, type: a.type, correlationid: a.correlationid }) },
       dlqStored ? 'record dead-lettered' : 'record dead-lettered (not stored: no dead-letter topic)',
+    );
+  }
+
+  /**
+   * A record skipped because its `type` is no eventId of the catalog at all (a business name, an
+   * upper-case id, a typo) is logged once per type: it is most likely a producer's mistake, and
+   * counting it in `skipped` alone lost it without a trace (issue 7 trial). Bounded.
+   */
+  const foreignTypes = new Set<string>();
+  function noteForeignType(type: string | undefined, record: TransportRecord): void {
+    if (type === undefined || codec.catalog.byEventId(type) !== undefined || foreignTypes.has(type) || foreignTypes.size >= 100) return;
+    foreignTypes.add(type);
+    const byName = codec.catalog.byName(type);
+    log.warn(
+      { subscription: o.subscription, type: type.slice(0, 200), topic: record.topic, partition: record.partition, offset: record.offset.toString(), ...(byName === undefined ? {} : { eventId: byName.eventId }) },
+      byName === undefined ? 'skipping records whose type is not an eventId of the catalog (logged once per type)' : 'skipping records whose type is a business name, not its eventId (logged once per type)',
     );
   }
 
@@ -258,8 +319,9 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
     let meta: RetryMeta | undefined;
     if (record.topic === retries) {
       meta = parseRetryMeta(record);
-      if (meta === undefined || meta.subscription !== o.subscription) {
-        await sendToDeadLetter(record, 'poison: retry-topic record without valid retry headers', 1, Date.now(), here, signal);
+      const forged = meta === undefined ? 'missing, repeated or malformed' : retryMetaProblem(meta, o.subscription, topics, o.retry, Date.now());
+      if (meta === undefined || forged !== undefined) {
+        await sendToDeadLetter(record, `poison: retry-topic record with invalid retry headers (${forged ?? 'missing'})`, 1, Date.now(), here, signal);
         return RECORD_DONE;
       }
       // Not due yet: only this retry-topic partition waits; everything else keeps flowing.
@@ -269,8 +331,10 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
     const origin = meta?.origin ?? here;
     // 2–3. Decode and validate; other kinds are skipped before their data is decoded.
     const headers = peekHeaders(record);
-    if (!filter.peek(peekType(headers))) {
+    const type = peekType(headers);
+    if (!filter.peek(type)) {
       stats.skipped++;
+      noteForeignType(type, record);
       return RECORD_DONE;
     }
     const decoded = await decodeRecord(codec, record, headers);
@@ -287,7 +351,10 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
     const event = decoded.event;
     if (!filter.accepts(event)) {
       if (filter.eventIds.has(event.attributes.type)) stats.filtered++;
-      else stats.skipped++;
+      else {
+        stats.skipped++;
+        noteForeignType(event.attributes.type, record);
+      }
       return RECORD_DONE;
     }
     // 5. Idempotency: a finished event is not run again.
@@ -299,7 +366,9 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
     // 4, 6. The handler, in the event's context.
     const tried = attempts.get(record);
     const attempt = (tried?.attempt ?? meta?.attempt ?? 0) + 1;
-    const out: Outcome = await invokeInContext(event, () => o.handler(event, { subscription: o.subscription, ...origin, attempt, record, signal }));
+    const out: Outcome = await withHandlerTimeout(handlerTimeoutMs, signal, (callSignal) =>
+      invokeInContext(event, () => o.handler(event, { subscription: o.subscription, ...origin, attempt, record, signal: callSignal })),
+    );
     // 7. Outcome.
     if (out.kind === 'ack' || out.kind === 'duplicate') {
       if (out.kind === 'ack') stats.handled++;
@@ -325,7 +394,12 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
     stats.retried++;
     if (ordering === 'none') {
       const headers2 = [...originalHeaders(record.headers), ...retryHeaders({ subscription: o.subscription, attempt, notBeforeMs: Date.now() + delay, firstFailureMs, origin })];
-      await produceDurably(retries, { key: record.key, value: record.value, headers: headers2, timestampMs: record.timestampMs }, 'retry-topic', signal);
+      try {
+        await produceDurably(retries, { key: record.key, value: record.value, headers: headers2, timestampMs: record.timestampMs }, 'retry-topic', signal);
+      } catch (err) {
+        if (signal.aborted) throw err;
+        await sendToDeadLetter(record, `could not park on the retry topic (${errorMessage(err)}): ${out.reason}`, attempt, firstFailureMs, origin, signal, event, false, out.failure);
+      }
       attempts.forget(record);
       return RECORD_DONE;
     }

@@ -204,6 +204,8 @@ export class Reconciler<D extends RunSpec> {
         filters: d.filters,
         startFrom: d.startFrom,
         partitionsConcurrently: d.concurrency,
+        // The sink bounds each attempt itself (retry.timeoutMs, the hook's timeoutMs).
+        handlerTimeoutMs: Number.POSITIVE_INFINITY,
         ...(d.retry.maxAgeMs === undefined ? {} : { maxAgeMs: d.retry.maxAgeMs }),
         ...PUSH_COMMIT,
       });

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { createGateway } from '../../app/index.js';
 import { decodeRecord, headerBoundsProblem, peekHeaders, peekType } from '../../bus/subscriber/index.js';
 import { GatewayError } from '../../core/errors.js';
+import { printable } from '../../core/printable.js';
 import { DEFAULT_ENVELOPE_LIMITS } from '../../envelope/index.js';
 import type { TransportRecord } from '../../transport/port.js';
 import { onSignals, setup } from '../context.js';
@@ -38,7 +39,7 @@ export function registerTailCommand(program: Command): void {
       const codec = gw.codec();
       const at = (r: TransportRecord): { topic: string; partition: number; offset: string } => ({ topic: r.topic, partition: r.partition, offset: r.offset.toString() });
       const invalid = (r: TransportRecord, reason: string): void => {
-        process.stdout.write(opts.json ? `${JSON.stringify({ valid: false, reason, ...at(r) })}\n` : `INVALID ${r.topic}/${r.partition}@${r.offset}: ${reason}\n`);
+        process.stdout.write(opts.json ? `${JSON.stringify({ valid: false, reason, ...at(r) })}\n` : `${printable(`INVALID ${r.topic}/${r.partition}@${r.offset}: ${reason}`)}\n`);
       };
       const from = opts.since !== undefined ? { kind: 'timestamp' as const, timestampMs: opts.since } : opts.fromBeginning ? { kind: 'earliest' as const } : { kind: 'latest' as const };
       const read = await gw.transport.read({ topics, from }, async (r) => {
@@ -56,7 +57,7 @@ export function registerTailCommand(program: Command): void {
         process.stdout.write(
           opts.json
             ? `${JSON.stringify({ valid: true, attributes: a, data, ...at(r) })}\n`
-            : `${a.time ?? '-'}  ${String(a.eventname ?? a.type)}  id=${a.id}  correlationid=${String(a.correlationid ?? '-')}  key=${String(a.partitionkey ?? '-')}  ${JSON.stringify(data)}\n`,
+            : `${printable(`${a.time ?? '-'}  ${String(a.eventname ?? a.type)}  id=${a.id}  correlationid=${String(a.correlationid ?? '-')}  key=${String(a.partitionkey ?? '-')}  ${JSON.stringify(data)}`)}\n`,
         );
       });
       process.stderr.write(`tailing ${topics.join(', ')}\n`);

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { createGateway } from '../../app/index.js';
 import { buildChain, readChain, renderChain } from '../../bus/trace/index.js';
+import { printable } from '../../core/printable.js';
 import { EXIT_CHECK_FAILED, EXIT_OK, setup } from '../context.js';
 import { parseSince } from '../since.js';
 
@@ -29,8 +30,9 @@ export function registerTraceCommand(program: Command): void {
         if (opts.json) {
           process.stdout.write(`${JSON.stringify({ correlationid, complete: r.complete, events: r.events.length, invalid: r.invalid, scanned: r.scanned, roots })}\n`);
         } else {
-          process.stdout.write(renderChain(correlationid, roots));
-          for (const i of r.invalid) process.stdout.write(`INVALID ${i.topic}/${i.partition}@${i.offset}: ${i.reason}\n`);
+          // Partner text is escaped for the terminal line by line (control characters as \uXXXX).
+          process.stdout.write(renderChain(correlationid, roots).split('\n').map(printable).join('\n'));
+          for (const i of r.invalid) process.stdout.write(`${printable(`INVALID ${i.topic}/${i.partition}@${i.offset}: ${i.reason}`)}\n`);
         }
         if (!r.complete) process.stderr.write(`trace: the read stopped after ${opts.timeout} ms before reaching the end of every partition (${r.scanned} records read): the chain may be incomplete; narrow it with --since or raise --timeout\n`);
         if (r.invalid.length > 0) process.stderr.write(`trace: ${r.invalid.length} record(s) of the chain are invalid (a subscription would dead-letter them)\n`);

@@ -94,6 +94,8 @@ export async function startConnectors(host: ConnectorHost, defs: readonly Connec
           retry: d.retry,
           startFrom: d.startFrom,
           ordering: d.ordering,
+          // The sink bounds each call itself (the hook's timeoutMs).
+          handlerTimeoutMs: Number.POSITIVE_INFINITY,
           ...(opts.instanceId === undefined ? {} : { instanceId: opts.instanceId }),
         });
       });

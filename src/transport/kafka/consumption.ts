@@ -1,7 +1,7 @@
 import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
 import { GatewayError, errorMessage } from '../../core/errors.js';
 import type { Consumption, GroupSpec, RecordContext, RecordDecision, RecordHandler, TransportRecord } from '../port.js';
-import { RECORD_DONE } from '../port.js';
+import { MAX_REDELIVER_MS, RECORD_DONE } from '../port.js';
 import { fromKafkaError } from './errors.js';
 import { fromKafkaHeaders } from './headers.js';
 import type { KafkaTransportOptions } from './options.js';
@@ -295,7 +295,7 @@ export class KafkaConsumption implements Consumption {
     const timer = setTimeout(() => {
       this.#resumeTimers.delete(timer);
       if (!this.#stopping) resume();
-    }, afterMs);
+    }, Math.min(MAX_REDELIVER_MS, afterMs));
     this.#resumeTimers.add(timer);
     this.#opts.logger.debug({ group: this.group, topic, partition, afterMs }, 'partition paused until its record is due again');
   }

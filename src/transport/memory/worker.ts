@@ -1,5 +1,6 @@
 import { GatewayError } from '../../core/errors.js';
 import type { RecordContext, RecordHandler } from '../port.js';
+import { MAX_REDELIVER_MS } from '../port.js';
 import type { PartitionLog } from './log.js';
 
 /**
@@ -87,7 +88,7 @@ export class PartitionWorker {
       }
       if (result.kind === 'redeliver') {
         await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, result.afterMs);
+          const timer = setTimeout(resolve, Math.min(MAX_REDELIVER_MS, result.afterMs));
           this.#wake = () => {
             clearTimeout(timer);
             resolve();

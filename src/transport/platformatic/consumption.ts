@@ -3,7 +3,7 @@ import type { GroupAssignment } from '@platformatic/kafka';
 import { GatewayError, errorMessage } from '../../core/errors.js';
 import type { KafkaTransportOptions } from '../kafka/options.js';
 import type { Consumption, GroupSpec, RecordContext, RecordDecision, RecordHandler, TransportRecord } from '../port.js';
-import { RECORD_DONE } from '../port.js';
+import { MAX_REDELIVER_MS, RECORD_DONE } from '../port.js';
 import { baseOptions, closeForced } from './client-options.js';
 import { fromPlatformaticError } from './errors.js';
 import { fetchOnce, listOffsets, tpKey } from './fetcher.js';
@@ -314,7 +314,7 @@ export class PlatformaticConsumption implements Consumption {
           this.#resumeTimers.delete(timer);
           state.paused = false;
           this.#wakeUp();
-        }, outcome.afterMs);
+        }, Math.min(MAX_REDELIVER_MS, outcome.afterMs));
         this.#resumeTimers.add(timer);
         this.#opts.logger.debug({ group: this.group, topic: state.topic, partition: state.partition, afterMs: outcome.afterMs }, 'partition paused until its record is due again');
         return;

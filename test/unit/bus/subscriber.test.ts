@@ -63,7 +63,7 @@ describe('subscribe: handled', () => {
     expect(byId.get(r2.id)!.ctx).toMatchObject({ partition: p2.partition, offset: p2.offset, attempt: 1 });
     const d = byId.get(r2.id)!.env.data;
     expect(d?.kind === 'json' && d.value).toMatchObject({ instrument: 'GBP/USD', timeframe: 'H4' });
-    expect(s.stats()).toEqual({ handled: 2, retried: 0, deadLettered: 0, skipped: 0, filtered: 0, duplicates: 0, rebalances: 0 });
+    expect(s.stats()).toEqual({ handled: 2, retried: 0, deadLettered: 0, skipped: 0, filtered: 0, duplicates: 0, rebalances: 0, lost: 0 });
 
     // Same name again: resumes after the committed offsets (nothing redelivered).
     await s.unsubscribe();
@@ -124,7 +124,7 @@ describe('subscribe: retry and dead letter', () => {
     await publisher.publish('PriceLoadingCompleted', data)!.delivered;
     await waitFor('handled', () => s.stats().handled === 1, 5000, 5);
     expect(attempts).toEqual([1, 2, 3]);
-    expect(s.stats()).toEqual({ handled: 1, retried: 2, deadLettered: 0, skipped: 0, filtered: 0, duplicates: 0, rebalances: 0 });
+    expect(s.stats()).toEqual({ handled: 1, retried: 2, deadLettered: 0, skipped: 0, filtered: 0, duplicates: 0, rebalances: 0, lost: 0 });
   });
 
   it('dead-letters after maxAttempts with the original record and the dlq_* headers, then goes on', async () => {
@@ -149,7 +149,7 @@ describe('subscribe: retry and dead letter', () => {
     await good.delivered;
     await waitFor('dead-lettered and next handled', () => s.stats().deadLettered === 1 && s.stats().handled === 1, 5000, 5);
     expect(handled).toEqual([good.id]);
-    expect(s.stats()).toEqual({ handled: 1, retried: 2, deadLettered: 1, skipped: 0, filtered: 0, duplicates: 0, rebalances: 0 });
+    expect(s.stats()).toEqual({ handled: 1, retried: 2, deadLettered: 1, skipped: 0, filtered: 0, duplicates: 0, rebalances: 0, lost: 0 });
 
     expect(deadLetterTopic('sub-a')).toBe('sub-a.dlq');
     const [original] = (await readTopic(transport, PRICE_TOPIC, 2)).filter((r) => r.offset === pos.offset && r.partition === pos.partition);

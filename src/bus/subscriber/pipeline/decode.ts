@@ -60,5 +60,6 @@ function describeDecodeError(err: unknown): string {
   const violations = Array.isArray(d.violations) ? (d.violations as readonly { field?: string; attribute?: string; reason?: string }[]) : [];
   if (violations.length === 0) return err.message;
   const list = violations.slice(0, 10).map((v) => `${v.field ?? v.attribute ?? 'data'}: ${v.reason ?? 'invalid'}`).join('; ');
-  return `${err.message} (${list})`;
+  // Codec messages often name the violations already: say them once.
+  return err.message.includes(violations[0]?.reason ?? '\u0000') ? err.message : `${err.message} (${list})`;
 }
