@@ -1,7 +1,7 @@
 import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
-import { GatewayError, errorMessage } from '../../core/errors.js';
-import type { Consumption, GroupSpec, RecordContext, RecordDecision, RecordHandler, TransportRecord } from '../port.js';
-import { MAX_REDELIVER_MS, RECORD_DONE } from '../port.js';
+import { errorMessage } from '../../core/errors.js';
+import type { Consumption, GroupSpec, RecordContext, RecordHandler, TransportRecord } from '../port.js';
+import { RecordRunner } from '../record-runner.js';
 import { fromKafkaError } from './errors.js';
 import { fromKafkaHeaders } from './headers.js';
 import type { KafkaTransportOptions } from './options.js';
@@ -59,7 +59,6 @@ export class KafkaConsumption implements Consumption {
   readonly group: string;
   readonly done: Promise<void>;
   readonly #consumer: Consumer;
-  readonly #handler: RecordHandler;
   readonly #opts: KafkaTransportOptions;
   readonly #pins: LatestPins;
   readonly #batches = new Set<Promise<void>>();
@@ -74,24 +73,17 @@ export class KafkaConsumption implements Consumption {
   #onJoin: (() => void) | undefined;
   #onDeath: ((err: unknown) => void) | undefined;
   readonly #removers: (() => void)[] = [];
-  readonly #abort = new AbortController();
-  readonly #resumeTimers = new Set<NodeJS.Timeout>();
-  readonly #stopTimeoutMs: number;
+  readonly #runner: RecordRunner;
   readonly #commitEveryRecords: number;
   readonly #commitIntervalMs: number;
-  #deadlineReached: (() => void) | undefined;
-  /** Resolvers of the records in hand: the stop deadline settles them with 'deadline'. */
-  readonly #inHand = new Set<(v: 'deadline') => void>();
   #sinceCommit = 0;
   #lastCommitCheck = Date.now();
-  readonly #deadline = new Promise<'deadline'>((resolve) => (this.#deadlineReached = () => resolve('deadline')));
 
   private constructor(kafka: Kafka, spec: GroupSpec, handler: RecordHandler, opts: KafkaTransportOptions, pins: LatestPins) {
     this.group = spec.group;
-    this.#handler = handler;
     this.#opts = opts;
     this.#pins = pins;
-    this.#stopTimeoutMs = spec.stopTimeoutMs ?? 5000;
+    this.#runner = new RecordRunner({ handler, stopTimeoutMs: spec.stopTimeoutMs ?? 5000, log: opts.logger, group: spec.group, onFailure: (err) => this.#fail(err) });
     this.#commitEveryRecords = spec.commitEveryRecords ?? 500;
     this.#commitIntervalMs = spec.commitIntervalMs ?? 1000;
     this.done = new Promise<void>((resolve, reject) => {
@@ -217,7 +209,7 @@ export class KafkaConsumption implements Consumption {
   async #eachBatch(payload: EachBatchPayload): Promise<void> {
     const { topic, partition } = payload.batch;
     const ctx: RecordContext = {
-      signal: this.#abort.signal,
+      signal: this.#runner.signal,
       heartbeat: () => payload.heartbeat().catch((err: unknown) => this.#opts.logger.debug({ group: this.group, err: errorMessage(err) }, 'heartbeat failed')),
     };
     // Heartbeats while a slow record is in hand; kafkajs shares one heartbeat among concurrent callers.
@@ -226,14 +218,14 @@ export class KafkaConsumption implements Consumption {
       for (const message of payload.batch.messages) {
         if (this.#stopping || !payload.isRunning() || payload.isStale()) return;
         const record = toRecord(topic, partition, message);
-        const outcome = await this.#handle(record, ctx);
+        const outcome = await this.#runner.run(record, ctx);
         if (outcome === 'abandoned') return; // stopping: left unresolved, it comes again
         if (outcome === 'failed') {
           payload.pause();
           return;
         }
         if (outcome.kind === 'redeliver') {
-          this.#redeliverLater(topic, partition, outcome.afterMs, payload.pause());
+          this.#runner.resumeLater(outcome.afterMs, payload.pause(), { topic, partition });
           return; // the rest of the batch is fetched again after the resume
         }
         this.#handledOnce.add(tpKey(topic, partition));
@@ -251,53 +243,6 @@ export class KafkaConsumption implements Consumption {
       clearInterval(beat);
     }
     await payload.heartbeat();
-  }
-
-  /** Runs the handler; gives up on it at the stop deadline. */
-  async #handle(record: TransportRecord, ctx: RecordContext): Promise<RecordDecision | 'failed' | 'abandoned'> {
-    let result: RecordDecision | 'failed' | 'deadline';
-    try {
-      const handled = this.#handler(record, ctx);
-      // The race with the stop deadline costs allocations per record; only a stopping member needs
-      // it, so a record in hand when stop() begins is raced from then on (#inHand).
-      result = (this.#stopping ? await Promise.race([handled, this.#deadline]) : await this.#watch(handled)) ?? RECORD_DONE;
-    } catch (err) {
-      if (this.#stopping) return 'abandoned';
-      this.#opts.logger.warn({ group: this.group, topic: record.topic, partition: record.partition, offset: record.offset.toString(), err: errorMessage(err) }, 'handler rejected; stopping the consumption');
-      this.#fail(err);
-      return 'failed';
-    }
-    if (result === 'deadline') {
-      this.#opts.logger.warn({ group: this.group, topic: record.topic, partition: record.partition, offset: record.offset.toString(), stopTimeoutMs: this.#stopTimeoutMs }, 'record still in hand at the stop deadline; leaving it uncommitted');
-      return 'abandoned';
-    }
-    return result;
-  }
-
-  /** Awaits a handler, switching to the stop-deadline race if stop() begins meanwhile. */
-  #watch(handled: Promise<RecordDecision | void>): Promise<RecordDecision | void | 'deadline'> {
-    return new Promise((resolve, reject) => {
-      this.#inHand.add(resolve);
-      handled.then(
-        (d) => {
-          this.#inHand.delete(resolve);
-          resolve(d);
-        },
-        (err: unknown) => {
-          this.#inHand.delete(resolve);
-          reject(err instanceof Error ? err : new Error(errorMessage(err)));
-        },
-      );
-    });
-  }
-
-  #redeliverLater(topic: string, partition: number, afterMs: number, resume: () => void): void {
-    const timer = setTimeout(() => {
-      this.#resumeTimers.delete(timer);
-      if (!this.#stopping) resume();
-    }, Math.min(MAX_REDELIVER_MS, afterMs));
-    this.#resumeTimers.add(timer);
-    this.#opts.logger.debug({ group: this.group, topic, partition, afterMs }, 'partition paused until its record is due again');
   }
 
   #mayRestart(err: unknown): boolean {
@@ -321,16 +266,10 @@ export class KafkaConsumption implements Consumption {
 
   async #shutdown(): Promise<void> {
     this.#stopping = true;
-    this.#abort.abort(new GatewayError('CEG_CLOSED', 'consumer stopping', { retriable: true }));
-    for (const t of this.#resumeTimers) clearTimeout(t);
-    this.#resumeTimers.clear();
-    const deadline = setTimeout(() => {
-      this.#deadlineReached?.();
-      for (const give of this.#inHand) give('deadline');
-    }, this.#stopTimeoutMs);
+    const cancelDeadline = this.#runner.beginStop();
     // Records in hand finish (or are abandoned at the deadline); the batches end with a commit of what was processed.
     while (this.#batches.size > 0) await Promise.allSettled([...this.#batches]);
-    clearTimeout(deadline);
+    cancelDeadline();
     try {
       await this.#consumer.disconnect();
     } catch (err) {

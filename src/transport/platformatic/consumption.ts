@@ -1,9 +1,9 @@
 import { Consumer } from '@platformatic/kafka';
 import type { GroupAssignment } from '@platformatic/kafka';
-import { GatewayError, errorMessage } from '../../core/errors.js';
+import { errorMessage } from '../../core/errors.js';
 import type { KafkaTransportOptions } from '../kafka/options.js';
-import type { Consumption, GroupSpec, RecordContext, RecordDecision, RecordHandler, TransportRecord } from '../port.js';
-import { MAX_REDELIVER_MS, RECORD_DONE } from '../port.js';
+import type { Consumption, GroupSpec, RecordContext, RecordHandler, TransportRecord } from '../port.js';
+import { RecordRunner } from '../record-runner.js';
 import { baseOptions, closeForced } from './client-options.js';
 import { fromPlatformaticError } from './errors.js';
 import { fetchOnce, listOffsets, tpKey } from './fetcher.js';
@@ -66,15 +66,11 @@ export class PlatformaticConsumption implements Consumption {
   readonly #member: Consumer;
   readonly #fetcher: Consumer;
   readonly #spec: GroupSpec;
-  readonly #handler: RecordHandler;
   readonly #opts: KafkaTransportOptions;
   readonly #pins: LatestPins;
   readonly #partitions = new Map<string, PartitionState>();
   readonly #drives = new Set<Promise<void>>();
-  readonly #abort = new AbortController();
-  readonly #resumeTimers = new Set<NodeJS.Timeout>();
-  readonly #inHand = new Set<(v: 'deadline') => void>();
-  readonly #stopTimeoutMs: number;
+  readonly #runner: RecordRunner;
   readonly #commitEveryRecords: number;
   readonly #commitIntervalMs: number;
   readonly #ctx: RecordContext;
@@ -92,16 +88,13 @@ export class PlatformaticConsumption implements Consumption {
   #wake: (() => void) | undefined;
   #loop: Promise<void> | undefined;
   #firstAssignment: { resolve: () => void; reject: (err: unknown) => void } | undefined;
-  #deadlineReached: (() => void) | undefined;
-  readonly #deadline = new Promise<'deadline'>((resolve) => (this.#deadlineReached = () => resolve('deadline')));
 
   private constructor(spec: GroupSpec, handler: RecordHandler, opts: KafkaTransportOptions, pins: LatestPins) {
     this.group = spec.group;
     this.#spec = spec;
-    this.#handler = handler;
     this.#opts = opts;
     this.#pins = pins;
-    this.#stopTimeoutMs = spec.stopTimeoutMs ?? 5000;
+    this.#runner = new RecordRunner({ handler, stopTimeoutMs: spec.stopTimeoutMs ?? 5000, log: opts.logger, group: spec.group, onFailure: (err) => this.#fail(err) });
     this.#commitEveryRecords = spec.commitEveryRecords ?? 500;
     this.#commitIntervalMs = spec.commitIntervalMs ?? 1000;
     this.done = new Promise<void>((resolve, reject) => {
@@ -119,7 +112,7 @@ export class PlatformaticConsumption implements Consumption {
     // The fetcher never joins: the group id is required by the library but never sent.
     this.#fetcher = new Consumer({ ...baseOptions(opts, `${suffix}-fetch`), groupId: `${spec.group}.fetcher-never-joins` });
     // Heartbeats run on the member's own timer whatever the handler does.
-    this.#ctx = { signal: this.#abort.signal, heartbeat: () => Promise.resolve() };
+    this.#ctx = { signal: this.#runner.signal, heartbeat: () => Promise.resolve() };
   }
 
   /**
@@ -301,7 +294,7 @@ export class PlatformaticConsumption implements Consumption {
   async #handleQueue(state: PartitionState): Promise<void> {
     while (state.queue.length > 0 && !this.#stopping && !state.revoked) {
       const record = state.queue.shift()!;
-      const outcome = await this.#handle(record);
+      const outcome = await this.#runner.run(record, this.#ctx);
       if (outcome === 'abandoned' || outcome === 'failed') {
         state.queue = [];
         return;
@@ -310,13 +303,14 @@ export class PlatformaticConsumption implements Consumption {
         state.queue = [];
         state.next = record.offset;
         state.paused = true;
-        const timer = setTimeout(() => {
-          this.#resumeTimers.delete(timer);
-          state.paused = false;
-          this.#wakeUp();
-        }, Math.min(MAX_REDELIVER_MS, outcome.afterMs));
-        this.#resumeTimers.add(timer);
-        this.#opts.logger.debug({ group: this.group, topic: state.topic, partition: state.partition, afterMs: outcome.afterMs }, 'partition paused until its record is due again');
+        this.#runner.resumeLater(
+          outcome.afterMs,
+          () => {
+            state.paused = false;
+            this.#wakeUp();
+          },
+          { topic: state.topic, partition: state.partition },
+        );
         return;
       }
       state.handled = record.offset + 1n;
@@ -324,41 +318,7 @@ export class PlatformaticConsumption implements Consumption {
     }
   }
 
-  /** Runs the handler; gives up on it at the stop deadline. */
-  async #handle(record: TransportRecord): Promise<RecordDecision | 'failed' | 'abandoned'> {
-    let result: RecordDecision | 'deadline';
-    try {
-      const handled = this.#handler(record, this.#ctx);
-      result = (this.#stopping ? await Promise.race([handled, this.#deadline]) : await this.#watch(handled)) ?? RECORD_DONE;
-    } catch (err) {
-      if (this.#stopping) return 'abandoned';
-      this.#opts.logger.warn({ group: this.group, topic: record.topic, partition: record.partition, offset: record.offset.toString(), err: errorMessage(err) }, 'handler rejected; stopping the consumption');
-      this.#fail(err);
-      return 'failed';
-    }
-    if (result === 'deadline') {
-      this.#opts.logger.warn({ group: this.group, topic: record.topic, partition: record.partition, offset: record.offset.toString(), stopTimeoutMs: this.#stopTimeoutMs }, 'record still in hand at the stop deadline; leaving it uncommitted');
-      return 'abandoned';
-    }
-    return result;
-  }
 
-  /** Awaits a handler, switching to the stop-deadline race if stop() begins meanwhile. */
-  #watch(handled: Promise<RecordDecision | void>): Promise<RecordDecision | void | 'deadline'> {
-    return new Promise((resolve, reject) => {
-      this.#inHand.add(resolve);
-      handled.then(
-        (d) => {
-          this.#inHand.delete(resolve);
-          resolve(d);
-        },
-        (err: unknown) => {
-          this.#inHand.delete(resolve);
-          reject(asError(err));
-        },
-      );
-    });
-  }
 
   /** Commits the handled offsets not yet committed; one commit at a time (a request meanwhile commits again after it). */
   #commit(): Promise<void> {
@@ -397,19 +357,13 @@ export class PlatformaticConsumption implements Consumption {
 
   async #shutdown(): Promise<void> {
     this.#stopping = true;
-    this.#abort.abort(new GatewayError('CEG_CLOSED', 'consumer stopping', { retriable: true }));
-    for (const t of this.#resumeTimers) clearTimeout(t);
-    this.#resumeTimers.clear();
+    const cancelDeadline = this.#runner.beginStop();
     clearInterval(this.#commitTimer);
     this.#wakeUp();
-    const deadline = setTimeout(() => {
-      this.#deadlineReached?.();
-      for (const give of this.#inHand) give('deadline');
-    }, this.#stopTimeoutMs);
     // A fetch in flight is cut short; what it brings is dropped.
     await closeForced(this.#fetcher).catch((err: unknown) => this.#opts.logger.debug({ group: this.group, err: errorMessage(err) }, 'fetcher close failed'));
     while (this.#drives.size > 0) await Promise.allSettled([...this.#drives]);
-    clearTimeout(deadline);
+    cancelDeadline();
     await this.#loop;
     while (this.#committing !== undefined) await this.#committing;
     await this.#commit();
