@@ -114,3 +114,12 @@ describe('registerCatalog against the real registry', () => {
     expect([...again.values()].map((r) => r.id)).toEqual([...first.values()].map((r) => r.id));
   });
 });
+
+describe('Confluent REST client on the real registry: concurrent starts', () => {
+  it('sets the compatibility level of a new subject from several callers at once (two gateways starting together) without a 409', async () => {
+    const registry = createConfluentRegistry({ url: stackEnv().schemaRegistryUrl });
+    const subject = `race-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}-value`;
+    const results = await Promise.allSettled(Array.from({ length: 8 }, () => registry.setCompatibility(subject, 'FULL_TRANSITIVE')));
+    expect(results.filter((r) => r.status === 'rejected').map((r) => String((r as PromiseRejectedResult).reason))).toEqual([]);
+  });
+});

@@ -148,12 +148,21 @@ class ConfluentRegistry implements SchemaRegistry {
     if (!compatibilityLevels.includes(level)) {
       throw new GatewayError('CEG_INVALID_OPTIONS', `unknown compatibility level ${String(level)}`, { retriable: false });
     }
+    const put = (): Promise<unknown> => this.#request('PUT', `/config/${encodeURIComponent(subject)}`, `set compatibility of ${subject}`, { subject }, { compatibility: level });
     try {
-      await this.#request('PUT', `/config/${encodeURIComponent(subject)}`, `set compatibility of ${subject}`, { subject }, { compatibility: level });
+      await put();
     } catch (err) {
       // Apicurio (ccompat) stores NONE as "no subject rule" and answers 404 for a subject that has
       // no versions yet: there is nothing to relax, so the subject is already at the default.
       if (level === 'NONE' && err instanceof GatewayError && err.code === 'CEG_SCHEMA_NOT_FOUND') return;
+      // Apicurio answers 409 "A rule named 'COMPATIBILITY' already exists" when another caller
+      // created the subject's rule at the same moment (two gateways starting together): the rule
+      // exists now, so setting it again updates it. Without this, the second gateway failed
+      // start-up for good.
+      if (err instanceof GatewayError && err.code === 'CEG_SCHEMA_INCOMPATIBLE' && /already exists/i.test(err.message)) {
+        await put();
+        return;
+      }
       throw err;
     }
   }
