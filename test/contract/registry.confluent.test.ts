@@ -120,6 +120,6 @@ describe('Confluent REST client on the real registry: concurrent starts', () => 
     const registry = createConfluentRegistry({ url: stackEnv().schemaRegistryUrl });
     const subject = `race-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}-value`;
     const results = await Promise.allSettled(Array.from({ length: 8 }, () => registry.setCompatibility(subject, 'FULL_TRANSITIVE')));
-    expect(results.filter((r) => r.status === 'rejected').map((r) => String((r as PromiseRejectedResult).reason))).toEqual([]);
+    expect(results.filter((r) => r.status === 'rejected').map((r) => String((r).reason))).toEqual([]);
   });
 });
