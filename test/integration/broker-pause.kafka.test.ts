@@ -76,7 +76,8 @@ async function idsOnTopic(): Promise<Set<string>> {
 
 describe('broker paused during POST /events (a private broker)', () => {
   it('every answer within the deadline + 1 s; notStored events are absent after the broker resumes, stored ones present; 503 + Retry-After and /readyz 503 while paused', async () => {
-    expect((await fetch(`${gw.url}/readyz`)).status).toBe(200);
+    // Ready once topics, schemas and the subscription definitions are loaded.
+    await waitFor('/readyz 200 before the pause', async () => (await fetch(`${gw.url}/readyz`)).status === 200, 30_000, 100);
     const exchanges: Exchange[] = [];
     let stop = false;
     const loops = Array.from({ length: PARTNERS }, async (_, partner) => {
