@@ -1,6 +1,11 @@
 /** Shared set-up of the bus tests: a real codec on the in-memory registry, and a Transport double that fails on purpose. */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Publisher, RecordPublisher } from '../../../src/bus/publisher/index.js';
+import { subscribe } from '../../../src/bus/subscriber/index.js';
+import type { SubscribeOptions, Subscription } from '../../../src/bus/subscriber/index.js';
+import type { RetryPolicy } from '../../../src/core/retry.js';
+import { silentLogger } from '../../../src/observability/index.js';
 import { defaultCatalogDir, loadCatalog, parseCatalog, registerCatalog } from '../../../src/catalog/index.js';
 import type { Catalog } from '../../../src/catalog/index.js';
 import { EventCodec } from '../../../src/codec/event/index.js';
@@ -120,4 +125,35 @@ export async function readRecords(transport: Transport, topic: string, count: nu
   await all;
   await c.stop();
   return out;
+}
+
+/**
+ * Subscriptions on the memory transport with a publisher beside them, for the subscriber's unit
+ * tests. `setup()` gives a fresh transport with the catalog's topics; `cleanup()` (in `afterEach`)
+ * unsubscribes and closes everything `setup()` made.
+ */
+export function subscriberFixtures(defaults: { subscription: string; retry: RetryPolicy; startFrom?: 'earliest' | 'latest' }) {
+  const subs: Subscription[] = [];
+  const transports: Transport[] = [];
+  async function setup() {
+    const fx = await codecFixture();
+    const transport = createMemoryTransport();
+    transports.push(transport);
+    await transport.ensureTopics(fx.catalog.topics);
+    const records = new RecordPublisher(transport, { queueCapacity: 100, maxBatch: 10, retry: defaults.retry }, silentLogger());
+    const publisher = new Publisher(fx.codec, records, { service: 'pdsp', instance: 'host-1', dataschemaBase: 'http://x/schemas/ids/' });
+    const sub = async (o: Partial<SubscribeOptions> & Pick<SubscribeOptions, 'handler'>) => {
+      const s = await subscribe(transport, fx.codec, silentLogger(), { kinds: ['PriceLoadingCompleted'], ...defaults, ...o });
+      subs.push(s);
+      return s;
+    };
+    return { ...fx, transport, records, publisher, sub };
+  }
+  async function cleanup(): Promise<void> {
+    await Promise.allSettled(subs.splice(0).map((s) => s.unsubscribe()));
+    await Promise.all(transports.splice(0).map((t) => t.close()));
+  }
+  /** Registers a subscription made outside `setup().sub` for cleanup. */
+  const track = (s: Subscription): void => void subs.push(s);
+  return { setup, cleanup, track };
 }

@@ -5,41 +5,19 @@
  * as Kafka, tested by the same contract suite).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { Publisher, RecordPublisher } from '../../../src/bus/publisher/index.js';
-import { DEAD_LETTER_HEADERS, deadLetterTopic, retry, retryTopic, subscribe } from '../../../src/bus/subscriber/index.js';
-import type { SubscribeOptions, Subscription } from '../../../src/bus/subscriber/index.js';
+import { DEAD_LETTER_HEADERS, deadLetterTopic, retry, retryTopic } from '../../../src/bus/subscriber/index.js';
 import { printable } from '../../../src/core/printable.js';
 import { retryPolicy } from '../../../src/core/retry.js';
-import { silentLogger } from '../../../src/observability/index.js';
-import { createMemoryTransport } from '../../../src/transport/index.js';
 import { MAX_REDELIVER_MS, redeliverAfter } from '../../../src/transport/port.js';
-import type { Transport, TransportRecord } from '../../../src/transport/port.js';
+import type { TransportRecord } from '../../../src/transport/port.js';
 import { PRICE_TOPIC, priceLoaded } from '../../fixtures/events.js';
 import { waitFor } from '../../helpers/wait.js';
-import { codecFixture, readRecords } from './helpers.js';
+import { readRecords, subscriberFixtures } from './helpers.js';
 
 const policy = (maxAttempts = 3) => retryPolicy({ maxAttempts, initialDelayMs: 1, factor: 2, maxDelayMs: 5, jitter: 0 });
-const subs: Subscription[] = [];
-const transports: Transport[] = [];
-afterEach(async () => {
-  await Promise.allSettled(subs.splice(0).map((s) => s.unsubscribe()));
-  await Promise.all(transports.splice(0).map((t) => t.close()));
-});
-
-async function setup() {
-  const fx = await codecFixture();
-  const transport = createMemoryTransport();
-  transports.push(transport);
-  await transport.ensureTopics(fx.catalog.topics);
-  const records = new RecordPublisher(transport, { queueCapacity: 100, maxBatch: 10, retry: policy() }, silentLogger());
-  const publisher = new Publisher(fx.codec, records, { service: 'pdsp', instance: 'host-1', dataschemaBase: 'http://x/schemas/ids/' });
-  const sub = async (o: Partial<SubscribeOptions> & Pick<SubscribeOptions, 'handler'>) => {
-    const s = await subscribe(transport, fx.codec, silentLogger(), { subscription: 'sub-h', kinds: ['PriceLoadingCompleted'], retry: policy(), startFrom: 'earliest', ...o });
-    subs.push(s);
-    return s;
-  };
-  return { ...fx, transport, publisher, sub };
-}
+const fixtures = subscriberFixtures({ subscription: 'sub-h', retry: policy(), startFrom: 'earliest' });
+afterEach(fixtures.cleanup);
+const setup = fixtures.setup;
 
 const header = (r: TransportRecord, name: string): string | undefined => {
   const h = r.headers.find(([n]) => n === name);

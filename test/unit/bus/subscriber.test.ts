@@ -1,45 +1,25 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { Publisher, RecordPublisher } from '../../../src/bus/publisher/index.js';
 import { deadLetterTopic, subscribe } from '../../../src/bus/subscriber/index.js';
 import { createMemoryIdempotencyStore, idempotent } from '../../../src/bus/idempotency/index.js';
-import type { DeliveryContext, SubscribeOptions, Subscription } from '../../../src/bus/subscriber/index.js';
+import type { DeliveryContext } from '../../../src/bus/subscriber/index.js';
 import { EventCodec } from '../../../src/codec/event/index.js';
 import { GatewayError } from '../../../src/core/errors.js';
 import { retryPolicy } from '../../../src/core/retry.js';
 import type { Envelope } from '../../../src/envelope/types.js';
 import { silentLogger } from '../../../src/observability/index.js';
 import type { SchemaRegistry } from '../../../src/registry/port.js';
-import { createMemoryTransport } from '../../../src/transport/index.js';
-import type { OutboundRecord, Transport, TransportRecord } from '../../../src/transport/port.js';
+import type { OutboundRecord, TransportRecord } from '../../../src/transport/port.js';
 import { PRICE_LOADING_COMPLETED, PRICE_TOPIC, priceLoaded } from '../../fixtures/events.js';
 import { waitFor } from '../../helpers/wait.js';
-import { codecFixture, readRecords as readTopic, text } from './helpers.js';
+import { readRecords as readTopic, subscriberFixtures, text } from './helpers.js';
 
 const retry = (maxAttempts = 3) => retryPolicy({ maxAttempts, initialDelayMs: 1, factor: 2, maxDelayMs: 5, jitter: 0 });
 const data = priceLoaded();
 const enc = new TextEncoder();
 
-const subs: Subscription[] = [];
-const transports: Transport[] = [];
-afterEach(async () => {
-  await Promise.allSettled(subs.splice(0).map((s) => s.unsubscribe()));
-  await Promise.all(transports.splice(0).map((t) => t.close()));
-});
-
-async function setup() {
-  const fx = await codecFixture();
-  const transport = createMemoryTransport();
-  transports.push(transport);
-  await transport.ensureTopics(fx.catalog.topics);
-  const records = new RecordPublisher(transport, { queueCapacity: 100, maxBatch: 10, retry: retry() }, silentLogger());
-  const publisher = new Publisher(fx.codec, records, { service: 'pdsp', instance: 'host-1', dataschemaBase: 'http://x/schemas/ids/' });
-  const sub = async (o: Partial<SubscribeOptions> & Pick<SubscribeOptions, 'handler'>) => {
-    const s = await subscribe(transport, fx.codec, silentLogger(), { subscription: 'sub-a', kinds: ['PriceLoadingCompleted'], retry: retry(), ...o });
-    subs.push(s);
-    return s;
-  };
-  return { ...fx, transport, records, publisher, sub };
-}
+const fixtures = subscriberFixtures({ subscription: 'sub-a', retry: retry() });
+afterEach(fixtures.cleanup);
+const setup = fixtures.setup;
 
 function headerMap(r: TransportRecord): Record<string, string> {
   return Object.fromEntries(r.headers.map(([k, v]) => [k, new TextDecoder().decode(v)]));
@@ -253,7 +233,7 @@ describe('subscribe: retry and dead letter', () => {
     const coldCodec = new EventCodec(catalog, flaky, new Map());
     const ids: string[] = [];
     const s = await subscribe(transport, coldCodec, silentLogger(), { subscription: 'cold', kinds: ['PriceLoadingCompleted'], retry: retry(), handler: (e) => { ids.push(e.attributes.id); return Promise.resolve(); } });
-    subs.push(s);
+    fixtures.track(s);
     const r = publisher.publish('PriceLoadingCompleted', data)!;
     await r.delivered;
     await waitFor('handled', () => s.stats().handled === 1, 5000, 5);
