@@ -9,7 +9,7 @@
 import { GatewayError } from '../../core/errors.js';
 import type { Catalog } from '../../catalog/index.js';
 import type { Transport } from '../../transport/port.js';
-import { retryTopic, subscriptionTopics } from '../subscriber/index.js';
+import { redriveTopic, retryTopic, subscriptionTopics } from '../subscriber/index.js';
 import type { FilterExpression } from '../subscriber/pipeline/dialects.js';
 import { DEFAULT_OWNER, createSchema, deliveryModeProblem, fieldPath, groupOf } from './model.js';
 import type { CreateRequest, SubscriptionState } from './model.js';
@@ -181,7 +181,7 @@ export class SubscriptionService {
     await this.#d.checkTarget(req.delivery.url);
     const topics = this.#topics(req.kinds);
     await this.#d.transport.ensureTopics(subscriptionTopics(group, req.ordering));
-    await commitStart(this.#d.transport, group, topics, req.start, req.ordering === 'none' ? retryTopic(group) : undefined);
+    await commitStart(this.#d.transport, group, topics, req.start, [...(req.ordering === 'none' ? [retryTopic(group)] : []), redriveTopic(group)]);
     const generated = req.delivery.secrets === undefined ? [generateWebhookSecret()] : undefined;
     const now = (this.#d.now?.() ?? new Date()).toISOString();
     const stored = this.#seal(req, owner, group, generated ?? req.delivery.secrets ?? [], req.delivery.headers ?? {}, { createdAt: now, updatedAt: now, generation: 1, state: req.state });

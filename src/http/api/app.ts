@@ -11,6 +11,8 @@ import type { SchemaRegistry } from '../../registry/port.js';
 import { createDocsRouter } from './docs.js';
 import { bodyErrors, subscriptionsRouter } from './subscriptions/routes.js';
 import type { SubscriptionsApi } from './subscriptions/routes.js';
+import { subscriptionOperationsRouter } from './subscriptions/operations.js';
+import type { SubscriptionOperationsApi } from './subscriptions/operations.js';
 import type { DocsOptions } from './docs.js';
 
 export interface ApiDeps {
@@ -22,6 +24,8 @@ export interface ApiDeps {
   readonly retryAfterS: number;
   /** The subscription resources; undefined while they load (503), absent when this gateway serves none (404). */
   readonly subscriptions?: () => SubscriptionsApi | undefined;
+  /** Dead letters and status of subscriptions by name (issue 10); undefined while loading (503), absent: 404. */
+  readonly operations?: () => SubscriptionOperationsApi | undefined;
 }
 
 export function createApiApp(deps: ApiDeps): express.Express {
@@ -59,6 +63,7 @@ export function createApiApp(deps: ApiDeps): express.Express {
 
   app.use(createDocsRouter(deps.catalog, deps.docs));
   if (deps.subscriptions !== undefined) app.use(subscriptionsRouter(deps.subscriptions));
+  if (deps.operations !== undefined) app.use(subscriptionOperationsRouter(deps.operations));
   app.use(bodyErrors);
 
   app.use((req, _res, next) => {
