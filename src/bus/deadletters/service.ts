@@ -15,7 +15,7 @@
  * time (at-least-once; consumers drop duplicates by `source`+`id`), never loses one.
  * Spec: issue 10 "Dead letters as a product"; bus spec S5 (the dead-letter topic).
  */
-import { GatewayError, isGatewayError } from '../../core/errors.js';
+import { GatewayError, errorMessage, isGatewayError } from '../../core/errors.js';
 import type { EventCodec } from '../../codec/event/index.js';
 import type { OutboundRecord, TransportRecord, Transport } from '../../transport/port.js';
 import { REDRIVE_HEADERS, deadLetterTopic, originalHeaders, redriveHeaders, redriveTopic, subscriptionTopics } from '../subscriber/index.js';
@@ -256,7 +256,7 @@ export class DeadLetters {
   async #scan(topic: string, partition: number, from: bigint, end: bigint, onRecord: (r: TransportRecord) => Promise<boolean>): Promise<void> {
     if (from >= end) return;
     let enough = false;
-    let stop: (() => Promise<void>) | undefined;
+    const ctl: { stop?: () => Promise<void> } = {};
     let failure: unknown;
     const read = await this.#t.read({ topics: [topic], from: { kind: 'positions', positions: [{ topic, partition, offset: from }] }, untilEnd: true }, async (r) => {
       if (enough || r.offset >= end) return;
@@ -266,11 +266,11 @@ export class DeadLetters {
         failure = err;
         enough = true;
       }
-      if (enough) stop?.().catch(() => undefined);
+      if (enough) ctl.stop?.().catch(() => undefined);
     });
-    stop = () => read.stop();
+    ctl.stop = () => read.stop();
     if (enough) await read.stop();
     await read.done;
-    if (failure !== undefined) throw failure;
+    if (failure !== undefined) throw failure instanceof Error ? failure : new Error(errorMessage(failure));
   }
 }
