@@ -8,7 +8,9 @@
  * - a library subscription's dead letters are listable by its name; a redriven event that fails
  *   again is dead-lettered again, once, marked, and not redriven automatically; paging by `after`.
  */
+import { execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGateway } from '../../../src/app/index.js';
 import type { Gateway } from '../../../src/app/index.js';
@@ -78,6 +80,13 @@ async function listAll(name: string, limit = 1000): Promise<Item[]> {
 }
 
 const idOf = (r: SinkRequest): string => String(r.headers['ce-id']);
+
+const run = promisify(execFile);
+const cli = (args: string[]): Promise<{ stdout: string; stderr: string; code: number }> =>
+  run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { env: { ...process.env, ...cat.env() }, maxBuffer: 16 * 1024 * 1024 }).then(
+    (r) => ({ ...r, code: 0 }),
+    (err: { stdout: string; stderr: string; code: number }) => ({ stdout: err.stdout, stderr: err.stderr, code: err.code }),
+  );
 
 beforeAll(async () => {
   cat = ownCatalog('it-dl');
@@ -245,6 +254,58 @@ describe('dead letters of a library subscription', () => {
       expect((await listAll(name)).map((i) => i.id)).not.toContain(again);
       expect((await api('GET', `/subscriptions/${name}/status`)).body).toMatchObject({ origin: 'library', state: 'active', running: true, deadLettered: 8, delivered: 1 });
       expect((await api('GET', `/subscriptions/no-such-${randomUUID()}/deadletters`)).status).toBe(404);
+    } finally {
+      await sub.unsubscribe();
+    }
+  });
+});
+
+describe('ce-gateway deadletters and tail --topic', () => {
+  it('list, redrive and purge from the command line, on Kafka directly; tail prints a dead-letter topic with the reasons', async () => {
+    const name = uniqueName('it-dl-cli');
+    let accept = false;
+    const handled: string[] = [];
+    const sub = await gw.subscribe({
+      subscription: name,
+      kinds: ['PriceLoadingCompleted'],
+      retry: retryPolicy({ maxAttempts: 1, initialDelayMs: 0, factor: 1, maxDelayMs: 0, jitter: 0 }),
+      handler: async (e) => {
+        if (!accept) return deadLetter('cli test refuses');
+        handled.push(e.attributes.id);
+      },
+    });
+    try {
+      const events = Array.from({ length: 3 }, (_, k) => event(k));
+      await postBatch(events);
+      await waitFor('3 dead letters', async () => (await listAll(name)).length === 3, 30_000, 300);
+
+      const listed = await cli(['deadletters', 'list', name, '--json']);
+      expect(listed.code, listed.stderr).toBe(0);
+      const page = JSON.parse(listed.stdout) as { items: Item[]; next: string | null };
+      expect(page.next).toBeNull();
+      expect(page.items.map((i) => i.id)).toEqual((await listAll(name)).map((i) => i.id));
+
+      const tail = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'tail', '--topic', `${name}.dlq`, '--from-beginning', '--json'], { env: { ...process.env, ...cat.env() }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      tail.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
+      try {
+        await waitFor('3 dead letters tailed', () => out.split('\n').filter((l) => l.trim() !== '').length >= 3, 30_000, 100);
+      } finally {
+        tail.kill('SIGTERM');
+      }
+      const lines = out.split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as { valid: boolean; attributes: { id: string }; deadLetter?: { reason: string; attempts?: string } });
+      expect(lines.map((l) => l.attributes.id).sort()).toEqual(events.map((e) => e.id as string).sort());
+      expect(lines.every((l) => l.valid && l.deadLetter?.reason === 'cli test refuses' && l.deadLetter.attempts === '1')).toBe(true);
+
+      accept = true;
+      const missing = await cli(['deadletters', 'redrive', name, '--id', events[0]!.id as string, 'no-such-id']);
+      expect(missing.code).toBe(1); // an id not found
+      expect(missing.stdout).toContain('redriven 1');
+      await waitFor('the redriven event handled', () => handled.includes(events[0]!.id as string), 20_000, 100);
+      const purged = await cli(['deadletters', 'purge', name, '--all']);
+      expect(purged).toMatchObject({ code: 0, stdout: 'purged 3\n' });
+      expect(await listAll(name)).toEqual([]);
+      expect((await cli(['deadletters', 'list', `no-such-${randomUUID()}`])).code).toBe(2);
     } finally {
       await sub.unsubscribe();
     }
