@@ -1,26 +1,11 @@
 import type { Command } from 'commander';
 import { createGateway } from '../../app/index.js';
-import { DEAD_LETTER_HEADERS, decodeRecord, headerBoundsProblem, peekHeaders, peekType } from '../../bus/subscriber/index.js';
+import { startTail } from '../../bus/tail/index.js';
 import { GatewayError } from '../../core/errors.js';
 import { assertTopicName } from '../../core/topic-name.js';
 import { printable } from '../../core/printable.js';
-import { DEFAULT_ENVELOPE_LIMITS } from '../../envelope/index.js';
-import type { TransportRecord } from '../../transport/port.js';
 import { onSignals, setup } from '../context.js';
 import { parseSince } from '../since.js';
-
-/** What a dead letter's headers say (`dlq_reason`, attempts, the sink's last status), for the line printed. */
-function deadLetterInfo(r: TransportRecord): { reason: string; attempts?: string; lastStatus?: string } | undefined {
-  const get = (name: string): string | undefined => {
-    const h = r.headers.find(([n]) => n === name);
-    return h === undefined ? undefined : new TextDecoder().decode(h[1]);
-  };
-  const reason = get(DEAD_LETTER_HEADERS.reason);
-  if (reason === undefined) return undefined;
-  const attempts = get(DEAD_LETTER_HEADERS.attempts);
-  const lastStatus = get(DEAD_LETTER_HEADERS.lastStatus);
-  return { reason, ...(attempts === undefined ? {} : { attempts }), ...(lastStatus === undefined ? {} : { lastStatus }) };
-}
 
 /**
  * `ce-gateway tail <kind…>`: prints events of the kinds as they arrive, decoded and validated
@@ -56,30 +41,20 @@ export function registerTailCommand(program: Command): void {
       }
       if (kinds.length === 0) for (const k of gw.catalog.kinds) ids.add(k.eventId);
       const topics = opts.topic ?? [...new Set(gw.catalog.kinds.filter((k) => ids.has(k.eventId)).map((k) => k.topic.name))];
-      const codec = gw.codec();
-      const at = (r: TransportRecord): { topic: string; partition: number; offset: string } => ({ topic: r.topic, partition: r.partition, offset: r.offset.toString() });
-      const invalid = (r: TransportRecord, reason: string): void => {
-        process.stdout.write(opts.json ? `${JSON.stringify({ valid: false, reason, ...at(r) })}\n` : `${printable(`INVALID ${r.topic}/${r.partition}@${r.offset}: ${reason}`)}\n`);
-      };
       const from = opts.since !== undefined ? { kind: 'timestamp' as const, timestampMs: opts.since } : opts.fromBeginning ? { kind: 'earliest' as const } : { kind: 'latest' as const };
-      const read = await gw.transport.read({ topics, from }, async (r) => {
-        const tooBig = headerBoundsProblem(r, DEFAULT_ENVELOPE_LIMITS);
-        if (tooBig !== undefined) return invalid(r, tooBig);
-        const headers = peekHeaders(r);
-        const type = peekType(headers);
-        if (type !== undefined && !ids.has(type)) return;
-        const d = await decodeRecord(codec, r, headers);
-        if (!d.ok) return invalid(r, d.reason);
-        if (!ids.has(d.event.attributes.type)) return;
-        const e = d.event;
-        const data = e.data?.kind === 'json' ? e.data.value : null;
-        const a = e.attributes;
-        const dead = deadLetterInfo(r);
-        const deadText = dead === undefined ? '' : `DEAD-LETTER attempts=${dead.attempts ?? '-'}${dead.lastStatus === undefined ? '' : ` status=${dead.lastStatus}`} reason=${dead.reason}  `;
+      const read = await startTail(gw.transport, gw.codec(), { eventIds: ids, topics, from }, (item) => {
+        const where = { topic: item.topic, partition: item.partition, offset: item.offset, ...(item.deadLetter === undefined ? {} : { deadLetter: item.deadLetter }) };
+        const d = item.deadLetter;
+        const dead = d === undefined ? '' : `DEAD-LETTER attempts=${d.attempts ?? '-'}${d.lastStatus === undefined ? '' : ` status=${d.lastStatus}`} reason=${d.reason}  `;
+        if (!item.valid) {
+          process.stdout.write(opts.json ? `${JSON.stringify({ valid: false, reason: item.reason, ...where })}\n` : `${printable(`${dead}INVALID ${item.topic}/${item.partition}@${item.offset}: ${item.reason}`)}\n`);
+          return;
+        }
+        const a = item.attributes;
         process.stdout.write(
           opts.json
-            ? `${JSON.stringify({ valid: true, attributes: a, data, ...at(r), ...(dead === undefined ? {} : { deadLetter: dead }) })}\n`
-            : `${printable(`${deadText}${a.time ?? '-'}  ${String(a.eventname ?? a.type)}  id=${a.id}  correlationid=${String(a.correlationid ?? '-')}  key=${String(a.partitionkey ?? '-')}  ${JSON.stringify(data)}`)}\n`,
+            ? `${JSON.stringify({ valid: true, attributes: a, data: item.data, ...where })}\n`
+            : `${printable(`${dead}${a.time ?? '-'}  ${String(a.eventname ?? a.type)}  id=${a.id}  correlationid=${String(a.correlationid ?? '-')}  key=${String(a.partitionkey ?? '-')}  ${JSON.stringify(item.data)}`)}\n`,
         );
       });
       process.stderr.write(`tailing ${topics.join(', ')}\n`);

@@ -14,6 +14,8 @@ import type { SubscriptionsApi } from './subscriptions/routes.js';
 import { subscriptionOperationsRouter } from './subscriptions/operations.js';
 import type { SubscriptionOperationsApi } from './subscriptions/operations.js';
 import type { DocsOptions } from './docs.js';
+import { consoleRouter } from '../console/router.js';
+import type { ConsoleDeps } from '../console/router.js';
 
 export interface ApiDeps {
   readonly catalog: Catalog;
@@ -26,6 +28,8 @@ export interface ApiDeps {
   readonly subscriptions?: () => SubscriptionsApi | undefined;
   /** Dead letters and status of subscriptions by name (issue 10); undefined while loading (503), absent: 404. */
   readonly operations?: () => SubscriptionOperationsApi | undefined;
+  /** The operator console (`/console`); absent: not served. */
+  readonly console?: ConsoleDeps;
 }
 
 export function createApiApp(deps: ApiDeps): express.Express {
@@ -64,6 +68,7 @@ export function createApiApp(deps: ApiDeps): express.Express {
   app.use(createDocsRouter(deps.catalog, deps.docs));
   if (deps.subscriptions !== undefined) app.use(subscriptionsRouter(deps.subscriptions));
   if (deps.operations !== undefined) app.use(subscriptionOperationsRouter(deps.operations));
+  if (deps.console !== undefined) app.use(consoleRouter(deps.console));
   app.use(bodyErrors);
 
   app.use((req, _res, next) => {

@@ -12,7 +12,7 @@ import { REDRIVE_HEADERS, deadLetter, deadLetterTopic, parseRedriveMeta, redrive
 import { retryPolicy } from '../../../src/core/retry.js';
 import { isGatewayError } from '../../../src/core/errors.js';
 import { parseListQuery, parseSelection } from '../../../src/http/api/subscriptions/operations.js';
-import type { TransportRecord } from '../../../src/transport/port.js';
+import type { RecordHeader, TransportRecord } from '../../../src/transport/port.js';
 import { PRICE_TOPIC, priceLoaded } from '../../fixtures/events.js';
 import { waitFor } from '../../helpers/wait.js';
 import { readRecords, subscriberFixtures } from './helpers.js';
@@ -140,9 +140,9 @@ describe('redrive', () => {
     const template = fx.publisher.publish('PriceLoadingCompleted', priceLoaded('FORGE/USD', 'H1'))!;
     await waitFor('the template handled', () => handled.length === 1, 5000, 5);
     const [original] = await readRecords(fx.transport, PRICE_TOPIC, 1);
-    const good = (over: Partial<{ subscription: string; topic: string }>): [string, Uint8Array][] =>
+    const good = (over: Partial<{ subscription: string; topic: string }>): RecordHeader[] =>
       redriveHeaders({ subscription: over.subscription ?? 'sub-dl', count: 1, origin: { topic: over.topic ?? PRICE_TOPIC, partition: 0, offset: 0n }, atMs: Date.now(), deadLetter: { partition: 0, offset: 0n } });
-    const forged: [string, Uint8Array][][] = [
+    const forged: RecordHeader[][] = [
       good({ subscription: 'someone-else' }),
       good({ topic: 'foreign.topic' }),
       [...good({}), [REDRIVE_HEADERS.count, new TextEncoder().encode('2')]],
