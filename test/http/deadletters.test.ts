@@ -3,7 +3,12 @@
  * library subscription addressed by its name (dots included), the answer shapes, problem+json
  * naming the field, 404 / 405 / 415.
  */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConnectors } from '../../src/connectors/index.js';
+import { PRICE_LOADING_COMPLETED, PRICE_TOPIC } from '../fixtures/events.js';
+import { tempDir } from '../unit/connectors/helpers.js';
 import { createGateway } from '../../src/app/index.js';
 import type { Gateway } from '../../src/app/index.js';
 import { deadLetter } from '../../src/bus/subscriber/index.js';
@@ -19,9 +24,13 @@ let gw: Gateway;
 let url: string;
 let sub: Subscription;
 const NAME = 'svc.orders-reader';
+const dir = tempDir('ceg-dl-files-');
 
 beforeAll(async () => {
+  writeFileSync(join(dir.dir, 'drops.yaml'), `kind: subscription\nname: drops\nowner: ops\nkinds: [PriceLoadingCompleted]\ndelivery: { mode: file-drop, sink: { directory: out } }\n`);
+  const defs = loadConnectors(dir.dir, { environment: {} });
   gw = createGateway(loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', INSTANCE_ID: 'mem-1' }), createLogger({ level: 'silent' }));
+  gw.declareSubscriptions(defs.flatMap((d) => (d.kind === 'subscription' ? [d.runtime] : [])));
   const addr = await gw.listen();
   await gw.ready;
   await gw.subscriptionsLoaded();
@@ -32,6 +41,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await sub?.unsubscribe();
   await gw?.close();
+  dir.remove();
 });
 
 const get = async (path: string, init: RequestInit = {}): Promise<{ status: number; type: string; allow: string | null; body: Record<string, unknown> }> => {
@@ -58,6 +68,20 @@ describe('dead letters and status over HTTP', () => {
     expect((st.body.lag as { total: number }).total).toBe(0);
   });
 
+  it('a connector file\'s subscription by its name: a poison record listed with why it is not an event; status names its group and origin', async () => {
+    const enc = new TextEncoder();
+    await gw.transport.produce(PRICE_TOPIC, [{ key: null, value: enc.encode('not avro'), headers: [['ce_specversion', enc.encode('1.0')], ['ce_id', enc.encode('poison-1')], ['ce_source', enc.encode('urn:x')], ['ce_type', enc.encode(PRICE_LOADING_COMPLETED)]] }]);
+    const page = await waitFor('the poison record listed', async () => {
+      const r = await get('/subscriptions/drops/deadletters');
+      return r.status === 200 && (r.body.items as unknown[]).length === 1 ? r : undefined;
+    }, 5000);
+    const [item] = page.body.items as Record<string, unknown>[];
+    expect(item).toMatchObject({ id: 'poison-1', source: 'urn:x', event: null, attempts: 1, deadLetter: { topic: 'ce-gateway.sub.ops.drops.dlq' } });
+    expect(String(item!.reason)).toMatch(/^poison: /);
+    expect(typeof item!.eventProblem).toBe('string');
+    expect((await get('/subscriptions/drops/status')).body).toMatchObject({ group: 'ce-gateway.sub.ops.drops', origin: 'file', state: 'active', running: true });
+  });
+
   it('refuses what it cannot do, naming the field: problem+json, 404, 405 with Allow, 415', async () => {
     const bad = await get(`/subscriptions/${NAME}/deadletters?limit=5000`);
     expect(bad).toMatchObject({ status: 400, body: { code: 'CEG_MALFORMED_REQUEST', violations: [{ field: 'limit' }] } });
@@ -75,9 +99,11 @@ describe('dead letters and status over HTTP', () => {
 
   it('purges by id over HTTP; an unknown id is reported, not an error', async () => {
     const r = await get(`/subscriptions/${NAME}/deadletters`);
-    const [item] = r.body.items as { id: string }[];
+    const [item, ...rest] = r.body.items as { id: string }[]; // the library subscription's, and the poison record it read too
     const purged = await get(`/subscriptions/${NAME}/deadletters`, { method: 'DELETE', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ids: [item!.id, 'nope'] }) });
     expect(purged).toMatchObject({ status: 200, body: { purged: 1, notFound: ['nope'] } });
+    expect(((await get(`/subscriptions/${NAME}/deadletters`)).body.items as { id: string }[]).map((i) => i.id)).toEqual(rest.map((i) => i.id));
+    expect((await get(`/subscriptions/${NAME}/deadletters`, { method: 'DELETE' })).body).toEqual({ purged: rest.length, notFound: [] });
     expect((await get(`/subscriptions/${NAME}/deadletters`)).body).toEqual({ items: [], next: null });
   });
 });
