@@ -309,5 +309,5 @@ describe('ce-gateway deadletters and tail --topic', () => {
     } finally {
       await sub.unsubscribe();
     }
-  });
+  }, 150_000); // five CLI processes, each starting tsx on a shared machine
 });
