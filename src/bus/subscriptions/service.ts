@@ -181,7 +181,7 @@ export class SubscriptionService {
     await this.#d.checkTarget(req.delivery.url);
     const topics = this.#topics(req.kinds);
     await this.#d.transport.ensureTopics(subscriptionTopics(group, req.ordering));
-    await commitStart(this.#d.transport, group, topics, req.start, [...(req.ordering === 'none' ? [retryTopic(group)] : []), redriveTopic(group)]);
+    await commitStart(this.#d.transport, group, topics, req.start, [...(req.ordering === 'none' ? [[retryTopic(group), 'earliest'] as const] : []), [redriveTopic(group), 'latest'] as const]);
     const generated = req.delivery.secrets === undefined ? [generateWebhookSecret()] : undefined;
     const now = (this.#d.now?.() ?? new Date()).toISOString();
     const stored = this.#seal(req, owner, group, generated ?? req.delivery.secrets ?? [], req.delivery.headers ?? {}, { createdAt: now, updatedAt: now, generation: 1, state: req.state });
