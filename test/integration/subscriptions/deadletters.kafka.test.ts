@@ -5,8 +5,11 @@
  *   500; after the sink recovers, redrive all → each event delivered once; a second redrive
  *   delivers nothing; purge empties the listing;
  * - status shows lag falling to 0 after a burst, and agrees with the metrics;
+ * - two instances: the same exact lag on both, counts per instance adding up to the sink's
+ *   deliveries, the same dead letters listed on both;
  * - a library subscription's dead letters are listable by its name; a redriven event that fails
- *   again is dead-lettered again, once, marked, and not redriven automatically; paging by `after`.
+ *   again is dead-lettered again, once, marked, and not redriven automatically; paging by `after`;
+ * - `ce-gateway deadletters list|redrive|purge` and `tail --topic <name>.dlq` on Kafka directly.
  */
 import { execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -29,6 +32,7 @@ import type { OwnCatalog } from '../consumer/members.js';
 let cat: OwnCatalog;
 let gw: Gateway;
 let url: string;
+const subscriptionsTopic = `${uniqueName('it-dl')}.subscriptions`;
 const sinks: TestSink[] = [];
 
 interface Json {
@@ -95,7 +99,7 @@ beforeAll(async () => {
     PORT: '0',
     HOST: '127.0.0.1',
     INSTANCE_ID: 'it-dl-a',
-    SUBSCRIPTIONS_TOPIC: `${uniqueName('it-dl')}.subscriptions`,
+    SUBSCRIPTIONS_TOPIC: subscriptionsTopic,
     WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
   });
   gw = createGateway(config, createLogger({ level: config.logLevel, destination: process.stderr }));
@@ -203,6 +207,38 @@ describe('dead letters of a push subscription', () => {
     expect(Number(handled?.split(' ').at(-1))).toBe(done.delivered);
     await api('DELETE', `/subscriptions/${name}`);
   });
+});
+
+describe('two instances', () => {
+  it('status: the same exact lag on both; each counts its own deliveries, and the counts add up to what the sink received; dead letters listed alike on both', async () => {
+    const config = loadConfig({ ...cat.env(), PORT: '0', HOST: '127.0.0.1', INSTANCE_ID: 'it-dl-b', SUBSCRIPTIONS_TOPIC: subscriptionsTopic, WEBHOOK_ALLOWED_HOSTS: '127.0.0.1' });
+    const b = createGateway(config, createLogger({ level: config.logLevel, destination: process.stderr }));
+    try {
+      const urlB = `http://127.0.0.1:${(await b.listen()).port}`;
+      await b.ready;
+      await b.subscriptionsLoaded();
+      const s = await sink((req) => (req.method === 'OPTIONS' ? acceptAll(req, 0) : req.headers['ce-subject'] === 'fail' ? { status: 500 } : { status: 200 }));
+      const name = await create(s, { concurrency: 6 });
+      const statusOn = async (base: string): Promise<{ running: boolean; delivered: number; instance: string; lag: { total: number; partitions: unknown[] } }> =>
+        (await (await fetch(`${base}/subscriptions/${name}/status`)).json()) as never;
+      await waitFor('running on both', async () => (await statusOn(url)).running && (await statusOn(urlB)).running, 30_000, 300);
+      const events = Array.from({ length: 60 }, (_, k) => event(k % 20, k < 2 ? { subject: 'fail' } : {}));
+      await postBatch(events);
+      await waitFor('58 deliveries and 2 dead letters, all committed', async () => {
+        const [sa, sb] = [await statusOn(url), await statusOn(urlB)];
+        return sa.lag.total === 0 && sb.lag.total === 0 && sa.delivered + sb.delivered >= 58 && (await listAll(name)).length === 2;
+      }, 60_000, 500);
+      const [sa, sb] = [await statusOn(url), await statusOn(urlB)];
+      expect(sa.lag).toEqual(sb.lag); // exact, from Kafka, whichever instance answers
+      expect([sa.instance, sb.instance]).toEqual(['it-dl-a', 'it-dl-b']);
+      expect(sa.delivered + sb.delivered).toBe(s.deliveries().filter((r) => r.headers['ce-subject'] !== 'fail').length);
+      const onB = (await (await fetch(`${urlB}/subscriptions/${name}/deadletters`)).json()) as { items: { id: string }[] };
+      expect(onB.items.map((i) => i.id)).toEqual((await listAll(name)).map((i) => i.id));
+      await api('DELETE', `/subscriptions/${name}`);
+    } finally {
+      await b.close();
+    }
+  }, 120_000);
 });
 
 describe('dead letters of a library subscription', () => {
