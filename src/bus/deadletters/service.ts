@@ -18,7 +18,7 @@
 import { GatewayError, errorMessage, isGatewayError } from '../../core/errors.js';
 import type { EventCodec } from '../../codec/event/index.js';
 import type { OutboundRecord, TransportRecord, Transport } from '../../transport/port.js';
-import { REDRIVE_HEADERS, deadLetterTopic, originalHeaders, redriveHeaders, redriveTopic, subscriptionTopics } from '../subscriber/index.js';
+import { DEAD_LETTER_HEADERS, REDRIVE_HEADERS, deadLetterTopic, originalHeaders, redriveHeaders, redriveTopic, subscriptionTopics } from '../subscriber/index.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { headerText, sourceCoordinates, toItem } from './item.js';
 import type { Coordinates, DeadLetterItem } from './item.js';
@@ -169,7 +169,7 @@ export class DeadLetters {
         if (r.value === null) return skip('stored without its value (the dead-letter topic refused the full record): nothing to redrive');
         const origin = sourceCoordinates(h);
         if (origin === null) return skip('the dead letter has no valid dlq_source_* headers');
-        const before = Number(h.get('dlq_redriven') ?? '0');
+        const before = Number(h.get(DEAD_LETTER_HEADERS.redriven) ?? '0');
         const kept = originalHeaders(r.headers).filter(([n]) => !(Object.values(REDRIVE_HEADERS) as string[]).includes(n));
         const record: OutboundRecord = {
           key: r.key,
