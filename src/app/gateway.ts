@@ -216,8 +216,9 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       onRetry: ({ attempt, error }) => slog.warn({ attempt, err: errorMessage(error) }, 'loading the subscriptions failed, retrying'),
     });
     store = s;
-    if (box === undefined && s.all().size > 0) {
-      throw secretsKeyMissing(`the definitions topic ${s.topic} holds ${s.all().size} push subscription(s) whose secrets are sealed, and this gateway (bound to ${config.http.host}, Kafka) has no key`);
+    const sealed = [...s.all().values()].filter((st) => st.delivery.mode === 'push').length;
+    if (box === undefined && sealed > 0) {
+      throw secretsKeyMissing(`the definitions topic ${s.topic} holds ${sealed} push subscription(s) whose secrets are sealed, and this gateway (bound to ${config.http.host}, Kafka) has no key`);
     }
     const fileViews = new Map(declared.filter((d) => d.view !== undefined).map((d) => [d.group, d.view!] as const));
     const svc = new SubscriptionService({ store: s, box, catalog, transport, checkTarget: targetChecker(allow), declared: () => fileViews });
@@ -235,6 +236,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       for (const d of declared) out.set(d.group, d);
       for (const [group, st] of all) {
         if (out.has(group)) continue; // a file declares it: the file wins
+        if (st.delivery.mode === 'pull') continue; // served by requests, never by a group member (issue 9)
         let c = cache.get(group);
         if (c === undefined || c.stored !== st) {
           try {
