@@ -28,8 +28,8 @@ import type { SchemaRegistry } from '../registry/port.js';
 import { createKafkaTransport, createMemoryTransport, createPlatformaticTransport } from '../transport/index.js';
 import type { Transport } from '../transport/port.js';
 import { createMetrics } from './metrics.js';
-import { Reconciler, SubscriptionService, SubscriptionStore, developmentKey, parseSecretsKey, secretBox, secretsKeyDecision, secretsKeyMissing } from '../bus/subscriptions/index.js';
-import type { SecretBox, StoredSubscription } from '../bus/subscriptions/index.js';
+import { PullService, Reconciler, SubscriptionService, SubscriptionStore, cursorSigner, deriveCursorKey, developmentKey, parseSecretsKey, secretBox, secretsKeyDecision, secretsKeyMissing } from '../bus/subscriptions/index.js';
+import type { CursorSigner, SecretBox, StoredSubscription } from '../bus/subscriptions/index.js';
 import { parseAllowList, targetChecker } from '../connectors/sinks/webhook/index.js';
 import { fromStored, runtimeSinkFactory } from '../connectors/subscriptions/runtime.js';
 import type { RuntimeSubscription } from '../connectors/subscriptions/runtime.js';
@@ -105,6 +105,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
   let declared: readonly RuntimeSubscription[] = [];
   let store: SubscriptionStore | undefined;
   let service: SubscriptionService | undefined;
+  let pullService: PullService | undefined;
   let reconciler: Reconciler<RuntimeSubscription> | undefined;
   let loaded: Promise<void> | undefined;
   const subscriptions = new Set<Subscription>();
@@ -204,6 +205,23 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     }
   }
 
+  /**
+   * The key signing pull cursors: derived (HKDF) from the subscription secrets key, so every
+   * instance that shares that key shares this one; on the development key where that one applies;
+   * none otherwise (pulls answer 503 CEG_SECRETS_KEY_MISSING). Spec: issue 9 ("signed").
+   */
+  function cursorKey(): CursorSigner | undefined {
+    const k = config.subscriptions.secretsKey;
+    switch (secretsKeyDecision(k, transport.kind, config.http.host)) {
+      case 'configured':
+        return cursorSigner(deriveCursorKey(parseSecretsKey(k!)));
+      case 'development':
+        return cursorSigner(deriveCursorKey(developmentKey()));
+      case 'absent':
+        return undefined;
+    }
+  }
+
   /** Loads the definitions and runs them; retried while the broker is unreachable. */
   async function startSubscriptions(box: SecretBox | undefined, allow: ReturnType<typeof parseAllowList>): Promise<void> {
     await ready;
@@ -255,6 +273,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     s.onChange((all) => r.apply(desired(all)));
     r.apply(desired(s.all()));
     reconciler = r;
+    pullService = new PullService({ subscription: (g) => s.get(g), catalog, codec: () => need(codec, 'codec'), transport, signer: cursorKey(), log: slog.child({ delivery: 'pull' }) });
     service = svc;
     await r.settled();
   }
@@ -310,6 +329,8 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
           retryAfterS: config.ingress.retryAfterS,
           docs: { kafkaBrokers: config.kafka?.brokers, registryUrl: config.registry?.url, publicBaseUrl: config.publicBaseUrl, dataschemaBase: config.dataschemaBase },
           subscriptions: () => service,
+          pull: () => (service === undefined ? undefined : pullService),
+          log: log.child({ component: 'http' }),
         }),
         ready: readiness,
         metrics: metrics.render,

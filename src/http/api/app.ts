@@ -11,6 +11,9 @@ import type { SchemaRegistry } from '../../registry/port.js';
 import { createDocsRouter } from './docs.js';
 import { bodyErrors, subscriptionsRouter } from './subscriptions/routes.js';
 import type { SubscriptionsApi } from './subscriptions/routes.js';
+import { pullRouter } from './subscriptions/pull-routes.js';
+import type { PullApi } from './subscriptions/pull-routes.js';
+import type { Logger } from '../../observability/index.js';
 import type { DocsOptions } from './docs.js';
 
 export interface ApiDeps {
@@ -22,6 +25,10 @@ export interface ApiDeps {
   readonly retryAfterS: number;
   /** The subscription resources; undefined while they load (503), absent when this gateway serves none (404). */
   readonly subscriptions?: () => SubscriptionsApi | undefined;
+  /** Pull delivery of the subscriptions (issue 9); undefined while they load (503). Mounted with `subscriptions`. */
+  readonly pull?: () => PullApi | undefined;
+  /** Where the routes log what happens after an answer started (an SSE stream's failure). */
+  readonly log?: Logger;
 }
 
 export function createApiApp(deps: ApiDeps): express.Express {
@@ -58,6 +65,7 @@ export function createApiApp(deps: ApiDeps): express.Express {
   });
 
   app.use(createDocsRouter(deps.catalog, deps.docs));
+  if (deps.pull !== undefined) app.use(pullRouter(deps.pull, deps.log));
   if (deps.subscriptions !== undefined) app.use(subscriptionsRouter(deps.subscriptions));
   app.use(bodyErrors);
 
