@@ -263,6 +263,7 @@ async function readStream(path: string, headers: Record<string, string>, until: 
 function messages(text: string): { id: string; event: Ev }[] {
   return text
     .split('\n\n')
+    .slice(0, -1) // complete messages only: the last piece is unfinished (or empty)
     .filter((m) => m.includes('data: '))
     .map((m) => {
       const lines = m.split('\n');
