@@ -15,6 +15,8 @@ import { pullRouter } from './subscriptions/pull-routes.js';
 import type { PullApi } from './subscriptions/pull-routes.js';
 import type { Logger } from '../../observability/index.js';
 import type { DocsOptions } from './docs.js';
+import { consoleRouter } from '../console/router.js';
+import type { ConsoleDeps } from '../console/router.js';
 
 export interface ApiDeps {
   readonly catalog: Catalog;
@@ -29,6 +31,8 @@ export interface ApiDeps {
   readonly pull?: () => PullApi | undefined;
   /** Where the routes log what happens after an answer started (an SSE stream's failure). */
   readonly log?: Logger;
+  /** The operator console (`/console`); absent: not served. */
+  readonly console?: ConsoleDeps;
 }
 
 export function createApiApp(deps: ApiDeps): express.Express {
@@ -67,6 +71,7 @@ export function createApiApp(deps: ApiDeps): express.Express {
   app.use(createDocsRouter(deps.catalog, deps.docs));
   if (deps.pull !== undefined) app.use(pullRouter(deps.pull, deps.log));
   if (deps.subscriptions !== undefined) app.use(subscriptionsRouter(deps.subscriptions));
+  if (deps.console !== undefined) app.use(consoleRouter(deps.console));
   app.use(bodyErrors);
 
   app.use((req, _res, next) => {

@@ -64,7 +64,7 @@ async function call(gw: GatewayProcess, method: string, path: string, body?: unk
 }
 
 async function pull(gw: GatewayProcess, name: string, q: Record<string, string | number> = {}): Promise<{ events: Ev[]; cursor: string }> {
-  const qs = new URLSearchParams(Object.entries(q).map(([k, v]) => [k, String(v)])).toString();
+  const qs = new URLSearchParams(Object.entries(q).map(([k, v]): [string, string] => [k, String(v)])).toString();
   const r = await call(gw, 'GET', `/subscriptions/${name}/events${qs === '' ? '' : `?${qs}`}`);
   expect(r.status, JSON.stringify(r.body)).toBe(200);
   expect(r.headers.get('content-type')).toContain(BATCH);
