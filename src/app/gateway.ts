@@ -333,6 +333,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
           subscriptions: () => service,
           pull: () => (service === undefined ? undefined : pullService),
           log: log.child({ component: 'http' }),
+          closing: closing.signal,
           console: { catalog, transport, codec: () => need(codec, 'codec'), subscriptions: () => service, traceTimeoutMs: CONSOLE_TRACE_TIMEOUT_MS, log: log.child({ component: 'console' }) },
         }),
         ready: readiness,

@@ -297,3 +297,29 @@ describe('GET /subscriptions/{name}/stream', () => {
     expect(fieldOf(r.body)).toBe('cursor');
   });
 });
+
+describe('shutdown', () => {
+  it('answers a waiting long-poll and ends a stream when the gateway closes, instead of holding the shutdown up', async () => {
+    const own = await startGateway({ stack: false });
+    await own.gateway.subscriptionsLoaded();
+    const name = `pull-${randomUUID().slice(0, 8)}`;
+    const c = await fetch(`${own.url}/subscriptions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name, kinds: ['PriceLoadingCompleted'], delivery: { mode: 'pull' } }) });
+    expect(c.status).toBe(201);
+    const poll = fetch(`${own.url}/subscriptions/${name}/events?wait=30`);
+    const stream = await fetch(`${own.url}/subscriptions/${name}/stream?heartbeat=60`);
+    const ended = (async () => {
+      const reader = stream.body!.getReader();
+      while (!(await reader.read()).done);
+      return true;
+    })();
+    await new Promise((r) => setTimeout(r, 300)); // both are waiting now
+    const t0 = Date.now();
+    await own.close();
+    const answer = await poll;
+    expect(answer.status).toBe(200);
+    expect(await answer.json()).toEqual([]);
+    expect(answer.headers.get('ce-gateway-cursor')).toMatch(/^c1\./);
+    expect(await ended).toBe(true);
+    expect(Date.now() - t0).toBeLessThan(10_000); // far below the 30 s wait and the 60 s heartbeat
+  });
+});

@@ -31,6 +31,8 @@ export interface ApiDeps {
   readonly pull?: () => PullApi | undefined;
   /** Where the routes log what happens after an answer started (an SSE stream's failure). */
   readonly log?: Logger;
+  /** Aborted when the gateway shuts down: long-polls answer at once, streams end. */
+  readonly closing?: AbortSignal;
   /** The operator console (`/console`); absent: not served. */
   readonly console?: ConsoleDeps;
 }
@@ -69,7 +71,7 @@ export function createApiApp(deps: ApiDeps): express.Express {
   });
 
   app.use(createDocsRouter(deps.catalog, deps.docs));
-  if (deps.pull !== undefined) app.use(pullRouter(deps.pull, deps.log));
+  if (deps.pull !== undefined) app.use(pullRouter(deps.pull, { ...(deps.log === undefined ? {} : { log: deps.log }), ...(deps.closing === undefined ? {} : { closing: deps.closing }) }));
   if (deps.subscriptions !== undefined) app.use(subscriptionsRouter(deps.subscriptions));
   if (deps.console !== undefined) app.use(consoleRouter(deps.console));
   app.use(bodyErrors);

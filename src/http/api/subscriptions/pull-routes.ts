@@ -93,9 +93,21 @@ function clientGone(req: Request, res: Response): AbortSignal {
   return ac.signal;
 }
 
+export interface PullRouterOptions {
+  /** Where a stream's failure is logged (the answer has begun: no problem+json any more). */
+  readonly log?: Logger;
+  /**
+   * Aborted when the gateway shuts down: a waiting long-poll answers with what it has (its cursor
+   * included, so nothing is lost) and a stream ends, instead of holding the shutdown up.
+   */
+  readonly closing?: AbortSignal;
+}
+
 /** The router; `api()` is undefined while the subscriptions load (503). */
-export function pullRouter(api: () => PullApi | undefined, log?: Logger): express.Router {
+export function pullRouter(api: () => PullApi | undefined, opts: PullRouterOptions = {}): express.Router {
   const r = express.Router();
+  const log = opts.log;
+  const until = (req: Request, res: Response): AbortSignal => (opts.closing === undefined ? clientGone(req, res) : AbortSignal.any([clientGone(req, res), opts.closing]));
   const need = (): PullApi => {
     const a = api();
     if (a === undefined) throw new GatewayError('CEG_BROKER_UNAVAILABLE', 'the gateway is starting: subscriptions are not loaded yet', { retriable: true });
@@ -118,7 +130,7 @@ export function pullRouter(api: () => PullApi | undefined, log?: Logger): expres
     const cursor = cursorIn(q.get('cursor'));
     const partitions = partitionsIn(q);
     const session = await need().open(name(req), { ...(cursor === undefined ? {} : { cursor }), ...(partitions === undefined ? {} : { partitions }) });
-    const answer = await session.next({ max, waitMs, signal: clientGone(req, res) });
+    const answer = await session.next({ max, waitMs, signal: until(req, res) });
     if (res.destroyed) return;
     res.status(200).set('cache-control', 'no-store').set(CURSOR_HEADER, answer.cursor).type(`${BATCH_JSON}; charset=utf-8`).send(JSON.stringify(answer.events.map((e) => e.json)));
   });
@@ -152,7 +164,7 @@ export function pullRouter(api: () => PullApi | undefined, log?: Logger): expres
     const n = name(req);
     // Opened before the stream starts, so a bad subscription, cursor or partition is still a problem+json answer.
     const session = await need().open(n, { ...(cursor === undefined ? {} : { cursor }), ...(partitions === undefined ? {} : { partitions }) });
-    const signal = clientGone(req, res);
+    const signal = until(req, res);
     res.status(200).set({ 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' });
     res.flushHeaders();
     const write = async (text: string): Promise<void> => {
