@@ -78,6 +78,17 @@ describe('pull subscriptions as resources', () => {
     expect(JSON.stringify(bad.body)).toContain('delivery.secrets');
   });
 
+  it('takes a PATCH of its filters and data at the next pull', async () => {
+    const name = await create();
+    const p = await call('PATCH', `/subscriptions/${name}`, { filters: [{ exact: { subject: 'only-this' } }], delivery: { data: 'avro' } });
+    expect(p.status, JSON.stringify(p.body)).toBe(200);
+    expect((p.body as { delivery: unknown }).delivery).toEqual({ mode: 'pull', data: 'avro' });
+    const ids = await publish(4, (i) => ({ subject: i === 2 ? 'only-this' : 'other' }));
+    const r = await pull(name, 'max=100');
+    expect(r.events.map((e) => e.id)).toEqual([ids[2]]);
+    expect(r.events[0]!.datacontenttype).toBe('application/avro');
+  });
+
   it('refuses to change delivery.mode', async () => {
     const name = await create();
     const r = await call('PATCH', `/subscriptions/${name}`, { delivery: { mode: 'push', url: 'http://127.0.0.1:1/x' } });

@@ -10,6 +10,8 @@
  * - SSE cut mid-stream and resumed on the other gateway with `Last-Event-ID` skips nothing; a
  *   heartbeat comment comes while idle.
  * - `wait` running out answers 200 `[]`.
+ * - A poison record (a foreign producer's bytes) is dead-lettered to `<group>.dlq` and passed over:
+ *   the events behind it on its partition are handed out.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
@@ -18,7 +20,8 @@ import { startGatewayProcess } from '../../../bench/lib/gateway-process.js';
 import type { GatewayProcess } from '../../../bench/lib/gateway-process.js';
 import { priceLoaded } from '../../fixtures/events.js';
 import { uniqueName } from '../../helpers/stack.js';
-import { ownCatalog } from '../consumer/members.js';
+import { DEAD_LETTER_HEADERS } from '../../../src/bus/subscriber/index.js';
+import { ownCatalog, rawKafka } from '../consumer/members.js';
 import type { OwnCatalog } from '../consumer/members.js';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
@@ -163,6 +166,31 @@ describe('pull across two gateways (real Kafka)', () => {
     }
   });
 
+  it('dead-letters a poison record and hands out the events behind it on its partition', async () => {
+    const name = await create(gws[0]);
+    const group = `ce-gateway.sub.anonymous.${name}`;
+    const producer = rawKafka().producer();
+    await producer.connect();
+    try {
+      const partitions = Array.from({ length: 6 }, (_, p) => p);
+      await producer.send({ topic: cat.priceTopic, messages: partitions.map((partition) => ({ partition, key: 'x', value: Buffer.from([0, 0, 0, 0, 99, 1, 2]), headers: { ce_specversion: '1.0', ce_id: `poison-${partition}`, ce_source: 'urn:foreign', ce_type: priceType, 'content-type': 'application/avro' } })) });
+    } finally {
+      await producer.disconnect();
+    }
+    const sent = await publish(gws[1], 12);
+    const got: string[] = [];
+    let cursor: string | undefined;
+    for (let i = 0; i < 10 && got.length < 12; i++) {
+      const r = await pull(gws[i % 2]!, name, { max: 100, wait: 2, ...(cursor === undefined ? {} : { cursor }) });
+      got.push(...r.events.map((e) => e.id));
+      cursor = r.cursor;
+    }
+    expect([...got].sort()).toEqual([...sent].sort());
+    const dlq = await readAll(`${group}.dlq`);
+    expect(new Set(dlq.map((m) => m.headers.ce_id)).size).toBe(6);
+    expect(dlq.every((m) => m.headers[DEAD_LETTER_HEADERS.subscription] === group && m.headers[DEAD_LETTER_HEADERS.reason]!.startsWith('poison'))).toBe(true);
+  });
+
   it('answers 200 [] when the wait runs out', async () => {
     const name = await create(gws[1]);
     const t0 = Date.now();
@@ -219,4 +247,29 @@ function messages(text: string): { id: string; event: Ev }[] {
       const lines = m.split('\n');
       return { id: lines.find((l) => l.startsWith('id: '))!.slice(4), event: JSON.parse(lines.find((l) => l.startsWith('data: '))!.slice(6)) as Ev };
     });
+}
+
+/** Every record of a topic (headers as text), read with a throw-away group. */
+async function readAll(topic: string): Promise<{ headers: Record<string, string> }[]> {
+  const kafka = rawKafka();
+  const admin = kafka.admin();
+  await admin.connect();
+  const ends = await admin.fetchTopicOffsets(topic);
+  await admin.disconnect();
+  const total = ends.reduce((n, e) => n + Number(e.high), 0);
+  const out: { headers: Record<string, string> }[] = [];
+  if (total === 0) return out;
+  const consumer = kafka.consumer({ groupId: uniqueName('it-pull-dlq-reader') });
+  await consumer.connect();
+  await consumer.subscribe({ topic, fromBeginning: true });
+  await new Promise<void>((done) => {
+    void consumer.run({
+      eachMessage: async ({ message }) => {
+        out.push({ headers: Object.fromEntries(Object.entries(message.headers ?? {}).map(([k, v]) => [k, String(v)])) });
+        if (out.length >= total) done();
+      },
+    });
+  });
+  await consumer.disconnect();
+  return out;
 }
