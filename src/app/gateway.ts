@@ -171,6 +171,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       ...[...subscriptions].map((s) => ({ name: s.name, up: true, stats: s.stats(), partitions: s.assignments().length })),
       ...[...failedSubscriptions.keys()].map((name) => ({ name, up: false, stats: undefined, partitions: 0 })),
     ],
+    pull: () => pullService?.stats() ?? new Map(),
   });
 
   async function readiness(): Promise<{ ready: boolean; checks: Record<string, boolean>; durable: boolean }> {

@@ -187,6 +187,12 @@ describe('GET /subscriptions/{name}/events', () => {
     expect(h.get(DEAD_LETTER_HEADERS.subscription)).toBe(group);
     expect(h.get(DEAD_LETTER_HEADERS.reason)).toMatch(/^poison/);
     expect(h.get('ce_id')).toBe('poison-1');
+    // Counted: what was handed out, passed over and dead-lettered, and the commits.
+    expect((await call('POST', `/subscriptions/${name}/cursors`, { cursor: r.cursor })).status).toBe(204);
+    const metrics = await (await fetch(`${gw.url}/metrics`)).text();
+    expect(metrics).toContain(`ce_gateway_pull_records_total{subscription="${group}",outcome="dead_lettered"} 1`);
+    expect(metrics).toContain(`ce_gateway_pull_records_total{subscription="${group}",outcome="delivered"} 4`);
+    expect(metrics).toContain(`ce_gateway_pull_commits_total{subscription="${group}"} 1`);
   });
 
   it.each([

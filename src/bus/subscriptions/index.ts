@@ -17,4 +17,4 @@ export type { OpenedSecrets, SubscriptionServiceDeps, SubscriptionView } from '.
 export { PUSH_COMMIT, Reconciler } from './reconciler.js';
 export type { RunSpec, RunningSink, SinkContext, SinkFactory, SubscribeHost } from './reconciler.js';
 export { MAX_CURSOR_CHARS, MAX_PULL_EVENTS, MAX_PULL_WAIT_MS, PullService, cursorSigner, deriveCursorKey } from './pull/index.js';
-export type { CursorOwner, CursorSigner, PullAnswer, PullOptions, PullServiceDeps, PullSession } from './pull/index.js';
+export type { CursorOwner, CursorSigner, PullAnswer, PullOptions, PullServiceDeps, PullSession, PullStats } from './pull/index.js';

@@ -54,6 +54,18 @@ export interface PullAnswer {
   readonly cursor: string;
 }
 
+/** What this instance handed out and committed per pull subscription since it started (metrics). */
+export interface PullStats {
+  /** Events answered (long-poll and SSE); the same event counts again when it is pulled again. */
+  readonly delivered: number;
+  /** Records passed over: other kinds, refused by the filters. */
+  readonly skipped: number;
+  /** Poison records written to `<group>.dlq` and passed over. */
+  readonly deadLettered: number;
+  /** Cursors committed. */
+  readonly commits: number;
+}
+
 /** A pull in progress over several answers (an SSE stream); each answer continues after the last. */
 export interface PullSession {
   next(o: { readonly max: number; readonly waitMs: number; readonly signal: AbortSignal }): Promise<PullAnswer>;
@@ -65,9 +77,22 @@ function notFound(name: string): GatewayError {
 
 export class PullService {
   readonly #d: PullServiceDeps;
+  readonly #stats = new Map<string, { delivered: number; skipped: number; deadLettered: number; commits: number }>();
 
   constructor(deps: PullServiceDeps) {
     this.#d = deps;
+  }
+
+  /** Counters per group, for the subscriptions that still exist. */
+  stats(): ReadonlyMap<string, PullStats> {
+    for (const g of this.#stats.keys()) if (this.#d.subscription(g) === undefined) this.#stats.delete(g);
+    return this.#stats;
+  }
+
+  #count(group: string): { delivered: number; skipped: number; deadLettered: number; commits: number } {
+    let c = this.#stats.get(group);
+    if (c === undefined) this.#stats.set(group, (c = { delivered: 0, skipped: 0, deadLettered: 0, commits: 0 }));
+    return c;
   }
 
   /**
@@ -98,6 +123,10 @@ export class PullService {
         s = this.#pullable(name, owner);
         if (s.createdAt !== owned.createdAt) throw notFound(name); // deleted and created again meanwhile
         const r = await pull({ transport: this.#d.transport, codec: this.#d.codec(), log: this.#d.log }, this.#target(s), positions, { max, deadlineMs: Date.now() + waitMs, signal });
+        const c = this.#count(owned.group);
+        c.delivered += r.events.length;
+        c.skipped += r.skipped;
+        c.deadLettered += r.deadLettered;
         return { events: r.events.map((e) => ({ json: e.json, cursor: signer.sign(owned, e.after) })), cursor: signer.sign(owned, r.positions) };
       },
     };
@@ -119,6 +148,7 @@ export class PullService {
       byTopic.set(p.topic, [...(byTopic.get(p.topic) ?? []), { partition: p.partition, offset: p.offset }]);
     }
     for (const [topic, offsets] of byTopic) await this.#d.transport.commitOffsets(s.group, topic, offsets);
+    this.#count(s.group).commits++;
   }
 
   #signer(): CursorSigner {
