@@ -193,6 +193,8 @@ describe('GET /subscriptions/{name}/events', () => {
     expect(metrics).toContain(`ce_gateway_pull_records_total{subscription="${group}",outcome="dead_lettered"} 1`);
     expect(metrics).toContain(`ce_gateway_pull_records_total{subscription="${group}",outcome="delivered"} 4`);
     expect(metrics).toContain(`ce_gateway_pull_commits_total{subscription="${group}"} 1`);
+    // Served by requests only: no consumer-group member runs it on this instance.
+    expect(metrics).not.toContain(`ce_gateway_subscription_up{subscription="${group}"}`);
   });
 
   it.each([
@@ -236,6 +238,20 @@ describe('GET /subscriptions/{name}/events', () => {
     }
     expect((await call('POST', `/subscriptions/${mine}/cursors`, {})).status).toBe(400);
     expect((await call('POST', `/subscriptions/${mine}/cursors`, { cursor: good, extra: 1 })).status).toBe(400);
+  });
+
+  it('answers 409 to a commit while someone else holds a member in the group', async () => {
+    const name = await create();
+    const cursor = (await pull(name)).cursor;
+    const member = await gw.gateway.transport.consume({ group: `ce-gateway.sub.anonymous.${name}`, topics: [PRICE_TOPIC] }, () => Promise.resolve());
+    try {
+      const r = await call('POST', `/subscriptions/${name}/cursors`, { cursor });
+      expect(r.status).toBe(409);
+      expect((r.body as { code: string }).code).toBe('CEG_CONFLICT');
+    } finally {
+      await member.stop();
+    }
+    expect((await call('POST', `/subscriptions/${name}/cursors`, { cursor })).status).toBe(204);
   });
 
   it('refuses push subscriptions (409), unknown ones (404) and other methods (405)', async () => {

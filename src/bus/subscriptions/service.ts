@@ -227,7 +227,7 @@ export class SubscriptionService {
     if (push === undefined) {
       // A pull subscription is read from its committed positions: a topic that a new kind brings
       // starts at its end, as `latest` at create would (a push member does the same, startFrom latest).
-      const before = new Set(this.#topics(current.kinds));
+      const before = new Set(current.kinds.map((k) => (this.#d.catalog.byEventId(k) ?? this.#d.catalog.byName(k))?.topic.name));
       const added = topics.filter((t) => !before.has(t));
       if (added.length > 0) await commitStart(this.#d.transport, group, added, 'latest');
     }

@@ -14,7 +14,7 @@
  * its log start: nothing is missed, some events may come again.
  * Spec: issue 9 ("Pull", "Semantics", "Stateless").
  */
-import { GatewayError } from '../../../core/errors.js';
+import { GatewayError, isGatewayError } from '../../../core/errors.js';
 import type { Catalog } from '../../../catalog/index.js';
 import type { EventCodec } from '../../../codec/event/index.js';
 import type { Logger } from '../../../observability/index.js';
@@ -135,7 +135,8 @@ export class PullService {
   /**
    * Commits a cursor's positions as the subscription's committed offsets (partitions it does not
    * name keep theirs). Any instance may commit any cursor of the subscription.
-   * Errors: CEG_NOT_FOUND, CEG_CONFLICT, CEG_INVALID_CURSOR, CEG_SECRETS_KEY_MISSING, the transport's.
+   * Errors: CEG_NOT_FOUND, CEG_CONFLICT (a push subscription, not active, or its group has members
+   *   someone else started), CEG_INVALID_CURSOR, CEG_SECRETS_KEY_MISSING, the transport's.
    */
   async commit(name: string, cursor: string, owner: string = DEFAULT_OWNER): Promise<void> {
     const signer = this.#signer();
@@ -147,7 +148,16 @@ export class PullService {
       if (!topics.has(p.topic)) continue; // a topic the subscription no longer reads (its kinds changed)
       byTopic.set(p.topic, [...(byTopic.get(p.topic) ?? []), { partition: p.partition, offset: p.offset }]);
     }
-    for (const [topic, offsets] of byTopic) await this.#d.transport.commitOffsets(s.group, topic, offsets);
+    for (const [topic, offsets] of byTopic) {
+      await this.#d.transport.commitOffsets(s.group, topic, offsets).catch((err: unknown) => {
+        // Kafka refuses member-less commits while the group has members: someone joined it (a
+        // Kafka client under the subscription's group id). Not the gateway's fault: a conflict.
+        if (isGatewayError(err, 'CEG_INVALID_OPTIONS') && err.retriable) {
+          throw new GatewayError('CEG_CONFLICT', `the consumer group ${s.group} has active members (a client joined it directly); a pull subscription's positions can be committed only while it has none`, { retriable: false, cause: err, details: { field: 'cursor' } });
+        }
+        throw err;
+      });
+    }
     this.#count(s.group).commits++;
   }
 
