@@ -7,6 +7,7 @@
  * the parameters, and SSE (one event per message, `id:` = cursor, heartbeat, `Last-Event-ID`).
  */
 import { randomUUID } from 'node:crypto';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEAD_LETTER_HEADERS } from '../../src/bus/subscriber/index.js';
 import { PRICE_LOADING_COMPLETED, PRICE_TOPIC, structuredPriceEvent, priceLoaded } from '../fixtures/events.js';
@@ -267,6 +268,52 @@ describe('GET /subscriptions/{name}/events', () => {
     expect(m.status).toBe(405);
     expect(m.headers.get('allow')).toBe('GET');
   });
+});
+
+describe('pull semantics, property-based', () => {
+  it('any sequence of pulls (continuing or fresh) and commits: nothing committed comes back, and draining hands out every event', async () => {
+    const op = fc.oneof(
+      fc.record({ kind: fc.constant('continue' as const), max: fc.integer({ min: 1, max: 6 }) }),
+      fc.record({ kind: fc.constant('fresh' as const), max: fc.integer({ min: 1, max: 6 }) }),
+      fc.record({ kind: fc.constant('commit' as const) }),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 10 }), fc.integer({ min: 1, max: 12 }), async (ops, n) => {
+        const name = await create();
+        const sent = await publish(n);
+        const committed = new Set<string>();
+        let chain: { cursor: string | undefined; ids: string[] } = { cursor: undefined, ids: [] };
+        const seen = new Set<string>();
+        for (const o of ops) {
+          if (o.kind === 'commit') {
+            if (chain.cursor === undefined) continue;
+            expect((await call('POST', `/subscriptions/${name}/cursors`, { cursor: chain.cursor })).status).toBe(204);
+            for (const id of chain.ids) committed.add(id);
+            continue;
+          }
+          if (o.kind === 'fresh') chain = { cursor: undefined, ids: [] };
+          const r = await pull(name, `max=${o.max}${chain.cursor === undefined ? '' : `&cursor=${encodeURIComponent(chain.cursor)}`}`);
+          for (const e of r.events) {
+            expect(committed.has(e.id), 'a committed event came back').toBe(false);
+            expect(chain.ids.includes(e.id), 'an event twice in one cursor chain').toBe(false);
+            seen.add(e.id);
+          }
+          chain = { cursor: r.cursor, ids: [...chain.ids, ...r.events.map((e) => e.id)] };
+        }
+        // Drain from the committed position: exactly what was not committed, once each.
+        const rest: string[] = [];
+        let cursor: string | undefined;
+        for (;;) {
+          const r = await pull(name, `max=5${cursor === undefined ? '' : `&cursor=${encodeURIComponent(cursor)}`}`);
+          if (r.events.length === 0) break;
+          rest.push(...r.events.map((e) => e.id));
+          cursor = r.cursor;
+        }
+        expect(rest.sort()).toEqual(sent.filter((id) => !committed.has(id)).sort());
+      }),
+      { numRuns: 12 },
+    );
+  }, 60_000);
 });
 
 /** Reads an SSE stream until `until` says stop; returns the raw text. */
