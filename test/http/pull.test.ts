@@ -267,6 +267,7 @@ describe('GET /subscriptions/{name}/events', () => {
     const m = await call('DELETE', `/subscriptions/${push}/events`);
     expect(m.status).toBe(405);
     expect(m.headers.get('allow')).toBe('GET');
+    expect((await fetch(`${gw.url}/subscriptions/${push}/stream`, { method: 'HEAD' })).status).toBe(405);
   });
 });
 

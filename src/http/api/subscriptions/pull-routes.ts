@@ -123,6 +123,8 @@ export function pullRouter(api: () => PullApi | undefined, opts: PullRouterOptio
     next(new GatewayError('CEG_METHOD_NOT_ALLOWED', `${req.method} is not allowed here; allowed: ${allow}`, { retriable: false, details: { allow: allow.split(', ') } }));
   };
 
+  // express answers HEAD with the GET handler: that would run a pull (or hold a stream open) for nothing.
+  r.head(['/subscriptions/:name/events', '/subscriptions/:name/stream'], notAllowed('GET'));
   r.get('/subscriptions/:name/events', async (req, res) => {
     const q = query(req, ['max', 'wait', 'cursor', 'partitions']);
     const max = intIn(q, 'max', 1, MAX_PULL_EVENTS, PULL_DEFAULTS.max);
