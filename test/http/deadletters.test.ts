@@ -82,9 +82,18 @@ describe('dead letters and status over HTTP', () => {
     expect((await get('/subscriptions/drops/status')).body).toMatchObject({ group: 'ce-gateway.sub.ops.drops', origin: 'file', state: 'active', running: true });
   });
 
+  it('a pull subscription: its status has the cursors\' lag and no member; a redrive is refused (409), nothing would deliver it', async () => {
+    const created = await get('/subscriptions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'puller', kinds: ['PriceLoadingCompleted'], delivery: { mode: 'pull' } }) });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    expect((await get('/subscriptions/puller/status')).body).toMatchObject({ origin: 'api', state: 'active', running: false, delivered: 0 });
+    const redrive = await get('/subscriptions/puller/deadletters/redrive', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"all":true}' });
+    expect(redrive).toMatchObject({ status: 409, body: { code: 'CEG_CONFLICT', violations: [{ field: 'name' }] } });
+    expect((await get('/subscriptions/puller/deadletters')).body).toEqual({ items: [], next: null });
+  });
+
   it('refuses what it cannot do, naming the field: problem+json, 404, 405 with Allow, 415', async () => {
     const bad = await get(`/subscriptions/${NAME}/deadletters?limit=5000`);
-    expect(bad).toMatchObject({ status: 400, body: { code: 'CEG_MALFORMED_REQUEST', violations: [{ field: 'limit' }] } });
+    expect(bad).toMatchObject({ status: 400, body: { code: 'CEG_INVALID_PARAMETER', violations: [{ field: 'limit' }] } });
     expect(bad.type).toContain('application/problem+json');
     const noIds = await get(`/subscriptions/${NAME}/deadletters/redrive`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"ids":[]}' });
     expect(noIds).toMatchObject({ status: 400, body: { violations: [{ field: 'ids' }] } });

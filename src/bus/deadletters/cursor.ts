@@ -18,11 +18,11 @@ export function encodeCursor(c: Cursor): string {
 }
 
 /**
- * Reads a token. Errors: CEG_MALFORMED_REQUEST (retriable: false, `field: after`) for anything
+ * Reads a token. Errors: CEG_INVALID_PARAMETER (retriable: false, `field: after`) for anything
  * {@link encodeCursor} cannot have written.
  */
 export function decodeCursor(token: string): Cursor {
-  const bad = (): GatewayError => new GatewayError('CEG_MALFORMED_REQUEST', 'after: not a token of this listing (use the `next` of the previous page)', { retriable: false, details: { field: 'after' } });
+  const bad = (): GatewayError => new GatewayError('CEG_INVALID_PARAMETER', 'after: not a token of this listing (use the `next` of the previous page)', { retriable: false, details: { field: 'after' } });
   if (token.length === 0 || token.length > MAX_TOKEN || !/^[A-Za-z0-9_-]+$/.test(token)) throw bad();
   const text = Buffer.from(token, 'base64url').toString('utf8');
   const out = new Map<number, bigint>();

@@ -91,11 +91,11 @@ export class DeadLetters {
   /**
    * One page of `group`'s dead letters, oldest first (by partition, then offset).
    * `limit`: 1–1,000 (default 100); `after`: the previous page's `next`.
-   * Errors: CEG_MALFORMED_REQUEST (`field: limit | after`); the transport's (CEG_BROKER_UNAVAILABLE retriable).
+   * Errors: CEG_INVALID_PARAMETER (`field: limit | after`); the transport's (CEG_BROKER_UNAVAILABLE retriable).
    */
   async list(group: string, opts: { readonly limit?: number; readonly after?: string } = {}): Promise<DeadLetterPage> {
     const limit = opts.limit ?? DEFAULT_PAGE;
-    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE) throw new GatewayError('CEG_MALFORMED_REQUEST', `limit: an integer from 1 to ${MAX_PAGE}`, { retriable: false, details: { field: 'limit' } });
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE) throw new GatewayError('CEG_INVALID_PARAMETER', `limit: an integer from 1 to ${MAX_PAGE}`, { retriable: false, details: { field: 'limit' } });
     const cursor = opts.after === undefined ? new Map<number, bigint>() : new Map(decodeCursor(opts.after));
     const dlq = deadLetterTopic(group);
     if (!(await topicExists(this.#t, dlq))) return { items: [], next: null };

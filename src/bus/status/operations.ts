@@ -30,6 +30,8 @@ export interface SubscriptionTarget {
   readonly state: 'active' | 'paused' | 'gone' | 'failed';
   /** Topics the group reads (its kinds' topics, its retry and redrive topics); those that do not exist are left out of the lag. */
   readonly topics: readonly string[];
+  /** A pull subscription: no member runs in the gateway and nothing reads its redrive topic (its clients read the kinds' topics). */
+  readonly pull?: boolean;
   /** When and why its consumer stopped (`failed` only), epoch ms. */
   readonly failure?: { readonly atMs: number; readonly reason: string };
 }
@@ -87,8 +89,13 @@ export class SubscriptionOperations {
     return this.#d.deadLetters.list(this.#target(name).group, q);
   }
 
+  /** Errors also: CEG_CONFLICT (`field: name`) for a pull subscription (its dead letters are poison records its clients never read; nothing would deliver them). */
   redrive(name: string, sel: Selection): Promise<RedriveResult> {
-    return this.#d.deadLetters.redrive(this.#target(name).group, sel);
+    const t = this.#target(name);
+    if (t.pull === true) {
+      return Promise.reject(new GatewayError('CEG_CONFLICT', `subscription ${name.slice(0, 200)} is a pull subscription: its dead letters are records no client can read (poison); list and purge them, redrive is for subscriptions the gateway delivers`, { retriable: false, details: { field: 'name' } }));
+    }
+    return this.#d.deadLetters.redrive(t.group, sel);
   }
 
   purge(name: string, sel: Selection): Promise<PurgeResult> {

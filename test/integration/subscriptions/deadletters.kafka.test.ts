@@ -266,7 +266,7 @@ describe('dead letters of a library subscription', () => {
       expect(paged.map((i) => i.id)).toEqual(whole.map((i) => i.id));
       expect(whole.every((i) => i.lastStatus === null && i.reason === 'refused by the test')).toBe(true);
       const bad = await api('GET', `/subscriptions/${name}/deadletters?after=not-a-token`);
-      expect(bad).toMatchObject({ status: 400, body: { code: 'CEG_MALFORMED_REQUEST', violations: [{ field: 'after' }] } });
+      expect(bad).toMatchObject({ status: 400, body: { code: 'CEG_INVALID_PARAMETER', violations: [{ field: 'after' }] } });
 
       const [again, fixed] = [events[0]!.id as string, events[1]!.id as string];
       failing.delete(fixed);

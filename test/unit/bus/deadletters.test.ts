@@ -69,7 +69,7 @@ describe('the after token', () => {
     );
     for (const bad of ['', 'not a token', 'x'.repeat(3000), Buffer.from('0.1~0.2').toString('base64url'), Buffer.from('0.-1').toString('base64url'), `${encodeCursor(new Map([[0, 5n]]))}=`]) {
       const err = caught(() => decodeCursor(bad));
-      expect(isGatewayError(err, 'CEG_MALFORMED_REQUEST') && err.details.field === 'after', bad).toBe(true);
+      expect(isGatewayError(err, 'CEG_INVALID_PARAMETER') && err.details.field === 'after', bad).toBe(true);
     }
   });
 });
@@ -101,7 +101,7 @@ describe('paging', () => {
     const { dl, publisher, sub, transport } = await withDeadLetters(3);
     for (const limit of [0, 1001, 1.5]) {
       const err = await dl.list('sub-dl', { limit }).catch((e: unknown) => e);
-      expect(isGatewayError(err, 'CEG_MALFORMED_REQUEST') && err.details.field === 'limit').toBe(true);
+      expect(isGatewayError(err, 'CEG_INVALID_PARAMETER') && err.details.field === 'limit').toBe(true);
     }
     expect(await dl.purge('sub-dl', { all: true })).toEqual({ purged: 3, notFound: [] });
     expect(await dl.list('sub-dl')).toEqual({ items: [], next: null });
@@ -179,5 +179,6 @@ describe('route request shapes', () => {
     expect(parseListQuery({ limit: '25', after: 'abc' })).toEqual({ limit: 25, after: 'abc' });
     expect(caught(() => parseListQuery({ limit: '-1' }))).toMatchObject({ details: { field: 'limit' } });
     expect(caught(() => parseListQuery({ limit: ['1', '2'] }))).toMatchObject({ details: { field: 'limit' } });
+    expect(caught(() => parseListQuery({ limt: '5' }))).toMatchObject({ code: 'CEG_INVALID_PARAMETER', details: { field: 'limt' } });
   });
 });

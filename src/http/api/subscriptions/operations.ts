@@ -9,7 +9,9 @@
  * - `DELETE /subscriptions/{name}/deadletters` — no body (all), `{ "all": true }` or `{ "ids": [ … ] }`
  *   → 200 `{ "purged", "notFound" }`;
  * - `GET /subscriptions/{name}/status` → state, lag per partition, counts, last error and delivery.
- * Errors are RFC 9457 problem+json naming the field (`limit`, `after`, `ids`, `all`, `body`, `name`).
+ * Errors are RFC 9457 problem+json naming the field: CEG_INVALID_PARAMETER for `limit`/`after`,
+ * CEG_MALFORMED_REQUEST for the body (`ids`, `ids[i]`, `all`, `body`), CEG_NOT_FOUND for `name`,
+ * CEG_CONFLICT for a redrive of a pull subscription.
  * Spec: issue 10; RFC 9457.
  */
 import express from 'express';
@@ -62,17 +64,21 @@ export function parseSelection(body: unknown, emptyMeansAll: boolean): Selection
   return { ids: [...new Set(o.ids as string[])] };
 }
 
-/** `limit` and `after` of the listing. Errors: CEG_MALFORMED_REQUEST naming the parameter. */
+const badParameter = (field: string, message: string): GatewayError => new GatewayError('CEG_INVALID_PARAMETER', `${field}: ${message}`, { retriable: false, details: { field } });
+
+/** `limit` and `after` of the listing. Errors: CEG_INVALID_PARAMETER naming the parameter (an unknown or repeated one too). */
 export function parseListQuery(query: Request['query']): { limit?: number; after?: string } {
+  const unknown = Object.keys(query).find((k) => k !== 'limit' && k !== 'after');
+  if (unknown !== undefined) throw badParameter(unknown.slice(0, 100), 'unknown parameter; the listing takes limit and after');
   const one = (name: string): string | undefined => {
     const v = query[name];
     if (v === undefined) return undefined;
-    if (typeof v !== 'string') throw bad(name, 'give it once');
+    if (typeof v !== 'string') throw badParameter(name, 'give it once');
     return v;
   };
   const limit = one('limit');
   const after = one('after');
-  if (limit !== undefined && !/^\d{1,4}$/.test(limit)) throw bad('limit', 'an integer from 1 to 1000');
+  if (limit !== undefined && !/^\d{1,4}$/.test(limit)) throw badParameter('limit', 'an integer from 1 to 1000');
   return { ...(limit === undefined ? {} : { limit: Number(limit) }), ...(after === undefined ? {} : { after }) };
 }
 
