@@ -179,7 +179,7 @@ export const CONSOLE_JS = String.raw`'use strict';
             .then(function () { say('redriven: ' + d.id); return listDeadLetters(); }, fail('redrive'));
         });
         return el('tr', {}, [el('td', {}, [String(d.id)]), el('td', {}, [String(d.source)]), el('td', {}, [String(d.reason)]), el('td', {}, [String(d.lastStatus == null ? '' : d.lastStatus)]),
-          el('td', {}, [String(d.attempts == null ? '' : d.attempts)]), el('td', { 'class': 'data' }, [json(d.event && d.event.data !== undefined ? d.event.data : d.data)]), el('td', {}, [redrive])]);
+          el('td', {}, [String(d.attempts == null ? '' : d.attempts)]), el('td', { 'class': 'data' }, [JSON.stringify(d.event && d.event.data !== undefined ? d.event.data : d.data)]), el('td', {}, [redrive])]);
       }));
       say(page.items.length + ' dead letters of ' + name);
     }, fail('dead letters'));
