@@ -62,7 +62,7 @@ const schema = z.object({
   SUBSCRIPTION_SECRETS_KEY: z.string().regex(/^([0-9a-fA-F]{64}|[A-Za-z0-9+/_-]{43}=?)$/, '32 bytes as 64 hex digits or base64 (openssl rand -base64 32)').optional(),
   WEBHOOK_ALLOWED_HOSTS: z.string().optional(),
   WEBHOOK_REQUEST_ORIGIN: z.string().regex(/^[A-Za-z0-9.-]{1,253}(:\d{1,5})?$/, 'a host name').optional(),
-  SHUTDOWN_TIMEOUT_MS: positiveInt.default(25_000),
+  SHUTDOWN_TIMEOUT_MS: positiveInt.default(10_000),
 });
 
 export interface Config {

@@ -1,3 +1,5 @@
+export { subscriptionLag } from './lag.js';
+export type { PartitionLag } from './lag.js';
 export { subscribe, deadLetterTopic, retryTopic, subscriptionTopics } from './subscriber.js';
 export type { DeliveryContext, EventHandler, Ordering, SubscribeOptions, Subscription, SubscriptionStats } from './subscriber.js';
 export { ack, duplicate, retry, deadLetter } from './outcome.js';

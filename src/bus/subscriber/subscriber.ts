@@ -25,6 +25,7 @@ import type { EnvelopeLimits } from '../../envelope/index.js';
 import type { Envelope } from '../../envelope/types.js';
 import type { EventOf, KindArg } from '../../catalog/kinds.js';
 import type { Logger } from '../../observability/index.js';
+import type { GatewayMetrics } from '../../observability/metrics.js';
 import type { Consumption, OutboundRecord, TopicSpec, RecordContext, RecordDecision, StartFrom, Transport, TransportRecord } from '../../transport/port.js';
 import { RECORD_DONE, redeliverAfter } from '../../transport/port.js';
 import { DEAD_LETTER_HEADERS, deadLetterHeaders, identifyingHeaders, originalHeaders, parseRetryMeta, retryHeaders, retryMetaProblem } from './failure-headers.js';
@@ -122,6 +123,8 @@ export interface SubscribeOptions<K extends string = string> {
   readonly maxAgeMs?: number;
   /** Partitions this member delivers at once (each still one record at a time); default the transport's. */
   readonly partitionsConcurrently?: number;
+  /** Where each handler call's duration is recorded (`ce_gateway_delivery_duration_seconds`, issue 15); the gateway passes its own. */
+  readonly instruments?: Pick<GatewayMetrics, 'delivery'>;
 }
 
 export interface SubscriptionStats {
@@ -146,6 +149,8 @@ export interface SubscriptionStats {
  */
 export interface Subscription {
   readonly name: string;
+  /** The topics its consumer group reads (the kinds' topics, and its retry topic when unordered). */
+  readonly topics: readonly string[];
   /** Settles when the subscription stops: resolves after unsubscribe(), rejects if the consumer failed. */
   readonly done: Promise<void>;
   readonly stats: () => SubscriptionStats;
@@ -366,9 +371,11 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
     // 4, 6. The handler, in the event's context.
     const tried = attempts.get(record);
     const attempt = (tried?.attempt ?? meta?.attempt ?? 0) + 1;
+    const t0 = performance.now();
     const out: Outcome = await withHandlerTimeout(handlerTimeoutMs, signal, (callSignal) =>
       invokeInContext(event, () => o.handler(event, { subscription: o.subscription, ...origin, attempt, record, signal: callSignal })),
     );
+    o.instruments?.delivery(o.subscription, (performance.now() - t0) / 1000);
     // 7. Outcome.
     if (out.kind === 'ack' || out.kind === 'duplicate') {
       if (out.kind === 'ack') stats.handled++;
@@ -407,10 +414,11 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
     return redeliverAfter(delay);
   }
 
+  const groupTopics = Object.freeze(ordering === 'none' ? [...topics, retries] : [...topics]);
   const consumption: Consumption = await transport.consume(
     {
       group: o.subscription,
-      topics: ordering === 'none' ? [...topics, retries] : [...topics],
+      topics: [...groupTopics],
       startFrom: o.startFrom ?? 'latest',
       ...(o.instanceId === undefined ? {} : { instanceId: o.instanceId }),
       ...(o.commitEveryRecords === undefined ? {} : { commitEveryRecords: o.commitEveryRecords }),
@@ -432,6 +440,7 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
   };
   return {
     name: o.subscription,
+    topics: groupTopics,
     done,
     stats: () => ({ ...stats, rebalances: Math.max(0, consumption.joins() - 1) }),
     assignments: () => consumption.assignments(),

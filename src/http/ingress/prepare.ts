@@ -28,6 +28,8 @@ export interface PreparedEvent {
   readonly index: number;
   readonly id: string;
   readonly topic: string;
+  /** The event kind's business name (the `kind` label of the ingress metrics). */
+  readonly kind: string;
   readonly record: OutboundRecord;
 }
 
@@ -149,7 +151,7 @@ function prepareOne(env: Envelope, codec: EventCodec, opts: PrepareOptions, prob
     problems.push({ field: '/data', reason: `the record would take ${bytes} bytes; topic ${event.topic} takes at most ${max} (max.message.bytes)`, code: 'CEG_PAYLOAD_TOO_LARGE' });
     return undefined;
   }
-  return { id: a.id, topic: event.topic, record: event.record };
+  return { id: a.id, topic: event.topic, kind: binding.kind.name, record: event.record };
 }
 
 /**
