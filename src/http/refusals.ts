@@ -39,7 +39,7 @@ export class RefusalLog {
     this.#instruments?.refusal(sp === -1 ? what : what.slice(sp + 1));
     const who = partner === undefined ? 'unknown' : this.#partners.has(partner) || this.#partners.size < MAX_PARTNERS_PER_LINE ? partner : 'other';
     let m = this.#partners.get(who);
-    if (m === undefined) this.#partners.set(who, (m = new Map()));
+    if (m === undefined) this.#partners.set(who, (m = new Map<string, number>()));
     m.set(what, (m.get(what) ?? 0) + 1);
     if (this.#timer === undefined) {
       this.#timer = setTimeout(() => this.flush(), this.#intervalMs);

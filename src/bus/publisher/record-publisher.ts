@@ -9,6 +9,7 @@ import { GatewayError, errorMessage } from '../../core/errors.js';
 import type { RetryPolicy } from '../../core/retry.js';
 import { retrying } from '../../core/retrying.js';
 import type { Logger } from '../../observability/index.js';
+import { LogThrottle } from '../../observability/index.js';
 import type { GatewayMetrics } from '../../observability/metrics.js';
 import type { OutboundRecord, Position, Transport } from '../../transport/port.js';
 import { OutboundQueue } from './outbound-queue.js';
@@ -83,6 +84,8 @@ export class RecordPublisher {
   readonly #closing = new AbortController();
   #drain: Promise<void> | undefined;
   #accepting = true;
+  /** Failures come in bursts while the broker is away: one line per 10 s (the metrics count each). */
+  readonly #failureLines = new LogThrottle();
   #stats = { enqueued: 0, published: 0, failed: 0, rejected: 0, retried: 0 };
 
   /** Errors: CEG_INVALID_OPTIONS (retriable: false) when queueCapacity or maxBatch is not an integer ≥ 1. */
@@ -221,7 +224,8 @@ export class RecordPublisher {
           onRetry: ({ attempt, error }) => {
             lastError = error as GatewayError;
             this.#stats.retried += group.length;
-            this.#log.warn({ topic, records: group.length, attempt, code: lastError.code, err: lastError.message }, 'publish failed, retrying');
+            // debug: the transport logs a broker outage once; every retry is counted (ce_gateway_publish_retried_total).
+            this.#log.debug({ topic, records: group.length, attempt, code: lastError.code, err: lastError.message }, 'publish failed, retrying');
           },
         },
       );
@@ -240,7 +244,7 @@ export class RecordPublisher {
         await this.#produceWithRetry(topic, group.slice(half));
         return;
       }
-      this.#log.warn({ topic, records: group.length, code: ge.code, err: ge.message }, 'publish failed');
+      this.#failureLines.run((repeated) => this.#log.warn({ topic, records: group.length, code: ge.code, err: ge.message, repeated }, 'publish failed (later failures within 10 s are counted in `repeated` of the next line)'));
       this.#stats.failed += group.length;
       const named = this.#namedLimit(ge, topic, group);
       for (const p of group) {

@@ -17,6 +17,7 @@ import { OffsetCommitter } from './commit-offsets.js';
 import { fromKafkaError } from './errors.js';
 import { toKafkaHeaders } from './headers.js';
 import { kafkaLogCreator, toKafkaLogLevel } from './logging.js';
+import { BrokerOutage } from './outage.js';
 import type { KafkaTransportInput, KafkaTransportOptions } from './options.js';
 import { resolveKafkaTransportOptions } from './options.js';
 
@@ -59,9 +60,12 @@ class KafkaTransport implements Transport {
   #connecting: Promise<{ admin: Admin; producer: Producer }> | undefined;
   #closed = false;
   readonly #committer: OffsetCommitter;
+  /** One per transport: every client of it (admin, producer, consumers) reports to it. */
+  readonly #outage: BrokerOutage;
 
   constructor(opts: KafkaTransportOptions) {
     this.#opts = opts;
+    this.#outage = new BrokerOutage(opts.logger, { base: { transport: 'kafka', clientId: opts.clientId, brokers: opts.brokers.join(',') }, probe: () => this.#probe() });
     this.#kafka = new Kafka({
       clientId: opts.clientId,
       brokers: [...opts.brokers],
@@ -71,7 +75,7 @@ class KafkaTransport implements Transport {
       ...(opts.sasl === undefined ? {} : { sasl: { ...opts.sasl } as SASLOptions }),
       retry: { retries: opts.retries, initialRetryTime: opts.initialRetryTimeMs, maxRetryTime: opts.maxRetryTimeMs },
       logLevel: toKafkaLogLevel(opts.logLevel),
-      logCreator: kafkaLogCreator(opts.logger, { transport: 'kafka', clientId: opts.clientId }),
+      logCreator: kafkaLogCreator(opts.logger, { transport: 'kafka', clientId: opts.clientId }, this.#outage),
     });
     this.#committer = new OffsetCommitter(this.#kafka);
   }
@@ -154,6 +158,7 @@ class KafkaTransport implements Transport {
       if (mapped.code === 'CEG_INVALID_NAME') this.#partitionCounts.delete(topic);
       throw mapped;
     }
+    this.#outage.ok();
     return positionsInOrder(topic, messages, metadata);
   }
 
@@ -272,9 +277,25 @@ class KafkaTransport implements Transport {
     try {
       const { admin } = await this.#ready();
       await withTimeout(admin.describeCluster(), this.#opts.requestTimeoutMs);
+      this.#outage.ok();
       return true;
     } catch (err) {
-      this.#opts.logger.warn({ transport: 'kafka', err: errorMessage(err) }, 'kafka health check failed');
+      // One line per outage, not one per readiness probe.
+      if (this.#outage.down) this.#outage.suppress();
+      else this.#outage.failed(`health check: ${errorMessage(err)}`);
+      this.#opts.logger.debug({ transport: 'kafka', err: errorMessage(err) }, 'kafka health check failed');
+      return false;
+    }
+  }
+
+  /** The outage's probe: one admin request; true when the broker answered. */
+  async #probe(): Promise<boolean> {
+    if (this.#closed) return false;
+    try {
+      const { admin } = await this.#ready();
+      await withTimeout(admin.describeCluster(), this.#opts.requestTimeoutMs);
+      return true;
+    } catch {
       return false;
     }
   }
@@ -282,6 +303,7 @@ class KafkaTransport implements Transport {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#outage.close();
     await Promise.allSettled([...this.#consumptions].map((c) => c.stop()));
     const connecting = this.#connecting;
     this.#connecting = undefined;
@@ -398,7 +420,7 @@ class KafkaTransport implements Transport {
       ...(o.sasl === undefined ? {} : { sasl: { ...o.sasl } as SASLOptions }),
       retry: { retries: o.retries, initialRetryTime: o.initialRetryTimeMs, maxRetryTime: o.maxRetryTimeMs },
       logLevel: toKafkaLogLevel(o.logLevel),
-      logCreator: kafkaLogCreator(o.logger, { transport: 'kafka', clientId: o.clientId, consumer: suffix }),
+      logCreator: kafkaLogCreator(o.logger, { transport: 'kafka', clientId: o.clientId, consumer: suffix }, this.#outage),
     });
   }
 }

@@ -1,5 +1,7 @@
 import { logLevel } from './kafkajs.js';
 import type { LogEntry, logCreator } from 'kafkajs';
+import type { BrokerOutage } from './outage.js';
+import { isConnectionTrouble } from './outage.js';
 
 /** The logger shape the transport writes to; pino's `Logger` satisfies it. */
 export interface TransportLogger {
@@ -54,11 +56,19 @@ function demote(entry: LogEntry): logLevel {
  * Routes kafkajs's log entries to `logger`, one call per entry: `(obj, msg)` with the entry's
  * fields plus `kafkajs: <namespace>` and `base` (e.g. clientId). kafkajs filters by its own
  * `logLevel` before calling this, so entries above the configured level cost nothing.
+ * With `outage`: a warn or error entry saying the broker cannot be reached starts (or continues)
+ * the outage, which logs once; while it lasts every warn/error entry of kafkajs goes to debug
+ * (issue 15: a broker outage is logged once when it starts and once when it ends).
  */
-export function kafkaLogCreator(logger: TransportLogger, base: Readonly<Record<string, unknown>>): logCreator {
+export function kafkaLogCreator(logger: TransportLogger, base: Readonly<Record<string, unknown>>, outage?: BrokerOutage): logCreator {
   return () => (entry: LogEntry) => {
-    const level = demote(entry);
+    let level = demote(entry);
     const { message, timestamp: _timestamp, logger: _name, ...extra } = entry.log as Record<string, unknown> & { message: string };
+    if (outage !== undefined && (level === logLevel.ERROR || level === logLevel.WARN)) {
+      if (outage.down) outage.suppress();
+      else if (isConnectionTrouble(message, extra)) outage.failed(message);
+      if (outage.down) level = logLevel.DEBUG;
+    }
     const obj: Record<string, unknown> = { ...base, kafkajs: entry.namespace, ...extra };
     switch (level) {
       case logLevel.ERROR: logger.error(obj, message); return;
