@@ -37,6 +37,9 @@ export function methodOf(method: string | undefined): string {
   return method !== undefined && METHODS.has(method) ? method : 'other';
 }
 
+/** Codes of `ce_gateway_produce_errors_total` present (at 0) from the start: the transport's retriable failures. */
+export const PRODUCE_ERROR_CODES: readonly string[] = Object.freeze(['CEG_BROKER_UNAVAILABLE', 'CEG_DELIVERY_TIMEOUT']);
+
 /** Outcomes of an event at ingress (`ce_gateway_ingress_events_total{outcome}`). */
 export type IngressOutcome = 'accepted' | 'refused' | 'failed';
 
@@ -122,6 +125,8 @@ export class GatewayMetrics {
     this.#produceDuration = new Histogram({ name: 'ce_gateway_produce_duration_seconds', help: 'Duration of one produce request to the broker (acks=all), seconds, failed ones included.', buckets: [...LATENCY_BUCKETS_S], registers });
     this.#produceErrors = new Counter({ name: 'ce_gateway_produce_errors_total', help: 'Failed produce requests by error code (each retry attempt counts).', labelNames: ['code'], registers });
     this.#deliveryDuration = new Histogram({ name: 'ce_gateway_delivery_duration_seconds', help: 'Duration of one delivery to a subscription\'s handler or sink (webhook call included), seconds, whatever its outcome.', labelNames: ['subscription'], buckets: [...LATENCY_BUCKETS_S], registers });
+    // Series exist from the start (a dashboard's rate() needs a 0 before the first failure).
+    for (const code of PRODUCE_ERROR_CODES) this.#produceErrors.inc({ code }, 0);
     this.#scraped();
   }
 
