@@ -12,6 +12,7 @@ import type { Server, ServerResponse } from 'node:http';
 export class HttpDrain {
   #draining = false;
   #inFlight = 0;
+  readonly #open = new Set<ServerResponse>();
   #idle: (() => void)[] = [];
   readonly #answerNow = new AbortController();
 
@@ -33,10 +34,12 @@ export class HttpDrain {
   /** Counts a request in progress until its answer finished or its connection closed. */
   track(res: ServerResponse): void {
     this.#inFlight++;
+    this.#open.add(res);
     let done = false;
     const end = (): void => {
       if (done) return;
       done = true;
+      this.#open.delete(res);
       if (--this.#inFlight === 0) for (const w of this.#idle.splice(0)) w();
     };
     res.once('finish', end);
@@ -63,6 +66,11 @@ export class HttpDrain {
     this.#draining = true;
     server.close(); // stops accepting; its callback (all connections gone) is not awaited
     server.closeIdleConnections();
+    // Requests in progress: their answers end their connections too.
+    for (const res of this.#open) {
+      if (!res.headersSent) res.setHeader('connection', 'close');
+      else res.once('finish', () => res.socket?.end());
+    }
     if (!(await this.#quiet(Math.max(0, graceMs)))) {
       this.#answerNow.abort(new Error('shutting down'));
       await this.#quiet(answerMs);
