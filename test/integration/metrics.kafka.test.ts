@@ -59,7 +59,7 @@ beforeAll(async () => {
     startFrom: 'latest',
     retry: retryPolicy({ maxAttempts: 2, initialDelayMs: 10, factor: 1, maxDelayMs: 10, jitter: 0 }),
     handler: async (event) => {
-      const instrument = (event.data.value as { instrument?: string }).instrument ?? '';
+      const instrument = (event.data?.value as { instrument?: string } | undefined)?.instrument ?? '';
       if (instrument.startsWith('BAD')) throw new Error('handler refuses BAD instruments (retried, then dead-lettered)');
       if (instrument.startsWith('POISON')) throw new GatewayError('CEG_INVALID_DATA', 'poison', { retriable: false });
       await new Promise((r) => setTimeout(r, 1));

@@ -84,8 +84,8 @@ export class RecordPublisher {
   readonly #closing = new AbortController();
   #drain: Promise<void> | undefined;
   #accepting = true;
-  /** Failures come in bursts while the broker is away: one line per 10 s (the metrics count each). */
-  readonly #failureLines = new LogThrottle();
+  /** Failures come in bursts while the broker is away: one line per 30 s (the metrics count each). */
+  readonly #failureLines = new LogThrottle(30_000);
   #stats = { enqueued: 0, published: 0, failed: 0, rejected: 0, retried: 0 };
 
   /** Errors: CEG_INVALID_OPTIONS (retriable: false) when queueCapacity or maxBatch is not an integer ≥ 1. */
@@ -244,7 +244,7 @@ export class RecordPublisher {
         await this.#produceWithRetry(topic, group.slice(half));
         return;
       }
-      this.#failureLines.run((repeated) => this.#log.warn({ topic, records: group.length, code: ge.code, err: ge.message, repeated }, 'publish failed (later failures within 10 s are counted in `repeated` of the next line)'));
+      this.#failureLines.run((repeated) => this.#log.warn({ topic, records: group.length, code: ge.code, err: ge.message, repeated }, 'publish failed (later failures within 30 s are counted in `repeated` of the next line)'));
       this.#stats.failed += group.length;
       const named = this.#namedLimit(ge, topic, group);
       for (const p of group) {

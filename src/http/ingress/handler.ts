@@ -149,8 +149,8 @@ function listed<T extends { index: number }>(xs: readonly T[], batch: boolean): 
   return batch ? [...xs] : xs.map(({ index: _i, ...e }) => e);
 }
 
-/** One line per 10 s at most for requests the broker did not confirm (they come in bursts during an outage). */
-const unconfirmedLines = new LogThrottle();
+/** One line per 30 s at most for requests the broker did not confirm (they come in bursts during an outage). */
+const unconfirmedLines = new LogThrottle(30_000);
 
 /** Counts stored events (`accepted`, with their record bytes) and the others (`failed`) per kind. */
 function countAccepted(deps: IngressDeps, prepared: readonly PreparedEvent[], settled: readonly Settled[]): void {
@@ -225,7 +225,7 @@ async function publish(res: ServerResponse, deps: IngressDeps, prepared: readonl
   });
   // The broker's own refusal names the cause; a deadline is only the cause when nothing else is known.
   const failure = settled.find((s): s is { ok: false; error: GatewayError } => s !== undefined && !s.ok && s.error.code !== 'CEG_DELIVERY_TIMEOUT')?.error;
-  unconfirmedLines.run((repeated) => deps.log.warn({ timedOut, stored: stored.length, notStored: notStored.length, unconfirmed: unconfirmed.length, code: failure?.code, repeated }, 'ingress: broker did not confirm every event (later requests within 10 s are counted in `repeated` of the next line)'));
+  unconfirmedLines.run((repeated) => deps.log.warn({ timedOut, stored: stored.length, notStored: notStored.length, unconfirmed: unconfirmed.length, code: failure?.code, repeated }, 'ingress: broker did not confirm every event (later requests within 30 s are counted in `repeated` of the next line)'));
   const err =
     failure === undefined
       ? new GatewayError(

@@ -26,6 +26,12 @@ const TOPIC_RESOURCE = 2 as ConfigResourceTypes;
 
 const tpKey = (topic: string, partition: number): string => `${topic}\u0000${partition}`;
 const buf = (b: Uint8Array | null): Buffer | null => (b === null ? null : Buffer.from(b.buffer, b.byteOffset, b.byteLength));
+/**
+ * A request the broker has not answered for this long, ms, starts an outage in the log (a paused
+ * or partitioned broker refuses nothing: requests just hang). Also the health check's own deadline.
+ */
+export const BROKER_STALL_MS = 5_000;
+
 /** Group states in which no member is joined (kafkajs / Kafka DescribeGroups). */
 const IDLE_GROUP_STATES = new Set(['Empty', 'Dead']);
 
@@ -141,6 +147,9 @@ class KafkaTransport implements Transport {
     // Aborted while we looked up metadata: nothing has been sent yet.
     if (isAborted(signal)) throw abortedProduce(topic, false, signal?.reason);
     const send = producer.send({ topic, acks: -1, timeout: this.#opts.ackTimeoutMs, compression: CompressionTypes.None, messages });
+    const stall = setTimeout(() => this.#outage.failed(`a produce request to ${topic} has had no answer for ${BROKER_STALL_MS} ms`), BROKER_STALL_MS);
+    const settled = (): void => clearTimeout(stall);
+    send.then(settled, settled);
     let metadata;
     try {
       metadata = await raceAbort(send, signal, () => abortedProduce(topic, true, signal?.reason));
@@ -156,6 +165,7 @@ class KafkaTransport implements Transport {
       }
       const mapped = fromKafkaError(err, { operation: 'produce', topic, records: records.length });
       if (mapped.code === 'CEG_INVALID_NAME') this.#partitionCounts.delete(topic);
+      if (mapped.code === 'CEG_BROKER_UNAVAILABLE') this.#outage.failed(`produce: ${mapped.message}`);
       throw mapped;
     }
     this.#outage.ok();
@@ -276,7 +286,7 @@ class KafkaTransport implements Transport {
     if (this.#closed) return false;
     try {
       const { admin } = await this.#ready();
-      await withTimeout(admin.describeCluster(), this.#opts.requestTimeoutMs);
+      await withTimeout(admin.describeCluster(), Math.min(this.#opts.requestTimeoutMs, BROKER_STALL_MS));
       this.#outage.ok();
       return true;
     } catch (err) {
@@ -293,7 +303,7 @@ class KafkaTransport implements Transport {
     if (this.#closed) return false;
     try {
       const { admin } = await this.#ready();
-      await withTimeout(admin.describeCluster(), this.#opts.requestTimeoutMs);
+      await withTimeout(admin.describeCluster(), Math.min(this.#opts.requestTimeoutMs, BROKER_STALL_MS));
       return true;
     } catch {
       return false;

@@ -36,7 +36,11 @@ export function toKafkaLogLevel(level: KafkaLogLevel): logLevel {
  * kafkajs warnings about choices made on purpose, logged at debug instead: bounded producer
  * retries (a send must fail rather than hang; consumers dedup by source+id).
  */
-const DEMOTED = new Set(['Limiting retries for the idempotent producer may invalidate EoS guarantees']);
+const DEMOTED = new Set([
+  'Limiting retries for the idempotent producer may invalidate EoS guarantees',
+  // The answer to a request that timed out (a paused broker resuming): the request was already failed and retried.
+  'Response without match',
+]);
 
 /**
  * kafkajs logs every error response of the protocol at error level from its Connection layer —
@@ -49,6 +53,8 @@ function demote(entry: LogEntry): logLevel {
   if (DEMOTED.has(message)) return logLevel.DEBUG;
   if (entry.namespace === 'Connection' && message.startsWith('Response ')) return logLevel.DEBUG;
   if (entry.level === logLevel.WARN && message === 'The group is rebalancing, re-joining') return logLevel.INFO;
+  // After an outage longer than the session timeout the member rejoins under a new id: routine.
+  if (message === 'The coordinator is not aware of this member, re-joining the group') return logLevel.INFO;
   return entry.level;
 }
 
