@@ -29,7 +29,7 @@ describe('loadConfig: defaults', () => {
     expect(c.ingress.limits).toEqual(DEFAULT_ENVELOPE_LIMITS); // ingress and the consumer side count alike by default
     expect(c.publishQueueCapacity).toBe(10_000);
     expect(c.readinessTimeoutMs).toBe(2000);
-    expect(c.shutdownTimeoutMs).toBe(25_000);
+    expect(c.shutdownTimeoutMs).toBe(10_000);
   });
 
   it('treats an empty variable as unset', () => {
@@ -143,8 +143,8 @@ describe('loadConfig: invalid variables', () => {
   it('SASL needs username and password; registry credentials go together', () => {
     const err = caught(() => loadConfig({ KAFKA_BROKERS: 'k:1', KAFKA_SASL_MECHANISM: 'plain', KAFKA_SASL_USERNAME: 'u', SCHEMA_REGISTRY_URL: 'http://r', SCHEMA_REGISTRY_USERNAME: 'ru' }));
     expect(err.details.problems).toEqual([
-      'KAFKA_SASL_MECHANISM needs KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD',
-      'SCHEMA_REGISTRY_USERNAME and SCHEMA_REGISTRY_PASSWORD go together',
+      'KAFKA_SASL_MECHANISM: needs KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD',
+      'SCHEMA_REGISTRY_USERNAME: goes together with SCHEMA_REGISTRY_PASSWORD: set both or neither',
     ]);
   });
 
@@ -152,7 +152,7 @@ describe('loadConfig: invalid variables', () => {
     const err = caught(() => loadConfig({ PORT: 'x', KAFKA_SASL_MECHANISM: 'plain' }));
     const problems = err.details.problems as string[];
     expect(problems.some((p) => p.startsWith('PORT:'))).toBe(true);
-    expect(problems).toContain('KAFKA_SASL_MECHANISM needs KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD');
+    expect(problems).toContain('KAFKA_SASL_MECHANISM: needs KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD');
   });
 });
 
