@@ -31,6 +31,9 @@ import { GatewayMetrics } from '../observability/metrics.js';
 import type { SubscriptionFigures } from '../observability/metrics.js';
 import type { Registry } from 'prom-client';
 import { HttpDrain } from '../http/drain.js';
+import { NO_TRACING, startTracing } from '../observability/index.js';
+import type { Tracing } from '../observability/index.js';
+import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { subscriptionLag } from '../bus/subscriber/index.js';
 import type { PartitionLag } from '../bus/subscriber/index.js';
 import { Reconciler, SubscriptionService, SubscriptionStore, developmentKey, parseSecretsKey, secretBox, secretsKeyDecision, secretsKeyMissing } from '../bus/subscriptions/index.js';
@@ -101,6 +104,8 @@ export interface GatewayOverrides {
   readonly readOnly?: boolean;
   /** The prom-client registry to record into (a library user's own); default a registry of this gateway. */
   readonly metricsRegistry?: Registry;
+  /** Export spans here (tracing on, whatever the configuration says): tests use an in-memory exporter. */
+  readonly spanExporter?: SpanExporter;
 }
 
 export function createGateway(config: Config, log: Logger, overrides: GatewayOverrides = {}): Gateway {
@@ -133,6 +138,19 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
   /** Subscriptions whose consumer stopped on a failure: reported by /readyz and metrics, never idle silently. */
   const failedSubscriptions = new Map<string, string>();
 
+  // Tracing (issue 15): the SDK is loaded only when an exporter is configured; off costs nothing.
+  let tracing: Tracing = NO_TRACING;
+  const tracingStarted: Promise<void> =
+    config.tracing === undefined && overrides.spanExporter === undefined
+      ? Promise.resolve()
+      : startTracing({ serviceName: config.service, instance: config.instance, ...(config.tracing === undefined ? {} : { endpoint: config.tracing.endpoint }), ...(overrides.spanExporter === undefined ? {} : { exporter: overrides.spanExporter }) }).then(
+          (t) => {
+            tracing = t;
+            log.info({ endpoint: config.tracing?.endpoint ?? '(exporter given)' }, 'tracing on: spans exported by OTLP/HTTP');
+          },
+          (err: unknown) => log.error({ err: errorMessage(err) }, 'tracing could not start; running without spans'),
+        );
+
   /** Creates the topics, registers the schemas and builds what serves events; one attempt. */
   async function bootstrapOnce(): Promise<void> {
     if (overrides.readOnly === true) {
@@ -157,12 +175,14 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       publisher: records,
       log: log.child({ component: 'ingress' }),
       instruments: metrics,
+      tracing: () => tracing,
       options: { ...config.ingress, dataschemaBase: config.dataschemaBase, maxMessageBytes },
     };
     log.info({ topics: catalog.topics.length, kinds: catalog.kinds.length }, 'topics and schemas ready');
   }
 
   async function bootstrap(): Promise<void> {
+    await tracingStarted;
     try {
       // Only what the adapters mark retriable (broker or registry unreachable) is waited out. A
       // schema the registry refuses (incompatible, invalid), a bad topic or an unknown error will
@@ -262,7 +282,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     const topicsOf = (kinds: readonly string[]): string[] => [...new Set(kinds.map((k) => (catalog.byEventId(k) ?? catalog.byName(k))?.topic.name).filter((t): t is string => t !== undefined))];
     const r = new Reconciler<RuntimeSubscription>(
       { subscribe: (o) => gatewayApi.subscribe(o), partitionCount: (t) => transport.partitionCount(t), topicsOf },
-      runtimeSinkFactory({ log: slog, allow, origin: config.subscriptions.requestOrigin, codec: need(codec, 'codec') }),
+      runtimeSinkFactory({ log: slog, allow, origin: config.subscriptions.requestOrigin, codec: need(codec, 'codec'), tracing: () => tracing }),
       slog,
       (group, reason) => svc.setState(group, 'gone', reason),
     );
@@ -313,7 +333,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       const o = untypedSubscribeOptions(typed);
       await ready;
       // The subscriber names the subscription in each line itself (no child binding: no duplicate key).
-      const sub = await subscribe(transport, need(codec, 'codec'), log, { instruments: metrics, ...o, retry: o.retry ?? defaultHandlerRetry, instanceId: o.instanceId ?? config.instance });
+      const sub = await subscribe(transport, need(codec, 'codec'), log, { instruments: metrics, tracing, ...o, retry: o.retry ?? defaultHandlerRetry, instanceId: o.instanceId ?? config.instance });
       subscriptions.add(sub);
       failedSubscriptions.delete(sub.name);
       sub.done.then(
@@ -396,6 +416,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       removeSource();
       // An injected transport belongs to the caller (it may serve other members too).
       if (overrides.transport === undefined) await transport.close();
+      await tracing.shutdown().catch((err: unknown) => log.warn({ err: errorMessage(err) }, 'exporting the last spans failed'));
     },
   };
   return gatewayApi;

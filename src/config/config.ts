@@ -63,6 +63,9 @@ const schema = z.object({
   WEBHOOK_ALLOWED_HOSTS: z.string().optional(),
   WEBHOOK_REQUEST_ORIGIN: z.string().regex(/^[A-Za-z0-9.-]{1,253}(:\d{1,5})?$/, 'a host name').optional(),
   SHUTDOWN_TIMEOUT_MS: positiveInt.default(10_000),
+  // OpenTelemetry's own variable names (OTLP exporter specification): tracing is on when one is set.
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: httpUrl.optional(),
+  OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl.optional(),
 });
 
 export interface Config {
@@ -116,6 +119,11 @@ export interface Config {
   readonly subscriptions: { readonly topic: string; readonly secretsKey?: string; readonly allowedHosts?: string; readonly requestOrigin: string };
   /** After SIGTERM/SIGINT, how long the process may take to drain and close before it exits anyway (exit code 1). */
   readonly shutdownTimeoutMs: number;
+  /**
+   * Tracing (issue 15): the OTLP/HTTP traces URL — OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as given, or
+   * OTEL_EXPORTER_OTLP_ENDPOINT + `/v1/traces` (OTLP exporter spec). undefined = tracing off.
+   */
+  readonly tracing?: { readonly endpoint: string };
 }
 
 const SECRET_NAMES = ['KAFKA_SASL_PASSWORD', 'SCHEMA_REGISTRY_PASSWORD', 'DATABASE_URL', 'OUTBOX_DATABASE_URL', 'KAFKA_SASL_USERNAME', 'SCHEMA_REGISTRY_USERNAME', 'SUBSCRIPTION_SECRETS_KEY'] as const;
@@ -231,6 +239,12 @@ function build(e: z.infer<typeof schema>): Config {
       requestOrigin: e.WEBHOOK_REQUEST_ORIGIN ?? new URL(publicBaseUrl).host,
     },
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    tracing:
+      e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT !== undefined
+        ? { endpoint: e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT }
+        : e.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined
+          ? { endpoint: `${e.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/traces` }
+          : undefined,
   };
   return deepFreeze(config);
 }

@@ -44,4 +44,6 @@ export const CONFIG_HELP: Readonly<Record<string, string>> = Object.freeze({
   WEBHOOK_ALLOWED_HOSTS: 'comma-separated host names, addresses and CIDRs webhooks may target despite the rules',
   WEBHOOK_REQUEST_ORIGIN: 'host name sent as WebHook-Request-Origin',
   SHUTDOWN_TIMEOUT_MS: 'ms the drain after SIGTERM may take before the process exits anyway, an integer ≥ 1 (default 10000)',
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http(s) URL receiving OTLP/HTTP traces, e.g. http://collector:4318/v1/traces (set: tracing on)',
+  OTEL_EXPORTER_OTLP_ENDPOINT: 'http(s) base URL of an OTLP/HTTP collector, e.g. http://collector:4318 (traces go to /v1/traces; set: tracing on)',
 });

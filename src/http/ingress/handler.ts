@@ -18,7 +18,8 @@ import { BatchViolationsError, parseHttpRequest, toProblem } from '../../codec/h
 import type { ParsedHttpRequest } from '../../codec/http/index.js';
 import type { EnvelopeLimits, Violation } from '../../envelope/index.js';
 import type { Logger } from '../../observability/index.js';
-import { LogThrottle } from '../../observability/index.js';
+import { LogThrottle, validTraceparent } from '../../observability/index.js';
+import type { ActiveSpan, Tracing } from '../../observability/index.js';
 import type { GatewayMetrics } from '../../observability/metrics.js';
 import { recordBatchBytes } from '../../bus/publisher/index.js';
 import type { Position } from '../../transport/port.js';
@@ -51,6 +52,8 @@ export interface IngressDeps {
   readonly options: IngressOptions;
   /** Where events are counted by kind and outcome (issue 15); none = not counted. */
   readonly instruments?: Pick<GatewayMetrics, 'ingressEvents'>;
+  /** Producer spans per event (issue 15 "Tracing"); none or off = no spans (the traceparent still flows). */
+  readonly tracing?: () => Tracing;
 }
 
 /** What the server knows of the request besides itself. */
@@ -109,7 +112,8 @@ export async function handleIngress(req: IncomingMessage, res: ServerResponse, d
     }
     parsedEvents = parsed.events;
     const batch = parsed.mode === 'batch';
-    prepared = prepareEvents(parsed.events, deps.codec, { dataschemaBase: o.dataschemaBase, limits: o.limits, maxMessageBytes: o.maxMessageBytes }, batch, earlier);
+    const traceparent = validTraceparent(req.headers.traceparent);
+    prepared = prepareEvents(parsed.events, deps.codec, { dataschemaBase: o.dataschemaBase, limits: o.limits, maxMessageBytes: o.maxMessageBytes, ...(traceparent === undefined ? {} : { traceparent }) }, batch, earlier);
     if (prepared.length === 0) {
       sendJson(res, 202, { events: [] });
       return;
@@ -147,6 +151,37 @@ function countRefused(deps: IngressDeps, kinds: readonly string[], outcome: 'ref
 
 function listed<T extends { index: number }>(xs: readonly T[], batch: boolean): (T | Omit<T, 'index'>)[] {
   return batch ? [...xs] : xs.map(({ index: _i, ...e }) => e);
+}
+
+/** The header of the event's `traceparent` in a record (CloudEvents Kafka binding, binary mode). */
+const TRACEPARENT_HEADER = 'ce_traceparent';
+
+/**
+ * One producer span per event when tracing is on ("send <topic>", messaging semantic conventions),
+ * child of the event's traceparent (the partner's, or the request's `traceparent` header).
+ */
+function producerSpans(deps: IngressDeps, prepared: readonly PreparedEvent[]): (ActiveSpan | undefined)[] {
+  const tracing = deps.tracing?.();
+  if (tracing?.enabled !== true) return [];
+  return prepared.map((p) => {
+    const h = p.record.headers.find(([n]) => n === TRACEPARENT_HEADER);
+    const parent = h === undefined ? undefined : Buffer.from(h[1]).toString('latin1');
+    return tracing.start(`send ${p.topic}`, 'producer', parent, {
+      'messaging.system': 'kafka',
+      'messaging.operation.type': 'send',
+      'messaging.operation.name': 'send',
+      'messaging.destination.name': p.topic,
+      'messaging.message.id': p.id,
+      ...(p.record.key === null ? {} : { 'messaging.kafka.message.key': Buffer.from(p.record.key).toString('utf8') }),
+    });
+  });
+}
+
+/** The record with its `ce_traceparent` set to `traceparent` (same length: the size bounds still hold). */
+function withTraceparent(record: PreparedEvent['record'], traceparent: string): PreparedEvent['record'] {
+  const value = new TextEncoder().encode(traceparent);
+  const headers = record.headers.some(([n]) => n === TRACEPARENT_HEADER) ? record.headers.map((h) => (h[0] === TRACEPARENT_HEADER ? ([TRACEPARENT_HEADER, value] as const) : h)) : [...record.headers, [TRACEPARENT_HEADER, value] as const];
+  return { ...record, headers };
 }
 
 /** One line per 30 s at most for requests the broker did not confirm (they come in bursts during an outage). */
@@ -189,7 +224,9 @@ async function publish(res: ServerResponse, deps: IngressDeps, prepared: readonl
   const onShutdown = (): void => deadline.abort(new GatewayError('CEG_CLOSED', 'shutting down', { retriable: true }));
   if (shutdown?.aborted === true) onShutdown();
   else shutdown?.addEventListener('abort', onShutdown, { once: true });
-  const pending = deps.publisher.send(prepared.map((p) => ({ topic: p.topic, record: p.record })), deadline.signal);
+  const spans = producerSpans(deps, prepared);
+  const pending = deps.publisher.send(prepared.map((p, i) => ({ topic: p.topic, record: spans[i] === undefined ? p.record : withTraceparent(p.record, spans[i].traceparent) })), deadline.signal);
+  pending.forEach((p, i) => void p.then((pos) => { spans[i]?.set({ 'messaging.destination.partition.id': String(pos.partition), 'messaging.kafka.offset': Number(pos.offset) }); spans[i]?.end(); }, (err: unknown) => spans[i]?.end(err)));
   const settled: Settled[] = new Array<Settled>(pending.length);
   const all = Promise.all(
     pending.map((p, i) =>
