@@ -93,6 +93,8 @@ function isClientAbort(err: unknown): boolean {
 /** Handles one `POST /events`; never rejects (every failure becomes a problem+json answer). */
 export async function handleIngress(req: IncomingMessage, res: ServerResponse, deps: IngressDeps, ctx: RequestContext = { arrivedAtMs: performance.now(), requestTimeoutMs: 30_000 }): Promise<void> {
   const { options: o } = deps;
+  // Read now: once the client hangs up, the socket no longer knows its peer.
+  const partner = req.socket.remoteAddress;
   const deadlineAt = ctx.arrivedAtMs + o.ackTimeoutMs;
   let prepared: PreparedEvent[] = [];
   let parsedEvents: readonly ({ readonly attributes: { readonly type?: unknown } } | undefined)[] = [];
@@ -122,11 +124,11 @@ export async function handleIngress(req: IncomingMessage, res: ServerResponse, d
   } catch (err) {
     if (res.headersSent) return; // answered already (the server answered a broken body itself)
     if (isClientAbort(err)) {
-      ctx.refusals?.count('aborted');
+      ctx.refusals?.count('aborted', partner);
       return;
     }
     if (!(err instanceof GatewayError)) deps.log.error({ err }, 'ingress: unexpected failure');
-    else if (!err.retriable) ctx.refusals?.count(`${toProblem(err).status} ${err.code}`, req.socket.remoteAddress);
+    else if (!err.retriable) ctx.refusals?.count(`${toProblem(err).status} ${err.code}`, partner);
     countRefused(deps, prepared.length > 0 ? prepared.map((p) => p.kind) : parsedEvents.map((e) => kindName(deps, e?.attributes.type)), err instanceof GatewayError && err.retriable ? 'failed' : 'refused');
     // Refused before the body was read whole: the rest of it must not be parsed as a next request.
     const close = !req.complete;

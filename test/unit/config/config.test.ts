@@ -249,3 +249,12 @@ describe('CONFIG_KEYS: every variable the gateway reads (deployment files are ch
     expect(() => loadConfig({ SHUTDOWN_TIMEOUT_MS: '0' })).toThrow(/SHUTDOWN_TIMEOUT_MS/);
   });
 });
+
+describe('tracing (issue 15): OpenTelemetry\'s own variables', () => {
+  it('is off by default; the traces URL as given, or the base URL + /v1/traces', () => {
+    expect(loadConfig({}).tracing).toBeUndefined();
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' }).tracing).toEqual({ endpoint: 'http://collector:4318/v1/traces' });
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://b/x' }).tracing).toEqual({ endpoint: 'https://b/x' });
+    expect((caught(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })) as Error).message).toMatch(/OTEL_EXPORTER_OTLP_ENDPOINT: /);
+  });
+});
