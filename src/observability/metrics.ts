@@ -75,6 +75,8 @@ export interface ScrapeSource {
   readonly subscriptions?: () => readonly SubscriptionFigures[];
   readonly lag?: () => Promise<ReadonlyMap<string, readonly PartitionLag[]>>;
   readonly outbox?: () => Promise<{ readonly backlogRows: number; readonly oldestRowAgeSeconds: number } | undefined>;
+  /** Pull subscriptions served by this instance, by group (issue 9). */
+  readonly pull?: () => ReadonlyMap<string, { readonly delivered: number; readonly skipped: number; readonly deadLettered: number; readonly commits: number }>;
 }
 
 /** Options of {@link GatewayMetrics.for}. */
@@ -280,6 +282,32 @@ export class GatewayMetrics {
           const all = await src.lag().catch(() => new Map<string, readonly PartitionLag[]>());
           for (const [subscription, parts] of all) for (const p of parts) this.set({ subscription, topic: p.topic, partition: String(p.partition) }, p.lag);
         }
+      },
+    });
+    new Counter({
+      name: 'ce_gateway_pull_records_total',
+      help: 'Records of pull subscriptions answered by this instance, per outcome (delivered: handed out, again each time it is pulled again; skipped: other kinds or refused by the filters; dead_lettered: poison, written to <group>.dlq).',
+      labelNames: ['subscription', 'outcome'],
+      registers,
+      collect() {
+        this.reset();
+        for (const src of sources) {
+          for (const [group, s] of src.pull?.() ?? []) {
+            this.inc({ subscription: group, outcome: 'delivered' }, s.delivered);
+            this.inc({ subscription: group, outcome: 'skipped' }, s.skipped);
+            this.inc({ subscription: group, outcome: 'dead_lettered' }, s.deadLettered);
+          }
+        }
+      },
+    });
+    new Counter({
+      name: 'ce_gateway_pull_commits_total',
+      help: 'Pull cursors committed through this instance.',
+      labelNames: ['subscription'],
+      registers,
+      collect() {
+        this.reset();
+        for (const src of sources) for (const [group, s] of src.pull?.() ?? []) this.inc({ subscription: group }, s.commits);
       },
     });
     const outbox = async (): Promise<{ backlogRows: number; oldestRowAgeSeconds: number } | undefined> => {
