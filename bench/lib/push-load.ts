@@ -70,9 +70,9 @@ async function api(gwUrl: string, method: string, path: string, body?: unknown):
 }
 
 /** Creates a push subscription to `sinkUrl`; returns its name (delete it with {@link deleteSubscription}). */
-export async function createPush(gwUrl: string, sinkUrl: string, start: 'latest' | 'earliest', concurrency: number): Promise<string> {
+export async function createPush(gwUrl: string, sinkUrl: string, start: 'latest' | 'earliest', concurrency: number, ordering: 'key' | 'none' = 'key'): Promise<string> {
   const name = `bench-${randomUUID().slice(0, 8)}`;
-  await api(gwUrl, 'POST', '/subscriptions', { name, kinds: ['PriceLoadingCompleted'], start, ordering: 'key', concurrency, delivery: { mode: 'push', url: sinkUrl } });
+  await api(gwUrl, 'POST', '/subscriptions', { name, kinds: ['PriceLoadingCompleted'], start, ordering, concurrency, delivery: { mode: 'push', url: sinkUrl } });
   return name;
 }
 

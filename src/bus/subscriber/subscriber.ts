@@ -122,6 +122,14 @@ export interface SubscribeOptions<K extends string = string> {
   readonly maxAgeMs?: number;
   /** Partitions this member delivers at once (each still one record at a time); default the transport's. */
   readonly partitionsConcurrently?: number;
+  /**
+   * `ordering: 'none'` only: records of one partition in flight at once (default 1). They start in
+   * offset order and finish in any order; the partition's commit never passes its lowest unfinished
+   * record, and a slow record holds up only itself. Retry-topic partitions stay one at a time.
+   * Errors at subscribe: CEG_INVALID_OPTIONS when above 1 with `ordering: 'key'` (per-key order
+   * needs one record at a time per partition). Spec: issue 8 ("ordering none").
+   */
+  readonly inFlightPerPartition?: number;
 }
 
 export interface SubscriptionStats {
@@ -193,6 +201,10 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
   assertTopicName(retries);
   if (o.kinds.length === 0) throw new GatewayError('CEG_INVALID_OPTIONS', 'kinds: at least one event kind', { retriable: false, details: { field: 'kinds' } });
   const ordering: Ordering = o.ordering ?? 'key';
+  const window = o.inFlightPerPartition ?? 1;
+  if (!Number.isInteger(window) || window < 1 || (ordering === 'key' && window > 1)) {
+    throw new GatewayError('CEG_INVALID_OPTIONS', `inFlightPerPartition: ${ordering === 'key' ? "1 with ordering 'key' (per-key order)" : 'an integer ≥ 1'}`, { retriable: false, details: { field: 'inFlightPerPartition' } });
+  }
   const eventIds = new Set<string>();
   const topics = new Set<string>();
   for (const k of o.kinds) {
@@ -417,6 +429,7 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
       ...(o.commitIntervalMs === undefined ? {} : { commitIntervalMs: o.commitIntervalMs }),
       ...(o.stopTimeoutMs === undefined ? {} : { stopTimeoutMs: o.stopTimeoutMs }),
       ...(o.partitionsConcurrently === undefined ? {} : { partitionsConcurrently: o.partitionsConcurrently }),
+      ...(window > 1 ? { inFlightPerPartition: window, serialTopics: [retries] } : {}),
     },
     onRecord,
   );

@@ -35,7 +35,10 @@ export interface RunSpec {
   /** For a group without committed offsets (HTTP subscriptions have theirs committed at create). */
   readonly startFrom: StartFrom;
   readonly state: SubscriptionState;
-  /** Partitions delivered at once by this instance. */
+  /**
+   * `ordering: key`: partitions delivered at once by this instance, one record each.
+   * `ordering: none`: deliveries in flight on this instance, several of one partition at once.
+   */
   readonly concurrency: number;
 }
 
@@ -204,6 +207,9 @@ export class Reconciler<D extends RunSpec> {
         filters: d.filters,
         startFrom: d.startFrom,
         partitionsConcurrently: d.concurrency,
+        // Unordered: `concurrency` deliveries in flight on this instance (the sink's bound), from
+        // any partition, several of one partition at once (issue 8, "ordering none").
+        ...(d.ordering === 'none' ? { inFlightPerPartition: d.concurrency } : {}),
         // The sink bounds each attempt itself (retry.timeoutMs, the hook's timeoutMs).
         handlerTimeoutMs: Number.POSITIVE_INFINITY,
         ...(d.retry.maxAgeMs === undefined ? {} : { maxAgeMs: d.retry.maxAgeMs }),

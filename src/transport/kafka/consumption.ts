@@ -2,6 +2,7 @@ import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
 import { errorMessage } from '../../core/errors.js';
 import type { Consumption, GroupSpec, RecordContext, RecordHandler, TransportRecord } from '../port.js';
 import { RecordRunner } from '../record-runner.js';
+import { PartitionLane } from '../in-flight-window.js';
 import { fromKafkaError } from './errors.js';
 import { fromKafkaHeaders } from './headers.js';
 import type { KafkaTransportOptions } from './options.js';
@@ -33,7 +34,9 @@ function toRecord(topic: string, partition: number, m: KafkaMessage): TransportR
 /**
  * One `consume()` call on Kafka: one kafkajs consumer in group `spec.group`.
  * - Records of a partition are handled one at a time in offset order (`eachBatch`, sequential
- *   loop); partitions run concurrently up to `partitionsConsumedConcurrently`.
+ *   loop), or with `inFlightPerPartition` > 1 up to that many at once, started in offset order,
+ *   resolved only up to the lowest unfinished one (`runWindow`); partitions run concurrently up to
+ *   `partitionsConsumedConcurrently`.
  * - A processed record's offset is resolved at once and committed in batches (kafkajs autoCommit:
  *   every `commitEveryRecords` records or `commitIntervalMs`, at the end of every fetched batch,
  *   before rejoining when a heartbeat finds a rebalance, and before leaving). Only processed
@@ -78,6 +81,15 @@ export class KafkaConsumption implements Consumption {
   readonly #commitIntervalMs: number;
   #sinceCommit = 0;
   #lastCommitCheck = Date.now();
+  readonly #window: number;
+  readonly #serialTopics: ReadonlySet<string>;
+  /** In-flight window only: one lane per partition held (see #laned). */
+  readonly #lanes = new Map<string, PartitionLane>();
+  #laneHeartbeat: (() => Promise<void>) | undefined;
+  readonly #laneCtx: RecordContext;
+  #laneCommitTimer: NodeJS.Timeout | undefined;
+  #laneCommitting: Promise<void> | undefined;
+  #laneCommitAgain = false;
 
   private constructor(kafka: Kafka, spec: GroupSpec, handler: RecordHandler, opts: KafkaTransportOptions, pins: LatestPins) {
     this.group = spec.group;
@@ -86,6 +98,9 @@ export class KafkaConsumption implements Consumption {
     this.#runner = new RecordRunner({ handler, stopTimeoutMs: spec.stopTimeoutMs ?? 5000, log: opts.logger, group: spec.group, onFailure: (err) => this.#fail(err) });
     this.#commitEveryRecords = spec.commitEveryRecords ?? 500;
     this.#commitIntervalMs = spec.commitIntervalMs ?? 1000;
+    this.#window = Math.max(1, Math.floor(spec.inFlightPerPartition ?? 1));
+    this.#serialTopics = new Set(spec.serialTopics ?? []);
+    this.#laneCtx = { signal: this.#runner.signal, heartbeat: () => this.#laneHeartbeat?.() ?? Promise.resolve() };
     this.done = new Promise<void>((resolve, reject) => {
       this.#settle = (f) => (f === undefined ? resolve() : reject(asError(f.err)));
     });
@@ -151,6 +166,7 @@ export class KafkaConsumption implements Consumption {
             .sort((a, b) => (a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1)),
         );
         this.#restarts = 0;
+        this.#revokeLanes();
         // Synchronous inside kafkajs's join, so the seek is in place before the first fetch.
         if (this.#joins++ === 0) this.#seekPins();
         this.#opts.logger.debug({ group: this.group, assignment: this.#assignment.map((a) => `${a.topic}/${a.partition}`) }, 'consumer joined its group');
@@ -166,7 +182,8 @@ export class KafkaConsumption implements Consumption {
     await this.#consumer.connect();
     await this.#consumer.subscribe({ topics: [...spec.topics], fromBeginning: spec.startFrom === 'earliest' });
     await this.#consumer.run({
-      autoCommit: true,
+      // With an in-flight window the lanes commit (kafkajs would commit every taken record).
+      autoCommit: this.#window === 1,
       autoCommitInterval: this.#commitIntervalMs,
       autoCommitThreshold: this.#commitEveryRecords,
       eachBatchAutoResolve: false,
@@ -215,6 +232,10 @@ export class KafkaConsumption implements Consumption {
     // Heartbeats while a slow record is in hand; kafkajs shares one heartbeat among concurrent callers.
     const beat = setInterval(() => void ctx.heartbeat(), this.#opts.heartbeatIntervalMs);
     try {
+      if (this.#window > 1) {
+        await this.#laned(payload, ctx);
+        return;
+      }
       for (const message of payload.batch.messages) {
         if (this.#stopping || !payload.isRunning() || payload.isStale()) return;
         const record = toRecord(topic, partition, message);
@@ -230,19 +251,129 @@ export class KafkaConsumption implements Consumption {
         }
         this.#handledOnce.add(tpKey(topic, partition));
         payload.resolveOffset(message.offset);
-        // kafkajs's own check (commitOffsetsIfNecessary) walks every partition's offsets with Long
-        // arithmetic: asked once per record it halved throughput. Count here, ask when due.
-        if (++this.#sinceCommit >= this.#commitEveryRecords || Date.now() - this.#lastCommitCheck >= this.#commitIntervalMs) {
-          this.#sinceCommit = 0;
-          this.#lastCommitCheck = Date.now();
-          // Commits when kafkajs's count or interval is reached; a stale generation throws and kafkajs rejoins.
-          await payload.commitOffsetsIfNecessary();
-        }
+        await this.#commitIfDue(payload, 1);
       }
     } finally {
       clearInterval(beat);
     }
     await payload.heartbeat();
+  }
+
+  /**
+   * kafkajs's own check (commitOffsetsIfNecessary) walks every partition's offsets with Long
+   * arithmetic: asked once per record it halved throughput. Count here, ask when due.
+   */
+  async #commitIfDue(payload: EachBatchPayload, records: number): Promise<void> {
+    this.#sinceCommit += records;
+    if (this.#sinceCommit >= this.#commitEveryRecords || Date.now() - this.#lastCommitCheck >= this.#commitIntervalMs) {
+      this.#sinceCommit = 0;
+      this.#lastCommitCheck = Date.now();
+      // Commits when kafkajs's count or interval is reached; a stale generation throws and kafkajs rejoins.
+      await payload.commitOffsetsIfNecessary();
+    }
+  }
+
+  /**
+   * A consumption with an in-flight window (`inFlightPerPartition` > 1, an unordered
+   * subscription): each record is taken out of its batch into its partition's lane and the batch
+   * returns while records are still in hand, so kafkajs fetches again at once (its next fetch starts
+   * after the last *resolved* offset: taken records are resolved when taken). kafkajs's autoCommit
+   * is off for such a consumption: the lanes commit the lowest unfinished offset of each partition
+   * themselves (every `commitEveryRecords` records or `commitIntervalMs`, and at stop). A
+   * `redeliver` seeks the partition back to the record and pauses it until the wait is over.
+   * Serial topics (the retry topic) get lanes of width 1.
+   */
+  async #laned(payload: EachBatchPayload, ctx: RecordContext): Promise<void> {
+    const { topic, partition } = payload.batch;
+    const key = tpKey(topic, partition);
+    let lane = this.#lanes.get(key);
+    if (lane === undefined) {
+      lane = new PartitionLane(topic, partition, this.#serialTopics.has(topic) ? 1 : this.#window);
+      this.#lanes.set(key, lane);
+    }
+    this.#laneHeartbeat = () => ctx.heartbeat();
+    for (const message of payload.batch.messages) {
+      if (this.#stopping || !payload.isRunning() || payload.isStale() || lane.halted) return;
+      const offset = BigInt(message.offset);
+      const what = lane.classify(offset);
+      if (what === 'skip') continue;
+      if (what === 'finished') {
+        lane.take(offset, true);
+        payload.resolveOffset(message.offset);
+        continue;
+      }
+      await lane.slot();
+      if (this.#stopping || !payload.isRunning() || payload.isStale() || lane.halted) return;
+      lane.take(offset);
+      // Moves kafkajs's fetch position past the record; what is committed is the lane's business.
+      payload.resolveOffset(message.offset);
+      this.#handledOnce.add(key);
+      const record = toRecord(topic, partition, message);
+      const l = lane;
+      void this.#track(
+        this.#runner.run(record, this.#laneCtx).then((outcome) => {
+          const after = l.finish(offset, outcome === 'failed' || outcome === 'abandoned' ? { kind: 'stopped' } : outcome);
+          if (outcome !== 'failed' && outcome !== 'abandoned' && outcome.kind === 'done') this.#laneProcessed();
+          if (after !== undefined && !l.revoked && !this.#stopping) this.#redeliverLane(l, after);
+        }),
+      );
+    }
+  }
+
+  /** The lane's record must come again after `afterMs`: seek back to it, pause, resume later. */
+  #redeliverLane(lane: PartitionLane, r: { readonly offset: bigint; readonly afterMs: number }): void {
+    const tp = { topic: lane.topic, partitions: [lane.partition] };
+    this.#consumer.seek({ topic: lane.topic, partition: lane.partition, offset: r.offset.toString() });
+    this.#consumer.pause([tp]);
+    this.#runner.resumeLater(
+      r.afterMs,
+      () => {
+        if (lane.revoked) return;
+        lane.resume();
+        this.#consumer.resume([tp]);
+      },
+      { topic: lane.topic, partition: lane.partition },
+    );
+  }
+
+  /** Counts a processed record; commits the lanes when due, or within `commitIntervalMs` at the latest. */
+  #laneProcessed(): void {
+    if (++this.#sinceCommit >= this.#commitEveryRecords || Date.now() - this.#lastCommitCheck >= this.#commitIntervalMs) {
+      void this.#commitLanes();
+      return;
+    }
+    this.#laneCommitTimer ??= setTimeout(() => {
+      this.#laneCommitTimer = undefined;
+      void this.#commitLanes();
+    }, this.#commitIntervalMs);
+  }
+
+  /** Commits each lane's lowest unfinished offset (one commit at a time). Never rejects: a failed commit is logged and retried with the next. */
+  #commitLanes(): Promise<void> {
+    this.#sinceCommit = 0;
+    this.#lastCommitCheck = Date.now();
+    if (this.#laneCommitting !== undefined) {
+      this.#laneCommitAgain = true;
+      return this.#laneCommitting;
+    }
+    const run = async (): Promise<void> => {
+      do {
+        this.#laneCommitAgain = false;
+        const due = [...this.#lanes.values()].flatMap((l) => {
+          const o = l.pendingCommit();
+          return o === undefined ? [] : [{ lane: l, offset: o }];
+        });
+        if (due.length === 0) continue;
+        try {
+          await this.#consumer.commitOffsets(due.map(({ lane, offset }) => ({ topic: lane.topic, partition: lane.partition, offset: offset.toString() })));
+          for (const { lane, offset } of due) lane.committed(offset);
+        } catch (err) {
+          this.#opts.logger.warn({ group: this.group, err: errorMessage(err) }, 'committing offsets failed; the next commit carries them');
+        }
+      } while (this.#laneCommitAgain);
+    };
+    this.#laneCommitting = run().finally(() => (this.#laneCommitting = undefined));
+    return this.#laneCommitting;
   }
 
   #mayRestart(err: unknown): boolean {
@@ -264,12 +395,26 @@ export class KafkaConsumption implements Consumption {
     void this.stop();
   }
 
+  /** Lanes of partitions this member no longer holds stop (their records in hand finish; nothing is committed for them). */
+  #revokeLanes(): void {
+    const held = new Set(this.#assignment.map((a) => tpKey(a.topic, a.partition)));
+    for (const [key, lane] of this.#lanes) {
+      if (held.has(key)) continue;
+      lane.revoke();
+      this.#lanes.delete(key);
+    }
+  }
+
   async #shutdown(): Promise<void> {
     this.#stopping = true;
     const cancelDeadline = this.#runner.beginStop();
     // Records in hand finish (or are abandoned at the deadline); the batches end with a commit of what was processed.
     while (this.#batches.size > 0) await Promise.allSettled([...this.#batches]);
     cancelDeadline();
+    if (this.#window > 1) {
+      clearTimeout(this.#laneCommitTimer);
+      await this.#commitLanes();
+    }
     try {
       await this.#consumer.disconnect();
     } catch (err) {
