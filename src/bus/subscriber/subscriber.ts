@@ -123,11 +123,15 @@ export interface SubscribeOptions<K extends string = string> {
   /** Partitions this member delivers at once (each still one record at a time); default the transport's. */
   readonly partitionsConcurrently?: number;
   /**
-   * `ordering: 'none'` only: records of one partition in flight at once (default 1). They start in
-   * offset order and finish in any order; the partition's commit never passes its lowest unfinished
-   * record, and a slow record holds up only itself. Retry-topic partitions stay one at a time.
-   * Errors at subscribe: CEG_INVALID_OPTIONS when above 1 with `ordering: 'key'` (per-key order
-   * needs one record at a time per partition). Spec: issue 8 ("ordering none").
+   * Records of one partition in flight at once. Unset: the transport's plain loop (one at a time,
+   * inside its fetch loop). Set (push subscriptions set it): the partition gets a lane of this
+   * width on adapters that have lanes (kafkajs), so fetching goes on while records are in hand.
+   * Above 1 (`ordering: 'none'` only) records start in offset order and finish in any order; the
+   * partition's commit never passes its lowest unfinished record, and a slow record holds up only
+   * itself. Retry-topic partitions stay one at a time.
+   * Errors at subscribe: CEG_INVALID_OPTIONS when not an integer ≥ 1, or above 1 with
+   * `ordering: 'key'` (per-key order needs one record at a time per partition).
+   * Spec: issue 8 ("ordering none").
    */
   readonly inFlightPerPartition?: number;
 }
@@ -429,7 +433,7 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
       ...(o.commitIntervalMs === undefined ? {} : { commitIntervalMs: o.commitIntervalMs }),
       ...(o.stopTimeoutMs === undefined ? {} : { stopTimeoutMs: o.stopTimeoutMs }),
       ...(o.partitionsConcurrently === undefined ? {} : { partitionsConcurrently: o.partitionsConcurrently }),
-      ...(window > 1 ? { inFlightPerPartition: window, serialTopics: [retries] } : {}),
+      ...(o.inFlightPerPartition === undefined ? {} : { inFlightPerPartition: window, serialTopics: [retries] }),
     },
     onRecord,
   );

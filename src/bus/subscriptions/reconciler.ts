@@ -207,9 +207,10 @@ export class Reconciler<D extends RunSpec> {
         filters: d.filters,
         startFrom: d.startFrom,
         partitionsConcurrently: d.concurrency,
-        // Unordered: `concurrency` deliveries in flight on this instance (the sink's bound), from
-        // any partition, several of one partition at once (issue 8, "ordering none").
-        ...(d.ordering === 'none' ? { inFlightPerPartition: d.concurrency } : {}),
+        // Lanes: fetching goes on while deliveries are in hand. Unordered: `concurrency` deliveries
+        // in flight on this instance (the sink's bound), several of one partition at once (issue 8,
+        // "ordering none"); by key: one per partition.
+        inFlightPerPartition: d.ordering === 'none' ? d.concurrency : 1,
         // The sink bounds each attempt itself (retry.timeoutMs, the hook's timeoutMs).
         handlerTimeoutMs: Number.POSITIVE_INFINITY,
         ...(d.retry.maxAgeMs === undefined ? {} : { maxAgeMs: d.retry.maxAgeMs }),

@@ -7,6 +7,10 @@ import { fromKafkaError } from './errors.js';
 import { fromKafkaHeaders } from './headers.js';
 import type { KafkaTransportOptions } from './options.js';
 
+/** A lane with this many records waiting pauses its partition; it resumes once down to LANE_LOW. */
+const LANE_HIGH = 1000;
+const LANE_LOW = 250;
+
 type Assignment = readonly { readonly topic: string; readonly partition: number }[];
 
 /** Where a new 'latest' group starts, per `topic\0partition`, fixed before it first joins. */
@@ -81,10 +85,11 @@ export class KafkaConsumption implements Consumption {
   readonly #commitIntervalMs: number;
   #sinceCommit = 0;
   #lastCommitCheck = Date.now();
-  readonly #window: number;
+  /** Lane width when the group uses lanes (`inFlightPerPartition` set), else undefined (one record at a time inside eachBatch). */
+  readonly #window: number | undefined;
   readonly #serialTopics: ReadonlySet<string>;
   /** In-flight window only: one lane per partition held (see #laned). */
-  readonly #lanes = new Map<string, PartitionLane>();
+  readonly #lanes = new Map<string, PartitionLane<TransportRecord>>();
   #laneHeartbeat: (() => Promise<void>) | undefined;
   readonly #laneCtx: RecordContext;
   #laneCommitTimer: NodeJS.Timeout | undefined;
@@ -98,7 +103,7 @@ export class KafkaConsumption implements Consumption {
     this.#runner = new RecordRunner({ handler, stopTimeoutMs: spec.stopTimeoutMs ?? 5000, log: opts.logger, group: spec.group, onFailure: (err) => this.#fail(err) });
     this.#commitEveryRecords = spec.commitEveryRecords ?? 500;
     this.#commitIntervalMs = spec.commitIntervalMs ?? 1000;
-    this.#window = Math.max(1, Math.floor(spec.inFlightPerPartition ?? 1));
+    this.#window = spec.inFlightPerPartition === undefined ? undefined : Math.max(1, Math.floor(spec.inFlightPerPartition));
     this.#serialTopics = new Set(spec.serialTopics ?? []);
     this.#laneCtx = { signal: this.#runner.signal, heartbeat: () => this.#laneHeartbeat?.() ?? Promise.resolve() };
     this.done = new Promise<void>((resolve, reject) => {
@@ -183,7 +188,7 @@ export class KafkaConsumption implements Consumption {
     await this.#consumer.subscribe({ topics: [...spec.topics], fromBeginning: spec.startFrom === 'earliest' });
     await this.#consumer.run({
       // With an in-flight window the lanes commit (kafkajs would commit every taken record).
-      autoCommit: this.#window === 1,
+      autoCommit: this.#window === undefined,
       autoCommitInterval: this.#commitIntervalMs,
       autoCommitThreshold: this.#commitEveryRecords,
       eachBatchAutoResolve: false,
@@ -232,8 +237,8 @@ export class KafkaConsumption implements Consumption {
     // Heartbeats while a slow record is in hand; kafkajs shares one heartbeat among concurrent callers.
     const beat = setInterval(() => void ctx.heartbeat(), this.#opts.heartbeatIntervalMs);
     try {
-      if (this.#window > 1) {
-        await this.#laned(payload, ctx);
+      if (this.#window !== undefined) {
+        this.#laned(payload, ctx);
         return;
       }
       for (const message of payload.batch.messages) {
@@ -274,62 +279,78 @@ export class KafkaConsumption implements Consumption {
   }
 
   /**
-   * A consumption with an in-flight window (`inFlightPerPartition` > 1, an unordered
-   * subscription): each record is taken out of its batch into its partition's lane and the batch
-   * returns while records are still in hand, so kafkajs fetches again at once (its next fetch starts
-   * after the last *resolved* offset: taken records are resolved when taken). kafkajs's autoCommit
-   * is off for such a consumption: the lanes commit the lowest unfinished offset of each partition
-   * themselves (every `commitEveryRecords` records or `commitIntervalMs`, and at stop). A
-   * `redeliver` seeks the partition back to the record and pauses it until the wait is over.
-   * Serial topics (the retry topic) get lanes of width 1.
+   * A consumption with lanes (`inFlightPerPartition` set: push subscriptions): each fetched record
+   * is taken into its partition's lane and the batch returns at once, so kafkajs fetches again
+   * without waiting for the deliveries (its next fetch starts after the last *resolved* offset:
+   * taken records are resolved when taken); a lane with more than {@link LANE_HIGH} records waiting
+   * pauses its partition until it is down to {@link LANE_LOW}. Up to the lane's width records are
+   * in hand at once (1 for ordering by key and for serial topics such as the retry topic).
+   * kafkajs's autoCommit is off for such a consumption: the lanes commit the lowest unfinished
+   * offset of each partition themselves (every `commitEveryRecords` records or `commitIntervalMs`,
+   * and at stop). A `redeliver` seeks the partition back to the record and pauses it until the
+   * wait is over.
    */
-  async #laned(payload: EachBatchPayload, ctx: RecordContext): Promise<void> {
+  #laned(payload: EachBatchPayload, ctx: RecordContext): void {
     const { topic, partition } = payload.batch;
     const key = tpKey(topic, partition);
     let lane = this.#lanes.get(key);
     if (lane === undefined) {
-      lane = new PartitionLane(topic, partition, this.#serialTopics.has(topic) ? 1 : this.#window);
+      lane = new PartitionLane<TransportRecord>(topic, partition, this.#serialTopics.has(topic) ? 1 : this.#window!);
       this.#lanes.set(key, lane);
     }
     this.#laneHeartbeat = () => ctx.heartbeat();
     for (const message of payload.batch.messages) {
-      if (this.#stopping || !payload.isRunning() || payload.isStale() || lane.halted) return;
-      const offset = BigInt(message.offset);
-      const what = lane.classify(offset);
+      if (this.#stopping || !payload.isRunning() || payload.isStale() || lane.halted) break;
+      const what = lane.classify(BigInt(message.offset));
       if (what === 'skip') continue;
-      if (what === 'finished') {
-        lane.take(offset, true);
-        payload.resolveOffset(message.offset);
-        continue;
-      }
-      await lane.slot();
-      if (this.#stopping || !payload.isRunning() || payload.isStale() || lane.halted) return;
-      lane.take(offset);
+      lane.take(toRecord(topic, partition, message), what === 'finished');
       // Moves kafkajs's fetch position past the record; what is committed is the lane's business.
       payload.resolveOffset(message.offset);
       this.#handledOnce.add(key);
-      const record = toRecord(topic, partition, message);
-      const l = lane;
+    }
+    this.#pump(lane);
+    if (lane.waiting >= LANE_HIGH && !lane.paused && !lane.halted) {
+      lane.paused = true;
+      this.#consumer.pause([{ topic, partitions: [partition] }]);
+    }
+  }
+
+  /** Starts the lane's waiting records while its window has room. */
+  #pump(lane: PartitionLane<TransportRecord>): void {
+    if (this.#stopping) return;
+    for (let record = lane.start(); record !== undefined; record = lane.start()) {
+      const r = record;
       void this.#track(
-        this.#runner.run(record, this.#laneCtx).then((outcome) => {
-          const after = l.finish(offset, outcome === 'failed' || outcome === 'abandoned' ? { kind: 'stopped' } : outcome);
-          if (outcome !== 'failed' && outcome !== 'abandoned' && outcome.kind === 'done') this.#laneProcessed();
-          if (after !== undefined && !l.revoked && !this.#stopping) this.#redeliverLane(l, after);
+        this.#runner.run(r, this.#laneCtx).then((outcome) => {
+          const stopped = outcome === 'failed' || outcome === 'abandoned';
+          const after = lane.finish(r.offset, stopped ? { kind: 'stopped' } : outcome);
+          if (!stopped && outcome.kind === 'done') this.#laneProcessed();
+          if (lane.revoked || this.#stopping) return;
+          if (after !== undefined) this.#redeliverLane(lane, after);
+          else {
+            this.#pump(lane);
+            if (lane.paused && !lane.halted && lane.waiting <= LANE_LOW) {
+              lane.paused = false;
+              this.#consumer.resume([{ topic: lane.topic, partitions: [lane.partition] }]);
+            }
+          }
         }),
       );
     }
   }
 
   /** The lane's record must come again after `afterMs`: seek back to it, pause, resume later. */
-  #redeliverLane(lane: PartitionLane, r: { readonly offset: bigint; readonly afterMs: number }): void {
+  #redeliverLane(lane: PartitionLane<TransportRecord>, r: { readonly offset: bigint; readonly afterMs: number }): void {
     const tp = { topic: lane.topic, partitions: [lane.partition] };
     this.#consumer.seek({ topic: lane.topic, partition: lane.partition, offset: r.offset.toString() });
+    lane.paused = true;
     this.#consumer.pause([tp]);
     this.#runner.resumeLater(
       r.afterMs,
       () => {
         if (lane.revoked) return;
         lane.resume();
+        lane.paused = false;
         this.#consumer.resume([tp]);
       },
       { topic: lane.topic, partition: lane.partition },
@@ -402,6 +423,8 @@ export class KafkaConsumption implements Consumption {
       if (held.has(key)) continue;
       lane.revoke();
       this.#lanes.delete(key);
+      // kafkajs keeps a pause across joins: a partition that comes back must not stay paused.
+      if (lane.paused) this.#consumer.resume([{ topic: lane.topic, partitions: [lane.partition] }]);
     }
   }
 
@@ -411,7 +434,7 @@ export class KafkaConsumption implements Consumption {
     // Records in hand finish (or are abandoned at the deadline); the batches end with a commit of what was processed.
     while (this.#batches.size > 0) await Promise.allSettled([...this.#batches]);
     cancelDeadline();
-    if (this.#window > 1) {
+    if (this.#window !== undefined) {
       clearTimeout(this.#laneCommitTimer);
       await this.#commitLanes();
     }

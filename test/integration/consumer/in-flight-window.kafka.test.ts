@@ -5,9 +5,9 @@
  * - ordering none (window 4): the ten B events are handled while A is still held, and the
  *   partition's committed offset does not pass A (commits stop at the lowest unfinished record);
  *   once A is released everything is committed.
- * - ordering key: none of the B events is handled while A is held (one record at a time per
- *   partition, so per-key order cannot be broken by a slow record); after the release they come in
- *   order.
+ * - ordering key (with a lane of width 1, as push subscriptions run, and with the plain loop): none
+ *   of the B events is handled while A is held (one record at a time per partition, so per-key
+ *   order cannot be broken by a slow record); after the release they come in order.
  * The kafkajs adapter has the window; the others run one at a time (allowed by the port), so this
  * file runs on kafkajs only.
  */
@@ -41,21 +41,25 @@ function twoKeysOnOnePartition(partitions: number, tag: string): [string, string
 const instrumentOf = (data: unknown): string => (data as { instrument: string }).instrument;
 
 describe('per-partition in-flight window (kafkajs adapter)', () => {
-  it.each(['none', 'key'] as const)('a held record on one partition: ordering %s', async (ordering) => {
+  it.each([
+    ['none', 4],
+    ['key', 1],
+    ['key', undefined],
+  ] as const)('a held record on one partition: ordering %s, inFlightPerPartition %s', async (ordering, window) => {
     const gw = await cat.member({});
     await admin.connect();
     const partitions = (await admin.fetchTopicMetadata({ topics: [cat.priceTopic] })).topics[0]!.partitions.length;
-    const [slowKey, fastKey, partition] = twoKeysOnOnePartition(partitions, `W${ordering}`);
+    const [slowKey, fastKey, partition] = twoKeysOnOnePartition(partitions, `W${ordering}${window ?? 0}`);
     let release!: () => void;
     const released = new Promise<void>((r) => (release = r));
     let slowStarted = false;
     const handledFast: number[] = [];
-    const group = uniqueName(`it-window-${ordering}`);
+    const group = uniqueName(`it-window-${ordering}-${window ?? 'plain'}`);
     const sub = await gw.subscribe({
       subscription: group,
       kinds: ['PriceLoadingCompleted'],
       ordering,
-      ...(ordering === 'none' ? { inFlightPerPartition: 4 } : {}),
+      ...(window === undefined ? {} : { inFlightPerPartition: window }),
       commitEveryRecords: 1,
       commitIntervalMs: 50,
       retry: retryPolicy({ maxAttempts: 3, initialDelayMs: 100, factor: 1, maxDelayMs: 100, jitter: 0 }),
