@@ -389,7 +389,9 @@ export class KafkaConsumption implements Consumption {
           await this.#consumer.commitOffsets(due.map(({ lane, offset }) => ({ topic: lane.topic, partition: lane.partition, offset: offset.toString() })));
           for (const { lane, offset } of due) lane.committed(offset);
         } catch (err) {
-          this.#opts.logger.warn({ group: this.group, err: errorMessage(err) }, 'committing offsets failed; the next commit carries them');
+          // A rebalance under way is normal (the new generation's fetch starts at the last commit); anything else is worth a warning.
+          const rebalancing = ['ILLEGAL_GENERATION', 'REBALANCE_IN_PROGRESS', 'UNKNOWN_MEMBER_ID'].includes((err as { type?: string }).type ?? '');
+          this.#opts.logger[rebalancing ? 'debug' : 'warn']({ group: this.group, err: errorMessage(err) }, 'committing offsets failed; the next commit carries them');
         }
       } while (this.#laneCommitAgain);
     };

@@ -20,7 +20,7 @@ import { ack, deadLetter, retry } from '../../../bus/subscriber/index.js';
 import type { DeliveryFailure, EventHandler, Outcome } from '../../../bus/subscriber/index.js';
 import type { SinkContext } from '../../../bus/subscriptions/index.js';
 import type { Logger } from '../../../observability/index.js';
-import { PinnedAgents, classify, send } from './deliver.js';
+import { PinnedAgents, classify, send, watchStop } from './deliver.js';
 import { handshakeHeaders, readHandshake } from './handshake.js';
 import { deliveryMessage } from './message.js';
 import { messageId, secretKey, signatureHeaders } from './signing.js';
@@ -181,8 +181,12 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
     return undefined;
   }
 
+  /** Stop signals whose abort already aborts the requests in flight (one listener per signal). */
+  const watched = new WeakSet<AbortSignal>();
+
   async function attempt(event: Parameters<EventHandler>[0], ctx: Parameters<EventHandler>[1]): Promise<Outcome> {
     const signal = ctx.signal;
+    watchStop(agents, signal, watched);
     let target: ResolvedTarget;
     try {
       target = await resolveTarget(s.url, deps.allow, deps.lookup);
