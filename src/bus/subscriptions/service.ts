@@ -16,6 +16,7 @@ import type { CreateRequest, SubscriptionState } from './model.js';
 import { generateWebhookSecret, secretsKeyMissing } from './secrets.js';
 import type { SecretBox } from './secrets.js';
 import { commitStart } from './start.js';
+import { CLAIM_WRITE_MS } from './store.js';
 import type { SubscriptionStore } from './store.js';
 import type { StoredSubscription } from './stored.js';
 
@@ -166,6 +167,8 @@ export class SubscriptionService {
   /**
    * Creates a subscription. Resolves with its view and, when the request had no secrets, the
    * generated one (to be returned once).
+   * Concurrent creates of one name, on this or other instances: exactly one succeeds, the others
+   * get CEG_CONFLICT (a claim on the definitions topic decides: {@link SubscriptionStore.claim}).
    * Errors: CEG_INVALID_SUBSCRIPTION (every problem, each naming its field), CEG_UNKNOWN_TYPE
    *   (not used: an unknown kind is a violation of `kinds`), CEG_WEBHOOK_TARGET_REFUSED, CEG_CONFLICT,
    *   the transport's (retriable).
@@ -180,13 +183,29 @@ export class SubscriptionService {
     }
     await this.#d.checkTarget(req.delivery.url);
     const topics = this.#topics(req.kinds);
-    await this.#d.transport.ensureTopics(subscriptionTopics(group, req.ordering));
-    await commitStart(this.#d.transport, group, topics, req.start, req.ordering === 'none' ? retryTopic(group) : undefined);
-    const generated = req.delivery.secrets === undefined ? [generateWebhookSecret()] : undefined;
-    const now = (this.#d.now?.() ?? new Date()).toISOString();
-    const stored = this.#seal(req, owner, group, generated ?? req.delivery.secrets ?? [], req.delivery.headers ?? {}, { createdAt: now, updatedAt: now, generation: 1, state: req.state });
-    await this.#d.store.put(stored);
-    return { view: viewOf(stored), ...(generated === undefined ? {} : { generatedSecrets: generated }) };
+    // Check-and-set over every instance: the local look above is only a fast answer. Of two creates
+    // of one name at the same moment (any instances) one claim wins; only the winner touches the
+    // group's offsets and writes the definition.
+    const claim = await this.#d.store.claim(group);
+    if (!claim.won) {
+      await this.#d.store.release(claim).catch(() => undefined); // a claim left behind expires (CLAIM_TTL_MS)
+      throw new GatewayError('CEG_CONFLICT', `a subscription named ${req.name} exists already (or is being created)`, { retriable: false, details: { field: 'name' } });
+    }
+    try {
+      await this.#d.transport.ensureTopics(subscriptionTopics(group, req.ordering));
+      await commitStart(this.#d.transport, group, topics, req.start, req.ordering === 'none' ? retryTopic(group) : undefined);
+      if (Date.now() - claim.atMs > CLAIM_WRITE_MS) {
+        throw new GatewayError('CEG_BROKER_UNAVAILABLE', 'creating the subscription took too long; nothing was created, try again', { retriable: true, details: { field: 'name' } });
+      }
+      const generated = req.delivery.secrets === undefined ? [generateWebhookSecret()] : undefined;
+      const now = (this.#d.now?.() ?? new Date()).toISOString();
+      const stored = this.#seal(req, owner, group, generated ?? req.delivery.secrets ?? [], req.delivery.headers ?? {}, { createdAt: now, updatedAt: now, generation: 1, state: req.state });
+      await this.#d.store.put(stored, undefined, claim);
+      return { view: viewOf(stored), ...(generated === undefined ? {} : { generatedSecrets: generated }) };
+    } catch (err) {
+      await this.#d.store.release(claim).catch(() => undefined);
+      throw err;
+    }
   }
 
   /**
