@@ -29,8 +29,11 @@ export interface BenchSink {
   close(): Promise<void>;
 }
 
-/** A webhook sink that accepts the handshake and every delivery (200), recording first receipts by `ce-id`. */
-export async function startBenchSink(): Promise<BenchSink> {
+/**
+ * A webhook sink that accepts the handshake and every delivery (200), recording first receipts by
+ * `ce-id`; `delayMs` > 0 answers each delivery that much later (a sink with real work or distance).
+ */
+export async function startBenchSink(delayMs = 0): Promise<BenchSink> {
   const firstSeen = new Map<string, number>();
   let deliveries = 0;
   const server = createServer((req, res) => {
@@ -43,10 +46,14 @@ export async function startBenchSink(): Promise<BenchSink> {
     const at = performance.now();
     req.resume();
     req.on('end', () => {
-      deliveries++;
-      if (!firstSeen.has(id)) firstSeen.set(id, at);
-      res.writeHead(200, { 'content-length': '0' });
-      res.end();
+      const answer = (): void => {
+        deliveries++;
+        if (!firstSeen.has(id)) firstSeen.set(id, at);
+        res.writeHead(200, { 'content-length': '0' });
+        res.end();
+      };
+      if (delayMs > 0) setTimeout(answer, delayMs);
+      else answer();
     });
   });
   server.keepAliveTimeout = 60_000;
@@ -174,14 +181,14 @@ export interface PushThroughputResult {
  * deliveries (the bench topic repeats its events' ids, so deliveries are counted, not distinct ids;
  * nothing fails, so nothing is delivered twice).
  */
-export async function pushThroughput(gwUrl: string, records: number, shape: PushShape = { ordering: 'key', concurrency: 6 }): Promise<PushThroughputResult> {
-  const sink = await startBenchSink();
+export async function pushThroughput(gwUrl: string, records: number, shape: PushShape = { ordering: 'key', concurrency: 6 }, sinkDelayMs = 0): Promise<PushThroughputResult> {
+  const sink = await startBenchSink(sinkDelayMs);
   const t0 = performance.now();
   const name = await createPush(gwUrl, sink.url, 'earliest', shape.concurrency, shape.ordering);
   try {
     while (sink.deliveries() < records) await new Promise((r) => setTimeout(r, 20));
     const elapsedS = (performance.now() - t0) / 1000;
-    return { name: `gateway push subscription (ordering ${shape.ordering}, concurrency ${shape.concurrency})`, records, elapsedS, eventsPerS: records / elapsedS };
+    return { name: `gateway push subscription (ordering ${shape.ordering}, concurrency ${shape.concurrency})${sinkDelayMs > 0 ? `, sink answering after ${sinkDelayMs} ms` : ''}`, records, elapsedS, eventsPerS: records / elapsedS };
   } finally {
     await deleteSubscription(gwUrl, name).catch(() => undefined);
     await sink.close();

@@ -95,6 +95,8 @@ export class KafkaConsumption implements Consumption {
   #laneCommitTimer: NodeJS.Timeout | undefined;
   #laneCommitting: Promise<void> | undefined;
   #laneCommitAgain = false;
+  #lanesInHand = 0;
+  readonly #lanesMaxInHand: number;
 
   private constructor(kafka: Kafka, spec: GroupSpec, handler: RecordHandler, opts: KafkaTransportOptions, pins: LatestPins) {
     this.group = spec.group;
@@ -105,6 +107,7 @@ export class KafkaConsumption implements Consumption {
     this.#commitIntervalMs = spec.commitIntervalMs ?? 1000;
     this.#window = spec.inFlightPerPartition === undefined ? undefined : Math.max(1, Math.floor(spec.inFlightPerPartition));
     this.#serialTopics = new Set(spec.serialTopics ?? []);
+    this.#lanesMaxInHand = spec.partitionsConcurrently ?? opts.partitionsConsumedConcurrently;
     this.#laneCtx = { signal: this.#runner.signal, heartbeat: () => this.#laneHeartbeat?.() ?? Promise.resolve() };
     this.done = new Promise<void>((resolve, reject) => {
       this.#settle = (f) => (f === undefined ? resolve() : reject(asError(f.err)));
@@ -315,28 +318,47 @@ export class KafkaConsumption implements Consumption {
     }
   }
 
-  /** Starts the lane's waiting records while its window has room. */
+  /**
+   * Starts the lane's waiting records while its window has room and the member's bound
+   * (`partitionsConcurrently`: records in hand over all lanes) is not reached. A record is only
+   * started when it can be delivered now: waiting in a sink's own queue it would hold up its
+   * partition's commit and cost its decoding early.
+   */
   #pump(lane: PartitionLane<TransportRecord>): void {
     if (this.#stopping) return;
-    for (let record = lane.start(); record !== undefined; record = lane.start()) {
-      const r = record;
+    while (this.#lanesInHand < this.#lanesMaxInHand) {
+      const r = lane.start();
+      if (r === undefined) return;
+      this.#lanesInHand++;
       void this.#track(
         this.#runner.run(r, this.#laneCtx).then((outcome) => {
+          this.#lanesInHand--;
           const stopped = outcome === 'failed' || outcome === 'abandoned';
           const after = lane.finish(r.offset, stopped ? { kind: 'stopped' } : outcome);
           if (!stopped && outcome.kind === 'done') this.#laneProcessed();
-          if (lane.revoked || this.#stopping) return;
+          if (this.#stopping) return;
+          if (lane.revoked) {
+            this.#pumpAll(lane);
+            return;
+          }
           if (after !== undefined) this.#redeliverLane(lane, after);
-          else {
-            this.#pump(lane);
-            if (lane.paused && !lane.halted && lane.waiting <= LANE_LOW) {
-              lane.paused = false;
-              this.#consumer.resume([{ topic: lane.topic, partitions: [lane.partition] }]);
-            }
+          // The place freed up goes to the lanes after this one first, this one last: with fewer
+          // places than partitions, every partition gets its turn (no lane keeps its place forever).
+          this.#pumpAll(lane);
+          if (lane.paused && !lane.halted && lane.waiting <= LANE_LOW) {
+            lane.paused = false;
+            this.#consumer.resume([{ topic: lane.topic, partitions: [lane.partition] }]);
           }
         }),
       );
     }
+  }
+
+  /** Offers free places to every lane, beginning with the one after `last` and ending with `last`. */
+  #pumpAll(last: PartitionLane<TransportRecord>): void {
+    const lanes = [...this.#lanes.values()];
+    const at = lanes.indexOf(last);
+    for (let i = 1; i <= lanes.length && this.#lanesInHand < this.#lanesMaxInHand; i++) this.#pump(lanes[(at + i) % lanes.length]!);
   }
 
   /** The lane's record must come again after `afterMs`: seek back to it, pause, resume later. */
