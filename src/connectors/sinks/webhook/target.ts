@@ -124,7 +124,10 @@ export function checkTargetUrl(text: string, allow: AllowList = EMPTY_ALLOW_LIST
     if (problem !== undefined) throw refused(problem, { address: host });
   }
   const addressAllowed = literal && inRanges(ipaddr.parse(host), allow);
-  if (url.protocol === 'http:' && !hostAllowed && !addressAllowed) throw refused('https is required unless the host is listed in WEBHOOK_ALLOWED_HOSTS');
+  if (url.protocol === 'http:' && !hostAllowed && !addressAllowed) {
+    // A fresh-user trial tripped here: WEBHOOK_ALLOWED_HOSTS=127.0.0.1 and a URL naming localhost.
+    throw refused(`https is required unless the host is listed in WEBHOOK_ALLOWED_HOSTS${literal ? '' : ` (${host.slice(0, 100)} is a host name: list the name itself, or use the address in the URL)`}`);
+  }
   return { url, host, literal, hostAllowed };
 }
 
