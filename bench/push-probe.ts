@@ -88,7 +88,9 @@ async function main(): Promise<void> {
       await deleteSubscription(gw.url, sub);
       return;
     }
-    const name = await createPush(gw.url, sink.url, 'latest', concurrency, ordering);
+    // BENCH_PROBE_MODE=ingress: no subscription (what the ingress alone costs at this rate).
+    const ingressOnly = process.env.BENCH_PROBE_MODE === 'ingress';
+    const name = ingressOnly ? undefined : await createPush(gw.url, sink.url, 'latest', concurrency, ordering);
     const templates = singleTemplates(36);
     const sent = new Map<string, number>();
     const acked = new Map<string, number>();
@@ -111,11 +113,11 @@ async function main(): Promise<void> {
       }
       await Promise.all([...inflight]);
     };
-    while (sink.deliveries() === 0) await run(0.1, false);
+    while (!ingressOnly && sink.deliveries() === 0) await run(0.1, false);
     await run(1, false);
     await run(durationS, true);
     const deadline = performance.now() + 30_000;
-    while ([...sent.keys()].some((id) => !sink.firstSeen.has(id)) && performance.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    while (!ingressOnly && [...sent.keys()].some((id) => !sink.firstSeen.has(id)) && performance.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     const stage = (label: string, m: Map<string, number>): void => {
       const l = new Latency();
       for (const [id, t] of sent) {
@@ -128,7 +130,7 @@ async function main(): Promise<void> {
     stage('acked (202)', acked);
     stage('visible (raw consumer)', visible);
     stage('delivered (sink)', sink.firstSeen);
-    await deleteSubscription(gw.url, name);
+    if (name !== undefined) await deleteSubscription(gw.url, name);
   } finally {
     await consumer.disconnect();
     await agent.close();
