@@ -38,9 +38,11 @@ function toRecord(topic: string, partition: number, m: KafkaMessage): TransportR
 /**
  * One `consume()` call on Kafka: one kafkajs consumer in group `spec.group`.
  * - Records of a partition are handled one at a time in offset order (`eachBatch`, sequential
- *   loop), or with `inFlightPerPartition` > 1 up to that many at once, started in offset order,
- *   resolved only up to the lowest unfinished one (`runWindow`); partitions run concurrently up to
- *   `partitionsConsumedConcurrently`.
+ *   loop); partitions run concurrently up to `partitionsConsumedConcurrently`. With
+ *   `inFlightPerPartition` set, records go into per-partition lanes instead (see #laned: fetching
+ *   goes on while records are in hand, up to that many of one partition at once, commits by the
+ *   lanes up to each partition's lowest unfinished record) — the points below on commits and
+ *   `redeliver` describe the plain loop.
  * - A processed record's offset is resolved at once and committed in batches (kafkajs autoCommit:
  *   every `commitEveryRecords` records or `commitIntervalMs`, at the end of every fetched batch,
  *   before rejoining when a heartbeat finds a rebalance, and before leaving). Only processed
