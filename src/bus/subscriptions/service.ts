@@ -9,7 +9,7 @@
 import { GatewayError } from '../../core/errors.js';
 import type { Catalog } from '../../catalog/index.js';
 import type { Transport } from '../../transport/port.js';
-import { retryTopic, subscriptionTopics } from '../subscriber/index.js';
+import { redriveTopic, retryTopic, subscriptionTopics } from '../subscriber/index.js';
 import type { FilterExpression } from '../subscriber/pipeline/dialects.js';
 import { DEFAULT_OWNER, createSchema, deliveryModeProblem, fieldPath, groupOf } from './model.js';
 import type { CreateRequest, SubscriptionState } from './model.js';
@@ -199,7 +199,8 @@ export class SubscriptionService {
       // A pull subscription never retries in the gateway (the client does): no retry topic.
       const withRetryTopic = push !== undefined && req.ordering === 'none';
       await this.#d.transport.ensureTopics(subscriptionTopics(group, withRetryTopic ? 'none' : 'key'));
-      await commitStart(this.#d.transport, group, topics, req.start, withRetryTopic ? retryTopic(group) : undefined);
+      // The redrive topic starts at its end (issue 10): a re-created name never gets the old one's redriven events.
+      await commitStart(this.#d.transport, group, topics, req.start, [...(withRetryTopic ? [[retryTopic(group), 'earliest'] as const] : []), [redriveTopic(group), 'latest'] as const]);
       if (Date.now() - claim.atMs > CLAIM_WRITE_MS) {
         throw new GatewayError('CEG_BROKER_UNAVAILABLE', 'creating the subscription took too long; nothing was created, try again', { retriable: true, details: { field: 'name' } });
       }
