@@ -16,7 +16,10 @@
   const secretsKey = randomBytes(32).toString('base64');
  * raw-decode-consume, gateway-consume; default all), BENCH_CONSUME_RECORDS (200000: records read by the consume
  * scenarios; the topic is filled up to that many first),
- * BENCH_PROFILE_DIR (the gateway child writes a V8 .cpuprofile there on exit).
+ * BENCH_PROFILE_DIR (the gateway child writes a V8 .cpuprofile there on exit),
+ * BENCH_PUSH_RATE (1000 events/s offered in push-latency), BENCH_PUSH_RECORDS (20000, push-consume),
+ * BENCH_PUSH_WINDOW (32: `concurrency` of the ordering-none push subscription and the raw consumer
+ * + POST it is compared with). `bench/push-probe.ts` splits one push delivery's latency into stages.
  * Prints a Markdown table and writes bench/results/<timestamp>.json.
  */
 import { mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
@@ -229,7 +232,7 @@ async function main(): Promise<void> {
   let javaLimit: JavaLimit | { readonly error: string } | undefined;
   const results: ScenarioResult[] = [];
   const consumed: ConsumeResult[] = [];
-  let pushed: PushLatencyResult | undefined;
+  const pushed: PushLatencyResult[] = [];
   const pushThroughputs: PushThroughputResult[] = [];
   try {
     const records = await rawRecords(1800, registryUrl, dataschemaBase, benchCatalog.dir, TOPIC);
@@ -295,10 +298,18 @@ async function main(): Promise<void> {
     }
     const pushRate = intEnv('BENCH_PUSH_RATE', 1000);
     const pushRecords = intEnv('BENCH_PUSH_RECORDS', 20_000);
+    const pushWindow = intEnv('BENCH_PUSH_WINDOW', 32);
+    const shapes = [
+      { ordering: 'key' as const, concurrency: 6 },
+      { ordering: 'none' as const, concurrency: pushWindow },
+    ];
     if (wanted.length === 0 || wanted.includes('push-latency')) {
-      log(`running push-latency: ${pushRate} events/s offered, ${settings.warmupS} s warm-up + ${settings.durationS} s …`);
-      pushed = await pushLatency(gw.url, pushRate, settings.durationS, settings.warmupS);
-      log(`  delivered ${pushed.delivered}/${pushed.sent}, p50 ${pushed.latencyMs.p50.toFixed(2)} ms, p99 ${pushed.latencyMs.p99.toFixed(2)} ms, POST errors ${pushed.postErrors}`);
+      for (const shape of shapes) {
+        log(`running push-latency (ordering ${shape.ordering}, concurrency ${shape.concurrency}): ${pushRate} events/s offered, ${settings.warmupS} s warm-up + ${settings.durationS} s …`);
+        const r = await pushLatency(gw.url, pushRate, settings.durationS, settings.warmupS, shape);
+        pushed.push(r);
+        log(`  delivered ${r.delivered}/${r.sent}, p50 ${r.latencyMs.p50.toFixed(2)} ms, p99 ${r.latencyMs.p99.toFixed(2)} ms, POST errors ${r.postErrors}`);
+      }
     }
     if (wanted.length === 0 || wanted.includes('push-consume')) {
       let have = await raw.endOffsetSum();
@@ -306,7 +317,21 @@ async function main(): Promise<void> {
         await runRawLoad(raw, { topic: TOPIC, concurrency: 8, perSend: 100, durationS: 2 });
         have = await raw.endOffsetSum();
       }
-      for (const run of [() => rawConsume(brokerList, TOPIC, pushRecords), () => rawConsumePost(brokerList, TOPIC, pushRecords), () => pushThroughput(gw.url, pushRecords)]) {
+      // Interleaved, so that a change of the machine's load during the run hits raw and gateway alike.
+      const runs = [
+        () => rawConsume(brokerList, TOPIC, pushRecords),
+        () => rawConsumePost(brokerList, TOPIC, pushRecords),
+        () => pushThroughput(gw.url, pushRecords, shapes[0]),
+        () => rawConsumePost(brokerList, TOPIC, pushRecords, pushWindow),
+        () => pushThroughput(gw.url, pushRecords, shapes[1]),
+      ];
+      // A sink that takes 20 ms per answer: what the in-flight window of ordering none is for.
+      const slow = intEnv('BENCH_PUSH_SLOW_RECORDS', 3000);
+      runs.push(
+        () => pushThroughput(gw.url, slow, shapes[0], 20),
+        () => pushThroughput(gw.url, slow, shapes[1], 20),
+      );
+      for (const run of runs) {
         const r = await run();
         pushThroughputs.push({ name: r.name, records: r.records, elapsedS: r.elapsedS, eventsPerS: r.eventsPerS });
         log(`  ${r.name}: ${Math.round(r.eventsPerS)} events/s (${r.records} records in ${r.elapsedS.toFixed(1)} s)`);
@@ -328,16 +353,22 @@ async function main(): Promise<void> {
     const d = consumed.find((c) => c.side === 'raw-decode');
     if (g && d) table += `\nconsume throughput gateway/raw with Avro decoding: ${(g.eventsPerS / d.eventsPerS).toFixed(2)}×`;
   }
-  if (pushed !== undefined) {
-    table += `\n\n| push latency (HTTP in → webhook out) | offered | delivered / sent | p50 | p90 | p99 | max |\n|---|---:|---:|---:|---:|---:|---:|\n| single events, one subscription, ordering key, 6 partitions | ${pushed.offeredPerS}/s | ${pushed.delivered} / ${pushed.sent} | ${pushed.latencyMs.p50.toFixed(2)} ms | ${pushed.latencyMs.p90.toFixed(2)} ms | ${pushed.latencyMs.p99.toFixed(2)} ms | ${pushed.latencyMs.max.toFixed(1)} ms |`;
+  if (pushed.length > 0) {
+    table += `\n\n| push latency (HTTP in → webhook out), single events, 6 partitions | offered | delivered / sent | p50 | p90 | p99 | max |\n|---|---:|---:|---:|---:|---:|---:|\n${pushed.map((p) => `| ${p.name} | ${p.offeredPerS}/s | ${p.delivered} / ${p.sent} | ${p.latencyMs.p50.toFixed(2)} ms | ${p.latencyMs.p90.toFixed(2)} ms | ${p.latencyMs.p99.toFixed(2)} ms | ${p.latencyMs.max.toFixed(1)} ms |`).join('\n')}`;
   }
   if (pushThroughputs.length > 0) {
     table += `\n\n| push throughput (same first records of the topic) | records | events/s |\n|---|---:|---:|\n${pushThroughputs.map((r) => `| ${r.name} | ${r.records} | ${Math.round(r.eventsPerS)} |`).join('\n')}`;
-    const g = pushThroughputs.find((r) => r.name.startsWith('gateway'));
     const noop = pushThroughputs.find((r) => r.name === 'raw kafkajs consume');
-    const post = pushThroughputs.find((r) => r.name.includes('POST'));
-    if (g && noop) table += `\n\npush/raw kafkajs consumer: ${(g.eventsPerS / noop.eventsPerS).toFixed(2)}×`;
-    if (g && post) table += `; push/raw kafkajs consumer + POST: ${(g.eventsPerS / post.eventsPerS).toFixed(2)}×`;
+    const pairs: [string, string][] = [
+      ['ordering key', 'one at a time per partition'],
+      ['ordering none', 'in flight)'],
+    ];
+    for (const [gw, rawPost] of pairs) {
+      const g = pushThroughputs.find((r) => r.name.startsWith('gateway') && r.name.includes(gw) && !r.name.includes('sink answering after'));
+      const post = pushThroughputs.find((r) => r.name.includes('POST') && r.name.includes(rawPost));
+      if (g === undefined) continue;
+      table += `\n\npush (${gw}) ÷ raw kafkajs consumer: ${noop ? (g.eventsPerS / noop.eventsPerS).toFixed(2) : '–'}×; ÷ raw kafkajs consumer + POST with the same deliveries in flight: ${post ? (g.eventsPerS / post.eventsPerS).toFixed(2) : '–'}×`;
+    }
   }
   process.stdout.write(`\nce-gateway ingress bench — ${new Date().toISOString()}\n`);
   process.stdout.write(`machine: ${machine.cpuModel}, ${machine.cores} cores, ${machine.memoryGiB} GiB RAM, ${machine.platform}, node ${machine.node}, Kafka ${machine.kafka} (single broker on loopback); load generator on the same machine\n`);
@@ -358,7 +389,7 @@ async function main(): Promise<void> {
   const dir = join(ROOT, 'bench/results');
   mkdirSync(dir, { recursive: true });
   const out = join(dir, `${stamp}.json`);
-  writeFileSync(out, `${JSON.stringify({ at: new Date().toISOString(), machine, defaultClient: DEFAULT_CLIENT, ratios, javaLimit: javaLimit ?? null, gateway: { command: gw.command, note: how.note ?? null }, settings, producer: PRODUCER_SETTINGS, results, consume: consumed, push: { latency: pushed ?? null, throughput: pushThroughputs } }, null, 2)}\n`);
+  writeFileSync(out, `${JSON.stringify({ at: new Date().toISOString(), machine, defaultClient: DEFAULT_CLIENT, ratios, javaLimit: javaLimit ?? null, gateway: { command: gw.command, note: how.note ?? null }, settings, producer: PRODUCER_SETTINGS, results, consume: consumed, push: { latency: pushed, throughput: pushThroughputs } }, null, 2)}\n`);
   process.stdout.write(`\nresults: ${out}\n`);
 }
 

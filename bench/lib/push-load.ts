@@ -29,8 +29,11 @@ export interface BenchSink {
   close(): Promise<void>;
 }
 
-/** A webhook sink that accepts the handshake and every delivery (200), recording first receipts by `ce-id`. */
-export async function startBenchSink(): Promise<BenchSink> {
+/**
+ * A webhook sink that accepts the handshake and every delivery (200), recording first receipts by
+ * `ce-id`; `delayMs` > 0 answers each delivery that much later (a sink with real work or distance).
+ */
+export async function startBenchSink(delayMs = 0): Promise<BenchSink> {
   const firstSeen = new Map<string, number>();
   let deliveries = 0;
   const server = createServer((req, res) => {
@@ -43,10 +46,14 @@ export async function startBenchSink(): Promise<BenchSink> {
     const at = performance.now();
     req.resume();
     req.on('end', () => {
-      deliveries++;
-      if (!firstSeen.has(id)) firstSeen.set(id, at);
-      res.writeHead(200, { 'content-length': '0' });
-      res.end();
+      const answer = (): void => {
+        deliveries++;
+        if (!firstSeen.has(id)) firstSeen.set(id, at);
+        res.writeHead(200, { 'content-length': '0' });
+        res.end();
+      };
+      if (delayMs > 0) setTimeout(answer, delayMs);
+      else answer();
     });
   });
   server.keepAliveTimeout = 60_000;
@@ -70,9 +77,9 @@ async function api(gwUrl: string, method: string, path: string, body?: unknown):
 }
 
 /** Creates a push subscription to `sinkUrl`; returns its name (delete it with {@link deleteSubscription}). */
-export async function createPush(gwUrl: string, sinkUrl: string, start: 'latest' | 'earliest', concurrency: number): Promise<string> {
+export async function createPush(gwUrl: string, sinkUrl: string, start: 'latest' | 'earliest', concurrency: number, ordering: 'key' | 'none' = 'key'): Promise<string> {
   const name = `bench-${randomUUID().slice(0, 8)}`;
-  await api(gwUrl, 'POST', '/subscriptions', { name, kinds: ['PriceLoadingCompleted'], start, ordering: 'key', concurrency, delivery: { mode: 'push', url: sinkUrl } });
+  await api(gwUrl, 'POST', '/subscriptions', { name, kinds: ['PriceLoadingCompleted'], start, ordering, concurrency, delivery: { mode: 'push', url: sinkUrl } });
   return name;
 }
 
@@ -90,11 +97,17 @@ export interface PushLatencyResult {
   readonly postErrors: number;
 }
 
+/** How a bench subscription delivers: ordering and `concurrency` (key: partitions at once; none: deliveries in flight). */
+export interface PushShape {
+  readonly ordering: 'key' | 'none';
+  readonly concurrency: number;
+}
+
 /** HTTP in → webhook out at `ratePerS` for `durationS` (after `warmupS` at the same rate, not counted). */
-export async function pushLatency(gwUrl: string, ratePerS: number, durationS: number, warmupS: number): Promise<PushLatencyResult> {
+export async function pushLatency(gwUrl: string, ratePerS: number, durationS: number, warmupS: number, shape: PushShape = { ordering: 'key', concurrency: 6 }): Promise<PushLatencyResult> {
   const sink = await startBenchSink();
   const agent = new Agent({ connections: 64, keepAliveTimeout: 30_000 });
-  const name = await createPush(gwUrl, sink.url, 'latest', 6);
+  const name = await createPush(gwUrl, sink.url, 'latest', shape.concurrency, shape.ordering);
   try {
     const templates = singleTemplates(36);
     const sentAt = new Map<string, number>();
@@ -141,7 +154,7 @@ export async function pushLatency(gwUrl: string, ratePerS: number, durationS: nu
       lat.recordMs(got - at);
     }
     return {
-      name: 'push latency (HTTP in → webhook out)',
+      name: `ordering ${shape.ordering}, concurrency ${shape.concurrency}`,
       offeredPerS: ratePerS,
       sent: sentAt.size,
       delivered,
@@ -163,25 +176,34 @@ export interface PushThroughputResult {
   readonly eventsPerS: number;
 }
 
-/** A push subscription from the earliest offset: time until the sink has `records` distinct events. */
-export async function pushThroughput(gwUrl: string, records: number): Promise<PushThroughputResult> {
-  const sink = await startBenchSink();
+/**
+ * A push subscription from the earliest offset: time until the sink has received `records`
+ * deliveries (the bench topic repeats its events' ids, so deliveries are counted, not distinct ids;
+ * nothing fails, so nothing is delivered twice).
+ */
+export async function pushThroughput(gwUrl: string, records: number, shape: PushShape = { ordering: 'key', concurrency: 6 }, sinkDelayMs = 0): Promise<PushThroughputResult> {
+  const sink = await startBenchSink(sinkDelayMs);
   const t0 = performance.now();
-  const name = await createPush(gwUrl, sink.url, 'earliest', 6);
+  const name = await createPush(gwUrl, sink.url, 'earliest', shape.concurrency, shape.ordering);
   try {
-    while (sink.firstSeen.size < records) await new Promise((r) => setTimeout(r, 20));
+    while (sink.deliveries() < records) await new Promise((r) => setTimeout(r, 20));
     const elapsedS = (performance.now() - t0) / 1000;
-    return { name: 'gateway push subscription', records, elapsedS, eventsPerS: records / elapsedS };
+    return { name: `gateway push subscription (ordering ${shape.ordering}, concurrency ${shape.concurrency})${sinkDelayMs > 0 ? `, sink answering after ${sinkDelayMs} ms` : ''}`, records, elapsedS, eventsPerS: records / elapsedS };
   } finally {
     await deleteSubscription(gwUrl, name).catch(() => undefined);
     await sink.close();
   }
 }
 
-/** A raw kafkajs consumer that POSTs every record's value to a sink (one at a time per partition, 3 partitions at once as kafkajs's default). */
-export async function rawConsumePost(brokers: readonly string[], topic: string, records: number): Promise<PushThroughputResult> {
+/**
+ * A raw kafkajs consumer that POSTs every record's value to a sink: `inFlight` undefined = one at a
+ * time per partition, 6 partitions at once; a number = up to that many POSTs in flight over the
+ * consumer (each batch's records launched as slots free up, the batch returned when they are done).
+ */
+export async function rawConsumePost(brokers: readonly string[], topic: string, records: number, inFlight?: number): Promise<PushThroughputResult> {
   const sink = await startBenchSink();
-  const agent = new Agent({ connections: 16, keepAliveTimeout: 30_000 });
+  const agent = new Agent({ connections: 64, keepAliveTimeout: 30_000 });
+  const slots = { used: 0, waiters: [] as (() => void)[] };
   const kafka = new Kafka({ clientId: 'ce-gateway-bench-raw-post', brokers: [...brokers], logLevel: logLevel.WARN });
   const consumer = kafka.consumer({ groupId: `bench-raw-post-${randomBytes(6).toString('hex')}`, maxWaitTimeInMs: 1000 });
   const t0 = performance.now();
@@ -194,13 +216,30 @@ export async function rawConsumePost(brokers: readonly string[], topic: string, 
     eachBatchAutoResolve: false,
     partitionsConsumedConcurrently: 6,
     eachBatch: async (payload: EachBatchPayload) => {
+      const pending = new Set<Promise<void>>();
       for (const m of payload.batch.messages) {
-        if (!payload.isRunning() || payload.isStale() || seen >= records) return;
-        const res = await request(sink.url, { method: 'POST', headers: { 'content-type': 'application/avro', 'ce-id': `${payload.batch.partition}-${m.offset}` }, body: m.value ?? Buffer.alloc(0), dispatcher: agent });
-        await res.body.dump();
-        payload.resolveOffset(m.offset);
-        if (++seen === records) finish();
+        if (!payload.isRunning() || payload.isStale() || seen >= records) break;
+        const post = async (): Promise<void> => {
+          const res = await request(sink.url, { method: 'POST', headers: { 'content-type': 'application/avro', 'ce-id': `${payload.batch.partition}-${m.offset}` }, body: m.value ?? Buffer.alloc(0), dispatcher: agent });
+          await res.body.dump();
+          if (++seen === records) finish();
+        };
+        if (inFlight === undefined) {
+          await post();
+          payload.resolveOffset(m.offset);
+          continue;
+        }
+        while (slots.used >= inFlight) await new Promise<void>((r) => slots.waiters.push(r));
+        slots.used++;
+        const p = post().finally(() => {
+          slots.used--;
+          slots.waiters.shift()?.();
+          pending.delete(p);
+        });
+        pending.add(p);
       }
+      await Promise.all([...pending]);
+      if (inFlight !== undefined && payload.batch.messages.length > 0) payload.resolveOffset(payload.batch.lastOffset());
       await payload.heartbeat();
     },
   });
@@ -209,5 +248,5 @@ export async function rawConsumePost(brokers: readonly string[], topic: string, 
   await consumer.disconnect();
   await agent.close();
   await sink.close();
-  return { name: 'raw kafkajs consumer + POST per record', records, elapsedS, eventsPerS: records / elapsedS };
+  return { name: inFlight === undefined ? 'raw kafkajs consumer + POST per record (one at a time per partition)' : `raw kafkajs consumer + POST per record (${inFlight} in flight)`, records, elapsedS, eventsPerS: records / elapsedS };
 }

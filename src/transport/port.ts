@@ -80,6 +80,16 @@ export interface GroupSpec {
    * partition independently and ignores it.
    */
   readonly partitionsConcurrently?: number;
+  /**
+   * Records of one partition handled at once (default 1: strictly one after the other, in offset
+   * order — what per-key order needs). Above 1 (an unordered subscription), records start in
+   * offset order, finish in any order, and a partition's commit never passes its lowest unfinished
+   * record (src/transport/in-flight-window.ts). Adapters without a window (the in-memory and
+   * @platformatic/kafka adapters) handle one at a time; that is always allowed.
+   */
+  readonly inFlightPerPartition?: number;
+  /** Topics whose partitions are always handled one record at a time, whatever `inFlightPerPartition` says (a retry topic: its records wait in order). */
+  readonly serialTopics?: readonly string[];
 }
 
 /**
@@ -109,7 +119,7 @@ export interface RecordContext {
 
 /**
  * Called once per record, in offset order per partition, at most one record in flight per
- * partition. Resolving with nothing or `done` marks the record processed (committed in batches,
+ * partition (unless the group asked for an in-flight window: `inFlightPerPartition`). Resolving with nothing or `done` marks the record processed (committed in batches,
  * never past a record not yet processed). Rejecting stops the consumption (it never skips the
  * record); the bus layer classifies handler failures itself and does not reject for ordinary
  * handler errors.

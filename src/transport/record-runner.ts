@@ -6,6 +6,7 @@
  * Spec: issue 7 ("unsubscribe and SIGTERM finish within a deadline whatever record is in hand";
  * "a record waiting for its next attempt never holds up a fetch or another partition").
  */
+import { setMaxListeners } from 'node:events';
 import { GatewayError, errorMessage } from '../core/errors.js';
 import type { RecordContext, RecordDecision, RecordHandler, TransportRecord } from './port.js';
 import { MAX_REDELIVER_MS, RECORD_DONE } from './port.js';
@@ -35,6 +36,8 @@ export class RecordRunner {
     this.#log = o.log;
     this.#group = o.group;
     this.#onFailure = o.onFailure;
+    // Every record in hand may listen to this signal (a window of 64 deliveries is normal): no leak warning.
+    setMaxListeners(0, this.#abort.signal);
   }
 
   /** Aborted once the member begins to stop. */

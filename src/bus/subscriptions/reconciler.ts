@@ -35,7 +35,10 @@ export interface RunSpec {
   /** For a group without committed offsets (HTTP subscriptions have theirs committed at create). */
   readonly startFrom: StartFrom;
   readonly state: SubscriptionState;
-  /** Partitions delivered at once by this instance. */
+  /**
+   * `ordering: key`: partitions delivered at once by this instance, one record each.
+   * `ordering: none`: deliveries in flight on this instance, several of one partition at once.
+   */
   readonly concurrency: number;
 }
 
@@ -204,6 +207,10 @@ export class Reconciler<D extends RunSpec> {
         filters: d.filters,
         startFrom: d.startFrom,
         partitionsConcurrently: d.concurrency,
+        // Lanes: fetching goes on while deliveries are in hand. Unordered: `concurrency` deliveries
+        // in flight on this instance (the sink's bound), several of one partition at once (issue 8,
+        // "ordering none"); by key: one per partition.
+        inFlightPerPartition: d.ordering === 'none' ? d.concurrency : 1,
         // The sink bounds each attempt itself (retry.timeoutMs, the hook's timeoutMs).
         handlerTimeoutMs: Number.POSITIVE_INFINITY,
         ...(d.retry.maxAgeMs === undefined ? {} : { maxAgeMs: d.retry.maxAgeMs }),

@@ -16,6 +16,7 @@ import type { CreateRequest, SubscriptionState } from './model.js';
 import { generateWebhookSecret, secretsKeyMissing } from './secrets.js';
 import type { SecretBox } from './secrets.js';
 import { commitStart } from './start.js';
+import { CLAIM_WRITE_MS } from './store.js';
 import type { SubscriptionStore } from './store.js';
 import type { StoredSubscription } from './stored.js';
 
@@ -169,6 +170,8 @@ export class SubscriptionService {
   /**
    * Creates a subscription. Resolves with its view and, when the request had no secrets, the
    * generated one (to be returned once).
+   * Concurrent creates of one name, on this or other instances: exactly one succeeds, the others
+   * get CEG_CONFLICT (a claim on the definitions topic decides: {@link SubscriptionStore.claim}).
    * Errors: CEG_INVALID_SUBSCRIPTION (every problem, each naming its field), CEG_UNKNOWN_TYPE
    *   (not used: an unknown kind is a violation of `kinds`), CEG_WEBHOOK_TARGET_REFUSED, CEG_CONFLICT,
    *   the transport's (retriable).
@@ -184,16 +187,32 @@ export class SubscriptionService {
     }
     if (push !== undefined) await this.#d.checkTarget(push.url);
     const topics = this.#topics(req.kinds);
-    // A pull subscription never retries in the gateway (the client does): no retry topic.
-    const withRetryTopic = push !== undefined && req.ordering === 'none';
-    await this.#d.transport.ensureTopics(subscriptionTopics(group, withRetryTopic ? 'none' : 'key'));
-    // The redrive topic starts at its end (issue 10): a re-created name never gets the old one's redriven events.
-    await commitStart(this.#d.transport, group, topics, req.start, [...(withRetryTopic ? [[retryTopic(group), 'earliest'] as const] : []), [redriveTopic(group), 'latest'] as const]);
-    const generated = push !== undefined && push.secrets === undefined ? [generateWebhookSecret()] : undefined;
-    const now = (this.#d.now?.() ?? new Date()).toISOString();
-    const stored = this.#seal(req, owner, group, generated ?? push?.secrets ?? [], push?.headers ?? {}, { createdAt: now, updatedAt: now, generation: 1, state: req.state });
-    await this.#d.store.put(stored);
-    return { view: viewOf(stored), ...(generated === undefined ? {} : { generatedSecrets: generated }) };
+    // Check-and-set over every instance: the local look above is only a fast answer. Of two creates
+    // of one name at the same moment (any instances) one claim wins; only the winner touches the
+    // group's offsets and writes the definition.
+    const claim = await this.#d.store.claim(group);
+    if (!claim.won) {
+      await this.#d.store.release(claim).catch(() => undefined); // a claim left behind expires (CLAIM_TTL_MS)
+      throw new GatewayError('CEG_CONFLICT', `a subscription named ${req.name} exists already (or is being created)`, { retriable: false, details: { field: 'name' } });
+    }
+    try {
+      // A pull subscription never retries in the gateway (the client does): no retry topic.
+      const withRetryTopic = push !== undefined && req.ordering === 'none';
+      await this.#d.transport.ensureTopics(subscriptionTopics(group, withRetryTopic ? 'none' : 'key'));
+      // The redrive topic starts at its end (issue 10): a re-created name never gets the old one's redriven events.
+      await commitStart(this.#d.transport, group, topics, req.start, [...(withRetryTopic ? [[retryTopic(group), 'earliest'] as const] : []), [redriveTopic(group), 'latest'] as const]);
+      if (Date.now() - claim.atMs > CLAIM_WRITE_MS) {
+        throw new GatewayError('CEG_BROKER_UNAVAILABLE', 'creating the subscription took too long; nothing was created, try again', { retriable: true, details: { field: 'name' } });
+      }
+      const generated = push !== undefined && push.secrets === undefined ? [generateWebhookSecret()] : undefined;
+      const now = (this.#d.now?.() ?? new Date()).toISOString();
+      const stored = this.#seal(req, owner, group, generated ?? push?.secrets ?? [], push?.headers ?? {}, { createdAt: now, updatedAt: now, generation: 1, state: req.state });
+      await this.#d.store.put(stored, undefined, claim);
+      return { view: viewOf(stored), ...(generated === undefined ? {} : { generatedSecrets: generated }) };
+    } catch (err) {
+      await this.#d.store.release(claim).catch(() => undefined);
+      throw err;
+    }
   }
 
   /**

@@ -6,15 +6,18 @@
  * each sees the same set and a change reaches all of them within about a fetch wait (1 s).
  *
  * Writes are read back: `put` and `remove` resolve once this instance's own reader has applied the
- * record, so a `GET` right after a `201` on the same instance sees it. Concurrent writers of one
- * key: the later record on the topic wins everywhere (the topic's order is the one order).
+ * record, so a `GET` right after a `201` on the same instance sees it. Creating is a
+ * check-and-set over all instances (`claim`, then `put`): of two creates of one name exactly one
+ * wins. Concurrent updates of one key: the later record on the topic wins everywhere (the topic's
+ * order is the one order).
  * The in-memory transport runs the same code (the embedded default).
  * Spec: issue 8 ("definitions stored durably in a compacted Kafka topic"); Kafka log compaction
  *   (the latest record per key is kept; a null value deletes the key).
  */
 import { GatewayError, errorMessage } from '../../core/errors.js';
 import type { Logger } from '../../observability/index.js';
-import type { Read, TopicSpec, Transport, TransportRecord } from '../../transport/port.js';
+import { randomUUID } from 'node:crypto';
+import type { OutboundRecord, Read, TopicSpec, Transport, TransportRecord } from '../../transport/port.js';
 import { parseStored } from './stored.js';
 import type { StoredSubscription } from './stored.js';
 
@@ -31,6 +34,33 @@ export function subscriptionsTopicSpec(name: string): TopicSpec {
 
 export type StoreListener = (all: ReadonlyMap<string, StoredSubscription>) => void;
 
+/**
+ * How long a claim on a name holds without its definition, ms: a later claim of the same group
+ * more than this after it (by record timestamps) is not held up by it (its writer died). The
+ * creator gives up before (see {@link CLAIM_WRITE_MS}).
+ */
+export const CLAIM_TTL_MS = 60_000;
+/** A creator writes its definition no later than this after its claim, ms, else it gives up (503, retriable). */
+export const CLAIM_WRITE_MS = 45_000;
+
+const CLAIM_MARK = '\u0000claim\u0000';
+const claimKey = (group: string, nonce: string): string => `${group}${CLAIM_MARK}${nonce}`;
+
+/** A claim this instance made, once its record was read back. */
+export interface Claim {
+  readonly group: string;
+  readonly nonce: string;
+  /** The claim's record timestamp (the writer's clock, epoch ms). */
+  readonly atMs: number;
+  /** First of the pending claims on a name nobody holds: the creator may write the definition. */
+  readonly won: boolean;
+}
+
+interface PendingClaim {
+  readonly nonce: string;
+  readonly atMs: number;
+}
+
 export class SubscriptionStore {
   readonly topic: string;
   readonly #transport: Transport;
@@ -40,6 +70,10 @@ export class SubscriptionStore {
   /** Next offset to apply, per partition. */
   readonly #applied = new Map<number, bigint>();
   readonly #waiters = new Set<() => void>();
+  /** Claims read from the topic and not released yet, per group, in topic order. */
+  readonly #claims = new Map<string, PendingClaim[]>();
+  /** Decisions on the claims this instance wrote, by nonce (taken by {@link claim}). */
+  readonly #decided = new Map<string, boolean>();
   #read: Read | undefined;
   #stopped = false;
 
@@ -82,13 +116,52 @@ export class SubscriptionStore {
    * Writes a subscription and waits until this instance has read it back.
    * Errors: the transport's; CEG_BROKER_UNAVAILABLE (retriable) when it is not read back within `timeoutMs`.
    */
-  async put(s: StoredSubscription, timeoutMs = 10_000): Promise<void> {
-    await this.#write(s.group, enc.encode(JSON.stringify(s)), timeoutMs);
+  async put(s: StoredSubscription, timeoutMs = 10_000, releases?: Claim): Promise<void> {
+    const extra: OutboundRecord[] = [];
+    if (releases !== undefined) {
+      // The claim, and claims on the name whose writers gave up without a word (expired), go with the definition.
+      const stale = (this.#claims.get(s.group) ?? []).filter((c) => c.nonce === releases.nonce || releases.atMs - c.atMs > CLAIM_TTL_MS);
+      if (!stale.some((c) => c.nonce === releases.nonce)) stale.push({ nonce: releases.nonce, atMs: releases.atMs });
+      for (const c of stale) extra.push({ key: enc.encode(claimKey(s.group, c.nonce)), value: null, headers: [] });
+    }
+    await this.#write(s.group, enc.encode(JSON.stringify(s)), timeoutMs, extra);
   }
 
   /** Writes the tombstone of a subscription and waits until it is read back. Errors: as {@link put}. */
   async remove(group: string, timeoutMs = 10_000): Promise<void> {
     await this.#write(group, null, timeoutMs);
+  }
+
+  /**
+   * Claims the name `group` on the topic before creating it (check-and-set over every instance):
+   * writes a claim record with a key of its own and reads the topic back to it. Every instance
+   * applies the same rule at that record, in the topic's one order: the claim wins when no
+   * subscription holds the group and no earlier claim on it is pending (released by a definition or
+   * a give-up, or older than {@link CLAIM_TTL_MS}). So of two creates of one name, on any instances
+   * at any moment, exactly one wins. The winner writes the definition with {@link put}
+   * (`releases` the claim), the loser calls {@link release}.
+   * Claims have keys of their own (`<group>\0claim\0<nonce>`), so compaction never puts a
+   * loser's record in the place of a winner's definition.
+   * Errors: the transport's; CEG_BROKER_UNAVAILABLE (retriable) when not read back within `timeoutMs`.
+   * Spec: issue 8 follow-up ("two POST /subscriptions of the same name at the same time on two
+   *   gateways must not both succeed").
+   */
+  async claim(group: string, timeoutMs = 10_000): Promise<Claim> {
+    const nonce = randomUUID();
+    const atMs = Date.now();
+    this.#decided.set(nonce, false);
+    try {
+      const [pos] = await this.#transport.produce(this.topic, [{ key: enc.encode(claimKey(group, nonce)), value: enc.encode(JSON.stringify({ claim: nonce, group })), headers: [['content-type', enc.encode('application/json')]], timestampMs: atMs }]);
+      if (pos !== undefined) await this.#until(pos.partition, pos.offset + 1n, timeoutMs);
+      return { group, nonce, atMs, won: this.#decided.get(nonce) === true };
+    } finally {
+      this.#decided.delete(nonce);
+    }
+  }
+
+  /** Gives a claim up (a tombstone of its record). Errors: the transport's. */
+  async release(c: Claim): Promise<void> {
+    await this.#transport.produce(this.topic, [{ key: enc.encode(claimKey(c.group, c.nonce)), value: null, headers: [] }]);
   }
 
   async stop(): Promise<void> {
@@ -97,15 +170,38 @@ export class SubscriptionStore {
     for (const w of this.#waiters) w();
   }
 
-  async #write(group: string, value: Uint8Array | null, timeoutMs: number): Promise<void> {
-    const [pos] = await this.#transport.produce(this.topic, [{ key: enc.encode(group), value, headers: [['content-type', enc.encode('application/json')]] }]);
+  async #write(group: string, value: Uint8Array | null, timeoutMs: number, after: readonly OutboundRecord[] = []): Promise<void> {
+    // One produce call, one partition: the definition and the claim tombstones land in this order.
+    const [pos] = await this.#transport.produce(this.topic, [{ key: enc.encode(group), value, headers: [['content-type', enc.encode('application/json')]] }, ...after]);
     if (pos !== undefined) await this.#until(pos.partition, pos.offset + 1n, timeoutMs);
   }
 
+  /** A claim record (or its tombstone): decides it, the same way on every instance (see {@link claim}). */
+  #applyClaim(key: string, r: TransportRecord): void {
+    const at = key.indexOf(CLAIM_MARK);
+    const group = key.slice(0, at);
+    const nonce = key.slice(at + CLAIM_MARK.length);
+    const pending = this.#claims.get(group) ?? [];
+    const others = pending.filter((c) => c.nonce !== nonce);
+    if (r.value === null) {
+      if (others.length === 0) this.#claims.delete(group);
+      else this.#claims.set(group, others);
+      return;
+    }
+    const blocking = others.some((c) => r.timestampMs - c.atMs <= CLAIM_TTL_MS);
+    const won = !this.#byGroup.has(group) && !blocking;
+    this.#claims.set(group, [...others, { nonce, atMs: r.timestampMs }]);
+    if (this.#decided.has(nonce)) this.#decided.set(nonce, won);
+  }
+
   #apply(r: TransportRecord): void {
+    let changed = true;
     try {
       const group = r.key === null ? undefined : dec.decode(r.key);
-      if (group === undefined) {
+      if (group !== undefined && group.includes(CLAIM_MARK)) {
+        changed = false; // a claim changes no definition: listeners are not called
+        this.#applyClaim(group, r);
+      } else if (group === undefined) {
         this.#log.warn({ topic: this.topic, offset: r.offset.toString() }, 'subscriptions topic: record without a key ignored');
       } else if (r.value === null) {
         this.#byGroup.delete(group);
@@ -124,7 +220,7 @@ export class SubscriptionStore {
     } finally {
       this.#applied.set(r.partition, r.offset + 1n);
       for (const w of [...this.#waiters]) w();
-      for (const l of this.#listeners) {
+      for (const l of changed ? this.#listeners : []) {
         try {
           l(this.#byGroup);
         } catch (err) {

@@ -2,9 +2,14 @@ import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
 import { errorMessage } from '../../core/errors.js';
 import type { Consumption, GroupSpec, RecordContext, RecordHandler, TransportRecord } from '../port.js';
 import { RecordRunner } from '../record-runner.js';
+import { PartitionLane } from '../in-flight-window.js';
 import { fromKafkaError } from './errors.js';
 import { fromKafkaHeaders } from './headers.js';
 import type { KafkaTransportOptions } from './options.js';
+
+/** A lane with this many records waiting pauses its partition; it resumes once down to LANE_LOW. */
+const LANE_HIGH = 1000;
+const LANE_LOW = 250;
 
 type Assignment = readonly { readonly topic: string; readonly partition: number }[];
 
@@ -33,7 +38,11 @@ function toRecord(topic: string, partition: number, m: KafkaMessage): TransportR
 /**
  * One `consume()` call on Kafka: one kafkajs consumer in group `spec.group`.
  * - Records of a partition are handled one at a time in offset order (`eachBatch`, sequential
- *   loop); partitions run concurrently up to `partitionsConsumedConcurrently`.
+ *   loop); partitions run concurrently up to `partitionsConsumedConcurrently`. With
+ *   `inFlightPerPartition` set, records go into per-partition lanes instead (see #laned: fetching
+ *   goes on while records are in hand, up to that many of one partition at once, commits by the
+ *   lanes up to each partition's lowest unfinished record) — the points below on commits and
+ *   `redeliver` describe the plain loop.
  * - A processed record's offset is resolved at once and committed in batches (kafkajs autoCommit:
  *   every `commitEveryRecords` records or `commitIntervalMs`, at the end of every fetched batch,
  *   before rejoining when a heartbeat finds a rebalance, and before leaving). Only processed
@@ -78,6 +87,18 @@ export class KafkaConsumption implements Consumption {
   readonly #commitIntervalMs: number;
   #sinceCommit = 0;
   #lastCommitCheck = Date.now();
+  /** Lane width when the group uses lanes (`inFlightPerPartition` set), else undefined (one record at a time inside eachBatch). */
+  readonly #window: number | undefined;
+  readonly #serialTopics: ReadonlySet<string>;
+  /** In-flight window only: one lane per partition held (see #laned). */
+  readonly #lanes = new Map<string, PartitionLane<TransportRecord>>();
+  #laneHeartbeat: (() => Promise<void>) | undefined;
+  readonly #laneCtx: RecordContext;
+  #laneCommitTimer: NodeJS.Timeout | undefined;
+  #laneCommitting: Promise<void> | undefined;
+  #laneCommitAgain = false;
+  #lanesInHand = 0;
+  readonly #lanesMaxInHand: number;
 
   private constructor(kafka: Kafka, spec: GroupSpec, handler: RecordHandler, opts: KafkaTransportOptions, pins: LatestPins) {
     this.group = spec.group;
@@ -86,6 +107,10 @@ export class KafkaConsumption implements Consumption {
     this.#runner = new RecordRunner({ handler, stopTimeoutMs: spec.stopTimeoutMs ?? 5000, log: opts.logger, group: spec.group, onFailure: (err) => this.#fail(err) });
     this.#commitEveryRecords = spec.commitEveryRecords ?? 500;
     this.#commitIntervalMs = spec.commitIntervalMs ?? 1000;
+    this.#window = spec.inFlightPerPartition === undefined ? undefined : Math.max(1, Math.floor(spec.inFlightPerPartition));
+    this.#serialTopics = new Set(spec.serialTopics ?? []);
+    this.#lanesMaxInHand = spec.partitionsConcurrently ?? opts.partitionsConsumedConcurrently;
+    this.#laneCtx = { signal: this.#runner.signal, heartbeat: () => this.#laneHeartbeat?.() ?? Promise.resolve() };
     this.done = new Promise<void>((resolve, reject) => {
       this.#settle = (f) => (f === undefined ? resolve() : reject(asError(f.err)));
     });
@@ -151,6 +176,7 @@ export class KafkaConsumption implements Consumption {
             .sort((a, b) => (a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1)),
         );
         this.#restarts = 0;
+        this.#revokeLanes();
         // Synchronous inside kafkajs's join, so the seek is in place before the first fetch.
         if (this.#joins++ === 0) this.#seekPins();
         this.#opts.logger.debug({ group: this.group, assignment: this.#assignment.map((a) => `${a.topic}/${a.partition}`) }, 'consumer joined its group');
@@ -166,7 +192,8 @@ export class KafkaConsumption implements Consumption {
     await this.#consumer.connect();
     await this.#consumer.subscribe({ topics: [...spec.topics], fromBeginning: spec.startFrom === 'earliest' });
     await this.#consumer.run({
-      autoCommit: true,
+      // With an in-flight window the lanes commit (kafkajs would commit every taken record).
+      autoCommit: this.#window === undefined,
       autoCommitInterval: this.#commitIntervalMs,
       autoCommitThreshold: this.#commitEveryRecords,
       eachBatchAutoResolve: false,
@@ -215,6 +242,10 @@ export class KafkaConsumption implements Consumption {
     // Heartbeats while a slow record is in hand; kafkajs shares one heartbeat among concurrent callers.
     const beat = setInterval(() => void ctx.heartbeat(), this.#opts.heartbeatIntervalMs);
     try {
+      if (this.#window !== undefined) {
+        this.#laned(payload, ctx);
+        return;
+      }
       for (const message of payload.batch.messages) {
         if (this.#stopping || !payload.isRunning() || payload.isStale()) return;
         const record = toRecord(topic, partition, message);
@@ -230,19 +261,166 @@ export class KafkaConsumption implements Consumption {
         }
         this.#handledOnce.add(tpKey(topic, partition));
         payload.resolveOffset(message.offset);
-        // kafkajs's own check (commitOffsetsIfNecessary) walks every partition's offsets with Long
-        // arithmetic: asked once per record it halved throughput. Count here, ask when due.
-        if (++this.#sinceCommit >= this.#commitEveryRecords || Date.now() - this.#lastCommitCheck >= this.#commitIntervalMs) {
-          this.#sinceCommit = 0;
-          this.#lastCommitCheck = Date.now();
-          // Commits when kafkajs's count or interval is reached; a stale generation throws and kafkajs rejoins.
-          await payload.commitOffsetsIfNecessary();
-        }
+        await this.#commitIfDue(payload, 1);
       }
     } finally {
       clearInterval(beat);
     }
     await payload.heartbeat();
+  }
+
+  /**
+   * kafkajs's own check (commitOffsetsIfNecessary) walks every partition's offsets with Long
+   * arithmetic: asked once per record it halved throughput. Count here, ask when due.
+   */
+  async #commitIfDue(payload: EachBatchPayload, records: number): Promise<void> {
+    this.#sinceCommit += records;
+    if (this.#sinceCommit >= this.#commitEveryRecords || Date.now() - this.#lastCommitCheck >= this.#commitIntervalMs) {
+      this.#sinceCommit = 0;
+      this.#lastCommitCheck = Date.now();
+      // Commits when kafkajs's count or interval is reached; a stale generation throws and kafkajs rejoins.
+      await payload.commitOffsetsIfNecessary();
+    }
+  }
+
+  /**
+   * A consumption with lanes (`inFlightPerPartition` set: push subscriptions): each fetched record
+   * is taken into its partition's lane and the batch returns at once, so kafkajs fetches again
+   * without waiting for the deliveries (its next fetch starts after the last *resolved* offset:
+   * taken records are resolved when taken); a lane with more than {@link LANE_HIGH} records waiting
+   * pauses its partition until it is down to {@link LANE_LOW}. Up to the lane's width records are
+   * in hand at once (1 for ordering by key and for serial topics such as the retry topic).
+   * kafkajs's autoCommit is off for such a consumption: the lanes commit the lowest unfinished
+   * offset of each partition themselves (every `commitEveryRecords` records or `commitIntervalMs`,
+   * and at stop). A `redeliver` seeks the partition back to the record and pauses it until the
+   * wait is over.
+   */
+  #laned(payload: EachBatchPayload, ctx: RecordContext): void {
+    const { topic, partition } = payload.batch;
+    const key = tpKey(topic, partition);
+    let lane = this.#lanes.get(key);
+    if (lane === undefined) {
+      lane = new PartitionLane<TransportRecord>(topic, partition, this.#serialTopics.has(topic) ? 1 : this.#window!);
+      this.#lanes.set(key, lane);
+    }
+    this.#laneHeartbeat = () => ctx.heartbeat();
+    for (const message of payload.batch.messages) {
+      if (this.#stopping || !payload.isRunning() || payload.isStale() || lane.halted) break;
+      const what = lane.classify(BigInt(message.offset));
+      if (what === 'skip') continue;
+      lane.take(toRecord(topic, partition, message), what === 'finished');
+      // Moves kafkajs's fetch position past the record; what is committed is the lane's business.
+      payload.resolveOffset(message.offset);
+      this.#handledOnce.add(key);
+    }
+    this.#pump(lane);
+    if (lane.waiting >= LANE_HIGH && !lane.paused && !lane.halted) {
+      lane.paused = true;
+      this.#consumer.pause([{ topic, partitions: [partition] }]);
+    }
+  }
+
+  /**
+   * Starts the lane's waiting records while its window has room and the member's bound
+   * (`partitionsConcurrently`: records in hand over all lanes) is not reached. A record is only
+   * started when it can be delivered now: waiting in a sink's own queue it would hold up its
+   * partition's commit and cost its decoding early.
+   */
+  #pump(lane: PartitionLane<TransportRecord>): void {
+    if (this.#stopping) return;
+    while (this.#lanesInHand < this.#lanesMaxInHand) {
+      const r = lane.start();
+      if (r === undefined) return;
+      this.#lanesInHand++;
+      void this.#track(
+        this.#runner.run(r, this.#laneCtx).then((outcome) => {
+          this.#lanesInHand--;
+          const stopped = outcome === 'failed' || outcome === 'abandoned';
+          const after = lane.finish(r.offset, stopped ? { kind: 'stopped' } : outcome);
+          if (!stopped && outcome.kind === 'done') this.#laneProcessed();
+          if (this.#stopping) return;
+          if (lane.revoked) {
+            this.#pumpAll(lane);
+            return;
+          }
+          if (after !== undefined) this.#redeliverLane(lane, after);
+          // The place freed up goes to the lanes after this one first, this one last: with fewer
+          // places than partitions, every partition gets its turn (no lane keeps its place forever).
+          this.#pumpAll(lane);
+          if (lane.paused && !lane.halted && lane.waiting <= LANE_LOW) {
+            lane.paused = false;
+            this.#consumer.resume([{ topic: lane.topic, partitions: [lane.partition] }]);
+          }
+        }),
+      );
+    }
+  }
+
+  /** Offers free places to every lane, beginning with the one after `last` and ending with `last`. */
+  #pumpAll(last: PartitionLane<TransportRecord>): void {
+    const lanes = [...this.#lanes.values()];
+    const at = lanes.indexOf(last);
+    for (let i = 1; i <= lanes.length && this.#lanesInHand < this.#lanesMaxInHand; i++) this.#pump(lanes[(at + i) % lanes.length]!);
+  }
+
+  /** The lane's record must come again after `afterMs`: seek back to it, pause, resume later. */
+  #redeliverLane(lane: PartitionLane<TransportRecord>, r: { readonly offset: bigint; readonly afterMs: number }): void {
+    const tp = { topic: lane.topic, partitions: [lane.partition] };
+    this.#consumer.seek({ topic: lane.topic, partition: lane.partition, offset: r.offset.toString() });
+    lane.paused = true;
+    this.#consumer.pause([tp]);
+    this.#runner.resumeLater(
+      r.afterMs,
+      () => {
+        if (lane.revoked) return;
+        lane.resume();
+        lane.paused = false;
+        this.#consumer.resume([tp]);
+      },
+      { topic: lane.topic, partition: lane.partition },
+    );
+  }
+
+  /** Counts a processed record; commits the lanes when due, or within `commitIntervalMs` at the latest. */
+  #laneProcessed(): void {
+    if (++this.#sinceCommit >= this.#commitEveryRecords || Date.now() - this.#lastCommitCheck >= this.#commitIntervalMs) {
+      void this.#commitLanes();
+      return;
+    }
+    this.#laneCommitTimer ??= setTimeout(() => {
+      this.#laneCommitTimer = undefined;
+      void this.#commitLanes();
+    }, this.#commitIntervalMs);
+  }
+
+  /** Commits each lane's lowest unfinished offset (one commit at a time). Never rejects: a failed commit is logged and retried with the next. */
+  #commitLanes(): Promise<void> {
+    this.#sinceCommit = 0;
+    this.#lastCommitCheck = Date.now();
+    if (this.#laneCommitting !== undefined) {
+      this.#laneCommitAgain = true;
+      return this.#laneCommitting;
+    }
+    const run = async (): Promise<void> => {
+      do {
+        this.#laneCommitAgain = false;
+        const due = [...this.#lanes.values()].flatMap((l) => {
+          const o = l.pendingCommit();
+          return o === undefined ? [] : [{ lane: l, offset: o }];
+        });
+        if (due.length === 0) continue;
+        try {
+          await this.#consumer.commitOffsets(due.map(({ lane, offset }) => ({ topic: lane.topic, partition: lane.partition, offset: offset.toString() })));
+          for (const { lane, offset } of due) lane.committed(offset);
+        } catch (err) {
+          // A rebalance under way is normal (the new generation's fetch starts at the last commit); anything else is worth a warning.
+          const rebalancing = ['ILLEGAL_GENERATION', 'REBALANCE_IN_PROGRESS', 'UNKNOWN_MEMBER_ID'].includes((err as { type?: string }).type ?? '');
+          this.#opts.logger[rebalancing ? 'debug' : 'warn']({ group: this.group, err: errorMessage(err) }, 'committing offsets failed; the next commit carries them');
+        }
+      } while (this.#laneCommitAgain);
+    };
+    this.#laneCommitting = run().finally(() => (this.#laneCommitting = undefined));
+    return this.#laneCommitting;
   }
 
   #mayRestart(err: unknown): boolean {
@@ -264,12 +442,28 @@ export class KafkaConsumption implements Consumption {
     void this.stop();
   }
 
+  /** Lanes of partitions this member no longer holds stop (their records in hand finish; nothing is committed for them). */
+  #revokeLanes(): void {
+    const held = new Set(this.#assignment.map((a) => tpKey(a.topic, a.partition)));
+    for (const [key, lane] of this.#lanes) {
+      if (held.has(key)) continue;
+      lane.revoke();
+      this.#lanes.delete(key);
+      // kafkajs keeps a pause across joins: a partition that comes back must not stay paused.
+      if (lane.paused) this.#consumer.resume([{ topic: lane.topic, partitions: [lane.partition] }]);
+    }
+  }
+
   async #shutdown(): Promise<void> {
     this.#stopping = true;
     const cancelDeadline = this.#runner.beginStop();
     // Records in hand finish (or are abandoned at the deadline); the batches end with a commit of what was processed.
     while (this.#batches.size > 0) await Promise.allSettled([...this.#batches]);
     cancelDeadline();
+    if (this.#window !== undefined) {
+      clearTimeout(this.#laneCommitTimer);
+      await this.#commitLanes();
+    }
     try {
       await this.#consumer.disconnect();
     } catch (err) {

@@ -22,17 +22,26 @@ afterAll(() => cat.close());
 
 const instrumentOf = (data: unknown): string => (data as { instrument: string }).instrument;
 
-describe.each<Ordering>(['key', 'none'])('a retrying record blocks nothing else (ordering %s)', (ordering) => {
-  it(`six partitions, one record retried 5 times over ≥ 10 s: records on the other five partitions are handled within 1 s (ordering ${ordering})`, async () => {
+// Lanes (inFlightPerPartition set, as push subscriptions run): the retry wait of `key` is a seek
+// and a pause of the lane's partition; `none` parks the record on the retry topic, whose lane of
+// width 1 waits for it the same way.
+describe.each<[Ordering, number | undefined]>([
+  ['key', undefined],
+  ['none', undefined],
+  ['key', 1],
+  ['none', 8],
+])('a retrying record blocks nothing else (ordering %s, inFlightPerPartition %s)', (ordering, window) => {
+  it(`six partitions, one record retried 5 times over ≥ 10 s: records on the other five partitions are handled within 1 s (ordering ${ordering}, inFlightPerPartition ${window ?? 'unset'})`, async () => {
     const gw = await cat.member();
-    const [stuck, ...others] = instrumentsPerPartition(6, `R${ordering}`);
+    const [stuck, ...others] = instrumentsPerPartition(6, `R${ordering}${window ?? 0}`);
     const attempts: number[] = [];
     const lag: number[] = [];
     const sentAt = new Map<string, number>();
     const sub = await gw.subscribe({
-      subscription: uniqueName(`it-retry-${ordering}`),
+      subscription: uniqueName(`it-retry-${ordering}-${window ?? 'plain'}`),
       kinds: ['PriceLoadingCompleted'],
       ordering,
+      ...(window === undefined ? {} : { inFlightPerPartition: window }),
       retry: retryPolicy({ maxAttempts: 5, initialDelayMs: 2500, factor: 1, maxDelayMs: 2500, jitter: 0 }),
       handler: (event) => {
         const data = event.data?.kind === 'json' ? event.data.value : null;

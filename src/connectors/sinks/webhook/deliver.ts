@@ -55,6 +55,17 @@ export class PinnedAgents {
     return a;
   }
 
+  /**
+   * Aborts every request in flight on every agent (the subscription stops): one listener on the
+   * stop signal per sink instead of one per request (adding and removing an abort listener per
+   * delivery cost more than the rest of the bookkeeping).
+   */
+  abortAll(reason: unknown): void {
+    const all = [...this.#agents.values()];
+    this.#agents.clear();
+    for (const a of all) void a.destroy(reason instanceof Error ? reason : new Error(String(reason))).catch(() => undefined);
+  }
+
   async close(): Promise<void> {
     const all = [...this.#agents.values()];
     this.#agents.clear();
@@ -116,7 +127,22 @@ export interface AttemptRequest {
   readonly timeoutMs: number;
   /** Caps Retry-After, ms (the policy's largest backoff). */
   readonly retryAfterCapMs: number;
+  /**
+   * The subscription's stop signal. Not handed to undici: the caller aborts the requests in flight
+   * with {@link PinnedAgents.abortAll} when it fires (see {@link watchStop}); here it only tells an
+   * aborted attempt from a failed one.
+   */
   readonly signal?: AbortSignal;
+}
+
+const stopped = (signal: AbortSignal | undefined): boolean => signal?.aborted === true;
+
+/** Arranges, once per signal, that `agents` abort their requests when `signal` fires. */
+export function watchStop(agents: PinnedAgents, signal: AbortSignal | undefined, watched: WeakSet<AbortSignal>): void {
+  if (signal === undefined || watched.has(signal)) return;
+  watched.add(signal);
+  if (signal.aborted) return;
+  signal.addEventListener('abort', () => agents.abortAll(signal.reason), { once: true });
 }
 
 /** The raw answer of an attempt (status, a header reader, the excerpt) or the error that prevented one. */
@@ -124,11 +150,11 @@ export type RawAnswer = { readonly ok: true; readonly status: number; readonly h
 
 /**
  * Sends one request to the pinned address. Never throws. The deadline is undici's own (connect,
- * headers, body: each at most `timeoutMs`), so an attempt costs no timer of its own; `signal` is
- * the subscription's stop signal.
+ * headers, body: each at most `timeoutMs`), so an attempt costs no timer of its own; the
+ * subscription's stop aborts it through {@link watchStop}.
  */
 export async function send(agents: PinnedAgents, r: AttemptRequest): Promise<RawAnswer> {
-  const signal = r.signal;
+  if (stopped(r.signal)) return { ok: false, reason: 'subscription stopping', aborted: true };
   try {
     const res = await agents.for(r.target).request({
       origin: r.target.url.origin,
@@ -136,14 +162,13 @@ export async function send(agents: PinnedAgents, r: AttemptRequest): Promise<Raw
       method: r.method,
       headers: { ...r.headers, ...(r.body === undefined ? {} : { 'content-length': String(r.body.length) }) },
       ...(r.body === undefined ? {} : { body: Buffer.from(r.body.buffer, r.body.byteOffset, r.body.byteLength) }),
-      ...(signal === undefined ? {} : { signal }),
       headersTimeout: r.timeoutMs,
       bodyTimeout: r.timeoutMs,
     });
     const excerpt = await excerptOf(res.body);
     return { ok: true, status: res.statusCode, header: (n) => header(res.headers, n), excerpt };
   } catch (err) {
-    const aborted = r.signal?.aborted === true;
+    const aborted = stopped(r.signal); // may have fired during the attempt
     const code = (err as { code?: string }).code;
     const timedOut = code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT';
     const reason = timedOut ? `no answer within ${r.timeoutMs} ms (${code})` : `request failed: ${errorMessage(err)}`;

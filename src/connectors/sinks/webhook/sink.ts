@@ -22,7 +22,7 @@ import { ack, deadLetter, retry } from '../../../bus/subscriber/index.js';
 import type { DeliveryFailure, EventHandler, Outcome } from '../../../bus/subscriber/index.js';
 import type { SinkContext } from '../../../bus/subscriptions/index.js';
 import type { Logger } from '../../../observability/index.js';
-import { PinnedAgents, classify, send } from './deliver.js';
+import { PinnedAgents, classify, send, watchStop } from './deliver.js';
 import { handshakeHeaders, readHandshake } from './handshake.js';
 import { deliveryMessage } from './message.js';
 import { messageId, secretKey, signatureHeaders } from './signing.js';
@@ -167,6 +167,18 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
     return p;
   }
 
+  /**
+   * A sink that does not answer the handshake gets nothing, and its events are retried quietly: a
+   * fresh-user trial with a plain receiver saw no delivery and no log line. Said once per URL
+   * (until it is accepted), with what to do.
+   */
+  const handshakeWarned = new Set<string>();
+  function refusedOnce(sink: string, why: string): void {
+    if (handshakeWarned.has(s.url)) return;
+    handshakeWarned.add(s.url);
+    deps.log.warn({ sink, reason: why.slice(0, 300) }, 'webhook validation handshake failed: nothing is delivered (events are retried, then dead-lettered) until the sink answers OPTIONS with WebHook-Allowed-Origin, or the subscription sets delivery.handshake to false');
+  }
+
   async function handshakeOnce(target: ResolvedTarget, signal: AbortSignal | undefined): Promise<Outcome | undefined> {
     const answer = await send(agents, {
       target,
@@ -177,16 +189,27 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
       ...(signal === undefined ? {} : { signal }),
     });
     const sink = sinkName(target.url);
-    if (!answer.ok) return retry(`validation handshake: ${answer.reason}`, undefined, { sink });
+    if (!answer.ok) {
+      refusedOnce(sink, answer.reason);
+      return retry(`validation handshake: ${answer.reason}`, undefined, { sink });
+    }
     const h = readHandshake(answer.status, answer.header, deps.origin);
-    if (!h.ok) return retry(h.reason ?? 'validation handshake refused', undefined, { sink, status: answer.status, excerpt: answer.excerpt });
+    if (!h.ok) {
+      refusedOnce(sink, h.reason ?? `refused (status ${answer.status})`);
+      return retry(h.reason ?? 'validation handshake refused', undefined, { sink, status: answer.status, excerpt: answer.excerpt });
+    }
+    handshakeWarned.delete(s.url);
     validated.set(s.url, h.allowedPerSecond === undefined ? {} : { allowedPerSecond: h.allowedPerSecond });
     deps.log.info({ sink, allowedPerSecond: h.allowedPerSecond ?? 'unlimited' }, 'webhook validation handshake accepted');
     return undefined;
   }
 
+  /** Stop signals whose abort already aborts the requests in flight (one listener per signal). */
+  const watched = new WeakSet<AbortSignal>();
+
   async function attempt(event: Parameters<EventHandler>[0], ctx: Parameters<EventHandler>[1]): Promise<Outcome> {
     const signal = ctx.signal;
+    watchStop(agents, signal, watched);
     let target: ResolvedTarget;
     try {
       target = await resolveTarget(s.url, deps.allow, deps.lookup);

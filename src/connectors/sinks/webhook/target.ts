@@ -124,7 +124,10 @@ export function checkTargetUrl(text: string, allow: AllowList = EMPTY_ALLOW_LIST
     if (problem !== undefined) throw refused(problem, { address: host });
   }
   const addressAllowed = literal && inRanges(ipaddr.parse(host), allow);
-  if (url.protocol === 'http:' && !hostAllowed && !addressAllowed) throw refused('https is required unless the host is listed in WEBHOOK_ALLOWED_HOSTS');
+  if (url.protocol === 'http:' && !hostAllowed && !addressAllowed) {
+    // A fresh-user trial tripped here: WEBHOOK_ALLOWED_HOSTS=127.0.0.1 and a URL naming localhost.
+    throw refused(`https is required unless the host is listed in WEBHOOK_ALLOWED_HOSTS${literal ? '' : ` (${host.slice(0, 100)} is a host name: list the name itself, or use the address in the URL)`}`);
+  }
   return { url, host, literal, hostAllowed };
 }
 
@@ -142,6 +145,20 @@ export interface ResolvedTarget extends TargetUrl {
 /** Resolves a host name to every address (A and AAAA). */
 export type Lookup = (host: string) => Promise<readonly { readonly address: string; readonly family: number }[]>;
 
+/**
+ * Targets with an IP-literal host that passed, per allow list and URL text: their check needs no
+ * DNS and its answer depends on nothing else, so it is made once, not before every attempt (it was
+ * ~5 % of a push delivery's CPU). Host names are resolved and checked before every attempt.
+ * Bounded: at most 1,024 URLs per allow list, then it starts over.
+ */
+const literalTargets = new WeakMap<AllowList, Map<string, ResolvedTarget>>();
+function rememberLiteral(allow: AllowList, text: string, t: ResolvedTarget): void {
+  let m = literalTargets.get(allow);
+  if (m === undefined) literalTargets.set(allow, (m = new Map<string, ResolvedTarget>()));
+  if (m.size >= 1024) m.clear();
+  m.set(text, t);
+}
+
 export const systemLookup: Lookup = (host) => dnsLookup(host, { all: true, verbatim: true });
 
 /**
@@ -151,11 +168,15 @@ export const systemLookup: Lookup = (host) => dnsLookup(host, { all: true, verba
  * Errors: CEG_WEBHOOK_TARGET_REFUSED; CEG_SINK_FAILED (retriable) when the name does not resolve now.
  */
 export async function resolveTarget(text: string, allow: AllowList = EMPTY_ALLOW_LIST, lookup: Lookup = systemLookup): Promise<ResolvedTarget> {
+  const known = literalTargets.get(allow)?.get(text);
+  if (known !== undefined) return known;
   const t = checkTargetUrl(text, allow);
   if (t.literal) {
     const a = ipaddr.parse(t.host);
     if (t.url.protocol === 'http:' && !inRanges(a, allow)) throw refused('https is required unless the host is listed in WEBHOOK_ALLOWED_HOSTS');
-    return { ...t, address: a.toString(), family: a.kind() === 'ipv4' ? 4 : 6 };
+    const resolved: ResolvedTarget = Object.freeze({ ...t, address: a.toString(), family: a.kind() === 'ipv4' ? 4 : 6 });
+    rememberLiteral(allow, text, resolved);
+    return resolved;
   }
   let answers: readonly { address: string; family: number }[];
   try {
