@@ -16,7 +16,7 @@ import { EventCodec } from '../codec/event/index.js';
 import type { Config } from '../config/index.js';
 import { Publisher, RecordPublisher } from '../bus/publisher/index.js';
 import { subscribe } from '../bus/subscriber/index.js';
-import type { Subscription } from '../bus/subscriber/index.js';
+import type { Subscription, SubscriptionStats } from '../bus/subscriber/index.js';
 import { untypedSubscribeOptions } from '../bus/bus.js';
 import type { BusSubscribeOptions } from '../bus/bus.js';
 import { createApiApp } from '../http/api/app.js';
@@ -110,6 +110,8 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
   const subscriptions = new Set<Subscription>();
   /** Subscriptions whose consumer stopped on a failure: reported by /readyz and metrics, never idle silently. */
   const failedSubscriptions = new Map<string, string>();
+  /** Record counters of members that stopped, per subscription the reconciler still runs. */
+  const retiredStats = new Map<string, SubscriptionStats>();
 
   /** Creates the topics, registers the schemas and builds what serves events; one attempt. */
   async function bootstrapOnce(): Promise<void> {
@@ -164,10 +166,22 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
   const metrics = createMetrics({
     publisher: () => records?.stats(),
     ready: () => ingress !== undefined,
-    subscriptions: () => [
-      ...[...subscriptions].map((s) => ({ name: s.name, up: true, stats: s.stats(), partitions: s.assignments().length })),
-      ...[...failedSubscriptions.keys()].map((name) => ({ name, up: false, stats: undefined, partitions: 0 })),
-    ],
+    subscriptions: () => {
+      // Counters of a subscription add up over its members (on demand, a member stops when idle
+      // and another starts with the next records), so they never go down while the process runs.
+      const rows = new Map<string, { name: string; up: boolean; stats: SubscriptionStats | undefined; partitions: number }>();
+      for (const [name, stats] of retiredStats) {
+        if (reconciler?.knows(name) === true) rows.set(name, { name, up: true, stats, partitions: 0 });
+        else retiredStats.delete(name);
+      }
+      for (const s of subscriptions) {
+        const before = rows.get(s.name)?.stats;
+        rows.set(s.name, { name: s.name, up: true, stats: before === undefined ? s.stats() : addStats(before, s.stats()), partitions: s.assignments().length });
+      }
+      for (const name of failedSubscriptions.keys()) rows.set(name, { name, up: false, stats: rows.get(name)?.stats, partitions: 0 });
+      return [...rows.values()];
+    },
+    members: () => reconciler?.members(),
   });
 
   async function readiness(): Promise<{ ready: boolean; checks: Record<string, boolean>; durable: boolean }> {
@@ -227,6 +241,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       runtimeSinkFactory({ log: slog, allow, origin: config.subscriptions.requestOrigin, codec: need(codec, 'codec') }),
       slog,
       (group, reason) => svc.setState(group, 'gone', reason),
+      { source: transport, options: config.subscriptions.onDemand },
     );
     // Opened once per stored generation: unchanged subscriptions keep their identity (no update).
     const cache = new Map<string, { readonly stored: StoredSubscription; readonly runtime: RuntimeSubscription }>();
@@ -279,7 +294,14 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       subscriptions.add(sub);
       failedSubscriptions.delete(sub.name);
       sub.done.then(
-        () => subscriptions.delete(sub),
+        () => {
+          subscriptions.delete(sub);
+          // Kept while the subscription exists on this instance (a later member adds to them).
+          if (reconciler?.knows(sub.name) === true) {
+            const before = retiredStats.get(sub.name);
+            retiredStats.set(sub.name, before === undefined ? sub.stats() : addStats(before, sub.stats()));
+          } else retiredStats.delete(sub.name);
+        },
         (err: unknown) => {
           subscriptions.delete(sub);
           failedSubscriptions.set(sub.name, errorMessage(err));
@@ -338,4 +360,18 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     },
   };
   return gatewayApi;
+}
+
+/** Two members' record counters added up (one subscription's members over time). */
+function addStats(a: SubscriptionStats, b: SubscriptionStats): SubscriptionStats {
+  return {
+    handled: a.handled + b.handled,
+    retried: a.retried + b.retried,
+    deadLettered: a.deadLettered + b.deadLettered,
+    skipped: a.skipped + b.skipped,
+    filtered: a.filtered + b.filtered,
+    duplicates: a.duplicates + b.duplicates,
+    rebalances: a.rebalances + b.rebalances,
+    lost: a.lost + b.lost,
+  };
 }

@@ -11,6 +11,8 @@ export interface MetricsSources {
   readonly ready: () => boolean;
   /** Subscriptions of this process; `up: false` = its consumer stopped on a failure. */
   readonly subscriptions: () => readonly { readonly name: string; readonly up: boolean; readonly stats: SubscriptionStats | undefined; readonly partitions?: number }[];
+  /** Active subscriptions of this instance with a consumer-group member now, and waiting for work without one (issue 10). */
+  readonly members?: () => { readonly running: number; readonly idle: number } | undefined;
 }
 
 export function createMetrics(src: MetricsSources): { registry: Registry; render: () => Promise<{ contentType: string; body: string }> } {
@@ -66,6 +68,19 @@ export function createMetrics(src: MetricsSources): { registry: Registry; render
     collect() {
       this.reset();
       for (const s of src.subscriptions()) this.set({ subscription: s.name }, s.partitions ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'ce_gateway_subscription_members',
+    help: 'Active subscriptions of this instance by member state: running (a consumer-group member consumes) or idle (no member; started when the group has lag).',
+    labelNames: ['state'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      const m = src.members?.();
+      if (m === undefined) return;
+      this.set({ state: 'running' }, m.running);
+      this.set({ state: 'idle' }, m.idle);
     },
   });
   new Counter({
