@@ -13,7 +13,8 @@ import type { CommittedOffset, PartitionOffset, StartFrom } from '../../transpor
  *   join once to fix where it starts (the transport commits that position on join), otherwise
  *   records written while no member runs would be skipped when one finally joins.
  * - `positions`: per partition, where the group would resume (its commit, or the log start when it
- *   has none and starts at `earliest`, or when the commit lies before the log start: expired records).
+ *   has none and starts at `earliest`, or when the commit lies before the log start: expired records),
+ *   never past the partition's end.
  */
 export interface Pending {
   readonly records: bigint;
@@ -40,7 +41,8 @@ export function pendingOf(committed: readonly CommittedOffset[], ends: readonly 
       continue;
     }
     const from = c.offset === null || c.offset < logStart ? logStart : c.offset;
-    positions.set(c.partition, from);
+    // A commit past the end (a truncated log) is remembered as the end: any new record is looked at again.
+    positions.set(c.partition, from > end ? end : from);
     if (end > from) records += end - from;
   }
   return { records, unpinned, positions };
