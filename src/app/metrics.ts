@@ -2,7 +2,7 @@
  * Prometheus metrics (text format, base units, bounded labels: never an event id). Values are
  * read from the components' counters at scrape time, so the hot path pays nothing.
  */
-import { Counter, Gauge, Registry } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { PublisherStats } from '../bus/publisher/index.js';
 import type { SubscriptionStats } from '../bus/subscriber/index.js';
 
@@ -17,6 +17,9 @@ export interface MetricsSources {
 
 export function createMetrics(src: MetricsSources): { registry: Registry; render: () => Promise<{ contentType: string; body: string }> } {
   const registry = new Registry();
+  // The process's own figures (resident memory, heap, CPU seconds, open file descriptors, event-loop
+  // lag): what an operator watches when one instance runs hundreds of subscriptions (issue 10).
+  collectDefaultMetrics({ register: registry });
   const fromStats = (name: string, help: string, pick: (s: PublisherStats) => number): void => {
     new Counter({
       name,

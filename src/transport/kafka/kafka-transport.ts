@@ -51,6 +51,7 @@ class KafkaTransport implements Transport {
   readonly kind = 'kafka' as const;
   readonly #opts: KafkaTransportOptions;
   readonly #kafka: Kafka;
+  #topicCreation: Promise<void> = Promise.resolve();
   readonly #consumptions = new Set<KafkaConsumption>();
   readonly #partitionCounts = new Map<string, { readonly count: number; readonly atMs: number }>();
   readonly #roundRobin = new Map<string, number>();
@@ -76,8 +77,18 @@ class KafkaTransport implements Transport {
     this.#committer = new OffsetCommitter(this.#kafka);
   }
 
-  async ensureTopics(specs: readonly TopicSpec[]): Promise<void> {
+  ensureTopics(specs: readonly TopicSpec[]): Promise<void> {
     specs.forEach(checkTopicSpec);
+    // One creation at a time: kafkajs's createTopics (waitForLeaders) refreshes the metadata of
+    // every topic its admin has created so far, so a concurrent call's topic that the broker has
+    // not yet propagated fails this one with UNKNOWN_TOPIC_OR_PARTITION (seen with 16 parallel
+    // POST /subscriptions, each creating its dead-letter topic; issue 10).
+    const mine = this.#topicCreation.then(() => this.#ensureTopics(specs));
+    this.#topicCreation = mine.catch(() => undefined);
+    return mine;
+  }
+
+  async #ensureTopics(specs: readonly TopicSpec[]): Promise<void> {
     const { admin } = await this.#ready();
     try {
       const existing = new Set(await admin.listTopics());
