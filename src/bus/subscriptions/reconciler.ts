@@ -256,14 +256,14 @@ export class Reconciler<D extends RunSpec> {
 
   async #reconcile(): Promise<void> {
     const desired = this.#desired;
+    const limit = this.#onDemand?.options.concurrency ?? DEFAULT_ON_DEMAND.concurrency;
+    const stops: [group: string, why: string][] = [];
     for (const [group, r] of [...this.#running]) {
       const d = desired.get(group);
       if (d === undefined || d.state !== 'active' || restartKey(d) !== r.restartKey) {
-        await this.#stopOne(group);
-        this.#log.info({ subscription: group, why: d === undefined ? 'deleted' : d.state !== 'active' ? d.state : 'changed' }, 'subscription stopped on this instance');
+        stops.push([group, d === undefined ? 'deleted' : d.state !== 'active' ? d.state : 'changed']);
       } else if (this.#sleep.has(group) && activity(r.sub) === r.seen) {
-        await this.#stopOne(group);
-        this.#log.debug({ subscription: group }, 'subscription member stopped on this instance: no work (started again when records arrive)');
+        stops.push([group, 'idle']);
       } else if (d !== r.d) {
         if (JSON.stringify(d.filters) !== JSON.stringify(r.d.filters)) r.sub.setFilters(d.filters);
         r.sink.update(d);
@@ -271,6 +271,16 @@ export class Reconciler<D extends RunSpec> {
       }
     }
     this.#sleep.clear();
+    // Members leave their groups in parallel (each leave waits for its records in hand and a commit).
+    await eachLimited(stops, limit, async ([group, why]) => {
+      try {
+        await this.#stopOne(group);
+      } catch (err) {
+        this.#log.warn({ subscription: group, err: errorMessage(err) }, 'subscription member did not stop cleanly');
+      }
+      if (why === 'idle') this.#log.debug({ subscription: group }, 'subscription member stopped on this instance: no work (started again when records arrive)');
+      else this.#log.info({ subscription: group, why }, 'subscription stopped on this instance');
+    });
     const waiting = [...desired.values()].filter((d) => d.state === 'active' && !this.#running.has(d.group));
     if (this.#check !== undefined) for (const g of this.#check.knownGroups()) if (desired.get(g)?.state !== 'active') this.#check.forget(g);
     let toStart = waiting;
@@ -284,7 +294,6 @@ export class Reconciler<D extends RunSpec> {
       toStart = waiting.filter((d) => (this.#wake.has(d.group) || due.has(d.group)) && (this.#notBefore.get(d.group) ?? 0) <= now);
     }
     this.#wake.clear();
-    const limit = this.#onDemand?.options.concurrency ?? DEFAULT_ON_DEMAND.concurrency;
     await eachLimited(toStart, limit, async (d) => {
       const group = d.group;
       if (this.#stopped || this.#running.has(group)) return;

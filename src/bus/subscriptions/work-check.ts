@@ -82,7 +82,7 @@ export class WorkCheck {
         if (end === undefined || !movedPast(known?.get(t), end)) continue;
         try {
           const p = pendingOf(await this.#source.committedOffsets(g.group, t), end, await logStart(t), g.startFrom);
-          if (known === undefined) this.#known.set(g.group, (known = new Map()));
+          if (known === undefined) this.#known.set(g.group, (known = new Map<string, ReadonlyMap<number, bigint>>()));
           known.set(t, p.positions);
           if (p.records > 0n || p.unpinned) {
             due.add(g.group);
