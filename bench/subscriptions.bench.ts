@@ -10,7 +10,9 @@
  *
  * The 500 subscriptions are created once over HTTP, paused, on a definitions topic of this run;
  * each mode's gateway then activates 1, 100, 500 of them (PATCH state), waits until its members
- * settle, and measures a window. Busy: 50 events/s of the kind the first 100 subscribe to.
+ * settle, and measures a window. Busy: 50 events/s offered (a batch every 200 ms, answers not
+ * awaited) of the kind the first 100 subscribe to; the window starts once those 100 have members.
+ * CPU is also measured for the broker (STACK_KAFKA_PID_FILE): it serves every member's fetches.
  * Everything the run created on the broker (groups, dead-letter topics, topics) is deleted at the end.
  *
  * Settings (environment): BENCH_SUBS (500), BENCH_WINDOW_S (15), BENCH_BUSY_RATE (50 events/s),
@@ -25,7 +27,7 @@ import { readStackEnv } from '../scripts/stack/index.js';
 import { loadCatalog } from '../src/catalog/index.js';
 import { catalogWithOwnTopics } from '../test/helpers/catalog-copy.js';
 import type { GatewayProcess } from './lib/gateway-process.js';
-import { startGatewayProcess } from './lib/gateway-process.js';
+import { procCpuMs, startGatewayProcess } from './lib/gateway-process.js';
 import { cleanUpBroker, createSubscription, inParallel, memberCounts, processMetric, socketsTo, startFleetSink } from './lib/subscription-fleet.js';
 import { machineInfo } from './lib/stats.js';
 
@@ -54,6 +56,9 @@ interface Row {
   readonly settleS: number;
   readonly delivered?: string;
   readonly eventsPerS?: number;
+  readonly brokerCpuPct: number;
+  readonly postP50Ms?: number;
+  readonly postP99Ms?: number;
 }
 
 /** VmRSS of a process, MiB (Linux /proc). */
@@ -78,21 +83,66 @@ async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs:
   }
 }
 
-/** A measured window: CPU share of one core over it; memory, heap and sockets at its end (sockets: the most seen). */
-async function measure(gw: GatewayProcess, brokerPort: number, seconds: number, during?: () => Promise<void>): Promise<{ rssMiB: number; heapMiB: number; brokerSockets: number; cpuPct: number; members: number }> {
+/**
+ * A measured window: CPU share of one core over it (the gateway's and the broker's); memory, heap
+ * and member count at its end; the most sockets seen (sampled every second).
+ */
+async function measure(gw: GatewayProcess, brokerPort: number, brokerPid: number | undefined, seconds: number): Promise<{ rssMiB: number; heapMiB: number; brokerSockets: number; cpuPct: number; brokerCpuPct: number; members: number }> {
   const cpu0 = gw.cpuMs();
+  const broker0 = brokerPid === undefined ? Number.NaN : procCpuMs(brokerPid);
   const t0 = performance.now();
   let sockets = socketsTo(gw.pid, brokerPort);
   const until = t0 + seconds * 1000;
   while (performance.now() < until) {
-    if (during !== undefined) await during();
-    else await sleep(1000);
+    await sleep(1000);
     sockets = Math.max(sockets, socketsTo(gw.pid, brokerPort));
   }
-  const cpuPct = ((gw.cpuMs() - cpu0) / (performance.now() - t0)) * 100;
+  const elapsed = performance.now() - t0;
+  const cpuPct = ((gw.cpuMs() - cpu0) / elapsed) * 100;
+  const brokerCpuPct = brokerPid === undefined ? Number.NaN : ((procCpuMs(brokerPid) - broker0) / elapsed) * 100;
   const heap = await processMetric(gw.url, 'nodejs_heap_size_used_bytes');
-  return { rssMiB: rssMiB(gw.pid), heapMiB: heap / 2 ** 20, brokerSockets: sockets, cpuPct, members: (await memberCounts(gw.url)).running };
+  return { rssMiB: rssMiB(gw.pid), heapMiB: heap / 2 ** 20, brokerSockets: sockets, cpuPct, brokerCpuPct, members: (await memberCounts(gw.url)).running };
 }
+
+/** Offers `rate` events/s (a batch every 200 ms, not waiting for answers) until stopped; counts accepted events and answer times. */
+function offerLoad(url: string, type: string, rate: number): { stop: () => Promise<{ accepted: number; postMs: number[] }> } {
+  let accepted = 0;
+  let seq = 0;
+  const postMs: number[] = [];
+  const inFlight = new Set<Promise<void>>();
+  const timer = setInterval(() => {
+    const batch = Array.from({ length: Math.max(1, Math.round(rate / 5)) }, (_, k) => ({
+      specversion: '1.0',
+      id: randomUUID(),
+      source: 'urn:bench:subscriptions',
+      type,
+      time: new Date().toISOString(),
+      data: { instrument: `B${k % 20}/USD`, timeframe: 'H1', barKey: `B${k % 20}-USD_H1__${String(++seq).padStart(8, '0')}`, barsLoaded: 1, completedAt: new Date().toISOString() },
+    }));
+    const t = performance.now();
+    const p = fetch(`${url}/events`, { method: 'POST', headers: { 'content-type': 'application/cloudevents-batch+json' }, body: JSON.stringify(batch) })
+      .then(async (res) => {
+        await res.arrayBuffer();
+        postMs.push(performance.now() - t);
+        if (res.status === 202) accepted += batch.length;
+      })
+      .catch(() => undefined)
+      .finally(() => inFlight.delete(p));
+    inFlight.add(p);
+  }, 200);
+  return {
+    stop: async () => {
+      clearInterval(timer);
+      await Promise.all([...inFlight]);
+      return { accepted, postMs };
+    },
+  };
+}
+
+const percentile = (xs: readonly number[], q: number): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length === 0 ? Number.NaN : s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
+};
 
 async function main(): Promise<void> {
   const file = readStackEnv();
@@ -103,6 +153,8 @@ async function main(): Promise<void> {
   for (const b of [...brokerList, new URL(registryUrl).host]) {
     if (!/^(127\.0\.0\.1|localhost|\[::1\]):\d+$/.test(b)) throw new Error(`the bench runs on loopback only, got ${b}`);
   }
+  const pidFile = process.env.STACK_KAFKA_PID_FILE ?? file?.STACK_KAFKA_PID_FILE;
+  const brokerPid = pidFile === undefined ? undefined : Number(readFileSync(pidFile, 'utf8').trim());
   const brokerPort = Number(brokerList[0]!.slice(brokerList[0]!.lastIndexOf(':') + 1));
   const machine = machineInfo(process.env.KAFKA_LIBS ?? file?.KAFKA_LIBS);
   const run = `bench-subs-${Date.now().toString(36)}`;
@@ -138,18 +190,20 @@ async function main(): Promise<void> {
 
   let gw: GatewayProcess | undefined;
   try {
+    // The subscriptions are created by a gateway of their own, so each measured gateway starts fresh
+    // (creating 500 leaves garbage and a larger heap behind in the process that served the requests).
+    gw = await start('on-demand');
+    const t = performance.now();
+    await inParallel(names, 16, async (name, i) => {
+      groups.push(await createSubscription(gw!.url, { name, kinds: [kindOf(i)], state: 'paused', delivery: { mode: 'push', url: `${sink.base}/${name}` } }));
+    });
+    createdS = (performance.now() - t) / 1000;
+    log(`created ${SUBS} paused subscriptions in ${createdS.toFixed(1)} s`);
+    await gw.stop();
     for (const mode of MODES) {
       gw = await start(mode);
       log(`${mode}: gateway up (pid ${gw.pid})`);
-      if (groups.length === 0) {
-        const t = performance.now();
-        await inParallel(names, 16, async (name, i) => {
-          groups.push(await createSubscription(gw!.url, { name, kinds: [kindOf(i)], state: 'paused', delivery: { mode: 'push', url: `${sink.base}/${name}` } }));
-        });
-        createdS = (performance.now() - t) / 1000;
-        log(`created ${SUBS} paused subscriptions in ${createdS.toFixed(1)} s`);
-      }
-      const base = await measure(gw, brokerPort, 5);
+      const base = await measure(gw, brokerPort, brokerPid, 5);
       rows.push({ mode, scenario: 'no active subscription', subscriptions: 0, ...base, settleS: 0 });
       let active = 0;
       for (const n of STEPS) {
@@ -162,36 +216,25 @@ async function main(): Promise<void> {
         }, 900_000);
         const settleS = (performance.now() - t) / 1000;
         await sleep(3000);
-        const m = await measure(gw, brokerPort, WINDOW_S);
+        const m = await measure(gw, brokerPort, brokerPid, WINDOW_S);
         rows.push({ mode, scenario: `${n} idle`, subscriptions: n, ...m, settleS });
         log(`${mode} ${n} idle: ${JSON.stringify(m)} (settled in ${settleS.toFixed(1)} s)`);
       }
-      // Busy: BUSY_RATE events/s of the kind the first BUSY subscriptions read, with every subscription active.
+      // Busy: BUSY_RATE events/s offered to the kind the first BUSY subscriptions read, every subscription active.
       const before = sink.posts();
-      let sent = 0;
-      const send = async (): Promise<void> => {
-        const batch = Array.from({ length: Math.max(1, Math.round(BUSY_RATE / 5)) }, (_, k) => ({
-          specversion: '1.0',
-          id: randomUUID(),
-          source: 'urn:bench:subscriptions',
-          type: priceType,
-          time: new Date().toISOString(),
-          data: { instrument: `B${k % 20}/USD`, timeframe: 'H1', barKey: `B${k % 20}-USD_H1__${String(sent).padStart(8, '0')}`, barsLoaded: 1, completedAt: new Date().toISOString() },
-        }));
-        const res = await fetch(`${gw!.url}/events`, { method: 'POST', headers: { 'content-type': 'application/cloudevents-batch+json' }, body: JSON.stringify(batch) });
-        await res.arrayBuffer();
-        if (res.status === 202) sent += batch.length;
-        await sleep(200);
-      };
-      const warm = performance.now();
-      while (performance.now() - warm < 5000) await send();
-      const sentBefore = sent;
-      const busy = await measure(gw, brokerPort, WINDOW_S, send);
-      const eventsPerS = (sent - sentBefore) / WINDOW_S;
-      const expected = sent * BUSY;
+      const load = offerLoad(gw.url, priceType, BUSY_RATE);
+      const tBusy = performance.now();
+      await waitUntil(`${mode}: ${BUSY} members running`, async () => (await memberCounts(gw!.url)).running >= BUSY, 300_000);
+      const allRunningS = (performance.now() - tBusy) / 1000;
+      await sleep(3000);
+      const busy = await measure(gw, brokerPort, brokerPid, WINDOW_S);
+      const { accepted, postMs } = await load.stop();
+      const expected = accepted * BUSY;
       await waitUntil('busy deliveries', () => Promise.resolve(sink.posts() - before >= expected), 120_000).catch(() => undefined);
-      rows.push({ mode, scenario: `${BUSY} busy (+${SUBS - BUSY} idle)`, subscriptions: SUBS, ...busy, settleS: 0, delivered: `${sink.posts() - before}/${expected}`, eventsPerS });
-      log(`${mode} busy: ${JSON.stringify(busy)}, delivered ${sink.posts() - before}/${expected}`);
+      const delivered = `${sink.posts() - before}/${expected}`;
+      const post = { p50: percentile(postMs, 0.5), p99: percentile(postMs, 0.99) };
+      rows.push({ mode, scenario: `${BUSY} busy (+${SUBS - BUSY} idle)`, subscriptions: SUBS, ...busy, settleS: allRunningS, delivered, eventsPerS: accepted / ((performance.now() - tBusy) / 1000), postP50Ms: post.p50, postP99Ms: post.p99 });
+      log(`${mode} busy: ${JSON.stringify(busy)}, ${BUSY} members after ${allRunningS.toFixed(1)} s, delivered ${delivered}, POST /events p50 ${post.p50.toFixed(0)} ms p99 ${post.p99.toFixed(0)} ms`);
       const t = performance.now();
       await patchState(gw.url, names, 'paused');
       await waitUntil(`${mode} all paused`, async () => (await memberCounts(gw!.url)).running === 0, 600_000);
@@ -207,8 +250,11 @@ async function main(): Promise<void> {
     cat.cleanup();
   }
 
-  const table = `| mode | scenario | members | RSS MiB | heap MiB | broker sockets | CPU (one core) | settled in |\n|---|---|---:|---:|---:|---:|---:|---:|\n${rows
-    .map((r) => `| ${r.mode} | ${r.scenario}${r.delivered === undefined ? '' : ` at ${(r.eventsPerS ?? 0).toFixed(0)} events/s, delivered ${r.delivered}`} | ${r.members} | ${r.rssMiB.toFixed(0)} | ${r.heapMiB.toFixed(0)} | ${r.brokerSockets} | ${r.cpuPct.toFixed(1)} % | ${r.settleS.toFixed(1)} s |`)
+  const table = `| mode | scenario | members | RSS MiB | heap MiB | broker sockets | CPU gateway (one core) | CPU broker | settled in |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n${rows
+    .map((r) => {
+      const busy = r.delivered === undefined ? '' : `, ${(r.eventsPerS ?? 0).toFixed(0)} events/s accepted, delivered ${r.delivered}, POST p50/p99 ${(r.postP50Ms ?? 0).toFixed(0)}/${(r.postP99Ms ?? 0).toFixed(0)} ms`;
+      return `| ${r.mode} | ${r.scenario}${busy} | ${r.members} | ${r.rssMiB.toFixed(0)} | ${r.heapMiB.toFixed(0)} | ${r.brokerSockets} | ${r.cpuPct.toFixed(1)} % | ${r.brokerCpuPct.toFixed(1)} % | ${r.settleS.toFixed(1)} s |`;
+    })
     .join('\n')}`;
   process.stdout.write(`${table}\n\n${SUBS} subscriptions created over HTTP in ${createdS.toFixed(1)} s\n`);
   const dir = join(ROOT, 'bench/results');

@@ -205,13 +205,6 @@ export class Reconciler<D extends RunSpec> {
     this.#schedule();
   }
 
-  /** Runs one work check now and the pass it asks for; resolves when both are done (tests, benches). */
-  async checkNow(): Promise<void> {
-    this.#runCheck();
-    await this.#checking;
-    await this.settled();
-  }
-
   async stop(): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#timer);

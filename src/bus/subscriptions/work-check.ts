@@ -58,7 +58,9 @@ export class WorkCheck {
     if (groups.length === 0) return due;
     const topics = [...new Set(groups.flatMap((g) => g.topics))];
     const ends = new Map<string, readonly PartitionOffset[]>();
-    await eachLimited(topics, this.#concurrency, async (t) => {
+    // One topic at a time: few topics, and kafkajs's fetchTopicOffsets sometimes fails when calls
+    // for several topics overlap on one admin client ("Cannot destructure property 'partitions'").
+    await eachLimited(topics, 1, async (t) => {
       try {
         ends.set(t, await this.#source.endOffsets(t));
       } catch (err) {
