@@ -12,6 +12,8 @@ import { createDocsRouter } from './docs.js';
 import { bodyErrors, subscriptionsRouter } from './subscriptions/routes.js';
 import type { SubscriptionsApi } from './subscriptions/routes.js';
 import type { DocsOptions } from './docs.js';
+import { consoleRouter } from '../console/router.js';
+import type { ConsoleDeps } from '../console/router.js';
 
 export interface ApiDeps {
   readonly catalog: Catalog;
@@ -22,6 +24,8 @@ export interface ApiDeps {
   readonly retryAfterS: number;
   /** The subscription resources; undefined while they load (503), absent when this gateway serves none (404). */
   readonly subscriptions?: () => SubscriptionsApi | undefined;
+  /** The operator console (`/console`); absent: not served. */
+  readonly console?: ConsoleDeps;
 }
 
 export function createApiApp(deps: ApiDeps): express.Express {
@@ -59,6 +63,7 @@ export function createApiApp(deps: ApiDeps): express.Express {
 
   app.use(createDocsRouter(deps.catalog, deps.docs));
   if (deps.subscriptions !== undefined) app.use(subscriptionsRouter(deps.subscriptions));
+  if (deps.console !== undefined) app.use(consoleRouter(deps.console));
   app.use(bodyErrors);
 
   app.use((req, _res, next) => {
