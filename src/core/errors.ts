@@ -41,6 +41,8 @@ export const errorCodes = [
   'CEG_CONFLICT',
   'CEG_WEBHOOK_TARGET_REFUSED',
   'CEG_SECRETS_KEY_MISSING',
+  'CEG_INVALID_CURSOR',
+  'CEG_INVALID_PARAMETER',
 ] as const;
 
 export type ErrorCode = (typeof errorCodes)[number];
