@@ -68,12 +68,22 @@ export async function inParallel<T>(items: readonly T[], limit: number, work: (i
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
 }
 
-/** Creates a push subscription; resolves with its consumer group. Throws with the problem when not 201. */
+/**
+ * Creates a push subscription; resolves with its consumer group. A `503` (the broker too slow for a
+ * moment) is tried again, as a client should, up to 5 times 1 s apart. Throws with the problem
+ * when the answer is not 201.
+ */
 export async function createSubscription(gatewayUrl: string, body: Record<string, unknown>): Promise<string> {
-  const res = await fetch(`${gatewayUrl}/subscriptions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  const text = await res.text();
-  if (res.status !== 201) throw new Error(`POST /subscriptions ${String(body.name)}: ${res.status} ${text}`);
-  return (JSON.parse(text) as { group: string }).group;
+  for (let attempt = 1; ; attempt++) {
+    const res = await fetch(`${gatewayUrl}/subscriptions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const text = await res.text();
+    if (res.status === 503 && attempt < 5) {
+      await new Promise((r) => setTimeout(r, 1000));
+      continue;
+    }
+    if (res.status !== 201) throw new Error(`POST /subscriptions ${String(body.name)}: ${res.status} ${text}`);
+    return (JSON.parse(text) as { group: string }).group;
+  }
 }
 
 /** `ce_gateway_subscription_members` of a gateway: subscriptions with a running member, and idle ones. */
