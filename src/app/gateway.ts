@@ -33,6 +33,10 @@ import type { CursorSigner, SecretBox, StoredSubscription } from '../bus/subscri
 import { parseAllowList, targetChecker } from '../connectors/sinks/webhook/index.js';
 import { fromStored, runtimeSinkFactory } from '../connectors/subscriptions/runtime.js';
 import type { RuntimeSubscription } from '../connectors/subscriptions/runtime.js';
+import { DeadLetters } from '../bus/deadletters/index.js';
+import { SubscriptionOperations } from '../bus/status/index.js';
+import type { SubscriptionTarget } from '../bus/status/index.js';
+import { redriveTopic, retryTopic } from '../bus/subscriber/index.js';
 
 export interface Gateway {
   readonly config: Config;
@@ -58,6 +62,8 @@ export interface Gateway {
   listen(): Promise<AddressInfo>;
   /** Subscriptions declared in connector files (`kind: subscription`): run and listed like the stored ones. Call before listen(). */
   declareSubscriptions(defs: readonly RuntimeSubscription[]): void;
+  /** Dead letters and status of subscriptions by name (issue 10): after `ready` (and, once listening, after the definitions loaded). */
+  operations(): SubscriptionOperations | undefined;
   /** The subscription service once loaded (after listen() and ready). */
   subscriptionService(): SubscriptionService | undefined;
   /** Resolves once the subscription resources are loaded and the first reconcile pass ran (after listen()). */
@@ -112,7 +118,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
   let loaded: Promise<void> | undefined;
   const subscriptions = new Set<Subscription>();
   /** Subscriptions whose consumer stopped on a failure: reported by /readyz and metrics, never idle silently. */
-  const failedSubscriptions = new Map<string, string>();
+  const failedSubscriptions = new Map<string, { readonly reason: string; readonly atMs: number }>();
   /** Record counters of members that stopped, per subscription the reconciler still runs. */
   const retiredStats = new Map<string, SubscriptionStats>();
 
@@ -296,6 +302,43 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     await r.settled();
   }
 
+  /**
+   * A subscription by the name the routes take (issue 10): an HTTP resource or a connector file's
+   * (by its name), else a subscription this process runs through the library or a connector (by its
+   * subscription name, which is its consumer group).
+   */
+  function resolveTarget(name: string): SubscriptionTarget | undefined {
+    if (service !== undefined) {
+      try {
+        const v = service.get(name);
+        const topics = [...new Set(v.kinds.map((k) => (catalog.byEventId(k) ?? catalog.byName(k))?.topic.name).filter((t): t is string => t !== undefined))];
+        if (v.delivery.mode === 'pull') return { name: v.name, group: v.group, origin: v.origin, state: v.state, topics, pull: true };
+        return { name: v.name, group: v.group, origin: v.origin, state: v.state, topics: [...topics, ...(v.ordering === 'none' ? [retryTopic(v.group)] : []), redriveTopic(v.group)] };
+      } catch (err) {
+        if (!isGatewayError(err, 'CEG_NOT_FOUND')) throw err;
+      }
+    }
+    const sub = [...subscriptions].find((s) => s.name === name);
+    if (sub !== undefined) return { name, group: name, origin: 'library', state: 'active', topics: sub.topics };
+    const failed = failedSubscriptions.get(name);
+    if (failed !== undefined) return { name, group: name, origin: 'library', state: 'failed', topics: [], failure: failed };
+    return undefined;
+  }
+
+  let operations: SubscriptionOperations | undefined;
+  function operationsNow(): SubscriptionOperations | undefined {
+    if (codec === undefined || (loaded !== undefined && service === undefined)) return undefined;
+    const c = codec;
+    operations ??= new SubscriptionOperations({
+      transport,
+      deadLetters: new DeadLetters({ transport: wakingOnRedrive(transport, (group) => reconciler?.wake(group)), codec: c }),
+      resolve: resolveTarget,
+      member: (group) => [...subscriptions].find((s) => s.name === group),
+      instance: config.instance,
+    });
+    return operations;
+  }
+
   const need = <T>(v: T | undefined, what: string): T => {
     if (v === undefined) throw new Error(`${what} is not available before the gateway is ready (await gateway.ready)`);
     return v;
@@ -328,7 +371,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
         },
         (err: unknown) => {
           subscriptions.delete(sub);
-          failedSubscriptions.set(sub.name, errorMessage(err));
+          failedSubscriptions.set(sub.name, { reason: errorMessage(err), atMs: Date.now() });
           log.error({ subscription: sub.name, err: errorMessage(err) }, 'subscription stopped on a failure');
         },
       );
@@ -338,6 +381,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       declared = [...defs];
     },
     subscriptionService: () => service,
+    operations: operationsNow,
     subscriptionsLoaded: () => loaded ?? Promise.reject(new Error('listen() first')),
     async listen() {
       const box = secretsBox();
@@ -354,6 +398,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
           retryAfterS: config.ingress.retryAfterS,
           docs: { kafkaBrokers: config.kafka?.brokers, registryUrl: config.registry?.url, publicBaseUrl: config.publicBaseUrl, dataschemaBase: config.dataschemaBase },
           subscriptions: () => service,
+          operations: operationsNow,
           pull: () => (service === undefined ? undefined : pullService),
           log: log.child({ component: 'http' }),
           closing: closing.signal,
@@ -402,4 +447,26 @@ function addStats(a: SubscriptionStats, b: SubscriptionStats): SubscriptionStats
     rebalances: a.rebalances + b.rebalances,
     lost: a.lost + b.lost,
   };
+}
+
+/**
+ * The transport as the dead-letter service uses it: a produce to a subscription's redrive topic
+ * also wakes that subscription's member on this instance (issue 10: an idle subscription has no
+ * member, and the work check watches the kinds' topics, not the redrive topics).
+ */
+function wakingOnRedrive(t: Transport, wake: (group: string) => void): Transport {
+  const suffix = redriveTopic('');
+  return new Proxy(t, {
+    get(target, prop) {
+      if (prop === 'produce') {
+        return async (...args: Parameters<Transport['produce']>) => {
+          const positions = await target.produce(...args);
+          if (args[0].endsWith(suffix)) wake(args[0].slice(0, -suffix.length));
+          return positions;
+        };
+      }
+      const v: unknown = Reflect.get(target, prop, target);
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
 }

@@ -11,6 +11,8 @@ import type { SchemaRegistry } from '../../registry/port.js';
 import { createDocsRouter } from './docs.js';
 import { bodyErrors, subscriptionsRouter } from './subscriptions/routes.js';
 import type { SubscriptionsApi } from './subscriptions/routes.js';
+import { subscriptionOperationsRouter } from './subscriptions/operations.js';
+import type { SubscriptionOperationsApi } from './subscriptions/operations.js';
 import { pullRouter } from './subscriptions/pull-routes.js';
 import type { PullApi } from './subscriptions/pull-routes.js';
 import type { Logger } from '../../observability/index.js';
@@ -27,6 +29,8 @@ export interface ApiDeps {
   readonly retryAfterS: number;
   /** The subscription resources; undefined while they load (503), absent when this gateway serves none (404). */
   readonly subscriptions?: () => SubscriptionsApi | undefined;
+  /** Dead letters and status of subscriptions by name (issue 10); undefined while loading (503), absent: 404. */
+  readonly operations?: () => SubscriptionOperationsApi | undefined;
   /** Pull delivery of the subscriptions (issue 9); undefined while they load (503). Mounted with `subscriptions`. */
   readonly pull?: () => PullApi | undefined;
   /** Where the routes log what happens after an answer started (an SSE stream's failure). */
@@ -73,6 +77,7 @@ export function createApiApp(deps: ApiDeps): express.Express {
   app.use(createDocsRouter(deps.catalog, deps.docs));
   if (deps.pull !== undefined) app.use(pullRouter(deps.pull, { ...(deps.log === undefined ? {} : { log: deps.log }), ...(deps.closing === undefined ? {} : { closing: deps.closing }) }));
   if (deps.subscriptions !== undefined) app.use(subscriptionsRouter(deps.subscriptions));
+  if (deps.operations !== undefined) app.use(subscriptionOperationsRouter(deps.operations));
   if (deps.console !== undefined) app.use(consoleRouter(deps.console));
   app.use(bodyErrors);
 
