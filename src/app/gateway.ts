@@ -16,7 +16,7 @@ import { EventCodec } from '../codec/event/index.js';
 import type { Config } from '../config/index.js';
 import { Publisher, RecordPublisher } from '../bus/publisher/index.js';
 import { subscribe } from '../bus/subscriber/index.js';
-import type { Subscription } from '../bus/subscriber/index.js';
+import type { Subscription, SubscriptionStats } from '../bus/subscriber/index.js';
 import { untypedSubscribeOptions } from '../bus/bus.js';
 import type { BusSubscribeOptions } from '../bus/bus.js';
 import { createApiApp } from '../http/api/app.js';
@@ -146,6 +146,8 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
   const subscriptions = new Set<Subscription>();
   /** Subscriptions whose consumer stopped on a failure: reported by /readyz and metrics, never idle silently. */
   const failedSubscriptions = new Map<string, { readonly reason: string; readonly atMs: number }>();
+  /** Record counters of members that stopped, per subscription the reconciler still runs. */
+  const retiredStats = new Map<string, SubscriptionStats>();
 
   // Tracing (issue 15): the SDK is loaded only when an exporter is configured; off costs nothing.
   let tracing: Tracing = NO_TRACING;
@@ -215,13 +217,30 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
 
   const metrics = GatewayMetrics.for(overrides.metricsRegistry);
   const drain = new HttpDrain();
-  const figures = (): SubscriptionFigures[] => [
-    ...[...subscriptions].map((s) => {
-      const st = s.stats();
-      return { name: s.name, up: true, partitions: s.assignments().length, handled: st.handled, retried: st.retried, deadLettered: st.deadLettered, skipped: st.skipped, filtered: st.filtered };
-    }),
-    ...[...failedSubscriptions.keys()].map((name) => ({ name, up: false, partitions: 0, handled: 0, retried: 0, deadLettered: 0, skipped: 0, filtered: 0 })),
-  ];
+  // Counters of a subscription add up over its members (on demand, a member stops when idle and
+  // another starts with the next records, issue 10), so they never go down while the process runs.
+  const figures = (): SubscriptionFigures[] => {
+    const rows = new Map<string, { up: boolean; stats: SubscriptionStats | undefined; partitions: number }>();
+    for (const [name, stats] of retiredStats) {
+      if (reconciler?.knows(name) === true) rows.set(name, { up: true, stats, partitions: 0 });
+      else retiredStats.delete(name);
+    }
+    for (const s of subscriptions) {
+      const before = rows.get(s.name)?.stats;
+      rows.set(s.name, { up: true, stats: before === undefined ? s.stats() : addStats(before, s.stats()), partitions: s.assignments().length });
+    }
+    for (const name of failedSubscriptions.keys()) rows.set(name, { up: false, stats: rows.get(name)?.stats, partitions: 0 });
+    return [...rows].map(([name, r]) => ({
+      name,
+      up: r.up,
+      partitions: r.partitions,
+      handled: r.stats?.handled ?? 0,
+      retried: r.stats?.retried ?? 0,
+      deadLettered: r.stats?.deadLettered ?? 0,
+      skipped: r.stats?.skipped ?? 0,
+      filtered: r.stats?.filtered ?? 0,
+    }));
+  };
   // Partitions the group has committed nothing on have no lag figure (Kafka's tools show "-"): left out of the gauge.
   const lagOf = async (s: Subscription): Promise<readonly PartitionLag[] | undefined> =>
     subscriptionLag(transport, s.name, s.topics).then(
@@ -240,6 +259,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       }));
       return out;
     },
+    members: () => reconciler?.members(),
     pull: () => pullService?.stats() ?? new Map(),
   });
 
@@ -318,6 +338,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       runtimeSinkFactory({ log: slog, allow, origin: config.subscriptions.requestOrigin, codec: need(codec, 'codec'), tracing: () => tracing }),
       slog,
       (group, reason) => svc.setState(group, 'gone', reason),
+      { source: transport, options: config.subscriptions.onDemand },
     );
     // Opened once per stored generation: unchanged subscriptions keep their identity (no update).
     const cache = new Map<string, { readonly stored: StoredSubscription; readonly runtime: RuntimeSubscription }>();
@@ -379,7 +400,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     const c = codec;
     operations ??= new SubscriptionOperations({
       transport,
-      deadLetters: new DeadLetters({ transport, codec: c }),
+      deadLetters: new DeadLetters({ transport: wakingOnRedrive(transport, (group) => reconciler?.wake(group)), codec: c }),
       resolve: resolveTarget,
       member: (group) => [...subscriptions].find((s) => s.name === group),
       instance: config.instance,
@@ -409,7 +430,14 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       subscriptions.add(sub);
       failedSubscriptions.delete(sub.name);
       sub.done.then(
-        () => subscriptions.delete(sub),
+        () => {
+          subscriptions.delete(sub);
+          // Kept while the subscription exists on this instance (a later member adds to them).
+          if (reconciler?.knows(sub.name) === true) {
+            const before = retiredStats.get(sub.name);
+            retiredStats.set(sub.name, before === undefined ? sub.stats() : addStats(before, sub.stats()));
+          } else retiredStats.delete(sub.name);
+        },
         (err: unknown) => {
           subscriptions.delete(sub);
           failedSubscriptions.set(sub.name, { reason: errorMessage(err), atMs: Date.now() });
@@ -498,4 +526,40 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     },
   };
   return gatewayApi;
+}
+
+/** Two members' record counters added up (one subscription's members over time). */
+function addStats(a: SubscriptionStats, b: SubscriptionStats): SubscriptionStats {
+  return {
+    handled: a.handled + b.handled,
+    retried: a.retried + b.retried,
+    deadLettered: a.deadLettered + b.deadLettered,
+    skipped: a.skipped + b.skipped,
+    filtered: a.filtered + b.filtered,
+    duplicates: a.duplicates + b.duplicates,
+    rebalances: a.rebalances + b.rebalances,
+    lost: a.lost + b.lost,
+  };
+}
+
+/**
+ * The transport as the dead-letter service uses it: a produce to a subscription's redrive topic
+ * also wakes that subscription's member on this instance (issue 10: an idle subscription has no
+ * member, and the work check watches the kinds' topics, not the redrive topics).
+ */
+function wakingOnRedrive(t: Transport, wake: (group: string) => void): Transport {
+  const suffix = redriveTopic('');
+  return new Proxy(t, {
+    get(target, prop) {
+      if (prop === 'produce') {
+        return async (...args: Parameters<Transport['produce']>) => {
+          const positions = await target.produce(...args);
+          if (args[0].endsWith(suffix)) wake(args[0].slice(0, -suffix.length));
+          return positions;
+        };
+      }
+      const v: unknown = Reflect.get(target, prop, target);
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
 }

@@ -62,6 +62,10 @@ const schema = z.object({
   SUBSCRIPTION_SECRETS_KEY: z.string().regex(/^([0-9a-fA-F]{64}|[A-Za-z0-9+/_-]{43}=?)$/, '32 bytes as 64 hex digits or base64 (openssl rand -base64 32)').optional(),
   WEBHOOK_ALLOWED_HOSTS: z.string().optional(),
   WEBHOOK_REQUEST_ORIGIN: z.string().regex(/^[A-Za-z0-9.-]{1,253}(:\d{1,5})?$/, 'a host name').optional(),
+  // Members on demand (issue 10): 0 keeps a member per active subscription at all times.
+  SUBSCRIPTION_IDLE_STOP_MS: z.coerce.number().int().min(0).default(30_000),
+  SUBSCRIPTION_CHECK_INTERVAL_MS: z.coerce.number().int().min(100).max(60_000).default(1000),
+  SUBSCRIPTION_START_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(16),
   SHUTDOWN_TIMEOUT_MS: positiveInt.default(10_000),
   // OpenTelemetry's own variable names (OTLP exporter specification): tracing is on when one is set.
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: httpUrl.optional(),
@@ -116,7 +120,18 @@ export interface Config {
    * (32 bytes as hex or base64; undefined = none configured); the webhook allow list (host names,
    * addresses, CIDRs, comma-separated); the origin named in validation handshakes.
    */
-  readonly subscriptions: { readonly topic: string; readonly secretsKey?: string; readonly allowedHosts?: string; readonly requestOrigin: string };
+  readonly subscriptions: {
+    readonly topic: string;
+    readonly secretsKey?: string;
+    readonly allowedHosts?: string;
+    readonly requestOrigin: string;
+    /**
+     * How an instance runs many subscriptions (issue 10), ms: a member with no work for
+     * `idleStopMs` is stopped (0 = members always run); subscriptions without a member are checked
+     * for work every `checkIntervalMs`; `startConcurrency` offset lookups and member starts at once.
+     */
+    readonly onDemand: { readonly idleStopMs: number; readonly checkIntervalMs: number; readonly concurrency: number };
+  };
   /** After SIGTERM/SIGINT, how long the process may take to drain and close before it exits anyway (exit code 1). */
   readonly shutdownTimeoutMs: number;
   /**
@@ -237,6 +252,7 @@ function build(e: z.infer<typeof schema>): Config {
       secretsKey: e.SUBSCRIPTION_SECRETS_KEY,
       allowedHosts: e.WEBHOOK_ALLOWED_HOSTS,
       requestOrigin: e.WEBHOOK_REQUEST_ORIGIN ?? new URL(publicBaseUrl).host,
+      onDemand: { idleStopMs: e.SUBSCRIPTION_IDLE_STOP_MS, checkIntervalMs: e.SUBSCRIPTION_CHECK_INTERVAL_MS, concurrency: e.SUBSCRIPTION_START_CONCURRENCY },
     },
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     tracing:

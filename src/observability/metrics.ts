@@ -77,6 +77,8 @@ export interface ScrapeSource {
   readonly outbox?: () => Promise<{ readonly backlogRows: number; readonly oldestRowAgeSeconds: number } | undefined>;
   /** Pull subscriptions served by this instance, by group (issue 9). */
   readonly pull?: () => ReadonlyMap<string, { readonly delivered: number; readonly skipped: number; readonly deadLettered: number; readonly commits: number }>;
+  /** Active subscriptions of this instance with a consumer-group member now, and waiting for work without one (issue 10). */
+  readonly members?: () => { readonly running: number; readonly idle: number } | undefined;
 }
 
 /** Options of {@link GatewayMetrics.for}. */
@@ -232,6 +234,22 @@ export class GatewayMetrics {
       collect() {
         this.reset();
         for (const s of subs()) this.set({ subscription: s.name }, s.partitions);
+      },
+    });
+    new Gauge({
+      name: 'ce_gateway_subscription_members',
+      help: 'Active subscriptions of this instance by member state: running (a consumer-group member consumes) or idle (no member; started when the group has lag).',
+      labelNames: ['state'],
+      registers,
+      collect() {
+        this.reset();
+        const ms = [...sources].flatMap((src) => {
+          const m = src.members?.();
+          return m === undefined ? [] : [m];
+        });
+        if (ms.length === 0) return;
+        this.set({ state: 'running' }, ms.reduce((a, m) => a + m.running, 0));
+        this.set({ state: 'idle' }, ms.reduce((a, m) => a + m.idle, 0));
       },
     });
     new Counter({

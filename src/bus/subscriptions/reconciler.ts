@@ -9,7 +9,17 @@
  *
  * Passes run one at a time; a change arriving during a pass is applied by the next one. A start
  * that fails (broker unreachable) and a member that stopped on a failure are retried with backoff.
- * Spec: issue 8 ("Where deliveries run"); bus spec S1 (a subscription is one consumer group).
+ *
+ * Members on demand (issue 10, "Hundreds of subscriptions"): with `onDemand`, a subscription has a
+ * member on this instance only while its group has work. One timer per instance runs a
+ * {@link WorkCheck} over the subscriptions without a member (end offsets per topic, commits only
+ * when a topic moved) and starts the members of those with lag; a member that delivered nothing
+ * for `idleStopMs` and has nothing uncommitted on its partitions is stopped (its commits are
+ * flushed when it leaves). Each subscription stays one consumer group; a member resumes from the
+ * group's commits, so at-least-once delivery, order per key and the start position hold as with a
+ * member that never stops. Every instance sees the same lag, so every instance starts a member and
+ * the partitions spread as before. See docs/subscriptions.md ("Hundreds of subscriptions").
+ * Spec: issue 8 ("Where deliveries run"); issue 10; bus spec S1 (a subscription is one consumer group).
  */
 import { errorMessage } from '../../core/errors.js';
 import { retryPolicy } from '../../core/retry.js';
@@ -19,6 +29,9 @@ import type { StartFrom } from '../../transport/port.js';
 import type { EventHandler, Ordering, SubscribeOptions, Subscription } from '../subscriber/index.js';
 import type { FilterExpression } from '../subscriber/pipeline/dialects.js';
 import type { SubscriptionState } from './model.js';
+import { pendingOf } from './pending.js';
+import { WorkCheck, eachLimited } from './work-check.js';
+import type { OffsetsSource, WatchedGroup } from './work-check.js';
 
 /** What the reconciler needs to know of a subscription to run it; the sink reads the rest. */
 export interface RunSpec {
@@ -71,12 +84,49 @@ export interface SubscribeHost {
 /** Commit batching of push subscriptions: a crash redelivers at most this much (at-least-once). */
 export const PUSH_COMMIT = Object.freeze({ commitEveryRecords: 100, commitIntervalMs: 250 });
 
+/**
+ * How an instance runs many subscriptions (issue 10). Units: ms.
+ * - `idleStopMs`: a member that delivered nothing for this long, with nothing uncommitted on its
+ *   partitions, is stopped; 0 = every active subscription keeps a member (issue 8's behaviour).
+ * - `checkIntervalMs`: how often the subscriptions without a member are checked for work (the
+ *   longest wait of the first event after an idle period, plus a member's join).
+ * - `concurrency`: offset lookups, and member starts, in flight at once.
+ */
+export interface OnDemandOptions {
+  readonly idleStopMs: number;
+  readonly checkIntervalMs: number;
+  readonly concurrency: number;
+}
+
+/** Defaults of {@link OnDemandOptions}: SUBSCRIPTION_IDLE_STOP_MS, SUBSCRIPTION_CHECK_INTERVAL_MS, SUBSCRIPTION_START_CONCURRENCY. */
+export const DEFAULT_ON_DEMAND: OnDemandOptions = Object.freeze({ idleStopMs: 30_000, checkIntervalMs: 1000, concurrency: 16 });
+
+/** Members on demand: where offsets are read, and the options. */
+export interface OnDemand {
+  readonly source: OffsetsSource;
+  readonly options: OnDemandOptions;
+}
+
+/** How many subscriptions of this instance run a member, and how many wait without one. */
+export interface MemberCounts {
+  readonly running: number;
+  readonly idle: number;
+}
+
 interface Running<D extends RunSpec> {
   d: D;
   readonly sink: RunningSink<D>;
   readonly sub: Subscription;
   readonly restartKey: string;
+  /** Sum of the member's record counters when last looked at, and when they last moved (ms). */
+  seen: number;
+  activeAtMs: number;
 }
+
+const activity = (sub: Subscription): number => {
+  const s = sub.stats();
+  return s.handled + s.retried + s.deadLettered + s.skipped + s.filtered + s.duplicates + s.lost;
+};
 
 const restartKey = (d: RunSpec): string => JSON.stringify([d.kinds, d.ordering, d.retry, d.concurrency, d.startFrom]);
 
@@ -93,12 +143,31 @@ export class Reconciler<D extends RunSpec> {
   #busy = false;
   #stopped = false;
   #timer: NodeJS.Timeout | undefined;
+  readonly #onDemand: OnDemand | undefined;
+  readonly #check: WorkCheck | undefined;
+  /** Groups the work check found due (started by the next pass), and idle members to stop. */
+  readonly #wake = new Set<string>();
+  readonly #sleep = new Set<string>();
+  /** Groups not to start before this time, ms (backoff after a failed start). */
+  readonly #notBefore = new Map<string, number>();
+  #checkTimer: NodeJS.Timeout | undefined;
+  #checking: Promise<void> | undefined;
 
-  constructor(host: SubscribeHost, factory: SinkFactory<D>, log: Logger, onGone: (group: string, reason: string) => Promise<void>) {
+  /**
+   * `onDemand` absent, or its `idleStopMs` 0: every active subscription keeps a member on this
+   * instance (issue 8). Present: members run only while their group has work (issue 10).
+   */
+  constructor(host: SubscribeHost, factory: SinkFactory<D>, log: Logger, onGone: (group: string, reason: string) => Promise<void>, onDemand?: OnDemand) {
     this.#host = host;
     this.#factory = factory;
     this.#log = log;
     this.#onGone = onGone;
+    if (onDemand !== undefined && onDemand.options.idleStopMs > 0) {
+      this.#onDemand = onDemand;
+      this.#check = new WorkCheck(onDemand.source, log, onDemand.options.concurrency);
+      this.#checkTimer = setInterval(() => this.#runCheck(), onDemand.options.checkIntervalMs);
+      this.#checkTimer.unref();
+    }
   }
 
   /** Sets the desired set and reconciles (soon, one pass at a time). */
@@ -117,9 +186,33 @@ export class Reconciler<D extends RunSpec> {
     return new Map([...this.#running].map(([g, r]) => [g, r.sub]));
   }
 
+  /** True when `group` is an active subscription this reconciler runs (with a member or waiting for work). */
+  knows(group: string): boolean {
+    return this.#desired.get(group)?.state === 'active';
+  }
+
+  /** Active subscriptions of this instance with a member now, and without one (waiting for work). */
+  members(): MemberCounts {
+    let idle = 0;
+    for (const [g, d] of this.#desired) if (d.state === 'active' && !this.#running.has(g)) idle++;
+    return { running: this.#running.size, idle };
+  }
+
+  /**
+   * Starts the member of `group` at the next pass without waiting for the work check (a caller
+   * that just wrote records for it, e.g. a redrive). No effect on an unknown or inactive group.
+   */
+  wake(group: string): void {
+    if (this.#desired.get(group)?.state !== 'active' || this.#running.has(group)) return;
+    this.#wake.add(group);
+    this.#schedule();
+  }
+
   async stop(): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#timer);
+    clearInterval(this.#checkTimer);
+    await this.#checking;
     await this.#pass;
     await Promise.allSettled([...this.#running.keys()].map((g) => this.#stopOne(g)));
   }
@@ -149,6 +242,9 @@ export class Reconciler<D extends RunSpec> {
     const n = (this.#failures.get(group) ?? 0) + 1;
     this.#failures.set(group, n);
     const delay = Math.min(30_000, 500 * 2 ** Math.min(n - 1, 6));
+    this.#notBefore.set(group, Date.now() + delay);
+    // On demand, the work check starts it again once the backoff is over (if it still has work).
+    if (this.#check !== undefined) return;
     clearTimeout(this.#timer);
     this.#timer = setTimeout(() => this.#schedule(), delay);
     this.#timer.unref();
@@ -156,28 +252,117 @@ export class Reconciler<D extends RunSpec> {
 
   async #reconcile(): Promise<void> {
     const desired = this.#desired;
+    const limit = this.#onDemand?.options.concurrency ?? DEFAULT_ON_DEMAND.concurrency;
+    const stops: [group: string, why: string][] = [];
     for (const [group, r] of [...this.#running]) {
       const d = desired.get(group);
       if (d === undefined || d.state !== 'active' || restartKey(d) !== r.restartKey) {
-        await this.#stopOne(group);
-        this.#log.info({ subscription: group, why: d === undefined ? 'deleted' : d.state !== 'active' ? d.state : 'changed' }, 'subscription stopped on this instance');
+        stops.push([group, d === undefined ? 'deleted' : d.state !== 'active' ? d.state : 'changed']);
+      } else if (this.#sleep.has(group) && activity(r.sub) === r.seen) {
+        stops.push([group, 'idle']);
       } else if (d !== r.d) {
         if (JSON.stringify(d.filters) !== JSON.stringify(r.d.filters)) r.sub.setFilters(d.filters);
         r.sink.update(d);
         r.d = d;
       }
     }
-    for (const [group, d] of desired) {
-      if (this.#stopped) return;
-      if (d.state !== 'active' || this.#running.has(group)) continue;
+    this.#sleep.clear();
+    // Members leave their groups in parallel (each leave waits for its records in hand and a commit).
+    await eachLimited(stops, limit, async ([group, why]) => {
+      try {
+        await this.#stopOne(group);
+      } catch (err) {
+        this.#log.warn({ subscription: group, err: errorMessage(err) }, 'subscription member did not stop cleanly');
+      }
+      if (why === 'idle') this.#log.debug({ subscription: group }, 'subscription member stopped on this instance: no work (started again when records arrive)');
+      else this.#log.info({ subscription: group, why }, 'subscription stopped on this instance');
+    });
+    const waiting = [...desired.values()].filter((d) => d.state === 'active' && !this.#running.has(d.group));
+    if (this.#check !== undefined) for (const g of this.#check.knownGroups()) if (desired.get(g)?.state !== 'active') this.#check.forget(g);
+    let toStart = waiting;
+    if (this.#check !== undefined) {
+      // On demand: a group seen for the first time is checked in this pass (so a new subscription
+      // with a backlog, or a 'latest' group to pin, starts before the pass settles); the others
+      // start when the work check found them due.
+      const fresh = waiting.filter((d) => !this.#check!.knows(d.group) && !this.#wake.has(d.group));
+      const due = await this.#check.due(fresh.map((d) => this.#watched(d)));
+      const now = Date.now();
+      toStart = waiting.filter((d) => (this.#wake.has(d.group) || due.has(d.group)) && (this.#notBefore.get(d.group) ?? 0) <= now);
+    }
+    this.#wake.clear();
+    await eachLimited(toStart, limit, async (d) => {
+      const group = d.group;
+      if (this.#stopped || this.#running.has(group)) return;
       try {
         await this.#start(d);
         this.#failures.delete(group);
+        this.#notBefore.delete(group);
       } catch (err) {
         this.#log.warn({ subscription: group, err: errorMessage(err) }, 'subscription could not start on this instance; trying again');
         this.#retryLater(group);
       }
+    });
+  }
+
+  #watched(d: D): WatchedGroup {
+    return { group: d.group, topics: this.#host.topicsOf(d.kinds), startFrom: d.startFrom };
+  }
+
+  /** One work check at a time; it only reads offsets, the pass it schedules starts and stops members. */
+  #runCheck(): void {
+    if (this.#stopped || this.#checking !== undefined || this.#check === undefined) return;
+    const check = this.#check;
+    this.#checking = (async () => {
+      try {
+        const waiting = [...this.#desired.values()].filter((d) => d.state === 'active' && !this.#running.has(d.group) && (this.#notBefore.get(d.group) ?? 0) <= Date.now());
+        const due = await check.due(waiting.map((d) => this.#watched(d)));
+        for (const g of due) this.#wake.add(g);
+        const idle = await this.#idleMembers();
+        for (const g of idle) this.#sleep.add(g);
+        if (due.size > 0 || idle.length > 0) this.#schedule();
+      } catch (err) {
+        this.#log.error({ err: errorMessage(err) }, 'work check failed; trying again at the next check');
+      } finally {
+        this.#checking = undefined;
+      }
+    })();
+  }
+
+  /**
+   * Running members that delivered nothing for `idleStopMs` and have nothing uncommitted on their
+   * own partitions (a record waiting for its next attempt is uncommitted, so a retry keeps its member).
+   */
+  async #idleMembers(): Promise<string[]> {
+    const od = this.#onDemand;
+    if (od === undefined) return [];
+    const now = Date.now();
+    const candidates: [string, Running<D>][] = [];
+    for (const [group, r] of this.#running) {
+      const seen = activity(r.sub);
+      if (seen !== r.seen) {
+        r.seen = seen;
+        r.activeAtMs = now;
+      } else if (now - r.activeAtMs >= od.options.idleStopMs) {
+        candidates.push([group, r]);
+      }
     }
+    const idle: string[] = [];
+    await eachLimited(candidates, od.options.concurrency, async ([group, r]) => {
+      const mine = r.sub.assignments();
+      try {
+        for (const topic of new Set(mine.map((a) => a.topic))) {
+          const parts = new Set(mine.filter((a) => a.topic === topic).map((a) => a.partition));
+          const only = <T extends { partition: number }>(xs: readonly T[]): T[] => xs.filter((x) => parts.has(x.partition));
+          const [committed, ends, starts] = await Promise.all([od.source.committedOffsets(group, topic), od.source.endOffsets(topic), od.source.offsetsAt(topic, { kind: 'earliest' })]);
+          const p = pendingOf(only(committed), only(ends), only(starts), r.d.startFrom);
+          if (p.records > 0n || p.unpinned) return;
+        }
+        if (activity(r.sub) === r.seen) idle.push(group);
+      } catch (err) {
+        this.#log.warn({ subscription: group, err: errorMessage(err) }, 'idle check: offsets unavailable; the member keeps running');
+      }
+    });
+    return idle;
   }
 
   async #start(d: D): Promise<void> {
@@ -220,7 +405,8 @@ export class Reconciler<D extends RunSpec> {
       await sink.close();
       throw err;
     }
-    const running: Running<D> = { d, sink, sub, restartKey: restartKey(d) };
+    const running: Running<D> = { d, sink, sub, restartKey: restartKey(d), seen: activity(sub), activeAtMs: Date.now() };
+    this.#check?.forget(group);
     this.#running.set(group, running);
     this.#log.info({ subscription: group, kinds: d.kinds }, 'subscription started on this instance');
     const s = sub;
@@ -240,6 +426,8 @@ export class Reconciler<D extends RunSpec> {
     try {
       await r.sub.unsubscribe();
     } finally {
+      // Its commits moved while it ran: the work check reads them again.
+      this.#check?.forget(group);
       await r.sink.close();
     }
   }

@@ -11,6 +11,7 @@ import type {
   RecordHandler, TopicSpec, Transport,
 } from '../port.js';
 import { assertTopicName } from '../../core/topic-name.js';
+import { sleep } from '../../core/retry.js';
 import { abortedProduce, checkCommitOffsets, checkTopicSpec, closedTransport, groupBusy } from '../topics.js';
 import { KafkaConsumption } from './consumption.js';
 import { OffsetCommitter } from './commit-offsets.js';
@@ -58,6 +59,7 @@ class KafkaTransport implements Transport {
   readonly kind = 'kafka' as const;
   readonly #opts: KafkaTransportOptions;
   readonly #kafka: Kafka;
+  #topicCreation: Promise<void> = Promise.resolve();
   readonly #consumptions = new Set<KafkaConsumption>();
   readonly #partitionCounts = new Map<string, { readonly count: number; readonly atMs: number }>();
   readonly #roundRobin = new Map<string, number>();
@@ -86,8 +88,17 @@ class KafkaTransport implements Transport {
     this.#committer = new OffsetCommitter(this.#kafka);
   }
 
-  async ensureTopics(specs: readonly TopicSpec[]): Promise<void> {
+  ensureTopics(specs: readonly TopicSpec[]): Promise<void> {
     specs.forEach(checkTopicSpec);
+    // One creation at a time: many callers at once (hundreds of POST /subscriptions, each creating
+    // its dead-letter topic; issue 10) made kafkajs's createTopics fail (broker errors answered as
+    // 503) when run in parallel on one admin client.
+    const mine = this.#topicCreation.then(() => this.#ensureTopics(specs));
+    this.#topicCreation = mine.catch(() => undefined);
+    return mine;
+  }
+
+  async #ensureTopics(specs: readonly TopicSpec[]): Promise<void> {
     const { admin } = await this.#ready();
     try {
       const existing = new Set(await admin.listTopics());
@@ -110,8 +121,23 @@ class KafkaTransport implements Transport {
       this.#opts.logger.info({ transport: 'kafka', topics: missing.map((s) => s.name) }, 'created topics');
     } catch (err) {
       if (isTopicExists(err)) return;
+      // kafkajs's waitForLeaders retries only LEADER_NOT_AVAILABLE; a KRaft broker may answer the
+      // metadata of a topic it has just created with UNKNOWN_TOPIC_OR_PARTITION for a moment.
+      if (isUnknownTopic(err) && (await this.#topicsVisible(specs.map((s) => s.name)))) return;
       throw fromKafkaError(err, { operation: 'ensureTopics', topics: specs.map((s) => s.name) });
     }
+  }
+
+  /** Waits (up to the request timeout) until the broker's metadata lists every topic of `names`. */
+  async #topicsVisible(names: readonly string[]): Promise<boolean> {
+    const { admin } = await this.#ready();
+    const deadline = Date.now() + this.#opts.requestTimeoutMs;
+    while (Date.now() < deadline) {
+      const listed = new Set(await admin.listTopics());
+      if (names.every((n) => listed.has(n))) return true;
+      await sleep(100);
+    }
+    return false;
   }
 
   async partitionCount(topic: string): Promise<number> {
@@ -505,6 +531,10 @@ function isTopicExists(err: unknown): boolean {
   const e = err as { type?: unknown; errors?: unknown } | null;
   if (e?.type === 'TOPIC_ALREADY_EXISTS') return true;
   return Array.isArray(e?.errors) && e.errors.length > 0 && e.errors.every((x: { type?: unknown }) => x.type === 'TOPIC_ALREADY_EXISTS');
+}
+
+function isUnknownTopic(err: unknown): boolean {
+  return (err as { type?: unknown } | null)?.type === 'UNKNOWN_TOPIC_OR_PARTITION';
 }
 
 function unknownTopicError(topic: string): Error & { type: string } {

@@ -101,6 +101,9 @@ beforeAll(async () => {
     INSTANCE_ID: 'it-dl-a',
     SUBSCRIPTIONS_TOPIC: subscriptionsTopic,
     WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
+    // The status tests wait for a running member before any event; on demand (issue 10, the
+    // default) an idle subscription has none, so these gateways keep their members running.
+    SUBSCRIPTION_IDLE_STOP_MS: '0',
   });
   gw = createGateway(config, createLogger({ level: config.logLevel, destination: process.stderr }));
   const addr = await gw.listen();
@@ -211,7 +214,7 @@ describe('dead letters of a push subscription', () => {
 
 describe('two instances', () => {
   it('status: the same exact lag on both; each counts its own deliveries, and the counts add up to what the sink received; dead letters listed alike on both', async () => {
-    const config = loadConfig({ ...cat.env(), PORT: '0', HOST: '127.0.0.1', INSTANCE_ID: 'it-dl-b', SUBSCRIPTIONS_TOPIC: subscriptionsTopic, WEBHOOK_ALLOWED_HOSTS: '127.0.0.1' });
+    const config = loadConfig({ ...cat.env(), PORT: '0', HOST: '127.0.0.1', INSTANCE_ID: 'it-dl-b', SUBSCRIPTIONS_TOPIC: subscriptionsTopic, WEBHOOK_ALLOWED_HOSTS: '127.0.0.1', SUBSCRIPTION_IDLE_STOP_MS: '0' });
     const b = createGateway(config, createLogger({ level: config.logLevel, destination: process.stderr }));
     try {
       const urlB = `http://127.0.0.1:${(await b.listen()).port}`;

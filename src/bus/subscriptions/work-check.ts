@@ -1,0 +1,118 @@
+/**
+ * The one per-instance check that watches every subscription without a running member: which of
+ * them have records to deliver. It costs one end-offset lookup per topic per check, shared by all
+ * the groups reading that topic; a group's committed offsets are fetched only when a topic it reads
+ * moved past the positions last seen for it (new records, or a first look), so hundreds of idle
+ * subscriptions cost nothing per check while their topics are quiet.
+ * Spec: issue 10 ("Hundreds of subscriptions ... members started only where a group has lag").
+ */
+import { errorMessage } from '../../core/errors.js';
+import type { Logger } from '../../observability/index.js';
+import type { CommittedOffset, OffsetQuery, PartitionOffset, StartFrom } from '../../transport/port.js';
+import { movedPast, pendingOf } from './pending.js';
+
+/** The offsets the check reads (the transport fits). */
+export interface OffsetsSource {
+  endOffsets(topic: string): Promise<readonly PartitionOffset[]>;
+  offsetsAt(topic: string, at: OffsetQuery): Promise<readonly PartitionOffset[]>;
+  committedOffsets(group: string, topic: string): Promise<readonly CommittedOffset[]>;
+}
+
+/** A group the check looks at: its consumer group, the topics it reads, where it starts without commits. */
+export interface WatchedGroup {
+  readonly group: string;
+  readonly topics: readonly string[];
+  readonly startFrom: StartFrom;
+}
+
+/** Runs `work` over `items` with at most `limit` at once. */
+export async function eachLimited<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < items.length) await work(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, lane));
+}
+
+export class WorkCheck {
+  readonly #source: OffsetsSource;
+  readonly #log: Logger;
+  readonly #concurrency: number;
+  /** Per group and topic: the positions it resumes from, as last read (commits move only when a member runs or an operator resets). */
+  readonly #known = new Map<string, Map<string, ReadonlyMap<number, bigint>>>();
+
+  /** `concurrency`: offset lookups in flight at once. */
+  constructor(source: OffsetsSource, log: Logger, concurrency: number) {
+    this.#source = source;
+    this.#log = log;
+    this.#concurrency = concurrency;
+  }
+
+  /**
+   * The groups among `groups` that have records to deliver, or that must join once to fix a
+   * `latest` start. A lookup that fails is logged and the group is looked at again next time (it
+   * is never started blindly, never dropped). Never throws.
+   */
+  async due(groups: readonly WatchedGroup[]): Promise<Set<string>> {
+    const due = new Set<string>();
+    if (groups.length === 0) return due;
+    const topics = [...new Set(groups.flatMap((g) => g.topics))];
+    const ends = new Map<string, readonly PartitionOffset[]>();
+    // One topic at a time: few topics, and kafkajs's fetchTopicOffsets sometimes fails when calls
+    // for several topics overlap on one admin client ("Cannot destructure property 'partitions'").
+    await eachLimited(topics, 1, async (t) => {
+      try {
+        ends.set(t, await this.#source.endOffsets(t));
+      } catch (err) {
+        this.#log.warn({ topic: t, err: errorMessage(err) }, 'work check: end offsets unavailable; trying again at the next check');
+      }
+    });
+    const starts = new Map<string, Promise<readonly PartitionOffset[]>>();
+    const logStart = (t: string): Promise<readonly PartitionOffset[]> => {
+      let p = starts.get(t);
+      if (p === undefined) {
+        p = this.#source.offsetsAt(t, { kind: 'earliest' });
+        starts.set(t, p);
+      }
+      return p;
+    };
+    const candidates = groups.filter((g) => g.topics.some((t) => ends.has(t) && movedPast(this.#known.get(g.group)?.get(t), ends.get(t)!)));
+    await eachLimited(candidates, this.#concurrency, async (g) => {
+      let known = this.#known.get(g.group);
+      for (const t of g.topics) {
+        const end = ends.get(t);
+        if (end === undefined || !movedPast(known?.get(t), end)) continue;
+        try {
+          const p = pendingOf(await this.#source.committedOffsets(g.group, t), end, await logStart(t), g.startFrom);
+          if (known === undefined) this.#known.set(g.group, (known = new Map<string, ReadonlyMap<number, bigint>>()));
+          known.set(t, p.positions);
+          if (p.records > 0n || p.unpinned) {
+            due.add(g.group);
+            return;
+          }
+        } catch (err) {
+          this.#log.warn({ subscription: g.group, topic: t, err: errorMessage(err) }, 'work check: committed offsets unavailable; trying again at the next check');
+        }
+      }
+    });
+    return due;
+  }
+
+  /**
+   * Forgets what is known of a group: its commits move while a member runs, so they are read
+   * again when it is idle once more.
+   */
+  forget(group: string): void {
+    this.#known.delete(group);
+  }
+
+  /** True when the check holds positions for `group` (it looked at it since it last ran a member). */
+  knows(group: string): boolean {
+    return this.#known.has(group);
+  }
+
+  /** Groups the check holds positions for (pruned by the reconciler to the active subscriptions). */
+  knownGroups(): string[] {
+    return [...this.#known.keys()];
+  }
+}

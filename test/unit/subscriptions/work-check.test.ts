@@ -1,0 +1,112 @@
+/**
+ * Issue 10 ("Hundreds of subscriptions"): the lag arithmetic of a group from offsets alone, and the
+ * cost of the shared work check on the in-memory transport — while topics are quiet it reads no
+ * group's commits; new records on one topic make it look only at the groups reading that topic.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { WorkCheck, movedPast, pendingOf } from '../../../src/bus/subscriptions/index.js';
+import type { OffsetsSource } from '../../../src/bus/subscriptions/index.js';
+import { createLogger } from '../../../src/observability/index.js';
+import { createMemoryTransport } from '../../../src/transport/index.js';
+import type { CommittedOffset, PartitionOffset } from '../../../src/transport/port.js';
+
+const log = createLogger({ level: 'silent' });
+
+describe('pendingOf', () => {
+  const partition = fc.record({
+    start: fc.bigInt({ min: 0n, max: 1000n }),
+    size: fc.bigInt({ min: 0n, max: 1000n }),
+    committed: fc.option(fc.bigInt({ min: 0n, max: 3000n }), { nil: null }),
+  });
+
+  it('counts end − max(committed, log start) per partition; a commit-less partition is the whole log (earliest) or unpinned (latest)', () => {
+    fc.assert(
+      fc.property(fc.array(partition, { minLength: 1, maxLength: 8 }), fc.constantFrom('earliest' as const, 'latest' as const), (parts, startFrom) => {
+        const committed: CommittedOffset[] = parts.map((p, i) => ({ partition: i, offset: p.committed }));
+        const ends: PartitionOffset[] = parts.map((p, i) => ({ partition: i, offset: p.start + p.size }));
+        const starts: PartitionOffset[] = parts.map((p, i) => ({ partition: i, offset: p.start }));
+        const got = pendingOf(committed, ends, starts, startFrom);
+        let records = 0n;
+        for (const p of parts) {
+          if (p.committed === null && startFrom === 'latest') continue;
+          const from = p.committed === null || p.committed < p.start ? p.start : p.committed;
+          if (p.start + p.size > from) records += p.start + p.size - from;
+        }
+        expect(got.records).toBe(records);
+        expect(got.unpinned).toBe(startFrom === 'latest' && parts.some((p) => p.committed === null));
+        // Known positions never lie past the end of a caught-up partition: a later record moves past them.
+        for (const [i, p] of parts.entries()) {
+          const pos = got.positions.get(i);
+          if (pos === undefined) continue;
+          expect(movedPast(new Map([[i, pos]]), [{ partition: i, offset: p.start + p.size + 1n }])).toBe(true);
+        }
+      }),
+    );
+  });
+
+  it('a group caught up on every partition has nothing pending and nothing moved past it', () => {
+    const ends = [{ partition: 0, offset: 5n }, { partition: 1, offset: 0n }];
+    const p = pendingOf([{ partition: 0, offset: 5n }, { partition: 1, offset: 0n }], ends, [{ partition: 0, offset: 0n }, { partition: 1, offset: 0n }], 'latest');
+    expect(p).toMatchObject({ records: 0n, unpinned: false });
+    expect(movedPast(p.positions, ends)).toBe(false);
+  });
+});
+
+/** The memory transport, counting the commit lookups. */
+function counting(source: OffsetsSource): OffsetsSource & { committedCalls: string[] } {
+  const committedCalls: string[] = [];
+  return {
+    committedCalls,
+    endOffsets: (t) => source.endOffsets(t),
+    offsetsAt: (t, at) => source.offsetsAt(t, at),
+    committedOffsets: (g, t) => {
+      committedCalls.push(g);
+      return source.committedOffsets(g, t);
+    },
+  };
+}
+
+describe('WorkCheck', () => {
+  it('reads no commit while topics are quiet; records on one topic → only the groups reading it are looked at, and only those with lag are due', async () => {
+    const t = createMemoryTransport();
+    await t.ensureTopics([
+      { name: 'wc.a', partitions: 3, retentionMs: -1, cleanupPolicy: 'delete' },
+      { name: 'wc.b', partitions: 3, retentionMs: -1, cleanupPolicy: 'delete' },
+    ]);
+    const groups = [
+      ...Array.from({ length: 50 }, (_, i) => ({ group: `a-${i}`, topics: ['wc.a'], startFrom: 'latest' as const })),
+      ...Array.from({ length: 50 }, (_, i) => ({ group: `b-${i}`, topics: ['wc.b'], startFrom: 'latest' as const })),
+    ];
+    // Every group has its start committed (as POST /subscriptions does).
+    for (const g of groups) await t.commitOffsets(g.group, g.topics[0]!, [0, 1, 2].map((partition) => ({ partition, offset: 0n })));
+    const src = counting(t);
+    const check = new WorkCheck(src, log, 8);
+
+    expect(await check.due(groups)).toEqual(new Set()); // first look: every group read once
+    expect(src.committedCalls).toHaveLength(100);
+    src.committedCalls.length = 0;
+    for (let i = 0; i < 5; i++) expect(await check.due(groups)).toEqual(new Set());
+    expect(src.committedCalls).toHaveLength(0); // quiet topics: no commit read at all
+
+    await t.produce('wc.a', [{ key: new TextEncoder().encode('k'), value: null, headers: [] }]);
+    // a-0 … a-4 consumed it elsewhere already (another instance's member): not due.
+    for (let i = 0; i < 5; i++) await t.commitOffsets(`a-${i}`, 'wc.a', [0, 1, 2].map((partition) => ({ partition, offset: 1n })));
+    const due = await check.due(groups);
+    expect(due).toEqual(new Set(Array.from({ length: 45 }, (_, i) => `a-${i + 5}`)));
+    expect(new Set(src.committedCalls)).toEqual(new Set(groups.filter((g) => g.topics[0] === 'wc.a').map((g) => g.group)));
+    await t.close();
+  });
+
+  it('a group without commits that starts at latest is due (a member must fix its start), one that starts at earliest only when its log has records', async () => {
+    const t = createMemoryTransport();
+    await t.ensureTopics([{ name: 'wc.c', partitions: 2, retentionMs: -1, cleanupPolicy: 'delete' }]);
+    const check = new WorkCheck(t, log, 4);
+    const latest = { group: 'c-latest', topics: ['wc.c'], startFrom: 'latest' as const };
+    const earliest = { group: 'c-earliest', topics: ['wc.c'], startFrom: 'earliest' as const };
+    expect(await check.due([latest, earliest])).toEqual(new Set(['c-latest']));
+    await t.produce('wc.c', [{ key: null, value: null, headers: [], partition: 1 }]);
+    expect(await check.due([latest, earliest])).toEqual(new Set(['c-latest', 'c-earliest']));
+    await t.close();
+  });
+});
