@@ -17,6 +17,7 @@ export type { PublishOptions, PublishReceipt, PublishReceiptJson, PositionJson }
 export { DeliveredPosition } from './bus/publisher/index.js';
 export { deadLetterTopic, retryTopic, ack, duplicate, retry, deadLetter, DEAD_LETTER_HEADERS, RETRY_HEADERS } from './bus/subscriber/index.js';
 export type { DeliveryContext, EventHandler, Ordering, Outcome, SubscribeOptions, Subscription, SubscriptionStats, IdempotencyOptions } from './bus/subscriber/index.js';
+export type { LocalReplayOptions, PartitionReport, ReplayReport, ReplayTo } from './bus/subscriptions/replay/index.js';
 export { currentHandling } from './bus/correlation/index.js';
 export { loadCatalog, partitionKey } from './catalog/index.js';
 export type { Catalog, EventKind } from './catalog/index.js';

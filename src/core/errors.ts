@@ -41,6 +41,8 @@ export const errorCodes = [
   'CEG_CONFLICT',
   'CEG_WEBHOOK_TARGET_REFUSED',
   'CEG_SECRETS_KEY_MISSING',
+  'CEG_INVALID_REPLAY',
+  'CEG_REPLAY_FAILED',
 ] as const;
 
 export type ErrorCode = (typeof errorCodes)[number];

@@ -16,3 +16,4 @@ export { SubscriptionService, mergePatch, viewOf } from './service.js';
 export type { OpenedSecrets, SubscriptionServiceDeps, SubscriptionView } from './service.js';
 export { PUSH_COMMIT, Reconciler } from './reconciler.js';
 export type { RunSpec, RunningSink, SinkContext, SinkFactory, SubscribeHost } from './reconciler.js';
+export * from './replay/index.js';

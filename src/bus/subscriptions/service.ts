@@ -209,7 +209,7 @@ export class SubscriptionService {
     if (patch.state === 'gone') problems.push({ field: 'state', reason: 'gone is set by the gateway when the sink answers 410; set active or paused' });
     if (problems.length > 0) throw invalid(problems);
     const opened = this.openSecrets(current);
-    const { state, stateReason: _r, v: _v, owner: _o, group: _g, createdAt: _c, updatedAt: _u, generation: _n, ...rest } = current;
+    const { state, stateReason: _r, v: _v, owner: _o, group: _g, createdAt: _c, updatedAt: _u, generation: _n, replay, ...rest } = current;
     const { secretCount: _sc, headerNames: _hn, sealed: _s, ...delivery } = current.delivery;
     const asInput = { ...rest, ...(state === 'gone' ? {} : { state }), delivery: { ...delivery, secrets: opened.secrets, headers: opened.headers } };
     const merged = mergePatch(asInput, patch);
@@ -224,7 +224,8 @@ export class SubscriptionService {
       state: nextState,
       ...(nextState === 'gone' && current.stateReason !== undefined ? { stateReason: current.stateReason } : {}),
     });
-    await this.#d.store.put(stored);
+    // A replay under way keeps its pause through an update (issue 9).
+    await this.#d.store.put(replay === undefined ? stored : { ...stored, replay });
     return viewOf(stored);
   }
 

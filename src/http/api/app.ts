@@ -11,6 +11,8 @@ import type { SchemaRegistry } from '../../registry/port.js';
 import { createDocsRouter } from './docs.js';
 import { bodyErrors, subscriptionsRouter } from './subscriptions/routes.js';
 import type { SubscriptionsApi } from './subscriptions/routes.js';
+import { replayRouter } from './subscriptions/replay-routes.js';
+import type { ReplaysApi } from './subscriptions/replay-routes.js';
 import type { DocsOptions } from './docs.js';
 
 export interface ApiDeps {
@@ -22,6 +24,8 @@ export interface ApiDeps {
   readonly retryAfterS: number;
   /** The subscription resources; undefined while they load (503), absent when this gateway serves none (404). */
   readonly subscriptions?: () => SubscriptionsApi | undefined;
+  /** Replays of the subscriptions (issue 9); undefined while they load (503). */
+  readonly replays?: () => ReplaysApi | undefined;
 }
 
 export function createApiApp(deps: ApiDeps): express.Express {
@@ -59,6 +63,7 @@ export function createApiApp(deps: ApiDeps): express.Express {
 
   app.use(createDocsRouter(deps.catalog, deps.docs));
   if (deps.subscriptions !== undefined) app.use(subscriptionsRouter(deps.subscriptions));
+  if (deps.replays !== undefined) app.use(replayRouter(deps.replays));
   app.use(bodyErrors);
 
   app.use((req, _res, next) => {
