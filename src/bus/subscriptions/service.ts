@@ -18,6 +18,8 @@ import type { SecretBox } from './secrets.js';
 import { commitStart } from './start.js';
 import type { SubscriptionStore } from './store.js';
 import type { StoredSubscription } from './stored.js';
+import { replayStatus } from './replay/state.js';
+import type { ReplayPhase, StoredReplay } from './replay/state.js';
 
 /** The secrets of a push subscription, opened. */
 export interface OpenedSecrets {
@@ -56,6 +58,8 @@ export interface SubscriptionView {
   readonly createdAt: string;
   readonly updatedAt: string;
   readonly generation: number;
+  /** The last replay (issue 9): `pausing` while it holds delivery, `done`, `failed` (with `reason`), or `expired` (its lease ran out unfinished). */
+  readonly replay?: Omit<StoredReplay, 'phase'> & { readonly phase: ReplayPhase | 'expired' };
   /** `api` (created over HTTP) or `file` (declared in a connector file: read-only here). */
   readonly origin: 'api' | 'file';
 }
@@ -115,6 +119,7 @@ export function viewOf(s: StoredSubscription, origin: 'api' | 'file' = 'api'): S
     createdAt: s.createdAt,
     updatedAt: s.updatedAt,
     generation: s.generation,
+    ...(s.replay === undefined ? {} : { replay: replayStatus(s.replay, Date.now()) }),
     origin,
   };
 }

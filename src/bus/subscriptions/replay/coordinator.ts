@@ -87,7 +87,7 @@ export class ReplayCoordinator {
     const topics = this.#d.topicsOf(s.kinds);
     const req = parseReplayRequest(body, topics);
     if (!req.dryRun && replayHolds(s.replay, this.#now())) {
-      throw new GatewayError('CEG_CONFLICT', `a replay of ${name} is under way (until ${s.replay!.leaseUntil} at the latest)`, { retriable: true, details: { field: 'name' } });
+      throw new GatewayError('CEG_CONFLICT', `a replay of ${name} is under way (until ${s.replay!.leaseUntil} at the latest); try again after it`, { retriable: false, details: { field: 'name' } });
     }
     const targets = await resolveTarget(this.#d.transport, topics, req.target);
     const record = async (from: ReplayOffsets): Promise<ReplayAuditEntry> => {
