@@ -14,6 +14,7 @@ import { registerCatalogCommand } from './commands/catalog.js';
 import { registerSchemasCommand } from './commands/schemas.js';
 import { registerOutboxCommand } from './commands/outbox.js';
 import { registerConnectorsCommand } from './commands/connectors.js';
+import { registerReplayCommand } from './commands/replay.js';
 import { EXIT_USAGE } from './context.js';
 
 const program = new Command()
@@ -31,6 +32,7 @@ registerCatalogCommand(program);
 registerSchemasCommand(program);
 registerOutboxCommand(program);
 registerConnectorsCommand(program);
+registerReplayCommand(program);
 
 try {
   await program.parseAsync(process.argv);
