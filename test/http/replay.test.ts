@@ -10,6 +10,7 @@ import { createGateway } from '../../src/app/index.js';
 import type { Gateway } from '../../src/app/index.js';
 import { loadConfig } from '../../src/config/index.js';
 import { silentLogger } from '../../src/observability/index.js';
+import { SubscriptionStore } from '../../src/bus/subscriptions/index.js';
 import { priceLoaded, structuredPriceEvent } from '../fixtures/events.js';
 import { startSink } from '../helpers/sink.js';
 import type { TestSink } from '../helpers/sink.js';
@@ -174,6 +175,31 @@ describe('POST /subscriptions/{name}/replay', () => {
   it('shows the last replay on the subscription, delivery not paused', async () => {
     const view = (await call('GET', '/subscriptions/replayed')).body as { replay?: { phase: string } };
     expect(view.replay?.phase).toBe('done');
+  });
+});
+
+describe('a coordinating instance that dies mid-way', () => {
+  it('leaves a pause that holds delivery only until its lease runs out; the subscription then shows it expired', async () => {
+    // What a coordinator writes before it waits for the group to empty, written here by "another instance" that then dies.
+    const other = new SubscriptionStore(gw.transport, 'ce-gateway.subscriptions', silentLogger());
+    await other.start();
+    const group = 'ce-gateway.sub.anonymous.replayed';
+    const current = other.get(group)!;
+    const leaseMs = 1500;
+    await other.put({ ...current, replay: { id: 'dead', phase: 'pausing', requestedAt: new Date().toISOString(), leaseUntil: new Date(Date.now() + leaseMs).toISOString(), instance: 'gone-instance' } });
+    await other.stop();
+    await sleep(200); // this gateway reads the pause and stops its member
+    const before = sink.deliveries().length;
+    const held = await batch('held');
+    await sleep(600);
+    expect(sink.deliveries().length).toBe(before); // paused
+    const view = (await call('GET', '/subscriptions/replayed')).body as { replay: { phase: string } };
+    expect(view.replay.phase).toBe('pausing');
+    await waitFor('delivery after the lease', () => sink.deliveries().length >= before + 12, 10_000);
+    expect(ids(before).sort()).toEqual([...held].sort());
+    expect(((await call('GET', '/subscriptions/replayed')).body as { replay: { phase: string } }).replay.phase).toBe('expired');
+    // A new replay is taken at once.
+    expect((await call('POST', '/subscriptions/replayed/replay', { to: 'latest' })).status).toBe(200);
   });
 });
 
