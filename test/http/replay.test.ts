@@ -4,7 +4,11 @@
  * redelivered events are exactly those at or after the reset position, the audit log lists each
  * replay with `to` verbatim, and bad requests are problem+json naming the field.
  */
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { loadConnectors, startConnectors } from '../../src/connectors/index.js';
+import { tempDir } from '../unit/connectors/helpers.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGateway } from '../../src/app/index.js';
 import type { Gateway } from '../../src/app/index.js';
@@ -222,5 +226,32 @@ describe('bus.replay of a subscription this process runs', () => {
     await sub.unsubscribe();
     await sub.done;
     await expect(gw.replay('lib-replayed', 'latest')).rejects.toMatchObject({ code: 'CEG_NOT_FOUND' });
+  });
+});
+
+describe('a connector replays the same way', () => {
+  it('a shell-hook connector started on the gateway: replay to a time runs the hook again for exactly the events from there', async () => {
+    const dir = tempDir('ceg-replay-hook-');
+    const out = join(dir.dir, 'seen.txt');
+    writeFileSync(join(dir.dir, 'hook.sh'), `#!/bin/sh\nprintf '%s\\n' "$CE_ID" >> ${JSON.stringify(out)}\n`);
+    chmodSync(join(dir.dir, 'hook.sh'), 0o755);
+    writeFileSync(join(dir.dir, 'hook.yaml'), 'kind: shell-hook\nsubscription: ops.replay-hook\nkinds: [PriceLoadingCompleted]\nstartFrom: latest\nsink:\n  command: [./hook.sh]\n');
+    const handle = await startConnectors(gw, loadConnectors(dir.dir), silentLogger());
+    try {
+      const seen = (): string[] => (existsSync(out) ? readFileSync(out, 'utf8').split('\n').filter((l) => l !== '') : []);
+      await sleep(20);
+      const t0 = new Date();
+      await sleep(5);
+      const mine = await batch('hooked');
+      await waitFor('the hook ran for the batch', () => seen().length === 12, 10_000);
+      const report = await gw.replay('ops.replay-hook', t0);
+      expect(report.events).toBe(12);
+      await waitFor('the hook ran again', () => seen().length === 24, 10_000);
+      expect(seen().slice(12).sort()).toEqual([...mine].sort());
+      expect(handle.running[0]!.subscription.stats().handled).toBe(24);
+    } finally {
+      await handle.stop();
+      dir.remove();
+    }
   });
 });
