@@ -14,6 +14,8 @@ import type { SubscriptionsApi } from './subscriptions/routes.js';
 import { replayRouter } from './subscriptions/replay-routes.js';
 import type { ReplaysApi } from './subscriptions/replay-routes.js';
 import type { DocsOptions } from './docs.js';
+import { consoleRouter } from '../console/router.js';
+import type { ConsoleDeps } from '../console/router.js';
 
 export interface ApiDeps {
   readonly catalog: Catalog;
@@ -26,6 +28,8 @@ export interface ApiDeps {
   readonly subscriptions?: () => SubscriptionsApi | undefined;
   /** Replays of the subscriptions (issue 9); undefined while they load (503). */
   readonly replays?: () => ReplaysApi | undefined;
+  /** The operator console (`/console`); absent: not served. */
+  readonly console?: ConsoleDeps;
 }
 
 export function createApiApp(deps: ApiDeps): express.Express {
@@ -64,6 +68,7 @@ export function createApiApp(deps: ApiDeps): express.Express {
   app.use(createDocsRouter(deps.catalog, deps.docs));
   if (deps.subscriptions !== undefined) app.use(subscriptionsRouter(deps.subscriptions));
   if (deps.replays !== undefined) app.use(replayRouter(deps.replays));
+  if (deps.console !== undefined) app.use(consoleRouter(deps.console));
   app.use(bodyErrors);
 
   app.use((req, _res, next) => {
