@@ -17,6 +17,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { GatewayError } from '../../../core/errors.js';
 import { DEFAULT_OWNER, NAME_PATTERN } from '../../../bus/subscriptions/index.js';
 import type { ReplayAuditEntry } from '../../../bus/subscriptions/index.js';
+import { MAX_SUBSCRIPTION_BODY_BYTES } from './routes.js';
 
 /** What the routes need (ReplayCoordinator fits). */
 export interface ReplaysApi {
@@ -24,8 +25,8 @@ export interface ReplaysApi {
   list(name: string): Promise<readonly ReplayAuditEntry[]>;
 }
 
-/** Largest replay request body, bytes (explicit offsets of many partitions fit). */
-export const MAX_REPLAY_BODY_BYTES = 262_144;
+/** Largest replay request body, bytes: the subscriptions routes' bound (explicit offsets of some thousands of partitions fit). */
+export const MAX_REPLAY_BODY_BYTES = MAX_SUBSCRIPTION_BODY_BYTES;
 
 /**
  * Who asks: the authenticated partner's id once partner identity exists (issue 11 puts it on the
