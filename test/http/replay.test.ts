@@ -248,7 +248,8 @@ describe('a connector replays the same way', () => {
       expect(report.events).toBe(12);
       await waitFor('the hook ran again', () => seen().length === 24, 10_000);
       expect(seen().slice(12).sort()).toEqual([...mine].sort());
-      expect(handle.running[0]!.subscription.stats().handled).toBe(24);
+      // The hook writes its line before the subscriber counts the event handled.
+      await waitFor('24 handled across the restart', () => handle.running[0]!.subscription.stats().handled === 24, 5000);
     } finally {
       await handle.stop();
       dir.remove();

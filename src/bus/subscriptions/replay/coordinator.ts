@@ -116,7 +116,12 @@ export class ReplayCoordinator {
     log.info({ replay: base.id, leaseUntil: base.leaseUntil }, 'replay: delivery paused on every instance');
     let from: ReplayOffsets;
     try {
-      from = await commitWhenIdle(this.#d.transport, group, targets, 'latest', Math.max(1000, this.#leaseMs - 10_000));
+      // Two replays at once: the later pause record wins; the earlier one gives up before committing.
+      const proceed = (): void => {
+        if (this.#d.store.get(group)?.replay?.id !== base.id) throw new GatewayError('CEG_CONFLICT', 'another replay of this subscription started meanwhile and took over; nothing was moved by this one', { retriable: false, details: { field: 'name' } });
+        if (this.#now() >= Date.parse(base.leaseUntil)) throw new GatewayError('CEG_REPLAY_FAILED', 'the replay\'s lease ran out before the group was empty; nothing was moved', { retriable: true, details: { group } });
+      };
+      from = await commitWhenIdle(this.#d.transport, group, targets, 'latest', Math.max(1000, this.#leaseMs - 10_000), undefined, proceed);
     } catch (err) {
       await this.#setReplay(group, { ...base, phase: 'failed', finishedAt: new Date(this.#now()).toISOString(), reason: errorMessage(err).slice(0, 1000) }).catch((e: unknown) => log.error({ replay: base.id, err: errorMessage(e) }, 'replay: could not store the failure; delivery resumes when the lease runs out'));
       throw err;

@@ -20,11 +20,12 @@ const busy = (err: unknown): boolean => isGatewayError(err, 'CEG_INVALID_OPTIONS
 
 /**
  * Waits (at most `waitMs`, ms) until `group` has no member, reads its positions, commits `targets`.
- * Resolves with the positions before the commit (`from`).
+ * `proceed`, asked right before the commit, may refuse it by throwing (a later replay took over,
+ * the lease ran out). Resolves with the positions before the commit (`from`).
  * Errors: CEG_REPLAY_FAILED (retriable) when members are still there after `waitMs`, or `signal`
- *   aborted; the transport's.
+ *   aborted; what `proceed` throws; the transport's.
  */
-export async function commitWhenIdle(transport: Transport, group: string, targets: ReplayOffsets, startFrom: StartFrom, waitMs: number, signal?: AbortSignal): Promise<ReplayOffsets> {
+export async function commitWhenIdle(transport: Transport, group: string, targets: ReplayOffsets, startFrom: StartFrom, waitMs: number, signal?: AbortSignal, proceed?: () => void): Promise<ReplayOffsets> {
   const deadline = Date.now() + waitMs;
   for (let attempt = 1; ; attempt++) {
     try {
@@ -34,6 +35,7 @@ export async function commitWhenIdle(transport: Transport, group: string, target
         await transport.commitOffsets(group, topic, same);
       }
       const from = await positionsOf(transport, group, targets, startFrom);
+      proceed?.();
       for (const [topic, offsets] of targets) await transport.commitOffsets(group, topic, offsets);
       return from;
     } catch (err) {
