@@ -222,7 +222,7 @@ describe('bus.replay of a subscription this process runs', () => {
     expect(real.partitions).toEqual(dry.partitions);
     await waitFor('the batch again', () => seen.length === 24, 5000);
     expect(seen.slice(12).sort()).toEqual([...mine].sort());
-    expect(sub.stats().handled).toBe(24);
+    await waitFor('24 handled across the restart', () => sub.stats().handled === 24, 5000); // counted after the handler returns
     await sub.unsubscribe();
     await sub.done;
     await expect(gw.replay('lib-replayed', 'latest')).rejects.toMatchObject({ code: 'CEG_NOT_FOUND' });

@@ -18,8 +18,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGatewayProcess } from '../../../bench/lib/gateway-process.js';
 import type { GatewayProcess } from '../../../bench/lib/gateway-process.js';
 import { priceLoaded } from '../../fixtures/events.js';
-import { startSink } from '../../helpers/sink.js';
-import type { TestSink } from '../../helpers/sink.js';
+import { acceptAll, startSink } from '../../helpers/sink.js';
+import type { Responder, TestSink } from '../../helpers/sink.js';
 import { uniqueName } from '../../helpers/stack.js';
 import { waitFor } from '../../helpers/wait.js';
 import { ownCatalog } from '../consumer/members.js';
@@ -105,8 +105,8 @@ async function onBoth(group: string): Promise<void> {
   await waitFor(`${group} on both gateways`, async () => (await parts(a)) > 0 && (await parts(b)) > 0, 30_000, 300);
 }
 
-async function create(body: Record<string, unknown>): Promise<{ name: string; group: string; sink: TestSink }> {
-  const sink = await startSink();
+async function create(body: Record<string, unknown>, responder?: Responder): Promise<{ name: string; group: string; sink: TestSink }> {
+  const sink = await startSink(responder);
   sinks.push(sink);
   const name = uniqueName('rp').replace(/\./g, '-');
   const r = await api(a, 'POST', '/subscriptions', { name, kinds: ['PriceLoadingCompleted'], concurrency: 6, delivery: { mode: 'push', url: sink.url }, ...body });
@@ -255,27 +255,42 @@ describe('replay on two gateways', () => {
   });
 
   it('ce-gateway replay: a dry run prints the answer as a JSON line; a replay prints JSON-lines progress until drained', async () => {
-    const { name, sink } = await create({ start: 'earliest' });
-    await waitFor('the backlog delivered', () => sink.deliveries().length >= written.length, 60_000, 200);
+    // A slow sink (150 ms per delivery, one partition at a time per gateway), so the replayed backlog takes seconds to drain.
+    const slow: Responder = async (req, nth) => (req.method === 'OPTIONS' ? acceptAll(req, nth) : (await pause(150), { status: 200 }));
+    const { name, sink } = await create({ start: 'latest', concurrency: 1 }, slow);
+    await pause(50);
+    const since = new Date().toISOString();
+    await pause(50);
+    const mine = await post(b, 24, 'cli');
+    await waitFor('the CLI test\'s events delivered', () => sink.deliveries().length >= 24, 60_000, 200);
     await pause(1000);
     const cli = async (...args: string[]): Promise<Record<string, unknown>[]> => {
       const { stdout } = await run(process.execPath, ['--import', 'tsx', resolve(ROOT, 'src/cli/main.ts'), 'replay', name, '--gateway', a.url, ...args], { cwd: ROOT, env: { ...process.env, ...env }, timeout: 60_000 });
       return stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
     };
-    const dry = await cli('--to-earliest', '--dry-run');
+    const dry = await cli('--to-time', since, '--dry-run');
     expect(dry).toHaveLength(1);
-    expect(dry[0]).toMatchObject({ type: 'replay', dryRun: true, to: 'earliest', events: written.length });
+    expect(dry[0]).toMatchObject({ type: 'replay', dryRun: true, to: since, events: 24 });
 
     const before = sink.deliveries().length;
-    const lines = await cli('--to-earliest');
-    expect(lines[0]).toMatchObject({ type: 'replay', dryRun: false, events: written.length });
-    expect(lines.at(-1)).toEqual({ type: 'done', drained: written.length, events: written.length });
+    const lines = await cli('--to-time', since);
+    expect(lines[0]).toMatchObject({ type: 'replay', dryRun: false, to: since, events: 24 });
+    expect(lines.at(-1)).toEqual({ type: 'done', drained: 24, events: 24 });
     expect(lines.length, 'at least one progress line between the answer and the end').toBeGreaterThanOrEqual(3);
     for (const l of lines.slice(1, -1)) {
       expect(l.type).toBe('progress');
-      expect(l.events).toBe(written.length);
-      expect(l.drained as number).toBeLessThan(written.length);
+      expect(l.events).toBe(24);
+      expect(l.drained as number).toBeLessThan(24);
     }
-    expect(new Set(idsOf(sink, before))).toEqual(new Set(written.map((w) => w.id)));
+    expect(sorted(idsOf(sink, before))).toEqual(sorted(mine.map((w) => w.id)));
+
+    // On a terminal (a pseudo-terminal from util-linux `script`): a progress bar, not JSON lines.
+    await pause(1000);
+    const shellQuote = (x: string): string => `'${x.replace(/'/g, `'\\''`)}'`;
+    const command = [process.execPath, '--import', 'tsx', resolve(ROOT, 'src/cli/main.ts'), 'replay', name, '--gateway', a.url, '--to-time', since].map(shellQuote).join(' ');
+    const tty = await run('script', ['-qec', command, '/dev/null'], { cwd: ROOT, env: { ...process.env, ...env }, timeout: 60_000 });
+    expect(tty.stdout).toContain(`replayed ${name}: 24 events again`);
+    expect(tty.stdout).toContain('24/24 events | 100%');
+    expect(tty.stdout).not.toContain('"type"');
   });
 });
