@@ -43,6 +43,8 @@ export const errorCodes = [
   'CEG_SECRETS_KEY_MISSING',
   'CEG_INVALID_REPLAY',
   'CEG_REPLAY_FAILED',
+  'CEG_INVALID_CURSOR',
+  'CEG_INVALID_PARAMETER',
 ] as const;
 
 export type ErrorCode = (typeof errorCodes)[number];
