@@ -256,3 +256,23 @@ describe('a connector replays the same way', () => {
     }
   });
 });
+
+describe('a pull subscription replays the same way', () => {
+  it('moves its committed positions: a pull without a cursor gets the events again', async () => {
+    const created = await call('POST', '/subscriptions', { name: 'pulled', kinds: ['PriceLoadingCompleted'], start: 'latest', delivery: { mode: 'pull' } });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const mine = await batch('pulled');
+    const pull = async (): Promise<{ ids: string[]; cursor: string }> => {
+      const res = await fetch(`${url}/subscriptions/pulled/events?max=100&wait=1`);
+      expect(res.status).toBe(200);
+      return { ids: ((await res.json()) as { id: string }[]).map((e) => e.id), cursor: res.headers.get('ce-gateway-cursor') ?? '' };
+    };
+    const first = await pull();
+    expect(first.ids.sort()).toEqual([...mine].sort());
+    expect((await call('POST', '/subscriptions/pulled/cursors', { cursor: first.cursor })).status).toBe(204);
+    expect((await pull()).ids).toEqual([]);
+    const report = (await call('POST', '/subscriptions/pulled/replay', { to: 'earliest' })).body as Report;
+    expect(report.events).toBeGreaterThanOrEqual(12);
+    expect((await pull()).ids.filter((id) => mine.includes(id)).sort()).toEqual([...mine].sort());
+  });
+});
