@@ -15,8 +15,13 @@ export type { Logger } from './observability/index.js';
 export { Publisher, processRunId } from './bus/publisher/index.js';
 export type { PublishOptions, PublishReceipt, PublishReceiptJson, PositionJson } from './bus/publisher/index.js';
 export { DeliveredPosition } from './bus/publisher/index.js';
-export { deadLetterTopic, retryTopic, ack, duplicate, retry, deadLetter, DEAD_LETTER_HEADERS, RETRY_HEADERS } from './bus/subscriber/index.js';
-export type { DeliveryContext, EventHandler, Ordering, Outcome, SubscribeOptions, Subscription, SubscriptionStats, IdempotencyOptions } from './bus/subscriber/index.js';
+export { deadLetterTopic, retryTopic, redriveTopic, ack, duplicate, retry, deadLetter, DEAD_LETTER_HEADERS, RETRY_HEADERS, REDRIVE_HEADERS } from './bus/subscriber/index.js';
+export type { DeliveryContext, EventHandler, Ordering, Outcome, SubscribeOptions, Subscription, SubscriptionActivity, SubscriptionStats, IdempotencyOptions } from './bus/subscriber/index.js';
+// Dead letters as a product and status (issue 10): what `ce-gateway deadletters` and the routes use.
+export { DeadLetters, deadLetterStateTopic } from './bus/deadletters/index.js';
+export type { DeadLetterItem, DeadLetterPage, PurgeResult, RedriveResult, Selection } from './bus/deadletters/index.js';
+export { subscriptionLag } from './bus/status/index.js';
+export type { PartitionLag, SubscriptionLag, SubscriptionStatus } from './bus/status/index.js';
 export type { LocalReplayOptions, PartitionReport, ReplayReport, ReplayTo } from './bus/subscriptions/replay/index.js';
 export { currentHandling } from './bus/correlation/index.js';
 export { loadCatalog, partitionKey } from './catalog/index.js';

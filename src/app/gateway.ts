@@ -35,6 +35,10 @@ import type { LocalReplayOptions, ReplayReport, ReplayTo } from '../bus/subscrip
 import { parseAllowList, targetChecker } from '../connectors/sinks/webhook/index.js';
 import { fromStored, runtimeSinkFactory } from '../connectors/subscriptions/runtime.js';
 import type { RuntimeSubscription } from '../connectors/subscriptions/runtime.js';
+import { DeadLetters } from '../bus/deadletters/index.js';
+import { SubscriptionOperations } from '../bus/status/index.js';
+import type { SubscriptionTarget } from '../bus/status/index.js';
+import { redriveTopic, retryTopic } from '../bus/subscriber/index.js';
 
 export interface Gateway {
   readonly config: Config;
@@ -60,6 +64,8 @@ export interface Gateway {
   listen(): Promise<AddressInfo>;
   /** Subscriptions declared in connector files (`kind: subscription`): run and listed like the stored ones. Call before listen(). */
   declareSubscriptions(defs: readonly RuntimeSubscription[]): void;
+  /** Dead letters and status of subscriptions by name (issue 10): after `ready` (and, once listening, after the definitions loaded). */
+  operations(): SubscriptionOperations | undefined;
   /** The subscription service once loaded (after listen() and ready). */
   subscriptionService(): SubscriptionService | undefined;
   /** Resolves once the subscription resources are loaded and the first reconcile pass ran (after listen()). */
@@ -125,7 +131,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
   let loaded: Promise<void> | undefined;
   const subscriptions = new Set<Subscription>();
   /** Subscriptions whose consumer stopped on a failure: reported by /readyz and metrics, never idle silently. */
-  const failedSubscriptions = new Map<string, string>();
+  const failedSubscriptions = new Map<string, { readonly reason: string; readonly atMs: number }>();
 
   /** Creates the topics, registers the schemas and builds what serves events; one attempt. */
   async function bootstrapOnce(): Promise<void> {
@@ -324,6 +330,43 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     await r.settled();
   }
 
+  /**
+   * A subscription by the name the routes take (issue 10): an HTTP resource or a connector file's
+   * (by its name), else a subscription this process runs through the library or a connector (by its
+   * subscription name, which is its consumer group).
+   */
+  function resolveTarget(name: string): SubscriptionTarget | undefined {
+    if (service !== undefined) {
+      try {
+        const v = service.get(name);
+        const topics = [...new Set(v.kinds.map((k) => (catalog.byEventId(k) ?? catalog.byName(k))?.topic.name).filter((t): t is string => t !== undefined))];
+        if (v.delivery.mode === 'pull') return { name: v.name, group: v.group, origin: v.origin, state: v.state, topics, pull: true };
+        return { name: v.name, group: v.group, origin: v.origin, state: v.state, topics: [...topics, ...(v.ordering === 'none' ? [retryTopic(v.group)] : []), redriveTopic(v.group)] };
+      } catch (err) {
+        if (!isGatewayError(err, 'CEG_NOT_FOUND')) throw err;
+      }
+    }
+    const sub = [...subscriptions].find((s) => s.name === name);
+    if (sub !== undefined) return { name, group: name, origin: 'library', state: 'active', topics: sub.topics };
+    const failed = failedSubscriptions.get(name);
+    if (failed !== undefined) return { name, group: name, origin: 'library', state: 'failed', topics: [], failure: failed };
+    return undefined;
+  }
+
+  let operations: SubscriptionOperations | undefined;
+  function operationsNow(): SubscriptionOperations | undefined {
+    if (codec === undefined || (loaded !== undefined && service === undefined)) return undefined;
+    const c = codec;
+    operations ??= new SubscriptionOperations({
+      transport,
+      deadLetters: new DeadLetters({ transport, codec: c }),
+      resolve: resolveTarget,
+      member: (group) => [...subscriptions].find((s) => s.name === group),
+      instance: config.instance,
+    });
+    return operations;
+  }
+
   const need = <T>(v: T | undefined, what: string): T => {
     if (v === undefined) throw new Error(`${what} is not available before the gateway is ready (await gateway.ready)`);
     return v;
@@ -351,7 +394,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
         () => subscriptions.delete(sub),
         (err: unknown) => {
           subscriptions.delete(sub);
-          failedSubscriptions.set(sub.name, errorMessage(err));
+          failedSubscriptions.set(sub.name, { reason: errorMessage(err), atMs: Date.now() });
           log.error({ subscription: sub.name, err: errorMessage(err) }, 'subscription stopped on a failure');
         },
       );
@@ -369,6 +412,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       const topics = [...new Set(kinds.map((k) => (catalog.byEventId(k) ?? catalog.byName(k))?.topic.name).filter((t): t is string => t !== undefined))];
       return await replayLocal(transport, members, topics, to, opts);
     },
+    operations: operationsNow,
     subscriptionsLoaded: () => loaded ?? Promise.reject(new Error('listen() first')),
     async listen() {
       const box = secretsBox();
@@ -386,6 +430,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
           docs: { kafkaBrokers: config.kafka?.brokers, registryUrl: config.registry?.url, publicBaseUrl: config.publicBaseUrl, dataschemaBase: config.dataschemaBase },
           subscriptions: () => service,
           replays: () => coordinator,
+          operations: operationsNow,
           pull: () => (service === undefined ? undefined : pullService),
           log: log.child({ component: 'http' }),
           closing: closing.signal,

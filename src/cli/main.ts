@@ -15,6 +15,7 @@ import { registerSchemasCommand } from './commands/schemas.js';
 import { registerOutboxCommand } from './commands/outbox.js';
 import { registerConnectorsCommand } from './commands/connectors.js';
 import { registerReplayCommand } from './commands/replay.js';
+import { registerDeadLettersCommand } from './commands/deadletters.js';
 import { EXIT_USAGE } from './context.js';
 
 const program = new Command()
@@ -33,6 +34,7 @@ registerSchemasCommand(program);
 registerOutboxCommand(program);
 registerConnectorsCommand(program);
 registerReplayCommand(program);
+registerDeadLettersCommand(program);
 
 try {
   await program.parseAsync(process.argv);

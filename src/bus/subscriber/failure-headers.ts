@@ -40,7 +40,31 @@ export const DEAD_LETTER_HEADERS = Object.freeze({
   responseExcerpt: 'dlq_response_excerpt',
   /** Push delivery: the sink (`scheme://host[:port]/path`, no query, no credentials). */
   sink: 'dlq_sink',
+  /** Present when the event had been redriven before it failed again: how often it was redriven, decimal (issue 10). */
+  redriven: 'dlq_redriven',
 } as const);
+
+/**
+ * The headers a redriven record carries on `<subscription>.redrive` (issue 10: "marked as
+ * redriven (a header)"). A contract for readers in any language: the names never change. The
+ * record keeps the dead letter's key, value and original headers.
+ */
+export const REDRIVE_HEADERS = Object.freeze({
+  /** The subscription (consumer group) the event goes back to; only it reads the redrive topic. */
+  subscription: 'redrive_subscription',
+  /** How often the event has been redriven, this time included (1, 2, …), decimal. */
+  count: 'redrive_count',
+  /** When the operator redrove it, RFC 3339 UTC. */
+  time: 'redrive_time',
+  /** Where the event was first read (the dead letter's `dlq_source_*`). */
+  sourceTopic: 'redrive_source_topic',
+  sourcePartition: 'redrive_source_partition',
+  sourceOffset: 'redrive_source_offset',
+  /** The dead letter it came from: `<partition>:<offset>` of `<subscription>.dlq`. */
+  deadLetter: 'redrive_dead_letter',
+} as const);
+
+export const REDRIVE_PREFIX = 'redrive_';
 
 /** The headers a record parked on a subscription's retry topic carries. */
 export const RETRY_HEADERS = Object.freeze({
@@ -155,6 +179,8 @@ export interface DeadLetterInfo {
   readonly headersDropped?: number;
   /** What the sink answered last (push delivery). */
   readonly failure?: DeliveryFailure;
+  /** How often the event had been redriven before this dead letter (absent: never). */
+  readonly redriven?: number;
 }
 
 /** Longest response excerpt kept, bytes of UTF-8. */
@@ -185,5 +211,62 @@ export function deadLetterHeaders(i: DeadLetterInfo): RecordHeader[] {
     ...(i.failure?.status === undefined ? [] : [[h.lastStatus, enc.encode(String(i.failure.status))] as RecordHeader]),
     ...(i.failure?.excerpt === undefined ? [] : [[h.responseExcerpt, enc.encode(utf8Prefix(i.failure.excerpt))] as RecordHeader]),
     ...(i.failure?.sink === undefined ? [] : [[h.sink, enc.encode(i.failure.sink.slice(0, 2048))] as RecordHeader]),
+    ...(i.redriven === undefined ? [] : [[h.redriven, enc.encode(String(i.redriven))] as RecordHeader]),
   ];
+}
+
+/** Most redrives of one event: a bound on a count a writer of the redrive topic could inflate. */
+export const MAX_REDRIVES = 1000;
+
+/** What the redrive headers of a record say. */
+export interface RedriveMeta {
+  readonly subscription: string;
+  /** ≥ 1 */
+  readonly count: number;
+  readonly origin: { readonly topic: string; readonly partition: number; readonly offset: bigint };
+}
+
+/** The redrive headers of a record a dead letter is turned into (issue 10). */
+export function redriveHeaders(m: RedriveMeta & { readonly atMs: number; readonly deadLetter: { readonly partition: number; readonly offset: bigint } }): RecordHeader[] {
+  const h = REDRIVE_HEADERS;
+  return [
+    [h.subscription, enc.encode(m.subscription)],
+    [h.count, enc.encode(String(m.count))],
+    [h.time, enc.encode(new Date(m.atMs).toISOString())],
+    [h.sourceTopic, enc.encode(m.origin.topic)],
+    [h.sourcePartition, enc.encode(String(m.origin.partition))],
+    [h.sourceOffset, enc.encode(m.origin.offset.toString())],
+    [h.deadLetter, enc.encode(`${m.deadLetter.partition}:${m.deadLetter.offset}`)],
+  ];
+}
+
+/** Reads the redrive headers; undefined when absent, repeated or malformed. */
+export function parseRedriveMeta(headers: readonly RecordHeader[]): RedriveMeta | undefined {
+  const h = new Map<string, string>();
+  for (const [n, v] of headers) {
+    if (!n.startsWith(REDRIVE_PREFIX)) continue;
+    if (h.has(n)) return undefined; // repeated: which one counts is ambiguous
+    h.set(n, dec.decode(v));
+  }
+  const n = REDRIVE_HEADERS;
+  const subscription = h.get(n.subscription);
+  const topic = h.get(n.sourceTopic);
+  const count = h.get(n.count);
+  const partition = h.get(n.sourcePartition);
+  const offset = h.get(n.sourceOffset);
+  if (subscription === undefined || topic === undefined || count === undefined || partition === undefined || offset === undefined) return undefined;
+  if (!/^\d{1,4}$/.test(count) || !/^\d{1,9}$/.test(partition) || !/^\d{1,19}$/.test(offset)) return undefined;
+  return { subscription, count: Number(count), origin: { topic, partition: Number(partition), offset: BigInt(offset) } };
+}
+
+/**
+ * Why a redrive-topic record cannot have been written for this subscription, or undefined: the
+ * subscription must be this one, the source topic one of its topics and the count within
+ * 1..{@link MAX_REDRIVES}. Such a record is dead-lettered as forged, never delivered.
+ */
+export function redriveMetaProblem(m: RedriveMeta, subscription: string, topics: ReadonlySet<string>): string | undefined {
+  if (m.subscription !== subscription) return `redrive_subscription is ${m.subscription.slice(0, 200)}`;
+  if (!topics.has(m.origin.topic)) return `redrive_source_topic ${m.origin.topic.slice(0, 250)} is not a topic of this subscription`;
+  if (m.count < 1 || m.count > MAX_REDRIVES) return `redrive_count ${m.count} is outside 1..${MAX_REDRIVES}`;
+  return undefined;
 }

@@ -1,9 +1,9 @@
-export { subscribe, deadLetterTopic, retryTopic, subscriptionTopics } from './subscriber.js';
-export type { DeliveryContext, EventHandler, Ordering, SubscribeOptions, Subscription, SubscriptionStats } from './subscriber.js';
+export { subscribe, deadLetterTopic, redriveTopic, retryTopic, subscriptionTopics } from './subscriber.js';
+export type { DeliveryContext, EventHandler, Ordering, SubscribeOptions, Subscription, SubscriptionActivity, SubscriptionStats } from './subscriber.js';
 export { ack, duplicate, retry, deadLetter } from './outcome.js';
 export type { Outcome } from './outcome.js';
-export { DEAD_LETTER_HEADERS, RETRY_HEADERS } from './failure-headers.js';
-export type { RetryMeta, DeadLetterInfo } from './failure-headers.js';
+export { DEAD_LETTER_HEADERS, MAX_REDRIVES, REDRIVE_HEADERS, RETRY_HEADERS, originalHeaders, parseRedriveMeta, redriveHeaders } from './failure-headers.js';
+export type { RetryMeta, DeadLetterInfo, RedriveMeta } from './failure-headers.js';
 export { decodeRecord, peekHeaders, peekType } from './pipeline/decode.js';
 export type { Decoded } from './pipeline/decode.js';
 export { headerBoundsProblem } from './pipeline/bounds.js';

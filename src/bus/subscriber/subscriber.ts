@@ -27,7 +27,8 @@ import type { EventOf, KindArg } from '../../catalog/kinds.js';
 import type { Logger } from '../../observability/index.js';
 import type { Consumption, OutboundRecord, TopicSpec, RecordContext, RecordDecision, StartFrom, Transport, TransportRecord } from '../../transport/port.js';
 import { RECORD_DONE, redeliverAfter } from '../../transport/port.js';
-import { DEAD_LETTER_HEADERS, deadLetterHeaders, identifyingHeaders, originalHeaders, parseRetryMeta, retryHeaders, retryMetaProblem } from './failure-headers.js';
+import { DEAD_LETTER_HEADERS, deadLetterHeaders, identifyingHeaders, originalHeaders, parseRedriveMeta, parseRetryMeta, redriveMetaProblem, retryHeaders, retryMetaProblem } from './failure-headers.js';
+import type { RedriveMeta } from './failure-headers.js';
 import type { DeadLetterInfo } from './failure-headers.js';
 import type { RetryMeta } from './failure-headers.js';
 import type { Outcome } from './outcome.js';
@@ -140,6 +141,14 @@ export interface SubscriptionStats {
   readonly lost: number;
 }
 
+/** What this member did last (issue 10, `GET /subscriptions/{name}/status`); in memory, this instance only. */
+export interface SubscriptionActivity {
+  /** When this member last handled an event (the handler acknowledged it), epoch ms. */
+  readonly lastDeliveryMs?: number;
+  /** The last failure of a delivery here (a retry or a dead letter), epoch ms and reason (at most 500 characters). */
+  readonly lastError?: { readonly atMs: number; readonly reason: string };
+}
+
 /**
  * The receiver: a value you hold and dispose of (bus spec "Subscriber Contract", style 1).
  * `await using sub = await gateway.subscribe(…)` unsubscribes at the end of the scope.
@@ -149,6 +158,10 @@ export interface Subscription {
   /** Settles when the subscription stops: resolves after unsubscribe(), rejects if the consumer failed. */
   readonly done: Promise<void>;
   readonly stats: () => SubscriptionStats;
+  /** Last delivery and last failure on this member. */
+  readonly activity: () => SubscriptionActivity;
+  /** The topics this member reads: the kinds' topics, and its retry and redrive topics when it has them. */
+  readonly topics: readonly string[];
   /** Partitions this member holds now. */
   readonly assignments: () => readonly { readonly topic: string; readonly partition: number }[];
   /** Replaces the attribute filters in place; records not handled yet are judged by the new ones. Errors: CEG_INVALID_OPTIONS. */
@@ -165,6 +178,11 @@ export function retryTopic(subscription: string): string {
   return `${subscription}.retry`;
 }
 
+/** Where redriven dead letters go back to the subscription, and only to it (issue 10). */
+export function redriveTopic(subscription: string): string {
+  return `${subscription}.redrive`;
+}
+
 type Origin = RetryMeta['origin'];
 
 /**
@@ -176,6 +194,8 @@ export const SUBSCRIPTION_TOPIC_MAX_BYTES = 2 * 1024 * 1024;
 export function subscriptionTopics(subscription: string, ordering: Ordering = 'key'): TopicSpec[] {
   return [
     { name: deadLetterTopic(subscription), partitions: 1, retentionMs: -1, cleanupPolicy: 'delete', maxMessageBytes: SUBSCRIPTION_TOPIC_MAX_BYTES },
+    // Both orderings: a redriven event comes back on its own topic (one partition: redrives in the order asked).
+    { name: redriveTopic(subscription), partitions: 1, retentionMs: 7 * 24 * 3600_000, cleanupPolicy: 'delete', maxMessageBytes: SUBSCRIPTION_TOPIC_MAX_BYTES },
     ...(ordering === 'none' ? [{ name: retryTopic(subscription), partitions: 3, retentionMs: 7 * 24 * 3600_000, cleanupPolicy: 'delete' as const, maxMessageBytes: SUBSCRIPTION_TOPIC_MAX_BYTES }] : []),
   ];
 }
@@ -189,8 +209,10 @@ export function subscriptionTopics(subscription: string, ordering: Ordering = 'k
 export async function subscribe(transport: Transport, codec: EventCodec, log: Logger, o: SubscribeOptions): Promise<Subscription> {
   const dlq = deadLetterTopic(o.subscription);
   const retries = retryTopic(o.subscription);
+  const redrives = redriveTopic(o.subscription);
   assertTopicName(dlq);
   assertTopicName(retries);
+  assertTopicName(redrives);
   if (o.kinds.length === 0) throw new GatewayError('CEG_INVALID_OPTIONS', 'kinds: at least one event kind', { retriable: false, details: { field: 'kinds' } });
   const ordering: Ordering = o.ordering ?? 'key';
   const eventIds = new Set<string>();
@@ -202,8 +224,17 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
     topics.add(kind.topic.name);
   }
   let dlqStored = true;
+  let redriveRead = true;
   if (o.createTopics === false) {
     if (ordering === 'none') await transport.partitionCount(retries); // CEG_INVALID_NAME when missing
+    // Without its redrive topic the subscription runs, but redriven dead letters wait until it reads it.
+    redriveRead = await transport.partitionCount(redrives).then(
+      () => true,
+      (err: unknown) => {
+        if (err instanceof GatewayError && err.code === 'CEG_INVALID_NAME') return false;
+        throw err;
+      },
+    );
     dlqStored = await transport.partitionCount(dlq).then(
       () => true,
       (err: unknown) => {
@@ -220,6 +251,7 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
   assertFilters(o.filters ?? []);
   const filter = subscriptionFilter(eventIds, o.filters ?? []);
   const stats = { handled: 0, retried: 0, deadLettered: 0, skipped: 0, filtered: 0, duplicates: 0, lost: 0 };
+  const activity: { lastDeliveryMs?: number; lastError?: { atMs: number; reason: string } } = {};
   const attempts = new AttemptLedger();
   const stopping = new AbortController();
   const idem =
@@ -261,7 +293,7 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
     }
   }
 
-  async function sendToDeadLetter(record: TransportRecord, reason: string, n: number, firstFailureMs: number, origin: Origin, signal: AbortSignal, event?: Envelope, oversized = false, failure?: DeliveryFailure): Promise<void> {
+  async function sendToDeadLetter(record: TransportRecord, reason: string, n: number, firstFailureMs: number, origin: Origin, signal: AbortSignal, event?: Envelope, oversized = false, failure?: DeliveryFailure, redriven?: number): Promise<void> {
     const kept = oversized ? identifyingHeaders(record.headers) : originalHeaders(record.headers);
     const info = {
       reason,
@@ -272,7 +304,9 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
       subscription: o.subscription,
       ...(oversized ? { headersDropped: record.headers.length - kept.length } : {}),
       ...(failure === undefined ? {} : { failure }),
+      ...(redriven === undefined ? {} : { redriven }),
     };
+    activity.lastError = { atMs: info.lastFailureMs, reason: reason.slice(0, 500) };
     if (dlqStored) {
       try {
         await produceDurably(dlq, { key: record.key, value: record.value, headers: [...kept, ...deadLetterHeaders(info)], timestampMs: record.timestampMs }, 'dead-letter', signal);
@@ -317,7 +351,18 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
       return RECORD_DONE;
     }
     let meta: RetryMeta | undefined;
-    if (record.topic === retries) {
+    // A redriven event (issue 10): from the redrive topic, or carried on through the retry topic.
+    let redrive: RedriveMeta | undefined;
+    if (record.topic === redrives) {
+      redrive = parseRedriveMeta(record.headers);
+      const forged = redrive === undefined ? 'missing, repeated or malformed' : redriveMetaProblem(redrive, o.subscription, topics);
+      if (redrive === undefined || forged !== undefined) {
+        await sendToDeadLetter(record, `poison: redrive-topic record with invalid redrive headers (${forged ?? 'missing'})`, 1, Date.now(), here, signal);
+        return RECORD_DONE;
+      }
+    } else if (record.topic === retries) {
+      const carried = parseRedriveMeta(record.headers);
+      if (carried !== undefined && redriveMetaProblem(carried, o.subscription, topics) === undefined) redrive = carried;
       meta = parseRetryMeta(record);
       const forged = meta === undefined ? 'missing, repeated or malformed' : retryMetaProblem(meta, o.subscription, topics, o.retry, Date.now());
       if (meta === undefined || forged !== undefined) {
@@ -328,7 +373,8 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
       const wait = meta.notBeforeMs - Date.now();
       if (wait > 0) return redeliverAfter(wait);
     }
-    const origin = meta?.origin ?? here;
+    const origin = meta?.origin ?? redrive?.origin ?? here;
+    const redriven = redrive?.count;
     // 2–3. Decode and validate; other kinds are skipped before their data is decoded.
     const headers = peekHeaders(record);
     const type = peekType(headers);
@@ -344,7 +390,7 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
         log.warn({ subscription: o.subscription, code: decoded.code, attempt: n }, 'decode failed transiently (registry?), trying again');
         return redeliverAfter(o.retry.delayMs(Math.min(n, 10)));
       }
-      await sendToDeadLetter(record, `poison: ${decoded.reason}`, 1, meta?.firstFailureMs ?? Date.now(), origin, signal);
+      await sendToDeadLetter(record, `poison: ${decoded.reason}`, 1, meta?.firstFailureMs ?? Date.now(), origin, signal, undefined, false, undefined, redriven);
       attempts.forget(record);
       return RECORD_DONE;
     }
@@ -357,8 +403,9 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
       }
       return RECORD_DONE;
     }
-    // 5. Idempotency: a finished event is not run again.
-    if (idem !== undefined && (await idem.seen(event)) !== undefined) {
+    // 5. Idempotency: a finished event is not run again — except a dead-lettered one an operator redrove.
+    const seen = idem === undefined ? undefined : await idem.seen(event);
+    if (seen === 'handled' || (seen === 'dead-lettered' && redrive === undefined)) {
       stats.duplicates++;
       attempts.forget(record);
       return RECORD_DONE;
@@ -371,8 +418,10 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
     );
     // 7. Outcome.
     if (out.kind === 'ack' || out.kind === 'duplicate') {
-      if (out.kind === 'ack') stats.handled++;
-      else stats.duplicates++;
+      if (out.kind === 'ack') {
+        stats.handled++;
+        activity.lastDeliveryMs = Date.now();
+      } else stats.duplicates++;
       attempts.forget(record);
       await idem?.record(event, 'handled');
       return RECORD_DONE;
@@ -387,18 +436,19 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
           : tooOld
             ? `retry budget of ${o.maxAgeMs} ms exhausted after ${attempt} attempts: ${out.reason}`
             : `retries exhausted after ${attempt} attempts: ${out.reason}`;
-      await sendToDeadLetter(record, reason, attempt, firstFailureMs, origin, signal, event, false, out.failure);
+      await sendToDeadLetter(record, reason, attempt, firstFailureMs, origin, signal, event, false, out.failure, redriven);
       attempts.forget(record);
       return RECORD_DONE;
     }
     stats.retried++;
+    activity.lastError = { atMs: Date.now(), reason: out.reason.slice(0, 500) };
     if (ordering === 'none') {
       const headers2 = [...originalHeaders(record.headers), ...retryHeaders({ subscription: o.subscription, attempt, notBeforeMs: Date.now() + delay, firstFailureMs, origin })];
       try {
         await produceDurably(retries, { key: record.key, value: record.value, headers: headers2, timestampMs: record.timestampMs }, 'retry-topic', signal);
       } catch (err) {
         if (signal.aborted) throw err;
-        await sendToDeadLetter(record, `could not park on the retry topic (${errorMessage(err)}): ${out.reason}`, attempt, firstFailureMs, origin, signal, event, false, out.failure);
+        await sendToDeadLetter(record, `could not park on the retry topic (${errorMessage(err)}): ${out.reason}`, attempt, firstFailureMs, origin, signal, event, false, out.failure, redriven);
       }
       attempts.forget(record);
       return RECORD_DONE;
@@ -407,10 +457,11 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
     return redeliverAfter(delay);
   }
 
+  const consumed = [...topics, ...(ordering === 'none' ? [retries] : []), ...(redriveRead ? [redrives] : [])];
   const consumption: Consumption = await transport.consume(
     {
       group: o.subscription,
-      topics: ordering === 'none' ? [...topics, retries] : [...topics],
+      topics: consumed,
       startFrom: o.startFrom ?? 'latest',
       ...(o.instanceId === undefined ? {} : { instanceId: o.instanceId }),
       ...(o.commitEveryRecords === undefined ? {} : { commitEveryRecords: o.commitEveryRecords }),
@@ -434,6 +485,8 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
     name: o.subscription,
     done,
     stats: () => ({ ...stats, rebalances: Math.max(0, consumption.joins() - 1) }),
+    activity: () => ({ ...activity }),
+    topics: Object.freeze(consumed),
     assignments: () => consumption.assignments(),
     setFilters(filters) {
       assertFilters(filters);

@@ -9,7 +9,7 @@
 import { GatewayError } from '../../core/errors.js';
 import type { Catalog } from '../../catalog/index.js';
 import type { Transport } from '../../transport/port.js';
-import { retryTopic, subscriptionTopics } from '../subscriber/index.js';
+import { redriveTopic, retryTopic, subscriptionTopics } from '../subscriber/index.js';
 import type { FilterExpression } from '../subscriber/pipeline/dialects.js';
 import { DEFAULT_OWNER, createSchema, deliveryModeProblem, fieldPath, groupOf } from './model.js';
 import type { CreateRequest, SubscriptionState } from './model.js';
@@ -192,7 +192,8 @@ export class SubscriptionService {
     // A pull subscription never retries in the gateway (the client does): no retry topic.
     const withRetryTopic = push !== undefined && req.ordering === 'none';
     await this.#d.transport.ensureTopics(subscriptionTopics(group, withRetryTopic ? 'none' : 'key'));
-    await commitStart(this.#d.transport, group, topics, req.start, withRetryTopic ? retryTopic(group) : undefined);
+    // The redrive topic starts at its end (issue 10): a re-created name never gets the old one's redriven events.
+    await commitStart(this.#d.transport, group, topics, req.start, [...(withRetryTopic ? [[retryTopic(group), 'earliest'] as const] : []), [redriveTopic(group), 'latest'] as const]);
     const generated = push !== undefined && push.secrets === undefined ? [generateWebhookSecret()] : undefined;
     const now = (this.#d.now?.() ?? new Date()).toISOString();
     const stored = this.#seal(req, owner, group, generated ?? push?.secrets ?? [], push?.headers ?? {}, { createdAt: now, updatedAt: now, generation: 1, state: req.state });

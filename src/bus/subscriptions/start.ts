@@ -4,7 +4,7 @@
  * its first member happens to join. `latest` commits the end offsets of now (every event accepted
  * after the `201` is delivered), `earliest` the start of the log, a time the first offset at or after
  * it (Kafka's offsets-for-times; the record timestamp is when the gateway wrote the record). The
- * subscription's own retry topic starts at its beginning.
+ * subscription's own retry topic starts at its beginning, its redrive topic at its end.
  * Kafka refuses to move the offsets of a group with members; a group of a deleted subscription of
  * the same name may still have some for a moment, so this waits for them to leave (bounded).
  * Spec: issue 8 ("resolved when the subscription is created"); DESIGN "Delivery" (T5).
@@ -24,16 +24,18 @@ export function startTarget(start: string): OffsetTarget {
 }
 
 /**
- * Commits the group's start offsets on `topics` (and the beginning of `retryTopic`).
+ * Commits the group's start offsets on `topics`, and on each of the subscription's own topics
+ * (`own`: its retry topic from the beginning; its redrive topic from the end, so a subscription
+ * created again under an old name never gets the old one's redriven events).
  * Errors: CEG_INVALID_OPTIONS (retriable) when the group still has members after `waitMs`; the transport's.
  */
-export async function commitStart(transport: Transport, group: string, topics: readonly string[], start: string, retryTopic?: string, waitMs = 15_000): Promise<void> {
+export async function commitStart(transport: Transport, group: string, topics: readonly string[], start: string, own: readonly (readonly [topic: string, at: 'earliest' | 'latest'])[] = [], waitMs = 15_000): Promise<void> {
   const target = startTarget(start);
   const deadline = Date.now() + waitMs;
   for (let attempt = 1; ; attempt++) {
     try {
       for (const topic of topics) await transport.resetOffsets(group, topic, target);
-      if (retryTopic !== undefined) await transport.resetOffsets(group, retryTopic, { kind: 'earliest' });
+      for (const [topic, at] of own) await transport.resetOffsets(group, topic, { kind: at });
       return;
     } catch (err) {
       // groupBusy: the members of an earlier subscription of this name are still leaving.

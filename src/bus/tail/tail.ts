@@ -11,6 +11,7 @@ import type { Attributes } from '../../envelope/index.js';
 import { DEFAULT_ENVELOPE_LIMITS } from '../../envelope/index.js';
 import type { EnvelopeLimits } from '../../envelope/index.js';
 import type { Read, ReadStart, Transport, TransportRecord } from '../../transport/port.js';
+import { DEAD_LETTER_HEADERS } from '../subscriber/failure-headers.js';
 import { headerBoundsProblem } from '../subscriber/pipeline/bounds.js';
 import { decodeRecord, peekHeaders, peekType } from '../subscriber/pipeline/decode.js';
 
@@ -21,10 +22,20 @@ export interface RecordAt {
   readonly offset: string;
 }
 
-/** One tailed record: a valid event of the kinds (attributes and natural-JSON data), or why it is invalid. */
+/** What a dead letter's headers say (issue 10: `tail` can read a dead-letter topic): `dlq_reason`, `dlq_attempts`, `dlq_last_status`. */
+export interface DeadLetterNote {
+  readonly reason: string;
+  readonly attempts?: string;
+  readonly lastStatus?: string;
+}
+
+/**
+ * One tailed record: a valid event of the kinds (attributes and natural-JSON data), or why it is
+ * invalid; `deadLetter` when the record is a dead letter (read from a `<subscription>.dlq` topic).
+ */
 export type TailItem =
-  | (RecordAt & { readonly valid: true; readonly attributes: Attributes; readonly data: unknown })
-  | (RecordAt & { readonly valid: false; readonly reason: string });
+  | (RecordAt & { readonly valid: true; readonly attributes: Attributes; readonly data: unknown; readonly deadLetter?: DeadLetterNote })
+  | (RecordAt & { readonly valid: false; readonly reason: string; readonly deadLetter?: DeadLetterNote });
 
 export interface TailOptions {
   /** The kinds to show, by eventId; records of other kinds on the same topics are skipped. */
@@ -36,7 +47,21 @@ export interface TailOptions {
   readonly limits?: EnvelopeLimits;
 }
 
-const at = (r: TransportRecord): RecordAt => ({ topic: r.topic, partition: r.partition, offset: r.offset.toString() });
+const dec = new TextDecoder();
+
+/** The record's position, and its dead-letter note when it carries `dlq_reason`. */
+function at(r: TransportRecord): RecordAt & { deadLetter?: DeadLetterNote } {
+  const where = { topic: r.topic, partition: r.partition, offset: r.offset.toString() };
+  const get = (name: string): string | undefined => {
+    const h = r.headers.find(([n]) => n === name);
+    return h === undefined ? undefined : dec.decode(h[1]);
+  };
+  const reason = get(DEAD_LETTER_HEADERS.reason);
+  if (reason === undefined) return where;
+  const attempts = get(DEAD_LETTER_HEADERS.attempts);
+  const lastStatus = get(DEAD_LETTER_HEADERS.lastStatus);
+  return { ...where, deadLetter: { reason, ...(attempts === undefined ? {} : { attempts }), ...(lastStatus === undefined ? {} : { lastStatus }) } };
+}
 
 /**
  * Starts the tail; `onItem` is called once per record of the kinds, in offset order per partition.

@@ -8,8 +8,8 @@ import { setup } from '../context.js';
 export function registerTopicsCommand(program: Command): void {
   program
     .command('topics')
-    .description('create the catalog topics (and, with --subscription, a subscription\'s dead-letter and retry topics) that do not exist yet; never relies on broker auto-creation')
-    .option('--subscription <names...>', 'also create these subscriptions\' own topics (<name>.dlq, and <name>.retry with --ordering none)')
+    .description('create the catalog topics (and, with --subscription, a subscription\'s dead-letter, redrive and retry topics) that do not exist yet; never relies on broker auto-creation')
+    .option('--subscription <names...>', 'also create these subscriptions\' own topics (<name>.dlq, <name>.redrive, and <name>.retry with --ordering none)')
     .option('--ordering <ordering>', 'the subscriptions\' ordering: key or none', 'key')
     .option('--json', 'print the topics as JSON')
     .action(async (opts: { json?: boolean; subscription?: string[]; ordering: string }) => {

@@ -124,6 +124,7 @@ export const CONSOLE_JS = String.raw`'use strict';
     var sum = 0;
     var add = function (v) { if (typeof v === 'number') sum += v; else if (v && typeof v === 'object') Object.keys(v).forEach(function (k) { add(v[k]); }); };
     if (status && typeof status.totalLag === 'number') return status.totalLag;
+    if (lag && typeof lag.total === 'number') return lag.total; // GET …/status: { lag: { total, partitions } }
     add(lag);
     return sum;
   }
@@ -178,7 +179,7 @@ export const CONSOLE_JS = String.raw`'use strict';
             .then(function () { say('redriven: ' + d.id); return listDeadLetters(); }, fail('redrive'));
         });
         return el('tr', {}, [el('td', {}, [String(d.id)]), el('td', {}, [String(d.source)]), el('td', {}, [String(d.reason)]), el('td', {}, [String(d.lastStatus == null ? '' : d.lastStatus)]),
-          el('td', {}, [String(d.attempts == null ? '' : d.attempts)]), el('td', { 'class': 'data' }, [json(d.event && d.event.data !== undefined ? d.event.data : d.data)]), el('td', {}, [redrive])]);
+          el('td', {}, [String(d.attempts == null ? '' : d.attempts)]), el('td', { 'class': 'data' }, [JSON.stringify(d.event && d.event.data !== undefined ? d.event.data : d.data)]), el('td', {}, [redrive])]);
       }));
       say(page.items.length + ' dead letters of ' + name);
     }, fail('dead letters'));

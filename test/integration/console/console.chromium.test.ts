@@ -13,7 +13,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGatewayProcess } from '../../../bench/lib/gateway-process.js';
 import type { GatewayProcess } from '../../../bench/lib/gateway-process.js';
-import { priceLoaded, seriesUpdated } from '../../fixtures/events.js';
+import { indicatorsComputed, priceLoaded, seriesUpdated } from '../../fixtures/events.js';
 import { startSink } from '../../helpers/sink.js';
 import type { TestSink } from '../../helpers/sink.js';
 import { uniqueName } from '../../helpers/stack.js';
@@ -119,6 +119,57 @@ describe('operator console in Chromium', () => {
     await page.screenshot({ path: resolve(OUT, 'console-tail.png'), fullPage: true });
     await page.click('#tail-stop');
   }, 90_000);
+
+  it('draws a subscription lag over time, and lists its dead letters with a redrive that delivers', async () => {
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((r) => (release = r));
+    let failing = true;
+    const held = await startSink(async (req) => {
+      if (req.method === 'OPTIONS') return { status: 200, headers: { 'webhook-allowed-origin': String(req.headers['webhook-request-origin'] ?? '*') } };
+      await gate;
+      return { status: 200 };
+    });
+    const broken = await startSink((req) => (req.method === 'OPTIONS' ? { status: 200, headers: { 'webhook-allowed-origin': '*' } } : { status: failing ? 500 : 200, body: 'down for maintenance' }));
+    try {
+      const lagging = uniqueName('console-lag').replace(/\./g, '-');
+      const dead = uniqueName('console-dlq').replace(/\./g, '-');
+      const fast = { maxAttempts: 1, backoff: { initialMs: 100, factor: 1, maxMs: 1000, jitter: 0 }, timeoutMs: 30_000 };
+      for (const [name, to] of [[lagging, held], [dead, broken]] as const) {
+        const r = await fetch(`${gw.url}/subscriptions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name, kinds: ['IndicatorsComputed'], retry: fast, delivery: { mode: 'push', url: to.url } }) });
+        expect(r.status, await r.text()).toBe(201);
+      }
+      const marker = `dlq-${randomUUID()}`;
+      await post(Array.from({ length: 20 }, (_, i) => event('IndicatorsComputed', { ...indicatorsComputed(`K${i}/USD`, 'H1', '26120103'), barKey: `${marker} ${HOSTILE}` })));
+
+      await page.goto(`${gw.url}/console`);
+      const card = page.locator(`.subscription[data-name="${lagging}"]`);
+      await waitFor('a lag above 0 on the chart', async () => /lag [1-9]/.test((await card.locator('svg.lag-chart text').allTextContents()).join(' ')), 60_000, 250);
+      release();
+      await waitFor('the lag back to 0 on the chart', async () => /lag 0 \(max [1-9]/.test((await card.locator('svg.lag-chart text').allTextContents()).join(' ')), 60_000, 250);
+      expect(await card.locator('svg.lag-chart polyline').count()).toBe(1);
+
+      await waitFor('20 dead letters', async () => {
+        const r = await fetch(`${gw.url}/subscriptions/${dead}/deadletters?limit=100`);
+        return ((await r.json()) as { items: unknown[] }).items.length >= 20;
+      }, 60_000, 500);
+      await page.selectOption('#dl-subscription', dead);
+      await page.click('#dl-form button[type="submit"]');
+      await waitFor('the dead letters listed', async () => (await page.locator('#deadletters tbody tr').count()) === 20, 30_000, 200);
+      const row = page.locator('#deadletters tbody tr').first();
+      expect(await row.innerText()).toContain('500');
+      expect(await row.locator('td.data').innerText()).toContain(HOSTILE);
+      expect(await page.locator('#deadletters script, #deadletters img').count()).toBe(0);
+      await page.screenshot({ path: resolve(OUT, 'console-lag-deadletters.png'), fullPage: true });
+      failing = false;
+      const before = broken.deliveries().length;
+      await row.locator('button').click();
+      await waitFor('the redriven event delivered', () => broken.deliveries().slice(before).some((d) => d.body.toString().includes(marker)), 30_000, 200);
+      expect(await page.evaluate(() => (globalThis as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+    } finally {
+      release();
+      await Promise.allSettled([held.close(), broken.close()]);
+    }
+  }, 150_000);
 
   it('serves the page with a policy that allows no inline script and no framing', async () => {
     const res = await fetch(`${gw.url}/console`);

@@ -67,8 +67,8 @@ async function metricOn(gw: GatewayProcess, metric: string, group: string, outco
 
 const handledOn = (gw: GatewayProcess, group: string): Promise<number> => metricOn(gw, 'ce_gateway_subscription_records_total', group, 'handled');
 
-/** Both gateways hold a share of the subscription's partitions (6 per topic), twice in a row 1 s apart: the group is settled. */
-async function settled(group: string, partitions = 6): Promise<void> {
+/** Both gateways hold a share of the subscription's partitions (6 of the topic + 1 of its redrive topic), twice in a row 1 s apart: the group is settled. */
+async function settled(group: string, partitions = 7): Promise<void> {
   let stable = 0;
   await waitFor(`${group} spread over both gateways`, async () => {
     const [pa, pb] = [await metricOn(a, 'ce_gateway_subscription_partitions', group), await metricOn(b, 'ce_gateway_subscription_partitions', group)];

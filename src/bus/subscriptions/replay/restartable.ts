@@ -7,7 +7,7 @@
  * Spec: issue 9 ("Library subscriptions and connectors replay the same way").
  */
 import type { FilterExpression } from '../../subscriber/pipeline/dialects.js';
-import type { Subscription, SubscriptionStats } from '../../subscriber/index.js';
+import type { Subscription, SubscriptionActivity, SubscriptionStats } from '../../subscriber/index.js';
 
 /** Starts one member with the given filters. */
 export type MemberStarter = (filters: readonly FilterExpression[] | undefined) => Promise<Subscription>;
@@ -23,17 +23,21 @@ export class RestartableSubscription implements Subscription {
   readonly done: Promise<void>;
   /** The kinds it subscribes (a replay resolves their topics). */
   readonly kinds: readonly string[];
+  /** The topics its members read (the first member's; every member reads the same). */
+  readonly topics: readonly string[];
   readonly #start: MemberStarter;
   #inner: Subscription | undefined;
   #filters: readonly FilterExpression[] | undefined;
   #base: SubscriptionStats | undefined;
+  #lastActivity: SubscriptionActivity = {};
   #closed = false;
   #resolve!: () => void;
   #reject!: (err: unknown) => void;
 
-  private constructor(name: string, kinds: readonly string[], start: MemberStarter, filters: readonly FilterExpression[] | undefined) {
+  private constructor(name: string, kinds: readonly string[], start: MemberStarter, filters: readonly FilterExpression[] | undefined, first: Subscription) {
     this.name = name;
     this.kinds = kinds;
+    this.topics = first.topics;
     this.#start = start;
     this.#filters = filters;
     this.done = new Promise<void>((resolve, reject) => {
@@ -44,8 +48,9 @@ export class RestartableSubscription implements Subscription {
 
   /** Starts the first member. Errors: the starter's. */
   static async start(name: string, kinds: readonly string[], start: MemberStarter, filters?: readonly FilterExpression[]): Promise<RestartableSubscription> {
-    const s = new RestartableSubscription(name, kinds, start, filters);
-    s.#attach(await start(filters));
+    const first = await start(filters);
+    const s = new RestartableSubscription(name, kinds, start, filters, first);
+    s.#attach(first);
     return s;
   }
 
@@ -67,6 +72,11 @@ export class RestartableSubscription implements Subscription {
     return now === undefined ? this.#base : sum(this.#base, now);
   }
 
+  /** The last delivery and failure over every member so far. */
+  activity(): SubscriptionActivity {
+    return this.#inner === undefined ? this.#lastActivity : this.activityOf(this.#inner);
+  }
+
   assignments(): readonly { readonly topic: string; readonly partition: number }[] {
     return this.#inner?.assignments() ?? [];
   }
@@ -83,6 +93,12 @@ export class RestartableSubscription implements Subscription {
     this.#inner = undefined;
     await inner.unsubscribe();
     this.#base = this.#base === undefined ? inner.stats() : sum(this.#base, inner.stats());
+    this.#lastActivity = this.activityOf(inner);
+  }
+
+  private activityOf(inner: Subscription): SubscriptionActivity {
+    const a = inner.activity();
+    return { ...this.#lastActivity, ...(a.lastDeliveryMs === undefined ? {} : { lastDeliveryMs: a.lastDeliveryMs }), ...(a.lastError === undefined ? {} : { lastError: a.lastError }) };
   }
 
   /** Starts a new member after {@link halt} (not after unsubscribe). A failure to start ends the handle: `done` rejects with it. */

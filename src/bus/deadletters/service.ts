@@ -1,0 +1,276 @@
+/**
+ * Dead letters as a product (issue 10), for every subscription — push, connectors, library — by
+ * its consumer group: list a page, redrive to that subscription only, purge what was dealt with.
+ *
+ * - **List** reads `<group>.dlq` from the `after` position (or the start) without a consumer group,
+ *   skipping what is purged, and returns at most `limit` items with `next` (null at the end).
+ * - **Redrive** produces each selected dead letter — key, value and original headers — to
+ *   `<group>.redrive`, which only that group reads, with the `redrive_*` headers (REDRIVE_HEADERS),
+ *   then marks it redriven. A dead letter is redriven at most once: a second redrive skips it. An
+ *   event that fails again is dead-lettered again once (with `dlq_redriven`), and nothing redrives
+ *   it automatically; an operator may redrive that new dead letter.
+ * - **Purge** writes marks the listing honours (see marks.ts); the records themselves expire with
+ *   the dead-letter topic's retention.
+ * The order of a redrive is produce, then mark: a crash between the two redrives those again next
+ * time (at-least-once; consumers drop duplicates by `source`+`id`), never loses one.
+ * Spec: issue 10 "Dead letters as a product"; bus spec S5 (the dead-letter topic).
+ */
+import { GatewayError, errorMessage, isGatewayError } from '../../core/errors.js';
+import type { EventCodec } from '../../codec/event/index.js';
+import type { OutboundRecord, TransportRecord, Transport } from '../../transport/port.js';
+import { DEAD_LETTER_HEADERS, REDRIVE_HEADERS, deadLetterTopic, originalHeaders, redriveHeaders, redriveTopic, subscriptionTopics } from '../subscriber/index.js';
+import { decodeCursor, encodeCursor } from './cursor.js';
+import { headerText, sourceCoordinates, toItem } from './item.js';
+import type { Coordinates, DeadLetterItem } from './item.js';
+import { DeadLetterMarks, deadLetterStateTopic, deadLetterStateTopicSpec, readMarks, topicExists } from './marks.js';
+
+/** Largest page, items (issue 10: "limit up to 1,000"). */
+export const MAX_PAGE = 1000;
+/** Page size without `limit`. */
+export const DEFAULT_PAGE = 100;
+/** Most ids in one redrive or purge request. */
+export const MAX_IDS = 1000;
+/** Most entries listed in a redrive answer (the counts are always complete). */
+const MAX_LISTED = 1000;
+/** Records produced per request while redriving. */
+const CHUNK = 100;
+
+export interface DeadLetterPage {
+  readonly items: readonly DeadLetterItem[];
+  /** Pass as `after` for the next page; null when this page reached the end. */
+  readonly next: string | null;
+}
+
+/** Which dead letters: all of them (not purged), or those of the given event ids. */
+export type Selection = { readonly all: true } | { readonly ids: readonly string[] };
+
+export interface RedriveResult {
+  /** Dead letters produced back to the subscription by this request. */
+  readonly redriven: number;
+  /** The redriven dead letters (at most 1,000 listed). */
+  readonly items: readonly { readonly id: string | null; readonly source: string | null; readonly deadLetter: Coordinates }[];
+  /** Dead letters selected but not redriven, and why (already redriven, stored without value…; at most 1,000 listed). */
+  readonly skipped: readonly { readonly id: string | null; readonly deadLetter: Coordinates; readonly reason: string }[];
+  /** Requested ids that match no dead letter still listed. */
+  readonly notFound: readonly string[];
+}
+
+export interface PurgeResult {
+  /** Dead letters no longer listed because of this request. */
+  readonly purged: number;
+  readonly notFound: readonly string[];
+}
+
+export interface DeadLettersDeps {
+  readonly transport: Transport;
+  /** Decodes the events (registry); listing needs it, redrive and purge do not. */
+  readonly codec: EventCodec;
+  readonly now?: () => number;
+}
+
+const dec = new TextDecoder();
+const coords = (r: TransportRecord): Coordinates => ({ topic: r.topic, partition: r.partition, offset: r.offset.toString() });
+
+/** The CloudEvent id of a dead letter without decoding its value (binary mode: `ce_id`); null for structured records. */
+function quickId(r: TransportRecord): string | null {
+  for (const [n, v] of r.headers) if (n === 'ce_id') return dec.decode(v);
+  return null;
+}
+
+export class DeadLetters {
+  readonly #t: Transport;
+  readonly #codec: EventCodec;
+  readonly #now: () => number;
+
+  constructor(deps: DeadLettersDeps) {
+    this.#t = deps.transport;
+    this.#codec = deps.codec;
+    this.#now = deps.now ?? Date.now;
+  }
+
+  /**
+   * One page of `group`'s dead letters, oldest first (by partition, then offset).
+   * `limit`: 1–1,000 (default 100); `after`: the previous page's `next`.
+   * Errors: CEG_INVALID_PARAMETER (`field: limit | after`); the transport's (CEG_BROKER_UNAVAILABLE retriable).
+   */
+  async list(group: string, opts: { readonly limit?: number; readonly after?: string } = {}): Promise<DeadLetterPage> {
+    const limit = opts.limit ?? DEFAULT_PAGE;
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE) throw new GatewayError('CEG_INVALID_PARAMETER', `limit: an integer from 1 to ${MAX_PAGE}`, { retriable: false, details: { field: 'limit' } });
+    const cursor = opts.after === undefined ? new Map<number, bigint>() : new Map(decodeCursor(opts.after));
+    const dlq = deadLetterTopic(group);
+    if (!(await topicExists(this.#t, dlq))) return { items: [], next: null };
+    const marks = await readMarks(this.#t, group);
+    const items: DeadLetterItem[] = [];
+    const next = new Map(cursor);
+    for (const end of await this.#t.endOffsets(dlq)) {
+      const p = end.partition;
+      let from = cursor.get(p) ?? 0n;
+      const below = marks.purgedBelow.get(p) ?? 0n;
+      if (from < below) from = below;
+      let stoppedAt: bigint | undefined;
+      await this.#scan(dlq, p, from, end.offset, async (r) => {
+        if (marks.isPurged(p, r.offset)) return false;
+        if (items.length === limit) {
+          stoppedAt = r.offset; // one more visible item: the next page starts here
+          return true;
+        }
+        items.push(await toItem(this.#codec, r, marks.get(p, r.offset)));
+        return false;
+      });
+      if (stoppedAt !== undefined) {
+        next.set(p, stoppedAt);
+        return { items, next: encodeCursor(next) };
+      }
+      next.set(p, end.offset);
+    }
+    return { items, next: null };
+  }
+
+  /**
+   * Produces the selected dead letters back to `group` (its redrive topic) and marks them redriven.
+   * Errors: the transport's (CEG_BROKER_UNAVAILABLE retriable: nothing or part was redriven; the
+   *   rest goes with the next request, what went is not redriven twice).
+   */
+  async redrive(group: string, sel: Selection): Promise<RedriveResult> {
+    const dlq = deadLetterTopic(group);
+    const wanted = 'ids' in sel ? new Set(sel.ids) : undefined;
+    const found = new Set<string>();
+    const items: { id: string | null; source: string | null; deadLetter: Coordinates }[] = [];
+    const skipped: { id: string | null; deadLetter: Coordinates; reason: string }[] = [];
+    let redriven = 0;
+    if (!(await topicExists(this.#t, dlq))) return { redriven, items, skipped, notFound: [...(wanted ?? [])] };
+    const marks = await readMarks(this.#t, group);
+    const target = redriveTopic(group);
+    await this.#t.ensureTopics([...subscriptionTopics(group).filter((t) => t.name === target), deadLetterStateTopicSpec(group)]);
+    await this.#holdStart(group, target);
+    let pending: { record: OutboundRecord; from: TransportRecord }[] = [];
+    const flush = async (): Promise<void> => {
+      if (pending.length === 0) return;
+      const batch = pending;
+      pending = [];
+      await this.#t.produce(target, batch.map((b) => b.record));
+      const at = this.#now();
+      await this.#t.produce(deadLetterStateTopic(group), batch.map((b) => marks.markRecord(b.from.partition, b.from.offset, { redrivenAtMs: at })));
+      redriven += batch.length;
+    };
+    for (const end of await this.#t.endOffsets(dlq)) {
+      const p = end.partition;
+      await this.#scan(dlq, p, marks.purgedBelow.get(p) ?? 0n, end.offset, async (r) => {
+        if (marks.isPurged(p, r.offset)) return false;
+        const h = headerText(r.headers);
+        const id = quickId(r) ?? (wanted === undefined ? null : await this.#idOf(r));
+        if (wanted !== undefined && (id === null || !wanted.has(id))) return false;
+        if (id !== null) found.add(id);
+        const skip = (reason: string): false => {
+          if (skipped.length < MAX_LISTED) skipped.push({ id, deadLetter: coords(r), reason });
+          return false;
+        };
+        if (marks.get(p, r.offset)?.redrivenAtMs !== undefined) return skip('redriven already');
+        if (r.value === null) return skip('stored without its value (the dead-letter topic refused the full record): nothing to redrive');
+        const origin = sourceCoordinates(h);
+        if (origin === null) return skip('the dead letter has no valid dlq_source_* headers');
+        const before = Number(h.get(DEAD_LETTER_HEADERS.redriven) ?? '0');
+        const kept = originalHeaders(r.headers).filter(([n]) => !(Object.values(REDRIVE_HEADERS) as string[]).includes(n));
+        const record: OutboundRecord = {
+          key: r.key,
+          value: r.value,
+          headers: [...kept, ...redriveHeaders({ subscription: group, count: (Number.isSafeInteger(before) ? before : 0) + 1, origin, atMs: this.#now(), deadLetter: { partition: p, offset: r.offset } })],
+          timestampMs: r.timestampMs,
+        };
+        pending.push({ record, from: r });
+        if (items.length < MAX_LISTED) items.push({ id, source: h.get('ce_source') ?? null, deadLetter: coords(r) });
+        if (pending.length >= CHUNK) await flush();
+        return false;
+      });
+    }
+    await flush();
+    return { redriven, items, skipped, notFound: wanted === undefined ? [] : [...wanted].filter((i) => !found.has(i)) };
+  }
+
+  /**
+   * Purges the selected dead letters from the listing (marks; the records expire by retention).
+   * `all`: everything dead-lettered until now. Errors: the transport's.
+   */
+  async purge(group: string, sel: Selection): Promise<PurgeResult> {
+    const dlq = deadLetterTopic(group);
+    const wanted = 'ids' in sel ? new Set(sel.ids) : undefined;
+    if (!(await topicExists(this.#t, dlq))) return { purged: 0, notFound: [...(wanted ?? [])] };
+    const marks = await readMarks(this.#t, group);
+    await this.#t.ensureTopics([deadLetterStateTopicSpec(group)]);
+    const state = deadLetterStateTopic(group);
+    const at = this.#now();
+    let purged = 0;
+    const found = new Set<string>();
+    for (const end of await this.#t.endOffsets(dlq)) {
+      const p = end.partition;
+      const from = marks.purgedBelow.get(p) ?? 0n;
+      if (wanted === undefined) {
+        if (end.offset <= from) continue;
+        const already = marks.countPurged(p, from, end.offset);
+        const redundant = marks.keysBelow(p, end.offset);
+        await this.#t.produce(state, [marks.belowRecord(p, end.offset, at), ...redundant.map((k) => DeadLetterMarks.tombstone(k))]);
+        purged += Number(end.offset - from) - already;
+        continue;
+      }
+      const records: OutboundRecord[] = [];
+      await this.#scan(dlq, p, from, end.offset, async (r) => {
+        if (marks.isPurged(p, r.offset)) return false;
+        const id = quickId(r) ?? (await this.#idOf(r));
+        if (id === null || !wanted.has(id)) return false;
+        found.add(id);
+        records.push(marks.markRecord(p, r.offset, { purgedAtMs: at }));
+        return false;
+      });
+      for (let i = 0; i < records.length; i += CHUNK) await this.#t.produce(state, records.slice(i, i + CHUNK));
+      purged += records.length;
+    }
+    return { purged, notFound: wanted === undefined ? [] : [...wanted].filter((i) => !found.has(i)) };
+  }
+
+  /** The id of a structured-mode dead letter (decoded). */
+  async #idOf(r: TransportRecord): Promise<string | null> {
+    const item = await toItem(this.#codec, r, undefined);
+    return item.id;
+  }
+
+  /**
+   * A group that has never committed on its redrive topic would start a new member there at the
+   * latest offset and miss what is redriven now: commit the current end first. Refused while the
+   * group has members — they already hold their positions, and read what comes next.
+   */
+  async #holdStart(group: string, topic: string): Promise<void> {
+    const committed = await this.#t.committedOffsets(group, topic);
+    if (committed.every((c) => c.offset !== null)) return;
+    const ends = await this.#t.endOffsets(topic);
+    try {
+      await this.#t.commitOffsets(group, topic, ends.filter((e) => committed.find((c) => c.partition === e.partition)?.offset === null));
+    } catch (err) {
+      if (!(isGatewayError(err, 'CEG_INVALID_OPTIONS') && err.retriable)) throw err;
+    }
+  }
+
+  /**
+   * Reads one partition from `from` up to `end` (exclusive), one record at a time; `onRecord`
+   * returning true ends the read early.
+   */
+  async #scan(topic: string, partition: number, from: bigint, end: bigint, onRecord: (r: TransportRecord) => Promise<boolean>): Promise<void> {
+    if (from >= end) return;
+    let enough = false;
+    const ctl: { stop?: () => Promise<void> } = {};
+    let failure: unknown;
+    const read = await this.#t.read({ topics: [topic], from: { kind: 'positions', positions: [{ topic, partition, offset: from }] }, untilEnd: true }, async (r) => {
+      if (enough || r.offset >= end) return;
+      try {
+        enough = await onRecord(r);
+      } catch (err) {
+        failure = err;
+        enough = true;
+      }
+      if (enough) ctl.stop?.().catch(() => undefined);
+    });
+    ctl.stop = () => read.stop();
+    if (enough) await read.stop();
+    await read.done;
+    if (failure !== undefined) throw failure instanceof Error ? failure : new Error(errorMessage(failure));
+  }
+}

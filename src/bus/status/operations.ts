@@ -1,0 +1,140 @@
+/**
+ * What operators and partners do with a subscription by its name (issue 10): its dead letters
+ * (list, redrive, purge) and its status (state, lag per partition, counts, last error and last
+ * delivery). One place for every kind of subscription — HTTP resources, connector files, and
+ * subscriptions run in this process through the library (`gateway.subscribe`, connectors) — given
+ * a resolver from name to consumer group.
+ *
+ * Counts and times come from this instance's members only (kept in memory, since they started);
+ * with several instances each reports its own share and says so (`scope: "instance"`). Lag is
+ * exact, from Kafka, whichever instance answers. One source with the metrics: the counts are
+ * `Subscription.stats()`, which `ce_gateway_subscription_records_total` reads too; a per-partition
+ * lag gauge should read {@link subscriptionLag} (issue 15 adds the metric families).
+ * Spec: issue 10 "Dead letters as a product", "Status".
+ */
+import { GatewayError } from '../../core/errors.js';
+import type { Transport } from '../../transport/port.js';
+import type { DeadLetterPage, DeadLetters, PurgeResult, RedriveResult, Selection } from '../deadletters/index.js';
+import type { Subscription } from '../subscriber/index.js';
+import { subscriptionLag } from './lag.js';
+import type { SubscriptionLag } from './lag.js';
+
+/** A subscription found by name. */
+export interface SubscriptionTarget {
+  readonly name: string;
+  /** The consumer group: its dead letters are on `<group>.dlq`. */
+  readonly group: string;
+  /** `api` (HTTP resource), `file` (connector file), `library` (run in this process by the library or a connector). */
+  readonly origin: 'api' | 'file' | 'library';
+  /** The resource's state; `active` for a library subscription running here, `failed` for one whose consumer stopped on a failure. */
+  readonly state: 'active' | 'paused' | 'gone' | 'failed';
+  /** Topics the group reads (its kinds' topics, its retry and redrive topics); those that do not exist are left out of the lag. */
+  readonly topics: readonly string[];
+  /** A pull subscription: no member runs in the gateway and nothing reads its redrive topic (its clients read the kinds' topics). */
+  readonly pull?: boolean;
+  /** When and why its consumer stopped (`failed` only), epoch ms. */
+  readonly failure?: { readonly atMs: number; readonly reason: string };
+}
+
+/** The answer of `GET /subscriptions/{name}/status`. */
+export interface SubscriptionStatus {
+  readonly name: string;
+  readonly group: string;
+  readonly origin: SubscriptionTarget['origin'];
+  readonly state: SubscriptionTarget['state'];
+  /** A member of the group runs on the instance that answered. */
+  readonly running: boolean;
+  /** Exact, from Kafka. */
+  readonly lag: SubscriptionLag;
+  /** Events handled (acknowledged by the handler or the sink), on this instance since its member started. */
+  readonly delivered: number;
+  /** Failed attempts that were retried, on this instance. */
+  readonly retried: number;
+  /** Events dead-lettered, on this instance. */
+  readonly deadLettered: number;
+  /** The last failure here (a retried or dead-lettered attempt), RFC 3339 UTC; null when none. */
+  readonly lastError: { readonly time: string; readonly reason: string } | null;
+  /** When this instance last delivered an event, RFC 3339 UTC; null when it has not. */
+  readonly lastDeliveryTime: string | null;
+  /** What the counts and times cover: this instance only (`instance` names it). */
+  readonly scope: 'instance';
+  readonly instance: string;
+}
+
+export interface OperationsDeps {
+  readonly transport: Transport;
+  readonly deadLetters: DeadLetters;
+  /** The subscription of this name, or undefined. */
+  readonly resolve: (name: string) => SubscriptionTarget | undefined;
+  /** This instance's member of a group, if it runs one. */
+  readonly member: (group: string) => Subscription | undefined;
+  readonly instance: string;
+}
+
+/** Errors of every method: CEG_NOT_FOUND (`field: name`) for an unknown name; the transport's. */
+export class SubscriptionOperations {
+  readonly #d: OperationsDeps;
+
+  constructor(deps: OperationsDeps) {
+    this.#d = deps;
+  }
+
+  #target(name: string): SubscriptionTarget {
+    const t = this.#d.resolve(name);
+    if (t === undefined) throw new GatewayError('CEG_NOT_FOUND', `no subscription named ${name.slice(0, 200)}`, { retriable: false, details: { field: 'name' } });
+    return t;
+  }
+
+  deadLetters(name: string, q: { readonly limit?: number; readonly after?: string }): Promise<DeadLetterPage> {
+    return this.#d.deadLetters.list(this.#target(name).group, q);
+  }
+
+  /** Errors also: CEG_CONFLICT (`field: name`) for a pull subscription (its dead letters are poison records its clients never read; nothing would deliver them). */
+  redrive(name: string, sel: Selection): Promise<RedriveResult> {
+    const t = this.#target(name);
+    if (t.pull === true) {
+      return Promise.reject(new GatewayError('CEG_CONFLICT', `subscription ${name.slice(0, 200)} is a pull subscription: its dead letters are records no client can read (poison); list and purge them, redrive is for subscriptions the gateway delivers`, { retriable: false, details: { field: 'name' } }));
+    }
+    return this.#d.deadLetters.redrive(t.group, sel);
+  }
+
+  purge(name: string, sel: Selection): Promise<PurgeResult> {
+    return this.#d.deadLetters.purge(this.#target(name).group, sel);
+  }
+
+  async status(name: string): Promise<SubscriptionStatus> {
+    const t = this.#target(name);
+    const existing: string[] = [];
+    for (const topic of t.topics) {
+      // The retry and redrive topics exist only once the subscription ran (or was created over HTTP).
+      const ok = await this.#d.transport.partitionCount(topic).then(
+        () => true,
+        (err: unknown) => {
+          if (err instanceof GatewayError && err.code === 'CEG_INVALID_NAME') return false;
+          throw err;
+        },
+      );
+      if (ok) existing.push(topic);
+    }
+    const lag = await subscriptionLag(this.#d.transport, t.group, existing);
+    const m = this.#d.member(t.group);
+    const s = m?.stats();
+    const a = m?.activity();
+    const iso = (ms: number | undefined): string | null => (ms === undefined ? null : new Date(ms).toISOString());
+    return {
+      name: t.name,
+      group: t.group,
+      origin: t.origin,
+      state: t.state,
+      running: m !== undefined,
+      lag,
+      delivered: s?.handled ?? 0,
+      retried: s?.retried ?? 0,
+      deadLettered: s?.deadLettered ?? 0,
+      lastError: a?.lastError !== undefined ? { time: iso(a.lastError.atMs)!, reason: a.lastError.reason } : t.failure !== undefined ? { time: iso(t.failure.atMs)!, reason: t.failure.reason.slice(0, 500) } : null,
+      lastDeliveryTime: iso(a?.lastDeliveryMs),
+      scope: 'instance',
+      instance: this.#d.instance,
+    };
+  }
+}

@@ -1,0 +1,115 @@
+import type { Command } from 'commander';
+import { createGateway } from '../../app/index.js';
+import type { Gateway } from '../../app/index.js';
+import { DeadLetters, MAX_IDS } from '../../bus/deadletters/index.js';
+import type { DeadLetterItem, Selection } from '../../bus/deadletters/index.js';
+import { deadLetterTopic } from '../../bus/subscriber/index.js';
+import { DEFAULT_OWNER, NAME_PATTERN, groupOf } from '../../bus/subscriptions/index.js';
+import { GatewayError } from '../../core/errors.js';
+import { printable } from '../../core/printable.js';
+import { topicNameProblem } from '../../core/topic-name.js';
+import { EXIT_CHECK_FAILED, setup } from '../context.js';
+
+/**
+ * The consumer group of `<subscription>` as the CLI takes it: the name of an HTTP or file-declared
+ * subscription (owner `--owner`, default `anonymous`) when its dead-letter topic exists, else the
+ * name itself as the group (library and connector subscriptions are named by their group).
+ * Errors: CEG_NOT_FOUND when neither has a dead-letter topic; CEG_INVALID_NAME for a name that
+ *   cannot name a topic.
+ */
+export async function resolveGroup(gw: Gateway, name: string, owner: string): Promise<string> {
+  const exists = (topic: string): Promise<boolean> =>
+    gw.transport.partitionCount(topic).then(
+      () => true,
+      (err: unknown) => {
+        if (err instanceof GatewayError && err.code === 'CEG_INVALID_NAME') return false;
+        throw err;
+      },
+    );
+  const candidates = [...(NAME_PATTERN.test(name) && NAME_PATTERN.test(owner) ? [groupOf(owner, name)] : []), name];
+  for (const group of candidates) {
+    if (topicNameProblem(deadLetterTopic(group)) !== undefined) continue;
+    if (await exists(deadLetterTopic(group))) return group;
+  }
+  throw new GatewayError('CEG_NOT_FOUND', `no dead-letter topic for subscription ${name.slice(0, 200)} (looked for ${candidates.map((g) => deadLetterTopic(g)).join(', ')})`, { retriable: false, details: { field: 'subscription' } });
+}
+
+function line(i: DeadLetterItem): string {
+  const status = i.lastStatus === null ? '' : `  status=${i.lastStatus}`;
+  const redriven = i.redrivenAt === null ? '' : `  redriven-at=${i.redrivenAt}`;
+  return printable(`${i.deadLetter.partition}@${i.deadLetter.offset}  ${i.lastFailureTime ?? '-'}  id=${i.id ?? '-'}  source=${i.source ?? '-'}  attempts=${i.attempts ?? '-'}${status}${redriven}  reason=${i.reason}`);
+}
+
+function selection(opts: { all?: boolean; id?: string[] }): Selection {
+  if (opts.all === true && opts.id !== undefined) throw new GatewayError('CEG_MALFORMED_REQUEST', 'either --all or --id, not both', { retriable: false });
+  if (opts.all === true) return { all: true };
+  if (opts.id === undefined || opts.id.length === 0) throw new GatewayError('CEG_MALFORMED_REQUEST', 'name the dead letters: --id <event id…> or --all', { retriable: false });
+  if (opts.id.length > MAX_IDS) throw new GatewayError('CEG_MALFORMED_REQUEST', `at most ${MAX_IDS} ids at once`, { retriable: false });
+  return { ids: opts.id };
+}
+
+/**
+ * `ce-gateway deadletters list|redrive|purge <subscription>` (issue 10): a subscription's dead
+ * letters straight from Kafka, as the HTTP routes do them (the same marks, the same redrive topic),
+ * so it works with no gateway running. `list` is read-only; `redrive` produces to the
+ * subscription's `.redrive` topic; `purge` writes marks to its `.dlq.state` topic.
+ * Exit codes: 0 done; 1 some ids were not found; 2 usage or connection error.
+ */
+export function registerDeadLettersCommand(program: Command): void {
+  const cmd = program.command('deadletters').description("list, redrive or purge a subscription's dead letters (<subscription>.dlq)");
+  const owner = (o: { owner?: string }): string => o.owner ?? DEFAULT_OWNER;
+  const withGateway = async <T>(run: (gw: Gateway, dl: DeadLetters) => Promise<T>): Promise<T> => {
+    const { config, log } = setup(program);
+    const gw = createGateway(config, log, { readOnly: true });
+    try {
+      await gw.ready;
+      return await run(gw, new DeadLetters({ transport: gw.transport, codec: gw.codec() }));
+    } finally {
+      await gw.close();
+    }
+  };
+
+  cmd
+    .command('list')
+    .description('print one page of dead letters, oldest first (the next page: --after with the token printed on stderr)')
+    .argument('<subscription>', 'subscription name (HTTP or connector file), or the consumer group of a library subscription')
+    .option('--limit <n>', 'items per page, 1–1000', (v) => Number.parseInt(v, 10), 100)
+    .option('--after <token>', 'continue after a previous page')
+    .option('--owner <owner>', `owner of an HTTP subscription (default ${DEFAULT_OWNER})`)
+    .option('--json', 'print the page as JSON: { items, next }')
+    .action(async (name: string, opts: { limit: number; after?: string; owner?: string; json?: boolean }) => {
+      await withGateway(async (gw, dl) => {
+        const page = await dl.list(await resolveGroup(gw, name, owner(opts)), { limit: opts.limit, ...(opts.after === undefined ? {} : { after: opts.after }) });
+        if (opts.json) process.stdout.write(`${JSON.stringify(page)}\n`);
+        else for (const i of page.items) process.stdout.write(`${line(i)}\n`);
+        if (!opts.json && page.next !== null) process.stderr.write(`more: --after ${page.next}\n`);
+      });
+    });
+
+  for (const verb of ['redrive', 'purge'] as const) {
+    cmd
+      .command(verb)
+      .description(verb === 'redrive' ? 'send dead letters back to that subscription only (each at most once)' : 'hide dead letters that were dealt with from the listing (the records expire by retention)')
+      .argument('<subscription>', 'subscription name (HTTP or connector file), or the consumer group of a library subscription')
+      .option('--id <ids...>', 'event ids')
+      .option('--all', 'every dead letter still listed')
+      .option('--owner <owner>', `owner of an HTTP subscription (default ${DEFAULT_OWNER})`)
+      .option('--json', 'print the result as JSON')
+      .action(async (name: string, opts: { id?: string[]; all?: boolean; owner?: string; json?: boolean }) => {
+        const sel = selection(opts);
+        await withGateway(async (gw, dl) => {
+          const group = await resolveGroup(gw, name, owner(opts));
+          const result = verb === 'redrive' ? await dl.redrive(group, sel) : await dl.purge(group, sel);
+          if (opts.json) process.stdout.write(`${JSON.stringify(result)}\n`);
+          else if ('redriven' in result) {
+            process.stdout.write(`redriven ${result.redriven} to ${group}.redrive\n`);
+            for (const s of result.skipped) process.stdout.write(`${printable(`skipped ${s.deadLetter.partition}@${s.deadLetter.offset} id=${s.id ?? '-'}: ${s.reason}`)}\n`);
+          } else process.stdout.write(`purged ${result.purged}\n`);
+          if (result.notFound.length > 0) {
+            process.stderr.write(`${printable(`not found: ${result.notFound.join(', ')}`)}\n`);
+            process.exitCode = EXIT_CHECK_FAILED;
+          }
+        });
+      });
+  }
+}

@@ -1,0 +1,134 @@
+/**
+ * A subscription's dead letters and status over HTTP (issue 10), for every subscription the
+ * gateway knows by name — HTTP resources, connector files, and library or connector subscriptions
+ * run by this process (named by their consumer group, dots allowed):
+ * - `GET /subscriptions/{name}/deadletters?limit=&after=` → `{ "items": [ … ], "next": "<token>" | null }`
+ *   (`limit` 1–1,000, default 100);
+ * - `POST /subscriptions/{name}/deadletters/redrive` with `{ "ids": [ … ] }` or `{ "all": true }`
+ *   → 200 `{ "redriven", "items", "skipped", "notFound" }`;
+ * - `DELETE /subscriptions/{name}/deadletters` — no body (all), `{ "all": true }` or `{ "ids": [ … ] }`
+ *   → 200 `{ "purged", "notFound" }`;
+ * - `GET /subscriptions/{name}/status` → state, lag per partition, counts, last error and delivery.
+ * Errors are RFC 9457 problem+json naming the field: CEG_INVALID_PARAMETER for `limit`/`after`,
+ * CEG_MALFORMED_REQUEST for the body (`ids`, `ids[i]`, `all`, `body`), CEG_NOT_FOUND for `name`,
+ * CEG_CONFLICT for a redrive of a pull subscription.
+ * Spec: issue 10; RFC 9457.
+ */
+import express from 'express';
+import type { NextFunction, Request, Response } from 'express';
+import { GatewayError } from '../../../core/errors.js';
+import { MAX_IDS } from '../../../bus/deadletters/index.js';
+import type { DeadLetterPage, PurgeResult, RedriveResult, Selection } from '../../../bus/deadletters/index.js';
+import type { SubscriptionStatus } from '../../../bus/status/index.js';
+import { MAX_SUBSCRIPTION_BODY_BYTES } from './routes.js';
+
+/** What the routes need (SubscriptionOperations fits). */
+export interface SubscriptionOperationsApi {
+  deadLetters(name: string, q: { readonly limit?: number; readonly after?: string }): Promise<DeadLetterPage>;
+  redrive(name: string, sel: Selection): Promise<RedriveResult>;
+  purge(name: string, sel: Selection): Promise<PurgeResult>;
+  status(name: string): Promise<SubscriptionStatus>;
+}
+
+/** A name as routes take it: HTTP resources' names, and library/connector subscription names (consumer groups). */
+const ROUTE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/;
+/** Longest event id accepted in `ids`, characters. */
+const MAX_ID_LENGTH = 1000;
+
+const bad = (field: string, message: string): GatewayError => new GatewayError('CEG_MALFORMED_REQUEST', `${field}: ${message}`, { retriable: false, details: { field } });
+
+/**
+ * `{ "ids": [...] }` or `{ "all": true }` (and, when `emptyMeansAll`, no body at all; an empty
+ * object `{}` selects nothing and is refused, so a half-built request never purges everything).
+ * Errors: CEG_MALFORMED_REQUEST naming `body`, `ids`, `ids[i]` or `all`.
+ */
+export function parseSelection(body: unknown, emptyMeansAll: boolean): Selection {
+  if (body === undefined) {
+    if (emptyMeansAll) return { all: true };
+    throw bad('body', 'send { "ids": [ … ] } or { "all": true } as application/json');
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw bad('body', 'a JSON object: { "ids": [ … ] } or { "all": true }');
+  const o = body as Record<string, unknown>;
+  const unknown = Object.keys(o).find((k) => k !== 'ids' && k !== 'all');
+  if (unknown !== undefined) throw bad(unknown.slice(0, 100), 'unknown field; send { "ids": [ … ] } or { "all": true }');
+  if ('ids' in o && 'all' in o) throw bad('body', 'either ids or all, not both');
+  if ('all' in o) {
+    if (o.all !== true) throw bad('all', 'true (to select every dead letter), or send ids instead');
+    return { all: true };
+  }
+  if (!Array.isArray(o.ids)) throw bad('ids', `an array of 1–${MAX_IDS} event ids`);
+  if (o.ids.length === 0 || o.ids.length > MAX_IDS) throw bad('ids', `an array of 1–${MAX_IDS} event ids`);
+  o.ids.forEach((id, i) => {
+    if (typeof id !== 'string' || id.length === 0 || id.length > MAX_ID_LENGTH) throw bad(`ids[${i}]`, `an event id: a non-empty string of at most ${MAX_ID_LENGTH} characters`);
+  });
+  return { ids: [...new Set(o.ids as string[])] };
+}
+
+const badParameter = (field: string, message: string): GatewayError => new GatewayError('CEG_INVALID_PARAMETER', `${field}: ${message}`, { retriable: false, details: { field } });
+
+/** `limit` and `after` of the listing. Errors: CEG_INVALID_PARAMETER naming the parameter (an unknown or repeated one too). */
+export function parseListQuery(query: Request['query']): { limit?: number; after?: string } {
+  const unknown = Object.keys(query).find((k) => k !== 'limit' && k !== 'after');
+  if (unknown !== undefined) throw badParameter(unknown.slice(0, 100), 'unknown parameter; the listing takes limit and after');
+  const one = (name: string): string | undefined => {
+    const v = query[name];
+    if (v === undefined) return undefined;
+    if (typeof v !== 'string') throw badParameter(name, 'give it once');
+    return v;
+  };
+  const limit = one('limit');
+  const after = one('after');
+  if (limit !== undefined && !/^\d{1,4}$/.test(limit)) throw badParameter('limit', 'an integer from 1 to 1000');
+  return { ...(limit === undefined ? {} : { limit: Number(limit) }), ...(after === undefined ? {} : { after }) };
+}
+
+function notAllowed(allow: string): (req: Request, res: Response, next: NextFunction) => void {
+  return (req, res, next) => {
+    res.set('allow', allow);
+    next(new GatewayError('CEG_METHOD_NOT_ALLOWED', `${req.method} is not allowed here; allowed: ${allow}`, { retriable: false, details: { allow: allow.split(', ') } }));
+  };
+}
+
+/** The router; `api()` is undefined until the gateway is ready (then 503). */
+export function subscriptionOperationsRouter(api: () => SubscriptionOperationsApi | undefined): express.Router {
+  const r = express.Router();
+  const need = (): SubscriptionOperationsApi => {
+    const a = api();
+    if (a === undefined) throw new GatewayError('CEG_BROKER_UNAVAILABLE', 'the gateway is starting: subscriptions are not loaded yet', { retriable: true });
+    return a;
+  };
+  const name = (req: Request): string => {
+    const n = String(req.params.name);
+    if (!ROUTE_NAME.test(n)) throw new GatewayError('CEG_NOT_FOUND', `no subscription named ${n.slice(0, 100)}`, { retriable: false, details: { field: 'name' } });
+    return n;
+  };
+  // A body is optional on DELETE; when there is one it is JSON.
+  const json = express.json({ limit: MAX_SUBSCRIPTION_BODY_BYTES, type: () => true, strict: true });
+  const jsonBody = (req: Request, _res: Response, next: NextFunction): void => {
+    const length = Number(req.headers['content-length'] ?? 0);
+    if (length === 0 && req.headers['transfer-encoding'] === undefined) return next();
+    if (!req.is('application/json')) {
+      next(new GatewayError('CEG_UNSUPPORTED_MEDIA_TYPE', 'send the selection as application/json', { retriable: false, details: { field: 'body', contentType: String(req.headers['content-type'] ?? '').slice(0, 100), supported: ['application/json'] } }));
+      return;
+    }
+    json(req, _res, next);
+  };
+  const noStore = (res: Response): Response => res.set('cache-control', 'no-store');
+
+  r.get('/subscriptions/:name/deadletters', async (req, res) => {
+    noStore(res).json(await need().deadLetters(name(req), parseListQuery(req.query)));
+  });
+  r.delete('/subscriptions/:name/deadletters', jsonBody, async (req, res) => {
+    noStore(res).json(await need().purge(name(req), parseSelection(req.body, true)));
+  });
+  r.all('/subscriptions/:name/deadletters', notAllowed('GET, DELETE'));
+  r.post('/subscriptions/:name/deadletters/redrive', jsonBody, async (req, res) => {
+    noStore(res).json(await need().redrive(name(req), parseSelection(req.body, false)));
+  });
+  r.all('/subscriptions/:name/deadletters/redrive', notAllowed('POST'));
+  r.get('/subscriptions/:name/status', async (req, res) => {
+    noStore(res).json(await need().status(name(req)));
+  });
+  r.all('/subscriptions/:name/status', notAllowed('GET'));
+  return r;
+}

@@ -1,0 +1,184 @@
+/**
+ * Dead letters as a product (issue 10) on the in-memory transport (same semantics as Kafka, the
+ * same contract suite): the `after` token, paging (property-based: any page size, any purged
+ * subset, gives every listed dead letter once, in order), the request shapes of the routes,
+ * forged redrive headers, and the idempotency store letting a redriven dead letter through.
+ */
+import fc from 'fast-check';
+import { afterEach, describe, expect, it } from 'vitest';
+import { DeadLetters, decodeCursor, encodeCursor } from '../../../src/bus/deadletters/index.js';
+import { createMemoryIdempotencyStore } from '../../../src/bus/idempotency/index.js';
+import { REDRIVE_HEADERS, deadLetter, deadLetterTopic, parseRedriveMeta, redriveHeaders, redriveTopic } from '../../../src/bus/subscriber/index.js';
+import { retryPolicy } from '../../../src/core/retry.js';
+import { isGatewayError } from '../../../src/core/errors.js';
+import { parseListQuery, parseSelection } from '../../../src/http/api/subscriptions/operations.js';
+import type { RecordHeader, TransportRecord } from '../../../src/transport/port.js';
+import { PRICE_TOPIC, priceLoaded } from '../../fixtures/events.js';
+import { waitFor } from '../../helpers/wait.js';
+import { readRecords, subscriberFixtures } from './helpers.js';
+
+const policy = retryPolicy({ maxAttempts: 1, initialDelayMs: 0, factor: 1, maxDelayMs: 0, jitter: 0 });
+const fixtures = subscriberFixtures({ subscription: 'sub-dl', retry: policy, startFrom: 'earliest' });
+afterEach(fixtures.cleanup);
+
+const caught = (f: () => unknown): unknown => {
+  try {
+    f();
+  } catch (err) {
+    return err;
+  }
+  return undefined;
+};
+
+/** A memory gateway's worth of parts with `n` dead letters on `sub-dl.dlq`, and their ids in order. */
+async function withDeadLetters(n: number) {
+  const fx = await fixtures.setup();
+  const s = await fx.sub({ handler: () => Promise.resolve(deadLetter('refused')) });
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const r = fx.publisher.publish('PriceLoadingCompleted', priceLoaded(`P${i}/USD`, 'H1'))!;
+    ids.push(r.id);
+    await r.delivered;
+  }
+  await waitFor(`${n} dead letters`, async () => (await fx.transport.endOffsets(deadLetterTopic('sub-dl')))[0]!.offset === BigInt(n), 5000, 5);
+  // The order on the dead-letter topic: the subscription handles partitions independently.
+  const order = (await readRecords(fx.transport, deadLetterTopic('sub-dl'), n)).map((r) => new TextDecoder().decode(r.headers.find(([h]) => h === 'ce_id')![1]));
+  await s.unsubscribe();
+  return { ...fx, ids: order, dl: new DeadLetters({ transport: fx.transport, codec: fx.codec }) };
+}
+
+async function pages(dl: DeadLetters, limit: number): Promise<{ ids: string[]; pages: number }> {
+  const out: string[] = [];
+  let after: string | undefined;
+  for (let n = 1; ; n++) {
+    const p = await dl.list('sub-dl', { limit, ...(after === undefined ? {} : { after }) });
+    expect(p.items.length).toBeLessThanOrEqual(limit);
+    out.push(...p.items.map((i) => i.id!));
+    if (p.next === null) return { ids: out, pages: n };
+    after = p.next;
+  }
+}
+
+describe('the after token', () => {
+  it('round-trips any positions, and refuses anything else naming `after`', () => {
+    fc.assert(
+      fc.property(fc.uniqueArray(fc.tuple(fc.nat(1000), fc.bigInt({ min: 0n, max: 2n ** 63n - 1n })), { selector: ([p]) => p, maxLength: 8, minLength: 1 }), (entries) => {
+        const m = new Map(entries);
+        expect(decodeCursor(encodeCursor(m))).toEqual(m);
+      }),
+    );
+    for (const bad of ['', 'not a token', 'x'.repeat(3000), Buffer.from('0.1~0.2').toString('base64url'), Buffer.from('0.-1').toString('base64url'), `${encodeCursor(new Map([[0, 5n]]))}=`]) {
+      const err = caught(() => decodeCursor(bad));
+      expect(isGatewayError(err, 'CEG_INVALID_PARAMETER') && err.details.field === 'after', bad).toBe(true);
+    }
+  });
+});
+
+describe('paging', () => {
+  it('any page size gives every dead letter once, oldest first; any purged subset is left out', async () => {
+    const { dl, ids } = await withDeadLetters(12);
+    expect(await pages(dl, 1000)).toEqual({ ids, pages: 1 });
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 1, max: 14 }), async (limit) => {
+        const got = await pages(dl, limit);
+        expect(got.ids).toEqual(ids);
+        expect(got.pages).toBe(Math.max(1, Math.ceil(ids.length / limit)));
+      }),
+      { numRuns: 15 },
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.subarray([0, 1, 2, 3, 4, 5]), fc.integer({ min: 1, max: 5 }), async (purge, limit) => {
+        const { dl: fresh, ids: all } = await withDeadLetters(6);
+        const chosen = purge.map((i) => all[i]!);
+        if (chosen.length > 0) expect((await fresh.purge('sub-dl', { ids: chosen })).purged).toBe(new Set(chosen).size);
+        expect((await pages(fresh, limit)).ids).toEqual(all.filter((id) => !chosen.includes(id)));
+      }),
+      { numRuns: 8 },
+    );
+  });
+
+  it('limit outside 1–1000 is refused naming `limit`; purge all empties the listing and later dead letters are listed', async () => {
+    const { dl, publisher, sub, transport } = await withDeadLetters(3);
+    for (const limit of [0, 1001, 1.5]) {
+      const err = await dl.list('sub-dl', { limit }).catch((e: unknown) => e);
+      expect(isGatewayError(err, 'CEG_INVALID_PARAMETER') && err.details.field === 'limit').toBe(true);
+    }
+    expect(await dl.purge('sub-dl', { all: true })).toEqual({ purged: 3, notFound: [] });
+    expect(await dl.list('sub-dl')).toEqual({ items: [], next: null });
+    await sub({ handler: () => Promise.resolve(deadLetter('again')) });
+    const later = publisher.publish('PriceLoadingCompleted', priceLoaded('LATE/USD', 'H1'))!;
+    await waitFor('a later dead letter', async () => (await transport.endOffsets(deadLetterTopic('sub-dl')))[0]!.offset === 4n, 5000, 5);
+    expect((await dl.list('sub-dl')).items.map((i) => i.id)).toEqual([later.id]);
+    expect(await dl.purge('sub-dl', { all: true })).toEqual({ purged: 1, notFound: [] });
+  });
+});
+
+describe('redrive', () => {
+  it('an idempotent subscription runs a redriven dead letter again (its dead-lettered outcome does not count as done)', async () => {
+    const fx = await fixtures.setup();
+    const store = createMemoryIdempotencyStore();
+    let accept = false;
+    const handled: string[] = [];
+    await fx.sub({ idempotency: { store, windowMs: 60_000 }, handler: (e) => Promise.resolve(accept ? void handled.push(e.attributes.id) : deadLetter('not yet')) });
+    const r = fx.publisher.publish('PriceLoadingCompleted', priceLoaded('IDEM/USD', 'H1'))!;
+    await waitFor('the dead letter', async () => (await fx.transport.endOffsets(deadLetterTopic('sub-dl')))[0]!.offset === 1n, 5000, 5);
+    accept = true;
+    const dl = new DeadLetters({ transport: fx.transport, codec: fx.codec });
+    expect((await dl.redrive('sub-dl', { ids: [r.id] })).redriven).toBe(1);
+    await waitFor('the redriven event handled', () => handled.includes(r.id), 5000, 5);
+    const [again] = await readRecords(fx.transport, redriveTopic('sub-dl'), 1);
+    const meta = parseRedriveMeta(again!.headers);
+    expect(meta).toMatchObject({ subscription: 'sub-dl', count: 1, origin: { topic: PRICE_TOPIC } });
+    expect(again!.headers.filter(([n]) => n.startsWith('dlq_'))).toEqual([]);
+    await store.close();
+  });
+
+  it('forged redrive headers (another subscription, a foreign topic, a repeated header, none) are dead-lettered, never delivered', async () => {
+    const fx = await fixtures.setup();
+    const handled: string[] = [];
+    const s = await fx.sub({ handler: (e) => Promise.resolve(void handled.push(e.attributes.id)) });
+    const template = fx.publisher.publish('PriceLoadingCompleted', priceLoaded('FORGE/USD', 'H1'))!;
+    await waitFor('the template handled', () => handled.length === 1, 5000, 5);
+    const [original] = await readRecords(fx.transport, PRICE_TOPIC, 1);
+    const good = (over: Partial<{ subscription: string; topic: string }>): RecordHeader[] =>
+      redriveHeaders({ subscription: over.subscription ?? 'sub-dl', count: 1, origin: { topic: over.topic ?? PRICE_TOPIC, partition: 0, offset: 0n }, atMs: Date.now(), deadLetter: { partition: 0, offset: 0n } });
+    const forged: RecordHeader[][] = [
+      good({ subscription: 'someone-else' }),
+      good({ topic: 'foreign.topic' }),
+      [...good({}), [REDRIVE_HEADERS.count, new TextEncoder().encode('2')]],
+      [],
+    ];
+    await fx.transport.produce(redriveTopic('sub-dl'), forged.map((extra) => ({ key: original!.key, value: original!.value, headers: [...original!.headers, ...extra] })));
+    await waitFor('4 forged records dead-lettered', () => s.stats().deadLettered === 4, 5000, 5);
+    expect(handled).toEqual([template.id]);
+    const dead = await readRecords(fx.transport, deadLetterTopic('sub-dl'), 4);
+    const reason = (r: TransportRecord): string => new TextDecoder().decode(r.headers.find(([n]) => n === 'dlq_reason')![1]);
+    expect(dead.map(reason).every((x) => x.startsWith('poison: redrive-topic record with invalid redrive headers'))).toBe(true);
+  });
+});
+
+describe('route request shapes', () => {
+  it('ids or all; no body purges all only where allowed; each problem names its field', () => {
+    expect(parseSelection({ ids: ['a', 'b', 'a'] }, false)).toEqual({ ids: ['a', 'b'] });
+    expect(parseSelection({ all: true }, false)).toEqual({ all: true });
+    expect(parseSelection(undefined, true)).toEqual({ all: true });
+    const field = (body: unknown, emptyMeansAll = false): unknown => {
+      const err = caught(() => parseSelection(body, emptyMeansAll));
+      return isGatewayError(err, 'CEG_MALFORMED_REQUEST') ? err.details.field : err;
+    };
+    expect(field(undefined)).toBe('body');
+    expect(field({}, true)).toBe('ids');
+    expect(field([])).toBe('body');
+    expect(field({ ids: [], all: true })).toBe('body');
+    expect(field({ all: false })).toBe('all');
+    expect(field({ ids: [] })).toBe('ids');
+    expect(field({ ids: Array.from({ length: 1001 }, (_, i) => String(i)) })).toBe('ids');
+    expect(field({ ids: ['ok', 7] })).toBe('ids[1]');
+    expect(field({ ids: ['ok', ''] })).toBe('ids[1]');
+    expect(field({ idz: ['x'] })).toBe('idz');
+    expect(parseListQuery({ limit: '25', after: 'abc' })).toEqual({ limit: 25, after: 'abc' });
+    expect(caught(() => parseListQuery({ limit: '-1' }))).toMatchObject({ details: { field: 'limit' } });
+    expect(caught(() => parseListQuery({ limit: ['1', '2'] }))).toMatchObject({ details: { field: 'limit' } });
+    expect(caught(() => parseListQuery({ limt: '5' }))).toMatchObject({ code: 'CEG_INVALID_PARAMETER', details: { field: 'limt' } });
+  });
+});
