@@ -130,7 +130,7 @@ must_fail "Dockerfile facts: root user, dev dependencies in the image" 'runs as 
 expect_also 'no stage runs `npm ci --omit=dev`' "dev dependencies in the image"
 sed 's/condition: service_healthy/condition: service_healty/' docker-compose.yml > "$WORK/compose-schema.broken.yml"
 must_fail "compose-go: an unknown depends_on condition" "condition value must be one of" "$compose_check" "$WORK/compose-schema.broken.yml" "$ROOT"
-sed -e 's/^      KAFKA_BROKERS: kafka:9092/      KAFKA_BROKER: kafka:9092/' -e 's/^    stop_grace_period: 30s/    stop_grace_period: 20s/' docker-compose.yml > "$WORK/compose-facts.broken.yml"
+sed -e 's/^      KAFKA_BROKERS: kafka:9092/      KAFKA_BROKER: kafka:9092/' -e 's/^    stop_grace_period: 30s/    stop_grace_period: 5s/' docker-compose.yml > "$WORK/compose-facts.broken.yml"
 "$compose_check" "$WORK/compose-facts.broken.yml" "$ROOT" > "$WORK/broken-compose.json" || die "self-test: the misspelt compose file should still be valid Compose"
 must_fail "compose facts: a misspelt gateway variable" 'keys the gateway does not read: KAFKA_BROKER' "${TSX[@]}" compose "$WORK/broken-compose.json"
 expect_also 'does not exceed SHUTDOWN_TIMEOUT_MS' "a stop_grace_period shorter than the drain"
@@ -139,7 +139,7 @@ expect_also "/replicaCount.*want integer" "a string replica count"
 expect_also "invalid propertyName 'DATABASE_URL'" "a secret in config.extra"
 expect_also "/probes/readiness/path.*must be '/readyz'" "readiness on /healthz"
 expect_also "additional properties 'serviceMonitr' not allowed" "a misspelt key"
-must_fail "chart: grace period shorter than the drain" 'must exceed preStopSleepSeconds' quiet_helm template gw "$chart" --kube-version 1.25.0 --set terminationGracePeriodSeconds=20
+must_fail "chart: grace period shorter than the drain" 'must exceed preStopSleepSeconds' quiet_helm template gw "$chart" --kube-version 1.25.0 --set terminationGracePeriodSeconds=12
 quiet_helm template gw "$chart" --namespace events --kube-version 1.25.0 -f "$chart/values-production.yaml" \
   | sed -e 's/^  revisionHistoryLimit:/  revisionHistoryLimits:/' -e 's/^      scrapeTimeout:/      scrapeTimeOut:/' > "$WORK/broken-rendered.yaml"
 must_fail "kubernetes-validate: an unknown Deployment field" "revisionHistoryLimits' was unexpected" \

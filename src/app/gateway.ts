@@ -27,7 +27,15 @@ import { createConfluentRegistry, createMemoryRegistry } from '../registry/index
 import type { SchemaRegistry } from '../registry/port.js';
 import { createKafkaTransport, createMemoryTransport, createPlatformaticTransport } from '../transport/index.js';
 import type { Transport } from '../transport/port.js';
-import { createMetrics } from './metrics.js';
+import { GatewayMetrics } from '../observability/metrics.js';
+import type { SubscriptionFigures } from '../observability/metrics.js';
+import type { Registry } from 'prom-client';
+import { HttpDrain } from '../http/drain.js';
+import { NO_TRACING, startTracing } from '../observability/index.js';
+import type { Tracing } from '../observability/index.js';
+import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
+import { subscriptionLag } from '../bus/status/index.js';
+import type { MetricsPartitionLag as PartitionLag } from '../observability/index.js';
 import { PullService, Reconciler, SubscriptionService, SubscriptionStore, cursorSigner, deriveCursorKey, developmentKey, parseSecretsKey, secretBox, secretsKeyDecision, secretsKeyMissing } from '../bus/subscriptions/index.js';
 import type { CursorSigner, SecretBox, StoredSubscription } from '../bus/subscriptions/index.js';
 import { ReplayCoordinator, ReplayLog, RestartableSubscription, replayAuditTopicOf, replayHolds, replayLocal } from '../bus/subscriptions/replay/index.js';
@@ -78,6 +86,21 @@ export interface Gateway {
    * `subscription`: its name (the consumer group). Errors: as `replayLocal`.
    */
   replay(subscription: string, to: ReplayTo, opts?: LocalReplayOptions): Promise<ReplayReport>;
+  /** The Prometheus instruments (issue 15): `metrics.registry` is the registry `GET /metrics` renders. */
+  readonly metrics: GatewayMetrics;
+  /**
+   * The figures of the subscriptions this instance runs (counts since start, partitions held, up or
+   * failed) and, with `lag: true`, each one's lag per topic partition read from the broker now.
+   * The same figures `/metrics` exposes; for status endpoints. Never rejects: a lag the broker
+   * cannot give now is left out.
+   */
+  subscriptionFigures(opts?: { lag?: boolean }): Promise<readonly (SubscriptionFigures & { readonly lag?: readonly PartitionLag[] })[]>;
+  /**
+   * Stops the gateway (issue 15 "A shutdown that drains"): readiness turns false, the HTTP server
+   * drains (Connection: close, idle keep-alive connections closed, new requests 503, requests in
+   * progress finish), queued produces are sent, subscriptions stop and commit their offsets, the
+   * clients close. Takes at most about `config.shutdownTimeoutMs` (the parts are bounded in turn).
+   */
   close(): Promise<void>;
 }
 
@@ -97,6 +120,10 @@ export interface GatewayOverrides {
    * catalog's schemas and the gateway cannot publish (publisher() and records() throw).
    */
   readonly readOnly?: boolean;
+  /** The prom-client registry to record into (a library user's own); default a registry of this gateway. */
+  readonly metricsRegistry?: Registry;
+  /** Export spans here (tracing on, whatever the configuration says): tests use an in-memory exporter. */
+  readonly spanExporter?: SpanExporter;
 }
 
 export function createGateway(config: Config, log: Logger, overrides: GatewayOverrides = {}): Gateway {
@@ -133,6 +160,19 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
   /** Subscriptions whose consumer stopped on a failure: reported by /readyz and metrics, never idle silently. */
   const failedSubscriptions = new Map<string, { readonly reason: string; readonly atMs: number }>();
 
+  // Tracing (issue 15): the SDK is loaded only when an exporter is configured; off costs nothing.
+  let tracing: Tracing = NO_TRACING;
+  const tracingStarted: Promise<void> =
+    config.tracing === undefined && overrides.spanExporter === undefined
+      ? Promise.resolve()
+      : startTracing({ serviceName: config.service, instance: config.instance, ...(config.tracing === undefined ? {} : { endpoint: config.tracing.endpoint }), ...(overrides.spanExporter === undefined ? {} : { exporter: overrides.spanExporter }) }).then(
+          (t) => {
+            tracing = t;
+            log.info({ endpoint: config.tracing?.endpoint ?? '(exporter given)' }, 'tracing on: spans exported by OTLP/HTTP');
+          },
+          (err: unknown) => log.error({ err: errorMessage(err) }, 'tracing could not start; running without spans'),
+        );
+
   /** Creates the topics, registers the schemas and builds what serves events; one attempt. */
   async function bootstrapOnce(): Promise<void> {
     if (overrides.readOnly === true) {
@@ -150,18 +190,21 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     for (const t of catalog.topics) limits.set(t.name, await transport.maxMessageBytes(t.name));
     const maxMessageBytes = (topic: string): number | undefined => limits.get(topic);
     codec = fresh;
-    records = new RecordPublisher(transport, { queueCapacity: config.publishQueueCapacity, maxBatch: 500, maxMessageBytes, retry: publishRetry }, log.child({ component: 'publisher' }));
+    records = new RecordPublisher(transport, { queueCapacity: config.publishQueueCapacity, maxBatch: 500, maxMessageBytes, retry: publishRetry, instruments: metrics }, log.child({ component: 'publisher' }));
     publisher = new Publisher(codec, records, { service: config.service, instance: config.instance, dataschemaBase: config.dataschemaBase });
     ingress = {
       codec,
       publisher: records,
       log: log.child({ component: 'ingress' }),
+      instruments: metrics,
+      tracing: () => tracing,
       options: { ...config.ingress, dataschemaBase: config.dataschemaBase, maxMessageBytes },
     };
     log.info({ topics: catalog.topics.length, kinds: catalog.kinds.length }, 'topics and schemas ready');
   }
 
   async function bootstrap(): Promise<void> {
+    await tracingStarted;
     try {
       // Only what the adapters mark retriable (broker or registry unreachable) is waited out. A
       // schema the registry refuses (incompatible, invalid), a bad topic or an unknown error will
@@ -183,13 +226,33 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     if (!closing.signal.aborted) log.error({ err: errorMessage(err) }, 'the gateway cannot serve events (see the error above)');
   });
 
-  const metrics = createMetrics({
+  const metrics = GatewayMetrics.for(overrides.metricsRegistry);
+  const drain = new HttpDrain();
+  const figures = (): SubscriptionFigures[] => [
+    ...[...subscriptions].map((s) => {
+      const st = s.stats();
+      return { name: s.name, up: true, partitions: s.assignments().length, handled: st.handled, retried: st.retried, deadLettered: st.deadLettered, skipped: st.skipped, filtered: st.filtered };
+    }),
+    ...[...failedSubscriptions.keys()].map((name) => ({ name, up: false, partitions: 0, handled: 0, retried: 0, deadLettered: 0, skipped: 0, filtered: 0 })),
+  ];
+  // Partitions the group has committed nothing on have no lag figure (Kafka's tools show "-"): left out of the gauge.
+  const lagOf = async (s: Subscription): Promise<readonly PartitionLag[] | undefined> =>
+    subscriptionLag(transport, s.name, s.topics).then(
+      (l) => l.partitions.flatMap((p) => (p.lag === null ? [] : [{ topic: p.topic, partition: p.partition, lag: p.lag }])),
+      () => undefined,
+    );
+  const removeSource = metrics.addSource({
     publisher: () => records?.stats(),
-    ready: () => ingress !== undefined,
-    subscriptions: () => [
-      ...[...subscriptions].map((s) => ({ name: s.name, up: true, stats: s.stats(), partitions: s.assignments().length })),
-      ...[...failedSubscriptions.keys()].map((name) => ({ name, up: false, stats: undefined, partitions: 0 })),
-    ],
+    ready: () => ingress !== undefined && !drain.draining,
+    subscriptions: figures,
+    lag: async () => {
+      const out = new Map<string, readonly PartitionLag[]>();
+      await Promise.all([...subscriptions].map(async (s) => {
+        const l = await lagOf(s);
+        if (l !== undefined) out.set(s.name, l);
+      }));
+      return out;
+    },
     pull: () => pullService?.stats() ?? new Map(),
   });
 
@@ -197,7 +260,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     const timeout = <T>(p: Promise<T>, fallback: T): Promise<T> =>
       Promise.race([p.catch(() => fallback), new Promise<T>((r) => setTimeout(() => r(fallback), config.readinessTimeoutMs).unref())]);
     const [broker, schemaRegistry] = await Promise.all([timeout(transport.isHealthy(), false), timeout(registry.isHealthy(), false)]);
-    const bootstrapped = ingress !== undefined;
+    const bootstrapped = ingress !== undefined && !drain.draining;
     const subscriptionsOk = failedSubscriptions.size === 0;
     // A listening gateway also serves the subscription resources: ready once they are loaded.
     const definitions = loaded === undefined || service !== undefined;
@@ -273,7 +336,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     const topicsOf = (kinds: readonly string[]): string[] => [...new Set(kinds.map((k) => (catalog.byEventId(k) ?? catalog.byName(k))?.topic.name).filter((t): t is string => t !== undefined))];
     const r = new Reconciler<RuntimeSubscription>(
       { subscribe: (o) => gatewayApi.subscribe(o), partitionCount: (t) => transport.partitionCount(t), topicsOf },
-      runtimeSinkFactory({ log: slog, allow, origin: config.subscriptions.requestOrigin, codec: need(codec, 'codec') }),
+      runtimeSinkFactory({ log: slog, allow, origin: config.subscriptions.requestOrigin, codec: need(codec, 'codec'), tracing: () => tracing }),
       slog,
       (group, reason) => svc.setState(group, 'gone', reason),
     );
@@ -387,7 +450,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       // The subscriber names the subscription in each line itself (no child binding: no duplicate key).
       const c = need(codec, 'codec');
       // Restartable: a replay stops this member and starts a new one behind the same handle.
-      const sub = await RestartableSubscription.start(o.subscription, o.kinds, (filters) => subscribe(transport, c, log, { ...o, ...(filters === undefined ? {} : { filters }), retry: o.retry ?? defaultHandlerRetry, instanceId: o.instanceId ?? config.instance }), o.filters);
+      const sub = await RestartableSubscription.start(o.subscription, o.kinds, (filters) => subscribe(transport, c, log, { instruments: metrics, tracing, ...o, ...(filters === undefined ? {} : { filters }), retry: o.retry ?? defaultHandlerRetry, instanceId: o.instanceId ?? config.instance }), o.filters);
       subscriptions.add(sub);
       failedSubscriptions.delete(sub.name);
       sub.done.then(
@@ -437,10 +500,12 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
           console: { catalog, transport, codec: () => need(codec, 'codec'), subscriptions: () => service, traceTimeoutMs: CONSOLE_TRACE_TIMEOUT_MS, log: log.child({ component: 'console' }) },
         }),
         ready: readiness,
-        metrics: metrics.render,
+        metrics: () => metrics.render(),
         retryAfterS: config.ingress.retryAfterS,
         http: { ...config.http, maxBodyBytes: config.ingress.maxBodyBytes },
         log: log.child({ component: 'http' }),
+        instruments: metrics,
+        drain,
       });
       const s = server;
       return await new Promise((resolve, reject) => {
@@ -448,22 +513,44 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
         s.listen(config.http.port, config.http.host, () => resolve(s.address() as AddressInfo));
       });
     },
+    metrics,
+    async subscriptionFigures(opts = {}) {
+      const base = figures();
+      if (opts.lag !== true) return base;
+      const lags = new Map<string, readonly PartitionLag[]>();
+      await Promise.all([...subscriptions].map(async (s) => {
+        const l = await lagOf(s);
+        if (l !== undefined) lags.set(s.name, l);
+      }));
+      return base.map((f) => (lags.has(f.name) ? { ...f, lag: lags.get(f.name)! } : f));
+    },
     async close() {
+      // The budget (SHUTDOWN_TIMEOUT_MS): HTTP requests in progress get most of it, the rest is kept
+      // for stopping the consumers (their stop deadline), sending what is queued and closing.
+      const started = performance.now();
+      const budget = config.shutdownTimeoutMs;
+      const left = (): number => Math.max(0, budget - (performance.now() - started));
+      const httpGraceMs = Math.max(0, Math.min(config.ingress.ackTimeoutMs, budget * 0.5));
       closing.abort(new Error('gateway closing'));
-      await ready.catch(() => undefined);
-      if (server) {
-        const s = server;
-        await new Promise<void>((r) => s.close(() => r()));
-        s.closeAllConnections();
-      }
-      clearTimeout(leaseTimer);
-      await reconciler?.stop();
-      await store?.stop();
-      await replayLog?.stop();
-      await Promise.allSettled([...subscriptions].map((s) => s.unsubscribe()));
-      await records?.close();
+      const front = async (): Promise<void> => {
+        if (server) await drain.drain(server, httpGraceMs, Math.min(1000, budget * 0.1));
+        // Queued produces are sent while there is time; what is left fails with its fate.
+        await records?.close(Math.max(0, left() - 1000));
+      };
+      const back = async (): Promise<void> => {
+        await ready.catch(() => undefined);
+        clearTimeout(leaseTimer);
+        await reconciler?.stop();
+        await store?.stop();
+        await replayLog?.stop();
+        // Consumers stop: records in hand finish (or stay uncommitted and come again), offsets are committed.
+        await Promise.allSettled([...subscriptions].map((s) => s.unsubscribe()));
+      };
+      await Promise.all([front(), back()]);
+      removeSource();
       // An injected transport belongs to the caller (it may serve other members too).
       if (overrides.transport === undefined) await transport.close();
+      await tracing.shutdown().catch((err: unknown) => log.warn({ err: errorMessage(err) }, 'exporting the last spans failed'));
     },
   };
   return gatewayApi;

@@ -16,6 +16,7 @@ import { registerOutboxCommand } from './commands/outbox.js';
 import { registerConnectorsCommand } from './commands/connectors.js';
 import { registerReplayCommand } from './commands/replay.js';
 import { registerDeadLettersCommand } from './commands/deadletters.js';
+import { registerConfigCommand } from './commands/config.js';
 import { EXIT_USAGE } from './context.js';
 
 const program = new Command()
@@ -35,6 +36,7 @@ registerOutboxCommand(program);
 registerConnectorsCommand(program);
 registerReplayCommand(program);
 registerDeadLettersCommand(program);
+registerConfigCommand(program);
 
 try {
   await program.parseAsync(process.argv);

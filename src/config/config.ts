@@ -62,7 +62,10 @@ const schema = z.object({
   SUBSCRIPTION_SECRETS_KEY: z.string().regex(/^([0-9a-fA-F]{64}|[A-Za-z0-9+/_-]{43}=?)$/, '32 bytes as 64 hex digits or base64 (openssl rand -base64 32)').optional(),
   WEBHOOK_ALLOWED_HOSTS: z.string().optional(),
   WEBHOOK_REQUEST_ORIGIN: z.string().regex(/^[A-Za-z0-9.-]{1,253}(:\d{1,5})?$/, 'a host name').optional(),
-  SHUTDOWN_TIMEOUT_MS: positiveInt.default(25_000),
+  SHUTDOWN_TIMEOUT_MS: positiveInt.default(10_000),
+  // OpenTelemetry's own variable names (OTLP exporter specification): tracing is on when one is set.
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: httpUrl.optional(),
+  OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl.optional(),
 });
 
 export interface Config {
@@ -116,6 +119,11 @@ export interface Config {
   readonly subscriptions: { readonly topic: string; readonly secretsKey?: string; readonly allowedHosts?: string; readonly requestOrigin: string };
   /** After SIGTERM/SIGINT, how long the process may take to drain and close before it exits anyway (exit code 1). */
   readonly shutdownTimeoutMs: number;
+  /**
+   * Tracing (issue 15): the OTLP/HTTP traces URL — OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as given, or
+   * OTEL_EXPORTER_OTLP_ENDPOINT + `/v1/traces` (OTLP exporter spec). undefined = tracing off.
+   */
+  readonly tracing?: { readonly endpoint: string };
 }
 
 const SECRET_NAMES = ['KAFKA_SASL_PASSWORD', 'SCHEMA_REGISTRY_PASSWORD', 'DATABASE_URL', 'OUTBOX_DATABASE_URL', 'KAFKA_SASL_USERNAME', 'SCHEMA_REGISTRY_USERNAME', 'SUBSCRIPTION_SECRETS_KEY'] as const;
@@ -132,8 +140,14 @@ export const CONFIG_KEYS: readonly string[] = Object.freeze([
 /** The variables that hold secrets (never in a ConfigMap, Helm values or an image). */
 export const SECRET_KEYS: readonly string[] = Object.freeze([...SECRET_NAMES]);
 
-/** Resolves `<NAME>_FILE` secret files (Docker/Kubernetes secrets) into `<NAME>`. */
-function withSecretFiles(vars: Record<string, string | undefined>): Record<string, string | undefined> {
+/** One invalid setting: the variable's name and what is wrong with it (never its value). */
+export interface ConfigProblem {
+  readonly variable: string;
+  readonly message: string;
+}
+
+/** Resolves `<NAME>_FILE` secret files (Docker/Kubernetes secrets) into `<NAME>`; unreadable files are problems. */
+function withSecretFiles(vars: Record<string, string | undefined>, problems: ConfigProblem[]): Record<string, string | undefined> {
   const out = { ...vars };
   for (const n of SECRET_NAMES) {
     const file = vars[`${n}_FILE`];
@@ -142,7 +156,7 @@ function withSecretFiles(vars: Record<string, string | undefined>): Record<strin
       try {
         out[n] = readFileSync(file, 'utf8').trim();
       } catch (err) {
-        throw new GatewayError('CEG_INVALID_OPTIONS', `${n}_FILE: cannot read ${file}`, { retriable: false, cause: err });
+        problems.push({ variable: `${n}_FILE`, message: `cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'})` });
       }
     }
   }
@@ -151,23 +165,41 @@ function withSecretFiles(vars: Record<string, string | undefined>): Record<strin
 }
 
 /**
+ * Checks every variable and combination at once (`ce-gateway config check`): the frozen Config
+ * when all is well, else every problem, each naming its variable. Values — secrets or not — are
+ * never part of a message.
+ */
+export function checkConfig(vars: Record<string, string | undefined>): { readonly config?: Config; readonly problems: readonly ConfigProblem[] } {
+  const problems: ConfigProblem[] = [];
+  const raw = withSecretFiles(vars, problems);
+  const parsed = schema.safeParse(raw);
+  // Each problem names its variable (an entry of a list is named after it).
+  if (!parsed.success) {
+    for (const i of parsed.error.issues) problems.push({ variable: String(i.path[0]), message: `${i.path.length > 1 ? `entry ${i.path.slice(1).join('.')}: ` : ''}${i.message}` });
+  }
+  // Combination rules are checked on the raw values too, so they are reported with the rest.
+  if (raw.KAFKA_SASL_MECHANISM && (!raw.KAFKA_SASL_USERNAME || !raw.KAFKA_SASL_PASSWORD)) problems.push({ variable: 'KAFKA_SASL_MECHANISM', message: 'needs KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD' });
+  if (parsed.success && parsed.data.HTTP_HEADERS_TIMEOUT_MS > parsed.data.HTTP_REQUEST_TIMEOUT_MS) problems.push({ variable: 'HTTP_HEADERS_TIMEOUT_MS', message: 'must not exceed HTTP_REQUEST_TIMEOUT_MS (the headers are part of the request)' });
+  if (Boolean(raw.SCHEMA_REGISTRY_USERNAME) !== Boolean(raw.SCHEMA_REGISTRY_PASSWORD)) problems.push({ variable: 'SCHEMA_REGISTRY_USERNAME', message: 'goes together with SCHEMA_REGISTRY_PASSWORD: set both or neither' });
+  if (!parsed.success || problems.length > 0) return { problems };
+  return { config: build(parsed.data), problems };
+}
+
+/**
  * Builds the frozen Config.
  * Errors: CEG_INVALID_OPTIONS (retriable: false) listing every invalid variable by name (values of
- *   secrets are never echoed).
+ *   secrets are never echoed); `details.problems` holds them as `VARIABLE: message` lines.
  */
 export function loadConfig(vars: Record<string, string | undefined>): Config {
-  const raw = withSecretFiles(vars);
-  const parsed = schema.safeParse(raw);
-  // Each problem starts with the variable's name (an entry of a list is named after it).
-  const problems = parsed.success
-    ? []
-    : parsed.error.issues.map((i) => `${String(i.path[0])}: ${i.path.length > 1 ? `entry ${i.path.slice(1).join('.')}: ` : ''}${i.message}`);
-  // Combination rules are checked on the raw values too, so they are reported with the rest.
-  if (raw.KAFKA_SASL_MECHANISM && (!raw.KAFKA_SASL_USERNAME || !raw.KAFKA_SASL_PASSWORD)) problems.push('KAFKA_SASL_MECHANISM needs KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD');
-  if (parsed.success && parsed.data.HTTP_HEADERS_TIMEOUT_MS > parsed.data.HTTP_REQUEST_TIMEOUT_MS) problems.push('HTTP_HEADERS_TIMEOUT_MS must not exceed HTTP_REQUEST_TIMEOUT_MS (the headers are part of the request)');
-  if (Boolean(raw.SCHEMA_REGISTRY_USERNAME) !== Boolean(raw.SCHEMA_REGISTRY_PASSWORD)) problems.push('SCHEMA_REGISTRY_USERNAME and SCHEMA_REGISTRY_PASSWORD go together');
-  if (!parsed.success || problems.length > 0) throw new GatewayError('CEG_INVALID_OPTIONS', `invalid configuration: ${problems.join('; ')}`, { retriable: false, details: { problems } });
-  const e = parsed.data;
+  const { config, problems } = checkConfig(vars);
+  if (config === undefined) {
+    const lines = problems.map((p) => `${p.variable}: ${p.message}`);
+    throw new GatewayError('CEG_INVALID_OPTIONS', `invalid configuration: ${lines.join('; ')}`, { retriable: false, details: { problems: lines } });
+  }
+  return config;
+}
+
+function build(e: z.infer<typeof schema>): Config {
 
   const publicHost = e.HOST === '0.0.0.0' || e.HOST === '::' ? '127.0.0.1' : e.HOST;
   const publicBaseUrl = (e.PUBLIC_BASE_URL ?? `http://${publicHost.includes(':') ? `[${publicHost}]` : publicHost}:${e.PORT}`).replace(/\/+$/, '');
@@ -207,6 +239,12 @@ export function loadConfig(vars: Record<string, string | undefined>): Config {
       requestOrigin: e.WEBHOOK_REQUEST_ORIGIN ?? new URL(publicBaseUrl).host,
     },
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    tracing:
+      e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT !== undefined
+        ? { endpoint: e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT }
+        : e.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined
+          ? { endpoint: `${e.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/traces` }
+          : undefined,
   };
   return deepFreeze(config);
 }

@@ -19,6 +19,10 @@ import type { Logger } from '../observability/index.js';
 import { silentLogger } from '../observability/index.js';
 import { handleIngress } from './ingress/handler.js';
 import type { IngressDeps } from './ingress/handler.js';
+import type { GatewayMetrics } from '../observability/metrics.js';
+import { routeOf } from '../observability/metrics.js';
+import type { HttpRoute } from '../observability/metrics.js';
+import { HttpDrain } from './drain.js';
 import { RefusalLog } from './refusals.js';
 import { sendJson, sendProblem } from './respond.js';
 
@@ -52,6 +56,10 @@ export interface ServerDeps {
   readonly retryAfterS: number;
   readonly http?: Partial<HttpServerOptions>;
   readonly log?: Logger;
+  /** Where HTTP requests and refusals are counted (issue 15); none = not counted. */
+  readonly instruments?: Pick<GatewayMetrics, 'httpRequest' | 'refusal'>;
+  /** The shutdown state (gateway close drains through it); default one of its own. */
+  readonly drain?: HttpDrain;
 }
 
 const EVENTS_ALLOW = 'POST';
@@ -96,7 +104,9 @@ function originForm(url: string): string | undefined {
 
 export function createHttpServer(deps: ServerDeps): Server {
   const o: HttpServerOptions = { ...DEFAULT_HTTP_SERVER_OPTIONS, ...deps.http };
-  const refusals = new RefusalLog(deps.log ?? silentLogger());
+  const refusals = new RefusalLog(deps.log ?? silentLogger(), undefined, deps.instruments);
+  const drain = deps.drain ?? new HttpDrain();
+  const instruments = deps.instruments;
   // Responses in progress per connection: a parse error of a later pipelined request is answered
   // only after them (writing on the socket at once would put the wrong answer first).
   const inProgress = new WeakMap<Duplex, Map<ServerResponse, IncomingMessage>>();
@@ -118,13 +128,26 @@ export function createHttpServer(deps: ServerDeps): Server {
   };
 
   const refuse = (res: ServerResponse, err: GatewayError, headers: Record<string, string> = {}): void => {
-    refusals.count(`${toProblem(err).status} ${err.code}`);
+    refusals.count(`${toProblem(err).status} ${err.code}`, res.req.socket.remoteAddress);
     for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
     sendProblem(res, err, { retryAfterS: deps.retryAfterS, close: true });
   };
 
+  /** Counts the answer (route from a fixed list, method, status, seconds) once it is sent. */
+  const measure = (req: IncomingMessage, res: ServerResponse): { route: HttpRoute } => {
+    const at = { route: 'other' as HttpRoute };
+    if (instruments === undefined) return at;
+    const t0 = performance.now();
+    res.once('finish', () => instruments.httpRequest(at.route, req.method, res.statusCode, (performance.now() - t0) / 1000));
+    return at;
+  };
+
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     track(req, res);
+    drain.track(res);
+    const measured = measure(req, res);
+    // Draining: this answer ends its connection, so keep-alive clients go elsewhere (issue 15).
+    if (drain.draining) res.setHeader('connection', 'close');
     if (req.rawHeaders.length >= MAX_HEADER_LINES * 2) {
       req.resume();
       refuse(res, new GatewayError('CEG_HEADERS_TOO_LARGE', `the request has ${MAX_HEADER_LINES} header lines or more; lines past ${MAX_HEADER_LINES} would be dropped unseen, so it is refused`, { retriable: false, details: { field: 'headers', max: MAX_HEADER_LINES - 1 } }));
@@ -144,6 +167,13 @@ export function createHttpServer(deps: ServerDeps): Server {
     req.url = target; // express and the routes below see origin-form only
     const q = target.indexOf('?');
     const path = q === -1 ? target : target.slice(0, q);
+    measured.route = routeOf(path);
+    // Draining: health, readiness and metrics still answer (readiness says 503); nothing new starts.
+    if (drain.draining && path !== '/healthz' && path !== '/readyz' && path !== '/metrics') {
+      req.resume();
+      sendProblem(res, new GatewayError('CEG_CLOSED', 'the gateway is shutting down: send the request to another instance', { retriable: true }), { retryAfterS: deps.retryAfterS, close: true });
+      return;
+    }
     if (path === '/events') {
       if (req.method !== 'POST') {
         req.resume();
@@ -156,7 +186,7 @@ export function createHttpServer(deps: ServerDeps): Server {
         sendProblem(res, new GatewayError('CEG_BROKER_UNAVAILABLE', 'the gateway is starting: topics and schemas are not ready yet', { retriable: true }), { retryAfterS: deps.retryAfterS });
         return;
       }
-      void handleIngress(req, res, ingress, { arrivedAtMs: performance.now(), requestTimeoutMs: o.requestTimeoutMs, refusals });
+      void handleIngress(req, res, ingress, { arrivedAtMs: performance.now(), requestTimeoutMs: o.requestTimeoutMs, refusals, shutdown: drain.signal });
       return;
     }
     if (req.method === 'GET' && path === '/healthz') {
@@ -165,7 +195,7 @@ export function createHttpServer(deps: ServerDeps): Server {
     }
     if (req.method === 'GET' && path === '/readyz') {
       deps.ready().then(
-        (r) => sendJson(res, r.ready ? 200 : 503, { status: r.ready ? 'ready' : 'not ready', checks: r.checks, ...(r.durable === false ? { durable: false, warning: 'in-memory transport or registry: nothing is durable' } : {}) }),
+        (r) => sendJson(res, r.ready && !drain.draining ? 200 : 503, { status: drain.draining ? 'shutting down' : r.ready ? 'ready' : 'not ready', checks: r.checks, ...(r.durable === false ? { durable: false, warning: 'in-memory transport or registry: nothing is durable' } : {}) }),
         () => sendJson(res, 503, { status: 'not ready' }),
       );
       return;
@@ -202,7 +232,7 @@ export function createHttpServer(deps: ServerDeps): Server {
   });
 
   server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
-    refusals.count('405 CEG_METHOD_NOT_ALLOWED');
+    refusals.count('405 CEG_METHOD_NOT_ALLOWED', _req.socket.remoteAddress);
     const answer = rawProblem('CEG_METHOD_NOT_ALLOWED', 'CONNECT is not served: this is not a proxy', { allow: ['GET', 'POST'] }, { Allow: 'GET, POST' });
     if (socket.writable) socket.end(answer.text);
     else socket.destroy();
@@ -213,12 +243,12 @@ export function createHttpServer(deps: ServerDeps): Server {
     const busy = open !== undefined && open.size > 0;
     if (err.code === 'ECONNRESET' || err.code === 'EPIPE' || err.code === 'HPE_INVALID_EOF_STATE' || !socket.writable) {
       // The client hung up. A request in progress on it counts its own abort.
-      if (!busy) refusals.count('aborted');
+      if (!busy) refusals.count('aborted', (socket as { remoteAddress?: string }).remoteAddress);
       socket.destroy();
       return;
     }
     const answer = clientErrorAnswer(err);
-    refusals.count(`${answer.status} ${answer.code}`);
+    refusals.count(`${answer.status} ${answer.code}`, (socket as { remoteAddress?: string }).remoteAddress);
     const broken = busy ? [...open].find(([, req]) => !req.complete) : undefined;
     if (broken !== undefined) {
       // The fault is in the body of the request being answered (a bad chunk, say): answer it there.

@@ -84,6 +84,12 @@ export interface OutboxRelayStats {
 export interface OutboxRelay {
   readonly table: OutboxTable;
   stats(): OutboxRelayStats;
+  /**
+   * The rows still to publish, read from the table now (issue 15 `ce_gateway_outbox_backlog_rows`,
+   * `ce_gateway_outbox_oldest_row_age_seconds`): their count and the age of the oldest, seconds
+   * (0 when none). Errors: the database's (pg errors), as they come.
+   */
+  backlog(): Promise<{ readonly rows: number; readonly oldestAgeSeconds: number }>;
   /** Runs a cycle soon (as a NOTIFY would). */
   wake(): void;
   /** Stops polling and listening, lets the cycle in flight finish (≤ stopGraceMs), closes its own connections. Idempotent. */
@@ -210,6 +216,13 @@ class Relay implements OutboxRelay {
 
   stats(): OutboxRelayStats {
     return { ...this.#stats, listening: this.#listener !== undefined, lastError: this.#lastError };
+  }
+
+  async backlog(): Promise<{ readonly rows: number; readonly oldestAgeSeconds: number }> {
+    // Uses the partial index on unsent rows; cheap at scrape intervals.
+    const r = await this.#pool.query<{ n: string; age: string | null }>(`SELECT count(*)::bigint AS n, EXTRACT(EPOCH FROM now() - min(created_at))::float8 AS age FROM ${this.table.sql} WHERE sent_at IS NULL`);
+    const row = r.rows[0];
+    return { rows: Number(row?.n ?? 0), oldestAgeSeconds: Math.max(0, Number(row?.age ?? 0)) };
   }
 
   wake(): void {

@@ -9,6 +9,8 @@ import { GatewayError, errorMessage } from '../../core/errors.js';
 import type { RetryPolicy } from '../../core/retry.js';
 import { retrying } from '../../core/retrying.js';
 import type { Logger } from '../../observability/index.js';
+import { LogThrottle } from '../../observability/index.js';
+import type { GatewayMetrics } from '../../observability/metrics.js';
 import type { OutboundRecord, Position, Transport } from '../../transport/port.js';
 import { OutboundQueue } from './outbound-queue.js';
 import { BATCH_HEADER_BYTES, recordBatchBytes } from './record-size.js';
@@ -24,6 +26,8 @@ export interface RecordPublisherOptions {
    * produce calls are cut so that none exceeds it. undefined = not known (no cut by bytes).
    */
   readonly maxMessageBytes?: (topic: string) => number | undefined;
+  /** Where each produce request's duration and error code are recorded (issue 15); none = not recorded. */
+  readonly instruments?: Pick<GatewayMetrics, 'produce'>;
 }
 
 /** Counters of every outcome; exposed as metrics. */
@@ -79,6 +83,9 @@ export class RecordPublisher {
   readonly #queue: OutboundQueue<Pending>;
   readonly #closing = new AbortController();
   #drain: Promise<void> | undefined;
+  #accepting = true;
+  /** Failures come in bursts while the broker is away: one line per 30 s (the metrics count each). */
+  readonly #failureLines = new LogThrottle(30_000);
   #stats = { enqueued: 0, published: 0, failed: 0, rejected: 0, retried: 0 };
 
   /** Errors: CEG_INVALID_OPTIONS (retriable: false) when queueCapacity or maxBatch is not an integer ≥ 1. */
@@ -110,7 +117,7 @@ export class RecordPublisher {
    *   `details.fate` ({@link deliveryFate}).
    */
   send(items: readonly { topic: string; record: OutboundRecord }[], signal?: AbortSignal): Promise<Position>[] {
-    if (this.#closing.signal.aborted) throw new GatewayError('CEG_CLOSED', 'publisher is closed', { retriable: false });
+    if (!this.#accepting) throw new GatewayError('CEG_CLOSED', 'publisher is closed', { retriable: false });
     if (!this.#queue.hasRoomFor(items.length)) {
       this.#stats.rejected += items.length;
       throw new GatewayError('CEG_QUEUE_FULL', `outbound queue full (${this.#queue.capacity} records)`, { retriable: true, details: { capacity: this.#queue.capacity, fate: 'notStored' } });
@@ -198,10 +205,14 @@ export class RecordPublisher {
           group = group.filter((p) => !p.done);
           if (group.length === 0) return [];
           for (const p of group) p.inFlight = true;
+          const t0 = performance.now();
           try {
-            return await this.#transport.produce(topic, group.map((p) => p.record));
+            const positions = await this.#transport.produce(topic, group.map((p) => p.record));
+            this.#opts.instruments?.produce((performance.now() - t0) / 1000);
+            return positions;
           } catch (err) {
             const ge = asGatewayError(err, topic);
+            this.#opts.instruments?.produce((performance.now() - t0) / 1000, ge.code);
             if (!appendedNothing(ge)) for (const p of group) p.maybeWritten = true;
             for (const p of group) p.inFlight = false;
             throw ge;
@@ -213,7 +224,8 @@ export class RecordPublisher {
           onRetry: ({ attempt, error }) => {
             lastError = error as GatewayError;
             this.#stats.retried += group.length;
-            this.#log.warn({ topic, records: group.length, attempt, code: lastError.code, err: lastError.message }, 'publish failed, retrying');
+            // debug: the transport logs a broker outage once; every retry is counted (ce_gateway_publish_retried_total).
+            this.#log.debug({ topic, records: group.length, attempt, code: lastError.code, err: lastError.message }, 'publish failed, retrying');
           },
         },
       );
@@ -232,7 +244,7 @@ export class RecordPublisher {
         await this.#produceWithRetry(topic, group.slice(half));
         return;
       }
-      this.#log.warn({ topic, records: group.length, code: ge.code, err: ge.message }, 'publish failed');
+      this.#failureLines.run((repeated) => this.#log.warn({ topic, records: group.length, code: ge.code, err: ge.message, repeated }, 'publish failed (later failures within 30 s are counted in `repeated` of the next line)'));
       this.#stats.failed += group.length;
       const named = this.#namedLimit(ge, topic, group);
       for (const p of group) {
@@ -260,8 +272,20 @@ export class RecordPublisher {
     });
   }
 
-  /** Stops taking records, lets the record batch in flight finish, fails what is still queued (CEG_CLOSED). */
-  async close(): Promise<void> {
+  /**
+   * Stops taking records (send() throws CEG_CLOSED), sends what is queued for up to `drainMs`
+   * (default 0: only the record batch in flight finishes), then fails what is still queued
+   * (CEG_CLOSED, with its fate). Issue 15: a draining shutdown lets queued produces finish.
+   */
+  async close(drainMs = 0): Promise<void> {
+    this.#accepting = false;
+    const until = performance.now() + drainMs;
+    while ((this.#queue.size > 0 || this.#drain !== undefined) && performance.now() < until) {
+      const left = until - performance.now();
+      let t: NodeJS.Timeout | undefined;
+      await Promise.race([...(this.#drain === undefined ? [] : [this.#drain]), new Promise<void>((r) => (t = setTimeout(r, Math.max(1, Math.min(left, 50)))))]);
+      clearTimeout(t);
+    }
     this.#closing.abort(new GatewayError('CEG_CLOSED', 'publisher closed', { retriable: false }));
     await this.#drain;
     const left = this.#queue.takeUpTo(this.#queue.size).filter((p) => !p.done);

@@ -25,6 +25,8 @@ import type { EnvelopeLimits } from '../../envelope/index.js';
 import type { Envelope } from '../../envelope/types.js';
 import type { EventOf, KindArg } from '../../catalog/kinds.js';
 import type { Logger } from '../../observability/index.js';
+import type { GatewayMetrics } from '../../observability/metrics.js';
+import type { Tracing } from '../../observability/tracing.js';
 import type { Consumption, OutboundRecord, TopicSpec, RecordContext, RecordDecision, StartFrom, Transport, TransportRecord } from '../../transport/port.js';
 import { RECORD_DONE, redeliverAfter } from '../../transport/port.js';
 import { DEAD_LETTER_HEADERS, deadLetterHeaders, identifyingHeaders, originalHeaders, parseRedriveMeta, parseRetryMeta, redriveMetaProblem, retryHeaders, retryMetaProblem } from './failure-headers.js';
@@ -123,6 +125,13 @@ export interface SubscribeOptions<K extends string = string> {
   readonly maxAgeMs?: number;
   /** Partitions this member delivers at once (each still one record at a time); default the transport's. */
   readonly partitionsConcurrently?: number;
+  /** Where each handler call's duration is recorded (`ce_gateway_delivery_duration_seconds`, issue 15); the gateway passes its own. */
+  readonly instruments?: Pick<GatewayMetrics, 'delivery'>;
+  /**
+   * Consumer spans ("process <topic>", child of the event's `traceparent`; the handler runs in the
+   * span's context, so its calls and publishes continue the trace). Default: off.
+   */
+  readonly tracing?: Tracing;
 }
 
 export interface SubscriptionStats {
@@ -413,9 +422,30 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
     // 4, 6. The handler, in the event's context.
     const tried = attempts.get(record);
     const attempt = (tried?.attempt ?? meta?.attempt ?? 0) + 1;
-    const out: Outcome = await withHandlerTimeout(handlerTimeoutMs, signal, (callSignal) =>
-      invokeInContext(event, () => o.handler(event, { subscription: o.subscription, ...origin, attempt, record, signal: callSignal })),
-    );
+    const t0 = performance.now();
+    const span = o.tracing?.start(`process ${origin.topic}`, 'consumer', typeof event.attributes.traceparent === 'string' ? event.attributes.traceparent : undefined, {
+      'messaging.system': 'kafka',
+      'messaging.operation.type': 'process',
+      'messaging.operation.name': 'process',
+      'messaging.destination.name': origin.topic,
+      'messaging.destination.partition.id': String(origin.partition),
+      'messaging.consumer.group.name': o.subscription,
+      'messaging.message.id': event.attributes.id,
+      'messaging.kafka.offset': Number(origin.offset),
+      'cloudevents.event_type': event.attributes.type,
+      ...(record.key === null ? {} : { 'messaging.kafka.message.key': new TextDecoder().decode(record.key) }),
+    });
+    let out: Outcome;
+    try {
+      out = await withHandlerTimeout(handlerTimeoutMs, signal, (callSignal) =>
+        invokeInContext(event, () => o.handler(event, { subscription: o.subscription, ...origin, attempt, record, signal: callSignal }), span?.traceparent),
+      );
+    } catch (err) {
+      span?.end(err);
+      throw err;
+    }
+    o.instruments?.delivery(o.subscription, (performance.now() - t0) / 1000);
+    span?.end(out.kind === 'ack' || out.kind === 'duplicate' ? undefined : out.reason);
     // 7. Outcome.
     if (out.kind === 'ack' || out.kind === 'duplicate') {
       if (out.kind === 'ack') {

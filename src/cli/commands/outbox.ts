@@ -4,7 +4,9 @@ import { createGateway } from '../../app/index.js';
 import { ensureOutboxSchema, startOutboxRelay } from '../../bus/outbox/index.js';
 import { GatewayError } from '../../core/errors.js';
 import type { Config } from '../../config/index.js';
-import { onSignals, setup } from '../context.js';
+import { EXIT_USAGE, onSignals, setup } from '../context.js';
+import { createOpsServer } from '../../http/ops-server.js';
+import { errorMessage } from '../../core/errors.js';
 
 function outboxDatabase(config: Config): string {
   const url = config.outbox.databaseUrl;
@@ -34,7 +36,7 @@ export function registerOutboxCommand(program: Command): void {
     });
   outbox
     .command('relay')
-    .description('publish committed outbox rows in order per partition key; wakes on LISTEN/NOTIFY and polls')
+    .description('publish committed outbox rows in order per partition key; wakes on LISTEN/NOTIFY and polls; serves /metrics and /healthz on HOST:PORT')
     .action(async () => {
       const { config, log } = setup(program);
       const gw = createGateway(config, log);
@@ -48,9 +50,36 @@ export function registerOutboxCommand(program: Command): void {
         log: log.child({ component: 'outbox-relay' }),
         name: config.instance,
       });
-      log.info({ table: relay.table.name }, 'outbox relay running');
+      // Its own /metrics and /healthz (issue 15): the backlog is read from the table at scrape time.
+      const removeSource = gw.metrics.addSource({
+        ready: () => true,
+        outbox: async () => {
+          const b = await relay.backlog();
+          return { backlogRows: b.rows, oldestRowAgeSeconds: b.oldestAgeSeconds };
+        },
+      });
+      const ops = createOpsServer({
+        metrics: () => gw.metrics.render(),
+        // Liveness: a broker or database outage is waited out, never a reason to restart the relay.
+        healthy: () => {
+          const st = relay.stats();
+          return { ok: true, details: { consecutiveFailures: st.consecutiveFailures, published: st.published, listening: st.listening, ...(st.lastError === undefined ? {} : { lastError: st.lastError.code ?? st.lastError.message.slice(0, 200) }) } };
+        },
+      });
+      await new Promise<void>((resolve) => {
+        ops.once('error', (err) => {
+          process.stderr.write(`ce-gateway: outbox relay cannot serve /metrics on ${config.http.host}:${config.http.port}: ${errorMessage(err)} (set PORT)\n`);
+          process.exit(EXIT_USAGE);
+        });
+        ops.listen(config.http.port, config.http.host, resolve);
+      });
+      const addr = ops.address();
+      log.info({ table: relay.table.name, metrics: typeof addr === 'object' && addr !== null ? `http://${config.http.host}:${addr.port}/metrics` : undefined }, 'outbox relay running');
       onSignals(async () => {
+        ops.close();
+        ops.closeAllConnections();
         await relay.stop();
+        removeSource();
         await gw.close();
       }, log, config.shutdownTimeoutMs);
     });

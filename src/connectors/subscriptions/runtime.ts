@@ -4,6 +4,7 @@
  * gives each one its sink. The reconciler (bus/subscriptions) starts, updates and stops them.
  * Spec: issue 8 ("the shell-hook and file-drop connectors become sink types of the same resource").
  */
+import type { Tracing } from '../../observability/index.js';
 import { GatewayError } from '../../core/errors.js';
 import type { EventCodec } from '../../codec/event/index.js';
 import type { RunSpec, RunningSink, SinkContext, SinkFactory, StoredSubscription, OpenedSecrets, SubscriptionView } from '../../bus/subscriptions/index.js';
@@ -76,6 +77,8 @@ export interface SinkFactoryDeps {
   readonly origin: string;
   readonly codec?: EventCodec;
   readonly lookup?: Lookup;
+  /** Client spans of webhook calls (issue 15 "Tracing"); default off. */
+  readonly tracing?: () => Tracing;
 }
 
 /** The sink of each runtime subscription. */
@@ -85,7 +88,7 @@ export function runtimeSinkFactory(deps: SinkFactoryDeps): SinkFactory<RuntimeSu
     const delivery = d.delivery;
     switch (delivery.mode) {
       case 'push': {
-        const sink = createWebhookSink(delivery.push, { log, allow: deps.allow, origin: deps.origin, ctx, ...(deps.codec === undefined ? {} : { codec: deps.codec }), ...(deps.lookup === undefined ? {} : { lookup: deps.lookup }) });
+        const sink = createWebhookSink(delivery.push, { log, allow: deps.allow, origin: deps.origin, ctx, ...(deps.codec === undefined ? {} : { codec: deps.codec }), ...(deps.lookup === undefined ? {} : { lookup: deps.lookup }), ...(deps.tracing === undefined ? {} : { tracing: deps.tracing }) });
         return {
           handler: sink.handler,
           update: (next) => {

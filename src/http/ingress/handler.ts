@@ -18,6 +18,10 @@ import { BatchViolationsError, parseHttpRequest, toProblem } from '../../codec/h
 import type { ParsedHttpRequest } from '../../codec/http/index.js';
 import type { EnvelopeLimits, Violation } from '../../envelope/index.js';
 import type { Logger } from '../../observability/index.js';
+import { LogThrottle, validTraceparent } from '../../observability/index.js';
+import type { ActiveSpan, Tracing } from '../../observability/index.js';
+import type { GatewayMetrics } from '../../observability/metrics.js';
+import { recordBatchBytes } from '../../bus/publisher/index.js';
 import type { Position } from '../../transport/port.js';
 import { checkBodyFraming, readBody } from '../body.js';
 import type { RefusalLog } from '../refusals.js';
@@ -46,6 +50,10 @@ export interface IngressDeps {
   readonly publisher: RecordPublisher;
   readonly log: Logger;
   readonly options: IngressOptions;
+  /** Where events are counted by kind and outcome (issue 15); none = not counted. */
+  readonly instruments?: Pick<GatewayMetrics, 'ingressEvents'>;
+  /** Producer spans per event (issue 15 "Tracing"); none or off = no spans (the traceparent still flows). */
+  readonly tracing?: () => Tracing;
 }
 
 /** What the server knows of the request besides itself. */
@@ -55,6 +63,8 @@ export interface RequestContext {
   /** Time to receive the whole request, ms (then 408). */
   readonly requestTimeoutMs: number;
   readonly refusals?: RefusalLog;
+  /** Aborted when the gateway is shutting down and requests must answer now (503 with each event's fate). */
+  readonly shutdown?: AbortSignal;
 }
 
 type Settled = { readonly ok: true; readonly position: Position } | { readonly ok: false; readonly error: GatewayError } | undefined;
@@ -83,8 +93,11 @@ function isClientAbort(err: unknown): boolean {
 /** Handles one `POST /events`; never rejects (every failure becomes a problem+json answer). */
 export async function handleIngress(req: IncomingMessage, res: ServerResponse, deps: IngressDeps, ctx: RequestContext = { arrivedAtMs: performance.now(), requestTimeoutMs: 30_000 }): Promise<void> {
   const { options: o } = deps;
+  // Read now: once the client hangs up, the socket no longer knows its peer.
+  const partner = req.socket.remoteAddress;
   const deadlineAt = ctx.arrivedAtMs + o.ackTimeoutMs;
   let prepared: PreparedEvent[] = [];
+  let parsedEvents: readonly ({ readonly attributes: { readonly type?: unknown } } | undefined)[] = [];
   try {
     const encoding = checkBodyFraming(req, o.maxBodyBytes);
     const body = await readBody(req, o.maxBodyBytes, { timeoutMs: ctx.arrivedAtMs + ctx.requestTimeoutMs - performance.now(), ...(encoding === undefined ? {} : { encoding }) });
@@ -99,21 +112,24 @@ export async function handleIngress(req: IncomingMessage, res: ServerResponse, d
       parsed = { mode: 'batch', events: err.partial };
       earlier = ((err.details.violations ?? []) as Violation[]).map((v) => ({ ...v, code: v.code ?? err.code }));
     }
+    parsedEvents = parsed.events;
     const batch = parsed.mode === 'batch';
-    prepared = prepareEvents(parsed.events, deps.codec, { dataschemaBase: o.dataschemaBase, limits: o.limits, maxMessageBytes: o.maxMessageBytes }, batch, earlier);
+    const traceparent = validTraceparent(req.headers.traceparent);
+    prepared = prepareEvents(parsed.events, deps.codec, { dataschemaBase: o.dataschemaBase, limits: o.limits, maxMessageBytes: o.maxMessageBytes, ...(traceparent === undefined ? {} : { traceparent }) }, batch, earlier);
     if (prepared.length === 0) {
       sendJson(res, 202, { events: [] });
       return;
     }
-    await publish(res, deps, prepared, batch, deadlineAt);
+    await publish(res, deps, prepared, batch, deadlineAt, ctx.shutdown);
   } catch (err) {
     if (res.headersSent) return; // answered already (the server answered a broken body itself)
     if (isClientAbort(err)) {
-      ctx.refusals?.count('aborted');
+      ctx.refusals?.count('aborted', partner);
       return;
     }
     if (!(err instanceof GatewayError)) deps.log.error({ err }, 'ingress: unexpected failure');
-    else if (!err.retriable) ctx.refusals?.count(`${toProblem(err).status} ${err.code}`);
+    else if (!err.retriable) ctx.refusals?.count(`${toProblem(err).status} ${err.code}`, partner);
+    countRefused(deps, prepared.length > 0 ? prepared.map((p) => p.kind) : parsedEvents.map((e) => kindName(deps, e?.attributes.type)), err instanceof GatewayError && err.retriable ? 'failed' : 'refused');
     // Refused before the body was read whole: the rest of it must not be parsed as a next request.
     const close = !req.complete;
     if (close) req.resume();
@@ -123,24 +139,96 @@ export async function handleIngress(req: IncomingMessage, res: ServerResponse, d
   }
 }
 
+/** The `kind` label of an event's `type`: the kind's business name, or `unknown` (bounded: never the partner's text). */
+function kindName(deps: IngressDeps, type: unknown): string {
+  return typeof type === 'string' ? (deps.codec.catalog.byEventId(type)?.name ?? 'unknown') : 'unknown';
+}
+
+function countRefused(deps: IngressDeps, kinds: readonly string[], outcome: 'refused' | 'failed'): void {
+  if (deps.instruments === undefined) return;
+  const n = new Map<string, number>();
+  for (const k of kinds.length === 0 ? ['unknown'] : kinds) n.set(k, (n.get(k) ?? 0) + 1);
+  for (const [k, c] of n) deps.instruments.ingressEvents(k, outcome, c);
+}
+
 function listed<T extends { index: number }>(xs: readonly T[], batch: boolean): (T | Omit<T, 'index'>)[] {
   return batch ? [...xs] : xs.map(({ index: _i, ...e }) => e);
 }
 
+/** The header of the event's `traceparent` in a record (CloudEvents Kafka binding, binary mode). */
+const TRACEPARENT_HEADER = 'ce_traceparent';
+
+/**
+ * One producer span per event when tracing is on ("send <topic>", messaging semantic conventions),
+ * child of the event's traceparent (the partner's, or the request's `traceparent` header).
+ */
+function producerSpans(deps: IngressDeps, prepared: readonly PreparedEvent[]): (ActiveSpan | undefined)[] {
+  const tracing = deps.tracing?.();
+  if (tracing?.enabled !== true) return [];
+  return prepared.map((p) => {
+    const h = p.record.headers.find(([n]) => n === TRACEPARENT_HEADER);
+    const parent = h === undefined ? undefined : Buffer.from(h[1]).toString('latin1');
+    return tracing.start(`send ${p.topic}`, 'producer', parent, {
+      'messaging.system': 'kafka',
+      'messaging.operation.type': 'send',
+      'messaging.operation.name': 'send',
+      'messaging.destination.name': p.topic,
+      'messaging.message.id': p.id,
+      ...(p.record.key === null ? {} : { 'messaging.kafka.message.key': Buffer.from(p.record.key).toString('utf8') }),
+    });
+  });
+}
+
+/** The record with its `ce_traceparent` set to `traceparent` (same length: the size bounds still hold). */
+function withTraceparent(record: PreparedEvent['record'], traceparent: string): PreparedEvent['record'] {
+  const value = new TextEncoder().encode(traceparent);
+  const headers = record.headers.some(([n]) => n === TRACEPARENT_HEADER) ? record.headers.map((h) => (h[0] === TRACEPARENT_HEADER ? ([TRACEPARENT_HEADER, value] as const) : h)) : [...record.headers, [TRACEPARENT_HEADER, value] as const];
+  return { ...record, headers };
+}
+
+/** One line per 30 s at most for requests the broker did not confirm (they come in bursts during an outage). */
+const unconfirmedLines = new LogThrottle(30_000);
+
+/** Counts stored events (`accepted`, with their record bytes) and the others (`failed`) per kind. */
+function countAccepted(deps: IngressDeps, prepared: readonly PreparedEvent[], settled: readonly Settled[]): void {
+  const m = deps.instruments;
+  if (m === undefined) return;
+  const per = new Map<string, { ok: number; bytes: number; failed: number }>();
+  prepared.forEach((p, i) => {
+    let c = per.get(p.kind);
+    if (c === undefined) per.set(p.kind, (c = { ok: 0, bytes: 0, failed: 0 }));
+    if (settled[i]?.ok === true) {
+      c.ok++;
+      c.bytes += recordBatchBytes(p.record);
+    } else c.failed++;
+  });
+  for (const [kind, c] of per) {
+    m.ingressEvents(kind, 'accepted', c.ok, c.bytes);
+    m.ingressEvents(kind, 'failed', c.failed);
+  }
+}
+
 /** Hands the records to the publisher and answers when all are confirmed or the deadline passes. */
-async function publish(res: ServerResponse, deps: IngressDeps, prepared: readonly PreparedEvent[], batch: boolean, deadlineAt: number): Promise<void> {
+async function publish(res: ServerResponse, deps: IngressDeps, prepared: readonly PreparedEvent[], batch: boolean, deadlineAt: number, shutdown?: AbortSignal): Promise<void> {
   const o = deps.options;
   const remaining = deadlineAt - performance.now();
   if (remaining <= 0) {
     // Body and validation used the whole deadline: nothing is sent, so nothing is stored.
     const err = new GatewayError('CEG_DELIVERY_TIMEOUT', `the request took its whole deadline (${o.ackTimeoutMs} ms) before the events could be sent; nothing was produced, retry the request`, { retriable: true });
+    countRefused(deps, prepared.map((p) => p.kind), 'failed');
     sendProblem(res, err, { retryAfterS: o.retryAfterS, extra: { stored: [], notStored: listed(prepared.map((p) => ({ index: p.index, id: p.id })), batch), unconfirmed: [] } });
     return;
   }
   const deadline = new AbortController();
   const expired = new Promise<true>((resolve) => deadline.signal.addEventListener('abort', () => resolve(true), { once: true }));
   const timer = setTimeout(() => deadline.abort(new GatewayError('CEG_DELIVERY_TIMEOUT', 'deadline', { retriable: true })), remaining);
-  const pending = deps.publisher.send(prepared.map((p) => ({ topic: p.topic, record: p.record })), deadline.signal);
+  // A shutdown past its grace period ends the wait as the deadline would: the answer lists each event's fate.
+  const onShutdown = (): void => deadline.abort(new GatewayError('CEG_CLOSED', 'shutting down', { retriable: true }));
+  if (shutdown?.aborted === true) onShutdown();
+  else shutdown?.addEventListener('abort', onShutdown, { once: true });
+  const spans = producerSpans(deps, prepared);
+  const pending = deps.publisher.send(prepared.map((p, i) => ({ topic: p.topic, record: spans[i] === undefined ? p.record : withTraceparent(p.record, spans[i].traceparent) })), deadline.signal);
+  pending.forEach((p, i) => void p.then((pos) => { spans[i]?.set({ 'messaging.destination.partition.id': String(pos.partition), 'messaging.kafka.offset': Number(pos.offset) }); spans[i]?.end(); }, (err: unknown) => spans[i]?.end(err)));
   const settled: Settled[] = new Array<Settled>(pending.length);
   const all = Promise.all(
     pending.map((p, i) =>
@@ -152,6 +240,7 @@ async function publish(res: ServerResponse, deps: IngressDeps, prepared: readonl
   );
   const timedOut = await Promise.race([all.then(() => false), expired]);
   clearTimeout(timer);
+  shutdown?.removeEventListener('abort', onShutdown);
   if (timedOut) {
     deadline.abort(); // idempotent; withdrawals settle their promises synchronously
     await new Promise<void>((r) => setImmediate(r));
@@ -161,6 +250,7 @@ async function publish(res: ServerResponse, deps: IngressDeps, prepared: readonl
     const s = settled[i];
     return s?.ok ? [{ index: p.index, id: p.id, topic: s.position.topic, partition: s.position.partition, offset: s.position.offset.toString() }] : [];
   });
+  countAccepted(deps, prepared, settled);
   if (!timedOut && stored.length === prepared.length) {
     sendJson(res, 202, { events: stored.map(({ index: _i, ...e }) => e) });
     return;
@@ -174,7 +264,7 @@ async function publish(res: ServerResponse, deps: IngressDeps, prepared: readonl
   });
   // The broker's own refusal names the cause; a deadline is only the cause when nothing else is known.
   const failure = settled.find((s): s is { ok: false; error: GatewayError } => s !== undefined && !s.ok && s.error.code !== 'CEG_DELIVERY_TIMEOUT')?.error;
-  deps.log.warn({ timedOut, stored: stored.length, notStored: notStored.length, unconfirmed: unconfirmed.length, code: failure?.code }, 'ingress: broker did not confirm every event');
+  unconfirmedLines.run((repeated) => deps.log.warn({ timedOut, stored: stored.length, notStored: notStored.length, unconfirmed: unconfirmed.length, code: failure?.code, repeated }, 'ingress: broker did not confirm every event (later requests within 30 s are counted in `repeated` of the next line)'));
   const err =
     failure === undefined
       ? new GatewayError(

@@ -28,6 +28,8 @@ export interface PreparedEvent {
   readonly index: number;
   readonly id: string;
   readonly topic: string;
+  /** The event kind's business name (the `kind` label of the ingress metrics). */
+  readonly kind: string;
   readonly record: OutboundRecord;
 }
 
@@ -38,6 +40,11 @@ export interface PrepareOptions {
   readonly limits?: EnvelopeLimits;
   /** The largest record batch a topic takes (Kafka `max.message.bytes`, read at start-up), bytes; undefined = not known. */
   readonly maxMessageBytes?: (topic: string) => number | undefined;
+  /**
+   * The request's W3C `traceparent` header, validated: an event without a `traceparent` attribute
+   * gets it, so the trace flows from the HTTP request into the Kafka headers (issue 15 "Tracing").
+   */
+  readonly traceparent?: string;
 }
 
 /** Longest attribute name accepted, characters (CloudEvents recommends ≤ 20; longer ones are allowed). */
@@ -58,8 +65,9 @@ export const MAX_ATTRIBUTE_BYTES = 4096;
 export function prepareEvents(events: readonly (Envelope | undefined)[], codec: EventCodec, opts: PrepareOptions, batch: boolean, earlier: readonly Violation[] = []): PreparedEvent[] {
   const violations: Violation[] = [...earlier];
   const out: PreparedEvent[] = [];
-  events.forEach((env, index) => {
-    if (env === undefined) return;
+  events.forEach((given, index) => {
+    if (given === undefined) return;
+    const env = opts.traceparent !== undefined && given.attributes.traceparent === undefined ? { ...given, attributes: { ...given.attributes, traceparent: opts.traceparent } } : given;
     const problems: Violation[] = [];
     const prepared = prepareOne(env, codec, opts, problems);
     for (const p of problems) violations.push(batch ? { ...p, index } : p);
@@ -149,7 +157,7 @@ function prepareOne(env: Envelope, codec: EventCodec, opts: PrepareOptions, prob
     problems.push({ field: '/data', reason: `the record would take ${bytes} bytes; topic ${event.topic} takes at most ${max} (max.message.bytes)`, code: 'CEG_PAYLOAD_TOO_LARGE' });
     return undefined;
   }
-  return { id: a.id, topic: event.topic, record: event.record };
+  return { id: a.id, topic: event.topic, kind: binding.kind.name, record: event.record };
 }
 
 /**

@@ -17,6 +17,7 @@ import { OffsetCommitter } from './commit-offsets.js';
 import { fromKafkaError } from './errors.js';
 import { toKafkaHeaders } from './headers.js';
 import { kafkaLogCreator, toKafkaLogLevel } from './logging.js';
+import { BrokerOutage } from './outage.js';
 import type { KafkaTransportInput, KafkaTransportOptions } from './options.js';
 import { resolveKafkaTransportOptions } from './options.js';
 
@@ -25,6 +26,12 @@ const TOPIC_RESOURCE = 2 as ConfigResourceTypes;
 
 const tpKey = (topic: string, partition: number): string => `${topic}\u0000${partition}`;
 const buf = (b: Uint8Array | null): Buffer | null => (b === null ? null : Buffer.from(b.buffer, b.byteOffset, b.byteLength));
+/**
+ * A request the broker has not answered for this long, ms, starts an outage in the log (a paused
+ * or partitioned broker refuses nothing: requests just hang). Also the health check's own deadline.
+ */
+export const BROKER_STALL_MS = 5_000;
+
 /** Group states in which no member is joined (kafkajs / Kafka DescribeGroups). */
 const IDLE_GROUP_STATES = new Set(['Empty', 'Dead']);
 
@@ -59,9 +66,12 @@ class KafkaTransport implements Transport {
   #connecting: Promise<{ admin: Admin; producer: Producer }> | undefined;
   #closed = false;
   readonly #committer: OffsetCommitter;
+  /** One per transport: every client of it (admin, producer, consumers) reports to it. */
+  readonly #outage: BrokerOutage;
 
   constructor(opts: KafkaTransportOptions) {
     this.#opts = opts;
+    this.#outage = new BrokerOutage(opts.logger, { base: { transport: 'kafka', clientId: opts.clientId, brokers: opts.brokers.join(',') }, probe: () => this.#probe() });
     this.#kafka = new Kafka({
       clientId: opts.clientId,
       brokers: [...opts.brokers],
@@ -71,7 +81,7 @@ class KafkaTransport implements Transport {
       ...(opts.sasl === undefined ? {} : { sasl: { ...opts.sasl } as SASLOptions }),
       retry: { retries: opts.retries, initialRetryTime: opts.initialRetryTimeMs, maxRetryTime: opts.maxRetryTimeMs },
       logLevel: toKafkaLogLevel(opts.logLevel),
-      logCreator: kafkaLogCreator(opts.logger, { transport: 'kafka', clientId: opts.clientId }),
+      logCreator: kafkaLogCreator(opts.logger, { transport: 'kafka', clientId: opts.clientId }, this.#outage),
     });
     this.#committer = new OffsetCommitter(this.#kafka);
   }
@@ -137,6 +147,9 @@ class KafkaTransport implements Transport {
     // Aborted while we looked up metadata: nothing has been sent yet.
     if (isAborted(signal)) throw abortedProduce(topic, false, signal?.reason);
     const send = producer.send({ topic, acks: -1, timeout: this.#opts.ackTimeoutMs, compression: CompressionTypes.None, messages });
+    const stall = setTimeout(() => this.#outage.failed(`a produce request to ${topic} has had no answer for ${BROKER_STALL_MS} ms`), BROKER_STALL_MS);
+    const settled = (): void => clearTimeout(stall);
+    send.then(settled, settled);
     let metadata;
     try {
       metadata = await raceAbort(send, signal, () => abortedProduce(topic, true, signal?.reason));
@@ -152,8 +165,10 @@ class KafkaTransport implements Transport {
       }
       const mapped = fromKafkaError(err, { operation: 'produce', topic, records: records.length });
       if (mapped.code === 'CEG_INVALID_NAME') this.#partitionCounts.delete(topic);
+      if (mapped.code === 'CEG_BROKER_UNAVAILABLE') this.#outage.failed(`produce: ${mapped.message}`);
       throw mapped;
     }
+    this.#outage.ok();
     return positionsInOrder(topic, messages, metadata);
   }
 
@@ -271,10 +286,26 @@ class KafkaTransport implements Transport {
     if (this.#closed) return false;
     try {
       const { admin } = await this.#ready();
-      await withTimeout(admin.describeCluster(), this.#opts.requestTimeoutMs);
+      await withTimeout(admin.describeCluster(), Math.min(this.#opts.requestTimeoutMs, BROKER_STALL_MS));
+      this.#outage.ok();
       return true;
     } catch (err) {
-      this.#opts.logger.warn({ transport: 'kafka', err: errorMessage(err) }, 'kafka health check failed');
+      // One line per outage, not one per readiness probe.
+      if (this.#outage.down) this.#outage.suppress();
+      else this.#outage.failed(`health check: ${errorMessage(err)}`);
+      this.#opts.logger.debug({ transport: 'kafka', err: errorMessage(err) }, 'kafka health check failed');
+      return false;
+    }
+  }
+
+  /** The outage's probe: one admin request; true when the broker answered. */
+  async #probe(): Promise<boolean> {
+    if (this.#closed) return false;
+    try {
+      const { admin } = await this.#ready();
+      await withTimeout(admin.describeCluster(), Math.min(this.#opts.requestTimeoutMs, BROKER_STALL_MS));
+      return true;
+    } catch {
       return false;
     }
   }
@@ -282,6 +313,7 @@ class KafkaTransport implements Transport {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#outage.close();
     await Promise.allSettled([...this.#consumptions].map((c) => c.stop()));
     const connecting = this.#connecting;
     this.#connecting = undefined;
@@ -398,7 +430,7 @@ class KafkaTransport implements Transport {
       ...(o.sasl === undefined ? {} : { sasl: { ...o.sasl } as SASLOptions }),
       retry: { retries: o.retries, initialRetryTime: o.initialRetryTimeMs, maxRetryTime: o.maxRetryTimeMs },
       logLevel: toKafkaLogLevel(o.logLevel),
-      logCreator: kafkaLogCreator(o.logger, { transport: 'kafka', clientId: o.clientId, consumer: suffix }),
+      logCreator: kafkaLogCreator(o.logger, { transport: 'kafka', clientId: o.clientId, consumer: suffix }, this.#outage),
     });
   }
 }

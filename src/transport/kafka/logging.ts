@@ -1,5 +1,7 @@
 import { logLevel } from './kafkajs.js';
 import type { LogEntry, logCreator } from 'kafkajs';
+import type { BrokerOutage } from './outage.js';
+import { isConnectionTrouble } from './outage.js';
 
 /** The logger shape the transport writes to; pino's `Logger` satisfies it. */
 export interface TransportLogger {
@@ -34,7 +36,11 @@ export function toKafkaLogLevel(level: KafkaLogLevel): logLevel {
  * kafkajs warnings about choices made on purpose, logged at debug instead: bounded producer
  * retries (a send must fail rather than hang; consumers dedup by source+id).
  */
-const DEMOTED = new Set(['Limiting retries for the idempotent producer may invalidate EoS guarantees']);
+const DEMOTED = new Set([
+  'Limiting retries for the idempotent producer may invalidate EoS guarantees',
+  // The answer to a request that timed out (a paused broker resuming): the request was already failed and retried.
+  'Response without match',
+]);
 
 /**
  * kafkajs logs every error response of the protocol at error level from its Connection layer —
@@ -47,6 +53,8 @@ function demote(entry: LogEntry): logLevel {
   if (DEMOTED.has(message)) return logLevel.DEBUG;
   if (entry.namespace === 'Connection' && message.startsWith('Response ')) return logLevel.DEBUG;
   if (entry.level === logLevel.WARN && message === 'The group is rebalancing, re-joining') return logLevel.INFO;
+  // After an outage longer than the session timeout the member rejoins under a new id: routine.
+  if (message === 'The coordinator is not aware of this member, re-joining the group') return logLevel.INFO;
   return entry.level;
 }
 
@@ -54,11 +62,19 @@ function demote(entry: LogEntry): logLevel {
  * Routes kafkajs's log entries to `logger`, one call per entry: `(obj, msg)` with the entry's
  * fields plus `kafkajs: <namespace>` and `base` (e.g. clientId). kafkajs filters by its own
  * `logLevel` before calling this, so entries above the configured level cost nothing.
+ * With `outage`: a warn or error entry saying the broker cannot be reached starts (or continues)
+ * the outage, which logs once; while it lasts every warn/error entry of kafkajs goes to debug
+ * (issue 15: a broker outage is logged once when it starts and once when it ends).
  */
-export function kafkaLogCreator(logger: TransportLogger, base: Readonly<Record<string, unknown>>): logCreator {
+export function kafkaLogCreator(logger: TransportLogger, base: Readonly<Record<string, unknown>>, outage?: BrokerOutage): logCreator {
   return () => (entry: LogEntry) => {
-    const level = demote(entry);
+    let level = demote(entry);
     const { message, timestamp: _timestamp, logger: _name, ...extra } = entry.log as Record<string, unknown> & { message: string };
+    if (outage !== undefined && (level === logLevel.ERROR || level === logLevel.WARN)) {
+      if (outage.down) outage.suppress();
+      else if (isConnectionTrouble(message, extra)) outage.failed(message);
+      if (outage.down) level = logLevel.DEBUG;
+    }
     const obj: Record<string, unknown> = { ...base, kafkajs: entry.namespace, ...extra };
     switch (level) {
       case logLevel.ERROR: logger.error(obj, message); return;

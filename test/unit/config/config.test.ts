@@ -29,7 +29,7 @@ describe('loadConfig: defaults', () => {
     expect(c.ingress.limits).toEqual(DEFAULT_ENVELOPE_LIMITS); // ingress and the consumer side count alike by default
     expect(c.publishQueueCapacity).toBe(10_000);
     expect(c.readinessTimeoutMs).toBe(2000);
-    expect(c.shutdownTimeoutMs).toBe(25_000);
+    expect(c.shutdownTimeoutMs).toBe(10_000);
   });
 
   it('treats an empty variable as unset', () => {
@@ -143,8 +143,8 @@ describe('loadConfig: invalid variables', () => {
   it('SASL needs username and password; registry credentials go together', () => {
     const err = caught(() => loadConfig({ KAFKA_BROKERS: 'k:1', KAFKA_SASL_MECHANISM: 'plain', KAFKA_SASL_USERNAME: 'u', SCHEMA_REGISTRY_URL: 'http://r', SCHEMA_REGISTRY_USERNAME: 'ru' }));
     expect(err.details.problems).toEqual([
-      'KAFKA_SASL_MECHANISM needs KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD',
-      'SCHEMA_REGISTRY_USERNAME and SCHEMA_REGISTRY_PASSWORD go together',
+      'KAFKA_SASL_MECHANISM: needs KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD',
+      'SCHEMA_REGISTRY_USERNAME: goes together with SCHEMA_REGISTRY_PASSWORD: set both or neither',
     ]);
   });
 
@@ -152,7 +152,7 @@ describe('loadConfig: invalid variables', () => {
     const err = caught(() => loadConfig({ PORT: 'x', KAFKA_SASL_MECHANISM: 'plain' }));
     const problems = err.details.problems as string[];
     expect(problems.some((p) => p.startsWith('PORT:'))).toBe(true);
-    expect(problems).toContain('KAFKA_SASL_MECHANISM needs KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD');
+    expect(problems).toContain('KAFKA_SASL_MECHANISM: needs KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD');
   });
 });
 
@@ -247,5 +247,14 @@ describe('CONFIG_KEYS: every variable the gateway reads (deployment files are ch
   it('SHUTDOWN_TIMEOUT_MS is a positive integer', () => {
     expect(loadConfig({ SHUTDOWN_TIMEOUT_MS: '40000' }).shutdownTimeoutMs).toBe(40_000);
     expect(() => loadConfig({ SHUTDOWN_TIMEOUT_MS: '0' })).toThrow(/SHUTDOWN_TIMEOUT_MS/);
+  });
+});
+
+describe('tracing (issue 15): OpenTelemetry\'s own variables', () => {
+  it('is off by default; the traces URL as given, or the base URL + /v1/traces', () => {
+    expect(loadConfig({}).tracing).toBeUndefined();
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' }).tracing).toEqual({ endpoint: 'http://collector:4318/v1/traces' });
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://b/x' }).tracing).toEqual({ endpoint: 'https://b/x' });
+    expect((caught(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })) as Error).message).toMatch(/OTEL_EXPORTER_OTLP_ENDPOINT: /);
   });
 });

@@ -11,10 +11,11 @@ import { runHandling } from '../../correlation/index.js';
 import { ack, deadLetter, retry } from '../outcome.js';
 import type { Outcome } from '../outcome.js';
 
-export async function invokeInContext(event: Envelope, run: () => Promise<Outcome | void>): Promise<Outcome> {
+/** `traceparent`: the consumer span's, when tracing is on (else the event's own continues). */
+export async function invokeInContext(event: Envelope, run: () => Promise<Outcome | void>, spanTraceparent?: string): Promise<Outcome> {
   const a = event.attributes;
   const correlationid = typeof a.correlationid === 'string' ? a.correlationid : a.id;
-  const traceparent = typeof a.traceparent === 'string' ? a.traceparent : undefined;
+  const traceparent = spanTraceparent ?? (typeof a.traceparent === 'string' ? a.traceparent : undefined);
   try {
     const out = await runHandling({ correlationid, eventId: a.id, ...(traceparent === undefined ? {} : { traceparent }) }, run);
     return out ?? ack;

@@ -12,6 +12,8 @@
  * Spec: issue 8 ("Push delivery"); Standard Webhooks 1.0.0; CloudEvents HTTP binding 1.0.2;
  *   CloudEvents Web Hooks 1.0.2 §2 (delivery), §4 (abuse protection).
  */
+import type { Tracing } from '../../../observability/index.js';
+import { currentHandling } from '../../../bus/correlation/index.js';
 import { TokenBucket } from 'limiter';
 import { GatewayError, errorMessage, isGatewayError } from '../../../core/errors.js';
 import { sleep } from '../../../core/retry.js';
@@ -55,6 +57,8 @@ export interface WebhookSinkDeps {
   readonly codec?: EventCodec;
   readonly lookup?: Lookup;
   readonly userAgent?: string;
+  /** Client spans of the calls (issue 15 "Tracing"); off: the traceparent still goes in the `traceparent` header. */
+  readonly tracing?: () => Tracing;
 }
 
 /** How long a record of a gone subscription waits before it is looked at again (the subscription stops well before). */
@@ -203,13 +207,21 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
       return deadLetter(`cannot encode the event for the sink: ${errorMessage(err)}`, { sink });
     }
     const a = event.attributes;
+    // W3C Trace Context on the call: the handling context's (the consumer span's when tracing is
+    // on, else the event's own), or a client span of its own as its child.
+    const handlingTrace = currentHandling()?.traceparent;
+    const span = deps.tracing?.().start('POST', 'client', handlingTrace, { 'http.request.method': 'POST', 'url.full': target.url.origin + target.url.pathname, 'server.address': target.url.hostname });
+    const traceparent = span?.traceparent ?? handlingTrace;
     const headers = {
       ...s.headers,
       ...message.headers,
       ...signatureHeaders(keys, messageId(a.source, a.id), Math.floor(Date.now() / 1000), message.body),
       'user-agent': userAgent,
+      ...(traceparent === undefined ? {} : { traceparent }),
     };
     const answer = await send(agents, { target, method: 'POST', headers, body: message.body, timeoutMs: s.timeoutMs, retryAfterCapMs: s.retryAfterCapMs, ...(signal === undefined ? {} : { signal }) });
+    if (answer.ok) span?.set({ 'http.response.status_code': answer.status });
+    span?.end(answer.ok ? (answer.status >= 400 ? `status ${answer.status}` : undefined) : answer.reason);
     if (!answer.ok) return retry(answer.reason, undefined, { sink });
     const r = classify(answer.status, answer.excerpt, answer.header('retry-after'), s.retryAfterCapMs);
     switch (r.kind) {

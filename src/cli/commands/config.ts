@@ -1,0 +1,112 @@
+/**
+ * `ce-gateway config check [--json]`: validates the one configuration the other commands use —
+ * environment variables over the optional env file (CE_GATEWAY_ENV_FILE, else ./.stack/env),
+ * secrets from the environment or `<NAME>_FILE` files — and explains every problem: the variable,
+ * what is wrong, and what it takes. Also loads the catalog (CATALOG_DIR) and the connector files
+ * (CONNECTORS_DIR), and warns about variables that look like ours but are not (typos).
+ * Secret values are never printed: only whether each secret is set, and from where.
+ * Exit codes: 0 valid; 2 any problem (DESIGN "Conventions": usage or configuration error).
+ * Spec: issue 15 "Configuration".
+ */
+import type { Command } from 'commander';
+import { errorMessage } from '../../core/errors.js';
+import { CONFIG_HELP, CONFIG_KEYS, SECRET_KEYS, checkConfig, environment } from '../../config/index.js';
+import type { Config } from '../../config/index.js';
+import { loadCatalog } from '../../catalog/index.js';
+import { loadConnectors } from '../../connectors/index.js';
+import { EXIT_OK, EXIT_USAGE } from '../context.js';
+
+/** Prefixes of the gateway's own variables: an unknown variable with one of them is probably a typo. */
+const OUR_PREFIXES = ['KAFKA_', 'SCHEMA_REGISTRY_', 'INGRESS_', 'HTTP_', 'OUTBOX_', 'PUBLISH_', 'WEBHOOK_', 'SUBSCRIPTION', 'SHUTDOWN_', 'READINESS_', 'BUS_', 'CE_GATEWAY_', 'CATALOG_', 'CONNECTORS_', 'DATASCHEMA_'];
+
+interface Report {
+  readonly ok: boolean;
+  readonly envFile: string | null;
+  readonly problems: readonly { readonly variable: string; readonly message: string; readonly expected?: string }[];
+  readonly warnings: readonly string[];
+  readonly settings?: Record<string, unknown>;
+}
+
+/** What the configuration amounts to, without a secret value in it. */
+function summary(c: Config, vars: Record<string, string | undefined>): Record<string, unknown> {
+  const secrets = Object.fromEntries(
+    SECRET_KEYS.map((k) => [k, vars[k] !== undefined && vars[k] !== '' ? 'set (environment)' : vars[`${k}_FILE`] !== undefined && vars[`${k}_FILE`] !== '' ? `set (file ${vars[`${k}_FILE`]})` : 'not set']),
+  );
+  return {
+    http: `${c.http.host}:${c.http.port}`,
+    transport: c.kafka === undefined ? 'in-memory (NOT durable)' : `kafka ${c.kafka.brokers.join(',')} (${c.kafka.client}${c.kafka.ssl ? ', TLS' : ''}${c.kafka.sasl === undefined ? '' : `, SASL ${c.kafka.sasl.mechanism}`})`,
+    registry: c.registry === undefined ? 'in-memory (NOT durable)' : new URL(c.registry.url).origin + new URL(c.registry.url).pathname,
+    role: c.role,
+    source: `urn:${c.service}:${c.instance}`,
+    logLevel: c.logLevel,
+    shutdownTimeoutMs: c.shutdownTimeoutMs,
+    catalogDir: c.catalogDir ?? '(the package\'s schemas/)',
+    connectorsDir: c.connectorsDir ?? null,
+    secrets,
+  };
+}
+
+export function checkConfiguration(env: NodeJS.ProcessEnv, cwd: string): Report {
+  let vars: Record<string, string | undefined>;
+  let file: string | undefined;
+  try {
+    ({ vars, file } = environment(env, cwd));
+  } catch (err) {
+    return { ok: false, envFile: env.CE_GATEWAY_ENV_FILE ?? null, problems: [{ variable: 'CE_GATEWAY_ENV_FILE', message: errorMessage(err) }], warnings: [] };
+  }
+  const known = new Set(CONFIG_KEYS);
+  const warnings = Object.keys(vars)
+    .filter((k) => !known.has(k) && OUR_PREFIXES.some((p) => k.startsWith(p)))
+    .sort()
+    .map((k) => `${k} is not a setting of ce-gateway (a typo?); it is ignored`);
+  const { config, problems } = checkConfig(vars);
+  const explained = problems.map((p) => ({ ...p, ...(CONFIG_HELP[p.variable] === undefined ? {} : { expected: CONFIG_HELP[p.variable] }) }));
+  if (config === undefined) return { ok: false, envFile: file ?? null, problems: explained, warnings };
+  const more: { variable: string; message: string; expected?: string }[] = [];
+  let catalog;
+  try {
+    catalog = loadCatalog(config.catalogDir);
+  } catch (err) {
+    more.push({ variable: 'CATALOG_DIR', message: errorMessage(err), expected: CONFIG_HELP.CATALOG_DIR });
+  }
+  if (catalog !== undefined && config.connectorsDir !== undefined) {
+    try {
+      loadConnectors(config.connectorsDir, { catalog });
+    } catch (err) {
+      more.push({ variable: 'CONNECTORS_DIR', message: errorMessage(err), expected: CONFIG_HELP.CONNECTORS_DIR });
+    }
+  }
+  return { ok: more.length === 0, envFile: file ?? null, problems: more, warnings, settings: summary(config, vars) };
+}
+
+function printText(r: Report): void {
+  const out: string[] = [];
+  out.push(r.ok ? 'configuration OK' : `configuration INVALID: ${r.problems.length} problem${r.problems.length === 1 ? '' : 's'}`);
+  out.push(`  read from: the environment${r.envFile === null ? '' : `, then ${r.envFile} for variables the environment does not set`}`);
+  for (const p of r.problems) {
+    out.push(`  ✗ ${p.variable}: ${p.message}`);
+    if (p.expected !== undefined) out.push(`      takes: ${p.expected}`);
+  }
+  for (const w of r.warnings) out.push(`  ! ${w}`);
+  if (r.settings !== undefined) {
+    for (const [k, v] of Object.entries(r.settings)) {
+      if (k === 'secrets') for (const [s, how] of Object.entries(v as Record<string, string>)) out.push(`  secret ${s}: ${how}`);
+      else out.push(`  ${k}: ${v === null ? '-' : (typeof v === 'string' || typeof v === 'number' ? String(v) : JSON.stringify(v))}`);
+    }
+  }
+  process.stdout.write(`${out.join('\n')}\n`);
+}
+
+export function registerConfigCommand(program: Command): void {
+  const config = program.command('config').description('the configuration: environment variables over an optional env file (CE_GATEWAY_ENV_FILE)');
+  config
+    .command('check')
+    .description('validate the configuration, the catalog and the connector files; explain every problem (exit 2); secrets are never printed')
+    .option('--json', 'print the report as JSON')
+    .action((opts: { json?: boolean }) => {
+      const r = checkConfiguration(process.env, process.cwd());
+      if (opts.json === true) process.stdout.write(`${JSON.stringify(r, null, 2)}\n`);
+      else printText(r);
+      process.exit(r.ok ? EXIT_OK : EXIT_USAGE);
+    });
+}

@@ -1,0 +1,45 @@
+/**
+ * The operational HTTP surface of a process that serves no API — the outbox relay (issue 15: "the
+ * relay serves its own /metrics and /healthz"): `GET /metrics` (Prometheus text format),
+ * `GET /healthz` (200 while the process runs and `healthy()` says so, else 503 with the reason),
+ * `GET /readyz` (the same); anything else 404, other methods 405, as problem+json.
+ */
+import { createServer } from 'node:http';
+import type { Server } from 'node:http';
+import { GatewayError } from '../core/errors.js';
+import { sendJson, sendProblem } from './respond.js';
+
+export interface OpsServerDeps {
+  readonly metrics: () => Promise<{ contentType: string; body: string }>;
+  /** Never throws; `reason` explains an unhealthy answer. */
+  readonly healthy: () => { readonly ok: boolean; readonly reason?: string; readonly details?: Readonly<Record<string, unknown>> };
+}
+
+export function createOpsServer(deps: OpsServerDeps): Server {
+  const server = createServer({ headersTimeout: 10_000, requestTimeout: 15_000 }, (req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    req.resume();
+    if (path !== '/metrics' && path !== '/healthz' && path !== '/readyz') {
+      sendProblem(res, new GatewayError('CEG_NOT_FOUND', `no route ${path ?? ''}: this process serves /metrics, /healthz and /readyz`, { retriable: false, details: { field: 'target' } }), { retryAfterS: 5 });
+      return;
+    }
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.setHeader('allow', 'GET, HEAD');
+      sendProblem(res, new GatewayError('CEG_METHOD_NOT_ALLOWED', `${req.method ?? '?'} is not allowed on ${path}`, { retriable: false, details: { allow: ['GET', 'HEAD'] } }), { retryAfterS: 5 });
+      return;
+    }
+    if (path === '/metrics') {
+      deps.metrics().then(
+        (m) => {
+          res.writeHead(200, { 'content-type': m.contentType });
+          res.end(m.body);
+        },
+        (err: unknown) => sendProblem(res, err, { retryAfterS: 5 }),
+      );
+      return;
+    }
+    const h = deps.healthy();
+    sendJson(res, h.ok ? 200 : 503, { status: h.ok ? 'ok' : 'unhealthy', ...(h.reason === undefined ? {} : { reason: h.reason }), ...h.details });
+  });
+  return server;
+}

@@ -1,0 +1,347 @@
+/**
+ * The gateway's Prometheus instruments (issue 15 "Metrics"): one set of metric families per
+ * prom-client `Registry`, created once and shared by every component that records into it.
+ * Families named in issue 15 are a contract for dashboards: keep their names and labels.
+ *
+ * Conventions (DESIGN "Conventions users already know"): base units in names (`_seconds`,
+ * `_bytes`, `_total`), bounded labels only — an event kind's business name, a subscription's
+ * name, a route from a fixed list, a status code, an error code; never an event id, a path with
+ * ids in it or a partner's free text.
+ *
+ * Cost: recording is a counter increment or a histogram observation on a label set prom-client
+ * looks up in a map; figures that components already count (publisher and subscription stats)
+ * are read at scrape time instead (see `ScrapeSource`).
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** Buckets (seconds) of the latency histograms: 1 ms … 30 s. */
+export const LATENCY_BUCKETS_S: readonly number[] = Object.freeze([0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]);
+
+/** Routes of the HTTP surface, the values of the `route` label (anything else is `other`). */
+export const HTTP_ROUTES = ['/events', '/healthz', '/readyz', '/metrics', '/catalog', '/asyncapi', '/schemas', '/subscriptions', 'other'] as const;
+export type HttpRoute = (typeof HTTP_ROUTES)[number];
+
+const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+
+/** The `route` label of a request path (origin-form, no query): the first segment, bounded to {@link HTTP_ROUTES}. */
+export function routeOf(path: string): HttpRoute {
+  if (path === '/events' || path === '/healthz' || path === '/readyz' || path === '/metrics' || path === '/catalog') return path;
+  if (path === '/asyncapi.json' || path === '/asyncapi.yaml') return '/asyncapi';
+  if (path.startsWith('/schemas/')) return '/schemas';
+  if (path === '/subscriptions' || path.startsWith('/subscriptions/')) return '/subscriptions';
+  return 'other';
+}
+
+/** The `method` label: a standard method, else `other` (a client cannot grow the label set). */
+export function methodOf(method: string | undefined): string {
+  return method !== undefined && METHODS.has(method) ? method : 'other';
+}
+
+/** Codes of `ce_gateway_produce_errors_total` present (at 0) from the start: the transport's retriable failures. */
+export const PRODUCE_ERROR_CODES: readonly string[] = Object.freeze(['CEG_BROKER_UNAVAILABLE', 'CEG_DELIVERY_TIMEOUT']);
+
+/** Outcomes of an event at ingress (`ce_gateway_ingress_events_total{outcome}`). */
+export type IngressOutcome = 'accepted' | 'refused' | 'failed';
+
+/** A subscription's figures at scrape time (also what `GET /subscriptions/{name}/status` reads). */
+export interface SubscriptionFigures {
+  readonly name: string;
+  /** false = its consumer stopped on a failure. */
+  readonly up: boolean;
+  /** Partitions this instance holds in the group. */
+  readonly partitions: number;
+  readonly handled: number;
+  readonly retried: number;
+  readonly deadLettered: number;
+  readonly skipped: number;
+  readonly filtered: number;
+}
+
+/** One partition's lag of a subscription: records between the group's committed offset and the end, at the time of reading. */
+export interface PartitionLag {
+  readonly topic: string;
+  readonly partition: number;
+  /** Records not yet committed by the group (end offset − committed offset; end − earliest when nothing is committed yet). */
+  readonly lag: number;
+}
+
+/**
+ * What a component exposes for scraping; every method is called at scrape time only, and must
+ * not throw (`lag` may reject: that subscription's lag is left out of that scrape).
+ */
+export interface ScrapeSource {
+  readonly publisher?: () => { readonly enqueued: number; readonly published: number; readonly failed: number; readonly rejected: number; readonly retried: number; readonly queued: number } | undefined;
+  readonly ready?: () => boolean;
+  readonly subscriptions?: () => readonly SubscriptionFigures[];
+  readonly lag?: () => Promise<ReadonlyMap<string, readonly PartitionLag[]>>;
+  readonly outbox?: () => Promise<{ readonly backlogRows: number; readonly oldestRowAgeSeconds: number } | undefined>;
+  /** Pull subscriptions served by this instance, by group (issue 9). */
+  readonly pull?: () => ReadonlyMap<string, { readonly delivered: number; readonly skipped: number; readonly deadLettered: number; readonly commits: number }>;
+}
+
+/** Options of {@link GatewayMetrics.for}. */
+export interface MetricsOptions {
+  /** Add prom-client's default process collectors (`process_*`, `nodejs_*`) to the registry; default true. Only once per registry. */
+  readonly defaultMetrics?: boolean;
+}
+
+const byRegistry = new WeakMap<Registry, GatewayMetrics>();
+
+/**
+ * The instruments of one registry. `GatewayMetrics.for(registry)` returns the same instance for
+ * the same registry (families are registered once; a second gateway sharing the registry adds
+ * its counts to the same series).
+ */
+export class GatewayMetrics {
+  readonly registry: Registry;
+  readonly #sources = new Set<ScrapeSource>();
+  readonly #httpRequests: Counter<'route' | 'method' | 'status'>;
+  readonly #httpDuration: Histogram<'route'>;
+  readonly #ingressEvents: Counter<'kind' | 'outcome'>;
+  readonly #ingressBytes: Counter<'kind'>;
+  readonly #refusals: Counter<'code'>;
+  readonly #produceDuration: Histogram;
+  readonly #produceErrors: Counter<'code'>;
+  readonly #deliveryDuration: Histogram<'subscription'>;
+
+  /** The instruments of `registry` (a new registry when omitted). */
+  static for(registry: Registry = new Registry(), opts: MetricsOptions = {}): GatewayMetrics {
+    let m = byRegistry.get(registry);
+    if (m === undefined) {
+      m = new GatewayMetrics(registry, opts);
+      byRegistry.set(registry, m);
+    }
+    return m;
+  }
+
+  private constructor(registry: Registry, opts: MetricsOptions) {
+    this.registry = registry;
+    const registers = [registry];
+    // A library user's registry may carry the default collectors already: registering twice throws.
+    if (opts.defaultMetrics !== false && registry.getSingleMetric('process_cpu_user_seconds_total') === undefined) collectDefaultMetrics({ register: registry });
+    this.#httpRequests = new Counter({ name: 'ce_gateway_http_requests_total', help: 'HTTP requests answered, by route (a fixed list), method and status.', labelNames: ['route', 'method', 'status'], registers });
+    this.#httpDuration = new Histogram({ name: 'ce_gateway_http_request_duration_seconds', help: 'Time from a request\'s headers to the end of its answer, seconds.', labelNames: ['route'], buckets: [...LATENCY_BUCKETS_S], registers });
+    this.#ingressEvents = new Counter({ name: 'ce_gateway_ingress_events_total', help: 'Events received on POST /events by kind (business name; "unknown" when not in the catalog) and outcome (accepted: on Kafka; refused: invalid, nothing produced; failed: not confirmed by the broker in time).', labelNames: ['kind', 'outcome'], registers });
+    this.#ingressBytes = new Counter({ name: 'ce_gateway_ingress_bytes_total', help: 'Bytes of accepted events as written to Kafka (key, value and headers), by kind.', labelNames: ['kind'], registers });
+    this.#refusals = new Counter({ name: 'ce_gateway_ingress_refusals_total', help: 'HTTP requests refused (problem+json) or aborted by the client, by error code ("aborted" for a client that hung up).', labelNames: ['code'], registers });
+    this.#produceDuration = new Histogram({ name: 'ce_gateway_produce_duration_seconds', help: 'Duration of one produce request to the broker (acks=all), seconds, failed ones included.', buckets: [...LATENCY_BUCKETS_S], registers });
+    this.#produceErrors = new Counter({ name: 'ce_gateway_produce_errors_total', help: 'Failed produce requests by error code (each retry attempt counts).', labelNames: ['code'], registers });
+    this.#deliveryDuration = new Histogram({ name: 'ce_gateway_delivery_duration_seconds', help: 'Duration of one delivery to a subscription\'s handler or sink (webhook call included), seconds, whatever its outcome.', labelNames: ['subscription'], buckets: [...LATENCY_BUCKETS_S], registers });
+    // Series exist from the start (a dashboard's rate() needs a 0 before the first failure).
+    for (const code of PRODUCE_ERROR_CODES) this.#produceErrors.inc({ code }, 0);
+    this.#scraped();
+  }
+
+  /** Adds a source read at scrape time; returns its remover (call it when the component closes). */
+  addSource(src: ScrapeSource): () => void {
+    this.#sources.add(src);
+    return () => void this.#sources.delete(src);
+  }
+
+  /** One HTTP answer: its route label (see {@link routeOf}), method, status and duration. */
+  httpRequest(route: HttpRoute, method: string | undefined, status: number, seconds: number): void {
+    this.#httpRequests.inc({ route, method: methodOf(method), status: String(status) });
+    this.#httpDuration.observe({ route }, seconds);
+  }
+
+  /** `n` events of `kind` at ingress with `outcome`; `bytes` (accepted ones) as written to Kafka. */
+  ingressEvents(kind: string, outcome: IngressOutcome, n: number, bytes = 0): void {
+    if (n > 0) this.#ingressEvents.inc({ kind, outcome }, n);
+    if (bytes > 0) this.#ingressBytes.inc({ kind }, bytes);
+  }
+
+  /** One refused or aborted request; `code` is a CEG_* code or `aborted`. */
+  refusal(code: string): void {
+    this.#refusals.inc({ code });
+  }
+
+  /** One produce request's duration, seconds, and its error code when it failed. */
+  produce(seconds: number, errorCode?: string): void {
+    this.#produceDuration.observe(seconds);
+    if (errorCode !== undefined) this.#produceErrors.inc({ code: errorCode });
+  }
+
+  /** One delivery (handler call) of a subscription, seconds. */
+  delivery(subscription: string, seconds: number): void {
+    this.#deliveryDuration.observe({ subscription }, seconds);
+  }
+
+  /** Text format, for `GET /metrics`. */
+  async render(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+
+  /** The families whose values are read from the sources at scrape time. */
+  #scraped(): void {
+    const registers = [this.registry];
+    const sources = this.#sources;
+    const publisherTotal = (name: string, help: string, pick: (s: NonNullable<ReturnType<NonNullable<ScrapeSource['publisher']>>>) => number): void => {
+      new Counter({
+        name,
+        help,
+        registers,
+        collect() {
+          this.reset();
+          for (const src of sources) {
+            const s = src.publisher?.();
+            if (s !== undefined) this.inc(pick(s));
+          }
+        },
+      });
+    };
+    publisherTotal('ce_gateway_publish_enqueued_total', 'Records accepted into the outbound queue.', (s) => s.enqueued);
+    publisherTotal('ce_gateway_publish_acknowledged_total', 'Records the broker acknowledged (acks=all).', (s) => s.published);
+    publisherTotal('ce_gateway_publish_failed_total', 'Records whose retry budget ran out.', (s) => s.failed);
+    publisherTotal('ce_gateway_publish_rejected_total', 'Records refused because the outbound queue was full.', (s) => s.rejected);
+    publisherTotal('ce_gateway_publish_retried_total', 'Record send attempts retried after a transient failure.', (s) => s.retried);
+    new Gauge({
+      name: 'ce_gateway_publish_queue_records',
+      help: 'Records waiting in the outbound queue (its depth).',
+      registers,
+      collect() {
+        let n = 0;
+        for (const src of sources) n += src.publisher?.()?.queued ?? 0;
+        this.set(n);
+      },
+    });
+    new Gauge({
+      name: 'ce_gateway_ready',
+      help: '1 when the gateway has its topics and schemas and serves events (0 while starting or draining).',
+      registers,
+      collect() {
+        const rs = [...sources].flatMap((s) => (s.ready === undefined ? [] : [s.ready()]));
+        this.set(rs.length > 0 && rs.every(Boolean) ? 1 : 0);
+      },
+    });
+    const subs = (): SubscriptionFigures[] => [...sources].flatMap((s) => s.subscriptions?.() ?? []);
+    new Gauge({
+      name: 'ce_gateway_subscription_up',
+      help: '1 while a subscription consumes; 0 when its consumer stopped on a failure.',
+      labelNames: ['subscription'],
+      registers,
+      collect() {
+        this.reset();
+        for (const s of subs()) this.set({ subscription: s.name }, s.up ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'ce_gateway_subscription_partitions',
+      help: 'Partitions this instance holds in the subscription\'s consumer group (instances share a group\'s partitions).',
+      labelNames: ['subscription'],
+      registers,
+      collect() {
+        this.reset();
+        for (const s of subs()) this.set({ subscription: s.name }, s.partitions);
+      },
+    });
+    new Counter({
+      name: 'ce_gateway_subscription_records_total',
+      help: 'Records per subscription and outcome (handled, retried, dead_lettered, skipped: other kinds, filtered: refused by the attribute filters).',
+      labelNames: ['subscription', 'outcome'],
+      registers,
+      collect() {
+        this.reset();
+        for (const s of subs()) {
+          this.inc({ subscription: s.name, outcome: 'handled' }, s.handled);
+          this.inc({ subscription: s.name, outcome: 'retried' }, s.retried);
+          this.inc({ subscription: s.name, outcome: 'dead_lettered' }, s.deadLettered);
+          this.inc({ subscription: s.name, outcome: 'skipped' }, s.skipped);
+          this.inc({ subscription: s.name, outcome: 'filtered' }, s.filtered);
+        }
+      },
+    });
+    new Counter({
+      name: 'ce_gateway_retries_total',
+      help: 'Delivery attempts of a subscription that ended in a retry (the event comes again later).',
+      labelNames: ['subscription'],
+      registers,
+      collect() {
+        this.reset();
+        for (const s of subs()) this.inc({ subscription: s.name }, s.retried);
+      },
+    });
+    new Counter({
+      name: 'ce_gateway_dead_letters_total',
+      help: 'Events a subscription moved to its dead-letter topic (<subscription>.dlq).',
+      labelNames: ['subscription'],
+      registers,
+      collect() {
+        this.reset();
+        for (const s of subs()) this.inc({ subscription: s.name }, s.deadLettered);
+      },
+    });
+    new Gauge({
+      name: 'ce_gateway_subscription_lag',
+      help: 'Records of a subscription\'s topic partition not yet committed by its consumer group (end offset minus committed offset), at scrape time.',
+      labelNames: ['subscription', 'topic', 'partition'],
+      registers,
+      async collect() {
+        this.reset();
+        for (const src of sources) {
+          if (src.lag === undefined) continue;
+          const all = await src.lag().catch(() => new Map<string, readonly PartitionLag[]>());
+          for (const [subscription, parts] of all) for (const p of parts) this.set({ subscription, topic: p.topic, partition: String(p.partition) }, p.lag);
+        }
+      },
+    });
+    new Counter({
+      name: 'ce_gateway_pull_records_total',
+      help: 'Records of pull subscriptions answered by this instance, per outcome (delivered: handed out, again each time it is pulled again; skipped: other kinds or refused by the filters; dead_lettered: poison, written to <group>.dlq).',
+      labelNames: ['subscription', 'outcome'],
+      registers,
+      collect() {
+        this.reset();
+        for (const src of sources) {
+          for (const [group, s] of src.pull?.() ?? []) {
+            this.inc({ subscription: group, outcome: 'delivered' }, s.delivered);
+            this.inc({ subscription: group, outcome: 'skipped' }, s.skipped);
+            this.inc({ subscription: group, outcome: 'dead_lettered' }, s.deadLettered);
+          }
+        }
+      },
+    });
+    new Counter({
+      name: 'ce_gateway_pull_commits_total',
+      help: 'Pull cursors committed through this instance.',
+      labelNames: ['subscription'],
+      registers,
+      collect() {
+        this.reset();
+        for (const src of sources) for (const [group, s] of src.pull?.() ?? []) this.inc({ subscription: group }, s.commits);
+      },
+    });
+    const outbox = async (): Promise<{ backlogRows: number; oldestRowAgeSeconds: number } | undefined> => {
+      let out: { backlogRows: number; oldestRowAgeSeconds: number } | undefined;
+      for (const src of sources) {
+        const o = await src.outbox?.().catch(() => undefined);
+        if (o === undefined) continue;
+        out = { backlogRows: (out?.backlogRows ?? 0) + o.backlogRows, oldestRowAgeSeconds: Math.max(out?.oldestRowAgeSeconds ?? 0, o.oldestRowAgeSeconds) };
+      }
+      return out;
+    };
+    // Read once per scrape by the first of the two families; the second uses the same reading.
+    let lastOutbox: Promise<{ backlogRows: number; oldestRowAgeSeconds: number } | undefined> | undefined;
+    new Gauge({
+      name: 'ce_gateway_outbox_backlog_rows',
+      help: 'Committed outbox rows not yet published by the relay.',
+      registers,
+      async collect() {
+        lastOutbox = outbox();
+        const o = await lastOutbox;
+        if (o === undefined) this.reset();
+        else this.set(o.backlogRows);
+      },
+    });
+    new Gauge({
+      name: 'ce_gateway_outbox_oldest_row_age_seconds',
+      help: 'Age of the oldest outbox row not yet published, seconds (0 when none).',
+      registers,
+      async collect() {
+        const o = await (lastOutbox ?? outbox());
+        lastOutbox = undefined;
+        if (o === undefined) this.reset();
+        else this.set(o.oldestRowAgeSeconds);
+      },
+    });
+  }
+}

@@ -1,0 +1,101 @@
+/**
+ * A broker outage, logged once when it starts and once when it ends (issue 15 "Logs"), instead
+ * of an error-level stack trace per client retry (kafkajs logs every failed connection attempt of
+ * every client — 40 lines in 8 s in the issue's trial).
+ * - `failed(reason)`: a connection-level failure (refused, reset, timed out). The first one of an
+ *   outage writes one warn line; the rest are counted. While down, a probe (one cheap admin
+ *   request) runs every `probeIntervalMs` so the end is noticed even when nothing else talks to
+ *   the broker.
+ * - `ok()`: a broker answered (a produce, an admin request, the probe): ends the outage with one
+ *   info line giving its duration and the failures suppressed meanwhile.
+ * Everything the kafkajs clients log while the outage lasts goes to debug (`suppress`).
+ */
+import type { TransportLogger } from './logging.js';
+
+export interface BrokerOutageOptions {
+  /** Probe while down: resolves true when the broker answers. Never rejects. */
+  readonly probe?: () => Promise<boolean>;
+  /** ms between probes while down; default 2000. */
+  readonly probeIntervalMs?: number;
+  readonly base?: Readonly<Record<string, unknown>>;
+}
+
+export class BrokerOutage {
+  readonly #log: TransportLogger;
+  readonly #opts: BrokerOutageOptions;
+  #since: number | undefined;
+  #suppressed = 0;
+  #timer: NodeJS.Timeout | undefined;
+  #closed = false;
+
+  constructor(log: TransportLogger, opts: BrokerOutageOptions = {}) {
+    this.#log = log;
+    this.#opts = opts;
+  }
+
+  /** true while an outage lasts (between a failure and the next answer). */
+  get down(): boolean {
+    return this.#since !== undefined;
+  }
+
+  /** A connection-level failure; `reason` is logged with the first one of an outage only. */
+  failed(reason: string): void {
+    if (this.#closed) return;
+    if (this.#since !== undefined) {
+      this.#suppressed++;
+      return;
+    }
+    this.#since = Date.now();
+    this.#suppressed = 0;
+    this.#log.warn({ ...this.#opts.base, reason: reason.slice(0, 300) }, 'kafka: broker unreachable; clients keep retrying (logged again when it answers)');
+    this.#schedule();
+  }
+
+  /** A broker answered: ends the outage, if one lasts. Cheap when none does (hot path). */
+  ok(): void {
+    if (this.#since === undefined) return;
+    const downMs = Date.now() - this.#since;
+    this.#since = undefined;
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#log.info({ ...this.#opts.base, downMs, failuresSuppressed: this.#suppressed }, 'kafka: broker reachable again');
+  }
+
+  /** Counts a client log line swallowed during the outage. */
+  suppress(): void {
+    this.#suppressed++;
+  }
+
+  /** Stops probing (transport closed); no further lines. */
+  close(): void {
+    this.#closed = true;
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+
+  #schedule(): void {
+    const probe = this.#opts.probe;
+    if (probe === undefined || this.#closed) return;
+    this.#timer = setTimeout(() => {
+      void probe().then((up) => {
+        if (this.#since === undefined || this.#closed) return;
+        if (up) this.ok();
+        else this.#schedule();
+      });
+    }, this.#opts.probeIntervalMs ?? 2000);
+    this.#timer.unref();
+  }
+}
+
+/** Errors and messages that mean "the broker cannot be reached", not "the broker refused this". */
+const CONNECTION_TROUBLE = /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EPIPE|Connection error|Connection timeout|Closed connection|Request .*timed out|timed out|Failed to connect|not connected|KafkaJSConnection|KafkaJSRequestTimeout|KafkaJSNumberOfRetriesExceeded|There is no leader|LEADER_NOT_AVAILABLE|NOT_LEADER|coordinator is not available|Broker not found/i;
+
+/** true when a log entry's message (or its error) says the broker is unreachable. */
+export function isConnectionTrouble(message: string, extra: Readonly<Record<string, unknown>>): boolean {
+  if (CONNECTION_TROUBLE.test(message)) return true;
+  for (const k of ['error', 'stack', 'type']) {
+    const v = extra[k];
+    if (typeof v === 'string' && CONNECTION_TROUBLE.test(v)) return true;
+  }
+  return false;
+}

@@ -1,0 +1,173 @@
+/**
+ * Issue 15 "A shutdown that drains", on the real gateway process (`ce-gateway serve`, run with
+ * tsx) and the stack's Kafka: keep-alive clients keep posting events, the process gets SIGTERM
+ * under that load, and
+ * - it exits with code 0 within SHUTDOWN_TIMEOUT_MS (its default, 10 s) — however the clients behave;
+ * - every event answered 202 is on Kafka;
+ * - every request got an answer or a closed connection before it was read: an event whose request
+ *   got no answer (connection closed or refused) or a 503 that stored nothing is not on Kafka;
+ * - keep-alive clients were told to go: answers written after SIGTERM carry `Connection: close`.
+ */
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { Agent, request } from 'node:http';
+import { createServer } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PRICE_LOADING_COMPLETED, priceLoaded, structuredPriceEvent } from '../fixtures/events.js';
+import { catalogWithOwnTopics } from '../helpers/catalog-copy.js';
+import { stackEnv, uniqueName } from '../helpers/stack.js';
+import { waitFor } from '../helpers/wait.js';
+import { loadCatalog } from '../../src/catalog/index.js';
+import { createKafkaTransport } from '../../src/transport/index.js';
+import type { Transport } from '../../src/transport/port.js';
+
+const CLIENTS = 8;
+const catalog = catalogWithOwnTopics(uniqueName('drain'));
+let transport: Transport;
+
+beforeAll(() => {
+  transport = createKafkaTransport({ brokers: stackEnv().kafkaBrokers, clientId: uniqueName('drain-check') });
+});
+afterAll(async () => {
+  await transport?.close();
+  catalog.cleanup();
+});
+
+async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as { port: number }).port;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
+}
+
+interface Exchange {
+  readonly id: string;
+  readonly sentAtMs: number;
+  readonly doneAtMs: number;
+  readonly status?: number;
+  readonly connection?: string;
+  readonly code?: string;
+  readonly stored?: readonly { id: string }[];
+  readonly error?: string;
+}
+
+function post(agent: Agent, port: number, id: string, seq: number): Promise<Exchange> {
+  const body = JSON.stringify(structuredPriceEvent({ id }, priceLoaded('EUR/USD', 'M1', String(22031500 + (seq % 90)))));
+  const sentAtMs = performance.now();
+  return new Promise((resolve) => {
+    const req = request({ host: '127.0.0.1', port, path: '/events', method: 'POST', agent, headers: { 'content-type': 'application/cloudevents+json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (text += c));
+      res.on('end', () => {
+        const parsed = (() => {
+          try {
+            return JSON.parse(text) as { code?: string; stored?: { id: string }[] };
+          } catch {
+            return {};
+          }
+        })();
+        resolve({ id, sentAtMs, doneAtMs: performance.now(), status: res.statusCode, connection: res.headers.connection, code: parsed.code, stored: parsed.stored });
+      });
+      res.on('error', (err) => resolve({ id, sentAtMs, doneAtMs: performance.now(), error: err.message }));
+    });
+    req.on('error', (err: Error & { code?: string }) => resolve({ id, sentAtMs, doneAtMs: performance.now(), error: err.code ?? err.message }));
+    req.end(body);
+  });
+}
+
+/** Every `ce_id` on the topic (all partitions, from the start). */
+async function idsOnTopic(topic: string): Promise<Set<string>> {
+  const ends = await transport.endOffsets(topic);
+  const total = ends.reduce((n, e) => n + Number(e.offset), 0);
+  const ids = new Set<string>();
+  let read = 0;
+  const c = await transport.consume({ group: uniqueName('drain-read'), topics: [topic], startFrom: 'earliest' }, (record) => {
+    read++;
+    const h = record.headers.find(([name]) => name === 'ce_id');
+    if (h !== undefined) ids.add(Buffer.from(h[1]).toString('utf8'));
+    return Promise.resolve();
+  });
+  await waitFor('the whole topic read', () => read >= total, 30_000);
+  await c.stop();
+  return ids;
+}
+
+describe('SIGTERM under load with keep-alive clients (issue 15)', () => {
+  it('exits within SHUTDOWN_TIMEOUT_MS; every 202 is on Kafka; no request is read and left unanswered', async () => {
+    const s = stackEnv();
+    const port = await freePort();
+    const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve'], {
+      env: {
+        ...process.env,
+        CE_GATEWAY_ENV_FILE: '/dev/null',
+        KAFKA_BROKERS: s.kafkaBrokers.join(','),
+        SCHEMA_REGISTRY_URL: s.schemaRegistryUrl,
+        CATALOG_DIR: catalog.dir,
+        SUBSCRIPTIONS_TOPIC: uniqueName('drain-defs'),
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'info',
+        SHUTDOWN_TIMEOUT_MS: '',
+      },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<{ code: number | null; atMs: number }>((r) => child.once('exit', (code) => r({ code, atMs: performance.now() })));
+    const url = `http://127.0.0.1:${port}`;
+    try {
+      await waitFor('the gateway to be ready', async () => child.exitCode === null && (await fetch(`${url}/readyz`).then((r) => r.status === 200, () => false)), 90_000, 200).catch((err: unknown) => {
+        throw new Error(`${String(err)}; stderr: ${stderr}`);
+      });
+      const topic = loadCatalog(catalog.dir).byEventId(PRICE_LOADING_COMPLETED)!.topic.name;
+      const run = uniqueName('d');
+      const exchanges: Exchange[] = [];
+      let gone = false;
+      void exited.then(() => (gone = true));
+      // Keep-alive clients that keep sending, one request at a time each, until the process is gone.
+      const clients = Array.from({ length: CLIENTS }, async (_, c) => {
+        const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+        let seq = 0;
+        while (!gone) {
+          const x = await post(agent, port, `${run}-${c}-${seq}`, seq);
+          seq++;
+          exchanges.push(x);
+          if (x.error !== undefined) await new Promise((r) => setTimeout(r, 20)); // refused: try again shortly, as a client would
+        }
+        agent.destroy();
+      });
+      await new Promise((r) => setTimeout(r, 2000));
+      const okBefore = exchanges.filter((x) => x.status === 202).length;
+      expect(okBefore).toBeGreaterThan(20);
+      const termAt = performance.now();
+      child.kill('SIGTERM');
+      const exit = await exited;
+      await Promise.all(clients);
+      const tookMs = exit.atMs - termAt;
+      expect(exit.code, stderr.slice(-2000)).toBe(0);
+      expect(tookMs).toBeLessThan(10_000);
+
+      const onKafka = await idsOnTopic(topic);
+      const accepted = exchanges.filter((x) => x.status === 202);
+      const unanswered = exchanges.filter((x) => x.error !== undefined);
+      const closedNothingStored = exchanges.filter((x) => x.status === 503 && (x.stored ?? []).length === 0);
+      const lost = accepted.filter((x) => !onKafka.has(x.id));
+      const readButUnanswered = [...unanswered, ...closedNothingStored].filter((x) => onKafka.has(x.id));
+      const afterTerm = exchanges.filter((x) => x.doneAtMs >= termAt && x.status !== undefined);
+      // Printed for the record (issue note): how the drain went.
+      console.log(JSON.stringify({ tookMs: Math.round(tookMs), accepted: accepted.length, unanswered: unanswered.length, refused503: closedNothingStored.length, answeredAfterTerm: afterTerm.length, closeHeaders: afterTerm.filter((x) => x.connection === 'close').length }));
+      expect(lost.map((x) => x.id)).toEqual([]);
+      expect(readButUnanswered.map((x) => x.id)).toEqual([]);
+      // Requests in progress at SIGTERM were answered, those not yet answered with `Connection: close`
+      // (an answer already on its way cannot change its headers: its connection is ended after it).
+      expect(afterTerm.filter((x) => x.connection === 'close').length).toBeGreaterThan(0);
+      expect(afterTerm.filter((x) => x.sentAtMs >= termAt && x.connection !== 'close')).toEqual([]);
+      // Only connection-level failures: refused (listener closed) or closed before an answer.
+      for (const x of unanswered) expect(x.error).toMatch(/ECONNREFUSED|ECONNRESET|socket hang up|EPIPE/);
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
+  }, 180_000);
+});

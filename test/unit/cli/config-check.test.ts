@@ -1,0 +1,69 @@
+/**
+ * Issue 15 "Configuration": `ce-gateway config check` explains every problem (the variable, what
+ * is wrong, what it takes) and exits 2; a valid configuration exits 0 with a summary; secret
+ * values are never printed, only whether and from where each secret is set.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { checkConfiguration } from '../../../src/cli/commands/config.js';
+import { CONFIG_HELP, CONFIG_KEYS, SECRET_KEYS } from '../../../src/config/index.js';
+
+const ROOT = resolve(import.meta.dirname, '..', '..', '..');
+const TSX = pathToFileURL(join(ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;
+const dir = mkdtempSync(join(tmpdir(), 'ceg-config-check-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const SECRET = 'hunter2-do-not-print';
+const base = { CE_GATEWAY_ENV_FILE: '/dev/null' };
+
+describe('config check', () => {
+  it('every setting has an explanation', () => {
+    const settings = CONFIG_KEYS.filter((k) => !k.endsWith('_FILE'));
+    expect(settings.filter((k) => CONFIG_HELP[k] === undefined)).toEqual([]);
+  });
+
+  it('lists every problem with its variable and what it takes; never a secret value', () => {
+    const r = checkConfiguration({ ...base, PORT: '99999', KAFKA_BROKERS: 'no-port', KAFKA_SASL_MECHANISM: 'plain', KAFKA_SASL_PASSWORD: SECRET, SCHEMA_REGISTRY_PASSWORD_FILE: join(dir, 'missing'), INGRESS_ACK_TIMOUT_MS: '5' }, dir);
+    expect(r.ok).toBe(false);
+    expect(r.problems.map((p) => p.variable).sort()).toEqual(['KAFKA_BROKERS', 'KAFKA_SASL_MECHANISM', 'PORT', 'SCHEMA_REGISTRY_PASSWORD_FILE']);
+    expect(r.problems.find((p) => p.variable === 'PORT')!.expected).toMatch(/0–65535/);
+    expect(r.warnings).toEqual(['INGRESS_ACK_TIMOUT_MS is not a setting of ce-gateway (a typo?); it is ignored']);
+    expect(JSON.stringify(r)).not.toContain(SECRET);
+  });
+
+  it('a valid configuration: a summary saying which secrets are set and from where, without their values', () => {
+    const file = join(dir, 'sasl-password');
+    writeFileSync(file, `${SECRET}\n`);
+    const r = checkConfiguration({ ...base, KAFKA_BROKERS: '127.0.0.1:9092', KAFKA_SASL_MECHANISM: 'plain', KAFKA_SASL_USERNAME: 'svc', KAFKA_SASL_PASSWORD_FILE: file }, dir);
+    expect(r.problems).toEqual([]);
+    expect(r.ok).toBe(true);
+    const secrets = r.settings!.secrets as Record<string, string>;
+    expect(Object.keys(secrets).sort()).toEqual([...SECRET_KEYS].sort());
+    expect(secrets.KAFKA_SASL_PASSWORD).toBe(`set (file ${file})`);
+    expect(secrets.KAFKA_SASL_USERNAME).toBe('set (environment)');
+    expect(JSON.stringify(r)).not.toContain(SECRET);
+    expect(JSON.stringify(r)).not.toContain('svc');
+  });
+
+  it('a catalog that does not load is a problem of CATALOG_DIR', () => {
+    const r = checkConfiguration({ ...base, CATALOG_DIR: join(dir, 'nowhere') }, dir);
+    expect(r.ok).toBe(false);
+    expect(r.problems.map((p) => p.variable)).toEqual(['CATALOG_DIR']);
+  });
+
+  it('the command exits 2 and explains; 0 when valid (a real process)', () => {
+    const run = (env: Record<string, string>) =>
+      spawnSync(process.execPath, ['--import', TSX, join(ROOT, 'src', 'cli', 'main.ts'), 'config', 'check'], { cwd: dir, env: { PATH: process.env.PATH, ...base, ...env }, encoding: 'utf8', timeout: 30_000 });
+    const bad = run({ SHUTDOWN_TIMEOUT_MS: 'soon', DATABASE_URL: `mysql://u:${SECRET}@h/db` });
+    expect(bad.status).toBe(2);
+    expect(bad.stdout).toContain('✗ SHUTDOWN_TIMEOUT_MS:');
+    expect(bad.stdout).toContain('✗ DATABASE_URL: a postgres:// URL');
+    expect(bad.stdout + bad.stderr).not.toContain(SECRET);
+    const good = run({});
+    expect(good.status).toBe(0);
+    expect(good.stdout).toMatch(/^configuration OK/);
+  }, 40_000);
+});

@@ -1,0 +1,63 @@
+/**
+ * Issue 15 "Metrics": the family names are a contract; labels are bounded whatever the clients
+ * send; one set of instruments per registry (a library user passes their own, or reads the bus's).
+ */
+import fc from 'fast-check';
+import { Registry, collectDefaultMetrics } from 'prom-client';
+import { describe, expect, it } from 'vitest';
+import { GatewayMetrics, HTTP_ROUTES, methodOf, routeOf } from '../../../src/observability/index.js';
+
+const CONTRACT = [
+  'ce_gateway_http_requests_total', 'ce_gateway_http_request_duration_seconds', 'ce_gateway_ingress_events_total', 'ce_gateway_ingress_bytes_total',
+  'ce_gateway_ingress_refusals_total', 'ce_gateway_produce_duration_seconds', 'ce_gateway_produce_errors_total', 'ce_gateway_publish_queue_records',
+  'ce_gateway_subscription_lag', 'ce_gateway_delivery_duration_seconds', 'ce_gateway_retries_total', 'ce_gateway_dead_letters_total',
+  'ce_gateway_outbox_backlog_rows', 'ce_gateway_outbox_oldest_row_age_seconds',
+];
+
+describe('GatewayMetrics', () => {
+  it('registers every family the issue names, with Node process metrics, once per registry', async () => {
+    const registry = new Registry();
+    const m = GatewayMetrics.for(registry);
+    expect(GatewayMetrics.for(registry)).toBe(m);
+    const names = (await registry.getMetricsAsJSON()).map((x) => x.name);
+    for (const n of CONTRACT) expect(names, n).toContain(n);
+    expect(names).toContain('process_cpu_user_seconds_total');
+    expect(names.some((n) => n.startsWith('nodejs_'))).toBe(true);
+  });
+
+  it('takes a registry that has the default collectors already', () => {
+    const registry = new Registry();
+    collectDefaultMetrics({ register: registry });
+    expect(() => GatewayMetrics.for(registry)).not.toThrow();
+  });
+
+  it('reads scrape-time figures from every source and forgets a removed one', async () => {
+    const m = GatewayMetrics.for(new Registry());
+    const remove = m.addSource({
+      subscriptions: () => [{ name: 's1', up: true, partitions: 3, handled: 5, retried: 2, deadLettered: 1, skipped: 0, filtered: 0 }],
+      lag: () => Promise.resolve(new Map([['s1', [{ topic: 't', partition: 0, lag: 7 }]]])),
+      outbox: () => Promise.resolve({ backlogRows: 4, oldestRowAgeSeconds: 12.5 }),
+    });
+    let text = (await m.render()).body;
+    expect(text).toContain('ce_gateway_subscription_lag{subscription="s1",topic="t",partition="0"} 7');
+    expect(text).toContain('ce_gateway_retries_total{subscription="s1"} 2');
+    expect(text).toContain('ce_gateway_dead_letters_total{subscription="s1"} 1');
+    expect(text).toContain('ce_gateway_outbox_backlog_rows 4');
+    expect(text).toContain('ce_gateway_outbox_oldest_row_age_seconds 12.5');
+    remove();
+    text = (await m.render()).body;
+    expect(text).not.toContain('subscription="s1"');
+  });
+
+  it('route and method labels stay within a fixed set whatever the request', () => {
+    fc.assert(
+      fc.property(fc.string(), fc.string(), (path, method) => {
+        expect(HTTP_ROUTES).toContain(routeOf(`/${path}`));
+        expect(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'other']).toContain(methodOf(method));
+      }),
+    );
+    expect(routeOf('/subscriptions/abc-123/status')).toBe('/subscriptions');
+    expect(routeOf('/schemas/ids/42')).toBe('/schemas');
+    expect(routeOf('/events/../x')).toBe('other');
+  });
+});

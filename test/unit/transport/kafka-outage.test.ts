@@ -1,0 +1,69 @@
+/**
+ * Issue 15 "Logs": a broker outage is logged once when it starts and once when it ends; while it
+ * lasts, kafkajs's per-retry error lines (with their stack traces) go to debug.
+ */
+import { logLevel } from 'kafkajs';
+import { describe, expect, it } from 'vitest';
+import { kafkaLogCreator } from '../../../src/transport/kafka/logging.js';
+import type { TransportLogger } from '../../../src/transport/kafka/logging.js';
+import { BrokerOutage, isConnectionTrouble } from '../../../src/transport/kafka/outage.js';
+import { waitFor } from '../../helpers/wait.js';
+
+function recorder(): { logger: TransportLogger; lines: [string, Record<string, unknown>, string][] } {
+  const lines: [string, Record<string, unknown>, string][] = [];
+  const at = (level: string) => (obj: Record<string, unknown>, msg: string): void => void lines.push([level, obj, msg]);
+  return { logger: { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') }, lines };
+}
+
+const refused = (broker = '127.0.0.1:1') => ({
+  namespace: 'Connection', level: logLevel.ERROR, label: 'ERROR',
+  log: { timestamp: 't', message: 'Connection error: connect ECONNREFUSED 127.0.0.1:1', broker, stack: 'Error: connect ECONNREFUSED 127.0.0.1:1\n    at TCPConnectWrap.afterConnect' },
+});
+const seed = { namespace: 'BrokerPool', level: logLevel.ERROR, label: 'ERROR', log: { timestamp: 't', message: 'Failed to connect to seed broker, trying another broker from the list: Connection error: connect ECONNREFUSED 127.0.0.1:1', retryCount: 0 } };
+
+describe('broker outage in the log', () => {
+  it('40 failed connection attempts of several clients give one warn line; the end gives one info line', () => {
+    const { logger, lines } = recorder();
+    const outage = new BrokerOutage(logger, { base: { transport: 'kafka' } });
+    const clients = [kafkaLogCreator(logger, { clientId: 'a' }, outage)(logLevel.WARN), kafkaLogCreator(logger, { clientId: 'b' }, outage)(logLevel.WARN)];
+    for (let i = 0; i < 20; i++) for (const c of clients) c(i % 2 === 0 ? refused() : seed);
+    expect(outage.down).toBe(true);
+    outage.ok();
+    outage.ok(); // no outage any more: nothing
+    const visible = lines.filter(([level]) => level !== 'debug');
+    expect(visible.map(([level, , msg]) => [level, msg])).toEqual([
+      ['warn', 'kafka: broker unreachable; clients keep retrying (logged again when it answers)'],
+      ['info', 'kafka: broker reachable again'],
+    ]);
+    expect(visible[1]![1].failuresSuppressed).toBe(39);
+    expect(lines.filter(([level]) => level === 'debug')).toHaveLength(40);
+  });
+
+  it('an error that is not about reaching the broker is logged as before', () => {
+    const { logger, lines } = recorder();
+    const outage = new BrokerOutage(logger);
+    kafkaLogCreator(logger, {}, outage)(logLevel.WARN)({ namespace: 'Consumer', level: logLevel.ERROR, label: 'ERROR', log: { timestamp: 't', message: 'Crash: KafkaJSProtocolError: The group member\'s supported protocols are incompatible' } });
+    expect(outage.down).toBe(false);
+    expect(lines.map(([level]) => level)).toEqual(['error']);
+  });
+
+  it('recognises refused, reset and timed-out connections', () => {
+    for (const m of ['connect ECONNREFUSED 10.0.0.1:9092', 'Connection timeout', 'Request Produce(key: 0, version: 7) timed out', 'Closed connection', 'KafkaJSNumberOfRetriesExceeded']) expect(isConnectionTrouble(m, {}), m).toBe(true);
+    expect(isConnectionTrouble('Crash', { stack: 'Error: read ECONNRESET' })).toBe(true);
+    expect(isConnectionTrouble('This server does not host this topic-partition', {})).toBe(false);
+  });
+
+  it('while down, a probe notices the end even when nothing else talks to the broker', async () => {
+    const { logger, lines } = recorder();
+    let up = false;
+    let probes = 0;
+    const outage = new BrokerOutage(logger, { probeIntervalMs: 10, probe: () => Promise.resolve((probes++, up)) });
+    outage.failed('health check: no answer');
+    await waitFor('a few probes', () => probes >= 3, 2000, 5);
+    expect(outage.down).toBe(true);
+    up = true;
+    await waitFor('the end of the outage', () => !outage.down, 2000, 5);
+    expect(lines.map(([level]) => level)).toEqual(['warn', 'info']);
+    outage.close();
+  });
+});
