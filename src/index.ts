@@ -22,6 +22,7 @@ export { DeadLetters, deadLetterStateTopic } from './bus/deadletters/index.js';
 export type { DeadLetterItem, DeadLetterPage, PurgeResult, RedriveResult, Selection } from './bus/deadletters/index.js';
 export { subscriptionLag } from './bus/status/index.js';
 export type { PartitionLag, SubscriptionLag, SubscriptionStatus } from './bus/status/index.js';
+export type { LocalReplayOptions, PartitionReport, ReplayReport, ReplayTo } from './bus/subscriptions/replay/index.js';
 export { currentHandling } from './bus/correlation/index.js';
 export { loadCatalog, partitionKey } from './catalog/index.js';
 export type { Catalog, EventKind } from './catalog/index.js';

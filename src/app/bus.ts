@@ -23,6 +23,7 @@ export async function createBus(config: Config, log: Logger): Promise<Bus> {
     remote: {
       publish: (kind, data, opts) => gateway.publisher().publish(kind, data, opts),
       subscribe: (o) => gateway.subscribe(o),
+      replay: (subscription, to, opts) => gateway.replay(subscription, to, opts),
       close: () => gateway.close(),
     },
   });

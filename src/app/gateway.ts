@@ -38,6 +38,8 @@ import { subscriptionLag } from '../bus/status/index.js';
 import type { MetricsPartitionLag as PartitionLag } from '../observability/index.js';
 import { PullService, Reconciler, SubscriptionService, SubscriptionStore, cursorSigner, deriveCursorKey, developmentKey, parseSecretsKey, secretBox, secretsKeyDecision, secretsKeyMissing } from '../bus/subscriptions/index.js';
 import type { CursorSigner, SecretBox, StoredSubscription } from '../bus/subscriptions/index.js';
+import { ReplayCoordinator, ReplayLog, RestartableSubscription, replayAuditTopicOf, replayHolds, replayLocal } from '../bus/subscriptions/replay/index.js';
+import type { LocalReplayOptions, ReplayReport, ReplayTo } from '../bus/subscriptions/replay/index.js';
 import { parseAllowList, targetChecker } from '../connectors/sinks/webhook/index.js';
 import { fromStored, runtimeSinkFactory } from '../connectors/subscriptions/runtime.js';
 import type { RuntimeSubscription } from '../connectors/subscriptions/runtime.js';
@@ -76,6 +78,14 @@ export interface Gateway {
   subscriptionService(): SubscriptionService | undefined;
   /** Resolves once the subscription resources are loaded and the first reconcile pass ran (after listen()). */
   subscriptionsLoaded(): Promise<void>;
+  /** The replays of the stored subscriptions (`/subscriptions/{name}/replay`) once loaded. */
+  replayCoordinator(): ReplayCoordinator | undefined;
+  /**
+   * Replays a subscription this process runs through {@link subscribe} (library subscriptions,
+   * connectors): its members here stop, the offsets move, they start again (issue 9).
+   * `subscription`: its name (the consumer group). Errors: as `replayLocal`.
+   */
+  replay(subscription: string, to: ReplayTo, opts?: LocalReplayOptions): Promise<ReplayReport>;
   /** The Prometheus instruments (issue 15): `metrics.registry` is the registry `GET /metrics` renders. */
   readonly metrics: GatewayMetrics;
   /**
@@ -142,6 +152,9 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
   let service: SubscriptionService | undefined;
   let pullService: PullService | undefined;
   let reconciler: Reconciler<RuntimeSubscription> | undefined;
+  let replayLog: ReplayLog | undefined;
+  let coordinator: ReplayCoordinator | undefined;
+  let leaseTimer: NodeJS.Timeout | undefined;
   let loaded: Promise<void> | undefined;
   const subscriptions = new Set<Subscription>();
   /** Subscriptions whose consumer stopped on a failure: reported by /readyz and metrics, never idle silently. */
@@ -326,6 +339,14 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       onRetry: ({ attempt, error }) => slog.warn({ attempt, err: errorMessage(error) }, 'loading the subscriptions failed, retrying'),
     });
     store = s;
+    const audit = new ReplayLog(transport, replayAuditTopicOf(config.subscriptions.topic), slog);
+    await retrying(() => audit.start(), {
+      policy: bootstrapRetry,
+      maxAttempts: Infinity,
+      signal: closing.signal,
+      onRetry: ({ attempt, error }) => slog.warn({ attempt, err: errorMessage(error) }, 'loading the replay audit log failed, retrying'),
+    });
+    replayLog = audit;
     const sealed = [...s.all().values()].filter((st) => st.delivery.mode === 'push').length;
     if (box === undefined && sealed > 0) {
       throw secretsKeyMissing(`the definitions topic ${s.topic} holds ${sealed} push subscription(s) whose secrets are sealed, and this gateway (bound to ${config.http.host}, Kafka) has no key`);
@@ -344,6 +365,9 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     const cache = new Map<string, { readonly stored: StoredSubscription; readonly runtime: RuntimeSubscription }>();
     const desired = (all: ReadonlyMap<string, StoredSubscription>): Map<string, RuntimeSubscription> => {
       const out = new Map<string, RuntimeSubscription>();
+      // A replay under way pauses its subscription here until it ends or its lease runs out (issue 9).
+      const now = Date.now();
+      let leaseEnd = Number.POSITIVE_INFINITY;
       for (const d of declared) out.set(d.group, d);
       for (const [group, st] of all) {
         if (out.has(group)) continue; // a file declares it: the file wins
@@ -358,14 +382,33 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
             continue;
           }
         }
-        out.set(group, c.runtime);
+        if (replayHolds(st.replay, now)) {
+          out.set(group, { ...c.runtime, state: 'paused' });
+          leaseEnd = Math.min(leaseEnd, Date.parse(st.replay!.leaseUntil));
+        } else {
+          out.set(group, c.runtime);
+        }
       }
       for (const g of cache.keys()) if (!all.has(g)) cache.delete(g);
+      clearTimeout(leaseTimer);
+      if (Number.isFinite(leaseEnd)) {
+        leaseTimer = setTimeout(() => r.apply(desired(s.all())), Math.max(0, leaseEnd - now) + 50);
+        leaseTimer.unref();
+      }
       return out;
     };
     s.onChange((all) => r.apply(desired(all)));
     r.apply(desired(s.all()));
     reconciler = r;
+    coordinator = new ReplayCoordinator({
+      store: s,
+      audit,
+      transport,
+      topicsOf,
+      instance: config.instance,
+      log: slog,
+      declared: (name) => [...fileViews.values()].some((v) => v.name === name),
+    });
     pullService = new PullService({ subscription: (g) => s.get(g), catalog, codec: () => need(codec, 'codec'), transport, signer: cursorKey(), log: slog.child({ delivery: 'pull' }) });
     service = svc;
     await r.settled();
@@ -426,7 +469,9 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       const o = untypedSubscribeOptions(typed);
       await ready;
       // The subscriber names the subscription in each line itself (no child binding: no duplicate key).
-      const sub = await subscribe(transport, need(codec, 'codec'), log, { instruments: metrics, tracing, ...o, retry: o.retry ?? defaultHandlerRetry, instanceId: o.instanceId ?? config.instance });
+      const c = need(codec, 'codec');
+      // Restartable: a replay stops this member and starts a new one behind the same handle.
+      const sub = await RestartableSubscription.start(o.subscription, o.kinds, (filters) => subscribe(transport, c, log, { instruments: metrics, tracing, ...o, ...(filters === undefined ? {} : { filters }), retry: o.retry ?? defaultHandlerRetry, instanceId: o.instanceId ?? config.instance }), o.filters);
       subscriptions.add(sub);
       failedSubscriptions.delete(sub.name);
       sub.done.then(
@@ -450,6 +495,14 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       declared = [...defs];
     },
     subscriptionService: () => service,
+    replayCoordinator: () => coordinator,
+    async replay(subscription, to, opts) {
+      await ready;
+      const members = [...subscriptions].filter((m): m is RestartableSubscription => m instanceof RestartableSubscription && m.name === subscription);
+      const kinds = members[0]?.kinds ?? [];
+      const topics = [...new Set(kinds.map((k) => (catalog.byEventId(k) ?? catalog.byName(k))?.topic.name).filter((t): t is string => t !== undefined))];
+      return await replayLocal(transport, members, topics, to, opts);
+    },
     operations: operationsNow,
     subscriptionsLoaded: () => loaded ?? Promise.reject(new Error('listen() first')),
     async listen() {
@@ -467,6 +520,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
           retryAfterS: config.ingress.retryAfterS,
           docs: { kafkaBrokers: config.kafka?.brokers, registryUrl: config.registry?.url, publicBaseUrl: config.publicBaseUrl, dataschemaBase: config.dataschemaBase },
           subscriptions: () => service,
+          replays: () => coordinator,
           operations: operationsNow,
           pull: () => (service === undefined ? undefined : pullService),
           log: log.child({ component: 'http' }),
@@ -513,8 +567,10 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       };
       const back = async (): Promise<void> => {
         await ready.catch(() => undefined);
+        clearTimeout(leaseTimer);
         await reconciler?.stop();
         await store?.stop();
+        await replayLog?.stop();
         // Consumers stop: records in hand finish (or stay uncommitted and come again), offsets are committed.
         await Promise.allSettled([...subscriptions].map((s) => s.unsubscribe()));
       };

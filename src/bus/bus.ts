@@ -15,6 +15,7 @@ import { checkPublishable } from './local-check.js';
 import type { PublishOptions, PublishReceipt } from './publisher/index.js';
 import type { SubscribeOptions, Subscription } from './subscriber/index.js';
 import type { RetryPolicy } from '../core/retry.js';
+import type { LocalReplayOptions, ReplayReport, ReplayTo } from './subscriptions/replay/index.js';
 
 export const roles = ['publisher', 'subscriber', 'both', 'none'] as const;
 export type Role = (typeof roles)[number];
@@ -23,6 +24,8 @@ export type Role = (typeof roles)[number];
 export interface BusRemote {
   publish(kind: string, data: JsonValue, opts?: PublishOptions): PublishReceipt | undefined;
   subscribe(o: BusSubscribeOptions): Promise<Subscription>;
+  /** Replays a subscription this process runs (issue 9); absent: the remote cannot. */
+  replay?(subscription: string, to: ReplayTo, opts?: LocalReplayOptions): Promise<ReplayReport>;
   close(): Promise<void>;
 }
 
@@ -133,6 +136,28 @@ export class Bus {
       return Promise.reject(new GatewayError('CEG_INVALID_OPTIONS', `this process's bus role is ${this.role}: it does not subscribe`, { retriable: false, details: { field: 'role' } }));
     }
     return this.#remote.subscribe(untypedSubscribeOptions(o));
+  }
+
+  /**
+   * Replays a subscription this process runs (issue 9): its members in this process stop, the
+   * group's committed offsets move to `to`, the members start again and are handed the records
+   * from there. `to`: `'earliest'`, `'latest'`, an RFC 3339 time or a `Date` (the first record
+   * whose timestamp is at or after it), or offsets by partition (`{ '0': 42n }`; `'<topic>/<p>'`
+   * keys when the subscription's kinds live on several topics). `opts.dryRun` only reports.
+   * Resolves with `{ at, by, to, dryRun, partitions: { '<p>': { from, to, events, skipped } },
+   * events, skipped }` (`events`: records handed out again; `skipped`: moved past, forward).
+   * Members of the group in other processes are not stopped from here: the reset waits up to
+   * `opts.waitMs` (default 30 s) for them to leave.
+   * Errors: CEG_INVALID_OPTIONS (a role that does not subscribe); CEG_NOT_FOUND (no member of
+   *   that name in this process); CEG_INVALID_REPLAY naming the field; CEG_REPLAY_FAILED
+   *   (retriable: members stayed); the transport's.
+   */
+  replay(subscription: Subscription | string, to: ReplayTo, opts?: LocalReplayOptions): Promise<ReplayReport> {
+    const remote = this.#remote;
+    if (remote?.replay === undefined || this.role === 'publisher') {
+      return Promise.reject(new GatewayError('CEG_INVALID_OPTIONS', `this process's bus role is ${this.role}: it does not subscribe, so it has nothing to replay`, { retriable: false, details: { field: 'role' } }));
+    }
+    return remote.replay(typeof subscription === 'string' ? subscription : subscription.name, to, opts);
   }
 
   async close(): Promise<void> {

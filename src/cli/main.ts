@@ -14,6 +14,7 @@ import { registerCatalogCommand } from './commands/catalog.js';
 import { registerSchemasCommand } from './commands/schemas.js';
 import { registerOutboxCommand } from './commands/outbox.js';
 import { registerConnectorsCommand } from './commands/connectors.js';
+import { registerReplayCommand } from './commands/replay.js';
 import { registerDeadLettersCommand } from './commands/deadletters.js';
 import { registerConfigCommand } from './commands/config.js';
 import { EXIT_USAGE } from './context.js';
@@ -33,6 +34,7 @@ registerCatalogCommand(program);
 registerSchemasCommand(program);
 registerOutboxCommand(program);
 registerConnectorsCommand(program);
+registerReplayCommand(program);
 registerDeadLettersCommand(program);
 registerConfigCommand(program);
 

@@ -19,6 +19,8 @@ import { commitStart } from './start.js';
 import { CLAIM_WRITE_MS } from './store.js';
 import type { SubscriptionStore } from './store.js';
 import type { StoredSubscription } from './stored.js';
+import { replayStatus } from './replay/state.js';
+import type { ReplayPhase, StoredReplay } from './replay/state.js';
 
 /** The secrets of a push subscription, opened. */
 export interface OpenedSecrets {
@@ -59,6 +61,8 @@ export interface SubscriptionView {
   readonly createdAt: string;
   readonly updatedAt: string;
   readonly generation: number;
+  /** The last replay (issue 9): `pausing` while it holds delivery, `done`, `failed` (with `reason`), or `expired` (its lease ran out unfinished). */
+  readonly replay?: Omit<StoredReplay, 'phase'> & { readonly phase: ReplayPhase | 'expired' };
   /** `api` (created over HTTP) or `file` (declared in a connector file: read-only here). */
   readonly origin: 'api' | 'file';
 }
@@ -118,6 +122,7 @@ export function viewOf(s: StoredSubscription, origin: 'api' | 'file' = 'api'): S
     createdAt: s.createdAt,
     updatedAt: s.updatedAt,
     generation: s.generation,
+    ...(s.replay === undefined ? {} : { replay: replayStatus(s.replay, Date.now()) }),
     origin,
   };
 }
@@ -235,7 +240,7 @@ export class SubscriptionService {
     if (patch.state === 'gone') problems.push({ field: 'state', reason: 'gone is set by the gateway when the sink answers 410; set active or paused' });
     if (problems.length > 0) throw invalid(problems);
     const opened = this.openSecrets(current);
-    const { state, stateReason: _r, v: _v, owner: _o, group: _g, createdAt: _c, updatedAt: _u, generation: _n, ...rest } = current;
+    const { state, stateReason: _r, v: _v, owner: _o, group: _g, createdAt: _c, updatedAt: _u, generation: _n, replay, ...rest } = current;
     const cd = current.delivery;
     const delivery = cd.mode === 'pull' ? { ...cd } : (({ secretCount: _sc, headerNames: _hn, sealed: _s, ...d }) => ({ ...d, secrets: opened.secrets, headers: opened.headers }))(cd);
     const asInput = { ...rest, ...(state === 'gone' ? {} : { state }), delivery };
@@ -259,7 +264,8 @@ export class SubscriptionService {
       state: nextState,
       ...(nextState === 'gone' && current.stateReason !== undefined ? { stateReason: current.stateReason } : {}),
     });
-    await this.#d.store.put(stored);
+    // A replay under way keeps its pause through an update (issue 9).
+    await this.#d.store.put(replay === undefined ? stored : { ...stored, replay });
     return viewOf(stored);
   }
 

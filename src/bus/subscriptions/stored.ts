@@ -8,6 +8,8 @@ import { z } from 'zod';
 import type { FilterExpression } from '../subscriber/pipeline/dialects.js';
 import { NAME_PATTERN, retrySchema, states } from './model.js';
 import type { RetrySettings, SubscriptionState } from './model.js';
+import { storedReplaySchema } from './replay/state.js';
+import type { StoredReplay } from './replay/state.js';
 
 /** Push delivery as stored: the secrets sealed, only their count and the header names in the clear. */
 export interface StoredPushDelivery {
@@ -57,6 +59,8 @@ export interface StoredSubscription {
   readonly updatedAt: string;
   /** 1 at create, +1 on every change. */
   readonly generation: number;
+  /** The last replay's state (issue 9): while it pauses the subscription, no instance delivers it. */
+  readonly replay?: StoredReplay;
 }
 
 const storedSchema = z.object({
@@ -89,6 +93,7 @@ const storedSchema = z.object({
   createdAt: z.string(),
   updatedAt: z.string(),
   generation: z.number().int().min(1),
+  replay: storedReplaySchema.optional(),
 });
 
 /** The stored subscription in a record value, or the reason it is not one. */

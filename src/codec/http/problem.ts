@@ -60,6 +60,8 @@ const byCode: ReadonlyMap<string, Row> = new Map<string, Row>([
   ['CEG_CONFLICT', { status: 409, title: 'Conflict' }],
   ['CEG_WEBHOOK_TARGET_REFUSED', { status: 400, title: 'Webhook target refused' }],
   ['CEG_SECRETS_KEY_MISSING', { status: 503, title: 'Subscription secrets key missing' }],
+  ['CEG_INVALID_REPLAY', { status: 400, title: 'Invalid replay' }],
+  ['CEG_REPLAY_FAILED', { status: 503, title: 'Replay failed' }],
   ['CEG_INVALID_CURSOR', { status: 400, title: 'Invalid cursor' }],
   ['CEG_INVALID_PARAMETER', { status: 400, title: 'Invalid query parameter' }],
   ['CEG_MALFORMED_REQUEST', { status: 400, title: 'Bad request' }],

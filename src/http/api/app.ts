@@ -11,6 +11,8 @@ import type { SchemaRegistry } from '../../registry/port.js';
 import { createDocsRouter } from './docs.js';
 import { bodyErrors, subscriptionsRouter } from './subscriptions/routes.js';
 import type { SubscriptionsApi } from './subscriptions/routes.js';
+import { replayRouter } from './subscriptions/replay-routes.js';
+import type { ReplaysApi } from './subscriptions/replay-routes.js';
 import { subscriptionOperationsRouter } from './subscriptions/operations.js';
 import type { SubscriptionOperationsApi } from './subscriptions/operations.js';
 import { pullRouter } from './subscriptions/pull-routes.js';
@@ -29,6 +31,8 @@ export interface ApiDeps {
   readonly retryAfterS: number;
   /** The subscription resources; undefined while they load (503), absent when this gateway serves none (404). */
   readonly subscriptions?: () => SubscriptionsApi | undefined;
+  /** Replays of the subscriptions (issue 9); undefined while they load (503). */
+  readonly replays?: () => ReplaysApi | undefined;
   /** Dead letters and status of subscriptions by name (issue 10); undefined while loading (503), absent: 404. */
   readonly operations?: () => SubscriptionOperationsApi | undefined;
   /** Pull delivery of the subscriptions (issue 9); undefined while they load (503). Mounted with `subscriptions`. */
@@ -77,6 +81,7 @@ export function createApiApp(deps: ApiDeps): express.Express {
   app.use(createDocsRouter(deps.catalog, deps.docs));
   if (deps.pull !== undefined) app.use(pullRouter(deps.pull, { ...(deps.log === undefined ? {} : { log: deps.log }), ...(deps.closing === undefined ? {} : { closing: deps.closing }) }));
   if (deps.subscriptions !== undefined) app.use(subscriptionsRouter(deps.subscriptions));
+  if (deps.replays !== undefined) app.use(replayRouter(deps.replays));
   if (deps.operations !== undefined) app.use(subscriptionOperationsRouter(deps.operations));
   if (deps.console !== undefined) app.use(consoleRouter(deps.console));
   app.use(bodyErrors);

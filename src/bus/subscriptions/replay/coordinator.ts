@@ -1,0 +1,145 @@
+/**
+ * Replays of the subscriptions stored on the definitions topic (the ones `POST /subscriptions`
+ * creates), coordinated across every gateway instance through the subscription's stored state:
+ *
+ * 1. The request is validated and `to` resolved to offsets (see plan.ts); a dry run stops here,
+ *    reporting from the group's committed offsets.
+ * 2. The subscription's record gets a replay state `pausing` with a lease (default 60 s); every
+ *    instance's reconciler sees it within about a second and stops its member, which commits
+ *    what it handled and leaves the group.
+ * 3. This instance waits until the group has no member (at most the lease minus 10 s), reads the
+ *    positions (`from`) and commits the new offsets.
+ * 4. The replay is appended to the audit log, then the state becomes `done` and every instance
+ *    starts its member again, from the new offsets. On a failure it becomes `failed` with the
+ *    reason (delivery resumes, nothing moved unless the commit happened); should this instance
+ *    die, the lease runs out and delivery resumes by itself.
+ *
+ * A subscription that reads `<group>.retry` (`ordering: none`) keeps its position there: only the
+ * catalog topics move, and records parked for a retry are still retried.
+ * Spec: issue 9 ("Replay by offset reset").
+ */
+import { randomUUID } from 'node:crypto';
+import { GatewayError, errorMessage } from '../../../core/errors.js';
+import type { Logger } from '../../../observability/index.js';
+import type { Transport } from '../../../transport/port.js';
+import { DEFAULT_OWNER, groupOf } from '../model.js';
+import type { SubscriptionStore } from '../store.js';
+import type { ReplayAuditEntry, ReplayLog } from './audit.js';
+import { planOf, positionsOf, resolveTarget } from './plan.js';
+import type { ReplayOffsets } from './plan.js';
+import { commitWhenIdle } from './reset.js';
+import { replayHolds } from './state.js';
+import type { StoredReplay } from './state.js';
+import { parseReplayRequest, verbatimTo } from './target.js';
+
+/** How long a replay may pause a subscription before every instance resumes it anyway, ms. */
+export const REPLAY_LEASE_MS = 60_000;
+
+export interface ReplayCoordinatorDeps {
+  readonly store: SubscriptionStore;
+  readonly audit: ReplayLog;
+  readonly transport: Transport;
+  /** The topics of a subscription's kinds. */
+  readonly topicsOf: (kinds: readonly string[]) => string[];
+  /** This instance (`INSTANCE_ID`), written into the replay state. */
+  readonly instance: string;
+  readonly log: Logger;
+  /** True when a connector file declares a subscription of that name (not replayable here). */
+  readonly declared?: (name: string) => boolean;
+  /** Default {@link REPLAY_LEASE_MS}. */
+  readonly leaseMs?: number;
+  readonly now?: () => number;
+}
+
+function notFound(name: string): GatewayError {
+  return new GatewayError('CEG_NOT_FOUND', `no subscription named ${name.slice(0, 100)}`, { retriable: false, details: { field: 'name' } });
+}
+
+export class ReplayCoordinator {
+  readonly #d: ReplayCoordinatorDeps;
+  readonly #leaseMs: number;
+
+  constructor(deps: ReplayCoordinatorDeps) {
+    this.#d = deps;
+    this.#leaseMs = deps.leaseMs ?? REPLAY_LEASE_MS;
+  }
+
+  #now(): number {
+    return this.#d.now?.() ?? Date.now();
+  }
+
+  /**
+   * Replays (or, with `dryRun`, plans) subscription `name` as `body` asks; `by` is who asked.
+   * Resolves with the audit entry (the answer).
+   * Errors: CEG_NOT_FOUND; CEG_CONFLICT (a replay of it is under way; a subscription declared in
+   *   a connector file); CEG_INVALID_REPLAY naming the field; CEG_REPLAY_FAILED (retriable: the
+   *   group kept members); the transport's (CEG_BROKER_UNAVAILABLE, retriable).
+   */
+  async replay(name: string, body: unknown, by: string, owner: string = DEFAULT_OWNER): Promise<ReplayAuditEntry> {
+    const group = groupOf(owner, name);
+    const s = this.#d.store.get(group);
+    if (s === undefined) {
+      if (this.#d.declared?.(name) === true) {
+        throw new GatewayError('CEG_CONFLICT', `subscription ${name} is declared in a connector file: its members are not coordinated through the definitions topic; replay it with bus.replay() in the process that runs it`, { retriable: false, details: { field: 'name' } });
+      }
+      throw notFound(name);
+    }
+    const topics = this.#d.topicsOf(s.kinds);
+    const req = parseReplayRequest(body, topics);
+    if (!req.dryRun && replayHolds(s.replay, this.#now())) {
+      throw new GatewayError('CEG_CONFLICT', `a replay of ${name} is under way (until ${s.replay!.leaseUntil} at the latest); try again after it`, { retriable: false, details: { field: 'name' } });
+    }
+    const targets = await resolveTarget(this.#d.transport, topics, req.target);
+    const record = async (from: ReplayOffsets): Promise<ReplayAuditEntry> => {
+      const entry: ReplayAuditEntry = { at: new Date(this.#now()).toISOString(), by, to: verbatimTo(req.to), dryRun: req.dryRun, ...planOf(topics, from, targets) };
+      await this.#d.audit.append(group, entry);
+      return entry;
+    };
+    // Members of stored subscriptions start at the end where nothing is committed (start was committed at create).
+    if (req.dryRun) return await record(await positionsOf(this.#d.transport, group, targets, 'latest'));
+    return await this.#pauseAndCommit(group, targets, record);
+  }
+
+  /** The audit entries of subscription `name`, oldest first. Errors: CEG_NOT_FOUND; the transport's. */
+  async list(name: string, owner: string = DEFAULT_OWNER): Promise<readonly ReplayAuditEntry[]> {
+    const group = groupOf(owner, name);
+    const entries = await this.#d.audit.list(group);
+    if (entries.length === 0 && this.#d.store.get(group) === undefined) throw notFound(name);
+    return entries;
+  }
+
+  async #pauseAndCommit(group: string, targets: ReplayOffsets, record: (from: ReplayOffsets) => Promise<ReplayAuditEntry>): Promise<ReplayAuditEntry> {
+    const log = this.#d.log.child({ subscription: group });
+    const now = this.#now();
+    const base: StoredReplay = { id: randomUUID(), phase: 'pausing', requestedAt: new Date(now).toISOString(), leaseUntil: new Date(now + this.#leaseMs).toISOString(), instance: this.#d.instance };
+    await this.#setReplay(group, base);
+    log.info({ replay: base.id, leaseUntil: base.leaseUntil }, 'replay: delivery paused on every instance');
+    let from: ReplayOffsets;
+    try {
+      // Two replays at once: the later pause record wins; the earlier one gives up before committing.
+      const proceed = (): void => {
+        if (this.#d.store.get(group)?.replay?.id !== base.id) throw new GatewayError('CEG_CONFLICT', 'another replay of this subscription started meanwhile and took over; nothing was moved by this one', { retriable: false, details: { field: 'name' } });
+        if (this.#now() >= Date.parse(base.leaseUntil)) throw new GatewayError('CEG_REPLAY_FAILED', 'the replay\'s lease ran out before the group was empty; nothing was moved', { retriable: true, details: { group } });
+      };
+      from = await commitWhenIdle(this.#d.transport, group, targets, 'latest', Math.max(1000, this.#leaseMs - 10_000), undefined, proceed);
+    } catch (err) {
+      await this.#setReplay(group, { ...base, phase: 'failed', finishedAt: new Date(this.#now()).toISOString(), reason: errorMessage(err).slice(0, 1000) }).catch((e: unknown) => log.error({ replay: base.id, err: errorMessage(e) }, 'replay: could not store the failure; delivery resumes when the lease runs out'));
+      throw err;
+    }
+    log.info({ replay: base.id }, 'replay: offsets committed');
+    try {
+      // Before `done`: should this instance die now, the audit log still shows the move.
+      return await record(from);
+    } finally {
+      await this.#setReplay(group, { ...base, phase: 'done', finishedAt: new Date(this.#now()).toISOString() }).catch((e: unknown) => log.error({ replay: base.id, err: errorMessage(e) }, 'replay: could not store its end; delivery resumes when the lease runs out'));
+    }
+  }
+
+  /** Writes the replay state onto the subscription's current record (not when it was deleted meanwhile). */
+  async #setReplay(group: string, replay: StoredReplay): Promise<void> {
+    const current = this.#d.store.get(group);
+    if (current === undefined) throw new GatewayError('CEG_NOT_FOUND', `the subscription ${group} was deleted during its replay`, { retriable: false, details: { field: 'name' } });
+    if (replay.phase !== 'pausing' && current.replay !== undefined && current.replay.id !== replay.id) return; // a later replay took over
+    await this.#d.store.put({ ...current, replay });
+  }
+}

@@ -1,0 +1,49 @@
+/**
+ * Commits a replay's offsets once the group has no member left. Kafka refuses to move the
+ * committed offsets of a group with members (the transport says so with a retriable
+ * CEG_INVALID_OPTIONS), so this asks again until the members are gone — they leave because every
+ * instance saw the replay's pause (HTTP subscriptions) or because this process stopped them (the
+ * library) — or the wait runs out.
+ *
+ * The group is probed first by committing its own committed offsets again (no change), and only
+ * then are the positions read that the report calls `from`: members commit what they handled when
+ * they leave, so positions read while one is still there could be behind.
+ * Spec: issue 9 ("Kafka refuses to reset the committed offsets of a group that has members").
+ */
+import { GatewayError, isGatewayError } from '../../../core/errors.js';
+import { sleep } from '../../../core/retry.js';
+import type { StartFrom, Transport } from '../../../transport/port.js';
+import { positionsOf } from './plan.js';
+import type { ReplayOffsets } from './plan.js';
+
+const busy = (err: unknown): boolean => isGatewayError(err, 'CEG_INVALID_OPTIONS') && err.retriable;
+
+/**
+ * Waits (at most `waitMs`, ms) until `group` has no member, reads its positions, commits `targets`.
+ * `proceed`, asked right before the commit, may refuse it by throwing (a later replay took over,
+ * the lease ran out). Resolves with the positions before the commit (`from`).
+ * Errors: CEG_REPLAY_FAILED (retriable) when members are still there after `waitMs`, or `signal`
+ *   aborted; what `proceed` throws; the transport's.
+ */
+export async function commitWhenIdle(transport: Transport, group: string, targets: ReplayOffsets, startFrom: StartFrom, waitMs: number, signal?: AbortSignal, proceed?: () => void): Promise<ReplayOffsets> {
+  const deadline = Date.now() + waitMs;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      for (const topic of targets.keys()) {
+        const committed = await transport.committedOffsets(group, topic);
+        const same = committed.flatMap((c) => (c.offset === null ? [] : [{ partition: c.partition, offset: c.offset }]));
+        await transport.commitOffsets(group, topic, same);
+      }
+      const from = await positionsOf(transport, group, targets, startFrom);
+      proceed?.();
+      for (const [topic, offsets] of targets) await transport.commitOffsets(group, topic, offsets);
+      return from;
+    } catch (err) {
+      if (!busy(err)) throw err;
+      if (Date.now() >= deadline || signal?.aborted === true) {
+        throw new GatewayError('CEG_REPLAY_FAILED', `the consumer group ${group} still had members after ${waitMs} ms; nothing was moved`, { retriable: true, cause: err, details: { group } });
+      }
+      await sleep(Math.min(1000, 100 * attempt));
+    }
+  }
+}

@@ -1,0 +1,176 @@
+/**
+ * `ce-gateway replay <subscription> --to-time T | --to-earliest | --to-latest | --to-offsets P:O,… [--dry-run]`
+ * (issue 9): asks a gateway (`--gateway`, default PUBLIC_BASE_URL) to replay a subscription over
+ * HTTP (`POST /subscriptions/{name}/replay`), prints the answer — per partition the offsets from
+ * and to and the events handed out again — and then, unless `--dry-run` or `--no-wait`, shows the
+ * replayed backlog drain: the subscription's committed offsets (read from Kafka, KAFKA_BROKERS)
+ * climbing from `to` back to `from`. On a terminal that is a progress bar (cli-progress);
+ * otherwise, and with `--json`, one JSON line per step:
+ *   {"type":"replay", …the answer…}
+ *   {"type":"progress","drained":N,"events":TOTAL}      (when N changes, at most twice a second)
+ *   {"type":"done","drained":TOTAL,"events":TOTAL}
+ * Exit codes: 0 done (or dry run), 1 the backlog did not drain within `--timeout`, 2 usage,
+ * refusal or connection error (DESIGN "Conventions").
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Command } from 'commander';
+import { InvalidArgumentError } from 'commander';
+import cliProgress from 'cli-progress';
+import { createGateway } from '../../app/index.js';
+import { parsePartitionKey } from '../../bus/subscriptions/index.js';
+import type { ReplayReport } from '../../bus/subscriptions/index.js';
+import type { CommittedOffset } from '../../transport/port.js';
+import { EXIT_CHECK_FAILED, EXIT_USAGE, setup } from '../context.js';
+import { parseSince } from '../since.js';
+
+interface ReplayOptions {
+  toTime?: string;
+  toEarliest?: boolean;
+  toLatest?: boolean;
+  toOffsets?: Record<string, number | string>;
+  dryRun?: boolean;
+  gateway?: string;
+  json?: boolean;
+  wait: boolean;
+  timeout: number;
+}
+
+/** `P:O,P:O` (or `TOPIC/P:O` for a subscription of several topics) → `{ "P": O }`; offsets beyond 2^53 stay decimal strings. */
+export function parseOffsetsOption(value: string): Record<string, number | string> {
+  const out: Record<string, number | string> = {};
+  for (const part of value.split(',')) {
+    const m = /^([^:\s]+):(\d{1,19})$/.exec(part.trim());
+    if (m === null) throw new InvalidArgumentError('partition:offset pairs separated by commas, e.g. 0:42,3:1000 (TOPIC/PARTITION:OFFSET when the subscription reads several topics)');
+    const n = Number(m[2]);
+    out[m[1]!] = Number.isSafeInteger(n) ? n : m[2]!;
+  }
+  return out;
+}
+
+/** How many of a replay's records the subscription has handled again, given its committed offsets per topic. Pure. */
+export function drained(report: Pick<ReplayReport, 'partitions'>, topics: readonly string[], committed: ReadonlyMap<string, readonly CommittedOffset[]>): number {
+  let n = 0;
+  for (const [key, p] of Object.entries(report.partitions)) {
+    if (p.events <= 0) continue;
+    const where = parsePartitionKey(key, topics);
+    const c = where === undefined ? undefined : committed.get(where.topic)?.find((o) => o.partition === where.partition)?.offset;
+    if (c === undefined || c === null) continue;
+    const done = c - BigInt(p.to);
+    n += done <= 0n ? 0 : done >= BigInt(p.events) ? p.events : Number(done);
+  }
+  return n;
+}
+
+function targetOf(o: ReplayOptions): unknown {
+  const given = [o.toTime !== undefined, o.toEarliest === true, o.toLatest === true, o.toOffsets !== undefined].filter(Boolean).length;
+  if (given !== 1) throw new InvalidArgumentError('give exactly one of --to-time, --to-earliest, --to-latest, --to-offsets');
+  if (o.toEarliest === true) return 'earliest';
+  if (o.toLatest === true) return 'latest';
+  if (o.toOffsets !== undefined) return o.toOffsets;
+  const t = o.toTime!;
+  // An RFC 3339 time goes verbatim (the audit log keeps it as written); a duration becomes the instant it names.
+  const ms = parseSince(t); // refuses anything else (exit 2 with the accepted forms)
+  return /^\d{1,9}(ms|s|m|h|d)$/.test(t.trim()) ? new Date(ms).toISOString() : t;
+}
+
+async function getJson(url: string, init?: RequestInit): Promise<{ status: number; body: unknown }> {
+  const res = await fetch(url, { ...init, signal: AbortSignal.timeout(120_000) });
+  const text = await res.text();
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // not JSON: shown as text
+  }
+  return { status: res.status, body };
+}
+
+function fail(message: string): never {
+  process.stderr.write(`ce-gateway replay: ${message}\n`);
+  process.exit(EXIT_USAGE);
+}
+
+export function registerReplayCommand(program: Command): void {
+  program
+    .command('replay')
+    .description('replay a subscription by resetting its offsets (every gateway instance pauses it, the offsets move, delivery resumes); shows the replayed backlog draining')
+    .argument('<subscription>', 'the subscription\'s name')
+    .option('--to-time <time>', 'the first record written at or after this RFC 3339 time (or a duration back from now: 90s, 15m, 2h, 7d)')
+    .option('--to-earliest', 'the start of the log')
+    .option('--to-latest', 'the end of the log (skip what is not delivered yet)')
+    .option('--to-offsets <pairs>', 'explicit offsets: PARTITION:OFFSET,… (TOPIC/PARTITION:OFFSET for a subscription of several topics)', parseOffsetsOption)
+    .option('--dry-run', 'only report what would move; nothing changes')
+    .option('--gateway <url>', 'the gateway\'s base URL (default: PUBLIC_BASE_URL)')
+    .option('--json', 'JSON lines on stdout even on a terminal')
+    .option('--no-wait', 'do not wait for the replayed backlog to drain')
+    .option('--timeout <seconds>', 'longest wait for the backlog to drain', (v) => {
+      const n = Number(v);
+      if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('whole seconds > 0');
+      return n;
+    }, 600)
+    .action(async (name: string, opts: ReplayOptions) => {
+      const { config, log } = setup(program);
+      let to: unknown;
+      try {
+        to = targetOf(opts);
+      } catch (err) {
+        program.error(`replay: ${(err as Error).message}`, { exitCode: EXIT_USAGE });
+      }
+      const base = (opts.gateway ?? config.publicBaseUrl).replace(/\/+$/, '');
+      const lines = opts.json === true || process.stdout.isTTY !== true;
+      const path = `${base}/subscriptions/${encodeURIComponent(name)}`;
+      const answer = await getJson(`${path}/replay`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ to, dryRun: opts.dryRun === true }) }).catch((err: unknown) => fail(`${base}: ${(err as Error).message}`));
+      if (answer.status !== 200) {
+        const p = answer.body as { detail?: string; code?: string };
+        fail(`${answer.status} ${p.code ?? ''} ${p.detail ?? JSON.stringify(answer.body)}`.replace(/\s+/g, ' '));
+      }
+      const report = answer.body as ReplayReport;
+      if (lines) process.stdout.write(`${JSON.stringify({ type: 'replay', ...report })}\n`);
+      else {
+        process.stdout.write(`${report.dryRun ? 'dry run: would replay' : 'replayed'} ${name}: ${report.events} events again${report.skipped > 0 ? `, ${report.skipped} skipped` : ''}\n`);
+        for (const [k, p] of Object.entries(report.partitions)) process.stdout.write(`  partition ${k}\t${p.from} → ${p.to}\t${p.events} events${p.skipped > 0 ? ` (${p.skipped} skipped)` : ''}\n`);
+      }
+      if (report.dryRun || !opts.wait || report.events === 0) return;
+      if (config.kafka === undefined) {
+        process.stderr.write('ce-gateway replay: KAFKA_BROKERS is not set: cannot watch the backlog drain\n');
+        return;
+      }
+
+      // Which topics the subscription reads, for its committed offsets: its kinds, through the gateway's catalog.
+      const view = (await getJson(path)).body as { group?: string; kinds?: string[] };
+      const catalog = (await getJson(`${base}/catalog`)).body as { kinds?: { name: string; eventId: string; topic: string }[] };
+      const topics = [...new Set((view.kinds ?? []).map((k) => catalog.kinds?.find((c) => c.name === k || c.eventId === k)?.topic).filter((t): t is string => t !== undefined))];
+      if (view.group === undefined || topics.length === 0) fail(`cannot tell the consumer group and topics of ${name}`);
+      const gw = createGateway(config, log, { readOnly: true });
+      const bar = lines ? undefined : new cliProgress.SingleBar({ format: `${name} {bar} {value}/{total} events | {percentage}% | {duration_formatted}`, hideCursor: true }, cliProgress.Presets.shades_classic);
+      bar?.start(report.events, 0);
+      const deadline = Date.now() + opts.timeout * 1000;
+      let last = -1;
+      try {
+        for (;;) {
+          const committed = new Map<string, readonly CommittedOffset[]>();
+          for (const t of topics) committed.set(t, await gw.transport.committedOffsets(view.group, t));
+          const n = drained(report, topics, committed);
+          if (n !== last) {
+            last = n;
+            if (bar !== undefined) bar.update(n);
+            else if (n < report.events) process.stdout.write(`${JSON.stringify({ type: 'progress', drained: n, events: report.events })}\n`);
+          }
+          if (n >= report.events) {
+            bar?.stop();
+            if (lines) process.stdout.write(`${JSON.stringify({ type: 'done', drained: n, events: report.events })}\n`);
+            return;
+          }
+          if (Date.now() > deadline) {
+            bar?.stop();
+            process.stderr.write(`ce-gateway replay: ${n} of ${report.events} replayed events handled after ${opts.timeout} s; still draining\n`);
+            process.exitCode = EXIT_CHECK_FAILED;
+            return;
+          }
+          await sleep(500);
+        }
+      } finally {
+        await gw.close();
+      }
+    });
+}

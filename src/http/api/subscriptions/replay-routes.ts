@@ -1,0 +1,79 @@
+/**
+ * Replay over HTTP (issue 9):
+ * - `POST /subscriptions/{name}/replay` with `{ "to": "earliest" | "latest" | "<RFC 3339 time>" |
+ *   { "<partition>": <offset>, … }, "dryRun": bool }` → 200 with `{ at, by, to, dryRun,
+ *   partitions: { "<p>": { from, to, events, skipped } }, events, skipped }` (the audit entry).
+ *   A real replay answers once the offsets moved and delivery resumed on every instance.
+ * - `GET /subscriptions/{name}/replays` → the audit log of the subscription: a JSON array of those
+ *   entries, oldest first.
+ * Errors are RFC 9457 problem+json naming the field (`to`, `to.3`, `dryRun`): 400
+ * CEG_INVALID_REPLAY, 404 CEG_NOT_FOUND, 409 CEG_CONFLICT (a replay under way; a subscription of a
+ * connector file), 503 CEG_REPLAY_FAILED / CEG_BROKER_UNAVAILABLE (retriable, with `Retry-After`).
+ * Who may replay: until partners have identities (issue 11) the route is open like the others and
+ * `by` is `anonymous`; {@link requesterOf} is the one place that will read the partner.
+ */
+import express from 'express';
+import type { NextFunction, Request, Response } from 'express';
+import { GatewayError } from '../../../core/errors.js';
+import { DEFAULT_OWNER, NAME_PATTERN } from '../../../bus/subscriptions/index.js';
+import type { ReplayAuditEntry } from '../../../bus/subscriptions/index.js';
+import { MAX_SUBSCRIPTION_BODY_BYTES } from './routes.js';
+
+/** What the routes need (ReplayCoordinator fits). */
+export interface ReplaysApi {
+  replay(name: string, body: unknown, by: string): Promise<ReplayAuditEntry>;
+  list(name: string): Promise<readonly ReplayAuditEntry[]>;
+}
+
+/** Largest replay request body, bytes: the subscriptions routes' bound (explicit offsets of some thousands of partitions fit). */
+export const MAX_REPLAY_BODY_BYTES = MAX_SUBSCRIPTION_BODY_BYTES;
+
+/**
+ * Who asks: the authenticated partner's id once partner identity exists (issue 11 puts it on the
+ * request as `partner.id`), else `anonymous`.
+ */
+export function requesterOf(req: Request): string {
+  const partner = (req as Request & { partner?: { id?: unknown } }).partner;
+  return typeof partner?.id === 'string' && partner.id !== '' ? partner.id : DEFAULT_OWNER;
+}
+
+function notAllowed(allow: string): (req: Request, res: Response, next: NextFunction) => void {
+  return (req, res, next) => {
+    res.set('allow', allow);
+    next(new GatewayError('CEG_METHOD_NOT_ALLOWED', `${req.method} is not allowed here; allowed: ${allow}`, { retriable: false, details: { allow: allow.split(', ') } }));
+  };
+}
+
+/** The router; `api()` is undefined until the subscriptions are loaded (then 503). */
+export function replayRouter(api: () => ReplaysApi | undefined): express.Router {
+  const r = express.Router();
+  const need = (): ReplaysApi => {
+    const a = api();
+    if (a === undefined) throw new GatewayError('CEG_BROKER_UNAVAILABLE', 'the gateway is starting: subscriptions are not loaded yet', { retriable: true });
+    return a;
+  };
+  const name = (req: Request): string => {
+    const n = String(req.params.name);
+    if (!NAME_PATTERN.test(n)) throw new GatewayError('CEG_NOT_FOUND', `no subscription named ${n.slice(0, 100)}`, { retriable: false, details: { field: 'name' } });
+    return n;
+  };
+  const json = express.json({ limit: MAX_REPLAY_BODY_BYTES, type: 'application/json', strict: true });
+  const requireJson = (req: Request, _res: Response, next: NextFunction): void => {
+    if (req.is('application/json') !== 'application/json') {
+      next(new GatewayError('CEG_UNSUPPORTED_MEDIA_TYPE', 'send the replay request as application/json', { retriable: false, details: { field: 'body', contentType: String(req.headers['content-type'] ?? '').slice(0, 100), supported: ['application/json'] } }));
+      return;
+    }
+    next();
+  };
+
+  r.post('/subscriptions/:name/replay', requireJson, json, async (req, res) => {
+    const entry = await need().replay(name(req), req.body, requesterOf(req));
+    res.set('cache-control', 'no-store').json(entry);
+  });
+  r.all('/subscriptions/:name/replay', notAllowed('POST'));
+  r.get('/subscriptions/:name/replays', async (req, res) => {
+    res.set('cache-control', 'no-store').json(await need().list(name(req)));
+  });
+  r.all('/subscriptions/:name/replays', notAllowed('GET'));
+  return r;
+}
