@@ -20,6 +20,10 @@ import type { Subscription } from '../bus/subscriber/index.js';
 import { untypedSubscribeOptions } from '../bus/bus.js';
 import type { BusSubscribeOptions } from '../bus/bus.js';
 import { createApiApp } from '../http/api/app.js';
+import { HttpAuth, loadPartners } from '../http/auth/index.js';
+import type { Partner } from '../http/auth/index.js';
+import { GatewayError } from '../core/errors.js';
+import { isLoopbackHost } from '../core/loopback.js';
 import type { IngressDeps } from '../http/ingress/handler.js';
 import { createHttpServer } from '../http/server.js';
 import type { Logger } from '../observability/index.js';
@@ -204,6 +208,37 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     }
   }
 
+  /**
+   * Who may call the HTTP API (issue 11): the partners of PARTNERS_FILE, or nobody checked — then
+   * only on a loopback address, said loudly.
+   * Errors: CEG_INVALID_OPTIONS (a bad partners file; no authentication on an address beyond loopback).
+   */
+  function httpAuth(): HttpAuth {
+    const a = config.auth;
+    let partners: readonly Partner[] | undefined;
+    if (a.mode === 'partners' && a.partnersFile !== undefined) {
+      partners = loadPartners(a.partnersFile, catalog, process.env);
+      log.info({ partners: partners.length, metrics: a.metrics }, 'authentication: partners from PARTNERS_FILE');
+    } else if (!isLoopbackHost(config.http.host)) {
+      throw new GatewayError(
+        'CEG_INVALID_OPTIONS',
+        `refusing to serve without authentication on ${config.http.host}: set PARTNERS_FILE (partners and their API keys), or bind HOST to a loopback address (127.0.0.1) for local use`,
+        { retriable: false, details: { field: 'HOST' } },
+      );
+    } else {
+      log.warn({ host: config.http.host }, 'AUTHENTICATION IS OFF (AUTH=none or no PARTNERS_FILE): every caller may publish, subscribe, replay and redrive as the anonymous admin; allowed on a loopback address only — set PARTNERS_FILE before exposing the gateway');
+    }
+    return new HttpAuth({
+      ...(partners === undefined ? {} : { partners }),
+      catalog,
+      metrics: a.metrics,
+      requestsPerSecond: a.requestsPerSecond,
+      eventsPerSecond: a.eventsPerSecond,
+      failuresPerMinute: a.failuresPerMinute,
+      audit: log.child({ component: 'audit' }),
+    });
+  }
+
   /** Loads the definitions and runs them; retried while the broker is unreachable. */
   async function startSubscriptions(box: SecretBox | undefined, allow: ReturnType<typeof parseAllowList>): Promise<void> {
     await ready;
@@ -294,6 +329,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     subscriptionService: () => service,
     subscriptionsLoaded: () => loaded ?? Promise.reject(new Error('listen() first')),
     async listen() {
+      const auth = httpAuth();
       const box = secretsBox();
       const allow = parseAllowList(config.subscriptions.allowedHosts);
       loaded = startSubscriptions(box, allow);
@@ -314,6 +350,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
         retryAfterS: config.ingress.retryAfterS,
         http: { ...config.http, maxBodyBytes: config.ingress.maxBodyBytes },
         log: log.child({ component: 'http' }),
+        auth,
       });
       const s = server;
       return await new Promise((resolve, reject) => {

@@ -63,6 +63,15 @@ const schema = z.object({
   WEBHOOK_ALLOWED_HOSTS: z.string().optional(),
   WEBHOOK_REQUEST_ORIGIN: z.string().regex(/^[A-Za-z0-9.-]{1,253}(:\d{1,5})?$/, 'a host name').optional(),
   SHUTDOWN_TIMEOUT_MS: positiveInt.default(25_000),
+  // Issue 11: partner identity. Unset AUTH = `partners` when PARTNERS_FILE is set, else `none`.
+  AUTH: z.enum(['none', 'partners']).optional(),
+  PARTNERS_FILE: z.string().min(1).optional(),
+  METRICS_AUTH: z.enum(['public', 'admin']).default('admin'),
+  RATE_LIMIT_REQUESTS_PER_S: positiveInt.default(100),
+  RATE_LIMIT_EVENTS_PER_S: positiveInt.default(1000),
+  AUTH_FAILURES_PER_MINUTE: positiveInt.default(10),
+  TLS_CERT_FILE: z.string().min(1).optional(),
+  TLS_KEY_FILE: z.string().min(1).optional(),
 });
 
 export interface Config {
@@ -71,7 +80,30 @@ export interface Config {
    * time to receive a whole request, body included (both answered 408); `maxConnections`: open
    * connections at most (more are closed at once).
    */
-  readonly http: { readonly port: number; readonly host: string; readonly headersTimeoutMs: number; readonly requestTimeoutMs: number; readonly maxConnections: number };
+  readonly http: {
+    readonly port: number;
+    readonly host: string;
+    readonly headersTimeoutMs: number;
+    readonly requestTimeoutMs: number;
+    readonly maxConnections: number;
+    /** HTTPS (`TLS_CERT_FILE`, `TLS_KEY_FILE`: PEM files, re-read when they change); undefined = plain HTTP. */
+    readonly tls?: { readonly certFile: string; readonly keyFile: string };
+  };
+  /**
+   * Who may call the HTTP API (issue 11). `mode`: `none` (no authentication; only on a loopback
+   * address, checked when the gateway listens) or `partners` (`PARTNERS_FILE`). `metrics`: whether
+   * `GET /metrics` is `public` or needs an `admin` partner. Rates per partner unless its entry sets
+   * its own: `requestsPerSecond`, `eventsPerSecond` (token buckets holding one second's worth);
+   * `failuresPerMinute`: failed authentication attempts per client address before 429.
+   */
+  readonly auth: {
+    readonly mode: 'none' | 'partners';
+    readonly partnersFile?: string;
+    readonly metrics: 'public' | 'admin';
+    readonly requestsPerSecond: number;
+    readonly eventsPerSecond: number;
+    readonly failuresPerMinute: number;
+  };
   readonly logLevel: z.infer<typeof logLevel>;
   /** The process's bus role (bus spec T2); `none` disables the bus. */
   readonly role: 'publisher' | 'subscriber' | 'both' | 'none';
@@ -166,13 +198,31 @@ export function loadConfig(vars: Record<string, string | undefined>): Config {
   if (raw.KAFKA_SASL_MECHANISM && (!raw.KAFKA_SASL_USERNAME || !raw.KAFKA_SASL_PASSWORD)) problems.push('KAFKA_SASL_MECHANISM needs KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD');
   if (parsed.success && parsed.data.HTTP_HEADERS_TIMEOUT_MS > parsed.data.HTTP_REQUEST_TIMEOUT_MS) problems.push('HTTP_HEADERS_TIMEOUT_MS must not exceed HTTP_REQUEST_TIMEOUT_MS (the headers are part of the request)');
   if (Boolean(raw.SCHEMA_REGISTRY_USERNAME) !== Boolean(raw.SCHEMA_REGISTRY_PASSWORD)) problems.push('SCHEMA_REGISTRY_USERNAME and SCHEMA_REGISTRY_PASSWORD go together');
+  if (raw.AUTH === 'partners' && !raw.PARTNERS_FILE) problems.push('AUTH=partners needs PARTNERS_FILE');
+  if (Boolean(raw.TLS_CERT_FILE) !== Boolean(raw.TLS_KEY_FILE)) problems.push('TLS_CERT_FILE and TLS_KEY_FILE go together');
   if (!parsed.success || problems.length > 0) throw new GatewayError('CEG_INVALID_OPTIONS', `invalid configuration: ${problems.join('; ')}`, { retriable: false, details: { problems } });
   const e = parsed.data;
 
   const publicHost = e.HOST === '0.0.0.0' || e.HOST === '::' ? '127.0.0.1' : e.HOST;
-  const publicBaseUrl = (e.PUBLIC_BASE_URL ?? `http://${publicHost.includes(':') ? `[${publicHost}]` : publicHost}:${e.PORT}`).replace(/\/+$/, '');
+  const scheme = e.TLS_CERT_FILE === undefined ? 'http' : 'https';
+  const publicBaseUrl = (e.PUBLIC_BASE_URL ?? `${scheme}://${publicHost.includes(':') ? `[${publicHost}]` : publicHost}:${e.PORT}`).replace(/\/+$/, '');
   const config: Config = {
-    http: { port: e.PORT, host: e.HOST, headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_MS, requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS, maxConnections: e.HTTP_MAX_CONNECTIONS },
+    http: {
+      port: e.PORT,
+      host: e.HOST,
+      headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
+      maxConnections: e.HTTP_MAX_CONNECTIONS,
+      ...(e.TLS_CERT_FILE === undefined || e.TLS_KEY_FILE === undefined ? {} : { tls: { certFile: e.TLS_CERT_FILE, keyFile: e.TLS_KEY_FILE } }),
+    },
+    auth: {
+      mode: e.AUTH ?? (e.PARTNERS_FILE === undefined ? 'none' : 'partners'),
+      ...(e.PARTNERS_FILE === undefined ? {} : { partnersFile: e.PARTNERS_FILE }),
+      metrics: e.METRICS_AUTH,
+      requestsPerSecond: e.RATE_LIMIT_REQUESTS_PER_S,
+      eventsPerSecond: e.RATE_LIMIT_EVENTS_PER_S,
+      failuresPerMinute: e.AUTH_FAILURES_PER_MINUTE,
+    },
     logLevel: e.LOG_LEVEL,
     role: e.BUS_ROLE,
     service: e.SERVICE_NAME,

@@ -41,6 +41,10 @@ export const errorCodes = [
   'CEG_CONFLICT',
   'CEG_WEBHOOK_TARGET_REFUSED',
   'CEG_SECRETS_KEY_MISSING',
+  'CEG_UNAUTHENTICATED',
+  'CEG_FORBIDDEN',
+  'CEG_RATE_LIMITED',
+  'CEG_QUOTA_EXCEEDED',
 ] as const;
 
 export type ErrorCode = (typeof errorCodes)[number];

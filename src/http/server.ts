@@ -17,6 +17,8 @@ import type { ErrorCode } from '../core/errors.js';
 import { toProblem, problemContentType } from '../codec/http/index.js';
 import type { Logger } from '../observability/index.js';
 import { silentLogger } from '../observability/index.js';
+import { ANONYMOUS, Access, attachAccess } from './auth/index.js';
+import type { HttpAuth } from './auth/index.js';
 import { handleIngress } from './ingress/handler.js';
 import type { IngressDeps } from './ingress/handler.js';
 import { RefusalLog } from './refusals.js';
@@ -52,7 +54,23 @@ export interface ServerDeps {
   readonly retryAfterS: number;
   readonly http?: Partial<HttpServerOptions>;
   readonly log?: Logger;
+  /**
+   * Authentication and limits (issue 11), run before every route but the public ones; undefined =
+   * none (every request is the anonymous caller, as with `AUTH=none`).
+   */
+  readonly auth?: HttpAuth;
 }
+
+/**
+ * The routes node:http serves itself (ahead of express), for the OpenAPI route check: method and
+ * path in OpenAPI form.
+ */
+export const SERVER_ROUTES: readonly { readonly method: string; readonly path: string }[] = Object.freeze([
+  { method: 'post', path: '/events' },
+  { method: 'get', path: '/healthz' },
+  { method: 'get', path: '/readyz' },
+  { method: 'get', path: '/metrics' },
+]);
 
 const EVENTS_ALLOW = 'POST';
 const ABSOLUTE_FORM = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
@@ -144,6 +162,21 @@ export function createHttpServer(deps: ServerDeps): Server {
     req.url = target; // express and the routes below see origin-form only
     const q = target.indexOf('?');
     const path = q === -1 ? target : target.slice(0, q);
+    // Authentication before any route (issue 11): a caller without a valid key learns nothing,
+    // not even whether a path exists.
+    let access: Access | undefined;
+    if (deps.auth === undefined) access = new Access(ANONYMOUS, deps.log ?? silentLogger());
+    else if (!deps.auth.isPublic(path)) {
+      const step = deps.auth.check(req, path);
+      for (const [k, v] of Object.entries(step.headers)) res.setHeader(k, v);
+      if (!step.ok) {
+        req.resume();
+        refuse(res, step.error);
+        return;
+      }
+      access = step.access;
+    }
+    if (access !== undefined) attachAccess(req, access);
     if (path === '/events') {
       if (req.method !== 'POST') {
         req.resume();
@@ -156,7 +189,8 @@ export function createHttpServer(deps: ServerDeps): Server {
         sendProblem(res, new GatewayError('CEG_BROKER_UNAVAILABLE', 'the gateway is starting: topics and schemas are not ready yet', { retriable: true }), { retryAfterS: deps.retryAfterS });
         return;
       }
-      void handleIngress(req, res, ingress, { arrivedAtMs: performance.now(), requestTimeoutMs: o.requestTimeoutMs, refusals });
+      const admission = access === undefined ? undefined : deps.auth?.ingress(access);
+      void handleIngress(req, res, ingress, { arrivedAtMs: performance.now(), requestTimeoutMs: o.requestTimeoutMs, refusals, ...(admission === undefined ? {} : { admission }) });
       return;
     }
     if (req.method === 'GET' && path === '/healthz') {

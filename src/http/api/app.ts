@@ -5,6 +5,7 @@
 import express from 'express';
 import type { NextFunction, Request, Response } from 'express';
 import { GatewayError } from '../../core/errors.js';
+import { publicCatalog } from '../../catalog/index.js';
 import type { Catalog } from '../../catalog/index.js';
 import { problemContentType, toProblem } from '../../codec/http/index.js';
 import type { SchemaRegistry } from '../../registry/port.js';
@@ -29,9 +30,11 @@ export function createApiApp(deps: ApiDeps): express.Express {
   app.disable('x-powered-by');
   app.set('etag', false);
 
+  // Internal kinds are never offered in the public documents (issue 11).
+  const visible = publicCatalog(deps.catalog);
   app.get('/catalog', (_req, res) => {
     res.json({
-      kinds: deps.catalog.kinds.map((k) => ({
+      kinds: visible.kinds.map((k) => ({
         eventId: k.eventId,
         name: k.name,
         description: k.description,
@@ -57,8 +60,8 @@ export function createApiApp(deps: ApiDeps): express.Express {
     res.type('application/json').send(schema);
   });
 
-  app.use(createDocsRouter(deps.catalog, deps.docs));
-  if (deps.subscriptions !== undefined) app.use(subscriptionsRouter(deps.subscriptions));
+  app.use(createDocsRouter(visible, deps.docs));
+  if (deps.subscriptions !== undefined) app.use(subscriptionsRouter(deps.subscriptions, deps.catalog));
   app.use(bodyErrors);
 
   app.use((req, _res, next) => {
@@ -67,7 +70,7 @@ export function createApiApp(deps: ApiDeps): express.Express {
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
     const ge = err instanceof GatewayError ? err : new GatewayError('CEG_INTERNAL', 'internal error', { retriable: false, cause: err });
     const problem = toProblem(ge, req.originalUrl);
-    if (ge.retriable) res.set('retry-after', String(deps.retryAfterS));
+    if (ge.retriable) res.set('retry-after', String(typeof ge.details.retryAfterS === 'number' ? ge.details.retryAfterS : deps.retryAfterS));
     res.status(problem.status).type(problemContentType).send(JSON.stringify(problem));
   });
   return app;

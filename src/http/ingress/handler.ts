@@ -20,6 +20,7 @@ import type { EnvelopeLimits, Violation } from '../../envelope/index.js';
 import type { Logger } from '../../observability/index.js';
 import type { Position } from '../../transport/port.js';
 import { checkBodyFraming, readBody } from '../body.js';
+import type { IngressAdmission } from '../auth/index.js';
 import type { RefusalLog } from '../refusals.js';
 import { sendJson, sendProblem } from '../respond.js';
 import { prepareEvents } from './prepare.js';
@@ -55,6 +56,8 @@ export interface RequestContext {
   /** Time to receive the whole request, ms (then 408). */
   readonly requestTimeoutMs: number;
   readonly refusals?: RefusalLog;
+  /** The partner's bounds and checks (issue 11); undefined = none (the gateway's bounds only). */
+  readonly admission?: IngressAdmission;
 }
 
 type Settled = { readonly ok: true; readonly position: Position } | { readonly ok: false; readonly error: GatewayError } | undefined;
@@ -83,16 +86,19 @@ function isClientAbort(err: unknown): boolean {
 /** Handles one `POST /events`; never rejects (every failure becomes a problem+json answer). */
 export async function handleIngress(req: IncomingMessage, res: ServerResponse, deps: IngressDeps, ctx: RequestContext = { arrivedAtMs: performance.now(), requestTimeoutMs: 30_000 }): Promise<void> {
   const { options: o } = deps;
+  const admission = ctx.admission;
+  const maxBodyBytes = Math.min(o.maxBodyBytes, admission?.maxBodyBytes ?? Infinity);
+  const maxBatchEvents = Math.min(o.maxBatchEvents, admission?.maxBatchEvents ?? Infinity);
   const deadlineAt = ctx.arrivedAtMs + o.ackTimeoutMs;
   let prepared: PreparedEvent[] = [];
   try {
-    const encoding = checkBodyFraming(req, o.maxBodyBytes);
-    const body = await readBody(req, o.maxBodyBytes, { timeoutMs: ctx.arrivedAtMs + ctx.requestTimeoutMs - performance.now(), ...(encoding === undefined ? {} : { encoding }) });
+    const encoding = checkBodyFraming(req, maxBodyBytes);
+    const body = await readBody(req, maxBodyBytes, { timeoutMs: ctx.arrivedAtMs + ctx.requestTimeoutMs - performance.now(), ...(encoding === undefined ? {} : { encoding }) });
     refuseRepeatedHeaders(req);
     let parsed: ParsedHttpRequest | { mode: 'batch'; events: readonly (ParsedHttpRequest['events'][number] | undefined)[] };
     let earlier: Violation[] = [];
     try {
-      parsed = parseHttpRequest(req.headers, body, { maxBatchEvents: o.maxBatchEvents, ...(o.limits === undefined ? {} : { limits: o.limits }) });
+      parsed = parseHttpRequest(req.headers, body, { maxBatchEvents, ...(o.limits === undefined ? {} : { limits: o.limits }) });
     } catch (err) {
       // A batch with some malformed events: check the others too, so every bad event is listed.
       if (!(err instanceof BatchViolationsError)) throw err;
@@ -100,6 +106,12 @@ export async function handleIngress(req: IncomingMessage, res: ServerResponse, d
       earlier = ((err.details.violations ?? []) as Violation[]).map((v) => ({ ...v, code: v.code ?? err.code }));
     }
     const batch = parsed.mode === 'batch';
+    // Who may publish what is decided from `type` and `source` before the data is validated
+    // (issue 11); the events/s bucket is charged only for requests that may publish at all.
+    admission?.admit(parsed.events, batch, (name, value) => {
+      const before = res.getHeader(name);
+      res.setHeader(name, typeof before === 'string' ? `${before}, ${value}` : value);
+    });
     prepared = prepareEvents(parsed.events, deps.codec, { dataschemaBase: o.dataschemaBase, limits: o.limits, maxMessageBytes: o.maxMessageBytes }, batch, earlier);
     if (prepared.length === 0) {
       sendJson(res, 202, { events: [] });
