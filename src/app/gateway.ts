@@ -344,6 +344,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
           retryAfterS: config.ingress.retryAfterS,
           docs: { kafkaBrokers: config.kafka?.brokers, registryUrl: config.registry?.url, publicBaseUrl: config.publicBaseUrl, dataschemaBase: config.dataschemaBase },
           subscriptions: () => service,
+          metricsPublic: config.auth.metrics === 'public' || config.auth.mode === 'none',
         }),
         ready: readiness,
         metrics: metrics.render,

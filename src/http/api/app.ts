@@ -10,6 +10,7 @@ import type { Catalog } from '../../catalog/index.js';
 import { problemContentType, toProblem } from '../../codec/http/index.js';
 import type { SchemaRegistry } from '../../registry/port.js';
 import { createDocsRouter } from './docs.js';
+import { buildOpenApi } from './openapi/document.js';
 import { bodyErrors, subscriptionsRouter } from './subscriptions/routes.js';
 import type { SubscriptionsApi } from './subscriptions/routes.js';
 import type { DocsOptions } from './docs.js';
@@ -21,6 +22,8 @@ export interface ApiDeps {
   readonly docs: DocsOptions;
   /** `Retry-After` on 503 answers, seconds. */
   readonly retryAfterS: number;
+  /** `GET /metrics` needs no key (the OpenAPI document says so). */
+  readonly metricsPublic?: boolean;
   /** The subscription resources; undefined while they load (503), absent when this gateway serves none (404). */
   readonly subscriptions?: () => SubscriptionsApi | undefined;
 }
@@ -61,6 +64,10 @@ export function createApiApp(deps: ApiDeps): express.Express {
   });
 
   app.use(createDocsRouter(visible, deps.docs));
+  const openApi = JSON.stringify(buildOpenApi({ publicBaseUrl: deps.docs.publicBaseUrl ?? '/', metricsPublic: deps.metricsPublic ?? false }));
+  app.get('/openapi.json', (_req, res) => {
+    res.type('application/json').send(openApi);
+  });
   if (deps.subscriptions !== undefined) app.use(subscriptionsRouter(deps.subscriptions, deps.catalog));
   app.use(bodyErrors);
 

@@ -1,0 +1,190 @@
+/**
+ * The routes of the HTTP surface in OpenAPI 3.1 form, one fragment per area. To document a new
+ * route: add its path and methods to a fragment here (or a new fragment listed in
+ * {@link pathFragments}); test/http/openapi.test.ts fails while an express or node:http route is
+ * missing from the document, and the contract test checks its real answers against what is written.
+ * Spec: OpenAPI 3.1.0 §4.8.8 (Paths), §4.8.10 (Operation); issue 11.
+ */
+import { AUTHENTICATED_ERRORS, PROBLEM, PUBLIC, problem, ref } from './components.js';
+import type { Operation, PathsFragment } from './components.js';
+
+const json = (schema: Operation, description: string): Operation => ({ description, content: { 'application/json': { schema } } });
+const nameParam: Operation = { name: 'name', in: 'path', required: true, schema: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$' } };
+const ownerParam: Operation = { name: 'owner', in: 'query', required: false, description: 'Admins only: the owner whose subscription is meant (default: the caller). Others naming another owner get 404.', schema: { type: 'string' } };
+const notFound: Operation = { $ref: '#/components/responses/NotFound' };
+const forbidden: Operation = { $ref: '#/components/responses/Forbidden' };
+const unavailable: Operation = { $ref: '#/components/responses/Unavailable' };
+const notAllowed: Operation = { $ref: '#/components/responses/MethodNotAllowed' };
+const noStore: Operation = { 'Cache-Control': { schema: { const: 'no-store' } } };
+
+/** `POST /events`: the CloudEvents HTTP binding. */
+export const ingressPaths: PathsFragment = {
+  '/events': {
+    post: {
+      operationId: 'publishEvents',
+      summary: 'Publish CloudEvents (binary, structured or batch mode)',
+      description:
+        'Answers 202 once the broker acknowledged every event. Permissions are decided from `type` and `source` before the data is validated: an unpermitted kind or source, or an internal kind, is 403 and nothing is written. See README "HTTP API".',
+      requestBody: {
+        required: true,
+        content: {
+          'application/cloudevents+json': { schema: ref('CloudEvent') },
+          'application/cloudevents-batch+json': { schema: { type: 'array', items: ref('CloudEvent') } },
+          '*/*': { schema: { description: 'Binary mode: attributes in ce- headers, the data as the body.' } },
+        },
+      },
+      responses: {
+        '202': {
+          description: 'Every event is stored.',
+          headers: { 'RateLimit-Policy': { $ref: '#/components/headers/RateLimitPolicy' }, RateLimit: { $ref: '#/components/headers/RateLimit' } },
+          content: { 'application/json': { schema: { type: 'object', required: ['events'], properties: { events: { type: 'array', items: ref('StoredEvent') } } } } },
+        },
+        '400': problem('Invalid event(s): every violation named (attribute, field, index).'),
+        '403': forbidden,
+        '405': notAllowed,
+        '408': problem('The request did not arrive in time.'),
+        '413': problem('Body, batch, event or record over its bound.'),
+        '415': problem('Not a CloudEvents media type or content coding.'),
+        '431': problem('Headers over the bound.'),
+        '503': {
+          description: 'Not every event confirmed in time, or the gateway is starting/busy: each event listed once as stored, notStored or unconfirmed.',
+          headers: { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } },
+          content: {
+            [PROBLEM]: {
+              schema: {
+                allOf: [ref('Problem'), { type: 'object', properties: { stored: { type: 'array', items: ref('StoredEvent') }, notStored: { type: 'array', items: ref('EventRef') }, unconfirmed: { type: 'array', items: ref('EventRef') } } }],
+              },
+            },
+          },
+        },
+        ...AUTHENTICATED_ERRORS,
+      },
+    },
+  },
+};
+
+/** Health, readiness and metrics (served by node:http). */
+export function operationalPaths(metricsPublic: boolean): PathsFragment {
+  return {
+    '/healthz': { get: { operationId: 'health', summary: 'Liveness', ...PUBLIC, responses: { '200': json({ type: 'object', required: ['status'], properties: { status: { const: 'ok' } } }, 'The process runs.') } } },
+    '/readyz': {
+      get: {
+        operationId: 'ready',
+        summary: 'Readiness: broker and registry reachable, topics and schemas ready',
+        ...PUBLIC,
+        responses: Object.fromEntries(
+          ['200', '503'].map((s) => [s, json({ type: 'object', required: ['status'], properties: { status: { enum: ['ready', 'not ready'] }, checks: { type: 'object', additionalProperties: { type: 'boolean' } }, durable: { type: 'boolean' }, warning: { type: 'string' } } }, s === '200' ? 'Ready.' : 'Not ready.')]),
+        ),
+      },
+    },
+    '/metrics': {
+      get: {
+        operationId: 'metrics',
+        summary: 'Prometheus metrics',
+        ...(metricsPublic ? PUBLIC : { description: 'Needs an admin partner unless METRICS_AUTH=public.' }),
+        responses: { '200': { description: 'Prometheus text exposition format.', content: { 'text/plain': { schema: { type: 'string' } } } }, ...(metricsPublic ? {} : { '403': forbidden, ...AUTHENTICATED_ERRORS }) },
+      },
+    },
+  };
+}
+
+/** The public documents: catalog, AsyncAPI, JSON Schemas, schemas by id, this document. */
+export const documentPaths: PathsFragment = {
+  '/catalog': {
+    get: {
+      operationId: 'catalog',
+      summary: 'The event kinds (internal kinds left out)',
+      ...PUBLIC,
+      responses: {
+        '200': json(
+          {
+            type: 'object',
+            required: ['kinds'],
+            properties: {
+              kinds: {
+                type: 'array',
+                items: { type: 'object', required: ['eventId', 'name', 'topic', 'subject'], properties: { eventId: { type: 'string' }, name: { type: 'string' }, description: { type: 'string' }, topic: { type: 'string' }, subject: { type: 'string' }, keyFields: { type: 'array', items: { type: 'string' } }, eventClass: { enum: ['notification', 'document'] }, maxDataBytes: { type: 'integer' }, publish: { type: 'boolean' }, owner: { type: 'string' }, compatibility: { type: 'string' } } },
+              },
+            },
+          },
+          'Every kind partners may see.',
+        ),
+      },
+    },
+  },
+  '/asyncapi.json': { get: { operationId: 'asyncApiJson', summary: 'The AsyncAPI 3.0 document', ...PUBLIC, responses: { '200': json({ type: 'object', required: ['asyncapi'] }, 'AsyncAPI 3.0 as JSON.') } } },
+  '/asyncapi.yaml': { get: { operationId: 'asyncApiYaml', summary: 'The AsyncAPI 3.0 document as YAML', ...PUBLIC, responses: { '200': { description: 'AsyncAPI 3.0 as YAML.', content: { 'application/yaml': { schema: { type: 'string' } } } } } } },
+  '/openapi.json': { get: { operationId: 'openApi', summary: 'This document', ...PUBLIC, responses: { '200': json({ type: 'object', required: ['openapi', 'paths'] }, 'OpenAPI 3.1.') } } },
+  '/schemas/json/{file}': {
+    get: {
+      operationId: 'jsonSchema',
+      summary: 'JSON Schema (2020-12) of a kind\'s natural-JSON data',
+      ...PUBLIC,
+      parameters: [{ name: 'file', in: 'path', required: true, description: '<eventId or name>.json', schema: { type: 'string' } }],
+      responses: { '200': { description: 'The schema.', content: { 'application/schema+json': { schema: { type: 'object' } } } }, '404': notFound },
+    },
+  },
+  '/schemas/ids/{id}': {
+    get: {
+      operationId: 'schemaById',
+      summary: 'The Avro schema behind a `dataschema`',
+      ...PUBLIC,
+      parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string', pattern: '^[0-9]{1,10}$' } }],
+      responses: { '200': json({ type: ['object', 'array', 'string'] }, 'The Avro schema as the registry holds it.'), '404': notFound, '503': unavailable },
+    },
+  },
+};
+
+const subscriptionAnswer = (status: string, description: string): Operation => ({
+  [status]: { description, headers: noStore, content: { 'application/json': { schema: ref('Subscription') } } },
+});
+
+/** `/subscriptions`: the resources (issue 8) with ownership (issue 11). */
+export const subscriptionPaths: PathsFragment = {
+  '/subscriptions': {
+    post: {
+      operationId: 'createSubscription',
+      summary: 'Create a push subscription (owned by the caller, or by `?owner=` for an admin)',
+      parameters: [ownerParam],
+      requestBody: { required: true, content: { 'application/json': { schema: ref('SubscriptionRequest') } } },
+      responses: {
+        ...subscriptionAnswer('201', 'Created; `Location` names it. A generated secret is in `delivery.secrets` of this answer only.'),
+        '400': problem('Invalid subscription: every field named.'),
+        '403': forbidden,
+        '404': notFound,
+        '409': problem('A subscription of that name exists.'),
+        '413': problem('Body over 64 KiB.'),
+        '415': problem('Not JSON.'),
+        '503': unavailable,
+        ...AUTHENTICATED_ERRORS,
+      },
+    },
+    get: {
+      operationId: 'listSubscriptions',
+      summary: 'The caller\'s subscriptions (an admin: every owner\'s, or `?owner=`)',
+      parameters: [ownerParam],
+      responses: {
+        '200': { description: 'The list.', headers: noStore, content: { 'application/json': { schema: { type: 'object', required: ['items'], properties: { items: { type: 'array', items: ref('Subscription') } } } } } },
+        '404': notFound,
+        '503': unavailable,
+        ...AUTHENTICATED_ERRORS,
+      },
+    },
+  },
+  '/subscriptions/{name}': {
+    get: { operationId: 'getSubscription', summary: 'One subscription', parameters: [nameParam, ownerParam], responses: { ...subscriptionAnswer('200', 'The subscription.'), '404': notFound, '503': unavailable, ...AUTHENTICATED_ERRORS } },
+    patch: {
+      operationId: 'updateSubscription',
+      summary: 'JSON merge patch (RFC 7396)',
+      parameters: [nameParam, ownerParam],
+      requestBody: { required: true, content: { 'application/merge-patch+json': { schema: { type: 'object' } }, 'application/json': { schema: { type: 'object' } } } },
+      responses: { ...subscriptionAnswer('200', 'The updated subscription.'), '400': problem('Invalid patch.'), '403': forbidden, '404': notFound, '409': problem('Declared in a connector file.'), '415': problem('Not JSON.'), '503': unavailable, ...AUTHENTICATED_ERRORS },
+    },
+    delete: { operationId: 'deleteSubscription', summary: 'Delete', parameters: [nameParam, ownerParam], responses: { '204': { description: 'Deleted.' }, '404': notFound, '409': problem('Declared in a connector file.'), '503': unavailable, ...AUTHENTICATED_ERRORS } },
+  },
+};
+
+/** Every fragment, in document order. Add new areas here. */
+export function pathFragments(o: { readonly metricsPublic: boolean }): readonly PathsFragment[] {
+  return [ingressPaths, operationalPaths(o.metricsPublic), documentPaths, subscriptionPaths];
+}
