@@ -20,7 +20,7 @@ export interface OpenApiOptions {
 /** The document as a JSON value. Paths named in two fragments merge their methods. */
 export function buildOpenApi(o: OpenApiOptions): Json {
   const paths: Record<string, Record<string, Json>> = {};
-  for (const f of pathFragments(o) as readonly PathsFragment[]) {
+  for (const f of pathFragments(o)) {
     for (const [path, ops] of Object.entries(f)) paths[path] = { ...paths[path], ...ops };
   }
   return {
