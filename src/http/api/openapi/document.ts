@@ -5,7 +5,7 @@
  * Spec: OpenAPI 3.1.0; issue 11 ("OpenAPI 3.1 describes every route … with its security scheme").
  */
 import { components } from './components.js';
-import type { Json, PathsFragment } from './components.js';
+import type { Json } from './components.js';
 import { pathFragments } from './paths.js';
 
 export interface OpenApiOptions {
