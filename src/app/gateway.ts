@@ -352,6 +352,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
         http: { ...config.http, maxBodyBytes: config.ingress.maxBodyBytes },
         log: log.child({ component: 'http' }),
         auth,
+        ...(config.http.tls === undefined ? {} : { tls: config.http.tls }),
       });
       const s = server;
       return await new Promise((resolve, reject) => {

@@ -9,6 +9,7 @@
  * (Host required in HTTP/1.1); RFC 9110 §15.5.6 (405 + Allow), §10.1.1 (Expect), §9.3.6 (CONNECT).
  */
 import { STATUS_CODES, createServer } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type express from 'express';
@@ -22,6 +23,8 @@ import type { HttpAuth } from './auth/index.js';
 import { handleIngress } from './ingress/handler.js';
 import type { IngressDeps } from './ingress/handler.js';
 import { RefusalLog } from './refusals.js';
+import { readTlsPair, reloadOnChange } from './tls.js';
+import type { TlsFiles } from './tls.js';
 import { sendJson, sendProblem } from './respond.js';
 
 /** Timeouts (ms) and bounds of the server; see the README's configuration table. */
@@ -59,6 +62,8 @@ export interface ServerDeps {
    * none (every request is the anonymous caller, as with `AUTH=none`).
    */
   readonly auth?: HttpAuth;
+  /** HTTPS with these PEM files, reloaded when they change; undefined = plain HTTP. */
+  readonly tls?: TlsFiles;
 }
 
 /**
@@ -112,6 +117,10 @@ function originForm(url: string): string | undefined {
   }
 }
 
+/**
+ * The server (not listening yet): HTTPS when `deps.tls` is set, else HTTP.
+ * Errors: CEG_INVALID_OPTIONS when the TLS files cannot be read or do not match.
+ */
 export function createHttpServer(deps: ServerDeps): Server {
   const o: HttpServerOptions = { ...DEFAULT_HTTP_SERVER_OPTIONS, ...deps.http };
   const refusals = new RefusalLog(deps.log ?? silentLogger());
@@ -219,7 +228,15 @@ export function createHttpServer(deps: ServerDeps): Server {
 
   // Our own check of the request time (handler/readBody) answers 408 with a problem; Node's is
   // the backstop a little later, for requests whose headers never complete.
-  const server = createServer({ headersTimeout: o.headersTimeoutMs, requestTimeout: o.requestTimeoutMs + 1000, connectionsCheckingInterval: 500, requireHostHeader: false }, onRequest);
+  const httpOptions = { headersTimeout: o.headersTimeoutMs, requestTimeout: o.requestTimeoutMs + 1000, connectionsCheckingInterval: 500, requireHostHeader: false };
+  let server: Server;
+  if (deps.tls === undefined) server = createServer(httpOptions, onRequest);
+  else {
+    const https = createHttpsServer({ ...httpOptions, ...readTlsPair(deps.tls) }, onRequest);
+    reloadOnChange(https, deps.tls, deps.log ?? silentLogger());
+    // An https.Server is an http.Server with TLS in front (same request events and methods).
+    server = https;
+  }
   server.maxHeadersCount = MAX_HEADER_LINES;
   server.maxConnections = o.maxConnections;
 
