@@ -71,6 +71,8 @@ export interface Gateway {
 
 const bootstrapRetry = retryPolicy({ maxAttempts: Number.MAX_SAFE_INTEGER, initialDelayMs: 250, factor: 2, maxDelayMs: 5000, jitter: 0.2 });
 const publishRetry = retryPolicy({ maxAttempts: 5, initialDelayMs: 100, factor: 2, maxDelayMs: 2000, jitter: 0.2 });
+/** Upper bound of one console chain read, ms (a chain the console cannot read in this long says it may be incomplete). */
+const CONSOLE_TRACE_TIMEOUT_MS = 10_000;
 const defaultHandlerRetry = retryPolicy({ maxAttempts: 5, initialDelayMs: 200, factor: 2, maxDelayMs: 10_000, jitter: 0.5 });
 
 /** Adapters to use instead of the ones the configuration selects (tests, embedding several members in one process). */
@@ -345,6 +347,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
           docs: { kafkaBrokers: config.kafka?.brokers, registryUrl: config.registry?.url, publicBaseUrl: config.publicBaseUrl, dataschemaBase: config.dataschemaBase },
           subscriptions: () => service,
           metricsPublic: config.auth.metrics === 'public' || config.auth.mode === 'none',
+          console: { catalog, transport, codec: () => need(codec, 'codec'), subscriptions: () => service, traceTimeoutMs: CONSOLE_TRACE_TIMEOUT_MS, log: log.child({ component: 'console' }) },
         }),
         ready: readiness,
         metrics: metrics.render,

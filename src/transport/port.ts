@@ -129,8 +129,23 @@ export interface Consumption {
   stop(): Promise<void>;
 }
 
-/** Where a group-less read starts, per partition. */
-export type ReadStart = { readonly kind: 'earliest' } | { readonly kind: 'latest' } | { readonly kind: 'timestamp'; readonly timestampMs: number };
+/**
+ * Where a group-less read starts, per partition. `positions` reads only the partitions it lists,
+ * each from its offset (a pull request continuing after a cursor, a dead-letter page); an offset
+ * below the partition's log start begins at the log start, one past the end waits for new records.
+ */
+export type ReadStart =
+  | { readonly kind: 'earliest' }
+  | { readonly kind: 'latest' }
+  | { readonly kind: 'timestamp'; readonly timestampMs: number }
+  | { readonly kind: 'positions'; readonly positions: readonly TopicPartitionOffset[] };
+
+/** One partition of one topic and an offset in it. */
+export interface TopicPartitionOffset {
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: bigint;
+}
 
 /**
  * A read of topics without a consumer group (operators' `tail`, `trace`): nothing is committed and
@@ -149,12 +164,22 @@ export interface Read {
   stop(): Promise<void>;
 }
 
+/**
+ * A position to look up per partition without changing anything: `earliest` is the log start
+ * offset, `latest` the end offset (the next offset to be written), `timestamp` the first record
+ * whose timestamp is at or after the time, ms since the epoch (the end offset when there is none).
+ * Spec: Kafka protocol ListOffsets (timestamps -2 earliest, -1 latest).
+ */
+export type OffsetQuery = { readonly kind: 'earliest' } | { readonly kind: 'latest' } | { readonly kind: 'timestamp'; readonly timestampMs: number };
+
 /** Target for an offset reset (operators' replay). */
-export type OffsetTarget =
-  | { readonly kind: 'earliest' }
-  | { readonly kind: 'latest' }
-  | { readonly kind: 'timestamp'; readonly timestampMs: number }
-  | { readonly kind: 'offset'; readonly partition: number; readonly offset: bigint };
+export type OffsetTarget = OffsetQuery | { readonly kind: 'offset'; readonly partition: number; readonly offset: bigint };
+
+/** A group's committed offset of one partition: the next offset it will read; null when it has none. */
+export interface CommittedOffset {
+  readonly partition: number;
+  readonly offset: bigint | null;
+}
 
 /** End offset (the next offset to be written) of one partition. */
 export interface PartitionOffset {
@@ -190,6 +215,24 @@ export interface Transport {
   endOffsets(topic: string): Promise<readonly PartitionOffset[]>;
   /** Moves a group's committed offsets; the group must have no active member. */
   resetOffsets(group: string, topic: string, to: OffsetTarget): Promise<void>;
+  /**
+   * Offsets per partition of `topic` that `at` resolves to, sorted by partition; nothing changes
+   * (a replay's dry run, lag). Errors: CEG_INVALID_NAME (unknown topic), CEG_BROKER_UNAVAILABLE (retriable).
+   */
+  offsetsAt(topic: string, at: OffsetQuery): Promise<readonly PartitionOffset[]>;
+  /**
+   * A group's committed offsets for every partition of `topic`, sorted by partition (`offset` null
+   * where the group has committed nothing). Works whether or not the group has members.
+   * Errors: CEG_INVALID_NAME (unknown topic), CEG_BROKER_UNAVAILABLE (retriable).
+   */
+  committedOffsets(group: string, topic: string): Promise<readonly CommittedOffset[]>;
+  /**
+   * Commits offsets for a group that has no active member (pull cursors; a replay's reset),
+   * without joining it; partitions not listed keep theirs.
+   * Errors: CEG_INVALID_OPTIONS, retriable, when the group has active members (Kafka refuses
+   *   member-less commits then); non-retriable for a partition outside the topic or a negative offset.
+   */
+  commitOffsets(group: string, topic: string, offsets: readonly PartitionOffset[]): Promise<void>;
   /**
    * The largest record batch an existing topic takes, bytes (Kafka `max.message.bytes`, the
    * topic's own setting or the broker's default): what one partition's share of one produce

@@ -62,3 +62,18 @@ export function groupBusy(group: string, topic: string, state: string): GatewayE
     details: { group, topic, state },
   });
 }
+
+/**
+ * Checks offsets to commit against a topic of `count` partitions.
+ * Errors: `CEG_INVALID_OPTIONS` (not retriable) naming the partition outside the topic or the negative offset.
+ */
+export function checkCommitOffsets(topic: string, count: number, offsets: readonly { readonly partition: number; readonly offset: bigint }[]): void {
+  for (const o of offsets) {
+    if (!Number.isInteger(o.partition) || o.partition < 0 || o.partition >= count || o.offset < 0n) {
+      throw new GatewayError('CEG_INVALID_OPTIONS', `offset target ${o.partition}/${o.offset} is outside topic ${topic}`, {
+        retriable: false,
+        details: { topic, partition: o.partition, offset: o.offset.toString() },
+      });
+    }
+  }
+}

@@ -432,6 +432,59 @@ export function transportContract(name: string, make: () => Promise<Transport>, 
       expect(later).toEqual(['r4']);
     }, timeout);
 
+    it('reads only the partitions a positions start lists, each from its offset', async () => {
+      const tp = await topic(3);
+      await t.produce(tp, [0, 0, 0, 1, 1, 2].map((partition, i) => ({ ...rec(null, `p${partition}-${i}`), partition })));
+      const got: string[] = [];
+      const read = await t.read({ topics: [tp], from: { kind: 'positions', positions: [{ topic: tp, partition: 0, offset: 1n }, { topic: tp, partition: 2, offset: 0n }] }, untilEnd: true }, (r) => Promise.resolve(void got.push(text(r.value)!)));
+      await read.done;
+      expect(got.sort()).toEqual(['p0-1', 'p0-2', 'p2-5']);
+      // Following from the end offset of one partition sees only what is written after.
+      const later: string[] = [];
+      const follow = await t.read({ topics: [tp], from: { kind: 'positions', positions: [{ topic: tp, partition: 1, offset: 2n }] } }, (r) => Promise.resolve(void later.push(text(r.value)!)));
+      await t.produce(tp, [{ ...rec(null, 'other'), partition: 0 }, { ...rec(null, 'mine'), partition: 1 }]);
+      await until('the new record of partition 1', () => later.includes('mine'));
+      await follow.stop();
+      expect(later).toEqual(['mine']);
+    }, timeout);
+
+    it('looks up offsets by earliest, latest and time without changing anything', async () => {
+      const tp = await topic(2);
+      await t.produce(tp, [{ ...rec(null, 'a'), partition: 0 }, { ...rec(null, 'b'), partition: 0 }, { ...rec(null, 'c'), partition: 1 }]);
+      const cut = Date.now() + 1;
+      await new Promise((r) => setTimeout(r, 20));
+      await t.produce(tp, [{ ...rec(null, 'd'), partition: 0 }]);
+      expect(await t.offsetsAt(tp, { kind: 'earliest' })).toEqual([{ partition: 0, offset: 0n }, { partition: 1, offset: 0n }]);
+      expect(await t.offsetsAt(tp, { kind: 'latest' })).toEqual([{ partition: 0, offset: 3n }, { partition: 1, offset: 1n }]);
+      // At or after the time: partition 0's record d; partition 1 has none, so its end offset.
+      expect(await t.offsetsAt(tp, { kind: 'timestamp', timestampMs: cut })).toEqual([{ partition: 0, offset: 2n }, { partition: 1, offset: 1n }]);
+      expect(await t.endOffsets(tp)).toEqual([{ partition: 0, offset: 3n }, { partition: 1, offset: 1n }]);
+      const err = await t.offsetsAt(unique('contract-missing'), { kind: 'latest' }).then(() => undefined, (e: unknown) => e);
+      expect(isGatewayError(err, 'CEG_INVALID_NAME')).toBe(true);
+    }, timeout);
+
+    it('commits offsets for a group without members, reads them back, and a member starts there', async () => {
+      const tp = await topic(2);
+      const group = unique('g-cursor');
+      await t.produce(tp, [0, 0, 0, 1, 1].map((partition, i) => ({ ...rec(null, `v${i}`), partition })));
+      expect(await t.committedOffsets(group, tp)).toEqual([{ partition: 0, offset: null }, { partition: 1, offset: null }]);
+      await t.commitOffsets(group, tp, [{ partition: 0, offset: 2n }]);
+      expect(await t.committedOffsets(group, tp)).toEqual([{ partition: 0, offset: 2n }, { partition: 1, offset: null }]);
+      await t.commitOffsets(group, tp, [{ partition: 1, offset: 1n }]);
+      expect(await t.committedOffsets(group, tp)).toEqual([{ partition: 0, offset: 2n }, { partition: 1, offset: 1n }]);
+      const bad = await t.commitOffsets(group, tp, [{ partition: 5, offset: 0n }]).then(() => undefined, (e: unknown) => e);
+      expect(isGatewayError(bad, 'CEG_INVALID_OPTIONS') && !bad.retriable).toBe(true);
+
+      const member = await collect({ group, topics: [tp], startFrom: 'earliest' });
+      await until('the records after the commits', () => member.got.length >= 2);
+      expect(values(member.got).sort()).toEqual(['v2', 'v4']);
+      // While the group has a member, a member-less commit is refused (retriable) and reading works.
+      const busy = await t.commitOffsets(group, tp, [{ partition: 0, offset: 0n }]).then(() => undefined, (e: unknown) => e);
+      expect(isGatewayError(busy, 'CEG_INVALID_OPTIONS') && busy.retriable).toBe(true);
+      await member.c.stop();
+      expect(await t.committedOffsets(group, tp)).toEqual([{ partition: 0, offset: 3n }, { partition: 1, offset: 2n }]);
+    }, timeout);
+
     it('refuses work after close', async () => {
       const tp = await topic(1);
       await t.close();

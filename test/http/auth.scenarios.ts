@@ -181,6 +181,12 @@ export function authScenarios(name: string, target: () => AuthTarget): void {
       const p = await call('PATCH', `/subscriptions/${sub}?owner=acme`, setup.keys.ops, { rateLimit: 5 }, 'application/merge-patch+json');
       expect(p.status, p.text).toBe(200);
       expect(logs.join('')).toMatch(new RegExp(`"audit":true,"partner":"ops".*"action":"update-subscription".*"owner":"acme"`));
+      // the console's tail follows the same rule; its trace is for admins only
+      expect((await call('GET', `/console/api/tail/${sub}`, setup.keys.globex)).status).toBe(404);
+      const trace = await call('GET', '/console/api/trace/some-id', setup.keys.globex);
+      expect(trace.status).toBe(403);
+      expect(trace.body.permission).toBe('admin');
+      expect((await call('GET', '/console', undefined)).status).toBe(200);
       expect((await call('DELETE', `/subscriptions/${sub}`, setup.keys.globex)).status).toBe(204);
       expect((await call('GET', `/subscriptions/${sub}`, setup.keys.acme)).status).toBe(200);
       expect((await call('DELETE', `/subscriptions/${sub}?owner=acme`, setup.keys.ops)).status).toBe(204);

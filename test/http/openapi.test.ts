@@ -48,7 +48,7 @@ describe('the OpenAPI document', () => {
   });
 
   it('names every route the server and the express app serve (and nothing they do not)', () => {
-    const app = createApiApp({ catalog: loadCatalog(), registry: createMemoryRegistry(), docs: {}, retryAfterS: 1, subscriptions: () => undefined });
+    const app = createApiApp({ catalog: loadCatalog(), registry: createMemoryRegistry(), docs: {}, retryAfterS: 1, subscriptions: () => undefined, console: {} as never });
     const real = [...SERVER_ROUTES, ...expressRoutes((app as unknown as { router: { stack: never[] } }).router.stack)].map((r) => `${r.method.toUpperCase()} ${r.path}`);
     const documented = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).filter((m) => m !== 'parameters').map((m) => `${m.toUpperCase()} ${path}`));
     expect(real.length).toBeGreaterThan(10);
@@ -57,7 +57,7 @@ describe('the OpenAPI document', () => {
   });
 
   it('marks the public routes `security: []` and every other one bearer-protected', () => {
-    const open = new Set(['GET /healthz', 'GET /readyz', 'GET /catalog', 'GET /asyncapi.json', 'GET /asyncapi.yaml', 'GET /openapi.json', 'GET /schemas/json/{file}', 'GET /schemas/ids/{id}']);
+    const open = new Set(['GET /healthz', 'GET /readyz', 'GET /catalog', 'GET /asyncapi.json', 'GET /asyncapi.yaml', 'GET /openapi.json', 'GET /schemas/json/{file}', 'GET /schemas/ids/{id}', 'GET /console', 'GET /console/app.js', 'GET /console/app.css']);
     for (const [path, ops] of Object.entries(doc.paths)) {
       for (const [m, op] of Object.entries(ops)) {
         const security = (op as { security?: unknown[] }).security;
@@ -176,6 +176,14 @@ describe('contract: real answers against the document', () => {
     expect((await check('DELETE', `/subscriptions/${name}`, { key: k.globex })).status).toBe(404);
     expect((await check('DELETE', `/subscriptions/${name}`, { key: k.acme })).status).toBe(204);
     expect((await check('GET', `/subscriptions/${name}`)).status).toBe(401);
+    // console: the page is public, the data routes are not
+    expect((await check('GET', '/console')).status).toBe(200);
+    expect((await check('GET', '/console/app.js')).status).toBe(200);
+    expect((await check('GET', '/console/app.css')).status).toBe(200);
+    expect((await check('GET', '/console/api/trace/abc', { key: k.acme })).status).toBe(403);
+    expect((await check('GET', '/console/api/trace/abc')).status).toBe(401);
+    expect((await check('GET', `/console/api/tail/${name}`, { key: k.acme })).status).toBe(404);
+    expect((await check('GET', `/console/api/tail/${name}`)).status).toBe(401);
 
     const all = Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`));
     expect(all.filter((o) => !seen.has(o)), 'documented operations the contract test did not call').toEqual([]);

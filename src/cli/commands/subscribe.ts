@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { createGateway } from '../../app/index.js';
 import { onSignals, setup } from '../context.js';
+import { wholeNumber } from '../numbers.js';
 
 export function registerSubscribeCommand(program: Command): void {
   program
@@ -9,7 +10,7 @@ export function registerSubscribeCommand(program: Command): void {
     .requiredOption('-s, --subscription <name>', 'subscription name (the consumer group)')
     .requiredOption('-k, --kind <kinds...>', 'event kinds by eventId or business name')
     .option('--from-beginning', 'a new subscription starts at the earliest offset instead of the latest')
-    .option('--max-events <n>', 'exit after this many events', (v) => Number.parseInt(v, 10))
+    .option('--max-events <n>', 'exit after this many events (1 or more)', wholeNumber(1))
     .action(async (opts: { subscription: string; kind: string[]; fromBeginning?: boolean; maxEvents?: number }) => {
       const { config, log } = setup(program);
       const gw = createGateway(config, log, { readOnly: true });

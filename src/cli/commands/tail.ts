@@ -1,10 +1,8 @@
 import type { Command } from 'commander';
 import { createGateway } from '../../app/index.js';
-import { decodeRecord, headerBoundsProblem, peekHeaders, peekType } from '../../bus/subscriber/index.js';
+import { startTail } from '../../bus/tail/index.js';
 import { GatewayError } from '../../core/errors.js';
 import { printable } from '../../core/printable.js';
-import { DEFAULT_ENVELOPE_LIMITS } from '../../envelope/index.js';
-import type { TransportRecord } from '../../transport/port.js';
 import { onSignals, setup } from '../context.js';
 import { parseSince } from '../since.js';
 
@@ -36,28 +34,18 @@ export function registerTailCommand(program: Command): void {
         ids.add(kind.eventId);
       }
       const topics = [...new Set(gw.catalog.kinds.filter((k) => ids.has(k.eventId)).map((k) => k.topic.name))];
-      const codec = gw.codec();
-      const at = (r: TransportRecord): { topic: string; partition: number; offset: string } => ({ topic: r.topic, partition: r.partition, offset: r.offset.toString() });
-      const invalid = (r: TransportRecord, reason: string): void => {
-        process.stdout.write(opts.json ? `${JSON.stringify({ valid: false, reason, ...at(r) })}\n` : `${printable(`INVALID ${r.topic}/${r.partition}@${r.offset}: ${reason}`)}\n`);
-      };
       const from = opts.since !== undefined ? { kind: 'timestamp' as const, timestampMs: opts.since } : opts.fromBeginning ? { kind: 'earliest' as const } : { kind: 'latest' as const };
-      const read = await gw.transport.read({ topics, from }, async (r) => {
-        const tooBig = headerBoundsProblem(r, DEFAULT_ENVELOPE_LIMITS);
-        if (tooBig !== undefined) return invalid(r, tooBig);
-        const headers = peekHeaders(r);
-        const type = peekType(headers);
-        if (type !== undefined && !ids.has(type)) return;
-        const d = await decodeRecord(codec, r, headers);
-        if (!d.ok) return invalid(r, d.reason);
-        if (!ids.has(d.event.attributes.type)) return;
-        const e = d.event;
-        const data = e.data?.kind === 'json' ? e.data.value : null;
-        const a = e.attributes;
+      const read = await startTail(gw.transport, gw.codec(), { eventIds: ids, topics, from }, (item) => {
+        const where = { topic: item.topic, partition: item.partition, offset: item.offset };
+        if (!item.valid) {
+          process.stdout.write(opts.json ? `${JSON.stringify({ valid: false, reason: item.reason, ...where })}\n` : `${printable(`INVALID ${item.topic}/${item.partition}@${item.offset}: ${item.reason}`)}\n`);
+          return;
+        }
+        const a = item.attributes;
         process.stdout.write(
           opts.json
-            ? `${JSON.stringify({ valid: true, attributes: a, data, ...at(r) })}\n`
-            : `${printable(`${a.time ?? '-'}  ${String(a.eventname ?? a.type)}  id=${a.id}  correlationid=${String(a.correlationid ?? '-')}  key=${String(a.partitionkey ?? '-')}  ${JSON.stringify(data)}`)}\n`,
+            ? `${JSON.stringify({ valid: true, attributes: a, data: item.data, ...where })}\n`
+            : `${printable(`${a.time ?? '-'}  ${String(a.eventname ?? a.type)}  id=${a.id}  correlationid=${String(a.correlationid ?? '-')}  key=${String(a.partitionkey ?? '-')}  ${JSON.stringify(item.data)}`)}\n`,
         );
       });
       process.stderr.write(`tailing ${topics.join(', ')}\n`);

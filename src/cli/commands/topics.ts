@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
 import { createGateway } from '../../app/index.js';
 import { subscriptionTopics } from '../../bus/subscriber/index.js';
+import { errorMessage } from '../../core/errors.js';
+import { assertTopicName } from '../../core/topic-name.js';
 import { setup } from '../context.js';
 
 export function registerTopicsCommand(program: Command): void {
@@ -13,10 +15,17 @@ export function registerTopicsCommand(program: Command): void {
     .action(async (opts: { json?: boolean; subscription?: string[]; ordering: string }) => {
       const { config, log } = setup(program);
       if (opts.ordering !== 'key' && opts.ordering !== 'none') program.error(`--ordering: key or none, got ${opts.ordering}`, { exitCode: 2 });
+      // Checked before anything is created: a bad name must not leave the catalog topics half made.
+      let own: ReturnType<typeof subscriptionTopics>;
+      try {
+        own = (opts.subscription ?? []).flatMap((s) => subscriptionTopics(s, opts.ordering as 'key' | 'none'));
+        for (const t of own) assertTopicName(t.name);
+      } catch (err) {
+        program.error(`--subscription: ${errorMessage(err)}`, { exitCode: 2 });
+      }
       const gw = createGateway(config, log);
       try {
         await gw.ready;
-        const own = (opts.subscription ?? []).flatMap((s) => subscriptionTopics(s, opts.ordering as 'key' | 'none'));
         await gw.transport.ensureTopics(own);
         const topics = [...gw.catalog.topics, ...own];
         if (opts.json) process.stdout.write(`${JSON.stringify(topics)}\n`);

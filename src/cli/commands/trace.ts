@@ -3,6 +3,7 @@ import { createGateway } from '../../app/index.js';
 import { buildChain, readChain, renderChain } from '../../bus/trace/index.js';
 import { printable } from '../../core/printable.js';
 import { EXIT_CHECK_FAILED, EXIT_OK, setup } from '../context.js';
+import { wholeNumber } from '../numbers.js';
 import { parseSince } from '../since.js';
 
 /**
@@ -18,7 +19,7 @@ export function registerTraceCommand(program: Command): void {
     .argument('<correlationid>', 'the correlationid to follow')
     .option('--json', 'print the tree as JSON')
     .option('--since <when>', 'read only records written since then: a duration back from now (15m, 2h, 7d) or an RFC 3339 time; default: from the earliest offset', (v) => parseSince(v))
-    .option('--timeout <ms>', 'give up reading after this long; the answer then says it may be incomplete (exit 1)', (v) => Number.parseInt(v, 10), 60_000)
+    .option('--timeout <ms>', 'give up reading after this long; the answer then says it may be incomplete (exit 1)', wholeNumber(1, 86_400_000), 60_000)
     .action(async (correlationid: string, opts: { json?: boolean; timeout: number; since?: number }) => {
       const { config, log } = setup(program);
       const gw = createGateway(config, log, { readOnly: true });

@@ -14,6 +14,8 @@ import { buildOpenApi } from './openapi/document.js';
 import { bodyErrors, subscriptionsRouter } from './subscriptions/routes.js';
 import type { SubscriptionsApi } from './subscriptions/routes.js';
 import type { DocsOptions } from './docs.js';
+import { consoleRouter } from '../console/router.js';
+import type { ConsoleDeps } from '../console/router.js';
 
 export interface ApiDeps {
   readonly catalog: Catalog;
@@ -26,6 +28,8 @@ export interface ApiDeps {
   readonly metricsPublic?: boolean;
   /** The subscription resources; undefined while they load (503), absent when this gateway serves none (404). */
   readonly subscriptions?: () => SubscriptionsApi | undefined;
+  /** The operator console (`/console`); absent: not served. */
+  readonly console?: ConsoleDeps;
 }
 
 export function createApiApp(deps: ApiDeps): express.Express {
@@ -69,6 +73,7 @@ export function createApiApp(deps: ApiDeps): express.Express {
     res.type('application/json').send(openApi);
   });
   if (deps.subscriptions !== undefined) app.use(subscriptionsRouter(deps.subscriptions, deps.catalog));
+  if (deps.console !== undefined) app.use(consoleRouter(deps.console));
   app.use(bodyErrors);
 
   app.use((req, _res, next) => {

@@ -3,7 +3,8 @@
  * public paths. It authenticates the bearer key, applies the partner's header bound and request
  * rate, and attaches the request's {@link Access} for the routes (`accessOf(req)`).
  * Public (issue 11): `/healthz`, `/readyz`, the documents `/openapi.json`, `/asyncapi.json`,
- * `/asyncapi.yaml`, `/catalog`, `/schemas/**` (`dataschema` links must stay readable) and, when
+ * `/asyncapi.yaml`, `/catalog`, `/schemas/**` (`dataschema` links must stay readable), the
+ * console's page and assets (`/console`, `/console/app.js`, `/console/app.css`: no data) and, when
  * `METRICS_AUTH=public`, `/metrics` (else it needs an admin partner).
  * Without partners (`AUTH=none`) every request is the {@link ANONYMOUS} caller, without limits.
  */
@@ -18,7 +19,9 @@ import type { Partner } from './partners.js';
 import { PartnerRateLimits } from './rate-limit.js';
 
 /** Paths anyone may read (issue 11): health, readiness and the public documents. */
-const PUBLIC_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/openapi.json', '/asyncapi.json', '/asyncapi.yaml', '/catalog']);
+// The console's page and assets hold no data (issue 16): a browser loads them without a key; the
+// page then sends the operator's key on every data request.
+const PUBLIC_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/openapi.json', '/asyncapi.json', '/asyncapi.yaml', '/catalog', '/console', '/console/app.js', '/console/app.css']);
 
 export interface HttpAuthOptions {
   /** undefined: no authentication (`AUTH=none`; the caller is {@link ANONYMOUS}). */

@@ -7,11 +7,11 @@ import type {
   Read,
   ReadSpec,
   TransportRecord,
-  Consumption, GroupSpec, OffsetTarget, OutboundRecord, PartitionOffset, Position, ProduceOptions,
+  CommittedOffset, Consumption, GroupSpec, OffsetQuery, OffsetTarget, OutboundRecord, PartitionOffset, Position, ProduceOptions,
   RecordHandler, TopicSpec, Transport,
 } from '../port.js';
 import { assertTopicName } from '../../core/topic-name.js';
-import { abortedProduce, checkTopicSpec, closedTransport, groupBusy } from '../topics.js';
+import { abortedProduce, checkCommitOffsets, checkTopicSpec, closedTransport, groupBusy } from '../topics.js';
 import { KafkaConsumption } from './consumption.js';
 import { OffsetCommitter } from './commit-offsets.js';
 import { fromKafkaError } from './errors.js';
@@ -198,45 +198,59 @@ class KafkaTransport implements Transport {
   }
 
   async resetOffsets(group: string, topic: string, to: OffsetTarget): Promise<void> {
+    const offsets = to.kind === 'offset' ? [{ partition: to.partition, offset: to.offset }] : await this.offsetsAt(topic, to);
+    await this.commitOffsets(group, topic, offsets);
+    this.#opts.logger.info({ transport: 'kafka', group, topic, to: to.kind }, 'reset group offsets');
+  }
+
+  async offsetsAt(topic: string, at: OffsetQuery): Promise<readonly PartitionOffset[]> {
+    assertTopicName(topic);
+    await this.partitionCount(topic);
+    const { admin } = await this.#ready();
+    try {
+      const ends = await admin.fetchTopicOffsets(topic);
+      let out: PartitionOffset[];
+      if (at.kind === 'timestamp') {
+        const byTime = await admin.fetchTopicOffsetsByTimestamp(topic, at.timestampMs);
+        // No record at or after the time: Kafka answers -1; that is the end offset.
+        out = byTime.map((o) => ({ partition: o.partition, offset: BigInt(o.offset) < 0n ? BigInt(ends.find((e) => e.partition === o.partition)?.high ?? '0') : BigInt(o.offset) }));
+      } else {
+        out = ends.map((o) => ({ partition: o.partition, offset: BigInt(at.kind === 'earliest' ? o.low : o.high) }));
+      }
+      return out.sort((a, b) => a.partition - b.partition);
+    } catch (err) {
+      throw fromKafkaError(err, { operation: 'offsetsAt', topic });
+    }
+  }
+
+  async committedOffsets(group: string, topic: string): Promise<readonly CommittedOffset[]> {
+    assertTopicName(topic);
     const count = await this.partitionCount(topic);
+    const { admin } = await this.#ready();
+    try {
+      const [answer] = await admin.fetchOffsets({ groupId: group, topics: [topic] });
+      const byPartition = new Map((answer?.partitions ?? []).map((p) => [p.partition, p.offset]));
+      return Array.from({ length: count }, (_, partition) => {
+        const o = byPartition.get(partition);
+        return { partition, offset: o === undefined || BigInt(o) < 0n ? null : BigInt(o) };
+      });
+    } catch (err) {
+      throw fromKafkaError(err, { operation: 'committedOffsets', group, topic });
+    }
+  }
+
+  async commitOffsets(group: string, topic: string, offsets: readonly PartitionOffset[]): Promise<void> {
+    const count = await this.partitionCount(topic);
+    checkCommitOffsets(topic, count, offsets);
+    if (offsets.length === 0) return;
     const { admin } = await this.#ready();
     try {
       const { groups } = await admin.describeGroups([group]);
       const state = groups[0]?.state ?? 'Dead';
       if (!IDLE_GROUP_STATES.has(state)) throw groupBusy(group, topic, state);
-      let partitions: { partition: number; offset: string }[];
-      switch (to.kind) {
-        case 'earliest':
-        case 'latest': {
-          const offsets = await admin.fetchTopicOffsets(topic);
-          partitions = offsets.map((o) => ({ partition: o.partition, offset: to.kind === 'earliest' ? o.low : o.high }));
-          break;
-        }
-        case 'timestamp': {
-          const [byTime, ends] = await Promise.all([admin.fetchTopicOffsetsByTimestamp(topic, to.timestampMs), admin.fetchTopicOffsets(topic)]);
-          // No record at or after the time: Kafka answers -1; start at the end then.
-          partitions = byTime.map((o) => ({ partition: o.partition, offset: BigInt(o.offset) < 0n ? (ends.find((e) => e.partition === o.partition)?.high ?? '0') : o.offset }));
-          break;
-        }
-        case 'offset': {
-          if (!Number.isInteger(to.partition) || to.partition < 0 || to.partition >= count || to.offset < 0n) {
-            throw new GatewayError('CEG_INVALID_OPTIONS', `offset target ${to.partition}/${to.offset} is outside topic ${topic}`, {
-              retriable: false,
-              details: { topic, partition: to.partition, offset: to.offset.toString() },
-            });
-          }
-          partitions = [{ partition: to.partition, offset: to.offset.toString() }];
-          break;
-        }
-        default: {
-          const never: never = to;
-          throw new GatewayError('CEG_INVALID_OPTIONS', `unknown offset target ${JSON.stringify(never)}`, { retriable: false });
-        }
-      }
-      await this.#committer.commit(admin, group, topic, partitions);
-      this.#opts.logger.info({ transport: 'kafka', group, topic, to: to.kind }, 'reset group offsets');
+      await this.#committer.commit(admin, group, topic, offsets.map((o) => ({ partition: o.partition, offset: o.offset.toString() })));
     } catch (err) {
-      throw fromKafkaError(err, { operation: 'resetOffsets', group, topic });
+      throw fromKafkaError(err, { operation: 'commitOffsets', group, topic });
     }
   }
 

@@ -21,19 +21,26 @@ function toRecord(topic: string, partition: number, m: KafkaMessage): TransportR
   return Object.freeze({ topic, partition, offset: BigInt(m.offset), timestampMs: Number(m.timestamp), key: view(m.key ?? null), value: view(m.value), headers: Object.freeze(fromKafkaHeaders(m.headers)) });
 }
 
-/** Start offset and (bounded read) end offset per partition. */
+/** Start offset and (bounded read) end offset per partition; with `positions`, only the partitions listed. */
 async function positions(admin: Admin, spec: ReadSpec): Promise<Map<string, { readonly topic: string; readonly partition: number; readonly from: string; readonly end: bigint }>> {
   const out = new Map<string, { topic: string; partition: number; from: string; end: bigint }>();
+  const from = spec.from;
   for (const topic of spec.topics) {
     const offsets = await admin.fetchTopicOffsets(topic);
-    const byTime = spec.from.kind === 'timestamp' ? await admin.fetchTopicOffsetsByTimestamp(topic, spec.from.timestampMs) : [];
+    const byTime = from.kind === 'timestamp' ? await admin.fetchTopicOffsetsByTimestamp(topic, from.timestampMs) : [];
     for (const o of offsets) {
-      let from = spec.from.kind === 'earliest' ? o.low : o.high;
-      if (spec.from.kind === 'timestamp') {
+      let start: string;
+      if (from.kind === 'positions') {
+        const wanted = from.positions.find((p) => p.topic === topic && p.partition === o.partition);
+        if (wanted === undefined) continue;
+        start = (wanted.offset < BigInt(o.low) ? BigInt(o.low) : wanted.offset).toString();
+      } else if (from.kind === 'timestamp') {
         const t = byTime.find((b) => b.partition === o.partition)?.offset;
-        from = t === undefined || BigInt(t) < 0n ? o.high : t; // -1: no record at or after the time
+        start = t === undefined || BigInt(t) < 0n ? o.high : t; // -1: no record at or after the time
+      } else {
+        start = from.kind === 'earliest' ? o.low : o.high;
       }
-      out.set(tpKey(topic, o.partition), { topic, partition: o.partition, from, end: BigInt(o.high) });
+      out.set(tpKey(topic, o.partition), { topic, partition: o.partition, from: start, end: BigInt(o.high) });
     }
   }
   return out;
@@ -75,6 +82,10 @@ export async function startKafkaRead(kafka: Kafka, admin: Admin, spec: ReadSpec,
     eachBatch: async (payload: EachBatchPayload) => {
       const { topic, partition } = payload.batch;
       const key = tpKey(topic, partition);
+      if (!where.has(key)) {
+        payload.pause(); // a partition the read does not cover (`positions` lists others)
+        return;
+      }
       const end = where.get(key)?.end;
       for (const m of payload.batch.messages) {
         if (stopping !== undefined || !payload.isRunning() || payload.isStale()) return;

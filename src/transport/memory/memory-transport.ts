@@ -3,11 +3,11 @@ import { partitionForKey } from '../partitioner.js';
 import type {
   Read,
   ReadSpec,
-  Consumption, GroupSpec, OffsetTarget, OutboundRecord, PartitionOffset, Position, ProduceOptions,
+  CommittedOffset, Consumption, GroupSpec, OffsetQuery, OffsetTarget, OutboundRecord, PartitionOffset, Position, ProduceOptions,
   RecordHandler, TopicSpec, Transport, TransportRecord,
 } from '../port.js';
 import { assertTopicName } from '../../core/topic-name.js';
-import { abortedProduce, checkTopicSpec, closedTransport, DEFAULT_MAX_MESSAGE_BYTES, groupBusy, unknownTopic } from '../topics.js';
+import { abortedProduce, checkCommitOffsets, checkTopicSpec, closedTransport, DEFAULT_MAX_MESSAGE_BYTES, groupBusy, unknownTopic } from '../topics.js';
 import { MemoryGroup } from './group.js';
 import { PartitionLog } from './log.js';
 import { startMemoryRead } from './read.js';
@@ -131,36 +131,29 @@ class MemoryTransport implements Transport {
     return this.#guard(() => this.#topic(topic).logs.map((log, partition) => ({ partition, offset: log.end })));
   }
 
-  resetOffsets(groupName: string, topic: string, to: OffsetTarget): Promise<void> {
+  async resetOffsets(groupName: string, topic: string, to: OffsetTarget): Promise<void> {
+    const offsets = to.kind === 'offset' ? [{ partition: to.partition, offset: to.offset }] : await this.offsetsAt(topic, to);
+    await this.commitOffsets(groupName, topic, offsets);
+  }
+
+  offsetsAt(topic: string, at: OffsetQuery): Promise<readonly PartitionOffset[]> {
+    return this.#guard(() => this.#topic(topic).logs.map((log, partition) => ({ partition, offset: at.kind === 'earliest' ? 0n : at.kind === 'latest' ? log.end : log.offsetForTime(at.timestampMs) })));
+  }
+
+  committedOffsets(groupName: string, topic: string): Promise<readonly CommittedOffset[]> {
+    return this.#guard(() => {
+      const group = this.#group(groupName);
+      return this.#topic(topic).logs.map((_log, partition) => ({ partition, offset: group.committed(topic, partition) ?? null }));
+    });
+  }
+
+  commitOffsets(groupName: string, topic: string, offsets: readonly PartitionOffset[]): Promise<void> {
     return this.#guard(() => {
       const t = this.#topic(topic);
       const group = this.#group(groupName);
-      if (group.hasMembers) {
-        throw groupBusy(groupName, topic, 'active');
-      }
-      switch (to.kind) {
-        case 'earliest':
-        case 'latest':
-        case 'timestamp':
-          t.logs.forEach((log, p) => {
-            group.setCommitted(topic, p, to.kind === 'earliest' ? 0n : to.kind === 'latest' ? log.end : log.offsetForTime(to.timestampMs));
-          });
-          return;
-        case 'offset': {
-          if (!Number.isInteger(to.partition) || to.partition < 0 || to.partition >= t.logs.length || to.offset < 0n) {
-            throw new GatewayError('CEG_INVALID_OPTIONS', `offset target ${to.partition}/${to.offset} is outside topic ${topic}`, {
-              retriable: false,
-              details: { topic, partition: to.partition, offset: to.offset.toString() },
-            });
-          }
-          group.setCommitted(topic, to.partition, to.offset);
-          return;
-        }
-        default: {
-          const never: never = to;
-          throw new GatewayError('CEG_INVALID_OPTIONS', `unknown offset target ${JSON.stringify(never)}`, { retriable: false });
-        }
-      }
+      checkCommitOffsets(topic, t.logs.length, offsets);
+      if (group.hasMembers) throw groupBusy(groupName, topic, 'active');
+      for (const o of offsets) group.setCommitted(topic, o.partition, o.offset);
     });
   }
 

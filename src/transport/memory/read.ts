@@ -13,7 +13,15 @@ export function startMemoryRead(topics: readonly { readonly topic: string; reado
   const ends: Promise<void>[] = [];
   for (const { topic, logs } of topics) {
     logs.forEach((log, partition) => {
-      const from = spec.from.kind === 'earliest' ? 0n : spec.from.kind === 'latest' ? log.end : log.offsetForTime(spec.from.timestampMs);
+      const at = spec.from;
+      let from: bigint;
+      if (at.kind === 'positions') {
+        const wanted = at.positions.find((p) => p.topic === topic && p.partition === partition);
+        if (wanted === undefined) return; // a partition the read does not cover
+        from = wanted.offset;
+      } else {
+        from = at.kind === 'earliest' ? 0n : at.kind === 'latest' ? log.end : log.offsetForTime(at.timestampMs);
+      }
       const end = log.end;
       if (spec.untilEnd === true && from >= end) return;
       let reachedEnd: () => void = () => {};

@@ -5,10 +5,10 @@ import type { KafkaTransportInput, KafkaTransportOptions } from '../kafka/option
 import { resolveKafkaTransportOptions } from '../kafka/options.js';
 import { partitionForKey } from '../partitioner.js';
 import type {
-  Consumption, GroupSpec, OffsetTarget, OutboundRecord, PartitionOffset, Position, ProduceOptions,
+  CommittedOffset, Consumption, GroupSpec, OffsetQuery, OffsetTarget, OutboundRecord, PartitionOffset, Position, ProduceOptions,
   Read, ReadSpec, RecordHandler, TopicSpec, Transport, TransportRecord,
 } from '../port.js';
-import { abortedProduce, checkTopicSpec, closedTransport, groupBusy } from '../topics.js';
+import { abortedProduce, checkCommitOffsets, checkTopicSpec, closedTransport, groupBusy } from '../topics.js';
 import { baseOptions, closeForced } from './client-options.js';
 import { PlatformaticConsumption } from './consumption.js';
 import { fromPlatformaticError, protocolIds } from './errors.js';
@@ -188,40 +188,50 @@ class PlatformaticTransport implements Transport {
   }
 
   async resetOffsets(group: string, topic: string, to: OffsetTarget): Promise<void> {
+    const offsets = to.kind === 'offset' ? [{ partition: to.partition, offset: to.offset }] : await this.offsetsAt(topic, to);
+    await this.commitOffsets(group, topic, offsets);
+    this.#opts.logger.info({ transport: 'kafka', client: 'platformatic', group, topic, to: to.kind }, 'reset group offsets');
+  }
+
+  async offsetsAt(topic: string, at: OffsetQuery): Promise<readonly PartitionOffset[]> {
+    assertTopicName(topic);
+    this.#assertOpen();
+    await this.partitionCount(topic);
+    try {
+      if (at.kind !== 'timestamp') return (await listOffsets(this.#tools, topic, at.kind)).map((offset, partition) => ({ partition, offset }));
+      const [byTime, ends] = await Promise.all([listOffsets(this.#tools, topic, { timestampMs: at.timestampMs }), listOffsets(this.#tools, topic, 'latest')]);
+      // No record at or after the time: Kafka answers -1; that is the end offset.
+      return byTime.map((offset, partition) => ({ partition, offset: offset < 0n ? (ends[partition] ?? 0n) : offset }));
+    } catch (err) {
+      throw fromPlatformaticError(err, { operation: 'offsetsAt', topic });
+    }
+  }
+
+  async committedOffsets(group: string, topic: string): Promise<readonly CommittedOffset[]> {
     const count = await this.partitionCount(topic);
+    try {
+      const [answer] = await this.#admin.listConsumerGroupOffsets({ groups: [{ groupId: group, topics: [{ name: topic, partitionIndexes: Array.from({ length: count }, (_, i) => i) }] }] });
+      const byPartition = new Map<number, bigint>();
+      for (const t of answer?.topics ?? []) if (t.name === topic) for (const p of t.partitions) byPartition.set(p.partitionIndex, p.committedOffset);
+      return Array.from({ length: count }, (_, partition) => {
+        const o = byPartition.get(partition);
+        return { partition, offset: o === undefined || o < 0n ? null : o };
+      });
+    } catch (err) {
+      throw fromPlatformaticError(err, { operation: 'committedOffsets', group, topic });
+    }
+  }
+
+  async commitOffsets(group: string, topic: string, offsets: readonly PartitionOffset[]): Promise<void> {
+    const count = await this.partitionCount(topic);
+    checkCommitOffsets(topic, count, offsets);
+    if (offsets.length === 0) return;
     try {
       const state = await this.#groupState(group);
       if (!IDLE_GROUP_STATES.has(state)) throw groupBusy(group, topic, state);
-      let partitionOffsets: { partition: number; offset: bigint }[];
-      switch (to.kind) {
-        case 'earliest':
-        case 'latest':
-          partitionOffsets = (await listOffsets(this.#tools, topic, to.kind)).map((offset, partition) => ({ partition, offset }));
-          break;
-        case 'timestamp': {
-          const [byTime, ends] = await Promise.all([listOffsets(this.#tools, topic, { timestampMs: to.timestampMs }), listOffsets(this.#tools, topic, 'latest')]);
-          // No record at or after the time: Kafka answers -1; start at the end then.
-          partitionOffsets = byTime.map((offset, partition) => ({ partition, offset: offset < 0n ? (ends[partition] ?? 0n) : offset }));
-          break;
-        }
-        case 'offset':
-          if (!Number.isInteger(to.partition) || to.partition < 0 || to.partition >= count || to.offset < 0n) {
-            throw new GatewayError('CEG_INVALID_OPTIONS', `offset target ${to.partition}/${to.offset} is outside topic ${topic}`, {
-              retriable: false,
-              details: { topic, partition: to.partition, offset: to.offset.toString() },
-            });
-          }
-          partitionOffsets = [{ partition: to.partition, offset: to.offset }];
-          break;
-        default: {
-          const never: never = to;
-          throw new GatewayError('CEG_INVALID_OPTIONS', `unknown offset target ${JSON.stringify(never)}`, { retriable: false });
-        }
-      }
-      await this.#admin.alterConsumerGroupOffsets({ groupId: group, topics: [{ name: topic, partitionOffsets }] });
-      this.#opts.logger.info({ transport: 'kafka', client: 'platformatic', group, topic, to: to.kind }, 'reset group offsets');
+      await this.#admin.alterConsumerGroupOffsets({ groupId: group, topics: [{ name: topic, partitionOffsets: offsets.map((o) => ({ partition: o.partition, offset: o.offset })) }] });
     } catch (err) {
-      throw fromPlatformaticError(err, { operation: 'resetOffsets', group, topic });
+      throw fromPlatformaticError(err, { operation: 'commitOffsets', group, topic });
     }
   }
 

@@ -21,8 +21,19 @@ import { fetchOnce, listOffsets, tpKey } from './fetcher.js';
 export async function startPlatformaticRead(tools: Consumer, spec: ReadSpec, handler: (r: TransportRecord) => Promise<void>, opts: KafkaTransportOptions): Promise<Read> {
   const positions = new Map<string, { topic: string; partition: number; offset: bigint; end: bigint }>();
   for (const topic of [...new Set(spec.topics)]) {
+    const from = spec.from;
     const ends = await listOffsets(tools, topic, 'latest');
-    const starts = spec.from.kind === 'earliest' ? await listOffsets(tools, topic, 'earliest') : spec.from.kind === 'latest' ? ends : await listOffsets(tools, topic, { timestampMs: spec.from.timestampMs });
+    if (from.kind === 'positions') {
+      const logStarts = await listOffsets(tools, topic, 'earliest');
+      for (const p of from.positions) {
+        const end = ends[p.partition];
+        if (p.topic !== topic || end === undefined) continue;
+        const logStart = logStarts[p.partition] ?? 0n;
+        positions.set(tpKey(topic, p.partition), { topic, partition: p.partition, offset: p.offset < logStart ? logStart : p.offset, end });
+      }
+      continue;
+    }
+    const starts = from.kind === 'earliest' ? await listOffsets(tools, topic, 'earliest') : from.kind === 'latest' ? ends : await listOffsets(tools, topic, { timestampMs: from.timestampMs });
     ends.forEach((end, partition) => {
       const s = starts[partition] ?? end;
       positions.set(tpKey(topic, partition), { topic, partition, offset: s < 0n ? end : s, end }); // -1: no record at or after the time

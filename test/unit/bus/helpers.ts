@@ -16,7 +16,7 @@ import { createMemoryTransport } from '../../../src/transport/index.js';
 import type {
   Read,
   ReadSpec,
-  Consumption, GroupSpec, OffsetTarget, OutboundRecord, PartitionOffset, Position, ProduceOptions, RecordHandler, TopicSpec, Transport, TransportRecord,
+  Consumption, GroupSpec, CommittedOffset, OffsetQuery, OffsetTarget, OutboundRecord, PartitionOffset, Position, ProduceOptions, RecordHandler, TopicSpec, Transport, TransportRecord,
 } from '../../../src/transport/port.js';
 
 export interface CodecFixture {
@@ -74,6 +74,15 @@ export class ScriptedTransport implements Transport {
   }
   resetOffsets(group: string, topic: string, to: OffsetTarget): Promise<void> {
     return this.inner.resetOffsets(group, topic, to);
+  }
+  offsetsAt(topic: string, at: OffsetQuery): Promise<readonly PartitionOffset[]> {
+    return this.inner.offsetsAt(topic, at);
+  }
+  committedOffsets(group: string, topic: string): Promise<readonly CommittedOffset[]> {
+    return this.inner.committedOffsets(group, topic);
+  }
+  commitOffsets(group: string, topic: string, offsets: readonly PartitionOffset[]): Promise<void> {
+    return this.inner.commitOffsets(group, topic, offsets);
   }
   maxMessageBytes(topic: string): Promise<number> {
     return this.inner.maxMessageBytes(topic);

@@ -184,7 +184,47 @@ export const subscriptionPaths: PathsFragment = {
   },
 };
 
+const asset = (operationId: string, summary: string, type: string): Readonly<Record<string, Operation>> => ({
+  get: { operationId, summary, ...PUBLIC, responses: { '200': { description: 'The asset (Content-Security-Policy: this origin only).', content: { [type]: { schema: { type: 'string' } } } } } },
+});
+
+/** The operator console (issue 16): a public page and assets, data routes behind the key. */
+export const consolePaths: PathsFragment = {
+  '/console': asset('consolePage', 'The operator console page', 'text/html'),
+  '/console/app.js': asset('consoleScript', 'The console\'s script', 'text/javascript'),
+  '/console/app.css': asset('consoleStyle', 'The console\'s style sheet', 'text/css'),
+  '/console/api/trace/{correlationid}': {
+    get: {
+      operationId: 'consoleTrace',
+      summary: 'The chain of a correlationid as a tree (admins only)',
+      parameters: [
+        { name: 'correlationid', in: 'path', required: true, schema: { type: 'string', maxLength: 256 } },
+        { name: 'since', in: 'query', required: false, description: 'ms since the epoch', schema: { type: 'integer', minimum: 0 } },
+      ],
+      responses: {
+        '200': json({ type: 'object', required: ['correlationid', 'complete', 'roots'], properties: { correlationid: { type: 'string' }, complete: { type: 'boolean' }, roots: { type: 'array' }, invalid: {} } }, 'The chain.'),
+        '400': problem('Malformed correlationid or since.'),
+        '403': forbidden,
+        ...AUTHENTICATED_ERRORS,
+      },
+    },
+  },
+  '/console/api/tail/{name}': {
+    get: {
+      operationId: 'consoleTail',
+      summary: 'Live tail of a subscription\'s kinds (server-sent events), read-only',
+      parameters: [nameParam, ownerParam],
+      responses: {
+        '200': { description: 'One `data:` JSON message per record from now on; a heartbeat comment every 15 s.', content: { 'text/event-stream': { schema: { type: 'string' } } } },
+        '404': notFound,
+        '503': unavailable,
+        ...AUTHENTICATED_ERRORS,
+      },
+    },
+  },
+};
+
 /** Every fragment, in document order. Add new areas here. */
 export function pathFragments(o: { readonly metricsPublic: boolean }): readonly PathsFragment[] {
-  return [ingressPaths, operationalPaths(o.metricsPublic), documentPaths, subscriptionPaths];
+  return [ingressPaths, operationalPaths(o.metricsPublic), documentPaths, subscriptionPaths, consolePaths];
 }
