@@ -182,7 +182,7 @@ export function authScenarios(name: string, target: () => AuthTarget): void {
       expect(p.status, p.text).toBe(200);
       expect(logs.join('')).toMatch(new RegExp(`"audit":true,"partner":"ops".*"action":"update-subscription".*"owner":"acme"`));
       // the console's tail follows the same rule; its trace is for admins only
-      expect((await call('GET', `/console/api/tail/${sub}`, setup.keys.globex)).status).toBe(404);
+      expect((await call('GET', `/console/api/tail/${sub}?owner=acme`, setup.keys.globex)).status).toBe(404);
       const trace = await call('GET', '/console/api/trace/some-id', setup.keys.globex);
       expect(trace.status).toBe(403);
       expect(trace.body.permission).toBe('admin');
