@@ -167,7 +167,9 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     if (!closing.signal.aborted) log.error({ err: errorMessage(err) }, 'the gateway cannot serve events (see the error above)');
   });
 
+  let httpAuthInUse: HttpAuth | undefined;
   const metrics = createMetrics({
+    auth: () => httpAuthInUse?.stats(),
     publisher: () => records?.stats(),
     ready: () => ingress !== undefined,
     subscriptions: () => [
@@ -332,6 +334,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     subscriptionsLoaded: () => loaded ?? Promise.reject(new Error('listen() first')),
     async listen() {
       const auth = httpAuth();
+      httpAuthInUse = auth;
       const box = secretsBox();
       const allow = parseAllowList(config.subscriptions.allowedHosts);
       loaded = startSubscriptions(box, allow);

@@ -5,12 +5,15 @@
 import { Counter, Gauge, Registry } from 'prom-client';
 import type { PublisherStats } from '../bus/publisher/index.js';
 import type { SubscriptionStats } from '../bus/subscriber/index.js';
+import type { AuthStats } from '../http/auth/index.js';
 
 export interface MetricsSources {
   readonly publisher: () => PublisherStats | undefined;
   readonly ready: () => boolean;
   /** Subscriptions of this process; `up: false` = its consumer stopped on a failure. */
   readonly subscriptions: () => readonly { readonly name: string; readonly up: boolean; readonly stats: SubscriptionStats | undefined; readonly partitions?: number }[];
+  /** Authentication counts (issue 11); undefined before the server listens. */
+  readonly auth?: () => AuthStats | undefined;
 }
 
 export function createMetrics(src: MetricsSources): { registry: Registry; render: () => Promise<{ contentType: string; body: string }> } {
@@ -38,6 +41,26 @@ export function createMetrics(src: MetricsSources): { registry: Registry; render
     registers: [registry],
     collect() {
       this.set(src.publisher()?.queued ?? 0);
+    },
+  });
+  new Counter({
+    name: 'ce_gateway_auth_failures_total',
+    help: 'Requests refused 401: no, a malformed or an unknown credential.',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(src.auth?.()?.failures ?? 0);
+    },
+  });
+  new Counter({
+    name: 'ce_gateway_rate_limited_total',
+    help: 'Requests refused 429, by policy: requests (a partner\'s requests/s), events (its events/s), failures (failed attempts from one address).',
+    labelNames: ['policy'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      const l = src.auth?.()?.limited;
+      for (const policy of ['requests', 'events', 'failures'] as const) this.inc({ policy }, l?.[policy] ?? 0);
     },
   });
   new Gauge({

@@ -239,6 +239,10 @@ export function authScenarios(name: string, target: () => AuthTarget): void {
       const signal = { instrument: 'EUR/USD', timeframe: 'H4', barKey: 'EUR-USD_H4__22031512', strategy: 's1', signalId: randomUUID(), side: 'BUY', price: '1.23450', generatedAt: '2022-03-15T12:00:05.000Z' };
       const g = await publish(setup.keys.globex, structuredPriceEvent({ source: 'urn:partner:globex', type: SIGNAL }, signal));
       expect(g.status, g.text).toBe(202);
+      // counted: 429s by policy, 401s (the first tests sent several)
+      const m = await call('GET', '/metrics', setup.keys.ops);
+      expect(Number(/ce_gateway_rate_limited_total\{policy="events"\} (\d+)/.exec(m.text)?.[1])).toBeGreaterThanOrEqual(1);
+      expect(Number(/ce_gateway_auth_failures_total (\d+)/.exec(m.text)?.[1])).toBeGreaterThanOrEqual(4);
     });
 
     it('failed attempts from one address are limited: past the allowance → 429 even with a valid key', async () => {

@@ -6,7 +6,7 @@ export { ANONYMOUS, Access, accessOf, admitEvents, attachAccess, isAdmin } from 
 export type { Capability } from './access.js';
 export { AUTH_REALM, Authenticator, keyHash } from './authenticate.js';
 export { HttpAuth } from './middleware.js';
-export type { AuthStep, HttpAuthOptions, IngressAdmission } from './middleware.js';
+export type { AuthStats, AuthStep, HttpAuthOptions, IngressAdmission } from './middleware.js';
 export { PERMISSIONS, ROLES, kindAllowed, loadPartners, parsePartners, sourceAllowed } from './partners.js';
 export type { KindGrant, Partner, PartnerLimits, Permission, Role, SourceRule } from './partners.js';
 export { PartnerRateLimits } from './rate-limit.js';

@@ -52,8 +52,15 @@ export interface IngressAdmission {
   admit(events: readonly (Envelope | undefined)[], batch: boolean, setHeader: (name: string, value: string) => void): void;
 }
 
+/** Counts since start (for metrics): failed authentications, and 429s by policy. */
+export interface AuthStats {
+  readonly failures: number;
+  readonly limited: { readonly requests: number; readonly events: number; readonly failures: number };
+}
+
 export class HttpAuth {
   readonly #o: HttpAuthOptions;
+  #stats = { failures: 0, limited: { requests: 0, events: 0, failures: 0 } };
   readonly #authenticator: Authenticator | undefined;
   readonly #rates: PartnerRateLimits;
 
@@ -61,6 +68,11 @@ export class HttpAuth {
     this.#o = o;
     this.#authenticator = o.partners === undefined ? undefined : new Authenticator(o.partners, { failuresPerMinute: o.failuresPerMinute });
     this.#rates = new PartnerRateLimits({ requestsPerSecond: o.requestsPerSecond, eventsPerSecond: o.eventsPerSecond });
+  }
+
+  /** Counts since start: failed authentications, 429 answers by policy. */
+  stats(): AuthStats {
+    return { failures: this.#stats.failures, limited: { ...this.#stats.limited } };
   }
 
   /** Whether requests are authenticated (false: `AUTH=none`). */
@@ -82,7 +94,11 @@ export class HttpAuth {
   check(req: IncomingMessage, path: string): AuthStep {
     if (this.#authenticator === undefined) return { ok: true, access: new Access(ANONYMOUS, this.#o.audit), headers: {} };
     const outcome = this.#authenticator.authenticate(req.headersDistinct.authorization, req.socket.remoteAddress ?? 'unknown');
-    if (!outcome.ok) return outcome;
+    if (!outcome.ok) {
+      if (outcome.error.code === 'CEG_RATE_LIMITED') this.#stats.limited.failures++;
+      else this.#stats.failures++;
+      return outcome;
+    }
     const partner = outcome.partner;
     const maxHeaderBytes = partner.limits.maxHeaderBytes;
     if (maxHeaderBytes !== undefined) {
@@ -93,7 +109,10 @@ export class HttpAuth {
       }
     }
     const rate = this.#rates.request(partner);
-    if (rate.error !== undefined) return { ok: false, error: rate.error, headers: rate.headers };
+    if (rate.error !== undefined) {
+      this.#stats.limited.requests++;
+      return { ok: false, error: rate.error, headers: rate.headers };
+    }
     const access = new Access(partner, this.#o.audit);
     if (path === '/metrics' && !access.admin) {
       return { ok: false, error: new GatewayError('CEG_FORBIDDEN', '/metrics needs the admin role (or METRICS_AUTH=public)', { retriable: false, details: { permission: 'admin' } }), headers: rate.headers };
@@ -107,6 +126,7 @@ export class HttpAuth {
     const rates = this.#rates;
     const catalog = this.#o.catalog;
     const limited = this.enabled;
+    const stats = this.#stats;
     return {
       ...(p.limits.maxBodyBytes === undefined ? {} : { maxBodyBytes: p.limits.maxBodyBytes }),
       ...(p.limits.maxBatchEvents === undefined ? {} : { maxBatchEvents: p.limits.maxBatchEvents }),
@@ -118,7 +138,10 @@ export class HttpAuth {
         const r = rates.events(p, n);
         // The events policy is named next to the requests one (both are lists of policies).
         for (const [k, v] of Object.entries(r.headers)) if (k !== 'retry-after') setHeader(k, v);
-        if (r.error !== undefined) throw r.error;
+        if (r.error !== undefined) {
+          stats.limited.events++;
+          throw r.error;
+        }
       },
     };
   }
