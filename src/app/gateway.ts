@@ -222,7 +222,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     let partners: readonly Partner[] | undefined;
     if (a.mode === 'partners' && a.partnersFile !== undefined) {
       partners = loadPartners(a.partnersFile, catalog, process.env);
-      log.info({ partners: partners.length, metrics: a.metrics }, 'authentication: partners from PARTNERS_FILE');
+      log.info({ partners: partners.length, metrics: a.metrics, oidc: a.oidc === undefined ? false : { issuer: a.oidc.issuer, claim: a.oidc.partnerClaim } }, 'authentication: partners from PARTNERS_FILE');
     } else if (!isLoopbackHost(config.http.host)) {
       throw new GatewayError(
         'CEG_INVALID_OPTIONS',
@@ -240,6 +240,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       eventsPerSecond: a.eventsPerSecond,
       failuresPerMinute: a.failuresPerMinute,
       audit: log.child({ component: 'audit' }),
+      ...(partners === undefined || a.oidc === undefined ? {} : { oidc: a.oidc }),
     });
   }
 

@@ -70,6 +70,11 @@ const schema = z.object({
   RATE_LIMIT_REQUESTS_PER_S: positiveInt.default(100),
   RATE_LIMIT_EVENTS_PER_S: positiveInt.default(1000),
   AUTH_FAILURES_PER_MINUTE: positiveInt.default(10),
+  OIDC_ISSUER: z.string().min(1).optional(),
+  OIDC_AUDIENCE: z.string().min(1).optional(),
+  OIDC_JWKS_URL: httpUrl.optional(),
+  OIDC_JWKS_FILE: z.string().min(1).optional(),
+  OIDC_PARTNER_CLAIM: z.string().regex(/^[A-Za-z0-9_:./-]{1,100}$/, 'a claim name').default('sub'),
   TLS_CERT_FILE: z.string().min(1).optional(),
   TLS_KEY_FILE: z.string().min(1).optional(),
 });
@@ -103,6 +108,8 @@ export interface Config {
     readonly requestsPerSecond: number;
     readonly eventsPerSecond: number;
     readonly failuresPerMinute: number;
+    /** OIDC JWT bearer tokens (`OIDC_*`): issuer, audience, JWKS (URL or file), the claim naming the partner. */
+    readonly oidc?: { readonly issuer: string; readonly audience: string; readonly jwksUrl?: string; readonly jwksFile?: string; readonly partnerClaim: string };
   };
   readonly logLevel: z.infer<typeof logLevel>;
   /** The process's bus role (bus spec T2); `none` disables the bus. */
@@ -200,6 +207,11 @@ export function loadConfig(vars: Record<string, string | undefined>): Config {
   if (Boolean(raw.SCHEMA_REGISTRY_USERNAME) !== Boolean(raw.SCHEMA_REGISTRY_PASSWORD)) problems.push('SCHEMA_REGISTRY_USERNAME and SCHEMA_REGISTRY_PASSWORD go together');
   if (raw.AUTH === 'partners' && !raw.PARTNERS_FILE) problems.push('AUTH=partners needs PARTNERS_FILE');
   if (Boolean(raw.TLS_CERT_FILE) !== Boolean(raw.TLS_KEY_FILE)) problems.push('TLS_CERT_FILE and TLS_KEY_FILE go together');
+  const oidcSet = ['OIDC_ISSUER', 'OIDC_AUDIENCE', 'OIDC_JWKS_URL', 'OIDC_JWKS_FILE'].filter((k) => Boolean(raw[k]));
+  if (oidcSet.length > 0) {
+    if (!raw.OIDC_ISSUER || !raw.OIDC_AUDIENCE || Boolean(raw.OIDC_JWKS_URL) === Boolean(raw.OIDC_JWKS_FILE)) problems.push('OIDC needs OIDC_ISSUER, OIDC_AUDIENCE and one of OIDC_JWKS_URL or OIDC_JWKS_FILE');
+    if (!raw.PARTNERS_FILE) problems.push('OIDC needs PARTNERS_FILE (the token names a partner there, whose permissions apply)');
+  }
   if (!parsed.success || problems.length > 0) throw new GatewayError('CEG_INVALID_OPTIONS', `invalid configuration: ${problems.join('; ')}`, { retriable: false, details: { problems } });
   const e = parsed.data;
 
@@ -222,6 +234,17 @@ export function loadConfig(vars: Record<string, string | undefined>): Config {
       requestsPerSecond: e.RATE_LIMIT_REQUESTS_PER_S,
       eventsPerSecond: e.RATE_LIMIT_EVENTS_PER_S,
       failuresPerMinute: e.AUTH_FAILURES_PER_MINUTE,
+      ...(e.OIDC_ISSUER === undefined || e.OIDC_AUDIENCE === undefined
+        ? {}
+        : {
+            oidc: {
+              issuer: e.OIDC_ISSUER,
+              audience: e.OIDC_AUDIENCE,
+              ...(e.OIDC_JWKS_URL === undefined ? {} : { jwksUrl: e.OIDC_JWKS_URL }),
+              ...(e.OIDC_JWKS_FILE === undefined ? {} : { jwksFile: e.OIDC_JWKS_FILE }),
+              partnerClaim: e.OIDC_PARTNER_CLAIM,
+            },
+          }),
     },
     logLevel: e.LOG_LEVEL,
     role: e.BUS_ROLE,

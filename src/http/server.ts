@@ -13,13 +13,13 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type express from 'express';
-import { GatewayError } from '../core/errors.js';
+import { GatewayError, errorMessage } from '../core/errors.js';
 import type { ErrorCode } from '../core/errors.js';
 import { toProblem, problemContentType } from '../codec/http/index.js';
 import type { Logger } from '../observability/index.js';
 import { silentLogger } from '../observability/index.js';
 import { ANONYMOUS, Access, attachAccess } from './auth/index.js';
-import type { HttpAuth } from './auth/index.js';
+import type { AuthStep, HttpAuth } from './auth/index.js';
 import { handleIngress } from './ingress/handler.js';
 import type { IngressDeps } from './ingress/handler.js';
 import { RefusalLog } from './refusals.js';
@@ -171,20 +171,40 @@ export function createHttpServer(deps: ServerDeps): Server {
     req.url = target; // express and the routes below see origin-form only
     const q = target.indexOf('?');
     const path = q === -1 ? target : target.slice(0, q);
+    const arrivedAtMs = performance.now();
     // Authentication before any route (issue 11): a caller without a valid key learns nothing,
-    // not even whether a path exists.
-    let access: Access | undefined;
-    if (deps.auth === undefined) access = new Access(ANONYMOUS, deps.log ?? silentLogger());
-    else if (!deps.auth.isPublic(path)) {
-      const step = deps.auth.check(req, path);
+    // not even whether a path exists. An OIDC token is checked asynchronously (JWKS).
+    if (deps.auth === undefined) {
+      dispatch(req, res, path, new Access(ANONYMOUS, deps.log ?? silentLogger()), arrivedAtMs);
+      return;
+    }
+    if (deps.auth.isPublic(path)) {
+      dispatch(req, res, path, undefined, arrivedAtMs);
+      return;
+    }
+    const proceed = (step: AuthStep): void => {
       for (const [k, v] of Object.entries(step.headers)) res.setHeader(k, v);
       if (!step.ok) {
         req.resume();
         refuse(res, step.error);
         return;
       }
-      access = step.access;
+      dispatch(req, res, path, step.access, arrivedAtMs);
+    };
+    const step = deps.auth.check(req, path);
+    if (step instanceof Promise) {
+      step.then(proceed, (err: unknown) => {
+        req.resume();
+        deps.log?.error({ err: errorMessage(err) }, 'http: authentication failed unexpectedly');
+        sendProblem(res, err, { retryAfterS: deps.retryAfterS, close: true });
+      });
+      return;
     }
+    proceed(step);
+  };
+
+  /** Routes an authenticated (or public) request. */
+  const dispatch = (req: IncomingMessage, res: ServerResponse, path: string, access: Access | undefined, arrivedAtMs: number): void => {
     if (access !== undefined) attachAccess(req, access);
     if (path === '/events') {
       if (req.method !== 'POST') {
@@ -199,7 +219,7 @@ export function createHttpServer(deps: ServerDeps): Server {
         return;
       }
       const admission = access === undefined ? undefined : deps.auth?.ingress(access);
-      void handleIngress(req, res, ingress, { arrivedAtMs: performance.now(), requestTimeoutMs: o.requestTimeoutMs, refusals, ...(admission === undefined ? {} : { admission }) });
+      void handleIngress(req, res, ingress, { arrivedAtMs, requestTimeoutMs: o.requestTimeoutMs, refusals, ...(admission === undefined ? {} : { admission }) });
       return;
     }
     if (req.method === 'GET' && path === '/healthz') {

@@ -11,6 +11,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { TokenBucket } from 'limiter';
 import { GatewayError } from '../../core/errors.js';
+import { looksLikeJwt } from './oidc.js';
+import type { OidcVerifier } from './oidc.js';
 import type { Partner } from './partners.js';
 
 /** The realm named in `WWW-Authenticate`. */
@@ -35,6 +37,8 @@ export type AuthOutcome = { readonly ok: true; readonly partner: Partner } | { r
 export interface AuthenticatorOptions {
   /** Failed attempts per client address per minute before 429. */
   readonly failuresPerMinute: number;
+  /** OIDC tokens as credentials too (a JWT-shaped bearer that is no API key). */
+  readonly oidc?: OidcVerifier;
 }
 
 /**
@@ -57,7 +61,7 @@ export class Authenticator {
    *   header is missing, repeated, malformed or names no partner's key — the answer never says
    *   which; CEG_RATE_LIMITED (429, `Retry-After`) when the address failed too often.
    */
-  authenticate(authorization: readonly string[] | undefined, address: string): AuthOutcome {
+  authenticate(authorization: readonly string[] | undefined, address: string): AuthOutcome | Promise<AuthOutcome> {
     const bucket = this.#failures.get(address);
     if (bucket !== undefined) {
       bucket.drip();
@@ -74,6 +78,14 @@ export class Authenticator {
     const m = presented !== undefined && presented.length <= MAX_CREDENTIAL ? BEARER.exec(presented) : null;
     const partner = m === null ? undefined : this.#find(keyHash(m[1]!));
     if (partner !== undefined) return { ok: true, partner };
+    const oidc = this.#o.oidc;
+    if (m !== null && oidc !== undefined && looksLikeJwt(m[1]!)) {
+      return oidc.verify(m[1]!).then((p) => (p !== undefined ? { ok: true, partner: p } : this.#refuse(presented, address)));
+    }
+    return this.#refuse(presented, address);
+  }
+
+  #refuse(presented: string | undefined, address: string): AuthOutcome {
     this.#fail(address);
     const challenge = presented === undefined ? `Bearer realm="${AUTH_REALM}"` : `Bearer realm="${AUTH_REALM}", error="invalid_token"`;
     return {

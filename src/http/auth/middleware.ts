@@ -15,6 +15,9 @@ import type { Envelope } from '../../envelope/index.js';
 import type { Logger } from '../../observability/index.js';
 import { ANONYMOUS, Access, admitEvents } from './access.js';
 import { Authenticator } from './authenticate.js';
+import type { AuthOutcome } from './authenticate.js';
+import { OidcVerifier } from './oidc.js';
+import type { OidcOptions } from './oidc.js';
 import type { Partner } from './partners.js';
 import { PartnerRateLimits } from './rate-limit.js';
 
@@ -34,6 +37,8 @@ export interface HttpAuthOptions {
   readonly failuresPerMinute: number;
   /** Where audit lines go (the gateway's logger with `component: audit`). */
   readonly audit: Logger;
+  /** OIDC bearer tokens mapped to partners (needs `partners`). */
+  readonly oidc?: OidcOptions;
 }
 
 /** Result of the step: go on with the request's access, or answer with the error; `headers` go on the answer either way. */
@@ -66,7 +71,8 @@ export class HttpAuth {
 
   constructor(o: HttpAuthOptions) {
     this.#o = o;
-    this.#authenticator = o.partners === undefined ? undefined : new Authenticator(o.partners, { failuresPerMinute: o.failuresPerMinute });
+    this.#authenticator =
+      o.partners === undefined ? undefined : new Authenticator(o.partners, { failuresPerMinute: o.failuresPerMinute, ...(o.oidc === undefined ? {} : { oidc: new OidcVerifier(o.oidc, o.partners) }) });
     this.#rates = new PartnerRateLimits({ requestsPerSecond: o.requestsPerSecond, eventsPerSecond: o.eventsPerSecond });
   }
 
@@ -91,9 +97,13 @@ export class HttpAuth {
    * CEG_HEADERS_TOO_LARGE (431: the partner's `maxHeaderBytes`), CEG_FORBIDDEN (`/metrics`
    * without the admin role).
    */
-  check(req: IncomingMessage, path: string): AuthStep {
+  check(req: IncomingMessage, path: string): AuthStep | Promise<AuthStep> {
     if (this.#authenticator === undefined) return { ok: true, access: new Access(ANONYMOUS, this.#o.audit), headers: {} };
     const outcome = this.#authenticator.authenticate(req.headersDistinct.authorization, req.socket.remoteAddress ?? 'unknown');
+    return outcome instanceof Promise ? outcome.then((o) => this.#admit(req, path, o)) : this.#admit(req, path, outcome);
+  }
+
+  #admit(req: IncomingMessage, path: string, outcome: AuthOutcome): AuthStep {
     if (!outcome.ok) {
       if (outcome.error.code === 'CEG_RATE_LIMITED') this.#stats.limited.failures++;
       else this.#stats.failures++;

@@ -90,7 +90,8 @@ const positive = z.number().int().min(1);
 
 const partnerEntry = z.strictObject({
   id: z.string().regex(NAME_PATTERN, '1–100 of [A-Za-z0-9_-], starting with a letter or digit').refine((id) => id !== DEFAULT_OWNER, `"${DEFAULT_OWNER}" is reserved for a gateway without authentication`),
-  keys: z.array(keyEntry).min(1),
+  // None: the partner signs in with OIDC tokens only (OIDC_PARTNER_CLAIM = its id).
+  keys: z.array(keyEntry).default([]),
   // Printable ASCII without spaces: a `source` is a URI-reference (CloudEvents §3.1.1).
   sources: z.array(z.string().regex(/^[\x21-\x7e]{1,500}$/, 'a URI-reference, or a prefix ending in *')).default([]),
   publish: z.array(kindRef).default([]),

@@ -249,6 +249,12 @@ describe('authentication and TLS settings (issue 11)', () => {
     expect(() => loadConfig({ AUTH: 'oidc' })).toThrow(/AUTH: /);
     expect(() => loadConfig({ TLS_CERT_FILE: '/c.pem' })).toThrow(/TLS_CERT_FILE and TLS_KEY_FILE go together/);
   });
+  it('OIDC: issuer, audience and one JWKS source, with PARTNERS_FILE; the claim defaults to sub', () => {
+    expect(loadConfig({ PARTNERS_FILE: '/p', OIDC_ISSUER: 'https://i', OIDC_AUDIENCE: 'a', OIDC_JWKS_FILE: '/j' }).auth.oidc).toEqual({ issuer: 'https://i', audience: 'a', jwksFile: '/j', partnerClaim: 'sub' });
+    expect(() => loadConfig({ PARTNERS_FILE: '/p', OIDC_ISSUER: 'https://i', OIDC_AUDIENCE: 'a' })).toThrow(/one of OIDC_JWKS_URL or OIDC_JWKS_FILE/);
+    expect(() => loadConfig({ OIDC_ISSUER: 'https://i', OIDC_AUDIENCE: 'a', OIDC_JWKS_FILE: '/j' })).toThrow(/OIDC needs PARTNERS_FILE/);
+    expect(loadConfig({}).auth.oidc).toBeUndefined();
+  });
   it('TLS makes the default public base URL https', () => {
     const c = loadConfig({ TLS_CERT_FILE: '/c.pem', TLS_KEY_FILE: '/k.pem', PORT: '8443' });
     expect(c.http.tls).toEqual({ certFile: '/c.pem', keyFile: '/k.pem' });
