@@ -95,7 +95,7 @@ describe('operator console in Chromium', () => {
     // The child hangs under its cause.
     expect(await rootNode.locator(`ul li.node[data-id="${String(child.id)}"]`).count()).toBe(1);
     expect(await rootNode.locator('.event-data').first().innerText()).toContain(HOSTILE);
-    expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+    expect(await page.evaluate(() => (globalThis as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
     expect(await page.locator('#chain script, #chain img').count()).toBe(0);
     await page.screenshot({ path: resolve(OUT, 'console-chain.png'), fullPage: true });
   }, 90_000);
@@ -114,7 +114,7 @@ describe('operator console in Chromium', () => {
     await waitFor('the event in the live tail', async () => (await page.locator('#tail li').allInnerTexts()).some((t) => t.includes(marker)), 30_000, 200);
     const line = (await page.locator('#tail li').allInnerTexts()).find((t) => t.includes(marker))!;
     expect(line).toContain(HOSTILE);
-    expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+    expect(await page.evaluate(() => (globalThis as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
     expect(await page.locator('#tail script, #tail img').count()).toBe(0);
     await page.screenshot({ path: resolve(OUT, 'console-tail.png'), fullPage: true });
     await page.click('#tail-stop');
