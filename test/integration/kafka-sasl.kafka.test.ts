@@ -60,8 +60,8 @@ describe('Kafka over SASL/SCRAM-SHA-512', { timeout: 120_000 }, () => {
       const res = await fetch(`http://127.0.0.1:${addr.port}/events`, { method: 'POST', headers: { 'content-type': 'application/cloudevents+json' }, body: JSON.stringify(structuredPriceEvent()) });
       expect(res.status, await res.clone().text()).toBe(202);
       const { events } = (await res.json()) as { events: { topic: string }[] };
-      const total = (await gw.transport.endOffsets(events[0]!.topic)).reduce((a, p) => a + p.offset, 0n);
-      expect(total).toBeGreaterThan(0n);
+      // A topic this young may answer NOT_LEADER (retriable) to the first offsets request: poll.
+      await waitFor('the record in the end offsets', async () => (await gw.transport.endOffsets(events[0]!.topic)).reduce((a, p) => a + p.offset, 0n) > 0n, 20_000, 200);
       expect(((await (await fetch(`http://127.0.0.1:${addr.port}/readyz`)).json()) as { checks: { broker: boolean } }).checks.broker).toBe(true);
     } finally {
       await gw.close();
