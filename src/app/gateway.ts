@@ -32,8 +32,8 @@ import type { SchemaRegistry } from '../registry/port.js';
 import { createKafkaTransport, createMemoryTransport, createPlatformaticTransport } from '../transport/index.js';
 import type { Transport } from '../transport/port.js';
 import { createMetrics } from './metrics.js';
-import { Reconciler, SubscriptionService, SubscriptionStore, developmentKey, parseSecretsKey, secretBox, secretsKeyDecision, secretsKeyMissing } from '../bus/subscriptions/index.js';
-import type { SecretBox, StoredSubscription } from '../bus/subscriptions/index.js';
+import { PullService, Reconciler, SubscriptionService, SubscriptionStore, cursorSigner, deriveCursorKey, developmentKey, parseSecretsKey, secretBox, secretsKeyDecision, secretsKeyMissing } from '../bus/subscriptions/index.js';
+import type { CursorSigner, SecretBox, StoredSubscription } from '../bus/subscriptions/index.js';
 import { parseAllowList, targetChecker } from '../connectors/sinks/webhook/index.js';
 import { fromStored, runtimeSinkFactory } from '../connectors/subscriptions/runtime.js';
 import type { RuntimeSubscription } from '../connectors/subscriptions/runtime.js';
@@ -111,6 +111,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
   let declared: readonly RuntimeSubscription[] = [];
   let store: SubscriptionStore | undefined;
   let service: SubscriptionService | undefined;
+  let pullService: PullService | undefined;
   let reconciler: Reconciler<RuntimeSubscription> | undefined;
   let loaded: Promise<void> | undefined;
   const subscriptions = new Set<Subscription>();
@@ -176,6 +177,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       ...[...subscriptions].map((s) => ({ name: s.name, up: true, stats: s.stats(), partitions: s.assignments().length })),
       ...[...failedSubscriptions.keys()].map((name) => ({ name, up: false, stats: undefined, partitions: 0 })),
     ],
+    pull: () => pullService?.stats() ?? new Map(),
   });
 
   async function readiness(): Promise<{ ready: boolean; checks: Record<string, boolean>; durable: boolean }> {
@@ -244,6 +246,23 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     });
   }
 
+  /**
+   * The key signing pull cursors: derived (HKDF) from the subscription secrets key, so every
+   * instance that shares that key shares this one; on the development key where that one applies;
+   * none otherwise (pulls answer 503 CEG_SECRETS_KEY_MISSING). Spec: issue 9 ("signed").
+   */
+  function cursorKey(): CursorSigner | undefined {
+    const k = config.subscriptions.secretsKey;
+    switch (secretsKeyDecision(k, transport.kind, config.http.host)) {
+      case 'configured':
+        return cursorSigner(deriveCursorKey(parseSecretsKey(k!)));
+      case 'development':
+        return cursorSigner(deriveCursorKey(developmentKey()));
+      case 'absent':
+        return undefined;
+    }
+  }
+
   /** Loads the definitions and runs them; retried while the broker is unreachable. */
   async function startSubscriptions(box: SecretBox | undefined, allow: ReturnType<typeof parseAllowList>): Promise<void> {
     await ready;
@@ -256,8 +275,9 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       onRetry: ({ attempt, error }) => slog.warn({ attempt, err: errorMessage(error) }, 'loading the subscriptions failed, retrying'),
     });
     store = s;
-    if (box === undefined && s.all().size > 0) {
-      throw secretsKeyMissing(`the definitions topic ${s.topic} holds ${s.all().size} push subscription(s) whose secrets are sealed, and this gateway (bound to ${config.http.host}, Kafka) has no key`);
+    const sealed = [...s.all().values()].filter((st) => st.delivery.mode === 'push').length;
+    if (box === undefined && sealed > 0) {
+      throw secretsKeyMissing(`the definitions topic ${s.topic} holds ${sealed} push subscription(s) whose secrets are sealed, and this gateway (bound to ${config.http.host}, Kafka) has no key`);
     }
     const fileViews = new Map(declared.filter((d) => d.view !== undefined).map((d) => [d.group, d.view!] as const));
     const svc = new SubscriptionService({ store: s, box, catalog, transport, checkTarget: targetChecker(allow), declared: () => fileViews });
@@ -275,6 +295,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       for (const d of declared) out.set(d.group, d);
       for (const [group, st] of all) {
         if (out.has(group)) continue; // a file declares it: the file wins
+        if (st.delivery.mode === 'pull') continue; // served by requests, never by a group member (issue 9)
         let c = cache.get(group);
         if (c === undefined || c.stored !== st) {
           try {
@@ -293,6 +314,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     s.onChange((all) => r.apply(desired(all)));
     r.apply(desired(s.all()));
     reconciler = r;
+    pullService = new PullService({ subscription: (g) => s.get(g), catalog, codec: () => need(codec, 'codec'), transport, signer: cursorKey(), log: slog.child({ delivery: 'pull' }) });
     service = svc;
     await r.settled();
   }
@@ -351,6 +373,9 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
           docs: { kafkaBrokers: config.kafka?.brokers, registryUrl: config.registry?.url, publicBaseUrl: config.publicBaseUrl, dataschemaBase: config.dataschemaBase },
           subscriptions: () => service,
           metricsPublic: config.auth.metrics === 'public' || config.auth.mode === 'none',
+          pull: () => (service === undefined ? undefined : pullService),
+          log: log.child({ component: 'http' }),
+          closing: closing.signal,
           console: { catalog, transport, codec: () => need(codec, 'codec'), subscriptions: () => service, traceTimeoutMs: CONSOLE_TRACE_TIMEOUT_MS, log: log.child({ component: 'console' }) },
         }),
         ready: readiness,

@@ -6,6 +6,7 @@ import { Counter, Gauge, Registry } from 'prom-client';
 import type { PublisherStats } from '../bus/publisher/index.js';
 import type { SubscriptionStats } from '../bus/subscriber/index.js';
 import type { AuthStats } from '../http/auth/index.js';
+import type { PullStats } from '../bus/subscriptions/index.js';
 
 export interface MetricsSources {
   readonly publisher: () => PublisherStats | undefined;
@@ -14,6 +15,8 @@ export interface MetricsSources {
   readonly subscriptions: () => readonly { readonly name: string; readonly up: boolean; readonly stats: SubscriptionStats | undefined; readonly partitions?: number }[];
   /** Authentication counts (issue 11); undefined before the server listens. */
   readonly auth?: () => AuthStats | undefined;
+  /** Pull subscriptions served by this instance, by group (issue 9); absent: none. */
+  readonly pull?: () => ReadonlyMap<string, PullStats>;
 }
 
 export function createMetrics(src: MetricsSources): { registry: Registry; render: () => Promise<{ contentType: string; body: string }> } {
@@ -106,6 +109,30 @@ export function createMetrics(src: MetricsSources): { registry: Registry; render
         this.inc({ subscription: s.name, outcome: 'skipped' }, s.stats.skipped);
         this.inc({ subscription: s.name, outcome: 'filtered' }, s.stats.filtered);
       }
+    },
+  });
+  new Counter({
+    name: 'ce_gateway_pull_records_total',
+    help: 'Records of pull subscriptions answered by this instance, per outcome (delivered: handed out, again each time it is pulled again; skipped: other kinds or refused by the filters; dead_lettered: poison, written to <group>.dlq).',
+    labelNames: ['subscription', 'outcome'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [group, s] of src.pull?.() ?? []) {
+        this.inc({ subscription: group, outcome: 'delivered' }, s.delivered);
+        this.inc({ subscription: group, outcome: 'skipped' }, s.skipped);
+        this.inc({ subscription: group, outcome: 'dead_lettered' }, s.deadLettered);
+      }
+    },
+  });
+  new Counter({
+    name: 'ce_gateway_pull_commits_total',
+    help: 'Pull cursors committed through this instance.',
+    labelNames: ['subscription'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [group, s] of src.pull?.() ?? []) this.inc({ subscription: group }, s.commits);
     },
   });
   return { registry, render: async () => ({ contentType: registry.contentType, body: await registry.metrics() }) };

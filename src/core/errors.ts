@@ -45,6 +45,8 @@ export const errorCodes = [
   'CEG_FORBIDDEN',
   'CEG_RATE_LIMITED',
   'CEG_QUOTA_EXCEEDED',
+  'CEG_INVALID_CURSOR',
+  'CEG_INVALID_PARAMETER',
 ] as const;
 
 export type ErrorCode = (typeof errorCodes)[number];

@@ -28,11 +28,13 @@ type Doc = { paths: Record<string, Record<string, { responses: Record<string, Re
 const doc = buildOpenApi({ publicBaseUrl: 'http://127.0.0.1:8080', metricsPublic: false }) as unknown as Doc;
 
 /** Every route of an express app, in OpenAPI form (`:name` → `{name}`); `all()` handlers (405 answers) left out. */
-function expressRoutes(stack: readonly { route?: { path: string; methods: Record<string, boolean> }; handle?: { stack?: unknown[] } }[]): { method: string; path: string }[] {
+function expressRoutes(stack: readonly { route?: { path: string | string[]; methods: Record<string, boolean> }; handle?: { stack?: unknown[] } }[]): { method: string; path: string }[] {
   const out: { method: string; path: string }[] = [];
   for (const layer of stack) {
     if (layer.route !== undefined) {
-      for (const m of Object.keys(layer.route.methods)) if (m !== '_all') out.push({ method: m, path: layer.route.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}') });
+      // `all()` and `head()` handlers only answer 405 (express would answer HEAD with the GET handler).
+      const paths = ([] as string[]).concat(layer.route.path);
+      for (const m of Object.keys(layer.route.methods)) if (m !== '_all' && m !== 'head') for (const p of paths) out.push({ method: m, path: p.replace(/:([A-Za-z0-9_]+)/g, '{$1}') });
     } else if (Array.isArray(layer.handle?.stack)) out.push(...expressRoutes(layer.handle.stack as never));
   }
   return out;
@@ -48,7 +50,7 @@ describe('the OpenAPI document', () => {
   });
 
   it('names every route the server and the express app serve (and nothing they do not)', () => {
-    const app = createApiApp({ catalog: loadCatalog(), registry: createMemoryRegistry(), docs: {}, retryAfterS: 1, subscriptions: () => undefined, console: {} as never });
+    const app = createApiApp({ catalog: loadCatalog(), registry: createMemoryRegistry(), docs: {}, retryAfterS: 1, subscriptions: () => undefined, pull: () => undefined, console: {} as never });
     const real = [...SERVER_ROUTES, ...expressRoutes((app as unknown as { router: { stack: never[] } }).router.stack)].map((r) => `${r.method.toUpperCase()} ${r.path}`);
     const documented = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).filter((m) => m !== 'parameters').map((m) => `${m.toUpperCase()} ${path}`));
     expect(real.length).toBeGreaterThan(10);
@@ -176,6 +178,21 @@ describe('contract: real answers against the document', () => {
     expect((await check('DELETE', `/subscriptions/${name}`, { key: k.globex })).status).toBe(404);
     expect((await check('DELETE', `/subscriptions/${name}`, { key: k.acme })).status).toBe(204);
     expect((await check('GET', `/subscriptions/${name}`)).status).toBe(401);
+    // pull delivery
+    const pulled = `oa-pull-${randomUUID().slice(0, 8)}`;
+    expect((await check('POST', '/subscriptions', { key: k.acme, body: { name: pulled, kinds: ['PriceLoadingCompleted'], delivery: { mode: 'pull' }, start: 'earliest' } })).status).toBe(201);
+    const pulledOnce = await fetch(`${url}/subscriptions/${pulled}/events?max=1`, { headers: { authorization: `Bearer ${k.acme}` } });
+    const cursor = pulledOnce.headers.get('ce-gateway-cursor');
+    await pulledOnce.text();
+    expect(cursor).not.toBeNull();
+    expect((await check('GET', `/subscriptions/${pulled}/events?max=5`, { key: k.acme })).status).toBe(200);
+    expect((await check('GET', `/subscriptions/${pulled}/events?max=0`, { key: k.acme })).status).toBe(400);
+    expect((await check('GET', `/subscriptions/${pulled}/events?owner=acme`, { key: k.globex })).status).toBe(404);
+    expect((await check('POST', `/subscriptions/${pulled}/cursors`, { key: k.acme, body: { cursor } })).status).toBe(204);
+    expect((await check('POST', `/subscriptions/${pulled}/cursors?owner=acme`, { key: k.globex, body: { cursor } })).status).toBe(404);
+    expect((await check('GET', `/subscriptions/${pulled}/stream?owner=acme`, { key: k.globex })).status).toBe(404);
+    expect((await check('GET', `/subscriptions/${pulled}/stream`)).status).toBe(401);
+    expect((await check('DELETE', `/subscriptions/${pulled}`, { key: k.acme })).status).toBe(204);
     // console: the page is public, the data routes are not
     expect((await check('GET', '/console')).status).toBe(200);
     expect((await check('GET', '/console/app.js')).status).toBe(200);

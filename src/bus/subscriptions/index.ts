@@ -3,16 +3,18 @@
  * compacted Kafka topic, start offsets resolved at create, sealed secrets, the service behind the
  * HTTP routes, and the reconciler that runs the desired set on every instance.
  */
-export { DEFAULT_OWNER, DEFAULT_PUSH_RETRY, GROUP_PREFIX, NAME_PATTERN, SECRET_PATTERN, commonFields, createSchema, deliveryModeProblem, fieldPath, groupOf, pushDeliverySchema, retrySchema, startSchema, states } from './model.js';
-export type { CreateInput, CreateRequest, PushDelivery, PushDeliveryInput, RetrySettings, SubscriptionState } from './model.js';
+export { DEFAULT_OWNER, DEFAULT_PUSH_RETRY, GROUP_PREFIX, NAME_PATTERN, SECRET_PATTERN, commonFields, createSchema, deliverySchema, deliveryModeProblem, fieldPath, groupOf, pullDeliverySchema, pushDeliverySchema, retrySchema, startSchema, states } from './model.js';
+export type { CreateInput, CreateRequest, Delivery, PullDelivery, PushDelivery, PushDeliveryInput, RetrySettings, SubscriptionState } from './model.js';
 export { developmentKey, generateWebhookSecret, parseSecretsKey, secretBox, secretsKeyDecision, secretsKeyMissing } from './secrets.js';
 export type { SecretBox, SecretsKeyDecision } from './secrets.js';
 export { commitStart, startTarget } from './start.js';
 export { DEFAULT_SUBSCRIPTIONS_TOPIC, SubscriptionStore, subscriptionsTopicSpec } from './store.js';
 export type { StoreListener } from './store.js';
 export { parseStored } from './stored.js';
-export type { StoredPushDelivery, StoredSubscription } from './stored.js';
+export type { StoredPullDelivery, StoredPushDelivery, StoredSubscription } from './stored.js';
 export { SubscriptionService, mergePatch, viewOf } from './service.js';
 export type { OpenedSecrets, SubscriptionServiceDeps, SubscriptionView } from './service.js';
 export { PUSH_COMMIT, Reconciler } from './reconciler.js';
 export type { RunSpec, RunningSink, SinkContext, SinkFactory, SubscribeHost } from './reconciler.js';
+export { MAX_CURSOR_CHARS, MAX_PULL_EVENTS, MAX_PULL_WAIT_MS, PullService, cursorSigner, deriveCursorKey } from './pull/index.js';
+export type { CursorOwner, CursorSigner, PullAnswer, PullOptions, PullServiceDeps, PullSession, PullStats } from './pull/index.js';

@@ -9,9 +9,9 @@
  *   a group and no partner can name another service's group).
  * - `owner` is stored from the start; until partner identity exists every resource created over
  *   HTTP belongs to {@link DEFAULT_OWNER}.
- * - `delivery.mode` is `push` over HTTP; `pull` is refused for now (issue 9); `shell-hook` and
- *   `file-drop` are sink types only connector files declare (they run commands or write files on
- *   the gateway's host).
+ * - `delivery.mode` is `push` (webhook) or `pull` (long-poll and SSE, issue 9: no sink, no
+ *   secrets; the partner reads with signed cursors); `shell-hook` and `file-drop` are sink types
+ *   only connector files declare (they run commands or write files on the gateway's host).
  * Spec: issue 8; CloudEvents Subscriptions API 0.1 §3.2 (the resource, its `filters`); Standard
  *   Webhooks (secrets `whsec_<base64>`).
  */
@@ -107,6 +107,24 @@ export const pushDeliverySchema = z.strictObject({
 export type PushDeliveryInput = z.input<typeof pushDeliverySchema>;
 export type PushDelivery = z.output<typeof pushDeliverySchema>;
 
+/**
+ * `delivery` of a pull subscription (issue 9): the partner reads with `GET …/events` or
+ * `GET …/stream` and commits with `POST …/cursors`; there is no sink URL, secret or header. Events
+ * are answered in the CloudEvents JSON format; `data` says how their data is written: `json` (the
+ * Avro data decoded with the catalog's reader schema, `datacontenttype: application/json`) or
+ * `avro` (the record's Confluent-framed Avro bytes as `data_base64`, `datacontenttype:
+ * application/avro`). Choice written down in docs/subscriptions.md ("Pull delivery").
+ */
+export const pullDeliverySchema = z.strictObject({
+  mode: z.literal('pull'),
+  data: z.enum(['json', 'avro']).default('json'),
+});
+export type PullDelivery = z.output<typeof pullDeliverySchema>;
+
+/** `delivery` over HTTP: push or pull, told apart by `mode`. */
+export const deliverySchema = z.discriminatedUnion('mode', [pushDeliverySchema, pullDeliverySchema]);
+export type Delivery = z.output<typeof deliverySchema>;
+
 const filtersSchema = z.array(z.unknown()).max(50).superRefine((f, ctx) => {
   for (const p of filterProblems(f, '')) {
     // filterProblems paths start with `[i]…`; zod wants segments relative to `filters`.
@@ -134,17 +152,16 @@ export const commonFields = {
   state: z.enum(['active', 'paused']).default('active'),
 };
 
-/** `POST /subscriptions` body (push delivery; other modes are refused with a reason by {@link deliveryModeProblem}). */
-export const createSchema = z.strictObject({ ...commonFields, delivery: pushDeliverySchema });
+/** `POST /subscriptions` body (push or pull delivery; other modes are refused with a reason by {@link deliveryModeProblem}). */
+export const createSchema = z.strictObject({ ...commonFields, delivery: deliverySchema });
 export type CreateInput = z.input<typeof createSchema>;
 export type CreateRequest = z.output<typeof createSchema>;
 
-/** Why a `delivery.mode` other than push is refused over HTTP, or undefined. */
+/** Why a `delivery.mode` other than push or pull is refused over HTTP, or undefined. */
 export function deliveryModeProblem(mode: unknown): string | undefined {
-  if (mode === 'push' || mode === undefined) return undefined;
-  if (mode === 'pull') return 'pull delivery is not available yet (it comes with long-poll and SSE); use push';
+  if (mode === 'push' || mode === 'pull' || mode === undefined) return undefined;
   if (mode === 'shell-hook' || mode === 'file-drop') return `${String(mode)} sinks run on the gateway's host and are declared only in connector files`;
-  return 'delivery.mode is push';
+  return 'delivery.mode is push or pull';
 }
 
 /** `a.b[0].c` or `[0].exact.x` → path segments. */

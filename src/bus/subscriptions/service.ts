@@ -45,6 +45,8 @@ export interface SubscriptionView {
         readonly secretCount: number;
         readonly headerNames: readonly string[];
       }
+    /** Pull delivery (issue 9): read with `GET …/events` or `…/stream`, committed with `POST …/cursors`. */
+    | { readonly mode: 'pull'; readonly data: 'json' | 'avro' }
     /** Sinks on the gateway's host, declared in connector files only. */
     | { readonly mode: 'shell-hook' | 'file-drop' };
   readonly ordering: 'key' | 'none';
@@ -105,7 +107,7 @@ export function viewOf(s: StoredSubscription, origin: 'api' | 'file' = 'api'): S
     kinds: s.kinds,
     filters: s.filters,
     start: s.start,
-    delivery: { mode: d.mode, url: d.url, contentMode: d.contentMode, data: d.data, handshake: d.handshake, secretCount: d.secretCount, headerNames: d.headerNames },
+    delivery: d.mode === 'pull' ? { mode: 'pull', data: d.data } : { mode: d.mode, url: d.url, contentMode: d.contentMode, data: d.data, handshake: d.handshake, secretCount: d.secretCount, headerNames: d.headerNames },
     ordering: s.ordering,
     retry: s.retry,
     concurrency: s.concurrency,
@@ -126,8 +128,9 @@ export class SubscriptionService {
     this.#d = deps;
   }
 
-  /** Opens the sealed secrets of a stored subscription. Errors: CEG_INVALID_OPTIONS (wrong key, altered). */
+  /** Opens the sealed secrets of a stored subscription (a pull subscription has none). Errors: CEG_INVALID_OPTIONS (wrong key, altered). */
   openSecrets(s: StoredSubscription): OpenedSecrets {
+    if (s.delivery.mode === 'pull') return { secrets: [], headers: {} };
     const o = this.#box().open(s.delivery.sealed, s.group) as { secrets?: unknown; headers?: unknown };
     const secrets = Array.isArray(o.secrets) ? o.secrets.filter((x): x is string => typeof x === 'string') : [];
     const headers = isObject(o.headers) ? Object.fromEntries(Object.entries(o.headers).filter((e): e is [string, string] => typeof e[1] === 'string')) : {};
@@ -177,18 +180,21 @@ export class SubscriptionService {
   async create(body: unknown, owner: string = DEFAULT_OWNER): Promise<{ view: SubscriptionView; generatedSecrets?: readonly string[] }> {
     if (isObject(body) && 'owner' in body) throw invalid([{ field: 'owner', reason: 'set by the gateway (the partner that creates the subscription)' }]);
     const req = this.#validate(body);
-    this.#box();
+    const push = req.delivery.mode === 'push' ? req.delivery : undefined;
+    if (push !== undefined) this.#box();
     const group = groupOf(owner, req.name);
     if (this.#d.store.get(group) !== undefined || this.#declaredNamed(req.name, owner) !== undefined) {
       throw new GatewayError('CEG_CONFLICT', `a subscription named ${req.name} exists already`, { retriable: false, details: { field: 'name' } });
     }
-    await this.#d.checkTarget(req.delivery.url);
+    if (push !== undefined) await this.#d.checkTarget(push.url);
     const topics = this.#topics(req.kinds);
-    await this.#d.transport.ensureTopics(subscriptionTopics(group, req.ordering));
-    await commitStart(this.#d.transport, group, topics, req.start, req.ordering === 'none' ? retryTopic(group) : undefined);
-    const generated = req.delivery.secrets === undefined ? [generateWebhookSecret()] : undefined;
+    // A pull subscription never retries in the gateway (the client does): no retry topic.
+    const withRetryTopic = push !== undefined && req.ordering === 'none';
+    await this.#d.transport.ensureTopics(subscriptionTopics(group, withRetryTopic ? 'none' : 'key'));
+    await commitStart(this.#d.transport, group, topics, req.start, withRetryTopic ? retryTopic(group) : undefined);
+    const generated = push !== undefined && push.secrets === undefined ? [generateWebhookSecret()] : undefined;
     const now = (this.#d.now?.() ?? new Date()).toISOString();
-    const stored = this.#seal(req, owner, group, generated ?? req.delivery.secrets ?? [], req.delivery.headers ?? {}, { createdAt: now, updatedAt: now, generation: 1, state: req.state });
+    const stored = this.#seal(req, owner, group, generated ?? push?.secrets ?? [], push?.headers ?? {}, { createdAt: now, updatedAt: now, generation: 1, state: req.state });
     await this.#d.store.put(stored);
     return { view: viewOf(stored), ...(generated === undefined ? {} : { generatedSecrets: generated }) };
   }
@@ -209,19 +215,28 @@ export class SubscriptionService {
     }
     if (!isObject(patch)) throw invalid([{ field: 'body', reason: 'a JSON merge patch is an object' }]);
     const problems: { field: string; reason: string }[] = IMMUTABLE.filter((f) => f in patch).map((f) => ({ field: f, reason: f === 'start' ? 'start applies when a subscription is created (to move a subscription, replay it)' : 'cannot change' }));
-    if (isObject(patch.delivery) && 'mode' in patch.delivery && patch.delivery.mode !== 'push') problems.push({ field: 'delivery.mode', reason: deliveryModeProblem(patch.delivery.mode) ?? 'cannot change' });
+    if (isObject(patch.delivery) && 'mode' in patch.delivery && patch.delivery.mode !== current.delivery.mode) problems.push({ field: 'delivery.mode', reason: deliveryModeProblem(patch.delivery.mode) ?? 'cannot change (create a new subscription)' });
     if (patch.state === 'gone') problems.push({ field: 'state', reason: 'gone is set by the gateway when the sink answers 410; set active or paused' });
     if (problems.length > 0) throw invalid(problems);
     const opened = this.openSecrets(current);
     const { state, stateReason: _r, v: _v, owner: _o, group: _g, createdAt: _c, updatedAt: _u, generation: _n, ...rest } = current;
-    const { secretCount: _sc, headerNames: _hn, sealed: _s, ...delivery } = current.delivery;
-    const asInput = { ...rest, ...(state === 'gone' ? {} : { state }), delivery: { ...delivery, secrets: opened.secrets, headers: opened.headers } };
+    const cd = current.delivery;
+    const delivery = cd.mode === 'pull' ? { ...cd } : (({ secretCount: _sc, headerNames: _hn, sealed: _s, ...d }) => ({ ...d, secrets: opened.secrets, headers: opened.headers }))(cd);
+    const asInput = { ...rest, ...(state === 'gone' ? {} : { state }), delivery };
     const merged = mergePatch(asInput, patch);
     const req = this.#validate(merged);
-    if (req.delivery.url !== current.delivery.url) await this.#d.checkTarget(req.delivery.url);
-    this.#topics(req.kinds);
+    const push = req.delivery.mode === 'push' ? req.delivery : undefined;
+    if (push !== undefined && (cd.mode !== 'push' || push.url !== cd.url)) await this.#d.checkTarget(push.url);
+    const topics = this.#topics(req.kinds);
+    if (push === undefined) {
+      // A pull subscription is read from its committed positions: a topic that a new kind brings
+      // starts at its end, as `latest` at create would (a push member does the same, startFrom latest).
+      const before = new Set(current.kinds.map((k) => (this.#d.catalog.byEventId(k) ?? this.#d.catalog.byName(k))?.topic.name));
+      const added = topics.filter((t) => !before.has(t));
+      if (added.length > 0) await commitStart(this.#d.transport, group, added, 'latest');
+    }
     const nextState: SubscriptionState = patch.state === undefined ? current.state : req.state;
-    const stored = this.#seal(req, owner, group, req.delivery.secrets ?? opened.secrets, req.delivery.headers ?? {}, {
+    const stored = this.#seal(req, owner, group, push?.secrets ?? opened.secrets, push?.headers ?? {}, {
       createdAt: current.createdAt,
       updatedAt: (this.#d.now?.() ?? new Date()).toISOString(),
       generation: current.generation + 1,
@@ -295,16 +310,19 @@ export class SubscriptionService {
       rateLimit: req.rateLimit,
       state: meta.state,
       ...(meta.stateReason === undefined ? {} : { stateReason: meta.stateReason }),
-      delivery: {
-        mode: 'push',
-        url: d.url,
-        contentMode: d.contentMode,
-        data: d.data,
-        handshake: d.handshake,
-        secretCount: secrets.length,
-        headerNames: Object.keys(headers),
-        sealed: this.#box().seal({ secrets, headers }, group),
-      },
+      delivery:
+        d.mode === 'pull'
+          ? { mode: 'pull', data: d.data }
+          : {
+              mode: 'push',
+              url: d.url,
+              contentMode: d.contentMode,
+              data: d.data,
+              handshake: d.handshake,
+              secretCount: secrets.length,
+              headerNames: Object.keys(headers),
+              sealed: this.#box().seal({ secrets, headers }, group),
+            },
       createdAt: meta.createdAt,
       updatedAt: meta.updatedAt,
       generation: meta.generation,

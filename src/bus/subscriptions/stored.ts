@@ -24,6 +24,16 @@ export interface StoredPushDelivery {
   readonly sealed: string;
 }
 
+/**
+ * Pull delivery as stored (issue 9): nothing secret. Records written before pull existed all have
+ * push delivery and load unchanged; a gateway older than pull ignores a pull record (its schema
+ * knows only push), so it never runs one as a webhook.
+ */
+export interface StoredPullDelivery {
+  readonly mode: 'pull';
+  readonly data: 'json' | 'avro';
+}
+
 export interface StoredSubscription {
   readonly v: 1;
   readonly name: string;
@@ -41,7 +51,7 @@ export interface StoredSubscription {
   readonly state: SubscriptionState;
   /** Why the gateway set the state (`gone`: the sink's 410 answer). */
   readonly stateReason?: string;
-  readonly delivery: StoredPushDelivery;
+  readonly delivery: StoredPushDelivery | StoredPullDelivery;
   /** RFC 3339 UTC. */
   readonly createdAt: string;
   readonly updatedAt: string;
@@ -63,16 +73,19 @@ const storedSchema = z.object({
   rateLimit: z.number().positive().nullable(),
   state: z.enum(states),
   stateReason: z.string().optional(),
-  delivery: z.object({
-    mode: z.literal('push'),
-    url: z.string(),
-    contentMode: z.enum(['binary', 'structured']),
-    data: z.enum(['json', 'avro']),
-    handshake: z.boolean(),
-    secretCount: z.number().int().min(0).max(2),
-    headerNames: z.array(z.string()),
-    sealed: z.string(),
-  }),
+  delivery: z.discriminatedUnion('mode', [
+    z.object({
+      mode: z.literal('push'),
+      url: z.string(),
+      contentMode: z.enum(['binary', 'structured']),
+      data: z.enum(['json', 'avro']),
+      handshake: z.boolean(),
+      secretCount: z.number().int().min(0).max(2),
+      headerNames: z.array(z.string()),
+      sealed: z.string(),
+    }),
+    z.object({ mode: z.literal('pull'), data: z.enum(['json', 'avro']) }),
+  ]),
   createdAt: z.string(),
   updatedAt: z.string(),
   generation: z.number().int().min(1),

@@ -60,6 +60,8 @@ const byCode: ReadonlyMap<string, Row> = new Map<string, Row>([
   ['CEG_CONFLICT', { status: 409, title: 'Conflict' }],
   ['CEG_WEBHOOK_TARGET_REFUSED', { status: 400, title: 'Webhook target refused' }],
   ['CEG_SECRETS_KEY_MISSING', { status: 503, title: 'Subscription secrets key missing' }],
+  ['CEG_INVALID_CURSOR', { status: 400, title: 'Invalid cursor' }],
+  ['CEG_INVALID_PARAMETER', { status: 400, title: 'Invalid query parameter' }],
   ['CEG_MALFORMED_REQUEST', { status: 400, title: 'Bad request' }],
   ['CEG_METHOD_NOT_ALLOWED', { status: 405, title: 'Method not allowed' }],
   ['CEG_REQUEST_TIMEOUT', { status: 408, title: 'Request timeout' }],

@@ -4,6 +4,7 @@
  * gives each one its sink. The reconciler (bus/subscriptions) starts, updates and stops them.
  * Spec: issue 8 ("the shell-hook and file-drop connectors become sink types of the same resource").
  */
+import { GatewayError } from '../../core/errors.js';
 import type { EventCodec } from '../../codec/event/index.js';
 import type { RunSpec, RunningSink, SinkContext, SinkFactory, StoredSubscription, OpenedSecrets, SubscriptionView } from '../../bus/subscriptions/index.js';
 import type { Logger } from '../../observability/index.js';
@@ -30,9 +31,13 @@ export interface RuntimeSubscription extends RunSpec {
   readonly view?: SubscriptionView;
 }
 
-/** A stored subscription with its opened secrets → what runs. */
+/**
+ * A stored push subscription with its opened secrets → what runs.
+ * Errors: CEG_INVALID_OPTIONS for a pull subscription: requests serve it, no member runs it (issue 9).
+ */
 export function fromStored(s: StoredSubscription, opened: OpenedSecrets): RuntimeSubscription {
   const d = s.delivery;
+  if (d.mode !== 'push') throw new GatewayError('CEG_INVALID_OPTIONS', `${s.group} is a pull subscription: requests serve it, no consumer-group member runs it`, { retriable: false, details: { subscription: s.group } });
   return {
     group: s.group,
     name: s.name,

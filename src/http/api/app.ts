@@ -13,6 +13,9 @@ import { createDocsRouter } from './docs.js';
 import { buildOpenApi } from './openapi/document.js';
 import { bodyErrors, subscriptionsRouter } from './subscriptions/routes.js';
 import type { SubscriptionsApi } from './subscriptions/routes.js';
+import { pullRouter } from './subscriptions/pull-routes.js';
+import type { PullApi } from './subscriptions/pull-routes.js';
+import type { Logger } from '../../observability/index.js';
 import type { DocsOptions } from './docs.js';
 import { consoleRouter } from '../console/router.js';
 import type { ConsoleDeps } from '../console/router.js';
@@ -28,6 +31,12 @@ export interface ApiDeps {
   readonly metricsPublic?: boolean;
   /** The subscription resources; undefined while they load (503), absent when this gateway serves none (404). */
   readonly subscriptions?: () => SubscriptionsApi | undefined;
+  /** Pull delivery of the subscriptions (issue 9); undefined while they load (503). Mounted with `subscriptions`. */
+  readonly pull?: () => PullApi | undefined;
+  /** Where the routes log what happens after an answer started (an SSE stream's failure). */
+  readonly log?: Logger;
+  /** Aborted when the gateway shuts down: long-polls answer at once, streams end. */
+  readonly closing?: AbortSignal;
   /** The operator console (`/console`); absent: not served. */
   readonly console?: ConsoleDeps;
 }
@@ -72,6 +81,7 @@ export function createApiApp(deps: ApiDeps): express.Express {
   app.get('/openapi.json', (_req, res) => {
     res.type('application/json').send(openApi);
   });
+  if (deps.pull !== undefined) app.use(pullRouter(deps.pull, { ...(deps.log === undefined ? {} : { log: deps.log }), ...(deps.closing === undefined ? {} : { closing: deps.closing }) }));
   if (deps.subscriptions !== undefined) app.use(subscriptionsRouter(deps.subscriptions, deps.catalog));
   if (deps.console !== undefined) app.use(consoleRouter(deps.console));
   app.use(bodyErrors);

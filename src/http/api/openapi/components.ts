@@ -131,7 +131,7 @@ export const components: Json = {
           type: 'object',
           required: ['mode'],
           properties: {
-            mode: { enum: ['push', 'shell-hook', 'file-drop'] },
+            mode: { enum: ['push', 'pull', 'shell-hook', 'file-drop'] },
             url: { type: 'string', format: 'uri' },
             contentMode: { enum: ['binary', 'structured'] },
             data: { enum: ['json', 'avro'] },
@@ -162,7 +162,7 @@ export const components: Json = {
         kinds: { type: 'array', items: { type: 'string' }, minItems: 1 },
         filters: { type: 'array', items: { type: 'object' } },
         start: { type: 'string', description: 'latest, earliest or an RFC 3339 time' },
-        delivery: { type: 'object', required: ['mode', 'url'], properties: { mode: { const: 'push' }, url: { type: 'string', format: 'uri' } } },
+        delivery: { type: 'object', required: ['mode'], properties: { mode: { enum: ['push', 'pull'] }, url: { type: 'string', format: 'uri', description: 'push only' } } },
         ordering: { enum: ['key', 'none'] },
         retry: { type: 'object' },
         concurrency: { type: 'integer' },

@@ -224,7 +224,63 @@ export const consolePaths: PathsFragment = {
   },
 };
 
+/** Pull delivery (issue 9) of the caller's subscriptions with `delivery.mode: "pull"`. */
+export const pullPaths: PathsFragment = {
+  '/subscriptions/{name}/events': {
+    get: {
+      operationId: 'pullEvents',
+      summary: 'Long-poll: up to `max` events after the cursor (docs/subscriptions.md)',
+      parameters: [
+        nameParam,
+        ownerParam,
+        { name: 'max', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 1000 } },
+        { name: 'wait', in: 'query', required: false, description: 'seconds, 0–30', schema: { type: 'string' } },
+        { name: 'cursor', in: 'query', required: false, schema: { type: 'string' } },
+        { name: 'partitions', in: 'query', required: false, schema: { type: 'string' } },
+      ],
+      responses: {
+        '200': {
+          description: 'The events (`[]` when `wait` ran out); the cursor after them in `ce-gateway-cursor`.',
+          headers: { 'ce-gateway-cursor': { schema: { type: 'string' }, required: true }, ...noStore },
+          content: { 'application/cloudevents-batch+json': { schema: { type: 'array', items: { type: 'object', required: ['specversion', 'id', 'source', 'type'] } } } },
+        },
+        '400': problem('A bad parameter or cursor (CEG_INVALID_PARAMETER, CEG_INVALID_CURSOR), naming the field.'),
+        '404': notFound,
+        '405': notAllowed,
+        '409': problem('Not a pull subscription.'),
+        '503': unavailable,
+        ...AUTHENTICATED_ERRORS,
+      },
+    },
+  },
+  '/subscriptions/{name}/cursors': {
+    post: {
+      operationId: 'commitCursor',
+      summary: 'Commit a cursor (any instance)',
+      parameters: [nameParam, ownerParam],
+      requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', required: ['cursor'], properties: { cursor: { type: 'string' } } } } } },
+      responses: { '204': { description: 'Committed.' }, '400': problem('A bad cursor or body.'), '404': notFound, '405': notAllowed, '409': problem('Not a pull subscription.'), '415': problem('Not JSON.'), '503': unavailable, ...AUTHENTICATED_ERRORS },
+    },
+  },
+  '/subscriptions/{name}/stream': {
+    get: {
+      operationId: 'pullStream',
+      summary: 'Server-sent events from the cursor (or Last-Event-ID); never commits',
+      parameters: [nameParam, ownerParam, { name: 'cursor', in: 'query', required: false, schema: { type: 'string' } }, { name: 'partitions', in: 'query', required: false, schema: { type: 'string' } }, { name: 'heartbeat', in: 'query', required: false, schema: { type: 'string' } }],
+      responses: {
+        '200': { description: '`id:` = the cursor after the event, `data:` = the event (JSON format); heartbeats as comments.', content: { 'text/event-stream': { schema: { type: 'string' } } } },
+        '400': problem('A bad parameter or cursor.'),
+        '404': notFound,
+        '405': notAllowed,
+        '409': problem('Not a pull subscription.'),
+        '503': unavailable,
+        ...AUTHENTICATED_ERRORS,
+      },
+    },
+  },
+};
+
 /** Every fragment, in document order. Add new areas here. */
 export function pathFragments(o: { readonly metricsPublic: boolean }): readonly PathsFragment[] {
-  return [ingressPaths, operationalPaths(o.metricsPublic), documentPaths, subscriptionPaths, consolePaths];
+  return [ingressPaths, operationalPaths(o.metricsPublic), documentPaths, subscriptionPaths, pullPaths, consolePaths];
 }

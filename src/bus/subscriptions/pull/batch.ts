@@ -1,0 +1,224 @@
+/**
+ * One pull: reads a pull subscription's topics from given positions until it has `max` events or
+ * the wait runs out, deciding what each record means with the subscriber's own pipeline stages —
+ * header bounds, kind filter before decoding, decode through the registry into the catalog's reader
+ * schema, envelope validation, attribute filters — so pull hands out exactly what push would
+ * deliver. Records of other kinds and events the filters refuse are passed over (the position moves
+ * past them); a poison record (headers out of bounds, undecodable, not a valid CloudEvent) is
+ * written to the subscription's dead-letter topic `<group>.dlq` with the subscriber's dead-letter
+ * headers and passed over too, so it never stalls the subscription. A transient failure (registry
+ * or broker unreachable) stops that partition before the record: it is read again next time.
+ *
+ * Cost (measured on the shared 2-core machine, one broker on loopback): while nothing is new, a
+ * wait costs one ListOffsets round trip per topic every {@link POLL_INTERVAL_MS} (~1–5 ms); a read
+ * is one group-less read of the listed partitions, which kafkajs does through a throw-away group
+ * (join, seek, fetch, leave, delete: ~60–125 ms for 30 records) and @platformatic/kafka directly
+ * (~10 ms). No state outlives the request: correctness never depends on which instance serves it.
+ *
+ * Poison records are dead-lettered each time a pull passes over them without a commit after them
+ * (at-least-once, like everything else here): the dead-letter topic may hold one several times,
+ * told apart by `dlq_source_partition`/`dlq_source_offset`.
+ * Spec: issue 9 ("Pull"); bus spec S5, S6 (poison isolation); issue 7 (bounded work per record).
+ */
+import { GatewayError, errorMessage } from '../../../core/errors.js';
+import { sleep } from '../../../core/retry.js';
+import type { EventCodec } from '../../../codec/event/index.js';
+import { DEFAULT_ENVELOPE_LIMITS } from '../../../envelope/index.js';
+import type { JsonValue } from '../../../envelope/index.js';
+import type { Logger } from '../../../observability/index.js';
+import type { Read, TopicPartitionOffset, Transport, TransportRecord } from '../../../transport/port.js';
+import { deadLetterHeaders, originalHeaders } from '../../subscriber/failure-headers.js';
+import { headerBoundsProblem } from '../../subscriber/pipeline/bounds.js';
+import { decodeRecord, peekHeaders, peekType } from '../../subscriber/pipeline/decode.js';
+import { subscriptionFilter } from '../../subscriber/pipeline/filter.js';
+import type { FilterExpression } from '../../subscriber/pipeline/dialects.js';
+import { pulledEventJson } from './event-json.js';
+
+/** How often a waiting pull asks the broker for new records, ms. */
+export const POLL_INTERVAL_MS = 250;
+/** Longest one read may take once started (a read that cannot reach its end offsets), ms. */
+export const READ_BUDGET_MS = 10_000;
+
+/** What a pull reads: the subscription as it is stored now. */
+export interface PullTarget {
+  /** The consumer group; dead letters go to `<group>.dlq`. */
+  readonly group: string;
+  readonly eventIds: ReadonlySet<string>;
+  readonly filters: readonly FilterExpression[];
+  readonly data: 'json' | 'avro';
+}
+
+export interface PullDeps {
+  readonly transport: Transport;
+  readonly codec: EventCodec;
+  readonly log: Logger;
+}
+
+/** One event handed out, with the positions right after it (an SSE message's `id`). */
+export interface PulledEvent {
+  readonly json: Record<string, JsonValue>;
+  readonly after: readonly TopicPartitionOffset[];
+}
+
+export interface PullResult {
+  readonly events: readonly PulledEvent[];
+  /** Every position of the pull after it (the response cursor), sorted by topic and partition. */
+  readonly positions: readonly TopicPartitionOffset[];
+  /** Records passed over: other kinds, filtered, dead-lettered. */
+  readonly skipped: number;
+  readonly deadLettered: number;
+}
+
+const key = (topic: string, partition: number): string => `${topic}\u0000${partition}`;
+
+/** Mutable positions of one pull, by topic partition. */
+export class Positions {
+  readonly #m = new Map<string, TopicPartitionOffset>();
+  constructor(initial: readonly TopicPartitionOffset[]) {
+    for (const p of initial) this.#m.set(key(p.topic, p.partition), p);
+  }
+  get(topic: string, partition: number): bigint | undefined {
+    return this.#m.get(key(topic, partition))?.offset;
+  }
+  advance(r: TransportRecord): void {
+    this.#m.set(key(r.topic, r.partition), { topic: r.topic, partition: r.partition, offset: r.offset + 1n });
+  }
+  all(): TopicPartitionOffset[] {
+    return [...this.#m.values()].sort((a, b) => (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : a.partition - b.partition));
+  }
+}
+
+type Verdict = { kind: 'event'; json: Record<string, JsonValue> } | { kind: 'skip' } | { kind: 'poison'; reason: string } | { kind: 'transient'; reason: string };
+
+/**
+ * Pulls up to `max` events from `positions` (advanced in place), waiting until `deadlineMs`
+ * (epoch ms) for the first one. Resolves with what it has when the wait runs out (maybe nothing)
+ * or the signal aborts.
+ * Errors: CEG_BROKER_UNAVAILABLE / CEG_REGISTRY_UNAVAILABLE (retriable) when nothing could be
+ *   handed out because of a transient failure; the transport's.
+ */
+export async function pull(deps: PullDeps, target: PullTarget, positions: Positions, o: { readonly max: number; readonly deadlineMs: number; readonly signal: AbortSignal }): Promise<PullResult> {
+  const filter = subscriptionFilter(target.eventIds, target.filters);
+  const events: PulledEvent[] = [];
+  let skipped = 0;
+  let deadLettered = 0;
+  let transient: string | undefined;
+  const judge = async (record: TransportRecord): Promise<Verdict> => {
+    const tooBig = headerBoundsProblem(record, DEFAULT_ENVELOPE_LIMITS);
+    if (tooBig !== undefined) return { kind: 'poison', reason: tooBig };
+    const headers = peekHeaders(record);
+    if (!filter.peek(peekType(headers))) return { kind: 'skip' };
+    const decoded = await decodeRecord(deps.codec, record, headers);
+    if (!decoded.ok) return decoded.retriable ? { kind: 'transient', reason: decoded.reason } : { kind: 'poison', reason: `poison: ${decoded.reason}` };
+    if (!filter.accepts(decoded.event)) return { kind: 'skip' };
+    try {
+      return { kind: 'event', json: pulledEventJson(decoded.event, record, target.data, deps.codec) };
+    } catch (err) {
+      return { kind: 'poison', reason: `poison: ${errorMessage(err)}` };
+    }
+  };
+  const deadLetter = async (record: TransportRecord, reason: string): Promise<boolean> => {
+    const now = Date.now();
+    const origin = { topic: record.topic, partition: record.partition, offset: record.offset };
+    const headers = [...originalHeaders(record.headers), ...deadLetterHeaders({ reason, attempts: 1, firstFailureMs: now, lastFailureMs: now, origin, subscription: target.group })];
+    try {
+      await deps.transport.produce(`${target.group}.dlq`, [{ key: record.key, value: record.value, headers, timestampMs: record.timestampMs }], { signal: o.signal });
+      deps.log.warn({ subscription: target.group, topic: record.topic, partition: record.partition, offset: record.offset.toString(), reason: reason.slice(0, 500) }, 'pull: record dead-lettered and passed over');
+      return true;
+    } catch (err) {
+      deps.log.error({ subscription: target.group, topic: record.topic, partition: record.partition, offset: record.offset.toString(), err: errorMessage(err) }, 'pull: could not dead-letter a poison record; its partition stops before it for now');
+      return false;
+    }
+  };
+
+  /** One bounded read of the partitions with records; true when it moved any position. */
+  const readOnce = async (avail: readonly TopicPartitionOffset[]): Promise<boolean> => {
+    const blocked = new Set<string>();
+    let moved = false;
+    let full = false;
+    let markFull: () => void = () => {};
+    const fullNow = new Promise<void>((r) => (markFull = r));
+    const handler = async (record: TransportRecord): Promise<void> => {
+      const k = key(record.topic, record.partition);
+      if (full || blocked.has(k) || o.signal.aborted) return; // not taken: its position stays before it
+      const v = await judge(record);
+      if (full || o.signal.aborted) return;
+      if (v.kind === 'transient') {
+        blocked.add(k);
+        transient = v.reason;
+        return;
+      }
+      if (v.kind === 'poison') {
+        if (!(await deadLetter(record, v.reason))) {
+          blocked.add(k);
+          transient = 'the dead-letter topic did not take a poison record';
+          return;
+        }
+        deadLettered++;
+      } else if (v.kind === 'skip') {
+        skipped++;
+      }
+      positions.advance(record);
+      moved = true;
+      if (v.kind === 'event') {
+        events.push({ json: v.json, after: positions.all() });
+        if (events.length >= o.max) {
+          full = true;
+          markFull();
+        }
+      }
+    };
+    const read: Read = await deps.transport.read({ topics: [...new Set(avail.map((p) => p.topic))], from: { kind: 'positions', positions: avail }, untilEnd: true }, handler);
+    let timer: NodeJS.Timeout | undefined;
+    const budget = new Promise<void>((r) => (timer = setTimeout(r, Math.max(READ_BUDGET_MS, o.deadlineMs - Date.now()))));
+    let onAbort: () => void = () => {};
+    const aborted = new Promise<void>((r) => (onAbort = r));
+    o.signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      await Promise.race([read.done, fullNow, budget, aborted]);
+    } finally {
+      clearTimeout(timer);
+      o.signal.removeEventListener('abort', onAbort);
+      full = true; // nothing more is taken once the read is being stopped
+      await read.stop();
+    }
+    return moved;
+  };
+
+  while (!o.signal.aborted) {
+    const avail = await available(deps.transport, positions);
+    if (avail.length > 0) {
+      const moved = await readOnce(avail);
+      if (events.length > 0 || transient !== undefined) break;
+      if (moved) continue; // all passed over: look again at once
+    }
+    const left = o.deadlineMs - Date.now();
+    if (left <= 0) break;
+    await sleep(Math.min(POLL_INTERVAL_MS, left), o.signal).catch(() => undefined);
+  }
+  if (events.length === 0 && transient !== undefined) {
+    throw new GatewayError('CEG_REGISTRY_UNAVAILABLE', `pull: ${transient.slice(0, 300)}; try again`, { retriable: true, details: { subscription: target.group } });
+  }
+  return { events, positions: positions.all(), skipped, deadLettered };
+}
+
+/** The positions below their partition's end offset, each raised to the log start when below it. */
+async function available(transport: Transport, positions: Positions): Promise<TopicPartitionOffset[]> {
+  const out: TopicPartitionOffset[] = [];
+  const topics = [...new Set(positions.all().map((p) => p.topic))];
+  for (const topic of topics) {
+    const ends = await transport.endOffsets(topic);
+    const mine = positions.all().filter((p) => p.topic === topic);
+    const behind = mine.filter((p) => p.offset < (ends.find((e) => e.partition === p.partition)?.offset ?? 0n));
+    if (behind.length === 0) continue;
+    // Retention may have deleted records below a position: start such a partition at its log start.
+    const starts = await transport.offsetsAt(topic, { kind: 'earliest' });
+    for (const p of behind) {
+      const start = starts.find((s) => s.partition === p.partition)?.offset ?? 0n;
+      const end = ends.find((e) => e.partition === p.partition)?.offset ?? 0n;
+      const from = p.offset < start ? start : p.offset;
+      if (from < end) out.push({ topic, partition: p.partition, offset: from });
+    }
+  }
+  return out;
+}

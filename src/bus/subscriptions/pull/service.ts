@@ -1,0 +1,203 @@
+/**
+ * Pull delivery of a subscription (issue 9), stateless: every request starts from what Kafka and
+ * the definitions topic say — the cursor it brings (signed positions) or the group's committed
+ * offsets — and nothing about it is kept afterwards. Consecutive requests may land on different
+ * gateway instances; a restart loses nothing but requests in flight (their events come again).
+ *
+ * Kafka-native semantics, no leases: a subscription has one committed position per partition
+ * (its consumer group's offsets). A pull without a cursor starts there, so events after it are
+ * handed out again (at-least-once, e.g. after a client restart); a pull with a cursor continues
+ * after it (read ahead before committing); `POST …/cursors` commits a cursor's positions with a
+ * member-less offset commit (a pull subscription's group never has members). Two clients pulling
+ * one subscription both see the same events unless they split it with `partitions`.
+ * A partition without a committed offset (its offsets expired, or the topic grew) is read from
+ * its log start: nothing is missed, some events may come again.
+ * Spec: issue 9 ("Pull", "Semantics", "Stateless").
+ */
+import { GatewayError, isGatewayError } from '../../../core/errors.js';
+import type { Catalog } from '../../../catalog/index.js';
+import type { EventCodec } from '../../../codec/event/index.js';
+import type { Logger } from '../../../observability/index.js';
+import type { TopicPartitionOffset, Transport } from '../../../transport/port.js';
+import { DEFAULT_OWNER, groupOf } from '../model.js';
+import type { StoredSubscription } from '../stored.js';
+import { Positions, pull } from './batch.js';
+import type { PullResult, PullTarget } from './batch.js';
+import type { CursorSigner } from './cursor.js';
+
+/** Most events one pull answers. */
+export const MAX_PULL_EVENTS = 1000;
+/** Longest `wait` of one pull, ms. */
+export const MAX_PULL_WAIT_MS = 30_000;
+
+export interface PullServiceDeps {
+  /** The stored subscription of a group (the definitions store). */
+  readonly subscription: (group: string) => StoredSubscription | undefined;
+  readonly catalog: Catalog;
+  readonly codec: () => EventCodec;
+  readonly transport: Transport;
+  /** Undefined: this gateway has no key to sign cursors with (CEG_SECRETS_KEY_MISSING on every pull). */
+  readonly signer: CursorSigner | undefined;
+  readonly log: Logger;
+}
+
+export interface PullOptions {
+  /** A cursor from an earlier answer (`ce-gateway-cursor`, an SSE `id:`); absent: the committed positions. */
+  readonly cursor?: string;
+  /** Only these partition numbers (of every topic of the subscription); absent: all. */
+  readonly partitions?: readonly number[];
+}
+
+/** One pull's answer: events in the JSON format and the cursor after them. */
+export interface PullAnswer {
+  readonly events: readonly { readonly json: PullResult['events'][number]['json']; readonly cursor: string }[];
+  readonly cursor: string;
+}
+
+/** What this instance handed out and committed per pull subscription since it started (metrics). */
+export interface PullStats {
+  /** Events answered (long-poll and SSE); the same event counts again when it is pulled again. */
+  readonly delivered: number;
+  /** Records passed over: other kinds, refused by the filters. */
+  readonly skipped: number;
+  /** Poison records written to `<group>.dlq` and passed over. */
+  readonly deadLettered: number;
+  /** Cursors committed. */
+  readonly commits: number;
+}
+
+/** A pull in progress over several answers (an SSE stream); each answer continues after the last. */
+export interface PullSession {
+  next(o: { readonly max: number; readonly waitMs: number; readonly signal: AbortSignal }): Promise<PullAnswer>;
+}
+
+function notFound(name: string): GatewayError {
+  return new GatewayError('CEG_NOT_FOUND', `no subscription named ${name.slice(0, 100)}`, { retriable: false, details: { field: 'name' } });
+}
+
+export class PullService {
+  readonly #d: PullServiceDeps;
+  readonly #stats = new Map<string, { delivered: number; skipped: number; deadLettered: number; commits: number }>();
+
+  constructor(deps: PullServiceDeps) {
+    this.#d = deps;
+  }
+
+  /** Counters per group, for the subscriptions that still exist. */
+  stats(): ReadonlyMap<string, PullStats> {
+    for (const g of this.#stats.keys()) if (this.#d.subscription(g) === undefined) this.#stats.delete(g);
+    return this.#stats;
+  }
+
+  #count(group: string): { delivered: number; skipped: number; deadLettered: number; commits: number } {
+    let c = this.#stats.get(group);
+    if (c === undefined) this.#stats.set(group, (c = { delivered: 0, skipped: 0, deadLettered: 0, commits: 0 }));
+    return c;
+  }
+
+  /**
+   * Opens a pull of subscription `name`: checks it, the cursor and the partitions, and resolves
+   * the start positions.
+   * Errors: CEG_NOT_FOUND; CEG_CONFLICT (a push subscription: `delivery.mode`; a paused or gone
+   *   one: `state`); CEG_INVALID_CURSOR; CEG_INVALID_PARAMETER (`partitions` naming no partition of
+   *   the subscription); CEG_SECRETS_KEY_MISSING (no cursor key); the transport's (retriable).
+   */
+  async open(name: string, o: PullOptions = {}, owner: string = DEFAULT_OWNER): Promise<PullSession> {
+    const signer = this.#signer();
+    let s = this.#pullable(name, owner);
+    const owned = { group: s.group, createdAt: s.createdAt };
+    const fromCursor = o.cursor === undefined ? undefined : signer.verify(owned, o.cursor);
+    const wanted = await this.#partitions(s, o.partitions);
+    const start: TopicPartitionOffset[] = [];
+    for (const [topic, parts] of wanted) {
+      const committed = await this.#d.transport.committedOffsets(s.group, topic);
+      for (const partition of parts) {
+        const c = fromCursor?.find((p) => p.topic === topic && p.partition === partition)?.offset ?? committed.find((x) => x.partition === partition)?.offset ?? 0n;
+        start.push({ topic, partition, offset: c });
+      }
+    }
+    const positions = new Positions(start);
+    return {
+      next: async ({ max, waitMs, signal }) => {
+        // The definition as it is now: a filter changed on another instance applies at the next answer.
+        s = this.#pullable(name, owner);
+        if (s.createdAt !== owned.createdAt) throw notFound(name); // deleted and created again meanwhile
+        const r = await pull({ transport: this.#d.transport, codec: this.#d.codec(), log: this.#d.log }, this.#target(s), positions, { max, deadlineMs: Date.now() + waitMs, signal });
+        const c = this.#count(owned.group);
+        c.delivered += r.events.length;
+        c.skipped += r.skipped;
+        c.deadLettered += r.deadLettered;
+        return { events: r.events.map((e) => ({ json: e.json, cursor: signer.sign(owned, e.after) })), cursor: signer.sign(owned, r.positions) };
+      },
+    };
+  }
+
+  /**
+   * Commits a cursor's positions as the subscription's committed offsets (partitions it does not
+   * name keep theirs). Any instance may commit any cursor of the subscription.
+   * Errors: CEG_NOT_FOUND, CEG_CONFLICT (a push subscription, not active, or its group has members
+   *   someone else started), CEG_INVALID_CURSOR, CEG_SECRETS_KEY_MISSING, the transport's.
+   */
+  async commit(name: string, cursor: string, owner: string = DEFAULT_OWNER): Promise<void> {
+    const signer = this.#signer();
+    const s = this.#pullable(name, owner);
+    const positions = signer.verify({ group: s.group, createdAt: s.createdAt }, cursor);
+    const topics = new Set(this.#topics(s));
+    const byTopic = new Map<string, { partition: number; offset: bigint }[]>();
+    for (const p of positions) {
+      if (!topics.has(p.topic)) continue; // a topic the subscription no longer reads (its kinds changed)
+      byTopic.set(p.topic, [...(byTopic.get(p.topic) ?? []), { partition: p.partition, offset: p.offset }]);
+    }
+    for (const [topic, offsets] of byTopic) {
+      await this.#d.transport.commitOffsets(s.group, topic, offsets).catch((err: unknown) => {
+        // Kafka refuses member-less commits while the group has members: someone joined it (a
+        // Kafka client under the subscription's group id). Not the gateway's fault: a conflict.
+        if (isGatewayError(err, 'CEG_INVALID_OPTIONS') && err.retriable) {
+          throw new GatewayError('CEG_CONFLICT', `the consumer group ${s.group} has active members (a client joined it directly); a pull subscription's positions can be committed only while it has none`, { retriable: false, cause: err, details: { field: 'cursor' } });
+        }
+        throw err;
+      });
+    }
+    this.#count(s.group).commits++;
+  }
+
+  #signer(): CursorSigner {
+    if (this.#d.signer === undefined) {
+      throw new GatewayError('CEG_SECRETS_KEY_MISSING', 'SUBSCRIPTION_SECRETS_KEY (or SUBSCRIPTION_SECRETS_KEY_FILE) is required: pull cursors are signed with a key derived from it', { retriable: false, details: { field: 'SUBSCRIPTION_SECRETS_KEY' } });
+    }
+    return this.#d.signer;
+  }
+
+  #pullable(name: string, owner: string): StoredSubscription {
+    const s = this.#d.subscription(groupOf(owner, name));
+    if (s === undefined) throw notFound(name);
+    if (s.delivery.mode !== 'pull') throw new GatewayError('CEG_CONFLICT', `subscription ${name} is a ${s.delivery.mode} subscription; pull needs delivery.mode pull`, { retriable: false, details: { field: 'delivery.mode' } });
+    if (s.state !== 'active') throw new GatewayError('CEG_CONFLICT', `subscription ${name} is ${s.state}; set state active to pull`, { retriable: false, details: { field: 'state' } });
+    return s;
+  }
+
+  #topics(s: StoredSubscription): string[] {
+    return [...new Set(s.kinds.map((k) => (this.#d.catalog.byEventId(k) ?? this.#d.catalog.byName(k))?.topic.name).filter((t): t is string => t !== undefined))];
+  }
+
+  #target(s: StoredSubscription): PullTarget {
+    const eventIds = new Set(s.kinds.map((k) => (this.#d.catalog.byEventId(k) ?? this.#d.catalog.byName(k))?.eventId).filter((t): t is string => t !== undefined));
+    return { group: s.group, eventIds, filters: s.filters, data: s.delivery.mode === 'pull' ? s.delivery.data : 'json' };
+  }
+
+  /** The partitions to read per topic. Errors: CEG_INVALID_PARAMETER when `partitions` names one that no topic has. */
+  async #partitions(s: StoredSubscription, only: readonly number[] | undefined): Promise<Map<string, number[]>> {
+    const out = new Map<string, number[]>();
+    let most = 0;
+    for (const topic of this.#topics(s)) {
+      const n = await this.#d.transport.partitionCount(topic);
+      most = Math.max(most, n);
+      out.set(topic, Array.from({ length: n }, (_, p) => p).filter((p) => only === undefined || only.includes(p)));
+    }
+    const outside = only?.filter((p) => p >= most) ?? [];
+    if (outside.length > 0) {
+      throw new GatewayError('CEG_INVALID_PARAMETER', `partitions: ${outside.join(', ')} beyond the subscription's topics (partitions 0–${most - 1})`, { retriable: false, details: { field: 'partitions' } });
+    }
+    return out;
+  }
+}

@@ -1,0 +1,209 @@
+/**
+ * Pull delivery over HTTP (issue 9), for subscriptions with `delivery.mode: "pull"`:
+ * - `GET /subscriptions/{name}/events?max=N&wait=S[&cursor=C][&partitions=0,2]` → 200 with up to
+ *   N events as `application/cloudevents-batch+json` (a JSON array; `[]` when `wait` runs out) and
+ *   the cursor after them in the `ce-gateway-cursor` response header. `max` 1–1000 (default 100),
+ *   `wait` 0–30 seconds (default 0: answer at once), decimals allowed.
+ * - `POST /subscriptions/{name}/cursors` with `{ "cursor": "…" }` → 204 once committed (any instance).
+ * - `GET /subscriptions/{name}/stream[?cursor=C][&partitions=…][&heartbeat=S]` → `text/event-stream`,
+ *   one event per message (`id:` = the cursor after it, `data:` = the event in the JSON format);
+ *   `Last-Event-ID` resumes (it wins over `cursor`, as a reconnecting EventSource keeps its URL);
+ *   a `: heartbeat` comment after every `heartbeat` seconds (1–60, default 15) without events keeps
+ *   proxies from closing the connection. The stream never commits: the client commits the `id:` it
+ *   has processed. A failure after the stream started ends it with an `event: error` message whose
+ *   `data:` is the problem+json object.
+ * Bad parameters are RFC 9457 problems naming the `field` (`max`, `wait`, `cursor`, `partitions`…).
+ * Ownership (issue 11): the caller's own subscription; an admin names another owner with `?owner=`;
+ * another partner's subscription is 404.
+ * Spec: issue 9; WHATWG HTML §9.2 (server-sent events: `id`, `data`, comments, Last-Event-ID);
+ *   CloudEvents JSON format 1.0.2 §4 (batch); RFC 9457.
+ */
+import express from 'express';
+import type { NextFunction, Request, Response } from 'express';
+import { GatewayError, errorMessage } from '../../../core/errors.js';
+import { BATCH_JSON } from '../../../codec/json/index.js';
+import { toProblem } from '../../../codec/http/index.js';
+import { MAX_CURSOR_CHARS, MAX_PULL_EVENTS, MAX_PULL_WAIT_MS, NAME_PATTERN } from '../../../bus/subscriptions/index.js';
+import type { PullOptions, PullSession } from '../../../bus/subscriptions/index.js';
+import type { Logger } from '../../../observability/index.js';
+import { accessOf } from '../../auth/index.js';
+
+/** What the routes need (PullService fits). `owner`: whose subscription (issue 11: the caller, or `?owner=` for an admin). */
+export interface PullApi {
+  open(name: string, o: PullOptions, owner: string): Promise<PullSession>;
+  commit(name: string, cursor: string, owner: string): Promise<void>;
+}
+
+/** Response header carrying the cursor after a long-poll's events. */
+export const CURSOR_HEADER = 'ce-gateway-cursor';
+/** Default and bounds of the query parameters. */
+export const PULL_DEFAULTS = Object.freeze({ max: 100, waitS: 0, heartbeatS: 15, maxHeartbeatS: 60, streamBatch: 100 });
+const MAX_PARTITION_LIST = 1000;
+
+function param(field: string, why: string): GatewayError {
+  return new GatewayError('CEG_INVALID_PARAMETER', `${field}: ${why}`, { retriable: false, details: { field } });
+}
+
+/** The query as single strings; a repeated or unknown parameter is refused. */
+function query(req: Request, allowed: readonly string[]): Map<string, string> {
+  const out = new Map<string, string>();
+  // express 5 parses the query lazily with `qs`-like "simple" parsing: repeated names become arrays.
+  for (const [k, v] of Object.entries(req.query)) {
+    if (!allowed.includes(k)) throw param(k.slice(0, 50), `unknown query parameter (known: ${allowed.join(', ')})`);
+    if (typeof v !== 'string') throw param(k, 'give it once, as a single value');
+    out.set(k, v);
+  }
+  return out;
+}
+
+function intIn(q: Map<string, string>, field: string, min: number, max: number, dflt: number): number {
+  const v = q.get(field);
+  if (v === undefined) return dflt;
+  if (!/^\d{1,7}$/.test(v) || Number(v) < min || Number(v) > max) throw param(field, `an integer ${min}–${max}`);
+  return Number(v);
+}
+
+function secondsIn(q: Map<string, string>, field: string, min: number, maxS: number, dflt: number): number {
+  const v = q.get(field);
+  if (v === undefined) return dflt * 1000;
+  if (!/^\d{1,5}(\.\d{1,3})?$/.test(v) || Number(v) < min || Number(v) > maxS) throw param(field, `seconds, ${min}–${maxS} (up to 3 decimals)`);
+  return Math.round(Number(v) * 1000);
+}
+
+function partitionsIn(q: Map<string, string>): number[] | undefined {
+  const v = q.get('partitions');
+  if (v === undefined) return undefined;
+  const parts = v.split(',');
+  if (parts.length > MAX_PARTITION_LIST || parts.some((p) => !/^\d{1,5}$/.test(p))) throw param('partitions', 'comma-separated partition numbers, e.g. 0,2');
+  const nums = parts.map(Number);
+  if (new Set(nums).size !== nums.length) throw param('partitions', 'a partition twice');
+  return nums;
+}
+
+function cursorIn(v: string | undefined, field = 'cursor'): string | undefined {
+  if (v === undefined) return undefined;
+  if (v.length === 0 || v.length > MAX_CURSOR_CHARS) throw new GatewayError('CEG_INVALID_CURSOR', `${field}: not a cursor of this gateway`, { retriable: false, details: { field: 'cursor' } });
+  return v;
+}
+
+/** Aborted when the client goes away before the answer is complete. */
+function clientGone(req: Request, res: Response): AbortSignal {
+  const ac = new AbortController();
+  res.on('close', () => {
+    if (!res.writableFinished) ac.abort(new GatewayError('CEG_CLOSED', 'the client closed the connection', { retriable: true }));
+  });
+  req.on('aborted', () => ac.abort());
+  return ac.signal;
+}
+
+export interface PullRouterOptions {
+  /** Where a stream's failure is logged (the answer has begun: no problem+json any more). */
+  readonly log?: Logger;
+  /**
+   * Aborted when the gateway shuts down: a waiting long-poll answers with what it has (its cursor
+   * included, so nothing is lost) and a stream ends, instead of holding the shutdown up.
+   */
+  readonly closing?: AbortSignal;
+}
+
+/** The router; `api()` is undefined while the subscriptions load (503). */
+export function pullRouter(api: () => PullApi | undefined, opts: PullRouterOptions = {}): express.Router {
+  const r = express.Router();
+  const log = opts.log;
+  const until = (req: Request, res: Response): AbortSignal => (opts.closing === undefined ? clientGone(req, res) : AbortSignal.any([clientGone(req, res), opts.closing]));
+  const need = (): PullApi => {
+    const a = api();
+    if (a === undefined) throw new GatewayError('CEG_BROKER_UNAVAILABLE', 'the gateway is starting: subscriptions are not loaded yet', { retriable: true });
+    return a;
+  };
+  const name = (req: Request): string => {
+    const n = String(req.params.name);
+    if (!NAME_PATTERN.test(n)) throw new GatewayError('CEG_NOT_FOUND', `no subscription named ${n.slice(0, 100)}`, { retriable: false, details: { field: 'name' } });
+    return n;
+  };
+  const notAllowed = (allow: string) => (req: Request, res: Response, next: NextFunction): void => {
+    res.set('allow', allow);
+    next(new GatewayError('CEG_METHOD_NOT_ALLOWED', `${req.method} is not allowed here; allowed: ${allow}`, { retriable: false, details: { allow: allow.split(', ') } }));
+  };
+
+  // express answers HEAD with the GET handler: that would run a pull (or hold a stream open) for nothing.
+  r.head(['/subscriptions/:name/events', '/subscriptions/:name/stream'], notAllowed('GET'));
+  r.get('/subscriptions/:name/events', async (req, res) => {
+    const q = query(req, ['max', 'wait', 'cursor', 'partitions', 'owner']);
+    const owner = accessOf(req).owner(q.get('owner'));
+    const max = intIn(q, 'max', 1, MAX_PULL_EVENTS, PULL_DEFAULTS.max);
+    const waitMs = secondsIn(q, 'wait', 0, MAX_PULL_WAIT_MS / 1000, PULL_DEFAULTS.waitS);
+    const cursor = cursorIn(q.get('cursor'));
+    const partitions = partitionsIn(q);
+    const session = await need().open(name(req), { ...(cursor === undefined ? {} : { cursor }), ...(partitions === undefined ? {} : { partitions }) }, owner);
+    const answer = await session.next({ max, waitMs, signal: until(req, res) });
+    if (res.destroyed) return;
+    res.status(200).set('cache-control', 'no-store').set(CURSOR_HEADER, answer.cursor).type(`${BATCH_JSON}; charset=utf-8`).send(JSON.stringify(answer.events.map((e) => e.json)));
+  });
+  r.all('/subscriptions/:name/events', notAllowed('GET'));
+
+  const json = express.json({ limit: MAX_CURSOR_CHARS + 1024, strict: true, type: () => true });
+  r.post('/subscriptions/:name/cursors', (req, _res, next) => {
+    if (!req.is('application/json')) {
+      next(new GatewayError('CEG_UNSUPPORTED_MEDIA_TYPE', 'send { "cursor": "…" } as application/json', { retriable: false, details: { field: 'body', contentType: String(req.headers['content-type'] ?? '').slice(0, 100), supported: ['application/json'] } }));
+      return;
+    }
+    next();
+  }, json, async (req, res) => {
+    const body: unknown = req.body;
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new GatewayError('CEG_INVALID_PARAMETER', 'body: an object { "cursor": "…" }', { retriable: false, details: { field: 'body' } });
+    const extra = Object.keys(body).filter((k) => k !== 'cursor');
+    if (extra.length > 0) throw new GatewayError('CEG_INVALID_PARAMETER', `${extra[0]!.slice(0, 50)}: unknown field (the body is { "cursor": "…" })`, { retriable: false, details: { field: extra[0]!.slice(0, 50) } });
+    const c = (body as { cursor?: unknown }).cursor;
+    if (typeof c !== 'string') throw new GatewayError('CEG_INVALID_CURSOR', 'cursor: required, a string (the ce-gateway-cursor header or an SSE id)', { retriable: false, details: { field: 'cursor' } });
+    const owner = accessOf(req).owner(query(req, ['owner']).get('owner'));
+    await need().commit(name(req), cursorIn(c)!, owner);
+    res.status(204).end();
+  });
+  r.all('/subscriptions/:name/cursors', notAllowed('POST'));
+
+  r.get('/subscriptions/:name/stream', async (req, res) => {
+    const q = query(req, ['cursor', 'partitions', 'heartbeat', 'owner']);
+    const owner = accessOf(req).owner(q.get('owner'));
+    const heartbeatMs = secondsIn(q, 'heartbeat', 1, PULL_DEFAULTS.maxHeartbeatS, PULL_DEFAULTS.heartbeatS);
+    const lastEventId = req.headers['last-event-id'];
+    const cursor = cursorIn(typeof lastEventId === 'string' && lastEventId !== '' ? lastEventId : q.get('cursor'));
+    const partitions = partitionsIn(q);
+    const n = name(req);
+    // Opened before the stream starts, so a bad subscription, cursor or partition is still a problem+json answer.
+    const session = await need().open(n, { ...(cursor === undefined ? {} : { cursor }), ...(partitions === undefined ? {} : { partitions }) }, owner);
+    const signal = until(req, res);
+    res.status(200).set({ 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' });
+    res.flushHeaders();
+    const write = async (text: string): Promise<void> => {
+      if (res.write(text)) return;
+      await new Promise<void>((ok) => {
+        const done = (): void => {
+          res.off('drain', done);
+          res.off('close', done);
+          ok();
+        };
+        res.on('drain', done);
+        res.on('close', done);
+      });
+    };
+    try {
+      while (!signal.aborted) {
+        const answer = await session.next({ max: PULL_DEFAULTS.streamBatch, waitMs: heartbeatMs, signal });
+        if (signal.aborted) break;
+        if (answer.events.length === 0) await write(': heartbeat\n\n');
+        for (const e of answer.events) await write(`id: ${e.cursor}\ndata: ${JSON.stringify(e.json)}\n\n`);
+      }
+    } catch (err) {
+      if (!signal.aborted) {
+        const ge = err instanceof GatewayError ? err : new GatewayError('CEG_INTERNAL', 'internal error', { retriable: false, cause: err });
+        log?.warn({ subscription: n, err: errorMessage(err) }, 'pull stream ended on a failure');
+        await write(`event: error\ndata: ${JSON.stringify(toProblem(ge, req.originalUrl))}\n\n`);
+      }
+    } finally {
+      res.end();
+    }
+  });
+  r.all('/subscriptions/:name/stream', notAllowed('GET'));
+  return r;
+}
