@@ -16,7 +16,21 @@ export interface StackConfig {
   readonly repoDir: string;
   readonly stateDir: string;
   readonly cacheDir: string;
-  readonly kafka: { readonly port: number; readonly controllerPort: number; readonly libsDir: string; readonly dir: string; readonly heapMb: number };
+  /**
+   * `saslPort`: a second listener, SASL_PLAINTEXT with SCRAM-SHA-512 only (issue 11: the clients'
+   * SASL settings are tested against it); its user `saslUser` is created with Kafka's ConfigCommand
+   * on the running broker, its password kept in `saslPasswordFile` (mode 0600).
+   */
+  readonly kafka: {
+    readonly port: number;
+    readonly controllerPort: number;
+    readonly saslPort: number;
+    readonly saslUser: string;
+    readonly saslPasswordFile: string;
+    readonly libsDir: string;
+    readonly dir: string;
+    readonly heapMb: number;
+  };
   readonly registry: { readonly port: number; readonly appDir: string; readonly dir: string; readonly heapMb: number };
   readonly postgres: { readonly port: number; readonly dataDir: string; readonly dir: string; readonly user: string };
   readonly envFile: string;
@@ -48,6 +62,9 @@ export function stackConfig(): StackConfig {
     kafka: {
       port: int('STACK_KAFKA_PORT', 39092),
       controllerPort: int('STACK_KAFKA_CONTROLLER_PORT', 39093),
+      saslPort: int('STACK_KAFKA_SASL_PORT', 39094),
+      saslUser: 'ce-gateway-test',
+      saslPasswordFile: join(stateDir, 'kafka', 'sasl-password'),
       libsDir: join(cacheDir, `kafka-${KAFKA_VERSION}`, 'libs'),
       dir: join(stateDir, 'kafka'),
       heapMb: 768,

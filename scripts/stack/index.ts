@@ -12,7 +12,9 @@ import { databaseUrl, postgresRunning, startPostgres, stopPostgres } from './pos
 import { preflight } from './preflight.js';
 import { registryReady, registryUrl, startRegistry, stopRegistry } from './registry.js';
 
-export type StackEnv = Readonly<Record<'KAFKA_BROKERS' | 'SCHEMA_REGISTRY_URL' | 'DATABASE_URL' | 'KAFKA_LIBS' | 'STACK_KAFKA_PID_FILE', string>>;
+export type StackEnv = Readonly<
+  Record<'KAFKA_BROKERS' | 'SCHEMA_REGISTRY_URL' | 'DATABASE_URL' | 'KAFKA_LIBS' | 'STACK_KAFKA_PID_FILE' | 'STACK_KAFKA_SASL_BROKERS' | 'STACK_KAFKA_SASL_USERNAME' | 'STACK_KAFKA_SASL_PASSWORD_FILE', string>
+>;
 
 function envOf(cfg: StackConfig): StackEnv {
   return {
@@ -21,6 +23,10 @@ function envOf(cfg: StackConfig): StackEnv {
     DATABASE_URL: databaseUrl(cfg, 'cegw'),
     KAFKA_LIBS: cfg.kafka.libsDir,
     STACK_KAFKA_PID_FILE: kafkaPidFile(cfg),
+    // The SASL_PLAINTEXT SCRAM-SHA-512 listener and its user (the password stays in its file).
+    STACK_KAFKA_SASL_BROKERS: `127.0.0.1:${cfg.kafka.saslPort}`,
+    STACK_KAFKA_SASL_USERNAME: cfg.kafka.saslUser,
+    STACK_KAFKA_SASL_PASSWORD_FILE: cfg.kafka.saslPasswordFile,
   };
 }
 

@@ -1,8 +1,13 @@
 /**
  * Apache Kafka in KRaft combined mode (one node, broker + controller), topic auto-creation off,
  * run from the jars Maven fetched, with the local JDK. Storage is formatted on first start.
+ * Listeners: PLAINTEXT (the tests' and the gateway's default), CONTROLLER, and SASL —
+ * SASL_PLAINTEXT with SCRAM-SHA-512 only, whose user is created (or its password set again) with
+ * Kafka's ConfigCommand on the running broker at every start (SCRAM credentials live in the
+ * cluster metadata, so they need a running broker).
  */
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Kafka, logLevel } from '../../src/transport/kafka/kafkajs.js';
 import type { StackConfig } from './config.js';
@@ -20,17 +25,19 @@ export function kafkaPidFile(cfg: StackConfig): string {
 
 function writeConfig(cfg: StackConfig): void {
   const f = files(cfg);
-  const { port, controllerPort } = cfg.kafka;
+  const { port, controllerPort, saslPort } = cfg.kafka;
   writeFileSync(
     f.props,
     [
       'process.roles=broker,controller',
       'node.id=1',
       `controller.quorum.voters=1@127.0.0.1:${controllerPort}`,
-      `listeners=PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${controllerPort}`,
-      `advertised.listeners=PLAINTEXT://127.0.0.1:${port}`,
+      `listeners=PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${controllerPort},SASL://127.0.0.1:${saslPort}`,
+      `advertised.listeners=PLAINTEXT://127.0.0.1:${port},SASL://127.0.0.1:${saslPort}`,
       'controller.listener.names=CONTROLLER',
-      'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT',
+      'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL:SASL_PLAINTEXT',
+      'listener.name.sasl.sasl.enabled.mechanisms=SCRAM-SHA-512',
+      'listener.name.sasl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;',
       'inter.broker.listener.name=PLAINTEXT',
       `log.dirs=${f.data}`,
       'auto.create.topics.enable=false',
@@ -93,6 +100,26 @@ export async function startKafka(cfg: StackConfig, tools: Tools): Promise<void> 
     pid = startDetached(tools.java, [...jvmArgs(cfg, ['kafka.Kafka', f.props])], { cwd: cfg.kafka.dir, logFile: f.log, pidFile: f.pid });
   }
   await awaitReady('Kafka', () => kafkaReady(cfg), { timeoutMs: 90_000, pid, logFile: f.log });
+  await ensureScramUser(cfg, tools);
+}
+
+/**
+ * Creates the SASL listener's SCRAM-SHA-512 user with Kafka's ConfigCommand (`kafka-configs
+ * --alter --entity-type users`), reusing the password kept in `saslPasswordFile` (generated on
+ * first start). ConfigCommand takes SCRAM credentials only on its command line (`--add-config`;
+ * its `--add-config-file` refuses them), so the password is visible to local processes while the
+ * command runs — acceptable for a loopback test stack; a failure is reported without it.
+ */
+async function ensureScramUser(cfg: StackConfig, tools: Tools): Promise<void> {
+  const { saslPasswordFile, saslUser, port } = cfg.kafka;
+  if (!existsSync(saslPasswordFile)) writeFileSync(saslPasswordFile, randomBytes(18).toString('base64url'), { mode: 0o600 });
+  const password = readFileSync(saslPasswordFile, 'utf8').trim();
+  try {
+    await execFileAsync(tools.java, jvmArgs(cfg, ['kafka.admin.ConfigCommand', '--bootstrap-server', `127.0.0.1:${port}`, '--alter', '--entity-type', 'users', '--entity-name', saslUser, '--add-config', `SCRAM-SHA-512=[iterations=8192,password=${password}]`]));
+  } catch (err) {
+    const text = (err instanceof Error ? err.message : String(err)).split(password).join('[redacted]');
+    throw new Error(`creating the SCRAM user ${saslUser} failed: ${text.slice(-500)}`);
+  }
 }
 
 export async function stopKafka(cfg: StackConfig): Promise<void> {

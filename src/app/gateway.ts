@@ -20,6 +20,10 @@ import type { Subscription, SubscriptionStats } from '../bus/subscriber/index.js
 import { untypedSubscribeOptions } from '../bus/bus.js';
 import type { BusSubscribeOptions } from '../bus/bus.js';
 import { createApiApp } from '../http/api/app.js';
+import { HttpAuth, loadPartners } from '../http/auth/index.js';
+import type { Partner } from '../http/auth/index.js';
+import { GatewayError } from '../core/errors.js';
+import { isLoopbackHost } from '../core/loopback.js';
 import type { IngressDeps } from '../http/ingress/handler.js';
 import { createHttpServer } from '../http/server.js';
 import type { Logger } from '../observability/index.js';
@@ -36,7 +40,7 @@ import type { Tracing } from '../observability/index.js';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { subscriptionLag } from '../bus/status/index.js';
 import type { MetricsPartitionLag as PartitionLag } from '../observability/index.js';
-import { PullService, Reconciler, SubscriptionService, SubscriptionStore, cursorSigner, deriveCursorKey, developmentKey, parseSecretsKey, secretBox, secretsKeyDecision, secretsKeyMissing } from '../bus/subscriptions/index.js';
+import { DEFAULT_OWNER, PullService, Reconciler, SubscriptionService, SubscriptionStore, cursorSigner, deriveCursorKey, developmentKey, parseSecretsKey, secretBox, secretsKeyDecision, secretsKeyMissing } from '../bus/subscriptions/index.js';
 import type { CursorSigner, SecretBox, StoredSubscription } from '../bus/subscriptions/index.js';
 import { ReplayCoordinator, ReplayLog, RestartableSubscription, replayAuditTopicOf, replayHolds, replayLocal } from '../bus/subscriptions/replay/index.js';
 import type { LocalReplayOptions, ReplayReport, ReplayTo } from '../bus/subscriptions/replay/index.js';
@@ -228,6 +232,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     if (!closing.signal.aborted) log.error({ err: errorMessage(err) }, 'the gateway cannot serve events (see the error above)');
   });
 
+  let httpAuthInUse: HttpAuth | undefined;
   const metrics = GatewayMetrics.for(overrides.metricsRegistry);
   const drain = new HttpDrain();
   // Counters of a subscription add up over its members (on demand, a member stops when idle and
@@ -261,6 +266,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       () => undefined,
     );
   const removeSource = metrics.addSource({
+    auth: () => httpAuthInUse?.stats(),
     publisher: () => records?.stats(),
     ready: () => ingress !== undefined && !drain.draining,
     subscriptions: figures,
@@ -308,6 +314,38 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
         log.warn({ host: config.http.host }, 'SUBSCRIPTION_SECRETS_KEY is not set: push subscriptions cannot be created (503), and the gateway refuses to start when its definitions topic holds some');
         return undefined;
     }
+  }
+
+  /**
+   * Who may call the HTTP API (issue 11): the partners of PARTNERS_FILE, or nobody checked — then
+   * only on a loopback address, said loudly.
+   * Errors: CEG_INVALID_OPTIONS (a bad partners file; no authentication on an address beyond loopback).
+   */
+  function httpAuth(): HttpAuth {
+    const a = config.auth;
+    let partners: readonly Partner[] | undefined;
+    if (a.mode === 'partners' && a.partnersFile !== undefined) {
+      partners = loadPartners(a.partnersFile, catalog, process.env);
+      log.info({ partners: partners.length, metrics: a.metrics, oidc: a.oidc === undefined ? false : { issuer: a.oidc.issuer, claim: a.oidc.partnerClaim } }, 'authentication: partners from PARTNERS_FILE');
+    } else if (!isLoopbackHost(config.http.host)) {
+      throw new GatewayError(
+        'CEG_INVALID_OPTIONS',
+        `refusing to serve without authentication on ${config.http.host}: set PARTNERS_FILE (partners and their API keys), or bind HOST to a loopback address (127.0.0.1) for local use`,
+        { retriable: false, details: { field: 'HOST' } },
+      );
+    } else {
+      log.warn({ host: config.http.host }, 'AUTHENTICATION IS OFF (AUTH=none or no PARTNERS_FILE): every caller may publish, subscribe, replay and redrive as the anonymous admin; allowed on a loopback address only — set PARTNERS_FILE before exposing the gateway');
+    }
+    return new HttpAuth({
+      ...(partners === undefined ? {} : { partners }),
+      catalog,
+      metrics: a.metrics,
+      requestsPerSecond: a.requestsPerSecond,
+      eventsPerSecond: a.eventsPerSecond,
+      failuresPerMinute: a.failuresPerMinute,
+      audit: log.child({ component: 'audit' }),
+      ...(partners === undefined || a.oidc === undefined ? {} : { oidc: a.oidc }),
+    });
   }
 
   /**
@@ -419,21 +457,21 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
    * (by its name), else a subscription this process runs through the library or a connector (by its
    * subscription name, which is its consumer group).
    */
-  function resolveTarget(name: string): SubscriptionTarget | undefined {
+  function resolveTarget(name: string, owner: string): SubscriptionTarget | undefined {
     if (service !== undefined) {
       try {
-        const v = service.get(name);
+        const v = service.get(name, owner);
         const topics = [...new Set(v.kinds.map((k) => (catalog.byEventId(k) ?? catalog.byName(k))?.topic.name).filter((t): t is string => t !== undefined))];
-        if (v.delivery.mode === 'pull') return { name: v.name, group: v.group, origin: v.origin, state: v.state, topics, pull: true };
-        return { name: v.name, group: v.group, origin: v.origin, state: v.state, topics: [...topics, ...(v.ordering === 'none' ? [retryTopic(v.group)] : []), redriveTopic(v.group)] };
+        if (v.delivery.mode === 'pull') return { name: v.name, owner: v.owner, group: v.group, origin: v.origin, state: v.state, topics, pull: true };
+        return { name: v.name, owner: v.owner, group: v.group, origin: v.origin, state: v.state, topics: [...topics, ...(v.ordering === 'none' ? [retryTopic(v.group)] : []), redriveTopic(v.group)] };
       } catch (err) {
         if (!isGatewayError(err, 'CEG_NOT_FOUND')) throw err;
       }
     }
     const sub = [...subscriptions].find((s) => s.name === name);
-    if (sub !== undefined) return { name, group: name, origin: 'library', state: 'active', topics: sub.topics };
+    if (sub !== undefined) return { name, owner: DEFAULT_OWNER, group: name, origin: 'library', state: 'active', topics: sub.topics };
     const failed = failedSubscriptions.get(name);
-    if (failed !== undefined) return { name, group: name, origin: 'library', state: 'failed', topics: [], failure: failed };
+    if (failed !== undefined) return { name, owner: DEFAULT_OWNER, group: name, origin: 'library', state: 'failed', topics: [], failure: failed };
     return undefined;
   }
 
@@ -506,6 +544,8 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     operations: operationsNow,
     subscriptionsLoaded: () => loaded ?? Promise.reject(new Error('listen() first')),
     async listen() {
+      const auth = httpAuth();
+      httpAuthInUse = auth;
       const box = secretsBox();
       const allow = parseAllowList(config.subscriptions.allowedHosts);
       loaded = startSubscriptions(box, allow);
@@ -522,6 +562,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
           subscriptions: () => service,
           replays: () => coordinator,
           operations: operationsNow,
+          metricsPublic: config.auth.metrics === 'public' || config.auth.mode === 'none',
           pull: () => (service === undefined ? undefined : pullService),
           log: log.child({ component: 'http' }),
           closing: closing.signal,
@@ -534,6 +575,8 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
         log: log.child({ component: 'http' }),
         instruments: metrics,
         drain,
+        auth,
+        ...(config.http.tls === undefined ? {} : { tls: config.http.tls }),
       });
       const s = server;
       return await new Promise((resolve, reject) => {

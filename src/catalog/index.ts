@@ -4,6 +4,7 @@ export { CATALOG_FILE, defaultCatalogDir, loadCatalog } from './load.js';
 export { MAX_NOTIFICATION_BYTES, parseCatalog } from './parse.js';
 export type { SchemaReader } from './parse.js';
 export { partitionKey, sanitizeKeyPart } from './partition-key.js';
+export { publicCatalog } from './public-view.js';
 export { registerCatalog } from './register.js';
 export {
   isEventId,

@@ -193,6 +193,7 @@ function buildCatalog(doc: CatalogDocument, readSchema: SchemaReader, dir: strin
         eventClass,
         maxDataBytes,
         publish: k.publish,
+        internal: k.internal ?? false,
         owner: k.owner,
         compatibility: k.compatibility ?? defaults.compatibility ?? DEFAULT_COMPATIBILITY,
       }),

@@ -25,6 +25,8 @@ const kind = z.strictObject({
   class: z.enum(['notification', 'document']).optional(),
   maxDataBytes: z.number().int().min(1).optional(),
   publish: z.boolean(),
+  /** Issue 11: never accepted over HTTP; offered to partners only with an explicit permission. */
+  internal: z.boolean().optional(),
   owner: z.string().min(1),
   compatibility: z.enum(compatibilityLevels).optional(),
 });

@@ -36,6 +36,13 @@ export interface EventKind {
   readonly maxDataBytes: number;
   /** Declared publication policy (bus spec P1). */
   readonly publish: boolean;
+  /**
+   * Internal to the gateway's own services (catalog `internal: true`, default false): never accepted
+   * over HTTP (`POST /events` answers 403), left out of the public documents (`/catalog`, AsyncAPI,
+   * JSON Schemas) and subscribable only by a partner that names it in `subscribe` (a `*` does not
+   * cover it). Spec: issue 11.
+   */
+  readonly internal: boolean;
   /** Owning service, e.g. `pdsp`. */
   readonly owner: string;
   /** Compatibility level set on {@link subject} before registering. */

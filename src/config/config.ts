@@ -70,6 +70,20 @@ const schema = z.object({
   // OpenTelemetry's own variable names (OTLP exporter specification): tracing is on when one is set.
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: httpUrl.optional(),
   OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl.optional(),
+  // Issue 11: partner identity. Unset AUTH = `partners` when PARTNERS_FILE is set, else `none`.
+  AUTH: z.enum(['none', 'partners']).optional(),
+  PARTNERS_FILE: z.string().min(1).optional(),
+  METRICS_AUTH: z.enum(['public', 'admin']).default('admin'),
+  RATE_LIMIT_REQUESTS_PER_S: positiveInt.default(100),
+  RATE_LIMIT_EVENTS_PER_S: positiveInt.default(1000),
+  AUTH_FAILURES_PER_MINUTE: positiveInt.default(10),
+  OIDC_ISSUER: z.string().min(1).optional(),
+  OIDC_AUDIENCE: z.string().min(1).optional(),
+  OIDC_JWKS_URL: httpUrl.optional(),
+  OIDC_JWKS_FILE: z.string().min(1).optional(),
+  OIDC_PARTNER_CLAIM: z.string().regex(/^[A-Za-z0-9_:./-]{1,100}$/, 'a claim name').default('sub'),
+  TLS_CERT_FILE: z.string().min(1).optional(),
+  TLS_KEY_FILE: z.string().min(1).optional(),
 });
 
 export interface Config {
@@ -78,7 +92,32 @@ export interface Config {
    * time to receive a whole request, body included (both answered 408); `maxConnections`: open
    * connections at most (more are closed at once).
    */
-  readonly http: { readonly port: number; readonly host: string; readonly headersTimeoutMs: number; readonly requestTimeoutMs: number; readonly maxConnections: number };
+  readonly http: {
+    readonly port: number;
+    readonly host: string;
+    readonly headersTimeoutMs: number;
+    readonly requestTimeoutMs: number;
+    readonly maxConnections: number;
+    /** HTTPS (`TLS_CERT_FILE`, `TLS_KEY_FILE`: PEM files, re-read when they change); undefined = plain HTTP. */
+    readonly tls?: { readonly certFile: string; readonly keyFile: string };
+  };
+  /**
+   * Who may call the HTTP API (issue 11). `mode`: `none` (no authentication; only on a loopback
+   * address, checked when the gateway listens) or `partners` (`PARTNERS_FILE`). `metrics`: whether
+   * `GET /metrics` is `public` or needs an `admin` partner. Rates per partner unless its entry sets
+   * its own: `requestsPerSecond`, `eventsPerSecond` (token buckets holding one second's worth);
+   * `failuresPerMinute`: failed authentication attempts per client address before 429.
+   */
+  readonly auth: {
+    readonly mode: 'none' | 'partners';
+    readonly partnersFile?: string;
+    readonly metrics: 'public' | 'admin';
+    readonly requestsPerSecond: number;
+    readonly eventsPerSecond: number;
+    readonly failuresPerMinute: number;
+    /** OIDC JWT bearer tokens (`OIDC_*`): issuer, audience, JWKS (URL or file), the claim naming the partner. */
+    readonly oidc?: { readonly issuer: string; readonly audience: string; readonly jwksUrl?: string; readonly jwksFile?: string; readonly partnerClaim: string };
+  };
   readonly logLevel: z.infer<typeof logLevel>;
   /** The process's bus role (bus spec T2); `none` disables the bus. */
   readonly role: 'publisher' | 'subscriber' | 'both' | 'none';
@@ -196,6 +235,12 @@ export function checkConfig(vars: Record<string, string | undefined>): { readonl
   if (raw.KAFKA_SASL_MECHANISM && (!raw.KAFKA_SASL_USERNAME || !raw.KAFKA_SASL_PASSWORD)) problems.push({ variable: 'KAFKA_SASL_MECHANISM', message: 'needs KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD' });
   if (parsed.success && parsed.data.HTTP_HEADERS_TIMEOUT_MS > parsed.data.HTTP_REQUEST_TIMEOUT_MS) problems.push({ variable: 'HTTP_HEADERS_TIMEOUT_MS', message: 'must not exceed HTTP_REQUEST_TIMEOUT_MS (the headers are part of the request)' });
   if (Boolean(raw.SCHEMA_REGISTRY_USERNAME) !== Boolean(raw.SCHEMA_REGISTRY_PASSWORD)) problems.push({ variable: 'SCHEMA_REGISTRY_USERNAME', message: 'goes together with SCHEMA_REGISTRY_PASSWORD: set both or neither' });
+  if (raw.AUTH === 'partners' && !raw.PARTNERS_FILE) problems.push({ variable: 'AUTH', message: 'AUTH=partners needs PARTNERS_FILE' });
+  if (Boolean(raw.TLS_CERT_FILE) !== Boolean(raw.TLS_KEY_FILE)) problems.push({ variable: 'TLS_CERT_FILE', message: 'goes together with TLS_KEY_FILE: set both or neither' });
+  if (['OIDC_ISSUER', 'OIDC_AUDIENCE', 'OIDC_JWKS_URL', 'OIDC_JWKS_FILE'].some((k) => Boolean(raw[k]))) {
+    if (!raw.OIDC_ISSUER || !raw.OIDC_AUDIENCE || Boolean(raw.OIDC_JWKS_URL) === Boolean(raw.OIDC_JWKS_FILE)) problems.push({ variable: 'OIDC_ISSUER', message: 'OIDC needs OIDC_ISSUER, OIDC_AUDIENCE and one of OIDC_JWKS_URL or OIDC_JWKS_FILE' });
+    if (!raw.PARTNERS_FILE) problems.push({ variable: 'PARTNERS_FILE', message: 'OIDC needs PARTNERS_FILE (the token names a partner there, whose permissions apply)' });
+  }
   if (!parsed.success || problems.length > 0) return { problems };
   return { config: build(parsed.data), problems };
 }
@@ -217,9 +262,36 @@ export function loadConfig(vars: Record<string, string | undefined>): Config {
 function build(e: z.infer<typeof schema>): Config {
 
   const publicHost = e.HOST === '0.0.0.0' || e.HOST === '::' ? '127.0.0.1' : e.HOST;
-  const publicBaseUrl = (e.PUBLIC_BASE_URL ?? `http://${publicHost.includes(':') ? `[${publicHost}]` : publicHost}:${e.PORT}`).replace(/\/+$/, '');
+  const scheme = e.TLS_CERT_FILE === undefined ? 'http' : 'https';
+  const publicBaseUrl = (e.PUBLIC_BASE_URL ?? `${scheme}://${publicHost.includes(':') ? `[${publicHost}]` : publicHost}:${e.PORT}`).replace(/\/+$/, '');
   const config: Config = {
-    http: { port: e.PORT, host: e.HOST, headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_MS, requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS, maxConnections: e.HTTP_MAX_CONNECTIONS },
+    http: {
+      port: e.PORT,
+      host: e.HOST,
+      headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
+      maxConnections: e.HTTP_MAX_CONNECTIONS,
+      ...(e.TLS_CERT_FILE === undefined || e.TLS_KEY_FILE === undefined ? {} : { tls: { certFile: e.TLS_CERT_FILE, keyFile: e.TLS_KEY_FILE } }),
+    },
+    auth: {
+      mode: e.AUTH ?? (e.PARTNERS_FILE === undefined ? 'none' : 'partners'),
+      ...(e.PARTNERS_FILE === undefined ? {} : { partnersFile: e.PARTNERS_FILE }),
+      metrics: e.METRICS_AUTH,
+      requestsPerSecond: e.RATE_LIMIT_REQUESTS_PER_S,
+      eventsPerSecond: e.RATE_LIMIT_EVENTS_PER_S,
+      failuresPerMinute: e.AUTH_FAILURES_PER_MINUTE,
+      ...(e.OIDC_ISSUER === undefined || e.OIDC_AUDIENCE === undefined
+        ? {}
+        : {
+            oidc: {
+              issuer: e.OIDC_ISSUER,
+              audience: e.OIDC_AUDIENCE,
+              ...(e.OIDC_JWKS_URL === undefined ? {} : { jwksUrl: e.OIDC_JWKS_URL }),
+              ...(e.OIDC_JWKS_FILE === undefined ? {} : { jwksFile: e.OIDC_JWKS_FILE }),
+              partnerClaim: e.OIDC_PARTNER_CLAIM,
+            },
+          }),
+    },
     logLevel: e.LOG_LEVEL,
     role: e.BUS_ROLE,
     service: e.SERVICE_NAME,

@@ -23,7 +23,8 @@ export function sendProblem(res: ServerResponse, err: unknown, opts: { retryAfte
   const status = problem.status;
   const text = JSON.stringify(problem);
   const headers: Record<string, string | number> = { 'content-type': problemContentType, 'content-length': Buffer.byteLength(text) };
-  if (ge.retriable) headers['retry-after'] = String(opts.retryAfterS);
+  // A rate limit knows its own wait (details.retryAfterS); other retriable failures use the configured one.
+  if (ge.retriable) headers['retry-after'] = String(typeof ge.details.retryAfterS === 'number' ? ge.details.retryAfterS : opts.retryAfterS);
   if (opts.close === true) headers.connection = 'close';
   if (ge.code === 'CEG_UNSUPPORTED_MEDIA_TYPE' && ge.details.contentEncoding !== undefined) headers['accept-encoding'] = 'gzip';
   res.writeHead(status, headers);

@@ -9,14 +9,17 @@
  * (Host required in HTTP/1.1); RFC 9110 §15.5.6 (405 + Allow), §10.1.1 (Expect), §9.3.6 (CONNECT).
  */
 import { STATUS_CODES, createServer } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type express from 'express';
-import { GatewayError } from '../core/errors.js';
+import { GatewayError, errorMessage } from '../core/errors.js';
 import type { ErrorCode } from '../core/errors.js';
 import { toProblem, problemContentType } from '../codec/http/index.js';
 import type { Logger } from '../observability/index.js';
 import { silentLogger } from '../observability/index.js';
+import { ANONYMOUS, Access, attachAccess } from './auth/index.js';
+import type { AuthStep, HttpAuth } from './auth/index.js';
 import { handleIngress } from './ingress/handler.js';
 import type { IngressDeps } from './ingress/handler.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
@@ -24,6 +27,8 @@ import { routeOf } from '../observability/metrics.js';
 import type { HttpRoute } from '../observability/metrics.js';
 import { HttpDrain } from './drain.js';
 import { RefusalLog } from './refusals.js';
+import { readTlsPair, reloadOnChange } from './tls.js';
+import type { TlsFiles } from './tls.js';
 import { sendJson, sendProblem } from './respond.js';
 
 /** Timeouts (ms) and bounds of the server; see the README's configuration table. */
@@ -60,7 +65,25 @@ export interface ServerDeps {
   readonly instruments?: Pick<GatewayMetrics, 'httpRequest' | 'refusal'>;
   /** The shutdown state (gateway close drains through it); default one of its own. */
   readonly drain?: HttpDrain;
+  /**
+   * Authentication and limits (issue 11), run before every route but the public ones; undefined =
+   * none (every request is the anonymous caller, as with `AUTH=none`).
+   */
+  readonly auth?: HttpAuth;
+  /** HTTPS with these PEM files, reloaded when they change; undefined = plain HTTP. */
+  readonly tls?: TlsFiles;
 }
+
+/**
+ * The routes node:http serves itself (ahead of express), for the OpenAPI route check: method and
+ * path in OpenAPI form.
+ */
+export const SERVER_ROUTES: readonly { readonly method: string; readonly path: string }[] = Object.freeze([
+  { method: 'post', path: '/events' },
+  { method: 'get', path: '/healthz' },
+  { method: 'get', path: '/readyz' },
+  { method: 'get', path: '/metrics' },
+]);
 
 const EVENTS_ALLOW = 'POST';
 const ABSOLUTE_FORM = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
@@ -102,6 +125,10 @@ function originForm(url: string): string | undefined {
   }
 }
 
+/**
+ * The server (not listening yet): HTTPS when `deps.tls` is set, else HTTP.
+ * Errors: CEG_INVALID_OPTIONS when the TLS files cannot be read or do not match.
+ */
 export function createHttpServer(deps: ServerDeps): Server {
   const o: HttpServerOptions = { ...DEFAULT_HTTP_SERVER_OPTIONS, ...deps.http };
   const refusals = new RefusalLog(deps.log ?? silentLogger(), undefined, deps.instruments);
@@ -174,6 +201,41 @@ export function createHttpServer(deps: ServerDeps): Server {
       sendProblem(res, new GatewayError('CEG_CLOSED', 'the gateway is shutting down: send the request to another instance', { retriable: true }), { retryAfterS: deps.retryAfterS, close: true });
       return;
     }
+    const arrivedAtMs = performance.now();
+    // Authentication before any route (issue 11): a caller without a valid key learns nothing,
+    // not even whether a path exists. An OIDC token is checked asynchronously (JWKS).
+    if (deps.auth === undefined) {
+      dispatch(req, res, path, new Access(ANONYMOUS, deps.log ?? silentLogger()), arrivedAtMs);
+      return;
+    }
+    if (deps.auth.isPublic(path)) {
+      dispatch(req, res, path, undefined, arrivedAtMs);
+      return;
+    }
+    const proceed = (step: AuthStep): void => {
+      for (const [k, v] of Object.entries(step.headers)) res.setHeader(k, v);
+      if (!step.ok) {
+        req.resume();
+        refuse(res, step.error);
+        return;
+      }
+      dispatch(req, res, path, step.access, arrivedAtMs);
+    };
+    const step = deps.auth.check(req, path);
+    if (step instanceof Promise) {
+      step.then(proceed, (err: unknown) => {
+        req.resume();
+        deps.log?.error({ err: errorMessage(err) }, 'http: authentication failed unexpectedly');
+        sendProblem(res, err, { retryAfterS: deps.retryAfterS, close: true });
+      });
+      return;
+    }
+    proceed(step);
+  };
+
+  /** Routes an authenticated (or public) request. */
+  const dispatch = (req: IncomingMessage, res: ServerResponse, path: string, access: Access | undefined, arrivedAtMs: number): void => {
+    if (access !== undefined) attachAccess(req, access);
     if (path === '/events') {
       if (req.method !== 'POST') {
         req.resume();
@@ -186,7 +248,8 @@ export function createHttpServer(deps: ServerDeps): Server {
         sendProblem(res, new GatewayError('CEG_BROKER_UNAVAILABLE', 'the gateway is starting: topics and schemas are not ready yet', { retriable: true }), { retryAfterS: deps.retryAfterS });
         return;
       }
-      void handleIngress(req, res, ingress, { arrivedAtMs: performance.now(), requestTimeoutMs: o.requestTimeoutMs, refusals, shutdown: drain.signal });
+      const admission = access === undefined ? undefined : deps.auth?.ingress(access);
+      void handleIngress(req, res, ingress, { arrivedAtMs, requestTimeoutMs: o.requestTimeoutMs, refusals, shutdown: drain.signal, ...(admission === undefined ? {} : { admission }) });
       return;
     }
     if (req.method === 'GET' && path === '/healthz') {
@@ -215,7 +278,15 @@ export function createHttpServer(deps: ServerDeps): Server {
 
   // Our own check of the request time (handler/readBody) answers 408 with a problem; Node's is
   // the backstop a little later, for requests whose headers never complete.
-  const server = createServer({ headersTimeout: o.headersTimeoutMs, requestTimeout: o.requestTimeoutMs + 1000, connectionsCheckingInterval: 500, requireHostHeader: false }, onRequest);
+  const httpOptions = { headersTimeout: o.headersTimeoutMs, requestTimeout: o.requestTimeoutMs + 1000, connectionsCheckingInterval: 500, requireHostHeader: false };
+  let server: Server;
+  if (deps.tls === undefined) server = createServer(httpOptions, onRequest);
+  else {
+    const https = createHttpsServer({ ...httpOptions, ...readTlsPair(deps.tls) }, onRequest);
+    reloadOnChange(https, deps.tls, deps.log ?? silentLogger());
+    // An https.Server is an http.Server with TLS in front (same request events and methods).
+    server = https;
+  }
   server.maxHeadersCount = MAX_HEADER_LINES;
   server.maxConnections = o.maxConnections;
 

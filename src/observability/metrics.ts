@@ -77,6 +77,8 @@ export interface ScrapeSource {
   readonly outbox?: () => Promise<{ readonly backlogRows: number; readonly oldestRowAgeSeconds: number } | undefined>;
   /** Pull subscriptions served by this instance, by group (issue 9). */
   readonly pull?: () => ReadonlyMap<string, { readonly delivered: number; readonly skipped: number; readonly deadLettered: number; readonly commits: number }>;
+  /** Authentication counts (issue 11): 401s, and 429s by policy; undefined before the server listens. */
+  readonly auth?: () => { readonly failures: number; readonly limited: { readonly requests: number; readonly events: number; readonly failures: number } } | undefined;
   /** Active subscriptions of this instance with a consumer-group member now, and waiting for work without one (issue 10). */
   readonly members?: () => { readonly running: number; readonly idle: number } | undefined;
 }
@@ -234,6 +236,30 @@ export class GatewayMetrics {
       collect() {
         this.reset();
         for (const s of subs()) this.set({ subscription: s.name }, s.partitions);
+      },
+    });
+    const auths = (): { failures: number; limited: { requests: number; events: number; failures: number } }[] =>
+      [...sources].flatMap((src) => {
+        const a = src.auth?.();
+        return a === undefined ? [] : [a];
+      });
+    new Counter({
+      name: 'ce_gateway_auth_failures_total',
+      help: 'Requests refused 401: no, a malformed or an unknown credential.',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(auths().reduce((n, a) => n + a.failures, 0));
+      },
+    });
+    new Counter({
+      name: 'ce_gateway_rate_limited_total',
+      help: "Requests refused 429, by policy: requests (a partner's requests/s), events (its events/s), failures (failed attempts from one address).",
+      labelNames: ['policy'],
+      registers,
+      collect() {
+        this.reset();
+        for (const policy of ['requests', 'events', 'failures'] as const) this.inc({ policy }, auths().reduce((n, a) => n + a.limited[policy], 0));
       },
     });
     new Gauge({

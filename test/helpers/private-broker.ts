@@ -25,6 +25,8 @@ async function freePort(): Promise<number> {
 export interface PrivateBroker {
   /** `host:port` of the broker, for KAFKA_BROKERS. */
   readonly brokers: readonly string[];
+  /** `host:port` of its SASL_PLAINTEXT SCRAM-SHA-512 listener (user `config.kafka.saslUser`, password in `config.kafka.saslPasswordFile`). */
+  readonly saslBrokers: readonly string[];
   readonly config: StackConfig;
   /** The broker process's pid (undefined while it is down). */
   pid(): number | undefined;
@@ -40,7 +42,10 @@ export interface PrivateBroker {
 export async function startPrivateBroker(prefix: string): Promise<PrivateBroker> {
   const dir = mkdtempSync(join(tmpdir(), `ceg-${prefix}-`));
   const base = stackConfig();
-  const config: StackConfig = { ...base, kafka: { port: await freePort(), controllerPort: await freePort(), libsDir: stackEnv().kafkaLibs || base.kafka.libsDir, dir, heapMb: 512 } };
+  const config: StackConfig = {
+    ...base,
+    kafka: { port: await freePort(), controllerPort: await freePort(), saslPort: await freePort(), saslUser: base.kafka.saslUser, saslPasswordFile: join(dir, 'sasl-password'), libsDir: stackEnv().kafkaLibs || base.kafka.libsDir, dir, heapMb: 512 },
+  };
   const tools = await preflight();
   await startKafka(config, tools);
   const pid = (): number | undefined => readPid(kafkaPidFile(config));
@@ -55,6 +60,7 @@ export async function startPrivateBroker(prefix: string): Promise<PrivateBroker>
   };
   return {
     brokers: [`127.0.0.1:${config.kafka.port}`],
+    saslBrokers: [`127.0.0.1:${config.kafka.saslPort}`],
     config,
     pid,
     signal,

@@ -13,6 +13,7 @@
  * Spec: issue 10 "Dead letters as a product", "Status".
  */
 import { GatewayError } from '../../core/errors.js';
+import { DEFAULT_OWNER } from '../subscriptions/model.js';
 import type { Transport } from '../../transport/port.js';
 import type { DeadLetterPage, DeadLetters, PurgeResult, RedriveResult, Selection } from '../deadletters/index.js';
 import type { Subscription } from '../subscriber/index.js';
@@ -22,6 +23,8 @@ import type { SubscriptionLag } from './lag.js';
 /** A subscription found by name. */
 export interface SubscriptionTarget {
   readonly name: string;
+  /** Who it belongs to: the partner that created an HTTP resource, the file's owner, `anonymous` for the gateway's own (library, connectors). */
+  readonly owner: string;
   /** The consumer group: its dead letters are on `<group>.dlq`. */
   readonly group: string;
   /** `api` (HTTP resource), `file` (connector file), `library` (run in this process by the library or a connector). */
@@ -64,8 +67,8 @@ export interface SubscriptionStatus {
 export interface OperationsDeps {
   readonly transport: Transport;
   readonly deadLetters: DeadLetters;
-  /** The subscription of this name, or undefined. */
-  readonly resolve: (name: string) => SubscriptionTarget | undefined;
+  /** The subscription of this name (an HTTP resource of `owner`, else a file-declared or library one), or undefined. */
+  readonly resolve: (name: string, owner: string) => SubscriptionTarget | undefined;
   /** This instance's member of a group, if it runs one. */
   readonly member: (group: string) => Subscription | undefined;
   readonly instance: string;
@@ -79,31 +82,36 @@ export class SubscriptionOperations {
     this.#d = deps;
   }
 
-  #target(name: string): SubscriptionTarget {
-    const t = this.#d.resolve(name);
+  /** The subscription `name` as `owner` addresses it. Errors: CEG_NOT_FOUND. */
+  target(name: string, owner: string = DEFAULT_OWNER): SubscriptionTarget {
+    return this.#target(name, owner);
+  }
+
+  #target(name: string, owner: string = DEFAULT_OWNER): SubscriptionTarget {
+    const t = this.#d.resolve(name, owner);
     if (t === undefined) throw new GatewayError('CEG_NOT_FOUND', `no subscription named ${name.slice(0, 200)}`, { retriable: false, details: { field: 'name' } });
     return t;
   }
 
-  deadLetters(name: string, q: { readonly limit?: number; readonly after?: string }): Promise<DeadLetterPage> {
-    return this.#d.deadLetters.list(this.#target(name).group, q);
+  deadLetters(name: string, q: { readonly limit?: number; readonly after?: string }, owner: string = DEFAULT_OWNER): Promise<DeadLetterPage> {
+    return this.#d.deadLetters.list(this.#target(name, owner).group, q);
   }
 
   /** Errors also: CEG_CONFLICT (`field: name`) for a pull subscription (its dead letters are poison records its clients never read; nothing would deliver them). */
-  redrive(name: string, sel: Selection): Promise<RedriveResult> {
-    const t = this.#target(name);
+  redrive(name: string, sel: Selection, owner: string = DEFAULT_OWNER): Promise<RedriveResult> {
+    const t = this.#target(name, owner);
     if (t.pull === true) {
       return Promise.reject(new GatewayError('CEG_CONFLICT', `subscription ${name.slice(0, 200)} is a pull subscription: its dead letters are records no client can read (poison); list and purge them, redrive is for subscriptions the gateway delivers`, { retriable: false, details: { field: 'name' } }));
     }
     return this.#d.deadLetters.redrive(t.group, sel);
   }
 
-  purge(name: string, sel: Selection): Promise<PurgeResult> {
-    return this.#d.deadLetters.purge(this.#target(name).group, sel);
+  purge(name: string, sel: Selection, owner: string = DEFAULT_OWNER): Promise<PurgeResult> {
+    return this.#d.deadLetters.purge(this.#target(name, owner).group, sel);
   }
 
-  async status(name: string): Promise<SubscriptionStatus> {
-    const t = this.#target(name);
+  async status(name: string, owner: string = DEFAULT_OWNER): Promise<SubscriptionStatus> {
+    const t = this.#target(name, owner);
     const existing: string[] = [];
     for (const topic of t.topics) {
       // The retry and redrive topics exist only once the subscription ran (or was created over HTTP).

@@ -165,11 +165,15 @@ export class SubscriptionService {
     throw notFound(name);
   }
 
-  /** A file-declared subscription of `owner` by name, else the one of that name under any owner (files name their own owner). */
+  /**
+   * A file-declared subscription of `owner` by name. For the anonymous owner (a gateway without
+   * authentication) also the one of that name under any owner (files name their own owner); an
+   * authenticated partner sees only its own (issue 11: others' subscriptions are 404).
+   */
   #declaredNamed(name: string, owner: string): SubscriptionView | undefined {
     const all = this.#d.declared?.();
     if (all === undefined) return undefined;
-    return all.get(groupOf(owner, name)) ?? [...all.values()].find((v) => v.name === name);
+    return all.get(groupOf(owner, name)) ?? (owner === DEFAULT_OWNER ? [...all.values()].find((v) => v.name === name) : undefined);
   }
 
   /**

@@ -28,7 +28,7 @@ export function registerServeCommand(program: Command): void {
         process.stderr.write(`ce-gateway: cannot start: ${errorMessage(err)}\n`);
         void gw.close().finally(() => process.exit(EXIT_USAGE));
       });
-      log.info({ url: `http://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}`, transport: gw.transport.kind }, 'listening');
+      log.info({ url: `${config.http.tls === undefined ? 'http' : 'https'}://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}`, transport: gw.transport.kind }, 'listening');
       const connectors = await startConnectors(gw, defs, log.child({ component: 'connectors' }), { instanceId: config.instance });
       if (connectors.running.length > 0) log.info({ connectors: connectors.running.length }, 'connectors started');
       onSignals(async () => {

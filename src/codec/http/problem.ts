@@ -70,19 +70,24 @@ const byCode: ReadonlyMap<string, Row> = new Map<string, Row>([
   ['CEG_HEADERS_TOO_LARGE', { status: 431, title: 'Request header fields too large' }],
   ['CEG_NOT_IMPLEMENTED', { status: 501, title: 'Not implemented' }],
   ['CEG_STORE_UNAVAILABLE', { status: 503, title: 'Store unavailable' }],
+  ['CEG_UNAUTHENTICATED', { status: 401, title: 'Unauthorized' }],
+  ['CEG_FORBIDDEN', { status: 403, title: 'Forbidden' }],
+  ['CEG_QUOTA_EXCEEDED', { status: 403, title: 'Quota exceeded' }],
+  ['CEG_RATE_LIMITED', { status: 429, title: 'Too many requests' }],
   ['CEG_INVALID_OPTIONS', { status: 500, title: 'Server misconfigured' }],
   ['CEG_CATALOG_INVALID', { status: 500, title: 'Server misconfigured' }],
 ]);
 
-/** HTTP status for an error: 400 validation, 413 too large, 415 media type, 503 retriable, else 500. */
+/** HTTP status for an error: 400 validation, 413 too large, 415 media type, 429 rate limited, 503 other retriable, else 500. */
 export function problemStatus(err: GatewayError): number {
   const row = byCode.get(err.code);
-  if (err.retriable) return 503;
+  // A rate limit is retriable (later) but the fault is the client's pace, not the gateway's state.
+  if (err.retriable) return row?.status === 429 ? 429 : 503;
   return row?.status ?? 500;
 }
 
 /** Details copied into a 4xx problem as extension members (RFC 9457 §3.2): none holds a secret. */
-const NAMED_DETAILS = ['limit', 'max', 'actual', 'maxBytes', 'maxBatchEvents', 'maxMessageBytes', 'topic', 'contentType', 'contentEncoding', 'transferEncoding', 'supported', 'allow'] as const;
+const NAMED_DETAILS = ['limit', 'max', 'actual', 'maxBytes', 'maxBatchEvents', 'maxMessageBytes', 'topic', 'contentType', 'contentEncoding', 'transferEncoding', 'supported', 'allow', 'permission', 'maxSubscriptions'] as const;
 
 function isViolationList(v: unknown): v is readonly Violation[] {
   return Array.isArray(v) && v.every((x) => typeof x === 'object' && x !== null && typeof (x as { reason?: unknown }).reason === 'string');

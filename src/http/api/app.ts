@@ -5,10 +5,12 @@
 import express from 'express';
 import type { NextFunction, Request, Response } from 'express';
 import { GatewayError } from '../../core/errors.js';
+import { publicCatalog } from '../../catalog/index.js';
 import type { Catalog } from '../../catalog/index.js';
 import { problemContentType, toProblem } from '../../codec/http/index.js';
 import type { SchemaRegistry } from '../../registry/port.js';
 import { createDocsRouter } from './docs.js';
+import { buildOpenApi } from './openapi/document.js';
 import { bodyErrors, subscriptionsRouter } from './subscriptions/routes.js';
 import type { SubscriptionsApi } from './subscriptions/routes.js';
 import { replayRouter } from './subscriptions/replay-routes.js';
@@ -29,6 +31,8 @@ export interface ApiDeps {
   readonly docs: DocsOptions;
   /** `Retry-After` on 503 answers, seconds. */
   readonly retryAfterS: number;
+  /** `GET /metrics` needs no key (the OpenAPI document says so). */
+  readonly metricsPublic?: boolean;
   /** The subscription resources; undefined while they load (503), absent when this gateway serves none (404). */
   readonly subscriptions?: () => SubscriptionsApi | undefined;
   /** Replays of the subscriptions (issue 9); undefined while they load (503). */
@@ -50,9 +54,11 @@ export function createApiApp(deps: ApiDeps): express.Express {
   app.disable('x-powered-by');
   app.set('etag', false);
 
+  // Internal kinds are never offered in the public documents (issue 11).
+  const visible = publicCatalog(deps.catalog);
   app.get('/catalog', (_req, res) => {
     res.json({
-      kinds: deps.catalog.kinds.map((k) => ({
+      kinds: visible.kinds.map((k) => ({
         eventId: k.eventId,
         name: k.name,
         description: k.description,
@@ -78,9 +84,13 @@ export function createApiApp(deps: ApiDeps): express.Express {
     res.type('application/json').send(schema);
   });
 
-  app.use(createDocsRouter(deps.catalog, deps.docs));
+  app.use(createDocsRouter(visible, deps.docs));
+  const openApi = JSON.stringify(buildOpenApi({ publicBaseUrl: deps.docs.publicBaseUrl ?? '/', metricsPublic: deps.metricsPublic ?? false }));
+  app.get('/openapi.json', (_req, res) => {
+    res.type('application/json').send(openApi);
+  });
   if (deps.pull !== undefined) app.use(pullRouter(deps.pull, { ...(deps.log === undefined ? {} : { log: deps.log }), ...(deps.closing === undefined ? {} : { closing: deps.closing }) }));
-  if (deps.subscriptions !== undefined) app.use(subscriptionsRouter(deps.subscriptions));
+  if (deps.subscriptions !== undefined) app.use(subscriptionsRouter(deps.subscriptions, deps.catalog));
   if (deps.replays !== undefined) app.use(replayRouter(deps.replays));
   if (deps.operations !== undefined) app.use(subscriptionOperationsRouter(deps.operations));
   if (deps.console !== undefined) app.use(consoleRouter(deps.console));
@@ -92,7 +102,7 @@ export function createApiApp(deps: ApiDeps): express.Express {
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
     const ge = err instanceof GatewayError ? err : new GatewayError('CEG_INTERNAL', 'internal error', { retriable: false, cause: err });
     const problem = toProblem(ge, req.originalUrl);
-    if (ge.retriable) res.set('retry-after', String(deps.retryAfterS));
+    if (ge.retriable) res.set('retry-after', String(typeof ge.details.retryAfterS === 'number' ? ge.details.retryAfterS : deps.retryAfterS));
     res.status(problem.status).type(problemContentType).send(JSON.stringify(problem));
   });
   return app;

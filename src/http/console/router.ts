@@ -5,6 +5,9 @@
  * can do nothing an API caller with the same key cannot.
  * - `GET /console`, `/console/app.js`, `/console/app.css`: the page (no inline script: the answer
  *   carries a Content-Security-Policy that allows scripts and styles from this origin only).
+ * The page and its assets are public (a browser loads them without a key); the data routes need
+ * a key: the trace an admin's (it crosses every partner's kinds), the tail the subscription's owner
+ * (or an admin with `?owner=`), as everywhere (issue 11).
  * - `GET /console/api/trace/{correlationid}[?since=<ms epoch>]` → `{ correlationid, complete,
  *   roots: [ChainNode + data], invalid }` — the chain as a tree (bus spec T15), read like
  *   `ce-gateway trace` (group-less, bounded by `traceTimeoutMs`, 10 s in the gateway).
@@ -25,6 +28,7 @@ import { GatewayError } from '../../core/errors.js';
 import type { Logger } from '../../observability/index.js';
 import type { Transport } from '../../transport/port.js';
 import type { SubscriptionsApi } from '../api/subscriptions/routes.js';
+import { accessOf } from '../auth/index.js';
 import { CONSOLE_CSS, CONSOLE_HTML, CONSOLE_JS } from './page.js';
 
 export interface ConsoleDeps {
@@ -65,6 +69,9 @@ export function consoleRouter(deps: ConsoleDeps): Router {
   r.get('/console/app.css', staticAsset('text/css; charset=utf-8', CONSOLE_CSS));
 
   r.get('/console/api/trace/:correlationid', async (req, res) => {
+    // A chain crosses every partner's kinds and shows their data: admins only (issue 11).
+    const access = accessOf(req);
+    access.require('admin', access.partner.id);
     const id = String(req.params.correlationid);
     if (!CORRELATION_ID.test(id)) throw new GatewayError('CEG_MALFORMED_REQUEST', 'correlationid: 1–256 characters without control characters', { retriable: false, details: { field: 'correlationid' } });
     const since = req.query.since === undefined ? undefined : Number(req.query.since);
@@ -78,7 +85,8 @@ export function consoleRouter(deps: ConsoleDeps): Router {
   r.get('/console/api/tail/:name', async (req, res) => {
     const api = deps.subscriptions();
     if (api === undefined) throw new GatewayError('CEG_BROKER_UNAVAILABLE', 'the gateway is starting: subscriptions are not loaded yet', { retriable: true });
-    const view = api.get(String(req.params.name)); // CEG_NOT_FOUND for an unknown name
+    // The caller's own subscription (an admin: ?owner=); CEG_NOT_FOUND for an unknown name or another partner's (issue 11).
+    const view = api.get(String(req.params.name), accessOf(req).owner(req.query.owner));
     const kinds = view.kinds.map((k) => deps.catalog.byEventId(k) ?? deps.catalog.byName(k)).filter((k) => k !== undefined);
     const eventIds = new Set(kinds.map((k) => k.eventId));
     const topics = [...new Set(kinds.map((k) => k.topic.name))];

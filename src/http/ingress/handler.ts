@@ -24,6 +24,7 @@ import type { GatewayMetrics } from '../../observability/metrics.js';
 import { recordBatchBytes } from '../../bus/publisher/index.js';
 import type { Position } from '../../transport/port.js';
 import { checkBodyFraming, readBody } from '../body.js';
+import type { IngressAdmission } from '../auth/index.js';
 import type { RefusalLog } from '../refusals.js';
 import { sendJson, sendProblem } from '../respond.js';
 import { prepareEvents } from './prepare.js';
@@ -65,6 +66,8 @@ export interface RequestContext {
   readonly refusals?: RefusalLog;
   /** Aborted when the gateway is shutting down and requests must answer now (503 with each event's fate). */
   readonly shutdown?: AbortSignal;
+  /** The partner's bounds and checks (issue 11); undefined = none (the gateway's bounds only). */
+  readonly admission?: IngressAdmission;
 }
 
 type Settled = { readonly ok: true; readonly position: Position } | { readonly ok: false; readonly error: GatewayError } | undefined;
@@ -95,17 +98,20 @@ export async function handleIngress(req: IncomingMessage, res: ServerResponse, d
   const { options: o } = deps;
   // Read now: once the client hangs up, the socket no longer knows its peer.
   const partner = req.socket.remoteAddress;
+  const admission = ctx.admission;
+  const maxBodyBytes = Math.min(o.maxBodyBytes, admission?.maxBodyBytes ?? Infinity);
+  const maxBatchEvents = Math.min(o.maxBatchEvents, admission?.maxBatchEvents ?? Infinity);
   const deadlineAt = ctx.arrivedAtMs + o.ackTimeoutMs;
   let prepared: PreparedEvent[] = [];
   let parsedEvents: readonly ({ readonly attributes: { readonly type?: unknown } } | undefined)[] = [];
   try {
-    const encoding = checkBodyFraming(req, o.maxBodyBytes);
-    const body = await readBody(req, o.maxBodyBytes, { timeoutMs: ctx.arrivedAtMs + ctx.requestTimeoutMs - performance.now(), ...(encoding === undefined ? {} : { encoding }) });
+    const encoding = checkBodyFraming(req, maxBodyBytes);
+    const body = await readBody(req, maxBodyBytes, { timeoutMs: ctx.arrivedAtMs + ctx.requestTimeoutMs - performance.now(), ...(encoding === undefined ? {} : { encoding }) });
     refuseRepeatedHeaders(req);
     let parsed: ParsedHttpRequest | { mode: 'batch'; events: readonly (ParsedHttpRequest['events'][number] | undefined)[] };
     let earlier: Violation[] = [];
     try {
-      parsed = parseHttpRequest(req.headers, body, { maxBatchEvents: o.maxBatchEvents, ...(o.limits === undefined ? {} : { limits: o.limits }) });
+      parsed = parseHttpRequest(req.headers, body, { maxBatchEvents, ...(o.limits === undefined ? {} : { limits: o.limits }) });
     } catch (err) {
       // A batch with some malformed events: check the others too, so every bad event is listed.
       if (!(err instanceof BatchViolationsError)) throw err;
@@ -115,6 +121,12 @@ export async function handleIngress(req: IncomingMessage, res: ServerResponse, d
     parsedEvents = parsed.events;
     const batch = parsed.mode === 'batch';
     const traceparent = validTraceparent(req.headers.traceparent);
+    // Who may publish what is decided from `type` and `source` before the data is validated
+    // (issue 11); the events/s bucket is charged only for requests that may publish at all.
+    admission?.admit(parsed.events, batch, (name, value) => {
+      const before = res.getHeader(name);
+      res.setHeader(name, typeof before === 'string' ? `${before}, ${value}` : value);
+    });
     prepared = prepareEvents(parsed.events, deps.codec, { dataschemaBase: o.dataschemaBase, limits: o.limits, maxMessageBytes: o.maxMessageBytes, ...(traceparent === undefined ? {} : { traceparent }) }, batch, earlier);
     if (prepared.length === 0) {
       sendJson(res, 202, { events: [] });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../../src/core/errors.js';
-import { defaultCatalogDir, loadCatalog, parseCatalog } from '../../../src/catalog/index.js';
+import { defaultCatalogDir, loadCatalog, parseCatalog, publicCatalog } from '../../../src/catalog/index.js';
 import type { CatalogProblem } from '../../../src/catalog/index.js';
 
 const SCHEMA = JSON.stringify({
@@ -81,6 +81,17 @@ describe('parseCatalog: a valid catalog', () => {
     expect(Object.isFrozen(c.kinds)).toBe(true);
     expect(c.topics.map((t) => t.name)).toEqual(['test.thing-happened']);
     expect(c.byEventId('00000000-0000-4000-8000-000000000000')).toBeUndefined();
+  });
+
+  it('reads internal (issue 11), default false; the public view leaves internal kinds and their topics out', () => {
+    expect(parseCatalog(yamlOf([kindA]), files(), '/cat').kinds[0]?.internal).toBe(false);
+    const c = parseCatalog(yamlOf([{ ...kindA, internal: true }]), files(), '/cat');
+    expect(c.kinds[0]?.internal).toBe(true);
+    const v = publicCatalog(c);
+    expect(v.kinds).toEqual([]);
+    expect(v.topics).toEqual([]);
+    expect(v.byEventId(kindA.eventId as string)).toBeUndefined();
+    expect(publicCatalog(parseCatalog(yamlOf([kindA]), files(), '/cat')).kinds).toHaveLength(1);
   });
 
   it('uses the topics section and defaults, and topic-record-name subjects on a shared topic', () => {

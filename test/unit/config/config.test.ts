@@ -237,6 +237,32 @@ describe('KAFKA_CLIENT: the Kafka client library behind the transport (issue 14)
   });
 });
 
+describe('authentication and TLS settings (issue 11)', () => {
+  it('AUTH defaults to partners with PARTNERS_FILE, else none; metrics need an admin by default', () => {
+    expect(loadConfig({}).auth).toMatchObject({ mode: 'none', metrics: 'admin', requestsPerSecond: 100, eventsPerSecond: 1000, failuresPerMinute: 10 });
+    expect(loadConfig({ PARTNERS_FILE: '/p.yaml' }).auth).toMatchObject({ mode: 'partners', partnersFile: '/p.yaml' });
+    expect(loadConfig({ PARTNERS_FILE: '/p.yaml', AUTH: 'none' }).auth.mode).toBe('none');
+    expect(loadConfig({ METRICS_AUTH: 'public', RATE_LIMIT_REQUESTS_PER_S: '7' }).auth).toMatchObject({ metrics: 'public', requestsPerSecond: 7 });
+  });
+  it('refuses AUTH=partners without PARTNERS_FILE, and half a TLS pair, naming the variables', () => {
+    expect(() => loadConfig({ AUTH: 'partners' })).toThrow(/AUTH=partners needs PARTNERS_FILE/);
+    expect(() => loadConfig({ AUTH: 'oidc' })).toThrow(/AUTH: /);
+    expect(() => loadConfig({ TLS_CERT_FILE: '/c.pem' })).toThrow(/TLS_CERT_FILE: goes together with TLS_KEY_FILE/);
+  });
+  it('OIDC: issuer, audience and one JWKS source, with PARTNERS_FILE; the claim defaults to sub', () => {
+    expect(loadConfig({ PARTNERS_FILE: '/p', OIDC_ISSUER: 'https://i', OIDC_AUDIENCE: 'a', OIDC_JWKS_FILE: '/j' }).auth.oidc).toEqual({ issuer: 'https://i', audience: 'a', jwksFile: '/j', partnerClaim: 'sub' });
+    expect(() => loadConfig({ PARTNERS_FILE: '/p', OIDC_ISSUER: 'https://i', OIDC_AUDIENCE: 'a' })).toThrow(/one of OIDC_JWKS_URL or OIDC_JWKS_FILE/);
+    expect(() => loadConfig({ OIDC_ISSUER: 'https://i', OIDC_AUDIENCE: 'a', OIDC_JWKS_FILE: '/j' })).toThrow(/OIDC needs PARTNERS_FILE/);
+    expect(loadConfig({}).auth.oidc).toBeUndefined();
+  });
+  it('TLS makes the default public base URL https', () => {
+    const c = loadConfig({ TLS_CERT_FILE: '/c.pem', TLS_KEY_FILE: '/k.pem', PORT: '8443' });
+    expect(c.http.tls).toEqual({ certFile: '/c.pem', keyFile: '/k.pem' });
+    expect(c.publicBaseUrl).toBe('https://127.0.0.1:8443');
+    expect(loadConfig({}).http.tls).toBeUndefined();
+  });
+});
+
 describe('CONFIG_KEYS: every variable the gateway reads (deployment files are checked against it)', () => {
   it('lists the settings, each secret\'s _FILE and the env file variable', () => {
     for (const k of ['PORT', 'KAFKA_BROKERS', 'SCHEMA_REGISTRY_URL', 'SHUTDOWN_TIMEOUT_MS', 'DATABASE_URL', 'DATABASE_URL_FILE', 'KAFKA_SASL_PASSWORD_FILE', 'CE_GATEWAY_ENV_FILE']) expect(CONFIG_KEYS).toContain(k);

@@ -15,6 +15,7 @@
  * Spec: issue 10; RFC 9457.
  */
 import express from 'express';
+import { accessOf } from '../../auth/index.js';
 import type { NextFunction, Request, Response } from 'express';
 import { GatewayError } from '../../../core/errors.js';
 import { MAX_IDS } from '../../../bus/deadletters/index.js';
@@ -24,10 +25,12 @@ import { MAX_SUBSCRIPTION_BODY_BYTES } from './routes.js';
 
 /** What the routes need (SubscriptionOperations fits). */
 export interface SubscriptionOperationsApi {
-  deadLetters(name: string, q: { readonly limit?: number; readonly after?: string }): Promise<DeadLetterPage>;
-  redrive(name: string, sel: Selection): Promise<RedriveResult>;
-  purge(name: string, sel: Selection): Promise<PurgeResult>;
-  status(name: string): Promise<SubscriptionStatus>;
+  /** The subscription as `owner` addresses it (its `owner` decides who may act on it). Errors: CEG_NOT_FOUND. */
+  target(name: string, owner: string): { readonly name: string; readonly owner: string };
+  deadLetters(name: string, q: { readonly limit?: number; readonly after?: string }, owner: string): Promise<DeadLetterPage>;
+  redrive(name: string, sel: Selection, owner: string): Promise<RedriveResult>;
+  purge(name: string, sel: Selection, owner: string): Promise<PurgeResult>;
+  status(name: string, owner: string): Promise<SubscriptionStatus>;
 }
 
 /** A name as routes take it: HTTP resources' names, and library/connector subscription names (consumer groups). */
@@ -68,7 +71,7 @@ const badParameter = (field: string, message: string): GatewayError => new Gatew
 
 /** `limit` and `after` of the listing. Errors: CEG_INVALID_PARAMETER naming the parameter (an unknown or repeated one too). */
 export function parseListQuery(query: Request['query']): { limit?: number; after?: string } {
-  const unknown = Object.keys(query).find((k) => k !== 'limit' && k !== 'after');
+  const unknown = Object.keys(query).find((k) => k !== 'limit' && k !== 'after' && k !== 'owner');
   if (unknown !== undefined) throw badParameter(unknown.slice(0, 100), 'unknown parameter; the listing takes limit and after');
   const one = (name: string): string | undefined => {
     const v = query[name];
@@ -115,19 +118,37 @@ export function subscriptionOperationsRouter(api: () => SubscriptionOperationsAp
   };
   const noStore = (res: Response): Response => res.set('cache-control', 'no-store');
 
+  // Who may act (issue 11): another owner's subscription is 404 (BOLA); redrive and purge need
+  // the `redrive` permission or the admin role (BFLA) and are written to the audit log.
+  const addressed = (req: Request, capability?: 'redrive'): { name: string; owner: string; access: ReturnType<typeof accessOf> } => {
+    const access = accessOf(req);
+    const n = name(req);
+    const t = need().target(n, access.owner(req.query.owner));
+    if (capability === undefined) access.assertOwns(t.owner);
+    else access.require(capability, t.owner);
+    return { name: n, owner: t.owner, access };
+  };
   r.get('/subscriptions/:name/deadletters', async (req, res) => {
-    noStore(res).json(await need().deadLetters(name(req), parseListQuery(req.query)));
+    const a = addressed(req);
+    noStore(res).json(await need().deadLetters(a.name, parseListQuery(req.query), a.owner));
   });
   r.delete('/subscriptions/:name/deadletters', jsonBody, async (req, res) => {
-    noStore(res).json(await need().purge(name(req), parseSelection(req.body, true)));
+    const a = addressed(req, 'redrive');
+    const sel = parseSelection(req.body, true);
+    a.access.audit('purge', { owner: a.owner, subscription: a.name });
+    noStore(res).json(await need().purge(a.name, sel, a.owner));
   });
   r.all('/subscriptions/:name/deadletters', notAllowed('GET, DELETE'));
   r.post('/subscriptions/:name/deadletters/redrive', jsonBody, async (req, res) => {
-    noStore(res).json(await need().redrive(name(req), parseSelection(req.body, false)));
+    const a = addressed(req, 'redrive');
+    const sel = parseSelection(req.body, false);
+    a.access.audit('redrive', { owner: a.owner, subscription: a.name });
+    noStore(res).json(await need().redrive(a.name, sel, a.owner));
   });
   r.all('/subscriptions/:name/deadletters/redrive', notAllowed('POST'));
   r.get('/subscriptions/:name/status', async (req, res) => {
-    noStore(res).json(await need().status(name(req)));
+    const a = addressed(req);
+    noStore(res).json(await need().status(a.name, a.owner));
   });
   r.all('/subscriptions/:name/status', notAllowed('GET'));
   return r;

@@ -13,6 +13,8 @@
  *   has processed. A failure after the stream started ends it with an `event: error` message whose
  *   `data:` is the problem+json object.
  * Bad parameters are RFC 9457 problems naming the `field` (`max`, `wait`, `cursor`, `partitions`…).
+ * Ownership (issue 11): the caller's own subscription; an admin names another owner with `?owner=`;
+ * another partner's subscription is 404.
  * Spec: issue 9; WHATWG HTML §9.2 (server-sent events: `id`, `data`, comments, Last-Event-ID);
  *   CloudEvents JSON format 1.0.2 §4 (batch); RFC 9457.
  */
@@ -24,11 +26,12 @@ import { toProblem } from '../../../codec/http/index.js';
 import { MAX_CURSOR_CHARS, MAX_PULL_EVENTS, MAX_PULL_WAIT_MS, NAME_PATTERN } from '../../../bus/subscriptions/index.js';
 import type { PullOptions, PullSession } from '../../../bus/subscriptions/index.js';
 import type { Logger } from '../../../observability/index.js';
+import { accessOf } from '../../auth/index.js';
 
-/** What the routes need (PullService fits). */
+/** What the routes need (PullService fits). `owner`: whose subscription (issue 11: the caller, or `?owner=` for an admin). */
 export interface PullApi {
-  open(name: string, o?: PullOptions): Promise<PullSession>;
-  commit(name: string, cursor: string): Promise<void>;
+  open(name: string, o: PullOptions, owner: string): Promise<PullSession>;
+  commit(name: string, cursor: string, owner: string): Promise<void>;
 }
 
 /** Response header carrying the cursor after a long-poll's events. */
@@ -126,12 +129,13 @@ export function pullRouter(api: () => PullApi | undefined, opts: PullRouterOptio
   // express answers HEAD with the GET handler: that would run a pull (or hold a stream open) for nothing.
   r.head(['/subscriptions/:name/events', '/subscriptions/:name/stream'], notAllowed('GET'));
   r.get('/subscriptions/:name/events', async (req, res) => {
-    const q = query(req, ['max', 'wait', 'cursor', 'partitions']);
+    const q = query(req, ['max', 'wait', 'cursor', 'partitions', 'owner']);
+    const owner = accessOf(req).owner(q.get('owner'));
     const max = intIn(q, 'max', 1, MAX_PULL_EVENTS, PULL_DEFAULTS.max);
     const waitMs = secondsIn(q, 'wait', 0, MAX_PULL_WAIT_MS / 1000, PULL_DEFAULTS.waitS);
     const cursor = cursorIn(q.get('cursor'));
     const partitions = partitionsIn(q);
-    const session = await need().open(name(req), { ...(cursor === undefined ? {} : { cursor }), ...(partitions === undefined ? {} : { partitions }) });
+    const session = await need().open(name(req), { ...(cursor === undefined ? {} : { cursor }), ...(partitions === undefined ? {} : { partitions }) }, owner);
     const answer = await session.next({ max, waitMs, signal: until(req, res) });
     if (res.destroyed) return;
     res.status(200).set('cache-control', 'no-store').set(CURSOR_HEADER, answer.cursor).type(`${BATCH_JSON}; charset=utf-8`).send(JSON.stringify(answer.events.map((e) => e.json)));
@@ -152,20 +156,22 @@ export function pullRouter(api: () => PullApi | undefined, opts: PullRouterOptio
     if (extra.length > 0) throw new GatewayError('CEG_INVALID_PARAMETER', `${extra[0]!.slice(0, 50)}: unknown field (the body is { "cursor": "…" })`, { retriable: false, details: { field: extra[0]!.slice(0, 50) } });
     const c = (body as { cursor?: unknown }).cursor;
     if (typeof c !== 'string') throw new GatewayError('CEG_INVALID_CURSOR', 'cursor: required, a string (the ce-gateway-cursor header or an SSE id)', { retriable: false, details: { field: 'cursor' } });
-    await need().commit(name(req), cursorIn(c)!);
+    const owner = accessOf(req).owner(query(req, ['owner']).get('owner'));
+    await need().commit(name(req), cursorIn(c)!, owner);
     res.status(204).end();
   });
   r.all('/subscriptions/:name/cursors', notAllowed('POST'));
 
   r.get('/subscriptions/:name/stream', async (req, res) => {
-    const q = query(req, ['cursor', 'partitions', 'heartbeat']);
+    const q = query(req, ['cursor', 'partitions', 'heartbeat', 'owner']);
+    const owner = accessOf(req).owner(q.get('owner'));
     const heartbeatMs = secondsIn(q, 'heartbeat', 1, PULL_DEFAULTS.maxHeartbeatS, PULL_DEFAULTS.heartbeatS);
     const lastEventId = req.headers['last-event-id'];
     const cursor = cursorIn(typeof lastEventId === 'string' && lastEventId !== '' ? lastEventId : q.get('cursor'));
     const partitions = partitionsIn(q);
     const n = name(req);
     // Opened before the stream starts, so a bad subscription, cursor or partition is still a problem+json answer.
-    const session = await need().open(n, { ...(cursor === undefined ? {} : { cursor }), ...(partitions === undefined ? {} : { partitions }) });
+    const session = await need().open(n, { ...(cursor === undefined ? {} : { cursor }), ...(partitions === undefined ? {} : { partitions }) }, owner);
     const signal = until(req, res);
     res.status(200).set({ 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' });
     res.flushHeaders();

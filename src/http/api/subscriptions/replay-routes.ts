@@ -13,6 +13,7 @@
  * `by` is `anonymous`; {@link requesterOf} is the one place that will read the partner.
  */
 import express from 'express';
+import { accessOf } from '../../auth/index.js';
 import type { NextFunction, Request, Response } from 'express';
 import { GatewayError } from '../../../core/errors.js';
 import { DEFAULT_OWNER, NAME_PATTERN } from '../../../bus/subscriptions/index.js';
@@ -21,8 +22,8 @@ import { MAX_SUBSCRIPTION_BODY_BYTES } from './routes.js';
 
 /** What the routes need (ReplayCoordinator fits). */
 export interface ReplaysApi {
-  replay(name: string, body: unknown, by: string): Promise<ReplayAuditEntry>;
-  list(name: string): Promise<readonly ReplayAuditEntry[]>;
+  replay(name: string, body: unknown, by: string, owner: string): Promise<ReplayAuditEntry>;
+  list(name: string, owner: string): Promise<readonly ReplayAuditEntry[]>;
 }
 
 /** Largest replay request body, bytes: the subscriptions routes' bound (explicit offsets of some thousands of partitions fit). */
@@ -66,13 +67,23 @@ export function replayRouter(api: () => ReplaysApi | undefined): express.Router 
     next();
   };
 
+  // Who may replay (issue 9, 11): the owner holding the `replay` permission, or an admin (BFLA 403);
+  // another owner's subscription is 404 (BOLA). Every replay is audited.
   r.post('/subscriptions/:name/replay', requireJson, json, async (req, res) => {
-    const entry = await need().replay(name(req), req.body, requesterOf(req));
+    const access = accessOf(req);
+    const owner = access.owner(req.query.owner);
+    access.require('replay', owner);
+    const n = name(req);
+    access.audit('replay', { owner, subscription: n });
+    const entry = await need().replay(n, req.body, access.partner.id, owner);
     res.set('cache-control', 'no-store').json(entry);
   });
   r.all('/subscriptions/:name/replay', notAllowed('POST'));
   r.get('/subscriptions/:name/replays', async (req, res) => {
-    res.set('cache-control', 'no-store').json(await need().list(name(req)));
+    const access = accessOf(req);
+    const owner = access.owner(req.query.owner);
+    access.assertOwns(owner);
+    res.set('cache-control', 'no-store').json(await need().list(name(req), owner));
   });
   r.all('/subscriptions/:name/replays', notAllowed('GET'));
   return r;

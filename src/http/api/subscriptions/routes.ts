@@ -9,21 +9,28 @@
  *   `application/json`) → 200 with the resource.
  * - `DELETE /subscriptions/{name}` → 204.
  * Errors are RFC 9457 problem+json naming the field (`violations[].field`, e.g. `delivery.url`).
- * Spec: issue 8; RFC 9110 §15.3.2 (201 + Location), RFC 7396 (merge patch), RFC 9457.
+ * Ownership (issue 11): a subscription belongs to the partner that created it. Every route
+ * addresses the caller's own subscriptions; an admin addresses another owner's with `?owner=<id>`
+ * (and `GET /subscriptions` without it lists every owner's). Others' subscriptions are 404. Kinds
+ * need the `subscribe` permission (403), creating one past `maxSubscriptions` is 403
+ * `CEG_QUOTA_EXCEEDED`, and changes to others' subscriptions are written to the audit log.
+ * Spec: issue 8; issue 11; RFC 9110 §15.3.2 (201 + Location), RFC 7396 (merge patch), RFC 9457.
  */
 import express from 'express';
 import type { NextFunction, Request, Response } from 'express';
 import { GatewayError } from '../../../core/errors.js';
+import type { Catalog } from '../../../catalog/index.js';
 import { NAME_PATTERN } from '../../../bus/subscriptions/index.js';
 import type { SubscriptionView } from '../../../bus/subscriptions/index.js';
+import { accessOf } from '../../auth/index.js';
 
-/** What the routes need (SubscriptionService fits). */
+/** What the routes need (SubscriptionService fits). `owner`: the partner id the subscription belongs to; `list()` without one lists every owner's. */
 export interface SubscriptionsApi {
-  create(body: unknown): Promise<{ view: SubscriptionView; generatedSecrets?: readonly string[] }>;
-  list(): SubscriptionView[];
-  get(name: string): SubscriptionView;
-  update(name: string, patch: unknown): Promise<SubscriptionView>;
-  remove(name: string): Promise<void>;
+  create(body: unknown, owner: string): Promise<{ view: SubscriptionView; generatedSecrets?: readonly string[] }>;
+  list(owner?: string): SubscriptionView[];
+  get(name: string, owner: string): SubscriptionView;
+  update(name: string, patch: unknown, owner: string): Promise<SubscriptionView>;
+  remove(name: string, owner: string): Promise<void>;
 }
 
 /** Largest request body of these routes, bytes. */
@@ -42,8 +49,8 @@ function notAllowed(allow: string): (req: Request, res: Response, next: NextFunc
   };
 }
 
-/** The router; `api()` is undefined until the subscriptions are loaded (then 503). */
-export function subscriptionsRouter(api: () => SubscriptionsApi | undefined): express.Router {
+/** The router; `api()` is undefined until the subscriptions are loaded (then 503). `catalog`: for the `subscribe` permission of `kinds`. */
+export function subscriptionsRouter(api: () => SubscriptionsApi | undefined, catalog: Catalog): express.Router {
   const r = express.Router();
   const need = (): SubscriptionsApi => api() ?? (() => { throw starting(); })();
   const json = express.json({ limit: MAX_SUBSCRIPTION_BODY_BYTES, type: JSON_TYPES, strict: true });
@@ -61,25 +68,50 @@ export function subscriptionsRouter(api: () => SubscriptionsApi | undefined): ex
     return n;
   };
 
+  const body = (req: Request): Record<string, unknown> | undefined => (typeof req.body === 'object' && req.body !== null && !Array.isArray(req.body) ? (req.body as Record<string, unknown>) : undefined);
+
   r.post('/subscriptions', requireJson, json, async (req, res) => {
-    const { view, generatedSecrets } = await need().create(req.body);
+    const access = accessOf(req);
+    const owner = access.owner(req.query.owner);
+    access.requireSubscribe(catalog, body(req)?.kinds);
+    const svc = need();
+    const max = owner === access.partner.id ? access.partner.maxSubscriptions : undefined;
+    if (max !== undefined && svc.list(owner).filter((v) => v.origin === 'api').length >= max) {
+      throw new GatewayError('CEG_QUOTA_EXCEEDED', `partner ${owner} has ${max} subscriptions already (maxSubscriptions); delete one first`, { retriable: false, details: { maxSubscriptions: max } });
+    }
+    const { view, generatedSecrets } = await svc.create(req.body, owner);
+    access.audit('create-subscription', { owner, subscription: view.name });
     res.status(201)
-      .location(`/subscriptions/${encodeURIComponent(view.name)}`)
+      .location(`/subscriptions/${encodeURIComponent(view.name)}${owner === access.partner.id ? '' : `?owner=${encodeURIComponent(owner)}`}`)
       .set('cache-control', 'no-store')
       .json(generatedSecrets === undefined ? view : { ...view, delivery: { ...view.delivery, secrets: generatedSecrets } });
   });
-  r.get('/subscriptions', (_req, res) => {
-    res.set('cache-control', 'no-store').json({ items: need().list() });
+  r.get('/subscriptions', (req, res) => {
+    const access = accessOf(req);
+    // An admin without ?owner= sees every owner's subscriptions; everyone else only their own.
+    const owner = access.admin && req.query.owner === undefined ? undefined : access.owner(req.query.owner);
+    res.set('cache-control', 'no-store').json({ items: need().list(owner) });
   });
   r.all('/subscriptions', notAllowed('GET, POST'));
   r.get('/subscriptions/:name', (req, res) => {
-    res.set('cache-control', 'no-store').json(need().get(name(req)));
+    const owner = accessOf(req).owner(req.query.owner);
+    res.set('cache-control', 'no-store').json(need().get(name(req), owner));
   });
   r.patch('/subscriptions/:name', requireJson, json, async (req, res) => {
-    res.set('cache-control', 'no-store').json(await need().update(name(req), req.body));
+    const access = accessOf(req);
+    const owner = access.owner(req.query.owner);
+    const n = name(req);
+    access.requireSubscribe(catalog, body(req)?.kinds);
+    const view = await need().update(n, req.body, owner);
+    access.audit('update-subscription', { owner, subscription: n });
+    res.set('cache-control', 'no-store').json(view);
   });
   r.delete('/subscriptions/:name', async (req, res) => {
-    await need().remove(name(req));
+    const access = accessOf(req);
+    const owner = access.owner(req.query.owner);
+    const n = name(req);
+    await need().remove(n, owner);
+    access.audit('delete-subscription', { owner, subscription: n });
     res.status(204).end();
   });
   r.all('/subscriptions/:name', notAllowed('GET, PATCH, DELETE'));

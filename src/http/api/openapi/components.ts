@@ -1,0 +1,174 @@
+/**
+ * Shared parts of the OpenAPI document: the problem+json schema, the bearer security scheme, the
+ * rate-limit headers and the error answers every authenticated route may give.
+ * Spec: OpenAPI 3.1.0 §4.8.7 (Components), §4.8.27 (Security Scheme: http / bearer); RFC 9457 (problem
+ *   details); draft-ietf-httpapi-ratelimit-headers-09; issue 11.
+ */
+
+/** A JSON value as the document holds it. */
+export type Json = null | boolean | number | string | readonly Json[] | { readonly [k: string]: Json };
+/** One operation object (OpenAPI 3.1 §4.8.10). */
+export type Operation = { readonly [k: string]: Json };
+/** Path → method (lowercase) → operation. */
+export type PathsFragment = Readonly<Record<string, Readonly<Record<string, Operation>>>>;
+
+export const PROBLEM = 'application/problem+json';
+export const ref = (name: string): { readonly $ref: string } => ({ $ref: `#/components/schemas/${name}` });
+const resp = (name: string): { readonly $ref: string } => ({ $ref: `#/components/responses/${name}` });
+
+/** A response whose body is a problem (RFC 9457). */
+export function problem(description: string): Operation {
+  return { description, content: { [PROBLEM]: { schema: ref('Problem') } } };
+}
+
+/** The error answers of an authenticated route, to spread into `responses`. */
+export const AUTHENTICATED_ERRORS: Operation = {
+  '401': resp('Unauthenticated'),
+  '429': resp('RateLimited'),
+};
+
+/** Marks an operation as readable without a key. */
+export const PUBLIC: Operation = { security: [] };
+
+export const components: Json = {
+  securitySchemes: {
+    bearerAuth: {
+      type: 'http',
+      scheme: 'bearer',
+      description:
+        'A partner API key (PARTNERS_FILE stores its SHA-256). Every route needs it except /healthz, /readyz, /openapi.json, /asyncapi.*, /catalog and /schemas/**, and /metrics when METRICS_AUTH=public. Without PARTNERS_FILE (AUTH=none) no key is checked and the gateway serves only on a loopback address.',
+    },
+  },
+  headers: {
+    RateLimitPolicy: { description: 'The partner\'s rate policies (draft-ietf-httpapi-ratelimit-headers): `"requests";q=<per second>;w=1`, and `"events";q=…;w=1` on POST /events.', schema: { type: 'string' } },
+    RateLimit: { description: 'What is left of each policy: `"requests";r=<remaining>;t=<seconds until full>`.', schema: { type: 'string' } },
+    RetryAfter: { description: 'Seconds to wait before retrying (RFC 9110 §10.2.3).', schema: { type: 'string', pattern: '^[0-9]+$' } },
+  },
+  responses: {
+    Unauthenticated: {
+      description: 'No `Authorization: Bearer <key>`, or not a partner\'s key (CEG_UNAUTHENTICATED).',
+      headers: { 'WWW-Authenticate': { description: '`Bearer realm="ce-gateway"`, with `error="invalid_token"` when a credential came', schema: { type: 'string' }, required: true } },
+      content: { [PROBLEM]: { schema: ref('Problem') } },
+    },
+    Forbidden: problem('The partner lacks the permission named in `permission` (CEG_FORBIDDEN), or is at `maxSubscriptions` (CEG_QUOTA_EXCEEDED).'),
+    NotFound: problem('No such resource, or not the caller\'s (CEG_NOT_FOUND).'),
+    RateLimited: {
+      description: 'Over the partner\'s requests/s or events/s, or too many failed attempts from the address (CEG_RATE_LIMITED).',
+      headers: { 'Retry-After': { $ref: '#/components/headers/RetryAfter' }, 'RateLimit-Policy': { $ref: '#/components/headers/RateLimitPolicy' }, RateLimit: { $ref: '#/components/headers/RateLimit' } },
+      content: { [PROBLEM]: { schema: ref('Problem') } },
+    },
+    Unavailable: {
+      description: 'Starting, or the broker or registry is unreachable (retriable).',
+      headers: { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } },
+      content: { [PROBLEM]: { schema: ref('Problem') } },
+    },
+    MethodNotAllowed: {
+      description: 'Method not allowed here (CEG_METHOD_NOT_ALLOWED).',
+      headers: { Allow: { schema: { type: 'string' }, required: true } },
+      content: { [PROBLEM]: { schema: ref('Problem') } },
+    },
+  },
+  schemas: {
+    Problem: {
+      type: 'object',
+      description: 'RFC 9457 problem details with ce-gateway\'s members (docs/errors.md).',
+      required: ['type', 'title', 'status', 'detail', 'code', 'retriable'],
+      properties: {
+        type: { type: 'string', pattern: '^urn:ce-gateway:error:CEG_[A-Z_]+$' },
+        title: { type: 'string' },
+        status: { type: 'integer', minimum: 400, maximum: 599 },
+        detail: { type: 'string' },
+        code: { type: 'string', pattern: '^CEG_[A-Z_]+$' },
+        retriable: { type: 'boolean' },
+        instance: { type: 'string' },
+        permission: { type: 'string', description: 'The permission a 403 lacked: publish, source, internal, subscribe, replay, redrive, admin.' },
+        violations: {
+          type: 'array',
+          items: {
+            type: 'object',
+            required: ['reason'],
+            properties: { attribute: { type: 'string' }, field: { type: 'string' }, index: { type: 'integer', minimum: 0 }, reason: { type: 'string' }, code: { type: 'string' } },
+          },
+        },
+      },
+    },
+    StoredEvent: {
+      type: 'object',
+      required: ['id', 'topic', 'partition', 'offset'],
+      properties: { index: { type: 'integer', minimum: 0 }, id: { type: 'string' }, topic: { type: 'string' }, partition: { type: 'integer', minimum: 0 }, offset: { type: 'string', pattern: '^[0-9]+$', description: 'Kafka offset as decimal text' } },
+    },
+    EventRef: { type: 'object', required: ['id'], properties: { index: { type: 'integer', minimum: 0 }, id: { type: 'string' } } },
+    CloudEvent: {
+      type: 'object',
+      description: 'CloudEvents 1.0 JSON event format; `type` is the kind\'s eventId (GET /catalog).',
+      required: ['specversion', 'id', 'source', 'type', 'time'],
+      properties: {
+        specversion: { const: '1.0' },
+        id: { type: 'string', minLength: 1 },
+        source: { type: 'string', minLength: 1 },
+        type: { type: 'string', format: 'uuid' },
+        time: { type: 'string', format: 'date-time' },
+        subject: { type: 'string' },
+        datacontenttype: { type: 'string' },
+        dataschema: { type: 'string', format: 'uri' },
+        data: {},
+        data_base64: { type: 'string', contentEncoding: 'base64' },
+      },
+    },
+    Subscription: {
+      type: 'object',
+      description: 'A subscription as GET shows it: never a secret or a sink header\'s value (docs/subscriptions.md).',
+      required: ['name', 'owner', 'group', 'deadLetterTopic', 'kinds', 'filters', 'start', 'delivery', 'ordering', 'retry', 'concurrency', 'rateLimit', 'state', 'createdAt', 'updatedAt', 'generation', 'origin'],
+      properties: {
+        name: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$' },
+        owner: { type: 'string', description: 'The partner that created it.' },
+        group: { type: 'string', description: 'Kafka consumer group: ce-gateway.sub.<owner>.<name>' },
+        deadLetterTopic: { type: 'string' },
+        kinds: { type: 'array', items: { type: 'string' } },
+        filters: { type: 'array', items: { type: 'object' } },
+        start: { type: 'string' },
+        delivery: {
+          type: 'object',
+          required: ['mode'],
+          properties: {
+            mode: { enum: ['push', 'pull', 'shell-hook', 'file-drop'] },
+            url: { type: 'string', format: 'uri' },
+            contentMode: { enum: ['binary', 'structured'] },
+            data: { enum: ['json', 'avro'] },
+            handshake: { type: 'boolean' },
+            secretCount: { type: 'integer', minimum: 0 },
+            headerNames: { type: 'array', items: { type: 'string' } },
+            secrets: { type: 'array', items: { type: 'string' }, description: 'Only in the 201 of a create without secrets: the generated one, returned once.' },
+          },
+        },
+        ordering: { enum: ['key', 'none'] },
+        retry: { type: 'object' },
+        concurrency: { type: 'integer', minimum: 1 },
+        rateLimit: { type: ['number', 'null'] },
+        state: { enum: ['active', 'paused', 'gone'] },
+        stateReason: { type: 'string' },
+        createdAt: { type: 'string', format: 'date-time' },
+        updatedAt: { type: 'string', format: 'date-time' },
+        generation: { type: 'integer', minimum: 1 },
+        origin: { enum: ['api', 'file'] },
+      },
+    },
+    SubscriptionRequest: {
+      type: 'object',
+      description: 'POST body (docs/subscriptions.md); PATCH takes a JSON merge patch of it. `owner` is set by the gateway.',
+      required: ['name', 'kinds', 'delivery'],
+      properties: {
+        name: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$' },
+        kinds: { type: 'array', items: { type: 'string' }, minItems: 1 },
+        filters: { type: 'array', items: { type: 'object' } },
+        start: { type: 'string', description: 'latest, earliest or an RFC 3339 time' },
+        delivery: { type: 'object', required: ['mode'], properties: { mode: { enum: ['push', 'pull'] }, url: { type: 'string', format: 'uri', description: 'push only' } } },
+        ordering: { enum: ['key', 'none'] },
+        retry: { type: 'object' },
+        concurrency: { type: 'integer' },
+        rateLimit: { type: ['number', 'null'] },
+        state: { enum: ['active', 'paused'] },
+      },
+    },
+  },
+};

@@ -1,0 +1,39 @@
+/**
+ * The OpenAPI 3.1 document of the whole HTTP surface, served at `GET /openapi.json` (public).
+ * Built once from the path fragments (paths.ts) and the shared components; every operation needs
+ * the bearer key unless it says `security: []`.
+ * Spec: OpenAPI 3.1.0; issue 11 ("OpenAPI 3.1 describes every route … with its security scheme").
+ */
+import { components } from './components.js';
+import type { Json } from './components.js';
+import { pathFragments } from './paths.js';
+
+export interface OpenApiOptions {
+  /** Where the API is reachable (the document's `servers`). */
+  readonly publicBaseUrl: string;
+  /** `METRICS_AUTH=public`: `/metrics` needs no key. */
+  readonly metricsPublic: boolean;
+  /** The package version (`info.version`). */
+  readonly version?: string;
+}
+
+/** The document as a JSON value. Paths named in two fragments merge their methods. */
+export function buildOpenApi(o: OpenApiOptions): Json {
+  const paths: Record<string, Record<string, Json>> = {};
+  for (const f of pathFragments(o)) {
+    for (const [path, ops] of Object.entries(f)) paths[path] = { ...paths[path], ...ops };
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'ce-gateway',
+      version: o.version ?? '0.1.0',
+      description: 'CloudEvents gateway and event bus on Kafka: ingress, subscriptions, catalog and schema documents. Errors are RFC 9457 problem+json with stable codes (docs/errors.md).',
+      license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
+    },
+    servers: [{ url: o.publicBaseUrl }],
+    security: [{ bearerAuth: [] }],
+    paths,
+    components,
+  };
+}

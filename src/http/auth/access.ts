@@ -1,0 +1,182 @@
+/**
+ * Authorization: what an authenticated partner may do, as small checks every route calls.
+ *
+ * How a route uses it (see also src/http/README.md):
+ * ```ts
+ * import { accessOf } from '../auth/index.js';
+ * r.post('/subscriptions/:name/replay', async (req, res) => {
+ *   const access = accessOf(req);                        // the partner of this request (never undefined behind the middleware)
+ *   const owner = access.owner(req.query.owner);         // own id, or ?owner= for an admin; 404 otherwise
+ *   const sub = service.get(name, owner);                // 404 when it does not exist
+ *   access.require('replay', sub.owner);                 // BOLA: 404 for others' subscriptions; BFLA: 403 without admin or `replay`
+ *   access.audit('replay', { subscription: name, owner: sub.owner });   // admin actions go to the audit log
+ * });
+ * ```
+ * Rules (issue 11): a subscription belongs to the partner that created it; other partners get 404
+ * for it and everything under it (dead letters, cursors, replays) — never 403, which would
+ * confirm it exists (OWASP API1:2023, BOLA). Replay and redrive need `admin`, or the `replay` /
+ * `redrive` permission for one's own subscriptions (OWASP API5:2023, BFLA). Every admin action
+ * (replay, redrive, purge, changes to others' subscriptions) is written to the audit log: one info
+ * line with `audit: true`, the partner, the action and its target.
+ */
+import type { IncomingMessage } from 'node:http';
+import { GatewayError } from '../../core/errors.js';
+import type { Catalog } from '../../catalog/index.js';
+import { DEFAULT_OWNER, NAME_PATTERN } from '../../bus/subscriptions/index.js';
+import type { Envelope, Violation } from '../../envelope/index.js';
+import type { Logger } from '../../observability/index.js';
+import { kindAllowed, sourceAllowed } from './partners.js';
+import type { Partner, Permission } from './partners.js';
+
+/** What a route may ask for: a per-subscription permission, or the `admin` role. */
+export type Capability = Permission | 'admin';
+
+/**
+ * The caller of a gateway without authentication (`AUTH=none`, loopback only): owner `anonymous`
+ * (the owner of every subscription created before issue 11), every permission, any `source`,
+ * every kind but internal ones.
+ */
+export const ANONYMOUS: Partner = Object.freeze({
+  id: DEFAULT_OWNER,
+  keyHashes: Object.freeze([]),
+  sources: Object.freeze([Object.freeze({ value: '', prefix: true })]),
+  publish: Object.freeze({ all: true, eventIds: new Set<string>() }),
+  subscribe: Object.freeze({ all: true, eventIds: new Set<string>() }),
+  permissions: new Set<Permission>(['replay', 'redrive']),
+  roles: new Set(['admin'] as const),
+  limits: Object.freeze({}),
+});
+
+export function isAdmin(p: Partner): boolean {
+  return p.roles.has('admin');
+}
+
+function notFound(what: string): GatewayError {
+  return new GatewayError('CEG_NOT_FOUND', `no ${what}`, { retriable: false, details: { field: 'name' } });
+}
+
+function forbidden(permission: Capability | 'subscribe', message: string, field?: string): GatewayError {
+  return new GatewayError('CEG_FORBIDDEN', message, { retriable: false, details: { permission, ...(field === undefined ? {} : { field }) } });
+}
+
+/** The authorization of one request: its partner and the checks on it. */
+export class Access {
+  readonly partner: Partner;
+  readonly #audit: Logger;
+
+  constructor(partner: Partner, audit: Logger) {
+    this.partner = partner;
+    this.#audit = audit;
+  }
+
+  get admin(): boolean {
+    return isAdmin(this.partner);
+  }
+
+  /**
+   * The owner whose subscriptions the request addresses: the partner's own id, or for an admin the
+   * `?owner=` query value. A non-admin naming another owner gets 404 (not 403: nothing is confirmed).
+   * Errors: CEG_NOT_FOUND (another owner, not admin); CEG_INVALID_NAME (not a valid owner).
+   */
+  owner(query: unknown): string {
+    if (query === undefined || query === this.partner.id) return this.partner.id;
+    if (typeof query !== 'string' || !NAME_PATTERN.test(query)) throw new GatewayError('CEG_INVALID_NAME', 'owner: 1–100 of [A-Za-z0-9_-], starting with a letter or digit', { retriable: false, details: { field: 'owner' } });
+    if (!this.admin) throw notFound(`subscriptions of owner ${query}`);
+    return query;
+  }
+
+  /**
+   * The ownership check (BOLA): passes when the partner owns `owner`'s resources or is an admin.
+   * Errors: CEG_NOT_FOUND (`what`, e.g. `subscription orders`) otherwise.
+   */
+  assertOwns(owner: string, what = 'such subscription'): void {
+    if (owner !== this.partner.id && !this.admin) throw notFound(what);
+  }
+
+  /**
+   * Ownership, then the capability (BFLA): `admin` passes everything; otherwise the partner must own
+   * the resource and hold `capability` (`replay`, `redrive`; `admin` needs the role).
+   * Errors: CEG_NOT_FOUND (not the owner), CEG_FORBIDDEN naming `permission`.
+   */
+  require(capability: Capability, owner: string, what?: string): void {
+    this.assertOwns(owner, what);
+    if (this.admin) return;
+    if (capability === 'admin' || !this.partner.permissions.has(capability)) {
+      throw forbidden(capability, capability === 'admin' ? 'this needs the admin role' : `this needs the ${capability} permission (or the admin role)`);
+    }
+  }
+
+  /**
+   * Kinds a subscription may name (by eventId or name): each must be in the partner's `subscribe`
+   * (a `*` covers every kind but internal ones). Unknown kinds are left to the resource's validation.
+   * Errors: CEG_FORBIDDEN naming `subscribe` and the field (`kinds[i]`).
+   */
+  requireSubscribe(catalog: Catalog, kinds: unknown): void {
+    if (!Array.isArray(kinds)) return;
+    kinds.forEach((k, i) => {
+      if (typeof k !== 'string') return;
+      const kind = catalog.byEventId(k) ?? catalog.byName(k);
+      if (kind !== undefined && !kindAllowed(this.partner.subscribe, kind)) {
+        throw forbidden('subscribe', `partner ${this.partner.id} may not subscribe to ${kind.name}${kind.internal ? ' (an internal kind: it needs an explicit subscribe permission)' : ''}`, `kinds[${i}]`);
+      }
+    });
+  }
+
+  /**
+   * Writes an admin action to the audit log: always for `replay`, `redrive`, `purge`; for other
+   * actions when they touch another owner's resources.
+   */
+  audit(action: string, target: { readonly owner: string; readonly [k: string]: unknown }): void {
+    const adminOnly = action === 'replay' || action === 'redrive' || action === 'purge';
+    if (!adminOnly && target.owner === this.partner.id) return;
+    this.#audit.info({ audit: true, partner: this.partner.id, admin: this.admin, action, target }, 'audit: admin action');
+  }
+}
+
+const accesses = new WeakMap<IncomingMessage, Access>();
+
+/** Attaches the request's authorization (the server's middleware does, before any route runs). */
+export function attachAccess(req: IncomingMessage, access: Access): void {
+  accesses.set(req, access);
+}
+
+/**
+ * The authorization of a request that passed the middleware.
+ * Errors: CEG_INTERNAL when none is attached (a route mounted outside the middleware: a bug).
+ */
+export function accessOf(req: IncomingMessage): Access {
+  const a = accesses.get(req);
+  if (a === undefined) throw new GatewayError('CEG_INTERNAL', 'no authorization attached to this request', { retriable: false });
+  return a;
+}
+
+/**
+ * Ingress authorization, decided from each event's `type` and `source` before its data is looked at:
+ * an internal kind is never accepted over HTTP, the kind must be in the partner's `publish`, the
+ * `source` must match one of its `sources`. Unknown types are left to validation (400).
+ * Errors: CEG_FORBIDDEN (nothing is produced) listing every refused event (`index` in a batch) and
+ *   naming the first refusal's permission (`internal`, `publish`, `source`).
+ */
+export function admitEvents(partner: Partner, catalog: Catalog, events: readonly (Envelope | undefined)[], batch: boolean): void {
+  const violations: Violation[] = [];
+  let permission: string | undefined;
+  events.forEach((env, index) => {
+    if (env === undefined) return;
+    const at = batch ? { index } : {};
+    const kind = catalog.byEventId(env.attributes.type);
+    if (kind !== undefined && kind.internal) {
+      violations.push({ ...at, attribute: 'type', reason: `${kind.name} is an internal kind: never accepted over HTTP`, code: 'CEG_FORBIDDEN' });
+      permission ??= 'internal';
+    } else if (kind !== undefined && !kindAllowed(partner.publish, kind)) {
+      violations.push({ ...at, attribute: 'type', reason: `partner ${partner.id} may not publish ${kind.name} (publish permission)`, code: 'CEG_FORBIDDEN' });
+      permission ??= 'publish';
+    }
+    if (!sourceAllowed(partner.sources, env.attributes.source)) {
+      violations.push({ ...at, attribute: 'source', reason: `partner ${partner.id} may not publish as source ${env.attributes.source.slice(0, 200)}`, code: 'CEG_FORBIDDEN' });
+      permission ??= 'source';
+    }
+  });
+  if (violations.length > 0) {
+    throw new GatewayError('CEG_FORBIDDEN', `not permitted (${permission ?? 'publish'}): ${violations.map((v) => v.reason).join('; ')}; nothing was produced`, { retriable: false, details: { permission, violations } });
+  }
+}

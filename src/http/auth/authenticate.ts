@@ -1,0 +1,120 @@
+/**
+ * Bearer authentication with API keys: `Authorization: Bearer <key>` → the partner whose key it is.
+ * The presented key is hashed (SHA-256 of its UTF-8 bytes) and compared with every stored hash in
+ * constant time (`crypto.timingSafeEqual`, no early exit), so neither a match nor its position
+ * leaks through timing. Failed attempts are counted per client address (token bucket, `limiter`):
+ * past `AUTH_FAILURES_PER_MINUTE` the address gets 429 before any key is looked at.
+ * Spec: RFC 6750 §2.1 (the header), §3 (`WWW-Authenticate: Bearer realm=…, error="invalid_token"`);
+ *   RFC 9110 §11.6.1; issue 11 ("keys compared in constant time; failed attempts counted and
+ *   rate-limited per client address"); OWASP API2:2023 (broken authentication).
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { TokenBucket } from 'limiter';
+import { GatewayError } from '../../core/errors.js';
+import { looksLikeJwt } from './oidc.js';
+import type { OidcVerifier } from './oidc.js';
+import type { Partner } from './partners.js';
+
+/** The realm named in `WWW-Authenticate`. */
+export const AUTH_REALM = 'ce-gateway';
+
+/** Most client addresses whose failures are tracked at once; the oldest are forgotten first. */
+export const MAX_TRACKED_ADDRESSES = 10_000;
+
+/** Longest credential looked at, characters: anything longer is no key of ours. */
+const MAX_CREDENTIAL = 4096;
+// RFC 6750 §2.1 b64token; the scheme is case-insensitive (RFC 9110 §11.1).
+const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
+
+/** The SHA-256 of a key's UTF-8 bytes (what `keys[].sha256` holds, as lowercase hex). */
+export function keyHash(key: string): Buffer {
+  return createHash('sha256').update(key, 'utf8').digest();
+}
+
+/** Outcome of one attempt: the partner, or the error to answer with and the headers to send. */
+export type AuthOutcome = { readonly ok: true; readonly partner: Partner } | { readonly ok: false; readonly error: GatewayError; readonly headers: Readonly<Record<string, string>> };
+
+export interface AuthenticatorOptions {
+  /** Failed attempts per client address per minute before 429. */
+  readonly failuresPerMinute: number;
+  /** OIDC tokens as credentials too (a JWT-shaped bearer that is no API key). */
+  readonly oidc?: OidcVerifier;
+}
+
+/**
+ * Finds the partner of a bearer key. One per gateway; holds the failure buckets per address.
+ * Cost: one SHA-256 and one 32-byte comparison per stored key per request.
+ */
+export class Authenticator {
+  readonly #entries: readonly { readonly hash: Buffer; readonly partner: Partner }[];
+  readonly #o: AuthenticatorOptions;
+  readonly #failures = new Map<string, TokenBucket>();
+
+  constructor(partners: readonly Partner[], o: AuthenticatorOptions) {
+    this.#entries = partners.flatMap((p) => p.keyHashes.map((hash) => ({ hash, partner: p })));
+    this.#o = o;
+  }
+
+  /**
+   * Authenticates a request from its `Authorization` header(s) and client address.
+   * Errors (in the outcome, never thrown): CEG_UNAUTHENTICATED (401, `WWW-Authenticate`) when the
+   *   header is missing, repeated, malformed or names no partner's key — the answer never says
+   *   which; CEG_RATE_LIMITED (429, `Retry-After`) when the address failed too often.
+   */
+  authenticate(authorization: readonly string[] | undefined, address: string): AuthOutcome | Promise<AuthOutcome> {
+    const bucket = this.#failures.get(address);
+    if (bucket !== undefined) {
+      bucket.drip();
+      if (bucket.content < 1) {
+        const retryAfterS = Math.max(1, Math.ceil(bucket.getWaitTime(1) / 1000));
+        return {
+          ok: false,
+          error: new GatewayError('CEG_RATE_LIMITED', `too many failed authentication attempts from this address; retry in ${retryAfterS} s`, { retriable: true, details: { retryAfterS } }),
+          headers: { 'retry-after': String(retryAfterS) },
+        };
+      }
+    }
+    const presented = authorization?.length === 1 ? authorization[0] : undefined;
+    const m = presented !== undefined && presented.length <= MAX_CREDENTIAL ? BEARER.exec(presented) : null;
+    const partner = m === null ? undefined : this.#find(keyHash(m[1]!));
+    if (partner !== undefined) return { ok: true, partner };
+    const oidc = this.#o.oidc;
+    if (m !== null && oidc !== undefined && looksLikeJwt(m[1]!)) {
+      return oidc.verify(m[1]!).then((p) => (p !== undefined ? { ok: true, partner: p } : this.#refuse(presented, address)));
+    }
+    return this.#refuse(presented, address);
+  }
+
+  #refuse(presented: string | undefined, address: string): AuthOutcome {
+    this.#fail(address);
+    const challenge = presented === undefined ? `Bearer realm="${AUTH_REALM}"` : `Bearer realm="${AUTH_REALM}", error="invalid_token"`;
+    return {
+      ok: false,
+      error: new GatewayError('CEG_UNAUTHENTICATED', presented === undefined ? 'this route needs Authorization: Bearer <API key>' : 'the credential is not valid', { retriable: false, details: { field: 'authorization' } }),
+      headers: { 'www-authenticate': challenge },
+    };
+  }
+
+  #find(hash: Buffer): Partner | undefined {
+    let found: Partner | undefined;
+    for (const e of this.#entries) {
+      // No early exit: every stored hash is compared whatever matched.
+      if (timingSafeEqual(e.hash, hash) && found === undefined) found = e.partner;
+    }
+    return found;
+  }
+
+  #fail(address: string): void {
+    let bucket = this.#failures.get(address);
+    if (bucket === undefined) {
+      if (this.#failures.size >= MAX_TRACKED_ADDRESSES) {
+        const oldest = this.#failures.keys().next().value;
+        if (oldest !== undefined) this.#failures.delete(oldest);
+      }
+      bucket = new TokenBucket({ bucketSize: this.#o.failuresPerMinute, tokensPerInterval: this.#o.failuresPerMinute, interval: 'minute' });
+      bucket.content = bucket.bucketSize; // limiter's buckets start empty; an address starts with its whole allowance
+      this.#failures.set(address, bucket);
+    }
+    bucket.tryRemoveTokens(1);
+  }
+}

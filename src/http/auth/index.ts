@@ -1,0 +1,16 @@
+/**
+ * Partner identity, permissions and limits (issue 11): the partners file, bearer authentication,
+ * per-partner rate limits, and the authorization checks routes call (`accessOf(req)`).
+ */
+export { ANONYMOUS, Access, accessOf, admitEvents, attachAccess, isAdmin } from './access.js';
+export type { Capability } from './access.js';
+export { AUTH_REALM, Authenticator, keyHash } from './authenticate.js';
+export type { AuthOutcome } from './authenticate.js';
+export { HttpAuth } from './middleware.js';
+export type { AuthStats, AuthStep, HttpAuthOptions, IngressAdmission } from './middleware.js';
+export { PERMISSIONS, ROLES, kindAllowed, loadPartners, parsePartners, sourceAllowed } from './partners.js';
+export type { KindGrant, Partner, PartnerLimits, Permission, Role, SourceRule } from './partners.js';
+export { OidcVerifier, looksLikeJwt } from './oidc.js';
+export type { OidcOptions } from './oidc.js';
+export { PartnerRateLimits } from './rate-limit.js';
+export type { RateDefaults, RateOutcome } from './rate-limit.js';
