@@ -15,6 +15,7 @@
  * Spec: issue 10; RFC 9457.
  */
 import express from 'express';
+import { loadedApi, notAllowed, subscriptionName } from './route-parts.js';
 import { accessOf } from '../../auth/index.js';
 import type { NextFunction, Request, Response } from 'express';
 import { GatewayError } from '../../../core/errors.js';
@@ -85,26 +86,12 @@ export function parseListQuery(query: Request['query']): { limit?: number; after
   return { ...(limit === undefined ? {} : { limit: Number(limit) }), ...(after === undefined ? {} : { after }) };
 }
 
-function notAllowed(allow: string): (req: Request, res: Response, next: NextFunction) => void {
-  return (req, res, next) => {
-    res.set('allow', allow);
-    next(new GatewayError('CEG_METHOD_NOT_ALLOWED', `${req.method} is not allowed here; allowed: ${allow}`, { retriable: false, details: { allow: allow.split(', ') } }));
-  };
-}
 
 /** The router; `api()` is undefined until the gateway is ready (then 503). */
 export function subscriptionOperationsRouter(api: () => SubscriptionOperationsApi | undefined): express.Router {
   const r = express.Router();
-  const need = (): SubscriptionOperationsApi => {
-    const a = api();
-    if (a === undefined) throw new GatewayError('CEG_BROKER_UNAVAILABLE', 'the gateway is starting: subscriptions are not loaded yet', { retriable: true });
-    return a;
-  };
-  const name = (req: Request): string => {
-    const n = String(req.params.name);
-    if (!ROUTE_NAME.test(n)) throw new GatewayError('CEG_NOT_FOUND', `no subscription named ${n.slice(0, 100)}`, { retriable: false, details: { field: 'name' } });
-    return n;
-  };
+  const need = loadedApi(api);
+  const name = (req: Request): string => subscriptionName(req, ROUTE_NAME);
   // A body is optional on DELETE; when there is one it is JSON.
   const json = express.json({ limit: MAX_SUBSCRIPTION_BODY_BYTES, type: () => true, strict: true });
   const jsonBody = (req: Request, _res: Response, next: NextFunction): void => {

@@ -19,11 +19,12 @@
  *   CloudEvents JSON format 1.0.2 §4 (batch); RFC 9457.
  */
 import express from 'express';
-import type { NextFunction, Request, Response } from 'express';
+import { loadedApi, notAllowed, subscriptionName } from './route-parts.js';
+import type { Request, Response } from 'express';
 import { GatewayError, errorMessage } from '../../../core/errors.js';
 import { BATCH_JSON } from '../../../codec/json/index.js';
 import { toProblem } from '../../../codec/http/index.js';
-import { MAX_CURSOR_CHARS, MAX_PULL_EVENTS, MAX_PULL_WAIT_MS, NAME_PATTERN } from '../../../bus/subscriptions/index.js';
+import { MAX_CURSOR_CHARS, MAX_PULL_EVENTS, MAX_PULL_WAIT_MS } from '../../../bus/subscriptions/index.js';
 import type { PullOptions, PullSession } from '../../../bus/subscriptions/index.js';
 import type { Logger } from '../../../observability/index.js';
 import { accessOf } from '../../auth/index.js';
@@ -111,20 +112,8 @@ export function pullRouter(api: () => PullApi | undefined, opts: PullRouterOptio
   const r = express.Router();
   const log = opts.log;
   const until = (req: Request, res: Response): AbortSignal => (opts.closing === undefined ? clientGone(req, res) : AbortSignal.any([clientGone(req, res), opts.closing]));
-  const need = (): PullApi => {
-    const a = api();
-    if (a === undefined) throw new GatewayError('CEG_BROKER_UNAVAILABLE', 'the gateway is starting: subscriptions are not loaded yet', { retriable: true });
-    return a;
-  };
-  const name = (req: Request): string => {
-    const n = String(req.params.name);
-    if (!NAME_PATTERN.test(n)) throw new GatewayError('CEG_NOT_FOUND', `no subscription named ${n.slice(0, 100)}`, { retriable: false, details: { field: 'name' } });
-    return n;
-  };
-  const notAllowed = (allow: string) => (req: Request, res: Response, next: NextFunction): void => {
-    res.set('allow', allow);
-    next(new GatewayError('CEG_METHOD_NOT_ALLOWED', `${req.method} is not allowed here; allowed: ${allow}`, { retriable: false, details: { allow: allow.split(', ') } }));
-  };
+  const need = loadedApi(api);
+  const name = (req: Request): string => subscriptionName(req);
 
   // express answers HEAD with the GET handler: that would run a pull (or hold a stream open) for nothing.
   r.head(['/subscriptions/:name/events', '/subscriptions/:name/stream'], notAllowed('GET'));

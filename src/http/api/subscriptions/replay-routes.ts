@@ -13,10 +13,11 @@
  * `by` is `anonymous`; {@link requesterOf} is the one place that will read the partner.
  */
 import express from 'express';
+import { loadedApi, notAllowed, subscriptionName } from './route-parts.js';
 import { accessOf } from '../../auth/index.js';
 import type { NextFunction, Request, Response } from 'express';
 import { GatewayError } from '../../../core/errors.js';
-import { DEFAULT_OWNER, NAME_PATTERN } from '../../../bus/subscriptions/index.js';
+import { DEFAULT_OWNER } from '../../../bus/subscriptions/index.js';
 import type { ReplayAuditEntry } from '../../../bus/subscriptions/index.js';
 import { MAX_SUBSCRIPTION_BODY_BYTES } from './routes.js';
 
@@ -38,26 +39,12 @@ export function requesterOf(req: Request): string {
   return typeof partner?.id === 'string' && partner.id !== '' ? partner.id : DEFAULT_OWNER;
 }
 
-function notAllowed(allow: string): (req: Request, res: Response, next: NextFunction) => void {
-  return (req, res, next) => {
-    res.set('allow', allow);
-    next(new GatewayError('CEG_METHOD_NOT_ALLOWED', `${req.method} is not allowed here; allowed: ${allow}`, { retriable: false, details: { allow: allow.split(', ') } }));
-  };
-}
 
 /** The router; `api()` is undefined until the subscriptions are loaded (then 503). */
 export function replayRouter(api: () => ReplaysApi | undefined): express.Router {
   const r = express.Router();
-  const need = (): ReplaysApi => {
-    const a = api();
-    if (a === undefined) throw new GatewayError('CEG_BROKER_UNAVAILABLE', 'the gateway is starting: subscriptions are not loaded yet', { retriable: true });
-    return a;
-  };
-  const name = (req: Request): string => {
-    const n = String(req.params.name);
-    if (!NAME_PATTERN.test(n)) throw new GatewayError('CEG_NOT_FOUND', `no subscription named ${n.slice(0, 100)}`, { retriable: false, details: { field: 'name' } });
-    return n;
-  };
+  const need = loadedApi(api);
+  const name = (req: Request): string => subscriptionName(req);
   const json = express.json({ limit: MAX_REPLAY_BODY_BYTES, type: 'application/json', strict: true });
   const requireJson = (req: Request, _res: Response, next: NextFunction): void => {
     if (req.is('application/json') !== 'application/json') {

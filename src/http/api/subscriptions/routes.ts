@@ -17,10 +17,10 @@
  * Spec: issue 8; issue 11; RFC 9110 §15.3.2 (201 + Location), RFC 7396 (merge patch), RFC 9457.
  */
 import express from 'express';
+import { loadedApi, notAllowed, subscriptionName } from './route-parts.js';
 import type { NextFunction, Request, Response } from 'express';
 import { GatewayError } from '../../../core/errors.js';
 import type { Catalog } from '../../../catalog/index.js';
-import { NAME_PATTERN } from '../../../bus/subscriptions/index.js';
 import type { SubscriptionView } from '../../../bus/subscriptions/index.js';
 import { accessOf } from '../../auth/index.js';
 
@@ -38,21 +38,12 @@ export const MAX_SUBSCRIPTION_BODY_BYTES = 65_536;
 
 const JSON_TYPES = ['application/json', 'application/merge-patch+json'];
 
-function starting(): GatewayError {
-  return new GatewayError('CEG_BROKER_UNAVAILABLE', 'the gateway is starting: subscriptions are not loaded yet', { retriable: true });
-}
 
-function notAllowed(allow: string): (req: Request, res: Response, next: NextFunction) => void {
-  return (req, res, next) => {
-    res.set('allow', allow);
-    next(new GatewayError('CEG_METHOD_NOT_ALLOWED', `${req.method} is not allowed here; allowed: ${allow}`, { retriable: false, details: { allow: allow.split(', ') } }));
-  };
-}
 
 /** The router; `api()` is undefined until the subscriptions are loaded (then 503). `catalog`: for the `subscribe` permission of `kinds`. */
 export function subscriptionsRouter(api: () => SubscriptionsApi | undefined, catalog: Catalog): express.Router {
   const r = express.Router();
-  const need = (): SubscriptionsApi => api() ?? (() => { throw starting(); })();
+  const need = loadedApi(api);
   const json = express.json({ limit: MAX_SUBSCRIPTION_BODY_BYTES, type: JSON_TYPES, strict: true });
   const requireJson = (req: Request, _res: Response, next: NextFunction): void => {
     const ct = req.headers['content-type'];
@@ -62,11 +53,7 @@ export function subscriptionsRouter(api: () => SubscriptionsApi | undefined, cat
     }
     next();
   };
-  const name = (req: Request): string => {
-    const n = String(req.params.name);
-    if (!NAME_PATTERN.test(n)) throw new GatewayError('CEG_NOT_FOUND', `no subscription named ${n.slice(0, 100)}`, { retriable: false, details: { field: 'name' } });
-    return n;
-  };
+  const name = (req: Request): string => subscriptionName(req);
 
   const body = (req: Request): Record<string, unknown> | undefined => (typeof req.body === 'object' && req.body !== null && !Array.isArray(req.body) ? (req.body as Record<string, unknown>) : undefined);
 
