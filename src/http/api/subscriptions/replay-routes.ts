@@ -9,15 +9,15 @@
  * Errors are RFC 9457 problem+json naming the field (`to`, `to.3`, `dryRun`): 400
  * CEG_INVALID_REPLAY, 404 CEG_NOT_FOUND, 409 CEG_CONFLICT (a replay under way; a subscription of a
  * connector file), 503 CEG_REPLAY_FAILED / CEG_BROKER_UNAVAILABLE (retriable, with `Retry-After`).
- * Who may replay: until partners have identities (issue 11) the route is open like the others and
- * `by` is `anonymous`; {@link requesterOf} is the one place that will read the partner.
+ * Who may replay (issue 11): the owner holding the `replay` permission, or an admin (`?owner=` for
+ * another owner's subscription); others get 404 for it. `by` is the caller's partner id; every
+ * replay is written to the audit log.
  */
 import express from 'express';
 import { loadedApi, notAllowed, subscriptionName } from './route-parts.js';
 import { accessOf } from '../../auth/index.js';
 import type { NextFunction, Request, Response } from 'express';
 import { GatewayError } from '../../../core/errors.js';
-import { DEFAULT_OWNER } from '../../../bus/subscriptions/index.js';
 import type { ReplayAuditEntry } from '../../../bus/subscriptions/index.js';
 import { MAX_SUBSCRIPTION_BODY_BYTES } from './routes.js';
 
@@ -29,15 +29,6 @@ export interface ReplaysApi {
 
 /** Largest replay request body, bytes: the subscriptions routes' bound (explicit offsets of some thousands of partitions fit). */
 export const MAX_REPLAY_BODY_BYTES = MAX_SUBSCRIPTION_BODY_BYTES;
-
-/**
- * Who asks: the authenticated partner's id once partner identity exists (issue 11 puts it on the
- * request as `partner.id`), else `anonymous`.
- */
-export function requesterOf(req: Request): string {
-  const partner = (req as Request & { partner?: { id?: unknown } }).partner;
-  return typeof partner?.id === 'string' && partner.id !== '' ? partner.id : DEFAULT_OWNER;
-}
 
 
 /** The router; `api()` is undefined until the subscriptions are loaded (then 503). */
