@@ -14,14 +14,23 @@ const MAGIC = 0;
  * Errors: GatewayError CEG_INVALID_OPTIONS (retriable: false) for an id out of range.
  */
 export function frame(schemaId: number, avroBody: Uint8Array): Buffer {
+  const out = Buffer.allocUnsafe(FRAME_HEADER_BYTES + avroBody.length);
+  writeFrameHeader(out, schemaId);
+  out.set(avroBody, FRAME_HEADER_BYTES);
+  return out;
+}
+
+/**
+ * Writes the 5-byte frame header for `schemaId` at the start of `buf` (the body follows at
+ * {@link FRAME_HEADER_BYTES}), so an encoder can write the body in place without a second copy.
+ * Errors: GatewayError CEG_INVALID_OPTIONS (retriable: false) for an id out of range.
+ */
+export function writeFrameHeader(buf: Buffer, schemaId: number): void {
   if (!Number.isInteger(schemaId) || schemaId < 0 || schemaId > 0xffffffff) {
     throw new GatewayError('CEG_INVALID_OPTIONS', `schema id ${schemaId} is not an unsigned 32-bit integer`, { retriable: false });
   }
-  const out = Buffer.allocUnsafe(FRAME_HEADER_BYTES + avroBody.length);
-  out[0] = MAGIC;
-  out.writeUInt32BE(schemaId, 1);
-  out.set(avroBody, FRAME_HEADER_BYTES);
-  return out;
+  buf[0] = MAGIC;
+  buf.writeUInt32BE(schemaId, 1);
 }
 
 /** A framed value split in two; `body` shares memory with the input. */

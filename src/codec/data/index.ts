@@ -5,6 +5,6 @@
 export { avroType, avroTypeFor, isLongValue, MappedLogicalType, normalizeLong } from './avro-types.js';
 export type { AvroType, LogicalKind, LongValue } from './avro-types.js';
 export type { Violation } from './compile.js';
-export { avroToJson, decodeAvro, encodeAvro, jsonToAvro, MAX_LISTED_VIOLATIONS } from './convert.js';
-export { frame, FRAME_HEADER_BYTES, unframe } from './frame.js';
+export { avroToJson, decodeAvro, encodeAvro, encodeAvroFramed, jsonToAvro, MAX_LISTED_VIOLATIONS } from './convert.js';
+export { frame, FRAME_HEADER_BYTES, unframe, writeFrameHeader } from './frame.js';
 export type { Unframed } from './frame.js';

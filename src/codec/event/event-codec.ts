@@ -8,7 +8,7 @@ import type { Catalog, EventKind } from '../../catalog/index.js';
 import type { Attributes, Envelope, JsonValue } from '../../envelope/types.js';
 import type { RegisteredSchema, SchemaRegistry } from '../../registry/port.js';
 import type { OutboundRecord, TransportRecord } from '../../transport/port.js';
-import { FRAME_HEADER_BYTES, avroTypeFor, decodeAvro, encodeAvro, frame, unframe } from '../data/index.js';
+import { FRAME_HEADER_BYTES, avroTypeFor, decodeAvro, encodeAvro, encodeAvroFramed, unframe } from '../data/index.js';
 import type { AvroType } from '../data/index.js';
 import { fromRecord, toBinaryRecord } from '../kafka/index.js';
 import type { RecordEvent } from '../kafka/index.js';
@@ -101,7 +101,7 @@ export class EventCodec {
    * Errors: CEG_INVALID_DATA (retriable: false) with details.violations naming each field.
    */
   encodeData(version: SchemaVersion, json: JsonValue): Uint8Array {
-    return frame(version.schema.id, encodeAvro(version.type, json));
+    return encodeAvroFramed(version.type, json, version.schema.id);
   }
 
   /**

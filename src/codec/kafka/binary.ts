@@ -7,26 +7,31 @@ import type { Attributes, AttributeValue } from '../../envelope/types.js';
 import { canonicalString, parseAttribute, requiredAttributes } from '../../envelope/index.js';
 import type { OutboundRecord, RecordHeader, TransportRecord } from '../../transport/port.js';
 
-const encoder = new TextEncoder();
 
 /**
  * Encoded header values that repeat from record to record — specversion, type, source, eventname,
  * schemaversion, dataschema, content type — are encoded once and shared (header values are never
- * mutated). Bounded: cleared when full. Cost: a Map lookup instead of an encode and an allocation.
+ * mutated): most attributes are constant per kind (issue 14). One map per attribute, so a lookup
+ * builds no key string. Bounded: an attribute's map is cleared when full.
  */
-const CACHED_ATTRIBUTES = new Set(['specversion', 'type', 'source', 'eventname', 'eventclass', 'schemaversion', 'dataschema', 'datacontenttype', 'runid']);
-const MAX_CACHED_VALUES = 4096;
-const valueCache = new Map<string, Uint8Array>();
+const CACHED_ATTRIBUTES = ['specversion', 'type', 'source', 'eventname', 'eventclass', 'schemaversion', 'dataschema', 'datacontenttype', 'runid'] as const;
+const MAX_CACHED_VALUES = 1024;
+const valueCache = new Map<string, Map<string, Buffer>>(CACHED_ATTRIBUTES.map((a) => [a, new Map()]));
 
-function headerBytes(attribute: string, text: string): Uint8Array {
-  if (!CACHED_ATTRIBUTES.has(attribute) || text.length > 512) return encoder.encode(text);
-  const key = `${attribute}\u0000${text}`;
-  let bytes = valueCache.get(key);
+/**
+ * A header value as UTF-8 bytes. Always a Buffer, so the Kafka adapters hand it on without
+ * wrapping it; an uncached one comes from Node's Buffer pool (`Buffer.from`), which is cheaper
+ * and leaves less garbage than a TextEncoder's ArrayBuffer per value (A/B in BENCHMARKS.md).
+ */
+function headerBytes(attribute: string, text: string): Buffer {
+  const cache = valueCache.get(attribute);
+  if (cache === undefined || text.length > 512) return Buffer.from(text, 'utf8');
+  let bytes = cache.get(text);
   if (bytes === undefined) {
-    if (valueCache.size >= MAX_CACHED_VALUES) valueCache.clear();
-    // A Buffer (a Uint8Array) so that the Kafka adapter can hand it to kafkajs without wrapping it.
-    bytes = Buffer.from(text, 'utf8');
-    valueCache.set(key, bytes);
+    if (cache.size >= MAX_CACHED_VALUES) cache.clear();
+    // Its own memory (not a pool slice): a cached value lives long and must not pin an 8 KiB pool.
+    bytes = Buffer.alloc(Buffer.byteLength(text), text, 'utf8');
+    cache.set(text, bytes);
   }
   return bytes;
 }
@@ -66,7 +71,7 @@ export function toBinaryRecord(attributes: Attributes, value: Uint8Array | null)
     if (name === 'datacontenttype') headers.push([CONTENT_TYPE, headerBytes(name, String(v))]);
     else headers.push([headerName(name), headerBytes(name, canonicalString(v))]);
   }
-  const key = typeof attributes.partitionkey === 'string' ? encoder.encode(attributes.partitionkey) : null;
+  const key = typeof attributes.partitionkey === 'string' ? Buffer.from(attributes.partitionkey, 'utf8') : null;
   return { key, value, headers, timestampMs: Date.now() };
 }
 

@@ -63,7 +63,7 @@ describe('toBinaryRecord', () => {
     const before = Date.now();
     const value = enc.encode('body');
     const r = toBinaryRecord(attrs, value);
-    expect(r.key).toEqual(enc.encode('EUR-USD_H4'));
+    expect(Buffer.from(r.key!).equals(enc.encode('EUR-USD_H4'))).toBe(true);
     expect(r.value).toBe(value);
     // Retention and the broker's future-timestamp limit apply to this timestamp: a 2022 `time` must not make it 2022.
     expect(r.timestampMs).toBeGreaterThanOrEqual(before);
