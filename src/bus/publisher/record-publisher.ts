@@ -53,18 +53,51 @@ export function deliveryFate(err: unknown): DeliveryFate {
   return err instanceof GatewayError && err.details.fate === 'notStored' ? 'notStored' : 'unconfirmed';
 }
 
+/** A record's outcome: its position, or the error it failed with (`details.fate`: {@link deliveryFate}). */
+export type Settled = { readonly ok: true; readonly position: Position } | { readonly ok: false; readonly error: GatewayError };
+
+/**
+ * What {@link RecordPublisher.sendAll} returns: `results[i]` is filled in when record i settles
+ * (undefined until then), and `done` resolves once every record has settled, with that same array.
+ */
+export interface SentBatch {
+  readonly results: readonly (Settled | undefined)[];
+  readonly done: Promise<readonly Settled[]>;
+}
+
+/** The records of one send()/sendAll() call: one callback when the last of them settles (issue 14: one promise per request, not per record). */
+interface Request {
+  readonly results: (Settled | undefined)[];
+  left: number;
+  readonly finish: (results: readonly Settled[]) => void;
+}
+
 interface Pending {
   readonly topic: string;
   readonly record: OutboundRecord;
   readonly bytes: number;
-  readonly resolve: (p: Position) => void;
-  readonly reject: (e: GatewayError) => void;
+  readonly request: Request;
+  /** Its place in `request.results`. */
+  readonly index: number;
   /** An attempt that included it ended without a definite answer: it may be stored. */
   maybeWritten: boolean;
   /** Settled, or withdrawn by its caller (still in the queue, skipped when taken). */
   done: boolean;
   /** Part of a produce call now: cannot be withdrawn. */
   inFlight: boolean;
+}
+
+function settlePromise(s: Settled, resolve: (p: Position) => void, reject: (e: GatewayError) => void): void {
+  if (s.ok) resolve(s.position);
+  else reject(s.error);
+}
+
+/** Settles one record of its request (at most once). */
+function settle(p: Pending, outcome: Settled): void {
+  p.done = true;
+  const r = p.request;
+  r.results[p.index] = outcome;
+  if (--r.left === 0) r.finish(r.results as Settled[]);
 }
 
 /** Broker answers after which nothing of the request was appended (the topic is unknown, the batch too large). */
@@ -117,21 +150,48 @@ export class RecordPublisher {
    *   `details.fate` ({@link deliveryFate}).
    */
   send(items: readonly { topic: string; record: OutboundRecord }[], signal?: AbortSignal): Promise<Position>[] {
+    this.#admit(items.length);
+    const promises: Promise<Position>[] = [];
+    const pendings = items.map(({ topic, record }) => {
+      let request!: Request;
+      promises.push(new Promise<Position>((resolve, reject) => (request = { results: [undefined], left: 1, finish: (rs) => settlePromise(rs[0]!, resolve, reject) })));
+      return this.#pending(topic, record, request, 0);
+    });
+    this.#enqueue(pendings, signal);
+    return promises;
+  }
+
+  /**
+   * As {@link send}, with ONE promise for all the records (issue 14: a batch of 100 used to cost
+   * 200+ promises): `done` resolves — never rejects — when every record has settled, each with its
+   * position or its error. Errors: thrown synchronously as by {@link send}.
+   */
+  sendAll(items: readonly { topic: string; record: OutboundRecord }[], signal?: AbortSignal): SentBatch {
+    this.#admit(items.length);
+    const results = new Array<Settled | undefined>(items.length).fill(undefined);
+    let request!: Request;
+    const done = new Promise<readonly Settled[]>((resolve) => (request = { results, left: items.length, finish: resolve }));
+    if (items.length === 0) request.finish([]);
+    this.#enqueue(items.map(({ topic, record }, i) => this.#pending(topic, record, request, i)), signal);
+    return { results, done };
+  }
+
+  /** Errors: CEG_CLOSED after close(); CEG_QUEUE_FULL when `n` records do not fit. */
+  #admit(n: number): void {
     if (!this.#accepting) throw new GatewayError('CEG_CLOSED', 'publisher is closed', { retriable: false });
-    if (!this.#queue.hasRoomFor(items.length)) {
-      this.#stats.rejected += items.length;
+    if (!this.#queue.hasRoomFor(n)) {
+      this.#stats.rejected += n;
       throw new GatewayError('CEG_QUEUE_FULL', `outbound queue full (${this.#queue.capacity} records)`, { retriable: true, details: { capacity: this.#queue.capacity, fate: 'notStored' } });
     }
-    const pendings: Pending[] = [];
-    const promises = items.map(
-      ({ topic, record }) =>
-        new Promise<Position>((resolve, reject) => {
-          const p: Pending = { topic, record, bytes: recordBatchBytes(record), resolve, reject, maybeWritten: false, done: false, inFlight: false };
-          pendings.push(p);
-          this.#queue.offer(p);
-        }),
-    );
-    this.#stats.enqueued += items.length;
+  }
+
+  #pending(topic: string, record: OutboundRecord, request: Request, index: number): Pending {
+    return { topic, record, bytes: recordBatchBytes(record), request, index, maybeWritten: false, done: false, inFlight: false };
+  }
+
+  #enqueue(pendings: readonly Pending[], signal: AbortSignal | undefined): void {
+    for (const p of pendings) this.#queue.offer(p);
+    this.#stats.enqueued += pendings.length;
     if (signal !== undefined) {
       const withdraw = (): void => {
         for (const p of pendings) this.#withdraw(p, signal.reason);
@@ -140,16 +200,14 @@ export class RecordPublisher {
       else signal.addEventListener('abort', withdraw, { once: true });
     }
     this.#kick();
-    return promises;
   }
 
   /** Withdraws a record not in flight: rejected now, skipped when the drain loop reaches it. */
   #withdraw(p: Pending, reason: unknown): void {
     if (p.done || p.inFlight === true) return;
-    p.done = true;
     this.#stats.failed++;
     const fate: DeliveryFate = p.maybeWritten ? 'unconfirmed' : 'notStored';
-    p.reject(new GatewayError('CEG_DELIVERY_TIMEOUT', `not sent: the caller's deadline passed while the record waited${p.maybeWritten ? ' (an earlier attempt may have written it)' : ''}`, { retriable: true, cause: reason, details: { topic: p.topic, fate } }));
+    settle(p, { ok: false, error: new GatewayError('CEG_DELIVERY_TIMEOUT', `not sent: the caller's deadline passed while the record waited${p.maybeWritten ? ' (an earlier attempt may have written it)' : ''}`, { retriable: true, cause: reason, details: { topic: p.topic, fate } }) });
   }
 
   #kick(): void {
@@ -247,16 +305,10 @@ export class RecordPublisher {
       this.#failureLines.run((repeated) => this.#log.warn({ topic, records: group.length, code: ge.code, err: ge.message, repeated }, 'publish failed (later failures within 30 s are counted in `repeated` of the next line)'));
       this.#stats.failed += group.length;
       const named = this.#namedLimit(ge, topic, group);
-      for (const p of group) {
-        p.done = true;
-        p.reject(withFate(named, p.maybeWritten ? 'unconfirmed' : 'notStored'));
-      }
+      for (const p of group) settle(p, { ok: false, error: withFate(named, p.maybeWritten ? 'unconfirmed' : 'notStored') });
       return;
     }
-    group.forEach((p, i) => {
-      p.done = true;
-      p.resolve(positions[i]!);
-    });
+    group.forEach((p, i) => settle(p, { ok: true, position: positions[i]! }));
     this.#stats.published += group.length;
   }
 
@@ -289,10 +341,7 @@ export class RecordPublisher {
     this.#closing.abort(new GatewayError('CEG_CLOSED', 'publisher closed', { retriable: false }));
     await this.#drain;
     const left = this.#queue.takeUpTo(this.#queue.size).filter((p) => !p.done);
-    for (const p of left) {
-      p.done = true;
-      p.reject(new GatewayError('CEG_CLOSED', 'publisher closed before the record was sent', { retriable: true, details: { fate: p.maybeWritten ? 'unconfirmed' : 'notStored' } }));
-    }
+    for (const p of left) settle(p, { ok: false, error: new GatewayError('CEG_CLOSED', 'publisher closed before the record was sent', { retriable: true, details: { fate: p.maybeWritten ? 'unconfirmed' : 'notStored' } }) });
     this.#stats.failed += left.length;
   }
 }

@@ -12,7 +12,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GatewayError } from '../../core/errors.js';
 import { deliveryFate } from '../../bus/publisher/index.js';
-import type { RecordPublisher } from '../../bus/publisher/index.js';
+import type { RecordPublisher, Settled } from '../../bus/publisher/index.js';
 import type { EventCodec } from '../../codec/event/index.js';
 import { BatchViolationsError, parseHttpRequest, toProblem } from '../../codec/http/index.js';
 import type { ParsedHttpRequest } from '../../codec/http/index.js';
@@ -22,7 +22,6 @@ import { LogThrottle, validTraceparent } from '../../observability/index.js';
 import type { ActiveSpan, Tracing } from '../../observability/index.js';
 import type { GatewayMetrics } from '../../observability/metrics.js';
 import { recordBatchBytes } from '../../bus/publisher/index.js';
-import type { Position } from '../../transport/port.js';
 import { checkBodyFraming, readBody } from '../body.js';
 import type { IngressAdmission } from '../auth/index.js';
 import type { RefusalLog } from '../refusals.js';
@@ -70,7 +69,6 @@ export interface RequestContext {
   readonly admission?: IngressAdmission;
 }
 
-type Settled = { readonly ok: true; readonly position: Position } | { readonly ok: false; readonly error: GatewayError } | undefined;
 
 /**
  * Node joins repeated headers with ", " — which would turn two `ce-id` headers into one id.
@@ -202,7 +200,7 @@ function withTraceparent(record: PreparedEvent['record'], traceparent: string): 
 const unconfirmedLines = new LogThrottle(30_000);
 
 /** Counts stored events (`accepted`, with their record bytes) and the others (`failed`) per kind. */
-function countAccepted(deps: IngressDeps, prepared: readonly PreparedEvent[], settled: readonly Settled[]): void {
+function countAccepted(deps: IngressDeps, prepared: readonly PreparedEvent[], settled: readonly (Settled | undefined)[]): void {
   const m = deps.instruments;
   if (m === undefined) return;
   const per = new Map<string, { ok: number; bytes: number; failed: number }>();
@@ -218,6 +216,15 @@ function countAccepted(deps: IngressDeps, prepared: readonly PreparedEvent[], se
     m.ingressEvents(kind, 'accepted', c.ok, c.bytes);
     m.ingressEvents(kind, 'failed', c.failed);
   }
+}
+
+function endSpans(spans: readonly (ActiveSpan | undefined)[], results: readonly Settled[]): void {
+  results.forEach((r, i) => {
+    const span = spans[i];
+    if (span === undefined) return;
+    if (r.ok) span.set({ 'messaging.destination.partition.id': String(r.position.partition), 'messaging.kafka.offset': Number(r.position.offset) });
+    span.end(r.ok ? undefined : r.error);
+  });
 }
 
 /** Hands the records to the publisher and answers when all are confirmed or the deadline passes. */
@@ -239,17 +246,11 @@ async function publish(res: ServerResponse, deps: IngressDeps, prepared: readonl
   if (shutdown?.aborted === true) onShutdown();
   else shutdown?.addEventListener('abort', onShutdown, { once: true });
   const spans = producerSpans(deps, prepared);
-  const pending = deps.publisher.send(prepared.map((p, i) => ({ topic: p.topic, record: spans[i] === undefined ? p.record : withTraceparent(p.record, spans[i].traceparent) })), deadline.signal);
-  pending.forEach((p, i) => void p.then((pos) => { spans[i]?.set({ 'messaging.destination.partition.id': String(pos.partition), 'messaging.kafka.offset': Number(pos.offset) }); spans[i]?.end(); }, (err: unknown) => spans[i]?.end(err)));
-  const settled: Settled[] = new Array<Settled>(pending.length);
-  const all = Promise.all(
-    pending.map((p, i) =>
-      p.then(
-        (position) => void (settled[i] = { ok: true, position }),
-        (error: GatewayError) => void (settled[i] = { ok: false, error }),
-      ),
-    ),
-  );
+  const sent = deps.publisher.sendAll(prepared.map((p, i) => ({ topic: p.topic, record: spans[i] === undefined ? p.record : withTraceparent(p.record, spans[i].traceparent) })), deadline.signal);
+  // One promise for the request (issue 14); each span ends with its record's outcome.
+  if (spans.length > 0) void sent.done.then((results) => endSpans(spans, results));
+  const settled = sent.results;
+  const all = sent.done;
   const timedOut = await Promise.race([all.then(() => false), expired]);
   clearTimeout(timer);
   shutdown?.removeEventListener('abort', onShutdown);

@@ -320,3 +320,48 @@ describe('RecordPublisher: issue 12 (bytes, deadlines, what is known of a failur
     expect(err.details).toMatchObject({ maxMessageBytes: 1_000_000, fate: 'notStored' });
   });
 });
+
+describe('RecordPublisher.sendAll: one promise per request (issue 14)', () => {
+  it('fills each record’s result in input order and resolves once, after the last one settled; an empty call resolves at once', async () => {
+    const { t, p } = await setup({ maxBatch: 2 });
+    const g = gate();
+    t.steps.push({ wait: g.promise });
+    const sent = p.sendAll([{ topic: 'a', record: rec('1') }, { topic: 'b', record: rec('2') }, { topic: 'a', record: rec('3') }]);
+    let resolved = false;
+    void sent.done.then(() => (resolved = true));
+    await tick(5);
+    expect(resolved).toBe(false);
+    // Topic b's produce went through; topic a's waits at the gate: results fill in as records settle.
+    expect(sent.results.map((r) => r === undefined)).toEqual([true, false, true]);
+    g.release();
+    const results = await sent.done;
+    expect(results).toBe(sent.results);
+    expect(results.map((r) => (r.ok ? `${r.position.topic}@${r.position.offset}` : r.error.code))).toEqual(['a@0', 'b@0', 'a@1']);
+    expect(await p.sendAll([]).done).toEqual([]);
+  });
+
+  it('a deadline withdraws the queued records (notStored) while the record in flight settles with the broker’s answer', async () => {
+    const { t, p } = await setup({ maxBatch: 1 });
+    const g = gate();
+    t.steps.push({ wait: g.promise });
+    const deadline = new AbortController();
+    const sent = p.sendAll([{ topic: 'a', record: rec('1') }, { topic: 'a', record: rec('2') }, { topic: 'a', record: rec('3') }], deadline.signal);
+    await tick(1);
+    deadline.abort(new Error('deadline'));
+    // Withdrawn at once: filled in synchronously, before the request as a whole is done.
+    expect(sent.results.slice(1).map((r) => r?.ok === false && deliveryFate(r.error))).toEqual(['notStored', 'notStored']);
+    expect(sent.results[0]).toBeUndefined();
+    g.release();
+    const [first] = await sent.done;
+    expect(first?.ok).toBe(true);
+    expect(p.stats()).toMatchObject({ published: 1, failed: 2 });
+  });
+
+  it('a refusal for good settles every record of the request with its error, never rejecting the promise', async () => {
+    const { t, p } = await setup({ retry: fastRetry(1) });
+    t.steps.push({ fail: brokerDown() });
+    const results = await p.sendAll([{ topic: 'a', record: rec('1') }, { topic: 'a', record: rec('2') }]).done;
+    expect(results.map((r) => !r.ok && r.error.code)).toEqual(['CEG_BROKER_UNAVAILABLE', 'CEG_BROKER_UNAVAILABLE']);
+    expect(results.map((r) => !r.ok && deliveryFate(r.error))).toEqual(['unconfirmed', 'unconfirmed']);
+  });
+});
