@@ -164,15 +164,16 @@ export class RecordPublisher {
   /**
    * As {@link send}, with ONE promise for all the records (issue 14: a batch of 100 used to cost
    * 200+ promises): `done` resolves — never rejects — when every record has settled, each with its
-   * position or its error. Errors: thrown synchronously as by {@link send}.
+   * position or its error. `bytes`: the record's `recordBatchBytes` when the caller has it already.
+   * Errors: thrown synchronously as by {@link send}.
    */
-  sendAll(items: readonly { topic: string; record: OutboundRecord }[], signal?: AbortSignal): SentBatch {
+  sendAll(items: readonly { topic: string; record: OutboundRecord; bytes?: number }[], signal?: AbortSignal): SentBatch {
     this.#admit(items.length);
     const results = new Array<Settled | undefined>(items.length).fill(undefined);
     let request!: Request;
     const done = new Promise<readonly Settled[]>((resolve) => (request = { results, left: items.length, finish: resolve }));
     if (items.length === 0) request.finish([]);
-    this.#enqueue(items.map(({ topic, record }, i) => this.#pending(topic, record, request, i)), signal);
+    this.#enqueue(items.map(({ topic, record, bytes }, i) => this.#pending(topic, record, request, i, bytes)), signal);
     return { results, done };
   }
 
@@ -185,8 +186,8 @@ export class RecordPublisher {
     }
   }
 
-  #pending(topic: string, record: OutboundRecord, request: Request, index: number): Pending {
-    return { topic, record, bytes: recordBatchBytes(record), request, index, maybeWritten: false, done: false, inFlight: false };
+  #pending(topic: string, record: OutboundRecord, request: Request, index: number, bytes = recordBatchBytes(record)): Pending {
+    return { topic, record, bytes, request, index, maybeWritten: false, done: false, inFlight: false };
   }
 
   #enqueue(pendings: readonly Pending[], signal: AbortSignal | undefined): void {

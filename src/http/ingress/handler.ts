@@ -21,7 +21,6 @@ import type { Logger } from '../../observability/index.js';
 import { LogThrottle, validTraceparent } from '../../observability/index.js';
 import type { ActiveSpan, Tracing } from '../../observability/index.js';
 import type { GatewayMetrics } from '../../observability/metrics.js';
-import { recordBatchBytes } from '../../bus/publisher/index.js';
 import { checkBodyFraming, readBody } from '../body.js';
 import type { IngressAdmission } from '../auth/index.js';
 import type { RefusalLog } from '../refusals.js';
@@ -209,7 +208,7 @@ function countAccepted(deps: IngressDeps, prepared: readonly PreparedEvent[], se
     if (c === undefined) per.set(p.kind, (c = { ok: 0, bytes: 0, failed: 0 }));
     if (settled[i]?.ok === true) {
       c.ok++;
-      c.bytes += recordBatchBytes(p.record);
+      c.bytes += p.bytes;
     } else c.failed++;
   });
   for (const [kind, c] of per) {
@@ -246,7 +245,7 @@ async function publish(res: ServerResponse, deps: IngressDeps, prepared: readonl
   if (shutdown?.aborted === true) onShutdown();
   else shutdown?.addEventListener('abort', onShutdown, { once: true });
   const spans = producerSpans(deps, prepared);
-  const sent = deps.publisher.sendAll(prepared.map((p, i) => ({ topic: p.topic, record: spans[i] === undefined ? p.record : withTraceparent(p.record, spans[i].traceparent) })), deadline.signal);
+  const sent = deps.publisher.sendAll(prepared.map((p, i) => ({ topic: p.topic, record: spans[i] === undefined ? p.record : withTraceparent(p.record, spans[i].traceparent), bytes: p.bytes })), deadline.signal);
   // One promise for the request (issue 14); each span ends with its record's outcome.
   if (spans.length > 0) void sent.done.then((results) => endSpans(spans, results));
   const settled = sent.results;

@@ -31,6 +31,8 @@ export interface PreparedEvent {
   /** The event kind's business name (the `kind` label of the ingress metrics). */
   readonly kind: string;
   readonly record: OutboundRecord;
+  /** `recordBatchBytes(record)`, bytes: computed once, for the size check, the publisher and the metrics. */
+  readonly bytes: number;
 }
 
 export interface PrepareOptions {
@@ -152,12 +154,13 @@ function prepareOne(env: Envelope, codec: EventCodec, opts: PrepareOptions, prob
     return undefined;
   }
   const max = opts.maxMessageBytes?.(event.topic);
-  const bytes = BATCH_HEADER_BYTES + recordBatchBytes(event.record);
+  const recordBytes = recordBatchBytes(event.record);
+  const bytes = BATCH_HEADER_BYTES + recordBytes;
   if (max !== undefined && bytes > max) {
     problems.push({ field: '/data', reason: `the record would take ${bytes} bytes; topic ${event.topic} takes at most ${max} (max.message.bytes)`, code: 'CEG_PAYLOAD_TOO_LARGE' });
     return undefined;
   }
-  return { id: a.id, topic: event.topic, kind: binding.kind.name, record: event.record };
+  return { id: a.id, topic: event.topic, kind: binding.kind.name, record: event.record, bytes: recordBytes };
 }
 
 /**
