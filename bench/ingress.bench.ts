@@ -22,10 +22,14 @@
  * + POST it is compared with). `bench/push-probe.ts` splits one push delivery's latency into stages.
  * Prints a Markdown table and writes bench/results/<timestamp>.json.
  */
-import { mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { readStackEnv } from '../scripts/stack/index.js';
+import { benchStack, intEnv, preferTsx, rssBytes } from './lib/setup.js';
+import { gatewayPoster, runFixedRate } from './lib/fixed-rate.js';
+import type { FixedRateResult } from './lib/fixed-rate.js';
+import { profileSummary, writeFlameGraph } from './lib/profile.js';
 import { BATCH, STRUCTURED, batchTemplates, rawRecords, singleTemplates } from './lib/events.js';
 import { loadCatalog } from '../src/catalog/index.js';
 import { PRICE_LOADING_COMPLETED } from '../src/catalog/generated/index.js';
@@ -44,13 +48,13 @@ import type { PushLatencyResult, PushThroughputResult } from './lib/push-load.js
 import { pushLatency, pushThroughput, rawConsumePost } from './lib/push-load.js';
 import { randomBytes } from 'node:crypto';
 import type { RawClient } from './lib/raw-load.js';
-import { PRODUCER_SETTINGS, connectRaw, runRawLoad } from './lib/raw-load.js';
+import { PRODUCER_SETTINGS, connectRaw, rawSend, runRawLoad } from './lib/raw-load.js';
 import type { Latency, ScenarioResult } from './lib/stats.js';
-import { formatTable, latencySummary, machineInfo } from './lib/stats.js';
+import { formatTable, latencySummary } from './lib/stats.js';
 import type { JavaLimit } from './lib/java-limit.js';
 import { javaProducerLimit } from './lib/java-limit.js';
 import type { RawPlatformatic } from './lib/raw-platformatic.js';
-import { connectRawPlatformatic, runRawPlatformaticLoad } from './lib/raw-platformatic.js';
+import { connectRawPlatformatic, platformaticSender, runRawPlatformaticLoad } from './lib/raw-platformatic.js';
 import { loadConfig } from '../src/config/index.js';
 
 type Client = 'kafkajs' | 'platformatic';
@@ -59,43 +63,31 @@ const DEFAULT_CLIENT: Client = loadConfig({ KAFKA_BROKERS: '127.0.0.1:1' }).kafk
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
-function intEnv(name: string, dflt: number): number {
-  const v = process.env[name];
-  if (v === undefined || v === '') return dflt;
-  const n = Number(v);
-  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number, got ${v}`);
-  return n;
-}
-
 const settings = {
   connections: intEnv('BENCH_CONNECTIONS', 32),
   batchConnections: intEnv('BENCH_BATCH_CONNECTIONS', 8),
   batchSize: intEnv('BENCH_BATCH_SIZE', 100),
   durationS: intEnv('BENCH_DURATION_S', 10),
   warmupS: intEnv('BENCH_WARMUP_S', 2),
+  /** single-latency: the fixed offered rate, events/s (issue 14: 1,000). */
+  latencyRate: intEnv('BENCH_LATENCY_RATE', 1000),
+  /** rss: offered events/s, seconds, events per request (issue 14: 5,000/s for 60 s). */
+  rssRate: intEnv('BENCH_RSS_RATE', 5000),
+  rssDurationS: intEnv('BENCH_RSS_DURATION_S', 60),
+  rssBatch: intEnv('BENCH_RSS_BATCH', 10),
 } as const;
 
-/** Newest modification time under a folder, ms. */
-function newestMtime(dir: string): number {
-  let newest = 0;
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, e.name);
-    newest = Math.max(newest, e.isDirectory() ? newestMtime(p) : statSync(p).mtimeMs);
-  }
-  return newest;
-}
-
-/** Runs the gateway from dist only when dist is at least as new as src (else tsx, with a note). */
-function preferTsx(): { tsx: boolean; note?: string } {
-  if (process.env.BENCH_TSX === '1') return { tsx: true, note: 'BENCH_TSX=1' };
-  const dist = join(ROOT, 'dist/cli/main.js');
-  try {
-    if (statSync(dist).mtimeMs < newestMtime(join(ROOT, 'src'))) return { tsx: true, note: 'dist is older than src (run `npm run build`): running src with tsx' };
-    return { tsx: false };
-  } catch {
-    return { tsx: true, note: 'no dist (run `npm run build`): running src with tsx' };
-  }
-}
+/** `npm run bench -- --profile`: CPU profiles + flame graphs of the gateway children into bench/results/<time>-profile/. */
+const args = parseArgs({ options: { profile: { type: 'boolean', default: false } }, strict: true }).values;
+const STAMP = new Date().toISOString().replace(/[:.]/g, '-');
+/** Where the gateway children write their .cpuprofile (per client); undefined = not profiled. */
+const PROFILE_DIR = args.profile === true ? join(ROOT, 'bench/results', `${STAMP}-profile`) : process.env.BENCH_PROFILE_DIR ? resolve(process.env.BENCH_PROFILE_DIR) : undefined;
+/**
+ * BENCH_BASELINE_ROOT: another checkout of the project, built (`npm run build`): every gateway
+ * scenario also runs against a gateway from there, right after this tree's, in the same run — the
+ * A/B of a hot-path change on a noisy machine.
+ */
+const BASELINE_ROOT = process.env.BENCH_BASELINE_ROOT ? resolve(process.env.BENCH_BASELINE_ROOT) : undefined;
 
 const log = (line: string): void => void process.stderr.write(`${line}\n`);
 const pct = (cpuMs: number, wallS: number): number => (cpuMs / (wallS * 1000)) * 100;
@@ -104,7 +96,8 @@ const SETTLE_MS = 1000;
 
 interface Probe {
   readonly gw: GatewayProcess;
-  readonly gws: Readonly<Record<Client, GatewayProcess>>;
+  /** By client, and by `<client>@baseline` when BENCH_BASELINE_ROOT is set. */
+  readonly gws: Readonly<Record<string, GatewayProcess>>;
   readonly raw: RawClient;
   readonly rawPlt: RawPlatformatic;
   /** The broker's pid (stack pid file), for its CPU time; undefined when unknown. */
@@ -122,7 +115,7 @@ interface Window {
  * Warm-up, then the measured window with CPU sampling of the three processes, then a settle pause
  * so that late records (requests cut off when autocannon stops) land before the offsets are read.
  */
-async function scenario(p: Probe, meta: { side: 'gateway' | 'raw'; client: Client; mode: 'single' | 'batch'; concurrency: number; eventsPerRequest: number }, run: (durationS: number) => Promise<Window>): Promise<ScenarioResult> {
+async function scenario(p: Probe, meta: { side: 'gateway' | 'raw'; client: Client; mode: 'single' | 'batch'; concurrency: number; eventsPerRequest: number; build?: 'baseline' }, run: (durationS: number) => Promise<Window>): Promise<ScenarioResult> {
   const before = await p.raw.endOffsetSum();
   const warm = await run(settings.warmupS);
   const gw0 = p.gw.cpuMs();
@@ -137,7 +130,7 @@ async function scenario(p: Probe, meta: { side: 'gateway' | 'raw'; client: Clien
   const n = meta.eventsPerRequest;
   const orNull = (cpuMs: number): number | null => (Number.isNaN(cpuMs) ? null : pct(cpuMs, r.elapsedS));
   return {
-    name: `${meta.side === 'raw' ? `raw ${meta.client}` : `gateway (${meta.client})`} ${meta.mode}`,
+    name: `${meta.side === 'raw' ? `raw ${meta.client}` : `gateway (${meta.client})`} ${meta.mode}${meta.build === 'baseline' ? ' [baseline]' : ''}`,
     ...meta,
     durationS: r.elapsedS,
     requests: r.ok,
@@ -152,8 +145,8 @@ async function scenario(p: Probe, meta: { side: 'gateway' | 'raw'; client: Clien
   };
 }
 
-function gatewayScenario(p0: Probe, mode: 'single' | 'batch', client: Client = 'kafkajs'): Promise<ScenarioResult> {
-  const p: Probe = { ...p0, gw: p0.gws[client] };
+function gatewayScenario(p0: Probe, mode: 'single' | 'batch', client: Client = 'kafkajs', build?: 'baseline'): Promise<ScenarioResult> {
+  const p: Probe = { ...p0, gw: p0.gws[build === undefined ? client : `${client}@baseline`]! };
   const single = mode === 'single';
   const concurrency = single ? settings.connections : settings.batchConnections;
   const load = {
@@ -162,7 +155,7 @@ function gatewayScenario(p0: Probe, mode: 'single' | 'batch', client: Client = '
     templates: single ? singleTemplates(360) : batchTemplates(36, settings.batchSize),
     connections: concurrency,
   };
-  return scenario(p, { side: 'gateway', client, mode, concurrency, eventsPerRequest: single ? 1 : settings.batchSize }, async (durationS) => {
+  return scenario(p, { side: 'gateway', client, mode, concurrency, eventsPerRequest: single ? 1 : settings.batchSize, ...(build === undefined ? {} : { build }) }, async (durationS) => {
     const r = await runHttpLoad({ ...load, durationS });
     if (Object.keys(r.statuses).length > 0) log(`  gateway ${mode}: non-2xx answers ${JSON.stringify(r.statuses)}`);
     return r;
@@ -177,36 +170,96 @@ function rawScenario(p: Probe, mode: 'single' | 'batch', client: Client = 'kafka
     client === 'kafkajs' ? runRawLoad(p.raw, { topic: TOPIC, concurrency, perSend, durationS }) : runRawPlatformaticLoad(p.rawPlt, { concurrency, perSend, durationS }));
 }
 
-function brokerPid(pidFile: string | undefined): number | undefined {
+/** A fixed-rate run as figures: ms from each request's due time to its answer. */
+interface FixedRateFigures {
+  readonly sent: number;
+  readonly ok: number;
+  readonly errors: number;
+  readonly latencyMs: ScenarioResult['latencyMs'];
+}
+const figures = (r: FixedRateResult): FixedRateFigures => ({ sent: r.sent, ok: r.ok, errors: r.errors, latencyMs: latencySummary(r.latency) });
+
+/** Single events at a fixed offered rate: a raw send of one record vs `POST /events` of one event (issue 14: added p99 ≤ 1 ms at 1,000/s). */
+export interface SingleLatencyResult {
+  readonly client: Client;
+  readonly offeredPerS: number;
+  readonly raw: FixedRateFigures;
+  readonly gateway: FixedRateFigures;
+  /** Gateway p99 − raw p99, ms. */
+  readonly addedP99Ms: number;
+}
+
+/** Warm-up, then the measured window, at `settings.latencyRate`; raw first, then the gateway of the same client. */
+async function singleLatency(p: Probe, client: Client): Promise<SingleLatencyResult> {
+  const rate = settings.latencyRate;
+  let i = 0;
+  const sendPlt = platformaticSender(p.rawPlt);
+  const rawOne =
+    client === 'kafkajs'
+      ? () => rawSend(p.raw, TOPIC, [p.raw.messages[i++ % p.raw.messages.length]!]).then(() => true, () => false)
+      : () => sendPlt([p.rawPlt.messages[i++ % p.rawPlt.messages.length]!]);
+  const poster = gatewayPoster(p.gws[client]!.url, STRUCTURED, singleTemplates(360));
+  const measured = async (send: () => Promise<boolean>): Promise<FixedRateResult> => {
+    await runFixedRate({ ratePerS: rate, durationS: settings.warmupS, send });
+    return runFixedRate({ ratePerS: rate, durationS: settings.durationS, send });
+  };
   try {
-    if (pidFile === undefined || pidFile === '') return undefined;
-    const pid = Number(readFileSync(pidFile, 'utf8').trim());
-    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
-  } catch {
-    return undefined;
+    const raw = figures(await measured(rawOne));
+    const gateway = figures(await measured(poster.send));
+    const r = { client, offeredPerS: rate, raw, gateway, addedP99Ms: Number((gateway.latencyMs.p99 - raw.latencyMs.p99).toFixed(3)) };
+    log(`  ${client}: raw p99 ${raw.latencyMs.p99.toFixed(2)} ms, gateway p99 ${gateway.latencyMs.p99.toFixed(2)} ms, added ${r.addedP99Ms.toFixed(2)} ms (errors ${raw.errors} / ${gateway.errors})`);
+    return r;
+  } finally {
+    await poster.close();
+  }
+}
+
+/** The gateway child's memory while it sustains a fixed rate (issue 14: RSS ≤ 150 MB at 5,000 events/s for 60 s). */
+export interface RssResult {
+  readonly client: Client;
+  readonly offeredEventsPerS: number;
+  readonly eventsPerRequest: number;
+  readonly durationS: number;
+  /** Events answered 202 ÷ elapsed time. */
+  readonly acceptedEventsPerS: number;
+  readonly requests: FixedRateFigures;
+  /** VmRSS of the gateway child, MiB: before the load, the most seen (sampled every ~0.5 s), at the end. */
+  readonly rssMiB: { readonly start: number; readonly peak: number; readonly final: number };
+}
+
+async function rssScenario(p: Probe, client: Client): Promise<RssResult> {
+  const gw = p.gws[client]!;
+  const n = settings.rssBatch;
+  const poster = gatewayPoster(gw.url, n === 1 ? STRUCTURED : BATCH, n === 1 ? singleTemplates(360) : batchTemplates(36, n));
+  const mib = (b: number): number => Number((b / 2 ** 20).toFixed(1));
+  const start = rssBytes(gw.pid);
+  let peak = start;
+  const sample = (): void => void (peak = Math.max(peak, rssBytes(gw.pid)));
+  try {
+    log(`  ${client}: ${settings.rssRate} events/s (${n} per request) for ${settings.rssDurationS} s …`);
+    const r = await runFixedRate({ ratePerS: settings.rssRate / n, durationS: settings.rssDurationS, send: poster.send, onTick: sample });
+    sample();
+    const res = { client, offeredEventsPerS: settings.rssRate, eventsPerRequest: n, durationS: r.elapsedS, acceptedEventsPerS: (r.ok * n) / r.elapsedS, requests: figures(r), rssMiB: { start: mib(start), peak: mib(peak), final: mib(rssBytes(gw.pid)) } };
+    log(`  ${client}: ${Math.round(res.acceptedEventsPerS)} events/s accepted, RSS ${res.rssMiB.start} → peak ${res.rssMiB.peak} → final ${res.rssMiB.final} MiB, p99 ${res.requests.latencyMs.p99.toFixed(1)} ms, errors ${r.errors}`);
+    return res;
+  } finally {
+    await poster.close();
   }
 }
 
 async function main(): Promise<void> {
-  const file = readStackEnv();
-  const brokers = process.env.KAFKA_BROKERS ?? file?.KAFKA_BROKERS;
-  const registryUrl = process.env.SCHEMA_REGISTRY_URL ?? file?.SCHEMA_REGISTRY_URL;
-  if (!brokers || !registryUrl) throw new Error('no stack: run `npm run stack:up` (or set KAFKA_BROKERS and SCHEMA_REGISTRY_URL)');
-  const brokerList = brokers.split(',').map((b) => b.trim());
-  for (const b of [...brokerList, new URL(registryUrl).host]) {
-    if (!/^(127\.0\.0\.1|localhost|\[::1\]):\d+$/.test(b)) throw new Error(`the bench runs on loopback only, got ${b}`);
-  }
-  const machine = machineInfo(process.env.KAFKA_LIBS ?? file?.KAFKA_LIBS);
+  const stack = benchStack();
+  const { brokers, brokerList, registryUrl, machine } = stack;
   const dataschemaBase = 'http://127.0.0.1:8080/schemas/ids/';
-  const how = preferTsx();
+  const how = preferTsx(ROOT);
   if (how.note !== undefined) log(`note: ${how.note}`);
 
   log(`machine: ${machine.cpuModel}, ${machine.cores} cores, ${machine.memoryGiB} GiB, node ${machine.node}, Kafka ${machine.kafka}`);
   log(`settings: ${JSON.stringify(settings)}`);
   const secretsKey = randomBytes(32).toString('base64');
-  const startGw = (client: Client): Promise<GatewayProcess> =>
+  const startGw = (client: Client, root = ROOT): Promise<GatewayProcess> =>
     startGatewayProcess({
-      root: ROOT,
+      root,
       env: {
         KAFKA_BROKERS: brokers,
         SCHEMA_REGISTRY_URL: registryUrl,
@@ -217,16 +270,23 @@ async function main(): Promise<void> {
         // Push scenarios (on the kafkajs gateway): the sink is in this process on loopback; each
         // gateway has a definitions topic of its own, so a bench subscription runs on one instance.
         WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
-        SUBSCRIPTIONS_TOPIC: `${TOPIC}.subscriptions.${client}`,
+        SUBSCRIPTIONS_TOPIC: `${TOPIC}.subscriptions.${client}${root === ROOT ? '' : '.baseline'}`,
         SUBSCRIPTION_SECRETS_KEY: secretsKey,
       },
       readyTimeoutMs: 60_000,
-      preferTsx: how.tsx,
-      ...(process.env.BENCH_PROFILE_DIR ? { cpuProfileDir: resolve(process.env.BENCH_PROFILE_DIR, client) } : {}),
+      preferTsx: root === ROOT ? how.tsx : false,
+      ...(PROFILE_DIR === undefined || root !== ROOT ? {} : { cpuProfileDir: join(PROFILE_DIR, client) }),
     });
   const gw = await startGw('kafkajs');
   const gwPlt = await startGw('platformatic');
   log(`gateway: ${gw.command} (pids ${gw.pid} kafkajs, ${gwPlt.pid} platformatic), ready`);
+  const baseline: Record<string, GatewayProcess> = {};
+  if (BASELINE_ROOT !== undefined) {
+    for (const c of ['kafkajs', 'platformatic'] as const) baseline[`${c}@baseline`] = await startGw(c, BASELINE_ROOT);
+    log(`baseline gateways from ${BASELINE_ROOT}: ready`);
+  }
+  const singleLatencies: SingleLatencyResult[] = [];
+  const rssResults: RssResult[] = [];
   let raw: RawClient | undefined;
   let rawPlt: RawPlatformatic | undefined;
   let javaLimit: JavaLimit | { readonly error: string } | undefined;
@@ -238,10 +298,10 @@ async function main(): Promise<void> {
     const records = await rawRecords(1800, registryUrl, dataschemaBase, benchCatalog.dir, TOPIC);
     raw = await connectRaw(brokerList, TOPIC, records);
     rawPlt = connectRawPlatformatic(brokerList, TOPIC, (await raw.admin.fetchTopicMetadata({ topics: [TOPIC] })).topics[0]!.partitions.length, records);
-    const probe: Probe = { gw, gws: { kafkajs: gw, platformatic: gwPlt }, raw, rawPlt, brokerPid: brokerPid(process.env.STACK_KAFKA_PID_FILE ?? file?.STACK_KAFKA_PID_FILE) };
+    const probe: Probe = { gw, gws: { kafkajs: gw, platformatic: gwPlt, ...baseline }, raw, rawPlt, brokerPid: stack.brokerPid };
     const sample = raw.messages[0]!;
     log(`record: key ${sample.key?.length ?? 0} B, value ${(sample.value as Buffer).length} B, ${Object.keys(sample.headers ?? {}).length} headers`);
-    const all: [string, () => Promise<ScenarioResult>][] = [
+    const producerScenarios: [string, () => Promise<ScenarioResult>][] = [
       ['raw-single', () => rawScenario(probe, 'single')],
       ['gateway-single', () => gatewayScenario(probe, 'single')],
       ['raw-batch', () => rawScenario(probe, 'batch')],
@@ -251,10 +311,22 @@ async function main(): Promise<void> {
       ['raw-platformatic-batch', () => rawScenario(probe, 'batch', 'platformatic')],
       ['gateway-platformatic-batch', () => gatewayScenario(probe, 'batch', 'platformatic')],
     ];
+    // With a baseline, each gateway scenario is followed by its twin on the baseline gateway (same run, same load).
+    const all = producerScenarios.flatMap(([n, run]): [string, () => Promise<ScenarioResult>][] => {
+      if (BASELINE_ROOT === undefined || !n.startsWith('gateway-')) return [[n, run]];
+      const [, client, mode] = /^gateway(-platformatic)?-(single|batch)$/.exec(n)!;
+      return [[n, run], [`${n}@baseline`, () => gatewayScenario(probe, mode as 'single' | 'batch', client === undefined ? 'kafkajs' : 'platformatic', 'baseline')]];
+    });
+    const fixedRateScenarios: [string, () => Promise<void>][] = [
+      ['single-latency', async () => void singleLatencies.push(await singleLatency(probe, 'kafkajs'))],
+      ['single-latency-platformatic', async () => void singleLatencies.push(await singleLatency(probe, 'platformatic'))],
+      ['rss', async () => void rssResults.push(await rssScenario(probe, 'kafkajs'))],
+      ['rss-platformatic', async () => void rssResults.push(await rssScenario(probe, 'platformatic'))],
+    ];
     const wanted = (process.env.BENCH_SCENARIOS ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
-    const unknown = wanted.filter((w) => !all.some(([n]) => n === w) && !['raw-consume', 'raw-decode-consume', 'gateway-consume', 'java-limit', 'push-latency', 'push-consume'].includes(w));
+    const unknown = wanted.filter((w) => !producerScenarios.some(([n]) => n === w) && !fixedRateScenarios.some(([n]) => n === w) && !['raw-consume', 'raw-decode-consume', 'gateway-consume', 'java-limit', 'push-latency', 'push-consume'].includes(w));
     if (unknown.length > 0) throw new Error(`BENCH_SCENARIOS: unknown ${unknown.join(', ')}`);
-    const plan = wanted.length === 0 ? all : all.filter(([n]) => wanted.includes(n));
+    const plan = wanted.length === 0 ? all : all.filter(([n]) => wanted.includes(n.replace(/@baseline$/, '')));
     const consumeRecords = intEnv('BENCH_CONSUME_RECORDS', 200_000);
     const consumeScenarios: [string, () => Promise<ConsumeResult>][] = [
       ['raw-consume', () => rawConsume(brokerList, TOPIC, consumeRecords)],
@@ -269,8 +341,12 @@ async function main(): Promise<void> {
       log(`  ${Math.round(res.eventsPerS)} events/s, p50 ${res.latencyMs.p50.toFixed(2)} ms, p99 ${res.latencyMs.p99.toFixed(2)} ms, errors ${res.errors}`);
       if (res.recordsWritten !== res.eventsAcknowledged) log(`  note: the topic grew by ${res.recordsWritten} records for ${res.eventsAcknowledged} acknowledged events`);
     }
+    for (const [name, run] of wanted.length === 0 ? fixedRateScenarios : fixedRateScenarios.filter(([n]) => wanted.includes(n))) {
+      log(`running ${name} …`);
+      await run();
+    }
     if (wanted.length === 0 || wanted.includes('java-limit')) {
-      const libs = process.env.KAFKA_LIBS ?? file?.KAFKA_LIBS;
+      const libs = stack.kafkaLibs;
       log('running java-limit: ProducerPerformance, acks=all, idempotent, 300-byte records …');
       try {
         if (libs === undefined) throw new Error('KAFKA_LIBS unknown');
@@ -340,7 +416,7 @@ async function main(): Promise<void> {
   } finally {
     await raw?.close();
     await rawPlt?.close();
-    await Promise.all([gw.stop(), gwPlt.stop()]);
+    await Promise.all([gw.stop(), gwPlt.stop(), ...Object.values(baseline).map((b) => b.stop())]);
     benchCatalog.cleanup();
   }
 
@@ -370,27 +446,53 @@ async function main(): Promise<void> {
       table += `\n\npush (${gw}) ÷ raw kafkajs consumer: ${noop ? (g.eventsPerS / noop.eventsPerS).toFixed(2) : '–'}×; ÷ raw kafkajs consumer + POST with the same deliveries in flight: ${post ? (g.eventsPerS / post.eventsPerS).toFixed(2) : '–'}×`;
     }
   }
+  if (singleLatencies.length > 0) {
+    table += `\n\n| single events at a fixed rate (latency from each request's due time) | offered | raw p50 | raw p99 | gateway p50 | gateway p99 | added p99 | errors raw / gateway |\n|---|---:|---:|---:|---:|---:|---:|---:|\n${singleLatencies.map((l) => `| ${l.client} | ${l.offeredPerS}/s | ${l.raw.latencyMs.p50.toFixed(2)} ms | ${l.raw.latencyMs.p99.toFixed(2)} ms | ${l.gateway.latencyMs.p50.toFixed(2)} ms | ${l.gateway.latencyMs.p99.toFixed(2)} ms | **${l.addedP99Ms.toFixed(2)} ms** | ${l.raw.errors} / ${l.gateway.errors} |`).join('\n')}`;
+  }
+  if (rssResults.length > 0) {
+    table += `\n\n| gateway RSS at a fixed rate | offered | events/request | seconds | accepted events/s | p99 | errors | RSS start | RSS peak | RSS final |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n${rssResults.map((r) => `| ${r.client} | ${r.offeredEventsPerS}/s | ${r.eventsPerRequest} | ${r.durationS.toFixed(0)} | ${Math.round(r.acceptedEventsPerS)} | ${r.requests.latencyMs.p99.toFixed(1)} ms | ${r.requests.errors} | ${r.rssMiB.start} MiB | **${r.rssMiB.peak} MiB** | ${r.rssMiB.final} MiB |`).join('\n')}`;
+  }
+  const profiles = PROFILE_DIR === undefined ? [] : writeProfiles(PROFILE_DIR);
   process.stdout.write(`\nce-gateway ingress bench — ${new Date().toISOString()}\n`);
   process.stdout.write(`machine: ${machine.cpuModel}, ${machine.cores} cores, ${machine.memoryGiB} GiB RAM, ${machine.platform}, node ${machine.node}, Kafka ${machine.kafka} (single broker on loopback); load generator on the same machine\n`);
   process.stdout.write(`gateway: ${gw.command}, LOG_LEVEL=warn; producer: idempotent, maxInFlightRequests 1, acks -1, no compression\n\n${table}\n`);
 
   // Ratios as numbers (null when a side was not run): gateway batch ÷ raw producer of the same client, ÷ Java producer.
-  const batchOf = (side: 'gateway' | 'raw', client: Client): number | undefined => results.find((r) => r.side === side && r.client === client && r.mode === 'batch')?.eventsPerS;
+  const batchOf = (side: 'gateway' | 'raw', client: Client): number | undefined => results.find((r) => r.side === side && r.client === client && r.mode === 'batch' && r.build === undefined)?.eventsPerS;
   const ratio = (a: number | undefined, b: number | undefined): number | null => (a === undefined || b === undefined || b === 0 ? null : Number((a / b).toFixed(3)));
   const javaPerS = javaLimit !== undefined && 'eventsPerS' in javaLimit ? javaLimit.eventsPerS : undefined;
   const clients: Client[] = ['kafkajs', 'platformatic'];
   const ratios = {
     batch: Object.fromEntries(clients.map((c) => [c, ratio(batchOf('gateway', c), batchOf('raw', c))])),
     javaLimit: Object.fromEntries(clients.map((c) => [c, ratio(batchOf('gateway', c), javaPerS)])),
+    singleAddedP99Ms: Object.fromEntries(clients.map((c) => [c, singleLatencies.find((l) => l.client === c)?.addedP99Ms ?? null])),
+    rssPeakMiB: Object.fromEntries(clients.map((c) => [c, rssResults.find((r) => r.client === c)?.rssMiB.peak ?? null])),
   };
   if (javaPerS !== undefined) table += `\n\nKafka's Java producer (ProducerPerformance, acks=all, idempotent, 300-byte records, no headers): ${Math.round(javaPerS)} records/s`;
-  table += `\n\nratios (gateway batch ÷ raw producer of its client): ${JSON.stringify(ratios.batch)}; ÷ Java producer: ${JSON.stringify(ratios.javaLimit)}; default client: ${DEFAULT_CLIENT}`;
-  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  table += `\n\nratios (gateway batch ÷ raw producer of its client): ${JSON.stringify(ratios.batch)}; ÷ Java producer: ${JSON.stringify(ratios.javaLimit)}; single added p99 ms: ${JSON.stringify(ratios.singleAddedP99Ms)}; RSS peak MiB: ${JSON.stringify(ratios.rssPeakMiB)}; default client: ${DEFAULT_CLIENT}`;
+  const stamp = STAMP;
   const dir = join(ROOT, 'bench/results');
   mkdirSync(dir, { recursive: true });
   const out = join(dir, `${stamp}.json`);
-  writeFileSync(out, `${JSON.stringify({ at: new Date().toISOString(), machine, defaultClient: DEFAULT_CLIENT, ratios, javaLimit: javaLimit ?? null, gateway: { command: gw.command, note: how.note ?? null }, settings, producer: PRODUCER_SETTINGS, results, consume: consumed, push: { latency: pushed, throughput: pushThroughputs } }, null, 2)}\n`);
+  writeFileSync(out, `${JSON.stringify({ at: new Date().toISOString(), machine, defaultClient: DEFAULT_CLIENT, ratios, javaLimit: javaLimit ?? null, gateway: { command: gw.command, note: how.note ?? null }, settings, producer: PRODUCER_SETTINGS, baselineRoot: BASELINE_ROOT ?? null, results, singleLatency: singleLatencies, rss: rssResults, profiles, consume: consumed, push: { latency: pushed, throughput: pushThroughputs } }, null, 2)}\n`);
   process.stdout.write(`\nresults: ${out}\n`);
+}
+
+/** For each client's .cpuprofile in `dir`: a speedscope flame graph and a text summary next to it; their paths. */
+function writeProfiles(dir: string): { client: string; cpuprofile: string; flameGraph: string; summary: string }[] {
+  const out: { client: string; cpuprofile: string; flameGraph: string; summary: string }[] = [];
+  for (const client of readdirSync(dir)) {
+    for (const f of readdirSync(join(dir, client)).filter((n) => n.endsWith('.cpuprofile'))) {
+      const cpuprofile = join(dir, client, f);
+      const name = `gateway-${client}`;
+      const flameGraph = writeFlameGraph(cpuprofile, dir, name);
+      const summary = join(dir, `${name}.summary.txt`);
+      writeFileSync(summary, profileSummary(cpuprofile));
+      log(`profile (${client}): ${cpuprofile}\n  flame graph: ${flameGraph}\n  summary: ${summary}`);
+      out.push({ client, cpuprofile, flameGraph, summary });
+    }
+  }
+  return out;
 }
 
 main().then(

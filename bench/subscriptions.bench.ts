@@ -20,19 +20,17 @@
  * bench/results/subscriptions-<timestamp>.json and prints a Markdown table.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { readStackEnv } from '../scripts/stack/index.js';
+import { benchStack, intEnv, rssBytes } from './lib/setup.js';
 import { loadCatalog } from '../src/catalog/index.js';
 import { catalogWithOwnTopics } from '../test/helpers/catalog-copy.js';
 import type { GatewayProcess } from './lib/gateway-process.js';
 import { procCpuMs, startGatewayProcess } from './lib/gateway-process.js';
 import { cleanUpBroker, createSubscription, inParallel, memberCounts, processMetric, socketsTo, startFleetSink } from './lib/subscription-fleet.js';
-import { machineInfo } from './lib/stats.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const intEnv = (name: string, dflt: number): number => (process.env[name] === undefined || process.env[name] === '' ? dflt : Number(process.env[name]));
 const SUBS = intEnv('BENCH_SUBS', 500);
 const BUSY = Math.min(100, SUBS);
 const WINDOW_S = intEnv('BENCH_WINDOW_S', 15);
@@ -62,10 +60,7 @@ interface Row {
 }
 
 /** VmRSS of a process, MiB (Linux /proc). */
-function rssMiB(pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m === null ? Number.NaN : Number(m[1]) / 1024;
-}
+const rssMiB = (pid: number): number => rssBytes(pid) / 2 ** 20;
 
 async function patchState(url: string, names: readonly string[], state: 'active' | 'paused'): Promise<void> {
   await inParallel(names, 16, async (name) => {
@@ -145,18 +140,8 @@ const percentile = (xs: readonly number[], q: number): number => {
 };
 
 async function main(): Promise<void> {
-  const file = readStackEnv();
-  const brokers = process.env.KAFKA_BROKERS ?? file?.KAFKA_BROKERS;
-  const registryUrl = process.env.SCHEMA_REGISTRY_URL ?? file?.SCHEMA_REGISTRY_URL;
-  if (!brokers || !registryUrl) throw new Error('no stack: run `npm run stack:up` (or set KAFKA_BROKERS and SCHEMA_REGISTRY_URL)');
-  const brokerList = brokers.split(',').map((b) => b.trim());
-  for (const b of [...brokerList, new URL(registryUrl).host]) {
-    if (!/^(127\.0\.0\.1|localhost|\[::1\]):\d+$/.test(b)) throw new Error(`the bench runs on loopback only, got ${b}`);
-  }
-  const pidFile = process.env.STACK_KAFKA_PID_FILE ?? file?.STACK_KAFKA_PID_FILE;
-  const brokerPid = pidFile === undefined ? undefined : Number(readFileSync(pidFile, 'utf8').trim());
+  const { brokers, brokerList, registryUrl, brokerPid, machine } = benchStack();
   const brokerPort = Number(brokerList[0]!.slice(brokerList[0]!.lastIndexOf(':') + 1));
-  const machine = machineInfo(process.env.KAFKA_LIBS ?? file?.KAFKA_LIBS);
   const run = `bench-subs-${Date.now().toString(36)}`;
   const cat = catalogWithOwnTopics(run);
   const catalog = loadCatalog(cat.dir);

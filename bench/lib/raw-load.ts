@@ -92,6 +92,11 @@ export interface RawLoadResult {
   readonly elapsedS: number;
 }
 
+/** One `producer.send` with the gateway transport's settings (acks, timeout, no compression). */
+export async function rawSend(c: RawClient, topic: string, messages: Message[]): Promise<void> {
+  await c.producer.send({ topic, acks: PRODUCER_SETTINGS.acks, timeout: PRODUCER_SETTINGS.ackTimeoutMs, compression: CompressionTypes.None, messages });
+}
+
 /**
  * `concurrency` loops, each sending `perSend` records per `producer.send` and awaiting the
  * acknowledgement before the next, until `durationS` has passed.
@@ -113,7 +118,7 @@ export async function runRawLoad(c: RawClient, o: { topic: string; concurrency: 
       const messages = take();
       const t0 = process.hrtime.bigint();
       try {
-        await c.producer.send({ topic: o.topic, acks: PRODUCER_SETTINGS.acks, timeout: PRODUCER_SETTINGS.ackTimeoutMs, compression: CompressionTypes.None, messages });
+        await rawSend(c, o.topic, messages);
         latency.recordMs(Number(process.hrtime.bigint() - t0) / 1e6);
         ok++;
       } catch {

@@ -32,14 +32,12 @@ export function connectRawPlatformatic(brokers: readonly string[], topic: string
   return { producer, messages, close: () => producer.close() };
 }
 
-/** `concurrency` callers of `perSend` records each; one send in flight carrying every waiting caller's records. */
-export async function runRawPlatformaticLoad(c: RawPlatformatic, o: { concurrency: number; perSend: number; durationS: number }): Promise<RawLoadResult> {
-  const latency = new Latency();
-  let ok = 0;
-  let errors = 0;
-  let next = 0;
-  const started = process.hrtime.bigint();
-  const deadline = started + BigInt(Math.round(o.durationS * 1e9));
+/**
+ * How the adapter drives the library: callers queue their records; ONE send is in flight, and the
+ * next carries every waiting caller's records. The function resolves true when its records were
+ * acknowledged, false when their send failed.
+ */
+export function platformaticSender(c: RawPlatformatic): (messages: Msg[]) => Promise<boolean> {
   const waiting: { messages: Msg[]; done: (ok: boolean) => void }[] = [];
   let sending = false;
   const pump = async (): Promise<void> => {
@@ -56,16 +54,28 @@ export async function runRawPlatformaticLoad(c: RawPlatformatic, o: { concurrenc
     }
     sending = false;
   };
+  return (messages) =>
+    new Promise<boolean>((done) => {
+      waiting.push({ messages, done });
+      void pump();
+    });
+}
+
+/** `concurrency` callers of `perSend` records each; one send in flight carrying every waiting caller's records. */
+export async function runRawPlatformaticLoad(c: RawPlatformatic, o: { concurrency: number; perSend: number; durationS: number }): Promise<RawLoadResult> {
+  const latency = new Latency();
+  let ok = 0;
+  let errors = 0;
+  let next = 0;
+  const started = process.hrtime.bigint();
+  const deadline = started + BigInt(Math.round(o.durationS * 1e9));
+  const send = platformaticSender(c);
   const loop = async (): Promise<void> => {
     while (process.hrtime.bigint() < deadline) {
       const messages: Msg[] = new Array<Msg>(o.perSend);
       for (let i = 0; i < o.perSend; i++) messages[i] = c.messages[next++ % c.messages.length]!;
       const t0 = process.hrtime.bigint();
-      const sent = await new Promise<boolean>((done) => {
-        waiting.push({ messages, done });
-        void pump();
-      });
-      if (sent) {
+      if (await send(messages)) {
         latency.recordMs(Number(process.hrtime.bigint() - t0) / 1e6);
         ok++;
       } else errors++;

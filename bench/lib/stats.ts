@@ -37,6 +37,8 @@ export interface ScenarioResult {
   /** The Kafka client library of the raw producer or of the gateway (KAFKA_CLIENT). */
   readonly client: 'kafkajs' | 'platformatic';
   readonly mode: 'single' | 'batch';
+  /** 'baseline': the gateway from BENCH_BASELINE_ROOT (A/B in one run); absent: this tree. */
+  readonly build?: 'baseline';
   readonly concurrency: number;
   readonly eventsPerRequest: number;
   readonly durationS: number;
