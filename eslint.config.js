@@ -50,7 +50,7 @@ export const importDirection = {
 };
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.stack/**', 'helm/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.stack/**', 'helm/**', 'bench/results/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -19,6 +19,8 @@ export async function startGateway(opts: { stack: boolean; env?: Record<string, 
     HOST: '127.0.0.1',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     ...(s ? { KAFKA_BROKERS: s.kafkaBrokers.join(','), SCHEMA_REGISTRY_URL: s.schemaRegistryUrl, DATABASE_URL: s.databaseUrl } : {}),
+    // `KAFKA_CLIENT=platformatic npx vitest run …` runs a suite's gateways on the other Kafka client.
+    ...(s && process.env.KAFKA_CLIENT ? { KAFKA_CLIENT: process.env.KAFKA_CLIENT } : {}),
     ...opts.env,
   };
   const config = loadConfig(vars);
