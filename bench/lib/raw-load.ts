@@ -98,34 +98,32 @@ export async function rawSend(c: RawClient, topic: string, messages: Message[]):
 }
 
 /**
- * `concurrency` loops, each sending `perSend` records per `producer.send` and awaiting the
- * acknowledgement before the next, until `durationS` has passed.
+ * `concurrency` loops, each sending `perSend` of `messages` (cycled) with `send` and awaiting the
+ * answer before the next, until `durationS` has passed. `send` resolves true when acknowledged.
  */
-export async function runRawLoad(c: RawClient, o: { topic: string; concurrency: number; perSend: number; durationS: number }): Promise<RawLoadResult> {
+export async function runClosedLoop<M>(messages: readonly M[], o: { concurrency: number; perSend: number; durationS: number }, send: (batch: M[]) => Promise<boolean>): Promise<RawLoadResult> {
   const latency = new Latency();
   let ok = 0;
   let errors = 0;
   let next = 0;
   const started = process.hrtime.bigint();
   const deadline = started + BigInt(Math.round(o.durationS * 1e9));
-  const take = (): Message[] => {
-    const out: Message[] = new Array<Message>(o.perSend);
-    for (let i = 0; i < o.perSend; i++) out[i] = c.messages[next++ % c.messages.length]!;
-    return out;
-  };
   const loop = async (): Promise<void> => {
     while (process.hrtime.bigint() < deadline) {
-      const messages = take();
+      const batch: M[] = new Array<M>(o.perSend);
+      for (let i = 0; i < o.perSend; i++) batch[i] = messages[next++ % messages.length]!;
       const t0 = process.hrtime.bigint();
-      try {
-        await rawSend(c, o.topic, messages);
+      if (await send(batch)) {
         latency.recordMs(Number(process.hrtime.bigint() - t0) / 1e6);
         ok++;
-      } catch {
-        errors++;
-      }
+      } else errors++;
     }
   };
   await Promise.all(Array.from({ length: o.concurrency }, loop));
   return { latency, ok, errors, elapsedS: Number(process.hrtime.bigint() - started) / 1e9 };
+}
+
+/** {@link runClosedLoop} with kafkajs `producer.send` ({@link rawSend}). */
+export function runRawLoad(c: RawClient, o: { topic: string; concurrency: number; perSend: number; durationS: number }): Promise<RawLoadResult> {
+  return runClosedLoop(c.messages, o, (batch) => rawSend(c, o.topic, batch).then(() => true, () => false));
 }

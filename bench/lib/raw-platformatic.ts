@@ -9,8 +9,8 @@ import { Producer } from '@platformatic/kafka';
 import type { MessageToProduce } from '@platformatic/kafka';
 import { partitionForKey } from '../../src/transport/partitioner.js';
 import type { OutboundRecord } from '../../src/transport/port.js';
-import { Latency } from './stats.js';
 import type { RawLoadResult } from './raw-load.js';
+import { runClosedLoop } from './raw-load.js';
 
 type Msg = MessageToProduce<Buffer, Buffer, Buffer, Buffer>;
 const buf = (b: Uint8Array): Buffer => Buffer.from(b.buffer, b.byteOffset, b.byteLength);
@@ -62,25 +62,6 @@ export function platformaticSender(c: RawPlatformatic): (messages: Msg[]) => Pro
 }
 
 /** `concurrency` callers of `perSend` records each; one send in flight carrying every waiting caller's records. */
-export async function runRawPlatformaticLoad(c: RawPlatformatic, o: { concurrency: number; perSend: number; durationS: number }): Promise<RawLoadResult> {
-  const latency = new Latency();
-  let ok = 0;
-  let errors = 0;
-  let next = 0;
-  const started = process.hrtime.bigint();
-  const deadline = started + BigInt(Math.round(o.durationS * 1e9));
-  const send = platformaticSender(c);
-  const loop = async (): Promise<void> => {
-    while (process.hrtime.bigint() < deadline) {
-      const messages: Msg[] = new Array<Msg>(o.perSend);
-      for (let i = 0; i < o.perSend; i++) messages[i] = c.messages[next++ % c.messages.length]!;
-      const t0 = process.hrtime.bigint();
-      if (await send(messages)) {
-        latency.recordMs(Number(process.hrtime.bigint() - t0) / 1e6);
-        ok++;
-      } else errors++;
-    }
-  };
-  await Promise.all(Array.from({ length: o.concurrency }, loop));
-  return { latency, ok, errors, elapsedS: Number(process.hrtime.bigint() - started) / 1e9 };
+export function runRawPlatformaticLoad(c: RawPlatformatic, o: { concurrency: number; perSend: number; durationS: number }): Promise<RawLoadResult> {
+  return runClosedLoop(c.messages, o, platformaticSender(c));
 }
