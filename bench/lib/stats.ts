@@ -108,13 +108,13 @@ export function formatTable(results: readonly ScenarioResult[]): string {
         `| ${r.name} | ${r.concurrency} | ${r.eventsPerRequest} | ${f0(r.eventsPerS)} | ${f0(r.requestsPerS)} | ${f2(r.latencyMs.p50)} | ${f2(r.latencyMs.p90)} | ${f2(r.latencyMs.p99)} | ${r.errors} | ${cpu(r.cpu.gatewayPct)} | ${cpu(r.cpu.benchPct)} | ${cpu(r.cpu.brokerPct)} |`,
     ),
     '',
-    '| mode | throughput gateway/raw | p50 gateway/raw | p99 gateway/raw |',
+    '| client, mode | throughput gateway/raw | p50 gateway/raw | p99 gateway/raw |',
     '|---|---:|---:|---:|',
   ];
-  for (const mode of ['single', 'batch'] as const) {
-    const g = results.find((r) => r.side === 'gateway' && r.mode === mode);
-    const w = results.find((r) => r.side === 'raw' && r.mode === mode);
-    if (g && w) lines.push(`| ${mode} | ${ratio(g.eventsPerS, w.eventsPerS)} | ${ratio(g.latencyMs.p50, w.latencyMs.p50)} | ${ratio(g.latencyMs.p99, w.latencyMs.p99)} |`);
+  // Each gateway row against the raw producer of its client (a baseline row too, marked as such).
+  for (const g of results.filter((r) => r.side === 'gateway')) {
+    const w = results.find((r) => r.side === 'raw' && r.client === g.client && r.mode === g.mode);
+    if (w) lines.push(`| ${g.client}, ${g.mode}${g.build === 'baseline' ? ' [baseline]' : ''} | ${ratio(g.eventsPerS, w.eventsPerS)} | ${ratio(g.latencyMs.p50, w.latencyMs.p50)} | ${ratio(g.latencyMs.p99, w.latencyMs.p99)} |`);
   }
   return lines.join('\n');
 }
