@@ -79,7 +79,7 @@ export function encodeAvro(type: AvroType, json: unknown): Buffer {
   }
 }
 
-/** Where framed values are encoded before their one copy out; grown when a value does not fit. */
+/** Where framed values are encoded before their one copy out; grown when a value does not fit (so it keeps the largest value seen, bounded by the kinds' maxDataBytes). */
 let scratch = Buffer.allocUnsafe(64 * 1024);
 
 /**
