@@ -14,10 +14,11 @@
  * Spec: issue 8 ("definitions stored durably in a compacted Kafka topic"); Kafka log compaction
  *   (the latest record per key is kept; a null value deletes the key).
  */
-import { GatewayError, errorMessage } from '../../core/errors.js';
+import { errorMessage } from '../../core/errors.js';
 import type { Logger } from '../../observability/index.js';
 import { randomUUID } from 'node:crypto';
-import type { OutboundRecord, Read, TopicSpec, Transport, TransportRecord } from '../../transport/port.js';
+import type { OutboundRecord, TopicSpec, Transport, TransportRecord } from '../../transport/port.js';
+import { TopicFollower } from '../follow/topic-follower.js';
 import { parseStored } from './stored.js';
 import type { StoredSubscription } from './stored.js';
 
@@ -65,22 +66,19 @@ export class SubscriptionStore {
   readonly topic: string;
   readonly #transport: Transport;
   readonly #log: Logger;
+  readonly #follower: TopicFollower;
   readonly #byGroup = new Map<string, StoredSubscription>();
   readonly #listeners = new Set<StoreListener>();
-  /** Next offset to apply, per partition. */
-  readonly #applied = new Map<number, bigint>();
-  readonly #waiters = new Set<() => void>();
   /** Claims read from the topic and not released yet, per group, in topic order. */
   readonly #claims = new Map<string, PendingClaim[]>();
   /** Decisions on the claims this instance wrote, by nonce (taken by {@link claim}). */
   readonly #decided = new Map<string, boolean>();
-  #read: Read | undefined;
-  #stopped = false;
 
   constructor(transport: Transport, topic: string, log: Logger) {
     this.topic = topic;
     this.#transport = transport;
     this.#log = log;
+    this.#follower = new TopicFollower({ transport, spec: subscriptionsTopicSpec(topic), apply: (r) => this.#apply(r), log, label: 'the subscriptions topic' });
   }
 
   /**
@@ -89,12 +87,7 @@ export class SubscriptionStore {
    * Errors: the transport's (CEG_BROKER_UNAVAILABLE retriable …).
    */
   async start(): Promise<void> {
-    await this.#transport.ensureTopics([subscriptionsTopicSpec(this.topic)]);
-    const ends = await this.#transport.endOffsets(this.topic);
-    // Retried start: one read only (it keeps following once started).
-    this.#read ??= await this.#transport.read({ topics: [this.topic], from: { kind: 'earliest' } }, (r) => Promise.resolve(this.#apply(r)));
-    this.#read.done.catch((err: unknown) => this.#log.error({ topic: this.topic, err: errorMessage(err) }, 'reading the subscriptions topic stopped'));
-    await Promise.all(ends.map((e) => this.#until(e.partition, e.offset, 60_000)));
+    await this.#follower.start(60_000);
   }
 
   /** Every stored subscription, by group. */
@@ -151,8 +144,7 @@ export class SubscriptionStore {
     const atMs = Date.now();
     this.#decided.set(nonce, false);
     try {
-      const [pos] = await this.#transport.produce(this.topic, [{ key: enc.encode(claimKey(group, nonce)), value: enc.encode(JSON.stringify({ claim: nonce, group })), headers: [['content-type', enc.encode('application/json')]], timestampMs: atMs }]);
-      if (pos !== undefined) await this.#until(pos.partition, pos.offset + 1n, timeoutMs);
+      await this.#follower.write([{ key: enc.encode(claimKey(group, nonce)), value: enc.encode(JSON.stringify({ claim: nonce, group })), headers: [['content-type', enc.encode('application/json')]], timestampMs: atMs }], timeoutMs);
       return { group, nonce, atMs, won: this.#decided.get(nonce) === true };
     } finally {
       this.#decided.delete(nonce);
@@ -165,15 +157,12 @@ export class SubscriptionStore {
   }
 
   async stop(): Promise<void> {
-    this.#stopped = true;
-    await this.#read?.stop();
-    for (const w of this.#waiters) w();
+    await this.#follower.stop();
   }
 
   async #write(group: string, value: Uint8Array | null, timeoutMs: number, after: readonly OutboundRecord[] = []): Promise<void> {
     // One produce call, one partition: the definition and the claim tombstones land in this order.
-    const [pos] = await this.#transport.produce(this.topic, [{ key: enc.encode(group), value, headers: [['content-type', enc.encode('application/json')]] }, ...after]);
-    if (pos !== undefined) await this.#until(pos.partition, pos.offset + 1n, timeoutMs);
+    await this.#follower.write([{ key: enc.encode(group), value, headers: [['content-type', enc.encode('application/json')]] }, ...after], timeoutMs);
   }
 
   /** A claim record (or its tombstone): decides it, the same way on every instance (see {@link claim}). */
@@ -218,8 +207,6 @@ export class SubscriptionStore {
         else this.#byGroup.set(group, parsed.value);
       }
     } finally {
-      this.#applied.set(r.partition, r.offset + 1n);
-      for (const w of [...this.#waiters]) w();
       for (const l of changed ? this.#listeners : []) {
         try {
           l(this.#byGroup);
@@ -228,30 +215,5 @@ export class SubscriptionStore {
         }
       }
     }
-  }
-
-  /** Resolves once the partition's records before `offset` are applied. */
-  #until(partition: number, offset: bigint, timeoutMs: number): Promise<void> {
-    const reached = (): boolean => (this.#applied.get(partition) ?? 0n) >= offset;
-    if (offset <= 0n || reached()) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.#waiters.delete(check);
-        reject(new GatewayError('CEG_BROKER_UNAVAILABLE', `the subscriptions topic was not read back within ${timeoutMs} ms`, { retriable: true, details: { topic: this.topic } }));
-      }, timeoutMs);
-      const check = (): void => {
-        if (this.#stopped) {
-          clearTimeout(timer);
-          this.#waiters.delete(check);
-          reject(new GatewayError('CEG_CLOSED', 'the subscriptions store stopped', { retriable: true, details: { topic: this.topic } }));
-          return;
-        }
-        if (!reached()) return;
-        clearTimeout(timer);
-        this.#waiters.delete(check);
-        resolve();
-      };
-      this.#waiters.add(check);
-    });
   }
 }
