@@ -27,6 +27,9 @@ export interface PrivateBroker {
   readonly brokers: readonly string[];
   /** `host:port` of its SASL_PLAINTEXT SCRAM-SHA-512 listener (user `config.kafka.saslUser`, password in `config.kafka.saslPasswordFile`). */
   readonly saslBrokers: readonly string[];
+  /** `host:port` of its SSL listener; its certificate is signed by `caFile` (a CA of this broker's own). */
+  readonly sslBrokers: readonly string[];
+  readonly caFile: string;
   readonly config: StackConfig;
   /** The broker process's pid (undefined while it is down). */
   pid(): number | undefined;
@@ -44,7 +47,8 @@ export async function startPrivateBroker(prefix: string): Promise<PrivateBroker>
   const base = stackConfig();
   const config: StackConfig = {
     ...base,
-    kafka: { port: await freePort(), controllerPort: await freePort(), saslPort: await freePort(), saslUser: base.kafka.saslUser, saslPasswordFile: join(dir, 'sasl-password'), libsDir: stackEnv().kafkaLibs || base.kafka.libsDir, dir, heapMb: 512 },
+    tlsDir: join(dir, 'tls'),
+    kafka: { port: await freePort(), controllerPort: await freePort(), saslPort: await freePort(), sslPort: await freePort(), saslUser: base.kafka.saslUser, saslPasswordFile: join(dir, 'sasl-password'), libsDir: stackEnv().kafkaLibs || base.kafka.libsDir, dir, heapMb: 512 },
   };
   const tools = await preflight();
   await startKafka(config, tools);
@@ -61,6 +65,8 @@ export async function startPrivateBroker(prefix: string): Promise<PrivateBroker>
   return {
     brokers: [`127.0.0.1:${config.kafka.port}`],
     saslBrokers: [`127.0.0.1:${config.kafka.saslPort}`],
+    sslBrokers: [`127.0.0.1:${config.kafka.sslPort}`],
+    caFile: join(config.tlsDir, 'ca.pem'),
     config,
     pid,
     signal,
