@@ -27,6 +27,8 @@ export interface StackConfig {
     readonly saslPort: number;
     /** An SSL listener (TLS, no SASL) with the stack CA's server certificate (issue 11; `tlsDir`). */
     readonly sslPort: number;
+    /** SASL_SSL: SCRAM-SHA-512 (the same user as `saslPort`) over TLS with the same certificate. */
+    readonly saslSslPort: number;
     readonly saslUser: string;
     readonly saslPasswordFile: string;
     readonly libsDir: string;
@@ -69,6 +71,7 @@ export function stackConfig(): StackConfig {
       controllerPort: int('STACK_KAFKA_CONTROLLER_PORT', 39093),
       saslPort: int('STACK_KAFKA_SASL_PORT', 39094),
       sslPort: int('STACK_KAFKA_SSL_PORT', 39095),
+      saslSslPort: int('STACK_KAFKA_SASL_SSL_PORT', 39096),
       saslUser: 'ce-gateway-test',
       saslPasswordFile: join(stateDir, 'kafka', 'sasl-password'),
       libsDir: join(cacheDir, `kafka-${KAFKA_VERSION}`, 'libs'),

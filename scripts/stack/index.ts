@@ -25,6 +25,7 @@ export type StackEnv = Readonly<
     | 'STACK_KAFKA_SASL_PASSWORD_FILE'
     | 'STACK_KAFKA_SSL_BROKERS'
     | 'STACK_KAFKA_SSL_CA_FILE'
+    | 'STACK_KAFKA_SASL_SSL_BROKERS'
     | 'STACK_REGISTRY_TLS_URL'
     | 'STACK_REGISTRY_CA_FILE',
     string
@@ -45,6 +46,7 @@ function envOf(cfg: StackConfig): StackEnv {
     // The SSL listener and the registry's HTTPS port, both with the stack CA's certificate.
     STACK_KAFKA_SSL_BROKERS: `127.0.0.1:${cfg.kafka.sslPort}`,
     STACK_KAFKA_SSL_CA_FILE: tlsFiles(cfg.tlsDir).caFile,
+    STACK_KAFKA_SASL_SSL_BROKERS: `127.0.0.1:${cfg.kafka.saslSslPort}`,
     STACK_REGISTRY_TLS_URL: registryTlsUrl(cfg),
     STACK_REGISTRY_CA_FILE: tlsFiles(cfg.tlsDir).caFile,
   };

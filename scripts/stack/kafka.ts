@@ -5,7 +5,8 @@
  * SASL_PLAINTEXT with SCRAM-SHA-512 only, whose user is created (or its password set again) with
  * Kafka's ConfigCommand on the running broker at every start (SCRAM credentials live in the
  * cluster metadata, so they need a running broker) — and SSL: TLS with the stack CA's server
- * certificate as a PEM keystore (`ssl.keystore.type=PEM`, KIP-651), no client certificate asked.
+ * certificate as a PEM keystore (`ssl.keystore.type=PEM`, KIP-651), no client certificate asked —
+ * and SASL_SSL: the SASL listener's SCRAM-SHA-512 user over the SSL listener's TLS.
  * A running broker whose properties differ from the ones written now (a stack made before a
  * listener was added) is restarted on the same data, so `stack:up` upgrades an old `.stack/`.
  */
@@ -30,7 +31,7 @@ export function kafkaPidFile(cfg: StackConfig): string {
 /** Writes the broker's properties; true when they changed (or were new). */
 function writeConfig(cfg: StackConfig, keystoreFile: string): boolean {
   const f = files(cfg);
-  const { port, controllerPort, saslPort, sslPort } = cfg.kafka;
+  const { port, controllerPort, saslPort, sslPort, saslSslPort } = cfg.kafka;
   const before = existsSync(f.props) ? readFileSync(f.props, 'utf8') : '';
   writeFileSync(
     f.props,
@@ -38,16 +39,21 @@ function writeConfig(cfg: StackConfig, keystoreFile: string): boolean {
       'process.roles=broker,controller',
       'node.id=1',
       `controller.quorum.voters=1@127.0.0.1:${controllerPort}`,
-      `listeners=PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${controllerPort},SASL://127.0.0.1:${saslPort},SSL://127.0.0.1:${sslPort}`,
-      `advertised.listeners=PLAINTEXT://127.0.0.1:${port},SASL://127.0.0.1:${saslPort},SSL://127.0.0.1:${sslPort}`,
+      `listeners=PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${controllerPort},SASL://127.0.0.1:${saslPort},SSL://127.0.0.1:${sslPort},SASL_SSL://127.0.0.1:${saslSslPort}`,
+      `advertised.listeners=PLAINTEXT://127.0.0.1:${port},SASL://127.0.0.1:${saslPort},SSL://127.0.0.1:${sslPort},SASL_SSL://127.0.0.1:${saslSslPort}`,
       'controller.listener.names=CONTROLLER',
-      'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL:SASL_PLAINTEXT,SSL:SSL',
+      'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL:SASL_PLAINTEXT,SSL:SSL,SASL_SSL:SASL_SSL',
       'listener.name.sasl.sasl.enabled.mechanisms=SCRAM-SHA-512',
       'listener.name.sasl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;',
       // The key in the keystore file is unencrypted, so no ssl.key.password (KIP-651).
       'listener.name.ssl.ssl.keystore.type=PEM',
       `listener.name.ssl.ssl.keystore.location=${keystoreFile}`,
       'listener.name.ssl.ssl.client.auth=none',
+      'listener.name.sasl_ssl.sasl.enabled.mechanisms=SCRAM-SHA-512',
+      'listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;',
+      'listener.name.sasl_ssl.ssl.keystore.type=PEM',
+      `listener.name.sasl_ssl.ssl.keystore.location=${keystoreFile}`,
+      'listener.name.sasl_ssl.ssl.client.auth=none',
       'inter.broker.listener.name=PLAINTEXT',
       `log.dirs=${f.data}`,
       'auto.create.topics.enable=false',

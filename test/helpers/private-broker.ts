@@ -29,6 +29,8 @@ export interface PrivateBroker {
   readonly saslBrokers: readonly string[];
   /** `host:port` of its SSL listener; its certificate is signed by `caFile` (a CA of this broker's own). */
   readonly sslBrokers: readonly string[];
+  /** `host:port` of its SASL_SSL listener (the SASL user over the SSL listener's TLS). */
+  readonly saslSslBrokers: readonly string[];
   readonly caFile: string;
   readonly config: StackConfig;
   /** The broker process's pid (undefined while it is down). */
@@ -48,7 +50,7 @@ export async function startPrivateBroker(prefix: string): Promise<PrivateBroker>
   const config: StackConfig = {
     ...base,
     tlsDir: join(dir, 'tls'),
-    kafka: { port: await freePort(), controllerPort: await freePort(), saslPort: await freePort(), sslPort: await freePort(), saslUser: base.kafka.saslUser, saslPasswordFile: join(dir, 'sasl-password'), libsDir: stackEnv().kafkaLibs || base.kafka.libsDir, dir, heapMb: 512 },
+    kafka: { port: await freePort(), controllerPort: await freePort(), saslPort: await freePort(), sslPort: await freePort(), saslSslPort: await freePort(), saslUser: base.kafka.saslUser, saslPasswordFile: join(dir, 'sasl-password'), libsDir: stackEnv().kafkaLibs || base.kafka.libsDir, dir, heapMb: 512 },
   };
   const tools = await preflight();
   await startKafka(config, tools);
@@ -66,6 +68,7 @@ export async function startPrivateBroker(prefix: string): Promise<PrivateBroker>
     brokers: [`127.0.0.1:${config.kafka.port}`],
     saslBrokers: [`127.0.0.1:${config.kafka.saslPort}`],
     sslBrokers: [`127.0.0.1:${config.kafka.sslPort}`],
+    saslSslBrokers: [`127.0.0.1:${config.kafka.saslSslPort}`],
     caFile: join(config.tlsDir, 'ca.pem'),
     config,
     pid,

@@ -2,10 +2,10 @@
  * Issue 11: the gateway's Kafka TLS settings (KAFKA_SSL, KAFKA_SSL_CA_FILE) against a real SSL
  * listener: the stack's (scripts/stack/kafka.ts), on a private broker started from the same code
  * with a CA of its own (scripts/stack/tls.ts). Both client libraries publish and consume through
- * it; a CA that did not sign the broker's certificate stops start-up with the reason, marked not
+ * it, and publish through the SASL_SSL listener (SCRAM-SHA-512 over the same TLS); a CA that did not sign the broker's certificate stops start-up with the reason, marked not
  * retriable, instead of retrying forever.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -39,7 +39,7 @@ describe('Kafka over TLS (SSL listener, private CA)', { timeout: 120_000 }, () =
     rmSync(dir, { recursive: true, force: true });
   });
 
-  function gateway(client: string, caFile: string): { gw: ReturnType<typeof createGateway>; logs: () => string } {
+  function gateway(client: string, caFile: string, extra: Record<string, string> = {}): { gw: ReturnType<typeof createGateway>; logs: () => string } {
     const lines: string[] = [];
     const out = new PassThrough();
     out.on('data', (c: Buffer) => lines.push(c.toString('utf8')));
@@ -53,6 +53,7 @@ describe('Kafka over TLS (SSL listener, private CA)', { timeout: 120_000 }, () =
       KAFKA_SSL: 'true',
       KAFKA_SSL_CA_FILE: caFile,
       SUBSCRIPTIONS_TOPIC: `ssl-subs-${client}`,
+      ...extra,
     });
     return { gw: createGateway(config, createLogger({ level: 'debug', destination: out })), logs: () => lines.join('') };
   }
@@ -84,6 +85,25 @@ describe('Kafka over TLS (SSL listener, private CA)', { timeout: 120_000 }, () =
     } finally {
       await gw.close();
     }
+  });
+
+  it.each(['kafkajs', 'platformatic'])('%s: publishes through the SASL_SSL listener (SCRAM-SHA-512 over TLS), the password never logged', async (client) => {
+    const { gw, logs } = gateway(client, broker.caFile, {
+      KAFKA_BROKERS: broker.saslSslBrokers.join(','),
+      KAFKA_SASL_MECHANISM: 'scram-sha-512',
+      KAFKA_SASL_USERNAME: broker.config.kafka.saslUser,
+      KAFKA_SASL_PASSWORD_FILE: broker.config.kafka.saslPasswordFile,
+      SUBSCRIPTIONS_TOPIC: `sasl-ssl-subs-${client}`,
+    });
+    try {
+      const addr = await gw.listen();
+      await gw.ready;
+      const res = await fetch(`http://127.0.0.1:${addr.port}/events`, { method: 'POST', headers: { 'content-type': 'application/cloudevents+json' }, body: JSON.stringify(structuredPriceEvent()) });
+      expect(res.status, await res.clone().text()).toBe(202);
+    } finally {
+      await gw.close();
+    }
+    expect(logs()).not.toContain(readFileSync(broker.config.kafka.saslPasswordFile, 'utf8').trim());
   });
 
   it.each(['kafkajs', 'platformatic'])('%s: a CA that did not sign the broker certificate stops start-up, not retriable, with the reason', async (client) => {
