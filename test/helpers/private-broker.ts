@@ -3,7 +3,6 @@
  * it without disturbing anyone else. Same binaries as the stack, its own ports and data directory.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { kafkaPidFile, startKafka } from '../../scripts/stack/kafka.js';
@@ -11,16 +10,9 @@ import { preflight } from '../../scripts/stack/preflight.js';
 import { readPid } from '../../scripts/stack/process.js';
 import { stackConfig } from '../../scripts/stack/index.js';
 import type { StackConfig } from '../../scripts/stack/config.js';
+import { freePort } from './ports.js';
 import { stackEnv } from './stack.js';
 import { waitFor } from './wait.js';
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
 
 export interface PrivateBroker {
   /** `host:port` of the broker, for KAFKA_BROKERS. */

@@ -10,7 +10,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stackConfig } from '../../scripts/stack/config.js';
@@ -18,14 +17,7 @@ import { registryJar } from '../../scripts/stack/fetch.js';
 import { preflight } from '../../scripts/stack/preflight.js';
 import { awaitReady, startDetached, stopProcess } from '../../scripts/stack/process.js';
 import { ensureStackTls } from '../../scripts/stack/tls.js';
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
+import { freePort } from './ports.js';
 
 export interface PrivateRegistry {
   /** `https://127.0.0.1:<port>/apis/ccompat/v7` */

@@ -10,16 +10,12 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeCa } from '../../scripts/stack/tls.js';
-import { createGateway } from '../../src/app/index.js';
-import { loadConfig } from '../../src/config/index.js';
-import { isGatewayError } from '../../src/core/errors.js';
-import { createLogger } from '../../src/observability/index.js';
 import { structuredPriceEvent } from '../fixtures/events.js';
 import { catalogWithOwnTopics } from '../helpers/catalog-copy.js';
+import { UNTRUSTED_CERTIFICATE, gatewayWithLogs, startUpFailure } from '../helpers/logged-gateway.js';
 import { startPrivateRegistry } from '../helpers/private-registry.js';
 import type { PrivateRegistry } from '../helpers/private-registry.js';
 import { stackEnv } from '../helpers/stack.js';
@@ -42,14 +38,8 @@ describe('schema registry over HTTPS with basic auth (Apicurio)', { timeout: 120
     rmSync(dir, { recursive: true, force: true });
   });
 
-  function gateway(vars: Record<string, string>): { gw: ReturnType<typeof createGateway>; logs: () => string } {
-    const lines: string[] = [];
-    const out = new PassThrough();
-    out.on('data', (c: Buffer) => lines.push(c.toString('utf8')));
-    const config = loadConfig({
-      PORT: '0',
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'debug',
+  function gateway(vars: Record<string, string>): ReturnType<typeof gatewayWithLogs> {
+    return gatewayWithLogs({
       CATALOG_DIR: catalog.dir,
       KAFKA_BROKERS: stack.kafkaBrokers.join(','),
       SCHEMA_REGISTRY_URL: registry.httpsUrl,
@@ -59,14 +49,6 @@ describe('schema registry over HTTPS with basic auth (Apicurio)', { timeout: 120
       SUBSCRIPTIONS_TOPIC: `${prefix}-subs`,
       ...vars,
     });
-    return { gw: createGateway(config, createLogger({ level: 'debug', destination: out })), logs: () => lines.join('') };
-  }
-
-  async function startUpFailure(gw: ReturnType<typeof createGateway>): Promise<unknown> {
-    return gw.ready.then(
-      () => undefined,
-      (e: unknown) => e,
-    );
   }
 
   it('registers the schemas and publishes through HTTPS with the CA file and basic auth', async () => {
@@ -97,11 +79,8 @@ describe('schema registry over HTTPS with basic auth (Apicurio)', { timeout: 120
     const { gw, logs } = gateway({ SCHEMA_REGISTRY_CA_FILE: wrongCa });
     try {
       const err = await startUpFailure(gw);
-      expect(isGatewayError(err), String(err)).toBe(true);
-      if (!isGatewayError(err)) return;
       expect(err.code).toBe('CEG_REGISTRY_UNAVAILABLE');
-      expect(err.retriable).toBe(false);
-      expect(err.message).toMatch(/TLS certificate not trusted \((SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT_LOCALLY)/);
+      expect(err.message).toMatch(UNTRUSTED_CERTIFICATE);
     } finally {
       await gw.close();
     }
@@ -112,9 +91,6 @@ describe('schema registry over HTTPS with basic auth (Apicurio)', { timeout: 120
     const { gw, logs } = gateway({ SCHEMA_REGISTRY_PASSWORD: 'not-the-registry-password' });
     try {
       const err = await startUpFailure(gw);
-      expect(isGatewayError(err), String(err)).toBe(true);
-      if (!isGatewayError(err)) return;
-      expect(err.retriable).toBe(false);
       expect(err.message).toMatch(/HTTP 401/);
     } finally {
       await gw.close();

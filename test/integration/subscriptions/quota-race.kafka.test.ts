@@ -9,7 +9,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGateway } from '../../helpers/gateway.js';
+import { startInstance } from '../../helpers/gateway.js';
 import type { TestGateway } from '../../helpers/gateway.js';
 import { partnersSetup } from '../../helpers/partners.js';
 import { uniqueName } from '../../helpers/stack.js';
@@ -23,12 +23,7 @@ let a: TestGateway;
 let b: TestGateway;
 const MAX = 2; // acme's maxSubscriptions in partnersSetup
 
-async function instance(id: string): Promise<TestGateway> {
-  const g = await startGateway({ stack: true, env: { ...env, INSTANCE_ID: id } });
-  gateways.push(g);
-  await g.gateway.subscriptionsLoaded();
-  return g;
-}
+const instance = (id: string): Promise<TestGateway> => startInstance(env, id, gateways);
 
 beforeAll(async () => {
   // The partners file names one key hash by environment variable (as the auth tests set it).
