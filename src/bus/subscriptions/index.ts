@@ -12,7 +12,7 @@ export { DEFAULT_SUBSCRIPTIONS_TOPIC, SubscriptionStore, subscriptionsTopicSpec 
 export type { StoreListener } from './store.js';
 export { parseStored } from './stored.js';
 export type { StoredPullDelivery, StoredPushDelivery, StoredSubscription } from './stored.js';
-export { SubscriptionService, mergePatch, viewOf } from './service.js';
+export { SubscriptionService, mergePatch, quotaExceeded, viewOf } from './service.js';
 export type { OpenedSecrets, SubscriptionServiceDeps, SubscriptionView } from './service.js';
 export { DEFAULT_ON_DEMAND, PUSH_COMMIT, Reconciler } from './reconciler.js';
 export type { MemberCounts, OnDemand, OnDemandOptions, RunSpec, RunningSink, SinkContext, SinkFactory, SubscribeHost } from './reconciler.js';

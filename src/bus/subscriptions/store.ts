@@ -8,7 +8,8 @@
  * Writes are read back: `put` and `remove` resolve once this instance's own reader has applied the
  * record, so a `GET` right after a `201` on the same instance sees it. Creating is a
  * check-and-set over all instances (`claim`, then `put`): of two creates of one name exactly one
- * wins. Concurrent updates of one key: the later record on the topic wins everywhere (the topic's
+ * wins, and an owner's quota (`maxSubscriptions`, issue 11) is decided at the same record, so
+ * simultaneous creates on several instances never pass it together. Concurrent updates of one key: the later record on the topic wins everywhere (the topic's
  * order is the one order).
  * The in-memory transport runs the same code (the embedded default).
  * Spec: issue 8 ("definitions stored durably in a compacted Kafka topic"); Kafka log compaction
@@ -47,19 +48,52 @@ export const CLAIM_WRITE_MS = 45_000;
 const CLAIM_MARK = '\u0000claim\u0000';
 const claimKey = (group: string, nonce: string): string => `${group}${CLAIM_MARK}${nonce}`;
 
+/**
+ * The owner's quota a claim is decided against (issue 11 `maxSubscriptions`): carried in the claim
+ * record, so every instance decides with the same bound whatever its own partners file says.
+ */
+export interface ClaimQuota {
+  readonly owner: string;
+  /** Most subscriptions (stored definitions) `owner` may have; an integer ≥ 0. */
+  readonly max: number;
+}
+
+/** Why a claim lost: the name is held (or being created), or the owner's quota is full. */
+export type ClaimRefusal = 'name' | 'quota';
+
+/** The quota in a claim record's JSON value, when it names one (`{ claim, group, owner, max }`). */
+function claimQuota(value: Uint8Array | null): ClaimQuota | undefined {
+  if (value === null) return undefined;
+  try {
+    const v = JSON.parse(dec.decode(value)) as { owner?: unknown; max?: unknown };
+    return typeof v.owner === 'string' && typeof v.max === 'number' && Number.isInteger(v.max) && v.max >= 0 ? { owner: v.owner, max: v.max } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** A claim this instance made, once its record was read back. */
 export interface Claim {
   readonly group: string;
   readonly nonce: string;
   /** The claim's record timestamp (the writer's clock, epoch ms). */
   readonly atMs: number;
-  /** First of the pending claims on a name nobody holds: the creator may write the definition. */
+  /**
+   * First of the pending claims on a name nobody holds, and (with a quota) the owner had fewer
+   * than `max` subscriptions and winning claims pending: the creator may write the definition.
+   */
   readonly won: boolean;
+  /** Set when `won` is false. */
+  readonly refusal?: ClaimRefusal;
 }
 
 interface PendingClaim {
   readonly nonce: string;
   readonly atMs: number;
+  /** The owner named in the claim record (claims written before quotas name none). */
+  readonly owner?: string;
+  /** Whether it won when it was applied: a pending winner will become a definition. */
+  readonly won: boolean;
 }
 
 export class SubscriptionStore {
@@ -71,8 +105,8 @@ export class SubscriptionStore {
   readonly #listeners = new Set<StoreListener>();
   /** Claims read from the topic and not released yet, per group, in topic order. */
   readonly #claims = new Map<string, PendingClaim[]>();
-  /** Decisions on the claims this instance wrote, by nonce (taken by {@link claim}). */
-  readonly #decided = new Map<string, boolean>();
+  /** Decisions on the claims this instance wrote, by nonce (taken by {@link claim}); undefined = not applied yet. */
+  readonly #decided = new Map<string, { readonly won: boolean; readonly refusal?: ClaimRefusal } | undefined>();
 
   constructor(transport: Transport, topic: string, log: Logger) {
     this.topic = topic;
@@ -114,7 +148,7 @@ export class SubscriptionStore {
     if (releases !== undefined) {
       // The claim, and claims on the name whose writers gave up without a word (expired), go with the definition.
       const stale = (this.#claims.get(s.group) ?? []).filter((c) => c.nonce === releases.nonce || releases.atMs - c.atMs > CLAIM_TTL_MS);
-      if (!stale.some((c) => c.nonce === releases.nonce)) stale.push({ nonce: releases.nonce, atMs: releases.atMs });
+      if (!stale.some((c) => c.nonce === releases.nonce)) stale.push({ nonce: releases.nonce, atMs: releases.atMs, won: releases.won });
       for (const c of stale) extra.push({ key: enc.encode(claimKey(s.group, c.nonce)), value: null, headers: [] });
     }
     await this.#write(s.group, enc.encode(JSON.stringify(s)), timeoutMs, extra);
@@ -133,19 +167,25 @@ export class SubscriptionStore {
    * a give-up, or older than {@link CLAIM_TTL_MS}). So of two creates of one name, on any instances
    * at any moment, exactly one wins. The winner writes the definition with {@link put}
    * (`releases` the claim), the loser calls {@link release}.
+   * With a `quota`, the claim also loses (refusal `quota`) unless, at its record, the owner's
+   * stored subscriptions plus its other winning claims still pending (not older than
+   * {@link CLAIM_TTL_MS}) are fewer than `quota.max`: of N+1 simultaneous creates of an owner
+   * with room for N, on any instances, exactly N win.
    * Claims have keys of their own (`<group>\0claim\0<nonce>`), so compaction never puts a
    * loser's record in the place of a winner's definition.
    * Errors: the transport's; CEG_BROKER_UNAVAILABLE (retriable) when not read back within `timeoutMs`.
    * Spec: issue 8 follow-up ("two POST /subscriptions of the same name at the same time on two
    *   gateways must not both succeed").
    */
-  async claim(group: string, timeoutMs = 10_000): Promise<Claim> {
+  async claim(group: string, timeoutMs = 10_000, quota?: ClaimQuota): Promise<Claim> {
     const nonce = randomUUID();
     const atMs = Date.now();
-    this.#decided.set(nonce, false);
+    this.#decided.set(nonce, undefined);
     try {
-      await this.#follower.write([{ key: enc.encode(claimKey(group, nonce)), value: enc.encode(JSON.stringify({ claim: nonce, group })), headers: [['content-type', enc.encode('application/json')]], timestampMs: atMs }], timeoutMs);
-      return { group, nonce, atMs, won: this.#decided.get(nonce) === true };
+      const value = { claim: nonce, group, ...(quota === undefined ? {} : { owner: quota.owner, max: quota.max }) };
+      await this.#follower.write([{ key: enc.encode(claimKey(group, nonce)), value: enc.encode(JSON.stringify(value)), headers: [['content-type', enc.encode('application/json')]], timestampMs: atMs }], timeoutMs);
+      const decided = this.#decided.get(nonce) ?? { won: false, refusal: 'name' };
+      return { group, nonce, atMs, ...decided };
     } finally {
       this.#decided.delete(nonce);
     }
@@ -178,9 +218,25 @@ export class SubscriptionStore {
       return;
     }
     const blocking = others.some((c) => r.timestampMs - c.atMs <= CLAIM_TTL_MS);
-    const won = !this.#byGroup.has(group) && !blocking;
-    this.#claims.set(group, [...others, { nonce, atMs: r.timestampMs }]);
-    if (this.#decided.has(nonce)) this.#decided.set(nonce, won);
+    const quota = claimQuota(r.value);
+    const nameFree = !this.#byGroup.has(group) && !blocking;
+    const room = quota === undefined || this.#held(quota.owner, r.timestampMs) < quota.max;
+    const won = nameFree && room;
+    this.#claims.set(group, [...others, { nonce, atMs: r.timestampMs, won, ...(quota === undefined ? {} : { owner: quota.owner }) }]);
+    if (this.#decided.has(nonce)) this.#decided.set(nonce, won ? { won } : { won, refusal: nameFree ? 'quota' : 'name' });
+  }
+
+  /**
+   * What `owner` holds at a claim record stamped `atMs`: its stored subscriptions plus its winning
+   * claims still pending and not expired (each becomes a definition unless its creator gives up).
+   * A winner's definition and its claim's tombstone are written in one produce call, so they are
+   * consecutive records and nothing is counted twice at another claim.
+   */
+  #held(owner: string, atMs: number): number {
+    let n = 0;
+    for (const s of this.#byGroup.values()) if (s.owner === owner) n++;
+    for (const pending of this.#claims.values()) for (const c of pending) if (c.won && c.owner === owner && atMs - c.atMs <= CLAIM_TTL_MS) n++;
+    return n;
   }
 
   #apply(r: TransportRecord): void {
