@@ -105,7 +105,7 @@ describe('batch request parts', () => {
       fc.property(fc.array(fc.jsonValue(), { maxLength: 20 }), (values) => {
         const body = batchBody(values.map((v) => Buffer.from(JSON.stringify(v))));
         expect(JSON.parse(body.toString('utf8'))).toEqual(JSON.parse(JSON.stringify(values)));
-        expect(body.length).toBe(arrayBytes(values.reduce<number>((n, v) => n + Buffer.byteLength(JSON.stringify(v)), 0), values.length)));
+        expect(body.length).toBe(arrayBytes(values.reduce<number>((n, v) => n + Buffer.byteLength(JSON.stringify(v)), 0), values.length));
       }),
     );
   });
