@@ -23,7 +23,8 @@ import { acceptAll, startSink } from '../../helpers/sink.js';
 import type { Responder, SinkRequest, TestSink } from '../../helpers/sink.js';
 import { uniqueName } from '../../helpers/stack.js';
 import { waitFor } from '../../helpers/wait.js';
-import { ownCatalog, rawKafka } from '../consumer/members.js';
+import { ownCatalog } from '../consumer/members.js';
+import { readDeadLetters } from './dead-letters.js';
 import type { OwnCatalog } from '../consumer/members.js';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
@@ -83,26 +84,6 @@ async function delivering(s: TestSink): Promise<void> {
     await post([event(KINDS[0], 0, ++seq, 'probe')]);
     return s.deliveries().length > 0;
   }, 30_000, 500);
-}
-
-/** Dead letters on `<group>.dlq`, by CloudEvent id: their headers, once every one of `ids` is there. */
-async function deadLetters(group: string, ids: readonly unknown[]): Promise<Map<string, Map<string, string>>> {
-  const dead = new Map<string, Map<string, string>>();
-  const reader = rawKafka().consumer({ groupId: uniqueName('it-batch-dlq') });
-  await reader.connect();
-  await reader.subscribe({ topics: [`${group}.dlq`], fromBeginning: true });
-  await reader.run({
-    eachMessage: async ({ message }) => {
-      const h = new Map(Object.entries(message.headers ?? {}).map(([k, v]) => [k, String(v)]));
-      dead.set(h.get('ce_id') ?? '', h);
-    },
-  });
-  try {
-    await waitFor(`${ids.length} dead letters`, () => ids.every((id) => dead.has(String(id))), 30_000, 200);
-  } finally {
-    await reader.disconnect();
-  }
-  return dead;
 }
 
 beforeAll(async () => {
@@ -174,42 +155,28 @@ describe('batched push delivery', () => {
     await api('DELETE', `/subscriptions/${n.name}`);
   });
 
-  it('a sink answering 500 with maxAttempts 3: each event of the batch tried 3 times, then dead-lettered with status and excerpt', async () => {
-    const s = await sink((req) => (req.method === 'OPTIONS' ? acceptAll(req, 0) : { status: 500, body: 'database on fire' }));
-    const { name, group } = await create(s, { ordering: 'none', concurrency: 20, retry: { maxAttempts: 3, backoff: { initialMs: 100, factor: 1, maxMs: 5000, jitter: 0 } } });
-    // Wait until the member runs: a probe reaches the sink (and is retried, dead-lettered too).
+  it.each([
+    { status: 500, body: 'database on fire', ordering: 'none', attempts: 3 },
+    { status: 500, body: 'database on fire', ordering: 'key', attempts: 3 },
+    { status: 400, body: 'schema says no', ordering: 'none', attempts: 1 },
+  ] as const)('a sink answering $status (ordering $ordering, maxAttempts 3): each event of a batch tried $attempts times, then dead-lettered with status and excerpt', async ({ status, body, ordering, attempts }) => {
+    const s = await sink((req) => (req.method === 'OPTIONS' ? acceptAll(req, 0) : { status, body }));
+    const { name, group } = await create(s, { ordering, concurrency: 20, retry: { maxAttempts: 3, backoff: { initialMs: 100, factor: 1, maxMs: 5000, jitter: 0 } } });
+    // Wait until the member runs: a probe reaches the sink (and is dead-lettered too).
     await delivering(s);
+    // Under ordering key a batch holds one event per partition at most: 10 keys spread over 6.
     const events = Array.from({ length: 10 }, (_, key) => event(KINDS[0], key, 1));
     await post(events);
-    const dead = await deadLetters(group, events.map((e) => e.id));
-    const attempts = s.deliveries().flatMap(eventsOf);
+    const dead = await readDeadLetters(group, events.map((e) => e.id));
+    const tried = s.deliveries().flatMap(eventsOf);
     expect(s.deliveries().some((r) => eventsOf(r).length > 1)).toBe(true);
     for (const e of events) {
-      expect(attempts.filter((x) => x.id === e.id)).toHaveLength(3);
+      expect(tried.filter((x) => x.id === e.id)).toHaveLength(attempts);
       const h = dead.get(e.id as string)!;
-      expect(h.get(DEAD_LETTER_HEADERS.lastStatus)).toBe('500');
-      expect(h.get(DEAD_LETTER_HEADERS.responseExcerpt)).toBe('database on fire');
-      expect(h.get(DEAD_LETTER_HEADERS.attempts)).toBe('3');
+      expect(h.get(DEAD_LETTER_HEADERS.lastStatus)).toBe(String(status));
+      expect(h.get(DEAD_LETTER_HEADERS.responseExcerpt)).toBe(body);
+      expect(h.get(DEAD_LETTER_HEADERS.attempts)).toBe(String(attempts));
       expect(h.get(DEAD_LETTER_HEADERS.sink)).toBe(s.url);
-    }
-    await api('DELETE', `/subscriptions/${name}`);
-  });
-
-  it('a sink answering 400: every event of the batch dead-lettered after one attempt', async () => {
-    const s = await sink((req) => (req.method === 'OPTIONS' ? acceptAll(req, 0) : { status: 400, body: 'schema says no' }));
-    const { name, group } = await create(s, { ordering: 'none', concurrency: 20 });
-    await delivering(s);
-    const events = Array.from({ length: 10 }, (_, key) => event(KINDS[0], key, 1));
-    await post(events);
-    const dead = await deadLetters(group, events.map((e) => e.id));
-    const attempts = s.deliveries().flatMap(eventsOf);
-    expect(s.deliveries().some((r) => eventsOf(r).length > 1)).toBe(true);
-    for (const e of events) {
-      expect(attempts.filter((x) => x.id === e.id)).toHaveLength(1);
-      const h = dead.get(e.id as string)!;
-      expect(h.get(DEAD_LETTER_HEADERS.lastStatus)).toBe('400');
-      expect(h.get(DEAD_LETTER_HEADERS.responseExcerpt)).toBe('schema says no');
-      expect(h.get(DEAD_LETTER_HEADERS.attempts)).toBe('1');
     }
     await api('DELETE', `/subscriptions/${name}`);
   });
