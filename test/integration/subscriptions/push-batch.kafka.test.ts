@@ -181,6 +181,42 @@ describe('batched push delivery', () => {
     await api('DELETE', `/subscriptions/${name}`);
   });
 
+  it('503 with Retry-After: 1 once: the whole batch waits ≥ 1 s and is delivered on the second attempt; a 410 makes the subscription gone', async () => {
+    let refused = false;
+    const s = await sink((req) => {
+      if (req.method === 'OPTIONS') return acceptAll(req, 0);
+      const probe = eventsOf(req).some((e) => e.subject === 'probe');
+      if (probe || refused) return { status: 200 };
+      refused = true;
+      return { status: 503, headers: { 'retry-after': '1' } };
+    });
+    const { name } = await create(s, { ordering: 'key', concurrency: 20, retry: { maxAttempts: 3, backoff: { initialMs: 50, factor: 1, maxMs: 10_000, jitter: 0 } } });
+    await delivering(s);
+    const events = Array.from({ length: 10 }, (_, key) => event(KINDS[0], key, 1));
+    await post(events);
+    const times = (id: unknown): number[] => s.deliveries().filter((r) => eventsOf(r).some((e) => e.id === id)).map((r) => r.atMs);
+    // The first request of these events got the 503: its events twice, the others once.
+    const refusedIds = (): Set<unknown> => new Set(eventsOf(s.deliveries().find((r) => eventsOf(r).some((e) => e.subject === 'load'))!).map((e) => e.id));
+    await waitFor('every event delivered', () => refused && events.every((e) => times(e.id).length >= (refusedIds().has(e.id) ? 2 : 1)), 20_000, 100);
+    expect(refusedIds().size).toBeGreaterThan(1);
+    for (const id of refusedIds()) {
+      const [t1, t2] = times(id);
+      expect(t2! - t1!, String(id)).toBeGreaterThanOrEqual(1000);
+    }
+    await api('DELETE', `/subscriptions/${name}`);
+
+    const gone = await sink((req) => (req.method === 'OPTIONS' ? acceptAll(req, 0) : { status: 410 }));
+    const g = await create(gone, { ordering: 'none', concurrency: 20 });
+    await post(Array.from({ length: 10 }, (_, key) => event(KINDS[0], key, 2)));
+    await waitFor('state gone', async () => (await api('GET', `/subscriptions/${g.name}`)).body.state === 'gone', 20_000, 200);
+    await new Promise((r) => setTimeout(r, 1000));
+    const after = gone.deliveries().length;
+    await post(Array.from({ length: 10 }, (_, key) => event(KINDS[0], key, 3)));
+    await new Promise((r) => setTimeout(r, 2000));
+    expect(gone.deliveries()).toHaveLength(after);
+    await api('DELETE', `/subscriptions/${g.name}`);
+  });
+
   it('refuses bad delivery.batch fields with 400 naming the field; PATCH adds, changes and removes it', async () => {
     const s = await sink();
     const bad: [Json, string][] = [
