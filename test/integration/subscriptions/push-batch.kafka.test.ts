@@ -6,9 +6,10 @@
  *   batches (`ordering: key` and `ordering: none` side by side), every body is a JSON array in
  *   batched content mode whose signature verifies, batches hold more than one event and never
  *   more than `maxEvents`, per-key order kept for `ordering: key` (array order within a batch).
- * - A sink answering 500 with maxAttempts 3: each event of the batch tried 3 times, then
+ * - A sink answering 500 with maxAttempts 3 (ordering none: retries through the retry topic, events
+ *   join other batches; ordering key: retries in place): each event tried 3 times, then
  *   dead-lettered with status 500 and the excerpt. A sink answering 400: all dead-lettered after
- *   one attempt.
+ *   one attempt. A 503 with Retry-After: the whole batch waits; a 410: the subscription is gone.
  * - Validation of `delivery.batch` (400 naming the field), PATCH adding and removing it.
  */
 import { randomBytes, randomUUID } from 'node:crypto';

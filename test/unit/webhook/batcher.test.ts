@@ -6,7 +6,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { MicroBatcher, arrayBytes } from '../../../src/connectors/sinks/webhook/batcher.js';
-import { batchBody, batchMessageId } from '../../../src/connectors/sinks/webhook/batch-message.js';
+import { batchBody, batchElement, batchMessageId } from '../../../src/connectors/sinks/webhook/batch-message.js';
+import type { Envelope } from '../../../src/envelope/types.js';
+import type { TransportRecord } from '../../../src/transport/port.js';
 
 /** CloudEvents `source` and `id` hold no NUL (the id's separator). */
 const noNul = fc.string().map((s) => s.replaceAll('\0', ''));
@@ -121,5 +123,24 @@ describe('batch request parts', () => {
         expect(batchMessageId([...events].reverse())).not.toBe(id);
       }),
     );
+  });
+});
+
+describe('batchElement', () => {
+  const attributes = { specversion: '1.0', id: 'e-1', source: 'urn:t', type: 't', subject: 'Euro € 😀 "q" 100%' } as Envelope['attributes'];
+  const event: Envelope = { attributes: { ...attributes, datacontenttype: 'application/avro' }, data: { kind: 'json', value: { price: 1.5 } } };
+  const avro = Uint8Array.from([0, 0, 0, 0, 7, 2, 4, 6]);
+  const record: TransportRecord = { topic: 't', partition: 0, offset: 1n, timestampMs: 0, key: null, value: avro, headers: [['content-type', new TextEncoder().encode('application/avro')]] };
+
+  it('data json: the event in the JSON format with the decoded data, attributes as they are', () => {
+    const e = JSON.parse(batchElement(event, record, { data: 'json' }).toString('utf8')) as Record<string, unknown>;
+    expect(e).toMatchObject({ id: 'e-1', subject: attributes.subject, datacontenttype: 'application/json', data: { price: 1.5 } });
+    expect(e.data_base64).toBeUndefined();
+  });
+
+  it('data avro: the record\'s Confluent-framed bytes as data_base64, application/avro', () => {
+    const e = JSON.parse(batchElement(event, record, { data: 'avro' }).toString('utf8')) as Record<string, unknown>;
+    expect(e).toMatchObject({ id: 'e-1', datacontenttype: 'application/avro', data_base64: Buffer.from(avro).toString('base64') });
+    expect(e.data).toBeUndefined();
   });
 });
