@@ -12,7 +12,7 @@ import type { Transport } from '../../transport/port.js';
 import { redriveTopic, retryTopic, subscriptionTopics } from '../subscriber/index.js';
 import type { FilterExpression } from '../subscriber/pipeline/dialects.js';
 import { DEFAULT_OWNER, createSchema, deliveryModeProblem, fieldPath, groupOf } from './model.js';
-import type { CreateRequest, SubscriptionState } from './model.js';
+import type { BatchSettings, CreateRequest, SubscriptionState } from './model.js';
 import { generateWebhookSecret, secretsKeyMissing } from './secrets.js';
 import type { SecretBox } from './secrets.js';
 import { commitStart } from './start.js';
@@ -45,6 +45,8 @@ export interface SubscriptionView {
         readonly contentMode: 'binary' | 'structured';
         readonly data: 'json' | 'avro';
         readonly handshake: boolean;
+        /** Batched content mode, when the subscription opted in. */
+        readonly batch?: BatchSettings;
         readonly secretCount: number;
         readonly headerNames: readonly string[];
       }
@@ -112,7 +114,7 @@ export function viewOf(s: StoredSubscription, origin: 'api' | 'file' = 'api'): S
     kinds: s.kinds,
     filters: s.filters,
     start: s.start,
-    delivery: d.mode === 'pull' ? { mode: 'pull', data: d.data } : { mode: d.mode, url: d.url, contentMode: d.contentMode, data: d.data, handshake: d.handshake, secretCount: d.secretCount, headerNames: d.headerNames },
+    delivery: d.mode === 'pull' ? { mode: 'pull', data: d.data } : { mode: d.mode, url: d.url, contentMode: d.contentMode, data: d.data, handshake: d.handshake, ...(d.batch === undefined ? {} : { batch: d.batch }), secretCount: d.secretCount, headerNames: d.headerNames },
     ordering: s.ordering,
     retry: s.retry,
     concurrency: s.concurrency,
@@ -350,6 +352,7 @@ export class SubscriptionService {
               contentMode: d.contentMode,
               data: d.data,
               handshake: d.handshake,
+              ...(d.batch === undefined ? {} : { batch: d.batch }),
               secretCount: secrets.length,
               headerNames: Object.keys(headers),
               sealed: this.#box().seal({ secrets, headers }, group),
