@@ -20,6 +20,8 @@
  * BENCH_PUSH_RATE (1000 events/s offered in push-latency), BENCH_PUSH_RECORDS (20000, push-consume),
  * BENCH_PUSH_WINDOW (32: `concurrency` of the ordering-none push subscription and the raw consumer
  * + POST it is compared with). `bench/push-probe.ts` splits one push delivery's latency into stages.
+ * push-batch (batched push delivery vs the raw no-op kafkajs consumer, alternating):
+ * BENCH_PUSH_BATCH (500: `concurrency` and `batch.maxEvents`), BENCH_PUSH_BATCH_ORDERING (none).
  * Prints a Markdown table and writes bench/results/<timestamp>.json.
  */
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
@@ -46,6 +48,8 @@ import type { ConsumeResult } from './lib/consumer-load.js';
 import { gatewayConsume, rawConsume } from './lib/consumer-load.js';
 import type { PushLatencyResult, PushThroughputResult } from './lib/push-load.js';
 import { pushLatency, pushThroughput, rawConsumePost } from './lib/push-load.js';
+import type { PushBatchBench } from './lib/push-batch-load.js';
+import { isBatchRun, pushBatchBench } from './lib/push-batch-load.js';
 import { randomBytes } from 'node:crypto';
 import type { RawClient } from './lib/raw-load.js';
 import { PRODUCER_SETTINGS, connectRaw, rawSend, runRawLoad } from './lib/raw-load.js';
@@ -247,6 +251,27 @@ async function rssScenario(p: Probe, client: Client): Promise<RssResult> {
   }
 }
 
+/**
+ * push-batch: batched push delivery (`ordering` BENCH_PUSH_BATCH_ORDERING (none), `concurrency` and
+ * `batch.maxEvents` BENCH_PUSH_BATCH (500)) against the raw no-op kafkajs consumer on the same
+ * first BENCH_PUSH_RECORDS records, alternating twice.
+ */
+async function runPushBatch(gwUrl: string, brokers: readonly string[], raw: RawClient): Promise<PushBatchBench> {
+  const records = intEnv('BENCH_PUSH_RECORDS', 20_000);
+  const size = intEnv('BENCH_PUSH_BATCH', 500);
+  const ordering = process.env.BENCH_PUSH_BATCH_ORDERING === 'key' ? 'key' : 'none';
+  while ((await raw.endOffsetSum()) < records) await runRawLoad(raw, { topic: TOPIC, concurrency: 8, perSend: 100, durationS: 2 });
+  log(`running push-batch (ordering ${ordering}, concurrency ${size}, batch.maxEvents ${size}) against the raw kafkajs consumer, ${records} records, twice each …`);
+  const r = await pushBatchBench(gwUrl, brokers, TOPIC, records, { ordering, concurrency: size, maxEvents: size }, 2, log);
+  log(`  batched push ÷ raw kafkajs consumer: ${r.ratioToRawConsumer}×; ÷ single-event push: ${r.ratioToSinglePush}×`);
+  return r;
+}
+
+function pushBatchTable(r: PushBatchBench): string {
+  const rows = r.runs.map((x) => `| ${x.name} | ${x.records} | ${Math.round(x.eventsPerS)} | ${isBatchRun(x) ? `${x.eventsPerRequest.toFixed(1)} | ${x.firstEventS.toFixed(1)} s` : '– | –'} |`).join('\n');
+  return `| push throughput, batched (alternating runs) | records | events/s | events per request | first delivery after |\n|---|---:|---:|---:|---:|\n${rows}\n\nbatched push ÷ raw kafkajs consumer (means): ${r.ratioToRawConsumer}×; ÷ single-event push (ordering none, concurrency 32): ${r.ratioToSinglePush}×`;
+}
+
 async function main(): Promise<void> {
   const stack = benchStack();
   const { brokers, brokerList, registryUrl, machine } = stack;
@@ -294,6 +319,7 @@ async function main(): Promise<void> {
   const consumed: ConsumeResult[] = [];
   const pushed: PushLatencyResult[] = [];
   const pushThroughputs: PushThroughputResult[] = [];
+  let pushBatch: PushBatchBench | undefined;
   try {
     const records = await rawRecords(1800, registryUrl, dataschemaBase, benchCatalog.dir, TOPIC);
     raw = await connectRaw(brokerList, TOPIC, records);
@@ -326,7 +352,7 @@ async function main(): Promise<void> {
       ['rss-platformatic', async () => void rssResults.push(await rssScenario(probe, 'platformatic'))],
     ];
     const wanted = (process.env.BENCH_SCENARIOS ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
-    const unknown = wanted.filter((w) => !producerScenarios.some(([n]) => n === w) && !fixedRateScenarios.some(([n]) => n === w) && !['raw-consume', 'raw-decode-consume', 'gateway-consume', 'java-limit', 'push-latency', 'push-consume'].includes(w));
+    const unknown = wanted.filter((w) => !producerScenarios.some(([n]) => n === w) && !fixedRateScenarios.some(([n]) => n === w) && !['raw-consume', 'raw-decode-consume', 'gateway-consume', 'java-limit', 'push-latency', 'push-consume', 'push-batch'].includes(w));
     if (unknown.length > 0) throw new Error(`BENCH_SCENARIOS: unknown ${unknown.join(', ')}`);
     const plan = wanted.length === 0 ? all : all.filter(([n]) => wanted.includes(n.replace(/@baseline$/, '')));
     const consumeRecords = intEnv('BENCH_CONSUME_RECORDS', 200_000);
@@ -415,6 +441,7 @@ async function main(): Promise<void> {
         log(`  ${r.name}: ${Math.round(r.eventsPerS)} events/s (${r.records} records in ${r.elapsedS.toFixed(1)} s)`);
       }
     }
+    if (wanted.length === 0 || wanted.includes('push-batch')) pushBatch = await runPushBatch(gw.url, brokerList, raw);
   } finally {
     await raw?.close();
     await rawPlt?.close();
@@ -455,6 +482,7 @@ async function main(): Promise<void> {
     table += `\n\n| gateway RSS at a fixed rate | offered | events/request | seconds | accepted events/s | p99 | errors | RSS start | RSS peak | RSS final |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n${rssResults.map((r) => `| ${r.client} | ${r.offeredEventsPerS}/s | ${r.eventsPerRequest} | ${r.durationS.toFixed(0)} | ${Math.round(r.acceptedEventsPerS)} | ${r.requests.latencyMs.p99.toFixed(1)} ms | ${r.requests.errors} | ${r.rssMiB.start} MiB | **${r.rssMiB.peak} MiB** | ${r.rssMiB.final} MiB |`).join('\n')}`;
   }
   const profiles = PROFILE_DIR === undefined ? [] : writeProfiles(PROFILE_DIR);
+  if (pushBatch !== undefined) table += `\n\n${pushBatchTable(pushBatch)}`;
   process.stdout.write(`\nce-gateway ingress bench — ${new Date().toISOString()}\n`);
   process.stdout.write(`machine: ${machine.cpuModel}, ${machine.cores} cores, ${machine.memoryGiB} GiB RAM, ${machine.platform}, node ${machine.node}, Kafka ${machine.kafka} (single broker on loopback); load generator on the same machine\n`);
   process.stdout.write(`gateway: ${gw.command}, LOG_LEVEL=warn; producer: idempotent, maxInFlightRequests 1, acks -1, no compression\n\n${table}\n`);
@@ -476,7 +504,7 @@ async function main(): Promise<void> {
   const dir = join(ROOT, 'bench/results');
   mkdirSync(dir, { recursive: true });
   const out = join(dir, `${stamp}.json`);
-  writeFileSync(out, `${JSON.stringify({ at: new Date().toISOString(), machine, defaultClient: DEFAULT_CLIENT, ratios, javaLimit: javaLimit ?? null, gateway: { command: gw.command, note: how.note ?? null }, settings, producer: PRODUCER_SETTINGS, baselineRoot: BASELINE_ROOT ?? null, results, singleLatency: singleLatencies, rss: rssResults, profiles, consume: consumed, push: { latency: pushed, throughput: pushThroughputs } }, null, 2)}\n`);
+  writeFileSync(out, `${JSON.stringify({ at: new Date().toISOString(), machine, defaultClient: DEFAULT_CLIENT, ratios, javaLimit: javaLimit ?? null, gateway: { command: gw.command, note: how.note ?? null }, settings, producer: PRODUCER_SETTINGS, baselineRoot: BASELINE_ROOT ?? null, results, singleLatency: singleLatencies, rss: rssResults, profiles, consume: consumed, push: { latency: pushed, throughput: pushThroughputs, batch: pushBatch ?? null } }, null, 2)}\n`);
   process.stdout.write(`\nresults: ${out}\n`);
 }
 
