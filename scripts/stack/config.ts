@@ -30,6 +30,8 @@ export interface StackConfig {
     readonly libsDir: string;
     readonly dir: string;
     readonly heapMb: number;
+    /** More `server.properties` lines (`key=value`), e.g. a fault test's short producer-id expiry; none for the stack. */
+    readonly extraProperties?: readonly string[];
   };
   readonly registry: { readonly port: number; readonly appDir: string; readonly dir: string; readonly heapMb: number };
   readonly postgres: { readonly port: number; readonly dataDir: string; readonly dir: string; readonly user: string };

@@ -50,6 +50,7 @@ function writeConfig(cfg: StackConfig): void {
       'share.coordinator.state.topic.min.isr=1',
       'group.initial.rebalance.delay.ms=0',
       'log.flush.interval.messages=9223372036854775807',
+      ...(cfg.kafka.extraProperties ?? []),
       '',
     ].join('\n'),
   );

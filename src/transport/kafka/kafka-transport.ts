@@ -18,7 +18,7 @@ import { OffsetCommitter } from './commit-offsets.js';
 import { fromKafkaError } from './errors.js';
 import { toKafkaHeaders } from './headers.js';
 import { kafkaLogCreator, toKafkaLogLevel } from './logging.js';
-import { BrokerOutage } from './outage.js';
+import { BROKER_STALL_MS, BrokerOutage } from './outage.js';
 import type { KafkaTransportInput, KafkaTransportOptions } from './options.js';
 import { resolveKafkaTransportOptions } from './options.js';
 
@@ -27,11 +27,6 @@ const TOPIC_RESOURCE = 2 as ConfigResourceTypes;
 
 const tpKey = (topic: string, partition: number): string => `${topic}\u0000${partition}`;
 const buf = (b: Uint8Array | null): Buffer | null => (b === null ? null : Buffer.from(b.buffer, b.byteOffset, b.byteLength));
-/**
- * A request the broker has not answered for this long, ms, starts an outage in the log (a paused
- * or partitioned broker refuses nothing: requests just hang). Also the health check's own deadline.
- */
-export const BROKER_STALL_MS = 5_000;
 
 /** Group states in which no member is joined (kafkajs / Kafka DescribeGroups). */
 const IDLE_GROUP_STATES = new Set(['Empty', 'Dead']);
