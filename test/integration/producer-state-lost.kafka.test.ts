@@ -1,18 +1,20 @@
 /**
- * Fault test (issue 14, "lost producer sequence state"), on both clients: a broker of this test's
- * own forgets idempotent producers after PRODUCER_ID_EXPIRY_MS of silence
- * (`producer.id.expiration.ms`, checked every 500 ms). A transport sends, stays silent past the
- * expiry, and sends again with the sequence numbers it kept: the broker no longer knows its
- * producer id (OUT_OF_ORDER_SEQUENCE_NUMBER or UNKNOWN_PRODUCER_ID). Asserted:
- * - every send is either acknowledged or fails with a retriable GatewayError, and a caller that
- *   retries (as partners and the outbox relay do) gets every record acknowledged within 3 tries:
- *   the transport moved to a fresh producer id by itself;
- * - every acknowledged record is on the topic; a record acknowledged at its first try is there
- *   exactly once (a send the broker refused for its sequence wrote nothing, so its retry is
- *   not a duplicate either — counted and asserted zero);
- * - the fault really happened: before the expiry-crossing sends the broker had forgotten the
- *   producer (a send after the silence was refused, or the client started a new producer id by
- *   itself — both clients' behaviour is printed).
+ * Fault test (issue 14, "lost producer sequence state"), on both clients, on a broker of this
+ * test's own. The idempotent producer numbers its batches per partition; the broker keeps the
+ * last numbers per producer id. Two ways they part:
+ * 1. The client's numbers fall behind the broker's: a send times out on the client (the broker is
+ *    paused with SIGSTOP longer than the client's retries last) but the broker writes it once it
+ *    resumes. A client that sends its next batch with the same sequence numbers gets it taken as
+ *    a duplicate (acknowledged with the old batch's offset, its records dropped: an acknowledged
+ *    event lost) or refused (OUT_OF_ORDER_SEQUENCE_NUMBER / DUPLICATE_SEQUENCE_NUMBER).
+ * 2. The broker forgets the producer id (`producer.id.expiration.ms`, here PRODUCER_ID_EXPIRY_MS,
+ *    checked every 500 ms) while the client stays silent. (Kafka ≥ 2.5 then accepts any sequence
+ *    of that producer id, KIP-360; the phase shows both clients carry on.)
+ * Single-record sends to one partition, as single-event ingress makes them. A caller retries a
+ * refused send with the same id (as partners and the outbox relay do). Asserted:
+ * - every refusal is a retriable GatewayError, and every record is acknowledged in the end;
+ * - every acknowledged record is on the topic (none lost), and a record acknowledged at its first
+ *   try is there exactly once (only a retried, indeterminate send may have landed twice).
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -25,7 +27,9 @@ import { uniqueName } from '../helpers/stack.js';
 import { waitFor } from '../helpers/wait.js';
 
 const PRODUCER_ID_EXPIRY_MS = 1500;
-const PARTITIONS = 2;
+const PARTITIONS = 1;
+/** Longer than the client gives a request (requestTimeoutMs 1000 × (retries 1 + 1) + back-off). */
+const PAUSE_MS = 5000;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 let broker: PrivateBroker;
 
@@ -56,41 +60,67 @@ async function idsOnTopic(t: Transport, topic: string): Promise<Map<string, numb
 }
 
 describe.each(KAFKA_CLIENTS)('idempotent producer state lost on the broker (a private broker, client %s)', (client) => {
-  it('a send after the producer id expired leads to a fresh producer id: every acknowledged record on the topic, none twice', async () => {
+  it('a send that timed out on the client, and an expired producer id: every acknowledged record on the topic, none acknowledged at its first try twice', async () => {
     const warnings: string[] = [];
     const logger: TransportLogger = { debug: () => undefined, info: () => undefined, warn: (_o, msg) => void warnings.push(msg), error: (_o, msg) => void warnings.push(msg) };
-    const t = transportOn({ brokers: broker.brokers, clientId: uniqueName(`pid-${client}`), logger, retries: 2, initialRetryTimeMs: 100, maxRetryTimeMs: 1000, requestTimeoutMs: 5000 }, client);
+    const t = transportOn({ brokers: broker.brokers, clientId: uniqueName(`pid-${client}`), logger, retries: 1, initialRetryTimeMs: 100, maxRetryTimeMs: 500, requestTimeoutMs: 1000, ackTimeoutMs: 1000, connectionTimeoutMs: 1000 }, client);
     const topic = uniqueName(`pid-${client}`);
     try {
       await t.ensureTopics([{ name: topic, partitions: PARTITIONS, retentionMs: -1, cleanupPolicy: 'delete' }]);
       const acknowledged = new Map<string, number>(); // id → tries it took
       const refusals: string[] = [];
-      /** One call of one record per partition (so a request spans both partitions), retried as a caller would. */
-      const sendRound = async (round: string): Promise<void> => {
-        const ids = Array.from({ length: PARTITIONS }, () => `${round}-${randomUUID()}`);
-        for (let attempt = 1; ; attempt++) {
-          try {
-            await t.produce(topic, ids.map((id, partition) => ({ key: null, value: Buffer.from(id), headers: [['id', Buffer.from(id)]], partition })));
-            ids.forEach((id) => acknowledged.set(id, attempt));
-            return;
-          } catch (err) {
-            expect(isGatewayError(err) && err.retriable, `attempt ${attempt}: ${String(err)}`).toBe(true);
-            refusals.push(isGatewayError(err) ? `${err.code}: ${err.message}` : String(err));
-            if (attempt >= 3) throw err;
-          }
+      const attempts = new Map<string, number>();
+      /** One call of one record (partition 0); true when acknowledged, false when refused (retriable). */
+      const sendOnce = async (id: string): Promise<boolean> => {
+        const attempt = (attempts.get(id) ?? 0) + 1;
+        attempts.set(id, attempt);
+        try {
+          await t.produce(topic, [{ key: null, value: Buffer.from(id), headers: [['id', Buffer.from(id)]], partition: 0 }]);
+          acknowledged.set(id, attempt);
+          return true;
+        } catch (err) {
+          expect(isGatewayError(err) && err.retriable, `${id} attempt ${attempt}: ${String(err)}`).toBe(true);
+          refusals.push(isGatewayError(err) ? `${err.code}: ${err.message}` : String(err));
+          return false;
         }
       };
-      for (let i = 0; i < 5; i++) await sendRound(`before-${i}`);
-      // Silence beyond the expiry (plus the broker's check interval, with margin): the broker forgets the producer id.
+      /** Retried as a caller would (same id) until acknowledged. */
+      const sendUntilAcknowledged = async (id: string): Promise<void> => {
+        while (!(await sendOnce(id))) {
+          if ((attempts.get(id) ?? 0) >= 30) throw new Error(`${id}: refused 30 times: ${refusals.at(-1)}`);
+          await sleep(300);
+        }
+      };
+      const fresh = (round: string): string => `${round}-${randomUUID()}`;
+
+      for (let i = 0; i < 5; i++) await sendUntilAcknowledged(fresh('before'));
+
+      // 1. A send in flight while the broker is paused longer than the client's retries last: it
+      // fails on the client; the broker may write it once it resumes. The NEXT send is another
+      // record (another partner's, say); the refused one is retried after it.
+      const timedOut = fresh('paused');
+      broker.signal('SIGSTOP');
+      let paused: Promise<boolean>;
+      try {
+        paused = sendOnce(timedOut);
+        await sleep(PAUSE_MS);
+      } finally {
+        broker.signal('SIGCONT');
+      }
+      const pausedAcknowledged = await paused;
+      await sleep(1000); // the paused broker reads the request it was sent meanwhile
+      for (let i = 0; i < 10; i++) await sendUntilAcknowledged(fresh('resumed'));
+      if (!pausedAcknowledged) await sendUntilAcknowledged(timedOut);
+
+      // 2. Silence beyond the producer-id expiry (plus the check interval, with margin).
       await sleep(PRODUCER_ID_EXPIRY_MS * 3);
-      for (let i = 0; i < 5; i++) await sendRound(`after-${i}`);
-      await sleep(PRODUCER_ID_EXPIRY_MS * 3);
-      for (let i = 0; i < 5; i++) await sendRound(`again-${i}`);
+      for (let i = 0; i < 5; i++) await sendUntilAcknowledged(fresh('expired'));
 
       const onTopic = await idsOnTopic(t, topic);
       const missing = [...acknowledged.keys()].filter((id) => !onTopic.has(id));
-      const twice = [...onTopic].filter(([, n]) => n > 1).map(([id]) => id);
-      console.info(`producer-state-lost (${client}): ${acknowledged.size} records acknowledged, ${refusals.length} refused sends (${refusals.map((r) => r.slice(0, 160)).join(' | ')}); warnings: ${warnings.join(' | ') || 'none'}`);
+      const twice = [...onTopic].filter(([id, n]) => n > 1 && acknowledged.get(id) === 1).map(([id]) => id);
+      const retriedTwice = [...onTopic].filter(([id, n]) => n > 1 && acknowledged.get(id) !== 1).length;
+      console.info(`producer-state-lost (${client}): ${acknowledged.size} records acknowledged, ${refusals.length} refused sends, ${retriedTwice} retried records twice on the topic (${refusals.map((r) => r.slice(0, 160)).join(' | ')}); warnings: ${warnings.join(' | ') || 'none'}`);
       expect(missing).toEqual([]);
       expect(twice).toEqual([]);
       expect(onTopic.size).toBe(acknowledged.size);
