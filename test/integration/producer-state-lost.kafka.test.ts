@@ -19,7 +19,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isGatewayError } from '../../src/core/errors.js';
-import type { Transport, TransportLogger } from '../../src/transport/index.js';
+import type { Consumption, Transport, TransportLogger, TransportRecord } from '../../src/transport/index.js';
 import { KAFKA_CLIENTS, transportOn } from '../helpers/kafka-client.js';
 import { startPrivateBroker } from '../helpers/private-broker.js';
 import type { PrivateBroker } from '../helpers/private-broker.js';
@@ -45,7 +45,7 @@ async function idsOnTopic(t: Transport, topic: string): Promise<Map<string, numb
   const total = (await t.endOffsets(topic)).reduce((n, e) => n + Number(e.offset), 0);
   const ids = new Map<string, number>();
   let read = 0;
-  const c = await t.consume({ group: uniqueName('pid-read'), topics: [topic], startFrom: 'earliest' }, (record) => {
+  const handler = (record: TransportRecord): Promise<void> => {
     read++;
     const h = record.headers.find(([name]) => name === 'id');
     if (h !== undefined) {
@@ -53,9 +53,19 @@ async function idsOnTopic(t: Transport, topic: string): Promise<Map<string, numb
       ids.set(id, (ids.get(id) ?? 0) + 1);
     }
     return Promise.resolve();
-  });
+  };
+  // A broker that just started may still be loading its group coordinator (NOT_COORDINATOR, retriable).
+  let c: Consumption | undefined;
+  await waitFor('a consumer of the topic', () =>
+    t.consume({ group: uniqueName('pid-read'), topics: [topic], startFrom: 'earliest' }, handler).then(
+      (started) => (c = started) !== undefined,
+      (err: unknown) => {
+        if (isGatewayError(err) && err.retriable) return false;
+        throw err;
+      },
+    ), 30_000, 200);
   await waitFor('the whole topic read', () => read >= total, 30_000);
-  await c.stop();
+  await c!.stop();
   return ids;
 }
 

@@ -15,7 +15,7 @@ import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PRICE_LOADING_COMPLETED, priceLoaded, structuredPriceEvent } from '../fixtures/events.js';
 import { catalogWithOwnTopics } from '../helpers/catalog-copy.js';
-import { transportOn } from '../helpers/kafka-client.js';
+import { kafkaClientEnv, transportOn } from '../helpers/kafka-client.js';
 import { stackEnv, uniqueName } from '../helpers/stack.js';
 import { waitFor } from '../helpers/wait.js';
 import { loadCatalog } from '../../src/catalog/index.js';
@@ -102,6 +102,7 @@ describe('SIGTERM under load with keep-alive clients (issue 15)', () => {
       env: {
         ...process.env,
         CE_GATEWAY_ENV_FILE: '/dev/null',
+        ...kafkaClientEnv(),
         KAFKA_BROKERS: s.kafkaBrokers.join(','),
         SCHEMA_REGISTRY_URL: s.schemaRegistryUrl,
         CATALOG_DIR: catalog.dir,
