@@ -170,7 +170,15 @@ class KafkaTransport implements Transport {
     const send = producer.send({ topic, acks: -1, timeout: this.#opts.ackTimeoutMs, compression: CompressionTypes.None, messages });
     const stall = setTimeout(() => this.#outage.failed(`a produce request to ${topic} has had no answer for ${BROKER_STALL_MS} ms`), BROKER_STALL_MS);
     const settled = (): void => clearTimeout(stall);
-    send.then(settled, settled);
+    send.then(settled, (err: unknown) => {
+      settled();
+      // A send that failed without a definite refusal (timed out, connection lost) may still be
+      // written by the broker, while kafkajs did not advance this producer's sequence numbers: the
+      // next batch would carry the same ones and be taken as its duplicate — acknowledged, not
+      // written (issue 14, test/integration/producer-state-lost). So the next send gets a new
+      // producer id. On the raw send, so a caller's abort does not skip it.
+      if (producer === this.#producer && !refusedForGood(err)) this.#dropConnections();
+    });
     let metadata;
     try {
       metadata = await raceAbort(send, signal, () => abortedProduce(topic, true, signal?.reason));
@@ -181,7 +189,6 @@ class KafkaTransport implements Transport {
         // broker's for good (a known kafkajs trap): start over with a new producer id. The send
         // is indeterminate; the caller retries and consumers drop duplicates by source+id.
         this.#opts.logger.warn({ topic, err: errorMessage(err) }, 'idempotent producer state lost; reconnecting with a new producer');
-        await this.#reset();
         throw new GatewayError('CEG_BROKER_UNAVAILABLE', `producer state lost: ${errorMessage(err)}`, { retriable: true, cause: err, details: { topic, indeterminate: true } });
       }
       const mapped = fromKafkaError(err, { operation: 'produce', topic, records: records.length });
@@ -342,16 +349,21 @@ class KafkaTransport implements Transport {
     await Promise.allSettled([this.#producer?.disconnect(), this.#admin?.disconnect(), this.#committer.close()]);
   }
 
-  /** Drops the admin and producer connections; the next call connects afresh. */
-  async #reset(): Promise<void> {
+  /**
+   * Drops the admin and producer at once (the next call connects afresh, with a new producer id)
+   * and disconnects them in the background; calls still in flight on them fail (retriable).
+   */
+  #dropConnections(): void {
     const connecting = this.#connecting;
-    this.#connecting = undefined;
-    if (connecting !== undefined) await connecting.catch(() => undefined);
     const producer = this.#producer;
     const admin = this.#admin;
+    this.#connecting = undefined;
     this.#producer = undefined;
     this.#admin = undefined;
-    await Promise.allSettled([producer?.disconnect() ?? Promise.resolve(), admin?.disconnect() ?? Promise.resolve()]);
+    void (async () => {
+      await connecting?.catch(() => undefined);
+      await Promise.allSettled([producer?.disconnect() ?? Promise.resolve(), admin?.disconnect() ?? Promise.resolve()]);
+    })();
   }
 
   #assertOpen(): void {
@@ -539,6 +551,12 @@ function unknownTopicError(topic: string): Error & { type: string } {
 const PRODUCER_STATE_ERRORS = new Set(['OUT_OF_ORDER_SEQUENCE_NUMBER', 'UNKNOWN_PRODUCER_ID', 'INVALID_PRODUCER_EPOCH', 'INVALID_PRODUCER_ID_MAPPING', 'DUPLICATE_SEQUENCE_NUMBER']);
 
 /** True when a kafkajs error (or one it wraps) says the idempotent producer's state is no longer valid. */
+/** A send the broker refused for good (unknown topic, too large): nothing written, sequence numbers still in step. */
+function refusedForGood(err: unknown): boolean {
+  const code = fromKafkaError(err, {}).code;
+  return code === 'CEG_INVALID_NAME' || code === 'CEG_PAYLOAD_TOO_LARGE';
+}
+
 function producerStateLost(err: unknown): boolean {
   for (let e: unknown = err, depth = 0; e !== null && typeof e === 'object' && depth < 5; depth++) {
     const type = (e as { type?: unknown }).type;
