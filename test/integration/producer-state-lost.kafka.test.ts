@@ -6,8 +6,11 @@
  *    paused with SIGSTOP while the client's retries run out) but the broker writes it once it
  *    resumes. A client that sends its next batch with the same producer id and sequence numbers
  *    gets it taken as a duplicate (acknowledged with the old batch's offset, its records dropped:
- *    an acknowledged event lost) or refused (OUT_OF_ORDER_SEQUENCE_NUMBER). (Checked: with the
- *    platformatic adapter's "new producer after a failed send" switched off, `next` is lost.)
+ *    an acknowledged event lost) or refused (OUT_OF_ORDER_SEQUENCE_NUMBER). This test found
+ *    exactly that on the kafkajs adapter (`next` acknowledged, not on the topic) until it took a
+ *    new producer id after such a failure. (@platformatic/kafka stays in step here even without
+ *    its adapter's new producer: its one request in flight per connection holds `next` back until
+ *    the late answer has advanced the sequence — tried with that step switched off.)
  * 2. The broker forgets the producer id (`producer.id.expiration.ms`, here PRODUCER_ID_EXPIRY_MS,
  *    checked every 500 ms) while the client stays silent. (Kafka ≥ 2.5 then accepts any sequence
  *    of that producer id, KIP-360; the phase shows both clients carry on.)
