@@ -39,7 +39,10 @@ const IDLE_GROUP_STATES = new Set(['Empty', 'Dead']);
  *   Java-compatible murmur2 partitioner here (so the memory transport and Java producers agree);
  *   null keys without a partition go round-robin per topic. Producer retries are bounded
  *   (`retries`), so a send fails instead of hanging; kafkajs warns that this may weaken its
- *   idempotence guarantee — the bus dedups by source+id anyway (DESIGN "Known traps").
+ *   idempotence guarantee — the bus dedups by source+id anyway (DESIGN "Known traps"). After a
+ *   send that failed without a definite refusal, the next send uses a new producer id (issue 14:
+ *   the broker may have written the failed one; reused sequence numbers would make the next batch
+ *   a "duplicate", acknowledged but not written).
  * - Consumers: one kafkajs consumer per `consume()` ({@link KafkaConsumption}).
  * - Admin: topic creation with configs and `waitForLeaders`, end offsets, offset resets.
  * Errors: GatewayError mapped by `fromKafkaError` (CEG_BROKER_UNAVAILABLE / CEG_DELIVERY_TIMEOUT
