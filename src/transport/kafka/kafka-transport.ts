@@ -62,6 +62,8 @@ class KafkaTransport implements Transport {
   readonly #partitionCounts = new Map<string, { readonly count: number; readonly atMs: number }>();
   readonly #roundRobin = new Map<string, number>();
   #admin: Admin | undefined;
+  /** The connected admin to keep when the next connect only replaces a retired producer. */
+  #keptAdmin: Admin | undefined;
   #producer: Producer | undefined;
   #connecting: Promise<{ admin: Admin; producer: Producer }> | undefined;
   #closed = false;
@@ -173,14 +175,20 @@ class KafkaTransport implements Transport {
     const send = producer.send({ topic, acks: -1, timeout: this.#opts.ackTimeoutMs, compression: CompressionTypes.None, messages });
     const stall = setTimeout(() => this.#outage.failed(`a produce request to ${topic} has had no answer for ${BROKER_STALL_MS} ms`), BROKER_STALL_MS);
     const settled = (): void => clearTimeout(stall);
+    /** This send failed because an earlier failure retired its producer (not a fault of its own). */
+    let retired = false;
     send.then(settled, (err: unknown) => {
       settled();
+      if (producer !== this.#producer) {
+        retired = true;
+        return;
+      }
       // A send that failed without a definite refusal (timed out, connection lost) may still be
       // written by the broker, while kafkajs did not advance this producer's sequence numbers: the
       // next batch would carry the same ones and be taken as its duplicate — acknowledged, not
       // written (issue 14, test/integration/producer-state-lost). So the next send gets a new
       // producer id. On the raw send, so a caller's abort does not skip it.
-      if (producer === this.#producer && !refusedForGood(err)) this.#dropConnections();
+      if (!refusedForGood(err)) this.#retireProducer();
     });
     let metadata;
     try {
@@ -196,7 +204,7 @@ class KafkaTransport implements Transport {
       }
       const mapped = fromKafkaError(err, { operation: 'produce', topic, records: records.length });
       if (mapped.code === 'CEG_INVALID_NAME') this.#partitionCounts.delete(topic);
-      if (mapped.code === 'CEG_BROKER_UNAVAILABLE') this.#outage.failed(`produce: ${mapped.message}`);
+      if (mapped.code === 'CEG_BROKER_UNAVAILABLE' && !retired) this.#outage.failed(`produce: ${mapped.message}`);
       throw mapped;
     }
     this.#outage.ok();
@@ -353,20 +361,16 @@ class KafkaTransport implements Transport {
   }
 
   /**
-   * Drops the admin and producer at once (the next call connects afresh, with a new producer id)
-   * and disconnects them in the background; calls still in flight on them fail (retriable).
+   * Retires the producer at once: the next call connects a new one (a new producer id) next to
+   * the same admin; the old one is disconnected in the background, failing sends still queued on
+   * it (retriable) rather than letting them go out with its stale sequence numbers.
    */
-  #dropConnections(): void {
-    const connecting = this.#connecting;
-    const producer = this.#producer;
-    const admin = this.#admin;
-    this.#connecting = undefined;
+  #retireProducer(): void {
+    const old = this.#producer;
     this.#producer = undefined;
-    this.#admin = undefined;
-    void (async () => {
-      await connecting?.catch(() => undefined);
-      await Promise.allSettled([producer?.disconnect() ?? Promise.resolve(), admin?.disconnect() ?? Promise.resolve()]);
-    })();
+    this.#connecting = undefined;
+    this.#keptAdmin = this.#admin;
+    void old?.disconnect().catch((err: unknown) => this.#opts.logger.debug({ transport: 'kafka', err: errorMessage(err) }, 'retired producer: disconnect failed'));
   }
 
   #assertOpen(): void {
@@ -377,7 +381,10 @@ class KafkaTransport implements Transport {
   #ready(): Promise<{ admin: Admin; producer: Producer }> {
     this.#assertOpen();
     this.#connecting ??= (async () => {
-      const admin = this.#kafka.admin({ retry: { retries: this.#opts.retries } });
+      // After a retired producer the admin stays (no sequence numbers of its own; health checks go on).
+      const kept = this.#keptAdmin;
+      this.#keptAdmin = undefined;
+      const admin = kept ?? this.#kafka.admin({ retry: { retries: this.#opts.retries } });
       const producer = this.#kafka.producer({
         idempotent: true,
         maxInFlightRequests: 1,
@@ -388,7 +395,7 @@ class KafkaTransport implements Transport {
       this.#admin = admin;
       this.#producer = producer;
       try {
-        await Promise.all([admin.connect(), producer.connect()]);
+        await Promise.all([kept === undefined ? admin.connect() : Promise.resolve(), producer.connect()]);
       } catch (err) {
         await Promise.allSettled([admin.disconnect(), producer.disconnect()]);
         throw fromKafkaError(err, { operation: 'connect', brokers: this.#opts.brokers });
