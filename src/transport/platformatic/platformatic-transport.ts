@@ -35,6 +35,9 @@ const IDLE_GROUP_STATES = new Set(['EMPTY', 'DEAD']);
  * - Consumers: one group member plus one group-less fetcher per `consume()` ({@link PlatformaticConsumption}).
  * - Reads: group-less fetches (`consumer.fetch`), no group joined, created or left behind.
  * - Admin: topics with configs (waiting until every partition has a leader), end offsets, offset resets, configs.
+ * Logs: a broker outage once when it starts and once when it ends ({@link BrokerOutage}, issue 15),
+ *   as on kafkajs: a produce or health check without an answer for BROKER_STALL_MS, or a warn line
+ *   of this adapter about the connection, starts it; its other warn/error lines meanwhile go to debug.
  * Errors: GatewayError mapped by `fromPlatformaticError` (CEG_BROKER_UNAVAILABLE / CEG_DELIVERY_TIMEOUT
  *   retriable; CEG_INVALID_NAME for an unknown topic; CEG_PAYLOAD_TOO_LARGE; CEG_CLOSED after close()).
  * Spec: DESIGN "Kafka mapping" (idempotent producer, acks=all), "Delivery" (groups), "Known traps"; issue 14.
