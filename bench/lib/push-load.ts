@@ -69,7 +69,7 @@ export async function startBenchSink(delayMs = 0): Promise<BenchSink> {
   };
 }
 
-async function api(gwUrl: string, method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
+export async function api(gwUrl: string, method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
   const res = await fetch(`${gwUrl}${path}`, { method, headers: { 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
   const text = await res.text();
   if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${text}`);

@@ -28,7 +28,7 @@ async function isFree(port: number): Promise<boolean> {
   });
 }
 
-async function freePort(taken: Set<number>): Promise<number> {
+async function brokerPort(taken: Set<number>): Promise<number> {
   for (let i = 0; i < 200; i++) {
     const port = PORT_RANGE.from + Math.floor(Math.random() * (PORT_RANGE.to - PORT_RANGE.from + 1));
     if (taken.has(port)) continue;
@@ -43,6 +43,11 @@ export interface PrivateBroker {
   readonly brokers: readonly string[];
   /** `host:port` of its SASL_PLAINTEXT SCRAM-SHA-512 listener (user `config.kafka.saslUser`, password in `config.kafka.saslPasswordFile`). */
   readonly saslBrokers: readonly string[];
+  /** `host:port` of its SSL listener; its certificate is signed by `caFile` (a CA of this broker's own). */
+  readonly sslBrokers: readonly string[];
+  /** `host:port` of its SASL_SSL listener (the SASL user over the SSL listener's TLS). */
+  readonly saslSslBrokers: readonly string[];
+  readonly caFile: string;
   readonly config: StackConfig;
   /** The broker process's pid (undefined while it is down). */
   pid(): number | undefined;
@@ -66,8 +71,9 @@ export async function startPrivateBroker(prefix: string, opts: { extraProperties
   const taken = new Set<number>();
   const config: StackConfig = {
     ...base,
+    tlsDir: join(dir, 'tls'),
     kafka: {
-      port: await freePort(taken), controllerPort: await freePort(taken), saslPort: await freePort(taken),
+      port: await brokerPort(taken), controllerPort: await brokerPort(taken), saslPort: await brokerPort(taken), sslPort: await brokerPort(taken), saslSslPort: await brokerPort(taken),
       saslUser: base.kafka.saslUser, saslPasswordFile: join(dir, 'sasl-password'), libsDir: stackEnv().kafkaLibs || base.kafka.libsDir, dir, heapMb: 512,
       ...(opts.extraProperties === undefined ? {} : { extraProperties: opts.extraProperties }),
     },
@@ -98,6 +104,9 @@ export async function startPrivateBroker(prefix: string, opts: { extraProperties
   return {
     brokers: [`127.0.0.1:${config.kafka.port}`],
     saslBrokers: [`127.0.0.1:${config.kafka.saslPort}`],
+    sslBrokers: [`127.0.0.1:${config.kafka.sslPort}`],
+    saslSslBrokers: [`127.0.0.1:${config.kafka.saslSslPort}`],
+    caFile: join(config.tlsDir, 'ca.pem'),
     config,
     pid,
     signal,
