@@ -34,6 +34,8 @@ export interface StackConfig {
     readonly libsDir: string;
     readonly dir: string;
     readonly heapMb: number;
+    /** More `server.properties` lines (`key=value`), e.g. a fault test's short producer-id expiry; none for the stack. */
+    readonly extraProperties?: readonly string[];
   };
   /** `tlsPort`: HTTPS next to HTTP, with the stack CA's server certificate (issue 11; `tlsDir`). */
   readonly registry: { readonly port: number; readonly tlsPort: number; readonly appDir: string; readonly dir: string; readonly heapMb: number };

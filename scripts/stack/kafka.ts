@@ -66,6 +66,7 @@ function writeConfig(cfg: StackConfig, keystoreFile: string): boolean {
       'share.coordinator.state.topic.min.isr=1',
       'group.initial.rebalance.delay.ms=0',
       'log.flush.interval.messages=9223372036854775807',
+      ...(cfg.kafka.extraProperties ?? []),
       '',
     ].join('\n'),
   );

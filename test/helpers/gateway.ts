@@ -4,6 +4,7 @@ import { createGateway } from '../../src/app/index.js';
 import type { Gateway } from '../../src/app/index.js';
 import { loadConfig } from '../../src/config/index.js';
 import { createLogger } from '../../src/observability/index.js';
+import { kafkaClientEnv } from './kafka-client.js';
 import { stackEnv } from './stack.js';
 
 export interface TestGateway {
@@ -18,9 +19,8 @@ export async function startGateway(opts: { stack: boolean; env?: Record<string, 
     PORT: '0',
     HOST: '127.0.0.1',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
-    ...(s ? { KAFKA_BROKERS: s.kafkaBrokers.join(','), SCHEMA_REGISTRY_URL: s.schemaRegistryUrl, DATABASE_URL: s.databaseUrl } : {}),
-    // `KAFKA_CLIENT=platformatic npx vitest run …` runs a suite's gateways on the other Kafka client.
-    ...(s && process.env.KAFKA_CLIENT ? { KAFKA_CLIENT: process.env.KAFKA_CLIENT } : {}),
+    // KAFKA_CLIENT of this run (issue 14: `KAFKA_CLIENT=platformatic npx vitest run …` runs the file on that client).
+    ...(s ? { KAFKA_BROKERS: s.kafkaBrokers.join(','), SCHEMA_REGISTRY_URL: s.schemaRegistryUrl, DATABASE_URL: s.databaseUrl, ...kafkaClientEnv() } : {}),
     ...opts.env,
   };
   const config = loadConfig(vars);

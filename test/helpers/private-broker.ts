@@ -3,6 +3,7 @@
  * it without disturbing anyone else. Same binaries as the stack, its own ports and data directory.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { kafkaPidFile, startKafka } from '../../scripts/stack/kafka.js';
@@ -10,9 +11,32 @@ import { preflight } from '../../scripts/stack/preflight.js';
 import { readPid } from '../../scripts/stack/process.js';
 import { stackConfig } from '../../scripts/stack/index.js';
 import type { StackConfig } from '../../scripts/stack/config.js';
-import { freePort } from './ports.js';
 import { stackEnv } from './stack.js';
 import { waitFor } from './wait.js';
+
+/**
+ * Private brokers take their ports from 46000–46999 (kept free of the stack's and of other
+ * engineers' ephemeral ports on the shared machine), at random, checked free by binding them.
+ */
+const PORT_RANGE = { from: 46_000, to: 46_999 } as const;
+
+async function isFree(port: number): Promise<boolean> {
+  const s = createServer();
+  return new Promise<boolean>((resolve) => {
+    s.once('error', () => resolve(false));
+    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
+  });
+}
+
+async function brokerPort(taken: Set<number>): Promise<number> {
+  for (let i = 0; i < 200; i++) {
+    const port = PORT_RANGE.from + Math.floor(Math.random() * (PORT_RANGE.to - PORT_RANGE.from + 1));
+    if (taken.has(port)) continue;
+    taken.add(port);
+    if (await isFree(port)) return port;
+  }
+  throw new Error(`no free port in ${PORT_RANGE.from}–${PORT_RANGE.to} for a private broker`);
+}
 
 export interface PrivateBroker {
   /** `host:port` of the broker, for KAFKA_BROKERS. */
@@ -35,17 +59,25 @@ export interface PrivateBroker {
   stop(): Promise<void>;
 }
 
-/** Starts a single-node KRaft broker on free loopback ports in a temporary directory (10–30 s). */
-export async function startPrivateBroker(prefix: string): Promise<PrivateBroker> {
+/**
+ * Starts a single-node KRaft broker on free loopback ports (46000–46999) in a temporary directory
+ * (10–30 s). `extraProperties`: more `server.properties` lines (e.g. a short producer-id expiry).
+ * A start that fails kills the broker process it spawned and removes its directory before
+ * throwing (a leaked private broker would hold memory and ports for everyone on the machine).
+ */
+export async function startPrivateBroker(prefix: string, opts: { extraProperties?: readonly string[] } = {}): Promise<PrivateBroker> {
   const dir = mkdtempSync(join(tmpdir(), `ceg-${prefix}-`));
   const base = stackConfig();
+  const taken = new Set<number>();
   const config: StackConfig = {
     ...base,
     tlsDir: join(dir, 'tls'),
-    kafka: { port: await freePort(), controllerPort: await freePort(), saslPort: await freePort(), sslPort: await freePort(), saslSslPort: await freePort(), saslUser: base.kafka.saslUser, saslPasswordFile: join(dir, 'sasl-password'), libsDir: stackEnv().kafkaLibs || base.kafka.libsDir, dir, heapMb: 512 },
+    kafka: {
+      port: await brokerPort(taken), controllerPort: await brokerPort(taken), saslPort: await brokerPort(taken), sslPort: await brokerPort(taken), saslSslPort: await brokerPort(taken),
+      saslUser: base.kafka.saslUser, saslPasswordFile: join(dir, 'sasl-password'), libsDir: stackEnv().kafkaLibs || base.kafka.libsDir, dir, heapMb: 512,
+      ...(opts.extraProperties === undefined ? {} : { extraProperties: opts.extraProperties }),
+    },
   };
-  const tools = await preflight();
-  await startKafka(config, tools);
   const pid = (): number | undefined => readPid(kafkaPidFile(config));
   const signal = (s: NodeJS.Signals): void => {
     const p = pid();
@@ -56,6 +88,19 @@ export async function startPrivateBroker(prefix: string): Promise<PrivateBroker>
       /* gone already */
     }
   };
+  const stop = async (): Promise<void> => {
+    signal('SIGCONT');
+    signal('SIGKILL');
+    await waitFor('the private broker to exit', () => pid() === undefined, 10_000).catch(() => undefined);
+    rmSync(dir, { recursive: true, force: true });
+  };
+  const tools = await preflight();
+  try {
+    await startKafka(config, tools);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
   return {
     brokers: [`127.0.0.1:${config.kafka.port}`],
     saslBrokers: [`127.0.0.1:${config.kafka.saslPort}`],
@@ -66,11 +111,6 @@ export async function startPrivateBroker(prefix: string): Promise<PrivateBroker>
     pid,
     signal,
     restart: () => startKafka(config, tools),
-    async stop() {
-      signal('SIGCONT');
-      signal('SIGKILL');
-      await waitFor('the private broker to exit', () => pid() === undefined, 10_000).catch(() => undefined);
-      rmSync(dir, { recursive: true, force: true });
-    },
+    stop,
   };
 }

@@ -14,6 +14,7 @@ import { retryPolicy } from '../../src/core/retry.js';
 import type { Consumption } from '../../src/transport/index.js';
 import { KIND, outboxFixture, readTopic, seriesUpdate } from './outbox/fixture.js';
 import type { OutboxFixture } from './outbox/fixture.js';
+import { KAFKA_CLIENTS } from '../helpers/kafka-client.js';
 import { startPrivateBroker } from '../helpers/private-broker.js';
 import type { PrivateBroker } from '../helpers/private-broker.js';
 import { waitFor } from '../helpers/wait.js';
@@ -21,29 +22,33 @@ import { waitFor } from '../helpers/wait.js';
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 let broker: PrivateBroker;
-let f: OutboxFixture | undefined;
-let relay: OutboxRelay | undefined;
-let live: Consumption | undefined;
-
-function killBroker(): void {
-  broker.signal('SIGKILL');
-}
 
 beforeAll(async () => {
   broker = await startPrivateBroker('outbox-fault');
 }, 120_000);
-
 afterAll(async () => {
-  await relay?.stop();
-  await live?.stop().catch(() => undefined);
-  await f?.close();
   await broker?.stop();
 }, 60_000);
 
-describe('outbox under a broker crash', () => {
+// Both clients, one after the other, on the same broker (killed and restarted in each).
+describe.each(KAFKA_CLIENTS)('outbox under a broker crash (client %s)', (client) => {
+  let f: OutboxFixture | undefined;
+  let relay: OutboxRelay | undefined;
+  let live: Consumption | undefined;
+  beforeAll(async () => {
+    // Up again even when the other client's test stopped before its restart.
+    if (broker.pid() === undefined) await broker.restart();
+  }, 120_000);
+  afterAll(async () => {
+    await relay?.stop();
+    await live?.stop().catch(() => undefined);
+    await f?.close();
+  }, 60_000);
+
   it('SIGKILL of the broker mid-stream: committed rows = records on the topic (duplicates counted), per-key order holds, a running consumer resumes', async () => {
     const started = Date.now();
     f = await outboxFixture({
+      client,
       partitions: 3,
       kafka: { brokers: [...broker.brokers], retries: 2, initialRetryTimeMs: 100, maxRetryTimeMs: 1000, connectionTimeoutMs: 1000, requestTimeoutMs: 5000, maxRestarts: 1000, sessionTimeoutMs: 10_000, heartbeatIntervalMs: 1000 },
     });
@@ -89,7 +94,7 @@ describe('outbox under a broker crash', () => {
 
     // Kill the broker once the relay is well into the stream.
     await waitFor('the relay to publish 80 events', () => r.stats().published >= 80, 30_000, 10);
-    killBroker();
+    broker.signal('SIGKILL');
     const atKill = { written, published: r.stats().published, failed: r.stats().failedAttempts };
     await waitFor('the relay to count a failure', () => r.stats().failedAttempts > atKill.failed, 30_000);
     const hit = r.stats();
@@ -131,6 +136,6 @@ describe('outbox under a broker crash', () => {
     await waitFor('the running consumer to see every event', () => liveIds.size === total, 30_000);
     expect(liveIds).toEqual(new Set(committed));
 
-    console.info(`outbox fault test: killed at written=${atKill.written} published=${atKill.published}; failedAttempts=${r.stats().failedAttempts} failedRows=${r.stats().failedRows}; duplicates on the topic=${duplicates}; ${Date.now() - started} ms`);
+    console.info(`outbox fault test (${client}): killed at written=${atKill.written} published=${atKill.published}; failedAttempts=${r.stats().failedAttempts} failedRows=${r.stats().failedRows}; duplicates on the topic=${duplicates}; ${Date.now() - started} ms`);
   }, 90_000);
 });

@@ -15,10 +15,10 @@ import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PRICE_LOADING_COMPLETED, priceLoaded, structuredPriceEvent } from '../fixtures/events.js';
 import { catalogWithOwnTopics } from '../helpers/catalog-copy.js';
+import { kafkaClientEnv, transportOn } from '../helpers/kafka-client.js';
 import { stackEnv, uniqueName } from '../helpers/stack.js';
 import { waitFor } from '../helpers/wait.js';
 import { loadCatalog } from '../../src/catalog/index.js';
-import { createKafkaTransport } from '../../src/transport/index.js';
 import type { Transport } from '../../src/transport/port.js';
 
 const CLIENTS = 8;
@@ -26,7 +26,7 @@ const catalog = catalogWithOwnTopics(uniqueName('drain'));
 let transport: Transport;
 
 beforeAll(() => {
-  transport = createKafkaTransport({ brokers: stackEnv().kafkaBrokers, clientId: uniqueName('drain-check') });
+  transport = transportOn({ brokers: stackEnv().kafkaBrokers, clientId: uniqueName('drain-check') });
 });
 afterAll(async () => {
   await transport?.close();
@@ -102,6 +102,7 @@ describe('SIGTERM under load with keep-alive clients (issue 15)', () => {
       env: {
         ...process.env,
         CE_GATEWAY_ENV_FILE: '/dev/null',
+        ...kafkaClientEnv(),
         KAFKA_BROKERS: s.kafkaBrokers.join(','),
         SCHEMA_REGISTRY_URL: s.schemaRegistryUrl,
         CATALOG_DIR: catalog.dir,

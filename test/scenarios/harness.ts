@@ -10,6 +10,7 @@ import { createLogger } from '../../src/observability/index.js';
 import { createMemoryRegistry } from '../../src/registry/index.js';
 import { createMemoryTransport } from '../../src/transport/index.js';
 import { stackEnv } from '../helpers/stack.js';
+import { kafkaClientEnv } from '../helpers/kafka-client.js';
 
 export interface Harness {
   readonly name: 'kafka' | 'memory';
@@ -23,11 +24,11 @@ function vars(kafka: boolean, client?: 'kafkajs' | 'platformatic'): Record<strin
   return {
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     ...(s ? { KAFKA_BROKERS: s.kafkaBrokers.join(','), SCHEMA_REGISTRY_URL: s.schemaRegistryUrl, DATABASE_URL: s.databaseUrl } : {}),
-    ...(client === undefined ? {} : { KAFKA_CLIENT: client }),
+    ...(kafka ? kafkaClientEnv(client) : {}),
   };
 }
 
-/** Members on the stack's Kafka through the client `KAFKA_CLIENT` selects (default: the gateway's default). */
+/** Members on the stack's Kafka through `client` (default: this run's `KAFKA_CLIENT`, else the gateway's default). */
 export function kafkaHarness(client?: 'kafkajs' | 'platformatic'): Harness {
   const members: Gateway[] = [];
   return {

@@ -11,8 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startOutboxRelay } from '../../src/bus/outbox/index.js';
 import type { OutboxRelay } from '../../src/bus/outbox/index.js';
 import { retryPolicy } from '../../src/core/retry.js';
-import { createKafkaTransport } from '../../src/transport/index.js';
 import type { Transport } from '../../src/transport/index.js';
+import { transportOn } from '../helpers/kafka-client.js';
 import { IDENTITY, outboxFixture, readTopic, recordCount, rowStates, seqByKey, writeCommitted } from '../integration/outbox/fixture.js';
 import type { OutboxFixture } from '../integration/outbox/fixture.js';
 import { stackEnv } from '../helpers/stack.js';
@@ -70,7 +70,7 @@ afterAll(async () => {
 describe('T2 broker down with the outbox', () => {
   it('T2 the producer commits while the broker is unreachable; rows stay, failures are counted; on recovery every row arrives exactly once, in order per key', async () => {
     const port = await closedPort();
-    downTransport = createKafkaTransport({ brokers: [`127.0.0.1:${port}`], clientId: `${f.run.replace(/_/g, '-')}-t2`, retries: 1, initialRetryTimeMs: 100, maxRetryTimeMs: 300, connectionTimeoutMs: 500, requestTimeoutMs: 5000 });
+    downTransport = transportOn({ brokers: [`127.0.0.1:${port}`], clientId: `${f.run.replace(/_/g, '-')}-t2`, retries: 1, initialRetryTimeMs: 100, maxRetryTimeMs: 300, connectionTimeoutMs: 500, requestTimeoutMs: 5000 });
     relay = await startOutboxRelay({
       pool: f.pool,
       transport: downTransport,

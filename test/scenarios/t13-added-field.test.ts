@@ -8,6 +8,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { kafkaClientEnv } from '../helpers/kafka-client.js';
 import { createGateway } from '../../src/app/index.js';
 import type { Gateway } from '../../src/app/index.js';
 import { defaultCatalogDir } from '../../src/catalog/index.js';
@@ -59,7 +60,7 @@ function catalogDir(topic: string, withVenue: boolean): string {
 
 async function member(dir: string): Promise<Gateway> {
   const s = stackEnv();
-  const config = loadConfig({ KAFKA_BROKERS: s.kafkaBrokers.join(','), SCHEMA_REGISTRY_URL: s.schemaRegistryUrl, CATALOG_DIR: dir, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  const config = loadConfig({ KAFKA_BROKERS: s.kafkaBrokers.join(','), SCHEMA_REGISTRY_URL: s.schemaRegistryUrl, CATALOG_DIR: dir, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', ...kafkaClientEnv() });
   const gw = createGateway(config, createLogger({ level: config.logLevel, destination: process.stderr }));
   gateways.push(gw);
   await gw.ready;

@@ -6,6 +6,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { kafkaClientEnv } from '../helpers/kafka-client.js';
 import { createGateway } from '../../src/app/index.js';
 import type { Gateway } from '../../src/app/index.js';
 import { loadConfig } from '../../src/config/index.js';
@@ -26,7 +27,7 @@ let gw: Gateway;
 const subs: Subscription[] = [];
 beforeAll(async () => {
   const s = stackEnv();
-  const config = loadConfig({ KAFKA_BROKERS: s.kafkaBrokers.join(','), SCHEMA_REGISTRY_URL: s.schemaRegistryUrl, CATALOG_DIR: catalog.dir, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  const config = loadConfig({ KAFKA_BROKERS: s.kafkaBrokers.join(','), SCHEMA_REGISTRY_URL: s.schemaRegistryUrl, CATALOG_DIR: catalog.dir, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', ...kafkaClientEnv() });
   gw = createGateway(config, createLogger({ level: config.logLevel, destination: process.stderr }));
   await gw.ready;
 });

@@ -18,7 +18,7 @@ import { OffsetCommitter } from './commit-offsets.js';
 import { fromKafkaError } from './errors.js';
 import { toKafkaHeaders } from './headers.js';
 import { kafkaLogCreator, toKafkaLogLevel } from './logging.js';
-import { BrokerOutage } from './outage.js';
+import { BROKER_STALL_MS, BrokerOutage } from './outage.js';
 import type { KafkaTransportInput, KafkaTransportOptions } from './options.js';
 import { resolveKafkaTransportOptions } from './options.js';
 
@@ -27,11 +27,6 @@ const TOPIC_RESOURCE = 2 as ConfigResourceTypes;
 
 const tpKey = (topic: string, partition: number): string => `${topic}\u0000${partition}`;
 const buf = (b: Uint8Array | null): Buffer | null => (b === null ? null : Buffer.from(b.buffer, b.byteOffset, b.byteLength));
-/**
- * A request the broker has not answered for this long, ms, starts an outage in the log (a paused
- * or partitioned broker refuses nothing: requests just hang). Also the health check's own deadline.
- */
-export const BROKER_STALL_MS = 5_000;
 
 /** Group states in which no member is joined (kafkajs / Kafka DescribeGroups). */
 const IDLE_GROUP_STATES = new Set(['Empty', 'Dead']);
@@ -44,7 +39,10 @@ const IDLE_GROUP_STATES = new Set(['Empty', 'Dead']);
  *   Java-compatible murmur2 partitioner here (so the memory transport and Java producers agree);
  *   null keys without a partition go round-robin per topic. Producer retries are bounded
  *   (`retries`), so a send fails instead of hanging; kafkajs warns that this may weaken its
- *   idempotence guarantee — the bus dedups by source+id anyway (DESIGN "Known traps").
+ *   idempotence guarantee — the bus dedups by source+id anyway (DESIGN "Known traps"). After a
+ *   send that failed without a definite refusal, the next send uses a new producer id (issue 14:
+ *   the broker may have written the failed one; reused sequence numbers would make the next batch
+ *   a "duplicate", acknowledged but not written).
  * - Consumers: one kafkajs consumer per `consume()` ({@link KafkaConsumption}).
  * - Admin: topic creation with configs and `waitForLeaders`, end offsets, offset resets.
  * Errors: GatewayError mapped by `fromKafkaError` (CEG_BROKER_UNAVAILABLE / CEG_DELIVERY_TIMEOUT
@@ -64,6 +62,8 @@ class KafkaTransport implements Transport {
   readonly #partitionCounts = new Map<string, { readonly count: number; readonly atMs: number }>();
   readonly #roundRobin = new Map<string, number>();
   #admin: Admin | undefined;
+  /** The connected admin to keep when the next connect only replaces a retired producer. */
+  #keptAdmin: Admin | undefined;
   #producer: Producer | undefined;
   #connecting: Promise<{ admin: Admin; producer: Producer }> | undefined;
   #closed = false;
@@ -175,7 +175,21 @@ class KafkaTransport implements Transport {
     const send = producer.send({ topic, acks: -1, timeout: this.#opts.ackTimeoutMs, compression: CompressionTypes.None, messages });
     const stall = setTimeout(() => this.#outage.failed(`a produce request to ${topic} has had no answer for ${BROKER_STALL_MS} ms`), BROKER_STALL_MS);
     const settled = (): void => clearTimeout(stall);
-    send.then(settled, settled);
+    /** This send failed because an earlier failure retired its producer (not a fault of its own). */
+    let retired = false;
+    send.then(settled, (err: unknown) => {
+      settled();
+      if (producer !== this.#producer) {
+        retired = true;
+        return;
+      }
+      // A send that failed without a definite refusal (timed out, connection lost) may still be
+      // written by the broker, while kafkajs did not advance this producer's sequence numbers: the
+      // next batch would carry the same ones and be taken as its duplicate — acknowledged, not
+      // written (issue 14, test/integration/producer-state-lost). So the next send gets a new
+      // producer id. On the raw send, so a caller's abort does not skip it.
+      if (!refusedForGood(err)) this.#retireProducer();
+    });
     let metadata;
     try {
       metadata = await raceAbort(send, signal, () => abortedProduce(topic, true, signal?.reason));
@@ -186,12 +200,11 @@ class KafkaTransport implements Transport {
         // broker's for good (a known kafkajs trap): start over with a new producer id. The send
         // is indeterminate; the caller retries and consumers drop duplicates by source+id.
         this.#opts.logger.warn({ topic, err: errorMessage(err) }, 'idempotent producer state lost; reconnecting with a new producer');
-        await this.#reset();
         throw new GatewayError('CEG_BROKER_UNAVAILABLE', `producer state lost: ${errorMessage(err)}`, { retriable: true, cause: err, details: { topic, indeterminate: true } });
       }
       const mapped = fromKafkaError(err, { operation: 'produce', topic, records: records.length });
       if (mapped.code === 'CEG_INVALID_NAME') this.#partitionCounts.delete(topic);
-      if (mapped.code === 'CEG_BROKER_UNAVAILABLE') this.#outage.failed(`produce: ${mapped.message}`);
+      if (mapped.code === 'CEG_BROKER_UNAVAILABLE' && !retired) this.#outage.failed(`produce: ${mapped.message}`);
       throw mapped;
     }
     this.#outage.ok();
@@ -347,16 +360,17 @@ class KafkaTransport implements Transport {
     await Promise.allSettled([this.#producer?.disconnect(), this.#admin?.disconnect(), this.#committer.close()]);
   }
 
-  /** Drops the admin and producer connections; the next call connects afresh. */
-  async #reset(): Promise<void> {
-    const connecting = this.#connecting;
-    this.#connecting = undefined;
-    if (connecting !== undefined) await connecting.catch(() => undefined);
-    const producer = this.#producer;
-    const admin = this.#admin;
+  /**
+   * Retires the producer at once: the next call connects a new one (a new producer id) next to
+   * the same admin; the old one is disconnected in the background, failing sends still queued on
+   * it (retriable) rather than letting them go out with its stale sequence numbers.
+   */
+  #retireProducer(): void {
+    const old = this.#producer;
     this.#producer = undefined;
-    this.#admin = undefined;
-    await Promise.allSettled([producer?.disconnect() ?? Promise.resolve(), admin?.disconnect() ?? Promise.resolve()]);
+    this.#connecting = undefined;
+    this.#keptAdmin = this.#admin;
+    void old?.disconnect().catch((err: unknown) => this.#opts.logger.debug({ transport: 'kafka', err: errorMessage(err) }, 'retired producer: disconnect failed'));
   }
 
   #assertOpen(): void {
@@ -367,7 +381,10 @@ class KafkaTransport implements Transport {
   #ready(): Promise<{ admin: Admin; producer: Producer }> {
     this.#assertOpen();
     this.#connecting ??= (async () => {
-      const admin = this.#kafka.admin({ retry: { retries: this.#opts.retries } });
+      // After a retired producer the admin stays (no sequence numbers of its own; health checks go on).
+      const kept = this.#keptAdmin;
+      this.#keptAdmin = undefined;
+      const admin = kept ?? this.#kafka.admin({ retry: { retries: this.#opts.retries } });
       const producer = this.#kafka.producer({
         idempotent: true,
         maxInFlightRequests: 1,
@@ -378,7 +395,7 @@ class KafkaTransport implements Transport {
       this.#admin = admin;
       this.#producer = producer;
       try {
-        await Promise.all([admin.connect(), producer.connect()]);
+        await Promise.all([kept === undefined ? admin.connect() : Promise.resolve(), producer.connect()]);
       } catch (err) {
         await Promise.allSettled([admin.disconnect(), producer.disconnect()]);
         throw fromKafkaError(err, { operation: 'connect', brokers: this.#opts.brokers });
@@ -544,6 +561,12 @@ function unknownTopicError(topic: string): Error & { type: string } {
 const PRODUCER_STATE_ERRORS = new Set(['OUT_OF_ORDER_SEQUENCE_NUMBER', 'UNKNOWN_PRODUCER_ID', 'INVALID_PRODUCER_EPOCH', 'INVALID_PRODUCER_ID_MAPPING', 'DUPLICATE_SEQUENCE_NUMBER']);
 
 /** True when a kafkajs error (or one it wraps) says the idempotent producer's state is no longer valid. */
+/** A send the broker refused for good (unknown topic, too large): nothing written, sequence numbers still in step. */
+function refusedForGood(err: unknown): boolean {
+  const code = fromKafkaError(err, {}).code;
+  return code === 'CEG_INVALID_NAME' || code === 'CEG_PAYLOAD_TOO_LARGE';
+}
+
 function producerStateLost(err: unknown): boolean {
   for (let e: unknown = err, depth = 0; e !== null && typeof e === 'object' && depth < 5; depth++) {
     const type = (e as { type?: unknown }).type;

@@ -12,6 +12,12 @@
  */
 import type { TransportLogger } from './logging.js';
 
+/**
+ * A request the broker has not answered for this long, ms, starts an outage in the log (a paused
+ * or partitioned broker refuses nothing: requests just hang). Also the health check's own deadline.
+ */
+export const BROKER_STALL_MS = 5_000;
+
 export interface BrokerOutageOptions {
   /** Probe while down: resolves true when the broker answers. Never rejects. */
   readonly probe?: () => Promise<boolean>;
@@ -88,14 +94,32 @@ export class BrokerOutage {
 }
 
 /** Errors and messages that mean "the broker cannot be reached", not "the broker refused this". */
-const CONNECTION_TROUBLE = /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EPIPE|Connection error|Connection timeout|Closed connection|Request .*timed out|timed out|Failed to connect|not connected|KafkaJSConnection|KafkaJSRequestTimeout|KafkaJSNumberOfRetriesExceeded|There is no leader|LEADER_NOT_AVAILABLE|NOT_LEADER|coordinator is not available|Broker not found/i;
+// kafkajs's words, then @platformatic/kafka's ("Connection to host:port failed.", "Connection closed", "Request timed out").
+const CONNECTION_TROUBLE = /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EPIPE|Connection error|Connection timeout|Closed connection|Request .*timed out|timed out|Failed to connect|not connected|KafkaJSConnection|KafkaJSRequestTimeout|KafkaJSNumberOfRetriesExceeded|There is no leader|LEADER_NOT_AVAILABLE|NOT_LEADER|coordinator is not available|Broker not found|Connection to \S+ failed|Connection closed|broker unavailable|no answer within/i;
 
 /** true when a log entry's message (or its error) says the broker is unreachable. */
 export function isConnectionTrouble(message: string, extra: Readonly<Record<string, unknown>>): boolean {
   if (CONNECTION_TROUBLE.test(message)) return true;
-  for (const k of ['error', 'stack', 'type']) {
+  for (const k of ['error', 'err', 'stack', 'type']) {
     const v = extra[k];
     if (typeof v === 'string' && CONNECTION_TROUBLE.test(v)) return true;
   }
   return false;
+}
+
+/**
+ * `logger` with the outage's rule for a client that logs through the transport (the
+ * @platformatic/kafka adapter's consumers and producer queue; the library itself logs nothing):
+ * while an outage lasts, every warn and error line goes to debug and is counted; a warn or error
+ * line saying the broker cannot be reached starts the outage (its one line) and goes to debug.
+ * Other lines pass unchanged. Spec: issue 15 "Logs", issue 14 (the same behaviour on both clients).
+ */
+export function quietDuringOutage(logger: TransportLogger, outage: BrokerOutage): TransportLogger {
+  const loud = (level: 'warn' | 'error') => (obj: Record<string, unknown>, msg: string): void => {
+    if (outage.down) outage.suppress();
+    else if (isConnectionTrouble(msg, obj)) outage.failed(`${msg}: ${typeof obj.err === 'string' ? obj.err : ''}`);
+    if (outage.down) logger.debug(obj, msg);
+    else logger[level](obj, msg);
+  };
+  return { debug: (obj, msg) => logger.debug(obj, msg), info: (obj, msg) => logger.info(obj, msg), warn: loud('warn'), error: loud('error') };
 }

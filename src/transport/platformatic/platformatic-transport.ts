@@ -3,6 +3,8 @@ import { errorMessage, GatewayError } from '../../core/errors.js';
 import { assertTopicName } from '../../core/topic-name.js';
 import type { KafkaTransportInput, KafkaTransportOptions } from '../kafka/options.js';
 import { resolveKafkaTransportOptions } from '../kafka/options.js';
+import type { TransportLogger } from '../kafka/logging.js';
+import { BROKER_STALL_MS, BrokerOutage, quietDuringOutage } from '../kafka/outage.js';
 import { partitionForKey } from '../partitioner.js';
 import type {
   CommittedOffset, Consumption, GroupSpec, OffsetQuery, OffsetTarget, OutboundRecord, PartitionOffset, Position, ProduceOptions,
@@ -33,6 +35,9 @@ const IDLE_GROUP_STATES = new Set(['EMPTY', 'DEAD']);
  * - Consumers: one group member plus one group-less fetcher per `consume()` ({@link PlatformaticConsumption}).
  * - Reads: group-less fetches (`consumer.fetch`), no group joined, created or left behind.
  * - Admin: topics with configs (waiting until every partition has a leader), end offsets, offset resets, configs.
+ * Logs: a broker outage once when it starts and once when it ends ({@link BrokerOutage}, issue 15),
+ *   as on kafkajs: a produce or health check without an answer for BROKER_STALL_MS, or a warn line
+ *   of this adapter about the connection, starts it; its other warn/error lines meanwhile go to debug.
  * Errors: GatewayError mapped by `fromPlatformaticError` (CEG_BROKER_UNAVAILABLE / CEG_DELIVERY_TIMEOUT
  *   retriable; CEG_INVALID_NAME for an unknown topic; CEG_PAYLOAD_TOO_LARGE; CEG_CLOSED after close()).
  * Spec: DESIGN "Kafka mapping" (idempotent producer, acks=all), "Delivery" (groups), "Known traps"; issue 14.
@@ -52,10 +57,16 @@ class PlatformaticTransport implements Transport {
   readonly #reads = new Set<Read>();
   readonly #partitionCounts = new Map<string, { readonly count: number; readonly atMs: number }>();
   readonly #roundRobin = new Map<string, number>();
+  /** One per transport (issue 15 "Logs"): the producer, health checks and every consumer report to it. */
+  readonly #outage: BrokerOutage;
+  /** The logger with the outage's rule: warn/error lines go to debug while the broker is down. */
+  readonly #log: TransportLogger;
   #closed = false;
 
   constructor(opts: KafkaTransportOptions) {
-    this.#opts = opts;
+    this.#outage = new BrokerOutage(opts.logger, { base: { transport: 'kafka', client: 'platformatic', clientId: opts.clientId, brokers: opts.brokers.join(',') }, probe: () => this.#probe() });
+    this.#log = quietDuringOutage(opts.logger, this.#outage);
+    this.#opts = { ...opts, logger: this.#log };
     this.#admin = new Admin(baseOptions(opts, 'admin'));
     this.#tools = new Consumer({ ...baseOptions(opts, 'tools'), groupId: `${opts.clientId}-tools-never-joined` });
     this.#sender = new SerialSender(
@@ -69,7 +80,7 @@ class PlatformaticTransport implements Transport {
           timeout: opts.ackTimeoutMs,
           compression: 'none',
         }),
-      opts.logger,
+      this.#log,
     );
   }
 
@@ -135,11 +146,18 @@ class PlatformaticTransport implements Transport {
     }));
     // Aborted while we looked up metadata: nothing has been sent yet.
     if (isAborted(signal)) throw abortedProduce(topic, false, signal?.reason);
+    // A paused broker refuses nothing: a request that hangs this long starts the outage's one line.
+    const stall = setTimeout(() => this.#outage.failed(`a produce request to ${topic} has had no answer for ${BROKER_STALL_MS} ms`), BROKER_STALL_MS);
     try {
-      return await this.#sender.send(topic, messages, signal);
+      const positions = await this.#sender.send(topic, messages, signal);
+      this.#outage.ok();
+      return positions;
     } catch (err) {
       if (err instanceof GatewayError && err.code === 'CEG_INVALID_NAME') this.#partitionCounts.delete(topic);
+      if (err instanceof GatewayError && err.code === 'CEG_BROKER_UNAVAILABLE') this.#outage.failed(`produce: ${err.message}`);
       throw err;
+    } finally {
+      clearTimeout(stall);
     }
   }
 
@@ -251,10 +269,25 @@ class PlatformaticTransport implements Transport {
   async isHealthy(): Promise<boolean> {
     if (this.#closed) return false;
     try {
-      await withTimeout(this.#admin.metadata({ topics: [], forceUpdate: true }), this.#opts.requestTimeoutMs);
+      await withTimeout(this.#admin.metadata({ topics: [], forceUpdate: true }), Math.min(this.#opts.requestTimeoutMs, BROKER_STALL_MS));
+      this.#outage.ok();
       return true;
     } catch (err) {
-      this.#opts.logger.warn({ transport: 'kafka', client: 'platformatic', err: errorMessage(err) }, 'kafka health check failed');
+      // One line per outage, not one per readiness probe.
+      if (this.#outage.down) this.#outage.suppress();
+      else this.#outage.failed(`health check: ${errorMessage(err)}`);
+      this.#opts.logger.debug({ transport: 'kafka', client: 'platformatic', err: errorMessage(err) }, 'kafka health check failed');
+      return false;
+    }
+  }
+
+  /** The outage's probe: one metadata request; true when the broker answered. */
+  async #probe(): Promise<boolean> {
+    if (this.#closed) return false;
+    try {
+      await withTimeout(this.#admin.metadata({ topics: [], forceUpdate: true }), Math.min(this.#opts.requestTimeoutMs, BROKER_STALL_MS));
+      return true;
+    } catch {
       return false;
     }
   }
@@ -262,6 +295,7 @@ class PlatformaticTransport implements Transport {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#outage.close();
     await Promise.allSettled([...this.#consumptions].map((c) => c.stop()));
     await Promise.allSettled([...this.#reads].map((r) => r.stop()));
     await this.#sender.close(closedTransport(this.kind));

@@ -6,13 +6,10 @@ import { createLogger } from '../../../src/observability/index.js';
 import { Kafka, logLevel } from '../../../src/transport/kafka/kafkajs.js';
 import { partitionForKey } from '../../../src/transport/partitioner.js';
 import { catalogWithOwnTopics } from '../../helpers/catalog-copy.js';
+import { kafkaClientEnv } from '../../helpers/kafka-client.js';
 import { stackEnv, uniqueName } from '../../helpers/stack.js';
 
-/** `KAFKA_CLIENT` passed through, so these tests run on either client (`KAFKA_CLIENT=platformatic npx vitest …`). */
-export function kafkaClientEnv(): Record<string, string> {
-  const c = process.env.KAFKA_CLIENT;
-  return c === undefined || c === '' ? {} : { KAFKA_CLIENT: c };
-}
+export { kafkaClientEnv } from '../../helpers/kafka-client.js';
 
 export interface OwnCatalog {
   readonly dir: string;

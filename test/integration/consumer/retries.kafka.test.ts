@@ -10,9 +10,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { retry } from '../../../src/bus/subscriber/index.js';
 import type { Ordering } from '../../../src/bus/subscriber/index.js';
 import { retryPolicy } from '../../../src/core/retry.js';
-import { createKafkaTransport, createPlatformaticTransport } from '../../../src/transport/index.js';
 import { createLogger } from '../../../src/observability/index.js';
 import { priceLoaded } from '../../fixtures/events.js';
+import { transportOn } from '../../helpers/kafka-client.js';
 import { stackEnv, uniqueName } from '../../helpers/stack.js';
 import { waitFor } from '../../helpers/wait.js';
 import { instrumentsPerPartition, ownCatalog } from './members.js';
@@ -87,7 +87,7 @@ describe('a retry wait longer than the session timeout', () => {
   it('an ordered subscription with a 60 s retry wait and a 10 s session timeout gets through without a rebalance and keeps per-key order', async () => {
     const s = stackEnv();
     // KAFKA_CLIENT=platformatic runs this on the @platformatic/kafka adapter (issue 14).
-    const transport = (process.env.KAFKA_CLIENT === 'platformatic' ? createPlatformaticTransport : createKafkaTransport)({
+    const transport = transportOn({
       clientId: 'it-long-wait',
       brokers: s.kafkaBrokers,
       sessionTimeoutMs: 10_000,

@@ -15,6 +15,7 @@ import type { Attributes } from '../../../src/envelope/types.js';
 import { PRICE_LOADING_COMPLETED, indicatorsComputed, priceLoaded, seriesUpdated, strategySignal } from '../../fixtures/events.js';
 import { stackEnv } from '../../helpers/stack.js';
 import { waitFor } from '../../helpers/wait.js';
+import { testKafkaClient } from '../../helpers/kafka-client.js';
 import { ownCatalog, rawKafka } from './members.js';
 
 const run = promisify(execFile);
@@ -98,7 +99,8 @@ describe('tail', () => {
       expect(invalid[2]).toMatch(/comment/);
       expect(invalid[3]).toMatch(/barsLoaded/);
       expect(lines.filter((l) => l.valid).map((l) => l.attributes?.id)).toEqual([valid.id]);
-      expect(await newReadGroups(before)).toHaveLength(1); // its own throw-away read, while it runs
+      // Its own throw-away read group while it runs on kafkajs; @platformatic/kafka reads fetch without joining any group.
+      expect(await newReadGroups(before)).toHaveLength(testKafkaClient() === 'kafkajs' ? 1 : 0);
     } finally {
       tail.kill('SIGTERM');
     }

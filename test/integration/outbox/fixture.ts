@@ -15,7 +15,8 @@ import { defaultCatalogDir, parseCatalog, registerCatalog } from '../../../src/c
 import { EventCodec } from '../../../src/codec/event/index.js';
 import type { SeriesUpdateCompletedPayload } from '../../../src/catalog/generated/index.js';
 import { createConfluentRegistry } from '../../../src/registry/index.js';
-import { createKafkaTransport } from '../../../src/transport/index.js';
+import { transportOn } from '../../helpers/kafka-client.js';
+import type { KafkaClient } from '../../helpers/kafka-client.js';
 import type { KafkaTransportInput, Transport } from '../../../src/transport/index.js';
 import { stackEnv } from '../../helpers/stack.js';
 import { waitFor } from '../../helpers/wait.js';
@@ -52,14 +53,17 @@ export interface OutboxFixture {
   close(): Promise<void>;
 }
 
-/** Builds the fixture; `kafka` overrides the transport's options (e.g. another broker). */
-export async function outboxFixture(opts: { partitions?: number; kafka?: Partial<KafkaTransportInput> } = {}): Promise<OutboxFixture> {
+/**
+ * Builds the fixture; `kafka` overrides the transport's options (e.g. another broker); `client`:
+ * the Kafka client behind the transport (default: this run's, `KAFKA_CLIENT`).
+ */
+export async function outboxFixture(opts: { partitions?: number; kafka?: Partial<KafkaTransportInput>; client?: KafkaClient } = {}): Promise<OutboxFixture> {
   const s = stackEnv();
   const run = runName('ob');
   const catalog = runCatalog(run, opts.partitions ?? 3);
   const registry = createConfluentRegistry({ url: s.schemaRegistryUrl, timeoutMs: 10_000 });
   const codec = new EventCodec(catalog, registry, await registerCatalog(registry, catalog));
-  const transport = createKafkaTransport({ brokers: s.kafkaBrokers, clientId: run.replace(/_/g, '-'), ...opts.kafka });
+  const transport = transportOn({ brokers: s.kafkaBrokers, clientId: run.replace(/_/g, '-'), ...opts.kafka }, opts.client);
   await transport.ensureTopics(catalog.topics);
   const pool = new pg.Pool({ connectionString: s.databaseUrl, max: 12 });
   pool.on('error', () => undefined);
