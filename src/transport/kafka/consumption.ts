@@ -3,6 +3,7 @@ import { errorMessage } from '../../core/errors.js';
 import type { Consumption, GroupSpec, RecordContext, RecordHandler, TransportRecord } from '../port.js';
 import { RecordRunner } from '../record-runner.js';
 import { PartitionLane } from '../in-flight-window.js';
+import type { LaneOrder } from '../in-flight-window.js';
 import { fromKafkaError } from './errors.js';
 import { fromKafkaHeaders } from './headers.js';
 import type { KafkaTransportOptions } from './options.js';
@@ -90,6 +91,7 @@ export class KafkaConsumption implements Consumption {
   /** Lane width when the group uses lanes (`inFlightPerPartition` set), else undefined (one record at a time inside eachBatch). */
   readonly #window: number | undefined;
   readonly #serialTopics: ReadonlySet<string>;
+  readonly #laneOrder: LaneOrder;
   /** In-flight window only: one lane per partition held (see #laned). */
   readonly #lanes = new Map<string, PartitionLane<TransportRecord>>();
   #laneHeartbeat: (() => Promise<void>) | undefined;
@@ -109,6 +111,7 @@ export class KafkaConsumption implements Consumption {
     this.#commitIntervalMs = spec.commitIntervalMs ?? 1000;
     this.#window = spec.inFlightPerPartition === undefined ? undefined : Math.max(1, Math.floor(spec.inFlightPerPartition));
     this.#serialTopics = new Set(spec.serialTopics ?? []);
+    this.#laneOrder = spec.perKeyOrder === true ? 'key' : 'offset';
     this.#lanesMaxInHand = spec.partitionsConcurrently ?? opts.partitionsConsumedConcurrently;
     this.#laneCtx = { signal: this.#runner.signal, heartbeat: () => this.#laneHeartbeat?.() ?? Promise.resolve() };
     this.done = new Promise<void>((resolve, reject) => {
@@ -289,7 +292,7 @@ export class KafkaConsumption implements Consumption {
    * without waiting for the deliveries (its next fetch starts after the last *resolved* offset:
    * taken records are resolved when taken); a lane with more than {@link LANE_HIGH} records waiting
    * pauses its partition until it is down to {@link LANE_LOW}. Up to the lane's width records are
-   * in hand at once (1 for ordering by key and for serial topics such as the retry topic).
+   * in hand at once (by key with `perKeyOrder`: one per key; 1 for serial topics such as the retry topic).
    * kafkajs's autoCommit is off for such a consumption: the lanes commit the lowest unfinished
    * offset of each partition themselves (every `commitEveryRecords` records or `commitIntervalMs`,
    * and at stop). A `redeliver` seeks the partition back to the record and pauses it until the
@@ -300,7 +303,7 @@ export class KafkaConsumption implements Consumption {
     const key = tpKey(topic, partition);
     let lane = this.#lanes.get(key);
     if (lane === undefined) {
-      lane = new PartitionLane<TransportRecord>(topic, partition, this.#serialTopics.has(topic) ? 1 : this.#window!);
+      lane = this.#serialTopics.has(topic) ? new PartitionLane<TransportRecord>(topic, partition, 1) : new PartitionLane<TransportRecord>(topic, partition, this.#window!, this.#laneOrder);
       this.#lanes.set(key, lane);
     }
     this.#laneHeartbeat = () => ctx.heartbeat();
