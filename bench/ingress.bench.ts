@@ -61,6 +61,8 @@ type Client = 'kafkajs' | 'platformatic';
 const DEFAULT_CLIENT: Client = loadConfig({ KAFKA_BROKERS: '127.0.0.1:1' }).kafka!.client;
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+/** Where the gateway children run from: this checkout, or BENCH_GATEWAY_ROOT (another built checkout, e.g. the base of an A/B). */
+const GW_ROOT = process.env.BENCH_GATEWAY_ROOT ? resolve(process.env.BENCH_GATEWAY_ROOT) : ROOT;
 
 function intEnv(name: string, dflt: number): number {
   const v = process.env[name];
@@ -91,9 +93,9 @@ function newestMtime(dir: string): number {
 /** Runs the gateway from dist only when dist is at least as new as src (else tsx, with a note). */
 function preferTsx(): { tsx: boolean; note?: string } {
   if (process.env.BENCH_TSX === '1') return { tsx: true, note: 'BENCH_TSX=1' };
-  const dist = join(ROOT, 'dist/cli/main.js');
+  const dist = join(GW_ROOT, 'dist/cli/main.js');
   try {
-    if (statSync(dist).mtimeMs < newestMtime(join(ROOT, 'src'))) return { tsx: true, note: 'dist is older than src (run `npm run build`): running src with tsx' };
+    if (statSync(dist).mtimeMs < newestMtime(join(GW_ROOT, 'src'))) return { tsx: true, note: 'dist is older than src (run `npm run build`): running src with tsx' };
     return { tsx: false };
   } catch {
     return { tsx: true, note: 'no dist (run `npm run build`): running src with tsx' };
@@ -209,7 +211,7 @@ async function main(): Promise<void> {
   const secretsKey = randomBytes(32).toString('base64');
   const startGw = (client: Client): Promise<GatewayProcess> =>
     startGatewayProcess({
-      root: ROOT,
+      root: GW_ROOT,
       env: {
         KAFKA_BROKERS: brokers,
         SCHEMA_REGISTRY_URL: registryUrl,

@@ -8,7 +8,7 @@
  *   delivered — the webhook sink (a process of its own; BENCH_SINK=inprocess: this one) receives the signed POST.
  * Prints p50/p90/p99 of acked−sent, visible−sent and delivered−sent. A diagnostic, not the bench
  * of record (that is `npm run bench`, written to BENCHMARKS.md).
- * Settings: BENCH_PUSH_ORDERING (key), BENCH_PUSH_CONCURRENCY (6), BENCH_PROFILE_DIR (CPU profile of the gateway child).
+ * Settings: BENCH_GATEWAY_ROOT (the gateway from another built checkout), BENCH_PUSH_ORDERING (key), BENCH_PUSH_CONCURRENCY (6), BENCH_PROFILE_DIR (CPU profile of the gateway child).
  */
 import { randomBytes } from 'node:crypto';
 import { dirname, resolve } from 'node:path';
@@ -39,7 +39,7 @@ async function main(): Promise<void> {
   const cat = catalogWithOwnTopics(`probe-${Date.now().toString(36)}`);
   const topic = loadCatalog(cat.dir).byEventId(PRICE_LOADING_COMPLETED.eventId)!.topic.name;
   const gw = await startGatewayProcess({
-    root: ROOT,
+    root: process.env.BENCH_GATEWAY_ROOT ? resolve(process.env.BENCH_GATEWAY_ROOT) : ROOT,
     env: {
       KAFKA_BROKERS: brokers,
       SCHEMA_REGISTRY_URL: registryUrl,
