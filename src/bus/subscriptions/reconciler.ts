@@ -49,8 +49,8 @@ export interface RunSpec {
   readonly startFrom: StartFrom;
   readonly state: SubscriptionState;
   /**
-   * `ordering: key`: partitions delivered at once by this instance, one record each.
-   * `ordering: none`: deliveries in flight on this instance, several of one partition at once.
+   * Deliveries in flight on this instance, several of one partition at once: with `ordering: key`
+   * one per key (per-key lanes), with `ordering: none` any.
    */
   readonly concurrency: number;
 }
