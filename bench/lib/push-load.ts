@@ -33,9 +33,10 @@ export interface BenchSink {
 
 /**
  * A webhook sink that accepts the handshake and every delivery (200), recording first receipts by
- * `ce-id`; `delayMs` > 0 answers each delivery that much later (a sink with real work or distance).
+ * `ce-id`; `delayMs` > 0 answers each delivery that much later (a sink with real work or distance);
+ * `onFirst` hears of each first receipt (performance.now() of this process).
  */
-export async function startBenchSink(delayMs = 0): Promise<BenchSink> {
+export async function startBenchSink(delayMs = 0, onFirst?: (id: string, receivedAt: number) => void): Promise<BenchSink> {
   const firstSeen = new Map<string, number>();
   let deliveries = 0;
   const server = createServer((req, res) => {
@@ -50,7 +51,10 @@ export async function startBenchSink(delayMs = 0): Promise<BenchSink> {
     req.on('end', () => {
       const answer = (): void => {
         deliveries++;
-        if (!firstSeen.has(id)) firstSeen.set(id, at);
+        if (!firstSeen.has(id)) {
+          firstSeen.set(id, at);
+          onFirst?.(id, at);
+        }
         res.writeHead(200, { 'content-length': '0' });
         res.end();
       };

@@ -1,5 +1,5 @@
 /**
- * The bench's webhook sink in a child process (bench/lib/sink-process.mjs): a partner's sink does
+ * The bench's webhook sink in a child process (bench/lib/sink-process.ts): a partner's sink does
  * not share the load generator's event loop, so its answers and receipt times are not held up by
  * the bench's own work (issue 8, keylanes: "make the bench's sink run in its own process"). Receipt
  * times come as absolute times (`performance.timeOrigin + performance.now()` in the child) and are
@@ -11,7 +11,8 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BenchSink } from './push-load.js';
 
-const SCRIPT = resolve(dirname(fileURLToPath(import.meta.url)), 'sink-process.mjs');
+// Forked with this process's execArgv, so under tsx (as the bench runs) the child runs TypeScript too.
+const SCRIPT = resolve(dirname(fileURLToPath(import.meta.url)), 'sink-process.ts');
 
 type FromSink = { readonly type: 'ready'; readonly url: string } | { readonly type: 'seen'; readonly ids: string[]; readonly at: number[]; readonly deliveries: number };
 
