@@ -49,7 +49,11 @@ export class LanePump<R extends LaneRecord> {
     return this.#inHand;
   }
 
-  /** Starts the lane's records while its window and the member's bound allow. */
+  /**
+   * Starts the lane's records while its window and the member's bound allow. A record is only
+   * started when it can be delivered now: waiting in a sink's own queue it would hold up its
+   * partition's commit and cost its decoding early.
+   */
   pump(lane: PartitionLane<R>): void {
     if (this.#hooks.stopping()) return;
     while (this.#inHand < this.#maxInHand) {
