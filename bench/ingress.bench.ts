@@ -23,6 +23,8 @@
  * measure; platformatic for the other), BENCH_SINK (the push sink runs in a process of its own;
  * `inprocess` for the old sink in this process). `bench/push-probe.ts` splits one push delivery's
  * latency into stages.
+ * push-batch (batched push delivery vs the raw no-op kafkajs consumer, alternating):
+ * BENCH_PUSH_BATCH (500: `concurrency` and `batch.maxEvents`), BENCH_PUSH_BATCH_ORDERING (none).
  * Prints a Markdown table and writes bench/results/<timestamp>.json.
  */
 import { mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
@@ -45,6 +47,8 @@ import type { ConsumeResult } from './lib/consumer-load.js';
 import { gatewayConsume, rawConsume } from './lib/consumer-load.js';
 import type { PushLatencyResult, PushThroughputResult } from './lib/push-load.js';
 import { pushLatency, pushRatios, pushThroughput, rawConsumePost } from './lib/push-load.js';
+import type { PushBatchBench } from './lib/push-batch-load.js';
+import { isBatchRun, pushBatchBench } from './lib/push-batch-load.js';
 import { randomBytes } from 'node:crypto';
 import type { RawClient } from './lib/raw-load.js';
 import { PRODUCER_SETTINGS, connectRaw, runRawLoad } from './lib/raw-load.js';
@@ -192,6 +196,27 @@ function brokerPid(pidFile: string | undefined): number | undefined {
   }
 }
 
+/**
+ * push-batch: batched push delivery (`ordering` BENCH_PUSH_BATCH_ORDERING (none), `concurrency` and
+ * `batch.maxEvents` BENCH_PUSH_BATCH (500)) against the raw no-op kafkajs consumer on the same
+ * first BENCH_PUSH_RECORDS records, alternating twice.
+ */
+async function runPushBatch(gwUrl: string, brokers: readonly string[], raw: RawClient): Promise<PushBatchBench> {
+  const records = intEnv('BENCH_PUSH_RECORDS', 20_000);
+  const size = intEnv('BENCH_PUSH_BATCH', 500);
+  const ordering = process.env.BENCH_PUSH_BATCH_ORDERING === 'key' ? 'key' : 'none';
+  while ((await raw.endOffsetSum()) < records) await runRawLoad(raw, { topic: TOPIC, concurrency: 8, perSend: 100, durationS: 2 });
+  log(`running push-batch (ordering ${ordering}, concurrency ${size}, batch.maxEvents ${size}) against the raw kafkajs consumer, ${records} records, twice each …`);
+  const r = await pushBatchBench(gwUrl, brokers, TOPIC, records, { ordering, concurrency: size, maxEvents: size }, 2, log);
+  log(`  batched push ÷ raw kafkajs consumer: ${r.ratioToRawConsumer}×; ÷ single-event push: ${r.ratioToSinglePush}×`);
+  return r;
+}
+
+function pushBatchTable(r: PushBatchBench): string {
+  const rows = r.runs.map((x) => `| ${x.name} | ${x.records} | ${Math.round(x.eventsPerS)} | ${isBatchRun(x) ? `${x.eventsPerRequest.toFixed(1)} | ${x.firstEventS.toFixed(1)} s` : '– | –'} |`).join('\n');
+  return `| push throughput, batched (alternating runs) | records | events/s | events per request | first delivery after |\n|---|---:|---:|---:|---:|\n${rows}\n\nbatched push ÷ raw kafkajs consumer (means): ${r.ratioToRawConsumer}×; ÷ single-event push (ordering none, concurrency 32): ${r.ratioToSinglePush}×`;
+}
+
 async function main(): Promise<void> {
   const file = readStackEnv();
   const brokers = process.env.KAFKA_BROKERS ?? file?.KAFKA_BROKERS;
@@ -240,6 +265,7 @@ async function main(): Promise<void> {
   const consumed: ConsumeResult[] = [];
   const pushed: PushLatencyResult[] = [];
   const pushThroughputs: PushThroughputResult[] = [];
+  let pushBatch: PushBatchBench | undefined;
   try {
     const records = await rawRecords(1800, registryUrl, dataschemaBase, benchCatalog.dir, TOPIC);
     raw = await connectRaw(brokerList, TOPIC, records);
@@ -258,7 +284,7 @@ async function main(): Promise<void> {
       ['gateway-platformatic-batch', () => gatewayScenario(probe, 'batch', 'platformatic')],
     ];
     const wanted = (process.env.BENCH_SCENARIOS ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
-    const unknown = wanted.filter((w) => !all.some(([n]) => n === w) && !['raw-consume', 'raw-decode-consume', 'gateway-consume', 'java-limit', 'push-latency', 'push-consume'].includes(w));
+    const unknown = wanted.filter((w) => !all.some(([n]) => n === w) && !['raw-consume', 'raw-decode-consume', 'gateway-consume', 'java-limit', 'push-latency', 'push-consume', 'push-batch'].includes(w));
     if (unknown.length > 0) throw new Error(`BENCH_SCENARIOS: unknown ${unknown.join(', ')}`);
     const plan = wanted.length === 0 ? all : all.filter(([n]) => wanted.includes(n));
     const consumeRecords = intEnv('BENCH_CONSUME_RECORDS', 200_000);
@@ -345,6 +371,7 @@ async function main(): Promise<void> {
         log(`  ${r.name}: ${Math.round(r.eventsPerS)} events/s (${r.records} records in ${r.elapsedS.toFixed(1)} s)`);
       }
     }
+    if (wanted.length === 0 || wanted.includes('push-batch')) pushBatch = await runPushBatch(gw.url, brokerList, raw);
   } finally {
     await raw?.close();
     await rawPlt?.close();
@@ -378,6 +405,7 @@ async function main(): Promise<void> {
       table += `\n\npush (${gw}) ÷ raw kafkajs consumer: ${noop ? (g.eventsPerS / noop.eventsPerS).toFixed(2) : '–'}×; ÷ raw kafkajs consumer + POST with the same deliveries in flight: ${post ? (g.eventsPerS / post.eventsPerS).toFixed(2) : '–'}×`;
     }
   }
+  if (pushBatch !== undefined) table += `\n\n${pushBatchTable(pushBatch)}`;
   process.stdout.write(`\nce-gateway ingress bench — ${new Date().toISOString()}\n`);
   process.stdout.write(`machine: ${machine.cpuModel}, ${machine.cores} cores, ${machine.memoryGiB} GiB RAM, ${machine.platform}, node ${machine.node}, Kafka ${machine.kafka} (single broker on loopback); load generator on the same machine\n`);
   process.stdout.write(`gateway: ${gw.command}, LOG_LEVEL=warn; producer: idempotent, maxInFlightRequests 1, acks -1, no compression\n\n${table}\n`);
@@ -397,7 +425,7 @@ async function main(): Promise<void> {
   const dir = join(ROOT, 'bench/results');
   mkdirSync(dir, { recursive: true });
   const out = join(dir, `${stamp}.json`);
-  writeFileSync(out, `${JSON.stringify({ at: new Date().toISOString(), machine, defaultClient: DEFAULT_CLIENT, ratios: { ...ratios, push: pushRatios(pushThroughputs) }, pushClient, javaLimit: javaLimit ?? null, gateway: { command: gw.command, note: how.note ?? null }, settings, producer: PRODUCER_SETTINGS, results, consume: consumed, push: { latency: pushed, throughput: pushThroughputs } }, null, 2)}\n`);
+  writeFileSync(out, `${JSON.stringify({ at: new Date().toISOString(), machine, defaultClient: DEFAULT_CLIENT, ratios: { ...ratios, push: pushRatios(pushThroughputs) }, pushClient, javaLimit: javaLimit ?? null, gateway: { command: gw.command, note: how.note ?? null }, settings, producer: PRODUCER_SETTINGS, results, consume: consumed, push: { latency: pushed, throughput: pushThroughputs, batch: pushBatch ?? null } }, null, 2)}\n`);
   process.stdout.write(`\nresults: ${out}\n`);
 }
 

@@ -78,7 +78,7 @@ export async function startBenchSink(delayMs = 0, onFirst?: (id: string, receive
 /** The sink the push scenarios use: a process of its own (bench/lib/remote-sink.ts, the default), or this process's with `BENCH_SINK=inprocess`. */
 export const startSink = (delayMs = 0): Promise<BenchSink> => (process.env.BENCH_SINK === 'inprocess' ? startBenchSink(delayMs) : startRemoteSink(delayMs));
 
-async function api(gwUrl: string, method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
+export async function api(gwUrl: string, method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
   const res = await fetch(`${gwUrl}${path}`, { method, headers: { 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
   const text = await res.text();
   if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${text}`);

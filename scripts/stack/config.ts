@@ -25,13 +25,20 @@ export interface StackConfig {
     readonly port: number;
     readonly controllerPort: number;
     readonly saslPort: number;
+    /** An SSL listener (TLS, no SASL) with the stack CA's server certificate (issue 11; `tlsDir`). */
+    readonly sslPort: number;
+    /** SASL_SSL: SCRAM-SHA-512 (the same user as `saslPort`) over TLS with the same certificate. */
+    readonly saslSslPort: number;
     readonly saslUser: string;
     readonly saslPasswordFile: string;
     readonly libsDir: string;
     readonly dir: string;
     readonly heapMb: number;
   };
-  readonly registry: { readonly port: number; readonly appDir: string; readonly dir: string; readonly heapMb: number };
+  /** `tlsPort`: HTTPS next to HTTP, with the stack CA's server certificate (issue 11; `tlsDir`). */
+  readonly registry: { readonly port: number; readonly tlsPort: number; readonly appDir: string; readonly dir: string; readonly heapMb: number };
+  /** The throw-away CA and server certificate of the stack's TLS listeners (tls.ts). */
+  readonly tlsDir: string;
   readonly postgres: { readonly port: number; readonly dataDir: string; readonly dir: string; readonly user: string };
   readonly envFile: string;
 }
@@ -63,6 +70,8 @@ export function stackConfig(): StackConfig {
       port: int('STACK_KAFKA_PORT', 39092),
       controllerPort: int('STACK_KAFKA_CONTROLLER_PORT', 39093),
       saslPort: int('STACK_KAFKA_SASL_PORT', 39094),
+      sslPort: int('STACK_KAFKA_SSL_PORT', 39095),
+      saslSslPort: int('STACK_KAFKA_SASL_SSL_PORT', 39096),
       saslUser: 'ce-gateway-test',
       saslPasswordFile: join(stateDir, 'kafka', 'sasl-password'),
       libsDir: join(cacheDir, `kafka-${KAFKA_VERSION}`, 'libs'),
@@ -71,11 +80,13 @@ export function stackConfig(): StackConfig {
     },
     registry: {
       port: int('STACK_REGISTRY_PORT', 38081),
+      tlsPort: int('STACK_REGISTRY_TLS_PORT', 38444),
       appDir: join(cacheDir, `apicurio-registry-${APICURIO_VERSION}`),
       dir: join(stateDir, 'registry'),
       heapMb: 512,
     },
     postgres: { port: int('STACK_POSTGRES_PORT', 35432), dataDir: pgDataDir, dir: join(stateDir, 'postgres'), user: 'cegw' },
+    tlsDir: join(stateDir, 'tls'),
     envFile: join(stateDir, 'env'),
   };
 }

@@ -10,10 +10,26 @@ import { fetchKafka, fetchRegistry } from './fetch.js';
 import { kafkaPidFile, kafkaReady, startKafka, stopKafka } from './kafka.js';
 import { databaseUrl, postgresRunning, startPostgres, stopPostgres } from './postgres.js';
 import { preflight } from './preflight.js';
-import { registryReady, registryUrl, startRegistry, stopRegistry } from './registry.js';
+import { registryReady, registryTlsUrl, registryUrl, startRegistry, stopRegistry } from './registry.js';
+import { ensureStackTls, tlsFiles } from './tls.js';
 
 export type StackEnv = Readonly<
-  Record<'KAFKA_BROKERS' | 'SCHEMA_REGISTRY_URL' | 'DATABASE_URL' | 'KAFKA_LIBS' | 'STACK_KAFKA_PID_FILE' | 'STACK_KAFKA_SASL_BROKERS' | 'STACK_KAFKA_SASL_USERNAME' | 'STACK_KAFKA_SASL_PASSWORD_FILE', string>
+  Record<
+    | 'KAFKA_BROKERS'
+    | 'SCHEMA_REGISTRY_URL'
+    | 'DATABASE_URL'
+    | 'KAFKA_LIBS'
+    | 'STACK_KAFKA_PID_FILE'
+    | 'STACK_KAFKA_SASL_BROKERS'
+    | 'STACK_KAFKA_SASL_USERNAME'
+    | 'STACK_KAFKA_SASL_PASSWORD_FILE'
+    | 'STACK_KAFKA_SSL_BROKERS'
+    | 'STACK_KAFKA_SSL_CA_FILE'
+    | 'STACK_KAFKA_SASL_SSL_BROKERS'
+    | 'STACK_REGISTRY_TLS_URL'
+    | 'STACK_REGISTRY_CA_FILE',
+    string
+  >
 >;
 
 function envOf(cfg: StackConfig): StackEnv {
@@ -27,6 +43,12 @@ function envOf(cfg: StackConfig): StackEnv {
     STACK_KAFKA_SASL_BROKERS: `127.0.0.1:${cfg.kafka.saslPort}`,
     STACK_KAFKA_SASL_USERNAME: cfg.kafka.saslUser,
     STACK_KAFKA_SASL_PASSWORD_FILE: cfg.kafka.saslPasswordFile,
+    // The SSL listener and the registry's HTTPS port, both with the stack CA's certificate.
+    STACK_KAFKA_SSL_BROKERS: `127.0.0.1:${cfg.kafka.sslPort}`,
+    STACK_KAFKA_SSL_CA_FILE: tlsFiles(cfg.tlsDir).caFile,
+    STACK_KAFKA_SASL_SSL_BROKERS: `127.0.0.1:${cfg.kafka.saslSslPort}`,
+    STACK_REGISTRY_TLS_URL: registryTlsUrl(cfg),
+    STACK_REGISTRY_CA_FILE: tlsFiles(cfg.tlsDir).caFile,
   };
 }
 
@@ -37,6 +59,8 @@ export async function stackUp(log: (line: string) => void = () => {}): Promise<S
   await Promise.all([fetchKafka(cfg, tools), fetchRegistry(cfg, tools)]);
   log('starting PostgreSQL');
   await startPostgres(cfg, tools);
+  // Made here once, before the two services that use it start side by side.
+  await ensureStackTls(cfg.tlsDir);
   log('starting Kafka and the schema registry');
   await Promise.all([startKafka(cfg, tools), startRegistry(cfg, tools)]);
   const env = envOf(cfg);

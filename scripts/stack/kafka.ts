@@ -1,10 +1,14 @@
 /**
  * Apache Kafka in KRaft combined mode (one node, broker + controller), topic auto-creation off,
  * run from the jars Maven fetched, with the local JDK. Storage is formatted on first start.
- * Listeners: PLAINTEXT (the tests' and the gateway's default), CONTROLLER, and SASL —
+ * Listeners: PLAINTEXT (the tests' and the gateway's default), CONTROLLER, SASL —
  * SASL_PLAINTEXT with SCRAM-SHA-512 only, whose user is created (or its password set again) with
  * Kafka's ConfigCommand on the running broker at every start (SCRAM credentials live in the
- * cluster metadata, so they need a running broker).
+ * cluster metadata, so they need a running broker) — and SSL: TLS with the stack CA's server
+ * certificate as a PEM keystore (`ssl.keystore.type=PEM`, KIP-651), no client certificate asked —
+ * and SASL_SSL: the SASL listener's SCRAM-SHA-512 user over the SSL listener's TLS.
+ * A running broker whose properties differ from the ones written now (a stack made before a
+ * listener was added) is restarted on the same data, so `stack:up` upgrades an old `.stack/`.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -13,6 +17,7 @@ import { Kafka, logLevel } from '../../src/transport/kafka/kafkajs.js';
 import type { StackConfig } from './config.js';
 import type { Tools } from './preflight.js';
 import { awaitReady, execFileAsync, readPid, startDetached, stopProcess } from './process.js';
+import { ensureStackTls } from './tls.js';
 
 function files(cfg: StackConfig): { data: string; props: string; log4j: string; log: string; pid: string } {
   const d = cfg.kafka.dir;
@@ -23,21 +28,32 @@ export function kafkaPidFile(cfg: StackConfig): string {
   return files(cfg).pid;
 }
 
-function writeConfig(cfg: StackConfig): void {
+/** Writes the broker's properties; true when they changed (or were new). */
+function writeConfig(cfg: StackConfig, keystoreFile: string): boolean {
   const f = files(cfg);
-  const { port, controllerPort, saslPort } = cfg.kafka;
+  const { port, controllerPort, saslPort, sslPort, saslSslPort } = cfg.kafka;
+  const before = existsSync(f.props) ? readFileSync(f.props, 'utf8') : '';
   writeFileSync(
     f.props,
     [
       'process.roles=broker,controller',
       'node.id=1',
       `controller.quorum.voters=1@127.0.0.1:${controllerPort}`,
-      `listeners=PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${controllerPort},SASL://127.0.0.1:${saslPort}`,
-      `advertised.listeners=PLAINTEXT://127.0.0.1:${port},SASL://127.0.0.1:${saslPort}`,
+      `listeners=PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${controllerPort},SASL://127.0.0.1:${saslPort},SSL://127.0.0.1:${sslPort},SASL_SSL://127.0.0.1:${saslSslPort}`,
+      `advertised.listeners=PLAINTEXT://127.0.0.1:${port},SASL://127.0.0.1:${saslPort},SSL://127.0.0.1:${sslPort},SASL_SSL://127.0.0.1:${saslSslPort}`,
       'controller.listener.names=CONTROLLER',
-      'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL:SASL_PLAINTEXT',
+      'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL:SASL_PLAINTEXT,SSL:SSL,SASL_SSL:SASL_SSL',
       'listener.name.sasl.sasl.enabled.mechanisms=SCRAM-SHA-512',
       'listener.name.sasl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;',
+      // The key in the keystore file is unencrypted, so no ssl.key.password (KIP-651).
+      'listener.name.ssl.ssl.keystore.type=PEM',
+      `listener.name.ssl.ssl.keystore.location=${keystoreFile}`,
+      'listener.name.ssl.ssl.client.auth=none',
+      'listener.name.sasl_ssl.sasl.enabled.mechanisms=SCRAM-SHA-512',
+      'listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;',
+      'listener.name.sasl_ssl.ssl.keystore.type=PEM',
+      `listener.name.sasl_ssl.ssl.keystore.location=${keystoreFile}`,
+      'listener.name.sasl_ssl.ssl.client.auth=none',
       'inter.broker.listener.name=PLAINTEXT',
       `log.dirs=${f.data}`,
       'auto.create.topics.enable=false',
@@ -53,6 +69,7 @@ function writeConfig(cfg: StackConfig): void {
       '',
     ].join('\n'),
   );
+  const changed = readFileSync(f.props, 'utf8') !== before;
   writeFileSync(
     f.log4j,
     [
@@ -68,6 +85,7 @@ function writeConfig(cfg: StackConfig): void {
       '',
     ].join('\n'),
   );
+  return changed;
 }
 
 function jvmArgs(cfg: StackConfig, extra: readonly string[]): string[] {
@@ -89,8 +107,14 @@ export async function kafkaReady(cfg: StackConfig): Promise<boolean> {
 export async function startKafka(cfg: StackConfig, tools: Tools): Promise<void> {
   const f = files(cfg);
   mkdirSync(cfg.kafka.dir, { recursive: true });
-  writeConfig(cfg);
+  const tls = await ensureStackTls(cfg.tlsDir);
+  const changed = writeConfig(cfg, tls.keystoreFile);
   let pid = readPid(f.pid);
+  // A broker started with other properties (an older stack) would lack the new listeners.
+  if (pid !== undefined && changed) {
+    await stopKafka(cfg);
+    pid = undefined;
+  }
   if (pid === undefined) {
     if (!existsSync(join(f.data, 'meta.properties'))) {
       const { stdout } = await execFileAsync(tools.java, jvmArgs(cfg, ['kafka.tools.StorageTool', 'random-uuid']));

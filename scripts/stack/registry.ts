@@ -3,16 +3,25 @@
  * database of its own on the stack's PostgreSQL, so schema ids live as long as Kafka's data.
  * Its global compatibility rule is set at start: without it Apicurio answers GET /config/{subject}
  * with a default that makes the Confluent client's first register() fail (DESIGN.md).
+ * HTTPS is served next to HTTP on `tlsPort` with the stack CA's server certificate (Quarkus
+ * `quarkus.http.ssl-port`, `quarkus.http.ssl.certificate.files`/`key-files`; issue 11). A running
+ * registry started with other arguments (an older stack) is restarted, so `stack:up` upgrades it.
  */
-import { mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { StackConfig } from './config.js';
 import { registryJar } from './fetch.js';
 import type { Tools } from './preflight.js';
 import { awaitReady, readPid, startDetached, stopProcess } from './process.js';
+import { ensureStackTls } from './tls.js';
 
 export function registryUrl(cfg: StackConfig): string {
   return `http://127.0.0.1:${cfg.registry.port}/apis/ccompat/v7`;
+}
+
+/** The same API over HTTPS (trust `<tlsDir>/ca.pem`). */
+export function registryTlsUrl(cfg: StackConfig): string {
+  return `https://127.0.0.1:${cfg.registry.tlsPort}/apis/ccompat/v7`;
 }
 
 export async function registryReady(cfg: StackConfig): Promise<boolean> {
@@ -24,13 +33,17 @@ export async function startRegistry(cfg: StackConfig, tools: Tools): Promise<voi
   mkdirSync(cfg.registry.dir, { recursive: true });
   const pidFile = join(cfg.registry.dir, 'pid');
   const logFile = join(cfg.registry.dir, 'registry.log');
-  let pid = readPid(pidFile);
-  if (pid === undefined) {
-    const password = readFileSync(join(cfg.postgres.dataDir, '..', 'password'), 'utf8').trim();
-    const args = [
+  const argsFile = join(cfg.registry.dir, 'args');
+  const tls = await ensureStackTls(cfg.tlsDir);
+  const args = [
       `-Xmx${cfg.registry.heapMb}m`,
       `-Dquarkus.http.host=127.0.0.1`,
       `-Dquarkus.http.port=${cfg.registry.port}`,
+      `-Dquarkus.http.ssl-port=${cfg.registry.tlsPort}`,
+      `-Dquarkus.http.ssl.certificate.files=${tls.certFile}`,
+      `-Dquarkus.http.ssl.certificate.key-files=${tls.keyFile}`,
+      // HTTP stays served next to HTTPS (the default registry URL of the stack).
+      '-Dquarkus.http.insecure-requests=enabled',
       '-Dquarkus.log.level=WARN',
       '-Dapicurio.storage.kind=sql',
       '-Dapicurio.storage.sql.kind=postgresql',
@@ -43,6 +56,15 @@ export async function startRegistry(cfg: StackConfig, tools: Tools): Promise<voi
       '-jar',
       registryJar(cfg),
     ];
+  let pid = readPid(pidFile);
+  // Arguments hold no secret (the database password goes by environment): kept to spot a change.
+  if (pid !== undefined && (!existsSync(argsFile) || readFileSync(argsFile, 'utf8') !== args.join('\n'))) {
+    await stopRegistry(cfg);
+    pid = undefined;
+  }
+  if (pid === undefined) {
+    const password = readFileSync(join(cfg.postgres.dataDir, '..', 'password'), 'utf8').trim();
+    writeFileSync(argsFile, args.join('\n'));
     // The password goes by environment, not the command line that `ps` shows.
     pid = startDetached(tools.java, args, { cwd: cfg.registry.dir, logFile, pidFile, env: { ...process.env, APICURIO_DATASOURCE_PASSWORD: password } });
   }

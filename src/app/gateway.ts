@@ -135,12 +135,12 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
   const transport: Transport =
     overrides.transport ??
     (config.kafka
-      ? (config.kafka.client === 'platformatic' ? createPlatformaticTransport : createKafkaTransport)({ clientId: config.kafka.clientId, brokers: config.kafka.brokers, ssl: config.kafka.ssl, sasl: config.kafka.sasl, logger: log.child({ component: 'kafka', client: config.kafka.client }) })
+      ? (config.kafka.client === 'platformatic' ? createPlatformaticTransport : createKafkaTransport)({ clientId: config.kafka.clientId, brokers: config.kafka.brokers, ssl: config.kafka.ca === undefined ? config.kafka.ssl : { ca: [config.kafka.ca] }, sasl: config.kafka.sasl, logger: log.child({ component: 'kafka', client: config.kafka.client }) })
       : createMemoryTransport());
   const registry: SchemaRegistry =
     overrides.registry ??
     (config.registry
-      ? createConfluentRegistry({ url: config.registry.url, username: config.registry.username, password: config.registry.password })
+      ? createConfluentRegistry(config.registry)
       : createMemoryRegistry());
   if (!config.kafka && overrides.transport === undefined) log.warn('KAFKA_BROKERS is not set: using the in-memory transport; NOTHING IS DURABLE (events are lost when the process ends)');
   if (!config.registry && overrides.registry === undefined) log.warn('SCHEMA_REGISTRY_URL is not set: using the in-memory schema registry; schema ids are not durable');

@@ -31,12 +31,15 @@ const schema = z.object({
   // until @platformatic/kafka passes every test and is faster on the bench (BENCHMARKS.md).
   KAFKA_CLIENT: z.enum(['kafkajs', 'platformatic']).default('kafkajs'),
   KAFKA_SSL: z.enum(['true', 'false']).default('false'),
+  // Issue 11: a private CA the Kafka and registry clients trust (PEM files; read at load).
+  KAFKA_SSL_CA_FILE: z.string().min(1).optional(),
   KAFKA_SASL_MECHANISM: z.enum(['plain', 'scram-sha-256', 'scram-sha-512']).optional(),
   KAFKA_SASL_USERNAME: z.string().optional(),
   KAFKA_SASL_PASSWORD: z.string().optional(),
   SCHEMA_REGISTRY_URL: httpUrl.optional(),
   SCHEMA_REGISTRY_USERNAME: z.string().optional(),
   SCHEMA_REGISTRY_PASSWORD: z.string().optional(),
+  SCHEMA_REGISTRY_CA_FILE: z.string().min(1).optional(),
   DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'a postgres:// URL').optional(),
   CATALOG_DIR: z.string().min(1).optional(),
   DATASCHEMA_BASE_URL: z.string().min(1).optional(),
@@ -130,10 +133,21 @@ export interface Config {
     /** The client library behind the transport (`KAFKA_CLIENT`): kafkajs (default) or @platformatic/kafka. */
     readonly client: 'kafkajs' | 'platformatic';
     readonly ssl: boolean;
+    /**
+     * PEM text of the CA certificate(s) that sign the brokers' certificates (`KAFKA_SSL_CA_FILE`,
+     * read once at load); undefined = the Node default trust store. Only with `ssl`.
+     */
+    readonly ca?: string;
     readonly sasl?: { readonly mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512'; readonly username: string; readonly password: string };
   };
   /** undefined = the in-memory registry. */
-  readonly registry?: { readonly url: string; readonly username?: string; readonly password?: string };
+  readonly registry?: {
+    readonly url: string;
+    readonly username?: string;
+    readonly password?: string;
+    /** PEM text of the CA certificate(s) trusted for an `https` URL (`SCHEMA_REGISTRY_CA_FILE`, read once at load); undefined = Node's default trust store. */
+    readonly ca?: string;
+  };
   readonly databaseUrl?: string;
   readonly catalogDir?: string;
   /** Public base URL of this gateway's HTTP API, no trailing slash (links in AsyncAPI, `dataschema`). */
@@ -218,6 +232,29 @@ function withSecretFiles(vars: Record<string, string | undefined>, problems: Con
   return out;
 }
 
+const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/;
+
+/**
+ * Reads a CA file (`KAFKA_SSL_CA_FILE`, `SCHEMA_REGISTRY_CA_FILE`) at load, so that a missing or
+ * wrong file is a start-up problem naming its variable rather than a TLS failure later.
+ * Shapes: PEM text holding at least one `CERTIFICATE` block (more = a bundle).
+ */
+function readCaFile(variable: string, file: string | undefined, problems: ConfigProblem[]): string | undefined {
+  if (file === undefined || file === '') return undefined;
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    problems.push({ variable, message: `cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'})` });
+    return undefined;
+  }
+  if (!PEM_CERTIFICATE.test(text)) {
+    problems.push({ variable, message: `${file} holds no PEM certificate (-----BEGIN CERTIFICATE-----)` });
+    return undefined;
+  }
+  return text;
+}
+
 /**
  * Checks every variable and combination at once (`ce-gateway config check`): the frozen Config
  * when all is well, else every problem, each naming its variable. Values — secrets or not — are
@@ -235,6 +272,10 @@ export function checkConfig(vars: Record<string, string | undefined>): { readonl
   if (raw.KAFKA_SASL_MECHANISM && (!raw.KAFKA_SASL_USERNAME || !raw.KAFKA_SASL_PASSWORD)) problems.push({ variable: 'KAFKA_SASL_MECHANISM', message: 'needs KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD' });
   if (parsed.success && parsed.data.HTTP_HEADERS_TIMEOUT_MS > parsed.data.HTTP_REQUEST_TIMEOUT_MS) problems.push({ variable: 'HTTP_HEADERS_TIMEOUT_MS', message: 'must not exceed HTTP_REQUEST_TIMEOUT_MS (the headers are part of the request)' });
   if (Boolean(raw.SCHEMA_REGISTRY_USERNAME) !== Boolean(raw.SCHEMA_REGISTRY_PASSWORD)) problems.push({ variable: 'SCHEMA_REGISTRY_USERNAME', message: 'goes together with SCHEMA_REGISTRY_PASSWORD: set both or neither' });
+  const kafkaCa = readCaFile('KAFKA_SSL_CA_FILE', raw.KAFKA_SSL_CA_FILE, problems);
+  if (raw.KAFKA_SSL_CA_FILE && raw.KAFKA_SSL !== 'true') problems.push({ variable: 'KAFKA_SSL_CA_FILE', message: 'needs KAFKA_SSL=true (the CA is trusted for TLS connections only)' });
+  const registryCa = readCaFile('SCHEMA_REGISTRY_CA_FILE', raw.SCHEMA_REGISTRY_CA_FILE, problems);
+  if (raw.SCHEMA_REGISTRY_CA_FILE && !raw.SCHEMA_REGISTRY_URL?.startsWith('https://')) problems.push({ variable: 'SCHEMA_REGISTRY_CA_FILE', message: 'needs an https:// SCHEMA_REGISTRY_URL' });
   if (raw.AUTH === 'partners' && !raw.PARTNERS_FILE) problems.push({ variable: 'AUTH', message: 'AUTH=partners needs PARTNERS_FILE' });
   if (Boolean(raw.TLS_CERT_FILE) !== Boolean(raw.TLS_KEY_FILE)) problems.push({ variable: 'TLS_CERT_FILE', message: 'goes together with TLS_KEY_FILE: set both or neither' });
   if (['OIDC_ISSUER', 'OIDC_AUDIENCE', 'OIDC_JWKS_URL', 'OIDC_JWKS_FILE'].some((k) => Boolean(raw[k]))) {
@@ -242,7 +283,7 @@ export function checkConfig(vars: Record<string, string | undefined>): { readonl
     if (!raw.PARTNERS_FILE) problems.push({ variable: 'PARTNERS_FILE', message: 'OIDC needs PARTNERS_FILE (the token names a partner there, whose permissions apply)' });
   }
   if (!parsed.success || problems.length > 0) return { problems };
-  return { config: build(parsed.data), problems };
+  return { config: build(parsed.data, { kafka: kafkaCa, registry: registryCa }), problems };
 }
 
 /**
@@ -259,7 +300,7 @@ export function loadConfig(vars: Record<string, string | undefined>): Config {
   return config;
 }
 
-function build(e: z.infer<typeof schema>): Config {
+function build(e: z.infer<typeof schema>, ca: { readonly kafka?: string; readonly registry?: string }): Config {
 
   const publicHost = e.HOST === '0.0.0.0' || e.HOST === '::' ? '127.0.0.1' : e.HOST;
   const scheme = e.TLS_CERT_FILE === undefined ? 'http' : 'https';
@@ -301,9 +342,10 @@ function build(e: z.infer<typeof schema>): Config {
       clientId: e.KAFKA_CLIENT_ID,
       client: e.KAFKA_CLIENT,
       ssl: e.KAFKA_SSL === 'true',
+      ...(ca.kafka === undefined ? {} : { ca: ca.kafka }),
       sasl: e.KAFKA_SASL_MECHANISM === undefined ? undefined : { mechanism: e.KAFKA_SASL_MECHANISM, username: e.KAFKA_SASL_USERNAME ?? '', password: e.KAFKA_SASL_PASSWORD ?? '' },
     },
-    registry: e.SCHEMA_REGISTRY_URL === undefined ? undefined : { url: e.SCHEMA_REGISTRY_URL.replace(/\/+$/, ''), username: e.SCHEMA_REGISTRY_USERNAME, password: e.SCHEMA_REGISTRY_PASSWORD },
+    registry: e.SCHEMA_REGISTRY_URL === undefined ? undefined : { url: e.SCHEMA_REGISTRY_URL.replace(/\/+$/, ''), username: e.SCHEMA_REGISTRY_USERNAME, password: e.SCHEMA_REGISTRY_PASSWORD, ...(ca.registry === undefined ? {} : { ca: ca.registry }) },
     databaseUrl: e.DATABASE_URL,
     catalogDir: e.CATALOG_DIR,
     publicBaseUrl,

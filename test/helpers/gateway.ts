@@ -29,6 +29,17 @@ export async function startGateway(opts: { stack: boolean; env?: Record<string, 
   return { gateway, url: `http://127.0.0.1:${addr.port}`, close: () => gateway.close() };
 }
 
+/**
+ * One of several gateway instances on the stack sharing `env` (one definitions topic): started as
+ * `INSTANCE_ID=id`, added to `all` (for closing), resolved once its subscription definitions are loaded.
+ */
+export async function startInstance(env: Record<string, string>, id: string, all: TestGateway[]): Promise<TestGateway> {
+  const g = await startGateway({ stack: true, env: { ...env, INSTANCE_ID: id } });
+  all.push(g);
+  await g.gateway.subscriptionsLoaded();
+  return g;
+}
+
 /** Sum of end offsets of a topic: how many records it ever received. */
 export async function recordCount(gateway: Gateway, topic: string): Promise<bigint> {
   const offs = await gateway.transport.endOffsets(topic);

@@ -3,7 +3,6 @@
  * it without disturbing anyone else. Same binaries as the stack, its own ports and data directory.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { kafkaPidFile, startKafka } from '../../scripts/stack/kafka.js';
@@ -11,22 +10,20 @@ import { preflight } from '../../scripts/stack/preflight.js';
 import { readPid } from '../../scripts/stack/process.js';
 import { stackConfig } from '../../scripts/stack/index.js';
 import type { StackConfig } from '../../scripts/stack/config.js';
+import { freePort } from './ports.js';
 import { stackEnv } from './stack.js';
 import { waitFor } from './wait.js';
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
 
 export interface PrivateBroker {
   /** `host:port` of the broker, for KAFKA_BROKERS. */
   readonly brokers: readonly string[];
   /** `host:port` of its SASL_PLAINTEXT SCRAM-SHA-512 listener (user `config.kafka.saslUser`, password in `config.kafka.saslPasswordFile`). */
   readonly saslBrokers: readonly string[];
+  /** `host:port` of its SSL listener; its certificate is signed by `caFile` (a CA of this broker's own). */
+  readonly sslBrokers: readonly string[];
+  /** `host:port` of its SASL_SSL listener (the SASL user over the SSL listener's TLS). */
+  readonly saslSslBrokers: readonly string[];
+  readonly caFile: string;
   readonly config: StackConfig;
   /** The broker process's pid (undefined while it is down). */
   pid(): number | undefined;
@@ -44,7 +41,8 @@ export async function startPrivateBroker(prefix: string): Promise<PrivateBroker>
   const base = stackConfig();
   const config: StackConfig = {
     ...base,
-    kafka: { port: await freePort(), controllerPort: await freePort(), saslPort: await freePort(), saslUser: base.kafka.saslUser, saslPasswordFile: join(dir, 'sasl-password'), libsDir: stackEnv().kafkaLibs || base.kafka.libsDir, dir, heapMb: 512 },
+    tlsDir: join(dir, 'tls'),
+    kafka: { port: await freePort(), controllerPort: await freePort(), saslPort: await freePort(), sslPort: await freePort(), saslSslPort: await freePort(), saslUser: base.kafka.saslUser, saslPasswordFile: join(dir, 'sasl-password'), libsDir: stackEnv().kafkaLibs || base.kafka.libsDir, dir, heapMb: 512 },
   };
   const tools = await preflight();
   await startKafka(config, tools);
@@ -61,6 +59,9 @@ export async function startPrivateBroker(prefix: string): Promise<PrivateBroker>
   return {
     brokers: [`127.0.0.1:${config.kafka.port}`],
     saslBrokers: [`127.0.0.1:${config.kafka.saslPort}`],
+    sslBrokers: [`127.0.0.1:${config.kafka.sslPort}`],
+    saslSslBrokers: [`127.0.0.1:${config.kafka.saslSslPort}`],
+    caFile: join(config.tlsDir, 'ca.pem'),
     config,
     pid,
     signal,

@@ -8,13 +8,10 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGateway } from '../../src/app/index.js';
-import { loadConfig } from '../../src/config/index.js';
-import { createLogger } from '../../src/observability/index.js';
 import { structuredPriceEvent } from '../fixtures/events.js';
 import { catalogWithOwnTopics } from '../helpers/catalog-copy.js';
+import { gatewayWithLogs } from '../helpers/logged-gateway.js';
 import { startPrivateBroker } from '../helpers/private-broker.js';
 import type { PrivateBroker } from '../helpers/private-broker.js';
 import { waitFor } from '../helpers/wait.js';
@@ -33,14 +30,8 @@ describe('Kafka over SASL/SCRAM-SHA-512', { timeout: 120_000 }, () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  function gateway(client: string, passwordFile: string): { gw: ReturnType<typeof createGateway>; logs: () => string } {
-    const lines: string[] = [];
-    const out = new PassThrough();
-    out.on('data', (c: Buffer) => lines.push(c.toString('utf8')));
-    const config = loadConfig({
-      PORT: '0',
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'debug',
+  function gateway(client: string, passwordFile: string): ReturnType<typeof gatewayWithLogs> {
+    return gatewayWithLogs({
       CATALOG_DIR: catalog.dir,
       KAFKA_CLIENT: client,
       KAFKA_BROKERS: broker.saslBrokers.join(','),
@@ -49,7 +40,6 @@ describe('Kafka over SASL/SCRAM-SHA-512', { timeout: 120_000 }, () => {
       KAFKA_SASL_PASSWORD_FILE: passwordFile,
       SUBSCRIPTIONS_TOPIC: `sasl-subs-${client}`,
     });
-    return { gw: createGateway(config, createLogger({ level: 'debug', destination: out })), logs: () => lines.join('') };
   }
 
   it.each(['kafkajs', 'platformatic'])('%s: publishes through the SASL listener with the user and password file', async (client) => {

@@ -3,8 +3,8 @@
  * compacted Kafka topic, start offsets resolved at create, sealed secrets, the service behind the
  * HTTP routes, and the reconciler that runs the desired set on every instance.
  */
-export { DEFAULT_OWNER, DEFAULT_PUSH_RETRY, GROUP_PREFIX, NAME_PATTERN, SECRET_PATTERN, commonFields, createSchema, deliverySchema, deliveryModeProblem, fieldPath, groupOf, pullDeliverySchema, pushDeliverySchema, retrySchema, startSchema, states } from './model.js';
-export type { CreateInput, CreateRequest, Delivery, PullDelivery, PushDelivery, PushDeliveryInput, RetrySettings, SubscriptionState } from './model.js';
+export { DEFAULT_BATCH, MAX_CONCURRENCY, batchSchema, DEFAULT_OWNER, DEFAULT_PUSH_RETRY, GROUP_PREFIX, NAME_PATTERN, SECRET_PATTERN, commonFields, createSchema, deliverySchema, deliveryModeProblem, fieldPath, groupOf, pullDeliverySchema, pushDeliverySchema, retrySchema, startSchema, states } from './model.js';
+export type { BatchSettings, CreateInput, CreateRequest, Delivery, PullDelivery, PushDelivery, PushDeliveryInput, RetrySettings, SubscriptionState } from './model.js';
 export { developmentKey, generateWebhookSecret, parseSecretsKey, secretBox, secretsKeyDecision, secretsKeyMissing } from './secrets.js';
 export type { SecretBox, SecretsKeyDecision } from './secrets.js';
 export { commitStart, startTarget } from './start.js';
@@ -12,7 +12,7 @@ export { DEFAULT_SUBSCRIPTIONS_TOPIC, SubscriptionStore, subscriptionsTopicSpec 
 export type { StoreListener } from './store.js';
 export { parseStored } from './stored.js';
 export type { StoredPullDelivery, StoredPushDelivery, StoredSubscription } from './stored.js';
-export { SubscriptionService, mergePatch, viewOf } from './service.js';
+export { SubscriptionService, mergePatch, quotaExceeded, viewOf } from './service.js';
 export type { OpenedSecrets, SubscriptionServiceDeps, SubscriptionView } from './service.js';
 export { DEFAULT_ON_DEMAND, PUSH_COMMIT, Reconciler } from './reconciler.js';
 export type { MemberCounts, OnDemand, OnDemandOptions, RunSpec, RunningSink, SinkContext, SinkFactory, SubscribeHost } from './reconciler.js';

@@ -88,6 +88,30 @@ const headerMap = z.record(z.string(), z.string()).superRefine((h, ctx) => {
 
 const secret = z.string().refine((s) => SECRET_PATTERN.test(s) && secretBytes(s) >= 24 && secretBytes(s) <= 64, 'a Standard Webhooks secret: whsec_ followed by base64 of 24–64 bytes');
 
+/** Defaults of `delivery.batch`: 100 events, 1 MiB, no wait (send what is at hand). */
+export const DEFAULT_BATCH = Object.freeze({ maxEvents: 100, maxBytes: 1_048_576, maxDelayMs: 0 });
+/** Largest `concurrency`: it bounds the events in hand, so also the largest batch (`delivery.batch.maxEvents` ≤ 1000). */
+export const MAX_CONCURRENCY = 1000;
+
+/**
+ * `delivery.batch` (opt-in): deliveries POSTed in the CloudEvents HTTP binding's batched content
+ * mode, a JSON array of structured events. A batch holds at most `maxEvents` events, at most
+ * `concurrency` (the events in hand at once), and at most `maxBytes` of body unless one event
+ * alone is larger (it then goes alone). `maxDelayMs` is how long a batch waits for more events
+ * after its first; 0 sends what is at hand.
+ * Spec: CloudEvents HTTP binding 1.0.2 §3.3; Azure Event Grid `maxEventsPerBatch` /
+ *   `preferredBatchSizeInKilobytes`; issue 8 (batchpush).
+ */
+export const batchSchema = z.strictObject({
+  /** Most events in one request (1..1000); `concurrency` bounds it as well. */
+  maxEvents: z.number().int().min(1).max(1000).default(DEFAULT_BATCH.maxEvents),
+  /** Most bytes of one request body (1 KiB .. 16 MiB). */
+  maxBytes: z.number().int().min(1024).max(16 * 1_048_576).default(DEFAULT_BATCH.maxBytes),
+  /** Longest wait for more events after a batch's first, ms (0..1000; 0 = send what is at hand). */
+  maxDelayMs: z.number().int().min(0).max(1000).default(DEFAULT_BATCH.maxDelayMs),
+});
+export type BatchSettings = z.output<typeof batchSchema>;
+
 /** `delivery` of a push subscription, as a partner writes it. */
 export const pushDeliverySchema = z.strictObject({
   mode: z.literal('push'),
@@ -103,6 +127,8 @@ export const pushDeliverySchema = z.strictObject({
   headers: headerMap.optional(),
   /** The CloudEvents webhook validation handshake before the first delivery to a new sink; false opts out. */
   handshake: z.boolean().default(true),
+  /** Batched content mode (opt-in); absent = one request per event. */
+  batch: batchSchema.optional(),
 });
 export type PushDeliveryInput = z.input<typeof pushDeliverySchema>;
 export type PushDelivery = z.output<typeof pushDeliverySchema>;
@@ -145,8 +171,8 @@ export const commonFields = {
   start: startSchema.default('latest'),
   ordering: z.enum(['key', 'none']).default('key'),
   retry: retrySchema.prefault({}),
-  /** Deliveries in flight at once per gateway instance (each partition still one at a time). */
-  concurrency: z.number().int().min(1).max(64).default(4),
+  /** Deliveries in hand at once per gateway instance (by key: each partition one at a time); also the most events of one batch. */
+  concurrency: z.number().int().min(1).max(MAX_CONCURRENCY).default(4),
   /** Most events per second to the sink, over all instances (each takes its share); null = no limit. */
   rateLimit: z.number().positive().max(100_000).nullable().default(null),
   state: z.enum(['active', 'paused']).default('active'),

@@ -12,7 +12,7 @@ import type { Transport } from '../../transport/port.js';
 import { redriveTopic, retryTopic, subscriptionTopics } from '../subscriber/index.js';
 import type { FilterExpression } from '../subscriber/pipeline/dialects.js';
 import { DEFAULT_OWNER, createSchema, deliveryModeProblem, fieldPath, groupOf } from './model.js';
-import type { CreateRequest, SubscriptionState } from './model.js';
+import type { BatchSettings, CreateRequest, SubscriptionState } from './model.js';
 import { generateWebhookSecret, secretsKeyMissing } from './secrets.js';
 import type { SecretBox } from './secrets.js';
 import { commitStart } from './start.js';
@@ -45,6 +45,8 @@ export interface SubscriptionView {
         readonly contentMode: 'binary' | 'structured';
         readonly data: 'json' | 'avro';
         readonly handshake: boolean;
+        /** Batched content mode, when the subscription opted in. */
+        readonly batch?: BatchSettings;
         readonly secretCount: number;
         readonly headerNames: readonly string[];
       }
@@ -112,7 +114,7 @@ export function viewOf(s: StoredSubscription, origin: 'api' | 'file' = 'api'): S
     kinds: s.kinds,
     filters: s.filters,
     start: s.start,
-    delivery: d.mode === 'pull' ? { mode: 'pull', data: d.data } : { mode: d.mode, url: d.url, contentMode: d.contentMode, data: d.data, handshake: d.handshake, secretCount: d.secretCount, headerNames: d.headerNames },
+    delivery: d.mode === 'pull' ? { mode: 'pull', data: d.data } : { mode: d.mode, url: d.url, contentMode: d.contentMode, data: d.data, handshake: d.handshake, ...(d.batch === undefined ? {} : { batch: d.batch }), secretCount: d.secretCount, headerNames: d.headerNames },
     ordering: s.ordering,
     retry: s.retry,
     concurrency: s.concurrency,
@@ -181,11 +183,14 @@ export class SubscriptionService {
    * generated one (to be returned once).
    * Concurrent creates of one name, on this or other instances: exactly one succeeds, the others
    * get CEG_CONFLICT (a claim on the definitions topic decides: {@link SubscriptionStore.claim}).
+   * `maxSubscriptions` (the owner's quota, issue 11) is decided by the same claim, in the topic's
+   * order: of simultaneous creates on any instances, only as many as leave the owner at or below
+   * it succeed.
    * Errors: CEG_INVALID_SUBSCRIPTION (every problem, each naming its field), CEG_UNKNOWN_TYPE
    *   (not used: an unknown kind is a violation of `kinds`), CEG_WEBHOOK_TARGET_REFUSED, CEG_CONFLICT,
-   *   the transport's (retriable).
+   *   CEG_QUOTA_EXCEEDED (retriable: false; `details.maxSubscriptions`), the transport's (retriable).
    */
-  async create(body: unknown, owner: string = DEFAULT_OWNER): Promise<{ view: SubscriptionView; generatedSecrets?: readonly string[] }> {
+  async create(body: unknown, owner: string = DEFAULT_OWNER, limits: { readonly maxSubscriptions?: number } = {}): Promise<{ view: SubscriptionView; generatedSecrets?: readonly string[] }> {
     if (isObject(body) && 'owner' in body) throw invalid([{ field: 'owner', reason: 'set by the gateway (the partner that creates the subscription)' }]);
     const req = this.#validate(body);
     const push = req.delivery.mode === 'push' ? req.delivery : undefined;
@@ -199,9 +204,11 @@ export class SubscriptionService {
     // Check-and-set over every instance: the local look above is only a fast answer. Of two creates
     // of one name at the same moment (any instances) one claim wins; only the winner touches the
     // group's offsets and writes the definition.
-    const claim = await this.#d.store.claim(group);
+    const max = limits.maxSubscriptions;
+    const claim = await this.#d.store.claim(group, undefined, max === undefined ? undefined : { owner, max });
     if (!claim.won) {
       await this.#d.store.release(claim).catch(() => undefined); // a claim left behind expires (CLAIM_TTL_MS)
+      if (claim.refusal === 'quota') throw quotaExceeded(owner, max ?? 0);
       throw new GatewayError('CEG_CONFLICT', `a subscription named ${req.name} exists already (or is being created)`, { retriable: false, details: { field: 'name' } });
     }
     try {
@@ -345,6 +352,7 @@ export class SubscriptionService {
               contentMode: d.contentMode,
               data: d.data,
               handshake: d.handshake,
+              ...(d.batch === undefined ? {} : { batch: d.batch }),
               secretCount: secrets.length,
               headerNames: Object.keys(headers),
               sealed: this.#box().seal({ secrets, headers }, group),
@@ -362,4 +370,12 @@ function notFound(name: string): GatewayError {
 
 function fromFile(name: string): GatewayError {
   return new GatewayError('CEG_CONFLICT', `subscription ${name} is declared in a connector file; change it there`, { retriable: false, details: { field: 'name' } });
+}
+
+/**
+ * `owner` has `max` subscriptions already (issue 11 `maxSubscriptions`): 403 CEG_QUOTA_EXCEEDED
+ * (retriable: false) naming the bound in `details.maxSubscriptions`.
+ */
+export function quotaExceeded(owner: string, max: number): GatewayError {
+  return new GatewayError('CEG_QUOTA_EXCEEDED', `partner ${owner} has ${max} subscriptions already (maxSubscriptions); delete one first`, { retriable: false, details: { maxSubscriptions: max } });
 }

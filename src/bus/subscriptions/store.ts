@@ -8,16 +8,18 @@
  * Writes are read back: `put` and `remove` resolve once this instance's own reader has applied the
  * record, so a `GET` right after a `201` on the same instance sees it. Creating is a
  * check-and-set over all instances (`claim`, then `put`): of two creates of one name exactly one
- * wins. Concurrent updates of one key: the later record on the topic wins everywhere (the topic's
+ * wins, and an owner's quota (`maxSubscriptions`, issue 11) is decided at the same record, so
+ * simultaneous creates on several instances never pass it together. Concurrent updates of one key: the later record on the topic wins everywhere (the topic's
  * order is the one order).
  * The in-memory transport runs the same code (the embedded default).
  * Spec: issue 8 ("definitions stored durably in a compacted Kafka topic"); Kafka log compaction
  *   (the latest record per key is kept; a null value deletes the key).
  */
-import { GatewayError, errorMessage } from '../../core/errors.js';
+import { errorMessage } from '../../core/errors.js';
 import type { Logger } from '../../observability/index.js';
 import { randomUUID } from 'node:crypto';
-import type { OutboundRecord, Read, TopicSpec, Transport, TransportRecord } from '../../transport/port.js';
+import type { OutboundRecord, TopicSpec, Transport, TransportRecord } from '../../transport/port.js';
+import { TopicFollower } from '../follow/topic-follower.js';
 import { parseStored } from './stored.js';
 import type { StoredSubscription } from './stored.js';
 
@@ -46,41 +48,71 @@ export const CLAIM_WRITE_MS = 45_000;
 const CLAIM_MARK = '\u0000claim\u0000';
 const claimKey = (group: string, nonce: string): string => `${group}${CLAIM_MARK}${nonce}`;
 
+/**
+ * The owner's quota a claim is decided against (issue 11 `maxSubscriptions`): carried in the claim
+ * record, so every instance decides with the same bound whatever its own partners file says.
+ */
+export interface ClaimQuota {
+  readonly owner: string;
+  /** Most subscriptions (stored definitions) `owner` may have; an integer ≥ 0. */
+  readonly max: number;
+}
+
+/** Why a claim lost: the name is held (or being created), or the owner's quota is full. */
+export type ClaimRefusal = 'name' | 'quota';
+
+/** The quota in a claim record's JSON value, when it names one (`{ claim, group, owner, max }`). */
+function claimQuota(value: Uint8Array | null): ClaimQuota | undefined {
+  if (value === null) return undefined;
+  try {
+    const v = JSON.parse(dec.decode(value)) as { owner?: unknown; max?: unknown };
+    return typeof v.owner === 'string' && typeof v.max === 'number' && Number.isInteger(v.max) && v.max >= 0 ? { owner: v.owner, max: v.max } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** A claim this instance made, once its record was read back. */
 export interface Claim {
   readonly group: string;
   readonly nonce: string;
   /** The claim's record timestamp (the writer's clock, epoch ms). */
   readonly atMs: number;
-  /** First of the pending claims on a name nobody holds: the creator may write the definition. */
+  /**
+   * First of the pending claims on a name nobody holds, and (with a quota) the owner had fewer
+   * than `max` subscriptions and winning claims pending: the creator may write the definition.
+   */
   readonly won: boolean;
+  /** Set when `won` is false. */
+  readonly refusal?: ClaimRefusal;
 }
 
 interface PendingClaim {
   readonly nonce: string;
   readonly atMs: number;
+  /** The owner named in the claim record (claims written before quotas name none). */
+  readonly owner?: string;
+  /** Whether it won when it was applied: a pending winner will become a definition. */
+  readonly won: boolean;
 }
 
 export class SubscriptionStore {
   readonly topic: string;
   readonly #transport: Transport;
   readonly #log: Logger;
+  readonly #follower: TopicFollower;
   readonly #byGroup = new Map<string, StoredSubscription>();
   readonly #listeners = new Set<StoreListener>();
-  /** Next offset to apply, per partition. */
-  readonly #applied = new Map<number, bigint>();
-  readonly #waiters = new Set<() => void>();
   /** Claims read from the topic and not released yet, per group, in topic order. */
   readonly #claims = new Map<string, PendingClaim[]>();
-  /** Decisions on the claims this instance wrote, by nonce (taken by {@link claim}). */
-  readonly #decided = new Map<string, boolean>();
-  #read: Read | undefined;
-  #stopped = false;
+  /** Decisions on the claims this instance wrote, by nonce (taken by {@link claim}); undefined = not applied yet. */
+  readonly #decided = new Map<string, { readonly won: boolean; readonly refusal?: ClaimRefusal } | undefined>();
 
   constructor(transport: Transport, topic: string, log: Logger) {
     this.topic = topic;
     this.#transport = transport;
     this.#log = log;
+    this.#follower = new TopicFollower({ transport, spec: subscriptionsTopicSpec(topic), apply: (r) => this.#apply(r), log, label: 'the subscriptions topic' });
   }
 
   /**
@@ -89,12 +121,7 @@ export class SubscriptionStore {
    * Errors: the transport's (CEG_BROKER_UNAVAILABLE retriable …).
    */
   async start(): Promise<void> {
-    await this.#transport.ensureTopics([subscriptionsTopicSpec(this.topic)]);
-    const ends = await this.#transport.endOffsets(this.topic);
-    // Retried start: one read only (it keeps following once started).
-    this.#read ??= await this.#transport.read({ topics: [this.topic], from: { kind: 'earliest' } }, (r) => Promise.resolve(this.#apply(r)));
-    this.#read.done.catch((err: unknown) => this.#log.error({ topic: this.topic, err: errorMessage(err) }, 'reading the subscriptions topic stopped'));
-    await Promise.all(ends.map((e) => this.#until(e.partition, e.offset, 60_000)));
+    await this.#follower.start(60_000);
   }
 
   /** Every stored subscription, by group. */
@@ -121,7 +148,7 @@ export class SubscriptionStore {
     if (releases !== undefined) {
       // The claim, and claims on the name whose writers gave up without a word (expired), go with the definition.
       const stale = (this.#claims.get(s.group) ?? []).filter((c) => c.nonce === releases.nonce || releases.atMs - c.atMs > CLAIM_TTL_MS);
-      if (!stale.some((c) => c.nonce === releases.nonce)) stale.push({ nonce: releases.nonce, atMs: releases.atMs });
+      if (!stale.some((c) => c.nonce === releases.nonce)) stale.push({ nonce: releases.nonce, atMs: releases.atMs, won: releases.won });
       for (const c of stale) extra.push({ key: enc.encode(claimKey(s.group, c.nonce)), value: null, headers: [] });
     }
     await this.#write(s.group, enc.encode(JSON.stringify(s)), timeoutMs, extra);
@@ -140,20 +167,25 @@ export class SubscriptionStore {
    * a give-up, or older than {@link CLAIM_TTL_MS}). So of two creates of one name, on any instances
    * at any moment, exactly one wins. The winner writes the definition with {@link put}
    * (`releases` the claim), the loser calls {@link release}.
+   * With a `quota`, the claim also loses (refusal `quota`) unless, at its record, the owner's
+   * stored subscriptions plus its other winning claims still pending (not older than
+   * {@link CLAIM_TTL_MS}) are fewer than `quota.max`: of N+1 simultaneous creates of an owner
+   * with room for N, on any instances, exactly N win.
    * Claims have keys of their own (`<group>\0claim\0<nonce>`), so compaction never puts a
    * loser's record in the place of a winner's definition.
    * Errors: the transport's; CEG_BROKER_UNAVAILABLE (retriable) when not read back within `timeoutMs`.
    * Spec: issue 8 follow-up ("two POST /subscriptions of the same name at the same time on two
    *   gateways must not both succeed").
    */
-  async claim(group: string, timeoutMs = 10_000): Promise<Claim> {
+  async claim(group: string, timeoutMs = 10_000, quota?: ClaimQuota): Promise<Claim> {
     const nonce = randomUUID();
     const atMs = Date.now();
-    this.#decided.set(nonce, false);
+    this.#decided.set(nonce, undefined);
     try {
-      const [pos] = await this.#transport.produce(this.topic, [{ key: enc.encode(claimKey(group, nonce)), value: enc.encode(JSON.stringify({ claim: nonce, group })), headers: [['content-type', enc.encode('application/json')]], timestampMs: atMs }]);
-      if (pos !== undefined) await this.#until(pos.partition, pos.offset + 1n, timeoutMs);
-      return { group, nonce, atMs, won: this.#decided.get(nonce) === true };
+      const value = { claim: nonce, group, ...(quota === undefined ? {} : { owner: quota.owner, max: quota.max }) };
+      await this.#follower.write([{ key: enc.encode(claimKey(group, nonce)), value: enc.encode(JSON.stringify(value)), headers: [['content-type', enc.encode('application/json')]], timestampMs: atMs }], timeoutMs);
+      const decided = this.#decided.get(nonce) ?? { won: false, refusal: 'name' };
+      return { group, nonce, atMs, ...decided };
     } finally {
       this.#decided.delete(nonce);
     }
@@ -165,15 +197,12 @@ export class SubscriptionStore {
   }
 
   async stop(): Promise<void> {
-    this.#stopped = true;
-    await this.#read?.stop();
-    for (const w of this.#waiters) w();
+    await this.#follower.stop();
   }
 
   async #write(group: string, value: Uint8Array | null, timeoutMs: number, after: readonly OutboundRecord[] = []): Promise<void> {
     // One produce call, one partition: the definition and the claim tombstones land in this order.
-    const [pos] = await this.#transport.produce(this.topic, [{ key: enc.encode(group), value, headers: [['content-type', enc.encode('application/json')]] }, ...after]);
-    if (pos !== undefined) await this.#until(pos.partition, pos.offset + 1n, timeoutMs);
+    await this.#follower.write([{ key: enc.encode(group), value, headers: [['content-type', enc.encode('application/json')]] }, ...after], timeoutMs);
   }
 
   /** A claim record (or its tombstone): decides it, the same way on every instance (see {@link claim}). */
@@ -189,9 +218,25 @@ export class SubscriptionStore {
       return;
     }
     const blocking = others.some((c) => r.timestampMs - c.atMs <= CLAIM_TTL_MS);
-    const won = !this.#byGroup.has(group) && !blocking;
-    this.#claims.set(group, [...others, { nonce, atMs: r.timestampMs }]);
-    if (this.#decided.has(nonce)) this.#decided.set(nonce, won);
+    const quota = claimQuota(r.value);
+    const nameFree = !this.#byGroup.has(group) && !blocking;
+    const room = quota === undefined || this.#held(quota.owner, r.timestampMs) < quota.max;
+    const won = nameFree && room;
+    this.#claims.set(group, [...others, { nonce, atMs: r.timestampMs, won, ...(quota === undefined ? {} : { owner: quota.owner }) }]);
+    if (this.#decided.has(nonce)) this.#decided.set(nonce, won ? { won } : { won, refusal: nameFree ? 'quota' : 'name' });
+  }
+
+  /**
+   * What `owner` holds at a claim record stamped `atMs`: its stored subscriptions plus its winning
+   * claims still pending and not expired (each becomes a definition unless its creator gives up).
+   * A winner's definition and its claim's tombstone are written in one produce call, so they are
+   * consecutive records and nothing is counted twice at another claim.
+   */
+  #held(owner: string, atMs: number): number {
+    let n = 0;
+    for (const s of this.#byGroup.values()) if (s.owner === owner) n++;
+    for (const pending of this.#claims.values()) for (const c of pending) if (c.won && c.owner === owner && atMs - c.atMs <= CLAIM_TTL_MS) n++;
+    return n;
   }
 
   #apply(r: TransportRecord): void {
@@ -218,8 +263,6 @@ export class SubscriptionStore {
         else this.#byGroup.set(group, parsed.value);
       }
     } finally {
-      this.#applied.set(r.partition, r.offset + 1n);
-      for (const w of [...this.#waiters]) w();
       for (const l of changed ? this.#listeners : []) {
         try {
           l(this.#byGroup);
@@ -228,30 +271,5 @@ export class SubscriptionStore {
         }
       }
     }
-  }
-
-  /** Resolves once the partition's records before `offset` are applied. */
-  #until(partition: number, offset: bigint, timeoutMs: number): Promise<void> {
-    const reached = (): boolean => (this.#applied.get(partition) ?? 0n) >= offset;
-    if (offset <= 0n || reached()) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.#waiters.delete(check);
-        reject(new GatewayError('CEG_BROKER_UNAVAILABLE', `the subscriptions topic was not read back within ${timeoutMs} ms`, { retriable: true, details: { topic: this.topic } }));
-      }, timeoutMs);
-      const check = (): void => {
-        if (this.#stopped) {
-          clearTimeout(timer);
-          this.#waiters.delete(check);
-          reject(new GatewayError('CEG_CLOSED', 'the subscriptions store stopped', { retriable: true, details: { topic: this.topic } }));
-          return;
-        }
-        if (!reached()) return;
-        clearTimeout(timer);
-        this.#waiters.delete(check);
-        resolve();
-      };
-      this.#waiters.add(check);
-    });
   }
 }

@@ -6,8 +6,8 @@
  */
 import { z } from 'zod';
 import type { FilterExpression } from '../subscriber/pipeline/dialects.js';
-import { NAME_PATTERN, retrySchema, states } from './model.js';
-import type { RetrySettings, SubscriptionState } from './model.js';
+import { NAME_PATTERN, batchSchema, retrySchema, states } from './model.js';
+import type { BatchSettings, RetrySettings, SubscriptionState } from './model.js';
 import { storedReplaySchema } from './replay/state.js';
 import type { StoredReplay } from './replay/state.js';
 
@@ -18,6 +18,8 @@ export interface StoredPushDelivery {
   readonly contentMode: 'binary' | 'structured';
   readonly data: 'json' | 'avro';
   readonly handshake: boolean;
+  /** Batched content mode; absent = one request per event (and in every record written before batches existed). */
+  readonly batch?: BatchSettings;
   /** How many webhook secrets are sealed (1 or 2). */
   readonly secretCount: number;
   /** Names of the extra request headers (their values are sealed). */
@@ -84,6 +86,7 @@ const storedSchema = z.object({
       contentMode: z.enum(['binary', 'structured']),
       data: z.enum(['json', 'avro']),
       handshake: z.boolean(),
+      batch: batchSchema.optional(),
       secretCount: z.number().int().min(0).max(2),
       headerNames: z.array(z.string()),
       sealed: z.string(),

@@ -51,7 +51,7 @@ function catalogDir(option: string | undefined, configured: string | undefined):
   return existsSync(join(local, CATALOG_FILE)) ? local : defaultCatalogDir();
 }
 
-function registryFrom(url: string | undefined, configured: { url: string; username?: string; password?: string } | undefined): { registry: SchemaRegistry; description: string } | undefined {
+function registryFrom(url: string | undefined, configured: { url: string; username?: string; password?: string; ca?: string } | undefined): { registry: SchemaRegistry; description: string } | undefined {
   const opts = url !== undefined ? { url, timeoutMs: 10_000 } : configured === undefined ? undefined : { ...configured, timeoutMs: 10_000 };
   if (opts === undefined) return undefined;
   return { registry: createConfluentRegistry(opts), description: `registry ${resolveConfluentOptions(opts).baseUrl}` };

@@ -131,7 +131,7 @@ function parseSubscriptionFile(c: SubscriptionFile, file: string, baseDir: strin
     if (!checked.success) for (const i of checked.error.issues) problems.push({ file, path: `delivery.${fieldPath(i.path)}`.replace('delivery.headers', 'delivery.headersFromEnv'), problem: i.message });
     delivery = {
       mode: 'push',
-      push: { url: d.url, contentMode: d.contentMode, data: d.data, handshake: d.handshake, secrets, headers, timeoutMs: c.retry.timeoutMs, retryAfterCapMs: c.retry.backoff.maxMs, rateLimit: c.rateLimit, concurrency: c.concurrency },
+      push: { url: d.url, contentMode: d.contentMode, data: d.data, handshake: d.handshake, secrets, headers, timeoutMs: c.retry.timeoutMs, retryAfterCapMs: c.retry.backoff.maxMs, rateLimit: c.rateLimit, concurrency: c.concurrency, ...(d.batch === undefined ? {} : { batch: d.batch }) },
     };
   } else if (d.mode === 'shell-hook') {
     delivery = { mode: 'shell-hook', sink: shellHookOptionsFrom(d.sink, { baseDir, ...(ctx.environment === undefined ? {} : { environment: ctx.environment }) }) };
@@ -164,7 +164,7 @@ function parseSubscriptionFile(c: SubscriptionFile, file: string, baseDir: strin
       start: c.start,
       delivery:
         delivery.mode === 'push'
-          ? { mode: 'push', url: d.mode === 'push' ? d.url : '', contentMode: delivery.push.contentMode, data: delivery.push.data, handshake: delivery.push.handshake, secretCount: delivery.push.secrets.length, headerNames: Object.keys(delivery.push.headers) }
+          ? { mode: 'push', url: d.mode === 'push' ? d.url : '', contentMode: delivery.push.contentMode, data: delivery.push.data, handshake: delivery.push.handshake, ...(delivery.push.batch === undefined ? {} : { batch: delivery.push.batch }), secretCount: delivery.push.secrets.length, headerNames: Object.keys(delivery.push.headers) }
           : { mode: delivery.mode },
       ordering: c.ordering,
       retry: c.retry,

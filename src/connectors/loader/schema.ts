@@ -6,7 +6,7 @@
  * with backoff), "Migration Path".
  */
 import { z } from 'zod';
-import { NAME_PATTERN, commonFields, retrySchema as resourceRetrySchema } from '../../bus/subscriptions/index.js';
+import { NAME_PATTERN, batchSchema, commonFields, retrySchema as resourceRetrySchema } from '../../bus/subscriptions/index.js';
 import { envNameProblem, subscriptionNameProblem } from '../names.js';
 import { fileDropSettingsSchema } from '../sinks/file-drop/index.js';
 import { shellHookSettingsSchema } from '../sinks/shell-hook/index.js';
@@ -93,6 +93,8 @@ const subscriptionFile = z.strictObject({
       contentMode: z.enum(['binary', 'structured']).default('binary'),
       data: z.enum(['json', 'avro']).default('json'),
       handshake: z.boolean().default(true),
+      /** Batched content mode (opt-in), as `delivery.batch` of the HTTP resource. */
+      batch: batchSchema.optional(),
       /** Environment variables holding the one or two `whsec_` secrets. */
       secretsFromEnv: z.array(envName).min(1).max(2),
       /** Request header → environment variable holding its value (e.g. `Authorization: PARTNER_TOKEN`). */

@@ -65,6 +65,7 @@ export function fromStored(s: StoredSubscription, opened: OpenedSecrets): Runtim
         retryAfterCapMs: s.retry.backoff.maxMs,
         rateLimit: s.rateLimit,
         concurrency: s.concurrency,
+        ...(d.batch === undefined ? {} : { batch: d.batch }),
       },
     },
   };

@@ -1,6 +1,7 @@
 /**
  * Schema registry client for the Confluent REST API, for any compatible registry (Confluent,
- * Apicurio's `/apis/ccompat/v7`, Karapace). Plain `fetch` with a deadline per request.
+ * Apicurio's `/apis/ccompat/v7`, Karapace). undici's `fetch` with a deadline per request, through
+ * an undici Agent that trusts the configured CA when one is given (a private CA, issue 11).
  * Why not @kafkajs/confluent-schema-registry: its `register` adds a config round trip, returns no
  * version, and it has no versions list, version-by-number or config write; error mapping and
  * deadlines are simpler to keep exact on one `fetch` path.
@@ -8,8 +9,10 @@
  * GET /schemas/ids/{id}, GET /subjects/{s}/versions[/{v}], PUT /config/{s}, GET /config,
  * POST /compatibility/subjects/{s}/versions[/{v}]?verbose=true).
  */
+import { Agent, fetch } from 'undici';
 import { GatewayError } from '../../core/errors.js';
 import type { ErrorCode } from '../../core/errors.js';
+import { tlsVerificationFailure } from '../../core/tls-errors.js';
 import { compatibilityLevels } from '../port.js';
 import type { CompatibilityLevel, CompatibilityVerdict, RegisteredSchema, SchemaRegistry } from '../port.js';
 import { resolveConfluentOptions } from './options.js';
@@ -50,9 +53,12 @@ function asRegistered(body: Json, what: string): RegisteredSchema {
 class ConfluentRegistry implements SchemaRegistry {
   readonly #opts: ResolvedConfluentOptions;
   readonly #byId = new Map<number, Promise<string>>();
+  /** undefined = undici's global dispatcher (Node's default trust store). */
+  readonly #dispatcher: Agent | undefined;
 
   constructor(opts: ResolvedConfluentOptions) {
     this.#opts = opts;
+    this.#dispatcher = opts.ca === undefined ? undefined : new Agent({ connect: { ca: opts.ca } });
   }
 
   async #request(method: 'GET' | 'POST' | 'PUT', path: string, what: string, details: Record<string, unknown>, body?: Json): Promise<Json> {
@@ -67,14 +73,18 @@ class ConfluentRegistry implements SchemaRegistry {
         headers,
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
         signal: AbortSignal.timeout(this.#opts.timeoutMs),
+        ...(this.#dispatcher === undefined ? {} : { dispatcher: this.#dispatcher }),
       });
       status = res.status;
       text = await res.text();
     } catch (err) {
       const timedOut = err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError');
-      const reason = timedOut ? `no answer within ${this.#opts.timeoutMs} ms` : (err instanceof Error && err.cause instanceof Error ? err.cause.message : String(err));
+      // A certificate the client does not trust will not be trusted on the next attempt either:
+      // a configuration problem (SCHEMA_REGISTRY_CA_FILE), so start-up stops instead of waiting.
+      const tls = tlsVerificationFailure(err);
+      const reason = timedOut ? `no answer within ${this.#opts.timeoutMs} ms` : tls !== undefined ? tls : err instanceof Error && err.cause instanceof Error ? err.cause.message : String(err);
       throw new GatewayError('CEG_REGISTRY_UNAVAILABLE', `schema registry ${what}: ${reason}`, {
-        retriable: true,
+        retriable: tls === undefined,
         cause: err,
         details: { ...details, method, url: this.#opts.baseUrl + path },
       });

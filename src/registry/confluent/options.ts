@@ -13,6 +13,11 @@ export interface ConfluentRegistryOptions {
   readonly password?: string;
   /** Deadline per HTTP request, ms; default 5000. */
   readonly timeoutMs?: number;
+  /**
+   * PEM text of the CA certificate(s) to trust for an `https` URL instead of Node's default
+   * trust store (`SCHEMA_REGISTRY_CA_FILE`; a private CA, issue 11).
+   */
+  readonly ca?: string;
 }
 
 /** Resolved options; the credentials are folded into a header that is not enumerable. */
@@ -22,6 +27,8 @@ export interface ResolvedConfluentOptions {
   readonly timeoutMs: number;
   /** `Basic …` or undefined. Not enumerable, so it never appears in logs or JSON. */
   readonly authorization: string | undefined;
+  /** PEM CA text for TLS, or undefined (Node's default trust store). */
+  readonly ca: string | undefined;
 }
 
 const DEFAULT_TIMEOUT_MS = 5000;
@@ -53,10 +60,12 @@ export function resolveConfluentOptions(input: ConfluentRegistryOptions): Resolv
   if ((username === undefined || username === '') !== (password === undefined || password === '')) {
     problems.push('username and password: both or neither');
   }
+  if (input.ca !== undefined && url !== undefined && url.protocol !== 'https:') problems.push('ca: only with an https url');
+  if (input.ca !== undefined && !input.ca.includes('-----BEGIN CERTIFICATE-----')) problems.push('ca: PEM certificate text');
   if (problems.length > 0 || url === undefined) {
     throw new GatewayError('CEG_INVALID_OPTIONS', `schema registry options: ${problems.join('; ')}`, { retriable: false });
   }
-  const resolved = { baseUrl: url.toString().replace(/\/+$/, ''), timeoutMs } as ResolvedConfluentOptions;
+  const resolved = { baseUrl: url.toString().replace(/\/+$/, ''), timeoutMs, ca: input.ca } as ResolvedConfluentOptions;
   Object.defineProperty(resolved, 'authorization', {
     enumerable: false,
     value: username ? `Basic ${Buffer.from(`${username}:${password ?? ''}`).toString('base64')}` : undefined,

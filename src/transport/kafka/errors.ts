@@ -1,4 +1,5 @@
 import { GatewayError } from '../../core/errors.js';
+import { tlsVerificationFailure } from '../../core/tls-errors.js';
 
 /** What a kafkajs error looks like from outside (kafkajs's classes are not exported as types). */
 interface KafkaJsLike {
@@ -48,6 +49,8 @@ function chain(err: unknown): KafkaJsLike[] {
  * real failure in KafkaJSNumberOfRetriesExceeded / KafkaJSNonRetriableError):
  * - unknown topic → `CEG_INVALID_NAME` (retriable: false; topics are never auto-created);
  * - record too large → `CEG_PAYLOAD_TOO_LARGE` (retriable: false);
+ * - a broker certificate the client does not trust (core/tls-errors) → `CEG_BROKER_UNAVAILABLE`
+ *   (retriable: false: a wrong KAFKA_SSL_CA_FILE does not get better by waiting; issue 11);
  * - request timeout → `CEG_DELIVERY_TIMEOUT` (retriable: true; the write is indeterminate);
  * - connection, leader or coordinator unavailable → `CEG_BROKER_UNAVAILABLE` (retriable: true);
  * - anything else → `CEG_BROKER_UNAVAILABLE` with kafkajs's own `retriable` flag of the root cause
@@ -68,6 +71,9 @@ export function fromKafkaError(err: unknown, context: Readonly<Record<string, un
 
   if (types.includes('UNKNOWN_TOPIC_OR_PARTITION')) return make('CEG_INVALID_NAME', false);
   if (types.some((t) => TOO_LARGE_TYPES.has(t))) return make('CEG_PAYLOAD_TOO_LARGE', false);
+  // An untrusted broker certificate: a configuration problem (KAFKA_SSL_CA_FILE), not an outage.
+  const tls = tlsVerificationFailure(err);
+  if (tls !== undefined) return new GatewayError('CEG_BROKER_UNAVAILABLE', `${typeof context.operation === 'string' ? context.operation : 'kafka'}: ${tls}`, { retriable: false, cause: err, details });
   if (names.some((n) => TIMEOUT_NAMES.has(n)) || types.some((t) => TIMEOUT_TYPES.has(t))) return make('CEG_DELIVERY_TIMEOUT', true);
   if (names.some((n) => CONNECTION_NAMES.has(n)) || types.some((t) => CONNECTION_TYPES.has(t)) || links.some((l) => SOCKET_CODES.has(String(l.code)))) {
     return make('CEG_BROKER_UNAVAILABLE', true);

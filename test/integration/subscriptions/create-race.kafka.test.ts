@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { catalogWithOwnTopics } from '../../helpers/catalog-copy.js';
-import { startGateway } from '../../helpers/gateway.js';
+import { startInstance } from '../../helpers/gateway.js';
 import type { TestGateway } from '../../helpers/gateway.js';
 import { uniqueName } from '../../helpers/stack.js';
 import { waitFor } from '../../helpers/wait.js';
@@ -26,12 +26,7 @@ const gateways: TestGateway[] = [];
 let a: TestGateway;
 let b: TestGateway;
 
-async function instance(id: string): Promise<TestGateway> {
-  const g = await startGateway({ stack: true, env: { ...env, INSTANCE_ID: id } });
-  gateways.push(g);
-  await g.gateway.subscriptionsLoaded();
-  return g;
-}
+const instance = (id: string): Promise<TestGateway> => startInstance(env, id, gateways);
 
 beforeAll(async () => {
   a = await instance('race-a');

@@ -29,8 +29,9 @@ import { acceptAll, startSink } from '../../helpers/sink.js';
 import type { SinkRequest, TestSink } from '../../helpers/sink.js';
 import { uniqueName } from '../../helpers/stack.js';
 import { waitFor } from '../../helpers/wait.js';
-import { instrumentsPerPartition, ownCatalog, rawKafka } from '../consumer/members.js';
+import { instrumentsPerPartition, ownCatalog } from '../consumer/members.js';
 import type { OwnCatalog } from '../consumer/members.js';
+import { readDeadLetters } from './dead-letters.js';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 const SUBJECT = 'Euro € 😀 "q" 100%';
@@ -206,21 +207,7 @@ describe('push subscriptions on two gateways', () => {
     await settled(group);
     const events = Array.from({ length: 5 }, (_, k) => event(KINDS[0], k, 1));
     await postBatch(b, events);
-    const dead = new Map<string, Map<string, string>>();
-    const reader = rawKafka().consumer({ groupId: uniqueName('it-push-dlq') });
-    await reader.connect();
-    await reader.subscribe({ topics: [`${group}.dlq`], fromBeginning: true });
-    await reader.run({
-      eachMessage: async ({ message }) => {
-        const h = new Map(Object.entries(message.headers ?? {}).map(([k, v]) => [k, String(v)]));
-        dead.set(h.get('ce_id') ?? '', h);
-      },
-    });
-    try {
-      await waitFor('5 dead letters', () => dead.size === 5, 30_000, 200);
-    } finally {
-      await reader.disconnect();
-    }
+    const dead = await readDeadLetters(group, events.map((e) => e.id));
     for (const e of events) {
       expect(s.deliveries().filter((r) => idOf(r) === e.id)).toHaveLength(3);
       const h = dead.get(e.id as string)!;

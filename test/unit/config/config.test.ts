@@ -263,6 +263,24 @@ describe('authentication and TLS settings (issue 11)', () => {
   });
 });
 
+describe('private CAs of the Kafka and registry clients (issue 11)', () => {
+  const pem = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
+  it('reads KAFKA_SSL_CA_FILE and SCHEMA_REGISTRY_CA_FILE at load into the PEM text', () => {
+    const ca = file('ca.pem', pem);
+    const c = loadConfig({ KAFKA_BROKERS: 'k:9093', KAFKA_SSL: 'true', KAFKA_SSL_CA_FILE: ca, SCHEMA_REGISTRY_URL: 'https://r:8081', SCHEMA_REGISTRY_CA_FILE: ca });
+    expect(c.kafka).toMatchObject({ ssl: true, ca: pem });
+    expect(c.registry).toMatchObject({ url: 'https://r:8081', ca: pem });
+    expect(loadConfig({ KAFKA_BROKERS: 'k:9093', KAFKA_SSL: 'true' }).kafka?.ca).toBeUndefined();
+  });
+  it('refuses a missing file, a file without a certificate, a CA without TLS, each naming its variable', () => {
+    const ca = file('ca2.pem', pem);
+    expect(() => loadConfig({ KAFKA_BROKERS: 'k:9093', KAFKA_SSL: 'true', KAFKA_SSL_CA_FILE: join(dir, 'absent.pem') })).toThrow(/KAFKA_SSL_CA_FILE: cannot read .*ENOENT/);
+    expect(() => loadConfig({ KAFKA_BROKERS: 'k:9093', KAFKA_SSL: 'true', KAFKA_SSL_CA_FILE: file('key.pem', '-----BEGIN PRIVATE KEY-----\n') })).toThrow(/KAFKA_SSL_CA_FILE: .* holds no PEM certificate/);
+    expect(() => loadConfig({ KAFKA_BROKERS: 'k:9093', KAFKA_SSL_CA_FILE: ca })).toThrow(/KAFKA_SSL_CA_FILE: needs KAFKA_SSL=true/);
+    expect(() => loadConfig({ SCHEMA_REGISTRY_URL: 'http://r:8081', SCHEMA_REGISTRY_CA_FILE: ca })).toThrow(/SCHEMA_REGISTRY_CA_FILE: needs an https/);
+  });
+});
+
 describe('CONFIG_KEYS: every variable the gateway reads (deployment files are checked against it)', () => {
   it('lists the settings, each secret\'s _FILE and the env file variable', () => {
     for (const k of ['PORT', 'KAFKA_BROKERS', 'SCHEMA_REGISTRY_URL', 'SHUTDOWN_TIMEOUT_MS', 'DATABASE_URL', 'DATABASE_URL_FILE', 'KAFKA_SASL_PASSWORD_FILE', 'CE_GATEWAY_ENV_FILE']) expect(CONFIG_KEYS).toContain(k);

@@ -32,6 +32,17 @@ describe('kind: subscription', () => {
     expect(r2.problems.map((p) => p.path)).toEqual(['delivery.secretsFromEnv[0]', 'delivery.secretsFromEnv[1]', 'delivery.headersFromEnv.ce-id']);
   });
 
+  it('a push subscription with delivery.batch: defaults filled in, shown in its view; a bad field named', () => {
+    const r = parseConnectorText(`kind: subscription\nname: b1\nkinds: [PriceLoadingCompleted]\nordering: none\nconcurrency: 500\ndelivery: { mode: push, url: "https://hooks.example/x", secretsFromEnv: [S1], batch: { maxEvents: 500 } }\n`, FILE, { environment: { S1: SECRET } });
+    if (!r.ok || r.definition.kind !== 'subscription') throw new Error(`expected a subscription: ${JSON.stringify(r)}`);
+    expect(r.definition.runtime.delivery).toMatchObject({ mode: 'push', push: { concurrency: 500, batch: { maxEvents: 500, maxBytes: 1_048_576, maxDelayMs: 0 } } });
+    expect(r.definition.runtime.view?.delivery).toMatchObject({ batch: { maxEvents: 500, maxBytes: 1_048_576, maxDelayMs: 0 } });
+    const bad = parseConnectorText(`kind: subscription\nname: b2\nkinds: [PriceLoadingCompleted]\ndelivery: { mode: push, url: "https://hooks.example/x", secretsFromEnv: [S1], batch: { maxEvents: 0, maxDelayMs: 2000 } }\n`, FILE, { environment: { S1: SECRET } });
+    expect(bad.ok).toBe(false);
+    if (bad.ok) return;
+    expect(bad.problems.map((p) => p.path).sort()).toEqual(['delivery.batch.maxDelayMs', 'delivery.batch.maxEvents']);
+  });
+
   it('a shell-hook sink as a subscription resource', () => {
     const r = parseConnectorText(`kind: subscription\nname: hook\nowner: ops\nkinds: [PriceLoadingCompleted]\ndelivery: { mode: shell-hook, sink: { command: [./h.sh] } }\n`, FILE, { environment: {} });
     expect(r.ok && r.definition.kind === 'subscription' && r.definition.runtime.delivery.mode === 'shell-hook' ? r.definition.runtime.delivery.sink.command : undefined).toEqual([join('/tmp', 'conn', 'h.sh')]);

@@ -11,6 +11,7 @@ import { CLAIM_TTL_MS, SubscriptionStore } from '../../../src/bus/subscriptions/
 import { createLogger } from '../../../src/observability/index.js';
 import { createMemoryTransport } from '../../../src/transport/index.js';
 import type { Transport } from '../../../src/transport/port.js';
+import type { StoredSubscription } from '../../../src/bus/subscriptions/stored.js';
 
 const log = createLogger({ level: 'silent' });
 const stores: SubscriptionStore[] = [];
@@ -78,5 +79,57 @@ describe('subscription name claims', () => {
     const c = await store(t);
     expect((await c.claim('g3')).won).toBe(false);
     expect((await c.claim('g4')).won).toBe(false);
+  });
+
+  describe('the owner quota (issue 11 maxSubscriptions), decided at the claim record', () => {
+    const pull = (owner: string, name: string): StoredSubscription => ({
+      v: 1, name, owner, group: `ce-gateway.sub.${owner}.${name}`, kinds: ['PriceLoadingCompleted'], filters: [], start: 'latest', ordering: 'key',
+      retry: { maxAttempts: 8, backoff: { initialMs: 1000, factor: 2, maxMs: 60000, jitter: 0.2 }, maxAgeMs: 86400000, timeoutMs: 10000 },
+      concurrency: 4, rateLimit: null, state: 'active', delivery: { mode: 'pull', data: 'json' }, createdAt: '2026-12-01T10:00:00.000Z', updatedAt: '2026-12-01T10:00:00.000Z', generation: 1,
+    });
+
+    it('of concurrent creates of distinct names on several instances exactly max win, the rest are refused for the quota (property)', async () => {
+      await fc.assert(
+        fc.asyncProperty(fc.integer({ min: 0, max: 4 }), fc.integer({ min: 1, max: 4 }), fc.integer({ min: 2, max: 3 }), fc.integer({ min: 0, max: 2 }), async (max, extra, instances, existing) => {
+          const t = createMemoryTransport();
+          const all = await Promise.all(Array.from({ length: instances }, () => store(t)));
+          // Some subscriptions the owner has already (another owner's never count).
+          for (let i = 0; i < existing; i++) await all[0]!.put(pull('acme', `old-${i}`));
+          await all[0]!.put(pull('globex', 'theirs'));
+          const tries = Math.max(max - existing, 0) + extra;
+          const claims = await Promise.all(Array.from({ length: tries }, (_, i) => all[i % instances]!.claim(`ce-gateway.sub.acme.new-${i}`, undefined, { owner: 'acme', max })));
+          const won = claims.filter((c) => c.won);
+          expect(won).toHaveLength(Math.max(max - existing, 0));
+          expect(claims.filter((c) => !c.won).every((c) => c.refusal === 'quota')).toBe(true);
+          // A fresh instance reading the topic decides the same: no room left for acme, room for globex.
+          const late = await store(t);
+          expect(await late.claim('ce-gateway.sub.acme.late', undefined, { owner: 'acme', max })).toMatchObject({ won: false, refusal: 'quota' });
+          expect((await late.claim('ce-gateway.sub.globex.late', undefined, { owner: 'globex', max: 2 })).won).toBe(true);
+          await Promise.all(stores.splice(0).map((s) => s.stop()));
+        }),
+        { numRuns: 25 },
+      );
+    });
+
+    it('a definition written in place of a winning claim counts once; a release or a delete gives the room back', async () => {
+      const t = createMemoryTransport();
+      const [a, b] = [await store(t), await store(t)];
+      const quota = { owner: 'acme', max: 2 };
+      const one = await a.claim('ce-gateway.sub.acme.one', undefined, quota);
+      await a.put(pull('acme', 'one'), undefined, one);
+      const two = await b.claim('ce-gateway.sub.acme.two', undefined, quota);
+      expect(two.won).toBe(true);
+      const three = await a.claim('ce-gateway.sub.acme.three', undefined, quota);
+      expect(three).toMatchObject({ won: false, refusal: 'quota' });
+      await a.release(three);
+      await b.release(two); // its creator gave up: the room is free again
+      const again = await a.claim('ce-gateway.sub.acme.three', undefined, quota);
+      expect(again.won).toBe(true);
+      await a.put(pull('acme', 'three'), undefined, again);
+      await b.remove('ce-gateway.sub.acme.one');
+      expect((await b.claim('ce-gateway.sub.acme.four', undefined, quota)).won).toBe(true);
+      // The name rule still comes first: a held name is refused for the name, not the quota.
+      expect(await b.claim('ce-gateway.sub.acme.three', undefined, { owner: 'acme', max: 10 })).toMatchObject({ won: false, refusal: 'name' });
+    });
   });
 });

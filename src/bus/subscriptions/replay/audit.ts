@@ -9,9 +9,9 @@
  *   /subscriptions/{name}/replays as a JSON array of { at, by, to, dryRun, partitions, events }").
  */
 import { z } from 'zod';
-import { GatewayError, errorMessage } from '../../../core/errors.js';
 import type { Logger } from '../../../observability/index.js';
-import type { Read, TopicSpec, Transport, TransportRecord } from '../../../transport/port.js';
+import type { TopicSpec, Transport, TransportRecord } from '../../../transport/port.js';
+import { TopicFollower } from '../../follow/topic-follower.js';
 import type { PartitionReport } from './plan.js';
 
 const enc = new TextEncoder();
@@ -51,94 +51,52 @@ export function replayAuditTopicOf(subscriptionsTopic: string): string {
 
 export class ReplayLog {
   readonly topic: string;
-  readonly #transport: Transport;
   readonly #log: Logger;
+  readonly #follower: TopicFollower;
   readonly #byGroup = new Map<string, ReplayAuditEntry[]>();
-  #applied = 0n;
-  readonly #waiters = new Set<() => void>();
-  #read: Read | undefined;
-  #stopped = false;
 
   constructor(transport: Transport, topic: string, log: Logger) {
     this.topic = topic;
-    this.#transport = transport;
     this.#log = log;
+    this.#follower = new TopicFollower({ transport, spec: replayAuditTopicSpec(topic), apply: (r) => this.#apply(r), log, label: 'the replay audit topic' });
   }
 
   /** Creates the topic when missing and follows it; resolves once caught up. Errors: the transport's. */
   async start(): Promise<void> {
-    await this.#transport.ensureTopics([replayAuditTopicSpec(this.topic)]);
-    this.#read ??= await this.#transport.read({ topics: [this.topic], from: { kind: 'earliest' } }, (r) => Promise.resolve(this.#apply(r)));
-    this.#read.done.catch((err: unknown) => this.#log.error({ topic: this.topic, err: errorMessage(err) }, 'reading the replay audit topic stopped'));
-    await this.#catchUp(60_000);
+    await this.#follower.start(60_000);
   }
 
   /** Appends an entry and waits until this instance has read it back. Errors: the transport's; CEG_BROKER_UNAVAILABLE when not read back in time. */
   async append(group: string, entry: ReplayAuditEntry, timeoutMs = 10_000): Promise<void> {
-    const [pos] = await this.#transport.produce(this.topic, [{ key: enc.encode(group), value: enc.encode(JSON.stringify(entry)), headers: [['content-type', enc.encode('application/json')]] }]);
-    if (pos !== undefined) await this.#until(pos.offset + 1n, timeoutMs);
+    await this.#follower.write([{ key: enc.encode(group), value: enc.encode(JSON.stringify(entry)), headers: [['content-type', enc.encode('application/json')]] }], timeoutMs);
   }
 
   /** The replays of `group`, oldest first, once caught up with the topic. Errors: the transport's; CEG_BROKER_UNAVAILABLE when not caught up in time. */
   async list(group: string, timeoutMs = 10_000): Promise<readonly ReplayAuditEntry[]> {
-    await this.#catchUp(timeoutMs);
+    await this.#follower.catchUp(timeoutMs);
     return [...(this.#byGroup.get(group) ?? [])];
   }
 
   async stop(): Promise<void> {
-    this.#stopped = true;
-    await this.#read?.stop();
-    for (const w of [...this.#waiters]) w();
-  }
-
-  async #catchUp(timeoutMs: number): Promise<void> {
-    const [end] = await this.#transport.endOffsets(this.topic);
-    await this.#until(end?.offset ?? 0n, timeoutMs);
+    await this.#follower.stop();
   }
 
   #apply(r: TransportRecord): void {
+    const group = r.key === null ? undefined : dec.decode(r.key);
+    let json: unknown;
     try {
-      const group = r.key === null ? undefined : dec.decode(r.key);
-      let json: unknown;
-      try {
-        json = r.value === null ? undefined : JSON.parse(dec.decode(r.value));
-      } catch {
-        json = undefined;
-      }
-      const parsed = entrySchema.safeParse(json);
-      if (group === undefined || !parsed.success) {
-        this.#log.warn({ topic: this.topic, offset: r.offset.toString() }, 'replay audit topic: record ignored (not an audit entry)');
-        return;
-      }
-      const list = this.#byGroup.get(group) ?? [];
-      list.push(parsed.data);
-      if (list.length > MAX_AUDIT_ENTRIES) list.splice(0, list.length - MAX_AUDIT_ENTRIES);
-      this.#byGroup.set(group, list);
-    } finally {
-      this.#applied = r.offset + 1n;
-      for (const w of [...this.#waiters]) w();
+      json = r.value === null ? undefined : JSON.parse(dec.decode(r.value));
+    } catch {
+      json = undefined;
     }
-  }
-
-  #until(offset: bigint, timeoutMs: number): Promise<void> {
-    if (offset <= 0n || this.#applied >= offset) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.#waiters.delete(check);
-        reject(new GatewayError('CEG_BROKER_UNAVAILABLE', `the replay audit topic was not read up to its end within ${timeoutMs} ms`, { retriable: true, details: { topic: this.topic } }));
-      }, timeoutMs);
-      const check = (): void => {
-        if (this.#stopped) {
-          clearTimeout(timer);
-          this.#waiters.delete(check);
-          reject(new GatewayError('CEG_CLOSED', 'the replay audit log stopped', { retriable: true, details: { topic: this.topic } }));
-        } else if (this.#applied >= offset) {
-          clearTimeout(timer);
-          this.#waiters.delete(check);
-          resolve();
-        }
-      };
-      this.#waiters.add(check);
-    });
+    const parsed = entrySchema.safeParse(json);
+    if (group === undefined || !parsed.success) {
+      this.#log.warn({ topic: this.topic, offset: r.offset.toString() }, 'replay audit topic: record ignored (not an audit entry)');
+      return;
+    }
+    const list = this.#byGroup.get(group) ?? [];
+    list.push(parsed.data);
+    if (list.length > MAX_AUDIT_ENTRIES) list.splice(0, list.length - MAX_AUDIT_ENTRIES);
+    this.#byGroup.set(group, list);
   }
 }

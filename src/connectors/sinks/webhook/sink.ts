@@ -8,8 +8,13 @@
  * subscription's partitions; `concurrency` bounds the attempts in flight on this instance.
  * A 410 marks the subscription `gone` (stored, so every instance stops it) and sends nothing more.
  * Settings change in place (`update`): URL, secrets, headers, content mode, data, handshake,
- * rate, timeout.
- * Spec: issue 8 ("Push delivery"); Standard Webhooks 1.0.0; CloudEvents HTTP binding 1.0.2;
+ * rate, timeout, batch.
+ * With `batch` (opt-in), the events in hand are collected by a {@link MicroBatcher} and POSTed as
+ * one batched request (a JSON array of structured events, one signature over the body); the
+ * batch's answer is every one of its events' outcome (2xx handled, 5xx/429/503/timeouts retried
+ * per event, 410 gone, other 4xx dead-lettered), each event keeping its own attempt count with the
+ * subscriber. The target check, the handshake and the rate (one token per event) apply per batch.
+ * Spec: issue 8 ("Push delivery"; batchpush); Standard Webhooks 1.0.0; CloudEvents HTTP binding 1.0.2 (§3.3 batched);
  *   CloudEvents Web Hooks 1.0.2 §2 (delivery), §4 (abuse protection).
  */
 import type { Tracing } from '../../../observability/index.js';
@@ -23,9 +28,13 @@ import type { DeliveryFailure, EventHandler, Outcome } from '../../../bus/subscr
 import type { SinkContext } from '../../../bus/subscriptions/index.js';
 import type { Logger } from '../../../observability/index.js';
 import { PinnedAgents, classify, send, watchStop } from './deliver.js';
+import { batchBody, batchElement, batchMessageId, BATCH_CONTENT_TYPE } from './batch-message.js';
+import { MicroBatcher } from './batcher.js';
+import type { BatchLimits } from './batcher.js';
 import { handshakeHeaders, readHandshake } from './handshake.js';
 import { deliveryMessage } from './message.js';
 import { messageId, secretKey, signatureHeaders } from './signing.js';
+import type { RawAnswer } from './deliver.js';
 import { resolveTarget, sinkName } from './target.js';
 import type { AllowList, Lookup, ResolvedTarget } from './target.js';
 
@@ -43,8 +52,10 @@ export interface PushSettings {
   readonly retryAfterCapMs: number;
   /** Events/s over all instances; null = none. */
   readonly rateLimit: number | null;
-  /** Attempts in flight on this instance at most. */
+  /** Attempts in flight on this instance at most; also the most events of one batch. */
   readonly concurrency: number;
+  /** Batched content mode (`delivery.batch`); absent = one request per event. */
+  readonly batch?: BatchLimits;
 }
 
 export interface WebhookSinkDeps {
@@ -120,11 +131,15 @@ class RateGate {
     this.#bucket = new TokenBucket({ bucketSize: size, tokensPerInterval: perSecond, interval: 1000 });
   }
 
-  async take(signal?: AbortSignal): Promise<void> {
-    for (;;) {
+  /** Waits for `n` tokens (a batch takes one per event, in bucket-sized parts). */
+  async take(signal?: AbortSignal, n = 1): Promise<void> {
+    let left = n;
+    while (left > 0) {
       const b = this.#bucket;
-      if (b === undefined || b.tryRemoveTokens(1)) return;
-      await sleep(Math.max(1, b.getWaitTime(1)), signal);
+      if (b === undefined) return;
+      const part = Math.min(left, b.bucketSize);
+      if (b.tryRemoveTokens(part)) left -= part;
+      else await sleep(Math.max(1, b.getWaitTime(part)), signal);
     }
   }
 }
@@ -207,44 +222,28 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
   /** Stop signals whose abort already aborts the requests in flight (one listener per signal). */
   const watched = new WeakSet<AbortSignal>();
 
-  async function attempt(event: Parameters<EventHandler>[0], ctx: Parameters<EventHandler>[1]): Promise<Outcome> {
-    const signal = ctx.signal;
+  type Prepared = { readonly target: ResolvedTarget; readonly sink: string } | { readonly refused: Outcome };
+
+  /** Before every attempt (single or batch): the target check, the handshake, `events` rate tokens. */
+  async function prepare(signal: AbortSignal | undefined, events: number): Promise<Prepared> {
     watchStop(agents, signal, watched);
     let target: ResolvedTarget;
     try {
       target = await resolveTarget(s.url, deps.allow, deps.lookup);
     } catch (err) {
       const failure: DeliveryFailure = { sink: s.url.replace(/[?#].*$/, '') };
-      if (isGatewayError(err, 'CEG_WEBHOOK_TARGET_REFUSED')) return deadLetter(`webhook target refused: ${err.message}`, failure);
-      return retry(errorMessage(err), undefined, failure);
+      if (isGatewayError(err, 'CEG_WEBHOOK_TARGET_REFUSED')) return { refused: deadLetter(`webhook target refused: ${err.message}`, failure) };
+      return { refused: retry(errorMessage(err), undefined, failure) };
     }
-    const sink = sinkName(target.url);
     const refused = await handshake(target, signal);
-    if (refused !== undefined) return refused;
+    if (refused !== undefined) return { refused };
     rate.set(effectiveRate());
-    await rate.take(signal);
-    let message;
-    try {
-      message = deliveryMessage(event, ctx.record, s, deps.codec);
-    } catch (err) {
-      return deadLetter(`cannot encode the event for the sink: ${errorMessage(err)}`, { sink });
-    }
-    const a = event.attributes;
-    // W3C Trace Context on the call: the handling context's (the consumer span's when tracing is
-    // on, else the event's own), or a client span of its own as its child.
-    const handlingTrace = currentHandling()?.traceparent;
-    const span = deps.tracing?.().start('POST', 'client', handlingTrace, { 'http.request.method': 'POST', 'url.full': target.url.origin + target.url.pathname, 'server.address': target.url.hostname });
-    const traceparent = span?.traceparent ?? handlingTrace;
-    const headers = {
-      ...s.headers,
-      ...message.headers,
-      ...signatureHeaders(keys, messageId(a.source, a.id), Math.floor(Date.now() / 1000), message.body),
-      'user-agent': userAgent,
-      ...(traceparent === undefined ? {} : { traceparent }),
-    };
-    const answer = await send(agents, { target, method: 'POST', headers, body: message.body, timeoutMs: s.timeoutMs, retryAfterCapMs: s.retryAfterCapMs, ...(signal === undefined ? {} : { signal }) });
-    if (answer.ok) span?.set({ 'http.response.status_code': answer.status });
-    span?.end(answer.ok ? (answer.status >= 400 ? `status ${answer.status}` : undefined) : answer.reason);
+    await rate.take(signal, events);
+    return { target, sink: sinkName(target.url) };
+  }
+
+  /** What the sink's answer (or its absence) means for each event it carried. */
+  function outcomeOf(answer: RawAnswer, sink: string): Outcome {
     if (!answer.ok) return retry(answer.reason, undefined, { sink });
     const r = classify(answer.status, answer.excerpt, answer.header('retry-after'), s.retryAfterCapMs);
     switch (r.kind) {
@@ -268,11 +267,89 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
     }
   }
 
+  async function attempt(event: Parameters<EventHandler>[0], ctx: Parameters<EventHandler>[1]): Promise<Outcome> {
+    const signal = ctx.signal;
+    const p = await prepare(signal, 1);
+    if ('refused' in p) return p.refused;
+    const { target, sink } = p;
+    let message;
+    try {
+      message = deliveryMessage(event, ctx.record, s, deps.codec);
+    } catch (err) {
+      return deadLetter(`cannot encode the event for the sink: ${errorMessage(err)}`, { sink });
+    }
+    const a = event.attributes;
+    // W3C Trace Context on the call: the handling context's (the consumer span's when tracing is
+    // on, else the event's own), or a client span of its own as its child.
+    const handlingTrace = currentHandling()?.traceparent;
+    const span = deps.tracing?.().start('POST', 'client', handlingTrace, { 'http.request.method': 'POST', 'url.full': target.url.origin + target.url.pathname, 'server.address': target.url.hostname });
+    const traceparent = span?.traceparent ?? handlingTrace;
+    const headers = {
+      ...s.headers,
+      ...message.headers,
+      ...signatureHeaders(keys, messageId(a.source, a.id), Math.floor(Date.now() / 1000), message.body),
+      'user-agent': userAgent,
+      ...(traceparent === undefined ? {} : { traceparent }),
+    };
+    const answer = await send(agents, { target, method: 'POST', headers, body: message.body, timeoutMs: s.timeoutMs, retryAfterCapMs: s.retryAfterCapMs, ...(signal === undefined ? {} : { signal }) });
+    if (answer.ok) span?.set({ 'http.response.status_code': answer.status });
+    span?.end(answer.ok ? (answer.status >= 400 ? `status ${answer.status}` : undefined) : answer.reason);
+    return outcomeOf(answer, sink);
+  }
+
+  /** One event of a batch: its attributes, its place on Kafka (for the array's order), its JSON bytes. */
+  interface BatchItem {
+    readonly source: string;
+    readonly id: string;
+    readonly topic: string;
+    readonly partition: number;
+    readonly offset: bigint;
+    readonly element: Buffer;
+    readonly signal: AbortSignal | undefined;
+  }
+
+  /**
+   * Sends one batch. Its events go in Kafka order (topic, partition, offset): under `ordering: key`
+   * a batch never holds two events of one key (the pipeline hands a key's next record only once
+   * the previous one is finished), and within a partition the array keeps offset order.
+   * No traceparent: the events of a batch have their own traces (each stays in its `ce-` attributes).
+   */
+  async function sendBatch(items: readonly BatchItem[]): Promise<Outcome> {
+    const ordered = [...items].sort((x, y) => (x.topic < y.topic ? -1 : x.topic > y.topic ? 1 : x.partition - y.partition || (x.offset < y.offset ? -1 : x.offset > y.offset ? 1 : 0)));
+    const signal = ordered[0]!.signal;
+    for (const i of ordered) watchStop(agents, i.signal, watched);
+    const p = await prepare(signal, ordered.length);
+    if ('refused' in p) return p.refused;
+    const body = batchBody(ordered.map((i) => i.element));
+    const headers = {
+      ...s.headers,
+      'content-type': BATCH_CONTENT_TYPE,
+      ...signatureHeaders(keys, batchMessageId(ordered), Math.floor(Date.now() / 1000), body),
+      'user-agent': userAgent,
+    };
+    const answer = await send(agents, { target: p.target, method: 'POST', headers, body, timeoutMs: s.timeoutMs, retryAfterCapMs: s.retryAfterCapMs, ...(signal === undefined ? {} : { signal }) });
+    return outcomeOf(answer, p.sink);
+  }
+
+  let batcher = s.batch === undefined ? undefined : new MicroBatcher<BatchItem, Outcome>(batchLimits(s), sendBatch);
+
+  async function batched(b: MicroBatcher<BatchItem, Outcome>, event: Parameters<EventHandler>[0], ctx: Parameters<EventHandler>[1]): Promise<Outcome> {
+    let element: Buffer;
+    try {
+      element = batchElement(event, ctx.record, s, deps.codec);
+    } catch (err) {
+      return deadLetter(`cannot encode the event for the sink: ${errorMessage(err)}`, { sink: s.url.replace(/[?#].*$/, '') });
+    }
+    const a = event.attributes;
+    const r = ctx.record;
+    return b.add({ source: a.source, id: a.id, topic: r?.topic ?? '', partition: r?.partition ?? 0, offset: r?.offset ?? 0n, element, signal: ctx.signal }, element.length);
+  }
+
   const handler: EventHandler = async (event, ctx) => {
     if (gone) return retry('the subscription is gone', GONE_PARK_MS);
     await slots.acquire(ctx.signal);
     try {
-      return await attempt(event, ctx);
+      return await (batcher === undefined ? attempt(event, ctx) : batched(batcher, event, ctx));
     } finally {
       slots.release();
     }
@@ -285,11 +362,20 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
       if (next.url !== s.url) validated.clear();
       keys = next.secrets.map(secretKey);
       s = next;
+      if (s.batch === undefined) batcher?.flush();
+      batcher = s.batch === undefined ? undefined : (batcher ?? new MicroBatcher<BatchItem, Outcome>(batchLimits(s), sendBatch));
+      batcher?.setLimits(batchLimits(s));
     },
     async close() {
       await agents.close();
     },
   };
+}
+
+/** A batch holds at most `concurrency` events: no more are in hand at once. */
+function batchLimits(s: PushSettings): BatchLimits {
+  const b = s.batch!;
+  return { maxEvents: Math.min(b.maxEvents, s.concurrency), maxBytes: b.maxBytes, maxDelayMs: b.maxDelayMs };
 }
 
 /** The error a sink reports for a target refused at create time (the service's `checkTarget`). */

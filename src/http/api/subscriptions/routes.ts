@@ -22,11 +22,13 @@ import type { NextFunction, Request, Response } from 'express';
 import { GatewayError } from '../../../core/errors.js';
 import type { Catalog } from '../../../catalog/index.js';
 import type { SubscriptionView } from '../../../bus/subscriptions/index.js';
+import { quotaExceeded } from '../../../bus/subscriptions/index.js';
 import { accessOf } from '../../auth/index.js';
 
 /** What the routes need (SubscriptionService fits). `owner`: the partner id the subscription belongs to; `list()` without one lists every owner's. */
 export interface SubscriptionsApi {
-  create(body: unknown, owner: string): Promise<{ view: SubscriptionView; generatedSecrets?: readonly string[] }>;
+  /** `limits.maxSubscriptions`: the owner's quota, decided with the create across instances (CEG_QUOTA_EXCEEDED). */
+  create(body: unknown, owner: string, limits?: { readonly maxSubscriptions?: number }): Promise<{ view: SubscriptionView; generatedSecrets?: readonly string[] }>;
   list(owner?: string): SubscriptionView[];
   get(name: string, owner: string): SubscriptionView;
   update(name: string, patch: unknown, owner: string): Promise<SubscriptionView>;
@@ -63,10 +65,9 @@ export function subscriptionsRouter(api: () => SubscriptionsApi | undefined, cat
     access.requireSubscribe(catalog, body(req)?.kinds);
     const svc = need();
     const max = owner === access.partner.id ? access.partner.maxSubscriptions : undefined;
-    if (max !== undefined && svc.list(owner).filter((v) => v.origin === 'api').length >= max) {
-      throw new GatewayError('CEG_QUOTA_EXCEEDED', `partner ${owner} has ${max} subscriptions already (maxSubscriptions); delete one first`, { retriable: false, details: { maxSubscriptions: max } });
-    }
-    const { view, generatedSecrets } = await svc.create(req.body, owner);
+    // The local count is the fast answer; the claim on the definitions topic decides across instances.
+    if (max !== undefined && svc.list(owner).filter((v) => v.origin === 'api').length >= max) throw quotaExceeded(owner, max);
+    const { view, generatedSecrets } = await svc.create(req.body, owner, max === undefined ? {} : { maxSubscriptions: max });
     access.audit('create-subscription', { owner, subscription: view.name });
     res.status(201)
       .location(`/subscriptions/${encodeURIComponent(view.name)}${owner === access.partner.id ? '' : `?owner=${encodeURIComponent(owner)}`}`)
