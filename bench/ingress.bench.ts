@@ -19,7 +19,10 @@
  * BENCH_PROFILE_DIR (the gateway child writes a V8 .cpuprofile there on exit),
  * BENCH_PUSH_RATE (1000 events/s offered in push-latency), BENCH_PUSH_RECORDS (20000, push-consume),
  * BENCH_PUSH_WINDOW (32: `concurrency` of the ordering-none push subscription and the raw consumer
- * + POST it is compared with). `bench/push-probe.ts` splits one push delivery's latency into stages.
+ * + POST it is compared with), BENCH_PUSH_CLIENT (kafkajs: the gateway child the push scenarios
+ * measure; platformatic for the other), BENCH_SINK (the push sink runs in a process of its own;
+ * `inprocess` for the old sink in this process). `bench/push-probe.ts` splits one push delivery's
+ * latency into stages.
  * push-batch (batched push delivery vs the raw no-op kafkajs consumer, alternating):
  * BENCH_PUSH_BATCH (500: `concurrency` and `batch.maxEvents`), BENCH_PUSH_BATCH_ORDERING (none).
  * Prints a Markdown table and writes bench/results/<timestamp>.json.
@@ -47,7 +50,7 @@ import { runHttpLoad } from './lib/http-load.js';
 import type { ConsumeResult } from './lib/consumer-load.js';
 import { gatewayConsume, rawConsume } from './lib/consumer-load.js';
 import type { PushLatencyResult, PushThroughputResult } from './lib/push-load.js';
-import { pushLatency, pushThroughput, rawConsumePost } from './lib/push-load.js';
+import { pushLatency, pushRatios, pushThroughput, rawConsumePost } from './lib/push-load.js';
 import type { PushBatchBench } from './lib/push-batch-load.js';
 import { isBatchRun, pushBatchBench } from './lib/push-batch-load.js';
 import { randomBytes } from 'node:crypto';
@@ -66,6 +69,8 @@ type Client = 'kafkajs' | 'platformatic';
 const DEFAULT_CLIENT: Client = loadConfig({ KAFKA_BROKERS: '127.0.0.1:1' }).kafka!.client;
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+/** Where the gateway children run from: this checkout, or BENCH_GATEWAY_ROOT (another built checkout, e.g. the base of an A/B). */
+const GW_ROOT = process.env.BENCH_GATEWAY_ROOT ? resolve(process.env.BENCH_GATEWAY_ROOT) : ROOT;
 
 const settings = {
   connections: intEnv('BENCH_CONNECTIONS', 32),
@@ -276,13 +281,13 @@ async function main(): Promise<void> {
   const stack = benchStack();
   const { brokers, brokerList, registryUrl, machine } = stack;
   const dataschemaBase = 'http://127.0.0.1:8080/schemas/ids/';
-  const how = preferTsx(ROOT);
+  const how = preferTsx(GW_ROOT);
   if (how.note !== undefined) log(`note: ${how.note}`);
 
   log(`machine: ${machine.cpuModel}, ${machine.cores} cores, ${machine.memoryGiB} GiB, node ${machine.node}, Kafka ${machine.kafka}`);
   log(`settings: ${JSON.stringify(settings)}`);
   const secretsKey = randomBytes(32).toString('base64');
-  const startGw = (client: Client, root = ROOT): Promise<GatewayProcess> =>
+  const startGw = (client: Client, root = GW_ROOT): Promise<GatewayProcess> =>
     startGatewayProcess({
       root,
       env: {
@@ -304,6 +309,7 @@ async function main(): Promise<void> {
     });
   const gw = await startGw('kafkajs');
   const gwPlt = await startGw('platformatic');
+  const pushClient: Client = process.env.BENCH_PUSH_CLIENT === 'platformatic' ? 'platformatic' : 'kafkajs';
   log(`gateway: ${gw.command} (pids ${gw.pid} kafkajs, ${gwPlt.pid} platformatic), ready`);
   const baseline: Record<string, GatewayProcess> = {};
   if (BASELINE_ROOT !== undefined) {
@@ -400,6 +406,8 @@ async function main(): Promise<void> {
         log(`  ${Math.round(res.eventsPerS)} events/s in ${res.elapsedS.toFixed(1)} s, CPU ${res.cpuPct.toFixed(0)} %`);
       }
     }
+    // The gateway child whose push subscriptions are measured: kafkajs (default) or BENCH_PUSH_CLIENT=platformatic.
+    const pushGw = pushClient === 'platformatic' ? gwPlt : gw;
     const pushRate = intEnv('BENCH_PUSH_RATE', 1000);
     const pushRecords = intEnv('BENCH_PUSH_RECORDS', 20_000);
     const pushWindow = intEnv('BENCH_PUSH_WINDOW', 32);
@@ -410,7 +418,7 @@ async function main(): Promise<void> {
     if (wanted.length === 0 || wanted.includes('push-latency')) {
       for (const shape of shapes) {
         log(`running push-latency (ordering ${shape.ordering}, concurrency ${shape.concurrency}): ${pushRate} events/s offered, ${settings.warmupS} s warm-up + ${settings.durationS} s …`);
-        const r = await pushLatency(gw.url, pushRate, settings.durationS, settings.warmupS, shape);
+        const r = await pushLatency(pushGw.url, pushRate, settings.durationS, settings.warmupS, shape);
         pushed.push(r);
         log(`  delivered ${r.delivered}/${r.sent}, p50 ${r.latencyMs.p50.toFixed(2)} ms, p99 ${r.latencyMs.p99.toFixed(2)} ms, POST errors ${r.postErrors}`);
       }
@@ -425,15 +433,15 @@ async function main(): Promise<void> {
       const runs = [
         () => rawConsume(brokerList, TOPIC, pushRecords),
         () => rawConsumePost(brokerList, TOPIC, pushRecords),
-        () => pushThroughput(gw.url, pushRecords, shapes[0]),
+        () => pushThroughput(pushGw.url, pushRecords, shapes[0]),
         () => rawConsumePost(brokerList, TOPIC, pushRecords, pushWindow),
-        () => pushThroughput(gw.url, pushRecords, shapes[1]),
+        () => pushThroughput(pushGw.url, pushRecords, shapes[1]),
       ];
       // A sink that takes 20 ms per answer: what the in-flight window of ordering none is for.
       const slow = intEnv('BENCH_PUSH_SLOW_RECORDS', 3000);
       runs.push(
-        () => pushThroughput(gw.url, slow, shapes[0], 20),
-        () => pushThroughput(gw.url, slow, shapes[1], 20),
+        () => pushThroughput(pushGw.url, slow, shapes[0], 20),
+        () => pushThroughput(pushGw.url, slow, shapes[1], 20),
       );
       for (const run of runs) {
         const r = await run();
@@ -504,7 +512,7 @@ async function main(): Promise<void> {
   const dir = join(ROOT, 'bench/results');
   mkdirSync(dir, { recursive: true });
   const out = join(dir, `${stamp}.json`);
-  writeFileSync(out, `${JSON.stringify({ at: new Date().toISOString(), machine, defaultClient: DEFAULT_CLIENT, ratios, javaLimit: javaLimit ?? null, gateway: { command: gw.command, note: how.note ?? null }, settings, producer: PRODUCER_SETTINGS, baselineRoot: BASELINE_ROOT ?? null, results, singleLatency: singleLatencies, rss: rssResults, profiles, consume: consumed, push: { latency: pushed, throughput: pushThroughputs, batch: pushBatch ?? null } }, null, 2)}\n`);
+  writeFileSync(out, `${JSON.stringify({ at: new Date().toISOString(), machine, defaultClient: DEFAULT_CLIENT, ratios: { ...ratios, push: pushRatios(pushThroughputs) }, pushClient, javaLimit: javaLimit ?? null, gateway: { command: gw.command, note: how.note ?? null }, settings, producer: PRODUCER_SETTINGS, baselineRoot: BASELINE_ROOT ?? null, results, singleLatency: singleLatencies, rss: rssResults, profiles, consume: consumed, push: { latency: pushed, throughput: pushThroughputs, batch: pushBatch ?? null } }, null, 2)}\n`);
   process.stdout.write(`\nresults: ${out}\n`);
 }
 

@@ -5,10 +5,10 @@
  *   sent      — the POST /events leaves the load generator;
  *   acked     — its 202 arrives (ingress: parse, validate, encode, produce with acks=all);
  *   visible   — a raw kafkajs consumer in this process (own group, maxWaitTimeInMs 100) sees the record;
- *   delivered — the webhook sink in this process receives the signed POST.
+ *   delivered — the webhook sink (a process of its own; BENCH_SINK=inprocess: this one) receives the signed POST.
  * Prints p50/p90/p99 of acked−sent, visible−sent and delivered−sent. A diagnostic, not the bench
  * of record (that is `npm run bench`, written to BENCHMARKS.md).
- * Settings: BENCH_PUSH_ORDERING (key), BENCH_PUSH_CONCURRENCY (6), BENCH_PROFILE_DIR (CPU profile of the gateway child).
+ * Settings: BENCH_GATEWAY_ROOT (the gateway from another built checkout), BENCH_PUSH_ORDERING (key), BENCH_PUSH_CONCURRENCY (6), BENCH_PROFILE_DIR (CPU profile of the gateway child).
  */
 import { randomBytes } from 'node:crypto';
 import { dirname, resolve } from 'node:path';
@@ -21,7 +21,7 @@ import { Kafka, logLevel } from '../src/transport/kafka/kafkajs.js';
 import { catalogWithOwnTopics } from '../test/helpers/catalog-copy.js';
 import { STRUCTURED, rawRecords, singleTemplates } from './lib/events.js';
 import { startGatewayProcess } from './lib/gateway-process.js';
-import { createPush, deleteSubscription, startBenchSink } from './lib/push-load.js';
+import { createPush, deleteSubscription, startSink } from './lib/push-load.js';
 import { Latency } from './lib/stats.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -39,7 +39,7 @@ async function main(): Promise<void> {
   const cat = catalogWithOwnTopics(`probe-${Date.now().toString(36)}`);
   const topic = loadCatalog(cat.dir).byEventId(PRICE_LOADING_COMPLETED.eventId)!.topic.name;
   const gw = await startGatewayProcess({
-    root: ROOT,
+    root: process.env.BENCH_GATEWAY_ROOT ? resolve(process.env.BENCH_GATEWAY_ROOT) : ROOT,
     env: {
       KAFKA_BROKERS: brokers,
       SCHEMA_REGISTRY_URL: registryUrl,
@@ -53,7 +53,7 @@ async function main(): Promise<void> {
     preferTsx: false, // dist/: run `npm run build` first
     ...(process.env.BENCH_PROFILE_DIR ? { cpuProfileDir: process.env.BENCH_PROFILE_DIR } : {}),
   });
-  const sink = await startBenchSink();
+  const sink = await startSink();
   const agent = new Agent({ connections: 64, keepAliveTimeout: 30_000 });
   const kafka = new Kafka({ clientId: 'push-probe', brokers: brokers.split(','), logLevel: logLevel.WARN });
   const consumer = kafka.consumer({ groupId: `push-probe-${randomBytes(4).toString('hex')}`, maxWaitTimeInMs: 100 });

@@ -9,8 +9,9 @@
  *   are read by a raw kafkajs consumer (no-op, `rawConsume`) and by a raw kafkajs consumer that
  *   POSTs each record to the same sink (`rawConsumePost`: the webhook's own cost without the
  *   gateway), both in this process.
- * The sink runs in this process (node:http on 127.0.0.1): it shares the machine with the gateway,
- * the broker and the load generator.
+ * The sink runs in a process of its own (node:http on 127.0.0.1, bench/lib/remote-sink.ts; with
+ * `BENCH_SINK=inprocess` in this process): it shares the machine, not the event loop, with the load
+ * generator.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
@@ -19,6 +20,7 @@ import type { EachBatchPayload } from 'kafkajs';
 import { Agent, request } from 'undici';
 import { Kafka, logLevel } from '../../src/transport/kafka/kafkajs.js';
 import { singleTemplates, STRUCTURED } from './events.js';
+import { startRemoteSink } from './remote-sink.js';
 import { Latency } from './stats.js';
 
 export interface BenchSink {
@@ -31,9 +33,10 @@ export interface BenchSink {
 
 /**
  * A webhook sink that accepts the handshake and every delivery (200), recording first receipts by
- * `ce-id`; `delayMs` > 0 answers each delivery that much later (a sink with real work or distance).
+ * `ce-id`; `delayMs` > 0 answers each delivery that much later (a sink with real work or distance);
+ * `onFirst` hears of each first receipt (performance.now() of this process).
  */
-export async function startBenchSink(delayMs = 0): Promise<BenchSink> {
+export async function startBenchSink(delayMs = 0, onFirst?: (id: string, receivedAt: number) => void): Promise<BenchSink> {
   const firstSeen = new Map<string, number>();
   let deliveries = 0;
   const server = createServer((req, res) => {
@@ -48,7 +51,10 @@ export async function startBenchSink(delayMs = 0): Promise<BenchSink> {
     req.on('end', () => {
       const answer = (): void => {
         deliveries++;
-        if (!firstSeen.has(id)) firstSeen.set(id, at);
+        if (!firstSeen.has(id)) {
+          firstSeen.set(id, at);
+          onFirst?.(id, at);
+        }
         res.writeHead(200, { 'content-length': '0' });
         res.end();
       };
@@ -68,6 +74,9 @@ export async function startBenchSink(delayMs = 0): Promise<BenchSink> {
     }),
   };
 }
+
+/** The sink the push scenarios use: a process of its own (bench/lib/remote-sink.ts, the default), or this process's with `BENCH_SINK=inprocess`. */
+export const startSink = (delayMs = 0): Promise<BenchSink> => (process.env.BENCH_SINK === 'inprocess' ? startBenchSink(delayMs) : startRemoteSink(delayMs));
 
 export async function api(gwUrl: string, method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
   const res = await fetch(`${gwUrl}${path}`, { method, headers: { 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
@@ -105,7 +114,7 @@ export interface PushShape {
 
 /** HTTP in → webhook out at `ratePerS` for `durationS` (after `warmupS` at the same rate, not counted). */
 export async function pushLatency(gwUrl: string, ratePerS: number, durationS: number, warmupS: number, shape: PushShape = { ordering: 'key', concurrency: 6 }): Promise<PushLatencyResult> {
-  const sink = await startBenchSink();
+  const sink = await startSink();
   const agent = new Agent({ connections: 64, keepAliveTimeout: 30_000 });
   const name = await createPush(gwUrl, sink.url, 'latest', shape.concurrency, shape.ordering);
   try {
@@ -182,7 +191,7 @@ export interface PushThroughputResult {
  * nothing fails, so nothing is delivered twice).
  */
 export async function pushThroughput(gwUrl: string, records: number, shape: PushShape = { ordering: 'key', concurrency: 6 }, sinkDelayMs = 0): Promise<PushThroughputResult> {
-  const sink = await startBenchSink(sinkDelayMs);
+  const sink = await startSink(sinkDelayMs);
   const t0 = performance.now();
   const name = await createPush(gwUrl, sink.url, 'earliest', shape.concurrency, shape.ordering);
   try {
@@ -201,7 +210,7 @@ export async function pushThroughput(gwUrl: string, records: number, shape: Push
  * consumer (each batch's records launched as slots free up, the batch returned when they are done).
  */
 export async function rawConsumePost(brokers: readonly string[], topic: string, records: number, inFlight?: number): Promise<PushThroughputResult> {
-  const sink = await startBenchSink();
+  const sink = await startSink();
   const agent = new Agent({ connections: 64, keepAliveTimeout: 30_000 });
   const slots = { used: 0, waiters: [] as (() => void)[] };
   const kafka = new Kafka({ clientId: 'ce-gateway-bench-raw-post', brokers: [...brokers], logLevel: logLevel.WARN });
@@ -249,4 +258,22 @@ export async function rawConsumePost(brokers: readonly string[], topic: string, 
   await agent.close();
   await sink.close();
   return { name: inFlight === undefined ? 'raw kafkajs consumer + POST per record (one at a time per partition)' : `raw kafkajs consumer + POST per record (${inFlight} in flight)`, records, elapsedS, eventsPerS: records / elapsedS };
+}
+
+/** Throughput ratios of the push-consume scenario as numbers (null when a side was not run), for the results JSON. */
+export function pushRatios(runs: readonly PushThroughputResult[]): Record<string, number | null> {
+  const find = (pred: (name: string) => boolean): number | undefined => runs.find((r) => pred(r.name))?.eventsPerS;
+  const gateway = (ordering: string, slow: boolean): number | undefined => find((n) => n.startsWith('gateway') && n.includes(`ordering ${ordering}`) && n.includes('sink answering after') === slow);
+  const noop = find((n) => n === 'raw kafkajs consume');
+  const postSerial = find((n) => n.includes('POST') && n.includes('one at a time per partition'));
+  const postWindow = find((n) => n.includes('POST') && n.includes('in flight)'));
+  const ratio = (a: number | undefined, b: number | undefined): number | null => (a === undefined || b === undefined || b === 0 ? null : Number((a / b).toFixed(3)));
+  return {
+    keyVsRawNoop: ratio(gateway('key', false), noop),
+    keyVsRawPostPerPartition: ratio(gateway('key', false), postSerial),
+    keyVsRawPostWindow: ratio(gateway('key', false), postWindow),
+    noneVsRawNoop: ratio(gateway('none', false), noop),
+    noneVsRawPostWindow: ratio(gateway('none', false), postWindow),
+    noneVsKeySlowSink: ratio(gateway('none', true), gateway('key', true)),
+  };
 }

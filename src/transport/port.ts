@@ -84,10 +84,18 @@ export interface GroupSpec {
    * Records of one partition handled at once (default 1: strictly one after the other, in offset
    * order — what per-key order needs). Above 1 (an unordered subscription), records start in
    * offset order, finish in any order, and a partition's commit never passes its lowest unfinished
-   * record (src/transport/in-flight-window.ts). Adapters without a window (the in-memory and
-   * @platformatic/kafka adapters) handle one at a time; that is always allowed.
+   * record (src/transport/in-flight-window.ts). Adapters without a window (the in-memory adapter)
+   * handle one at a time; that is always allowed. Both Kafka adapters have lanes.
    */
   readonly inFlightPerPartition?: number;
+  /**
+   * With `inFlightPerPartition` above 1: records with the same Kafka key are handled one after
+   * the other in offset order, records of different keys alongside (per-key order, like Confluent
+   * Parallel Consumer's KEY ordering); records without a key count as one key. Default false
+   * (records of a partition start in offset order, finish in any order). Spec: issue 8
+   * ("ordering: key" = per-key order).
+   */
+  readonly perKeyOrder?: boolean;
   /** Topics whose partitions are always handled one record at a time, whatever `inFlightPerPartition` says (a retry topic: its records wait in order). */
   readonly serialTopics?: readonly string[];
 }

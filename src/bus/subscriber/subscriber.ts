@@ -136,12 +136,15 @@ export interface SubscribeOptions<K extends string = string> {
    * Records of one partition in flight at once. Unset: the transport's plain loop (one at a time,
    * inside its fetch loop). Set (push subscriptions set it): the partition gets a lane of this
    * width on adapters that have lanes (kafkajs), so fetching goes on while records are in hand.
-   * Above 1 (`ordering: 'none'` only) records start in offset order and finish in any order; the
-   * partition's commit never passes its lowest unfinished record, and a slow record holds up only
-   * itself. Retry-topic partitions stay one at a time.
-   * Errors at subscribe: CEG_INVALID_OPTIONS when not an integer ≥ 1, or above 1 with
-   * `ordering: 'key'` (per-key order needs one record at a time per partition).
-   * Spec: issue 8 ("ordering none").
+   * Above 1 with `ordering: 'none'`, records start in offset order and finish in any order; with
+   * `ordering: 'key'`, records of different keys (the Kafka record key = the event's partition key)
+   * run alongside and records of one key strictly one after the other, in offset order (records
+   * without a key count as one key). Either way the partition's commit never passes its lowest
+   * unfinished record, and a slow record holds up only itself (and, by key, the later records of
+   * its key). A retrying record (`ordering: 'key'`) still holds its whole partition until its
+   * retry, never the other partitions. Retry-topic partitions stay one at a time.
+   * Errors at subscribe: CEG_INVALID_OPTIONS when not an integer ≥ 1.
+   * Spec: issue 8 ("ordering none", per-key order for "ordering: key").
    */
   readonly inFlightPerPartition?: number;
 }
@@ -237,8 +240,8 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
   if (o.kinds.length === 0) throw new GatewayError('CEG_INVALID_OPTIONS', 'kinds: at least one event kind', { retriable: false, details: { field: 'kinds' } });
   const ordering: Ordering = o.ordering ?? 'key';
   const window = o.inFlightPerPartition ?? 1;
-  if (!Number.isInteger(window) || window < 1 || (ordering === 'key' && window > 1)) {
-    throw new GatewayError('CEG_INVALID_OPTIONS', `inFlightPerPartition: ${ordering === 'key' ? "1 with ordering 'key' (per-key order)" : 'an integer ≥ 1'}`, { retriable: false, details: { field: 'inFlightPerPartition' } });
+  if (!Number.isInteger(window) || window < 1) {
+    throw new GatewayError('CEG_INVALID_OPTIONS', 'inFlightPerPartition: an integer ≥ 1', { retriable: false, details: { field: 'inFlightPerPartition' } });
   }
   const eventIds = new Set<string>();
   const topics = new Set<string>();
@@ -514,7 +517,7 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
       ...(o.commitIntervalMs === undefined ? {} : { commitIntervalMs: o.commitIntervalMs }),
       ...(o.stopTimeoutMs === undefined ? {} : { stopTimeoutMs: o.stopTimeoutMs }),
       ...(o.partitionsConcurrently === undefined ? {} : { partitionsConcurrently: o.partitionsConcurrently }),
-      ...(o.inFlightPerPartition === undefined ? {} : { inFlightPerPartition: window, serialTopics: [retries] }),
+      ...(o.inFlightPerPartition === undefined ? {} : { inFlightPerPartition: window, perKeyOrder: ordering === 'key', serialTopics: [retries] }),
     },
     onRecord,
   );

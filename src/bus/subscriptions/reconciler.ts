@@ -49,8 +49,8 @@ export interface RunSpec {
   readonly startFrom: StartFrom;
   readonly state: SubscriptionState;
   /**
-   * `ordering: key`: partitions delivered at once by this instance, one record each.
-   * `ordering: none`: deliveries in flight on this instance, several of one partition at once.
+   * Deliveries in flight on this instance, several of one partition at once: with `ordering: key`
+   * one per key (per-key lanes), with `ordering: none` any.
    */
   readonly concurrency: number;
 }
@@ -392,10 +392,10 @@ export class Reconciler<D extends RunSpec> {
         filters: d.filters,
         startFrom: d.startFrom,
         partitionsConcurrently: d.concurrency,
-        // Lanes: fetching goes on while deliveries are in hand. Unordered: `concurrency` deliveries
-        // in flight on this instance (the sink's bound), several of one partition at once (issue 8,
-        // "ordering none"); by key: one per partition.
-        inFlightPerPartition: d.ordering === 'none' ? d.concurrency : 1,
+        // Lanes: fetching goes on while deliveries are in hand; `concurrency` deliveries in flight
+        // on this instance (the sink's bound), several of one partition at once (issue 8). By key:
+        // records of one key one after the other, other keys of the partition alongside.
+        inFlightPerPartition: d.concurrency,
         // The sink bounds each attempt itself (retry.timeoutMs, the hook's timeoutMs).
         handlerTimeoutMs: Number.POSITIVE_INFINITY,
         ...(d.retry.maxAgeMs === undefined ? {} : { maxAgeMs: d.retry.maxAgeMs }),

@@ -10,6 +10,7 @@
  * Spec: DESIGN "Known traps" (a produce that timed out is indeterminate).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { onAbort } from '../../core/abort-fanout.js';
 import { GatewayError } from '../../core/errors.js';
 import { deliveryFate } from '../../bus/publisher/index.js';
 import type { RecordPublisher, Settled } from '../../bus/publisher/index.js';
@@ -241,9 +242,8 @@ async function publish(res: ServerResponse, deps: IngressDeps, prepared: readonl
   const expired = new Promise<true>((resolve) => deadline.signal.addEventListener('abort', () => resolve(true), { once: true }));
   const timer = setTimeout(() => deadline.abort(new GatewayError('CEG_DELIVERY_TIMEOUT', 'deadline', { retriable: true })), remaining);
   // A shutdown past its grace period ends the wait as the deadline would: the answer lists each event's fate.
-  const onShutdown = (): void => deadline.abort(new GatewayError('CEG_CLOSED', 'shutting down', { retriable: true }));
-  if (shutdown?.aborted === true) onShutdown();
-  else shutdown?.addEventListener('abort', onShutdown, { once: true });
+  // One listener on the shared shutdown signal for every request waiting (src/core/abort-fanout.ts).
+  const unwatch = shutdown === undefined ? undefined : onAbort(shutdown, () => deadline.abort(new GatewayError('CEG_CLOSED', 'shutting down', { retriable: true })));
   const spans = producerSpans(deps, prepared);
   const sent = deps.publisher.sendAll(prepared.map((p, i) => ({ topic: p.topic, record: spans[i] === undefined ? p.record : withTraceparent(p.record, spans[i].traceparent), bytes: p.bytes })), deadline.signal);
   // One promise for the request (issue 14); each span ends with its record's outcome.
@@ -252,7 +252,7 @@ async function publish(res: ServerResponse, deps: IngressDeps, prepared: readonl
   const all = sent.done;
   const timedOut = await Promise.race([all.then(() => false), expired]);
   clearTimeout(timer);
-  shutdown?.removeEventListener('abort', onShutdown);
+  unwatch?.();
   if (timedOut) {
     deadline.abort(); // idempotent; withdrawals settle their promises synchronously
     await new Promise<void>((r) => setImmediate(r));

@@ -3,13 +3,11 @@ import { errorMessage } from '../../core/errors.js';
 import type { Consumption, GroupSpec, RecordContext, RecordHandler, TransportRecord } from '../port.js';
 import { RecordRunner } from '../record-runner.js';
 import { PartitionLane } from '../in-flight-window.js';
+import type { LaneOrder } from '../in-flight-window.js';
+import { LANE_HIGH, LanePump } from '../lane-pump.js';
 import { fromKafkaError } from './errors.js';
 import { fromKafkaHeaders } from './headers.js';
 import type { KafkaTransportOptions } from './options.js';
-
-/** A lane with this many records waiting pauses its partition; it resumes once down to LANE_LOW. */
-const LANE_HIGH = 1000;
-const LANE_LOW = 250;
 
 type Assignment = readonly { readonly topic: string; readonly partition: number }[];
 
@@ -90,15 +88,14 @@ export class KafkaConsumption implements Consumption {
   /** Lane width when the group uses lanes (`inFlightPerPartition` set), else undefined (one record at a time inside eachBatch). */
   readonly #window: number | undefined;
   readonly #serialTopics: ReadonlySet<string>;
-  /** In-flight window only: one lane per partition held (see #laned). */
-  readonly #lanes = new Map<string, PartitionLane<TransportRecord>>();
+  readonly #laneOrder: LaneOrder;
+  /** In-flight window only: one lane per partition held, and what starts their records (see #laned). */
+  readonly #pump: LanePump<TransportRecord>;
   #laneHeartbeat: (() => Promise<void>) | undefined;
   readonly #laneCtx: RecordContext;
   #laneCommitTimer: NodeJS.Timeout | undefined;
   #laneCommitting: Promise<void> | undefined;
   #laneCommitAgain = false;
-  #lanesInHand = 0;
-  readonly #lanesMaxInHand: number;
 
   private constructor(kafka: Kafka, spec: GroupSpec, handler: RecordHandler, opts: KafkaTransportOptions, pins: LatestPins) {
     this.group = spec.group;
@@ -109,8 +106,19 @@ export class KafkaConsumption implements Consumption {
     this.#commitIntervalMs = spec.commitIntervalMs ?? 1000;
     this.#window = spec.inFlightPerPartition === undefined ? undefined : Math.max(1, Math.floor(spec.inFlightPerPartition));
     this.#serialTopics = new Set(spec.serialTopics ?? []);
-    this.#lanesMaxInHand = spec.partitionsConcurrently ?? opts.partitionsConsumedConcurrently;
+    this.#laneOrder = spec.perKeyOrder === true ? 'key' : 'offset';
     this.#laneCtx = { signal: this.#runner.signal, heartbeat: () => this.#laneHeartbeat?.() ?? Promise.resolve() };
+    this.#pump = new LanePump<TransportRecord>(spec.partitionsConcurrently ?? opts.partitionsConsumedConcurrently, {
+      run: (r) => this.#runner.run(r, this.#laneCtx),
+      track: (p) => void this.#track(p),
+      stopping: () => this.#stopping,
+      processed: () => this.#laneProcessed(),
+      redeliver: (lane, r) => this.#redeliverLane(lane, r),
+      unpause: (lane) => {
+        lane.paused = false;
+        this.#consumer.resume([{ topic: lane.topic, partitions: [lane.partition] }]);
+      },
+    });
     this.done = new Promise<void>((resolve, reject) => {
       this.#settle = (f) => (f === undefined ? resolve() : reject(asError(f.err)));
     });
@@ -288,8 +296,8 @@ export class KafkaConsumption implements Consumption {
    * is taken into its partition's lane and the batch returns at once, so kafkajs fetches again
    * without waiting for the deliveries (its next fetch starts after the last *resolved* offset:
    * taken records are resolved when taken); a lane with more than {@link LANE_HIGH} records waiting
-   * pauses its partition until it is down to {@link LANE_LOW}. Up to the lane's width records are
-   * in hand at once (1 for ordering by key and for serial topics such as the retry topic).
+   * pauses its partition until it is down to `LANE_LOW` (src/transport/lane-pump.ts). Up to the lane's width records are
+   * in hand at once (by key with `perKeyOrder`: one per key; 1 for serial topics such as the retry topic).
    * kafkajs's autoCommit is off for such a consumption: the lanes commit the lowest unfinished
    * offset of each partition themselves (every `commitEveryRecords` records or `commitIntervalMs`,
    * and at stop). A `redeliver` seeks the partition back to the record and pauses it until the
@@ -298,10 +306,10 @@ export class KafkaConsumption implements Consumption {
   #laned(payload: EachBatchPayload, ctx: RecordContext): void {
     const { topic, partition } = payload.batch;
     const key = tpKey(topic, partition);
-    let lane = this.#lanes.get(key);
+    let lane = this.#pump.lanes.get(key);
     if (lane === undefined) {
-      lane = new PartitionLane<TransportRecord>(topic, partition, this.#serialTopics.has(topic) ? 1 : this.#window!);
-      this.#lanes.set(key, lane);
+      lane = this.#serialTopics.has(topic) ? new PartitionLane<TransportRecord>(topic, partition, 1) : new PartitionLane<TransportRecord>(topic, partition, this.#window!, this.#laneOrder);
+      this.#pump.lanes.set(key, lane);
     }
     this.#laneHeartbeat = () => ctx.heartbeat();
     for (const message of payload.batch.messages) {
@@ -313,54 +321,11 @@ export class KafkaConsumption implements Consumption {
       payload.resolveOffset(message.offset);
       this.#handledOnce.add(key);
     }
-    this.#pump(lane);
+    this.#pump.pump(lane);
     if (lane.waiting >= LANE_HIGH && !lane.paused && !lane.halted) {
       lane.paused = true;
       this.#consumer.pause([{ topic, partitions: [partition] }]);
     }
-  }
-
-  /**
-   * Starts the lane's waiting records while its window has room and the member's bound
-   * (`partitionsConcurrently`: records in hand over all lanes) is not reached. A record is only
-   * started when it can be delivered now: waiting in a sink's own queue it would hold up its
-   * partition's commit and cost its decoding early.
-   */
-  #pump(lane: PartitionLane<TransportRecord>): void {
-    if (this.#stopping) return;
-    while (this.#lanesInHand < this.#lanesMaxInHand) {
-      const r = lane.start();
-      if (r === undefined) return;
-      this.#lanesInHand++;
-      void this.#track(
-        this.#runner.run(r, this.#laneCtx).then((outcome) => {
-          this.#lanesInHand--;
-          const stopped = outcome === 'failed' || outcome === 'abandoned';
-          const after = lane.finish(r.offset, stopped ? { kind: 'stopped' } : outcome);
-          if (!stopped && outcome.kind === 'done') this.#laneProcessed();
-          if (this.#stopping) return;
-          if (lane.revoked) {
-            this.#pumpAll(lane);
-            return;
-          }
-          if (after !== undefined) this.#redeliverLane(lane, after);
-          // The place freed up goes to the lanes after this one first, this one last: with fewer
-          // places than partitions, every partition gets its turn (no lane keeps its place forever).
-          this.#pumpAll(lane);
-          if (lane.paused && !lane.halted && lane.waiting <= LANE_LOW) {
-            lane.paused = false;
-            this.#consumer.resume([{ topic: lane.topic, partitions: [lane.partition] }]);
-          }
-        }),
-      );
-    }
-  }
-
-  /** Offers free places to every lane, beginning with the one after `last` and ending with `last`. */
-  #pumpAll(last: PartitionLane<TransportRecord>): void {
-    const lanes = [...this.#lanes.values()];
-    const at = lanes.indexOf(last);
-    for (let i = 1; i <= lanes.length && this.#lanesInHand < this.#lanesMaxInHand; i++) this.#pump(lanes[(at + i) % lanes.length]!);
   }
 
   /** The lane's record must come again after `afterMs`: seek back to it, pause, resume later. */
@@ -376,6 +341,7 @@ export class KafkaConsumption implements Consumption {
         lane.resume();
         lane.paused = false;
         this.#consumer.resume([tp]);
+        this.#pump.wake(lane);
       },
       { topic: lane.topic, partition: lane.partition },
     );
@@ -404,7 +370,7 @@ export class KafkaConsumption implements Consumption {
     const run = async (): Promise<void> => {
       do {
         this.#laneCommitAgain = false;
-        const due = [...this.#lanes.values()].flatMap((l) => {
+        const due = [...this.#pump.lanes.values()].flatMap((l) => {
           const o = l.pendingCommit();
           return o === undefined ? [] : [{ lane: l, offset: o }];
         });
@@ -445,10 +411,10 @@ export class KafkaConsumption implements Consumption {
   /** Lanes of partitions this member no longer holds stop (their records in hand finish; nothing is committed for them). */
   #revokeLanes(): void {
     const held = new Set(this.#assignment.map((a) => tpKey(a.topic, a.partition)));
-    for (const [key, lane] of this.#lanes) {
+    for (const [key, lane] of this.#pump.lanes) {
       if (held.has(key)) continue;
       lane.revoke();
-      this.#lanes.delete(key);
+      this.#pump.lanes.delete(key);
       // kafkajs keeps a pause across joins: a partition that comes back must not stay paused.
       if (lane.paused) this.#consumer.resume([{ topic: lane.topic, partitions: [lane.partition] }]);
     }

@@ -4,6 +4,8 @@ import { errorMessage } from '../../core/errors.js';
 import type { KafkaTransportOptions } from '../kafka/options.js';
 import type { Consumption, GroupSpec, RecordContext, RecordHandler, TransportRecord } from '../port.js';
 import { RecordRunner } from '../record-runner.js';
+import { PartitionLane } from '../in-flight-window.js';
+import { LANE_HIGH, LanePump } from '../lane-pump.js';
 import { baseOptions, closeForced } from './client-options.js';
 import { fromPlatformaticError } from './errors.js';
 import { fetchOnce, listOffsets, tpKey } from './fetcher.js';
@@ -32,6 +34,8 @@ interface PartitionState {
   committed: bigint | undefined;
   /** Given up in a rebalance: its records in hand finish, nothing of it is committed any more. */
   revoked: boolean;
+  /** With an in-flight window (`inFlightPerPartition` set): the partition's lane; `queue` and `busy` are then unused. */
+  lane: PartitionLane<TransportRecord> | undefined;
 }
 
 /**
@@ -44,6 +48,11 @@ interface PartitionState {
  *   or at the earliest offset.
  * - Records of a partition are handled one at a time in offset order; partitions run
  *   concurrently; a partition is fetched again only when its fetched records are all handled.
+ *   With `inFlightPerPartition` set (push subscriptions), records go into per-partition lanes
+ *   instead, as on the kafkajs adapter (src/transport/in-flight-window.ts, lane-pump.ts): a
+ *   partition is fetched again while its records are in hand (until `LANE_HIGH` wait), up to that
+ *   many of one partition in hand at once (by key with `perKeyOrder`), `partitionsConcurrently`
+ *   over the member; what is committed is each lane's lowest unfinished record.
  * - A handled record's offset is committed in batches: every `commitEveryRecords` records or
  *   `commitIntervalMs`, when the member learns of a rebalance (before it joins again) and before
  *   it leaves. Only handled offsets are committed (at-least-once); a partition given up in a
@@ -88,6 +97,9 @@ export class PlatformaticConsumption implements Consumption {
   #wake: (() => void) | undefined;
   #loop: Promise<void> | undefined;
   #firstAssignment: { resolve: () => void; reject: (err: unknown) => void } | undefined;
+  /** Lanes (in-flight window) when the group asked for one, else undefined. */
+  readonly #pump: LanePump<TransportRecord> | undefined;
+  readonly #serialTopics: ReadonlySet<string>;
 
   private constructor(spec: GroupSpec, handler: RecordHandler, opts: KafkaTransportOptions, pins: LatestPins) {
     this.group = spec.group;
@@ -113,6 +125,27 @@ export class PlatformaticConsumption implements Consumption {
     this.#fetcher = new Consumer({ ...baseOptions(opts, `${suffix}-fetch`), groupId: `${spec.group}.fetcher-never-joins` });
     // Heartbeats run on the member's own timer whatever the handler does.
     this.#ctx = { signal: this.#runner.signal, heartbeat: () => Promise.resolve() };
+    this.#serialTopics = new Set(spec.serialTopics ?? []);
+    this.#pump =
+      spec.inFlightPerPartition === undefined
+        ? undefined
+        : new LanePump<TransportRecord>(spec.partitionsConcurrently ?? opts.partitionsConsumedConcurrently, {
+            run: (r) => this.#runner.run(r, this.#ctx),
+            track: (p) => {
+              this.#drives.add(p);
+              const untrack = (): void => void this.#drives.delete(p);
+              p.then(untrack, untrack);
+            },
+            stopping: () => this.#stopping,
+            processed: () => {
+              if (++this.#sinceCommit >= this.#commitEveryRecords) void this.#commit();
+            },
+            redeliver: (lane, r) => this.#redeliverLane(lane, r),
+            unpause: (lane) => {
+              lane.paused = false;
+              this.#wakeUp();
+            },
+          });
   }
 
   /**
@@ -181,6 +214,8 @@ export class PlatformaticConsumption implements Consumption {
     for (const [key, state] of this.#partitions) {
       if (keys.has(key)) continue;
       state.revoked = true;
+      state.lane?.revoke();
+      this.#pump?.lanes.delete(key);
       this.#partitions.delete(key);
     }
     const fresh = assigned.filter((a) => !this.#partitions.has(tpKey(a.topic, a.partition)));
@@ -189,7 +224,8 @@ export class PlatformaticConsumption implements Consumption {
       if (generation !== this.#generation || this.#stopping) return; // another join came meanwhile
       for (const { topic, partition } of fresh) {
         const next = starts.get(tpKey(topic, partition))!;
-        this.#partitions.set(tpKey(topic, partition), { topic, partition, next, queue: [], busy: false, paused: false, handled: undefined, committed: undefined, revoked: false });
+        const lane = this.#laneFor(topic, partition);
+        this.#partitions.set(tpKey(topic, partition), { topic, partition, next, queue: [], busy: false, paused: false, handled: undefined, committed: undefined, revoked: false, lane });
       }
       this.#assignment = Object.freeze(assigned);
       this.#opts.logger.debug({ group: this.group, assignment: assigned.map((a) => `${a.topic}/${a.partition}`) }, 'consumer joined its group');
@@ -247,7 +283,7 @@ export class PlatformaticConsumption implements Consumption {
     let failures = 0;
     const limit = (this.#opts.retries + 1) * (this.#opts.maxRestarts + 1);
     while (!this.#stopping) {
-      const wanted = [...this.#partitions.values()].filter((p) => !p.revoked && !p.paused && !p.busy && p.queue.length === 0);
+      const wanted = [...this.#partitions.values()].filter((p) => !p.revoked && !p.paused && (p.lane === undefined ? !p.busy && p.queue.length === 0 : !p.lane.paused && !p.lane.halted));
       if (wanted.length === 0) {
         await new Promise<void>((resolve) => {
           this.#wake = resolve;
@@ -275,6 +311,10 @@ export class PlatformaticConsumption implements Consumption {
         if (a === undefined || a.state !== this.#partitions.get(tpKey(f.topic, f.partition)) || a.state.revoked || a.state.paused || a.state.next !== a.offset) continue;
         a.state.next = f.next;
         if (f.records.length === 0) continue;
+        if (a.state.lane !== undefined) {
+          this.#laned(a.state, a.state.lane, f.records);
+          continue;
+        }
         a.state.queue = [...f.records];
         this.#drive(a.state);
       }
@@ -320,6 +360,51 @@ export class PlatformaticConsumption implements Consumption {
 
 
 
+  #laneFor(topic: string, partition: number): PartitionLane<TransportRecord> | undefined {
+    if (this.#pump === undefined) return undefined;
+    const lane = this.#serialTopics.has(topic)
+      ? new PartitionLane<TransportRecord>(topic, partition, 1)
+      : new PartitionLane<TransportRecord>(topic, partition, this.#spec.inFlightPerPartition!, this.#spec.perKeyOrder === true ? 'key' : 'offset');
+    this.#pump.lanes.set(tpKey(topic, partition), lane);
+    return lane;
+  }
+
+  /** Takes fetched records into the partition's lane and starts what may start; a lane with LANE_HIGH waiting is not fetched until down to LANE_LOW. */
+  #laned(state: PartitionState, lane: PartitionLane<TransportRecord>, records: readonly TransportRecord[]): void {
+    for (const r of records) {
+      if (lane.halted) break;
+      const what = lane.classify(r.offset);
+      if (what !== 'skip') lane.take(r, what === 'finished');
+    }
+    this.#pump!.pump(lane);
+    if (lane.waiting >= LANE_HIGH && !lane.halted) lane.paused = true;
+    this.#laneCommitOffset(state, lane);
+  }
+
+  /** What a commit stores for a laned partition: its lowest unfinished record. */
+  #laneCommitOffset(state: PartitionState, lane: PartitionLane<TransportRecord>): void {
+    const o = lane.commitOffset();
+    if (o !== undefined) state.handled = o;
+  }
+
+  /** The lane restarts at `r.offset` after `r.afterMs`: fetched from there once the wait is over. */
+  #redeliverLane(lane: PartitionLane<TransportRecord>, r: { readonly offset: bigint; readonly afterMs: number }): void {
+    const state = this.#partitions.get(tpKey(lane.topic, lane.partition));
+    if (state === undefined || state.lane !== lane) return;
+    state.next = r.offset;
+    state.paused = true;
+    this.#runner.resumeLater(
+      r.afterMs,
+      () => {
+        if (lane.revoked) return;
+        lane.resume();
+        state.paused = false;
+        this.#wakeUp();
+      },
+      { topic: lane.topic, partition: lane.partition },
+    );
+  }
+
   /** Commits the handled offsets not yet committed; one commit at a time (a request meanwhile commits again after it). */
   #commit(): Promise<void> {
     if (this.#committing !== undefined) {
@@ -327,6 +412,7 @@ export class PlatformaticConsumption implements Consumption {
       return this.#committing;
     }
     this.#sinceCommit = 0;
+    for (const p of this.#partitions.values()) if (p.lane !== undefined) this.#laneCommitOffset(p, p.lane);
     const due = [...this.#partitions.values()].filter((p) => !p.revoked && p.handled !== undefined && (p.committed === undefined || p.handled > p.committed));
     if (due.length === 0) return Promise.resolve();
     const offsets = due.map((p) => ({ topic: p.topic, partition: p.partition, offset: p.handled!, leaderEpoch: -1 }));

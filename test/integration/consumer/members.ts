@@ -21,13 +21,14 @@ export interface OwnCatalog {
   close(): Promise<void>;
 }
 
-export function ownCatalog(prefix: string): OwnCatalog {
+/** `client`: the Kafka client of its members; default `KAFKA_CLIENT` of the test run (see {@link kafkaClientEnv}). */
+export function ownCatalog(prefix: string, client?: 'kafkajs' | 'platformatic'): OwnCatalog {
   const run = uniqueName(prefix);
   const { dir, cleanup } = catalogWithOwnTopics(run);
   const members: Gateway[] = [];
   const env = (): Record<string, string> => {
     const s = stackEnv();
-    return { KAFKA_BROKERS: s.kafkaBrokers.join(','), SCHEMA_REGISTRY_URL: s.schemaRegistryUrl, CATALOG_DIR: dir, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', ...kafkaClientEnv() };
+    return { KAFKA_BROKERS: s.kafkaBrokers.join(','), SCHEMA_REGISTRY_URL: s.schemaRegistryUrl, CATALOG_DIR: dir, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', ...(client === undefined ? kafkaClientEnv() : { KAFKA_CLIENT: client }) };
   };
   return {
     dir,

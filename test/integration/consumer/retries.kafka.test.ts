@@ -29,6 +29,8 @@ describe.each<[Ordering, number | undefined]>([
   ['key', undefined],
   ['none', undefined],
   ['key', 1],
+  // Per-key lanes (push subscriptions' ordering key): the retrying record holds its partition, not the others.
+  ['key', 4],
   ['none', 8],
 ])('a retrying record blocks nothing else (ordering %s, inFlightPerPartition %s)', (ordering, window) => {
   it(`six partitions, one record retried 5 times over ≥ 10 s: records on the other five partitions are handled within 1 s (ordering ${ordering}, inFlightPerPartition ${window ?? 'unset'})`, async () => {

@@ -11,6 +11,10 @@
  * - A retrying event on one partition does not delay the other partitions.
  * - SIGKILL of one gateway mid-stream: every event delivered at least once; duplicates no more
  *   than the deliveries that gateway made in the last second before it died (commits every 250 ms).
+ * `ordering: key` runs per-key lanes (several keys of a partition at once), so "in order per key"
+ * checks them. Both Kafka clients have lanes: `KAFKA_CLIENT=platformatic npx vitest run <this file>`
+ * runs the gateways on @platformatic/kafka (a second client doubles the file's minutes, so it is
+ * chosen per run rather than run twice).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';

@@ -1,0 +1,84 @@
+/**
+ * What both Kafka adapters do with their partition lanes (src/transport/in-flight-window.ts) once
+ * records are taken: start them while a lane's window has room and the member's bound on records
+ * in hand (`maxInHand`, over all lanes) is not reached; when one finishes, hand the place freed to
+ * the other lanes first (round robin: with fewer places than partitions every partition gets its
+ * turn); arrange a redelivery when a lane asks for one; let a lane paused for having too many
+ * records waiting ({@link LANE_HIGH}) fetch again once down to {@link LANE_LOW}. The adapter does
+ * the client's part (pause, resume, seek, commit) through {@link LaneHooks}.
+ * Adapter-neutral: no client here. Spec: issue 8 (push delivery: lanes, in-flight window, per-key order).
+ */
+import type { LaneRecord, PartitionLane } from './in-flight-window.js';
+import type { RecordDecision } from './port.js';
+
+/** A lane with this many records waiting stops fetching its partition; it fetches again once down to LANE_LOW. */
+export const LANE_HIGH = 1000;
+export const LANE_LOW = 250;
+
+/** The client's part. */
+export interface LaneHooks<R extends LaneRecord> {
+  /** Handles one record; never rejects (the record runner's outcomes). */
+  run(record: R): Promise<RecordDecision | 'failed' | 'abandoned'>;
+  /** Keeps the promise for the member's stop (it waits for every record in hand). */
+  track(p: Promise<void>): void;
+  /** The member is stopping: nothing new starts. */
+  stopping(): boolean;
+  /** A record was processed (commit cadence). */
+  processed(): void;
+  /** The lane restarts at `r.offset` after `r.afterMs` ms: position the partition there, fetch nothing of it until then, then `lane.resume()` and {@link LanePump.wake}. */
+  redeliver(lane: PartitionLane<R>, r: { readonly offset: bigint; readonly afterMs: number }): void;
+  /** The lane was paused for backpressure (`lane.paused`) and is down to {@link LANE_LOW}: fetch it again (the hook clears `lane.paused`). */
+  unpause(lane: PartitionLane<R>): void;
+}
+
+export class LanePump<R extends LaneRecord> {
+  /** The member's lanes, one per partition held. */
+  readonly lanes = new Map<string, PartitionLane<R>>();
+  readonly #maxInHand: number;
+  readonly #hooks: LaneHooks<R>;
+  #inHand = 0;
+
+  /** `maxInHand`: records in hand over all lanes at once (integer ≥ 1). */
+  constructor(maxInHand: number, hooks: LaneHooks<R>) {
+    this.#maxInHand = Math.max(1, Math.floor(maxInHand));
+    this.#hooks = hooks;
+  }
+
+  /** Records in hand over all lanes. */
+  get inHand(): number {
+    return this.#inHand;
+  }
+
+  /**
+   * Starts the lane's records while its window and the member's bound allow. A record is only
+   * started when it can be delivered now: waiting in a sink's own queue it would hold up its
+   * partition's commit and cost its decoding early.
+   */
+  pump(lane: PartitionLane<R>): void {
+    if (this.#hooks.stopping()) return;
+    while (this.#inHand < this.#maxInHand) {
+      const r = lane.start();
+      if (r === undefined) return;
+      this.#inHand++;
+      this.#hooks.track(this.#hooks.run(r).then((outcome) => this.#finished(lane, r, outcome)));
+    }
+  }
+
+  /** Offers free places to every lane, beginning with the one after `last` and ending with `last` (or with all, from the first). */
+  wake(last?: PartitionLane<R>): void {
+    const lanes = [...this.lanes.values()];
+    const at = last === undefined ? -1 : lanes.indexOf(last);
+    for (let i = 1; i <= lanes.length && this.#inHand < this.#maxInHand; i++) this.pump(lanes[(at + i + lanes.length) % lanes.length]!);
+  }
+
+  #finished(lane: PartitionLane<R>, r: R, outcome: RecordDecision | 'failed' | 'abandoned'): void {
+    this.#inHand--;
+    const stopped = outcome === 'failed' || outcome === 'abandoned';
+    const after = lane.finish(r.offset, stopped ? { kind: 'stopped' } : outcome);
+    if (!stopped && outcome.kind === 'done') this.#hooks.processed();
+    if (this.#hooks.stopping()) return;
+    if (!lane.revoked && after !== undefined) this.#hooks.redeliver(lane, after);
+    this.wake(lane);
+    if (!lane.revoked && lane.paused && !lane.halted && lane.waiting <= LANE_LOW) this.#hooks.unpause(lane);
+  }
+}
