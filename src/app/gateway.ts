@@ -343,6 +343,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       requestsPerSecond: a.requestsPerSecond,
       eventsPerSecond: a.eventsPerSecond,
       failuresPerMinute: a.failuresPerMinute,
+      trustedProxies: a.trustedProxies,
       audit: log.child({ component: 'audit' }),
       ...(partners === undefined || a.oidc === undefined ? {} : { oidc: a.oidc }),
     });

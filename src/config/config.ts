@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
+import proxyAddr from 'proxy-addr';
 import { z } from 'zod';
 import { GatewayError } from '../core/errors.js';
 
@@ -15,6 +16,15 @@ const brokers = z
   .string()
   .transform((s) => s.split(',').map((b) => b.trim()).filter((b) => b !== ''))
   .pipe(z.array(z.string().regex(/^[A-Za-z0-9.-]+:\d{1,5}$|^\[[0-9a-fA-F:]+\]:\d{1,5}$/, 'host:port')).min(1));
+/** A proxy-addr trust entry: an IP address, a CIDR range, or loopback / linklocal / uniquelocal. */
+const isTrustEntry = (e: string): boolean => {
+  try {
+    proxyAddr.compile(e);
+    return true;
+  } catch {
+    return false;
+  }
+};
 const httpUrl = z.url({ protocol: /^https?$/ });
 const name = z.string().regex(/^[A-Za-z0-9._-]{1,100}$/, 'letters, digits, ".", "_" or "-"');
 
@@ -80,6 +90,11 @@ const schema = z.object({
   RATE_LIMIT_REQUESTS_PER_S: positiveInt.default(100),
   RATE_LIMIT_EVENTS_PER_S: positiveInt.default(1000),
   AUTH_FAILURES_PER_MINUTE: positiveInt.default(10),
+  TRUSTED_PROXIES: z
+    .string()
+    .transform((s) => s.split(',').map((b) => b.trim()).filter((b) => b !== ''))
+    .pipe(z.array(z.string().refine(isTrustEntry, 'an IP address, a CIDR range, or loopback, linklocal, uniquelocal')))
+    .default([]),
   OIDC_ISSUER: z.string().min(1).optional(),
   OIDC_AUDIENCE: z.string().min(1).optional(),
   OIDC_JWKS_URL: httpUrl.optional(),
@@ -118,6 +133,8 @@ export interface Config {
     readonly requestsPerSecond: number;
     readonly eventsPerSecond: number;
     readonly failuresPerMinute: number;
+    /** Proxies whose `X-Forwarded-For` names the client address (`TRUSTED_PROXIES`); empty: the TCP peer is the client. */
+    readonly trustedProxies: readonly string[];
     /** OIDC JWT bearer tokens (`OIDC_*`): issuer, audience, JWKS (URL or file), the claim naming the partner. */
     readonly oidc?: { readonly issuer: string; readonly audience: string; readonly jwksUrl?: string; readonly jwksFile?: string; readonly partnerClaim: string };
   };
@@ -321,6 +338,7 @@ function build(e: z.infer<typeof schema>, ca: { readonly kafka?: string; readonl
       requestsPerSecond: e.RATE_LIMIT_REQUESTS_PER_S,
       eventsPerSecond: e.RATE_LIMIT_EVENTS_PER_S,
       failuresPerMinute: e.AUTH_FAILURES_PER_MINUTE,
+      trustedProxies: e.TRUSTED_PROXIES,
       ...(e.OIDC_ISSUER === undefined || e.OIDC_AUDIENCE === undefined
         ? {}
         : {

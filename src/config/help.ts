@@ -56,6 +56,7 @@ export const CONFIG_HELP: Readonly<Record<string, string>> = Object.freeze({
   METRICS_AUTH: 'admin (GET /metrics needs an admin key) or public',
   RATE_LIMIT_REQUESTS_PER_S: 'requests per second per partner, an integer ≥ 1 (default 100)',
   RATE_LIMIT_EVENTS_PER_S: 'events per second per partner, an integer ≥ 1 (default 1000)',
+  TRUSTED_PROXIES: 'comma list of proxies (IP, CIDR, loopback, linklocal, uniquelocal) whose X-Forwarded-For names the client address that failed authentications are counted against (default: none, the TCP peer)',
   AUTH_FAILURES_PER_MINUTE: 'failed authentication attempts per client address per minute before 429, an integer ≥ 1 (default 10)',
   OIDC_ISSUER: 'the OIDC issuer (iss) of accepted JWT bearer tokens',
   OIDC_AUDIENCE: 'the audience (aud) accepted JWT bearer tokens must name',

@@ -15,6 +15,8 @@ import type { Envelope } from '../../envelope/index.js';
 import type { Logger } from '../../observability/index.js';
 import { ANONYMOUS, Access, admitEvents } from './access.js';
 import { Authenticator } from './authenticate.js';
+import { clientAddressOf } from './client-address.js';
+import type { ClientAddressOf } from './client-address.js';
 import type { AuthOutcome } from './authenticate.js';
 import { OidcVerifier } from './oidc.js';
 import type { OidcOptions } from './oidc.js';
@@ -35,6 +37,8 @@ export interface HttpAuthOptions {
   readonly requestsPerSecond: number;
   readonly eventsPerSecond: number;
   readonly failuresPerMinute: number;
+  /** Proxies whose `X-Forwarded-For` is believed for the client address (see client-address.ts); default none. */
+  readonly trustedProxies?: readonly string[];
   /** Where audit lines go (the gateway's logger with `component: audit`). */
   readonly audit: Logger;
   /** OIDC bearer tokens mapped to partners (needs `partners`). */
@@ -68,11 +72,13 @@ export class HttpAuth {
   #stats = { failures: 0, limited: { requests: 0, events: 0, failures: 0 } };
   readonly #authenticator: Authenticator | undefined;
   readonly #rates: PartnerRateLimits;
+  readonly #clientAddress: ClientAddressOf;
 
   constructor(o: HttpAuthOptions) {
     this.#o = o;
     this.#authenticator =
       o.partners === undefined ? undefined : new Authenticator(o.partners, { failuresPerMinute: o.failuresPerMinute, ...(o.oidc === undefined ? {} : { oidc: new OidcVerifier(o.oidc, o.partners) }) });
+    this.#clientAddress = clientAddressOf(o.trustedProxies);
     this.#rates = new PartnerRateLimits({ requestsPerSecond: o.requestsPerSecond, eventsPerSecond: o.eventsPerSecond });
   }
 
@@ -99,7 +105,7 @@ export class HttpAuth {
    */
   check(req: IncomingMessage, path: string): AuthStep | Promise<AuthStep> {
     if (this.#authenticator === undefined) return { ok: true, access: new Access(ANONYMOUS, this.#o.audit), headers: {} };
-    const outcome = this.#authenticator.authenticate(req.headersDistinct.authorization, req.socket.remoteAddress ?? 'unknown');
+    const outcome = this.#authenticator.authenticate(req.headersDistinct.authorization, this.#clientAddress(req));
     return outcome instanceof Promise ? outcome.then((o) => this.#admit(req, path, o)) : this.#admit(req, path, outcome);
   }
 
