@@ -33,7 +33,7 @@ describe.each<[Ordering, number | undefined]>([
   ['key', 4],
   ['none', 8],
 ])('a retrying record blocks nothing else (ordering %s, inFlightPerPartition %s)', (ordering, window) => {
-  it(`six partitions, one record retried 5 times over ≥ 10 s: records on the other five partitions are handled within 1 s (ordering ${ordering}, inFlightPerPartition ${window ?? 'unset'})`, async () => {
+  it(`six partitions, one record retried 5 times over ≥ 10 s: records on the other five partitions are handled within 3 s, not after the ≥ 10 s of retries (ordering ${ordering}, inFlightPerPartition ${window ?? 'unset'})`, async () => {
     const gw = await cat.member();
     const [stuck, ...others] = instrumentsPerPartition(6, `R${ordering}${window ?? 0}`);
     const attempts: number[] = [];
@@ -77,7 +77,9 @@ describe.each<[Ordering, number | undefined]>([
       expect(attempts).toHaveLength(5);
       expect(attempts.at(-1)! - attempts[0]!).toBeGreaterThanOrEqual(10_000);
       expect(lag).toHaveLength(sent);
-      expect(Math.max(...lag)).toBeLessThan(1000);
+      // Blocked, the records published during the first retry waits would take ≥ 7 s (until the stuck
+      // record is dead-lettered); 3 s leaves room for a loaded machine (publish → fetch → handler).
+      expect(Math.max(...lag)).toBeLessThan(3000);
       expect(sub.stats()).toMatchObject({ handled: sent, deadLettered: 1, retried: 4 });
     } finally {
       await sub.unsubscribe();
