@@ -15,7 +15,9 @@
  * BENCH_SCENARIOS (comma list of raw-single, gateway-single, raw-batch, gateway-batch, raw-consume,
   const secretsKey = randomBytes(32).toString('base64');
  * raw-decode-consume, gateway-consume; default all), BENCH_CONSUME_RECORDS (200000: records read by the consume
- * scenarios; the topic is filled up to that many first),
+ * scenarios; the topic is filled up to that many first), BENCH_CONSUME_CLIENTS (kafkajs,platformatic: the
+ * clients gateway-consume runs on, each in this process from the checkout's dist/, and from
+ * BENCH_BASELINE_ROOT's right after when set; `--profile` profiles each read into <profile>/consume/),
  * BENCH_PROFILE_DIR (the gateway child writes a V8 .cpuprofile there on exit),
  * BENCH_PUSH_RATE (1000 events/s offered in push-latency), BENCH_PUSH_RECORDS (20000, push-consume),
  * BENCH_PUSH_WINDOW (32: `concurrency` of the ordering-none push subscription and the raw consumer
@@ -362,10 +364,23 @@ async function main(): Promise<void> {
     if (unknown.length > 0) throw new Error(`BENCH_SCENARIOS: unknown ${unknown.join(', ')}`);
     const plan = wanted.length === 0 ? all : all.filter(([n]) => wanted.includes(n.replace(/@baseline$/, '')));
     const consumeRecords = intEnv('BENCH_CONSUME_RECORDS', 200_000);
+    const consumeClients = (process.env.BENCH_CONSUME_CLIENTS ?? 'kafkajs,platformatic').split(',').map((c) => c.trim()).filter((c): c is Client => c === 'kafkajs' || c === 'platformatic');
     const consumeScenarios: [string, () => Promise<ConsumeResult>][] = [
       ['raw-consume', () => rawConsume(brokerList, TOPIC, consumeRecords)],
       ['raw-decode-consume', () => rawConsume(brokerList, TOPIC, consumeRecords, registryUrl)],
-      ['gateway-consume', () => gatewayConsume({ KAFKA_BROKERS: brokers, SCHEMA_REGISTRY_URL: registryUrl, CATALOG_DIR: benchCatalog.dir, DATASCHEMA_BASE_URL: dataschemaBase }, consumeRecords)],
+      // Per client (BENCH_CONSUME_CLIENTS, default both), each followed by its baseline twin when BENCH_BASELINE_ROOT is set.
+      ...consumeClients.flatMap((client) =>
+        [ROOT, ...(BASELINE_ROOT === undefined ? [] : [BASELINE_ROOT])].map((root): [string, () => Promise<ConsumeResult>] => [
+          'gateway-consume',
+          () =>
+            gatewayConsume({ KAFKA_BROKERS: brokers, SCHEMA_REGISTRY_URL: registryUrl, CATALOG_DIR: benchCatalog.dir, DATASCHEMA_BASE_URL: dataschemaBase }, consumeRecords, {
+              root,
+              client,
+              ...(root === ROOT ? {} : { label: '@baseline' }),
+              ...(PROFILE_DIR === undefined ? {} : { profileDir: join(PROFILE_DIR, 'consume') }),
+            }),
+        ]),
+      ),
     ];
     const consumePlan = wanted.length === 0 ? consumeScenarios : consumeScenarios.filter(([n]) => wanted.includes(n));
     for (const [name, run] of plan) {
@@ -460,12 +475,13 @@ async function main(): Promise<void> {
 
   let table = formatTable(results);
   if (consumed.length > 0) {
-    const g = consumed.find((c) => c.side === 'gateway');
     const w = consumed.find((c) => c.side === 'raw');
     table += `\n\n| consume scenario | records | events/s | CPU (bench process) |\n|---|---:|---:|---:|\n${consumed.map((c) => `| ${c.name} | ${c.records} | ${Math.round(c.eventsPerS)} | ${c.cpuPct.toFixed(0)} % |`).join('\n')}`;
-    if (g && w) table += `\n\nconsume throughput gateway/raw: ${(g.eventsPerS / w.eventsPerS).toFixed(2)}×`;
     const d = consumed.find((c) => c.side === 'raw-decode');
-    if (g && d) table += `\nconsume throughput gateway/raw with Avro decoding: ${(g.eventsPerS / d.eventsPerS).toFixed(2)}×`;
+    for (const gc of consumed.filter((c) => c.side === 'gateway')) {
+      if (w) table += `\n\n${gc.name} ÷ raw: ${(gc.eventsPerS / w.eventsPerS).toFixed(2)}×`;
+      if (d) table += `${w ? '; ' : '\n\n'}${gc.name} ÷ raw with Avro decoding: ${(gc.eventsPerS / d.eventsPerS).toFixed(2)}×`;
+    }
   }
   if (pushed.length > 0) {
     table += `\n\n| push latency (HTTP in → webhook out), single events, 6 partitions | offered | delivered / sent | p50 | p90 | p99 | max |\n|---|---:|---:|---:|---:|---:|---:|\n${pushed.map((p) => `| ${p.name} | ${p.offeredPerS}/s | ${p.delivered} / ${p.sent} | ${p.latencyMs.p50.toFixed(2)} ms | ${p.latencyMs.p90.toFixed(2)} ms | ${p.latencyMs.p99.toFixed(2)} ms | ${p.latencyMs.max.toFixed(1)} ms |`).join('\n')}`;
@@ -523,7 +539,8 @@ function writeProfiles(dir: string): { client: string; cpuprofile: string; flame
   for (const client of readdirSync(dir)) {
     for (const f of readdirSync(join(dir, client)).filter((n) => n.endsWith('.cpuprofile'))) {
       const cpuprofile = join(dir, client, f);
-      const name = `gateway-${client}`;
+      // consume/: the in-process consume scenarios, one profile per client and build.
+      const name = client === 'consume' ? f.replace(/\.cpuprofile$/, '') : `gateway-${client}`;
       const flameGraph = writeFlameGraph(cpuprofile, dir, name);
       const summary = join(dir, `${name}.summary.txt`);
       writeFileSync(summary, profileSummary(cpuprofile));
