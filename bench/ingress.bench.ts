@@ -22,7 +22,9 @@
  * BENCH_PUSH_RATE (1000 events/s offered in push-latency), BENCH_PUSH_RECORDS (20000, push-consume),
  * BENCH_PUSH_WINDOW (32: `concurrency` of the ordering-none push subscription and the raw consumer
  * + POST it is compared with), BENCH_PUSH_CLIENT (kafkajs: the gateway child the push scenarios
- * measure; platformatic for the other), BENCH_SINK (the push sink runs in a process of its own;
+ * measure; default: the gateway's default client), BENCH_PUSH_LAYOUT (both: push-latency on one gateway
+ * process and on two — ingress on a BUS_ROLE=publisher gateway, delivery on another; single or split
+ * for one of them; with BENCH_BASELINE_ROOT the baseline's one-process gateway too), BENCH_SINK (the push sink runs in a process of its own;
  * `inprocess` for the old sink in this process). `bench/push-probe.ts` splits one push delivery's
  * latency into stages.
  * push-batch (batched push delivery vs the raw no-op kafkajs consumer, alternating):
@@ -289,7 +291,7 @@ async function main(): Promise<void> {
   log(`machine: ${machine.cpuModel}, ${machine.cores} cores, ${machine.memoryGiB} GiB, node ${machine.node}, Kafka ${machine.kafka}`);
   log(`settings: ${JSON.stringify(settings)}`);
   const secretsKey = randomBytes(32).toString('base64');
-  const startGw = (client: Client, root = GW_ROOT): Promise<GatewayProcess> =>
+  const startGw = (client: Client, root = GW_ROOT, extraEnv: Record<string, string> = {}): Promise<GatewayProcess> =>
     startGatewayProcess({
       root,
       env: {
@@ -304,6 +306,7 @@ async function main(): Promise<void> {
         WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
         SUBSCRIPTIONS_TOPIC: `${TOPIC}.subscriptions.${client}${root === ROOT ? '' : '.baseline'}`,
         SUBSCRIPTION_SECRETS_KEY: secretsKey,
+        ...extraEnv,
       },
       readyTimeoutMs: 60_000,
       preferTsx: root === ROOT ? how.tsx : false,
@@ -311,7 +314,15 @@ async function main(): Promise<void> {
     });
   const gw = await startGw('kafkajs');
   const gwPlt = await startGw('platformatic');
-  const pushClient: Client = process.env.BENCH_PUSH_CLIENT === 'platformatic' ? 'platformatic' : 'kafkajs';
+  // The push scenarios follow the gateway's default client unless BENCH_PUSH_CLIENT names one.
+  const pushClient: Client = process.env.BENCH_PUSH_CLIENT === 'platformatic' || process.env.BENCH_PUSH_CLIENT === 'kafkajs' ? process.env.BENCH_PUSH_CLIENT : DEFAULT_CLIENT;
+  /**
+   * BENCH_PUSH_LAYOUT: `single` (one gateway does ingress and delivery), `split` (ingress on a
+   * gateway with BUS_ROLE=publisher, delivery on the push client's gateway: the two-process layout
+   * of docs/deployment.md), or `both` (default: each push-latency shape on both layouts, in turn).
+   */
+  const pushLayout = (process.env.BENCH_PUSH_LAYOUT ?? 'both') as 'single' | 'split' | 'both';
+  if (!['single', 'split', 'both'].includes(pushLayout)) throw new Error(`BENCH_PUSH_LAYOUT: single, split or both, not ${pushLayout}`);
   log(`gateway: ${gw.command} (pids ${gw.pid} kafkajs, ${gwPlt.pid} platformatic), ready`);
   const baseline: Record<string, GatewayProcess> = {};
   if (BASELINE_ROOT !== undefined) {
@@ -423,6 +434,7 @@ async function main(): Promise<void> {
     }
     // The gateway child whose push subscriptions are measured: kafkajs (default) or BENCH_PUSH_CLIENT=platformatic.
     const pushGw = pushClient === 'platformatic' ? gwPlt : gw;
+    const pushBaseline = baseline[`${pushClient}@baseline`];
     const pushRate = intEnv('BENCH_PUSH_RATE', 1000);
     const pushRecords = intEnv('BENCH_PUSH_RECORDS', 20_000);
     const pushWindow = intEnv('BENCH_PUSH_WINDOW', 32);
@@ -430,13 +442,29 @@ async function main(): Promise<void> {
     const noneWindow = { ordering: 'none' as const, concurrency: pushWindow };
     const shapes = [keyPerPartition, noneWindow] as const;
     if (wanted.length === 0 || wanted.includes('push-latency')) {
-      // Per-key lanes let ordering key use the same window as none (different keys at once), so the
-      // latency runs add key with the window: key/6 is the old one-per-partition shape.
-      for (const shape of [keyPerPartition, { ordering: 'key' as const, concurrency: pushWindow }, noneWindow]) {
-        log(`running push-latency (ordering ${shape.ordering}, concurrency ${shape.concurrency}): ${pushRate} events/s offered, ${settings.warmupS} s warm-up + ${settings.durationS} s …`);
-        const r = await pushLatency(pushGw.url, pushRate, settings.durationS, settings.warmupS, shape);
-        pushed.push(r);
-        log(`  delivered ${r.delivered}/${r.sent}, p50 ${r.latencyMs.p50.toFixed(2)} ms, p99 ${r.latencyMs.p99.toFixed(2)} ms, POST errors ${r.postErrors}`);
+      // The split layout: an ingress-only gateway (BUS_ROLE=publisher) on the delivering gateway's definitions topic.
+      const wantsSplit = pushLayout !== 'single';
+      const ingressOnly = wantsSplit
+        ? await startGw(pushClient, GW_ROOT, { BUS_ROLE: 'publisher', SUBSCRIPTIONS_TOPIC: `${TOPIC}.subscriptions.${pushClient}` })
+        : undefined;
+      const targets: { readonly label: string; readonly api: string; readonly ingress: string }[] = [
+        ...(pushLayout === 'split' ? [] : [{ label: `${pushClient}, one process`, api: pushGw.url, ingress: pushGw.url }]),
+        ...(pushBaseline === undefined || pushLayout === 'split' ? [] : [{ label: `${pushClient}@baseline, one process`, api: pushBaseline.url, ingress: pushBaseline.url }]),
+        ...(ingressOnly === undefined ? [] : [{ label: `${pushClient}, ingress and delivery in two processes`, api: pushGw.url, ingress: ingressOnly.url }]),
+      ];
+      try {
+        // Per-key lanes let ordering key use the same window as none (different keys at once), so the
+        // latency runs add key with the window: key/6 is the old one-per-partition shape.
+        for (const shape of [keyPerPartition, { ordering: 'key' as const, concurrency: pushWindow }, noneWindow]) {
+          for (const t of targets) {
+            log(`running push-latency (${t.label}; ordering ${shape.ordering}, concurrency ${shape.concurrency}): ${pushRate} events/s offered, ${settings.warmupS} s warm-up + ${settings.durationS} s …`);
+            const r = await pushLatency(t.api, pushRate, settings.durationS, settings.warmupS, shape, t.ingress);
+            pushed.push({ ...r, name: `${t.label}: ${r.name}` });
+            log(`  delivered ${r.delivered}/${r.sent}, p50 ${r.latencyMs.p50.toFixed(2)} ms, p99 ${r.latencyMs.p99.toFixed(2)} ms, POST errors ${r.postErrors}`);
+          }
+        }
+      } finally {
+        await ingressOnly?.stop();
       }
     }
     if (wanted.length === 0 || wanted.includes('push-consume')) {
@@ -465,7 +493,7 @@ async function main(): Promise<void> {
         log(`  ${r.name}: ${Math.round(r.eventsPerS)} events/s (${r.records} records in ${r.elapsedS.toFixed(1)} s)`);
       }
     }
-    if (wanted.length === 0 || wanted.includes('push-batch')) pushBatch = await runPushBatch(gw.url, brokerList, raw);
+    if (wanted.length === 0 || wanted.includes('push-batch')) pushBatch = await runPushBatch(pushGw.url, brokerList, raw);
   } finally {
     await raw?.close();
     await rawPlt?.close();
