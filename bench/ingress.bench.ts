@@ -319,7 +319,7 @@ async function main(): Promise<void> {
   /**
    * BENCH_PUSH_LAYOUT: `single` (one gateway does ingress and delivery), `split` (ingress on a
    * gateway with BUS_ROLE=publisher, delivery on the push client's gateway: the two-process layout
-   * of docs/deployment.md), or `both` (default: each push-latency shape on both layouts, in turn).
+   * of docs/deploy.md), or `both` (default: each push-latency shape on both layouts, in turn).
    */
   const pushLayout = (process.env.BENCH_PUSH_LAYOUT ?? 'both') as 'single' | 'split' | 'both';
   if (!['single', 'split', 'both'].includes(pushLayout)) throw new Error(`BENCH_PUSH_LAYOUT: single, split or both, not ${pushLayout}`);

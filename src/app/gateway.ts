@@ -395,7 +395,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     const topicsOf = (kinds: readonly string[]): string[] => [...new Set(kinds.map((k) => (catalog.byEventId(k) ?? catalog.byName(k))?.topic.name).filter((t): t is string => t !== undefined))];
     // BUS_ROLE=publisher: this instance takes events and serves the API, but runs no subscription
     // member (push, connectors): deliveries run on the other instances (the two-process layout of
-    // docs/deployment.md, so that deliveries and their GC never share a thread with ingress; issue 8).
+    // docs/deploy.md, so that deliveries and their GC never share a thread with ingress; issue 8).
     if (config.role !== 'publisher') {
       const r = new Reconciler<RuntimeSubscription>(
         { subscribe: (o) => gatewayApi.subscribe(o), partitionCount: (t) => transport.partitionCount(t), topicsOf },
