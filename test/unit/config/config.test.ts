@@ -224,9 +224,9 @@ describe('env file', () => {
 });
 
 describe('KAFKA_CLIENT: the Kafka client library behind the transport (issue 14)', () => {
-  it('defaults to kafkajs and accepts platformatic', () => {
-    expect(loadConfig({ KAFKA_BROKERS: '127.0.0.1:9092' }).kafka?.client).toBe('kafkajs');
-    expect(loadConfig({ KAFKA_BROKERS: '127.0.0.1:9092', KAFKA_CLIENT: 'platformatic' }).kafka?.client).toBe('platformatic');
+  it('defaults to platformatic and accepts kafkajs', () => {
+    expect(loadConfig({ KAFKA_BROKERS: '127.0.0.1:9092' }).kafka?.client).toBe('platformatic');
+    expect(loadConfig({ KAFKA_BROKERS: '127.0.0.1:9092', KAFKA_CLIENT: 'kafkajs' }).kafka?.client).toBe('kafkajs');
     expect(CONFIG_KEYS).toContain('KAFKA_CLIENT');
   });
 
