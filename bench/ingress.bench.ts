@@ -13,7 +13,6 @@
  * Settings (environment): BENCH_CONNECTIONS (32), BENCH_BATCH_CONNECTIONS (8), BENCH_BATCH_SIZE
  * (100), BENCH_DURATION_S (10), BENCH_WARMUP_S (2), BENCH_TSX=1 to run the gateway from src with tsx,
  * BENCH_SCENARIOS (comma list of raw-single, gateway-single, raw-batch, gateway-batch, raw-consume,
-  const secretsKey = randomBytes(32).toString('base64');
  * raw-decode-consume, gateway-consume; default all), BENCH_CONSUME_RECORDS (200000: records read by the consume
  * scenarios; the topic is filled up to that many first), BENCH_CONSUME_CLIENTS (kafkajs,platformatic: the
  * clients gateway-consume runs on, each in this process from the checkout's dist/, and from
@@ -21,8 +20,8 @@
  * BENCH_PROFILE_DIR (the gateway child writes a V8 .cpuprofile there on exit),
  * BENCH_PUSH_RATE (1000 events/s offered in push-latency), BENCH_PUSH_RECORDS (20000, push-consume),
  * BENCH_PUSH_WINDOW (32: `concurrency` of the ordering-none push subscription and the raw consumer
- * + POST it is compared with), BENCH_PUSH_CLIENT (kafkajs: the gateway child the push scenarios
- * measure; default: the gateway's default client), BENCH_PUSH_LAYOUT (both: push-latency on one gateway
+ * + POST it is compared with), BENCH_PUSH_CLIENT (kafkajs or platformatic: the gateway child the push
+ * scenarios measure; default: the gateway's default client), BENCH_PUSH_LAYOUT (both: push-latency on one gateway
  * process and on two — ingress on a BUS_ROLE=publisher gateway, delivery on another; single or split
  * for one of them; with BENCH_BASELINE_ROOT the baseline's one-process gateway too), BENCH_SINK (the push sink runs in a process of its own;
  * `inprocess` for the old sink in this process). `bench/push-probe.ts` splits one push delivery's
