@@ -393,6 +393,7 @@ export class PlatformaticConsumption implements Consumption {
           outcome.afterMs,
           () => {
             state.paused = false;
+            state.idle = false; // fetched at once, not after a quiet partition's poll interval
             this.#wakeUp();
           },
           { topic: state.topic, partition: state.partition },
@@ -445,6 +446,7 @@ export class PlatformaticConsumption implements Consumption {
         if (lane.revoked) return;
         lane.resume();
         state.paused = false;
+        state.idle = false; // fetched at once, not after a quiet partition's poll interval
         this.#wakeUp();
       },
       { topic: lane.topic, partition: lane.partition },
