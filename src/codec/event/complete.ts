@@ -9,7 +9,8 @@
 import { randomUUID } from 'node:crypto';
 import { GatewayError } from '../../core/errors.js';
 import type { Attributes, EnvelopeLimits } from '../../envelope/index.js';
-import { DEFAULT_ENVELOPE_LIMITS, attributeEntries, checkEnvelopeLimits, limitBreachError } from '../../envelope/index.js';
+import { DEFAULT_ENVELOPE_LIMITS, checkEnvelopeLimits, limitBreachError } from '../../envelope/index.js';
+import { attributeBytesOf } from '../kafka/index.js';
 import type { OutboundRecord } from '../../transport/port.js';
 import { AVRO_CONTENT_TYPE } from './event-codec.js';
 import type { EventCodec, KindBinding, SchemaVersion } from './event-codec.js';
@@ -78,8 +79,8 @@ export function completeOutbound(codec: EventCodec, a: Attributes, c: Completion
   const record = codec.toRecord(attributes, c.value);
   const breach = checkEnvelopeLimits(record.headers, c.limits ?? DEFAULT_ENVELOPE_LIMITS, record.headers.length);
   if (breach !== undefined) throw limitBreachError(breach, { field: 'attributes' });
-  let attributeBytes = 0;
-  for (const [name, value] of attributeEntries(attributes)) attributeBytes += Buffer.byteLength(name) + Buffer.byteLength(value);
+  // Counted on the headers just encoded: the same bytes as the attributes' names and canonical values.
+  const attributeBytes = attributeBytesOf(record.headers);
   const dataBytes = c.value === null ? 0 : c.value.length - FRAME_HEADER_BYTES;
   const eventBytes = dataBytes + attributeBytes;
   if (eventBytes > kind.maxDataBytes) {

@@ -75,6 +75,29 @@ export function toBinaryRecord(attributes: Attributes, value: Uint8Array | null)
   return { key, value, headers, timestampMs: Date.now() };
 }
 
+/** UTF-8 length of a short text: its length when ASCII (attribute names always are), else counted. */
+function utf8Length(text: string): number {
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 0x7f) return Buffer.byteLength(text, 'utf8');
+  return text.length;
+}
+
+/**
+ * The bytes of the attributes a binary-mode record from {@link toBinaryRecord} carries: for each
+ * attribute, the UTF-8 bytes of its name and of its canonical value — the same sum as counting
+ * the attribute map, read from the headers already encoded (no second encoding per event, issue 14).
+ * `content-type` counts as the attribute `datacontenttype`; headers without the `ce_` prefix otherwise
+ * are not attributes and are not counted.
+ */
+export function attributeBytesOf(headers: readonly RecordHeader[]): number {
+  let bytes = 0;
+  for (const [name, value] of headers) {
+    if (name === CONTENT_TYPE) bytes += DATACONTENTTYPE_BYTES + value.byteLength;
+    else if (name.startsWith(HEADER_PREFIX)) bytes += utf8Length(name) - HEADER_PREFIX.length + value.byteLength;
+  }
+  return bytes;
+}
+const DATACONTENTTYPE_BYTES = 'datacontenttype'.length;
+
 /** What a consumed record holds before its value is decoded. */
 export type RecordEvent =
   | { readonly mode: 'binary'; readonly attributes: Attributes; readonly value: Uint8Array | null }

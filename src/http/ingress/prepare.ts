@@ -91,10 +91,12 @@ function summary(violations: readonly Violation[], total: number, batch: boolean
 }
 
 function checkAttributeBounds(a: Attributes, problems: Violation[]): void {
-  for (const [name, value] of Object.entries(a)) {
+  for (const name in a) {
+    const value = a[name];
     if (name.length > MAX_ATTRIBUTE_NAME) {
       problems.push({ attribute: `${name.slice(0, 32)}…`, reason: `attribute name longer than ${MAX_ATTRIBUTE_NAME} characters`, code: 'CEG_INVALID_ATTRIBUTE' });
-    } else if (typeof value === 'string' && Buffer.byteLength(value) > MAX_ATTRIBUTE_BYTES) {
+      // A string of n UTF-16 units takes at most 3n bytes: only a long one is counted exactly.
+    } else if (typeof value === 'string' && value.length * 3 > MAX_ATTRIBUTE_BYTES && Buffer.byteLength(value) > MAX_ATTRIBUTE_BYTES) {
       problems.push({ attribute: name, reason: `value longer than ${MAX_ATTRIBUTE_BYTES} bytes; attributes are headers — put data in the data`, code: 'CEG_INVALID_ATTRIBUTE' });
     }
   }
