@@ -48,6 +48,20 @@ export interface OutboundEvent {
  * `partitionkey` when computed, `datacontenttype` (`application/avro` with data, none without),
  * and a new `correlationid` when none came. Pure apart from the fresh correlation id.
  */
+/**
+ * The `dataschema` text per schema version and base, built once: the same string object each time,
+ * so the record's header cache finds it without hashing a new string per event (issue 14).
+ */
+const dataschemaTexts = new WeakMap<SchemaVersion, { readonly base: string; readonly text: string }>();
+
+function dataschemaOf(v: SchemaVersion, base: string): string {
+  const known = dataschemaTexts.get(v);
+  if (known !== undefined && known.base === base) return known.text;
+  const text = `${base}${v.schema.id}`;
+  dataschemaTexts.set(v, { base, text });
+  return text;
+}
+
 export function completeAttributes(a: Attributes, c: Completion): Attributes {
   const v = c.version ?? c.binding;
   const kind = c.binding.kind;
@@ -58,7 +72,7 @@ export function completeAttributes(a: Attributes, c: Completion): Attributes {
     eventname: kind.name,
     eventclass: kind.eventClass,
     schemaversion: v.schema.version,
-    dataschema: `${c.dataschemaBase}${v.schema.id}`,
+    dataschema: dataschemaOf(v, c.dataschemaBase),
     ...(c.partitionkey === undefined ? {} : { partitionkey: c.partitionkey }),
   };
 }

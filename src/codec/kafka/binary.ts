@@ -3,6 +3,7 @@
  * The value (Avro in the Confluent wire format, or null) is the caller's: see codec/event.
  */
 import { GatewayError } from '../../core/errors.js';
+import { utf8Length } from '../../core/utf8.js';
 import type { Attributes, AttributeValue } from '../../envelope/types.js';
 import { canonicalString, parseAttribute, requiredAttributes } from '../../envelope/index.js';
 import type { OutboundRecord, RecordHeader, TransportRecord } from '../../transport/port.js';
@@ -65,7 +66,7 @@ function headerName(attribute: string): string {
  */
 export function toBinaryRecord(attributes: Attributes, value: Uint8Array | null): OutboundRecord {
   const headers: RecordHeader[] = [];
-  for (const name of Object.keys(attributes)) {
+  for (const name in attributes) {
     const v: AttributeValue | undefined = attributes[name];
     if (v === undefined) continue;
     if (name === 'datacontenttype') headers.push([CONTENT_TYPE, headerBytes(name, String(v))]);
@@ -73,12 +74,6 @@ export function toBinaryRecord(attributes: Attributes, value: Uint8Array | null)
   }
   const key = typeof attributes.partitionkey === 'string' ? Buffer.from(attributes.partitionkey, 'utf8') : null;
   return { key, value, headers, timestampMs: Date.now() };
-}
-
-/** UTF-8 length of a short text: its length when ASCII (attribute names always are), else counted. */
-function utf8Length(text: string): number {
-  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 0x7f) return Buffer.byteLength(text, 'utf8');
-  return text.length;
 }
 
 /**
