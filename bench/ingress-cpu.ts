@@ -13,6 +13,10 @@
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadCatalog, registerCatalog } from '../src/catalog/index.js';
+import type * as HttpCodec from '../src/codec/http/index.js';
+import type * as EventCodecs from '../src/codec/event/index.js';
+import type * as Prepare from '../src/http/ingress/prepare.js';
+import type * as PlatformaticRecords from '../src/transport/platformatic/records.js';
 import { createConfluentRegistry } from '../src/registry/index.js';
 import { catalogWithOwnTopics } from '../test/helpers/catalog-copy.js';
 import { BATCH, batchTemplates } from './lib/events.js';
@@ -29,10 +33,10 @@ const here = resolve(fileURLToPath(new URL('..', import.meta.url)));
 /** The ingress functions of the checkout at `root` (its `dist/`), bound to one codec. */
 async function pipeline(name: string, root: string, registryUrl: string, catalogDir: string): Promise<Pipeline> {
   const dist = (p: string): string => `${resolve(root, 'dist', p)}`;
-  const { parseHttpRequest } = (await import(dist('codec/http/index.js'))) as typeof import('../src/codec/http/index.js');
-  const { prepareEvents } = (await import(dist('http/ingress/prepare.js'))) as typeof import('../src/http/ingress/prepare.js');
-  const { EventCodec } = (await import(dist('codec/event/index.js'))) as typeof import('../src/codec/event/index.js');
-  const { toHeaderMap } = (await import(dist('transport/platformatic/records.js'))) as typeof import('../src/transport/platformatic/records.js');
+  const { parseHttpRequest } = (await import(dist('codec/http/index.js'))) as typeof HttpCodec;
+  const { prepareEvents } = (await import(dist('http/ingress/prepare.js'))) as typeof Prepare;
+  const { EventCodec } = (await import(dist('codec/event/index.js'))) as typeof EventCodecs;
+  const { toHeaderMap } = (await import(dist('transport/platformatic/records.js'))) as typeof PlatformaticRecords;
   const catalog = loadCatalog(catalogDir);
   const registry = createConfluentRegistry({ url: registryUrl });
   const latest = await registerCatalog(registry, catalog);

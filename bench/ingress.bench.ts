@@ -149,6 +149,7 @@ async function scenario(p: Probe, meta: { side: 'gateway' | 'raw'; client: Clien
     latencyMs: latencySummary(r.latency),
     errors: r.errors + warm.errors,
     cpu: { gatewayPct: orNull(gwCpu), benchPct: pct((me.user + me.system) / 1000, r.elapsedS), brokerPct: orNull(brokerCpu) },
+    cpuUsPerEvent: r.ok === 0 ? null : meta.side === 'raw' ? (me.user + me.system) / (r.ok * n) : Number.isNaN(gwCpu) ? null : (gwCpu * 1000) / (r.ok * n),
     recordsWritten: after - before,
     eventsAcknowledged: (warm.ok + r.ok) * n,
   };
@@ -385,7 +386,7 @@ async function main(): Promise<void> {
       log(`running ${name}: ${settings.warmupS} s warm-up + ${settings.durationS} s …`);
       const res = await run();
       results.push(res);
-      log(`  ${Math.round(res.eventsPerS)} events/s, p50 ${res.latencyMs.p50.toFixed(2)} ms, p99 ${res.latencyMs.p99.toFixed(2)} ms, errors ${res.errors}`);
+      log(`  ${Math.round(res.eventsPerS)} events/s, ${res.cpuUsPerEvent?.toFixed(1) ?? '–'} CPU µs/event, p50 ${res.latencyMs.p50.toFixed(2)} ms, p99 ${res.latencyMs.p99.toFixed(2)} ms, errors ${res.errors}`);
       if (res.recordsWritten !== res.eventsAcknowledged) log(`  note: the topic grew by ${res.recordsWritten} records for ${res.eventsAcknowledged} acknowledged events`);
     }
     for (const [name, run] of wanted.length === 0 ? fixedRateScenarios : fixedRateScenarios.filter(([n]) => wanted.includes(n.replace(/@baseline$/, '')))) {

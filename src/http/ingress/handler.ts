@@ -227,6 +227,12 @@ function endSpans(spans: readonly (ActiveSpan | undefined)[], results: readonly 
   });
 }
 
+/** True when each of the `count` records settled stored. */
+function allStored(settled: readonly (Settled | undefined)[], count: number): boolean {
+  for (let i = 0; i < count; i++) if (settled[i]?.ok !== true) return false;
+  return true;
+}
+
 /** Hands the records to the publisher and answers when all are confirmed or the deadline passes. */
 async function publish(res: ServerResponse, deps: IngressDeps, prepared: readonly PreparedEvent[], batch: boolean, deadlineAt: number, shutdown?: AbortSignal): Promise<void> {
   const o = deps.options;
@@ -258,15 +264,21 @@ async function publish(res: ServerResponse, deps: IngressDeps, prepared: readonl
     await new Promise<void>((r) => setImmediate(r));
   }
 
+  countAccepted(deps, prepared, settled);
+  if (!timedOut && allStored(settled, prepared.length)) {
+    // The common answer, built in one pass: one object per event (issue 14).
+    const events = new Array<{ id: string; topic: string; partition: number; offset: string }>(prepared.length);
+    for (let i = 0; i < prepared.length; i++) {
+      const { position } = settled[i] as Extract<Settled, { ok: true }>;
+      events[i] = { id: prepared[i]!.id, topic: position.topic, partition: position.partition, offset: position.offset.toString() };
+    }
+    sendJson(res, 202, { events });
+    return;
+  }
   const stored = prepared.flatMap((p, i) => {
     const s = settled[i];
     return s?.ok ? [{ index: p.index, id: p.id, topic: s.position.topic, partition: s.position.partition, offset: s.position.offset.toString() }] : [];
   });
-  countAccepted(deps, prepared, settled);
-  if (!timedOut && stored.length === prepared.length) {
-    sendJson(res, 202, { events: stored.map(({ index: _i, ...e }) => e) });
-    return;
-  }
   const notStored: { index: number; id: string }[] = [];
   const unconfirmed: { index: number; id: string }[] = [];
   prepared.forEach((p, i) => {
