@@ -76,12 +76,25 @@ export interface RequestContext {
  * Errors: CEG_INVALID_ATTRIBUTE naming each repeated attribute.
  */
 function refuseRepeatedHeaders(req: IncomingMessage): void {
+  // Counted on rawHeaders, in arrival order: only names starting with "c" can matter, and
+  // `headersDistinct` would build an array per header of every request (issue 14).
+  let counts: Map<string, number> | undefined;
+  const raw = req.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) {
+    const first = raw[i]!.charCodeAt(0) | 0x20;
+    if (first !== 0x63) continue; // "c" or "C"
+    const name = raw[i]!.toLowerCase();
+    if (!name.startsWith('ce-') && name !== 'content-type' && name !== 'content-encoding') continue;
+    counts ??= new Map();
+    counts.set(name, (counts.get(name) ?? 0) + 1);
+  }
+  if (counts === undefined) return;
   const violations: Violation[] = [];
-  for (const [name, values] of Object.entries(req.headersDistinct)) {
-    if (values === undefined || values.length < 2) continue;
-    if (name.startsWith('ce-')) violations.push({ attribute: name.slice(3), reason: `header ${name} appears ${values.length} times; an attribute has one value`, code: 'CEG_INVALID_ATTRIBUTE' });
+  for (const [name, count] of counts) {
+    if (count < 2) continue;
+    if (name.startsWith('ce-')) violations.push({ attribute: name.slice(3), reason: `header ${name} appears ${count} times; an attribute has one value`, code: 'CEG_INVALID_ATTRIBUTE' });
     else if (name === 'content-type') violations.push({ attribute: 'datacontenttype', reason: 'Content-Type appears more than once', code: 'CEG_INVALID_ATTRIBUTE' });
-    else if (name === 'content-encoding') violations.push({ field: 'headers', reason: 'Content-Encoding appears more than once', code: 'CEG_INVALID_ATTRIBUTE' });
+    else violations.push({ field: 'headers', reason: 'Content-Encoding appears more than once', code: 'CEG_INVALID_ATTRIBUTE' });
   }
   if (violations.length > 0) throw new GatewayError('CEG_INVALID_ATTRIBUTE', violations.map((v) => v.reason).join('; '), { retriable: false, details: { violations } });
 }
