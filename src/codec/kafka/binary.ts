@@ -66,13 +66,18 @@ function headerName(attribute: string): string {
  */
 export function toBinaryRecord(attributes: Attributes, value: Uint8Array | null): OutboundRecord {
   const headers: RecordHeader[] = [];
+  let key: Buffer | null = null;
   for (const name in attributes) {
     const v: AttributeValue | undefined = attributes[name];
     if (v === undefined) continue;
     if (name === 'datacontenttype') headers.push([CONTENT_TYPE, headerBytes(name, String(v))]);
-    else headers.push([headerName(name), headerBytes(name, canonicalString(v))]);
+    else {
+      const bytes = headerBytes(name, canonicalString(v));
+      // The key is the same bytes as the `ce_partitionkey` header: one Buffer for both (never mutated).
+      if (name === 'partitionkey' && typeof v === 'string') key = bytes;
+      headers.push([headerName(name), bytes]);
+    }
   }
-  const key = typeof attributes.partitionkey === 'string' ? Buffer.from(attributes.partitionkey, 'utf8') : null;
   return { key, value, headers, timestampMs: Date.now() };
 }
 

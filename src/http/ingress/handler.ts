@@ -264,7 +264,9 @@ async function publish(res: ServerResponse, deps: IngressDeps, prepared: readonl
   // One listener on the shared shutdown signal for every request waiting (src/core/abort-fanout.ts).
   const unwatch = shutdown === undefined ? undefined : onAbort(shutdown, () => deadline.abort(new GatewayError('CEG_CLOSED', 'shutting down', { retriable: true })));
   const spans = producerSpans(deps, prepared);
-  const sent = deps.publisher.sendAll(prepared.map((p, i) => ({ topic: p.topic, record: spans[i] === undefined ? p.record : withTraceparent(p.record, spans[i].traceparent), bytes: p.bytes })), deadline.signal);
+  // A prepared event is already the publisher's item (topic, record, bytes): no copy unless a span changes the record.
+  const items = spans.length === 0 ? prepared : prepared.map((p, i) => ({ topic: p.topic, record: spans[i] === undefined ? p.record : withTraceparent(p.record, spans[i].traceparent), bytes: p.bytes }));
+  const sent = deps.publisher.sendAll(items, deadline.signal);
   // One promise for the request (issue 14); each span ends with its record's outcome.
   if (spans.length > 0) void sent.done.then((results) => endSpans(spans, results));
   const settled = sent.results;
