@@ -47,6 +47,8 @@ const TOPIC = loadCatalog(benchCatalog.dir).byEventId(PRICE_LOADING_COMPLETED.ev
 import type { GatewayProcess } from './lib/gateway-process.js';
 import { procCpuMs, startGatewayProcess } from './lib/gateway-process.js';
 import { runHttpLoad } from './lib/http-load.js';
+import { runtimeWindow, scrape } from './lib/runtime-metrics.js';
+import type { RuntimeWindow, Scrape } from './lib/runtime-metrics.js';
 import type { ConsumeResult } from './lib/consumer-load.js';
 import { gatewayConsume, rawConsume } from './lib/consumer-load.js';
 import type { PushLatencyResult, PushThroughputResult } from './lib/push-load.js';
@@ -199,6 +201,8 @@ export interface SingleLatencyResult {
   readonly gateway: FixedRateFigures;
   /** Gateway p99 − raw p99, ms. */
   readonly addedP99Ms: number;
+  /** The gateway's event-loop delay, GC pauses, produce and HTTP times during its window (its /metrics). */
+  readonly runtime: RuntimeWindow;
 }
 
 /** Warm-up, then the measured window, at `settings.latencyRate`; raw first, then the gateway of the same client. */
@@ -210,16 +214,22 @@ async function singleLatency(p: Probe, client: Client, build?: 'baseline'): Prom
     client === 'kafkajs'
       ? () => rawSend(p.raw, TOPIC, [p.raw.messages[i++ % p.raw.messages.length]!]).then(() => true, () => false)
       : () => sendPlt([p.rawPlt.messages[i++ % p.rawPlt.messages.length]!]);
-  const poster = gatewayPoster(p.gws[build === undefined ? client : `${client}@baseline`]!.url, STRUCTURED, singleTemplates(360));
-  const measured = async (send: () => Promise<boolean>): Promise<FixedRateResult> => {
+  const gwUrl = p.gws[build === undefined ? client : `${client}@baseline`]!.url;
+  const poster = gatewayPoster(gwUrl, STRUCTURED, singleTemplates(360));
+  const measured = async (send: () => Promise<boolean>, beforeWindow?: () => Promise<void>): Promise<FixedRateResult> => {
     await runFixedRate({ ratePerS: rate, durationS: settings.warmupS, send });
+    await beforeWindow?.();
     return runFixedRate({ ratePerS: rate, durationS: settings.durationS, send });
   };
   try {
     const raw = figures(await measured(rawOne));
-    const gateway = figures(await measured(poster.send));
-    const r = { client, ...(build === undefined ? {} : { build }), offeredPerS: rate, raw, gateway, addedP99Ms: Number((gateway.latencyMs.p99 - raw.latencyMs.p99).toFixed(3)) };
+    // The gateway's own view of the window (event-loop delay, GC pauses, produce and HTTP times): where the added p99 comes from.
+    let before: Scrape | undefined;
+    const gateway = figures(await measured(poster.send, async () => void (before = await scrape(gwUrl))));
+    const runtime = runtimeWindow(before!, await scrape(gwUrl));
+    const r = { client, ...(build === undefined ? {} : { build }), offeredPerS: rate, raw, gateway, addedP99Ms: Number((gateway.latencyMs.p99 - raw.latencyMs.p99).toFixed(3)), runtime };
     log(`  ${client}${build === undefined ? '' : ' [baseline]'}: raw p99 ${raw.latencyMs.p99.toFixed(2)} ms, gateway p99 ${gateway.latencyMs.p99.toFixed(2)} ms, added ${r.addedP99Ms.toFixed(2)} ms (errors ${raw.errors} / ${gateway.errors})`);
+    log(`    gateway in the window: event-loop delay p99 ${runtime.eventLoopDelayMs.p99} ms, max ${runtime.eventLoopDelayMs.max} ms; GC ${JSON.stringify(runtime.gc)}; produce ${runtime.produce.count} × ${runtime.produce.meanMs} ms mean; POST /events ${runtime.ingressHttp.count} × ${runtime.ingressHttp.meanMs} ms mean`);
     return r;
   } finally {
     await poster.close();
@@ -500,6 +510,10 @@ async function main(): Promise<void> {
   }
   if (singleLatencies.length > 0) {
     table += `\n\n| single events at a fixed rate (latency from each request's due time) | offered | raw p50 | raw p99 | gateway p50 | gateway p99 | added p99 | errors raw / gateway |\n|---|---:|---:|---:|---:|---:|---:|---:|\n${singleLatencies.map((l) => `| ${l.client}${l.build === undefined ? '' : ' [baseline]'} | ${l.offeredPerS}/s | ${l.raw.latencyMs.p50.toFixed(2)} ms | ${l.raw.latencyMs.p99.toFixed(2)} ms | ${l.gateway.latencyMs.p50.toFixed(2)} ms | ${l.gateway.latencyMs.p99.toFixed(2)} ms | **${l.addedP99Ms.toFixed(2)} ms** | ${l.raw.errors} / ${l.gateway.errors} |`).join('\n')}`;
+  }
+  if (singleLatencies.length > 0) {
+    const gc = (l: SingleLatencyResult): string => Object.entries(l.runtime.gc).map(([k, g]) => `${k} ${g.count} × ${g.meanMs} ms`).join(', ') || '–';
+    table += `\n\n| gateway during the fixed-rate window (its /metrics) | event-loop delay p99 / max | GC pauses (count × mean) | produce requests (count × mean) | POST /events (count × mean) |\n|---|---:|---|---:|---:|\n${singleLatencies.map((l) => `| ${l.client}${l.build === undefined ? '' : ' [baseline]'} | ${l.runtime.eventLoopDelayMs.p99} / ${l.runtime.eventLoopDelayMs.max} ms | ${gc(l)} | ${l.runtime.produce.count} × ${l.runtime.produce.meanMs} ms | ${l.runtime.ingressHttp.count} × ${l.runtime.ingressHttp.meanMs} ms |`).join('\n')}`;
   }
   if (rssResults.length > 0) {
     table += `\n\n| gateway RSS at a fixed rate | offered | events/request | seconds | accepted events/s | p99 | errors | RSS start | RSS peak | RSS final |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n${rssResults.map((r) => `| ${r.client}${r.build === undefined ? '' : ' [baseline]'} | ${r.offeredEventsPerS}/s | ${r.eventsPerRequest} | ${r.durationS.toFixed(0)} | ${Math.round(r.acceptedEventsPerS)} | ${r.requests.latencyMs.p99.toFixed(1)} ms | ${r.requests.errors} | ${r.rssMiB.start} MiB | **${r.rssMiB.peak} MiB** | ${r.rssMiB.final} MiB |`).join('\n')}`;
