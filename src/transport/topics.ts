@@ -1,6 +1,6 @@
 import { GatewayError } from '../core/errors.js';
 import { assertTopicName } from '../core/topic-name.js';
-import type { TopicSpec } from './port.js';
+import type { GroupSpec, TopicSpec } from './port.js';
 
 /** Kafka's default `max.message.bytes` (bytes) when a topic spec gives none. */
 export const DEFAULT_MAX_MESSAGE_BYTES = 1_048_588;
@@ -75,5 +75,18 @@ export function checkCommitOffsets(topic: string, count: number, offsets: readon
         details: { topic, partition: o.partition, offset: o.offset.toString() },
       });
     }
+  }
+}
+
+/**
+ * Checks a group spec before an adapter joins the group.
+ * Errors: `CEG_INVALID_OPTIONS` (not retriable) naming `group` (empty) or `topics` (none).
+ */
+export function checkGroupSpec(spec: Pick<GroupSpec, 'group' | 'topics'>): void {
+  if (spec.group.length === 0) {
+    throw new GatewayError('CEG_INVALID_OPTIONS', 'group: non-empty name required', { retriable: false, details: { field: 'group' } });
+  }
+  if (spec.topics.length === 0) {
+    throw new GatewayError('CEG_INVALID_OPTIONS', 'topics: at least one topic required', { retriable: false, details: { field: 'topics', group: spec.group } });
   }
 }

@@ -2,7 +2,7 @@
  * A Kafka broker of one test's own (never the shared stack's): fault tests pause, kill and restart
  * it without disturbing anyone else. Same binaries as the stack, its own ports and data directory.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,10 +15,26 @@ import { stackEnv } from './stack.js';
 import { waitFor } from './wait.js';
 
 /**
- * Private brokers take their ports from 46000–46999 (kept free of the stack's and of other
- * engineers' ephemeral ports on the shared machine), at random, checked free by binding them.
+ * Private brokers take their ports at random from a range the kernel never hands out as a local
+ * port of an outgoing connection (above `net.ipv4.ip_local_port_range`, 61000–65535 by default):
+ * a port inside that range can be taken by any client's connection while the broker is down, and
+ * its restart then fails with "Address already in use" (seen on a restart after SIGKILL).
  */
-const PORT_RANGE = { from: 46_000, to: 46_999 } as const;
+const PORT_RANGE = privatePortRange();
+
+function privatePortRange(): { readonly from: number; readonly to: number } {
+  let ephemeral: [number, number] = [32_768, 60_999];
+  try {
+    const [low, high] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+    if (Number.isInteger(low) && Number.isInteger(high)) ephemeral = [low!, high!];
+  } catch {
+    /* not Linux: keep the default */
+  }
+  // Room above the ephemeral range, else below it.
+  if (65_535 - ephemeral[1] >= 1_000) return { from: ephemeral[1] + 1, to: 65_535 };
+  if (ephemeral[0] - 1_024 >= 1_000) return { from: ephemeral[0] - 1_000, to: ephemeral[0] - 1 };
+  throw new Error(`net.ipv4.ip_local_port_range ${ephemeral.join('–')} leaves no 1,000 ports for private brokers`);
+}
 
 async function isFree(port: number): Promise<boolean> {
   const s = createServer();
@@ -60,7 +76,7 @@ export interface PrivateBroker {
 }
 
 /**
- * Starts a single-node KRaft broker on free loopback ports (46000–46999) in a temporary directory
+ * Starts a single-node KRaft broker on free loopback ports (outside the kernel's ephemeral range) in a temporary directory
  * (10–30 s). `extraProperties`: more `server.properties` lines (e.g. a short producer-id expiry).
  * A start that fails kills the broker process it spawned and removes its directory before
  * throwing (a leaked private broker would hold memory and ports for everyone on the machine).
@@ -110,7 +126,12 @@ export async function startPrivateBroker(prefix: string, opts: { extraProperties
     config,
     pid,
     signal,
-    restart: () => startKafka(config, tools),
+    restart: async () => {
+      // A port the kernel gave away meanwhile would fail the bind after a long start; say which one at once.
+      const ports = [config.kafka.port, config.kafka.controllerPort, config.kafka.saslPort, config.kafka.sslPort, config.kafka.saslSslPort];
+      await waitFor(`the private broker's ports ${ports.join(', ')} to be free again`, async () => (await Promise.all(ports.map(isFree))).every(Boolean), 15_000);
+      await startKafka(config, tools);
+    },
     stop,
   };
 }

@@ -176,9 +176,12 @@ describe('connectors on Kafka', () => {
     });
     await Promise.all(sent.map((s) => s.delivered));
     const folder = join(dir, 'drop', 'SeriesUpdateCompleted');
-    await waitFor('three files dropped', () => {
+    // The sink writes `.<name>.<pid>.<random>.tmp` first and renames it: count only finished files,
+    // and read the folder once no write is in flight (a temporary file counted as a fourth entry before).
+    await waitFor('three files dropped, no write in flight', () => {
       try {
-        return readdirSync(folder).length >= 3;
+        const names = readdirSync(folder);
+        return names.filter((f) => !f.startsWith('.')).length >= 3 && !names.some((f) => f.endsWith('.tmp'));
       } catch {
         return false;
       }

@@ -2,7 +2,8 @@ import { CompressionTypes, Kafka } from './kafkajs.js';
 import { startKafkaRead } from './read.js';
 import type { Admin, ConfigResourceTypes, Message, Producer, SASLOptions } from 'kafkajs';
 import { errorMessage, GatewayError } from '../../core/errors.js';
-import { partitionForKey } from '../partitioner.js';
+import { PartitionRouter } from '../partition-router.js';
+import { isAborted } from '../await.js';
 import type {
   Read,
   ReadSpec,
@@ -12,13 +13,13 @@ import type {
 } from '../port.js';
 import { assertTopicName } from '../../core/topic-name.js';
 import { sleep } from '../../core/retry.js';
-import { abortedProduce, checkCommitOffsets, checkTopicSpec, closedTransport, groupBusy } from '../topics.js';
+import { abortedProduce, checkCommitOffsets, checkGroupSpec, checkTopicSpec, closedTransport, groupBusy } from '../topics.js';
 import { KafkaConsumption } from './consumption.js';
 import { OffsetCommitter } from './commit-offsets.js';
 import { fromKafkaError } from './errors.js';
 import { toKafkaHeaders } from './headers.js';
 import { kafkaLogCreator, toKafkaLogLevel } from './logging.js';
-import { BROKER_STALL_MS, BrokerOutage } from './outage.js';
+import { BROKER_STALL_MS, BrokerOutage, brokerAnswers, checkBrokerHealth } from './outage.js';
 import type { KafkaTransportInput, KafkaTransportOptions } from './options.js';
 import { resolveKafkaTransportOptions } from './options.js';
 
@@ -59,8 +60,7 @@ class KafkaTransport implements Transport {
   readonly #kafka: Kafka;
   #topicCreation: Promise<void> = Promise.resolve();
   readonly #consumptions = new Set<KafkaConsumption>();
-  readonly #partitionCounts = new Map<string, { readonly count: number; readonly atMs: number }>();
-  readonly #roundRobin = new Map<string, number>();
+  readonly #router: PartitionRouter;
   #admin: Admin | undefined;
   /** The connected admin to keep when the next connect only replaces a retired producer. */
   #keptAdmin: Admin | undefined;
@@ -73,6 +73,7 @@ class KafkaTransport implements Transport {
 
   constructor(opts: KafkaTransportOptions) {
     this.#opts = opts;
+    this.#router = new PartitionRouter(opts.metadataMaxAgeMs);
     this.#outage = new BrokerOutage(opts.logger, { base: { transport: 'kafka', clientId: opts.clientId, brokers: opts.brokers.join(',') }, probe: () => this.#probe() });
     this.#kafka = new Kafka({
       clientId: opts.clientId,
@@ -143,18 +144,17 @@ class KafkaTransport implements Transport {
   async partitionCount(topic: string): Promise<number> {
     this.#assertOpen();
     assertTopicName(topic);
-    const cached = this.#partitionCounts.get(topic);
-    if (cached !== undefined && Date.now() - cached.atMs < this.#opts.metadataMaxAgeMs) return cached.count;
-    const { admin } = await this.#ready();
-    try {
-      const { topics } = await admin.fetchTopicMetadata({ topics: [topic] });
-      const count = topics.find((t) => t.name === topic)?.partitions.length ?? 0;
-      if (count === 0) throw unknownTopicError(topic);
-      this.#partitionCounts.set(topic, { count, atMs: Date.now() });
-      return count;
-    } catch (err) {
-      throw fromKafkaError(err, { operation: 'partitionCount', topic });
-    }
+    return this.#router.count(topic, async () => {
+      const { admin } = await this.#ready();
+      try {
+        const { topics } = await admin.fetchTopicMetadata({ topics: [topic] });
+        const count = topics.find((t) => t.name === topic)?.partitions.length ?? 0;
+        if (count === 0) throw unknownTopicError(topic);
+        return count;
+      } catch (err) {
+        throw fromKafkaError(err, { operation: 'partitionCount', topic });
+      }
+    });
   }
 
   async produce(topic: string, records: readonly OutboundRecord[], opts: ProduceOptions = {}): Promise<readonly Position[]> {
@@ -166,7 +166,7 @@ class KafkaTransport implements Transport {
       key: buf(r.key),
       value: buf(r.value),
       headers: toKafkaHeaders(r.headers),
-      partition: this.#partitionOf(topic, r, index, count),
+      partition: this.#router.partitionOf(topic, r, index, count),
       ...(r.timestampMs === undefined ? {} : { timestamp: String(r.timestampMs) }),
     }));
     if (messages.length === 0) return [];
@@ -203,7 +203,7 @@ class KafkaTransport implements Transport {
         throw new GatewayError('CEG_BROKER_UNAVAILABLE', `producer state lost: ${errorMessage(err)}`, { retriable: true, cause: err, details: { topic, indeterminate: true } });
       }
       const mapped = fromKafkaError(err, { operation: 'produce', topic, records: records.length });
-      if (mapped.code === 'CEG_INVALID_NAME') this.#partitionCounts.delete(topic);
+      if (mapped.code === 'CEG_INVALID_NAME') this.#router.forget(topic);
       if (mapped.code === 'CEG_BROKER_UNAVAILABLE' && !retired) this.#outage.failed(`produce: ${mapped.message}`);
       throw mapped;
     }
@@ -212,12 +212,7 @@ class KafkaTransport implements Transport {
   }
 
   async consume(spec: GroupSpec, handler: RecordHandler): Promise<Consumption> {
-    if (spec.group.length === 0) {
-      throw new GatewayError('CEG_INVALID_OPTIONS', 'group: non-empty name required', { retriable: false, details: { field: 'group' } });
-    }
-    if (spec.topics.length === 0) {
-      throw new GatewayError('CEG_INVALID_OPTIONS', 'topics: at least one topic required', { retriable: false, details: { field: 'topics', group: spec.group } });
-    }
+    checkGroupSpec(spec);
     this.#assertOpen();
     for (const t of spec.topics) await this.partitionCount(t);
     const pins = (spec.startFrom ?? 'latest') === 'latest' ? await this.#latestPins(spec) : new Map<string, string>();
@@ -323,30 +318,13 @@ class KafkaTransport implements Transport {
 
   async isHealthy(): Promise<boolean> {
     if (this.#closed) return false;
-    try {
-      const { admin } = await this.#ready();
-      await withTimeout(admin.describeCluster(), Math.min(this.#opts.requestTimeoutMs, BROKER_STALL_MS));
-      this.#outage.ok();
-      return true;
-    } catch (err) {
-      // One line per outage, not one per readiness probe.
-      if (this.#outage.down) this.#outage.suppress();
-      else this.#outage.failed(`health check: ${errorMessage(err)}`);
-      this.#opts.logger.debug({ transport: 'kafka', err: errorMessage(err) }, 'kafka health check failed');
-      return false;
-    }
+    return checkBrokerHealth(this.#outage, async () => (await this.#ready()).admin.describeCluster(), { requestTimeoutMs: this.#opts.requestTimeoutMs, logger: this.#opts.logger, base: { transport: 'kafka' } });
   }
 
   /** The outage's probe: one admin request; true when the broker answered. */
   async #probe(): Promise<boolean> {
     if (this.#closed) return false;
-    try {
-      const { admin } = await this.#ready();
-      await withTimeout(admin.describeCluster(), Math.min(this.#opts.requestTimeoutMs, BROKER_STALL_MS));
-      return true;
-    } catch {
-      return false;
-    }
+    return brokerAnswers(async () => (await this.#ready()).admin.describeCluster(), this.#opts.requestTimeoutMs);
   }
 
   async close(): Promise<void> {
@@ -415,23 +393,6 @@ class KafkaTransport implements Transport {
     } catch (err) {
       throw err instanceof GatewayError ? err : fromKafkaError(err, { operation: 'produce', topic });
     }
-  }
-
-  #partitionOf(topic: string, r: OutboundRecord, index: number, count: number): number {
-    if (r.partition !== undefined) {
-      if (!Number.isInteger(r.partition) || r.partition < 0 || r.partition >= count) {
-        throw new GatewayError('CEG_INVALID_OPTIONS', `record ${index}: partition ${r.partition} outside 0…${count - 1} of ${topic}`, {
-          retriable: false,
-          details: { topic, index, field: 'partition' },
-        });
-      }
-      return r.partition;
-    }
-    if (r.key !== null) return partitionForKey(r.key, count);
-    // Null key: round-robin, chosen here so that the position of every record is known.
-    const n = this.#roundRobin.get(topic) ?? 0;
-    this.#roundRobin.set(topic, n + 1);
-    return n % count;
   }
 
   /**
@@ -531,18 +492,7 @@ function raceAbort<T>(work: Promise<T>, signal: AbortSignal | undefined, onAbort
   });
 }
 
-/** A function, so the compiler does not assume the flag cannot change between two awaits. */
-function isAborted(signal: AbortSignal | undefined): boolean {
-  return signal?.aborted === true;
-}
 
-function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
-}
 
 function isTopicExists(err: unknown): boolean {
   const e = err as { type?: unknown; errors?: unknown } | null;

@@ -42,6 +42,9 @@ const DEMOTED = new Set([
   'Response without match',
 ]);
 
+/** Kafka's NOT_LEADER_OR_FOLLOWER and LEADER_NOT_AVAILABLE, in kafkajs's words. */
+const LEADERSHIP_MOVED = /not the leader|There is no leader|leader is not available|LEADER_NOT_AVAILABLE|NOT_LEADER/i;
+
 /**
  * kafkajs logs every error response of the protocol at error level from its Connection layer —
  * "group coordinator not available" while the coordinator loads, a rebalance in progress — and
@@ -55,6 +58,9 @@ function demote(entry: LogEntry): logLevel {
   if (entry.level === logLevel.WARN && message === 'The group is rebalancing, re-joining') return logLevel.INFO;
   // After an outage longer than the session timeout the member rejoins under a new id: routine.
   if (message === 'The coordinator is not aware of this member, re-joining the group') return logLevel.INFO;
+  // A send kafkajs is about to retry because leadership moved (e.g. just after an outage): routine;
+  // a send that still fails after the retries surfaces where the produce fails.
+  if (typeof entry.log.retryCount === 'number' && LEADERSHIP_MOVED.test(message)) return logLevel.DEBUG;
   return entry.level;
 }
 

@@ -11,6 +11,8 @@
  * Everything the kafkajs clients log while the outage lasts goes to debug (`suppress`).
  */
 import type { TransportLogger } from './logging.js';
+import { errorMessage } from '../../core/errors.js';
+import { withTimeout } from '../await.js';
 
 /**
  * A request the broker has not answered for this long, ms, starts an outage in the log (a paused
@@ -90,6 +92,35 @@ export class BrokerOutage {
       });
     }, this.#opts.probeIntervalMs ?? 2000);
     this.#timer.unref();
+  }
+}
+
+/**
+ * One readiness check of a Kafka adapter: `check()` (one cheap admin request) within
+ * min(`requestTimeoutMs`, BROKER_STALL_MS) ms. An answer ends an outage; a failure starts one, or
+ * is counted in the one that lasts (one line per outage, not one per readiness probe).
+ * Resolves false on any failure (logged at debug with `base`); never rejects.
+ */
+export async function checkBrokerHealth(outage: BrokerOutage, check: () => Promise<unknown>, o: { readonly requestTimeoutMs: number; readonly logger: TransportLogger; readonly base: Readonly<Record<string, unknown>> }): Promise<boolean> {
+  try {
+    await withTimeout(check(), Math.min(o.requestTimeoutMs, BROKER_STALL_MS));
+    outage.ok();
+    return true;
+  } catch (err) {
+    if (outage.down) outage.suppress();
+    else outage.failed(`health check: ${errorMessage(err)}`);
+    o.logger.debug({ ...o.base, err: errorMessage(err) }, 'kafka health check failed');
+    return false;
+  }
+}
+
+/** The outage's probe: true when `check()` answered within min(`requestTimeoutMs`, BROKER_STALL_MS) ms; never rejects. */
+export async function brokerAnswers(check: () => Promise<unknown>, requestTimeoutMs: number): Promise<boolean> {
+  try {
+    await withTimeout(check(), Math.min(requestTimeoutMs, BROKER_STALL_MS));
+    return true;
+  } catch {
+    return false;
   }
 }
 

@@ -1,16 +1,17 @@
 import { Admin, ConfigResourceTypes, Consumer, Producer } from '@platformatic/kafka';
-import { errorMessage, GatewayError } from '../../core/errors.js';
+import { GatewayError } from '../../core/errors.js';
 import { assertTopicName } from '../../core/topic-name.js';
 import type { KafkaTransportInput, KafkaTransportOptions } from '../kafka/options.js';
 import { resolveKafkaTransportOptions } from '../kafka/options.js';
 import type { TransportLogger } from '../kafka/logging.js';
-import { BROKER_STALL_MS, BrokerOutage, quietDuringOutage } from '../kafka/outage.js';
-import { partitionForKey } from '../partitioner.js';
+import { BROKER_STALL_MS, BrokerOutage, brokerAnswers, checkBrokerHealth, quietDuringOutage } from '../kafka/outage.js';
+import { PartitionRouter } from '../partition-router.js';
+import { isAborted } from '../await.js';
 import type {
   CommittedOffset, Consumption, GroupSpec, OffsetQuery, OffsetTarget, OutboundRecord, PartitionOffset, Position, ProduceOptions,
   Read, ReadSpec, RecordHandler, TopicSpec, Transport, TransportRecord,
 } from '../port.js';
-import { abortedProduce, checkCommitOffsets, checkTopicSpec, closedTransport, groupBusy } from '../topics.js';
+import { abortedProduce, checkCommitOffsets, checkGroupSpec, checkTopicSpec, closedTransport, groupBusy } from '../topics.js';
 import { baseOptions, closeForced } from './client-options.js';
 import { PlatformaticConsumption } from './consumption.js';
 import { fromPlatformaticError, protocolIds } from './errors.js';
@@ -55,8 +56,7 @@ class PlatformaticTransport implements Transport {
   readonly #sender: SerialSender;
   readonly #consumptions = new Set<PlatformaticConsumption>();
   readonly #reads = new Set<Read>();
-  readonly #partitionCounts = new Map<string, { readonly count: number; readonly atMs: number }>();
-  readonly #roundRobin = new Map<string, number>();
+  readonly #router: PartitionRouter;
   /** One per transport (issue 15 "Logs"): the producer, health checks and every consumer report to it. */
   readonly #outage: BrokerOutage;
   /** The logger with the outage's rule: warn/error lines go to debug while the broker is down. */
@@ -67,6 +67,7 @@ class PlatformaticTransport implements Transport {
     this.#outage = new BrokerOutage(opts.logger, { base: { transport: 'kafka', client: 'platformatic', clientId: opts.clientId, brokers: opts.brokers.join(',') }, probe: () => this.#probe() });
     this.#log = quietDuringOutage(opts.logger, this.#outage);
     this.#opts = { ...opts, logger: this.#log };
+    this.#router = new PartitionRouter(opts.metadataMaxAgeMs);
     this.#admin = new Admin(baseOptions(opts, 'admin'));
     this.#tools = new Consumer({ ...baseOptions(opts, 'tools'), groupId: `${opts.clientId}-tools-never-joined` });
     this.#sender = new SerialSender(
@@ -117,17 +118,16 @@ class PlatformaticTransport implements Transport {
   async partitionCount(topic: string): Promise<number> {
     this.#assertOpen();
     assertTopicName(topic);
-    const cached = this.#partitionCounts.get(topic);
-    if (cached !== undefined && Date.now() - cached.atMs < this.#opts.metadataMaxAgeMs) return cached.count;
-    try {
-      const metadata = await this.#admin.metadata({ topics: [topic], forceUpdate: true });
-      const count = metadata.topics.get(topic)?.partitionsCount ?? 0;
-      if (count === 0) throw unknownTopic(topic);
-      this.#partitionCounts.set(topic, { count, atMs: Date.now() });
-      return count;
-    } catch (err) {
-      throw fromPlatformaticError(err, { operation: 'partitionCount', topic });
-    }
+    return this.#router.count(topic, async () => {
+      try {
+        const metadata = await this.#admin.metadata({ topics: [topic], forceUpdate: true });
+        const count = metadata.topics.get(topic)?.partitionsCount ?? 0;
+        if (count === 0) throw unknownTopic(topic);
+        return count;
+      } catch (err) {
+        throw fromPlatformaticError(err, { operation: 'partitionCount', topic });
+      }
+    });
   }
 
   async produce(topic: string, records: readonly OutboundRecord[], opts: ProduceOptions = {}): Promise<readonly Position[]> {
@@ -141,7 +141,7 @@ class PlatformaticTransport implements Transport {
       key: r.key === null ? undefined : asBuffer(r.key),
       value: r.value === null ? undefined : asBuffer(r.value),
       headers: toHeaderMap(r.headers),
-      partition: this.#partitionOf(topic, r, index, count),
+      partition: this.#router.partitionOf(topic, r, index, count),
       timestamp: r.timestampMs === undefined ? now : BigInt(r.timestampMs),
     }));
     // Aborted while we looked up metadata: nothing has been sent yet.
@@ -153,7 +153,7 @@ class PlatformaticTransport implements Transport {
       this.#outage.ok();
       return positions;
     } catch (err) {
-      if (err instanceof GatewayError && err.code === 'CEG_INVALID_NAME') this.#partitionCounts.delete(topic);
+      if (err instanceof GatewayError && err.code === 'CEG_INVALID_NAME') this.#router.forget(topic);
       if (err instanceof GatewayError && err.code === 'CEG_BROKER_UNAVAILABLE') this.#outage.failed(`produce: ${err.message}`);
       throw err;
     } finally {
@@ -162,12 +162,7 @@ class PlatformaticTransport implements Transport {
   }
 
   async consume(spec: GroupSpec, handler: RecordHandler): Promise<Consumption> {
-    if (spec.group.length === 0) {
-      throw new GatewayError('CEG_INVALID_OPTIONS', 'group: non-empty name required', { retriable: false, details: { field: 'group' } });
-    }
-    if (spec.topics.length === 0) {
-      throw new GatewayError('CEG_INVALID_OPTIONS', 'topics: at least one topic required', { retriable: false, details: { field: 'topics', group: spec.group } });
-    }
+    checkGroupSpec(spec);
     this.#assertOpen();
     for (const t of spec.topics) await this.partitionCount(t);
     const pins = (spec.startFrom ?? 'latest') === 'latest' ? await this.#latestPins(spec) : new Map<string, bigint>();
@@ -268,28 +263,13 @@ class PlatformaticTransport implements Transport {
 
   async isHealthy(): Promise<boolean> {
     if (this.#closed) return false;
-    try {
-      await withTimeout(this.#admin.metadata({ topics: [], forceUpdate: true }), Math.min(this.#opts.requestTimeoutMs, BROKER_STALL_MS));
-      this.#outage.ok();
-      return true;
-    } catch (err) {
-      // One line per outage, not one per readiness probe.
-      if (this.#outage.down) this.#outage.suppress();
-      else this.#outage.failed(`health check: ${errorMessage(err)}`);
-      this.#opts.logger.debug({ transport: 'kafka', client: 'platformatic', err: errorMessage(err) }, 'kafka health check failed');
-      return false;
-    }
+    return checkBrokerHealth(this.#outage, () => this.#admin.metadata({ topics: [], forceUpdate: true }), { requestTimeoutMs: this.#opts.requestTimeoutMs, logger: this.#opts.logger, base: { transport: 'kafka', client: 'platformatic' } });
   }
 
   /** The outage's probe: one metadata request; true when the broker answered. */
   async #probe(): Promise<boolean> {
     if (this.#closed) return false;
-    try {
-      await withTimeout(this.#admin.metadata({ topics: [], forceUpdate: true }), Math.min(this.#opts.requestTimeoutMs, BROKER_STALL_MS));
-      return true;
-    } catch {
-      return false;
-    }
+    return brokerAnswers(() => this.#admin.metadata({ topics: [], forceUpdate: true }), this.#opts.requestTimeoutMs);
   }
 
   async close(): Promise<void> {
@@ -335,22 +315,6 @@ class PlatformaticTransport implements Transport {
     }
   }
 
-  #partitionOf(topic: string, r: OutboundRecord, index: number, count: number): number {
-    if (r.partition !== undefined) {
-      if (!Number.isInteger(r.partition) || r.partition < 0 || r.partition >= count) {
-        throw new GatewayError('CEG_INVALID_OPTIONS', `record ${index}: partition ${r.partition} outside 0…${count - 1} of ${topic}`, {
-          retriable: false,
-          details: { topic, index, field: 'partition' },
-        });
-      }
-      return r.partition;
-    }
-    if (r.key !== null) return partitionForKey(r.key, count);
-    const n = this.#roundRobin.get(topic) ?? 0;
-    this.#roundRobin.set(topic, n + 1);
-    return n % count;
-  }
-
   /**
    * For a group that has no member and no commit on a partition, the offsets at which it starts
    * ('latest' as of this call), so records produced after consume() resolves are never skipped.
@@ -380,15 +344,4 @@ function unknownTopic(topic: string): Error & { apiId: string } {
   return Object.assign(new Error(`unknown topic ${topic}`), { apiId: 'UNKNOWN_TOPIC_OR_PARTITION' });
 }
 
-/** A function, so the compiler does not assume the flag cannot change between two awaits. */
-function isAborted(signal: AbortSignal | undefined): boolean {
-  return signal?.aborted === true;
-}
 
-function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
-}

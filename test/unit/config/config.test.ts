@@ -83,7 +83,7 @@ describe('loadConfig: values', () => {
     expect(c.logLevel).toBe('debug');
     expect(c.service).toBe('pdsp');
     expect(c.instance).toBe('host-1');
-    expect(c.kafka).toEqual({ brokers: ['k1:9092', 'k2.example:9093', '[::1]:9094'], client: 'kafkajs', clientId: 'gw', ssl: true, sasl: { mechanism: 'scram-sha-512', username: 'u', password: 'p' } });
+    expect(c.kafka).toEqual({ brokers: ['k1:9092', 'k2.example:9093', '[::1]:9094'], client: 'platformatic', clientId: 'gw', ssl: true, sasl: { mechanism: 'scram-sha-512', username: 'u', password: 'p' } });
     expect(c.registry).toEqual({ url: 'https://reg.example/apis/ccompat/v7', username: 'ru', password: 'rp' });
     expect(c.databaseUrl).toBe('postgresql://u:p@db/x');
     expect(c.catalogDir).toBe('/srv/catalog');
@@ -100,7 +100,7 @@ describe('loadConfig: values', () => {
   });
 
   it('KAFKA_SSL false and no SASL by default when brokers are set', () => {
-    expect(loadConfig({ KAFKA_BROKERS: 'k:1' }).kafka).toEqual({ brokers: ['k:1'], client: 'kafkajs', clientId: 'ce-gateway', ssl: false, sasl: undefined });
+    expect(loadConfig({ KAFKA_BROKERS: 'k:1' }).kafka).toEqual({ brokers: ['k:1'], client: 'platformatic', clientId: 'ce-gateway', ssl: false, sasl: undefined });
   });
 });
 
@@ -224,9 +224,9 @@ describe('env file', () => {
 });
 
 describe('KAFKA_CLIENT: the Kafka client library behind the transport (issue 14)', () => {
-  it('defaults to kafkajs and accepts platformatic', () => {
-    expect(loadConfig({ KAFKA_BROKERS: '127.0.0.1:9092' }).kafka?.client).toBe('kafkajs');
-    expect(loadConfig({ KAFKA_BROKERS: '127.0.0.1:9092', KAFKA_CLIENT: 'platformatic' }).kafka?.client).toBe('platformatic');
+  it('defaults to platformatic and accepts kafkajs', () => {
+    expect(loadConfig({ KAFKA_BROKERS: '127.0.0.1:9092' }).kafka?.client).toBe('platformatic');
+    expect(loadConfig({ KAFKA_BROKERS: '127.0.0.1:9092', KAFKA_CLIENT: 'kafkajs' }).kafka?.client).toBe('kafkajs');
     expect(CONFIG_KEYS).toContain('KAFKA_CLIENT');
   });
 

@@ -36,6 +36,19 @@ describe('kafkaLogCreator', () => {
     expect(lines.map(([level]) => level)).toEqual(['debug']);
   });
 
+  it('demotes a send kafkajs retries because leadership moved, not one it gave up on', () => {
+    const { logger, lines } = recorder();
+    const log = kafkaLogCreator(logger, {})(logLevel.WARN);
+    const send = (message: string, extra: Record<string, unknown>): void =>
+      log({ namespace: 'Producer', level: logLevel.ERROR, label: 'ERROR', log: { timestamp: 't', message, ...extra } });
+    // As kafkajs logged it right after a broker outage (broker-outage-logs.kafka.test.ts).
+    send('Failed to send messages: This server is not the leader for that topic-partition', { retryCount: 0, retryTime: 302 });
+    send('Failed to send messages: There is no leader for this topic-partition as we are in the middle of a leadership election', { retryCount: 1 });
+    send('Failed to send messages: This server is not the leader for that topic-partition', {}); // no retry announced
+    send('Failed to send messages: The request included message batch larger than the configured segment size', { retryCount: 0 });
+    expect(lines.map(([level]) => level)).toEqual(['debug', 'debug', 'error', 'error']);
+  });
+
   it('maps level names to kafkajs levels', () => {
     expect(['nothing', 'error', 'warn', 'info', 'debug'].map((l) => toKafkaLogLevel(l as 'warn'))).toEqual([0, 1, 2, 4, 5]);
   });

@@ -1,0 +1,58 @@
+import { GatewayError } from '../core/errors.js';
+import { partitionForKey } from './partitioner.js';
+import type { OutboundRecord } from './port.js';
+
+/**
+ * Where a Kafka adapter's records go, chosen before the send so the position of every record is
+ * known: an explicit partition as given, a key by the Java-compatible murmur2 partitioner, a null
+ * key round-robin per topic. Also caches each topic's partition count for `maxAgeMs` (ms; Kafka's
+ * `metadata.max.age.ms`). Shared by the kafkajs and @platformatic/kafka adapters.
+ * Spec: DESIGN "Kafka mapping" (key → partition as Java producers do).
+ */
+export class PartitionRouter {
+  readonly #counts = new Map<string, { readonly count: number; readonly atMs: number }>();
+  readonly #roundRobin = new Map<string, number>();
+  readonly #maxAgeMs: number;
+
+  constructor(maxAgeMs: number) {
+    this.#maxAgeMs = maxAgeMs;
+  }
+
+  /**
+   * The partition count of `topic`: the cached one while younger than `maxAgeMs`, else `lookup()`'s
+   * answer (which then is cached). Errors: whatever `lookup` throws (nothing is cached then).
+   */
+  async count(topic: string, lookup: () => Promise<number>): Promise<number> {
+    const cached = this.#counts.get(topic);
+    if (cached !== undefined && Date.now() - cached.atMs < this.#maxAgeMs) return cached.count;
+    const count = await lookup();
+    this.#counts.set(topic, { count, atMs: Date.now() });
+    return count;
+  }
+
+  /** Drops the cached count (e.g. after the broker answered "unknown topic"). */
+  forget(topic: string): void {
+    this.#counts.delete(topic);
+  }
+
+  /**
+   * The partition of record `index` of a send to `topic` of `count` partitions.
+   * Errors: `CEG_INVALID_OPTIONS` (not retriable) naming the record whose explicit partition is
+   * outside 0…count−1.
+   */
+  partitionOf(topic: string, r: OutboundRecord, index: number, count: number): number {
+    if (r.partition !== undefined) {
+      if (!Number.isInteger(r.partition) || r.partition < 0 || r.partition >= count) {
+        throw new GatewayError('CEG_INVALID_OPTIONS', `record ${index}: partition ${r.partition} outside 0…${count - 1} of ${topic}`, {
+          retriable: false,
+          details: { topic, index, field: 'partition' },
+        });
+      }
+      return r.partition;
+    }
+    if (r.key !== null) return partitionForKey(r.key, count);
+    const n = this.#roundRobin.get(topic) ?? 0;
+    this.#roundRobin.set(topic, n + 1);
+    return n % count;
+  }
+}
