@@ -6,7 +6,7 @@
  * round by round, so a loaded machine affects both alike (issue 14, BENCHMARKS.md "Ingress
  * per-event work").
  *
- * Run: `npm run build && npx tsx bench/ingress-cpu.ts` with the stack's registry
+ * Run: `npm run build && npm run bench:ingress-cpu` with the stack's registry
  * (`SCHEMA_REGISTRY_URL`, loopback only). Settings: `BENCH_CPU_ROUNDS` (20), `BENCH_CPU_BATCHES` (200
  * per round), `BENCH_BATCH_SIZE` (100).
  */

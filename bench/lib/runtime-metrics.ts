@@ -25,7 +25,10 @@ export async function scrape(url: string): Promise<Scrape> {
 
 /** What happened in the gateway between two scrapes (the window), in ms. */
 export interface RuntimeWindow {
-  /** Event-loop delay over the window (monitorEventLoopDelay, 10 ms resolution in prom-client): p99 and max, ms. */
+  /**
+   * Event-loop delay over the window, p99 and max, ms, as prom-client reports it (monitorEventLoopDelay
+   * sampled every 10 ms: the figures include that interval, so an idle gateway reads about 10–13 ms).
+   */
   readonly eventLoopDelayMs: { readonly p99: number; readonly max: number };
   /** GC pauses by kind (minor = scavenge, major = mark-compact, incremental, weakcb): count, total ms, mean ms. */
   readonly gc: Readonly<Record<string, { readonly count: number; readonly totalMs: number; readonly meanMs: number }>>;
