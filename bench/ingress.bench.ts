@@ -50,6 +50,8 @@ const TOPIC = loadCatalog(benchCatalog.dir).byEventId(PRICE_LOADING_COMPLETED.ev
 import type { GatewayProcess } from './lib/gateway-process.js';
 import { procCpuMs, startGatewayProcess } from './lib/gateway-process.js';
 import { runHttpLoad } from './lib/http-load.js';
+import { runtimeWindow, scrape } from './lib/runtime-metrics.js';
+import type { RuntimeWindow, Scrape } from './lib/runtime-metrics.js';
 import type { ConsumeResult } from './lib/consumer-load.js';
 import { gatewayConsume, rawConsume } from './lib/consumer-load.js';
 import type { PushLatencyResult, PushThroughputResult } from './lib/push-load.js';
@@ -152,6 +154,7 @@ async function scenario(p: Probe, meta: { side: 'gateway' | 'raw'; client: Clien
     latencyMs: latencySummary(r.latency),
     errors: r.errors + warm.errors,
     cpu: { gatewayPct: orNull(gwCpu), benchPct: pct((me.user + me.system) / 1000, r.elapsedS), brokerPct: orNull(brokerCpu) },
+    cpuUsPerEvent: r.ok === 0 ? null : meta.side === 'raw' ? (me.user + me.system) / (r.ok * n) : Number.isNaN(gwCpu) ? null : (gwCpu * 1000) / (r.ok * n),
     recordsWritten: after - before,
     eventsAcknowledged: (warm.ok + r.ok) * n,
   };
@@ -194,15 +197,19 @@ const figures = (r: FixedRateResult): FixedRateFigures => ({ sent: r.sent, ok: r
 /** Single events at a fixed offered rate: a raw send of one record vs `POST /events` of one event (issue 14: added p99 ≤ 1 ms at 1,000/s). */
 export interface SingleLatencyResult {
   readonly client: Client;
+  /** Set on the twin run against BENCH_BASELINE_ROOT's gateway. */
+  readonly build?: 'baseline';
   readonly offeredPerS: number;
   readonly raw: FixedRateFigures;
   readonly gateway: FixedRateFigures;
   /** Gateway p99 − raw p99, ms. */
   readonly addedP99Ms: number;
+  /** The gateway's event-loop delay, GC pauses, produce and HTTP times during its window (its /metrics). */
+  readonly runtime: RuntimeWindow;
 }
 
 /** Warm-up, then the measured window, at `settings.latencyRate`; raw first, then the gateway of the same client. */
-async function singleLatency(p: Probe, client: Client): Promise<SingleLatencyResult> {
+async function singleLatency(p: Probe, client: Client, build?: 'baseline'): Promise<SingleLatencyResult> {
   const rate = settings.latencyRate;
   let i = 0;
   const sendPlt = platformaticSender(p.rawPlt);
@@ -210,16 +217,22 @@ async function singleLatency(p: Probe, client: Client): Promise<SingleLatencyRes
     client === 'kafkajs'
       ? () => rawSend(p.raw, TOPIC, [p.raw.messages[i++ % p.raw.messages.length]!]).then(() => true, () => false)
       : () => sendPlt([p.rawPlt.messages[i++ % p.rawPlt.messages.length]!]);
-  const poster = gatewayPoster(p.gws[client]!.url, STRUCTURED, singleTemplates(360));
-  const measured = async (send: () => Promise<boolean>): Promise<FixedRateResult> => {
+  const gwUrl = p.gws[build === undefined ? client : `${client}@baseline`]!.url;
+  const poster = gatewayPoster(gwUrl, STRUCTURED, singleTemplates(360));
+  const measured = async (send: () => Promise<boolean>, beforeWindow?: () => Promise<void>): Promise<FixedRateResult> => {
     await runFixedRate({ ratePerS: rate, durationS: settings.warmupS, send });
+    await beforeWindow?.();
     return runFixedRate({ ratePerS: rate, durationS: settings.durationS, send });
   };
   try {
     const raw = figures(await measured(rawOne));
-    const gateway = figures(await measured(poster.send));
-    const r = { client, offeredPerS: rate, raw, gateway, addedP99Ms: Number((gateway.latencyMs.p99 - raw.latencyMs.p99).toFixed(3)) };
-    log(`  ${client}: raw p99 ${raw.latencyMs.p99.toFixed(2)} ms, gateway p99 ${gateway.latencyMs.p99.toFixed(2)} ms, added ${r.addedP99Ms.toFixed(2)} ms (errors ${raw.errors} / ${gateway.errors})`);
+    // The gateway's own view of the window (event-loop delay, GC pauses, produce and HTTP times): where the added p99 comes from.
+    let before: Scrape | undefined;
+    const gateway = figures(await measured(poster.send, async () => void (before = await scrape(gwUrl))));
+    const runtime = runtimeWindow(before!, await scrape(gwUrl));
+    const r = { client, ...(build === undefined ? {} : { build }), offeredPerS: rate, raw, gateway, addedP99Ms: Number((gateway.latencyMs.p99 - raw.latencyMs.p99).toFixed(3)), runtime };
+    log(`  ${client}${build === undefined ? '' : ' [baseline]'}: raw p99 ${raw.latencyMs.p99.toFixed(2)} ms, gateway p99 ${gateway.latencyMs.p99.toFixed(2)} ms, added ${r.addedP99Ms.toFixed(2)} ms (errors ${raw.errors} / ${gateway.errors})`);
+    log(`    gateway in the window: event-loop delay p99 ${runtime.eventLoopDelayMs.p99} ms, max ${runtime.eventLoopDelayMs.max} ms; GC ${JSON.stringify(runtime.gc)}; produce ${runtime.produce.count} × ${runtime.produce.meanMs} ms mean; POST /events ${runtime.ingressHttp.count} × ${runtime.ingressHttp.meanMs} ms mean`);
     return r;
   } finally {
     await poster.close();
@@ -229,6 +242,8 @@ async function singleLatency(p: Probe, client: Client): Promise<SingleLatencyRes
 /** The gateway child's memory while it sustains a fixed rate (issue 14: RSS ≤ 150 MB at 5,000 events/s for 60 s). */
 export interface RssResult {
   readonly client: Client;
+  /** Set on the twin run against BENCH_BASELINE_ROOT's gateway. */
+  readonly build?: 'baseline';
   readonly offeredEventsPerS: number;
   readonly eventsPerRequest: number;
   readonly durationS: number;
@@ -239,8 +254,8 @@ export interface RssResult {
   readonly rssMiB: { readonly start: number; readonly peak: number; readonly final: number };
 }
 
-async function rssScenario(p: Probe, client: Client): Promise<RssResult> {
-  const gw = p.gws[client]!;
+async function rssScenario(p: Probe, client: Client, build?: 'baseline'): Promise<RssResult> {
+  const gw = p.gws[build === undefined ? client : `${client}@baseline`]!;
   const n = settings.rssBatch;
   const poster = gatewayPoster(gw.url, n === 1 ? STRUCTURED : BATCH, n === 1 ? singleTemplates(360) : batchTemplates(36, n));
   const mib = (b: number): number => Number((b / 2 ** 20).toFixed(1));
@@ -251,8 +266,8 @@ async function rssScenario(p: Probe, client: Client): Promise<RssResult> {
     log(`  ${client}: ${settings.rssRate} events/s (${n} per request) for ${settings.rssDurationS} s …`);
     const r = await runFixedRate({ ratePerS: settings.rssRate / n, durationS: settings.rssDurationS, send: poster.send, onTick: sample });
     sample();
-    const res = { client, offeredEventsPerS: settings.rssRate, eventsPerRequest: n, durationS: r.elapsedS, acceptedEventsPerS: (r.ok * n) / r.elapsedS, requests: figures(r), rssMiB: { start: mib(start), peak: mib(peak), final: mib(rssBytes(gw.pid)) } };
-    log(`  ${client}: ${Math.round(res.acceptedEventsPerS)} events/s accepted, RSS ${res.rssMiB.start} → peak ${res.rssMiB.peak} → final ${res.rssMiB.final} MiB, p99 ${res.requests.latencyMs.p99.toFixed(1)} ms, errors ${r.errors}`);
+    const res = { client, ...(build === undefined ? {} : { build }), offeredEventsPerS: settings.rssRate, eventsPerRequest: n, durationS: r.elapsedS, acceptedEventsPerS: (r.ok * n) / r.elapsedS, requests: figures(r), rssMiB: { start: mib(start), peak: mib(peak), final: mib(rssBytes(gw.pid)) } };
+    log(`  ${client}${build === undefined ? '' : ' [baseline]'}: ${Math.round(res.acceptedEventsPerS)} events/s accepted, RSS ${res.rssMiB.start} → peak ${res.rssMiB.peak} → final ${res.rssMiB.final} MiB, p99 ${res.requests.latencyMs.p99.toFixed(1)} ms, errors ${r.errors}`);
     return res;
   } finally {
     await poster.close();
@@ -363,14 +378,23 @@ async function main(): Promise<void> {
       // BENCH_BASELINE_FIRST=1: the baseline first, to see whether the order (a warmer broker, a busier machine) favours one.
       return process.env.BENCH_BASELINE_FIRST === '1' ? [twin, [n, run]] : [[n, run], twin];
     });
-    const fixedRateScenarios: [string, () => Promise<void>][] = [
+    const fixedRateScenarios = ([
       ['single-latency', async () => void singleLatencies.push(await singleLatency(probe, 'kafkajs'))],
       ['single-latency-platformatic', async () => void singleLatencies.push(await singleLatency(probe, 'platformatic'))],
       ['rss', async () => void rssResults.push(await rssScenario(probe, 'kafkajs'))],
       ['rss-platformatic', async () => void rssResults.push(await rssScenario(probe, 'platformatic'))],
-    ];
+    ] as [string, () => Promise<void>][]).flatMap(([n, run]): [string, () => Promise<void>][] => {
+      // With a baseline, the baseline gateway runs each fixed-rate scenario right after this tree's (`[baseline]` rows).
+      if (BASELINE_ROOT === undefined) return [[n, run]];
+      const client: Client = n.endsWith('-platformatic') ? 'platformatic' : 'kafkajs';
+      const twin: [string, () => Promise<void>] = [
+        `${n}@baseline`,
+        n.startsWith('rss') ? async () => void rssResults.push(await rssScenario(probe, client, 'baseline')) : async () => void singleLatencies.push(await singleLatency(probe, client, 'baseline')),
+      ];
+      return process.env.BENCH_BASELINE_FIRST === '1' ? [twin, [n, run]] : [[n, run], twin];
+    });
     const wanted = (process.env.BENCH_SCENARIOS ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
-    const unknown = wanted.filter((w) => !producerScenarios.some(([n]) => n === w) && !fixedRateScenarios.some(([n]) => n === w) && !['raw-consume', 'raw-decode-consume', 'gateway-consume', 'java-limit', 'push-latency', 'push-consume', 'push-batch'].includes(w));
+    const unknown = wanted.filter((w) => !producerScenarios.some(([n]) => n === w) && !fixedRateScenarios.some(([n]) => n === w.replace(/@baseline$/, '')) && !['raw-consume', 'raw-decode-consume', 'gateway-consume', 'java-limit', 'push-latency', 'push-consume', 'push-batch'].includes(w));
     if (unknown.length > 0) throw new Error(`BENCH_SCENARIOS: unknown ${unknown.join(', ')}`);
     const plan = wanted.length === 0 ? all : all.filter(([n]) => wanted.includes(n.replace(/@baseline$/, '')));
     const consumeRecords = intEnv('BENCH_CONSUME_RECORDS', 200_000);
@@ -397,10 +421,10 @@ async function main(): Promise<void> {
       log(`running ${name}: ${settings.warmupS} s warm-up + ${settings.durationS} s …`);
       const res = await run();
       results.push(res);
-      log(`  ${Math.round(res.eventsPerS)} events/s, p50 ${res.latencyMs.p50.toFixed(2)} ms, p99 ${res.latencyMs.p99.toFixed(2)} ms, errors ${res.errors}`);
+      log(`  ${Math.round(res.eventsPerS)} events/s, ${res.cpuUsPerEvent?.toFixed(1) ?? '–'} CPU µs/event, p50 ${res.latencyMs.p50.toFixed(2)} ms, p99 ${res.latencyMs.p99.toFixed(2)} ms, errors ${res.errors}`);
       if (res.recordsWritten !== res.eventsAcknowledged) log(`  note: the topic grew by ${res.recordsWritten} records for ${res.eventsAcknowledged} acknowledged events`);
     }
-    for (const [name, run] of wanted.length === 0 ? fixedRateScenarios : fixedRateScenarios.filter(([n]) => wanted.includes(n))) {
+    for (const [name, run] of wanted.length === 0 ? fixedRateScenarios : fixedRateScenarios.filter(([n]) => wanted.includes(n.replace(/@baseline$/, '')))) {
       log(`running ${name} …`);
       await run();
     }
@@ -528,10 +552,14 @@ async function main(): Promise<void> {
     }
   }
   if (singleLatencies.length > 0) {
-    table += `\n\n| single events at a fixed rate (latency from each request's due time) | offered | raw p50 | raw p99 | gateway p50 | gateway p99 | added p99 | errors raw / gateway |\n|---|---:|---:|---:|---:|---:|---:|---:|\n${singleLatencies.map((l) => `| ${l.client} | ${l.offeredPerS}/s | ${l.raw.latencyMs.p50.toFixed(2)} ms | ${l.raw.latencyMs.p99.toFixed(2)} ms | ${l.gateway.latencyMs.p50.toFixed(2)} ms | ${l.gateway.latencyMs.p99.toFixed(2)} ms | **${l.addedP99Ms.toFixed(2)} ms** | ${l.raw.errors} / ${l.gateway.errors} |`).join('\n')}`;
+    table += `\n\n| single events at a fixed rate (latency from each request's due time) | offered | raw p50 | raw p99 | gateway p50 | gateway p99 | added p99 | errors raw / gateway |\n|---|---:|---:|---:|---:|---:|---:|---:|\n${singleLatencies.map((l) => `| ${l.client}${l.build === undefined ? '' : ' [baseline]'} | ${l.offeredPerS}/s | ${l.raw.latencyMs.p50.toFixed(2)} ms | ${l.raw.latencyMs.p99.toFixed(2)} ms | ${l.gateway.latencyMs.p50.toFixed(2)} ms | ${l.gateway.latencyMs.p99.toFixed(2)} ms | **${l.addedP99Ms.toFixed(2)} ms** | ${l.raw.errors} / ${l.gateway.errors} |`).join('\n')}`;
+  }
+  if (singleLatencies.length > 0) {
+    const gc = (l: SingleLatencyResult): string => Object.entries(l.runtime.gc).map(([k, g]) => `${k} ${g.count} × ${g.meanMs} ms`).join(', ') || '–';
+    table += `\n\n| gateway during the fixed-rate window (its /metrics) | event-loop delay p99 / max | GC pauses (count × mean) | produce requests (count × mean) | POST /events (count × mean) |\n|---|---:|---|---:|---:|\n${singleLatencies.map((l) => `| ${l.client}${l.build === undefined ? '' : ' [baseline]'} | ${l.runtime.eventLoopDelayMs.p99} / ${l.runtime.eventLoopDelayMs.max} ms | ${gc(l)} | ${l.runtime.produce.count} × ${l.runtime.produce.meanMs} ms | ${l.runtime.ingressHttp.count} × ${l.runtime.ingressHttp.meanMs} ms |`).join('\n')}`;
   }
   if (rssResults.length > 0) {
-    table += `\n\n| gateway RSS at a fixed rate | offered | events/request | seconds | accepted events/s | p99 | errors | RSS start | RSS peak | RSS final |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n${rssResults.map((r) => `| ${r.client} | ${r.offeredEventsPerS}/s | ${r.eventsPerRequest} | ${r.durationS.toFixed(0)} | ${Math.round(r.acceptedEventsPerS)} | ${r.requests.latencyMs.p99.toFixed(1)} ms | ${r.requests.errors} | ${r.rssMiB.start} MiB | **${r.rssMiB.peak} MiB** | ${r.rssMiB.final} MiB |`).join('\n')}`;
+    table += `\n\n| gateway RSS at a fixed rate | offered | events/request | seconds | accepted events/s | p99 | errors | RSS start | RSS peak | RSS final |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n${rssResults.map((r) => `| ${r.client}${r.build === undefined ? '' : ' [baseline]'} | ${r.offeredEventsPerS}/s | ${r.eventsPerRequest} | ${r.durationS.toFixed(0)} | ${Math.round(r.acceptedEventsPerS)} | ${r.requests.latencyMs.p99.toFixed(1)} ms | ${r.requests.errors} | ${r.rssMiB.start} MiB | **${r.rssMiB.peak} MiB** | ${r.rssMiB.final} MiB |`).join('\n')}`;
   }
   const profiles = PROFILE_DIR === undefined ? [] : writeProfiles(PROFILE_DIR);
   if (pushBatch !== undefined) table += `\n\n${pushBatchTable(pushBatch)}`;
@@ -547,8 +575,8 @@ async function main(): Promise<void> {
   const ratios = {
     batch: Object.fromEntries(clients.map((c) => [c, ratio(batchOf('gateway', c), batchOf('raw', c))])),
     javaLimit: Object.fromEntries(clients.map((c) => [c, ratio(batchOf('gateway', c), javaPerS)])),
-    singleAddedP99Ms: Object.fromEntries(clients.map((c) => [c, singleLatencies.find((l) => l.client === c)?.addedP99Ms ?? null])),
-    rssPeakMiB: Object.fromEntries(clients.map((c) => [c, rssResults.find((r) => r.client === c)?.rssMiB.peak ?? null])),
+    singleAddedP99Ms: Object.fromEntries(clients.map((c) => [c, singleLatencies.find((l) => l.client === c && l.build === undefined)?.addedP99Ms ?? null])),
+    rssPeakMiB: Object.fromEntries(clients.map((c) => [c, rssResults.find((r) => r.client === c && r.build === undefined)?.rssMiB.peak ?? null])),
   };
   if (javaPerS !== undefined) table += `\n\nKafka's Java producer (ProducerPerformance, acks=all, idempotent, 300-byte records, no headers): ${Math.round(javaPerS)} records/s`;
   table += `\n\nratios (gateway batch ÷ raw producer of its client): ${JSON.stringify(ratios.batch)}; ÷ Java producer: ${JSON.stringify(ratios.javaLimit)}; single added p99 ms: ${JSON.stringify(ratios.singleAddedP99Ms)}; RSS peak MiB: ${JSON.stringify(ratios.rssPeakMiB)}; default client: ${DEFAULT_CLIENT}`;

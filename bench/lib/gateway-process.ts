@@ -45,7 +45,23 @@ export function procCpuMs(pid: number): number {
 }
 
 /**
- * Starts the gateway: `node dist/cli/main.js serve` when built (`npm run build`), else
+ * The node flags of a checkout's `npm start` (`"start": "exec node <flags> dist/cli/main.js serve"`
+ * in its package.json), so the bench runs each gateway, this tree's or a baseline's, as that
+ * checkout ships it (issue 14: a V8 flag is part of what is measured). None when not found.
+ */
+export function startNodeFlags(root: string): string[] {
+  try {
+    const pkg = JSON.parse(readFileSync(resolve(root, 'package.json'), 'utf8')) as { scripts?: { start?: unknown } };
+    const start = pkg.scripts?.start;
+    const m = typeof start === 'string' ? /\bnode((?:\s+--[a-z0-9-]+(?:=[\w.-]+)?)*)\s+dist\/cli\/main\.js\b/.exec(start) : null;
+    return m === null ? [] : m[1]!.trim().split(/\s+/).filter((f) => f !== '');
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Starts the gateway: `node <npm start's flags> dist/cli/main.js serve` when built (`npm run build`), else
  * `node --import tsx src/cli/main.ts serve`. Resolves when `GET /readyz` answers 200.
  * Throws when the child exits early or is not ready within `readyTimeoutMs`.
  */
@@ -60,7 +76,7 @@ export async function startGatewayProcess(opts: {
   const port = await freePort();
   const dist = resolve(opts.root, 'dist/cli/main.js');
   const useDist = !opts.preferTsx && existsSync(dist);
-  const prof = opts.cpuProfileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProfileDir}`];
+  const prof = [...startNodeFlags(opts.root), ...(opts.cpuProfileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProfileDir}`])];
   const [cmd, args] = useDist
     ? [process.execPath, [...prof, dist, 'serve']]
     : // `node --import tsx` (not the tsx CLI, which forks another process): one process to sample and profile.
@@ -110,7 +126,7 @@ export async function startGatewayProcess(opts: {
   return {
     url,
     pid,
-    command: useDist ? 'node dist/cli/main.js serve' : 'node --import tsx src/cli/main.ts serve',
+    command: ['node', ...prof, ...(useDist ? ['dist/cli/main.js'] : ['--import', 'tsx', 'src/cli/main.ts']), 'serve'].join(' '),
     cpuMs: () => procCpuMs(pid),
     stop,
   };

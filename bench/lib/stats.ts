@@ -52,6 +52,12 @@ export interface ScenarioResult {
   readonly errors: number;
   /** CPU used during the measured window, % of one core: the gateway child, this process (load generator / raw producer), the Kafka broker. */
   readonly cpu: { readonly gatewayPct: number | null; readonly benchPct: number; readonly brokerPct: number | null };
+  /**
+   * CPU µs per acknowledged event of the side under test: the gateway child (gateway rows) or this
+   * process, which is the raw producer (raw rows). Unlike events/s it hardly moves when other
+   * processes take the cores (issue 14: the A/B figure on a shared machine).
+   */
+  readonly cpuUsPerEvent: number | null;
   /** Records the topic's end offsets grew by during warm-up + measurement, vs events acknowledged then. */
   readonly recordsWritten: number;
   readonly eventsAcknowledged: number;
@@ -101,11 +107,13 @@ const ratio = (a: number, b: number): string => (b > 0 ? `${(a / b).toFixed(2)}�
 /** The results as a Markdown table, then the gateway/raw ratios per mode. */
 export function formatTable(results: readonly ScenarioResult[]): string {
   const lines = [
-    '| scenario | concurrency | events/request | events/s | requests/s | p50 ms | p90 ms | p99 ms | errors | gateway CPU | bench CPU | broker CPU |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '(CPU µs/event: the gateway child\'s CPU per acknowledged event on gateway rows, the raw producer\'s — this process — on raw rows.)',
+    '',
+    '| scenario | concurrency | events/request | events/s | requests/s | p50 ms | p90 ms | p99 ms | errors | gateway CPU | bench CPU | broker CPU | CPU µs/event |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...results.map(
       (r) =>
-        `| ${r.name} | ${r.concurrency} | ${r.eventsPerRequest} | ${f0(r.eventsPerS)} | ${f0(r.requestsPerS)} | ${f2(r.latencyMs.p50)} | ${f2(r.latencyMs.p90)} | ${f2(r.latencyMs.p99)} | ${r.errors} | ${cpu(r.cpu.gatewayPct)} | ${cpu(r.cpu.benchPct)} | ${cpu(r.cpu.brokerPct)} |`,
+        `| ${r.name} | ${r.concurrency} | ${r.eventsPerRequest} | ${f0(r.eventsPerS)} | ${f0(r.requestsPerS)} | ${f2(r.latencyMs.p50)} | ${f2(r.latencyMs.p90)} | ${f2(r.latencyMs.p99)} | ${r.errors} | ${cpu(r.cpu.gatewayPct)} | ${cpu(r.cpu.benchPct)} | ${cpu(r.cpu.brokerPct)} | ${r.cpuUsPerEvent === null ? '–' : f2(r.cpuUsPerEvent)} |`,
     ),
     '',
     '| client, mode | throughput gateway/raw | p50 gateway/raw | p99 gateway/raw |',

@@ -91,6 +91,8 @@ const ATTRIBUTE_NAME = /^[a-z0-9]+$/;
  * Spec: CloudEvents 1.0.2 "Naming Conventions" (lowercase a–z, 0–9; `data` reserved).
  */
 export function attributeNameProblem(name: string): string | undefined {
+  // The known attributes are legal names (all but `data`, which is not among them): no pattern test for them.
+  if (knownAttributes.has(name)) return undefined;
   if (!ATTRIBUTE_NAME.test(name)) return 'attribute names must consist of lowercase letters a-z and digits 0-9';
   if (name === 'data') return "'data' is reserved and cannot be an attribute name";
   return undefined;

@@ -25,4 +25,4 @@ export { checkAttribute, checkAttributes, checkEnvelope, validateEnvelope } from
 export type { ParsedAttribute } from './canonical.js';
 export { canonicalString, parseAttribute, tryParseAttribute } from './canonical.js';
 export type { EnvelopeLimits, LimitBreach } from './limits.js';
-export { DEFAULT_ENVELOPE_LIMITS, attributeEntries, checkEnvelopeLimits, describeLimitBreach, limitBreachCode, limitBreachError } from './limits.js';
+export { DEFAULT_ENVELOPE_LIMITS, attributeEntries, checkAttributeLimits, checkEnvelopeLimits, describeLimitBreach, limitBreachCode, limitBreachError } from './limits.js';

@@ -75,6 +75,25 @@ export function* attributeEntries(attributes: Readonly<Record<string, AttributeV
 }
 
 /**
+ * {@link checkEnvelopeLimits} of an attribute map (the same entries as {@link attributeEntries},
+ * the same answer), without building a pair per attribute: the count and an upper bound of the
+ * bytes (3 bytes per UTF-16 unit, 24 per non-string value) decide the common case; only an event
+ * near a bound is counted exactly. Runs for every event that comes in (issue 14).
+ */
+export function checkAttributeLimits(attributes: Readonly<Record<string, AttributeValue | undefined>>, limits: EnvelopeLimits = DEFAULT_ENVELOPE_LIMITS): LimitBreach | undefined {
+  let n = 0;
+  let upper = 0;
+  for (const name in attributes) {
+    const v = attributes[name];
+    if (v === undefined) continue;
+    n += 1;
+    upper += name.length * 3 + (typeof v === 'string' ? v.length * 3 : 24);
+  }
+  if (n <= limits.maxAttributes && upper <= limits.maxAttributeBytes) return undefined;
+  return checkEnvelopeLimits(attributeEntries(attributes), limits);
+}
+
+/**
  * A GatewayError for a breach, naming the limit: code from {@link limitBreachCode}, retriable
  * false, `details.limit` (`maxAttributes` | `maxAttributeBytes`), `details.max`, `details.actual`,
  * and one violation naming `where` (default: the field `attributes`).

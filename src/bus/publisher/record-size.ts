@@ -7,6 +7,7 @@
  * `max.message.bytes` bounds one batch (one partition's records in one produce request).
  * The estimate is an upper bound (every varint counted at its 5-byte maximum).
  */
+import { utf8Length } from '../../core/utf8.js';
 import type { OutboundRecord } from '../../transport/port.js';
 
 /** Bytes of a v2 record batch's header. */
@@ -18,6 +19,6 @@ const RECORD_FIXED_BYTES = 7 * VARINT_MAX;
 /** Upper bound of the bytes `record` adds to a record batch (UTF-8 header names counted as bytes). */
 export function recordBatchBytes(record: OutboundRecord): number {
   let n = RECORD_FIXED_BYTES + (record.key?.byteLength ?? 0) + (record.value?.byteLength ?? 0);
-  for (const [name, value] of record.headers) n += 2 * VARINT_MAX + Buffer.byteLength(name) + value.byteLength;
+  for (const [name, value] of record.headers) n += 2 * VARINT_MAX + utf8Length(name) + value.byteLength;
   return n;
 }

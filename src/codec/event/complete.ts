@@ -9,7 +9,8 @@
 import { randomUUID } from 'node:crypto';
 import { GatewayError } from '../../core/errors.js';
 import type { Attributes, EnvelopeLimits } from '../../envelope/index.js';
-import { DEFAULT_ENVELOPE_LIMITS, attributeEntries, checkEnvelopeLimits, limitBreachError } from '../../envelope/index.js';
+import { DEFAULT_ENVELOPE_LIMITS, checkEnvelopeLimits, limitBreachError } from '../../envelope/index.js';
+import { attributeBytesOf } from '../kafka/index.js';
 import type { OutboundRecord } from '../../transport/port.js';
 import { AVRO_CONTENT_TYPE } from './event-codec.js';
 import type { EventCodec, KindBinding, SchemaVersion } from './event-codec.js';
@@ -47,6 +48,20 @@ export interface OutboundEvent {
  * `partitionkey` when computed, `datacontenttype` (`application/avro` with data, none without),
  * and a new `correlationid` when none came. Pure apart from the fresh correlation id.
  */
+/**
+ * The `dataschema` text per schema version and base, built once: the same string object each time,
+ * so the record's header cache finds it without hashing a new string per event (issue 14).
+ */
+const dataschemaTexts = new WeakMap<SchemaVersion, { readonly base: string; readonly text: string }>();
+
+function dataschemaOf(v: SchemaVersion, base: string): string {
+  const known = dataschemaTexts.get(v);
+  if (known !== undefined && known.base === base) return known.text;
+  const text = `${base}${v.schema.id}`;
+  dataschemaTexts.set(v, { base, text });
+  return text;
+}
+
 export function completeAttributes(a: Attributes, c: Completion): Attributes {
   const v = c.version ?? c.binding;
   const kind = c.binding.kind;
@@ -57,7 +72,7 @@ export function completeAttributes(a: Attributes, c: Completion): Attributes {
     eventname: kind.name,
     eventclass: kind.eventClass,
     schemaversion: v.schema.version,
-    dataschema: `${c.dataschemaBase}${v.schema.id}`,
+    dataschema: dataschemaOf(v, c.dataschemaBase),
     ...(c.partitionkey === undefined ? {} : { partitionkey: c.partitionkey }),
   };
 }
@@ -78,8 +93,8 @@ export function completeOutbound(codec: EventCodec, a: Attributes, c: Completion
   const record = codec.toRecord(attributes, c.value);
   const breach = checkEnvelopeLimits(record.headers, c.limits ?? DEFAULT_ENVELOPE_LIMITS, record.headers.length);
   if (breach !== undefined) throw limitBreachError(breach, { field: 'attributes' });
-  let attributeBytes = 0;
-  for (const [name, value] of attributeEntries(attributes)) attributeBytes += Buffer.byteLength(name) + Buffer.byteLength(value);
+  // Counted on the headers just encoded: the same bytes as the attributes' names and canonical values.
+  const attributeBytes = attributeBytesOf(record.headers);
   const dataBytes = c.value === null ? 0 : c.value.length - FRAME_HEADER_BYTES;
   const eventBytes = dataBytes + attributeBytes;
   if (eventBytes > kind.maxDataBytes) {

@@ -7,10 +7,9 @@
 import type { Attributes, AttributeValue, Envelope, EnvelopeLimits, EventData, ViolationCollector } from '../../envelope/index.js';
 import {
   DEFAULT_ENVELOPE_LIMITS,
-  attributeEntries,
   attributeNameProblem,
+  checkAttributeLimits,
   checkAttribute,
-  checkEnvelopeLimits,
   describeLimitBreach,
   limitBreachCode,
   requiredAttributes,
@@ -110,7 +109,7 @@ export function readBinaryEvent(
     if (attrs[name] === undefined && !out.items.some((v) => v.attribute === name)) out.attribute(name, MISSING, 'missing');
   }
   if (out.size === before) {
-    const breach = checkEnvelopeLimits(attributeEntries(attrs), limits);
+    const breach = checkAttributeLimits(attrs, limits);
     if (breach !== undefined) {
       out.coded(limitBreachCode(breach), { field: 'headers' }, describeLimitBreach(breach), { limit: breach.limit, max: breach.max, actual: breach.actual });
       return undefined;

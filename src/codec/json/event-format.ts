@@ -9,12 +9,11 @@ import type { Attributes, AttributeValue, EnvelopeLimits, Envelope, EventData, J
 import {
   DEFAULT_ENVELOPE_LIMITS,
   ViolationCollector,
-  attributeEntries,
   attributeNameProblem,
   attributeTypeOf,
   base64Problem,
+  checkAttributeLimits,
   checkAttribute,
-  checkEnvelopeLimits,
   describeLimitBreach,
   inspectJson,
   limitBreachCode,
@@ -104,7 +103,7 @@ export function readStructuredEvent(obj: unknown, out: ViolationCollector, whole
     if (attrs[name] === undefined && src[name] == null) out.attribute(name, MISSING, 'missing');
   }
   if (out.size === before) {
-    const breach = checkEnvelopeLimits(attributeEntries(attrs), limits);
+    const breach = checkAttributeLimits(attrs, limits);
     if (breach !== undefined) {
       out.coded(limitBreachCode(breach), { field: whole }, describeLimitBreach(breach), { limit: breach.limit, max: breach.max, actual: breach.actual });
       return undefined;

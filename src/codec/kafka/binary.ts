@@ -3,6 +3,7 @@
  * The value (Avro in the Confluent wire format, or null) is the caller's: see codec/event.
  */
 import { GatewayError } from '../../core/errors.js';
+import { utf8Length } from '../../core/utf8.js';
 import type { Attributes, AttributeValue } from '../../envelope/types.js';
 import { canonicalString, parseAttribute, requiredAttributes } from '../../envelope/index.js';
 import type { OutboundRecord, RecordHeader, TransportRecord } from '../../transport/port.js';
@@ -65,15 +66,37 @@ function headerName(attribute: string): string {
  */
 export function toBinaryRecord(attributes: Attributes, value: Uint8Array | null): OutboundRecord {
   const headers: RecordHeader[] = [];
-  for (const name of Object.keys(attributes)) {
+  let key: Buffer | null = null;
+  for (const name in attributes) {
     const v: AttributeValue | undefined = attributes[name];
     if (v === undefined) continue;
     if (name === 'datacontenttype') headers.push([CONTENT_TYPE, headerBytes(name, String(v))]);
-    else headers.push([headerName(name), headerBytes(name, canonicalString(v))]);
+    else {
+      const bytes = headerBytes(name, canonicalString(v));
+      // The key is the same bytes as the `ce_partitionkey` header: one Buffer for both (never mutated).
+      if (name === 'partitionkey' && typeof v === 'string') key = bytes;
+      headers.push([headerName(name), bytes]);
+    }
   }
-  const key = typeof attributes.partitionkey === 'string' ? Buffer.from(attributes.partitionkey, 'utf8') : null;
   return { key, value, headers, timestampMs: Date.now() };
 }
+
+/**
+ * The bytes of the attributes a binary-mode record from {@link toBinaryRecord} carries: for each
+ * attribute, the UTF-8 bytes of its name and of its canonical value — the same sum as counting
+ * the attribute map, read from the headers already encoded (no second encoding per event, issue 14).
+ * `content-type` counts as the attribute `datacontenttype`; headers without the `ce_` prefix otherwise
+ * are not attributes and are not counted.
+ */
+export function attributeBytesOf(headers: readonly RecordHeader[]): number {
+  let bytes = 0;
+  for (const [name, value] of headers) {
+    if (name === CONTENT_TYPE) bytes += DATACONTENTTYPE_BYTES + value.byteLength;
+    else if (name.startsWith(HEADER_PREFIX)) bytes += utf8Length(name) - HEADER_PREFIX.length + value.byteLength;
+  }
+  return bytes;
+}
+const DATACONTENTTYPE_BYTES = 'datacontenttype'.length;
 
 /** What a consumed record holds before its value is decoded. */
 export type RecordEvent =

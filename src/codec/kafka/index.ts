@@ -1,2 +1,2 @@
-export { toBinaryRecord, fromRecord, HEADER_PREFIX } from './binary.js';
+export { attributeBytesOf, toBinaryRecord, fromRecord, HEADER_PREFIX } from './binary.js';
 export type { RecordEvent } from './binary.js';

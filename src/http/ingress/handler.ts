@@ -76,12 +76,25 @@ export interface RequestContext {
  * Errors: CEG_INVALID_ATTRIBUTE naming each repeated attribute.
  */
 function refuseRepeatedHeaders(req: IncomingMessage): void {
+  // Counted on rawHeaders, in arrival order: only names starting with "c" can matter, and
+  // `headersDistinct` would build an array per header of every request (issue 14).
+  let counts: Map<string, number> | undefined;
+  const raw = req.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) {
+    const first = raw[i]!.charCodeAt(0) | 0x20;
+    if (first !== 0x63) continue; // "c" or "C"
+    const name = raw[i]!.toLowerCase();
+    if (!name.startsWith('ce-') && name !== 'content-type' && name !== 'content-encoding') continue;
+    counts ??= new Map();
+    counts.set(name, (counts.get(name) ?? 0) + 1);
+  }
+  if (counts === undefined) return;
   const violations: Violation[] = [];
-  for (const [name, values] of Object.entries(req.headersDistinct)) {
-    if (values === undefined || values.length < 2) continue;
-    if (name.startsWith('ce-')) violations.push({ attribute: name.slice(3), reason: `header ${name} appears ${values.length} times; an attribute has one value`, code: 'CEG_INVALID_ATTRIBUTE' });
+  for (const [name, count] of counts) {
+    if (count < 2) continue;
+    if (name.startsWith('ce-')) violations.push({ attribute: name.slice(3), reason: `header ${name} appears ${count} times; an attribute has one value`, code: 'CEG_INVALID_ATTRIBUTE' });
     else if (name === 'content-type') violations.push({ attribute: 'datacontenttype', reason: 'Content-Type appears more than once', code: 'CEG_INVALID_ATTRIBUTE' });
-    else if (name === 'content-encoding') violations.push({ field: 'headers', reason: 'Content-Encoding appears more than once', code: 'CEG_INVALID_ATTRIBUTE' });
+    else violations.push({ field: 'headers', reason: 'Content-Encoding appears more than once', code: 'CEG_INVALID_ATTRIBUTE' });
   }
   if (violations.length > 0) throw new GatewayError('CEG_INVALID_ATTRIBUTE', violations.map((v) => v.reason).join('; '), { retriable: false, details: { violations } });
 }
@@ -227,6 +240,12 @@ function endSpans(spans: readonly (ActiveSpan | undefined)[], results: readonly 
   });
 }
 
+/** True when each of the `count` records settled stored. */
+function allStored(settled: readonly (Settled | undefined)[], count: number): boolean {
+  for (let i = 0; i < count; i++) if (settled[i]?.ok !== true) return false;
+  return true;
+}
+
 /** Hands the records to the publisher and answers when all are confirmed or the deadline passes. */
 async function publish(res: ServerResponse, deps: IngressDeps, prepared: readonly PreparedEvent[], batch: boolean, deadlineAt: number, shutdown?: AbortSignal): Promise<void> {
   const o = deps.options;
@@ -245,7 +264,9 @@ async function publish(res: ServerResponse, deps: IngressDeps, prepared: readonl
   // One listener on the shared shutdown signal for every request waiting (src/core/abort-fanout.ts).
   const unwatch = shutdown === undefined ? undefined : onAbort(shutdown, () => deadline.abort(new GatewayError('CEG_CLOSED', 'shutting down', { retriable: true })));
   const spans = producerSpans(deps, prepared);
-  const sent = deps.publisher.sendAll(prepared.map((p, i) => ({ topic: p.topic, record: spans[i] === undefined ? p.record : withTraceparent(p.record, spans[i].traceparent), bytes: p.bytes })), deadline.signal);
+  // A prepared event is already the publisher's item (topic, record, bytes): no copy unless a span changes the record.
+  const items = spans.length === 0 ? prepared : prepared.map((p, i) => ({ topic: p.topic, record: spans[i] === undefined ? p.record : withTraceparent(p.record, spans[i].traceparent), bytes: p.bytes }));
+  const sent = deps.publisher.sendAll(items, deadline.signal);
   // One promise for the request (issue 14); each span ends with its record's outcome.
   if (spans.length > 0) void sent.done.then((results) => endSpans(spans, results));
   const settled = sent.results;
@@ -258,15 +279,21 @@ async function publish(res: ServerResponse, deps: IngressDeps, prepared: readonl
     await new Promise<void>((r) => setImmediate(r));
   }
 
+  countAccepted(deps, prepared, settled);
+  if (!timedOut && allStored(settled, prepared.length)) {
+    // The common answer, built in one pass: one object per event (issue 14).
+    const events = new Array<{ id: string; topic: string; partition: number; offset: string }>(prepared.length);
+    for (let i = 0; i < prepared.length; i++) {
+      const { position } = settled[i] as Extract<Settled, { ok: true }>;
+      events[i] = { id: prepared[i]!.id, topic: position.topic, partition: position.partition, offset: position.offset.toString() };
+    }
+    sendJson(res, 202, { events });
+    return;
+  }
   const stored = prepared.flatMap((p, i) => {
     const s = settled[i];
     return s?.ok ? [{ index: p.index, id: p.id, topic: s.position.topic, partition: s.position.partition, offset: s.position.offset.toString() }] : [];
   });
-  countAccepted(deps, prepared, settled);
-  if (!timedOut && stored.length === prepared.length) {
-    sendJson(res, 202, { events: stored.map(({ index: _i, ...e }) => e) });
-    return;
-  }
   const notStored: { index: number; id: string }[] = [];
   const unconfirmed: { index: number; id: string }[] = [];
   prepared.forEach((p, i) => {

@@ -67,14 +67,17 @@ export const MAX_ATTRIBUTE_BYTES = 4096;
 export function prepareEvents(events: readonly (Envelope | undefined)[], codec: EventCodec, opts: PrepareOptions, batch: boolean, earlier: readonly Violation[] = []): PreparedEvent[] {
   const violations: Violation[] = [...earlier];
   const out: PreparedEvent[] = [];
-  events.forEach((given, index) => {
-    if (given === undefined) return;
+  // One list for every event's problems, emptied after each (they are copied out): no array per event.
+  const problems: Violation[] = [];
+  for (let index = 0; index < events.length; index++) {
+    const given = events[index];
+    if (given === undefined) continue;
     const env = opts.traceparent !== undefined && given.attributes.traceparent === undefined ? { ...given, attributes: { ...given.attributes, traceparent: opts.traceparent } } : given;
-    const problems: Violation[] = [];
-    const prepared = prepareOne(env, codec, opts, problems);
+    const prepared = prepareOne(env, index, codec, opts, problems);
     for (const p of problems) violations.push(batch ? { ...p, index } : p);
-    if (prepared !== undefined && problems.length === 0) out.push({ index, ...prepared });
-  });
+    if (prepared !== undefined && problems.length === 0) out.push(prepared);
+    problems.length = 0;
+  }
   if (violations.length > 0) {
     violations.sort((a, b) => (a.index ?? 0) - (b.index ?? 0));
     const codes = new Set(violations.map((v) => v.code ?? 'CEG_INVALID_EVENT'));
@@ -91,16 +94,18 @@ function summary(violations: readonly Violation[], total: number, batch: boolean
 }
 
 function checkAttributeBounds(a: Attributes, problems: Violation[]): void {
-  for (const [name, value] of Object.entries(a)) {
+  for (const name in a) {
+    const value = a[name];
     if (name.length > MAX_ATTRIBUTE_NAME) {
       problems.push({ attribute: `${name.slice(0, 32)}…`, reason: `attribute name longer than ${MAX_ATTRIBUTE_NAME} characters`, code: 'CEG_INVALID_ATTRIBUTE' });
-    } else if (typeof value === 'string' && Buffer.byteLength(value) > MAX_ATTRIBUTE_BYTES) {
+      // A string of n UTF-16 units takes at most 3n bytes: only a long one is counted exactly.
+    } else if (typeof value === 'string' && value.length * 3 > MAX_ATTRIBUTE_BYTES && Buffer.byteLength(value) > MAX_ATTRIBUTE_BYTES) {
       problems.push({ attribute: name, reason: `value longer than ${MAX_ATTRIBUTE_BYTES} bytes; attributes are headers — put data in the data`, code: 'CEG_INVALID_ATTRIBUTE' });
     }
   }
 }
 
-function prepareOne(env: Envelope, codec: EventCodec, opts: PrepareOptions, problems: Violation[]): Omit<PreparedEvent, 'index'> | undefined {
+function prepareOne(env: Envelope, index: number, codec: EventCodec, opts: PrepareOptions, problems: Violation[]): PreparedEvent | undefined {
   const a = env.attributes;
   checkAttributeBounds(a, problems);
   const binding = codec.binding(a.type);
@@ -160,7 +165,7 @@ function prepareOne(env: Envelope, codec: EventCodec, opts: PrepareOptions, prob
     problems.push({ field: '/data', reason: `the record would take ${bytes} bytes; topic ${event.topic} takes at most ${max} (max.message.bytes)`, code: 'CEG_PAYLOAD_TOO_LARGE' });
     return undefined;
   }
-  return { id: a.id, topic: event.topic, kind: binding.kind.name, record: event.record, bytes: recordBytes };
+  return { index, id: a.id, topic: event.topic, kind: binding.kind.name, record: event.record, bytes: recordBytes };
 }
 
 /**

@@ -137,20 +137,24 @@ export class SerialSender {
     const messages = jobs.length === 1 ? (jobs[0]!.messages as Message[]) : jobs.flatMap((j) => j.messages);
     try {
       const result = await producer.send({ messages });
-      const base = new Map<string, bigint>();
-      for (const o of result.offsets ?? []) base.set(`${o.topic}\u0000${o.partition}`, o.offset);
+      // Base offsets by topic, then by partition number: no key string per record (issue 14).
+      const base = new Map<string, Map<number, bigint>>();
+      for (const o of result.offsets ?? []) {
+        let byPartition = base.get(o.topic);
+        if (byPartition === undefined) base.set(o.topic, (byPartition = new Map<number, bigint>()));
+        byPartition.set(o.partition, o.offset);
+      }
       for (const job of jobs) {
-        const next = new Map(base);
+        const next = new Map(base.get(job.topic));
         let positions: Position[] | undefined;
         let missing: number | undefined;
         positions = job.messages.map((m) => {
-          const key = `${job.topic}\u0000${m.partition}`;
-          const offset = next.get(key);
+          const offset = next.get(m.partition);
           if (offset === undefined || offset < 0n) {
             missing = m.partition;
             return { topic: job.topic, partition: m.partition, offset: -1n };
           }
-          next.set(key, offset + 1n);
+          next.set(m.partition, offset + 1n);
           return Object.freeze({ topic: job.topic, partition: m.partition, offset });
         });
         if (missing !== undefined) {

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { HEADER_PREFIX, fromRecord, toBinaryRecord } from '../../../src/codec/kafka/index.js';
+import { HEADER_PREFIX, attributeBytesOf, fromRecord, toBinaryRecord } from '../../../src/codec/kafka/index.js';
+import { attributeEntries } from '../../../src/envelope/index.js';
 import type { Attributes } from '../../../src/envelope/types.js';
 import type { RecordHeader, TransportRecord } from '../../../src/transport/port.js';
 import { caught as poison } from '../../helpers/errors.js';
@@ -198,6 +199,21 @@ describe('fromRecord across a stream (per-header caches)', () => {
         }
       }),
       { numRuns: 300 },
+    );
+  });
+});
+
+describe('attributeBytesOf (issue 14: the size bound counted on the encoded headers)', () => {
+  it('equals the UTF-8 bytes of every attribute name and canonical value', () => {
+    const value = fc.oneof(fc.string({ maxLength: 30 }), fc.string({ unit: 'binary', maxLength: 12 }), fc.integer(), fc.boolean(), fc.constant(undefined));
+    const extensions = fc.dictionary(fc.stringMatching(/^[a-z0-9]{1,12}$/), value, { maxKeys: 8 });
+    fc.assert(
+      fc.property(extensions, fc.option(fc.string({ maxLength: 20 }), { nil: undefined }), (ext, ct) => {
+        const a = { ...ext, specversion: '1.0', id: 'e-1', source: 'urn:s', type: 't', datacontenttype: ct } as Attributes;
+        let expected = 0;
+        for (const [name, v] of attributeEntries(a)) expected += Buffer.byteLength(name) + Buffer.byteLength(v);
+        expect(attributeBytesOf(toBinaryRecord(a, null).headers)).toBe(expected);
+      }),
     );
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_ENVELOPE_LIMITS, checkEnvelopeLimits, describeLimitBreach } from '../../../src/envelope/index.js';
+import fc from 'fast-check';
+import { DEFAULT_ENVELOPE_LIMITS, attributeEntries, checkAttributeLimits, checkEnvelopeLimits, describeLimitBreach } from '../../../src/envelope/index.js';
 
 const enc = new TextEncoder();
 const limits = { maxAttributes: 4, maxAttributeBytes: 40 };
@@ -57,5 +58,20 @@ describe('envelope limits', () => {
     expect(describeLimitBreach({ limit: 'maxAttributes', max: 100, actual: 50_004 })).toBe('50004 attributes, more than maxAttributes (100)');
     expect(describeLimitBreach({ limit: 'maxAttributeBytes', max: 16_384, actual: 900_010 })).toMatch(/maxAttributeBytes/);
     expect(DEFAULT_ENVELOPE_LIMITS).toEqual({ maxAttributes: 100, maxAttributeBytes: 16_384 });
+  });
+});
+
+describe('checkAttributeLimits (attribute maps, issue 14 fast path)', () => {
+  const value = fc.oneof(fc.string({ maxLength: 30 }), fc.string({ unit: 'binary', maxLength: 12 }), fc.integer(), fc.boolean(), fc.constant(undefined));
+  const attributes = fc.dictionary(fc.stringMatching(/^[a-z0-9]{1,12}$/), value, { maxKeys: 8 });
+  const bounds = fc.record({ maxAttributes: fc.integer({ min: 0, max: 8 }), maxAttributeBytes: fc.integer({ min: 0, max: 200 }) });
+
+  it('gives the same answer as checkEnvelopeLimits over attributeEntries, near the bounds and far from them', () => {
+    fc.assert(
+      fc.property(attributes, bounds, (a, l) => {
+        expect(checkAttributeLimits(a, l)).toEqual(checkEnvelopeLimits(attributeEntries(a), l));
+      }),
+      { numRuns: 2000 },
+    );
   });
 });

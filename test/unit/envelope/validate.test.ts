@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ViolationCollector, checkEnvelope, validateEnvelope } from '../../../src/envelope/index.js';
+import { ViolationCollector, attributeNameProblem, checkEnvelope, knownAttributes, validateEnvelope } from '../../../src/envelope/index.js';
 import type { Envelope } from '../../../src/envelope/index.js';
 import { caught } from '../../helpers/errors.js';
 
@@ -213,5 +213,16 @@ describe('checkEnvelope → ViolationCollector.toError: the code follows the vio
 
   it('does not throw for a valid envelope', () => {
     expect(() => assertValidEnvelope(env({ ...base, time: '2024-05-01T12:00:00+05:30' }))).not.toThrow();
+  });
+});
+
+describe('attributeNameProblem shortcut for known attributes (issue 14)', () => {
+  it('is sound: every known attribute is a legal name by the naming rule itself', () => {
+    for (const name of knownAttributes.keys()) {
+      expect(/^[a-z0-9]+$/.test(name) && name !== 'data').toBe(true);
+      expect(attributeNameProblem(name)).toBeUndefined();
+    }
+    expect(attributeNameProblem('Data')).toMatch(/lowercase/);
+    expect(attributeNameProblem('data')).toMatch(/reserved/);
   });
 });
