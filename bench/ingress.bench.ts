@@ -13,14 +13,17 @@
  * Settings (environment): BENCH_CONNECTIONS (32), BENCH_BATCH_CONNECTIONS (8), BENCH_BATCH_SIZE
  * (100), BENCH_DURATION_S (10), BENCH_WARMUP_S (2), BENCH_TSX=1 to run the gateway from src with tsx,
  * BENCH_SCENARIOS (comma list of raw-single, gateway-single, raw-batch, gateway-batch, raw-consume,
-  const secretsKey = randomBytes(32).toString('base64');
  * raw-decode-consume, gateway-consume; default all), BENCH_CONSUME_RECORDS (200000: records read by the consume
- * scenarios; the topic is filled up to that many first),
+ * scenarios; the topic is filled up to that many first), BENCH_CONSUME_CLIENTS (kafkajs,platformatic: the
+ * clients gateway-consume runs on, each in this process from the checkout's dist/, and from
+ * BENCH_BASELINE_ROOT's right after when set; `--profile` profiles each read into <profile>/consume/),
  * BENCH_PROFILE_DIR (the gateway child writes a V8 .cpuprofile there on exit),
  * BENCH_PUSH_RATE (1000 events/s offered in push-latency), BENCH_PUSH_RECORDS (20000, push-consume),
  * BENCH_PUSH_WINDOW (32: `concurrency` of the ordering-none push subscription and the raw consumer
- * + POST it is compared with), BENCH_PUSH_CLIENT (kafkajs: the gateway child the push scenarios
- * measure; platformatic for the other), BENCH_SINK (the push sink runs in a process of its own;
+ * + POST it is compared with), BENCH_PUSH_CLIENT (kafkajs or platformatic: the gateway child the push
+ * scenarios measure; default: the gateway's default client), BENCH_PUSH_LAYOUT (both: push-latency on one gateway
+ * process and on two — ingress on a BUS_ROLE=publisher gateway, delivery on another; single or split
+ * for one of them; with BENCH_BASELINE_ROOT the baseline's one-process gateway too), BENCH_SINK (the push sink runs in a process of its own;
  * `inprocess` for the old sink in this process). `bench/push-probe.ts` splits one push delivery's
  * latency into stages.
  * push-batch (batched push delivery vs the raw no-op kafkajs consumer, alternating):
@@ -302,7 +305,7 @@ async function main(): Promise<void> {
   log(`machine: ${machine.cpuModel}, ${machine.cores} cores, ${machine.memoryGiB} GiB, node ${machine.node}, Kafka ${machine.kafka}`);
   log(`settings: ${JSON.stringify(settings)}`);
   const secretsKey = randomBytes(32).toString('base64');
-  const startGw = (client: Client, root = GW_ROOT): Promise<GatewayProcess> =>
+  const startGw = (client: Client, root = GW_ROOT, extraEnv: Record<string, string> = {}): Promise<GatewayProcess> =>
     startGatewayProcess({
       root,
       env: {
@@ -317,6 +320,7 @@ async function main(): Promise<void> {
         WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
         SUBSCRIPTIONS_TOPIC: `${TOPIC}.subscriptions.${client}${root === ROOT ? '' : '.baseline'}`,
         SUBSCRIPTION_SECRETS_KEY: secretsKey,
+        ...extraEnv,
       },
       readyTimeoutMs: 60_000,
       preferTsx: root === ROOT ? how.tsx : false,
@@ -324,7 +328,15 @@ async function main(): Promise<void> {
     });
   const gw = await startGw('kafkajs');
   const gwPlt = await startGw('platformatic');
-  const pushClient: Client = process.env.BENCH_PUSH_CLIENT === 'platformatic' ? 'platformatic' : 'kafkajs';
+  // The push scenarios follow the gateway's default client unless BENCH_PUSH_CLIENT names one.
+  const pushClient: Client = process.env.BENCH_PUSH_CLIENT === 'platformatic' || process.env.BENCH_PUSH_CLIENT === 'kafkajs' ? process.env.BENCH_PUSH_CLIENT : DEFAULT_CLIENT;
+  /**
+   * BENCH_PUSH_LAYOUT: `single` (one gateway does ingress and delivery), `split` (ingress on a
+   * gateway with BUS_ROLE=publisher, delivery on the push client's gateway: the two-process layout
+   * of docs/deploy.md), or `both` (default: each push-latency shape on both layouts, in turn).
+   */
+  const pushLayout = (process.env.BENCH_PUSH_LAYOUT ?? 'both') as 'single' | 'split' | 'both';
+  if (!['single', 'split', 'both'].includes(pushLayout)) throw new Error(`BENCH_PUSH_LAYOUT: single, split or both, not ${pushLayout}`);
   log(`gateway: ${gw.command} (pids ${gw.pid} kafkajs, ${gwPlt.pid} platformatic), ready`);
   const baseline: Record<string, GatewayProcess> = {};
   if (BASELINE_ROOT !== undefined) {
@@ -386,10 +398,23 @@ async function main(): Promise<void> {
     if (unknown.length > 0) throw new Error(`BENCH_SCENARIOS: unknown ${unknown.join(', ')}`);
     const plan = wanted.length === 0 ? all : all.filter(([n]) => wanted.includes(n.replace(/@baseline$/, '')));
     const consumeRecords = intEnv('BENCH_CONSUME_RECORDS', 200_000);
+    const consumeClients = (process.env.BENCH_CONSUME_CLIENTS ?? 'kafkajs,platformatic').split(',').map((c) => c.trim()).filter((c): c is Client => c === 'kafkajs' || c === 'platformatic');
     const consumeScenarios: [string, () => Promise<ConsumeResult>][] = [
       ['raw-consume', () => rawConsume(brokerList, TOPIC, consumeRecords)],
       ['raw-decode-consume', () => rawConsume(brokerList, TOPIC, consumeRecords, registryUrl)],
-      ['gateway-consume', () => gatewayConsume({ KAFKA_BROKERS: brokers, SCHEMA_REGISTRY_URL: registryUrl, CATALOG_DIR: benchCatalog.dir, DATASCHEMA_BASE_URL: dataschemaBase }, consumeRecords)],
+      // Per client (BENCH_CONSUME_CLIENTS, default both), each followed by its baseline twin when BENCH_BASELINE_ROOT is set.
+      ...consumeClients.flatMap((client) =>
+        [ROOT, ...(BASELINE_ROOT === undefined ? [] : [BASELINE_ROOT])].map((root): [string, () => Promise<ConsumeResult>] => [
+          'gateway-consume',
+          () =>
+            gatewayConsume({ KAFKA_BROKERS: brokers, SCHEMA_REGISTRY_URL: registryUrl, CATALOG_DIR: benchCatalog.dir, DATASCHEMA_BASE_URL: dataschemaBase }, consumeRecords, {
+              root,
+              client,
+              ...(root === ROOT ? {} : { label: '@baseline' }),
+              ...(PROFILE_DIR === undefined ? {} : { profileDir: join(PROFILE_DIR, 'consume') }),
+            }),
+        ]),
+      ),
     ];
     const consumePlan = wanted.length === 0 ? consumeScenarios : consumeScenarios.filter(([n]) => wanted.includes(n));
     for (const [name, run] of plan) {
@@ -432,6 +457,7 @@ async function main(): Promise<void> {
     }
     // The gateway child whose push subscriptions are measured: kafkajs (default) or BENCH_PUSH_CLIENT=platformatic.
     const pushGw = pushClient === 'platformatic' ? gwPlt : gw;
+    const pushBaseline = baseline[`${pushClient}@baseline`];
     const pushRate = intEnv('BENCH_PUSH_RATE', 1000);
     const pushRecords = intEnv('BENCH_PUSH_RECORDS', 20_000);
     const pushWindow = intEnv('BENCH_PUSH_WINDOW', 32);
@@ -439,13 +465,29 @@ async function main(): Promise<void> {
     const noneWindow = { ordering: 'none' as const, concurrency: pushWindow };
     const shapes = [keyPerPartition, noneWindow] as const;
     if (wanted.length === 0 || wanted.includes('push-latency')) {
-      // Per-key lanes let ordering key use the same window as none (different keys at once), so the
-      // latency runs add key with the window: key/6 is the old one-per-partition shape.
-      for (const shape of [keyPerPartition, { ordering: 'key' as const, concurrency: pushWindow }, noneWindow]) {
-        log(`running push-latency (ordering ${shape.ordering}, concurrency ${shape.concurrency}): ${pushRate} events/s offered, ${settings.warmupS} s warm-up + ${settings.durationS} s …`);
-        const r = await pushLatency(pushGw.url, pushRate, settings.durationS, settings.warmupS, shape);
-        pushed.push(r);
-        log(`  delivered ${r.delivered}/${r.sent}, p50 ${r.latencyMs.p50.toFixed(2)} ms, p99 ${r.latencyMs.p99.toFixed(2)} ms, POST errors ${r.postErrors}`);
+      // The split layout: an ingress-only gateway (BUS_ROLE=publisher) on the delivering gateway's definitions topic.
+      const wantsSplit = pushLayout !== 'single';
+      const ingressOnly = wantsSplit
+        ? await startGw(pushClient, GW_ROOT, { BUS_ROLE: 'publisher', SUBSCRIPTIONS_TOPIC: `${TOPIC}.subscriptions.${pushClient}` })
+        : undefined;
+      const targets: { readonly label: string; readonly api: string; readonly ingress: string }[] = [
+        ...(pushLayout === 'split' ? [] : [{ label: `${pushClient}, one process`, api: pushGw.url, ingress: pushGw.url }]),
+        ...(pushBaseline === undefined || pushLayout === 'split' ? [] : [{ label: `${pushClient}@baseline, one process`, api: pushBaseline.url, ingress: pushBaseline.url }]),
+        ...(ingressOnly === undefined ? [] : [{ label: `${pushClient}, ingress and delivery in two processes`, api: pushGw.url, ingress: ingressOnly.url }]),
+      ];
+      try {
+        // Per-key lanes let ordering key use the same window as none (different keys at once), so the
+        // latency runs add key with the window: key/6 is the old one-per-partition shape.
+        for (const shape of [keyPerPartition, { ordering: 'key' as const, concurrency: pushWindow }, noneWindow]) {
+          for (const t of targets) {
+            log(`running push-latency (${t.label}; ordering ${shape.ordering}, concurrency ${shape.concurrency}): ${pushRate} events/s offered, ${settings.warmupS} s warm-up + ${settings.durationS} s …`);
+            const r = await pushLatency(t.api, pushRate, settings.durationS, settings.warmupS, shape, t.ingress);
+            pushed.push({ ...r, name: `${t.label}: ${r.name}` });
+            log(`  delivered ${r.delivered}/${r.sent}, p50 ${r.latencyMs.p50.toFixed(2)} ms, p99 ${r.latencyMs.p99.toFixed(2)} ms, POST errors ${r.postErrors}`);
+          }
+        }
+      } finally {
+        await ingressOnly?.stop();
       }
     }
     if (wanted.length === 0 || wanted.includes('push-consume')) {
@@ -474,7 +516,7 @@ async function main(): Promise<void> {
         log(`  ${r.name}: ${Math.round(r.eventsPerS)} events/s (${r.records} records in ${r.elapsedS.toFixed(1)} s)`);
       }
     }
-    if (wanted.length === 0 || wanted.includes('push-batch')) pushBatch = await runPushBatch(gw.url, brokerList, raw);
+    if (wanted.length === 0 || wanted.includes('push-batch')) pushBatch = await runPushBatch(pushGw.url, brokerList, raw);
   } finally {
     await raw?.close();
     await rawPlt?.close();
@@ -484,12 +526,13 @@ async function main(): Promise<void> {
 
   let table = formatTable(results);
   if (consumed.length > 0) {
-    const g = consumed.find((c) => c.side === 'gateway');
     const w = consumed.find((c) => c.side === 'raw');
     table += `\n\n| consume scenario | records | events/s | CPU (bench process) |\n|---|---:|---:|---:|\n${consumed.map((c) => `| ${c.name} | ${c.records} | ${Math.round(c.eventsPerS)} | ${c.cpuPct.toFixed(0)} % |`).join('\n')}`;
-    if (g && w) table += `\n\nconsume throughput gateway/raw: ${(g.eventsPerS / w.eventsPerS).toFixed(2)}×`;
     const d = consumed.find((c) => c.side === 'raw-decode');
-    if (g && d) table += `\nconsume throughput gateway/raw with Avro decoding: ${(g.eventsPerS / d.eventsPerS).toFixed(2)}×`;
+    for (const gc of consumed.filter((c) => c.side === 'gateway')) {
+      if (w) table += `\n\n${gc.name} ÷ raw: ${(gc.eventsPerS / w.eventsPerS).toFixed(2)}×`;
+      if (d) table += `${w ? '; ' : '\n\n'}${gc.name} ÷ raw with Avro decoding: ${(gc.eventsPerS / d.eventsPerS).toFixed(2)}×`;
+    }
   }
   if (pushed.length > 0) {
     table += `\n\n| push latency (HTTP in → webhook out), single events, 6 partitions | offered | delivered / sent | p50 | p90 | p99 | max |\n|---|---:|---:|---:|---:|---:|---:|\n${pushed.map((p) => `| ${p.name} | ${p.offeredPerS}/s | ${p.delivered} / ${p.sent} | ${p.latencyMs.p50.toFixed(2)} ms | ${p.latencyMs.p90.toFixed(2)} ms | ${p.latencyMs.p99.toFixed(2)} ms | ${p.latencyMs.max.toFixed(1)} ms |`).join('\n')}`;
@@ -551,7 +594,8 @@ function writeProfiles(dir: string): { client: string; cpuprofile: string; flame
   for (const client of readdirSync(dir)) {
     for (const f of readdirSync(join(dir, client)).filter((n) => n.endsWith('.cpuprofile'))) {
       const cpuprofile = join(dir, client, f);
-      const name = `gateway-${client}`;
+      // consume/: the in-process consume scenarios, one profile per client and build.
+      const name = client === 'consume' ? f.replace(/\.cpuprofile$/, '') : `gateway-${client}`;
       const flameGraph = writeFlameGraph(cpuprofile, dir, name);
       const summary = join(dir, `${name}.summary.txt`);
       writeFileSync(summary, profileSummary(cpuprofile));

@@ -7,11 +7,13 @@
  * every record the topic held when the scenario began. Both run in this process.
  */
 import { randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
-import { createGateway } from '../../src/app/index.js';
-import { loadConfig } from '../../src/config/index.js';
-import { createLogger } from '../../src/observability/index.js';
 import { Kafka, logLevel } from '../../src/transport/kafka/kafkajs.js';
+import type * as LibraryModule from '../../src/index.js';
 import type { EachBatchPayload } from 'kafkajs';
 
 export interface ConsumeResult {
@@ -67,13 +69,59 @@ export function rawConsume(brokers: readonly string[], topic: string, records: n
   });
 }
 
-/** A gateway subscription with a no-op handler. */
-export async function gatewayConsume(env: Record<string, string>, records: number): Promise<ConsumeResult> {
-  const config = loadConfig({ ...env, LOG_LEVEL: 'warn' });
-  const gw = createGateway(config, createLogger({ level: 'warn', destination: process.stderr }));
-  await gw.ready;
+/** What the consume scenario needs of the library (the public surface, `src/index.ts`). */
+type Library = typeof LibraryModule;
+
+/**
+ * The library of a checkout: `<root>/dist/index.js` when built (what the gateway children run, and
+ * the only way to load a second checkout — the A/B baseline — into this process), else this
+ * checkout's `src` (through tsx).
+ */
+async function libraryOf(root: string): Promise<Library> {
+  const dist = resolve(root, 'dist/index.js');
+  if (existsSync(dist)) return (await import(pathToFileURL(dist).href)) as Library;
+  return import('../../src/index.js');
+}
+
+/** Where and how a gateway consume runs: the checkout (`root`), the client, an optional CPU profile of the read. */
+export interface GatewayConsumeOptions {
+  readonly root: string;
+  readonly client: 'kafkajs' | 'platformatic';
+  /** Shown in the result's name (`@baseline` for the A/B twin). */
+  readonly label?: string;
+  /** When set, the read is profiled (V8 CPU profile of this process, only the read) into this folder. */
+  readonly profileDir?: string;
+}
+
+/**
+ * Runs `read` under the V8 profiler of this process and writes `<dir>/<name>.cpuprofile`: the
+ * consume scenarios run in the bench process, not in a gateway child, so `--profile` takes them here.
+ */
+async function profiled(dir: string | undefined, name: string, read: () => Promise<void>): Promise<void> {
+  if (dir === undefined) return read();
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
   try {
-    return await timed('gateway subscription consume', 'gateway', records, async () => {
+    await read();
+  } finally {
+    const { profile } = await session.post('Profiler.stop');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, `${name}.cpuprofile`), JSON.stringify(profile));
+    session.disconnect();
+  }
+}
+
+/** A gateway subscription with a no-op handler, on `o.client`, with the library of `o.root`. */
+export async function gatewayConsume(env: Record<string, string>, records: number, o: GatewayConsumeOptions): Promise<ConsumeResult> {
+  const lib = await libraryOf(o.root);
+  const config = lib.loadConfig({ ...env, LOG_LEVEL: 'warn', KAFKA_CLIENT: o.client });
+  const gw = lib.createGateway(config, lib.createLogger({ level: 'warn', destination: process.stderr }));
+  await gw.ready;
+  const label = `${o.client}${o.label ?? ''}`;
+  try {
+    return await timed(`gateway subscription consume (${label})`, 'gateway', records, () => profiled(o.profileDir, `consume-${label}`, async () => {
       let finish: () => void = () => {};
       const done = new Promise<void>((r) => (finish = r));
       const sub = await gw.subscribe({
@@ -91,7 +139,7 @@ export async function gatewayConsume(env: Record<string, string>, records: numbe
       const s = sub.stats();
       if (s.deadLettered > 0 || s.skipped > 0) process.stderr.write(`  gateway consume: ${s.deadLettered} dead-lettered, ${s.skipped} skipped\n`);
       await sub.unsubscribe();
-    });
+    }));
   } finally {
     await gw.close();
   }

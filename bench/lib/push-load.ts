@@ -112,8 +112,12 @@ export interface PushShape {
   readonly concurrency: number;
 }
 
-/** HTTP in → webhook out at `ratePerS` for `durationS` (after `warmupS` at the same rate, not counted). */
-export async function pushLatency(gwUrl: string, ratePerS: number, durationS: number, warmupS: number, shape: PushShape = { ordering: 'key', concurrency: 6 }): Promise<PushLatencyResult> {
+/**
+ * HTTP in → webhook out at `ratePerS` for `durationS` (after `warmupS` at the same rate, not
+ * counted). The subscription is created on `gwUrl`, events are POSTed to `ingressUrl` (another
+ * gateway on the same definitions topic in the two-process layout; default the same one).
+ */
+export async function pushLatency(gwUrl: string, ratePerS: number, durationS: number, warmupS: number, shape: PushShape = { ordering: 'key', concurrency: 6 }, ingressUrl = gwUrl): Promise<PushLatencyResult> {
   const sink = await startSink();
   const agent = new Agent({ connections: 64, keepAliveTimeout: 30_000 });
   const name = await createPush(gwUrl, sink.url, 'latest', shape.concurrency, shape.ordering);
@@ -133,7 +137,7 @@ export async function pushLatency(gwUrl: string, ratePerS: number, durationS: nu
         const id = (JSON.parse(body) as { id: string }).id;
         const at = performance.now();
         if (record) sentAt.set(id, at);
-        const p = request(`${gwUrl}/events`, { method: 'POST', headers: { 'content-type': STRUCTURED }, body, dispatcher: agent }).then(
+        const p = request(`${ingressUrl}/events`, { method: 'POST', headers: { 'content-type': STRUCTURED }, body, dispatcher: agent }).then(
           async (res) => {
             await res.body.dump();
             if (res.statusCode !== 202) errors++;

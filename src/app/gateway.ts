@@ -393,52 +393,59 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     const fileViews = new Map(declared.filter((d) => d.view !== undefined).map((d) => [d.group, d.view!] as const));
     const svc = new SubscriptionService({ store: s, box, catalog, transport, checkTarget: targetChecker(allow), declared: () => fileViews });
     const topicsOf = (kinds: readonly string[]): string[] => [...new Set(kinds.map((k) => (catalog.byEventId(k) ?? catalog.byName(k))?.topic.name).filter((t): t is string => t !== undefined))];
-    const r = new Reconciler<RuntimeSubscription>(
-      { subscribe: (o) => gatewayApi.subscribe(o), partitionCount: (t) => transport.partitionCount(t), topicsOf },
-      runtimeSinkFactory({ log: slog, allow, origin: config.subscriptions.requestOrigin, codec: need(codec, 'codec'), tracing: () => tracing }),
-      slog,
-      (group, reason) => svc.setState(group, 'gone', reason),
-      { source: transport, options: config.subscriptions.onDemand },
-    );
-    // Opened once per stored generation: unchanged subscriptions keep their identity (no update).
-    const cache = new Map<string, { readonly stored: StoredSubscription; readonly runtime: RuntimeSubscription }>();
-    const desired = (all: ReadonlyMap<string, StoredSubscription>): Map<string, RuntimeSubscription> => {
-      const out = new Map<string, RuntimeSubscription>();
-      // A replay under way pauses its subscription here until it ends or its lease runs out (issue 9).
-      const now = Date.now();
-      let leaseEnd = Number.POSITIVE_INFINITY;
-      for (const d of declared) out.set(d.group, d);
-      for (const [group, st] of all) {
-        if (out.has(group)) continue; // a file declares it: the file wins
-        if (st.delivery.mode === 'pull') continue; // served by requests, never by a group member (issue 9)
-        let c = cache.get(group);
-        if (c === undefined || c.stored !== st) {
-          try {
-            c = { stored: st, runtime: fromStored(st, svc.openSecrets(st)) };
-            cache.set(group, c);
-          } catch (err) {
-            slog.error({ subscription: group, err: errorMessage(err) }, 'cannot open the secrets of a stored subscription: not run on this instance');
-            continue;
+    // BUS_ROLE=publisher: this instance takes events and serves the API, but runs no subscription
+    // member (push, connectors): deliveries run on the other instances (the two-process layout of
+    // docs/deploy.md, so that deliveries and their GC never share a thread with ingress; issue 8).
+    if (config.role !== 'publisher') {
+      const r = new Reconciler<RuntimeSubscription>(
+        { subscribe: (o) => gatewayApi.subscribe(o), partitionCount: (t) => transport.partitionCount(t), topicsOf },
+        runtimeSinkFactory({ log: slog, allow, origin: config.subscriptions.requestOrigin, codec: need(codec, 'codec'), tracing: () => tracing }),
+        slog,
+        (group, reason) => svc.setState(group, 'gone', reason),
+        { source: transport, options: config.subscriptions.onDemand },
+      );
+      // Opened once per stored generation: unchanged subscriptions keep their identity (no update).
+      const cache = new Map<string, { readonly stored: StoredSubscription; readonly runtime: RuntimeSubscription }>();
+      const desired = (all: ReadonlyMap<string, StoredSubscription>): Map<string, RuntimeSubscription> => {
+        const out = new Map<string, RuntimeSubscription>();
+        // A replay under way pauses its subscription here until it ends or its lease runs out (issue 9).
+        const now = Date.now();
+        let leaseEnd = Number.POSITIVE_INFINITY;
+        for (const d of declared) out.set(d.group, d);
+        for (const [group, st] of all) {
+          if (out.has(group)) continue; // a file declares it: the file wins
+          if (st.delivery.mode === 'pull') continue; // served by requests, never by a group member (issue 9)
+          let c = cache.get(group);
+          if (c === undefined || c.stored !== st) {
+            try {
+              c = { stored: st, runtime: fromStored(st, svc.openSecrets(st)) };
+              cache.set(group, c);
+            } catch (err) {
+              slog.error({ subscription: group, err: errorMessage(err) }, 'cannot open the secrets of a stored subscription: not run on this instance');
+              continue;
+            }
+          }
+          if (replayHolds(st.replay, now)) {
+            out.set(group, { ...c.runtime, state: 'paused' });
+            leaseEnd = Math.min(leaseEnd, Date.parse(st.replay!.leaseUntil));
+          } else {
+            out.set(group, c.runtime);
           }
         }
-        if (replayHolds(st.replay, now)) {
-          out.set(group, { ...c.runtime, state: 'paused' });
-          leaseEnd = Math.min(leaseEnd, Date.parse(st.replay!.leaseUntil));
-        } else {
-          out.set(group, c.runtime);
+        for (const g of cache.keys()) if (!all.has(g)) cache.delete(g);
+        clearTimeout(leaseTimer);
+        if (Number.isFinite(leaseEnd)) {
+          leaseTimer = setTimeout(() => r.apply(desired(s.all())), Math.max(0, leaseEnd - now) + 50);
+          leaseTimer.unref();
         }
-      }
-      for (const g of cache.keys()) if (!all.has(g)) cache.delete(g);
-      clearTimeout(leaseTimer);
-      if (Number.isFinite(leaseEnd)) {
-        leaseTimer = setTimeout(() => r.apply(desired(s.all())), Math.max(0, leaseEnd - now) + 50);
-        leaseTimer.unref();
-      }
-      return out;
-    };
-    s.onChange((all) => r.apply(desired(all)));
-    r.apply(desired(s.all()));
-    reconciler = r;
+        return out;
+      };
+      s.onChange((all) => r.apply(desired(all)));
+      r.apply(desired(s.all()));
+      reconciler = r;
+    } else {
+      slog.info('bus role publisher: this instance runs no subscription member; deliveries run on the other instances');
+    }
     coordinator = new ReplayCoordinator({
       store: s,
       audit,
@@ -450,7 +457,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     });
     pullService = new PullService({ subscription: (g) => s.get(g), catalog, codec: () => need(codec, 'codec'), transport, signer: cursorKey(), log: slog.child({ delivery: 'pull' }) });
     service = svc;
-    await r.settled();
+    await reconciler?.settled();
   }
 
   /**

@@ -52,12 +52,17 @@ export function checkAttribute(name: string, value: unknown, out: ViolationColle
  * remembered (bounded, cleared when full), so a consumer reading a stream checks it once. Only
  * valid results are remembered; an invalid value is checked, and reported, every time.
  */
-const REPEATING = new Set(['specversion', 'type', 'source', 'dataschema', 'datacontenttype', 'eventname', 'eventclass', 'runid', 'schemaversion']);
-const validValues = new Set<string>();
+const REPEATING = ['specversion', 'type', 'source', 'dataschema', 'datacontenttype', 'eventname', 'eventclass', 'runid', 'schemaversion'] as const;
+/**
+ * Per repeating attribute, the values found valid. A Set of the values themselves (not of
+ * `name + type + value` strings, which cost a string per attribute per event): a Set tells '1'
+ * from 1 and true from 'true' by itself.
+ */
+const validValues = new Map<string, Set<AttributeValue>>(REPEATING.map((n) => [n, new Set<AttributeValue>()]));
 const validNames = new Set<string>();
 const MAX_REMEMBERED = 4096;
 
-function remember(set: Set<string>, key: string): void {
+function remember<T>(set: Set<T>, key: T): void {
   if (set.size >= MAX_REMEMBERED) set.clear();
   set.add(key);
 }
@@ -78,11 +83,11 @@ export function checkAttributes(attributes: Readonly<Record<string, AttributeVal
       }
       remember(validNames, name);
     }
-    const memo = REPEATING.has(name) && (typeof value !== 'string' || value.length <= 512) ? `${name}\u0000${typeof value}\u0000${String(value)}` : undefined;
-    if (memo !== undefined && validValues.has(memo)) continue;
+    const memo = typeof value !== 'string' || value.length <= 512 ? validValues.get(name) : undefined;
+    if (memo?.has(value) === true) continue;
     const before = out.items.length;
     checkAttribute(name, value, out);
-    if (memo !== undefined && out.items.length === before) remember(validValues, memo);
+    if (memo !== undefined && out.items.length === before) remember(memo, value);
   }
   for (const name of requiredAttributes) {
     if (attributes[name] === undefined) out.attribute(name, MISSING, 'missing');

@@ -66,9 +66,19 @@ export class LanePump<R extends LaneRecord> {
 
   /** Offers free places to every lane, beginning with the one after `last` and ending with `last` (or with all, from the first). */
   wake(last?: PartitionLane<R>): void {
-    const lanes = [...this.lanes.values()];
-    const at = last === undefined ? -1 : lanes.indexOf(last);
-    for (let i = 1; i <= lanes.length && this.#inHand < this.#maxInHand; i++) this.pump(lanes[(at + i + lanes.length) % lanes.length]!);
+    // Called once per finished record: two passes over the Map, no array of the lanes per call.
+    let after = last === undefined;
+    for (const lane of this.lanes.values()) {
+      if (this.#inHand >= this.#maxInHand) return;
+      if (after) this.pump(lane);
+      else if (lane === last) after = true;
+    }
+    for (const lane of this.lanes.values()) {
+      if (this.#inHand >= this.#maxInHand) return;
+      if (last === undefined) return; // the first pass offered every lane
+      this.pump(lane);
+      if (lane === last) return;
+    }
   }
 
   #finished(lane: PartitionLane<R>, r: R, outcome: RecordDecision | 'failed' | 'abandoned'): void {

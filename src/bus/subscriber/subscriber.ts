@@ -44,6 +44,7 @@ import { idempotencyStage } from './pipeline/idempotency.js';
 import type { IdempotencyOptions } from './pipeline/idempotency.js';
 import { invokeInContext } from './pipeline/invoke.js';
 import { withHandlerTimeout } from './pipeline/timeout.js';
+import type { CallSignal } from './pipeline/timeout.js';
 import { AttemptLedger } from './pipeline/attempts.js';
 
 export interface DeliveryContext {
@@ -456,8 +457,8 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
     });
     let out: Outcome;
     try {
-      out = await withHandlerTimeout(handlerTimeoutMs, signal, (callSignal) =>
-        invokeInContext(event, () => o.handler(event, { subscription: o.subscription, ...origin, attempt, record, signal: callSignal }), span?.traceparent),
+      out = await withHandlerTimeout(handlerTimeoutMs, signal, (call) =>
+        invokeInContext(event, () => o.handler(event, deliveryContext(o.subscription, origin, attempt, record, call)), span?.traceparent),
       );
     } catch (err) {
       span?.end(err);
@@ -544,6 +545,24 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
     },
     unsubscribe,
     [Symbol.asyncDispose]: unsubscribe,
+  };
+}
+
+/**
+ * The handler's context. `signal` is a getter: the call's AbortSignal is made only when the
+ * handler reads it (most handlers never do; one per record was the pipeline's largest cost).
+ */
+function deliveryContext(subscription: string, origin: Origin, attempt: number, record: TransportRecord, call: CallSignal): DeliveryContext {
+  return {
+    subscription,
+    topic: origin.topic,
+    partition: origin.partition,
+    offset: origin.offset,
+    attempt,
+    record,
+    get signal() {
+      return call.signal;
+    },
   };
 }
 

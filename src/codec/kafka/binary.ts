@@ -115,19 +115,18 @@ export function fromRecord(record: TransportRecord): RecordEvent {
   const attrs: Record<string, AttributeValue> = {};
   let contentType: string | undefined;
   for (const [name, raw] of record.headers) {
-    const lower = name.toLowerCase();
-    if (lower === CONTENT_TYPE) {
-      contentType = text(raw, name, record);
+    const h = headerOf(name);
+    if (h.attribute === undefined) {
+      if (h.contentType) contentType = text(raw, h, record);
       continue;
     }
-    if (!lower.startsWith(HEADER_PREFIX)) continue;
-    const attribute = lower.slice(HEADER_PREFIX.length);
+    const attribute = h.attribute;
     if (Object.hasOwn(attrs, attribute)) throw poison(`duplicate header ${name}`, record, { attribute });
-    attrs[attribute] = parseOrPoison(attribute, text(raw, name, record), record);
+    attrs[attribute] = attributeValue(raw, h, record);
   }
   if (contentType !== undefined && contentType.split(';')[0]!.trim().toLowerCase() === STRUCTURED_MEDIA_TYPE && attrs.specversion === undefined) {
     if (record.value === null) throw poison('structured-mode record without a value', record, {});
-    return { mode: 'structured', json: text(record.value, 'value', record) };
+    return { mode: 'structured', json: decodeText(record.value, 'value', record) };
   }
   if (attrs.specversion === undefined) throw poison('not a CloudEvent: no ce_specversion header', record, { attribute: 'specversion' });
   // The other required attributes too: without them the result would not be the Attributes it claims.
@@ -138,6 +137,74 @@ export function fromRecord(record: TransportRecord): RecordEvent {
   return { mode: 'binary', attributes: attrs as unknown as Attributes, value: record.value };
 }
 
+/**
+ * What a header name means, worked out once per name (not per record): its attribute (lower-case,
+ * without `ce_`), whether it is `content-type`, and the last value read under it.
+ * - Most headers repeat from record to record on a topic (specversion, type, source, dataschema,
+ *   eventname, content type…): comparing a few bytes with the last value is cheaper than a strict
+ *   UTF-8 decode and the attribute's parse, so the last bytes, text and parsed value are kept.
+ * - Headers that change with every record (id, time, partition key) would only pay the compare
+ *   and a copy: after {@link GIVE_UP} misses in a row a name is no longer cached.
+ * Bounded: at most {@link MAX_CACHED_NAMES} names are remembered; others are worked out per record.
+ */
+interface HeaderInfo {
+  readonly name: string;
+  readonly attribute: string | undefined;
+  readonly contentType: boolean;
+  last: { readonly bytes: Uint8Array; readonly text: string; value: AttributeValue | undefined } | undefined;
+  misses: number;
+}
+
+const headerInfos = new Map<string, HeaderInfo>();
+const MAX_CACHED_NAMES = 256;
+const MAX_CACHED_BYTES = 256;
+const GIVE_UP = 16;
+
+function headerOf(name: string): HeaderInfo {
+  let h = headerInfos.get(name);
+  if (h !== undefined) return h;
+  const lower = name.toLowerCase();
+  h = { name, attribute: lower.startsWith(HEADER_PREFIX) ? lower.slice(HEADER_PREFIX.length) : undefined, contentType: lower === CONTENT_TYPE, last: undefined, misses: 0 };
+  if (headerInfos.size < MAX_CACHED_NAMES) headerInfos.set(name, h);
+  return h;
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.byteLength !== b.byteLength) return false;
+  for (let i = 0; i < a.byteLength; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** The header's text: the cached one when its bytes are the last ones seen under that name. */
+function text(bytes: Uint8Array, h: HeaderInfo, record: TransportRecord): string {
+  const last = h.last;
+  if (last !== undefined && sameBytes(last.bytes, bytes)) {
+    h.misses = 0;
+    return last.text;
+  }
+  const decoded = decodeText(bytes, h.name, record);
+  if (h.misses < GIVE_UP && bytes.byteLength <= MAX_CACHED_BYTES && headerInfos.get(h.name) === h) {
+    if (last !== undefined) h.misses++;
+    // A copy: the record's buffer belongs to the fetch and must not be kept alive by the cache.
+    h.last = { bytes: bytes.slice(), text: decoded, value: undefined };
+  }
+  return decoded;
+}
+
+/** The attribute's value: parsed once per distinct last value of its header. */
+function attributeValue(raw: Uint8Array, h: HeaderInfo, record: TransportRecord): AttributeValue {
+  const attribute = h.attribute!;
+  const s = text(raw, h, record);
+  const last = h.last;
+  if (last !== undefined && last.text === s) {
+    if (last.value !== undefined) return last.value;
+    const value = parseOrPoison(attribute, s, record);
+    last.value = value;
+    return value;
+  }
+  return parseOrPoison(attribute, s, record);
+}
+
 function parseOrPoison(attribute: string, value: string, record: TransportRecord): AttributeValue {
   try {
     return parseAttribute(attribute, value);
@@ -146,33 +213,12 @@ function parseOrPoison(attribute: string, value: string, record: TransportRecord
   }
 }
 
-/**
- * The last text decoded per header name. Most headers repeat from record to record on a topic
- * (specversion, type, source, dataschema, eventname, content type…): comparing a few bytes is
- * cheaper than a strict UTF-8 decode. Bounded: names beyond the cap are never cached.
- */
-const lastText = new Map<string, { readonly bytes: Uint8Array; readonly text: string }>();
-const MAX_CACHED_NAMES = 256;
-const MAX_CACHED_BYTES = 256;
-
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.byteLength !== b.byteLength) return false;
-  for (let i = 0; i < a.byteLength; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
-
-function text(bytes: Uint8Array, where: string, record: TransportRecord): string {
-  const cached = lastText.get(where);
-  if (cached !== undefined && sameBytes(cached.bytes, bytes)) return cached.text;
-  let decoded: string;
+function decodeText(bytes: Uint8Array, where: string, record: TransportRecord): string {
   try {
-    decoded = decoder.decode(bytes);
+    return decoder.decode(bytes);
   } catch {
     throw poison(`${where} is not valid UTF-8`, record, {});
   }
-  // A copy: the record's buffer belongs to the fetch and must not be kept alive by the cache.
-  if (bytes.byteLength <= MAX_CACHED_BYTES && (cached !== undefined || lastText.size < MAX_CACHED_NAMES)) lastText.set(where, { bytes: bytes.slice(), text: decoded });
-  return decoded;
 }
 
 function poison(reason: string, record: TransportRecord, details: Record<string, unknown>): GatewayError {

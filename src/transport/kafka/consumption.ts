@@ -1,4 +1,4 @@
-import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
+import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import { errorMessage } from '../../core/errors.js';
 import type { Consumption, GroupSpec, RecordContext, RecordHandler, TransportRecord } from '../port.js';
 import { RecordRunner } from '../record-runner.js';
@@ -6,7 +6,7 @@ import { PartitionLane } from '../in-flight-window.js';
 import type { LaneOrder } from '../in-flight-window.js';
 import { LANE_HIGH, LanePump } from '../lane-pump.js';
 import { fromKafkaError } from './errors.js';
-import { fromKafkaHeaders } from './headers.js';
+import { toRecord } from './headers.js';
 import type { KafkaTransportOptions } from './options.js';
 
 type Assignment = readonly { readonly topic: string; readonly partition: number }[];
@@ -19,19 +19,7 @@ const tpKey = (topic: string, partition: number): string => `${topic}\u0000${par
 /** Rejections carry Errors; anything else thrown by a handler is wrapped (kept as `cause`). */
 const asError = (err: unknown): Error => (err instanceof Error ? err : new Error(String(err), { cause: err }));
 
-const view = (b: Buffer | null): Uint8Array | null => (b === null ? null : new Uint8Array(b.buffer, b.byteOffset, b.byteLength));
 
-function toRecord(topic: string, partition: number, m: KafkaMessage): TransportRecord {
-  return Object.freeze({
-    topic,
-    partition,
-    offset: BigInt(m.offset),
-    timestampMs: Number(m.timestamp),
-    key: view(m.key ?? null),
-    value: view(m.value),
-    headers: Object.freeze(fromKafkaHeaders(m.headers)),
-  });
-}
 
 /**
  * One `consume()` call on Kafka: one kafkajs consumer in group `spec.group`.
@@ -254,6 +242,7 @@ export class KafkaConsumption implements Consumption {
         this.#laned(payload, ctx);
         return;
       }
+      let handledHere = false;
       for (const message of payload.batch.messages) {
         if (this.#stopping || !payload.isRunning() || payload.isStale()) return;
         const record = toRecord(topic, partition, message);
@@ -267,9 +256,13 @@ export class KafkaConsumption implements Consumption {
           this.#runner.resumeLater(outcome.afterMs, payload.pause(), { topic, partition });
           return; // the rest of the batch is fetched again after the resume
         }
-        this.#handledOnce.add(tpKey(topic, partition));
+        if (!handledHere) {
+          handledHere = true;
+          this.#handledOnce.add(tpKey(topic, partition));
+        }
         payload.resolveOffset(message.offset);
-        await this.#commitIfDue(payload, 1);
+        // Checked here, awaited only when due: an await per record cost a microtask turn each.
+        if (++this.#sinceCommit >= this.#commitEveryRecords || Date.now() - this.#lastCommitCheck >= this.#commitIntervalMs) await this.#commitIfDue(payload, 0);
       }
     } finally {
       clearInterval(beat);

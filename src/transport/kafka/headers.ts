@@ -1,5 +1,5 @@
-import type { IHeaders } from 'kafkajs';
-import type { RecordHeader } from '../port.js';
+import type { IHeaders, KafkaMessage } from 'kafkajs';
+import type { RecordHeader, TransportRecord } from '../port.js';
 
 type HeaderValue = Buffer | string | null | undefined;
 
@@ -28,11 +28,28 @@ export function toKafkaHeaders(headers: readonly RecordHeader[]): IHeaders {
 export function fromKafkaHeaders(headers: IHeaders | undefined): RecordHeader[] {
   if (headers === undefined) return [];
   const out: RecordHeader[] = [];
-  for (const [name, raw] of Object.entries(headers)) {
-    const list: readonly HeaderValue[] = Array.isArray(raw) ? raw : [raw];
-    for (const v of list) out.push([name, toBytes(v)]);
+  // for…in, not Object.entries: no array of pairs per record (kafkajs builds a plain object).
+  for (const name in headers) {
+    const raw = headers[name];
+    if (Array.isArray(raw)) for (const v of raw as readonly HeaderValue[]) out.push([name, toBytes(v)]);
+    else out.push([name, toBytes(raw)]);
   }
   return out;
+}
+
+const view = (b: Buffer | null): Uint8Array | null => (b === null ? null : new Uint8Array(b.buffer, b.byteOffset, b.byteLength));
+
+/** A kafkajs message as the port's record: key, value and header values are views of the fetched bytes (no copy). */
+export function toRecord(topic: string, partition: number, m: KafkaMessage): TransportRecord {
+  return Object.freeze({
+    topic,
+    partition,
+    offset: BigInt(m.offset),
+    timestampMs: Number(m.timestamp),
+    key: view(m.key ?? null),
+    value: view(m.value),
+    headers: Object.freeze(fromKafkaHeaders(m.headers)),
+  });
 }
 
 /** A Buffer as a plain Uint8Array view (no copy); strings as UTF-8; null/undefined as empty bytes. */

@@ -7,19 +7,15 @@
  * Spec: issue 7 ("neither command leaves a consumer group behind").
  */
 import { randomUUID } from 'node:crypto';
-import type { Admin, EachBatchPayload, KafkaMessage } from 'kafkajs';
+import type { Admin, EachBatchPayload } from 'kafkajs';
 import { errorMessage } from '../../core/errors.js';
 import type { Read, ReadSpec, TransportRecord } from '../port.js';
-import { fromKafkaHeaders } from './headers.js';
+import { toRecord } from './headers.js';
 import type { Kafka } from './kafkajs.js';
 import type { KafkaTransportOptions } from './options.js';
 
 const tpKey = (topic: string, partition: number): string => `${topic}\u0000${partition}`;
-const view = (b: Buffer | null): Uint8Array | null => (b === null ? null : new Uint8Array(b.buffer, b.byteOffset, b.byteLength));
 
-function toRecord(topic: string, partition: number, m: KafkaMessage): TransportRecord {
-  return Object.freeze({ topic, partition, offset: BigInt(m.offset), timestampMs: Number(m.timestamp), key: view(m.key ?? null), value: view(m.value), headers: Object.freeze(fromKafkaHeaders(m.headers)) });
-}
 
 /** Start offset and (bounded read) end offset per partition; with `positions`, only the partitions listed. */
 async function positions(admin: Admin, spec: ReadSpec): Promise<Map<string, { readonly topic: string; readonly partition: number; readonly from: string; readonly end: bigint }>> {

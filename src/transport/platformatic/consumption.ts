@@ -12,6 +12,13 @@ import { fetchOnce, listOffsets, tpKey } from './fetcher.js';
 
 type Assignment = readonly { readonly topic: string; readonly partition: number }[];
 
+/**
+ * Without lanes, a partition is fetched again once fewer than this many of its fetched records
+ * wait to be handled, so the next fetch is under way while the last ones are handled (it used to
+ * be fetched only once all were handled: the handler then waited for every fetch, issue 8).
+ */
+export const PREFETCH_BELOW = 500;
+
 /** Where a new 'latest' group starts, per `topic\0partition`, fixed before it first joins. */
 export type LatestPins = ReadonlyMap<string, bigint>;
 
@@ -24,9 +31,13 @@ interface PartitionState {
   readonly partition: number;
   /** Next offset to fetch. */
   next: bigint;
+  /** Fetched records not handled yet: `queue[head]` on (a moving head, no shift per record). */
   queue: TransportRecord[];
-  /** A record of it is in hand. */
+  head: number;
+  /** Its records are being handled (a drive runs). */
   busy: boolean;
+  /** Its last fetch brought no record (see #fetchPlan). */
+  idle: boolean;
   /** Waiting for a redelivery: neither fetched nor handled until the timer resumes it. */
   paused: boolean;
   /** Offset after the last handled record (what a commit stores); undefined = nothing handled yet. */
@@ -47,7 +58,8 @@ interface PartitionState {
  *   'latest' pin taken when consume() was called (stored at once, so a later owner cannot skip)
  *   or at the earliest offset.
  * - Records of a partition are handled one at a time in offset order; partitions run
- *   concurrently; a partition is fetched again only when its fetched records are all handled.
+ *   concurrently; a partition is fetched again once fewer than {@link PREFETCH_BELOW} of its
+ *   fetched records wait (the next fetch overlaps the handling of the last ones).
  *   With `inFlightPerPartition` set (push subscriptions), records go into per-partition lanes
  *   instead, as on the kafkajs adapter (src/transport/in-flight-window.ts, lane-pump.ts): a
  *   partition is fetched again while its records are in hand (until `LANE_HIGH` wait), up to that
@@ -95,6 +107,8 @@ export class PlatformaticConsumption implements Consumption {
   #commitAgain = false;
   #commitTimer: NodeJS.Timeout | undefined;
   #wake: (() => void) | undefined;
+  /** When the last fetch without waiting began (performance.now(), ms); see #fetchPlan. */
+  #lastQuickPoll = 0;
   #loop: Promise<void> | undefined;
   #firstAssignment: { resolve: () => void; reject: (err: unknown) => void } | undefined;
   /** Lanes (in-flight window) when the group asked for one, else undefined. */
@@ -225,7 +239,7 @@ export class PlatformaticConsumption implements Consumption {
       for (const { topic, partition } of fresh) {
         const next = starts.get(tpKey(topic, partition))!;
         const lane = this.#laneFor(topic, partition);
-        this.#partitions.set(tpKey(topic, partition), { topic, partition, next, queue: [], busy: false, paused: false, handled: undefined, committed: undefined, revoked: false, lane });
+        this.#partitions.set(tpKey(topic, partition), { topic, partition, next, queue: [], head: 0, idle: false, busy: false, paused: false, handled: undefined, committed: undefined, revoked: false, lane });
       }
       this.#assignment = Object.freeze(assigned);
       this.#opts.logger.debug({ group: this.group, assignment: assigned.map((a) => `${a.topic}/${a.partition}`) }, 'consumer joined its group');
@@ -283,8 +297,9 @@ export class PlatformaticConsumption implements Consumption {
     let failures = 0;
     const limit = (this.#opts.retries + 1) * (this.#opts.maxRestarts + 1);
     while (!this.#stopping) {
-      const wanted = [...this.#partitions.values()].filter((p) => !p.revoked && !p.paused && (p.lane === undefined ? !p.busy && p.queue.length === 0 : !p.lane.paused && !p.lane.halted));
-      if (wanted.length === 0) {
+      const wanted = [...this.#partitions.values()].filter((p) => !p.revoked && !p.paused && (p.lane === undefined ? p.queue.length - p.head < PREFETCH_BELOW : !p.lane.paused && !p.lane.halted));
+      const plan = this.#fetchPlan(wanted);
+      if (plan === 'sleep') {
         await new Promise<void>((resolve) => {
           this.#wake = resolve;
           setTimeout(resolve, this.#opts.maxWaitTimeMs).unref();
@@ -294,7 +309,8 @@ export class PlatformaticConsumption implements Consumption {
       const asked = new Map(wanted.map((p) => [tpKey(p.topic, p.partition), { state: p, offset: p.next }]));
       let fetched;
       try {
-        fetched = await fetchOnce(this.#fetcher, wanted.map((p) => ({ topic: p.topic, partition: p.partition, offset: p.next })), { maxWaitTimeMs: this.#opts.maxWaitTimeMs, maxBytes: 10 * 1_048_576, maxBytesPerPartition: 1_048_576 });
+        if (plan.maxWaitTimeMs === 0) this.#lastQuickPoll = performance.now();
+        fetched = await fetchOnce(this.#fetcher, wanted.map((p) => ({ topic: p.topic, partition: p.partition, offset: p.next })), { maxWaitTimeMs: plan.maxWaitTimeMs, maxBytes: 10 * 1_048_576, maxBytesPerPartition: 1_048_576 });
         failures = 0;
       } catch (err) {
         if (this.#stopping) return;
@@ -310,15 +326,39 @@ export class PlatformaticConsumption implements Consumption {
         // Moved on meanwhile (revoked, paused for a redelivery, reassigned): drop what came.
         if (a === undefined || a.state !== this.#partitions.get(tpKey(f.topic, f.partition)) || a.state.revoked || a.state.paused || a.state.next !== a.offset) continue;
         a.state.next = f.next;
+        a.state.idle = f.records.length === 0;
         if (f.records.length === 0) continue;
         if (a.state.lane !== undefined) {
           this.#laned(a.state, a.state.lane, f.records);
           continue;
         }
-        a.state.queue = [...f.records];
-        this.#drive(a.state);
+        const q = a.state;
+        if (q.head > 1024 && q.head * 2 > q.queue.length) {
+          q.queue = q.queue.slice(q.head);
+          q.head = 0;
+        }
+        for (const r of f.records) q.queue.push(r);
+        if (!q.busy) this.#drive(q);
       }
     }
+  }
+
+  /**
+   * How to fetch `wanted` (or not at all). A long poll (`maxWaitTimeMs`) holds the fetcher's
+   * connection until data comes: while any partition without lanes is still handling records, that
+   * partition would wait that long for its next fetch once it wants one — a quiet partition (the
+   * redrive topic, an empty retry topic) long-polled alone cut a subscription's throughput by half
+   * (issue 8 profile). So, while records are being handled: fetch without waiting, and partitions
+   * that came back empty (`idle`) alone are polled at most once per `maxWaitTimeMs` (sleep until
+   * woken otherwise). With nothing being handled: the long poll, as before.
+   */
+  #fetchPlan(wanted: readonly PartitionState[]): 'sleep' | { readonly maxWaitTimeMs: number } {
+    if (wanted.length === 0) return 'sleep';
+    let handling = false;
+    for (const p of this.#partitions.values()) if (p.lane === undefined && p.busy && !p.revoked) handling = true;
+    if (!handling) return { maxWaitTimeMs: this.#opts.maxWaitTimeMs };
+    if (wanted.every((p) => p.idle) && performance.now() - this.#lastQuickPoll < this.#opts.maxWaitTimeMs) return 'sleep';
+    return { maxWaitTimeMs: 0 };
   }
 
   #drive(state: PartitionState): void {
@@ -326,27 +366,34 @@ export class PlatformaticConsumption implements Consumption {
     const run = this.#handleQueue(state).finally(() => {
       state.busy = false;
       this.#drives.delete(run);
+      // Records appended after the loop's last check (a fetch that landed meanwhile): drive again.
+      if (state.head < state.queue.length && !this.#stopping && !state.revoked && !state.paused) this.#drive(state);
       this.#wakeUp();
     });
     this.#drives.add(run);
   }
 
   async #handleQueue(state: PartitionState): Promise<void> {
-    while (state.queue.length > 0 && !this.#stopping && !state.revoked) {
-      const record = state.queue.shift()!;
+    while (state.head < state.queue.length && !this.#stopping && !state.revoked) {
+      const record = state.queue[state.head++]!;
+      // Fewer than PREFETCH_BELOW left: the fetch loop may be asleep (nothing was wanted); wake it.
+      if (state.queue.length - state.head === PREFETCH_BELOW - 1) this.#wakeUp();
       const outcome = await this.#runner.run(record, this.#ctx);
       if (outcome === 'abandoned' || outcome === 'failed') {
         state.queue = [];
+        state.head = 0;
         return;
       }
       if (outcome.kind === 'redeliver') {
         state.queue = [];
+        state.head = 0;
         state.next = record.offset;
         state.paused = true;
         this.#runner.resumeLater(
           outcome.afterMs,
           () => {
             state.paused = false;
+            state.idle = false; // fetched at once, not after a quiet partition's poll interval
             this.#wakeUp();
           },
           { topic: state.topic, partition: state.partition },
@@ -399,6 +446,7 @@ export class PlatformaticConsumption implements Consumption {
         if (lane.revoked) return;
         lane.resume();
         state.paused = false;
+        state.idle = false; // fetched at once, not after a quiet partition's poll interval
         this.#wakeUp();
       },
       { topic: lane.topic, partition: lane.partition },

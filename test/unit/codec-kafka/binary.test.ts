@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
 import { HEADER_PREFIX, attributeBytesOf, fromRecord, toBinaryRecord } from '../../../src/codec/kafka/index.js';
 import { attributeEntries } from '../../../src/envelope/index.js';
 import type { Attributes } from '../../../src/envelope/types.js';
@@ -154,6 +154,52 @@ describe('fromRecord', () => {
   it('a binary tombstone keeps a null value', () => {
     const read = fromRecord(record(required, null));
     expect(read).toEqual({ mode: 'binary', attributes: { specversion: '1.0', id: 'e1', source: 'urn:x', type: 'k' }, value: null });
+  });
+});
+
+describe('fromRecord across a stream (per-header caches)', () => {
+  // The header name → last bytes/text/value caches must never change a result: whatever order
+  // repeating, changing, invalid and non-UTF-8 values come in, each record reads as if alone.
+  const values: Record<string, readonly (string | Uint8Array)[]> = {
+    ce_type: ['t1', 't2'],
+    ce_source: ['urn:a', 'urn:b', ''],
+    ce_schemaversion: ['3', '4', '3.0', 'x'],
+    ce_id: ['a', 'b', 'c', 'd', 'e'],
+    ce_flag: ['true', 'false'],
+    'content-type': ['application/avro', 'application/json'],
+    ce_bad: [new Uint8Array([0xc3, 0x28]), 'ok'],
+  };
+  const names = Object.keys(values);
+  const outcome = (r: TransportRecord): unknown => {
+    try {
+      return { ok: fromRecord(r) };
+    } catch (err) {
+      return { err: (err as Error).message };
+    }
+  };
+
+  it('reads each record of a random stream the same as a fresh read of it would', () => {
+    const header = fc.constantFrom(...names).chain((n) => fc.constantFrom(...values[n]!).map((v): [string, string | Uint8Array] => [n, v]));
+    const rec = fc.array(header, { maxLength: 6 }).map((hs) => record([['ce_specversion', '1.0'], ...hs]));
+    fc.assert(
+      fc.property(fc.array(rec, { minLength: 1, maxLength: 40 }), (stream) => {
+        const seen = stream.map(outcome);
+        // The reference: every record read again, reversed (other cache states), must agree.
+        const again = [...stream].reverse().map(outcome).reverse();
+        expect(seen).toEqual(again);
+        for (let i = 0; i < stream.length; i++) {
+          const o = seen[i] as { ok?: { attributes: Record<string, unknown> } };
+          if (o.ok === undefined) continue;
+          // Typed as parsed alone: schemaversion an integer, the rest as the header said.
+          for (const [n, v] of stream[i]!.headers) {
+            if (!n.startsWith('ce_')) continue;
+            const a = o.ok.attributes[n.slice(3)];
+            expect(typeof a === 'number' ? String(a) : a).toBe(dec.decode(v));
+          }
+        }
+      }),
+      { numRuns: 300 },
+    );
   });
 });
 

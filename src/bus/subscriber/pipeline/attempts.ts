@@ -19,8 +19,10 @@ export class AttemptLedger {
   readonly #entries = new Map<string, Attempts>();
   readonly #transient = new Map<string, number>();
 
+  // Nearly every record is handled at its first attempt: with nothing recorded, no key is built
+  // (a string per record, twice, in `get` and `forget`).
   get(record: TransportRecord): Attempts | undefined {
-    return this.#entries.get(keyOf(record));
+    return this.#entries.size === 0 ? undefined : this.#entries.get(keyOf(record));
   }
 
   failed(record: TransportRecord, attempt: number, firstFailureMs: number): void {
@@ -36,6 +38,7 @@ export class AttemptLedger {
   }
 
   forget(record: TransportRecord): void {
+    if (this.#entries.size === 0 && this.#transient.size === 0) return;
     const k = keyOf(record);
     this.#entries.delete(k);
     this.#transient.delete(k);
