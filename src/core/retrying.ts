@@ -91,27 +91,35 @@ export async function retrying<T>(fn: (attempt: Attempt) => Promise<T> | T, o: R
   const { signal, policy } = o;
   const classify = o.classify ?? isRetriable;
   signal?.throwIfAborted();
+  const waitAfter = async (failure: unknown, attempt: number): Promise<boolean> => {
+    if (!classify(failure)) return false;
+    signal?.throwIfAborted();
+    const delayMs = policy.delayMs(attempt);
+    o.onRetry?.({ attempt, error: failure, delayMs });
+    await sleep(delayMs, signal);
+    return true;
+  };
+  // The first attempt runs without p-retry: it is the only one on the hot path (every produce),
+  // and p-retry's per-call state was a large share of what the gateway's heap promoted (issue 14,
+  // BENCHMARKS "GC under single events").
+  try {
+    return await fn({ attempt: 1, signal });
+  } catch (failure) {
+    if (maxAttempts === 1 || !(await waitAfter(failure, 1))) throw failure;
+  }
   try {
     return await pRetry(
-      async (attempt) => {
+      async (n) => {
         try {
-          return await fn({ attempt, signal });
+          return await fn({ attempt: n + 1, signal });
         } catch (failure) {
           throw new AttemptFailure(failure);
         }
       },
       {
-        retries: maxAttempts - 1,
+        retries: maxAttempts - 2,
         minTimeout: 0, // p-retry's own backoff is off: the wait below is the policy's
-        shouldRetry: async ({ error, attemptNumber }) => {
-          const failure = (error as AttemptFailure).failure;
-          if (!classify(failure)) return false;
-          signal?.throwIfAborted();
-          const delayMs = policy.delayMs(attemptNumber);
-          o.onRetry?.({ attempt: attemptNumber, error: failure, delayMs });
-          await sleep(delayMs, signal);
-          return true;
-        },
+        shouldRetry: async ({ error, attemptNumber }) => waitAfter((error as AttemptFailure).failure, attemptNumber + 1),
       },
     );
   } catch (err) {
