@@ -116,6 +116,8 @@ interface Probe {
   readonly rawPlt: RawPlatformatic;
   /** The broker's pid (stack pid file), for its CPU time; undefined when unknown. */
   readonly brokerPid: number | undefined;
+  /** A new gateway child of `client` (from the baseline checkout with `build`), for scenarios that must not inherit another's heap. */
+  readonly fresh: (client: Client, build?: 'baseline') => Promise<GatewayProcess>;
 }
 
 interface Window {
@@ -255,7 +257,17 @@ export interface RssResult {
 }
 
 async function rssScenario(p: Probe, client: Client, build?: 'baseline'): Promise<RssResult> {
-  const gw = p.gws[build === undefined ? client : `${client}@baseline`]!;
+  // A gateway of its own: the shared children's RSS carried what the earlier scenarios left
+  // (start 127–281 MiB), so the peak said more about the run's order than about 5,000 events/s.
+  const gw = await p.fresh(client, build);
+  try {
+    return await rssWindow(gw, client, build);
+  } finally {
+    await gw.stop();
+  }
+}
+
+async function rssWindow(gw: GatewayProcess, client: Client, build?: 'baseline'): Promise<RssResult> {
   const n = settings.rssBatch;
   const poster = gatewayPoster(gw.url, n === 1 ? STRUCTURED : BATCH, n === 1 ? singleTemplates(360) : batchTemplates(36, n));
   const mib = (b: number): number => Number((b / 2 ** 20).toFixed(1));
@@ -307,7 +319,7 @@ async function main(): Promise<void> {
   log(`machine: ${machine.cpuModel}, ${machine.cores} cores, ${machine.memoryGiB} GiB, node ${machine.node}, Kafka ${machine.kafka}`);
   log(`settings: ${JSON.stringify(settings)}`);
   const secretsKey = randomBytes(32).toString('base64');
-  const startGw = (client: Client, root = GW_ROOT, extraEnv: Record<string, string> = {}): Promise<GatewayProcess> =>
+  const startGw = (client: Client, root = GW_ROOT, extraEnv: Record<string, string> = {}, profiled = true): Promise<GatewayProcess> =>
     startGatewayProcess({
       root,
       env: {
@@ -326,7 +338,8 @@ async function main(): Promise<void> {
       },
       readyTimeoutMs: 60_000,
       preferTsx: root === ROOT ? how.tsx : false,
-      ...(PROFILE_DIR === undefined || root !== ROOT ? {} : { cpuProfileDir: join(PROFILE_DIR, client) }),
+      // Profiled: the long-lived children of this tree (not the fresh RSS ones: one profile per client folder).
+      ...(PROFILE_DIR === undefined || root !== ROOT || !profiled ? {} : { cpuProfileDir: join(PROFILE_DIR, client) }),
     });
   const gw = await startGw('kafkajs');
   const gwPlt = await startGw('platformatic');
@@ -359,7 +372,7 @@ async function main(): Promise<void> {
     const records = await rawRecords(1800, registryUrl, dataschemaBase, benchCatalog.dir, TOPIC);
     raw = await connectRaw(brokerList, TOPIC, records);
     rawPlt = connectRawPlatformatic(brokerList, TOPIC, (await raw.admin.fetchTopicMetadata({ topics: [TOPIC] })).topics[0]!.partitions.length, records);
-    const probe: Probe = { gw, gws: { kafkajs: gw, platformatic: gwPlt, ...baseline }, raw, rawPlt, brokerPid: stack.brokerPid };
+    const probe: Probe = { gw, gws: { kafkajs: gw, platformatic: gwPlt, ...baseline }, raw, rawPlt, brokerPid: stack.brokerPid, fresh: (client, build) => startGw(client, build === undefined ? GW_ROOT : BASELINE_ROOT!, {}, false) };
     const sample = raw.messages[0]!;
     log(`record: key ${sample.key?.length ?? 0} B, value ${(sample.value as Buffer).length} B, ${Object.keys(sample.headers ?? {}).length} headers`);
     const producerScenarios: [string, () => Promise<ScenarioResult>][] = [
