@@ -287,7 +287,12 @@ describe('replay on two gateways', () => {
       expect(l.events).toBe(24);
       expect(l.drained as number).toBeLessThan(24);
     }
-    expect(sorted(idsOf(sink, before))).toEqual(sorted(mine.map((w) => w.id)));
+    // Every replayed event again, at least once: a member that restarts or rebalances around the
+    // replay may deliver the one in flight twice (at-least-once; concurrency 1 on two gateways →
+    // at most 2 in flight).
+    const replayed = idsOf(sink, before);
+    expect(sorted([...new Set(replayed)])).toEqual(sorted(mine.map((w) => w.id)));
+    expect(replayed.length - 24, 'duplicates ≤ the deliveries in flight').toBeLessThanOrEqual(2);
 
     // On a terminal (a pseudo-terminal from util-linux `script`): a progress bar, not JSON lines.
     await pause(1000);
