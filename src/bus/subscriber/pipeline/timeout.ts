@@ -8,6 +8,7 @@
  * an AbortController per record, with a listener on the subscription's stop signal, was the largest
  * single cost of a no-op handler's pipeline (issue 8, consumer pipeline profile in BENCHMARKS.md).
  */
+import { onAbort } from '../../../core/abort-fanout.js';
 import { GatewayError } from '../../../core/errors.js';
 import { retry } from '../outcome.js';
 import type { Outcome } from '../outcome.js';
@@ -27,7 +28,7 @@ class LazyCallSignal implements CallSignal {
   #controller: AbortController | undefined;
   #reason: unknown;
   #aborted = false;
-  #onStop: (() => void) | undefined;
+  #unwatch: (() => void) | undefined;
 
   constructor(stop: AbortSignal) {
     this.#stop = stop;
@@ -37,12 +38,9 @@ class LazyCallSignal implements CallSignal {
     if (this.#controller !== undefined) return this.#controller.signal;
     const c = new AbortController();
     this.#controller = c;
+    // One listener on the subscription's shared stop signal for every call (core/abort-fanout).
     if (this.#aborted) c.abort(this.#reason);
-    else if (this.#stop.aborted) c.abort(this.#stop.reason);
-    else {
-      this.#onStop = () => c.abort(this.#stop.reason);
-      this.#stop.addEventListener('abort', this.#onStop, { once: true });
-    }
+    else this.#unwatch = onAbort(this.#stop, (reason) => c.abort(reason));
     return c.signal;
   }
 
@@ -54,7 +52,7 @@ class LazyCallSignal implements CallSignal {
 
   /** The call ended: stop listening to the subscription's stop signal. */
   dispose(): void {
-    if (this.#onStop !== undefined) this.#stop.removeEventListener('abort', this.#onStop);
+    this.#unwatch?.();
   }
 }
 
