@@ -173,7 +173,8 @@ class KafkaTransport implements Transport {
     // Aborted while we looked up metadata: nothing has been sent yet.
     if (isAborted(signal)) throw abortedProduce(topic, false, signal?.reason);
     const send = producer.send({ topic, acks: -1, timeout: this.#opts.ackTimeoutMs, compression: CompressionTypes.None, messages });
-    const stall = setTimeout(() => this.#outage.failed(`a produce request to ${topic} has had no answer for ${BROKER_STALL_MS} ms`), BROKER_STALL_MS);
+    const sentAtMs = Date.now();
+    const stall = setTimeout(() => this.#outage.failed(`a produce request to ${topic} has had no answer for ${BROKER_STALL_MS} ms`, sentAtMs), BROKER_STALL_MS);
     const settled = (): void => clearTimeout(stall);
     /** This send failed because an earlier failure retired its producer (not a fault of its own). */
     let retired = false;
@@ -204,7 +205,7 @@ class KafkaTransport implements Transport {
       }
       const mapped = fromKafkaError(err, { operation: 'produce', topic, records: records.length });
       if (mapped.code === 'CEG_INVALID_NAME') this.#router.forget(topic);
-      if (mapped.code === 'CEG_BROKER_UNAVAILABLE' && !retired) this.#outage.failed(`produce: ${mapped.message}`);
+      if (mapped.code === 'CEG_BROKER_UNAVAILABLE' && !retired) this.#outage.failed(`produce: ${mapped.message}`, sentAtMs);
       throw mapped;
     }
     this.#outage.ok();

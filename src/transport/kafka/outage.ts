@@ -2,8 +2,10 @@
  * A broker outage, logged once when it starts and once when it ends (issue 15 "Logs"), instead
  * of an error-level stack trace per client retry (kafkajs logs every failed connection attempt of
  * every client — 40 lines in 8 s in the issue's trial).
- * - `failed(reason)`: a connection-level failure (refused, reset, timed out). The first one of an
- *   outage writes one warn line; the rest are counted. While down, a probe (one cheap admin
+ * - `failed(reason, startedAtMs)`: a connection-level failure (refused, reset, timed out) of a
+ *   request started at `startedAtMs`. The first one of an outage writes one warn line; the rest are
+ *   counted. A failure of a request started before the answer that ended the latest outage is
+ *   stale (a request that hung through the outage and failed after its end) and starts nothing. While down, a probe (one cheap admin
  *   request) runs every `probeIntervalMs` so the end is noticed even when nothing else talks to
  *   the broker.
  * - `ok()`: a broker answered (a produce, an admin request, the probe): ends the outage with one
@@ -32,6 +34,8 @@ export class BrokerOutage {
   readonly #log: TransportLogger;
   readonly #opts: BrokerOutageOptions;
   #since: number | undefined;
+  /** Date.now() of the answer that ended the latest outage, ms (kept off the hot path: ok() without an outage sets nothing). */
+  #lastAnswerMs = 0;
   #suppressed = 0;
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
@@ -46,13 +50,20 @@ export class BrokerOutage {
     return this.#since !== undefined;
   }
 
-  /** A connection-level failure; `reason` is logged with the first one of an outage only. */
-  failed(reason: string): void {
+  /**
+   * A connection-level failure of a request started at `startedAtMs` (Date.now() ms; undefined:
+   * not known); `reason` is logged with the first one of an outage only.
+   */
+  failed(reason: string, startedAtMs?: number): void {
     if (this.#closed) return;
     if (this.#since !== undefined) {
       this.#suppressed++;
       return;
     }
+    // The broker answered after this request began: its failure says nothing about now. A failure
+    // whose request start is unknown (a client's log line) is presumed to be such a request for
+    // BROKER_STALL_MS after an outage ended.
+    if (startedAtMs === undefined ? Date.now() - this.#lastAnswerMs < BROKER_STALL_MS : startedAtMs < this.#lastAnswerMs) return;
     this.#since = Date.now();
     this.#suppressed = 0;
     this.#log.warn({ ...this.#opts.base, reason: reason.slice(0, 300) }, 'kafka: broker unreachable; clients keep retrying (logged again when it answers)');
@@ -62,7 +73,8 @@ export class BrokerOutage {
   /** A broker answered: ends the outage, if one lasts. Cheap when none does (hot path). */
   ok(): void {
     if (this.#since === undefined) return;
-    const downMs = Date.now() - this.#since;
+    this.#lastAnswerMs = Date.now();
+    const downMs = this.#lastAnswerMs - this.#since;
     this.#since = undefined;
     clearTimeout(this.#timer);
     this.#timer = undefined;
@@ -102,13 +114,14 @@ export class BrokerOutage {
  * Resolves false on any failure (logged at debug with `base`); never rejects.
  */
 export async function checkBrokerHealth(outage: BrokerOutage, check: () => Promise<unknown>, o: { readonly requestTimeoutMs: number; readonly logger: TransportLogger; readonly base: Readonly<Record<string, unknown>> }): Promise<boolean> {
+  const startedAtMs = Date.now();
   try {
     await withTimeout(check(), Math.min(o.requestTimeoutMs, BROKER_STALL_MS));
     outage.ok();
     return true;
   } catch (err) {
     if (outage.down) outage.suppress();
-    else outage.failed(`health check: ${errorMessage(err)}`);
+    else outage.failed(`health check: ${errorMessage(err)}`, startedAtMs);
     o.logger.debug({ ...o.base, err: errorMessage(err) }, 'kafka health check failed');
     return false;
   }

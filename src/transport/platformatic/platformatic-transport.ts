@@ -147,14 +147,15 @@ class PlatformaticTransport implements Transport {
     // Aborted while we looked up metadata: nothing has been sent yet.
     if (isAborted(signal)) throw abortedProduce(topic, false, signal?.reason);
     // A paused broker refuses nothing: a request that hangs this long starts the outage's one line.
-    const stall = setTimeout(() => this.#outage.failed(`a produce request to ${topic} has had no answer for ${BROKER_STALL_MS} ms`), BROKER_STALL_MS);
+    const sentAtMs = Date.now();
+    const stall = setTimeout(() => this.#outage.failed(`a produce request to ${topic} has had no answer for ${BROKER_STALL_MS} ms`, sentAtMs), BROKER_STALL_MS);
     try {
       const positions = await this.#sender.send(topic, messages, signal);
       this.#outage.ok();
       return positions;
     } catch (err) {
       if (err instanceof GatewayError && err.code === 'CEG_INVALID_NAME') this.#router.forget(topic);
-      if (err instanceof GatewayError && err.code === 'CEG_BROKER_UNAVAILABLE') this.#outage.failed(`produce: ${err.message}`);
+      if (err instanceof GatewayError && err.code === 'CEG_BROKER_UNAVAILABLE') this.#outage.failed(`produce: ${err.message}`, sentAtMs);
       throw err;
     } finally {
       clearTimeout(stall);

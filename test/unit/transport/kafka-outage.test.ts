@@ -39,6 +39,21 @@ describe('broker outage in the log', () => {
     expect(lines.filter(([level]) => level === 'debug')).toHaveLength(40);
   });
 
+  it('a request that hung through an outage and fails after its end starts no second outage; a request sent after the end does', () => {
+    const { logger, lines } = recorder();
+    const outage = new BrokerOutage(logger);
+    const sentBefore = Date.now() - 1;
+    outage.failed('a produce request has had no answer', sentBefore);
+    outage.ok();
+    outage.failed('produce: Request timed out', sentBefore); // stale: sent before the answer that ended it
+    outage.failed('kafka fetch failed: Connection closed'); // start unknown, right after the end: presumed stale
+    expect(outage.down).toBe(false);
+    outage.failed('produce: Connection closed', Date.now() + 1); // sent after the end: a new outage
+    expect(outage.down).toBe(true);
+    expect(lines.filter(([, , msg]) => /broker unreachable/.test(msg))).toHaveLength(2);
+    expect(lines.filter(([, , msg]) => /reachable again/.test(msg))).toHaveLength(1);
+  });
+
   it('an error that is not about reaching the broker is logged as before', () => {
     const { logger, lines } = recorder();
     const outage = new BrokerOutage(logger);
