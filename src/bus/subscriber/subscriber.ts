@@ -42,7 +42,7 @@ import type { FilterExpression } from './pipeline/dialects.js';
 import type { DeliveryFailure } from './outcome.js';
 import { idempotencyStage } from './pipeline/idempotency.js';
 import type { IdempotencyOptions } from './pipeline/idempotency.js';
-import { invokeInContext } from './pipeline/invoke.js';
+import { handlingTraceparent, invokeInContext } from './pipeline/invoke.js';
 import { withHandlerTimeout } from './pipeline/timeout.js';
 import type { CallSignal } from './pipeline/timeout.js';
 import { AttemptLedger } from './pipeline/attempts.js';
@@ -62,6 +62,8 @@ export interface DeliveryContext {
   readonly record?: TransportRecord;
   /** Aborted when the subscription stops or the handler timeout passes: give up promptly (the event stays uncommitted and comes again, or is retried). */
   readonly signal?: AbortSignal;
+  /** W3C `traceparent` this handling continues: the consumer span's when tracing is on, else the event's own; absent when neither. */
+  readonly traceparent?: string;
 }
 
 /**
@@ -133,6 +135,14 @@ export interface SubscribeOptions<K extends string = string> {
    * span's context, so its calls and publishes continue the trace). Default: off.
    */
   readonly tracing?: Tracing;
+  /**
+   * false: the handler runs outside the correlation context, so an event it publishes starts a new
+   * chain (no `causationid`), and `ctx.traceparent` is its only trace context. For sinks that never
+   * publish (push subscriptions, connectors): the context is an AsyncLocalStorage, and on Node 20 its
+   * promise hooks, once enabled, cost every promise of the process (~4 % of a consuming gateway's
+   * CPU). Default true (bus spec M2, T11).
+   */
+  readonly correlationContext?: boolean;
   /**
    * Records of one partition in flight at once. Unset: the transport's plain loop (one at a time,
    * inside its fetch loop). Set (push subscriptions set it): the partition gets a lane of this
@@ -458,7 +468,7 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
     let out: Outcome;
     try {
       out = await withHandlerTimeout(handlerTimeoutMs, signal, (call) =>
-        invokeInContext(event, () => o.handler(event, deliveryContext(o.subscription, origin, attempt, record, call)), span?.traceparent),
+        invokeInContext(event, () => o.handler(event, deliveryContext(o.subscription, origin, attempt, record, call, handlingTraceparent(event, span?.traceparent))), span?.traceparent, o.correlationContext !== false),
       );
     } catch (err) {
       span?.end(err);
@@ -552,7 +562,7 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
  * The handler's context. `signal` is a getter: the call's AbortSignal is made only when the
  * handler reads it (most handlers never do; one per record was the pipeline's largest cost).
  */
-function deliveryContext(subscription: string, origin: Origin, attempt: number, record: TransportRecord, call: CallSignal): DeliveryContext {
+function deliveryContext(subscription: string, origin: Origin, attempt: number, record: TransportRecord, call: CallSignal, traceparent: string | undefined): DeliveryContext {
   return {
     subscription,
     topic: origin.topic,
@@ -560,6 +570,7 @@ function deliveryContext(subscription: string, origin: Origin, attempt: number, 
     offset: origin.offset,
     attempt,
     record,
+    ...(traceparent === undefined ? {} : { traceparent }),
     get signal() {
       return call.signal;
     },

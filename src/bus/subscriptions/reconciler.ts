@@ -387,6 +387,8 @@ export class Reconciler<D extends RunSpec> {
         subscription: group,
         kinds: d.kinds,
         handler: sink.handler,
+        // Sinks never publish: no correlation context (its AsyncLocalStorage costs every promise).
+        correlationContext: false,
         retry: retryPolicy({ maxAttempts: d.retry.maxAttempts, initialDelayMs: b.initialMs, factor: b.factor, maxDelayMs: b.maxMs, jitter: b.jitter }),
         ordering: d.ordering,
         filters: d.filters,

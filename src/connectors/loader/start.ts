@@ -96,6 +96,8 @@ export async function startConnectors(host: ConnectorHost, defs: readonly Connec
           ordering: d.ordering,
           // The sink bounds each call itself (the hook's timeoutMs).
           handlerTimeoutMs: Number.POSITIVE_INFINITY,
+          // Sinks never publish: no correlation context (its AsyncLocalStorage costs every promise).
+          correlationContext: false,
           ...(opts.instanceId === undefined ? {} : { instanceId: opts.instanceId }),
         });
       });

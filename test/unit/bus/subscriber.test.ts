@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { currentHandling } from '../../../src/bus/correlation/index.js';
 import { deadLetterTopic, subscribe } from '../../../src/bus/subscriber/index.js';
 import { createMemoryIdempotencyStore, idempotent } from '../../../src/bus/idempotency/index.js';
 import type { DeliveryContext } from '../../../src/bus/subscriber/index.js';
@@ -36,7 +37,10 @@ describe('subscribe: handled', () => {
     await waitFor('2 handled', () => s.stats().handled === 2, 5000, 5);
     const byId = new Map(seen.map((x) => [x.env.attributes.id, x]));
     const { record, signal, ...ctx1 } = byId.get(r1.id)!.ctx;
-    expect(ctx1).toEqual({ subscription: 'sub-a', topic: PRICE_TOPIC, partition: p1.partition, offset: p1.offset, attempt: 1 });
+    // Tracing off: the trace the handling continues is the event's own traceparent.
+    const eventTrace = byId.get(r1.id)!.env.attributes.traceparent;
+    expect(typeof eventTrace).toBe('string');
+    expect(ctx1).toEqual({ subscription: 'sub-a', topic: PRICE_TOPIC, partition: p1.partition, offset: p1.offset, attempt: 1, traceparent: eventTrace });
     // The record as read (a sink forwarding Avro reads its bytes) and the stop signal come along.
     expect(record).toMatchObject({ topic: PRICE_TOPIC, partition: p1.partition, offset: p1.offset });
     expect(signal?.aborted).toBe(false);
@@ -87,6 +91,34 @@ describe('subscribe: handled', () => {
     await parent.delivered;
     await waitFor('parent and child handled', () => s.stats().handled === 2, 5000, 5);
     expect(child?.correlationid).toBe('chain-7');
+  });
+
+  it('correlationContext: false (sinks): the handler runs outside the correlation context, with the trace in ctx.traceparent', async () => {
+    const { publisher, sub } = await setup();
+    const seen: { handling: unknown; ctxTrace: string | undefined; eventTrace: unknown; child?: string }[] = [];
+    const s = await sub({
+      kinds: [PRICE_LOADING_COMPLETED],
+      correlationContext: false,
+      handler: async (env, ctx) => {
+        const entry: (typeof seen)[number] = { handling: currentHandling(), ctxTrace: ctx.traceparent, eventTrace: env.attributes.traceparent };
+        seen.push(entry);
+        if (env.attributes.correlationid !== 'chain-8') return; // the child
+        const r = publisher.publish('PriceLoadingCompleted', data)!;
+        entry.child = r.correlationid;
+        await r.delivered;
+      },
+    });
+    await publisher.publish('PriceLoadingCompleted', data, { correlationid: 'chain-8' })!.delivered;
+    await waitFor('parent and child handled', () => s.stats().handled === 2, 5000, 5);
+    for (const e of seen) {
+      expect(e.handling).toBeUndefined();
+      expect(typeof e.eventTrace).toBe('string');
+      expect(e.ctxTrace).toBe(e.eventTrace);
+    }
+    // Published outside any handling context: a new chain, not chain-8.
+    const child = seen.find((e) => e.child !== undefined)?.child;
+    expect(child).toBeDefined();
+    expect(child).not.toBe('chain-8');
   });
 });
 

@@ -11,15 +11,27 @@ import { runHandling } from '../../correlation/index.js';
 import { ack, deadLetter, retry } from '../outcome.js';
 import type { Outcome } from '../outcome.js';
 
-/** `traceparent`: the consumer span's, when tracing is on (else the event's own continues). */
-export async function invokeInContext(event: Envelope, run: () => Promise<Outcome | void>, spanTraceparent?: string): Promise<Outcome> {
+/**
+ * `traceparent`: the consumer span's, when tracing is on (else the event's own continues).
+ * `inContext` false: `run` is called outside the correlation context (a sink that never publishes:
+ * no AsyncLocalStorage.run, whose promise hooks, once enabled, cost every promise of the process on
+ * Node 20); the outcome rules are the same.
+ */
+export async function invokeInContext(event: Envelope, run: () => Promise<Outcome | void>, spanTraceparent?: string, inContext = true): Promise<Outcome> {
   const a = event.attributes;
-  const correlationid = typeof a.correlationid === 'string' ? a.correlationid : a.id;
-  const traceparent = spanTraceparent ?? (typeof a.traceparent === 'string' ? a.traceparent : undefined);
   try {
+    if (!inContext) return (await run()) ?? ack;
+    const correlationid = typeof a.correlationid === 'string' ? a.correlationid : a.id;
+    const traceparent = handlingTraceparent(event, spanTraceparent);
     const out = await runHandling({ correlationid, eventId: a.id, ...(traceparent === undefined ? {} : { traceparent }) }, run);
     return out ?? ack;
   } catch (err) {
     return err instanceof GatewayError && !err.retriable ? deadLetter(`handler refused: ${errorMessage(err)}`) : retry(errorMessage(err));
   }
+}
+
+/** The trace a handling continues (W3C Trace Context): the consumer span's when tracing is on, else the event's own `traceparent`. */
+export function handlingTraceparent(event: Envelope, spanTraceparent: string | undefined): string | undefined {
+  const t = event.attributes.traceparent;
+  return spanTraceparent ?? (typeof t === 'string' ? t : undefined);
 }

@@ -281,7 +281,7 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
     const a = event.attributes;
     // W3C Trace Context on the call: the handling context's (the consumer span's when tracing is
     // on, else the event's own), or a client span of its own as its child.
-    const handlingTrace = currentHandling()?.traceparent;
+    const handlingTrace = ctx.traceparent ?? currentHandling()?.traceparent;
     const span = deps.tracing?.().start('POST', 'client', handlingTrace, { 'http.request.method': 'POST', 'url.full': target.url.origin + target.url.pathname, 'server.address': target.url.hostname });
     const traceparent = span?.traceparent ?? handlingTrace;
     const headers = {
