@@ -12,11 +12,15 @@
  * settling of the promise, the answer; GC pauses and the event-loop delay; and the mean split of
  * the slowest 1 %. JSON to bench/results/<time>-latency-probe.json.
  * Settings: BENCH_LATENCY_RATE (1000), BENCH_DURATION_S (10), BENCH_WARMUP_S (2),
- * BENCH_PROBE_ROUNDS (1), BENCH_BASELINE_ROOT, GW_FLAGS (node flags for the gateway children).
+ * BENCH_PROBE_ROUNDS (1), BENCH_BASELINE_ROOT, GW_FLAGS (node flags for the gateway children),
+ * STAGE_PROBE_HEAP=1 (the children sample every allocation in each window: top sites printed, profile
+ * to bench/results/<time>-<child>-<round>.heapprofile; slows the gateway, so not with latency figures),
+ * BENCH_PROBE_LANES (1; n > 1 adds a raw side with n producers, partition p on producer p mod n),
+ * GW_FLAGS_B (a further child of this checkout with these node flags instead: a flag's A/B in one run).
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadCatalog } from '../src/catalog/index.js';
@@ -29,7 +33,7 @@ import { freePort } from './lib/gateway-process.js';
 import { connectRawPlatformatic, platformaticSender } from './lib/raw-platformatic.js';
 import { benchStack, intEnv } from './lib/setup.js';
 import type { StageReport } from './lib/stage-analysis.js';
-import { gatewaySplits, rawSplits, report } from './lib/stage-analysis.js';
+import { gatewaySplits, heapTop, rawSplits, report } from './lib/stage-analysis.js';
 import type { StageSamples } from './lib/stage-recorder.js';
 import { StageRecorder } from './lib/stage-recorder.js';
 
@@ -52,10 +56,10 @@ interface Child {
   readonly out: string;
 }
 
-async function startChild(name: string, root: string): Promise<Child> {
+async function startChild(name: string, root: string, flagText: string): Promise<Child> {
   const port = await freePort();
-  const out = `/tmp/ce-gateway-latency-probe-${process.pid}-${name}.json`;
-  const flags = (process.env.GW_FLAGS ?? '').split(' ').filter((f) => f !== '');
+  const out = `/tmp/ce-gateway-latency-probe-${process.pid}-${name.replace(/[^a-z0-9-]/gi, "_")}.json`;
+  const flags = flagText.split(' ').filter((f) => f !== '');
   // The recorder from THIS checkout (tsx loads it), the gateway from `root`'s dist/.
   const proc = spawn(process.execPath, [...flags, '--import', 'tsx', '--import', join(ROOT, 'bench/lib/stage-recorder.ts'), 'dist/cli/main.js', 'serve'], {
     cwd: root,
@@ -93,6 +97,8 @@ interface Side {
   readonly round: number;
   readonly client: { readonly p50: number; readonly p99: number; readonly max: number; readonly errors: number };
   readonly stages: StageReport;
+  /** Gateway sides: this process (undici, the fixed-rate loop) during the window. */
+  readonly loadGenerator?: { readonly loopDelayMs: StageSamples['loopDelayMs']; readonly gc: StageReport['gc'] };
 }
 
 const clientFigures = (r: FixedRateResult): Side['client'] => ({ p50: r.latency.percentileMs(50), p99: r.latency.percentileMs(99), max: r.latency.maxMs, errors: r.errors });
@@ -104,20 +110,36 @@ function print(s: Side): void {
   console.log(`[${s.round}] ${s.side}: client p50 ${s.client.p50.toFixed(2)} p99 ${s.client.p99.toFixed(2)} max ${s.client.max.toFixed(1)} ms (errors ${s.client.errors})`);
   console.log(`    stages p50/p99/max ms: ${(['total', 'body', 'prepare', 'publisherWait', 'senderWait', 'broker', 'settle', 'answer'] as const).map(f).join(' | ')}`);
   console.log(`    slowest 1 % (mean ms): total ${t.total} = body ${t.body} + prepare ${t.prepare} + publisherWait ${t.publisherWait} + senderWait ${t.senderWait} + broker ${t.broker} + settle ${t.settle} + answer ${t.answer}; GC inside ${t.gc}`);
+  const lag = s.stages.arrivalLag;
+  if (lag.n > 0) console.log(`    due → handler (above its minimum) p50/p99/max ${lag.p50}/${lag.p99}/${lag.max} ms`);
+  console.log(`    slowest 1 % of produce requests: ${s.stages.slowRequests.n} × ${s.stages.slowRequests.meanMs} ms, GC inside ${s.stages.slowRequests.gcInsideMs} ms`);
   console.log(`    produce requests ${s.stages.produceRequests.n} × ${s.stages.produceRequests.recordsMean} records, broker ms p50/p99/max ${s.stages.produceRequests.ms.p50}/${s.stages.produceRequests.ms.p99}/${s.stages.produceRequests.ms.max}; GC ${JSON.stringify(s.stages.gc)}; loop delay (1 ms res.) p99 ${s.stages.loopDelayMs.p99} max ${s.stages.loopDelayMs.max}`);
 }
 
+const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+mkdirSync(join(ROOT, 'bench/results'), { recursive: true });
 const children: Child[] = [];
 const sides: Side[] = [];
 try {
-  children.push(await startChild('this', ROOT));
-  if (baselineRoot !== undefined) children.push(await startChild('baseline', baselineRoot));
+  children.push(await startChild('this', ROOT, process.env.GW_FLAGS ?? ''));
+  if (baselineRoot !== undefined) children.push(await startChild('baseline', baselineRoot, process.env.GW_FLAGS ?? ''));
+  if (process.env.GW_FLAGS_B !== undefined) children.push(await startChild(`this, flags "${process.env.GW_FLAGS_B}"`, ROOT, process.env.GW_FLAGS_B));
   const records = await rawRecords(1800, stack.registryUrl, DATASCHEMA_BASE, cat.dir, TOPIC);
   const raw = connectRawPlatformatic(stack.brokerList, TOPIC, entry.topic.partitions, records);
   const send = platformaticSender(raw);
   const recorder = new StageRecorder();
   let i = 0;
   const rawOne = (): Promise<boolean> => send([raw.messages[i++ % raw.messages.length]!]);
+  // BENCH_PROBE_LANES=n: the same records through n producers (own producer id and connection
+  // each), partition p on producer p mod n, each driven one send at a time: does a second request
+  // in flight (other partitions) shorten the wait behind a slow one?
+  const lanes = intEnv('BENCH_PROBE_LANES', 1);
+  const laneClients = lanes > 1 ? Array.from({ length: lanes }, () => connectRawPlatformatic(stack.brokerList, TOPIC, entry.topic.partitions, records)) : [];
+  const laneSends = laneClients.map((c) => platformaticSender(c));
+  const laneOne = (): Promise<boolean> => {
+    const m = raw.messages[i++ % raw.messages.length]!;
+    return laneSends[m.partition! % lanes]!([m]);
+  };
   try {
     for (let round = 1; round <= rounds; round++) {
       await runFixedRate({ ratePerS: rate, durationS: warmupS, send: rawOne });
@@ -126,15 +148,34 @@ try {
       const rs = recorder.take();
       sides.push({ side: 'raw platformatic', round, client: clientFigures(r), stages: report(rs, rawSplits(rs)) });
       print(sides.at(-1)!);
+      if (lanes > 1) {
+        await runFixedRate({ ratePerS: rate, durationS: warmupS, send: laneOne });
+        recorder.take();
+        const l = await runFixedRate({ ratePerS: rate, durationS, send: laneOne });
+        const ls = recorder.take();
+        sides.push({ side: `raw platformatic, ${lanes} producers`, round, client: clientFigures(l), stages: report(ls, rawSplits(ls)) });
+        print(sides.at(-1)!);
+      }
       for (const c of children) {
-        const poster = gatewayPoster(c.url, STRUCTURED, singleTemplates(360));
+        const poster = gatewayPoster(c.url, STRUCTURED, singleTemplates(360), { sendDueHeader: true });
         try {
           await runFixedRate({ ratePerS: rate, durationS: warmupS, send: poster.send });
           await childWindow(c);
+          recorder.take();
           const g = await runFixedRate({ ratePerS: rate, durationS, send: poster.send });
+          const gen = recorder.take();
           const gs = await childWindow(c);
-          sides.push({ side: `gateway ${c.name}`, round, client: clientFigures(g), stages: report(gs, gatewaySplits(gs)) });
+          const heapFile = `${c.out}.heapprofile`;
+          if (existsSync(heapFile)) {
+            const h = heapTop(JSON.parse(readFileSync(heapFile, 'utf8')) as Parameters<typeof heapTop>[0], 15);
+            console.log(`    heap sampled in the window: ${(h.totalBytes / 2 ** 20).toFixed(1)} MiB (${((h.totalBytes / g.ok) / 1024).toFixed(1)} KiB per request); top sites:`);
+            for (const t of h.top) console.log(`      ${(t.share * 100).toFixed(1)} %  ${t.site}`);
+            renameSync(heapFile, join(ROOT, 'bench/results', `${stamp}-${c.name.replace(/[^a-z0-9-]/gi, '_')}-${round}.heapprofile`));
+          }
+          const loadGenerator = { loopDelayMs: gen.loopDelayMs, gc: report(gen, []).gc };
+          sides.push({ side: `gateway ${c.name}`, round, client: clientFigures(g), stages: report(gs, gatewaySplits(gs)), loadGenerator });
           print(sides.at(-1)!);
+          console.log(`    load generator (this process) in the window: loop delay p99 ${gen.loopDelayMs.p99} max ${gen.loopDelayMs.max} ms; GC ${JSON.stringify(loadGenerator.gc)}`);
         } finally {
           await poster.close();
         }
@@ -143,10 +184,10 @@ try {
   } finally {
     recorder.stop();
     await raw.close();
+    for (const c of laneClients) await c.close();
   }
-  mkdirSync(join(ROOT, 'bench/results'), { recursive: true });
-  const file = join(ROOT, 'bench/results', `${new Date().toISOString().replace(/[:.]/g, '-')}-latency-probe.json`);
-  writeFileSync(file, `${JSON.stringify({ at: new Date().toISOString(), rate, durationS, warmupS, client: process.env.KAFKA_CLIENT ?? 'default', baselineRoot: baselineRoot ?? null, gwFlags: process.env.GW_FLAGS ?? '', sides }, null, 2)}\n`);
+  const file = join(ROOT, 'bench/results', `${stamp}-latency-probe.json`);
+  writeFileSync(file, `${JSON.stringify({ at: new Date().toISOString(), rate, durationS, warmupS, client: process.env.KAFKA_CLIENT ?? 'default', baselineRoot: baselineRoot ?? null, gwFlags: process.env.GW_FLAGS ?? '', gwFlagsB: process.env.GW_FLAGS_B ?? null, sides }, null, 2)}\n`);
   console.log(`written: ${file}`);
 } finally {
   for (const c of children) {

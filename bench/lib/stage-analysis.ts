@@ -107,6 +107,10 @@ export interface StageReport {
   readonly produceRequests: { readonly n: number; readonly recordsMean: number; readonly ms: Spread };
   readonly gc: Readonly<Record<string, { readonly count: number; readonly totalMs: number; readonly maxMs: number }>>;
   readonly loopDelayMs: StageSamples['loopDelayMs'];
+  /** Due time → handler, above its minimum (see {@link StageSamples.arrivalLag}); n 0 on the raw side. */
+  readonly arrivalLag: Spread;
+  /** The produce requests at or above their p99 duration: how many, mean ms, mean GC ms inside. */
+  readonly slowRequests: { readonly n: number; readonly meanMs: number; readonly gcInsideMs: number };
 }
 
 export function report(s: StageSamples, splits: readonly Split[]): StageReport {
@@ -120,12 +124,43 @@ export function report(s: StageSamples, splits: readonly Split[]): StageReport {
     k.maxMs = r3(Math.max(k.maxMs, g.ms));
   }
   const recs = s.sender.reduce((n, q) => n + q.records, 0);
+  const minLag = Math.min(...s.arrivalLag);
+  const durations = spread(s.sender.map((q) => q.answeredAt - q.sentAt));
+  const slow = s.sender.filter((q) => q.answeredAt - q.sentAt >= durations.p99);
+  const avg = (xs: readonly number[]): number => (xs.length === 0 ? 0 : r3(xs.reduce((a, b) => a + b, 0) / xs.length));
   return {
     stages,
     tail: mean(tail),
     all: mean(splits),
-    produceRequests: { n: s.sender.length, recordsMean: s.sender.length === 0 ? 0 : r3(recs / s.sender.length), ms: spread(s.sender.map((q) => q.answeredAt - q.sentAt)) },
+    produceRequests: { n: s.sender.length, recordsMean: s.sender.length === 0 ? 0 : r3(recs / s.sender.length), ms: durations },
     gc,
     loopDelayMs: s.loopDelayMs,
+    arrivalLag: spread(s.arrivalLag.map((x) => x - minLag)),
+    slowRequests: { n: slow.length, meanMs: avg(slow.map((q) => q.answeredAt - q.sentAt)), gcInsideMs: avg(slow.map((q) => gcWithin(s.gc, q.sentAt, q.answeredAt))) },
   };
+}
+
+/** A node of V8's sampling heap profile (`HeapProfiler.stopSampling`). */
+interface HeapNode {
+  readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number };
+  readonly selfSize: number;
+  readonly children: readonly HeapNode[];
+}
+
+/** The `n` allocation sites with the most bytes sampled (self size, with their caller), and the total. */
+export function heapTop(profile: { readonly head: HeapNode }, n: number): { readonly totalBytes: number; readonly top: readonly { readonly site: string; readonly bytes: number; readonly share: number }[] } {
+  const bySite = new Map<string, number>();
+  let total = 0;
+  const frame = (f: HeapNode['callFrame']): string => `${f.functionName || '(anonymous)'} ${f.url.replace(/^.*node_modules\//, '').replace(/^file:\/\/.*\/(dist|src)\//, '$1/')}:${f.lineNumber + 1}`;
+  const walk = (node: HeapNode, parent: string): void => {
+    if (node.selfSize > 0) {
+      const site = `${frame(node.callFrame)} ← ${parent}`;
+      bySite.set(site, (bySite.get(site) ?? 0) + node.selfSize);
+      total += node.selfSize;
+    }
+    for (const c of node.children) walk(c, frame(node.callFrame));
+  };
+  walk(profile.head, '(root)');
+  const top = [...bySite].sort((a, b) => b[1] - a[1]).slice(0, n).map(([site, bytes]) => ({ site, bytes, share: r3(bytes / total) }));
+  return { totalBytes: total, top };
 }
