@@ -16,7 +16,8 @@
  * STAGE_PROBE_HEAP=1 (the children sample every allocation in each window: top sites printed, profile
  * to bench/results/<time>-<child>-<round>.heapprofile; slows the gateway, so not with latency figures),
  * BENCH_PROBE_LANES (1; n > 1 adds a raw side with n producers, partition p on producer p mod n),
- * GW_FLAGS_B (a further child of this checkout with these node flags instead: a flag's A/B in one run).
+ * GW_FLAGS_B (further children of this checkout with these node flags instead, sets separated by
+ * `|`: a flag's A/B in one run; the children's order turns each round).
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
@@ -123,7 +124,7 @@ const sides: Side[] = [];
 try {
   children.push(await startChild('this', ROOT, process.env.GW_FLAGS ?? ''));
   if (baselineRoot !== undefined) children.push(await startChild('baseline', baselineRoot, process.env.GW_FLAGS ?? ''));
-  if (process.env.GW_FLAGS_B !== undefined) children.push(await startChild(`this, flags "${process.env.GW_FLAGS_B}"`, ROOT, process.env.GW_FLAGS_B));
+  for (const flags of (process.env.GW_FLAGS_B ?? '').split('|').filter((f) => f.trim() !== '')) children.push(await startChild(`this, flags "${flags.trim()}"`, ROOT, flags));
   const records = await rawRecords(1800, stack.registryUrl, DATASCHEMA_BASE, cat.dir, TOPIC);
   const raw = connectRawPlatformatic(stack.brokerList, TOPIC, entry.topic.partitions, records);
   const send = platformaticSender(raw);
@@ -156,7 +157,8 @@ try {
         sides.push({ side: `raw platformatic, ${lanes} producers`, round, client: clientFigures(l), stages: report(ls, rawSplits(ls)) });
         print(sides.at(-1)!);
       }
-      for (const c of children) {
+      // The children's order turns each round: on a shared machine the later window often fares worse.
+      for (const c of [...children.slice((round - 1) % children.length), ...children.slice(0, (round - 1) % children.length)]) {
         const poster = gatewayPoster(c.url, STRUCTURED, singleTemplates(360), { sendDueHeader: true });
         try {
           await runFixedRate({ ratePerS: rate, durationS: warmupS, send: poster.send });
