@@ -4,9 +4,10 @@
  * One gateway child (`KAFKA_CLIENT`, default the gateway's default) runs with
  * bench/lib/stage-recorder.ts loaded; this process is the load generator and the raw producer.
  * Each round: the raw @platformatic/kafka producer as the adapter drives it (one send in flight,
- * waiting calls joined; the same records, idempotent, acks -1) for warm-up + window, then
- * `POST /events` to the gateway for warm-up + window (then the baseline child's, when
- * BENCH_BASELINE_ROOT names another built checkout). Per side it prints the client's p50/p99
+ * waiting calls joined; the same records, idempotent, acks -1) for warm-up + window, in this
+ * process; then, each for warm-up + window and in an order that turns each round, `POST` to the
+ * like-for-like baseline (node:http + that raw producer in a child process) and `POST /events` to
+ * the gateway child(ren) (the baseline checkout's too, when BENCH_BASELINE_ROOT names one). Per side it prints the client's p50/p99
  * (from each request's due time) and the recorder's split: body read, parse+validate+encode
  * (prepare), wait in the publisher's queue, wait in the sender's queue, the broker request, the
  * settling of the promise, the answer; GC pauses and the event-loop delay; and the mean split of
@@ -15,6 +16,8 @@
  * BENCH_PROBE_ROUNDS (1), BENCH_BASELINE_ROOT, GW_FLAGS (node flags for the gateway children),
  * STAGE_PROBE_HEAP=1 (the children sample every allocation in each window: top sites printed, profile
  * to bench/results/<time>-<child>-<round>.heapprofile; slows the gateway, so not with latency figures),
+ * BENCH_PROBE_RAW_HTTP (1; 0 leaves out the like-for-like side: `POST` to node:http + the raw producer in
+ * a process of its own, bench/lib/raw-http-producer.ts — same HTTP client, same process layout),
  * BENCH_PROBE_LANES (1; n > 1 adds a raw side with n producers, partition p on producer p mod n),
  * GW_FLAGS_B (further children of this checkout with these node flags instead, sets separated by
  * `|`: a flag's A/B in one run; the children's order turns each round).
@@ -55,6 +58,30 @@ interface Child {
   readonly url: string;
   readonly proc: ChildProcess;
   readonly out: string;
+  /** The HTTP + raw producer process (bench/lib/raw-http-producer.ts), not a gateway. */
+  readonly rawHttp?: boolean;
+}
+
+/** The like-for-like baseline: node:http + the raw producer in a process of its own, the recorder loaded. */
+async function startRawHttp(): Promise<Child> {
+  const port = await freePort();
+  const out = `/tmp/ce-gateway-latency-probe-${process.pid}-rawhttp.json`;
+  const proc = spawn(process.execPath, ['--import', 'tsx', '--import', join(ROOT, 'bench/lib/stage-recorder.ts'), join(ROOT, 'bench/lib/raw-http-producer.ts')], {
+    cwd: ROOT,
+    env: { ...process.env, KAFKA_BROKERS: stack.brokers, SCHEMA_REGISTRY_URL: stack.registryUrl, CATALOG_DIR: cat.dir, PROBE_TOPIC: TOPIC, PROBE_PARTITIONS: String(entry.topic.partitions), DATASCHEMA_BASE_URL: DATASCHEMA_BASE, PORT: String(port), STAGE_PROBE_OUT: out },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise<void>((resolveReady, reject) => {
+    const timer = setTimeout(() => reject(new Error('raw HTTP producer not ready within 60 s')), 60_000);
+    proc.stdout.on('data', (d: Buffer) => {
+      if (d.toString().includes('ready')) {
+        clearTimeout(timer);
+        resolveReady();
+      }
+    });
+    proc.once('exit', (code) => reject(new Error(`raw HTTP producer exited (${code})`)));
+  });
+  return { name: 'raw HTTP + producer', url: `http://127.0.0.1:${port}`, proc, out, rawHttp: true };
 }
 
 async function startChild(name: string, root: string, flagText: string): Promise<Child> {
@@ -122,6 +149,7 @@ mkdirSync(join(ROOT, 'bench/results'), { recursive: true });
 const children: Child[] = [];
 const sides: Side[] = [];
 try {
+  if (process.env.BENCH_PROBE_RAW_HTTP !== '0') children.push(await startRawHttp());
   children.push(await startChild('this', ROOT, process.env.GW_FLAGS ?? ''));
   if (baselineRoot !== undefined) children.push(await startChild('baseline', baselineRoot, process.env.GW_FLAGS ?? ''));
   for (const flags of (process.env.GW_FLAGS_B ?? '').split('|').filter((f) => f.trim() !== '')) children.push(await startChild(`this, flags "${flags.trim()}"`, ROOT, flags));
@@ -175,7 +203,7 @@ try {
             renameSync(heapFile, join(ROOT, 'bench/results', `${stamp}-${c.name.replace(/[^a-z0-9-]/gi, '_')}-${round}.heapprofile`));
           }
           const loadGenerator = { loopDelayMs: gen.loopDelayMs, gc: report(gen, []).gc };
-          sides.push({ side: `gateway ${c.name}`, round, client: clientFigures(g), stages: report(gs, gatewaySplits(gs)), loadGenerator });
+          sides.push({ side: c.rawHttp === true ? c.name : `gateway ${c.name}`, round, client: clientFigures(g), stages: report(gs, c.rawHttp === true ? rawSplits(gs) : gatewaySplits(gs)), loadGenerator });
           print(sides.at(-1)!);
           console.log(`    load generator (this process) in the window: loop delay p99 ${gen.loopDelayMs.p99} max ${gen.loopDelayMs.max} ms; GC ${JSON.stringify(loadGenerator.gc)}`);
         } finally {
