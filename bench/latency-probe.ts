@@ -34,6 +34,7 @@ import { STRUCTURED, rawRecords, singleTemplates } from './lib/events.js';
 import { gatewayPoster, runFixedRate } from './lib/fixed-rate.js';
 import type { FixedRateResult } from './lib/fixed-rate.js';
 import { freePort } from './lib/gateway-process.js';
+import { startRawHttpProducer } from './lib/raw-http-child.js';
 import { connectRawPlatformatic, platformaticSender } from './lib/raw-platformatic.js';
 import { benchStack, intEnv } from './lib/setup.js';
 import type { StageReport } from './lib/stage-analysis.js';
@@ -64,24 +65,9 @@ interface Child {
 
 /** The like-for-like baseline: node:http + the raw producer in a process of its own, the recorder loaded. */
 async function startRawHttp(): Promise<Child> {
-  const port = await freePort();
   const out = `/tmp/ce-gateway-latency-probe-${process.pid}-rawhttp.json`;
-  const proc = spawn(process.execPath, ['--import', 'tsx', '--import', join(ROOT, 'bench/lib/stage-recorder.ts'), join(ROOT, 'bench/lib/raw-http-producer.ts')], {
-    cwd: ROOT,
-    env: { ...process.env, KAFKA_BROKERS: stack.brokers, SCHEMA_REGISTRY_URL: stack.registryUrl, CATALOG_DIR: cat.dir, PROBE_TOPIC: TOPIC, PROBE_PARTITIONS: String(entry.topic.partitions), DATASCHEMA_BASE_URL: DATASCHEMA_BASE, PORT: String(port), STAGE_PROBE_OUT: out },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  await new Promise<void>((resolveReady, reject) => {
-    const timer = setTimeout(() => reject(new Error('raw HTTP producer not ready within 60 s')), 60_000);
-    proc.stdout.on('data', (d: Buffer) => {
-      if (d.toString().includes('ready')) {
-        clearTimeout(timer);
-        resolveReady();
-      }
-    });
-    proc.once('exit', (code) => reject(new Error(`raw HTTP producer exited (${code})`)));
-  });
-  return { name: 'raw HTTP + producer', url: `http://127.0.0.1:${port}`, proc, out, rawHttp: true };
+  const c = await startRawHttpProducer({ brokers: stack.brokers, registryUrl: stack.registryUrl, catalogDir: cat.dir, topic: TOPIC, partitions: entry.topic.partitions, dataschemaBase: DATASCHEMA_BASE, recorderOut: out });
+  return { name: 'raw HTTP + producer', url: c.url, proc: c.proc, out, rawHttp: true };
 }
 
 async function startChild(name: string, root: string, flagText: string): Promise<Child> {
