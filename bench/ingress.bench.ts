@@ -13,7 +13,8 @@
  * Settings (environment): BENCH_CONNECTIONS (32), BENCH_BATCH_CONNECTIONS (8), BENCH_BATCH_SIZE
  * (100), BENCH_DURATION_S (10), BENCH_WARMUP_S (2), BENCH_TSX=1 to run the gateway from src with tsx,
  * BENCH_SCENARIOS (comma list of raw-single, gateway-single, raw-batch, gateway-batch, raw-consume,
- * raw-decode-consume, gateway-consume; default all), BENCH_CONSUME_RECORDS (200000: records read by the consume
+ * raw-decode-consume, gateway-consume, single-latency, rss, rss-lean (a gateway with the lean heap settings
+ * of README "Memory"), each of those four with a -platformatic twin, …; default all), BENCH_CONSUME_RECORDS (200000: records read by the consume
  * scenarios; the topic is filled up to that many first), BENCH_CONSUME_CLIENTS (kafkajs,platformatic: the
  * clients gateway-consume runs on, each in this process from the checkout's dist/, and from
  * BENCH_BASELINE_ROOT's right after when set; `--profile` profiles each read into <profile>/consume/),
@@ -119,7 +120,7 @@ interface Probe {
   /** The broker's pid (stack pid file), for its CPU time; undefined when unknown. */
   readonly brokerPid: number | undefined;
   /** A new gateway child of `client` (from the baseline checkout with `build`), for scenarios that must not inherit another's heap. */
-  readonly fresh: (client: Client, build?: 'baseline') => Promise<GatewayProcess>;
+  readonly fresh: (client: Client, build?: 'baseline', extraEnv?: Record<string, string>) => Promise<GatewayProcess>;
   /** The like-for-like baseline of single-latency-platformatic: node:http + the raw producer in a child process. */
   readonly rawHttp: () => Promise<RawHttpChild>;
 }
@@ -278,6 +279,8 @@ export interface RssResult {
   readonly client: Client;
   /** Set on the twin run against BENCH_BASELINE_ROOT's gateway. */
   readonly build?: 'baseline';
+  /** `lean`: the gateway ran with {@link LEAN_HEAP_ENV} (README "Memory"). */
+  readonly heap?: 'lean';
   readonly offeredEventsPerS: number;
   readonly eventsPerRequest: number;
   readonly durationS: number;
@@ -288,18 +291,21 @@ export interface RssResult {
   readonly rssMiB: { readonly start: number; readonly peak: number; readonly final: number };
 }
 
-async function rssScenario(p: Probe, client: Client, build?: 'baseline'): Promise<RssResult> {
+/** The lean heap settings (README "Memory"): V8's old generation grows by 20 % per full GC, semi-spaces of 8 MiB. */
+const LEAN_HEAP_ENV = { HEAP_GROWING_PERCENT: '20', NODE_OPTIONS: '--max-semi-space-size=8' };
+
+async function rssScenario(p: Probe, client: Client, build?: 'baseline', heap?: 'lean'): Promise<RssResult> {
   // A gateway of its own: the shared children's RSS carried what the earlier scenarios left
   // (start 127–281 MiB), so the peak said more about the run's order than about 5,000 events/s.
-  const gw = await p.fresh(client, build);
+  const gw = await p.fresh(client, build, heap === 'lean' ? LEAN_HEAP_ENV : {});
   try {
-    return await rssWindow(gw, client, build);
+    return { ...(await rssWindow(gw, client, build, heap)), ...(heap === undefined ? {} : { heap }) };
   } finally {
     await gw.stop();
   }
 }
 
-async function rssWindow(gw: GatewayProcess, client: Client, build?: 'baseline'): Promise<RssResult> {
+async function rssWindow(gw: GatewayProcess, client: Client, build?: 'baseline', heap?: 'lean'): Promise<RssResult> {
   const n = settings.rssBatch;
   const poster = gatewayPoster(gw.url, n === 1 ? STRUCTURED : BATCH, n === 1 ? singleTemplates(360) : batchTemplates(36, n));
   const mib = (b: number): number => Number((b / 2 ** 20).toFixed(1));
@@ -307,11 +313,11 @@ async function rssWindow(gw: GatewayProcess, client: Client, build?: 'baseline')
   let peak = start;
   const sample = (): void => void (peak = Math.max(peak, rssBytes(gw.pid)));
   try {
-    log(`  ${client}: ${settings.rssRate} events/s (${n} per request) for ${settings.rssDurationS} s …`);
+    log(`  ${client}${heap === undefined ? '' : ` (${heap} heap)`}: ${settings.rssRate} events/s (${n} per request) for ${settings.rssDurationS} s …`);
     const r = await runFixedRate({ ratePerS: settings.rssRate / n, durationS: settings.rssDurationS, send: poster.send, onTick: sample });
     sample();
     const res = { client, ...(build === undefined ? {} : { build }), offeredEventsPerS: settings.rssRate, eventsPerRequest: n, durationS: r.elapsedS, acceptedEventsPerS: (r.ok * n) / r.elapsedS, requests: figures(r), rssMiB: { start: mib(start), peak: mib(peak), final: mib(rssBytes(gw.pid)) } };
-    log(`  ${client}${build === undefined ? '' : ' [baseline]'}: ${Math.round(res.acceptedEventsPerS)} events/s accepted, RSS ${res.rssMiB.start} → peak ${res.rssMiB.peak} → final ${res.rssMiB.final} MiB, p99 ${res.requests.latencyMs.p99.toFixed(1)} ms, errors ${r.errors}`);
+    log(`  ${client}${heap === undefined ? '' : ` (${heap} heap)`}${build === undefined ? '' : ' [baseline]'}: ${Math.round(res.acceptedEventsPerS)} events/s accepted, RSS ${res.rssMiB.start} → peak ${res.rssMiB.peak} → final ${res.rssMiB.final} MiB, p99 ${res.requests.latencyMs.p99.toFixed(1)} ms, errors ${r.errors}`);
     return res;
   } finally {
     await poster.close();
@@ -405,7 +411,7 @@ async function main(): Promise<void> {
     raw = await connectRaw(brokerList, TOPIC, records);
     const partitions = (await raw.admin.fetchTopicMetadata({ topics: [TOPIC] })).topics[0]!.partitions.length;
     rawPlt = connectRawPlatformatic(brokerList, TOPIC, partitions, records);
-    const probe: Probe = { gw, gws: { kafkajs: gw, platformatic: gwPlt, ...baseline }, raw, rawPlt, brokerPid: stack.brokerPid, fresh: (client, build) => startGw(client, build === undefined ? GW_ROOT : BASELINE_ROOT!, {}, false), rawHttp: () => startRawHttpProducer({ brokers, registryUrl, catalogDir: benchCatalog.dir, topic: TOPIC, partitions, dataschemaBase }) };
+    const probe: Probe = { gw, gws: { kafkajs: gw, platformatic: gwPlt, ...baseline }, raw, rawPlt, brokerPid: stack.brokerPid, fresh: (client, build, extraEnv = {}) => startGw(client, build === undefined ? GW_ROOT : BASELINE_ROOT!, extraEnv, false), rawHttp: () => startRawHttpProducer({ brokers, registryUrl, catalogDir: benchCatalog.dir, topic: TOPIC, partitions, dataschemaBase }) };
     const sample = raw.messages[0]!;
     log(`record: key ${sample.key?.length ?? 0} B, value ${(sample.value as Buffer).length} B, ${Object.keys(sample.headers ?? {}).length} headers`);
     const producerScenarios: [string, () => Promise<ScenarioResult>][] = [
@@ -431,13 +437,16 @@ async function main(): Promise<void> {
       ['single-latency-platformatic', async () => void singleLatencies.push(await singleLatency(probe, 'platformatic'))],
       ['rss', async () => void rssResults.push(await rssScenario(probe, 'kafkajs'))],
       ['rss-platformatic', async () => void rssResults.push(await rssScenario(probe, 'platformatic'))],
+      ['rss-lean', async () => void rssResults.push(await rssScenario(probe, 'kafkajs', undefined, 'lean'))],
+      ['rss-lean-platformatic', async () => void rssResults.push(await rssScenario(probe, 'platformatic', undefined, 'lean'))],
     ] as [string, () => Promise<void>][]).flatMap(([n, run]): [string, () => Promise<void>][] => {
       // With a baseline, the baseline gateway runs each fixed-rate scenario right after this tree's (`[baseline]` rows).
       if (BASELINE_ROOT === undefined) return [[n, run]];
       const client: Client = n.endsWith('-platformatic') ? 'platformatic' : 'kafkajs';
+      const heap = n.startsWith('rss-lean') ? 'lean' : undefined;
       const twin: [string, () => Promise<void>] = [
         `${n}@baseline`,
-        n.startsWith('rss') ? async () => void rssResults.push(await rssScenario(probe, client, 'baseline')) : async () => void singleLatencies.push(await singleLatency(probe, client, 'baseline')),
+        n.startsWith('rss') ? async () => void rssResults.push(await rssScenario(probe, client, 'baseline', heap)) : async () => void singleLatencies.push(await singleLatency(probe, client, 'baseline')),
       ];
       return process.env.BENCH_BASELINE_FIRST === '1' ? [twin, [n, run]] : [[n, run], twin];
     });
@@ -607,7 +616,7 @@ async function main(): Promise<void> {
     table += `\n\n| gateway during the fixed-rate window (its /metrics) | event-loop delay p99 / max | GC pauses (count × mean) | produce requests (count × mean) | POST /events (count × mean) |\n|---|---:|---|---:|---:|\n${singleLatencies.map((l) => `| ${l.client}${l.build === undefined ? '' : ' [baseline]'} | ${l.runtime.eventLoopDelayMs.p99} / ${l.runtime.eventLoopDelayMs.max} ms | ${gc(l)} | ${l.runtime.produce.count} × ${l.runtime.produce.meanMs} ms | ${l.runtime.ingressHttp.count} × ${l.runtime.ingressHttp.meanMs} ms |`).join('\n')}`;
   }
   if (rssResults.length > 0) {
-    table += `\n\n| gateway RSS at a fixed rate | offered | events/request | seconds | accepted events/s | p99 | errors | RSS start | RSS peak | RSS final |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n${rssResults.map((r) => `| ${r.client}${r.build === undefined ? '' : ' [baseline]'} | ${r.offeredEventsPerS}/s | ${r.eventsPerRequest} | ${r.durationS.toFixed(0)} | ${Math.round(r.acceptedEventsPerS)} | ${r.requests.latencyMs.p99.toFixed(1)} ms | ${r.requests.errors} | ${r.rssMiB.start} MiB | **${r.rssMiB.peak} MiB** | ${r.rssMiB.final} MiB |`).join('\n')}`;
+    table += `\n\n| gateway RSS at a fixed rate | offered | events/request | seconds | accepted events/s | p99 | errors | RSS start | RSS peak | RSS final |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n${rssResults.map((r) => `| ${r.client}${r.heap === undefined ? '' : ` (${r.heap} heap)`}${r.build === undefined ? '' : ' [baseline]'} | ${r.offeredEventsPerS}/s | ${r.eventsPerRequest} | ${r.durationS.toFixed(0)} | ${Math.round(r.acceptedEventsPerS)} | ${r.requests.latencyMs.p99.toFixed(1)} ms | ${r.requests.errors} | ${r.rssMiB.start} MiB | **${r.rssMiB.peak} MiB** | ${r.rssMiB.final} MiB |`).join('\n')}`;
   }
   const profiles = PROFILE_DIR === undefined ? [] : writeProfiles(PROFILE_DIR);
   if (pushBatch !== undefined) table += `\n\n${pushBatchTable(pushBatch)}`;
@@ -625,10 +634,11 @@ async function main(): Promise<void> {
     javaLimit: Object.fromEntries(clients.map((c) => [c, ratio(batchOf('gateway', c), javaPerS)])),
     singleAddedP99Ms: Object.fromEntries(clients.map((c) => [c, singleLatencies.find((l) => l.client === c && l.build === undefined)?.addedP99Ms ?? null])),
     singleAddedP99OverHttpMs: Object.fromEntries(clients.map((c) => [c, singleLatencies.find((l) => l.client === c && l.build === undefined)?.addedP99OverHttpMs ?? null])),
-    rssPeakMiB: Object.fromEntries(clients.map((c) => [c, rssResults.find((r) => r.client === c && r.build === undefined)?.rssMiB.peak ?? null])),
+    rssPeakMiB: Object.fromEntries(clients.map((c) => [c, rssResults.find((r) => r.client === c && r.build === undefined && r.heap === undefined)?.rssMiB.peak ?? null])),
+    rssLeanPeakMiB: Object.fromEntries(clients.map((c) => [c, rssResults.find((r) => r.client === c && r.build === undefined && r.heap === 'lean')?.rssMiB.peak ?? null])),
   };
   if (javaPerS !== undefined) table += `\n\nKafka's Java producer (ProducerPerformance, acks=all, idempotent, 300-byte records, no headers): ${Math.round(javaPerS)} records/s`;
-  table += `\n\nratios (gateway batch ÷ raw producer of its client): ${JSON.stringify(ratios.batch)}; ÷ Java producer: ${JSON.stringify(ratios.javaLimit)}; single added p99 ms: ${JSON.stringify(ratios.singleAddedP99Ms)}; RSS peak MiB: ${JSON.stringify(ratios.rssPeakMiB)}; default client: ${DEFAULT_CLIENT}`;
+  table += `\n\nratios (gateway batch ÷ raw producer of its client): ${JSON.stringify(ratios.batch)}; ÷ Java producer: ${JSON.stringify(ratios.javaLimit)}; single added p99 ms: ${JSON.stringify(ratios.singleAddedP99Ms)} (over raw HTTP + producer: ${JSON.stringify(ratios.singleAddedP99OverHttpMs)}); RSS peak MiB: ${JSON.stringify(ratios.rssPeakMiB)} (lean heap: ${JSON.stringify(ratios.rssLeanPeakMiB)}); default client: ${DEFAULT_CLIENT}`;
   const stamp = STAMP;
   const dir = join(ROOT, 'bench/results');
   mkdirSync(dir, { recursive: true });

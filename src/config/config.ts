@@ -81,6 +81,8 @@ const schema = z.object({
   SUBSCRIPTION_CHECK_INTERVAL_MS: z.coerce.number().int().min(100).max(60_000).default(1000),
   SUBSCRIPTION_START_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(16),
   SHUTDOWN_TIMEOUT_MS: positiveInt.default(10_000),
+  // V8's old-generation growth factor (1 + n/100) for `serve`; unset: V8's own (issue 14, RSS).
+  HEAP_GROWING_PERCENT: z.coerce.number().int().min(1).max(1000).optional(),
   // OpenTelemetry's own variable names (OTLP exporter specification): tracing is on when one is set.
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: httpUrl.optional(),
   OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl.optional(),
@@ -205,6 +207,13 @@ export interface Config {
   };
   /** After SIGTERM/SIGINT, how long the process may take to drain and close before it exits anyway (exit code 1). */
   readonly shutdownTimeoutMs: number;
+  /**
+   * V8's old-generation growth factor as a percentage (`--heap-growing-percent`: the heap may grow
+   * to (1 + n/100) × what survived the last full GC before the next one), set by `serve` at start.
+   * undefined: V8's own heuristics (a factor up to 4: fastest, most memory). Lower = smaller RSS,
+   * more CPU per event (BENCHMARKS.md, "Memory"; issue 14's RSS target).
+   */
+  readonly heapGrowingPercent: number | undefined;
   /**
    * Tracing (issue 15): the OTLP/HTTP traces URL — OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as given, or
    * OTEL_EXPORTER_OTLP_ENDPOINT + `/v1/traces` (OTLP exporter spec). undefined = tracing off.
@@ -388,6 +397,7 @@ function build(e: z.infer<typeof schema>, ca: { readonly kafka?: string; readonl
       onDemand: { idleStopMs: e.SUBSCRIPTION_IDLE_STOP_MS, checkIntervalMs: e.SUBSCRIPTION_CHECK_INTERVAL_MS, concurrency: e.SUBSCRIPTION_START_CONCURRENCY },
     },
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    heapGrowingPercent: e.HEAP_GROWING_PERCENT,
     tracing:
       e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT !== undefined
         ? { endpoint: e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT }

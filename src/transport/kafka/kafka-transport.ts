@@ -3,6 +3,7 @@ import { startKafkaRead } from './read.js';
 import type { Admin, ConfigResourceTypes, Message, Producer, SASLOptions } from 'kafkajs';
 import { errorMessage, GatewayError } from '../../core/errors.js';
 import { PartitionRouter } from '../partition-router.js';
+import { KnownTopics } from '../known-topics.js';
 import { isAborted } from '../await.js';
 import type {
   Read,
@@ -61,6 +62,7 @@ class KafkaTransport implements Transport {
   #topicCreation: Promise<void> = Promise.resolve();
   readonly #consumptions = new Set<KafkaConsumption>();
   readonly #router: PartitionRouter;
+  readonly #known: KnownTopics;
   #admin: Admin | undefined;
   /** The connected admin to keep when the next connect only replaces a retired producer. */
   #keptAdmin: Admin | undefined;
@@ -74,6 +76,7 @@ class KafkaTransport implements Transport {
   constructor(opts: KafkaTransportOptions) {
     this.#opts = opts;
     this.#router = new PartitionRouter(opts.metadataMaxAgeMs);
+    this.#known = new KnownTopics(opts.metadataMaxAgeMs);
     this.#outage = new BrokerOutage(opts.logger, { base: { transport: 'kafka', clientId: opts.clientId, brokers: opts.brokers.join(',') }, probe: () => this.#probe() });
     this.#kafka = new Kafka({
       clientId: opts.clientId,
@@ -99,11 +102,14 @@ class KafkaTransport implements Transport {
     return mine;
   }
 
-  async #ensureTopics(specs: readonly TopicSpec[]): Promise<void> {
+  async #ensureTopics(wanted: readonly TopicSpec[]): Promise<void> {
+    const specs = this.#known.unknown(wanted);
+    if (specs.length === 0) return;
     const { admin } = await this.#ready();
     try {
       const existing = new Set(await admin.listTopics());
       const missing = specs.filter((s) => !existing.has(s.name));
+      this.#known.exist(specs.filter((s) => existing.has(s.name)).map((s) => s.name));
       if (missing.length === 0) return;
       await admin.createTopics({
         waitForLeaders: true,
@@ -119,6 +125,7 @@ class KafkaTransport implements Transport {
         })),
       });
       // createTopics resolves false when another caller created a topic first: that is fine.
+      this.#known.exist(missing.map((s) => s.name));
       this.#opts.logger.info({ transport: 'kafka', topics: missing.map((s) => s.name) }, 'created topics');
     } catch (err) {
       if (isTopicExists(err)) return;
@@ -204,7 +211,10 @@ class KafkaTransport implements Transport {
         throw new GatewayError('CEG_BROKER_UNAVAILABLE', `producer state lost: ${errorMessage(err)}`, { retriable: true, cause: err, details: { topic, indeterminate: true } });
       }
       const mapped = fromKafkaError(err, { operation: 'produce', topic, records: records.length });
-      if (mapped.code === 'CEG_INVALID_NAME') this.#router.forget(topic);
+      if (mapped.code === 'CEG_INVALID_NAME') {
+        this.#router.forget(topic);
+        this.#known.forget(topic);
+      }
       if (mapped.code === 'CEG_BROKER_UNAVAILABLE' && !retired) this.#outage.failed(`produce: ${mapped.message}`, sentAtMs);
       throw mapped;
     }

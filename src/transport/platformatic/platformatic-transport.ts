@@ -6,6 +6,7 @@ import { resolveKafkaTransportOptions } from '../kafka/options.js';
 import type { TransportLogger } from '../kafka/logging.js';
 import { BROKER_STALL_MS, BrokerOutage, brokerAnswers, checkBrokerHealth, quietDuringOutage } from '../kafka/outage.js';
 import { PartitionRouter } from '../partition-router.js';
+import { KnownTopics } from '../known-topics.js';
 import { isAborted } from '../await.js';
 import type {
   CommittedOffset, Consumption, GroupSpec, OffsetQuery, OffsetTarget, OutboundRecord, PartitionOffset, Position, ProduceOptions,
@@ -57,6 +58,7 @@ class PlatformaticTransport implements Transport {
   readonly #consumptions = new Set<PlatformaticConsumption>();
   readonly #reads = new Set<Read>();
   readonly #router: PartitionRouter;
+  readonly #known: KnownTopics;
   /** One per transport (issue 15 "Logs"): the producer, health checks and every consumer report to it. */
   readonly #outage: BrokerOutage;
   /** The logger with the outage's rule: warn/error lines go to debug while the broker is down. */
@@ -68,6 +70,7 @@ class PlatformaticTransport implements Transport {
     this.#log = quietDuringOutage(opts.logger, this.#outage);
     this.#opts = { ...opts, logger: this.#log };
     this.#router = new PartitionRouter(opts.metadataMaxAgeMs);
+    this.#known = new KnownTopics(opts.metadataMaxAgeMs);
     this.#admin = new Admin(baseOptions(opts, 'admin'));
     this.#tools = new Consumer({ ...baseOptions(opts, 'tools'), groupId: `${opts.clientId}-tools-never-joined` });
     this.#sender = new SerialSender(
@@ -85,12 +88,15 @@ class PlatformaticTransport implements Transport {
     );
   }
 
-  async ensureTopics(specs: readonly TopicSpec[]): Promise<void> {
-    specs.forEach(checkTopicSpec);
+  async ensureTopics(wanted: readonly TopicSpec[]): Promise<void> {
+    wanted.forEach(checkTopicSpec);
     this.#assertOpen();
+    const specs = this.#known.unknown(wanted);
+    if (specs.length === 0) return;
     try {
       const existing = new Set(await this.#admin.listTopics());
       const missing = specs.filter((s) => !existing.has(s.name));
+      this.#known.exist(specs.filter((s) => existing.has(s.name)).map((s) => s.name));
       if (missing.length === 0) return;
       for (const s of missing) {
         try {
@@ -109,6 +115,7 @@ class PlatformaticTransport implements Transport {
         }
       }
       await this.#waitForLeaders(missing.map((s) => s.name));
+      this.#known.exist(missing.map((s) => s.name));
       this.#opts.logger.info({ transport: 'kafka', client: 'platformatic', topics: missing.map((s) => s.name) }, 'created topics');
     } catch (err) {
       throw fromPlatformaticError(err, { operation: 'ensureTopics', topics: specs.map((s) => s.name) });
@@ -154,7 +161,10 @@ class PlatformaticTransport implements Transport {
       this.#outage.ok();
       return positions;
     } catch (err) {
-      if (err instanceof GatewayError && err.code === 'CEG_INVALID_NAME') this.#router.forget(topic);
+      if (err instanceof GatewayError && err.code === 'CEG_INVALID_NAME') {
+        this.#router.forget(topic);
+        this.#known.forget(topic);
+      }
       if (err instanceof GatewayError && err.code === 'CEG_BROKER_UNAVAILABLE') this.#outage.failed(`produce: ${err.message}`, sentAtMs);
       throw err;
     } finally {

@@ -292,6 +292,12 @@ describe('CONFIG_KEYS: every variable the gateway reads (deployment files are ch
     expect(loadConfig({ SHUTDOWN_TIMEOUT_MS: '40000' }).shutdownTimeoutMs).toBe(40_000);
     expect(() => loadConfig({ SHUTDOWN_TIMEOUT_MS: '0' })).toThrow(/SHUTDOWN_TIMEOUT_MS/);
   });
+
+  it('HEAP_GROWING_PERCENT (issue 14, memory): unset by default (V8 decides); an integer 1–1000 when set', () => {
+    expect(loadConfig({}).heapGrowingPercent).toBeUndefined();
+    expect(loadConfig({ HEAP_GROWING_PERCENT: '20' }).heapGrowingPercent).toBe(20);
+    for (const bad of ['0', '1001', '12.5', 'lean', '-3']) expect(() => loadConfig({ HEAP_GROWING_PERCENT: bad }), bad).toThrow(/HEAP_GROWING_PERCENT/);
+  });
 });
 
 describe('tracing (issue 15): OpenTelemetry\'s own variables', () => {
