@@ -1,7 +1,8 @@
 /**
  * Where one event's time goes on the way in (issue 14: "find where the single-event p99 comes
  * from"), as `node:diagnostics_channel` messages. Nothing is built or sent unless a subscriber
- * listens (`channel.hasSubscribers`), so production pays one boolean read per request; the bench
+ * listens (`channel.hasSubscribers`), so production pays a few boolean reads per request (one per
+ * record in the publisher) and one number per queued record; the bench
  * probe (`npm run bench:latency-probe`, bench/lib/stage-recorder.ts) subscribes in the gateway
  * child. All times are `performance.now()` values of the publishing process, ms.
  *
