@@ -37,6 +37,8 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { benchStack, intEnv, preferTsx, rssBytes } from './lib/setup.js';
 import { gatewayPoster, runFixedRate } from './lib/fixed-rate.js';
+import { startRawHttpProducer } from './lib/raw-http-child.js';
+import type { RawHttpChild } from './lib/raw-http-child.js';
 import type { FixedRateResult } from './lib/fixed-rate.js';
 import { profileSummary, writeFlameGraph } from './lib/profile.js';
 import { BATCH, STRUCTURED, batchTemplates, rawRecords, singleTemplates } from './lib/events.js';
@@ -119,6 +121,8 @@ interface Probe {
   readonly brokerPid: number | undefined;
   /** A new gateway child of `client` (from the baseline checkout with `build`), for scenarios that must not inherit another's heap. */
   readonly fresh: (client: Client, build?: 'baseline', extraEnv?: Record<string, string>) => Promise<GatewayProcess>;
+  /** The like-for-like baseline of single-latency-platformatic: node:http + the raw producer in a child process. */
+  readonly rawHttp: () => Promise<RawHttpChild>;
 }
 
 interface Window {
@@ -207,6 +211,13 @@ export interface SingleLatencyResult {
   readonly gateway: FixedRateFigures;
   /** Gateway p99 − raw p99, ms. */
   readonly addedP99Ms: number;
+  /**
+   * platformatic, this tree only: the like-for-like baseline — `POST` (same client, same body) to
+   * node:http + the raw producer in a child process of its own (bench/lib/raw-http-producer.ts),
+   * so HTTP and a second process are on both sides; and gateway p99 − its p99, ms.
+   */
+  readonly rawHttp?: FixedRateFigures;
+  readonly addedP99OverHttpMs?: number;
   /** The gateway's event-loop delay, GC pauses, produce and HTTP times during its window (its /metrics). */
   readonly runtime: RuntimeWindow;
 }
@@ -229,11 +240,32 @@ async function singleLatency(p: Probe, client: Client, build?: 'baseline'): Prom
   };
   try {
     const raw = figures(await measured(rawOne));
+    let rawHttp: FixedRateFigures | undefined;
+    if (client === 'platformatic' && build === undefined) {
+      const child = await p.rawHttp();
+      const httpPoster = gatewayPoster(child.url, STRUCTURED, singleTemplates(360));
+      try {
+        rawHttp = figures(await measured(httpPoster.send));
+      } finally {
+        await httpPoster.close();
+        await child.stop();
+      }
+    }
     // The gateway's own view of the window (event-loop delay, GC pauses, produce and HTTP times): where the added p99 comes from.
     let before: Scrape | undefined;
     const gateway = figures(await measured(poster.send, async () => void (before = await scrape(gwUrl))));
     const runtime = runtimeWindow(before!, await scrape(gwUrl));
-    const r = { client, ...(build === undefined ? {} : { build }), offeredPerS: rate, raw, gateway, addedP99Ms: Number((gateway.latencyMs.p99 - raw.latencyMs.p99).toFixed(3)), runtime };
+    const r = {
+      client,
+      ...(build === undefined ? {} : { build }),
+      offeredPerS: rate,
+      raw,
+      gateway,
+      addedP99Ms: Number((gateway.latencyMs.p99 - raw.latencyMs.p99).toFixed(3)),
+      ...(rawHttp === undefined ? {} : { rawHttp, addedP99OverHttpMs: Number((gateway.latencyMs.p99 - rawHttp.latencyMs.p99).toFixed(3)) }),
+      runtime,
+    };
+    if (rawHttp !== undefined) log(`  ${client}: raw HTTP + producer p50 ${rawHttp.latencyMs.p50.toFixed(2)} ms, p99 ${rawHttp.latencyMs.p99.toFixed(2)} ms (errors ${rawHttp.errors}); gateway p99 over it ${r.addedP99OverHttpMs?.toFixed(2)} ms`);
     log(`  ${client}${build === undefined ? '' : ' [baseline]'}: raw p99 ${raw.latencyMs.p99.toFixed(2)} ms, gateway p99 ${gateway.latencyMs.p99.toFixed(2)} ms, added ${r.addedP99Ms.toFixed(2)} ms (errors ${raw.errors} / ${gateway.errors})`);
     log(`    gateway in the window: event-loop delay p99 ${runtime.eventLoopDelayMs.p99} ms, max ${runtime.eventLoopDelayMs.max} ms; GC ${JSON.stringify(runtime.gc)}; produce ${runtime.produce.count} × ${runtime.produce.meanMs} ms mean; POST /events ${runtime.ingressHttp.count} × ${runtime.ingressHttp.meanMs} ms mean`);
     return r;
@@ -377,8 +409,9 @@ async function main(): Promise<void> {
   try {
     const records = await rawRecords(1800, registryUrl, dataschemaBase, benchCatalog.dir, TOPIC);
     raw = await connectRaw(brokerList, TOPIC, records);
-    rawPlt = connectRawPlatformatic(brokerList, TOPIC, (await raw.admin.fetchTopicMetadata({ topics: [TOPIC] })).topics[0]!.partitions.length, records);
-    const probe: Probe = { gw, gws: { kafkajs: gw, platformatic: gwPlt, ...baseline }, raw, rawPlt, brokerPid: stack.brokerPid, fresh: (client, build, extraEnv = {}) => startGw(client, build === undefined ? GW_ROOT : BASELINE_ROOT!, extraEnv, false) };
+    const partitions = (await raw.admin.fetchTopicMetadata({ topics: [TOPIC] })).topics[0]!.partitions.length;
+    rawPlt = connectRawPlatformatic(brokerList, TOPIC, partitions, records);
+    const probe: Probe = { gw, gws: { kafkajs: gw, platformatic: gwPlt, ...baseline }, raw, rawPlt, brokerPid: stack.brokerPid, fresh: (client, build, extraEnv = {}) => startGw(client, build === undefined ? GW_ROOT : BASELINE_ROOT!, extraEnv, false), rawHttp: () => startRawHttpProducer({ brokers, registryUrl, catalogDir: benchCatalog.dir, topic: TOPIC, partitions, dataschemaBase }) };
     const sample = raw.messages[0]!;
     log(`record: key ${sample.key?.length ?? 0} B, value ${(sample.value as Buffer).length} B, ${Object.keys(sample.headers ?? {}).length} headers`);
     const producerScenarios: [string, () => Promise<ScenarioResult>][] = [
@@ -576,7 +609,7 @@ async function main(): Promise<void> {
     }
   }
   if (singleLatencies.length > 0) {
-    table += `\n\n| single events at a fixed rate (latency from each request's due time) | offered | raw p50 | raw p99 | gateway p50 | gateway p99 | added p99 | errors raw / gateway |\n|---|---:|---:|---:|---:|---:|---:|---:|\n${singleLatencies.map((l) => `| ${l.client}${l.build === undefined ? '' : ' [baseline]'} | ${l.offeredPerS}/s | ${l.raw.latencyMs.p50.toFixed(2)} ms | ${l.raw.latencyMs.p99.toFixed(2)} ms | ${l.gateway.latencyMs.p50.toFixed(2)} ms | ${l.gateway.latencyMs.p99.toFixed(2)} ms | **${l.addedP99Ms.toFixed(2)} ms** | ${l.raw.errors} / ${l.gateway.errors} |`).join('\n')}`;
+    table += `\n\n| single events at a fixed rate (latency from each request's due time) | offered | raw p50 | raw p99 | raw HTTP + producer p50 / p99 | gateway p50 | gateway p99 | added p99 (over raw / over raw HTTP) | errors raw / gateway |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n${singleLatencies.map((l) => `| ${l.client}${l.build === undefined ? '' : ' [baseline]'} | ${l.offeredPerS}/s | ${l.raw.latencyMs.p50.toFixed(2)} ms | ${l.raw.latencyMs.p99.toFixed(2)} ms | ${l.rawHttp === undefined ? '–' : `${l.rawHttp.latencyMs.p50.toFixed(2)} / ${l.rawHttp.latencyMs.p99.toFixed(2)} ms`} | ${l.gateway.latencyMs.p50.toFixed(2)} ms | ${l.gateway.latencyMs.p99.toFixed(2)} ms | **${l.addedP99Ms.toFixed(2)} ms** / ${l.addedP99OverHttpMs === undefined ? '–' : `**${l.addedP99OverHttpMs.toFixed(2)} ms**`} | ${l.raw.errors} / ${l.gateway.errors} |`).join('\n')}`;
   }
   if (singleLatencies.length > 0) {
     const gc = (l: SingleLatencyResult): string => Object.entries(l.runtime.gc).map(([k, g]) => `${k} ${g.count} × ${g.meanMs} ms`).join(', ') || '–';
@@ -600,11 +633,12 @@ async function main(): Promise<void> {
     batch: Object.fromEntries(clients.map((c) => [c, ratio(batchOf('gateway', c), batchOf('raw', c))])),
     javaLimit: Object.fromEntries(clients.map((c) => [c, ratio(batchOf('gateway', c), javaPerS)])),
     singleAddedP99Ms: Object.fromEntries(clients.map((c) => [c, singleLatencies.find((l) => l.client === c && l.build === undefined)?.addedP99Ms ?? null])),
+    singleAddedP99OverHttpMs: Object.fromEntries(clients.map((c) => [c, singleLatencies.find((l) => l.client === c && l.build === undefined)?.addedP99OverHttpMs ?? null])),
     rssPeakMiB: Object.fromEntries(clients.map((c) => [c, rssResults.find((r) => r.client === c && r.build === undefined && r.heap === undefined)?.rssMiB.peak ?? null])),
     rssLeanPeakMiB: Object.fromEntries(clients.map((c) => [c, rssResults.find((r) => r.client === c && r.build === undefined && r.heap === 'lean')?.rssMiB.peak ?? null])),
   };
   if (javaPerS !== undefined) table += `\n\nKafka's Java producer (ProducerPerformance, acks=all, idempotent, 300-byte records, no headers): ${Math.round(javaPerS)} records/s`;
-  table += `\n\nratios (gateway batch ÷ raw producer of its client): ${JSON.stringify(ratios.batch)}; ÷ Java producer: ${JSON.stringify(ratios.javaLimit)}; single added p99 ms: ${JSON.stringify(ratios.singleAddedP99Ms)}; RSS peak MiB: ${JSON.stringify(ratios.rssPeakMiB)} (lean heap: ${JSON.stringify(ratios.rssLeanPeakMiB)}); default client: ${DEFAULT_CLIENT}`;
+  table += `\n\nratios (gateway batch ÷ raw producer of its client): ${JSON.stringify(ratios.batch)}; ÷ Java producer: ${JSON.stringify(ratios.javaLimit)}; single added p99 ms: ${JSON.stringify(ratios.singleAddedP99Ms)} (over raw HTTP + producer: ${JSON.stringify(ratios.singleAddedP99OverHttpMs)}); RSS peak MiB: ${JSON.stringify(ratios.rssPeakMiB)} (lean heap: ${JSON.stringify(ratios.rssLeanPeakMiB)}); default client: ${DEFAULT_CLIENT}`;
   const stamp = STAMP;
   const dir = join(ROOT, 'bench/results');
   mkdirSync(dir, { recursive: true });

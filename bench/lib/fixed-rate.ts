@@ -22,9 +22,10 @@ export interface FixedRateResult {
  * Calls `send` `ratePerS` times a second for `durationS` (warm-up: call it first with other
  * options); waits for every call before it resolves. `send` resolves true on success, false on
  * a failure it counted (it never rejects; a rejection counts as an error too).
- * `onTick`: called about every 500 ms while sending (sampling, say).
+ * `send` gets the request's due time as epoch ms (performance.timeOrigin + its due time; for a
+ * probe in another process). `onTick`: called about every 500 ms while sending (sampling, say).
  */
-export async function runFixedRate(o: { ratePerS: number; durationS: number; send: () => Promise<boolean>; onTick?: () => void }): Promise<FixedRateResult> {
+export async function runFixedRate(o: { ratePerS: number; durationS: number; send: (dueAtMs: number) => Promise<boolean>; onTick?: () => void }): Promise<FixedRateResult> {
   const latency = new Latency();
   const inFlight = new Set<Promise<void>>();
   let sent = 0;
@@ -39,7 +40,7 @@ export async function runFixedRate(o: { ratePerS: number; durationS: number; sen
     while (sent < total && t0 + (sent * 1000) / o.ratePerS <= now) {
       const due = t0 + (sent * 1000) / o.ratePerS;
       sent++;
-      const p = o.send().then(
+      const p = o.send(performance.timeOrigin + due).then(
         (good) => {
           if (good) {
             ok++;
@@ -62,19 +63,24 @@ export async function runFixedRate(o: { ratePerS: number; durationS: number; sen
   return { offeredPerS: o.ratePerS, sent, ok, errors, elapsedS: (performance.now() - t0) / 1000, latency };
 }
 
+/** The header carrying a request's due time, epoch ms, for bench/lib/stage-recorder.ts. */
+export const BENCH_DUE_HEADER = 'x-bench-due-at';
+
 /**
  * A `send` for {@link runFixedRate}: `POST /events` on the gateway with the next template (fresh
  * event ids), over an undici pool on loopback; true when the answer is 202.
  */
-export function gatewayPoster(url: string, contentType: string, templates: readonly BodyTemplate[]): { send: () => Promise<boolean>; close: () => Promise<void> } {
+export function gatewayPoster(url: string, contentType: string, templates: readonly BodyTemplate[], o: { sendDueHeader?: boolean } = {}): { send: (dueAtMs?: number) => Promise<boolean>; close: () => Promise<void> } {
   // Enough connections for every request in flight at 5,000/s with a few ms each; more only queue.
   const pool = new Pool(url, { connections: 128, pipelining: 1 });
   let next = 0;
   return {
-    send: async () => {
+    send: async (dueAtMs) => {
       const body = templates[next++ % templates.length]!.render();
       try {
-        const res = await pool.request({ path: '/events', method: 'POST', headers: { 'content-type': contentType }, body });
+        // BENCH_DUE_HEADER: the stage recorder in the gateway child reads it (time before the request reached the handler).
+        const headers = o.sendDueHeader === true && dueAtMs !== undefined ? { 'content-type': contentType, [BENCH_DUE_HEADER]: dueAtMs.toFixed(3) } : { 'content-type': contentType };
+        const res = await pool.request({ path: '/events', method: 'POST', headers, body });
         await res.body.dump();
         return res.statusCode === 202;
       } catch {

@@ -7,6 +7,8 @@
  */
 import { Producer } from '@platformatic/kafka';
 import type { MessageToProduce } from '@platformatic/kafka';
+import { senderChannel } from '../../src/core/stage-channels.js';
+import type { SenderStages } from '../../src/core/stage-channels.js';
 import { partitionForKey } from '../../src/transport/partitioner.js';
 import type { OutboundRecord } from '../../src/transport/port.js';
 import type { RawLoadResult } from './raw-load.js';
@@ -38,17 +40,25 @@ export function connectRawPlatformatic(brokers: readonly string[], topic: string
  * acknowledged, false when their send failed.
  */
 export function platformaticSender(c: RawPlatformatic): (messages: Msg[]) => Promise<boolean> {
-  const waiting: { messages: Msg[]; done: (ok: boolean) => void }[] = [];
+  const waiting: { messages: Msg[]; done: (ok: boolean) => void; queuedAt: number }[] = [];
   let sending = false;
   const pump = async (): Promise<void> => {
     if (sending) return;
     sending = true;
     while (waiting.length > 0) {
       const calls = waiting.splice(0);
+      const messages = calls.flatMap((w) => w.messages);
+      // The same stage messages as the adapter's sender, for bench/latency-probe.ts (none unless it listens).
+      const sentAt = senderChannel.hasSubscribers ? performance.now() : 0;
+      const probe = (ok: boolean): void => {
+        if (sentAt > 0) senderChannel.publish({ records: messages.length, queuedAt: calls.map((w) => w.queuedAt), sentAt, answeredAt: performance.now(), ok } satisfies SenderStages);
+      };
       try {
-        await c.producer.send({ messages: calls.flatMap((w) => w.messages) });
+        await c.producer.send({ messages });
+        probe(true);
         calls.forEach((w) => w.done(true));
       } catch {
+        probe(false);
         calls.forEach((w) => w.done(false));
       }
     }
@@ -56,7 +66,7 @@ export function platformaticSender(c: RawPlatformatic): (messages: Msg[]) => Pro
   };
   return (messages) =>
     new Promise<boolean>((done) => {
-      waiting.push({ messages, done });
+      waiting.push({ messages, done, queuedAt: senderChannel.hasSubscribers ? performance.now() : 0 });
       void pump();
     });
 }

@@ -8,6 +8,8 @@
 import { GatewayError, errorMessage } from '../../core/errors.js';
 import type { RetryPolicy } from '../../core/retry.js';
 import { retrying } from '../../core/retrying.js';
+import { publisherChannel } from '../../core/stage-channels.js';
+import type { PublisherStages } from '../../core/stage-channels.js';
 import type { Logger } from '../../observability/index.js';
 import { LogThrottle } from '../../observability/index.js';
 import type { GatewayMetrics } from '../../observability/metrics.js';
@@ -85,6 +87,8 @@ interface Pending {
   done: boolean;
   /** Part of a produce call now: cannot be withdrawn. */
   inFlight: boolean;
+  /** performance.now() when queued, only while a stage probe listens (src/core/stage-channels.ts); else 0. */
+  readonly queuedAt: number;
 }
 
 function settlePromise(s: Settled, resolve: (p: Position) => void, reject: (e: GatewayError) => void): void {
@@ -103,6 +107,14 @@ function settle(p: Pending, outcome: Settled): void {
 /** Broker answers after which nothing of the request was appended (the topic is unknown, the batch too large). */
 function appendedNothing(err: GatewayError): boolean {
   return err.code === 'CEG_PAYLOAD_TOO_LARGE' || err.code === 'CEG_INVALID_NAME' || err.details.indeterminate === false;
+}
+
+/** Publishes one produce attempt's stages when the bench's stage probe listens (issue 14). */
+function probeStages(group: readonly Pending[], calledAt: number, ok: boolean): void {
+  if (!publisherChannel.hasSubscribers) return;
+  let oldest = calledAt;
+  for (const p of group) if (p.queuedAt > 0 && p.queuedAt < oldest) oldest = p.queuedAt;
+  publisherChannel.publish({ records: group.length, oldestQueuedAt: oldest, calledAt, answeredAt: performance.now(), ok } satisfies PublisherStages);
 }
 
 function withFate(err: GatewayError, fate: DeliveryFate): GatewayError {
@@ -187,7 +199,7 @@ export class RecordPublisher {
   }
 
   #pending(topic: string, record: OutboundRecord, request: Request, index: number, bytes = recordBatchBytes(record)): Pending {
-    return { topic, record, bytes, request, index, maybeWritten: false, done: false, inFlight: false };
+    return { topic, record, bytes, request, index, maybeWritten: false, done: false, inFlight: false, queuedAt: publisherChannel.hasSubscribers ? performance.now() : 0 };
   }
 
   #enqueue(pendings: readonly Pending[], signal: AbortSignal | undefined): void {
@@ -268,10 +280,12 @@ export class RecordPublisher {
           try {
             const positions = await this.#transport.produce(topic, group.map((p) => p.record));
             this.#opts.instruments?.produce((performance.now() - t0) / 1000);
+            probeStages(group, t0, true);
             return positions;
           } catch (err) {
             const ge = asGatewayError(err, topic);
             this.#opts.instruments?.produce((performance.now() - t0) / 1000, ge.code);
+            probeStages(group, t0, false);
             if (!appendedNothing(ge)) for (const p of group) p.maybeWritten = true;
             for (const p of group) p.inFlight = false;
             throw ge;

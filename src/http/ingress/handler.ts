@@ -12,6 +12,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { onAbort } from '../../core/abort-fanout.js';
 import { GatewayError } from '../../core/errors.js';
+import { ingressChannel } from '../../core/stage-channels.js';
+import type { IngressStages } from '../../core/stage-channels.js';
 import { deliveryFate } from '../../bus/publisher/index.js';
 import type { RecordPublisher, Settled } from '../../bus/publisher/index.js';
 import type { EventCodec } from '../../codec/event/index.js';
@@ -118,6 +120,7 @@ export async function handleIngress(req: IncomingMessage, res: ServerResponse, d
   try {
     const encoding = checkBodyFraming(req, maxBodyBytes);
     const body = await readBody(req, maxBodyBytes, { timeoutMs: ctx.arrivedAtMs + ctx.requestTimeoutMs - performance.now(), ...(encoding === undefined ? {} : { encoding }) });
+    const bodyAt = ingressChannel.hasSubscribers ? performance.now() : 0;
     refuseRepeatedHeaders(req);
     let parsed: ParsedHttpRequest | { mode: 'batch'; events: readonly (ParsedHttpRequest['events'][number] | undefined)[] };
     let earlier: Violation[] = [];
@@ -143,7 +146,7 @@ export async function handleIngress(req: IncomingMessage, res: ServerResponse, d
       sendJson(res, 202, { events: [] });
       return;
     }
-    await publish(res, deps, prepared, batch, deadlineAt, ctx.shutdown);
+    await publish(res, deps, prepared, batch, deadlineAt, ctx.shutdown, bodyAt === 0 ? undefined : { arrivedAt: ctx.arrivedAtMs, bodyAt });
   } catch (err) {
     if (res.headersSent) return; // answered already (the server answered a broken body itself)
     if (isClientAbort(err)) {
@@ -247,8 +250,9 @@ function allStored(settled: readonly (Settled | undefined)[], count: number): bo
 }
 
 /** Hands the records to the publisher and answers when all are confirmed or the deadline passes. */
-async function publish(res: ServerResponse, deps: IngressDeps, prepared: readonly PreparedEvent[], batch: boolean, deadlineAt: number, shutdown?: AbortSignal): Promise<void> {
+async function publish(res: ServerResponse, deps: IngressDeps, prepared: readonly PreparedEvent[], batch: boolean, deadlineAt: number, shutdown?: AbortSignal, probe?: { arrivedAt: number; bodyAt: number }): Promise<void> {
   const o = deps.options;
+  const preparedAt = probe === undefined ? 0 : performance.now();
   const remaining = deadlineAt - performance.now();
   if (remaining <= 0) {
     // Body and validation used the whole deadline: nothing is sent, so nothing is stored.
@@ -272,6 +276,7 @@ async function publish(res: ServerResponse, deps: IngressDeps, prepared: readonl
   const settled = sent.results;
   const all = sent.done;
   const timedOut = await Promise.race([all.then(() => false), expired]);
+  const ackedAt = probe === undefined ? 0 : performance.now();
   clearTimeout(timer);
   unwatch?.();
   if (timedOut) {
@@ -288,6 +293,7 @@ async function publish(res: ServerResponse, deps: IngressDeps, prepared: readonl
       events[i] = { id: prepared[i]!.id, topic: position.topic, partition: position.partition, offset: position.offset.toString() };
     }
     sendJson(res, 202, { events });
+    if (probe !== undefined) ingressChannel.publish({ events: prepared.length, arrivedAt: probe.arrivedAt, bodyAt: probe.bodyAt, preparedAt, ackedAt, answeredAt: performance.now() } satisfies IngressStages);
     return;
   }
   const stored = prepared.flatMap((p, i) => {

@@ -22,6 +22,8 @@
 import type { Producer } from '@platformatic/kafka';
 import type { MessageToProduce } from '@platformatic/kafka';
 import { GatewayError, errorMessage } from '../../core/errors.js';
+import { senderChannel } from '../../core/stage-channels.js';
+import type { SenderStages } from '../../core/stage-channels.js';
 import type { Position } from '../port.js';
 import { abortedProduce } from '../topics.js';
 import type { TransportLogger } from '../kafka/logging.js';
@@ -40,6 +42,8 @@ interface Job {
   inFlight: boolean;
   settled: boolean;
   onAbort: (() => void) | undefined;
+  /** performance.now() when queued, only while a stage probe listens (src/core/stage-channels.ts); else 0. */
+  readonly queuedAt: number;
 }
 
 /** Records per request at most when several calls are joined (one call is never cut). */
@@ -61,7 +65,7 @@ export class SerialSender {
   /** Queues one call's records (all for `topic`, partitions chosen); resolves with one Position per record in input order. */
   send(topic: string, messages: readonly Message[], signal: AbortSignal | undefined): Promise<readonly Position[]> {
     return new Promise<readonly Position[]>((resolve, reject) => {
-      const job: Job = { topic, messages, partitions: [...new Set(messages.map((m) => m.partition))], resolve, reject, signal, inFlight: false, settled: false, onAbort: undefined };
+      const job: Job = { topic, messages, partitions: [...new Set(messages.map((m) => m.partition))], resolve, reject, signal, inFlight: false, settled: false, onAbort: undefined, queuedAt: senderChannel.hasSubscribers ? performance.now() : 0 };
       if (signal !== undefined) {
         job.onAbort = () => {
           if (job.settled) return;
@@ -135,8 +139,10 @@ export class SerialSender {
       return;
     }
     const messages = jobs.length === 1 ? (jobs[0]!.messages as Message[]) : jobs.flatMap((j) => j.messages);
+    const sentAt = senderChannel.hasSubscribers ? performance.now() : 0;
     try {
       const result = await producer.send({ messages });
+      if (sentAt > 0) senderChannel.publish({ records: messages.length, queuedAt: jobs.map((j) => j.queuedAt), sentAt, answeredAt: performance.now(), ok: true } satisfies SenderStages);
       // Base offsets by topic, then by partition number: no key string per record (issue 14).
       const base = new Map<string, Map<number, bigint>>();
       for (const o of result.offsets ?? []) {
@@ -168,6 +174,7 @@ export class SerialSender {
         }
       }
     } catch (err) {
+      if (sentAt > 0) senderChannel.publish({ records: messages.length, queuedAt: jobs.map((j) => j.queuedAt), sentAt, answeredAt: performance.now(), ok: false } satisfies SenderStages);
       // The library advanced no sequence of this request: start the next send with a new producer id.
       this.#stale = true;
       if (producerStateLost(err)) this.#logger.warn({ transport: 'kafka', client: 'platformatic', err: errorMessage(err) }, 'idempotent producer state lost; the next send uses a new producer');
