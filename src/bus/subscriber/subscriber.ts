@@ -465,10 +465,12 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
       'cloudevents.event_type': event.attributes.type,
       ...(record.key === null ? {} : { 'messaging.kafka.message.key': new TextDecoder().decode(record.key) }),
     });
+    // The trace this handling continues, once for both the context and `ctx.traceparent`.
+    const trace = handlingTraceparent(event, span?.traceparent);
     let out: Outcome;
     try {
       out = await withHandlerTimeout(handlerTimeoutMs, signal, (call) =>
-        invokeInContext(event, () => o.handler(event, deliveryContext(o.subscription, origin, attempt, record, call, handlingTraceparent(event, span?.traceparent))), span?.traceparent, o.correlationContext !== false),
+        invokeInContext(event, () => o.handler(event, deliveryContext(o.subscription, origin, attempt, record, call, trace)), trace, o.correlationContext !== false),
       );
     } catch (err) {
       span?.end(err);

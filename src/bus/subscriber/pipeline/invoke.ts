@@ -12,17 +12,16 @@ import { ack, deadLetter, retry } from '../outcome.js';
 import type { Outcome } from '../outcome.js';
 
 /**
- * `traceparent`: the consumer span's, when tracing is on (else the event's own continues).
+ * `traceparent`: the trace the handling continues ({@link handlingTraceparent}, resolved once by the caller).
  * `inContext` false: `run` is called outside the correlation context (a sink that never publishes:
  * no AsyncLocalStorage.run, whose promise hooks, once enabled, cost every promise of the process on
  * Node 20); the outcome rules are the same.
  */
-export async function invokeInContext(event: Envelope, run: () => Promise<Outcome | void>, spanTraceparent?: string, inContext = true): Promise<Outcome> {
+export async function invokeInContext(event: Envelope, run: () => Promise<Outcome | void>, traceparent?: string, inContext = true): Promise<Outcome> {
   const a = event.attributes;
   try {
     if (!inContext) return (await run()) ?? ack;
     const correlationid = typeof a.correlationid === 'string' ? a.correlationid : a.id;
-    const traceparent = handlingTraceparent(event, spanTraceparent);
     const out = await runHandling({ correlationid, eventId: a.id, ...(traceparent === undefined ? {} : { traceparent }) }, run);
     return out ?? ack;
   } catch (err) {
