@@ -28,7 +28,8 @@
  * `inprocess` for the old sink in this process). `bench/push-probe.ts` splits one push delivery's
  * latency into stages.
  * push-batch (batched push delivery vs the raw no-op kafkajs consumer, alternating):
- * BENCH_PUSH_BATCH (500: `concurrency` and `batch.maxEvents`), BENCH_PUSH_BATCH_RECORDS (200000: records each push-batch run reads), BENCH_PUSH_BATCH_ORDERING (none).
+ * BENCH_PUSH_BATCH (500: `concurrency` and `batch.maxEvents`), BENCH_PUSH_BATCH_RECORDS (200000: records each push-batch run reads), BENCH_PUSH_BATCH_ORDERING (none),
+ * BENCH_PUSH_BATCH_SINGLE (1; 0 leaves out the single-event push runs, e.g. to profile batched push alone).
  * Prints a Markdown table and writes bench/results/<timestamp>.json.
  */
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
@@ -329,7 +330,7 @@ async function rssWindow(gw: GatewayProcess, client: Client, build?: 'baseline',
  * `batch.maxEvents` BENCH_PUSH_BATCH (500)) against the raw no-op kafkajs consumer on the same
  * first BENCH_PUSH_BATCH_RECORDS (200000) records, alternating twice.
  */
-async function runPushBatch(gwUrl: string, brokers: readonly string[], raw: RawClient): Promise<PushBatchBench> {
+async function runPushBatch(gwUrl: string, brokers: readonly string[], raw: RawClient, gatewayPid?: number): Promise<PushBatchBench> {
   // 200,000 by default: with 20,000 the subscription's start (group join, handshake: 0.6–1.7 s) was
   // a third of each batched run, so the figure measured the start more than the delivery.
   const records = intEnv('BENCH_PUSH_BATCH_RECORDS', 200_000);
@@ -337,14 +338,14 @@ async function runPushBatch(gwUrl: string, brokers: readonly string[], raw: RawC
   const ordering = process.env.BENCH_PUSH_BATCH_ORDERING === 'key' ? 'key' : 'none';
   while ((await raw.endOffsetSum()) < records) await runRawLoad(raw, { topic: TOPIC, concurrency: 8, perSend: 100, durationS: 2 });
   log(`running push-batch (ordering ${ordering}, concurrency ${size}, batch.maxEvents ${size}) against the raw kafkajs consumer, ${records} records, twice each …`);
-  const r = await pushBatchBench(gwUrl, brokers, TOPIC, records, { ordering, concurrency: size, maxEvents: size }, 2, log);
+  const r = await pushBatchBench(gwUrl, brokers, TOPIC, records, { ordering, concurrency: size, maxEvents: size }, 2, log, process.env.BENCH_PUSH_BATCH_SINGLE !== '0', gatewayPid);
   log(`  batched push ÷ raw kafkajs consumer: ${r.ratioToRawConsumer}×; ÷ single-event push: ${r.ratioToSinglePush}×`);
   return r;
 }
 
 function pushBatchTable(r: PushBatchBench): string {
-  const rows = r.runs.map((x) => `| ${x.name} | ${x.records} | ${Math.round(x.eventsPerS)} | ${isBatchRun(x) ? `${x.eventsPerRequest.toFixed(1)} | ${x.firstEventS.toFixed(1)} s` : '– | –'} |`).join('\n');
-  return `| push throughput, batched (alternating runs) | records | events/s | events per request | first delivery after |\n|---|---:|---:|---:|---:|\n${rows}\n\nbatched push ÷ raw kafkajs consumer (means): ${r.ratioToRawConsumer}×; ÷ single-event push (ordering none, concurrency 32): ${r.ratioToSinglePush}×`;
+  const rows = r.runs.map((x) => `| ${x.name} | ${x.records} | ${Math.round(x.eventsPerS)} | ${isBatchRun(x) ? `${x.eventsPerRequest.toFixed(1)} | ${x.firstEventS.toFixed(1)} s | ${x.gatewayCpuUsPerEvent ?? '–'}` : '– | – | –'} |`).join('\n');
+  return `| push throughput, batched (alternating runs) | records | events/s | events per request | first delivery after | gateway CPU µs/event |\n|---|---:|---:|---:|---:|---:|\n${rows}\n\nbatched push ÷ raw kafkajs consumer (means): ${r.ratioToRawConsumer}×; ÷ single-event push (ordering none, concurrency 32): ${r.ratioToSinglePush}×`;
 }
 
 async function main(): Promise<void> {
@@ -573,7 +574,7 @@ async function main(): Promise<void> {
         log(`  ${r.name}: ${Math.round(r.eventsPerS)} events/s (${r.records} records in ${r.elapsedS.toFixed(1)} s)`);
       }
     }
-    if (wanted.length === 0 || wanted.includes('push-batch')) pushBatch = await runPushBatch(pushGw.url, brokerList, raw);
+    if (wanted.length === 0 || wanted.includes('push-batch')) pushBatch = await runPushBatch(pushGw.url, brokerList, raw, pushGw.pid);
   } finally {
     await raw?.close();
     await rawPlt?.close();

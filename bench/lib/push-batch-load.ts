@@ -12,6 +12,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { rawConsume } from './consumer-load.js';
+import { procCpuMs } from './gateway-process.js';
 import { api, deleteSubscription, pushThroughput } from './push-load.js';
 import type { PushThroughputResult } from './push-load.js';
 
@@ -59,16 +60,26 @@ async function startBatchSink(): Promise<{ readonly url: string; events(): numbe
 }
 
 /** The time until a batch subscription's sink has `records` events; also the mean events per request. */
-export async function pushBatchThroughput(gwUrl: string, records: number, shape: PushBatchShape): Promise<BatchRun> {
+export async function pushBatchThroughput(gwUrl: string, records: number, shape: PushBatchShape, gatewayPid?: number): Promise<BatchRun> {
   const sink = await startBatchSink();
   const t0 = performance.now();
+  const cpu0 = gatewayPid === undefined ? Number.NaN : procCpuMs(gatewayPid);
   const name = `bench-batch-${randomUUID().slice(0, 8)}`;
   await api(gwUrl, 'POST', '/subscriptions', { name, kinds: ['PriceLoadingCompleted'], start: 'earliest', ordering: shape.ordering, concurrency: shape.concurrency, delivery: { mode: 'push', url: sink.url, batch: { maxEvents: shape.maxEvents } } });
   try {
     while (sink.events() < records) await new Promise((r) => setTimeout(r, 20));
     const elapsedS = (performance.now() - t0) / 1000;
     const firstS = (sink.firstAtMs() - t0) / 1000;
-    return { name: `gateway push subscription, batched (ordering ${shape.ordering}, concurrency ${shape.concurrency}, batch.maxEvents ${shape.maxEvents})`, records, elapsedS, eventsPerS: records / elapsedS, eventsPerRequest: sink.events() / sink.requests(), firstEventS: firstS };
+    const cpuMs = gatewayPid === undefined ? Number.NaN : procCpuMs(gatewayPid) - cpu0;
+    return {
+      name: `gateway push subscription, batched (ordering ${shape.ordering}, concurrency ${shape.concurrency}, batch.maxEvents ${shape.maxEvents})`,
+      records,
+      elapsedS,
+      eventsPerS: records / elapsedS,
+      eventsPerRequest: sink.events() / sink.requests(),
+      firstEventS: firstS,
+      ...(Number.isNaN(cpuMs) ? {} : { gatewayCpuUsPerEvent: Number(((cpuMs * 1000) / records).toFixed(1)) }),
+    };
   } finally {
     await deleteSubscription(gwUrl, name).catch(() => undefined);
     await sink.close();
@@ -76,7 +87,12 @@ export async function pushBatchThroughput(gwUrl: string, records: number, shape:
 }
 
 /** One batched run: with the mean events per request, and seconds from the create to the first delivery (group join, handshake). */
-export type BatchRun = PushThroughputResult & { readonly eventsPerRequest: number; readonly firstEventS: number };
+export type BatchRun = PushThroughputResult & {
+  readonly eventsPerRequest: number;
+  readonly firstEventS: number;
+  /** The gateway process's CPU (user + system) per delivered event over the run, µs, start included; absent without its pid. */
+  readonly gatewayCpuUsPerEvent?: number;
+};
 
 /** A batched run (not a raw or single-event one). */
 export const isBatchRun = (r: PushThroughputResult | BatchRun): r is BatchRun => 'firstEventS' in r;
@@ -90,17 +106,17 @@ export interface PushBatchBench {
   readonly ratioToRawConsumer: number;
 }
 
-/** Raw no-op consumer and batched push, alternating `rounds` times each, on the first `records` records of `topic`. */
-export async function pushBatchBench(gwUrl: string, brokers: readonly string[], topic: string, records: number, shape: PushBatchShape, rounds = 2, log: (line: string) => void = () => undefined): Promise<PushBatchBench> {
+/** Raw no-op consumer and batched push (and, unless `withSingle` is false, single-event push), alternating `rounds` times each, on the first `records` records of `topic`. */
+export async function pushBatchBench(gwUrl: string, brokers: readonly string[], topic: string, records: number, shape: PushBatchShape, rounds = 2, log: (line: string) => void = () => undefined, withSingle = true, gatewayPid?: number): Promise<PushBatchBench> {
   const runs: (PushThroughputResult | BatchRun)[] = [];
   const single = { ordering: 'none', concurrency: 32 } as const;
   for (let i = 0; i < rounds; i++) {
-    for (const run of [() => rawConsume(brokers, topic, records), () => pushBatchThroughput(gwUrl, records, shape), () => pushThroughput(gwUrl, records, single)]) {
+    for (const run of [() => rawConsume(brokers, topic, records), () => pushBatchThroughput(gwUrl, records, shape, gatewayPid), ...(withSingle ? [() => pushThroughput(gwUrl, records, single)] : [])]) {
       const r: PushThroughputResult | BatchRun = await run();
       const base: PushThroughputResult = { name: r.name, records: r.records, elapsedS: r.elapsedS, eventsPerS: r.eventsPerS };
-      const kept: PushThroughputResult | BatchRun = isBatchRun(r) ? { ...base, eventsPerRequest: r.eventsPerRequest, firstEventS: r.firstEventS } : base;
+      const kept: PushThroughputResult | BatchRun = isBatchRun(r) ? { ...base, eventsPerRequest: r.eventsPerRequest, firstEventS: r.firstEventS, ...(r.gatewayCpuUsPerEvent === undefined ? {} : { gatewayCpuUsPerEvent: r.gatewayCpuUsPerEvent }) } : base;
       runs.push(kept);
-      log(`  ${r.name}: ${Math.round(r.eventsPerS)} events/s (${r.records} records in ${r.elapsedS.toFixed(1)} s${isBatchRun(kept) ? `, ${kept.eventsPerRequest.toFixed(1)} events per request, first after ${kept.firstEventS.toFixed(1)} s` : ''})`);
+      log(`  ${r.name}: ${Math.round(r.eventsPerS)} events/s (${r.records} records in ${r.elapsedS.toFixed(1)} s${isBatchRun(kept) ? `, ${kept.eventsPerRequest.toFixed(1)} events per request, first after ${kept.firstEventS.toFixed(1)} s${kept.gatewayCpuUsPerEvent === undefined ? '' : `, gateway CPU ${kept.gatewayCpuUsPerEvent} µs/event`}` : ''})`);
     }
   }
   const mean = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);

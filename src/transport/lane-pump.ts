@@ -31,9 +31,29 @@ export interface LaneHooks<R extends LaneRecord> {
   unpause(lane: PartitionLane<R>): void;
 }
 
+/** A Map of lanes that counts its changes, so the pump's array of them is rebuilt only after one. */
+class LaneMap<R extends LaneRecord> extends Map<string, PartitionLane<R>> {
+  version = 0;
+  override set(key: string, lane: PartitionLane<R>): this {
+    this.version++;
+    return super.set(key, lane);
+  }
+  override delete(key: string): boolean {
+    this.version++;
+    return super.delete(key);
+  }
+  override clear(): void {
+    this.version++;
+    super.clear();
+  }
+}
+
 export class LanePump<R extends LaneRecord> {
   /** The member's lanes, one per partition held. */
-  readonly lanes = new Map<string, PartitionLane<R>>();
+  readonly lanes: Map<string, PartitionLane<R>> = new LaneMap<R>();
+  /** The lanes in the Map's order, as of `#listed` (wake runs per finished record: no iterators there). */
+  #list: PartitionLane<R>[] = [];
+  #listed = -1;
   readonly #maxInHand: number;
   readonly #hooks: LaneHooks<R>;
   #inHand = 0;
@@ -66,19 +86,32 @@ export class LanePump<R extends LaneRecord> {
 
   /** Offers free places to every lane, beginning with the one after `last` and ending with `last` (or with all, from the first). */
   wake(last?: PartitionLane<R>): void {
-    // Called once per finished record: two passes over the Map, no array of the lanes per call.
+    // Called once per finished record: two indexed passes over the lanes, nothing allocated per call.
+    const lanes = this.#lanes();
     let after = last === undefined;
-    for (const lane of this.lanes.values()) {
+    for (let i = 0; i < lanes.length; i++) {
       if (this.#inHand >= this.#maxInHand) return;
+      const lane = lanes[i]!;
       if (after) this.pump(lane);
       else if (lane === last) after = true;
     }
-    for (const lane of this.lanes.values()) {
+    if (last === undefined) return; // the first pass offered every lane
+    for (let i = 0; i < lanes.length; i++) {
       if (this.#inHand >= this.#maxInHand) return;
-      if (last === undefined) return; // the first pass offered every lane
+      const lane = lanes[i]!;
       this.pump(lane);
       if (lane === last) return;
     }
+  }
+
+  /** The lanes as an array, rebuilt after the Map changed. */
+  #lanes(): readonly PartitionLane<R>[] {
+    const version = (this.lanes as LaneMap<R>).version;
+    if (version !== this.#listed) {
+      this.#list = [...this.lanes.values()];
+      this.#listed = version;
+    }
+    return this.#list;
   }
 
   #finished(lane: PartitionLane<R>, r: R, outcome: RecordDecision | 'failed' | 'abandoned'): void {

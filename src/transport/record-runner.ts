@@ -49,25 +49,54 @@ export class RecordRunner {
     return this.#stopping;
   }
 
-  /** Runs the handler; gives up on it at the stop deadline. Never rejects. */
-  async run(record: TransportRecord, ctx: RecordContext): Promise<RecordDecision | 'failed' | 'abandoned'> {
-    let result: RecordDecision | 'deadline';
+  /**
+   * Runs the handler; gives up on it at the stop deadline. Never rejects.
+   * Runs once per record, so it is written with one promise per call (no async function, no second
+   * promise to watch the first): the record's resolver is in #inHand while it runs, for the stop deadline.
+   */
+  run(record: TransportRecord, ctx: RecordContext): Promise<RecordDecision | 'failed' | 'abandoned'> {
+    let handled: Promise<RecordDecision | void>;
     try {
-      const handled = this.#handler(record, ctx);
-      // The race with the stop deadline costs allocations per record; only a stopping member needs
-      // it, so a record in hand when stop() begins is raced from then on (#inHand).
-      result = (this.#stopping ? await Promise.race([handled, this.#deadline]) : await this.#watch(handled)) ?? RECORD_DONE;
+      handled = this.#handler(record, ctx);
     } catch (err) {
-      if (this.#stopping) return 'abandoned';
-      this.#log.warn({ group: this.#group, topic: record.topic, partition: record.partition, offset: record.offset.toString(), err: errorMessage(err) }, 'handler rejected; stopping the consumption');
-      this.#onFailure(err);
-      return 'failed';
+      return Promise.resolve(this.#rejected(record, err));
     }
-    if (result === 'deadline') {
-      this.#log.warn({ group: this.#group, topic: record.topic, partition: record.partition, offset: record.offset.toString(), stopTimeoutMs: this.#stopTimeoutMs }, 'record still in hand at the stop deadline; leaving it uncommitted');
-      return 'abandoned';
+    // The race with the stop deadline costs allocations per record; only a stopping member needs
+    // it, so a record in hand when stop() begins is raced from then on (#inHand).
+    if (this.#stopping) {
+      return Promise.race([handled, this.#deadline]).then(
+        (d) => this.#decided(record, d),
+        (err: unknown) => this.#rejected(record, err),
+      );
     }
-    return result;
+    return new Promise((resolve) => {
+      const give = (d: 'deadline'): void => resolve(this.#decided(record, d));
+      this.#inHand.add(give);
+      handled.then(
+        (d) => {
+          this.#inHand.delete(give);
+          resolve(d ?? RECORD_DONE);
+        },
+        (err: unknown) => {
+          this.#inHand.delete(give);
+          resolve(this.#rejected(record, err));
+        },
+      );
+    });
+  }
+
+  #decided(record: TransportRecord, d: RecordDecision | void | 'deadline'): RecordDecision | 'abandoned' {
+    if (d !== 'deadline') return d ?? RECORD_DONE;
+    this.#log.warn({ group: this.#group, topic: record.topic, partition: record.partition, offset: record.offset.toString(), stopTimeoutMs: this.#stopTimeoutMs }, 'record still in hand at the stop deadline; leaving it uncommitted');
+    return 'abandoned';
+  }
+
+  /** The handler rejected (or threw): a stopping member abandons the record, else the consumption stops. */
+  #rejected(record: TransportRecord, err: unknown): 'failed' | 'abandoned' {
+    if (this.#stopping) return 'abandoned';
+    this.#log.warn({ group: this.#group, topic: record.topic, partition: record.partition, offset: record.offset.toString(), err: errorMessage(err) }, 'handler rejected; stopping the consumption');
+    this.#onFailure(err instanceof Error ? err : new Error(errorMessage(err)));
+    return 'failed';
   }
 
   /** Calls `resume` after `afterMs` (cut to a timer's range), unless the member stops first. */
@@ -94,22 +123,5 @@ export class RecordRunner {
       for (const give of this.#inHand) give('deadline');
     }, this.#stopTimeoutMs);
     return () => clearTimeout(deadline);
-  }
-
-  /** Awaits a handler, switching to the stop-deadline race if stop() begins meanwhile. */
-  #watch(handled: Promise<RecordDecision | void>): Promise<RecordDecision | void | 'deadline'> {
-    return new Promise((resolve, reject) => {
-      this.#inHand.add(resolve);
-      handled.then(
-        (d) => {
-          this.#inHand.delete(resolve);
-          resolve(d);
-        },
-        (err: unknown) => {
-          this.#inHand.delete(resolve);
-          reject(err instanceof Error ? err : new Error(errorMessage(err)));
-        },
-      );
-    });
   }
 }

@@ -114,7 +114,9 @@ export type RecordEvent =
 export function fromRecord(record: TransportRecord): RecordEvent {
   const attrs: Record<string, AttributeValue> = {};
   let contentType: string | undefined;
-  for (const [name, raw] of record.headers) {
+  const headers = record.headers;
+  for (let i = 0; i < headers.length; i++) {
+    const [name, raw] = headers[i]!;
     const h = headerOf(name);
     if (h.attribute === undefined) {
       if (h.contentType) contentType = text(raw, h, record);

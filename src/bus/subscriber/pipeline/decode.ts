@@ -39,18 +39,39 @@ export function peekType(headers: RecordEvent | undefined): string | undefined {
  */
 export async function decodeRecord(codec: EventCodec, record: TransportRecord, headers?: RecordEvent): Promise<Decoded> {
   try {
-    const event = await codec.fromRecord(record, 'catalog', headers);
-    const violations = validateEnvelope(event);
-    if (violations.length > 0) {
-      const list = violations.map((v) => `${v.attribute ?? v.field ?? 'event'}: ${v.reason}`).join('; ');
-      return { ok: false, code: 'CEG_INVALID_EVENT', reason: `invalid CloudEvent: ${list}`, retriable: false };
-    }
-    return { ok: true, event };
+    return validated(await codec.fromRecord(record, 'catalog', headers));
   } catch (err) {
-    const code = err instanceof GatewayError ? err.code : 'CEG_DECODE_FAILED';
-    const retriable = err instanceof GatewayError && err.retriable;
-    return { ok: false, code, reason: describeDecodeError(err), retriable };
+    return failed(err);
   }
+}
+
+/**
+ * {@link decodeRecord} without waiting: the result when the codec can decode the record now (its
+ * writer schema is known here: nearly every record), undefined when only decodeRecord can (a first
+ * record of a schema, a structured-mode record). Never throws.
+ */
+export function decodeRecordNow(codec: EventCodec, record: TransportRecord, headers?: RecordEvent): Decoded | undefined {
+  try {
+    const event = codec.fromRecordNow(record, 'catalog', headers);
+    return event === undefined ? undefined : validated(event);
+  } catch (err) {
+    return failed(err);
+  }
+}
+
+function validated(event: Envelope): Decoded {
+  const violations = validateEnvelope(event);
+  if (violations.length > 0) {
+    const list = violations.map((v) => `${v.attribute ?? v.field ?? 'event'}: ${v.reason}`).join('; ');
+    return { ok: false, code: 'CEG_INVALID_EVENT', reason: `invalid CloudEvent: ${list}`, retriable: false };
+  }
+  return { ok: true, event };
+}
+
+function failed(err: unknown): Decoded {
+  const code = err instanceof GatewayError ? err.code : 'CEG_DECODE_FAILED';
+  const retriable = err instanceof GatewayError && err.retriable;
+  return { ok: false, code, reason: describeDecodeError(err), retriable };
 }
 
 /** One line naming the attribute or data field at fault when the error says which. */

@@ -17,16 +17,29 @@ import type { Outcome } from '../outcome.js';
  * no AsyncLocalStorage.run, whose promise hooks, once enabled, cost every promise of the process on
  * Node 20); the outcome rules are the same.
  */
-export async function invokeInContext(event: Envelope, run: () => Promise<Outcome | void>, traceparent?: string, inContext = true): Promise<Outcome> {
+export function invokeInContext(event: Envelope, run: () => Promise<Outcome | void>, traceparent?: string, inContext = true): Promise<Outcome> {
   const a = event.attributes;
+  let running: Promise<Outcome | void>;
   try {
-    if (!inContext) return (await run()) ?? ack;
-    const correlationid = typeof a.correlationid === 'string' ? a.correlationid : a.id;
-    const out = await runHandling({ correlationid, eventId: a.id, ...(traceparent === undefined ? {} : { traceparent }) }, run);
-    return out ?? ack;
+    if (inContext) {
+      const correlationid = typeof a.correlationid === 'string' ? a.correlationid : a.id;
+      running = runHandling({ correlationid, eventId: a.id, ...(traceparent === undefined ? {} : { traceparent }) }, run);
+    } else running = run();
   } catch (err) {
-    return err instanceof GatewayError && !err.retriable ? deadLetter(`handler refused: ${errorMessage(err)}`) : retry(errorMessage(err));
+    return Promise.resolve(outcomeOfThrow(err));
   }
+  // One promise per call (no async wrapper): this runs once per record. A plain-JS handler may
+  // return a value rather than a promise: awaited like one.
+  return (isThenable(running) ? running : Promise.resolve(running)).then(orAck, outcomeOfThrow);
+}
+
+const isThenable = (v: unknown): v is PromiseLike<unknown> => typeof (v as { then?: unknown } | null | undefined)?.then === 'function';
+
+const orAck = (out: Outcome | void): Outcome => out ?? ack;
+
+/** A thrown handler error as an outcome: a GatewayError with retriable false dead-letters, anything else is retried. */
+function outcomeOfThrow(err: unknown): Outcome {
+  return err instanceof GatewayError && !err.retriable ? deadLetter(`handler refused: ${errorMessage(err)}`) : retry(errorMessage(err));
 }
 
 /** The trace a handling continues (W3C Trace Context): the consumer span's when tracing is on, else the event's own `traceparent`. */

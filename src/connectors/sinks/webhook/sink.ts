@@ -89,6 +89,12 @@ class Semaphore {
       this.#queue.shift()!();
     }
   }
+  /** Takes a free slot if there is one now (no promise). */
+  tryAcquire(): boolean {
+    if (this.#free <= 0) return false;
+    this.#free--;
+    return true;
+  }
   async acquire(signal?: AbortSignal): Promise<void> {
     if (this.#free > 0) {
       this.#free--;
@@ -333,26 +339,34 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
 
   let batcher = s.batch === undefined ? undefined : new MicroBatcher<BatchItem, Outcome>(batchLimits(s), sendBatch);
 
-  async function batched(b: MicroBatcher<BatchItem, Outcome>, event: Parameters<EventHandler>[0], ctx: Parameters<EventHandler>[1]): Promise<Outcome> {
+  /** Not async: one promise per event (the batch's), as this runs for every event. */
+  function batched(b: MicroBatcher<BatchItem, Outcome>, event: Parameters<EventHandler>[0], ctx: Parameters<EventHandler>[1]): Promise<Outcome> {
     let element: Buffer;
     try {
       element = batchElement(event, ctx.record, s, deps.codec);
     } catch (err) {
-      return deadLetter(`cannot encode the event for the sink: ${errorMessage(err)}`, { sink: s.url.replace(/[?#].*$/, '') });
+      return Promise.resolve(deadLetter(`cannot encode the event for the sink: ${errorMessage(err)}`, { sink: s.url.replace(/[?#].*$/, '') }));
     }
     const a = event.attributes;
     const r = ctx.record;
     return b.add({ source: a.source, id: a.id, topic: r?.topic ?? '', partition: r?.partition ?? 0, offset: r?.offset ?? 0n, element, signal: ctx.signal }, element.length);
   }
 
-  const handler: EventHandler = async (event, ctx) => {
-    if (gone) return retry('the subscription is gone', GONE_PARK_MS);
-    await slots.acquire(ctx.signal);
-    try {
-      return await (batcher === undefined ? attempt(event, ctx) : batched(batcher, event, ctx));
-    } finally {
-      slots.release();
-    }
+  // Per event: a slot taken at once when free (no promise for it), released when the delivery settles.
+  const released = (out: Outcome): Outcome => {
+    slots.release();
+    return out;
+  };
+  const releasedThrow = (err: unknown): never => {
+    slots.release();
+    throw err;
+  };
+  const withSlot = (event: Parameters<EventHandler>[0], ctx: Parameters<EventHandler>[1]): Promise<Outcome> =>
+    (batcher === undefined ? attempt(event, ctx) : batched(batcher, event, ctx)).then(released, releasedThrow);
+  const handler: EventHandler = (event, ctx) => {
+    if (gone) return Promise.resolve(retry('the subscription is gone', GONE_PARK_MS));
+    if (slots.tryAcquire()) return withSlot(event, ctx);
+    return slots.acquire(ctx.signal).then(() => withSlot(event, ctx));
   };
 
   return {
