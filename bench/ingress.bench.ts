@@ -29,7 +29,8 @@
  * latency into stages.
  * push-batch (batched push delivery vs the raw no-op kafkajs consumer, alternating):
  * BENCH_PUSH_BATCH (500: `concurrency` and `batch.maxEvents`), BENCH_PUSH_BATCH_RECORDS (200000: records each push-batch run reads), BENCH_PUSH_BATCH_ORDERING (none),
- * BENCH_PUSH_BATCH_SINGLE (1; 0 leaves out the single-event push runs, e.g. to profile batched push alone).
+ * BENCH_PUSH_BATCH_CONCURRENCY (BENCH_PUSH_BATCH: the subscription's `concurrency`, ≤ 1000), BENCH_PUSH_BATCH_SINGLE (1; 0 leaves out
+ * the single-event push runs, e.g. to profile batched push alone).
  * Prints a Markdown table and writes bench/results/<timestamp>.json.
  */
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
@@ -335,10 +336,11 @@ async function runPushBatch(gwUrl: string, brokers: readonly string[], raw: RawC
   // a third of each batched run, so the figure measured the start more than the delivery.
   const records = intEnv('BENCH_PUSH_BATCH_RECORDS', 200_000);
   const size = intEnv('BENCH_PUSH_BATCH', 500);
+  const concurrency = intEnv('BENCH_PUSH_BATCH_CONCURRENCY', size);
   const ordering = process.env.BENCH_PUSH_BATCH_ORDERING === 'key' ? 'key' : 'none';
   while ((await raw.endOffsetSum()) < records) await runRawLoad(raw, { topic: TOPIC, concurrency: 8, perSend: 100, durationS: 2 });
-  log(`running push-batch (ordering ${ordering}, concurrency ${size}, batch.maxEvents ${size}) against the raw kafkajs consumer, ${records} records, twice each …`);
-  const r = await pushBatchBench(gwUrl, brokers, TOPIC, records, { ordering, concurrency: size, maxEvents: size }, 2, log, process.env.BENCH_PUSH_BATCH_SINGLE !== '0', gatewayPid);
+  log(`running push-batch (ordering ${ordering}, concurrency ${concurrency}, batch.maxEvents ${size}) against the raw kafkajs consumer, ${records} records, twice each …`);
+  const r = await pushBatchBench(gwUrl, brokers, TOPIC, records, { ordering, concurrency, maxEvents: size }, 2, log, process.env.BENCH_PUSH_BATCH_SINGLE !== '0', gatewayPid);
   log(`  batched push ÷ raw kafkajs consumer: ${r.ratioToRawConsumer}×; ÷ single-event push: ${r.ratioToSinglePush}×`);
   return r;
 }

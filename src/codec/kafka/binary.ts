@@ -187,8 +187,8 @@ function text(bytes: Uint8Array, h: HeaderInfo, record: TransportRecord): string
   const decoded = decodeText(bytes, h.name, record);
   if (h.misses < GIVE_UP && bytes.byteLength <= MAX_CACHED_BYTES && headerInfos.get(h.name) === h) {
     if (last !== undefined) h.misses++;
-    // A copy: the record's buffer belongs to the fetch and must not be kept alive by the cache.
-    h.last = { bytes: bytes.slice(), text: decoded, value: undefined };
+    // A copy (not `.slice()`: on a Buffer that is a view): the record's bytes belong to the fetch, which the cache must not keep alive.
+    h.last = { bytes: new Uint8Array(bytes), text: decoded, value: undefined };
   }
   return decoded;
 }

@@ -37,27 +37,27 @@ export function fromKafkaHeaders(headers: IHeaders | undefined): RecordHeader[] 
   return out;
 }
 
-const view = (b: Buffer | null): Uint8Array | null => (b === null ? null : new Uint8Array(b.buffer, b.byteOffset, b.byteLength));
-
-/** A kafkajs message as the port's record: key, value and header values are views of the fetched bytes (no copy). */
+/**
+ * A kafkajs message as the port's record: key, value and header values are kafkajs's Buffers over
+ * the fetched bytes (a Buffer is a Uint8Array: no copy, and no second view object per value).
+ */
 export function toRecord(topic: string, partition: number, m: KafkaMessage): TransportRecord {
   return Object.freeze({
     topic,
     partition,
     offset: BigInt(m.offset),
     timestampMs: Number(m.timestamp),
-    key: view(m.key ?? null),
-    value: view(m.value),
+    key: m.key ?? null,
+    value: m.value,
     headers: Object.freeze(fromKafkaHeaders(m.headers)),
   });
 }
 
-/** A Buffer as a plain Uint8Array view (no copy); strings as UTF-8; null/undefined as empty bytes. */
+const EMPTY = new Uint8Array(0);
+
+/** A Buffer as it is (a Uint8Array); strings as UTF-8; null/undefined as empty bytes. */
 export function toBytes(v: HeaderValue): Uint8Array {
-  if (v === null || v === undefined) return new Uint8Array(0);
-  if (typeof v === 'string') {
-    const b = Buffer.from(v, 'utf8');
-    return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
-  }
-  return new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+  if (v === null || v === undefined) return EMPTY;
+  if (typeof v === 'string') return Buffer.from(v, 'utf8');
+  return v;
 }

@@ -92,9 +92,10 @@ class MemoryTransport implements Transport {
           partition,
           offset,
           timestampMs: record.timestampMs ?? timestampMs,
-          key: record.key === null ? null : record.key.slice(),
-          value: record.value === null ? null : record.value.slice(),
-          headers: Object.freeze(record.headers.map(([name, value]) => Object.freeze([name, value.slice()] as const))),
+          // Copies (`new Uint8Array`, not `.slice()`, which is a view on a Buffer): the log must not change with the caller's bytes.
+          key: record.key === null ? null : new Uint8Array(record.key),
+          value: record.value === null ? null : new Uint8Array(record.value),
+          headers: Object.freeze(record.headers.map(([name, value]) => Object.freeze([name, new Uint8Array(value)] as const))),
         });
         log.append(stored);
         return Object.freeze({ topic, partition, offset });
