@@ -54,7 +54,7 @@ async function main(): Promise<void> {
     }],
     ['+ batch element (JSON)', async (r) => {
       const d = await decodeRecord(codec, r, peekHeaders(r));
-      if (d.ok) sink += batchElement(d.event, r, { data: 'json' }).length;
+      if (d.ok) sink += batchElement(d.event, r, { data: 'json' }).bytes;
     }],
   ];
   const totals = new Map<string, number>(stages.map(([n]) => [n, 0]));

@@ -26,7 +26,12 @@ export interface Position {
   readonly offset: bigint;
 }
 
-/** A consumed record. */
+/**
+ * A consumed record. `key`, `value` and the header values may be views of the fetched bytes (the
+ * Kafka adapters hand on their client's Buffers, which are Uint8Arrays): to keep bytes beyond the
+ * handling, copy them with `new Uint8Array(bytes)`; `.slice()` on a Buffer is another view, which
+ * keeps the whole fetch alive.
+ */
 export interface TransportRecord {
   readonly topic: string;
   readonly partition: number;

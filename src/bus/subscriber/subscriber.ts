@@ -486,7 +486,8 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
         activity.lastDeliveryMs = Date.now();
       } else stats.duplicates++;
       attempts.forget(record);
-      await idem?.record(event, 'handled');
+      // Only with idempotency: `await undefined` would still cost a turn per record.
+      if (idem !== undefined) await idem.record(event, 'handled');
       return RECORD_DONE;
     }
     const firstFailureMs = tried?.firstFailureMs ?? meta?.firstFailureMs ?? Date.now();

@@ -20,27 +20,39 @@ import type { MessageOptions } from './message.js';
 /** `content-type` of a batch request. */
 export const BATCH_CONTENT_TYPE = `${BATCH_JSON}; charset=utf-8`;
 
-const OPEN = Buffer.from('[');
-const COMMA = Buffer.from(',');
-const CLOSE = Buffer.from(']');
-
-/**
- * One event of a batch as JSON bytes (an element of the array). Errors: as {@link outgoingEnvelope},
- * and CEG_INVALID_DATA when the data cannot be written as JSON.
- */
-export function batchElement(event: Envelope, record: TransportRecord | undefined, o: Pick<MessageOptions, 'data'>, codec?: EventCodec): Buffer {
-  return Buffer.from(JSON.stringify(toStructuredJson(outgoingEnvelope(event, record, { contentMode: 'structured', data: o.data }, codec))), 'utf8');
+/** One element of a batch: its JSON text and that text's UTF-8 size in bytes. */
+export interface BatchElement {
+  readonly json: string;
+  readonly bytes: number;
 }
 
-/** The body of a batch: `[` elements joined by `,` `]`, in the given order. */
-export function batchBody(elements: readonly Uint8Array[]): Buffer {
-  const parts: Uint8Array[] = [OPEN];
-  elements.forEach((e, i) => {
-    if (i > 0) parts.push(COMMA);
-    parts.push(e);
-  });
-  parts.push(CLOSE);
-  return Buffer.concat(parts);
+/**
+ * One event of a batch as JSON (an element of the array), with its size. Text, not bytes: the
+ * body is written once from all elements ({@link batchBody}), so no buffer per event.
+ * Errors: as {@link outgoingEnvelope}, and CEG_INVALID_DATA when the data cannot be written as JSON.
+ */
+export function batchElement(event: Envelope, record: TransportRecord | undefined, o: Pick<MessageOptions, 'data'>, codec?: EventCodec): BatchElement {
+  const json = JSON.stringify(toStructuredJson(outgoingEnvelope(event, record, { contentMode: 'structured', data: o.data }, codec)));
+  return { json, bytes: Buffer.byteLength(json, 'utf8') };
+}
+
+const OPEN = 0x5b; // [
+const COMMA = 0x2c; // ,
+const CLOSE = 0x5d; // ]
+
+/** The body of a batch: `[` elements joined by `,` `]`, in the given order, written into one buffer. */
+export function batchBody(elements: readonly BatchElement[]): Buffer {
+  let size = 2 + Math.max(0, elements.length - 1);
+  for (const e of elements) size += e.bytes;
+  const body = Buffer.allocUnsafe(size);
+  let at = 0;
+  body[at++] = OPEN;
+  for (let i = 0; i < elements.length; i++) {
+    if (i > 0) body[at++] = COMMA;
+    at += body.write(elements[i]!.json, at, 'utf8');
+  }
+  body[at++] = CLOSE;
+  return at === size ? body : body.subarray(0, at);
 }
 
 /**

@@ -29,6 +29,7 @@ import type { SinkContext } from '../../../bus/subscriptions/index.js';
 import type { Logger } from '../../../observability/index.js';
 import { PinnedAgents, classify, send, watchStop } from './deliver.js';
 import { batchBody, batchElement, batchMessageId, BATCH_CONTENT_TYPE } from './batch-message.js';
+import type { BatchElement } from './batch-message.js';
 import { MicroBatcher } from './batcher.js';
 import type { BatchLimits } from './batcher.js';
 import { handshakeHeaders, readHandshake } from './handshake.js';
@@ -310,7 +311,7 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
     readonly topic: string;
     readonly partition: number;
     readonly offset: bigint;
-    readonly element: Buffer;
+    readonly element: BatchElement;
     readonly signal: AbortSignal | undefined;
   }
 
@@ -341,7 +342,7 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
 
   /** Not async: one promise per event (the batch's), as this runs for every event. */
   function batched(b: MicroBatcher<BatchItem, Outcome>, event: Parameters<EventHandler>[0], ctx: Parameters<EventHandler>[1]): Promise<Outcome> {
-    let element: Buffer;
+    let element: BatchElement;
     try {
       element = batchElement(event, ctx.record, s, deps.codec);
     } catch (err) {
@@ -349,7 +350,7 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
     }
     const a = event.attributes;
     const r = ctx.record;
-    return b.add({ source: a.source, id: a.id, topic: r?.topic ?? '', partition: r?.partition ?? 0, offset: r?.offset ?? 0n, element, signal: ctx.signal }, element.length);
+    return b.add({ source: a.source, id: a.id, topic: r?.topic ?? '', partition: r?.partition ?? 0, offset: r?.offset ?? 0n, element, signal: ctx.signal }, element.bytes);
   }
 
   // Per event: a slot taken at once when free (no promise for it), released when the delivery settles.
