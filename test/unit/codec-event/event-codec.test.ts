@@ -148,4 +148,22 @@ describe('EventCodec', () => {
     await warm2.fromRecord(r);
     expect(warmCalls).toBe(0);
   });
+  it('fromRecordNow decodes at once what fromRecord would once the writer schema is known, and hands anything else back (undefined)', async () => {
+    const { catalog, registry, codec: warm } = await codecFixture();
+    const r = consumed(warm.envelopeToRecord({ attributes: attrs, data: { kind: 'json', value: data } }, warm.binding(PRICE_LOADING_COMPLETED)!));
+    expect(warm.fromRecordNow(r, 'catalog')).toEqual(await warm.fromRecord(r, 'catalog'));
+    expect(warm.fromRecordNow(consumed(warm.envelopeToRecord({ attributes: attrs }, warm.binding(PRICE_LOADING_COMPLETED)!)))).toEqual({ attributes: attrs });
+    // A codec that has not seen the writer schema yet: only the async path may ask the registry; after it, decoding is immediate.
+    const cold = new EventCodec(catalog, registry, new Map());
+    expect(cold.fromRecordNow(r, 'catalog')).toBeUndefined();
+    await cold.fromRecord(r, 'catalog');
+    expect(cold.fromRecordNow(r, 'catalog')).toEqual(await warm.fromRecord(r, 'catalog'));
+    // Structured mode: always the async path.
+    const json = JSON.stringify({ specversion: '1.0', id: 's1', source: 'urn:x', type: PRICE_LOADING_COMPLETED, datacontenttype: 'application/json', data: { a: 1 } });
+    expect(warm.fromRecordNow({ topic: 't', partition: 0, offset: 0n, timestampMs: 0, key: null, value: enc.encode(json), headers: [['content-type', enc.encode('application/cloudevents+json')]] })).toBeUndefined();
+    // Poison throws the same errors as fromRecord rejects with.
+    expect(() => warm.fromRecordNow(consumed(warm.toRecord(attrs, enc.encode('{"a":1}'))))).toThrow(expect.objectContaining({ code: 'CEG_NOT_REGISTRY_FRAMED', retriable: false }) as Error);
+    const truncated = warm.encodeData(warm.binding(PRICE_LOADING_COMPLETED)!, data).slice(0, 8);
+    expect(() => warm.fromRecordNow(consumed(warm.toRecord(attrs, truncated), 9n))).toThrow(expect.objectContaining({ code: 'CEG_DECODE_FAILED' }) as Error);
+  });
 });
