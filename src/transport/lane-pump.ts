@@ -32,7 +32,7 @@ export interface LaneHooks<R extends LaneRecord> {
 }
 
 /** A Map of lanes that counts its changes, so the pump's array of them is rebuilt only after one. */
-class LaneMap<R extends LaneRecord> extends Map<string, PartitionLane<R>> {
+export class LaneMap<R extends LaneRecord> extends Map<string, PartitionLane<R>> {
   version = 0;
   override set(key: string, lane: PartitionLane<R>): this {
     this.version++;
@@ -50,7 +50,7 @@ class LaneMap<R extends LaneRecord> extends Map<string, PartitionLane<R>> {
 
 export class LanePump<R extends LaneRecord> {
   /** The member's lanes, one per partition held. */
-  readonly lanes: Map<string, PartitionLane<R>> = new LaneMap<R>();
+  readonly lanes = new LaneMap<R>();
   /** The lanes in the Map's order, as of `#listed` (wake runs per finished record: no iterators there). */
   #list: PartitionLane<R>[] = [];
   #listed = -1;
@@ -106,7 +106,7 @@ export class LanePump<R extends LaneRecord> {
 
   /** The lanes as an array, rebuilt after the Map changed. */
   #lanes(): readonly PartitionLane<R>[] {
-    const version = (this.lanes as LaneMap<R>).version;
+    const version = this.lanes.version;
     if (version !== this.#listed) {
       this.#list = [...this.lanes.values()];
       this.#listed = version;

@@ -2,6 +2,7 @@
  * CloudEvents Kafka protocol binding 1.0.2, binary content mode: envelope ⇄ record headers and key.
  * The value (Avro in the Confluent wire format, or null) is the caller's: see codec/event.
  */
+import { sameBytes } from '../../core/bytes.js';
 import { GatewayError } from '../../core/errors.js';
 import { utf8Length } from '../../core/utf8.js';
 import type { Attributes, AttributeValue } from '../../envelope/types.js';
@@ -171,11 +172,6 @@ function headerOf(name: string): HeaderInfo {
   return h;
 }
 
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.byteLength !== b.byteLength) return false;
-  for (let i = 0; i < a.byteLength; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
 
 /** The header's text: the cached one when its bytes are the last ones seen under that name. */
 function text(bytes: Uint8Array, h: HeaderInfo, record: TransportRecord): string {

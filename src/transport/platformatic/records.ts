@@ -2,6 +2,7 @@
  * Conversions between the port's records and @platformatic/kafka's wire shapes, kept apart from
  * the clients so that the hot path (one call per record) is visible in one place.
  */
+import { sameBytes } from '../../core/bytes.js';
 import type { RecordHeader, TransportRecord } from '../port.js';
 
 /** Record batches carry this bit in their attributes when they are transaction markers. */
@@ -68,16 +69,11 @@ const MAX_SLOT_NAME_BYTES = 64;
 function headerName(k: Buffer | null, position: number): string {
   if (k === null) return '';
   const last = position < MAX_NAME_SLOTS ? nameSlots[position] : undefined;
-  if (last !== undefined && last.bytes.byteLength === k.byteLength && sameBytes(last.bytes, k)) return last.text;
+  if (last !== undefined && sameBytes(last.bytes, k)) return last.text;
   const text = k.toString('utf8');
   // A copy: the slot must not keep the fetched buffer alive.
   if (position < MAX_NAME_SLOTS && k.byteLength <= MAX_SLOT_NAME_BYTES) nameSlots[position] = { bytes: Buffer.from(k), text };
   return text;
-}
-
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  for (let i = 0; i < a.byteLength; i++) if (a[i] !== b[i]) return false;
-  return true;
 }
 
 /**
