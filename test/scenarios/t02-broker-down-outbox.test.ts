@@ -70,15 +70,6 @@ afterAll(async () => {
 describe('T2 broker down with the outbox', () => {
   it('T2 the producer commits while the broker is unreachable; rows stay, failures are counted; on recovery every row arrives exactly once, in order per key', async () => {
     const port = await closedPort();
-    downTransport = transportOn({ brokers: [`127.0.0.1:${port}`], clientId: `${f.run.replace(/_/g, '-')}-t2`, retries: 1, initialRetryTimeMs: 100, maxRetryTimeMs: 300, connectionTimeoutMs: 500, requestTimeoutMs: 5000 });
-    relay = await startOutboxRelay({
-      pool: f.pool,
-      transport: downTransport,
-      table: f.table,
-      batchSize: 10,
-      pollIntervalMs: 100,
-      retry: retryPolicy({ maxAttempts: Number.MAX_SAFE_INTEGER, initialDelayMs: 100, factor: 2, maxDelayMs: 400, jitter: 0 }),
-    });
     const before = await recordCount(f.transport, f.topic);
 
     // The producers complete: each transaction commits although no broker is reachable.
@@ -92,6 +83,19 @@ describe('T2 broker down with the outbox', () => {
       }),
     );
     const total = keys.length * perKey;
+
+    // The relay starts once every row is committed: a cycle that ran while rows were still being
+    // written could see a younger row before an older one committed (ids are taken before commit),
+    // and the union of the rows tried would then exceed one batch.
+    downTransport = transportOn({ brokers: [`127.0.0.1:${port}`], clientId: `${f.run.replace(/_/g, '-')}-t2`, retries: 1, initialRetryTimeMs: 100, maxRetryTimeMs: 300, connectionTimeoutMs: 500, requestTimeoutMs: 5000 });
+    relay = await startOutboxRelay({
+      pool: f.pool,
+      transport: downTransport,
+      table: f.table,
+      batchSize: 10,
+      pollIntervalMs: 100,
+      retry: retryPolicy({ maxAttempts: Number.MAX_SAFE_INTEGER, initialDelayMs: 100, factor: 2, maxDelayMs: 400, jitter: 0 }),
+    });
 
     await waitFor('three failed publish attempts', () => relay!.stats().failedAttempts >= 3, 30_000);
     const down = relay.stats();
