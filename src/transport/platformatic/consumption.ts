@@ -9,6 +9,7 @@ import { LANE_HIGH, LanePump } from '../lane-pump.js';
 import { baseOptions, closeForced } from './client-options.js';
 import { fromPlatformaticError } from './errors.js';
 import { fetchOnce, listOffsets, tpKey } from './fetcher.js';
+import { fetchPlan } from './fetch-plan.js';
 
 type Assignment = readonly { readonly topic: string; readonly partition: number }[];
 
@@ -36,7 +37,7 @@ interface PartitionState {
   head: number;
   /** Its records are being handled (a drive runs). */
   busy: boolean;
-  /** Its last fetch brought no record (see #fetchPlan). */
+  /** Its last fetch brought no record (see ./fetch-plan.ts). */
   idle: boolean;
   /** Waiting for a redelivery: neither fetched nor handled until the timer resumes it. */
   paused: boolean;
@@ -107,7 +108,7 @@ export class PlatformaticConsumption implements Consumption {
   #commitAgain = false;
   #commitTimer: NodeJS.Timeout | undefined;
   #wake: (() => void) | undefined;
-  /** When the last fetch without waiting began (performance.now(), ms); see #fetchPlan. */
+  /** When the last fetch without waiting began (performance.now(), ms); see ./fetch-plan.ts. */
   #lastQuickPoll = 0;
   #loop: Promise<void> | undefined;
   #firstAssignment: { resolve: () => void; reject: (err: unknown) => void } | undefined;
@@ -298,11 +299,12 @@ export class PlatformaticConsumption implements Consumption {
     const limit = (this.#opts.retries + 1) * (this.#opts.maxRestarts + 1);
     while (!this.#stopping) {
       const wanted = [...this.#partitions.values()].filter((p) => !p.revoked && !p.paused && (p.lane === undefined ? p.queue.length - p.head < PREFETCH_BELOW : !p.lane.paused && !p.lane.halted));
-      const plan = this.#fetchPlan(wanted);
-      if (plan === 'sleep') {
+      // A long poll only when no partition will want a fetch soon (./fetch-plan.ts).
+      const plan = fetchPlan(this.#partitions.values(), wanted, this.#opts.maxWaitTimeMs, performance.now() - this.#lastQuickPoll);
+      if ('sleepMs' in plan) {
         await new Promise<void>((resolve) => {
           this.#wake = resolve;
-          setTimeout(resolve, this.#opts.maxWaitTimeMs).unref();
+          setTimeout(resolve, plan.sleepMs).unref();
         });
         continue;
       }
@@ -341,24 +343,6 @@ export class PlatformaticConsumption implements Consumption {
         if (!q.busy) this.#drive(q);
       }
     }
-  }
-
-  /**
-   * How to fetch `wanted` (or not at all). A long poll (`maxWaitTimeMs`) holds the fetcher's
-   * connection until data comes: while any partition without lanes is still handling records, that
-   * partition would wait that long for its next fetch once it wants one — a quiet partition (the
-   * redrive topic, an empty retry topic) long-polled alone cut a subscription's throughput by half
-   * (issue 8 profile). So, while records are being handled: fetch without waiting, and partitions
-   * that came back empty (`idle`) alone are polled at most once per `maxWaitTimeMs` (sleep until
-   * woken otherwise). With nothing being handled: the long poll, as before.
-   */
-  #fetchPlan(wanted: readonly PartitionState[]): 'sleep' | { readonly maxWaitTimeMs: number } {
-    if (wanted.length === 0) return 'sleep';
-    let handling = false;
-    for (const p of this.#partitions.values()) if (p.lane === undefined && p.busy && !p.revoked) handling = true;
-    if (!handling) return { maxWaitTimeMs: this.#opts.maxWaitTimeMs };
-    if (wanted.every((p) => p.idle) && performance.now() - this.#lastQuickPoll < this.#opts.maxWaitTimeMs) return 'sleep';
-    return { maxWaitTimeMs: 0 };
   }
 
   #drive(state: PartitionState): void {

@@ -1,0 +1,83 @@
+/**
+ * How a consumption fetches next (issue 8: a batched push subscription reading a backlog spent
+ * half its time idle in 1 s long polls of its empty retry and redrive partitions, because a lane
+ * paused for backpressure could not be fetched until the long poll ended).
+ * - @platformatic/kafka: `fetchPlan` long-polls only when no partition will want a fetch soon:
+ *   none without a lane is still handling records, and no lane is paused for backpressure. Then a
+ *   fetch does not wait, and quiet partitions alone are polled at most once per interval
+ *   (BACKLOG_QUIET_POLL_MS while a lane is backlogged), by a sleep that a wake-up cuts short.
+ * - kafkajs: a laned consumption's fetch wait is cut to LANED_MAX_WAIT_MS (kafkajs cannot cut its
+ *   long poll, or its sleep when every partition is paused, short on resume()).
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { BACKLOG_QUIET_POLL_MS, fetchPlan } from '../../../src/transport/platformatic/fetch-plan.js';
+import type { PlannedPartition } from '../../../src/transport/platformatic/fetch-plan.js';
+import { LANED_MAX_WAIT_MS, kafkajsMaxWaitMs } from '../../../src/transport/kafka/consumption.js';
+
+const MAX_WAIT = 1000;
+const quiet: PlannedPartition = { revoked: false, busy: false, idle: true, lane: { paused: false, halted: false } };
+const backlogged: PlannedPartition = { revoked: false, busy: false, idle: false, lane: { paused: true, halted: false } };
+const flowing: PlannedPartition = { revoked: false, busy: false, idle: false, lane: { paused: false, halted: false } };
+
+describe('fetchPlan (@platformatic/kafka consumption)', () => {
+  it('long-polls when nothing will want a fetch soon: lanes flowing or quiet, nothing handled without a lane', () => {
+    expect(fetchPlan([quiet, flowing], [quiet, flowing], MAX_WAIT, 5)).toEqual({ maxWaitTimeMs: MAX_WAIT });
+    expect(fetchPlan([quiet], [quiet], MAX_WAIT, 5)).toEqual({ maxWaitTimeMs: MAX_WAIT });
+  });
+
+  it('with a lane paused for backpressure, quiet partitions are not long-polled: a short sleep, then a fetch that does not wait', () => {
+    // The backlogged lane is not wanted now (paused); its unpause wakes the loop.
+    expect(fetchPlan([backlogged, quiet], [quiet], MAX_WAIT, 0)).toEqual({ sleepMs: BACKLOG_QUIET_POLL_MS });
+    expect(fetchPlan([backlogged, quiet], [quiet], MAX_WAIT, BACKLOG_QUIET_POLL_MS - 10)).toEqual({ sleepMs: 10 });
+    expect(fetchPlan([backlogged, quiet], [quiet], MAX_WAIT, BACKLOG_QUIET_POLL_MS)).toEqual({ maxWaitTimeMs: 0 });
+    // A wanted partition with records to fetch: at once, without waiting.
+    expect(fetchPlan([backlogged, flowing, quiet], [flowing, quiet], MAX_WAIT, 0)).toEqual({ maxWaitTimeMs: 0 });
+  });
+
+  it('a lane halted (a redelivery wait) or revoked is not a backlog: the quiet ones are long-polled', () => {
+    const waitingRetry: PlannedPartition = { ...backlogged, lane: { paused: true, halted: true } };
+    const gone: PlannedPartition = { ...backlogged, revoked: true };
+    expect(fetchPlan([waitingRetry, gone, quiet], [quiet], MAX_WAIT, 0)).toEqual({ maxWaitTimeMs: MAX_WAIT });
+  });
+
+  it('a partition without a lane still handling: quiet partitions polled once per maxWaitTimeMs, others at once', () => {
+    const handling: PlannedPartition = { revoked: false, busy: true, idle: false, lane: undefined };
+    const idlePlain: PlannedPartition = { revoked: false, busy: false, idle: true, lane: undefined };
+    expect(fetchPlan([handling, idlePlain], [idlePlain], MAX_WAIT, 200)).toEqual({ sleepMs: 800 });
+    expect(fetchPlan([handling, idlePlain], [idlePlain], MAX_WAIT, MAX_WAIT)).toEqual({ maxWaitTimeMs: 0 });
+    expect(fetchPlan([handling, idlePlain], [handling, idlePlain], MAX_WAIT, 0)).toEqual({ maxWaitTimeMs: 0 });
+  });
+
+  it('nothing wanted: sleep (until woken) for at most maxWaitTimeMs', () => {
+    expect(fetchPlan([backlogged], [], MAX_WAIT, 0)).toEqual({ sleepMs: MAX_WAIT });
+  });
+
+  it('property: never a long poll while a lane is backlogged; a sleep never outlasts the quiet-poll interval', () => {
+    const lane = fc.option(fc.record({ paused: fc.boolean(), halted: fc.boolean() }), { nil: undefined });
+    const partition = fc.record({ revoked: fc.boolean(), busy: fc.boolean(), idle: fc.boolean(), lane });
+    fc.assert(
+      fc.property(fc.array(partition, { maxLength: 8 }), fc.array(partition, { minLength: 1, maxLength: 8 }), fc.integer({ min: 0, max: 5000 }), fc.integer({ min: 0, max: 5000 }), (others, wanted, maxWait, since) => {
+        const held = [...others, ...wanted];
+        const plan = fetchPlan(held, wanted, maxWait, since);
+        const isBacklogged = held.some((p) => !p.revoked && p.lane !== undefined && p.lane.paused && !p.lane.halted);
+        const isHandling = held.some((p) => !p.revoked && p.lane === undefined && p.busy);
+        if (!isBacklogged && !isHandling) expect(plan).toEqual({ maxWaitTimeMs: maxWait });
+        else if ('maxWaitTimeMs' in plan) expect(plan.maxWaitTimeMs).toBe(0);
+        else {
+          // A sleep only when every wanted partition came back empty, and no longer than the interval.
+          expect(wanted.every((p) => p.idle)).toBe(true);
+          expect(plan.sleepMs).toBeLessThanOrEqual(Math.max(1, isBacklogged ? Math.min(maxWait, BACKLOG_QUIET_POLL_MS) : maxWait));
+        }
+      }),
+    );
+  });
+});
+
+describe('kafkajsMaxWaitMs (kafkajs consumption)', () => {
+  it('cuts a laned consumption’s fetch wait to LANED_MAX_WAIT_MS and keeps the transport’s otherwise', () => {
+    expect(kafkajsMaxWaitMs(true, 1000)).toBe(LANED_MAX_WAIT_MS);
+    expect(kafkajsMaxWaitMs(true, 20)).toBe(20);
+    expect(kafkajsMaxWaitMs(false, 1000)).toBe(1000);
+  });
+});
