@@ -6,7 +6,11 @@
 
 /** Whether `a` and `b` hold the same bytes. */
 export function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.byteLength !== b.byteLength) return false;
-  for (let i = 0; i < a.byteLength; i++) if (a[i] !== b[i]) return false;
+  // `length`, read once (a Uint8Array's length is its byteLength): `byteLength` in the loop's test
+  // made each call ~10× slower on Node 20 (273 vs 29 ns for a 25-byte header; 24 calls per consumed
+  // record, 5 % of a push gateway's CPU in the issue 8 profile).
+  const n = a.length;
+  if (n !== b.length) return false;
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return false;
   return true;
 }

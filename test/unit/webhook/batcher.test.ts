@@ -3,6 +3,7 @@
  * exactly one batch, in the order added; no batch breaks `maxEvents` or `maxBytes` (except a lone
  * item larger than `maxBytes`); each item settles with its own batch's result; the wait rules.
  */
+import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { MicroBatcher, arrayBytes } from '../../../src/connectors/sinks/webhook/batcher.js';
@@ -121,6 +122,16 @@ describe('batch request parts', () => {
         expect(batchMessageId(events.map((e) => ({ ...e })))).toBe(id);
         expect(batchMessageId(events.slice(1))).not.toBe(id);
         expect(batchMessageId([...events].reverse())).not.toBe(id);
+      }),
+    );
+  });
+
+  it('the batch id is SHA-256 over "batch\\0" then each source and id followed by NUL, whatever the text (an id kept across versions)', () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.string({ unit: 'binary' }), fc.string({ unit: 'binary' })), { maxLength: 10 }), (pairs) => {
+        const h = createHash('sha256').update('batch\0');
+        for (const [source, id] of pairs) h.update(source).update('\0').update(id).update('\0');
+        expect(batchMessageId(pairs.map(([source, id]) => ({ source, id })))).toBe(`msg_${h.digest('base64url').slice(0, 22)}`);
       }),
     );
   });

@@ -62,7 +62,9 @@ export function batchBody(elements: readonly BatchElement[]): Buffer {
  * another, so sinks drop redeliveries per event, by `source` + `id` (docs/subscriptions.md).
  */
 export function batchMessageId(events: readonly { readonly source: string; readonly id: string }[]): string {
-  const h = createHash('sha256').update('batch\0');
-  for (const e of events) h.update(e.source).update('\0').update(e.id).update('\0');
-  return `msg_${h.digest('base64url').slice(0, 22)}`;
+  // One update of one text (the same bytes as an update per part): a native call per part cost
+  // four per event (issue 8 profile).
+  let text = 'batch\0';
+  for (const e of events) text += `${e.source}\0${e.id}\0`;
+  return `msg_${createHash('sha256').update(text).digest('base64url').slice(0, 22)}`;
 }
