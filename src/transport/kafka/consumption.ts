@@ -22,12 +22,25 @@ const asError = (err: unknown): Error => (err instanceof Error ? err : new Error
 
 
 /**
+ * kafkajs's fetch wait for a consumption with lanes, ms (at most the transport's `maxWaitTimeMs`):
+ * how long a partition resumed after backpressure can wait for its next fetch. The price: an idle
+ * laned consumption polls its broker 10 times a second instead of once.
+ */
+export const LANED_MAX_WAIT_MS = 100;
+
+/** kafkajs's `maxWaitTimeInMs` for a consumption, ms: the transport's, cut to {@link LANED_MAX_WAIT_MS} when it has lanes. */
+export function kafkajsMaxWaitMs(laned: boolean, maxWaitTimeMs: number): number {
+  return laned ? Math.min(maxWaitTimeMs, LANED_MAX_WAIT_MS) : maxWaitTimeMs;
+}
+
+/**
  * One `consume()` call on Kafka: one kafkajs consumer in group `spec.group`.
  * - Records of a partition are handled one at a time in offset order (`eachBatch`, sequential
  *   loop); partitions run concurrently up to `partitionsConsumedConcurrently`. With
  *   `inFlightPerPartition` set, records go into per-partition lanes instead (see #laned: fetching
  *   goes on while records are in hand, up to that many of one partition at once, commits by the
- *   lanes up to each partition's lowest unfinished record) — the points below on commits and
+ *   lanes up to each partition's lowest unfinished record; fetches wait at most
+ *   {@link LANED_MAX_WAIT_MS}) — the points below on commits and
  *   `redeliver` describe the plain loop.
  * - A processed record's offset is resolved at once and committed in batches (kafkajs autoCommit:
  *   every `commitEveryRecords` records or `commitIntervalMs`, at the end of every fetched batch,
@@ -50,18 +63,6 @@ const asError = (err: unknown): Error => (err instanceof Error ? err : new Error
  *   a sleeping eachBatch holds up every partition); issue 7 (batched commits, non-blocking retries,
  *   bounded stop).
  */
-/**
- * kafkajs's fetch wait for a consumption with lanes, ms (at most the transport's `maxWaitTimeMs`):
- * how long a partition resumed after backpressure can wait for its next fetch. The price: an idle
- * laned consumption polls its broker 10 times a second instead of once.
- */
-export const LANED_MAX_WAIT_MS = 100;
-
-/** kafkajs's `maxWaitTimeInMs` for a consumption, ms: the transport's, cut to {@link LANED_MAX_WAIT_MS} when it has lanes. */
-export function kafkajsMaxWaitMs(laned: boolean, maxWaitTimeMs: number): number {
-  return laned ? Math.min(maxWaitTimeMs, LANED_MAX_WAIT_MS) : maxWaitTimeMs;
-}
-
 export class KafkaConsumption implements Consumption {
   readonly group: string;
   readonly done: Promise<void>;
