@@ -64,17 +64,49 @@ function demote(entry: LogEntry): logLevel {
   return entry.level;
 }
 
+/** kafkajs's lines for a member joining its group again; it says one per attempt. */
+const REJOINING = new Set(['The group is rebalancing, re-joining', 'The coordinator is not aware of this member, re-joining the group']);
+
+/** How long after a group's first rejoin line the following ones go to debug, ms (one rejoin episode). */
+export const REJOIN_EPISODE_MS = 30_000;
+
+/**
+ * Rejoin lines at info once per group and episode: after an outage kafkajs tries again and again
+ * within a second or two (4 lines in one CI run of broker-outage-logs), which is one event for an
+ * operator (issue 15: a broker outage is a handful of lines). Bounded: at most 1,000 groups remembered.
+ */
+class RejoinEpisodes {
+  readonly #since = new Map<unknown, number>();
+  readonly #now: () => number;
+  constructor(now: () => number) {
+    this.#now = now;
+  }
+  /** true for a group's first rejoin line of an episode. */
+  first(group: unknown): boolean {
+    const t = this.#now();
+    const since = this.#since.get(group);
+    if (since !== undefined && t - since < REJOIN_EPISODE_MS) return false;
+    if (this.#since.size >= 1000) this.#since.clear();
+    this.#since.set(group, t);
+    return true;
+  }
+}
+
 /**
  * Routes kafkajs's log entries to `logger`, one call per entry: `(obj, msg)` with the entry's
  * fields plus `kafkajs: <namespace>` and `base` (e.g. clientId). kafkajs filters by its own
  * `logLevel` before calling this, so entries above the configured level cost nothing.
  * With `outage`: a warn or error entry saying the broker cannot be reached starts (or continues)
  * the outage, which logs once; while it lasts every warn/error entry of kafkajs goes to debug
- * (issue 15: a broker outage is logged once when it starts and once when it ends).
+ * (issue 15: a broker outage is logged once when it starts and once when it ends). A group's
+ * rejoin lines reach info once per {@link REJOIN_EPISODE_MS}, the rest go to debug. `now`: the
+ * clock, epoch ms (tests).
  */
-export function kafkaLogCreator(logger: TransportLogger, base: Readonly<Record<string, unknown>>, outage?: BrokerOutage): logCreator {
+export function kafkaLogCreator(logger: TransportLogger, base: Readonly<Record<string, unknown>>, outage?: BrokerOutage, now: () => number = Date.now): logCreator {
+  const rejoins = new RejoinEpisodes(now);
   return () => (entry: LogEntry) => {
     let level = demote(entry);
+    if (level === logLevel.INFO && REJOINING.has(entry.log.message) && !rejoins.first(entry.log.groupId)) level = logLevel.DEBUG;
     const { message, timestamp: _timestamp, logger: _name, ...extra } = entry.log as Record<string, unknown> & { message: string };
     if (outage !== undefined && (level === logLevel.ERROR || level === logLevel.WARN)) {
       if (outage.down) outage.suppress();

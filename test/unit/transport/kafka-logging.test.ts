@@ -1,6 +1,6 @@
 import { logLevel } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
-import { kafkaLogCreator, toKafkaLogLevel } from '../../../src/transport/kafka/logging.js';
+import { REJOIN_EPISODE_MS, kafkaLogCreator, toKafkaLogLevel } from '../../../src/transport/kafka/logging.js';
 import type { TransportLogger } from '../../../src/transport/kafka/logging.js';
 
 function recorder(): { logger: TransportLogger; lines: [string, Record<string, unknown>, string][] } {
@@ -47,6 +47,23 @@ describe('kafkaLogCreator', () => {
     send('Failed to send messages: This server is not the leader for that topic-partition', {}); // no retry announced
     send('Failed to send messages: The request included message batch larger than the configured segment size', { retryCount: 0 });
     expect(lines.map(([level]) => level)).toEqual(['debug', 'debug', 'error', 'error']);
+  });
+
+  it('says a group rejoining once per episode at info: the repeats within REJOIN_EPISODE_MS go to debug, per group', () => {
+    const { logger, lines } = recorder();
+    let t = 1_000_000;
+    const log = kafkaLogCreator(logger, {}, undefined, () => t)(logLevel.WARN);
+    const rejoin = (message: string, groupId: string): void => log({ namespace: 'ConsumerGroup', level: logLevel.ERROR, label: 'ERROR', log: { timestamp: 't', message, groupId } });
+    // As kafkajs logged it after a 30 s outage (broker-outage-logs.kafka.test.ts, one CI run).
+    rejoin('The coordinator is not aware of this member, re-joining the group', 'g1');
+    t += 260;
+    log({ namespace: 'ConsumerGroup', level: logLevel.WARN, label: 'WARN', log: { timestamp: 't', message: 'The group is rebalancing, re-joining', groupId: 'g1' } });
+    t += 460;
+    rejoin('The coordinator is not aware of this member, re-joining the group', 'g1');
+    rejoin('The coordinator is not aware of this member, re-joining the group', 'g2');
+    t += REJOIN_EPISODE_MS;
+    rejoin('The coordinator is not aware of this member, re-joining the group', 'g1');
+    expect(lines.map(([level, obj]) => `${level} ${String(obj.groupId)}`)).toEqual(['info g1', 'debug g1', 'debug g1', 'info g2', 'info g1']);
   });
 
   it('maps level names to kafkajs levels', () => {
