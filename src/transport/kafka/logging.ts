@@ -42,6 +42,11 @@ const DEMOTED = new Set([
   'Response without match',
 ]);
 
+/** kafkajs's lines for a member joining its group again; it says one per attempt. */
+const REBALANCING = 'The group is rebalancing, re-joining';
+const NOT_A_MEMBER = 'The coordinator is not aware of this member, re-joining the group';
+const REJOINING = new Set([REBALANCING, NOT_A_MEMBER]);
+
 /** Kafka's NOT_LEADER_OR_FOLLOWER and LEADER_NOT_AVAILABLE, in kafkajs's words. */
 const LEADERSHIP_MOVED = /not the leader|There is no leader|leader is not available|LEADER_NOT_AVAILABLE|NOT_LEADER/i;
 
@@ -55,17 +60,14 @@ function demote(entry: LogEntry): logLevel {
   const message = entry.log.message;
   if (DEMOTED.has(message)) return logLevel.DEBUG;
   if (entry.namespace === 'Connection' && message.startsWith('Response ')) return logLevel.DEBUG;
-  if (entry.level === logLevel.WARN && message === 'The group is rebalancing, re-joining') return logLevel.INFO;
+  if (entry.level === logLevel.WARN && message === REBALANCING) return logLevel.INFO;
   // After an outage longer than the session timeout the member rejoins under a new id: routine.
-  if (message === 'The coordinator is not aware of this member, re-joining the group') return logLevel.INFO;
+  if (message === NOT_A_MEMBER) return logLevel.INFO;
   // A send kafkajs is about to retry because leadership moved (e.g. just after an outage): routine;
   // a send that still fails after the retries surfaces where the produce fails.
   if (typeof entry.log.retryCount === 'number' && LEADERSHIP_MOVED.test(message)) return logLevel.DEBUG;
   return entry.level;
 }
-
-/** kafkajs's lines for a member joining its group again; it says one per attempt. */
-const REJOINING = new Set(['The group is rebalancing, re-joining', 'The coordinator is not aware of this member, re-joining the group']);
 
 /** How long after a group's first rejoin line the following ones go to debug, ms (one rejoin episode). */
 export const REJOIN_EPISODE_MS = 30_000;
