@@ -8,9 +8,12 @@
  *   delivered — the webhook sink (a process of its own; BENCH_SINK=inprocess: this one) receives the signed POST.
  * Prints p50/p90/p99 of acked−sent, visible−sent and delivered−sent. A diagnostic, not the bench
  * of record (that is `npm run bench`, written to BENCHMARKS.md).
- * Settings: BENCH_GATEWAY_ROOT (the gateway from another built checkout), BENCH_PUSH_ORDERING (key), BENCH_PUSH_CONCURRENCY (6), BENCH_PROFILE_DIR (CPU profile of the gateway child).
+ * Settings: BENCH_GATEWAY_ROOT (the gateway from another built checkout), BENCH_PUSH_ORDERING (key), BENCH_PUSH_CONCURRENCY (6), BENCH_PROFILE_DIR (CPU profile of the gateway child),
+ * BENCH_WARMUP_S (5: seconds at the full rate before the window), BENCH_PROBE_DUMP (a file: every
+ * event's sent/acked/visible/delivered times as JSON rows, for a timeline of the tail).
  */
 import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
@@ -95,11 +98,11 @@ async function main(): Promise<void> {
     const sent = new Map<string, number>();
     const acked = new Map<string, number>();
     const inflight = new Set<Promise<void>>();
-    const run = async (seconds: number, record: boolean): Promise<void> => {
-      const total = Math.round(seconds * rate);
+    const run = async (seconds: number, record: boolean, perS = rate): Promise<void> => {
+      const total = Math.round(seconds * perS);
       const t0 = performance.now();
       for (let i = 0; i < total; i++) {
-        const wait = t0 + (i * 1000) / rate - performance.now();
+        const wait = t0 + (i * 1000) / perS - performance.now();
         if (wait > 1) await new Promise((r) => setTimeout(r, wait));
         const body = templates[i % templates.length]!.render();
         const id = (JSON.parse(body) as { id: string }).id;
@@ -113,8 +116,11 @@ async function main(): Promise<void> {
       }
       await Promise.all([...inflight]);
     };
-    while (!ingressOnly && sink.deliveries() === 0) await run(0.1, false);
-    await run(1, false);
+    // Until the member has joined, one event per 100 ms: at the full rate the join time (seconds)
+    // became a backlog that the window then measured (2026-12-02: p99 0.5 s, all of it in the
+    // window's first second; steady state after it).
+    while (!ingressOnly && sink.deliveries() === 0) await run(0.1, false, 10);
+    await run(num('BENCH_WARMUP_S', 5), false);
     await run(durationS, true);
     const deadline = performance.now() + 30_000;
     while (!ingressOnly && [...sent.keys()].some((id) => !sink.firstSeen.has(id)) && performance.now() < deadline) await new Promise((r) => setTimeout(r, 100));
@@ -130,6 +136,11 @@ async function main(): Promise<void> {
     stage('acked (202)', acked);
     stage('visible (raw consumer)', visible);
     stage('delivered (sink)', sink.firstSeen);
+    if (process.env.BENCH_PROBE_DUMP) {
+      // Per event: sent, acked, visible, delivered (ms, this process's clock): for timelines of the tail.
+      const rows = [...sent].map(([id, t]) => [t, acked.get(id) ?? null, visible.get(id) ?? null, sink.firstSeen.get(id) ?? null]);
+      writeFileSync(process.env.BENCH_PROBE_DUMP, JSON.stringify(rows));
+    }
     if (name !== undefined) await deleteSubscription(gw.url, name);
   } finally {
     await consumer.disconnect();
