@@ -33,7 +33,7 @@ import { catalogWithOwnTopics } from '../test/helpers/catalog-copy.js';
 import { STRUCTURED, rawRecords, singleTemplates } from './lib/events.js';
 import { gatewayPoster, runFixedRate } from './lib/fixed-rate.js';
 import type { FixedRateResult } from './lib/fixed-rate.js';
-import { freePort } from './lib/gateway-process.js';
+import { freePort, procCpuMs } from './lib/gateway-process.js';
 import { startRawHttpProducer } from './lib/raw-http-child.js';
 import { connectRawPlatformatic, platformaticSender } from './lib/raw-platformatic.js';
 import { benchStack, intEnv } from './lib/setup.js';
@@ -113,6 +113,8 @@ interface Side {
   readonly stages: StageReport;
   /** Gateway sides: this process (undici, the fixed-rate loop) during the window. */
   readonly loadGenerator?: { readonly loopDelayMs: StageSamples['loopDelayMs']; readonly gc: StageReport['gc'] };
+  /** Child sides: the child's CPU (user + system, all threads, /proc) in the window ÷ events answered, µs. */
+  readonly cpuUsPerEvent?: number;
 }
 
 const clientFigures = (r: FixedRateResult): Side['client'] => ({ p50: r.latency.percentileMs(50), p99: r.latency.percentileMs(99), max: r.latency.maxMs, errors: r.errors });
@@ -178,7 +180,9 @@ try {
           await runFixedRate({ ratePerS: rate, durationS: warmupS, send: poster.send });
           await childWindow(c);
           recorder.take();
+          const cpu0 = procCpuMs(c.proc.pid!);
           const g = await runFixedRate({ ratePerS: rate, durationS, send: poster.send });
+          const cpuMs = procCpuMs(c.proc.pid!) - cpu0;
           const gen = recorder.take();
           const gs = await childWindow(c);
           const heapFile = `${c.out}.heapprofile`;
@@ -189,8 +193,9 @@ try {
             renameSync(heapFile, join(ROOT, 'bench/results', `${stamp}-${c.name.replace(/[^a-z0-9-]/gi, '_')}-${round}.heapprofile`));
           }
           const loadGenerator = { loopDelayMs: gen.loopDelayMs, gc: report(gen, []).gc };
-          sides.push({ side: c.rawHttp === true ? c.name : `gateway ${c.name}`, round, client: clientFigures(g), stages: report(gs, c.rawHttp === true ? rawSplits(gs) : gatewaySplits(gs)), loadGenerator });
+          sides.push({ side: c.rawHttp === true ? c.name : `gateway ${c.name}`, round, client: clientFigures(g), stages: report(gs, c.rawHttp === true ? rawSplits(gs) : gatewaySplits(gs)), loadGenerator, cpuUsPerEvent: g.ok > 0 ? (cpuMs * 1000) / g.ok : 0 });
           print(sides.at(-1)!);
+          console.log(`    process CPU in the window: ${sides.at(-1)!.cpuUsPerEvent!.toFixed(0)} µs per event (user + system, all threads)`);
           console.log(`    load generator (this process) in the window: loop delay p99 ${gen.loopDelayMs.p99} max ${gen.loopDelayMs.max} ms; GC ${JSON.stringify(loadGenerator.gc)}`);
         } finally {
           await poster.close();
