@@ -103,6 +103,16 @@ export interface GroupSpec {
   readonly perKeyOrder?: boolean;
   /** Topics whose partitions are always handled one record at a time, whatever `inFlightPerPartition` says (a retry topic: its records wait in order). */
   readonly serialTopics?: readonly string[];
+  /**
+   * Fetch linger, ms (default 0 = none): after a fetch that brought a few records (a trickle, not
+   * a backlog), the next fetch asks the broker to wait up to this long for more (Kafka's
+   * `fetch.min.bytes` with `fetch.max.wait.ms`), so a stream of single events is fetched several at
+   * a time instead of one fetch per produce. A fetch after an empty one never lingers: the first
+   * record after a quiet spell is not delayed. Costs each record at most this much latency. Honoured
+   * by the @platformatic/kafka adapter; kafkajs (one `minBytes` per consumer) and the in-memory
+   * adapter ignore it. Spec: issue 8 (push p99 at 1,000 events/s: CPU headroom).
+   */
+  readonly fetchLingerMs?: number;
 }
 
 /**

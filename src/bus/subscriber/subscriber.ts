@@ -108,6 +108,8 @@ export interface SubscribeOptions<K extends string = string> {
   readonly commitEveryRecords?: number;
   readonly commitIntervalMs?: number;
   readonly stopTimeoutMs?: number;
+  /** The member's fetch linger, ms (GroupSpec `fetchLingerMs`); default none. */
+  readonly fetchLingerMs?: number;
   /**
    * false: create no topic (read-only credentials). The retry topic (`ordering: 'none'`) must then
    * exist, else subscribe fails with CEG_INVALID_NAME naming it; without a dead-letter topic, a
@@ -531,6 +533,7 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
       ...(o.commitEveryRecords === undefined ? {} : { commitEveryRecords: o.commitEveryRecords }),
       ...(o.commitIntervalMs === undefined ? {} : { commitIntervalMs: o.commitIntervalMs }),
       ...(o.stopTimeoutMs === undefined ? {} : { stopTimeoutMs: o.stopTimeoutMs }),
+      ...(o.fetchLingerMs === undefined ? {} : { fetchLingerMs: o.fetchLingerMs }),
       ...(o.partitionsConcurrently === undefined ? {} : { partitionsConcurrently: o.partitionsConcurrently }),
       ...(o.inFlightPerPartition === undefined ? {} : { inFlightPerPartition: window, perKeyOrder: ordering === 'key', serialTopics: [retries] }),
     },

@@ -110,6 +110,8 @@ export class PlatformaticConsumption implements Consumption {
   #wake: (() => void) | undefined;
   /** When the last fetch without waiting began (performance.now(), ms); see ./fetch-plan.ts. */
   #lastQuickPoll = 0;
+  /** Records the last fetch brought (the fetch linger's trickle test, ./fetch-plan.ts). */
+  #lastFetchRecords = 0;
   #loop: Promise<void> | undefined;
   #firstAssignment: { resolve: () => void; reject: (err: unknown) => void } | undefined;
   /** Lanes (in-flight window) when the group asked for one, else undefined. */
@@ -300,7 +302,7 @@ export class PlatformaticConsumption implements Consumption {
     while (!this.#stopping) {
       const wanted = [...this.#partitions.values()].filter((p) => !p.revoked && !p.paused && (p.lane === undefined ? p.queue.length - p.head < PREFETCH_BELOW : !p.lane.paused && !p.lane.halted));
       // A long poll only when no partition will want a fetch soon (./fetch-plan.ts).
-      const plan = fetchPlan(this.#partitions.values(), wanted, this.#opts.maxWaitTimeMs, performance.now() - this.#lastQuickPoll);
+      const plan = fetchPlan(this.#partitions.values(), wanted, this.#opts.maxWaitTimeMs, performance.now() - this.#lastQuickPoll, { ms: this.#spec.fetchLingerMs ?? 0, lastFetchRecords: this.#lastFetchRecords });
       if ('sleepMs' in plan) {
         await new Promise<void>((resolve) => {
           this.#wake = resolve;
@@ -312,7 +314,7 @@ export class PlatformaticConsumption implements Consumption {
       let fetched;
       try {
         if (plan.maxWaitTimeMs === 0) this.#lastQuickPoll = performance.now();
-        fetched = await fetchOnce(this.#fetcher, wanted.map((p) => ({ topic: p.topic, partition: p.partition, offset: p.next })), { maxWaitTimeMs: plan.maxWaitTimeMs, maxBytes: 10 * 1_048_576, maxBytesPerPartition: 1_048_576 });
+        fetched = await fetchOnce(this.#fetcher, wanted.map((p) => ({ topic: p.topic, partition: p.partition, offset: p.next })), { maxWaitTimeMs: plan.maxWaitTimeMs, ...(plan.minBytes === undefined ? {} : { minBytes: plan.minBytes }), maxBytes: 10 * 1_048_576, maxBytesPerPartition: 1_048_576 });
         failures = 0;
       } catch (err) {
         if (this.#stopping) return;
@@ -323,6 +325,9 @@ export class PlatformaticConsumption implements Consumption {
         await new Promise((r) => setTimeout(r, Math.min(this.#opts.maxRetryTimeMs, this.#opts.initialRetryTimeMs * 2 ** Math.min(failures, 10))));
         continue;
       }
+      let records = 0;
+      for (const f of fetched) records += f.records.length;
+      this.#lastFetchRecords = records;
       for (const f of fetched) {
         const a = asked.get(tpKey(f.topic, f.partition));
         // Moved on meanwhile (revoked, paused for a redelivery, reassigned): drop what came.

@@ -30,6 +30,8 @@ export const tpKey = (topic: string, partition: number): string => `${topic}\u00
 /** Fetch limits. Units: ms, bytes. */
 export interface FetchLimits {
   readonly maxWaitTimeMs: number;
+  /** Bytes the broker waits for (up to `maxWaitTimeMs`) before it answers; default 1. */
+  readonly minBytes?: number;
   readonly maxBytes: number;
   readonly maxBytesPerPartition: number;
 }
@@ -64,7 +66,7 @@ export async function fetchOnce(consumer: Consumer, positions: readonly FetchPos
         node,
         topics: [...topicsOfLeader.values()],
         maxWaitTime: limits.maxWaitTimeMs,
-        minBytes: 1,
+        minBytes: limits.minBytes ?? 1,
         maxBytes: limits.maxBytes,
         isolationLevel: FetchIsolationLevels.READ_COMMITTED,
       }),

@@ -11,7 +11,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { BACKLOG_QUIET_POLL_MS, fetchPlan } from '../../../src/transport/platformatic/fetch-plan.js';
+import { BACKLOG_QUIET_POLL_MS, LINGER_BELOW_RECORDS, LINGER_MIN_BYTES, fetchPlan } from '../../../src/transport/platformatic/fetch-plan.js';
 import type { PlannedPartition } from '../../../src/transport/platformatic/fetch-plan.js';
 import { LANED_MAX_WAIT_MS, kafkajsMaxWaitMs } from '../../../src/transport/kafka/consumption.js';
 
@@ -49,6 +49,19 @@ describe('fetchPlan (@platformatic/kafka consumption)', () => {
     expect(fetchPlan([handling, idlePlain], [handling, idlePlain], MAX_WAIT, 0)).toEqual({ maxWaitTimeMs: 0 });
   });
 
+  it('with a fetch linger: after a trickle the long poll becomes a linger for more bytes; after an empty or a full fetch it stays', () => {
+    const linger = (lastFetchRecords: number) => ({ ms: 5, lastFetchRecords });
+    expect(fetchPlan([flowing], [flowing], MAX_WAIT, 0, linger(1))).toEqual({ maxWaitTimeMs: 5, minBytes: LINGER_MIN_BYTES });
+    expect(fetchPlan([flowing], [flowing], MAX_WAIT, 0, linger(LINGER_BELOW_RECORDS - 1))).toEqual({ maxWaitTimeMs: 5, minBytes: LINGER_MIN_BYTES });
+    // The first record after a quiet spell is not delayed; a backlog is fetched at once.
+    expect(fetchPlan([flowing], [flowing], MAX_WAIT, 0, linger(0))).toEqual({ maxWaitTimeMs: MAX_WAIT });
+    expect(fetchPlan([flowing], [flowing], MAX_WAIT, 0, linger(LINGER_BELOW_RECORDS))).toEqual({ maxWaitTimeMs: MAX_WAIT });
+    // No linger configured: as before.
+    expect(fetchPlan([flowing], [flowing], MAX_WAIT, 0, { ms: 0, lastFetchRecords: 3 })).toEqual({ maxWaitTimeMs: MAX_WAIT });
+    // A linger never replaces the quick polls of a backlogged lane.
+    expect(fetchPlan([backlogged, flowing], [flowing], MAX_WAIT, 0, linger(3))).toEqual({ maxWaitTimeMs: 0 });
+  });
+
   it('nothing wanted: sleep (until woken) for at most maxWaitTimeMs', () => {
     expect(fetchPlan([backlogged], [], MAX_WAIT, 0)).toEqual({ sleepMs: MAX_WAIT });
   });
@@ -57,13 +70,21 @@ describe('fetchPlan (@platformatic/kafka consumption)', () => {
     const lane = fc.option(fc.record({ paused: fc.boolean(), halted: fc.boolean() }), { nil: undefined });
     const partition = fc.record({ revoked: fc.boolean(), busy: fc.boolean(), idle: fc.boolean(), lane });
     fc.assert(
-      fc.property(fc.array(partition, { maxLength: 8 }), fc.array(partition, { minLength: 1, maxLength: 8 }), fc.integer({ min: 0, max: 5000 }), fc.integer({ min: 0, max: 5000 }), (others, wanted, maxWait, since) => {
+      fc.property(fc.array(partition, { maxLength: 8 }), fc.array(partition, { minLength: 1, maxLength: 8 }), fc.integer({ min: 0, max: 5000 }), fc.integer({ min: 0, max: 5000 }), fc.record({ ms: fc.integer({ min: 0, max: 50 }), lastFetchRecords: fc.integer({ min: 0, max: 1000 }) }), (others, wanted, maxWait, since, linger) => {
         const held = [...others, ...wanted];
-        const plan = fetchPlan(held, wanted, maxWait, since);
+        const plan = fetchPlan(held, wanted, maxWait, since, linger);
         const isBacklogged = held.some((p) => !p.revoked && p.lane !== undefined && p.lane.paused && !p.lane.halted);
         const isHandling = held.some((p) => !p.revoked && p.lane === undefined && p.busy);
-        if (!isBacklogged && !isHandling) expect(plan).toEqual({ maxWaitTimeMs: maxWait });
-        else if ('maxWaitTimeMs' in plan) expect(plan.maxWaitTimeMs).toBe(0);
+        if (!isBacklogged && !isHandling) {
+          // A long poll, or a linger: only after a trickle, never longer than the long poll, never after an empty fetch.
+          if ('minBytes' in plan) {
+            expect(linger.lastFetchRecords).toBeGreaterThan(0);
+            expect(linger.lastFetchRecords).toBeLessThan(LINGER_BELOW_RECORDS);
+            expect(plan).toEqual({ maxWaitTimeMs: linger.ms, minBytes: LINGER_MIN_BYTES });
+            expect(linger.ms).toBeLessThan(maxWait);
+            expect(linger.ms).toBeGreaterThan(0);
+          } else expect(plan).toEqual({ maxWaitTimeMs: maxWait });
+        } else if ('maxWaitTimeMs' in plan) expect(plan).toEqual({ maxWaitTimeMs: 0 });
         else {
           // A sleep only when every wanted partition came back empty, and no longer than the interval.
           expect(wanted.every((p) => p.idle)).toBe(true);

@@ -1,0 +1,88 @@
+/**
+ * Issue 8, the fetch linger on the real broker (@platformatic/kafka; kafkajs ignores the setting).
+ * Two subscriptions on one topic, with lanes as push subscriptions run them, one with a fetch
+ * linger of 300 ms and one without, read the same stream of 30 events published one every 30 ms.
+ * Counted from the client's own `plt:kafka:consumer:fetches` diagnostics channel, per fetcher:
+ * - before the stream (nothing fetched yet), both long-poll for any byte: a quiet subscription's
+ *   first record is not held back;
+ * - during the stream the lingering one asks the broker for more bytes (Fetch `min_bytes` > 1) and
+ *   needs far fewer fetches than the other, which fetches about once per record;
+ * - both handle every event exactly once: the linger loses nothing.
+ */
+import { tracingChannel } from 'node:diagnostics_channel';
+import { afterAll, describe, expect, it } from 'vitest';
+import { priceLoaded } from '../../fixtures/events.js';
+import { uniqueName } from '../../helpers/stack.js';
+import { waitFor } from '../../helpers/wait.js';
+import { ownCatalog } from './members.js';
+
+interface FetchStart {
+  readonly client: { readonly groupId?: string };
+  readonly options: { readonly minBytes?: number };
+}
+
+describe('fetch linger (platformatic adapter)', () => {
+  const cat = ownCatalog('it-linger', 'platformatic');
+  afterAll(() => cat.close());
+
+  it('a trickle is fetched several records at a time with a linger, one at a time without; nothing is lost', async () => {
+    const gw = await cat.member({});
+    const lingering = uniqueName('it-linger-on');
+    const plain = uniqueName('it-linger-off');
+    const fetches = new Map<string, { minBytes: number[] }>([
+      [lingering, { minBytes: [] }],
+      [plain, { minBytes: [] }],
+    ]);
+    // The consumption's fetcher is a group-less Consumer named after the group (src/transport/platformatic/consumption.ts).
+    const onStart = (message: unknown): void => {
+      const m = message as FetchStart;
+      const group = m.client.groupId?.replace(/\.fetcher-never-joins$/, '');
+      if (group !== undefined) fetches.get(group)?.minBytes.push(m.options.minBytes ?? 1);
+    };
+    const channel = tracingChannel('plt:kafka:consumer:fetches');
+    channel.start.subscribe(onStart);
+    const handled = new Map<string, string[]>([
+      [lingering, []],
+      [plain, []],
+    ]);
+    const subscribe = (name: string, fetchLingerMs?: number) =>
+      gw.subscribe({
+        subscription: name,
+        kinds: ['PriceLoadingCompleted'],
+        ordering: 'none',
+        inFlightPerPartition: 4,
+        ...(fetchLingerMs === undefined ? {} : { fetchLingerMs }),
+        handler: (event) => {
+          handled.get(name)!.push(event.attributes.id);
+          return Promise.resolve();
+        },
+      });
+    const subs = [await subscribe(lingering, 300), await subscribe(plain)];
+    try {
+      // Joined and polling: let each fetcher settle into its long poll on the empty topic.
+      await new Promise((r) => setTimeout(r, 1500));
+      for (const f of fetches.values()) expect(f.minBytes.every((b) => b === 1)).toBe(true);
+      const before = new Map([...fetches].map(([g, f]) => [g, f.minBytes.length]));
+      const ids: string[] = [];
+      for (let i = 0; i < 30; i++) {
+        const r = gw.publisher().publish('PriceLoadingCompleted', { ...priceLoaded(`LINGER${i % 5}/USD`, 'H1'), barsLoaded: i })!;
+        ids.push(r.id);
+        await r.delivered;
+        await new Promise((r) => setTimeout(r, 30));
+      }
+      await waitFor('both subscriptions handled the 30 events', () => [...handled.values()].every((h) => h.length >= 30), 20_000);
+      // A little longer: a duplicate would show up here.
+      await new Promise((r) => setTimeout(r, 500));
+      for (const h of handled.values()) expect([...h].sort()).toEqual([...ids].sort());
+      const during = (g: string): number[] => fetches.get(g)!.minBytes.slice(before.get(g));
+      expect(during(lingering).some((b) => b > 1)).toBe(true);
+      expect(during(plain).every((b) => b === 1)).toBe(true);
+      // About one fetch per record without the linger; a handful with it.
+      expect(during(plain).length).toBeGreaterThanOrEqual(15);
+      expect(during(lingering).length * 2).toBeLessThan(during(plain).length);
+    } finally {
+      channel.start.unsubscribe(onStart);
+      await Promise.all(subs.map((s) => s.unsubscribe()));
+    }
+  }, 60_000);
+});
