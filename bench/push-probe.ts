@@ -9,7 +9,7 @@
  * Prints p50/p90/p99 of acked−sent, visible−sent and delivered−sent. A diagnostic, not the bench
  * of record (that is `npm run bench`, written to BENCHMARKS.md).
  * Settings: BENCH_GATEWAY_ROOT (the gateway from another built checkout), BENCH_PUSH_ORDERING (key), BENCH_PUSH_CONCURRENCY (6), BENCH_PROFILE_DIR (CPU profile of the gateway child),
- * BENCH_WARMUP_S (5: seconds at the full rate before the window), BENCH_PROBE_DUMP (a file: every
+ * BENCH_WARMUP_S (5: seconds at the full rate before the window), BENCH_PROBE_VISIBLE (0: no raw consumer), BENCH_PROBE_DUMP (a file: every
  * event's sent/acked/visible/delivered times as JSON rows, for a timeline of the tail).
  */
 import { randomBytes } from 'node:crypto';
@@ -62,9 +62,11 @@ async function main(): Promise<void> {
   const consumer = kafka.consumer({ groupId: `push-probe-${randomBytes(4).toString('hex')}`, maxWaitTimeInMs: 100 });
   const visible = new Map<string, number>();
   try {
-    await consumer.connect();
-    await consumer.subscribe({ topics: [topic], fromBeginning: true });
-    await consumer.run({
+    // BENCH_PROBE_VISIBLE=0: no raw consumer (its fetches load the broker and this process).
+    const watchVisible = process.env.BENCH_PROBE_VISIBLE !== '0';
+    if (watchVisible) await consumer.connect();
+    if (watchVisible) await consumer.subscribe({ topics: [topic], fromBeginning: true });
+    if (watchVisible) await consumer.run({
       partitionsConsumedConcurrently: 6,
       eachMessage: async ({ message }) => {
         const at = performance.now();
@@ -156,7 +158,7 @@ async function main(): Promise<void> {
     }
     if (name !== undefined) await deleteSubscription(gw.url, name);
   } finally {
-    await consumer.disconnect();
+    if (process.env.BENCH_PROBE_VISIBLE !== '0') await consumer.disconnect();
     await agent.close();
     await sink.close();
     await gw.stop();
