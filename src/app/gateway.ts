@@ -398,7 +398,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     // docs/deploy.md, so that deliveries and their GC never share a thread with ingress; issue 8).
     if (config.role !== 'publisher') {
       const r = new Reconciler<RuntimeSubscription>(
-        { subscribe: (o) => gatewayApi.subscribe(o), partitionCount: (t) => transport.partitionCount(t), topicsOf },
+        { subscribe: (o) => gatewayApi.subscribe({ ...o, fetchLingerMs: config.subscriptions.fetchLingerMs }), partitionCount: (t) => transport.partitionCount(t), topicsOf },
         runtimeSinkFactory({ log: slog, allow, origin: config.subscriptions.requestOrigin, codec: need(codec, 'codec'), tracing: () => tracing }),
         slog,
         (group, reason) => svc.setState(group, 'gone', reason),

@@ -80,6 +80,8 @@ const schema = z.object({
   SUBSCRIPTION_IDLE_STOP_MS: z.coerce.number().int().min(0).default(30_000),
   SUBSCRIPTION_CHECK_INTERVAL_MS: z.coerce.number().int().min(100).max(60_000).default(1000),
   SUBSCRIPTION_START_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(16),
+  // Push subscriptions' fetch linger (issue 8): 0 (default, as Kafka's fetch.min.bytes=1) = none.
+  PUSH_FETCH_LINGER_MS: z.coerce.number().int().min(0).max(100).default(0),
   SHUTDOWN_TIMEOUT_MS: positiveInt.default(10_000),
   // V8's old-generation growth factor (1 + n/100) for `serve`; unset: V8's own (issue 14, RSS).
   HEAP_GROWING_PERCENT: z.coerce.number().int().min(1).max(1000).optional(),
@@ -204,6 +206,11 @@ export interface Config {
      * for work every `checkIntervalMs`; `startConcurrency` offset lookups and member starts at once.
      */
     readonly onDemand: { readonly idleStopMs: number; readonly checkIntervalMs: number; readonly concurrency: number };
+    /**
+     * Fetch linger of the push subscriptions' members, ms (GroupSpec `fetchLingerMs`; 0 = none):
+     * after a fetch of a trickle, the next one waits up to this long for more records.
+     */
+    readonly fetchLingerMs: number;
   };
   /** After SIGTERM/SIGINT, how long the process may take to drain and close before it exits anyway (exit code 1). */
   readonly shutdownTimeoutMs: number;
@@ -395,6 +402,7 @@ function build(e: z.infer<typeof schema>, ca: { readonly kafka?: string; readonl
       allowedHosts: e.WEBHOOK_ALLOWED_HOSTS,
       requestOrigin: e.WEBHOOK_REQUEST_ORIGIN ?? new URL(publicBaseUrl).host,
       onDemand: { idleStopMs: e.SUBSCRIPTION_IDLE_STOP_MS, checkIntervalMs: e.SUBSCRIPTION_CHECK_INTERVAL_MS, concurrency: e.SUBSCRIPTION_START_CONCURRENCY },
+      fetchLingerMs: e.PUSH_FETCH_LINGER_MS,
     },
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     heapGrowingPercent: e.HEAP_GROWING_PERCENT,

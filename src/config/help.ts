@@ -52,6 +52,7 @@ export const CONFIG_HELP: Readonly<Record<string, string>> = Object.freeze({
   SUBSCRIPTION_IDLE_STOP_MS: 'ms without records after which a subscription\'s member on this instance stops, an integer ≥ 0 (0 = members always run; default 30000)',
   SUBSCRIPTION_CHECK_INTERVAL_MS: 'ms between checks for work of subscriptions without a member, 100–60000 (default 1000)',
   SUBSCRIPTION_START_CONCURRENCY: 'members started or stopped at once, 1–256 (default 16)',
+  PUSH_FETCH_LINGER_MS: 'ms a push subscription\'s next fetch waits for more records after a fetch of a trickle (1–99 records), 0–100 (default 0 = none; @platformatic/kafka only)',
   AUTH: 'none (no authentication: only on a loopback HOST) or partners (needs PARTNERS_FILE); default partners when PARTNERS_FILE is set',
   PARTNERS_FILE: 'path of the partners YAML file (docs/security.md)',
   METRICS_AUTH: 'admin (GET /metrics needs an admin key) or public',

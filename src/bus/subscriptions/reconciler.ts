@@ -85,11 +85,13 @@ export interface SubscribeHost {
 export const PUSH_COMMIT = Object.freeze({ commitEveryRecords: 100, commitIntervalMs: 250 });
 
 /**
- * Fetch linger of push subscriptions, ms (GroupSpec `fetchLingerMs`). Each pushed event costs an
- * HTTP request anyway; fetching a trickle one record per fetch cost the delivering process about a
- * tenth of its CPU at 1,000 single events/s (issue 8: push p99 depends on that headroom).
+ * Fetch linger of push subscriptions, ms (GroupSpec `fetchLingerMs`; the gateway passes
+ * PUSH_FETCH_LINGER_MS of its config, whose default this is): none, as Kafka's consumer
+ * (`fetch.min.bytes` 1). 5 ms cut the delivering process's CPU per event by 8–18 % at 1,000 single
+ * events/s but raised the p50 by up to 5 ms without a p99 gain the bench could see (BENCHMARKS.md,
+ * "Push latency at 1,000 events/s").
  */
-export const PUSH_FETCH_LINGER_MS = 5;
+export const PUSH_FETCH_LINGER_MS = 0;
 
 /**
  * How an instance runs many subscriptions (issue 10). Units: ms.

@@ -298,6 +298,14 @@ describe('CONFIG_KEYS: every variable the gateway reads (deployment files are ch
     expect(loadConfig({ HEAP_GROWING_PERCENT: '20' }).heapGrowingPercent).toBe(20);
     for (const bad of ['0', '1001', '12.5', 'lean', '-3']) expect(() => loadConfig({ HEAP_GROWING_PERCENT: bad }), bad).toThrow(/HEAP_GROWING_PERCENT/);
   });
+
+  it('PUSH_FETCH_LINGER_MS (issue 8): none by default, an integer 0–100 ms', () => {
+    expect(loadConfig({}).subscriptions.fetchLingerMs).toBe(0);
+    expect(loadConfig({ PUSH_FETCH_LINGER_MS: '5' }).subscriptions.fetchLingerMs).toBe(5);
+    expect(loadConfig({ PUSH_FETCH_LINGER_MS: '0' }).subscriptions.fetchLingerMs).toBe(0);
+    expect(loadConfig({ PUSH_FETCH_LINGER_MS: '100' }).subscriptions.fetchLingerMs).toBe(100);
+    for (const bad of ['-1', '101', '2.5', 'soon']) expect(() => loadConfig({ PUSH_FETCH_LINGER_MS: bad }), bad).toThrow(/PUSH_FETCH_LINGER_MS/);
+  });
 });
 
 describe('tracing (issue 15): OpenTelemetry\'s own variables', () => {
