@@ -8,10 +8,18 @@
  * - during the stream the lingering one asks the broker for more bytes (Fetch `min_bytes` > 1) and
  *   needs far fewer fetches than the other, which fetches about once per record;
  * - both handle every event exactly once: the linger loses nothing.
+ * And the operator's setting: a gateway started with PUSH_FETCH_LINGER_MS lingers in its push
+ * subscriptions' fetches, and the sink gets every event.
  */
+import { randomBytes } from 'node:crypto';
 import { tracingChannel } from 'node:diagnostics_channel';
 import { afterAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../../bench/lib/gateway-process.js';
+import { createGateway } from '../../../src/app/index.js';
+import { loadConfig } from '../../../src/config/index.js';
+import { createLogger } from '../../../src/observability/index.js';
 import { priceLoaded } from '../../fixtures/events.js';
+import { startSink } from '../../helpers/sink.js';
 import { uniqueName } from '../../helpers/stack.js';
 import { waitFor } from '../../helpers/wait.js';
 import { ownCatalog } from './members.js';
@@ -83,6 +91,51 @@ describe('fetch linger (platformatic adapter)', () => {
     } finally {
       channel.start.unsubscribe(onStart);
       await Promise.all(subs.map((s) => s.unsubscribe()));
+    }
+  }, 60_000);
+
+  it('PUSH_FETCH_LINGER_MS reaches the push subscriptions of a gateway', async () => {
+    const config = loadConfig({
+      ...cat.env(),
+      HOST: '127.0.0.1',
+      PORT: String(await freePort()),
+      PUSH_FETCH_LINGER_MS: '100',
+      WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
+      SUBSCRIPTIONS_TOPIC: `${cat.priceTopic}.subscriptions`,
+      SUBSCRIPTION_SECRETS_KEY: randomBytes(32).toString('base64'),
+      SUBSCRIPTION_IDLE_STOP_MS: '0',
+    });
+    expect(config.subscriptions.fetchLingerMs).toBe(100);
+    const gw = createGateway(config, createLogger({ level: config.logLevel, destination: process.stderr }));
+    const sink = await startSink();
+    const name = uniqueName('it-linger-push');
+    const minBytes: number[] = [];
+    const onStart = (message: unknown): void => {
+      const m = message as FetchStart;
+      if (m.client.groupId?.endsWith(`.${name}.fetcher-never-joins`) === true) minBytes.push(m.options.minBytes ?? 1);
+    };
+    const channel = tracingChannel('plt:kafka:consumer:fetches');
+    channel.start.subscribe(onStart);
+    try {
+      await gw.ready;
+      await gw.listen();
+      await gw.subscriptionsLoaded();
+      await gw.subscriptionService()!.create({ name, kinds: ['PriceLoadingCompleted'], ordering: 'none', concurrency: 4, delivery: { mode: 'push', url: sink.url } });
+      await waitFor('the push member fetching', () => minBytes.length > 0, 20_000);
+      const ids: string[] = [];
+      for (let i = 0; i < 20; i++) {
+        const r = gw.publisher().publish('PriceLoadingCompleted', { ...priceLoaded(`LPUSH${i % 4}/USD`, 'H1'), barsLoaded: i })!;
+        ids.push(r.id);
+        await r.delivered;
+        await new Promise((r) => setTimeout(r, 30));
+      }
+      await waitFor('the sink received the 20 events', () => new Set(sink.deliveries().map((d) => String(d.headers['ce-id']))).size >= 20, 20_000);
+      expect(new Set(sink.deliveries().map((d) => String(d.headers['ce-id'])))).toEqual(new Set(ids));
+      expect(minBytes.some((b) => b > 1)).toBe(true);
+    } finally {
+      channel.start.unsubscribe(onStart);
+      await gw.close();
+      await sink.close();
     }
   }, 60_000);
 });
