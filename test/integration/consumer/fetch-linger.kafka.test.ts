@@ -16,6 +16,7 @@ import { tracingChannel } from 'node:diagnostics_channel';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../../bench/lib/gateway-process.js';
 import { createGateway } from '../../../src/app/index.js';
+import type { Gateway } from '../../../src/app/index.js';
 import { loadConfig } from '../../../src/config/index.js';
 import { createLogger } from '../../../src/observability/index.js';
 import { priceLoaded } from '../../fixtures/events.js';
@@ -27,6 +28,18 @@ import { ownCatalog } from './members.js';
 interface FetchStart {
   readonly client: { readonly groupId?: string };
   readonly options: { readonly minBytes?: number };
+}
+
+/** Publishes `n` events one after the other, 30 ms apart (a trickle), on 4 keys; returns their ids. */
+async function trickle(gw: Gateway, n: number, tag: string): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const r = gw.publisher().publish('PriceLoadingCompleted', { ...priceLoaded(`${tag}${i % 4}/USD`, 'H1'), barsLoaded: i })!;
+    ids.push(r.id);
+    await r.delivered;
+    await new Promise((resolve) => setTimeout(resolve, 30));
+  }
+  return ids;
 }
 
 describe('fetch linger (platformatic adapter)', () => {
@@ -71,13 +84,7 @@ describe('fetch linger (platformatic adapter)', () => {
       await new Promise((r) => setTimeout(r, 1500));
       for (const f of fetches.values()) expect(f.minBytes.every((b) => b === 1)).toBe(true);
       const before = new Map([...fetches].map(([g, f]) => [g, f.minBytes.length]));
-      const ids: string[] = [];
-      for (let i = 0; i < 30; i++) {
-        const r = gw.publisher().publish('PriceLoadingCompleted', { ...priceLoaded(`LINGER${i % 5}/USD`, 'H1'), barsLoaded: i })!;
-        ids.push(r.id);
-        await r.delivered;
-        await new Promise((r) => setTimeout(r, 30));
-      }
+      const ids = await trickle(gw, 30, 'LINGER');
       await waitFor('both subscriptions handled the 30 events', () => [...handled.values()].every((h) => h.length >= 30), 20_000);
       // A little longer: a duplicate would show up here.
       await new Promise((r) => setTimeout(r, 500));
@@ -122,13 +129,7 @@ describe('fetch linger (platformatic adapter)', () => {
       await gw.subscriptionsLoaded();
       await gw.subscriptionService()!.create({ name, kinds: ['PriceLoadingCompleted'], ordering: 'none', concurrency: 4, delivery: { mode: 'push', url: sink.url } });
       await waitFor('the push member fetching', () => minBytes.length > 0, 20_000);
-      const ids: string[] = [];
-      for (let i = 0; i < 20; i++) {
-        const r = gw.publisher().publish('PriceLoadingCompleted', { ...priceLoaded(`LPUSH${i % 4}/USD`, 'H1'), barsLoaded: i })!;
-        ids.push(r.id);
-        await r.delivered;
-        await new Promise((r) => setTimeout(r, 30));
-      }
+      const ids = await trickle(gw, 20, 'LPUSH');
       await waitFor('the sink received the 20 events', () => new Set(sink.deliveries().map((d) => String(d.headers['ce-id']))).size >= 20, 20_000);
       expect(new Set(sink.deliveries().map((d) => String(d.headers['ce-id'])))).toEqual(new Set(ids));
       expect(minBytes.some((b) => b > 1)).toBe(true);
