@@ -85,15 +85,6 @@ export interface SubscribeHost {
 export const PUSH_COMMIT = Object.freeze({ commitEveryRecords: 100, commitIntervalMs: 250 });
 
 /**
- * Fetch linger of push subscriptions, ms (GroupSpec `fetchLingerMs`; the gateway passes
- * PUSH_FETCH_LINGER_MS of its config, whose default this is): none, as Kafka's consumer
- * (`fetch.min.bytes` 1). 5 ms cut the delivering process's CPU per event by 8–18 % at 1,000 single
- * events/s but raised the p50 by up to 5 ms without a p99 gain the bench could see (BENCHMARKS.md,
- * "Push latency at 1,000 events/s").
- */
-export const PUSH_FETCH_LINGER_MS = 0;
-
-/**
  * How an instance runs many subscriptions (issue 10). Units: ms.
  * - `idleStopMs`: a member that delivered nothing for this long, with nothing uncommitted on its
  *   partitions, is stopped; 0 = every active subscription keeps a member (issue 8's behaviour).
@@ -411,7 +402,6 @@ export class Reconciler<D extends RunSpec> {
         handlerTimeoutMs: Number.POSITIVE_INFINITY,
         ...(d.retry.maxAgeMs === undefined ? {} : { maxAgeMs: d.retry.maxAgeMs }),
         ...PUSH_COMMIT,
-        fetchLingerMs: PUSH_FETCH_LINGER_MS,
       });
     } catch (err) {
       await sink.close();

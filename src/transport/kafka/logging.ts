@@ -2,6 +2,7 @@ import { logLevel } from './kafkajs.js';
 import type { LogEntry, logCreator } from 'kafkajs';
 import type { BrokerOutage } from './outage.js';
 import { isConnectionTrouble } from './outage.js';
+import { LogThrottle } from '../../core/log-throttle.js';
 
 /** The logger shape the transport writes to; pino's `Logger` satisfies it. */
 export interface TransportLogger {
@@ -75,22 +76,23 @@ export const REJOIN_EPISODE_MS = 30_000;
 /**
  * Rejoin lines at info once per group and episode: after an outage kafkajs tries again and again
  * within a second or two (4 lines in one CI run of broker-outage-logs), which is one event for an
- * operator (issue 15: a broker outage is a handful of lines). Bounded: at most 1,000 groups remembered.
+ * operator (issue 15: a broker outage is a handful of lines). One LogThrottle per group; bounded:
+ * at most 1,000 groups remembered.
  */
 class RejoinEpisodes {
-  readonly #since = new Map<unknown, number>();
+  readonly #groups = new Map<unknown, LogThrottle>();
   readonly #now: () => number;
   constructor(now: () => number) {
     this.#now = now;
   }
   /** true for a group's first rejoin line of an episode. */
   first(group: unknown): boolean {
-    const t = this.#now();
-    const since = this.#since.get(group);
-    if (since !== undefined && t - since < REJOIN_EPISODE_MS) return false;
-    if (this.#since.size >= 1000) this.#since.clear();
-    this.#since.set(group, t);
-    return true;
+    let t = this.#groups.get(group);
+    if (t === undefined) {
+      if (this.#groups.size >= 1000) this.#groups.clear();
+      this.#groups.set(group, (t = new LogThrottle(REJOIN_EPISODE_MS, this.#now)));
+    }
+    return t.run(() => undefined);
   }
 }
 

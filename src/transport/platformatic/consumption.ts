@@ -326,9 +326,8 @@ export class PlatformaticConsumption implements Consumption {
         continue;
       }
       let records = 0;
-      for (const f of fetched) records += f.records.length;
-      this.#lastFetchRecords = records;
       for (const f of fetched) {
+        records += f.records.length;
         const a = asked.get(tpKey(f.topic, f.partition));
         // Moved on meanwhile (revoked, paused for a redelivery, reassigned): drop what came.
         if (a === undefined || a.state !== this.#partitions.get(tpKey(f.topic, f.partition)) || a.state.revoked || a.state.paused || a.state.next !== a.offset) continue;
@@ -347,6 +346,7 @@ export class PlatformaticConsumption implements Consumption {
         for (const r of f.records) q.queue.push(r);
         if (!q.busy) this.#drive(q);
       }
+      this.#lastFetchRecords = records;
     }
   }
 

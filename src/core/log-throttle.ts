@@ -6,12 +6,17 @@
  */
 export class LogThrottle {
   readonly #intervalMs: number;
+  readonly #now: () => number;
   #lastMs = -Infinity;
   #held = 0;
 
-  /** @param intervalMs ms between two lines at most. */
-  constructor(intervalMs = 10_000) {
+  /**
+   * @param intervalMs ms between two lines at most.
+   * @param now the clock, ms (default performance.now; tests pass their own).
+   */
+  constructor(intervalMs = 10_000, now: () => number = () => performance.now()) {
     this.#intervalMs = intervalMs;
+    this.#now = now;
   }
 
   /**
@@ -19,7 +24,7 @@ export class LogThrottle {
    * line), else counts this occurrence. Returns whether it wrote.
    */
   run(write: (repeated: number) => void): boolean {
-    const now = performance.now();
+    const now = this.#now();
     if (now - this.#lastMs < this.#intervalMs) {
       this.#held++;
       return false;

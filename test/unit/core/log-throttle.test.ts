@@ -1,6 +1,6 @@
 /** LogThrottle: the first line at once, the next after the interval with the count held back. */
 import { describe, expect, it } from 'vitest';
-import { LogThrottle } from '../../../src/observability/index.js';
+import { LogThrottle } from '../../../src/core/log-throttle.js';
 
 describe('LogThrottle', () => {
   it('writes one line per interval and counts the rest', async () => {
