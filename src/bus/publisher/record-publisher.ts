@@ -65,6 +65,13 @@ export type Settled = { readonly ok: true; readonly position: Position } | { rea
 export interface SentBatch {
   readonly results: readonly (Settled | undefined)[];
   readonly done: Promise<readonly Settled[]>;
+  /**
+   * The caller's deadline passed: withdraws this call's records still queued or waiting between
+   * attempts, as an aborted `signal` of {@link RecordPublisher.send} does (synchronously; a
+   * produce in flight is not interrupted). Idempotent. A method, not a signal: an AbortController
+   * and its listener per request cost more than the rest of the bookkeeping (issue 14).
+   */
+  readonly withdraw: (reason: unknown) => void;
 }
 
 /** The records of one send()/sendAll() call: one callback when the last of them settles (issue 14: one promise per request, not per record). */
@@ -177,16 +184,21 @@ export class RecordPublisher {
    * As {@link send}, with ONE promise for all the records (issue 14: a batch of 100 used to cost
    * 200+ promises): `done` resolves — never rejects — when every record has settled, each with its
    * position or its error. `bytes`: the record's `recordBatchBytes` when the caller has it already.
+   * The caller's deadline is {@link SentBatch.withdraw}.
    * Errors: thrown synchronously as by {@link send}.
    */
-  sendAll(items: readonly { topic: string; record: OutboundRecord; bytes?: number }[], signal?: AbortSignal): SentBatch {
+  sendAll(items: readonly { topic: string; record: OutboundRecord; bytes?: number }[]): SentBatch {
     this.#admit(items.length);
     const results = new Array<Settled | undefined>(items.length).fill(undefined);
     let request!: Request;
     const done = new Promise<readonly Settled[]>((resolve) => (request = { results, left: items.length, finish: resolve }));
     if (items.length === 0) request.finish([]);
-    this.#enqueue(items.map(({ topic, record, bytes }, i) => this.#pending(topic, record, request, i, bytes)), signal);
-    return { results, done };
+    const pendings = items.map(({ topic, record, bytes }, i) => this.#pending(topic, record, request, i, bytes));
+    this.#enqueue(pendings, undefined);
+    const withdraw = (reason: unknown): void => {
+      for (const p of pendings) this.#withdraw(p, reason);
+    };
+    return { results, done, withdraw };
   }
 
   /** Errors: CEG_CLOSED after close(); CEG_QUEUE_FULL when `n` records do not fit. */

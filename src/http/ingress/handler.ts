@@ -261,28 +261,31 @@ async function publish(res: ServerResponse, deps: IngressDeps, prepared: readonl
     sendProblem(res, err, { retryAfterS: o.retryAfterS, extra: { stored: [], notStored: listed(prepared.map((p) => ({ index: p.index, id: p.id })), batch), unconfirmed: [] } });
     return;
   }
-  const deadline = new AbortController();
-  const expired = new Promise<true>((resolve) => deadline.signal.addEventListener('abort', () => resolve(true), { once: true }));
-  const timer = setTimeout(() => deadline.abort(new GatewayError('CEG_DELIVERY_TIMEOUT', 'deadline', { retriable: true })), remaining);
-  // A shutdown past its grace period ends the wait as the deadline would: the answer lists each event's fate.
-  // One listener on the shared shutdown signal for every request waiting (src/core/abort-fanout.ts).
-  const unwatch = shutdown === undefined ? undefined : onAbort(shutdown, () => deadline.abort(new GatewayError('CEG_CLOSED', 'shutting down', { retriable: true })));
   const spans = producerSpans(deps, prepared);
   // A prepared event is already the publisher's item (topic, record, bytes): no copy unless a span changes the record.
   const items = spans.length === 0 ? prepared : prepared.map((p, i) => ({ topic: p.topic, record: spans[i] === undefined ? p.record : withTraceparent(p.record, spans[i].traceparent), bytes: p.bytes }));
-  const sent = deps.publisher.sendAll(items, deadline.signal);
+  const sent = deps.publisher.sendAll(items);
   // One promise for the request (issue 14); each span ends with its record's outcome.
   if (spans.length > 0) void sent.done.then((results) => endSpans(spans, results));
   const settled = sent.results;
-  const all = sent.done;
-  const timedOut = await Promise.race([all.then(() => false), expired]);
+  // The deadline, or a shutdown past its grace period, withdraws what was not sent and ends the
+  // wait: the answer lists each event's fate. One timer and one promise per request; the shutdown
+  // listener is shared by every request waiting (src/core/abort-fanout.ts).
+  let timer: NodeJS.Timeout | undefined;
+  let unwatch: (() => void) | undefined;
+  const timedOut = await new Promise<boolean>((resolve) => {
+    const giveUp = (reason: GatewayError): void => {
+      sent.withdraw(reason); // withdrawals settle their records synchronously
+      resolve(true);
+    };
+    timer = setTimeout(() => giveUp(new GatewayError('CEG_DELIVERY_TIMEOUT', 'deadline', { retriable: true })), remaining);
+    if (shutdown !== undefined) unwatch = onAbort(shutdown, () => giveUp(new GatewayError('CEG_CLOSED', 'shutting down', { retriable: true })));
+    void sent.done.then(() => resolve(false));
+  });
   const ackedAt = probe === undefined ? 0 : performance.now();
   clearTimeout(timer);
   unwatch?.();
-  if (timedOut) {
-    deadline.abort(); // idempotent; withdrawals settle their promises synchronously
-    await new Promise<void>((r) => setImmediate(r));
-  }
+  if (timedOut) await new Promise<void>((r) => setImmediate(r));
 
   countAccepted(deps, prepared, settled);
   if (!timedOut && allStored(settled, prepared.length)) {

@@ -344,12 +344,14 @@ describe('RecordPublisher.sendAll: one promise per request (issue 14)', () => {
     const { t, p } = await setup({ maxBatch: 1 });
     const g = gate();
     t.steps.push({ wait: g.promise });
-    const deadline = new AbortController();
-    const sent = p.sendAll([{ topic: 'a', record: rec('1') }, { topic: 'a', record: rec('2') }, { topic: 'a', record: rec('3') }], deadline.signal);
+    const sent = p.sendAll([{ topic: 'a', record: rec('1') }, { topic: 'a', record: rec('2') }, { topic: 'a', record: rec('3') }]);
     await tick(1);
-    deadline.abort(new Error('deadline'));
+    const reason = new Error('deadline');
+    sent.withdraw(reason);
+    sent.withdraw(reason); // idempotent: nothing is counted twice
     // Withdrawn at once: filled in synchronously, before the request as a whole is done.
     expect(sent.results.slice(1).map((r) => r?.ok === false && deliveryFate(r.error))).toEqual(['notStored', 'notStored']);
+    expect(sent.results.slice(1).map((r) => r?.ok === false && (r.error.cause as Error | undefined))).toEqual([reason, reason]);
     expect(sent.results[0]).toBeUndefined();
     g.release();
     const [first] = await sent.done;

@@ -1,5 +1,5 @@
 /** Filter dialects (CloudEvents Subscriptions API), sealed secrets, Standard Webhooks signing checked with the reference package. */
-import { createHmac } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -72,6 +72,15 @@ describe('Standard Webhooks signing', () => {
         return (h['webhook-signature'] ?? '').split(' ').length === 2 && /^msg_[A-Za-z0-9_-]{22}$/.test(msg);
       }),
       { numRuns: 50 },
+    );
+  });
+
+  it('the webhook-id is SHA-256 of source NUL id, base64url, 22 characters, whatever the text (an id kept across versions: every attempt and every gateway agree)', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'grapheme' }), fc.string({ unit: 'grapheme', minLength: 1 }), (source, id) => {
+        const expected = createHash('sha256').update(source, 'utf8').update('\0').update(id, 'utf8').digest('base64url').slice(0, 22);
+        expect(messageId(source, id)).toBe(`msg_${expected}`);
+      }),
     );
   });
 

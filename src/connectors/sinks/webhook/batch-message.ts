@@ -9,7 +9,7 @@
  * Spec: CloudEvents HTTP binding 1.0.2 §3.3 (batched content mode); JSON event format 1.0.2 §4
  *   (batch), §3.1.1 (data_base64); Standard Webhooks 1.0.0 ("webhook-id").
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { EventCodec } from '../../../codec/event/index.js';
 import { BATCH_JSON, toStructuredJson } from '../../../codec/http/index.js';
 import type { Envelope } from '../../../envelope/types.js';
@@ -66,5 +66,5 @@ export function batchMessageId(events: readonly { readonly source: string; reado
   // four per event (issue 8 profile).
   let text = 'batch\0';
   for (const e of events) text += `${e.source}\0${e.id}\0`;
-  return `msg_${createHash('sha256').update(text).digest('base64url').slice(0, 22)}`;
+  return `msg_${hash('sha256', text, 'base64url').slice(0, 22)}`;
 }

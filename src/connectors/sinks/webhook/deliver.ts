@@ -20,6 +20,9 @@ import { errorMessage } from '../../../core/errors.js';
 import { MAX_EXCERPT_BYTES, utf8Prefix } from '../../../bus/subscriber/index.js';
 import type { ResolvedTarget } from './target.js';
 
+/** An answer's headers as undici hands them to a dispatch handler (lower-case names). */
+type ResponseHeaders = Parameters<NonNullable<Dispatcher.DispatchHandler['onResponseStart']>>[2];
+
 /** Most bytes of a sink's answer read at all. */
 const MAX_READ_BYTES = 64 * 1024;
 
@@ -82,30 +85,6 @@ export function retryAfterMs(value: string | undefined, nowMs = Date.now()): num
   return Number.isFinite(at) ? Math.max(0, at - nowMs) : undefined;
 }
 
-async function excerptOf(body: Dispatcher.ResponseData['body']): Promise<string> {
-  const kept: Buffer[] = [];
-  let keptBytes = 0;
-  let total = 0;
-  for await (const chunk of body as AsyncIterable<Buffer>) {
-    total += chunk.length;
-    if (keptBytes < MAX_EXCERPT_BYTES) {
-      const part = chunk.subarray(0, MAX_EXCERPT_BYTES - keptBytes);
-      kept.push(part);
-      keptBytes += part.length;
-    }
-    if (total > MAX_READ_BYTES) {
-      body.destroy();
-      break;
-    }
-  }
-  return utf8Prefix(Buffer.concat(kept).toString('utf8'), MAX_EXCERPT_BYTES);
-}
-
-function header(h: Dispatcher.ResponseData['headers'], name: string): string | undefined {
-  const v = h[name];
-  return Array.isArray(v) ? v[0] : v;
-}
-
 /** What an answer's status means (see the module comment). */
 export function classify(status: number, excerpt: string, retryAfter: string | undefined, capMs: number): AttemptResult {
   if (status >= 200 && status <= 299) return { kind: 'handled', status };
@@ -122,7 +101,8 @@ export function classify(status: number, excerpt: string, retryAfter: string | u
 export interface AttemptRequest {
   readonly target: ResolvedTarget;
   readonly method: 'POST' | 'OPTIONS';
-  readonly headers: Readonly<Record<string, string>>;
+  /** Handed over: {@link send} adds `content-length` to this object instead of copying it. */
+  readonly headers: Record<string, string>;
   readonly body?: Uint8Array;
   readonly timeoutMs: number;
   /** Caps Retry-After, ms (the policy's largest backoff). */
@@ -148,30 +128,116 @@ export function watchStop(agents: PinnedAgents, signal: AbortSignal | undefined,
 /** The raw answer of an attempt (status, a header reader, the excerpt) or the error that prevented one. */
 export type RawAnswer = { readonly ok: true; readonly status: number; readonly header: (name: string) => string | undefined; readonly excerpt: string } | { readonly ok: false; readonly reason: string; readonly aborted: boolean };
 
+function header(h: ResponseHeaders, name: string): string | undefined {
+  const v = h[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** Why an answer's body stopped being read: it passed {@link MAX_READ_BYTES}. */
+class ReadEnough extends Error {}
+
 /**
- * Sends one request to the pinned address. Never throws. The deadline is undici's own (connect,
- * headers, body: each at most `timeoutMs`), so an attempt costs no timer of its own; the
- * subscription's stop aborts it through {@link watchStop}.
+ * Reads one answer through undici's dispatch handler interface: the status, the headers and the
+ * first KiB of the body, straight from the connection. `request()` would wrap the body in a
+ * Readable stream read by async iteration: a stream, a handler and several promises per delivery
+ * for a body a sink usually leaves empty (issue 8 profile: the HTTP client's share of push CPU).
  */
-export async function send(agents: PinnedAgents, r: AttemptRequest): Promise<RawAnswer> {
-  if (stopped(r.signal)) return { ok: false, reason: 'subscription stopping', aborted: true };
-  try {
-    const res = await agents.for(r.target).request({
-      origin: r.target.url.origin,
-      path: `${r.target.url.pathname}${r.target.url.search}`,
-      method: r.method,
-      headers: { ...r.headers, ...(r.body === undefined ? {} : { 'content-length': String(r.body.length) }) },
-      ...(r.body === undefined ? {} : { body: Buffer.from(r.body.buffer, r.body.byteOffset, r.body.byteLength) }),
-      headersTimeout: r.timeoutMs,
-      bodyTimeout: r.timeoutMs,
-    });
-    const excerpt = await excerptOf(res.body);
-    return { ok: true, status: res.statusCode, header: (n) => header(res.headers, n), excerpt };
-  } catch (err) {
+class AnswerReader implements Dispatcher.DispatchHandler {
+  readonly #r: AttemptRequest;
+  readonly #settle: (answer: RawAnswer) => void;
+  #status = 0;
+  #headers: ResponseHeaders | undefined;
+  #kept: Buffer[] | undefined;
+  #keptBytes = 0;
+  #total = 0;
+  #settled = false;
+
+  constructor(r: AttemptRequest, settle: (answer: RawAnswer) => void) {
+    this.#r = r;
+    this.#settle = settle;
+  }
+
+  /** Present so undici treats this as a handler of its current interface (it checks for this method). */
+  onRequestStart(): void {
+    // nothing to do before the request goes out
+  }
+
+  onResponseStart(_c: Dispatcher.DispatchController, statusCode: number, headers: ResponseHeaders): void {
+    this.#status = statusCode;
+    this.#headers = headers;
+  }
+
+  onResponseData(c: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.#total += chunk.length;
+    if (this.#keptBytes < MAX_EXCERPT_BYTES) {
+      const part = chunk.subarray(0, MAX_EXCERPT_BYTES - this.#keptBytes);
+      (this.#kept ??= []).push(part);
+      this.#keptBytes += part.length;
+    }
+    // The rest is dropped with the connection (a sink sending megabytes costs no more).
+    if (this.#total > MAX_READ_BYTES) {
+      this.#answered();
+      c.abort(new ReadEnough('answer body over 64 KiB: the rest is not read'));
+    }
+  }
+
+  onResponseEnd(): void {
+    this.#answered();
+  }
+
+  onResponseError(_c: Dispatcher.DispatchController, err: Error): void {
+    this.failed(err);
+  }
+
+  /** The request failed before a whole answer (or its first 64 KiB) came; no-op once settled. */
+  failed(err: Error): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    const r = this.#r;
     const aborted = stopped(r.signal); // may have fired during the attempt
     const code = (err as { code?: string }).code;
     const timedOut = code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT';
-    const reason = timedOut ? `no answer within ${r.timeoutMs} ms (${code})` : `request failed: ${errorMessage(err)}`;
-    return { ok: false, reason, aborted };
+    this.#settle({ ok: false, reason: timedOut ? `no answer within ${r.timeoutMs} ms (${code})` : `request failed: ${errorMessage(err)}`, aborted });
   }
+
+  #answered(): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    const headers = this.#headers ?? {};
+    const kept = this.#kept;
+    const excerpt = kept === undefined ? '' : utf8Prefix((kept.length === 1 ? kept[0]! : Buffer.concat(kept)).toString('utf8'), MAX_EXCERPT_BYTES);
+    this.#settle({ ok: true, status: this.#status, header: (n) => header(headers, n), excerpt });
+  }
+}
+
+/**
+ * Sends one request to the pinned address. Never rejects. The deadline is undici's own (connect,
+ * headers, body: each at most `timeoutMs`), so an attempt costs no timer of its own; the
+ * subscription's stop aborts it through {@link watchStop}. The answer's body is read up to 64 KiB
+ * ({@link MAX_READ_BYTES}), its first KiB kept as the excerpt.
+ */
+export function send(agents: PinnedAgents, r: AttemptRequest): Promise<RawAnswer> {
+  if (stopped(r.signal)) return Promise.resolve({ ok: false, reason: 'subscription stopping', aborted: true });
+  return new Promise<RawAnswer>((resolve) => {
+    const reader = new AnswerReader(r, resolve);
+    const headers = r.headers;
+    if (r.body !== undefined) headers['content-length'] = String(r.body.length);
+    try {
+      agents.for(r.target).dispatch(
+        {
+          origin: r.target.url.origin,
+          path: `${r.target.url.pathname}${r.target.url.search}`,
+          method: r.method,
+          headers,
+          ...(r.body === undefined ? {} : { body: Buffer.from(r.body.buffer, r.body.byteOffset, r.body.byteLength) }),
+          headersTimeout: r.timeoutMs,
+          bodyTimeout: r.timeoutMs,
+        },
+        reader,
+      );
+    } catch (err) {
+      // Invalid options or a closed agent throw at once instead of reaching the handler.
+      reader.failed(err instanceof Error ? err : new Error(String(err)));
+    }
+  });
 }

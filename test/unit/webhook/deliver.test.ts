@@ -1,0 +1,150 @@
+/**
+ * One push attempt against a real HTTP server on loopback (`send` in
+ * src/connectors/sinks/webhook/deliver.ts): the status, the headers and the body's first KiB as
+ * the excerpt; a body past 64 KiB is not read to its end; timeouts, refused connections and a
+ * stopped subscription are failures with a reason, never a rejection. Spec: issue 8 ("Outcomes",
+ * "a response excerpt (≤ 1 KiB)").
+ */
+import { createServer } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PinnedAgents, send } from '../../../src/connectors/sinks/webhook/deliver.js';
+import type { AttemptRequest, RawAnswer } from '../../../src/connectors/sinks/webhook/deliver.js';
+import { checkTargetUrl, parseAllowList } from '../../../src/connectors/sinks/webhook/target.js';
+import type { ResolvedTarget } from '../../../src/connectors/sinks/webhook/target.js';
+
+type Route = (req: IncomingMessage, res: ServerResponse, body: Buffer) => void;
+
+let server: Server;
+let port = 0;
+const routes = new Map<string, Route>();
+/** Bytes the /endless route managed to write before the client went away. */
+let endlessWritten = 0;
+let endlessClosed: Promise<void> = Promise.resolve();
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => routes.get(new URL(req.url ?? '/', 'http://x').pathname)?.(req, res, Buffer.concat(chunks)));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  port = (server.address() as AddressInfo).port;
+});
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise<void>((r) => server.close(() => r()));
+});
+
+const allow = parseAllowList('127.0.0.1');
+const target = (path: string, p = port): ResolvedTarget => ({ ...checkTargetUrl(`http://127.0.0.1:${p}${path}`, allow), address: '127.0.0.1', family: 4 });
+const attempt = (path: string, extra: Partial<AttemptRequest> = {}): AttemptRequest => ({ target: target(path), method: 'POST', headers: { 'content-type': 'application/json' }, body: Buffer.from('{"a":1}'), timeoutMs: 2_000, retryAfterCapMs: 60_000, ...extra });
+const answered = (a: RawAnswer): Extract<RawAnswer, { ok: true }> => {
+  if (!a.ok) throw new Error(`expected an answer, got: ${a.reason}`);
+  return a;
+};
+
+describe('send: one attempt against a loopback sink', () => {
+  const agents = new PinnedAgents();
+  afterAll(() => agents.close());
+
+  it('hands over the body and headers with content-length, and reads status, headers and an empty body', async () => {
+    let seen: { body: string; length: string | undefined; type: string | undefined } | undefined;
+    routes.set('/ok', (req, res, body) => {
+      seen = { body: body.toString(), length: req.headers['content-length'], type: req.headers['content-type'] };
+      res.writeHead(204, { 'retry-after': '7', 'x-two': ['a', 'b'] }).end();
+    });
+    const a = answered(await send(agents, attempt('/ok')));
+    expect(a.status).toBe(204);
+    expect(a.excerpt).toBe('');
+    expect(a.header('retry-after')).toBe('7');
+    expect(a.header('x-two')).toBe('a');
+    expect(a.header('absent')).toBeUndefined();
+    expect(seen).toEqual({ body: '{"a":1}', length: '7', type: 'application/json' });
+  });
+
+  it('keeps the first KiB of any answer body as the excerpt, cut at a character boundary', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.string({ unit: 'grapheme', maxLength: 900 }), fc.integer({ min: 1, max: 6 }), async (text, parts) => {
+        const body = Buffer.from(text.repeat(3), 'utf8');
+        routes.set('/text', (_req, res) => {
+          res.writeHead(500);
+          // Several writes, so the excerpt is assembled from several chunks.
+          const step = Math.ceil(body.length / parts) || 1;
+          for (let at = 0; at < body.length; at += step) res.write(body.subarray(at, at + step));
+          res.end();
+        });
+        const a = answered(await send(agents, attempt('/text')));
+        expect(a.status).toBe(500);
+        const whole = body.toString('utf8');
+        expect(Buffer.byteLength(a.excerpt)).toBeLessThanOrEqual(1024);
+        expect(whole.startsWith(a.excerpt)).toBe(true);
+        if (body.length <= 1024) expect(a.excerpt).toBe(whole);
+        else expect(Buffer.byteLength(a.excerpt)).toBeGreaterThan(1024 - 4);
+      }),
+      { numRuns: 30 },
+    );
+  });
+
+  it('stops reading a body past 64 KiB: the answer counts, the rest is dropped with the connection', async () => {
+    routes.set('/endless', (_req, res) => {
+      endlessWritten = 0;
+      endlessClosed = new Promise<void>((done) => {
+        res.on('close', () => done());
+        const chunk = Buffer.alloc(16 * 1024, 0x61);
+        const pump = (): void => {
+          // 64 MiB at most, written only as fast as the client reads.
+          while (endlessWritten < 64 * 1024 * 1024 && !res.destroyed) {
+            endlessWritten += chunk.length;
+            if (!res.write(chunk)) {
+              res.once('drain', pump);
+              return;
+            }
+          }
+          res.end();
+        };
+        res.writeHead(503, { 'retry-after': '2' });
+        pump();
+      });
+    });
+    const a = answered(await send(agents, attempt('/endless')));
+    expect(a.status).toBe(503);
+    expect(a.header('retry-after')).toBe('2');
+    expect(a.excerpt).toBe('a'.repeat(1024));
+    await endlessClosed;
+    expect(endlessWritten).toBeLessThan(16 * 1024 * 1024);
+  });
+
+  it('no answer within the timeout, a refused connection and a stopped subscription are failures with a reason', async () => {
+    routes.set('/silent', () => undefined); // never answers
+    const slow = await send(agents, attempt('/silent', { timeoutMs: 200 }));
+    expect(slow).toMatchObject({ ok: false, aborted: false });
+    expect(!slow.ok && slow.reason).toMatch(/^no answer within 200 ms \(UND_ERR_HEADERS_TIMEOUT\)$/);
+
+    const closed = createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+    const closedPort = (closed.address() as AddressInfo).port;
+    await new Promise<void>((r) => closed.close(() => r()));
+    const refused = await send(agents, { ...attempt('/'), target: target('/', closedPort) });
+    expect(refused).toMatchObject({ ok: false, aborted: false });
+    expect(!refused.ok && refused.reason).toMatch(/^request failed: .*ECONNREFUSED/);
+
+    const stop = new AbortController();
+    stop.abort(new Error('stopping'));
+    expect(await send(agents, attempt('/ok', { signal: stop.signal }))).toEqual({ ok: false, reason: 'subscription stopping', aborted: true });
+  });
+
+  it('an attempt in flight when the agents abort settles as aborted', async () => {
+    const own = new PinnedAgents();
+    routes.set('/hang', () => undefined);
+    const stop = new AbortController();
+    const pending = send(own, attempt('/hang', { signal: stop.signal, timeoutMs: 10_000 }));
+    await new Promise((r) => setTimeout(r, 50));
+    stop.abort(new Error('stopping'));
+    own.abortAll(stop.signal.reason);
+    const a = await pending;
+    expect(a).toMatchObject({ ok: false, aborted: true });
+  });
+});
