@@ -1,20 +1,23 @@
 /**
- * `npm run stack:up | stack:down | stack:status`. `up` prints the settings as KEY=value lines on
- * stdout (progress goes to stderr), the same variables the gateway reads.
+ * `npm run stack:up | stack:down | stack:status | stack:reset`. `up` (and `reset`: down, delete
+ * the state, up) prints the settings as KEY=value lines on stdout (progress goes to stderr), the
+ * same variables the gateway reads.
  */
-import { stackConfig, stackDown, stackStatus, stackUp } from './index.js';
+import { stackConfig, stackDown, stackReset, stackStatus, stackUp } from './index.js';
 
 async function main(cmd: string | undefined): Promise<number> {
   switch (cmd) {
-    case 'up': {
-      const env = await stackUp((l) => process.stderr.write(`stack: ${l}\n`));
+    case 'up':
+    case 'reset': {
+      const progress = (l: string): void => void process.stderr.write(`stack: ${l}\n`);
+      const env = await (cmd === 'up' ? stackUp(progress) : stackReset(progress));
       for (const [k, v] of Object.entries(env)) process.stdout.write(`${k}=${v}\n`);
       process.stderr.write(`stack: ready (settings saved in ${stackConfig().envFile}; npm start and npm test read them)\n`);
       return 0;
     }
     case 'down':
       await stackDown();
-      process.stderr.write('stack: stopped (data kept in .stack/; delete it for a clean slate)\n');
+      process.stderr.write('stack: stopped (data kept in .stack/; `npm run stack:reset` starts it again with none)\n');
       return 0;
     case 'status': {
       const s = await stackStatus();
@@ -22,7 +25,7 @@ async function main(cmd: string | undefined): Promise<number> {
       return Object.values(s).every(Boolean) ? 0 : 1;
     }
     default:
-      process.stderr.write('usage: stack (up|down|status)\n');
+      process.stderr.write('usage: stack (up|down|status|reset)\n');
       return 2;
   }
 }

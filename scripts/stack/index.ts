@@ -3,7 +3,8 @@
  * `stackUp()` is idempotent (running services are reused), awaits readiness by probing, and
  * writes the connection settings to `.stack/env` as KEY=value lines.
  */
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { StackConfig } from './config.js';
 import { stackConfig } from './config.js';
 import { fetchKafka, fetchRegistry } from './fetch.js';
@@ -75,6 +76,37 @@ export async function stackDown(): Promise<void> {
   await Promise.all([stopRegistry(cfg), stopKafka(cfg)]);
   await stopPostgres(cfg, tools);
   rmSync(cfg.envFile, { force: true });
+}
+
+/** What the stack keeps in its state folder; anything else there means the folder is not only the stack's. */
+const STATE_ENTRIES = new Set(['env', 'kafka', 'registry', 'tls', 'postgres']);
+
+/**
+ * Deletes the stopped stack's state: its state folder (Kafka's topics, offsets and consumer groups,
+ * the registry's files, the TLS files, `env`) and PostgreSQL's folder (the registry's schemas),
+ * never the download cache. Returns the folders deleted.
+ * Errors: refuses (throws, deleting nothing) when the state folder holds anything the stack does
+ * not make: `CE_GATEWAY_STACK_DIR` may name any folder, and this deletes recursively.
+ */
+export function clearStackState(cfg: StackConfig = stackConfig()): string[] {
+  if (existsSync(cfg.stateDir)) {
+    const foreign = readdirSync(cfg.stateDir).filter((e) => !STATE_ENTRIES.has(e));
+    if (foreign.length > 0) throw new Error(`${cfg.stateDir} holds ${foreign.slice(0, 3).join(', ')}${foreign.length > 3 ? ', …' : ''}, which the stack did not make: not deleting it; stop the stack and delete what you mean to by hand`);
+  }
+  const folders = [cfg.stateDir, dirname(cfg.postgres.dataDir)];
+  for (const f of folders) rmSync(f, { recursive: true, force: true });
+  return folders;
+}
+
+/**
+ * `npm run stack:reset`: stops the stack, deletes its state ({@link clearStackState}) and starts
+ * it again: a broker without the topics and partitions that tests and benches leave behind (they
+ * add up to thousands and slow the broker; BENCHMARKS.md), and a registry without schemas.
+ */
+export async function stackReset(log: (line: string) => void = () => {}): Promise<StackEnv> {
+  await stackDown();
+  for (const f of clearStackState()) log(`deleted ${f}`);
+  return stackUp(log);
 }
 
 export interface StackStatus {
