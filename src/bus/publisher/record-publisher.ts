@@ -176,7 +176,12 @@ export class RecordPublisher {
       promises.push(new Promise<Position>((resolve, reject) => (request = { results: [undefined], left: 1, finish: (rs) => settlePromise(rs[0]!, resolve, reject) })));
       return this.#pending(topic, record, request, 0);
     });
-    this.#enqueue(pendings, signal);
+    const withdraw = this.#enqueue(pendings);
+    if (signal !== undefined) {
+      if (signal.aborted) withdraw(signal.reason);
+      else signal.addEventListener('abort', () => withdraw(signal.reason), { once: true });
+    }
+    this.#kick();
     return promises;
   }
 
@@ -194,10 +199,8 @@ export class RecordPublisher {
     const done = new Promise<readonly Settled[]>((resolve) => (request = { results, left: items.length, finish: resolve }));
     if (items.length === 0) request.finish([]);
     const pendings = items.map(({ topic, record, bytes }, i) => this.#pending(topic, record, request, i, bytes));
-    this.#enqueue(pendings, undefined);
-    const withdraw = (reason: unknown): void => {
-      for (const p of pendings) this.#withdraw(p, reason);
-    };
+    const withdraw = this.#enqueue(pendings);
+    this.#kick();
     return { results, done, withdraw };
   }
 
@@ -214,17 +217,16 @@ export class RecordPublisher {
     return { topic, record, bytes, request, index, maybeWritten: false, done: false, inFlight: false, queuedAt: publisherChannel.hasSubscribers ? performance.now() : 0 };
   }
 
-  #enqueue(pendings: readonly Pending[], signal: AbortSignal | undefined): void {
+  /**
+   * Queues `pendings` and returns their withdrawal (the caller's deadline, for both send paths).
+   * Does not start the drain loop: the caller kicks it once a deadline already passed has withdrawn them.
+   */
+  #enqueue(pendings: readonly Pending[]): (reason: unknown) => void {
     for (const p of pendings) this.#queue.offer(p);
     this.#stats.enqueued += pendings.length;
-    if (signal !== undefined) {
-      const withdraw = (): void => {
-        for (const p of pendings) this.#withdraw(p, signal.reason);
-      };
-      if (signal.aborted) withdraw();
-      else signal.addEventListener('abort', withdraw, { once: true });
-    }
-    this.#kick();
+    return (reason) => {
+      for (const p of pendings) this.#withdraw(p, reason);
+    };
   }
 
   /** Withdraws a record not in flight: rejected now, skipped when the drain loop reaches it. */
