@@ -47,7 +47,13 @@ export function checkEnvelopeLimits(entries: Iterable<readonly [string, string |
   // than the rest of the check).
   if (Array.isArray(entries) && entries.length <= limits.maxAttributes) {
     let upper = 0;
-    for (const [name, value] of entries as readonly (readonly [string, string | Uint8Array])[]) upper += name.length * 3 + (typeof value === 'string' ? value.length * 3 : value.byteLength);
+    // Indexed: an iterator and its result objects per pair were 4 % of a push subscription's allocations.
+    const pairs = entries as readonly (readonly [string, string | Uint8Array])[];
+    for (let i = 0; i < pairs.length; i++) {
+      const pair = pairs[i]!;
+      const value = pair[1];
+      upper += pair[0].length * 3 + (typeof value === 'string' ? value.length * 3 : value.byteLength);
+    }
     if (upper <= limits.maxAttributeBytes) return undefined;
   }
   let n = 0;

@@ -70,6 +70,19 @@ export async function startKafkaRead(kafka: Kafka, admin: Admin, spec: ReadSpec,
       settle();
     })());
 
+  /** A bounded read's partition is done once its fetched offsets reach the end. */
+  const reached = (topic: string, partition: number, lastOffset: string, pause?: () => void): void => {
+    const key = tpKey(topic, partition);
+    const end = where.get(key)?.end;
+    if (spec.untilEnd !== true || end === undefined || !open.has(key) || BigInt(lastOffset) + 1n < end) return;
+    if (pause !== undefined) pause();
+    else consumer.pause([{ topic, partitions: [partition] }]);
+    open.delete(key);
+    if (open.size === 0) void stop();
+  };
+  // A fetched batch of markers or aborted records alone never reaches eachBatch; kafkajs reports
+  // it (and every other batch) here, with its last offset.
+  consumer.on(consumer.events.END_BATCH_PROCESS, (e: { payload: { topic: string; partition: number; lastOffset: string } }) => reached(e.payload.topic, e.payload.partition, e.payload.lastOffset));
   await consumer.connect();
   await consumer.subscribe({ topics: [...spec.topics], fromBeginning: spec.from.kind === 'earliest' });
   await consumer.run({
@@ -95,12 +108,9 @@ export async function startKafkaRead(kafka: Kafka, admin: Admin, spec: ReadSpec,
         }
         payload.resolveOffset(m.offset);
       }
-      const last = payload.batch.messages.at(-1);
-      if (spec.untilEnd === true && end !== undefined && (last === undefined ? false : BigInt(last.offset) + 1n >= end)) {
-        payload.pause();
-        open.delete(key);
-        if (open.size === 0) void stop();
-      }
+      // The batch's last offset counts transaction markers and aborted records too (they take
+      // offsets but are never handed on): a partition ending with a marker still ends.
+      if (stopping === undefined && payload.isRunning() && !payload.isStale()) reached(topic, partition, payload.batch.lastOffset(), () => payload.pause());
     },
   });
   return { done: finished, stop };

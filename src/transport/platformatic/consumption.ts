@@ -8,7 +8,8 @@ import { PartitionLane } from '../in-flight-window.js';
 import { LANE_HIGH, LanePump } from '../lane-pump.js';
 import { baseOptions, closeForced } from './client-options.js';
 import { fromPlatformaticError } from './errors.js';
-import { fetchOnce, listOffsets, tpKey } from './fetcher.js';
+import { fetchOnce, listOffsets, openFetcher, tpKey } from './fetcher.js';
+import type { Fetcher } from './fetcher.js';
 import { fetchPlan } from './fetch-plan.js';
 
 type Assignment = readonly { readonly topic: string; readonly partition: number }[];
@@ -86,7 +87,7 @@ export class PlatformaticConsumption implements Consumption {
   readonly group: string;
   readonly done: Promise<void>;
   readonly #member: Consumer;
-  readonly #fetcher: Consumer;
+  readonly #fetcher: Fetcher;
   readonly #spec: GroupSpec;
   readonly #opts: KafkaTransportOptions;
   readonly #pins: LatestPins;
@@ -139,7 +140,7 @@ export class PlatformaticConsumption implements Consumption {
       heartbeatInterval: opts.heartbeatIntervalMs,
     });
     // The fetcher never joins: the group id is required by the library but never sent.
-    this.#fetcher = new Consumer({ ...baseOptions(opts, `${suffix}-fetch`), groupId: `${spec.group}.fetcher-never-joins` });
+    this.#fetcher = openFetcher(opts, `${suffix}-fetch`, `${spec.group}.fetcher-never-joins`);
     // Heartbeats run on the member's own timer whatever the handler does.
     this.#ctx = { signal: this.#runner.signal, heartbeat: () => Promise.resolve() };
     this.#serialTopics = new Set(spec.serialTopics ?? []);
@@ -176,7 +177,7 @@ export class PlatformaticConsumption implements Consumption {
       await c.#run();
     } catch (err) {
       c.#stopping = true;
-      await Promise.allSettled([closeForced(c.#member), closeForced(c.#fetcher)]);
+      await Promise.allSettled([closeForced(c.#member), c.#fetcher.close()]);
       throw fromPlatformaticError(err, { operation: 'consume', group: spec.group, topics: spec.topics });
     }
     return c;
@@ -276,7 +277,7 @@ export class PlatformaticConsumption implements Consumption {
           toStore.push({ topic, partition, offset: pin, leaderEpoch: -1 });
           continue;
         }
-        fallback ??= await listOffsets(this.#fetcher, topic, this.#spec.startFrom === 'earliest' ? 'earliest' : 'latest');
+        fallback ??= await listOffsets(this.#fetcher.consumer, topic, this.#spec.startFrom === 'earliest' ? 'earliest' : 'latest');
         out.set(tpKey(topic, partition), fallback[partition] ?? 0n);
       }
     }
@@ -321,7 +322,7 @@ export class PlatformaticConsumption implements Consumption {
         failures++;
         this.#opts.logger.warn({ group: this.group, err: errorMessage(err), failures, limit }, 'kafka fetch failed');
         if (failures >= limit) throw fromPlatformaticError(err, { operation: 'consume', group: this.group });
-        this.#fetcher.clearMetadata();
+        this.#fetcher.consumer.clearMetadata();
         await new Promise((r) => setTimeout(r, Math.min(this.#opts.maxRetryTimeMs, this.#opts.initialRetryTimeMs * 2 ** Math.min(failures, 10))));
         continue;
       }
@@ -484,7 +485,7 @@ export class PlatformaticConsumption implements Consumption {
     clearInterval(this.#commitTimer);
     this.#wakeUp();
     // A fetch in flight is cut short; what it brings is dropped.
-    await closeForced(this.#fetcher).catch((err: unknown) => this.#opts.logger.debug({ group: this.group, err: errorMessage(err) }, 'fetcher close failed'));
+    await this.#fetcher.close().catch((err: unknown) => this.#opts.logger.debug({ group: this.group, err: errorMessage(err) }, 'fetcher close failed'));
     while (this.#drives.size > 0) await Promise.allSettled([...this.#drives]);
     cancelDeadline();
     await this.#loop;

@@ -5,10 +5,41 @@
  * Used by the group-less read and, on a connection pool of its own, by group consumptions, so a
  * long-polling fetch never holds up the member's heartbeats and commits.
  */
-import { FetchIsolationLevels, ListOffsetTimestamps } from '@platformatic/kafka';
-import type { Consumer } from '@platformatic/kafka';
+import { Consumer, FetchIsolationLevels, ListOffsetTimestamps } from '@platformatic/kafka';
+import type { KafkaTransportOptions } from '../kafka/options.js';
 import type { TransportRecord } from '../port.js';
+import { baseOptions, closeForced } from './client-options.js';
+import { RawFetchPool } from './raw-fetch.js';
+import type { RawFetchPartition } from './raw-fetch.js';
+import { readRecordBatches } from './record-batches.js';
 import { decodeBatches } from './records.js';
+import type { FetchedBatch } from './records.js';
+
+/**
+ * A group-less consumer for fetching and the connection pool its fetches go through
+ * ({@link RawFetchPool}: record batches read by ./record-batches.ts). `close()` closes both.
+ */
+export interface Fetcher {
+  readonly consumer: Consumer;
+  readonly pool: RawFetchPool;
+  close(): Promise<void>;
+}
+
+/** A {@link Fetcher} with the transport's connection settings; `groupId` is required by the library but never sent. */
+export function openFetcher(opts: KafkaTransportOptions, clientIdSuffix: string, groupId: string): Fetcher {
+  const options = baseOptions(opts, clientIdSuffix);
+  const consumer = new Consumer({ ...options, groupId });
+  const pool = new RawFetchPool(options.clientId, options);
+  return {
+    consumer,
+    pool,
+    close: async () => {
+      const closed = await Promise.allSettled([closeForced(consumer), pool.close()]);
+      const failed = closed.find((c): c is PromiseRejectedResult => c.status === 'rejected');
+      if (failed !== undefined) throw failed.reason;
+    },
+  };
+}
 
 /** One partition to fetch: `offset` is the next offset wanted. */
 export interface FetchPosition {
@@ -41,8 +72,9 @@ export interface FetchLimits {
  * Errors: the library's error (the caller maps it with fromPlatformaticError); metadata is
  * refreshed on the next call after a failure.
  */
-export async function fetchOnce(consumer: Consumer, positions: readonly FetchPosition[], limits: FetchLimits): Promise<Fetched[]> {
+export async function fetchOnce(fetcher: Fetcher, positions: readonly FetchPosition[], limits: FetchLimits): Promise<Fetched[]> {
   if (positions.length === 0) return [];
+  const consumer = fetcher.consumer;
   const topics = [...new Set(positions.map((p) => p.topic))];
   const metadata = await consumer.metadata({ topics });
   type LeaderTopic = { topicId: string; partitions: { partition: number; fetchOffset: bigint; partitionMaxBytes: number; currentLeaderEpoch: number; lastFetchedEpoch: number }[] };
@@ -69,6 +101,7 @@ export async function fetchOnce(consumer: Consumer, positions: readonly FetchPos
         minBytes: limits.minBytes ?? 1,
         maxBytes: limits.maxBytes,
         isolationLevel: FetchIsolationLevels.READ_COMMITTED,
+        connectionPool: fetcher.pool,
       }),
     ),
   );
@@ -77,10 +110,12 @@ export async function fetchOnce(consumer: Consumer, positions: readonly FetchPos
     for (const t of answer.responses) {
       const topic = namesById.get(t.topicId);
       if (topic === undefined) continue;
-      for (const p of t.partitions) {
+      for (const p of t.partitions as unknown as (RawFetchPartition | { partitionIndex: number; records?: FetchedBatch[]; raw?: undefined })[]) {
         const start = from.get(tpKey(topic, p.partitionIndex));
         if (start === undefined) continue;
-        const { records, next } = decodeBatches(topic, p.partitionIndex, p.records ?? [], start);
+        // Fetch v17 answers come as bytes (./raw-fetch.ts); an older broker's, parsed by the library.
+        const { records, next } =
+          p.raw !== undefined ? readRecordBatches(topic, p.partitionIndex, p.raw, start, (p).abortedTransactions) : decodeBatches(topic, p.partitionIndex, (p.records ?? []) as FetchedBatch[], start);
         out.push({ topic, partition: p.partitionIndex, records, next });
       }
     }

@@ -5,14 +5,13 @@
  * Records arrive in offset order per partition, one at a time.
  * Spec: issue 7 ("neither command leaves a consumer group behind"); issue 14.
  */
-import { Consumer } from '@platformatic/kafka';
+import type { Consumer } from '@platformatic/kafka';
 import { errorMessage } from '../../core/errors.js';
 import type { KafkaTransportOptions } from '../kafka/options.js';
 import type { Read, ReadSpec, TransportRecord } from '../port.js';
-import { baseOptions, closeForced } from './client-options.js';
 import { fromPlatformaticError } from './errors.js';
 import type { FetchPosition } from './fetcher.js';
-import { fetchOnce, listOffsets, tpKey } from './fetcher.js';
+import { fetchOnce, listOffsets, openFetcher, tpKey } from './fetcher.js';
 
 /**
  * Starts the read. Errors: the library's errors from the offset look-ups (the caller maps them);
@@ -42,7 +41,7 @@ export async function startPlatformaticRead(tools: Consumer, spec: ReadSpec, han
   const open = (p: { offset: bigint; end: bigint }): boolean => spec.untilEnd !== true || p.offset < p.end;
   if (![...positions.values()].some(open)) return { done: Promise.resolve(), stop: () => Promise.resolve() };
 
-  const fetcher = new Consumer({ ...baseOptions(opts, 'read'), groupId: `${opts.clientId}-read-never-joined` });
+  const fetcher = openFetcher(opts, 'read', `${opts.clientId}-read-never-joined`);
   let stopping = false;
   const loop = (async () => {
     let failures = 0;
@@ -57,7 +56,7 @@ export async function startPlatformaticRead(tools: Consumer, spec: ReadSpec, han
         if (stopping) return;
         if (++failures > opts.retries) throw fromPlatformaticError(err, { operation: 'read', topics: spec.topics });
         opts.logger.debug({ err: errorMessage(err) }, 'read: fetch failed, trying again');
-        fetcher.clearMetadata();
+        fetcher.consumer.clearMetadata();
         await new Promise((r) => setTimeout(r, opts.initialRetryTimeMs));
         continue;
       }
@@ -74,7 +73,7 @@ export async function startPlatformaticRead(tools: Consumer, spec: ReadSpec, han
       }
     }
   })();
-  const done = loop.finally(() => closeForced(fetcher).catch(() => undefined));
+  const done = loop.finally(() => fetcher.close().catch(() => undefined));
   done.catch(() => undefined); // nobody has to observe `done`
   let stopped: Promise<void> | undefined;
   return {
@@ -82,7 +81,7 @@ export async function startPlatformaticRead(tools: Consumer, spec: ReadSpec, han
     stop: () =>
       (stopped ??= (async () => {
         stopping = true;
-        await closeForced(fetcher).catch(() => undefined);
+        await fetcher.close().catch(() => undefined);
         await done.catch(() => undefined);
       })()),
   };
