@@ -19,8 +19,8 @@ export const LANE_LOW = 250;
 export interface LaneHooks<R extends LaneRecord> {
   /** Handles one record; never rejects (the record runner's outcomes). */
   run(record: R): Promise<RecordDecision | 'failed' | 'abandoned'>;
-  /** Keeps the promise for the member's stop (it waits for every record in hand). */
-  track(p: Promise<void>): void;
+  /** The lane bookkeeping after a record failed (a defect): the adapter stops the consumption with it. */
+  fault(err: unknown): void;
   /** The member is stopping: nothing new starts. */
   stopping(): boolean;
   /** A record was processed (commit cadence). */
@@ -57,6 +57,8 @@ export class LanePump<R extends LaneRecord> {
   readonly #maxInHand: number;
   readonly #hooks: LaneHooks<R>;
   #inHand = 0;
+  /** Waiting for no record to be in hand ({@link idle}). */
+  #idleWaiters: (() => void)[] = [];
 
   /** `maxInHand`: records in hand over all lanes at once (integer ≥ 1). */
   constructor(maxInHand: number, hooks: LaneHooks<R>) {
@@ -70,6 +72,15 @@ export class LanePump<R extends LaneRecord> {
   }
 
   /**
+   * Resolves once no record is in hand (at once when none is): what a stopping member waits for.
+   * A count, not a promise kept per record: that cost a promise, a closure and a Set entry per record.
+   */
+  idle(): Promise<void> {
+    if (this.#inHand === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+  }
+
+  /**
    * Starts the lane's records while its window and the member's bound allow. A record is only
    * started when it can be delivered now: waiting in a sink's own queue it would hold up its
    * partition's commit and cost its decoding early.
@@ -80,7 +91,8 @@ export class LanePump<R extends LaneRecord> {
       const r = lane.start();
       if (r === undefined) return;
       this.#inHand++;
-      this.#hooks.track(this.#hooks.run(r).then((outcome) => this.#finished(lane, r, outcome)));
+      // `run` never rejects; `#finished` never throws (a defect there goes to `fault`).
+      void this.#hooks.run(r).then((outcome) => this.#finished(lane, r, outcome));
     }
   }
 
@@ -116,6 +128,19 @@ export class LanePump<R extends LaneRecord> {
 
   #finished(lane: PartitionLane<R>, r: R, outcome: RecordDecision | 'failed' | 'abandoned'): void {
     this.#inHand--;
+    try {
+      this.#settle(lane, r, outcome);
+    } catch (err) {
+      this.#hooks.fault(err);
+    }
+    if (this.#inHand === 0 && this.#idleWaiters.length > 0) {
+      const waiters = this.#idleWaiters;
+      this.#idleWaiters = [];
+      for (const w of waiters) w();
+    }
+  }
+
+  #settle(lane: PartitionLane<R>, r: R, outcome: RecordDecision | 'failed' | 'abandoned'): void {
     const stopped = outcome === 'failed' || outcome === 'abandoned';
     const after = lane.finish(r.offset, stopped ? { kind: 'stopped' } : outcome);
     if (!stopped && outcome.kind === 'done') this.#hooks.processed();

@@ -111,7 +111,7 @@ export class KafkaConsumption implements Consumption {
     this.#laneCtx = { signal: this.#runner.signal, heartbeat: () => this.#laneHeartbeat?.() ?? Promise.resolve() };
     this.#pump = new LanePump<TransportRecord>(spec.partitionsConcurrently ?? opts.partitionsConsumedConcurrently, {
       run: (r) => this.#runner.run(r, this.#laneCtx),
-      track: (p) => void this.#track(p),
+      fault: (err) => this.#fail(err),
       stopping: () => this.#stopping,
       processed: () => this.#laneProcessed(),
       redeliver: (lane, r) => this.#redeliverLane(lane, r),
@@ -434,6 +434,7 @@ export class KafkaConsumption implements Consumption {
     const cancelDeadline = this.#runner.beginStop();
     // Records in hand finish (or are abandoned at the deadline); the batches end with a commit of what was processed.
     while (this.#batches.size > 0) await Promise.allSettled([...this.#batches]);
+    await this.#pump.idle();
     cancelDeadline();
     if (this.#window !== undefined) {
       clearTimeout(this.#laneCommitTimer);

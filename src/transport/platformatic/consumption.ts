@@ -149,11 +149,7 @@ export class PlatformaticConsumption implements Consumption {
         ? undefined
         : new LanePump<TransportRecord>(spec.partitionsConcurrently ?? opts.partitionsConsumedConcurrently, {
             run: (r) => this.#runner.run(r, this.#ctx),
-            track: (p) => {
-              this.#drives.add(p);
-              const untrack = (): void => void this.#drives.delete(p);
-              p.then(untrack, untrack);
-            },
+            fault: (err) => this.#fail(err),
             stopping: () => this.#stopping,
             processed: () => {
               if (++this.#sinceCommit >= this.#commitEveryRecords) void this.#commit();
@@ -487,6 +483,7 @@ export class PlatformaticConsumption implements Consumption {
     // A fetch in flight is cut short; what it brings is dropped.
     await this.#fetcher.close().catch((err: unknown) => this.#opts.logger.debug({ group: this.group, err: errorMessage(err) }, 'fetcher close failed'));
     while (this.#drives.size > 0) await Promise.allSettled([...this.#drives]);
+    await this.#pump?.idle();
     cancelDeadline();
     await this.#loop;
     while (this.#committing !== undefined) await this.#committing;

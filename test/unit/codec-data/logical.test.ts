@@ -1,5 +1,7 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { avroToJson, avroType, decodeAvro, encodeAvro, jsonToAvro } from '../../../src/codec/data/index.js';
+import { formatTimestamp } from '../../../src/codec/data/logical.js';
 import { record, violationsOf } from './helpers.js';
 
 const t = avroType(
@@ -105,5 +107,26 @@ describe('logical types: JSON → Avro values', () => {
     const hex = (p: string) => ((jsonToAvro(d, { p }) as Record<string, Buffer>)['p'] as Buffer).toString('hex');
     expect([hex('0'), hex('-1'), hex('127'), hex('128'), hex('-128'), hex('-129'), hex('65535')]).toEqual(['00', 'ff', '7f', '0080', '80', 'ff7f', '00ffff']);
     for (const p of ['0', '-1', '128', '-129', '9999999999', '-9999999999']) expect(avroToJson(d, jsonToAvro(d, { p }))).toEqual({ p });
+  });
+});
+
+describe('timestamps as RFC 3339 text (property)', () => {
+  // Years 0000–9999, as the Date object writes them (toISOString), for any millisecond and in any
+  // order: the formatter keeps the last day it wrote, so a day repeated, left and come back to is covered.
+  const ms = fc.integer({ min: -62_167_219_200_000, max: 253_402_300_799_999 }); // 0000-01-01T00:00:00.000Z … 9999-12-31T23:59:59.999Z
+  it('writes timestamp-millis as Date#toISOString does, and timestamp-micros with the 3 extra digits', () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(ms, fc.integer({ min: 0, max: 999 })), { minLength: 1, maxLength: 20 }), (values) => {
+        for (const [v, extra] of values) {
+          const iso = new Date(v).toISOString();
+          expect(formatTimestamp(v, false)).toBe(iso);
+          expect(formatTimestamp(BigInt(v), false)).toBe(iso);
+          const micros = BigInt(v) * 1000n + BigInt(extra);
+          const expected = `${iso.slice(0, -1)}${String(extra).padStart(3, '0')}Z`;
+          expect(formatTimestamp(micros, true)).toBe(expected);
+          if (Number.isSafeInteger(Number(micros))) expect(formatTimestamp(Number(micros), true)).toBe(expected);
+        }
+      }),
+    );
   });
 });

@@ -2,7 +2,9 @@
  * The lane pump (issue 8): records in hand over all lanes never exceed `maxInHand`; a place freed
  * by a finished record goes to the other lanes first (round robin), so with fewer places than
  * partitions every partition gets its turn; a lane added or removed between wakes is seen by the
- * next one (its array of lanes is rebuilt after the Map changes).
+ * next one (its array of lanes is rebuilt after the Map changes); `idle()` resolves only once no
+ * record is in hand; a defect in the bookkeeping after a record goes to `fault` and the place is
+ * still freed.
  */
 import { describe, expect, it } from 'vitest';
 import { PartitionLane } from '../../../src/transport/in-flight-window.js';
@@ -12,8 +14,9 @@ import type { RecordDecision } from '../../../src/transport/port.js';
 type Rec = { readonly offset: bigint; readonly partition: number };
 
 /** A pump whose handler finishes only when the test says so; records every start. */
-function harness(maxInHand: number) {
+function harness(maxInHand: number, processed: () => void = () => undefined) {
   const started: Rec[] = [];
+  const faults: unknown[] = [];
   const pending: (() => void)[] = [];
   let inFlight = 0;
   let most = 0;
@@ -29,9 +32,9 @@ function harness(maxInHand: number) {
         }),
       );
     },
-    track: () => undefined,
+    fault: (err) => void faults.push(err),
     stopping: () => false,
-    processed: () => undefined,
+    processed,
     redeliver: () => undefined,
     unpause: () => undefined,
   });
@@ -46,7 +49,7 @@ function harness(maxInHand: number) {
     pending.shift()!();
     await new Promise((r) => setImmediate(r));
   };
-  return { pump, lane, started, finishOne, most: () => most };
+  return { pump, lane, started, finishOne, faults, most: () => most };
 }
 
 describe('LanePump', () => {
@@ -81,5 +84,32 @@ describe('LanePump', () => {
     h.pump.wake();
     expect(h.started.map((r) => r.partition)).toEqual([0, 1]);
     expect(h.pump.inHand).toBe(2);
+  });
+
+  it('idle() resolves once no record is in hand, not before', async () => {
+    const h = harness(2);
+    await h.pump.idle(); // nothing in hand: at once
+    h.lane(0, 1);
+    h.lane(1, 1);
+    h.pump.wake();
+    let idle = false;
+    void h.pump.idle().then(() => (idle = true));
+    await h.finishOne();
+    expect(idle).toBe(false);
+    await h.finishOne();
+    expect(idle).toBe(true);
+    expect(h.pump.inHand).toBe(0);
+  });
+
+  it('a defect after a record (a hook throwing) goes to fault (the adapter stops the consumption with it), and its place is freed', async () => {
+    const h = harness(1, () => {
+      throw new Error('bookkeeping defect');
+    });
+    h.lane(0, 2);
+    h.pump.wake();
+    await h.finishOne();
+    expect(h.faults.map((e) => (e as Error).message)).toEqual(['bookkeeping defect']);
+    expect(h.pump.inHand).toBe(0);
+    await h.pump.idle();
   });
 });
