@@ -30,10 +30,22 @@ export interface BatchLimits {
 /** Sends one batch; its result (or its rejection) is every item's. Never called with an empty batch. */
 export type SendBatch<T, R> = (items: readonly T[]) => Promise<R>;
 
-interface Waiting<T, R> {
-  readonly item: T;
+/** The batch being filled: its items, and the one promise all of them get. */
+interface Filling<T, R> {
+  readonly items: T[];
+  readonly result: Promise<R>;
   readonly resolve: (r: R) => void;
   readonly reject: (e: unknown) => void;
+}
+
+function filling<T, R>(): Filling<T, R> {
+  let resolve!: (r: R) => void;
+  let reject!: (e: unknown) => void;
+  const result = new Promise<R>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { items: [], result, resolve, reject };
 }
 
 /** Bytes of a JSON array of items of these sizes. */
@@ -42,7 +54,8 @@ export const arrayBytes = (itemBytes: number, count: number): number => itemByte
 export class MicroBatcher<T, R> {
   #limits: BatchLimits;
   readonly #send: SendBatch<T, R>;
-  #pending: Waiting<T, R>[] = [];
+  /** The batch being filled; undefined when nothing is pending. */
+  #pending: Filling<T, R> | undefined;
   /** Sum of the pending items' bytes (no brackets or commas). */
   #pendingBytes = 0;
   #timer: { readonly cancel: () => void } | undefined;
@@ -59,19 +72,22 @@ export class MicroBatcher<T, R> {
 
   /** Items waiting for their batch to be sent. */
   get pending(): number {
-    return this.#pending.length;
+    return this.#pending?.items.length ?? 0;
   }
 
-  /** Adds `item` of `bytes` bytes; settles with its batch's result. */
+  /**
+   * Adds `item` of `bytes` bytes; settles with its batch's result. Every item of a batch gets the
+   * same promise (one per batch, not one per item: this runs for every event of a batched push).
+   */
   add(item: T, bytes: number): Promise<R> {
     const l = this.#limits;
-    if (this.#pending.length > 0 && arrayBytes(this.#pendingBytes + bytes, this.#pending.length + 1) > l.maxBytes) this.flush();
-    return new Promise<R>((resolve, reject) => {
-      this.#pending.push({ item, resolve, reject });
-      this.#pendingBytes += bytes;
-      if (this.#pending.length >= l.maxEvents || arrayBytes(this.#pendingBytes, this.#pending.length) >= l.maxBytes) this.flush();
-      else this.#timer ??= this.#schedule(l.maxDelayMs);
-    });
+    if (this.#pending !== undefined && arrayBytes(this.#pendingBytes + bytes, this.#pending.items.length + 1) > l.maxBytes) this.flush();
+    const batch = (this.#pending ??= filling<T, R>());
+    batch.items.push(item);
+    this.#pendingBytes += bytes;
+    if (batch.items.length >= l.maxEvents || arrayBytes(this.#pendingBytes, batch.items.length) >= l.maxBytes) this.flush();
+    else this.#timer ??= this.#schedule(l.maxDelayMs);
+    return batch.result;
   }
 
   /** Sends what is pending now (no-op when nothing is). */
@@ -79,25 +95,18 @@ export class MicroBatcher<T, R> {
     this.#timer?.cancel();
     this.#timer = undefined;
     const batch = this.#pending;
-    if (batch.length === 0) return;
-    this.#pending = [];
+    if (batch === undefined) return;
+    this.#pending = undefined;
     this.#pendingBytes = 0;
     let sent: Promise<R>;
     try {
-      sent = this.#send(batch.map((w) => w.item));
+      sent = this.#send(batch.items);
     } catch (err) {
       // A send that throws instead of rejecting still settles every item.
-      for (const w of batch) w.reject(err);
+      batch.reject(err);
       return;
     }
-    void sent.then(
-      (r) => {
-        for (const w of batch) w.resolve(r);
-      },
-      (e: unknown) => {
-        for (const w of batch) w.reject(e);
-      },
-    );
+    sent.then(batch.resolve, batch.reject);
   }
 
   #schedule(delayMs: number): { readonly cancel: () => void } {

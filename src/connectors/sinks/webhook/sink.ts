@@ -334,14 +334,25 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
     return outcomeOf(answer, p.sink);
   }
 
-  let batcher = s.batch === undefined ? undefined : new MicroBatcher<BatchItem, Outcome>(batchLimits(s), sendBatch);
+  /** A batch's events give their slots back together, when its answer is in (one step per batch, not per event). */
+  const sendBatchAndRelease = (items: readonly BatchItem[]): Promise<Outcome> =>
+    sendBatch(items).finally(() => {
+      for (let i = 0; i < items.length; i++) slots.release();
+    });
 
-  /** Not async: one promise per event (the batch's), as this runs for every event. */
+  let batcher = s.batch === undefined ? undefined : new MicroBatcher<BatchItem, Outcome>(batchLimits(s), sendBatchAndRelease);
+
+  /**
+   * Not async: no promise of its own per event (every event of a batch gets the batch's). The
+   * event's slot is given back with its batch ({@link sendBatchAndRelease}), or at once when it
+   * cannot be encoded.
+   */
   function batched(b: MicroBatcher<BatchItem, Outcome>, event: Parameters<EventHandler>[0], ctx: Parameters<EventHandler>[1]): Promise<Outcome> {
     let element: BatchElement;
     try {
       element = batchElement(event, ctx.record, s, deps.codec);
     } catch (err) {
+      slots.release();
       return Promise.resolve(deadLetter(`cannot encode the event for the sink: ${errorMessage(err)}`, { sink: s.url.replace(/[?#].*$/, '') }));
     }
     const a = event.attributes;
@@ -359,7 +370,7 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
     throw err;
   };
   const withSlot = (event: Parameters<EventHandler>[0], ctx: Parameters<EventHandler>[1]): Promise<Outcome> =>
-    (batcher === undefined ? attempt(event, ctx) : batched(batcher, event, ctx)).then(released, releasedThrow);
+    batcher === undefined ? attempt(event, ctx).then(released, releasedThrow) : batched(batcher, event, ctx);
   const handler: EventHandler = (event, ctx) => {
     if (gone) return Promise.resolve(retry('the subscription is gone', GONE_PARK_MS));
     if (slots.tryAcquire()) return withSlot(event, ctx);
@@ -374,7 +385,7 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
       keys = next.secrets.map(secretKey);
       s = next;
       if (s.batch === undefined) batcher?.flush();
-      batcher = s.batch === undefined ? undefined : (batcher ?? new MicroBatcher<BatchItem, Outcome>(batchLimits(s), sendBatch));
+      batcher = s.batch === undefined ? undefined : (batcher ?? new MicroBatcher<BatchItem, Outcome>(batchLimits(s), sendBatchAndRelease));
       batcher?.setLimits(batchLimits(s));
     },
     async close() {
