@@ -128,10 +128,58 @@ function headerNameAt(buf: Buffer, at: number, length: number, position: number)
 }
 
 /**
+ * A header value at a position: most of an event's headers carry the same value record after
+ * record (specversion, type, source, dataschema, content type…), so the value last seen at each
+ * position is kept (a copy) and handed out again when the bytes match, instead of a new view per
+ * header per record. A position whose value keeps changing (id, time) is no longer compared after
+ * {@link GIVE_UP} misses in a row, and tried again every {@link RETRY_AFTER} records. The values
+ * handed out are shared: like every header value of the port, they are read, never written.
+ */
+interface ValueSlot {
+  bytes: Uint8Array;
+  misses: number;
+}
+const valueSlots: (ValueSlot | undefined)[] = [];
+const MAX_SLOT_VALUE_BYTES = 128;
+const GIVE_UP = 16;
+const RETRY_AFTER = 4096;
+
+function headerValueAt(buf: Buffer, at: number, length: number, position: number): Uint8Array {
+  if (position >= MAX_NAME_SLOTS || length > MAX_SLOT_VALUE_BYTES) return new Uint8Array(buf.buffer, buf.byteOffset + at, length);
+  const slot = valueSlots[position];
+  if (slot === undefined) {
+    valueSlots[position] = { bytes: Uint8Array.prototype.slice.call(buf, at, at + length), misses: 0 };
+    return new Uint8Array(buf.buffer, buf.byteOffset + at, length);
+  }
+  if (slot.misses >= GIVE_UP) {
+    if (++slot.misses >= GIVE_UP + RETRY_AFTER) slot.misses = 0;
+    return new Uint8Array(buf.buffer, buf.byteOffset + at, length);
+  }
+  const bytes = slot.bytes;
+  if (bytes.length === length) {
+    let same = true;
+    for (let i = 0; i < length; i++) {
+      if (bytes[i] !== buf[at + i]) {
+        same = false;
+        break;
+      }
+    }
+    if (same) {
+      slot.misses = 0;
+      return bytes;
+    }
+  }
+  slot.misses++;
+  slot.bytes = Uint8Array.prototype.slice.call(buf, at, at + length);
+  return new Uint8Array(buf.buffer, buf.byteOffset + at, length);
+}
+
+/**
  * One fetched record: its place on Kafka and its bytes. `key`, `value` and `headers` are views of
- * the fetched answer (no copy), each made when first read and kept: the key and value as Buffers,
- * header values as Uint8Arrays; a null header value reads as empty bytes, as on the kafkajs
- * adapter. Immutable, as the port's records are.
+ * the fetched answer (no copy), each made when first read and kept: the key and value as Buffers;
+ * header values as plain Uint8Arrays (a third of the cost of a Buffer's subarray), shared between
+ * records for values that repeat ({@link headerValueAt}); a null header value reads as empty
+ * bytes, as on the kafkajs adapter. Immutable, as the port's records are.
  */
 export class FetchedRecord implements TransportRecord {
   readonly topic: string;
@@ -200,8 +248,7 @@ export class FetchedRecord implements TransportRecord {
         continue;
       }
       if (c.pos + valueLength > this.#end) throw corrupt('header value past the end of its record');
-      // A plain Uint8Array view (the port's type): a third of the cost of a Buffer's subarray.
-      headers[i] = [name, new Uint8Array(buf.buffer, buf.byteOffset + c.pos, valueLength)];
+      headers[i] = [name, headerValueAt(buf, c.pos, valueLength, i)];
       c.pos += valueLength;
     }
     return (this.#headers = Object.freeze(headers));

@@ -101,6 +101,25 @@ describe('readRecordBatches', () => {
     );
   });
 
+  it('gives the right value at every position when values repeat, change, and keep changing (shared values, property)', () => {
+    // Values from a small pool: a position repeats its value, changes it, and (over 16 changes in a
+    // row) stops being compared and is tried again later; every value read must still be its own bytes.
+    const pooled = fc.constantFrom(...['', 'a', 'ab', 'abc', 'x'.repeat(127), 'y'.repeat(128), 'y'.repeat(129)].map((v) => Buffer.from(v)));
+    fc.assert(
+      fc.property(fc.array(fc.array(fc.option(pooled, { nil: null, freq: 8 }), { minLength: 1, maxLength: 4 }), { minLength: 1, maxLength: 120 }), (rows) => {
+        const raw = batchBytes(
+          rows.map((values) => ({ key: null, value: null, headers: values.map((v, i) => [`h${i}`, v] as const), timestamp: 1n })),
+          0n,
+        );
+        const records = readRecordBatches('t', 0, raw, 0n).records;
+        records.forEach((r, k) => {
+          expect(r.headers.map(([, v]) => Buffer.from(v).toString())).toEqual(rows[k]!.map((v) => (v === null ? '' : v.toString())));
+        });
+      }),
+      { numRuns: 60 },
+    );
+  });
+
   it('makes each view once: the same headers, key and value on every read, frozen, null header values as empty bytes', () => {
     const raw = batchBytes([{ key: null, value: Buffer.from('v'), headers: [['a', null], ['b', Buffer.from('x')]], timestamp: 5n }], 0n);
     const [r] = readRecordBatches('t', 0, raw, 0n).records;
