@@ -80,9 +80,12 @@ export async function startKafkaRead(kafka: Kafka, admin: Admin, spec: ReadSpec,
     open.delete(key);
     if (open.size === 0) void stop();
   };
-  // A fetched batch of markers or aborted records alone never reaches eachBatch; kafkajs reports
-  // it (and every other batch) here, with its last offset.
-  consumer.on(consumer.events.END_BATCH_PROCESS, (e: { payload: { topic: string; partition: number; lastOffset: string } }) => reached(e.payload.topic, e.payload.partition, e.payload.lastOffset));
+  // A fetched batch of markers or aborted records alone (no message to hand on: batchSize 0) never
+  // reaches eachBatch; kafkajs reports it here, with its last offset. Batches with messages are
+  // judged in eachBatch, which knows whether it handled them all.
+  consumer.on(consumer.events.END_BATCH_PROCESS, (e: { payload: { topic: string; partition: number; lastOffset: string; batchSize: number } }) => {
+    if (e.payload.batchSize === 0) reached(e.payload.topic, e.payload.partition, e.payload.lastOffset);
+  });
   await consumer.connect();
   await consumer.subscribe({ topics: [...spec.topics], fromBeginning: spec.from.kind === 'earliest' });
   await consumer.run({

@@ -3,7 +3,10 @@
  * Consumer directly (`consumer.fetch({ node, topics })`), so positions are ours and no group is
  * ever joined or created (the group id the library requires is never sent to the broker).
  * Used by the group-less read and, on a connection pool of its own, by group consumptions, so a
- * long-polling fetch never holds up the member's heartbeats and commits.
+ * long-polling fetch never holds up the member's heartbeats and commits. Fetches go through a
+ * {@link RawFetchPool}: Fetch v17 answers keep their record batches as bytes, read by
+ * ./record-batches.ts (read_committed: markers and aborted transactions left out); answers of
+ * other versions are parsed by the library and converted by ./records.ts.
  */
 import { Consumer, FetchIsolationLevels, ListOffsetTimestamps } from '@platformatic/kafka';
 import type { KafkaTransportOptions } from '../kafka/options.js';
