@@ -14,3 +14,10 @@ export function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   for (let i = 0; i < n; i++) if (a[i] !== b[i]) return false;
   return true;
 }
+
+/** Whether `buf` holds the bytes of `a` from offset `at` (the caller checks `at + a.length` is within `buf`). */
+export function sameBytesAt(a: Uint8Array, buf: Uint8Array, at: number): boolean {
+  const n = a.length;
+  for (let i = 0; i < n; i++) if (a[i] !== buf[at + i]) return false;
+  return true;
+}

@@ -29,6 +29,7 @@
  * on append guard the bytes).
  */
 import { compressionsAlgorithmsByBitmask } from '@platformatic/kafka';
+import { sameBytesAt } from '../../core/bytes.js';
 import { GatewayError } from '../../core/errors.js';
 import type { RecordHeader, TransportRecord } from '../port.js';
 
@@ -101,26 +102,16 @@ class Cursor {
 /**
  * A header name as text. The records of a topic mostly carry the same names in the same order, so
  * the name last read at each position is kept with its bytes and reused when the bytes match: no
- * string is made per header. Bounded by {@link MAX_NAME_SLOTS} positions of names up to
- * {@link MAX_SLOT_NAME_BYTES} bytes.
+ * string is made per header (also for the library-parsed answers of ./records.ts). Bounded by
+ * {@link MAX_NAME_SLOTS} positions of names up to {@link MAX_SLOT_NAME_BYTES} bytes.
  */
 const nameSlots: ({ readonly bytes: Buffer; readonly text: string } | undefined)[] = [];
 const MAX_NAME_SLOTS = 64;
 const MAX_SLOT_NAME_BYTES = 64;
 
-function headerNameAt(buf: Buffer, at: number, length: number, position: number): string {
+export function headerNameAt(buf: Buffer, at: number, length: number, position: number): string {
   const last = position < MAX_NAME_SLOTS ? nameSlots[position] : undefined;
-  if (last !== undefined && last.bytes.length === length) {
-    const bytes = last.bytes;
-    let same = true;
-    for (let i = 0; i < length; i++) {
-      if (bytes[i] !== buf[at + i]) {
-        same = false;
-        break;
-      }
-    }
-    if (same) return last.text;
-  }
+  if (last !== undefined && last.bytes.length === length && sameBytesAt(last.bytes, buf, at)) return last.text;
   const text = buf.toString('utf8', at, at + length);
   // A copy: the slot must not keep the fetched answer alive.
   if (position < MAX_NAME_SLOTS && length <= MAX_SLOT_NAME_BYTES) nameSlots[position] = { bytes: Buffer.from(buf.subarray(at, at + length)), text };
@@ -156,18 +147,9 @@ function headerValueAt(buf: Buffer, at: number, length: number, position: number
     return new Uint8Array(buf.buffer, buf.byteOffset + at, length);
   }
   const bytes = slot.bytes;
-  if (bytes.length === length) {
-    let same = true;
-    for (let i = 0; i < length; i++) {
-      if (bytes[i] !== buf[at + i]) {
-        same = false;
-        break;
-      }
-    }
-    if (same) {
-      slot.misses = 0;
-      return bytes;
-    }
+  if (bytes.length === length && sameBytesAt(bytes, buf, at)) {
+    slot.misses = 0;
+    return bytes;
   }
   slot.misses++;
   slot.bytes = Uint8Array.prototype.slice.call(buf, at, at + length);

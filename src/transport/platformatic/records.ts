@@ -2,8 +2,8 @@
  * Conversions between the port's records and @platformatic/kafka's wire shapes, kept apart from
  * the clients so that the hot path (one call per record) is visible in one place.
  */
-import { sameBytes } from '../../core/bytes.js';
 import type { RecordHeader, TransportRecord } from '../port.js';
+import { headerNameAt } from './record-batches.js';
 
 /** Record batches carry this bit in their attributes when they are transaction markers. */
 const IS_CONTROL = 1 << 5;
@@ -58,26 +58,6 @@ export interface FetchedBatch {
 }
 
 /**
- * A header name as text. The records of a topic mostly carry the same names in the same order, so
- * the name last decoded at each position is kept with its bytes and reused when the bytes match:
- * no string is made per header (12 per record of the bench's events). Bounded by
- * {@link MAX_NAME_SLOTS} positions of names up to {@link MAX_SLOT_NAME_BYTES} bytes.
- */
-const nameSlots: ({ readonly bytes: Buffer; readonly text: string } | undefined)[] = [];
-const MAX_NAME_SLOTS = 64;
-const MAX_SLOT_NAME_BYTES = 64;
-
-function headerName(k: Buffer | null, position: number): string {
-  if (k === null) return '';
-  const last = position < MAX_NAME_SLOTS ? nameSlots[position] : undefined;
-  if (last !== undefined && sameBytes(last.bytes, k)) return last.text;
-  const text = k.toString('utf8');
-  // A copy: the slot must not keep the fetched buffer alive.
-  if (position < MAX_NAME_SLOTS && k.byteLength <= MAX_SLOT_NAME_BYTES) nameSlots[position] = { bytes: Buffer.from(k), text };
-  return text;
-}
-
-/**
  * The records of fetched batches at or after `from`, in offset order, and the offset to fetch next
  * (after the last batch, transaction markers included). Keys, values and header values are the
  * library's Buffers over the fetched bytes (no copy, no second view object per value: a record has
@@ -100,7 +80,7 @@ export function decodeBatches(topic: string, partition: number, batches: readonl
       for (let i = 0; i < fetched.length; i++) {
         const h = fetched[i]!;
         const name = h[0];
-        if (typeof name !== 'string') h[0] = headerName(name, i);
+        if (typeof name !== 'string') h[0] = name === null ? '' : headerNameAt(name, 0, name.length, i);
         if (h[1] === null) h[1] = EMPTY;
       }
       const headers = fetched as RecordHeader[];
