@@ -139,6 +139,9 @@ export class EventCodec {
    * is validated against the kind's catalog schema and normalised exactly as its binary-mode twin
    * would be decoded; `data_base64` holding Confluent-framed Avro is decoded with its writer schema;
    * `data_base64` holding JSON (a JSON `datacontenttype`) is read as JSON `data`.
+   * `headers`: the record as codec/kafka `fromRecord` read it, for a caller that peeked at its type
+   *   first; taken over (its attributes object becomes the returned envelope's, frozen): do not
+   *   use it afterwards.
    * Errors: CEG_INVALID_EVENT / CEG_NOT_REGISTRY_FRAMED / CEG_DECODE_FAILED / CEG_SCHEMA_NOT_FOUND /
    *   CEG_INVALID_DATA naming the field (retriable: false: poison); CEG_REGISTRY_UNAVAILABLE
    *   (retriable: true).
@@ -146,13 +149,12 @@ export class EventCodec {
    *   Confluent wire format; Avro 1.11 "Schema Resolution"; issue 7 (structured records skip no schema).
    */
   async fromRecord(record: TransportRecord, reader?: AvroType | 'catalog', headers?: RecordEvent): Promise<Envelope> {
-    // `headers`: the record already read by codec/kafka fromRecord (a caller that peeked at the type).
     const read = headers ?? fromRecord(record);
     if (read.mode === 'structured') return this.#structured(parseStructuredEvent(read.json), record, reader);
     const { attributes, value } = read;
-    if (value === null) return Object.freeze({ attributes: Object.freeze({ ...attributes }) });
+    if (value === null) return withoutDataOwning(attributes);
     const data = await this.#decodeFramed(value, attributes.type, record, reader);
-    return asJsonEvent(attributes, data);
+    return asJsonEventOwning(attributes, data);
   }
 
   /**
@@ -166,11 +168,11 @@ export class EventCodec {
     const read = headers ?? fromRecord(record);
     if (read.mode === 'structured') return undefined;
     const { attributes, value } = read;
-    if (value === null) return Object.freeze({ attributes: Object.freeze({ ...attributes }) });
+    if (value === null) return withoutDataOwning(attributes);
     const { schemaId, body } = unframe(value);
     const writer = this.#knownWriters.get(schemaId);
     if (writer === undefined) return undefined;
-    return asJsonEvent(attributes, this.#decodeWith(writer, schemaId, body, attributes.type, record, reader));
+    return asJsonEventOwning(attributes, this.#decodeWith(writer, schemaId, body, attributes.type, record, reader));
   }
 
   /** Avro in the Confluent frame → natural JSON, resolved into the reader. */
@@ -236,6 +238,21 @@ function located(err: unknown, details: Record<string, unknown>): GatewayError {
  */
 function asJsonEvent(attributes: Attributes, data: JsonValue): Envelope {
   return Object.freeze({ attributes: Object.freeze({ ...attributes, datacontenttype: 'application/json' }), data: Object.freeze({ kind: 'json' as const, value: data }) });
+}
+
+/**
+ * {@link asJsonEvent} for attributes this decode owns (read from the record's headers for it): they
+ * become the envelope's, set and frozen in place, instead of a second copy per event (issue 14's
+ * "no second copy of attributes", on the consume side). The property order is the copy's.
+ */
+function asJsonEventOwning(attributes: Attributes, data: JsonValue): Envelope {
+  (attributes as { datacontenttype?: string }).datacontenttype = 'application/json';
+  return Object.freeze({ attributes: Object.freeze(attributes), data: Object.freeze({ kind: 'json' as const, value: data }) });
+}
+
+/** An envelope without data, owning the attributes read for it (see {@link asJsonEventOwning}). */
+function withoutDataOwning(attributes: Attributes): Envelope {
+  return Object.freeze({ attributes: Object.freeze(attributes) });
 }
 
 function isJsonMediaType(mediaType: string | undefined): boolean {

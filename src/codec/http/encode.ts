@@ -7,7 +7,7 @@
 import type { Envelope } from '../../envelope/index.js';
 import { canonicalString } from '../../envelope/index.js';
 import { encodeHeaderValue } from './header-value.js';
-import { BATCH_JSON, STRUCTURED_JSON, cannotEncode, declaresJson, toStructuredJson } from '../json/index.js';
+import { BATCH_JSON, STRUCTURED_JSON, cannotEncode, declaresJson, structuredJsonText, toStructuredJson } from '../json/index.js';
 
 /** An HTTP message: lowercase header names → values, and the body bytes. */
 export interface HttpMessage {
@@ -69,7 +69,7 @@ export function toBinaryHttp(env: Envelope): HttpMessage {
 export function toStructuredHttp(env: Envelope): HttpMessage {
   return {
     headers: { 'content-type': `${STRUCTURED_JSON}; charset=utf-8` },
-    body: Buffer.from(JSON.stringify(toStructuredJson(env)), 'utf8'),
+    body: Buffer.from(structuredJsonText(env), 'utf8'),
   };
 }
 

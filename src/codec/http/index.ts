@@ -7,7 +7,7 @@ export { hasCeHeader, readBinaryEvent } from './binary.js';
 export type { HttpMode, HttpParseOptions, ParsedHttpRequest } from './parse.js';
 export { BatchViolationsError, headerValue, parseHttpRequest } from './parse.js';
 // The JSON event format lives in codec/json; re-exported here for the HTTP binding's users.
-export { BODY_FIELD, parseStructuredEvent, readStructuredEvent, toStructuredJson } from '../json/index.js';
+export { BODY_FIELD, parseStructuredEvent, readStructuredEvent, structuredJsonText, toStructuredJson } from '../json/index.js';
 export type { HttpMessage } from './encode.js';
 export { toBatchHttp, toBinaryHttp, toStructuredHttp } from './encode.js';
 export type { DecodedHeader } from './header-value.js';

@@ -9,4 +9,4 @@ export { parseJsonText } from './json-text.js';
 export type { MediaType } from './media-type.js';
 export { BATCH_JSON, CLOUDEVENTS_PREFIX, STRUCTURED_JSON, declaresJson, isJsonMediaType, parseMediaType } from './media-type.js';
 export { BODY_FIELD, parseStructuredEvent, readEventBatch, readJsonData, readStructuredEvent } from './event-format.js';
-export { cannotEncode, toStructuredJson } from './write.js';
+export { cannotEncode, structuredJsonText, toStructuredJson } from './write.js';

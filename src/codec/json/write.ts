@@ -42,3 +42,21 @@ export function toStructuredJson(env: Envelope): Record<string, JsonValue> {
   }
   return obj;
 }
+
+/**
+ * `JSON.stringify(toStructuredJson(env))`, the same text, without the intermediate object for the
+ * common case (JSON data under a JSON `datacontenttype`): the attributes object is written as it
+ * is and `data` appended to it. Once per event on a batched push (issue 8 profile).
+ * Throws: as {@link toStructuredJson}.
+ */
+export function structuredJsonText(env: Envelope): string {
+  const attrs = env.attributes;
+  const data = env.data;
+  if (data === undefined || data.kind !== 'json' || data.value === undefined || !declaresJson(typeof attrs.datacontenttype === 'string' ? attrs.datacontenttype : undefined) || Object.hasOwn(attrs, 'data') || Object.hasOwn(attrs, 'data_base64')) {
+    return JSON.stringify(toStructuredJson(env));
+  }
+  const head = JSON.stringify(attrs);
+  // Never `{}`: the required attributes are there (an envelope without them goes the long way).
+  if (head.length < 3) return JSON.stringify(toStructuredJson(env));
+  return `${head.slice(0, -1)},"data":${JSON.stringify(data.value)}}`;
+}

@@ -154,6 +154,10 @@ interface HeaderInfo {
   readonly name: string;
   readonly attribute: string | undefined;
   readonly contentType: boolean;
+  /**
+   * `bytes`: a copy of the last value (or the value itself when it owns its whole buffer: a shared
+   * copy handed out again and again by a transport, compared by identity first).
+   */
   last: { readonly bytes: Uint8Array; readonly text: string; value: AttributeValue | undefined } | undefined;
   misses: number;
 }
@@ -176,15 +180,18 @@ function headerOf(name: string): HeaderInfo {
 /** The header's text: the cached one when its bytes are the last ones seen under that name. */
 function text(bytes: Uint8Array, h: HeaderInfo, record: TransportRecord): string {
   const last = h.last;
-  if (last !== undefined && sameBytes(last.bytes, bytes)) {
+  if (last !== undefined && (last.bytes === bytes || sameBytes(last.bytes, bytes))) {
     h.misses = 0;
     return last.text;
   }
   const decoded = decodeText(bytes, h.name, record);
   if (h.misses < GIVE_UP && bytes.byteLength <= MAX_CACHED_BYTES && headerInfos.get(h.name) === h) {
     if (last !== undefined) h.misses++;
-    // A copy (not `.slice()`: on a Buffer that is a view): the record's bytes belong to the fetch, which the cache must not keep alive.
-    h.last = { bytes: new Uint8Array(bytes), text: decoded, value: undefined };
+    // Record values are never written (the port's contract). A value that is a whole buffer of its
+    // own is kept as it is: a transport that shares repeating values hands the same object again
+    // (identity compare). A view is copied (not `.slice()`: on a Buffer that is a view): it belongs
+    // to a fetched answer, which the cache must not keep alive.
+    h.last = { bytes: ownsItsBuffer(bytes) ? bytes : new Uint8Array(bytes), text: decoded, value: undefined };
   }
   return decoded;
 }
@@ -209,6 +216,10 @@ function parseOrPoison(attribute: string, value: string, record: TransportRecord
   } catch (err) {
     throw poison(`header ce_${attribute}: ${(err as Error).message}`, record, { attribute });
   }
+}
+
+function ownsItsBuffer(bytes: Uint8Array): boolean {
+  return bytes.byteOffset === 0 && bytes.buffer.byteLength === bytes.byteLength;
 }
 
 function decodeText(bytes: Uint8Array, where: string, record: TransportRecord): string {

@@ -125,42 +125,49 @@ export function headerNameAt(buf: Buffer, at: number, length: number, position: 
  * header per record. A position whose value keeps changing (id, time) is no longer compared after
  * {@link GIVE_UP} misses in a row, and tried again every {@link RETRY_AFTER} records. The values
  * handed out are shared: like every header value of the port, they are read, never written.
+ * A shared value under the same name is handed out as the same (frozen) pair too: an array per
+ * header per record was most of what a record's headers allocated (issue 8 heap profile).
  */
 interface ValueSlot {
   bytes: Uint8Array;
   misses: number;
+  /** The pair last made with `bytes` (its name may differ: compared when reused). */
+  pair: RecordHeader | undefined;
 }
 const valueSlots: (ValueSlot | undefined)[] = [];
 const MAX_SLOT_VALUE_BYTES = 128;
 const GIVE_UP = 16;
 const RETRY_AFTER = 4096;
 
-function headerValueAt(buf: Buffer, at: number, length: number, position: number): Uint8Array {
-  if (position >= MAX_NAME_SLOTS || length > MAX_SLOT_VALUE_BYTES) return new Uint8Array(buf.buffer, buf.byteOffset + at, length);
+function headerAt(name: string, buf: Buffer, at: number, length: number, position: number): RecordHeader {
+  if (position >= MAX_NAME_SLOTS || length > MAX_SLOT_VALUE_BYTES) return [name, new Uint8Array(buf.buffer, buf.byteOffset + at, length)];
   const slot = valueSlots[position];
   if (slot === undefined) {
-    valueSlots[position] = { bytes: Uint8Array.prototype.slice.call(buf, at, at + length), misses: 0 };
-    return new Uint8Array(buf.buffer, buf.byteOffset + at, length);
+    valueSlots[position] = { bytes: Uint8Array.prototype.slice.call(buf, at, at + length), misses: 0, pair: undefined };
+    return [name, new Uint8Array(buf.buffer, buf.byteOffset + at, length)];
   }
   if (slot.misses >= GIVE_UP) {
     if (++slot.misses >= GIVE_UP + RETRY_AFTER) slot.misses = 0;
-    return new Uint8Array(buf.buffer, buf.byteOffset + at, length);
+    return [name, new Uint8Array(buf.buffer, buf.byteOffset + at, length)];
   }
   const bytes = slot.bytes;
   if (bytes.length === length && sameBytesAt(bytes, buf, at)) {
     slot.misses = 0;
-    return bytes;
+    const pair = slot.pair;
+    if (pair !== undefined && pair[0] === name) return pair;
+    return (slot.pair = Object.freeze([name, bytes] as const));
   }
   slot.misses++;
   slot.bytes = Uint8Array.prototype.slice.call(buf, at, at + length);
-  return new Uint8Array(buf.buffer, buf.byteOffset + at, length);
+  slot.pair = undefined;
+  return [name, new Uint8Array(buf.buffer, buf.byteOffset + at, length)];
 }
 
 /**
  * One fetched record: its place on Kafka and its bytes. `key`, `value` and `headers` are views of
  * the fetched answer (no copy), each made when first read and kept: the key and value as Buffers;
  * header values as plain Uint8Arrays (a third of the cost of a Buffer's subarray), shared between
- * records for values that repeat ({@link headerValueAt}); a null header value reads as empty
+ * records for values that repeat ({@link headerAt}); a null header value reads as empty
  * bytes, as on the kafkajs adapter. Immutable, as the port's records are.
  */
 export class FetchedRecord implements TransportRecord {
@@ -230,7 +237,7 @@ export class FetchedRecord implements TransportRecord {
         continue;
       }
       if (c.pos + valueLength > this.#end) throw corrupt('header value past the end of its record');
-      headers[i] = [name, headerValueAt(buf, c.pos, valueLength, i)];
+      headers[i] = headerAt(name, buf, c.pos, valueLength, i);
       c.pos += valueLength;
     }
     return (this.#headers = Object.freeze(headers));

@@ -5,7 +5,8 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseJsonText, parseStructuredEvent, readJsonData, readStructuredEvent } from '../../../src/codec/json/index.js';
+import { parseJsonText, parseStructuredEvent, readJsonData, readStructuredEvent, structuredJsonText, toStructuredJson } from '../../../src/codec/json/index.js';
+import type { Envelope } from '../../../src/envelope/index.js';
 import { ViolationCollector } from '../../../src/envelope/index.js';
 import { caught } from '../../helpers/errors.js';
 
@@ -98,5 +99,42 @@ describe('readJsonData', () => {
     expect(check(Buffer.from('{"a":{"b":1,"b":2}}'))).toEqual([expect.stringMatching(/^\/data_base64\/a\/b .*more than once/)]);
     expect(check(Buffer.from('{"n":9007199254740993}'))).toEqual([expect.stringMatching(/^\/data_base64\/n /)]);
     expect(check(Buffer.from('{"ok":true}'))).toEqual([]);
+  });
+});
+
+describe('structuredJsonText', () => {
+  // Names as attributes have them, plus the JSON format's own member names, which must not repeat.
+  const name = fc.oneof(fc.stringMatching(/^[a-z0-9]{1,8}$/), fc.constantFrom('data', 'data_base64', 'datacontenttype', '0', '17'));
+  const value = fc.oneof(fc.string(), fc.integer(), fc.boolean(), fc.constant(undefined));
+  const contentType = fc.constantFrom(undefined, 'application/json', 'application/cloudevents+json; charset=utf-8', 'text/plain', 'application/avro');
+  const data = fc.oneof(
+    fc.constant(undefined),
+    fc.record({ kind: fc.constant('json' as const), value: fc.oneof(fc.jsonValue(), fc.constant(undefined)) }),
+    fc.record({ kind: fc.constant('binary' as const), bytes: fc.uint8Array({ maxLength: 16 }) }),
+  );
+
+  it('is the text of JSON.stringify(toStructuredJson(env)) for any envelope, or throws as it does (generated)', () => {
+    fc.assert(
+      fc.property(fc.dictionary(name, value, { maxKeys: 8 }), contentType, data, (extra, ct, d) => {
+        const attributes = { ...ev, ...extra, ...(ct === undefined ? {} : { datacontenttype: ct }) };
+        const env = (d === undefined ? { attributes } : { attributes, data: d }) as unknown as Envelope;
+        let expected: string;
+        try {
+          expected = JSON.stringify(toStructuredJson(env));
+        } catch (err) {
+          expect(() => structuredJsonText(env)).toThrow((err as Error).message);
+          return;
+        }
+        const text = structuredJsonText(env);
+        expect(text).toBe(expected);
+        expect(JSON.parse(text)).toEqual(JSON.parse(expected));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('writes the data after the attributes, in their order', () => {
+    const env: Envelope = { attributes: { ...ev, datacontenttype: 'application/json' }, data: { kind: 'json', value: { a: [1, 'x'] } } };
+    expect(structuredJsonText(env)).toBe('{"specversion":"1.0","id":"e-1","source":"urn:x","type":"t","datacontenttype":"application/json","data":{"a":[1,"x"]}}');
   });
 });

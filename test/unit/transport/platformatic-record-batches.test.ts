@@ -9,7 +9,7 @@
 import { Reader, compressionsAlgorithms, createRecordsBatch, readRecordsBatches } from '@platformatic/kafka';
 import type { MessageRecord } from '@platformatic/kafka';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { GatewayError } from '../../../src/core/errors.js';
 import { readRecordBatches } from '../../../src/transport/platformatic/record-batches.js';
 import { decodeBatches } from '../../../src/transport/platformatic/records.js';
@@ -105,19 +105,35 @@ describe('readRecordBatches', () => {
     // Values from a small pool: a position repeats its value, changes it, and (over 16 changes in a
     // row) stops being compared and is tried again later; every value read must still be its own bytes.
     const pooled = fc.constantFrom(...['', 'a', 'ab', 'abc', 'x'.repeat(127), 'y'.repeat(128), 'y'.repeat(129)].map((v) => Buffer.from(v)));
+    // Names change too, now and then: a shared pair must never carry another position's name.
+    const header = fc.tuple(fc.constantFrom('h', 'h', 'h', 'g'), fc.option(pooled, { nil: null, freq: 8 }));
     fc.assert(
-      fc.property(fc.array(fc.array(fc.option(pooled, { nil: null, freq: 8 }), { minLength: 1, maxLength: 4 }), { minLength: 1, maxLength: 120 }), (rows) => {
+      fc.property(fc.array(fc.array(header, { minLength: 1, maxLength: 4 }), { minLength: 1, maxLength: 120 }), (rows) => {
         const raw = batchBytes(
-          rows.map((values) => ({ key: null, value: null, headers: values.map((v, i) => [`h${i}`, v] as const), timestamp: 1n })),
+          rows.map((pairs) => ({ key: null, value: null, headers: pairs.map(([n, v], i) => [`${n}${i}`, v] as const), timestamp: 1n })),
           0n,
         );
         const records = readRecordBatches('t', 0, raw, 0n).records;
         records.forEach((r, k) => {
-          expect(r.headers.map(([, v]) => Buffer.from(v).toString())).toEqual(rows[k]!.map((v) => (v === null ? '' : v.toString())));
+          expect(r.headers.map(([n, v]) => [n, Buffer.from(v).toString()])).toEqual(rows[k]!.map(([n, v], i) => [`${n}${i}`, v === null ? '' : v.toString()]));
         });
       }),
       { numRuns: 60 },
     );
+  });
+
+  it('hands out a value that repeats under the same name as one frozen pair, and a changing value as its own', async () => {
+    // A fresh copy of the module: the tests above left its per-position slots in some state.
+    vi.resetModules();
+    const { readRecordBatches } = await import('../../../src/transport/platformatic/record-batches.js');
+    const rows = ['1', '2', '3'].map((id) => ({ key: null, value: null, headers: [['ce_specversion', Buffer.from('1.0')], ['ce_id', Buffer.from(id)]] as [string, Buffer][], timestamp: 1n }));
+    const records = readRecordBatches('t', 0, batchBytes(rows, 0n), 0n).records;
+    // The first record's value is a view (its slot is new); from the second on, one shared pair.
+    const [, b, c] = records.map((r) => r.headers);
+    expect(c![0]).toBe(b![0]);
+    expect(Object.isFrozen(b![0])).toBe(true);
+    expect(c![1]).not.toBe(b![1]);
+    expect(records.map((r) => Buffer.from(r.headers[1]![1]).toString())).toEqual(['1', '2', '3']);
   });
 
   it('makes each view once: the same headers, key and value on every read, frozen, null header values as empty bytes', () => {

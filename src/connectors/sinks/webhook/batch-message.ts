@@ -11,7 +11,7 @@
  */
 import { hash } from 'node:crypto';
 import type { EventCodec } from '../../../codec/event/index.js';
-import { BATCH_JSON, toStructuredJson } from '../../../codec/http/index.js';
+import { BATCH_JSON, structuredJsonText } from '../../../codec/http/index.js';
 import type { Envelope } from '../../../envelope/types.js';
 import type { TransportRecord } from '../../../transport/port.js';
 import { outgoingEnvelope } from './message.js';
@@ -32,7 +32,7 @@ export interface BatchElement {
  * Errors: as {@link outgoingEnvelope}, and CEG_INVALID_DATA when the data cannot be written as JSON.
  */
 export function batchElement(event: Envelope, record: TransportRecord | undefined, o: Pick<MessageOptions, 'data'>, codec?: EventCodec): BatchElement {
-  const json = JSON.stringify(toStructuredJson(outgoingEnvelope(event, record, { contentMode: 'structured', data: o.data }, codec)));
+  const json = structuredJsonText(outgoingEnvelope(event, record, { contentMode: 'structured', data: o.data }, codec));
   return { json, bytes: Buffer.byteLength(json, 'utf8') };
 }
 
