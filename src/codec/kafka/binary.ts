@@ -127,7 +127,7 @@ export function fromRecord(record: TransportRecord): RecordEvent {
     if (Object.hasOwn(attrs, attribute)) throw poison(`duplicate header ${name}`, record, { attribute });
     attrs[attribute] = attributeValue(raw, h, record);
   }
-  if (contentType !== undefined && contentType.split(';')[0]!.trim().toLowerCase() === STRUCTURED_MEDIA_TYPE && attrs.specversion === undefined) {
+  if (attrs.specversion === undefined && contentType !== undefined && contentType.split(';')[0]!.trim().toLowerCase() === STRUCTURED_MEDIA_TYPE) {
     if (record.value === null) throw poison('structured-mode record without a value', record, {});
     return { mode: 'structured', json: decodeText(record.value, 'value', record) };
   }

@@ -134,7 +134,7 @@ describe('structuredJsonText', () => {
   });
 
   it('writes the data after the attributes, in their order', () => {
-    const env: Envelope = { attributes: { ...ev, datacontenttype: 'application/json' }, data: { kind: 'json', value: { a: [1, 'x'] } } };
+    const env = { attributes: { ...ev, datacontenttype: 'application/json' }, data: { kind: 'json', value: { a: [1, 'x'] } } } as Envelope;
     expect(structuredJsonText(env)).toBe('{"specversion":"1.0","id":"e-1","source":"urn:x","type":"t","datacontenttype":"application/json","data":{"a":[1,"x"]}}');
   });
 });
