@@ -334,11 +334,17 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
     return outcomeOf(answer, p.sink);
   }
 
-  /** A batch's events give their slots back together, when its answer is in (one step per batch, not per event). */
-  const sendBatchAndRelease = (items: readonly BatchItem[]): Promise<Outcome> =>
-    sendBatch(items).finally(() => {
-      for (let i = 0; i < items.length; i++) slots.release();
+  /**
+   * A batch's events give their slots back together, when its answer is in (one step per batch, not
+   * per event). Only the count is kept for that: the items (each event's JSON text) are not needed
+   * once the body is written, and kept until the answer they would survive young collections.
+   */
+  const sendBatchAndRelease = (items: readonly BatchItem[]): Promise<Outcome> => {
+    const count = items.length;
+    return sendBatch(items).finally(() => {
+      for (let i = 0; i < count; i++) slots.release();
     });
+  };
 
   let batcher = s.batch === undefined ? undefined : new MicroBatcher<BatchItem, Outcome>(batchLimits(s), sendBatchAndRelease);
 
