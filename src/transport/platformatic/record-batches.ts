@@ -209,7 +209,7 @@ export class FetchedRecord implements TransportRecord {
 
   get value(): Buffer | null {
     if (this.#value === undefined) {
-      if (this.#valueAt < 0) void this.key;
+      if (this.#valueAt < 0) this.#findValue();
       const c = new Cursor(this.#buf, this.#valueAt, this.#end);
       this.#value = this.#bytes(c);
       this.#headersAt = c.pos;
@@ -219,7 +219,7 @@ export class FetchedRecord implements TransportRecord {
 
   get headers(): readonly RecordHeader[] {
     if (this.#headers !== undefined) return this.#headers;
-    if (this.#headersAt < 0) void this.value;
+    if (this.#headersAt < 0) this.#findHeaders();
     const buf = this.#buf;
     const c = new Cursor(buf, this.#headersAt, this.#end);
     const count = c.varint();
@@ -241,6 +241,32 @@ export class FetchedRecord implements TransportRecord {
       c.pos += valueLength;
     }
     return (this.#headers = Object.freeze(headers));
+  }
+
+  /**
+   * Where the headers start, found by stepping over the key and the value without a view of either: a consumer that reads the headers first (every subscription does) may never
+   * need the key, and a view kept per record survives with it.
+   */
+  #findHeaders(): void {
+    if (this.#valueAt < 0) this.#findValue();
+    const c = new Cursor(this.#buf, this.#valueAt, this.#end);
+    this.#skip(c);
+    this.#headersAt = c.pos;
+  }
+
+  /** Where the value starts: after the key, stepped over. */
+  #findValue(): void {
+    const c = new Cursor(this.#buf, this.#keyAt, this.#end);
+    this.#skip(c);
+    this.#valueAt = c.pos;
+  }
+
+  /** Steps over varint length-prefixed bytes (-1 = null) at the cursor. */
+  #skip(c: Cursor): void {
+    const length = c.varint();
+    if (length < 0) return;
+    if (c.pos + length > this.#end) throw corrupt('key or value past the end of its record');
+    c.pos += length;
   }
 
   /** Varint length-prefixed bytes (-1 = null) at the cursor, as a view. */
