@@ -139,16 +139,21 @@ const MAX_SLOT_VALUE_BYTES = 128;
 const GIVE_UP = 16;
 const RETRY_AFTER = 4096;
 
+/** A plain Uint8Array view of `length` bytes at `at` (a third of the cost of a Buffer's subarray). */
+function viewAt(buf: Buffer, at: number, length: number): Uint8Array {
+  return new Uint8Array(buf.buffer, buf.byteOffset + at, length);
+}
+
 function headerAt(name: string, buf: Buffer, at: number, length: number, position: number): RecordHeader {
-  if (position >= MAX_NAME_SLOTS || length > MAX_SLOT_VALUE_BYTES) return [name, new Uint8Array(buf.buffer, buf.byteOffset + at, length)];
+  if (position >= MAX_NAME_SLOTS || length > MAX_SLOT_VALUE_BYTES) return [name, viewAt(buf, at, length)];
   const slot = valueSlots[position];
   if (slot === undefined) {
     valueSlots[position] = { bytes: Uint8Array.prototype.slice.call(buf, at, at + length), misses: 0, pair: undefined };
-    return [name, new Uint8Array(buf.buffer, buf.byteOffset + at, length)];
+    return [name, viewAt(buf, at, length)];
   }
   if (slot.misses >= GIVE_UP) {
     if (++slot.misses >= GIVE_UP + RETRY_AFTER) slot.misses = 0;
-    return [name, new Uint8Array(buf.buffer, buf.byteOffset + at, length)];
+    return [name, viewAt(buf, at, length)];
   }
   const bytes = slot.bytes;
   if (bytes.length === length && sameBytesAt(bytes, buf, at)) {
@@ -160,7 +165,7 @@ function headerAt(name: string, buf: Buffer, at: number, length: number, positio
   slot.misses++;
   slot.bytes = Uint8Array.prototype.slice.call(buf, at, at + length);
   slot.pair = undefined;
-  return [name, new Uint8Array(buf.buffer, buf.byteOffset + at, length)];
+  return [name, viewAt(buf, at, length)];
 }
 
 /**

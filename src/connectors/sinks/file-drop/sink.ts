@@ -9,7 +9,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { retry } from '../../../bus/subscriber/index.js';
 import type { DeliveryContext, EventHandler, Outcome } from '../../../bus/subscriber/index.js';
-import { toStructuredJson } from '../../../codec/json/index.js';
+import { structuredJsonText } from '../../../codec/json/index.js';
 import { errorMessage } from '../../../core/errors.js';
 import type { Envelope } from '../../../envelope/types.js';
 import type { Logger } from '../../../observability/index.js';
@@ -21,10 +21,10 @@ import type { FileDropOptions } from './options.js';
 
 /**
  * The file content of an event: its structured-mode JSON (data decoded from Avro shown as JSON,
- * see event-view.ts) and a newline. Throws as toStructuredJson.
+ * see event-view.ts) and a newline. Throws as structuredJsonText.
  */
 export function eventFileContent(event: Envelope): Buffer {
-  return Buffer.from(`${JSON.stringify(toStructuredJson(jsonView(event)))}\n`, 'utf8');
+  return Buffer.from(`${structuredJsonText(jsonView(event))}\n`, 'utf8');
 }
 
 /** Where `event` lands under `o`: the absolute path of its file. */

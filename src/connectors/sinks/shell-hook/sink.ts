@@ -8,7 +8,7 @@
  */
 import { basename } from 'node:path';
 import type { DeliveryContext, EventHandler, Outcome } from '../../../bus/subscriber/index.js';
-import { toStructuredJson } from '../../../codec/json/index.js';
+import { structuredJsonText } from '../../../codec/json/index.js';
 import type { Envelope } from '../../../envelope/types.js';
 import type { Logger } from '../../../observability/index.js';
 import { jsonView } from '../../event-view.js';
@@ -59,7 +59,7 @@ export function createShellHookSink(o: ShellHookOptions, log: Logger): EventHand
   return async (received: Envelope, ctx: DeliveryContext): Promise<Outcome | undefined> => {
     const event = jsonView(received);
     const env = buildHookEnv(event, ctx, o.env);
-    const stdin = Buffer.from(`${JSON.stringify(toStructuredJson(event))}\n`, 'utf8');
+    const stdin = Buffer.from(`${structuredJsonText(event)}\n`, 'utf8');
     const r = await runProcess({ file: command, args, env, cwd: o.cwd, stdin, timeoutMs: o.timeoutMs, killGraceMs: o.killGraceMs, maxOutputBytes: o.maxOutputBytes });
     const outcome = classifyEnd(r.end, o.exitCodes);
     const fields = { subscription: ctx.subscription, id: event.attributes.id, attempt: ctx.attempt, hook: basename(command), end: r.end, durationMs: r.durationMs, outcome };
