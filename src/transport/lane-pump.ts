@@ -9,7 +9,7 @@
  * Adapter-neutral: no client here. Spec: issue 8 (push delivery: lanes, in-flight window, per-key order).
  */
 import type { LaneRecord, PartitionLane } from './in-flight-window.js';
-import type { RecordDecision } from './port.js';
+import type { RunOutcome } from './record-runner.js';
 
 /** A lane with this many records waiting stops fetching its partition; it fetches again once down to LANE_LOW. */
 export const LANE_HIGH = 1000;
@@ -17,8 +17,11 @@ export const LANE_LOW = 250;
 
 /** The client's part. */
 export interface LaneHooks<R extends LaneRecord> {
-  /** Handles one record; never rejects (the record runner's outcomes). */
-  run(record: R): Promise<RecordDecision | 'failed' | 'abandoned'>;
+  /**
+   * Handles one record and calls `then(outcome, record, lane)` once, on a later turn; never throws
+   * (the record runner's {@link RecordRunner.runThen}: no promise or closure of the pump's per record).
+   */
+  run(record: R, lane: PartitionLane<R>, then: (outcome: RunOutcome, record: R, lane: PartitionLane<R>) => void): void;
   /** The lane bookkeeping after a record failed (a defect): the adapter stops the consumption with it. */
   fault(err: unknown): void;
   /** The member is stopping: nothing new starts. */
@@ -91,8 +94,8 @@ export class LanePump<R extends LaneRecord> {
       const r = lane.start();
       if (r === undefined) return;
       this.#inHand++;
-      // `run` never rejects; `#finished` never throws (a defect there goes to `fault`).
-      void this.#hooks.run(r).then((outcome) => this.#finished(lane, r, outcome));
+      // `run` never throws; `#finished` never throws (a defect there goes to `fault`).
+      this.#hooks.run(r, lane, this.#onFinished);
     }
   }
 
@@ -126,7 +129,9 @@ export class LanePump<R extends LaneRecord> {
     return this.#list;
   }
 
-  #finished(lane: PartitionLane<R>, r: R, outcome: RecordDecision | 'failed' | 'abandoned'): void {
+  readonly #onFinished = (outcome: RunOutcome, r: R, lane: PartitionLane<R>): void => this.#finished(lane, r, outcome);
+
+  #finished(lane: PartitionLane<R>, r: R, outcome: RunOutcome): void {
     this.#inHand--;
     try {
       this.#settle(lane, r, outcome);
@@ -140,7 +145,7 @@ export class LanePump<R extends LaneRecord> {
     }
   }
 
-  #settle(lane: PartitionLane<R>, r: R, outcome: RecordDecision | 'failed' | 'abandoned'): void {
+  #settle(lane: PartitionLane<R>, r: R, outcome: RunOutcome): void {
     const stopped = outcome === 'failed' || outcome === 'abandoned';
     const after = lane.finish(r.offset, stopped ? { kind: 'stopped' } : outcome);
     if (!stopped && outcome.kind === 'done') this.#hooks.processed();

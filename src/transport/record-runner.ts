@@ -12,6 +12,13 @@ import type { RecordContext, RecordDecision, RecordHandler, TransportRecord } fr
 import { MAX_REDELIVER_MS, RECORD_DONE } from './port.js';
 import type { TransportLogger } from './kafka/logging.js';
 
+/** What running one record came to: the handler's decision, 'failed' (it rejected: the consumption stops) or 'abandoned' (the member stops without it). */
+export type RunOutcome = RecordDecision | 'failed' | 'abandoned';
+
+const DEADLINE = Symbol('stop deadline');
+/** Settles one record in hand: with its outcome, or {@link DEADLINE}. */
+type InHand = (d: RunOutcome | typeof DEADLINE) => void;
+
 export class RecordRunner {
   readonly #handler: RecordHandler;
   readonly #stopTimeoutMs: number;
@@ -20,10 +27,9 @@ export class RecordRunner {
   readonly #onFailure: (err: unknown) => void;
   readonly #abort = new AbortController();
   readonly #resumeTimers = new Set<NodeJS.Timeout>();
-  /** Resolvers of the records in hand: the stop deadline settles them with 'deadline'. */
-  readonly #inHand = new Set<(v: 'deadline') => void>();
-  #deadlineReached: (() => void) | undefined;
-  readonly #deadline = new Promise<'deadline'>((resolve) => (this.#deadlineReached = () => resolve('deadline')));
+  /** The records in hand: the stop deadline settles them as abandoned. */
+  readonly #inHand = new Set<InHand>();
+  #deadlinePassed = false;
   #stopping = false;
 
   /**
@@ -51,42 +57,44 @@ export class RecordRunner {
 
   /**
    * Runs the handler; gives up on it at the stop deadline. Never rejects.
-   * Runs once per record, so it is written with one promise per call (no async function, no second
-   * promise to watch the first): the record's resolver is in #inHand while it runs, for the stop deadline.
+   * For a caller that awaits one record at a time; {@link runThen} is the same without a promise.
    */
-  run(record: TransportRecord, ctx: RecordContext): Promise<RecordDecision | 'failed' | 'abandoned'> {
+  run(record: TransportRecord, ctx: RecordContext): Promise<RunOutcome> {
+    return new Promise((resolve) => this.runThen(record, ctx, resolve, undefined));
+  }
+
+  /**
+   * Runs the handler and calls `then(outcome, record, tag)` once, on a later turn (never within
+   * this call): with the handler's decision, 'failed' (it rejected or threw while the member was not
+   * stopping) or 'abandoned' (the stop deadline passed first, or it failed while stopping).
+   * `tag` is handed back as it is, so a caller with several records in hand needs no closure per record.
+   * Runs once per record on a laned consumer: one promise (the handler's `then`) and one entry in
+   * the set the stop deadline settles, nothing else per record.
+   */
+  runThen<T>(record: TransportRecord, ctx: RecordContext, then: (outcome: RunOutcome, record: TransportRecord, tag: T) => void, tag: T): void {
     let handled: Promise<RecordDecision | void>;
     try {
       handled = this.#handler(record, ctx);
     } catch (err) {
-      return Promise.resolve(this.#rejected(record, err));
+      const outcome = this.#rejected(record, err);
+      queueMicrotask(() => then(outcome, record, tag));
+      return;
     }
-    // The race with the stop deadline costs allocations per record; only a stopping member needs
-    // it, so a record in hand when stop() begins is raced from then on (#inHand).
-    if (this.#stopping) {
-      return Promise.race([handled, this.#deadline]).then(
-        (d) => this.#decided(record, d),
-        (err: unknown) => this.#rejected(record, err),
-      );
-    }
-    return new Promise((resolve) => {
-      const give = (d: 'deadline'): void => resolve(this.#decided(record, d));
-      this.#inHand.add(give);
-      handled.then(
-        (d) => {
-          this.#inHand.delete(give);
-          resolve(d ?? RECORD_DONE);
-        },
-        (err: unknown) => {
-          this.#inHand.delete(give);
-          resolve(this.#rejected(record, err));
-        },
-      );
-    });
+    // Only the first settling counts: the one that takes it out of the set.
+    const settle: InHand = (d) => {
+      if (this.#inHand.delete(settle)) then(d === DEADLINE ? this.#decided(record) : d, record, tag);
+    };
+    this.#inHand.add(settle);
+    handled.then(
+      (d) => settle(d ?? RECORD_DONE),
+      (err: unknown) => settle(this.#rejected(record, err)),
+    );
+    // Started after the deadline (a member stopping): nothing waits for it any more.
+    if (this.#deadlinePassed) queueMicrotask(() => settle(DEADLINE));
   }
 
-  #decided(record: TransportRecord, d: RecordDecision | void | 'deadline'): RecordDecision | 'abandoned' {
-    if (d !== 'deadline') return d ?? RECORD_DONE;
+  /** A record still in hand at the stop deadline. */
+  #decided(record: TransportRecord): 'abandoned' {
     this.#log.warn({ group: this.#group, topic: record.topic, partition: record.partition, offset: record.offset.toString(), stopTimeoutMs: this.#stopTimeoutMs }, 'record still in hand at the stop deadline; leaving it uncommitted');
     return 'abandoned';
   }
@@ -119,8 +127,8 @@ export class RecordRunner {
     for (const t of this.#resumeTimers) clearTimeout(t);
     this.#resumeTimers.clear();
     const deadline = setTimeout(() => {
-      this.#deadlineReached?.();
-      for (const give of this.#inHand) give('deadline');
+      this.#deadlinePassed = true;
+      for (const settle of [...this.#inHand]) settle(DEADLINE);
     }, this.#stopTimeoutMs);
     return () => clearTimeout(deadline);
   }

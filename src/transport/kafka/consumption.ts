@@ -110,7 +110,7 @@ export class KafkaConsumption implements Consumption {
     this.#laneOrder = spec.perKeyOrder === true ? 'key' : 'offset';
     this.#laneCtx = { signal: this.#runner.signal, heartbeat: () => this.#laneHeartbeat?.() ?? Promise.resolve() };
     this.#pump = new LanePump<TransportRecord>(spec.partitionsConcurrently ?? opts.partitionsConsumedConcurrently, {
-      run: (r) => this.#runner.run(r, this.#laneCtx),
+      run: (r, lane, then) => this.#runner.runThen(r, this.#laneCtx, then, lane),
       fault: (err) => this.#fail(err),
       stopping: () => this.#stopping,
       processed: () => this.#laneProcessed(),

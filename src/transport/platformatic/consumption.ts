@@ -148,7 +148,7 @@ export class PlatformaticConsumption implements Consumption {
       spec.inFlightPerPartition === undefined
         ? undefined
         : new LanePump<TransportRecord>(spec.partitionsConcurrently ?? opts.partitionsConsumedConcurrently, {
-            run: (r) => this.#runner.run(r, this.#ctx),
+            run: (r, lane, then) => this.#runner.runThen(r, this.#ctx, then, lane),
             fault: (err) => this.#fail(err),
             stopping: () => this.#stopping,
             processed: () => {

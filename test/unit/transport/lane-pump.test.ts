@@ -9,7 +9,6 @@
 import { describe, expect, it } from 'vitest';
 import { PartitionLane } from '../../../src/transport/in-flight-window.js';
 import { LanePump } from '../../../src/transport/lane-pump.js';
-import type { RecordDecision } from '../../../src/transport/port.js';
 
 type Rec = { readonly offset: bigint; readonly partition: number };
 
@@ -21,16 +20,14 @@ function harness(maxInHand: number, processed: () => void = () => undefined) {
   let inFlight = 0;
   let most = 0;
   const pump: LanePump<Rec> = new LanePump<Rec>(maxInHand, {
-    run: (r) => {
+    run: (r, lane, then) => {
       started.push(r);
       inFlight++;
       most = Math.max(most, inFlight);
-      return new Promise<RecordDecision>((resolve) =>
-        pending.push(() => {
-          inFlight--;
-          resolve({ kind: 'done' });
-        }),
-      );
+      pending.push(() => {
+        inFlight--;
+        then({ kind: 'done' }, r, lane);
+      });
     },
     fault: (err) => void faults.push(err),
     stopping: () => false,
