@@ -56,7 +56,7 @@ const TOPIC = loadCatalog(benchCatalog.dir).byEventId(PRICE_LOADING_COMPLETED.ev
 import type { GatewayProcess } from './lib/gateway-process.js';
 import { procCpuMs, startGatewayProcess } from './lib/gateway-process.js';
 import { runHttpLoad } from './lib/http-load.js';
-import { runtimeWindow, scrape } from './lib/runtime-metrics.js';
+import { describeGc, describeRuntime, runtimeWindow, scrape } from './lib/runtime-metrics.js';
 import type { RuntimeWindow, Scrape } from './lib/runtime-metrics.js';
 import type { ConsumeResult } from './lib/consumer-load.js';
 import { gatewayConsume, rawConsume } from './lib/consumer-load.js';
@@ -277,7 +277,7 @@ async function singleLatency(p: Probe, client: Client, build?: 'baseline'): Prom
     };
     if (rawHttp !== undefined) log(`  ${client}: raw HTTP + producer p50 ${rawHttp.latencyMs.p50.toFixed(2)} ms, p99 ${rawHttp.latencyMs.p99.toFixed(2)} ms (errors ${rawHttp.errors}); gateway p99 over it ${r.addedP99OverHttpMs?.toFixed(2)} ms`);
     log(`  ${client}${build === undefined ? '' : ' [baseline]'}: raw p99 ${raw.latencyMs.p99.toFixed(2)} ms, gateway p99 ${gateway.latencyMs.p99.toFixed(2)} ms, added ${r.addedP99Ms.toFixed(2)} ms (errors ${raw.errors} / ${gateway.errors})`);
-    log(`    gateway in the window: event-loop delay p99 ${runtime.eventLoopDelayMs.p99} ms, max ${runtime.eventLoopDelayMs.max} ms; GC ${JSON.stringify(runtime.gc)}; produce ${runtime.produce.count} × ${runtime.produce.meanMs} ms mean; POST /events ${runtime.ingressHttp.count} × ${runtime.ingressHttp.meanMs} ms mean`);
+    log(`    gateway in the window: ${describeRuntime(runtime)}`);
     return r;
   } finally {
     await poster.close();
@@ -557,6 +557,7 @@ async function main(): Promise<void> {
             const r = await pushLatency(t.api, pushRate, settings.durationS, settings.pushWarmupS, shape, t.ingress);
             pushed.push({ ...r, name: `${t.label}: ${r.name}` });
             log(`  delivered ${r.delivered}/${r.sent}, p50 ${r.latencyMs.p50.toFixed(2)} ms, p99 ${r.latencyMs.p99.toFixed(2)} ms (warm-up p99 ${r.warmupLatencyMs.p99.toFixed(1)} ms, max ${r.warmupLatencyMs.max.toFixed(1)} ms), POST errors ${r.postErrors}`);
+            log(`    delivering gateway in the window: ${describeRuntime(r.runtime)}`);
           }
         }
       } finally {
@@ -609,6 +610,7 @@ async function main(): Promise<void> {
   }
   if (pushed.length > 0) {
     table += `\n\n| push latency (HTTP in → webhook out), single events, 6 partitions | offered | delivered / sent | p50 | p90 | p99 | max | warm-up (${settings.pushWarmupS} s) p99 / max |\n|---|---:|---:|---:|---:|---:|---:|---:|\n${pushed.map((p) => `| ${p.name} | ${p.offeredPerS}/s | ${p.delivered} / ${p.sent} | ${p.latencyMs.p50.toFixed(2)} ms | ${p.latencyMs.p90.toFixed(2)} ms | ${p.latencyMs.p99.toFixed(2)} ms | ${p.latencyMs.max.toFixed(1)} ms | ${p.warmupLatencyMs.p99.toFixed(1)} / ${p.warmupLatencyMs.max.toFixed(1)} ms |`).join('\n')}`;
+    table += `\n\n| delivering gateway during the push-latency window (its /metrics) | event-loop delay p99 / max | GC pauses (count × mean) | produce requests (count × mean) | POST /events (count × mean) |\n|---|---:|---|---:|---:|\n${pushed.map((p) => `| ${p.name} | ${p.runtime.eventLoopDelayMs.p99} / ${p.runtime.eventLoopDelayMs.max} ms | ${describeGc(p.runtime)} | ${p.runtime.produce.count} × ${p.runtime.produce.meanMs} ms | ${p.runtime.ingressHttp.count} × ${p.runtime.ingressHttp.meanMs} ms |`).join('\n')}`;
   }
   if (pushThroughputs.length > 0) {
     table += `\n\n| push throughput (same first records of the topic) | records | events/s |\n|---|---:|---:|\n${pushThroughputs.map((r) => `| ${r.name} | ${r.records} | ${Math.round(r.eventsPerS)} |`).join('\n')}`;
@@ -628,7 +630,7 @@ async function main(): Promise<void> {
     table += `\n\n| single events at a fixed rate (latency from each request's due time) | offered | raw p50 | raw p99 | raw HTTP + producer p50 / p99 | gateway p50 | gateway p99 | added p99 (over raw / over raw HTTP) | errors raw / gateway |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n${singleLatencies.map((l) => `| ${l.client}${l.build === undefined ? '' : ' [baseline]'} | ${l.offeredPerS}/s | ${l.raw.latencyMs.p50.toFixed(2)} ms | ${l.raw.latencyMs.p99.toFixed(2)} ms | ${l.rawHttp === undefined ? '–' : `${l.rawHttp.latencyMs.p50.toFixed(2)} / ${l.rawHttp.latencyMs.p99.toFixed(2)} ms`} | ${l.gateway.latencyMs.p50.toFixed(2)} ms | ${l.gateway.latencyMs.p99.toFixed(2)} ms | **${l.addedP99Ms.toFixed(2)} ms** / ${l.addedP99OverHttpMs === undefined ? '–' : `**${l.addedP99OverHttpMs.toFixed(2)} ms**`} | ${l.raw.errors} / ${l.gateway.errors} |`).join('\n')}`;
   }
   if (singleLatencies.length > 0) {
-    const gc = (l: SingleLatencyResult): string => Object.entries(l.runtime.gc).map(([k, g]) => `${k} ${g.count} × ${g.meanMs} ms`).join(', ') || '–';
+    const gc = (l: SingleLatencyResult): string => describeGc(l.runtime);
     table += `\n\n| gateway during the fixed-rate window (its /metrics) | event-loop delay p99 / max | GC pauses (count × mean) | produce requests (count × mean) | POST /events (count × mean) |\n|---|---:|---|---:|---:|\n${singleLatencies.map((l) => `| ${l.client}${l.build === undefined ? '' : ' [baseline]'} | ${l.runtime.eventLoopDelayMs.p99} / ${l.runtime.eventLoopDelayMs.max} ms | ${gc(l)} | ${l.runtime.produce.count} × ${l.runtime.produce.meanMs} ms | ${l.runtime.ingressHttp.count} × ${l.runtime.ingressHttp.meanMs} ms |`).join('\n')}`;
   }
   if (rssResults.length > 0) {

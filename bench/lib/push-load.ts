@@ -21,6 +21,8 @@ import { Agent, request } from 'undici';
 import { Kafka, logLevel } from '../../src/transport/kafka/kafkajs.js';
 import { singleTemplates, STRUCTURED } from './events.js';
 import { startRemoteSink } from './remote-sink.js';
+import { runtimeWindow, scrape } from './runtime-metrics.js';
+import type { RuntimeWindow } from './runtime-metrics.js';
 import { Latency } from './stats.js';
 
 export interface BenchSink {
@@ -109,6 +111,12 @@ export interface PushLatencyResult {
    */
   readonly warmupLatencyMs: { readonly p99: number; readonly max: number };
   readonly postErrors: number;
+  /**
+   * The delivering gateway during the window (its /metrics before and after): event-loop delay, GC
+   * pauses by kind, produce requests, `POST /events` answers. Which of them a p99 tail lines up with
+   * says where it comes from (a major GC, a slow produce, a blocked loop).
+   */
+  readonly runtime: RuntimeWindow;
 }
 
 /** How a bench subscription delivers: ordering and `concurrency` (key: partitions at once; none: deliveries in flight). */
@@ -162,9 +170,11 @@ export async function pushLatency(gwUrl: string, ratePerS: number, durationS: nu
     const deadline0 = performance.now() + 60_000;
     while (sink.deliveries() === 0 && performance.now() < deadline0) await run(0.1, undefined, 10);
     await run(warmupS, warmupSentAt);
+    const before = await scrape(gwUrl);
     const started = performance.now();
     await run(durationS, sentAt);
     const elapsedS = (performance.now() - started) / 1000;
+    const runtime = runtimeWindow(before, await scrape(gwUrl));
     const deadline = performance.now() + 30_000;
     while ([...sentAt.keys()].some((id) => !sink.firstSeen.has(id)) && performance.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     const lat = new Latency();
@@ -189,6 +199,7 @@ export async function pushLatency(gwUrl: string, ratePerS: number, durationS: nu
       latencyMs: { p50: lat.percentileMs(50), p90: lat.percentileMs(90), p99: lat.percentileMs(99), max: lat.maxMs },
       warmupLatencyMs: { p99: warm.percentileMs(99), max: warm.maxMs },
       postErrors: errors,
+      runtime,
     };
   } finally {
     await deleteSubscription(gwUrl, name).catch(() => undefined);

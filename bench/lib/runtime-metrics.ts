@@ -62,3 +62,13 @@ export function runtimeWindow(before: Scrape, after: Scrape): RuntimeWindow {
     ingressHttp: route === undefined ? { count: 0, meanMs: 0 } : mean(route.replace('_count{', '_sum{'), route),
   };
 }
+
+/** GC pauses of a window as text: `minor 105 × 0.798 ms, major 1 × 3.056 ms`, or `–`. */
+export function describeGc(w: RuntimeWindow): string {
+  return Object.entries(w.gc).map(([k, g]) => `${k} ${g.count} × ${g.meanMs} ms`).join(', ') || '–';
+}
+
+/** A window as one log line: event-loop delay, GC pauses, produce requests, `POST /events` answers. */
+export function describeRuntime(w: RuntimeWindow): string {
+  return `event-loop delay p99 ${w.eventLoopDelayMs.p99} ms, max ${w.eventLoopDelayMs.max} ms; GC ${describeGc(w)}; produce ${w.produce.count} × ${w.produce.meanMs} ms mean; POST /events ${w.ingressHttp.count} × ${w.ingressHttp.meanMs} ms mean`;
+}
