@@ -335,7 +335,7 @@ async function rssWindow(gw: GatewayProcess, client: Client, build?: 'baseline',
 }
 
 /** The batched ÷ single-event push ratio as printed: `–` when the single-event runs were left out (BENCH_PUSH_BATCH_SINGLE=0). */
-const singlePushRatio = (r: PushBatchBench): string => (r.runs.some((x) => x.name.startsWith('gateway push subscription (') && !isBatchRun(x)) ? `${r.ratioToSinglePush}×` : '–');
+const singlePushRatio = (r: PushBatchBench): string => (r.ratioToSinglePush === null ? '–' : `${r.ratioToSinglePush}×`);
 
 /**
  * push-batch: batched push delivery (`ordering` BENCH_PUSH_BATCH_ORDERING (none), `batch.maxEvents`
@@ -630,8 +630,7 @@ async function main(): Promise<void> {
     table += `\n\n| single events at a fixed rate (latency from each request's due time) | offered | raw p50 | raw p99 | raw HTTP + producer p50 / p99 | gateway p50 | gateway p99 | added p99 (over raw / over raw HTTP) | errors raw / gateway |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n${singleLatencies.map((l) => `| ${l.client}${l.build === undefined ? '' : ' [baseline]'} | ${l.offeredPerS}/s | ${l.raw.latencyMs.p50.toFixed(2)} ms | ${l.raw.latencyMs.p99.toFixed(2)} ms | ${l.rawHttp === undefined ? '–' : `${l.rawHttp.latencyMs.p50.toFixed(2)} / ${l.rawHttp.latencyMs.p99.toFixed(2)} ms`} | ${l.gateway.latencyMs.p50.toFixed(2)} ms | ${l.gateway.latencyMs.p99.toFixed(2)} ms | **${l.addedP99Ms.toFixed(2)} ms** / ${l.addedP99OverHttpMs === undefined ? '–' : `**${l.addedP99OverHttpMs.toFixed(2)} ms**`} | ${l.raw.errors} / ${l.gateway.errors} |`).join('\n')}`;
   }
   if (singleLatencies.length > 0) {
-    const gc = (l: SingleLatencyResult): string => describeGc(l.runtime);
-    table += `\n\n| gateway during the fixed-rate window (its /metrics) | event-loop delay p99 / max | GC pauses (count × mean) | produce requests (count × mean) | POST /events (count × mean) |\n|---|---:|---|---:|---:|\n${singleLatencies.map((l) => `| ${l.client}${l.build === undefined ? '' : ' [baseline]'} | ${l.runtime.eventLoopDelayMs.p99} / ${l.runtime.eventLoopDelayMs.max} ms | ${gc(l)} | ${l.runtime.produce.count} × ${l.runtime.produce.meanMs} ms | ${l.runtime.ingressHttp.count} × ${l.runtime.ingressHttp.meanMs} ms |`).join('\n')}`;
+    table += `\n\n| gateway during the fixed-rate window (its /metrics) | event-loop delay p99 / max | GC pauses (count × mean) | produce requests (count × mean) | POST /events (count × mean) |\n|---|---:|---|---:|---:|\n${singleLatencies.map((l) => `| ${l.client}${l.build === undefined ? '' : ' [baseline]'} | ${l.runtime.eventLoopDelayMs.p99} / ${l.runtime.eventLoopDelayMs.max} ms | ${describeGc(l.runtime)} | ${l.runtime.produce.count} × ${l.runtime.produce.meanMs} ms | ${l.runtime.ingressHttp.count} × ${l.runtime.ingressHttp.meanMs} ms |`).join('\n')}`;
   }
   if (rssResults.length > 0) {
     table += `\n\n| gateway RSS at a fixed rate | offered | events/request | seconds | accepted events/s | p99 | errors | RSS start | RSS peak | RSS final |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n${rssResults.map((r) => `| ${r.client}${r.heap === undefined ? '' : ` (${r.heap} heap)`}${r.build === undefined ? '' : ' [baseline]'} | ${r.offeredEventsPerS}/s | ${r.eventsPerRequest} | ${r.durationS.toFixed(0)} | ${Math.round(r.acceptedEventsPerS)} | ${r.requests.latencyMs.p99.toFixed(1)} ms | ${r.requests.errors} | ${r.rssMiB.start} MiB | **${r.rssMiB.peak} MiB** | ${r.rssMiB.final} MiB |`).join('\n')}`;

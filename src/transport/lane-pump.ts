@@ -95,7 +95,7 @@ export class LanePump<R extends LaneRecord> {
       if (r === undefined) return;
       this.#inHand++;
       // `run` never throws; `#finished` never throws (a defect there goes to `fault`).
-      this.#hooks.run(r, lane, this.#onFinished);
+      this.#hooks.run(r, lane, this.#finished);
     }
   }
 
@@ -129,9 +129,8 @@ export class LanePump<R extends LaneRecord> {
     return this.#list;
   }
 
-  readonly #onFinished = (outcome: RunOutcome, r: R, lane: PartitionLane<R>): void => this.#finished(lane, r, outcome);
-
-  #finished(lane: PartitionLane<R>, r: R, outcome: RunOutcome): void {
+  /** A record's outcome, from the runner (one function for every record: `run` hands back the record and its lane). */
+  readonly #finished = (outcome: RunOutcome, r: R, lane: PartitionLane<R>): void => {
     this.#inHand--;
     try {
       this.#settle(lane, r, outcome);
@@ -143,7 +142,7 @@ export class LanePump<R extends LaneRecord> {
       this.#idleWaiters = [];
       for (const w of waiters) w();
     }
-  }
+  };
 
   #settle(lane: PartitionLane<R>, r: R, outcome: RunOutcome): void {
     const stopped = outcome === 'failed' || outcome === 'abandoned';
