@@ -112,6 +112,18 @@ export interface PushLatencyResult {
   readonly warmupLatencyMs: { readonly p99: number; readonly max: number };
   readonly postErrors: number;
   /**
+   * Where each event's time went, ms: `ingress` = POST sent → its 202 (the gateway produced it and
+   * the broker acknowledged, acks=all), `delivery` = that 202 → the sink's receipt (fetch, decode,
+   * signed POST; negative when the sink heard of it before the bench read the 202). `tail` is the
+   * events at or above the window's p99: how many, and the mean of each part over them, so a tail
+   * can be put on the ingress side or the delivery side.
+   */
+  readonly split: {
+    readonly ingressMs: { readonly p50: number; readonly p99: number; readonly max: number };
+    readonly deliveryMs: { readonly p50: number; readonly p99: number; readonly max: number };
+    readonly tail: { readonly events: number; readonly ingressMeanMs: number; readonly deliveryMeanMs: number };
+  };
+  /**
    * The delivering gateway during the window (its /metrics before and after): event-loop delay, GC
    * pauses by kind, produce requests, `POST /events` answers. Which of them a p99 tail lines up with
    * says where it comes from (a major GC, a slow produce, a blocked loop).
@@ -138,6 +150,7 @@ export async function pushLatency(gwUrl: string, ratePerS: number, durationS: nu
     const templates = singleTemplates(36);
     const sentAt = new Map<string, number>();
     const warmupSentAt = new Map<string, number>();
+    const ackedAt = new Map<string, number>();
     let errors = 0;
     const inflight = new Set<Promise<void>>();
     const run = async (seconds: number, record: Map<string, number> | undefined, perS = ratePerS): Promise<void> => {
@@ -153,6 +166,7 @@ export async function pushLatency(gwUrl: string, ratePerS: number, durationS: nu
         record?.set(id, at);
         const p = request(`${ingressUrl}/events`, { method: 'POST', headers: { 'content-type': STRUCTURED }, body, dispatcher: agent }).then(
           async (res) => {
+            if (record === sentAt) ackedAt.set(id, performance.now());
             await res.body.dump();
             if (res.statusCode !== 202) errors++;
           },
@@ -178,13 +192,25 @@ export async function pushLatency(gwUrl: string, ratePerS: number, durationS: nu
     const deadline = performance.now() + 30_000;
     while ([...sentAt.keys()].some((id) => !sink.firstSeen.has(id)) && performance.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     const lat = new Latency();
+    const ingress = new Latency();
+    const delivery: number[] = [];
+    const parts: { total: number; ingress: number; delivery: number }[] = [];
     let delivered = 0;
     for (const [id, at] of sentAt) {
       const got = sink.firstSeen.get(id);
       if (got === undefined) continue;
       delivered++;
       lat.recordMs(got - at);
+      const acked = ackedAt.get(id);
+      if (acked === undefined) continue;
+      ingress.recordMs(acked - at);
+      delivery.push(got - acked);
+      parts.push({ total: got - at, ingress: acked - at, delivery: got - acked });
     }
+    delivery.sort((a, b) => a - b);
+    const pick = (q: number): number => Number((delivery[Math.min(delivery.length - 1, Math.floor((q / 100) * delivery.length))] ?? 0).toFixed(3));
+    const tail = parts.filter((x) => x.total >= lat.percentileMs(99));
+    const mean = (xs: number[]): number => Number((xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length)).toFixed(2));
     const warm = new Latency();
     for (const [id, at] of warmupSentAt) {
       const got = sink.firstSeen.get(id);
@@ -199,6 +225,11 @@ export async function pushLatency(gwUrl: string, ratePerS: number, durationS: nu
       latencyMs: { p50: lat.percentileMs(50), p90: lat.percentileMs(90), p99: lat.percentileMs(99), max: lat.maxMs },
       warmupLatencyMs: { p99: warm.percentileMs(99), max: warm.maxMs },
       postErrors: errors,
+      split: {
+        ingressMs: { p50: ingress.percentileMs(50), p99: ingress.percentileMs(99), max: ingress.maxMs },
+        deliveryMs: { p50: pick(50), p99: pick(99), max: pick(100) },
+        tail: { events: tail.length, ingressMeanMs: mean(tail.map((x) => x.ingress)), deliveryMeanMs: mean(tail.map((x) => x.delivery)) },
+      },
       runtime,
     };
   } finally {
