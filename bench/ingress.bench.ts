@@ -103,6 +103,8 @@ const settings = {
   rssRate: intEnv('BENCH_RSS_RATE', 5000),
   rssDurationS: intEnv('BENCH_RSS_DURATION_S', 60),
   rssBatch: intEnv('BENCH_RSS_BATCH', 10),
+  /** `gateway*-batch-workers`: GATEWAY_WORKERS of that gateway (the batch ingress on more than one core). */
+  workers: intEnv('BENCH_GATEWAY_WORKERS', 2),
 } as const;
 
 /** `npm run bench -- --profile`: CPU profiles + flame graphs of the gateway children into bench/results/<time>-profile/. */
@@ -147,7 +149,7 @@ interface Window {
  * Warm-up, then the measured window with CPU sampling of the three processes, then a settle pause
  * so that late records (requests cut off when autocannon stops) land before the offsets are read.
  */
-async function scenario(p: Probe, meta: { side: 'gateway' | 'raw'; client: Client; mode: 'single' | 'batch'; concurrency: number; eventsPerRequest: number; build?: 'baseline' }, run: (durationS: number) => Promise<Window>): Promise<ScenarioResult> {
+async function scenario(p: Probe, meta: { side: 'gateway' | 'raw'; client: Client; mode: 'single' | 'batch'; concurrency: number; eventsPerRequest: number; build?: 'baseline'; workers?: number }, run: (durationS: number) => Promise<Window>): Promise<ScenarioResult> {
   const before = await p.raw.endOffsetSum();
   const warm = await run(settings.warmupS);
   const gw0 = p.gw.cpuMs();
@@ -162,7 +164,7 @@ async function scenario(p: Probe, meta: { side: 'gateway' | 'raw'; client: Clien
   const n = meta.eventsPerRequest;
   const orNull = (cpuMs: number): number | null => (Number.isNaN(cpuMs) ? null : pct(cpuMs, r.elapsedS));
   return {
-    name: `${meta.side === 'raw' ? `raw ${meta.client}` : `gateway (${meta.client})`} ${meta.mode}${meta.build === 'baseline' ? ' [baseline]' : ''}`,
+    name: `${meta.side === 'raw' ? `raw ${meta.client}` : `gateway (${meta.client}${meta.workers === undefined ? '' : `, ${meta.workers} workers`})`} ${meta.mode}${meta.build === 'baseline' ? ' [baseline]' : ''}`,
     ...meta,
     durationS: r.elapsedS,
     requests: r.ok,
@@ -178,8 +180,8 @@ async function scenario(p: Probe, meta: { side: 'gateway' | 'raw'; client: Clien
   };
 }
 
-function gatewayScenario(p0: Probe, mode: 'single' | 'batch', client: Client = 'kafkajs', build?: 'baseline'): Promise<ScenarioResult> {
-  const p: Probe = { ...p0, gw: p0.gws[build === undefined ? client : `${client}@baseline`]! };
+function gatewayScenario(p0: Probe, mode: 'single' | 'batch', client: Client = 'kafkajs', build?: 'baseline', workers?: { readonly gw: GatewayProcess; readonly n: number }): Promise<ScenarioResult> {
+  const p: Probe = { ...p0, gw: workers?.gw ?? p0.gws[build === undefined ? client : `${client}@baseline`]! };
   const single = mode === 'single';
   const concurrency = single ? settings.connections : settings.batchConnections;
   const load = {
@@ -188,11 +190,25 @@ function gatewayScenario(p0: Probe, mode: 'single' | 'batch', client: Client = '
     templates: single ? singleTemplates(360) : batchTemplates(36, settings.batchSize),
     connections: concurrency,
   };
-  return scenario(p, { side: 'gateway', client, mode, concurrency, eventsPerRequest: single ? 1 : settings.batchSize, ...(build === undefined ? {} : { build }) }, async (durationS) => {
+  return scenario(p, { side: 'gateway', client, mode, concurrency, eventsPerRequest: single ? 1 : settings.batchSize, ...(build === undefined ? {} : { build }), ...(workers === undefined ? {} : { workers: workers.n }) }, async (durationS) => {
     const r = await runHttpLoad({ ...load, durationS });
     if (Object.keys(r.statuses).length > 0) log(`  gateway ${mode}: non-2xx answers ${JSON.stringify(r.statuses)}`);
     return r;
   });
+}
+
+/**
+ * Batch ingress on a gateway of `settings.workers` processes behind one port (GATEWAY_WORKERS,
+ * node:cluster), started for this scenario and stopped after it; its CPU is the primary's and the
+ * workers' together.
+ */
+async function gatewayWorkersScenario(p: Probe, client: Client): Promise<ScenarioResult> {
+  const gw = await p.fresh(client, undefined, { GATEWAY_WORKERS: String(settings.workers) });
+  try {
+    return await gatewayScenario(p, 'batch', client, undefined, { gw, n: settings.workers });
+  } finally {
+    await gw.stop();
+  }
 }
 
 function rawScenario(p: Probe, mode: 'single' | 'batch', client: Client = 'kafkajs'): Promise<ScenarioResult> {
@@ -375,6 +391,7 @@ async function main(): Promise<void> {
   log(`settings: ${JSON.stringify(settings)}`);
   const secretsKey = randomBytes(32).toString('base64');
   const startGw = (client: Client, root = GW_ROOT, extraEnv: Record<string, string> = {}, profiled = true): Promise<GatewayProcess> =>
+    // A gateway of several workers is ready once each of them answers (2 rounds of the round-robin).
     startGatewayProcess({
       root,
       env: {
@@ -392,6 +409,7 @@ async function main(): Promise<void> {
         ...extraEnv,
       },
       readyTimeoutMs: 60_000,
+      readyAnswers: 2 * Number(extraEnv.GATEWAY_WORKERS ?? 1),
       preferTsx: root === ROOT ? how.tsx : false,
       // Profiled: the long-lived children of this tree (not the fresh RSS ones: one profile per client folder).
       ...(PROFILE_DIR === undefined || root !== ROOT || !profiled ? {} : { cpuProfileDir: join(PROFILE_DIR, client) }),
@@ -440,10 +458,12 @@ async function main(): Promise<void> {
       ['gateway-platformatic-single', () => gatewayScenario(probe, 'single', 'platformatic')],
       ['raw-platformatic-batch', () => rawScenario(probe, 'batch', 'platformatic')],
       ['gateway-platformatic-batch', () => gatewayScenario(probe, 'batch', 'platformatic')],
+      ['gateway-batch-workers', () => gatewayWorkersScenario(probe, 'kafkajs')],
+      ['gateway-platformatic-batch-workers', () => gatewayWorkersScenario(probe, 'platformatic')],
     ];
     // With a baseline, each gateway scenario is followed by its twin on the baseline gateway (same run, same load).
     const all = producerScenarios.flatMap(([n, run]): [string, () => Promise<ScenarioResult>][] => {
-      if (BASELINE_ROOT === undefined || !n.startsWith('gateway-')) return [[n, run]];
+      if (BASELINE_ROOT === undefined || !n.startsWith('gateway-') || n.endsWith('-workers')) return [[n, run]];
       const [, client, mode] = /^gateway(-platformatic)?-(single|batch)$/.exec(n)!;
       const twin: [string, () => Promise<ScenarioResult>] = [`${n}@baseline`, () => gatewayScenario(probe, mode as 'single' | 'batch', client === undefined ? 'kafkajs' : 'platformatic', 'baseline')];
       // BENCH_BASELINE_FIRST=1: the baseline first, to see whether the order (a warmer broker, a busier machine) favours one.
@@ -657,13 +677,17 @@ async function main(): Promise<void> {
   process.stdout.write(`gateway: ${gw.command}, LOG_LEVEL=warn; producer: idempotent, maxInFlightRequests 1, acks -1, no compression\n\n${table}\n`);
 
   // Ratios as numbers (null when a side was not run): gateway batch ÷ raw producer of the same client, ÷ Java producer.
-  const batchOf = (side: 'gateway' | 'raw', client: Client): number | undefined => results.find((r) => r.side === side && r.client === client && r.mode === 'batch' && r.build === undefined)?.eventsPerS;
+  const batchOf = (side: 'gateway' | 'raw', client: Client): number | undefined => results.find((r) => r.side === side && r.client === client && r.mode === 'batch' && r.build === undefined && r.workers === undefined)?.eventsPerS;
+  const workersBatchOf = (client: Client): number | undefined => results.find((r) => r.side === 'gateway' && r.client === client && r.workers !== undefined)?.eventsPerS;
   const ratio = (a: number | undefined, b: number | undefined): number | null => (a === undefined || b === undefined || b === 0 ? null : Number((a / b).toFixed(3)));
   const javaPerS = javaLimit !== undefined && 'eventsPerS' in javaLimit ? javaLimit.eventsPerS : undefined;
   const clients: Client[] = ['kafkajs', 'platformatic'];
   const ratios = {
     batch: Object.fromEntries(clients.map((c) => [c, ratio(batchOf('gateway', c), batchOf('raw', c))])),
     javaLimit: Object.fromEntries(clients.map((c) => [c, ratio(batchOf('gateway', c), javaPerS)])),
+    // The same two on a gateway of BENCH_GATEWAY_WORKERS processes (GATEWAY_WORKERS): `gateway*-batch-workers`.
+    batchWorkers: Object.fromEntries(clients.map((c) => [c, ratio(workersBatchOf(c), batchOf('raw', c))])),
+    javaLimitWorkers: Object.fromEntries(clients.map((c) => [c, ratio(workersBatchOf(c), javaPerS)])),
     // The raw client's own batch figure ÷ the Java producer: the most javaLimit could be with that client.
     rawJavaLimit: Object.fromEntries(clients.map((c) => [c, ratio(batchOf('raw', c), javaPerS)])),
     singleAddedP99Ms: Object.fromEntries(clients.map((c) => [c, singleLatencies.find((l) => l.client === c && l.build === undefined)?.addedP99Ms ?? null])),
@@ -672,7 +696,7 @@ async function main(): Promise<void> {
     rssLeanPeakMiB: Object.fromEntries(clients.map((c) => [c, rssResults.find((r) => r.client === c && r.build === undefined && r.heap === 'lean')?.rssMiB.peak ?? null])),
   };
   if (javaPerS !== undefined) table += `\n\nKafka's Java producer (ProducerPerformance, acks=all, idempotent, 300-byte records, no headers): ${Math.round(javaPerS)} records/s`;
-  table += `\n\nratios (gateway batch ÷ raw producer of its client): ${JSON.stringify(ratios.batch)}; ÷ Java producer: ${JSON.stringify(ratios.javaLimit)} (raw producer ÷ Java producer: ${JSON.stringify(ratios.rawJavaLimit)}); single added p99 ms: ${JSON.stringify(ratios.singleAddedP99Ms)} (over raw HTTP + producer: ${JSON.stringify(ratios.singleAddedP99OverHttpMs)}); RSS peak MiB: ${JSON.stringify(ratios.rssPeakMiB)} (lean heap: ${JSON.stringify(ratios.rssLeanPeakMiB)}); default client: ${DEFAULT_CLIENT}`;
+  table += `\n\nratios (gateway batch ÷ raw producer of its client): ${JSON.stringify(ratios.batch)}; ÷ Java producer: ${JSON.stringify(ratios.javaLimit)}; with ${settings.workers} workers: ${JSON.stringify(ratios.batchWorkers)}, ÷ Java: ${JSON.stringify(ratios.javaLimitWorkers)} (raw producer ÷ Java producer: ${JSON.stringify(ratios.rawJavaLimit)}); single added p99 ms: ${JSON.stringify(ratios.singleAddedP99Ms)} (over raw HTTP + producer: ${JSON.stringify(ratios.singleAddedP99OverHttpMs)}); RSS peak MiB: ${JSON.stringify(ratios.rssPeakMiB)} (lean heap: ${JSON.stringify(ratios.rssLeanPeakMiB)}); default client: ${DEFAULT_CLIENT}`;
   const stamp = STAMP;
   const dir = join(ROOT, 'bench/results');
   mkdirSync(dir, { recursive: true });

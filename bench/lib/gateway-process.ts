@@ -4,7 +4,8 @@
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { get } from 'node:http';
 import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 
@@ -13,7 +14,7 @@ export interface GatewayProcess {
   readonly pid: number;
   /** How the child was started, for the report. */
   readonly command: string;
-  /** User + system CPU time the child has used so far, ms (Linux /proc; NaN elsewhere). */
+  /** User + system CPU time the child and its own children (GATEWAY_WORKERS > 1: the workers) have used so far, ms (Linux /proc; NaN elsewhere). */
   cpuMs(): number;
   stop(): Promise<void>;
 }
@@ -44,6 +45,44 @@ export function procCpuMs(pid: number): number {
   }
 }
 
+/** The pids of `pid`'s children (a cluster primary's workers), from /proc; empty where there is none. */
+export function childPids(pid: number): number[] {
+  const out: number[] = [];
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return out;
+  }
+  for (const d of entries) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) out.push(Number(d));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+/** {@link procCpuMs} of a process plus its children's (a worker that died since is no longer counted). */
+export function procTreeCpuMs(pid: number): number {
+  return childPids(pid).map(procCpuMs).filter((ms) => !Number.isNaN(ms)).reduce((a, b) => a + b, procCpuMs(pid));
+}
+
+/** `GET /readyz` on a connection of its own: the status, or 0 when nothing answered within 3 s. */
+function readyzOnNewConnection(url: string): Promise<number> {
+  return new Promise((resolve) => {
+    const req = get(`${url}/readyz`, { agent: false, timeout: 3000 }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('timeout', () => req.destroy());
+    req.on('error', () => resolve(0));
+  });
+}
+
 /**
  * The node flags of a checkout's `npm start` (`"start": "exec node <flags> dist/cli/main.js serve"`
  * in its package.json), so the bench runs each gateway, this tree's or a baseline's, as that
@@ -72,6 +111,12 @@ export async function startGatewayProcess(opts: {
   preferTsx: boolean;
   /** When set, the child writes a V8 CPU profile (.cpuprofile) into this folder when it exits. */
   cpuProfileDir?: string;
+  /**
+   * GATEWAY_WORKERS > 1: ready only once this many `GET /readyz` in a row, each on a new
+   * connection (the primary hands connections round-robin), answered 200, so no worker still
+   * starting answers the load with 503. Default 1.
+   */
+  readyAnswers?: number;
 }): Promise<GatewayProcess> {
   const port = await freePort();
   const dist = resolve(opts.root, 'dist/cli/main.js');
@@ -110,13 +155,9 @@ export async function startGatewayProcess(opts: {
   const deadline = Date.now() + opts.readyTimeoutMs;
   for (;;) {
     if (exited !== undefined) throw new Error(`the gateway ${exited} before it was ready`);
-    try {
-      const res = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(3000) });
-      await res.arrayBuffer();
-      if (res.status === 200) break;
-    } catch {
-      // not listening yet
-    }
+    let ready = 0;
+    while (ready < (opts.readyAnswers ?? 1) && (await readyzOnNewConnection(url)) === 200) ready++;
+    if (ready === (opts.readyAnswers ?? 1)) break;
     if (Date.now() > deadline) {
       await stop();
       throw new Error(`the gateway was not ready within ${opts.readyTimeoutMs} ms`);
@@ -127,7 +168,7 @@ export async function startGatewayProcess(opts: {
     url,
     pid,
     command: ['node', ...prof, ...(useDist ? ['dist/cli/main.js'] : ['--import', 'tsx', 'src/cli/main.ts']), 'serve'].join(' '),
-    cpuMs: () => procCpuMs(pid),
+    cpuMs: () => procTreeCpuMs(pid),
     stop,
   };
 }

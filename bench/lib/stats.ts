@@ -39,6 +39,8 @@ export interface ScenarioResult {
   readonly mode: 'single' | 'batch';
   /** 'baseline': the gateway from BENCH_BASELINE_ROOT (A/B in one run); absent: this tree. */
   readonly build?: 'baseline';
+  /** GATEWAY_WORKERS of the gateway (`gateway*-batch-workers`); absent: one process. */
+  readonly workers?: number;
   readonly concurrency: number;
   readonly eventsPerRequest: number;
   readonly durationS: number;
@@ -122,7 +124,7 @@ export function formatTable(results: readonly ScenarioResult[]): string {
   // Each gateway row against the raw producer of its client (a baseline row too, marked as such).
   for (const g of results.filter((r) => r.side === 'gateway')) {
     const w = results.find((r) => r.side === 'raw' && r.client === g.client && r.mode === g.mode);
-    if (w) lines.push(`| ${g.client}, ${g.mode}${g.build === 'baseline' ? ' [baseline]' : ''} | ${ratio(g.eventsPerS, w.eventsPerS)} | ${ratio(g.latencyMs.p50, w.latencyMs.p50)} | ${ratio(g.latencyMs.p99, w.latencyMs.p99)} |`);
+    if (w) lines.push(`| ${g.client}, ${g.mode}${g.workers === undefined ? '' : `, ${g.workers} workers`}${g.build === 'baseline' ? ' [baseline]' : ''} | ${ratio(g.eventsPerS, w.eventsPerS)} | ${ratio(g.latencyMs.p50, w.latencyMs.p50)} | ${ratio(g.latencyMs.p99, w.latencyMs.p99)} |`);
   }
   return lines.join('\n');
 }

@@ -92,6 +92,8 @@ export interface Gateway {
   replay(subscription: string, to: ReplayTo, opts?: LocalReplayOptions): Promise<ReplayReport>;
   /** The Prometheus instruments (issue 15): `metrics.registry` is the registry `GET /metrics` renders. */
   readonly metrics: GatewayMetrics;
+  /** This process's name in status answers, consumer client ids and replay state (GatewayOverrides.processInstance). */
+  readonly processInstance: string;
   /**
    * The figures of the subscriptions this instance runs (counts since start, partitions held, up or
    * failed) and, with `lag: true`, each one's lag per topic partition read from the broker now.
@@ -128,9 +130,18 @@ export interface GatewayOverrides {
   readonly metricsRegistry?: Registry;
   /** Export spans here (tracing on, whatever the configuration says): tests use an in-memory exporter. */
   readonly spanExporter?: SpanExporter;
+  /** What `GET /metrics` answers; default this gateway's registry (a cluster worker asks its primary for all workers', cli/commands/serve.ts). */
+  readonly renderMetrics?: () => Promise<{ contentType: string; body: string }>;
+  /**
+   * This process's name among the instance's processes: in status answers, consumer client ids and
+   * replay state (default INSTANCE_ID; a cluster worker's is `<INSTANCE_ID>.w<id>`). The events'
+   * `source` keeps INSTANCE_ID.
+   */
+  readonly processInstance?: string;
 }
 
 export function createGateway(config: Config, log: Logger, overrides: GatewayOverrides = {}): Gateway {
+  const processInstance = overrides.processInstance ?? config.instance;
   const catalog = loadCatalog(config.catalogDir);
   const transport: Transport =
     overrides.transport ??
@@ -171,7 +182,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
   const tracingStarted: Promise<void> =
     config.tracing === undefined && overrides.spanExporter === undefined
       ? Promise.resolve()
-      : startTracing({ serviceName: config.service, instance: config.instance, ...(config.tracing === undefined ? {} : { endpoint: config.tracing.endpoint }), ...(overrides.spanExporter === undefined ? {} : { exporter: overrides.spanExporter }) }).then(
+      : startTracing({ serviceName: config.service, instance: processInstance, ...(config.tracing === undefined ? {} : { endpoint: config.tracing.endpoint }), ...(overrides.spanExporter === undefined ? {} : { exporter: overrides.spanExporter }) }).then(
           (t) => {
             tracing = t;
             log.info({ endpoint: config.tracing?.endpoint ?? '(exporter given)' }, 'tracing on: spans exported by OTLP/HTTP');
@@ -453,7 +464,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       audit,
       transport,
       topicsOf,
-      instance: config.instance,
+      instance: processInstance,
       log: slog,
       declared: (name) => [...fileViews.values()].some((v) => v.name === name),
     });
@@ -494,7 +505,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       deadLetters: new DeadLetters({ transport: wakingOnRedrive(transport, (group) => reconciler?.wake(group)), codec: c }),
       resolve: resolveTarget,
       member: (group) => [...subscriptions].find((s) => s.name === group),
-      instance: config.instance,
+      instance: processInstance,
     });
     return operations;
   }
@@ -519,7 +530,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       // The subscriber names the subscription in each line itself (no child binding: no duplicate key).
       const c = need(codec, 'codec');
       // Restartable: a replay stops this member and starts a new one behind the same handle.
-      const sub = await RestartableSubscription.start(o.subscription, o.kinds, (filters) => subscribe(transport, c, log, { instruments: metrics, tracing, ...o, ...(filters === undefined ? {} : { filters }), retry: o.retry ?? defaultHandlerRetry, instanceId: o.instanceId ?? config.instance }), o.filters);
+      const sub = await RestartableSubscription.start(o.subscription, o.kinds, (filters) => subscribe(transport, c, log, { instruments: metrics, tracing, ...o, ...(filters === undefined ? {} : { filters }), retry: o.retry ?? defaultHandlerRetry, instanceId: o.instanceId ?? processInstance }), o.filters);
       subscriptions.add(sub);
       failedSubscriptions.delete(sub.name);
       sub.done.then(
@@ -579,7 +590,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
           console: { catalog, transport, codec: () => need(codec, 'codec'), subscriptions: () => service, traceTimeoutMs: CONSOLE_TRACE_TIMEOUT_MS, log: log.child({ component: 'console' }) },
         }),
         ready: readiness,
-        metrics: () => metrics.render(),
+        metrics: overrides.renderMetrics ?? (() => metrics.render()),
         retryAfterS: config.ingress.retryAfterS,
         http: { ...config.http, maxBodyBytes: config.ingress.maxBodyBytes },
         log: log.child({ component: 'http' }),
@@ -595,6 +606,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       });
     },
     metrics,
+    processInstance,
     async subscriptionFigures(opts = {}) {
       const base = figures();
       if (opts.lag !== true) return base;

@@ -4,7 +4,7 @@
  * environment or from `<NAME>_FILE` secret files, and are never logged.
  */
 import { readFileSync } from 'node:fs';
-import { hostname } from 'node:os';
+import { availableParallelism, hostname } from 'node:os';
 import proxyAddr from 'proxy-addr';
 import { z } from 'zod';
 import { GatewayError } from '../core/errors.js';
@@ -83,6 +83,8 @@ const schema = z.object({
   // Push subscriptions' fetch linger (issue 8): 0 (default, as Kafka's fetch.min.bytes=1) = none.
   PUSH_FETCH_LINGER_MS: z.coerce.number().int().min(0).max(100).default(0),
   SHUTDOWN_TIMEOUT_MS: positiveInt.default(10_000),
+  // Gateway processes behind one port (node:cluster, issue 14): an integer 1–64 or `auto`.
+  GATEWAY_WORKERS: z.union([z.literal('auto'), z.coerce.number().int().min(1).max(64)]).default(1),
   // V8's old-generation growth factor (1 + n/100) for `serve`; unset: V8's own (issue 14, RSS).
   HEAP_GROWING_PERCENT: z.coerce.number().int().min(1).max(1000).optional(),
   // OpenTelemetry's own variable names (OTLP exporter specification): tracing is on when one is set.
@@ -215,6 +217,12 @@ export interface Config {
   /** After SIGTERM/SIGINT, how long the process may take to drain and close before it exits anyway (exit code 1). */
   readonly shutdownTimeoutMs: number;
   /**
+   * Gateway processes `serve` runs behind one listening port (`GATEWAY_WORKERS`; node:cluster), 1–64;
+   * `auto` resolves to `os.availableParallelism()` at load. 1 (default) = this process serves.
+   * More than 1 needs Kafka (each worker is a gateway instance of its own: the in-memory bus is per process).
+   */
+  readonly workers: number;
+  /**
    * V8's old-generation growth factor as a percentage (`--heap-growing-percent`: the heap may grow
    * to (1 + n/100) × what survived the last full GC before the next one), set by `serve` at start.
    * undefined: V8's own heuristics (a factor up to 4: fastest, most memory). Lower = smaller RSS,
@@ -303,6 +311,7 @@ export function checkConfig(vars: Record<string, string | undefined>): { readonl
     for (const i of parsed.error.issues) problems.push({ variable: String(i.path[0]), message: `${i.path.length > 1 ? `entry ${i.path.slice(1).join('.')}: ` : ''}${i.message}` });
   }
   // Combination rules are checked on the raw values too, so they are reported with the rest.
+  if (parsed.success && parsed.data.GATEWAY_WORKERS !== 1 && parsed.data.KAFKA_BROKERS === undefined) problems.push({ variable: 'GATEWAY_WORKERS', message: 'more than one worker needs KAFKA_BROKERS (the in-memory bus lives in one process)' });
   if (raw.KAFKA_SASL_MECHANISM && (!raw.KAFKA_SASL_USERNAME || !raw.KAFKA_SASL_PASSWORD)) problems.push({ variable: 'KAFKA_SASL_MECHANISM', message: 'needs KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD' });
   if (parsed.success && parsed.data.HTTP_HEADERS_TIMEOUT_MS > parsed.data.HTTP_REQUEST_TIMEOUT_MS) problems.push({ variable: 'HTTP_HEADERS_TIMEOUT_MS', message: 'must not exceed HTTP_REQUEST_TIMEOUT_MS (the headers are part of the request)' });
   if (Boolean(raw.SCHEMA_REGISTRY_USERNAME) !== Boolean(raw.SCHEMA_REGISTRY_PASSWORD)) problems.push({ variable: 'SCHEMA_REGISTRY_USERNAME', message: 'goes together with SCHEMA_REGISTRY_PASSWORD: set both or neither' });
@@ -405,6 +414,7 @@ function build(e: z.infer<typeof schema>, ca: { readonly kafka?: string; readonl
       fetchLingerMs: e.PUSH_FETCH_LINGER_MS,
     },
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    workers: e.GATEWAY_WORKERS === 'auto' ? Math.min(64, availableParallelism()) : e.GATEWAY_WORKERS,
     heapGrowingPercent: e.HEAP_GROWING_PERCENT,
     tracing:
       e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT !== undefined

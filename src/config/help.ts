@@ -46,6 +46,7 @@ export const CONFIG_HELP: Readonly<Record<string, string>> = Object.freeze({
   WEBHOOK_ALLOWED_HOSTS: 'comma-separated host names, addresses and CIDRs webhooks may target despite the rules',
   WEBHOOK_REQUEST_ORIGIN: 'host name sent as WebHook-Request-Origin',
   HEAP_GROWING_PERCENT: 'V8 heap growth per full GC, percent, an integer 1–1000 (unset: V8 decides; 20 with NODE_OPTIONS=--max-semi-space-size=8 keeps RSS near 140 MiB at 5,000 events/s, costing CPU)',
+  GATEWAY_WORKERS: 'gateway processes sharing the port (node:cluster), 1–64 or auto (one per CPU); each is an instance of its own (default 1)',
   SHUTDOWN_TIMEOUT_MS: 'ms the drain after SIGTERM may take before the process exits anyway, an integer ≥ 1 (default 10000)',
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http(s) URL receiving OTLP/HTTP traces, e.g. http://collector:4318/v1/traces (set: tracing on)',
   OTEL_EXPORTER_OTLP_ENDPOINT: 'http(s) base URL of an OTLP/HTTP collector, e.g. http://collector:4318 (traces go to /v1/traces; set: tracing on)',

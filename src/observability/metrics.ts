@@ -218,6 +218,8 @@ export class GatewayMetrics {
     });
     new Gauge({
       name: 'ce_gateway_ready',
+      // GATEWAY_WORKERS > 1 (cluster-metrics.ts): ready when every worker is.
+      aggregator: 'min',
       help: '1 when the gateway has its topics and schemas and serves events (0 while starting or draining).',
       registers,
       collect() {
@@ -228,6 +230,8 @@ export class GatewayMetrics {
     const subs = (): SubscriptionFigures[] => [...sources].flatMap((s) => s.subscriptions?.() ?? []);
     new Gauge({
       name: 'ce_gateway_subscription_up',
+      // Across workers: 0 when any worker's member stopped on a failure.
+      aggregator: 'min',
       help: '1 while a subscription consumes; 0 when its consumer stopped on a failure.',
       labelNames: ['subscription'],
       registers,
@@ -324,6 +328,8 @@ export class GatewayMetrics {
     });
     new Gauge({
       name: 'ce_gateway_subscription_lag',
+      // Every worker reads the same group-wide lag from Kafka: not a share to sum.
+      aggregator: 'max',
       help: 'Records of a subscription\'s topic partition not yet committed by its consumer group (end offset minus committed offset), at scrape time.',
       labelNames: ['subscription', 'topic', 'partition'],
       registers,
@@ -375,6 +381,8 @@ export class GatewayMetrics {
     let lastOutbox: Promise<{ backlogRows: number; oldestRowAgeSeconds: number } | undefined> | undefined;
     new Gauge({
       name: 'ce_gateway_outbox_backlog_rows',
+      // The same table read by every worker.
+      aggregator: 'max',
       help: 'Committed outbox rows not yet published by the relay.',
       registers,
       async collect() {
@@ -386,6 +394,8 @@ export class GatewayMetrics {
     });
     new Gauge({
       name: 'ce_gateway_outbox_oldest_row_age_seconds',
+      // The same table read by every worker.
+      aggregator: 'max',
       help: 'Age of the oldest outbox row not yet published, seconds (0 when none).',
       registers,
       async collect() {

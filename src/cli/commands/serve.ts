@@ -1,23 +1,35 @@
+import cluster from 'node:cluster';
 import { setFlagsFromString } from 'node:v8';
+import { Registry } from 'prom-client';
 import type { Command } from 'commander';
 import { createGateway } from '../../app/index.js';
 import { loadCatalog } from '../../catalog/index.js';
 import { loadConnectors, startConnectors } from '../../connectors/index.js';
 import { EXIT_USAGE, onSignals, setup } from '../context.js';
 import { errorMessage, isGatewayError } from '../../core/errors.js';
+import { clusterMetricsRenderer } from '../../observability/cluster-metrics.js';
+import type { GatewayOverrides } from '../../app/index.js';
+import { runPrimary } from '../workers.js';
 
 export function registerServeCommand(program: Command): void {
   program
     .command('serve')
     .description('run the HTTP gateway (POST /events, /readyz, /metrics); Kafka and the registry from KAFKA_BROKERS / SCHEMA_REGISTRY_URL, in-memory when unset')
     .action(async () => {
-      const { config, log } = setup(program);
+      const { config, log: rootLog } = setup(program);
+      // GATEWAY_WORKERS > 1: this process only supervises (cli/workers.ts); the workers come back here.
+      if (config.workers > 1 && cluster.isPrimary) {
+        runPrimary({ workers: config.workers, shutdownTimeoutMs: config.shutdownTimeoutMs, log: rootLog });
+        return;
+      }
+      const worker = cluster.isWorker ? cluster.worker : undefined;
+      const log = worker === undefined ? rootLog : rootLog.child({ worker: worker.id });
       // Not allowed in NODE_OPTIONS, so set here, before the gateway allocates its working set;
       // V8 reads it at every full GC (issue 14: RSS at 5,000 events/s).
       if (config.heapGrowingPercent !== undefined) setFlagsFromString(`--heap-growing-percent=${config.heapGrowingPercent}`);
       // A bad connector file (or one naming a kind the catalog lacks) stops start-up before anything listens.
       const defs = config.connectorsDir === undefined ? [] : loadConnectors(config.connectorsDir, { catalog: loadCatalog(config.catalogDir) });
-      const gw = createGateway(config, log);
+      const gw = createGateway(config, log, worker === undefined ? {} : workerOverrides(config.instance, worker.id));
       gw.declareSubscriptions(defs.flatMap((d) => (d.kind === 'subscription' && d.enabled ? [d.runtime] : [])));
       // A start-up failure that waiting cannot mend (a schema the registry refuses, say) ends the
       // process with exit code 2 rather than leaving a gateway that is never ready.
@@ -33,11 +45,21 @@ export function registerServeCommand(program: Command): void {
         void gw.close().finally(() => process.exit(EXIT_USAGE));
       });
       log.info({ url: `${config.http.tls === undefined ? 'http' : 'https'}://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}`, transport: gw.transport.kind }, 'listening');
-      const connectors = await startConnectors(gw, defs, log.child({ component: 'connectors' }), { instanceId: config.instance });
+      const connectors = await startConnectors(gw, defs, log.child({ component: 'connectors' }), { instanceId: gw.processInstance });
       if (connectors.running.length > 0) log.info({ connectors: connectors.running.length }, 'connectors started');
       onSignals(async () => {
         await connectors.stop();
         await gw.close();
       }, log, config.shutdownTimeoutMs);
     });
+}
+
+/**
+ * A cluster worker's gateway: its metrics answered for all workers (the primary aggregates them),
+ * and a process name of its own (`<INSTANCE_ID>.w<worker id>`) for status answers, consumer client
+ * ids and replay state; the events' `source` keeps INSTANCE_ID.
+ */
+function workerOverrides(instance: string, id: number): GatewayOverrides {
+  const metricsRegistry = new Registry();
+  return { metricsRegistry, renderMetrics: clusterMetricsRenderer(metricsRegistry), processInstance: `${instance}.w${id}` };
 }

@@ -1,5 +1,5 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_ENVELOPE_LIMITS } from '../../../src/envelope/index.js';
 import { describe, expect, it } from 'vitest';
@@ -297,6 +297,18 @@ describe('CONFIG_KEYS: every variable the gateway reads (deployment files are ch
     expect(loadConfig({}).heapGrowingPercent).toBeUndefined();
     expect(loadConfig({ HEAP_GROWING_PERCENT: '20' }).heapGrowingPercent).toBe(20);
     for (const bad of ['0', '1001', '12.5', 'lean', '-3']) expect(() => loadConfig({ HEAP_GROWING_PERCENT: bad }), bad).toThrow(/HEAP_GROWING_PERCENT/);
+  });
+
+  it('GATEWAY_WORKERS (issue 14): 1 by default; 1–64 or auto (one per CPU); more than 1 needs Kafka', () => {
+    const kafka = { KAFKA_BROKERS: '127.0.0.1:9092' };
+    expect(loadConfig({}).workers).toBe(1);
+    expect(loadConfig({ ...kafka, GATEWAY_WORKERS: '4' }).workers).toBe(4);
+    expect(loadConfig({ ...kafka, GATEWAY_WORKERS: 'auto' }).workers).toBe(Math.min(64, availableParallelism()));
+    expect(loadConfig({ GATEWAY_WORKERS: '1' }).workers).toBe(1);
+    for (const bad of ['0', '65', '1.5', 'all', '-2']) expect(() => loadConfig({ ...kafka, GATEWAY_WORKERS: bad }), bad).toThrow(/GATEWAY_WORKERS/);
+    // The in-memory bus lives in one process: two workers would be two buses.
+    const err = caught(() => loadConfig({ GATEWAY_WORKERS: '2' }));
+    expect(err.details.problems).toEqual(['GATEWAY_WORKERS: more than one worker needs KAFKA_BROKERS (the in-memory bus lives in one process)']);
   });
 
   it('PUSH_FETCH_LINGER_MS (issue 8): none by default, an integer 0–100 ms', () => {

@@ -1,0 +1,129 @@
+/**
+ * `serve` with `GATEWAY_WORKERS` > 1: this process, the node:cluster primary, runs no gateway. It
+ * forks the workers, each a whole gateway on the same listening port (the primary hands out the
+ * connections round-robin), with its own Kafka producer (its own idempotent producer id) and its
+ * own member in every push subscription's consumer group, as another instance would be. Why
+ * (issue 14): a Node process runs its JavaScript on one core, and batch ingress is CPU-bound in
+ * the gateway's process (BENCHMARKS.md, "Ingress on more than one core").
+ *
+ * The primary
+ * - forwards SIGTERM and SIGINT to every worker; each drains as a single gateway does (issue 15:
+ *   answers what it read, then closes), and the primary exits when all have: 0 when every worker
+ *   exited 0 (or, still starting, was ended by that SIGTERM), else 1. `SHUTDOWN_TIMEOUT_MS` + {@link SHUTDOWN_MARGIN_MS} after the signal it kills
+ *   what is left (SIGKILL) and exits 1;
+ * - replaces a worker that dies, {@link RESTART_DELAY_MS} later, as process managers do, so one
+ *   crashed worker does not leave the pod at a fraction of its capacity while its health checks
+ *   (answered by the others) stay green. Not when the worker exited with 2 (a start-up failure that
+ *   waiting cannot mend: the primary stops the others and exits 2), nor when more than
+ *   {@link MAX_DEATHS} died within {@link DEATH_WINDOW_MS} (a crash loop: exit 1, for the
+ *   orchestrator to see and restart the whole);
+ * - answers the workers' requests for the metrics of all (observability/cluster-metrics.ts).
+ */
+import cluster from 'node:cluster';
+import type { Worker } from 'node:cluster';
+import { serveClusterMetrics } from '../observability/cluster-metrics.js';
+import type { Logger } from '../observability/index.js';
+import { EXIT_CHECK_FAILED, EXIT_OK, EXIT_USAGE } from './context.js';
+
+/** Time the primary adds to SHUTDOWN_TIMEOUT_MS before it kills the workers still draining, ms. */
+export const SHUTDOWN_MARGIN_MS = 5000;
+/** Pause before a dead worker is replaced, ms. */
+export const RESTART_DELAY_MS = 1000;
+/** Worker deaths within {@link DEATH_WINDOW_MS} after which the primary gives up (exit 1). */
+export const MAX_DEATHS = 5;
+export const DEATH_WINDOW_MS = 60_000;
+
+export interface PrimaryOptions {
+  /** Workers to run, ≥ 2. */
+  readonly workers: number;
+  /** SHUTDOWN_TIMEOUT_MS, the workers' own drain budget, ms. */
+  readonly shutdownTimeoutMs: number;
+  readonly log: Logger;
+  /** Ends the process (default `process.exit`). */
+  readonly exit?: (code: number) => void;
+  /** Pause before a dead worker is replaced, ms (default {@link RESTART_DELAY_MS}). */
+  readonly restartDelayMs?: number;
+  /** Stop on this process's SIGTERM and SIGINT (default true). */
+  readonly signals?: boolean;
+}
+
+/** The running primary. */
+export interface Primary {
+  /** What SIGTERM / SIGINT do: every worker drains, then the process exits (see the module comment). */
+  stop(signal: NodeJS.Signals): void;
+}
+
+/**
+ * Makes this process the cluster primary: forks the workers and installs the signal handlers,
+ * then returns its handle; the primary ends the process itself (see the module comment for when and with
+ * which code). Call only where `cluster.isPrimary`.
+ */
+export function runPrimary(o: PrimaryOptions): Primary {
+  const exit = o.exit ?? ((code: number) => process.exit(code));
+  const log = o.log.child({ component: 'workers' });
+  serveClusterMetrics();
+  const deaths: number[] = [];
+  let stopping = false;
+  let failed = false;
+  let exitCode: number = EXIT_OK;
+
+  const alive = (): Worker[] => Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && !w.isDead());
+  const fork = (): void => {
+    const w = cluster.fork();
+    log.info({ worker: w.id, workerPid: w.process.pid }, 'worker started');
+  };
+  const stopAll = (signal: NodeJS.Signals, code: number): void => {
+    if (stopping) return;
+    stopping = true;
+    exitCode = code;
+    const workers = alive();
+    log.info({ signal, workers: workers.length, timeoutMs: o.shutdownTimeoutMs + SHUTDOWN_MARGIN_MS }, 'stopping the workers');
+    // Referenced: the primary must end even when a worker never exits.
+    setTimeout(() => {
+      const left = alive();
+      log.error({ workers: left.map((w) => w.process.pid) }, 'workers did not exit within SHUTDOWN_TIMEOUT_MS; killing them');
+      for (const w of left) w.process.kill('SIGKILL');
+      exit(EXIT_CHECK_FAILED);
+    }, o.shutdownTimeoutMs + SHUTDOWN_MARGIN_MS);
+    // Each worker drains on its own SIGTERM handler (cli/context.ts onSignals), as a single gateway does.
+    for (const w of workers) w.process.kill('SIGTERM');
+    if (workers.length === 0) exit(exitCode);
+  };
+
+  cluster.on('exit', (worker, code, signal) => {
+    const how = { worker: worker.id, workerPid: worker.process.pid, code, signal };
+    if (stopping) {
+      // A worker still starting has no SIGTERM handler yet: ended by our signal, it had nothing to drain.
+      if (code !== 0 && signal !== 'SIGTERM') failed = true;
+      log.info(how, 'worker exited');
+      if (alive().length === 0) exit(failed && exitCode === EXIT_OK ? EXIT_CHECK_FAILED : exitCode);
+      return;
+    }
+    if (code === EXIT_USAGE) {
+      log.error(how, 'a worker could not start (exit 2, see its error above); stopping the others');
+      stopAll('SIGTERM', EXIT_USAGE);
+      return;
+    }
+    const now = Date.now();
+    deaths.push(now);
+    while (deaths.length > 0 && deaths[0]! < now - DEATH_WINDOW_MS) deaths.shift();
+    if (deaths.length > MAX_DEATHS) {
+      log.error({ ...how, deaths: deaths.length, windowMs: DEATH_WINDOW_MS }, 'workers keep dying; stopping the others');
+      stopAll('SIGTERM', EXIT_CHECK_FAILED);
+      return;
+    }
+    const restartInMs = o.restartDelayMs ?? RESTART_DELAY_MS;
+    log.error({ ...how, restartInMs }, 'a worker died; starting another');
+    // Referenced: with every worker dead, this timer is what keeps the primary alive.
+    setTimeout(() => {
+      if (!stopping) fork();
+    }, restartInMs);
+  });
+  if (o.signals !== false) {
+    process.once('SIGTERM', () => stopAll('SIGTERM', EXIT_OK));
+    process.once('SIGINT', () => stopAll('SIGINT', EXIT_OK));
+  }
+  for (let i = 0; i < o.workers; i++) fork();
+  log.info({ workers: o.workers }, 'cluster primary: workers forked');
+  return { stop: (signal) => stopAll(signal, EXIT_OK) };
+}

@@ -1,0 +1,197 @@
+/**
+ * `GATEWAY_WORKERS=2` (issue 14: ingress on more than one core; src/cli/workers.ts) on the real
+ * gateway process and the stack's Kafka:
+ * - both workers serve the one port: answers over new connections come from `<INSTANCE_ID>.w1`
+ *   and `.w2` (the `instance` of a subscription's status);
+ * - every event answered 202 is on Kafka, and `GET /metrics`, whichever worker answers it, counts
+ *   all of them (the primary aggregates the workers' registries);
+ * - a worker killed with SIGKILL is replaced and the gateway is ready again;
+ * - SIGTERM to the primary: every worker drains, the primary exits 0 and no worker is left.
+ */
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { readFileSync, readdirSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { createServer } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PRICE_LOADING_COMPLETED, priceLoaded, structuredPriceEvent } from '../fixtures/events.js';
+import { catalogWithOwnTopics } from '../helpers/catalog-copy.js';
+import { kafkaClientEnv, transportOn } from '../helpers/kafka-client.js';
+import { stackEnv, uniqueName } from '../helpers/stack.js';
+import { waitFor } from '../helpers/wait.js';
+import { loadCatalog } from '../../src/catalog/index.js';
+import type { Transport } from '../../src/transport/port.js';
+
+const EVENTS = 40;
+const INSTANCE = 'workers-test';
+const catalog = catalogWithOwnTopics(uniqueName('workers'));
+let transport: Transport;
+
+beforeAll(() => {
+  transport = transportOn({ brokers: stackEnv().kafkaBrokers, clientId: uniqueName('workers-check') });
+});
+afterAll(async () => {
+  await transport?.close();
+  catalog.cleanup();
+});
+
+async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as { port: number }).port;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
+}
+
+/** The gateway workers of the primary `pid`: its children running the CLI (tsx also starts an esbuild child). */
+function childrenOf(pid: number): number[] {
+  return readdirSync('/proc').flatMap((d) => {
+    if (!/^\d+$/.test(d)) return [];
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) !== pid) return [];
+      return readFileSync(`/proc/${d}/cmdline`, 'utf8').includes('src/cli/main.ts') ? [Number(d)] : [];
+    } catch {
+      return [];
+    }
+  });
+}
+
+/** One request on a connection of its own (so the primary hands it to the next worker), JSON in and out. */
+function call(port: number, method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; json: unknown; text: string }> {
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  const agent = new Agent({ keepAlive: false });
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, method, agent, headers: payload === undefined ? {} : { 'content-type': contentType, 'content-length': Buffer.byteLength(payload) } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (text += c));
+      res.on('end', () => {
+        let json: unknown;
+        try {
+          json = JSON.parse(text);
+        } catch {
+          json = undefined;
+        }
+        resolve({ status: res.statusCode ?? 0, json, text });
+      });
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+/** `ce_gateway_ingress_events_total{outcome="accepted"}` summed over kinds, from the text format. */
+function acceptedIn(metrics: string): number {
+  let n = 0;
+  for (const m of metrics.matchAll(/^ce_gateway_ingress_events_total\{([^}]*)\} (\S+)$/gm)) if (m[1]!.includes('outcome="accepted"')) n += Number(m[2]);
+  return n;
+}
+
+/** Every `ce_id` on the topic (all partitions, from the start). */
+async function idsOnTopic(topic: string): Promise<Set<string>> {
+  const ends = await transport.endOffsets(topic);
+  const total = ends.reduce((n, e) => n + Number(e.offset), 0);
+  const ids = new Set<string>();
+  let read = 0;
+  const c = await transport.consume({ group: uniqueName('workers-read'), topics: [topic], startFrom: 'earliest' }, (record) => {
+    read++;
+    const h = record.headers.find(([name]) => name === 'ce_id');
+    if (h !== undefined) ids.add(Buffer.from(h[1]).toString('utf8'));
+    return Promise.resolve();
+  });
+  await waitFor('the whole topic read', () => read >= total, 30_000);
+  await c.stop();
+  return ids;
+}
+
+describe('GATEWAY_WORKERS=2: one port, two gateway processes (issue 14)', () => {
+  it('both serve; every 202 is on Kafka and in /metrics from either; a killed worker is replaced; SIGTERM drains all and exits 0', async () => {
+    const s = stackEnv();
+    const port = await freePort();
+    const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve'], {
+      env: {
+        ...process.env,
+        CE_GATEWAY_ENV_FILE: '/dev/null',
+        ...kafkaClientEnv(),
+        KAFKA_BROKERS: s.kafkaBrokers.join(','),
+        SCHEMA_REGISTRY_URL: s.schemaRegistryUrl,
+        CATALOG_DIR: catalog.dir,
+        SUBSCRIPTIONS_TOPIC: uniqueName('workers-defs'),
+        INSTANCE_ID: INSTANCE,
+        GATEWAY_WORKERS: '2',
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'info',
+      },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+    const primary = child.pid!;
+    try {
+      // Ready on both: /readyz answers 200 four times in a row over new connections (round-robin).
+      await waitFor('both workers ready', async () => {
+        if (child.exitCode !== null) throw new Error(`the gateway exited: ${stderr.slice(-2000)}`);
+        for (let i = 0; i < 4; i++) if ((await call(port, 'GET', '/readyz').catch(() => ({ status: 0 }))).status !== 200) return false;
+        return true;
+      }, 120_000, 250);
+      const workers = childrenOf(primary);
+      expect(workers).toHaveLength(2);
+
+      // Both workers answer on the one port: a subscription's status names the process that answered.
+      const sub = uniqueName('wsub');
+      const created = await call(port, 'POST', '/subscriptions', { name: sub, kinds: ['PriceLoadingCompleted'], delivery: { mode: 'pull' } });
+      expect(created.status, created.text).toBe(201);
+      const answeredBy = new Set<string>();
+      await waitFor('status answers from both workers', async () => {
+        const r = await call(port, 'GET', `/subscriptions/${sub}/status`);
+        if (r.status === 200) answeredBy.add((r.json as { instance: string }).instance);
+        return answeredBy.size >= 2;
+      }, 30_000, 20);
+      expect([...answeredBy].sort()).toEqual([`${INSTANCE}.w1`, `${INSTANCE}.w2`]);
+
+      // Events over new connections, so they spread over the workers.
+      const run = uniqueName('w');
+      const ids = Array.from({ length: EVENTS }, (_, i) => `${run}-${i}`);
+      const answers = await Promise.all(ids.map((id, i) => call(port, 'POST', '/events', structuredPriceEvent({ id }, priceLoaded('EUR/USD', 'M1', String(22031500 + (i % 90)))), 'application/cloudevents+json')));
+      expect(answers.map((a) => a.status)).toEqual(ids.map(() => 202));
+      const topic = loadCatalog(catalog.dir).byEventId(PRICE_LOADING_COMPLETED)!.topic.name;
+      const onKafka = await idsOnTopic(topic);
+      expect(ids.filter((id) => !onKafka.has(id))).toEqual([]);
+      // Each scrape reaches one worker (new connections, round-robin); each counts every worker's events.
+      for (let i = 0; i < 4; i++) {
+        const m = await call(port, 'GET', '/metrics');
+        expect(m.status).toBe(200);
+        expect(acceptedIn(m.text)).toBe(EVENTS);
+        expect(m.text).toMatch(/^ce_gateway_ready 1$/m);
+      }
+
+      // A worker killed outright is replaced; the gateway is ready again on two workers.
+      process.kill(workers[0]!, 'SIGKILL');
+      const replaced = await waitFor('a new worker', () => {
+        const now = childrenOf(primary);
+        return now.length === 2 && !now.includes(workers[0]!) ? now : false;
+      }, 30_000, 100);
+      expect(replaced).toContain(workers[1]!);
+      // The replacement (worker 3) serves: it answers a status (so it listens and handles signals).
+      await waitFor('the new worker answering', async () => {
+        const r = await call(port, 'GET', `/subscriptions/${sub}/status`).catch(() => ({ status: 0, json: undefined }));
+        return r.status === 200 && (r.json as { instance: string }).instance === `${INSTANCE}.w3`;
+      }, 60_000, 50);
+      expect((await call(port, 'GET', '/readyz')).status).toBe(200);
+      expect(stderr).toContain('a worker died; starting another');
+
+      // SIGTERM to the primary: every worker drains (its own 'shutting down'), then the primary exits 0.
+      child.kill('SIGTERM');
+      const code = await exited;
+      expect(code, stderr.slice(-3000)).toBe(0);
+      expect(stderr.match(/"msg":"shutting down"/g)).toHaveLength(2);
+      for (const pid of replaced) expect(() => process.kill(pid, 0)).toThrow();
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+      for (const pid of childrenOf(primary)) process.kill(pid, 'SIGKILL');
+    }
+  }, 240_000);
+});
