@@ -13,7 +13,8 @@
  *   what is left (SIGKILL) and exits 1;
  * - replaces a worker that dies, {@link RESTART_DELAY_MS} later, as process managers do, so one
  *   crashed worker does not leave the pod at a fraction of its capacity while its health checks
- *   (answered by the others) stay green. Not when the worker exited with 2 (a start-up failure that
+ *   (answered by the others) stay green. The replacement joins the port once ready
+ *   ({@link JOIN_WHEN_READY_ENV}): until then the others answer everything, `/readyz` included. Not when the worker exited with 2 (a start-up failure that
  *   waiting cannot mend: the primary stops the others and exits 2), nor when more than
  *   {@link MAX_DEATHS} died within {@link DEATH_WINDOW_MS} (a crash loop: exit 1, for the
  *   orchestrator to see and restart the whole);
@@ -29,6 +30,12 @@ import { EXIT_CHECK_FAILED, EXIT_OK, EXIT_USAGE } from './context.js';
 export const SHUTDOWN_MARGIN_MS = 5000;
 /** Pause before a dead worker is replaced, ms. */
 export const RESTART_DELAY_MS = 1000;
+/**
+ * Set (to `ready`) in the environment of a worker forked while another worker is listening: it
+ * joins the port only once its gateway is ready (cli/commands/serve.ts), so no request or probe
+ * reaches a replacement still starting while the others can answer.
+ */
+export const JOIN_WHEN_READY_ENV = 'CE_GATEWAY_WORKER_JOIN';
 /** Worker deaths within {@link DEATH_WINDOW_MS} after which the primary gives up (exit 1). */
 export const MAX_DEATHS = 5;
 export const DEATH_WINDOW_MS = 60_000;
@@ -68,9 +75,13 @@ export function runPrimary(o: PrimaryOptions): Primary {
   let exitCode: number = EXIT_OK;
 
   const alive = (): Worker[] => Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && !w.isDead());
+  // Workers listening on the shared port now; the first generation listens at once, so /healthz
+  // answers while the broker is still out of reach.
+  const listening = new Set<number>();
+  cluster.on('listening', (w) => listening.add(w.id));
   const fork = (): void => {
-    const w = cluster.fork();
-    log.info({ worker: w.id, workerPid: w.process.pid }, 'worker started');
+    const w = cluster.fork(listening.size > 0 ? { [JOIN_WHEN_READY_ENV]: 'ready' } : {});
+    log.info({ worker: w.id, workerPid: w.process.pid, joins: listening.size > 0 ? 'when ready' : 'at once' }, 'worker started');
   };
   const stopAll = (signal: NodeJS.Signals, code: number): void => {
     if (stopping) return;
@@ -91,6 +102,7 @@ export function runPrimary(o: PrimaryOptions): Primary {
   };
 
   cluster.on('exit', (worker, code, signal) => {
+    listening.delete(worker.id);
     const how = { worker: worker.id, workerPid: worker.process.pid, code, signal };
     if (stopping) {
       // A worker still starting has no SIGTERM handler yet: ended by our signal, it had nothing to drain.

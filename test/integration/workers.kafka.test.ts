@@ -5,7 +5,8 @@
  *   and `.w2` (the `instance` of a subscription's status);
  * - every event answered 202 is on Kafka, and `GET /metrics`, whichever worker answers it, counts
  *   all of them (the primary aggregates the workers' registries);
- * - a worker killed with SIGKILL is replaced and the gateway is ready again;
+ * - a worker killed with SIGKILL is replaced; the replacement joins the port once ready, so
+ *   `/readyz` never answers 503 meanwhile;
  * - SIGTERM to the primary: every worker drains, the primary exits 0 and no worker is left.
  */
 import { spawn } from 'node:child_process';
@@ -176,11 +177,20 @@ describe('GATEWAY_WORKERS=2: one port, two gateway processes (issue 14)', () => 
       }, 30_000, 100);
       expect(replaced).toContain(workers[1]!);
       // The replacement (worker 3) serves: it answers a status (so it listens and handles signals).
+      // Until then it does not take connections (it joins once ready), so /readyz, asked over new
+      // connections all the while, never answers 503 from a worker still starting.
+      const readyAnswers: number[] = [];
+      let polls = 0;
       await waitFor('the new worker answering', async () => {
+        // Every other poll only: a fixed readyz-then-status pair would pin each to one worker (round-robin).
+        if (polls++ % 2 === 0) readyAnswers.push((await call(port, 'GET', '/readyz').catch(() => ({ status: 0 }))).status);
         const r = await call(port, 'GET', `/subscriptions/${sub}/status`).catch(() => ({ status: 0, json: undefined }));
         return r.status === 200 && (r.json as { instance: string }).instance === `${INSTANCE}.w3`;
-      }, 60_000, 50);
+      }, 60_000, 20);
+      expect(readyAnswers.filter((st) => st === 200).length).toBeGreaterThan(0);
+      expect(readyAnswers.filter((st) => st === 503)).toEqual([]);
       expect((await call(port, 'GET', '/readyz')).status).toBe(200);
+      expect(stderr).toMatch(/"joins":"when ready"[^\n]*"msg":"worker started"/);
       expect(stderr).toContain('a worker died; starting another');
 
       // SIGTERM to the primary: every worker drains (its own 'shutting down'), then the primary exits 0.

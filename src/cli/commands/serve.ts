@@ -9,7 +9,7 @@ import { EXIT_USAGE, onSignals, setup } from '../context.js';
 import { errorMessage, isGatewayError } from '../../core/errors.js';
 import { clusterMetricsRenderer } from '../../observability/cluster-metrics.js';
 import type { GatewayOverrides } from '../../app/index.js';
-import { runPrimary } from '../workers.js';
+import { JOIN_WHEN_READY_ENV, runPrimary } from '../workers.js';
 
 export function registerServeCommand(program: Command): void {
   program
@@ -37,6 +37,15 @@ export function registerServeCommand(program: Command): void {
         process.stderr.write(`ce-gateway: cannot start: ${errorMessage(err)}\n`);
         void gw.close().finally(() => process.exit(EXIT_USAGE));
       });
+      // A replacement worker: the others answer until this one is ready (cli/workers.ts). On a
+      // start-up failure the handler above ends the process.
+      if (worker !== undefined && process.env[JOIN_WHEN_READY_ENV] === 'ready') {
+        try {
+          await gw.ready;
+        } catch {
+          return;
+        }
+      }
       const addr = await gw.listen();
       // A definitions topic with push subscriptions and no key to open them: exit 2, saying why.
       gw.subscriptionsLoaded().catch((err: unknown) => {
