@@ -18,6 +18,7 @@ import { startPrivateBroker } from '../helpers/private-broker.js';
 import type { PrivateBroker } from '../helpers/private-broker.js';
 import { uniqueName } from '../helpers/stack.js';
 import { waitFor } from '../helpers/wait.js';
+import { idsOnTopic } from '../helpers/topic-ids.js';
 
 const DEADLINE_MS = 3000;
 const PAUSE_MS = 8000;
@@ -48,23 +49,6 @@ async function postBatch(gw: TestGateway, partner: number, seq: number): Promise
   const res = await fetch(`${gw.url}/events`, { method: 'POST', headers: { 'content-type': 'application/cloudevents-batch+json' }, body: JSON.stringify(events) });
   const body = (await res.json()) as Exchange['body'];
   return { ids: events.map((e) => String(e.id)), tookMs: performance.now() - t0, status: res.status, retryAfter: res.headers.get('retry-after'), type: res.headers.get('content-type'), body };
-}
-
-/** Every `ce_id` on the topic (all partitions, from the start). */
-async function idsOnTopic(gw: TestGateway, topic: string): Promise<Set<string>> {
-  const ends = await gw.gateway.transport.endOffsets(topic);
-  const total = ends.reduce((n, e) => n + Number(e.offset), 0);
-  const ids = new Set<string>();
-  let read = 0;
-  const c = await gw.gateway.transport.consume({ group: uniqueName('pause-read'), topics: [topic], startFrom: 'earliest' }, (record) => {
-    read++;
-    const h = record.headers.find(([name]) => name === 'ce_id');
-    if (h !== undefined) ids.add(Buffer.from(h[1]).toString('utf8'));
-    return Promise.resolve();
-  });
-  await waitFor('the whole topic read', () => read >= total, 30_000);
-  await c.stop();
-  return ids;
 }
 
 // Both clients, one after the other, on the same broker (issue 14: the fault tests pass on each).
@@ -129,7 +113,7 @@ describe.each(KAFKA_CLIENTS)('broker paused during POST /events (a private broke
 
     // Let anything still in flight land before reading.
     await sleep(1000);
-    const onTopic = await idsOnTopic(gw, topic);
+    const onTopic = await idsOnTopic(gw.gateway.transport, topic, 'pause-read');
     expect([...stored].filter((id) => !onTopic.has(id))).toEqual([]);
     expect(notStored.filter((id) => onTopic.has(id))).toEqual([]);
     const unconfirmedLanded = unconfirmed.filter((id) => onTopic.has(id)).length;

@@ -7,7 +7,6 @@
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PRICE_LOADING_COMPLETED, priceLoaded, structuredPriceEvent } from '../fixtures/events.js';
@@ -16,6 +15,7 @@ import { startGateway } from '../helpers/gateway.js';
 import type { TestGateway } from '../helpers/gateway.js';
 import { stackEnv, uniqueName } from '../helpers/stack.js';
 import { waitFor } from '../helpers/wait.js';
+import { freePort } from '../helpers/ports.js';
 import { retryPolicy } from '../../src/core/retry.js';
 import { GatewayError } from '../../src/core/errors.js';
 import type { Subscription } from '../../src/bus/subscriber/index.js';
@@ -129,14 +129,6 @@ describe('GET /metrics under load (issue 15)', () => {
     expect(figures.lag?.every((l) => l.lag === 0)).toBe(true);
   }, 90_000);
 });
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
 
 describe('the outbox relay serves its own /metrics and /healthz (issue 15)', () => {
   it('shows the backlog while rows cannot be published and 0 once they are', async () => {

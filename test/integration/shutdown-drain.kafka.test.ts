@@ -13,13 +13,14 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { Agent, request } from 'node:http';
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PRICE_LOADING_COMPLETED, priceLoaded, structuredPriceEvent } from '../fixtures/events.js';
 import { catalogWithOwnTopics } from '../helpers/catalog-copy.js';
 import { kafkaClientEnv, transportOn } from '../helpers/kafka-client.js';
 import { stackEnv, uniqueName } from '../helpers/stack.js';
 import { waitFor } from '../helpers/wait.js';
+import { freePort } from '../helpers/ports.js';
+import { idsOnTopic } from '../helpers/topic-ids.js';
 import { loadCatalog } from '../../src/catalog/index.js';
 import type { Transport } from '../../src/transport/port.js';
 
@@ -34,14 +35,6 @@ afterAll(async () => {
   await transport?.close();
   catalog.cleanup();
 });
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
 
 interface Exchange {
   readonly id: string;
@@ -84,23 +77,6 @@ function post(agent: Agent, port: number, id: string, seq: number, hold?: Promis
       void hold.then(rest, rest);
     }
   });
-}
-
-/** Every `ce_id` on the topic (all partitions, from the start). */
-async function idsOnTopic(topic: string): Promise<Set<string>> {
-  const ends = await transport.endOffsets(topic);
-  const total = ends.reduce((n, e) => n + Number(e.offset), 0);
-  const ids = new Set<string>();
-  let read = 0;
-  const c = await transport.consume({ group: uniqueName('drain-read'), topics: [topic], startFrom: 'earliest' }, (record) => {
-    read++;
-    const h = record.headers.find(([name]) => name === 'ce_id');
-    if (h !== undefined) ids.add(Buffer.from(h[1]).toString('utf8'));
-    return Promise.resolve();
-  });
-  await waitFor('the whole topic read', () => read >= total, 30_000);
-  await c.stop();
-  return ids;
 }
 
 describe('SIGTERM under load with keep-alive clients (issue 15)', () => {
@@ -169,7 +145,7 @@ describe('SIGTERM under load with keep-alive clients (issue 15)', () => {
       expect(exit.code, stderr.slice(-2000)).toBe(0);
       expect(tookMs).toBeLessThan(10_000);
 
-      const onKafka = await idsOnTopic(topic);
+      const onKafka = await idsOnTopic(transport, topic, 'drain-read');
       const accepted = exchanges.filter((x) => x.status === 202);
       const unanswered = exchanges.filter((x) => x.error !== undefined);
       const closedNothingStored = exchanges.filter((x) => x.status === 503 && (x.stored ?? []).length === 0);

@@ -13,13 +13,14 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { Agent, request } from 'node:http';
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PRICE_LOADING_COMPLETED, priceLoaded, structuredPriceEvent } from '../fixtures/events.js';
 import { catalogWithOwnTopics } from '../helpers/catalog-copy.js';
 import { kafkaClientEnv, transportOn } from '../helpers/kafka-client.js';
 import { stackEnv, uniqueName } from '../helpers/stack.js';
 import { waitFor } from '../helpers/wait.js';
+import { freePort } from '../helpers/ports.js';
+import { idsOnTopic } from '../helpers/topic-ids.js';
 import { loadCatalog } from '../../src/catalog/index.js';
 import type { Transport } from '../../src/transport/port.js';
 
@@ -35,14 +36,6 @@ afterAll(async () => {
   await transport?.close();
   catalog.cleanup();
 });
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
 
 /** The gateway workers of the primary `pid`: its children running the CLI (tsx also starts an esbuild child). */
 function childrenOf(pid: number): number[] {
@@ -87,23 +80,6 @@ function acceptedIn(metrics: string): number {
   let n = 0;
   for (const m of metrics.matchAll(/^ce_gateway_ingress_events_total\{([^}]*)\} (\S+)$/gm)) if (m[1]!.includes('outcome="accepted"')) n += Number(m[2]);
   return n;
-}
-
-/** Every `ce_id` on the topic (all partitions, from the start). */
-async function idsOnTopic(topic: string): Promise<Set<string>> {
-  const ends = await transport.endOffsets(topic);
-  const total = ends.reduce((n, e) => n + Number(e.offset), 0);
-  const ids = new Set<string>();
-  let read = 0;
-  const c = await transport.consume({ group: uniqueName('workers-read'), topics: [topic], startFrom: 'earliest' }, (record) => {
-    read++;
-    const h = record.headers.find(([name]) => name === 'ce_id');
-    if (h !== undefined) ids.add(Buffer.from(h[1]).toString('utf8'));
-    return Promise.resolve();
-  });
-  await waitFor('the whole topic read', () => read >= total, 30_000);
-  await c.stop();
-  return ids;
 }
 
 describe('GATEWAY_WORKERS=2: one port, two gateway processes (issue 14)', () => {
@@ -159,7 +135,7 @@ describe('GATEWAY_WORKERS=2: one port, two gateway processes (issue 14)', () => 
       const answers = await Promise.all(ids.map((id, i) => call(port, 'POST', '/events', structuredPriceEvent({ id }, priceLoaded('EUR/USD', 'M1', String(22031500 + (i % 90)))), 'application/cloudevents+json')));
       expect(answers.map((a) => a.status)).toEqual(ids.map(() => 202));
       const topic = loadCatalog(catalog.dir).byEventId(PRICE_LOADING_COMPLETED)!.topic.name;
-      const onKafka = await idsOnTopic(topic);
+      const onKafka = await idsOnTopic(transport, topic, 'workers-read');
       expect(ids.filter((id) => !onKafka.has(id))).toEqual([]);
       // Each scrape reaches one worker (new connections, round-robin); each counts every worker's events.
       for (let i = 0; i < 4; i++) {
