@@ -14,8 +14,9 @@
  * - replaces a worker that dies, {@link RESTART_DELAY_MS} later, as process managers do, so one
  *   crashed worker does not leave the pod at a fraction of its capacity while its health checks
  *   (answered by the others) stay green. The replacement joins the port once ready
- *   ({@link JOIN_WHEN_READY_ENV}): until then the others answer everything, `/readyz` included. Not when the worker exited with 2 (a start-up failure that
- *   waiting cannot mend: the primary stops the others and exits 2), nor when more than
+ *   ({@link JOIN_WHEN_READY_ENV}): until then the others answer everything, `/readyz` included.
+ *   Not when the worker exited with 2 (a start-up failure that waiting cannot mend: the primary
+ *   stops the others and exits 2), nor when more than
  *   {@link MAX_DEATHS} died within {@link DEATH_WINDOW_MS} (a crash loop: exit 1, for the
  *   orchestrator to see and restart the whole);
  * - answers the workers' requests for the metrics of all (observability/cluster-metrics.ts).
@@ -80,8 +81,9 @@ export function runPrimary(o: PrimaryOptions): Primary {
   const listening = new Set<number>();
   cluster.on('listening', (w) => listening.add(w.id));
   const fork = (): void => {
-    const w = cluster.fork(listening.size > 0 ? { [JOIN_WHEN_READY_ENV]: 'ready' } : {});
-    log.info({ worker: w.id, workerPid: w.process.pid, joins: listening.size > 0 ? 'when ready' : 'at once' }, 'worker started');
+    const joinWhenReady = listening.size > 0;
+    const w = cluster.fork(joinWhenReady ? { [JOIN_WHEN_READY_ENV]: 'ready' } : {});
+    log.info({ worker: w.id, workerPid: w.process.pid, joins: joinWhenReady ? 'when ready' : 'at once' }, 'worker started');
   };
   const stopAll = (signal: NodeJS.Signals, code: number): void => {
     if (stopping) return;
