@@ -72,8 +72,11 @@ export interface Gateway {
    * Errors: CEG_INVALID_OPTIONS for a bad WEBHOOK_ALLOWED_HOSTS or key. A definitions topic holding
    *   push subscriptions on a gateway without a key (Kafka, bound beyond loopback) rejects
    *   `subscriptionsLoaded()` with CEG_SECRETS_KEY_MISSING (`serve` exits 2).
+   * `whenLoaded: true`: the server starts listening only once the definitions are loaded (and so
+   *   never answers `/readyz` 503 for them), and a loading failure rejects this call instead: what
+   *   a replacement cluster worker wants, while the other workers answer (cli/workers.ts).
    */
-  listen(): Promise<AddressInfo>;
+  listen(opts?: { readonly whenLoaded?: boolean }): Promise<AddressInfo>;
   /** Subscriptions declared in connector files (`kind: subscription`): run and listed like the stored ones. Call before listen(). */
   declareSubscriptions(defs: readonly RuntimeSubscription[]): void;
   /** Dead letters and status of subscriptions by name (issue 10): after `ready` (and, once listening, after the definitions loaded). */
@@ -564,7 +567,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     },
     operations: operationsNow,
     subscriptionsLoaded: () => loaded ?? Promise.reject(new Error('listen() first')),
-    async listen() {
+    async listen(opts = {}) {
       const auth = httpAuth();
       httpAuthInUse = auth;
       const box = secretsBox();
@@ -600,6 +603,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
         ...(config.http.tls === undefined ? {} : { tls: config.http.tls }),
       });
       const s = server;
+      if (opts.whenLoaded === true) await loaded;
       return await new Promise((resolve, reject) => {
         s.once('error', reject);
         s.listen(config.http.port, config.http.host, () => resolve(s.address() as AddressInfo));

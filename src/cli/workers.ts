@@ -33,7 +33,8 @@ export const SHUTDOWN_MARGIN_MS = 5000;
 export const RESTART_DELAY_MS = 1000;
 /**
  * Set (to `ready`) in the environment of a worker forked while another worker is listening: it
- * joins the port only once its gateway is ready (cli/commands/serve.ts), so no request or probe
+ * joins the port only once its gateway is ready and has read the subscription definitions
+ * (cli/commands/serve.ts, `listen({ whenLoaded: true })`), so no request or probe
  * reaches a replacement still starting while the others can answer.
  */
 export const JOIN_WHEN_READY_ENV = 'CE_GATEWAY_WORKER_JOIN';

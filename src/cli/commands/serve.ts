@@ -1,4 +1,5 @@
 import cluster from 'node:cluster';
+import type { AddressInfo } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
 import { Registry } from 'prom-client';
 import type { Command } from 'commander';
@@ -37,22 +38,31 @@ export function registerServeCommand(program: Command): void {
         process.stderr.write(`ce-gateway: cannot start: ${errorMessage(err)}\n`);
         void gw.close().finally(() => process.exit(EXIT_USAGE));
       });
-      // A replacement worker: the others answer until this one is ready (cli/workers.ts). On a
-      // start-up failure the handler above ends the process.
-      if (worker !== undefined && process.env[JOIN_WHEN_READY_ENV] === 'ready') {
+      // A replacement worker: the others answer until this one is ready and has loaded the
+      // subscription definitions (cli/workers.ts). On a start-up failure the handler above ends the process.
+      const join = worker !== undefined && process.env[JOIN_WHEN_READY_ENV] === 'ready';
+      if (join) {
         try {
           await gw.ready;
         } catch {
           return;
         }
       }
-      const addr = await gw.listen();
       // A definitions topic with push subscriptions and no key to open them: exit 2, saying why.
-      gw.subscriptionsLoaded().catch((err: unknown) => {
-        if (!isGatewayError(err, 'CEG_SECRETS_KEY_MISSING')) return;
+      const keyMissing = (err: unknown): boolean => {
+        if (!isGatewayError(err, 'CEG_SECRETS_KEY_MISSING')) return false;
         process.stderr.write(`ce-gateway: cannot start: ${errorMessage(err)}\n`);
         void gw.close().finally(() => process.exit(EXIT_USAGE));
-      });
+        return true;
+      };
+      let addr: AddressInfo;
+      try {
+        addr = await gw.listen({ whenLoaded: join });
+      } catch (err) {
+        if (keyMissing(err)) return;
+        throw err;
+      }
+      gw.subscriptionsLoaded().catch((err: unknown) => void keyMissing(err));
       log.info({ url: `${config.http.tls === undefined ? 'http' : 'https'}://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}`, transport: gw.transport.kind }, 'listening');
       const connectors = await startConnectors(gw, defs, log.child({ component: 'connectors' }), { instanceId: gw.processInstance });
       if (connectors.running.length > 0) log.info({ connectors: connectors.running.length }, 'connectors started');
