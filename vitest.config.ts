@@ -5,6 +5,11 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     reporters: ['default'],
+    // Vitest's default for `run` is one worker fewer than the cores: on a 2-core CI machine one,
+    // so the unit files ran one at a time (261 s of the 2026-12-04 CI run). They run first, on
+    // every core; the integration project's files then run one after another in a single fork
+    // (poolOptions below), as they share the one broker.
+    maxWorkers: '100%',
     projects: [
       {
         test: {
