@@ -49,6 +49,9 @@ export function onSignals(stop: () => Promise<void>, log: Logger, timeoutMs: num
       },
     );
   };
-  process.once('SIGINT', handler);
-  process.once('SIGTERM', handler);
+  // `on`, not `once`: a second signal while draining (a process-group kill, as systemd and `tini -g`
+  // send, on top of the cluster primary's own SIGTERM to its workers) must not end the drain; the
+  // handler runs once, and the timeout above bounds the wait.
+  process.on('SIGINT', handler);
+  process.on('SIGTERM', handler);
 }

@@ -7,7 +7,7 @@
  * the gateway's process (BENCHMARKS.md, "Ingress on more than one core").
  *
  * The primary
- * - forwards SIGTERM and SIGINT to every worker; each drains as a single gateway does (issue 15:
+ * - on SIGTERM or SIGINT, sends SIGTERM to every worker; each drains as a single gateway does (issue 15:
  *   answers what it read, then closes), and the primary exits when all have: 0 when every worker
  *   exited 0 (or, still starting, was ended by that SIGTERM), else 1. `SHUTDOWN_TIMEOUT_MS` + {@link SHUTDOWN_MARGIN_MS} after the signal it kills
  *   what is left (SIGKILL) and exits 1;
@@ -40,6 +40,7 @@ export const RESTART_DELAY_MS = 1000;
 export const JOIN_WHEN_READY_ENV = 'CE_GATEWAY_WORKER_JOIN';
 /** Worker deaths within {@link DEATH_WINDOW_MS} after which the primary gives up (exit 1). */
 export const MAX_DEATHS = 5;
+/** The window in which {@link MAX_DEATHS} is counted, ms. */
 export const DEATH_WINDOW_MS = 60_000;
 
 export interface PrimaryOptions {
@@ -48,7 +49,7 @@ export interface PrimaryOptions {
   /** SHUTDOWN_TIMEOUT_MS, the workers' own drain budget, ms. */
   readonly shutdownTimeoutMs: number;
   readonly log: Logger;
-  /** Ends the process (default `process.exit`). */
+  /** Ends the process (default `process.exit`; called once). */
   readonly exit?: (code: number) => void;
   /** Pause before a dead worker is replaced, ms (default {@link RESTART_DELAY_MS}). */
   readonly restartDelayMs?: number;
@@ -65,16 +66,22 @@ export interface Primary {
 /**
  * Makes this process the cluster primary: forks the workers and installs the signal handlers,
  * then returns its handle; the primary ends the process itself (see the module comment for when and with
- * which code). Call only where `cluster.isPrimary`.
+ * which code). Call once, only where `cluster.isPrimary`: it installs process-wide cluster and
+ * signal listeners. `workers` below 2 is not refused here (the configuration refuses it). Never throws.
  */
 export function runPrimary(o: PrimaryOptions): Primary {
   const exit = o.exit ?? ((code: number) => process.exit(code));
   const log = o.log.child({ component: 'workers' });
-  serveClusterMetrics();
+  serveClusterMetrics({ log });
   const deaths: number[] = [];
   let stopping = false;
   let failed = false;
   let exitCode: number = EXIT_OK;
+  let killTimer: NodeJS.Timeout | undefined;
+  const end = (code: number): void => {
+    clearTimeout(killTimer);
+    exit(code);
+  };
 
   const alive = (): Worker[] => Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && !w.isDead());
   // Workers listening on the shared port now; the first generation listens at once, so /healthz
@@ -83,7 +90,10 @@ export function runPrimary(o: PrimaryOptions): Primary {
   cluster.on('listening', (w) => listening.add(w.id));
   const fork = (): void => {
     const joinWhenReady = listening.size > 0;
-    const w = cluster.fork(joinWhenReady ? { [JOIN_WHEN_READY_ENV]: 'ready' } : {});
+    // Set either way: a value in the primary's own environment must not reach the first generation.
+    const w = cluster.fork({ [JOIN_WHEN_READY_ENV]: joinWhenReady ? 'ready' : '' });
+    // A failed IPC write to a dying worker is reported here; unheard, it would end the primary.
+    w.on('error', (err: Error) => log.warn({ worker: w.id, err: err.message }, 'worker IPC error'));
     log.info({ worker: w.id, workerPid: w.process.pid, joins: joinWhenReady ? 'when ready' : 'at once' }, 'worker started');
   };
   const stopAll = (signal: NodeJS.Signals, code: number): void => {
@@ -93,15 +103,16 @@ export function runPrimary(o: PrimaryOptions): Primary {
     const workers = alive();
     log.info({ signal, workers: workers.length, timeoutMs: o.shutdownTimeoutMs + SHUTDOWN_MARGIN_MS }, 'stopping the workers');
     // Referenced: the primary must end even when a worker never exits.
-    setTimeout(() => {
+    killTimer = setTimeout(() => {
       const left = alive();
       log.error({ workers: left.map((w) => w.process.pid) }, 'workers did not exit within SHUTDOWN_TIMEOUT_MS; killing them');
       for (const w of left) w.process.kill('SIGKILL');
-      exit(EXIT_CHECK_FAILED);
+      // A worker that could not start (2) outranks the hung drain.
+      exit(exitCode === EXIT_OK ? EXIT_CHECK_FAILED : exitCode);
     }, o.shutdownTimeoutMs + SHUTDOWN_MARGIN_MS);
     // Each worker drains on its own SIGTERM handler (cli/context.ts onSignals), as a single gateway does.
     for (const w of workers) w.process.kill('SIGTERM');
-    if (workers.length === 0) exit(exitCode);
+    if (workers.length === 0) end(exitCode);
   };
 
   cluster.on('exit', (worker, code, signal) => {
@@ -111,7 +122,7 @@ export function runPrimary(o: PrimaryOptions): Primary {
       // A worker still starting has no SIGTERM handler yet: ended by our signal, it had nothing to drain.
       if (code !== 0 && signal !== 'SIGTERM') failed = true;
       log.info(how, 'worker exited');
-      if (alive().length === 0) exit(failed && exitCode === EXIT_OK ? EXIT_CHECK_FAILED : exitCode);
+      if (alive().length === 0) end(failed && exitCode === EXIT_OK ? EXIT_CHECK_FAILED : exitCode);
       return;
     }
     if (code === EXIT_USAGE) {
@@ -135,8 +146,10 @@ export function runPrimary(o: PrimaryOptions): Primary {
     }, restartInMs);
   });
   if (o.signals !== false) {
-    process.once('SIGTERM', () => stopAll('SIGTERM', EXIT_OK));
-    process.once('SIGINT', () => stopAll('SIGINT', EXIT_OK));
+    // `on`, not `once`: a second signal (a process-group kill after ours) must not end the primary
+    // mid-drain; stopAll runs once.
+    process.on('SIGTERM', () => stopAll('SIGTERM', EXIT_OK));
+    process.on('SIGINT', () => stopAll('SIGINT', EXIT_OK));
   }
   for (let i = 0; i < o.workers; i++) fork();
   log.info({ workers: o.workers }, 'cluster primary: workers forked');

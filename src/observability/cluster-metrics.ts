@@ -1,39 +1,60 @@
 /**
  * `GET /metrics` of a gateway that runs as several worker processes behind one port
  * (`GATEWAY_WORKERS`, node:cluster): whichever worker a scrape reaches, it answers the figures of
- * every worker, aggregated by the cluster primary with prom-client's `AggregatorRegistry`
+ * every worker, aggregated by the cluster primary with prom-client's `AggregatorRegistry.aggregate`
  * (counters and histograms summed; gauges by their `aggregator`: `ce_gateway_ready` and
  * `ce_gateway_subscription_up` the minimum, lags the maximum, the rest summed). A Prometheus
  * target is the pod's port, not one process: a scrape that showed one worker's share would make
  * `rate()` jump between workers.
  *
- * The exchange, over the cluster's IPC channel: the worker sends
- * `{ type: 'ce-gateway:metrics-request', id }`; the primary asks every worker (prom-client's own
- * messages) and answers `{ type: 'ce-gateway:metrics', id, contentType, body }` or `{ …, error }`.
+ * Which workers count:
+ * - Only workers listening on the port. A replacement still starting (it joins once ready,
+ *   cli/workers.ts) takes no requests, so it neither answers a scrape nor pulls `ce_gateway_ready`
+ *   to 0 while `/readyz` answers 200.
+ * - A worker that died keeps its counters and histograms, as of the last scrape it answered, in
+ *   every later sum. Dropping them would make the pod's counters go down, which Prometheus reads
+ *   as a reset and `rate()` as a jump of everything the others ever counted. What it counted after
+ *   that last scrape is lost, as with any process that dies.
+ * - A worker that does not answer within the collection timeout counts with its last answer (a
+ *   blocked event loop must not make the counters go down either); never asked before, it is left out.
+ *
+ * The exchanges, over the cluster's IPC channel:
+ * - worker → primary `{ type: 'ce-gateway:metrics-request', id }`; the primary answers
+ *   `{ type: 'ce-gateway:metrics', id, contentType, body }` or `{ …, error }`;
+ * - primary → worker `{ type: 'ce-gateway:metrics-collect', id }`; the worker answers
+ *   `{ type: 'ce-gateway:metrics-collected', id, metrics }` (its registry's `getMetricsAsJSON()`)
+ *   or `{ …, error }`.
  */
 import cluster from 'node:cluster';
 import type { Worker } from 'node:cluster';
 import { AggregatorRegistry } from 'prom-client';
 import type { Registry } from 'prom-client';
 import { GatewayError, errorMessage } from '../core/errors.js';
+import type { Logger } from './logger.js';
 
 const REQUEST = 'ce-gateway:metrics-request';
 const ANSWER = 'ce-gateway:metrics';
+const COLLECT = 'ce-gateway:metrics-collect';
+const COLLECTED = 'ce-gateway:metrics-collected';
 
-interface MetricsRequest {
-  readonly type: typeof REQUEST;
+/** One registry's figures as `getMetricsAsJSON()` gives them (what `AggregatorRegistry.aggregate` takes). */
+type MetricsJson = Awaited<ReturnType<Registry['getMetricsAsJSON']>>;
+
+interface Message {
+  readonly type: string;
   readonly id: number;
 }
-interface MetricsAnswer {
-  readonly type: typeof ANSWER;
-  readonly id: number;
+interface MetricsAnswer extends Message {
   readonly contentType?: string;
   readonly body?: string;
   readonly error?: string;
 }
+interface Collected extends Message {
+  readonly metrics?: MetricsJson;
+  readonly error?: string;
+}
 
-const isRequest = (m: unknown): m is MetricsRequest => typeof m === 'object' && m !== null && (m as { type?: unknown }).type === REQUEST && typeof (m as { id?: unknown }).id === 'number';
-const isAnswer = (m: unknown): m is MetricsAnswer => typeof m === 'object' && m !== null && (m as { type?: unknown }).type === ANSWER && typeof (m as { id?: unknown }).id === 'number';
+const isMessage = (m: unknown, type: string): m is Message => typeof m === 'object' && m !== null && (m as { type?: unknown }).type === type && typeof (m as { id?: unknown }).id === 'number';
 
 /** A rendered scrape: the text format and its content type. */
 export interface RenderedMetrics {
@@ -42,29 +63,40 @@ export interface RenderedMetrics {
 }
 
 /**
- * In a cluster worker: hands `registry` to prom-client's cluster listener (the primary collects it
- * for every scrape) and returns the renderer `GET /metrics` uses, which asks the primary for the
- * figures of all workers.
+ * In a cluster worker: answers the primary's collections with `registry`'s figures and returns the
+ * renderer `GET /metrics` uses, which asks the primary for the figures of all workers.
+ * Call once per process, before the server listens.
  * Errors (of the renderer's promise): CEG_INTERNAL (retriable) when the primary does not answer
- * within `timeoutMs` (ms; default 6,000: prom-client's own collection timeout is 5,000) or a
- * worker's collection failed.
+ * within `timeoutMs` (ms; default 6,000: the primary's own collection waits 5,000 per worker) or
+ * cannot be asked.
  * Throws (at once) when called outside a cluster worker.
  */
 export function clusterMetricsRenderer(registry: Registry, timeoutMs = 6000): () => Promise<RenderedMetrics> {
   if (!cluster.isWorker || process.send === undefined) throw new Error('clusterMetricsRenderer: not a cluster worker');
-  AggregatorRegistry.setRegistries([registry]);
-  // Constructing one installs prom-client's worker-side listener (its answer to the primary's collection).
-  new AggregatorRegistry();
+  const send = (m: MetricsRequestOrCollected, onError: (err: Error) => void): void => {
+    process.send!(m, undefined, undefined, (err: Error | null) => {
+      if (err !== null) onError(err);
+    });
+  };
   const pending = new Map<number, { resolve: (m: RenderedMetrics) => void; reject: (e: Error) => void; timer: NodeJS.Timeout }>();
   let next = 0;
   process.on('message', (m: unknown) => {
-    if (!isAnswer(m)) return;
-    const p = pending.get(m.id);
+    if (isMessage(m, COLLECT)) {
+      const id = m.id;
+      registry.getMetricsAsJSON().then(
+        (metrics) => send({ type: COLLECTED, id, metrics }, () => undefined),
+        (err: unknown) => send({ type: COLLECTED, id, error: errorMessage(err) }, () => undefined),
+      );
+      return;
+    }
+    if (!isMessage(m, ANSWER)) return;
+    const a = m as MetricsAnswer;
+    const p = pending.get(a.id);
     if (p === undefined) return;
-    pending.delete(m.id);
+    pending.delete(a.id);
     clearTimeout(p.timer);
-    if (m.error !== undefined || m.body === undefined) p.reject(new GatewayError('CEG_INTERNAL', `the workers' metrics could not be collected: ${m.error ?? 'no body'}`, { retriable: true }));
-    else p.resolve({ contentType: m.contentType ?? registry.contentType, body: m.body });
+    if (a.error !== undefined || a.body === undefined) p.reject(new GatewayError('CEG_INTERNAL', `the workers' metrics could not be collected: ${a.error ?? 'no body'}`, { retriable: true }));
+    else p.resolve({ contentType: a.contentType ?? registry.contentType, body: a.body });
   });
   return () =>
     new Promise<RenderedMetrics>((resolve, reject) => {
@@ -74,9 +106,7 @@ export function clusterMetricsRenderer(registry: Registry, timeoutMs = 6000): ()
         reject(new GatewayError('CEG_INTERNAL', `the cluster primary did not answer with the workers' metrics within ${timeoutMs} ms`, { retriable: true }));
       }, timeoutMs);
       pending.set(id, { resolve, reject, timer });
-      const request: MetricsRequest = { type: REQUEST, id };
-      process.send!(request, undefined, undefined, (err: Error | null) => {
-        if (err === null) return;
+      send({ type: REQUEST, id }, (err) => {
         pending.delete(id);
         clearTimeout(timer);
         reject(new GatewayError('CEG_INTERNAL', `cannot ask the cluster primary for the metrics: ${err.message}`, { retriable: true }));
@@ -84,23 +114,100 @@ export function clusterMetricsRenderer(registry: Registry, timeoutMs = 6000): ()
     });
 }
 
+type MetricsRequestOrCollected = Message | Collected;
+
+/** Dead workers' figures kept apart before they are summed into one entry. */
+const RETIRED_COMPACT_AT = 8;
+
+/** Counters and histograms: what a dead worker keeps contributing to the sums (see the module comment). */
+const cumulative = (metrics: MetricsJson): MetricsJson => metrics.filter((m) => String(m.type) === 'counter' || String(m.type) === 'histogram');
+
+export interface ClusterMetricsOptions {
+  /** How long the primary waits for one worker's figures, ms (default 5,000). */
+  readonly collectTimeoutMs?: number;
+  readonly log?: Logger;
+}
+
 /**
- * In the cluster primary: answers the workers' metrics requests with the aggregate of all workers
- * (see the module comment). Call once, before forking. Returns a remover of the listener.
+ * In the cluster primary: answers the workers' metrics requests with the aggregate of the
+ * listening workers, plus the counters and histograms of the dead ones (see the module comment).
+ * Call once, before forking. Returns a remover of its listeners. Never throws; a failed
+ * aggregation is answered as `{ error }` (the worker's scrape then answers 500).
  */
-export function serveClusterMetrics(): () => void {
-  const aggregator = new AggregatorRegistry();
+export function serveClusterMetrics(o: ClusterMetricsOptions = {}): () => void {
+  const collectTimeoutMs = o.collectTimeoutMs ?? 5000;
+  const listening = new Set<number>();
+  /** Each live worker's figures as of its last answer. */
+  const last = new Map<number, MetricsJson>();
+  /** The counters and histograms of the workers that died (summed into one entry now and then). */
+  let retired: MetricsJson[] = [];
+  const waiting = new Map<number, (c: Collected | undefined) => void>();
+  let next = 0;
+
+  const collect = (w: Worker): Promise<MetricsJson | undefined> =>
+    new Promise((resolve) => {
+      const id = next++;
+      const done = (c: Collected | undefined): void => {
+        waiting.delete(id);
+        clearTimeout(timer);
+        if (c?.metrics !== undefined) last.set(w.id, c.metrics);
+        else if (c?.error !== undefined) o.log?.warn({ worker: w.id, err: c.error }, 'a worker could not collect its metrics; its last figures are used');
+        resolve(last.get(w.id));
+      };
+      const timer = setTimeout(() => done(undefined), collectTimeoutMs);
+      waiting.set(id, done);
+      w.send({ type: COLLECT, id }, undefined, (err: Error | null) => {
+        if (err !== null) done(undefined);
+      });
+    });
+
+  const render = async (): Promise<RenderedMetrics> => {
+    const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && listening.has(w.id) && w.isConnected());
+    const figures = (await Promise.all(workers.map(collect))).filter((f): f is MetricsJson => f !== undefined);
+    const registry = AggregatorRegistry.aggregate([...figures, ...retired]);
+    return { contentType: registry.contentType, body: await registry.metrics() };
+  };
+
   const onMessage = (worker: Worker, m: unknown): void => {
-    if (!isRequest(m)) return;
+    if (isMessage(m, COLLECTED)) {
+      waiting.get(m.id)?.(m);
+      return;
+    }
+    if (!isMessage(m, REQUEST)) return;
+    const id = m.id;
     const reply = (a: MetricsAnswer): void => {
       // A worker gone meanwhile has no one waiting for the answer.
-      if (worker.isConnected()) worker.send(a);
+      if (worker.isConnected()) worker.send(a, undefined, () => undefined);
     };
-    aggregator.clusterMetrics().then(
-      (body) => reply({ type: ANSWER, id: m.id, contentType: aggregator.contentType, body }),
-      (err: unknown) => reply({ type: ANSWER, id: m.id, error: errorMessage(err) }),
+    render().then(
+      (r) => reply({ type: ANSWER, id, contentType: r.contentType, body: r.body }),
+      (err: unknown) => reply({ type: ANSWER, id, error: errorMessage(err) }),
     );
   };
+  const onListening = (w: Worker): void => void listening.add(w.id);
+  const onExit = (w: Worker): void => {
+    listening.delete(w.id);
+    const dead = last.get(w.id);
+    last.delete(w.id);
+    if (dead === undefined) return;
+    // Kept at once (a scrape right after the exit must still count it); summed into one entry once
+    // there are several, so a long-lived primary does not keep one per worker it ever ran.
+    retired.push(cumulative(dead));
+    if (retired.length < RETIRED_COMPACT_AT) return;
+    const snapshot = retired.slice();
+    AggregatorRegistry.aggregate(snapshot)
+      .getMetricsAsJSON()
+      .then(
+        (sum) => void (retired = [sum, ...retired.slice(snapshot.length)]),
+        (err: unknown) => o.log?.warn({ err: errorMessage(err) }, 'could not sum the dead workers\' counters; kept apart'),
+      );
+  };
   cluster.on('message', onMessage);
-  return () => void cluster.off('message', onMessage);
+  cluster.on('listening', onListening);
+  cluster.on('exit', onExit);
+  return () => {
+    cluster.off('message', onMessage);
+    cluster.off('listening', onListening);
+    cluster.off('exit', onExit);
+  };
 }

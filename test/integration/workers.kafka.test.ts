@@ -4,7 +4,8 @@
  * - both workers serve the one port: answers over new connections come from `<INSTANCE_ID>.w1`
  *   and `.w2` (the `instance` of a subscription's status);
  * - every event answered 202 is on Kafka, and `GET /metrics`, whichever worker answers it, counts
- *   all of them (the primary aggregates the workers' registries);
+ *   all of them (the primary aggregates the workers' registries), before and after a worker is
+ *   replaced (a dead worker's counters stay in the sums);
  * - a worker killed with SIGKILL is replaced; the replacement joins the port once ready, so
  *   `/readyz` never answers 503 meanwhile;
  * - SIGTERM to the primary: every worker drains, the primary exits 0 and no worker is left.
@@ -102,6 +103,9 @@ describe('GATEWAY_WORKERS=2: one port, two gateway processes (issue 14)', () => 
         LOG_LEVEL: 'info',
       },
       stdio: ['ignore', 'ignore', 'pipe'],
+      // A process group of its own, so the stop below can signal the whole group, as systemd
+      // (KillMode=control-group) and `tini -g` do.
+      detached: true,
     });
     let stderr = '';
     child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
@@ -138,12 +142,15 @@ describe('GATEWAY_WORKERS=2: one port, two gateway processes (issue 14)', () => 
       const onKafka = await idsOnTopic(transport, topic, 'workers-read');
       expect(ids.filter((id) => !onKafka.has(id))).toEqual([]);
       // Each scrape reaches one worker (new connections, round-robin); each counts every worker's events.
-      for (let i = 0; i < 4; i++) {
-        const m = await call(port, 'GET', '/metrics');
-        expect(m.status).toBe(200);
-        expect(acceptedIn(m.text)).toBe(EVENTS);
-        expect(m.text).toMatch(/^ce_gateway_ready 1$/m);
-      }
+      const everyScrapeCountsAll = async (): Promise<void> => {
+        for (let i = 0; i < 4; i++) {
+          const m = await call(port, 'GET', '/metrics');
+          expect(m.status).toBe(200);
+          expect(acceptedIn(m.text)).toBe(EVENTS);
+          expect(m.text).toMatch(/^ce_gateway_ready 1$/m);
+        }
+      };
+      await everyScrapeCountsAll();
 
       // A worker killed outright is replaced; the gateway is ready again on two workers.
       process.kill(workers[0]!, 'SIGKILL');
@@ -166,14 +173,21 @@ describe('GATEWAY_WORKERS=2: one port, two gateway processes (issue 14)', () => 
       expect(readyAnswers.filter((st) => st === 200).length).toBeGreaterThan(0);
       expect(readyAnswers.filter((st) => st === 503)).toEqual([]);
       expect((await call(port, 'GET', '/readyz')).status).toBe(200);
+      // The killed worker's counters stay in the sums (as of the last scrape it answered, above):
+      // the pod's counters never go down, which Prometheus would read as a reset.
+      await everyScrapeCountsAll();
       expect(stderr).toMatch(/"joins":"when ready"[^\n]*"msg":"worker started"/);
       expect(stderr).toContain('a worker died; starting another');
 
-      // SIGTERM to the primary: every worker drains (its own 'shutting down'), then the primary exits 0.
-      child.kill('SIGTERM');
+      // SIGTERM to the whole process group: each worker gets it twice (from the group kill and
+      // from the primary), drains once (its own 'shutting down') and exits 0 — the second signal
+      // does not cut its drain — then the primary exits 0.
+      process.kill(-primary, 'SIGTERM');
       const code = await exited;
       expect(code, stderr.slice(-3000)).toBe(0);
       expect(stderr.match(/"msg":"shutting down"/g)).toHaveLength(2);
+      const exits = [...stderr.matchAll(/^.*"msg":"worker exited".*$/gm)].map((m) => JSON.parse(m[0]) as { code: number | null; signal: string | null });
+      expect(exits.map((e) => [e.code, e.signal])).toEqual([[0, null], [0, null]]);
       for (const pid of replaced) expect(() => process.kill(pid, 0)).toThrow();
     } finally {
       if (child.exitCode === null) child.kill('SIGKILL');
