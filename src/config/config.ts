@@ -84,7 +84,7 @@ const schema = z.object({
   PUSH_FETCH_LINGER_MS: z.coerce.number().int().min(0).max(100).default(0),
   SHUTDOWN_TIMEOUT_MS: positiveInt.default(10_000),
   // Gateway processes behind one port (node:cluster, issue 14): an integer 1–64 or `auto`.
-  GATEWAY_WORKERS: z.union([z.literal('auto'), z.coerce.number().int().min(1).max(64)]).default(1),
+  GATEWAY_WORKERS: z.union([z.literal('auto'), z.coerce.number().int().min(1).max(64)], { error: 'an integer from 1 to 64, or auto' }).default(1),
   // V8's old-generation growth factor (1 + n/100) for `serve`; unset: V8's own (issue 14, RSS).
   HEAP_GROWING_PERCENT: z.coerce.number().int().min(1).max(1000).optional(),
   // OpenTelemetry's own variable names (OTLP exporter specification): tracing is on when one is set.

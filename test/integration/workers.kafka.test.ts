@@ -171,7 +171,8 @@ describe('GATEWAY_WORKERS=2: one port, two gateway processes (issue 14)', () => 
         return r.status === 200 && (r.json as { instance: string }).instance === `${INSTANCE}.w3`;
       }, 60_000, 20);
       expect(readyAnswers.filter((st) => st === 200).length).toBeGreaterThan(0);
-      expect(readyAnswers.filter((st) => st === 503)).toEqual([]);
+      // Neither a 503 nor a failed connection (0): the survivor took every connection meanwhile.
+      expect(readyAnswers.filter((st) => st !== 200)).toEqual([]);
       expect((await call(port, 'GET', '/readyz')).status).toBe(200);
       // The killed worker's counters stay in the sums (as of the last scrape it answered, above):
       // the pod's counters never go down, which Prometheus would read as a reset.

@@ -306,6 +306,7 @@ describe('CONFIG_KEYS: every variable the gateway reads (deployment files are ch
     expect(loadConfig({ ...kafka, GATEWAY_WORKERS: 'auto' }).workers).toBe(Math.min(64, availableParallelism()));
     expect(loadConfig({ GATEWAY_WORKERS: '1' }).workers).toBe(1);
     for (const bad of ['0', '65', '1.5', 'all', '-2']) expect(() => loadConfig({ ...kafka, GATEWAY_WORKERS: bad }), bad).toThrow(/GATEWAY_WORKERS/);
+    expect(() => loadConfig({ ...kafka, GATEWAY_WORKERS: 'all' })).toThrow('GATEWAY_WORKERS: an integer from 1 to 64, or auto');
     // The in-memory bus lives in one process: two workers would be two buses.
     const err = caught(() => loadConfig({ GATEWAY_WORKERS: '2' }));
     expect(err.details.problems).toEqual(['GATEWAY_WORKERS: more than one worker needs KAFKA_BROKERS (the in-memory bus lives in one process)']);
