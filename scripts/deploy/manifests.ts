@@ -13,6 +13,7 @@ import { parseAllDocuments } from 'yaml';
 import { loadCatalog } from '../../src/catalog/index.js';
 import { CONFIG_KEYS, SECRET_KEYS } from '../../src/config/index.js';
 import { loadConnectors } from '../../src/connectors/index.js';
+import { SHUTDOWN_MARGIN_MS } from '../../src/cli/workers.js';
 import { errorMessage } from '../../src/core/errors.js';
 import { report } from './report.js';
 import type { Report } from './report.js';
@@ -120,7 +121,10 @@ export function checkManifests({ manifests, extraEnvNames }: ManifestInput): Rep
   const drainMs = Number(settings.SHUTDOWN_TIMEOUT_MS ?? 25_000);
   const grace = Number(pod.terminationGracePeriodSeconds ?? 30);
   r.check(preStop.length === 0 || (preStop[0] === 'sleep' && Number.isInteger(sleepS)), `preStop sleeps ${sleepS} s before SIGTERM`, `preStop is not a plain sleep: ${JSON.stringify(preStop)}`);
-  r.check(grace * 1000 > sleepS * 1000 + drainMs, `terminationGracePeriodSeconds ${grace} > preStop ${sleepS} s + SHUTDOWN_TIMEOUT_MS ${drainMs} ms`, `terminationGracePeriodSeconds ${grace} does not exceed preStop ${sleepS} s + SHUTDOWN_TIMEOUT_MS ${drainMs} ms`);
+  // With GATEWAY_WORKERS the cluster primary waits SHUTDOWN_MARGIN_MS beyond the drain before it kills it.
+  const marginMs = settings.GATEWAY_WORKERS !== undefined && settings.GATEWAY_WORKERS !== '1' ? SHUTDOWN_MARGIN_MS : 0;
+  const margin = marginMs > 0 ? ` + the workers' margin ${marginMs} ms` : '';
+  r.check(grace * 1000 > sleepS * 1000 + drainMs + marginMs, `terminationGracePeriodSeconds ${grace} > preStop ${sleepS} s + SHUTDOWN_TIMEOUT_MS ${drainMs} ms${margin}`, `terminationGracePeriodSeconds ${grace} does not exceed preStop ${sleepS} s + SHUTDOWN_TIMEOUT_MS ${drainMs} ms${margin}`);
 
   // The catalog and connectors in ConfigMaps: mounted where CATALOG_DIR / CONNECTORS_DIR point, and loadable.
   const shipped = (variable: string, load: (dir: string) => string): void => {

@@ -96,10 +96,18 @@ Validates settings that would otherwise fail late or silently.
 {{- if and .Values.config.kafkaSaslMechanism (not .Values.secrets.kafka.existingSecret) }}
 {{- fail "config.kafkaSaslMechanism needs secrets.kafka.existingSecret (the SASL username and password)" }}
 {{- end }}
+{{- $workers := ne (toString .Values.config.workers) "1" }}
+{{- if and $workers (not .Values.config.kafkaBrokers) }}
+{{- fail "config.workers above 1 needs config.kafkaBrokers: the in-memory bus lives in one process" }}
+{{- end }}
 {{- $preStop := int .Values.preStopSleepSeconds }}
 {{- $drain := int .Values.shutdownTimeoutSeconds }}
 {{- if le (int .Values.terminationGracePeriodSeconds) (add $preStop $drain) }}
 {{- fail (printf "terminationGracePeriodSeconds (%d) must exceed preStopSleepSeconds + shutdownTimeoutSeconds (%d + %d): the kubelet would kill the gateway in the middle of its drain" (int .Values.terminationGracePeriodSeconds) $preStop $drain) }}
+{{- end }}
+{{- /* With workers the cluster primary kills a drain that runs 5 s past SHUTDOWN_TIMEOUT_MS (src/cli/workers.ts SHUTDOWN_MARGIN_MS). */}}
+{{- if and $workers (le (int .Values.terminationGracePeriodSeconds) (add $preStop $drain 5)) }}
+{{- fail (printf "terminationGracePeriodSeconds (%d) must exceed preStopSleepSeconds + shutdownTimeoutSeconds + 5 (%d + %d + 5) with config.workers above 1: the cluster primary waits 5 s beyond the drain" (int .Values.terminationGracePeriodSeconds) $preStop $drain) }}
 {{- end }}
 {{- if and .Values.catalog.configMap .Values.config.catalogDir }}
 {{- fail "config.catalogDir and catalog.configMap exclude each other: the ConfigMap sets CATALOG_DIR" }}
