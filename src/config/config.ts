@@ -4,7 +4,8 @@
  * environment or from `<NAME>_FILE` secret files, and are never logged.
  */
 import { readFileSync } from 'node:fs';
-import { availableParallelism, hostname } from 'node:os';
+import { hostname } from 'node:os';
+import { usableCpus } from './cpu-count.js';
 import proxyAddr from 'proxy-addr';
 import { z } from 'zod';
 import { GatewayError } from '../core/errors.js';
@@ -218,7 +219,8 @@ export interface Config {
   readonly shutdownTimeoutMs: number;
   /**
    * Gateway processes `serve` runs behind one listening port (`GATEWAY_WORKERS`; node:cluster), 1–64;
-   * `auto` resolves to `os.availableParallelism()` at load. 1 (default) = this process serves.
+   * `auto` resolves at load to the CPUs this process may use: the host's, or the container's CPU
+   * limit (cgroup quota) when lower (src/config/cpu-count.ts). 1 (default) = this process serves.
    * More than 1 needs Kafka (each worker is a gateway instance of its own: the in-memory bus is per process).
    */
   readonly workers: number;
@@ -414,7 +416,7 @@ function build(e: z.infer<typeof schema>, ca: { readonly kafka?: string; readonl
       fetchLingerMs: e.PUSH_FETCH_LINGER_MS,
     },
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
-    workers: e.GATEWAY_WORKERS === 'auto' ? Math.min(64, availableParallelism()) : e.GATEWAY_WORKERS,
+    workers: e.GATEWAY_WORKERS === 'auto' ? Math.min(64, usableCpus()) : e.GATEWAY_WORKERS,
     heapGrowingPercent: e.HEAP_GROWING_PERCENT,
     tracing:
       e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT !== undefined

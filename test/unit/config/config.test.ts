@@ -1,9 +1,10 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { availableParallelism, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_ENVELOPE_LIMITS } from '../../../src/envelope/index.js';
 import { describe, expect, it } from 'vitest';
 import { CONFIG_KEYS, SECRET_KEYS, environment, loadConfig, readEnvFile } from '../../../src/config/index.js';
+import { usableCpus } from '../../../src/config/cpu-count.js';
 import { caught } from '../../helpers/errors.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ceg-config-'));
@@ -303,7 +304,7 @@ describe('CONFIG_KEYS: every variable the gateway reads (deployment files are ch
     const kafka = { KAFKA_BROKERS: '127.0.0.1:9092' };
     expect(loadConfig({}).workers).toBe(1);
     expect(loadConfig({ ...kafka, GATEWAY_WORKERS: '4' }).workers).toBe(4);
-    expect(loadConfig({ ...kafka, GATEWAY_WORKERS: 'auto' }).workers).toBe(Math.min(64, availableParallelism()));
+    expect(loadConfig({ ...kafka, GATEWAY_WORKERS: 'auto' }).workers).toBe(Math.min(64, usableCpus()));
     expect(loadConfig({ GATEWAY_WORKERS: '1' }).workers).toBe(1);
     for (const bad of ['0', '65', '1.5', 'all', '-2']) expect(() => loadConfig({ ...kafka, GATEWAY_WORKERS: bad }), bad).toThrow(/GATEWAY_WORKERS/);
     expect(() => loadConfig({ ...kafka, GATEWAY_WORKERS: 'all' })).toThrow('GATEWAY_WORKERS: an integer from 1 to 64, or auto');
