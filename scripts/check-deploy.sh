@@ -140,6 +140,7 @@ expect_also "invalid propertyName 'DATABASE_URL'" "a secret in config.extra"
 expect_also "/probes/readiness/path.*must be '/readyz'" "readiness on /healthz"
 expect_also "additional properties 'serviceMonitr' not allowed" "a misspelt key"
 must_fail "chart: grace period shorter than the drain" 'must exceed preStopSleepSeconds' quiet_helm template gw "$chart" --kube-version 1.25.0 --set terminationGracePeriodSeconds=12
+must_fail "chart: GATEWAY_WORKERS through config.extra" 'config.extra.GATEWAY_WORKERS: already set' quiet_helm template gw "$chart" --kube-version 1.25.0 --set config.kafkaBrokers=k:9092 --set config.extra.GATEWAY_WORKERS=4
 must_fail "chart: workers without Kafka" 'config.workers above 1 needs config.kafkaBrokers' quiet_helm template gw "$chart" --kube-version 1.25.0 --set config.workers=2
 must_fail "chart: workers and a grace period without the primary's margin" 'the cluster primary waits 5 s beyond the drain' quiet_helm template gw "$chart" --kube-version 1.25.0 --set config.workers=auto --set config.kafkaBrokers=k:9092 --set terminationGracePeriodSeconds=18
 quiet_helm template gw "$chart" --namespace events --kube-version 1.25.0 -f "$chart/values-production.yaml" \

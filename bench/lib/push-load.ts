@@ -177,9 +177,16 @@ export async function pushLatency(gwUrl: string, ratePerS: number, durationS: nu
           async (res) => {
             if (record === sentAt) ackedAt.set(id, performance.now());
             await res.body.dump();
-            if (res.statusCode !== 202) errors++;
+            if (res.statusCode !== 202) {
+              errors++;
+              // Never accepted, so never delivered: it must not keep the warm-up "behind".
+              if (record === warmupSentAt) record.delete(id);
+            }
           },
-          () => void errors++,
+          () => {
+            errors++;
+            if (record === warmupSentAt) record.delete(id);
+          },
         );
         inflight.add(p);
         void p.finally(() => inflight.delete(p));

@@ -1,4 +1,5 @@
 /** What every CLI command shares: configuration from the environment (and env file), a logger, signal handling. */
+import cluster from 'node:cluster';
 import type { Command } from 'commander';
 import { errorMessage } from '../core/errors.js';
 import { environment, loadConfig } from '../config/index.js';
@@ -27,12 +28,22 @@ export function setup(program: Command, overrides: Readonly<Record<string, strin
 /**
  * Runs `stop` once on SIGINT/SIGTERM, then exits: 0, or 1 when stopping failed or did not finish
  * within `timeoutMs` (SHUTDOWN_TIMEOUT_MS), so a hung close never outlives the orchestrator's grace
- * period unnoticed: the process says why it gave up and exits before SIGKILL would.
+ * period unnoticed: the process says why it gave up and exits before SIGKILL would. A repeated
+ * SIGTERM is ignored (logged); a repeated SIGINT outside a cluster worker exits 130 at once.
  */
 export function onSignals(stop: () => Promise<void>, log: Logger, timeoutMs: number): void {
   let stopping = false;
   const handler = (signal: string): void => {
-    if (stopping) return;
+    if (stopping) {
+      // Ctrl-C again in a terminal: the user wants out now (a cluster worker gets the terminal's
+      // SIGINT besides its primary's SIGTERM, so it keeps draining).
+      if (signal === 'SIGINT' && !cluster.isWorker) {
+        log.warn({ signal }, 'interrupted again: exiting without finishing the drain');
+        process.exit(130);
+      }
+      log.info({ signal }, 'already shutting down');
+      return;
+    }
     stopping = true;
     log.info({ signal, timeoutMs }, 'shutting down');
     // Kept referenced: should stopping wait on nothing that keeps the event loop alive, the
@@ -49,9 +60,9 @@ export function onSignals(stop: () => Promise<void>, log: Logger, timeoutMs: num
       },
     );
   };
-  // `on`, not `once`: a second signal while draining (a process-group kill, as systemd and `tini -g`
+  // `on`, not `once`: a second SIGTERM while draining (a process-group kill, as systemd and `tini -g`
   // send, on top of the cluster primary's own SIGTERM to its workers) must not end the drain; the
-  // handler runs once, and the timeout above bounds the wait.
+  // stop runs once, and the timeout above bounds the wait.
   process.on('SIGINT', handler);
   process.on('SIGTERM', handler);
 }

@@ -78,7 +78,10 @@ export function runPrimary(o: PrimaryOptions): Primary {
   let failed = false;
   let exitCode: number = EXIT_OK;
   let killTimer: NodeJS.Timeout | undefined;
+  let ended = false;
   const end = (code: number): void => {
+    if (ended) return;
+    ended = true;
     clearTimeout(killTimer);
     exit(code);
   };
@@ -108,7 +111,7 @@ export function runPrimary(o: PrimaryOptions): Primary {
       log.error({ workers: left.map((w) => w.process.pid) }, 'workers did not exit within SHUTDOWN_TIMEOUT_MS; killing them');
       for (const w of left) w.process.kill('SIGKILL');
       // A worker that could not start (2) outranks the hung drain.
-      exit(exitCode === EXIT_OK ? EXIT_CHECK_FAILED : exitCode);
+      end(exitCode === EXIT_OK ? EXIT_CHECK_FAILED : exitCode);
     }, o.shutdownTimeoutMs + SHUTDOWN_MARGIN_MS);
     // Each worker drains on its own SIGTERM handler (cli/context.ts onSignals), as a single gateway does.
     for (const w of workers) w.process.kill('SIGTERM');

@@ -15,8 +15,11 @@
  *   every later sum. Dropping them would make the pod's counters go down, which Prometheus reads
  *   as a reset and `rate()` as a jump of everything the others ever counted. What it counted after
  *   that last scrape is lost, as with any process that dies.
- * - A worker that does not answer within the collection timeout counts with its last answer (a
- *   blocked event loop must not make the counters go down either); never asked before, it is left out.
+ * - A worker that does not answer within the collection timeout counts with the counters and
+ *   histograms of its last answer (a blocked event loop must not make the counters go down
+ *   either; its old gauges are left out); never answered before, it is left out.
+ * - Not covered: a counter a worker rebuilds at each scrape (per-subscription figures) still goes
+ *   down when that worker's subscription member is re-created.
  *
  * The exchanges, over the cluster's IPC channel:
  * - worker → primary `{ type: 'ce-gateway:metrics-request', id }`; the primary answers
@@ -122,9 +125,11 @@ const RETIRED_COMPACT_AT = 8;
 /** Counters and histograms: what a dead worker keeps contributing to the sums (see the module comment). */
 const cumulative = (metrics: MetricsJson): MetricsJson => metrics.filter((m) => String(m.type) === 'counter' || String(m.type) === 'histogram');
 
+/** Settings of {@link serveClusterMetrics}. */
 export interface ClusterMetricsOptions {
   /** How long the primary waits for one worker's figures, ms (default 5,000). */
   readonly collectTimeoutMs?: number;
+  /** Where a worker's failed collection and a failed summing of dead workers' figures are logged (warn); default nowhere. */
   readonly log?: Logger;
 }
 
@@ -144,15 +149,21 @@ export function serveClusterMetrics(o: ClusterMetricsOptions = {}): () => void {
   const waiting = new Map<number, (c: Collected | undefined) => void>();
   let next = 0;
 
-  const collect = (w: Worker): Promise<MetricsJson | undefined> =>
+  /**
+   * Asks one worker for its figures; resolves true when it answered in time (its `last` entry is
+   * then fresh), false otherwise. An answer from a worker that has exited meanwhile is dropped: its
+   * figures are retired already and must not come back as a live worker's.
+   */
+  const collect = (w: Worker): Promise<boolean> =>
     new Promise((resolve) => {
       const id = next++;
       const done = (c: Collected | undefined): void => {
         waiting.delete(id);
         clearTimeout(timer);
-        if (c?.metrics !== undefined) last.set(w.id, c.metrics);
-        else if (c?.error !== undefined) o.log?.warn({ worker: w.id, err: c.error }, 'a worker could not collect its metrics; its last figures are used');
-        resolve(last.get(w.id));
+        const fresh = c !== undefined && Array.isArray(c.metrics) && listening.has(w.id);
+        if (fresh) last.set(w.id, c.metrics);
+        else if (c?.error !== undefined) o.log?.warn({ worker: w.id, err: c.error }, 'a worker could not collect its metrics; its last counters are used');
+        resolve(fresh);
       };
       const timer = setTimeout(() => done(undefined), collectTimeoutMs);
       waiting.set(id, done);
@@ -163,8 +174,13 @@ export function serveClusterMetrics(o: ClusterMetricsOptions = {}): () => void {
 
   const render = async (): Promise<RenderedMetrics> => {
     const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && listening.has(w.id) && w.isConnected());
-    const figures = (await Promise.all(workers.map(collect))).filter((f): f is MetricsJson => f !== undefined);
-    const registry = AggregatorRegistry.aggregate([...figures, ...retired]);
+    const answered = await Promise.all(workers.map(async (w) => ((await collect(w)) ? w.id : undefined)));
+    const fresh = new Set(answered);
+    // Built after the waits, from the state now: a worker that exited meanwhile is in `retired`,
+    // no longer in `last`, so it counts once. A worker that did not answer counts with its last
+    // counters and histograms only (its old gauges would hide it, `ce_gateway_ready` among them).
+    const live = [...last.entries()].map(([id, figures]) => (fresh.has(id) ? figures : cumulative(figures)));
+    const registry = AggregatorRegistry.aggregate([...live, ...retired]);
     return { contentType: registry.contentType, body: await registry.metrics() };
   };
 
@@ -195,8 +211,9 @@ export function serveClusterMetrics(o: ClusterMetricsOptions = {}): () => void {
     retired.push(cumulative(dead));
     if (retired.length < RETIRED_COMPACT_AT) return;
     const snapshot = retired.slice();
-    AggregatorRegistry.aggregate(snapshot)
-      .getMetricsAsJSON()
+    // Never throws into the cluster's 'exit' listeners (cli/workers.ts runs after this one).
+    Promise.resolve()
+      .then(() => AggregatorRegistry.aggregate(snapshot).getMetricsAsJSON())
       .then(
         (sum) => void (retired = [sum, ...retired.slice(snapshot.length)]),
         (err: unknown) => o.log?.warn({ err: errorMessage(err) }, 'could not sum the dead workers\' counters; kept apart'),

@@ -191,7 +191,14 @@ describe('GATEWAY_WORKERS=2: one port, two gateway processes (issue 14)', () => 
       expect(exits.map((e) => [e.code, e.signal])).toEqual([[0, null], [0, null]]);
       for (const pid of replaced) expect(() => process.kill(pid, 0)).toThrow();
     } finally {
-      if (child.exitCode === null) child.kill('SIGKILL');
+      // The whole process group (detached above): the primary and any worker left.
+      if (child.exitCode === null) {
+        try {
+          process.kill(-primary, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      }
       for (const pid of childrenOf(primary)) process.kill(pid, 'SIGKILL');
     }
   }, 240_000);

@@ -96,7 +96,7 @@ Validates settings that would otherwise fail late or silently.
 {{- if and .Values.config.kafkaSaslMechanism (not .Values.secrets.kafka.existingSecret) }}
 {{- fail "config.kafkaSaslMechanism needs secrets.kafka.existingSecret (the SASL username and password)" }}
 {{- end }}
-{{- $workers := ne (toString .Values.config.workers) "1" }}
+{{- $workers := ne (toString (default 1 .Values.config.workers)) "1" }}
 {{- if and $workers (not .Values.config.kafkaBrokers) }}
 {{- fail "config.workers above 1 needs config.kafkaBrokers: the in-memory bus lives in one process" }}
 {{- end }}

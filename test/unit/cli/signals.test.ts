@@ -3,8 +3,11 @@ import { describe, expect, it } from 'vitest';
 
 const ROOT = new URL('../../../', import.meta.url).pathname;
 
-/** Starts the fixture, sends SIGTERM once it is ready, and resolves with its exit code, output and time after the signal. */
-function run(mode: 'finish' | 'hang', timeoutMs: number): Promise<{ code: number | null; out: string; ms: number }> {
+/**
+ * Starts the fixture, sends `signals` once it is ready (the first at once, each further one 200 ms
+ * later), and resolves with its exit code, output and time after the first signal.
+ */
+function run(mode: 'finish' | 'hang', timeoutMs: number, signals: readonly NodeJS.Signals[] = ['SIGTERM']): Promise<{ code: number | null; out: string; ms: number }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/signals-child.ts', mode, String(timeoutMs)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
@@ -13,7 +16,7 @@ function run(mode: 'finish' | 'hang', timeoutMs: number): Promise<{ code: number
       out += b.toString();
       if (sentAt === 0 && out.includes('ready\n')) {
         sentAt = Date.now();
-        child.kill('SIGTERM');
+        signals.forEach((sig, i) => setTimeout(() => child.kill(sig), i * 200));
       }
     });
     child.once('error', reject);
@@ -33,6 +36,21 @@ describe('onSignals: the drain is bounded by SHUTDOWN_TIMEOUT_MS', () => {
     expect(r.code).toBe(1);
     expect(r.out).toMatch(/shutdown did not finish within SHUTDOWN_TIMEOUT_MS/);
     expect(r.ms).toBeGreaterThanOrEqual(250);
+    expect(r.ms).toBeLessThan(5000);
+  }, 20_000);
+
+  it('a second SIGTERM (a process-group kill on top of a direct one) does not cut the drain', async () => {
+    const r = await run('hang', 1200, ['SIGTERM', 'SIGTERM']);
+    expect(r.code).toBe(1); // ended by the drain's own bound, not by the second signal
+    expect(r.out).toMatch(/"msg":"already shutting down"/);
+    expect(r.out).toMatch(/shutdown did not finish within SHUTDOWN_TIMEOUT_MS/);
+    expect(r.ms).toBeGreaterThanOrEqual(1100);
+  }, 20_000);
+
+  it('a second SIGINT (Ctrl-C again) exits 130 at once', async () => {
+    const r = await run('hang', 10_000, ['SIGINT', 'SIGINT']);
+    expect(r.code).toBe(130);
+    expect(r.out).toMatch(/interrupted again: exiting without finishing the drain/);
     expect(r.ms).toBeLessThan(5000);
   }, 20_000);
 });
