@@ -74,8 +74,8 @@ export interface Gateway {
    *   `subscriptionsLoaded()` with CEG_SECRETS_KEY_MISSING (`serve` exits 2).
    * `whenLoaded: true`: the server starts listening only once the definitions are loaded or failed
    *   to (so it never answers `/readyz` 503 while they load): what a replacement cluster worker
-   *   wants, while the other workers answer (cli/workers.ts). CEG_SECRETS_KEY_MISSING then rejects
-   *   this call; another loading failure is logged and the server listens anyway.
+   *   wants, while the other workers answer (cli/workers.ts). A failure is reported as without it,
+   *   by `subscriptionsLoaded()`.
    */
   listen(opts?: { readonly whenLoaded?: boolean }): Promise<AddressInfo>;
   /** Subscriptions declared in connector files (`kind: subscription`): run and listed like the stored ones. Call before listen(). */
@@ -604,13 +604,8 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
         ...(config.http.tls === undefined ? {} : { tls: config.http.tls }),
       });
       const s = server;
-      if (opts.whenLoaded === true) {
-        // Only a missing key ends the start (serve exits 2); any other loading failure is logged
-        // above and the server listens anyway, answering /readyz 503, as a plain listen() would.
-        await loaded.catch((err: unknown) => {
-          if (isGatewayError(err, 'CEG_SECRETS_KEY_MISSING')) throw err;
-        });
-      }
+      // A loading failure is logged above and reported by subscriptionsLoaded(), as without the wait.
+      if (opts.whenLoaded === true) await loaded.catch(() => undefined);
       return await new Promise((resolve, reject) => {
         s.once('error', reject);
         s.listen(config.http.port, config.http.host, () => resolve(s.address() as AddressInfo));

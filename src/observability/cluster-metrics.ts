@@ -76,7 +76,7 @@ export interface RenderedMetrics {
  */
 export function clusterMetricsRenderer(registry: Registry, timeoutMs = 6000): () => Promise<RenderedMetrics> {
   if (!cluster.isWorker || process.send === undefined) throw new Error('clusterMetricsRenderer: not a cluster worker');
-  const send = (m: MetricsRequestOrCollected, onError: (err: Error) => void): void => {
+  const send = (m: Message | Collected, onError: (err: Error) => void): void => {
     process.send!(m, undefined, undefined, (err: Error | null) => {
       if (err !== null) onError(err);
     });
@@ -116,8 +116,6 @@ export function clusterMetricsRenderer(registry: Registry, timeoutMs = 6000): ()
       });
     });
 }
-
-type MetricsRequestOrCollected = Message | Collected;
 
 /** Dead workers' figures kept apart before they are summed into one entry. */
 const RETIRED_COMPACT_AT = 8;

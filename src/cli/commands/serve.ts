@@ -1,5 +1,4 @@
 import cluster from 'node:cluster';
-import type { AddressInfo } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
 import { Registry } from 'prom-client';
 import type { Command } from 'commander';
@@ -48,21 +47,13 @@ export function registerServeCommand(program: Command): void {
           return;
         }
       }
+      const addr = await gw.listen({ whenLoaded: join });
       // A definitions topic with push subscriptions and no key to open them: exit 2, saying why.
-      const keyMissing = (err: unknown): boolean => {
-        if (!isGatewayError(err, 'CEG_SECRETS_KEY_MISSING')) return false;
+      gw.subscriptionsLoaded().catch((err: unknown) => {
+        if (!isGatewayError(err, 'CEG_SECRETS_KEY_MISSING')) return;
         process.stderr.write(`ce-gateway: cannot start: ${errorMessage(err)}\n`);
         void gw.close().finally(() => process.exit(EXIT_USAGE));
-        return true;
-      };
-      let addr: AddressInfo;
-      try {
-        addr = await gw.listen({ whenLoaded: join });
-      } catch (err) {
-        if (keyMissing(err)) return;
-        throw err;
-      }
-      gw.subscriptionsLoaded().catch((err: unknown) => void keyMissing(err));
+      });
       log.info({ url: `${config.http.tls === undefined ? 'http' : 'https'}://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}`, transport: gw.transport.kind }, 'listening');
       const connectors = await startConnectors(gw, defs, log.child({ component: 'connectors' }), { instanceId: gw.processInstance });
       if (connectors.running.length > 0) log.info({ connectors: connectors.running.length }, 'connectors started');
