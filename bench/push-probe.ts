@@ -20,12 +20,14 @@ import { Agent, request } from 'undici';
 import { readStackEnv } from '../scripts/stack/index.js';
 import { loadCatalog } from '../src/catalog/index.js';
 import { PRICE_LOADING_COMPLETED } from '../src/catalog/generated/index.js';
-import { Kafka, logLevel } from '../src/transport/kafka/kafkajs.js';
+import { kafkajs } from '../src/transport/kafka/kafkajs.js';
 import { catalogWithOwnTopics } from '../test/helpers/catalog-copy.js';
 import { STRUCTURED, rawRecords, singleTemplates } from './lib/events.js';
 import { startGatewayProcess } from './lib/gateway-process.js';
 import { createPush, deleteSubscription, startSink } from './lib/push-load.js';
 import { Latency } from './lib/stats.js';
+
+const { Kafka, logLevel } = kafkajs();
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const num = (name: string, d: number): number => (process.env[name] ? Number(process.env[name]) : d);

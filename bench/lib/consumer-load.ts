@@ -12,9 +12,11 @@ import { Session } from 'node:inspector/promises';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
-import { Kafka, logLevel } from '../../src/transport/kafka/kafkajs.js';
+import { kafkajs } from '../../src/transport/kafka/kafkajs.js';
 import type * as LibraryModule from '../../src/index.js';
 import type { EachBatchPayload } from 'kafkajs';
+
+const { Kafka, logLevel } = kafkajs();
 
 export interface ConsumeResult {
   readonly name: string;

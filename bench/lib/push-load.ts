@@ -18,12 +18,14 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { EachBatchPayload } from 'kafkajs';
 import { Agent, request } from 'undici';
-import { Kafka, logLevel } from '../../src/transport/kafka/kafkajs.js';
+import { kafkajs } from '../../src/transport/kafka/kafkajs.js';
 import { singleTemplates, STRUCTURED } from './events.js';
 import { startRemoteSink } from './remote-sink.js';
 import { runtimeWindow, scrape } from './runtime-metrics.js';
 import type { RuntimeWindow } from './runtime-metrics.js';
 import { Latency } from './stats.js';
+
+const { Kafka, logLevel } = kafkajs();
 
 export interface BenchSink {
   readonly url: string;

@@ -3,11 +3,13 @@
  * (idempotent, maxInFlightRequests 1, acks -1, no compression, explicit murmur2 partition), sending
  * pre-encoded records with a fixed number of sends in flight.
  */
-import { CompressionTypes, Kafka, logLevel } from '../../src/transport/kafka/kafkajs.js';
+import { kafkajs } from '../../src/transport/kafka/kafkajs.js';
 import type { Admin, Message, Producer } from 'kafkajs';
 import { partitionForKey } from '../../src/transport/partitioner.js';
 import type { OutboundRecord } from '../../src/transport/port.js';
 import { Latency } from './stats.js';
+
+const { CompressionTypes, Kafka, logLevel } = kafkajs();
 
 /** The gateway transport's defaults (src/transport/kafka/options.ts), repeated so the baseline matches. */
 export const PRODUCER_SETTINGS = {

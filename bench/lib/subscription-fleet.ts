@@ -9,7 +9,9 @@ import { execFileSync } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Kafka, logLevel } from '../../src/transport/kafka/kafkajs.js';
+import { kafkajs } from '../../src/transport/kafka/kafkajs.js';
+
+const { Kafka, logLevel } = kafkajs();
 
 export interface FleetSink {
   /** Base URL; subscription `name` delivers to `${base}/${name}`. */

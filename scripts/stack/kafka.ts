@@ -13,11 +13,13 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Kafka, logLevel } from '../../src/transport/kafka/kafkajs.js';
+import { kafkajs } from '../../src/transport/kafka/kafkajs.js';
 import type { StackConfig } from './config.js';
 import type { Tools } from './preflight.js';
 import { awaitReady, execFileAsync, readPid, startDetached, stopProcess } from './process.js';
 import { ensureStackTls } from './tls.js';
+
+const { Kafka, logLevel } = kafkajs();
 
 function files(cfg: StackConfig): { data: string; props: string; log4j: string; log: string; pid: string } {
   const d = cfg.kafka.dir;

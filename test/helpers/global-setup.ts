@@ -4,9 +4,11 @@
  * the project's own stack is started (and stopped again at the end if this run started it).
  * Never skips: a test that needs Kafka fails loudly when Kafka cannot start.
  */
-import { Kafka, logLevel } from '../../src/transport/kafka/kafkajs.js';
+import { kafkajs } from '../../src/transport/kafka/kafkajs.js';
 import pg from 'pg';
 import { stackDown, stackStatus, stackUp } from '../../scripts/stack/index.js';
+
+const { Kafka, logLevel } = kafkajs();
 
 async function probeExternal(): Promise<void> {
   const brokers = (process.env.KAFKA_BROKERS ?? '').split(',');

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
-import { Kafka, logLevel } from '../../src/transport/kafka/kafkajs.js';
+import { kafkajs } from '../../src/transport/kafka/kafkajs.js';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PRICE_TOPIC, priceLoaded } from '../fixtures/events.js';
@@ -15,6 +15,8 @@ import { startGateway } from '../helpers/gateway.js';
 import type { TestGateway } from '../helpers/gateway.js';
 import { stackEnv, uniqueName } from '../helpers/stack.js';
 import { waitFor } from '../helpers/wait.js';
+
+const { Kafka, logLevel } = kafkajs();
 
 const N = 8;
 const KILL_AT = 3; // index of the event the first worker dies on

@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
-import pg from 'pg';
+import type * as OutboxModule from '../../bus/outbox/index.js';
 import { createGateway } from '../../app/index.js';
-import { ensureOutboxSchema, startOutboxRelay } from '../../bus/outbox/index.js';
 import { GatewayError } from '../../core/errors.js';
 import type { Config } from '../../config/index.js';
 import { EXIT_USAGE, onSignals, setup } from '../context.js';
@@ -17,6 +16,12 @@ function outboxDatabase(config: Config): string {
   return url;
 }
 
+/**
+ * The outbox (and with it `pg`), loaded only by the outbox commands: every other command, `serve`
+ * among them, starts without PostgreSQL's client in its heap.
+ */
+const outboxModule = (): Promise<typeof OutboxModule> => import('../../bus/outbox/index.js');
+
 /** `ce-gateway outbox migrate | relay`: the transactional outbox (bus spec P3; docs/outbox.md). */
 export function registerOutboxCommand(program: Command): void {
   const outbox = program.command('outbox').description('the transactional outbox in a producer\'s PostgreSQL database (OUTBOX_DATABASE_URL, OUTBOX_TABLE)');
@@ -25,6 +30,7 @@ export function registerOutboxCommand(program: Command): void {
     .description('create the outbox table and its indexes if they do not exist')
     .action(async () => {
       const { config } = setup(program);
+      const [{ default: pg }, { ensureOutboxSchema }] = await Promise.all([import('pg'), outboxModule()]);
       const client = new pg.Client({ connectionString: outboxDatabase(config) });
       await client.connect();
       try {
@@ -39,6 +45,7 @@ export function registerOutboxCommand(program: Command): void {
     .description('publish committed outbox rows in order per partition key; wakes on LISTEN/NOTIFY and polls; serves /metrics and /healthz on HOST:PORT')
     .action(async () => {
       const { config, log } = setup(program);
+      const { startOutboxRelay } = await outboxModule();
       const gw = createGateway(config, log);
       await gw.ready;
       const relay = await startOutboxRelay({

@@ -15,7 +15,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
-import cliProgress from 'cli-progress';
 import { createGateway } from '../../app/index.js';
 import { parsePartitionKey } from '../../bus/subscriptions/index.js';
 import type { ReplayReport } from '../../bus/subscriptions/index.js';
@@ -142,7 +141,9 @@ export function registerReplayCommand(program: Command): void {
       const topics = [...new Set((view.kinds ?? []).map((k) => catalog.kinds?.find((c) => c.name === k || c.eventId === k)?.topic).filter((t): t is string => t !== undefined))];
       if (view.group === undefined || topics.length === 0) fail(`cannot tell the consumer group and topics of ${name}`);
       const gw = createGateway(config, log, { readOnly: true });
-      const bar = lines ? undefined : new cliProgress.SingleBar({ format: `${name} {bar} {value}/{total} events | {percentage}% | {duration_formatted}`, hideCursor: true }, cliProgress.Presets.shades_classic);
+      // Loaded here: the progress bar is this command's alone (the CLI's other commands start without it).
+      const cliProgress = lines ? undefined : (await import('cli-progress')).default;
+      const bar = cliProgress === undefined ? undefined : new cliProgress.SingleBar({ format: `${name} {bar} {value}/{total} events | {percentage}% | {duration_formatted}`, hideCursor: true }, cliProgress.Presets.shades_classic);
       bar?.start(report.events, 0);
       const deadline = Date.now() + opts.timeout * 1000;
       let last = -1;

@@ -8,8 +8,7 @@
  *   mapped to a partner) through a well-kept library"); RFC 9068 (JWT access tokens) §4; RFC 7519.
  */
 import { readFileSync } from 'node:fs';
-import { createLocalJWKSet, createRemoteJWKSet, jwtVerify } from 'jose';
-import type { JSONWebKeySet, JWTVerifyGetKey } from 'jose';
+import type { JSONWebKeySet, JWTVerifyGetKey, jwtVerify } from 'jose';
 import { GatewayError } from '../../core/errors.js';
 import type { Partner } from './partners.js';
 
@@ -34,8 +33,11 @@ export function looksLikeJwt(credential: string): boolean {
 
 export class OidcVerifier {
   readonly #o: OidcOptions;
-  readonly #keys: JWTVerifyGetKey;
+  /** The key source: a JWKS read at construction, or the JWKS URL. */
+  readonly #source: { readonly jwks: JSONWebKeySet } | { readonly url: URL };
   readonly #partners: ReadonlyMap<string, Partner>;
+  /** `jose` and the key set, made on the first token: a gateway without OIDC never loads `jose`. */
+  #verifier: Promise<{ readonly jwtVerify: typeof jwtVerify; readonly keys: JWTVerifyGetKey }> | undefined;
 
   /** Errors: CEG_INVALID_OPTIONS when the JWKS file cannot be read or is not a JWKS. */
   constructor(o: OidcOptions, partners: readonly Partner[]) {
@@ -49,18 +51,28 @@ export class OidcVerifier {
       } catch (err) {
         throw new GatewayError('CEG_INVALID_OPTIONS', `OIDC_JWKS_FILE: ${o.jwksFile} is not a readable JWKS`, { retriable: false, cause: err });
       }
-      this.#keys = createLocalJWKSet(jwks);
+      this.#source = { jwks };
     } else if (o.jwksUrl !== undefined) {
-      this.#keys = createRemoteJWKSet(new URL(o.jwksUrl), { timeoutDuration: 5000, cooldownDuration: 30_000 });
+      this.#source = { url: new URL(o.jwksUrl) };
     } else {
       throw new GatewayError('CEG_INVALID_OPTIONS', 'OIDC needs OIDC_JWKS_URL or OIDC_JWKS_FILE', { retriable: false });
     }
   }
 
+  #load(): Promise<{ readonly jwtVerify: typeof jwtVerify; readonly keys: JWTVerifyGetKey }> {
+    const source = this.#source;
+    this.#verifier ??= import('jose').then((jose) => ({
+      jwtVerify: jose.jwtVerify,
+      keys: 'jwks' in source ? jose.createLocalJWKSet(source.jwks) : jose.createRemoteJWKSet(source.url, { timeoutDuration: 5000, cooldownDuration: 30_000 }),
+    }));
+    return this.#verifier;
+  }
+
   /** The partner a valid token names; undefined for any invalid token (signature, issuer, audience, expiry, unknown partner). Never rejects. */
   async verify(token: string): Promise<Partner | undefined> {
     try {
-      const { payload } = await jwtVerify(token, this.#keys, { issuer: this.#o.issuer, audience: this.#o.audience, algorithms: ALGORITHMS, clockTolerance: 30 });
+      const { jwtVerify, keys } = await this.#load();
+      const { payload } = await jwtVerify(token, keys, { issuer: this.#o.issuer, audience: this.#o.audience, algorithms: ALGORITHMS, clockTolerance: 30 });
       const id = payload[this.#o.partnerClaim];
       return typeof id === 'string' ? this.#partners.get(id) : undefined;
     } catch {

@@ -1,4 +1,5 @@
-import { CompressionTypes, Kafka } from './kafkajs.js';
+import { kafkajs } from './kafkajs.js';
+import type { CompressionTypes, Kafka } from './kafkajs.js';
 import { startKafkaRead } from './read.js';
 import type { Admin, ConfigResourceTypes, Message, Producer, SASLOptions } from 'kafkajs';
 import { errorMessage, GatewayError } from '../../core/errors.js';
@@ -59,6 +60,7 @@ class KafkaTransport implements Transport {
   readonly kind = 'kafka' as const;
   readonly #opts: KafkaTransportOptions;
   readonly #kafka: Kafka;
+  readonly #noCompression: CompressionTypes;
   #topicCreation: Promise<void> = Promise.resolve();
   readonly #consumptions = new Set<KafkaConsumption>();
   readonly #router: PartitionRouter;
@@ -78,6 +80,8 @@ class KafkaTransport implements Transport {
     this.#router = new PartitionRouter(opts.metadataMaxAgeMs);
     this.#known = new KnownTopics(opts.metadataMaxAgeMs);
     this.#outage = new BrokerOutage(opts.logger, { base: { transport: 'kafka', clientId: opts.clientId, brokers: opts.brokers.join(',') }, probe: () => this.#probe() });
+    const { Kafka, CompressionTypes } = kafkajs();
+    this.#noCompression = CompressionTypes.None;
     this.#kafka = new Kafka({
       clientId: opts.clientId,
       brokers: [...opts.brokers],
@@ -179,7 +183,7 @@ class KafkaTransport implements Transport {
     if (messages.length === 0) return [];
     // Aborted while we looked up metadata: nothing has been sent yet.
     if (isAborted(signal)) throw abortedProduce(topic, false, signal?.reason);
-    const send = producer.send({ topic, acks: -1, timeout: this.#opts.ackTimeoutMs, compression: CompressionTypes.None, messages });
+    const send = producer.send({ topic, acks: -1, timeout: this.#opts.ackTimeoutMs, compression: this.#noCompression, messages });
     const sentAtMs = Date.now();
     const stall = setTimeout(() => this.#outage.failed(`a produce request to ${topic} has had no answer for ${BROKER_STALL_MS} ms`, sentAtMs), BROKER_STALL_MS);
     const settled = (): void => clearTimeout(stall);
@@ -436,6 +440,7 @@ class KafkaTransport implements Transport {
   /** A client whose id names the group and instance (bus spec T1: endpoint = service + instance). */
   #consumerKafka(suffix: string): Kafka {
     const o = this.#opts;
+    const { Kafka } = kafkajs();
     return new Kafka({
       clientId: `${o.clientId}-${suffix}`.slice(0, 255),
       brokers: [...o.brokers],

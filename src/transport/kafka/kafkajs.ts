@@ -48,10 +48,15 @@ function addHeader(headers: Headers, key: string, value: HeaderValue): void {
 /** Marks the replacement, so a second evaluation of this module (test runners) sees it in place. */
 const PATCHED = Symbol.for('ce-gateway.kafkajs.linear-header-decoder');
 
-function loadPatched(): typeof KafkaJs {
+/**
+ * Puts the linear decoder in kafkajs's module cache: loads the four small modules it needs, not
+ * kafkajs itself. Whoever loads kafkajs afterwards (this module's {@link kafkajs}, a library user's
+ * own `import 'kafkajs'`) gets it. Warns (CEG_KAFKAJS_UNPATCHED) when kafkajs was loaded before.
+ */
+function installLinearHeaderDecoder(): void {
   const decoderPath = require.resolve('kafkajs/src/protocol/recordBatch/record/v0/decoder.js');
   const current = require.cache[decoderPath]?.exports as Record<symbol, unknown> | undefined;
-  if (current?.[PATCHED] === true) return require('kafkajs') as typeof KafkaJs;
+  if (current?.[PATCHED] === true) return;
   const alreadyLoaded = Object.keys(require.cache).some((p) => /[\\/]kafkajs[\\/]index\.js$/.test(p));
   const Long = require('kafkajs/src/utils/long.js') as { fromValue(v: unknown): { add(n: unknown): { toString(): string } } };
   const TimestampTypes = require('kafkajs/src/protocol/timestampTypes.js') as { LOG_APPEND_TIME: number };
@@ -72,16 +77,25 @@ function loadPatched(): typeof KafkaJs {
     for (const h of decoder.readVarIntArray(HeaderDecoder)) addHeader(headers, h.key, h.value);
     return { magicByte, attributes, timestamp, offset, key, value, headers, isControlRecord: isControlBatch, batchContext };
   }, { [PATCHED]: true });
-  const kafkajs = require('kafkajs') as typeof KafkaJs;
   if (alreadyLoaded) {
     process.emitWarning('kafkajs was loaded before ce-gateway: its quadratic record-header decoder is still in use (import kafkajs after ce-gateway)', { code: 'CEG_KAFKAJS_UNPATCHED' });
   }
-  return kafkajs;
 }
 
-const kafkajs = loadPatched();
+installLinearHeaderDecoder();
 
-export const { Kafka, logLevel, CompressionTypes } = kafkajs;
+let loaded: typeof KafkaJs | undefined;
+
+/**
+ * kafkajs, with the linear header decoder in place, loaded on first call. A gateway on the default
+ * client (@platformatic/kafka) never calls it, so kafkajs's ~180 modules stay out of its heap
+ * (about 2 MiB live, and their code); the decoder above is in place from this module's load on.
+ */
+export function kafkajs(): typeof KafkaJs {
+  loaded ??= require('kafkajs') as typeof KafkaJs;
+  return loaded;
+}
+
 export type Kafka = KafkaJs.Kafka;
 export type logLevel = KafkaJs.logLevel;
 export type CompressionTypes = KafkaJs.CompressionTypes;

@@ -1,4 +1,5 @@
-import { logLevel } from './kafkajs.js';
+import { kafkajs } from './kafkajs.js';
+import type { logLevel } from './kafkajs.js';
 import type { LogEntry, logCreator } from 'kafkajs';
 import type { BrokerOutage } from './outage.js';
 import { isConnectionTrouble } from './outage.js';
@@ -24,6 +25,7 @@ export const silentLogger: TransportLogger = Object.freeze({
 });
 
 export function toKafkaLogLevel(level: KafkaLogLevel): logLevel {
+  const { logLevel } = kafkajs();
   switch (level) {
     case 'nothing': return logLevel.NOTHING;
     case 'error': return logLevel.ERROR;
@@ -58,6 +60,7 @@ const LEADERSHIP_MOVED = /not the leader|There is no leader|leader is not availa
  * Those per-response lines are debug; a routine rejoin is info.
  */
 function demote(entry: LogEntry): logLevel {
+  const { logLevel } = kafkajs();
   const message = entry.log.message;
   if (DEMOTED.has(message)) return logLevel.DEBUG;
   if (entry.namespace === 'Connection' && message.startsWith('Response ')) return logLevel.DEBUG;
@@ -108,6 +111,7 @@ class RejoinEpisodes {
  */
 export function kafkaLogCreator(logger: TransportLogger, base: Readonly<Record<string, unknown>>, outage?: BrokerOutage, now: () => number = Date.now): logCreator {
   const rejoins = new RejoinEpisodes(now);
+  const { logLevel } = kafkajs();
   return () => (entry: LogEntry) => {
     let level = demote(entry);
     if (level === logLevel.INFO && REJOINING.has(entry.log.message) && !rejoins.first(entry.log.groupId)) level = logLevel.DEBUG;

@@ -3,11 +3,13 @@ import { createGateway } from '../../../src/app/index.js';
 import type { Gateway, GatewayOverrides } from '../../../src/app/index.js';
 import { loadConfig } from '../../../src/config/index.js';
 import { createLogger } from '../../../src/observability/index.js';
-import { Kafka, logLevel } from '../../../src/transport/kafka/kafkajs.js';
+import { kafkajs } from '../../../src/transport/kafka/kafkajs.js';
 import { partitionForKey } from '../../../src/transport/partitioner.js';
 import { catalogWithOwnTopics } from '../../helpers/catalog-copy.js';
 import { kafkaClientEnv } from '../../helpers/kafka-client.js';
 import { stackEnv, uniqueName } from '../../helpers/stack.js';
+
+const { Kafka, logLevel } = kafkajs();
 
 export { kafkaClientEnv } from '../../helpers/kafka-client.js';
 
