@@ -313,7 +313,9 @@ export function checkConfig(vars: Record<string, string | undefined>): { readonl
     for (const i of parsed.error.issues) problems.push({ variable: String(i.path[0]), message: `${i.path.length > 1 ? `entry ${i.path.slice(1).join('.')}: ` : ''}${i.message}` });
   }
   // Combination rules are checked on the raw values too, so they are reported with the rest.
-  if (parsed.success && parsed.data.GATEWAY_WORKERS !== 1 && parsed.data.KAFKA_BROKERS === undefined) problems.push({ variable: 'GATEWAY_WORKERS', message: 'more than one worker needs KAFKA_BROKERS (the in-memory bus lives in one process)' });
+  // `auto` is refused without Kafka on any machine, also where it would come to 1: a setting that
+  // starts on a 1-CPU laptop must not fail on a 4-CPU server.
+  if (parsed.success && parsed.data.GATEWAY_WORKERS !== 1 && parsed.data.KAFKA_BROKERS === undefined) problems.push({ variable: 'GATEWAY_WORKERS', message: parsed.data.GATEWAY_WORKERS === 'auto' ? 'auto (one worker per CPU) needs KAFKA_BROKERS, also where it would come to one worker (the in-memory bus lives in one process)' : 'more than one worker needs KAFKA_BROKERS (the in-memory bus lives in one process)' });
   if (raw.KAFKA_SASL_MECHANISM && (!raw.KAFKA_SASL_USERNAME || !raw.KAFKA_SASL_PASSWORD)) problems.push({ variable: 'KAFKA_SASL_MECHANISM', message: 'needs KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD' });
   if (parsed.success && parsed.data.HTTP_HEADERS_TIMEOUT_MS > parsed.data.HTTP_REQUEST_TIMEOUT_MS) problems.push({ variable: 'HTTP_HEADERS_TIMEOUT_MS', message: 'must not exceed HTTP_REQUEST_TIMEOUT_MS (the headers are part of the request)' });
   if (Boolean(raw.SCHEMA_REGISTRY_USERNAME) !== Boolean(raw.SCHEMA_REGISTRY_PASSWORD)) problems.push({ variable: 'SCHEMA_REGISTRY_USERNAME', message: 'goes together with SCHEMA_REGISTRY_PASSWORD: set both or neither' });

@@ -311,6 +311,8 @@ describe('CONFIG_KEYS: every variable the gateway reads (deployment files are ch
     // The in-memory bus lives in one process: two workers would be two buses.
     const err = caught(() => loadConfig({ GATEWAY_WORKERS: '2' }));
     expect(err.details.problems).toEqual(['GATEWAY_WORKERS: more than one worker needs KAFKA_BROKERS (the in-memory bus lives in one process)']);
+    // auto is refused without Kafka whatever this machine's CPU count (the same settings start everywhere or nowhere).
+    expect(caught(() => loadConfig({ GATEWAY_WORKERS: 'auto' })).details.problems).toEqual(['GATEWAY_WORKERS: auto (one worker per CPU) needs KAFKA_BROKERS, also where it would come to one worker (the in-memory bus lives in one process)']);
   });
 
   it('PUSH_FETCH_LINGER_MS (issue 8): none by default, an integer 0–100 ms', () => {
