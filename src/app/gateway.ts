@@ -180,6 +180,14 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
   const failedSubscriptions = new Map<string, { readonly reason: string; readonly atMs: number }>();
   /** Record counters of members that stopped, per subscription the reconciler still runs. */
   const retiredStats = new Map<string, SubscriptionStats>();
+  /** The counters of each failed subscription's last member: still counted while it is reported failed, and kept on when a new member starts. */
+  const failedStats = new Map<string, SubscriptionStats>();
+  /** Keeps a stopped member's counters for the next member of a subscription the reconciler still runs. */
+  const retain = (name: string, stats: SubscriptionStats): void => {
+    if (reconciler?.knows(name) !== true) return void retiredStats.delete(name);
+    const before = retiredStats.get(name);
+    retiredStats.set(name, before === undefined ? stats : addStats(before, stats));
+  };
 
   // Tracing (issue 15): the SDK is loaded only when an exporter is configured; off costs nothing.
   let tracing: Tracing = NO_TRACING;
@@ -262,7 +270,12 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       const before = rows.get(s.name)?.stats;
       rows.set(s.name, { up: true, stats: before === undefined ? s.stats() : addStats(before, s.stats()), partitions: s.assignments().length });
     }
-    for (const name of failedSubscriptions.keys()) rows.set(name, { up: false, stats: rows.get(name)?.stats, partitions: 0 });
+    // A failed member's counters stay in the sums: dropping them would make the counters go down.
+    for (const name of failedSubscriptions.keys()) {
+      const before = rows.get(name)?.stats;
+      const last = failedStats.get(name);
+      rows.set(name, { up: false, stats: before === undefined || last === undefined ? (before ?? last) : addStats(before, last), partitions: 0 });
+    }
     return [...rows].map(([name, r]) => ({
       name,
       up: r.up,
@@ -537,17 +550,18 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       const sub = await RestartableSubscription.start(o.subscription, o.kinds, (filters) => subscribe(transport, c, log, { instruments: metrics, tracing, ...o, ...(filters === undefined ? {} : { filters }), retry: o.retry ?? defaultHandlerRetry, instanceId: o.instanceId ?? processInstance }), o.filters);
       subscriptions.add(sub);
       failedSubscriptions.delete(sub.name);
+      const failedBefore = failedStats.get(sub.name);
+      failedStats.delete(sub.name);
+      if (failedBefore !== undefined) retain(sub.name, failedBefore);
       sub.done.then(
+        // Kept while the subscription exists on this instance (a later member adds to them).
         () => {
           subscriptions.delete(sub);
-          // Kept while the subscription exists on this instance (a later member adds to them).
-          if (reconciler?.knows(sub.name) === true) {
-            const before = retiredStats.get(sub.name);
-            retiredStats.set(sub.name, before === undefined ? sub.stats() : addStats(before, sub.stats()));
-          } else retiredStats.delete(sub.name);
+          retain(sub.name, sub.stats());
         },
         (err: unknown) => {
           subscriptions.delete(sub);
+          failedStats.set(sub.name, sub.stats());
           failedSubscriptions.set(sub.name, { reason: errorMessage(err), atMs: Date.now() });
           log.error({ subscription: sub.name, err: errorMessage(err) }, 'subscription stopped on a failure');
         },

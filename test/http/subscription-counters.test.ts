@@ -1,0 +1,103 @@
+/**
+ * A subscription's record counters never go down while the process runs, also when its consumer
+ * stops on a failure and the reconciler starts a new member (issue 15 "Metrics"; Prometheus reads
+ * a counter that goes down as a reset, and with GATEWAY_WORKERS the pod's sum would fall by what
+ * this worker counted). The subscription is a connector file's (file-drop sink); the failure is
+ * the transport's own: the in-memory transport, with the consumption of its group made to end in
+ * an error on demand. (A library subscription's counters start again with a new `subscribe()`, as
+ * after an `unsubscribe()`.)
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { loadConnectors } from '../../src/connectors/index.js';
+import { tempDir } from '../unit/connectors/helpers.js';
+import { createGateway } from '../../src/app/index.js';
+import type { Gateway } from '../../src/app/index.js';
+import { loadConfig } from '../../src/config/index.js';
+import { createLogger } from '../../src/observability/index.js';
+import { createMemoryTransport } from '../../src/transport/index.js';
+import type { Consumption, Transport } from '../../src/transport/port.js';
+import { structuredPriceEvent } from '../fixtures/events.js';
+import { waitFor } from '../helpers/wait.js';
+import { post } from './helpers.js';
+
+const GROUP = 'ce-gateway.sub.ops.counted';
+let failCurrent: ((err: Error) => void) | undefined;
+/** Members the group had so far (consumptions started). */
+let members = 0;
+
+/** The in-memory transport; a consumption of NAME's group also ends when `failCurrent` is called. */
+function failingOnDemand(inner: Transport): Transport {
+  return new Proxy(inner, {
+    get(target, prop) {
+      if (prop === 'consume') {
+        return async (...args: Parameters<Transport['consume']>): Promise<Consumption> => {
+          const c = await target.consume(...args);
+          if (args[0].group !== GROUP) return c;
+          members++;
+          // Once failed, the member stops (its own `done` then resolves) and this `done` rejects.
+          let failing = false;
+          const done = new Promise<void>((resolve, reject) => {
+            c.done.then(() => (failing ? undefined : resolve()), reject);
+            failCurrent = (err) => {
+              failing = true;
+              void c.stop().finally(() => reject(err));
+            };
+          });
+          done.catch(() => undefined);
+          return { group: c.group, assignments: () => c.assignments(), joins: () => c.joins(), stop: () => c.stop(), done };
+        };
+      }
+      const v: unknown = Reflect.get(target, prop, target);
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
+}
+
+let gw: Gateway;
+let url: string;
+const dir = tempDir('ceg-counted-');
+
+beforeAll(async () => {
+  writeFileSync(join(dir.dir, 'counted.yaml'), 'kind: subscription\nname: counted\nowner: ops\nkinds: [PriceLoadingCompleted]\ndelivery: { mode: file-drop, sink: { directory: out } }\n');
+  gw = createGateway(loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent' }), createLogger({ level: 'silent' }), { transport: failingOnDemand(createMemoryTransport()) });
+  gw.declareSubscriptions(loadConnectors(dir.dir, { environment: {} }).flatMap((d) => (d.kind === 'subscription' ? [d.runtime] : [])));
+  const addr = await gw.listen();
+  await gw.ready;
+  await gw.subscriptionsLoaded();
+  url = `http://127.0.0.1:${addr.port}`;
+});
+
+afterAll(async () => {
+  await gw?.close();
+  dir.remove();
+});
+
+const figure = async (series: string): Promise<number | undefined> => {
+  const line = (await gw.metrics.render()).body.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+};
+const HANDLED = `ce_gateway_subscription_records_total{subscription="${GROUP}",outcome="handled"}`;
+const UP = `ce_gateway_subscription_up{subscription="${GROUP}"}`;
+
+async function publish(n: number): Promise<void> {
+  for (let i = 0; i < n; i++) expect((await post(url, structuredPriceEvent({ subject: `counted-${i}` }))).status).toBe(202);
+}
+
+it('a failed member\'s counted records stay in the counter while it is down, and the next member adds to them', async () => {
+  await waitFor('the connector subscription running', async () => (await figure(UP)) === 1 || undefined, 10_000);
+  await publish(3);
+  await waitFor('3 records handled', async () => (await figure(HANDLED)) === 3 || undefined, 10_000);
+  expect(members).toBe(1);
+
+  failCurrent!(new Error('the consumer stopped on a failure'));
+  // Down until new records arrive: on demand, the reconciler starts a member again (after its
+  // backoff) only for a group with lag.
+  await waitFor('the subscription reported down', async () => (await figure(UP)) === 0 || undefined, 10_000);
+  expect(await figure(HANDLED)).toBe(3);
+
+  await publish(2);
+  await waitFor('a new member', async () => (members === 2 && (await figure(UP)) === 1) || undefined, 30_000);
+  await waitFor('5 records handled in all', async () => (await figure(HANDLED)) === 5 || undefined, 10_000);
+}, 60_000);
