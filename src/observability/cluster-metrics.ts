@@ -18,8 +18,9 @@
  * - A worker that does not answer within the collection timeout counts with the counters and
  *   histograms of its last answer (a blocked event loop must not make the counters go down
  *   either; its old gauges are left out); never answered before, it is left out.
- * - Not covered: a counter a worker rebuilds at each scrape (per-subscription figures) still goes
- *   down when that worker's subscription member is re-created.
+ * - The per-subscription counters a worker rebuilds at each scrape add up over that
+ *   subscription's members, also one that stopped on a failure (app/gateway.ts), so they do not go
+ *   down either; a library subscription's start again with a new `subscribe()` on that worker.
  *
  * The exchanges, over the cluster's IPC channel:
  * - worker → primary `{ type: 'ce-gateway:metrics-request', id }`; the primary answers
