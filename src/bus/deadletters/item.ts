@@ -14,7 +14,8 @@ import { DEAD_LETTER_HEADERS } from '../subscriber/index.js';
 import { decodeRecord } from '../subscriber/pipeline/decode.js';
 import type { DeadLetterMark } from './marks.js';
 
-const dec = new TextDecoder();
+// ignoreBOM: a leading U+FEFF in a header value or key is part of it (CloudEvents attributes may start with one).
+const dec = new TextDecoder('utf-8', { ignoreBOM: true });
 
 /** Kafka coordinates; `offset` is decimal text (64-bit offsets do not fit a JSON number safely). */
 export interface Coordinates {

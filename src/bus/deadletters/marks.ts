@@ -17,7 +17,8 @@ import { GatewayError } from '../../core/errors.js';
 import type { OutboundRecord, TopicSpec, Transport } from '../../transport/port.js';
 
 const enc = new TextEncoder();
-const dec = new TextDecoder();
+// ignoreBOM: a leading U+FEFF in a header value or key is part of it (CloudEvents attributes may start with one).
+const dec = new TextDecoder('utf-8', { ignoreBOM: true });
 
 /** The marks topic of a subscription's dead letters. */
 export function deadLetterStateTopic(subscription: string): string {

@@ -68,7 +68,8 @@ export interface DeadLettersDeps {
   readonly now?: () => number;
 }
 
-const dec = new TextDecoder();
+// ignoreBOM: a leading U+FEFF in a header value or key is part of it (CloudEvents attributes may start with one).
+const dec = new TextDecoder('utf-8', { ignoreBOM: true });
 const coords = (r: TransportRecord): Coordinates => ({ topic: r.topic, partition: r.partition, offset: r.offset.toString() });
 
 /** The CloudEvent id of a dead letter without decoding its value (binary mode: `ce_id`); null for structured records. */

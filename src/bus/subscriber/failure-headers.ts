@@ -8,7 +8,8 @@ import type { RecordHeader, TransportRecord } from '../../transport/port.js';
 import type { DeliveryFailure } from './outcome.js';
 
 const enc = new TextEncoder();
-const dec = new TextDecoder();
+// ignoreBOM: a leading U+FEFF in a header value or key is part of it (CloudEvents attributes may start with one).
+const dec = new TextDecoder('utf-8', { ignoreBOM: true });
 
 export const DLQ_PREFIX = 'dlq_';
 export const RETRY_PREFIX = 'retry_';

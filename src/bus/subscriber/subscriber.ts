@@ -477,7 +477,7 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
       'messaging.message.id': event.attributes.id,
       'messaging.kafka.offset': Number(origin.offset),
       'cloudevents.event_type': event.attributes.type,
-      ...(record.key === null ? {} : { 'messaging.kafka.message.key': new TextDecoder().decode(record.key) }),
+      ...(record.key === null ? {} : { 'messaging.kafka.message.key': new TextDecoder('utf-8', { ignoreBOM: true }).decode(record.key) }),
     });
     // The trace this handling continues, once for both the context and `ctx.traceparent`.
     const trace = handlingTraceparent(event, span?.traceparent);

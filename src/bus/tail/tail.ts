@@ -47,7 +47,8 @@ export interface TailOptions {
   readonly limits?: EnvelopeLimits;
 }
 
-const dec = new TextDecoder();
+// ignoreBOM: a leading U+FEFF in a header value or key is part of it (CloudEvents attributes may start with one).
+const dec = new TextDecoder('utf-8', { ignoreBOM: true });
 
 /** The record's position, and its dead-letter note when it carries `dlq_reason`. */
 function at(r: TransportRecord): RecordAt & { deadLetter?: DeadLetterNote } {

@@ -15,7 +15,8 @@ import { headerBoundsProblem } from '../subscriber/pipeline/bounds.js';
 import { decodeRecord, peekHeaders } from '../subscriber/pipeline/decode.js';
 import type { LocatedEvent } from './tree.js';
 
-const dec = new TextDecoder();
+// ignoreBOM: a leading U+FEFF in a header value or key is part of it (CloudEvents attributes may start with one).
+const dec = new TextDecoder('utf-8', { ignoreBOM: true });
 
 function correlationOf(r: TransportRecord): string | undefined {
   for (const [n, v] of r.headers) if (n === 'ce_correlationid') return dec.decode(v);

@@ -37,7 +37,8 @@ function headerBytes(attribute: string, text: string): Buffer {
   }
   return bytes;
 }
-const decoder = new TextDecoder('utf-8', { fatal: true });
+// ignoreBOM: a leading U+FEFF is part of an attribute's value (accepted at ingress), not a byte order mark to drop.
+const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /** Header name prefix of the binary content mode (Kafka binding §3.2.3). */
 export const HEADER_PREFIX = 'ce_';

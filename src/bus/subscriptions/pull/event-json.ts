@@ -17,7 +17,8 @@ import { declaresJson, toStructuredJson } from '../../../codec/json/index.js';
 import type { Envelope, JsonValue } from '../../../envelope/index.js';
 import type { TransportRecord } from '../../../transport/port.js';
 
-const dec = new TextDecoder();
+// ignoreBOM: a leading U+FEFF in a header value or key is part of it (CloudEvents attributes may start with one).
+const dec = new TextDecoder('utf-8', { ignoreBOM: true });
 
 /** JSON view: decoded JSON data under a non-JSON media type becomes `application/json`. */
 function jsonData(event: Envelope): Envelope {
