@@ -427,6 +427,11 @@ export function transportContract(name: string, make: () => Promise<Transport>, 
       const read = await t.read({ topics: [tp], from: { kind: 'earliest' }, untilEnd: true }, (r) => Promise.resolve(void got.push(text(r.value)!)));
       await read.done;
       expect(got.sort()).toEqual(['r1', 'r2', 'r3']);
+      // From a time before 1970 (before every record; -1 is "latest" to Kafka's ListOffsets): everything.
+      const before1970: string[] = [];
+      const old = await t.read({ topics: [tp], from: { kind: 'timestamp', timestampMs: -1 }, untilEnd: true }, (r) => Promise.resolve(void before1970.push(text(r.value)!)));
+      await old.done;
+      expect(before1970.sort()).toEqual(['r1', 'r2', 'r3']);
       // A bounded read of an empty topic ends at once.
       const empty = await topic(1);
       const r2 = await t.read({ topics: [empty], from: { kind: 'earliest' }, untilEnd: true }, () => Promise.resolve());
@@ -466,6 +471,11 @@ export function transportContract(name: string, make: () => Promise<Transport>, 
       expect(await t.offsetsAt(tp, { kind: 'latest' })).toEqual([{ partition: 0, offset: 3n }, { partition: 1, offset: 1n }]);
       // At or after the time: partition 0's record d; partition 1 has none, so its end offset.
       expect(await t.offsetsAt(tp, { kind: 'timestamp', timestampMs: cut })).toEqual([{ partition: 0, offset: 2n }, { partition: 1, offset: 1n }]);
+      // A time before 1970 is before every record: the earliest offsets. Kafka's ListOffsets reads
+      // -1 as latest, -2 as earliest and -3 as max timestamp, and refuses other negative times.
+      for (const before1970 of [-1, -2, -3, -4, -1_000, Date.UTC(1960, 0, 1), Date.UTC(1, 0, 1)]) {
+        expect(await t.offsetsAt(tp, { kind: 'timestamp', timestampMs: before1970 }), String(before1970)).toEqual([{ partition: 0, offset: 0n }, { partition: 1, offset: 0n }]);
+      }
       expect(await t.endOffsets(tp)).toEqual([{ partition: 0, offset: 3n }, { partition: 1, offset: 1n }]);
       const err = await t.offsetsAt(unique('contract-missing'), { kind: 'latest' }).then(() => undefined, (e: unknown) => e);
       expect(isGatewayError(err, 'CEG_INVALID_NAME')).toBe(true);

@@ -24,6 +24,7 @@ import { kafkaLogCreator, toKafkaLogLevel } from './logging.js';
 import { BROKER_STALL_MS, BrokerOutage, brokerAnswers, checkBrokerHealth } from './outage.js';
 import type { KafkaTransportInput, KafkaTransportOptions } from './options.js';
 import { resolveKafkaTransportOptions } from './options.js';
+import { listOffsetsTime } from '../timestamps.js';
 
 // The Kafka protocol's resource type of a topic in DescribeConfigs (kafkajs ConfigResourceTypes.TOPIC).
 const TOPIC_RESOURCE = 2 as ConfigResourceTypes;
@@ -275,7 +276,7 @@ class KafkaTransport implements Transport {
       const ends = await admin.fetchTopicOffsets(topic);
       let out: PartitionOffset[];
       if (at.kind === 'timestamp') {
-        const byTime = await admin.fetchTopicOffsetsByTimestamp(topic, at.timestampMs);
+        const byTime = await admin.fetchTopicOffsetsByTimestamp(topic, listOffsetsTime(at.timestampMs));
         // No record at or after the time: Kafka answers -1; that is the end offset.
         out = byTime.map((o) => ({ partition: o.partition, offset: BigInt(o.offset) < 0n ? BigInt(ends.find((e) => e.partition === o.partition)?.high ?? '0') : BigInt(o.offset) }));
       } else {

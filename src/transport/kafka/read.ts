@@ -13,6 +13,7 @@ import type { Read, ReadSpec, TransportRecord } from '../port.js';
 import { toRecord } from './headers.js';
 import type { Kafka } from './kafkajs.js';
 import type { KafkaTransportOptions } from './options.js';
+import { listOffsetsTime } from '../timestamps.js';
 
 const tpKey = (topic: string, partition: number): string => `${topic}\u0000${partition}`;
 
@@ -23,7 +24,7 @@ async function positions(admin: Admin, spec: ReadSpec): Promise<Map<string, { re
   const from = spec.from;
   for (const topic of spec.topics) {
     const offsets = await admin.fetchTopicOffsets(topic);
-    const byTime = from.kind === 'timestamp' ? await admin.fetchTopicOffsetsByTimestamp(topic, from.timestampMs) : [];
+    const byTime = from.kind === 'timestamp' ? await admin.fetchTopicOffsetsByTimestamp(topic, listOffsetsTime(from.timestampMs)) : [];
     for (const o of offsets) {
       let start: string;
       if (from.kind === 'positions') {

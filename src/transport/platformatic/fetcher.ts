@@ -17,6 +17,7 @@ import type { RawFetchPartition } from './raw-fetch.js';
 import { readRecordBatches } from './record-batches.js';
 import { decodeBatches } from './records.js';
 import type { FetchedBatch } from './records.js';
+import { listOffsetsTime } from '../timestamps.js';
 
 /**
  * A group-less consumer for fetching and the connection pool its fetches go through
@@ -128,7 +129,7 @@ export async function fetchOnce(fetcher: Fetcher, positions: readonly FetchPosit
 
 /** Partition counts and offsets (earliest, latest, or the first at/after a time) per partition of one topic. */
 export async function listOffsets(consumer: Consumer, topic: string, at: 'earliest' | 'latest' | { readonly timestampMs: number }): Promise<bigint[]> {
-  const timestamp = at === 'earliest' ? ListOffsetTimestamps.EARLIEST : at === 'latest' ? ListOffsetTimestamps.LATEST : BigInt(at.timestampMs);
+  const timestamp = at === 'earliest' ? ListOffsetTimestamps.EARLIEST : at === 'latest' ? ListOffsetTimestamps.LATEST : BigInt(listOffsetsTime(at.timestampMs));
   const offsets = await consumer.listOffsets({ topics: [topic], timestamp });
   return [...(offsets.get(topic) ?? [])];
 }
