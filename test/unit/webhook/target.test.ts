@@ -25,6 +25,8 @@ const refusedClasses: [string, fc.Arbitrary<string>][] = [
   ['link-local fe80::/10', fc.tuple(hex, hex).map(([c, d]) => `fe80::${c}:${d}`)],
   ['IPv4-mapped ::ffff:0:0/96', fc.tuple(octet, octet, octet, octet).map((p) => `::ffff:${p.join('.')}`)],
   ['multicast ff00::/8', fc.tuple(hex, hex).map(([c, d]) => `ff02::${c}:${d}`)],
+  // IPv4-compatible ::/96 (RFC 4291 §2.5.5.1, deprecated), any IPv4 in its last 32 bits, in hex or dotted form.
+  ['IPv4-compatible ::/96', fc.tuple(hex, hex, fc.boolean()).map(([c, d, dotted]) => (dotted ? `::${parseInt(c, 16) >> 8}.${parseInt(c, 16) & 255}.${parseInt(d, 16) >> 8}.${parseInt(d, 16) & 255}` : `::${c}:${d}`))],
 ];
 
 describe('addressProblem', () => {
@@ -33,7 +35,7 @@ describe('addressProblem', () => {
   });
 
   it('refuses the named ones and accepts global unicast', () => {
-    for (const a of ['169.254.169.254', '0.0.0.0', '::', '::1', '255.255.255.255', '64:ff9b::a00:1']) expect(addressProblem(a), a).toBeDefined();
+    for (const a of ['169.254.169.254', '0.0.0.0', '::', '::1', '255.255.255.255', '64:ff9b::a00:1', '::a9fe:a9fe', '::7f00:2', '::c0a8:101', '::2', '::808:808']) expect(addressProblem(a), a).toBeDefined();
     for (const a of ['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111', '100.63.255.255', '172.32.0.1']) expect(addressProblem(a), a).toBeUndefined();
   });
 

@@ -5,7 +5,7 @@
  *   which are sealed), no fragment, at most 2,048 characters.
  * - Every address the host resolves to must be a global unicast address: loopback, RFC 1918,
  *   link-local (169.254.0.0/16 with the cloud metadata address, fe80::/10), CGNAT 100.64.0.0/10,
- *   unique-local fc00::/7, IPv4-mapped and -translated IPv6, unspecified (0.0.0.0, ::), broadcast,
+ *   unique-local fc00::/7, IPv4-mapped, IPv4-compatible (::/96) and -translated IPv6, unspecified (0.0.0.0, ::), broadcast,
  *   multicast and the other special-purpose ranges are refused — unless the host name or the
  *   address is allowed by `WEBHOOK_ALLOWED_HOSTS` (host names, addresses or CIDRs).
  * - `https` is required unless the host is allow-listed.
@@ -83,7 +83,11 @@ export function addressProblem(address: string, allow: AllowList = EMPTY_ALLOW_L
   if (!ipaddr.isValid(address)) return `${address.slice(0, 100)} is not an IP address`;
   const a = ipaddr.parse(address);
   if (inRanges(a, allow)) return undefined;
-  const range = a.range();
+  // ::/96 (IPv4-compatible, deprecated by RFC 4291 §2.5.5.1): ipaddr.js calls `::a9fe:a9fe` unicast,
+  // and a host that routes ::/96 (sit tunnels) reaches the IPv4 address in its last 32 bits.
+  const ipv4Compatible = a.kind() === 'ipv6' && (a as ipaddr.IPv6).parts.slice(0, 6).every((p) => p === 0);
+  const known = a.range();
+  const range = known === 'unicast' && ipv4Compatible ? 'ipv4Compatible' : known;
   if (range === 'unicast') return undefined;
   return `${a.toString()} is a ${range} address (${a.kind()}); only global unicast addresses are allowed unless WEBHOOK_ALLOWED_HOSTS lists it`;
 }
