@@ -10,7 +10,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PinnedAgents, send } from '../../../src/connectors/sinks/webhook/deliver.js';
+import { PinnedAgents, classify, retryAfterMs, send } from '../../../src/connectors/sinks/webhook/deliver.js';
 import type { AttemptRequest, RawAnswer } from '../../../src/connectors/sinks/webhook/deliver.js';
 import { checkTargetUrl, parseAllowList } from '../../../src/connectors/sinks/webhook/target.js';
 import type { ResolvedTarget } from '../../../src/connectors/sinks/webhook/target.js';
@@ -146,5 +146,27 @@ describe('send: one attempt against a loopback sink', () => {
     own.abortAll(stop.signal.reason);
     const a = await pending;
     expect(a).toMatchObject({ ok: false, aborted: true });
+  });
+});
+
+describe('Retry-After (RFC 9110 §10.2.3) and the policy cap', () => {
+  it('delay-seconds of any length count; a value past any cap waits the cap, never retries early', () => {
+    // A tester's find: more than 10 digits fell through to Date.parse (NaN) and the sink's wait was ignored.
+    fc.assert(fc.property(fc.stringMatching(/^[1-9]\d{0,400}$/), fc.integer({ min: 1, max: 3_600_000 }), (digits, capMs) => {
+      const after = retryAfterMs(digits);
+      expect(after).toBe(Number(digits) * 1000);
+      const r = classify(503, '', digits, capMs);
+      expect(r.kind).toBe('retry');
+      expect(r.kind === 'retry' ? r.retryAfterMs : undefined).toBe(Math.min(Number(digits) * 1000, capMs));
+    }));
+    expect(classify(429, '', '99999999999', 5000)).toMatchObject({ kind: 'retry', retryAfterMs: 5000 });
+    expect(classify(429, '', '9'.repeat(400), 5000)).toMatchObject({ kind: 'retry', retryAfterMs: 5000, reason: 'sink answered 429 (Retry-After beyond any cap)' });
+  });
+
+  it('an HTTP date counts from now; anything else is no Retry-After', () => {
+    const now = Date.UTC(2026, 11, 4, 7, 0, 0);
+    expect(retryAfterMs('Fri, 04 Dec 2026 07:00:30 GMT', now)).toBe(30_000);
+    expect(retryAfterMs('Fri, 04 Dec 2026 06:00:00 GMT', now)).toBe(0);
+    for (const bad of ['-1', '1.5', 'soon', '', '0x10']) expect(retryAfterMs(bad, now), bad).toBeUndefined();
   });
 });

@@ -76,11 +76,18 @@ export class PinnedAgents {
   }
 }
 
-/** `Retry-After` as ms from now (delay-seconds or an HTTP date); undefined when absent or unreadable. */
+/**
+ * `Retry-After` as ms from now (delay-seconds or an HTTP date, RFC 9110 §10.2.3); undefined when
+ * absent or unreadable. Delay-seconds of any length count: a value too large for a number is
+ * `Infinity`, which the policy's cap then bounds (a sink asking for a very long wait gets the
+ * longest the policy allows, not an early retry).
+ */
 export function retryAfterMs(value: string | undefined, nowMs = Date.now()): number | undefined {
   if (value === undefined) return undefined;
   const v = value.trim();
-  if (/^\d{1,10}$/.test(v)) return Number(v) * 1000;
+  if (/^\d+$/.test(v)) return Number(v) * 1000;
+  // An HTTP date names a weekday and a month: V8's Date.parse also reads "-1" or "1.5" as dates.
+  if (!/[A-Za-z]{3}/.test(v)) return undefined;
   const at = Date.parse(v);
   return Number.isFinite(at) ? Math.max(0, at - nowMs) : undefined;
 }
@@ -91,7 +98,7 @@ export function classify(status: number, excerpt: string, retryAfter: string | u
   if (status === 410) return { kind: 'gone', status, excerpt };
   if (status === 429 || status === 503) {
     const after = retryAfterMs(retryAfter);
-    return { kind: 'retry', status, excerpt, reason: `sink answered ${status}${after === undefined ? '' : ` (Retry-After ${Math.round(after / 1000)} s)`}`, ...(after === undefined ? {} : { retryAfterMs: Math.min(after, capMs) }) };
+    return { kind: 'retry', status, excerpt, reason: `sink answered ${status}${after === undefined ? '' : ` (Retry-After ${Number.isFinite(after) ? `${Math.round(after / 1000)} s` : 'beyond any cap'})`}`, ...(after === undefined ? {} : { retryAfterMs: Math.min(after, capMs) }) };
   }
   if (status >= 300 && status <= 399) return { kind: 'retry', status, excerpt, reason: `sink answered ${status} (redirects are not followed)` };
   if (status === 408 || status >= 500) return { kind: 'retry', status, excerpt, reason: `sink answered ${status}` };
