@@ -182,9 +182,14 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
   const retiredStats = new Map<string, SubscriptionStats>();
   /** The counters of each failed subscription's last member: still counted while it is reported failed, and kept on when a new member starts. */
   const failedStats = new Map<string, SubscriptionStats>();
+  /** A subscription gone from this process (deleted, or unsubscribed by its library user): its figures go. */
+  const forget = (name: string): void => {
+    retiredStats.delete(name);
+    if (![...subscriptions].some((s) => s.name === name) && !failedSubscriptions.has(name)) metrics.forgetSubscription(name);
+  };
   /** Keeps a stopped member's counters for the next member of a subscription the reconciler still runs. */
   const retain = (name: string, stats: SubscriptionStats): void => {
-    if (reconciler?.knows(name) !== true) return void retiredStats.delete(name);
+    if (reconciler?.knows(name) !== true) return forget(name);
     const before = retiredStats.get(name);
     retiredStats.set(name, before === undefined ? stats : addStats(before, stats));
   };
@@ -264,7 +269,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     const rows = new Map<string, { up: boolean; stats: SubscriptionStats | undefined; partitions: number }>();
     for (const [name, stats] of retiredStats) {
       if (reconciler?.knows(name) === true) rows.set(name, { up: true, stats, partitions: 0 });
-      else retiredStats.delete(name);
+      else forget(name);
     }
     for (const s of subscriptions) {
       const before = rows.get(s.name)?.stats;

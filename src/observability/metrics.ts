@@ -178,6 +178,17 @@ export class GatewayMetrics {
     child.observe(seconds);
   }
 
+  /**
+   * Drops a subscription's `ce_gateway_delivery_duration_seconds` series (17 per subscription) once
+   * the subscription is gone from this process (deleted, or a library subscription unsubscribed),
+   * so the label set stays bounded by the subscriptions that exist (issue 10). The scrape-time
+   * families drop theirs by themselves.
+   */
+  forgetSubscription(subscription: string): void {
+    this.#deliveryBySubscription.delete(subscription);
+    this.#deliveryDuration.remove({ subscription });
+  }
+
   /** Text format, for `GET /metrics`. */
   async render(): Promise<{ contentType: string; body: string }> {
     return { contentType: this.registry.contentType, body: await this.registry.metrics() };

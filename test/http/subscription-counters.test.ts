@@ -101,3 +101,15 @@ it('a failed member\'s counted records stay in the counter while it is down, and
   await waitFor('a new member', async () => (members === 2 && (await figure(UP)) === 1) || undefined, 30_000);
   await waitFor('5 records handled in all', async () => (await figure(HANDLED)) === 5 || undefined, 10_000);
 }, 60_000);
+
+it('a library subscription\'s delivery-duration series go when it is unsubscribed (label sets stay bounded)', async () => {
+  const name = 'svc.short-lived';
+  const series = `ce_gateway_delivery_duration_seconds_count{subscription="${name}"}`;
+  const sub = await gw.subscribe({ subscription: name, kinds: ['PriceLoadingCompleted'], startFrom: 'latest', handler: () => Promise.resolve() });
+  await publish(1);
+  await waitFor('its delivery timed', async () => (await figure(series)) === 1 || undefined, 10_000);
+  await sub.unsubscribe();
+  await waitFor('its series gone', async () => ((await gw.metrics.render()).body.includes(`subscription="${name}"`) ? undefined : true), 10_000);
+  // The connector subscription that still exists keeps its series.
+  expect(await figure(`ce_gateway_delivery_duration_seconds_count{subscription="${GROUP}"}`)).toBeGreaterThan(0);
+});
