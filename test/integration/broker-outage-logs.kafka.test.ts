@@ -22,6 +22,7 @@ import { loadConfig } from '../../src/config/index.js';
 import { retryPolicy } from '../../src/core/retry.js';
 import { GatewayError } from '../../src/core/errors.js';
 import { createLogger } from '../../src/observability/index.js';
+import { parseJsonText } from '../../src/codec/json/index.js';
 
 const OUTAGE_MS = 30_000;
 
@@ -37,19 +38,28 @@ interface Watched {
   readonly client: KafkaClient;
   readonly catalog: ReturnType<typeof catalogWithOwnTopics>;
   readonly lines: LogLine[];
+  /** Lines that are not strict JSON (a key twice, above all), with the reason. */
+  readonly malformed: string[];
   readonly statuses: number[];
   gateway?: Gateway;
   url?: string;
 }
 
 let broker: PrivateBroker;
-const watched: Watched[] = KAFKA_CLIENTS.map((client) => ({ client, catalog: catalogWithOwnTopics(uniqueName(`outage-${client}`)), lines: [], statuses: [] }));
+const watched: Watched[] = KAFKA_CLIENTS.map((client) => ({ client, catalog: catalogWithOwnTopics(uniqueName(`outage-${client}`)), lines: [], malformed: [], statuses: [] }));
 
 async function startWatched(w: Watched): Promise<void> {
   const s = stackEnv();
   const sink = new Writable({
     write(chunk: Buffer, _enc, done) {
-      for (const l of chunk.toString().split('\n')) if (l.trim() !== '') w.lines.push({ ...(JSON.parse(l) as { level: number; msg: string }), atMs: performance.now() });
+      for (const l of chunk.toString().split('\n')) {
+        if (l.trim() === '') continue;
+        // A key twice in one line (a child binding plus the same field in the line) is a defect
+        // log tools resolve differently (issue 13); JSON.parse would silently keep the last.
+        const strict = parseJsonText(l);
+        if (!strict.ok) w.malformed.push(`${strict.reason}: ${l.slice(0, 300)}`);
+        w.lines.push({ ...(JSON.parse(l) as { level: number; msg: string }), atMs: performance.now() });
+      }
       done();
     },
   });
@@ -134,6 +144,9 @@ describe(`a 30 s broker outage in the log (issue 15, clients ${KAFKA_CLIENTS.joi
       expect(during.filter((l) => /broker reachable again/.test(l.msg)), `${c}: "broker reachable again" lines`).toHaveLength(1);
       expect(during.filter((l) => typeof l.stack === 'string'), `${c}: lines with a stack`).toEqual([]);
       expect(during.length, `${c}: lines in all`).toBeLessThanOrEqual(6);
+      // Every line of the run (start-up, outage, recovery): no key twice (a tester found "client"
+      // twice on the platformatic transport's lines: the gateway's child binding and the line's own).
+      expect(w.malformed, `${c}: lines with a key twice`).toEqual([]);
     });
   }, 180_000);
 });

@@ -66,7 +66,7 @@ class PlatformaticTransport implements Transport {
   #closed = false;
 
   constructor(opts: KafkaTransportOptions) {
-    this.#outage = new BrokerOutage(opts.logger, { base: { transport: 'kafka', client: 'platformatic', clientId: opts.clientId, brokers: opts.brokers.join(',') }, probe: () => this.#probe() });
+    this.#outage = new BrokerOutage(opts.logger, { base: { transport: 'kafka', clientId: opts.clientId, brokers: opts.brokers.join(',') }, probe: () => this.#probe() });
     this.#log = quietDuringOutage(opts.logger, this.#outage);
     this.#opts = { ...opts, logger: this.#log };
     this.#router = new PartitionRouter(opts.metadataMaxAgeMs);
@@ -116,7 +116,7 @@ class PlatformaticTransport implements Transport {
       }
       await this.#waitForLeaders(missing.map((s) => s.name));
       this.#known.exist(missing.map((s) => s.name));
-      this.#opts.logger.info({ transport: 'kafka', client: 'platformatic', topics: missing.map((s) => s.name) }, 'created topics');
+      this.#opts.logger.info({ transport: 'kafka', topics: missing.map((s) => s.name) }, 'created topics');
     } catch (err) {
       throw fromPlatformaticError(err, { operation: 'ensureTopics', topics: specs.map((s) => s.name) });
     }
@@ -177,6 +177,9 @@ class PlatformaticTransport implements Transport {
     this.#assertOpen();
     for (const t of spec.topics) await this.partitionCount(t);
     const pins = (spec.startFrom ?? 'latest') === 'latest' ? await this.#latestPins(spec) : new Map<string, bigint>();
+    // Positions fixed by the caller win over this moment's 'latest'; the member uses a pin only for
+    // a partition without a commit when it is assigned it (#startOffsets), so no commit moves.
+    for (const p of spec.startAt ?? []) if (spec.topics.includes(p.topic)) pins.set(tpKey(p.topic, p.partition), p.offset);
     const c = await PlatformaticConsumption.start({ ...spec, topics: [...new Set(spec.topics)] }, handler, this.#opts, pins);
     this.#consumptions.add(c);
     const forget = (): void => void this.#consumptions.delete(c);
@@ -214,7 +217,7 @@ class PlatformaticTransport implements Transport {
   async resetOffsets(group: string, topic: string, to: OffsetTarget): Promise<void> {
     const offsets = to.kind === 'offset' ? [{ partition: to.partition, offset: to.offset }] : await this.offsetsAt(topic, to);
     await this.commitOffsets(group, topic, offsets);
-    this.#opts.logger.info({ transport: 'kafka', client: 'platformatic', group, topic, to: to.kind }, 'reset group offsets');
+    this.#opts.logger.info({ transport: 'kafka', group, topic, to: to.kind }, 'reset group offsets');
   }
 
   async offsetsAt(topic: string, at: OffsetQuery): Promise<readonly PartitionOffset[]> {
@@ -274,7 +277,7 @@ class PlatformaticTransport implements Transport {
 
   async isHealthy(): Promise<boolean> {
     if (this.#closed) return false;
-    return checkBrokerHealth(this.#outage, () => this.#admin.metadata({ topics: [], forceUpdate: true }), { requestTimeoutMs: this.#opts.requestTimeoutMs, logger: this.#opts.logger, base: { transport: 'kafka', client: 'platformatic' } });
+    return checkBrokerHealth(this.#outage, () => this.#admin.metadata({ topics: [], forceUpdate: true }), { requestTimeoutMs: this.#opts.requestTimeoutMs, logger: this.#opts.logger, base: { transport: 'kafka' } });
   }
 
   /** The outage's probe: one metadata request; true when the broker answered. */

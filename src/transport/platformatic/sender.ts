@@ -177,7 +177,7 @@ export class SerialSender {
       if (sentAt > 0) senderChannel.publish({ records: messages.length, queuedAt: jobs.map((j) => j.queuedAt), sentAt, answeredAt: performance.now(), ok: false } satisfies SenderStages);
       // The library advanced no sequence of this request: start the next send with a new producer id.
       this.#stale = true;
-      if (producerStateLost(err)) this.#logger.warn({ transport: 'kafka', client: 'platformatic', err: errorMessage(err) }, 'idempotent producer state lost; the next send uses a new producer');
+      if (producerStateLost(err)) this.#logger.warn({ transport: 'kafka', err: errorMessage(err) }, 'idempotent producer state lost; the next send uses a new producer');
       const mapped = fromPlatformaticError(err, { operation: 'produce', topic: jobs[0]!.topic, records: messages.length });
       if (jobs.length > 1 && !mapped.retriable) {
         // One call's records were refused for good (too large, say): the others may be fine.
