@@ -5,7 +5,7 @@
  * The profile accepted is the part of RFC 3339 that mainstream CloudEvents SDKs can read, since
  * the gateway forwards `time` verbatim and a reader that cannot parse it may be unable to get past
  * the record at all (the Java SDK's Kafka deserializer throws; DESIGN "Known traps"):
- * - year 0001–9999 (Python's and .NET's date types start at year 1);
+ * - year 0001–9999 (Python's and .NET's date types start at year 1), also of the instant in UTC;
  * - seconds 00–59: a leap second `:60` is refused (Java's ISO_OFFSET_DATE_TIME refuses it);
  * - at most 9 fraction digits (Java: nanoseconds);
  * - `T` and `Z` in upper case (Go's time.Parse(RFC3339) matches them exactly);
@@ -65,7 +65,13 @@ function offsetMinutesOf(s: string): number | undefined {
   const oh = two(s, i + 1);
   const om = two(s, i + 4);
   if (oh < 0 || om < 0 || om > 59 || oh * 60 + om > MAX_OFFSET_MINUTES) return undefined;
-  return (oh * 60 + om) * (z === 0x2d ? -1 : 1);
+  const offset = (oh * 60 + om) * (z === 0x2d ? -1 : 1);
+  // The instant, in UTC, must be within years 0001–9999 too: .NET's DateTimeOffset refuses
+  // 0001-01-01T00:00:00+01:00 (UTC year 0) and 9999-12-31T23:59:59-01:00 (UTC year 10000).
+  const utcMinuteOfDay = hour * 60 + minute - offset;
+  if (y1 === 0 && y2 === 1 && month === 1 && day === 1 && utcMinuteOfDay < 0) return undefined;
+  if (y1 === 99 && y2 === 99 && month === 12 && day === 31 && utcMinuteOfDay >= 24 * 60) return undefined;
+  return offset;
 }
 
 /**

@@ -80,7 +80,7 @@ export function base64Problem(v: string): string | undefined {
 export function timestampProblem(v: string): string | undefined {
   return isRfc3339Timestamp(v)
     ? undefined
-    : 'must be an RFC 3339 timestamp with an offset (Z or ±hh:mm) that mainstream SDKs can read: year 0001–9999, seconds 00–59 (no leap second), at most 9 fraction digits, upper-case T and Z, offset within ±18:00; e.g. 2024-05-01T12:00:00Z';
+    : 'must be an RFC 3339 timestamp with an offset (Z or ±hh:mm) that mainstream SDKs can read: year 0001–9999 (also in UTC), seconds 00–59 (no leap second), at most 9 fraction digits, upper-case T and Z, offset within ±18:00; e.g. 2024-05-01T12:00:00Z';
 }
 
 /**

@@ -57,6 +57,22 @@ describe('isRfc3339Timestamp', () => {
   ])('time a mainstream SDK cannot read is refused: %s', (_why, text) => {
     expect(isRfc3339Timestamp(text)).toBe(false);
   });
+
+  it('the instant in UTC stays within years 0001–9999 (.NET DateTimeOffset refuses the rest)', () => {
+    // At the edges, against the instant as JavaScript computes it (which reads years 0 and 10000).
+    const offsets = ['Z', '+00:01', '-00:01', '+01:00', '-01:00', '+18:00', '-18:00', '+05:30', '-09:45'];
+    const times = ['00:00:00', '00:00:59.999', '00:01:00', '12:00:00', '17:59:59', '18:00:00', '22:59:59', '23:59:00', '23:59:59.999999999'];
+    for (const date of ['0001-01-01', '9999-12-31', '0001-01-02', '9999-12-30']) {
+      for (const t of times) {
+        for (const o of offsets) {
+          const text = `${date}T${t}${o}`;
+          const ms = Date.parse(text.replace(/(\.\d{3})\d+/, '$1'));
+          const year = new Date(ms).getUTCFullYear();
+          expect(isRfc3339Timestamp(text), `${text} (UTC year ${year})`).toBe(year >= 1 && year <= 9999);
+        }
+      }
+    }
+  });
 });
 
 describe('canonicalString / parseAttribute', () => {
