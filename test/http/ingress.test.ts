@@ -118,6 +118,16 @@ describe('POST /events: refused (problem+json, nothing produced)', () => {
     expect(v[0]!.reason).toContain('EUR-USD_H4');
   });
 
+  it('a dataschema of ours whose id is not written canonically (one id, one spelling)', async () => {
+    const id = gw.gateway.codec().binding(PRICE_LOADING_COMPLETED)!.schema.id;
+    expect((await post(gw.url, structuredPriceEvent({ dataschema: `https://gw.example/schemas/ids/${id}` }))).status).toBe(202);
+    for (const spelled of [`0${id}`, `${id}.0`, ` ${id}`, `${id}e0`, `0x${id.toString(16)}`, `+${id}`, `${id}/`, '']) {
+      const a = await refused(structuredPriceEvent({ dataschema: `https://gw.example/schemas/ids/${spelled}` }));
+      expect(a.status, spelled).toBe(400);
+      expect((a.body.violations as { attribute?: string }[])[0]!.attribute, spelled).toBe('dataschema');
+    }
+  });
+
   it('an unknown type: the answer lists the known kinds with their eventIds and links /catalog', async () => {
     const a = await refused(structuredPriceEvent({ type: 'com.example.unknown' }));
     expect(a.status).toBe(400);

@@ -188,8 +188,10 @@ function checkTombstone(a: Attributes, kind: EventKind, problems: Violation[]): 
 function chooseVersion(a: Attributes, binding: KindBinding, opts: PrepareOptions, problems: Violation[]): SchemaVersion | undefined {
   const named = a.dataschema;
   if (named === undefined || !named.startsWith(opts.dataschemaBase)) return binding;
-  const id = Number(named.slice(opts.dataschemaBase.length));
-  const version = Number.isInteger(id) ? binding.versions.get(id) : undefined;
+  // The id as the gateway writes it (decimal, no sign, no leading zero): `01`, `1.0` or `0x1`
+  // would name the same schema under other spellings.
+  const text = named.slice(opts.dataschemaBase.length);
+  const version = /^(0|[1-9]\d{0,9})$/.test(text) ? binding.versions.get(Number(text)) : undefined;
   if (version === undefined) {
     problems.push({ attribute: 'dataschema', reason: `names a schema that is not a registered version of ${binding.kind.subject}; leave it out to use the latest`, code: 'CEG_INVALID_ATTRIBUTE' });
   }
