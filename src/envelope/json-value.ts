@@ -1,8 +1,13 @@
 /**
- * Walks of JSON data: find numbers that cannot be trusted (integers beyond the safe range,
- * non-finite numbers), freezing on the way when asked. Iterative, no per-node allocation unless a problem is
- * found. Spec: RFC 8259 §6 (interoperable range is IEEE 754 double; integers beyond ±(2^53−1)
- * lose precision); RFC 6901 (JSON Pointer).
+ * Walks of JSON data: find numbers JSON cannot hold (non-finite ones, which only a JavaScript
+ * caller can put there) and nesting too deep, freezing on the way when asked. Iterative, no
+ * per-node allocation unless a problem is found.
+ * Integers beyond ±(2^53−1) are not refused here: whether such a number is wrong depends on the
+ * schema, unknown at this point. An Avro `int`/`long` refuses it (codec/data `parseLong`: JSON
+ * parsers round it, so it must come as a decimal string); a `float`/`double` takes it (`1e16` and
+ * `1e300` are doubles, as every JSON parser reads them). Attributes use {@link unsafeNumberReason}.
+ * Spec: RFC 8259 §6 (interoperable range is IEEE 754 double; integers beyond ±(2^53−1) lose
+ * precision); RFC 6901 (JSON Pointer).
  */
 
 /**
@@ -19,7 +24,7 @@ export function escapePointerToken(token: string): string {
   return token.includes('~') || token.includes('/') ? token.replace(TILDE, '~0').replace(SLASH, '~1') : token;
 }
 
-/** Reason for a number JSON cannot carry faithfully, else undefined. */
+/** Reason for a number JSON cannot carry faithfully as an integer (attributes: Integer), else undefined. */
 export function unsafeNumberReason(n: number): string | undefined {
   if (!Number.isFinite(n)) return 'number is not finite';
   if (Number.isInteger(n) && !Number.isSafeInteger(n)) {
@@ -28,17 +33,18 @@ export function unsafeNumberReason(n: number): string | undefined {
   return undefined;
 }
 
+const NOT_FINITE = 'number is not finite';
+
 /**
- * Calls `report(pointer, reason)` for every unsafe number inside `value`, and for nesting deeper
- * than {@link MAX_JSON_DEPTH} (not descended further); pointers start with `base` (e.g. `/data`). When `freeze` is true every object and array is frozen on the way.
- * Returns the number of problems reported. Node 20's JSON.parse gives no source text, so an
- * integer with |n| > Number.MAX_SAFE_INTEGER after parsing is how an unsafe literal shows.
+ * Calls `report(pointer, reason)` for every non-finite number inside `value`, and for nesting
+ * deeper than {@link MAX_JSON_DEPTH} (not descended further); pointers start with `base` (e.g.
+ * `/data`). When `freeze` is true every object and array is frozen on the way.
+ * Returns the number of problems reported. Large integers are left to the schema (module comment).
  */
 export function inspectJson(value: unknown, base: string, freeze: boolean, report: (pointer: string, reason: string) => void): number {
   if (typeof value === 'number') {
-    const reason = unsafeNumberReason(value);
-    if (reason === undefined) return 0;
-    report(base, reason);
+    if (Number.isFinite(value)) return 0;
+    report(base, NOT_FINITE);
     return 1;
   }
   if (typeof value !== 'object' || value === null) return 0;
@@ -57,12 +63,9 @@ function walk(node: object, path: string[], base: string, freeze: boolean, repor
     for (let i = 0; i < arr.length; i++) {
       const child = arr[i];
       if (typeof child === 'number') {
-        if (!Number.isSafeInteger(child) && !(Number.isFinite(child) && !Number.isInteger(child))) {
-          const reason = unsafeNumberReason(child);
-          if (reason !== undefined) {
-            report(pointer(base, path, String(i)), reason);
-            problems++;
-          }
+        if (!Number.isFinite(child)) {
+          report(pointer(base, path, String(i)), NOT_FINITE);
+          problems++;
         }
       } else if (typeof child === 'object' && child !== null) {
         path.push(String(i));
@@ -75,12 +78,9 @@ function walk(node: object, path: string[], base: string, freeze: boolean, repor
     for (const key in obj) {
       const child = obj[key];
       if (typeof child === 'number') {
-        if (!Number.isSafeInteger(child) && !(Number.isFinite(child) && !Number.isInteger(child))) {
-          const reason = unsafeNumberReason(child);
-          if (reason !== undefined) {
-            report(pointer(base, path, key), reason);
-            problems++;
-          }
+        if (!Number.isFinite(child)) {
+          report(pointer(base, path, key), NOT_FINITE);
+          problems++;
         }
       } else if (typeof child === 'object' && child !== null) {
         path.push(key);

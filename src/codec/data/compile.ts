@@ -10,8 +10,10 @@
  *   accepts first, in declaration order; output always uses the wrapper;
  * - long: JSON number when a safe integer, decimal string beyond ±(2^53 − 1);
  * - bytes/fixed: base64; decimal: a string with the scale's fraction digits; timestamps: RFC 3339
- *   (output in UTC `Z`); date: YYYY-MM-DD; time: HH:MM:SS.fff; uuid: string; float/double
- *   NaN/±Infinity: the strings "NaN", "Infinity", "-Infinity".
+ *   (output in UTC `Z`); date: YYYY-MM-DD; time: HH:MM:SS.fff; uuid: string; float/double:
+ *   any JSON number (the safe-integer rule is int/long's), NaN/±Infinity: the strings "NaN",
+ *   "Infinity", "-Infinity"; string (and map keys): well-formed Unicode only — a lone surrogate
+ *   (`"\ud800"`) has no UTF-8 form and is refused, naming the field.
  * Spec: Avro 1.11 §"Complex Types", §"Logical Types", §"JSON Encoding" (union wrapper).
  */
 import avsc from 'avsc';
@@ -32,10 +34,12 @@ import {
   parseFloating,
   parseInt32,
   parseLong,
+  parseString,
   parseTimeOfDay,
   parseTimestamp,
   parseUuid,
   Reason,
+  wellFormedProblem,
 } from './logical.js';
 
 /** One problem in the data: `field` is a JSON pointer (RFC 6901) into the natural JSON, '' = the whole value. */
@@ -173,7 +177,9 @@ function compileUnion(types: readonly Type[], memo: Map<Type, Compiled>): Compil
       const v = b.conv.toAvro(json, path, trial);
       if (trial.length === 0) return { [b.name]: v };
     }
-    out.push({ field: path, reason: `matches no branch of the union (${listing}); name the branch as {"<branch>": value}` });
+    // No branch takes an ill-formed string (string, enum, uuid, bytes…): say why rather than "no branch".
+    const problem = typeof json === 'string' ? wellFormedProblem(json) : undefined;
+    out.push({ field: path, reason: problem ?? `matches no branch of the union (${listing}); name the branch as {"<branch>": value}` });
     return undefined;
   };
 
@@ -286,7 +292,7 @@ function build(type: Type, memo: Map<Type, Compiled>): Compiled {
     case 'double':
       return scalar<number>((v) => parseFloating(v, false), isNumber, formatFloating, 'double');
     case 'string':
-      return scalar<string>((v) => (typeof v === 'string' ? v : new Reason('expected a string')), isString, (v) => v, 'string');
+      return scalar<string>(parseString, isString, (v) => v, 'string');
     case 'bytes':
       return scalar<Uint8Array>((v) => parseBase64(v), isBytes, toBase64, 'bytes');
     case 'fixed': {
@@ -330,7 +336,12 @@ function build(type: Type, memo: Map<Type, Compiled>): Compiled {
             // On a plain object `map.__proto__ = v` sets the prototype: the member would vanish
             // silently, here and in every JavaScript reader (avsc decodes maps into plain objects).
             if (k === PROTO_KEY) out.push({ field: path + pointerToken(k), reason: 'the map key "__proto__" is refused: JavaScript readers (avsc, this gateway) cannot hold it and would drop it' });
-            else map[k] = values.toAvro(json[k], path + pointerToken(k), out);
+            else {
+              // Map keys are Avro strings too (UTF-8 on the wire).
+              const problem = wellFormedProblem(k);
+              if (problem !== undefined) out.push({ field: path + pointerToken(k), reason: `map key: ${problem}` });
+              else map[k] = values.toAvro(json[k], path + pointerToken(k), out);
+            }
           }
           return map;
         },

@@ -21,7 +21,6 @@ const MIN_LONG = -(2n ** 63n);
 const MAX_LONG = 2n ** 63n - 1n;
 const MIN_INT = -2147483648;
 const MAX_INT = 2147483647;
-const FLOAT_MAX = 3.4028234663852886e38;
 
 export function parseInt32(v: unknown): number | Reason {
   if (typeof v !== 'number') return new Reason('expected an integer (int)');
@@ -53,10 +52,18 @@ export function formatLong(v: LongValue): number | string {
 
 const SPECIAL: Readonly<Record<string, number>> = { NaN: NaN, Infinity: Infinity, '-Infinity': -Infinity };
 
-/** float/double: a JSON number, or "NaN" / "Infinity" / "-Infinity" (JSON has no such numbers). */
+/**
+ * float/double: any JSON number, integral or not, however large (`1e16`, `1e300`: a double holds
+ * them as JSON parsers do; the safe-integer rule is for int/long only), or "NaN" / "Infinity" /
+ * "-Infinity" (JSON has no such numbers). A float is written as the nearest 32-bit float (Avro
+ * §"Primitive Types": IEEE 754 single precision, as `Math.fround` rounds); a number that rounds to
+ * infinity there (|x| ≥ 2^128 − 2^103, just above the largest float 3.4028234663852886e38) is refused rather than
+ * silently becoming "Infinity". Java's `Float.MAX_VALUE` printed as `3.4028235E38` rounds to the
+ * largest float and is accepted.
+ */
 export function parseFloating(v: unknown, isFloat: boolean): number | Reason {
   if (typeof v === 'number') {
-    if (isFloat && Math.abs(v) > FLOAT_MAX) return new Reason('number out of the 32-bit float range');
+    if (isFloat && !Number.isFinite(Math.fround(v)) && Number.isFinite(v)) return new Reason('number out of the 32-bit float range (it would become infinity)');
     return v;
   }
   if (typeof v === 'string' && v in SPECIAL) return SPECIAL[v] as number;
@@ -73,6 +80,41 @@ export function parseBase64(v: unknown, size?: number): Buffer | Reason {
   const buf = Buffer.from(v, 'base64');
   if (size !== undefined && buf.length !== size) return new Reason(`expected exactly ${size} bytes, got ${buf.length}`);
   return buf;
+}
+
+/** `String.prototype.isWellFormed` (ES2024, Node ≥ 20); this project's `lib` is ES2023. */
+interface WellFormedCheck {
+  isWellFormed(): boolean;
+}
+
+/**
+ * Why `text` cannot be an Avro string, or undefined: Avro strings are UTF-8 (Avro 1.11
+ * §"Primitive Types"), and UTF-8 has no encoding for a lone surrogate (RFC 3629 §3), which a JSON
+ * `\ud800` escape can produce (RFC 8259 §8.2 lets parsers accept it). Written anyway, it becomes
+ * CESU-8 bytes (ED A0 80) that strict readers refuse and lenient ones turn into U+FFFD.
+ * Cost: one V8 builtin call per string (constant time for one-byte strings); the position is
+ * looked for only when the string is ill-formed.
+ */
+export function wellFormedProblem(text: string): string | undefined {
+  if ((text as unknown as WellFormedCheck).isWellFormed()) return undefined;
+  let at = 0;
+  for (; at < text.length; at++) {
+    const c = text.charCodeAt(at);
+    if (c >= 0xd800 && c <= 0xdbff) {
+      const next = text.charCodeAt(at + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) at++;
+      else break;
+    } else if (c >= 0xdc00 && c <= 0xdfff) break;
+  }
+  const unit = text.charCodeAt(at).toString(16).toUpperCase();
+  return `string is not well-formed Unicode: lone surrogate U+${unit} at index ${at} (Avro strings are UTF-8, which cannot encode it)`;
+}
+
+/** string: any well-formed JSON string (see {@link wellFormedProblem}). */
+export function parseString(v: unknown): string | Reason {
+  if (typeof v !== 'string') return new Reason('expected a string');
+  const problem = wellFormedProblem(v);
+  return problem === undefined ? v : new Reason(problem);
 }
 
 export function parseUuid(v: unknown): string | Reason {
