@@ -64,7 +64,12 @@ export function readBinaryEvent(
   }
   const attrs: Record<string, AttributeValue> = {};
   for (const headerName in headers) {
-    if (headerName.length <= 3 || !isCePrefix(headerName)) continue;
+    if (headerName.length < 3 || !isCePrefix(headerName)) continue;
+    if (headerName.length === 3) {
+      // "ce-" alone: an attribute header without its name, not something to pass over in silence.
+      out.field('headers', 'a header named just "ce-" names no attribute: the attribute name follows the ce- prefix (e.g. ce-subject)', 'event');
+      continue;
+    }
     let raw = headers[headerName];
     if (raw === undefined) continue;
     const name = headerName.slice(3).toLowerCase();

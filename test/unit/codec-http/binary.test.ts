@@ -42,6 +42,14 @@ describe('binary mode: attributes from ce- headers', () => {
     expect(violations(err)).toEqual([{ attribute: 'datacontenttype', reason: expect.stringMatching(/Content-Type/) }]);
   });
 
+  it('refuses a header named just "ce-" (any case), naming the headers', () => {
+    for (const name of ['ce-', 'CE-', 'Ce-']) {
+      const err = caught(() => parseHttpRequest({ ...ceHeaders, [name.toLowerCase()]: 'x', 'content-type': 'application/json' }, json({ close: 1.1 })));
+      expect(err.code, name).toBe('CEG_INVALID_EVENT');
+      expect(violations(err), name).toEqual([{ field: 'headers', reason: expect.stringMatching(/"ce-" names no attribute/) }]);
+    }
+  });
+
   it('names a missing required attribute', () => {
     const { 'ce-source': _s, ...rest } = ceHeaders;
     const err = caught(() => parseHttpRequest(rest, EMPTY));
