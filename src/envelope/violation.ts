@@ -18,6 +18,9 @@ export interface Violation {
   readonly reason: string;
   /** The specific error code of this violation, where one applies (e.g. CEG_UNKNOWN_TYPE). */
   readonly code?: ErrorCode;
+  /** A size bound that was exceeded: its name (`maxDataBytes`, `maxMessageBytes`) and value (bytes). */
+  readonly limit?: string;
+  readonly max?: number;
 }
 
 /** What kind of rule a violation breaks; decides the error code of the whole set. */

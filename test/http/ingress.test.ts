@@ -172,7 +172,16 @@ describe('POST /events: refused (problem+json, nothing produced)', () => {
     const a = await refused(structuredPriceEvent({}, { ...priceLoaded(), barKey: 'k'.repeat(1100) }));
     expect(a.status).toBe(413);
     expect(a.body.code).toBe('CEG_PAYLOAD_TOO_LARGE');
-    expect((a.body.violations as { field?: string }[])[0]!.field).toBe('/data');
+    expect(a.body.violations).toMatchObject([{ field: '/data', reason: expect.stringMatching(/bytes of data/), limit: 'maxDataBytes', max: expect.any(Number) }]);
+  });
+
+  it('attributes that make most of an event over the kind\'s size bound: 413 naming the attributes and the bound', async () => {
+    const a = await refused(structuredPriceEvent({ subject: 's'.repeat(1500) }));
+    expect(a.status).toBe(413);
+    expect(a.body.code).toBe('CEG_PAYLOAD_TOO_LARGE');
+    const [v] = a.body.violations as { field?: string; limit?: string; max?: number }[];
+    expect(v).toMatchObject({ field: 'attributes', limit: 'maxDataBytes' });
+    expect(v!.max).toBeLessThan(1500);
   });
 
   it('a body over INGRESS_MAX_BODY_BYTES: 413', async () => {

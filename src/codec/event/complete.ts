@@ -83,7 +83,8 @@ export function completeAttributes(a: Attributes, c: Completion): Attributes {
  * attributes (UTF-8 names and canonical values), since attributes travel with every record too;
  * and the record's headers stay within `limits` counted as a consumer counts them (every header,
  * `ce_<name>` + value), so what the gateway writes a subscriber of the same limits accepts.
- * Errors (retriable: false): CEG_PAYLOAD_TOO_LARGE naming the bound (`details.field` `/data`,
+ * Errors (retriable: false): CEG_PAYLOAD_TOO_LARGE naming the bound (`details.field` `/data`, or
+ *   `attributes` when they are the larger part,
  *   `maxDataBytes`, `dataBytes`, `attributeBytes`); CEG_TOO_MANY_ATTRIBUTES /
  *   CEG_ATTRIBUTES_TOO_LARGE (`details.limit`, `max`, `actual`).
  */
@@ -101,7 +102,8 @@ export function completeOutbound(codec: EventCodec, a: Attributes, c: Completion
     throw new GatewayError(
       'CEG_PAYLOAD_TOO_LARGE',
       `the event is larger than the ${kind.eventClass} bound of ${kind.name}: ${dataBytes} bytes of data (Avro) + ${attributeBytes} bytes of attributes = ${eventBytes} > ${kind.maxDataBytes} bytes`,
-      { retriable: false, details: { field: '/data', limit: 'maxDataBytes', max: kind.maxDataBytes, actual: eventBytes, dataBytes, attributeBytes } },
+      // Named after the larger part: what there is to shrink.
+      { retriable: false, details: { field: dataBytes >= attributeBytes ? '/data' : 'attributes', limit: 'maxDataBytes', max: kind.maxDataBytes, actual: eventBytes, dataBytes, attributeBytes } },
     );
   }
   return { attributes, topic: kind.topic.name, record, eventBytes };

@@ -162,7 +162,7 @@ function prepareOne(env: Envelope, index: number, codec: EventCodec, opts: Prepa
   const recordBytes = recordBatchBytes(event.record);
   const bytes = BATCH_HEADER_BYTES + recordBytes;
   if (max !== undefined && bytes > max) {
-    problems.push({ field: '/data', reason: `the record would take ${bytes} bytes; topic ${event.topic} takes at most ${max} (max.message.bytes)`, code: 'CEG_PAYLOAD_TOO_LARGE' });
+    problems.push({ field: '/data', reason: `the record would take ${bytes} bytes; topic ${event.topic} takes at most ${max} (max.message.bytes)`, code: 'CEG_PAYLOAD_TOO_LARGE', limit: 'maxMessageBytes', max });
     return undefined;
   }
   return { index, id: a.id, topic: event.topic, kind: binding.kind.name, record: event.record, bytes: recordBytes };
@@ -220,5 +220,9 @@ function dataAsJson(env: Envelope, problems: Violation[]): JsonValue | undefined
 
 function violationsOf(err: GatewayError): Violation[] {
   const v = err.details.violations;
-  return Array.isArray(v) ? (v as Violation[]) : [{ field: typeof err.details.field === 'string' ? err.details.field : '', reason: err.message }];
+  if (Array.isArray(v)) return v as Violation[];
+  const d = err.details;
+  // A size bound keeps its name and value in the violation (docs/errors.md: the answer names the bound).
+  const bound = typeof d.limit === 'string' && typeof d.max === 'number' ? { limit: d.limit, max: d.max } : {};
+  return [{ field: typeof d.field === 'string' ? d.field : '', reason: err.message, ...bound }];
 }
