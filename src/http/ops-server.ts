@@ -8,13 +8,17 @@ import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import { GatewayError } from '../core/errors.js';
 import { sendJson, sendProblem } from './respond.js';
+import type { Logger } from '../observability/index.js';
 
 export interface OpsServerDeps {
   readonly metrics: () => Promise<{ contentType: string; body: string }>;
   /** Never throws; `reason` explains an unhealthy answer. */
   readonly healthy: () => { readonly ok: boolean; readonly reason?: string; readonly details?: Readonly<Record<string, unknown>> };
+  /** Where an unexpected failure (a 500: `metrics()` rejecting with other than a retriable CEG_* error) is logged with its stack; absent: not logged. */
+  readonly log?: Logger;
 }
 
+/** The server (not listening yet): the three routes above, every other answer problem+json. */
 export function createOpsServer(deps: OpsServerDeps): Server {
   const server = createServer({ headersTimeout: 10_000, requestTimeout: 15_000 }, (req, res) => {
     const path = (req.url ?? '/').split('?')[0];
@@ -34,7 +38,7 @@ export function createOpsServer(deps: OpsServerDeps): Server {
           res.writeHead(200, { 'content-type': m.contentType });
           res.end(m.body);
         },
-        (err: unknown) => sendProblem(res, err, { retryAfterS: 5 }),
+        (err: unknown) => sendProblem(res, err, { retryAfterS: 5, ...(deps.log === undefined ? {} : { log: deps.log }) }),
       );
       return;
     }

@@ -269,7 +269,8 @@ export function createHttpServer(deps: ServerDeps): Server {
           res.writeHead(200, { 'content-type': m.contentType });
           res.end(m.body);
         },
-        (err: unknown) => sendProblem(res, err, { retryAfterS: deps.retryAfterS }),
+        // An unexpected failure (not a retriable CEG_* one) is a 500 and logged with its stack.
+        (err: unknown) => sendProblem(res, err, { retryAfterS: deps.retryAfterS, ...(deps.log === undefined ? {} : { log: deps.log }) }),
       );
       return;
     }

@@ -67,6 +67,7 @@ export function registerOutboxCommand(program: Command): void {
       });
       const ops = createOpsServer({
         metrics: () => gw.metrics.render(),
+        log: log.child({ component: 'ops-server' }),
         // Liveness: a broker or database outage is waited out, never a reason to restart the relay.
         healthy: () => {
           const st = relay.stats();

@@ -1,17 +1,17 @@
 /**
  * The express 5 application for everything but `POST /events`: catalog and schema documents.
- * Errors are RFC 9457 problem+json like the ingress.
+ * Errors are RFC 9457 problem+json like the ingress (`./errors.ts`); JSON bodies are read like the
+ * ingress's (`./json-body.ts`: a member name twice in one object is refused).
  */
 import express from 'express';
-import type { NextFunction, Request, Response } from 'express';
 import { GatewayError } from '../../core/errors.js';
 import { publicCatalog } from '../../catalog/index.js';
 import type { Catalog } from '../../catalog/index.js';
-import { problemContentType, toProblem } from '../../codec/http/index.js';
 import type { SchemaRegistry } from '../../registry/port.js';
 import { createDocsRouter } from './docs.js';
 import { buildOpenApi } from './openapi/document.js';
-import { bodyErrors, subscriptionsRouter } from './subscriptions/routes.js';
+import { subscriptionsRouter } from './subscriptions/routes.js';
+import { problemHandler } from './errors.js';
 import type { SubscriptionsApi } from './subscriptions/routes.js';
 import { replayRouter } from './subscriptions/replay-routes.js';
 import type { ReplaysApi } from './subscriptions/replay-routes.js';
@@ -41,7 +41,10 @@ export interface ApiDeps {
   readonly operations?: () => SubscriptionOperationsApi | undefined;
   /** Pull delivery of the subscriptions (issue 9); undefined while they load (503). Mounted with `subscriptions`. */
   readonly pull?: () => PullApi | undefined;
-  /** Where the routes log what happens after an answer started (an SSE stream's failure). */
+  /**
+   * Where unexpected failures (500 CEG_INTERNAL) are logged with their request and stack, and what
+   * happens after an answer started (an SSE stream's failure). Absent: not logged.
+   */
   readonly log?: Logger;
   /** Aborted when the gateway shuts down: long-polls answer at once, streams end. */
   readonly closing?: AbortSignal;
@@ -94,16 +97,12 @@ export function createApiApp(deps: ApiDeps): express.Express {
   if (deps.replays !== undefined) app.use(replayRouter(deps.replays));
   if (deps.operations !== undefined) app.use(subscriptionOperationsRouter(deps.operations));
   if (deps.console !== undefined) app.use(consoleRouter(deps.console));
-  app.use(bodyErrors);
 
   app.use((req, _res, next) => {
     next(new GatewayError('CEG_NOT_FOUND', `no route ${req.method} ${req.path}`, { retriable: false }));
   });
-  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
-    const ge = err instanceof GatewayError ? err : new GatewayError('CEG_INTERNAL', 'internal error', { retriable: false, cause: err });
-    const problem = toProblem(ge, req.originalUrl);
-    if (ge.retriable) res.set('retry-after', String(typeof ge.details.retryAfterS === 'number' ? ge.details.retryAfterS : deps.retryAfterS));
-    res.status(problem.status).type(problemContentType).send(JSON.stringify(problem));
-  });
+  // Every error ends here (the console's routes and the documents' too): a problem+json answer;
+  // a bad percent-encoding or body is a 4xx, an unexpected failure a 500 that is logged once.
+  app.use(problemHandler({ retryAfterS: deps.retryAfterS, ...(deps.log === undefined ? {} : { log: deps.log }) }));
   return app;
 }

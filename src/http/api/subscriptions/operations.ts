@@ -16,6 +16,7 @@
  */
 import express from 'express';
 import { loadedApi, notAllowed, subscriptionName } from './route-parts.js';
+import { jsonBody as readJsonBody } from '../json-body.js';
 import { accessOf } from '../../auth/index.js';
 import type { NextFunction, Request, Response } from 'express';
 import { GatewayError } from '../../../core/errors.js';
@@ -93,7 +94,7 @@ export function subscriptionOperationsRouter(api: () => SubscriptionOperationsAp
   const need = loadedApi(api);
   const name = (req: Request): string => subscriptionName(req, ROUTE_NAME);
   // A body is optional on DELETE; when there is one it is JSON.
-  const json = express.json({ limit: MAX_SUBSCRIPTION_BODY_BYTES, type: () => true, strict: true });
+  const json = readJsonBody({ limit: MAX_SUBSCRIPTION_BODY_BYTES, type: () => true });
   const jsonBody = (req: Request, _res: Response, next: NextFunction): void => {
     const length = Number(req.headers['content-length'] ?? 0);
     if (length === 0 && req.headers['transfer-encoding'] === undefined) return next();

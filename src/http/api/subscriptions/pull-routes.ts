@@ -20,6 +20,7 @@
  */
 import express from 'express';
 import { loadedApi, notAllowed, subscriptionName } from './route-parts.js';
+import { jsonBody } from '../json-body.js';
 import type { Request, Response } from 'express';
 import { GatewayError, errorMessage } from '../../../core/errors.js';
 import { BATCH_JSON } from '../../../codec/json/index.js';
@@ -131,7 +132,7 @@ export function pullRouter(api: () => PullApi | undefined, opts: PullRouterOptio
   });
   r.all('/subscriptions/:name/events', notAllowed('GET'));
 
-  const json = express.json({ limit: MAX_CURSOR_CHARS + 1024, strict: true, type: () => true });
+  const json = jsonBody({ limit: MAX_CURSOR_CHARS + 1024, type: () => true });
   r.post('/subscriptions/:name/cursors', (req, _res, next) => {
     if (!req.is('application/json')) {
       next(new GatewayError('CEG_UNSUPPORTED_MEDIA_TYPE', 'send { "cursor": "…" } as application/json', { retriable: false, details: { field: 'body', contentType: String(req.headers['content-type'] ?? '').slice(0, 100), supported: ['application/json'] } }));

@@ -15,6 +15,7 @@
  */
 import express from 'express';
 import { loadedApi, notAllowed, subscriptionName } from './route-parts.js';
+import { jsonBody } from '../json-body.js';
 import { accessOf } from '../../auth/index.js';
 import type { NextFunction, Request, Response } from 'express';
 import { GatewayError } from '../../../core/errors.js';
@@ -36,7 +37,7 @@ export function replayRouter(api: () => ReplaysApi | undefined): express.Router 
   const r = express.Router();
   const need = loadedApi(api);
   const name = (req: Request): string => subscriptionName(req);
-  const json = express.json({ limit: MAX_REPLAY_BODY_BYTES, type: 'application/json', strict: true });
+  const json = jsonBody({ limit: MAX_REPLAY_BODY_BYTES, type: 'application/json' });
   const requireJson = (req: Request, _res: Response, next: NextFunction): void => {
     if (req.is('application/json') !== 'application/json') {
       next(new GatewayError('CEG_UNSUPPORTED_MEDIA_TYPE', 'send the replay request as application/json', { retriable: false, details: { field: 'body', contentType: String(req.headers['content-type'] ?? '').slice(0, 100), supported: ['application/json'] } }));

@@ -8,7 +8,9 @@
  * - `PATCH /subscriptions/{name}` (JSON merge patch, `application/merge-patch+json` or
  *   `application/json`) → 200 with the resource.
  * - `DELETE /subscriptions/{name}` → 204.
- * Errors are RFC 9457 problem+json naming the field (`violations[].field`, e.g. `delivery.url`).
+ * Errors are RFC 9457 problem+json naming the field (`violations[].field`, e.g. `delivery.url`);
+ * a body with a member name twice in one object is 400 CEG_MALFORMED_REQUEST naming it by its JSON
+ * pointer (`/delivery/url`): nothing is created or changed.
  * Ownership (issue 11): a subscription belongs to the partner that created it. Every route
  * addresses the caller's own subscriptions; an admin addresses another owner's with `?owner=<id>`
  * (and `GET /subscriptions` without it lists every owner's). Others' subscriptions are 404. Kinds
@@ -18,6 +20,7 @@
  */
 import express from 'express';
 import { loadedApi, notAllowed, subscriptionName } from './route-parts.js';
+import { jsonBody } from '../json-body.js';
 import type { NextFunction, Request, Response } from 'express';
 import { GatewayError } from '../../../core/errors.js';
 import type { Catalog } from '../../../catalog/index.js';
@@ -46,7 +49,7 @@ const JSON_TYPES = ['application/json', 'application/merge-patch+json'];
 export function subscriptionsRouter(api: () => SubscriptionsApi | undefined, catalog: Catalog): express.Router {
   const r = express.Router();
   const need = loadedApi(api);
-  const json = express.json({ limit: MAX_SUBSCRIPTION_BODY_BYTES, type: JSON_TYPES, strict: true });
+  const json = jsonBody({ limit: MAX_SUBSCRIPTION_BODY_BYTES, type: JSON_TYPES });
   const requireJson = (req: Request, _res: Response, next: NextFunction): void => {
     const ct = req.headers['content-type'];
     if (ct === undefined || !JSON_TYPES.some((t) => req.is(t) === t)) {
@@ -104,13 +107,4 @@ export function subscriptionsRouter(api: () => SubscriptionsApi | undefined, cat
   });
   r.all('/subscriptions/:name', notAllowed('GET, PATCH, DELETE'));
   return r;
-}
-
-/** express.json's errors as GatewayErrors naming the body (a syntax error, a body over the bound). */
-export function bodyErrors(err: unknown, _req: Request, _res: Response, next: NextFunction): void {
-  const e = err as { type?: string; status?: number; message?: string };
-  if (e?.type === 'entity.parse.failed') return next(new GatewayError('CEG_MALFORMED_REQUEST', `the body is not JSON: ${String(e.message).slice(0, 200)}`, { retriable: false, details: { field: 'body' } }));
-  if (e?.type === 'entity.too.large') return next(new GatewayError('CEG_PAYLOAD_TOO_LARGE', `the body exceeds ${MAX_SUBSCRIPTION_BODY_BYTES} bytes`, { retriable: false, details: { field: 'body', maxBytes: MAX_SUBSCRIPTION_BODY_BYTES } }));
-  if (e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported') return next(new GatewayError('CEG_UNSUPPORTED_MEDIA_TYPE', String(e.message).slice(0, 200), { retriable: false, details: { field: 'body' } }));
-  next(err);
 }

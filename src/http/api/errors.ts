@@ -1,0 +1,127 @@
+/**
+ * The API app's final error handling: whatever a route, a router or express itself throws
+ * becomes an RFC 9457 problem+json answer, never a bare 500 for bad input:
+ * - a GatewayError as it is (its code decides the status);
+ * - a path that cannot be percent-decoded (express's router throws a URIError with `status` 400
+ *   while decoding a route's parameters, before any handler runs) → 400 CEG_MALFORMED_REQUEST
+ *   naming the `path` and the segment;
+ * - an error of express or body-parser carrying a 4xx `status`/`statusCode` (http-errors: a body
+ *   over the bound, an unknown content coding, a body cut short) → that 4xx under its code;
+ * - anything else → 500 CEG_INTERNAL, logged once with the request's context and the stack, and
+ *   answered without internals (docs/errors.md).
+ * Spec: RFC 3986 §2.1 (percent-encoding), RFC 9110 §15.5, RFC 9457.
+ */
+import type { ErrorRequestHandler, NextFunction, Request, Response } from 'express';
+import { GatewayError } from '../../core/errors.js';
+import type { ErrorCode } from '../../core/errors.js';
+import type { Logger } from '../../observability/index.js';
+import { problemContentType, toProblem } from '../../codec/http/index.js';
+import { logServerError } from '../respond.js';
+
+/** The code of a client error by its HTTP status; other 4xx statuses become CEG_MALFORMED_REQUEST (400). */
+const CODE_OF_STATUS: ReadonlyMap<number, ErrorCode> = new Map<number, ErrorCode>([
+  [400, 'CEG_MALFORMED_REQUEST'],
+  [403, 'CEG_FORBIDDEN'],
+  [404, 'CEG_NOT_FOUND'],
+  [405, 'CEG_METHOD_NOT_ALLOWED'],
+  [408, 'CEG_REQUEST_TIMEOUT'],
+  [409, 'CEG_CONFLICT'],
+  [413, 'CEG_PAYLOAD_TOO_LARGE'],
+  [415, 'CEG_UNSUPPORTED_MEDIA_TYPE'],
+  [431, 'CEG_HEADERS_TOO_LARGE'],
+]);
+
+/** Longest text of the request echoed in a problem's `detail`, characters. */
+const MAX_ECHO = 100;
+
+/** The first `/`-separated segment of `path` (no query) that is not valid percent-encoding, or undefined. */
+export function undecodableSegment(path: string): string | undefined {
+  for (const segment of path.split('/')) {
+    if (!segment.includes('%')) continue;
+    try {
+      decodeURIComponent(segment);
+    } catch {
+      return segment;
+    }
+  }
+  return undefined;
+}
+
+interface HttpErrorLike {
+  readonly status?: unknown;
+  readonly statusCode?: unknown;
+  readonly expose?: unknown;
+  readonly type?: unknown;
+  readonly limit?: unknown;
+  readonly message?: unknown;
+}
+
+/** The 4xx status an error of express, the router or body-parser carries, else undefined. */
+function clientStatus(err: unknown): number | undefined {
+  if (typeof err !== 'object' || err === null) return undefined;
+  const e = err as HttpErrorLike;
+  const status = typeof e.status === 'number' ? e.status : e.statusCode;
+  return typeof status === 'number' && Number.isInteger(status) && status >= 400 && status <= 499 ? status : undefined;
+}
+
+/**
+ * What `err`, thrown while serving a request for `url` (the original URL), is as a GatewayError:
+ * itself; CEG_MALFORMED_REQUEST (`field: path`) for a path the router could not percent-decode;
+ * the code of a 4xx `status` for express's and body-parser's errors (`field: body` when `part` is
+ * `body` or the error is body-parser's; the message only when `expose` is true; `maxBytes` for a
+ * body over the bound); CEG_INTERNAL (retriable false, the error as `cause`) for anything else.
+ */
+export function asGatewayError(err: unknown, url: string, part?: 'body'): GatewayError {
+  if (err instanceof GatewayError) return err;
+  const status = clientStatus(err);
+  if (status === undefined) return new GatewayError('CEG_INTERNAL', 'internal error', { retriable: false, cause: err });
+  const q = url.indexOf('?');
+  const path = q === -1 ? url : url.slice(0, q);
+  const segment = err instanceof URIError ? undecodableSegment(path) : undefined;
+  if (err instanceof URIError || segment !== undefined) {
+    const what = segment === undefined ? 'the path' : `the path segment "${segment.slice(0, MAX_ECHO)}"`;
+    return new GatewayError('CEG_MALFORMED_REQUEST', `${what} is not valid percent-encoding: "%" must be followed by two hexadecimal digits, and the octets must be UTF-8 (RFC 3986 §2.1)`, { retriable: false, details: { field: 'path' } });
+  }
+  const e = err as HttpErrorLike;
+  const code = CODE_OF_STATUS.get(status) ?? 'CEG_MALFORMED_REQUEST';
+  const fromBody = part === 'body' || typeof e.type === 'string';
+  const limit = typeof e.limit === 'number' ? e.limit : undefined;
+  const message =
+    code === 'CEG_PAYLOAD_TOO_LARGE' && limit !== undefined
+      ? `the body exceeds ${limit} bytes`
+      : e.expose === true && typeof e.message === 'string' && e.message !== ''
+        ? `${fromBody ? 'the body could not be read: ' : ''}${e.message.slice(0, 200)}`
+        : `the request was refused (HTTP ${status})`;
+  const details: Record<string, unknown> = fromBody ? { field: 'body' } : {};
+  if (code === 'CEG_PAYLOAD_TOO_LARGE' && limit !== undefined) details.maxBytes = limit;
+  return new GatewayError(code, message, { retriable: false, details });
+}
+
+/** Options of {@link problemHandler}. */
+export interface ProblemHandlerOptions {
+  /** `Retry-After` of retriable answers without their own wait, seconds. */
+  readonly retryAfterS: number;
+  /** Where unexpected failures are logged (none: not logged). */
+  readonly log?: Logger;
+}
+
+/**
+ * The app's last error handler: answers `err` as problem+json ({@link asGatewayError}, `instance`
+ * the original URL) and logs an unexpected failure (5xx, not retriable) once, with the method,
+ * the path without its query, the route, the code and the error's stack. When the answer had
+ * already begun (a stream), the failure is logged and the connection closed, as express does.
+ */
+export function problemHandler(opts: ProblemHandlerOptions): ErrorRequestHandler {
+  return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
+    const ge = asGatewayError(err, req.originalUrl);
+    const route: unknown = (req.route as { path?: unknown } | undefined)?.path;
+    logServerError(opts.log, ge, { method: req.method, url: req.originalUrl }, typeof route === 'string' ? route : undefined);
+    if (res.headersSent) {
+      req.socket.destroy();
+      return;
+    }
+    const problem = toProblem(ge, req.originalUrl);
+    if (ge.retriable) res.set('retry-after', String(typeof ge.details.retryAfterS === 'number' ? ge.details.retryAfterS : opts.retryAfterS));
+    res.status(problem.status).type(problemContentType).send(JSON.stringify(problem));
+  };
+}

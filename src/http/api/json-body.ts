@@ -1,0 +1,96 @@
+/**
+ * JSON request bodies of the management API (subscriptions, their PATCH, replay, cursor commits,
+ * dead-letter redrive and purge), read with the ingress's JSON reader (`parseJsonText`): UTF-8
+ * checked (never replaced), a leading BOM ignored, and a member name twice in one object refused —
+ * a proxy that checks the first `delivery.url` must see the URL the gateway stores. express
+ * (body-parser `raw`) only reads the bytes: the bound, the content coding (`gzip`, `deflate`…), the
+ * media type; nothing is parsed twice.
+ * Errors reach the app's error handler: CEG_MALFORMED_REQUEST naming the `body` (not JSON, not
+ * UTF-8, not an object or array) or the duplicate member by its JSON pointer (`/delivery/url`);
+ * CEG_UNSUPPORTED_MEDIA_TYPE for a `charset` other than UTF-8; body-parser's own (too large, an
+ * unknown content coding, broken gzip) as 4xx GatewayErrors naming the `body` (`./errors.ts`).
+ * Spec: RFC 8259 §4 (member names SHOULD be unique), §8.1 (JSON exchanged between systems is
+ * UTF-8); RFC 9457.
+ */
+import type { IncomingMessage } from 'node:http';
+import express from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { GatewayError } from '../../core/errors.js';
+import { parseJsonText, parseMediaType } from '../../codec/json/index.js';
+import { asGatewayError } from './errors.js';
+
+/** Options of {@link jsonBody}. */
+export interface JsonBodyOptions {
+  /** Largest body, bytes (after decoding a content coding). */
+  readonly limit: number;
+  /** The media types read (body-parser's `type`: a type, a list, or a test); other requests pass with `req.body` untouched. */
+  readonly type: string | string[] | ((req: IncomingMessage) => boolean);
+}
+
+/**
+ * The body's bytes → its JSON value, as the ingress reads JSON text. An empty body is `{}` (as
+ * express.json answered it: the routes then name the missing fields). Only an object or an array
+ * is a body (express.json's `strict`).
+ * Errors: CEG_MALFORMED_REQUEST (retriable false) with `details.field` the JSON pointer of a
+ * duplicate member name (`/name`, `/delivery/url`), else `body`.
+ */
+export function parseJsonBody(bytes: Uint8Array): unknown {
+  if (bytes.byteLength === 0) return {};
+  const parsed = parseJsonText(bytes);
+  if (!parsed.ok) {
+    const field = parsed.pointer === undefined || parsed.pointer === '' ? 'body' : parsed.pointer;
+    throw new GatewayError('CEG_MALFORMED_REQUEST', `the body is ${parsed.reason}`.slice(0, 400), { retriable: false, details: { field } });
+  }
+  if (typeof parsed.value !== 'object' || parsed.value === null) {
+    throw new GatewayError('CEG_MALFORMED_REQUEST', 'the body is not a JSON object (or array)', { retriable: false, details: { field: 'body' } });
+  }
+  return parsed.value;
+}
+
+/** The declared `charset` when it is not UTF-8 (JSON text is UTF-8: RFC 8259 §8.1), else undefined. */
+function foreignCharset(req: Request): string | undefined {
+  const ct = req.headers['content-type'];
+  if (ct === undefined) return undefined;
+  const charset = parseMediaType(ct)?.params.charset?.toLowerCase();
+  return charset === undefined || charset === 'utf-8' || charset === 'utf8' ? undefined : charset;
+}
+
+/**
+ * A middleware reading a JSON body of the types `opts.type` into `req.body` with
+ * {@link parseJsonBody}; a request without a body, or of another type, passes with `req.body`
+ * untouched (undefined).
+ * Errors (to `next`): those of {@link parseJsonBody}; CEG_UNSUPPORTED_MEDIA_TYPE (415, naming
+ * `contentType` and `supported`) for a charset other than UTF-8; body-parser's as GatewayErrors
+ * naming the `body` (`asGatewayError`): 413 CEG_PAYLOAD_TOO_LARGE with `maxBytes`, 415 for an
+ * unknown content coding, 400 CEG_MALFORMED_REQUEST for broken gzip or a body cut short.
+ */
+export function jsonBody(opts: JsonBodyOptions): RequestHandler {
+  const raw = express.raw({ limit: opts.limit, type: opts.type, inflate: true });
+  return (req: Request, res: Response, next: NextFunction): void => {
+    raw(req, res, (err?: unknown) => {
+      if (err !== undefined && err !== null) {
+        // body-parser's (a body over the bound, broken gzip, a body cut short): 4xx naming the body.
+        next(asGatewayError(err, req.originalUrl, 'body'));
+        return;
+      }
+      const bytes: unknown = req.body;
+      if (!Buffer.isBuffer(bytes)) {
+        next();
+        return;
+      }
+      const charset = foreignCharset(req);
+      if (charset !== undefined) {
+        req.body = undefined;
+        next(new GatewayError('CEG_UNSUPPORTED_MEDIA_TYPE', `charset "${charset.slice(0, 40)}" is not supported: JSON text is UTF-8 (RFC 8259 §8.1)`, { retriable: false, details: { field: 'body', contentType: String(req.headers['content-type']).slice(0, 100), supported: ['charset=utf-8'] } }));
+        return;
+      }
+      try {
+        req.body = parseJsonBody(bytes);
+      } catch (e) {
+        next(e);
+        return;
+      }
+      next();
+    });
+  };
+}
