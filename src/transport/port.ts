@@ -64,6 +64,15 @@ export interface GroupSpec {
   readonly topics: readonly string[];
   /** For a group with no committed offset; default 'latest' (bus spec S1, T5). */
   readonly startFrom?: StartFrom;
+  /**
+   * Start positions fixed earlier by the caller (a subscription's kind added by PATCH: the end
+   * offsets when the PATCH was taken), per partition of `topics`. A partition listed here that has
+   * no committed offset when this member is assigned it starts at this offset, which is committed
+   * at once (as a 'latest' pin is), instead of at `startFrom`; a partition with a committed offset
+   * keeps it (never moved, back or forth). Offsets are record offsets (the next record to read);
+   * entries for topics the group does not read are ignored. Default none.
+   */
+  readonly startAt?: readonly TopicPartitionOffset[];
   /** Client id suffix identifying the instance (bus spec T1: endpoint = service + instance). */
   readonly instanceId?: string;
   /**

@@ -27,7 +27,7 @@ import type { EventOf, KindArg } from '../../catalog/kinds.js';
 import type { Logger } from '../../observability/index.js';
 import type { GatewayMetrics } from '../../observability/metrics.js';
 import type { Tracing } from '../../observability/tracing.js';
-import type { Consumption, OutboundRecord, TopicSpec, RecordContext, RecordDecision, StartFrom, Transport, TransportRecord } from '../../transport/port.js';
+import type { Consumption, OutboundRecord, TopicSpec, RecordContext, RecordDecision, StartFrom, TopicPartitionOffset, Transport, TransportRecord } from '../../transport/port.js';
 import { RECORD_DONE, redeliverAfter } from '../../transport/port.js';
 import { DEAD_LETTER_HEADERS, deadLetterHeaders, identifyingHeaders, originalHeaders, parseRedriveMeta, parseRetryMeta, redriveMetaProblem, retryHeaders, retryMetaProblem } from './failure-headers.js';
 import type { RedriveMeta } from './failure-headers.js';
@@ -88,6 +88,12 @@ export interface SubscribeOptions<K extends string = string> {
   readonly handler: EventHandler<K>;
   /** For a subscription with no committed offset; default 'latest' (bus spec T5). */
   readonly startFrom?: StartFrom;
+  /**
+   * Start positions fixed earlier, per partition (GroupSpec.startAt): used instead of `startFrom`
+   * for a listed partition that has no committed offset when a member is assigned it; a commit
+   * always wins. Offsets: the next record to read. Default none.
+   */
+  readonly startAt?: readonly TopicPartitionOffset[];
   readonly retry: RetryPolicy;
   /** Default 'key'. */
   readonly ordering?: Ordering;
@@ -542,6 +548,7 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
       group: o.subscription,
       topics: consumed,
       startFrom: o.startFrom ?? 'latest',
+      ...(o.startAt === undefined ? {} : { startAt: o.startAt }),
       ...(o.instanceId === undefined ? {} : { instanceId: o.instanceId }),
       ...(o.commitEveryRecords === undefined ? {} : { commitEveryRecords: o.commitEveryRecords }),
       ...(o.commitIntervalMs === undefined ? {} : { commitIntervalMs: o.commitIntervalMs }),

@@ -7,11 +7,11 @@ export { DEFAULT_BATCH, MAX_CONCURRENCY, batchSchema, DEFAULT_OWNER, DEFAULT_PUS
 export type { BatchSettings, CreateInput, CreateRequest, Delivery, PullDelivery, PushDelivery, PushDeliveryInput, RetrySettings, SubscriptionState } from './model.js';
 export { developmentKey, generateWebhookSecret, parseSecretsKey, secretBox, secretsKeyDecision, secretsKeyMissing } from './secrets.js';
 export type { SecretBox, SecretsKeyDecision } from './secrets.js';
-export { commitStart, startTarget } from './start.js';
+export { commitPositions, commitStart, resolveStart, startTarget } from './start.js';
 export { DEFAULT_SUBSCRIPTIONS_TOPIC, SubscriptionStore, subscriptionsTopicSpec } from './store.js';
 export type { StoreListener } from './store.js';
 export { parseStored } from './stored.js';
-export type { StoredPullDelivery, StoredPushDelivery, StoredSubscription } from './stored.js';
+export type { StoredPullDelivery, StoredPushDelivery, StoredStartAt, StoredSubscription } from './stored.js';
 export { SubscriptionService, mergePatch, quotaExceeded, viewOf } from './service.js';
 export type { OpenedSecrets, SubscriptionServiceDeps, SubscriptionView } from './service.js';
 export { DEFAULT_ON_DEMAND, PUSH_COMMIT, Reconciler } from './reconciler.js';

@@ -25,7 +25,7 @@ import { errorMessage } from '../../core/errors.js';
 import { retryPolicy } from '../../core/retry.js';
 import type { RetryPolicy } from '../../core/retry.js';
 import type { Logger } from '../../observability/index.js';
-import type { StartFrom } from '../../transport/port.js';
+import type { StartFrom, TopicPartitionOffset } from '../../transport/port.js';
 import type { EventHandler, Ordering, SubscribeOptions, Subscription } from '../subscriber/index.js';
 import type { FilterExpression } from '../subscriber/pipeline/dialects.js';
 import type { SubscriptionState } from './model.js';
@@ -47,6 +47,12 @@ export interface RunSpec {
   };
   /** For a group without committed offsets (HTTP subscriptions have theirs committed at create). */
   readonly startFrom: StartFrom;
+  /**
+   * Start positions resolved earlier for partitions without commits (topics a PATCH added): a
+   * member starts there rather than at `startFrom` where the group has no commit when it is
+   * assigned the partition (GroupSpec.startAt). Offsets: the next record to read.
+   */
+  readonly startAt?: readonly TopicPartitionOffset[];
   readonly state: SubscriptionState;
   /**
    * Deliveries in flight on this instance, several of one partition at once: with `ordering: key`
@@ -393,6 +399,7 @@ export class Reconciler<D extends RunSpec> {
         ordering: d.ordering,
         filters: d.filters,
         startFrom: d.startFrom,
+        ...(d.startAt === undefined ? {} : { startAt: d.startAt }),
         partitionsConcurrently: d.concurrency,
         // Lanes: fetching goes on while deliveries are in hand; `concurrency` deliveries in flight
         // on this instance (the sink's bound), several of one partition at once (issue 8). By key:

@@ -15,10 +15,10 @@ import { DEFAULT_OWNER, createSchema, deliveryModeProblem, fieldPath, groupOf } 
 import type { BatchSettings, CreateRequest, SubscriptionState } from './model.js';
 import { generateWebhookSecret, secretsKeyMissing } from './secrets.js';
 import type { SecretBox } from './secrets.js';
-import { commitStart } from './start.js';
+import { commitPositions, commitStart, resolveStart } from './start.js';
 import { CLAIM_WRITE_MS } from './store.js';
 import type { SubscriptionStore } from './store.js';
-import type { StoredSubscription } from './stored.js';
+import type { StoredStartAt, StoredSubscription } from './stored.js';
 import { replayStatus } from './replay/state.js';
 import type { ReplayPhase, StoredReplay } from './replay/state.js';
 
@@ -235,6 +235,12 @@ export class SubscriptionService {
    * Applies a JSON merge patch (RFC 7396). `name`, `owner`, `start` and `delivery.mode` cannot
    * change; `state` takes `active` or `paused` (`gone` is the gateway's); `delivery.secrets`
    * replaces the secrets (send old and new while rotating), `delivery.headers` merges (null removes).
+   * A topic that `kinds` brings starts at its end as of this call (`latest`, as `start` is resolved at
+   * create), on its partitions where the group has no commit yet (a commit stays where it is), before
+   * this resolves: a pull subscription's group gets those offsets committed; a push subscription's
+   * (whose group has live members, so Kafka refuses member-less commits) keeps them in its
+   * definition (`startAt`), which the restarted members start from. Every event accepted after the
+   * `200` is delivered.
    * Errors: CEG_NOT_FOUND, CEG_CONFLICT (declared in a file), CEG_INVALID_SUBSCRIPTION,
    *   CEG_WEBHOOK_TARGET_REFUSED (a changed URL), the transport's.
    */
@@ -251,7 +257,7 @@ export class SubscriptionService {
     if (patch.state === 'gone') problems.push({ field: 'state', reason: 'gone is set by the gateway when the sink answers 410; set active or paused' });
     if (problems.length > 0) throw invalid(problems);
     const opened = this.openSecrets(current);
-    const { state, stateReason: _r, v: _v, owner: _o, group: _g, createdAt: _c, updatedAt: _u, generation: _n, replay, ...rest } = current;
+    const { state, stateReason: _r, v: _v, owner: _o, group: _g, createdAt: _c, updatedAt: _u, generation: _n, replay, startAt: storedStartAt, ...rest } = current;
     const cd = current.delivery;
     const delivery = cd.mode === 'pull' ? { ...cd } : (({ secretCount: _sc, headerNames: _hn, sealed: _s, ...d }) => ({ ...d, secrets: opened.secrets, headers: opened.headers }))(cd);
     const asInput = { ...rest, ...(state === 'gone' ? {} : { state }), delivery };
@@ -260,13 +266,19 @@ export class SubscriptionService {
     const push = req.delivery.mode === 'push' ? req.delivery : undefined;
     if (push !== undefined && (cd.mode !== 'push' || push.url !== cd.url)) await this.#d.checkTarget(push.url);
     const topics = this.#topics(req.kinds);
-    if (push === undefined) {
-      // A pull subscription is read from its committed positions: a topic that a new kind brings
-      // starts at its end, as `latest` at create would (a push member does the same, startFrom latest).
-      const before = new Set(current.kinds.map((k) => (this.#d.catalog.byEventId(k) ?? this.#d.catalog.byName(k))?.topic.name));
-      const added = topics.filter((t) => !before.has(t));
-      if (added.length > 0) await commitStart(this.#d.transport, group, added, 'latest');
-    }
+    // A topic that a new kind brings starts at its end as of now, as `latest` at create would
+    // (start.ts), where the group has no commit on it yet (a kind removed and added again resumes).
+    const before = new Set(current.kinds.map((k) => (this.#d.catalog.byEventId(k) ?? this.#d.catalog.byName(k))?.topic.name));
+    const added = topics.filter((t) => !before.has(t));
+    const positions = added.length > 0 ? await resolveStart(this.#d.transport, group, added, 'latest') : [];
+    // Pull: no members, commit them now. Push: the group has live members (Kafka refuses member-less
+    // commits), so the positions go into the definition; the members the reconciler restarts for
+    // the new kinds start there (GroupSpec.startAt) and commit them at once.
+    if (push === undefined && positions.length > 0) await commitPositions(this.#d.transport, group, positions);
+    const startAt: StoredStartAt[] = push === undefined ? [] : [
+      ...(storedStartAt ?? []).filter((p) => topics.includes(p.topic) && !added.includes(p.topic)),
+      ...positions.map((p) => ({ topic: p.topic, partition: p.partition, offset: p.offset.toString() })),
+    ];
     const nextState: SubscriptionState = patch.state === undefined ? current.state : req.state;
     const stored = this.#seal(req, owner, group, push?.secrets ?? opened.secrets, push?.headers ?? {}, {
       createdAt: current.createdAt,
@@ -276,7 +288,7 @@ export class SubscriptionService {
       ...(nextState === 'gone' && current.stateReason !== undefined ? { stateReason: current.stateReason } : {}),
     });
     // A replay under way keeps its pause through an update (issue 9).
-    await this.#d.store.put(replay === undefined ? stored : { ...stored, replay });
+    await this.#d.store.put({ ...stored, ...(replay === undefined ? {} : { replay }), ...(startAt.length === 0 ? {} : { startAt }) });
     return viewOf(stored);
   }
 

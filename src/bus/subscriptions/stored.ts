@@ -63,6 +63,22 @@ export interface StoredSubscription {
   readonly generation: number;
   /** The last replay's state (issue 9): while it pauses the subscription, no instance delivers it. */
   readonly replay?: StoredReplay;
+  /**
+   * Start positions of topics added by PATCH (a kind added to a push subscription): per partition
+   * that had no committed offset then, the offset the group starts at, resolved when the PATCH was
+   * taken (`latest`: the end offset then). The members take them (`GroupSpec.startAt`) for a
+   * partition still without a commit when they are assigned it; a commit always wins. Offsets as
+   * decimal strings; absent = none (every record written before this field existed).
+   */
+  readonly startAt?: readonly StoredStartAt[];
+}
+
+/** One partition's start position as stored ({@link StoredSubscription.startAt}). */
+export interface StoredStartAt {
+  readonly topic: string;
+  readonly partition: number;
+  /** Record offset, a decimal string (JSON has no 64-bit integers). */
+  readonly offset: string;
 }
 
 const storedSchema = z.object({
@@ -97,6 +113,7 @@ const storedSchema = z.object({
   updatedAt: z.string(),
   generation: z.number().int().min(1),
   replay: storedReplaySchema.optional(),
+  startAt: z.array(z.object({ topic: z.string().min(1), partition: z.number().int().min(0), offset: z.string().regex(/^\d{1,19}$/) })).optional(),
 });
 
 /** The stored subscription in a record value, or the reason it is not one. */

@@ -47,8 +47,10 @@ export function fromStored(s: StoredSubscription, opened: OpenedSecrets): Runtim
     filters: s.filters,
     ordering: s.ordering,
     retry: { maxAttempts: s.retry.maxAttempts, backoff: s.retry.backoff, maxAgeMs: s.retry.maxAgeMs },
-    // Start offsets were committed at create; a group without them (a kind added later) starts at the end.
+    // Start offsets were committed at create; those of a topic a PATCH added were resolved then
+    // (startAt); a partition without either starts at the end.
     startFrom: 'latest',
+    ...(s.startAt === undefined ? {} : { startAt: s.startAt.map((p) => ({ topic: p.topic, partition: p.partition, offset: BigInt(p.offset) })) }),
     state: s.state,
     concurrency: s.concurrency,
     origin: 'api',

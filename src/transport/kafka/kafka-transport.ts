@@ -232,6 +232,7 @@ class KafkaTransport implements Transport {
     this.#assertOpen();
     for (const t of spec.topics) await this.partitionCount(t);
     const pins = (spec.startFrom ?? 'latest') === 'latest' ? await this.#latestPins(spec) : new Map<string, string>();
+    for (const [k, offset] of await this.#startAtPins(spec)) pins.set(k, offset);
     const clientSuffix = spec.instanceId === undefined ? spec.group : `${spec.group}-${spec.instanceId}`;
     const c = await KafkaConsumption.start(this.#consumerKafka(clientSuffix), { ...spec, topics: [...new Set(spec.topics)] }, handler, this.#opts, pins);
     this.#consumptions.add(c);
@@ -432,6 +433,27 @@ class KafkaTransport implements Transport {
           if (end !== undefined) pins.set(tpKey(topic, p.partition), end.high);
         }
       }
+      return pins;
+    } catch (err) {
+      throw fromKafkaError(err, { operation: 'consume', group: spec.group });
+    }
+  }
+
+  /**
+   * The positions of `spec.startAt` for the partitions that have no committed offset now (kafkajs
+   * seeks its pins on the first join whatever the commits say, so a committed partition is left
+   * out here). A member of the group that commits a listed partition between this lookup and this
+   * member's first join makes it redeliver from the pin (duplicates, never a gap).
+   */
+  async #startAtPins(spec: GroupSpec): Promise<Map<string, string>> {
+    const pins = new Map<string, string>();
+    const wanted = (spec.startAt ?? []).filter((p) => spec.topics.includes(p.topic));
+    if (wanted.length === 0) return pins;
+    const { admin } = await this.#ready();
+    try {
+      const committed = await admin.fetchOffsets({ groupId: spec.group, topics: [...new Set(wanted.map((p) => p.topic))] });
+      const open = new Set(committed.flatMap(({ topic, partitions }) => partitions.filter((p) => BigInt(p.offset) < 0n).map((p) => tpKey(topic, p.partition))));
+      for (const p of wanted) if (open.has(tpKey(p.topic, p.partition))) pins.set(tpKey(p.topic, p.partition), p.offset.toString());
       return pins;
     } catch (err) {
       throw fromKafkaError(err, { operation: 'consume', group: spec.group });

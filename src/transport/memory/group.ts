@@ -1,4 +1,4 @@
-import type { Consumption, RecordHandler, StartFrom } from '../port.js';
+import type { Consumption, RecordHandler, StartFrom, TopicPartitionOffset } from '../port.js';
 import { rangeAssign } from './assign.js';
 import type { PartitionLog } from './log.js';
 import { PartitionWorker } from './worker.js';
@@ -42,10 +42,12 @@ export class MemoryGroup {
   }
 
   /** Creates a member, joins it and rebalances; resolves once it holds its partitions. */
-  async join(topics: readonly string[], startFrom: StartFrom, handler: RecordHandler, stopTimeoutMs?: number): Promise<MemoryMember> {
+  async join(topics: readonly string[], startFrom: StartFrom, handler: RecordHandler, stopTimeoutMs?: number, startAt: readonly TopicPartitionOffset[] = []): Promise<MemoryMember> {
     const id = `member-${String(++this.#memberSeq).padStart(6, '0')}`;
     const member = new MemoryMember(this, id, topics, startFrom, handler, stopTimeoutMs);
     await this.#serial(() => {
+      // Positions fixed by the caller (GroupSpec.startAt): only where nothing is committed yet.
+      for (const p of startAt) if (topics.includes(p.topic) && this.committed(p.topic, p.partition) === undefined) this.setCommitted(p.topic, p.partition, p.offset);
       if (this.#members.size === 0 && startFrom === 'latest') this.#pinLatest(topics);
       this.#members.set(id, member);
       return this.#rebalance();

@@ -114,7 +114,7 @@ class MemoryTransport implements Transport {
       spec.topics.forEach((t) => this.#topic(t));
     });
     const group = this.#group(spec.group);
-    const member = await group.join([...new Set(spec.topics)], spec.startFrom ?? 'latest', handler, spec.stopTimeoutMs);
+    const member = await group.join([...new Set(spec.topics)], spec.startFrom ?? 'latest', handler, spec.stopTimeoutMs, spec.startAt);
     this.#members.add(member);
     void member.done.then(
       () => this.#members.delete(member),

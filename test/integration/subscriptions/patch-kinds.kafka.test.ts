@@ -1,0 +1,156 @@
+/**
+ * A kind added to a push subscription by PATCH, on the real stack: two gateway processes (`ce-gateway
+ * serve` children, always-running members) on a catalog and a definitions topic of this run's own,
+ * a real HTTP sink on 127.0.0.1.
+ * - Events of the added kind posted right after the PATCH's `200` are all delivered: the added
+ *   topic starts where it ended when the PATCH was taken ("as latest", docs/subscriptions.md),
+ *   not where it ends when the reconciler's restarted members join (~1.5 s later).
+ * - A kind removed and added again resumes from the group's commit on its topic (events accepted
+ *   while it was removed are delivered): a commit is never moved by a PATCH.
+ * `KAFKA_CLIENT=kafkajs|platformatic npx vitest run <this file>` picks the gateways' client.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startGatewayProcess } from '../../../bench/lib/gateway-process.js';
+import type { GatewayProcess } from '../../../bench/lib/gateway-process.js';
+import { priceLoaded } from '../../fixtures/events.js';
+import { acceptAll, startSink } from '../../helpers/sink.js';
+import type { SinkRequest, TestSink } from '../../helpers/sink.js';
+import { uniqueName } from '../../helpers/stack.js';
+import { waitFor } from '../../helpers/wait.js';
+import { ownCatalog } from '../consumer/members.js';
+import type { OwnCatalog } from '../consumer/members.js';
+
+const ROOT = resolve(import.meta.dirname, '../../..');
+const N = 30;
+
+let cat: OwnCatalog;
+let a: GatewayProcess;
+let b: GatewayProcess;
+const sinks: TestSink[] = [];
+let priceType = '';
+let guideType = '';
+
+async function api(gw: GatewayProcess, method: string, path: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
+  const res = await fetch(`${gw.url}${path}`, { method, headers: body === undefined ? {} : { 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  const text = await res.text();
+  return { status: res.status, body: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>) };
+}
+
+async function postBatch(gw: GatewayProcess, events: readonly Record<string, unknown>[]): Promise<void> {
+  const res = await fetch(`${gw.url}/events`, { method: 'POST', headers: { 'content-type': 'application/cloudevents-batch+json' }, body: JSON.stringify(events) });
+  expect(res.status, await res.text()).toBe(202);
+}
+
+async function handledOn(gw: GatewayProcess, group: string): Promise<number> {
+  const text = await (await fetch(`${gw.url}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith('ce_gateway_subscription_records_total{') && l.includes(`subscription="${group}"`) && l.includes('outcome="handled"'));
+  return line === undefined ? 0 : Number(line.slice(line.lastIndexOf(' ') + 1));
+}
+
+const price = (k: number, seq: number): Record<string, unknown> => ({
+  specversion: '1.0',
+  id: randomUUID(),
+  source: 'urn:partner:it-patch-kinds',
+  type: priceType,
+  time: '2026-12-01T10:00:00.000Z',
+  subject: 'probe',
+  data: priceLoaded(`K${k}/USD`, 'H1', String(seq).padStart(8, '0')),
+});
+
+/** A WritingGuideContentChanged event; documents `d0…` spread over the topic's partitions. */
+const guide = (doc: number, revision: number, subject: string): Record<string, unknown> => ({
+  specversion: '1.0',
+  id: randomUUID(),
+  source: 'urn:partner:it-patch-kinds',
+  type: guideType,
+  time: '2026-12-01T10:00:00.000Z',
+  subject,
+  data: { documentId: `d${doc}`, path: `guides/d${doc}.md`, change: 'MODIFIED', previousPath: null, revision, sizeBytes: 10, contentSha256: null, effectiveDate: null, changedAt: '2026-12-01T10:00:00.000Z' },
+});
+
+beforeAll(async () => {
+  cat = ownCatalog('it-patchk');
+  const env = {
+    ...cat.env(),
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
+    SUBSCRIPTIONS_TOPIC: `${uniqueName('it-patchk')}.subscriptions`,
+    SUBSCRIPTION_SECRETS_KEY: randomBytes(32).toString('base64'),
+    WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
+    // Always-running members: the PATCH finds live members in the group (Kafka refuses member-less
+    // commits then), and the reconciler restarts them for the new kinds.
+    SUBSCRIPTION_IDLE_STOP_MS: '0',
+  };
+  a = await startGatewayProcess({ root: ROOT, env: { ...env, INSTANCE_ID: 'gw-a' }, readyTimeoutMs: 90_000, preferTsx: true });
+  b = await startGatewayProcess({ root: ROOT, env: { ...env, INSTANCE_ID: 'gw-b' }, readyTimeoutMs: 90_000, preferTsx: true });
+  const catalog = (await (await fetch(`${a.url}/catalog`)).json()) as { kinds: { name: string; eventId: string }[] };
+  priceType = catalog.kinds.find((k) => k.name === 'PriceLoadingCompleted')!.eventId;
+  guideType = catalog.kinds.find((k) => k.name === 'WritingGuideContentChanged')!.eventId;
+}, 120_000);
+
+afterAll(async () => {
+  await Promise.allSettled([a?.stop(), b?.stop()]);
+  await Promise.allSettled(sinks.map((s) => s.close()));
+  await cat?.close();
+});
+
+const idOf = (r: SinkRequest): string => String(r.headers['ce-id']);
+const ofSubject = (s: TestSink, subject: string): SinkRequest[] => s.deliveries().filter((r) => r.headers['ce-subject'] === subject);
+
+/** A push subscription to PriceLoadingCompleted, delivering from both gateways. */
+async function running(): Promise<{ s: TestSink; name: string; group: string }> {
+  const s = await startSink(acceptAll);
+  sinks.push(s);
+  const name = uniqueName('patchk').replace(/\./g, '-');
+  const r = await api(a, 'POST', '/subscriptions', { name, kinds: ['PriceLoadingCompleted'], concurrency: 4, delivery: { mode: 'push', url: s.url } });
+  expect(r.status, JSON.stringify(r.body)).toBe(201);
+  const group = r.body.group as string;
+  let seq = 0;
+  await waitFor(`${group} delivering from both gateways`, async () => {
+    await postBatch(a, Array.from({ length: 20 }, (_, k) => price(k, ++seq)));
+    return (await handledOn(a, group)) > 0 && (await handledOn(b, group)) > 0;
+  }, 30_000, 300);
+  return { s, name, group };
+}
+
+describe('PATCH adding a kind to a push subscription', () => {
+  it(`delivers every event of the added kind accepted after the 200 (${N} posted at once)`, async () => {
+    const { s, name } = await running();
+    const patched = await api(b, 'PATCH', `/subscriptions/${name}`, { kinds: ['PriceLoadingCompleted', 'WritingGuideContentChanged'] });
+    expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+    const sent = Array.from({ length: N }, (_, i) => guide(i, 1, 'added'));
+    await postBatch(a, sent.slice(0, N / 2));
+    await postBatch(b, sent.slice(N / 2));
+    const ids = sent.map((e) => e.id as string);
+    await waitFor(`the ${N} events of the added kind`, () => ofSubject(s, 'added').length >= N, 30_000, 200).catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 1000)); // a duplicate would show now
+    const got = ofSubject(s, 'added').map(idOf);
+    expect(new Set(got)).toEqual(new Set(ids));
+    expect(got).toHaveLength(N);
+    expect(await api(a, 'DELETE', `/subscriptions/${name}`)).toMatchObject({ status: 204 });
+  });
+
+  it('a kind removed and added again resumes from its commit: the events accepted meanwhile are delivered', async () => {
+    const { s, name } = await running();
+    const both = ['PriceLoadingCompleted', 'WritingGuideContentChanged'];
+    expect((await api(b, 'PATCH', `/subscriptions/${name}`, { kinds: both })).status).toBe(200);
+    const first = Array.from({ length: 10 }, (_, i) => guide(i, 1, 'first'));
+    await postBatch(a, first);
+    await waitFor('the first events of the added kind', () => ofSubject(s, 'first').length >= first.length, 30_000, 200);
+    await new Promise((r) => setTimeout(r, 1000)); // their offsets are committed (every 250 ms)
+    expect((await api(a, 'PATCH', `/subscriptions/${name}`, { kinds: ['PriceLoadingCompleted'] })).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 3000)); // both gateways run the subscription without the kind
+    const meanwhile = Array.from({ length: 10 }, (_, i) => guide(i, 2, 'meanwhile'));
+    await postBatch(a, meanwhile);
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(ofSubject(s, 'meanwhile')).toHaveLength(0);
+    expect((await api(b, 'PATCH', `/subscriptions/${name}`, { kinds: both })).status).toBe(200);
+    const after = Array.from({ length: 10 }, (_, i) => guide(i, 3, 'after'));
+    await postBatch(b, after);
+    await waitFor('the events posted meanwhile and after', () => ofSubject(s, 'meanwhile').length >= 10 && ofSubject(s, 'after').length >= 10, 30_000, 200).catch(() => undefined);
+    expect(new Set(ofSubject(s, 'meanwhile').map(idOf))).toEqual(new Set(meanwhile.map((e) => e.id as string)));
+    expect(new Set(ofSubject(s, 'after').map(idOf))).toEqual(new Set(after.map((e) => e.id as string)));
+    expect(await api(a, 'DELETE', `/subscriptions/${name}`)).toMatchObject({ status: 204 });
+  });
+});
