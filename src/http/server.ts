@@ -303,6 +303,13 @@ export function createHttpServer(deps: ServerDeps): Server {
     onRequest(req, res);
   });
 
+  // Any other Expect (RFC 9110 §10.1.1: only 100-continue is defined): 417 as problem+json, not
+  // Node's bare 417 with an empty body.
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    track(req, res);
+    refuse(res, new GatewayError('CEG_EXPECTATION_FAILED', `Expect: ${String(req.headers.expect).slice(0, 100)} cannot be met: only 100-continue is supported`, { retriable: false, details: { field: 'expect' } }));
+  });
+
   server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
     refusals.count('405 CEG_METHOD_NOT_ALLOWED', _req.socket.remoteAddress);
     const answer = rawProblem('CEG_METHOD_NOT_ALLOWED', 'CONNECT is not served: this is not a proxy', { allow: ['GET', 'POST'] }, { Allow: 'GET, POST' });

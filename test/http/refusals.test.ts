@@ -88,3 +88,16 @@ describe('HTTP_MAX_CONNECTIONS', () => {
     for (const c of open) c.destroy();
   });
 });
+
+describe('Expect other than 100-continue', () => {
+  it('is 417 as problem+json naming the header (Node answered a bare 417), and nothing is produced', async () => {
+    const { url, records } = await serve();
+    for (const expectation of ['200-ok', 'something-else', '102-processing']) {
+      const [r] = await rawRequest(url, rawPost([['content-type', 'application/cloudevents+json'], ['expect', expectation], ['connection', 'close']], JSON.stringify(structuredPriceEvent())));
+      expect(r!.status, expectation).toBe(417);
+      expect(r!.headers['content-type']).toBe('application/problem+json');
+      expect(JSON.parse(r!.body)).toMatchObject({ code: 'CEG_EXPECTATION_FAILED', status: 417 });
+    }
+    expect(records.stats().enqueued).toBe(0);
+  });
+});
