@@ -119,6 +119,11 @@ describe('subscription resources', () => {
     expect((patched.body.delivery as { headerNames: string[] }).headerNames.sort()).toEqual(['Authorization', 'X-Extra']);
     expect((await api('PATCH', `/subscriptions/${name}`, { start: 'earliest' })).status).toBe(400);
     expect((await api('PATCH', `/subscriptions/${name}`, { state: 'gone' })).status).toBe(400);
+    // Removing the secrets (a merge patch's null) cannot be done; it was ignored with a 200.
+    const noSecrets = await api('PATCH', `/subscriptions/${name}`, { delivery: { secrets: null } }, 'application/merge-patch+json');
+    expect(noSecrets.status).toBe(400);
+    expect(noSecrets.body.violations).toEqual([{ field: 'delivery.secrets', reason: expect.stringMatching(/cannot be removed/) }]);
+    expect((await api('GET', `/subscriptions/${name}`)).body).toMatchObject({ generation: 2, delivery: { secretCount: 1 } });
     expect((await api('POST', '/subscriptions', { name, kinds: ['PriceLoadingCompleted'], delivery: { mode: 'push', url: s.url } })).status).toBe(409);
     expect((await api('DELETE', `/subscriptions/${name}`)).status).toBe(204);
     expect((await api('GET', `/subscriptions/${name}`)).status).toBe(404);

@@ -255,6 +255,9 @@ export class SubscriptionService {
     const problems: { field: string; reason: string }[] = IMMUTABLE.filter((f) => f in patch).map((f) => ({ field: f, reason: f === 'start' ? 'start applies when a subscription is created (to move a subscription, replay it)' : 'cannot change' }));
     if (isObject(patch.delivery) && 'mode' in patch.delivery && patch.delivery.mode !== current.delivery.mode) problems.push({ field: 'delivery.mode', reason: deliveryModeProblem(patch.delivery.mode) ?? 'cannot change (create a new subscription)' });
     if (patch.state === 'gone') problems.push({ field: 'state', reason: 'gone is set by the gateway when the sink answers 410; set active or paused' });
+    // A merge patch's null removes a member; secrets are optional only at create (generated then):
+    // a push subscription always signs, so "remove them" cannot be done (it was ignored in silence).
+    if (isObject(patch.delivery) && patch.delivery.secrets === null) problems.push({ field: 'delivery.secrets', reason: 'secrets cannot be removed: every delivery is signed; send the new list to rotate them' });
     if (problems.length > 0) throw invalid(problems);
     const opened = this.openSecrets(current);
     const { state, stateReason: _r, v: _v, owner: _o, group: _g, createdAt: _c, updatedAt: _u, generation: _n, replay, startAt: storedStartAt, ...rest } = current;
