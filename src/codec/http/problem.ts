@@ -63,7 +63,7 @@ const byCode: ReadonlyMap<string, Row> = new Map<string, Row>([
   ['CEG_INVALID_REPLAY', { status: 400, title: 'Invalid replay' }],
   ['CEG_REPLAY_FAILED', { status: 503, title: 'Replay failed' }],
   ['CEG_INVALID_CURSOR', { status: 400, title: 'Invalid cursor' }],
-  ['CEG_INVALID_PARAMETER', { status: 400, title: 'Invalid query parameter' }],
+  ['CEG_INVALID_PARAMETER', { status: 400, title: 'Invalid parameter' }],
   ['CEG_MALFORMED_REQUEST', { status: 400, title: 'Bad request' }],
   ['CEG_METHOD_NOT_ALLOWED', { status: 405, title: 'Method not allowed' }],
   ['CEG_REQUEST_TIMEOUT', { status: 408, title: 'Request timeout' }],
