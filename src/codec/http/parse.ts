@@ -97,7 +97,13 @@ export function parseHttpRequest(headers: HttpHeaders, body: Uint8Array, options
     );
   }
   const out = new ViolationCollector();
-  const env = readBinaryEvent(headers, body, contentType === '' ? undefined : contentType, mediaType, out, limits);
+  // An empty Content-Type is not "none" (RFC 9110 §8.3: the value is a media type): refused as an
+  // empty datacontenttype is in structured mode.
+  if (contentType === '') {
+    out.attribute('datacontenttype', 'Content-Type is empty: give the data\'s media type (RFC 2046), or leave the header out');
+    throw out.toError();
+  }
+  const env = readBinaryEvent(headers, body, contentType, mediaType, out, limits);
   if (env === undefined) throw out.toError();
   return { mode: 'binary', events: [env] };
 }

@@ -50,6 +50,14 @@ describe('binary mode: attributes from ce- headers', () => {
     }
   });
 
+  it('refuses an empty Content-Type, naming datacontenttype (as an empty datacontenttype in structured mode)', () => {
+    for (const ct of ['', ' ', '\t']) {
+      const err = caught(() => parseHttpRequest({ ...ceHeaders, 'content-type': ct }, json({ close: 1.1 })));
+      expect(err.code, JSON.stringify(ct)).toBe('CEG_INVALID_ATTRIBUTE');
+      expect(violations(err)).toEqual([{ attribute: 'datacontenttype', reason: expect.stringMatching(/Content-Type is empty/) }]);
+    }
+  });
+
   it('names a missing required attribute', () => {
     const { 'ce-source': _s, ...rest } = ceHeaders;
     const err = caught(() => parseHttpRequest(rest, EMPTY));
