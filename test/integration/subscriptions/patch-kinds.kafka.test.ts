@@ -9,23 +9,20 @@
  *   while it was removed are delivered): a commit is never moved by a PATCH.
  * `KAFKA_CLIENT=kafkajs|platformatic npx vitest run <this file>` picks the gateways' client.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
-import { resolve } from 'node:path';
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGatewayProcess } from '../../../bench/lib/gateway-process.js';
 import type { GatewayProcess } from '../../../bench/lib/gateway-process.js';
 import { priceLoaded } from '../../fixtures/events.js';
 import { acceptAll, startSink } from '../../helpers/sink.js';
 import type { SinkRequest, TestSink } from '../../helpers/sink.js';
 import { uniqueName } from '../../helpers/stack.js';
 import { waitFor } from '../../helpers/wait.js';
-import { ownCatalog } from '../consumer/members.js';
-import type { OwnCatalog } from '../consumer/members.js';
+import { startGatewayPair } from './gateway-pair.js';
+import type { GatewayPair } from './gateway-pair.js';
 
-const ROOT = resolve(import.meta.dirname, '../../..');
 const N = 30;
 
-let cat: OwnCatalog;
+let pair: GatewayPair;
 let a: GatewayProcess;
 let b: GatewayProcess;
 const sinks: TestSink[] = [];
@@ -71,28 +68,15 @@ const guide = (doc: number, revision: number, subject: string): Record<string, u
 });
 
 beforeAll(async () => {
-  cat = ownCatalog('it-patchk');
-  const env = {
-    ...cat.env(),
-    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
-    SUBSCRIPTIONS_TOPIC: `${uniqueName('it-patchk')}.subscriptions`,
-    SUBSCRIPTION_SECRETS_KEY: randomBytes(32).toString('base64'),
-    WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
-    // Always-running members: the PATCH finds live members in the group (Kafka refuses member-less
-    // commits then), and the reconciler restarts them for the new kinds.
-    SUBSCRIPTION_IDLE_STOP_MS: '0',
-  };
-  a = await startGatewayProcess({ root: ROOT, env: { ...env, INSTANCE_ID: 'gw-a' }, readyTimeoutMs: 90_000, preferTsx: true });
-  b = await startGatewayProcess({ root: ROOT, env: { ...env, INSTANCE_ID: 'gw-b' }, readyTimeoutMs: 90_000, preferTsx: true });
-  const catalog = (await (await fetch(`${a.url}/catalog`)).json()) as { kinds: { name: string; eventId: string }[] };
-  priceType = catalog.kinds.find((k) => k.name === 'PriceLoadingCompleted')!.eventId;
-  guideType = catalog.kinds.find((k) => k.name === 'WritingGuideContentChanged')!.eventId;
-}, 120_000);
+  pair = await startGatewayPair('it-patchk');
+  ({ a, b } = pair);
+  priceType = pair.eventIds.get('PriceLoadingCompleted')!;
+  guideType = pair.eventIds.get('WritingGuideContentChanged')!;
+}, 200_000);
 
 afterAll(async () => {
-  await Promise.allSettled([a?.stop(), b?.stop()]);
+  await pair?.stop();
   await Promise.allSettled(sinks.map((s) => s.close()));
-  await cat?.close();
 });
 
 const idOf = (r: SinkRequest): string => String(r.headers['ce-id']);

@@ -16,11 +16,9 @@
  * runs the gateways on @platformatic/kafka (a second client doubles the file's minutes, so it is
  * chosen per run rather than run twice).
  */
-import { randomBytes, randomUUID } from 'node:crypto';
-import { resolve } from 'node:path';
+import { randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGatewayProcess } from '../../../bench/lib/gateway-process.js';
 import type { GatewayProcess } from '../../../bench/lib/gateway-process.js';
 import { DEAD_LETTER_HEADERS } from '../../../src/bus/subscriber/index.js';
 import { decodeHeaderValue } from '../../../src/codec/http/index.js';
@@ -29,11 +27,11 @@ import { acceptAll, startSink } from '../../helpers/sink.js';
 import type { SinkRequest, TestSink } from '../../helpers/sink.js';
 import { uniqueName } from '../../helpers/stack.js';
 import { waitFor } from '../../helpers/wait.js';
-import { instrumentsPerPartition, ownCatalog } from '../consumer/members.js';
-import type { OwnCatalog } from '../consumer/members.js';
+import { instrumentsPerPartition } from '../consumer/members.js';
+import { startGatewayPair } from './gateway-pair.js';
+import type { GatewayPair } from './gateway-pair.js';
 import { readDeadLetters } from './dead-letters.js';
 
-const ROOT = resolve(import.meta.dirname, '../../..');
 const SUBJECT = 'Euro € 😀 "q" 100%';
 interface Kind {
   readonly name: string;
@@ -47,7 +45,7 @@ const KINDS: [Kind, Kind, Kind] = [
   { name: 'IndicatorsComputed', type: '', data: (i, t, b) => ({ ...indicatorsComputed(i, t, b) }) },
 ];
 
-let cat: OwnCatalog;
+let pair: GatewayPair;
 let a: GatewayProcess;
 let b: GatewayProcess;
 const sinks: TestSink[] = [];
@@ -119,30 +117,14 @@ async function runningOnBoth(group: string, probe: () => Promise<void>): Promise
 }
 
 beforeAll(async () => {
-  cat = ownCatalog('it-push');
-  const env = {
-    ...cat.env(),
-    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
-    SUBSCRIPTIONS_TOPIC: `${uniqueName('it-push')}.subscriptions`,
-    SUBSCRIPTION_SECRETS_KEY: randomBytes(32).toString('base64'),
-    WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
-    // Issue 8's guarantees on a group spread over two always-running members (partitions settled
-    // before the first event, retry budgets, a kill mid-stream); members on demand (issue 10, the
-    // default) are covered by scale.kafka.test.ts and test/http/subscriptions-on-demand.test.ts.
-    SUBSCRIPTION_IDLE_STOP_MS: '0',
-  };
-  // One after the other: two first starts registering the same new subjects at once can meet a
-  // registry conflict (Apicurio answers 409 to the second compatibility rule).
-  a = await startGatewayProcess({ root: ROOT, env: { ...env, INSTANCE_ID: 'gw-a' }, readyTimeoutMs: 90_000, preferTsx: true });
-  b = await startGatewayProcess({ root: ROOT, env: { ...env, INSTANCE_ID: 'gw-b' }, readyTimeoutMs: 90_000, preferTsx: true });
-  const catalog = await (await fetch(`${a.url}/catalog`)).json() as { kinds: { name: string; eventId: string }[] };
-  for (const k of KINDS) k.type = catalog.kinds.find((c) => c.name === k.name)!.eventId;
-}, 120_000);
+  pair = await startGatewayPair('it-push');
+  ({ a, b } = pair);
+  for (const k of KINDS) k.type = pair.eventIds.get(k.name)!;
+}, 200_000);
 
 afterAll(async () => {
-  await Promise.allSettled([a?.stop(), b?.stop()]);
+  await pair?.stop();
   await Promise.allSettled(sinks.map((s) => s.close()));
-  await cat?.close();
 });
 
 const idOf = (r: SinkRequest): string => String(r.headers['ce-id']);

@@ -11,21 +11,19 @@
  *   replay prints JSON-lines progress until the backlog drained.
  */
 import { execFile } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGatewayProcess } from '../../../bench/lib/gateway-process.js';
 import type { GatewayProcess } from '../../../bench/lib/gateway-process.js';
 import { priceLoaded } from '../../fixtures/events.js';
 import { acceptAll, startSink } from '../../helpers/sink.js';
 import type { Responder, TestSink } from '../../helpers/sink.js';
 import { uniqueName } from '../../helpers/stack.js';
 import { waitFor } from '../../helpers/wait.js';
-import { ownCatalog } from '../consumer/members.js';
-import type { OwnCatalog } from '../consumer/members.js';
+import { ROOT, startGatewayPair } from './gateway-pair.js';
+import type { GatewayPair } from './gateway-pair.js';
 
-const ROOT = resolve(import.meta.dirname, '../../..');
 const run = promisify(execFile);
 
 interface Stored {
@@ -43,10 +41,10 @@ interface Report {
   skipped: number;
 }
 
-let cat: OwnCatalog;
+let pair: GatewayPair;
 let a: GatewayProcess;
 let b: GatewayProcess;
-let env: Record<string, string>;
+let env: Readonly<Record<string, string>>;
 let priceType = '';
 const sinks: TestSink[] = [];
 /** Every event this file wrote, with where it landed. */
@@ -117,27 +115,14 @@ async function create(body: Record<string, unknown>, responder?: Responder): Pro
 }
 
 beforeAll(async () => {
-  cat = ownCatalog('it-replay');
-  env = {
-    ...cat.env(),
-    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
-    SUBSCRIPTIONS_TOPIC: `${uniqueName('it-replay')}.subscriptions`,
-    SUBSCRIPTION_SECRETS_KEY: randomBytes(32).toString('base64'),
-    WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
-    // The cases wait for a member on both gateways before any event exists (the spread under load):
-    // members on demand (issue 10) would start only with the first events.
-    SUBSCRIPTION_IDLE_STOP_MS: '0',
-  };
-  a = await startGatewayProcess({ root: ROOT, env: { ...env, INSTANCE_ID: 'gw-a' }, readyTimeoutMs: 90_000, preferTsx: true });
-  b = await startGatewayProcess({ root: ROOT, env: { ...env, INSTANCE_ID: 'gw-b' }, readyTimeoutMs: 90_000, preferTsx: true });
-  const catalog = (await (await fetch(`${a.url}/catalog`)).json()) as { kinds: { name: string; eventId: string }[] };
-  priceType = catalog.kinds.find((c) => c.name === 'PriceLoadingCompleted')!.eventId;
-}, 180_000);
+  pair = await startGatewayPair('it-replay');
+  ({ a, b, env } = pair);
+  priceType = pair.eventIds.get('PriceLoadingCompleted')!;
+}, 200_000);
 
 afterAll(async () => {
-  await Promise.allSettled([a?.stop(), b?.stop()]);
+  await pair?.stop();
   await Promise.allSettled(sinks.map((s) => s.close()));
-  await cat?.close();
 });
 
 describe('replay on two gateways', () => {
