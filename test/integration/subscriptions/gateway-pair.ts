@@ -58,3 +58,17 @@ export async function startGatewayPair(label: string): Promise<GatewayPair> {
     },
   };
 }
+
+/** One JSON call to a gateway of the pair: its status and parsed body ({} when empty). */
+export async function api<T = Record<string, unknown>>(gw: GatewayProcess, method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
+  const res = await fetch(`${gw.url}${path}`, { method, headers: body === undefined ? {} : { 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  const text = await res.text();
+  return { status: res.status, body: (text === '' ? {} : JSON.parse(text)) as T };
+}
+
+/** POSTs `events` as one CloudEvents batch; throws unless the gateway answers 202. */
+export async function postBatch(gw: GatewayProcess, events: readonly Record<string, unknown>[]): Promise<void> {
+  const res = await fetch(`${gw.url}/events`, { method: 'POST', headers: { 'content-type': 'application/cloudevents-batch+json' }, body: JSON.stringify(events) });
+  const text = await res.text();
+  if (res.status !== 202) throw new Error(`POST /events answered ${res.status}: ${text.slice(0, 500)}`);
+}

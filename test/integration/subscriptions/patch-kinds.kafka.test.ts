@@ -17,7 +17,7 @@ import { acceptAll, startSink } from '../../helpers/sink.js';
 import type { SinkRequest, TestSink } from '../../helpers/sink.js';
 import { uniqueName } from '../../helpers/stack.js';
 import { waitFor } from '../../helpers/wait.js';
-import { startGatewayPair } from './gateway-pair.js';
+import { api, postBatch, startGatewayPair } from './gateway-pair.js';
 import type { GatewayPair } from './gateway-pair.js';
 
 const N = 30;
@@ -28,17 +28,6 @@ let b: GatewayProcess;
 const sinks: TestSink[] = [];
 let priceType = '';
 let guideType = '';
-
-async function api(gw: GatewayProcess, method: string, path: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
-  const res = await fetch(`${gw.url}${path}`, { method, headers: body === undefined ? {} : { 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
-  const text = await res.text();
-  return { status: res.status, body: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>) };
-}
-
-async function postBatch(gw: GatewayProcess, events: readonly Record<string, unknown>[]): Promise<void> {
-  const res = await fetch(`${gw.url}/events`, { method: 'POST', headers: { 'content-type': 'application/cloudevents-batch+json' }, body: JSON.stringify(events) });
-  expect(res.status, await res.text()).toBe(202);
-}
 
 async function handledOn(gw: GatewayProcess, group: string): Promise<number> {
   const text = await (await fetch(`${gw.url}/metrics`)).text();

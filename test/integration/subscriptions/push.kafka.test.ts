@@ -28,7 +28,7 @@ import type { SinkRequest, TestSink } from '../../helpers/sink.js';
 import { uniqueName } from '../../helpers/stack.js';
 import { waitFor } from '../../helpers/wait.js';
 import { instrumentsPerPartition } from '../consumer/members.js';
-import { startGatewayPair } from './gateway-pair.js';
+import { api, postBatch, startGatewayPair } from './gateway-pair.js';
 import type { GatewayPair } from './gateway-pair.js';
 import { readDeadLetters } from './dead-letters.js';
 
@@ -49,17 +49,6 @@ let pair: GatewayPair;
 let a: GatewayProcess;
 let b: GatewayProcess;
 const sinks: TestSink[] = [];
-
-async function api(gw: GatewayProcess, method: string, path: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
-  const res = await fetch(`${gw.url}${path}`, { method, headers: body === undefined ? {} : { 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
-  const text = await res.text();
-  return { status: res.status, body: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>) };
-}
-
-async function postBatch(gw: GatewayProcess, events: readonly Record<string, unknown>[]): Promise<void> {
-  const res = await fetch(`${gw.url}/events`, { method: 'POST', headers: { 'content-type': 'application/cloudevents-batch+json' }, body: JSON.stringify(events) });
-  expect(res.status, await res.text()).toBe(202);
-}
 
 /** A subscription's sample of a metric on one gateway (its /metrics); 0 when absent. */
 async function metricOn(gw: GatewayProcess, metric: string, group: string, outcome?: string): Promise<number> {

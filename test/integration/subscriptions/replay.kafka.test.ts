@@ -21,7 +21,7 @@ import { acceptAll, startSink } from '../../helpers/sink.js';
 import type { Responder, TestSink } from '../../helpers/sink.js';
 import { uniqueName } from '../../helpers/stack.js';
 import { waitFor } from '../../helpers/wait.js';
-import { ROOT, startGatewayPair } from './gateway-pair.js';
+import { ROOT, api, startGatewayPair } from './gateway-pair.js';
 import type { GatewayPair } from './gateway-pair.js';
 
 const run = promisify(execFile);
@@ -49,12 +49,6 @@ let priceType = '';
 const sinks: TestSink[] = [];
 /** Every event this file wrote, with where it landed. */
 const written: Stored[] = [];
-
-async function api<T = Record<string, unknown>>(gw: GatewayProcess, method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
-  const res = await fetch(`${gw.url}${path}`, { method, headers: body === undefined ? {} : { 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
-  const text = await res.text();
-  return { status: res.status, body: (text === '' ? {} : JSON.parse(text)) as T };
-}
 
 /** Posts `n` events over 12 keys (so every partition gets some); resolves with their positions. */
 async function post(gw: GatewayProcess, n: number, tag: string): Promise<Stored[]> {
