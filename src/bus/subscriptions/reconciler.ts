@@ -30,6 +30,7 @@ import type { EventHandler, Ordering, SubscribeOptions, Subscription } from '../
 import type { FilterExpression } from '../subscriber/pipeline/dialects.js';
 import type { SubscriptionState } from './model.js';
 import { pendingOf } from './pending.js';
+import { START_AT_TTL_MS } from './stored.js';
 import { WorkCheck, eachLimited } from './work-check.js';
 import type { OffsetsSource, WatchedGroup } from './work-check.js';
 
@@ -52,7 +53,7 @@ export interface RunSpec {
    * member starts there rather than at `startFrom` where the group has no commit when it is
    * assigned the partition (GroupSpec.startAt). Offsets: the next record to read.
    */
-  readonly startAt?: readonly TopicPartitionOffset[];
+  readonly startAt?: readonly (TopicPartitionOffset & { readonly takenAtMs?: number })[];
   readonly state: SubscriptionState;
   /**
    * Deliveries in flight on this instance, several of one partition at once: with `ordering: key`
@@ -133,6 +134,15 @@ const activity = (sub: Subscription): number => {
   const s = sub.stats();
   return s.handled + s.retried + s.deadLettered + s.skipped + s.filtered + s.duplicates + s.lost;
 };
+
+/**
+ * The stored start positions a member starting now takes: those resolved less than
+ * {@link START_AT_TTL_MS} ago (stored.ts says why they expire).
+ */
+export function startPositions(startAt: RunSpec['startAt'], nowMs = Date.now()): { startAt?: readonly TopicPartitionOffset[] } {
+  const live = (startAt ?? []).filter((p) => p.takenAtMs === undefined || nowMs - p.takenAtMs < START_AT_TTL_MS).map((p) => ({ topic: p.topic, partition: p.partition, offset: p.offset }));
+  return live.length === 0 ? {} : { startAt: live };
+}
 
 const restartKey = (d: RunSpec): string => JSON.stringify([d.kinds, d.ordering, d.retry, d.concurrency, d.startFrom]);
 
@@ -399,7 +409,7 @@ export class Reconciler<D extends RunSpec> {
         ordering: d.ordering,
         filters: d.filters,
         startFrom: d.startFrom,
-        ...(d.startAt === undefined ? {} : { startAt: d.startAt }),
+        ...startPositions(d.startAt),
         partitionsConcurrently: d.concurrency,
         // Lanes: fetching goes on while deliveries are in hand; `concurrency` deliveries in flight
         // on this instance (the sink's bound), several of one partition at once (issue 8). By key:

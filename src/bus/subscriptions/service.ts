@@ -18,6 +18,7 @@ import type { SecretBox } from './secrets.js';
 import { commitPositions, commitStart, resolveStart } from './start.js';
 import { CLAIM_WRITE_MS } from './store.js';
 import type { SubscriptionStore } from './store.js';
+import { START_AT_TTL_MS } from './stored.js';
 import type { StoredStartAt, StoredSubscription } from './stored.js';
 import { replayStatus } from './replay/state.js';
 import type { ReplayPhase, StoredReplay } from './replay/state.js';
@@ -278,9 +279,11 @@ export class SubscriptionService {
     // commits), so the positions go into the definition; the members the reconciler restarts for
     // the new kinds start there (GroupSpec.startAt) and commit them at once.
     if (push === undefined && positions.length > 0) await commitPositions(this.#d.transport, group, positions);
+    const takenAt = new Date().toISOString();
     const startAt: StoredStartAt[] = push === undefined ? [] : [
-      ...(storedStartAt ?? []).filter((p) => topics.includes(p.topic) && !added.includes(p.topic)),
-      ...positions.map((p) => ({ topic: p.topic, partition: p.partition, offset: p.offset.toString() })),
+      // Kept while members may still need them (stored.ts, START_AT_TTL_MS); older ones go.
+      ...(storedStartAt ?? []).filter((p) => topics.includes(p.topic) && !added.includes(p.topic) && p.takenAt !== undefined && Date.now() - Date.parse(p.takenAt) < START_AT_TTL_MS),
+      ...positions.map((p) => ({ topic: p.topic, partition: p.partition, offset: p.offset.toString(), takenAt })),
     ];
     const nextState: SubscriptionState = patch.state === undefined ? current.state : req.state;
     const stored = this.#seal(req, owner, group, push?.secrets ?? opened.secrets, push?.headers ?? {}, {

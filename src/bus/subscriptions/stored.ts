@@ -79,7 +79,18 @@ export interface StoredStartAt {
   readonly partition: number;
   /** Record offset, a decimal string (JSON has no 64-bit integers). */
   readonly offset: string;
+  /** When it was resolved (RFC 3339, UTC); members take it for {@link START_AT_TTL_MS} after that. */
+  readonly takenAt?: string;
 }
+
+/**
+ * How long a stored start position is taken, ms (24 h). Only the first member after the PATCH
+ * needs it (one starts within seconds: a partition without a commit counts as work), and it
+ * commits it at once. Later, a partition may lack a commit again (Kafka expires a group's offsets
+ * after `offsets.retention.minutes` without commits): then the documented rule for a partition
+ * without a commit applies, not a position from the day of the PATCH.
+ */
+export const START_AT_TTL_MS = 24 * 60 * 60 * 1000;
 
 const storedSchema = z.object({
   v: z.literal(1),
@@ -113,7 +124,7 @@ const storedSchema = z.object({
   updatedAt: z.string(),
   generation: z.number().int().min(1),
   replay: storedReplaySchema.optional(),
-  startAt: z.array(z.object({ topic: z.string().min(1), partition: z.number().int().min(0), offset: z.string().regex(/^\d{1,19}$/) })).optional(),
+  startAt: z.array(z.object({ topic: z.string().min(1), partition: z.number().int().min(0), offset: z.string().regex(/^\d{1,19}$/), takenAt: z.string().optional() })).optional(),
 });
 
 /** The stored subscription in a record value, or the reason it is not one. */

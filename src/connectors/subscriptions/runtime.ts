@@ -50,7 +50,7 @@ export function fromStored(s: StoredSubscription, opened: OpenedSecrets): Runtim
     // Start offsets were committed at create; those of a topic a PATCH added were resolved then
     // (startAt); a partition without either starts at the end.
     startFrom: 'latest',
-    ...(s.startAt === undefined ? {} : { startAt: s.startAt.map((p) => ({ topic: p.topic, partition: p.partition, offset: BigInt(p.offset) })) }),
+    ...(s.startAt === undefined ? {} : { startAt: s.startAt.map((p) => ({ topic: p.topic, partition: p.partition, offset: BigInt(p.offset), ...(p.takenAt === undefined ? {} : { takenAtMs: Date.parse(p.takenAt) }) })) }),
     state: s.state,
     concurrency: s.concurrency,
     origin: 'api',
