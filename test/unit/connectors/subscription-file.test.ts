@@ -30,12 +30,6 @@ describe('kind: subscription', () => {
     expect(r2.ok).toBe(false);
     if (r2.ok) return;
     expect(r2.problems.map((p) => p.path)).toEqual(['delivery.secretsFromEnv[0]', 'delivery.secretsFromEnv[1]', 'delivery.headersFromEnv.ce-id']);
-    // The trace context of the call is the gateway's too (a sink's own traceparent was replaced without a word).
-    for (const name of ['traceparent', 'TraceParent', 'tracestate']) {
-      const r3 = parseConnectorText(`kind: subscription\nname: p3\nkinds: [PriceLoadingCompleted]\ndelivery: { mode: push, url: "https://hooks.example/x", secretsFromEnv: [S1], headersFromEnv: { ${name}: TOKEN } }\n`, FILE, { environment: { TOKEN: 't', S1: SECRET } });
-      expect(r3.ok, name).toBe(false);
-      if (!r3.ok) expect(r3.problems.map((p) => [p.path, p.problem]), name).toEqual([[`delivery.headersFromEnv.${name}`, `${name} is set by the gateway`]]);
-    }
   });
 
   it('a push subscription with delivery.batch: defaults filled in, shown in its view; a bad field named', () => {
