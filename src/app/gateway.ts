@@ -189,7 +189,8 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
   };
   /** Keeps a stopped member's counters for the next member of a subscription the reconciler still runs. */
   const retain = (name: string, stats: SubscriptionStats): void => {
-    if (reconciler?.knows(name) !== true) return forget(name);
+    // Any state counts: a pause, a replay (it pauses) or a 410 keeps the subscription and its figures.
+    if (reconciler?.has(name) !== true) return forget(name);
     const before = retiredStats.get(name);
     retiredStats.set(name, before === undefined ? stats : addStats(before, stats));
   };
@@ -268,7 +269,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
   const figures = (): SubscriptionFigures[] => {
     const rows = new Map<string, { up: boolean; stats: SubscriptionStats | undefined; partitions: number }>();
     for (const [name, stats] of retiredStats) {
-      if (reconciler?.knows(name) === true) rows.set(name, { up: true, stats, partitions: 0 });
+      if (reconciler?.has(name) === true) rows.set(name, { up: true, stats, partitions: 0 });
       else forget(name);
     }
     for (const s of subscriptions) {

@@ -19,6 +19,7 @@ import { createLogger } from '../../src/observability/index.js';
 import { createMemoryTransport } from '../../src/transport/index.js';
 import type { Consumption, Transport } from '../../src/transport/port.js';
 import { structuredPriceEvent } from '../fixtures/events.js';
+import { startSink } from '../helpers/sink.js';
 import { waitFor } from '../helpers/wait.js';
 import { post } from './helpers.js';
 
@@ -61,7 +62,7 @@ const dir = tempDir('ceg-counted-');
 
 beforeAll(async () => {
   writeFileSync(join(dir.dir, 'counted.yaml'), 'kind: subscription\nname: counted\nowner: ops\nkinds: [PriceLoadingCompleted]\ndelivery: { mode: file-drop, sink: { directory: out } }\n');
-  gw = createGateway(loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent' }), createLogger({ level: 'silent' }), { transport: failingOnDemand(createMemoryTransport()) });
+  gw = createGateway(loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', WEBHOOK_ALLOWED_HOSTS: '127.0.0.1' }), createLogger({ level: 'silent' }), { transport: failingOnDemand(createMemoryTransport()) });
   gw.declareSubscriptions(loadConnectors(dir.dir, { environment: {} }).flatMap((d) => (d.kind === 'subscription' ? [d.runtime] : [])));
   const addr = await gw.listen();
   await gw.ready;
@@ -113,3 +114,24 @@ it('a library subscription\'s delivery-duration series go when it is unsubscribe
   // The connector subscription that still exists keeps its series.
   expect(await figure(`ce_gateway_delivery_duration_seconds_count{subscription="${GROUP}"}`)).toBeGreaterThan(0);
 });
+
+it('a paused subscription keeps its figures (a pause, a replay or a 410 is not a deletion); a deleted one loses them', async () => {
+  const sink = await startSink();
+  try {
+    const call = async (method: string, path: string, body?: unknown): Promise<Response> => fetch(`${url}${path}`, { method, headers: { 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    expect((await call('POST', '/subscriptions', { name: 'paused-later', kinds: ['PriceLoadingCompleted'], delivery: { mode: 'push', url: sink.url, handshake: false } })).status).toBe(201);
+    const group = 'ce-gateway.sub.anonymous.paused-later';
+    const handled = `ce_gateway_subscription_records_total{subscription="${group}",outcome="handled"}`;
+    const timed = `ce_gateway_delivery_duration_seconds_count{subscription="${group}"}`;
+    await publish(1);
+    await waitFor('one delivery', async () => ((await figure(handled)) === 1 && (await figure(timed)) === 1) || undefined, 10_000);
+    expect((await call('PATCH', '/subscriptions/paused-later', { state: 'paused' })).status).toBe(200);
+    await waitFor('its member stopped', async () => ((await (await call('GET', '/subscriptions/paused-later/status')).json()) as { running?: boolean }).running === false || undefined, 10_000);
+    expect(await figure(handled)).toBe(1);
+    expect(await figure(timed)).toBe(1);
+    expect((await call('DELETE', '/subscriptions/paused-later')).status).toBe(204);
+    await waitFor('its series gone', async () => ((await gw.metrics.render()).body.includes(`subscription="${group}"`) ? undefined : true), 10_000);
+  } finally {
+    await sink.close();
+  }
+}, 40_000);

@@ -207,6 +207,11 @@ export class Reconciler<D extends RunSpec> {
     return this.#desired.get(group)?.state === 'active';
   }
 
+  /** True when `group` is a subscription of the desired set in any state (active, paused — a replay pauses it too —, gone). */
+  has(group: string): boolean {
+    return this.#desired.has(group);
+  }
+
   /** Active subscriptions of this instance with a member now, and without one (waiting for work). */
   members(): MemberCounts {
     let idle = 0;
