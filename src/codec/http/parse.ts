@@ -97,14 +97,11 @@ export function parseHttpRequest(headers: HttpHeaders, body: Uint8Array, options
     );
   }
   const out = new ViolationCollector();
-  // An empty Content-Type is not "none" (RFC 9110 §8.3: the value is a media type): refused as an
-  // empty datacontenttype is in structured mode.
-  if (contentType === '') {
-    out.attribute('datacontenttype', 'Content-Type is empty: give the data\'s media type (RFC 2046), or leave the header out');
-    throw out.toError();
-  }
-  const env = readBinaryEvent(headers, body, contentType, mediaType, out, limits);
-  if (env === undefined) throw out.toError();
+  // An empty Content-Type for data is not "none" (RFC 9110 §8.3: the value is a media type): refused
+  // as an empty datacontenttype is in structured mode. Without data (a tombstone) it says nothing.
+  if (contentType === '' && body.byteLength > 0) out.attribute('datacontenttype', 'Content-Type is empty: give the data\'s media type (RFC 2046), or leave the header out');
+  const env = readBinaryEvent(headers, body, contentType === '' ? undefined : contentType, mediaType, out, limits);
+  if (env === undefined || out.size > 0) throw out.toError();
   return { mode: 'binary', events: [env] };
 }
 

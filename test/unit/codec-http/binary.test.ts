@@ -56,6 +56,12 @@ describe('binary mode: attributes from ce- headers', () => {
       expect(err.code, JSON.stringify(ct)).toBe('CEG_INVALID_ATTRIBUTE');
       expect(violations(err)).toEqual([{ attribute: 'datacontenttype', reason: expect.stringMatching(/Content-Type is empty/) }]);
     }
+    // Reported with the event's other violations.
+    const both = caught(() => parseHttpRequest({ ...ceHeaders, 'ce-time': 'yesterday', 'content-type': '' }, json({ close: 1.1 })));
+    expect(violations(both).map((v) => v.attribute).sort()).toEqual(['datacontenttype', 'time']);
+    // Without data (a tombstone) an empty Content-Type says nothing and is no datacontenttype.
+    const r = parseHttpRequest({ ...ceHeaders, 'content-type': '' }, EMPTY);
+    expect(r.events[0]!.attributes.datacontenttype).toBeUndefined();
   });
 
   it('names a missing required attribute', () => {
