@@ -172,6 +172,12 @@ function compileUnion(types: readonly Type[], memo: Map<Type, Compiled>): Compil
       const v = single.conv.toAvro(json, path, out);
       return v === undefined ? undefined : { [single.name]: v };
     }
+    // A bare integer beyond ±(2^53 − 1) was rounded by the JSON parser: an int/long branch refuses
+    // it, and a float/double branch must not take the rounded number in its place.
+    if (typeof json === 'number' && Number.isInteger(json) && !Number.isSafeInteger(json) && nonNull.some((b) => b.type.typeName === 'int' || b.type.typeName === 'long' || b.type.typeName === 'abstract:long')) {
+      out.push({ field: path, reason: `integer ${json} is beyond ±9007199254740991, so JSON parsers round it: send a long as a decimal string, or name the branch ({"double": …}) for a double` });
+      return undefined;
+    }
     for (const b of nonNull) {
       const trial: Violation[] = [];
       const v = b.conv.toAvro(json, path, trial);

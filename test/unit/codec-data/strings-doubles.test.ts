@@ -180,6 +180,17 @@ describe('Avro double and float take any finite JSON number', () => {
     );
   });
 
+  it('a bare integer beyond 2^53 in a union with a long branch is refused, not taken by its double branch rounded (review)', () => {
+    const u = avroType(record([{ name: 'n', type: ['null', 'long', 'double'] }]));
+    for (const x of [2 ** 53 + 2, -(2 ** 60), 1e16, 1e300]) {
+      expect(violationsOf(() => jsonToAvro(u, { n: x })), String(x)).toEqual([{ field: '/n', reason: expect.stringMatching(/beyond ±9007199254740991/) }]);
+    }
+    // Named, the double branch takes it; a safe integer goes to the long branch; a long as a string too.
+    expect(avroToJson(u, jsonToAvro(u, { n: { double: 1e16 } }))).toEqual({ n: { double: 1e16 } });
+    expect(avroToJson(u, jsonToAvro(u, { n: 42 }))).toEqual({ n: { long: 42 } });
+    expect(avroToJson(u, jsonToAvro(u, { n: 0.5 }))).toEqual({ n: { double: 0.5 } });
+  });
+
   it('float: a large integral number is written as the nearest float; overflow to infinity is refused', () => {
     for (const x of [1e16, -1e20, 2 ** 60, 3.4028234663852886e38, 3.4028235e38, -3.4028235e38]) {
       const out = decodeAvro(t, encodeAvro(t, { ...base, f: x })) as Record<string, unknown>;
