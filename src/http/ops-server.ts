@@ -5,9 +5,9 @@
  * `GET /readyz` (the same); anything else 404, other methods 405, as problem+json.
  */
 import { createServer } from 'node:http';
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { GatewayError } from '../core/errors.js';
-import { sendJson, sendProblem } from './respond.js';
+import { expectationFailed, sendJson, sendProblem } from './respond.js';
 import type { Logger } from '../observability/index.js';
 
 export interface OpsServerDeps {
@@ -44,6 +44,10 @@ export function createOpsServer(deps: OpsServerDeps): Server {
     }
     const h = deps.healthy();
     sendJson(res, h.ok ? 200 : 503, { status: h.ok ? 'ok' : 'unhealthy', ...(h.reason === undefined ? {} : { reason: h.reason }), ...h.details });
+  });
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    req.resume();
+    sendProblem(res, expectationFailed(req), { retryAfterS: 5 });
   });
   return server;
 }

@@ -1,5 +1,5 @@
 /** Writing JSON and RFC 9457 problem+json answers on plain node:http responses. */
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GatewayError, errorMessage } from '../core/errors.js';
 import { problemContentType, problemStatus, toProblem } from '../codec/http/index.js';
 import type { Logger } from '../observability/index.js';
@@ -60,4 +60,13 @@ export function sendProblem(res: ServerResponse, err: unknown, opts: { retryAfte
   if (ge.code === 'CEG_UNSUPPORTED_MEDIA_TYPE' && ge.details.contentEncoding !== undefined) headers['accept-encoding'] = 'gzip';
   res.writeHead(status, headers);
   res.end(text);
+}
+
+/**
+ * The answer to an `Expect` other than `100-continue` (RFC 9110 §10.1.1 defines no other):
+ * CEG_EXPECTATION_FAILED (417) naming the header. Node answers those itself with an empty body
+ * unless a server listens for `checkExpectation`; every server of the gateway does.
+ */
+export function expectationFailed(req: IncomingMessage): GatewayError {
+  return new GatewayError('CEG_EXPECTATION_FAILED', `Expect: ${String(req.headers.expect).slice(0, 100)} cannot be met: only 100-continue is supported`, { retriable: false, details: { field: 'expect' } });
 }

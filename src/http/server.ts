@@ -29,7 +29,7 @@ import { HttpDrain } from './drain.js';
 import { RefusalLog } from './refusals.js';
 import { readTlsPair, reloadOnChange } from './tls.js';
 import type { TlsFiles } from './tls.js';
-import { sendJson, sendProblem } from './respond.js';
+import { expectationFailed, sendJson, sendProblem } from './respond.js';
 
 /** Timeouts (ms) and bounds of the server; see the README's configuration table. */
 export interface HttpServerOptions {
@@ -307,7 +307,7 @@ export function createHttpServer(deps: ServerDeps): Server {
   // Node's bare 417 with an empty body.
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
     track(req, res);
-    refuse(res, new GatewayError('CEG_EXPECTATION_FAILED', `Expect: ${String(req.headers.expect).slice(0, 100)} cannot be met: only 100-continue is supported`, { retriable: false, details: { field: 'expect' } }));
+    refuse(res, expectationFailed(req));
   });
 
   server.on('connect', (_req: IncomingMessage, socket: Duplex) => {

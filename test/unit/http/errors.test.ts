@@ -137,4 +137,21 @@ describe('the ops server', () => {
     await flushed();
     expect(lines()).toEqual([]);
   });
+
+  it('an Expect other than 100-continue is 417 as problem+json (Node alone answers an empty 417)', async () => {
+    const base = await listen(createOpsServer({ metrics: () => Promise.resolve({ contentType: 'text/plain', body: '' }), healthy: () => ({ ok: true }) }));
+    const { request } = await import('node:http');
+    const answer = await new Promise<{ status: number; type: string; body: string }>((resolve, reject) => {
+      const req = request(`${base}/metrics`, { headers: { expect: '200-ok' } }, (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => (body += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type']), body }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(answer.status).toBe(417);
+    expect(answer.type).toBe('application/problem+json');
+    expect(JSON.parse(answer.body)).toMatchObject({ code: 'CEG_EXPECTATION_FAILED' });
+  });
 });
