@@ -205,7 +205,7 @@ describe('express\'s and body-parser\'s own errors keep their 4xx', () => {
   it('an unknown content coding: 415; gzip that is not gzip: 400 naming the body', async () => {
     const coding = await send('POST', '/subscriptions', '{}', { 'content-encoding': 'compress' });
     expect(coding.status).toBe(415);
-    expect(coding.body).toMatchObject({ code: 'CEG_UNSUPPORTED_MEDIA_TYPE' });
+    expect(coding.body).toMatchObject({ code: 'CEG_UNSUPPORTED_MEDIA_TYPE', contentEncoding: 'compress', supported: ['identity', 'gzip', 'deflate', 'br'] });
     const broken = await send('POST', '/subscriptions/x/replay', 'not gzip at all', { 'content-encoding': 'gzip' });
     expect(broken.status).toBe(400);
     expect(broken.body).toMatchObject({ code: 'CEG_MALFORMED_REQUEST' });

@@ -31,6 +31,9 @@ const CODE_OF_STATUS: ReadonlyMap<number, ErrorCode> = new Map<number, ErrorCode
   [431, 'CEG_HEADERS_TOO_LARGE'],
 ]);
 
+/** The content codings body-parser decodes for the management routes (zstd only where Node has it, so not listed). */
+const BODY_CODINGS = ['identity', 'gzip', 'deflate', 'br'] as const;
+
 /** Longest text of the request echoed in a problem's `detail`, characters. */
 const MAX_ECHO = 100;
 
@@ -94,6 +97,8 @@ export function asGatewayError(err: unknown, url: string, part?: 'body'): Gatewa
         : `the request was refused (HTTP ${status})`;
   const details: Record<string, unknown> = fromBody ? { field: 'body' } : {};
   if (code === 'CEG_PAYLOAD_TOO_LARGE' && limit !== undefined) details.maxBytes = limit;
+  // As the ingress's 415 does (docs/errors.md): what it got and what is supported.
+  if (e.type === 'encoding.unsupported') Object.assign(details, { contentEncoding: ((enc) => (typeof enc === 'string' ? enc.slice(0, MAX_ECHO) : ''))((err as { encoding?: unknown }).encoding), supported: [...BODY_CODINGS] });
   return new GatewayError(code, message, { retriable: false, details });
 }
 
