@@ -1,7 +1,8 @@
 /** Builds a real gateway for tests: on the stack (Kafka + registry) or on the in-memory adapters. */
 import type { AddressInfo } from 'node:net';
 import { createGateway } from '../../src/app/index.js';
-import type { Gateway } from '../../src/app/index.js';
+import type { Gateway, GatewayOverrides } from '../../src/app/index.js';
+import type { RuntimeSubscription } from '../../src/connectors/subscriptions/runtime.js';
 import { loadConfig } from '../../src/config/index.js';
 import { createLogger } from '../../src/observability/index.js';
 import { kafkaClientEnv } from './kafka-client.js';
@@ -13,7 +14,12 @@ export interface TestGateway {
   close(): Promise<void>;
 }
 
-export async function startGateway(opts: { stack: boolean; env?: Record<string, string> }): Promise<TestGateway> {
+/**
+ * A gateway listening on a free loopback port, ready. `overrides`: its transport and the like
+ * (createGateway's); `subscriptions`: declared before it listens (a connector file's), and then
+ * resolved only once the subscription definitions are loaded.
+ */
+export async function startGateway(opts: { stack: boolean; env?: Record<string, string>; overrides?: GatewayOverrides; subscriptions?: readonly RuntimeSubscription[] }): Promise<TestGateway> {
   const s = opts.stack ? stackEnv() : undefined;
   const vars: Record<string, string> = {
     PORT: '0',
@@ -25,9 +31,11 @@ export async function startGateway(opts: { stack: boolean; env?: Record<string, 
   };
   const config = loadConfig(vars);
   const log = createLogger({ level: config.logLevel, destination: process.stderr });
-  const gateway = createGateway(config, log);
+  const gateway = createGateway(config, log, opts.overrides);
+  if (opts.subscriptions !== undefined) gateway.declareSubscriptions(opts.subscriptions);
   const addr: AddressInfo = await gateway.listen();
   await gateway.ready;
+  if (opts.subscriptions !== undefined) await gateway.subscriptionsLoaded();
   return { gateway, url: `http://127.0.0.1:${addr.port}`, close: () => gateway.close() };
 }
 

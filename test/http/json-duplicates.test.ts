@@ -9,15 +9,13 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGateway } from '../../src/app/index.js';
 import type { Gateway } from '../../src/app/index.js';
 import { deadLetter } from '../../src/bus/subscriber/index.js';
 import type { Subscription } from '../../src/bus/subscriber/index.js';
-import { loadConfig } from '../../src/config/index.js';
 import { retryPolicy } from '../../src/core/retry.js';
 import { escapePointerToken } from '../../src/envelope/index.js';
-import { createLogger } from '../../src/observability/index.js';
 import { structuredPriceEvent } from '../fixtures/events.js';
+import { startGateway } from '../helpers/gateway.js';
 import { waitFor } from '../helpers/wait.js';
 import { BATCH, post } from './helpers.js';
 
@@ -28,11 +26,7 @@ let library: Subscription;
 const DEAD = 'svc.dup-reader';
 
 beforeAll(async () => {
-  gw = createGateway(loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', INSTANCE_ID: 'dup-1', WEBHOOK_ALLOWED_HOSTS: '127.0.0.1' }), createLogger({ level: 'silent' }));
-  const addr = await gw.listen();
-  await gw.ready;
-  await gw.subscriptionsLoaded();
-  url = `http://127.0.0.1:${addr.port}`;
+  ({ gateway: gw, url } = await startGateway({ stack: false, env: { LOG_LEVEL: 'silent', INSTANCE_ID: 'dup-1', WEBHOOK_ALLOWED_HOSTS: '127.0.0.1' }, subscriptions: [] }));
   library = await gw.subscribe({ subscription: DEAD, kinds: ['PriceLoadingCompleted'], retry: retryPolicy({ maxAttempts: 1, initialDelayMs: 0, factor: 1, maxDelayMs: 0, jitter: 0 }), handler: () => Promise.resolve(deadLetter('refused here')) });
 });
 

@@ -12,13 +12,12 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { loadConnectors } from '../../src/connectors/index.js';
 import { tempDir } from '../unit/connectors/helpers.js';
-import { createGateway } from '../../src/app/index.js';
 import type { Gateway } from '../../src/app/index.js';
-import { loadConfig } from '../../src/config/index.js';
-import { createLogger } from '../../src/observability/index.js';
 import { createMemoryTransport } from '../../src/transport/index.js';
 import type { Consumption, Transport } from '../../src/transport/port.js';
 import { structuredPriceEvent } from '../fixtures/events.js';
+import { startGateway } from '../helpers/gateway.js';
+import type { TestGateway } from '../helpers/gateway.js';
 import { startSink } from '../helpers/sink.js';
 import { waitFor } from '../helpers/wait.js';
 import { post } from './helpers.js';
@@ -58,20 +57,22 @@ function failingOnDemand(inner: Transport): Transport {
 
 let gw: Gateway;
 let url: string;
+let started: TestGateway;
 const dir = tempDir('ceg-counted-');
 
 beforeAll(async () => {
   writeFileSync(join(dir.dir, 'counted.yaml'), 'kind: subscription\nname: counted\nowner: ops\nkinds: [PriceLoadingCompleted]\ndelivery: { mode: file-drop, sink: { directory: out } }\n');
-  gw = createGateway(loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', WEBHOOK_ALLOWED_HOSTS: '127.0.0.1' }), createLogger({ level: 'silent' }), { transport: failingOnDemand(createMemoryTransport()) });
-  gw.declareSubscriptions(loadConnectors(dir.dir, { environment: {} }).flatMap((d) => (d.kind === 'subscription' ? [d.runtime] : [])));
-  const addr = await gw.listen();
-  await gw.ready;
-  await gw.subscriptionsLoaded();
-  url = `http://127.0.0.1:${addr.port}`;
+  started = await startGateway({
+    stack: false,
+    env: { LOG_LEVEL: 'silent', WEBHOOK_ALLOWED_HOSTS: '127.0.0.1' },
+    overrides: { transport: failingOnDemand(createMemoryTransport()) },
+    subscriptions: loadConnectors(dir.dir, { environment: {} }).flatMap((d) => (d.kind === 'subscription' ? [d.runtime] : [])),
+  });
+  ({ gateway: gw, url } = started);
 });
 
 afterAll(async () => {
-  await gw?.close();
+  await started?.close();
   dir.remove();
 });
 

@@ -57,6 +57,8 @@ interface HttpErrorLike {
   readonly type?: unknown;
   readonly limit?: unknown;
   readonly message?: unknown;
+  /** body-parser's unknown content coding. */
+  readonly encoding?: unknown;
 }
 
 /** The 4xx status an error of express, the router or body-parser carries, else undefined. */
@@ -98,7 +100,7 @@ export function asGatewayError(err: unknown, url: string, part?: 'body'): Gatewa
   const details: Record<string, unknown> = fromBody ? { field: 'body' } : {};
   if (code === 'CEG_PAYLOAD_TOO_LARGE' && limit !== undefined) details.maxBytes = limit;
   // As the ingress's 415 does (docs/errors.md): what it got and what is supported.
-  if (e.type === 'encoding.unsupported') Object.assign(details, { contentEncoding: ((enc) => (typeof enc === 'string' ? enc.slice(0, MAX_ECHO) : ''))((err as { encoding?: unknown }).encoding), supported: [...BODY_CODINGS] });
+  if (e.type === 'encoding.unsupported') Object.assign(details, { contentEncoding: typeof e.encoding === 'string' ? e.encoding.slice(0, MAX_ECHO) : '', supported: [...BODY_CODINGS] });
   return new GatewayError(code, message, { retriable: false, details });
 }
 
