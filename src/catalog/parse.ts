@@ -22,6 +22,7 @@ import { checkSchema } from './schema-check.js';
 import { catalogDocument } from './shape.js';
 import type { CatalogDocument, TopicSettings } from './shape.js';
 import type { Catalog, CatalogProblem, EventClass, EventKind } from './types.js';
+import { schemaIssues } from '../core/schema-issues.js';
 
 /** Largest data bound a notification may declare, bytes; above it the kind must be a document (M6). */
 export const MAX_NOTIFICATION_BYTES = 65_536;
@@ -72,7 +73,7 @@ export function parseCatalog(yamlText: string, readSchema: SchemaReader, dir: st
   if (!shaped.success) {
     throw invalid(
       dir,
-      shaped.error.issues.map((i) => ({ path: zodPath(i.path), problem: i.message })),
+      schemaIssues(shaped.error.issues).map((i) => ({ path: zodPath(i.path), problem: i.message })),
     );
   }
   return buildCatalog(shaped.data, readSchema, dir);

@@ -9,6 +9,7 @@ import { usableCpus } from './cpu-count.js';
 import proxyAddr from 'proxy-addr';
 import { z } from 'zod';
 import { GatewayError } from '../core/errors.js';
+import { schemaIssues } from '../core/schema-issues.js';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().min(1);
@@ -310,7 +311,7 @@ export function checkConfig(vars: Record<string, string | undefined>): { readonl
   const parsed = schema.safeParse(raw);
   // Each problem names its variable (an entry of a list is named after it).
   if (!parsed.success) {
-    for (const i of parsed.error.issues) problems.push({ variable: String(i.path[0]), message: `${i.path.length > 1 ? `entry ${i.path.slice(1).join('.')}: ` : ''}${i.message}` });
+    for (const i of schemaIssues(parsed.error.issues)) problems.push({ variable: String(i.path[0]), message: `${i.path.length > 1 ? `entry ${i.path.slice(1).join('.')}: ` : ''}${i.message}` });
   }
   // Combination rules are checked on the raw values too, so they are reported with the rest.
   // `auto` is refused without Kafka on any machine, also where it would come to 1: a setting that

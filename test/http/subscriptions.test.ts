@@ -73,6 +73,17 @@ describe('POST /subscriptions: validation', () => {
     expect(fields(r.body)).toContain(field);
   });
 
+  it.each([
+    [{ delivery: { mode: 'push', url: 'http://127.0.0.1:1/x', secrets: `whsec_${'A'.repeat(40)}` } }, 'delivery.secrets', /expected array/],
+    [{ kinds: 'PriceLoadingCompleted' }, 'kinds', /expected array/],
+    [{ delivery: { mode: 'push', url: ['http://127.0.0.1:1/x'] } }, 'delivery.url', /expected string/],
+  ])('a value of the wrong type, %j, is one problem naming %s (no size message about it)', async (over, field, reason) => {
+    const body = { name: `v-${randomUUID().slice(0, 8)}`, kinds: ['PriceLoadingCompleted'], delivery: { mode: 'push', url: 'http://127.0.0.1:1/x' }, ...over };
+    const r = await api('POST', '/subscriptions', body);
+    expect(r.status).toBe(400);
+    expect(r.body.violations).toEqual([{ field, reason: expect.stringMatching(reason) }]);
+  });
+
   it('refuses webhook targets the rules forbid, naming delivery.url, and sends nothing', async () => {
     for (const url of ['http://10.0.0.1/hook', 'https://169.254.169.254/latest', 'https://[::ffff:127.0.0.2]/x', 'ftp://127.0.0.1/x', 'https://user:pw@127.0.0.1/x']) {
       const r = await api('POST', '/subscriptions', { name: `t-${randomUUID().slice(0, 8)}`, kinds: ['PriceLoadingCompleted'], delivery: { mode: 'push', url } });

@@ -22,6 +22,7 @@ import { START_AT_TTL_MS } from './stored.js';
 import type { StoredStartAt, StoredSubscription } from './stored.js';
 import { replayStatus } from './replay/state.js';
 import type { ReplayPhase, StoredReplay } from './replay/state.js';
+import { schemaIssues } from '../../core/schema-issues.js';
 
 /** The secrets of a push subscription, opened. */
 export interface OpenedSecrets {
@@ -323,7 +324,7 @@ export class SubscriptionService {
     const parsed = createSchema.safeParse(body);
     const problems = parsed.success
       ? []
-      : parsed.error.issues.flatMap((i) =>
+      : schemaIssues(parsed.error.issues).flatMap((i) =>
           i.code === 'unrecognized_keys' ? i.keys.map((k) => ({ field: fieldPath([...i.path, k]), reason: 'unknown field' })) : [{ field: fieldPath(i.path), reason: i.message }],
         );
     if (parsed.success) {

@@ -10,6 +10,7 @@ import { NAME_PATTERN, batchSchema, retrySchema, states } from './model.js';
 import type { BatchSettings, RetrySettings, SubscriptionState } from './model.js';
 import { storedReplaySchema } from './replay/state.js';
 import type { StoredReplay } from './replay/state.js';
+import { schemaIssues } from '../../core/schema-issues.js';
 
 /** Push delivery as stored: the secrets sealed, only their count and the header names in the clear. */
 export interface StoredPushDelivery {
@@ -130,6 +131,6 @@ const storedSchema = z.object({
 /** The stored subscription in a record value, or the reason it is not one. */
 export function parseStored(json: unknown): { ok: true; value: StoredSubscription } | { ok: false; reason: string } {
   const r = storedSchema.safeParse(json);
-  if (!r.success) return { ok: false, reason: r.error.issues.slice(0, 5).map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') };
+  if (!r.success) return { ok: false, reason: schemaIssues(r.error.issues).slice(0, 5).map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') };
   return { ok: true, value: r.data as StoredSubscription };
 }

@@ -16,6 +16,7 @@ import type { RuntimeDelivery, RuntimeSubscription } from '../subscriptions/runt
 import type { ConnectorDefinition, ConnectorProblem } from './types.js';
 import type { FileDropOptions } from '../sinks/file-drop/index.js';
 import type { ShellHookOptions } from '../sinks/shell-hook/index.js';
+import { schemaIssues } from '../../core/schema-issues.js';
 
 /** A zod issue path as `a.b[0].c`; `(root)` for the document itself. */
 export function problemPath(path: readonly PropertyKey[]): string {
@@ -79,7 +80,7 @@ export function parseConnectorText(text: string, file: string, ctx: ParseContext
   const baseDir = dirname(file);
   if (!parsed.success) {
     const sink = sinkAlone(raw, baseDir, ctx);
-    return { ok: false, problems: parsed.error.issues.map((i) => ({ file, path: problemPath(i.path), problem: i.message })), ...(sink === undefined ? {} : { sink }) };
+    return { ok: false, problems: schemaIssues(parsed.error.issues).map((i) => ({ file, path: problemPath(i.path), problem: i.message })), ...(sink === undefined ? {} : { sink }) };
   }
   const c = parsed.data;
   if (c.kind === 'subscription') return parseSubscriptionFile(c, file, baseDir, ctx);
@@ -128,7 +129,7 @@ function parseSubscriptionFile(c: SubscriptionFile, file: string, baseDir: strin
     }
     // The header rules of the HTTP resource apply (reserved names, visible ASCII values).
     const checked = pushDeliverySchema.safeParse({ mode: 'push', url: d.url, secrets: secrets.length > 0 ? secrets : undefined, headers });
-    if (!checked.success) for (const i of checked.error.issues) problems.push({ file, path: `delivery.${fieldPath(i.path)}`.replace('delivery.headers', 'delivery.headersFromEnv'), problem: i.message });
+    if (!checked.success) for (const i of schemaIssues(checked.error.issues)) problems.push({ file, path: `delivery.${fieldPath(i.path)}`.replace('delivery.headers', 'delivery.headersFromEnv'), problem: i.message });
     delivery = {
       mode: 'push',
       push: { url: d.url, contentMode: d.contentMode, data: d.data, handshake: d.handshake, secrets, headers, timeoutMs: c.retry.timeoutMs, retryAfterCapMs: c.retry.backoff.maxMs, rateLimit: c.rateLimit, concurrency: c.concurrency, ...(d.batch === undefined ? {} : { batch: d.batch }) },

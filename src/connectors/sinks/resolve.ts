@@ -10,6 +10,7 @@ import { fileDropOptionsFrom, fileDropSettingsSchema } from './file-drop/index.j
 import type { FileDropOptions, FileDropSettings } from './file-drop/index.js';
 import { shellHookOptionsFrom, shellHookSettingsSchema } from './shell-hook/index.js';
 import type { ResolveContext, ShellHookOptions, ShellHookSettings } from './shell-hook/index.js';
+import { schemaIssues } from '../../core/schema-issues.js';
 
 function invalid(what: string, issues: readonly z.core.$ZodIssue[]): GatewayError {
   const problems = issues.map((i) => ({ path: i.path.map(String).join('.') || '(root)', problem: i.message }));
@@ -26,7 +27,7 @@ function invalid(what: string, issues: readonly z.core.$ZodIssue[]): GatewayErro
  */
 export function resolveShellHookOptions(input: ShellHookSettings, ctx: ResolveContext): ShellHookOptions {
   const parsed = shellHookSettingsSchema.safeParse(input);
-  if (!parsed.success) throw invalid('shell-hook', parsed.error.issues);
+  if (!parsed.success) throw invalid('shell-hook', schemaIssues(parsed.error.issues));
   return shellHookOptionsFrom(parsed.data, ctx);
 }
 
@@ -36,6 +37,6 @@ export function resolveShellHookOptions(input: ShellHookSettings, ctx: ResolveCo
  */
 export function resolveFileDropOptions(input: FileDropSettings, ctx: { readonly baseDir: string }): FileDropOptions {
   const parsed = fileDropSettingsSchema.safeParse(input);
-  if (!parsed.success) throw invalid('file-drop', parsed.error.issues);
+  if (!parsed.success) throw invalid('file-drop', schemaIssues(parsed.error.issues));
   return fileDropOptionsFrom(parsed.data, ctx);
 }

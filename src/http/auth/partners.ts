@@ -29,6 +29,7 @@ import { z } from 'zod';
 import { GatewayError } from '../../core/errors.js';
 import type { Catalog, EventKind } from '../../catalog/index.js';
 import { DEFAULT_OWNER, NAME_PATTERN } from '../../bus/subscriptions/index.js';
+import { schemaIssues } from '../../core/schema-issues.js';
 
 /** Permissions a partner may hold besides `publish` / `subscribe` per kind (issue 11). */
 export const PERMISSIONS = ['replay', 'redrive'] as const;
@@ -142,7 +143,7 @@ export function parsePartners(text: string, file: string, catalog: Catalog, env:
   }
   const parsed = partnersDocument.safeParse(doc);
   if (!parsed.success) {
-    throw invalid(file, parsed.error.issues.map((i) => `${i.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '') || 'document'}: ${i.message}`));
+    throw invalid(file, schemaIssues(parsed.error.issues).map((i) => `${i.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '') || 'document'}: ${i.message}`));
   }
   const problems: string[] = [];
   const ids = new Set<string>();
