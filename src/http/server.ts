@@ -99,11 +99,25 @@ function rawProblem(code: ErrorCode, message: string, details: Record<string, un
   };
 }
 
+/** `POST /events` in the request line of the bytes the parser saw (where binary mode applies). */
+const INGRESS_REQUEST_LINE = /^POST +(?:[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/ ]*)?\/events(?:[?# ]|$)/;
+/** A request line (method and target) at the start of those bytes. */
+const REQUEST_LINE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+ +\S/;
+
 /** The answer to a request the HTTP parser refused before any handler ran. */
-function clientErrorAnswer(err: Error & { code?: string }): { status: number; text: string; code: string } {
+function clientErrorAnswer(err: Error & { code?: string; rawPacket?: Buffer }): { status: number; text: string; code: string } {
   switch (err.code) {
-    case 'HPE_HEADER_OVERFLOW':
-      return { ...rawProblem('CEG_HEADERS_TOO_LARGE', 'the request headers exceed 16 KiB; CloudEvents attributes are headers in binary mode — send large values as data', { field: 'headers' }), code: 'CEG_HEADERS_TOO_LARGE' };
+    case 'HPE_HEADER_OVERFLOW': {
+      // Only the ingress takes attributes as headers: other routes get no binary-mode advice. The
+      // parser hands over its last chunk only, so when that lacks the request line the advice says where it applies.
+      const head = err.rawPacket?.subarray(0, 512).toString('latin1') ?? '';
+      const detail = INGRESS_REQUEST_LINE.test(head)
+        ? 'the request headers exceed 16 KiB; CloudEvents attributes are headers in binary mode — send large values as data'
+        : REQUEST_LINE.test(head)
+          ? 'the request headers exceed 16 KiB'
+          : 'the request headers exceed 16 KiB (on POST /events, binary-mode CloudEvents attributes are headers: send large values as data)';
+      return { ...rawProblem('CEG_HEADERS_TOO_LARGE', detail, { field: 'headers' }), code: 'CEG_HEADERS_TOO_LARGE' };
+    }
     case 'ERR_HTTP_REQUEST_TIMEOUT':
       return { ...rawProblem('CEG_REQUEST_TIMEOUT', 'the request did not arrive in time (headers or body too slow)', { field: 'headers' }), code: 'CEG_REQUEST_TIMEOUT' };
     case 'HPE_INVALID_TRANSFER_ENCODING':
@@ -317,7 +331,7 @@ export function createHttpServer(deps: ServerDeps): Server {
     else socket.destroy();
   });
 
-  server.on('clientError', (err: Error & { code?: string }, socket: Duplex) => {
+  server.on('clientError', (err: Error & { code?: string; rawPacket?: Buffer }, socket: Duplex) => {
     const open = inProgress.get(socket);
     const busy = open !== undefined && open.size > 0;
     if (err.code === 'ECONNRESET' || err.code === 'EPIPE' || err.code === 'HPE_INVALID_EOF_STATE' || !socket.writable) {

@@ -101,3 +101,35 @@ describe('Expect other than 100-continue', () => {
     expect(records.stats().enqueued).toBe(0);
   });
 });
+
+describe('headers over 16 KiB (431)', () => {
+  const filler = (n: number): string => Array.from({ length: n }, (_, i) => `x-fill-${i}: ${'f'.repeat(200)}\r\n`).join('');
+
+  it('on POST /events the detail says attributes are headers in binary mode; on other routes it does not', async () => {
+    const { url } = await serve();
+    const onEvents = await rawRequest(url, `POST /events HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n${filler(100)}Content-Length: 2\r\n\r\n{}`);
+    expect(onEvents[0]!.status).toBe(431);
+    expect(JSON.parse(onEvents[0]!.body)).toMatchObject({ code: 'CEG_HEADERS_TOO_LARGE', detail: 'the request headers exceed 16 KiB; CloudEvents attributes are headers in binary mode — send large values as data' });
+    for (const line of ['GET /subscriptions HTTP/1.1', 'GET /events-log HTTP/1.1', 'POST /eventsx HTTP/1.1', 'GET /events HTTP/1.1']) {
+      const [r] = await rawRequest(url, `${line}\r\nHost: x\r\n${filler(100)}\r\n`);
+      expect(r!.status, line).toBe(431);
+      const problem = JSON.parse(r!.body) as { code: string; detail: string };
+      expect(problem.code, line).toBe('CEG_HEADERS_TOO_LARGE');
+      expect(problem.detail, line).toBe('the request headers exceed 16 KiB');
+    }
+  });
+
+  it('when the headers arrive in many small writes (the parser keeps only the last), the advice says where it applies', async () => {
+    const { url } = await serve();
+    const c = await openRaw(url);
+    c.write('POST /events HTTP/1.1\r\nHost: x\r\n');
+    for (let i = 0; i < 20; i++) {
+      c.write(filler(5).replaceAll('x-fill-', `x-fill-${i}-`));
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    const [r] = await c.responses(1, 5000);
+    c.destroy();
+    expect(r!.status).toBe(431);
+    expect((JSON.parse(r!.body) as { detail: string }).detail).toMatch(/^the request headers exceed 16 KiB \(on POST \/events, binary-mode/);
+  });
+});
