@@ -187,6 +187,25 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     retiredStats.delete(name);
     if (![...subscriptions].some((s) => s.name === name) && !failedSubscriptions.has(name)) metrics.forgetSubscription(name);
   };
+  /** Subscriptions whose members the reconciler started (the others are a library user's own). */
+  const reconciled = new Set<string>();
+  /**
+   * A failed member of a reconciled subscription that is now deleted, paused or gone is expected
+   * to have no member: it no longer holds /readyz at not ready. A deleted one's figures go; the
+   * others keep their counters for their next member.
+   */
+  const settleFailures = (r: Reconciler<RuntimeSubscription>): void => {
+    for (const name of [...failedSubscriptions.keys()]) {
+      if (!reconciled.has(name) || r.knows(name)) continue;
+      failedSubscriptions.delete(name);
+      const last = failedStats.get(name);
+      failedStats.delete(name);
+      if (!r.has(name)) reconciled.delete(name);
+      if (last !== undefined) retain(name, last);
+      else if (!r.has(name)) forget(name);
+    }
+    for (const name of reconciled) if (!r.has(name) && ![...subscriptions].some((m) => m.name === name)) reconciled.delete(name);
+  };
   /** Keeps a stopped member's counters for the next member of a subscription the reconciler still runs. */
   const retain = (name: string, stats: SubscriptionStats): void => {
     // Any state counts: a pause, a replay (it pauses) or a 410 keeps the subscription and its figures.
@@ -434,7 +453,14 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       const r = new Reconciler<RuntimeSubscription>(
         // PUSH_FETCH_LINGER_MS (default none, as Kafka's fetch.min.bytes 1): 5 ms cut CPU per pushed
         // event by 8–18 % at 1,000 events/s, for a p50 up to 5 ms higher (BENCHMARKS.md, issue 8).
-        { subscribe: (o) => gatewayApi.subscribe({ ...o, fetchLingerMs: config.subscriptions.fetchLingerMs }), partitionCount: (t) => transport.partitionCount(t), topicsOf },
+        {
+          subscribe: (o) => {
+            reconciled.add(o.subscription);
+            return gatewayApi.subscribe({ ...o, fetchLingerMs: config.subscriptions.fetchLingerMs });
+          },
+          partitionCount: (t) => transport.partitionCount(t),
+          topicsOf,
+        },
         runtimeSinkFactory({ log: slog, allow, origin: config.subscriptions.requestOrigin, codec: need(codec, 'codec'), tracing: () => tracing }),
         slog,
         (group, reason) => svc.setState(group, 'gone', reason),
@@ -476,7 +502,10 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
         }
         return out;
       };
-      s.onChange((all) => r.apply(desired(all)));
+      s.onChange((all) => {
+        r.apply(desired(all));
+        settleFailures(r);
+      });
       r.apply(desired(s.all()));
       reconciler = r;
     } else {
@@ -570,6 +599,8 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
           failedStats.set(sub.name, sub.stats());
           failedSubscriptions.set(sub.name, { reason: errorMessage(err), atMs: Date.now() });
           log.error({ subscription: sub.name, err: errorMessage(err) }, 'subscription stopped on a failure');
+          // A member failing as its subscription is deleted or paused leaves nothing to report.
+          if (reconciler !== undefined) settleFailures(reconciler);
         },
       );
       return sub;

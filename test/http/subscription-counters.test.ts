@@ -5,7 +5,8 @@
  * this worker counted). The subscription is a connector file's (file-drop sink); the failure is
  * the transport's own: the in-memory transport, with the consumption of its group made to end in
  * an error on demand. (A library subscription's counters start again with a new `subscribe()`, as
- * after an `unsubscribe()`.)
+ * after an `unsubscribe()`.) A failed member of a subscription that is then deleted or paused no
+ * longer holds /readyz at not ready: no member is expected any more.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -23,27 +24,28 @@ import { waitFor } from '../helpers/wait.js';
 import { post } from './helpers.js';
 
 const GROUP = 'ce-gateway.sub.ops.counted';
-let failCurrent: ((err: Error) => void) | undefined;
-/** Members the group had so far (consumptions started). */
+/** Per consumer group, ends its current consumption in an error. */
+const failers = new Map<string, (err: Error) => void>();
+const failCurrent = (err: Error, group = GROUP): void => failers.get(group)!(err);
+/** Members GROUP had so far (consumptions started). */
 let members = 0;
 
-/** The in-memory transport; a consumption of NAME's group also ends when `failCurrent` is called. */
+/** The in-memory transport; a group's consumption also ends in an error when `failCurrent` is called for it. */
 function failingOnDemand(inner: Transport): Transport {
   return new Proxy(inner, {
     get(target, prop) {
       if (prop === 'consume') {
         return async (...args: Parameters<Transport['consume']>): Promise<Consumption> => {
           const c = await target.consume(...args);
-          if (args[0].group !== GROUP) return c;
-          members++;
+          if (args[0].group === GROUP) members++;
           // Once failed, the member stops (its own `done` then resolves) and this `done` rejects.
           let failing = false;
           const done = new Promise<void>((resolve, reject) => {
             c.done.then(() => (failing ? undefined : resolve()), reject);
-            failCurrent = (err) => {
+            failers.set(args[0].group, (err) => {
               failing = true;
               void c.stop().finally(() => reject(err));
-            };
+            });
           });
           done.catch(() => undefined);
           return { group: c.group, assignments: () => c.assignments(), joins: () => c.joins(), stop: () => c.stop(), done };
@@ -93,7 +95,7 @@ it('a failed member\'s counted records stay in the counter while it is down, and
   await waitFor('3 records handled', async () => (await figure(HANDLED)) === 3 || undefined, 10_000);
   expect(members).toBe(1);
 
-  failCurrent!(new Error('the consumer stopped on a failure'));
+  failCurrent(new Error('the consumer stopped on a failure'));
   // Down until new records arrive: on demand, the reconciler starts a member again (after its
   // backoff) only for a group with lag.
   await waitFor('the subscription reported down', async () => (await figure(UP)) === 0 || undefined, 10_000);
@@ -136,3 +138,39 @@ it('a paused subscription keeps its figures (a pause, a replay or a 410 is not a
     await sink.close();
   }
 }, 40_000);
+
+it('a failed member of a subscription then deleted or paused no longer holds /readyz at not ready; a deleted one\'s figures go, a paused one keeps its counters', async () => {
+  const sink = await startSink();
+  const call = async (method: string, path: string, body?: unknown): Promise<Response> => fetch(`${url}${path}`, { method, headers: { 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  const readiness = async (): Promise<{ status: number; subscriptions: unknown }> => {
+    const r = await call('GET', '/readyz');
+    return { status: r.status, subscriptions: ((await r.json()) as { checks?: { subscriptions?: unknown } }).checks?.subscriptions };
+  };
+  try {
+    for (const [name, then] of [['fails-deleted', 'delete'], ['fails-paused', 'pause']] as const) {
+      const group = `ce-gateway.sub.anonymous.${name}`;
+      const handled = `ce_gateway_subscription_records_total{subscription="${group}",outcome="handled"}`;
+      expect((await call('POST', '/subscriptions', { name, kinds: ['PriceLoadingCompleted'], delivery: { mode: 'push', url: sink.url, handshake: false } })).status).toBe(201);
+      await publish(1);
+      await waitFor(`${name}: one delivery`, async () => ((await figure(handled)) === 1 && failers.has(group)) || undefined, 10_000);
+      expect(await readiness()).toEqual({ status: 200, subscriptions: true });
+
+      failCurrent(new Error('the consumer stopped on a failure'), group);
+      await waitFor(`${name}: /readyz not ready`, async () => (await readiness()).status === 503 || undefined, 10_000);
+      expect((await readiness()).subscriptions).toBe(false);
+
+      if (then === 'delete') {
+        expect((await call('DELETE', `/subscriptions/${name}`)).status).toBe(204);
+        await waitFor(`${name}: ready again`, async () => (await readiness()).status === 200 || undefined, 10_000);
+        await waitFor(`${name}: its series gone`, async () => ((await gw.metrics.render()).body.includes(`subscription="${group}"`) ? undefined : true), 10_000);
+      } else {
+        expect((await call('PATCH', `/subscriptions/${name}`, { state: 'paused' })).status).toBe(200);
+        await waitFor(`${name}: ready again`, async () => (await readiness()).status === 200 || undefined, 10_000);
+        expect(await figure(handled)).toBe(1);
+        expect((await call('DELETE', `/subscriptions/${name}`)).status).toBe(204);
+      }
+    }
+  } finally {
+    await sink.close();
+  }
+}, 60_000);
