@@ -175,6 +175,24 @@ describe('push delivery', () => {
     await api('DELETE', `/subscriptions/${name}`);
   });
 
+  it('the call carries one traceparent: a subscription\'s own Trace Context headers (any letter case) give way to the event\'s trace, and go out as given without one', async () => {
+    const s = await sink();
+    const own = { Traceparent: '00-11111111111111111111111111111111-2222222222222222-01', TraceState: 'sink=own', 'X-Other': 'kept' };
+    const { name } = await create({ delivery: { mode: 'push', url: s.url, headers: own } });
+    const traced = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    expect((await post(gw.url, structuredPriceEvent({ traceparent: traced }))).status).toBe(202);
+    const [first] = await waitFor('a delivery', () => (s.deliveries().length > 0 ? s.deliveries() : undefined), 5000);
+    // Node joins repeated headers with ", ": exactly the event's value means it came once.
+    expect(first!.headers.traceparent).toBe(traced);
+    expect(first!.headers.tracestate).toBeUndefined();
+    expect(first!.headers['x-other']).toBe('kept');
+    expect((await post(gw.url, structuredPriceEvent())).status).toBe(202);
+    const [, second] = await waitFor('a second delivery', () => (s.deliveries().length > 1 ? s.deliveries() : undefined), 5000);
+    expect(second!.headers.traceparent).toBe(own.Traceparent);
+    expect(second!.headers.tracestate).toBe('sink=own');
+    await api('DELETE', `/subscriptions/${name}`);
+  });
+
   it('structured mode and Avro data; two secrets both verify', async () => {
     const s = await sink();
     const two = [`whsec_${Buffer.alloc(32, 1).toString('base64')}`, `whsec_${Buffer.alloc(32, 2).toString('base64')}`];

@@ -162,6 +162,7 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
   const rate = new RateGate();
   let s = initial;
   let keys = s.secrets.map(secretKey);
+  let own = ownHeaders(s.headers);
   const slots = new Semaphore(s.concurrency);
   /** Handshake results per URL on this instance (accepted ones only). */
   const validated = new Map<string, { readonly allowedPerSecond?: number }>();
@@ -293,7 +294,7 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
     const traceparent = span?.traceparent ?? handlingTrace;
     // One object, filled in place (an object per part, spread into another, cost more per delivery).
     // Spread, not Object.assign: a stored header named __proto__ stays a header, as before.
-    const headers: Record<string, string> = { ...s.headers, ...message.headers };
+    const headers: Record<string, string> = { ...(traceparent === undefined ? s.headers : own.withoutTrace), ...message.headers };
     addSignature(headers, keys, messageId(a.source, a.id), Math.floor(Date.now() / 1000), message.body);
     headers['user-agent'] = userAgent;
     if (traceparent !== undefined) headers.traceparent = traceparent;
@@ -389,6 +390,7 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
       if (next.concurrency !== s.concurrency) slots.resize(next.concurrency, s.concurrency);
       if (next.url !== s.url) validated.clear();
       keys = next.secrets.map(secretKey);
+      if (next.headers !== s.headers) own = ownHeaders(next.headers);
       s = next;
       if (s.batch === undefined) batcher?.flush();
       batcher = s.batch === undefined ? undefined : (batcher ?? new MicroBatcher<BatchItem, Outcome>(batchLimits(s), sendBatchAndRelease));
@@ -398,6 +400,21 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
       await agents.close();
     },
   };
+}
+
+/** W3C Trace Context headers (RFC 9110 names are case-insensitive). */
+const TRACE_CONTEXT_HEADER = /^(traceparent|tracestate)$/i;
+
+/**
+ * A subscription's own headers, also without its W3C Trace Context ones: a call the gateway gives a
+ * `traceparent` must not carry a second one in other letter case, nor a `tracestate` of another
+ * trace (W3C Trace Context §3.3: tracestate belongs to its traceparent). Without a trace of the
+ * gateway's, the subscription's own go out as given.
+ */
+function ownHeaders(headers: Readonly<Record<string, string>>): { readonly withoutTrace: Readonly<Record<string, string>> } {
+  const names = Object.keys(headers);
+  if (!names.some((n) => TRACE_CONTEXT_HEADER.test(n))) return { withoutTrace: headers };
+  return { withoutTrace: Object.fromEntries(Object.entries(headers).filter(([n]) => !TRACE_CONTEXT_HEADER.test(n))) };
 }
 
 /** A batch holds at most `concurrency` events: no more are in hand at once. */
