@@ -3,6 +3,7 @@ import type { GroupAssignment } from '@platformatic/kafka';
 import { errorMessage } from '../../core/errors.js';
 import type { KafkaTransportOptions } from '../kafka/options.js';
 import type { Consumption, GroupSpec, RecordContext, RecordHandler, TransportRecord } from '../port.js';
+import { MAX_REDELIVER_MS } from '../port.js';
 import { RecordRunner } from '../record-runner.js';
 import { PartitionLane } from '../in-flight-window.js';
 import { LANE_HIGH, LanePump } from '../lane-pump.js';
@@ -42,6 +43,8 @@ interface PartitionState {
   idle: boolean;
   /** Waiting for a redelivery: neither fetched nor handled until the timer resumes it. */
   paused: boolean;
+  /** While `paused`: when the timer resumes it (performance.now(), ms); a long poll ends by then (./fetch-plan.ts). */
+  resumeAt: number | undefined;
   /** Offset after the last handled record (what a commit stores); undefined = nothing handled yet. */
   handled: bigint | undefined;
   committed: bigint | undefined;
@@ -72,7 +75,8 @@ interface PartitionState {
  *   it leaves. Only handled offsets are committed (at-least-once); a partition given up in a
  *   rebalance is not committed any more by this member.
  * - `redeliver`: only that partition is paused; its unhandled records are dropped and fetched
- *   again from the redelivered offset after the wait. Heartbeats go on, so a wait longer than the
+ *   again from the redelivered offset after the wait (a long poll of the other partitions ends by
+ *   then, so the resumed partition is fetched within milliseconds, not after up to `maxWaitTimeMs`). Heartbeats go on, so a wait longer than the
  *   session timeout causes no rebalance.
  * - stop(): the records in hand see their signal aborted; after `stopTimeoutMs` a record still
  *   in hand is left uncommitted (it comes again) and the member leaves regardless of the handler.
@@ -239,7 +243,7 @@ export class PlatformaticConsumption implements Consumption {
       for (const { topic, partition } of fresh) {
         const next = starts.get(tpKey(topic, partition))!;
         const lane = this.#laneFor(topic, partition);
-        this.#partitions.set(tpKey(topic, partition), { topic, partition, next, queue: [], head: 0, idle: false, busy: false, paused: false, handled: undefined, committed: undefined, revoked: false, lane });
+        this.#partitions.set(tpKey(topic, partition), { topic, partition, next, queue: [], head: 0, idle: false, busy: false, paused: false, resumeAt: undefined, handled: undefined, committed: undefined, revoked: false, lane });
       }
       this.#assignment = Object.freeze(assigned);
       this.#opts.logger.debug({ group: this.group, assignment: assigned.map((a) => `${a.topic}/${a.partition}`) }, 'consumer joined its group');
@@ -297,9 +301,16 @@ export class PlatformaticConsumption implements Consumption {
     let failures = 0;
     const limit = (this.#opts.retries + 1) * (this.#opts.maxRestarts + 1);
     while (!this.#stopping) {
-      const wanted = [...this.#partitions.values()].filter((p) => !p.revoked && !p.paused && (p.lane === undefined ? p.queue.length - p.head < PREFETCH_BELOW : !p.lane.paused && !p.lane.halted));
-      // A long poll only when no partition will want a fetch soon (./fetch-plan.ts).
-      const plan = fetchPlan(this.#partitions.values(), wanted, this.#opts.maxWaitTimeMs, performance.now() - this.#lastQuickPoll, { ms: this.#spec.fetchLingerMs ?? 0, lastFetchRecords: this.#lastFetchRecords });
+      const wanted: PartitionState[] = [];
+      let resumeAt = Number.POSITIVE_INFINITY;
+      for (const p of this.#partitions.values()) {
+        if (p.revoked) continue;
+        if (p.paused) resumeAt = Math.min(resumeAt, p.resumeAt ?? Number.POSITIVE_INFINITY);
+        else if (p.lane === undefined ? p.queue.length - p.head < PREFETCH_BELOW : !p.lane.paused && !p.lane.halted) wanted.push(p);
+      }
+      const now = performance.now();
+      // A long poll only when no partition will want a fetch soon, and never past a redelivery's resume (./fetch-plan.ts).
+      const plan = fetchPlan(this.#partitions.values(), wanted, this.#opts.maxWaitTimeMs, now - this.#lastQuickPoll, { ms: this.#spec.fetchLingerMs ?? 0, lastFetchRecords: this.#lastFetchRecords }, resumeAt - now);
       if ('sleepMs' in plan) {
         await new Promise<void>((resolve) => {
           this.#wake = resolve;
@@ -375,10 +386,12 @@ export class PlatformaticConsumption implements Consumption {
         state.head = 0;
         state.next = record.offset;
         state.paused = true;
+        state.resumeAt = performance.now() + Math.min(MAX_REDELIVER_MS, outcome.afterMs);
         this.#runner.resumeLater(
           outcome.afterMs,
           () => {
             state.paused = false;
+            state.resumeAt = undefined;
             state.idle = false; // fetched at once, not after a quiet partition's poll interval
             this.#wakeUp();
           },
@@ -426,9 +439,11 @@ export class PlatformaticConsumption implements Consumption {
     if (state === undefined || state.lane !== lane) return;
     state.next = r.offset;
     state.paused = true;
+    state.resumeAt = performance.now() + Math.min(MAX_REDELIVER_MS, r.afterMs);
     this.#runner.resumeLater(
       r.afterMs,
       () => {
+        state.resumeAt = undefined;
         if (lane.revoked) return;
         lane.resume();
         state.paused = false;

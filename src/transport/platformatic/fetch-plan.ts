@@ -22,7 +22,28 @@
  * once per produce, one record each: about a tenth of the delivering process's CPU (issue 8
  * probe, 2026-12-02: 778–818 against 710–728 µs per event). After an empty fetch the long poll is
  * as before, so the first record after a quiet spell is not delayed.
+ *
+ * A partition resumed after a redelivery wait is not in the fetch under way, and nothing cuts a
+ * fetch short, so it waited for the end of the long poll: an unordered subscription with a 200 ms
+ * backoff retried every ~1,000 ms (its retry-topic record is fetched before it is due, its
+ * partition paused for the rest of the wait, the resume fell inside the 1 s long poll of the
+ * other partitions; test/integration/subscriptions/retry-backoff-timing.kafka.test.ts: gaps
+ * 1,009–1,082 ms, with lanes or without). So a long poll (or a linger):
+ * - never outlasts the wait of a partition paused for a redelivery (`untilResumeMs`): about one
+ *   fetch more per redelivery;
+ * - lasts at most {@link IN_HAND_MAX_WAIT_MS} while a lane has records in hand or waiting (one
+ *   may yet ask for a redelivery, and the long poll that began before would not see it; a linger
+ *   still asks for its `min_bytes`, for no longer than that): at most
+ *   1000 / IN_HAND_MAX_WAIT_MS = 10 fetch requests per second while deliveries are under way,
+ *   none more when the lanes are empty (an idle subscription still long-polls).
  */
+
+/**
+ * Longest long poll while a lane has records in hand or waiting, ms: how late the fetch loop may
+ * learn of a redelivery decided meanwhile (and cap its next long poll at the resume). The price: up
+ * to 10 fetch requests per second while deliveries are under way instead of 1.
+ */
+export const IN_HAND_MAX_WAIT_MS = 100;
 
 /** A fetch that brought at least this many records was no trickle: the next one does not linger. */
 export const LINGER_BELOW_RECORDS = 100;
@@ -43,8 +64,12 @@ export interface PlannedPartition {
   readonly busy: boolean;
   /** Its last fetch brought no record. */
   readonly idle: boolean;
-  /** With a lane: whether it is paused for backpressure (`paused`) and whether it is halted (a redelivery wait, a failure, revoked). */
-  readonly lane: { readonly paused: boolean; readonly halted: boolean } | undefined;
+  /**
+   * With a lane: whether it is paused for backpressure (`paused`), whether it is halted (a
+   * redelivery wait, a failure, revoked), and its records in hand and waiting to start (one of
+   * them may yet ask for a redelivery).
+   */
+  readonly lane: { readonly paused: boolean; readonly halted: boolean; readonly inHand: number; readonly waiting: number } | undefined;
 }
 
 /**
@@ -65,19 +90,35 @@ export interface Linger {
  * @param maxWaitTimeMs the transport's long-poll wait, ms.
  * @param sinceQuickPollMs time since the last fetch that did not wait, ms.
  * @param linger the fetch linger and the last fetch's record count; default none.
+ * @param untilResumeMs time until the first partition paused for a redelivery resumes, ms; default none (Infinity).
  */
-export function fetchPlan(held: Iterable<PlannedPartition>, wanted: readonly PlannedPartition[], maxWaitTimeMs: number, sinceQuickPollMs: number, linger: Linger = { ms: 0, lastFetchRecords: 0 }): FetchPlan {
+export function fetchPlan(
+  held: Iterable<PlannedPartition>,
+  wanted: readonly PlannedPartition[],
+  maxWaitTimeMs: number,
+  sinceQuickPollMs: number,
+  linger: Linger = { ms: 0, lastFetchRecords: 0 },
+  untilResumeMs = Number.POSITIVE_INFINITY,
+): FetchPlan {
   if (wanted.length === 0) return { sleepMs: maxWaitTimeMs };
   let handling = false;
   let backlogged = false;
+  let inHand = false;
   for (const p of held) {
     if (p.revoked) continue;
     if (p.lane === undefined) handling ||= p.busy;
-    else backlogged ||= p.lane.paused && !p.lane.halted;
+    else {
+      backlogged ||= p.lane.paused && !p.lane.halted;
+      inHand ||= p.lane.inHand > 0 || p.lane.waiting > 0;
+    }
   }
   if (!handling && !backlogged) {
+    // Ends by the time a paused partition resumes (at least 1 ms: its timer fires meanwhile, no spin),
+    // and, linger or not, soon while a lane's record may yet ask for a redelivery.
+    const poll = Math.min(maxWaitTimeMs, Math.max(1, Math.ceil(untilResumeMs)));
+    const cap = inHand ? IN_HAND_MAX_WAIT_MS : Number.POSITIVE_INFINITY;
     const trickle = linger.lastFetchRecords > 0 && linger.lastFetchRecords < LINGER_BELOW_RECORDS;
-    return trickle && linger.ms > 0 && linger.ms < maxWaitTimeMs ? { maxWaitTimeMs: linger.ms, minBytes: LINGER_MIN_BYTES } : { maxWaitTimeMs };
+    return trickle && linger.ms > 0 && linger.ms < poll ? { maxWaitTimeMs: Math.min(linger.ms, cap), minBytes: LINGER_MIN_BYTES } : { maxWaitTimeMs: Math.min(poll, cap) };
   }
   const interval = backlogged ? Math.min(maxWaitTimeMs, BACKLOG_QUIET_POLL_MS) : maxWaitTimeMs;
   if (wanted.every((p) => p.idle) && sinceQuickPollMs < interval) return { sleepMs: Math.max(1, Math.ceil(interval - sinceQuickPollMs)) };

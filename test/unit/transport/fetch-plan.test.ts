@@ -6,19 +6,27 @@
  *   none without a lane is still handling records, and no lane is paused for backpressure. Then a
  *   fetch does not wait, and quiet partitions alone are polled at most once per interval
  *   (BACKLOG_QUIET_POLL_MS while a lane is backlogged), by a sleep that a wake-up cuts short.
- * - kafkajs: a laned consumption's fetch wait is cut to LANED_MAX_WAIT_MS (kafkajs cannot cut its
- *   long poll, or its sleep when every partition is paused, short on resume()).
+ *   A long poll never outlasts the wait of a partition paused for a redelivery, and lasts at most
+ *   IN_HAND_MAX_WAIT_MS while a lane has records in hand or waiting (one may yet ask for a
+ *   redelivery): an unordered subscription's retry with a 200 ms backoff waited for the 1 s long
+ *   poll of the other partitions (test/integration/subscriptions/retry-backoff-timing.kafka.test.ts).
+ * - kafkajs: the fetch wait of a laned consumption, or one reading a retry topic, is cut to
+ *   LANED_MAX_WAIT_MS (kafkajs cannot cut its long poll, or its sleep when every partition is
+ *   paused, short on resume()).
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { BACKLOG_QUIET_POLL_MS, LINGER_BELOW_RECORDS, LINGER_MIN_BYTES, fetchPlan } from '../../../src/transport/platformatic/fetch-plan.js';
+import { BACKLOG_QUIET_POLL_MS, IN_HAND_MAX_WAIT_MS, LINGER_BELOW_RECORDS, LINGER_MIN_BYTES, fetchPlan } from '../../../src/transport/platformatic/fetch-plan.js';
 import type { PlannedPartition } from '../../../src/transport/platformatic/fetch-plan.js';
+import { LANE_HIGH } from '../../../src/transport/lane-pump.js';
 import { LANED_MAX_WAIT_MS, kafkajsMaxWaitMs } from '../../../src/transport/kafka/consumption.js';
 
 const MAX_WAIT = 1000;
-const quiet: PlannedPartition = { revoked: false, busy: false, idle: true, lane: { paused: false, halted: false } };
-const backlogged: PlannedPartition = { revoked: false, busy: false, idle: false, lane: { paused: true, halted: false } };
-const flowing: PlannedPartition = { revoked: false, busy: false, idle: false, lane: { paused: false, halted: false } };
+const quiet: PlannedPartition = { revoked: false, busy: false, idle: true, lane: { paused: false, halted: false, inHand: 0, waiting: 0 } };
+const backlogged: PlannedPartition = { revoked: false, busy: false, idle: false, lane: { paused: true, halted: false, inHand: 0, waiting: LANE_HIGH } };
+const flowing: PlannedPartition = { revoked: false, busy: false, idle: false, lane: { paused: false, halted: false, inHand: 0, waiting: 0 } };
+/** A lane with a record in hand (a delivery under way, or a retry-topic record being checked). */
+const delivering: PlannedPartition = { revoked: false, busy: false, idle: true, lane: { paused: false, halted: false, inHand: 1, waiting: 0 } };
 
 describe('fetchPlan (@platformatic/kafka consumption)', () => {
   it('long-polls when nothing will want a fetch soon: lanes flowing or quiet, nothing handled without a lane', () => {
@@ -36,7 +44,7 @@ describe('fetchPlan (@platformatic/kafka consumption)', () => {
   });
 
   it('a lane halted (a redelivery wait) or revoked is not a backlog: the quiet ones are long-polled', () => {
-    const waitingRetry: PlannedPartition = { ...backlogged, lane: { paused: true, halted: true } };
+    const waitingRetry: PlannedPartition = { ...backlogged, lane: { paused: true, halted: true, inHand: 0, waiting: 0 } };
     const gone: PlannedPartition = { ...backlogged, revoked: true };
     expect(fetchPlan([waitingRetry, gone, quiet], [quiet], MAX_WAIT, 0)).toEqual({ maxWaitTimeMs: MAX_WAIT });
   });
@@ -62,28 +70,53 @@ describe('fetchPlan (@platformatic/kafka consumption)', () => {
     expect(fetchPlan([backlogged, flowing], [flowing], MAX_WAIT, 0, linger(3))).toEqual({ maxWaitTimeMs: 0 });
   });
 
+  it('a partition paused for a redelivery: the long poll (or linger) ends by the time it resumes, never below 1 ms', () => {
+    expect(fetchPlan([quiet], [quiet], MAX_WAIT, 0, undefined, 183.2)).toEqual({ maxWaitTimeMs: 184 });
+    expect(fetchPlan([quiet], [quiet], MAX_WAIT, 0, undefined, 5000)).toEqual({ maxWaitTimeMs: MAX_WAIT });
+    // Its timer is due (it fires during this fetch): no fetch without a wait, no spin.
+    expect(fetchPlan([quiet], [quiet], MAX_WAIT, 0, undefined, -3)).toEqual({ maxWaitTimeMs: 1 });
+    expect(fetchPlan([flowing], [flowing], MAX_WAIT, 0, { ms: 50, lastFetchRecords: 3 }, 20)).toEqual({ maxWaitTimeMs: 20 });
+    expect(fetchPlan([flowing], [flowing], MAX_WAIT, 0, { ms: 5, lastFetchRecords: 3 }, 20)).toEqual({ maxWaitTimeMs: 5, minBytes: LINGER_MIN_BYTES });
+  });
+
+  it('a lane with records in hand or waiting: a long poll lasts at most IN_HAND_MAX_WAIT_MS (a redelivery decided meanwhile is seen soon); empty lanes long-poll', () => {
+    expect(fetchPlan([delivering, quiet], [delivering, quiet], MAX_WAIT, 0)).toEqual({ maxWaitTimeMs: IN_HAND_MAX_WAIT_MS });
+    const queued: PlannedPartition = { ...flowing, lane: { paused: false, halted: false, inHand: 0, waiting: 3 } };
+    expect(fetchPlan([queued], [queued], MAX_WAIT, 0)).toEqual({ maxWaitTimeMs: IN_HAND_MAX_WAIT_MS });
+    expect(fetchPlan([delivering], [delivering], MAX_WAIT, 0, undefined, 40)).toEqual({ maxWaitTimeMs: 40 });
+    expect(fetchPlan([delivering], [delivering], 20, 0)).toEqual({ maxWaitTimeMs: 20 });
+    expect(fetchPlan([quiet, flowing], [quiet, flowing], MAX_WAIT, 0)).toEqual({ maxWaitTimeMs: MAX_WAIT });
+    // A linger still lingers (for more bytes), no longer than the cap.
+    expect(fetchPlan([delivering], [delivering], MAX_WAIT, 0, { ms: 300, lastFetchRecords: 3 })).toEqual({ maxWaitTimeMs: IN_HAND_MAX_WAIT_MS, minBytes: LINGER_MIN_BYTES });
+    expect(fetchPlan([delivering], [delivering], MAX_WAIT, 0, { ms: 5, lastFetchRecords: 3 })).toEqual({ maxWaitTimeMs: 5, minBytes: LINGER_MIN_BYTES });
+  });
+
   it('nothing wanted: sleep (until woken) for at most maxWaitTimeMs', () => {
     expect(fetchPlan([backlogged], [], MAX_WAIT, 0)).toEqual({ sleepMs: MAX_WAIT });
   });
 
   it('property: never a long poll while a lane is backlogged; a sleep never outlasts the quiet-poll interval', () => {
-    const lane = fc.option(fc.record({ paused: fc.boolean(), halted: fc.boolean() }), { nil: undefined });
+    const lane = fc.option(fc.record({ paused: fc.boolean(), halted: fc.boolean(), inHand: fc.nat(3), waiting: fc.nat(3) }), { nil: undefined });
     const partition = fc.record({ revoked: fc.boolean(), busy: fc.boolean(), idle: fc.boolean(), lane });
     fc.assert(
-      fc.property(fc.array(partition, { maxLength: 8 }), fc.array(partition, { minLength: 1, maxLength: 8 }), fc.integer({ min: 0, max: 5000 }), fc.integer({ min: 0, max: 5000 }), fc.record({ ms: fc.integer({ min: 0, max: 50 }), lastFetchRecords: fc.integer({ min: 0, max: 1000 }) }), (others, wanted, maxWait, since, linger) => {
+      fc.property(fc.array(partition, { maxLength: 8 }), fc.array(partition, { minLength: 1, maxLength: 8 }), fc.integer({ min: 0, max: 5000 }), fc.integer({ min: 0, max: 5000 }), fc.record({ ms: fc.integer({ min: 0, max: 50 }), lastFetchRecords: fc.integer({ min: 0, max: 1000 }) }), fc.option(fc.double({ min: -100, max: 10_000, noNaN: true }), { nil: undefined }), (others, wanted, maxWait, since, linger, untilResume) => {
         const held = [...others, ...wanted];
-        const plan = fetchPlan(held, wanted, maxWait, since, linger);
+        const plan = fetchPlan(held, wanted, maxWait, since, linger, untilResume);
         const isBacklogged = held.some((p) => !p.revoked && p.lane !== undefined && p.lane.paused && !p.lane.halted);
         const isHandling = held.some((p) => !p.revoked && p.lane === undefined && p.busy);
         if (!isBacklogged && !isHandling) {
-          // A long poll, or a linger: only after a trickle, never longer than the long poll, never after an empty fetch.
+          // A long poll, never past a redelivery's resume (at least 1 ms), short while a lane has records.
+          const inHand = held.some((p) => !p.revoked && p.lane !== undefined && (p.lane.inHand > 0 || p.lane.waiting > 0));
+          const cap = inHand ? IN_HAND_MAX_WAIT_MS : Number.POSITIVE_INFINITY;
+          const poll = Math.min(maxWait, untilResume === undefined ? maxWait : Math.max(1, Math.ceil(untilResume)));
+          // Or a linger: only after a trickle, shorter than that poll, never after an empty fetch; capped alike while records are in hand.
           if ('minBytes' in plan) {
             expect(linger.lastFetchRecords).toBeGreaterThan(0);
             expect(linger.lastFetchRecords).toBeLessThan(LINGER_BELOW_RECORDS);
-            expect(plan).toEqual({ maxWaitTimeMs: linger.ms, minBytes: LINGER_MIN_BYTES });
-            expect(linger.ms).toBeLessThan(maxWait);
+            expect(plan).toEqual({ maxWaitTimeMs: Math.min(linger.ms, cap), minBytes: LINGER_MIN_BYTES });
+            expect(linger.ms).toBeLessThan(poll);
             expect(linger.ms).toBeGreaterThan(0);
-          } else expect(plan).toEqual({ maxWaitTimeMs: maxWait });
+          } else expect(plan).toEqual({ maxWaitTimeMs: Math.min(poll, cap) });
         } else if ('maxWaitTimeMs' in plan) expect(plan).toEqual({ maxWaitTimeMs: 0 });
         else {
           // A sleep only when every wanted partition came back empty, and no longer than the interval.
@@ -96,7 +129,7 @@ describe('fetchPlan (@platformatic/kafka consumption)', () => {
 });
 
 describe('kafkajsMaxWaitMs (kafkajs consumption)', () => {
-  it('cuts a laned consumption’s fetch wait to LANED_MAX_WAIT_MS and keeps the transport’s otherwise', () => {
+  it('cuts the fetch wait of a consumption with lanes or a retry topic to LANED_MAX_WAIT_MS and keeps the transport’s otherwise', () => {
     expect(kafkajsMaxWaitMs(true, 1000)).toBe(LANED_MAX_WAIT_MS);
     expect(kafkajsMaxWaitMs(true, 20)).toBe(20);
     expect(kafkajsMaxWaitMs(false, 1000)).toBe(1000);
