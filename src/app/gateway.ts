@@ -536,7 +536,9 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
         const v = service.get(name, owner);
         const topics = [...new Set(v.kinds.map((k) => (catalog.byEventId(k) ?? catalog.byName(k))?.topic.name).filter((t): t is string => t !== undefined))];
         if (v.delivery.mode === 'pull') return { name: v.name, owner: v.owner, group: v.group, origin: v.origin, state: v.state, topics, pull: true };
-        return { name: v.name, owner: v.owner, group: v.group, origin: v.origin, state: v.state, topics: [...topics, ...(v.ordering === 'none' ? [retryTopic(v.group)] : []), redriveTopic(v.group)] };
+        // A kind added by PATCH starts at the positions fixed then (its lag counts from there).
+        const startAt = service.startPositions(v.group);
+        return { name: v.name, owner: v.owner, group: v.group, origin: v.origin, state: v.state, topics: [...topics, ...(v.ordering === 'none' ? [retryTopic(v.group)] : []), redriveTopic(v.group)], ...(startAt.length === 0 ? {} : { startAt }) };
       } catch (err) {
         if (!isGatewayError(err, 'CEG_NOT_FOUND')) throw err;
       }

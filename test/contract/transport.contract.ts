@@ -344,6 +344,80 @@ export function transportContract(name: string, make: () => Promise<Transport>, 
       expect(values(c.got).sort()).toEqual(['after-1', 'after-2', 'end']);
     }, timeout);
 
+    it('startAt: a group without a commit starts each listed partition at its offset, not at startFrom; unlisted partitions follow startFrom', async () => {
+      const tp = await topic(3);
+      await t.produce(tp, [0, 0, 0, 1, 1, 1, 2].map((partition, i) => ({ ...rec(null, `p${partition}-${i}`), partition })));
+      const group = unique('g-start-at');
+      const c = await collect({ group, topics: [tp], startFrom: 'latest', startAt: [{ topic: tp, partition: 0, offset: 1n }, { topic: tp, partition: 1, offset: 2n }] });
+      await t.produce(tp, [0, 1, 2].map((partition) => ({ ...rec(null, `end${partition}`), partition })));
+      await until('the sentinels', () => values(c.got).filter((v) => v?.startsWith('end')).length === 3);
+      await c.c.stop();
+      // Partition 0 from offset 1, partition 1 from offset 2 (neither from the end nor the start); partition 2 at latest.
+      expect(c.got.filter((r) => r.partition === 0).map((r) => [text(r.value), r.offset])).toEqual([['p0-1', 1n], ['p0-2', 2n], ['end0', 3n]]);
+      expect(c.got.filter((r) => r.partition === 1).map((r) => [text(r.value), r.offset])).toEqual([['p1-5', 2n], ['end1', 3n]]);
+      expect(values(c.got.filter((r) => r.partition === 2))).toEqual(['end2']);
+      expect(await t.committedOffsets(group, tp)).toEqual([{ partition: 0, offset: 4n }, { partition: 1, offset: 4n }, { partition: 2, offset: 2n }]);
+    }, timeout);
+
+    it('startAt: a partition with a committed offset keeps it, behind or ahead of the startAt offset', async () => {
+      const tp = await topic(2);
+      await t.produce(tp, [0, 0, 0, 1, 1, 1].map((partition, i) => ({ ...rec(null, `p${partition}-${i}`), partition })));
+      const group = unique('g-start-at-committed');
+      await t.commitOffsets(group, tp, [{ partition: 0, offset: 1n }, { partition: 1, offset: 2n }]);
+      const c = await collect({ group, topics: [tp], startFrom: 'earliest', startAt: [{ topic: tp, partition: 0, offset: 2n }, { topic: tp, partition: 1, offset: 0n }] });
+      await t.produce(tp, [0, 1].map((partition) => ({ ...rec(null, `end${partition}`), partition })));
+      await until('the sentinels', () => values(c.got).filter((v) => v?.startsWith('end')).length === 2);
+      await c.c.stop();
+      expect(values(c.got.filter((r) => r.partition === 0))).toEqual(['p0-1', 'p0-2', 'end0']);
+      expect(values(c.got.filter((r) => r.partition === 1))).toEqual(['p1-5', 'end1']);
+    }, timeout);
+
+    it('startAt: entries for topics the group does not read are ignored (nothing committed there, no error)', async () => {
+      const tp = await topic(1);
+      const other = await topic(1);
+      await t.produce(tp, [rec('k', 'a0'), rec('k', 'a1')]);
+      await t.produce(other, [rec('k', 'o0'), rec('k', 'o1')]);
+      const group = unique('g-start-at-other');
+      const c = await collect({ group, topics: [tp], startFrom: 'latest', startAt: [{ topic: other, partition: 0, offset: 0n }, { topic: unique('contract-missing'), partition: 0, offset: 0n }, { topic: tp, partition: 0, offset: 1n }] });
+      await t.produce(tp, [rec('k', 'end')]);
+      await until('the sentinel', () => values(c.got).includes('end'));
+      await c.c.stop();
+      expect(values(c.got)).toEqual(['a1', 'end']);
+      expect(c.got.every((r) => r.topic === tp)).toBe(true);
+      expect(await t.committedOffsets(group, other)).toEqual([{ partition: 0, offset: null }]);
+    }, timeout);
+
+    it.each([
+      ['one record at a time', undefined],
+      ['with lanes of 4', 4],
+    ] as const)('startAt: a partition this member gets in a later rebalance, still without a commit, starts at its startAt offset (%s)', async (_how, inFlightPerPartition) => {
+      // b stands for a member that holds partitions without having committed a start there (one of
+      // another definition, or whose start commit at join failed); it stops with a record in hand,
+      // so nothing is committed. a, already in the group, then takes b's partition: it must start
+      // at a's startAt offset — not at 'latest' as of that rebalance, which skips b's record.
+      const tp = await topic(2);
+      const group = unique('g-start-at-later');
+      let entered = 0;
+      const lanes = inFlightPerPartition === undefined ? {} : { inFlightPerPartition };
+      const b = await t.consume({ group, topics: [tp], startFrom: 'earliest', instanceId: 'b', stopTimeoutMs: 500, ...lanes }, () => {
+        entered++;
+        return new Promise<void>(() => undefined); // never settles: stop() leaves it uncommitted
+      });
+      running.push(b);
+      const a = await collect({ group, topics: [tp], startFrom: 'latest', instanceId: 'a', ...lanes, startAt: [{ topic: tp, partition: 0, offset: 0n }, { topic: tp, partition: 1, offset: 0n }] });
+      await until('a 1+1 split', () => a.c.assignments().length === 1 && b.assignments().length === 1);
+      const bHolds = b.assignments()[0]!.partition;
+      const aHolds = a.c.assignments()[0]!.partition;
+      await t.produce(tp, [{ ...rec(null, `x${bHolds}`), partition: bHolds }, { ...rec(null, `x${aHolds}`), partition: aHolds }]);
+      await until('b holds its record and a has its own', () => entered >= 1 && values(a.got).includes(`x${aHolds}`));
+      await b.stop();
+      await until('a owns both partitions', () => a.c.assignments().length === 2);
+      await t.produce(tp, [0, 1].map((partition) => ({ ...rec(null, `end${partition}`), partition })));
+      await until('the sentinels', () => values(a.got).filter((v) => v?.startsWith('end')).length === 2);
+      expect(values(a.got.filter((r) => r.partition === bHolds))).toEqual([`x${bHolds}`, `end${bHolds}`]);
+      expect(values(a.got.filter((r) => r.partition === aHolds))).toEqual([`x${aHolds}`, `end${aHolds}`]);
+    }, timeout);
+
     it('rejects a produce whose signal is already aborted', async () => {
       const tp = await topic(1);
       const ac = new AbortController();

@@ -14,7 +14,7 @@
  */
 import { GatewayError } from '../../core/errors.js';
 import { DEFAULT_OWNER } from '../subscriptions/model.js';
-import type { Transport } from '../../transport/port.js';
+import type { TopicPartitionOffset, Transport } from '../../transport/port.js';
 import type { DeadLetterPage, DeadLetters, PurgeResult, RedriveResult, Selection } from '../deadletters/index.js';
 import type { Subscription } from '../subscriber/index.js';
 import { subscriptionLag } from './lag.js';
@@ -37,6 +37,12 @@ export interface SubscriptionTarget {
   readonly pull?: boolean;
   /** When and why its consumer stopped (`failed` only), epoch ms. */
   readonly failure?: { readonly atMs: number; readonly reason: string };
+  /**
+   * Where the group starts on partitions it has no commit on yet, when its definition says so (an
+   * HTTP push subscription's live `startAt`: SubscriptionService.startPositions); the lag counts
+   * from there. Absent: such a partition has no lag figure.
+   */
+  readonly startAt?: readonly TopicPartitionOffset[];
 }
 
 /** The answer of `GET /subscriptions/{name}/status`. */
@@ -124,7 +130,7 @@ export class SubscriptionOperations {
       );
       if (ok) existing.push(topic);
     }
-    const lag = await subscriptionLag(this.#d.transport, t.group, existing);
+    const lag = await subscriptionLag(this.#d.transport, t.group, existing, t.startAt);
     const m = this.#d.member(t.group);
     const s = m?.stats();
     const a = m?.activity();

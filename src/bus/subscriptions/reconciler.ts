@@ -30,7 +30,7 @@ import type { EventHandler, Ordering, SubscribeOptions, Subscription } from '../
 import type { FilterExpression } from '../subscriber/pipeline/dialects.js';
 import type { SubscriptionState } from './model.js';
 import { pendingOf } from './pending.js';
-import { START_AT_TTL_MS } from './stored.js';
+import { liveStartAt } from './stored.js';
 import { WorkCheck, eachLimited } from './work-check.js';
 import type { OffsetsSource, WatchedGroup } from './work-check.js';
 
@@ -137,10 +137,11 @@ const activity = (sub: Subscription): number => {
 
 /**
  * The stored start positions a member starting now takes: those resolved less than
- * {@link START_AT_TTL_MS} ago (stored.ts says why they expire).
+ * START_AT_TTL_MS ago, by the one rule of {@link liveStartAt} (stored.ts says why they expire,
+ * and why an entry without a time counts as expired).
  */
 export function startPositions(startAt: RunSpec['startAt'], nowMs = Date.now()): { startAt?: readonly TopicPartitionOffset[] } {
-  const live = (startAt ?? []).filter((p) => p.takenAtMs === undefined || nowMs - p.takenAtMs < START_AT_TTL_MS).map((p) => ({ topic: p.topic, partition: p.partition, offset: p.offset }));
+  const live = liveStartAt(startAt, nowMs).map((p) => ({ topic: p.topic, partition: p.partition, offset: p.offset }));
   return live.length === 0 ? {} : { startAt: live };
 }
 

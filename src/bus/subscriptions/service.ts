@@ -8,7 +8,7 @@
  */
 import { GatewayError } from '../../core/errors.js';
 import type { Catalog } from '../../catalog/index.js';
-import type { Transport } from '../../transport/port.js';
+import type { TopicPartitionOffset, Transport } from '../../transport/port.js';
 import { redriveTopic, retryTopic, subscriptionTopics } from '../subscriber/index.js';
 import type { FilterExpression } from '../subscriber/pipeline/dialects.js';
 import { DEFAULT_OWNER, createSchema, deliveryModeProblem, fieldPath, groupOf } from './model.js';
@@ -18,7 +18,7 @@ import type { SecretBox } from './secrets.js';
 import { commitPositions, commitStart, resolveStart } from './start.js';
 import { CLAIM_WRITE_MS } from './store.js';
 import type { SubscriptionStore } from './store.js';
-import { START_AT_TTL_MS } from './stored.js';
+import { liveStartAt, startPositionsOf } from './stored.js';
 import type { StoredStartAt, StoredSubscription } from './stored.js';
 import { replayStatus } from './replay/state.js';
 import type { ReplayPhase, StoredReplay } from './replay/state.js';
@@ -174,6 +174,15 @@ export class SubscriptionService {
    * authentication) also the one of that name under any owner (files name their own owner); an
    * authenticated partner sees only its own (issue 11: others' subscriptions are 404).
    */
+  /**
+   * Where the group of a stored subscription starts on partitions without a commit, as its
+   * definition keeps them now (the live `startAt` of a kind added by PATCH: stored.ts
+   * startPositionsOf); empty for an unknown group or one without any. For the status's lag.
+   */
+  startPositions(group: string): TopicPartitionOffset[] {
+    return startPositionsOf(this.#d.store.get(group), Date.now());
+  }
+
   #declaredNamed(name: string, owner: string): SubscriptionView | undefined {
     const all = this.#d.declared?.();
     if (all === undefined) return undefined;
@@ -282,8 +291,8 @@ export class SubscriptionService {
     if (push === undefined && positions.length > 0) await commitPositions(this.#d.transport, group, positions);
     const takenAt = new Date().toISOString();
     const startAt: StoredStartAt[] = push === undefined ? [] : [
-      // Kept while members may still need them (stored.ts, START_AT_TTL_MS); older ones go.
-      ...(storedStartAt ?? []).filter((p) => topics.includes(p.topic) && !added.includes(p.topic) && p.takenAt !== undefined && Date.now() - Date.parse(p.takenAt) < START_AT_TTL_MS),
+      // Kept while members may still need them (stored.ts, liveStartAt); older ones go.
+      ...liveStartAt(storedStartAt, Date.now()).filter((p) => topics.includes(p.topic) && !added.includes(p.topic)),
       ...positions.map((p) => ({ topic: p.topic, partition: p.partition, offset: p.offset.toString(), takenAt })),
     ];
     const nextState: SubscriptionState = patch.state === undefined ? current.state : req.state;

@@ -11,6 +11,7 @@ import type { BatchSettings, RetrySettings, SubscriptionState } from './model.js
 import { storedReplaySchema } from './replay/state.js';
 import type { StoredReplay } from './replay/state.js';
 import { schemaIssues } from '../../core/schema-issues.js';
+import type { TopicPartitionOffset } from '../../transport/port.js';
 
 /** Push delivery as stored: the secrets sealed, only their count and the header names in the clear. */
 export interface StoredPushDelivery {
@@ -80,7 +81,10 @@ export interface StoredStartAt {
   readonly partition: number;
   /** Record offset, a decimal string (JSON has no 64-bit integers). */
   readonly offset: string;
-  /** When it was resolved (RFC 3339, UTC); members take it for {@link START_AT_TTL_MS} after that. */
+  /**
+   * When it was resolved (RFC 3339, UTC); members take it for {@link START_AT_TTL_MS} after that.
+   * Absent only in entries of the first version of `startAt`: they count as expired ({@link liveStartAt}).
+   */
   readonly takenAt?: string;
 }
 
@@ -92,6 +96,36 @@ export interface StoredStartAt {
  * without a commit applies, not a position from the day of the PATCH.
  */
 export const START_AT_TTL_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * The start positions that are still taken at `nowMs` (epoch ms): those resolved less than
+ * {@link START_AT_TTL_MS} before it, in their order. The one rule for every reader: the PATCH that
+ * keeps stored entries (service.ts), the members a reconciler starts (reconciler.ts), the status
+ * and the replay dry run that show where a group without a commit starts. An entry is timed by
+ * `takenAtMs` (epoch ms, as handed to members) or else `takenAt` (RFC 3339, as stored).
+ *
+ * An entry with no time, or a time that does not parse, counts as expired. Every writer has set
+ * `takenAt` since the TTL came in (c050d52, 23 minutes after 5f46f4e brought `startAt`, with no
+ * release in between); only that first commit wrote entries without it, and so long after, their
+ * members have started and committed those positions (a member starts within seconds of the PATCH
+ * and commits them at once). Taking them for ever would be the very fault the TTL fixes: a
+ * partition whose commits Kafka expired would go back to the day of that PATCH.
+ */
+export function liveStartAt<T extends { readonly topic: string; readonly takenAt?: string | undefined; readonly takenAtMs?: number | undefined }>(entries: readonly T[] | undefined, nowMs: number): T[] {
+  return (entries ?? []).filter((p) => {
+    const at = p.takenAtMs ?? (p.takenAt === undefined ? Number.NaN : Date.parse(p.takenAt));
+    return nowMs - at < START_AT_TTL_MS; // NaN (no time, or none that parses): false, expired
+  });
+}
+
+/**
+ * Where the group of `s` starts on partitions it has no commit on yet, as far as its definition
+ * says: its live {@link liveStartAt} entries as offsets (none for a record without `startAt`).
+ * What the status's lag and a replay's `from` count from on such a partition.
+ */
+export function startPositionsOf(s: Pick<StoredSubscription, 'startAt'> | undefined, nowMs: number): TopicPartitionOffset[] {
+  return liveStartAt(s?.startAt, nowMs).map((p) => ({ topic: p.topic, partition: p.partition, offset: BigInt(p.offset) }));
+}
 
 const storedSchema = z.object({
   v: z.literal(1),

@@ -14,7 +14,14 @@ type Assignment = readonly { readonly topic: string; readonly partition: number 
 /** Where a new 'latest' group starts, per `topic\0partition`, fixed before it first joins. */
 export type LatestPins = ReadonlyMap<string, string>;
 
+/** Of these partitions, the `topic\0partition` keys on which the group has no committed offset now. */
+export type UncommittedLookup = (partitions: Assignment) => Promise<ReadonlySet<string>>;
+
 const tpKey = (topic: string, partition: number): string => `${topic}\u0000${partition}`;
+const fromKey = (k: string): { topic: string; partitions: number[] } => {
+  const at = k.lastIndexOf('\u0000');
+  return { topic: k.slice(0, at), partitions: [Number(k.slice(at + 1))] };
+};
 
 /** Rejections carry Errors; anything else thrown by a handler is wrapped (kept as `cause`). */
 const asError = (err: unknown): Error => (err instanceof Error ? err : new Error(String(err), { cause: err }));
@@ -22,15 +29,24 @@ const asError = (err: unknown): Error => (err instanceof Error ? err : new Error
 
 
 /**
- * kafkajs's fetch wait for a consumption with lanes, ms (at most the transport's `maxWaitTimeMs`):
- * how long a partition resumed after backpressure can wait for its next fetch. The price: an idle
- * laned consumption polls its broker 10 times a second instead of once.
+ * kafkajs's fetch wait for a consumption with lanes or one that reads a retry topic, ms (at most
+ * the transport's `maxWaitTimeMs`): how long a partition resumed after backpressure or after a
+ * redelivery wait can wait for its next fetch (kafkajs cannot cut its fetch under way short on
+ * resume()). A retry-topic record is fetched before it is due and its partition paused for the rest
+ * of the wait: with 1 s long polls an unordered subscription with a 200 ms backoff retried every
+ * ~1,030 ms (test/integration/subscriptions/retry-backoff-timing.kafka.test.ts). The price: such a
+ * consumption polls its broker up to 10 times a second when idle instead of once (one empty Fetch
+ * request per 100 ms per broker it reads from).
  */
 export const LANED_MAX_WAIT_MS = 100;
 
-/** kafkajs's `maxWaitTimeInMs` for a consumption, ms: the transport's, cut to {@link LANED_MAX_WAIT_MS} when it has lanes. */
-export function kafkajsMaxWaitMs(laned: boolean, maxWaitTimeMs: number): number {
-  return laned ? Math.min(maxWaitTimeMs, LANED_MAX_WAIT_MS) : maxWaitTimeMs;
+/**
+ * kafkajs's `maxWaitTimeInMs` for a consumption, ms: the transport's, cut to
+ * {@link LANED_MAX_WAIT_MS} when `short` (it has lanes, or it reads a serial topic: a retry topic
+ * whose records wait for their due time).
+ */
+export function kafkajsMaxWaitMs(short: boolean, maxWaitTimeMs: number): number {
+  return short ? Math.min(maxWaitTimeMs, LANED_MAX_WAIT_MS) : maxWaitTimeMs;
 }
 
 /**
@@ -69,6 +85,11 @@ export class KafkaConsumption implements Consumption {
   readonly #consumer: Consumer;
   readonly #opts: KafkaTransportOptions;
   readonly #pins: LatestPins;
+  readonly #uncommitted: UncommittedLookup | undefined;
+  /** Pinned partitions known to have a commit (or whose pin this member stored): no lookup at later joins. */
+  readonly #pinsSettled = new Set<string>();
+  /** Pinned partitions paused at the latest join until the lookup of their commits answers. */
+  #pinWait: readonly string[] = [];
   readonly #batches = new Set<Promise<void>>();
   readonly #handledOnce = new Set<string>();
   #assignment: Assignment = [];
@@ -98,10 +119,11 @@ export class KafkaConsumption implements Consumption {
   #laneCommitting: Promise<void> | undefined;
   #laneCommitAgain = false;
 
-  private constructor(kafka: Kafka, spec: GroupSpec, handler: RecordHandler, opts: KafkaTransportOptions, pins: LatestPins) {
+  private constructor(kafka: Kafka, spec: GroupSpec, handler: RecordHandler, opts: KafkaTransportOptions, pins: LatestPins, uncommitted: UncommittedLookup | undefined) {
     this.group = spec.group;
     this.#opts = opts;
     this.#pins = pins;
+    this.#uncommitted = uncommitted;
     this.#runner = new RecordRunner({ handler, stopTimeoutMs: spec.stopTimeoutMs ?? 5000, log: opts.logger, group: spec.group, onFailure: (err) => this.#fail(err) });
     this.#commitEveryRecords = spec.commitEveryRecords ?? 500;
     this.#commitIntervalMs = spec.commitIntervalMs ?? 1000;
@@ -131,8 +153,9 @@ export class KafkaConsumption implements Consumption {
       rebalanceTimeout: opts.rebalanceTimeoutMs,
       // Laned: kafkajs's fetch of the other partitions (a long poll), and its sleep when every
       // partition is paused, cannot be cut short by resume(); a lane paused for backpressure then
-      // waited that long for its next fetch (issue 8 profile: half the time idle at 1 s).
-      maxWaitTimeInMs: kafkajsMaxWaitMs(this.#window !== undefined, opts.maxWaitTimeMs),
+      // waited that long for its next fetch (issue 8 profile: half the time idle at 1 s). A retry
+      // topic's partition resumed after a redelivery wait likewise (see LANED_MAX_WAIT_MS).
+      maxWaitTimeInMs: kafkajsMaxWaitMs(this.#window !== undefined || spec.topics.some((t) => this.#serialTopics.has(t)), opts.maxWaitTimeMs),
       allowAutoTopicCreation: false,
       retry: {
         retries: opts.retries,
@@ -148,8 +171,8 @@ export class KafkaConsumption implements Consumption {
    * member's assignment. Errors: GatewayError mapped by {@link fromKafkaError} (e.g.
    * CEG_BROKER_UNAVAILABLE, retriable) when the member cannot join; the consumer is disconnected.
    */
-  static async start(kafka: Kafka, spec: GroupSpec, handler: RecordHandler, opts: KafkaTransportOptions, pins: LatestPins): Promise<KafkaConsumption> {
-    const c = new KafkaConsumption(kafka, spec, handler, opts, pins);
+  static async start(kafka: Kafka, spec: GroupSpec, handler: RecordHandler, opts: KafkaTransportOptions, pins: LatestPins, uncommitted?: UncommittedLookup): Promise<KafkaConsumption> {
+    const c = new KafkaConsumption(kafka, spec, handler, opts, pins, uncommitted);
     try {
       await c.#run(spec);
     } catch (err) {
@@ -191,6 +214,7 @@ export class KafkaConsumption implements Consumption {
         this.#revokeLanes();
         // Synchronous inside kafkajs's join, so the seek is in place before the first fetch.
         if (this.#joins++ === 0) this.#seekPins();
+        else this.#pinLaterJoin();
         this.#opts.logger.debug({ group: this.group, assignment: this.#assignment.map((a) => `${a.topic}/${a.partition}`) }, 'consumer joined its group');
         this.#onJoin?.();
       }),
@@ -222,6 +246,58 @@ export class KafkaConsumption implements Consumption {
     for (const { topic, partition } of this.#assignment) {
       const offset = this.#pins.get(tpKey(topic, partition));
       if (offset !== undefined) this.#consumer.seek({ topic, partition, offset });
+    }
+  }
+
+  /**
+   * A later join (GroupSpec.startAt): a pinned partition this member now holds may still have no
+   * commit (its earlier owner left without one), and kafkajs would start it at `latest` as of now,
+   * skipping what was written since the pin. Such partitions stay paused until the commits are
+   * looked up; those still without one are seeked to their pin (and it is stored), the rest go on
+   * from their commit. Synchronous part inside kafkajs's join, like #seekPins.
+   */
+  #pinLaterJoin(): void {
+    const earlier = this.#pinWait;
+    const wanted = this.#uncommitted === undefined ? [] : this.#assignment.filter(({ topic, partition }) => {
+      const k = tpKey(topic, partition);
+      return this.#pins.has(k) && !this.#pinsSettled.has(k) && !this.#handledOnce.has(k) && !this.#pump.lanes.has(k);
+    });
+    this.#pinWait = wanted.map((a) => tpKey(a.topic, a.partition));
+    // Paused by an earlier join's lookup and not waited for now: kafkajs keeps a pause across joins.
+    for (const k of earlier) if (!this.#pinWait.includes(k)) this.#consumer.resume([fromKey(k)]);
+    if (wanted.length === 0) return;
+    for (const { topic, partition } of wanted) this.#consumer.pause([{ topic, partitions: [partition] }]);
+    this.#seekOpenPins(wanted, this.#joins).catch((err: unknown) => {
+      // seek/resume refused (the consumer stopping under it): nothing to hold paused any more.
+      this.#opts.logger.warn({ group: this.group, err: errorMessage(err) }, 'could not move pinned partitions to their start after a rebalance');
+      try {
+        for (const { topic, partition } of wanted) this.#consumer.resume([{ topic, partitions: [partition] }]);
+      } catch {
+        // not running: its partitions go with it
+      }
+    });
+  }
+
+  async #seekOpenPins(wanted: Assignment, joins: number): Promise<void> {
+    let open: ReadonlySet<string> = new Set();
+    try {
+      open = await this.#uncommitted!(wanted);
+    } catch (err) {
+      // Unknown: they go on as kafkajs starts them (as before start positions were kept across joins).
+      this.#opts.logger.warn({ group: this.group, err: errorMessage(err) }, 'could not look up the commits of pinned partitions after a rebalance');
+    }
+    if (this.#joins !== joins || this.#stopping) return; // a later join took them over
+    const offsets = wanted.filter(({ topic, partition }) => open.has(tpKey(topic, partition))).map(({ topic, partition }) => ({ topic, partition, offset: this.#pins.get(tpKey(topic, partition))! }));
+    for (const o of offsets) this.#consumer.seek(o);
+    for (const { topic, partition } of wanted) if (!open.has(tpKey(topic, partition))) this.#pinsSettled.add(tpKey(topic, partition));
+    this.#pinWait = [];
+    for (const { topic, partition } of wanted) this.#consumer.resume([{ topic, partitions: [partition] }]);
+    if (offsets.length === 0) return;
+    try {
+      await this.#consumer.commitOffsets(offsets);
+      for (const o of offsets) this.#pinsSettled.add(tpKey(o.topic, o.partition));
+    } catch (err) {
+      this.#opts.logger.warn({ group: this.group, err: errorMessage(err) }, 'could not store the start offsets of pinned partitions after a rebalance');
     }
   }
 

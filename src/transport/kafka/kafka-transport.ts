@@ -234,7 +234,9 @@ class KafkaTransport implements Transport {
     const pins = (spec.startFrom ?? 'latest') === 'latest' ? await this.#latestPins(spec) : new Map<string, string>();
     for (const [k, offset] of await this.#startAtPins(spec)) pins.set(k, offset);
     const clientSuffix = spec.instanceId === undefined ? spec.group : `${spec.group}-${spec.instanceId}`;
-    const c = await KafkaConsumption.start(this.#consumerKafka(clientSuffix), { ...spec, topics: [...new Set(spec.topics)] }, handler, this.#opts, pins);
+    // A pinned partition this member gets at a later join is looked up again (it may still lack a commit).
+    const uncommitted = pins.size === 0 ? undefined : (held: readonly { readonly topic: string; readonly partition: number }[]) => this.#uncommitted(spec.group, held);
+    const c = await KafkaConsumption.start(this.#consumerKafka(clientSuffix), { ...spec, topics: [...new Set(spec.topics)] }, handler, this.#opts, pins, uncommitted);
     this.#consumptions.add(c);
     const forget = (): void => void this.#consumptions.delete(c);
     c.done.then(forget, forget);
@@ -443,20 +445,28 @@ class KafkaTransport implements Transport {
    * The positions of `spec.startAt` for the partitions that have no committed offset now (kafkajs
    * seeks its pins on the first join whatever the commits say, so a committed partition is left
    * out here). A member of the group that commits a listed partition between this lookup and this
-   * member's first join makes it redeliver from the pin (duplicates, never a gap).
+   * member's first join makes it redeliver from the pin (duplicates, never a gap). A pinned
+   * partition this member gets at a later join is looked up again then (consumption.ts #pinLaterJoin).
    */
   async #startAtPins(spec: GroupSpec): Promise<Map<string, string>> {
-    const pins = new Map<string, string>();
     const wanted = (spec.startAt ?? []).filter((p) => spec.topics.includes(p.topic));
+    const pins = new Map<string, string>();
     if (wanted.length === 0) return pins;
+    const open = await this.#uncommitted(spec.group, wanted);
+    for (const p of wanted) if (open.has(tpKey(p.topic, p.partition))) pins.set(tpKey(p.topic, p.partition), p.offset.toString());
+    return pins;
+  }
+
+  /** Of `partitions`, the `topic\0partition` keys on which `group` has no committed offset now. */
+  async #uncommitted(group: string, partitions: readonly { readonly topic: string; readonly partition: number }[]): Promise<Set<string>> {
+    const asked = new Set(partitions.map((p) => tpKey(p.topic, p.partition)));
+    if (asked.size === 0) return new Set();
     const { admin } = await this.#ready();
     try {
-      const committed = await admin.fetchOffsets({ groupId: spec.group, topics: [...new Set(wanted.map((p) => p.topic))] });
-      const open = new Set(committed.flatMap(({ topic, partitions }) => partitions.filter((p) => BigInt(p.offset) < 0n).map((p) => tpKey(topic, p.partition))));
-      for (const p of wanted) if (open.has(tpKey(p.topic, p.partition))) pins.set(tpKey(p.topic, p.partition), p.offset.toString());
-      return pins;
+      const committed = await admin.fetchOffsets({ groupId: group, topics: [...new Set(partitions.map((p) => p.topic))] });
+      return new Set(committed.flatMap(({ topic, partitions: ps }) => ps.filter((p) => BigInt(p.offset) < 0n).map((p) => tpKey(topic, p.partition))).filter((k) => asked.has(k)));
     } catch (err) {
-      throw fromKafkaError(err, { operation: 'consume', group: spec.group });
+      throw fromKafkaError(err, { operation: 'consume', group });
     }
   }
 

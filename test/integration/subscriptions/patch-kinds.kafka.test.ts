@@ -126,4 +126,36 @@ describe('PATCH adding a kind to a push subscription', () => {
     expect(new Set(ofSubject(s, 'after').map(idOf))).toEqual(new Set(after.map((e) => e.id as string)));
     expect(await api(a, 'DELETE', `/subscriptions/${name}`)).toMatchObject({ status: 204 });
   });
+
+  it('added while paused: a replay dry run counts from the start kept for the added kind (not from its end), and resuming delivers every event accepted meanwhile', async () => {
+    const { s, name } = await running();
+    expect((await api(a, 'PATCH', `/subscriptions/${name}`, { state: 'paused' })).status).toBe(200);
+    await waitFor('no member on either gateway', async () => {
+      const [sa, sb] = await Promise.all([api(a, 'GET', `/subscriptions/${name}/status`), api(b, 'GET', `/subscriptions/${name}/status`)]);
+      return sa.body.running === false && sb.body.running === false;
+    }, 30_000, 200);
+    // Paused: no member takes the added topic's start; it stays in the definition (startAt).
+    expect((await api(b, 'PATCH', `/subscriptions/${name}`, { kinds: ['PriceLoadingCompleted', 'WritingGuideContentChanged'] })).status).toBe(200);
+    const K = 12;
+    const meanwhile = Array.from({ length: K }, (_, i) => guide(i, 1, 'while-paused'));
+    await postBatch(a, meanwhile);
+    const catalog = await api<{ kinds: { name: string; topic: string }[] }>(a, 'GET', '/catalog');
+    const guideTopic = catalog.body.kinds.find((k) => k.name === 'WritingGuideContentChanged')!.topic;
+    const dry = await api<{ partitions: Record<string, { from: string; to: string; events: number; skipped: number }> }>(b, 'POST', `/subscriptions/${name}/replay`, { to: 'latest', dryRun: true });
+    expect(dry.status, JSON.stringify(dry.body)).toBe(200);
+    const ofGuide = Object.entries(dry.body.partitions).filter(([k]) => k.startsWith(`${guideTopic}/`)).map(([, p]) => p);
+    expect(ofGuide.length).toBeGreaterThan(0);
+    // Moving to latest would skip exactly the events accepted since the PATCH: the members start at its positions.
+    expect(ofGuide.reduce((n, p) => n + p.skipped, 0), JSON.stringify(dry.body)).toBe(K);
+    // The status's lag counts from the same positions: the events accepted since the PATCH.
+    const status = await api<{ lag: { partitions: { topic: string; committedOffset: string | null; startOffset?: string; lag: number | null }[] } }>(a, 'GET', `/subscriptions/${name}/status`);
+    const guideLag = status.body.lag.partitions.filter((p) => p.topic === guideTopic);
+    expect(guideLag.length, JSON.stringify(status.body)).toBeGreaterThan(0);
+    expect(guideLag.every((p) => p.committedOffset === null && p.startOffset !== undefined), JSON.stringify(guideLag)).toBe(true);
+    expect(guideLag.reduce((n, p) => n + (p.lag ?? 0), 0)).toBe(K);
+    expect((await api(a, 'PATCH', `/subscriptions/${name}`, { state: 'active' })).status).toBe(200);
+    await waitFor('the events accepted while paused', () => ofSubject(s, 'while-paused').length >= K, 30_000, 200).catch(() => undefined);
+    expect(new Set(ofSubject(s, 'while-paused').map(idOf))).toEqual(new Set(meanwhile.map((e) => e.id as string)));
+    expect(await api(a, 'DELETE', `/subscriptions/${name}`)).toMatchObject({ status: 204 });
+  });
 });

@@ -21,8 +21,9 @@
 import { randomUUID } from 'node:crypto';
 import { GatewayError, errorMessage } from '../../../core/errors.js';
 import type { Logger } from '../../../observability/index.js';
-import type { Transport } from '../../../transport/port.js';
+import type { TopicPartitionOffset, Transport } from '../../../transport/port.js';
 import { DEFAULT_OWNER, groupOf } from '../model.js';
+import { startPositionsOf } from '../stored.js';
 import type { SubscriptionStore } from '../store.js';
 import type { ReplayAuditEntry, ReplayLog } from './audit.js';
 import { planOf, positionsOf, resolveTarget } from './plan.js';
@@ -95,9 +96,11 @@ export class ReplayCoordinator {
       await this.#d.audit.append(group, entry);
       return entry;
     };
-    // Members of stored subscriptions start at the end where nothing is committed (start was committed at create).
-    if (req.dryRun) return await record(await positionsOf(this.#d.transport, group, targets, 'latest'));
-    return await this.#pauseAndCommit(group, targets, record);
+    // Members of stored subscriptions start at the end where nothing is committed (start was committed
+    // at create), or where the definition keeps a start for a kind added by PATCH (startAt).
+    const startAt = startPositionsOf(s, Date.now());
+    if (req.dryRun) return await record(await positionsOf(this.#d.transport, group, targets, 'latest', startAt));
+    return await this.#pauseAndCommit(group, targets, record, startAt);
   }
 
   /** The audit entries of subscription `name`, oldest first. Errors: CEG_NOT_FOUND; the transport's. */
@@ -108,7 +111,7 @@ export class ReplayCoordinator {
     return entries;
   }
 
-  async #pauseAndCommit(group: string, targets: ReplayOffsets, record: (from: ReplayOffsets) => Promise<ReplayAuditEntry>): Promise<ReplayAuditEntry> {
+  async #pauseAndCommit(group: string, targets: ReplayOffsets, record: (from: ReplayOffsets) => Promise<ReplayAuditEntry>, startAt: readonly TopicPartitionOffset[]): Promise<ReplayAuditEntry> {
     const log = this.#d.log.child({ subscription: group });
     const now = this.#now();
     const base: StoredReplay = { id: randomUUID(), phase: 'pausing', requestedAt: new Date(now).toISOString(), leaseUntil: new Date(now + this.#leaseMs).toISOString(), instance: this.#d.instance };
@@ -121,7 +124,7 @@ export class ReplayCoordinator {
         if (this.#d.store.get(group)?.replay?.id !== base.id) throw new GatewayError('CEG_CONFLICT', 'another replay of this subscription started meanwhile and took over; nothing was moved by this one', { retriable: false, details: { field: 'name' } });
         if (this.#now() >= Date.parse(base.leaseUntil)) throw new GatewayError('CEG_REPLAY_FAILED', 'the replay\'s lease ran out before the group was empty; nothing was moved', { retriable: true, details: { group } });
       };
-      from = await commitWhenIdle(this.#d.transport, group, targets, 'latest', Math.max(1000, this.#leaseMs - 10_000), undefined, proceed);
+      from = await commitWhenIdle(this.#d.transport, group, targets, 'latest', Math.max(1000, this.#leaseMs - 10_000), undefined, proceed, startAt);
     } catch (err) {
       await this.#setReplay(group, { ...base, phase: 'failed', finishedAt: new Date(this.#now()).toISOString(), reason: errorMessage(err).slice(0, 1000) }).catch((e: unknown) => log.error({ replay: base.id, err: errorMessage(e) }, 'replay: could not store the failure; delivery resumes when the lease runs out'));
       throw err;

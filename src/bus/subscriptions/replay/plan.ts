@@ -9,8 +9,9 @@
  *   is at or after it (Kafka offsets-for-times; the record timestamp is when the gateway wrote the
  *   record), explicit offsets must lie within the partition's log (start ≤ offset ≤ end).
  * - `from` is the group's committed offset; a partition where the group committed nothing counts
- *   from where its members would start (`startFrom`: the end offset for `latest`, the log start
- *   for `earliest`).
+ *   from where its members would start: its start position kept by the definition (`startAt`, a
+ *   kind added by PATCH) when it has one, else `startFrom` (the end offset for `latest`, the log
+ *   start for `earliest`).
  * - Moving back, `events` = from − to (records handed out again) and `skipped` = 0; moving forward,
  *   `events` = 0 and `skipped` = to − from (records the subscription will never see). The totals
  *   are the sums. Counts are records (offsets): a record of another kind on the same topic or one
@@ -18,7 +19,7 @@
  * Spec: issue 9 ("reports per partition the offsets from and to and how many events will be
  *   delivered again, and their total as `events`").
  */
-import type { PartitionOffset, StartFrom, Transport } from '../../../transport/port.js';
+import type { PartitionOffset, StartFrom, TopicPartitionOffset, Transport } from '../../../transport/port.js';
 import { invalidReplay, parsePartitionKey, partitionKey } from './target.js';
 import type { ReplayTarget } from './target.js';
 
@@ -79,14 +80,15 @@ export async function resolveTarget(transport: Transport, topics: readonly strin
  * The group's position on every partition a replay moves: committed offsets, or where a member
  * would start when the group has none. Errors: the transport's.
  */
-export async function positionsOf(transport: Transport, group: string, targets: ReplayOffsets, startFrom: StartFrom): Promise<ReplayOffsets> {
+export async function positionsOf(transport: Transport, group: string, targets: ReplayOffsets, startFrom: StartFrom, startAt: readonly TopicPartitionOffset[] = []): Promise<ReplayOffsets> {
   const out = new Map<string, PartitionOffset[]>();
   for (const [topic, moves] of targets) {
     const committed = await transport.committedOffsets(group, topic);
-    const fallback = committed.some((c) => c.offset === null) ? await transport.offsetsAt(topic, { kind: startFrom }) : [];
+    const pinned = new Map(startAt.filter((p) => p.topic === topic).map((p) => [p.partition, p.offset]));
+    const fallback = committed.some((c) => c.offset === null && !pinned.has(c.partition)) ? await transport.offsetsAt(topic, { kind: startFrom }) : [];
     out.set(
       topic,
-      moves.map((m) => ({ partition: m.partition, offset: committed.find((c) => c.partition === m.partition)?.offset ?? fallback.find((f) => f.partition === m.partition)?.offset ?? 0n })),
+      moves.map((m) => ({ partition: m.partition, offset: committed.find((c) => c.partition === m.partition)?.offset ?? pinned.get(m.partition) ?? fallback.find((f) => f.partition === m.partition)?.offset ?? 0n })),
     );
   }
   return out;

@@ -12,7 +12,7 @@
  */
 import { GatewayError, isGatewayError } from '../../../core/errors.js';
 import { sleep } from '../../../core/retry.js';
-import type { StartFrom, Transport } from '../../../transport/port.js';
+import type { StartFrom, TopicPartitionOffset, Transport } from '../../../transport/port.js';
 import { positionsOf } from './plan.js';
 import type { ReplayOffsets } from './plan.js';
 
@@ -21,11 +21,12 @@ const busy = (err: unknown): boolean => isGatewayError(err, 'CEG_INVALID_OPTIONS
 /**
  * Waits (at most `waitMs`, ms) until `group` has no member, reads its positions, commits `targets`.
  * `proceed`, asked right before the commit, may refuse it by throwing (a later replay took over,
- * the lease ran out). Resolves with the positions before the commit (`from`).
+ * the lease ran out). Resolves with the positions before the commit (`from`; where the group has no
+ * commit, its `startAt` position when given, else `startFrom`: plan.ts positionsOf).
  * Errors: CEG_REPLAY_FAILED (retriable) when members are still there after `waitMs`, or `signal`
  *   aborted; what `proceed` throws; the transport's.
  */
-export async function commitWhenIdle(transport: Transport, group: string, targets: ReplayOffsets, startFrom: StartFrom, waitMs: number, signal?: AbortSignal, proceed?: () => void): Promise<ReplayOffsets> {
+export async function commitWhenIdle(transport: Transport, group: string, targets: ReplayOffsets, startFrom: StartFrom, waitMs: number, signal?: AbortSignal, proceed?: () => void, startAt?: readonly TopicPartitionOffset[]): Promise<ReplayOffsets> {
   const deadline = Date.now() + waitMs;
   for (let attempt = 1; ; attempt++) {
     try {
@@ -34,7 +35,7 @@ export async function commitWhenIdle(transport: Transport, group: string, target
         const same = committed.flatMap((c) => (c.offset === null ? [] : [{ partition: c.partition, offset: c.offset }]));
         await transport.commitOffsets(group, topic, same);
       }
-      const from = await positionsOf(transport, group, targets, startFrom);
+      const from = await positionsOf(transport, group, targets, startFrom, startAt);
       proceed?.();
       for (const [topic, offsets] of targets) await transport.commitOffsets(group, topic, offsets);
       return from;
