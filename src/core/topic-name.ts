@@ -38,3 +38,38 @@ export function assertTopicName(name: string): void {
   const topic = text.length > SHOWN ? `${text.slice(0, SHOWN)}…` : text;
   throw new GatewayError('CEG_INVALID_NAME', `invalid topic name ${JSON.stringify(topic)}: ${reason}`, { retriable: false, details: { topic, reason } });
 }
+
+/**
+ * The name Kafka compares new topics by: `.` and `_` count as the same character, so
+ * `a.b_c` and `a_b.c` cannot both exist (Kafka `Topic.unifyCollisionChars`, CreateTopics answers
+ * INVALID_TOPIC_EXCEPTION for the second). Pure.
+ */
+export function collisionKey(name: string): string {
+  return name.replaceAll('.', '_');
+}
+
+/**
+ * Throws when a topic to create collides with an existing one under {@link collisionKey} (and is
+ * not that topic). Both adapters and the in-memory transport check this before creating, so the
+ * refusal is the same everywhere and says why (Kafka's own answer names neither topic).
+ * Errors: CEG_CONFLICT (retriable: false), details `{ topic, reason }`: `topic` the one wanted; the
+ *   existing one is not named (it may be another tenant's).
+ */
+export function assertNoCollision(wanted: readonly string[], existing: Iterable<string>): void {
+  const keys = new Map<string, string>();
+  for (const name of existing) keys.set(collisionKey(name), name);
+  for (const name of wanted) {
+    const other = keys.get(collisionKey(name));
+    if (other !== undefined && other !== name) throw topicCollision(name);
+    keys.set(collisionKey(name), name);
+  }
+}
+
+/**
+ * The refusal of {@link assertNoCollision}, also for Kafka's own INVALID_TOPIC_EXCEPTION to a
+ * CreateTopics of a name that passed {@link topicNameProblem} (another creator got there first).
+ */
+export function topicCollision(name: string): GatewayError {
+  const reason = "another topic's name differs from it only in '.' against '_', which Kafka treats as the same character";
+  return new GatewayError('CEG_CONFLICT', `topic ${name} cannot be created: ${reason}`, { retriable: false, details: { topic: name, reason } });
+}

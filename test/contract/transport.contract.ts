@@ -301,6 +301,25 @@ export function transportContract(name: string, make: () => Promise<Transport>, 
       expect(isGatewayError(again, 'CEG_INVALID_NAME')).toBe(true);
     }, timeout);
 
+    it("refuses a topic whose name differs from an existing one only in '.' against '_' (Kafka's collision rule) with CEG_CONFLICT, creating nothing", async () => {
+      const stem = unique('collide').replaceAll('-', '');
+      await t.ensureTopics([{ name: `${stem}.a_b.dlq`, partitions: 1, retentionMs: -1, cleanupPolicy: 'delete' }]);
+      for (const other of [`${stem}_a.b.dlq`, `${stem}.a.b.dlq`, `${stem}_a_b_dlq`]) {
+        const err: unknown = await t.ensureTopics([{ name: other, partitions: 1, retentionMs: -1, cleanupPolicy: 'delete' }]).then(() => undefined, (e: unknown) => e);
+        expect(isGatewayError(err, 'CEG_CONFLICT'), `${other}: ${String(err)}`).toBe(true);
+        expect(isGatewayError(err) && err.retriable).toBe(false);
+        expect(isGatewayError(err) && err.details.topic).toBe(other);
+      }
+      const produced: unknown = await t.produce(`${stem}_a.b.dlq`, [rec('k', 'v')]).then(() => undefined, (e: unknown) => e);
+      expect(produced).toBeDefined(); // the refused topic does not exist
+      // Two colliding names in one call: the first is created, the second refused.
+      const pair = unique('pair').replaceAll('-', '');
+      const both: unknown = await t.ensureTopics([{ name: `${pair}.x`, partitions: 1, retentionMs: -1, cleanupPolicy: 'delete' }, { name: `${pair}_x`, partitions: 1, retentionMs: -1, cleanupPolicy: 'delete' }]).then(() => undefined, (e: unknown) => e);
+      expect(isGatewayError(both, 'CEG_CONFLICT')).toBe(true);
+      // The existing name itself is fine.
+      await t.ensureTopics([{ name: `${stem}.a_b.dlq`, partitions: 1, retentionMs: -1, cleanupPolicy: 'delete' }]);
+    }, timeout);
+
     it('leaves an existing topic as it is', async () => {
       const tp = await topic(2);
       await t.ensureTopics([{ name: tp, partitions: 5, retentionMs: 1000, cleanupPolicy: 'compact' }]);

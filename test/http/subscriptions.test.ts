@@ -84,6 +84,21 @@ describe('POST /subscriptions: validation', () => {
     expect(r.body.violations).toEqual([{ field, reason: expect.stringMatching(reason) }]);
   });
 
+  it("a name whose topics would collide with another owner's under Kafka's '.'/'_' rule is a 409 naming the name, push and pull alike; nothing is created", async () => {
+    const svc = gw.gateway.subscriptionService()!;
+    const stem = `c${randomUUID().slice(0, 8)}`;
+    // Owner `alice_foo`, name X and owner `alice`, name `foo_X`: groups differ, topics collide (ce-gateway.sub.alice_foo.X.dlq ~ ce-gateway.sub.alice.foo_X.dlq).
+    await svc.create({ name: stem, kinds: ['PriceLoadingCompleted'], delivery: { mode: 'pull' } }, 'alice_foo');
+    for (const delivery of [{ mode: 'pull' }, { mode: 'push', url: 'http://127.0.0.1:1/x', handshake: false }]) {
+      const err: unknown = await svc.create({ name: `foo_${stem}`, kinds: ['PriceLoadingCompleted'], delivery }, 'alice').then(() => undefined, (e: unknown) => e);
+      expect(err, JSON.stringify(delivery)).toMatchObject({ code: 'CEG_CONFLICT', retriable: false, details: { field: 'name', topic: `ce-gateway.sub.alice.foo_${stem}.dlq` } });
+      expect((err as Error).message).toMatch(/'\.' against '_'/);
+      expect((err as Error).message).not.toContain('alice_foo'); // the other owner's subscription is not named
+      expect(() => svc.get(`foo_${stem}`, 'alice')).toThrow(/not found|no subscription/i);
+    }
+    await svc.remove(stem, 'alice_foo');
+  });
+
   it('refuses webhook targets the rules forbid, naming delivery.url, and sends nothing', async () => {
     for (const url of ['http://10.0.0.1/hook', 'https://169.254.169.254/latest', 'https://[::ffff:127.0.0.2]/x', 'ftp://127.0.0.1/x', 'https://user:pw@127.0.0.1/x']) {
       const r = await api('POST', '/subscriptions', { name: `t-${randomUUID().slice(0, 8)}`, kinds: ['PriceLoadingCompleted'], delivery: { mode: 'push', url } });

@@ -6,7 +6,7 @@
  * absent (returned once, in the `201` only) and sealed before anything is written.
  * Spec: issue 8; RFC 7396 (JSON Merge Patch); CloudEvents Subscriptions API 0.1 §3.2.
  */
-import { GatewayError } from '../../core/errors.js';
+import { GatewayError, isGatewayError } from '../../core/errors.js';
 import type { Catalog } from '../../catalog/index.js';
 import type { TopicPartitionOffset, Transport } from '../../transport/port.js';
 import { redriveTopic, retryTopic, subscriptionTopics } from '../subscriber/index.js';
@@ -225,7 +225,11 @@ export class SubscriptionService {
     try {
       // A pull subscription never retries in the gateway (the client does): no retry topic.
       const withRetryTopic = push !== undefined && req.ordering === 'none';
-      await this.#d.transport.ensureTopics(subscriptionTopics(group, withRetryTopic ? 'none' : 'key'));
+      await this.#d.transport.ensureTopics(subscriptionTopics(group, withRetryTopic ? 'none' : 'key')).catch((err: unknown) => {
+        // Another owner's subscription (or any topic) whose name differs only in '.' against '_'.
+        if (!isGatewayError(err, 'CEG_CONFLICT')) throw err;
+        throw new GatewayError('CEG_CONFLICT', `the name ${req.name} cannot be used: ${err.message}; choose another name`, { retriable: false, cause: err, details: { field: 'name', topic: err.details.topic } });
+      });
       // The redrive topic starts at its end (issue 10): a re-created name never gets the old one's redriven events.
       await commitStart(this.#d.transport, group, topics, req.start, [...(withRetryTopic ? [[retryTopic(group), 'earliest'] as const] : []), [redriveTopic(group), 'latest'] as const]);
       if (Date.now() - claim.atMs > CLAIM_WRITE_MS) {

@@ -13,7 +13,7 @@ import type {
   CommittedOffset, Consumption, GroupSpec, OffsetQuery, OffsetTarget, OutboundRecord, PartitionOffset, Position, ProduceOptions,
   RecordHandler, TopicSpec, Transport,
 } from '../port.js';
-import { assertTopicName } from '../../core/topic-name.js';
+import { assertNoCollision, assertTopicName, topicCollision } from '../../core/topic-name.js';
 import { sleep } from '../../core/retry.js';
 import { abortedProduce, checkCommitOffsets, checkGroupSpec, checkTopicSpec, closedTransport, groupBusy } from '../topics.js';
 import { KafkaConsumption } from './consumption.js';
@@ -116,6 +116,7 @@ class KafkaTransport implements Transport {
       const missing = specs.filter((s) => !existing.has(s.name));
       this.#known.exist(specs.filter((s) => existing.has(s.name)).map((s) => s.name));
       if (missing.length === 0) return;
+      assertNoCollision(missing.map((s) => s.name), existing);
       await admin.createTopics({
         waitForLeaders: true,
         topics: missing.map((s) => ({
@@ -134,6 +135,9 @@ class KafkaTransport implements Transport {
       this.#opts.logger.info({ transport: 'kafka', topics: missing.map((s) => s.name) }, 'created topics');
     } catch (err) {
       if (isTopicExists(err)) return;
+      // Names are checked first: Kafka's INVALID_TOPIC here is a '.'/'_' collision with a topic created meanwhile.
+      const invalid = invalidTopicOf(err);
+      if (invalid !== undefined) throw topicCollision(invalid);
       // kafkajs's waitForLeaders retries only LEADER_NOT_AVAILABLE; a KRaft broker may answer the
       // metadata of a topic it has just created with UNKNOWN_TOPIC_OR_PARTITION for a moment.
       if (isUnknownTopic(err) && (await this.#topicsVisible(specs.map((s) => s.name)))) return;
@@ -547,6 +551,15 @@ function isTopicExists(err: unknown): boolean {
   const e = err as { type?: unknown; errors?: unknown } | null;
   if (e?.type === 'TOPIC_ALREADY_EXISTS') return true;
   return Array.isArray(e?.errors) && e.errors.length > 0 && e.errors.every((x: { type?: unknown }) => x.type === 'TOPIC_ALREADY_EXISTS');
+}
+
+/** The topic kafkajs's createTopics says is invalid (INVALID_TOPIC_EXCEPTION), if that is the failure. */
+function invalidTopicOf(err: unknown): string | undefined {
+  const e = err as { type?: unknown; errors?: unknown } | null;
+  const all = Array.isArray(e?.errors) ? (e.errors as { type?: unknown; topic?: unknown }[]) : [];
+  const hit = all.find((x) => x.type === 'INVALID_TOPIC_EXCEPTION');
+  if (hit !== undefined) return typeof hit.topic === 'string' ? hit.topic : '(one of them)';
+  return e?.type === 'INVALID_TOPIC_EXCEPTION' ? '(one of them)' : undefined;
 }
 
 function isUnknownTopic(err: unknown): boolean {

@@ -6,7 +6,7 @@ import type {
   CommittedOffset, Consumption, GroupSpec, OffsetQuery, OffsetTarget, OutboundRecord, PartitionOffset, Position, ProduceOptions,
   RecordHandler, TopicSpec, Transport, TransportRecord,
 } from '../port.js';
-import { assertTopicName } from '../../core/topic-name.js';
+import { assertNoCollision, assertTopicName } from '../../core/topic-name.js';
 import { abortedProduce, checkCommitOffsets, checkTopicSpec, closedTransport, DEFAULT_MAX_MESSAGE_BYTES, groupBusy, unknownTopic } from '../topics.js';
 import { MemoryGroup } from './group.js';
 import { PartitionLog } from './log.js';
@@ -55,6 +55,7 @@ class MemoryTransport implements Transport {
   ensureTopics(specs: readonly TopicSpec[]): Promise<void> {
     return this.#guard(() => {
       specs.forEach(checkTopicSpec);
+      assertNoCollision(specs.map((s) => s.name).filter((n) => !this.#topics.has(n)), this.#topics.keys());
       for (const spec of specs) {
         if (this.#topics.has(spec.name)) continue;
         const logs = Array.from({ length: spec.partitions }, () => new PartitionLog());

@@ -1,6 +1,6 @@
 import { Admin, ConfigResourceTypes, Consumer, Producer } from '@platformatic/kafka';
 import { GatewayError } from '../../core/errors.js';
-import { assertTopicName } from '../../core/topic-name.js';
+import { assertNoCollision, assertTopicName, topicCollision } from '../../core/topic-name.js';
 import type { KafkaTransportInput, KafkaTransportOptions } from '../kafka/options.js';
 import { resolveKafkaTransportOptions } from '../kafka/options.js';
 import type { TransportLogger } from '../kafka/logging.js';
@@ -98,6 +98,7 @@ class PlatformaticTransport implements Transport {
       const missing = specs.filter((s) => !existing.has(s.name));
       this.#known.exist(specs.filter((s) => existing.has(s.name)).map((s) => s.name));
       if (missing.length === 0) return;
+      assertNoCollision(missing.map((s) => s.name), existing);
       for (const s of missing) {
         try {
           await this.#admin.createTopics({
@@ -111,7 +112,10 @@ class PlatformaticTransport implements Transport {
             ],
           });
         } catch (err) {
-          if (!protocolIds(err).has('TOPIC_ALREADY_EXISTS')) throw err;
+          const ids = protocolIds(err);
+          // Names are checked first: Kafka's INVALID_TOPIC here is a '.'/'_' collision with a topic created meanwhile.
+          if (ids.has('INVALID_TOPIC_EXCEPTION')) throw topicCollision(s.name);
+          if (!ids.has('TOPIC_ALREADY_EXISTS')) throw err;
         }
       }
       await this.#waitForLeaders(missing.map((s) => s.name));
