@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { addressProblem, checkTargetUrl, parseAllowList, resolveTarget } from '../../../src/connectors/sinks/webhook/index.js';
+import { addressProblem, checkTargetUrl, parseAllowList, resolveTarget, targetChecker } from '../../../src/connectors/sinks/webhook/index.js';
 import { caught, caughtAsync } from '../../helpers/errors.js';
 
 const octet = fc.integer({ min: 0, max: 255 });
@@ -74,5 +74,21 @@ describe('checkTargetUrl / resolveTarget', () => {
     // An allow-listed host name is trusted whatever it resolves to.
     const internal = await resolveTarget('http://hooks.internal/x', parseAllowList('hooks.internal'), lookup(['10.0.0.7']));
     expect(internal.address).toBe('10.0.0.7');
+  });
+});
+
+describe('targetChecker (a new or changed URL)', () => {
+  it('refuses an empty fragment too (it parses to none but stays in the stored text); the check before each attempt lets a stored one deliver', async () => {
+    const allow = parseAllowList('127.0.0.1');
+    const check = targetChecker(allow);
+    await check('http://127.0.0.1:9/x');
+    for (const u of ['http://127.0.0.1:9/x#', 'http://127.0.0.1:9/x?q=1#', 'http://127.0.0.1:9/#f']) {
+      const e = await caughtAsync(check(u));
+      expect(e.code, u).toBe('CEG_WEBHOOK_TARGET_REFUSED');
+      expect(e.details.field).toBe('delivery.url');
+      expect(e.message).toMatch(/fragment/);
+    }
+    const stored = (await resolveTarget('http://127.0.0.1:9/x#', allow)).url;
+    expect([stored.hash, stored.pathname + stored.search]).toEqual(['', '/x']); // what a request is sent to
   });
 });

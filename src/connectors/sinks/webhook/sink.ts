@@ -423,9 +423,15 @@ function batchLimits(s: PushSettings): BatchLimits {
   return { maxEvents: Math.min(b.maxEvents, s.concurrency), maxBytes: b.maxBytes, maxDelayMs: b.maxDelayMs };
 }
 
-/** The error a sink reports for a target refused at create time (the service's `checkTarget`). */
+/**
+ * The error a sink reports for a target refused at create time (the service's `checkTarget`: a new
+ * or changed URL). Stricter than the check before each attempt in one point: an empty fragment
+ * (`…/hook#`, which parses to no fragment but is kept in the stored text) is refused here, while
+ * a URL stored with one before this rule still delivers.
+ */
 export function targetChecker(allow: AllowList, lookup?: Lookup): (url: string) => Promise<void> {
   return async (url) => {
+    if (url.includes('#')) throw new GatewayError('CEG_WEBHOOK_TARGET_REFUSED', 'a fragment is never sent; remove it', { retriable: false, details: { field: 'delivery.url' } });
     try {
       await resolveTarget(url, allow, lookup);
     } catch (err) {
