@@ -99,6 +99,23 @@ describe('POST /subscriptions: validation', () => {
     await svc.remove(stem, 'alice_foo');
   });
 
+  it('an unknown or repeated query parameter on a subscription route is a 400 naming it, not ignored', async () => {
+    const name = `q-${randomUUID().slice(0, 8)}`;
+    expect((await api('POST', '/subscriptions', { name, kinds: ['PriceLoadingCompleted'], delivery: { mode: 'pull' } })).status).toBe(201);
+    for (const path of ['/subscriptions?owner[]=someone', '/subscriptions?owner=anonymous&owner=x', `/subscriptions/${name}?colour=blue`, `/subscriptions/${name}/status?verbose=1`, `/subscriptions/${name}/deadletters?limit=5&sort=asc`]) {
+      const r = await api('GET', path);
+      expect(r.status, path).toBe(400);
+      expect(r.body.code, JSON.stringify(r.body)).toBe('CEG_INVALID_PARAMETER');
+      expect(JSON.stringify(r.body), path).toMatch(/"field":"(owner\[\]|owner|colour|verbose|sort)"/);
+    }
+    expect((await api('PATCH', `/subscriptions/${name}?dryRun=true`, { state: 'paused' })).status).toBe(400);
+    expect((await api('GET', `/subscriptions/${name}`)).body.state).toBe('active'); // the refused PATCH changed nothing
+    for (const path of ['/subscriptions?owner=anonymous', `/subscriptions/${name}?owner=anonymous`, `/subscriptions/${name}/status`, `/subscriptions/${name}/deadletters?limit=5`]) {
+      expect((await api('GET', path)).status, path).toBe(200);
+    }
+    expect((await api('DELETE', `/subscriptions/${name}`)).status).toBe(204);
+  });
+
   it('refuses webhook targets the rules forbid, naming delivery.url, and sends nothing', async () => {
     for (const url of ['http://10.0.0.1/hook', 'https://169.254.169.254/latest', 'https://[::ffff:127.0.0.2]/x', 'ftp://127.0.0.1/x', 'https://user:pw@127.0.0.1/x']) {
       const r = await api('POST', '/subscriptions', { name: `t-${randomUUID().slice(0, 8)}`, kinds: ['PriceLoadingCompleted'], delivery: { mode: 'push', url } });

@@ -15,7 +15,7 @@
  * Spec: issue 10; RFC 9457.
  */
 import express from 'express';
-import { loadedApi, notAllowed, subscriptionName } from './route-parts.js';
+import { loadedApi, notAllowed, ownerParam, subscriptionName } from './route-parts.js';
 import { jsonBody as readJsonBody } from '../json-body.js';
 import { accessOf } from '../../auth/index.js';
 import type { NextFunction, Request, Response } from 'express';
@@ -108,16 +108,16 @@ export function subscriptionOperationsRouter(api: () => SubscriptionOperationsAp
 
   // Who may act (issue 11): another owner's subscription is 404 (BOLA); redrive and purge need
   // the `redrive` permission or the admin role (BFLA) and are written to the audit log.
-  const addressed = (req: Request, capability?: 'redrive'): { name: string; owner: string; access: ReturnType<typeof accessOf> } => {
+  const addressed = (req: Request, capability?: 'redrive', also: readonly string[] = []): { name: string; owner: string; access: ReturnType<typeof accessOf> } => {
     const access = accessOf(req);
     const n = name(req);
-    const t = need().target(n, access.owner(req.query.owner));
+    const t = need().target(n, access.owner(ownerParam(req, also)));
     if (capability === undefined) access.assertOwns(t.owner);
     else access.require(capability, t.owner);
     return { name: n, owner: t.owner, access };
   };
   r.get('/subscriptions/:name/deadletters', async (req, res) => {
-    const a = addressed(req);
+    const a = addressed(req, undefined, ['limit', 'after']);
     noStore(res).json(await need().deadLetters(a.name, parseListQuery(req.query), a.owner));
   });
   r.delete('/subscriptions/:name/deadletters', jsonBody, async (req, res) => {

@@ -14,7 +14,7 @@
  * replay is written to the audit log.
  */
 import express from 'express';
-import { loadedApi, notAllowed, subscriptionName } from './route-parts.js';
+import { loadedApi, notAllowed, ownerParam, subscriptionName } from './route-parts.js';
 import { jsonBody } from '../json-body.js';
 import { accessOf } from '../../auth/index.js';
 import type { NextFunction, Request, Response } from 'express';
@@ -50,7 +50,7 @@ export function replayRouter(api: () => ReplaysApi | undefined): express.Router 
   // another owner's subscription is 404 (BOLA). Every replay is audited.
   r.post('/subscriptions/:name/replay', requireJson, json, async (req, res) => {
     const access = accessOf(req);
-    const owner = access.owner(req.query.owner);
+    const owner = access.owner(ownerParam(req));
     access.require('replay', owner);
     const n = name(req);
     access.audit('replay', { owner, subscription: n });
@@ -60,7 +60,7 @@ export function replayRouter(api: () => ReplaysApi | undefined): express.Router 
   r.all('/subscriptions/:name/replay', notAllowed('POST'));
   r.get('/subscriptions/:name/replays', async (req, res) => {
     const access = accessOf(req);
-    const owner = access.owner(req.query.owner);
+    const owner = access.owner(ownerParam(req));
     access.assertOwns(owner);
     res.set('cache-control', 'no-store').json(await need().list(name(req), owner));
   });

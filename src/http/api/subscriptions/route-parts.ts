@@ -34,3 +34,20 @@ export function notAllowed(allow: string): (req: Request, res: Response, next: N
     next(new GatewayError('CEG_METHOD_NOT_ALLOWED', `${req.method} is not allowed here; allowed: ${allow}`, { retriable: false, details: { allow: allow.split(', ') } }));
   };
 }
+
+/**
+ * The `owner` query parameter of a subscription route (an admin's way to address another owner's
+ * subscription), with the query checked: any other parameter than `owner` and `also`, or one
+ * given twice, is refused, as the pull routes do (an `owner[]=` was silently ignored before).
+ * Errors: CEG_INVALID_PARAMETER naming the parameter.
+ */
+export function ownerParam(req: Request, also: readonly string[] = []): string | undefined {
+  for (const [k, v] of Object.entries(req.query as Record<string, unknown>)) {
+    if (k !== 'owner' && !also.includes(k)) {
+      throw new GatewayError('CEG_INVALID_PARAMETER', `${k.slice(0, 50)}: unknown query parameter (known: ${['owner', ...also].join(', ')})`, { retriable: false, details: { field: k.slice(0, 50) } });
+    }
+    if (typeof v !== 'string') throw new GatewayError('CEG_INVALID_PARAMETER', `${k.slice(0, 50)}: give it once, as a single value`, { retriable: false, details: { field: k.slice(0, 50) } });
+  }
+  const owner = (req.query as Record<string, unknown>).owner;
+  return typeof owner === 'string' ? owner : undefined;
+}

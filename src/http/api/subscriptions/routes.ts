@@ -19,7 +19,7 @@
  * Spec: issue 8; issue 11; RFC 9110 §15.3.2 (201 + Location), RFC 7396 (merge patch), RFC 9457.
  */
 import express from 'express';
-import { loadedApi, notAllowed, subscriptionName } from './route-parts.js';
+import { loadedApi, notAllowed, ownerParam, subscriptionName } from './route-parts.js';
 import { jsonBody } from '../json-body.js';
 import type { NextFunction, Request, Response } from 'express';
 import { GatewayError } from '../../../core/errors.js';
@@ -64,7 +64,7 @@ export function subscriptionsRouter(api: () => SubscriptionsApi | undefined, cat
 
   r.post('/subscriptions', requireJson, json, async (req, res) => {
     const access = accessOf(req);
-    const owner = access.owner(req.query.owner);
+    const owner = access.owner(ownerParam(req));
     access.requireSubscribe(catalog, body(req)?.kinds);
     const svc = need();
     const max = owner === access.partner.id ? access.partner.maxSubscriptions : undefined;
@@ -80,17 +80,18 @@ export function subscriptionsRouter(api: () => SubscriptionsApi | undefined, cat
   r.get('/subscriptions', (req, res) => {
     const access = accessOf(req);
     // An admin without ?owner= sees every owner's subscriptions; everyone else only their own.
-    const owner = access.admin && req.query.owner === undefined ? undefined : access.owner(req.query.owner);
+    const asked = ownerParam(req);
+    const owner = access.admin && asked === undefined ? undefined : access.owner(asked);
     res.set('cache-control', 'no-store').json({ items: need().list(owner) });
   });
   r.all('/subscriptions', notAllowed('GET, POST'));
   r.get('/subscriptions/:name', (req, res) => {
-    const owner = accessOf(req).owner(req.query.owner);
+    const owner = accessOf(req).owner(ownerParam(req));
     res.set('cache-control', 'no-store').json(need().get(name(req), owner));
   });
   r.patch('/subscriptions/:name', requireJson, json, async (req, res) => {
     const access = accessOf(req);
-    const owner = access.owner(req.query.owner);
+    const owner = access.owner(ownerParam(req));
     const n = name(req);
     access.requireSubscribe(catalog, body(req)?.kinds);
     const view = await need().update(n, req.body, owner);
@@ -99,7 +100,7 @@ export function subscriptionsRouter(api: () => SubscriptionsApi | undefined, cat
   });
   r.delete('/subscriptions/:name', async (req, res) => {
     const access = accessOf(req);
-    const owner = access.owner(req.query.owner);
+    const owner = access.owner(ownerParam(req));
     const n = name(req);
     await need().remove(n, owner);
     access.audit('delete-subscription', { owner, subscription: n });
