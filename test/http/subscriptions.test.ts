@@ -278,7 +278,8 @@ describe('push delivery', () => {
   });
 
   it('a sink answering 500: exactly maxAttempts attempts, then the dead letter with status, excerpt and sink', async () => {
-    const s = await sink((req) => (req.method === 'OPTIONS' ? acceptAll(req, 0) : { status: 500, body: `boom ${'x'.repeat(3000)}` }));
+    // Control characters (a terminal escape, CR/LF, NUL, C1 CSI) are kept as \uXXXX: readers print the header.
+    const s = await sink((req) => (req.method === 'OPTIONS' ? acceptAll(req, 0) : { status: 500, body: `boom \u001b[2J\r\n\u0000\u009b ${'x'.repeat(3000)}` }));
     const { name } = await create({ delivery: { mode: 'push', url: s.url } });
     const ev = structuredPriceEvent();
     expect((await post(gw.url, ev)).status).toBe(202);
@@ -296,7 +297,8 @@ describe('push delivery', () => {
     expect(header(DEAD_LETTER_HEADERS.attempts)).toBe('3');
     expect(header(DEAD_LETTER_HEADERS.sink)).toBe(s.url);
     const excerpt = header(DEAD_LETTER_HEADERS.responseExcerpt)!;
-    expect(excerpt.startsWith('boom xxx')).toBe(true);
+    expect(excerpt.startsWith('boom \\u001b[2J\\u000d\\u000a\\u0000\\u009b xxx')).toBe(true);
+    expect([...excerpt].filter((c) => c.charCodeAt(0) < 0x20 || (c.charCodeAt(0) >= 0x7f && c.charCodeAt(0) <= 0x9f))).toEqual([]);
     expect(Buffer.byteLength(excerpt)).toBe(1024);
     expect(header('ce_id')).toBe(ev.id);
     await api('DELETE', `/subscriptions/${name}`);

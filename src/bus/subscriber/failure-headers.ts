@@ -210,7 +210,7 @@ export function deadLetterHeaders(i: DeadLetterInfo): RecordHeader[] {
     [h.subscription, enc.encode(i.subscription)],
     ...(i.headersDropped === undefined ? [] : [[h.headersDropped, enc.encode(String(i.headersDropped))] as RecordHeader]),
     ...(i.failure?.status === undefined ? [] : [[h.lastStatus, enc.encode(String(i.failure.status))] as RecordHeader]),
-    ...(i.failure?.excerpt === undefined ? [] : [[h.responseExcerpt, enc.encode(utf8Prefix(i.failure.excerpt))] as RecordHeader]),
+    ...(i.failure?.excerpt === undefined ? [] : [[h.responseExcerpt, enc.encode(utf8Prefix(printable(i.failure.excerpt)))] as RecordHeader]),
     ...(i.failure?.sink === undefined ? [] : [[h.sink, enc.encode(i.failure.sink.slice(0, 2048))] as RecordHeader]),
     ...(i.redriven === undefined ? [] : [[h.redriven, enc.encode(String(i.redriven))] as RecordHeader]),
   ];
