@@ -15,14 +15,16 @@ export const EXIT_USAGE = 2;
 /**
  * Loads the configuration; logs go to stderr so that commands printing data keep stdout clean.
  * `overrides`: variables a command's options set for this run (they win over the environment).
+ * `vars`: the environment over the env file, as read (the CLI's own client settings, e.g.
+ * CE_GATEWAY_API_KEY, come from there: gateway-client.ts).
  */
-export function setup(program: Command, overrides: Readonly<Record<string, string>> = {}): { config: Config; log: Logger } {
+export function setup(program: Command, overrides: Readonly<Record<string, string>> = {}): { config: Config; log: Logger; vars: Readonly<Record<string, string | undefined>> } {
   const opts = program.opts<{ logLevel?: string }>();
   const { vars, file } = environment(process.env, process.cwd());
   const config = loadConfig({ ...vars, ...(opts.logLevel ? { LOG_LEVEL: opts.logLevel } : {}), ...overrides });
   const log = createLogger({ level: config.logLevel, destination: process.stderr });
   if (file) log.debug({ file }, 'settings read from env file (environment variables win)');
-  return { config, log };
+  return { config, log, vars };
 }
 
 /**

@@ -15,6 +15,7 @@ import type { Config } from '../../config/index.js';
 import { loadCatalog } from '../../catalog/index.js';
 import { loadConnectors } from '../../connectors/index.js';
 import { EXIT_OK, EXIT_USAGE } from '../context.js';
+import { CLIENT_VARIABLES } from '../gateway-client.js';
 
 /** Prefixes of the gateway's own variables: an unknown variable with one of them is probably a typo. */
 const OUR_PREFIXES = ['KAFKA_', 'SCHEMA_REGISTRY_', 'INGRESS_', 'HTTP_', 'OUTBOX_', 'PUBLISH_', 'WEBHOOK_', 'SUBSCRIPTION', 'SHUTDOWN_', 'READINESS_', 'BUS_', 'CE_GATEWAY_', 'CATALOG_', 'CONNECTORS_', 'DATASCHEMA_'];
@@ -54,7 +55,8 @@ export function checkConfiguration(env: NodeJS.ProcessEnv, cwd: string): Report 
   } catch (err) {
     return { ok: false, envFile: env.CE_GATEWAY_ENV_FILE ?? null, problems: [{ variable: 'CE_GATEWAY_ENV_FILE', message: errorMessage(err) }], warnings: [] };
   }
-  const known = new Set(CONFIG_KEYS);
+  // The CLI's own client variables (CE_GATEWAY_API_KEY[_FILE], gateway-client.ts) are not the gateway's settings, but no typo either.
+  const known = new Set([...CONFIG_KEYS, ...CLIENT_VARIABLES]);
   const warnings = Object.keys(vars)
     .filter((k) => !known.has(k) && OUR_PREFIXES.some((p) => k.startsWith(p)))
     .sort()

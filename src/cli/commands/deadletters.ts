@@ -8,7 +8,10 @@ import { DEFAULT_OWNER, NAME_PATTERN, groupOf } from '../../bus/subscriptions/in
 import { GatewayError } from '../../core/errors.js';
 import { printable } from '../../core/printable.js';
 import { topicNameProblem } from '../../core/topic-name.js';
+import type { Config } from '../../config/index.js';
+import type { Logger } from '../../observability/index.js';
 import { EXIT_CHECK_FAILED, setup } from '../context.js';
+import { ownerOfGroup } from '../subscription-owner.js';
 
 /**
  * The consumer group of `<subscription>` as the CLI takes it: the name of an HTTP or file-declared
@@ -53,17 +56,24 @@ function selection(opts: { all?: boolean; id?: string[] }): Selection {
  * letters straight from Kafka, as the HTTP routes do them (the same marks, the same redrive topic),
  * so it works with no gateway running. `list` is read-only; `redrive` produces to the
  * subscription's `.redrive` topic; `purge` writes marks to its `.dlq.state` topic.
- * Exit codes: 0 done; 1 some ids were not found; 2 usage or connection error.
+ * Before `redrive` or `purge` writes anything, something must own the group (as the HTTP routes
+ * answer 404 otherwise): a stored subscription, a connector file, or live members
+ * (subscription-owner.ts). A deleted subscription's group is refused (exit 1, nothing written):
+ * its redriven events would go to a redrive topic nothing reads and be marked redriven for good.
+ * `--force` writes anyway, for a group served by something this command cannot see (a library
+ * subscriber that is stopped now). A pull subscription's redrive is refused as over HTTP (409),
+ * `--force` or not: nothing reads its redrive topic.
+ * Exit codes: 0 done; 1 some ids were not found, or no owner (refused); 2 usage or connection error.
  */
 export function registerDeadLettersCommand(program: Command): void {
   const cmd = program.command('deadletters').description("list, redrive or purge a subscription's dead letters (<subscription>.dlq)");
   const owner = (o: { owner?: string }): string => o.owner ?? DEFAULT_OWNER;
-  const withGateway = async <T>(run: (gw: Gateway, dl: DeadLetters) => Promise<T>): Promise<T> => {
+  const withGateway = async <T>(run: (gw: Gateway, dl: DeadLetters, config: Config, log: Logger) => Promise<T>): Promise<T> => {
     const { config, log } = setup(program);
     const gw = createGateway(config, log, { readOnly: true });
     try {
       await gw.ready;
-      return await run(gw, new DeadLetters({ transport: gw.transport, codec: gw.codec() }));
+      return await run(gw, new DeadLetters({ transport: gw.transport, codec: gw.codec() }), config, log);
     } finally {
       await gw.close();
     }
@@ -89,16 +99,39 @@ export function registerDeadLettersCommand(program: Command): void {
   for (const verb of ['redrive', 'purge'] as const) {
     cmd
       .command(verb)
-      .description(verb === 'redrive' ? 'send dead letters back to that subscription only (each at most once)' : 'hide dead letters that were dealt with from the listing (the records expire by retention)')
+      .description(
+        `${verb === 'redrive' ? 'send dead letters back to that subscription only (each at most once)' : 'hide dead letters that were dealt with from the listing (the records expire by retention)'}; refused (exit 1, nothing written) unless a stored subscription, a connector file or live consumer-group members own the group (a deleted subscription's group: see --force)`,
+      )
       .argument('<subscription>', 'subscription name (HTTP or connector file), or the consumer group of a library subscription')
       .option('--id <ids...>', 'event ids')
       .option('--all', 'every dead letter still listed')
       .option('--owner <owner>', `owner of an HTTP subscription (default ${DEFAULT_OWNER})`)
+      .option('--force', `${verb} although no stored subscription, connector file or live consumer-group member owns the group (one served by something this command cannot see, e.g. a stopped library subscriber)`)
       .option('--json', 'print the result as JSON')
-      .action(async (name: string, opts: { id?: string[]; all?: boolean; owner?: string; json?: boolean }) => {
+      .action(async (name: string, opts: { id?: string[]; all?: boolean; owner?: string; force?: boolean; json?: boolean }) => {
         const sel = selection(opts);
-        await withGateway(async (gw, dl) => {
+        await withGateway(async (gw, dl, config, log) => {
           const group = await resolveGroup(gw, name, owner(opts));
+          const who = printable(`consumer group ${group} (subscription ${name}${group === name ? '' : ` of owner ${owner(opts)}`})`);
+          const check = await ownerOfGroup(gw, config, group, log);
+          if (verb === 'redrive' && check.owner?.by === 'stored' && check.owner.pull) {
+            process.stderr.write(`ce-gateway deadletters redrive: refusing: ${who} is a pull subscription: its dead letters are records no client can read (poison), and nothing reads its redrive topic; list and purge them. Nothing was redriven.\n`);
+            process.exitCode = EXIT_CHECK_FAILED;
+            return;
+          }
+          if (check.owner === undefined) {
+            const why = printable(check.looked.join('; '));
+            if (opts.force !== true) {
+              const what =
+                verb === 'redrive'
+                  ? `Nothing was redriven: the events would go to ${group}.redrive, which nothing reads, and be marked redriven for good (a subscription re-created under this name starts at that topic's end and never gets them). Re-create the subscription first, or give --force if the group is served by something else (e.g. a library subscriber that is stopped now).`
+                  : 'Nothing was purged (the HTTP route answers 404 for it too). Give --force to purge the dead letters of a deleted subscription anyway, or if the group is served by something else.';
+              process.stderr.write(`ce-gateway deadletters ${verb}: refusing: no subscription owns ${who}: ${why}. ${what}\n`);
+              process.exitCode = EXIT_CHECK_FAILED;
+              return;
+            }
+            process.stderr.write(`ce-gateway deadletters ${verb}: --force: no subscription owns ${who} (${why}); going ahead\n`);
+          }
           const result = verb === 'redrive' ? await dl.redrive(group, sel) : await dl.purge(group, sel);
           if (opts.json) process.stdout.write(`${JSON.stringify(result)}\n`);
           else if ('redriven' in result) {

@@ -9,6 +9,9 @@
  *   {"type":"replay", …the answer…}
  *   {"type":"progress","drained":N,"events":TOTAL}      (when N changes, at most twice a second)
  *   {"type":"done","drained":TOTAL,"events":TOTAL}
+ * Against a gateway with PARTNERS_FILE it authenticates with CE_GATEWAY_API_KEY (or
+ * CE_GATEWAY_API_KEY_FILE), and `--owner` names another partner's subscription (admins), on the
+ * replay and on the read of the subscription alike (gateway-client.ts).
  * Exit codes: 0 done (or dry run), 1 the backlog did not drain within `--timeout`, 2 usage,
  * refusal or connection error (DESIGN "Conventions").
  */
@@ -20,6 +23,7 @@ import { parsePartitionKey } from '../../bus/subscriptions/index.js';
 import type { ReplayReport } from '../../bus/subscriptions/index.js';
 import type { CommittedOffset } from '../../transport/port.js';
 import { EXIT_CHECK_FAILED, EXIT_USAGE, setup } from '../context.js';
+import { GatewayClient, gatewayClient, withGatewayOptions } from '../gateway-client.js';
 import { parseSince } from '../since.js';
 
 interface ReplayOptions {
@@ -29,6 +33,7 @@ interface ReplayOptions {
   toOffsets?: Record<string, number | string>;
   dryRun?: boolean;
   gateway?: string;
+  owner?: string;
   json?: boolean;
   wait: boolean;
   timeout: number;
@@ -72,25 +77,13 @@ function targetOf(o: ReplayOptions): unknown {
   return /^\d{1,9}(ms|s|m|h|d)$/.test(t.trim()) ? new Date(ms).toISOString() : t;
 }
 
-async function getJson(url: string, init?: RequestInit): Promise<{ status: number; body: unknown }> {
-  const res = await fetch(url, { ...init, signal: AbortSignal.timeout(120_000) });
-  const text = await res.text();
-  let body: unknown = text;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    // not JSON: shown as text
-  }
-  return { status: res.status, body };
-}
-
 function fail(message: string): never {
   process.stderr.write(`ce-gateway replay: ${message}\n`);
   process.exit(EXIT_USAGE);
 }
 
 export function registerReplayCommand(program: Command): void {
-  program
+  const cmd = program
     .command('replay')
     .description('replay a subscription by resetting its offsets (every gateway instance pauses it, the offsets move, delivery resumes); shows the replayed backlog draining')
     .argument('<subscription>', 'the subscription\'s name')
@@ -98,8 +91,8 @@ export function registerReplayCommand(program: Command): void {
     .option('--to-earliest', 'the start of the log')
     .option('--to-latest', 'the end of the log (skip what is not delivered yet)')
     .option('--to-offsets <pairs>', 'explicit offsets: PARTITION:OFFSET,… (TOPIC/PARTITION:OFFSET for a subscription of several topics)', parseOffsetsOption)
-    .option('--dry-run', 'only report what would move; nothing changes')
-    .option('--gateway <url>', 'the gateway\'s base URL (default: PUBLIC_BASE_URL)')
+    .option('--dry-run', 'only report what would move; nothing changes');
+  withGatewayOptions(cmd)
     .option('--json', 'JSON lines on stdout even on a terminal')
     .option('--no-wait', 'do not wait for the replayed backlog to drain')
     .option('--timeout <seconds>', 'longest wait for the backlog to drain', (v) => {
@@ -108,21 +101,24 @@ export function registerReplayCommand(program: Command): void {
       return n;
     }, 600)
     .action(async (name: string, opts: ReplayOptions) => {
-      const { config, log } = setup(program);
+      const { config, log, vars } = setup(program);
       let to: unknown;
       try {
         to = targetOf(opts);
       } catch (err) {
         program.error(`replay: ${(err as Error).message}`, { exitCode: EXIT_USAGE });
       }
-      const base = (opts.gateway ?? config.publicBaseUrl).replace(/\/+$/, '');
-      const lines = opts.json === true || process.stdout.isTTY !== true;
-      const path = `${base}/subscriptions/${encodeURIComponent(name)}`;
-      const answer = await getJson(`${path}/replay`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ to, dryRun: opts.dryRun === true }) }).catch((err: unknown) => fail(`${base}: ${(err as Error).message}`));
-      if (answer.status !== 200) {
-        const p = answer.body as { detail?: string; code?: string };
-        fail(`${answer.status} ${p.code ?? ''} ${p.detail ?? JSON.stringify(answer.body)}`.replace(/\s+/g, ' '));
+      let client: GatewayClient;
+      try {
+        client = gatewayClient(config, vars, opts);
+      } catch (err) {
+        fail((err as Error).message);
       }
+      const base = client.base;
+      const lines = opts.json === true || process.stdout.isTTY !== true;
+      const path = GatewayClient.subscriptionPath(name);
+      const answer = await client.call('POST', `${path}/replay`, { to, dryRun: opts.dryRun === true }).catch((err: unknown) => fail(`${base}: ${(err as Error).message}`));
+      if (answer.status !== 200) fail(client.refusal(answer));
       const report = answer.body as ReplayReport;
       if (lines) process.stdout.write(`${JSON.stringify({ type: 'replay', ...report })}\n`);
       else {
@@ -136,8 +132,14 @@ export function registerReplayCommand(program: Command): void {
       }
 
       // Which topics the subscription reads, for its committed offsets: its kinds, through the gateway's catalog.
-      const view = (await getJson(path)).body as { group?: string; kinds?: string[] };
-      const catalog = (await getJson(`${base}/catalog`)).body as { kinds?: { name: string; eventId: string; topic: string }[] };
+      // The subscription's read carries --owner like the replay (an admin's read of another partner's
+      // subscription); the catalog is the same for every caller and takes no owner.
+      const read = await client.call('GET', path).catch((err: unknown) => fail(`${base}: ${(err as Error).message}`));
+      if (read.status !== 200) fail(`cannot read ${name} to watch the backlog drain: ${client.refusal(read)}`);
+      const view = read.body as { group?: string; kinds?: string[] };
+      const listed = await client.call('GET', '/catalog').catch((err: unknown) => fail(`${base}: ${(err as Error).message}`));
+      if (listed.status !== 200) fail(`cannot read the catalog to watch the backlog drain: ${client.refusal(listed)}`);
+      const catalog = listed.body as { kinds?: { name: string; eventId: string; topic: string }[] };
       const topics = [...new Set((view.kinds ?? []).map((k) => catalog.kinds?.find((c) => c.name === k || c.eventId === k)?.topic).filter((t): t is string => t !== undefined))];
       if (view.group === undefined || topics.length === 0) fail(`cannot tell the consumer group and topics of ${name}`);
       const gw = createGateway(config, log, { readOnly: true });

@@ -1,0 +1,164 @@
+/**
+ * The CLI's one client of a gateway's HTTP API, for every command that calls a gateway rather than
+ * Kafka (`replay`):
+ * - **where**: `--gateway <url>`, default PUBLIC_BASE_URL;
+ * - **who**: the partner's API key from the environment (or the env file) — `CE_GATEWAY_API_KEY`,
+ *   or `CE_GATEWAY_API_KEY_FILE` naming a file that holds it (Docker/Kubernetes secrets; the
+ *   variable wins over the file, an empty one counts as unset, as for the gateway's own `<NAME>_FILE`
+ *   secrets) — sent as `Authorization: Bearer <key>`. Never from the command line (argv shows in
+ *   `ps`), never logged or printed;
+ * - **on whose behalf**: `--owner <partner>` (admins: another partner's subscriptions), sent as the
+ *   `owner` query parameter on every `/subscriptions…` request the command makes.
+ * Spec: docs/security.md (API keys, `?owner=` for admins); tester report F6.
+ */
+import { readFileSync } from 'node:fs';
+import type { Command } from 'commander';
+import { InvalidArgumentError } from 'commander';
+import { NAME_PATTERN } from '../bus/subscriptions/index.js';
+import type { Config } from '../config/index.js';
+import { GatewayError } from '../core/errors.js';
+import { printable } from '../core/printable.js';
+
+/** The variables the client reads (besides the gateway's configuration): `ce-gateway config check` knows them. */
+export const CLIENT_VARIABLES: readonly string[] = Object.freeze(['CE_GATEWAY_API_KEY', 'CE_GATEWAY_API_KEY_FILE']);
+
+/** What an API key may hold to travel in a header: visible ASCII, no spaces (the keys of docs/security.md are base64url). */
+const HEADER_SAFE = /^[\x21-\x7e]{1,4096}$/;
+
+/**
+ * The API key: CE_GATEWAY_API_KEY, else the content of the file CE_GATEWAY_API_KEY_FILE (trimmed);
+ * undefined when neither is set (an empty variable counts as unset). Error messages name the
+ * variable and the file, never the key.
+ * Errors: CEG_INVALID_OPTIONS (`field` the variable) for an unreadable or empty file, or a key a
+ *   header cannot carry.
+ */
+export function apiKeyFrom(vars: Readonly<Record<string, string | undefined>>): string | undefined {
+  const direct = vars.CE_GATEWAY_API_KEY;
+  const file = vars.CE_GATEWAY_API_KEY_FILE;
+  let key: string | undefined;
+  let variable = 'CE_GATEWAY_API_KEY';
+  if (direct !== undefined && direct !== '') key = direct.trim();
+  else if (file !== undefined && file !== '') {
+    variable = 'CE_GATEWAY_API_KEY_FILE';
+    try {
+      key = readFileSync(file, 'utf8').trim();
+    } catch (err) {
+      throw new GatewayError('CEG_INVALID_OPTIONS', `CE_GATEWAY_API_KEY_FILE: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'})`, { retriable: false, details: { field: variable } });
+    }
+    if (key === '') throw new GatewayError('CEG_INVALID_OPTIONS', `CE_GATEWAY_API_KEY_FILE: ${file} is empty`, { retriable: false, details: { field: variable } });
+  }
+  if (key === undefined) return undefined;
+  if (!HEADER_SAFE.test(key)) throw new GatewayError('CEG_INVALID_OPTIONS', `${variable}: an API key is visible ASCII without spaces (up to 4096 characters)`, { retriable: false, details: { field: variable } });
+  return key;
+}
+
+/** `--owner` as commander parses it: a partner id (NAME_PATTERN). */
+function ownerOption(v: string): string {
+  if (!NAME_PATTERN.test(v)) throw new InvalidArgumentError('a partner id: 1–100 of [A-Za-z0-9_-], starting with a letter or digit');
+  return v;
+}
+
+/** The help lines every command using the client shows after its options. */
+export const CLIENT_HELP = `
+Authentication (a gateway with PARTNERS_FILE):
+  CE_GATEWAY_API_KEY        the partner's API key, sent as Authorization: Bearer <key>
+  CE_GATEWAY_API_KEY_FILE   a file holding it (used when CE_GATEWAY_API_KEY is unset)
+  The key is read from the environment (or the env file) only, never from the command line, and is
+  never printed. --owner names another partner's subscription (admins).`;
+
+/** Adds `--gateway` and `--owner` to a command that calls a gateway, and the authentication help. */
+export function withGatewayOptions(cmd: Command): Command {
+  return cmd
+    .option('--gateway <url>', "the gateway's base URL (default: PUBLIC_BASE_URL)")
+    .option('--owner <partner>', "the subscription's owner, for an admin acting on another partner's subscription (sent as ?owner=)", ownerOption)
+    .addHelpText('after', CLIENT_HELP);
+}
+
+export interface GatewayAnswer {
+  readonly status: number;
+  /** Parsed JSON, else the text. */
+  readonly body: unknown;
+}
+
+export interface GatewayClientOptions {
+  /** The gateway's base URL (a trailing `/` is dropped). */
+  readonly base: string;
+  readonly apiKey?: string;
+  readonly owner?: string;
+  /** Per request, ms. Default 120 000. */
+  readonly timeoutMs?: number;
+}
+
+export class GatewayClient {
+  readonly base: string;
+  readonly owner: string | undefined;
+  readonly #apiKey: string | undefined;
+  readonly #timeoutMs: number;
+
+  constructor(o: GatewayClientOptions) {
+    this.base = o.base.replace(/\/+$/, '');
+    this.owner = o.owner;
+    this.#apiKey = o.apiKey;
+    this.#timeoutMs = o.timeoutMs ?? 120_000;
+  }
+
+  /** Whether requests carry an API key. */
+  get authenticated(): boolean {
+    return this.#apiKey !== undefined;
+  }
+
+  /** `/subscriptions/{name}{suffix}` with the name encoded (the owner is added by {@link call}). */
+  static subscriptionPath(name: string, suffix = ''): string {
+    return `/subscriptions/${encodeURIComponent(name)}${suffix}`;
+  }
+
+  /** The URL of `path`; a `/subscriptions…` path gets `owner` when one is set. */
+  url(path: string): string {
+    const u = new URL(`${this.base}${path}`);
+    if (this.owner !== undefined && (path === '/subscriptions' || path.startsWith('/subscriptions/') || path.startsWith('/subscriptions?'))) u.searchParams.set('owner', this.owner);
+    return u.href;
+  }
+
+  /**
+   * One request; a `body` goes as JSON. Resolves with any status.
+   * Errors: fetch's (connection refused, timeout…): their messages name no header.
+   */
+  async call(method: string, path: string, body?: unknown): Promise<GatewayAnswer> {
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    if (this.#apiKey !== undefined) headers.authorization = `Bearer ${this.#apiKey}`;
+    const res = await fetch(this.url(path), { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }), signal: AbortSignal.timeout(this.#timeoutMs) });
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      // not JSON: kept as text
+    }
+    return { status: res.status, body: parsed };
+  }
+
+  /** A refusal as one line for stderr — status, code, detail — with what to do about a 401 or a 404 (printable; never the key). */
+  refusal(a: GatewayAnswer): string {
+    const p = (typeof a.body === 'object' && a.body !== null ? a.body : {}) as { code?: unknown; detail?: unknown };
+    const detail = typeof p.detail === 'string' ? p.detail : typeof a.body === 'string' ? a.body.slice(0, 500) : JSON.stringify(a.body).slice(0, 500);
+    let hint = '';
+    if (a.status === 401) {
+      hint = this.authenticated
+        ? ' (the gateway did not accept the API key from CE_GATEWAY_API_KEY or CE_GATEWAY_API_KEY_FILE)'
+        : ' (set CE_GATEWAY_API_KEY, or CE_GATEWAY_API_KEY_FILE naming a file that holds it, to the API key; it is never taken from the command line)';
+    } else if (a.status === 404 && this.owner === undefined && this.authenticated) {
+      hint = " (an admin names another partner's subscription with --owner <partner>)";
+    }
+    return printable(`${a.status} ${typeof p.code === 'string' ? p.code : ''} ${detail}${hint}`.replace(/\s+/g, ' '));
+  }
+}
+
+/**
+ * The client for a command's `--gateway`/`--owner` and the environment.
+ * Errors: as {@link apiKeyFrom}.
+ */
+export function gatewayClient(config: Config, vars: Readonly<Record<string, string | undefined>>, opts: { readonly gateway?: string; readonly owner?: string }): GatewayClient {
+  const apiKey = apiKeyFrom(vars);
+  return new GatewayClient({ base: opts.gateway ?? config.publicBaseUrl, ...(apiKey === undefined ? {} : { apiKey }), ...(opts.owner === undefined ? {} : { owner: opts.owner }) });
+}

@@ -1,0 +1,120 @@
+/**
+ * Who serves a consumer group, as the CLI commands that write to a subscription's own topics
+ * (`deadletters redrive` to `<group>.redrive`, `deadletters purge` to `<group>.dlq.state`) must
+ * know before they write: the HTTP routes answer 404 for a subscription that does not exist, and
+ * the CLI, which reads Kafka directly, has to ask the same question itself. Otherwise a redrive of
+ * a deleted subscription marks its dead letters redriven onto a redrive topic nothing reads, and
+ * a subscription re-created under that name never gets them (it starts at that topic's end) nor
+ * can redrive them again ("redriven already").
+ *
+ * A group is served when one of these owns it:
+ * - a stored subscription: a definition on the compacted definitions topic (SUBSCRIPTIONS_TOPIC),
+ *   read the way every gateway loads it (SubscriptionStore), without creating the topic;
+ * - a connector file of CONNECTORS_DIR (a `kind: subscription` file, or a shell-hook/file-drop
+ *   connector, enabled or not: its group keeps its offsets);
+ * - a live consumer group: members joined now (a library subscriber, `ce-gateway subscribe`…).
+ * Spec: issue 10 ("redrive to that subscription only"); tester report F2.
+ */
+import type { Gateway } from '../app/index.js';
+import { SubscriptionStore } from '../bus/subscriptions/index.js';
+import type { Config } from '../config/index.js';
+import { loadConnectors } from '../connectors/index.js';
+import { GatewayError, errorMessage } from '../core/errors.js';
+import type { Logger } from '../observability/index.js';
+
+/** What owns a group. */
+export type GroupOwner =
+  | { readonly by: 'stored'; readonly name: string; readonly owner: string; readonly pull: boolean; readonly state: string }
+  | { readonly by: 'file'; readonly file: string }
+  | { readonly by: 'members'; readonly members: number; readonly state: string };
+
+/** The answer: the owner found, or none with what was looked at (for the refusal's message). */
+export interface OwnerCheck {
+  readonly owner?: GroupOwner;
+  /** One line per place looked at, e.g. `not stored on ce-gateway.subscriptions`. */
+  readonly looked: readonly string[];
+}
+
+const missingTopic = (err: unknown): boolean => err instanceof GatewayError && err.code === 'CEG_INVALID_NAME';
+
+/** The stored definition of `group` on the definitions topic, read once to its end; undefined when none (or no such topic: nothing is created). */
+async function stored(gw: Gateway, topic: string, group: string, log: Logger): Promise<GroupOwner | undefined> {
+  const exists = await gw.transport.partitionCount(topic).then(
+    () => true,
+    (err: unknown) => {
+      if (missingTopic(err)) return false;
+      throw err;
+    },
+  );
+  if (!exists) return undefined;
+  const store = new SubscriptionStore(gw.transport, topic, log);
+  try {
+    await store.start();
+    const s = store.get(group);
+    return s === undefined ? undefined : { by: 'stored', name: s.name, owner: s.owner, pull: s.delivery.mode === 'pull', state: s.state };
+  } finally {
+    await store.stop();
+  }
+}
+
+/** The connector file of CONNECTORS_DIR that declares `group`. Errors: CEG_INVALID_OPTIONS for a folder `serve` would refuse too. */
+function declared(gw: Gateway, dir: string, group: string): GroupOwner | undefined {
+  const d = loadConnectors(dir, { catalog: gw.catalog }).find((c) => c.subscription === group);
+  return d === undefined ? undefined : { by: 'file', file: d.file };
+}
+
+/**
+ * The group's members on the broker now (Kafka DescribeGroups), through an admin client of the
+ * CLI's own on the same connection settings as the transport (the port has no such call).
+ */
+async function members(kafka: NonNullable<Config['kafka']>, group: string): Promise<GroupOwner | undefined> {
+  const [{ Admin }, { baseOptions }, { resolveKafkaTransportOptions }, { protocolIds }] = await Promise.all([
+    import('@platformatic/kafka'),
+    import('../transport/platformatic/client-options.js'),
+    import('../transport/kafka/options.js'),
+    import('../transport/platformatic/errors.js'),
+  ]);
+  const opts = resolveKafkaTransportOptions({ clientId: kafka.clientId, brokers: kafka.brokers, ssl: kafka.ca === undefined ? kafka.ssl : { ca: [kafka.ca] }, ...(kafka.sasl === undefined ? {} : { sasl: kafka.sasl }) });
+  const admin = new Admin(baseOptions(opts, 'cli-owner-check'));
+  try {
+    const g = (await admin.describeGroups({ groups: [group] })).get(group);
+    const n = g?.members.size ?? 0;
+    return n > 0 ? { by: 'members', members: n, state: String(g?.state ?? 'unknown') } : undefined;
+  } catch (err) {
+    if (protocolIds(err).has('GROUP_ID_NOT_FOUND')) return undefined;
+    throw new GatewayError('CEG_BROKER_UNAVAILABLE', `cannot describe consumer group ${group}: ${errorMessage(err)}`, { retriable: true, details: { group } });
+  } finally {
+    await admin.close().catch(() => undefined);
+  }
+}
+
+/**
+ * Who owns `group`: a stored subscription, a connector file, or live members, looked up in that
+ * order (the first found answers). Nothing is written.
+ * Errors: the transport's (CEG_BROKER_UNAVAILABLE …); a connectors folder that does not load is
+ *   not an error: it is named in `looked` (a `serve` on it would not start either).
+ */
+export async function ownerOfGroup(gw: Gateway, config: Config, group: string, log: Logger): Promise<OwnerCheck> {
+  const looked: string[] = [];
+  const topic = config.subscriptions.topic;
+  const s = await stored(gw, topic, group, log);
+  if (s !== undefined) return { owner: s, looked };
+  looked.push(`no definition on the subscriptions topic ${topic} (SUBSCRIPTIONS_TOPIC)`);
+  if (config.connectorsDir === undefined) looked.push('no CONNECTORS_DIR set');
+  else {
+    try {
+      const f = declared(gw, config.connectorsDir, group);
+      if (f !== undefined) return { owner: f, looked };
+      looked.push(`no connector file in ${config.connectorsDir} (CONNECTORS_DIR)`);
+    } catch (err) {
+      looked.push(`the connector files of ${config.connectorsDir} do not load (${errorMessage(err).slice(0, 300)})`);
+    }
+  }
+  if (config.kafka === undefined) looked.push('no live members looked for (KAFKA_BROKERS is not set)');
+  else {
+    const m = await members(config.kafka, group);
+    if (m !== undefined) return { owner: m, looked };
+    looked.push('no live member in the consumer group');
+  }
+  return { looked };
+}
