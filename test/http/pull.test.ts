@@ -4,12 +4,16 @@
  * pull subscriptions as resources, long-poll answers and their media type, cursors (read ahead,
  * commit, forged and foreign ones refused), uncommitted events coming back, filters, `data: avro`,
  * `partitions=` splitting a subscription, poison records dead-lettered and passed over, bounds on
- * the parameters, and SSE (one event per message, `id:` = cursor, heartbeat, `Last-Event-ID`).
+ * the parameters, and SSE (one event per message, `id:` = cursor, heartbeat, `Last-Event-ID`);
+ * the byte budget of one answer (`maxBytes`, default 4 MiB), a pause or delete ending a wait in
+ * progress, and cursors that have one spelling only.
  */
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEAD_LETTER_HEADERS } from '../../src/bus/subscriber/index.js';
+import { MAX_PULL_BYTES } from '../../src/bus/subscriptions/pull/index.js';
+import { CHART_DATA_READY } from '../../src/catalog/generated/index.js';
 import { PRICE_LOADING_COMPLETED, PRICE_TOPIC, structuredPriceEvent, priceLoaded } from '../fixtures/events.js';
 import { startGateway } from '../helpers/gateway.js';
 import type { TestGateway } from '../helpers/gateway.js';
@@ -402,5 +406,159 @@ describe('shutdown', () => {
     expect(answer.headers.get('ce-gateway-cursor')).toMatch(/^c1\./);
     expect(await ended).toBe(true);
     expect(Date.now() - t0).toBeLessThan(10_000); // far below the 30 s wait and the 60 s heartbeat
+  });
+});
+
+/** One long-poll with its raw body (to measure what was written), parsed too. */
+async function pullRaw(name: string, q: string): Promise<{ bytes: number; events: Ev[]; cursor: string }> {
+  const res = await fetch(`${gw.url}/subscriptions/${name}/events?${q}`);
+  const body = Buffer.from(await res.arrayBuffer());
+  expect(res.status, body.toString('utf8').slice(0, 300)).toBe(200);
+  return { bytes: body.length, events: JSON.parse(body.toString('utf8')) as Ev[], cursor: res.headers.get('ce-gateway-cursor')! };
+}
+
+/** Follows cursors from the committed positions until an answer is empty; every answer's body size is checked against `budget`. */
+async function drain(name: string, q: string, budget: number): Promise<{ ids: string[]; answers: string[][] }> {
+  const ids: string[] = [];
+  const answers: string[][] = [];
+  let cursor: string | undefined;
+  for (let i = 0; i < 200; i++) {
+    const r = await pullRaw(name, `${q}${cursor === undefined ? '' : `&cursor=${encodeURIComponent(cursor)}`}`);
+    if (r.events.length === 0) return { ids, answers };
+    // The bound: at most `budget` bytes of body, unless the answer is one event larger than it.
+    if (r.events.length > 1) expect(r.bytes, `answer of ${r.events.length} events`).toBeLessThanOrEqual(budget);
+    answers.push(r.events.map((e) => e.id));
+    ids.push(...r.events.map((e) => e.id));
+    cursor = r.cursor;
+  }
+  throw new Error('no end of the subscription after 200 answers');
+}
+
+describe('the byte budget of one answer (maxBytes)', () => {
+  it('stops before the event that would pass maxBytes of body, sends a larger event alone, and the cursors hand out every event once, in order', async () => {
+    const name = await create();
+    // ~630 bytes of JSON each: two fit in 1500 bytes, three do not. Sizes vary; multi-byte characters
+    // and characters JSON escapes (`"` and `\` are 2 bytes written) make the body's byte size differ
+    // from the string's length and from the event's own size; event 9 (~1,830 bytes) is over the budget alone.
+    const subjects = Array.from({ length: 24 }, (_, i) => (i === 9 ? `big-${'"'.repeat(600)}` : `s${i}-${'ü\\"€'.repeat(i % 4)}`));
+    const sent = await publish(subjects.length, (i) => ({ subject: subjects[i] }));
+    const { ids, answers } = await drain(name, 'max=1000&maxBytes=1500', 1500);
+    expect(new Set(ids).size).toBe(ids.length); // once
+    expect([...ids].sort()).toEqual([...sent].sort()); // every event
+    expect(answers.length).toBeGreaterThan(3); // the budget cut answers …
+    expect(answers.some((a) => a.length > 1)).toBe(true); // … without degenerating to one event each
+    expect(answers.length).toBeLessThan(sent.length);
+    expect(answers.find((a) => a.includes(sent[9]!))).toEqual([sent[9]]); // larger than the budget: alone, not stuck
+    // In order: within a partition (one instrument key), the order they were written in.
+    const byId = new Map(sent.map((id, i) => [id, i]));
+    for (let k = 0; k < 7; k++) {
+      const got = ids.filter((id) => byId.get(id)! % 7 === k).map((id) => byId.get(id)!);
+      expect(got.length).toBeGreaterThan(0);
+      expect(got).toEqual([...got].sort((a, b) => a - b));
+    }
+  });
+
+  it('bounds an answer to 4 MiB by default, even for max=1000 of large documents', async () => {
+    const name = await create({ kinds: ['ChartDataReady'] });
+    // 28,000 doubles: ~250 KB of Avro (the kind's bound is 256 KiB), ~540 KB of JSON each; ten are over 5 MiB.
+    const series = Array.from({ length: 28_000 }, (_, i) => Math.sin(i) / 3);
+    const sent: string[] = [];
+    for (let i = 0; i < 10; i++) {
+      const ev = { specversion: '1.0', id: randomUUID(), source: 'urn:partner:test', type: CHART_DATA_READY.eventId, time: '2022-03-15T12:00:03Z', datacontenttype: 'application/json', data: { instrument: 'EUR/USD', timeframe: 'H4', barKey: `EUR-USD_H4__2203${String(i).padStart(4, '0')}`, bars: [], series: { SMA20: series }, readyAt: '2022-03-15T12:00:03.123456Z' } };
+      const r = await post(gw.url, ev);
+      expect(r.status, JSON.stringify(r.body)).toBe(202);
+      sent.push(ev.id);
+    }
+    const first = await pullRaw(name, 'max=1000');
+    expect(first.events.length).toBeGreaterThan(1);
+    expect(first.events.length).toBeLessThan(10);
+    expect(first.bytes).toBeLessThanOrEqual(MAX_PULL_BYTES);
+    const { ids } = await drain(name, 'max=1000', MAX_PULL_BYTES);
+    expect(ids).toEqual(sent); // one key: one partition, in the order written
+  }, 30_000);
+
+  it.each([['maxBytes=1023'], ['maxBytes=4194305'], ['maxBytes=1e6'], ['maxBytes=']])('refuses %s with a problem naming maxBytes', async (q) => {
+    const name = await create();
+    const r = await call('GET', `/subscriptions/${name}/events?${q}`);
+    expect(r.status).toBe(400);
+    expect(fieldOf(r.body)).toBe('maxBytes');
+  });
+});
+
+describe('a pause or delete during a wait', () => {
+  it('answers a waiting long-poll 409 naming state once the subscription is paused, without the event written after', async () => {
+    const name = await create();
+    const t0 = Date.now();
+    const waiting = call('GET', `/subscriptions/${name}/events?wait=10`);
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await call('PATCH', `/subscriptions/${name}`, { state: 'paused' })).status).toBe(200);
+    await publish(1);
+    const r = await waiting;
+    expect(r.status, JSON.stringify(r.body)).toBe(409);
+    expect((r.body as { code: string }).code).toBe('CEG_CONFLICT');
+    expect(fieldOf(r.body)).toBe('state');
+    expect(Date.now() - t0).toBeLessThan(5000); // the pause ended the wait, not the 10 s
+    // Resumed: the event is still there for the next pull (nothing was passed over).
+    expect((await call('PATCH', `/subscriptions/${name}`, { state: 'active' })).status).toBe(200);
+    expect((await pull(name)).events).toHaveLength(1);
+  });
+
+  it('answers a waiting long-poll 404 once the subscription is deleted', async () => {
+    const name = await create();
+    const waiting = call('GET', `/subscriptions/${name}/events?wait=10`);
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await call('DELETE', `/subscriptions/${name}`)).status).toBe(204);
+    await publish(1);
+    const r = await waiting;
+    expect(r.status).toBe(404);
+  });
+
+  it('ends an SSE stream with an error message (409, state) when the subscription is paused, without the event written after', async () => {
+    const name = await create();
+    const [before] = await publish(1);
+    let paused = false;
+    const read = readStream(`/subscriptions/${name}/stream?heartbeat=5`, {}, (t) => {
+      if (!paused && messages(t.split('event: error')[0]!).length >= 1) {
+        paused = true;
+        void (async () => {
+          expect((await call('PATCH', `/subscriptions/${name}`, { state: 'paused' })).status).toBe(200);
+          await publish(1);
+        })();
+      }
+      return t.includes('event: error');
+    });
+    const { text } = await read;
+    expect(messages(text.split('event: error')[0]!).map((m) => m.event.id)).toEqual([before]);
+    const error = text.split('\n\n').find((m) => m.startsWith('event: error'));
+    expect(error).toBeDefined();
+    const problem = JSON.parse(error!.split('\n').find((l) => l.startsWith('data: '))!.slice(6)) as { status: number; code: string };
+    expect(problem.status).toBe(409);
+    expect(problem.code).toBe('CEG_CONFLICT');
+  });
+});
+
+describe('cursors have one spelling', () => {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+  it('refuses a cursor whose last MAC character has its spare bits set (400), on pull and on commit; the canonical one works', async () => {
+    const name = await create();
+    await publish(12);
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 1, max: 12 }), fc.integer({ min: 1, max: 3 }), async (max, spare) => {
+        const good = (await pull(name, `max=${max}`)).cursor;
+        // 43 characters carry 258 bits for 32 bytes: the last character's low 2 bits are spare (zero when canonical).
+        const last = alphabet.indexOf(good.at(-1)!);
+        expect(last & 3).toBe(0);
+        const variant = good.slice(0, -1) + alphabet[last | spare]!;
+        const r = await call('GET', `/subscriptions/${name}/events?cursor=${encodeURIComponent(variant)}`);
+        expect(r.status).toBe(400);
+        expect((r.body as { code: string }).code).toBe('CEG_INVALID_CURSOR');
+        expect(fieldOf(r.body)).toBe('cursor');
+        const c = await call('POST', `/subscriptions/${name}/cursors`, { cursor: variant });
+        expect(c.status).toBe(400);
+        expect((c.body as { code: string }).code).toBe('CEG_INVALID_CURSOR');
+        expect((await call('GET', `/subscriptions/${name}/events?cursor=${encodeURIComponent(good)}`)).status).toBe(200);
+      }),
+      { numRuns: 15 },
+    );
   });
 });

@@ -51,9 +51,8 @@ describe('pull cursors', () => {
         const c = alphabet[(alphabet.indexOf(text[i]!) + 1 + (by % (alphabet.length - 1))) % alphabet.length]!;
         const changed = text.slice(0, i) + c + text.slice(i + 1);
         fc.pre(changed !== text);
-        // A change in the last character of the MAC may only touch its unused low bits (base64url
-        // of 32 bytes carries 2 spare bits): such a text decodes to the same MAC and is the same cursor.
-        fc.pre(Buffer.from(changed.split('.')[2] ?? '', 'base64url').toString('hex') !== Buffer.from(text.split('.')[2]!, 'base64url').toString('hex') || changed.split('.').slice(0, 2).join('.') !== text.split('.').slice(0, 2).join('.'));
+        // Also a change of only the 2 spare bits of the MAC's last base64url character (it decodes
+        // to the same MAC): a cursor has one spelling (tester F7).
         expect(refused(() => signer.verify(owner, changed))).toBe(true);
       }),
     );

@@ -1,6 +1,6 @@
 /**
- * One pull: reads a pull subscription's topics from given positions until it has `max` events or
- * the wait runs out, deciding what each record means with the subscriber's own pipeline stages —
+ * One pull: reads a pull subscription's topics from given positions until it has `max` events, its
+ * answer would pass `maxBytes` of JSON text, or the wait runs out, deciding what each record means with the subscriber's own pipeline stages —
  * header bounds, kind filter before decoding, decode through the registry into the catalog's reader
  * schema, envelope validation, attribute filters — so pull hands out exactly what push would
  * deliver. Records of other kinds and events the filters refuse are passed over (the position moves
@@ -8,6 +8,16 @@
  * written to the subscription's dead-letter topic `<group>.dlq` with the subscriber's dead-letter
  * headers and passed over too, so it never stalls the subscription. A transient failure (registry
  * or broker unreachable) stops that partition before the record: it is read again next time.
+ *
+ * Byte budget (like Kafka's `fetch.max.bytes`): each event is serialized once, here, and its UTF-8
+ * size counted as it stands in a JSON array answer (`[` e1 `,` e2 … `]`). The event that would take
+ * the answer past `maxBytes` is not taken — its position stays before it, so the next pull starts
+ * with it — unless it is the first event of the answer: a single event larger than the budget
+ * still goes alone, so nothing ever stalls.
+ *
+ * Liveness: `o.check` is called before every poll round and before answering; it
+ * throws when the subscription may no longer be pulled (paused, deleted), so a wait that began
+ * while it was active does not hand out events after the change.
  *
  * Cost (measured on the shared 2-core machine, one broker on loopback): while nothing is new, a
  * wait costs one ListOffsets round trip per topic every {@link POLL_INTERVAL_MS} (~1–5 ms); a read
@@ -57,7 +67,14 @@ export interface PullDeps {
 /** One event handed out, with the positions right after it (an SSE message's `id`). */
 export interface PulledEvent {
   readonly json: Record<string, JsonValue>;
+  /** `JSON.stringify(json)`: the exact text to write (counted against the byte budget). */
+  readonly text: string;
   readonly after: readonly TopicPartitionOffset[];
+}
+
+/** UTF-8 size, in bytes, of a JSON array holding texts of these sizes: `[`, `]` and a `,` between each two. */
+export function arrayBytes(count: number, textBytes: number): number {
+  return 2 + textBytes + Math.max(0, count - 1);
 }
 
 export interface PullResult {
@@ -88,18 +105,24 @@ export class Positions {
   }
 }
 
-type Verdict = { kind: 'event'; json: Record<string, JsonValue> } | { kind: 'skip' } | { kind: 'poison'; reason: string } | { kind: 'transient'; reason: string };
+type Verdict = { kind: 'event'; json: Record<string, JsonValue>; text: string; bytes: number } | { kind: 'skip' } | { kind: 'poison'; reason: string } | { kind: 'transient'; reason: string };
 
 /**
  * Pulls up to `max` events from `positions` (advanced in place), waiting until `deadlineMs`
  * (epoch ms) for the first one. Resolves with what it has when the wait runs out (maybe nothing)
- * or the signal aborts.
+ * or the signal aborts. `maxBytes`: the most UTF-8 bytes of the events' JSON texts as one JSON
+ * array ({@link arrayBytes}); the first event is taken whatever its size. `check`: throws when
+ * the subscription may no longer be pulled; called before each poll round and before resolving
+ * (its error rejects the pull, and `positions` must then be dropped: they may be past
+ * events not handed out).
  * Errors: CEG_BROKER_UNAVAILABLE / CEG_REGISTRY_UNAVAILABLE (retriable) when nothing could be
- *   handed out because of a transient failure; the transport's.
+ *   handed out because of a transient failure; `check`'s; the transport's.
  */
-export async function pull(deps: PullDeps, target: PullTarget, positions: Positions, o: { readonly max: number; readonly deadlineMs: number; readonly signal: AbortSignal }): Promise<PullResult> {
+export async function pull(deps: PullDeps, target: PullTarget, positions: Positions, o: { readonly max: number; readonly maxBytes: number; readonly deadlineMs: number; readonly signal: AbortSignal; readonly check?: () => void }): Promise<PullResult> {
+  const check = o.check ?? ((): void => {});
   const filter = subscriptionFilter(target.eventIds, target.filters);
   const events: PulledEvent[] = [];
+  let textBytes = 0; // UTF-8 bytes of the texts in `events`
   let skipped = 0;
   let deadLettered = 0;
   let transient: string | undefined;
@@ -112,7 +135,9 @@ export async function pull(deps: PullDeps, target: PullTarget, positions: Positi
     if (!decoded.ok) return decoded.retriable ? { kind: 'transient', reason: decoded.reason } : { kind: 'poison', reason: `poison: ${decoded.reason}` };
     if (!filter.accepts(decoded.event)) return { kind: 'skip' };
     try {
-      return { kind: 'event', json: pulledEventJson(decoded.event, record, target.data, deps.codec) };
+      const json = pulledEventJson(decoded.event, record, target.data, deps.codec);
+      const text = JSON.stringify(json);
+      return { kind: 'event', json, text, bytes: Buffer.byteLength(text, 'utf8') };
     } catch (err) {
       return { kind: 'poison', reason: `poison: ${errorMessage(err)}` };
     }
@@ -157,11 +182,17 @@ export async function pull(deps: PullDeps, target: PullTarget, positions: Positi
         deadLettered++;
       } else if (v.kind === 'skip') {
         skipped++;
+      } else if (events.length > 0 && arrayBytes(events.length + 1, textBytes + v.bytes) > o.maxBytes) {
+        // Over the byte budget: not taken (its position stays before it); the answer is complete.
+        full = true;
+        markFull();
+        return;
       }
       positions.advance(record);
       moved = true;
       if (v.kind === 'event') {
-        events.push({ json: v.json, after: positions.all() });
+        events.push({ json: v.json, text: v.text, after: positions.all() });
+        textBytes += v.bytes;
         if (events.length >= o.max) {
           full = true;
           markFull();
@@ -186,6 +217,7 @@ export async function pull(deps: PullDeps, target: PullTarget, positions: Positi
   };
 
   while (!o.signal.aborted) {
+    check();
     const avail = await available(deps.transport, positions);
     if (avail.length > 0) {
       const moved = await readOnce(avail);
@@ -196,6 +228,8 @@ export async function pull(deps: PullDeps, target: PullTarget, positions: Positi
     if (left <= 0) break;
     await sleep(Math.min(POLL_INTERVAL_MS, left), o.signal).catch(() => undefined);
   }
+  // The subscription as it is now: a pause (or delete) during the read or the wait hands out nothing.
+  check();
   if (events.length === 0 && transient !== undefined) {
     throw new GatewayError('CEG_REGISTRY_UNAVAILABLE', `pull: ${transient.slice(0, 300)}; try again`, { retriable: true, details: { subscription: target.group } });
   }

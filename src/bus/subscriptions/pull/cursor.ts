@@ -10,6 +10,11 @@
  * as well as the group means a cursor of a deleted subscription does not work on a new one of the
  * same name. Checked in constant time.
  *
+ * Canonical: one cursor has one text. The MAC covers the payload's text as written (so no other
+ * spelling of it verifies), and the MAC's text must be the canonical encoding of its 32 bytes: 43
+ * characters carry 258 bits, and the 2 spare bits of the last one must be zero (RFC 4648 §3.5) —
+ * Node's decoder ignores them, which would let four texts name one cursor.
+ *
  * The key: HKDF-SHA256 of the 32-byte `SUBSCRIPTION_SECRETS_KEY` (info "ce-gateway cursor signing
  * v1"), so every instance that shares the secrets key shares the cursor key and no further secret
  * has to be distributed; a separate key (not the sealing key itself) because one key, one job.
@@ -76,6 +81,8 @@ export function cursorSigner(key: Uint8Array): CursorSigner {
       const parts = text.split('.');
       if (parts.length !== 3 || parts[0] !== PREFIX || !/^[A-Za-z0-9_-]+$/.test(parts[1]!) || !/^[A-Za-z0-9_-]{43}$/.test(parts[2]!)) throw invalid('not a cursor of this gateway');
       const given = Buffer.from(parts[2]!, 'base64url');
+      // Not secret (it is the client's own text): a plain comparison of the re-encoding is fine.
+      if (given.toString('base64url') !== parts[2]) throw invalid('not a cursor of this gateway (the signature is not canonical base64url)');
       const expected = mac(parts[1]!);
       if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalid('the signature does not verify (altered, forged, or signed with another key)');
       let body: unknown;

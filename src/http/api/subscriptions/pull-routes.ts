@@ -1,17 +1,22 @@
 /**
  * Pull delivery over HTTP (issue 9), for subscriptions with `delivery.mode: "pull"`:
- * - `GET /subscriptions/{name}/events?max=N&wait=S[&cursor=C][&partitions=0,2]` → 200 with up to
- *   N events as `application/cloudevents-batch+json` (a JSON array; `[]` when `wait` runs out) and
- *   the cursor after them in the `ce-gateway-cursor` response header. `max` 1–1000 (default 100),
- *   `wait` 0–30 seconds (default 0: answer at once), decimals allowed.
+ * - `GET /subscriptions/{name}/events?max=N&wait=S[&maxBytes=B][&cursor=C][&partitions=0,2]` → 200
+ *   with up to N events as `application/cloudevents-batch+json` (a JSON array; `[]` when `wait`
+ *   runs out) and the cursor after them in the `ce-gateway-cursor` response header. `max` 1–1000
+ *   (default 100), `wait` 0–30 seconds (default 0: answer at once), decimals allowed. `maxBytes`
+ *   1024–4194304 bytes (default and ceiling 4 MiB, {@link MAX_PULL_BYTES}): the most UTF-8 bytes of
+ *   the answer body; the answer stops before the event that would pass it (its cursor points right
+ *   after the last event in it), except that a single larger event goes alone.
  * - `POST /subscriptions/{name}/cursors` with `{ "cursor": "…" }` → 204 once committed (any instance).
  * - `GET /subscriptions/{name}/stream[?cursor=C][&partitions=…][&heartbeat=S]` → `text/event-stream`,
- *   one event per message (`id:` = the cursor after it, `data:` = the event in the JSON format);
+ *   one event per message (`id:` = the cursor after it, `data:` = the event in the JSON format),
+ *   read in answers of up to 100 events and {@link MAX_PULL_BYTES} of their JSON text;
  *   `Last-Event-ID` resumes (it wins over `cursor`, as a reconnecting EventSource keeps its URL);
  *   a `: heartbeat` comment after every `heartbeat` seconds (1–60, default 15) without events keeps
  *   proxies from closing the connection. The stream never commits: the client commits the `id:` it
  *   has processed. A failure after the stream started ends it with an `event: error` message whose
- *   `data:` is the problem+json object.
+ *   `data:` is the problem+json object — so does the subscription being paused (409, `state`) or
+ *   deleted (404) while the stream waits; a long-poll waiting then answers that problem instead.
  * Bad parameters are RFC 9457 problems naming the `field` (`max`, `wait`, `cursor`, `partitions`…).
  * Ownership (issue 11): the caller's own subscription; an admin names another owner with `?owner=`;
  * another partner's subscription is 404.
@@ -19,13 +24,13 @@
  *   CloudEvents JSON format 1.0.2 §4 (batch); RFC 9457.
  */
 import express from 'express';
-import { loadedApi, notAllowed, subscriptionName } from './route-parts.js';
+import { loadedApi, notAllowed, queryParams as query, subscriptionName } from './route-parts.js';
 import { jsonBody } from '../json-body.js';
 import type { Request, Response } from 'express';
 import { GatewayError, errorMessage } from '../../../core/errors.js';
 import { BATCH_JSON } from '../../../codec/json/index.js';
 import { toProblem } from '../../../codec/http/index.js';
-import { MAX_CURSOR_CHARS, MAX_PULL_EVENTS, MAX_PULL_WAIT_MS } from '../../../bus/subscriptions/index.js';
+import { MAX_CURSOR_CHARS, MAX_PULL_BYTES, MAX_PULL_EVENTS, MAX_PULL_WAIT_MS } from '../../../bus/subscriptions/index.js';
 import type { PullOptions, PullSession } from '../../../bus/subscriptions/index.js';
 import type { Logger } from '../../../observability/index.js';
 import { accessOf } from '../../auth/index.js';
@@ -38,24 +43,12 @@ export interface PullApi {
 
 /** Response header carrying the cursor after a long-poll's events. */
 export const CURSOR_HEADER = 'ce-gateway-cursor';
-/** Default and bounds of the query parameters. */
-export const PULL_DEFAULTS = Object.freeze({ max: 100, waitS: 0, heartbeatS: 15, maxHeartbeatS: 60, streamBatch: 100 });
+/** Default and bounds of the query parameters; `minBytes`: the lowest `maxBytes`, bytes (the default and ceiling is {@link MAX_PULL_BYTES}). */
+export const PULL_DEFAULTS = Object.freeze({ max: 100, waitS: 0, heartbeatS: 15, maxHeartbeatS: 60, streamBatch: 100, minBytes: 1024 });
 const MAX_PARTITION_LIST = 1000;
 
 function param(field: string, why: string): GatewayError {
   return new GatewayError('CEG_INVALID_PARAMETER', `${field}: ${why}`, { retriable: false, details: { field } });
-}
-
-/** The query as single strings; a repeated or unknown parameter is refused. */
-function query(req: Request, allowed: readonly string[]): Map<string, string> {
-  const out = new Map<string, string>();
-  // express 5 parses the query lazily with `qs`-like "simple" parsing: repeated names become arrays.
-  for (const [k, v] of Object.entries(req.query)) {
-    if (!allowed.includes(k)) throw param(k.slice(0, 50), `unknown query parameter (known: ${allowed.join(', ')})`);
-    if (typeof v !== 'string') throw param(k, 'give it once, as a single value');
-    out.set(k, v);
-  }
-  return out;
 }
 
 function intIn(q: Map<string, string>, field: string, min: number, max: number, dflt: number): number {
@@ -119,16 +112,18 @@ export function pullRouter(api: () => PullApi | undefined, opts: PullRouterOptio
   // express answers HEAD with the GET handler: that would run a pull (or hold a stream open) for nothing.
   r.head(['/subscriptions/:name/events', '/subscriptions/:name/stream'], notAllowed('GET'));
   r.get('/subscriptions/:name/events', async (req, res) => {
-    const q = query(req, ['max', 'wait', 'cursor', 'partitions', 'owner']);
+    const q = query(req, ['max', 'maxBytes', 'wait', 'cursor', 'partitions', 'owner']);
     const owner = accessOf(req).owner(q.get('owner'));
     const max = intIn(q, 'max', 1, MAX_PULL_EVENTS, PULL_DEFAULTS.max);
+    const maxBytes = intIn(q, 'maxBytes', PULL_DEFAULTS.minBytes, MAX_PULL_BYTES, MAX_PULL_BYTES);
     const waitMs = secondsIn(q, 'wait', 0, MAX_PULL_WAIT_MS / 1000, PULL_DEFAULTS.waitS);
     const cursor = cursorIn(q.get('cursor'));
     const partitions = partitionsIn(q);
     const session = await need().open(name(req), { ...(cursor === undefined ? {} : { cursor }), ...(partitions === undefined ? {} : { partitions }) }, owner);
-    const answer = await session.next({ max, waitMs, signal: until(req, res) });
+    const answer = await session.next({ max, maxBytes, waitMs, signal: until(req, res) });
     if (res.destroyed) return;
-    res.status(200).set('cache-control', 'no-store').set(CURSOR_HEADER, answer.cursor).type(`${BATCH_JSON}; charset=utf-8`).send(JSON.stringify(answer.events.map((e) => e.json)));
+    // The texts the byte budget counted, joined as counted: `[` e1 `,` e2 … `]`.
+    res.status(200).set('cache-control', 'no-store').set(CURSOR_HEADER, answer.cursor).type(`${BATCH_JSON}; charset=utf-8`).send(`[${answer.events.map((e) => e.text).join(',')}]`);
   });
   r.all('/subscriptions/:name/events', notAllowed('GET'));
 
@@ -179,10 +174,10 @@ export function pullRouter(api: () => PullApi | undefined, opts: PullRouterOptio
     };
     try {
       while (!signal.aborted) {
-        const answer = await session.next({ max: PULL_DEFAULTS.streamBatch, waitMs: heartbeatMs, signal });
+        const answer = await session.next({ max: PULL_DEFAULTS.streamBatch, maxBytes: MAX_PULL_BYTES, waitMs: heartbeatMs, signal });
         if (signal.aborted) break;
         if (answer.events.length === 0) await write(': heartbeat\n\n');
-        for (const e of answer.events) await write(`id: ${e.cursor}\ndata: ${JSON.stringify(e.json)}\n\n`);
+        for (const e of answer.events) await write(`id: ${e.cursor}\ndata: ${e.text}\n\n`);
       }
     } catch (err) {
       if (!signal.aborted) {

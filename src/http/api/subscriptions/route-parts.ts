@@ -42,12 +42,21 @@ export function notAllowed(allow: string): (req: Request, res: Response, next: N
  * Errors: CEG_INVALID_PARAMETER naming the parameter.
  */
 export function ownerParam(req: Request, also: readonly string[] = []): string | undefined {
+  return queryParams(req, ['owner', ...also]).get('owner');
+}
+
+/**
+ * The query as single strings; a parameter not in `allowed`, or one given twice (express 5's
+ * simple parser makes repeated names arrays), is refused.
+ * Errors: CEG_INVALID_PARAMETER naming the parameter (cut to 50 characters).
+ */
+export function queryParams(req: Request, allowed: readonly string[]): Map<string, string> {
+  const out = new Map<string, string>();
   for (const [k, v] of Object.entries(req.query as Record<string, unknown>)) {
-    if (k !== 'owner' && !also.includes(k)) {
-      throw new GatewayError('CEG_INVALID_PARAMETER', `${k.slice(0, 50)}: unknown query parameter (known: ${['owner', ...also].join(', ')})`, { retriable: false, details: { field: k.slice(0, 50) } });
-    }
-    if (typeof v !== 'string') throw new GatewayError('CEG_INVALID_PARAMETER', `${k.slice(0, 50)}: give it once, as a single value`, { retriable: false, details: { field: k.slice(0, 50) } });
+    const field = k.slice(0, 50);
+    if (!allowed.includes(k)) throw new GatewayError('CEG_INVALID_PARAMETER', `${field}: unknown query parameter (known: ${allowed.join(', ')})`, { retriable: false, details: { field } });
+    if (typeof v !== 'string') throw new GatewayError('CEG_INVALID_PARAMETER', `${field}: give it once, as a single value`, { retriable: false, details: { field } });
+    out.set(k, v);
   }
-  const owner = (req.query as Record<string, unknown>).owner;
-  return typeof owner === 'string' ? owner : undefined;
+  return out;
 }
