@@ -20,8 +20,11 @@ import type { Subscription, SubscriptionStats } from '../bus/subscriber/index.js
 import { untypedSubscribeOptions } from '../bus/bus.js';
 import type { BusSubscribeOptions } from '../bus/bus.js';
 import { createApiApp } from '../http/api/app.js';
-import { HttpAuth, loadPartners } from '../http/auth/index.js';
-import type { Partner } from '../http/auth/index.js';
+import { HttpAuth, loadPartners, ownerMayRead } from '../http/auth/index.js';
+import type { MayRead, Partner } from '../http/auth/index.js';
+import type { SubscriptionsApi } from '../http/api/subscriptions/routes.js';
+import type { SubscriptionOperationsApi } from '../http/api/subscriptions/operations.js';
+import type { SubscriptionStatus } from '../bus/status/index.js';
 import { GatewayError } from '../core/errors.js';
 import { isLoopbackHost } from '../core/loopback.js';
 import type { IngressDeps } from '../http/ingress/handler.js';
@@ -41,7 +44,7 @@ import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { subscriptionLag } from '../bus/status/index.js';
 import type { MetricsPartitionLag as PartitionLag } from '../observability/index.js';
 import { DEFAULT_OWNER, PullService, Reconciler, SubscriptionService, SubscriptionStore, cursorSigner, deriveCursorKey, developmentKey, parseSecretsKey, secretBox, secretsKeyDecision, secretsKeyMissing } from '../bus/subscriptions/index.js';
-import type { CursorSigner, SecretBox, StoredSubscription } from '../bus/subscriptions/index.js';
+import type { CursorSigner, SecretBox, StoredSubscription, SubscriptionView } from '../bus/subscriptions/index.js';
 import { ReplayCoordinator, ReplayLog, RestartableSubscription, replayAuditTopicOf, replayHolds, replayLocal } from '../bus/subscriptions/replay/index.js';
 import type { LocalReplayOptions, ReplayReport, ReplayTo } from '../bus/subscriptions/replay/index.js';
 import { parseAllowList, targetChecker } from '../connectors/sinks/webhook/index.js';
@@ -281,6 +284,85 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
   });
 
   let httpAuthInUse: HttpAuth | undefined;
+  /**
+   * Whether a subscription's owner may read a kind now: the partners' `subscribe` from the
+   * PARTNERS_FILE this instance loaded in listen() (every owner every kind until then, and without
+   * authentication). Asked by the reconciler's desired set (push), the pull service, and the GET,
+   * status and console tail answers (docs/security.md "Revoking a permission").
+   */
+  let mayRead: MayRead = ownerMayRead(undefined);
+  /** The stored kinds of an HTTP subscription its owner may no longer read, by name (connector files' are the operator's: never). */
+  const forbiddenKinds = (v: { readonly owner: string; readonly kinds: readonly string[]; readonly origin?: string }): string[] =>
+    v.origin === 'file' ? [] : v.kinds.flatMap((k) => {
+      const kind = catalog.byEventId(k) ?? catalog.byName(k);
+      return kind !== undefined && !mayRead(v.owner, kind) ? [kind.name] : [];
+    });
+  /** What GET and status say of those kinds: `forbiddenKinds` and why, absent when there are none. */
+  const forbiddenFields = (v: { readonly owner: string; readonly kinds: readonly string[]; readonly origin?: string }): { forbiddenKinds?: string[]; forbiddenReason?: string } => {
+    const names = forbiddenKinds(v);
+    if (names.length === 0) return {};
+    const all = names.length === v.kinds.length;
+    return {
+      forbiddenKinds: names,
+      forbiddenReason: `owner ${v.owner} may no longer read ${names.join(', ')} (subscribe permission): ${all ? 'nothing is delivered' : 'not delivered'}; the positions on ${all ? 'its' : 'their'} topics are kept and delivery resumes from them if the permission returns (PATCH kinds without ${names.length === 1 ? 'it' : 'them'}, or delete the subscription)`,
+    };
+  };
+  /** The subscription routes' view of the service: every view says which of its kinds its owner may no longer read. */
+  const subscriptionsApi = (svc: SubscriptionService | undefined): SubscriptionsApi | undefined => {
+    if (svc === undefined) return undefined;
+    const shown = (v: SubscriptionView): SubscriptionView => ({ ...v, ...forbiddenFields(v) });
+    return {
+      create: async (body, owner, limits) => {
+        const r = await svc.create(body, owner, limits);
+        return { ...r, view: shown(r.view) };
+      },
+      list: (owner) => svc.list(owner).map(shown),
+      get: (name, owner) => shown(svc.get(name, owner)),
+      update: async (name, patch, owner) => shown(await svc.update(name, patch, owner)),
+      remove: (name, owner) => svc.remove(name, owner),
+    };
+  };
+  /**
+   * The console tail's view of the service: a subscription's kinds as it delivers them (without
+   * those its owner may no longer read); one that delivers nothing is 403, as a pull of it.
+   */
+  const tailApi = (svc: SubscriptionService | undefined): SubscriptionsApi | undefined => {
+    const api = subscriptionsApi(svc);
+    if (api === undefined) return undefined;
+    return {
+      ...api,
+      get: (name, owner) => {
+        const v = api.get(name, owner);
+        if (v.forbiddenKinds === undefined) return v;
+        const kinds = v.kinds.filter((k) => !v.forbiddenKinds!.includes((catalog.byEventId(k) ?? catalog.byName(k))?.name ?? k));
+        if (kinds.length === 0) throw new GatewayError('CEG_FORBIDDEN', `subscription ${v.name} delivers nothing: ${v.forbiddenReason ?? ''}`, { retriable: false, details: { permission: 'subscribe', field: 'kinds', forbiddenKinds: v.forbiddenKinds } });
+        return { ...v, kinds };
+      },
+    };
+  };
+  /** The status route's operations: the status of an HTTP subscription also names the kinds its owner may no longer read. */
+  const operationsApi = (ops: SubscriptionOperations | undefined): SubscriptionOperationsApi | undefined => {
+    if (ops === undefined) return undefined;
+    return {
+      target: (name, owner) => ops.target(name, owner),
+      deadLetters: (name, q, owner) => ops.deadLetters(name, q, owner),
+      redrive: (name, sel, owner) => ops.redrive(name, sel, owner),
+      purge: (name, sel, owner) => ops.purge(name, sel, owner),
+      status: async (name, owner) => {
+        const st = await ops.status(name, owner);
+        if (st.origin !== 'api' || service === undefined) return st;
+        let view: SubscriptionView;
+        try {
+          view = service.get(name, owner);
+        } catch (err) {
+          if (isGatewayError(err, 'CEG_NOT_FOUND')) return st;
+          throw err;
+        }
+        const out: SubscriptionStatus & ReturnType<typeof forbiddenFields> = { ...st, ...forbiddenFields(view) };
+        return out;
+      },
+    };
+  };
   const metrics = GatewayMetrics.for(overrides.metricsRegistry);
   const drain = new HttpDrain();
   // Counters of a subscription add up over its members (on demand, a member stops when idle and
@@ -379,6 +461,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     let partners: readonly Partner[] | undefined;
     if (a.mode === 'partners' && a.partnersFile !== undefined) {
       partners = loadPartners(a.partnersFile, catalog, process.env);
+      mayRead = ownerMayRead(partners);
       log.info({ partners: partners.length, metrics: a.metrics, oidc: a.oidc === undefined ? false : { issuer: a.oidc.issuer, claim: a.oidc.partnerClaim } }, 'authentication: partners from PARTNERS_FILE');
     } else if (!isLoopbackHost(config.http.host)) {
       throw new GatewayError(
@@ -444,7 +527,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       throw secretsKeyMissing(`the definitions topic ${s.topic} holds ${sealed} push subscription(s) whose secrets are sealed, and this gateway (bound to ${config.http.host}, Kafka) has no key`);
     }
     const fileViews = new Map(declared.filter((d) => d.view !== undefined).map((d) => [d.group, d.view!] as const));
-    const svc = new SubscriptionService({ store: s, box, catalog, transport, checkTarget: targetChecker(allow), declared: () => fileViews });
+    const svc = new SubscriptionService({ store: s, box, catalog, transport, checkTarget: targetChecker(allow), declared: () => fileViews, mayRead: (owner, kind) => mayRead(owner, kind) });
     const topicsOf = (kinds: readonly string[]): string[] => [...new Set(kinds.map((k) => (catalog.byEventId(k) ?? catalog.byName(k))?.topic.name).filter((t): t is string => t !== undefined))];
     // BUS_ROLE=publisher: this instance takes events and serves the API, but runs no subscription
     // member (push, connectors): deliveries run on the other instances (the two-process layout of
@@ -468,6 +551,26 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       );
       // Opened once per stored generation: unchanged subscriptions keep their identity (no update).
       const cache = new Map<string, { readonly stored: StoredSubscription; readonly runtime: RuntimeSubscription }>();
+      // One object per runtime while its permissions are unchanged (they are fixed for the process): no needless update.
+      const narrowed = new WeakMap<RuntimeSubscription, RuntimeSubscription>();
+      const permitted = (rt: RuntimeSubscription): RuntimeSubscription => {
+        const gone = new Set(forbiddenKinds(rt));
+        if (gone.size === 0) return rt;
+        let n = narrowed.get(rt);
+        if (n === undefined) {
+          const kinds = rt.kinds.filter((k) => !gone.has((catalog.byEventId(k) ?? catalog.byName(k))?.name ?? k));
+          const topics = new Set(topicsOf(kinds));
+          n = {
+            ...rt,
+            kinds,
+            ...(rt.startAt === undefined ? {} : { startAt: rt.startAt.filter((p) => topics.has(p.topic)) }),
+            ...(kinds.length === 0 ? { state: 'paused' as const } : {}),
+          };
+          narrowed.set(rt, n);
+          slog.warn({ subscription: rt.group, owner: rt.owner, forbiddenKinds: [...gone] }, kinds.length === 0 ? 'subscription runs no member: its owner may no longer read any of its kinds' : 'subscription runs without the kinds its owner may no longer read');
+        }
+        return n;
+      };
       const desired = (all: ReadonlyMap<string, StoredSubscription>): Map<string, RuntimeSubscription> => {
         const out = new Map<string, RuntimeSubscription>();
         // A replay under way pauses its subscription here until it ends or its lease runs out (issue 9).
@@ -487,11 +590,17 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
               continue;
             }
           }
+          // The kinds its owner may read now (docs/security.md "Revoking a permission"): a revoked
+          // kind's topic is not read by the member, so its commits stay where they are (held, as
+          // Kafka ACLs leave a consumer's offsets) and delivery resumes there if the permission
+          // returns. Nothing left: no member at all (paused here only; the stored state is untouched,
+          // GET and status say why).
+          const runtime = permitted(c.runtime);
           if (replayHolds(st.replay, now)) {
-            out.set(group, { ...c.runtime, state: 'paused' });
+            out.set(group, { ...runtime, state: 'paused' });
             leaseEnd = Math.min(leaseEnd, Date.parse(st.replay!.leaseUntil));
           } else {
-            out.set(group, c.runtime);
+            out.set(group, runtime);
           }
         }
         for (const g of cache.keys()) if (!all.has(g)) cache.delete(g);
@@ -520,7 +629,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       log: slog,
       declared: (name) => [...fileViews.values()].some((v) => v.name === name),
     });
-    pullService = new PullService({ subscription: (g) => s.get(g), catalog, codec: () => need(codec, 'codec'), transport, signer: cursorKey(), log: slog.child({ delivery: 'pull' }) });
+    pullService = new PullService({ subscription: (g) => s.get(g), catalog, codec: () => need(codec, 'codec'), transport, signer: cursorKey(), log: slog.child({ delivery: 'pull' }), mayRead: (owner, kind) => mayRead(owner, kind) });
     service = svc;
     await reconciler?.settled();
   }
@@ -637,14 +746,14 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
           registry,
           retryAfterS: config.ingress.retryAfterS,
           docs: { kafkaBrokers: config.kafka?.brokers, registryUrl: config.registry?.url, publicBaseUrl: config.publicBaseUrl, dataschemaBase: config.dataschemaBase },
-          subscriptions: () => service,
+          subscriptions: () => subscriptionsApi(service),
           replays: () => coordinator,
-          operations: operationsNow,
+          operations: () => operationsApi(operationsNow()),
           metricsPublic: config.auth.metrics === 'public' || config.auth.mode === 'none',
           pull: () => (service === undefined ? undefined : pullService),
           log: log.child({ component: 'http' }),
           closing: closing.signal,
-          console: { catalog, transport, codec: () => need(codec, 'codec'), subscriptions: () => service, traceTimeoutMs: CONSOLE_TRACE_TIMEOUT_MS, log: log.child({ component: 'console' }) },
+          console: { catalog, transport, codec: () => need(codec, 'codec'), subscriptions: () => tailApi(service), traceTimeoutMs: CONSOLE_TRACE_TIMEOUT_MS, log: log.child({ component: 'console' }) },
         }),
         ready: readiness,
         metrics: overrides.renderMetrics ?? (() => metrics.render()),

@@ -7,7 +7,7 @@
  * Spec: issue 8; RFC 7396 (JSON Merge Patch); CloudEvents Subscriptions API 0.1 §3.2.
  */
 import { GatewayError, isGatewayError } from '../../core/errors.js';
-import type { Catalog } from '../../catalog/index.js';
+import type { Catalog, EventKind } from '../../catalog/index.js';
 import type { TopicPartitionOffset, Transport } from '../../transport/port.js';
 import { redriveTopic, retryTopic, subscriptionTopics } from '../subscriber/index.js';
 import type { FilterExpression } from '../subscriber/pipeline/dialects.js';
@@ -69,6 +69,13 @@ export interface SubscriptionView {
   readonly replay?: Omit<StoredReplay, 'phase'> & { readonly phase: ReplayPhase | 'expired' };
   /** `api` (created over HTTP) or `file` (declared in a connector file: read-only here). */
   readonly origin: 'api' | 'file';
+  /**
+   * Set by the gateway's routes, not stored: the `kinds` (by name) its owner may no longer read
+   * (a `subscribe` permission revoked), which are not delivered; absent when there are none.
+   */
+  readonly forbiddenKinds?: readonly string[];
+  /** Why, and what to do (with `forbiddenKinds`). */
+  readonly forbiddenReason?: string;
 }
 
 export interface SubscriptionServiceDeps {
@@ -82,6 +89,12 @@ export interface SubscriptionServiceDeps {
   /** Subscriptions declared in connector files, by group (read-only over HTTP). */
   readonly declared?: () => ReadonlyMap<string, SubscriptionView>;
   readonly now?: () => Date;
+  /**
+   * Whether `owner` may read `kind` now (the partners' `subscribe`, http/auth `ownerMayRead`);
+   * absent: every owner may read every kind (no authentication). A PATCH leaving a kind the owner
+   * may not read in `kinds` is refused (docs/security.md "Revoking a permission").
+   */
+  readonly mayRead?: (owner: string, kind: EventKind) => boolean;
 }
 
 const IMMUTABLE = ['name', 'owner', 'start'] as const;
@@ -198,12 +211,15 @@ export class SubscriptionService {
    * order: of simultaneous creates on any instances, only as many as leave the owner at or below
    * it succeed.
    * Errors: CEG_INVALID_SUBSCRIPTION (every problem, each naming its field), CEG_UNKNOWN_TYPE
-   *   (not used: an unknown kind is a violation of `kinds`), CEG_WEBHOOK_TARGET_REFUSED, CEG_CONFLICT,
+   *   (not used: an unknown kind is a violation of `kinds`), CEG_FORBIDDEN (a kind its owner may not
+   *   read: `mayRead`), CEG_WEBHOOK_TARGET_REFUSED, CEG_CONFLICT,
    *   CEG_QUOTA_EXCEEDED (retriable: false; `details.maxSubscriptions`), the transport's (retriable).
    */
   async create(body: unknown, owner: string = DEFAULT_OWNER, limits: { readonly maxSubscriptions?: number } = {}): Promise<{ view: SubscriptionView; generatedSecrets?: readonly string[] }> {
     if (isObject(body) && 'owner' in body) throw invalid([{ field: 'owner', reason: 'set by the gateway (the partner that creates the subscription)' }]);
     const req = this.#validate(body);
+    // The owner's permission, not the caller's: an admin creating for another owner included.
+    this.#requireReadable(req.kinds, owner);
     const push = req.delivery.mode === 'push' ? req.delivery : undefined;
     if (push !== undefined) this.#box();
     const group = groupOf(owner, req.name);
@@ -257,6 +273,7 @@ export class SubscriptionService {
    * definition (`startAt`), which the restarted members start from. Every event accepted after the
    * `200` is delivered.
    * Errors: CEG_NOT_FOUND, CEG_CONFLICT (declared in a file), CEG_INVALID_SUBSCRIPTION,
+   *   CEG_FORBIDDEN (the resulting `kinds` keep a kind its owner may not read now: `mayRead`),
    *   CEG_WEBHOOK_TARGET_REFUSED (a changed URL), the transport's.
    */
   async update(name: string, patch: unknown, owner: string = DEFAULT_OWNER): Promise<SubscriptionView> {
@@ -281,6 +298,7 @@ export class SubscriptionService {
     const asInput = { ...rest, ...(state === 'gone' ? {} : { state }), delivery };
     const merged = mergePatch(asInput, patch);
     const req = this.#validate(merged);
+    this.#requireReadable(req.kinds, owner);
     const push = req.delivery.mode === 'push' ? req.delivery : undefined;
     if (push !== undefined && (cd.mode !== 'push' || push.url !== cd.url)) await this.#d.checkTarget(push.url);
     const topics = this.#topics(req.kinds);
@@ -327,6 +345,31 @@ export class SubscriptionService {
     const current = this.#d.store.get(group);
     if (current === undefined || current.state === state) return;
     await this.#d.store.put({ ...current, state, stateReason: reason.slice(0, 500), updatedAt: (this.#d.now?.() ?? new Date()).toISOString(), generation: current.generation + 1 });
+  }
+
+  /**
+   * The kinds a subscription is created with, or keeps after a PATCH, must all be readable by its
+   * owner now: a kind
+   * whose `subscribe` permission was revoked blocks every PATCH that keeps it (the answer names
+   * it), and a PATCH that takes it out of `kinds` goes through, so the owner can repair the
+   * subscription. Checked against the owner (not the caller): an admin changing another owner's
+   * subscription cannot give it a kind its owner may not read either.
+   * Errors: CEG_FORBIDDEN (`permission: subscribe`, field `kinds[i]` of the first, `kinds` naming all).
+   */
+  #requireReadable(kinds: readonly string[], owner: string): void {
+    const mayRead = this.#d.mayRead;
+    if (mayRead === undefined) return;
+    const refused: { index: number; name: string }[] = [];
+    kinds.forEach((k, index) => {
+      const kind = this.#d.catalog.byEventId(k) ?? this.#d.catalog.byName(k);
+      if (kind !== undefined && !mayRead(owner, kind)) refused.push({ index, name: kind.name });
+    });
+    if (refused.length === 0) return;
+    const names = refused.map((r) => r.name);
+    throw new GatewayError('CEG_FORBIDDEN', `owner ${owner} may not read ${names.join(', ')} (subscribe permission, revoked or never held): the subscription's kinds must leave ${names.length === 1 ? 'it' : 'them'} out before anything else can change (PATCH kinds without ${names.length === 1 ? 'it' : 'them'}, or delete the subscription)`, {
+      retriable: false,
+      details: { permission: 'subscribe', field: `kinds[${refused[0]!.index}]`, kinds: names },
+    });
   }
 
   #validate(body: unknown): CreateRequest {

@@ -21,7 +21,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { GatewayError } from '../../core/errors.js';
-import type { Catalog } from '../../catalog/index.js';
+import type { Catalog, EventKind } from '../../catalog/index.js';
 import { DEFAULT_OWNER, NAME_PATTERN } from '../../bus/subscriptions/index.js';
 import type { Envelope, Violation } from '../../envelope/index.js';
 import type { Logger } from '../../observability/index.js';
@@ -108,18 +108,35 @@ export class Access {
 
   /**
    * Kinds a subscription may name (by eventId or name): each must be in the partner's `subscribe`
-   * (a `*` covers every kind but internal ones). Unknown kinds are left to the resource's validation.
-   * Errors: CEG_FORBIDDEN naming `subscribe` and the field (`kinds[i]`).
+   * (a `*` covers every kind but internal ones).
+   * For a partner that is not an admin, an internal kind it may not read is answered exactly as a
+   * name the catalog does not have (400 CEG_INVALID_SUBSCRIPTION, `unknown event kind "…"`, every
+   * such name listed, as the subscription's own validation words it): a 403 would confirm the
+   * internal kind exists, which `/catalog`, AsyncAPI and the JSON Schemas otherwise hide (issue 11).
+   * Unknown names are therefore answered here too for such a partner, with the hidden ones; for an
+   * admin they are left to the resource's validation. A public kind outside `subscribe` stays 403.
+   * Errors: CEG_INVALID_SUBSCRIPTION (unknown or hidden kinds, field `kinds[i]`); CEG_FORBIDDEN
+   *   naming `subscribe` and the field (`kinds[i]`).
    */
   requireSubscribe(catalog: Catalog, kinds: unknown): void {
     if (!Array.isArray(kinds)) return;
+    const unknown: { field: string; reason: string }[] = [];
+    let refused: GatewayError | undefined;
     kinds.forEach((k, i) => {
       if (typeof k !== 'string') return;
       const kind = catalog.byEventId(k) ?? catalog.byName(k);
-      if (kind !== undefined && !kindAllowed(this.partner.subscribe, kind)) {
-        throw forbidden('subscribe', `partner ${this.partner.id} may not subscribe to ${kind.name}${kind.internal ? ' (an internal kind: it needs an explicit subscribe permission)' : ''}`, `kinds[${i}]`);
+      if (kind !== undefined && kindAllowed(this.partner.subscribe, kind)) return;
+      if (!this.admin && (kind === undefined || kind.internal)) {
+        unknown.push({ field: `kinds[${i}]`, reason: `unknown event kind "${k}"` });
+        return;
       }
+      if (kind !== undefined) refused ??= forbidden('subscribe', `partner ${this.partner.id} may not subscribe to ${kind.name}${kind.internal ? ' (an internal kind: it needs an explicit subscribe permission)' : ''}`, `kinds[${i}]`);
     });
+    // The same answer as SubscriptionService's validation of an unknown kind (service.ts `invalid`).
+    if (unknown.length > 0) {
+      throw new GatewayError('CEG_INVALID_SUBSCRIPTION', `invalid subscription: ${unknown.map((p) => `${p.field}: ${p.reason}`).join('; ')}`, { retriable: false, details: { field: unknown[0]!.field, violations: unknown } });
+    }
+    if (refused !== undefined) throw refused;
   }
 
   /**
@@ -131,6 +148,37 @@ export class Access {
     if (!adminOnly && target.owner === this.partner.id) return;
     this.#audit.info({ audit: true, partner: this.partner.id, admin: this.admin, action, target }, 'audit: admin action');
   }
+}
+
+/**
+ * Whether the owner of a subscription may read events of `kind` now. Asked outside any request,
+ * where no token or key is at hand: by the reconciler when it builds the members it runs (push),
+ * by the pull service on every answer, by the console tail and the status/GET answers.
+ */
+export type MayRead = (owner: string, kind: EventKind) => boolean;
+
+/**
+ * The read permission of subscription owners, from the partners the gateway loaded (PARTNERS_FILE,
+ * read once at start-up: a change applies when each instance restarts with the new file):
+ * - a partner of the file: its `subscribe` grant, as {@link Access.requireSubscribe} checks it at
+ *   create. An OIDC partner is a partner of the file too (the token's claim names it, the file
+ *   holds its permissions), so the same grant applies at delivery time, when there is no token;
+ * - `anonymous` (subscriptions created without authentication, or by an admin with
+ *   `?owner=anonymous`): the anonymous caller's grant, every kind but internal ones;
+ * - an owner the file no longer names: nothing (a removed partner's subscriptions deliver nothing,
+ *   as Kafka ACLs deny a principal whose ACLs were deleted).
+ * Without partners (`AUTH=none`) nothing is checked: every owner may read every kind.
+ * The decision is deliberately the same as Nakadi's (read authorization checked per event type on
+ * every consumption, not only when the subscription is created) and Kafka's (an ACL removed applies
+ * to an existing consumer at its next request): see docs/security.md, "Revoking a permission".
+ */
+export function ownerMayRead(partners: readonly Partner[] | undefined): MayRead {
+  if (partners === undefined) return () => true;
+  const byId = new Map(partners.map((p) => [p.id, p]));
+  return (owner, kind) => {
+    const p = byId.get(owner) ?? (owner === DEFAULT_OWNER ? ANONYMOUS : undefined);
+    return p !== undefined && kindAllowed(p.subscribe, kind);
+  };
 }
 
 const accesses = new WeakMap<IncomingMessage, Access>();

@@ -15,7 +15,7 @@
  * Spec: issue 9 ("Pull", "Semantics", "Stateless").
  */
 import { GatewayError, isGatewayError } from '../../../core/errors.js';
-import type { Catalog } from '../../../catalog/index.js';
+import type { Catalog, EventKind } from '../../../catalog/index.js';
 import type { EventCodec } from '../../../codec/event/index.js';
 import type { Logger } from '../../../observability/index.js';
 import type { TopicPartitionOffset, Transport } from '../../../transport/port.js';
@@ -29,6 +29,12 @@ import type { CursorSigner } from './cursor.js';
 export const MAX_PULL_EVENTS = 1000;
 /** Longest `wait` of one pull, ms. */
 export const MAX_PULL_WAIT_MS = 30_000;
+/**
+ * Most bytes of one pull answer, and its default: the UTF-8 size of the answer's JSON array text
+ * (4 MiB = 4,194,304 bytes). An answer stops before the event that would pass it, except that a
+ * single event larger than it goes alone (as Kafka's `fetch.max.bytes`), so nothing stalls.
+ */
+export const MAX_PULL_BYTES = 4 * 1_048_576;
 
 export interface PullServiceDeps {
   /** The stored subscription of a group (the definitions store). */
@@ -39,6 +45,12 @@ export interface PullServiceDeps {
   /** Undefined: this gateway has no key to sign cursors with (CEG_SECRETS_KEY_MISSING on every pull). */
   readonly signer: CursorSigner | undefined;
   readonly log: Logger;
+  /**
+   * Whether the subscription's owner may read `kind` now (http/auth `ownerMayRead`); absent: every
+   * kind. Only the kinds it may read are pulled: a revoked kind's topic is not read and its
+   * committed offsets stay (docs/security.md "Revoking a permission").
+   */
+  readonly mayRead?: (owner: string, kind: EventKind) => boolean;
 }
 
 export interface PullOptions {
@@ -50,7 +62,8 @@ export interface PullOptions {
 
 /** One pull's answer: events in the JSON format and the cursor after them. */
 export interface PullAnswer {
-  readonly events: readonly { readonly json: PullResult['events'][number]['json']; readonly cursor: string }[];
+  /** `text`: the event's JSON text (`JSON.stringify(json)`), the bytes counted against `maxBytes`. */
+  readonly events: readonly { readonly json: PullResult['events'][number]['json']; readonly text: string; readonly cursor: string }[];
   readonly cursor: string;
 }
 
@@ -66,9 +79,17 @@ export interface PullStats {
   readonly commits: number;
 }
 
-/** A pull in progress over several answers (an SSE stream); each answer continues after the last. */
+/**
+ * A pull in progress over several answers (an SSE stream); each answer continues after the last.
+ * `next`: up to `max` events and at most `maxBytes` bytes of them as one JSON array (UTF-8, `[`,
+ * `,` and `]` included; one event larger than that goes alone), waiting up to `waitMs` ms for the
+ * first. The subscription is looked at again before every poll round and before answering, so a
+ * pause or delete during the wait ends it with the error a new pull would get.
+ * Errors: CEG_CONFLICT (paused or gone meanwhile: `state`), CEG_NOT_FOUND (deleted, or deleted and
+ *   created again, meanwhile); see `pull`. After an error the session must not be used again.
+ */
 export interface PullSession {
-  next(o: { readonly max: number; readonly waitMs: number; readonly signal: AbortSignal }): Promise<PullAnswer>;
+  next(o: { readonly max: number; readonly maxBytes: number; readonly waitMs: number; readonly signal: AbortSignal }): Promise<PullAnswer>;
 }
 
 function notFound(name: string): GatewayError {
@@ -100,7 +121,8 @@ export class PullService {
    * the start positions.
    * Errors: CEG_NOT_FOUND; CEG_CONFLICT (a push subscription: `delivery.mode`; a paused or gone
    *   one: `state`); CEG_INVALID_CURSOR; CEG_INVALID_PARAMETER (`partitions` naming no partition of
-   *   the subscription); CEG_SECRETS_KEY_MISSING (no cursor key); the transport's (retriable).
+   *   the subscription); CEG_SECRETS_KEY_MISSING (no cursor key); CEG_FORBIDDEN (its owner may
+   *   read none of its kinds now: `mayRead`); the transport's (retriable).
    */
   async open(name: string, o: PullOptions = {}, owner: string = DEFAULT_OWNER): Promise<PullSession> {
     const signer = this.#signer();
@@ -117,17 +139,30 @@ export class PullService {
       }
     }
     const positions = new Positions(start);
+    let broken: Error | undefined;
     return {
-      next: async ({ max, waitMs, signal }) => {
-        // The definition as it is now: a filter changed on another instance applies at the next answer.
-        s = this.#pullable(name, owner);
-        if (s.createdAt !== owned.createdAt) throw notFound(name); // deleted and created again meanwhile
-        const r = await pull({ transport: this.#d.transport, codec: this.#d.codec(), log: this.#d.log }, this.#target(s), positions, { max, deadlineMs: Date.now() + waitMs, signal });
+      next: async ({ max, maxBytes, waitMs, signal }) => {
+        if (broken !== undefined) throw broken;
+        // The definition as it is now: a filter changed on another instance applies at the next
+        // answer; a pause or delete (here, or on another instance) ends a wait in progress too.
+        const check = (): void => {
+          const now = this.#pullable(name, owner);
+          if (now.createdAt !== owned.createdAt) throw notFound(name); // deleted and created again meanwhile
+          s = now;
+        };
+        let r: PullResult;
+        try {
+          check();
+          r = await pull({ transport: this.#d.transport, codec: this.#d.codec(), log: this.#d.log }, this.#target(s), positions, { max, maxBytes, deadlineMs: Date.now() + waitMs, signal, check });
+        } catch (err) {
+          broken = err instanceof Error ? err : new Error(String(err)); // `positions` may be past events this answer did not hand out
+          throw broken;
+        }
         const c = this.#count(owned.group);
         c.delivered += r.events.length;
         c.skipped += r.skipped;
         c.deadLettered += r.deadLettered;
-        return { events: r.events.map((e) => ({ json: e.json, cursor: signer.sign(owned, e.after) })), cursor: signer.sign(owned, r.positions) };
+        return { events: r.events.map((e) => ({ json: e.json, text: e.text, cursor: signer.sign(owned, e.after) })), cursor: signer.sign(owned, r.positions) };
       },
     };
   }
@@ -136,7 +171,9 @@ export class PullService {
    * Commits a cursor's positions as the subscription's committed offsets (partitions it does not
    * name keep theirs). Any instance may commit any cursor of the subscription.
    * Errors: CEG_NOT_FOUND, CEG_CONFLICT (a push subscription, not active, or its group has members
-   *   someone else started), CEG_INVALID_CURSOR, CEG_SECRETS_KEY_MISSING, the transport's.
+   *   someone else started), CEG_INVALID_CURSOR, CEG_SECRETS_KEY_MISSING, CEG_FORBIDDEN (as
+   *   `open`), the transport's. Positions on topics of kinds its owner may no longer read are not
+   *   committed (held there).
    */
   async commit(name: string, cursor: string, owner: string = DEFAULT_OWNER): Promise<void> {
     const signer = this.#signer();
@@ -173,15 +210,25 @@ export class PullService {
     if (s === undefined) throw notFound(name);
     if (s.delivery.mode !== 'pull') throw new GatewayError('CEG_CONFLICT', `subscription ${name} is a ${s.delivery.mode} subscription; pull needs delivery.mode pull`, { retriable: false, details: { field: 'delivery.mode' } });
     if (s.state !== 'active') throw new GatewayError('CEG_CONFLICT', `subscription ${name} is ${s.state}; set state active to pull`, { retriable: false, details: { field: 'state' } });
+    if (this.#readable(s).length === 0) {
+      const names = s.kinds.map((k) => (this.#d.catalog.byEventId(k) ?? this.#d.catalog.byName(k))?.name ?? k);
+      throw new GatewayError('CEG_FORBIDDEN', `subscription ${name} delivers nothing: its owner may no longer read ${names.join(', ')} (subscribe permission); PATCH its kinds or delete it`, { retriable: false, details: { permission: 'subscribe', field: 'kinds', forbiddenKinds: names } });
+    }
     return s;
   }
 
+  /** The subscription's kinds its owner may read now (all of them without `mayRead`). */
+  #readable(s: StoredSubscription): EventKind[] {
+    const mayRead = this.#d.mayRead;
+    return s.kinds.map((k) => this.#d.catalog.byEventId(k) ?? this.#d.catalog.byName(k)).filter((k): k is EventKind => k !== undefined && (mayRead === undefined || mayRead(s.owner, k)));
+  }
+
   #topics(s: StoredSubscription): string[] {
-    return [...new Set(s.kinds.map((k) => (this.#d.catalog.byEventId(k) ?? this.#d.catalog.byName(k))?.topic.name).filter((t): t is string => t !== undefined))];
+    return [...new Set(this.#readable(s).map((k) => k.topic.name))];
   }
 
   #target(s: StoredSubscription): PullTarget {
-    const eventIds = new Set(s.kinds.map((k) => (this.#d.catalog.byEventId(k) ?? this.#d.catalog.byName(k))?.eventId).filter((t): t is string => t !== undefined));
+    const eventIds = new Set(this.#readable(s).map((k) => k.eventId));
     return { group: s.group, eventIds, filters: s.filters, data: s.delivery.mode === 'pull' ? s.delivery.data : 'json' };
   }
 

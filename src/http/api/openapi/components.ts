@@ -162,6 +162,8 @@ export const components: Json = {
         updatedAt: { type: 'string', format: 'date-time' },
         generation: { type: 'integer', minimum: 1 },
         origin: { enum: ['api', 'file'] },
+        forbiddenKinds: { type: 'array', items: { type: 'string' }, description: 'Kinds (by name) its owner may no longer read (a revoked subscribe permission): not delivered. Absent when none (docs/security.md "Revoking a permission").' },
+        forbiddenReason: { type: 'string', description: 'Why, and what to do (with forbiddenKinds).' },
       },
     },
     SubscriptionRequest: {
