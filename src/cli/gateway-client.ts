@@ -11,10 +11,10 @@
  *   `owner` query parameter on every `/subscriptions…` request the command makes.
  * Spec: docs/security.md (API keys, `?owner=` for admins); tester report F6.
  */
-import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import { NAME_PATTERN } from '../bus/subscriptions/index.js';
+import { secretVariable } from '../config/index.js';
 import type { Config } from '../config/index.js';
 import { GatewayError } from '../core/errors.js';
 import { printable } from '../core/printable.js';
@@ -33,21 +33,12 @@ const HEADER_SAFE = /^[\x21-\x7e]{1,4096}$/;
  *   header cannot carry.
  */
 export function apiKeyFrom(vars: Readonly<Record<string, string | undefined>>): string | undefined {
-  const direct = vars.CE_GATEWAY_API_KEY;
-  const file = vars.CE_GATEWAY_API_KEY_FILE;
-  let key: string | undefined;
-  let variable = 'CE_GATEWAY_API_KEY';
-  if (direct !== undefined && direct !== '') key = direct.trim();
-  else if (file !== undefined && file !== '') {
-    variable = 'CE_GATEWAY_API_KEY_FILE';
-    try {
-      key = readFileSync(file, 'utf8').trim();
-    } catch (err) {
-      throw new GatewayError('CEG_INVALID_OPTIONS', `CE_GATEWAY_API_KEY_FILE: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'})`, { retriable: false, details: { field: variable } });
-    }
-    if (key === '') throw new GatewayError('CEG_INVALID_OPTIONS', `CE_GATEWAY_API_KEY_FILE: ${file} is empty`, { retriable: false, details: { field: variable } });
-  }
-  if (key === undefined) return undefined;
+  const r = secretVariable(vars, 'CE_GATEWAY_API_KEY');
+  const variable = r.variable;
+  if ('problem' in r) throw new GatewayError('CEG_INVALID_OPTIONS', `${variable}: ${r.problem}`, { retriable: false, details: { field: variable } });
+  if (r.value === undefined) return undefined;
+  const key = r.value.trim();
+  if (key === '') throw new GatewayError('CEG_INVALID_OPTIONS', variable.endsWith('_FILE') ? `${variable}: ${vars[variable] ?? ''} is empty` : `${variable} is blank`, { retriable: false, details: { field: variable } });
   if (!HEADER_SAFE.test(key)) throw new GatewayError('CEG_INVALID_OPTIONS', `${variable}: an API key is visible ASCII without spaces (up to 4096 characters)`, { retriable: false, details: { field: variable } });
   return key;
 }

@@ -263,18 +263,31 @@ export interface ConfigProblem {
 function withSecretFiles(vars: Record<string, string | undefined>, problems: ConfigProblem[]): Record<string, string | undefined> {
   const out = { ...vars };
   for (const n of SECRET_NAMES) {
-    const file = vars[`${n}_FILE`];
-    // An empty variable counts as unset (as everywhere here), so it does not hide its _FILE.
-    if (file !== undefined && file !== '' && (vars[n] === undefined || vars[n] === '')) {
-      try {
-        out[n] = readFileSync(file, 'utf8').trim();
-      } catch (err) {
-        problems.push({ variable: `${n}_FILE`, message: `cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'})` });
-      }
-    }
+    const r = secretVariable(vars, n);
+    if ('problem' in r) problems.push({ variable: r.variable, message: r.problem });
+    else if (r.variable === `${n}_FILE`) out[n] = r.value;
   }
   for (const [k, v] of Object.entries(out)) if (v === '') out[k] = undefined;
   return out;
+}
+
+/**
+ * A secret given as the variable `name`, or as the content of the file its `<name>_FILE` names
+ * (trimmed; Docker and Kubernetes secrets). The variable wins; an empty one counts as unset, so it
+ * does not hide its `_FILE`. `variable` says which one gave the value (or failed). The problem text
+ * names the file, never its content. Pure but for reading the file.
+ */
+export function secretVariable(vars: Readonly<Record<string, string | undefined>>, name: string): { readonly value?: string; readonly variable: string } | { readonly problem: string; readonly variable: string } {
+  const direct = vars[name];
+  if (direct !== undefined && direct !== '') return { value: direct, variable: name };
+  const fileVariable = `${name}_FILE`;
+  const file = vars[fileVariable];
+  if (file === undefined || file === '') return { variable: name };
+  try {
+    return { value: readFileSync(file, 'utf8').trim(), variable: fileVariable };
+  } catch (err) {
+    return { problem: `cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'})`, variable: fileVariable };
+  }
 }
 
 const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/;
