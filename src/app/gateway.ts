@@ -396,7 +396,8 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
   };
   // Partitions the group has committed nothing on have no lag figure (Kafka's tools show "-"): left out of the gauge.
   const lagOf = async (s: Subscription): Promise<readonly PartitionLag[] | undefined> =>
-    subscriptionLag(transport, s.name, s.topics).then(
+    // The same lag as /status: a kind added by PATCH counts from its kept start positions.
+    subscriptionLag(transport, s.name, s.topics, service?.startPositions(s.name)).then(
       (l) => l.partitions.flatMap((p) => (p.lag === null ? [] : [{ topic: p.topic, partition: p.partition, lag: p.lag }])),
       () => undefined,
     );
@@ -567,7 +568,9 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
             ...(kinds.length === 0 ? { state: 'paused' as const } : {}),
           };
           narrowed.set(rt, n);
-          slog.warn({ subscription: rt.group, owner: rt.owner, forbiddenKinds: [...gone] }, kinds.length === 0 ? 'subscription runs no member: its owner may no longer read any of its kinds' : 'subscription runs without the kinds its owner may no longer read');
+          // Error level: events of these kinds wait unseen (held) until the permission returns or
+          // the subscription is changed, and an owner the partners file no longer names reads nothing.
+          slog.error({ subscription: rt.group, owner: rt.owner, forbiddenKinds: [...gone] }, kinds.length === 0 ? 'subscription runs no member: its owner may no longer read any of its kinds (is the owner in PARTNERS_FILE?)' : 'subscription runs without the kinds its owner may no longer read');
         }
         return n;
       };
