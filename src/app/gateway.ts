@@ -43,7 +43,7 @@ import type { Tracing } from '../observability/index.js';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { subscriptionLag } from '../bus/status/index.js';
 import type { MetricsPartitionLag as PartitionLag } from '../observability/index.js';
-import { DEFAULT_OWNER, PullService, Reconciler, SubscriptionService, SubscriptionStore, cursorSigner, deriveCursorKey, developmentKey, parseSecretsKey, secretBox, secretsKeyDecision, secretsKeyMissing } from '../bus/subscriptions/index.js';
+import { DEFAULT_OWNER, PullService, Reconciler, SubscriptionService, splitReadable, SubscriptionStore, cursorSigner, deriveCursorKey, developmentKey, parseSecretsKey, secretBox, secretsKeyDecision, secretsKeyMissing } from '../bus/subscriptions/index.js';
 import type { CursorSigner, SecretBox, StoredSubscription, SubscriptionView } from '../bus/subscriptions/index.js';
 import { ReplayCoordinator, ReplayLog, RestartableSubscription, replayAuditTopicOf, replayHolds, replayLocal } from '../bus/subscriptions/replay/index.js';
 import type { LocalReplayOptions, ReplayReport, ReplayTo } from '../bus/subscriptions/replay/index.js';
@@ -293,10 +293,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
   let mayRead: MayRead = ownerMayRead(undefined);
   /** The stored kinds of an HTTP subscription its owner may no longer read, by name (connector files' are the operator's: never). */
   const forbiddenKinds = (v: { readonly owner: string; readonly kinds: readonly string[]; readonly origin?: string }): string[] =>
-    v.origin === 'file' ? [] : v.kinds.flatMap((k) => {
-      const kind = catalog.byEventId(k) ?? catalog.byName(k);
-      return kind !== undefined && !mayRead(v.owner, kind) ? [kind.name] : [];
-    });
+    v.origin === 'file' ? [] : splitReadable(catalog, v.kinds, v.owner, mayRead).refused.map((r) => r.kind.name);
   /** What GET and status say of those kinds: `forbiddenKinds` and why, absent when there are none. */
   const forbiddenFields = (v: { readonly owner: string; readonly kinds: readonly string[]; readonly origin?: string }): { forbiddenKinds?: string[]; forbiddenReason?: string } => {
     const names = forbiddenKinds(v);

@@ -23,3 +23,5 @@ export type { OffsetsSource, WatchedGroup } from './work-check.js';
 export * from './replay/index.js';
 export { MAX_CURSOR_CHARS, MAX_PULL_BYTES, MAX_PULL_EVENTS, MAX_PULL_WAIT_MS, PullService, cursorSigner, deriveCursorKey } from './pull/index.js';
 export type { CursorOwner, CursorSigner, PullAnswer, PullOptions, PullServiceDeps, PullSession, PullStats } from './pull/index.js';
+export { splitReadable } from './readable.js';
+export type { MayReadKind } from './readable.js';

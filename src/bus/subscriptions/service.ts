@@ -23,6 +23,7 @@ import type { StoredStartAt, StoredSubscription } from './stored.js';
 import { replayStatus } from './replay/state.js';
 import type { ReplayPhase, StoredReplay } from './replay/state.js';
 import { schemaIssues } from '../../core/schema-issues.js';
+import { splitReadable } from './readable.js';
 
 /** The secrets of a push subscription, opened. */
 export interface OpenedSecrets {
@@ -357,15 +358,9 @@ export class SubscriptionService {
    * Errors: CEG_FORBIDDEN (`permission: subscribe`, field `kinds[i]` of the first, `kinds` naming all).
    */
   #requireReadable(kinds: readonly string[], owner: string): void {
-    const mayRead = this.#d.mayRead;
-    if (mayRead === undefined) return;
-    const refused: { index: number; name: string }[] = [];
-    kinds.forEach((k, index) => {
-      const kind = this.#d.catalog.byEventId(k) ?? this.#d.catalog.byName(k);
-      if (kind !== undefined && !mayRead(owner, kind)) refused.push({ index, name: kind.name });
-    });
+    const { refused } = splitReadable(this.#d.catalog, kinds, owner, this.#d.mayRead);
     if (refused.length === 0) return;
-    const names = refused.map((r) => r.name);
+    const names = refused.map((r) => r.kind.name);
     throw new GatewayError('CEG_FORBIDDEN', `owner ${owner} may not read ${names.join(', ')} (subscribe permission, revoked or never held): the subscription's kinds must leave ${names.length === 1 ? 'it' : 'them'} out before anything else can change (PATCH kinds without ${names.length === 1 ? 'it' : 'them'}, or delete the subscription)`, {
       retriable: false,
       details: { permission: 'subscribe', field: `kinds[${refused[0]!.index}]`, kinds: names },

@@ -24,6 +24,7 @@ import type { StoredSubscription } from '../stored.js';
 import { Positions, pull } from './batch.js';
 import type { PullResult, PullTarget } from './batch.js';
 import type { CursorSigner } from './cursor.js';
+import { splitReadable } from '../readable.js';
 
 /** Most events one pull answers. */
 export const MAX_PULL_EVENTS = 1000;
@@ -219,8 +220,7 @@ export class PullService {
 
   /** The subscription's kinds its owner may read now (all of them without `mayRead`). */
   #readable(s: StoredSubscription): EventKind[] {
-    const mayRead = this.#d.mayRead;
-    return s.kinds.map((k) => this.#d.catalog.byEventId(k) ?? this.#d.catalog.byName(k)).filter((k): k is EventKind => k !== undefined && (mayRead === undefined || mayRead(s.owner, k)));
+    return splitReadable(this.#d.catalog, s.kinds, s.owner, this.#d.mayRead).readable;
   }
 
   #topics(s: StoredSubscription): string[] {
