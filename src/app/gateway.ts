@@ -413,6 +413,18 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     },
     members: () => reconciler?.members(),
     pull: () => pullService?.stats() ?? new Map(),
+    // docs/security.md "Revoking a permission": per stored subscription (push and pull), the kinds
+    // its owner may not read now; a connector file's (the file wins over a stored one) are never checked.
+    forbiddenKinds: () => {
+      const out = new Map<string, number>();
+      if (service === undefined || store === undefined) return out;
+      const files = new Set(declared.map((d) => d.group));
+      for (const [group, st] of store.all()) {
+        const n = files.has(group) ? 0 : forbiddenKinds(st).length;
+        if (n > 0) out.set(group, n);
+      }
+      return out;
+    },
   });
 
   async function readiness(): Promise<{ ready: boolean; checks: Record<string, boolean>; durable: boolean }> {

@@ -9,6 +9,9 @@
  *   `ps`), never logged or printed;
  * - **on whose behalf**: `--owner <partner>` (admins: another partner's subscriptions), sent as the
  *   `owner` query parameter on every `/subscriptions…` request the command makes.
+ * - **over what**: the key goes over whatever `--gateway` says; over plain `http://` to a host that
+ *   is not loopback (127.0.0.0/8, ::1, localhost) the first request that carries it prints one
+ *   warning on stderr (the key travels readable by anyone on the path), and goes anyway.
  * Spec: docs/security.md (API keys, `?owner=` for admins); tester report F6.
  */
 import type { Command } from 'commander';
@@ -17,6 +20,7 @@ import { NAME_PATTERN } from '../bus/subscriptions/index.js';
 import { secretVariable } from '../config/index.js';
 import type { Config } from '../config/index.js';
 import { GatewayError } from '../core/errors.js';
+import { isLoopbackHost } from '../core/loopback.js';
 import { printable } from '../core/printable.js';
 
 /** The variables the client reads (besides the gateway's configuration): `ce-gateway config check` knows them. */
@@ -43,6 +47,19 @@ export function apiKeyFrom(vars: Readonly<Record<string, string | undefined>>): 
   return key;
 }
 
+/**
+ * Whether a bearer sent to `url` travels in the clear beyond this machine: plain `http:` to a host
+ * that is not loopback (127.0.0.0/8, `::1`, `localhost`; also `::ffff:127.x.y.z`). Pure.
+ */
+export function keyInTheClear(url: URL): boolean {
+  if (url.protocol !== 'http:') return false;
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '').toLowerCase();
+  if (isLoopbackHost(host)) return false;
+  // WHATWG URLs write an IPv4-mapped loopback as hex: [::ffff:7f00:1] is 127.0.0.1.
+  const mapped = /^::ffff:([0-9a-f]{1,4}):[0-9a-f]{1,4}$/.exec(host);
+  return mapped === null || parseInt(mapped[1]!, 16) >> 8 !== 127;
+}
+
 /** `--owner` as commander parses it: a partner id (NAME_PATTERN). */
 function ownerOption(v: string): string {
   if (!NAME_PATTERN.test(v)) throw new InvalidArgumentError('a partner id: 1–100 of [A-Za-z0-9_-], starting with a letter or digit');
@@ -55,7 +72,9 @@ Authentication (a gateway with PARTNERS_FILE):
   CE_GATEWAY_API_KEY        the partner's API key, sent as Authorization: Bearer <key>
   CE_GATEWAY_API_KEY_FILE   a file holding it (used when CE_GATEWAY_API_KEY is unset)
   The key is read from the environment (or the env file) only, never from the command line, and is
-  never printed. --owner names another partner's subscription (admins).`;
+  never printed. Over plain http:// to a host beyond loopback it travels readable by anyone on the
+  way: a warning says so (use an https:// --gateway). --owner names another partner's subscription
+  (admins).`;
 
 /** Adds `--gateway` and `--owner` to a command that calls a gateway, and the authentication help. */
 export function withGatewayOptions(cmd: Command): Command {
@@ -78,6 +97,8 @@ export interface GatewayClientOptions {
   readonly owner?: string;
   /** Per request, ms. Default 120 000. */
   readonly timeoutMs?: number;
+  /** Where the warning about a key sent in the clear goes (one line); default stderr. */
+  readonly warn?: (line: string) => void;
 }
 
 export class GatewayClient {
@@ -85,12 +106,15 @@ export class GatewayClient {
   readonly owner: string | undefined;
   readonly #apiKey: string | undefined;
   readonly #timeoutMs: number;
+  readonly #warn: (line: string) => void;
+  #warned = false;
 
   constructor(o: GatewayClientOptions) {
     this.base = o.base.replace(/\/+$/, '');
     this.owner = o.owner;
     this.#apiKey = o.apiKey;
     this.#timeoutMs = o.timeoutMs ?? 120_000;
+    this.#warn = o.warn ?? ((line) => void process.stderr.write(`${line}\n`));
   }
 
   /** Whether requests carry an API key. */
@@ -117,8 +141,16 @@ export class GatewayClient {
   async call(method: string, path: string, body?: unknown): Promise<GatewayAnswer> {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
-    if (this.#apiKey !== undefined) headers.authorization = `Bearer ${this.#apiKey}`;
-    const res = await fetch(this.url(path), { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }), signal: AbortSignal.timeout(this.#timeoutMs) });
+    const url = this.url(path);
+    if (this.#apiKey !== undefined) {
+      headers.authorization = `Bearer ${this.#apiKey}`;
+      // Warned, not refused: a gateway on a private network without TLS is the operator's choice.
+      if (!this.#warned && keyInTheClear(new URL(url))) {
+        this.#warned = true;
+        this.#warn(printable(`ce-gateway: warning: the API key is sent unencrypted over http:// to ${new URL(url).host}; anyone on the network path can read it. Use an https:// --gateway (or PUBLIC_BASE_URL) for a gateway beyond this machine.`));
+      }
+    }
+    const res = await fetch(url, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }), signal: AbortSignal.timeout(this.#timeoutMs) });
     const text = await res.text();
     let parsed: unknown = text;
     try {

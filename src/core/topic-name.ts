@@ -67,9 +67,40 @@ export function assertNoCollision(wanted: readonly string[], existing: Iterable<
 
 /**
  * The refusal of {@link assertNoCollision}, also for Kafka's own INVALID_TOPIC_EXCEPTION to a
- * CreateTopics of a name that passed {@link topicNameProblem} (another creator got there first).
+ * CreateTopics of a name that passed {@link topicNameProblem} when the names do collide (another
+ * creator got there first; see {@link invalidTopicRefusal}).
  */
 export function topicCollision(name: string): GatewayError {
   const reason = "another topic's name differs from it only in '.' against '_', which Kafka treats as the same character";
   return new GatewayError('CEG_CONFLICT', `topic ${name} cannot be created: ${reason}`, { retriable: false, details: { topic: name, reason } });
+}
+
+/**
+ * What Kafka's INVALID_TOPIC_EXCEPTION to a CreateTopics of `names` (names that passed
+ * {@link topicNameProblem} and {@link assertNoCollision} just before) is, decided on the topics
+ * that exist now (`existing`, listed again after the refusal): a '.'/'_' collision only when one of
+ * them has the {@link collisionKey} of a name and is not that name (another creator got there
+ * first) → {@link topicCollision}; otherwise the broker's refusal as it is, never called a
+ * collision. `names`: the topics the broker refused, or every topic of the request when its answer
+ * did not say which. Pure.
+ * Errors (returned, not thrown): CEG_CONFLICT as {@link topicCollision}; else CEG_INVALID_NAME
+ *   (retriable: false), message and `reason` with the broker's own message, details
+ *   `{ topic, reason, kafkaType: 'INVALID_TOPIC_EXCEPTION' }` (`topic` the first of `names`).
+ */
+export function invalidTopicRefusal(names: readonly string[], existing: Iterable<string>, brokerMessage: string | undefined, cause?: unknown): GatewayError {
+  const keys = new Map<string, string[]>();
+  for (const t of existing) {
+    const k = collisionKey(t);
+    const same = keys.get(k);
+    if (same === undefined) keys.set(k, [t]);
+    else same.push(t);
+  }
+  for (const name of names) {
+    if ((keys.get(collisionKey(name)) ?? []).some((t) => t !== name)) return topicCollision(name);
+  }
+  const first = names[0] ?? '(unknown)';
+  const which = names.length > 1 ? `one of the topics ${names.join(', ')}` : `topic ${first}`;
+  const said = brokerMessage === undefined || brokerMessage.trim() === '' ? 'the request attempted to perform an operation on an invalid topic' : brokerMessage.trim();
+  const reason = `the broker refused the name (INVALID_TOPIC_EXCEPTION: ${said}); no existing topic collides with it in '.' against '_'`;
+  return new GatewayError('CEG_INVALID_NAME', `${which} cannot be created: ${reason}`, { retriable: false, ...(cause === undefined ? {} : { cause }), details: { topic: first, reason, kafkaType: 'INVALID_TOPIC_EXCEPTION' } });
 }

@@ -81,6 +81,11 @@ export interface ScrapeSource {
   readonly auth?: () => { readonly failures: number; readonly limited: { readonly requests: number; readonly events: number; readonly failures: number } } | undefined;
   /** Active subscriptions of this instance with a consumer-group member now, and waiting for work without one (issue 10). */
   readonly members?: () => { readonly running: number; readonly idle: number } | undefined;
+  /**
+   * Subscriptions (by group) some of whose stored kinds their owner may not read now, with how many
+   * (docs/security.md "Revoking a permission"); the others are left out.
+   */
+  readonly forbiddenKinds?: () => ReadonlyMap<string, number>;
 }
 
 /** Options of {@link GatewayMetrics.for}. */
@@ -299,6 +304,19 @@ export class GatewayMetrics {
         if (ms.length === 0) return;
         this.set({ state: 'running' }, ms.reduce((a, m) => a + m.running, 0));
         this.set({ state: 'idle' }, ms.reduce((a, m) => a + m.idle, 0));
+      },
+    });
+    new Gauge({
+      name: 'ce_gateway_subscription_forbidden_kinds',
+      // Every worker reads the same definitions and partners file: the same figure, not a share to sum.
+      aggregator: 'max',
+      help: "Stored kinds of a subscription its owner may not read now (not in its subscribe permission, or an owner PARTNERS_FILE no longer names): not delivered, their positions held. Only subscriptions with some.",
+      labelNames: ['subscription'],
+      registers,
+      collect() {
+        // Rebuilt at each scrape: a subscription repaired, its permission restored or deleted has no series.
+        this.reset();
+        for (const src of sources) for (const [subscription, n] of src.forbiddenKinds?.() ?? []) if (n > 0) this.set({ subscription }, n);
       },
     });
     new Counter({

@@ -9,6 +9,8 @@
  *    deliver only prices, the StrategySignal-only ones deliver nothing (no member, pull 403), GET
  *    and status name the kind and why, a PATCH keeping it is 403 (naming it), one removing it is 200.
  * 3. The permission comes back: the signals published meanwhile are delivered then (held, not skipped).
+ * Operators see it on /metrics: `ce_gateway_subscription_forbidden_kinds{subscription=<group>}` is the
+ * number of such kinds while there are some, and no series otherwise (/readyz stays ready).
  * See docs/security.md "Revoking a permission".
  */
 import { randomUUID } from 'node:crypto';
@@ -99,6 +101,20 @@ async function pullAll(name: string, wait = '0.5'): Promise<{ ids: string[]; typ
   const events = r.body as unknown as { id: string; type: string }[];
   return { ids: events.map((e) => e.id), types: events.map((e) => e.type), cursor: r.headers.get('ce-gateway-cursor')! };
 }
+
+/** `ce_gateway_subscription_forbidden_kinds` as `GET /metrics` (an admin's key) shows it: value by `subscription` label. */
+async function forbiddenGauge(): Promise<Record<string, number>> {
+  const res = await fetch(`${gw!.url}/metrics`, { headers: { authorization: `Bearer ${keys.ops}` } });
+  const text = await res.text();
+  expect(res.status, text).toBe(200);
+  expect(text).toContain('# TYPE ce_gateway_subscription_forbidden_kinds gauge');
+  const out: Record<string, number> = {};
+  for (const m of text.matchAll(/^ce_gateway_subscription_forbidden_kinds\{subscription="([^"]*)"\} (\S+)$/gm)) out[m[1]!] = Number(m[2]);
+  return out;
+}
+
+/** A subscription's group (the `subscription` label of its metrics). */
+const groupOf = async (name: string): Promise<string> => String((await call(keys.acme, 'GET', `/subscriptions/${name}`)).body.group);
 
 const run = randomUUID().slice(0, 6);
 const names = { push: `rp-push-${run}`, pull: `rp-pull-${run}`, pushSignal: `rp-pushsig-${run}`, pullSignal: `rp-pullsig-${run}` };
@@ -219,6 +235,20 @@ describe('revoking a subscribe permission applies to existing subscriptions', ()
     expect((await call(keys.ops, 'GET', `/subscriptions/${names.push}?owner=acme`)).body.forbiddenKinds).toEqual(['StrategySignal']);
   });
 
+  it('/metrics: ce_gateway_subscription_forbidden_kinds counts the kinds each narrowed subscription\'s owner may not read; a normal one has no series; /readyz stays ready', async () => {
+    const normal = `rp-price-${run}`;
+    const created = await call(keys.acme, 'POST', '/subscriptions', { name: normal, kinds: ['PriceLoadingCompleted'], delivery: { mode: 'pull' } });
+    expect(created.status, created.text).toBe(201);
+    const gauge = await forbiddenGauge();
+    // One of two kinds (push and pull alike), and the one kind of the StrategySignal-only ones.
+    for (const name of [names.push, names.pull, names.pushSignal, names.pullSignal]) expect(gauge[await groupOf(name)], name).toBe(1);
+    expect(gauge[await groupOf(normal)]).toBeUndefined();
+    expect(Object.keys(gauge)).toHaveLength(4);
+    // A permission decision, not a failure of this instance: still ready.
+    expect((await fetch(`${gw!.url}/readyz`)).status).toBe(200);
+    expect((await call(keys.acme, 'DELETE', `/subscriptions/${normal}`)).status).toBe(204);
+  });
+
   it('a PATCH keeping a revoked kind is 403 naming it, for the owner and an admin; new subscriptions on it are 403', async () => {
     for (const [name, patch] of [[names.push, { filters: [] }], [names.pull, { state: 'paused' }], [names.pull, { kinds: ['StrategySignal', 'PriceLoadingCompleted'] }]] as const) {
       const r = await call(keys.acme, 'PATCH', `/subscriptions/${name}`, patch);
@@ -246,6 +276,7 @@ describe('revoking a subscribe permission applies to existing subscriptions', ()
     await restart();
     await waitFor('the held signal pushed', () => pushed(`/${names.push}`).some((e) => e.id === during.signal) && pushed(`/${names.pushSignal}`).some((e) => e.id === during.signal));
     expect((await call(keys.acme, 'GET', `/subscriptions/${names.push}`)).body.forbiddenKinds).toBeUndefined();
+    expect(await forbiddenGauge()).toEqual({});
     // The signals held since the revocation come first; the prices committed meanwhile do not come again.
     const p = await pullAll(names.pull);
     expect(p.ids).toContain(during.signal);
@@ -264,6 +295,10 @@ describe('revoking a subscribe permission applies to existing subscriptions', ()
     expect(r.body.kinds).toEqual(['PriceLoadingCompleted']);
     expect(r.body.forbiddenKinds).toBeUndefined();
     expect((await call(keys.acme, 'PATCH', `/subscriptions/${names.push}`, { filters: [] })).status).toBe(200);
+    // The repaired subscription's series is gone at the next scrape; the others' stay.
+    const gauge = await forbiddenGauge();
+    expect(gauge[await groupOf(names.push)]).toBeUndefined();
+    expect(gauge[await groupOf(names.pull)]).toBe(1);
   });
 });
 

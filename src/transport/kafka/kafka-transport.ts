@@ -13,7 +13,7 @@ import type {
   CommittedOffset, Consumption, GroupSpec, OffsetQuery, OffsetTarget, OutboundRecord, PartitionOffset, Position, ProduceOptions,
   RecordHandler, TopicSpec, Transport,
 } from '../port.js';
-import { assertNoCollision, assertTopicName, topicCollision } from '../../core/topic-name.js';
+import { assertNoCollision, assertTopicName, invalidTopicRefusal } from '../../core/topic-name.js';
 import { sleep } from '../../core/retry.js';
 import { abortedProduce, checkCommitOffsets, checkGroupSpec, checkTopicSpec, closedTransport, groupBusy } from '../topics.js';
 import { KafkaConsumption } from './consumption.js';
@@ -135,9 +135,15 @@ class KafkaTransport implements Transport {
       this.#opts.logger.info({ transport: 'kafka', topics: missing.map((s) => s.name) }, 'created topics');
     } catch (err) {
       if (isTopicExists(err)) return;
-      // Names are checked first: Kafka's INVALID_TOPIC here is a '.'/'_' collision with a topic created meanwhile.
+      // Names are checked first, but Kafka's INVALID_TOPIC here is not always a '.'/'_' collision
+      // with a topic created meanwhile: the topics as they are now tell whether it is one.
       const invalid = invalidTopicOf(err);
-      if (invalid !== undefined) throw topicCollision(invalid);
+      if (invalid !== undefined) {
+        const listed = await admin.listTopics().catch((e: unknown) => {
+          throw fromKafkaError(e, { operation: 'ensureTopics', topics: specs.map((s) => s.name) });
+        });
+        throw invalidTopicRefusal(invalid.topic === undefined ? specs.map((s) => s.name) : [invalid.topic], listed, invalid.message, err);
+      }
       // kafkajs's waitForLeaders retries only LEADER_NOT_AVAILABLE; a KRaft broker may answer the
       // metadata of a topic it has just created with UNKNOWN_TOPIC_OR_PARTITION for a moment.
       if (isUnknownTopic(err) && (await this.#topicsVisible(specs.map((s) => s.name)))) return;
@@ -553,13 +559,16 @@ function isTopicExists(err: unknown): boolean {
   return Array.isArray(e?.errors) && e.errors.length > 0 && e.errors.every((x: { type?: unknown }) => x.type === 'TOPIC_ALREADY_EXISTS');
 }
 
-/** The topic kafkajs's createTopics says is invalid (INVALID_TOPIC_EXCEPTION), if that is the failure. */
-function invalidTopicOf(err: unknown): string | undefined {
-  const e = err as { type?: unknown; errors?: unknown } | null;
-  const all = Array.isArray(e?.errors) ? (e.errors as { type?: unknown; topic?: unknown }[]) : [];
-  const hit = all.find((x) => x.type === 'INVALID_TOPIC_EXCEPTION');
-  if (hit !== undefined) return typeof hit.topic === 'string' ? hit.topic : '(one of them)';
-  return e?.type === 'INVALID_TOPIC_EXCEPTION' ? '(one of them)' : undefined;
+/**
+ * Whether kafkajs's createTopics failed with INVALID_TOPIC_EXCEPTION: then the topic it names
+ * (undefined when the answer names none) and the broker's message.
+ */
+function invalidTopicOf(err: unknown): { readonly topic?: string; readonly message?: string } | undefined {
+  const e = err as { type?: unknown; errors?: unknown; message?: unknown } | null;
+  const all = Array.isArray(e?.errors) ? (e.errors as { type?: unknown; topic?: unknown; message?: unknown }[]) : [];
+  const hit = all.find((x) => x?.type === 'INVALID_TOPIC_EXCEPTION') ?? (e?.type === 'INVALID_TOPIC_EXCEPTION' ? e : undefined);
+  if (hit === undefined) return undefined;
+  return { ...('topic' in hit && typeof hit.topic === 'string' ? { topic: hit.topic } : {}), ...(typeof hit.message === 'string' ? { message: hit.message } : {}) };
 }
 
 function isUnknownTopic(err: unknown): boolean {

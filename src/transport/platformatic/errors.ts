@@ -10,6 +10,8 @@ interface PlatformaticLike {
   readonly message?: unknown;
   readonly cause?: unknown;
   readonly errors?: unknown;
+  /** A ProtocolError's detailed message from the broker (null when it sent none). */
+  readonly serverErrorMessage?: unknown;
 }
 
 const CONNECTION_IDS = new Set([
@@ -50,6 +52,17 @@ export function errorTree(err: unknown): PlatformaticLike[] {
 /** Kafka protocol error names (e.g. `UNKNOWN_TOPIC_OR_PARTITION`) anywhere in the error. */
 export function protocolIds(err: unknown): Set<string> {
   return new Set(errorTree(err).map((l) => l.apiId).filter((id): id is string => typeof id === 'string'));
+}
+
+/**
+ * What the broker said with the protocol error `id` anywhere in the error: its detailed message
+ * when it sent one, else the protocol error's own text; undefined when `id` is not in it.
+ */
+export function brokerMessageOf(err: unknown, id: string): string | undefined {
+  const hit = errorTree(err).find((l) => l.apiId === id);
+  if (hit === undefined) return undefined;
+  if (typeof hit.serverErrorMessage === 'string' && hit.serverErrorMessage !== '') return hit.serverErrorMessage;
+  return typeof hit.message === 'string' ? hit.message : undefined;
 }
 
 /** True when the error says the idempotent producer's state is gone (a new producer id is needed). */

@@ -1,6 +1,6 @@
 import { Admin, ConfigResourceTypes, Consumer, Producer } from '@platformatic/kafka';
 import { GatewayError } from '../../core/errors.js';
-import { assertNoCollision, assertTopicName, topicCollision } from '../../core/topic-name.js';
+import { assertNoCollision, assertTopicName, invalidTopicRefusal } from '../../core/topic-name.js';
 import type { KafkaTransportInput, KafkaTransportOptions } from '../kafka/options.js';
 import { resolveKafkaTransportOptions } from '../kafka/options.js';
 import type { TransportLogger } from '../kafka/logging.js';
@@ -15,7 +15,7 @@ import type {
 import { abortedProduce, checkCommitOffsets, checkGroupSpec, checkTopicSpec, closedTransport, groupBusy } from '../topics.js';
 import { baseOptions, closeForced } from './client-options.js';
 import { PlatformaticConsumption } from './consumption.js';
-import { fromPlatformaticError, protocolIds } from './errors.js';
+import { brokerMessageOf, fromPlatformaticError, protocolIds } from './errors.js';
 import { listOffsets, tpKey } from './fetcher.js';
 import { startPlatformaticRead } from './read.js';
 import { asBuffer, toHeaderMap } from './records.js';
@@ -113,8 +113,9 @@ class PlatformaticTransport implements Transport {
           });
         } catch (err) {
           const ids = protocolIds(err);
-          // Names are checked first: Kafka's INVALID_TOPIC here is a '.'/'_' collision with a topic created meanwhile.
-          if (ids.has('INVALID_TOPIC_EXCEPTION')) throw topicCollision(s.name);
+          // Names are checked first, but Kafka's INVALID_TOPIC here is not always a '.'/'_' collision
+          // with a topic created meanwhile: the topics as they are now tell whether it is one.
+          if (ids.has('INVALID_TOPIC_EXCEPTION')) throw invalidTopicRefusal([s.name], await this.#admin.listTopics(), brokerMessageOf(err, 'INVALID_TOPIC_EXCEPTION'), err);
           if (!ids.has('TOPIC_ALREADY_EXISTS')) throw err;
         }
       }

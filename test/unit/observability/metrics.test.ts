@@ -3,7 +3,7 @@
  * send; one set of instruments per registry (a library user passes their own, or reads the bus's).
  */
 import fc from 'fast-check';
-import { Registry, collectDefaultMetrics } from 'prom-client';
+import { AggregatorRegistry, Registry, collectDefaultMetrics } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { GatewayMetrics, HTTP_ROUTES, methodOf, routeOf } from '../../../src/observability/index.js';
 
@@ -25,6 +25,16 @@ describe('GatewayMetrics', () => {
     expect(names.some((n) => n.startsWith('nodejs_'))).toBe(true);
   });
 
+  it('ce_gateway_subscription_forbidden_kinds is the same figure on every worker: the cluster aggregate takes the highest, not the sum', async () => {
+    const worker = async (): Promise<Awaited<ReturnType<Registry['getMetricsAsJSON']>>> => {
+      const m = GatewayMetrics.for(new Registry(), { defaultMetrics: false });
+      m.addSource({ forbiddenKinds: () => new Map([['g', 3]]) });
+      return await m.registry.getMetricsAsJSON();
+    };
+    const all = AggregatorRegistry.aggregate([await worker(), await worker()]);
+    expect(await all.metrics()).toContain('ce_gateway_subscription_forbidden_kinds{subscription="g"} 3');
+  });
+
   it('takes a registry that has the default collectors already', () => {
     const registry = new Registry();
     collectDefaultMetrics({ register: registry });
@@ -37,8 +47,11 @@ describe('GatewayMetrics', () => {
       subscriptions: () => [{ name: 's1', up: true, partitions: 3, handled: 5, retried: 2, deadLettered: 1, skipped: 0, filtered: 0 }],
       lag: () => Promise.resolve(new Map([['s1', [{ topic: 't', partition: 0, lag: 7 }]]])),
       outbox: () => Promise.resolve({ backlogRows: 4, oldestRowAgeSeconds: 12.5 }),
+      forbiddenKinds: () => new Map([['s1', 2], ['s0', 0]]),
     });
     let text = (await m.render()).body;
+    expect(text).toContain('ce_gateway_subscription_forbidden_kinds{subscription="s1"} 2');
+    expect(text).not.toContain('subscription="s0"');
     expect(text).toContain('ce_gateway_subscription_lag{subscription="s1",topic="t",partition="0"} 7');
     expect(text).toContain('ce_gateway_retries_total{subscription="s1"} 2');
     expect(text).toContain('ce_gateway_dead_letters_total{subscription="s1"} 1');
