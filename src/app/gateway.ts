@@ -342,7 +342,26 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     if (ops === undefined) return undefined;
     return {
       target: (name, owner) => ops.target(name, owner),
-      deadLetters: (name, q, owner) => ops.deadLetters(name, q, owner),
+      deadLetters: async (name, q, owner) => {
+        const page = await ops.deadLetters(name, q, owner);
+        // docs/security.md "Revoking a permission": the data of a kind the owner may no longer read
+        // is not shown through its dead letters either (the record stays, redrivable once it may).
+        let hidden: ReadonlySet<string> = new Set();
+        try {
+          if (service !== undefined) hidden = new Set(forbiddenKinds(service.get(name, owner)));
+        } catch (err) {
+          if (!isGatewayError(err, 'CEG_NOT_FOUND')) throw err; // a connector file's: never narrowed
+        }
+        if (hidden.size === 0) return page;
+        const kindOf = (type: string | null): string | undefined => (type === null ? undefined : catalog.byEventId(type)?.name);
+        return {
+          ...page,
+          items: page.items.map((i) => {
+            const kind = kindOf(i.type);
+            return kind !== undefined && hidden.has(kind) ? { ...i, event: null, eventProblem: `not shown: the subscription's owner may no longer read ${kind} (subscribe permission)` } : i;
+          }),
+        };
+      },
       redrive: (name, sel, owner) => ops.redrive(name, sel, owner),
       purge: (name, sel, owner) => ops.purge(name, sel, owner),
       status: async (name, owner) => {
@@ -573,6 +592,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
           n = {
             ...rt,
             kinds,
+            heldKinds: rt.kinds.filter((k) => !kinds.includes(k)),
             ...(rt.startAt === undefined ? {} : { startAt: rt.startAt.filter((p) => topics.has(p.topic)) }),
             ...(kinds.length === 0 ? { state: 'paused' as const } : {}),
           };

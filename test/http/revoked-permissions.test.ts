@@ -20,7 +20,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMemoryRegistry } from '../../src/registry/index.js';
 import { createMemoryTransport } from '../../src/transport/index.js';
 import type { SchemaRegistry } from '../../src/registry/port.js';
-import type { Transport } from '../../src/transport/port.js';
+import type { Transport, TransportRecord } from '../../src/transport/port.js';
+import { deadLetterTopic } from '../../src/bus/subscriber/index.js';
+import { deadLetterHeaders } from '../../src/bus/subscriber/failure-headers.js';
 import { priceLoaded, strategySignal, structuredPriceEvent } from '../fixtures/events.js';
 import { catalogWithOwnTopics } from '../helpers/catalog-copy.js';
 import { startGateway } from '../helpers/gateway.js';
@@ -247,6 +249,36 @@ describe('revoking a subscribe permission applies to existing subscriptions', ()
     // A permission decision, not a failure of this instance: still ready.
     expect((await fetch(`${gw!.url}/readyz`)).status).toBe(200);
     expect((await call(keys.acme, 'DELETE', `/subscriptions/${normal}`)).status).toBe(204);
+  });
+
+  it('the dead-letter listing does not show the data of a kind the owner may no longer read; other kinds as before', async () => {
+    // Dead letters of both kinds on the push subscription's dead-letter topic, as its member writes them.
+    const group = await groupOf(names.push);
+    const topicOf = (name: string): string => gw!.gateway.catalog.byName(name)!.topic.name;
+    const firstOf = async (topic: string): Promise<TransportRecord> => {
+      let got: TransportRecord | undefined;
+      const r = await transport.read({ topics: [topic], from: { kind: 'earliest' } }, (rec) => {
+        got ??= rec;
+        return Promise.resolve();
+      });
+      await waitFor(`a record on ${topic}`, () => got !== undefined);
+      await r.stop();
+      return got!;
+    };
+    const records = [await firstOf(topicOf('StrategySignal')), await firstOf(topicOf('PriceLoadingCompleted'))];
+    await transport.produce(
+      deadLetterTopic(group),
+      records.map((r) => ({ key: r.key, value: r.value, headers: [...r.headers, ...deadLetterHeaders({ reason: 'sink answered 500', attempts: 3, firstFailureMs: Date.now(), lastFailureMs: Date.now(), origin: { topic: r.topic, partition: r.partition, offset: r.offset }, subscription: group })] })),
+    );
+    const list = await call(keys.acme, 'GET', `/subscriptions/${names.push}/deadletters`);
+    expect(list.status, list.text).toBe(200);
+    const items = list.body.items as { type: string; event: Record<string, unknown> | null; eventProblem?: string }[];
+    const signal = items.find((i) => i.type === SIGNAL)!;
+    expect(signal.event).toBeNull();
+    expect(signal.eventProblem).toContain('may no longer read StrategySignal');
+    const price = items.find((i) => i.type !== SIGNAL)!;
+    expect(price.event).not.toBeNull();
+    expect(price.eventProblem).toBeUndefined();
   });
 
   it('a PATCH keeping a revoked kind is 403 naming it, for the owner and an admin; new subscriptions on it are 403', async () => {

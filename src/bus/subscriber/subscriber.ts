@@ -85,6 +85,15 @@ export interface SubscribeOptions<K extends string = string> {
    * skipped. An unknown kind literal does not compile once kinds are generated (`KindArg`).
    */
   readonly kinds: readonly KindArg<K>[];
+  /**
+   * Kinds of this subscription it must not deliver now, though they are stored in it: its owner
+   * may no longer read them (docs/security.md "Revoking a permission"). Their topics are not read,
+   * but retry and redrive records of them still arrive on the subscription's own retry and redrive
+   * topics: those are recognised as this subscription's (their headers checked against the topics
+   * of `kinds` and `heldKinds` together) and dead-lettered with their original topic, partition and
+   * offset and the reason, so a redrive after the permission returns delivers them. Default none.
+   */
+  readonly heldKinds?: readonly KindArg<K>[];
   readonly handler: EventHandler<K>;
   /** For a subscription with no committed offset; default 'latest' (bus spec T5). */
   readonly startFrom?: StartFrom;
@@ -270,6 +279,16 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
     eventIds.add(kind.eventId);
     topics.add(kind.topic.name);
   }
+  // The topics a retry or redrive record of this subscription may name as its origin: those of
+  // every stored kind, the held ones too (their records were taken from there before the revocation).
+  const originTopics = new Set(topics);
+  const heldIds = new Map<string, string>();
+  for (const k of o.heldKinds ?? []) {
+    const kind = codec.catalog.byEventId(k) ?? codec.catalog.byName(k);
+    if (kind === undefined) throw new GatewayError('CEG_UNKNOWN_TYPE', `unknown event kind "${k}"`, { retriable: false, details: { field: 'heldKinds' } });
+    originTopics.add(kind.topic.name);
+    if (!eventIds.has(kind.eventId)) heldIds.set(kind.eventId, kind.name);
+  }
   let dlqStored = true;
   let redriveRead = true;
   if (o.createTopics === false) {
@@ -413,16 +432,16 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
     let redrive: RedriveMeta | undefined;
     if (record.topic === redrives) {
       redrive = parseRedriveMeta(record.headers);
-      const forged = redrive === undefined ? 'missing, repeated or malformed' : redriveMetaProblem(redrive, o.subscription, topics);
+      const forged = redrive === undefined ? 'missing, repeated or malformed' : redriveMetaProblem(redrive, o.subscription, originTopics);
       if (redrive === undefined || forged !== undefined) {
         await sendToDeadLetter(record, `poison: redrive-topic record with invalid redrive headers (${forged ?? 'missing'})`, 1, Date.now(), here, signal);
         return RECORD_DONE;
       }
     } else if (record.topic === retries) {
       const carried = parseRedriveMeta(record.headers);
-      if (carried !== undefined && redriveMetaProblem(carried, o.subscription, topics) === undefined) redrive = carried;
+      if (carried !== undefined && redriveMetaProblem(carried, o.subscription, originTopics) === undefined) redrive = carried;
       meta = parseRetryMeta(record);
-      const forged = meta === undefined ? 'missing, repeated or malformed' : retryMetaProblem(meta, o.subscription, topics, o.retry, Date.now());
+      const forged = meta === undefined ? 'missing, repeated or malformed' : retryMetaProblem(meta, o.subscription, originTopics, o.retry, Date.now());
       if (meta === undefined || forged !== undefined) {
         await sendToDeadLetter(record, `poison: retry-topic record with invalid retry headers (${forged ?? 'missing'})`, 1, Date.now(), here, signal);
         return RECORD_DONE;
@@ -436,6 +455,13 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
     // 2–3. Decode and validate; other kinds are skipped before their data is decoded.
     const headers = peekHeaders(record);
     const type = peekType(headers);
+    const held = (meta !== undefined || redrive !== undefined) && type !== undefined ? heldIds.get(type) : undefined;
+    if (held !== undefined) {
+      // A retry or redrive of a kind the owner may no longer read: not delivered, not lost either.
+      await sendToDeadLetter(record, `not delivered: the subscription's owner may no longer read ${held} (subscribe permission revoked); redrive it once the permission is back`, meta?.attempt ?? 1, meta?.firstFailureMs ?? Date.now(), origin, signal, undefined, false, undefined, redriven);
+      attempts.forget(record);
+      return RECORD_DONE;
+    }
     if (!filter.peek(type)) {
       stats.skipped++;
       noteForeignType(type, record);

@@ -39,6 +39,12 @@ export interface RunSpec {
   /** The consumer group: the identity of the subscription. */
   readonly group: string;
   readonly kinds: readonly string[];
+  /**
+   * Stored kinds not run now: the owner may no longer read them (docs/security.md "Revoking a
+   * permission"). Not delivered; their retries and redrives are recognised and dead-lettered
+   * (SubscribeOptions.heldKinds). Default none.
+   */
+  readonly heldKinds?: readonly string[];
   readonly filters: readonly FilterExpression[];
   readonly ordering: Ordering;
   readonly retry: {
@@ -145,7 +151,7 @@ export function startPositions(startAt: RunSpec['startAt'], nowMs = Date.now()):
   return live.length === 0 ? {} : { startAt: live };
 }
 
-const restartKey = (d: RunSpec): string => JSON.stringify([d.kinds, d.ordering, d.retry, d.concurrency, d.startFrom]);
+const restartKey = (d: RunSpec): string => JSON.stringify([d.kinds, d.heldKinds ?? [], d.ordering, d.retry, d.concurrency, d.startFrom]);
 
 export class Reconciler<D extends RunSpec> {
   readonly #host: SubscribeHost;
@@ -408,6 +414,7 @@ export class Reconciler<D extends RunSpec> {
       sub = await this.#host.subscribe({
         subscription: group,
         kinds: d.kinds,
+        ...(d.heldKinds === undefined || d.heldKinds.length === 0 ? {} : { heldKinds: d.heldKinds }),
         handler: sink.handler,
         // Sinks never publish: no correlation context (its AsyncLocalStorage costs every promise).
         correlationContext: false,

@@ -1,0 +1,76 @@
+/**
+ * Retries and redrives of a kind the subscription's owner may no longer read (docs/security.md
+ * "Revoking a permission"), on the in-memory transport: the gateway runs such a subscription with
+ * the kinds still permitted in `kinds` and the others in `heldKinds`. A retry or redrive record of
+ * a held kind is this subscription's own (its headers name a topic of a stored kind), so it is not
+ * "forged": it is dead-lettered with its original topic, partition and offset and the reason, never
+ * delivered, and a redrive of that dead letter once the kind is permitted again delivers it.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { deadLetterTopic, redriveHeaders, redriveTopic, retryTopic } from '../../../src/bus/subscriber/index.js';
+import { retryHeaders } from '../../../src/bus/subscriber/failure-headers.js';
+import type { Subscription } from '../../../src/bus/subscriber/index.js';
+import { retryPolicy } from '../../../src/core/retry.js';
+import type { RecordHeader, TransportRecord } from '../../../src/transport/port.js';
+import { PRICE_TOPIC, priceLoaded, strategySignal } from '../../fixtures/events.js';
+import { waitFor } from '../../helpers/wait.js';
+import { readRecords, subscriberFixtures } from './helpers.js';
+
+const SUB = 'sub-held';
+const policy = retryPolicy({ maxAttempts: 3, initialDelayMs: 0, factor: 1, maxDelayMs: 0, jitter: 0 });
+const fixtures = subscriberFixtures({ subscription: SUB, retry: policy, startFrom: 'earliest' });
+afterEach(fixtures.cleanup);
+
+const text = (r: TransportRecord, name: string): string | undefined => {
+  const h = r.headers.find(([n]) => n === name);
+  return h === undefined ? undefined : new TextDecoder().decode(h[1]);
+};
+
+describe('a subscription with held kinds (its owner may no longer read them)', () => {
+  it('dead-letters their retries and redrives with the original position and the reason; other kinds flow; a foreign topic is still forged', async () => {
+    const fx = await fixtures.setup();
+    const signalTopic = fx.catalog.byName('StrategySignal')!.topic.name;
+    // Records of both kinds as they were first written (the templates of the retry and redrive records).
+    const signal = fx.publisher.publish('StrategySignal', strategySignal())!;
+    const price = fx.publisher.publish('PriceLoadingCompleted', priceLoaded('HELD/USD', 'H1'))!;
+    await Promise.all([signal.delivered, price.delivered]);
+    const [signalRecord] = await readRecords(fx.transport, signalTopic, 1);
+    const [priceRecord] = await readRecords(fx.transport, PRICE_TOPIC, 1);
+
+    const handled: string[] = [];
+    const s: Subscription = await fx.sub({ kinds: ['PriceLoadingCompleted'], heldKinds: ['StrategySignal'], ordering: 'none', startFrom: 'latest', handler: (e) => Promise.resolve(void handled.push(e.attributes.id)) });
+    const origin = (r: TransportRecord) => ({ topic: r.topic, partition: r.partition, offset: r.offset });
+    const retry = (r: TransportRecord): RecordHeader[] => retryHeaders({ subscription: SUB, attempt: 1, notBeforeMs: Date.now(), firstFailureMs: Date.now() - 1000, origin: origin(r) });
+    const redrive = (r: TransportRecord, topic = r.topic): RecordHeader[] => redriveHeaders({ subscription: SUB, count: 1, origin: { ...origin(r), topic }, atMs: Date.now(), deadLetter: { partition: 0, offset: 0n } });
+    const as = (r: TransportRecord, extra: RecordHeader[]) => ({ key: r.key, value: r.value, headers: [...r.headers, ...extra] });
+
+    await fx.transport.produce(retryTopic(SUB), [as(signalRecord!, retry(signalRecord!)), as(priceRecord!, retry(priceRecord!))]);
+    await fx.transport.produce(redriveTopic(SUB), [as(signalRecord!, redrive(signalRecord!)), as(signalRecord!, redrive(signalRecord!, 'foreign.topic'))]);
+    await waitFor('the price retry handled, three signal records dead-lettered', () => handled.length === 1 && s.stats().deadLettered === 3, 5000, 5);
+    expect(handled).toEqual([price.id]);
+
+    const dead = await readRecords(fx.transport, deadLetterTopic(SUB), 3);
+    const reasons = dead.map((r) => text(r, 'dlq_reason')!);
+    const held = dead.filter((r) => text(r, 'dlq_reason')!.includes('may no longer read StrategySignal'));
+    expect(held, reasons.join('\n')).toHaveLength(2);
+    for (const r of held) {
+      // Where the event was first read, not the retry or redrive topic: a later redrive accepts it.
+      expect([text(r, 'dlq_source_topic'), text(r, 'dlq_source_partition'), text(r, 'dlq_source_offset')]).toEqual([signalTopic, String(signalRecord!.partition), signalRecord!.offset.toString()]);
+      expect(text(r, 'ce_id')).toBe(signal.id);
+    }
+    // The retry keeps its attempts; the redrive its count.
+    expect(held.map((r) => text(r, 'dlq_attempts')).sort()).toEqual(['1', '1']);
+    expect(held.map((r) => text(r, 'dlq_redriven') ?? '-').sort()).toEqual(['-', '1']);
+    // A topic of no stored kind is still refused as forged.
+    expect(reasons.filter((x) => x.startsWith('poison: redrive-topic record with invalid redrive headers'))).toHaveLength(1);
+    await s.unsubscribe();
+
+    // The permission is back: the subscription runs with both kinds; the dead letter redriven is delivered.
+    const again = await fx.sub({ kinds: ['PriceLoadingCompleted', 'StrategySignal'], ordering: 'none', startFrom: 'latest', handler: (e) => Promise.resolve(void handled.push(e.attributes.id)) });
+    const dl = held.find((r) => text(r, 'dlq_redriven') === undefined)!;
+    const redriven = redriveHeaders({ subscription: SUB, count: 1, origin: { topic: text(dl, 'dlq_source_topic')!, partition: Number(text(dl, 'dlq_source_partition')), offset: BigInt(text(dl, 'dlq_source_offset')!) }, atMs: Date.now(), deadLetter: { partition: dl.partition, offset: dl.offset } });
+    await fx.transport.produce(redriveTopic(SUB), [{ key: dl.key, value: dl.value, headers: [...dl.headers.filter(([n]) => !n.startsWith('dlq_')), ...redriven] }]);
+    await waitFor('the redriven signal delivered', () => handled.includes(signal.id), 5000, 5);
+    expect(again.stats().deadLettered).toBe(0);
+  });
+});
