@@ -64,27 +64,17 @@ function declared(gw: Gateway, dir: string, group: string): GroupOwner | undefin
 }
 
 /**
- * The group's members on the broker now (Kafka DescribeGroups), through an admin client of the
- * CLI's own on the same connection settings as the transport (the port has no such call).
+ * The group's members on the broker now (Kafka DescribeGroups), asked through the gateway's own
+ * transport (Transport.groupMembers: the client and connection settings `serve` would use).
+ * Errors: the transport's (CEG_BROKER_UNAVAILABLE …).
  */
-async function members(kafka: NonNullable<Config['kafka']>, group: string): Promise<GroupOwner | undefined> {
-  const [{ Admin }, { baseOptions }, { resolveKafkaTransportOptions }, { protocolIds }] = await Promise.all([
-    import('@platformatic/kafka'),
-    import('../transport/platformatic/client-options.js'),
-    import('../transport/kafka/options.js'),
-    import('../transport/platformatic/errors.js'),
-  ]);
-  const opts = resolveKafkaTransportOptions({ clientId: kafka.clientId, brokers: kafka.brokers, ssl: kafka.ca === undefined ? kafka.ssl : { ca: [kafka.ca] }, ...(kafka.sasl === undefined ? {} : { sasl: kafka.sasl }) });
-  const admin = new Admin(baseOptions(opts, 'cli-owner-check'));
+async function members(gw: Gateway, group: string): Promise<GroupOwner | undefined> {
   try {
-    const g = (await admin.describeGroups({ groups: [group] })).get(group);
-    const n = g?.members.size ?? 0;
-    return n > 0 ? { by: 'members', members: n, state: String(g?.state ?? 'unknown') } : undefined;
+    const g = await gw.transport.groupMembers(group);
+    return g === undefined ? undefined : { by: 'members', members: g.members, state: g.state };
   } catch (err) {
-    if (protocolIds(err).has('GROUP_ID_NOT_FOUND')) return undefined;
-    throw new GatewayError('CEG_BROKER_UNAVAILABLE', `cannot describe consumer group ${group}: ${errorMessage(err)}`, { retriable: true, details: { group } });
-  } finally {
-    await admin.close().catch(() => undefined);
+    if (!(err instanceof GatewayError) || err.code === 'CEG_CLOSED') throw err;
+    throw new GatewayError(err.code, `cannot describe consumer group ${group}: ${errorMessage(err)}`, { retriable: err.retriable, cause: err, details: { ...err.details, group } });
   }
 }
 
@@ -112,7 +102,7 @@ export async function ownerOfGroup(gw: Gateway, config: Config, group: string, l
   }
   if (config.kafka === undefined) looked.push('no live members looked for (KAFKA_BROKERS is not set)');
   else {
-    const m = await members(config.kafka, group);
+    const m = await members(gw, group);
     if (m !== undefined) return { owner: m, looked };
     looked.push('no live member in the consumer group');
   }

@@ -1,8 +1,9 @@
 /**
  * The transport port: bytes in, bytes out, with Kafka's vocabulary (topic, partition, offset,
- * consumer group, record, header). It never sees a CloudEvent. Two adapters implement it: Kafka
- * (the only kafkajs user) and in-memory (same semantics: partitions, offsets, groups). One
- * contract suite (test/contract/transport.contract.ts) runs against both (bus spec T3).
+ * consumer group, record, header). It never sees a CloudEvent. Three adapters implement it: Kafka
+ * on kafkajs (its only user), Kafka on @platformatic/kafka (issue 14, `KAFKA_CLIENT`), and
+ * in-memory (same semantics: partitions, offsets, groups). One contract suite
+ * (test/contract/transport.contract.ts) runs against all three (bus spec T3).
  */
 
 /** A record header; order is kept and repeated names stay visible (a poison check needs that). */
@@ -229,6 +230,21 @@ export interface PartitionOffset {
   readonly offset: bigint;
 }
 
+/**
+ * Who is in a consumer group now (Kafka DescribeGroups), as {@link Transport.groupMembers} answers
+ * for a group with at least one member joined.
+ */
+export interface GroupDescription {
+  /**
+   * The group's state in Kafka's own spelling: 'Stable', or 'PreparingRebalance' /
+   * 'CompletingRebalance' while members join or leave (any other state the broker names is passed
+   * on as it spells it).
+   */
+  readonly state: string;
+  /** Members joined now; always ≥ 1. */
+  readonly members: number;
+}
+
 export interface ProduceOptions {
   /** Aborting gives up waiting (the records may still land: indeterminate, DESIGN "Known traps"). */
   readonly signal?: AbortSignal;
@@ -275,6 +291,19 @@ export interface Transport {
    *   member-less commits then); non-retriable for a partition outside the topic or a negative offset.
    */
   commitOffsets(group: string, topic: string, offsets: readonly PartitionOffset[]): Promise<void>;
+  /**
+   * The members of consumer group `group` joined now, and the group's state (Kafka DescribeGroups).
+   * Read-only: nothing is joined, created or committed. `undefined` when no member is joined: the
+   * group does not exist (never used, deleted, or an empty name) or has none now (Kafka's 'Empty'
+   * or 'Dead'; its committed offsets may remain: {@link Transport.committedOffsets}). Members of
+   * any client count (this gateway's, a library subscriber's, another process's). A member that
+   * stop()ped has left at once; one that died counts until the broker's session timeout expires it.
+   * Errors: CEG_BROKER_UNAVAILABLE, retriable, when the broker cannot be reached or does not answer
+   *   in time (a timeout here is not CEG_DELIVERY_TIMEOUT: nothing is written); non-retriable when
+   *   the broker refuses for good (e.g. an untrusted certificate, no permission to describe the
+   *   group); CEG_CLOSED after close().
+   */
+  groupMembers(group: string): Promise<GroupDescription | undefined>;
   /**
    * The largest record batch an existing topic takes, bytes (Kafka `max.message.bytes`, the
    * topic's own setting or the broker's default): what one partition's share of one produce

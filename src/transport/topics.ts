@@ -1,6 +1,6 @@
 import { GatewayError } from '../core/errors.js';
 import { assertTopicName } from '../core/topic-name.js';
-import type { GroupSpec, TopicSpec } from './port.js';
+import type { GroupDescription, GroupSpec, TopicSpec } from './port.js';
 
 /** Kafka's default `max.message.bytes` (bytes) when a topic spec gives none. */
 export const DEFAULT_MAX_MESSAGE_BYTES = 1_048_588;
@@ -89,4 +89,28 @@ export function checkGroupSpec(spec: Pick<GroupSpec, 'group' | 'topics'>): void 
   if (spec.topics.length === 0) {
     throw new GatewayError('CEG_INVALID_OPTIONS', 'topics: at least one topic required', { retriable: false, details: { field: 'topics', group: spec.group } });
   }
+}
+
+/** Kafka's spelling of the classic group states, keyed by upper case without separators (@platformatic/kafka upper-cases them). */
+const GROUP_STATES = new Map(['Stable', 'PreparingRebalance', 'CompletingRebalance', 'Empty', 'Dead'].map((s) => [s.toUpperCase(), s]));
+
+/**
+ * A DescribeGroups answer as the port gives it ({@link GroupDescription}): undefined when no member
+ * is joined, else the state in Kafka's spelling ('Stable'…; a state it does not know as given) and
+ * the member count.
+ */
+export function describedGroup(state: string | undefined, members: number): GroupDescription | undefined {
+  if (!(members > 0)) return undefined;
+  const s = state ?? 'Unknown';
+  return Object.freeze({ state: GROUP_STATES.get(s.toUpperCase().replace(/[_\s-]/g, '')) ?? s, members });
+}
+
+/**
+ * The error of a read-only broker request (a group description): a timeout there loses nothing
+ * and leaves nothing indeterminate, so the adapters' CEG_DELIVERY_TIMEOUT (a write's) becomes
+ * CEG_BROKER_UNAVAILABLE, retriable; every other error stays as it is.
+ */
+export function readFailure(err: GatewayError): GatewayError {
+  if (err.code !== 'CEG_DELIVERY_TIMEOUT') return err;
+  return new GatewayError('CEG_BROKER_UNAVAILABLE', err.message, { retriable: true, cause: err.cause ?? err, details: err.details });
 }

@@ -597,6 +597,31 @@ export function transportContract(name: string, make: () => Promise<Transport>, 
       expect(await t.committedOffsets(group, tp)).toEqual([{ partition: 0, offset: 3n }, { partition: 1, offset: 2n }]);
     }, timeout);
 
+    it('describes a group’s live members: none for an unknown or member-less group, Stable with one while a member consumes, none after it stops', async () => {
+      const tp = await topic(2);
+      const group = unique('g-members');
+      expect(await t.groupMembers(group)).toBeUndefined(); // never used
+      expect(await t.groupMembers('')).toBeUndefined();
+      await t.commitOffsets(group, tp, [{ partition: 0, offset: 0n }]);
+      expect(await t.groupMembers(group)).toBeUndefined(); // committed offsets, no member (Kafka's 'Empty')
+      const member = await collect({ group, topics: [tp], startFrom: 'earliest' });
+      // Right after a join the broker may still say 'CompletingRebalance' for a moment.
+      const live = await waitFor('one member, Stable', async () => {
+        const d = await t.groupMembers(group);
+        return d?.state === 'Stable' && d.members === 1 ? d : undefined;
+      }, waitMs, 100);
+      expect(live).toEqual({ state: 'Stable', members: 1 });
+      // Asking joins nothing: the member keeps both partitions and goes on consuming.
+      await t.produce(tp, [0, 1].map((partition) => ({ ...rec(null, `m${partition}`), partition })));
+      await until('both records', () => member.got.length >= 2);
+      expect(member.c.assignments().map((a) => a.partition)).toEqual([0, 1]);
+      await member.c.stop();
+      await waitFor('no member', async () => (await t.groupMembers(group)) === undefined || undefined, waitMs, 100);
+      await t.close();
+      const closed: unknown = await t.groupMembers(group).then(() => undefined, (e: unknown) => e);
+      expect(isGatewayError(closed, 'CEG_CLOSED')).toBe(true);
+    }, timeout);
+
     it('refuses work after close', async () => {
       const tp = await topic(1);
       await t.close();

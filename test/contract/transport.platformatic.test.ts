@@ -33,6 +33,14 @@ describe('@platformatic/kafka transport specifics', () => {
     await t.close();
   });
 
+  it('answers groupMembers with CEG_BROKER_UNAVAILABLE (retriable) when no broker answers', async () => {
+    const t = createPlatformaticTransport({ brokers: ['127.0.0.1:1'], retries: 1, connectionTimeoutMs: 300, initialRetryTimeMs: 50, maxRetryTimeMs: 100 });
+    const err: unknown = await t.groupMembers('any-group').then(() => undefined, (e: unknown) => e);
+    expect(isGatewayError(err, 'CEG_BROKER_UNAVAILABLE')).toBe(true);
+    expect(isGatewayError(err) && err.retriable).toBe(true);
+    await t.close();
+  });
+
   it('rejects a produce aborted before the send started, saying nothing was sent', async () => {
     const t = createPlatformaticTransport({ brokers: stackEnv().kafkaBrokers, logger });
     const topic = `contract-abort-plt-${Date.now().toString(36)}`;

@@ -44,6 +44,11 @@ function chain(err: unknown): KafkaJsLike[] {
   return out;
 }
 
+/** Kafka protocol error names (kafkajs `type`, e.g. `GROUP_ID_NOT_FOUND`) anywhere in the error's `cause` chain. */
+export function kafkaErrorTypes(err: unknown): Set<string> {
+  return new Set(chain(err).map((l) => l.type).filter((t): t is string => typeof t === 'string'));
+}
+
 /**
  * Maps a kafkajs failure to a GatewayError, looking through its `cause` chain (kafkajs wraps the
  * real failure in KafkaJSNumberOfRetriesExceeded / KafkaJSNonRetriableError):

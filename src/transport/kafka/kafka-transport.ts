@@ -10,15 +10,15 @@ import type {
   Read,
   ReadSpec,
   TransportRecord,
-  CommittedOffset, Consumption, GroupSpec, OffsetQuery, OffsetTarget, OutboundRecord, PartitionOffset, Position, ProduceOptions,
+  CommittedOffset, Consumption, GroupDescription, GroupSpec, OffsetQuery, OffsetTarget, OutboundRecord, PartitionOffset, Position, ProduceOptions,
   RecordHandler, TopicSpec, Transport,
 } from '../port.js';
 import { assertNoCollision, assertTopicName, invalidTopicRefusal } from '../../core/topic-name.js';
 import { sleep } from '../../core/retry.js';
-import { abortedProduce, checkCommitOffsets, checkGroupSpec, checkTopicSpec, closedTransport, groupBusy } from '../topics.js';
+import { abortedProduce, checkCommitOffsets, checkGroupSpec, checkTopicSpec, closedTransport, describedGroup, groupBusy, readFailure } from '../topics.js';
 import { KafkaConsumption } from './consumption.js';
 import { OffsetCommitter } from './commit-offsets.js';
-import { fromKafkaError } from './errors.js';
+import { fromKafkaError, kafkaErrorTypes } from './errors.js';
 import { toKafkaHeaders } from './headers.js';
 import { kafkaLogCreator, toKafkaLogLevel } from './logging.js';
 import { BROKER_STALL_MS, BrokerOutage, brokerAnswers, checkBrokerHealth } from './outage.js';
@@ -48,7 +48,7 @@ const IDLE_GROUP_STATES = new Set(['Empty', 'Dead']);
  *   the broker may have written the failed one; reused sequence numbers would make the next batch
  *   a "duplicate", acknowledged but not written).
  * - Consumers: one kafkajs consumer per `consume()` ({@link KafkaConsumption}).
- * - Admin: topic creation with configs and `waitForLeaders`, end offsets, offset resets.
+ * - Admin: topic creation with configs and `waitForLeaders`, end offsets, offset resets, group descriptions.
  * Errors: GatewayError mapped by `fromKafkaError` (CEG_BROKER_UNAVAILABLE / CEG_DELIVERY_TIMEOUT
  *   retriable; CEG_INVALID_NAME for an unknown topic; CEG_CLOSED after close()).
  * Spec: DESIGN "Kafka mapping" (idempotent producer, acks=all), "Delivery" (groups), "Known traps".
@@ -329,6 +329,21 @@ class KafkaTransport implements Transport {
       await this.#committer.commit(admin, group, topic, offsets.map((o) => ({ partition: o.partition, offset: o.offset.toString() })));
     } catch (err) {
       throw fromKafkaError(err, { operation: 'commitOffsets', group, topic });
+    }
+  }
+
+  async groupMembers(group: string): Promise<GroupDescription | undefined> {
+    this.#assertOpen();
+    if (group === '') return undefined; // no group can be joined under an empty id
+    try {
+      const { admin } = await this.#ready();
+      const { groups } = await admin.describeGroups([group]);
+      const g = groups.find((x) => x.groupId === group);
+      // An unknown group: 'Dead' with no member (DescribeGroups < v6), or GROUP_ID_NOT_FOUND (v6+).
+      return describedGroup(g?.state, g?.members.length ?? 0);
+    } catch (err) {
+      if (kafkaErrorTypes(err).has('GROUP_ID_NOT_FOUND')) return undefined;
+      throw readFailure(fromKafkaError(err, { operation: 'groupMembers', group }));
     }
   }
 

@@ -1,4 +1,5 @@
-import type { Consumption, RecordHandler, StartFrom, TopicPartitionOffset } from '../port.js';
+import type { Consumption, GroupDescription, RecordHandler, StartFrom, TopicPartitionOffset } from '../port.js';
+import { describedGroup } from '../topics.js';
 import { rangeAssign } from './assign.js';
 import type { PartitionLog } from './log.js';
 import { PartitionWorker } from './worker.js';
@@ -21,6 +22,8 @@ export class MemoryGroup {
   readonly #committed = new Map<string, bigint>();
   readonly #members = new Map<string, MemoryMember>();
   #chain: Promise<void> = Promise.resolve();
+  /** Joins and leaves queued or running: the group is rebalancing while there are any. */
+  #pending = 0;
   #memberSeq = 0;
 
   constructor(name: string, logs: LogLookup) {
@@ -31,6 +34,11 @@ export class MemoryGroup {
   /** true while any member is joined (resetOffsets needs an idle group). */
   get hasMembers(): boolean {
     return this.#members.size > 0;
+  }
+
+  /** Its live members as Kafka's DescribeGroups tells them: undefined with none; 'PreparingRebalance' while a join or leave runs, else 'Stable'. */
+  describe(): GroupDescription | undefined {
+    return describedGroup(this.#pending > 0 ? 'PreparingRebalance' : 'Stable', this.#members.size);
   }
 
   committed(topic: string, partition: number): bigint | undefined {
@@ -77,7 +85,8 @@ export class MemoryGroup {
   }
 
   #serial(step: () => Promise<void>): Promise<void> {
-    const run = this.#chain.then(step);
+    this.#pending++;
+    const run = this.#chain.then(step).finally(() => this.#pending--);
     this.#chain = run.catch(() => undefined);
     return run;
   }

@@ -3,7 +3,7 @@ import { partitionForKey } from '../partitioner.js';
 import type {
   Read,
   ReadSpec,
-  CommittedOffset, Consumption, GroupSpec, OffsetQuery, OffsetTarget, OutboundRecord, PartitionOffset, Position, ProduceOptions,
+  CommittedOffset, Consumption, GroupDescription, GroupSpec, OffsetQuery, OffsetTarget, OutboundRecord, PartitionOffset, Position, ProduceOptions,
   RecordHandler, TopicSpec, Transport, TransportRecord,
 } from '../port.js';
 import { assertNoCollision, assertTopicName } from '../../core/topic-name.js';
@@ -157,6 +157,11 @@ class MemoryTransport implements Transport {
       if (group.hasMembers) throw groupBusy(groupName, topic, 'active');
       for (const o of offsets) group.setCommitted(topic, o.partition, o.offset);
     });
+  }
+
+  groupMembers(groupName: string): Promise<GroupDescription | undefined> {
+    // Looked up, not created: asking about a group leaves no group behind.
+    return this.#guard(() => this.#groups.get(groupName)?.describe());
   }
 
   maxMessageBytes(topic: string): Promise<number> {

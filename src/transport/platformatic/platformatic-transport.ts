@@ -9,10 +9,10 @@ import { PartitionRouter } from '../partition-router.js';
 import { KnownTopics } from '../known-topics.js';
 import { isAborted } from '../await.js';
 import type {
-  CommittedOffset, Consumption, GroupSpec, OffsetQuery, OffsetTarget, OutboundRecord, PartitionOffset, Position, ProduceOptions,
+  CommittedOffset, Consumption, GroupDescription, GroupSpec, OffsetQuery, OffsetTarget, OutboundRecord, PartitionOffset, Position, ProduceOptions,
   Read, ReadSpec, RecordHandler, TopicSpec, Transport, TransportRecord,
 } from '../port.js';
-import { abortedProduce, checkCommitOffsets, checkGroupSpec, checkTopicSpec, closedTransport, groupBusy } from '../topics.js';
+import { abortedProduce, checkCommitOffsets, checkGroupSpec, checkTopicSpec, closedTransport, describedGroup, groupBusy, readFailure } from '../topics.js';
 import { baseOptions, closeForced } from './client-options.js';
 import { PlatformaticConsumption } from './consumption.js';
 import { brokerMessageOf, fromPlatformaticError, protocolIds } from './errors.js';
@@ -36,7 +36,7 @@ const IDLE_GROUP_STATES = new Set(['EMPTY', 'DEAD']);
  *   idempotent producer). After a failed send the next one uses a new producer id.
  * - Consumers: one group member plus one group-less fetcher per `consume()` ({@link PlatformaticConsumption}).
  * - Reads: group-less fetches (`consumer.fetch`), no group joined, created or left behind.
- * - Admin: topics with configs (waiting until every partition has a leader), end offsets, offset resets, configs.
+ * - Admin: topics with configs (waiting until every partition has a leader), end offsets, offset resets, configs, group descriptions.
  * Logs: a broker outage once when it starts and once when it ends ({@link BrokerOutage}, issue 15),
  *   as on kafkajs: a produce or health check without an answer for BROKER_STALL_MS, or a warn line
  *   of this adapter about the connection, starts it; its other warn/error lines meanwhile go to debug.
@@ -264,6 +264,19 @@ class PlatformaticTransport implements Transport {
       await this.#admin.alterConsumerGroupOffsets({ groupId: group, topics: [{ name: topic, partitionOffsets: offsets.map((o) => ({ partition: o.partition, offset: o.offset })) }] });
     } catch (err) {
       throw fromPlatformaticError(err, { operation: 'commitOffsets', group, topic });
+    }
+  }
+
+  async groupMembers(group: string): Promise<GroupDescription | undefined> {
+    this.#assertOpen();
+    if (group === '') return undefined; // no group can be joined under an empty id
+    try {
+      const g = (await this.#admin.describeGroups({ groups: [group] })).get(group);
+      // An unknown group: 'DEAD' with no member (DescribeGroups < v6), or GROUP_ID_NOT_FOUND (v6+).
+      return describedGroup(g?.state, g?.members.size ?? 0);
+    } catch (err) {
+      if (protocolIds(err).has('GROUP_ID_NOT_FOUND')) return undefined;
+      throw readFailure(fromPlatformaticError(err, { operation: 'groupMembers', group }));
     }
   }
 

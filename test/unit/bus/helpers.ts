@@ -16,7 +16,7 @@ import { createMemoryTransport } from '../../../src/transport/index.js';
 import type {
   Read,
   ReadSpec,
-  Consumption, GroupSpec, CommittedOffset, OffsetQuery, OffsetTarget, OutboundRecord, PartitionOffset, Position, ProduceOptions, RecordHandler, TopicSpec, Transport, TransportRecord,
+  Consumption, GroupDescription, GroupSpec, CommittedOffset, OffsetQuery, OffsetTarget, OutboundRecord, PartitionOffset, Position, ProduceOptions, RecordHandler, TopicSpec, Transport, TransportRecord,
 } from '../../../src/transport/port.js';
 
 export interface CodecFixture {
@@ -83,6 +83,9 @@ export class ScriptedTransport implements Transport {
   }
   commitOffsets(group: string, topic: string, offsets: readonly PartitionOffset[]): Promise<void> {
     return this.inner.commitOffsets(group, topic, offsets);
+  }
+  groupMembers(group: string): Promise<GroupDescription | undefined> {
+    return this.inner.groupMembers(group);
   }
   maxMessageBytes(topic: string): Promise<number> {
     return this.inner.maxMessageBytes(topic);
