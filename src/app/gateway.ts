@@ -342,26 +342,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     if (ops === undefined) return undefined;
     return {
       target: (name, owner) => ops.target(name, owner),
-      deadLetters: async (name, q, owner) => {
-        const page = await ops.deadLetters(name, q, owner);
-        // docs/security.md "Revoking a permission": the data of a kind the owner may no longer read
-        // is not shown through its dead letters either (the record stays, redrivable once it may).
-        let hidden: ReadonlySet<string> = new Set();
-        try {
-          if (service !== undefined) hidden = new Set(forbiddenKinds(service.get(name, owner)));
-        } catch (err) {
-          if (!isGatewayError(err, 'CEG_NOT_FOUND')) throw err; // a connector file's: never narrowed
-        }
-        if (hidden.size === 0) return page;
-        const kindOf = (type: string | null): string | undefined => (type === null ? undefined : catalog.byEventId(type)?.name);
-        return {
-          ...page,
-          items: page.items.map((i) => {
-            const kind = kindOf(i.type);
-            return kind !== undefined && hidden.has(kind) ? { ...i, event: null, eventProblem: `not shown: the subscription's owner may no longer read ${kind} (subscribe permission)` } : i;
-          }),
-        };
-      },
+      deadLetters: (name, q, owner) => ops.deadLetters(name, q, owner),
       redrive: (name, sel, owner) => ops.redrive(name, sel, owner),
       purge: (name, sel, owner) => ops.purge(name, sel, owner),
       status: async (name, owner) => {
@@ -676,10 +657,16 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       try {
         const v = service.get(name, owner);
         const topics = [...new Set(v.kinds.map((k) => (catalog.byEventId(k) ?? catalog.byName(k))?.topic.name).filter((t): t is string => t !== undefined))];
-        if (v.delivery.mode === 'pull') return { name: v.name, owner: v.owner, group: v.group, origin: v.origin, state: v.state, topics, pull: true };
+        // docs/security.md "Revoking a permission": dead letters of these are not shown nor redriven
+        // (SubscriptionOperations). Every kind the owner may not read, not only those still stored:
+        // a kind PATCHed out (or a subscription deleted and created again under its name) leaves its
+        // dead letters on the same dead-letter topic.
+        const held = v.origin === 'file' ? [] : splitReadable(catalog, catalog.kinds.map((k) => k.eventId), v.owner, mayRead).refused.map((r) => r.kind.name);
+        const heldKinds = held.length === 0 ? {} : { heldKinds: held };
+        if (v.delivery.mode === 'pull') return { name: v.name, owner: v.owner, group: v.group, origin: v.origin, state: v.state, topics, pull: true, ...heldKinds };
         // A kind added by PATCH starts at the positions fixed then (its lag counts from there).
         const startAt = service.startPositions(v.group);
-        return { name: v.name, owner: v.owner, group: v.group, origin: v.origin, state: v.state, topics: [...topics, ...(v.ordering === 'none' ? [retryTopic(v.group)] : []), redriveTopic(v.group)], ...(startAt.length === 0 ? {} : { startAt }) };
+        return { name: v.name, owner: v.owner, group: v.group, origin: v.origin, state: v.state, topics: [...topics, ...(v.ordering === 'none' ? [retryTopic(v.group)] : []), redriveTopic(v.group)], ...(startAt.length === 0 ? {} : { startAt }), ...heldKinds };
       } catch (err) {
         if (!isGatewayError(err, 'CEG_NOT_FOUND')) throw err;
       }

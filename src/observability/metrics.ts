@@ -310,7 +310,7 @@ export class GatewayMetrics {
       name: 'ce_gateway_subscription_forbidden_kinds',
       // Every worker reads the same definitions and partners file: the same figure, not a share to sum.
       aggregator: 'max',
-      help: "Stored kinds of a subscription its owner may not read now (not in its subscribe permission, or an owner PARTNERS_FILE no longer names): not delivered, their positions held. Only subscriptions with some.",
+      help: "Stored kinds of a subscription its owner may not read now (not in its subscribe permission, or an owner PARTNERS_FILE no longer names): not delivered (their topics' positions held, unless a permitted kind shares the topic). Only subscriptions with some.",
       labelNames: ['subscription'],
       registers,
       collect() {

@@ -9,6 +9,12 @@
  *    deliver only prices, the StrategySignal-only ones deliver nothing (no member, pull 403), GET
  *    and status name the kind and why, a PATCH keeping it is 403 (naming it), one removing it is 200.
  * 3. The permission comes back: the signals published meanwhile are delivered then (held, not skipped).
+ * An unordered (`ordering: none`) push subscription of prices and IndicatorsComputed (revoked with
+ * StrategySignal) has an event its sink refused waiting on its retry topic when the permission goes:
+ * the narrowed member dead-letters it with its original topic, partition and offset and the reason
+ * (not as a forged retry record with the retry topic as its source); the listing shows it without
+ * its data and a redrive skips it (left unmarked) while the permission is revoked; once it is back,
+ * a redrive delivers it.
  * Operators see it on /metrics: `ce_gateway_subscription_forbidden_kinds{subscription=<group>}` is the
  * number of such kinds while there are some, and no series otherwise (/readyz stays ready).
  * See docs/security.md "Revoking a permission".
@@ -21,19 +27,24 @@ import { createMemoryRegistry } from '../../src/registry/index.js';
 import { createMemoryTransport } from '../../src/transport/index.js';
 import type { SchemaRegistry } from '../../src/registry/port.js';
 import type { Transport, TransportRecord } from '../../src/transport/port.js';
-import { deadLetterTopic } from '../../src/bus/subscriber/index.js';
+import { deadLetterTopic, redriveTopic, retryTopic } from '../../src/bus/subscriber/index.js';
 import { deadLetterHeaders } from '../../src/bus/subscriber/failure-headers.js';
-import { priceLoaded, strategySignal, structuredPriceEvent } from '../fixtures/events.js';
+import { indicatorsComputed, priceLoaded, strategySignal, structuredPriceEvent } from '../fixtures/events.js';
 import { catalogWithOwnTopics } from '../helpers/catalog-copy.js';
 import { startGateway } from '../helpers/gateway.js';
 import type { TestGateway } from '../helpers/gateway.js';
 import { sha256 } from '../helpers/partners.js';
 import { startSink } from '../helpers/sink.js';
+import { acceptAll } from '../helpers/sink.js';
 import type { TestSink } from '../helpers/sink.js';
 import { waitFor } from '../helpers/wait.js';
 import { BATCH } from './helpers.js';
 
 const SIGNAL = 'b785f117-3e61-4864-89c3-4accf13140c2';
+const INDICATORS = 'f2e400e1-d640-4b6f-9121-35eaf50d8094';
+/** What acme may read with every permission, and once StrategySignal and IndicatorsComputed are revoked. */
+const ALL_READS = ['PriceLoadingCompleted', 'StrategySignal', 'IndicatorsComputed'];
+const REVOKED_READS = ['PriceLoadingCompleted'];
 const keys = { acme: randomUUID(), pub: randomUUID(), ops: randomUUID() };
 
 let catalog: { dir: string; cleanup: () => void };
@@ -43,7 +54,7 @@ let registry: SchemaRegistry;
 let gw: TestGateway | undefined;
 let sink: TestSink;
 
-/** Writes the partners file: acme reads `acmeReads`; pub publishes everything; ops is an admin. */
+/** Writes the partners file: acme reads `acmeReads` and may redrive; pub publishes everything; ops is an admin. */
 function writePartners(acmeReads: readonly string[]): void {
   writeFileSync(
     partnersFile,
@@ -51,6 +62,7 @@ function writePartners(acmeReads: readonly string[]): void {
   - id: acme
     keys: [{ sha256: ${sha256(keys.acme)} }]
     subscribe: [${acmeReads.join(', ')}]
+    permissions: [redrive]
   - id: pub
     keys: [{ sha256: ${sha256(keys.pub)} }]
     sources: ["urn:partner:pub"]
@@ -119,9 +131,23 @@ async function forbiddenGauge(): Promise<Record<string, number>> {
 const groupOf = async (name: string): Promise<string> => String((await call(keys.acme, 'GET', `/subscriptions/${name}`)).body.group);
 
 const run = randomUUID().slice(0, 6);
-const names = { push: `rp-push-${run}`, pull: `rp-pull-${run}`, pushSignal: `rp-pushsig-${run}`, pullSignal: `rp-pullsig-${run}` };
+const names = { push: `rp-push-${run}`, pull: `rp-pull-${run}`, pushSignal: `rp-pushsig-${run}`, pullSignal: `rp-pullsig-${run}`, pushNone: `rp-none-${run}` };
 let before: { price: string; signal: string };
 let during: { price: string; signal: string };
+/** The id of the IndicatorsComputed event `names.pushNone`'s sink refused: it waits on its retry topic. */
+let parked: string;
+/** While true the sink answers 500 to IndicatorsComputed events pushed to `names.pushNone` (retried through its retry topic). */
+let refuseIndicators = true;
+
+/** A push delivery to the sink, at path `/<name>`. */
+const hook = (p: string): Record<string, unknown> => ({ mode: 'push', url: sink.url.replace('/hook', `/${p}`) });
+
+/** The dead letters of `name` as its owner lists them. */
+async function deadLettersOf(name: string): Promise<{ id: string; reason: string; coordinates: { topic: string } | null; event: unknown; eventProblem?: string; redrivenAt: string | null }[]> {
+  const r = await call(keys.acme, 'GET', `/subscriptions/${name}/deadletters`);
+  expect(r.status, r.text).toBe(200);
+  return r.body.items as never;
+}
 
 beforeAll(async () => {
   catalog = catalogWithOwnTopics(`revk${run}`);
@@ -132,8 +158,8 @@ beforeAll(async () => {
   partnersFile = join(catalog.dir, 'partners.yaml');
   transport = createMemoryTransport();
   registry = createMemoryRegistry();
-  sink = await startSink();
-  writePartners(['PriceLoadingCompleted', 'StrategySignal']);
+  sink = await startSink((req, n) => (refuseIndicators && req.method === 'POST' && req.path === `/${names.pushNone}` && req.headers['ce-type'] === INDICATORS ? { status: 500, body: 'not now' } : acceptAll(req, n)));
+  writePartners(ALL_READS);
   await restart();
 });
 
@@ -147,7 +173,6 @@ afterAll(async () => {
 
 describe('revoking a subscribe permission applies to existing subscriptions', () => {
   it('with the permission: push and pull deliver both kinds', async () => {
-    const hook = (p: string): Record<string, unknown> => ({ mode: 'push', url: sink.url.replace('/hook', `/${p}`) });
     for (const [name, kinds, delivery] of [
       [names.push, ['PriceLoadingCompleted', 'StrategySignal'], hook(names.push)],
       [names.pull, ['PriceLoadingCompleted', 'StrategySignal'], { mode: 'pull' }],
@@ -169,8 +194,26 @@ describe('revoking a subscribe permission applies to existing subscriptions', ()
     expect((await call(keys.acme, 'POST', `/subscriptions/${names.pullSignal}/cursors`, { cursor: ps.cursor })).status).toBe(204);
   });
 
+  it('with the permission: an unordered subscription parks an event its sink refuses on its retry topic', async () => {
+    const r = await call(keys.acme, 'POST', '/subscriptions', {
+      name: names.pushNone,
+      kinds: ['PriceLoadingCompleted', 'IndicatorsComputed'],
+      delivery: hook(names.pushNone),
+      ordering: 'none',
+      retry: { maxAttempts: 50, backoff: { initialMs: 1500, factor: 1, maxMs: 1500, jitter: 0 } },
+    });
+    expect(r.status, r.text).toBe(201);
+    parked = randomUUID();
+    const event = { specversion: '1.0', id: parked, source: 'urn:partner:pub', type: INDICATORS, time: '2022-03-15T12:00:05.000Z', datacontenttype: 'application/json', data: indicatorsComputed() };
+    const posted = await fetch(`${gw!.url}/events`, { method: 'POST', headers: { authorization: `Bearer ${keys.pub}`, 'content-type': 'application/cloudevents+json' }, body: JSON.stringify(event) });
+    expect(posted.status, await posted.text()).toBe(202);
+    await waitFor('the event refused by the sink', () => pushed(`/${names.pushNone}`).some((e) => e.id === parked));
+    const retries = retryTopic(await groupOf(names.pushNone));
+    await waitFor('the event on the retry topic', async () => (await transport.endOffsets(retries)).some((p) => p.offset > 0n));
+  });
+
   it('revoked and restarted: only the kind still permitted is delivered, by push and by pull', async () => {
-    writePartners(['PriceLoadingCompleted']);
+    writePartners(REVOKED_READS);
     await restart();
     during = await publishBoth();
     await waitFor('the price pushed after the restart', () => pushed(`/${names.push}`).some((e) => e.id === during.price));
@@ -243,9 +286,9 @@ describe('revoking a subscribe permission applies to existing subscriptions', ()
     expect(created.status, created.text).toBe(201);
     const gauge = await forbiddenGauge();
     // One of two kinds (push and pull alike), and the one kind of the StrategySignal-only ones.
-    for (const name of [names.push, names.pull, names.pushSignal, names.pullSignal]) expect(gauge[await groupOf(name)], name).toBe(1);
+    for (const name of [names.push, names.pull, names.pushSignal, names.pullSignal, names.pushNone]) expect(gauge[await groupOf(name)], name).toBe(1);
     expect(gauge[await groupOf(normal)]).toBeUndefined();
-    expect(Object.keys(gauge)).toHaveLength(4);
+    expect(Object.keys(gauge)).toHaveLength(5);
     // A permission decision, not a failure of this instance: still ready.
     expect((await fetch(`${gw!.url}/readyz`)).status).toBe(200);
     expect((await call(keys.acme, 'DELETE', `/subscriptions/${normal}`)).status).toBe(204);
@@ -281,6 +324,28 @@ describe('revoking a subscribe permission applies to existing subscriptions', ()
     expect(price.eventProblem).toBeUndefined();
   });
 
+  it("a retry in flight of the revoked kind is dead-lettered with its original position and the reason; listed without its data; a redrive skips it, unmarked", async () => {
+    const indicatorsTopic = gw!.gateway.catalog.byName('IndicatorsComputed')!.topic.name;
+    // The narrowed member reads the retry topic still: once due, the refused event is dead-lettered, not delivered.
+    const dead = await waitFor('the parked event dead-lettered', async () => (await deadLettersOf(names.pushNone)).find((i) => i.id === parked), 15_000);
+    expect(dead.reason).toContain('not delivered: the subscription\'s owner may no longer read IndicatorsComputed');
+    // Where the event was first read (its kind's topic), not the retry topic: a later redrive accepts it.
+    expect(dead.coordinates?.topic).toBe(indicatorsTopic);
+    expect(dead.event).toBeNull();
+    expect(dead.eventProblem).toContain('may no longer read IndicatorsComputed');
+    for (const sel of [{ all: true }, { ids: [parked] }]) {
+      const r = await call(keys.acme, 'POST', `/subscriptions/${names.pushNone}/deadletters/redrive`, sel);
+      expect(r.status, r.text).toBe(200);
+      expect(r.body.redriven).toBe(0);
+      expect(r.body.notFound).toEqual([]);
+      const skipped = r.body.skipped as { id: string; reason: string }[];
+      expect(skipped.find((x) => x.id === parked)?.reason, r.text).toContain('not redriven: the subscription\'s owner may no longer read IndicatorsComputed');
+    }
+    // Left as it was: not marked redriven, nothing went back to the subscription.
+    expect((await deadLettersOf(names.pushNone)).find((i) => i.id === parked)?.redrivenAt).toBeNull();
+    expect((await transport.endOffsets(redriveTopic(await groupOf(names.pushNone)))).every((p) => p.offset === 0n)).toBe(true);
+  }, 30_000);
+
   it('a PATCH keeping a revoked kind is 403 naming it, for the owner and an admin; new subscriptions on it are 403', async () => {
     for (const [name, patch] of [[names.push, { filters: [] }], [names.pull, { state: 'paused' }], [names.pull, { kinds: ['StrategySignal', 'PriceLoadingCompleted'] }]] as const) {
       const r = await call(keys.acme, 'PATCH', `/subscriptions/${name}`, patch);
@@ -304,7 +369,7 @@ describe('revoking a subscribe permission applies to existing subscriptions', ()
   });
 
   it('the permission comes back: what was published meanwhile is delivered then (held, not skipped)', async () => {
-    writePartners(['PriceLoadingCompleted', 'StrategySignal']);
+    writePartners(ALL_READS);
     await restart();
     await waitFor('the held signal pushed', () => pushed(`/${names.push}`).some((e) => e.id === during.signal) && pushed(`/${names.pushSignal}`).some((e) => e.id === during.signal));
     expect((await call(keys.acme, 'GET', `/subscriptions/${names.push}`)).body.forbiddenKinds).toBeUndefined();
@@ -319,8 +384,22 @@ describe('revoking a subscribe permission applies to existing subscriptions', ()
     expect(ps.ids).not.toContain(before.signal);
   });
 
+  it("the permission back: the revoked kind's dead-lettered retry is redriven and delivered", async () => {
+    refuseIndicators = false;
+    const times = (): number => pushed(`/${names.pushNone}`).filter((e) => e.id === parked).length;
+    const n = times();
+    const r = await call(keys.acme, 'POST', `/subscriptions/${names.pushNone}/deadletters/redrive`, { ids: [parked] });
+    expect(r.status, r.text).toBe(200);
+    expect(r.body.redriven, r.text).toBe(1);
+    await waitFor('the redriven event pushed', () => times() > n);
+    const dead = (await deadLettersOf(names.pushNone)).filter((i) => i.id === parked);
+    expect(dead).toHaveLength(1);
+    expect(dead[0]!.redrivenAt).not.toBeNull();
+    expect(dead[0]!.event).not.toBeNull(); // the owner may read it again
+  });
+
   it('a PATCH removing the revoked kind repairs the subscription', async () => {
-    writePartners(['PriceLoadingCompleted']);
+    writePartners(REVOKED_READS);
     await restart();
     const r = await call(keys.acme, 'PATCH', `/subscriptions/${names.push}`, { kinds: ['PriceLoadingCompleted'] });
     expect(r.status, r.text).toBe(200);
@@ -331,6 +410,16 @@ describe('revoking a subscribe permission applies to existing subscriptions', ()
     const gauge = await forbiddenGauge();
     expect(gauge[await groupOf(names.push)]).toBeUndefined();
     expect(gauge[await groupOf(names.pull)]).toBe(1);
+    // Its dead letters of the kind its owner still may not read stay without their data, though the
+    // kind is no longer one of its kinds (same group, same dead-letter topic).
+    const list = await call(keys.acme, 'GET', `/subscriptions/${names.push}/deadletters`);
+    expect(list.status, list.text).toBe(200);
+    const signals = (list.body.items as { type: string; event: unknown; eventProblem?: string }[]).filter((i) => i.type === SIGNAL);
+    expect(signals.length).toBeGreaterThan(0);
+    for (const i of signals) {
+      expect(i.event).toBeNull();
+      expect(i.eventProblem).toContain('StrategySignal');
+    }
   });
 });
 

@@ -11,6 +11,10 @@
  *   it automatically; an operator may redrive that new dead letter.
  * - **Purge** writes marks the listing honours (see marks.ts); the records themselves expire with
  *   the dead-letter topic's retention.
+ * - **Held kinds** (`held`, catalog names: kinds of the subscription its owner may no longer read,
+ *   docs/security.md "Revoking a permission"): their dead letters are listed without the event
+ *   (`event: null`, `eventProblem` naming the kind) and skipped by a redrive (listed in `skipped`
+ *   with the reason, not marked), so they stay redrivable once the permission is back.
  * The order of a redrive is produce, then mark: a crash between the two redrives those again next
  * time (at-least-once; consumers drop duplicates by `source`+`id`), never loses one.
  * Spec: issue 10 "Dead letters as a product"; bus spec S5 (the dead-letter topic).
@@ -35,6 +39,16 @@ const MAX_LISTED = 1000;
 /** Records produced per request while redriving. */
 const CHUNK = 100;
 
+/** `eventProblem` of a listed dead letter of a held kind (catalog name): the data is not shown. */
+export function heldListingProblem(kind: string): string {
+  return `not shown: the subscription's owner may no longer read ${kind} (subscribe permission)`;
+}
+
+/** `skipped[].reason` of a dead letter of a held kind (catalog name) in a redrive: left as it is, redrivable later. */
+export function heldRedriveSkip(kind: string): string {
+  return `not redriven: the subscription's owner may no longer read ${kind} (subscribe permission revoked); redrive it once the permission is back`;
+}
+
 export interface DeadLetterPage {
   readonly items: readonly DeadLetterItem[];
   /** Pass as `after` for the next page; null when this page reached the end. */
@@ -49,7 +63,12 @@ export interface RedriveResult {
   readonly redriven: number;
   /** The redriven dead letters (at most 1,000 listed). */
   readonly items: readonly { readonly id: string | null; readonly source: string | null; readonly deadLetter: Coordinates }[];
-  /** Dead letters selected but not redriven, and why (already redriven, stored without value…; at most 1,000 listed). */
+  /**
+   * Dead letters selected but not redriven, and why (already redriven, stored without value, no
+   * source headers, a kind the owner may no longer read: {@link heldRedriveSkip}; at most 1,000
+   * listed). The last is not final: such a dead letter is not marked, and a later request redrives
+   * it once its kind is no longer held.
+   */
   readonly skipped: readonly { readonly id: string | null; readonly deadLetter: Coordinates; readonly reason: string }[];
   /** Requested ids that match no dead letter still listed. */
   readonly notFound: readonly string[];
@@ -91,10 +110,12 @@ export class DeadLetters {
 
   /**
    * One page of `group`'s dead letters, oldest first (by partition, then offset).
-   * `limit`: 1–1,000 (default 100); `after`: the previous page's `next`.
+   * `limit`: 1–1,000 (default 100); `after`: the previous page's `next`. `held`: kinds (catalog
+   * names) whose dead letters are listed without their event (`event: null`, `eventProblem`:
+   * {@link heldListingProblem}); their other fields as usual.
    * Errors: CEG_INVALID_PARAMETER (`field: limit | after`); the transport's (CEG_BROKER_UNAVAILABLE retriable).
    */
-  async list(group: string, opts: { readonly limit?: number; readonly after?: string } = {}): Promise<DeadLetterPage> {
+  async list(group: string, opts: { readonly limit?: number; readonly after?: string } = {}, held: readonly string[] = []): Promise<DeadLetterPage> {
     const limit = opts.limit ?? DEFAULT_PAGE;
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE) throw new GatewayError('CEG_INVALID_PARAMETER', `limit: an integer from 1 to ${MAX_PAGE}`, { retriable: false, details: { field: 'limit' } });
     const cursor = opts.after === undefined ? new Map<number, bigint>() : new Map(decodeCursor(opts.after));
@@ -115,7 +136,9 @@ export class DeadLetters {
           stoppedAt = r.offset; // one more visible item: the next page starts here
           return true;
         }
-        items.push(await toItem(this.#codec, r, marks.get(p, r.offset)));
+        const item = await toItem(this.#codec, r, marks.get(p, r.offset));
+        const kind = this.#heldKind(item.type, held);
+        items.push(kind === undefined ? item : { ...item, event: null, eventProblem: heldListingProblem(kind) });
         return false;
       });
       if (stoppedAt !== undefined) {
@@ -129,10 +152,13 @@ export class DeadLetters {
 
   /**
    * Produces the selected dead letters back to `group` (its redrive topic) and marks them redriven.
+   * `held`: kinds (catalog names) not redriven now — their dead letters are skipped with
+   * {@link heldRedriveSkip} and left unmarked (a redrive would only be dead-lettered again by the
+   * subscription's member, which holds those kinds back).
    * Errors: the transport's (CEG_BROKER_UNAVAILABLE retriable: nothing or part was redriven; the
    *   rest goes with the next request, what went is not redriven twice).
    */
-  async redrive(group: string, sel: Selection): Promise<RedriveResult> {
+  async redrive(group: string, sel: Selection, held: readonly string[] = []): Promise<RedriveResult> {
     const dlq = deadLetterTopic(group);
     const wanted = 'ids' in sel ? new Set(sel.ids) : undefined;
     const found = new Set<string>();
@@ -168,6 +194,15 @@ export class DeadLetters {
         };
         if (marks.get(p, r.offset)?.redrivenAtMs !== undefined) return skip('redriven already');
         if (r.value === null) return skip('stored without its value (the dead-letter topic refused the full record): nothing to redrive');
+        if (held.length > 0) {
+          // The type without decoding the data when the record is binary; a structured one is decoded.
+          const structured = h.has('ce_type') ? undefined : await toItem(this.#codec, r, undefined);
+          const kind = this.#heldKind(h.get('ce_type') ?? structured?.type ?? null, held);
+          if (kind !== undefined) {
+            if (skipped.length < MAX_LISTED) skipped.push({ id: id ?? structured?.id ?? null, deadLetter: coords(r), reason: heldRedriveSkip(kind) });
+            return false;
+          }
+        }
         const origin = sourceCoordinates(h);
         if (origin === null) return skip('the dead letter has no valid dlq_source_* headers');
         const before = Number(h.get(DEAD_LETTER_HEADERS.redriven) ?? '0');
@@ -226,6 +261,13 @@ export class DeadLetters {
       purged += records.length;
     }
     return { purged, notFound: wanted === undefined ? [] : [...wanted].filter((i) => !found.has(i)) };
+  }
+
+  /** The catalog name of the kind of CloudEvent type `type` when it is one of `held`, else undefined. */
+  #heldKind(type: string | null, held: readonly string[]): string | undefined {
+    if (type === null || held.length === 0) return undefined;
+    const name = this.#codec.catalog.byEventId(type)?.name;
+    return name !== undefined && held.includes(name) ? name : undefined;
   }
 
   /** The id of a structured-mode dead letter (decoded). */

@@ -35,6 +35,13 @@ export interface SubscriptionTarget {
   readonly topics: readonly string[];
   /** A pull subscription: no member runs in the gateway and nothing reads its redrive topic (its clients read the kinds' topics). */
   readonly pull?: boolean;
+  /**
+   * Its kinds (catalog names) its owner may no longer read (docs/security.md "Revoking a
+   * permission"; the gateway decides them from the partners file it loaded): their dead letters are
+   * listed without the event and skipped by a redrive, left to redrive once the permission is back.
+   * Absent or empty: none.
+   */
+  readonly heldKinds?: readonly string[];
   /** When and why its consumer stopped (`failed` only), epoch ms. */
   readonly failure?: { readonly atMs: number; readonly reason: string };
   /**
@@ -99,17 +106,23 @@ export class SubscriptionOperations {
     return t;
   }
 
+  /** Dead letters of the target's `heldKinds` come without their event (DeadLetters.list). */
   deadLetters(name: string, q: { readonly limit?: number; readonly after?: string }, owner: string = DEFAULT_OWNER): Promise<DeadLetterPage> {
-    return this.#d.deadLetters.list(this.#target(name, owner).group, q);
+    const t = this.#target(name, owner);
+    return this.#d.deadLetters.list(t.group, q, t.heldKinds);
   }
 
-  /** Errors also: CEG_CONFLICT (`field: name`) for a pull subscription (its dead letters are poison records its clients never read; nothing would deliver them). */
+  /**
+   * Dead letters of the target's `heldKinds` are skipped, each named in `skipped` with the kind
+   * (DeadLetters.redrive); the others go as usual.
+   * Errors also: CEG_CONFLICT (`field: name`) for a pull subscription (its dead letters are poison records its clients never read; nothing would deliver them).
+   */
   redrive(name: string, sel: Selection, owner: string = DEFAULT_OWNER): Promise<RedriveResult> {
     const t = this.#target(name, owner);
     if (t.pull === true) {
       return Promise.reject(new GatewayError('CEG_CONFLICT', `subscription ${name.slice(0, 200)} is a pull subscription: its dead letters are records no client can read (poison); list and purge them, redrive is for subscriptions the gateway delivers`, { retriable: false, details: { field: 'name' } }));
     }
-    return this.#d.deadLetters.redrive(t.group, sel);
+    return this.#d.deadLetters.redrive(t.group, sel, t.heldKinds);
   }
 
   purge(name: string, sel: Selection, owner: string = DEFAULT_OWNER): Promise<PurgeResult> {

@@ -1,4 +1,4 @@
-export { subscribe, deadLetterTopic, redriveTopic, retryTopic, subscriptionTopics } from './subscriber.js';
+export { subscribe, deadLetterTopic, heldReason, redriveTopic, retryTopic, subscriptionTopics } from './subscriber.js';
 export type { DeliveryContext, EventHandler, Ordering, SubscribeOptions, Subscription, SubscriptionActivity, SubscriptionStats } from './subscriber.js';
 export { ack, duplicate, retry, deadLetter } from './outcome.js';
 export type { Outcome } from './outcome.js';

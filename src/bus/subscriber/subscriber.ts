@@ -91,7 +91,8 @@ export interface SubscribeOptions<K extends string = string> {
    * but retry and redrive records of them still arrive on the subscription's own retry and redrive
    * topics: those are recognised as this subscription's (their headers checked against the topics
    * of `kinds` and `heldKinds` together) and dead-lettered with their original topic, partition and
-   * offset and the reason, so a redrive after the permission returns delivers them. Default none.
+   * offset and the reason ({@link heldReason}; binary or structured mode: the type of a structured
+   * one is read once decoded), so a redrive after the permission returns delivers them. Default none.
    */
   readonly heldKinds?: readonly KindArg<K>[];
   readonly handler: EventHandler<K>;
@@ -236,6 +237,15 @@ export function redriveTopic(subscription: string): string {
 }
 
 type Origin = RetryMeta['origin'];
+
+/**
+ * The `dlq_reason` of a retry or redrive record of a kind the subscription's owner may no longer
+ * read (`SubscribeOptions.heldKinds`; docs/security.md "Revoking a permission"). `kind`: its
+ * catalog name.
+ */
+export function heldReason(kind: string): string {
+  return `not delivered: the subscription's owner may no longer read ${kind} (subscribe permission revoked); redrive it once the permission is back`;
+}
 
 /**
  * The topics a subscription owns: its dead-letter topic, and its retry topic when unordered. Both
@@ -417,6 +427,17 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
     );
   }
 
+  /**
+   * Dead-letters a retry or redrive record of a held kind (`heldKinds`) with the event's original
+   * position (`origin`), its attempts so far and its redrive count, and the reason {@link heldReason}:
+   * a redrive once the permission is back delivers it.
+   */
+  async function holdBack(record: TransportRecord, kind: string, meta: RetryMeta | undefined, origin: Origin, signal: AbortSignal, redriven: number | undefined): Promise<RecordDecision> {
+    await sendToDeadLetter(record, heldReason(kind), meta?.attempt ?? 1, meta?.firstFailureMs ?? Date.now(), origin, signal, undefined, false, undefined, redriven);
+    attempts.forget(record);
+    return RECORD_DONE;
+  }
+
   async function onRecord(record: TransportRecord, ctx: RecordContext): Promise<RecordDecision> {
     // The transport aborts ctx.signal when the member stops (unsubscribe stops it right after `stopping`).
     const signal = ctx.signal;
@@ -455,13 +476,11 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
     // 2–3. Decode and validate; other kinds are skipped before their data is decoded.
     const headers = peekHeaders(record);
     const type = peekType(headers);
-    const held = (meta !== undefined || redrive !== undefined) && type !== undefined ? heldIds.get(type) : undefined;
-    if (held !== undefined) {
-      // A retry or redrive of a kind the owner may no longer read: not delivered, not lost either.
-      await sendToDeadLetter(record, `not delivered: the subscription's owner may no longer read ${held} (subscribe permission revoked); redrive it once the permission is back`, meta?.attempt ?? 1, meta?.firstFailureMs ?? Date.now(), origin, signal, undefined, false, undefined, redriven);
-      attempts.forget(record);
-      return RECORD_DONE;
-    }
+    // A retry or redrive of a kind the owner may no longer read: not delivered, not lost either.
+    // Its type is in the headers (binary mode) or, structured, known once decoded (below).
+    const ownRecord = meta !== undefined || redrive !== undefined;
+    const held = ownRecord && type !== undefined ? heldIds.get(type) : undefined;
+    if (held !== undefined) return holdBack(record, held, meta, origin, signal, redriven);
     if (!filter.peek(type)) {
       stats.skipped++;
       noteForeignType(type, record);
@@ -480,6 +499,8 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
       return RECORD_DONE;
     }
     const event = decoded.event;
+    const heldStructured = ownRecord && type === undefined ? heldIds.get(event.attributes.type) : undefined;
+    if (heldStructured !== undefined) return holdBack(record, heldStructured, meta, origin, signal, redriven);
     if (!filter.accepts(event)) {
       if (filter.eventIds.has(event.attributes.type)) stats.filtered++;
       else {

@@ -4,11 +4,15 @@
  * the kinds still permitted in `kinds` and the others in `heldKinds`. A retry or redrive record of
  * a held kind is this subscription's own (its headers name a topic of a stored kind), so it is not
  * "forged": it is dead-lettered with its original topic, partition and offset and the reason, never
- * delivered, and a redrive of that dead letter once the kind is permitted again delivers it.
+ * delivered, and a redrive of that dead letter once the kind is permitted again delivers it — a
+ * structured-mode record too (its type known only once decoded). The dead-letter operations given
+ * the held kinds (DeadLetters.list / redrive `held`) list such dead letters without the event and
+ * skip them in a redrive, unmarked, so they are redriven once the kind is no longer held.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { deadLetterTopic, redriveHeaders, redriveTopic, retryTopic } from '../../../src/bus/subscriber/index.js';
-import { retryHeaders } from '../../../src/bus/subscriber/failure-headers.js';
+import { DeadLetters, heldListingProblem, heldRedriveSkip } from '../../../src/bus/deadletters/index.js';
+import { deadLetter, deadLetterTopic, heldReason, redriveHeaders, redriveTopic, retryTopic } from '../../../src/bus/subscriber/index.js';
+import { deadLetterHeaders, retryHeaders } from '../../../src/bus/subscriber/failure-headers.js';
 import type { Subscription } from '../../../src/bus/subscriber/index.js';
 import { retryPolicy } from '../../../src/core/retry.js';
 import type { RecordHeader, TransportRecord } from '../../../src/transport/port.js';
@@ -72,5 +76,81 @@ describe('a subscription with held kinds (its owner may no longer read them)', (
     await fx.transport.produce(redriveTopic(SUB), [{ key: dl.key, value: dl.value, headers: [...dl.headers.filter(([n]) => !n.startsWith('dlq_')), ...redriven] }]);
     await waitFor('the redriven signal delivered', () => handled.includes(signal.id), 5000, 5);
     expect(again.stats().deadLettered).toBe(0);
+  });
+});
+
+describe('held kinds: structured-mode records, and the dead-letter operations', () => {
+  const enc = new TextEncoder();
+  /** A structured-mode StrategySignal record (JSON CloudEvent; the type is in the value, not in a header). */
+  const structuredSignal = (id: string, extra: RecordHeader[]) => ({
+    key: null,
+    value: enc.encode(JSON.stringify({ specversion: '1.0', id, source: 'urn:partner:pub', type: 'b785f117-3e61-4864-89c3-4accf13140c2', time: '2022-03-15T12:00:05.000Z', datacontenttype: 'application/json', data: strategySignal() })),
+    headers: [['content-type', enc.encode('application/cloudevents+json')] as RecordHeader, ...extra],
+  });
+
+  it('a structured-mode retry or redrive of a held kind is dead-lettered with its original position, not passed over as another kind', async () => {
+    const fx = await fixtures.setup();
+    const signalTopic = fx.catalog.byName('StrategySignal')!.topic.name;
+    const s = await fx.sub({ kinds: ['PriceLoadingCompleted'], heldKinds: ['StrategySignal'], ordering: 'none', startFrom: 'latest', handler: () => Promise.resolve(undefined) });
+    const origin = { topic: signalTopic, partition: 0, offset: 7n };
+    await fx.transport.produce(retryTopic(SUB), [structuredSignal('structured-retry', retryHeaders({ subscription: SUB, attempt: 2, notBeforeMs: Date.now(), firstFailureMs: Date.now() - 1000, origin }))]);
+    await fx.transport.produce(redriveTopic(SUB), [structuredSignal('structured-redrive', redriveHeaders({ subscription: SUB, count: 3, origin, atMs: Date.now(), deadLetter: { partition: 0, offset: 0n } }))]);
+    await waitFor('both dead-lettered', () => s.stats().deadLettered === 2, 5000, 5);
+    expect(s.stats().skipped).toBe(0);
+    const dead = await readRecords(fx.transport, deadLetterTopic(SUB), 2);
+    for (const r of dead) {
+      expect(text(r, 'dlq_reason')).toBe(heldReason('StrategySignal'));
+      expect([text(r, 'dlq_source_topic'), text(r, 'dlq_source_partition'), text(r, 'dlq_source_offset')]).toEqual([signalTopic, '0', '7']);
+    }
+    expect(dead.map((r) => [text(r, 'dlq_attempts'), text(r, 'dlq_redriven') ?? '-']).sort()).toEqual([
+      ['1', '3'],
+      ['2', '-'],
+    ]);
+  });
+
+  it('DeadLetters given held kinds lists their dead letters without the event and skips them in a redrive, unmarked; without, they are redriven', async () => {
+    const fx = await fixtures.setup();
+    const s = await fx.sub({ kinds: ['PriceLoadingCompleted', 'StrategySignal'], startFrom: 'earliest', handler: () => Promise.resolve(deadLetter('refused')) });
+    const signal = fx.publisher.publish('StrategySignal', strategySignal())!;
+    const price = fx.publisher.publish('PriceLoadingCompleted', priceLoaded('DL/USD', 'H1'))!;
+    await Promise.all([signal.delivered, price.delivered]);
+    await waitFor('two dead letters', () => s.stats().deadLettered === 2, 5000, 5);
+    await s.unsubscribe();
+    // A structured-mode dead letter of the held kind as well: its kind is known only once decoded.
+    const signalTopic = fx.catalog.byName('StrategySignal')!.topic.name;
+    const info = { reason: 'refused', attempts: 1, firstFailureMs: Date.now(), lastFailureMs: Date.now(), origin: { topic: signalTopic, partition: 0, offset: 3n }, subscription: SUB };
+    await fx.transport.produce(deadLetterTopic(SUB), [structuredSignal('structured-dl', deadLetterHeaders(info))]);
+    const dl = new DeadLetters({ transport: fx.transport, codec: fx.codec });
+    const held = ['StrategySignal'];
+
+    const page = await dl.list(SUB, {}, held);
+    const byId = new Map(page.items.map((i) => [i.id, i]));
+    for (const id of [signal.id, 'structured-dl']) {
+      expect(byId.get(id)?.event, id).toBeNull();
+      expect(byId.get(id)?.eventProblem, id).toBe(heldListingProblem('StrategySignal'));
+    }
+    expect(byId.get(price.id)?.event).not.toBeNull();
+    expect(byId.get(price.id)?.eventProblem).toBeUndefined();
+    // Without held kinds the listing is as before.
+    expect((await dl.list(SUB)).items.every((i) => i.event !== null)).toBe(true);
+
+    const first = await dl.redrive(SUB, { all: true }, held);
+    expect(first.redriven).toBe(1);
+    expect(first.items.map((i) => i.id)).toEqual([price.id]);
+    expect(first.skipped.map((x) => [x.id, x.reason]).sort()).toEqual([
+      [signal.id, heldRedriveSkip('StrategySignal')],
+      ['structured-dl', heldRedriveSkip('StrategySignal')],
+    ].sort());
+    // By id too; nothing of the held kind went to the redrive topic, and nothing was marked.
+    const byIds = await dl.redrive(SUB, { ids: [signal.id] }, held);
+    expect([byIds.redriven, byIds.notFound, byIds.skipped.map((x) => x.reason)]).toEqual([0, [], [heldRedriveSkip('StrategySignal')]]);
+    expect((await fx.transport.endOffsets(redriveTopic(SUB)))[0]!.offset).toBe(1n);
+    expect((await dl.list(SUB, {}, held)).items.filter((i) => i.redrivenAt !== null).map((i) => i.id)).toEqual([price.id]);
+
+    // The permission is back: the same dead letters are redriven.
+    const later = await dl.redrive(SUB, { all: true });
+    expect(later.redriven).toBe(2);
+    expect(later.items.map((i) => i.deadLetter.offset).sort()).toEqual(first.skipped.map((x) => x.deadLetter.offset).sort());
+    expect(later.skipped.map((x) => x.reason)).toEqual(['redriven already']);
   });
 });
