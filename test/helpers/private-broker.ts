@@ -44,14 +44,27 @@ async function isFree(port: number): Promise<boolean> {
   });
 }
 
+/**
+ * Test files run two at a time (vitest.config.ts): each vitest worker (VITEST_POOL_ID 1, 2, …)
+ * takes its ports from a quarter of the range of its own, so two workers never pick the same port,
+ * and a port a broker's SIGKILL left free is not taken by another worker's broker before its restart.
+ */
+const SLICES = 4;
+const SLICE = (() => {
+  const pool = Number(process.env.VITEST_POOL_ID ?? '1');
+  const index = Number.isInteger(pool) && pool >= 1 ? (pool - 1) % SLICES : 0;
+  const size = Math.floor((PORT_RANGE.to - PORT_RANGE.from + 1) / SLICES);
+  return { from: PORT_RANGE.from + index * size, to: PORT_RANGE.from + (index + 1) * size - 1 };
+})();
+
 async function brokerPort(taken: Set<number>): Promise<number> {
   for (let i = 0; i < 200; i++) {
-    const port = PORT_RANGE.from + Math.floor(Math.random() * (PORT_RANGE.to - PORT_RANGE.from + 1));
+    const port = SLICE.from + Math.floor(Math.random() * (SLICE.to - SLICE.from + 1));
     if (taken.has(port)) continue;
     taken.add(port);
     if (await isFree(port)) return port;
   }
-  throw new Error(`no free port in ${PORT_RANGE.from}–${PORT_RANGE.to} for a private broker`);
+  throw new Error(`no free port in ${SLICE.from}–${SLICE.to} (this test worker's part of ${PORT_RANGE.from}–${PORT_RANGE.to}) for a private broker`);
 }
 
 export interface PrivateBroker {

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { stackDown, stackUp } from '../../scripts/stack/index.js';
+import { isGatewayError } from '../../src/core/errors.js';
 import { PRICE_LOADING_COMPLETED, priceLoaded, structuredPriceEvent } from '../fixtures/events.js';
 import { catalogWithOwnTopics } from '../helpers/catalog-copy.js';
 import { uniqueName } from '../helpers/stack.js';
@@ -31,11 +32,25 @@ describe('stack restart', () => {
     try {
       const codec = second.gateway.codec();
       let decoded: Record<string, unknown> | undefined;
-      const c = await second.gateway.transport.consume({ group: `restart-${randomUUID()}`, topics: [topic], startFrom: 'earliest' }, async (record) => {
-        if (record.partition !== stored.partition || record.offset !== BigInt(stored.offset)) return;
-        const env = await codec.fromRecord(record);
-        decoded = { id: env.attributes.id, data: env.data?.kind === 'json' ? env.data.value : undefined };
-      });
+      const consume = () =>
+        second.gateway.transport.consume({ group: `restart-${randomUUID()}`, topics: [topic], startFrom: 'earliest' }, async (record) => {
+          if (record.partition !== stored.partition || record.offset !== BigInt(stored.offset)) return;
+          const env = await codec.fromRecord(record);
+          decoded = { id: env.attributes.id, data: env.data?.kind === 'json' ? env.data.value : undefined };
+        });
+      // A broker just started loads its group coordinator's state first (__consumer_offsets, as
+      // large as the run made it): a join meanwhile fails with a retriable error (NOT_COORDINATOR,
+      // COORDINATOR_LOAD_IN_PROGRESS), which the gateway's reconciler retries; so does this test.
+      let c: Awaited<ReturnType<typeof consume>> | undefined;
+      const until = Date.now() + 60_000;
+      while (c === undefined) {
+        try {
+          c = await consume();
+        } catch (err) {
+          if (!isGatewayError(err) || !err.retriable || Date.now() > until) throw err;
+          await new Promise((r) => setTimeout(r, 1000));
+        }
+      }
       await waitFor('the record written before the restart', () => decoded, 60_000);
       await c.stop();
       expect(decoded).toEqual({ id: event.id, data: { ...priceLoaded('CHF/JPY', 'W1'), feed: null } });
