@@ -1,5 +1,6 @@
 import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import { errorMessage } from '../../core/errors.js';
+import { sleep } from '../../core/retry.js';
 import type { Consumption, GroupSpec, RecordContext, RecordHandler, TransportRecord } from '../port.js';
 import { RecordRunner } from '../record-runner.js';
 import { PartitionLane } from '../in-flight-window.js';
@@ -79,6 +80,9 @@ export function kafkajsMaxWaitMs(short: boolean, maxWaitTimeMs: number): number 
  *   a sleeping eachBatch holds up every partition); issue 7 (batched commits, non-blocking retries,
  *   bounded stop).
  */
+/** Tries of the commit look-up of pinned partitions at a later join (#seekOpenPins), 250 ms apart, doubling. */
+const PIN_LOOKUP_ATTEMPTS = 5;
+
 export class KafkaConsumption implements Consumption {
   readonly group: string;
   readonly done: Promise<void>;
@@ -279,12 +283,22 @@ export class KafkaConsumption implements Consumption {
   }
 
   async #seekOpenPins(wanted: Assignment, joins: number): Promise<void> {
-    let open: ReadonlySet<string> = new Set();
-    try {
-      open = await this.#uncommitted!(wanted);
-    } catch (err) {
-      // Unknown: they go on as kafkajs starts them (as before start positions were kept across joins).
-      this.#opts.logger.warn({ group: this.group, err: errorMessage(err) }, 'could not look up the commits of pinned partitions after a rebalance');
+    let open: ReadonlySet<string> | undefined;
+    // A rebalance right after a broker outage finds the coordinator still recovering: the look-up
+    // is tried a few times (the partitions stay paused meanwhile, ~4 s at most) before giving up.
+    for (let attempt = 1; open === undefined; attempt++) {
+      try {
+        open = await this.#uncommitted!(wanted);
+      } catch (err) {
+        if (this.#joins !== joins || this.#stopping) return; // a later join took them over
+        if (attempt < PIN_LOOKUP_ATTEMPTS) {
+          await sleep(250 * 2 ** (attempt - 1));
+          continue;
+        }
+        // Unknown: they go on as kafkajs starts them (as before start positions were kept across joins).
+        this.#opts.logger.warn({ group: this.group, err: errorMessage(err), attempts: attempt }, 'could not look up the commits of pinned partitions after a rebalance');
+        open = new Set();
+      }
     }
     if (this.#joins !== joins || this.#stopping) return; // a later join took them over
     const offsets = wanted.filter(({ topic, partition }) => open.has(tpKey(topic, partition))).map(({ topic, partition }) => ({ topic, partition, offset: this.#pins.get(tpKey(topic, partition))! }));
