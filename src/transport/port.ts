@@ -269,7 +269,11 @@ export interface Transport {
    * `handler` rejecting stops the read and rejects `done`.
    */
   read(spec: ReadSpec, handler: (record: TransportRecord) => Promise<void>): Promise<Read>;
-  /** End offsets per partition (the offset the next record will get). */
+  /**
+   * End offsets per partition (the offset the next record will get).
+   * Errors: CEG_INVALID_NAME (unknown topic), CEG_BROKER_UNAVAILABLE (retriable, also on a timeout:
+   * a read leaves nothing indeterminate).
+   */
   endOffsets(topic: string): Promise<readonly PartitionOffset[]>;
   /** Moves a group's committed offsets; the group must have no active member. */
   resetOffsets(group: string, topic: string, to: OffsetTarget): Promise<void>;

@@ -26,6 +26,7 @@ import { retryPolicy } from '../../core/retry.js';
 import type { RetryPolicy } from '../../core/retry.js';
 import type { Logger } from '../../observability/index.js';
 import type { StartFrom, TopicPartitionOffset } from '../../transport/port.js';
+import { redriveTopic, retryTopic } from '../subscriber/index.js';
 import type { EventHandler, Ordering, SubscribeOptions, Subscription } from '../subscriber/index.js';
 import type { FilterExpression } from '../subscriber/pipeline/dialects.js';
 import type { SubscriptionState } from './model.js';
@@ -187,7 +188,8 @@ export class Reconciler<D extends RunSpec> {
     this.#onGone = onGone;
     if (onDemand !== undefined && onDemand.options.idleStopMs > 0) {
       this.#onDemand = onDemand;
-      this.#check = new WorkCheck(onDemand.source, log, onDemand.options.concurrency);
+      // Own topics (retries parked by a member that is gone) are looked at as often as an idle member would stop.
+      this.#check = new WorkCheck(onDemand.source, log, onDemand.options.concurrency, onDemand.options.idleStopMs);
       this.#checkTimer = setInterval(() => this.#runCheck(), onDemand.options.checkIntervalMs);
       this.#checkTimer.unref();
     }
@@ -333,7 +335,7 @@ export class Reconciler<D extends RunSpec> {
   }
 
   #watched(d: D): WatchedGroup {
-    return { group: d.group, topics: this.#host.topicsOf(d.kinds), startFrom: d.startFrom };
+    return { group: d.group, topics: this.#host.topicsOf(d.kinds), ownTopics: [redriveTopic(d.group), ...(d.ordering === 'none' ? [retryTopic(d.group)] : [])], startFrom: d.startFrom };
   }
 
   /** One work check at a time; it only reads offsets, the pass it schedules starts and stops members. */

@@ -6,7 +6,7 @@
  * subscriptions cost nothing per check while their topics are quiet.
  * Spec: issue 10 ("Hundreds of subscriptions ... members started only where a group has lag").
  */
-import { errorMessage } from '../../core/errors.js';
+import { GatewayError, errorMessage } from '../../core/errors.js';
 import type { Logger } from '../../observability/index.js';
 import type { CommittedOffset, OffsetQuery, PartitionOffset, StartFrom } from '../../transport/port.js';
 import { movedPast, pendingOf } from './pending.js';
@@ -22,6 +22,14 @@ export interface OffsetsSource {
 export interface WatchedGroup {
   readonly group: string;
   readonly topics: readonly string[];
+  /**
+   * The subscription's own topics (its retry and redrive topics). Only its own member writes to
+   * the retry topic, and a redrive wakes its group where it is asked, so these are looked at when
+   * the check first sees the group (after a restart, or once its member stopped) and then at most
+   * every `ownTopicsEveryMs`: a retry parked when the instance holding it stopped or died is found
+   * without a lookup per subscription and check. A missing own topic is no work.
+   */
+  readonly ownTopics?: readonly string[];
   readonly startFrom: StartFrom;
 }
 
@@ -40,12 +48,19 @@ export class WorkCheck {
   readonly #concurrency: number;
   /** Per group and topic: the positions it resumes from, as last read (commits move only when a member runs or an operator resets). */
   readonly #known = new Map<string, Map<string, ReadonlyMap<number, bigint>>>();
+  /** Per group: when its own topics are looked at next (ms since the epoch); absent = at the next check. */
+  readonly #ownNext = new Map<string, number>();
+  readonly #ownEveryMs: number;
 
-  /** `concurrency`: offset lookups in flight at once. */
-  constructor(source: OffsetsSource, log: Logger, concurrency: number) {
+  /**
+   * `concurrency`: offset lookups in flight at once. `ownTopicsEveryMs`: how often a group's own
+   * topics are looked at again (ms; each group's turn is spread over 0.75–1.25 × this).
+   */
+  constructor(source: OffsetsSource, log: Logger, concurrency: number, ownTopicsEveryMs = 30_000) {
     this.#source = source;
     this.#log = log;
     this.#concurrency = concurrency;
+    this.#ownEveryMs = ownTopicsEveryMs;
   }
 
   /**
@@ -56,17 +71,28 @@ export class WorkCheck {
   async due(groups: readonly WatchedGroup[]): Promise<Set<string>> {
     const due = new Set<string>();
     if (groups.length === 0) return due;
-    const topics = [...new Set(groups.flatMap((g) => g.topics))];
+    const now = Date.now();
+    const ownTurn = groups.filter((g) => (g.ownTopics?.length ?? 0) > 0 && now >= (this.#ownNext.get(g.group) ?? 0));
+    const own = new Set(ownTurn.flatMap((g) => g.ownTopics ?? []));
+    const lookedAt = new Map<string, readonly string[]>(groups.map((g) => [g.group, g.topics]));
+    for (const g of ownTurn) lookedAt.set(g.group, [...g.topics, ...(g.ownTopics ?? [])]);
+    const topics = [...new Set([...lookedAt.values()].flat())];
     const ends = new Map<string, readonly PartitionOffset[]>();
+    const missing = new Set<string>();
     // One topic at a time: few topics, and kafkajs's fetchTopicOffsets sometimes fails when calls
     // for several topics overlap on one admin client ("Cannot destructure property 'partitions'").
     await eachLimited(topics, 1, async (t) => {
       try {
         ends.set(t, await this.#source.endOffsets(t));
       } catch (err) {
-        this.#log.warn({ topic: t, err: errorMessage(err) }, 'work check: end offsets unavailable; trying again at the next check');
+        if (own.has(t) && err instanceof GatewayError && err.code === 'CEG_INVALID_NAME') missing.add(t);
+        else this.#log.warn({ topic: t, err: errorMessage(err) }, 'work check: end offsets unavailable; trying again at the next check');
       }
     });
+    for (const g of ownTurn) {
+      // A turn whose lookups failed is taken again at the next check.
+      if ((g.ownTopics ?? []).every((t) => ends.has(t) || missing.has(t))) this.#ownNext.set(g.group, now + this.#ownEveryMs * (0.75 + Math.random() / 2));
+    }
     const starts = new Map<string, Promise<readonly PartitionOffset[]>>();
     const logStart = (t: string): Promise<readonly PartitionOffset[]> => {
       let p = starts.get(t);
@@ -76,10 +102,10 @@ export class WorkCheck {
       }
       return p;
     };
-    const candidates = groups.filter((g) => g.topics.some((t) => ends.has(t) && movedPast(this.#known.get(g.group)?.get(t), ends.get(t)!)));
+    const candidates = groups.filter((g) => lookedAt.get(g.group)!.some((t) => ends.has(t) && movedPast(this.#known.get(g.group)?.get(t), ends.get(t)!)));
     await eachLimited(candidates, this.#concurrency, async (g) => {
       let known = this.#known.get(g.group);
-      for (const t of g.topics) {
+      for (const t of lookedAt.get(g.group)!) {
         const end = ends.get(t);
         if (end === undefined || !movedPast(known?.get(t), end)) continue;
         try {
@@ -91,6 +117,7 @@ export class WorkCheck {
             return;
           }
         } catch (err) {
+          if (own.has(t)) this.#ownNext.delete(g.group); // its own topics again at the next check
           this.#log.warn({ subscription: g.group, topic: t, err: errorMessage(err) }, 'work check: committed offsets unavailable; trying again at the next check');
         }
       }
@@ -104,6 +131,7 @@ export class WorkCheck {
    */
   forget(group: string): void {
     this.#known.delete(group);
+    this.#ownNext.delete(group);
   }
 
   /** True when the check holds positions for `group` (it looked at it since it last ran a member). */
@@ -113,6 +141,6 @@ export class WorkCheck {
 
   /** Groups the check holds positions for (pruned by the reconciler to the active subscriptions). */
   knownGroups(): string[] {
-    return [...this.#known.keys()];
+    return [...new Set([...this.#known.keys(), ...this.#ownNext.keys()])];
   }
 }

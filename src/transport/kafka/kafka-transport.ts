@@ -67,10 +67,9 @@ class KafkaTransport implements Transport {
   readonly #router: PartitionRouter;
   readonly #known: KnownTopics;
   #admin: Admin | undefined;
-  /** The connected admin to keep when the next connect only replaces a retired producer. */
-  #keptAdmin: Admin | undefined;
+  #adminConnecting: Promise<Admin> | undefined;
   #producer: Producer | undefined;
-  #connecting: Promise<{ admin: Admin; producer: Producer }> | undefined;
+  #producerConnecting: Promise<Producer> | undefined;
   #closed = false;
   readonly #committer: OffsetCommitter;
   /** One per transport: every client of it (admin, producer, consumers) reports to it. */
@@ -153,7 +152,7 @@ class KafkaTransport implements Transport {
 
   /** Waits (up to the request timeout) until the broker's metadata lists every topic of `names`. */
   async #topicsVisible(names: readonly string[]): Promise<boolean> {
-    const { admin } = await this.#ready();
+    const admin = await this.#adminReady();
     const deadline = Date.now() + this.#opts.requestTimeoutMs;
     while (Date.now() < deadline) {
       const listed = new Set(await admin.listTopics());
@@ -167,14 +166,14 @@ class KafkaTransport implements Transport {
     this.#assertOpen();
     assertTopicName(topic);
     return this.#router.count(topic, async () => {
-      const { admin } = await this.#ready();
+      const admin = await this.#adminReady();
       try {
         const { topics } = await admin.fetchTopicMetadata({ topics: [topic] });
         const count = topics.find((t) => t.name === topic)?.partitions.length ?? 0;
         if (count === 0) throw unknownTopicError(topic);
         return count;
       } catch (err) {
-        throw fromKafkaError(err, { operation: 'partitionCount', topic });
+        throw readFailure(fromKafkaError(err, { operation: 'partitionCount', topic }));
       }
     });
   }
@@ -256,7 +255,7 @@ class KafkaTransport implements Transport {
   async read(spec: ReadSpec, handler: (record: TransportRecord) => Promise<void>): Promise<Read> {
     this.#assertOpen();
     spec.topics.forEach((t) => assertTopicName(t));
-    const { admin } = await this.#ready();
+    const admin = await this.#adminReady();
     try {
       return await startKafkaRead(this.#consumerKafka('read'), admin, spec, handler, this.#opts);
     } catch (err) {
@@ -266,12 +265,12 @@ class KafkaTransport implements Transport {
 
   async endOffsets(topic: string): Promise<readonly PartitionOffset[]> {
     assertTopicName(topic);
-    const { admin } = await this.#ready();
+    const admin = await this.#adminReady();
     try {
       const offsets = await admin.fetchTopicOffsets(topic);
       return offsets.map((o) => ({ partition: o.partition, offset: BigInt(o.high) })).sort((a, b) => a.partition - b.partition);
     } catch (err) {
-      throw fromKafkaError(err, { operation: 'endOffsets', topic });
+      throw readFailure(fromKafkaError(err, { operation: 'endOffsets', topic }));
     }
   }
 
@@ -284,7 +283,7 @@ class KafkaTransport implements Transport {
   async offsetsAt(topic: string, at: OffsetQuery): Promise<readonly PartitionOffset[]> {
     assertTopicName(topic);
     await this.partitionCount(topic);
-    const { admin } = await this.#ready();
+    const admin = await this.#adminReady();
     try {
       const ends = await admin.fetchTopicOffsets(topic);
       let out: PartitionOffset[];
@@ -297,14 +296,14 @@ class KafkaTransport implements Transport {
       }
       return out.sort((a, b) => a.partition - b.partition);
     } catch (err) {
-      throw fromKafkaError(err, { operation: 'offsetsAt', topic });
+      throw readFailure(fromKafkaError(err, { operation: 'offsetsAt', topic }));
     }
   }
 
   async committedOffsets(group: string, topic: string): Promise<readonly CommittedOffset[]> {
     assertTopicName(topic);
     const count = await this.partitionCount(topic);
-    const { admin } = await this.#ready();
+    const admin = await this.#adminReady();
     try {
       const [answer] = await admin.fetchOffsets({ groupId: group, topics: [topic] });
       const byPartition = new Map((answer?.partitions ?? []).map((p) => [p.partition, p.offset]));
@@ -313,7 +312,7 @@ class KafkaTransport implements Transport {
         return { partition, offset: o === undefined || BigInt(o) < 0n ? null : BigInt(o) };
       });
     } catch (err) {
-      throw fromKafkaError(err, { operation: 'committedOffsets', group, topic });
+      throw readFailure(fromKafkaError(err, { operation: 'committedOffsets', group, topic }));
     }
   }
 
@@ -321,7 +320,7 @@ class KafkaTransport implements Transport {
     const count = await this.partitionCount(topic);
     checkCommitOffsets(topic, count, offsets);
     if (offsets.length === 0) return;
-    const { admin } = await this.#ready();
+    const admin = await this.#adminReady();
     try {
       const { groups } = await admin.describeGroups([group]);
       const state = groups[0]?.state ?? 'Dead';
@@ -336,7 +335,7 @@ class KafkaTransport implements Transport {
     this.#assertOpen();
     if (group === '') return undefined; // no group can be joined under an empty id
     try {
-      const { admin } = await this.#ready();
+      const admin = await this.#adminReady();
       const { groups } = await admin.describeGroups([group]);
       const g = groups.find((x) => x.groupId === group);
       // An unknown group: 'Dead' with no member (DescribeGroups < v6), or GROUP_ID_NOT_FOUND (v6+).
@@ -349,26 +348,26 @@ class KafkaTransport implements Transport {
 
   async maxMessageBytes(topic: string): Promise<number> {
     assertTopicName(topic);
-    const { admin } = await this.#ready();
+    const admin = await this.#adminReady();
     try {
       const answer = await admin.describeConfigs({ includeSynonyms: false, resources: [{ type: TOPIC_RESOURCE, name: topic, configNames: ['max.message.bytes'] }] });
       const value = Number(answer.resources[0]?.configEntries.find((e) => e.configName === 'max.message.bytes')?.configValue);
       if (!Number.isInteger(value) || value <= 0) throw unknownTopicError(topic);
       return value;
     } catch (err) {
-      throw fromKafkaError(err, { operation: 'maxMessageBytes', topic });
+      throw readFailure(fromKafkaError(err, { operation: 'maxMessageBytes', topic }));
     }
   }
 
   async isHealthy(): Promise<boolean> {
     if (this.#closed) return false;
-    return checkBrokerHealth(this.#outage, async () => (await this.#ready()).admin.describeCluster(), { requestTimeoutMs: this.#opts.requestTimeoutMs, logger: this.#opts.logger, base: { transport: 'kafka' } });
+    return checkBrokerHealth(this.#outage, async () => (await this.#adminReady()).describeCluster(), { requestTimeoutMs: this.#opts.requestTimeoutMs, logger: this.#opts.logger, base: { transport: 'kafka' } });
   }
 
   /** The outage's probe: one admin request; true when the broker answered. */
   async #probe(): Promise<boolean> {
     if (this.#closed) return false;
-    return brokerAnswers(async () => (await this.#ready()).admin.describeCluster(), this.#opts.requestTimeoutMs);
+    return brokerAnswers(async () => (await this.#adminReady()).describeCluster(), this.#opts.requestTimeoutMs);
   }
 
   async close(): Promise<void> {
@@ -376,9 +375,10 @@ class KafkaTransport implements Transport {
     this.#closed = true;
     this.#outage.close();
     await Promise.allSettled([...this.#consumptions].map((c) => c.stop()));
-    const connecting = this.#connecting;
-    this.#connecting = undefined;
-    if (connecting !== undefined) await connecting.catch(() => undefined);
+    const connecting: Promise<unknown>[] = [this.#adminConnecting, this.#producerConnecting].filter((p) => p !== undefined);
+    this.#adminConnecting = undefined;
+    this.#producerConnecting = undefined;
+    await Promise.allSettled(connecting);
     await Promise.allSettled([this.#producer?.disconnect(), this.#admin?.disconnect(), this.#committer.close()]);
   }
 
@@ -390,8 +390,7 @@ class KafkaTransport implements Transport {
   #retireProducer(): void {
     const old = this.#producer;
     this.#producer = undefined;
-    this.#connecting = undefined;
-    this.#keptAdmin = this.#admin;
+    this.#producerConnecting = undefined;
     void old?.disconnect().catch((err: unknown) => this.#opts.logger.debug({ transport: 'kafka', err: errorMessage(err) }, 'retired producer: disconnect failed'));
   }
 
@@ -399,14 +398,41 @@ class KafkaTransport implements Transport {
     if (this.#closed) throw closedTransport(this.kind);
   }
 
-  /** Connects admin and producer once (single flight); a failed attempt is retried by the next call. */
-  #ready(): Promise<{ admin: Admin; producer: Producer }> {
+  /**
+   * The admin and the idempotent producer, for the calls that write (produce, topic creation: a
+   * gateway that creates its topics at start has its producer id before the first event).
+   */
+  async #ready(): Promise<{ admin: Admin; producer: Producer }> {
+    const [admin, producer] = await Promise.all([this.#adminReady(), this.#producerReady()]);
+    return { admin, producer };
+  }
+
+  /**
+   * Connects the admin once (single flight); a failed attempt is retried by the next call. The
+   * read-only calls use it alone: connecting the idempotent producer asks the broker for a
+   * producer id (InitProducerId), which a principal without write rights is refused
+   * (`tail`, `trace` and `subscribe` run with read-only credentials, docs/security.md).
+   */
+  #adminReady(): Promise<Admin> {
     this.#assertOpen();
-    this.#connecting ??= (async () => {
-      // After a retired producer the admin stays (no sequence numbers of its own; health checks go on).
-      const kept = this.#keptAdmin;
-      this.#keptAdmin = undefined;
-      const admin = kept ?? this.#kafka.admin({ retry: { retries: this.#opts.retries } });
+    this.#adminConnecting ??= (async () => {
+      const admin = this.#kafka.admin({ retry: { retries: this.#opts.retries } });
+      this.#admin = admin;
+      try {
+        await admin.connect();
+      } catch (err) {
+        await admin.disconnect().catch(() => undefined);
+        throw fromKafkaError(err, { operation: 'connect', brokers: this.#opts.brokers });
+      }
+      return admin;
+    })();
+    return this.#retriedIfFailed(this.#adminConnecting, () => this.#adminConnecting, () => (this.#adminConnecting = undefined));
+  }
+
+  /** Connects the idempotent producer once (single flight; again after {@link #retireProducer}). */
+  #producerReady(): Promise<Producer> {
+    this.#assertOpen();
+    this.#producerConnecting ??= (async () => {
       const producer = this.#kafka.producer({
         idempotent: true,
         maxInFlightRequests: 1,
@@ -414,19 +440,22 @@ class KafkaTransport implements Transport {
         createPartitioner: explicitPartitioner,
         retry: { retries: this.#opts.retries, initialRetryTime: this.#opts.initialRetryTimeMs, maxRetryTime: this.#opts.maxRetryTimeMs },
       });
-      this.#admin = admin;
       this.#producer = producer;
       try {
-        await Promise.all([kept === undefined ? admin.connect() : Promise.resolve(), producer.connect()]);
+        await producer.connect();
       } catch (err) {
-        await Promise.allSettled([admin.disconnect(), producer.disconnect()]);
+        await producer.disconnect().catch(() => undefined);
         throw fromKafkaError(err, { operation: 'connect', brokers: this.#opts.brokers });
       }
-      return { admin, producer };
+      return producer;
     })();
-    const attempt = this.#connecting;
+    return this.#retriedIfFailed(this.#producerConnecting, () => this.#producerConnecting, () => (this.#producerConnecting = undefined));
+  }
+
+  /** `attempt`, forgotten when it fails (if it is still the current one) so the next call connects again. */
+  #retriedIfFailed<T>(attempt: Promise<T>, current: () => Promise<T> | undefined, forget: () => void): Promise<T> {
     attempt.catch(() => {
-      if (this.#connecting === attempt) this.#connecting = undefined;
+      if (current() === attempt) forget();
     });
     return attempt;
   }
@@ -446,7 +475,7 @@ class KafkaTransport implements Transport {
    */
   async #latestPins(spec: GroupSpec): Promise<Map<string, string>> {
     const pins = new Map<string, string>();
-    const { admin } = await this.#ready();
+    const admin = await this.#adminReady();
     try {
       const { groups } = await admin.describeGroups([spec.group]);
       if (!IDLE_GROUP_STATES.has(groups[0]?.state ?? 'Dead')) return pins;
@@ -486,7 +515,7 @@ class KafkaTransport implements Transport {
   async #uncommitted(group: string, partitions: readonly { readonly topic: string; readonly partition: number }[]): Promise<Set<string>> {
     const asked = new Set(partitions.map((p) => tpKey(p.topic, p.partition)));
     if (asked.size === 0) return new Set();
-    const { admin } = await this.#ready();
+    const admin = await this.#adminReady();
     try {
       const committed = await admin.fetchOffsets({ groupId: group, topics: [...new Set(partitions.map((p) => p.topic))] });
       return new Set(committed.flatMap(({ topic, partitions: ps }) => ps.filter((p) => BigInt(p.offset) < 0n).map((p) => tpKey(topic, p.partition))).filter((k) => asked.has(k)));

@@ -137,7 +137,7 @@ class PlatformaticTransport implements Transport {
         if (count === 0) throw unknownTopic(topic);
         return count;
       } catch (err) {
-        throw fromPlatformaticError(err, { operation: 'partitionCount', topic });
+        throw readFailure(fromPlatformaticError(err, { operation: 'partitionCount', topic }));
       }
     });
   }
@@ -215,7 +215,7 @@ class PlatformaticTransport implements Transport {
       const ends = await listOffsets(this.#tools, topic, 'latest');
       return ends.map((offset, partition) => ({ partition, offset }));
     } catch (err) {
-      throw fromPlatformaticError(err, { operation: 'endOffsets', topic });
+      throw readFailure(fromPlatformaticError(err, { operation: 'endOffsets', topic }));
     }
   }
 
@@ -235,7 +235,7 @@ class PlatformaticTransport implements Transport {
       // No record at or after the time: Kafka answers -1; that is the end offset.
       return byTime.map((offset, partition) => ({ partition, offset: offset < 0n ? (ends[partition] ?? 0n) : offset }));
     } catch (err) {
-      throw fromPlatformaticError(err, { operation: 'offsetsAt', topic });
+      throw readFailure(fromPlatformaticError(err, { operation: 'offsetsAt', topic }));
     }
   }
 
@@ -250,7 +250,7 @@ class PlatformaticTransport implements Transport {
         return { partition, offset: o === undefined || o < 0n ? null : o };
       });
     } catch (err) {
-      throw fromPlatformaticError(err, { operation: 'committedOffsets', group, topic });
+      throw readFailure(fromPlatformaticError(err, { operation: 'committedOffsets', group, topic }));
     }
   }
 
@@ -289,7 +289,7 @@ class PlatformaticTransport implements Transport {
       if (!Number.isInteger(value) || value <= 0) throw unknownTopic(topic);
       return value;
     } catch (err) {
-      throw fromPlatformaticError(err, { operation: 'maxMessageBytes', topic });
+      throw readFailure(fromPlatformaticError(err, { operation: 'maxMessageBytes', topic }));
     }
   }
 

@@ -3,6 +3,7 @@
  * cost of the shared work check on the in-memory transport — while topics are quiet it reads no
  * group's commits; new records on one topic make it look only at the groups reading that topic.
  */
+import { PassThrough } from 'node:stream';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { WorkCheck, movedPast, pendingOf } from '../../../src/bus/subscriptions/index.js';
@@ -107,6 +108,38 @@ describe('WorkCheck', () => {
     expect(await check.due([latest, earliest])).toEqual(new Set(['c-latest']));
     await t.produce('wc.c', [{ key: null, value: null, headers: [], partition: 1 }]);
     expect(await check.due([latest, earliest])).toEqual(new Set(['c-latest', 'c-earliest']));
+    await t.close();
+  });
+
+  it("a group's own topics (retry, redrive) are looked at on the first look and then once per turn, not at every check; a missing one is no work and no warning", async () => {
+    const t = createMemoryTransport();
+    await t.ensureTopics([
+      { name: 'wc.d', partitions: 2, retentionMs: -1, cleanupPolicy: 'delete' },
+      { name: 'g-d.retry', partitions: 3, retentionMs: -1, cleanupPolicy: 'delete' },
+    ]);
+    for (const topic of ['wc.d', 'g-d.retry']) await t.commitOffsets('g-d', topic, [0, 1].map((partition) => ({ partition, offset: 0n })));
+    await t.commitOffsets('g-d', 'g-d.retry', [{ partition: 2, offset: 0n }]);
+    // A retry parked by a member that is gone: uncommitted on the group's own retry topic.
+    await t.produce('g-d.retry', [{ key: null, value: null, headers: [], partition: 2 }]);
+    const ends: string[] = [];
+    const warnings: string[] = [];
+    const src: OffsetsSource = { endOffsets: (topic) => (ends.push(topic), t.endOffsets(topic)), offsetsAt: (topic, at) => t.offsetsAt(topic, at), committedOffsets: (g, topic) => t.committedOffsets(g, topic) };
+    const out = new PassThrough();
+    out.on('data', (c: Buffer) => warnings.push(c.toString()));
+    const warnLog = createLogger({ level: 'warn', destination: out });
+    const group = { group: 'g-d', topics: ['wc.d'], ownTopics: ['g-d.redrive', 'g-d.retry'], startFrom: 'latest' as const };
+    const turnMs = 60_000;
+    const check = new WorkCheck(src, warnLog, 4, turnMs);
+    expect(await check.due([group])).toEqual(new Set(['g-d'])); // first look: the parked retry is work
+    expect(ends).toEqual(['wc.d', 'g-d.redrive', 'g-d.retry']);
+    expect(warnings).toEqual([]); // g-d.redrive does not exist: no work, nothing to warn about
+    // Its member ran and committed the retry; the check forgets the group when the member stops.
+    await t.commitOffsets('g-d', 'g-d.retry', [{ partition: 2, offset: 1n }]);
+    check.forget('g-d');
+    expect(await check.due([group])).toEqual(new Set());
+    ends.length = 0;
+    for (let i = 0; i < 3; i++) expect(await check.due([group])).toEqual(new Set());
+    expect(ends).toEqual(['wc.d', 'wc.d', 'wc.d']); // own topics wait for their turn (≥ 0.75 × turnMs)
     await t.close();
   });
 });
