@@ -27,7 +27,8 @@ export interface WatchedGroup {
    * the retry topic, and a redrive wakes its group where it is asked, so these are looked at when
    * the check first sees the group (after a restart, or once its member stopped) and then at most
    * every `ownTopicsEveryMs`: a retry parked when the instance holding it stopped or died is found
-   * without a lookup per subscription and check. A missing own topic is no work.
+   * without a lookup per subscription and check. A missing own topic is no work (looked at again
+   * after ten turns); a failed lookup is tried again after a quarter of a turn.
    */
   readonly ownTopics?: readonly string[];
   readonly startFrom: StartFrom;
@@ -73,6 +74,8 @@ export class WorkCheck {
     if (groups.length === 0) return due;
     const now = Date.now();
     const ownTurn = groups.filter((g) => (g.ownTopics?.length ?? 0) > 0 && now >= (this.#ownNext.get(g.group) ?? 0));
+    // The turn is taken now, so a check running at the same time (a pass's first look) does not take it too.
+    for (const g of ownTurn) this.#ownNext.set(g.group, now + this.#ownEveryMs * (0.75 + Math.random() / 2));
     const own = new Set(ownTurn.flatMap((g) => g.ownTopics ?? []));
     const lookedAt = new Map<string, readonly string[]>(groups.map((g) => [g.group, g.topics]));
     for (const g of ownTurn) lookedAt.set(g.group, [...g.topics, ...(g.ownTopics ?? [])]);
@@ -90,8 +93,12 @@ export class WorkCheck {
       }
     });
     for (const g of ownTurn) {
-      // A turn whose lookups failed is taken again at the next check.
-      if ((g.ownTopics ?? []).every((t) => ends.has(t) || missing.has(t))) this.#ownNext.set(g.group, now + this.#ownEveryMs * (0.75 + Math.random() / 2));
+      const mine = g.ownTopics ?? [];
+      // A failed lookup: again soon, not at every check (an outage would repeat it and its warning each second).
+      if (mine.some((t) => !ends.has(t) && !missing.has(t))) this.#ownNext.set(g.group, now + this.#ownEveryMs / 4);
+      // An own topic that does not exist yet: its group's member never ran (it creates them), so no
+      // retry can be parked there; looked at again after ten turns, or as soon as a member ran here (forget).
+      else if (mine.some((t) => missing.has(t))) this.#ownNext.set(g.group, now + this.#ownEveryMs * 10);
     }
     const starts = new Map<string, Promise<readonly PartitionOffset[]>>();
     const logStart = (t: string): Promise<readonly PartitionOffset[]> => {
@@ -117,7 +124,7 @@ export class WorkCheck {
             return;
           }
         } catch (err) {
-          if (own.has(t)) this.#ownNext.delete(g.group); // its own topics again at the next check
+          if (own.has(t)) this.#ownNext.set(g.group, Date.now() + this.#ownEveryMs / 4); // its own topics again soon
           this.#log.warn({ subscription: g.group, topic: t, err: errorMessage(err) }, 'work check: committed offsets unavailable; trying again at the next check');
         }
       }

@@ -265,6 +265,9 @@ class KafkaTransport implements Transport {
 
   async endOffsets(topic: string): Promise<readonly PartitionOffset[]> {
     assertTopicName(topic);
+    // An unknown topic answers at once here (CEG_INVALID_NAME; cached for a known one), where
+    // kafkajs's fetchTopicOffsets retries UNKNOWN_TOPIC_OR_PARTITION for ~11 s first.
+    await this.partitionCount(topic);
     const admin = await this.#adminReady();
     try {
       const offsets = await admin.fetchTopicOffsets(topic);
@@ -422,7 +425,8 @@ class KafkaTransport implements Transport {
         await admin.connect();
       } catch (err) {
         await admin.disconnect().catch(() => undefined);
-        throw fromKafkaError(err, { operation: 'connect', brokers: this.#opts.brokers });
+        // Connecting writes nothing: a timeout here is the broker's absence, not an indeterminate write.
+        throw readFailure(fromKafkaError(err, { operation: 'connect', brokers: this.#opts.brokers }));
       }
       return admin;
     })();

@@ -5,7 +5,7 @@
  */
 import { PassThrough } from 'node:stream';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { WorkCheck, movedPast, pendingOf } from '../../../src/bus/subscriptions/index.js';
 import type { OffsetsSource } from '../../../src/bus/subscriptions/index.js';
 import { createLogger } from '../../../src/observability/index.js';
@@ -111,14 +111,14 @@ describe('WorkCheck', () => {
     await t.close();
   });
 
-  it("a group's own topics (retry, redrive) are looked at on the first look and then once per turn, not at every check; a missing one is no work and no warning", async () => {
+  it("a group's own topics (retry, redrive) are looked at on the first look, again after forget() and once per turn; a missing one is no work, no warning, and waits ten turns", async () => {
     const t = createMemoryTransport();
     await t.ensureTopics([
       { name: 'wc.d', partitions: 2, retentionMs: -1, cleanupPolicy: 'delete' },
       { name: 'g-d.retry', partitions: 3, retentionMs: -1, cleanupPolicy: 'delete' },
+      { name: 'g-e.redrive', partitions: 1, retentionMs: -1, cleanupPolicy: 'delete' },
     ]);
-    for (const topic of ['wc.d', 'g-d.retry']) await t.commitOffsets('g-d', topic, [0, 1].map((partition) => ({ partition, offset: 0n })));
-    await t.commitOffsets('g-d', 'g-d.retry', [{ partition: 2, offset: 0n }]);
+    for (const [g, topic, n] of [['g-d', 'wc.d', 2], ['g-d', 'g-d.retry', 3], ['g-e', 'wc.d', 2], ['g-e', 'g-e.redrive', 1]] as const) await t.commitOffsets(g, topic, Array.from({ length: n }, (_, partition) => ({ partition, offset: 0n })));
     // A retry parked by a member that is gone: uncommitted on the group's own retry topic.
     await t.produce('g-d.retry', [{ key: null, value: null, headers: [], partition: 2 }]);
     const ends: string[] = [];
@@ -127,19 +127,37 @@ describe('WorkCheck', () => {
     const out = new PassThrough();
     out.on('data', (c: Buffer) => warnings.push(c.toString()));
     const warnLog = createLogger({ level: 'warn', destination: out });
-    const group = { group: 'g-d', topics: ['wc.d'], ownTopics: ['g-d.redrive', 'g-d.retry'], startFrom: 'latest' as const };
+    const d = { group: 'g-d', topics: ['wc.d'], ownTopics: ['g-d.redrive', 'g-d.retry'], startFrom: 'latest' as const };
+    const e = { group: 'g-e', topics: ['wc.d'], ownTopics: ['g-e.redrive'], startFrom: 'latest' as const };
     const turnMs = 60_000;
-    const check = new WorkCheck(src, warnLog, 4, turnMs);
-    expect(await check.due([group])).toEqual(new Set(['g-d'])); // first look: the parked retry is work
-    expect(ends).toEqual(['wc.d', 'g-d.redrive', 'g-d.retry']);
-    expect(warnings).toEqual([]); // g-d.redrive does not exist: no work, nothing to warn about
-    // Its member ran and committed the retry; the check forgets the group when the member stops.
-    await t.commitOffsets('g-d', 'g-d.retry', [{ partition: 2, offset: 1n }]);
-    check.forget('g-d');
-    expect(await check.due([group])).toEqual(new Set());
-    ends.length = 0;
-    for (let i = 0; i < 3; i++) expect(await check.due([group])).toEqual(new Set());
-    expect(ends).toEqual(['wc.d', 'wc.d', 'wc.d']); // own topics wait for their turn (≥ 0.75 × turnMs)
-    await t.close();
+    let now = 1_000_000;
+    const clock = vi.spyOn(Date, 'now').mockImplementation(() => now);
+    try {
+      const check = new WorkCheck(src, warnLog, 4, turnMs);
+      const looked = async (): Promise<{ due: Set<string>; ends: string[] }> => {
+        ends.length = 0;
+        const due = await check.due([d, e]);
+        return { due, ends: [...ends].sort() };
+      };
+      // First look: the parked retry is work; g-d.redrive does not exist (no work, nothing to warn about).
+      expect(await looked()).toEqual({ due: new Set(['g-d']), ends: ['g-d.redrive', 'g-d.retry', 'g-e.redrive', 'wc.d'] });
+      expect(warnings).toEqual([]);
+      // Its member ran and committed the retry; the check forgets the group when the member stops: its own topics again.
+      await t.commitOffsets('g-d', 'g-d.retry', [{ partition: 2, offset: 1n }]);
+      check.forget('g-d');
+      expect(await looked()).toEqual({ due: new Set(), ends: ['g-d.redrive', 'g-d.retry', 'wc.d'] });
+      // Within a turn: the kinds' topic only.
+      now += turnMs / 2;
+      expect(await looked()).toEqual({ due: new Set(), ends: ['wc.d'] });
+      // After a turn: g-e's own topic; g-d (an own topic missing) waits ten turns.
+      now += turnMs;
+      expect(await looked()).toEqual({ due: new Set(), ends: ['g-e.redrive', 'wc.d'] });
+      now += turnMs * 10;
+      expect((await looked()).ends).toEqual(['g-d.redrive', 'g-d.retry', 'g-e.redrive', 'wc.d']);
+      expect(warnings).toEqual([]);
+    } finally {
+      clock.mockRestore();
+      await t.close();
+    }
   });
 });
