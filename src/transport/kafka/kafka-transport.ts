@@ -414,7 +414,7 @@ class KafkaTransport implements Transport {
    * Connects the admin once (single flight); a failed attempt is retried by the next call. The
    * read-only calls use it alone: connecting the idempotent producer asks the broker for a
    * producer id (InitProducerId), which a principal without write rights is refused
-   * (`tail`, `trace` and `subscribe` run with read-only credentials, docs/security.md).
+   * (`tail` and `trace` run with read-only credentials: README, "From the command line").
    */
   #adminReady(): Promise<Admin> {
     this.#assertOpen();
