@@ -291,6 +291,8 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
    * status and console tail answers (docs/security.md "Revoking a permission").
    */
   let mayRead: MayRead = ownerMayRead(undefined);
+  /** The partners' ids (PARTNERS_FILE), set with `mayRead`; none without partners. */
+  let partnerIds: ReadonlySet<string> = new Set();
   /** The stored kinds of an HTTP subscription its owner may no longer read, by name (connector files' are the operator's: never). */
   const forbiddenKinds = (v: { readonly owner: string; readonly kinds: readonly string[]; readonly origin?: string }): string[] =>
     v.origin === 'file' ? [] : splitReadable(catalog, v.kinds, v.owner, mayRead).refused.map((r) => r.kind.name);
@@ -472,6 +474,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     if (a.mode === 'partners' && a.partnersFile !== undefined) {
       partners = loadPartners(a.partnersFile, catalog, process.env);
       mayRead = ownerMayRead(partners);
+      partnerIds = new Set(partners.map((p) => p.id));
       log.info({ partners: partners.length, metrics: a.metrics, oidc: a.oidc === undefined ? false : { issuer: a.oidc.issuer, claim: a.oidc.partnerClaim } }, 'authentication: partners from PARTNERS_FILE');
     } else if (!isLoopbackHost(config.http.host)) {
       throw new GatewayError(
@@ -537,7 +540,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       throw secretsKeyMissing(`the definitions topic ${s.topic} holds ${sealed} push subscription(s) whose secrets are sealed, and this gateway (bound to ${config.http.host}, Kafka) has no key`);
     }
     const fileViews = new Map(declared.filter((d) => d.view !== undefined).map((d) => [d.group, d.view!] as const));
-    const svc = new SubscriptionService({ store: s, box, catalog, transport, checkTarget: targetChecker(allow), declared: () => fileViews, mayRead: (owner, kind) => mayRead(owner, kind) });
+    const svc = new SubscriptionService({ store: s, box, catalog, transport, checkTarget: targetChecker(allow), declared: () => fileViews, mayRead: (owner, kind) => mayRead(owner, kind), partners: () => partnerIds });
     const topicsOf = (kinds: readonly string[]): string[] => [...new Set(kinds.map((k) => (catalog.byEventId(k) ?? catalog.byName(k))?.topic.name).filter((t): t is string => t !== undefined))];
     // BUS_ROLE=publisher: this instance takes events and serves the API, but runs no subscription
     // member (push, connectors): deliveries run on the other instances (the two-process layout of

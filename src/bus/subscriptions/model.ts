@@ -32,6 +32,25 @@ export function groupOf(owner: string, name: string): string {
   return `${GROUP_PREFIX}${owner}.${name}`;
 }
 
+/**
+ * True when `owner`'s subscription `name` would take a group (and topics) in another partner's
+ * namespace: Kafka treats '.' and '_' in topic names as one character, so `acme`'s `eu_orders`
+ * (`ce-gateway.sub.acme.eu_orders.dlq`) and partner `acme_eu`'s `orders`
+ * (`ce-gateway.sub.acme_eu.orders.dlq`) need the same topics, and whichever is created first
+ * takes the name from the other. The longer owner keeps it: a name is refused when `owner`, '_' and
+ * the part of `name` before one of its '_' is another partner's id. With owners and names free of
+ * '.', no two names that pass for the partners of `partners` share a topic (each Kafka spelling has
+ * one reading, the longest owner id that is a partner).
+ * Spec: Kafka's topic-name rule ("Due to limitations in metric names, topics with a period ('.') or
+ * underscore ('_') could collide"); issue 11 (a partner only reaches its own groups).
+ */
+export function reachesAnotherPartner(owner: string, name: string, partners: ReadonlySet<string>): boolean {
+  for (let i = name.indexOf('_'); i > 0; i = name.indexOf('_', i + 1)) {
+    if (partners.has(`${owner}_${name.slice(0, i)}`)) return true;
+  }
+  return false;
+}
+
 export const states = ['active', 'paused', 'gone'] as const;
 export type SubscriptionState = (typeof states)[number];
 

@@ -11,7 +11,7 @@ import type { Catalog, EventKind } from '../../catalog/index.js';
 import type { TopicPartitionOffset, Transport } from '../../transport/port.js';
 import { redriveTopic, retryTopic, subscriptionTopics } from '../subscriber/index.js';
 import type { FilterExpression } from '../subscriber/pipeline/dialects.js';
-import { DEFAULT_OWNER, createSchema, deliveryModeProblem, fieldPath, groupOf } from './model.js';
+import { DEFAULT_OWNER, createSchema, deliveryModeProblem, fieldPath, groupOf, reachesAnotherPartner } from './model.js';
 import type { BatchSettings, CreateRequest, SubscriptionState } from './model.js';
 import { generateWebhookSecret, secretsKeyMissing } from './secrets.js';
 import type { SecretBox } from './secrets.js';
@@ -96,6 +96,11 @@ export interface SubscriptionServiceDeps {
    * may not read in `kinds` is refused (docs/security.md "Revoking a permission").
    */
   readonly mayRead?: (owner: string, kind: EventKind) => boolean;
+  /**
+   * The partners' ids (PARTNERS_FILE); absent without partners. A name that would take topics in
+   * another partner's namespace is refused at create ({@link reachesAnotherPartner}).
+   */
+  readonly partners?: () => ReadonlySet<string>;
 }
 
 const IMMUTABLE = ['name', 'owner', 'start'] as const;
@@ -219,6 +224,10 @@ export class SubscriptionService {
   async create(body: unknown, owner: string = DEFAULT_OWNER, limits: { readonly maxSubscriptions?: number } = {}): Promise<{ view: SubscriptionView; generatedSecrets?: readonly string[] }> {
     if (isObject(body) && 'owner' in body) throw invalid([{ field: 'owner', reason: 'set by the gateway (the partner that creates the subscription)' }]);
     const req = this.#validate(body);
+    if (this.#d.partners !== undefined && reachesAnotherPartner(owner, req.name, this.#d.partners())) {
+      // The other partner is not named: its id is not this caller's to learn.
+      throw invalid([{ field: 'name', reason: "its part before an '_' would put its topics in another partner's namespace (Kafka treats '.' and '_' in topic names alike); choose a name without that '_' (e.g. '-')" }]);
+    }
     // The owner's permission, not the caller's: an admin creating for another owner included.
     this.#requireReadable(req.kinds, owner);
     const push = req.delivery.mode === 'push' ? req.delivery : undefined;
