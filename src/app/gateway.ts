@@ -43,7 +43,7 @@ import type { Tracing } from '../observability/index.js';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { subscriptionLag } from '../bus/status/index.js';
 import type { MetricsPartitionLag as PartitionLag } from '../observability/index.js';
-import { DEFAULT_OWNER, PullService, Reconciler, SubscriptionService, splitReadable, SubscriptionStore, cursorSigner, deriveCursorKey, developmentKey, parseSecretsKey, secretBox, secretsKeyDecision, secretsKeyMissing } from '../bus/subscriptions/index.js';
+import { DEFAULT_OWNER, PullService, Reconciler, SubscriptionService, extendedPartnerIds, splitReadable, SubscriptionStore, cursorSigner, deriveCursorKey, developmentKey, parseSecretsKey, secretBox, secretsKeyDecision, secretsKeyMissing } from '../bus/subscriptions/index.js';
 import type { CursorSigner, SecretBox, StoredSubscription, SubscriptionView } from '../bus/subscriptions/index.js';
 import { ReplayCoordinator, ReplayLog, RestartableSubscription, replayAuditTopicOf, replayHolds, replayLocal } from '../bus/subscriptions/replay/index.js';
 import type { LocalReplayOptions, ReplayReport, ReplayTo } from '../bus/subscriptions/replay/index.js';
@@ -475,6 +475,9 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       partners = loadPartners(a.partnersFile, catalog, process.env);
       mayRead = ownerMayRead(partners);
       partnerIds = new Set(partners.map((p) => p.id));
+      for (const [shorter, longer] of extendedPartnerIds(partnerIds)) {
+        log.warn({ partner: shorter, extendedBy: longer }, "partner ids: one begins with another and '_', so the shorter one's subscription names may not contain '_' (Kafka treats '.' and '_' in topic names alike; docs/subscriptions.md, name)");
+      }
       log.info({ partners: partners.length, metrics: a.metrics, oidc: a.oidc === undefined ? false : { issuer: a.oidc.issuer, claim: a.oidc.partnerClaim } }, 'authentication: partners from PARTNERS_FILE');
     } else if (!isLoopbackHost(config.http.host)) {
       throw new GatewayError(

@@ -33,22 +33,30 @@ export function groupOf(owner: string, name: string): string {
 }
 
 /**
- * True when `owner`'s subscription `name` would take a group (and topics) in another partner's
- * namespace: Kafka treats '.' and '_' in topic names as one character, so `acme`'s `eu_orders`
- * (`ce-gateway.sub.acme.eu_orders.dlq`) and partner `acme_eu`'s `orders`
- * (`ce-gateway.sub.acme_eu.orders.dlq`) need the same topics, and whichever is created first
- * takes the name from the other. The longer owner keeps it: a name is refused when `owner`, '_' and
- * the part of `name` before one of its '_' is another partner's id. With owners and names free of
- * '.', no two names that pass for the partners of `partners` share a topic (each Kafka spelling has
- * one reading, the longest owner id that is a partner).
- * Spec: Kafka's topic-name rule ("Due to limitations in metric names, topics with a period ('.') or
- * underscore ('_') could collide"); issue 11 (a partner only reaches its own groups).
+ * True when `owner` may not use `name` because it could take a group (and topics) in another
+ * partner's namespace: Kafka treats '.' and '_' in topic names as one character, so `acme`'s
+ * `eu_orders` (`ce-gateway.sub.acme.eu_orders.dlq`) and partner `acme_eu`'s `orders`
+ * (`ce-gateway.sub.acme_eu.orders.dlq`) need the same topics, and whichever is created first takes
+ * the name from the other. So an owner whose id, followed by '_', begins another partner's id may not
+ * use '_' in names ('-' instead); the longer id keeps its names. Deliberately coarser than "the
+ * part before one of its '_' completes a partner's id": that rule would let a partner probe, name
+ * by name, which ids extend its own; this one tells it one bit (some id does).
+ * With owners and names free of '.', no two names of partners in `partners` that pass share a
+ * Kafka spelling. Not covered: owners that are not partners (an admin's `?owner=`, connector files).
+ * Spec: Kafka's topic-name rule (topics with a period or an underscore could collide); issue 11 (a
+ * partner reaches only its own groups).
  */
 export function reachesAnotherPartner(owner: string, name: string, partners: ReadonlySet<string>): boolean {
-  for (let i = name.indexOf('_'); i > 0; i = name.indexOf('_', i + 1)) {
-    if (partners.has(`${owner}_${name.slice(0, i)}`)) return true;
-  }
+  if (!name.includes('_')) return false;
+  const stem = `${owner}_`;
+  for (const id of partners) if (id.startsWith(stem)) return true;
   return false;
+}
+
+/** Pairs of partner ids where the second begins with the first and '_' (the first may not use '_' in subscription names). */
+export function extendedPartnerIds(partners: Iterable<string>): [shorter: string, longer: string][] {
+  const ids = [...partners];
+  return ids.flatMap((a) => ids.filter((b) => b.startsWith(`${a}_`)).map((b): [string, string] => [a, b]));
 }
 
 export const states = ['active', 'paused', 'gone'] as const;

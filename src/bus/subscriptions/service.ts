@@ -225,8 +225,7 @@ export class SubscriptionService {
     if (isObject(body) && 'owner' in body) throw invalid([{ field: 'owner', reason: 'set by the gateway (the partner that creates the subscription)' }]);
     const req = this.#validate(body);
     if (this.#d.partners !== undefined && reachesAnotherPartner(owner, req.name, this.#d.partners())) {
-      // The other partner is not named: its id is not this caller's to learn.
-      throw invalid([{ field: 'name', reason: "its part before an '_' would put its topics in another partner's namespace (Kafka treats '.' and '_' in topic names alike); choose a name without that '_' (e.g. '-')" }]);
+      throw invalid([{ field: 'name', reason: "'_' is not available in this owner's names: another partner's namespace begins with this owner's id and '_', and Kafka treats '.' and '_' in topic names alike; use '-'" }]);
     }
     // The owner's permission, not the caller's: an admin creating for another owner included.
     this.#requireReadable(req.kinds, owner);
