@@ -106,7 +106,8 @@ export function describedGroup(state: string | undefined, members: number): Grou
 }
 
 /**
- * The error of a read-only broker request (a group description): a timeout there loses nothing
+ * The error of a read-only broker request (offsets, metadata, a group description, the admin's
+ * connect): a timeout there loses nothing
  * and leaves nothing indeterminate, so the adapters' CEG_DELIVERY_TIMEOUT (a write's) becomes
  * CEG_BROKER_UNAVAILABLE, retriable; every other error stays as it is.
  */

@@ -185,7 +185,10 @@ export class DeadLetters {
       await this.#scan(dlq, p, marks.purgedBelow.get(p) ?? 0n, end.offset, async (r) => {
         if (marks.isPurged(p, r.offset)) return false;
         const h = headerText(r.headers);
-        const id = quickId(r) ?? (wanted === undefined ? null : await this.#idOf(r));
+        // A structured-mode dead letter is decoded at most once, for its id and (held kinds) its type.
+        let decoded: Promise<DeadLetterItem> | undefined;
+        const item = (): Promise<DeadLetterItem> => (decoded ??= toItem(this.#codec, r, undefined));
+        const id = quickId(r) ?? (wanted === undefined ? null : (await item()).id);
         if (wanted !== undefined && (id === null || !wanted.has(id))) return false;
         if (id !== null) found.add(id);
         const skip = (reason: string): false => {
@@ -196,7 +199,7 @@ export class DeadLetters {
         if (r.value === null) return skip('stored without its value (the dead-letter topic refused the full record): nothing to redrive');
         if (held.length > 0) {
           // The type without decoding the data when the record is binary; a structured one is decoded.
-          const structured = h.has('ce_type') ? undefined : await toItem(this.#codec, r, undefined);
+          const structured = h.has('ce_type') ? undefined : await item();
           const kind = this.#heldKind(h.get('ce_type') ?? structured?.type ?? null, held);
           if (kind !== undefined) {
             if (skipped.length < MAX_LISTED) skipped.push({ id: id ?? structured?.id ?? null, deadLetter: coords(r), reason: heldRedriveSkip(kind) });

@@ -27,8 +27,6 @@ const fromKey = (k: string): { topic: string; partitions: number[] } => {
 /** Rejections carry Errors; anything else thrown by a handler is wrapped (kept as `cause`). */
 const asError = (err: unknown): Error => (err instanceof Error ? err : new Error(String(err), { cause: err }));
 
-
-
 /**
  * kafkajs's fetch wait for a consumption with lanes or one that reads a retry topic, ms (at most
  * the transport's `maxWaitTimeMs`): how long a partition resumed after backpressure or after a
@@ -49,6 +47,9 @@ export const LANED_MAX_WAIT_MS = 100;
 export function kafkajsMaxWaitMs(short: boolean, maxWaitTimeMs: number): number {
   return short ? Math.min(maxWaitTimeMs, LANED_MAX_WAIT_MS) : maxWaitTimeMs;
 }
+
+/** Tries of the commit look-up of pinned partitions at a later join (#seekOpenPins), 250 ms apart, doubling. */
+const PIN_LOOKUP_ATTEMPTS = 5;
 
 /**
  * One `consume()` call on Kafka: one kafkajs consumer in group `spec.group`.
@@ -80,9 +81,6 @@ export function kafkajsMaxWaitMs(short: boolean, maxWaitTimeMs: number): number 
  *   a sleeping eachBatch holds up every partition); issue 7 (batched commits, non-blocking retries,
  *   bounded stop).
  */
-/** Tries of the commit look-up of pinned partitions at a later join (#seekOpenPins), 250 ms apart, doubling. */
-const PIN_LOOKUP_ATTEMPTS = 5;
-
 export class KafkaConsumption implements Consumption {
   readonly group: string;
   readonly done: Promise<void>;
