@@ -602,8 +602,8 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
       ...(o.stopTimeoutMs === undefined ? {} : { stopTimeoutMs: o.stopTimeoutMs }),
       ...(o.fetchLingerMs === undefined ? {} : { fetchLingerMs: o.fetchLingerMs }),
       ...(o.partitionsConcurrently === undefined ? {} : { partitionsConcurrently: o.partitionsConcurrently }),
-      // The retry topic is serial with lanes or without: the kafkajs adapter fetches a group that reads one with short polls, so a retry is not late by a long poll.
-      ...(o.inFlightPerPartition === undefined ? (ordering === 'none' ? { serialTopics: [retries] } : {}) : { inFlightPerPartition: window, perKeyOrder: ordering === 'key', serialTopics: [retries] }),
+      // With lanes, the retry topic's records still go one at a time: they wait in order for their due time.
+      ...(o.inFlightPerPartition === undefined ? {} : { inFlightPerPartition: window, perKeyOrder: ordering === 'key', serialTopics: [retries] }),
     },
     onRecord,
   );

@@ -28,24 +28,25 @@ const fromKey = (k: string): { topic: string; partitions: number[] } => {
 const asError = (err: unknown): Error => (err instanceof Error ? err : new Error(String(err), { cause: err }));
 
 /**
- * kafkajs's fetch wait for a consumption with lanes or one that reads a retry topic, ms (at most
- * the transport's `maxWaitTimeMs`): how long a partition resumed after backpressure or after a
- * redelivery wait can wait for its next fetch (kafkajs cannot cut its fetch under way short on
- * resume()). A retry-topic record is fetched before it is due and its partition paused for the rest
- * of the wait: with 1 s long polls an unordered subscription with a 200 ms backoff retried every
- * ~1,030 ms (test/integration/subscriptions/retry-backoff-timing.kafka.test.ts). The price: such a
- * consumption polls its broker up to 10 times a second when idle instead of once (one empty Fetch
- * request per 100 ms per broker it reads from).
+ * kafkajs's fetch wait for every consumption, ms (at most the transport's `maxWaitTimeMs`): how
+ * long a partition resumed after backpressure or after a redelivery wait can wait for its next
+ * fetch. kafkajs cannot cut a fetch under way (a long poll of the other partitions, or its sleep
+ * when every partition is paused) short on resume(), and any consumption's handler may ask for a
+ * redelivery (a retry in place, a retry-topic record not yet due, a transient decode failure).
+ * With 1 s long polls (measured on Kafka 4.1.1, a 200 ms backoff, gaps between attempts):
+ * - an unordered subscription's retry-topic record, fetched before it is due: ~1,030 ms;
+ * - an ordered bus subscriber without lanes retrying in place: 1,004–1,025 ms;
+ * - a lane paused for backpressure: half a batched push subscription's time idle (issue 8).
+ * With this wait: 204–253 ms (test/integration/subscriptions/retry-backoff-timing.kafka.test.ts).
+ * The price: an idle consumption polls its broker up to 10 times a second instead of once (one
+ * empty Fetch request per 100 ms per broker it reads from). The @platformatic/kafka adapter plans
+ * each fetch itself (../platformatic/fetch-plan.ts) and keeps long polls when nothing waits.
  */
-export const LANED_MAX_WAIT_MS = 100;
+export const KAFKAJS_MAX_WAIT_MS = 100;
 
-/**
- * kafkajs's `maxWaitTimeInMs` for a consumption, ms: the transport's, cut to
- * {@link LANED_MAX_WAIT_MS} when `short` (it has lanes, or it reads a serial topic: a retry topic
- * whose records wait for their due time).
- */
-export function kafkajsMaxWaitMs(short: boolean, maxWaitTimeMs: number): number {
-  return short ? Math.min(maxWaitTimeMs, LANED_MAX_WAIT_MS) : maxWaitTimeMs;
+/** kafkajs's `maxWaitTimeInMs` for a consumption, ms: the transport's, cut to {@link KAFKAJS_MAX_WAIT_MS}. */
+export function kafkajsMaxWaitMs(maxWaitTimeMs: number): number {
+  return Math.min(maxWaitTimeMs, KAFKAJS_MAX_WAIT_MS);
 }
 
 /** Tries of the commit look-up of pinned partitions at a later join (#seekOpenPins), 250 ms apart, doubling. */
@@ -58,7 +59,7 @@ const PIN_LOOKUP_ATTEMPTS = 5;
  *   `inFlightPerPartition` set, records go into per-partition lanes instead (see #laned: fetching
  *   goes on while records are in hand, up to that many of one partition at once, commits by the
  *   lanes up to each partition's lowest unfinished record; fetches wait at most
- *   {@link LANED_MAX_WAIT_MS}) — the points below on commits and
+ *   {@link KAFKAJS_MAX_WAIT_MS}, as every consumption's do) — the points below on commits and
  *   `redeliver` describe the plain loop.
  * - A processed record's offset is resolved at once and committed in batches (kafkajs autoCommit:
  *   every `commitEveryRecords` records or `commitIntervalMs`, at the end of every fetched batch,
@@ -153,11 +154,8 @@ export class KafkaConsumption implements Consumption {
       sessionTimeout: opts.sessionTimeoutMs,
       heartbeatInterval: opts.heartbeatIntervalMs,
       rebalanceTimeout: opts.rebalanceTimeoutMs,
-      // Laned: kafkajs's fetch of the other partitions (a long poll), and its sleep when every
-      // partition is paused, cannot be cut short by resume(); a lane paused for backpressure then
-      // waited that long for its next fetch (issue 8 profile: half the time idle at 1 s). A retry
-      // topic's partition resumed after a redelivery wait likewise (see LANED_MAX_WAIT_MS).
-      maxWaitTimeInMs: kafkajsMaxWaitMs(this.#window !== undefined || spec.topics.some((t) => this.#serialTopics.has(t)), opts.maxWaitTimeMs),
+      // Short: a partition resumed after a redelivery wait or backpressure is fetched again soon (KAFKAJS_MAX_WAIT_MS).
+      maxWaitTimeInMs: kafkajsMaxWaitMs(opts.maxWaitTimeMs),
       allowAutoTopicCreation: false,
       retry: {
         retries: opts.retries,

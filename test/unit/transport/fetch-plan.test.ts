@@ -10,16 +10,16 @@
  *   IN_HAND_MAX_WAIT_MS while a lane has records in hand or waiting (one may yet ask for a
  *   redelivery): an unordered subscription's retry with a 200 ms backoff waited for the 1 s long
  *   poll of the other partitions (test/integration/subscriptions/retry-backoff-timing.kafka.test.ts).
- * - kafkajs: the fetch wait of a laned consumption, or one reading a retry topic, is cut to
- *   LANED_MAX_WAIT_MS (kafkajs cannot cut its long poll, or its sleep when every partition is
- *   paused, short on resume()).
+ * - kafkajs: the fetch wait of every consumption is cut to KAFKAJS_MAX_WAIT_MS (kafkajs cannot cut
+ *   its long poll, or its sleep when every partition is paused, short on resume(); an ordered
+ *   subscriber without lanes retrying in place waited a whole long poll too).
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { BACKLOG_QUIET_POLL_MS, IN_HAND_MAX_WAIT_MS, LINGER_BELOW_RECORDS, LINGER_MIN_BYTES, fetchPlan } from '../../../src/transport/platformatic/fetch-plan.js';
 import type { PlannedPartition } from '../../../src/transport/platformatic/fetch-plan.js';
 import { LANE_HIGH } from '../../../src/transport/lane-pump.js';
-import { LANED_MAX_WAIT_MS, kafkajsMaxWaitMs } from '../../../src/transport/kafka/consumption.js';
+import { KAFKAJS_MAX_WAIT_MS, kafkajsMaxWaitMs } from '../../../src/transport/kafka/consumption.js';
 
 const MAX_WAIT = 1000;
 const quiet: PlannedPartition = { revoked: false, busy: false, idle: true, lane: { paused: false, halted: false, inHand: 0, waiting: 0 } };
@@ -129,9 +129,8 @@ describe('fetchPlan (@platformatic/kafka consumption)', () => {
 });
 
 describe('kafkajsMaxWaitMs (kafkajs consumption)', () => {
-  it('cuts the fetch wait of a consumption with lanes or a retry topic to LANED_MAX_WAIT_MS and keeps the transport’s otherwise', () => {
-    expect(kafkajsMaxWaitMs(true, 1000)).toBe(LANED_MAX_WAIT_MS);
-    expect(kafkajsMaxWaitMs(true, 20)).toBe(20);
-    expect(kafkajsMaxWaitMs(false, 1000)).toBe(1000);
+  it('cuts the fetch wait of every consumption to KAFKAJS_MAX_WAIT_MS, or to the transport’s when that is shorter', () => {
+    expect(kafkajsMaxWaitMs(1000)).toBe(KAFKAJS_MAX_WAIT_MS);
+    expect(kafkajsMaxWaitMs(20)).toBe(20);
   });
 });
