@@ -9,6 +9,8 @@
  * (issue 7). kafkajs has had no release since 2023, so the decoder is replaced at load time: same
  * output shape (one key per header name; repeated names collect into an array in arrival order),
  * built in linear time. `__proto__` as a header name becomes an own property, as it did before.
+ * A second fix, {@link installBrokerHandshakeCheck}, keeps a broker whose first answer timed out
+ * from counting as connected for good.
  */
 import { createRequire } from 'node:module';
 import type * as KafkaJs from 'kafkajs';
@@ -83,6 +85,47 @@ function installLinearHeaderDecoder(): void {
 }
 
 installLinearHeaderDecoder();
+
+/** Set on a kafkajs Broker once its connect() finished: the API versions are known, requests can be built. */
+const HANDSHAKE_DONE = Symbol.for('ce-gateway.kafkajs.broker-handshake-done');
+/** Marks the patched Broker class (a second evaluation of this module sees it in place). */
+const PATCHED_CONNECT = Symbol.for('ce-gateway.kafkajs.broker-connect');
+
+interface KafkaJsBroker {
+  isConnected: (this: KafkaJsBroker) => boolean;
+  connect: (this: KafkaJsBroker) => Promise<void>;
+  [HANDSHAKE_DONE]?: boolean;
+}
+
+/**
+ * kafkajs 2.2.4's Broker counts as connected once its TCP connection is open
+ * (`broker/index.js` isConnected), before the ApiVersions answer that lets it build requests. When
+ * that answer times out (a broker that accepts connections but does not answer: paused, swapping,
+ * stuck in GC), the retry of connect() finds the socket open, returns at once, and the broker stays
+ * "connected" without request versions: every later call fails with `Broker not connected`, also
+ * after the broker answers again, until the process ends (measured on Kafka 4.1.1 with SIGSTOP: a
+ * transport whose first call met the paused broker never recovered;
+ * test/integration/read-timeout.kafka.test.ts). So a Broker counts as connected only once a
+ * connect() of its own has finished; until then connect() does the whole handshake again on the
+ * open socket. Broker instances are kafkajs's, so this holds for every client of the process.
+ */
+function installBrokerHandshakeCheck(): void {
+  const Broker = require('kafkajs/src/broker/index.js') as { prototype: KafkaJsBroker & Record<symbol, unknown> };
+  const proto = Broker.prototype;
+  if (proto[PATCHED_CONNECT] === true) return;
+  const isConnected = proto.isConnected;
+  const connect = proto.connect;
+  proto.isConnected = function (this: KafkaJsBroker): boolean {
+    return this[HANDSHAKE_DONE] === true && isConnected.call(this);
+  };
+  proto.connect = async function (this: KafkaJsBroker): Promise<void> {
+    await connect.call(this);
+    this[HANDSHAKE_DONE] = true;
+  };
+  proto[PATCHED_CONNECT] = true;
+}
+
+installBrokerHandshakeCheck();
 
 let loaded: typeof KafkaJs | undefined;
 
