@@ -50,7 +50,7 @@ const fastRetry = { maxAttempts: 3, backoff: { initialMs: 50, factor: 1, maxMs: 
 const fields = (b: Record<string, unknown>): string[] => ((b.violations as { field?: string }[] | undefined) ?? []).map((v) => v.field ?? '');
 
 describe('POST /subscriptions: validation', () => {
-  it.each([
+  it.each<[Record<string, unknown>, string]>([
     [{ filters: [{ sql: "type = 'x'" }] }, 'filters[0].sql'],
     [{ filters: [{ exact: { subjet: 'x' } }] }, 'filters[0].exact.subjet'],
     [{ filters: [{ any: [{ prefix: { subject: 'a' } }, { wild: {} }] }] }, 'filters[0].any[1].wild'],
@@ -58,6 +58,8 @@ describe('POST /subscriptions: validation', () => {
     [{ start: 'yesterday' }, 'start'],
     [{ delivery: { mode: 'push', url: 'http://127.0.0.1:1/x', secrets: ['not-a-secret'] } }, 'delivery.secrets[0]'],
     [{ delivery: { mode: 'push', url: 'http://127.0.0.1:1/x', headers: { 'ce-id': 'x' } } }, 'delivery.headers.ce-id'],
+    // Every content-* header describes the body the gateway writes (docs/subscriptions.md).
+    ...['Content-Language', 'content-range', 'Content-Disposition', 'Content-MD5', 'Content-Location'].map((h) => [{ delivery: { mode: 'push', url: 'http://127.0.0.1:1/x', headers: { [h]: 'x' } } }, `delivery.headers.${h}`] as [Record<string, unknown>, string]),
     [{ delivery: { mode: 'pull', url: 'http://127.0.0.1:1/x' } }, 'delivery.url'],
     [{ delivery: { mode: 'carrier-pigeon' } }, 'delivery.mode'],
     [{ delivery: { mode: 'shell-hook' } }, 'delivery.mode'],
@@ -71,6 +73,14 @@ describe('POST /subscriptions: validation', () => {
     expect(r.headers.get('content-type')).toContain('application/problem+json');
     expect(r.body.code).toBe('CEG_INVALID_SUBSCRIPTION');
     expect(fields(r.body)).toContain(field);
+  });
+
+  it('lists every problem at once: an unknown kind beside a malformed kind and a malformed field', async () => {
+    const body = { name: `v-${randomUUID().slice(0, 8)}`, kinds: ['Nope', 'PriceLoadingCompleted', 'x y'], concurrency: 0, delivery: { mode: 'pull' } };
+    const r = await api('POST', '/subscriptions', body);
+    expect(r.status).toBe(400);
+    expect(fields(r.body).sort()).toEqual(['concurrency', 'kinds[0]', 'kinds[2]']);
+    expect(r.body.violations).toContainEqual({ field: 'kinds[0]', reason: 'unknown event kind "Nope"' });
   });
 
   it.each([
@@ -160,13 +170,22 @@ describe('subscription resources', () => {
     expect(patched.status).toBe(200);
     expect(patched.body).toMatchObject({ state: 'paused', rateLimit: 50, generation: 2 });
     expect((patched.body.delivery as { headerNames: string[] }).headerNames.sort()).toEqual(['Authorization', 'X-Extra']);
+    // Header names are case-insensitive in a PATCH too: null removes, a value replaces.
+    const lower = await api('PATCH', `/subscriptions/${name}`, { delivery: { headers: { 'x-extra': 'w', authorization: null } } }, 'application/merge-patch+json');
+    expect(lower.status, JSON.stringify(lower.body)).toBe(200);
+    expect((lower.body.delivery as { headerNames: string[] }).headerNames).toEqual(['x-extra']);
+    // An immutable field sent with its current value is no change; another value is refused.
+    const same = await api('PATCH', `/subscriptions/${name}`, { name, start: 'latest', owner: 'anonymous', rateLimit: 60 }, 'application/merge-patch+json');
+    expect(same.status, JSON.stringify(same.body)).toBe(200);
+    expect(same.body).toMatchObject({ name, start: 'latest', rateLimit: 60 });
     expect((await api('PATCH', `/subscriptions/${name}`, { start: 'earliest' })).status).toBe(400);
+    expect((await api('PATCH', `/subscriptions/${name}`, { name: `${name}-x` })).status).toBe(400);
     expect((await api('PATCH', `/subscriptions/${name}`, { state: 'gone' })).status).toBe(400);
     // Removing the secrets (a merge patch's null) cannot be done; it was ignored with a 200.
     const noSecrets = await api('PATCH', `/subscriptions/${name}`, { delivery: { secrets: null } }, 'application/merge-patch+json');
     expect(noSecrets.status).toBe(400);
     expect(noSecrets.body.violations).toEqual([{ field: 'delivery.secrets', reason: expect.stringMatching(/cannot be removed/) }]);
-    expect((await api('GET', `/subscriptions/${name}`)).body).toMatchObject({ generation: 2, delivery: { secretCount: 1 } });
+    expect((await api('GET', `/subscriptions/${name}`)).body).toMatchObject({ generation: 4, delivery: { secretCount: 1, headerNames: ['x-extra'] } });
     expect((await api('POST', '/subscriptions', { name, kinds: ['PriceLoadingCompleted'], delivery: { mode: 'push', url: s.url } })).status).toBe(409);
     expect((await api('DELETE', `/subscriptions/${name}`)).status).toBe(204);
     expect((await api('GET', `/subscriptions/${name}`)).status).toBe(404);
@@ -301,6 +320,26 @@ describe('push delivery', () => {
     expect([...excerpt].filter((c) => c.charCodeAt(0) < 0x20 || (c.charCodeAt(0) >= 0x7f && c.charCodeAt(0) <= 0x9f))).toEqual([]);
     expect(Buffer.byteLength(excerpt)).toBe(1024);
     expect(header('ce_id')).toBe(ev.id);
+    await api('DELETE', `/subscriptions/${name}`);
+  });
+
+  it('a name created again (ordering none, start latest) gets none of the old one\'s parked retries, which that one had dead-lettered', async () => {
+    const failing = await sink((req) => (req.method === 'OPTIONS' ? acceptAll(req, 0) : { status: 500, body: 'down' }));
+    const { name } = await create({ ordering: 'none', retry: { maxAttempts: 2, backoff: { initialMs: 50, factor: 1, maxMs: 50, jitter: 0 } }, delivery: { mode: 'push', url: failing.url } });
+    const old = [structuredPriceEvent(), structuredPriceEvent()];
+    for (const ev of old) expect((await post(gw.url, ev)).status).toBe(202);
+    const dlq = `ce-gateway.sub.anonymous.${name}.dlq`;
+    await waitFor('both old events dead-lettered', async () => (await readTopic(gw.gateway.transport, dlq)).length === 2, 10_000);
+    expect((await api('DELETE', `/subscriptions/${name}`)).status).toBe(204);
+    const ok = await sink();
+    const again = await api('POST', '/subscriptions', { name, kinds: ['PriceLoadingCompleted'], ordering: 'none', start: 'latest', delivery: { mode: 'push', url: ok.url } });
+    expect(again.status, JSON.stringify(again.body)).toBe(201);
+    const fresh = structuredPriceEvent();
+    expect((await post(gw.url, fresh)).status).toBe(202);
+    await waitFor('the new event delivered', () => ok.deliveries().some((d) => d.headers['ce-id'] === fresh.id), 10_000);
+    // An old event would have come before or with the new one (its retry was due long ago); give it a moment more.
+    await new Promise((r) => setTimeout(r, 500));
+    expect(ok.deliveries().filter((d) => d.method === 'POST').map((d) => d.headers['ce-id'])).toEqual([fresh.id]);
     await api('DELETE', `/subscriptions/${name}`);
   });
 

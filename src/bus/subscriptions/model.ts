@@ -70,7 +70,7 @@ export const SECRET_PATTERN = /^whsec_[A-Za-z0-9+/]{32,88}={0,2}$/;
 const secretBytes = (s: string): number => Buffer.from(s.slice('whsec_'.length), 'base64').length;
 
 /** Request headers a subscription may not set: the gateway owns them (HTTP framing, the CloudEvent, the signature). */
-const RESERVED_HEADER = /^(host|content-length|content-type|content-encoding|transfer-encoding|connection|keep-alive|te|trailer|upgrade|proxy-.*|expect|ce-.*|webhook-.*|user-agent)$/i;
+const RESERVED_HEADER = /^(host|content-.*|transfer-encoding|connection|keep-alive|te|trailer|upgrade|proxy-.*|expect|ce-.*|webhook-.*|user-agent)$/i;
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/; // RFC 9110 §5.6.2 token
 const HEADER_VALUE = /^[\x20-\x7E\t]{0,4096}$/; // visible ASCII, space, tab; no CR/LF
 

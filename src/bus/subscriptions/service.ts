@@ -114,6 +114,27 @@ function invalid(problems: readonly { field: string; reason: string }[]): Gatewa
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/**
+ * `headers` without the names a PATCH's `delivery.headers` names in another letter case: HTTP
+ * header names are case-insensitive (RFC 9110 §5.1), so `{"x-token": null}` removes `X-Token` and
+ * `{"x-token": "v"}` replaces it (the merge alone kept it, or refused the pair as a duplicate).
+ */
+function headersNotNamedIn(headers: Readonly<Record<string, string>>, patchHeaders: Readonly<Record<string, unknown>>): Record<string, string> {
+  const named = new Set(Object.keys(patchHeaders).map((n) => n.toLowerCase()));
+  return Object.fromEntries(Object.entries(headers).filter(([n]) => Object.hasOwn(patchHeaders, n) || !named.has(n.toLowerCase())));
+}
+
+/** Whether `topic` exists (an unknown topic is CEG_INVALID_NAME); other failures are thrown. */
+async function topicExists(transport: Transport, topic: string): Promise<boolean> {
+  try {
+    await transport.partitionCount(topic);
+    return true;
+  } catch (err) {
+    if (isGatewayError(err, 'CEG_INVALID_NAME')) return false;
+    throw err;
+  }
+}
+
 /** RFC 7396 §2: objects merge member by member, `null` removes, anything else replaces. */
 export function mergePatch(target: unknown, patch: unknown): unknown {
   if (!isObject(patch)) return patch;
@@ -255,8 +276,11 @@ export class SubscriptionService {
         if (!isGatewayError(err, 'CEG_CONFLICT')) throw err;
         throw new GatewayError('CEG_CONFLICT', `the name ${req.name} cannot be used: ${err.message}; choose another name`, { retriable: false, cause: err, details: { field: 'name', topic: err.details.topic } });
       });
-      // The redrive topic starts at its end (issue 10): a re-created name never gets the old one's redriven events.
-      await commitStart(this.#d.transport, group, topics, req.start, [...(withRetryTopic ? [[retryTopic(group), 'earliest'] as const] : []), [redriveTopic(group), 'latest'] as const]);
+      // The own topics start at their end: a re-created name never gets the old one's redriven
+      // events (issue 10) nor its parked retries, which that one had delivered or dead-lettered
+      // (a retry topic left from it is read under `ordering: key` too, while it exists).
+      const retryFrom = withRetryTopic || (push !== undefined && (await topicExists(this.#d.transport, retryTopic(group))));
+      await commitStart(this.#d.transport, group, topics, req.start, [...(retryFrom ? [[retryTopic(group), 'latest'] as const] : []), [redriveTopic(group), 'latest'] as const]);
       if (Date.now() - claim.atMs > CLAIM_WRITE_MS) {
         throw new GatewayError('CEG_BROKER_UNAVAILABLE', 'creating the subscription took too long; nothing was created, try again', { retriable: true, details: { field: 'name' } });
       }
@@ -273,7 +297,8 @@ export class SubscriptionService {
 
   /**
    * Applies a JSON merge patch (RFC 7396). `name`, `owner`, `start` and `delivery.mode` cannot
-   * change; `state` takes `active` or `paused` (`gone` is the gateway's); `delivery.secrets`
+   * change (sent with their current value, they are no change); header names in
+   * `delivery.headers` match case-insensitively; `state` takes `active` or `paused` (`gone` is the gateway's); `delivery.secrets`
    * replaces the secrets (send old and new while rotating), `delivery.headers` merges (null removes).
    * A topic that `kinds` brings starts at its end as of this call (`latest`, as `start` is resolved at
    * create), on its partitions where the group has no commit yet (a commit stays where it is), before
@@ -293,7 +318,7 @@ export class SubscriptionService {
       throw notFound(name);
     }
     if (!isObject(patch)) throw invalid([{ field: 'body', reason: 'a JSON merge patch is an object' }]);
-    const problems: { field: string; reason: string }[] = IMMUTABLE.filter((f) => f in patch).map((f) => ({ field: f, reason: f === 'start' ? 'start applies when a subscription is created (to move a subscription, replay it)' : 'cannot change' }));
+    const problems: { field: string; reason: string }[] = IMMUTABLE.filter((f) => f in patch && patch[f] !== current[f]).map((f) => ({ field: f, reason: f === 'start' ? 'start applies when a subscription is created (to move a subscription, replay it)' : 'cannot change' }));
     if (isObject(patch.delivery) && 'mode' in patch.delivery && patch.delivery.mode !== current.delivery.mode) problems.push({ field: 'delivery.mode', reason: deliveryModeProblem(patch.delivery.mode) ?? 'cannot change (create a new subscription)' });
     if (patch.state === 'gone') problems.push({ field: 'state', reason: 'gone is set by the gateway when the sink answers 410; set active or paused' });
     // A merge patch's null removes a member; secrets are optional only at create (generated then):
@@ -304,8 +329,12 @@ export class SubscriptionService {
     const { state, stateReason: _r, v: _v, owner: _o, group: _g, createdAt: _c, updatedAt: _u, generation: _n, replay, startAt: storedStartAt, ...rest } = current;
     const cd = current.delivery;
     const delivery = cd.mode === 'pull' ? { ...cd } : (({ secretCount: _sc, headerNames: _hn, sealed: _s, ...d }) => ({ ...d, secrets: opened.secrets, headers: opened.headers }))(cd);
-    const asInput = { ...rest, ...(state === 'gone' ? {} : { state }), delivery };
-    const merged = mergePatch(asInput, patch);
+    const patchHeaders = isObject(patch.delivery) && isObject(patch.delivery.headers) ? patch.delivery.headers : undefined;
+    const kept = delivery.mode === 'push' && patchHeaders !== undefined ? { ...delivery, headers: headersNotNamedIn(delivery.headers, patchHeaders) } : delivery;
+    const asInput = { ...rest, ...(state === 'gone' ? {} : { state }), delivery: kept };
+    // `owner` is not a field of the definition's body (the gateway sets it): sent unchanged, it goes.
+    const { owner: _po, ...body } = patch;
+    const merged = mergePatch(asInput, body);
     const req = this.#validate(merged);
     this.#requireReadable(req.kinds, owner);
     const push = req.delivery.mode === 'push' ? req.delivery : undefined;
@@ -386,11 +415,12 @@ export class SubscriptionService {
       : schemaIssues(parsed.error.issues).flatMap((i) =>
           i.code === 'unrecognized_keys' ? i.keys.map((k) => ({ field: fieldPath([...i.path, k]), reason: 'unknown field' })) : [{ field: fieldPath(i.path), reason: i.message }],
         );
-    if (parsed.success) {
-      parsed.data.kinds.forEach((k, i) => {
-        if (this.#d.catalog.byEventId(k) === undefined && this.#d.catalog.byName(k) === undefined) problems.push({ field: `kinds[${i}]`, reason: `unknown event kind "${k}"` });
-      });
-    }
+    // Every problem at once: unknown kinds too when other fields (or other kinds) are malformed.
+    const kinds: unknown[] = parsed.success ? parsed.data.kinds : Array.isArray(body.kinds) ? body.kinds : [];
+    kinds.forEach((k, i) => {
+      if (typeof k !== 'string' || problems.some((p) => p.field === `kinds[${i}]`)) return;
+      if (this.#d.catalog.byEventId(k) === undefined && this.#d.catalog.byName(k) === undefined) problems.push({ field: `kinds[${i}]`, reason: `unknown event kind "${k}"` });
+    });
     if (!parsed.success || problems.length > 0) throw invalid(problems);
     return parsed.data;
   }
