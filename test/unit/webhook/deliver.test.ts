@@ -5,7 +5,10 @@
  * stopped subscription are failures with a reason, never a rejection. Spec: issue 8 ("Outcomes",
  * "a response excerpt (≤ 1 KiB)").
  */
+import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
+import { connect } from 'node:net';
+import type { Socket } from 'node:net';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
@@ -134,6 +137,53 @@ describe('send: one attempt against a loopback sink', () => {
     const stop = new AbortController();
     stop.abort(new Error('stopping'));
     expect(await send(agents, attempt('/ok', { signal: stop.signal }))).toEqual({ ok: false, reason: 'subscription stopping', aborted: true });
+  });
+
+  it('an answer whose body trickles in fails once timeoutMs has passed since the send (undici times only the pauses)', async () => {
+    let writes = 0;
+    routes.set('/trickle', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      const tick = setInterval(() => {
+        if (res.destroyed || ++writes > 100) {
+          clearInterval(tick);
+          res.end();
+          return;
+        }
+        res.write('x');
+      }, 50);
+      res.on('close', () => clearInterval(tick));
+    });
+    const a = await send(agents, attempt('/trickle', { timeoutMs: 300 }));
+    expect(a).toMatchObject({ ok: false, aborted: false });
+    expect(!a.ok && a.reason).toMatch(/^no answer within 300 ms \(CEG_BODY_DEADLINE\)$/);
+    // Cut off after about 300 ms of 50 ms writes, not after the whole 5 s body.
+    expect(writes).toBeLessThan(50);
+  });
+
+  it('a connect that hangs (the sink\'s accept queue is full) fails at timeoutMs, not at undici\'s 10 s', async () => {
+    // A listener that never accepts: with its backlog full, further SYNs go unanswered.
+    const py = spawn('python3', ['-c', 'import socket,time\ns=socket.socket()\ns.bind(("127.0.0.1",0))\ns.listen(0)\nprint(s.getsockname()[1],flush=True)\ntime.sleep(60)']);
+    try {
+      const hungPort = await new Promise<number>((resolve, reject) => {
+        py.stdout.once('data', (d: Buffer) => resolve(Number(d.toString().trim())));
+        py.once('error', reject);
+      });
+      const fillers: Socket[] = [];
+      for (let i = 0; i < 4; i++) fillers.push(connect(hungPort, '127.0.0.1').on('error', () => undefined));
+      await new Promise((r) => setTimeout(r, 200));
+      const own = new PinnedAgents();
+      const t0 = performance.now();
+      const a = await send(own, { ...attempt('/', { timeoutMs: 300 }), target: target('/', hungPort) });
+      const tookMs = performance.now() - t0;
+      await own.close();
+      for (const f of fillers) f.destroy();
+      expect(a).toMatchObject({ ok: false, aborted: false });
+      expect(!a.ok && a.reason).toMatch(/^no answer within 300 ms \(UND_ERR_CONNECT_TIMEOUT\)$/);
+      // Behavioural bound: the agent's connect timeout is the attempt's, not 10 s.
+      expect(tookMs).toBeLessThan(5_000);
+    } finally {
+      py.kill();
+    }
   });
 
   it('an attempt in flight when the agents abort settles as aborted', async () => {

@@ -38,15 +38,17 @@ export class PinnedAgents {
   readonly #agents = new Map<string, Agent>();
 
   /** The agent that connects `target`'s origin to `target.address` only. */
-  for(target: ResolvedTarget): Agent {
-    const key = `${target.url.origin}|${target.address}`;
+  for(target: ResolvedTarget, timeoutMs: number): Agent {
+    // The connect timeout is the attempt's (an agent per timeout in use): a sink whose accept
+    // queue is full otherwise held each attempt for undici's 10 s, whatever `timeoutMs` said.
+    const key = `${target.url.origin}|${target.address}|${timeoutMs}`;
     let a = this.#agents.get(key);
     if (a === undefined) {
       const pinned: LookupFunction = (_host, opts, cb) => {
         if (typeof opts === 'object' && opts.all === true) (cb as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [{ address: target.address, family: target.family }]);
         else cb(null, target.address, target.family);
       };
-      a = new Agent({ connect: { lookup: pinned, timeout: 10_000 }, keepAliveTimeout: 30_000, connections: 64 });
+      a = new Agent({ connect: { lookup: pinned, timeout: timeoutMs }, keepAliveTimeout: 30_000, connections: 64 });
       // Drop agents of addresses no longer in use (the host moved): at most a handful per sink.
       if (this.#agents.size >= 8) {
         const [oldKey, oldAgent] = this.#agents.entries().next().value as [string, Agent];
@@ -158,10 +160,13 @@ class AnswerReader implements Dispatcher.DispatchHandler {
   #keptBytes = 0;
   #total = 0;
   #settled = false;
+  /** performance.now() plus `timeoutMs`: the answer's body must be complete by then. */
+  readonly #bodyDeadline: number;
 
   constructor(r: AttemptRequest, settle: (answer: RawAnswer) => void) {
     this.#r = r;
     this.#settle = settle;
+    this.#bodyDeadline = performance.now() + r.timeoutMs;
   }
 
   /** Present so undici treats this as a handler of its current interface (it checks for this method). */
@@ -185,6 +190,15 @@ class AnswerReader implements Dispatcher.DispatchHandler {
     if (this.#total > MAX_READ_BYTES) {
       this.#answered();
       c.abort(new ReadEnough('answer body over 64 KiB: the rest is not read'));
+      return;
+    }
+    // undici's bodyTimeout is the longest pause between chunks: a body trickling a byte at a time
+    // would hold the attempt (and its lane) forever. Checked per chunk, so no timer per attempt; a
+    // body that stops altogether meets bodyTimeout.
+    if (performance.now() > this.#bodyDeadline) {
+      const late = Object.assign(new Error('answer body not complete in time'), { code: 'CEG_BODY_DEADLINE' });
+      this.failed(late);
+      c.abort(late);
     }
   }
 
@@ -203,7 +217,7 @@ class AnswerReader implements Dispatcher.DispatchHandler {
     const r = this.#r;
     const aborted = stopped(r.signal); // may have fired during the attempt
     const code = (err as { code?: string }).code;
-    const timedOut = code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT';
+    const timedOut = code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'CEG_BODY_DEADLINE';
     this.#settle({ ok: false, reason: timedOut ? `no answer within ${r.timeoutMs} ms (${code})` : `request failed: ${errorMessage(err)}`, aborted });
   }
 
@@ -218,8 +232,10 @@ class AnswerReader implements Dispatcher.DispatchHandler {
 }
 
 /**
- * Sends one request to the pinned address. Never rejects. The deadline is undici's own (connect,
- * headers, body: each at most `timeoutMs`), so an attempt costs no timer of its own; the
+ * Sends one request to the pinned address. Never rejects. The deadlines are undici's own (connect
+ * and headers: each at most `timeoutMs`; no pause in the body longer than that) plus the body's
+ * whole arrival by `timeoutMs` after the send, checked per chunk, so an attempt costs no timer of
+ * its own (an attempt ends within about 3 × `timeoutMs`); the
  * subscription's stop aborts it through {@link watchStop}. The answer's body is read up to 64 KiB
  * ({@link MAX_READ_BYTES}), its first KiB kept as the excerpt.
  */
@@ -230,7 +246,7 @@ export function send(agents: PinnedAgents, r: AttemptRequest): Promise<RawAnswer
     const headers = r.headers;
     if (r.body !== undefined) headers['content-length'] = String(r.body.length);
     try {
-      agents.for(r.target).dispatch(
+      agents.for(r.target, r.timeoutMs).dispatch(
         {
           origin: r.target.url.origin,
           path: `${r.target.url.pathname}${r.target.url.search}`,
