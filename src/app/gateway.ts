@@ -672,7 +672,9 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
         if (v.delivery.mode === 'pull') return { name: v.name, owner: v.owner, group: v.group, origin: v.origin, state: v.state, topics, pull: true, ...heldKinds };
         // A kind added by PATCH starts at the positions fixed then (its lag counts from there).
         const startAt = service.startPositions(v.group);
-        return { name: v.name, owner: v.owner, group: v.group, origin: v.origin, state: v.state, topics: [...topics, ...(v.ordering === 'none' ? [retryTopic(v.group)] : []), redriveTopic(v.group)], ...(startAt.length === 0 ? {} : { startAt }), ...heldKinds };
+        // The retry topic whatever the ordering: under `key` its member still reads one left from an
+        // earlier `none` (the reconciler), and the status leaves it out when it does not exist.
+        return { name: v.name, owner: v.owner, group: v.group, origin: v.origin, state: v.state, topics: [...topics, retryTopic(v.group), redriveTopic(v.group)], ...(startAt.length === 0 ? {} : { startAt }), ...heldKinds };
       } catch (err) {
         if (!isGatewayError(err, 'CEG_NOT_FOUND')) throw err;
       }

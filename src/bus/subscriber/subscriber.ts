@@ -107,6 +107,14 @@ export interface SubscribeOptions<K extends string = string> {
   readonly retry: RetryPolicy;
   /** Default 'key'. */
   readonly ordering?: Ordering;
+  /**
+   * With `ordering: 'key'`: read the retry topic `<name>.retry` too, so that retries parked there
+   * under an earlier `ordering: 'none'` are delivered (or dead-lettered) when due; a failure is
+   * still retried in place, nothing new is parked. The topic must exist (it is not created):
+   * subscribe fails with CEG_INVALID_NAME otherwise. Ignored with `ordering: 'none'`, which always
+   * reads it. Default false.
+   */
+  readonly readRetryTopic?: boolean;
   /** Instance identity (bus spec T1: endpoint = service + instance). */
   readonly instanceId?: string;
   /** Record the final outcome of each event and drop redeliveries of finished ones (bus spec S4). */
@@ -277,6 +285,8 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
   assertTopicName(redrives);
   if (o.kinds.length === 0) throw new GatewayError('CEG_INVALID_OPTIONS', 'kinds: at least one event kind', { retriable: false, details: { field: 'kinds' } });
   const ordering: Ordering = o.ordering ?? 'key';
+  // Under `key` the retry topic only drains what `none` parked there; nothing writes to it any more.
+  const retryRead = ordering === 'none' || o.readRetryTopic === true;
   const window = o.inFlightPerPartition ?? 1;
   if (!Number.isInteger(window) || window < 1) {
     throw new GatewayError('CEG_INVALID_OPTIONS', 'inFlightPerPartition: an integer ≥ 1', { retriable: false, details: { field: 'inFlightPerPartition' } });
@@ -322,6 +332,8 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
   } else {
     await transport.ensureTopics(subscriptionTopics(o.subscription, ordering));
   }
+  // Not created under `key` (ensureTopics above leaves it out): a leftover is read, never made.
+  if (ordering === 'key' && retryRead) await transport.partitionCount(retries); // CEG_INVALID_NAME when missing
   const limits = o.limits ?? DEFAULT_ENVELOPE_LIMITS;
   const handlerTimeoutMs = o.handlerTimeoutMs ?? 60_000;
   assertFilters(o.filters ?? []);
@@ -589,7 +601,7 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
     return redeliverAfter(delay);
   }
 
-  const consumed = [...topics, ...(ordering === 'none' ? [retries] : []), ...(redriveRead ? [redrives] : [])];
+  const consumed = [...topics, ...(retryRead ? [retries] : []), ...(redriveRead ? [redrives] : [])];
   const consumption: Consumption = await transport.consume(
     {
       group: o.subscription,

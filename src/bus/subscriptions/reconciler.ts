@@ -21,7 +21,7 @@
  * the partitions spread as before. See docs/subscriptions.md ("Hundreds of subscriptions").
  * Spec: issue 8 ("Where deliveries run"); issue 10; bus spec S1 (a subscription is one consumer group).
  */
-import { errorMessage } from '../../core/errors.js';
+import { errorMessage, isGatewayError } from '../../core/errors.js';
 import { retryPolicy } from '../../core/retry.js';
 import type { RetryPolicy } from '../../core/retry.js';
 import type { Logger } from '../../observability/index.js';
@@ -335,7 +335,25 @@ export class Reconciler<D extends RunSpec> {
   }
 
   #watched(d: D): WatchedGroup {
-    return { group: d.group, topics: this.#host.topicsOf(d.kinds), ownTopics: [redriveTopic(d.group), ...(d.ordering === 'none' ? [retryTopic(d.group)] : [])], startFrom: d.startFrom };
+    // The retry topic under `key` too: one left from an earlier `ordering: none` may hold parked
+    // retries, which only a member drains (the check takes a missing one as no work).
+    return { group: d.group, topics: this.#host.topicsOf(d.kinds), ownTopics: [redriveTopic(d.group), retryTopic(d.group)], startFrom: d.startFrom };
+  }
+
+  /**
+   * Whether a member of `d` reads its retry topic beyond what its ordering implies: under `key`,
+   * when the topic exists (left from an earlier `ordering: none`, its parked retries would
+   * otherwise be stranded). Errors: other than the topic's absence, thrown (the start is retried).
+   */
+  async #readsLeftoverRetries(d: D): Promise<boolean> {
+    if (d.ordering !== 'key') return false;
+    try {
+      await this.#host.partitionCount(retryTopic(d.group));
+      return true;
+    } catch (err) {
+      if (isGatewayError(err, 'CEG_INVALID_NAME')) return false;
+      throw err;
+    }
   }
 
   /** One work check at a time; it only reads offsets, the pass it schedules starts and stops members. */
@@ -410,6 +428,7 @@ export class Reconciler<D extends RunSpec> {
         return total === 0 ? 1 : own / total;
       },
     };
+    const readRetryTopic = await this.#readsLeftoverRetries(d);
     const sink = this.#factory(d, ctx);
     const b = d.retry.backoff;
     try {
@@ -422,6 +441,7 @@ export class Reconciler<D extends RunSpec> {
         correlationContext: false,
         retry: retryPolicy({ maxAttempts: d.retry.maxAttempts, initialDelayMs: b.initialMs, factor: b.factor, maxDelayMs: b.maxMs, jitter: b.jitter }),
         ordering: d.ordering,
+        ...(readRetryTopic ? { readRetryTopic } : {}),
         filters: d.filters,
         startFrom: d.startFrom,
         ...startPositions(d.startAt),

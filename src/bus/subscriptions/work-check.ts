@@ -27,8 +27,9 @@ export interface WatchedGroup {
    * the retry topic, and a redrive wakes its group where it is asked, so these are looked at when
    * the check first sees the group (after a restart, or once its member stopped) and then at most
    * every `ownTopicsEveryMs`: a retry parked when the instance holding it stopped or died is found
-   * without a lookup per subscription and check. A missing own topic is no work (looked at again
-   * after ten turns); a failed lookup is tried again after a quarter of a turn.
+   * without a lookup per subscription and check. A missing own topic is no work (that topic is
+   * looked at again after ten turns, the group's others at their turn); a failed lookup is tried
+   * again after a quarter of a turn.
    */
   readonly ownTopics?: readonly string[];
   readonly startFrom: StartFrom;
@@ -51,6 +52,12 @@ export class WorkCheck {
   readonly #known = new Map<string, Map<string, ReadonlyMap<number, bigint>>>();
   /** Per group: when its own topics are looked at next (ms since the epoch); absent = at the next check. */
   readonly #ownNext = new Map<string, number>();
+  /**
+   * Per group: its own topics found missing, and when each is looked at again (ms). Per topic, so
+   * that one which may never exist (the retry topic of an `ordering: key` subscription that never
+   * had `none`) does not hold back the turn of the others (its redrive topic).
+   */
+  readonly #ownMissing = new Map<string, Map<string, number>>();
   readonly #ownEveryMs: number;
 
   /**
@@ -76,9 +83,10 @@ export class WorkCheck {
     const ownTurn = groups.filter((g) => (g.ownTopics?.length ?? 0) > 0 && now >= (this.#ownNext.get(g.group) ?? 0));
     // The turn is taken now, so a check running at the same time (a pass's first look) does not take it too.
     for (const g of ownTurn) this.#ownNext.set(g.group, now + this.#ownEveryMs * (0.75 + Math.random() / 2));
-    const own = new Set(ownTurn.flatMap((g) => g.ownTopics ?? []));
+    const ownNow = new Map(ownTurn.map((g) => [g.group, (g.ownTopics ?? []).filter((t) => (this.#ownMissing.get(g.group)?.get(t) ?? 0) <= now)]));
+    const own = new Set([...ownNow.values()].flat());
     const lookedAt = new Map<string, readonly string[]>(groups.map((g) => [g.group, g.topics]));
-    for (const g of ownTurn) lookedAt.set(g.group, [...g.topics, ...(g.ownTopics ?? [])]);
+    for (const g of ownTurn) lookedAt.set(g.group, [...g.topics, ...ownNow.get(g.group)!]);
     const topics = [...new Set([...lookedAt.values()].flat())];
     const ends = new Map<string, readonly PartitionOffset[]>();
     const missing = new Set<string>();
@@ -93,12 +101,17 @@ export class WorkCheck {
       }
     });
     for (const g of ownTurn) {
-      const mine = g.ownTopics ?? [];
+      const mine = ownNow.get(g.group)!;
       // A failed lookup: again soon, not at every check (an outage would repeat it and its warning each second).
       if (mine.some((t) => !ends.has(t) && !missing.has(t))) this.#ownNext.set(g.group, now + this.#ownEveryMs / 4);
-      // An own topic that does not exist yet: its group's member never ran (it creates them), so no
-      // retry can be parked there; looked at again after ten turns, or as soon as a member ran here (forget).
-      else if (mine.some((t) => missing.has(t))) this.#ownNext.set(g.group, now + this.#ownEveryMs * 10);
+      // An own topic that does not exist yet: its group's member never ran (it creates them), or it
+      // is a retry topic its ordering never made, so nothing can be parked there; looked at again
+      // after ten turns, or as soon as a member ran here (forget).
+      for (const t of mine.filter((x) => missing.has(x))) {
+        let m = this.#ownMissing.get(g.group);
+        if (m === undefined) this.#ownMissing.set(g.group, (m = new Map<string, number>()));
+        m.set(t, now + this.#ownEveryMs * 10);
+      }
     }
     const starts = new Map<string, Promise<readonly PartitionOffset[]>>();
     const logStart = (t: string): Promise<readonly PartitionOffset[]> => {
@@ -139,6 +152,7 @@ export class WorkCheck {
   forget(group: string): void {
     this.#known.delete(group);
     this.#ownNext.delete(group);
+    this.#ownMissing.delete(group);
   }
 
   /** True when the check holds positions for `group` (it looked at it since it last ran a member). */
@@ -148,6 +162,6 @@ export class WorkCheck {
 
   /** Groups the check holds positions for (pruned by the reconciler to the active subscriptions). */
   knownGroups(): string[] {
-    return [...new Set([...this.#known.keys(), ...this.#ownNext.keys()])];
+    return [...new Set([...this.#known.keys(), ...this.#ownNext.keys(), ...this.#ownMissing.keys()])];
   }
 }

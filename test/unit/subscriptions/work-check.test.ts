@@ -111,7 +111,7 @@ describe('WorkCheck', () => {
     await t.close();
   });
 
-  it("a group's own topics (retry, redrive) are looked at on the first look, again after forget() and once per turn; a missing one is no work, no warning, and waits ten turns", async () => {
+  it("a group's own topics (retry, redrive) are looked at on the first look, again after forget() and once per turn; a missing one is no work, no warning, and waits ten turns (alone)", async () => {
     const t = createMemoryTransport();
     await t.ensureTopics([
       { name: 'wc.d', partitions: 2, retentionMs: -1, cleanupPolicy: 'delete' },
@@ -149,9 +149,9 @@ describe('WorkCheck', () => {
       // Within a turn: the kinds' topic only.
       now += turnMs / 2;
       expect(await looked()).toEqual({ due: new Set(), ends: ['wc.d'] });
-      // After a turn: g-e's own topic; g-d (an own topic missing) waits ten turns.
+      // After a turn: the own topics at their turn; the missing g-d.redrive waits ten turns (its sibling does not).
       now += turnMs;
-      expect(await looked()).toEqual({ due: new Set(), ends: ['g-e.redrive', 'wc.d'] });
+      expect(await looked()).toEqual({ due: new Set(), ends: ['g-d.retry', 'g-e.redrive', 'wc.d'] });
       now += turnMs * 10;
       expect((await looked()).ends).toEqual(['g-d.redrive', 'g-d.retry', 'g-e.redrive', 'wc.d']);
       expect(warnings).toEqual([]);
