@@ -35,7 +35,10 @@ export function readHandshake(status: number, header: (name: string) => string |
   if (allowed !== '*' && allowed.toLowerCase() !== origin.toLowerCase()) return { ok: false, status, reason: `validation handshake: WebHook-Allowed-Origin is ${allowed.slice(0, 100)}, not ${origin}` };
   const rate = header('webhook-allowed-rate')?.trim();
   if (rate === undefined || rate === '*') return { ok: true, status };
-  const perMinute = /^\d{1,9}$/.test(rate) ? Number(rate) : Number.NaN;
+  const significant = /^\d+$/.test(rate) ? rate.replace(/^0+/, '') : '';
+  // More than nine significant digits grants over 16 million requests a second: no limit in effect.
+  if (significant.length > 9) return { ok: true, status };
+  const perMinute = significant === '' ? Number.NaN : Number(significant);
   if (!(perMinute > 0)) return { ok: false, status, reason: `validation handshake: WebHook-Allowed-Rate ${rate.slice(0, 40)} is not a positive integer or *` };
   return { ok: true, status, allowedPerSecond: perMinute / 60 };
 }
