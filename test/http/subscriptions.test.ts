@@ -371,6 +371,23 @@ describe('push delivery', () => {
     await api('DELETE', `/subscriptions/${name}`);
   });
 
+  it('a 410 dead-letters nothing: the events it and the others in flight carried wait for the revival, even with maxAttempts 1', async () => {
+    let revived = false;
+    const s = await sink((req, nth) => (req.method === 'OPTIONS' ? acceptAll(req, 0) : revived || nth === 1 ? { status: 200 } : { status: 410 }));
+    const { name } = await create({ concurrency: 2, retry: { ...fastRetry, maxAttempts: 1 }, delivery: { mode: 'push', url: s.url } });
+    const events = Array.from({ length: 12 }, () => structuredPriceEvent());
+    for (const ev of events) expect((await post(gw.url, ev)).status).toBe(202);
+    await waitFor('state gone', async () => (await api('GET', `/subscriptions/${name}`)).body.state === 'gone', 5000);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await readTopic(gw.gateway.transport, `ce-gateway.sub.anonymous.${name}.dlq`)).toEqual([]);
+    revived = true;
+    expect((await api('PATCH', `/subscriptions/${name}`, { state: 'active' })).status).toBe(200);
+    const delivered = (): Set<unknown> => new Set(s.deliveries().filter((d) => d.method === 'POST' && d.headers['ce-id'] !== undefined).map((d) => d.headers['ce-id']));
+    await waitFor('every event delivered after the revival', () => events.every((e) => delivered().has(e.id)), 10_000);
+    expect(await readTopic(gw.gateway.transport, `ce-gateway.sub.anonymous.${name}.dlq`)).toEqual([]);
+    await api('DELETE', `/subscriptions/${name}`);
+  });
+
   it('a sink answering 410: the subscription is gone and gets no further attempt', async () => {
     const s = await sink((req) => (req.method === 'OPTIONS' ? acceptAll(req, 0) : { status: 410 }));
     const { name } = await create({ delivery: { mode: 'push', url: s.url } });

@@ -76,6 +76,29 @@ export interface WebhookSinkDeps {
 /** How long a record of a gone subscription waits before it is looked at again (the subscription stops well before). */
 export const GONE_PARK_MS = 60_000;
 
+/**
+ * A gone subscription's record, held until its member stops (`signal` aborts: the record is then
+ * left uncommitted and comes again when the subscription is revived) or, if it does not stop,
+ * until {@link GONE_PARK_MS} has passed (then `out`, a retry). A retry outcome at once counted as
+ * an attempt: with `maxAttempts` 1, `maxAgeMs`, or on an event's last attempt, the 410 — and every
+ * event already waiting for a slot — was dead-lettered instead of waiting for the revival (issue 8:
+ * "410 Gone stops the subscription").
+ */
+function heldWhileGone(out: Outcome, signal: AbortSignal | undefined): Promise<Outcome> {
+  if (signal?.aborted === true) return Promise.reject(signal.reason as Error);
+  return new Promise<Outcome>((resolve, reject) => {
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal?.reason as Error);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve(out);
+    }, GONE_PARK_MS);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
 /** Attempts in flight at most; waiters are served in order. */
 class Semaphore {
   #free: number;
@@ -378,10 +401,12 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
   };
   const withSlot = (event: Parameters<EventHandler>[0], ctx: Parameters<EventHandler>[1]): Promise<Outcome> =>
     batcher === undefined ? attempt(event, ctx).then(released, releasedThrow) : batched(batcher, event, ctx);
+  // Once gone, an outcome (the 410's own, or an event's in flight alongside) waits for the stop.
+  const unlessGone = (out: Outcome, signal: AbortSignal | undefined): Outcome | Promise<Outcome> => (gone && out.kind === 'retry' ? heldWhileGone(out, signal) : out);
   const handler: EventHandler = (event, ctx) => {
-    if (gone) return Promise.resolve(retry('the subscription is gone', GONE_PARK_MS));
-    if (slots.tryAcquire()) return withSlot(event, ctx);
-    return slots.acquire(ctx.signal).then(() => withSlot(event, ctx));
+    if (gone) return heldWhileGone(retry('the subscription is gone', GONE_PARK_MS), ctx.signal);
+    if (slots.tryAcquire()) return withSlot(event, ctx).then((out) => unlessGone(out, ctx.signal));
+    return slots.acquire(ctx.signal).then(() => withSlot(event, ctx)).then((out) => unlessGone(out, ctx.signal));
   };
 
   return {
