@@ -2,7 +2,8 @@
  * Which Kafka client (issue 14: `KAFKA_CLIENT=kafkajs|platformatic`) an integration test runs on.
  * - Tests on the shared stack run on ONE client: `KAFKA_CLIENT` from the environment
  *   (`KAFKA_CLIENT=platformatic npx vitest run …`; unset: the gateway's default), so the suite's
- *   time is not doubled; CI (`.ci/run`) runs the suite on the default client, and
+ *   time is not doubled (exception: a test whose point is one client's behaviour, e.g. the
+ *   kafkajs fetch wait in retry-backoff-timing, runs on both); CI (`.ci/run`) runs the suite on the default client, and
  *   `npm run test:platformatic` runs the integration project on the other.
  * - Fault tests on a private broker run on BOTH clients in one file, sharing the broker (its
  *   start is the slow part), so no one can forget the second client.

@@ -449,7 +449,8 @@ class KafkaTransport implements Transport {
         await producer.connect();
       } catch (err) {
         await producer.disconnect().catch(() => undefined);
-        throw fromKafkaError(err, { operation: 'connect', brokers: this.#opts.brokers });
+        // Connecting writes nothing: a timeout (a broker that accepts but does not answer) is its absence, not an indeterminate write.
+        throw readFailure(fromKafkaError(err, { operation: 'connect', brokers: this.#opts.brokers }));
       }
       return producer;
     })();

@@ -9,8 +9,8 @@
  * (issue 7). kafkajs has had no release since 2023, so the decoder is replaced at load time: same
  * output shape (one key per header name; repeated names collect into an array in arrival order),
  * built in linear time. `__proto__` as a header name becomes an own property, as it did before.
- * A second fix, {@link installBrokerHandshakeCheck}, keeps a broker whose first answer timed out
- * from counting as connected for good.
+ * A second fix, {@link installBrokerHandshakeCheck} (applied on the first {@link kafkajs} call),
+ * keeps a broker whose first answer timed out from counting as connected for good.
  */
 import { createRequire } from 'node:module';
 import type * as KafkaJs from 'kafkajs';
@@ -125,8 +125,6 @@ function installBrokerHandshakeCheck(): void {
   proto[PATCHED_CONNECT] = true;
 }
 
-installBrokerHandshakeCheck();
-
 let loaded: typeof KafkaJs | undefined;
 
 /**
@@ -135,7 +133,13 @@ let loaded: typeof KafkaJs | undefined;
  * (about 2 MiB live, and their code); the decoder above is in place from this module's load on.
  */
 export function kafkajs(): typeof KafkaJs {
-  loaded ??= require('kafkajs') as typeof KafkaJs;
+  if (loaded === undefined) {
+    // Here, not at this module's load: the broker module pulls in kafkajs's protocol (about 40
+    // modules) that a gateway on @platformatic/kafka never needs. A prototype patch applies to
+    // every Broker that connects afterwards, so this is early enough for the transport's clients.
+    installBrokerHandshakeCheck();
+    loaded = require('kafkajs') as typeof KafkaJs;
+  }
   return loaded;
 }
 

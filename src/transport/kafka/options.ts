@@ -42,7 +42,7 @@ export interface KafkaTransportOptions {
   readonly heartbeatIntervalMs: number;
   /** Consumer rebalance timeout, ms. Default 60000. */
   readonly rebalanceTimeoutMs: number;
-  /** Longest a fetch waits for data, ms (bounds how late an idle member notices a rebalance). Default 1000. */
+  /** Longest a fetch waits for data, ms (bounds how late an idle member notices a rebalance). Default 1000; consumptions use at most 100 (KAFKAJS_MAX_WAIT_MS in consumption.ts), `tail`/`trace` reads the whole value. */
   readonly maxWaitTimeMs: number;
   /** Partitions a consumer handles at once (each still one record at a time). Default 3. */
   readonly partitionsConsumedConcurrently: number;
