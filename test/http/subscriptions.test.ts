@@ -81,6 +81,11 @@ describe('POST /subscriptions: validation', () => {
     expect(r.status).toBe(400);
     expect(fields(r.body).sort()).toEqual(['concurrency', 'kinds[0]', 'kinds[2]']);
     expect(r.body.violations).toContainEqual({ field: 'kinds[0]', reason: 'unknown event kind "Nope"' });
+    // Thousands of unknown kinds are one "too many" and the first hundred looked up, not thousands of problems.
+    const many = await api('POST', '/subscriptions', { ...body, kinds: Array.from({ length: 5000 }, (_, i) => `Nope${i}`) });
+    expect(many.status).toBe(400);
+    expect(fields(many.body)).toContain('kinds');
+    expect(fields(many.body).filter((f) => f.startsWith('kinds['))).toHaveLength(100);
   });
 
   it.each([

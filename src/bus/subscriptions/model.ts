@@ -188,7 +188,9 @@ const filtersSchema = z.array(z.unknown()).max(50).superRefine((f, ctx) => {
 /** `start`: `latest`, `earliest` or an RFC 3339 instant (events written at or after it). */
 export const startSchema = z.string().refine((s) => s === 'latest' || s === 'earliest' || isRfc3339Timestamp(s), 'latest, earliest or an RFC 3339 time with an offset');
 
-const kindsSchema = z.array(z.string().regex(/^[A-Za-z0-9._-]{1,200}$/, 'an event kind: business name or eventId')).min(1, 'at least one event kind').max(100);
+/** Kinds per subscription at most. */
+export const MAX_KINDS = 100;
+const kindsSchema = z.array(z.string().regex(/^[A-Za-z0-9._-]{1,200}$/, 'an event kind: business name or eventId')).min(1, 'at least one event kind').max(MAX_KINDS);
 
 /** Fields every subscription has, whatever its delivery. */
 export const commonFields = {

@@ -11,7 +11,7 @@ import type { Catalog, EventKind } from '../../catalog/index.js';
 import type { TopicPartitionOffset, Transport } from '../../transport/port.js';
 import { redriveTopic, retryTopic, subscriptionTopics } from '../subscriber/index.js';
 import type { FilterExpression } from '../subscriber/pipeline/dialects.js';
-import { DEFAULT_OWNER, createSchema, deliveryModeProblem, fieldPath, groupOf, reachesAnotherPartner } from './model.js';
+import { DEFAULT_OWNER, MAX_KINDS, createSchema, deliveryModeProblem, fieldPath, groupOf, reachesAnotherPartner } from './model.js';
 import type { BatchSettings, CreateRequest, SubscriptionState } from './model.js';
 import { generateWebhookSecret, secretsKeyMissing } from './secrets.js';
 import type { SecretBox } from './secrets.js';
@@ -416,9 +416,12 @@ export class SubscriptionService {
           i.code === 'unrecognized_keys' ? i.keys.map((k) => ({ field: fieldPath([...i.path, k]), reason: 'unknown field' })) : [{ field: fieldPath(i.path), reason: i.message }],
         );
     // Every problem at once: unknown kinds too when other fields (or other kinds) are malformed.
-    const kinds: unknown[] = parsed.success ? parsed.data.kinds : Array.isArray(body.kinds) ? body.kinds : [];
+    // Only as many as a subscription may have: a body of thousands is one "too many" problem, not
+    // thousands of look-ups and problems.
+    const kinds: unknown[] = parsed.success ? parsed.data.kinds : Array.isArray(body.kinds) ? body.kinds.slice(0, MAX_KINDS) : [];
+    const flagged = new Set(problems.map((p) => p.field));
     kinds.forEach((k, i) => {
-      if (typeof k !== 'string' || problems.some((p) => p.field === `kinds[${i}]`)) return;
+      if (typeof k !== 'string' || flagged.has(`kinds[${i}]`)) return;
       if (this.#d.catalog.byEventId(k) === undefined && this.#d.catalog.byName(k) === undefined) problems.push({ field: `kinds[${i}]`, reason: `unknown event kind "${k}"` });
     });
     if (!parsed.success || problems.length > 0) throw invalid(problems);
