@@ -273,6 +273,14 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
     return { target, sink: sinkName(target.url) };
   }
 
+  /**
+   * Once gone, a retry outcome (the 410's own, or one of a delivery in flight alongside) waits for
+   * the member's stop; otherwise `out` as it is (no promise of its own on the common path).
+   */
+  function unlessGone(out: Outcome, signal: AbortSignal | undefined): Outcome | Promise<Outcome> {
+    return gone && out.kind === 'retry' ? heldWhileGone(out, signal) : out;
+  }
+
   /** What the sink's answer (or its absence) means for each event it carried. */
   function outcomeOf(answer: RawAnswer, sink: string): Outcome {
     if (!answer.ok) return retry(answer.reason, undefined, { sink });
@@ -300,6 +308,8 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
 
   async function attempt(event: Parameters<EventHandler>[0], ctx: Parameters<EventHandler>[1]): Promise<Outcome> {
     const signal = ctx.signal;
+    // Gone while this event waited for a slot: nothing more is sent.
+    if (gone) return heldWhileGone(retry('the subscription is gone', GONE_PARK_MS), signal);
     const p = await prepare(signal, 1);
     if ('refused' in p) return p.refused;
     const { target, sink } = p;
@@ -324,7 +334,7 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
     const answer = await send(agents, { target, method: 'POST', headers, body: message.body, timeoutMs: s.timeoutMs, retryAfterCapMs: s.retryAfterCapMs, ...(signal === undefined ? {} : { signal }) });
     if (answer.ok) span?.set({ 'http.response.status_code': answer.status });
     span?.end(answer.ok ? (answer.status >= 400 ? `status ${answer.status}` : undefined) : answer.reason);
-    return outcomeOf(answer, sink);
+    return unlessGone(outcomeOf(answer, sink), signal);
   }
 
   /** One event of a batch: its attributes, its place on Kafka (for the array's order), its JSON bytes. */
@@ -347,6 +357,7 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
   async function sendBatch(items: readonly BatchItem[]): Promise<Outcome> {
     const ordered = [...items].sort((x, y) => (x.topic < y.topic ? -1 : x.topic > y.topic ? 1 : x.partition - y.partition || (x.offset < y.offset ? -1 : x.offset > y.offset ? 1 : 0)));
     const signal = ordered[0]!.signal;
+    if (gone) return heldWhileGone(retry('the subscription is gone', GONE_PARK_MS), signal);
     for (const i of ordered) watchStop(agents, i.signal, watched);
     const p = await prepare(signal, ordered.length);
     if ('refused' in p) return p.refused;
@@ -355,7 +366,7 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
     addSignature(headers, keys, batchMessageId(ordered), Math.floor(Date.now() / 1000), body);
     headers['user-agent'] = userAgent;
     const answer = await send(agents, { target: p.target, method: 'POST', headers, body, timeoutMs: s.timeoutMs, retryAfterCapMs: s.retryAfterCapMs, ...(signal === undefined ? {} : { signal }) });
-    return outcomeOf(answer, p.sink);
+    return unlessGone(outcomeOf(answer, p.sink), signal);
   }
 
   /**
@@ -401,12 +412,10 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
   };
   const withSlot = (event: Parameters<EventHandler>[0], ctx: Parameters<EventHandler>[1]): Promise<Outcome> =>
     batcher === undefined ? attempt(event, ctx).then(released, releasedThrow) : batched(batcher, event, ctx);
-  // Once gone, an outcome (the 410's own, or an event's in flight alongside) waits for the stop.
-  const unlessGone = (out: Outcome, signal: AbortSignal | undefined): Outcome | Promise<Outcome> => (gone && out.kind === 'retry' ? heldWhileGone(out, signal) : out);
   const handler: EventHandler = (event, ctx) => {
     if (gone) return heldWhileGone(retry('the subscription is gone', GONE_PARK_MS), ctx.signal);
-    if (slots.tryAcquire()) return withSlot(event, ctx).then((out) => unlessGone(out, ctx.signal));
-    return slots.acquire(ctx.signal).then(() => withSlot(event, ctx)).then((out) => unlessGone(out, ctx.signal));
+    if (slots.tryAcquire()) return withSlot(event, ctx);
+    return slots.acquire(ctx.signal).then(() => withSlot(event, ctx));
   };
 
   return {
