@@ -1,4 +1,4 @@
-import { GatewayError } from '../core/errors.js';
+import { GatewayError, isGatewayError } from '../core/errors.js';
 import { assertTopicName } from '../core/topic-name.js';
 import type { GroupDescription, GroupSpec, TopicSpec } from './port.js';
 
@@ -114,4 +114,19 @@ export function describedGroup(state: string | undefined, members: number): Grou
 export function readFailure(err: GatewayError): GatewayError {
   if (err.code !== 'CEG_DELIVERY_TIMEOUT') return err;
   return new GatewayError('CEG_BROKER_UNAVAILABLE', err.message, { retriable: true, cause: err.cause ?? err, details: err.details });
+}
+
+/**
+ * Whether `topic` exists, asked through `lookup.partitionCount` (a transport, or anything that
+ * answers like one): an unknown topic is CEG_INVALID_NAME there. Errors: any other failure of the
+ * lookup (a broker outage), thrown as it came.
+ */
+export async function topicExists(lookup: { partitionCount(topic: string): Promise<number> }, topic: string): Promise<boolean> {
+  try {
+    await lookup.partitionCount(topic);
+    return true;
+  } catch (err) {
+    if (isGatewayError(err, 'CEG_INVALID_NAME')) return false;
+    throw err;
+  }
 }

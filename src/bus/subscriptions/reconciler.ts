@@ -21,7 +21,8 @@
  * the partitions spread as before. See docs/subscriptions.md ("Hundreds of subscriptions").
  * Spec: issue 8 ("Where deliveries run"); issue 10; bus spec S1 (a subscription is one consumer group).
  */
-import { errorMessage, isGatewayError } from '../../core/errors.js';
+import { errorMessage } from '../../core/errors.js';
+import { topicExists } from '../../transport/topics.js';
 import { retryPolicy } from '../../core/retry.js';
 import type { RetryPolicy } from '../../core/retry.js';
 import type { Logger } from '../../observability/index.js';
@@ -346,14 +347,7 @@ export class Reconciler<D extends RunSpec> {
    * otherwise be stranded). Errors: other than the topic's absence, thrown (the start is retried).
    */
   async #readsLeftoverRetries(d: D): Promise<boolean> {
-    if (d.ordering !== 'key') return false;
-    try {
-      await this.#host.partitionCount(retryTopic(d.group));
-      return true;
-    } catch (err) {
-      if (isGatewayError(err, 'CEG_INVALID_NAME')) return false;
-      throw err;
-    }
+    return d.ordering === 'key' && (await topicExists(this.#host, retryTopic(d.group)));
   }
 
   /** One work check at a time; it only reads offsets, the pass it schedules starts and stops members. */

@@ -9,6 +9,7 @@
 import { GatewayError, isGatewayError } from '../../core/errors.js';
 import type { Catalog, EventKind } from '../../catalog/index.js';
 import type { TopicPartitionOffset, Transport } from '../../transport/port.js';
+import { topicExists } from '../../transport/topics.js';
 import { redriveTopic, retryTopic, subscriptionTopics } from '../subscriber/index.js';
 import type { FilterExpression } from '../subscriber/pipeline/dialects.js';
 import { DEFAULT_OWNER, MAX_KINDS, createSchema, deliveryModeProblem, fieldPath, groupOf, reachesAnotherPartner } from './model.js';
@@ -122,17 +123,6 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 function headersNotNamedIn(headers: Readonly<Record<string, string>>, patchHeaders: Readonly<Record<string, unknown>>): Record<string, string> {
   const named = new Set(Object.keys(patchHeaders).map((n) => n.toLowerCase()));
   return Object.fromEntries(Object.entries(headers).filter(([n]) => Object.hasOwn(patchHeaders, n) || !named.has(n.toLowerCase())));
-}
-
-/** Whether `topic` exists (an unknown topic is CEG_INVALID_NAME); other failures are thrown. */
-async function topicExists(transport: Transport, topic: string): Promise<boolean> {
-  try {
-    await transport.partitionCount(topic);
-    return true;
-  } catch (err) {
-    if (isGatewayError(err, 'CEG_INVALID_NAME')) return false;
-    throw err;
-  }
 }
 
 /** RFC 7396 §2: objects merge member by member, `null` removes, anything else replaces. */
