@@ -9,8 +9,9 @@
  * reads). Then the same kind of fault for the other clients of a transport: a produce during the
  * pause fails retriably, a consume started during it waits or fails retriably, and both work once
  * the broker answers (kafkajs 2.2.4 took such a broker as connected for good: `Broker not
- * connected`, not retriable, on every call; src/transport/kafka/kafkajs.ts). Not covered: a
- * long-lived consumer that must reconnect during the pause.
+ * connected`, not retriable, on every call; src/transport/kafka/kafkajs.ts). Last, a consumption
+ * running before a 12 s pause goes on consuming after it, or ends retriably and works when started
+ * again (both clients went on consuming on 2026-12-04, also on kafkajs before its Broker fix).
  * The broker is this test's own, never the shared stack's.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -160,4 +161,51 @@ describe.each(KAFKA_CLIENTS)('read-only calls against a paused broker (client %s
       await Promise.allSettled([consumption?.stop(), setup.close(), producing.close(), consuming.close()]);
     }
   }, 180_000);
+});
+
+describe.each(KAFKA_CLIENTS)('a consumption running when the broker pauses (client %s)', (client) => {
+  it('goes on consuming once the broker answers, or ends with a retriable failure and works when started again', async () => {
+    const topic = uniqueName(`readtimeout-longlived-${client}`);
+    const group = uniqueName(`readtimeout-longlived-${client}-group`);
+    const setup = transportFor(client);
+    const consuming = transportFor(client);
+    const seen: string[] = [];
+    let consumption: Consumption | undefined;
+    let restarted: Consumption | undefined;
+    try {
+      await setup.ensureTopics([{ name: topic, partitions: 2, retentionMs: 3_600_000, cleanupPolicy: 'delete' }]);
+      const consume = (): Promise<Consumption> =>
+        consuming.consume({ group, topics: [topic], startFrom: 'earliest' }, (r) => {
+          seen.push(Buffer.from(r.value ?? new Uint8Array()).toString());
+          return Promise.resolve();
+        });
+      consumption = await consume();
+      let ended: unknown;
+      consumption.done.then(
+        () => (ended = 'resolved without stop()'),
+        (e: unknown) => (ended = e),
+      );
+      await setup.produce(topic, [{ key: null, value: Buffer.from('before'), headers: [] }]);
+      await waitFor('the record produced before the pause consumed', () => seen.includes('before'), 60_000);
+      // Long enough for every request of the member (fetch, heartbeat, commit) to time out more
+      // than once, and for its session to run out on the broker's clock when it resumes.
+      broker.signal('SIGSTOP');
+      try {
+        await new Promise((r) => setTimeout(r, 12_000));
+      } finally {
+        broker.signal('SIGCONT');
+      }
+      await onceAnswering(() => setup.produce(topic, [{ key: null, value: Buffer.from('after'), headers: [] }]));
+      // Stuck for good (neither consumed nor ended) fails here.
+      await waitFor("the record produced after the pause consumed, or the consumption ended", () => seen.includes('after') || ended !== undefined, 90_000);
+      if (!seen.includes('after')) {
+        expect(ended, String(ended)).toBeInstanceOf(GatewayError);
+        expect((ended as GatewayError).retriable, (ended as GatewayError).message).toBe(true);
+        restarted = await onceAnswering(consume);
+        await waitFor("'after' consumed by the restarted consumption", () => seen.includes('after'), 60_000);
+      }
+    } finally {
+      await Promise.allSettled([consumption?.stop(), restarted?.stop(), setup.close(), consuming.close()]);
+    }
+  }, 240_000);
 });
