@@ -53,6 +53,10 @@ describe('POST /subscriptions: validation', () => {
   it.each<[Record<string, unknown>, string]>([
     [{ filters: [{ sql: "type = 'x'" }] }, 'filters[0].sql'],
     [{ filters: [{ exact: { subjet: 'x' } }] }, 'filters[0].exact.subjet'],
+    // An empty exact value could never match (subject, id, type… are non-empty when present) and the
+    // Subscriptions API forbids it (§3.2.4.1.1), nested or not.
+    [{ filters: [{ exact: { subject: '' } }] }, 'filters[0].exact.subject'],
+    [{ filters: [{ exact: { type: 'x' } }, { not: { any: [{ exact: { id: '' } }] } }] }, 'filters[1].not.any[0].exact.id'],
     [{ filters: [{ any: [{ prefix: { subject: 'a' } }, { wild: {} }] }] }, 'filters[0].any[1].wild'],
     [{ kinds: ['NoSuchKind'] }, 'kinds[0]'],
     [{ start: 'yesterday' }, 'start'],

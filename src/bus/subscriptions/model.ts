@@ -179,7 +179,8 @@ export const deliverySchema = z.discriminatedUnion('mode', [pushDeliverySchema, 
 export type Delivery = z.output<typeof deliverySchema>;
 
 const filtersSchema = z.array(z.unknown()).max(50).superRefine((f, ctx) => {
-  for (const p of filterProblems(f, '')) {
+  // New definitions only: an empty exact value is refused here, not in a stored one (see EmptyExact).
+  for (const p of filterProblems(f, '', 'refuse')) {
     // filterProblems paths start with `[i]…`; zod wants segments relative to `filters`.
     ctx.addIssue({ code: 'custom', message: p.problem, path: splitPath(p.path) });
   }

@@ -40,6 +40,20 @@ describe('filter dialects', () => {
     for (let i = 0; i < 10; i++) deep = { not: deep };
     expect(filterProblems([deep])[0]?.problem).toContain('levels deep');
   });
+
+  it('refuses an empty exact value for a new definition (it could never match: Subscriptions API §3.2.4.1.1), keeps it matching nothing in a stored one; an empty prefix or suffix is refused in both', () => {
+    for (const name of ['subject', 'id', 'source', 'type', 'dataschema', 'partitionkey', 'tracestate']) {
+      const nested = [{ all: [{ exact: { type: 't' } }, { not: { exact: { [name]: '' } } }] }];
+      expect(filterProblems(nested, 'filters', 'refuse').map((p) => p.path), name).toEqual([`filters[0].all[1].not.exact.${name}`]);
+      expect(filterProblems(nested), name).toEqual([]);
+    }
+    expect(filterProblems([{ exact: { subject: '' } }], 'filters', 'refuse')[0]?.problem).toContain('could never match');
+    expect(compileFilters([{ exact: { subject: '' } }])(attrs({ subject: 'x' }))).toBe(false);
+    for (const dialect of ['prefix', 'suffix']) {
+      for (const mode of ['refuse', 'allow'] as const) expect(filterProblems([{ [dialect]: { subject: '' } }], 'filters', mode).map((p) => p.path)).toEqual([`filters[0].${dialect}.subject`]);
+    }
+    expect(filterProblems([{ exact: { subject: 'x' } }, { prefix: { type: 'a' } }], 'filters', 'refuse')).toEqual([]);
+  });
 });
 
 describe('sealed secrets', () => {

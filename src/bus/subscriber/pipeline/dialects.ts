@@ -13,7 +13,7 @@
  * SQL dialect (CESQL) is not supported and is refused like any unknown dialect.
  */
 import type { Attributes } from '../../../envelope/types.js';
-import { canonicalString } from '../../../envelope/index.js';
+import { canonicalString, knownAttributes } from '../../../envelope/index.js';
 
 /** One filter expression, as JSON. */
 export type FilterExpression =
@@ -44,6 +44,23 @@ export const MAX_FILTER_NODES = 200;
 /** Longest value of `exact` / `prefix` / `suffix`, characters. */
 export const MAX_FILTER_VALUE_LENGTH = 4096;
 
+/**
+ * How strict {@link filterProblems} is about an empty `exact` value.
+ * - `refuse` (new definitions: the subscriptions API's create and PATCH, connector files): an
+ *   empty value is a problem. The Subscriptions API says so for every dialect value (§3.2.4.1.1:
+ *   "The attribute name and value specified in the filter expression MUST NOT be empty strings"),
+ *   and for every attribute but `tracestate` it could never match anyway: CloudEvents 1.0.2 makes
+ *   `id`, `source`, `type`, `subject`, `dataschema`… non-empty when present, and so do this
+ *   gateway's extensions (envelope/attribute-types.ts `nonEmpty`).
+ * - `allow` (the default: a running subscriber, a definition stored before the rule): such a
+ *   filter is kept, matching nothing, so a stored subscription still starts (its member commits
+ *   what it skips instead of stalling the group).
+ * An empty `prefix` or `suffix` is refused in both: the same §3.2.4.1.1 sentence forbids it, and it
+ * would match every event carrying the attribute (for `id`, `source`, `type`: every event) — not
+ * what anyone writing a filter means; leaving the filter out says that.
+ */
+export type EmptyExact = 'refuse' | 'allow';
+
 /** One problem of a filter list: where (`filters[0].exact.subjet`) and what. */
 export interface FilterProblem {
   readonly path: string;
@@ -54,9 +71,11 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 
 /**
  * Every problem of `filters` (a list of filter expressions), or an empty list when it is valid.
- * `path` is the JSON path of the list in the request (default `filters`).
+ * `path` is the JSON path of the list in the request (default `filters`); `emptyExact` says
+ * whether an empty `exact` value is a problem ({@link EmptyExact}; default `allow`).
+ * Spec: CloudEvents Subscriptions API §3.2.4 (filters), §3.2.4.1.1 (the mandatory dialects).
  */
-export function filterProblems(filters: unknown, path = 'filters'): FilterProblem[] {
+export function filterProblems(filters: unknown, path = 'filters', emptyExact: EmptyExact = 'allow'): FilterProblem[] {
   const out: FilterProblem[] = [];
   let nodes = 0;
   const at = (p: string, problem: string): void => void out.push({ path: p, problem });
@@ -88,7 +107,10 @@ export function filterProblems(filters: unknown, path = 'filters'): FilterProble
         const value = v[name];
         if (typeof value !== 'string') return at(`${here}.${name}`, 'the value must be a string');
         if (value.length > MAX_FILTER_VALUE_LENGTH) return at(`${here}.${name}`, `values are at most ${MAX_FILTER_VALUE_LENGTH} characters`);
-        if (dialect !== 'exact' && value === '') return at(`${here}.${name}`, `an empty ${dialect} matches everything; leave the filter out instead`);
+        if (value === '') {
+          if (dialect !== 'exact') return at(`${here}.${name}`, `must not be empty (CloudEvents Subscriptions API §3.2.4.1.1): an empty ${dialect} matches every event that has ${name}; leave the filter out instead`);
+          if (emptyExact === 'refuse') return at(`${here}.${name}`, knownAttributes.get(name)?.nonEmpty === false ? 'must not be empty (CloudEvents Subscriptions API §3.2.4.1.1)' : `must not be empty: ${name} is never empty when present (CloudEvents 1.0.2), so this filter could never match (Subscriptions API §3.2.4.1.1)`);
+        }
         return;
       }
       case 'all':
