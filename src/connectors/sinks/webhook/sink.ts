@@ -4,7 +4,7 @@
  * Before every attempt the target is checked again (DNS included) and the request goes to the
  * address that passed. Before the first delivery to a URL (per instance, and again after the URL
  * changes) the validation handshake runs unless the subscription opts out; a rate the sink grants
- * is respected. `rateLimit` (events/s over all instances) is split by each instance's share of the
+ * is respected; the rate is a token bucket that starts full (one second's worth). `rateLimit` (events/s over all instances) is split by each instance's share of the
  * subscription's partitions; `concurrency` bounds the attempts in flight on this instance.
  * A 410 marks the subscription `gone` (stored, so every instance stops it) and sends nothing more.
  * Settings change in place (`update`): URL, secrets, headers, content mode, data, handshake,
@@ -145,7 +145,14 @@ class Semaphore {
   }
 }
 
-/** A token bucket at `perSecond`, rebuilt when the rate changes. Burst: one second's worth (at least 1). */
+/**
+ * A token bucket at `perSecond`, rebuilt when the rate changes. Burst: one second's worth (at
+ * least 1). It starts full: limiter's buckets start empty, which held the first event after every
+ * (re)start of a sink for a whole interval (with a rate of 0.5/s, 2 s) though nothing had been
+ * sent. A bucket rebuilt for a new rate keeps what the old one held (at most the new size), so a
+ * rate change — each instance's share moves with every rebalance — grants no extra burst: over
+ * any window of `w` s a sink gets at most size + rate × `w` events.
+ */
 class RateGate {
   #perSecond = Number.POSITIVE_INFINITY;
   #bucket: TokenBucket | undefined;
@@ -158,7 +165,11 @@ class RateGate {
       return;
     }
     const size = Math.max(1, Math.floor(perSecond));
-    this.#bucket = new TokenBucket({ bucketSize: size, tokensPerInterval: perSecond, interval: 1000 });
+    const previous = this.#bucket;
+    previous?.drip();
+    const bucket = new TokenBucket({ bucketSize: size, tokensPerInterval: perSecond, interval: 1000 });
+    bucket.content = previous === undefined ? size : Math.min(size, previous.content);
+    this.#bucket = bucket;
   }
 
   /** Waits for `n` tokens (a batch takes one per event, in bucket-sized parts). */

@@ -1,0 +1,106 @@
+/**
+ * The push sink (`createWebhookSink` in src/connectors/sinks/webhook/sink.ts) against a real HTTP server on 127.0.0.1:
+ * - the rate limit's token bucket starts full: the first second's worth of events goes at once,
+ *   the rest at the rate, and a rate change grants no second burst.
+ * Spec: CloudEvents Web Hooks 1.0.2 §4 (validation handshake); RFC 9110 §10.2.3 (Retry-After).
+ */
+import { createServer } from 'node:http';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DeliveryContext, Outcome } from '../../../src/bus/subscriber/index.js';
+import type { SinkContext } from '../../../src/bus/subscriptions/index.js';
+import { createWebhookSink, parseAllowList } from '../../../src/connectors/sinks/webhook/index.js';
+import type { PushSettings, WebhookSink } from '../../../src/connectors/sinks/webhook/index.js';
+import type { Envelope } from '../../../src/envelope/index.js';
+import { silentLogger } from '../../../src/observability/index.js';
+
+interface Seen {
+  readonly method: string;
+  readonly path: string;
+  readonly atMs: number;
+  readonly requestRate: string | undefined;
+}
+type Answer = { readonly status: number; readonly headers?: Record<string, string> };
+
+let server: Server;
+let base = '';
+const seen: Seen[] = [];
+/** Per path: how to answer OPTIONS and POST (default: accept the handshake, 200). */
+const answers = new Map<string, (method: string) => Answer>();
+const ORIGIN = 'gateway.test';
+const accept = (method: string): Answer => (method === 'OPTIONS' ? { status: 200, headers: { 'webhook-allowed-origin': ORIGIN } } : { status: 200 });
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      const path = req.url ?? '/';
+      seen.push({ method: req.method ?? '', path, atMs: performance.now(), requestRate: req.headers['webhook-request-rate'] as string | undefined });
+      const a = (answers.get(path) ?? accept)(req.method ?? '');
+      res.writeHead(a.status, a.headers ?? {}).end();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise<void>((r) => server.close(() => r()));
+});
+
+const allow = parseAllowList('127.0.0.1');
+const at = (path: string, method: string): Seen[] => seen.filter((r) => r.path === path && r.method === method);
+let nextId = 0;
+const event = (): Envelope => ({ attributes: { specversion: '1.0', id: `e-${++nextId}`, source: '/test', type: 'test.happened' }, data: { kind: 'json', value: { n: nextId } } });
+const delivery = (): DeliveryContext => ({ subscription: 'test', topic: 't', partition: 0, offset: BigInt(nextId), attempt: 1 });
+const settings = (path: string, over: Partial<PushSettings> = {}): PushSettings => ({
+  url: `${base}${path}`,
+  contentMode: 'binary',
+  data: 'json',
+  handshake: true,
+  secrets: [],
+  headers: {},
+  timeoutMs: 2000,
+  retryAfterCapMs: 60_000,
+  rateLimit: null,
+  concurrency: 16,
+  ...over,
+});
+const sinkCtx = (share = (): number => 1): SinkContext & { gone: string[] } => {
+  const gone: string[] = [];
+  return { gone, markGone: (reason) => void gone.push(reason), share };
+};
+const deliver = async (sink: Pick<WebhookSink, 'handler'>): Promise<Outcome | void> => sink.handler(event(), delivery());
+
+describe('the rate limit', () => {
+  it('starts full: the first second\'s worth goes at once, the rest at the rate', async () => {
+    const path = '/rate';
+    const sink = createWebhookSink(settings(path, { handshake: false, rateLimit: 4, concurrency: 12 }), { log: silentLogger(), allow, origin: ORIGIN, ctx: sinkCtx() });
+    const t0 = performance.now();
+    const outs = await Promise.all(Array.from({ length: 12 }, () => deliver(sink)));
+    await sink.close();
+    expect(outs.every((o) => o !== undefined && o.kind === 'ack')).toBe(true);
+    const times = at(path, 'POST').map((r) => r.atMs - t0).sort((x, y) => x - y);
+    expect(times).toHaveLength(12);
+    // A bucket of 4 that started empty sent the 4th only after 1 s.
+    expect(times[3]!).toBeLessThan(600);
+    // 8 more at 4/s: the last no earlier than 2 s after the start; no more than 4 + 4 in the first second.
+    expect(times[11]!).toBeGreaterThanOrEqual(1900);
+    expect(times.filter((t) => t < 1000).length).toBeLessThanOrEqual(8);
+  });
+
+  it('a rate change (the instance\'s share moved) grants no second burst', async () => {
+    const path = '/rate-share';
+    let share = 1;
+    const sink = createWebhookSink(settings(path, { handshake: false, rateLimit: 8, concurrency: 8 }), { log: silentLogger(), allow, origin: ORIGIN, ctx: sinkCtx(() => share) });
+    await Promise.all(Array.from({ length: 8 }, () => deliver(sink))); // the full bucket, at once
+    share = 0.5; // 4/s from now on
+    const t0 = performance.now();
+    await Promise.all(Array.from({ length: 4 }, () => deliver(sink)));
+    await sink.close();
+    const after = at(path, 'POST').slice(8).map((r) => r.atMs - t0).sort((x, y) => x - y);
+    // Nothing was left in the bucket: the 4th of these waits ~1 s (a rebuilt full bucket sent it at once).
+    expect(after[3]!).toBeGreaterThanOrEqual(700);
+  });
+});
