@@ -409,6 +409,19 @@ describe('push delivery', () => {
     await api('DELETE', `/subscriptions/${name}`);
   });
 
+  it('a handshake answered 503 with Retry-After is asked again only after that wait (not the 50 ms backoff); then the event is delivered', async () => {
+    let asked = 0;
+    const s = await sink((req) => (req.method === 'OPTIONS' && ++asked === 1 ? { status: 503, headers: { 'retry-after': '2' } } : acceptAll(req, 0)));
+    const { name } = await create({ delivery: { mode: 'push', url: s.url } });
+    const ev = structuredPriceEvent();
+    expect((await post(gw.url, ev)).status).toBe(202);
+    await waitFor('the delivery after the second handshake', () => s.deliveries().length === 1, 10_000);
+    const [first, second] = s.requests.filter((r) => r.method === 'OPTIONS');
+    expect(second!.atMs - first!.atMs).toBeGreaterThanOrEqual(1900);
+    expect(s.deliveries()[0]!.headers['ce-id']).toBe(ev.id);
+    await api('DELETE', `/subscriptions/${name}`);
+  });
+
   it('a refused handshake delivers nothing; a granted rate is respected', async () => {
     const refusing = await sink((req) => (req.method === 'OPTIONS' ? { status: 403 } : { status: 200 }));
     const a = await create({ delivery: { mode: 'push', url: refusing.url } });

@@ -1,5 +1,7 @@
 /**
  * The push sink (`createWebhookSink` in src/connectors/sinks/webhook/sink.ts) against a real HTTP server on 127.0.0.1:
+ * - the validation handshake answered 429/503 with `Retry-After` waits that long, capped by the
+ *   policy (issue 8: "429 and 503 with Retry-After are honoured (capped by the policy)");
  * - the rate limit's token bucket starts full: the first second's worth of events goes at once,
  *   the rest at the rate, and a rate change grants no second burst.
  * Spec: CloudEvents Web Hooks 1.0.2 §4 (validation handshake); RFC 9110 §10.2.3 (Retry-After).
@@ -72,6 +74,35 @@ const sinkCtx = (share = (): number => 1): SinkContext & { gone: string[] } => {
   return { gone, markGone: (reason) => void gone.push(reason), share };
 };
 const deliver = async (sink: Pick<WebhookSink, 'handler'>): Promise<Outcome | void> => sink.handler(event(), delivery());
+
+describe('the validation handshake answered 429 or 503', () => {
+  it('waits the Retry-After of a 429 or 503 (capped by the policy) before the next attempt, and sends nothing meanwhile', async () => {
+    const cases: [string, Answer, number, number | undefined][] = [
+      ['/hs-429', { status: 429, headers: { 'retry-after': '7' } }, 60_000, 7000],
+      ['/hs-503-capped', { status: 503, headers: { 'retry-after': '120' } }, 5000, 5000],
+      ['/hs-503-date', { status: 503, headers: { 'retry-after': new Date(Date.now() + 30_000).toUTCString() } }, 60_000, 30_000],
+      ['/hs-503-none', { status: 503 }, 60_000, undefined],
+      ['/hs-403', { status: 403, headers: { 'retry-after': '7' } }, 60_000, undefined],
+    ];
+    for (const [path, answer, capMs, afterMs] of cases) {
+      answers.set(path, (m) => (m === 'OPTIONS' ? answer : { status: 200 }));
+      const sink = createWebhookSink(settings(path, { retryAfterCapMs: capMs }), { log: silentLogger(), allow, origin: ORIGIN, ctx: sinkCtx() });
+      const out = await deliver(sink);
+      await sink.close();
+      expect(out, path).toMatchObject({ kind: 'retry', failure: { status: answer.status } });
+      const got = (out as Extract<Outcome, { kind: 'retry' }>).afterMs;
+      if (afterMs === undefined) expect(got, path).toBeUndefined();
+      else {
+        // An HTTP date has a resolution of one second.
+        expect(got, path).toBeGreaterThan(afterMs - 2000);
+        expect(got, path).toBeLessThanOrEqual(afterMs);
+      }
+      if (afterMs !== undefined) expect((out as Extract<Outcome, { kind: 'retry' }>).reason, path).toContain('Retry-After');
+      expect(at(path, 'OPTIONS'), path).toHaveLength(1);
+      expect(at(path, 'POST'), path).toHaveLength(0);
+    }
+  });
+});
 
 describe('the rate limit', () => {
   it('starts full: the first second\'s worth goes at once, the rest at the rate', async () => {

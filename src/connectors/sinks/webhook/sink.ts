@@ -3,7 +3,8 @@
  * the CloudEvents HTTP binding, and turns the answer into the subscriber's outcome.
  * Before every attempt the target is checked again (DNS included) and the request goes to the
  * address that passed. Before the first delivery to a URL (per instance, and again after the URL
- * changes) the validation handshake runs unless the subscription opts out; a rate the sink grants
+ * changes) the validation handshake runs unless the subscription opts out; when it
+ * is answered `429`/`503` with `Retry-After`, that is waited for as for a delivery; a rate the sink grants
  * is respected; the rate is a token bucket that starts full (one second's worth). `rateLimit` (events/s over all instances) is split by each instance's share of the
  * subscription's partitions; `concurrency` bounds the attempts in flight on this instance.
  * A 410 marks the subscription `gone` (stored, so every instance stops it) and sends nothing more.
@@ -236,6 +237,12 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
     deps.log.warn({ sink, reason: why.slice(0, 300) }, 'webhook validation handshake failed: nothing is delivered (events are retried, then dead-lettered) until the sink answers OPTIONS with WebHook-Allowed-Origin, or the subscription sets delivery.handshake to false');
   }
 
+  /**
+   * One validation request. A refusal is a retry; a `429` or `503` with `Retry-After` waits that
+   * long (capped by the policy's largest backoff), as a delivery's answer does — the sink being
+   * deployed or overloaded said when to come back (issue 8: "429 and 503 with Retry-After are
+   * honoured"; RFC 9110 §10.2.3).
+   */
   async function handshakeOnce(target: ResolvedTarget, signal: AbortSignal | undefined): Promise<Outcome | undefined> {
     const answer = await send(agents, {
       target,
@@ -253,7 +260,10 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
     const h = readHandshake(answer.status, answer.header, deps.origin);
     if (!h.ok) {
       refusedOnce(sink, h.reason ?? `refused (status ${answer.status})`);
-      return retry(h.reason ?? 'validation handshake refused', undefined, { sink, status: answer.status, excerpt: answer.excerpt });
+      const c = classify(answer.status, answer.excerpt, answer.header('retry-after'), s.retryAfterCapMs);
+      const afterMs = c.kind === 'retry' ? c.retryAfterMs : undefined;
+      const reason = c.kind === 'retry' && afterMs !== undefined ? `validation handshake: ${c.reason}` : (h.reason ?? 'validation handshake refused');
+      return retry(reason, afterMs, { sink, status: answer.status, excerpt: answer.excerpt });
     }
     handshakeWarned.delete(s.url);
     validated.set(s.url, h.allowedPerSecond === undefined ? {} : { allowedPerSecond: h.allowedPerSecond });
