@@ -101,6 +101,21 @@ describe('subscriptions on demand', () => {
     for (const n of [...price, ...series]) expect((await api('DELETE', `/subscriptions/${n}`)).status).toBe(204);
   });
 
+  it('a member started again after an idle stop does not run the handshake again (once per URL and instance)', async () => {
+    const name = `od-${run}-hs`;
+    const path = `/hs/${name}`;
+    expect((await api('POST', '/subscriptions', { name, kinds: ['PriceLoadingCompleted'], delivery: { mode: 'push', url: `${base}${path}` } })).status).toBe(201);
+    const handshakes = (): number => hub.requests.filter((r) => r.method === 'OPTIONS' && r.path === path).length;
+    for (let round = 1; round <= 3; round++) {
+      expect((await post(gw.url, [priceEvent(1, round)], BATCH)).status).toBe(202);
+      await waitFor(`delivery ${round}`, () => at(path).length === round, 10_000, 20);
+      await waitFor('the member stopped after the idle period', async () => (await members()).running === 0, IDLE_STOP_MS * 20, 50);
+    }
+    // Three members in turn, one handshake.
+    expect(handshakes()).toBe(1);
+    expect((await api('DELETE', `/subscriptions/${name}`)).status).toBe(204);
+  });
+
   it('a record waiting for its next attempt keeps its member: exactly maxAttempts attempts, then the dead letter, then idle', async () => {
     const name = `od-${run}-retry`;
     const retry = { maxAttempts: 3, backoff: { initialMs: IDLE_STOP_MS * 2, factor: 1, maxMs: 10_000, jitter: 0 } };

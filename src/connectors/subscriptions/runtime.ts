@@ -13,7 +13,7 @@ import { createFileDropSink } from '../sinks/file-drop/index.js';
 import type { FileDropOptions } from '../sinks/file-drop/index.js';
 import { createShellHookSink } from '../sinks/shell-hook/index.js';
 import type { ShellHookOptions } from '../sinks/shell-hook/index.js';
-import { createWebhookSink } from '../sinks/webhook/index.js';
+import { HandshakeCache, createWebhookSink } from '../sinks/webhook/index.js';
 import type { AllowList, Lookup, PushSettings } from '../sinks/webhook/index.js';
 
 export type RuntimeDelivery =
@@ -30,6 +30,11 @@ export interface RuntimeSubscription extends RunSpec {
   readonly origin: 'api' | 'file';
   /** What GET shows for a file-declared subscription. */
   readonly view?: SubscriptionView;
+  /**
+   * Which subscription of this name it is: the stored `createdAt` (a name deleted and created
+   * again is another one); absent for a connector file's. Keys its accepted handshakes.
+   */
+  readonly incarnation?: string;
 }
 
 /**
@@ -54,6 +59,7 @@ export function fromStored(s: StoredSubscription, opened: OpenedSecrets): Runtim
     state: s.state,
     concurrency: s.concurrency,
     origin: 'api',
+    incarnation: s.createdAt,
     delivery: {
       mode: 'push',
       push: {
@@ -82,16 +88,25 @@ export interface SinkFactoryDeps {
   readonly lookup?: Lookup;
   /** Client spans of webhook calls (issue 15 "Tracing"); default off. */
   readonly tracing?: () => Tracing;
+  /** Accepted validation handshakes; default: one cache of this factory (one per gateway). */
+  readonly handshakes?: HandshakeCache;
 }
 
-/** The sink of each runtime subscription. */
+/**
+ * The sink of each runtime subscription. The push sinks it builds share one
+ * {@link HandshakeCache}: the handshake runs once per subscription, URL and gateway process, not
+ * again each time a member starts (after an idle stop, a restart). Spec: CloudEvents Web Hooks
+ * 1.0.2 §4; docs/subscriptions.md ("Validation handshake").
+ */
 export function runtimeSinkFactory(deps: SinkFactoryDeps): SinkFactory<RuntimeSubscription> {
+  const handshakes = deps.handshakes ?? new HandshakeCache();
   return (d: RuntimeSubscription, ctx: SinkContext): RunningSink<RuntimeSubscription> => {
     const log = deps.log.child({ subscription: d.group });
     const delivery = d.delivery;
     switch (delivery.mode) {
       case 'push': {
-        const sink = createWebhookSink(delivery.push, { log, allow: deps.allow, origin: deps.origin, ctx, ...(deps.codec === undefined ? {} : { codec: deps.codec }), ...(deps.lookup === undefined ? {} : { lookup: deps.lookup }), ...(deps.tracing === undefined ? {} : { tracing: deps.tracing }) });
+        const subscription = d.incarnation === undefined ? d.group : `${d.group}@${d.incarnation}`;
+        const sink = createWebhookSink(delivery.push, { log, allow: deps.allow, origin: deps.origin, ctx, handshakes, subscription, ...(deps.codec === undefined ? {} : { codec: deps.codec }), ...(deps.lookup === undefined ? {} : { lookup: deps.lookup }), ...(deps.tracing === undefined ? {} : { tracing: deps.tracing }) });
         return {
           handler: sink.handler,
           update: (next) => {

@@ -1,7 +1,11 @@
 /**
- * The push sink (`createWebhookSink` in src/connectors/sinks/webhook/sink.ts) against a real HTTP server on 127.0.0.1:
+ * The push sink (`createWebhookSink` in src/connectors/sinks/webhook/sink.ts, and the sinks
+ * `runtimeSinkFactory` builds) against a real HTTP server on 127.0.0.1:
  * - the validation handshake answered 429/503 with `Retry-After` waits that long, capped by the
  *   policy (issue 8: "429 and 503 with Retry-After are honoured (capped by the policy)");
+ * - an accepted handshake is kept for the process: a sink built again for the same subscription
+ *   (a member started after an idle stop) does not ask again; another subscription, another
+ *   incarnation, another requested rate, a URL changed and changed back, and a 410 do;
  * - the rate limit's token bucket starts full: the first second's worth of events goes at once,
  *   the rest at the rate, and a rate change grants no second burst.
  * Spec: CloudEvents Web Hooks 1.0.2 §4 (validation handshake); RFC 9110 §10.2.3 (Retry-After).
@@ -12,7 +16,9 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DeliveryContext, Outcome } from '../../../src/bus/subscriber/index.js';
 import type { SinkContext } from '../../../src/bus/subscriptions/index.js';
-import { createWebhookSink, parseAllowList } from '../../../src/connectors/sinks/webhook/index.js';
+import { runtimeSinkFactory } from '../../../src/connectors/subscriptions/runtime.js';
+import type { RuntimeSubscription } from '../../../src/connectors/subscriptions/runtime.js';
+import { HandshakeCache, createWebhookSink, parseAllowList } from '../../../src/connectors/sinks/webhook/index.js';
 import type { PushSettings, WebhookSink } from '../../../src/connectors/sinks/webhook/index.js';
 import type { Envelope } from '../../../src/envelope/index.js';
 import { silentLogger } from '../../../src/observability/index.js';
@@ -101,6 +107,112 @@ describe('the validation handshake answered 429 or 503', () => {
       expect(at(path, 'OPTIONS'), path).toHaveLength(1);
       expect(at(path, 'POST'), path).toHaveLength(0);
     }
+  });
+});
+
+describe('accepted handshakes are kept for the process', () => {
+  const sub = (path: string, over: Partial<RuntimeSubscription> = {}, push: Partial<PushSettings> = {}): RuntimeSubscription => ({
+    group: 'ce-gateway.sub.anonymous.hs',
+    name: 'hs',
+    owner: 'anonymous',
+    kinds: ['K'],
+    filters: [],
+    ordering: 'key',
+    retry: { maxAttempts: 3, backoff: { initialMs: 10, factor: 1, maxMs: 1000, jitter: 0 } },
+    startFrom: 'latest',
+    state: 'active',
+    concurrency: 4,
+    origin: 'api',
+    incarnation: '2026-01-01T00:00:00.000Z',
+    delivery: { mode: 'push', push: settings(path, push) },
+    ...over,
+  });
+
+  it('a sink built again for the same subscription (a member started after an idle stop) does not ask again; another subscription, incarnation or requested rate does', async () => {
+    const factory = runtimeSinkFactory({ log: silentLogger(), allow, origin: ORIGIN });
+    const once = async (d: RuntimeSubscription): Promise<void> => {
+      const s = factory(d, sinkCtx());
+      expect(await deliver(s)).toEqual({ kind: 'ack' });
+      await s.close();
+    };
+    const path = '/kept';
+    await once(sub(path));
+    await once(sub(path));
+    await once(sub(path));
+    expect(at(path, 'POST')).toHaveLength(3);
+    expect(at(path, 'OPTIONS')).toHaveLength(1);
+
+    await once(sub(path, { group: 'ce-gateway.sub.anonymous.other' }));
+    expect(at(path, 'OPTIONS')).toHaveLength(2);
+    await once(sub(path, { incarnation: '2026-02-01T00:00:00.000Z' })); // deleted and created again
+    expect(at(path, 'OPTIONS')).toHaveLength(3);
+    await once(sub(path, {}, { rateLimit: 10 }));
+    expect(at(path, 'OPTIONS')).toHaveLength(4);
+    expect(at(path, 'OPTIONS')[3]!.requestRate).toBe('600');
+    await once(sub(path, {}, { rateLimit: 10 }));
+    await once(sub(path));
+    expect(at(path, 'OPTIONS')).toHaveLength(4);
+
+    // Another gateway (another factory) asks for itself.
+    const other = runtimeSinkFactory({ log: silentLogger(), allow, origin: ORIGIN })(sub(path), sinkCtx());
+    await deliver(other);
+    await other.close();
+    expect(at(path, 'OPTIONS')).toHaveLength(5);
+  });
+
+  it('a URL changed and changed back asks again, in place or across a restart; after a 410 the revived subscription asks again', async () => {
+    const factory = runtimeSinkFactory({ log: silentLogger(), allow, origin: ORIGIN });
+    const [a, b] = ['/url-a', '/url-b'];
+    const d = sub(a, { group: 'ce-gateway.sub.anonymous.moves' });
+    const s = factory(d, sinkCtx());
+    await deliver(s);
+    s.update(sub(b, { group: d.group }));
+    await deliver(s);
+    s.update(sub(a, { group: d.group }));
+    await deliver(s);
+    await s.close();
+    expect([at(a, 'OPTIONS').length, at(b, 'OPTIONS').length]).toEqual([2, 1]);
+    // Started again on a: kept. Then on b and on a again (the URL changed while no member ran here): each asks.
+    for (const path of [a, b, a]) {
+      const r = factory(sub(path, { group: d.group }), sinkCtx());
+      await deliver(r);
+      await r.close();
+    }
+    expect([at(a, 'OPTIONS').length, at(b, 'OPTIONS').length]).toEqual([3, 2]);
+
+    const goneAt = '/gone';
+    let goneNow = true;
+    answers.set(goneAt, (m) => (m === 'OPTIONS' ? accept(m) : { status: goneNow ? 410 : 200 }));
+    const g = sub(goneAt, { group: 'ce-gateway.sub.anonymous.gone' });
+    const ctx = sinkCtx();
+    const first = factory(g, ctx);
+    const stop = new AbortController();
+    const held = first.handler(event(), { ...delivery(), signal: stop.signal }); // a 410 holds its event until the member stops
+    await expect.poll(() => ctx.gone.length).toBe(1);
+    stop.abort(new Error('member stopped'));
+    await expect(held).rejects.toThrow('member stopped');
+    await first.close();
+    goneNow = false;
+    const revived = factory(g, sinkCtx());
+    expect(await deliver(revived)).toEqual({ kind: 'ack' });
+    await revived.close();
+    expect(at(goneAt, 'OPTIONS')).toHaveLength(2);
+  });
+
+  it('is bounded: past maxEntries the least recently used entry goes', () => {
+    const c = new HandshakeCache(3);
+    const key = (n: number) => ({ subscription: `s${n}`, url: `${base}/u${n}`, origin: ORIGIN, requestedRate: null });
+    for (let n = 0; n < 3; n++) c.set(key(n), {});
+    expect(c.get(key(0))).toEqual({}); // used: now the youngest
+    for (let n = 3; n < 1000; n++) c.set(key(n), { allowedPerSecond: n });
+    expect(c.size).toBe(3);
+    expect(c.get(key(0))).toBeUndefined();
+    expect(c.get(key(999))).toEqual({ allowedPerSecond: 999 });
+    c.forget('s999');
+    expect(c.size).toBe(2);
+    c.keepOnly('s998', 'elsewhere');
+    expect(c.size).toBe(1);
+    expect(() => new HandshakeCache(0)).toThrow(RangeError);
   });
 });
 

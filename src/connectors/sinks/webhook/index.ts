@@ -4,6 +4,8 @@ export type { AllowList, Lookup, ResolvedTarget, TargetUrl } from './target.js';
 export { messageId, secretKey, signatureHeaders } from './signing.js';
 export { handshakeHeaders, readHandshake } from './handshake.js';
 export type { HandshakeAnswer } from './handshake.js';
+export { DEFAULT_MAX_HANDSHAKES, HandshakeCache } from './handshakes.js';
+export type { AcceptedHandshake, HandshakeKey } from './handshakes.js';
 export { deliveryMessage, outgoingEnvelope } from './message.js';
 export type { MessageOptions } from './message.js';
 export { PinnedAgents, classify, retryAfterMs, send } from './deliver.js';

@@ -3,9 +3,10 @@
  * the CloudEvents HTTP binding, and turns the answer into the subscriber's outcome.
  * Before every attempt the target is checked again (DNS included) and the request goes to the
  * address that passed. Before the first delivery to a URL (per instance, and again after the URL
- * changes) the validation handshake runs unless the subscription opts out; when it
- * is answered `429`/`503` with `Retry-After`, that is waited for as for a delivery; a rate the sink grants
- * is respected; the rate is a token bucket that starts full (one second's worth). `rateLimit` (events/s over all instances) is split by each instance's share of the
+ * changes) the validation handshake runs unless the subscription opts out; an accepted one is kept
+ * for the process ({@link HandshakeCache}: a member started again after an idle stop does not ask
+ * again); a `429`/`503` answer to it with `Retry-After` is honoured as for a delivery; a rate the
+ * sink grants is respected. The rate is a token bucket that starts full (one second's worth). `rateLimit` (events/s over all instances) is split by each instance's share of the
  * subscription's partitions; `concurrency` bounds the attempts in flight on this instance.
  * A 410 marks the subscription `gone` (stored, so every instance stops it) and sends nothing more.
  * Settings change in place (`update`): URL, secrets, headers, content mode, data, handshake,
@@ -34,6 +35,8 @@ import type { BatchElement } from './batch-message.js';
 import { MicroBatcher } from './batcher.js';
 import type { BatchLimits } from './batcher.js';
 import { handshakeHeaders, readHandshake } from './handshake.js';
+import { HandshakeCache } from './handshakes.js';
+import type { AcceptedHandshake, HandshakeKey } from './handshakes.js';
 import { deliveryMessage } from './message.js';
 import { addSignature, messageId, secretKey } from './signing.js';
 import type { RawAnswer } from './deliver.js';
@@ -72,7 +75,20 @@ export interface WebhookSinkDeps {
   readonly userAgent?: string;
   /** Client spans of the calls (issue 15 "Tracing"); off: the traceparent still goes in the `traceparent` header. */
   readonly tracing?: () => Tracing;
+  /**
+   * Accepted validation handshakes of this process, shared by the sinks the runtime builds (one
+   * per member start); absent: this sink keeps its own (asked again by a new sink).
+   */
+  readonly handshakes?: HandshakeCache;
+  /**
+   * The subscription's identity in {@link handshakes}: its group and incarnation (see
+   * {@link HandshakeKey.subscription}); absent: this sink alone.
+   */
+  readonly subscription?: string;
 }
+
+/** Identities of sinks built without {@link WebhookSinkDeps.subscription}: never shared. */
+let anonymousSinks = 0;
 
 /** How long a record of a gone subscription waits before it is looked at again (the subscription stops well before). */
 export const GONE_PARK_MS = 60_000;
@@ -199,15 +215,23 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
   let keys = s.secrets.map(secretKey);
   let own = ownHeaders(s.headers);
   const slots = new Semaphore(s.concurrency);
-  /** Handshake results per URL on this instance (accepted ones only). */
-  const validated = new Map<string, { readonly allowedPerSecond?: number }>();
-  /** The handshake under way per URL: partitions delivering at once share one OPTIONS request. */
+  /** Accepted handshakes of the process (or of this sink alone), and this subscription's name there. */
+  const handshakes = deps.handshakes ?? new HandshakeCache(8);
+  const subscription = deps.subscription ?? `(sink ${++anonymousSinks})`;
+  // Entries of URLs this subscription no longer has (changed while no member ran here) are stale.
+  handshakes.keepOnly(subscription, s.url);
+  /** What the handshake for the current settings must have agreed to. */
+  const handshakeKey = (): HandshakeKey => ({ subscription, url: s.url, origin: deps.origin, requestedRate: handshakeHeaders(deps.origin, s.rateLimit)['webhook-request-rate'] ?? null });
+  const sameKey = (a: HandshakeKey, b: HandshakeKey): boolean => a.url === b.url && a.origin === b.origin && a.requestedRate === b.requestedRate;
+  /** The acceptance for the current settings, once known (no cache look-up per delivery). */
+  let accepted: AcceptedHandshake | undefined;
+  /** The handshake under way per URL and requested rate: partitions delivering at once share one OPTIONS request. */
   const handshaking = new Map<string, Promise<Outcome | undefined>>();
   let gone = false;
   const userAgent = deps.userAgent ?? 'ce-gateway';
 
   const effectiveRate = (): number => {
-    const granted = validated.get(s.url)?.allowedPerSecond ?? Number.POSITIVE_INFINITY;
+    const granted = (s.handshake ? accepted?.allowedPerSecond : undefined) ?? Number.POSITIVE_INFINITY;
     const wanted = Math.min(s.rateLimit ?? Number.POSITIVE_INFINITY, granted);
     if (!Number.isFinite(wanted)) return wanted;
     // Each instance takes its share of the partitions' share of the rate (at least a trickle).
@@ -215,12 +239,18 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
   };
 
   function handshake(target: ResolvedTarget, signal: AbortSignal | undefined): Promise<Outcome | undefined> {
-    if (!s.handshake || validated.has(s.url)) return Promise.resolve(undefined);
-    const url = s.url;
-    let p = handshaking.get(url);
+    if (!s.handshake || accepted !== undefined) return Promise.resolve(undefined);
+    const key = handshakeKey();
+    const known = handshakes.get(key);
+    if (known !== undefined) {
+      accepted = known;
+      return Promise.resolve(undefined);
+    }
+    const under = `${key.url}\n${key.requestedRate}`;
+    let p = handshaking.get(under);
     if (p === undefined) {
-      p = handshakeOnce(target, signal).finally(() => handshaking.delete(url));
-      handshaking.set(url, p);
+      p = handshakeOnce(target, signal, key).finally(() => handshaking.delete(under));
+      handshaking.set(under, p);
     }
     return p;
   }
@@ -238,16 +268,16 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
   }
 
   /**
-   * One validation request. A refusal is a retry; a `429` or `503` with `Retry-After` waits that
-   * long (capped by the policy's largest backoff), as a delivery's answer does — the sink being
-   * deployed or overloaded said when to come back (issue 8: "429 and 503 with Retry-After are
-   * honoured"; RFC 9110 §10.2.3).
+   * One validation request for `key`. A refusal is a retry; a `429` or `503` with `Retry-After`
+   * waits that long (capped by the policy's largest backoff), as a delivery's answer does — the
+   * sink being deployed or overloaded said when to come back (issue 8: "429 and 503 with
+   * Retry-After are honoured"; RFC 9110 §10.2.3).
    */
-  async function handshakeOnce(target: ResolvedTarget, signal: AbortSignal | undefined): Promise<Outcome | undefined> {
+  async function handshakeOnce(target: ResolvedTarget, signal: AbortSignal | undefined, key: HandshakeKey): Promise<Outcome | undefined> {
     const answer = await send(agents, {
       target,
       method: 'OPTIONS',
-      headers: { ...handshakeHeaders(deps.origin, s.rateLimit), 'user-agent': userAgent },
+      headers: { ...handshakeHeaders(key.origin, s.rateLimit), 'user-agent': userAgent },
       timeoutMs: s.timeoutMs,
       retryAfterCapMs: s.retryAfterCapMs,
       ...(signal === undefined ? {} : { signal }),
@@ -257,7 +287,7 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
       refusedOnce(sink, answer.reason);
       return retry(`validation handshake: ${answer.reason}`, undefined, { sink });
     }
-    const h = readHandshake(answer.status, answer.header, deps.origin);
+    const h = readHandshake(answer.status, answer.header, key.origin);
     if (!h.ok) {
       refusedOnce(sink, h.reason ?? `refused (status ${answer.status})`);
       const c = classify(answer.status, answer.excerpt, answer.header('retry-after'), s.retryAfterCapMs);
@@ -266,7 +296,9 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
       return retry(reason, afterMs, { sink, status: answer.status, excerpt: answer.excerpt });
     }
     handshakeWarned.delete(s.url);
-    validated.set(s.url, h.allowedPerSecond === undefined ? {} : { allowedPerSecond: h.allowedPerSecond });
+    const granted: AcceptedHandshake = h.allowedPerSecond === undefined ? {} : { allowedPerSecond: h.allowedPerSecond };
+    handshakes.set(key, granted);
+    if (sameKey(key, handshakeKey())) accepted = granted;
     deps.log.info({ sink, allowedPerSecond: h.allowedPerSecond ?? 'unlimited' }, 'webhook validation handshake accepted');
     return undefined;
   }
@@ -312,6 +344,9 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
       case 'gone':
         if (!gone) {
           gone = true;
+          // A revived subscription asks again before its first delivery here.
+          handshakes.forget(subscription);
+          accepted = undefined;
           deps.log.warn({ sink, status: 410 }, 'the sink answered 410 Gone: the subscription stops (state gone)');
           deps.ctx.markGone(`the sink answered 410 Gone at ${new Date().toISOString()}`);
         }
@@ -443,7 +478,8 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
     handler,
     update(next) {
       if (next.concurrency !== s.concurrency) slots.resize(next.concurrency, s.concurrency);
-      if (next.url !== s.url) validated.clear();
+      if (next.url !== s.url) handshakes.keepOnly(subscription, next.url);
+      if (next.url !== s.url || next.rateLimit !== s.rateLimit) accepted = undefined;
       keys = next.secrets.map(secretKey);
       if (next.headers !== s.headers) own = ownHeaders(next.headers);
       s = next;
