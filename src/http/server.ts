@@ -121,10 +121,39 @@ function clientErrorAnswer(err: Error & { code?: string; rawPacket?: Buffer }): 
     case 'ERR_HTTP_REQUEST_TIMEOUT':
       return { ...rawProblem('CEG_REQUEST_TIMEOUT', 'the request did not arrive in time (headers or body too slow)', { field: 'headers' }), code: 'CEG_REQUEST_TIMEOUT' };
     case 'HPE_INVALID_TRANSFER_ENCODING':
-      return { ...rawProblem('CEG_NOT_IMPLEMENTED', 'the Transfer-Encoding is not implemented: only chunked is (RFC 9112 §6.1)', { field: 'headers', supported: ['chunked'] }), code: 'CEG_NOT_IMPLEMENTED' };
+    case 'HPE_UNEXPECTED_CONTENT_LENGTH':
+    case 'HPE_INVALID_CONTENT_LENGTH': {
+      const framing = framingAnswer(err.rawPacket, err.code === 'HPE_INVALID_TRANSFER_ENCODING');
+      if (framing !== undefined) return framing;
+      return { ...rawProblem('CEG_MALFORMED_REQUEST', `the request could not be parsed as HTTP/1.1 (${err.code})`, { field: 'headers' }), code: 'CEG_MALFORMED_REQUEST' };
+    }
     default:
       return { ...rawProblem('CEG_MALFORMED_REQUEST', `the request could not be parsed as HTTP/1.1 (${err.code ?? 'parse error'})`, { field: 'headers' }), code: 'CEG_MALFORMED_REQUEST' };
   }
+}
+
+/**
+ * The parser refused the request's framing. Content-Length and Transfer-Encoding together, or
+ * `chunked` applied twice, are malformed (400: a request-smuggling shape, RFC 9112 §6.1 and §6.3);
+ * a transfer coding the gateway does not implement is 501, naming it (RFC 9112 §6.1). Undefined
+ * when the head shows neither and the parser did not refuse the Transfer-Encoding itself.
+ */
+function framingAnswer(packet: Buffer | undefined, transferEncodingRefused: boolean): { status: number; text: string; code: string } | undefined {
+  const head = packet?.subarray(0, 16_384).toString('latin1') ?? '';
+  const end = head.indexOf('\r\n\r\n');
+  const lines = (end === -1 ? head : head.slice(0, end)).split('\r\n').slice(1);
+  const values = (name: string): string[] => lines.filter((l) => l.slice(0, name.length + 1).toLowerCase() === `${name}:`).map((l) => l.slice(name.length + 1).trim());
+  const codings = values('transfer-encoding').flatMap((v) => v.split(',')).map((c) => c.trim().toLowerCase()).filter((c) => c !== '');
+  if (values('content-length').length > 0 && codings.length > 0) {
+    return { ...rawProblem('CEG_MALFORMED_REQUEST', 'the request has both Content-Length and Transfer-Encoding: send one of them (RFC 9112 §6.3)', { field: 'headers' }), code: 'CEG_MALFORMED_REQUEST' };
+  }
+  if (codings.filter((c) => c === 'chunked').length > 1) {
+    return { ...rawProblem('CEG_MALFORMED_REQUEST', 'chunked is applied more than once in Transfer-Encoding (RFC 9112 §7.1)', { field: 'headers' }), code: 'CEG_MALFORMED_REQUEST' };
+  }
+  if (!transferEncodingRefused) return undefined;
+  // Named as body.ts names the codings the parser lets through (`gzip, chunked`): the header's value.
+  const te = values('transfer-encoding').join(', ').slice(0, 100).replace(/[^\x20-\x7e]/g, '?');
+  return { ...rawProblem('CEG_NOT_IMPLEMENTED', `transfer coding "${te}" is not implemented: send the body as is (Content-Length) or chunked`, { field: 'headers', transferEncoding: te, supported: ['chunked'] }), code: 'CEG_NOT_IMPLEMENTED' };
 }
 
 /** The request target in origin-form (`/path?query`), also for an absolute-form target (RFC 9112 §3.2.2). */
@@ -305,7 +334,9 @@ export function createHttpServer(deps: ServerDeps): Server {
   server.maxHeadersCount = MAX_HEADER_LINES;
   server.maxConnections = o.maxConnections;
 
-  // Expect: 100-continue — a body declared over the bound is refused before the client sends it.
+  // Expect: 100-continue — a body declared over the bound is refused before the client sends it;
+  // otherwise 100 Continue goes out when a route first reads the body, so authentication, a
+  // partner's smaller body limit and every other refusal come first, without inviting the upload.
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
     const declared = Number(req.headers['content-length']);
     if (Number.isFinite(declared) && declared > o.maxBodyBytes) {
@@ -313,7 +344,7 @@ export function createHttpServer(deps: ServerDeps): Server {
       refuse(res, new GatewayError('CEG_PAYLOAD_TOO_LARGE', `the declared body of ${declared} bytes exceeds ${o.maxBodyBytes} bytes; not sending 100 Continue`, { retriable: false, details: { field: 'body', maxBytes: o.maxBodyBytes } }));
       return;
     }
-    res.writeContinue();
+    continueOnFirstRead(req, res);
     onRequest(req, res);
   });
 
@@ -363,4 +394,19 @@ export function createHttpServer(deps: ServerDeps): Server {
   });
   server.on('close', () => refusals.flush());
   return server;
+}
+
+/**
+ * Sends `100 Continue` (RFC 9110 §10.1.1) when the body is first read — by any reader: the
+ * ingress, express's body parsers, a drain — and only while no final answer has gone out. A
+ * refusal sent before that goes without it, and Node then closes the connection after the answer
+ * (the client's body, if it sends one anyway, is not taken for the next request).
+ */
+function continueOnFirstRead(req: IncomingMessage, res: ServerResponse): void {
+  const read = req._read.bind(req);
+  req._read = (size: number): void => {
+    req._read = read;
+    if (!res.headersSent && !res.writableEnded) res.writeContinue();
+    read(size);
+  };
 }
