@@ -102,6 +102,43 @@ describe('Expect other than 100-continue', () => {
   });
 });
 
+describe('request framing the parser refuses (RFC 9112 §6.1, §6.3, §7.1)', () => {
+  const body = JSON.stringify(structuredPriceEvent());
+  const chunked = `${Buffer.byteLength(body).toString(16)}\r\n${body}\r\n0\r\n\r\n`;
+  const request = (headers: string, payload: string): string => `POST /events HTTP/1.1\r\nHost: x\r\nContent-Type: application/cloudevents+json\r\n${headers}\r\n${payload}`;
+
+  it('Content-Length with Transfer-Encoding, or chunked twice, is a malformed request (400), nothing produced', async () => {
+    const { url, records } = await serve();
+    for (const [headers, payload] of [
+      [`Content-Length: ${Buffer.byteLength(body)}\r\nTransfer-Encoding: chunked\r\n`, chunked],
+      [`Transfer-Encoding: chunked\r\nContent-Length: 5\r\n`, chunked],
+      [`Content-Length: 5\r\nTransfer-Encoding: gzip, chunked\r\n`, chunked],
+      ['Transfer-Encoding: chunked, chunked\r\n', chunked],
+      ['Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n', chunked],
+    ] as const) {
+      const [r] = await rawRequest(url, request(headers, payload));
+      expect(r?.status, headers).toBe(400);
+      expect(r!.headers['content-type']).toBe('application/problem+json');
+      const problem = JSON.parse(r!.body) as { code: string; detail: string };
+      expect(problem.code, headers).toBe('CEG_MALFORMED_REQUEST');
+      expect(problem.detail, headers).toMatch(/Content-Length and Transfer-Encoding|chunked is applied more than once/);
+    }
+    expect(records.stats().enqueued).toBe(0);
+  });
+
+  it('a transfer coding other than chunked is 501 naming it (not a generic failure)', async () => {
+    const { url } = await serve();
+    // `gzip, chunked` passes the parser (the ingress refuses it); the others the parser refuses.
+    for (const te of ['gzip', 'gzip, chunked', 'x-custom', 'chunked, gzip']) {
+      const [r] = await rawRequest(url, request(`Transfer-Encoding: ${te}\r\n`, te.endsWith('chunked') ? chunked : body));
+      expect(r?.status, te).toBe(501);
+      const problem = JSON.parse(r!.body) as { code: string; detail: string; transferEncoding?: string; supported?: string[] };
+      expect(problem, te).toMatchObject({ code: 'CEG_NOT_IMPLEMENTED', transferEncoding: te, supported: ['chunked'] });
+      expect(problem.detail, te).toBe(`transfer coding "${te}" is not implemented: send the body as is (Content-Length) or chunked`);
+    }
+  });
+});
+
 describe('headers over 16 KiB (431)', () => {
   const filler = (n: number): string => Array.from({ length: n }, (_, i) => `x-fill-${i}: ${'f'.repeat(200)}\r\n`).join('');
 

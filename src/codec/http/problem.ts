@@ -98,7 +98,8 @@ function isViolationList(v: unknown): v is readonly Violation[] {
  * The problem object for `err`; `instance` (e.g. the request path or a request id) is copied
  * when given. Client errors (4xx) carry the error message as `detail` and the violations;
  * server errors (5xx) carry the error message only when retriable (it says what to retry),
- * never internals of an unexpected failure.
+ * never internals of an unexpected failure; 501 (what the request asked for is not implemented)
+ * is told like a client error.
  * Shape: { type: `urn:ce-gateway:error:<CODE>`, title, status, detail, code, retriable,
  * violations?, instance? }.
  */
@@ -106,7 +107,10 @@ export function toProblem(err: GatewayError, instance?: string): Problem {
   const status = problemStatus(err);
   const row = byCode.get(err.code);
   const title = row?.title ?? (status === 503 ? 'Service unavailable' : 'Internal error');
-  const detail = status < 500 || err.retriable ? err.message : 'the gateway failed to process the request';
+  // 501 answers what the request asked for (a transfer coding it chose), not a failure of ours:
+  // it is told like a refusal (message, violations, the named details).
+  const refusal = status < 500 || err.code === 'CEG_NOT_IMPLEMENTED';
+  const detail = refusal || err.retriable ? err.message : 'the gateway failed to process the request';
   const violations = err.details.violations;
   const problem: {
     type: string;
@@ -118,14 +122,14 @@ export function toProblem(err: GatewayError, instance?: string): Problem {
     violations?: readonly Violation[];
     instance?: string;
   } = { type: problemTypePrefix + err.code, title, status, detail, code: err.code, retriable: err.retriable };
-  if (status < 500 && isViolationList(violations)) problem.violations = violations;
-  else if (status < 500 && (typeof err.details.attribute === 'string' || typeof err.details.field === 'string')) {
+  if (refusal && isViolationList(violations)) problem.violations = violations;
+  else if (refusal && (typeof err.details.attribute === 'string' || typeof err.details.field === 'string')) {
     const v: { attribute?: string; field?: string; reason: string } = { reason: err.message };
     if (typeof err.details.attribute === 'string') v.attribute = err.details.attribute;
     if (typeof err.details.field === 'string') v.field = err.details.field;
     problem.violations = [v];
   }
-  if (status < 500) {
+  if (refusal) {
     // The figures that name the cause of a refusal (the limit broken, the media type received).
     for (const key of NAMED_DETAILS) {
       const v = err.details[key];
