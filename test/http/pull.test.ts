@@ -192,11 +192,16 @@ describe('GET /subscriptions/{name}/events', () => {
     expect(h.get(DEAD_LETTER_HEADERS.subscription)).toBe(group);
     expect(h.get(DEAD_LETTER_HEADERS.reason)).toMatch(/^poison/);
     expect(h.get('ce_id')).toBe('poison-1');
+    // Pulls that pass over it again without a commit hand out the same events and do not write it
+    // again (it was written once per pull before).
+    for (let i = 0; i < 2; i++) expect((await pull(name, 'max=100')).events.map((e) => e.id).sort()).toEqual([...ids].sort());
+    expect(await readTopic(gw.gateway.transport, `${group}.dlq`)).toHaveLength(1);
     // Counted: what was handed out, passed over and dead-lettered, and the commits.
     expect((await call('POST', `/subscriptions/${name}/cursors`, { cursor: r.cursor })).status).toBe(204);
     const metrics = await (await fetch(`${gw.url}/metrics`)).text();
     expect(metrics).toContain(`ce_gateway_pull_records_total{subscription="${group}",outcome="dead_lettered"} 1`);
-    expect(metrics).toContain(`ce_gateway_pull_records_total{subscription="${group}",outcome="delivered"} 4`);
+    expect(metrics).toContain(`ce_gateway_pull_records_total{subscription="${group}",outcome="delivered"} 12`);
+    expect(metrics).toContain(`ce_gateway_pull_records_total{subscription="${group}",outcome="skipped"} 2`);
     expect(metrics).toContain(`ce_gateway_pull_commits_total{subscription="${group}"} 1`);
     // Served by requests only: no consumer-group member runs it on this instance.
     expect(metrics).not.toContain(`ce_gateway_subscription_up{subscription="${group}"}`);

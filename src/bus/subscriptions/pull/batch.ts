@@ -25,9 +25,11 @@
  * (join, seek, fetch, leave, delete: ~60–125 ms for 30 records) and @platformatic/kafka directly
  * (~10 ms). No state outlives the request: correctness never depends on which instance serves it.
  *
- * Poison records are dead-lettered each time a pull passes over them without a commit after them
- * (at-least-once, like everything else here): the dead-letter topic may hold one several times,
- * told apart by `dlq_source_partition`/`dlq_source_offset`.
+ * Poison records are dead-lettered once per gateway process ({@link DeadLetteredMemo}): pulls that
+ * pass over one again without a commit after it (a client that never commits, a retried request)
+ * do not write it again. Another instance, or this one after a restart or once the memo has
+ * forgotten it, writes it once more (at-least-once, like everything else here); copies are told
+ * apart by `dlq_source_topic`/`dlq_source_partition`/`dlq_source_offset`.
  * Spec: issue 9 ("Pull"); bus spec S5, S6 (poison isolation); issue 7 (bounded work per record).
  */
 import { GatewayError, errorMessage } from '../../../core/errors.js';
@@ -62,6 +64,45 @@ export interface PullDeps {
   readonly transport: Transport;
   readonly codec: EventCodec;
   readonly log: Logger;
+  /** Poison records this process already dead-lettered; without it every pass writes them again. */
+  readonly deadLettered?: DeadLetteredMemo;
+}
+
+/** Records remembered by default: a few hundred kB at most. */
+export const DEFAULT_DEAD_LETTERED_MEMO = 10_000;
+
+/**
+ * The poison records (group, topic, partition, offset) this process dead-lettered from pulls, so
+ * that a pull passing over one again does not write it again. Bounded: past `max` entries the
+ * oldest is forgotten (its next pass writes it once more, which at-least-once allows).
+ */
+export class DeadLetteredMemo {
+  readonly #keys = new Set<string>();
+  readonly #max: number;
+
+  /** Errors: RangeError when `max` is not a positive integer. */
+  constructor(max = DEFAULT_DEAD_LETTERED_MEMO) {
+    if (!Number.isInteger(max) || max < 1) throw new RangeError(`max must be a positive integer, got ${max}`);
+    this.#max = max;
+  }
+
+  get size(): number {
+    return this.#keys.size;
+  }
+
+  has(group: string, record: Pick<TransportRecord, 'topic' | 'partition' | 'offset'>): boolean {
+    return this.#keys.has(memoKey(group, record));
+  }
+
+  add(group: string, record: Pick<TransportRecord, 'topic' | 'partition' | 'offset'>): void {
+    this.#keys.add(memoKey(group, record));
+    if (this.#keys.size > this.#max) this.#keys.delete(this.#keys.values().next().value!);
+  }
+}
+
+// Group and topic names cannot hold a newline (Kafka's legal characters), so the key is unambiguous.
+function memoKey(group: string, r: Pick<TransportRecord, 'topic' | 'partition' | 'offset'>): string {
+  return `${group}\n${r.topic}\n${r.partition}\n${r.offset}`;
 }
 
 /** One event handed out, with the positions right after it (an SSE message's `id`). */
@@ -81,8 +122,9 @@ export interface PullResult {
   readonly events: readonly PulledEvent[];
   /** Every position of the pull after it (the response cursor), sorted by topic and partition. */
   readonly positions: readonly TopicPartitionOffset[];
-  /** Records passed over: other kinds, filtered, dead-lettered. */
+  /** Records passed over: other kinds, filtered, and poison records an earlier pull of this process dead-lettered. */
   readonly skipped: number;
+  /** Poison records this pull wrote to the dead-letter topic (and passed over). */
   readonly deadLettered: number;
 }
 
@@ -148,6 +190,7 @@ export async function pull(deps: PullDeps, target: PullTarget, positions: Positi
     const headers = [...originalHeaders(record.headers), ...deadLetterHeaders({ reason, attempts: 1, firstFailureMs: now, lastFailureMs: now, origin, subscription: target.group })];
     try {
       await deps.transport.produce(`${target.group}.dlq`, [{ key: record.key, value: record.value, headers, timestampMs: record.timestampMs }], { signal: o.signal });
+      deps.deadLettered?.add(target.group, record);
       deps.log.warn({ subscription: target.group, topic: record.topic, partition: record.partition, offset: record.offset.toString(), reason: reason.slice(0, 500) }, 'pull: record dead-lettered and passed over');
       return true;
     } catch (err) {
@@ -174,12 +217,15 @@ export async function pull(deps: PullDeps, target: PullTarget, positions: Positi
         return;
       }
       if (v.kind === 'poison') {
-        if (!(await deadLetter(record, v.reason))) {
+        if (deps.deadLettered?.has(target.group, record) === true) {
+          skipped++; // dead-lettered by an earlier pull of this process: passed over, not written again
+        } else if (!(await deadLetter(record, v.reason))) {
           blocked.add(k);
           transient = 'the dead-letter topic did not take a poison record';
           return;
+        } else {
+          deadLettered++;
         }
-        deadLettered++;
       } else if (v.kind === 'skip') {
         skipped++;
       } else if (events.length > 0 && arrayBytes(events.length + 1, textBytes + v.bytes) > o.maxBytes) {

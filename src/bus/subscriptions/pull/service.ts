@@ -21,7 +21,7 @@ import type { Logger } from '../../../observability/index.js';
 import type { TopicPartitionOffset, Transport } from '../../../transport/port.js';
 import { DEFAULT_OWNER, groupOf } from '../model.js';
 import type { StoredSubscription } from '../stored.js';
-import { Positions, pull } from './batch.js';
+import { DeadLetteredMemo, Positions, pull } from './batch.js';
 import type { PullResult, PullTarget } from './batch.js';
 import type { CursorSigner } from './cursor.js';
 import { splitReadable } from '../readable.js';
@@ -100,6 +100,8 @@ function notFound(name: string): GatewayError {
 export class PullService {
   readonly #d: PullServiceDeps;
   readonly #stats = new Map<string, { delivered: number; skipped: number; deadLettered: number; commits: number }>();
+  /** Poison records this process dead-lettered: a pull passing over one again does not write it again. */
+  readonly #deadLettered = new DeadLetteredMemo();
 
   constructor(deps: PullServiceDeps) {
     this.#d = deps;
@@ -154,7 +156,7 @@ export class PullService {
         let r: PullResult;
         try {
           check();
-          r = await pull({ transport: this.#d.transport, codec: this.#d.codec(), log: this.#d.log }, this.#target(s), positions, { max, maxBytes, deadlineMs: Date.now() + waitMs, signal, check });
+          r = await pull({ transport: this.#d.transport, codec: this.#d.codec(), log: this.#d.log, deadLettered: this.#deadLettered }, this.#target(s), positions, { max, maxBytes, deadlineMs: Date.now() + waitMs, signal, check });
         } catch (err) {
           broken = err instanceof Error ? err : new Error(String(err)); // `positions` may be past events this answer did not hand out
           throw broken;
