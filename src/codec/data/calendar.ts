@@ -166,11 +166,33 @@ const THREE_DIGITS = Array.from({ length: 1000 }, (_, i) => pad(i, 3));
 let lastDays = Number.NaN;
 let lastDate: string | undefined;
 
-/** `YYYY-MM-DD` of a day count; undefined outside years 0000–9999. */
+/** Years an RFC 3339 date can spell (four digits): what the data readers can write. */
+export const MIN_YEAR = 0;
+export const MAX_YEAR = 9999;
+/** Seconds since the epoch of 0000-01-01T00:00:00Z and of 10000-01-01T00:00:00Z. */
+const FIRST_SECOND = daysFromCivil(MIN_YEAR, 1, 1) * 86400;
+const END_SECOND = daysFromCivil(MAX_YEAR + 1, 1, 1) * 86400;
+
+/**
+ * Why an instant cannot be written back, or undefined: its date in UTC must be within years
+ * 0000–9999 ({@link MIN_YEAR}–{@link MAX_YEAR}), since the readers write UTC (`Z`) and RFC 3339
+ * has four year digits. The one rule for both sides: ingress refuses what {@link formatDateTime}
+ * and {@link formatDate} could not write (`9999-12-31T23:59:59-12:00` is year 10000 in UTC,
+ * `0000-01-01T00:30:00+01:00` year −1). `seconds` since 1970-01-01T00:00:00Z.
+ * Spec: RFC 3339 §5.6 (date-fullyear = 4DIGIT); the envelope's `time` applies the same "also of
+ * the instant in UTC" rule (src/envelope/time.ts, with years from 0001).
+ */
+export function utcYearProblem(seconds: number): string | undefined {
+  if (seconds >= FIRST_SECOND && seconds < END_SECOND) return undefined;
+  const [year] = civilFromDays(Math.floor(seconds / 86400));
+  return `the instant in UTC falls in year ${year}, outside ${pad(MIN_YEAR, 4)}–${MAX_YEAR}: readers write timestamps in UTC and could not write it`;
+}
+
+/** `YYYY-MM-DD` of a day count; undefined outside years 0000–9999 ({@link utcYearProblem}). */
 export function formatDate(days: number): string | undefined {
   if (days === lastDays) return lastDate;
   const [y, m, d] = civilFromDays(days);
-  const date = y < 0 || y > 9999 ? undefined : `${pad(y, 4)}-${TWO_DIGITS[m]!}-${TWO_DIGITS[d]!}`;
+  const date = utcYearProblem(days * 86400) !== undefined ? undefined : `${pad(y, 4)}-${TWO_DIGITS[m]!}-${TWO_DIGITS[d]!}`;
   lastDays = days;
   lastDate = date;
   return date;

@@ -4,7 +4,7 @@
  * time-millis/-micros, timestamp-millis/-micros, uuid); RFC 3339 §5.6; RFC 4648 §4 (base64).
  * Each `parse*` returns the Avro-ready value or a {@link Reason}; each `format*` returns text or undefined.
  */
-import { formatClock, formatDate, formatDateTime, parseDate, parseDateTime, parseTime } from './calendar.js';
+import { formatClock, formatDate, formatDateTime, parseDate, parseDateTime, parseTime, utcYearProblem } from './calendar.js';
 import { normalizeLong } from './avro-types.js';
 import type { LongValue } from './avro-types.js';
 
@@ -122,11 +122,18 @@ export function parseUuid(v: unknown): string | Reason {
   return v;
 }
 
-/** timestamp-millis / -micros: RFC 3339 with an offset → epoch ms / µs. Precision beyond the unit is refused, never rounded. */
+/**
+ * timestamp-millis / -micros: RFC 3339 with an offset → epoch ms / µs. Precision beyond the unit
+ * is refused, never rounded; so is an instant whose date in UTC is outside years 0000–9999
+ * (`9999-12-31T23:59:59-12:00`): {@link formatTimestamp} could not write it back, and every
+ * subscriber would dead-letter the event (calendar `utcYearProblem`, the one rule of both sides).
+ */
 export function parseTimestamp(v: unknown, micros: boolean): LongValue | Reason {
   if (typeof v !== 'string') return new Reason('expected an RFC 3339 date-time string with an offset');
   const t = parseDateTime(v);
   if (typeof t === 'string') return new Reason(t);
+  const outside = utcYearProblem(t.seconds);
+  if (outside !== undefined) return new Reason(outside);
   const unitNanos = micros ? 1000 : 1_000_000;
   if (t.nanos % unitNanos !== 0) return new Reason(`precision finer than ${micros ? 'microseconds' : 'milliseconds'} would be lost`);
   const frac = t.nanos / unitNanos;
