@@ -16,7 +16,7 @@ import {
   tryParseAttribute,
 } from '../../envelope/index.js';
 import { decodeHeaderValue } from './header-value.js';
-import { isJsonMediaType, readJsonData } from '../json/index.js';
+import { charsetProblem, isJsonMediaType, readJsonData } from '../json/index.js';
 import type { MediaType } from '../json/index.js';
 
 /** Incoming HTTP headers as node:http gives them (names in any case in this API). */
@@ -42,6 +42,9 @@ function isCePrefix(name: string): boolean {
  * Reads a binary-mode request into a frozen envelope, adding every violation to `out`; returns
  * undefined when there was any. `contentType` is the raw Content-Type text (undefined when the
  * request has none) and `mediaType` its parse.
+ * A JSON Content-Type (`*\/json`, `*\/*+json`) is read as UTF-8 JSON: a `charset` other than
+ * UTF-8 is a violation naming `datacontenttype` (parseHttpRequest refuses it with 415 first);
+ * any other Content-Type keeps the body as bytes.
  * Limits: the `ce-` headers (plus Content-Type) are counted before any is decoded; over
  * `limits.maxAttributes`, or over `limits.maxAttributeBytes` once decoded, is one violation coded
  * CEG_TOO_MANY_ATTRIBUTES / CEG_ATTRIBUTES_TOO_LARGE naming the `headers`.
@@ -123,7 +126,10 @@ export function readBinaryEvent(
   let data: EventData | undefined;
   if (body.byteLength > 0) {
     if (mediaType !== undefined && isJsonMediaType(mediaType)) {
-      const json = readJsonData(body, '/data', mediaType.essence, out);
+      // JSON is read as UTF-8: another declared charset would be misread (parseHttpRequest answers 415 first).
+      const charset = charsetProblem(mediaType, 'JSON data');
+      if (charset !== undefined) out.attribute('datacontenttype', charset);
+      const json = charset === undefined ? readJsonData(body, '/data', mediaType.essence, out) : undefined;
       if (json !== undefined) data = Object.freeze({ kind: 'json', value: json.value });
     } else {
       data = Object.freeze({ kind: 'binary', bytes: new Uint8Array(body.buffer, body.byteOffset, body.byteLength) });

@@ -9,7 +9,7 @@ import type { Envelope, EnvelopeLimits } from '../../envelope/index.js';
 import { DEFAULT_ENVELOPE_LIMITS, ViolationCollector } from '../../envelope/index.js';
 import { hasCeHeader, readBinaryEvent } from './binary.js';
 import type { HttpHeaders } from './binary.js';
-import { BATCH_JSON, BODY_FIELD, CLOUDEVENTS_PREFIX, STRUCTURED_JSON, parseJsonText, parseMediaType, readEventBatch, readStructuredEvent } from '../json/index.js';
+import { BATCH_JSON, BODY_FIELD, CLOUDEVENTS_PREFIX, STRUCTURED_JSON, charsetProblem, isJsonMediaType, parseJsonText, parseMediaType, readEventBatch, readStructuredEvent } from '../json/index.js';
 import { assertBodySize, batchTooLarge } from './limits.js';
 
 /** Content mode of a request. */
@@ -64,11 +64,11 @@ function unsupported(contentType: string | undefined, why: string): GatewayError
  * - otherwise, with `ce-` headers → binary (Content-Type = datacontenttype; JSON media types
  *   parsed as JSON data, others kept as bytes; empty body = no data).
  * Media types match case-insensitively, parameters allowed (a charset other than UTF-8 is
- * refused for the JSON formats).
+ * refused for the JSON formats, and in binary mode for a JSON Content-Type: JSON is read as UTF-8).
  * Throws: GatewayError, retriable false:
  *   CEG_PAYLOAD_TOO_LARGE (body over `maxBodyBytes`, batch over `maxBatchEvents`);
- *   CEG_UNSUPPORTED_MEDIA_TYPE (no ce- headers and not a CloudEvents media type, or an event
- *   format other than JSON);
+ *   CEG_UNSUPPORTED_MEDIA_TYPE (no ce- headers and not a CloudEvents media type, an event
+ *   format other than JSON, or a `charset` other than UTF-8 on a JSON format or JSON data);
  *   CEG_INVALID_EVENT (body not JSON / wrong shape), CEG_MISSING_ATTRIBUTE, CEG_INVALID_ATTRIBUTE,
  *   CEG_INVALID_DATA — `details.violations` lists each (`attribute`, or `field` as a JSON pointer
  *   such as `/data/volume`, plus `index` in a batch).
@@ -80,10 +80,8 @@ export function parseHttpRequest(headers: HttpHeaders, body: Uint8Array, options
   const contentType = rawContentType === undefined ? undefined : rawContentType.trim();
   const mediaType = contentType === undefined || contentType === '' ? undefined : parseMediaType(contentType);
   if (mediaType !== undefined && mediaType.essence.startsWith(CLOUDEVENTS_PREFIX)) {
-    const charset = mediaType.params.charset?.toLowerCase();
-    if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
-      throw unsupported(contentType, `charset ${charset} is not supported: CloudEvents JSON is UTF-8`);
-    }
+    const charset = charsetProblem(mediaType, 'CloudEvents JSON');
+    if (charset !== undefined) throw unsupported(contentType, charset);
     if (mediaType.essence === STRUCTURED_JSON) return { mode: 'structured', events: [parseStructured(body, limits)] };
     if (mediaType.essence === BATCH_JSON) return { mode: 'batch', events: parseBatch(body, options.maxBatchEvents, limits) };
     throw unsupported(contentType, `event format ${mediaType.essence} is not supported; use ${STRUCTURED_JSON} or ${BATCH_JSON}`);
@@ -96,6 +94,12 @@ export function parseHttpRequest(headers: HttpHeaders, body: Uint8Array, options
         : `not a CloudEvent: Content-Type ${mediaType?.essence ?? 'is malformed'} without ce-* headers; send ${STRUCTURED_JSON}, ${BATCH_JSON}, or binary mode with ce-specversion`,
     );
   }
+  // JSON data is read as UTF-8: a JSON Content-Type declaring another charset would be misread
+  // (iso-8859-1 C3 A9 is "Ã©", not "é"), so it is refused as structured and batch mode refuse it.
+  // Non-JSON data (text/* included) is kept as bytes, charset and all, and refused later by the
+  // ingress whatever its charset: the gateway's data is JSON.
+  const dataCharset = mediaType !== undefined && isJsonMediaType(mediaType) ? charsetProblem(mediaType, 'JSON data') : undefined;
+  if (dataCharset !== undefined) throw unsupported(contentType, dataCharset);
   const out = new ViolationCollector();
   // An empty Content-Type for data is not "none" (RFC 9110 §8.3: the value is a media type): refused
   // as an empty datacontenttype is in structured mode. Without data (a tombstone) it says nothing.

@@ -71,6 +71,22 @@ export function isJsonMediaType(mt: MediaType): boolean {
   return mt.subtype === 'json' || mt.subtype.endsWith('+json');
 }
 
+/**
+ * Why the `charset` parameter of a JSON media type cannot be honoured, or undefined: JSON text
+ * exchanged between systems is UTF-8 (RFC 8259 §8.1), which is how the gateway reads every JSON
+ * body and data, so a charset other than `utf-8` (any case; quotes already removed by
+ * {@link parseMediaType}; `utf8` tolerated) would be silently misread — `charset=iso-8859-1`
+ * with bytes C3 A9 means "Ã©", not "é". No charset parameter is fine.
+ * `what` names the content in the reason (e.g. "CloudEvents JSON", "JSON data").
+ */
+export function charsetProblem(mt: MediaType, what: string): string | undefined {
+  const raw = mt.params.charset;
+  if (raw === undefined) return undefined;
+  const charset = raw.toLowerCase();
+  if (charset === 'utf-8' || charset === 'utf8') return undefined;
+  return `charset ${charset.length > 40 ? `${charset.slice(0, 40)}…` : charset} is not supported: ${what} is UTF-8 (RFC 8259 §8.1); send it as UTF-8 with charset=utf-8 or no charset`;
+}
+
 /** True when the `datacontenttype` text declares JSON-formatted content (absent = JSON). */
 export function declaresJson(datacontenttype: string | undefined): boolean {
   if (datacontenttype === undefined) return true;

@@ -17,7 +17,7 @@ import { partitionKey, unknownTypeReason } from '../../catalog/index.js';
 import type { EventKind } from '../../catalog/index.js';
 import { completeOutbound } from '../../codec/event/index.js';
 import type { EventCodec, KindBinding, SchemaVersion } from '../../codec/event/index.js';
-import { declaresJson, readJsonData } from '../../codec/json/index.js';
+import { charsetProblem, declaresJson, isJsonMediaType, parseMediaType, readJsonData } from '../../codec/json/index.js';
 import type { Attributes, Envelope, EnvelopeLimits, JsonValue } from '../../envelope/index.js';
 import { DEFAULT_ENVELOPE_LIMITS, ViolationCollector } from '../../envelope/index.js';
 import type { Violation } from '../../envelope/index.js';
@@ -202,12 +202,21 @@ function chooseVersion(a: Attributes, binding: KindBinding, opts: PrepareOptions
  * The data as natural JSON. Bytes (structured mode `data_base64`) are read when the
  * `datacontenttype` declares JSON, with the same rules as a JSON body in binary mode (codec/json
  * `readJsonData`: UTF-8 checked, BOM ignored, duplicate names refused, `text/json` and `+json` alike).
+ * A JSON `datacontenttype` with a `charset` other than UTF-8 is refused (CEG_INVALID_ATTRIBUTE).
  */
 function dataAsJson(env: Envelope, problems: Violation[]): JsonValue | undefined {
   const d = env.data;
   if (d === undefined) return undefined;
-  if (d.kind === 'json') return d.value;
   const ct = env.attributes.datacontenttype;
+  // The data is JSON, read and forwarded as UTF-8: a JSON datacontenttype declaring another
+  // charset would tell every reader to misread it (binary mode answers 415 before this).
+  const mt = ct === undefined ? undefined : parseMediaType(ct);
+  const charset = mt !== undefined && isJsonMediaType(mt) ? charsetProblem(mt, 'JSON data') : undefined;
+  if (charset !== undefined) {
+    problems.push({ attribute: 'datacontenttype', reason: charset, code: 'CEG_INVALID_ATTRIBUTE' });
+    return undefined;
+  }
+  if (d.kind === 'json') return d.value;
   if (!declaresJson(ct)) {
     problems.push({ attribute: 'datacontenttype', reason: `data must be JSON-formatted (application/json or any */json, */*+json), got ${String(ct)}`, code: 'CEG_INVALID_DATA' });
     return undefined;
