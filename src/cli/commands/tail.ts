@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { createGateway } from '../../app/index.js';
 import { startTail } from '../../bus/tail/index.js';
-import { GatewayError } from '../../core/errors.js';
+import { GatewayError, errorMessage } from '../../core/errors.js';
 import { assertTopicName } from '../../core/topic-name.js';
 import { printable } from '../../core/printable.js';
 import { onSignals, setup } from '../context.js';
@@ -62,6 +62,19 @@ export function registerTailCommand(program: Command): void {
         await read.stop();
         await gw.close();
       }, log, config.shutdownTimeoutMs);
+      // The reader went away (`tail … | head`): stop reading and end with 0, as a pipe's writer
+      // does, instead of an unhandled EPIPE with its stack. Later writes fail the same way: one stop.
+      let readerGone: string | undefined;
+      process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+        if (readerGone !== undefined) return;
+        readerGone = err.code ?? 'error';
+        if (err.code !== 'EPIPE') log.error({ err: errorMessage(err) }, 'tail: cannot write to standard output; stopping');
+        read.stop().catch((e: unknown) => log.error({ err: errorMessage(e) }, 'tail: stopping the read failed'));
+      });
       await read.done;
+      if (readerGone !== undefined) {
+        await gw.close();
+        process.exitCode = readerGone === 'EPIPE' ? 0 : 1;
+      }
     });
 }

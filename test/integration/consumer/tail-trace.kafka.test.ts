@@ -108,6 +108,33 @@ describe('tail', () => {
     expect(await newReadGroups(before)).toEqual([]);
   }, 90_000);
 
+  it('ends with exit 0 and no stack trace when its reader goes away (`tail … | head -1`)', async () => {
+    const first = gw.publisher().publish('PriceLoadingCompleted', priceLoaded('TAIL/PIPE', 'H1'))!;
+    await first.delivered;
+    const tail = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'tail', 'PriceLoadingCompleted', '--from-beginning'], { env: { ...process.env, ...cat.env() }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    tail.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<number | null>((r) => tail.once('exit', (c) => r(c)));
+    try {
+      await new Promise<void>((resolve, reject) => {
+        tail.stdout.once('data', () => resolve());
+        tail.once('exit', () => reject(new Error(`tail exited before printing: ${stderr}`)));
+      });
+      tail.stdout.destroy(); // the reader closes its end, as head does after its first line
+      // Written after the reader is gone: tail's next write fails with EPIPE.
+      const later = await waitFor('tail to exit once a write found the reader gone', async () => {
+        if (tail.exitCode !== null) return true;
+        await gw.publisher().publish('PriceLoadingCompleted', priceLoaded('TAIL/PIPE', 'H1'))!.delivered;
+        return false;
+      }, 60_000, 500);
+      expect(later).toBe(true);
+    } finally {
+      if (tail.exitCode === null) tail.kill('SIGKILL');
+    }
+    expect(await exited, stderr).toBe(0);
+    expect(stderr).not.toMatch(/EPIPE|at .*\.(js|ts):\d+/);
+  }, 90_000);
+
   it('creates no topic and registers no schema (read-only credentials suffice)', async () => {
     const fresh = ownCatalog('it-readonly');
     const groupsBefore = await readGroups();
