@@ -17,6 +17,12 @@ export interface ChainNode {
   readonly topic: string;
   readonly partition: number;
   readonly offset: string;
+  /**
+   * Set on a root whose `causationid` names an event of the chain that is, through its own causes,
+   * caused by this one (a causation cycle, which a correct producer never writes): the cycle is
+   * cut here so that every event of the chain is shown.
+   */
+  causationCycle?: true;
   readonly children: ChainNode[];
 }
 
@@ -34,7 +40,12 @@ function timeOf(n: ChainNode): number {
   return Number.isFinite(t) ? t : Number.MAX_SAFE_INTEGER;
 }
 
-/** Builds the forest; siblings and roots ordered by time, then topic/partition/offset. Duplicates (same source+id) are kept once. */
+/**
+ * Builds the forest; siblings and roots ordered by time, then topic/partition/offset. Duplicates
+ * (same source+id) are kept once. A `causationid` names an event by `id` alone (bus spec M2): when
+ * several sources used that id, the first read is the cause. Events of a causation cycle are
+ * never lost: the cycle is cut at its earliest event, which becomes a root marked `causationCycle`.
+ */
 export function buildChain(events: readonly LocatedEvent[]): ChainNode[] {
   const byId = new Map<string, ChainNode>();
   const seen = new Set<string>();
@@ -58,21 +69,65 @@ export function buildChain(events: readonly LocatedEvent[]): ChainNode[] {
       children: [],
     };
     nodes.push(node);
-    byId.set(a.id, node);
+    if (!byId.has(a.id)) byId.set(a.id, node);
   }
   const roots: ChainNode[] = [];
+  const parentOf = new Map<ChainNode, ChainNode>();
   for (const n of nodes) {
     const parent = n.causationid === undefined ? undefined : byId.get(n.causationid);
-    if (parent !== undefined && parent !== n) parent.children.push(n);
-    else roots.push(n);
+    if (parent !== undefined && parent !== n) {
+      parent.children.push(n);
+      parentOf.set(n, parent);
+    } else roots.push(n);
   }
   const order = (a: ChainNode, b: ChainNode): number => timeOf(a) - timeOf(b) || a.topic.localeCompare(b.topic) || a.partition - b.partition || Number(BigInt(a.offset) - BigInt(b.offset));
+  // Events no root reaches hang on a causation cycle: cut each cycle at its earliest event.
+  const reached = new Set<ChainNode>();
+  const reach = (from: ChainNode): void => {
+    const stack = [from];
+    for (let n = stack.pop(); n !== undefined; n = stack.pop()) {
+      if (reached.has(n)) continue;
+      reached.add(n);
+      stack.push(...n.children);
+    }
+  };
+  roots.forEach(reach);
+  for (const stranded of nodes) {
+    if (reached.has(stranded)) continue;
+    // Up the causes until one repeats: that one and the causes from it round to it are the cycle.
+    const path = new Set<ChainNode>();
+    let n = stranded;
+    while (!path.has(n)) {
+      path.add(n);
+      n = parentOf.get(n)!;
+    }
+    const cycle: ChainNode[] = [n];
+    for (let m = parentOf.get(n)!; m !== n; m = parentOf.get(m)!) cycle.push(m);
+    const cut = cycle.sort(order)[0]!;
+    const parent = parentOf.get(cut)!;
+    parent.children.splice(parent.children.indexOf(cut), 1);
+    parentOf.delete(cut);
+    cut.causationCycle = true;
+    roots.push(cut);
+    reach(cut);
+  }
   const sortDeep = (list: ChainNode[]): void => {
     list.sort(order);
     for (const n of list) sortDeep(n.children);
   };
   sortDeep(roots);
   return roots;
+}
+
+/** How many events the forest holds (duplicates were kept once by {@link buildChain}). */
+export function chainSize(roots: readonly ChainNode[]): number {
+  let count = 0;
+  const stack = [...roots];
+  for (let n = stack.pop(); n !== undefined; n = stack.pop()) {
+    count++;
+    stack.push(...n.children);
+  }
+  return count;
 }
 
 /** Renders the forest as an indented tree with times relative to the first event. */
@@ -89,7 +144,8 @@ export function renderChain(correlationid: string, roots: readonly ChainNode[]):
   const line = (n: ChainNode, prefix: string, last: boolean): void => {
     const t = timeOf(n);
     const rel = t === Number.MAX_SAFE_INTEGER ? '' : ` +${((t - start) / 1000).toFixed(3)}s`;
-    lines.push(`${prefix}${last ? '└─ ' : '├─ '}${n.name}  ${n.time ?? '(no time)'}${rel}  source=${n.source}  id=${n.id}${n.partitionkey ? `  key=${n.partitionkey}` : ''}`);
+    const cycle = n.causationCycle === true ? `  (causation cycle: caused by ${n.causationid ?? '?'}, which it caused)` : '';
+    lines.push(`${prefix}${last ? '└─ ' : '├─ '}${n.name}  ${n.time ?? '(no time)'}${rel}  source=${n.source}  id=${n.id}${n.partitionkey ? `  key=${n.partitionkey}` : ''}${cycle}`);
     n.children.forEach((c, i) => line(c, `${prefix}${last ? '   ' : '│  '}`, i === n.children.length - 1));
   };
   roots.forEach((r, i) => line(r, '', i === roots.length - 1));

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { createGateway } from '../../app/index.js';
-import { buildChain, readChain, renderChain } from '../../bus/trace/index.js';
+import { buildChain, chainSize, readChain, renderChain } from '../../bus/trace/index.js';
 import { printable } from '../../core/printable.js';
 import { EXIT_CHECK_FAILED, EXIT_OK, setup } from '../context.js';
 import { wholeNumber } from '../numbers.js';
@@ -29,7 +29,7 @@ export function registerTraceCommand(program: Command): void {
         const r = await readChain(gw.transport, gw.codec(), topics, correlationid, { timeoutMs: opts.timeout, ...(opts.since === undefined ? {} : { sinceMs: opts.since }) });
         const roots = buildChain(r.events);
         if (opts.json) {
-          process.stdout.write(`${JSON.stringify({ correlationid, complete: r.complete, events: r.events.length, invalid: r.invalid, scanned: r.scanned, roots })}\n`);
+          process.stdout.write(`${JSON.stringify({ correlationid, complete: r.complete, events: chainSize(roots), invalid: r.invalid, scanned: r.scanned, roots })}\n`);
         } else {
           // Partner text is escaped for the terminal line by line (control characters as \uXXXX).
           process.stdout.write(renderChain(correlationid, roots).split('\n').map(printable).join('\n'));

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { buildChain, renderChain } from '../../../src/bus/trace/index.js';
+import fc from 'fast-check';
+import { buildChain, chainSize, renderChain } from '../../../src/bus/trace/index.js';
+import type { ChainNode } from '../../../src/bus/trace/tree.js';
 import type { LocatedEvent } from '../../../src/bus/trace/index.js';
 
 function ev(id: string, time: string, causationid?: string, source = 'urn:s:1', offset = 0n): LocatedEvent {
@@ -34,5 +36,37 @@ describe('buildChain', () => {
       '',
     ]);
     expect(renderChain('none', [])).toBe('correlation none: no events found\n');
+  });
+
+  it('shows the events of a causation cycle, cut at its earliest event (they were all hidden: "no events found")', () => {
+    const roots = buildChain([ev('b', '2022-01-01T00:00:02Z', 'a'), ev('a', '2022-01-01T00:00:01Z', 'b'), ev('c', '2022-01-01T00:00:03Z', 'b')]);
+    expect(roots.map((r) => [r.id, r.causationCycle])).toEqual([['a', true]]);
+    expect(roots[0]!.children.map((c) => c.id)).toEqual(['b']);
+    expect(roots[0]!.children[0]!.children.map((c) => c.id)).toEqual(['c']);
+    expect(chainSize(roots)).toBe(3);
+    expect(renderChain('cid', roots)).toContain('id=a  (causation cycle: caused by b, which it caused)');
+    // An event caused by itself is a root as before, not a cycle.
+    expect(buildChain([ev('s', '2022-01-01T00:00:01Z', 's')]).map((r) => [r.id, r.causationCycle])).toEqual([['s', undefined]]);
+  });
+
+  it('every event read appears exactly once in the forest, whatever its causation links (generated)', () => {
+    const ids = ['a', 'b', 'c', 'd', 'e', 'f', 'g'];
+    const arbEvent = fc.record({ id: fc.constantFrom(...ids), cause: fc.option(fc.constantFrom(...ids, 'missing'), { nil: undefined }), second: fc.integer({ min: 0, max: 59 }), source: fc.constantFrom('urn:s:1', 'urn:s:2') });
+    fc.assert(
+      fc.property(fc.array(arbEvent, { maxLength: 20 }), (list) => {
+        const located = list.map((e, i) => ev(e.id, `2022-01-01T00:00:${String(e.second).padStart(2, '0')}Z`, e.cause, e.source, BigInt(i)));
+        const roots = buildChain(located);
+        const seen: string[] = [];
+        const walk = (n: ChainNode): void => {
+          seen.push(`${n.source} ${n.id}`);
+          n.children.forEach(walk);
+        };
+        roots.forEach(walk);
+        const distinct = new Set(list.map((e) => `${e.source} ${e.id}`));
+        expect(seen.sort()).toEqual([...distinct].sort());
+        expect(chainSize(roots)).toBe(distinct.size);
+      }),
+      { numRuns: 500 },
+    );
   });
 });
