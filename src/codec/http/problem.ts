@@ -5,6 +5,7 @@
  */
 import type { GatewayError } from '../../core/errors.js';
 import type { Violation } from '../../envelope/index.js';
+import { MAX_LISTED_VIOLATIONS } from '../data/index.js';
 
 /** Media type of problem details (RFC 9457 §3). */
 export const problemContentType = 'application/problem+json';
@@ -24,6 +25,8 @@ export interface Problem {
   readonly retriable: boolean;
   /** Every violation, each naming an attribute or a field (JSON pointer), with `index` in a batch. */
   readonly violations?: readonly Violation[];
+  /** How many violations were found, present only when more than `violations` lists (at most MAX_LISTED_VIOLATIONS = 100). */
+  readonly violationCount?: number;
   readonly instance?: string;
 }
 
@@ -101,7 +104,8 @@ function isViolationList(v: unknown): v is readonly Violation[] {
  * never internals of an unexpected failure; 501 (what the request asked for is not implemented)
  * is told like a client error.
  * Shape: { type: `urn:ce-gateway:error:<CODE>`, title, status, detail, code, retriable,
- * violations?, instance? }.
+ * violations? (at most MAX_LISTED_VIOLATIONS, the first found), violationCount? (the total, only
+ * when more were found than listed), instance? }.
  */
 export function toProblem(err: GatewayError, instance?: string): Problem {
   const status = problemStatus(err);
@@ -120,9 +124,15 @@ export function toProblem(err: GatewayError, instance?: string): Problem {
     code: string;
     retriable: boolean;
     violations?: readonly Violation[];
+    violationCount?: number;
     instance?: string;
   } = { type: problemTypePrefix + err.code, title, status, detail, code: err.code, retriable: err.retriable };
-  if (refusal && isViolationList(violations)) problem.violations = violations;
+  if (refusal && isViolationList(violations)) {
+    // Every answer lists at most MAX_LISTED_VIOLATIONS; `violationCount` has the total when more were found.
+    problem.violations = violations.length > MAX_LISTED_VIOLATIONS ? violations.slice(0, MAX_LISTED_VIOLATIONS) : violations;
+    const counted = Math.max(typeof err.details.violationCount === 'number' ? err.details.violationCount : 0, violations.length);
+    if (counted > problem.violations.length) problem.violationCount = counted;
+  }
   else if (refusal && (typeof err.details.attribute === 'string' || typeof err.details.field === 'string')) {
     const v: { attribute?: string; field?: string; reason: string } = { reason: err.message };
     if (typeof err.details.attribute === 'string') v.attribute = err.details.attribute;

@@ -15,6 +15,7 @@ import { GatewayError } from '../../core/errors.js';
 import type { ErrorCode } from '../../core/errors.js';
 import { partitionKey, unknownTypeReason } from '../../catalog/index.js';
 import type { EventKind } from '../../catalog/index.js';
+import { MAX_LISTED_VIOLATIONS } from '../../codec/data/index.js';
 import { completeOutbound } from '../../codec/event/index.js';
 import type { EventCodec, KindBinding, SchemaVersion } from '../../codec/event/index.js';
 import { charsetProblem, declaresJson, isJsonMediaType, parseMediaType, readJsonData } from '../../codec/json/index.js';
@@ -62,18 +63,22 @@ export const MAX_ATTRIBUTE_BYTES = 4096;
  *   the data field (a JSON pointer under `/data`), and `index` in batch mode. Its code is the one
  *   all violations share (CEG_UNKNOWN_TYPE, CEG_INVALID_DATA, CEG_PARTITION_KEY_MISMATCH,
  *   CEG_MISSING_ATTRIBUTE, CEG_PAYLOAD_TOO_LARGE…), else CEG_INVALID_EVENT. Nothing is encoded
- *   when any event is bad.
+ *   when any event is bad. At most MAX_LISTED_VIOLATIONS (100) violations are listed, the first
+ *   by index; when more were found, `details.violationCount` is their total (data violations an
+ *   event's data error counted but did not list included).
  */
 export function prepareEvents(events: readonly (Envelope | undefined)[], codec: EventCodec, opts: PrepareOptions, batch: boolean, earlier: readonly Violation[] = []): PreparedEvent[] {
   const violations: Violation[] = [...earlier];
   const out: PreparedEvent[] = [];
   // One list for every event's problems, emptied after each (they are copied out): no array per event.
   const problems: Violation[] = [];
+  // Data violations an event's data error counted but did not list (codec/data MAX_LISTED_VIOLATIONS).
+  const unlisted = { count: 0 };
   for (let index = 0; index < events.length; index++) {
     const given = events[index];
     if (given === undefined) continue;
     const env = opts.traceparent !== undefined && given.attributes.traceparent === undefined ? { ...given, attributes: { ...given.attributes, traceparent: opts.traceparent } } : given;
-    const prepared = prepareOne(env, index, codec, opts, problems);
+    const prepared = prepareOne(env, index, codec, opts, problems, unlisted);
     for (const p of problems) violations.push(batch ? { ...p, index } : p);
     if (prepared !== undefined && problems.length === 0) out.push(prepared);
     problems.length = 0;
@@ -82,13 +87,20 @@ export function prepareEvents(events: readonly (Envelope | undefined)[], codec: 
     violations.sort((a, b) => (a.index ?? 0) - (b.index ?? 0));
     const codes = new Set(violations.map((v) => v.code ?? 'CEG_INVALID_EVENT'));
     const code: ErrorCode = codes.size === 1 ? [...codes][0]! : 'CEG_INVALID_EVENT';
-    throw new GatewayError(code, summary(violations, events.length, batch), { retriable: false, details: { violations } });
+    // One answer lists at most MAX_LISTED_VIOLATIONS (the first by index); `violationCount` has
+    // the total, as the data cap says it (a batch of 1000 events × 95 bad names answered 14 MB).
+    const total = violations.length + unlisted.count;
+    const listed = violations.length > MAX_LISTED_VIOLATIONS ? violations.slice(0, MAX_LISTED_VIOLATIONS) : violations;
+    throw new GatewayError(code, summary(violations, listed, total, events.length, batch), { retriable: false, details: total > listed.length ? { violations: listed, violationCount: total } : { violations: listed } });
   }
   return out;
 }
 
-function summary(violations: readonly Violation[], total: number, batch: boolean): string {
-  if (!batch) return violations.map((v) => `${v.attribute ?? v.field ?? 'event'}: ${v.reason}`).join('; ');
+function summary(violations: readonly Violation[], listed: readonly Violation[], count: number, total: number, batch: boolean): string {
+  if (!batch) {
+    const shown = listed.slice(0, 5).map((v) => `${v.attribute ?? v.field ?? 'event'}: ${v.reason}`).join('; ');
+    return count > 5 ? `${shown} (+${count - 5} more)` : shown;
+  }
   const bad = new Set(violations.map((v) => v.index)).size;
   return `${bad} of ${total} events are invalid; nothing was produced`;
 }
@@ -105,7 +117,7 @@ function checkAttributeBounds(a: Attributes, problems: Violation[]): void {
   }
 }
 
-function prepareOne(env: Envelope, index: number, codec: EventCodec, opts: PrepareOptions, problems: Violation[]): PreparedEvent | undefined {
+function prepareOne(env: Envelope, index: number, codec: EventCodec, opts: PrepareOptions, problems: Violation[], unlisted: { count: number }): PreparedEvent | undefined {
   const a = env.attributes;
   checkAttributeBounds(a, problems);
   const binding = codec.binding(a.type);
@@ -133,7 +145,10 @@ function prepareOne(env: Envelope, index: number, codec: EventCodec, opts: Prepa
       value = codec.encodeData(version, json);
     } catch (err) {
       if (!(err instanceof GatewayError)) throw err;
-      for (const v of violationsOf(err)) problems.push({ ...v, field: `/data${v.field ?? ''}`, code: 'CEG_INVALID_DATA' });
+      const listed = violationsOf(err);
+      for (const v of listed) problems.push({ ...v, field: `/data${v.field ?? ''}`, code: 'CEG_INVALID_DATA' });
+      const counted = err.details.violationCount;
+      if (typeof counted === 'number' && counted > listed.length) unlisted.count += counted - listed.length;
       return undefined;
     }
     try {
