@@ -5,6 +5,12 @@ import { errorMessage } from '../../core/errors.js';
 import { assertTopicName } from '../../core/topic-name.js';
 import { setup } from '../context.js';
 
+/**
+ * `ce-gateway topics`: creates the catalog's topics (partitions, retention, cleanup policy) and,
+ * with `--subscription`, those subscriptions' own topics, when they do not exist yet (never by
+ * broker auto-creation). Registers no schema. Exit 0 when done; 2 on a usage error or when the
+ * broker cannot be reached or refuses (after the transport's bounded retries).
+ */
 export function registerTopicsCommand(program: Command): void {
   program
     .command('topics')
@@ -23,11 +29,14 @@ export function registerTopicsCommand(program: Command): void {
       } catch (err) {
         program.error(`--subscription: ${errorMessage(err)}`, { exitCode: 2 });
       }
-      const gw = createGateway(config, log);
+      // Read-only start-up: no schema registered (that is `schemas register`, which checks them
+      // first) and no bootstrap retried forever; the topics are created here, once, with the
+      // transport's bounded retries, so an unreachable broker fails the command (exit 2).
+      const gw = createGateway(config, log, { readOnly: true });
       try {
         await gw.ready;
-        await gw.transport.ensureTopics(own);
         const topics = [...gw.catalog.topics, ...own];
+        await gw.transport.ensureTopics(topics);
         if (opts.json) process.stdout.write(`${JSON.stringify(topics)}\n`);
         else for (const t of topics) process.stdout.write(`${t.name}\tpartitions=${t.partitions}\tretention.ms=${t.retentionMs}\tcleanup.policy=${t.cleanupPolicy}\n`);
       } finally {
