@@ -2,9 +2,10 @@
  * `ce-gateway connectors check [DIR] [--json]`: validates a connectors folder as `serve` would
  * (every file, every problem at once, kinds against the catalog, scripts and folders on disk)
  * without starting anything. DIR defaults to CONNECTORS_DIR.
- * Exit codes: 0 valid; 1 a file has problems; 2 usage (no folder given, unreadable catalog).
+ * Exit codes: 0 valid; 1 a file has problems; 2 usage (no folder given, not a folder, unreadable catalog).
  * Spec: DESIGN "Connectors"; DESIGN "Conventions" (CLI exit codes, --json).
  */
+import { statSync } from 'node:fs';
 import type { Command } from 'commander';
 import { errorMessage, isGatewayError } from '../../core/errors.js';
 import { loadCatalog } from '../../catalog/index.js';
@@ -24,6 +25,10 @@ export function registerConnectorsCommand(program: Command): void {
       const dir = dirArg ?? config.connectorsDir;
       if (dir === undefined) {
         process.stderr.write('ce-gateway connectors check: give a folder or set CONNECTORS_DIR\n');
+        process.exit(EXIT_USAGE);
+      }
+      if (!isFolder(dir)) {
+        process.stderr.write(`ce-gateway connectors check: ${dir} is not a folder\n`);
         process.exit(EXIT_USAGE);
       }
       let catalog;
@@ -47,4 +52,12 @@ export function registerConnectorsCommand(program: Command): void {
         process.exit(EXIT_CHECK_FAILED);
       }
     });
+}
+
+function isFolder(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }

@@ -44,5 +44,11 @@ describe('ce-gateway connectors check', { timeout: 60_000 }, () => {
     ]);
     expect(problems[0]!.problem).toContain('unknown event kind "PriceLoadingCompletd"');
     expect(cli(dir, []).code).toBe(2);
+    // A folder that is not there, or a file, is a usage error too (it was exit 1, a "problem").
+    for (const missing of [join(dir, 'nowhere'), join(dir, 'a.yaml')]) {
+      const m = cli(dir, [missing]);
+      expect(m.code, m.stderr).toBe(2);
+      expect(m.stderr).toContain(`${missing} is not a folder`);
+    }
   });
 });
