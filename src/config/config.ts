@@ -9,6 +9,7 @@ import { usableCpus } from './cpu-count.js';
 import proxyAddr from 'proxy-addr';
 import { z } from 'zod';
 import { GatewayError } from '../core/errors.js';
+import { hasUserinfo } from '../core/public-url.js';
 import { schemaIssues } from '../core/schema-issues.js';
 
 const port = z.coerce.number().int().min(0).max(65535);
@@ -168,6 +169,7 @@ export interface Config {
   };
   /** undefined = the in-memory registry. */
   readonly registry?: {
+    /** Base URL without credentials (those of SCHEMA_REGISTRY_URL's userinfo are in username / password). */
     readonly url: string;
     readonly username?: string;
     readonly password?: string;
@@ -337,6 +339,11 @@ export function checkConfig(vars: Record<string, string | undefined>): { readonl
   if (raw.KAFKA_SSL_CA_FILE && raw.KAFKA_SSL !== 'true') problems.push({ variable: 'KAFKA_SSL_CA_FILE', message: 'needs KAFKA_SSL=true (the CA is trusted for TLS connections only)' });
   const registryCa = readCaFile('SCHEMA_REGISTRY_CA_FILE', raw.SCHEMA_REGISTRY_CA_FILE, problems);
   if (raw.SCHEMA_REGISTRY_CA_FILE && !raw.SCHEMA_REGISTRY_URL?.startsWith('https://')) problems.push({ variable: 'SCHEMA_REGISTRY_CA_FILE', message: 'needs an https:// SCHEMA_REGISTRY_URL' });
+  // Both are published (the AsyncAPI and OpenAPI documents, every event's `dataschema`): a
+  // `user:password@` in them would be handed to every reader, so it is refused, not stripped.
+  for (const v of ['PUBLIC_BASE_URL', 'DATASCHEMA_BASE_URL'] as const) {
+    if (raw[v] && hasUserinfo(raw[v])) problems.push({ variable: v, message: 'must not hold credentials (user:password@): it is published in the API documents and in events' });
+  }
   if (raw.AUTH === 'partners' && !raw.PARTNERS_FILE) problems.push({ variable: 'AUTH', message: 'AUTH=partners needs PARTNERS_FILE' });
   if (Boolean(raw.TLS_CERT_FILE) !== Boolean(raw.TLS_KEY_FILE)) problems.push({ variable: 'TLS_CERT_FILE', message: 'goes together with TLS_KEY_FILE: set both or neither' });
   if (['OIDC_ISSUER', 'OIDC_AUDIENCE', 'OIDC_JWKS_URL', 'OIDC_JWKS_FILE'].some((k) => Boolean(raw[k]))) {
@@ -359,6 +366,26 @@ export function loadConfig(vars: Record<string, string | undefined>): Config {
     throw new GatewayError('CEG_INVALID_OPTIONS', `invalid configuration: ${lines.join('; ')}`, { retriable: false, details: { problems: lines } });
   }
   return config;
+}
+
+/**
+ * The registry settings with credentials given in the URL (`http://user:pw@host/…`) moved to
+ * `username` / `password` (SCHEMA_REGISTRY_USERNAME / _PASSWORD win, as in the client's options),
+ * so that `url` never holds them: it is published (AsyncAPI `schemaRegistryUrl`) and logged.
+ */
+function registryOf(text: string, username: string | undefined, password: string | undefined, ca: string | undefined): NonNullable<Config['registry']> {
+  const url = new URL(text);
+  let user = username;
+  let pass = password;
+  if (url.username !== '' || url.password !== '') {
+    user ??= decodeURIComponent(url.username);
+    pass ??= decodeURIComponent(url.password);
+    url.username = '';
+    url.password = '';
+  }
+  // The URL as given (a trailing `/` cut) unless credentials had to be taken out of it.
+  const clean = url.toString() === new URL(text).toString() ? text : url.toString();
+  return { url: clean.replace(/\/+$/, ''), username: user, password: pass, ...(ca === undefined ? {} : { ca }) };
 }
 
 function build(e: z.infer<typeof schema>, ca: { readonly kafka?: string; readonly registry?: string }): Config {
@@ -407,7 +434,7 @@ function build(e: z.infer<typeof schema>, ca: { readonly kafka?: string; readonl
       ...(ca.kafka === undefined ? {} : { ca: ca.kafka }),
       sasl: e.KAFKA_SASL_MECHANISM === undefined ? undefined : { mechanism: e.KAFKA_SASL_MECHANISM, username: e.KAFKA_SASL_USERNAME ?? '', password: e.KAFKA_SASL_PASSWORD ?? '' },
     },
-    registry: e.SCHEMA_REGISTRY_URL === undefined ? undefined : { url: e.SCHEMA_REGISTRY_URL.replace(/\/+$/, ''), username: e.SCHEMA_REGISTRY_USERNAME, password: e.SCHEMA_REGISTRY_PASSWORD, ...(ca.registry === undefined ? {} : { ca: ca.registry }) },
+    registry: e.SCHEMA_REGISTRY_URL === undefined ? undefined : registryOf(e.SCHEMA_REGISTRY_URL, e.SCHEMA_REGISTRY_USERNAME, e.SCHEMA_REGISTRY_PASSWORD, ca.registry),
     databaseUrl: e.DATABASE_URL,
     catalogDir: e.CATALOG_DIR,
     publicBaseUrl,

@@ -19,6 +19,7 @@
  * `key`, `schemaIdLocation`, `schemaLookupStrategy`); CloudEvents Kafka protocol binding 1.0.2 §3.1
  * (key), §3.2 (binary content mode); bus spec X2, M3; DESIGN "Kafka mapping".
  */
+import { publicUrl } from '../../core/public-url.js';
 import type { JsonValue } from '../../envelope/types.js';
 import type { Catalog, EventKind } from '../../catalog/index.js';
 import { naturalJsonSchema } from './json-schema.js';
@@ -57,9 +58,19 @@ function token(s: string): string {
   return s.replaceAll('~', '~0').replaceAll('/', '~1');
 }
 
-/** URL of the natural-JSON schema of `kind` under `publicBaseUrl`. */
+/** URL of the natural-JSON schema of `kind` under `publicBaseUrl` (published: without credentials, {@link publicUrl}). */
 export function jsonSchemaUrl(publicBaseUrl: string, kind: EventKind): string {
-  return `${publicBaseUrl.replace(/\/+$/, '')}/schemas/json/${kind.eventId}.json`;
+  return `${publicUrl(publicBaseUrl).replace(/\/+$/, '')}/schemas/json/${kind.eventId}.json`;
+}
+
+/** `opts` with each URL as it may be published: no userinfo, no secret query parameter ({@link publicUrl}). */
+function publishable(opts: AsyncApiOptions): AsyncApiOptions {
+  return {
+    ...opts,
+    ...(opts.registryUrl === undefined ? {} : { registryUrl: publicUrl(opts.registryUrl) }),
+    ...(opts.publicBaseUrl === undefined ? {} : { publicBaseUrl: publicUrl(opts.publicBaseUrl) }),
+    ...(opts.dataschemaBase === undefined ? {} : { dataschemaBase: publicUrl(opts.dataschemaBase) }),
+  };
 }
 
 /** Component key of a kind's natural-JSON schema. */
@@ -202,11 +213,15 @@ function channel(catalog: Catalog, topic: EventKind['topic']): JsonValue {
 /**
  * Builds the AsyncAPI 3.0 document of `catalog`. Pure and deterministic: channels in topic
  * first-use order, messages and schemas in catalog order.
+ * Every URL of `opts` is written without credentials (userinfo, secret query parameters).
  * Errors: GatewayError CEG_SCHEMA_INVALID (retriable: false) when a kind's schema is not valid
  *   Avro (never for a loaded catalog).
  * Spec: AsyncAPI 3.0.0; bus spec X2 (AsyncAPI with one message per kind keyed by eventId).
  */
-export function buildAsyncApi(catalog: Catalog, opts: AsyncApiOptions = {}): AsyncApiDocument {
+export function buildAsyncApi(catalog: Catalog, given: AsyncApiOptions = {}): AsyncApiDocument {
+  // The document is public (GET /asyncapi.json needs no credentials): a registry URL's
+  // `user:password@` is for the connection, never for its readers.
+  const opts = publishable(given);
   const servers: Record<string, JsonValue> = {};
   const brokers = opts.kafkaBrokers ?? [];
   brokers.forEach((host, i) => {

@@ -2,12 +2,15 @@
  * `ce-gateway catalog generate [--catalog DIR] [--out DIR] [--check]` (folders of the caller's project,
  * relative to the working directory) and
  * `ce-gateway catalog export --out DIR [--catalog DIR] [--format json|yaml] [--base-url URL]`.
- * Exit codes: 0 ok; 1 `--check` found stale generated files; 2 usage, catalog or file error.
+ * Exit codes: 0 ok; 1 `--check` found stale generated files; 2 usage, catalog or file error
+ * (also a `--base-url` holding `user:password@`: refused, as PUBLIC_BASE_URL is). URLs are written
+ * without credentials: SCHEMA_REGISTRY_URL's userinfo never reaches the document.
  * Spec: bus spec X1 (generated code checked for staleness in CI), X2 (AsyncAPI + JSON Schemas).
  */
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { errorMessage } from '../../core/errors.js';
+import { hasUserinfo } from '../../core/public-url.js';
 import { defaultCatalogDir, loadCatalog } from '../../catalog/index.js';
 import { checkGeneratedFiles, generateCatalogFiles, isUpToDate, resolveGeneratePaths, writeGeneratedFiles } from '../../artifacts/generate/index.js';
 import { exportCatalogFiles, writeExportedFiles } from '../../artifacts/export/index.js';
@@ -70,6 +73,8 @@ export function registerCatalogCommand(program: Command): void {
     .option('--api-version <version>', 'info.version of the AsyncAPI document (default 1.0.0)')
     .action((opts: { out: string; catalog?: string; format: string; baseUrl?: string; title?: string; apiVersion?: string }) => {
       if (opts.format !== 'json' && opts.format !== 'yaml') fail(`--format must be json or yaml, not ${opts.format}`);
+      // The document is published: credentials in its base URL would be handed to every reader.
+      if (opts.baseUrl !== undefined && hasUserinfo(opts.baseUrl)) fail('--base-url must not hold credentials (user:password@): it is written into the published document');
       try {
         // --base-url is PUBLIC_BASE_URL for this run, so `dataschema` follows it as it does in the gateway.
         const { config } = setup(program, opts.baseUrl === undefined ? {} : { PUBLIC_BASE_URL: opts.baseUrl });

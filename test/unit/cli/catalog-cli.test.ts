@@ -93,3 +93,26 @@ describe('catalog export --base-url', { timeout: 60_000 }, () => {
     expect(explicit).toContain('https://events.example.com/schemas/json/');
   });
 });
+
+describe('catalog export: no credentials in the published document', { timeout: 60_000 }, () => {
+  it('writes SCHEMA_REGISTRY_URL without its user:password@ (and without a secret query parameter)', () => {
+    const dir = project();
+    const r = cli(dir, ['catalog', 'export', '--out', 'd'], { SCHEMA_REGISTRY_URL: 'http://admin:s3cretpw@reg.example:8081/apis/ccompat/v7?api_key=k3y', KAFKA_BROKERS: 'k1:9092' });
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const doc = readFileSync(join(dir, 'd', 'asyncapi.json'), 'utf8');
+    expect(doc).not.toContain('s3cretpw');
+    expect(doc).not.toContain('admin');
+    expect(doc).not.toContain('k3y');
+    expect(doc).toContain('"schemaRegistryUrl": "http://reg.example:8081/apis/ccompat/v7"');
+  });
+
+  it('refuses a --base-url holding credentials (exit 2), without echoing them', () => {
+    const dir = project();
+    const r = cli(dir, ['catalog', 'export', '--out', 'd', '--base-url', 'https://u:s3cretpw@events.example.com']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--base-url must not hold credentials');
+    expect(r.stderr).not.toContain('s3cretpw');
+    expect(existsSync(join(dir, 'd'))).toBe(false);
+  });
+});

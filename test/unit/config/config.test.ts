@@ -332,3 +332,23 @@ describe('tracing (issue 15): OpenTelemetry\'s own variables', () => {
     expect((caught(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })) as Error).message).toMatch(/OTEL_EXPORTER_OTLP_ENDPOINT: /);
   });
 });
+
+describe('loadConfig: URLs that are published hold no credentials', () => {
+  it('moves the userinfo of SCHEMA_REGISTRY_URL into username and password; url is left without it', () => {
+    const c = loadConfig({ SCHEMA_REGISTRY_URL: 'http://admin:p%40ss@reg.example/apis/ccompat/v7/' });
+    expect(c.registry?.url).toBe('http://reg.example/apis/ccompat/v7');
+    expect(c.registry?.username).toBe('admin');
+    expect(c.registry?.password).toBe('p@ss');
+    expect(JSON.stringify(c)).not.toContain('p%40ss');
+    // SCHEMA_REGISTRY_USERNAME / _PASSWORD win over the URL's, as in the client's options.
+    const both = loadConfig({ SCHEMA_REGISTRY_URL: 'http://admin:pw@reg.example', SCHEMA_REGISTRY_USERNAME: 'ru', SCHEMA_REGISTRY_PASSWORD: 'rp' });
+    expect(both.registry).toMatchObject({ url: 'http://reg.example', username: 'ru', password: 'rp' });
+  });
+
+  it('refuses PUBLIC_BASE_URL and DATASCHEMA_BASE_URL with user:password@, naming the variable, never the value', () => {
+    const err = caught(() => loadConfig({ PUBLIC_BASE_URL: 'https://u:s3cret@gw.example', DATASCHEMA_BASE_URL: 'https://u:s3cret@gw.example/schemas/ids/' }));
+    expect(err.message).toContain('PUBLIC_BASE_URL: must not hold credentials');
+    expect(err.message).toContain('DATASCHEMA_BASE_URL: must not hold credentials');
+    expect(err.message).not.toContain('s3cret');
+  });
+});

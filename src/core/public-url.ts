@@ -1,0 +1,47 @@
+/**
+ * The one way a configured URL leaves the process (documents, logs, error messages and details,
+ * metrics labels): without its userinfo (`user:password@`) and without query parameters whose name
+ * says they hold a secret (`token`, `api_key`, `password`, `sig`, …). A registry URL may carry
+ * basic-auth credentials (SCHEMA_REGISTRY_URL=http://user:pw@host/…, moved into a header by the
+ * client); they are for the connection only, never for a reader of the AsyncAPI document.
+ */
+
+/** Query parameter names that hold a secret: matched anywhere in the name, case-insensitive. */
+const SECRET_PARAM = /pass|pwd|secret|token|key|sig|auth|cred|session/i;
+
+/** `scheme://userinfo@` in a text that does not parse as a URL (credentials are cut all the same). */
+const USERINFO = /^([A-Za-z][A-Za-z0-9+.-]*:\/\/)[^/?#@]*@/;
+
+/**
+ * `url` as it may be shown to anyone: userinfo removed, secret-looking query parameters removed.
+ * A URL holding neither comes back unchanged (character for character); otherwise it is rebuilt
+ * without them, a trailing `/` kept only where `url` had one. A text that is not an absolute URL
+ * only loses a `scheme://…@` prefix's userinfo. Pure.
+ */
+export function publicUrl(url: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return url.replace(USERINFO, '$1');
+  }
+  const secretParams = [...parsed.searchParams.keys()].filter((k) => SECRET_PARAM.test(k));
+  if (parsed.username === '' && parsed.password === '' && secretParams.length === 0 && !/^[^/?#]*:\/\/[^/?#]*@/.test(url)) return url;
+  parsed.username = '';
+  parsed.password = '';
+  for (const k of secretParams) parsed.searchParams.delete(k);
+  let text = parsed.toString();
+  // `new URL('http://h')` adds the root path: keep the caller's form when it had no path.
+  if (parsed.pathname === '/' && parsed.search === '' && parsed.hash === '' && !/^[^/?#]*:\/\/[^/?#]*\//.test(url)) text = text.replace(/\/$/, '');
+  return text;
+}
+
+/** Whether `url` holds userinfo (`user[:password]@` before the host): such a URL must not be published. */
+export function hasUserinfo(url: string): boolean {
+  try {
+    const u = new URL(url);
+    return u.username !== '' || u.password !== '';
+  } catch {
+    return USERINFO.test(url);
+  }
+}

@@ -1,0 +1,34 @@
+/**
+ * publicUrl: the one form in which a configured URL leaves the process (documents, logs, errors):
+ * no userinfo, no query parameter whose name says it holds a secret; anything else unchanged.
+ */
+import { describe, expect, it } from 'vitest';
+import { hasUserinfo, publicUrl } from '../../../src/core/public-url.js';
+
+describe('publicUrl', () => {
+  it('removes user:password@ and keeps the rest as written', () => {
+    expect(publicUrl('http://admin:pw@reg.example:8081/apis/ccompat/v7')).toBe('http://reg.example:8081/apis/ccompat/v7');
+    expect(publicUrl('https://admin@reg.example')).toBe('https://reg.example');
+    expect(publicUrl('https://a%40b:p%2Fw@reg.example/')).toBe('https://reg.example/');
+    expect(publicUrl('http://@reg.example/x')).toBe('http://reg.example/x');
+  });
+
+  it('removes secret query parameters, keeps the others', () => {
+    expect(publicUrl('https://reg.example/v7?api_key=s3cret&region=eu&access_token=t')).toBe('https://reg.example/v7?region=eu');
+    expect(publicUrl('https://reg.example/?Signature=abc')).toBe('https://reg.example/');
+  });
+
+  it('returns a URL without credentials unchanged, character for character', () => {
+    for (const u of ['http://127.0.0.1:38081/apis/ccompat/v7', 'http://reg:8081', 'https://gw.example/api/', 'https://h/x?region=eu', 'not a url']) expect(publicUrl(u)).toBe(u);
+  });
+
+  it('cuts the userinfo of a text that does not parse as a URL', () => {
+    expect(publicUrl('http://u:pw@[bad/x')).toBe('http://[bad/x');
+  });
+
+  it('hasUserinfo tells a URL with credentials', () => {
+    expect(hasUserinfo('http://u:pw@h/')).toBe(true);
+    expect(hasUserinfo('http://u@h/')).toBe(true);
+    expect(hasUserinfo('http://h/')).toBe(false);
+  });
+});
