@@ -14,26 +14,69 @@ import type { PreviousSchema } from '../registry/avro/index.js';
 import { parseEarlier } from './lenient.js';
 import type { CheckReport, HistoricVersion, InvalidSchemaFile, KindCheck, SchemaHistory } from './types.js';
 
-function sameJson(a: string, b: string): boolean {
+/** Sorted-key compact JSON of `text` (whitespace and key order do not matter); the trimmed text when it is not JSON. */
+function canonical(text: string): string {
+  const sortKeys = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(sortKeys);
+    if (typeof v !== 'object' || v === null) return v;
+    const o = v as Record<string, unknown>;
+    return Object.fromEntries(Object.keys(o).sort().map((k) => [k, sortKeys(o[k])]));
+  };
   try {
-    return JSON.stringify(JSON.parse(a)) === JSON.stringify(JSON.parse(b));
+    return JSON.stringify(sortKeys(JSON.parse(text)));
   } catch {
-    return a === b;
+    return text.trim();
   }
 }
 
-/** Checks one kind's current schema against `earlier` (oldest first). Pure. */
-export function checkKind(kind: EventKind, schemaText: string, earlier: readonly HistoricVersion[]): KindCheck {
+/** Options of {@link checkKind}. */
+export interface CheckKindOptions {
+  /**
+   * The history may already hold the current schema as its newest version(s) (git history up to
+   * a base that contains the change): leave out the newest versions identical to it, so that the
+   * "latest version" the plain levels compare with is the latest one that differs. Default false
+   * (a registry: a schema identical to the latest registered version is already registered).
+   */
+  readonly latestDistinct?: boolean;
+}
+
+/**
+ * The earlier versions a check compares with: consecutive identical versions (same schema as
+ * sorted-key JSON, whatever the whitespace) collapsed into the first of them, and with
+ * `latestDistinct` the newest ones identical to `current` left out — unless every version is
+ * identical to it (then the one left is the schema itself: unchanged).
+ */
+export function distinctEarlier(current: string, earlier: readonly HistoricVersion[], latestDistinct: boolean): HistoricVersion[] {
+  const out: { v: HistoricVersion; c: string }[] = [];
+  for (const v of earlier) {
+    const c = canonical(v.schema);
+    if (out.at(-1)?.c !== c) out.push({ v, c });
+  }
+  if (latestDistinct) {
+    const cur = canonical(current);
+    if (out.length > 1 && out.at(-1)?.c === cur) out.pop();
+  }
+  return out.map((x) => x.v);
+}
+
+/**
+ * Checks one kind's current schema against `earlier` (oldest first). Pure.
+ * The plain levels (BACKWARD, FORWARD, FULL) compare with the latest version that differs from
+ * the one before it (and, with `options.latestDistinct`, from the current schema); the transitive
+ * ones with every distinct version. `changed` compares with the newest entry of `earlier` as given.
+ */
+export function checkKind(kind: EventKind, schemaText: string, earlier: readonly HistoricVersion[], options: CheckKindOptions = {}): KindCheck {
   const base = { eventId: kind.eventId, name: kind.name, subject: kind.subject, schemaFile: kind.schemaFile, level: kind.compatibility };
   const latest = earlier.at(-1);
-  const changed = latest === undefined || !sameJson(latest.schema, schemaText);
+  const changed = latest === undefined || canonical(latest.schema) !== canonical(schemaText);
   const analysis = analyzeAvroSchema(schemaText);
   if (analysis.schema === undefined) {
     return Object.freeze({ ...base, status: 'invalid', changed, compared: [], problems: analysis.problems, findings: [], notes: [] });
   }
   if (earlier.length === 0) return Object.freeze({ ...base, status: 'new', changed, compared: [], problems: [], findings: [], notes: [] });
   const plan = levelPlan(kind.compatibility);
-  const against = plan.directions.length === 0 ? [] : plan.transitive ? earlier : earlier.slice(-1);
+  const distinct = distinctEarlier(schemaText, earlier, options.latestDistinct === true);
+  const against = plan.directions.length === 0 ? [] : plan.transitive ? distinct : distinct.slice(-1);
   const notes: string[] = [];
   const previous: PreviousSchema[] = [];
   for (const v of against) {
@@ -55,14 +98,16 @@ export function checkKind(kind: EventKind, schemaText: string, earlier: readonly
 
 /**
  * Checks every kind of `catalog` (its schema as loaded, compact JSON) against its earlier versions
- * from `history`, in catalog order.
+ * from `history`, in catalog order. For git history, which may already hold the current schema
+ * (committed up to the base revision), the plain levels compare with the latest version that
+ * differs from it ({@link CheckKindOptions.latestDistinct}).
  * Errors: those of {@link SchemaHistory.versions} (exit 2 for the CLI).
  */
 export async function checkCatalog(catalog: Catalog, history: SchemaHistory): Promise<CheckReport> {
   const kinds: KindCheck[] = [];
   for (const kind of catalog.kinds) {
     const earlier = await history.versions(kind);
-    kinds.push(checkKind(kind, kind.schema, earlier));
+    kinds.push(checkKind(kind, kind.schema, earlier, { latestDistinct: history.source === 'git' }));
   }
   const ok = kinds.every((k) => k.status === 'compatible' || k.status === 'new');
   return Object.freeze({ source: history.source, against: history.description, catalogDir: catalog.dir, ok, kinds, invalidFiles: [] });

@@ -121,7 +121,8 @@ describe('schemas check --git', () => {
     const r = cli(repo, ['check', '--git']);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/compatible {4}StrategySignal .*: unchanged, compatible with 2 versions \(commit [0-9a-f]{7} … commit [0-9a-f]{7}\)/);
+    // The committed change is the newest version in history: compared with the one before it, not with itself.
+    expect(r.stdout).toMatch(new RegExp(`compatible {4}StrategySignal .*: unchanged, compatible with commit ${git(repo, 'rev-parse', '--short=7', 'HEAD~1').trim()}\n`));
     expect(r.stdout).toMatch(/compatible {4}WritingGuideContentChanged .*: changed, compatible with commit [0-9a-f]{7}/);
     expect(r.stdout).toMatch(/^OK: 6 compatible, 0 new, 0 incompatible, 0 invalid$/m);
   });

@@ -50,6 +50,22 @@ describe('checkKind', () => {
     expect(bad.problems[0]?.path).toBe('/fields/n');
   });
 
+  it('plain levels compare with the latest version that differs: git history holding the current schema (latestDistinct) and identical versions', () => {
+    const kind = catalog('FORWARD', schema([])).kinds[0]!;
+    const reformatted = JSON.stringify(JSON.parse(kind.schema), null, 2);
+    // Git up to a base that holds the change: the newest version is the schema itself.
+    const r = checkKind(kind, kind.schema, versions(v1, kind.schema, reformatted), { latestDistinct: true });
+    expect(r).toMatchObject({ status: 'incompatible', changed: false, compared: [{ version: 1 }] });
+    expect(r.findings.map((f) => [f.direction, f.path])).toEqual([['FORWARD', '/fields/amount']]);
+    // Only the schema itself: unchanged, compatible.
+    expect(checkKind(kind, kind.schema, versions(kind.schema), { latestDistinct: true })).toMatchObject({ status: 'compatible', changed: false, compared: [{ version: 1 }] });
+    // A registry: the latest registered version identical to the schema is already registered.
+    expect(checkKind(kind, kind.schema, versions(v1, kind.schema)).status).toBe('compatible');
+    // Transitive: identical versions are compared once.
+    const t = catalog('FULL_TRANSITIVE', schema([])).kinds[0]!;
+    expect(checkKind(t, t.schema, versions(v1, v1, JSON.stringify(JSON.parse(v1), null, 1)), { latestDistinct: true }).compared).toEqual([{ version: 1, label: 'version 1' }]);
+  });
+
   it('compares an earlier version that today\'s validation refuses, with a note', () => {
     const kind = catalog('FULL', v2).kinds[0]!;
     const old = schema([{ name: 'amount', type: 'long' }, { name: 'legacy', type: ['null', 'int'], default: 1 }]);

@@ -1,0 +1,174 @@
+/**
+ * `ce-gateway schemas check --git` as a process on temporary one-kind repositories: which earlier
+ * versions the check compares with (the latest version that differs, also when the change is
+ * already committed up to the base), the kind followed through catalog.yaml when its schema file
+ * moves, unparseable earlier versions, unusual file names, and very deep schemas.
+ * No stack needed (unit project; each case spawns the CLI, hence the longer timeout).
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+
+const ROOT = resolve(import.meta.dirname, '..', '..', '..');
+const ENTRY = join(ROOT, 'test', 'fixtures', 'schemas-cli-entry.ts');
+const TSX = pathToFileURL(join(ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;
+const EVENT_ID = '5b0c2f4e-7d1a-4e3b-9c8d-2a1b3c4d5e6f';
+const temps: string[] = [];
+vi.setConfig({ testTimeout: 60_000 });
+
+interface Run {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+function cli(cwd: string, args: readonly string[]): Run {
+  const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'silent' };
+  delete env.SCHEMA_REGISTRY_URL;
+  delete env.CATALOG_DIR;
+  delete env.CE_GATEWAY_ENV_FILE;
+  const r = spawnSync(process.execPath, ['--import', TSX, ENTRY, 'schemas', ...args], { cwd, env, encoding: 'utf8', timeout: 60_000 });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+function git(cwd: string, ...args: string[]): string {
+  return execFileSync('git', args, { cwd, encoding: 'utf8', env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.org', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.org' } });
+}
+
+afterAll(() => {
+  for (const d of temps) rmSync(d, { recursive: true, force: true });
+});
+
+/** A record `Thing` (namespace test.git) with a string key `k` and `fields`. */
+const thing = (fields: object[], extra: Record<string, unknown> = {}): string =>
+  `${JSON.stringify({ type: 'record', name: 'Thing', namespace: 'test.git', fields: [{ name: 'k', type: 'string' }, ...fields], ...extra }, null, 2)}\n`;
+
+const V1 = thing([{ name: 'amount', type: 'long' }]);
+/** Removes `amount` (no default): breaks FORWARD and FULL. */
+const NO_AMOUNT = thing([]);
+/** Adds `extra` without a default: breaks BACKWARD and FULL. */
+const ADDED = thing([{ name: 'amount', type: 'long' }, { name: 'extra', type: 'string' }]);
+
+interface Repo {
+  readonly root: string;
+  /** Writes a file under schemas/. */
+  write(file: string, text: string): void;
+  /** Writes catalog.yaml with the kind's schema at `schema` and `level`. */
+  catalog(schema: string, level: string): void;
+  commit(message: string): void;
+}
+
+/** A new repository with a one-kind catalog in schemas/ (nothing committed yet). */
+function repo(): Repo {
+  const root = mkdtempSync(join(tmpdir(), 'schemas-check-git-'));
+  temps.push(root);
+  git(root, 'init', '-q', '-b', 'main');
+  const write = (file: string, text: string): void => {
+    const path = join(root, 'schemas', file);
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, text);
+  };
+  return {
+    root,
+    write,
+    catalog: (schema, level) =>
+      write(
+        'catalog.yaml',
+        [
+          'version: 1',
+          'defaults:',
+          `  compatibility: ${level}`,
+          'kinds:',
+          `  - eventId: ${EVENT_ID}`,
+          '    name: Thing',
+          '    description: test kind',
+          '    topic: test.git.thing',
+          `    schema: ${schema}`,
+          '    key: [k]',
+          '    publish: true',
+          '    owner: test',
+          '',
+        ].join('\n'),
+      ),
+    commit: (message) => {
+      git(root, 'add', '--', 'schemas');
+      git(root, 'commit', '-q', '-m', message);
+    },
+  };
+}
+
+describe('schemas check --git: the versions compared with', () => {
+  it.each([
+    ['BACKWARD', ADDED, '/fields/extra: field "extra" added without a default'],
+    ['FORWARD', NO_AMOUNT, '/fields/amount: field "amount" removed (or renamed)'],
+    ['FULL', NO_AMOUNT, '/fields/amount: field "amount" removed (or renamed)'],
+    ['FULL', ADDED, '/fields/extra: field "extra" added without a default'],
+  ])('%s: a committed break fails against the previous version (base HEAD already holds it)', (level, broken, message) => {
+    const r = repo();
+    r.catalog('t/thing.avsc', level);
+    r.write('t/thing.avsc', V1);
+    r.commit('v1');
+    r.write('t/thing.avsc', broken);
+    r.commit('break');
+    const run = cli(r.root, ['check', '--git', '--catalog', 'schemas']);
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(new RegExp(`INCOMPATIBLE {2}Thing \\(t/thing\\.avsc, subject test\\.git\\.thing-value, ${level}\\): 1 problem\\(s\\) against commit [0-9a-f]{7}`));
+    expect(run.stdout).toContain(message);
+  });
+
+  it('a whitespace-only recommit of the break is the same version: the latest that differs is still v1', () => {
+    const r = repo();
+    r.catalog('t/thing.avsc', 'FORWARD');
+    r.write('t/thing.avsc', V1);
+    r.commit('v1');
+    r.write('t/thing.avsc', NO_AMOUNT);
+    r.commit('break');
+    r.write('t/thing.avsc', JSON.stringify(JSON.parse(NO_AMOUNT)));
+    r.commit('reformat');
+    const v1 = git(r.root, 'rev-parse', '--short=7', 'HEAD~2').trim();
+    const run = cli(r.root, ['check', '--git', '--catalog', 'schemas', '--json']);
+    expect(run.code).toBe(1);
+    const kind = JSON.parse(run.stdout).kinds[0];
+    expect(kind).toMatchObject({ status: 'incompatible', changed: false, compared: [{ label: `commit ${v1}` }] });
+  });
+
+  it('transitive levels: identical versions are compared once; an unchanged single version is compatible', () => {
+    const r = repo();
+    r.catalog('t/thing.avsc', 'FULL_TRANSITIVE');
+    r.write('t/thing.avsc', V1);
+    r.commit('v1');
+    const unchanged = cli(r.root, ['check', '--git', '--catalog', 'schemas', '--json']);
+    expect(unchanged.code).toBe(0);
+    expect(JSON.parse(unchanged.stdout).kinds[0]).toMatchObject({ status: 'compatible', changed: false, compared: [{ version: 1 }] });
+    r.write('t/thing.avsc', JSON.stringify(JSON.parse(V1)));
+    r.commit('reformat');
+    r.write('t/thing.avsc', NO_AMOUNT);
+    r.commit('break');
+    const run = cli(r.root, ['check', '--git', '--catalog', 'schemas', '--json']);
+    expect(run.code).toBe(1);
+    const kind = JSON.parse(run.stdout).kinds[0];
+    expect(kind.compared).toHaveLength(1);
+    expect(kind.findings.map((f: { direction: string; path: string }) => [f.direction, f.path])).toEqual([['FORWARD', '/fields/amount']]);
+  });
+
+  it('--base origin/main-like: the working tree against the target branch, not against its own commits', () => {
+    const r = repo();
+    r.catalog('t/thing.avsc', 'FULL');
+    r.write('t/thing.avsc', V1);
+    r.commit('v1');
+    git(r.root, 'branch', 'target');
+    r.write('t/thing.avsc', NO_AMOUNT);
+    r.commit('break');
+    r.write('t/thing.avsc', thing([], { doc: 'doc-only change after the break' }));
+    r.commit('doc');
+    // Against HEAD the latest version that differs is the break itself; against the target branch, v1.
+    expect(cli(r.root, ['check', '--git', '--catalog', 'schemas']).code).toBe(0);
+    const run = cli(r.root, ['check', '--git', '--catalog', 'schemas', '--base', 'target']);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain('/fields/amount: field "amount" removed (or renamed)');
+  });
+});
