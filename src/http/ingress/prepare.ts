@@ -65,7 +65,8 @@ export const MAX_ATTRIBUTE_BYTES = 4096;
  *   CEG_MISSING_ATTRIBUTE, CEG_PAYLOAD_TOO_LARGE…), else CEG_INVALID_EVENT. Nothing is encoded
  *   when any event is bad. At most MAX_LISTED_VIOLATIONS (100) violations are listed, the first
  *   by index; when more were found, `details.violationCount` is their total (data violations an
- *   event's data error counted but did not list included).
+ *   event's data error counted but did not list included). In a batch, an event with the
+ *   `source` + `id` of an earlier one is a violation (CEG_INVALID_ATTRIBUTE, field `/<index>/id`).
  */
 export function prepareEvents(events: readonly (Envelope | undefined)[], codec: EventCodec, opts: PrepareOptions, batch: boolean, earlier: readonly Violation[] = []): PreparedEvent[] {
   const violations: Violation[] = [...earlier];
@@ -74,10 +75,13 @@ export function prepareEvents(events: readonly (Envelope | undefined)[], codec: 
   const problems: Violation[] = [];
   // Data violations an event's data error counted but did not list (codec/data MAX_LISTED_VIOLATIONS).
   const unlisted = { count: 0 };
+  // source → id → index of the first event of the batch with them.
+  const seen = new Map<string, Map<string, number>>();
   for (let index = 0; index < events.length; index++) {
     const given = events[index];
     if (given === undefined) continue;
     const env = opts.traceparent !== undefined && given.attributes.traceparent === undefined ? { ...given, attributes: { ...given.attributes, traceparent: opts.traceparent } } : given;
+    if (batch) duplicateIdentity(seen, env.attributes, index, problems);
     const prepared = prepareOne(env, index, codec, opts, problems, unlisted);
     for (const p of problems) violations.push(batch ? { ...p, index } : p);
     if (prepared !== undefined && problems.length === 0) out.push(prepared);
@@ -94,6 +98,24 @@ export function prepareEvents(events: readonly (Envelope | undefined)[], codec: 
     throw new GatewayError(code, summary(violations, listed, total, events.length, batch), { retriable: false, details: total > listed.length ? { violations: listed, violationCount: total } : { violations: listed } });
   }
   return out;
+}
+
+/**
+ * Refuses the second event of a batch with the `source` + `id` of an earlier one: "Producers MUST
+ * ensure that source + id is unique for each distinct event" (CloudEvents 1.0.2 §id), and
+ * consumers drop duplicates by source + id, so the later, different event would be silently lost
+ * downstream. The violation names the later event (`index`, field `/<index>/id`) and the earlier
+ * index in its reason; the batch is refused whole like any other violation.
+ */
+function duplicateIdentity(seen: Map<string, Map<string, number>>, a: Attributes, index: number, problems: Violation[]): void {
+  let ids = seen.get(a.source);
+  if (ids === undefined) seen.set(a.source, (ids = new Map<string, number>()));
+  const first = ids.get(a.id);
+  if (first === undefined) {
+    ids.set(a.id, index);
+    return;
+  }
+  problems.push({ attribute: 'id', field: `/${index}/id`, reason: `source + id repeat those of the event at index ${first}: each event of a batch needs its own (CloudEvents 1.0.2 §id; consumers drop duplicates by source + id)`, code: 'CEG_INVALID_ATTRIBUTE' });
 }
 
 function summary(violations: readonly Violation[], listed: readonly Violation[], count: number, total: number, batch: boolean): string {
