@@ -63,7 +63,9 @@ export function distinctEarlier(current: string, earlier: readonly HistoricVersi
  * Checks one kind's current schema against `earlier` (oldest first). Pure.
  * The plain levels (BACKWARD, FORWARD, FULL) compare with the latest version that differs from
  * the one before it (and, with `options.latestDistinct`, from the current schema); the transitive
- * ones with every distinct version. `changed` compares with the newest entry of `earlier` as given.
+ * ones with every distinct version. A plain level whose latest version is not even JSON compares
+ * with the newest earlier one that parses, and says so in `notes`. `changed` compares with the
+ * newest entry of `earlier` as given.
  */
 export function checkKind(kind: EventKind, schemaText: string, earlier: readonly HistoricVersion[], options: CheckKindOptions = {}): KindCheck {
   const base = { eventId: kind.eventId, name: kind.name, subject: kind.subject, schemaFile: kind.schemaFile, level: kind.compatibility };
@@ -76,13 +78,33 @@ export function checkKind(kind: EventKind, schemaText: string, earlier: readonly
   if (earlier.length === 0) return Object.freeze({ ...base, status: 'new', changed, compared: [], problems: [], findings: [], notes: [] });
   const plan = levelPlan(kind.compatibility);
   const distinct = distinctEarlier(schemaText, earlier, options.latestDistinct === true);
-  const against = plan.directions.length === 0 ? [] : plan.transitive ? distinct : distinct.slice(-1);
   const notes: string[] = [];
   const previous: PreviousSchema[] = [];
-  for (const v of against) {
-    const p = parseEarlier(v.schema, v.label);
-    if (p.note !== undefined) notes.push(p.note);
-    if (p.schema !== undefined) previous.push({ version: v.version, label: v.label, schema: p.schema });
+  let against: HistoricVersion[] = [];
+  if (plan.directions.length > 0 && plan.transitive) {
+    against = distinct;
+    for (const v of against) {
+      const p = parseEarlier(v.schema, v.label);
+      if (p.note !== undefined) notes.push(p.note);
+      if (p.schema !== undefined) previous.push({ version: v.version, label: v.label, schema: p.schema });
+    }
+  } else if (plan.directions.length > 0) {
+    // The latest version; when it is not even JSON, the newest one that parses instead.
+    const skipped: string[] = [];
+    for (let i = distinct.length - 1; i >= 0; i--) {
+      const v = distinct[i] as HistoricVersion;
+      const p = parseEarlier(v.schema, v.label);
+      if (p.schema === undefined) {
+        skipped.push(v.label);
+        continue;
+      }
+      if (skipped.length > 0) notes.push(`${skipped.join(', ')} ${skipped.length === 1 ? 'is' : 'are'} not JSON and ${skipped.length === 1 ? 'was' : 'were'} not compared; compared with ${v.label} instead, the newest earlier version that parses`);
+      if (p.note !== undefined) notes.push(p.note);
+      previous.push({ version: v.version, label: v.label, schema: p.schema });
+      against = [v];
+      break;
+    }
+    if (against.length === 0) notes.push(`no earlier version is JSON (${skipped.join(', ')}); nothing was compared`);
   }
   const findings = checkCompatibility(analysis.schema, previous, kind.compatibility);
   return Object.freeze({

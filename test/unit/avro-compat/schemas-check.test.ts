@@ -66,6 +66,13 @@ describe('checkKind', () => {
     expect(checkKind(t, t.schema, versions(v1, v1, JSON.stringify(JSON.parse(v1), null, 1)), { latestDistinct: true }).compared).toEqual([{ version: 1, label: 'version 1' }]);
   });
 
+  it('a plain level whose latest version is not JSON compares with the newest one that parses', () => {
+    const kind = catalog('BACKWARD', schema([{ name: 'x', type: 'string' }])).kinds[0]!;
+    const r = checkKind(kind, kind.schema, versions(v1, '{"type": "record",', 'not json either'));
+    expect(r).toMatchObject({ status: 'incompatible', compared: [{ version: 1 }] });
+    expect(r.notes).toEqual(['version 3, version 2 are not JSON and were not compared; compared with version 1 instead, the newest earlier version that parses']);
+  });
+
   it('compares an earlier version that today\'s validation refuses, with a note', () => {
     const kind = catalog('FULL', v2).kinds[0]!;
     const old = schema([{ name: 'amount', type: 'long' }, { name: 'legacy', type: ['null', 'int'], default: 1 }]);

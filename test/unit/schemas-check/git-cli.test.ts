@@ -172,3 +172,20 @@ describe('schemas check --git: the versions compared with', () => {
     expect(run.stdout).toContain('/fields/amount: field "amount" removed (or renamed)');
   });
 });
+
+describe('schemas check --git: an earlier version that is not JSON', () => {
+  it('plain level: the latest version is not JSON → compared with the newest one that parses, with a note', () => {
+    const r = repo();
+    r.catalog('t/thing.avsc', 'FULL');
+    r.write('t/thing.avsc', V1);
+    r.commit('v1');
+    r.write('t/thing.avsc', '{ "type": "record", "name": "Thing", <<<<<<< merge conflict\n');
+    r.commit('broken file');
+    const [broken, v1] = git(r.root, 'log', '--format=%h', '--abbrev=7').trim().split('\n');
+    r.write('t/thing.avsc', NO_AMOUNT);
+    const run = cli(r.root, ['check', '--git', '--catalog', 'schemas']);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain(`INCOMPATIBLE  Thing (t/thing.avsc, subject test.git.thing-value, FULL): 1 problem(s) against commit ${v1}`);
+    expect(run.stdout).toContain(`note: commit ${broken} is not JSON and was not compared; compared with commit ${v1} instead, the newest earlier version that parses`);
+  });
+});
