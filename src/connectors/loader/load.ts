@@ -67,11 +67,11 @@ function hostSinkProblems(file: string, d: ConnectorDefinition): ConnectorProble
 }
 
 /** Kinds the catalog does not have, each as a problem at `kinds[i]` listing the known names. */
-function kindProblems(d: ConnectorDefinition, catalog: NonNullable<LoadContext['catalog']>): ConnectorProblem[] {
-  return d.kinds.flatMap((k, i) =>
+function kindProblems(file: string, kinds: readonly (readonly [index: number, kind: string])[], catalog: NonNullable<LoadContext['catalog']>): ConnectorProblem[] {
+  return kinds.flatMap(([i, k]) =>
     catalog.byName(k) ?? catalog.byEventId(k)
       ? []
-      : [{ file: d.file, path: `kinds[${i}]`, problem: `unknown event kind "${k}"; the catalog has ${catalog.kinds.map((c) => c.name).join(', ')} (business name or eventId)` }],
+      : [{ file, path: `kinds[${i}]`, problem: `unknown event kind "${k}"; the catalog has ${catalog.kinds.map((c) => c.name).join(', ')} (business name or eventId)` }],
   );
 }
 
@@ -106,16 +106,23 @@ export function loadConnectors(dir: string, ctx: LoadContext = {}): ConnectorDef
   const bySubscription = new Map<string, string>();
   for (const file of files) {
     const r = parseConnectorText(readFileSync(file, 'utf8'), file, ctx);
+    const used = (subscription: string): void => {
+      const first = bySubscription.get(subscription);
+      if (first !== undefined) problems.push({ file, path: 'subscription', problem: `subscription ${subscription} is already used by ${first}` });
+      else bySubscription.set(subscription, file);
+    };
     if (!r.ok) {
+      // The file's other problems too, not only its schema's (every problem at once).
       problems.push(...r.problems);
       if (r.sink?.enabled === true) problems.push(...fileSystemProblems(file, r.sink));
+      const s = r.salvaged;
+      if (s?.subscription !== undefined) used(s.subscription);
+      if (s?.enabled === true && s.kinds !== undefined && ctx.catalog !== undefined) problems.push(...kindProblems(file, s.kinds, ctx.catalog));
       continue;
     }
     const d = r.definition;
-    const first = bySubscription.get(d.subscription);
-    if (first !== undefined) problems.push({ file, path: 'subscription', problem: `subscription ${d.subscription} is already used by ${first}` });
-    else bySubscription.set(d.subscription, file);
-    if (d.enabled) problems.push(...hostSinkProblems(file, d), ...(ctx.catalog === undefined ? [] : kindProblems(d, ctx.catalog)));
+    used(d.subscription);
+    if (d.enabled) problems.push(...hostSinkProblems(file, d), ...(ctx.catalog === undefined ? [] : kindProblems(file, d.kinds.map((k, i) => [i, k] as const), ctx.catalog)));
     defs.push(d);
   }
   if (problems.length > 0) throw invalid(root, problems);

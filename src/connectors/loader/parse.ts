@@ -37,13 +37,35 @@ export type ResolvedSink = (
 ) & { readonly enabled: boolean };
 
 /**
+ * What the loader can still check of a file whose schema check failed: its `subscription` (is it
+ * used by another file?) and its `kinds` (does the catalog have them?), each when it has the
+ * right type by itself; `kinds` keeps each string entry with its index in the file.
+ */
+export interface SalvagedFields {
+  readonly enabled: boolean;
+  readonly subscription?: string;
+  readonly kinds?: readonly (readonly [index: number, kind: string])[];
+}
+
+/**
  * The result of parsing one file: a definition when there was no problem. With problems, `sink`
- * is the sink section when it is valid by itself, so that the loader can still check its paths
- * and report every problem of the file at once.
+ * is the sink section when it is valid by itself and `salvaged` the fields checked across files
+ * and against the catalog, so that the loader can still report every problem of the file at once.
  */
 export type ParsedConnector =
   | { readonly ok: true; readonly definition: ConnectorDefinition }
-  | { readonly ok: false; readonly problems: readonly ConnectorProblem[]; readonly sink?: ResolvedSink };
+  | { readonly ok: false; readonly problems: readonly ConnectorProblem[]; readonly sink?: ResolvedSink; readonly salvaged?: SalvagedFields };
+
+/** `subscription` and `kinds` of a file whose other parts are invalid (see {@link SalvagedFields}). */
+function fieldsAlone(raw: unknown): SalvagedFields | undefined {
+  if (typeof raw !== 'object' || raw === null) return undefined;
+  const { subscription, kinds, enabled } = raw as { subscription?: unknown; kinds?: unknown; enabled?: unknown };
+  return {
+    enabled: enabled !== false,
+    ...(typeof subscription === 'string' && subscription !== '' ? { subscription } : {}),
+    ...(Array.isArray(kinds) ? { kinds: kinds.flatMap((k: unknown, i) => (typeof k === 'string' && k !== '' ? [[i, k] as const] : [])) } : {}),
+  };
+}
 
 /** The sink section of a file whose other parts are invalid, when `kind` and `sink` are valid. */
 function sinkAlone(raw: unknown, baseDir: string, ctx: ParseContext): ResolvedSink | undefined {
@@ -80,7 +102,8 @@ export function parseConnectorText(text: string, file: string, ctx: ParseContext
   const baseDir = dirname(file);
   if (!parsed.success) {
     const sink = sinkAlone(raw, baseDir, ctx);
-    return { ok: false, problems: schemaIssues(parsed.error.issues).map((i) => ({ file, path: problemPath(i.path), problem: i.message })), ...(sink === undefined ? {} : { sink }) };
+    const salvaged = fieldsAlone(raw);
+    return { ok: false, problems: schemaIssues(parsed.error.issues).map((i) => ({ file, path: problemPath(i.path), problem: i.message })), ...(sink === undefined ? {} : { sink }), ...(salvaged === undefined ? {} : { salvaged }) };
   }
   const c = parsed.data;
   if (c.kind === 'subscription') return parseSubscriptionFile(c, file, baseDir, ctx);

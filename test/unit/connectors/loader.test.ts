@@ -129,6 +129,16 @@ sink:
     expect(problems[1]!.problem).toBe(`${join(tmp.dir, 'missing.sh')} is not an executable file`);
   });
 
+  it('a file with an unknown field still has its unknown kinds and its duplicate subscription reported (every problem at once)', () => {
+    writeScript(tmp.dir, 'hook.sh', 'exit 0');
+    writeFileSync(join(tmp.dir, 'a.yaml'), hookYaml());
+    writeFileSync(join(tmp.dir, 'b.yaml'), hookYaml('bogus: 1\n').replace('[PriceLoadingCompleted]', '[PriceLoadingCompleted, 42, PriceLoadingCompletd]').replace('./hook.sh', './missing.sh'));
+    const problems = problemsOf(() => loadConnectors(tmp.dir, { environment: {}, catalog: loadCatalog() }));
+    expect(problems.map((p) => `${p.file.slice(tmp.dir.length + 1)} ${p.path}`).sort()).toEqual(['b.yaml (root)', 'b.yaml kinds[1]', 'b.yaml kinds[2]', 'b.yaml sink.command[0]', 'b.yaml subscription'].sort());
+    expect(problems.find((p) => p.path === 'subscription')?.problem).toBe(`subscription ops.hook is already used by ${join(tmp.dir, 'a.yaml')}`);
+    expect(problems.find((p) => p.path === 'kinds[2]')?.problem).toMatch(/^unknown event kind "PriceLoadingCompletd"/);
+  });
+
   it('with the catalog, names the file and the entry of each unknown kind, listing the known ones', () => {
     writeScript(tmp.dir, 'hook.sh', 'exit 0');
     writeFileSync(join(tmp.dir, 'a.yaml'), hookYaml().replace('kinds: [PriceLoadingCompleted]', 'kinds: [PriceLoadingCompleted, PriceLoadingCompletd]'));
