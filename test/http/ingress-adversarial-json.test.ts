@@ -14,6 +14,9 @@ import { startGateway } from '../helpers/gateway.js';
 import type { TestGateway } from '../helpers/gateway.js';
 import { BATCH, STRUCTURED } from './helpers.js';
 
+/** A behavioural bound, not a speed target (no timing asserts): the quadratic search took 28–104 s on these bodies, the linear one well under 1 s. */
+const BOUND_MS = 8_000; // below the unit project's 10 s test timeout, so a regression fails here with its figure
+
 let gw: TestGateway;
 beforeAll(async () => {
   gw = await startGateway({ stack: false });
@@ -39,12 +42,12 @@ describe('a duplicate member name in an adversarial body', () => {
   it.each([
     ['plain', false],
     ['gzip-compressed', true],
-  ])('%s: 20 000 levels × 20 000 members answers 400 within 5 s, the pointer cut and the answer small', async (_what, gzip) => {
+  ])('%s: 20 000 levels × 20 000 members answers 400 within seconds, the pointer cut and the answer small', async (_what, gzip) => {
     const text = duplicateDeep(20_000, 20_000);
     const body = gzip ? gzipSync(text) : text;
     const started = performance.now();
     const r = await send(body, { 'content-type': STRUCTURED, ...(gzip ? { 'content-encoding': 'gzip' } : {}) });
-    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(performance.now() - started).toBeLessThan(BOUND_MS);
     expect(r.status).toBe(400);
     expect(r.json.code).toBe('CEG_INVALID_EVENT');
     const field = r.json.violations?.[0]?.field ?? '';

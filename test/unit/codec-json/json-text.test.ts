@@ -8,6 +8,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { MAX_POINTER_CHARS, parseJsonText, shorten } from '../../../src/codec/json/json-text.js';
 
+/** A behavioural bound, not a speed target (no timing asserts): the quadratic search took 28–104 s on these bodies, the linear one well under 1 s. */
+const BOUND_MS = 8_000; // below the unit project's 10 s test timeout, so a regression fails here with its figure
+
 const esc = (t: string): string => t.replace(/~/g, '~0').replace(/\//g, '~1');
 
 /** `depth` levels of `open`/`close` around one object of `keys` members whose first name repeats last. */
@@ -23,7 +26,7 @@ describe('parseJsonText: linear duplicate search', () => {
     ['objects', '{"a":', '}', '/a'],
     ['arrays', '[', ']', '/0'],
     ['objects in arrays', '[{"a":', '}]', '/0/a'],
-  ])('finds a duplicate under 20 000 levels of %s among 20 000 members in under 5 s, the pointer cut to %s', (_what, open, close, step) => {
+  ])('finds a duplicate under 20 000 levels of %s among 20 000 members in seconds, not minutes, the pointer cut to %s', (_what, open, close, step) => {
     const depth = 20_000;
     const text = adversarial(open === '[{"a":' ? depth / 2 : depth, 20_000, open, close);
     const started = performance.now();
@@ -31,7 +34,7 @@ describe('parseJsonText: linear duplicate search', () => {
     const ms = performance.now() - started;
     expect(r.ok).toBe(false);
     if (r.ok) return;
-    expect(ms).toBeLessThan(5_000);
+    expect(ms).toBeLessThan(BOUND_MS);
     expect(r.pointer).toHaveLength(MAX_POINTER_CHARS - 1);
     expect(r.pointer!.startsWith(step.repeat(10))).toBe(true);
     expect(r.pointer!.endsWith(`${step}/k0`)).toBe(true);
@@ -39,14 +42,14 @@ describe('parseJsonText: linear duplicate search', () => {
     expect(r.reason.length).toBeLessThan(2 * MAX_POINTER_CHARS + 200);
   });
 
-  it('takes time proportional to the text, not to depth × members: generated shapes of 300 KB stay under 5 s', () => {
+  it('takes time proportional to the text, not to depth × members: generated shapes of 300 KB stay within seconds', () => {
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 20_000 }), fc.constantFrom<[string, string]>(['{"a":', '}'], ['[', ']'], ['{"a":[', ']}']), (depth, [open, close]) => {
         const keys = Math.max(1, Math.floor((300_000 - depth * (open.length + close.length)) / 8));
         const started = performance.now();
         const r = parseJsonText(adversarial(depth, keys, open, close));
         expect(r.ok).toBe(false);
-        expect(performance.now() - started).toBeLessThan(5_000);
+        expect(performance.now() - started).toBeLessThan(BOUND_MS);
       }),
       { numRuns: 8 },
     );
