@@ -44,7 +44,12 @@ export interface SchemaRegistry {
   latest(subject: string): Promise<RegisteredSchema>;
   /** A given version of a subject. Errors as {@link latest}. */
   version(subject: string, version: number): Promise<RegisteredSchema>;
-  /** All version numbers of a subject, ascending; [] when the subject does not exist. */
+  /**
+   * All version numbers of a subject, ascending; [] when the registry says the subject does not
+   * exist — never for an answer that does not come from the registry's API (a wrong URL).
+   * Errors: CEG_REGISTRY_UNAVAILABLE (retriable when the registry does not answer; not retriable
+   *   for a URL that is not the registry's API, `details.misconfigured`).
+   */
   versions(subject: string): Promise<readonly number[]>;
   /** Sets the subject's compatibility level. */
   setCompatibility(subject: string, level: CompatibilityLevel): Promise<void>;

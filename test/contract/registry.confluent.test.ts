@@ -7,7 +7,7 @@ import { parse as parseYaml } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultCatalogDir, parseCatalog, registerCatalog } from '../../src/catalog/index.js';
 import { createConfluentRegistry } from '../../src/registry/index.js';
-import { stackEnv } from '../helpers/stack.js';
+import { stackEnv, uniqueName } from '../helpers/stack.js';
 import { registryContract } from './registry.contract.js';
 import { caughtAsync as failure } from '../helpers/errors.js';
 
@@ -28,6 +28,15 @@ describe('Confluent REST client: transport failures and auth', () => {
       if (req.url?.startsWith('/hang/config')) return; // never answers
       if (req.url?.startsWith('/down/config')) {
         res.writeHead(503).end('{"error_code":50301,"message":"down"}');
+        return;
+      }
+      if (req.url?.startsWith('/confluent-route/')) {
+        // Confluent's own answer for a path it has no route for: error_code 404, not 4040x.
+        res.writeHead(404, { 'content-type': 'application/json' }).end('{"error_code":404,"message":"HTTP 404 Not Found"}');
+        return;
+      }
+      if (req.url?.startsWith('/proxy/')) {
+        res.writeHead(404, { 'content-type': 'text/html' }).end('<html><body>Not Found</body></html>');
         return;
       }
       if (req.url?.startsWith('/denied/config')) {
@@ -84,6 +93,26 @@ describe('Confluent REST client: transport failures and auth', () => {
     expect(err.message).not.toContain('s3cret');
   });
 
+  it('reads a 404 without a Confluent not-found error_code as a wrong registry URL, never as "no versions"', async () => {
+    for (const path of ['confluent-route', 'proxy']) {
+      const r = createConfluentRegistry({ url: `http://svc:s3cret@127.0.0.1:${new URL(base).port}/${path}` });
+      for (const call of [() => r.versions('x-value'), () => r.latest('x-value'), () => r.schemaById(7), () => r.setCompatibility('x-value', 'NONE')]) {
+        const err = await failure(call());
+        expect([err.code, err.retriable, err.details['misconfigured'], err.details['status']]).toEqual(['CEG_REGISTRY_UNAVAILABLE', false, true, 404]);
+        expect(err.message).toContain(`http://127.0.0.1:${new URL(base).port}/${path}/`);
+        expect(err.message).toContain('/apis/ccompat/v7');
+        expect(`${err.message} ${JSON.stringify(err.details)}`).not.toContain('s3cret');
+      }
+    }
+  });
+
+  it('refuses a versions answer that is not a list of numbers (a page, another API) instead of reading it as none', async () => {
+    // The server's fallback answers 200 {"compatibilityLevel": …} for /ok/subjects/x-value/versions.
+    const err = await failure(createConfluentRegistry({ url: `${base}/ok` }).versions('x-value'));
+    expect([err.code, err.retriable, err.details['misconfigured']]).toEqual(['CEG_REGISTRY_UNAVAILABLE', false, true]);
+    expect(err.message).toContain('other than a list of version numbers');
+  });
+
   it('fetches a schema id once for concurrent callers and caches it', async () => {
     const r = createConfluentRegistry({ url: `${base}/ok` });
     const [a, b] = await Promise.all([r.schemaById(5), r.schemaById(5)]);
@@ -121,5 +150,38 @@ describe('Confluent REST client on the real registry: concurrent starts', () => 
     const subject = `race-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}-value`;
     const results = await Promise.allSettled(Array.from({ length: 8 }, () => registry.setCompatibility(subject, 'FULL_TRANSITIVE')));
     expect(results.filter((r) => r.status === 'rejected').map((r) => String((r).reason))).toEqual([]);
+  });
+});
+
+describe('Confluent REST client on the real registry: a base URL without the API path', () => {
+  // Apicurio's root answers 404 with a RESTEasy "could not find resource" problem (no error_code)
+  // for /subjects/…: the URL misses /apis/ccompat/v7. A tester saw `schemas check` pass ("new, no
+  // earlier version", exit 0) against it, because every such 404 read as "subject not found".
+  const api = (): URL => new URL(stackEnv().schemaRegistryUrl);
+  const root = (): string => `${api().protocol}//svc:s3cret@${api().host}`;
+
+  it('fails versions, latest, schemaById and setCompatibility with a non-retriable error naming the URL and the API base', async () => {
+    const r = createConfluentRegistry({ url: root(), timeoutMs: 10_000 });
+    const subject = `${uniqueName('ceg-regurl')}-value`;
+    for (const call of [() => r.versions(subject), () => r.latest(subject), () => r.schemaById(1), () => r.setCompatibility(subject, 'NONE')]) {
+      const err = await failure(call());
+      expect([err.code, err.retriable, err.details['misconfigured'], err.details['status']]).toEqual(['CEG_REGISTRY_UNAVAILABLE', false, true, 404]);
+      expect(err.message).toContain(`${api().protocol}//${api().host}/`);
+      expect(err.message).toContain('/apis/ccompat/v7');
+      expect(`${err.message} ${JSON.stringify(err.details)}`).not.toContain('s3cret');
+    }
+    expect(await r.isHealthy()).toBe(false);
+  });
+
+  it('still reads the real API\'s "subject not found" (40401) as no versions, and an unknown id (40403) as not found', async () => {
+    const r = createConfluentRegistry({ url: stackEnv().schemaRegistryUrl, timeoutMs: 10_000 });
+    const subject = `${uniqueName('ceg-regurl')}-value`;
+    expect(await r.versions(subject)).toEqual([]);
+    const latest = await failure(r.latest(subject));
+    expect([latest.code, latest.details['registryErrorCode']]).toEqual(['CEG_SCHEMA_NOT_FOUND', 40401]);
+    const id = await failure(r.schemaById(2_000_000_001));
+    expect([id.code, id.details['registryErrorCode']]).toEqual(['CEG_SCHEMA_NOT_FOUND', 40403]);
+    // Relaxing a subject with no versions to NONE is still nothing to do (Apicurio answers 40401).
+    await expect(r.setCompatibility(subject, 'NONE')).resolves.toBeUndefined();
   });
 });

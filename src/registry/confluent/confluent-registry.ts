@@ -12,6 +12,7 @@
 import { Agent, fetch } from 'undici';
 import { GatewayError } from '../../core/errors.js';
 import type { ErrorCode } from '../../core/errors.js';
+import { publicUrl } from '../../core/public-url.js';
 import { tlsVerificationFailure } from '../../core/tls-errors.js';
 import { compatibilityLevels } from '../port.js';
 import type { CompatibilityLevel, CompatibilityVerdict, RegisteredSchema, SchemaRegistry } from '../port.js';
@@ -26,10 +27,49 @@ function isRecord(v: Json): v is { [k: string]: Json } {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** Maps an HTTP error answer to the port's codes. */
-function httpError(status: number, body: Json, what: string, details: Record<string, unknown>): GatewayError {
-  const registryCode = isRecord(body) && typeof body['error_code'] === 'number' ? body['error_code'] : undefined;
+/**
+ * Confluent `error_code`s of a 404 that say the registry looked and found nothing (Confluent
+ * Schema Registry API reference, "Errors"): 40401 subject, 40402 version, 40403 schema (id),
+ * 40404 subject soft-deleted, 40406 version soft-deleted, 40408 no subject-level compatibility.
+ * Any other 404 (no JSON, no `error_code`, Confluent's own 404 for an unknown route, a proxy's or
+ * Apicurio's RESTEasy "could not find resource" page) comes from a URL that is not the API.
+ */
+const NOT_FOUND_CODES: ReadonlySet<number> = new Set([40401, 40402, 40403, 40404, 40406, 40408]);
+/** `error_code` of "subject not found". */
+const SUBJECT_NOT_FOUND = 40401;
+
+/** The registry's `error_code` in an error answer, if any. */
+function registryCodeOf(body: Json): number | undefined {
+  return isRecord(body) && typeof body['error_code'] === 'number' ? body['error_code'] : undefined;
+}
+
+/** Whether `err` is the registry's own "subject not found" (error_code 40401), not any 404. */
+function isSubjectNotFound(err: unknown): boolean {
+  return err instanceof GatewayError && err.code === 'CEG_SCHEMA_NOT_FOUND' && err.details['registryErrorCode'] === SUBJECT_NOT_FOUND;
+}
+
+/**
+ * The error of an answer that does not come from a Confluent-compatible API: a wrong base URL
+ * (e.g. Apicurio without `/apis/ccompat/v7`). Not retriable: asking again gets the same answer.
+ * `url` is the address asked, without credentials.
+ */
+function notTheApi(what: string, url: string, answer: string, details: Record<string, unknown>): GatewayError {
+  return new GatewayError(
+    'CEG_REGISTRY_UNAVAILABLE',
+    `schema registry ${what}: ${url} ${answer}, so the registry URL does not lead to a Confluent-compatible API: check its base path (Apicurio: http://host:port/apis/ccompat/v7; Confluent, Karapace: the server root)`,
+    { retriable: false, details: { ...details, url, misconfigured: true } },
+  );
+}
+
+/** Maps an HTTP error answer to the port's codes. `url`: the address asked, without credentials. */
+function httpError(status: number, body: Json, what: string, details: Record<string, unknown>, url: string): GatewayError {
+  const registryCode = registryCodeOf(body);
   const registryMessage = isRecord(body) && typeof body['message'] === 'string' ? body['message'] : '';
+  // A 404 is "not found" only when the registry says what it did not find; anything else is a
+  // route the server does not have — a misconfigured URL, which must not read as "no versions".
+  if (status === 404 && (registryCode === undefined || !NOT_FOUND_CODES.has(registryCode))) {
+    return notTheApi(what, url, `answered HTTP 404 ${registryCode === undefined ? 'without a Confluent error_code' : `with error_code ${registryCode}`}`, { ...details, status, ...(registryCode === undefined ? {} : { registryErrorCode: registryCode }) });
+  }
   let code: ErrorCode;
   let retriable: boolean;
   if (status === 404) [code, retriable] = ['CEG_SCHEMA_NOT_FOUND', false];
@@ -86,7 +126,7 @@ class ConfluentRegistry implements SchemaRegistry {
       throw new GatewayError('CEG_REGISTRY_UNAVAILABLE', `schema registry ${what}: ${reason}`, {
         retriable: tls === undefined,
         cause: err,
-        details: { ...details, method, url: this.#opts.baseUrl + path },
+        details: { ...details, method, url: publicUrl(this.#opts.baseUrl + path) },
       });
     }
     let json: Json = null;
@@ -97,7 +137,7 @@ class ConfluentRegistry implements SchemaRegistry {
         json = text;
       }
     }
-    if (status < 200 || status > 299) throw httpError(status, json, what, details);
+    if (status < 200 || status > 299) throw httpError(status, json, what, details, publicUrl(this.#opts.baseUrl + path));
     return json;
   }
 
@@ -144,14 +184,21 @@ class ConfluentRegistry implements SchemaRegistry {
   }
 
   async versions(subject: string): Promise<readonly number[]> {
+    const path = `/subjects/${encodeURIComponent(subject)}/versions`;
+    const what = `versions of ${subject}`;
+    let body: Json;
     try {
-      const body = await this.#request('GET', `/subjects/${encodeURIComponent(subject)}/versions`, `versions of ${subject}`, { subject });
-      const list = Array.isArray(body) ? body.filter((v): v is number => typeof v === 'number') : [];
-      return Object.freeze(list.sort((a, b) => a - b));
+      body = await this.#request('GET', path, what, { subject });
     } catch (err) {
-      if (err instanceof GatewayError && err.code === 'CEG_SCHEMA_NOT_FOUND') return Object.freeze([]);
+      // Only the registry's "subject not found" means "no versions"; a check that could not see
+      // the history must not pass as if there were none.
+      if (isSubjectNotFound(err)) return Object.freeze([]);
       throw err;
     }
+    if (!Array.isArray(body) || !body.every((v) => typeof v === 'number')) {
+      throw notTheApi(what, publicUrl(this.#opts.baseUrl + path), 'answered something other than a list of version numbers', { subject });
+    }
+    return Object.freeze(body.slice().sort((a, b) => a - b));
   }
 
   async setCompatibility(subject: string, level: CompatibilityLevel): Promise<void> {
@@ -164,7 +211,7 @@ class ConfluentRegistry implements SchemaRegistry {
     } catch (err) {
       // Apicurio (ccompat) stores NONE as "no subject rule" and answers 404 for a subject that has
       // no versions yet: there is nothing to relax, so the subject is already at the default.
-      if (level === 'NONE' && err instanceof GatewayError && err.code === 'CEG_SCHEMA_NOT_FOUND') return;
+      if (level === 'NONE' && isSubjectNotFound(err)) return;
       // Apicurio answers 409 "A rule named 'COMPATIBILITY' already exists" when another caller
       // created the subject's rule at the same moment (two gateways starting together): the rule
       // exists now, so setting it again updates it. Without this, the second gateway failed
@@ -202,10 +249,15 @@ class ConfluentRegistry implements SchemaRegistry {
 
 /**
  * A {@link SchemaRegistry} over the Confluent REST API.
- * Errors (methods): HTTP 404 → CEG_SCHEMA_NOT_FOUND, 409 → CEG_SCHEMA_INCOMPATIBLE, 422 →
- *   CEG_SCHEMA_INVALID (all retriable: false); connection refused, deadline (`timeoutMs`), 408, 429,
- *   5xx → CEG_REGISTRY_UNAVAILABLE (retriable: true); 401/403/other 4xx → CEG_REGISTRY_UNAVAILABLE
- *   (retriable: false). `schemaById` is single-flight and cached forever (ids are immutable).
+ * Errors (methods): HTTP 404 with a Confluent "not found" error_code (40401 subject, 40402
+ *   version, 40403 schema, …) → CEG_SCHEMA_NOT_FOUND (`versions` answers [] for 40401 only),
+ *   409 → CEG_SCHEMA_INCOMPATIBLE, 422 → CEG_SCHEMA_INVALID (all retriable: false); connection
+ *   refused, deadline (`timeoutMs`), 408, 429, 5xx → CEG_REGISTRY_UNAVAILABLE (retriable: true);
+ *   401/403/other 4xx → CEG_REGISTRY_UNAVAILABLE (retriable: false). Any other 404 (no
+ *   error_code: a route the server does not have) and a versions list that is not one →
+ *   CEG_REGISTRY_UNAVAILABLE (retriable: false, `details.misconfigured: true`, `details.url`
+ *   without credentials), the message naming the URL and the API base to use (Apicurio:
+ *   `/apis/ccompat/v7`). `schemaById` is single-flight and cached forever (ids are immutable).
  * Errors (creation): CEG_INVALID_OPTIONS (retriable: false).
  */
 export function createConfluentRegistry(options: ConfluentRegistryOptions): SchemaRegistry {
