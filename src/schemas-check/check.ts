@@ -7,7 +7,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { isGatewayError } from '../core/errors.js';
-import { loadCatalog } from '../catalog/index.js';
+import { parse as parseYaml } from 'yaml';
+import { CATALOG_FILE, loadCatalog, parseCatalog } from '../catalog/index.js';
 import type { Catalog, CatalogProblem, EventKind } from '../catalog/index.js';
 import { analyzeAvroSchema, checkCompatibility, levelPlan } from '../registry/avro/index.js';
 import type { PreviousSchema } from '../registry/avro/index.js';
@@ -173,4 +174,67 @@ export function loadCatalogForCheck(dir: string): CatalogLoad {
 /** The report for a catalog that did not load because of invalid schema files. */
 export function invalidFilesReport(history: SchemaHistory, dir: string, invalidFiles: readonly InvalidSchemaFile[]): CheckReport {
   return Object.freeze({ source: history.source, against: history.description, catalogDir: resolve(dir), ok: false, kinds: [], invalidFiles });
+}
+
+/** The catalog with every loadable kind, and the schema files that are invalid. */
+export interface PartialCatalogLoad {
+  /**
+   * The catalog, in which each kind whose file is in `invalidFiles` has a stand-in schema (a
+   * record of the same name, when the file names a valid one, holding just the key fields) and
+   * must not be used; undefined when even that does not load.
+   */
+  readonly catalog?: Catalog;
+  readonly invalidFiles: readonly InvalidSchemaFile[];
+}
+
+const AVRO_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** A valid record standing in for an invalid schema file, keeping its name when it can (a shared topic's subject depends on it). */
+function standIn(text: string | undefined, keys: readonly string[], n: number): string {
+  let name = `CegInvalidSchema${n}`;
+  let namespace: string | undefined;
+  try {
+    const json = JSON.parse(text ?? '') as { name?: unknown; namespace?: unknown };
+    if (typeof json.name === 'string') {
+      const parts = json.name.split('.');
+      if (parts.every((p) => AVRO_NAME.test(p))) name = json.name;
+    }
+    if (typeof json.namespace === 'string' && json.namespace.split('.').every((p) => AVRO_NAME.test(p))) namespace = json.namespace;
+  } catch {
+    // not JSON: the generic name
+  }
+  return JSON.stringify({ type: 'record', name, ...(namespace === undefined ? {} : { namespace }), fields: keys.map((k) => ({ name: k, type: 'string' })) });
+}
+
+/**
+ * Loads the catalog in `dir` for `schemas register`: like {@link loadCatalogForCheck}, but when
+ * only schema files are invalid, the other kinds still load (the invalid ones get a stand-in
+ * schema, so the subjects of the others — which depend on how many kinds share a topic — are
+ * those of the full catalog), so that one invalid schema does not stop the others from
+ * registering.
+ * Errors: GatewayError CEG_CATALOG_INVALID (retriable: false) for problems in catalog.yaml itself.
+ */
+export function loadCatalogForRegister(dir: string): PartialCatalogLoad {
+  const first = loadCatalogForCheck(dir);
+  if (first.catalog !== undefined) return { catalog: first.catalog, invalidFiles: [] };
+  const invalidFiles = first.invalidFiles;
+  const root = resolve(dir);
+  try {
+    const yamlText = readFileSync(join(root, CATALOG_FILE), 'utf8');
+    const doc = parseYaml(yamlText) as { kinds?: { schema?: unknown; key?: unknown }[] };
+    const keysOf = new Map<string, string[]>();
+    for (const k of doc.kinds ?? []) {
+      if (typeof k.schema === 'string' && Array.isArray(k.key)) keysOf.set(k.schema, k.key.filter((x): x is string => typeof x === 'string'));
+    }
+    const invalid = new Set(invalidFiles.map((f) => f.schemaFile));
+    let n = 0;
+    const readSchema = (relative: string): string | undefined => {
+      const path = join(root, relative);
+      const text = existsSync(path) ? readFileSync(path, 'utf8') : undefined;
+      return invalid.has(relative) ? standIn(text, keysOf.get(relative) ?? [], ++n) : text;
+    };
+    return { catalog: parseCatalog(yamlText, readSchema, root), invalidFiles };
+  } catch {
+    return { invalidFiles };
+  }
 }

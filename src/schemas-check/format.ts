@@ -47,6 +47,10 @@ export function formatCheckReport(r: CheckReport): string {
 /** The register report as text lines. */
 export function formatRegisterReport(r: RegisterReport): string {
   const lines: string[] = [`schemas register: ${r.registry}`];
+  for (const f of r.invalidFiles) {
+    lines.push(`INVALID       ${f.schemaFile}: the catalog cannot load it, nothing registered`);
+    for (const p of f.problems) lines.push(`    ${p.path}: ${p.message}`);
+  }
   for (const k of r.kinds) {
     const head = `${k.name} (subject ${k.subject}, ${k.level})`;
     switch (k.status) {
@@ -63,6 +67,6 @@ export function formatRegisterReport(r: RegisterReport): string {
     }
   }
   const n = (s: string): number => r.kinds.filter((k) => k.status === s).length;
-  lines.push(`${r.ok ? 'OK' : 'FAILED'}: ${n('registered')} registered, ${n('unchanged')} unchanged, ${r.kinds.length - n('registered') - n('unchanged')} not registered`);
+  lines.push(`${r.ok ? 'OK' : 'FAILED'}: ${n('registered')} registered, ${n('unchanged')} unchanged, ${r.kinds.length - n('registered') - n('unchanged')} not registered${r.invalidFiles.length === 0 ? '' : `, ${r.invalidFiles.length} invalid file(s)`}`);
   return lines.join('\n');
 }

@@ -1,6 +1,6 @@
 /** The schema check and register use cases: compatibility against the registry or git history (bus spec X1; DESIGN "The model is the schema registry"). */
-export { checkCatalog, checkKind, invalidFilesReport, loadCatalogForCheck } from './check.js';
-export type { CatalogLoad, CheckKindOptions } from './check.js';
+export { checkCatalog, checkKind, invalidFilesReport, loadCatalogForCheck, loadCatalogForRegister } from './check.js';
+export type { CatalogLoad, CheckKindOptions, PartialCatalogLoad } from './check.js';
 export { schemaChanges } from './changes.js';
 export { formatCheckReport, formatRegisterReport } from './format.js';
 export { createGitHistory } from './git-history.js';

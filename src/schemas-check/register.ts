@@ -13,10 +13,13 @@ import { schemaChanges } from './changes.js';
 import { checkKind } from './check.js';
 import { parseEarlier } from './lenient.js';
 import { createRegistryHistory } from './registry-history.js';
-import type { KindRegistration, RegisterReport } from './types.js';
+import type { InvalidSchemaFile, KindRegistration, RegisterReport } from './types.js';
 
 /**
- * Registers the catalog's schemas, in catalog order. A kind whose schema is invalid or
+ * Registers the catalog's schemas, in catalog order. A kind whose schema file is in
+ * `invalidFiles` (see loadCatalogForRegister; its schema in `catalog` is a stand-in) is reported
+ * `invalid` and not registered; files that match no kind (the catalog did not load at all,
+ * `catalog` undefined) are listed in the report's `invalidFiles`. A kind whose schema is invalid or
  * incompatible (by this project's checker, which is stricter than a registry where the Avro spec
  * is) is not registered; the others still are. A refusal by the registry (HTTP 409/422) is
  * reported as `refused`.
@@ -24,11 +27,19 @@ import type { KindRegistration, RegisterReport } from './types.js';
  * Errors: GatewayError CEG_REGISTRY_UNAVAILABLE (retriable) when the registry does not answer —
  *   the run stops there (kinds before it may have been registered).
  */
-export async function registerSchemas(catalog: Catalog, registry: SchemaRegistry, description: string): Promise<RegisterReport> {
+export async function registerSchemas(catalog: Catalog | undefined, registry: SchemaRegistry, description: string, invalidFiles: readonly InvalidSchemaFile[] = []): Promise<RegisterReport> {
   const history = createRegistryHistory(registry, description);
   const kinds: KindRegistration[] = [];
-  for (const kind of catalog.kinds) {
+  const invalidByFile = new Map(invalidFiles.map((f) => [f.schemaFile, f]));
+  for (const kind of catalog?.kinds ?? []) {
     const base = { eventId: kind.eventId, name: kind.name, subject: kind.subject, level: kind.compatibility };
+    const invalidFile = invalidByFile.get(kind.schemaFile);
+    if (invalidFile !== undefined) {
+      invalidByFile.delete(kind.schemaFile);
+      const reasons = [`${kind.schemaFile} is not a valid Avro schema`, ...invalidFile.problems.map((p) => `${p.path}: ${p.message}`)];
+      kinds.push(Object.freeze({ ...base, status: 'invalid', changes: [], reasons }));
+      continue;
+    }
     const earlier = await history.versions(kind);
     const check = checkKind(kind, kind.schema, earlier);
     if (check.status === 'invalid' || check.status === 'incompatible') {
@@ -53,5 +64,6 @@ export async function registerSchemas(catalog: Catalog, registry: SchemaRegistry
       throw err;
     }
   }
-  return Object.freeze({ registry: description, ok: kinds.every((k) => k.status === 'registered' || k.status === 'unchanged'), kinds });
+  const unmatched = [...invalidByFile.values()];
+  return Object.freeze({ registry: description, ok: unmatched.length === 0 && kinds.every((k) => k.status === 'registered' || k.status === 'unchanged'), kinds, invalidFiles: unmatched });
 }

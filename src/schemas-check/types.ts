@@ -89,8 +89,11 @@ export interface KindRegistration {
   readonly reasons: readonly string[];
 }
 
+/** The result of `schemas register`. `ok` when every kind is `registered` or `unchanged` and no file is invalid. */
 export interface RegisterReport {
   readonly registry: string;
   readonly ok: boolean;
   readonly kinds: readonly KindRegistration[];
+  /** Invalid schema files that no loaded kind names (the catalog could not load even without them). */
+  readonly invalidFiles: readonly InvalidSchemaFile[];
 }

@@ -253,6 +253,22 @@ describe('schemas register / check --registry on the dev stack', () => {
     expect(JSON.parse(refused.stdout).kinds[0]).toMatchObject({ status: 'incompatible', reasons: expect.arrayContaining([expect.stringContaining('FORWARD against version 1: /fields/amount')]) });
   });
 
+  it('one invalid schema file does not stop the other kinds from registering (exit 1, the valid kind registered)', () => {
+    const dir = tempDir('schemas-reg-');
+    const topic = uniqueName('schemas-cli');
+    const kind = (name: string, file: string): string[] => [`  - eventId: ${randomUUID()}`, `    name: ${name}`, '    description: schemas CLI test kind', `    topic: ${topic}.${name.toLowerCase()}`, `    schema: ${file}`, '    key: [id]', '    publish: true', '    owner: test'];
+    writeFileSync(join(dir, 'catalog.yaml'), ['version: 1', 'kinds:', ...kind('Good', 'good.avsc'), ...kind('Bad', 'bad.avsc'), ''].join('\n'));
+    writeFileSync(join(dir, 'good.avsc'), JSON.stringify({ type: 'record', name: 'Good', namespace: 'test.cli', fields: [{ name: 'id', type: 'string' }] }));
+    // A union default must match the first branch: invalid.
+    writeFileSync(join(dir, 'bad.avsc'), JSON.stringify({ type: 'record', name: 'Bad', namespace: 'test.cli', fields: [{ name: 'id', type: 'string' }, { name: 'a', type: ['string', 'null'], default: null }] }));
+    const r = cli(dir, ['register', '--registry', url, '--catalog', dir]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/^schemas register: registry /);
+    expect(r.stdout).toMatch(new RegExp(`registered {4}Good \\(subject ${topic}\\.good-value, FULL_TRANSITIVE\\): version 1, id \\d+`));
+    expect(r.stdout).toContain(`INVALID       Bad (subject ${topic}.bad-value, FULL_TRANSITIVE): not registered`);
+    expect(r.stdout).toContain('FAILED: 1 registered, 0 unchanged, 1 not registered');
+  });
+
   it('a registry that does not answer → exit 2', () => {
     const { dir, write } = fixtureCatalog();
     write([]);

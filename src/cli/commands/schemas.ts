@@ -23,6 +23,7 @@ import {
   formatRegisterReport,
   invalidFilesReport,
   loadCatalogForCheck,
+  loadCatalogForRegister,
   registerSchemas,
 } from '../../schemas-check/index.js';
 import type { SchemaHistory } from '../../schemas-check/index.js';
@@ -97,13 +98,9 @@ export async function runSchemasRegister(program: Command, opts: CommonOptions):
     const { config } = setup(program);
     const reg = registryFrom(opts.registry, config.registry);
     if (reg === undefined) throw usage('no schema registry: pass --registry URL or set SCHEMA_REGISTRY_URL');
-    const loaded = loadCatalogForCheck(catalogDir(opts.catalog, config.catalogDir));
-    if (loaded.catalog === undefined) {
-      const report = invalidFilesReport(createRegistryHistory(reg.registry, reg.description), catalogDir(opts.catalog, config.catalogDir), loaded.invalidFiles);
-      process.stdout.write(`${opts.json ? JSON.stringify(report) : formatCheckReport(report)}\n`);
-      return EXIT_CHECK_FAILED;
-    }
-    const report = await registerSchemas(loaded.catalog, reg.registry, reg.description);
+    // One invalid schema file does not stop the other kinds from registering.
+    const loaded = loadCatalogForRegister(catalogDir(opts.catalog, config.catalogDir));
+    const report = await registerSchemas(loaded.catalog, reg.registry, reg.description, loaded.invalidFiles);
     process.stdout.write(`${opts.json ? JSON.stringify(report) : formatRegisterReport(report)}\n`);
     return report.ok ? EXIT_OK : EXIT_CHECK_FAILED;
   } catch (err) {
