@@ -12,8 +12,10 @@
  * Against a gateway with PARTNERS_FILE it authenticates with CE_GATEWAY_API_KEY (or
  * CE_GATEWAY_API_KEY_FILE), and `--owner` names another partner's subscription (admins), on the
  * replay and on the read of the subscription alike (gateway-client.ts).
- * Exit codes: 0 done (or dry run), 1 the backlog did not drain within `--timeout`, 2 usage,
- * refusal or connection error (DESIGN "Conventions").
+ * Exit codes: 0 done (or dry run); 1 the replay WAS done but its drain was not seen through — not
+ * drained within `--timeout`, or the watch could not run (KAFKA_BROKERS unset, Kafka or the gateway
+ * not answering the watch's reads): the message says so, and the replay must not be run again;
+ * 2 nothing was replayed: usage, refusal or connection error (DESIGN "Conventions").
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Command } from 'commander';
@@ -22,6 +24,9 @@ import { createGateway } from '../../app/index.js';
 import { parsePartitionKey } from '../../bus/subscriptions/index.js';
 import type { ReplayReport } from '../../bus/subscriptions/index.js';
 import type { CommittedOffset } from '../../transport/port.js';
+import { errorMessage } from '../../core/errors.js';
+import type { Config } from '../../config/index.js';
+import type { Logger } from '../../observability/index.js';
 import { EXIT_CHECK_FAILED, EXIT_USAGE, setup } from '../context.js';
 import { GatewayClient, gatewayClient, withGatewayOptions } from '../gateway-client.js';
 import { parseSince } from '../since.js';
@@ -82,6 +87,92 @@ function fail(message: string): never {
   process.exit(EXIT_USAGE);
 }
 
+/**
+ * Exit code when the replay was done but its drain was not seen through (timeout, or the watch
+ * could not run). Not 2: 2 says nothing was replayed, and an operator would run the replay again.
+ */
+export const EXIT_REPLAYED_NOT_WATCHED = EXIT_CHECK_FAILED;
+
+/**
+ * The stderr line for a replay that was done when the drain watch then failed or could not run:
+ * says that the offsets moved and the replay must not be run again, then why the watch stopped.
+ */
+export function watchFailedMessage(name: string, report: Pick<ReplayReport, 'events'>, reason: string): string {
+  return `ce-gateway replay: ${name} was replayed (${report.events} events again; the offsets moved, delivery goes on) — do not run the replay again; only watching the backlog drain failed: ${reason}\n`;
+}
+
+/** Everything the drain watch needs: the replay's answer and where to read the committed offsets. */
+interface WatchContext {
+  readonly name: string;
+  readonly report: ReplayReport;
+  readonly client: GatewayClient;
+  readonly config: Config;
+  readonly log: Logger;
+  readonly lines: boolean;
+  readonly timeoutS: number;
+}
+
+/**
+ * Shows the replayed backlog drain (progress bar, or JSON lines) until it has drained
+ * (`'drained'`) or `timeoutS` passed (`'timeout'`).
+ * Errors: anything that stops the watch (a refused or failed read of the subscription or the
+ *   catalog, Kafka not answering): the caller reports it as a watch failure after a done replay.
+ */
+async function watchDrain(w: WatchContext): Promise<'drained' | 'timeout'> {
+  const { name, report, client, config, log, lines } = w;
+  if (config.kafka === undefined) throw new Error('KAFKA_BROKERS is not set (the watch reads the committed offsets from Kafka; --no-wait skips it)');
+  // Which topics the subscription reads, for its committed offsets: its kinds, through the gateway's catalog.
+  // The subscription's read carries --owner like the replay (an admin's read of another partner's
+  // subscription); the catalog is the same for every caller and takes no owner.
+  const path = GatewayClient.subscriptionPath(name);
+  const read = await client.call('GET', path);
+  if (read.status !== 200) throw new Error(`cannot read ${name}: ${client.refusal(read)}`);
+  const view = read.body as { group?: string; kinds?: string[] };
+  const listed = await client.call('GET', '/catalog');
+  if (listed.status !== 200) throw new Error(`cannot read the catalog: ${client.refusal(listed)}`);
+  const catalog = listed.body as { kinds?: { name: string; eventId: string; topic: string }[] };
+  const topics = [...new Set((view.kinds ?? []).map((k) => catalog.kinds?.find((c) => c.name === k || c.eventId === k)?.topic).filter((t): t is string => t !== undefined))];
+  if (view.group === undefined || topics.length === 0) throw new Error(`cannot tell the consumer group and topics of ${name}`);
+  const group = view.group;
+  const gw = createGateway(config, log, { readOnly: true });
+  try {
+    // Loaded here: the progress bar is this command's alone (the CLI's other commands start without it).
+    const cliProgress = lines ? undefined : (await import('cli-progress')).default;
+    const bar = cliProgress === undefined ? undefined : new cliProgress.SingleBar({ format: `${name} {bar} {value}/{total} events | {percentage}% | {duration_formatted}`, hideCursor: true }, cliProgress.Presets.shades_classic);
+    bar?.start(report.events, 0);
+    const deadline = Date.now() + w.timeoutS * 1000;
+    let last = -1;
+    try {
+      for (;;) {
+        const committed = new Map<string, readonly CommittedOffset[]>();
+        for (const t of topics) committed.set(t, await gw.transport.committedOffsets(group, t));
+        const n = drained(report, topics, committed);
+        if (n !== last) {
+          last = n;
+          if (bar !== undefined) bar.update(n);
+          else if (n < report.events) process.stdout.write(`${JSON.stringify({ type: 'progress', drained: n, events: report.events })}\n`);
+        }
+        if (n >= report.events) {
+          bar?.stop();
+          if (lines) process.stdout.write(`${JSON.stringify({ type: 'done', drained: n, events: report.events })}\n`);
+          return 'drained';
+        }
+        if (Date.now() > deadline) {
+          bar?.stop();
+          process.stderr.write(`ce-gateway replay: ${n} of ${report.events} replayed events handled after ${w.timeoutS} s; still draining\n`);
+          return 'timeout';
+        }
+        await sleep(500);
+      }
+    } finally {
+      bar?.stop();
+    }
+  } finally {
+    // A failure to close (Kafka gone) must not hide what happened.
+    await gw.close().catch(() => undefined);
+  }
+}
+
 export function registerReplayCommand(program: Command): void {
   const cmd = program
     .command('replay')
@@ -126,54 +217,12 @@ export function registerReplayCommand(program: Command): void {
         for (const [k, p] of Object.entries(report.partitions)) process.stdout.write(`  partition ${k}\t${p.from} → ${p.to}\t${p.events} events${p.skipped > 0 ? ` (${p.skipped} skipped)` : ''}\n`);
       }
       if (report.dryRun || !opts.wait || report.events === 0) return;
-      if (config.kafka === undefined) {
-        process.stderr.write('ce-gateway replay: KAFKA_BROKERS is not set: cannot watch the backlog drain\n');
-        return;
-      }
-
-      // Which topics the subscription reads, for its committed offsets: its kinds, through the gateway's catalog.
-      // The subscription's read carries --owner like the replay (an admin's read of another partner's
-      // subscription); the catalog is the same for every caller and takes no owner.
-      const read = await client.call('GET', path).catch((err: unknown) => fail(`${base}: ${(err as Error).message}`));
-      if (read.status !== 200) fail(`cannot read ${name} to watch the backlog drain: ${client.refusal(read)}`);
-      const view = read.body as { group?: string; kinds?: string[] };
-      const listed = await client.call('GET', '/catalog').catch((err: unknown) => fail(`${base}: ${(err as Error).message}`));
-      if (listed.status !== 200) fail(`cannot read the catalog to watch the backlog drain: ${client.refusal(listed)}`);
-      const catalog = listed.body as { kinds?: { name: string; eventId: string; topic: string }[] };
-      const topics = [...new Set((view.kinds ?? []).map((k) => catalog.kinds?.find((c) => c.name === k || c.eventId === k)?.topic).filter((t): t is string => t !== undefined))];
-      if (view.group === undefined || topics.length === 0) fail(`cannot tell the consumer group and topics of ${name}`);
-      const gw = createGateway(config, log, { readOnly: true });
-      // Loaded here: the progress bar is this command's alone (the CLI's other commands start without it).
-      const cliProgress = lines ? undefined : (await import('cli-progress')).default;
-      const bar = cliProgress === undefined ? undefined : new cliProgress.SingleBar({ format: `${name} {bar} {value}/{total} events | {percentage}% | {duration_formatted}`, hideCursor: true }, cliProgress.Presets.shades_classic);
-      bar?.start(report.events, 0);
-      const deadline = Date.now() + opts.timeout * 1000;
-      let last = -1;
+      // From here on the replay is done: a failing watch must say so, and exits like one that timed out.
       try {
-        for (;;) {
-          const committed = new Map<string, readonly CommittedOffset[]>();
-          for (const t of topics) committed.set(t, await gw.transport.committedOffsets(view.group, t));
-          const n = drained(report, topics, committed);
-          if (n !== last) {
-            last = n;
-            if (bar !== undefined) bar.update(n);
-            else if (n < report.events) process.stdout.write(`${JSON.stringify({ type: 'progress', drained: n, events: report.events })}\n`);
-          }
-          if (n >= report.events) {
-            bar?.stop();
-            if (lines) process.stdout.write(`${JSON.stringify({ type: 'done', drained: n, events: report.events })}\n`);
-            return;
-          }
-          if (Date.now() > deadline) {
-            bar?.stop();
-            process.stderr.write(`ce-gateway replay: ${n} of ${report.events} replayed events handled after ${opts.timeout} s; still draining\n`);
-            process.exitCode = EXIT_CHECK_FAILED;
-            return;
-          }
-          await sleep(500);
-        }
-      } finally {
-        await gw.close();
+        if ((await watchDrain({ name, report, client, config, log, lines, timeoutS: opts.timeout })) === 'timeout') process.exitCode = EXIT_REPLAYED_NOT_WATCHED;
+      } catch (err) {
+        process.stderr.write(watchFailedMessage(name, report, errorMessage(err)));
+        process.exitCode = EXIT_REPLAYED_NOT_WATCHED;
       }
     });
 }

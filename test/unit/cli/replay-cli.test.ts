@@ -1,0 +1,86 @@
+/**
+ * `ce-gateway replay` as a process against a fake gateway (a plain HTTP server in this process):
+ * what the operator is told when the replay was done but the drain watch then fails or cannot run
+ * (tester: a Kafka that did not answer printed only `partitionCount: metadata failed…`, exit 2, so
+ * the replay looked undone; without KAFKA_BROKERS the same exited 0).
+ */
+import { execFile } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const ROOT = resolve(import.meta.dirname, '..', '..', '..');
+const TSX = pathToFileURL(join(ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;
+const run = promisify(execFile);
+
+/** The CLI with only `vars` of ours (no stack settings, no env file: it runs in a temporary folder). */
+async function cli(args: string[], vars: Record<string, string> = {}): Promise<{ stdout: string; stderr: string; code: number }> {
+  const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'silent', ...vars };
+  for (const name of ['KAFKA_BROKERS', 'SCHEMA_REGISTRY_URL', 'DATABASE_URL', 'CONNECTORS_DIR', 'CATALOG_DIR', 'CE_GATEWAY_ENV_FILE', 'PARTNERS_FILE', 'CE_GATEWAY_API_KEY', 'CE_GATEWAY_API_KEY_FILE', 'PUBLIC_BASE_URL']) if (vars[name] === undefined) delete env[name];
+  return run(process.execPath, ['--import', TSX, join(ROOT, 'src', 'cli', 'main.ts'), ...args], { cwd: tmpdir(), env }).then(
+    (r) => ({ ...r, code: 0 }),
+    (err: { stdout: string; stderr: string; code: number }) => ({ stdout: err.stdout, stderr: err.stderr, code: err.code }),
+  );
+}
+
+/** Bodies of the replay requests the fake gateway received. */
+const replays: unknown[] = [];
+let fake: Server;
+let base: string;
+
+beforeAll(async () => {
+  // A gateway that replays (5 events on partition 0) and answers the watch's reads of the
+  // subscription and the catalog.
+  fake = createServer((req, res) => {
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (c: string) => (body += c));
+    req.on('end', () => {
+      res.setHeader('content-type', 'application/json');
+      if (req.method === 'POST') {
+        replays.push(JSON.parse(body));
+        res.end(JSON.stringify({ at: new Date().toISOString(), by: 'anonymous', to: 'earliest', dryRun: false, partitions: { '0': { from: '5', to: '0', events: 5, skipped: 0 } }, events: 5, skipped: 0 }));
+      } else if (req.url === '/subscriptions/orders') res.end(JSON.stringify({ name: 'orders', group: 'ceg-replaycli-orders', kinds: ['PriceLoadingCompleted'] }));
+      else if (req.url === '/catalog') res.end(JSON.stringify({ kinds: [{ name: 'PriceLoadingCompleted', eventId: 'ceg.replaycli.v1', topic: 'ceg-replaycli-topic' }] }));
+      else {
+        res.statusCode = 404;
+        res.end('{}');
+      }
+    });
+  });
+  fake.listen(0, '127.0.0.1');
+  await once(fake, 'listening');
+  base = `http://127.0.0.1:${(fake.address() as AddressInfo).port}`;
+});
+
+afterAll(() => {
+  fake?.close();
+});
+
+describe('ce-gateway replay: the replay was done, the drain watch failed', { timeout: 60_000 }, () => {
+  it('says the replay was done and must not be run again, and exits 1 — with a Kafka that does not answer and without KAFKA_BROKERS alike', async () => {
+    const [down, unset] = await Promise.all([
+      cli(['replay', 'orders', '--to-earliest', '--gateway', base, '--json'], { KAFKA_BROKERS: '127.0.0.1:1' }),
+      cli(['replay', 'orders', '--to-earliest', '--gateway', base, '--json']),
+    ]);
+    for (const r of [down, unset]) {
+      expect(JSON.parse(r.stdout.split('\n')[0]!)).toMatchObject({ type: 'replay', events: 5 });
+      expect(r.stderr).toContain('ce-gateway replay: orders was replayed (5 events again; the offsets moved, delivery goes on) — do not run the replay again; only watching the backlog drain failed: ');
+      expect(r.code).toBe(1);
+    }
+    expect(down.stderr).toContain('ECONNREFUSED');
+    expect(unset.stderr).toContain('KAFKA_BROKERS is not set');
+  });
+
+  it('--no-wait does not watch: exit 0', async () => {
+    const r = await cli(['replay', 'orders', '--to-earliest', '--gateway', base, '--json', '--no-wait']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+  });
+});
