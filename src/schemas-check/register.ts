@@ -13,6 +13,7 @@ import { schemaChanges } from './changes.js';
 import { checkKind } from './check.js';
 import { parseEarlier } from './lenient.js';
 import { createRegistryHistory } from './registry-history.js';
+import type { RegistryHistoryOptions } from './registry-history.js';
 import type { InvalidSchemaFile, KindRegistration, RegisterReport } from './types.js';
 
 /**
@@ -24,11 +25,21 @@ import type { InvalidSchemaFile, KindRegistration, RegisterReport } from './type
  * is) is not registered; the others still are. A refusal by the registry (HTTP 409/422) is
  * reported as `refused`.
  * Returns: the report; `ok` when every kind is `registered` or `unchanged`.
+ * A kind whose subject changed (see createRegistryHistory; `historyOptions.subjects` lists the
+ * registry's subjects) is checked against its earlier subject's versions before it is registered
+ * under the new one.
  * Errors: GatewayError CEG_REGISTRY_UNAVAILABLE (retriable) when the registry does not answer —
- *   the run stops there (kinds before it may have been registered).
+ *   the run stops there (kinds before it may have been registered); CEG_INVALID_OPTIONS when a
+ *   kind's earlier subject is ambiguous.
  */
-export async function registerSchemas(catalog: Catalog | undefined, registry: SchemaRegistry, description: string, invalidFiles: readonly InvalidSchemaFile[] = []): Promise<RegisterReport> {
-  const history = createRegistryHistory(registry, description);
+export async function registerSchemas(
+  catalog: Catalog | undefined,
+  registry: SchemaRegistry,
+  description: string,
+  invalidFiles: readonly InvalidSchemaFile[] = [],
+  historyOptions: RegistryHistoryOptions = {},
+): Promise<RegisterReport> {
+  const history = createRegistryHistory(registry, description, { ...(catalog === undefined ? {} : { catalog }), ...historyOptions });
   const kinds: KindRegistration[] = [];
   const invalidByFile = new Map(invalidFiles.map((f) => [f.schemaFile, f]));
   for (const kind of catalog?.kinds ?? []) {
@@ -54,7 +65,8 @@ export async function registerSchemas(catalog: Catalog | undefined, registry: Sc
     try {
       await registry.setCompatibility(kind.subject, kind.compatibility);
       const reg = await registry.register(kind.subject, kind.schema);
-      const isNew = latest === undefined || reg.version > latest.version;
+      // History from an earlier subject (the kind's subject changed): the first version here is new.
+      const isNew = latest === undefined || latest.subject !== undefined || reg.version > latest.version;
       kinds.push(Object.freeze({ ...base, status: isNew ? 'registered' : 'unchanged', version: reg.version, id: reg.id, changes: isNew ? changes : [], reasons: [] }));
     } catch (err) {
       if (isGatewayError(err, 'CEG_SCHEMA_INCOMPATIBLE') || isGatewayError(err, 'CEG_SCHEMA_INVALID')) {

@@ -1,28 +1,109 @@
 /**
- * Earlier versions of a kind's schema as registered under its subject.
- * Spec: Confluent Schema Registry API (GET /subjects/{s}/versions, GET /subjects/{s}/versions/{v}).
+ * Earlier versions of a kind's schema as registered under its subject — or, when that subject has
+ * no versions yet because the kind's subject changed, under its earlier subject: on a shared topic
+ * the subject is `<topic>-<record full name>` (TopicRecordNameStrategy), alone on its topic
+ * `<topic>-value`, so adding a second kind to a topic, removing one, or changing a record's
+ * namespace on a shared topic moves a kind to a new, empty subject.
+ * Spec: Confluent Schema Registry API (GET /subjects, GET /subjects/{s}/versions,
+ * GET /subjects/{s}/versions/{v}); DESIGN "Kafka mapping" (subject naming strategies).
  */
-import type { EventKind } from '../catalog/index.js';
+import { GatewayError } from '../core/errors.js';
+import type { Catalog, EventKind } from '../catalog/index.js';
 import type { SchemaRegistry } from '../registry/port.js';
 import type { HistoricVersion, SchemaHistory } from './types.js';
 
+/** Options of {@link createRegistryHistory}. */
+export interface RegistryHistoryOptions {
+  /**
+   * Lists every subject of the registry (see confluentSubjectLister). Without it, an earlier
+   * subject is looked for at `<topic>-value` and `<topic>-<record full name>` only, not under
+   * another namespace.
+   */
+  readonly subjects?: () => Promise<readonly string[]>;
+  /** The catalog being checked: the subjects of its kinds are never taken as another kind's earlier subject. */
+  readonly catalog?: Catalog;
+}
+
+function simpleName(fullName: string): string {
+  return fullName.slice(fullName.lastIndexOf('.') + 1);
+}
+
+/** The record's full name of a schema text, or undefined. */
+function recordNameOf(schema: string): string | undefined {
+  try {
+    const json = JSON.parse(schema) as { name?: unknown; namespace?: unknown };
+    if (typeof json.name !== 'string') return undefined;
+    return json.name.includes('.') || typeof json.namespace !== 'string' || json.namespace === '' ? json.name : `${json.namespace}.${json.name}`;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
- * A {@link SchemaHistory} over a registry: every registered version of the kind's subject.
- * `description` names the registry for reports (no credentials).
- * Errors: those of the registry port (CEG_REGISTRY_UNAVAILABLE, retriable, when it does not answer).
+ * A {@link SchemaHistory} over a registry: every registered version of the kind's subject. When
+ * that subject has none, the kind's earlier subjects: those with versions whose latest schema is a
+ * record of the same (unqualified) name — `<topic>-value`, and `<topic>-<namespace>.<RecordName>`
+ * for any namespace (listed with `options.subjects`; the kind's own full name is always tried, for
+ * a kind now alone on its topic) — and that are no current kind's subject (`options.catalog`).
+ * Their versions are merged in registration order (by schema id) and carry `subject`, so a kind
+ * that moved from `<topic>-value` to `<topic>-<ns>.<Name>` and then changed its namespace is
+ * compared with its whole history. `description` names the registry for reports (no credentials).
+ * Errors: those of the registry port (CEG_REGISTRY_UNAVAILABLE, retriable, when it does not
+ *   answer) and of `options.subjects`; GatewayError CEG_INVALID_OPTIONS (retriable: false) when
+ *   the earlier subjects hold the record under two namespaces other than the kind's (two
+ *   different records could be meant) — a history that cannot be told apart never passes as new.
  */
-export function createRegistryHistory(registry: SchemaRegistry, description: string): SchemaHistory {
+export function createRegistryHistory(registry: SchemaRegistry, description: string, options: RegistryHistoryOptions = {}): SchemaHistory {
+  let listed: Promise<readonly string[]> | undefined;
+  const claimed = new Set((options.catalog?.kinds ?? []).map((k) => k.subject));
+
+  const versionsOf = async (subject: string): Promise<{ subject: string; version: number; id: number; schema: string }[]> => {
+    const out: { subject: string; version: number; id: number; schema: string }[] = [];
+    for (const n of await registry.versions(subject)) {
+      const v = await registry.version(subject, n);
+      out.push({ subject, version: v.version, id: v.id, schema: v.schema });
+    }
+    return out;
+  };
+
+  const earlierVersions = async (kind: EventKind): Promise<HistoricVersion[]> => {
+    const topicValue = `${kind.topic.name}-value`;
+    const prefix = `${kind.topic.name}-`;
+    const name = simpleName(kind.recordName);
+    const candidates = new Set<string>([topicValue, `${prefix}${kind.recordName}`]);
+    if (options.subjects !== undefined) {
+      listed ??= options.subjects();
+      for (const s of await listed) {
+        if (s.startsWith(prefix) && s !== topicValue && simpleName(s.slice(prefix.length)) === name) candidates.add(s);
+      }
+    }
+    candidates.delete(kind.subject);
+    for (const c of claimed) candidates.delete(c);
+    const found: { subject: string; version: number; id: number; schema: string }[][] = [];
+    for (const s of candidates) {
+      const versions = await versionsOf(s);
+      const record = recordNameOf(versions.at(-1)?.schema ?? '');
+      if (record !== undefined && simpleName(record) === name) found.push(versions);
+    }
+    const namespaced = found.map((v) => v[0]?.subject ?? '').filter((s) => s !== topicValue && s !== `${prefix}${kind.recordName}`);
+    if (namespaced.length > 1) {
+      throw new GatewayError(
+        'CEG_INVALID_OPTIONS',
+        `kind ${kind.name}: its subject ${kind.subject} has no versions yet, and its earlier versions could be under any of the subjects ${namespaced.join(', ')} (a record ${name} under different namespaces); the check cannot tell which, so it does not pass the kind as new — delete the subjects that are not this kind's, or check with --git`,
+        { retriable: false, details: { kind: kind.name, subject: kind.subject, candidates: namespaced } },
+      );
+    }
+    const merged = found.flat().sort((a, b) => a.id - b.id);
+    return merged.map((v, i) => Object.freeze({ version: i + 1, label: `${v.subject} version ${v.version}`, schema: v.schema, subject: v.subject }));
+  };
+
   return {
     source: 'registry',
     description,
     async versions(kind: EventKind): Promise<readonly HistoricVersion[]> {
-      const numbers = await registry.versions(kind.subject);
-      const out: HistoricVersion[] = [];
-      for (const n of numbers) {
-        const v = await registry.version(kind.subject, n);
-        out.push(Object.freeze({ version: v.version, label: `version ${v.version}`, schema: v.schema }));
-      }
-      return Object.freeze(out);
+      const own = await versionsOf(kind.subject);
+      if (own.length > 0) return Object.freeze(own.map((v) => Object.freeze({ version: v.version, label: `version ${v.version}`, schema: v.schema })));
+      return Object.freeze(await earlierVersions(kind));
     },
   };
 }

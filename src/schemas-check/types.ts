@@ -14,6 +14,11 @@ export interface HistoricVersion {
   readonly label: string;
   /** Avro schema JSON text. */
   readonly schema: string;
+  /**
+   * Registry only: the subject it is registered under, when that is not the kind's subject (the
+   * kind's subject changed and has no versions yet; the history is the earlier subject's).
+   */
+  readonly subject?: string;
 }
 
 /** Where earlier versions come from. */

@@ -269,6 +269,38 @@ describe('schemas register / check --registry on the dev stack', () => {
     expect(r.stdout).toContain('FAILED: 1 registered, 0 unchanged, 1 not registered');
   });
 
+  it('a subject that changed (namespace on a shared topic; a kind added to a topic): checked against the earlier subject, not passed as new', () => {
+    const dir = tempDir('schemas-reg-');
+    const topic = uniqueName('schemas-cli');
+    const kind = (name: string): string[] => [`  - eventId: ${randomUUID()}`, `    name: ${name}`, '    description: schemas CLI test kind', `    topic: ${topic}`, `    schema: ${name.toLowerCase()}.avsc`, '    key: [id]', '    publish: true', '    owner: test'];
+    const write = (name: string, namespace: string, fields: object[] = []): void =>
+      writeFileSync(join(dir, `${name.toLowerCase()}.avsc`), JSON.stringify({ type: 'record', name, namespace, fields: [{ name: 'id', type: 'string' }, ...fields] }));
+    // Alone on its topic: <topic>-value.
+    writeFileSync(join(dir, 'catalog.yaml'), ['version: 1', 'kinds:', ...kind('Alpha'), ''].join('\n'));
+    write('Alpha', 'test.one', [{ name: 'amount', type: 'long' }]);
+    expect(cli(dir, ['register', '--registry', url, '--catalog', dir]).code).toBe(0);
+    // A second kind on the topic: Alpha moves to <topic>-test.one.Alpha, and drops a field.
+    writeFileSync(join(dir, 'catalog.yaml'), ['version: 1', 'kinds:', ...kind('Alpha'), ...kind('Beta'), ''].join('\n'));
+    write('Alpha', 'test.one');
+    write('Beta', 'test.one');
+    const moved = cli(dir, ['check', '--registry', url, '--catalog', dir]);
+    expect(moved.code).toBe(1);
+    expect(moved.stdout).toContain(`[FORWARD vs ${topic}-value version 1] /fields/amount: field "amount" removed`);
+    expect(moved.stdout).toContain(`note: subject ${topic}-test.one.Alpha has no versions yet; compared with the versions of subject ${topic}-value`);
+    const refused = cli(dir, ['register', '--registry', url, '--catalog', dir, '--json']);
+    expect(refused.code).toBe(1);
+    expect(JSON.parse(refused.stdout).kinds.map((k: { name: string; status: string }) => [k.name, k.status])).toEqual([['Alpha', 'incompatible'], ['Beta', 'registered']]);
+    // Register Alpha compatibly under its new subject, then change its namespace: found by listing the subjects.
+    write('Alpha', 'test.one', [{ name: 'amount', type: 'long' }]);
+    expect(cli(dir, ['register', '--registry', url, '--catalog', dir]).code).toBe(0);
+    write('Alpha', 'test.two');
+    const ns = cli(dir, ['check', '--registry', url, '--catalog', dir]);
+    expect(ns.code).toBe(1);
+    // Both earlier subjects hold the same schema (one id): compared once, the whole history named in the note.
+    expect(ns.stdout).toContain(`[FORWARD vs ${topic}-value version 1] /fields/amount`);
+    expect(ns.stdout).toContain(`note: subject ${topic}-test.two.Alpha has no versions yet; compared with the versions of subject ${topic}-value and ${topic}-test.one.Alpha`);
+  });
+
   it('a registry that does not answer → exit 2', () => {
     const { dir, write } = fixtureCatalog();
     write([]);

@@ -17,6 +17,7 @@ import { createConfluentRegistry, resolveConfluentOptions } from '../../registry
 import type { SchemaRegistry } from '../../registry/index.js';
 import {
   checkCatalog,
+  confluentSubjectLister,
   createGitHistory,
   createRegistryHistory,
   formatCheckReport,
@@ -52,10 +53,14 @@ function catalogDir(option: string | undefined, configured: string | undefined):
   return existsSync(join(local, CATALOG_FILE)) ? local : defaultCatalogDir();
 }
 
-function registryFrom(url: string | undefined, configured: { url: string; username?: string; password?: string; ca?: string } | undefined): { registry: SchemaRegistry; description: string } | undefined {
+function registryFrom(
+  url: string | undefined,
+  configured: { url: string; username?: string; password?: string; ca?: string } | undefined,
+): { registry: SchemaRegistry; description: string; subjects: () => Promise<readonly string[]> } | undefined {
   const opts = url !== undefined ? { url, timeoutMs: 10_000 } : configured === undefined ? undefined : { ...configured, timeoutMs: 10_000 };
   if (opts === undefined) return undefined;
-  return { registry: createConfluentRegistry(opts), description: `registry ${resolveConfluentOptions(opts).baseUrl}` };
+  const resolved = resolveConfluentOptions(opts);
+  return { registry: createConfluentRegistry(opts), description: `registry ${resolved.baseUrl}`, subjects: confluentSubjectLister(resolved) };
 }
 
 function fail(err: unknown, json: boolean | undefined, command: string): number {
@@ -76,11 +81,11 @@ export async function runSchemasCheck(program: Command, opts: CheckOptions): Pro
     if (opts.baseline !== undefined && !opts.git) throw usage('--baseline needs --git');
     const { config } = setup(program);
     const dir = catalogDir(opts.catalog, config.catalogDir);
+    const loaded = loadCatalogForCheck(dir);
     let history: SchemaHistory;
     const reg = opts.git ? undefined : registryFrom(opts.registry, config.registry);
-    if (reg !== undefined) history = createRegistryHistory(reg.registry, reg.description);
+    if (reg !== undefined) history = createRegistryHistory(reg.registry, reg.description, { subjects: reg.subjects, ...(loaded.catalog === undefined ? {} : { catalog: loaded.catalog }) });
     else history = createGitHistory({ catalogDir: dir, ...(opts.base === undefined ? {} : { base: opts.base }), ...(opts.baseline === undefined ? {} : { baseline: opts.baseline }) });
-    const loaded = loadCatalogForCheck(dir);
     const report = loaded.catalog !== undefined ? await checkCatalog(loaded.catalog, history) : invalidFilesReport(history, dir, loaded.invalidFiles);
     process.stdout.write(`${opts.json ? JSON.stringify(report) : formatCheckReport(report)}\n`);
     return report.ok ? EXIT_OK : EXIT_CHECK_FAILED;
@@ -100,7 +105,7 @@ export async function runSchemasRegister(program: Command, opts: CommonOptions):
     if (reg === undefined) throw usage('no schema registry: pass --registry URL or set SCHEMA_REGISTRY_URL');
     // One invalid schema file does not stop the other kinds from registering.
     const loaded = loadCatalogForRegister(catalogDir(opts.catalog, config.catalogDir));
-    const report = await registerSchemas(loaded.catalog, reg.registry, reg.description, loaded.invalidFiles);
+    const report = await registerSchemas(loaded.catalog, reg.registry, reg.description, loaded.invalidFiles, { subjects: reg.subjects });
     process.stdout.write(`${opts.json ? JSON.stringify(report) : formatRegisterReport(report)}\n`);
     return report.ok ? EXIT_OK : EXIT_CHECK_FAILED;
   } catch (err) {
