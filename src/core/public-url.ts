@@ -45,3 +45,14 @@ export function hasUserinfo(url: string): boolean {
     return USERINFO.test(url);
   }
 }
+
+/** An absolute http(s) URL inside free text (an error message), up to the first space or quote. */
+const URL_IN_TEXT = /\bhttps?:\/\/[^\s"'<>]+/gi;
+
+/**
+ * `text` (an error message, a log line) with every http(s) URL in it written as {@link publicUrl}
+ * writes it: a library's message that quotes the URL it was given loses the credentials. Pure.
+ */
+export function publicText(text: string): string {
+  return text.replace(URL_IN_TEXT, (u) => publicUrl(u));
+}

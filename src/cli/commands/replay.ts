@@ -25,6 +25,7 @@ import { parsePartitionKey } from '../../bus/subscriptions/index.js';
 import type { ReplayReport } from '../../bus/subscriptions/index.js';
 import type { CommittedOffset } from '../../transport/port.js';
 import { errorMessage } from '../../core/errors.js';
+import { hasUserinfo, publicText, publicUrl } from '../../core/public-url.js';
 import type { Config } from '../../config/index.js';
 import type { Logger } from '../../observability/index.js';
 import { EXIT_CHECK_FAILED, EXIT_USAGE, setup } from '../context.js';
@@ -85,6 +86,23 @@ function targetOf(o: ReplayOptions): unknown {
 function fail(message: string): never {
   process.stderr.write(`ce-gateway replay: ${message}\n`);
   process.exit(EXIT_USAGE);
+}
+
+/**
+ * A failed request as one line: fetch's own message (`fetch failed`) with its cause — the system
+ * error code and message (`ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:18553`), a timeout — and
+ * every URL in it without credentials. Pure.
+ */
+export function requestFailure(err: unknown): string {
+  const text = errorMessage(err);
+  const cause = err instanceof Error ? err.cause : undefined;
+  if (typeof cause !== 'object' || cause === null) return publicText(text);
+  const c = cause as { code?: unknown; message?: unknown; errors?: unknown };
+  const code = typeof c.code === 'string' ? c.code : '';
+  // A host with IPv4 and IPv6 addresses fails with an AggregateError (empty message), one error per address.
+  const message = typeof c.message === 'string' && c.message !== '' ? c.message : Array.isArray(c.errors) ? c.errors.map((e) => errorMessage(e)).join('; ') : '';
+  const detail = message.includes(code) ? message : message === '' ? code : `${code}: ${message}`;
+  return publicText(detail === '' || text.includes(detail) ? text : `${text} (${detail})`);
 }
 
 /**
@@ -199,16 +217,19 @@ export function registerReplayCommand(program: Command): void {
       } catch (err) {
         program.error(`replay: ${(err as Error).message}`, { exitCode: EXIT_USAGE });
       }
+      // fetch cannot send user:password@ (it refused, quoting the URL — password and all); the
+      // gateway takes an API key, from the environment.
+      if (opts.gateway !== undefined && hasUserinfo(opts.gateway)) fail(`--gateway ${publicUrl(opts.gateway)}: no user:password@ in the URL; the API key comes from CE_GATEWAY_API_KEY or CE_GATEWAY_API_KEY_FILE`);
       let client: GatewayClient;
       try {
         client = gatewayClient(config, vars, opts);
       } catch (err) {
         fail((err as Error).message);
       }
-      const base = client.base;
+      const base = publicUrl(client.base);
       const lines = opts.json === true || process.stdout.isTTY !== true;
       const path = GatewayClient.subscriptionPath(name);
-      const answer = await client.call('POST', `${path}/replay`, { to, dryRun: opts.dryRun === true }).catch((err: unknown) => fail(`${base}: ${(err as Error).message}`));
+      const answer = await client.call('POST', `${path}/replay`, { to, dryRun: opts.dryRun === true }).catch((err: unknown) => fail(`${base}: ${requestFailure(err)}`));
       if (answer.status !== 200) fail(client.refusal(answer));
       const report = answer.body as ReplayReport;
       if (lines) process.stdout.write(`${JSON.stringify({ type: 'replay', ...report })}\n`);
@@ -221,7 +242,7 @@ export function registerReplayCommand(program: Command): void {
       try {
         if ((await watchDrain({ name, report, client, config, log, lines, timeoutS: opts.timeout })) === 'timeout') process.exitCode = EXIT_REPLAYED_NOT_WATCHED;
       } catch (err) {
-        process.stderr.write(watchFailedMessage(name, report, errorMessage(err)));
+        process.stderr.write(watchFailedMessage(name, report, requestFailure(err)));
         process.exitCode = EXIT_REPLAYED_NOT_WATCHED;
       }
     });

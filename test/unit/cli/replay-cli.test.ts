@@ -2,7 +2,8 @@
  * `ce-gateway replay` as a process against a fake gateway (a plain HTTP server in this process):
  * what the operator is told when the replay was done but the drain watch then fails or cannot run
  * (tester: a Kafka that did not answer printed only `partitionCount: metadata failed…`, exit 2, so
- * the replay looked undone; without KAFKA_BROKERS the same exited 0).
+ * the replay looked undone; without KAFKA_BROKERS the same exited 0); what a connection failure
+ * says (the cause, never a password of `--gateway`).
  */
 import { execFile } from 'node:child_process';
 import { once } from 'node:events';
@@ -14,6 +15,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { requestFailure } from '../../../src/cli/commands/replay.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..', '..');
 const TSX = pathToFileURL(join(ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;
@@ -82,5 +84,44 @@ describe('ce-gateway replay: the replay was done, the drain watch failed', { tim
     const r = await cli(['replay', 'orders', '--to-earliest', '--gateway', base, '--json', '--no-wait']);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
+  });
+});
+
+/** A loopback port nothing listens on (bound, then closed). */
+async function closedPort(): Promise<number> {
+  const s = createServer();
+  s.listen(0, '127.0.0.1');
+  await once(s, 'listening');
+  const port = (s.address() as AddressInfo).port;
+  s.close();
+  await once(s, 'close');
+  return port;
+}
+
+describe('ce-gateway replay: a gateway that cannot be reached', { timeout: 60_000 }, () => {
+  it('names the cause of a connection failure (ECONNREFUSED), not only "fetch failed"; exit 2', async () => {
+    const port = await closedPort();
+    const r = await cli(['replay', 'orders', '--to-earliest', '--gateway', `http://127.0.0.1:${port}`, '--json']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(`ce-gateway replay: http://127.0.0.1:${port}: fetch failed (connect ECONNREFUSED 127.0.0.1:${port})\n`);
+  });
+
+  it('refuses user:password@ in --gateway without echoing the password (the API key comes from the environment); exit 2', async () => {
+    const port = await closedPort();
+    const r = await cli(['replay', 'orders', '--to-earliest', '--gateway', `http://user:s3cretpw@127.0.0.1:${port}`, '--json']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`--gateway http://127.0.0.1:${port}: no user:password@ in the URL; the API key comes from CE_GATEWAY_API_KEY`);
+    expect(r.stdout + r.stderr).not.toContain('s3cretpw');
+    expect(r.stdout + r.stderr).not.toContain('//user');
+  });
+
+  it('requestFailure: the cause\'s code and message, an aggregate\'s errors, URLs without credentials', () => {
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9'), { code: 'ECONNREFUSED' });
+    expect(requestFailure(new TypeError('fetch failed', { cause: refused }))).toBe('fetch failed (connect ECONNREFUSED 127.0.0.1:9)');
+    expect(requestFailure(new TypeError('fetch failed', { cause: Object.assign(new Error('getaddrinfo failed'), { code: 'ENOTFOUND' }) }))).toBe('fetch failed (ENOTFOUND: getaddrinfo failed)');
+    const both = Object.assign(new AggregateError([new Error('connect ECONNREFUSED ::1:9'), new Error('connect ECONNREFUSED 127.0.0.1:9')], ''), { code: 'ECONNREFUSED' });
+    expect(requestFailure(new TypeError('fetch failed', { cause: both }))).toBe('fetch failed (connect ECONNREFUSED ::1:9; connect ECONNREFUSED 127.0.0.1:9)');
+    expect(requestFailure(new TypeError('Request cannot be constructed from a URL that includes credentials: http://u:s3cretpw@gw.example/x'))).toBe('Request cannot be constructed from a URL that includes credentials: http://gw.example/x');
+    expect(requestFailure(new Error('plain'))).toBe('plain');
   });
 });

@@ -3,7 +3,7 @@
  * no userinfo, no query parameter whose name says it holds a secret; anything else unchanged.
  */
 import { describe, expect, it } from 'vitest';
-import { hasUserinfo, publicUrl } from '../../../src/core/public-url.js';
+import { hasUserinfo, publicText, publicUrl } from '../../../src/core/public-url.js';
 
 describe('publicUrl', () => {
   it('removes user:password@ and keeps the rest as written', () => {
@@ -30,5 +30,12 @@ describe('publicUrl', () => {
     expect(hasUserinfo('http://u:pw@h/')).toBe(true);
     expect(hasUserinfo('http://u@h/')).toBe(true);
     expect(hasUserinfo('http://h/')).toBe(false);
+  });
+});
+
+describe('publicText', () => {
+  it('writes every http(s) URL in a message as publicUrl does, the rest as it was', () => {
+    expect(publicText('cannot fetch http://u:pw@a.example/x, nor "https://b.example/?token=t&x=1"')).toBe('cannot fetch http://a.example/x, nor "https://b.example/?x=1"');
+    expect(publicText('connect ECONNREFUSED 127.0.0.1:9')).toBe('connect ECONNREFUSED 127.0.0.1:9');
   });
 });
