@@ -156,7 +156,7 @@ describe('schemas check --git', () => {
     expect(later.stdout).not.toContain('/fields/strategy');
   });
 
-  it('--baseline that is not an ancestor of --base, or without --git → exit 2', () => {
+  it('--baseline that is not an ancestor of --base, or with a registry instead of --git → exit 2', () => {
     const repo = catalogRepo();
     git(repo, 'checkout', '-q', '-b', 'side');
     editSchema(repo, SIGNAL, (s) => void s.fields.push({ name: 'note', type: ['null', 'string'], default: null }), 'on a side branch');
@@ -164,7 +164,8 @@ describe('schemas check --git', () => {
     const r = cli(repo, ['check', '--git', '--baseline', 'side']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('baseline "side" is not an ancestor of "HEAD"');
-    expect(cli(repo, ['check', '--baseline', 'HEAD']).code).toBe(2);
+    // Without --git but with a registry, the check would use the registry: --baseline is a usage error.
+    expect(cli(repo, ['check', '--baseline', 'HEAD', '--registry', 'http://127.0.0.1:1']).code).toBe(2);
   });
 
   it('an invalid schema (union default not matching the first branch) → exit 1 with the field path', () => {

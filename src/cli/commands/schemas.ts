@@ -77,9 +77,11 @@ function fail(err: unknown, json: boolean | undefined, command: string): number 
 export async function runSchemasCheck(program: Command, opts: CheckOptions): Promise<number> {
   try {
     if (opts.git && opts.registry !== undefined) throw usage('use either --registry or --git, not both');
-    if (opts.base !== undefined && !opts.git) throw usage('--base needs --git');
-    if (opts.baseline !== undefined && !opts.git) throw usage('--baseline needs --git');
     const { config } = setup(program);
+    // Git history is used with --git, and by default when no registry is given or configured.
+    const registryMode = !opts.git && (opts.registry !== undefined || config.registry !== undefined);
+    if (opts.base !== undefined && registryMode) throw usage('--base needs git history: pass --git (a registry is given or configured, so the check would use the registry)');
+    if (opts.baseline !== undefined && registryMode) throw usage('--baseline needs git history: pass --git (a registry is given or configured, so the check would use the registry)');
     const dir = catalogDir(opts.catalog, config.catalogDir);
     const loaded = loadCatalogForCheck(dir);
     let history: SchemaHistory;
@@ -121,8 +123,8 @@ export function registerSchemasCommand(program: Command): void {
     .description('check every catalog schema against its registered versions (--registry / SCHEMA_REGISTRY_URL) or its git history (--git, or when no registry is set), under each kind\'s compatibility level; exit 0 compatible, 1 incompatible or invalid, 2 usage or connection error')
     .option('--registry <url>', 'schema registry base URL (default: SCHEMA_REGISTRY_URL)')
     .option('--git', 'compare with every earlier version of each schema file in git history')
-    .option('--base <rev>', 'with --git: history up to this revision (default HEAD)')
-    .option('--baseline <rev>', 'with --git: accepted state — versions committed before this revision (e.g. the tag of an accepted breaking change) are not compared')
+    .option('--base <rev>', 'git history (--git, or no registry set): up to this revision (default HEAD); in a pull request, the target branch (origin/main)')
+    .option('--baseline <rev>', 'git history: accepted state — versions committed before this revision (e.g. the tag of an accepted breaking change) are not compared')
     .option('--catalog <dir>', 'catalog directory (default: CATALOG_DIR, ./schemas, or the package\'s own)')
     .option('--json', 'print the report as JSON')
     .action(async (opts: CheckOptions) => {

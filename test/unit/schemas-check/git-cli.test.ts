@@ -249,3 +249,24 @@ describe('schemas check --git: the kind followed through catalog.yaml', () => {
     expect(run.stdout).toContain('/fields/amount: field "amount" removed (or renamed)');
   });
 });
+
+describe('schemas check without --git and without a registry (git history is the default)', () => {
+  it('--base and --baseline are accepted; with --registry they are a usage error (exit 2)', () => {
+    const r = repo();
+    r.catalog('t/thing.avsc', 'FULL');
+    r.write('t/thing.avsc', V1);
+    r.commit('v1');
+    git(r.root, 'branch', 'main2');
+    r.write('t/thing.avsc', NO_AMOUNT);
+    r.commit('break');
+    const run = cli(r.root, ['check', '--catalog', 'schemas', '--base', 'main2']);
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain('against the git history of');
+    expect(run.stdout).toContain('up to main2');
+    expect(cli(r.root, ['check', '--catalog', 'schemas', '--base', 'HEAD', '--baseline', 'HEAD']).code).toBe(0);
+    const withRegistry = cli(r.root, ['check', '--catalog', 'schemas', '--base', 'main2', '--registry', 'http://127.0.0.1:1']);
+    expect(withRegistry.code).toBe(2);
+    expect(withRegistry.stderr).toContain('--base needs git history: pass --git');
+  });
+});
