@@ -45,14 +45,22 @@ interface ReplayOptions {
   timeout: number;
 }
 
-/** `P:O,P:O` (or `TOPIC/P:O` for a subscription of several topics) → `{ "P": O }`; offsets beyond 2^53 stay decimal strings. */
+/**
+ * `P:O,P:O` (or `TOPIC/P:O` for a subscription of several topics) → `{ "P": O }`; offsets beyond
+ * 2^53 stay decimal strings. A partition named twice is refused (the HTTP API refuses duplicate
+ * members too; the last value silently winning would replay from an offset nobody checked).
+ * Errors: commander's InvalidArgumentError (usage, exit 2): a pair that is not `P:O`, or a partition
+ *   given twice, named.
+ */
 export function parseOffsetsOption(value: string): Record<string, number | string> {
   const out: Record<string, number | string> = {};
   for (const part of value.split(',')) {
     const m = /^([^:\s]+):(\d{1,19})$/.exec(part.trim());
     if (m === null) throw new InvalidArgumentError('partition:offset pairs separated by commas, e.g. 0:42,3:1000 (TOPIC/PARTITION:OFFSET when the subscription reads several topics)');
+    const partition = m[1]!;
+    if (Object.hasOwn(out, partition)) throw new InvalidArgumentError(`partition ${partition} is given twice (${partition}:${String(out[partition])} and ${partition}:${m[2]!}); give each partition once`);
     const n = Number(m[2]);
-    out[m[1]!] = Number.isSafeInteger(n) ? n : m[2]!;
+    out[partition] = Number.isSafeInteger(n) ? n : m[2]!;
   }
   return out;
 }

@@ -125,3 +125,13 @@ describe('ce-gateway replay: a gateway that cannot be reached', { timeout: 60_00
     expect(requestFailure(new Error('plain'))).toBe('plain');
   });
 });
+
+describe('ce-gateway replay --to-offsets', { timeout: 60_000 }, () => {
+  it('refuses a partition named twice as a usage error (exit 2) naming it, and sends nothing', async () => {
+    const before = replays.length;
+    const r = await cli(['replay', 'orders', '--to-offsets', '0:1,0:2', '--gateway', base, '--json']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('partition 0 is given twice (0:1 and 0:2)');
+    expect(replays.length).toBe(before);
+  });
+});

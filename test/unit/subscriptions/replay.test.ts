@@ -94,6 +94,12 @@ describe('the plan', () => {
     expect(() => parseOffsetsOption('0=42')).toThrow(/partition:offset/);
     expect(() => parseOffsetsOption('0:-1')).toThrow(/partition:offset/);
   });
+
+  it('the CLI refuses a partition named twice in --to-offsets (the last value silently won)', () => {
+    expect(() => parseOffsetsOption('0:1,0:2')).toThrow('partition 0 is given twice (0:1 and 0:2); give each partition once');
+    expect(() => parseOffsetsOption('t.x/2:5, 3:1, t.x/2:5')).toThrow('partition t.x/2 is given twice');
+    expect(parseOffsetsOption('t.x/2:5,t.y/2:5')).toEqual({ 't.x/2': 5, 't.y/2': 5 });
+  });
 });
 
 describe('the replay state', () => {
