@@ -12,6 +12,7 @@ import { CATALOG_FILE, loadCatalog, parseCatalog } from '../catalog/index.js';
 import type { Catalog, CatalogProblem, EventKind } from '../catalog/index.js';
 import { analyzeAvroSchema, checkCompatibility, levelPlan } from '../registry/avro/index.js';
 import type { PreviousSchema } from '../registry/avro/index.js';
+import { nestingProblem } from './depth.js';
 import { parseEarlier } from './lenient.js';
 import type { CheckReport, HistoricVersion, InvalidSchemaFile, KindCheck, SchemaHistory } from './types.js';
 
@@ -64,7 +65,8 @@ export function distinctEarlier(current: string, earlier: readonly HistoricVersi
  * Checks one kind's current schema against `earlier` (oldest first). Pure.
  * The plain levels (BACKWARD, FORWARD, FULL) compare with the latest version that differs from
  * the one before it (and, with `options.latestDistinct`, from the current schema); the transitive
- * ones with every distinct version. A plain level whose latest version is not even JSON compares
+ * ones with every distinct version. A plain level whose latest version does not parse (not JSON,
+ * or nested too deep) compares
  * with the newest earlier one that parses, and says so in `notes`. `changed` compares with the
  * newest entry of `earlier` as given.
  */
@@ -98,16 +100,16 @@ export function checkKind(kind: EventKind, schemaText: string, earlier: readonly
       const v = distinct[i] as HistoricVersion;
       const p = parseEarlier(v.schema, v.label);
       if (p.schema === undefined) {
-        skipped.push(v.label);
+        skipped.push(p.note ?? `${v.label} was not compared`);
         continue;
       }
-      if (skipped.length > 0) notes.push(`${skipped.join(', ')} ${skipped.length === 1 ? 'is' : 'are'} not JSON and ${skipped.length === 1 ? 'was' : 'were'} not compared; compared with ${v.label} instead, the newest earlier version that parses`);
+      if (skipped.length > 0) notes.push(`${skipped.join('; ')}; compared with ${v.label} instead, the newest earlier version that parses`);
       if (p.note !== undefined) notes.push(p.note);
       previous.push({ version: v.version, label: v.label, schema: p.schema });
       against = [v];
       break;
     }
-    if (against.length === 0) notes.push(`no earlier version is JSON (${skipped.join(', ')}); nothing was compared`);
+    if (against.length === 0) notes.push(`${skipped.join('; ')}; no earlier version parses, nothing was compared`);
   }
   const findings = checkCompatibility(analysis.schema, previous, kind.compatibility);
   return Object.freeze({
@@ -146,16 +148,69 @@ function schemaFileOf(p: CatalogProblem): string | undefined {
   return file.endsWith('.avsc') ? file : undefined;
 }
 
+/** The schema files catalog.yaml in `dir` names that exist, with their text; [] when catalog.yaml is missing or not YAML with kinds. */
+function schemaFilesOf(dir: string): { file: string; text: string }[] {
+  const root = resolve(dir);
+  let doc: unknown;
+  try {
+    doc = parseYaml(readFileSync(join(root, CATALOG_FILE), 'utf8'));
+  } catch {
+    return [];
+  }
+  const kinds = typeof doc === 'object' && doc !== null ? (doc as { kinds?: unknown }).kinds : undefined;
+  const out: { file: string; text: string }[] = [];
+  for (const k of Array.isArray(kinds) ? kinds : []) {
+    const file = typeof k === 'object' && k !== null ? (k as { schema?: unknown }).schema : undefined;
+    if (typeof file !== 'string' || out.some((f) => f.file === file)) continue;
+    const path = join(root, file);
+    if (!path.startsWith(root) || !existsSync(path)) continue;
+    try {
+      out.push({ file, text: readFileSync(path, 'utf8') });
+    } catch {
+      // unreadable (a directory, say): the catalog load reports it
+    }
+  }
+  return out;
+}
+
+/** The catalog's schema files nested deeper than MAX_SCHEMA_NESTING (depth.ts), as invalid files. */
+function tooDeepFiles(dir: string): InvalidSchemaFile[] {
+  const out: InvalidSchemaFile[] = [];
+  for (const f of schemaFilesOf(dir)) {
+    const problem = nestingProblem(f.text);
+    if (problem !== undefined) out.push({ schemaFile: f.file, problems: [{ path: '/', message: problem }] });
+  }
+  return out;
+}
+
 /**
  * Loads the catalog in `dir`. When the only problems are in schema files, returns them with field
  * paths (from this project's Avro validation) instead of throwing, so that `schemas check` reports
- * an invalid schema as a failed check (exit 1) rather than a usage error.
+ * an invalid schema as a failed check (exit 1) rather than a usage error. A schema file nested
+ * deeper than MAX_SCHEMA_NESTING (depth.ts, 1000) levels is such an invalid file (checked before loading,
+ * so the recursive checks never overflow the stack; an overflow that happens anyway is reported
+ * against the file that causes it).
  * Errors: GatewayError CEG_CATALOG_INVALID (retriable: false) for problems in catalog.yaml itself.
  */
 export function loadCatalogForCheck(dir: string): CatalogLoad {
+  const tooDeep = tooDeepFiles(dir);
+  if (tooDeep.length > 0) return { invalidFiles: tooDeep };
   try {
     return { catalog: loadCatalog(dir) };
   } catch (err) {
+    if (err instanceof RangeError) {
+      // A stack overflow the nesting limit did not foresee: name the files that cause it.
+      const overflowing = schemaFilesOf(dir).filter((f) => {
+        try {
+          analyzeAvroSchema(f.text);
+          return false;
+        } catch (e) {
+          return e instanceof RangeError;
+        }
+      });
+      if (overflowing.length === 0) throw err;
+      return { invalidFiles: overflowing.map((f) => ({ schemaFile: f.file, problems: [{ path: '/', message: `too deeply nested to check (${err.message})` }] })) };
+    }
     if (!isGatewayError(err, 'CEG_CATALOG_INVALID')) throw err;
     const problems = (err.details['problems'] ?? []) as CatalogProblem[];
     if (problems.length === 0 || problems.some((p) => schemaFileOf(p) === undefined)) throw err;

@@ -5,9 +5,15 @@
  */
 import { analyzeAvroSchema, buildAvroModel } from '../registry/avro/index.js';
 import type { AvroSchema } from '../registry/avro/index.js';
+import { nestingProblem } from './depth.js';
 
-/** The parsed schema and a note when it is not fully valid; undefined schema when it is not even JSON. */
+/**
+ * The parsed schema and a note when it is not fully valid; undefined schema (and a note) when it
+ * is not even JSON or is nested deeper than MAX_SCHEMA_NESTING (its checks would overflow the stack).
+ */
 export function parseEarlier(text: string, label: string): { readonly schema?: AvroSchema; readonly note?: string } {
+  const tooDeep = nestingProblem(text);
+  if (tooDeep !== undefined) return { note: `${label} was not compared: ${tooDeep}` };
   const a = analyzeAvroSchema(text);
   if (a.schema !== undefined) return { schema: a.schema };
   let json: unknown;

@@ -70,7 +70,7 @@ describe('checkKind', () => {
     const kind = catalog('BACKWARD', schema([{ name: 'x', type: 'string' }])).kinds[0]!;
     const r = checkKind(kind, kind.schema, versions(v1, '{"type": "record",', 'not json either'));
     expect(r).toMatchObject({ status: 'incompatible', compared: [{ version: 1 }] });
-    expect(r.notes).toEqual(['version 3, version 2 are not JSON and were not compared; compared with version 1 instead, the newest earlier version that parses']);
+    expect(r.notes).toEqual(['version 3 is not JSON and was not compared; version 2 is not JSON and was not compared; compared with version 1 instead, the newest earlier version that parses']);
   });
 
   it('compares an earlier version that today\'s validation refuses, with a note', () => {

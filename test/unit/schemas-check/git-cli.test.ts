@@ -270,3 +270,50 @@ describe('schemas check without --git and without a registry (git history is the
     expect(withRegistry.stderr).toContain('--base needs git history: pass --git');
   });
 });
+
+describe('schemas check: very deep schemas', () => {
+  /** Thing with a field `d` holding `n` records nested in one another. */
+  const deep = (n: number): string => {
+    let t = '"string"';
+    for (let i = 0; i < n; i++) t = `{"type":"record","name":"R${i}","fields":[{"name":"f","type":${t}}]}`;
+    return `{"type":"record","name":"Thing","namespace":"test.git","fields":[{"name":"k","type":"string"},{"name":"d","type":${t}}]}`;
+  };
+
+  it('records nested 3000 deep: exit 1, the file named as invalid (not a stack overflow, exit 2)', () => {
+    const r = repo();
+    r.catalog('t/thing.avsc', 'FULL');
+    r.write('t/thing.avsc', V1);
+    r.commit('v1');
+    r.write('t/thing.avsc', deep(3000));
+    const run = cli(r.root, ['check', '--git', '--catalog', 'schemas']);
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain('INVALID       t/thing.avsc: the catalog cannot load it');
+    expect(run.stdout).toMatch(/ {4}\/: JSON nested \d+ levels deep, more than the 1000 this check allows/);
+  });
+
+  it('an earlier version nested too deep is not compared (a note); the one before it is', () => {
+    const r = repo();
+    r.catalog('t/thing.avsc', 'FORWARD');
+    r.write('t/thing.avsc', V1);
+    r.commit('v1');
+    r.write('t/thing.avsc', deep(3000));
+    r.commit('too deep');
+    r.write('t/thing.avsc', NO_AMOUNT);
+    const run = cli(r.root, ['check', '--git', '--catalog', 'schemas']);
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain('/fields/amount: field "amount" removed');
+    expect(run.stdout).toMatch(/note: commit [0-9a-f]{7} was not compared: JSON nested \d+ levels deep, .*; compared with commit [0-9a-f]{7} instead/);
+  });
+
+  it('332 nested records (999 JSON levels, within the limit) are still checked', () => {
+    const r = repo();
+    r.catalog('t/thing.avsc', 'FULL_TRANSITIVE');
+    r.write('t/thing.avsc', deep(332));
+    r.commit('deep but allowed');
+    const run = cli(r.root, ['check', '--git', '--catalog', 'schemas']);
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+  });
+});
