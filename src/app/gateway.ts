@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { errorMessage, isGatewayError } from '../core/errors.js';
 import { retryPolicy } from '../core/retry.js';
 import { retrying } from '../core/retrying.js';
+import { publicText, publicUrl } from '../core/public-url.js';
 import type { Catalog } from '../catalog/index.js';
 import { loadCatalog, registerCatalog } from '../catalog/index.js';
 import { EventCodec } from '../codec/event/index.js';
@@ -225,9 +226,9 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       : startTracing({ serviceName: config.service, instance: processInstance, ...(config.tracing === undefined ? {} : { endpoint: config.tracing.endpoint }), ...(overrides.spanExporter === undefined ? {} : { exporter: overrides.spanExporter }) }).then(
           (t) => {
             tracing = t;
-            log.info({ endpoint: config.tracing?.endpoint ?? '(exporter given)' }, 'tracing on: spans exported by OTLP/HTTP');
+            log.info({ endpoint: config.tracing === undefined ? '(exporter given)' : publicUrl(config.tracing.endpoint) }, 'tracing on: spans exported by OTLP/HTTP');
           },
-          (err: unknown) => log.error({ err: errorMessage(err) }, 'tracing could not start; running without spans'),
+          (err: unknown) => log.error({ err: publicText(errorMessage(err)) }, 'tracing could not start; running without spans'),
         );
 
   /** Creates the topics, registers the schemas and builds what serves events; one attempt. */
