@@ -107,4 +107,30 @@ describe('consumer hardening (issue 7 trial)', () => {
     expect(printable('a\u001b]0;pwned\u0007b\r\nc\u007f\u009b')).toBe('a\\u001b]0;pwned\\u0007b\\u000d\\u000ac\\u007f\\u009b');
     expect(printable('Euro € 😀 "q" 100%')).toBe('Euro € 😀 "q" 100%');
   });
+
+  it('a plain-JS handler returning a value that is not an outcome, or an outcome without its reason, does not stop the subscription (it did)', async () => {
+    const { publisher, sub } = await setup();
+    const seen = new Map<string, number>();
+    const returns: unknown[] = [true, 0, { rowCount: 1 }, 'done', { kind: 'retry' }, { kind: 'retry', reason: 'later', afterMs: Number.NaN }, { kind: 'deadLetter' }, { kind: 'unknown' }];
+    const ids: string[] = [];
+    for (let i = 0; i < returns.length; i++) ids.push(publisher.publish('PriceLoadingCompleted', priceLoaded(`RET/${i}`, 'H1'))!.id);
+    const s = await sub({
+      startFrom: 'earliest',
+      ordering: 'key',
+      // Typed as the library is, called as a plain-JS handler would be.
+      handler: ((e: { attributes: { id: string } }) => {
+        const n = (seen.get(e.attributes.id) ?? 0) + 1;
+        seen.set(e.attributes.id, n);
+        const i = ids.indexOf(e.attributes.id);
+        // A retry outcome is returned once; the second attempt returns nothing.
+        return n === 1 ? returns[i] : undefined;
+      }) as unknown as Parameters<typeof sub>[0]['handler'],
+    });
+    const last = publisher.publish('PriceLoadingCompleted', priceLoaded('RET/last', 'H1'))!;
+    await waitFor('the event after them handled', () => seen.has(last.id), 5000, 5);
+    await waitFor('every event ended', () => s.stats().handled + s.stats().deadLettered >= returns.length + 1, 5000, 5);
+    expect(s.stats()).toMatchObject({ handled: returns.length, deadLettered: 1, lost: 0 });
+    // The two retries ran twice, the rest once.
+    expect(ids.map((id) => seen.get(id))).toEqual([1, 1, 1, 1, 2, 2, 1, 1]);
+  });
 });

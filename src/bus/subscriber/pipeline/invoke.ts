@@ -1,15 +1,15 @@
 /**
  * Stages 4 and 6: the handler runs inside the event's correlation and trace context (an event
  * published while handling inherits `correlationid`, gets `causationid` = this `id` and continues
- * the trace), and whatever it does becomes an outcome: nothing or `ack` → handled; a returned
- * outcome as it is; a GatewayError with `retriable: false` → dead letter; any other throw → retry.
+ * the trace), and whatever it does becomes an outcome: nothing, `ack` or any value that is not an
+ * outcome → handled; a returned outcome as it is (a missing `reason` filled in); a GatewayError with `retriable: false` → dead letter; any other throw → retry.
  * Spec: bus spec M2, T11 (correlation), S5 (outcomes); W3C Trace Context.
  */
 import { GatewayError, errorMessage } from '../../../core/errors.js';
 import type { Envelope } from '../../../envelope/types.js';
 import { runHandling } from '../../correlation/index.js';
-import { ack, deadLetter, retry } from '../outcome.js';
-import type { Outcome } from '../outcome.js';
+import { ack, deadLetter, duplicate, retry } from '../outcome.js';
+import type { DeliveryFailure, Outcome } from '../outcome.js';
 
 /**
  * `traceparent`: the trace the handling continues ({@link handlingTraceparent}, resolved once by the caller).
@@ -35,7 +35,34 @@ export function invokeInContext(event: Envelope, run: () => Promise<Outcome | vo
 
 const isThenable = (v: unknown): v is PromiseLike<unknown> => typeof (v as { then?: unknown } | null | undefined)?.then === 'function';
 
-const orAck = (out: Outcome | void): Outcome => out ?? ack;
+/**
+ * What a handler returned, as an outcome. A plain-JS handler is not held to the types: anything
+ * that is not an outcome (nothing, `true`, a query result) counts as handled, as returning nothing
+ * does; a `retry` or `deadLetter` without a string `reason` gets one, and an `afterMs` that is not
+ * a finite number of ms ≥ 0 is dropped (the policy's delay applies). A malformed outcome stopped
+ * the whole subscription before (its `reason` was read as a string).
+ */
+function orAck(out: unknown): Outcome {
+  if (typeof out !== 'object' || out === null) return ack;
+  const o = out as { kind?: unknown; reason?: unknown; afterMs?: unknown; failure?: unknown };
+  const reason = typeof o.reason === 'string' ? o.reason : `the handler returned ${String(o.kind)} without a reason`;
+  const failure = typeof o.failure === 'object' && o.failure !== null ? (o.failure as DeliveryFailure) : undefined;
+  switch (o.kind) {
+    case 'ack':
+      return ack;
+    case 'duplicate':
+      return duplicate;
+    case 'retry':
+      if (typeof o.reason === 'string' && (o.afterMs === undefined || validDelay(o.afterMs))) return out as Outcome;
+      return retry(reason, validDelay(o.afterMs) ? o.afterMs : undefined, failure);
+    case 'deadLetter':
+      return typeof o.reason === 'string' ? (out as Outcome) : deadLetter(reason, failure);
+    default:
+      return ack;
+  }
+}
+
+const validDelay = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v) && v >= 0;
 
 /** A thrown handler error as an outcome: a GatewayError with retriable false dead-letters, anything else is retried. */
 function outcomeOfThrow(err: unknown): Outcome {
