@@ -101,6 +101,10 @@ export class Publisher {
     const correlationid = attributes.correlationid as string;
     const [delivered] = this.#records.send([{ topic, record }]);
     const d = delivered!.then((p) => new DeliveredPosition(p.topic, p.partition, p.offset));
+    // Fire and forget is allowed (bus spec P2: publishing never fails the producer): a failure
+    // nobody awaits is already logged and counted by the record publisher, so it must not also
+    // surface as an unhandled rejection (which ends the process). Awaiting `delivered` still sees it.
+    d.catch(() => undefined);
     return { id, correlationid, delivered: d, deliveredWithin: (timeoutMs) => within(d, timeoutMs, id), toJSON: () => ({ id, correlationid }) };
   }
 }

@@ -10,6 +10,7 @@ import type { Transport } from '../../../src/transport/port.js';
 import { PRICE_LOADING_COMPLETED, PRICE_TOPIC, priceLoaded } from '../../fixtures/events.js';
 import { catalogWithUnpublishedPrice, codecFixture, gate, ScriptedTransport, readRecords as readAll, text } from './helpers.js';
 import { caught, caughtAsync } from '../../helpers/errors.js';
+import { waitFor } from '../../helpers/wait.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const BASE = 'http://gw.example/schemas/ids/';
@@ -193,6 +194,29 @@ describe('Publisher.publish: refusals', () => {
     const receipt = publisher.publish('PriceLoadingCompleted', data)!;
     await expect(receipt.delivered).rejects.toMatchObject({ code: 'CEG_BROKER_UNAVAILABLE' });
     expect(records.stats()).toMatchObject({ failed: 1, retried: 1 });
+  });
+});
+
+describe('Publisher.publish: fire and forget (P2)', () => {
+  it('a delivery nobody awaits that fails for good is counted, not an unhandled rejection (that ended the process)', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const transport = new ScriptedTransport();
+      transport.alwaysFail.set(PRICE_TOPIC, new GatewayError('CEG_BROKER_UNAVAILABLE', 'down', { retriable: true }));
+      const { publisher, records } = await setup({ transport });
+      publisher.publish('PriceLoadingCompleted', data); // not awaited
+      await waitFor('the delivery failed', () => records.stats().failed === 1, 5000, 5);
+      // Node reports an unhandled rejection after the microtasks of the turn it happened in.
+      await new Promise((r) => setTimeout(r, 50));
+      expect(unhandled).toEqual([]);
+      // Awaiting still sees the failure.
+      const awaited = publisher.publish('PriceLoadingCompleted', data)!;
+      await expect(awaited.delivered).rejects.toMatchObject({ code: 'CEG_BROKER_UNAVAILABLE' });
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
   });
 });
 
