@@ -88,5 +88,12 @@ export function isGatewayError(err: unknown, code?: ErrorCode): err is GatewayEr
 
 /** Message of any thrown value, for logs. */
 export function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
+  if (err instanceof Error) return err.message;
+  try {
+    return String(err);
+  } catch {
+    // A thrown object without toString (Object.create(null)) or whose toString throws: String()
+    // itself threw, and a subscription stopped on it.
+    return `a thrown ${err === null ? 'null' : typeof err} that cannot be turned into text`;
+  }
 }

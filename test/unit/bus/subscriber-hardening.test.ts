@@ -133,4 +133,22 @@ describe('consumer hardening (issue 7 trial)', () => {
     // The two retries ran twice, the rest once.
     expect(ids.map((id) => seen.get(id))).toEqual([1, 1, 1, 1, 2, 2, 1, 1]);
   });
+
+  it('a handler throwing a value that cannot be turned into text is retried, then dead-lettered, and the subscription goes on (it stopped)', async () => {
+    const { publisher, sub } = await setup();
+    const handled: string[] = [];
+    const bad = publisher.publish('PriceLoadingCompleted', priceLoaded('THROW/X', 'H1'))!;
+    const s = await sub({
+      startFrom: 'earliest',
+      handler: (e) => {
+        // eslint-disable-next-line @typescript-eslint/only-throw-error -- what a plain-JS handler may throw
+        if (e.attributes.id === bad.id) throw Object.create(null) as object;
+        handled.push(e.attributes.id);
+        return Promise.resolve();
+      },
+    });
+    const next = publisher.publish('PriceLoadingCompleted', priceLoaded('THROW/X', 'H1'))!;
+    await waitFor('the event after it handled', () => handled.includes(next.id), 5000, 5);
+    expect(s.stats()).toMatchObject({ deadLettered: 1, handled: 1, lost: 0 });
+  });
 });
