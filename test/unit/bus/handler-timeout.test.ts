@@ -1,3 +1,5 @@
+import { spawn } from 'node:child_process';
+import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { withHandlerTimeout } from '../../../src/bus/subscriber/pipeline/timeout.js';
 import { ack } from '../../../src/bus/subscriber/outcome.js';
@@ -66,6 +68,24 @@ describe('withHandlerTimeout', () => {
       return Promise.resolve(ack);
     });
   });
+
+  it('a handler that never returns does not keep the process alive after its subscription stopped (it did, up to handlerTimeoutMs)', async () => {
+    const root = resolve(import.meta.dirname, '..', '..', '..');
+    const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/hung-handler-exit.ts'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    let closedAt: number | undefined;
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+      if (closedAt === undefined && stdout.includes('closed')) closedAt = performance.now();
+    });
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    // The handler's bound is 60 s: a process held by its timer ends only then (this test's timeout first).
+    const code = await new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
+    expect(code, stderr).toBe(0);
+    expect(closedAt, stdout + stderr).toBeDefined();
+    expect(performance.now() - closedAt!).toBeLessThan(20_000);
+  }, 40_000);
 });
 
 type CallLike = { readonly signal: AbortSignal };

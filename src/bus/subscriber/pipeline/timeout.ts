@@ -9,7 +9,7 @@
  * single cost of a no-op handler's pipeline (issue 8, consumer pipeline profile in BENCHMARKS.md).
  */
 import { onAbort } from '../../../core/abort-fanout.js';
-import { GatewayError } from '../../../core/errors.js';
+import { GatewayError, errorMessage } from '../../../core/errors.js';
 import { retry } from '../outcome.js';
 import type { Outcome } from '../outcome.js';
 
@@ -70,6 +70,9 @@ export function withHandlerTimeout(timeoutMs: number, stop: AbortSignal, run: (c
       call.abort(new GatewayError('CEG_DELIVERY_TIMEOUT', `handler did not finish within ${timeoutMs} ms`, { retriable: true }));
       resolve(retry(`handler did not finish within ${timeoutMs} ms (handlerTimeoutMs)`));
     }, timeoutMs);
+    // A handler that never returns must not keep the process alive after its subscription stopped
+    // (the process stayed up to handlerTimeoutMs after close()); while it runs, its consumer does.
+    timer.unref();
     const settle = (): void => {
       clearTimeout(timer);
       call.dispose();
@@ -81,7 +84,7 @@ export function withHandlerTimeout(timeoutMs: number, stop: AbortSignal, run: (c
       },
       (err: unknown) => {
         settle();
-        reject(err instanceof Error ? err : new Error(String(err), { cause: err }));
+        reject(err instanceof Error ? err : new Error(errorMessage(err), { cause: err }));
       },
     );
   });
