@@ -152,6 +152,19 @@ export function parseRetryMeta(record: TransportRecord): RetryMeta | undefined {
   return { subscription, attempt, notBeforeMs, firstFailureMs, origin: { topic, partition, offset: BigInt(offset) } };
 }
 
+/** What of a retry policy bounds a park on the retry topic. */
+export type ParkPolicy = { readonly maxAttempts: number; readonly maxDelayMs?: number; delayMs(attempt: number): number };
+
+/**
+ * The longest wait a record parked on the retry topic may carry, ms: twice the policy's longest
+ * backoff plus a minute. A longer `retry_not_before` is taken as forged ({@link retryMetaProblem}),
+ * so the subscriber cuts a handler's longer `afterMs` to this when it parks a record.
+ */
+export function longestParkMs(policy: ParkPolicy): number {
+  const longest = policy.maxDelayMs ?? Math.max(policy.delayMs(policy.maxAttempts), policy.delayMs(1));
+  return 2 * longest + 60_000;
+}
+
 /**
  * Why retry headers cannot have been written by this subscription, or undefined when they can:
  * anyone who can write to the retry topic can forge them, and a forged `retry_not_before` far in
@@ -159,12 +172,11 @@ export function parseRetryMeta(record: TransportRecord): RetryMeta | undefined {
  * the source topic (one of the subscription's), the attempt (below the policy's budget) and the
  * wait (at most twice the longest backoff of the policy plus a minute).
  */
-export function retryMetaProblem(m: RetryMeta, subscription: string, topics: ReadonlySet<string>, policy: { readonly maxAttempts: number; readonly maxDelayMs?: number; delayMs(attempt: number): number }, nowMs: number): string | undefined {
+export function retryMetaProblem(m: RetryMeta, subscription: string, topics: ReadonlySet<string>, policy: ParkPolicy, nowMs: number): string | undefined {
   if (m.subscription !== subscription) return `retry_subscription is ${m.subscription}`;
   if (!topics.has(m.origin.topic)) return `retry_source_topic ${m.origin.topic} is not a topic of this subscription`;
   if (m.attempt < 1 || m.attempt >= policy.maxAttempts) return `retry_attempt ${m.attempt} is outside 1..${policy.maxAttempts - 1}`;
-  const longest = policy.maxDelayMs ?? Math.max(policy.delayMs(policy.maxAttempts), policy.delayMs(1));
-  if (m.notBeforeMs - nowMs > 2 * longest + 60_000) return `retry_not_before is ${m.notBeforeMs - nowMs} ms away, more than the policy allows`;
+  if (m.notBeforeMs - nowMs > longestParkMs(policy)) return `retry_not_before is ${m.notBeforeMs - nowMs} ms away, more than the policy allows`;
   if (m.firstFailureMs > nowMs + 60_000) return 'retry_first_failure_time is in the future';
   return undefined;
 }

@@ -29,7 +29,7 @@ import type { GatewayMetrics } from '../../observability/metrics.js';
 import type { Tracing } from '../../observability/tracing.js';
 import type { Consumption, OutboundRecord, TopicSpec, RecordContext, RecordDecision, StartFrom, TopicPartitionOffset, Transport, TransportRecord } from '../../transport/port.js';
 import { RECORD_DONE, redeliverAfter } from '../../transport/port.js';
-import { DEAD_LETTER_HEADERS, deadLetterHeaders, identifyingHeaders, originalHeaders, parseRedriveMeta, parseRetryMeta, redriveMetaProblem, retryHeaders, retryMetaProblem } from './failure-headers.js';
+import { DEAD_LETTER_HEADERS, deadLetterHeaders, identifyingHeaders, longestParkMs, originalHeaders, parseRedriveMeta, parseRetryMeta, redriveMetaProblem, retryHeaders, retryMetaProblem } from './failure-headers.js';
 import type { RedriveMeta } from './failure-headers.js';
 import type { DeadLetterInfo } from './failure-headers.js';
 import type { RetryMeta } from './failure-headers.js';
@@ -46,6 +46,9 @@ import { handlingTraceparent, invokeInContext } from './pipeline/invoke.js';
 import { withHandlerTimeout } from './pipeline/timeout.js';
 import type { CallSignal } from './pipeline/timeout.js';
 import { AttemptLedger } from './pipeline/attempts.js';
+
+/** Kept below the longest park a reader takes as genuine: the record is read back after it was written. */
+const PARK_MARGIN_MS = 1_000;
 
 export interface DeliveryContext {
   readonly subscription: string;
@@ -587,7 +590,10 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
     stats.retried++;
     activity.lastError = { atMs: Date.now(), reason: out.reason.slice(0, 500) };
     if (ordering === 'none') {
-      const headers2 = [...originalHeaders(record.headers), ...retryHeaders({ subscription: o.subscription, attempt, notBeforeMs: Date.now() + delay, firstFailureMs, origin })];
+      // A handler's afterMs beyond what a reader takes as genuine is cut to it: a longer wait was
+      // read back as forged and dead-lettered (a Retry-After of an hour lost the event).
+      const parkedMs = Math.min(delay, longestParkMs(o.retry) - PARK_MARGIN_MS);
+      const headers2 = [...originalHeaders(record.headers), ...retryHeaders({ subscription: o.subscription, attempt, notBeforeMs: Date.now() + parkedMs, firstFailureMs, origin })];
       try {
         await produceDurably(retries, { key: record.key, value: record.value, headers: headers2, timestampMs: record.timestampMs }, 'retry-topic', signal);
       } catch (err) {

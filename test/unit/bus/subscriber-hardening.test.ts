@@ -151,4 +151,19 @@ describe('consumer hardening (issue 7 trial)', () => {
     await waitFor('the event after it handled', () => handled.includes(next.id), 5000, 5);
     expect(s.stats()).toMatchObject({ deadLettered: 1, handled: 1, lost: 0 });
   });
+
+  it('ordering none: a handler asking for a wait longer than a parked record may carry has it cut to that, not dead-lettered as forged', async () => {
+    const { publisher, transport, sub } = await setup();
+    let calls = 0;
+    const s = await sub({ ordering: 'none', handler: () => Promise.resolve(++calls === 1 ? retry('come back in an hour', 3_600_000) : undefined) });
+    publisher.publish('PriceLoadingCompleted', priceLoaded('PARK/X', 'H1'));
+    const [parked] = await readRecords(transport, retryTopic('sub-h'), 1);
+    const notBefore = Number(header(parked!, 'retry_not_before'));
+    // The policy's longest backoff is 5 ms: a park may carry at most 2 × 5 ms + 60 s.
+    expect(notBefore - Date.now()).toBeGreaterThan(50_000);
+    expect(notBefore - Date.now()).toBeLessThanOrEqual(60_010);
+    // Read back by the member at once: before, it was dead-lettered there as forged.
+    await new Promise((r) => setTimeout(r, 500));
+    expect(s.stats()).toMatchObject({ deadLettered: 0, retried: 1 });
+  });
 });
