@@ -10,6 +10,7 @@ import { partitionKey } from '../../catalog/index.js';
 import { completeOutbound } from '../../codec/event/index.js';
 import type { EventCodec, KindBinding } from '../../codec/event/index.js';
 import type { Attributes, JsonValue } from '../../envelope/types.js';
+import { ViolationCollector, checkAttribute, violationsError } from '../../envelope/index.js';
 import type { OutboundRecord } from '../../transport/port.js';
 import { currentHandling } from '../correlation/index.js';
 
@@ -66,12 +67,30 @@ export function sourceOf(identity: PublisherIdentity): string {
 }
 
 /**
+ * The attributes a caller gives (`subject`, `correlationid`, `time`) by the rules ingress applies:
+ * an empty `correlationid` was taken and inherited by every event of the chain, which then shared
+ * no trace (bus spec M2, T15), and an invalid `time` threw a bare RangeError.
+ * Errors: CEG_INVALID_ATTRIBUTE (retriable: false) naming each attribute.
+ */
+function checkOptions(opts: PublishOptions): void {
+  if (opts.subject === undefined && opts.correlationid === undefined && opts.time === undefined) return;
+  const out = new ViolationCollector();
+  if (opts.subject !== undefined) checkAttribute('subject', opts.subject, out);
+  if (opts.correlationid !== undefined) checkAttribute('correlationid', opts.correlationid, out);
+  if (opts.time !== undefined && !(opts.time instanceof Date && Number.isFinite(opts.time.getTime()) && opts.time.getUTCFullYear() >= 1 && opts.time.getUTCFullYear() <= 9999)) {
+    out.attribute('time', 'must be a valid Date within years 0001–9999');
+  }
+  if (out.size > 0) throw violationsError('CEG_INVALID_ATTRIBUTE', out.items);
+}
+
+/**
  * Resolves the kind (eventId or business name), applies the publication policy, encodes and
  * size-checks the data, and fills the envelope: `id`, `source`, `time` (UTC), `correlationid` /
  * `causationid` / `traceparent` (inherited while handling an event), `runid`, `eventname`,
  * `eventclass`, `schemaversion`, `dataschema`, `partitionkey`.
  * Returns undefined when the catalog says `publish: false` and no override was asked for.
- * Errors: CEG_UNKNOWN_TYPE, CEG_INVALID_DATA, CEG_PAYLOAD_TOO_LARGE (retriable: false).
+ * Errors: CEG_UNKNOWN_TYPE, CEG_INVALID_ATTRIBUTE (`subject`, `correlationid`, `time` of `opts`),
+ * CEG_INVALID_DATA, CEG_PAYLOAD_TOO_LARGE (retriable: false).
  * Spec: bus spec M1–M6, P1, S2; DESIGN "The envelope".
  */
 export function prepareEvent(codec: EventCodec, identity: PublisherIdentity, kind: string, data: JsonValue, opts: PublishOptions = {}): PreparedEvent | undefined {
@@ -79,6 +98,7 @@ export function prepareEvent(codec: EventCodec, identity: PublisherIdentity, kin
   const binding = found && codec.binding(found.eventId);
   if (binding === undefined) throw new GatewayError('CEG_UNKNOWN_TYPE', `unknown event kind "${kind}"`, { retriable: false, details: { attribute: 'type' } });
   if (!binding.kind.publish && opts.overridePublishPolicy !== true) return undefined;
+  checkOptions(opts);
   const value = codec.encodeData(binding, data);
   const handling = currentHandling();
   const base: Attributes = {

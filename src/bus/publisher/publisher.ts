@@ -85,7 +85,8 @@ export class Publisher {
    * queued and `delivered` tells the outcome (bus spec P2).
    * Returns undefined — and publishes nothing — when the catalog says `publish: false` and no
    * override was asked for (bus spec P1).
-   * Errors (thrown at once, nothing queued): CEG_UNKNOWN_TYPE, CEG_INVALID_DATA, CEG_PAYLOAD_TOO_LARGE
+   * Errors (thrown at once, nothing queued): CEG_UNKNOWN_TYPE, CEG_INVALID_ATTRIBUTE (an empty
+   *   `subject` or `correlationid`, an invalid `time` in `opts`), CEG_INVALID_DATA, CEG_PAYLOAD_TOO_LARGE
    *   (Avro data over the kind's `maxDataBytes`, bus spec M6) (retriable: false);
    *   CEG_QUEUE_FULL (retriable: true).
    * Typing: a kind of the generated `EventKinds` (name or eventId) takes its generated payload

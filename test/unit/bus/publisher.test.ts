@@ -197,6 +197,22 @@ describe('Publisher.publish: refusals', () => {
   });
 });
 
+describe('Publisher.publish: the attributes a caller gives are checked like at ingress', () => {
+  it.each([
+    [{ correlationid: '' }, 'correlationid'],
+    [{ subject: '' }, 'subject'],
+    [{ time: new Date(Number.NaN) }, 'time'],
+    [{ time: new Date('+010000-01-01T00:00:00Z') }, 'time'],
+  ])('refuses %j with CEG_INVALID_ATTRIBUTE naming %s; nothing queued', async (opts, attribute) => {
+    const { publisher, records } = await setup();
+    const err = caught(() => publisher.publish('PriceLoadingCompleted', data, opts));
+    expect(err).toBeInstanceOf(GatewayError);
+    expect(err).toMatchObject({ code: 'CEG_INVALID_ATTRIBUTE', retriable: false });
+    expect(err.details.violations).toEqual([expect.objectContaining({ attribute })]);
+    expect(records.stats().enqueued).toBe(0);
+  });
+});
+
 describe('Publisher.publish: fire and forget (P2)', () => {
   it('a delivery nobody awaits that fails for good is counted, not an unhandled rejection (that ended the process)', async () => {
     const unhandled: unknown[] = [];
