@@ -68,7 +68,7 @@ export interface OutboxRelayStats {
   readonly failedAttempts: number;
   /** Rows in those failed calls (they stay in the outbox and are retried). */
   readonly failedRows: number;
-  /** Cycles, LISTEN connections and purges that failed on the database. */
+  /** Cycles, LISTEN connections, purges and idle pooled connections (the pool's 'error') that failed on the database. */
   readonly dbErrors: number;
   readonly cycles: number;
   /** Failed cycles in a row (0 after a clean cycle). */
@@ -190,6 +190,12 @@ class Relay implements OutboxRelay {
   #lastPurgeMs = 0;
   #stats = { published: 0, failedAttempts: 0, failedRows: 0, dbErrors: 0, cycles: 0, consecutiveFailures: 0, purged: 0 };
   #lastError: OutboxRelayStats['lastError'];
+  /**
+   * On the pool, whether the relay owns it or not: a pool emits 'error' when an idle client's
+   * connection dies (pg_terminate_backend, a restart), and an EventEmitter without a listener
+   * throws that error, which ends the process. The next checkout reconnects.
+   */
+  readonly #onPoolError = (err: Error): void => this.#dbFailure(err, 'outbox relay: idle database connection lost');
 
   constructor(o: Resolved, pool: pg.Pool | undefined, connectionString: string | undefined) {
     this.#o = o;
@@ -202,9 +208,8 @@ class Relay implements OutboxRelay {
       this.#pool = new pg.Pool({ connectionString, max: 2 });
       this.#ownsPool = true;
       this.#listenConfig = { connectionString };
-      // An idle pooled connection that dies emits here; the next checkout reconnects.
-      this.#pool.on('error', (err) => this.#o.log.warn({ relay: o.name, err: errorMessage(err) }, 'outbox relay: idle database connection lost'));
     }
+    this.#pool.on('error', this.#onPoolError);
     const t = o.table;
     this.#sql = { lockKeys: lockKeysSql(t), claim: claimRowsSql(t), markSent: markSentSql(t), deleteSent: deleteSentSql(t), markFailed: markFailedSql(t), purge: purgeSql(t) };
   }
@@ -246,6 +251,7 @@ class Relay implements OutboxRelay {
     this.#listener = undefined;
     await listener?.end().catch(() => undefined);
     if (this.#ownsPool) await this.#pool.end().catch(() => undefined);
+    this.#pool.off('error', this.#onPoolError);
   }
 
   // ── the loop ─────────────────────────────────────────────────────────────
