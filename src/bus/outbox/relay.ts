@@ -25,7 +25,8 @@ import { retrying } from '../../core/retrying.js';
 import type { RetryPolicy } from '../../core/retry.js';
 import type { Logger } from '../../observability/index.js';
 import { silentLogger } from '../../observability/index.js';
-import type { Position, Transport } from '../../transport/port.js';
+import type { OutboundRecord, Position, Transport } from '../../transport/port.js';
+import { BATCH_HEADER_BYTES, recordBatchBytes } from '../publisher/record-size.js';
 import { recordOfRow } from './rows.js';
 import type { ClaimedRow } from './rows.js';
 import { claimRowsSql, deleteSentSql, lockKeysSql, markFailedSql, markSentSql, outboxTable, purgeSql } from './table.js';
@@ -73,6 +74,14 @@ export interface OutboxRelayStats {
   readonly cycles: number;
   /** Failed cycles in a row (0 after a clean cycle). */
   readonly consecutiveFailures: number;
+  /**
+   * Rows found larger than their topic's `max.message.bytes` even alone (the topic's limit is
+   * lower than the catalog's, or it was lowered after the row was written): each time the relay
+   * meets one it is not produced, its key is held back (see `heldKeys`), and it is logged as an error.
+   */
+  readonly tooLargeRows: number;
+  /** Partition keys held back now (their oldest unsent row could not be produced); retried after backoff. */
+  readonly heldKeys: number;
   /** Sent rows purged after `keepSentMs`. */
   readonly purged: number;
   /** A LISTEN connection is up. */
@@ -170,6 +179,7 @@ export async function startOutboxRelay(opts: OutboxRelayOptions): Promise<Outbox
 }
 
 type CycleResult = { readonly claimed: number; readonly failed: boolean };
+type Failed = { readonly rows: readonly ClaimedRow[]; readonly error: unknown };
 
 class Relay implements OutboxRelay {
   readonly table: OutboxTable;
@@ -188,7 +198,11 @@ class Relay implements OutboxRelay {
   #relistenTimer: NodeJS.Timeout | undefined;
   #listenFailures = 0;
   #lastPurgeMs = 0;
-  #stats = { published: 0, failedAttempts: 0, failedRows: 0, dbErrors: 0, cycles: 0, consecutiveFailures: 0, purged: 0 };
+  #stats = { published: 0, failedAttempts: 0, failedRows: 0, dbErrors: 0, cycles: 0, consecutiveFailures: 0, tooLargeRows: 0, purged: 0 };
+  /** Topic → its `max.message.bytes`, read once per topic. */
+  readonly #maxBytes = new Map<string, number>();
+  /** Partition key → when it may be relayed again and how often it was held in a row. */
+  readonly #held = new Map<string, { untilMs: number; times: number }>();
   #lastError: OutboxRelayStats['lastError'];
   /**
    * On the pool, whether the relay owns it or not: a pool emits 'error' when an idle client's
@@ -220,7 +234,7 @@ class Relay implements OutboxRelay {
   }
 
   stats(): OutboxRelayStats {
-    return { ...this.#stats, listening: this.#listener !== undefined, lastError: this.#lastError };
+    return { ...this.#stats, heldKeys: this.#heldKeys().length, listening: this.#listener !== undefined, lastError: this.#lastError };
   }
 
   async backlog(): Promise<{ readonly rows: number; readonly oldestAgeSeconds: number }> {
@@ -322,13 +336,13 @@ class Relay implements OutboxRelay {
     try {
       await client.query('BEGIN');
       const scan = this.#o.batchSize * 4;
-      const keys = (await client.query<{ partition_key: string }>(this.#sql.lockKeys, [scan, this.#o.batchSize, this.table.name])).rows.map((r) => r.partition_key);
+      const keys = (await client.query<{ partition_key: string }>(this.#sql.lockKeys, [scan, this.#o.batchSize, this.table.name, this.#heldKeys()])).rows.map((r) => r.partition_key);
       const rows = keys.length === 0 ? [] : (await client.query<ClaimedRow>(this.#sql.claim, [keys, this.#o.batchSize])).rows;
       if (rows.length === 0) {
         await client.query('COMMIT');
         return { claimed: 0, failed: false };
       }
-      const { sent, failed } = await this.#publish(rows);
+      const { sent, failed, tooLarge } = await this.#publish(rows);
       if (sent.length > 0) {
         if (this.#o.keepSentMs === 0) {
           await client.query(this.#sql.deleteSent, [sent.map((s) => s.row.id)]);
@@ -336,9 +350,10 @@ class Relay implements OutboxRelay {
           await client.query(this.#sql.markSent, [sent.map((s) => s.row.id), sent.map((s) => s.position.partition), sent.map((s) => s.position.offset.toString())]);
         }
       }
-      for (const f of failed) await client.query(this.#sql.markFailed, [f.rows.map((r) => r.id), errorMessage(f.error).slice(0, 2000)]);
+      for (const f of [...failed, ...tooLarge]) await client.query(this.#sql.markFailed, [f.rows.map((r) => r.id), errorMessage(f.error).slice(0, 2000)]);
       await client.query('COMMIT');
       this.#stats.published += sent.length;
+      for (const s of sent) this.#held.delete(s.row.partition_key);
       return { claimed: rows.length, failed: failed.length > 0 };
     } catch (err) {
       broken = err instanceof Error ? err : new Error(String(err));
@@ -351,8 +366,13 @@ class Relay implements OutboxRelay {
     }
   }
 
-  /** Produces the claimed rows, one call per topic, all at once; never throws. */
-  async #publish(rows: readonly ClaimedRow[]): Promise<{ sent: { row: ClaimedRow; position: Position }[]; failed: { rows: readonly ClaimedRow[]; error: unknown }[] }> {
+  /**
+   * Produces the claimed rows, the topics at once; a topic's rows in produce calls that each fit its
+   * `max.message.bytes` (read once per topic), one call after the other. A key whose call failed has
+   * no later row produced in the cycle (per-key order); a row too large even alone is not produced
+   * and its key is held back. Never throws.
+   */
+  async #publish(rows: readonly ClaimedRow[]): Promise<{ sent: { row: ClaimedRow; position: Position }[]; failed: Failed[]; tooLarge: Failed[] }> {
     const byTopic = new Map<string, ClaimedRow[]>();
     for (const row of rows) {
       const list = byTopic.get(row.topic);
@@ -361,42 +381,123 @@ class Relay implements OutboxRelay {
     }
     const ac = new AbortController();
     this.#inflight = ac;
-    const timer = setTimeout(
-      () => ac.abort(new GatewayError('CEG_DELIVERY_TIMEOUT', `outbox publish took longer than ${this.#o.publishTimeoutMs} ms`, { retriable: true })),
-      this.#o.publishTimeoutMs,
-    );
+    const out = { sent: [] as { row: ClaimedRow; position: Position }[], failed: [] as Failed[], tooLarge: [] as Failed[] };
     try {
-      const results = await Promise.all(
-        [...byTopic].map(async ([topic, group]) => {
-          try {
-            const positions = await this.#o.transport.produce(topic, group.map(recordOfRow), { signal: ac.signal });
-            return { topic, group, positions, error: undefined };
-          } catch (error) {
-            return { topic, group, positions: undefined, error };
-          }
-        }),
-      );
-      const sent: { row: ClaimedRow; position: Position }[] = [];
-      const failed: { rows: readonly ClaimedRow[]; error: unknown }[] = [];
-      for (const r of results) {
-        if (r.positions !== undefined) {
-          r.group.forEach((row, i) => sent.push({ row, position: r.positions[i]! }));
-          continue;
-        }
-        failed.push({ rows: r.group, error: r.error });
-        this.#stats.failedAttempts++;
-        this.#stats.failedRows += r.group.length;
-        this.#note(r.error);
-        this.#o.log.warn(
-          { relay: this.#o.name, topic: r.topic, rows: r.group.length, code: isGatewayError(r.error) ? r.error.code : undefined, retriable: isGatewayError(r.error) ? r.error.retriable : undefined, err: errorMessage(r.error), consecutive: this.#stats.consecutiveFailures + 1 },
-          'outbox publish failed; the rows stay in the outbox and are retried',
-        );
-      }
-      return { sent, failed };
+      await Promise.all([...byTopic].map(([topic, group]) => this.#publishTopic(topic, group, ac.signal, out)));
+      return out;
     } finally {
-      clearTimeout(timer);
       this.#inflight = undefined;
     }
+  }
+
+  /** One topic's rows, in produce calls cut by bytes, in id order. Never throws. */
+  async #publishTopic(topic: string, group: readonly ClaimedRow[], signal: AbortSignal, out: { sent: { row: ClaimedRow; position: Position }[]; failed: Failed[]; tooLarge: Failed[] }): Promise<void> {
+    let max: number;
+    try {
+      max = await this.#topicMaxBytes(topic);
+    } catch (error) {
+      this.#produceFailed(topic, group, error, out.failed);
+      return;
+    }
+    const stopped = new Set<string>();
+    let chunk: { row: ClaimedRow; record: OutboundRecord }[] = [];
+    let bytes = BATCH_HEADER_BYTES;
+    const flush = async (): Promise<void> => {
+      if (chunk.length === 0) return;
+      const calls = chunk;
+      chunk = [];
+      bytes = BATCH_HEADER_BYTES;
+      try {
+        const positions = await this.#produceOnce(topic, calls.map((c) => c.record), signal);
+        calls.forEach((c, i) => out.sent.push({ row: c.row, position: positions[i]! }));
+      } catch (error) {
+        for (const c of calls) stopped.add(c.row.partition_key);
+        this.#produceFailed(topic, calls.map((c) => c.row), error, out.failed);
+      }
+    };
+    for (const row of group) {
+      if (stopped.has(row.partition_key)) continue; // an earlier row of the key failed or is held: stays unsent, untouched
+      const record = recordOfRow(row);
+      const size = recordBatchBytes(record);
+      if (BATCH_HEADER_BYTES + size > max) {
+        stopped.add(row.partition_key);
+        this.#tooLarge(topic, row, BATCH_HEADER_BYTES + size, max, out.tooLarge);
+        continue;
+      }
+      if (chunk.length > 0 && bytes + size > max) await flush();
+      chunk.push({ row, record });
+      bytes += size;
+    }
+    await flush();
+  }
+
+  /** One produce call, bounded by publishTimeoutMs and by stop(). */
+  async #produceOnce(topic: string, records: readonly OutboundRecord[], stop: AbortSignal): Promise<readonly Position[]> {
+    const ac = new AbortController();
+    const onStop = (): void => ac.abort(stop.reason);
+    stop.addEventListener('abort', onStop, { once: true });
+    if (stop.aborted) onStop();
+    const timer = setTimeout(() => ac.abort(new GatewayError('CEG_DELIVERY_TIMEOUT', `outbox publish took longer than ${this.#o.publishTimeoutMs} ms`, { retriable: true })), this.#o.publishTimeoutMs);
+    try {
+      return await this.#o.transport.produce(topic, records, { signal: ac.signal });
+    } finally {
+      clearTimeout(timer);
+      stop.removeEventListener('abort', onStop);
+    }
+  }
+
+  /** The topic's `max.message.bytes`, from the broker the first time. Errors: the transport's. */
+  async #topicMaxBytes(topic: string): Promise<number> {
+    let max = this.#maxBytes.get(topic);
+    if (max === undefined) {
+      max = await this.#o.transport.maxMessageBytes(topic);
+      this.#maxBytes.set(topic, max);
+    }
+    return max;
+  }
+
+  #produceFailed(topic: string, rows: readonly ClaimedRow[], error: unknown, failed: Failed[]): void {
+    failed.push({ rows, error });
+    this.#stats.failedAttempts++;
+    this.#stats.failedRows += rows.length;
+    this.#note(error);
+    this.#o.log.warn(
+      { relay: this.#o.name, topic, rows: rows.length, code: isGatewayError(error) ? error.code : undefined, retriable: isGatewayError(error) ? error.retriable : undefined, err: errorMessage(error), consecutive: this.#stats.consecutiveFailures + 1 },
+      'outbox publish failed; the rows stay in the outbox and are retried',
+    );
+  }
+
+  /** A row its topic cannot take even alone: not produced; its key is held back (a row never jams the other keys). */
+  #tooLarge(topic: string, row: ClaimedRow, bytes: number, max: number, tooLarge: Failed[]): void {
+    const error = new GatewayError('CEG_PAYLOAD_TOO_LARGE', `outbox row ${row.id} (event ${row.event_id}) takes about ${bytes} bytes; topic ${topic} takes at most ${max} (max.message.bytes): its key is held back until the topic takes it or the row is deleted`, {
+      retriable: false,
+      details: { topic, maxMessageBytes: max, bytes, rowId: row.id },
+    });
+    tooLarge.push({ rows: [row], error });
+    this.#stats.tooLargeRows++;
+    this.#note(error);
+    const held = this.#hold(row.partition_key);
+    this.#o.log.error({ relay: this.#o.name, topic, rowId: row.id, eventId: row.event_id, partitionKey: row.partition_key, bytes, maxMessageBytes: max, heldMs: held }, 'outbox row larger than the topic takes: its key is held back');
+  }
+
+  /** Holds a key back for the retry policy's next delay; returns the delay, ms. */
+  #hold(key: string): number {
+    const prev = this.#held.get(key);
+    const times = (prev?.times ?? 0) + 1;
+    const delay = this.#o.retry.delayMs(times);
+    this.#held.set(key, { untilMs: Date.now() + delay, times });
+    return delay;
+  }
+
+  /** The keys held back now (expired holds are dropped; a key is held again if it fails again). */
+  #heldKeys(): string[] {
+    const now = Date.now();
+    const keys: string[] = [];
+    for (const [key, h] of this.#held) {
+      if (h.untilMs > now) keys.push(key);
+      else if (h.untilMs < now - 600_000) this.#held.delete(key); // long quiet: its backoff starts over
+    }
+    return keys;
   }
 
   async #purgeIfDue(): Promise<void> {

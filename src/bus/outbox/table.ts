@@ -112,15 +112,16 @@ export function insertSql(t: OutboxTable): string {
 }
 
 /**
- * Picks up to $2 partition keys whose oldest visible unsent row is among the $1 oldest unsent rows,
- * oldest first, taking a transaction-scoped advisory lock per key (namespace: the table) and
- * skipping keys another relay holds. The volatile lock call stays outside the ordered subquery, and
- * the LIMIT stops after $2 locked keys, so no further keys are locked.
+ * Picks up to $2 partition keys whose oldest visible unsent row is among the $1 oldest unsent rows
+ * of the keys not in $4 (keys the relay holds back), oldest first, taking a transaction-scoped
+ * advisory lock per key (namespace: the table, $3) and skipping keys another relay holds. The
+ * volatile lock call stays outside the ordered subquery, and the LIMIT stops after $2 locked keys,
+ * so no further keys are locked.
  */
 export function lockKeysSql(t: OutboxTable): string {
   return `SELECT h.partition_key FROM (
       SELECT s.partition_key, min(s.id) AS first_id
-      FROM (SELECT partition_key, id FROM ${t.sql} WHERE sent_at IS NULL ORDER BY id LIMIT $1) s
+      FROM (SELECT partition_key, id FROM ${t.sql} WHERE sent_at IS NULL AND partition_key <> ALL($4::text[]) ORDER BY id LIMIT $1) s
       GROUP BY s.partition_key
       ORDER BY first_id
       OFFSET 0
