@@ -52,8 +52,17 @@ export interface OutboxRelayOptions {
   readonly publishTimeoutMs?: number;
   /** Sent rows are kept this long, ms, then purged; 0 = delete rows at acknowledgement; −1 = keep forever. Default 86400000 (1 day). */
   readonly keepSentMs?: number;
-  /** How long stop() lets a cycle in flight finish before aborting its produce, ms. Default 10000. */
+  /**
+   * How long stop() lets a cycle in flight finish, ms; then it aborts the cycle's produce and closes
+   * its database connection (the transaction rolls back: its rows stay unsent). Default 10000.
+   */
   readonly stopGraceMs?: number;
+  /**
+   * Longest wait of a cycle for a row lock another session holds (an operator's `SELECT … FOR
+   * UPDATE`, an UPDATE on the outbox), ms (`SET LOCAL lock_timeout`); then the cycle fails (counted
+   * in `dbErrors`) and is retried after backoff. Default 5000.
+   */
+  readonly lockTimeoutMs?: number;
   /** LISTEN for the writer's NOTIFY (else poll only). Default true. */
   readonly listen?: boolean;
   readonly log?: Logger;
@@ -101,7 +110,7 @@ export interface OutboxRelay {
   backlog(): Promise<{ readonly rows: number; readonly oldestAgeSeconds: number }>;
   /** Runs a cycle soon (as a NOTIFY would). */
   wake(): void;
-  /** Stops polling and listening, lets the cycle in flight finish (≤ stopGraceMs), closes its own connections. Idempotent. */
+  /** Stops polling and listening, lets the cycle in flight finish (≤ stopGraceMs, then abandons it: its transaction rolls back), closes its own connections. Idempotent. */
   stop(): Promise<void>;
 }
 
@@ -114,6 +123,7 @@ interface Resolved {
   readonly publishTimeoutMs: number;
   readonly keepSentMs: number;
   readonly stopGraceMs: number;
+  readonly lockTimeoutMs: number;
   readonly listen: boolean;
   readonly log: Logger;
   readonly name: string;
@@ -133,6 +143,7 @@ export function resolveOutboxRelayOptions(o: OutboxRelayOptions): Resolved & { r
     publishTimeoutMs: o.publishTimeoutMs ?? 30_000,
     keepSentMs: o.keepSentMs ?? 86_400_000,
     stopGraceMs: o.stopGraceMs ?? 10_000,
+    lockTimeoutMs: o.lockTimeoutMs ?? 5000,
   };
   const problems = [
     (o.pool === undefined) === (o.connectionString === undefined) && 'pool or connectionString: exactly one',
@@ -143,6 +154,7 @@ export function resolveOutboxRelayOptions(o: OutboxRelayOptions): Resolved & { r
     !int(r.publishTimeoutMs, 1) && 'publishTimeoutMs: integer ms ≥ 1',
     !int(r.keepSentMs, -1) && 'keepSentMs: integer ms ≥ −1',
     !int(r.stopGraceMs, 0) && 'stopGraceMs: integer ms ≥ 0',
+    !(int(r.lockTimeoutMs, 1) && r.lockTimeoutMs <= 2_147_483_647) && 'lockTimeoutMs: integer ms ≥ 1',
     o.retry !== undefined && typeof o.retry.delayMs !== 'function' && 'retry: a RetryPolicy',
   ].filter((p): p is string => typeof p === 'string');
   if (problems.length > 0) {
@@ -194,6 +206,10 @@ class Relay implements OutboxRelay {
   #pending = true;
   #wake: (() => void) | undefined;
   #inflight: AbortController | undefined;
+  /** The connection of the cycle in flight (closed by stop() after stopGraceMs). */
+  #cycleClient: pg.PoolClient | undefined;
+  /** stopGraceMs has passed: a cycle still starting gives up. */
+  #abandon = false;
   #listener: pg.Client | undefined;
   #relistenTimer: NodeJS.Timeout | undefined;
   #listenFailures = 0;
@@ -258,7 +274,13 @@ class Relay implements OutboxRelay {
     this.#stopping.abort(new GatewayError('CEG_CLOSED', 'outbox relay stopping', { retriable: true }));
     this.#wake?.();
     clearTimeout(this.#relistenTimer);
-    const grace = setTimeout(() => this.#inflight?.abort(new GatewayError('CEG_CLOSED', 'outbox relay stopped', { retriable: true })), this.#o.stopGraceMs);
+    const grace = setTimeout(() => {
+      this.#abandon = true;
+      this.#inflight?.abort(new GatewayError('CEG_CLOSED', 'outbox relay stopped', { retriable: true }));
+      // A cycle still waiting on the database (e.g. a row lock) is abandoned: closing its connection
+      // fails the query at once and the server rolls the transaction back (rows stay unsent).
+      this.#cycleClient?.end().catch(() => undefined);
+    }, this.#o.stopGraceMs);
     await this.#loop;
     clearTimeout(grace);
     const listener = this.#listener;
@@ -329,12 +351,18 @@ class Relay implements OutboxRelay {
   async #cycle(): Promise<CycleResult> {
     this.#stats.cycles++;
     const client = await this.#pool.connect();
+    if (this.#abandon) {
+      client.release();
+      throw new GatewayError('CEG_CLOSED', 'outbox relay stopped', { retriable: true });
+    }
+    this.#cycleClient = client;
     // A checked-out client whose connection dies emits 'error' (between queries: during produce).
     const onError = (err: Error): void => this.#o.log.warn({ relay: this.#o.name, err: err.message }, 'outbox relay: database connection lost');
     client.on('error', onError);
     let broken: Error | undefined;
     try {
-      await client.query('BEGIN');
+      // One round trip; the lock timeout ends with the transaction.
+      await client.query(`BEGIN; SET LOCAL lock_timeout = ${this.#o.lockTimeoutMs}`);
       const scan = this.#o.batchSize * 4;
       const keys = (await client.query<{ partition_key: string }>(this.#sql.lockKeys, [scan, this.#o.batchSize, this.table.name, this.#heldKeys()])).rows.map((r) => r.partition_key);
       const rows = keys.length === 0 ? [] : (await client.query<ClaimedRow>(this.#sql.claim, [keys, this.#o.batchSize])).rows;
@@ -360,6 +388,7 @@ class Relay implements OutboxRelay {
       await client.query('ROLLBACK').catch(() => undefined);
       throw err;
     } finally {
+      this.#cycleClient = undefined;
       client.off('error', onError);
       // A client that failed is destroyed rather than returned to the pool in an unknown state.
       client.release(broken);

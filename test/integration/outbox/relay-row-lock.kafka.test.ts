@@ -1,0 +1,74 @@
+/**
+ * The relay while another session holds a row lock on the outbox (an operator's `SELECT … FOR
+ * UPDATE`): the cycle gives up after lockTimeoutMs (counted, retried), and stop() is bounded by
+ * stopGraceMs even while a cycle waits on the lock.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startOutboxRelay } from '../../../src/bus/outbox/index.js';
+import { waitFor } from '../../helpers/wait.js';
+import { outboxFixture, rowStates, writeCommitted } from './fixture.js';
+import type { OutboxFixture } from './fixture.js';
+
+let f: OutboxFixture;
+beforeAll(async () => {
+  f = await outboxFixture({ partitions: 1 });
+});
+afterAll(async () => {
+  await f?.close();
+});
+
+async function lockSecondRow(): Promise<() => Promise<void>> {
+  const op = await f.pool.connect();
+  await op.query('BEGIN');
+  await op.query(`SELECT id FROM ${f.writer.table.sql} WHERE sent_at IS NULL ORDER BY id OFFSET 1 LIMIT 1 FOR UPDATE`);
+  let held = true;
+  return async () => {
+    if (!held) return;
+    held = false;
+    await op.query('ROLLBACK');
+    op.release();
+  };
+}
+
+describe('outbox relay and a row lock held by another session', () => {
+  it('a cycle waiting on the lock gives up after lockTimeoutMs (dbErrors, lastError 55P03) and the rows go once the lock is gone', async () => {
+    await f.pool.query(`TRUNCATE ${f.writer.table.sql}`);
+    for (let i = 1; i <= 3; i++) await writeCommitted(f, 'EUR/USD', i);
+    const unlock = await lockSecondRow();
+    const relay = await startOutboxRelay({ pool: f.pool, transport: f.transport, table: f.table, pollIntervalMs: 100, lockTimeoutMs: 300 });
+    try {
+      await waitFor('the lock wait counted', () => relay.stats().dbErrors >= 1, 5000);
+      expect(relay.stats().lastError?.code).toBe('55P03');
+      expect(relay.stats().published).toBe(0);
+      await unlock();
+      await waitFor('the rows published', () => relay.stats().published === 3, 20_000);
+      expect((await rowStates(f)).unsent).toBe(0);
+    } finally {
+      await unlock();
+      await relay.stop();
+    }
+  });
+
+  it('stop() returns within about stopGraceMs while a cycle waits on the lock', async () => {
+    await f.pool.query(`TRUNCATE ${f.writer.table.sql}`);
+    for (let i = 1; i <= 3; i++) await writeCommitted(f, 'EUR/USD', i);
+    const unlock = await lockSecondRow();
+    try {
+      // The lock timeout is longer than the test: only stop() itself can end the wait.
+      const relay = await startOutboxRelay({ pool: f.pool, transport: f.transport, table: f.table, pollIntervalMs: 100, stopGraceMs: 1000, lockTimeoutMs: 60_000 });
+      await waitFor('a cycle blocked on the lock', async () => {
+        const r = await f.pool.query<{ n: string }>(`SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%FOR UPDATE%' AND query LIKE $1`, [`%${f.schema}%`]);
+        return Number(r.rows[0]!.n) > 0;
+      });
+      const t0 = Date.now();
+      const outcome = await Promise.race([relay.stop().then(() => 'stopped'), new Promise((r) => setTimeout(() => r('pending'), 5000))]);
+      expect(outcome).toBe('stopped');
+      expect(Date.now() - t0).toBeLessThan(3000);
+      expect(relay.stats().published).toBe(0);
+    } finally {
+      await unlock();
+    }
+    // The abandoned transaction was rolled back: nothing marked, the rows still unsent.
+    expect((await rowStates(f)).unsent).toBe(3);
+  });
+});
