@@ -46,7 +46,11 @@ export interface OutboxRelayOptions {
   readonly batchSize?: number;
   /** Poll interval when no notification arrives, ms. Default 1000. */
   readonly pollIntervalMs?: number;
-  /** Backoff between failed cycles (only `delayMs` is used: the relay never gives up on a row). Default 200 ms ×2 up to 10 s, 20 % jitter. */
+  /**
+   * Backoff (only `delayMs` is used: the relay never gives up on a row) of a partition key whose
+   * row could not be produced (the key is held back, the other keys go on), and of the whole relay
+   * after a cycle in which nothing could be produced or the database failed. Default 200 ms ×2 up to 10 s, 20 % jitter.
+   */
   readonly retry?: RetryPolicy;
   /** Longest wait for one produce call, ms; then the attempt counts as failed (indeterminate). Default 30000. */
   readonly publishTimeoutMs?: number;
@@ -76,12 +80,12 @@ export interface OutboxRelayStats {
   readonly published: number;
   /** Produce calls that failed (each covers one topic's rows of a cycle). */
   readonly failedAttempts: number;
-  /** Rows in those failed calls (they stay in the outbox and are retried). */
+  /** Rows in those failed calls (they stay in the outbox; their keys are held back and retried after backoff). */
   readonly failedRows: number;
   /** Cycles, LISTEN connections, purges and idle pooled connections (the pool's 'error') that failed on the database. */
   readonly dbErrors: number;
   readonly cycles: number;
-  /** Failed cycles in a row (0 after a clean cycle). */
+  /** Failed cycles in a row (0 after a clean cycle): cycles on which the database failed or nothing could be produced. */
   readonly consecutiveFailures: number;
   /**
    * Rows found larger than their topic's `max.message.bytes` even alone (the topic's limit is
@@ -89,7 +93,7 @@ export interface OutboxRelayStats {
    * meets one it is not produced, its key is held back (see `heldKeys`), and it is logged as an error.
    */
   readonly tooLargeRows: number;
-  /** Partition keys held back now (their oldest unsent row could not be produced); retried after backoff. */
+  /** Partition keys held back now (their oldest unsent row could not be produced, or is too large); retried after backoff. */
   readonly heldKeys: number;
   /** Sent rows purged after `keepSentMs`. */
   readonly purged: number;
@@ -382,7 +386,9 @@ class Relay implements OutboxRelay {
       await client.query('COMMIT');
       this.#stats.published += sent.length;
       for (const s of sent) this.#held.delete(s.row.partition_key);
-      return { claimed: rows.length, failed: failed.length > 0 };
+      // Failed keys are held back on their own (#produceFailed); the whole relay backs off only when
+      // nothing went out (the broker is likely down), so one bad key or topic does not slow the rest.
+      return { claimed: rows.length, failed: failed.length > 0 && sent.length === 0 };
     } catch (err) {
       broken = err instanceof Error ? err : new Error(String(err));
       await client.query('ROLLBACK').catch(() => undefined);
@@ -485,8 +491,10 @@ class Relay implements OutboxRelay {
     return max;
   }
 
+  /** Counts and logs a failed produce call; its keys are held back (retried after the `retry` delay, alone). */
   #produceFailed(topic: string, rows: readonly ClaimedRow[], error: unknown, failed: Failed[]): void {
     failed.push({ rows, error });
+    for (const key of new Set(rows.map((r) => r.partition_key))) this.#hold(key);
     this.#stats.failedAttempts++;
     this.#stats.failedRows += rows.length;
     this.#note(error);
