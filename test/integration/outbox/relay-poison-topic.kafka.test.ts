@@ -32,7 +32,7 @@ describe('outbox relay and a row whose topic is missing', () => {
     }
     const relay = await startOutboxRelay({ pool: f.pool, transport: f.transport, table: f.table, batchSize, pollIntervalMs: 100, publishTimeoutMs: 2000 });
     try {
-      await waitFor('the good rows', () => relay.stats().published === 200, 15_000);
+      await waitFor('the good rows', () => relay.stats().published === 200, 30_000);
       const s = relay.stats();
       expect(s.failedAttempts).toBeGreaterThan(0);
       const bad = await f.pool.query<{ unsent: string; attempted: string }>(`SELECT count(*) FILTER (WHERE sent_at IS NULL) AS unsent, count(*) FILTER (WHERE attempts > 0) AS attempted FROM ${f.writer.table.sql} WHERE partition_key = 'BAD-KEY_H4'`);
