@@ -4,40 +4,19 @@
  * field; an optional field with a default → exit 0; a shallow clone or no repository → exit 2), and
  * --registry against the dev stack's registry with a fixture catalog on a unique topic.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { git, schemasCli } from '../helpers/schemas-cli.js';
 import { stackEnv, uniqueName } from '../helpers/stack.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
-const ENTRY = join(ROOT, 'test', 'fixtures', 'schemas-cli-entry.ts');
-/** tsx's loader by absolute URL: the CLI runs in temporary directories, where `--import tsx` would not resolve. */
-const TSX = pathToFileURL(join(ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;
 const SIGNAL = 'trading/strategy-signal.avsc';
 const temps: string[] = [];
 
-interface Run {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-function cli(cwd: string, args: readonly string[]): Run {
-  const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'silent' };
-  delete env.SCHEMA_REGISTRY_URL;
-  delete env.CATALOG_DIR;
-  delete env.CE_GATEWAY_ENV_FILE;
-  const r = spawnSync(process.execPath, ['--import', TSX, ENTRY, 'schemas', ...args], { cwd, env, encoding: 'utf8', timeout: 60_000 });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-}
-
-function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', args, { cwd, encoding: 'utf8', env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.org', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.org' } });
-}
+const cli = schemasCli;
 
 function tempDir(prefix: string): string {
   const d = mkdtempSync(join(tmpdir(), prefix));

@@ -5,38 +5,17 @@
  * moves, unparseable earlier versions, unusual file names, and very deep schemas.
  * No stack needed (unit project; each case spawns the CLI, hence the longer timeout).
  */
-import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
+import { git, schemasCli } from '../../helpers/schemas-cli.js';
 
-const ROOT = resolve(import.meta.dirname, '..', '..', '..');
-const ENTRY = join(ROOT, 'test', 'fixtures', 'schemas-cli-entry.ts');
-const TSX = pathToFileURL(join(ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;
 const EVENT_ID = '5b0c2f4e-7d1a-4e3b-9c8d-2a1b3c4d5e6f';
 const temps: string[] = [];
 vi.setConfig({ testTimeout: 60_000 });
 
-interface Run {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-function cli(cwd: string, args: readonly string[]): Run {
-  const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'silent' };
-  delete env.SCHEMA_REGISTRY_URL;
-  delete env.CATALOG_DIR;
-  delete env.CE_GATEWAY_ENV_FILE;
-  const r = spawnSync(process.execPath, ['--import', TSX, ENTRY, 'schemas', ...args], { cwd, env, encoding: 'utf8', timeout: 60_000 });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-}
-
-function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', args, { cwd, encoding: 'utf8', env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.org', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.org' } });
-}
+const cli = schemasCli;
 
 afterAll(() => {
   for (const d of temps) rmSync(d, { recursive: true, force: true });
