@@ -219,18 +219,17 @@ describe('accepted handshakes are kept for the process', () => {
 describe('the rate limit', () => {
   it('starts full: the first second\'s worth goes at once, the rest at the rate', async () => {
     const path = '/rate';
-    const sink = createWebhookSink(settings(path, { handshake: false, rateLimit: 4, concurrency: 12 }), { log: silentLogger(), allow, origin: ORIGIN, ctx: sinkCtx() });
+    // 0.5 events/s: a bucket of 1. One that started empty sent the first event only after 2 s.
+    const sink = createWebhookSink(settings(path, { handshake: false, rateLimit: 0.5, concurrency: 2 }), { log: silentLogger(), allow, origin: ORIGIN, ctx: sinkCtx() });
     const t0 = performance.now();
-    const outs = await Promise.all(Array.from({ length: 12 }, () => deliver(sink)));
+    const outs = await Promise.all(Array.from({ length: 2 }, () => deliver(sink)));
     await sink.close();
     expect(outs.every((o) => o !== undefined && o.kind === 'ack')).toBe(true);
     const times = at(path, 'POST').map((r) => r.atMs - t0).sort((x, y) => x - y);
-    expect(times).toHaveLength(12);
-    // A bucket of 4 that started empty sent the 4th only after 1 s.
-    expect(times[3]!).toBeLessThan(600);
-    // 8 more at 4/s: the last no earlier than 2 s after the start; no more than 4 + 4 in the first second.
-    expect(times[11]!).toBeGreaterThanOrEqual(1900);
-    expect(times.filter((t) => t < 1000).length).toBeLessThanOrEqual(8);
+    expect(times).toHaveLength(2);
+    // Bounds with a wide margin either side of the 2 s a token takes (a loaded machine only delays).
+    expect(times[0]!).toBeLessThan(1500);
+    expect(times[1]!).toBeGreaterThanOrEqual(1900);
   });
 
   it('a rate change (the instance\'s share moved) grants no second burst', async () => {
