@@ -17,6 +17,8 @@ import type { TestGateway } from '../helpers/gateway.js';
 import { acceptAll, startSink } from '../helpers/sink.js';
 import type { TestSink } from '../helpers/sink.js';
 import { waitFor } from '../helpers/wait.js';
+import { SubscriptionStore } from '../../src/bus/subscriptions/store.js';
+import { silentLogger } from '../../src/observability/index.js';
 import { post, readTopic } from './helpers.js';
 
 let gw: TestGateway;
@@ -104,6 +106,28 @@ describe('POST /subscriptions: validation', () => {
     const r = await api('POST', '/subscriptions', body);
     expect(r.status).toBe(400);
     expect(r.body.violations).toEqual([{ field, reason: expect.stringMatching(reason) }]);
+  });
+
+  it('a subscription stored with an empty exact filter (before those were refused) still takes a PATCH that leaves its filters alone; a PATCH setting one is refused', async () => {
+    const name = `ee-${randomUUID().slice(0, 8)}`;
+    const group = `ce-gateway.sub.anonymous.${name}`;
+    expect((await api('POST', '/subscriptions', { name, kinds: ['PriceLoadingCompleted'], delivery: { mode: 'pull' }, filters: [{ exact: { subject: 'x' } }] })).status).toBe(201);
+    // Rewrite the stored definition as an older gateway would have stored it.
+    const store = new SubscriptionStore(gw.gateway.transport, 'ce-gateway.subscriptions', silentLogger());
+    await store.start();
+    try {
+      const stored = await waitFor('the definition', () => store.get(group));
+      await store.put({ ...stored, filters: [{ exact: { subject: '' } }], generation: stored.generation + 1 });
+    } finally {
+      await store.stop();
+    }
+    await waitFor('the gateway to read it', async () => JSON.stringify((await api('GET', `/subscriptions/${name}`)).body.filters) === '[{"exact":{"subject":""}}]');
+    const paused = await api('PATCH', `/subscriptions/${name}`, { state: 'paused' }, 'application/merge-patch+json');
+    expect(paused.status, JSON.stringify(paused.body)).toBe(200);
+    expect(paused.body.filters).toEqual([{ exact: { subject: '' } }]);
+    const set = await api('PATCH', `/subscriptions/${name}`, { filters: [{ exact: { subject: '' } }] }, 'application/merge-patch+json');
+    expect(set.status).toBe(400);
+    expect(fields(set.body)).toEqual(['filters[0].exact.subject']);
   });
 
   it("a name whose topics would collide with another owner's under Kafka's '.'/'_' rule is a 409 naming the name, push and pull alike; nothing is created", async () => {

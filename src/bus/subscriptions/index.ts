@@ -3,7 +3,7 @@
  * compacted Kafka topic, start offsets resolved at create, sealed secrets, the service behind the
  * HTTP routes, and the reconciler that runs the desired set on every instance.
  */
-export { DEFAULT_BATCH, MAX_CONCURRENCY, batchSchema, DEFAULT_OWNER, DEFAULT_PUSH_RETRY, GROUP_PREFIX, NAME_PATTERN, SECRET_PATTERN, commonFields, createSchema, deliverySchema, deliveryModeProblem, fieldPath, groupOf, pullDeliverySchema, pushDeliverySchema, extendedPartnerIds, reachesAnotherPartner, retrySchema, startSchema, states } from './model.js';
+export { DEFAULT_BATCH, MAX_CONCURRENCY, batchSchema, DEFAULT_OWNER, DEFAULT_PUSH_RETRY, GROUP_PREFIX, NAME_PATTERN, SECRET_PATTERN, commonFields, createSchema, fileFiltersSchema, deliverySchema, deliveryModeProblem, fieldPath, groupOf, pullDeliverySchema, pushDeliverySchema, extendedPartnerIds, reachesAnotherPartner, retrySchema, startSchema, states } from './model.js';
 export type { BatchSettings, CreateInput, CreateRequest, Delivery, PullDelivery, PushDelivery, PushDeliveryInput, RetrySettings, SubscriptionState } from './model.js';
 export { developmentKey, generateWebhookSecret, parseSecretsKey, secretBox, secretsKeyDecision, secretsKeyMissing } from './secrets.js';
 export type { SecretBox, SecretsKeyDecision } from './secrets.js';

@@ -17,6 +17,7 @@
  */
 import { z } from 'zod';
 import { filterProblems } from '../subscriber/pipeline/dialects.js';
+import type { EmptyExact } from '../subscriber/pipeline/dialects.js';
 import type { FilterExpression } from '../subscriber/pipeline/dialects.js';
 import { isRfc3339Timestamp } from '../../envelope/index.js';
 
@@ -178,13 +179,20 @@ export type PullDelivery = z.output<typeof pullDeliverySchema>;
 export const deliverySchema = z.discriminatedUnion('mode', [pushDeliverySchema, pullDeliverySchema]);
 export type Delivery = z.output<typeof deliverySchema>;
 
-const filtersSchema = z.array(z.unknown()).max(50).superRefine((f, ctx) => {
-  // New definitions only: an empty exact value is refused here, not in a stored one (see EmptyExact).
-  for (const p of filterProblems(f, '', 'refuse')) {
-    // filterProblems paths start with `[i]…`; zod wants segments relative to `filters`.
-    ctx.addIssue({ code: 'custom', message: p.problem, path: splitPath(p.path) });
-  }
-}).transform((f) => f as FilterExpression[]);
+const filtersWith = (emptyExact: EmptyExact) =>
+  z.array(z.unknown()).max(50).superRefine((f, ctx) => {
+    for (const p of filterProblems(f, '', emptyExact)) {
+      // filterProblems paths start with `[i]…`; zod wants segments relative to `filters`.
+      ctx.addIssue({ code: 'custom', message: p.problem, path: splitPath(p.path) });
+    }
+  }).transform((f) => f as FilterExpression[]);
+/** New definitions over HTTP: an empty exact value is refused (see EmptyExact). */
+const filtersSchema = filtersWith('refuse');
+/**
+ * `filters` of a connector file: an empty exact value is taken, as in a stored definition (it
+ * matches nothing): a file that started the gateway before the rule must still start it.
+ */
+export const fileFiltersSchema = filtersWith('allow').default([]);
 
 /** `start`: `latest`, `earliest` or an RFC 3339 instant (events written at or after it). */
 export const startSchema = z.string().refine((s) => s === 'latest' || s === 'earliest' || isRfc3339Timestamp(s), 'latest, earliest or an RFC 3339 time with an offset');

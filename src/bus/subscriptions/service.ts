@@ -325,7 +325,11 @@ export class SubscriptionService {
     // `owner` is not a field of the definition's body (the gateway sets it): sent unchanged, it goes.
     const { owner: _po, ...body } = patch;
     const merged = mergePatch(asInput, body);
-    const req = this.#validate(merged);
+    // Filters the patch leaves alone are checked as stored (an empty exact value stored before it
+    // was refused must not block every later PATCH: pause, URL, secrets); patched ones as new.
+    const filtersPatched = 'filters' in body;
+    const checked = this.#validate(filtersPatched || !isObject(merged) ? merged : { ...merged, filters: [] });
+    const req = filtersPatched ? checked : { ...checked, filters: [...current.filters] };
     this.#requireReadable(req.kinds, owner);
     const push = req.delivery.mode === 'push' ? req.delivery : undefined;
     if (push !== undefined && (cd.mode !== 'push' || push.url !== cd.url)) await this.#d.checkTarget(push.url);

@@ -6,7 +6,7 @@
  * with backoff), "Migration Path".
  */
 import { z } from 'zod';
-import { NAME_PATTERN, batchSchema, commonFields, retrySchema as resourceRetrySchema } from '../../bus/subscriptions/index.js';
+import { NAME_PATTERN, batchSchema, commonFields, fileFiltersSchema, retrySchema as resourceRetrySchema } from '../../bus/subscriptions/index.js';
 import { envNameProblem, subscriptionNameProblem } from '../names.js';
 import { fileDropSettingsSchema } from '../sinks/file-drop/index.js';
 import { shellHookSettingsSchema } from '../sinks/shell-hook/index.js';
@@ -78,7 +78,7 @@ const subscriptionFile = z.strictObject({
   name: commonFields.name,
   owner: z.string().regex(NAME_PATTERN, '1–100 characters of [A-Za-z0-9_-]').default(FILE_OWNER),
   kinds: common.kinds,
-  filters: commonFields.filters,
+  filters: fileFiltersSchema,
   /** For a group without committed offsets (the first start). */
   start: z.enum(['latest', 'earliest']).default('latest'),
   ordering: common.ordering,

@@ -17,6 +17,11 @@ describe('kind: subscription', () => {
     expect(r.definition.subscription).toBe('ce-gateway.sub.connectors.p1');
   });
 
+  it('an empty exact filter value is taken as in a stored definition (it matches nothing): a file that started the gateway before the API refused it still does', () => {
+    const r = parseConnectorText(`kind: subscription\nname: p3\nkinds: [PriceLoadingCompleted]\nfilters: [{ exact: { subject: "" } }]\ndelivery: { mode: push, url: "https://hooks.example/x", secretsFromEnv: [S1] }\n`, FILE, { environment: { S1: SECRET } });
+    expect(r.ok, JSON.stringify(r)).toBe(true);
+  });
+
   it('reports every problem: unset or malformed secrets, a reserved header, an unknown filter attribute, an unknown field', () => {
     const r = parseConnectorText(
       `kind: subscription\nname: p2\nkinds: [PriceLoadingCompleted]\nfilters: [{ exact: { subjet: x } }]\ncolour: blue\ndelivery: { mode: push, url: "https://hooks.example/x", secretsFromEnv: [MISSING], headersFromEnv: { ce-id: TOKEN } }\n`,
