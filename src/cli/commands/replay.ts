@@ -12,9 +12,10 @@
  * Against a gateway with PARTNERS_FILE it authenticates with CE_GATEWAY_API_KEY (or
  * CE_GATEWAY_API_KEY_FILE), and `--owner` names another partner's subscription (admins), on the
  * replay and on the read of the subscription alike (gateway-client.ts).
- * Exit codes: 0 done (or dry run); 1 the replay WAS done but its drain was not seen through — not
- * drained within `--timeout`, or the watch could not run (KAFKA_BROKERS unset, Kafka or the gateway
- * not answering the watch's reads): the message says so, and the replay must not be run again;
+ * Exit codes: 0 done (or dry run; also without KAFKA_BROKERS, where the drain is not watched, as
+ * with `--no-wait`); 1 the replay WAS done but its drain was not seen through — not drained within
+ * `--timeout`, or the watch failed (Kafka or the gateway not answering the watch's reads): the
+ * message says so, and the replay must not be run again;
  * 2 nothing was replayed: usage, refusal or connection error (DESIGN "Conventions").
  */
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -246,6 +247,11 @@ export function registerReplayCommand(program: Command): void {
         for (const [k, p] of Object.entries(report.partitions)) process.stdout.write(`  partition ${k}\t${p.from} → ${p.to}\t${p.events} events${p.skipped > 0 ? ` (${p.skipped} skipped)` : ''}\n`);
       }
       if (report.dryRun || !opts.wait || report.events === 0) return;
+      // No Kafka here (an operator with HTTP access only): nothing to watch with, as with --no-wait.
+      if (config.kafka === undefined) {
+        process.stderr.write(`replay: ${name} was replayed; its drain is not shown: KAFKA_BROKERS is not set (the watch reads the committed offsets from Kafka)\n`);
+        return;
+      }
       // From here on the replay is done: a failing watch must say so, and exits like one that timed out.
       try {
         if ((await watchDrain({ name, report, client, config, log, lines, timeoutS: opts.timeout })) === 'timeout') process.exitCode = EXIT_REPLAYED_NOT_WATCHED;
