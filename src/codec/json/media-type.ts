@@ -75,7 +75,7 @@ export function isJsonMediaType(mt: MediaType): boolean {
  * Why the `charset` parameter of a JSON media type cannot be honoured, or undefined: JSON text
  * exchanged between systems is UTF-8 (RFC 8259 §8.1), which is how the gateway reads every JSON
  * body and data, so a charset other than `utf-8` (any case; quotes already removed by
- * {@link parseMediaType}; `utf8` tolerated) would be silently misread — `charset=iso-8859-1`
+ * {@link parseMediaType}; `utf8` tolerated; `us-ascii`/`ascii` too, a subset) would be silently misread — `charset=iso-8859-1`
  * with bytes C3 A9 means "Ã©", not "é". No charset parameter is fine.
  * `what` names the content in the reason (e.g. "CloudEvents JSON", "JSON data").
  */
@@ -83,7 +83,8 @@ export function charsetProblem(mt: MediaType, what: string): string | undefined 
   const raw = mt.params.charset;
   if (raw === undefined) return undefined;
   const charset = raw.toLowerCase();
-  if (charset === 'utf-8' || charset === 'utf8') return undefined;
+  // US-ASCII is a subset of UTF-8: its bytes read the same (a client library's default charset).
+  if (charset === 'utf-8' || charset === 'utf8' || charset === 'us-ascii' || charset === 'ascii') return undefined;
   return `charset ${charset.length > 40 ? `${charset.slice(0, 40)}…` : charset} is not supported: ${what} is UTF-8 (RFC 8259 §8.1); send it as UTF-8 with charset=utf-8 or no charset`;
 }
 
