@@ -6,8 +6,21 @@
  * client); they are for the connection only, never for a reader of the AsyncAPI document.
  */
 
-/** Query parameter names that hold a secret: matched anywhere in the name, case-insensitive. */
-const SECRET_PARAM = /pass|pwd|secret|token|key|sig|auth|cred|session/i;
+/** Words that, as a whole word of a query parameter's name, say it holds a secret. */
+const SECRET_WORDS = new Set(['pass', 'passwd', 'password', 'passphrase', 'pwd', 'secret', 'token', 'key', 'apikey', 'sig', 'signature', 'auth', 'authorization', 'cred', 'creds', 'credential', 'credentials', 'session', 'sessionid', 'sid', 'jwt', 'bearer']);
+
+/**
+ * Whether a query parameter's name says it holds a secret: one of its words (split at `_`, `-`,
+ * `.`, and lower-to-upper case changes: `api_key`, `X-Amz-Signature`, `accessToken`) is a
+ * {@link SECRET_WORDS} word. Whole words only: `design`, `monkey`, `author` are not secrets.
+ */
+function isSecretParam(name: string): boolean {
+  return name
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .some((w) => SECRET_WORDS.has(w));
+}
 
 /** `scheme://userinfo@` in a text that does not parse as a URL (credentials are cut all the same). */
 const USERINFO = /^([A-Za-z][A-Za-z0-9+.-]*:\/\/)[^/?#@]*@/;
@@ -25,7 +38,7 @@ export function publicUrl(url: string): string {
   } catch {
     return url.replace(USERINFO, '$1');
   }
-  const secretParams = [...parsed.searchParams.keys()].filter((k) => SECRET_PARAM.test(k));
+  const secretParams = [...parsed.searchParams.keys()].filter(isSecretParam);
   if (parsed.username === '' && parsed.password === '' && secretParams.length === 0 && !/^[^/?#]*:\/\/[^/?#]*@/.test(url)) return url;
   parsed.username = '';
   parsed.password = '';

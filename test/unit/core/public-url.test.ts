@@ -16,6 +16,12 @@ describe('publicUrl', () => {
   it('removes secret query parameters, keeps the others', () => {
     expect(publicUrl('https://reg.example/v7?api_key=s3cret&region=eu&access_token=t')).toBe('https://reg.example/v7?region=eu');
     expect(publicUrl('https://reg.example/?Signature=abc')).toBe('https://reg.example/');
+    expect(publicUrl('https://h/x?X-Amz-Signature=a&accessToken=b&client.secret=c&apiKey=d&design=e')).toBe('https://h/x?design=e');
+  });
+
+  it('keeps parameters whose names merely contain a secret word (design, monkey, author, signal, passenger)', () => {
+    const u = 'https://docs.example/page?design=dark&monkey=1&author=me&signal=x&passenger=2&keyboard=us';
+    expect(publicUrl(u)).toBe(u);
   });
 
   it('returns a URL without credentials unchanged, character for character', () => {
