@@ -373,13 +373,25 @@ export function loadConfig(vars: Record<string, string | undefined>): Config {
  * `username` / `password` (SCHEMA_REGISTRY_USERNAME / _PASSWORD win, as in the client's options),
  * so that `url` never holds them: it is published (AsyncAPI `schemaRegistryUrl`) and logged.
  */
+/**
+ * A userinfo part of a URL, percent-decoded; written with a bare `%` (`50%off`, not `50%25off`)
+ * it is taken as written (decodeURIComponent threw a bare URIError that named no variable).
+ */
+function decodedUserinfo(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part;
+  }
+}
+
 function registryOf(text: string, username: string | undefined, password: string | undefined, ca: string | undefined): NonNullable<Config['registry']> {
   const url = new URL(text);
   let user = username;
   let pass = password;
   if (url.username !== '' || url.password !== '') {
-    user ??= decodeURIComponent(url.username);
-    pass ??= decodeURIComponent(url.password);
+    user ??= decodedUserinfo(url.username);
+    pass ??= decodedUserinfo(url.password);
     url.username = '';
     url.password = '';
   }

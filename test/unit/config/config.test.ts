@@ -343,6 +343,8 @@ describe('loadConfig: URLs that are published hold no credentials', () => {
     // SCHEMA_REGISTRY_USERNAME / _PASSWORD win over the URL's, as in the client's options.
     const both = loadConfig({ SCHEMA_REGISTRY_URL: 'http://admin:pw@reg.example', SCHEMA_REGISTRY_USERNAME: 'ru', SCHEMA_REGISTRY_PASSWORD: 'rp' });
     expect(both.registry).toMatchObject({ url: 'http://reg.example', username: 'ru', password: 'rp' });
+    // A bare % in the password (not percent-encoded) is taken as written, not a bare URIError.
+    expect(loadConfig({ SCHEMA_REGISTRY_URL: 'http://admin:50%off@reg.example' }).registry).toMatchObject({ url: 'http://reg.example', username: 'admin', password: '50%off' });
   });
 
   it('refuses PUBLIC_BASE_URL and DATASCHEMA_BASE_URL with user:password@, naming the variable, never the value', () => {
