@@ -43,8 +43,9 @@ function recordNameOf(schema: string): string | undefined {
  * A {@link SchemaHistory} over a registry: every registered version of the kind's subject. When
  * that subject has none, the kind's earlier subjects: those with versions whose latest schema is a
  * record of the same (unqualified) name — `<topic>-value`, and `<topic>-<namespace>.<RecordName>`
- * for any namespace (listed with `options.subjects`; the kind's own full name is always tried, for
- * a kind now alone on its topic) — and that are no current kind's subject (`options.catalog`).
+ * for any namespace (listed with `options.subjects`; the kind's own full name and the namespaces
+ * of the catalog's records are always tried by name, for a kind now alone on its topic and for a
+ * registry whose list is cut short — Apicurio lists at most 999 subjects) — and that are no current kind's subject (`options.catalog`).
  * Their versions are merged in registration order (by schema id) and carry `subject`, so a kind
  * that moved from `<topic>-value` to `<topic>-<ns>.<Name>` and then changed its namespace is
  * compared with its whole history. `description` names the registry for reports (no credentials).
@@ -56,6 +57,9 @@ function recordNameOf(schema: string): string | undefined {
 export function createRegistryHistory(registry: SchemaRegistry, description: string, options: RegistryHistoryOptions = {}): SchemaHistory {
   let listed: Promise<readonly string[]> | undefined;
   const claimed = new Set((options.catalog?.kinds ?? []).map((k) => k.subject));
+  // The namespaces the catalog's records use: tried by name, since a registry's list of subjects
+  // may be cut short (Apicurio's `GET /subjects` answers at most 999, whatever offset or limit).
+  const namespaces = new Set((options.catalog?.kinds ?? []).map((k) => k.recordName.slice(0, Math.max(0, k.recordName.lastIndexOf('.')))).filter((n) => n !== ''));
 
   const versionsOf = async (subject: string): Promise<{ subject: string; version: number; id: number; schema: string }[]> => {
     const out: { subject: string; version: number; id: number; schema: string }[] = [];
@@ -70,7 +74,7 @@ export function createRegistryHistory(registry: SchemaRegistry, description: str
     const topicValue = `${kind.topic.name}-value`;
     const prefix = `${kind.topic.name}-`;
     const name = simpleName(kind.recordName);
-    const candidates = new Set<string>([topicValue, `${prefix}${kind.recordName}`]);
+    const candidates = new Set<string>([topicValue, `${prefix}${kind.recordName}`, ...[...namespaces].map((ns) => `${prefix}${ns}.${name}`)]);
     if (options.subjects !== undefined) {
       listed ??= options.subjects();
       for (const s of await listed) {
