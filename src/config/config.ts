@@ -9,7 +9,7 @@ import { usableCpus } from './cpu-count.js';
 import proxyAddr from 'proxy-addr';
 import { z } from 'zod';
 import { GatewayError } from '../core/errors.js';
-import { hasUserinfo } from '../core/public-url.js';
+import { hasUserinfo, takeUserinfo } from '../core/public-url.js';
 import { schemaIssues } from '../core/schema-issues.js';
 
 const port = z.coerce.number().int().min(0).max(65535);
@@ -373,28 +373,9 @@ export function loadConfig(vars: Record<string, string | undefined>): Config {
  * `username` / `password` (SCHEMA_REGISTRY_USERNAME / _PASSWORD win, as in the client's options),
  * so that `url` never holds them: it is published (AsyncAPI `schemaRegistryUrl`) and logged.
  */
-/**
- * A userinfo part of a URL, percent-decoded; written with a bare `%` (`50%off`, not `50%25off`)
- * it is taken as written (decodeURIComponent threw a bare URIError that named no variable).
- */
-function decodedUserinfo(part: string): string {
-  try {
-    return decodeURIComponent(part);
-  } catch {
-    return part;
-  }
-}
-
 function registryOf(text: string, username: string | undefined, password: string | undefined, ca: string | undefined): NonNullable<Config['registry']> {
   const url = new URL(text);
-  let user = username;
-  let pass = password;
-  if (url.username !== '' || url.password !== '') {
-    user ??= decodedUserinfo(url.username);
-    pass ??= decodedUserinfo(url.password);
-    url.username = '';
-    url.password = '';
-  }
+  const { username: user, password: pass } = takeUserinfo(url, username, password);
   // The URL as given (a trailing `/` cut) unless credentials had to be taken out of it.
   const clean = url.toString() === new URL(text).toString() ? text : url.toString();
   return { url: clean.replace(/\/+$/, ''), username: user, password: pass, ...(ca === undefined ? {} : { ca }) };

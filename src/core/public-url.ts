@@ -69,3 +69,25 @@ const URL_IN_TEXT = /\bhttps?:\/\/[^\s"'<>]+/gi;
 export function publicText(text: string): string {
   return text.replace(URL_IN_TEXT, (u) => publicUrl(u));
 }
+
+/**
+ * Takes the userinfo (`user:password@`) out of `url` (it is changed in place) and returns the
+ * credentials: `username`/`password` given win over the URL's; the URL's are percent-decoded, and a
+ * part written with a bare `%` (`50%off`) is taken as written rather than throwing a URIError.
+ * Used wherever a configured registry URL may carry basic-auth credentials (config, registry client).
+ */
+export function takeUserinfo(url: URL, username?: string, password?: string): { readonly username: string | undefined; readonly password: string | undefined } {
+  if (url.username === '' && url.password === '') return { username, password };
+  const taken = { username: username ?? decodedUserinfo(url.username), password: password ?? decodedUserinfo(url.password) };
+  url.username = '';
+  url.password = '';
+  return taken;
+}
+
+function decodedUserinfo(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part;
+  }
+}

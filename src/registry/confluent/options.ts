@@ -3,6 +3,7 @@
  * Spec: Confluent Schema Registry API reference (base URL, HTTP basic auth).
  */
 import { GatewayError } from '../../core/errors.js';
+import { takeUserinfo } from '../../core/public-url.js';
 
 export interface ConfluentRegistryOptions {
   /** Base URL, e.g. `http://127.0.0.1:8081` or Apicurio's `http://host:8080/apis/ccompat/v7`. */
@@ -49,14 +50,7 @@ export function resolveConfluentOptions(input: ConfluentRegistryOptions): Resolv
   }
   const timeoutMs = input.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   if (!Number.isInteger(timeoutMs) || timeoutMs < 1) problems.push('timeoutMs: integer milliseconds ≥ 1');
-  let username = input.username;
-  let password = input.password;
-  if (url !== undefined && url.username !== '') {
-    username ??= decodeURIComponent(url.username);
-    password ??= decodeURIComponent(url.password);
-    url.username = '';
-    url.password = '';
-  }
+  const { username, password } = url === undefined ? { username: input.username, password: input.password } : takeUserinfo(url, input.username, input.password);
   if ((username === undefined || username === '') !== (password === undefined || password === '')) {
     problems.push('username and password: both or neither');
   }

@@ -16,6 +16,8 @@ describe('resolveConfluentOptions', () => {
     const o = resolveConfluentOptions({ url: 'https://user:pa%40ss@reg.example:8081' });
     expect(o.baseUrl).toBe('https://reg.example:8081');
     expect(o.authorization).toBe(`Basic ${Buffer.from('user:pa@ss').toString('base64')}`);
+    // The same rule as the configuration's (core/public-url takeUserinfo): a bare % taken as written.
+    expect(resolveConfluentOptions({ url: 'https://user:50%off@reg.example' }).authorization).toBe(`Basic ${Buffer.from('user:50%off').toString('base64')}`);
   });
 
   it('reports every problem at once', () => {
