@@ -32,6 +32,19 @@ const TIMEOUT_TYPES = new Set(['REQUEST_TIMED_OUT', 'NOT_ENOUGH_REPLICAS_AFTER_A
 const TOO_LARGE_TYPES = new Set(['MESSAGE_TOO_LARGE', 'RECORD_LIST_TOO_LARGE']);
 const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENOTFOUND', 'ETIMEDOUT', 'EPIPE']);
 
+/**
+ * kafkajs's admin (listTopics, fetchTopicMetadata, describeCluster) reads `topicMetadata` or
+ * `brokers` off the answer of `cluster.metadata()`, which is `null` when every broker failed the
+ * metadata request (kafkajs 2.2 `BrokerPool.withBroker` swallows each broker's error). What
+ * reaches us is then a bare TypeError thrown from kafkajs's admin, which means "no broker
+ * answered": an outage, not a bug of ours (seen in CI with the broker paused by SIGSTOP).
+ */
+function isNoBrokerAnsweredMetadata(err: unknown): boolean {
+  if (!(err instanceof TypeError)) return false;
+  const stack = typeof err.stack === 'string' ? err.stack : '';
+  return /\bnull\b/.test(err.message) && /[\\/]kafkajs[\\/]src[\\/]admin[\\/]/.test(stack);
+}
+
 /** The error and its `cause` chain, outermost first (bounded, in case of a cycle). */
 function chain(err: unknown): KafkaJsLike[] {
   const out: KafkaJsLike[] = [];
@@ -58,6 +71,8 @@ export function kafkaErrorTypes(err: unknown): Set<string> {
  *   (retriable: false: a wrong KAFKA_SSL_CA_FILE does not get better by waiting; issue 11);
  * - request timeout → `CEG_DELIVERY_TIMEOUT` (retriable: true; the write is indeterminate);
  * - connection, leader or coordinator unavailable → `CEG_BROKER_UNAVAILABLE` (retriable: true);
+ * - a TypeError thrown from kafkajs's admin on a `null` metadata answer (no broker answered the
+ *   metadata request; see `isNoBrokerAnsweredMetadata`) → `CEG_BROKER_UNAVAILABLE` (retriable: true);
  * - anything else → `CEG_BROKER_UNAVAILABLE` with kafkajs's own `retriable` flag of the root cause
  *   (false when kafkajs does not say true: unknown errors are not retried by default).
  * `context` (topic, group, operation) lands in `details`.
@@ -83,5 +98,6 @@ export function fromKafkaError(err: unknown, context: Readonly<Record<string, un
   if (names.some((n) => CONNECTION_NAMES.has(n)) || types.some((t) => CONNECTION_TYPES.has(t)) || links.some((l) => SOCKET_CODES.has(String(l.code)))) {
     return make('CEG_BROKER_UNAVAILABLE', true);
   }
+  if (isNoBrokerAnsweredMetadata(err)) return make('CEG_BROKER_UNAVAILABLE', true);
   return make('CEG_BROKER_UNAVAILABLE', root?.retriable === true);
 }

@@ -2,6 +2,7 @@ import {
   KafkaJSConnectionError, KafkaJSError, KafkaJSNonRetriableError, KafkaJSNumberOfRetriesExceeded, KafkaJSProtocolError,
   KafkaJSRequestTimeoutError, KafkaJSSASLAuthenticationError,
 } from 'kafkajs';
+import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../../src/core/errors.js';
 import { fromKafkaError } from '../../../src/transport/kafka/errors.js';
@@ -49,6 +50,24 @@ describe('fromKafkaError', () => {
     expect(sasl.retriable).toBe(false);
     expect(fromKafkaError(new KafkaJSNonRetriableError('nope'), ctx).retriable).toBe(false);
     expect(fromKafkaError(new KafkaJSError('maybe', { retriable: true }), ctx).retriable).toBe(true);
+  });
+
+  it('maps the TypeError kafkajs\'s admin throws when no broker answered the metadata request to CEG_BROKER_UNAVAILABLE, retriable', async () => {
+    // kafkajs's own admin code, over a cluster whose metadata() answers null: what
+    // BrokerPool.withBroker returns when every broker failed (a paused broker; seen in CI).
+    type AdminFactory = (p: { logger: unknown; retry: unknown; cluster: unknown }) => {
+      fetchTopicMetadata(o: { topics: string[] }): Promise<unknown>;
+      listTopics(): Promise<unknown>;
+    };
+    const createAdmin = createRequire(import.meta.url)('kafkajs/src/admin/index.js') as AdminFactory;
+    const logger = { namespace: () => logger, info: () => undefined, debug: () => undefined, warn: () => undefined, error: () => undefined };
+    const admin = createAdmin({ logger, retry: { retries: 0 }, cluster: { metadata: () => Promise.resolve(null) } });
+    for (const [name, call] of [['fetchTopicMetadata', () => admin.fetchTopicMetadata({ topics: ['t1'] })], ['listTopics', () => admin.listTopics()]] as const) {
+      const raw = await call().then(() => undefined, (e: unknown) => e);
+      expect(raw, name).toBeInstanceOf(TypeError);
+      const e = fromKafkaError(raw, { operation: 'partitionCount', topic: 't1' });
+      expect([name, e.code, e.retriable]).toEqual([name, 'CEG_BROKER_UNAVAILABLE', true]);
+    }
   });
 
   it('treats errors that are not from kafkajs as not retriable, and passes GatewayErrors through', () => {
