@@ -29,7 +29,7 @@ interface Seen {
   readonly atMs: number;
   readonly requestRate: string | undefined;
 }
-type Answer = { readonly status: number; readonly headers?: Record<string, string> };
+type Answer = { readonly status: number; readonly headers?: Record<string, string>; readonly delayMs?: number };
 
 let server: Server;
 let base = '';
@@ -46,7 +46,9 @@ beforeAll(async () => {
       const path = req.url ?? '/';
       seen.push({ method: req.method ?? '', path, atMs: performance.now(), requestRate: req.headers['webhook-request-rate'] as string | undefined });
       const a = (answers.get(path) ?? accept)(req.method ?? '');
-      res.writeHead(a.status, a.headers ?? {}).end();
+      const answer = (): void => void res.writeHead(a.status, a.headers ?? {}).end();
+      if (a.delayMs === undefined) answer();
+      else setTimeout(answer, a.delayMs);
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -197,6 +199,23 @@ describe('accepted handshakes are kept for the process', () => {
     expect(await deliver(revived)).toEqual({ kind: 'ack' });
     await revived.close();
     expect(at(goneAt, 'OPTIONS')).toHaveLength(2);
+  });
+
+  it('a handshake answered after the URL changed is not kept for the old URL: changed back, it asks again', async () => {
+    const factory = runtimeSinkFactory({ log: silentLogger(), allow, origin: ORIGIN });
+    const [a, b] = ['/late-a', '/late-b'];
+    answers.set(a, (m) => (m === 'OPTIONS' ? { ...accept(m), delayMs: 300 } : accept(m)));
+    const d = sub(a, { group: 'ce-gateway.sub.anonymous.late' });
+    const s = factory(d, sinkCtx());
+    const first = deliver(s); // its handshake on a is answered 300 ms later
+    await expect.poll(() => at(a, 'OPTIONS').length).toBe(1);
+    s.update(sub(b, { group: d.group }));
+    await first;
+    await deliver(s);
+    s.update(sub(a, { group: d.group }));
+    await deliver(s);
+    await s.close();
+    expect([at(a, 'OPTIONS').length, at(b, 'OPTIONS').length]).toEqual([2, 1]);
   });
 
   it('is bounded: past maxEntries the least recently used entry goes', () => {

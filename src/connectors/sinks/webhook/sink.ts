@@ -297,7 +297,9 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
     }
     handshakeWarned.delete(s.url);
     const granted: AcceptedHandshake = h.allowedPerSecond === undefined ? {} : { allowedPerSecond: h.allowedPerSecond };
-    handshakes.set(key, granted);
+    // Answered after the URL changed: keeping it would outlive `keepOnly` (a PATCH back to this
+    // URL must ask again, as the docs promise). After a rate change alone it is still that URL's.
+    if (key.url === s.url) handshakes.set(key, granted);
     if (sameKey(key, handshakeKey())) accepted = granted;
     deps.log.info({ sink, allowedPerSecond: h.allowedPerSecond ?? 'unlimited' }, 'webhook validation handshake accepted');
     return undefined;
