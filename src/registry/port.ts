@@ -61,6 +61,15 @@ export interface SchemaRegistry {
    *   CEG_REGISTRY_UNAVAILABLE (retriable).
    */
   testCompatibility?(subject: string, schema: string, version?: number | 'latest'): Promise<CompatibilityVerdict>;
+  /**
+   * Every subject of the registry (`GET /subjects`), in the registry's order. Optional: adapters
+   * without it leave it undefined. Apicurio's ccompat API answers at most 999 subjects (and
+   * ignores paging parameters): callers must not take a missing subject as proof of absence.
+   * Errors: CEG_REGISTRY_UNAVAILABLE (retriable when the registry does not answer; not retriable
+   *   for an HTTP error or an answer that is not a list of subject names).
+   * Spec: Confluent Schema Registry API `GET /subjects`.
+   */
+  subjects?(): Promise<readonly string[]>;
   /** true when the registry answers now. Never throws. */
   isHealthy(): Promise<boolean>;
 }

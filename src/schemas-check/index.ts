@@ -7,8 +7,6 @@ export { createGitHistory } from './git-history.js';
 export type { GitHistoryOptions } from './git-history.js';
 export { createRegistryHistory } from './registry-history.js';
 export type { RegistryHistoryOptions } from './registry-history.js';
-export { confluentSubjectLister } from './registry-subjects.js';
-export type { SubjectListerOptions } from './registry-subjects.js';
 export { registerSchemas } from './register.js';
 export type {
   CheckReport,

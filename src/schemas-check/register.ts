@@ -25,8 +25,8 @@ import type { InvalidSchemaFile, KindRegistration, RegisterReport } from './type
  * is) is not registered; the others still are. A refusal by the registry (HTTP 409/422) is
  * reported as `refused`.
  * Returns: the report; `ok` when every kind is `registered` or `unchanged`.
- * A kind whose subject changed (see createRegistryHistory; `historyOptions.subjects` lists the
- * registry's subjects) is checked against its earlier subject's versions before it is registered
+ * A kind whose subject changed (see createRegistryHistory: the registry's `subjects()`, or
+ * `historyOptions.subjects`, lists the registry's subjects) is checked against its earlier subject's versions before it is registered
  * under the new one.
  * Errors: GatewayError CEG_REGISTRY_UNAVAILABLE (retriable) when the registry does not answer —
  *   the run stops there (kinds before it may have been registered); CEG_INVALID_OPTIONS when a

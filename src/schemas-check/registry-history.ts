@@ -15,9 +15,9 @@ import type { HistoricVersion, SchemaHistory } from './types.js';
 /** Options of {@link createRegistryHistory}. */
 export interface RegistryHistoryOptions {
   /**
-   * Lists every subject of the registry (see confluentSubjectLister). Without it, an earlier
-   * subject is looked for at `<topic>-value` and `<topic>-<record full name>` only, not under
-   * another namespace.
+   * Lists every subject of the registry; default: the registry's own `subjects()` when it has
+   * one. Without either, an earlier subject is looked for at `<topic>-value`,
+   * `<topic>-<record full name>` and under the catalog's namespaces only.
    */
   readonly subjects?: () => Promise<readonly string[]>;
   /** The catalog being checked: the subjects of its kinds are never taken as another kind's earlier subject. */
@@ -50,12 +50,13 @@ function recordNameOf(schema: string): string | undefined {
  * that moved from `<topic>-value` to `<topic>-<ns>.<Name>` and then changed its namespace is
  * compared with its whole history. `description` names the registry for reports (no credentials).
  * Errors: those of the registry port (CEG_REGISTRY_UNAVAILABLE, retriable, when it does not
- *   answer) and of `options.subjects`; GatewayError CEG_INVALID_OPTIONS (retriable: false) when
+ *   answer) and of listing the subjects; GatewayError CEG_INVALID_OPTIONS (retriable: false) when
  *   the earlier subjects hold the record under two namespaces other than the kind's (two
  *   different records could be meant) — a history that cannot be told apart never passes as new.
  */
 export function createRegistryHistory(registry: SchemaRegistry, description: string, options: RegistryHistoryOptions = {}): SchemaHistory {
   let listed: Promise<readonly string[]> | undefined;
+  const listSubjects = options.subjects ?? registry.subjects?.bind(registry);
   const claimed = new Set((options.catalog?.kinds ?? []).map((k) => k.subject));
   // The namespaces the catalog's records use: tried by name, since a registry's list of subjects
   // may be cut short (Apicurio's `GET /subjects` answers at most 999, whatever offset or limit).
@@ -75,8 +76,8 @@ export function createRegistryHistory(registry: SchemaRegistry, description: str
     const prefix = `${kind.topic.name}-`;
     const name = simpleName(kind.recordName);
     const candidates = new Set<string>([topicValue, `${prefix}${kind.recordName}`, ...[...namespaces].map((ns) => `${prefix}${ns}.${name}`)]);
-    if (options.subjects !== undefined) {
-      listed ??= options.subjects();
+    if (listSubjects !== undefined) {
+      listed ??= listSubjects();
       for (const s of await listed) {
         if (s.startsWith(prefix) && s !== topicValue && simpleName(s.slice(prefix.length)) === name) candidates.add(s);
       }

@@ -14,6 +14,7 @@ import { caughtAsync as failure } from '../helpers/errors.js';
 // The stack's registry is Apicurio with a global BACKWARD rule; its ccompat API cannot set a subject to NONE.
 registryContract('confluent REST (Apicurio ccompat)', () => Promise.resolve(createConfluentRegistry({ url: stackEnv().schemaRegistryUrl, timeoutMs: 10_000 })), {
   subjectLevelNone: false,
+  subjectListCap: 999,
 });
 
 describe('Confluent REST client: transport failures and auth', () => {
@@ -104,6 +105,15 @@ describe('Confluent REST client: transport failures and auth', () => {
         expect(`${err.message} ${JSON.stringify(err.details)}`).not.toContain('s3cret');
       }
     }
+  });
+
+  it('refuses a subjects answer that is not a list of names instead of reading it as no subjects', async () => {
+    // The server's fallback answers 200 {"compatibilityLevel": …} for /ok/subjects.
+    const err = await failure(createConfluentRegistry({ url: `${base}/ok` }).subjects!());
+    expect([err.code, err.retriable, err.details['misconfigured']]).toEqual(['CEG_REGISTRY_UNAVAILABLE', false, true]);
+    expect(err.message).toContain('other than a list of subject names');
+    const proxy = await failure(createConfluentRegistry({ url: `${base}/proxy` }).subjects!());
+    expect([proxy.code, proxy.retriable, proxy.details['status']]).toEqual(['CEG_REGISTRY_UNAVAILABLE', false, 404]);
   });
 
   it('refuses a versions answer that is not a list of numbers (a page, another API) instead of reading it as none', async () => {

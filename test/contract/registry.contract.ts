@@ -22,6 +22,11 @@ export interface RegistryContractOptions {
    * registry-wide rule (apicurio.rules.global.compatibility) still applies. Default true.
    */
   readonly subjectLevelNone?: boolean;
+  /**
+   * The most subjects `subjects()` answers, when the registry cuts its list short (Apicurio's
+   * ccompat API: 999, whatever the paging parameters); undefined = the whole list.
+   */
+  readonly subjectListCap?: number;
 }
 
 export function registryContract(name: string, make: () => Promise<SchemaRegistry>, options: RegistryContractOptions = {}): void {
@@ -118,6 +123,22 @@ export function registryContract(name: string, make: () => Promise<SchemaRegistr
     it('accepts NONE for a subject without versions', async () => {
       await r.setCompatibility(subject('none-fresh'), 'NONE');
       expect(await r.versions(subject('none-fresh'))).toEqual([]);
+    });
+
+    it('lists subjects that have versions, not one that only has a compatibility level', async () => {
+      const s = subject('listed');
+      await r.register(s, V1);
+      await r.setCompatibility(subject('level-only'), 'BACKWARD');
+      const listed = await r.subjects!();
+      expect(listed.every((x) => typeof x === 'string')).toBe(true);
+      expect(listed).not.toContain(subject('level-only'));
+      if (options.subjectListCap === undefined || listed.length < options.subjectListCap) {
+        expect(listed).toContain(s);
+      } else {
+        // A full list cut short: what is listed is still real (a listed subject has versions).
+        expect(listed).toHaveLength(options.subjectListCap);
+        expect(await r.versions(listed[0]!)).not.toEqual([]);
+      }
     });
 
     it('refuses an invalid schema with CEG_SCHEMA_INVALID', async () => {

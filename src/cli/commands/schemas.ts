@@ -17,7 +17,6 @@ import { createConfluentRegistry, resolveConfluentOptions } from '../../registry
 import type { SchemaRegistry } from '../../registry/index.js';
 import {
   checkCatalog,
-  confluentSubjectLister,
   createGitHistory,
   createRegistryHistory,
   formatCheckReport,
@@ -56,11 +55,11 @@ function catalogDir(option: string | undefined, configured: string | undefined):
 function registryFrom(
   url: string | undefined,
   configured: { url: string; username?: string; password?: string; ca?: string } | undefined,
-): { registry: SchemaRegistry; description: string; subjects: () => Promise<readonly string[]> } | undefined {
+): { registry: SchemaRegistry; description: string } | undefined {
   const opts = url !== undefined ? { url, timeoutMs: 10_000 } : configured === undefined ? undefined : { ...configured, timeoutMs: 10_000 };
   if (opts === undefined) return undefined;
   const resolved = resolveConfluentOptions(opts);
-  return { registry: createConfluentRegistry(opts), description: `registry ${resolved.baseUrl}`, subjects: confluentSubjectLister(resolved) };
+  return { registry: createConfluentRegistry(opts), description: `registry ${resolved.baseUrl}` };
 }
 
 function fail(err: unknown, json: boolean | undefined, command: string): number {
@@ -86,7 +85,7 @@ export async function runSchemasCheck(program: Command, opts: CheckOptions): Pro
     const loaded = loadCatalogForCheck(dir);
     let history: SchemaHistory;
     const reg = opts.git ? undefined : registryFrom(opts.registry, config.registry);
-    if (reg !== undefined) history = createRegistryHistory(reg.registry, reg.description, { subjects: reg.subjects, ...(loaded.catalog === undefined ? {} : { catalog: loaded.catalog }) });
+    if (reg !== undefined) history = createRegistryHistory(reg.registry, reg.description, loaded.catalog === undefined ? {} : { catalog: loaded.catalog });
     else history = createGitHistory({ catalogDir: dir, ...(opts.base === undefined ? {} : { base: opts.base }), ...(opts.baseline === undefined ? {} : { baseline: opts.baseline }) });
     const report = loaded.catalog !== undefined ? await checkCatalog(loaded.catalog, history) : invalidFilesReport(history, dir, loaded.invalidFiles);
     process.stdout.write(`${opts.json ? JSON.stringify(report) : formatCheckReport(report)}\n`);
@@ -107,7 +106,7 @@ export async function runSchemasRegister(program: Command, opts: CommonOptions):
     if (reg === undefined) throw usage('no schema registry: pass --registry URL or set SCHEMA_REGISTRY_URL');
     // One invalid schema file does not stop the other kinds from registering.
     const loaded = loadCatalogForRegister(catalogDir(opts.catalog, config.catalogDir));
-    const report = await registerSchemas(loaded.catalog, reg.registry, reg.description, loaded.invalidFiles, { subjects: reg.subjects });
+    const report = await registerSchemas(loaded.catalog, reg.registry, reg.description, loaded.invalidFiles);
     process.stdout.write(`${opts.json ? JSON.stringify(report) : formatRegisterReport(report)}\n`);
     return report.ok ? EXIT_OK : EXIT_CHECK_FAILED;
   } catch (err) {

@@ -201,6 +201,14 @@ class ConfluentRegistry implements SchemaRegistry {
     return Object.freeze(body.slice().sort((a, b) => a - b));
   }
 
+  async subjects(): Promise<readonly string[]> {
+    const body = await this.#request('GET', '/subjects', 'listing subjects', {});
+    if (!Array.isArray(body) || !body.every((s) => typeof s === 'string')) {
+      throw notTheApi('listing subjects', publicUrl(`${this.#opts.baseUrl}/subjects`), 'answered something other than a list of subject names', {});
+    }
+    return Object.freeze(body.slice());
+  }
+
   async setCompatibility(subject: string, level: CompatibilityLevel): Promise<void> {
     if (!compatibilityLevels.includes(level)) {
       throw new GatewayError('CEG_INVALID_OPTIONS', `unknown compatibility level ${String(level)}`, { retriable: false });

@@ -108,6 +108,10 @@ export function createMemoryRegistry(options: MemoryRegistryOptions = {}): Schem
     versions(subject) {
       return Promise.resolve(Object.freeze((subjects.get(subject)?.versions ?? []).map((v) => v.version)));
     },
+    subjects() {
+      // A subject with only a compatibility level set has no versions: Confluent does not list it.
+      return Promise.resolve(Object.freeze([...subjects].filter(([, s]) => s.versions.length > 0).map(([name]) => name)));
+    },
     setCompatibility(subject, level) {
       if (!compatibilityLevels.includes(level)) {
         return Promise.reject(new GatewayError('CEG_INVALID_OPTIONS', `unknown compatibility level ${String(level)}`, { retriable: false }));
