@@ -3,7 +3,7 @@
  * so it goes out only once the gateway will read it — after authentication and the partner's own
  * body limit — never ahead of a refusal. In-memory adapters, a raw socket on loopback.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createGateway } from '../../src/app/index.js';
 import type { Gateway } from '../../src/app/index.js';
 import { loadConfig } from '../../src/config/index.js';
@@ -24,12 +24,14 @@ describe('Expect: 100-continue', () => {
     setup?.cleanup();
     gw = undefined;
     setup = undefined;
+    vi.unstubAllEnvs();
   });
 
   async function start(): Promise<{ url: string; keys: PartnersSetup['keys'] }> {
     const s = partnersSetup(`continue${Date.now().toString(36)}`, { maxBodyBytes: PARTNER_MAX_BODY });
     setup = s;
-    process.env.TEST_GLOBEX_KEY_SHA256 = s.env.TEST_GLOBEX_KEY_SHA256;
+    // The partners file names this variable; it is read from the process's environment.
+    vi.stubEnv('TEST_GLOBEX_KEY_SHA256', s.env.TEST_GLOBEX_KEY_SHA256);
     gw = createGateway(loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', SUBSCRIPTIONS_TOPIC: 'continue.subscriptions', ...s.env }), createLogger({ level: 'silent' }));
     const { port } = await gw.listen();
     await gw.ready;
