@@ -66,7 +66,7 @@ export const MAX_ATTRIBUTE_BYTES = 4096;
  *   when any event is bad. At most MAX_LISTED_VIOLATIONS (100) violations are listed, the first
  *   by index; when more were found, `details.violationCount` is their total (data violations an
  *   event's data error counted but did not list included). In a batch, an event with the
- *   `source` + `id` of an earlier one is a violation (CEG_INVALID_ATTRIBUTE, field `/<index>/id`).
+ *   `source` + `id` of an earlier one is a violation (CEG_INVALID_ATTRIBUTE, attribute `id` with the event's `index`, as every attribute violation of a batch).
  */
 export function prepareEvents(events: readonly (Envelope | undefined)[], codec: EventCodec, opts: PrepareOptions, batch: boolean, earlier: readonly Violation[] = []): PreparedEvent[] {
   const violations: Violation[] = [...earlier];
@@ -115,7 +115,7 @@ function duplicateIdentity(seen: Map<string, Map<string, number>>, a: Attributes
     ids.set(a.id, index);
     return;
   }
-  problems.push({ attribute: 'id', field: `/${index}/id`, reason: `source + id repeat those of the event at index ${first}: each event of a batch needs its own (CloudEvents 1.0.2 §id; consumers drop duplicates by source + id)`, code: 'CEG_INVALID_ATTRIBUTE' });
+  problems.push({ attribute: 'id', reason: `source + id repeat those of the event at index ${first}: each event of a batch needs its own (CloudEvents 1.0.2 §id; consumers drop duplicates by source + id)`, code: 'CEG_INVALID_ATTRIBUTE' });
 }
 
 function summary(violations: readonly Violation[], listed: readonly Violation[], count: number, total: number, batch: boolean): string {
