@@ -104,7 +104,7 @@ export function prepareEvents(events: readonly (Envelope | undefined)[], codec: 
  * Refuses the second event of a batch with the `source` + `id` of an earlier one: "Producers MUST
  * ensure that source + id is unique for each distinct event" (CloudEvents 1.0.2 §id), and
  * consumers drop duplicates by source + id, so the later, different event would be silently lost
- * downstream. The violation names the later event (`index`, field `/<index>/id`) and the earlier
+ * downstream. The violation names the later event (attribute `id`, `index`) and the earlier
  * index in its reason; the batch is refused whole like any other violation.
  */
 function duplicateIdentity(seen: Map<string, Map<string, number>>, a: Attributes, index: number, problems: Violation[]): void {
