@@ -207,6 +207,26 @@ describe('GET /subscriptions/{name}/events', () => {
     expect(metrics).not.toContain(`ce_gateway_subscription_up{subscription="${group}"}`);
   });
 
+  it('pulls at the same time write a poison record to the dead-letter topic once; a subscription deleted and created again under its name writes its own copy', async () => {
+    const enc = new TextEncoder();
+    const poisonId = `poison-${randomUUID().slice(0, 8)}`;
+    const name = await create();
+    const group = `ce-gateway.sub.anonymous.${name}`;
+    await gw.gateway.transport.produce(PRICE_TOPIC, [{ key: enc.encode('P0-USD_H1'), partition: 0, value: new Uint8Array([0, 0, 0, 0, 99, 1, 2]), headers: [['ce_specversion', enc.encode('1.0')], ['ce_id', enc.encode(poisonId)], ['ce_source', enc.encode('urn:x')], ['ce_type', enc.encode(PRICE_LOADING_COMPLETED)], ['content-type', enc.encode('application/avro')]] }]);
+    const ids = await publish(3);
+    const answers = await Promise.all(Array.from({ length: 4 }, () => pull(name, 'max=100')));
+    for (const a of answers) expect(a.events.map((e) => e.id).sort()).toEqual([...ids].sort());
+    const copies = async (): Promise<number> => (await readTopic(gw.gateway.transport, `${group}.dlq`)).filter((r) => r.headers.some(([n, v]) => n === 'ce_id' && dec.decode(v) === poisonId)).length;
+    expect(await copies()).toBe(1);
+    // Deleted and created again (reading from the earliest offset): another subscription, which
+    // dead-letters the record for itself.
+    expect((await call('DELETE', `/subscriptions/${name}`)).status).toBe(204);
+    const again = await call('POST', '/subscriptions', { name, kinds: ['PriceLoadingCompleted'], delivery: { mode: 'pull' }, start: 'earliest' });
+    expect(again.status, JSON.stringify(again.body)).toBe(201);
+    expect((await pull(name, 'max=1000')).events.map((e) => e.id)).toEqual(expect.arrayContaining(ids));
+    expect(await copies()).toBe(2);
+  });
+
   it.each([
     ['max=0', 'max'],
     ['max=1001', 'max'],

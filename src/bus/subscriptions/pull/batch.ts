@@ -25,9 +25,9 @@
  * (join, seek, fetch, leave, delete: ~60–125 ms for 30 records) and @platformatic/kafka directly
  * (~10 ms). No state outlives the request: correctness never depends on which instance serves it.
  *
- * Poison records are dead-lettered once per gateway process ({@link DeadLetteredMemo}): pulls that
- * pass over one again without a commit after it (a client that never commits, a retried request)
- * do not write it again. Another instance, or this one after a restart or once the memo has
+ * Poison records are dead-lettered once per subscription incarnation and gateway process
+ * ({@link DeadLetteredMemo}): pulls that pass over one again without a commit after it (a client
+ * that never commits, a retried request), or at the same moment, do not write it again. Another instance, or this one after a restart or once the memo has
  * forgotten it, writes it once more (at-least-once, like everything else here); copies are told
  * apart by `dlq_source_topic`/`dlq_source_partition`/`dlq_source_offset`.
  * Spec: issue 9 ("Pull"); bus spec S5, S6 (poison isolation); issue 7 (bounded work per record).
@@ -55,6 +55,11 @@ export const READ_BUDGET_MS = 10_000;
 export interface PullTarget {
   /** The consumer group; dead letters go to `<group>.dlq`. */
   readonly group: string;
+  /**
+   * The subscription's incarnation (its stored `createdAt`): a subscription deleted and created
+   * again under the same name is another one, and dead-letters a poison record for itself.
+   */
+  readonly incarnation: string;
   readonly eventIds: ReadonlySet<string>;
   readonly filters: readonly FilterExpression[];
   readonly data: 'json' | 'avro';
@@ -72,12 +77,15 @@ export interface PullDeps {
 export const DEFAULT_DEAD_LETTERED_MEMO = 10_000;
 
 /**
- * The poison records (group, topic, partition, offset) this process dead-lettered from pulls, so
- * that a pull passing over one again does not write it again. Bounded: past `max` entries the
- * oldest is forgotten (its next pass writes it once more, which at-least-once allows).
+ * The poison records (subscription incarnation, topic, partition, offset) this process
+ * dead-lettered from pulls, so that a pull passing over one again does not write it again, and
+ * pulls passing over it at the same time write it once (the later ones wait for the first one's
+ * write). Bounded: past `max` entries the oldest is forgotten (its next pass writes it once more,
+ * which at-least-once allows).
  */
 export class DeadLetteredMemo {
   readonly #keys = new Set<string>();
+  readonly #writing = new Map<string, Promise<boolean>>();
   readonly #max: number;
 
   /** Errors: RangeError when `max` is not a positive integer. */
@@ -90,19 +98,37 @@ export class DeadLetteredMemo {
     return this.#keys.size;
   }
 
-  has(group: string, record: Pick<TransportRecord, 'topic' | 'partition' | 'offset'>): boolean {
-    return this.#keys.has(memoKey(group, record));
-  }
-
-  add(group: string, record: Pick<TransportRecord, 'topic' | 'partition' | 'offset'>): void {
-    this.#keys.add(memoKey(group, record));
+  /**
+   * Dead-letters `record` for `scope` (a subscription incarnation) with `write` unless this
+   * process already did, or is doing it now (then waits for that write and answers as it did).
+   * Returns 'written' (by this call), 'already' (by an earlier or concurrent call that
+   * succeeded), or 'failed' (this call's or the concurrent call's write failed: nothing is
+   * remembered, the next pass tries again). `write` resolves true when the record was written.
+   */
+  async once(scope: string, record: Pick<TransportRecord, 'topic' | 'partition' | 'offset'>, write: () => Promise<boolean>): Promise<'written' | 'already' | 'failed'> {
+    const k = memoKey(scope, record);
+    if (this.#keys.has(k)) return 'already';
+    const pending = this.#writing.get(k);
+    if (pending !== undefined) return (await pending) ? 'already' : 'failed';
+    const p = write();
+    this.#writing.set(k, p);
+    let ok: boolean;
+    try {
+      ok = await p;
+    } finally {
+      this.#writing.delete(k);
+    }
+    if (!ok) return 'failed';
+    this.#keys.add(k);
     if (this.#keys.size > this.#max) this.#keys.delete(this.#keys.values().next().value!);
+    return 'written';
   }
 }
 
-// Group and topic names cannot hold a newline (Kafka's legal characters), so the key is unambiguous.
-function memoKey(group: string, r: Pick<TransportRecord, 'topic' | 'partition' | 'offset'>): string {
-  return `${group}\n${r.topic}\n${r.partition}\n${r.offset}`;
+// Group and topic names cannot hold a newline (Kafka's legal characters), nor can an RFC 3339
+// incarnation, so the key is unambiguous.
+function memoKey(scope: string, r: Pick<TransportRecord, 'topic' | 'partition' | 'offset'>): string {
+  return `${scope}\n${r.topic}\n${r.partition}\n${r.offset}`;
 }
 
 /** One event handed out, with the positions right after it (an SSE message's `id`). */
@@ -190,7 +216,6 @@ export async function pull(deps: PullDeps, target: PullTarget, positions: Positi
     const headers = [...originalHeaders(record.headers), ...deadLetterHeaders({ reason, attempts: 1, firstFailureMs: now, lastFailureMs: now, origin, subscription: target.group })];
     try {
       await deps.transport.produce(`${target.group}.dlq`, [{ key: record.key, value: record.value, headers, timestampMs: record.timestampMs }], { signal: o.signal });
-      deps.deadLettered?.add(target.group, record);
       deps.log.warn({ subscription: target.group, topic: record.topic, partition: record.partition, offset: record.offset.toString(), reason: reason.slice(0, 500) }, 'pull: record dead-lettered and passed over');
       return true;
     } catch (err) {
@@ -217,15 +242,18 @@ export async function pull(deps: PullDeps, target: PullTarget, positions: Positi
         return;
       }
       if (v.kind === 'poison') {
-        if (deps.deadLettered?.has(target.group, record) === true) {
-          skipped++; // dead-lettered by an earlier pull of this process: passed over, not written again
-        } else if (!(await deadLetter(record, v.reason))) {
+        const reason = v.reason;
+        const done = deps.deadLettered === undefined
+          ? ((await deadLetter(record, reason)) ? 'written' : 'failed')
+          : await deps.deadLettered.once(`${target.group}@${target.incarnation}`, record, () => deadLetter(record, reason));
+        if (done === 'failed') {
           blocked.add(k);
           transient = 'the dead-letter topic did not take a poison record';
           return;
-        } else {
-          deadLettered++;
         }
+        // 'already': dead-lettered by another pull of this process: passed over, not written again.
+        if (done === 'written') deadLettered++;
+        else skipped++;
       } else if (v.kind === 'skip') {
         skipped++;
       } else if (events.length > 0 && arrayBytes(events.length + 1, textBytes + v.bytes) > o.maxBytes) {

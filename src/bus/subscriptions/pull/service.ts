@@ -231,7 +231,7 @@ export class PullService {
 
   #target(s: StoredSubscription): PullTarget {
     const eventIds = new Set(this.#readable(s).map((k) => k.eventId));
-    return { group: s.group, eventIds, filters: s.filters, data: s.delivery.mode === 'pull' ? s.delivery.data : 'json' };
+    return { group: s.group, incarnation: s.createdAt, eventIds, filters: s.filters, data: s.delivery.mode === 'pull' ? s.delivery.data : 'json' };
   }
 
   /** The partitions to read per topic. Errors: CEG_INVALID_PARAMETER when `partitions` names one that no topic has. */
