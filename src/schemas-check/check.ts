@@ -83,7 +83,14 @@ export function checkKind(kind: EventKind, schemaText: string, earlier: readonly
   const distinct = distinctEarlier(schemaText, earlier, options.latestDistinct === true);
   const notes: string[] = [];
   const from = [...new Set(earlier.map((v) => v.subject).filter((x): x is string => x !== undefined && x !== kind.subject))];
-  if (from.length > 0) notes.push(`subject ${kind.subject} has no versions yet; compared with the versions of subject ${from.join(' and ')}, where this kind's record was registered before its subject changed`);
+  if (from.length > 0) {
+    const hasOwn = earlier.some((v) => v.subject === undefined || v.subject === kind.subject);
+    notes.push(
+      hasOwn
+        ? `the history of subject ${kind.subject} includes the versions of subject ${from.join(' and ')}, where this kind's record was registered before its subject changed`
+        : `subject ${kind.subject} has no versions yet; compared with the versions of subject ${from.join(' and ')}, where this kind's record was registered before its subject changed`,
+    );
+  }
   const previous: PreviousSchema[] = [];
   let against: HistoricVersion[] = [];
   if (plan.directions.length > 0 && plan.transitive) {

@@ -24,6 +24,9 @@ export interface RegistryHistoryOptions {
   readonly catalog?: Catalog;
 }
 
+/** One registered version, with the subject it is under. */
+type Registered = { subject: string; version: number; id: number; schema: string };
+
 function simpleName(fullName: string): string {
   return fullName.slice(fullName.lastIndexOf('.') + 1);
 }
@@ -48,7 +51,10 @@ function recordNameOf(schema: string): string | undefined {
  * registry whose list is cut short — Apicurio lists at most 999 subjects) — and that are no current kind's subject (`options.catalog`).
  * Their versions are merged in registration order (by schema id) and carry `subject`, so a kind
  * that moved from `<topic>-value` to `<topic>-<ns>.<Name>` and then changed its namespace is
- * compared with its whole history. `description` names the registry for reports (no credentials).
+ * compared with its whole history. Once the kind is registered under its new subject, the
+ * earlier subjects' versions stay in its history, before its own (a transitive level compares
+ * with them too), unless they are ambiguous (then its own versions alone).
+ * `description` names the registry for reports (no credentials).
  * Errors: those of the registry port (CEG_REGISTRY_UNAVAILABLE, retriable, when it does not
  *   answer) and of listing the subjects; GatewayError CEG_INVALID_OPTIONS (retriable: false) when
  *   the earlier subjects hold the record under two namespaces other than the kind's (two
@@ -62,8 +68,8 @@ export function createRegistryHistory(registry: SchemaRegistry, description: str
   // may be cut short (Apicurio's `GET /subjects` answers at most 999, whatever offset or limit).
   const namespaces = new Set((options.catalog?.kinds ?? []).map((k) => k.recordName.slice(0, Math.max(0, k.recordName.lastIndexOf('.')))).filter((n) => n !== ''));
 
-  const versionsOf = async (subject: string): Promise<{ subject: string; version: number; id: number; schema: string }[]> => {
-    const out: { subject: string; version: number; id: number; schema: string }[] = [];
+  const versionsOf = async (subject: string): Promise<Registered[]> => {
+    const out: Registered[] = [];
     for (const n of await registry.versions(subject)) {
       const v = await registry.version(subject, n);
       out.push({ subject, version: v.version, id: v.id, schema: v.schema });
@@ -71,7 +77,11 @@ export function createRegistryHistory(registry: SchemaRegistry, description: str
     return out;
   };
 
-  const earlierVersions = async (kind: EventKind): Promise<HistoricVersion[]> => {
+  /**
+   * The versions under the kind's earlier subjects, oldest first. Ambiguous (the record under two
+   * other namespaces): an error when `strict` (the kind has no versions of its own), else none.
+   */
+  const earlierVersions = async (kind: EventKind, strict: boolean): Promise<Registered[]> => {
     const topicValue = `${kind.topic.name}-value`;
     const prefix = `${kind.topic.name}-`;
     const name = simpleName(kind.recordName);
@@ -84,7 +94,7 @@ export function createRegistryHistory(registry: SchemaRegistry, description: str
     }
     candidates.delete(kind.subject);
     for (const c of claimed) candidates.delete(c);
-    const found: { subject: string; version: number; id: number; schema: string }[][] = [];
+    const found: Registered[][] = [];
     for (const s of candidates) {
       const versions = await versionsOf(s);
       const record = recordNameOf(versions.at(-1)?.schema ?? '');
@@ -92,14 +102,14 @@ export function createRegistryHistory(registry: SchemaRegistry, description: str
     }
     const namespaced = found.map((v) => v[0]?.subject ?? '').filter((s) => s !== topicValue && s !== `${prefix}${kind.recordName}`);
     if (namespaced.length > 1) {
+      if (!strict) return [];
       throw new GatewayError(
         'CEG_INVALID_OPTIONS',
         `kind ${kind.name}: its subject ${kind.subject} has no versions yet, and its earlier versions could be under any of the subjects ${namespaced.join(', ')} (a record ${name} under different namespaces); the check cannot tell which, so it does not pass the kind as new — delete the subjects that are not this kind's, or check with --git`,
         { retriable: false, details: { kind: kind.name, subject: kind.subject, candidates: namespaced } },
       );
     }
-    const merged = found.flat().sort((a, b) => a.id - b.id);
-    return merged.map((v, i) => Object.freeze({ version: i + 1, label: `${v.subject} version ${v.version}`, schema: v.schema, subject: v.subject }));
+    return found.flat().sort((a, b) => a.id - b.id);
   };
 
   return {
@@ -107,8 +117,16 @@ export function createRegistryHistory(registry: SchemaRegistry, description: str
     description,
     async versions(kind: EventKind): Promise<readonly HistoricVersion[]> {
       const own = await versionsOf(kind.subject);
-      if (own.length > 0) return Object.freeze(own.map((v) => Object.freeze({ version: v.version, label: `version ${v.version}`, schema: v.schema })));
-      return Object.freeze(await earlierVersions(kind));
+      const earlier = await earlierVersions(kind, own.length === 0);
+      if (earlier.length === 0) return Object.freeze(own.map((v) => Object.freeze({ version: v.version, label: `version ${v.version}`, schema: v.schema })));
+      // A kind registered under its new subject keeps the earlier subject's versions in its
+      // history (a transitive level compares with them too): earlier ones first, a schema
+      // registered under both (one id) counted once, as the kind's own.
+      const ownIds = new Set(own.map((v) => v.id));
+      const merged = [...earlier.filter((v) => !ownIds.has(v.id)), ...own];
+      return Object.freeze(
+        merged.map((v, i) => Object.freeze(v.subject === kind.subject ? { version: i + 1, label: `version ${v.version}`, schema: v.schema } : { version: i + 1, label: `${v.subject} version ${v.version}`, schema: v.schema, subject: v.subject })),
+      );
     },
   };
 }

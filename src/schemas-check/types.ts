@@ -16,7 +16,7 @@ export interface HistoricVersion {
   readonly schema: string;
   /**
    * Registry only: the subject it is registered under, when that is not the kind's subject (the
-   * kind's subject changed and has no versions yet; the history is the earlier subject's).
+   * kind's subject changed: its history starts with the earlier subject's versions).
    */
   readonly subject?: string;
 }

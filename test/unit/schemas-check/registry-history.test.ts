@@ -12,12 +12,15 @@ import { checkCatalog, createRegistryHistory, formatCheckReport, registerSchemas
 const record = (name: string, namespace: string, fields: object[] = []): string => JSON.stringify({ type: 'record', name, namespace, fields: [{ name: 'k', type: 'string' }, ...fields] });
 const AMOUNT = { name: 'amount', type: 'long' };
 
-function catalog(kinds: { name: string; topic: string; schema: string }[]) {
+function catalog(kinds: { name: string; topic: string; schema: string; compatibility?: string }[]) {
   const files = new Map(kinds.map((k) => [`${k.name}.avsc`, k.schema]));
   const yaml = [
     'version: 1',
     'kinds:',
-    ...kinds.flatMap((k, i) => [`  - eventId: 0f8e3c1a-4d2b-4c6e-9a7f-1b2c3d4e5f6${i}`, `    name: ${k.name}`, '    description: kind', `    topic: ${k.topic}`, `    schema: ${k.name}.avsc`, '    key: [k]', '    publish: true', '    owner: test']),
+    ...kinds.flatMap((k, i) => [
+      `  - eventId: 0f8e3c1a-4d2b-4c6e-9a7f-1b2c3d4e5f6${i}`, `    name: ${k.name}`, '    description: kind', `    topic: ${k.topic}`, `    schema: ${k.name}.avsc`, '    key: [k]', '    publish: true', '    owner: test',
+      ...(k.compatibility === undefined ? [] : [`    compatibility: ${k.compatibility}`]),
+    ]),
   ].join('\n');
   return parseCatalog(yaml, (p) => files.get(p), '/virtual');
 }
@@ -57,6 +60,26 @@ describe('registry history across a subject change', () => {
     ]);
     const reg = await registerSchemas(cat, registry, 'test registry');
     expect(reg.kinds[0]).toMatchObject({ name: 'Alpha', subject: 't.two-ns.Alpha', status: 'registered', version: 1 });
+  });
+
+  it('once registered under its new subject, a moved kind keeps the earlier subject\'s versions in its history (a transitive level still compares with them)', async () => {
+    const registry = createMemoryRegistry();
+    const V1 = record('Alpha', 'ns', [{ name: 'amount', type: 'long', default: 0 }]);
+    await registry.register('t.kept-value', V1);
+    const moved = (schema: string) => catalog([
+      { name: 'Alpha', topic: 't.kept', schema, compatibility: 'FULL_TRANSITIVE' },
+      { name: 'Beta', topic: 't.kept', schema: record('Beta', 'ns') },
+    ]);
+    // v2 drops `amount` (it had a default: FULL compatible with v1) and is registered under the new subject.
+    const V2 = record('Alpha', 'ns');
+    const reg = await registerSchemas(moved(V2), registry, 'test registry');
+    expect(reg.kinds[0]).toMatchObject({ subject: 't.kept-ns.Alpha', status: 'registered', version: 1 });
+    // v3 adds `amount` back as a string without a default: compatible with v2 alone, not with v1.
+    const V3 = record('Alpha', 'ns', [{ name: 'amount', type: ['null', 'string'], default: null }]);
+    const report = await checkCatalog(moved(V3), createRegistryHistory(registry, 'test registry', { catalog: moved(V3) }));
+    expect(report.kinds[0]).toMatchObject({ name: 'Alpha', status: 'incompatible' });
+    expect(report.kinds[0]!.compared.map((c) => c.label)).toEqual(['t.kept-value version 1', 'version 1']);
+    expect(formatCheckReport(report)).toContain('the history of subject t.kept-ns.Alpha includes the versions of subject t.kept-value');
   });
 
   it('a namespace changed on a shared topic: found through the subject listing; two candidates → an error, not "new"', async () => {
