@@ -170,6 +170,11 @@ describe('the outbox relay serves its own /metrics and /healthz (issue 15)', () 
         return rows === 3 && age !== undefined && age > 0 ? { rows, age, m } : undefined;
       }, 20_000, 200);
       expect(backlog.m.some((x) => x.name === 'process_resident_memory_bytes')).toBe(true);
+      // Its produce calls fail (no topic yet): counted, and the key is held back on that topic.
+      await waitFor('failed produce calls counted and the key held', async () => {
+        const m = await scrape(url);
+        return (m.find((x) => x.name === 'ce_gateway_outbox_publish_failures_total')?.value ?? 0) > 0 && m.find((x) => x.name === 'ce_gateway_outbox_held_keys')?.value === 1;
+      }, 20_000, 200);
       // The topic appears: the relay's next attempt publishes the rows; the backlog empties.
       await transport.ensureTopics(cat.topics);
       await waitFor('the backlog to empty', async () => {
@@ -178,6 +183,10 @@ describe('the outbox relay serves its own /metrics and /healthz (issue 15)', () 
       }, 30_000, 250);
       const ends = await transport.endOffsets(cat.topics[0]!.name);
       expect(ends.reduce((n, e) => n + e.offset, 0n)).toBe(3n);
+      const after = await scrape(url);
+      expect(after.find((x) => x.name === 'ce_gateway_outbox_published_total')?.value).toBe(3);
+      expect(after.find((x) => x.name === 'ce_gateway_outbox_too_large_rows_total')?.value).toBe(0);
+      expect(after.find((x) => x.name === 'ce_gateway_outbox_held_keys')?.value).toBe(0);
     } finally {
       if (child !== undefined && child.exitCode === null) {
         const exited = new Promise((r) => child!.once('exit', r));

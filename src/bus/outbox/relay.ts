@@ -90,10 +90,15 @@ export interface OutboxRelayStats {
   /**
    * Rows found larger than their topic's `max.message.bytes` even alone (the topic's limit is
    * lower than the catalog's, or it was lowered after the row was written): each time the relay
-   * meets one it is not produced, its key is held back (see `heldKeys`), and it is logged as an error.
+   * meets one it is not produced and its key is held back on that topic (see `heldKeys`); it is
+   * logged as an error once per row and relay, and the topic's limit is read again before the
+   * next attempt (a raised limit releases it).
    */
   readonly tooLargeRows: number;
-  /** Partition keys held back now (their oldest unsent row could not be produced, or is too large); retried after backoff. */
+  /**
+   * (topic, partition key) pairs held back now (their oldest unsent row could not be produced, or
+   * is too large); retried after backoff. The same key on another topic is not held.
+   */
   readonly heldKeys: number;
   /** Sent rows purged after `keepSentMs`. */
   readonly purged: number;
@@ -197,6 +202,11 @@ export async function startOutboxRelay(opts: OutboxRelayOptions): Promise<Outbox
 type CycleResult = { readonly claimed: number; readonly failed: boolean };
 type Failed = { readonly rows: readonly ClaimedRow[]; readonly error: unknown };
 
+/** The held-back map's key of a (topic, partition key) pair (a topic name holds no newline). */
+function heldKey(topic: string, key: string): string {
+  return `${topic}\n${key}`;
+}
+
 class Relay implements OutboxRelay {
   readonly table: OutboxTable;
   readonly #o: Resolved;
@@ -219,10 +229,12 @@ class Relay implements OutboxRelay {
   #listenFailures = 0;
   #lastPurgeMs = 0;
   #stats = { published: 0, failedAttempts: 0, failedRows: 0, dbErrors: 0, cycles: 0, consecutiveFailures: 0, tooLargeRows: 0, purged: 0 };
-  /** Topic → its `max.message.bytes`, read once per topic. */
+  /** Topic → its `max.message.bytes`, read once per topic (again after a row was too large for it). */
   readonly #maxBytes = new Map<string, number>();
-  /** Partition key → when it may be relayed again and how often it was held in a row. */
-  readonly #held = new Map<string, { untilMs: number; times: number }>();
+  /** (topic, partition key) (see `heldKey`) → when it may be relayed again and how often it was held in a row. */
+  readonly #held = new Map<string, { topic: string; key: string; untilMs: number; times: number }>();
+  /** Ids of rows logged as too large (once per row; the oldest forgotten past 10,000). */
+  readonly #loggedTooLarge = new Set<string>();
   #lastError: OutboxRelayStats['lastError'];
   /**
    * On the pool, whether the relay owns it or not: a pool emits 'error' when an idle client's
@@ -254,7 +266,7 @@ class Relay implements OutboxRelay {
   }
 
   stats(): OutboxRelayStats {
-    return { ...this.#stats, heldKeys: this.#heldKeys().length, listening: this.#listener !== undefined, lastError: this.#lastError };
+    return { ...this.#stats, heldKeys: this.#heldPairs().keys.length, listening: this.#listener !== undefined, lastError: this.#lastError };
   }
 
   async backlog(): Promise<{ readonly rows: number; readonly oldestAgeSeconds: number }> {
@@ -368,8 +380,9 @@ class Relay implements OutboxRelay {
       // One round trip; the lock timeout ends with the transaction.
       await client.query(`BEGIN; SET LOCAL lock_timeout = ${this.#o.lockTimeoutMs}`);
       const scan = this.#o.batchSize * 4;
-      const keys = (await client.query<{ partition_key: string }>(this.#sql.lockKeys, [scan, this.#o.batchSize, this.table.name, this.#heldKeys()])).rows.map((r) => r.partition_key);
-      const rows = keys.length === 0 ? [] : (await client.query<ClaimedRow>(this.#sql.claim, [keys, this.#o.batchSize])).rows;
+      const held = this.#heldPairs();
+      const keys = (await client.query<{ partition_key: string }>(this.#sql.lockKeys, [scan, this.#o.batchSize, this.table.name, held.topics, held.keys])).rows.map((r) => r.partition_key);
+      const rows = keys.length === 0 ? [] : (await client.query<ClaimedRow>(this.#sql.claim, [keys, this.#o.batchSize, held.topics, held.keys])).rows;
       if (rows.length === 0) {
         await client.query('COMMIT');
         return { claimed: 0, failed: false };
@@ -385,7 +398,7 @@ class Relay implements OutboxRelay {
       for (const f of [...failed, ...tooLarge]) await client.query(this.#sql.markFailed, [f.rows.map((r) => r.id), errorMessage(f.error).slice(0, 2000)]);
       await client.query('COMMIT');
       this.#stats.published += sent.length;
-      for (const s of sent) this.#held.delete(s.row.partition_key);
+      for (const s of sent) this.#held.delete(heldKey(s.row.topic, s.row.partition_key));
       // Failed keys are held back on their own (#produceFailed); the whole relay backs off only when
       // nothing went out (the broker is likely down), so one bad key or topic does not slow the rest.
       return { claimed: rows.length, failed: failed.length > 0 && sent.length === 0 };
@@ -494,7 +507,7 @@ class Relay implements OutboxRelay {
   /** Counts and logs a failed produce call; its keys are held back (retried after the `retry` delay, alone). */
   #produceFailed(topic: string, rows: readonly ClaimedRow[], error: unknown, failed: Failed[]): void {
     failed.push({ rows, error });
-    for (const key of new Set(rows.map((r) => r.partition_key))) this.#hold(key);
+    for (const key of new Set(rows.map((r) => r.partition_key))) this.#hold(topic, key);
     this.#stats.failedAttempts++;
     this.#stats.failedRows += rows.length;
     this.#note(error);
@@ -513,28 +526,43 @@ class Relay implements OutboxRelay {
     tooLarge.push({ rows: [row], error });
     this.#stats.tooLargeRows++;
     this.#note(error);
-    const held = this.#hold(row.partition_key);
-    this.#o.log.error({ relay: this.#o.name, topic, rowId: row.id, eventId: row.event_id, partitionKey: row.partition_key, bytes, maxMessageBytes: max, heldMs: held }, 'outbox row larger than the topic takes: its key is held back');
+    const held = this.#hold(topic, row.partition_key);
+    // Read the limit again before the next attempt: an operator may raise it (kafka-configs).
+    this.#maxBytes.delete(topic);
+    const fields = { relay: this.#o.name, topic, rowId: row.id, eventId: row.event_id, partitionKey: row.partition_key, bytes, maxMessageBytes: max, heldMs: held };
+    if (this.#loggedTooLarge.has(row.id)) {
+      this.#o.log.debug(fields, 'outbox row still larger than the topic takes: its key stays held back');
+      return;
+    }
+    this.#loggedTooLarge.add(row.id);
+    if (this.#loggedTooLarge.size > 10_000) this.#loggedTooLarge.delete(this.#loggedTooLarge.values().next().value!);
+    this.#o.log.error(fields, 'outbox row larger than the topic takes: its key is held back on this topic (logged once per row; counted in tooLargeRows at every attempt)');
   }
 
-  /** Holds a key back for the retry policy's next delay; returns the delay, ms. */
-  #hold(key: string): number {
-    const prev = this.#held.get(key);
+  /** Holds a key back on a topic for the retry policy's next delay; returns the delay, ms. */
+  #hold(topic: string, key: string): number {
+    const k = heldKey(topic, key);
+    const prev = this.#held.get(k);
     const times = (prev?.times ?? 0) + 1;
     const delay = this.#o.retry.delayMs(times);
-    this.#held.set(key, { untilMs: Date.now() + delay, times });
+    this.#held.set(k, { topic, key, untilMs: Date.now() + delay, times });
     return delay;
   }
 
-  /** The keys held back now (expired holds are dropped; a key is held again if it fails again). */
-  #heldKeys(): string[] {
+  /**
+   * The (topic, key) pairs held back now, as two arrays side by side (the SQL's unnest); expired
+   * holds are dropped, and a pair is held again if it fails again.
+   */
+  #heldPairs(): { topics: string[]; keys: string[] } {
     const now = Date.now();
-    const keys: string[] = [];
-    for (const [key, h] of this.#held) {
-      if (h.untilMs > now) keys.push(key);
-      else if (h.untilMs < now - 600_000) this.#held.delete(key); // long quiet: its backoff starts over
+    const out = { topics: [] as string[], keys: [] as string[] };
+    for (const [k, h] of this.#held) {
+      if (h.untilMs > now) {
+        out.topics.push(h.topic);
+        out.keys.push(h.key);
+      } else if (h.untilMs < now - 600_000) this.#held.delete(k); // long quiet: its backoff starts over
     }
-    return keys;
+    return out;
   }
 
   async #purgeIfDue(): Promise<void> {

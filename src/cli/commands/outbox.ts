@@ -60,6 +60,7 @@ export function registerOutboxCommand(program: Command): void {
       // Its own /metrics and /healthz (issue 15): the backlog is read from the table at scrape time.
       const removeSource = gw.metrics.addSource({
         ready: () => true,
+        outboxRelay: () => relay.stats(),
         outbox: async () => {
           const b = await relay.backlog();
           return { backlogRows: b.rows, oldestRowAgeSeconds: b.oldestAgeSeconds };
