@@ -222,8 +222,8 @@ class Relay implements OutboxRelay {
   #inflight: AbortController | undefined;
   /** The connection of the cycle in flight (closed by stop() after stopGraceMs). */
   #cycleClient: pg.PoolClient | undefined;
-  /** stopGraceMs has passed: a cycle still starting gives up. */
-  #abandon = false;
+  /** stopGraceMs has passed: a cycle still starting (waiting for a connection) gives up. */
+  readonly #abandon = new AbortController();
   #listener: pg.Client | undefined;
   #relistenTimer: NodeJS.Timeout | undefined;
   #listenFailures = 0;
@@ -291,7 +291,7 @@ class Relay implements OutboxRelay {
     this.#wake?.();
     clearTimeout(this.#relistenTimer);
     const grace = setTimeout(() => {
-      this.#abandon = true;
+      this.#abandon.abort(new GatewayError('CEG_CLOSED', 'outbox relay stopped', { retriable: true }));
       this.#inflight?.abort(new GatewayError('CEG_CLOSED', 'outbox relay stopped', { retriable: true }));
       // A cycle still waiting on the database (e.g. a row lock) is abandoned: closing its connection
       // fails the query at once and the server rolls the transaction back (rows stay unsent).
@@ -366,11 +366,7 @@ class Relay implements OutboxRelay {
 
   async #cycle(): Promise<CycleResult> {
     this.#stats.cycles++;
-    const client = await this.#pool.connect();
-    if (this.#abandon) {
-      client.release();
-      throw new GatewayError('CEG_CLOSED', 'outbox relay stopped', { retriable: true });
-    }
+    const client = await this.#connect();
     this.#cycleClient = client;
     // A checked-out client whose connection dies emits 'error' (between queries: during produce).
     const onError = (err: Error): void => this.#o.log.warn({ relay: this.#o.name, err: err.message }, 'outbox relay: database connection lost');
@@ -398,7 +394,13 @@ class Relay implements OutboxRelay {
       for (const f of [...failed, ...tooLarge]) await client.query(this.#sql.markFailed, [f.rows.map((r) => r.id), errorMessage(f.error).slice(0, 2000)]);
       await client.query('COMMIT');
       this.#stats.published += sent.length;
-      for (const s of sent) this.#held.delete(heldKey(s.row.topic, s.row.partition_key));
+      // A key that went out is no longer held, unless a later row of it failed in this same cycle
+      // (its hold was just set and must stay).
+      const heldNow = new Set([...failed, ...tooLarge].flatMap((f) => f.rows.map((r) => heldKey(r.topic, r.partition_key))));
+      for (const s of sent) {
+        const k = heldKey(s.row.topic, s.row.partition_key);
+        if (!heldNow.has(k)) this.#held.delete(k);
+      }
       // Failed keys are held back on their own (#produceFailed); the whole relay backs off only when
       // nothing went out (the broker is likely down), so one bad key or topic does not slow the rest.
       return { claimed: rows.length, failed: failed.length > 0 && sent.length === 0 };
@@ -412,6 +414,35 @@ class Relay implements OutboxRelay {
       // A client that failed is destroyed rather than returned to the pool in an unknown state.
       client.release(broken);
     }
+  }
+
+  /**
+   * A connection of the pool for one cycle, or CEG_CLOSED once stop()'s grace has passed — also
+   * while waiting for one: a caller's pool whose connections are all in use would otherwise hold
+   * stop() until one is free. A connection that arrives after that goes back to the pool.
+   */
+  #connect(): Promise<pg.PoolClient> {
+    const abandon = this.#abandon.signal;
+    const closed = (): Error => new GatewayError('CEG_CLOSED', 'outbox relay stopped', { retriable: true });
+    if (abandon.aborted) return Promise.reject(closed());
+    const connecting = this.#pool.connect();
+    return new Promise<pg.PoolClient>((resolve, reject) => {
+      const onAbandon = (): void => {
+        reject(closed());
+        connecting.then((c) => c.release(), () => undefined);
+      };
+      abandon.addEventListener('abort', onAbandon, { once: true });
+      connecting.then(
+        (c) => {
+          abandon.removeEventListener('abort', onAbandon);
+          resolve(c);
+        },
+        (err: unknown) => {
+          abandon.removeEventListener('abort', onAbandon);
+          reject(err instanceof Error ? err : new Error(String(err)));
+        },
+      );
+    });
   }
 
   /**

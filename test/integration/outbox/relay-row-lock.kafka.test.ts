@@ -1,9 +1,12 @@
 /**
  * The relay while another session holds a row lock on the outbox (an operator's `SELECT … FOR
  * UPDATE`): the cycle gives up after lockTimeoutMs (counted, retried), and stop() is bounded by
- * stopGraceMs even while a cycle waits on the lock.
+ * stopGraceMs even while a cycle waits on the lock, or on a connection of the caller's pool that
+ * the caller's own work holds.
  */
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stackEnv } from '../../helpers/stack.js';
 import { startOutboxRelay } from '../../../src/bus/outbox/index.js';
 import { waitFor } from '../../helpers/wait.js';
 import { outboxFixture, rowStates, writeCommitted } from './fixture.js';
@@ -70,5 +73,26 @@ describe('outbox relay and a row lock held by another session', () => {
     }
     // The abandoned transaction was rolled back: nothing marked, the rows still unsent.
     expect((await rowStates(f)).unsent).toBe(3);
+  });
+
+  it('stop() returns within about stopGraceMs while a cycle waits for a connection of the caller\'s full pool, and gives that connection back', async () => {
+    const pool = new pg.Pool({ connectionString: stackEnv().databaseUrl, max: 1 });
+    pool.on('error', () => undefined);
+    const busy = await pool.connect(); // the caller's own work holds the pool's only connection
+    let released = false;
+    try {
+      const relay = await startOutboxRelay({ pool, transport: f.transport, table: f.table, pollIntervalMs: 100, stopGraceMs: 1000 });
+      await waitFor('a cycle waiting for a connection', () => pool.waitingCount > 0);
+      const outcome = await Promise.race([relay.stop().then(() => 'stopped'), new Promise((r) => setTimeout(() => r('pending'), 5000))]);
+      expect(outcome).toBe('stopped');
+      expect(relay.stats().cycles).toBeGreaterThan(0);
+      busy.release();
+      released = true;
+      // The connection the abandoned cycle was waiting for is not kept by the stopped relay.
+      await waitFor('the pool idle again', () => pool.idleCount === 1 && pool.waitingCount === 0 && pool.totalCount === 1);
+    } finally {
+      if (!released) busy.release();
+      await pool.end();
+    }
   });
 });
