@@ -63,7 +63,7 @@ export interface SchemaRegistry {
   testCompatibility?(subject: string, schema: string, version?: number | 'latest'): Promise<CompatibilityVerdict>;
   /**
    * Every subject of the registry (`GET /subjects`), in the registry's order. Optional: adapters
-   * without it leave it undefined. Apicurio's ccompat API answers at most 999 subjects (and
+   * without it leave it undefined. Apicurio's ccompat API answers at most 1,000 subjects (and
    * ignores paging parameters): callers must not take a missing subject as proof of absence.
    * Errors: CEG_REGISTRY_UNAVAILABLE (retriable when the registry does not answer; not retriable
    *   for an HTTP error or an answer that is not a list of subject names).

@@ -48,7 +48,7 @@ function recordNameOf(schema: string): string | undefined {
  * record of the same (unqualified) name — `<topic>-value`, and `<topic>-<namespace>.<RecordName>`
  * for any namespace (listed with `options.subjects`; the kind's own full name and the namespaces
  * of the catalog's records are always tried by name, for a kind now alone on its topic and for a
- * registry whose list is cut short — Apicurio lists at most 999 subjects) — and that are no current kind's subject (`options.catalog`).
+ * registry whose list is cut short — Apicurio lists at most 1,000 subjects) — and that are no current kind's subject (`options.catalog`).
  * Their versions are merged in registration order (by schema id) and carry `subject`, so a kind
  * that moved from `<topic>-value` to `<topic>-<ns>.<Name>` and then changed its namespace is
  * compared with its whole history. Once the kind is registered under its new subject, the
@@ -65,7 +65,7 @@ export function createRegistryHistory(registry: SchemaRegistry, description: str
   const listSubjects = options.subjects ?? registry.subjects?.bind(registry);
   const claimed = new Set((options.catalog?.kinds ?? []).map((k) => k.subject));
   // The namespaces the catalog's records use: tried by name, since a registry's list of subjects
-  // may be cut short (Apicurio's `GET /subjects` answers at most 999, whatever offset or limit).
+  // may be cut short (Apicurio's `GET /subjects` answers at most 1,000, whatever offset or limit).
   const namespaces = new Set((options.catalog?.kinds ?? []).map((k) => k.recordName.slice(0, Math.max(0, k.recordName.lastIndexOf('.')))).filter((n) => n !== ''));
 
   const versionsOf = async (subject: string): Promise<Registered[]> => {

@@ -14,7 +14,7 @@ import { caughtAsync as failure } from '../helpers/errors.js';
 // The stack's registry is Apicurio with a global BACKWARD rule; its ccompat API cannot set a subject to NONE.
 registryContract('confluent REST (Apicurio ccompat)', () => Promise.resolve(createConfluentRegistry({ url: stackEnv().schemaRegistryUrl, timeoutMs: 10_000 })), {
   subjectLevelNone: false,
-  subjectListCap: 999,
+  subjectListCap: 1000,
 });
 
 describe('Confluent REST client: transport failures and auth', () => {
