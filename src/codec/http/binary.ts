@@ -127,7 +127,7 @@ export function readBinaryEvent(
   if (body.byteLength > 0) {
     if (mediaType !== undefined && isJsonMediaType(mediaType)) {
       // JSON is read as UTF-8: another declared charset would be misread (parseHttpRequest answers 415 first).
-      const charset = charsetProblem(mediaType, 'JSON data');
+      const charset = charsetProblem(mediaType, 'JSON data', body);
       if (charset !== undefined) out.attribute('datacontenttype', charset);
       const json = charset === undefined ? readJsonData(body, '/data', mediaType.essence, out) : undefined;
       if (json !== undefined) data = Object.freeze({ kind: 'json', value: json.value });

@@ -80,7 +80,7 @@ export function parseHttpRequest(headers: HttpHeaders, body: Uint8Array, options
   const contentType = rawContentType === undefined ? undefined : rawContentType.trim();
   const mediaType = contentType === undefined || contentType === '' ? undefined : parseMediaType(contentType);
   if (mediaType !== undefined && mediaType.essence.startsWith(CLOUDEVENTS_PREFIX)) {
-    const charset = charsetProblem(mediaType, 'CloudEvents JSON');
+    const charset = charsetProblem(mediaType, 'CloudEvents JSON', body);
     if (charset !== undefined) throw unsupported(contentType, charset);
     if (mediaType.essence === STRUCTURED_JSON) return { mode: 'structured', events: [parseStructured(body, limits)] };
     if (mediaType.essence === BATCH_JSON) return { mode: 'batch', events: parseBatch(body, options.maxBatchEvents, limits) };
@@ -98,7 +98,7 @@ export function parseHttpRequest(headers: HttpHeaders, body: Uint8Array, options
   // (iso-8859-1 C3 A9 is "Ã©", not "é"), so it is refused as structured and batch mode refuse it.
   // Non-JSON data (text/* included) is kept as bytes, charset and all, and refused later by the
   // ingress whatever its charset: the gateway's data is JSON.
-  const dataCharset = mediaType !== undefined && isJsonMediaType(mediaType) ? charsetProblem(mediaType, 'JSON data') : undefined;
+  const dataCharset = mediaType !== undefined && isJsonMediaType(mediaType) ? charsetProblem(mediaType, 'JSON data', body) : undefined;
   if (dataCharset !== undefined) throw unsupported(contentType, dataCharset);
   const out = new ViolationCollector();
   // An empty Content-Type for data is not "none" (RFC 9110 §8.3: the value is a media type): refused

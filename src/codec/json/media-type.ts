@@ -72,20 +72,46 @@ export function isJsonMediaType(mt: MediaType): boolean {
 }
 
 /**
+ * Charsets whose bytes 0x00–0x7F are US-ASCII (IANA names and common aliases, lower case): a text
+ * of ASCII bytes only reads the same in them as in UTF-8.
+ */
+const ASCII_SUPERSET = /^(?:iso[-_]?8859[-_](?:[1-9]|1[0-6])|latin-?[1-9]|l[1-9]|windows-125[0-8]|cp125[0-8]|cp819|ibm819)$/;
+
+/** True when every byte (or UTF-16 code unit) of `content` is US-ASCII (below 0x80). */
+function isAscii(given: Uint8Array | string | (() => Uint8Array | string)): boolean {
+  const content = typeof given === 'function' ? given() : given;
+  if (typeof content === 'string') {
+    for (let i = 0; i < content.length; i++) if (content.charCodeAt(i) > 0x7f) return false;
+    return true;
+  }
+  for (let i = 0; i < content.length; i++) if (content[i]! > 0x7f) return false;
+  return true;
+}
+
+/**
  * Why the `charset` parameter of a JSON media type cannot be honoured, or undefined: JSON text
  * exchanged between systems is UTF-8 (RFC 8259 §8.1), which is how the gateway reads every JSON
  * body and data, so a charset other than `utf-8` (any case; quotes already removed by
- * {@link parseMediaType}; `utf8` tolerated; `us-ascii`/`ascii` too, a subset) would be silently misread — `charset=iso-8859-1`
- * with bytes C3 A9 means "Ã©", not "é". No charset parameter is fine.
- * `what` names the content in the reason (e.g. "CloudEvents JSON", "JSON data").
+ * {@link parseMediaType}; `utf8` tolerated; `us-ascii`/`ascii` too, a subset) would be silently
+ * misread — `charset=iso-8859-1` with bytes C3 A9 means "Ã©", not "é". No charset parameter is
+ * fine. So is a charset that is a superset of US-ASCII (ISO-8859-x, windows-125x, latin1…) when
+ * `content` (the bytes, or the text, it describes; or a function giving them, called only then) is all ASCII: it reads the same either way
+ * (some HTTP client libraries add `charset=ISO-8859-1` by default; RFC 8259 §11 gives JSON no
+ * charset parameter at all). `what` names the content in the reason (e.g. "CloudEvents JSON",
+ * "JSON data").
  */
-export function charsetProblem(mt: MediaType, what: string): string | undefined {
+export function charsetProblem(mt: MediaType, what: string, content?: Uint8Array | string | (() => Uint8Array | string)): string | undefined {
   const raw = mt.params.charset;
   if (raw === undefined) return undefined;
   const charset = raw.toLowerCase();
   // US-ASCII is a subset of UTF-8: its bytes read the same (a client library's default charset).
   if (charset === 'utf-8' || charset === 'utf8' || charset === 'us-ascii' || charset === 'ascii') return undefined;
-  return `charset ${charset.length > 40 ? `${charset.slice(0, 40)}…` : charset} is not supported: ${what} is UTF-8 (RFC 8259 §8.1); send it as UTF-8 with charset=utf-8 or no charset`;
+  const superset = ASCII_SUPERSET.test(charset);
+  if (superset && content !== undefined && isAscii(content)) return undefined;
+  const shown = charset.length > 40 ? `${charset.slice(0, 40)}…` : charset;
+  return superset
+    ? `charset ${shown} is not supported for content with non-ASCII bytes: ${what} is UTF-8 (RFC 8259 §8.1); send it as UTF-8 with charset=utf-8 or no charset`
+    : `charset ${shown} is not supported: ${what} is UTF-8 (RFC 8259 §8.1); send it as UTF-8 with charset=utf-8 or no charset`;
 }
 
 /** True when the `datacontenttype` text declares JSON-formatted content (absent = JSON). */

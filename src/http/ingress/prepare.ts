@@ -239,7 +239,8 @@ function chooseVersion(a: Attributes, binding: KindBinding, opts: PrepareOptions
  * The data as natural JSON. Bytes (structured mode `data_base64`) are read when the
  * `datacontenttype` declares JSON, with the same rules as a JSON body in binary mode (codec/json
  * `readJsonData`: UTF-8 checked, BOM ignored, duplicate names refused, `text/json` and `+json` alike).
- * A JSON `datacontenttype` with a `charset` other than UTF-8 is refused (CEG_INVALID_ATTRIBUTE).
+ * A JSON `datacontenttype` with a `charset` other than UTF-8 is refused (CEG_INVALID_ATTRIBUTE),
+ * unless the charset is a superset of US-ASCII and the data is all ASCII (codec/json `charsetProblem`).
  */
 function dataAsJson(env: Envelope, problems: Violation[]): JsonValue | undefined {
   const d = env.data;
@@ -248,7 +249,8 @@ function dataAsJson(env: Envelope, problems: Violation[]): JsonValue | undefined
   // The data is JSON, read and forwarded as UTF-8: a JSON datacontenttype declaring another
   // charset would tell every reader to misread it (binary mode answers 415 before this).
   const mt = ct === undefined ? undefined : parseMediaType(ct);
-  const charset = mt !== undefined && isJsonMediaType(mt) ? charsetProblem(mt, 'JSON data') : undefined;
+  // The data as its datacontenttype describes it: the JSON text (all-ASCII data reads the same in an ASCII-superset charset), or data_base64's bytes.
+  const charset = mt !== undefined && isJsonMediaType(mt) ? charsetProblem(mt, 'JSON data', () => (d.kind === 'json' ? JSON.stringify(d.value) : d.bytes)) : undefined;
   if (charset !== undefined) {
     problems.push({ attribute: 'datacontenttype', reason: charset, code: 'CEG_INVALID_ATTRIBUTE' });
     return undefined;

@@ -2,7 +2,8 @@
  * JSON is read as UTF-8 in every content mode, so a JSON media type declaring another charset is
  * refused rather than misread: binary mode read `application/json; charset=iso-8859-1` with bytes
  * C3 A9 as "é" (the sender meant "Ã©") and accepted it, while structured and batch mode answered
- * 415. Generated: JSON media types (any type, `json` or `+json` subtype), charset names in any
+ * 415. A charset that is a superset of US-ASCII is read when the body is all ASCII (it reads the
+ * same). Generated: JSON media types (any type, `json` or `+json` subtype), charset names in any
  * case, quoted or not, with spaces around the parameter.
  */
 import fc from 'fast-check';
@@ -58,10 +59,35 @@ describe('binary mode: the charset of a JSON Content-Type', () => {
     }
   });
 
+  it('reads a charset that is a superset of US-ASCII (ISO-8859-x, windows-125x, latin1) when the body is all ASCII; refuses it for any other byte, and refuses other charsets whatever the body (generated)', () => {
+    const superset = fc.oneof(
+      fc.integer({ min: 1, max: 16 }).map((n) => `iso-8859-${n}`),
+      fc.integer({ min: 0, max: 8 }).map((n) => `windows-125${n}`),
+      fc.constantFrom('latin1', 'ISO-8859-1', 'ISO_8859-15', 'Latin-2', 'cp1252', 'CP819'),
+    );
+    const asciiText = fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength: 40 });
+    fc.assert(
+      fc.property(jsonType.filter((t) => !t.toLowerCase().startsWith('application/cloudevents')), superset, asciiText, fc.integer({ min: 0x80, max: 0xff }), (type, charset, text, high) => {
+        const body = Buffer.from(JSON.stringify(text));
+        const read = parseHttpRequest({ ...ceHeaders, 'content-type': `${type}; charset=${charset}` }, body);
+        expect(read.events[0]!.data).toEqual({ kind: 'json', value: text });
+        const withHigh = Buffer.concat([body.subarray(0, 1), Buffer.from([high]), body.subarray(1)]);
+        const err = caught(() => parseHttpRequest({ ...ceHeaders, 'content-type': `${type}; charset=${charset}` }, withHigh));
+        expect(err.code).toBe('CEG_UNSUPPORTED_MEDIA_TYPE');
+        expect(err.message).toContain('non-ASCII');
+      }),
+      { numRuns: 300 },
+    );
+    for (const charset of ['utf-16', 'UTF-16LE', 'shift_jis', 'utf-7', 'ebcdic-cp-us']) {
+      const err = caught(() => parseHttpRequest({ ...ceHeaders, 'content-type': `application/json; charset=${charset}` }, Buffer.from('"plain"')));
+      expect(err.code, charset).toBe('CEG_UNSUPPORTED_MEDIA_TYPE');
+    }
+  });
+
   it('the reported case: iso-8859-1 with C3 A9 is 415, not "é"', () => {
     const err = caught(() => parseHttpRequest({ ...ceHeaders, 'content-type': 'application/json; charset=iso-8859-1' }, E_ACUTE_UTF8));
     expect(err.code).toBe('CEG_UNSUPPORTED_MEDIA_TYPE');
-    expect(err.message).toBe('charset iso-8859-1 is not supported: JSON data is UTF-8 (RFC 8259 §8.1); send it as UTF-8 with charset=utf-8 or no charset');
+    expect(err.message).toBe('charset iso-8859-1 is not supported for content with non-ASCII bytes: JSON data is UTF-8 (RFC 8259 §8.1); send it as UTF-8 with charset=utf-8 or no charset');
   });
 
   it('keeps non-JSON data (text/* too) as bytes whatever its charset: the ingress refuses non-JSON data anyway', () => {
