@@ -20,6 +20,7 @@
  */
 import pg from 'pg';
 import { GatewayError, errorMessage, isGatewayError } from '../../core/errors.js';
+import { raceAbort } from '../../core/race-abort.js';
 import { retryPolicy } from '../../core/retry.js';
 import { retrying } from '../../core/retrying.js';
 import type { RetryPolicy } from '../../core/retry.js';
@@ -422,28 +423,9 @@ class Relay implements OutboxRelay {
    * stop() until one is free. A connection that arrives after that goes back to the pool.
    */
   #connect(): Promise<pg.PoolClient> {
-    const abandon = this.#abandon.signal;
-    const closed = (): Error => new GatewayError('CEG_CLOSED', 'outbox relay stopped', { retriable: true });
-    if (abandon.aborted) return Promise.reject(closed());
-    const connecting = this.#pool.connect();
-    return new Promise<pg.PoolClient>((resolve, reject) => {
-      const onAbandon = (): void => {
-        reject(closed());
-        connecting.then((c) => c.release(), () => undefined);
-      };
-      abandon.addEventListener('abort', onAbandon, { once: true });
-      connecting.then(
-        (c) => {
-          abandon.removeEventListener('abort', onAbandon);
-          resolve(c);
-        },
-        (err: unknown) => {
-          abandon.removeEventListener('abort', onAbandon);
-          reject(err instanceof Error ? err : new Error(String(err)));
-        },
-      );
-    });
+    return raceAbort(this.#pool.connect(), this.#abandon.signal, () => new GatewayError('CEG_CLOSED', 'outbox relay stopped', { retriable: true }), (late) => late.release());
   }
+
 
   /**
    * Produces the claimed rows, the topics at once; a topic's rows in produce calls that each fit its

@@ -14,6 +14,7 @@ import type {
   RecordHandler, TopicSpec, Transport,
 } from '../port.js';
 import { assertNoCollision, assertTopicName, invalidTopicRefusal } from '../../core/topic-name.js';
+import { raceAbort } from '../../core/race-abort.js';
 import { sleep } from '../../core/retry.js';
 import { abortedProduce, checkCommitOffsets, checkGroupSpec, checkTopicSpec, closedTransport, describedGroup, groupBusy, readFailure } from '../topics.js';
 import { KafkaConsumption } from './consumption.js';
@@ -577,28 +578,6 @@ function positionsInOrder(topic: string, messages: readonly Message[], metadata:
   });
 }
 
-function raceAbort<T>(work: Promise<T>, signal: AbortSignal | undefined, onAbort: () => Error): Promise<T> {
-  if (signal === undefined) return work;
-  return new Promise<T>((resolve, reject) => {
-    const abort = (): void => reject(onAbort());
-    if (signal.aborted) {
-      work.catch(() => undefined); // the send goes on; its outcome is indeterminate to the caller
-      abort();
-      return;
-    }
-    signal.addEventListener('abort', abort, { once: true });
-    work.then(
-      (v) => {
-        signal.removeEventListener('abort', abort);
-        resolve(v);
-      },
-      (err: unknown) => {
-        signal.removeEventListener('abort', abort);
-        reject(err instanceof Error ? err : new Error(String(err)));
-      },
-    );
-  });
-}
 
 
 
