@@ -89,11 +89,13 @@ export interface OutboxRelayStats {
   /** Failed cycles in a row (0 after a clean cycle): cycles on which the database failed or nothing could be produced. */
   readonly consecutiveFailures: number;
   /**
-   * Rows found larger than their topic's `max.message.bytes` even alone (the topic's limit is
-   * lower than the catalog's, or it was lowered after the row was written): each time the relay
-   * meets one it is not produced and its key is held back on that topic (see `heldKeys`); it is
-   * logged as an error once per row and relay, and the topic's limit is read again before the
-   * next attempt (a raised limit releases it).
+   * Times a row was found larger than its topic's `max.message.bytes` even alone (the topic's
+   * limit is lower than the catalog's, or it was lowered after the row was written), counted at
+   * every attempt (a row held back and met again counts again): it is not produced and its key is
+   * held back on that topic (see `heldKeys`). Before a row is judged too large the topic's limit
+   * is read again from the broker, at most once per backoff of the topic, so a limit an operator
+   * raised (kafka-configs, admin alterConfigs) releases the row at its next attempt, without a
+   * restart. Logged as an error once per row and relay (later attempts at debug level).
    */
   readonly tooLargeRows: number;
   /**
@@ -230,9 +232,23 @@ class Relay implements OutboxRelay {
   #listenFailures = 0;
   #lastPurgeMs = 0;
   #stats = { published: 0, failedAttempts: 0, failedRows: 0, dbErrors: 0, cycles: 0, consecutiveFailures: 0, tooLargeRows: 0, purged: 0 };
-  /** Topic → its `max.message.bytes`, read once per topic (again after a row was too large for it). */
+  /**
+   * Topic → its `max.message.bytes`, bytes, as last read from the broker: read the first time the
+   * topic has rows, and again when a row is found too large for it or the broker refused a call as
+   * too large (see #recheckLimit).
+   */
   readonly #maxBytes = new Map<string, number>();
-  /** (topic, partition key) (see `heldKey`) → when it may be relayed again and how often it was held in a row. */
+  /**
+   * Topic → when (Date.now() ms) its limit may be read again (#recheckLimit) and how many re-reads
+   * in a row found it unchanged (the retry policy's attempt number of the next backoff).
+   */
+  readonly #limitRecheck = new Map<string, { notBeforeMs: number; times: number }>();
+  /**
+   * (topic, partition key) (see `heldKey`) → when (Date.now() ms) it may be relayed again and how
+   * often it was held in a row. Kafka keeps order per topic and partition key only, so a key is held
+   * on the topic where its row failed: the same key on another topic, and keyless rows (key '') of
+   * other topics, go on.
+   */
   readonly #held = new Map<string, { topic: string; key: string; untilMs: number; times: number }>();
   /** Ids of rows logged as too large (once per row; the oldest forgotten past 10,000). */
   readonly #loggedTooLarge = new Set<string>();
@@ -429,9 +445,10 @@ class Relay implements OutboxRelay {
 
   /**
    * Produces the claimed rows, the topics at once; a topic's rows in produce calls that each fit its
-   * `max.message.bytes` (read once per topic), one call after the other. A key whose call failed has
-   * no later row produced in the cycle (per-key order); a row too large even alone is not produced
-   * and its key is held back. Never throws.
+   * `max.message.bytes` (cached; read again as #recheckLimit says), one call after the other. A key
+   * whose call failed has no later row produced in the cycle (per-key order); a row too large even
+   * alone (after the limit was read again, when due) is not produced and its key is held back.
+   * Never throws.
    */
   async #publish(rows: readonly ClaimedRow[]): Promise<{ sent: { row: ClaimedRow; position: Position }[]; failed: Failed[]; tooLarge: Failed[] }> {
     const byTopic = new Map<string, ClaimedRow[]>();
@@ -474,12 +491,17 @@ class Relay implements OutboxRelay {
       } catch (error) {
         for (const c of calls) stopped.add(c.row.partition_key);
         this.#produceFailed(topic, calls.map((c) => c.row), error, out.failed);
+        // The broker took less than the cached limit (lowered since it was read): read it again so
+        // the next calls, and the next attempt of these rows, are cut by the topic's limit of now.
+        if (isGatewayError(error) && error.code === 'CEG_PAYLOAD_TOO_LARGE') max = await this.#recheckLimit(topic, max);
       }
     };
     for (const row of group) {
       if (stopped.has(row.partition_key)) continue; // an earlier row of the key failed or is held: stays unsent, untouched
       const record = recordOfRow(row);
       const size = recordBatchBytes(record);
+      // Too large for the cached limit: read the limit again first (an operator may have raised it).
+      if (BATCH_HEADER_BYTES + size > max) max = await this.#recheckLimit(topic, max);
       if (BATCH_HEADER_BYTES + size > max) {
         stopped.add(row.partition_key);
         this.#tooLarge(topic, row, BATCH_HEADER_BYTES + size, max, out.tooLarge);
@@ -507,14 +529,47 @@ class Relay implements OutboxRelay {
     }
   }
 
-  /** The topic's `max.message.bytes`, from the broker the first time. Errors: the transport's. */
+  /**
+   * The topic's `max.message.bytes`, bytes: cached, from the broker the first time (which counts as
+   * a read for #recheckLimit's backoff: a row too large right after it is not read again at once).
+   * Errors: the transport's.
+   */
   async #topicMaxBytes(topic: string): Promise<number> {
     let max = this.#maxBytes.get(topic);
     if (max === undefined) {
       max = await this.#o.transport.maxMessageBytes(topic);
       this.#maxBytes.set(topic, max);
+      if (!this.#limitRecheck.has(topic)) this.#limitRecheck.set(topic, { notBeforeMs: Date.now() + this.#o.retry.delayMs(1), times: 0 });
     }
     return max;
+  }
+
+  /**
+   * The topic's `max.message.bytes`, bytes, read from the broker again when a row was found larger
+   * than `cached` (or the broker refused a call as too large) — at most once per backoff of the
+   * topic (the `retry` policy's delay, growing while re-reads find it unchanged, from the first
+   * delay again once it changed); until then, and when the read fails (logged, counted in
+   * lastError; the limit is only an optimisation of the cut, the broker has the last word), `cached`.
+   * The too-large row's key is held at least until the next re-read is allowed (#tooLarge), so its
+   * next attempt reads the limit again: an operator's raised limit releases it at that attempt.
+   * Never throws.
+   */
+  async #recheckLimit(topic: string, cached: number): Promise<number> {
+    const now = Date.now();
+    const gate = this.#limitRecheck.get(topic);
+    if (gate !== undefined && now < gate.notBeforeMs) return cached;
+    let fresh = cached;
+    try {
+      fresh = await this.#o.transport.maxMessageBytes(topic);
+      this.#maxBytes.set(topic, fresh);
+    } catch (err) {
+      this.#note(err);
+      this.#o.log.warn({ relay: this.#o.name, topic, err: errorMessage(err) }, 'outbox relay could not read the topic\'s max.message.bytes again; keeps the one it has');
+    }
+    const times = fresh === cached ? (gate?.times ?? 0) + 1 : 1;
+    this.#limitRecheck.set(topic, { notBeforeMs: now + this.#o.retry.delayMs(times), times });
+    if (fresh !== cached) this.#o.log.info({ relay: this.#o.name, topic, maxMessageBytes: fresh, was: cached }, 'outbox relay: the topic\'s max.message.bytes changed');
+    return fresh;
   }
 
   /** Counts and logs a failed produce call; its keys are held back (retried after the `retry` delay, alone). */
@@ -539,9 +594,8 @@ class Relay implements OutboxRelay {
     tooLarge.push({ rows: [row], error });
     this.#stats.tooLargeRows++;
     this.#note(error);
-    const held = this.#hold(topic, row.partition_key);
-    // Read the limit again before the next attempt: an operator may raise it (kafka-configs).
-    this.#maxBytes.delete(topic);
+    // Held at least until the topic's limit may be read again, so the next attempt reads it.
+    const held = this.#hold(topic, row.partition_key, this.#limitRecheck.get(topic)?.notBeforeMs ?? 0);
     const fields = { relay: this.#o.name, topic, rowId: row.id, eventId: row.event_id, partitionKey: row.partition_key, bytes, maxMessageBytes: max, heldMs: held };
     if (this.#loggedTooLarge.has(row.id)) {
       this.#o.log.debug(fields, 'outbox row still larger than the topic takes: its key stays held back');
@@ -552,13 +606,17 @@ class Relay implements OutboxRelay {
     this.#o.log.error(fields, 'outbox row larger than the topic takes: its key is held back on this topic (logged once per row; counted in tooLargeRows at every attempt)');
   }
 
-  /** Holds a key back on a topic for the retry policy's next delay; returns the delay, ms. */
-  #hold(topic: string, key: string): number {
+  /**
+   * Holds a key back on a topic for the retry policy's next delay, and at least until `notBeforeMs`
+   * (Date.now() ms; 0: no floor); returns the delay, ms.
+   */
+  #hold(topic: string, key: string, notBeforeMs = 0): number {
     const k = heldKey(topic, key);
     const prev = this.#held.get(k);
     const times = (prev?.times ?? 0) + 1;
-    const delay = this.#o.retry.delayMs(times);
-    this.#held.set(k, { topic, key, untilMs: Date.now() + delay, times });
+    const now = Date.now();
+    const delay = Math.max(this.#o.retry.delayMs(times), notBeforeMs - now);
+    this.#held.set(k, { topic, key, untilMs: now + delay, times });
     return delay;
   }
 
