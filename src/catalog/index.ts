@@ -2,6 +2,8 @@
 export type { Catalog, CatalogProblem, EventClass, EventKind, SubjectStrategy } from './types.js';
 export { CATALOG_FILE, defaultCatalogDir, loadCatalog } from './load.js';
 export { MAX_NOTIFICATION_BYTES, parseCatalog } from './parse.js';
+export { looseKinds } from './loose.js';
+export type { LooseKind } from './loose.js';
 export type { SchemaReader } from './parse.js';
 export { partitionKey, sanitizeKeyPart } from './partition-key.js';
 export { publicCatalog } from './public-view.js';

@@ -5,11 +5,10 @@
  * DESIGN "The model is the schema registry" (CI runs the check and fails on a breaking change).
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join, resolve, sep } from 'node:path';
 import { isGatewayError } from '../core/errors.js';
-import { parse as parseYaml } from 'yaml';
-import { CATALOG_FILE, loadCatalog, parseCatalog } from '../catalog/index.js';
-import type { Catalog, CatalogProblem, EventKind } from '../catalog/index.js';
+import { CATALOG_FILE, loadCatalog, looseKinds, parseCatalog } from '../catalog/index.js';
+import type { Catalog, CatalogProblem, EventKind, LooseKind } from '../catalog/index.js';
 import { analyzeAvroSchema, checkCompatibility, levelPlan } from '../registry/avro/index.js';
 import type { PreviousSchema } from '../registry/avro/index.js';
 import { nestingProblem } from './depth.js';
@@ -158,19 +157,17 @@ function schemaFileOf(p: CatalogProblem): string | undefined {
 /** The schema files catalog.yaml in `dir` names that exist, with their text; [] when catalog.yaml is missing or not YAML with kinds. */
 function schemaFilesOf(dir: string): { file: string; text: string }[] {
   const root = resolve(dir);
-  let doc: unknown;
+  let kinds: readonly LooseKind[] | undefined;
   try {
-    doc = parseYaml(readFileSync(join(root, CATALOG_FILE), 'utf8'));
+    kinds = looseKinds(readFileSync(join(root, CATALOG_FILE), 'utf8'));
   } catch {
     return [];
   }
-  const kinds = typeof doc === 'object' && doc !== null ? (doc as { kinds?: unknown }).kinds : undefined;
   const out: { file: string; text: string }[] = [];
-  for (const k of Array.isArray(kinds) ? kinds : []) {
-    const file = typeof k === 'object' && k !== null ? (k as { schema?: unknown }).schema : undefined;
-    if (typeof file !== 'string' || out.some((f) => f.file === file)) continue;
+  for (const { schema: file } of kinds ?? []) {
+    if (file === undefined || out.some((f) => f.file === file)) continue;
     const path = join(root, file);
-    if (!path.startsWith(root) || !existsSync(path)) continue;
+    if (!path.startsWith(root + sep) || !existsSync(path)) continue;
     try {
       out.push({ file, text: readFileSync(path, 'utf8') });
     } catch {
@@ -285,10 +282,9 @@ export function loadCatalogForRegister(dir: string): PartialCatalogLoad {
   const root = resolve(dir);
   try {
     const yamlText = readFileSync(join(root, CATALOG_FILE), 'utf8');
-    const doc = parseYaml(yamlText) as { kinds?: { schema?: unknown; key?: unknown }[] };
-    const keysOf = new Map<string, string[]>();
-    for (const k of doc.kinds ?? []) {
-      if (typeof k.schema === 'string' && Array.isArray(k.key)) keysOf.set(k.schema, k.key.filter((x): x is string => typeof x === 'string'));
+    const keysOf = new Map<string, readonly string[]>();
+    for (const k of looseKinds(yamlText) ?? []) {
+      if (k.schema !== undefined && k.key !== undefined) keysOf.set(k.schema, k.key);
     }
     const invalid = new Set(invalidFiles.map((f) => f.schemaFile));
     let n = 0;

@@ -12,8 +12,8 @@
 import { execFile, spawn } from 'node:child_process';
 import { posix, relative, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { parse as parseYaml } from 'yaml';
 import { GatewayError } from '../core/errors.js';
+import { looseKinds } from '../catalog/index.js';
 import type { EventKind } from '../catalog/index.js';
 import type { HistoricVersion, SchemaHistory } from './types.js';
 
@@ -63,19 +63,11 @@ function gitWithInput(cwd: string, args: readonly string[], input: string): Prom
 
 /** eventId → schema path (relative to the catalog directory) in one catalog.yaml text; undefined when it is not YAML with a kinds list. */
 function schemaPathsOf(yamlText: string): Map<string, string> | undefined {
-  let doc: unknown;
-  try {
-    doc = parseYaml(yamlText);
-  } catch {
-    return undefined;
-  }
-  const kinds = typeof doc === 'object' && doc !== null ? (doc as { kinds?: unknown }).kinds : undefined;
-  if (!Array.isArray(kinds)) return undefined;
+  const kinds = looseKinds(yamlText);
+  if (kinds === undefined) return undefined;
   const out = new Map<string, string>();
-  for (const k of kinds) {
-    if (typeof k !== 'object' || k === null) continue;
-    const { eventId, schema } = k as { eventId?: unknown; schema?: unknown };
-    if (typeof eventId === 'string' && typeof schema === 'string') out.set(eventId, posix.normalize(schema));
+  for (const { eventId, schema } of kinds) {
+    if (eventId !== undefined && schema !== undefined) out.set(eventId, posix.normalize(schema));
   }
   return out;
 }
