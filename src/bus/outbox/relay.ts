@@ -53,7 +53,7 @@ export interface OutboxRelayOptions {
    * after a cycle in which nothing could be produced or the database failed. Default 200 ms ×2 up to 10 s, 20 % jitter.
    */
   readonly retry?: RetryPolicy;
-  /** Longest wait for one produce call, ms; then the attempt counts as failed (indeterminate). Default 30000. */
+  /** Longest wait for one produce call, ms, then the attempt counts as failed (indeterminate); also for one read of a topic's max.message.bytes. Default 30000. */
   readonly publishTimeoutMs?: number;
   /** Sent rows are kept this long, ms, then purged; 0 = delete rows at acknowledgement; −1 = keep forever. Default 86400000 (1 day). */
   readonly keepSentMs?: number;
@@ -472,7 +472,7 @@ class Relay implements OutboxRelay {
   async #publishTopic(topic: string, group: readonly ClaimedRow[], signal: AbortSignal, out: { sent: { row: ClaimedRow; position: Position }[]; failed: Failed[]; tooLarge: Failed[] }): Promise<void> {
     let max: number;
     try {
-      max = await this.#topicMaxBytes(topic);
+      max = await this.#topicMaxBytes(topic, signal);
     } catch (error) {
       this.#produceFailed(topic, group, error, out.failed);
       return;
@@ -493,7 +493,7 @@ class Relay implements OutboxRelay {
         this.#produceFailed(topic, calls.map((c) => c.row), error, out.failed);
         // The broker took less than the cached limit (lowered since it was read): read it again so
         // the next calls, and the next attempt of these rows, are cut by the topic's limit of now.
-        if (isGatewayError(error) && error.code === 'CEG_PAYLOAD_TOO_LARGE') max = await this.#recheckLimit(topic, max);
+        if (isGatewayError(error) && error.code === 'CEG_PAYLOAD_TOO_LARGE') max = await this.#recheckLimit(topic, max, signal);
       }
     };
     for (const row of group) {
@@ -501,7 +501,7 @@ class Relay implements OutboxRelay {
       const record = recordOfRow(row);
       const size = recordBatchBytes(record);
       // Too large for the cached limit: read the limit again first (an operator may have raised it).
-      if (BATCH_HEADER_BYTES + size > max) max = await this.#recheckLimit(topic, max);
+      if (BATCH_HEADER_BYTES + size > max) max = await this.#recheckLimit(topic, max, signal);
       if (BATCH_HEADER_BYTES + size > max) {
         stopped.add(row.partition_key);
         this.#tooLarge(topic, row, BATCH_HEADER_BYTES + size, max, out.tooLarge);
@@ -530,14 +530,29 @@ class Relay implements OutboxRelay {
   }
 
   /**
+   * The topic's `max.message.bytes` from the broker, bytes, waited for at most publishTimeoutMs and
+   * not after `stop` aborts (stop()'s grace passed): an admin call to a broker that does not answer
+   * would otherwise hold the cycle, its claimed rows and stop() for the client's own timeouts
+   * (minutes with kafkajs). Errors: the transport's; CEG_DELIVERY_TIMEOUT; CEG_CLOSED.
+   */
+  #readLimit(topic: string, stop: AbortSignal): Promise<number> {
+    const timeout = AbortSignal.timeout(this.#o.publishTimeoutMs);
+    const signal = AbortSignal.any([stop, timeout]);
+    return raceAbort(this.#o.transport.maxMessageBytes(topic), signal, () =>
+      timeout.aborted
+        ? new GatewayError('CEG_DELIVERY_TIMEOUT', `reading the max.message.bytes of topic ${topic} took longer than ${this.#o.publishTimeoutMs} ms`, { retriable: true })
+        : new GatewayError('CEG_CLOSED', 'outbox relay stopped', { retriable: true }));
+  }
+
+  /**
    * The topic's `max.message.bytes`, bytes: cached, from the broker the first time (which counts as
    * a read for #recheckLimit's backoff: a row too large right after it is not read again at once).
-   * Errors: the transport's.
+   * Errors: the transport's; CEG_DELIVERY_TIMEOUT after publishTimeoutMs; CEG_CLOSED when `stop` aborts.
    */
-  async #topicMaxBytes(topic: string): Promise<number> {
+  async #topicMaxBytes(topic: string, stop: AbortSignal): Promise<number> {
     let max = this.#maxBytes.get(topic);
     if (max === undefined) {
-      max = await this.#o.transport.maxMessageBytes(topic);
+      max = await this.#readLimit(topic, stop);
       this.#maxBytes.set(topic, max);
       if (!this.#limitRecheck.has(topic)) this.#limitRecheck.set(topic, { notBeforeMs: Date.now() + this.#o.retry.delayMs(1), times: 0 });
     }
@@ -554,15 +569,16 @@ class Relay implements OutboxRelay {
    * next attempt reads the limit again: an operator's raised limit releases it at that attempt.
    * Never throws.
    */
-  async #recheckLimit(topic: string, cached: number): Promise<number> {
+  async #recheckLimit(topic: string, cached: number, stop: AbortSignal): Promise<number> {
     const now = Date.now();
     const gate = this.#limitRecheck.get(topic);
     if (gate !== undefined && now < gate.notBeforeMs) return cached;
     let fresh = cached;
     try {
-      fresh = await this.#o.transport.maxMessageBytes(topic);
+      fresh = await this.#readLimit(topic, stop);
       this.#maxBytes.set(topic, fresh);
     } catch (err) {
+      if (stop.aborted) return cached; // stop() abandoned the cycle: nothing to report
       this.#note(err);
       this.#o.log.warn({ relay: this.#o.name, topic, err: errorMessage(err) }, 'outbox relay could not read the topic\'s max.message.bytes again; keeps the one it has');
     }

@@ -1,14 +1,16 @@
 /**
  * The relay while another session holds a row lock on the outbox (an operator's `SELECT … FOR
  * UPDATE`): the cycle gives up after lockTimeoutMs (counted, retried), and stop() is bounded by
- * stopGraceMs even while a cycle waits on the lock, or on a connection of the caller's pool that
- * the caller's own work holds.
+ * stopGraceMs even while a cycle waits on the lock, on a connection of the caller's pool that
+ * the caller's own work holds, or on a read of the topic's max.message.bytes that does not answer
+ * (that read is also bounded by publishTimeoutMs).
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stackEnv } from '../../helpers/stack.js';
 import { startOutboxRelay } from '../../../src/bus/outbox/index.js';
 import { waitFor } from '../../helpers/wait.js';
+import type { Transport } from '../../../src/transport/index.js';
 import { outboxFixture, rowStates, writeCommitted } from './fixture.js';
 import type { OutboxFixture } from './fixture.js';
 
@@ -93,6 +95,57 @@ describe('outbox relay and a row lock held by another session', () => {
     } finally {
       if (!released) busy.release();
       await pool.end();
+    }
+  });
+
+  /** The fixture's transport whose max.message.bytes reads do not answer while `hang.on` (each call counted). */
+  function hangingLimitReads(): { transport: Transport; hang: { on: boolean; calls: number } } {
+    const hang = { on: true, calls: 0 };
+    const transport = new Proxy(f.transport, {
+      get(target, prop) {
+        if (prop === 'maxMessageBytes') {
+          return (topic: string): Promise<number> => {
+            hang.calls++;
+            return hang.on ? new Promise<number>(() => undefined) : target.maxMessageBytes(topic);
+          };
+        }
+        const v: unknown = Reflect.get(target, prop, target);
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+    return { transport, hang };
+  }
+
+  it('stop() returns within about stopGraceMs while a cycle waits on a read of max.message.bytes that does not answer, and the rows stay unsent', async () => {
+    await f.pool.query(`TRUNCATE ${f.writer.table.sql}`);
+    for (let i = 1; i <= 3; i++) await writeCommitted(f, 'EUR/USD', i);
+    const { transport, hang } = hangingLimitReads();
+    // publishTimeoutMs is longer than the test: only stop() itself can end the wait.
+    const relay = await startOutboxRelay({ pool: f.pool, transport, table: f.table, pollIntervalMs: 100, stopGraceMs: 1000, publishTimeoutMs: 120_000 });
+    await waitFor('a cycle reading the limit', () => hang.calls > 0);
+    const t0 = Date.now();
+    const outcome = await Promise.race([relay.stop().then(() => 'stopped'), new Promise((r) => setTimeout(() => r('pending'), 5000))]);
+    expect(outcome).toBe('stopped');
+    expect(Date.now() - t0).toBeLessThan(3000);
+    expect(relay.stats().published).toBe(0);
+    expect((await rowStates(f)).unsent).toBe(3);
+  });
+
+  it('a read of max.message.bytes that does not answer fails the attempt after publishTimeoutMs (retried), and the rows go once reads answer', async () => {
+    await f.pool.query(`TRUNCATE ${f.writer.table.sql}`);
+    for (let i = 1; i <= 3; i++) await writeCommitted(f, 'EUR/USD', i);
+    const { transport, hang } = hangingLimitReads();
+    const relay = await startOutboxRelay({ pool: f.pool, transport, table: f.table, pollIntervalMs: 100, publishTimeoutMs: 400 });
+    try {
+      await waitFor('the timed-out read counted', () => relay.stats().failedAttempts >= 1, 10_000);
+      expect(relay.stats().lastError?.code).toBe('CEG_DELIVERY_TIMEOUT');
+      expect(relay.stats().lastError?.message).toContain('max.message.bytes');
+      expect(relay.stats().published).toBe(0);
+      hang.on = false;
+      await waitFor('the rows published', () => relay.stats().published === 3, 20_000);
+      expect((await rowStates(f)).unsent).toBe(0);
+    } finally {
+      await relay.stop();
     }
   });
 });
