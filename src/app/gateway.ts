@@ -498,6 +498,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       failuresPerMinute: a.failuresPerMinute,
       trustedProxies: a.trustedProxies,
       audit: log.child({ component: 'audit' }),
+      log,
       ...(partners === undefined || a.oidc === undefined ? {} : { oidc: a.oidc }),
     });
   }

@@ -10,6 +10,7 @@ import proxyAddr from 'proxy-addr';
 import { z } from 'zod';
 import { GatewayError } from '../core/errors.js';
 import { hasUserinfo, takeUserinfo } from '../core/public-url.js';
+import { isLoopbackHost } from '../core/loopback.js';
 import { schemaIssues } from '../core/schema-issues.js';
 
 const port = z.coerce.number().int().min(0).max(65535);
@@ -29,6 +30,15 @@ const isTrustEntry = (e: string): boolean => {
   }
 };
 const httpUrl = z.url({ protocol: /^https?$/ });
+/** Whether a URL is plain `http:` to a host that is not loopback (false for what does not parse: zod names that). */
+const isPlainHttpBeyondLoopback = (url: string): boolean => {
+  try {
+    const u = new URL(url);
+    return u.protocol === 'http:' && !isLoopbackHost(u.hostname.replace(/^\[(.*)\]$/, '$1'));
+  } catch {
+    return false;
+  }
+};
 const name = z.string().regex(/^[A-Za-z0-9._-]{1,100}$/, 'letters, digits, ".", "_" or "-"');
 
 const schema = z.object({
@@ -110,6 +120,12 @@ const schema = z.object({
   OIDC_JWKS_URL: httpUrl.optional(),
   OIDC_JWKS_FILE: z.string().min(1).optional(),
   OIDC_PARTNER_CLAIM: z.string().regex(/^[A-Za-z0-9_:./-]{1,100}$/, 'a claim name').default('sub'),
+  // RFC 9068 §2.1: access tokens are typed `at+jwt`; `*` accepts any `typ` (IdPs that type theirs `JWT`).
+  OIDC_TOKEN_TYPES: z
+    .string()
+    .default('at+jwt')
+    .transform((v) => v.split(',').map((t) => t.trim()).filter((t) => t !== ''))
+    .pipe(z.array(z.string().regex(/^(\*|[A-Za-z0-9!#$&^_.+-]{1,100}(\/[A-Za-z0-9!#$&^_.+-]{1,100})?)$/, 'a media type such as at+jwt, or *')).min(1)),
   TLS_CERT_FILE: z.string().min(1).optional(),
   TLS_KEY_FILE: z.string().min(1).optional(),
 });
@@ -349,6 +365,8 @@ export function checkConfig(vars: Record<string, string | undefined>): { readonl
   if (['OIDC_ISSUER', 'OIDC_AUDIENCE', 'OIDC_JWKS_URL', 'OIDC_JWKS_FILE'].some((k) => Boolean(raw[k]))) {
     if (!raw.OIDC_ISSUER || !raw.OIDC_AUDIENCE || Boolean(raw.OIDC_JWKS_URL) === Boolean(raw.OIDC_JWKS_FILE)) problems.push({ variable: 'OIDC_ISSUER', message: 'OIDC needs OIDC_ISSUER, OIDC_AUDIENCE and one of OIDC_JWKS_URL or OIDC_JWKS_FILE' });
     if (!raw.PARTNERS_FILE) problems.push({ variable: 'PARTNERS_FILE', message: 'OIDC needs PARTNERS_FILE (the token names a partner there, whose permissions apply)' });
+    // The key set decides who may sign tokens: over plain http anyone on the path could swap it.
+    if (raw.OIDC_JWKS_URL && isPlainHttpBeyondLoopback(raw.OIDC_JWKS_URL)) problems.push({ variable: 'OIDC_JWKS_URL', message: 'must be https:// (plain http:// only to a loopback address): the key set decides who may sign tokens' });
   }
   if (!parsed.success || problems.length > 0) return { problems };
   return { config: build(parsed.data, { kafka: kafkaCa, registry: registryCa }), problems };
@@ -412,6 +430,7 @@ function build(e: z.infer<typeof schema>, ca: { readonly kafka?: string; readonl
               ...(e.OIDC_JWKS_URL === undefined ? {} : { jwksUrl: e.OIDC_JWKS_URL }),
               ...(e.OIDC_JWKS_FILE === undefined ? {} : { jwksFile: e.OIDC_JWKS_FILE }),
               partnerClaim: e.OIDC_PARTNER_CLAIM,
+              ...(e.OIDC_TOKEN_TYPES.includes('*') ? {} : { tokenTypes: e.OIDC_TOKEN_TYPES }),
             },
           }),
     },

@@ -63,9 +63,10 @@ export const CONFIG_HELP: Readonly<Record<string, string>> = Object.freeze({
   AUTH_FAILURES_PER_MINUTE: 'failed authentication attempts per client address per minute before 429, an integer ≥ 1 (default 10)',
   OIDC_ISSUER: 'the OIDC issuer (iss) of accepted JWT bearer tokens',
   OIDC_AUDIENCE: 'the audience (aud) accepted JWT bearer tokens must name',
-  OIDC_JWKS_URL: 'http(s) URL of the issuer\'s JWKS',
+  OIDC_JWKS_URL: 'https URL of the issuer\'s JWKS (http only to a loopback address)',
   OIDC_JWKS_FILE: 'path of a JWKS file',
   OIDC_PARTNER_CLAIM: 'the token claim naming a partner of PARTNERS_FILE (default sub)',
+  OIDC_TOKEN_TYPES: 'accepted JWT header typ values, comma list (default at+jwt; * accepts any)',
   TLS_CERT_FILE: 'path of the PEM certificate (chain) for HTTPS; goes with TLS_KEY_FILE',
   TLS_KEY_FILE: 'path of the PEM private key for HTTPS; goes with TLS_CERT_FILE',
 });

@@ -75,6 +75,7 @@ const byCode: ReadonlyMap<string, Row> = new Map<string, Row>([
   ['CEG_NOT_IMPLEMENTED', { status: 501, title: 'Not implemented' }],
   ['CEG_STORE_UNAVAILABLE', { status: 503, title: 'Store unavailable' }],
   ['CEG_UNAUTHENTICATED', { status: 401, title: 'Unauthorized' }],
+  ['CEG_AUTH_UNAVAILABLE', { status: 503, title: 'Authentication unavailable' }],
   ['CEG_FORBIDDEN', { status: 403, title: 'Forbidden' }],
   ['CEG_QUOTA_EXCEEDED', { status: 403, title: 'Quota exceeded' }],
   ['CEG_RATE_LIMITED', { status: 429, title: 'Too many requests' }],

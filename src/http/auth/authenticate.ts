@@ -59,7 +59,9 @@ export class Authenticator {
    * Authenticates a request from its `Authorization` header(s) and client address.
    * Errors (in the outcome, never thrown): CEG_UNAUTHENTICATED (401, `WWW-Authenticate`) when the
    *   header is missing, repeated, malformed or names no partner's key — the answer never says
-   *   which; CEG_RATE_LIMITED (429, `Retry-After`) when the address failed too often.
+   *   which; CEG_RATE_LIMITED (429, `Retry-After`) when the address failed too often;
+   *   CEG_AUTH_UNAVAILABLE (503, `Retry-After`, not counted as a failure) when a JWT-shaped
+   *   credential cannot be checked because the OIDC key set (JWKS) cannot be fetched.
    */
   authenticate(authorization: readonly string[] | undefined, address: string): AuthOutcome | Promise<AuthOutcome> {
     const bucket = this.#failures.get(address);
@@ -80,7 +82,15 @@ export class Authenticator {
     if (partner !== undefined) return { ok: true, partner };
     const oidc = this.#o.oidc;
     if (m !== null && oidc !== undefined && looksLikeJwt(m[1]!)) {
-      return oidc.verify(m[1]!).then((p) => (p !== undefined ? { ok: true, partner: p } : this.#refuse(presented, address)));
+      return oidc.verify(m[1]!).then(
+        (p): AuthOutcome => (p !== undefined ? { ok: true, partner: p } : this.#refuse(presented, address)),
+        (err: unknown): AuthOutcome => {
+          // The identity provider's fault, not the caller's: 503, not counted against the address.
+          if (!(err instanceof GatewayError) || err.code !== 'CEG_AUTH_UNAVAILABLE') throw err;
+          const retryAfterS = typeof err.details.retryAfterS === 'number' ? err.details.retryAfterS : 1;
+          return { ok: false, error: err, headers: { 'retry-after': String(retryAfterS) } };
+        },
+      );
     }
     return this.#refuse(presented, address);
   }

@@ -43,6 +43,8 @@ export interface HttpAuthOptions {
   readonly audit: Logger;
   /** OIDC bearer tokens mapped to partners (needs `partners`). */
   readonly oidc?: OidcOptions;
+  /** Where the gateway's own faults in authentication go (an OIDC key set that cannot be fetched). */
+  readonly log?: Logger;
 }
 
 /** Result of the step: go on with the request's access, or answer with the error; `headers` go on the answer either way. */
@@ -77,7 +79,7 @@ export class HttpAuth {
   constructor(o: HttpAuthOptions) {
     this.#o = o;
     this.#authenticator =
-      o.partners === undefined ? undefined : new Authenticator(o.partners, { failuresPerMinute: o.failuresPerMinute, ...(o.oidc === undefined ? {} : { oidc: new OidcVerifier(o.oidc, o.partners) }) });
+      o.partners === undefined ? undefined : new Authenticator(o.partners, { failuresPerMinute: o.failuresPerMinute, ...(o.oidc === undefined ? {} : { oidc: new OidcVerifier(o.oidc, o.partners, o.log) }) });
     this.#clientAddress = clientAddressOf(o.trustedProxies);
     this.#rates = new PartnerRateLimits({ requestsPerSecond: o.requestsPerSecond, eventsPerSecond: o.eventsPerSecond });
   }
@@ -101,7 +103,7 @@ export class HttpAuth {
    * Authenticates `req` (not a public path). Errors (in the outcome): CEG_UNAUTHENTICATED (401),
    * CEG_RATE_LIMITED (429: failed attempts from the address, or the partner's request rate),
    * CEG_HEADERS_TOO_LARGE (431: the partner's `maxHeaderBytes`), CEG_FORBIDDEN (`/metrics`
-   * without the admin role).
+   * without the admin role), CEG_AUTH_UNAVAILABLE (503: the OIDC key set cannot be fetched).
    */
   check(req: IncomingMessage, path: string): AuthStep | Promise<AuthStep> {
     if (this.#authenticator === undefined) return { ok: true, access: new Access(ANONYMOUS, this.#o.audit), headers: {} };
@@ -112,7 +114,7 @@ export class HttpAuth {
   #admit(req: IncomingMessage, path: string, outcome: AuthOutcome): AuthStep {
     if (!outcome.ok) {
       if (outcome.error.code === 'CEG_RATE_LIMITED') this.#stats.limited.failures++;
-      else this.#stats.failures++;
+      else if (outcome.error.code !== 'CEG_AUTH_UNAVAILABLE') this.#stats.failures++;
       return outcome;
     }
     const partner = outcome.partner;

@@ -250,8 +250,15 @@ describe('authentication and TLS settings (issue 11)', () => {
     expect(() => loadConfig({ AUTH: 'oidc' })).toThrow(/AUTH: /);
     expect(() => loadConfig({ TLS_CERT_FILE: '/c.pem' })).toThrow(/TLS_CERT_FILE: goes together with TLS_KEY_FILE/);
   });
-  it('OIDC: issuer, audience and one JWKS source, with PARTNERS_FILE; the claim defaults to sub', () => {
-    expect(loadConfig({ PARTNERS_FILE: '/p', OIDC_ISSUER: 'https://i', OIDC_AUDIENCE: 'a', OIDC_JWKS_FILE: '/j' }).auth.oidc).toEqual({ issuer: 'https://i', audience: 'a', jwksFile: '/j', partnerClaim: 'sub' });
+  it('OIDC: issuer, audience and one JWKS source, with PARTNERS_FILE; the claim defaults to sub, the token type to at+jwt', () => {
+    const oidc = { PARTNERS_FILE: '/p', OIDC_ISSUER: 'https://i', OIDC_AUDIENCE: 'a' };
+    expect(loadConfig({ ...oidc, OIDC_JWKS_FILE: '/j' }).auth.oidc).toEqual({ issuer: 'https://i', audience: 'a', jwksFile: '/j', partnerClaim: 'sub', tokenTypes: ['at+jwt'] });
+    expect(loadConfig({ ...oidc, OIDC_JWKS_FILE: '/j', OIDC_TOKEN_TYPES: 'at+jwt, application/okta-internal-at+jwt' }).auth.oidc?.tokenTypes).toEqual(['at+jwt', 'application/okta-internal-at+jwt']);
+    expect(loadConfig({ ...oidc, OIDC_JWKS_FILE: '/j', OIDC_TOKEN_TYPES: '*' }).auth.oidc?.tokenTypes).toBeUndefined();
+    expect(() => loadConfig({ ...oidc, OIDC_JWKS_FILE: '/j', OIDC_TOKEN_TYPES: 'at jwt' })).toThrow(/OIDC_TOKEN_TYPES/);
+    // The key set decides who may sign: plain http only to loopback.
+    for (const u of ['https://idp.example/jwks', 'http://127.0.0.1:9/jwks', 'http://localhost/jwks', 'http://[::1]:8080/jwks']) expect(loadConfig({ ...oidc, OIDC_JWKS_URL: u }).auth.oidc?.jwksUrl).toBe(u);
+    for (const u of ['http://idp.example/jwks', 'HTTP://10.0.0.5/jwks', 'http://127.0.0.1.evil.example/jwks']) expect(() => loadConfig({ ...oidc, OIDC_JWKS_URL: u }), u).toThrow(/OIDC_JWKS_URL: must be https/);
     expect(() => loadConfig({ PARTNERS_FILE: '/p', OIDC_ISSUER: 'https://i', OIDC_AUDIENCE: 'a' })).toThrow(/one of OIDC_JWKS_URL or OIDC_JWKS_FILE/);
     expect(() => loadConfig({ OIDC_ISSUER: 'https://i', OIDC_AUDIENCE: 'a', OIDC_JWKS_FILE: '/j' })).toThrow(/OIDC needs PARTNERS_FILE/);
     expect(loadConfig({}).auth.oidc).toBeUndefined();
