@@ -161,8 +161,8 @@ export interface Config {
     readonly failuresPerMinute: number;
     /** Proxies whose `X-Forwarded-For` names the client address (`TRUSTED_PROXIES`); empty: the TCP peer is the client. */
     readonly trustedProxies: readonly string[];
-    /** OIDC JWT bearer tokens (`OIDC_*`): issuer, audience, JWKS (URL or file), the claim naming the partner. */
-    readonly oidc?: { readonly issuer: string; readonly audience: string; readonly jwksUrl?: string; readonly jwksFile?: string; readonly partnerClaim: string };
+    /** OIDC JWT bearer tokens (`OIDC_*`): issuer, audience, JWKS (URL or file), the claim naming the partner, the accepted header `typ` values (undefined: any). */
+    readonly oidc?: { readonly issuer: string; readonly audience: string; readonly jwksUrl?: string; readonly jwksFile?: string; readonly partnerClaim: string; readonly tokenTypes?: readonly string[] };
   };
   readonly logLevel: z.infer<typeof logLevel>;
   /** The process's bus role (bus spec T2); `none` disables the bus. */

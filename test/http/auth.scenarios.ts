@@ -166,6 +166,7 @@ export function authScenarios(name: string, target: () => AuthTarget): void {
         const r = await call(m, path, setup.keys.globex, body);
         expect(r.status, `${m} ${path}`).toBe(404);
         expect(r.body.code).toBe('CEG_NOT_FOUND');
+        expect((r.body.violations as { field?: string }[] | undefined)?.[0]?.field, `${m} ${path}`).toBe(path.includes('owner=') ? 'owner' : 'name');
       }
       expect(((await call('GET', '/subscriptions', setup.keys.globex)).body.items as unknown[]).length).toBe(0);
       // globex may create one of the same name: its own group
@@ -181,6 +182,13 @@ export function authScenarios(name: string, target: () => AuthTarget): void {
       const p = await call('PATCH', `/subscriptions/${sub}?owner=acme`, setup.keys.ops, { rateLimit: 5 }, 'application/merge-patch+json');
       expect(p.status, p.text).toBe(200);
       expect(logs.join('')).toMatch(new RegExp(`"audit":true,"partner":"ops".*"action":"update-subscription".*"owner":"acme"`));
+      // a replay is audited after it ran, with its outcome: here no such subscription
+      const noSub = `${sub}-none`;
+      const replayed = await call('POST', `/subscriptions/${noSub}/replay?owner=acme`, setup.keys.ops, { to: 'earliest' });
+      expect(replayed.status, replayed.text).toBe(404);
+      const replayLines = logs.join('').split('\n').filter((l) => l.includes('"audit":true') && l.includes(noSub));
+      expect(replayLines).toHaveLength(1);
+      expect(JSON.parse(replayLines[0]!)).toMatchObject({ partner: 'ops', action: 'replay', target: { owner: 'acme', subscription: noSub }, outcome: 'failed', error: 'CEG_NOT_FOUND' });
       // the console's tail follows the same rule; its trace is for admins only
       expect((await call('GET', `/console/api/tail/${sub}?owner=acme`, setup.keys.globex)).status).toBe(404);
       const trace = await call('GET', '/console/api/trace/some-id', setup.keys.globex);

@@ -47,12 +47,16 @@ export const ANONYMOUS: Partner = Object.freeze({
   limits: Object.freeze({}),
 });
 
+/** What an audited action came to: `ok`, or `failed` with the error code (see {@link Access.audited}). */
+export type AuditOutcome = { readonly outcome: 'ok' } | { readonly outcome: 'failed'; readonly error: string };
+
 export function isAdmin(p: Partner): boolean {
   return p.roles.has('admin');
 }
 
-function notFound(what: string): GatewayError {
-  return new GatewayError('CEG_NOT_FOUND', `no ${what}`, { retriable: false, details: { field: 'name' } });
+/** 404 naming what was looked for and the request's part that named it (`name`, or `owner` for `?owner=`). */
+function notFound(what: string, field: 'name' | 'owner' = 'name'): GatewayError {
+  return new GatewayError('CEG_NOT_FOUND', `no ${what}`, { retriable: false, details: { field } });
 }
 
 function forbidden(permission: Capability | 'subscribe', message: string, field?: string): GatewayError {
@@ -81,7 +85,7 @@ export class Access {
   owner(query: unknown): string {
     if (query === undefined || query === this.partner.id) return this.partner.id;
     if (typeof query !== 'string' || !NAME_PATTERN.test(query)) throw new GatewayError('CEG_INVALID_NAME', 'owner: 1–100 of [A-Za-z0-9_-], starting with a letter or digit', { retriable: false, details: { field: 'owner' } });
-    if (!this.admin) throw notFound(`subscriptions of owner ${query}`);
+    if (!this.admin) throw notFound(`subscriptions of owner ${query}`, 'owner');
     return query;
   }
 
@@ -143,10 +147,27 @@ export class Access {
    * Writes an admin action to the audit log: always for `replay`, `redrive`, `purge`; for other
    * actions when they touch another owner's resources.
    */
-  audit(action: string, target: { readonly owner: string; readonly [k: string]: unknown }): void {
+  audit(action: string, target: { readonly owner: string; readonly [k: string]: unknown }, outcome?: AuditOutcome): void {
     const adminOnly = action === 'replay' || action === 'redrive' || action === 'purge';
     if (!adminOnly && target.owner === this.partner.id) return;
-    this.#audit.info({ audit: true, partner: this.partner.id, admin: this.admin, action, target }, 'audit: admin action');
+    this.#audit.info({ audit: true, partner: this.partner.id, admin: this.admin, action, target, ...outcome }, 'audit: admin action');
+  }
+
+  /**
+   * Runs an audited action, then writes its audit line with the outcome: `ok`, or `failed` with
+   * the error's code (a replay of no such subscription, a store that cannot be reached). Written
+   * after the action so the line says what happened, not only what was asked. Rethrows the error.
+   */
+  async audited<T>(action: string, target: { readonly owner: string; readonly [k: string]: unknown }, run: () => Promise<T>): Promise<T> {
+    let result: T;
+    try {
+      result = await run();
+    } catch (err) {
+      this.audit(action, target, { outcome: 'failed', error: err instanceof GatewayError ? err.code : 'CEG_INTERNAL' });
+      throw err;
+    }
+    this.audit(action, target, { outcome: 'ok' });
+    return result;
   }
 }
 

@@ -1,8 +1,8 @@
 /** The authorization checks routes call (issue 11): ownership (404), capabilities (403), the audit log, ingress admission. */
 import { Writable } from 'node:stream';
+import { GatewayError } from '../../../src/core/errors.js';
 import { describe, expect, it } from 'vitest';
 import { loadCatalog } from '../../../src/catalog/index.js';
-import type { GatewayError } from '../../../src/core/errors.js';
 import { ANONYMOUS, Access, PartnerRateLimits, admitEvents, parsePartners } from '../../../src/http/auth/index.js';
 import type { Partner } from '../../../src/http/auth/index.js';
 import { createLogger } from '../../../src/observability/index.js';
@@ -40,6 +40,17 @@ describe('Access', () => {
     expect(withLog(plain).access.owner(undefined)).toBe('plain');
     expect(withLog(plain).access.owner('plain')).toBe('plain');
     expect(code(() => withLog(plain).access.owner('ops'))).toBe('CEG_NOT_FOUND');
+    // The 404 names the part of the request that named the other owner: ?owner=, not the path's name.
+    const fieldOf = (f: () => void): unknown => {
+      try {
+        f();
+      } catch (err) {
+        return (err as GatewayError).details.field;
+      }
+      return undefined;
+    };
+    expect(fieldOf(() => withLog(plain).access.owner('ops'))).toBe('owner');
+    expect(fieldOf(() => withLog(plain).access.assertOwns('ops'))).toBe('name');
     expect(withLog(admin).access.owner('plain')).toBe('plain');
     expect(code(() => withLog(admin).access.owner('a.b'))).toBe('CEG_INVALID_NAME');
     expect(code(() => withLog(admin).access.owner(['x', 'y']))).toBe('CEG_INVALID_NAME');
@@ -65,6 +76,30 @@ describe('Access', () => {
       { audit: true, partner: 'ops', action: 'update-subscription', target: { owner: 'plain', subscription: 'x' } },
       { audit: true, partner: 'ops', action: 'replay', target: { owner: 'ops' } },
     ]);
+  });
+
+  it('audited(): the line is written after the action, with its outcome (ok, or failed with the code); the error is rethrown', async () => {
+    const a = withLog(admin);
+    const seenDuring: number[] = [];
+    expect(await a.access.audited('replay', { owner: 'plain', subscription: 'x' }, () => {
+      seenDuring.push(a.lines().length);
+      return Promise.resolve(7);
+    })).toBe(7);
+    const missing = new GatewayError('CEG_NOT_FOUND', 'no such subscription', { retriable: false });
+    await expect(a.access.audited('redrive', { owner: 'plain', subscription: 'gone' }, () => {
+      seenDuring.push(a.lines().length);
+      return Promise.reject(missing);
+    })).rejects.toBe(missing);
+    await expect(a.access.audited('purge', { owner: 'plain', subscription: 'y' }, () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
+    expect(seenDuring).toEqual([0, 1]);
+    expect(a.lines().map((l) => JSON.parse(l) as Record<string, unknown>)).toMatchObject([
+      { action: 'replay', target: { subscription: 'x' }, outcome: 'ok' },
+      { action: 'redrive', target: { subscription: 'gone' }, outcome: 'failed', error: 'CEG_NOT_FOUND' },
+      { action: 'purge', outcome: 'failed', error: 'CEG_INTERNAL' },
+    ]);
+    // Own resources, not replay/redrive/purge: nothing to audit, whatever the outcome.
+    await a.access.audited('update-subscription', { owner: 'ops', subscription: 'z' }, () => Promise.resolve());
+    expect(a.lines()).toHaveLength(3);
   });
 });
 

@@ -123,15 +123,13 @@ export function subscriptionOperationsRouter(api: () => SubscriptionOperationsAp
   r.delete('/subscriptions/:name/deadletters', jsonBody, async (req, res) => {
     const a = addressed(req, 'redrive');
     const sel = parseSelection(req.body, true);
-    a.access.audit('purge', { owner: a.owner, subscription: a.name });
-    noStore(res).json(await need().purge(a.name, sel, a.owner));
+    noStore(res).json(await a.access.audited('purge', { owner: a.owner, subscription: a.name }, () => need().purge(a.name, sel, a.owner)));
   });
   r.all('/subscriptions/:name/deadletters', notAllowed('GET, DELETE'));
   r.post('/subscriptions/:name/deadletters/redrive', jsonBody, async (req, res) => {
     const a = addressed(req, 'redrive');
     const sel = parseSelection(req.body, false);
-    a.access.audit('redrive', { owner: a.owner, subscription: a.name });
-    noStore(res).json(await need().redrive(a.name, sel, a.owner));
+    noStore(res).json(await a.access.audited('redrive', { owner: a.owner, subscription: a.name }, () => need().redrive(a.name, sel, a.owner)));
   });
   r.all('/subscriptions/:name/deadletters/redrive', notAllowed('POST'));
   r.get('/subscriptions/:name/status', async (req, res) => {

@@ -53,8 +53,7 @@ export function replayRouter(api: () => ReplaysApi | undefined): express.Router 
     const owner = access.owner(ownerParam(req));
     access.require('replay', owner);
     const n = name(req);
-    access.audit('replay', { owner, subscription: n });
-    const entry = await need().replay(n, req.body, access.partner.id, owner);
+    const entry = await access.audited('replay', { owner, subscription: n }, () => need().replay(n, req.body, access.partner.id, owner));
     res.set('cache-control', 'no-store').json(entry);
   });
   r.all('/subscriptions/:name/replay', notAllowed('POST'));
