@@ -840,10 +840,39 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       removeSource();
       // An injected transport belongs to the caller (it may serve other members too).
       if (overrides.transport === undefined) await transport.close();
-      await tracing.shutdown().catch((err: unknown) => log.warn({ err: errorMessage(err) }, 'exporting the last spans failed'));
+      await shutdownTracing(tracing, Math.max(0, left() - TRACING_SHUTDOWN_MARGIN_MS), log);
     },
   };
   return gatewayApi;
+}
+
+/** Kept of the shutdown budget after the spans' export, ms: the process still exits 0 in time. */
+const TRACING_SHUTDOWN_MARGIN_MS = 250;
+
+/**
+ * Exports the last spans within `withinMs`: a collector that does not answer must not hold the
+ * shutdown past SHUTDOWN_TIMEOUT_MS (the process would exit 1 without saying why). The spans not
+ * exported by then are dropped, and the log says so. Never rejects.
+ */
+async function shutdownTracing(tracing: Tracing, withinMs: number, log: Logger): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const gaveUp = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), withinMs);
+  });
+  const exported = tracing.shutdown().then(
+    () => 'done' as const,
+    (err: unknown) => {
+      log.warn({ err: errorMessage(err) }, 'tracing: exporting the last spans failed; they are dropped');
+      return 'failed' as const;
+    },
+  );
+  try {
+    if ((await Promise.race([exported, gaveUp])) === 'timeout') {
+      log.warn({ waitedMs: withinMs }, 'tracing: the OTLP collector did not take the last spans within the shutdown budget (SHUTDOWN_TIMEOUT_MS); they are dropped');
+    }
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Two members' record counters added up (one subscription's members over time). */

@@ -54,8 +54,12 @@ export function onSignals(stop: () => Promise<void>, log: Logger, timeoutMs: num
       log.error({ timeoutMs }, 'shutdown did not finish within SHUTDOWN_TIMEOUT_MS; exiting');
       process.exit(1);
     }, timeoutMs);
+    const startedAt = performance.now();
     stop().then(
-      () => process.exit(0),
+      () => {
+        log.info({ signal, tookMs: Math.round(performance.now() - startedAt) }, 'stopped');
+        process.exit(0);
+      },
       (err: unknown) => {
         log.error({ err: errorMessage(err) }, 'shutdown failed');
         process.exit(1);

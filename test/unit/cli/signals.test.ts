@@ -29,6 +29,7 @@ describe('onSignals: the drain is bounded by SHUTDOWN_TIMEOUT_MS', () => {
     const r = await run('finish', 5000);
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/"msg":"shutting down"/);
+    expect(r.out).toMatch(/"signal":"SIGTERM","tookMs":\d+,"msg":"stopped"/); // a clean exit says so
   }, 20_000);
 
   it('exits 1 with its reason when stopping outlasts the timeout', async () => {
