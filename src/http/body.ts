@@ -52,17 +52,30 @@ export function checkBodyFraming(req: IncomingMessage, maxBytes: number): 'gzip'
  * Errors: CEG_PAYLOAD_TOO_LARGE (retriable: false) as soon as more than `maxBytes` arrive (the
  *   rest is not kept); CEG_REQUEST_TIMEOUT (retriable: false, 408) when the body is not complete
  *   in time; CEG_INVALID_EVENT naming the `body` when it is not valid gzip; a client that aborts
- *   rejects with its socket error (code ECONNRESET or 'aborted').
+ *   rejects with its socket error (code ECONNRESET or 'aborted'); CEG_CLOSED (retriable: true,
+ *   503) when `signal` aborts first — the gateway's shutdown past its grace period (issue 15): the
+ *   client is told to send the request elsewhere instead of having its connection cut unanswered.
  */
-export function readBody(req: IncomingMessage, maxBytes: number, opts: { readonly timeoutMs?: number; readonly encoding?: 'gzip' } = {}): Promise<Buffer> {
+export function readBody(req: IncomingMessage, maxBytes: number, opts: { readonly timeoutMs?: number; readonly encoding?: 'gzip'; readonly signal?: AbortSignal } = {}): Promise<Buffer> {
   const raw = new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     let timer: NodeJS.Timeout | undefined;
+    const signal = opts.signal;
+    const onShutdown = (): void => {
+      settle();
+      reject(new GatewayError('CEG_CLOSED', 'the gateway is shutting down and the request body had not arrived whole: send the request to another instance', { retriable: true, details: { field: 'body' } }));
+    };
     const settle = (): void => {
       clearTimeout(timer);
       req.off('data', onData);
+      signal?.removeEventListener('abort', onShutdown);
     };
+    if (signal?.aborted === true) {
+      onShutdown();
+      return;
+    }
+    signal?.addEventListener('abort', onShutdown, { once: true });
     const onData = (chunk: Buffer): void => {
       size += chunk.length;
       if (size > maxBytes) {

@@ -2,7 +2,8 @@
  * Issue 15 "A shutdown that drains", on the HTTP server alone (in-memory adapters): draining
  * closes idle keep-alive connections and stops accepting, lets a request in progress finish with
  * `Connection: close`, and ends within its bounds whatever a client does (one that never sends
- * the rest of its body is cut off after the grace period).
+ * the rest of its body is answered 503 CEG_CLOSED with Retry-After after the grace period, then
+ * its connection is closed).
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -71,7 +72,14 @@ describe('draining the HTTP server', () => {
     stuck.write('POST /events HTTP/1.1\r\nHost: x\r\nContent-Type: application/cloudevents+json\r\nContent-Length: 1000\r\n\r\n{"spec');
     await new Promise((r) => setTimeout(r, 50));
     const t0 = performance.now();
-    await drain.drain(server, 300, 200);
+    const drained = drain.drain(server, 300, 200);
+    // Past the grace period the request whose body never came whole is answered, not cut off.
+    const [answer] = await stuck.responses(1, 2000);
+    expect(answer!.status).toBe(503);
+    expect(answer!.headers['retry-after']).toBe('7');
+    expect(answer!.headers.connection).toBe('close');
+    expect((JSON.parse(answer!.body) as { code: string }).code).toBe('CEG_CLOSED');
+    await drained;
     expect(performance.now() - t0).toBeLessThan(2000);
     expect((await stuck.closed(1000)).closed).toBe(true);
   });

@@ -119,7 +119,7 @@ export async function handleIngress(req: IncomingMessage, res: ServerResponse, d
   let parsedEvents: readonly ({ readonly attributes: { readonly type?: unknown } } | undefined)[] = [];
   try {
     const encoding = checkBodyFraming(req, maxBodyBytes);
-    const body = await readBody(req, maxBodyBytes, { timeoutMs: ctx.arrivedAtMs + ctx.requestTimeoutMs - performance.now(), ...(encoding === undefined ? {} : { encoding }) });
+    const body = await readBody(req, maxBodyBytes, { timeoutMs: ctx.arrivedAtMs + ctx.requestTimeoutMs - performance.now(), ...(encoding === undefined ? {} : { encoding }), ...(ctx.shutdown === undefined ? {} : { signal: ctx.shutdown }) });
     const bodyAt = ingressChannel.hasSubscribers ? performance.now() : 0;
     refuseRepeatedHeaders(req);
     let parsed: ParsedHttpRequest | { mode: 'batch'; events: readonly (ParsedHttpRequest['events'][number] | undefined)[] };
