@@ -86,6 +86,7 @@ export const SERVER_ROUTES: readonly { readonly method: string; readonly path: s
 ]);
 
 const EVENTS_ALLOW = 'POST';
+const READ_ALLOW = 'GET, HEAD';
 const ABSOLUTE_FORM = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
 
 /** A whole HTTP/1.1 answer with a problem+json body, for writing on a socket that has no response object. */
@@ -295,18 +296,27 @@ export function createHttpServer(deps: ServerDeps): Server {
       void handleIngress(req, res, ingress, { arrivedAtMs, requestTimeoutMs: o.requestTimeoutMs, refusals, shutdown: drain.signal, ...(admission === undefined ? {} : { admission }) });
       return;
     }
-    if (req.method === 'GET' && path === '/healthz') {
+    // Health, readiness and metrics answer GET and HEAD (RFC 9110 §9.3.2: node:http leaves out
+    // a HEAD answer's body); any other method is 405 naming them, as the ops server does.
+    if (path === '/healthz' || path === '/readyz' || path === '/metrics') {
+      if (req.method !== 'GET' && req.method !== 'HEAD') {
+        req.resume();
+        refuse(res, new GatewayError('CEG_METHOD_NOT_ALLOWED', `${req.method ?? '?'} is not allowed on ${path}; use GET or HEAD`, { retriable: false, details: { allow: [READ_ALLOW] } }), { allow: READ_ALLOW });
+        return;
+      }
+    }
+    if (path === '/healthz') {
       sendJson(res, 200, { status: 'ok' });
       return;
     }
-    if (req.method === 'GET' && path === '/readyz') {
+    if (path === '/readyz') {
       deps.ready().then(
         (r) => sendJson(res, r.ready && !drain.draining ? 200 : 503, { status: drain.draining ? 'shutting down' : r.ready ? 'ready' : 'not ready', checks: r.checks, ...(r.durable === false ? { durable: false, warning: 'in-memory transport or registry: nothing is durable' } : {}) }),
         () => sendJson(res, 503, { status: 'not ready' }),
       );
       return;
     }
-    if (req.method === 'GET' && path === '/metrics') {
+    if (path === '/metrics') {
       deps.metrics().then(
         (m) => {
           res.writeHead(200, { 'content-type': m.contentType });

@@ -115,3 +115,28 @@ describe('routing', () => {
     expect(value('ce_gateway_ready')).toBe(1);
   });
 });
+
+describe('health, readiness and metrics: GET and HEAD; other methods 405', () => {
+  it('HEAD answers as GET does, without a body', async () => {
+    for (const path of ['/healthz', '/readyz', '/metrics']) {
+      const got = await fetch(`${gw.url}${path}`);
+      const head = await fetch(`${gw.url}${path}`, { method: 'HEAD' });
+      expect(head.status, path).toBe(got.status);
+      expect(head.headers.get('content-type'), path).toBe(got.headers.get('content-type'));
+      expect(await head.text(), path).toBe('');
+      expect((await got.text()).length, path).toBeGreaterThan(0);
+    }
+  });
+
+  it('POST, PUT, DELETE: 405 problem+json with Allow: GET, HEAD', async () => {
+    for (const path of ['/healthz', '/readyz', '/metrics']) {
+      for (const method of ['POST', 'PUT', 'DELETE']) {
+        const res = await fetch(`${gw.url}${path}`, { method, ...(method === 'DELETE' ? {} : { body: '{}' }) });
+        expect(res.status, `${method} ${path}`).toBe(405);
+        expect(res.headers.get('allow')).toBe('GET, HEAD');
+        expect(res.headers.get('content-type')).toContain('application/problem+json');
+        expect(((await res.json()) as { code: string }).code).toBe('CEG_METHOD_NOT_ALLOWED');
+      }
+    }
+  });
+});
