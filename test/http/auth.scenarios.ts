@@ -225,7 +225,26 @@ export function authScenarios(name: string, target: () => AuthTarget): void {
       expect(last.status).toBe(403);
       expect(last.body.code).toBe('CEG_QUOTA_EXCEEDED');
       expect(last.body.maxSubscriptions).toBe(2);
+      // An admin creating for acme (?owner=acme) meets acme's quota too
+      const forAcme = await call('POST', '/subscriptions?owner=acme', setup.keys.ops, { name: `${names[0]}y`, kinds: ['PriceLoadingCompleted'], delivery: hook, state: 'paused' });
+      expect(forAcme.status, forAcme.text).toBe(403);
+      expect(forAcme.body.code).toBe('CEG_QUOTA_EXCEEDED');
       for (const n of names) await call('DELETE', `/subscriptions/${n}`, setup.keys.acme);
+    });
+
+    it('an admin creating for another partner (?owner=) is held to that partner\'s subscribe grant, not its own', async () => {
+      const n = `${prefix}-og-${randomUUID().slice(0, 6)}`.replace(/\./g, '-');
+      // globex may subscribe to PriceLoadingCompleted only: StrategySignal for globex is 403, though the admin may read it
+      const refused = await call('POST', '/subscriptions?owner=globex', setup.keys.ops, { name: n, kinds: ['StrategySignal'], delivery: hook, state: 'paused' });
+      expect(refused.status, refused.text).toBe(403);
+      expect(refused.body.permission).toBe('subscribe');
+      expect(refused.body.detail).toContain('partner globex may not subscribe to StrategySignal');
+      const patched = await call('POST', '/subscriptions?owner=globex', setup.keys.ops, { name: n, kinds: ['PriceLoadingCompleted'], delivery: hook, state: 'paused' });
+      expect(patched.status, patched.text).toBe(201);
+      const widened = await call('PATCH', `/subscriptions/${n}?owner=globex`, setup.keys.ops, { kinds: ['StrategySignal'] }, 'application/merge-patch+json');
+      expect(widened.status, widened.text).toBe(403);
+      expect(widened.body.permission).toBe('subscribe');
+      expect((await call('DELETE', `/subscriptions/${n}?owner=globex`, setup.keys.ops)).status).toBe(204);
     });
 
     it('over the events rate → 429 with Retry-After and RateLimit headers, nothing written; another partner is not slowed', async () => {

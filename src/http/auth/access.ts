@@ -67,10 +67,21 @@ function forbidden(permission: Capability | 'subscribe', message: string, field?
 export class Access {
   readonly partner: Partner;
   readonly #audit: Logger;
+  readonly #partners: ReadonlyMap<string, Partner> | undefined;
 
-  constructor(partner: Partner, audit: Logger) {
+  /** `partners`: every partner of the file by id, so an admin acting for an owner meets that owner's grants and quota. */
+  constructor(partner: Partner, audit: Logger, partners?: ReadonlyMap<string, Partner>) {
     this.partner = partner;
     this.#audit = audit;
+    this.#partners = partners;
+  }
+
+  /**
+   * The partner whose resources `owner` names: the caller itself, or (an admin acting with
+   * `?owner=`) that partner of the file; undefined for an owner the file does not have.
+   */
+  ownerPartner(owner: string): Partner | undefined {
+    return owner === this.partner.id ? this.partner : this.#partners?.get(owner);
   }
 
   get admin(): boolean {
@@ -119,22 +130,24 @@ export class Access {
    * internal kind exists, which `/catalog`, AsyncAPI and the JSON Schemas otherwise hide (issue 11).
    * Unknown names are therefore answered here too for such a partner, with the hidden ones; for an
    * admin they are left to the resource's validation. A public kind outside `subscribe` stays 403.
+   * `subscriber`: whose `subscribe` grant decides — the subscription's owner (an admin creating
+   * one for another partner with `?owner=` is held to that partner's grant); default the caller.
    * Errors: CEG_INVALID_SUBSCRIPTION (unknown or hidden kinds, field `kinds[i]`); CEG_FORBIDDEN
    *   naming `subscribe` and the field (`kinds[i]`).
    */
-  requireSubscribe(catalog: Catalog, kinds: unknown): void {
+  requireSubscribe(catalog: Catalog, kinds: unknown, subscriber: Partner = this.partner): void {
     if (!Array.isArray(kinds)) return;
     const unknown: { field: string; reason: string }[] = [];
     let refused: GatewayError | undefined;
     kinds.forEach((k, i) => {
       if (typeof k !== 'string') return;
       const kind = catalog.byEventId(k) ?? catalog.byName(k);
-      if (kind !== undefined && kindAllowed(this.partner.subscribe, kind)) return;
+      if (kind !== undefined && kindAllowed(subscriber.subscribe, kind)) return;
       if (!this.admin && (kind === undefined || kind.internal)) {
         unknown.push({ field: `kinds[${i}]`, reason: `unknown event kind "${k}"` });
         return;
       }
-      if (kind !== undefined) refused ??= forbidden('subscribe', `partner ${this.partner.id} may not subscribe to ${kind.name}${kind.internal ? ' (an internal kind: it needs an explicit subscribe permission)' : ''}`, `kinds[${i}]`);
+      if (kind !== undefined) refused ??= forbidden('subscribe', `partner ${subscriber.id} may not subscribe to ${kind.name}${kind.internal ? ' (an internal kind: it needs an explicit subscribe permission)' : ''}`, `kinds[${i}]`);
     });
     // The same answer as SubscriptionService's validation of an unknown kind (service.ts `invalid`).
     if (unknown.length > 0) {

@@ -75,9 +75,11 @@ export class HttpAuth {
   readonly #authenticator: Authenticator | undefined;
   readonly #rates: PartnerRateLimits;
   readonly #clientAddress: ClientAddressOf;
+  readonly #byId: ReadonlyMap<string, Partner> | undefined;
 
   constructor(o: HttpAuthOptions) {
     this.#o = o;
+    this.#byId = o.partners === undefined ? undefined : new Map(o.partners.map((p) => [p.id, p]));
     this.#authenticator =
       o.partners === undefined ? undefined : new Authenticator(o.partners, { failuresPerMinute: o.failuresPerMinute, ...(o.oidc === undefined ? {} : { oidc: new OidcVerifier(o.oidc, o.partners, o.log) }) });
     this.#clientAddress = clientAddressOf(o.trustedProxies);
@@ -131,7 +133,7 @@ export class HttpAuth {
       this.#stats.limited.requests++;
       return { ok: false, error: rate.error, headers: rate.headers };
     }
-    const access = new Access(partner, this.#o.audit);
+    const access = new Access(partner, this.#o.audit, this.#byId);
     if (path === '/metrics' && !access.admin) {
       return { ok: false, error: new GatewayError('CEG_FORBIDDEN', '/metrics needs the admin role (or METRICS_AUTH=public)', { retriable: false, details: { permission: 'admin' } }), headers: rate.headers };
     }

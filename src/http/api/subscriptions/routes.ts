@@ -65,9 +65,11 @@ export function subscriptionsRouter(api: () => SubscriptionsApi | undefined, cat
   r.post('/subscriptions', requireJson, json, async (req, res) => {
     const access = accessOf(req);
     const owner = access.owner(ownerParam(req));
-    access.requireSubscribe(catalog, body(req)?.kinds);
+    // An admin creating for another partner (?owner=) is held to that partner's grant and quota.
+    const ownerPartner = access.ownerPartner(owner);
+    access.requireSubscribe(catalog, body(req)?.kinds, ownerPartner);
     const svc = need();
-    const max = owner === access.partner.id ? access.partner.maxSubscriptions : undefined;
+    const max = ownerPartner?.maxSubscriptions;
     // The local count is the fast answer; the claim on the definitions topic decides across instances.
     if (max !== undefined && svc.list(owner).filter((v) => v.origin === 'api').length >= max) throw quotaExceeded(owner, max);
     const { view, generatedSecrets } = await svc.create(req.body, owner, max === undefined ? {} : { maxSubscriptions: max });
@@ -93,7 +95,7 @@ export function subscriptionsRouter(api: () => SubscriptionsApi | undefined, cat
     const access = accessOf(req);
     const owner = access.owner(ownerParam(req));
     const n = name(req);
-    access.requireSubscribe(catalog, body(req)?.kinds);
+    access.requireSubscribe(catalog, body(req)?.kinds, access.ownerPartner(owner));
     const view = await need().update(n, req.body, owner);
     access.audit('update-subscription', { owner, subscription: n });
     res.set('cache-control', 'no-store').json(view);
