@@ -44,11 +44,26 @@ export const NO_TRACING: Tracing = Object.freeze({
   shutdown: () => Promise.resolve(),
 });
 
-const TRACEPARENT = /^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
+// version-traceid-parentid-flags, then (versions after 00 only) more fields after a '-'.
+const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-[\x21-\x7e]*)?$/;
+/** Longest traceparent looked at, characters (version 00 has 55). */
+const MAX_TRACEPARENT = 512;
 
-/** A W3C traceparent of version 00 (lowercase hex), else undefined: an outside value is checked before use. */
+/**
+ * The W3C traceparent to continue, as version 00 (lowercase hex), else undefined: an outside value
+ * is checked before use. A higher version is read as the spec asks — its first four fields, any
+ * later ones after a `-` ignored — and continued as version 00; version `ff`, an all-zero trace
+ * or parent id, and a version 00 value with anything after its flags are refused.
+ * Spec: W3C Trace Context Level 1 §3.2.2 (fields), §3.2.4 / §4.3 (versioning of traceparent).
+ */
 export function validTraceparent(v: unknown): string | undefined {
-  return typeof v === 'string' && TRACEPARENT.test(v) && !/^00-0{32}-/.test(v) && !/-0{16}-/.test(v) ? v : undefined;
+  if (typeof v !== 'string' || v.length > MAX_TRACEPARENT) return undefined;
+  const m = TRACEPARENT.exec(v);
+  if (m === null) return undefined;
+  const [, version, traceId, parentId, flags, rest] = m as unknown as [string, string, string, string, string, string | undefined];
+  if (version === 'ff' || (version === '00' && rest !== undefined)) return undefined;
+  if (/^0+$/.test(traceId) || /^0+$/.test(parentId)) return undefined;
+  return `00-${traceId}-${parentId}-${flags}`;
 }
 
 /** The trace id (32 hex digits) of a traceparent. */
