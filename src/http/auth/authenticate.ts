@@ -58,8 +58,9 @@ export class Authenticator {
   /**
    * Authenticates a request from its `Authorization` header(s) and client address.
    * Errors (in the outcome, never thrown): CEG_UNAUTHENTICATED (401, `WWW-Authenticate`) when the
-   *   header is missing, repeated, malformed or names no partner's key — the answer never says
-   *   which; CEG_RATE_LIMITED (429, `Retry-After`) when the address failed too often;
+   *   header is missing, of another scheme (no `error` in the challenge), malformed or names no
+   *   partner's key (`error="invalid_token"`) — the answer never says which of the last two;
+   *   CEG_MALFORMED_REQUEST (400, `error="invalid_request"`) when it is repeated; CEG_RATE_LIMITED (429, `Retry-After`) when the address failed too often;
    *   CEG_AUTH_UNAVAILABLE (503, `Retry-After`, not counted as a failure) when a JWT-shaped
    *   credential cannot be checked because the OIDC key set (JWKS) cannot be fetched.
    */
@@ -76,7 +77,8 @@ export class Authenticator {
         };
       }
     }
-    const presented = authorization?.length === 1 ? authorization[0] : undefined;
+    if (authorization !== undefined && authorization.length > 1) return this.#repeated(address);
+    const presented = authorization?.[0];
     const m = presented !== undefined && presented.length <= MAX_CREDENTIAL ? BEARER.exec(presented) : null;
     const partner = m === null ? undefined : this.#find(keyHash(m[1]!));
     if (partner !== undefined) return { ok: true, partner };
@@ -95,9 +97,20 @@ export class Authenticator {
     return this.#refuse(presented, address);
   }
 
+  /** Two or more Authorization headers: which one counts is ambiguous, so neither does (RFC 6750 §3.1 invalid_request). */
+  #repeated(address: string): AuthOutcome {
+    this.#fail(address);
+    return {
+      ok: false,
+      error: new GatewayError('CEG_MALFORMED_REQUEST', 'send one Authorization header, not several', { retriable: false, details: { field: 'authorization' } }),
+      headers: { 'www-authenticate': `Bearer realm="${AUTH_REALM}", error="invalid_request"` },
+    };
+  }
+
   #refuse(presented: string | undefined, address: string): AuthOutcome {
     this.#fail(address);
-    const challenge = presented === undefined ? `Bearer realm="${AUTH_REALM}"` : `Bearer realm="${AUTH_REALM}", error="invalid_token"`;
+    // RFC 6750 §3.1: no error code when the request carries no Bearer credential at all (none, or another scheme).
+    const challenge = presented === undefined || !/^bearer(?: |$)/i.test(presented) ? `Bearer realm="${AUTH_REALM}"` : `Bearer realm="${AUTH_REALM}", error="invalid_token"`;
     return {
       ok: false,
       error: new GatewayError('CEG_UNAUTHENTICATED', presented === undefined ? 'this route needs Authorization: Bearer <API key>' : 'the credential is not valid', { retriable: false, details: { field: 'authorization' } }),

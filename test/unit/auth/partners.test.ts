@@ -125,16 +125,33 @@ describe('Authenticator', () => {
     }
     expect(sync(a.authenticate(['bearer key-one'], '127.0.0.1')).ok).toBe(true);
   });
-  it('refuses a missing, repeated, other-scheme or unknown credential with 401 and a Bearer challenge', () => {
+  it('refuses a missing, other-scheme or unknown credential with 401 and a Bearer challenge (RFC 6750 §3.1: an error code only when a Bearer credential came)', () => {
     const a = new Authenticator([acme!], { failuresPerMinute: 100 });
-    for (const h of [undefined, ['Bearer key-one', 'Bearer key-one'], ['Basic a2V5LW9uZQ=='], ['Bearer key-onE'], ['Bearer key one']]) {
+    for (const [h, challenge] of [
+      [undefined, 'Bearer realm="ce-gateway"'],
+      [['Basic a2V5LW9uZQ=='], 'Bearer realm="ce-gateway"'],
+      [['Bearer key-onE'], 'Bearer realm="ce-gateway", error="invalid_token"'],
+      [['Bearer key one'], 'Bearer realm="ce-gateway", error="invalid_token"'],
+      [['bearer'], 'Bearer realm="ce-gateway", error="invalid_token"'],
+    ] as const) {
       const o = sync(a.authenticate(h, '127.0.0.1'));
       expect(o.ok).toBe(false);
       if (!o.ok) {
         expect(o.error.code).toBe('CEG_UNAUTHENTICATED');
-        expect(o.headers['www-authenticate']).toMatch(/^Bearer realm="ce-gateway"/);
+        expect(o.headers['www-authenticate'], String(h)).toBe(challenge);
       }
     }
+  });
+  it('refuses repeated Authorization headers, even of a valid key, with 400 invalid_request naming the field; counted as a failure', () => {
+    const a = new Authenticator([acme!], { failuresPerMinute: 2 });
+    for (let i = 0; i < 2; i++) {
+      const o = sync(a.authenticate(['Bearer key-one', 'Bearer key-one'], '10.0.0.9'));
+      expect(!o.ok && o.error.code).toBe('CEG_MALFORMED_REQUEST');
+      expect(!o.ok && o.error.details.field).toBe('authorization');
+      expect(!o.ok && o.headers['www-authenticate']).toBe('Bearer realm="ce-gateway", error="invalid_request"');
+    }
+    const limited = sync(a.authenticate(['Bearer key-one'], '10.0.0.9'));
+    expect(!limited.ok && limited.error.code).toBe('CEG_RATE_LIMITED');
   });
   it('limits failed attempts per address; another address is not affected', () => {
     const a = new Authenticator([acme!], { failuresPerMinute: 3 });
