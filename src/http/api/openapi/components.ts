@@ -47,7 +47,7 @@ export const components: Json = {
   responses: {
     Unauthenticated: {
       description: 'No `Authorization: Bearer <key>`, or not a partner\'s key (CEG_UNAUTHENTICATED).',
-      headers: { 'WWW-Authenticate': { description: '`Bearer realm="ce-gateway"`, with `error="invalid_token"` when a credential came', schema: { type: 'string' }, required: true } },
+      headers: { 'WWW-Authenticate': { description: '`Bearer realm="ce-gateway"`, with `error="invalid_token"` when a Bearer credential came. (Two Authorization headers are 400 CEG_MALFORMED_REQUEST with `error="invalid_request"`; a JWT that cannot be checked because the OIDC key set cannot be fetched is 503 CEG_AUTH_UNAVAILABLE.)', schema: { type: 'string' }, required: true } },
       content: { [PROBLEM]: { schema: ref('Problem') } },
     },
     Forbidden: problem('The partner lacks the permission named in `permission` (CEG_FORBIDDEN), or is at `maxSubscriptions` (CEG_QUOTA_EXCEEDED).'),
