@@ -364,7 +364,7 @@ describe('revoking a subscribe permission applies to existing subscriptions', ()
     const forAcme = await call(keys.ops, 'POST', '/subscriptions?owner=acme', { name: `rp-admin-${run}`, kinds: ['PriceLoadingCompleted', 'StrategySignal'], delivery: { mode: 'pull' } });
     expect(forAcme.status, forAcme.text).toBe(403);
     expect(forAcme.body).toMatchObject({ code: 'CEG_FORBIDDEN', permission: 'subscribe' });
-    expect(forAcme.body.detail).toContain('owner acme may not read StrategySignal');
+    expect(forAcme.body.detail).toContain('partner acme may not subscribe to StrategySignal');
     expect((await call(keys.ops, 'GET', `/subscriptions/rp-admin-${run}?owner=acme`)).status).toBe(404);
   });
 
