@@ -6,8 +6,8 @@
  * client); they are for the connection only, never for a reader of the AsyncAPI document.
  */
 
-/** Words that, as a whole word of a query parameter's name, say it holds a secret. */
-const SECRET_WORDS = new Set(['pass', 'passwd', 'password', 'passphrase', 'pwd', 'secret', 'token', 'key', 'apikey', 'sig', 'signature', 'auth', 'authorization', 'cred', 'creds', 'credential', 'credentials', 'session', 'sessionid', 'sid', 'jwt', 'bearer']);
+/** Words that, as a whole word of a query parameter's name, say it holds a secret (`code`: Azure Functions' function key, OAuth's authorization code). */
+const SECRET_WORDS = new Set(['pass', 'passwd', 'password', 'passphrase', 'pwd', 'secret', 'token', 'key', 'apikey', 'sig', 'signature', 'auth', 'authorization', 'cred', 'creds', 'credential', 'credentials', 'session', 'sessionid', 'sid', 'jwt', 'bearer', 'code']);
 
 /**
  * Whether a query parameter's name says it holds a secret: one of its words (split at `_`, `-`,
@@ -47,6 +47,30 @@ export function publicUrl(url: string): string {
   // `new URL('http://h')` adds the root path: keep the caller's form when it had no path.
   if (parsed.pathname === '/' && parsed.search === '' && parsed.hash === '' && !/^[^/?#]*:\/\/[^/?#]*\//.test(url)) text = text.replace(/\/$/, '');
   return text;
+}
+
+/** What {@link maskedUrl} puts in place of a secret-looking query value. */
+export const MASKED_VALUE = '***';
+
+/**
+ * `url` as a read of its resource shows it (a webhook's `delivery.url` in `GET /subscriptions`):
+ * the values of secret-looking query parameters (as {@link publicUrl} tells them) replaced by
+ * {@link MASKED_VALUE}, so the reader sees which parameters there are but not the credential a
+ * sink may expect there (e.g. `?code=…`, `?token=…`). A URL without such a parameter comes back
+ * unchanged (character for character); one that does not parse too. Pure.
+ */
+export function maskedUrl(url: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return url;
+  }
+  const params = [...parsed.searchParams];
+  if (!params.some(([k]) => isSecretParam(k))) return url;
+  // Rebuilt in order; the other values keep their meaning (their encoding may be normalized).
+  parsed.search = new URLSearchParams(params.map(([k, v]): [string, string] => [k, isSecretParam(k) ? MASKED_VALUE : v])).toString();
+  return parsed.toString();
 }
 
 /** Whether `url` holds userinfo (`user[:password]@` before the host): such a URL must not be published. */

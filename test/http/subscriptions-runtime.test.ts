@@ -113,6 +113,40 @@ describe('unordered push delivery', () => {
   });
 });
 
+describe('a credential in the webhook URL', () => {
+  it('GET shows its query value masked; a PATCH that sends the masked URL back keeps the stored one; deliveries use the real one', async () => {
+    const name = `q-${randomUUID().slice(0, 8)}`;
+    const code = `c0de-${randomUUID()}`;
+    const res = await fetch(`${url}/subscriptions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name, kinds: ['PriceLoadingCompleted'], filters: [{ exact: { subject: name } }], delivery: { mode: 'push', url: `${hook.url}?code=${code}&region=eu` } }),
+    });
+    expect(res.status).toBe(201);
+    const created = (await res.json()) as { delivery: { url: string } };
+    expect(created.delivery.url).toBe(`${hook.url}?code=***&region=eu`);
+    const shown = (await (await fetch(`${url}/subscriptions/${name}`)).json()) as { delivery: Record<string, unknown> };
+    expect(shown.delivery.url).toBe(`${hook.url}?code=***&region=eu`);
+    expect(JSON.stringify(await (await fetch(`${url}/subscriptions`)).json())).not.toContain(code);
+    // The GET's delivery sent back as it is (with other changes): the stored URL stays.
+    const patched = await fetch(`${url}/subscriptions/${name}`, { method: 'PATCH', headers: { 'content-type': 'application/merge-patch+json' }, body: JSON.stringify({ delivery: { url: shown.delivery.url, contentMode: 'structured' } }) });
+    expect(patched.status, await patched.clone().text()).toBe(200);
+    const ev = structuredPriceEvent({ subject: name });
+    expect((await post(url, ev)).status).toBe(202);
+    const [got] = await waitFor('the delivery', () => {
+      const d = hook.deliveries().filter((r) => r.path.includes(code));
+      return d.length > 0 ? d : undefined;
+    }, 5000);
+    expect(got!.path).toBe(`/hook?code=${code}&region=eu`);
+    expect(String(got!.headers['content-type'])).toContain('application/cloudevents+json'); // the PATCH applied
+    // A URL that differs from the masked one is a change: here the credential is dropped on purpose.
+    const dropped = await fetch(`${url}/subscriptions/${name}`, { method: 'PATCH', headers: { 'content-type': 'application/merge-patch+json' }, body: JSON.stringify({ delivery: { url: `${hook.url}?region=eu` } }) });
+    expect(((await dropped.json()) as { delivery: { url: string } }).delivery.url).toBe(`${hook.url}?region=eu`);
+    expect(logs.join('')).not.toContain(code);
+    expect((await fetch(`${url}/subscriptions/${name}`, { method: 'DELETE' })).status).toBe(204);
+  });
+});
+
 describe('the secrets key', () => {
   it('configured, else the development key only where nothing leaves the machine, else none', () => {
     expect(secretsKeyDecision('k', 'kafka', '0.0.0.0')).toBe('configured');

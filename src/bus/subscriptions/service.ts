@@ -24,6 +24,7 @@ import type { StoredStartAt, StoredSubscription } from './stored.js';
 import { replayStatus } from './replay/state.js';
 import type { ReplayPhase, StoredReplay } from './replay/state.js';
 import { schemaIssues } from '../../core/schema-issues.js';
+import { maskedUrl } from '../../core/public-url.js';
 import { splitReadable } from './readable.js';
 
 /** The secrets of a push subscription, opened. */
@@ -146,7 +147,8 @@ export function viewOf(s: StoredSubscription, origin: 'api' | 'file' = 'api'): S
     kinds: s.kinds,
     filters: s.filters,
     start: s.start,
-    delivery: d.mode === 'pull' ? { mode: 'pull', data: d.data } : { mode: d.mode, url: d.url, contentMode: d.contentMode, data: d.data, handshake: d.handshake, ...(d.batch === undefined ? {} : { batch: d.batch }), secretCount: d.secretCount, headerNames: d.headerNames },
+    // A credential in the URL's query is shown masked, as the sink headers are not shown (issue 8).
+    delivery: d.mode === 'pull' ? { mode: 'pull', data: d.data } : { mode: d.mode, url: maskedUrl(d.url), contentMode: d.contentMode, data: d.data, handshake: d.handshake, ...(d.batch === undefined ? {} : { batch: d.batch }), secretCount: d.secretCount, headerNames: d.headerNames },
     ordering: s.ordering,
     retry: s.retry,
     concurrency: s.concurrency,
@@ -323,7 +325,9 @@ export class SubscriptionService {
     const kept = delivery.mode === 'push' && patchHeaders !== undefined ? { ...delivery, headers: headersNotNamedIn(delivery.headers, patchHeaders) } : delivery;
     const asInput = { ...rest, ...(state === 'gone' ? {} : { state }), delivery: kept };
     // `owner` is not a field of the definition's body (the gateway sets it): sent unchanged, it goes.
-    const { owner: _po, ...body } = patch;
+    const { owner: _po, ...unmasked } = patch;
+    // The URL as GET shows it (query credentials masked) sent back means "unchanged", not "store the mask".
+    const body = cd.mode === 'push' && isObject(unmasked.delivery) && unmasked.delivery.url !== cd.url && unmasked.delivery.url === maskedUrl(cd.url) ? { ...unmasked, delivery: { ...unmasked.delivery, url: cd.url } } : unmasked;
     const merged = mergePatch(asInput, body);
     // Filters the patch leaves alone are checked as stored (an empty exact value stored before it
     // was refused must not block every later PATCH: pause, URL, secrets); patched ones as new.

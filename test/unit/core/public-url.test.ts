@@ -3,7 +3,7 @@
  * no userinfo, no query parameter whose name says it holds a secret; anything else unchanged.
  */
 import { describe, expect, it } from 'vitest';
-import { hasUserinfo, publicText, publicUrl } from '../../../src/core/public-url.js';
+import { hasUserinfo, maskedUrl, publicText, publicUrl } from '../../../src/core/public-url.js';
 
 describe('publicUrl', () => {
   it('removes user:password@ and keeps the rest as written', () => {
@@ -43,5 +43,21 @@ describe('publicText', () => {
   it('writes every http(s) URL in a message as publicUrl does, the rest as it was', () => {
     expect(publicText('cannot fetch http://u:pw@a.example/x, nor "https://b.example/?token=t&x=1"')).toBe('cannot fetch http://a.example/x, nor "https://b.example/?x=1"');
     expect(publicText('connect ECONNREFUSED 127.0.0.1:9')).toBe('connect ECONNREFUSED 127.0.0.1:9');
+  });
+});
+
+describe('maskedUrl', () => {
+  it('masks the values of secret-looking query parameters, keeps the rest and which parameters there are', () => {
+    expect(maskedUrl('https://fn.example/api/hook?code=abc%3D%3D&region=eu')).toBe('https://fn.example/api/hook?code=***&region=eu');
+    expect(maskedUrl('https://h.example/x?access_token=a&token=b&token=c')).toBe('https://h.example/x?access_token=***&token=***&token=***');
+    expect(maskedUrl('https://h.example/x?X-Amz-Signature=s&design=1')).toBe('https://h.example/x?X-Amz-Signature=***&design=1');
+  });
+  it('leaves a URL without such parameters unchanged, character for character, and one that does not parse', () => {
+    for (const u of ['https://h.example/x?region=eu&author=me', 'http://127.0.0.1:9/hook', 'https://h.example', 'not a url ?token=x']) expect(maskedUrl(u)).toBe(u);
+  });
+  it('is idempotent: a masked URL masks to itself', () => {
+    const once = maskedUrl('https://h.example/x?apiKey=k&sig=s#frag');
+    expect(maskedUrl(once)).toBe(once);
+    expect(once).not.toMatch(/=k|=s\b/);
   });
 });
