@@ -466,7 +466,7 @@ function build(e: z.infer<typeof schema>, ca: { readonly kafka?: string; readonl
       topic: e.SUBSCRIPTIONS_TOPIC,
       secretsKey: e.SUBSCRIPTION_SECRETS_KEY,
       allowedHosts: e.WEBHOOK_ALLOWED_HOSTS,
-      requestOrigin: e.WEBHOOK_REQUEST_ORIGIN ?? new URL(publicBaseUrl).host,
+      requestOrigin: e.WEBHOOK_REQUEST_ORIGIN ?? new URL(publicBaseUrl).hostname,
       onDemand: { idleStopMs: e.SUBSCRIPTION_IDLE_STOP_MS, checkIntervalMs: e.SUBSCRIPTION_CHECK_INTERVAL_MS, concurrency: e.SUBSCRIPTION_START_CONCURRENCY },
       fetchLingerMs: e.PUSH_FETCH_LINGER_MS,
     },

@@ -20,6 +20,9 @@ import { CLIENT_VARIABLES } from '../gateway-client.js';
 /** Prefixes of the gateway's own variables: an unknown variable with one of them is probably a typo. */
 const OUR_PREFIXES = ['KAFKA_', 'SCHEMA_REGISTRY_', 'INGRESS_', 'HTTP_', 'OUTBOX_', 'PUBLISH_', 'WEBHOOK_', 'SUBSCRIPTION', 'SHUTDOWN_', 'READINESS_', 'BUS_', 'CE_GATEWAY_', 'CATALOG_', 'CONNECTORS_', 'DATASCHEMA_'];
 
+/** Variables of the development stack's env file (scripts/stack) that share a prefix of ours. */
+const STACK_VARIABLES = ['KAFKA_LIBS'];
+
 interface Report {
   readonly ok: boolean;
   readonly envFile: string | null;
@@ -29,9 +32,12 @@ interface Report {
 }
 
 /** What the configuration amounts to, without a secret value in it. */
-function summary(c: Config, vars: Record<string, string | undefined>): Record<string, unknown> {
+function summary(c: Config, vars: Record<string, string | undefined>, env: NodeJS.ProcessEnv, envFile: string | undefined): Record<string, unknown> {
+  const given = (v: string | undefined): boolean => v !== undefined && v !== '';
+  // Where a secret came from: the process environment, the env file, or a <NAME>_FILE file.
+  const from = (k: string): string => (given(env[k]) || envFile === undefined ? 'environment' : `env file ${envFile}`);
   const secrets = Object.fromEntries(
-    SECRET_KEYS.map((k) => [k, vars[k] !== undefined && vars[k] !== '' ? 'set (environment)' : vars[`${k}_FILE`] !== undefined && vars[`${k}_FILE`] !== '' ? `set (file ${vars[`${k}_FILE`]})` : 'not set']),
+    SECRET_KEYS.map((k) => [k, given(vars[k]) ? `set (${from(k)})` : given(vars[`${k}_FILE`]) ? `set (file ${vars[`${k}_FILE`]})` : 'not set']),
   );
   return {
     http: `${c.http.host}:${c.http.port}`,
@@ -56,7 +62,8 @@ export function checkConfiguration(env: NodeJS.ProcessEnv, cwd: string): Report 
     return { ok: false, envFile: env.CE_GATEWAY_ENV_FILE ?? null, problems: [{ variable: 'CE_GATEWAY_ENV_FILE', message: errorMessage(err) }], warnings: [] };
   }
   // The CLI's own client variables (CE_GATEWAY_API_KEY[_FILE], gateway-client.ts) are not the gateway's settings, but no typo either.
-  const known = new Set([...CONFIG_KEYS, ...CLIENT_VARIABLES]);
+  // KAFKA_LIBS: written into .stack/env by `npm run stack:up` for the tests' Kafka tools; no typo either.
+  const known = new Set([...CONFIG_KEYS, ...CLIENT_VARIABLES, ...STACK_VARIABLES]);
   const warnings = Object.keys(vars)
     .filter((k) => !known.has(k) && OUR_PREFIXES.some((p) => k.startsWith(p)))
     .sort()
@@ -78,7 +85,7 @@ export function checkConfiguration(env: NodeJS.ProcessEnv, cwd: string): Report 
       more.push({ variable: 'CONNECTORS_DIR', message: errorMessage(err), expected: CONFIG_HELP.CONNECTORS_DIR });
     }
   }
-  return { ok: more.length === 0, envFile: file ?? null, problems: more, warnings, settings: summary(config, vars) };
+  return { ok: more.length === 0, envFile: file ?? null, problems: more, warnings, settings: summary(config, vars, env, file) };
 }
 
 function printText(r: Report): void {

@@ -42,7 +42,11 @@ export function registerConnectorsCommand(program: Command): void {
         const defs = loadConnectors(dir, { catalog });
         const rows = defs.map((d) => ({ name: d.name, kind: d.kind, enabled: d.enabled, subscription: d.subscription, kinds: d.kinds, file: d.file }));
         if (opts.json) process.stdout.write(`${JSON.stringify(rows)}\n`);
-        else for (const r of rows) process.stdout.write(`${r.name}\t${r.kind}\t${r.enabled ? 'enabled' : 'disabled'}\t${r.subscription}\t${r.kinds.join(',')}\n`);
+        else {
+          for (const r of rows) process.stdout.write(`${r.name}\t${r.kind}\t${r.enabled ? 'enabled' : 'disabled'}\t${r.subscription}\t${r.kinds.join(',')}\n`);
+          // stderr: the table stays machine-readable; an empty one must not read as "nothing checked".
+          process.stderr.write(`ce-gateway connectors check: ${dir}: ${rows.length} connector${rows.length === 1 ? '' : 's'} valid${rows.length === 0 ? ' (no *.yaml files directly in it; subfolders are not read)' : ''}\n`);
+        }
         process.exit(EXIT_OK);
       } catch (err) {
         if (!isGatewayError(err, 'CEG_INVALID_OPTIONS')) throw err;

@@ -93,6 +93,7 @@ export function registerDeadLettersCommand(program: Command): void {
         if (opts.json) process.stdout.write(`${JSON.stringify(page)}\n`);
         else for (const i of page.items) process.stdout.write(`${line(i)}\n`);
         if (!opts.json && page.next !== null) process.stderr.write(`more: --after ${page.next}\n`);
+        if (!opts.json && page.items.length === 0) process.stderr.write(`no dead letters${opts.after === undefined ? '' : ' after that token'}\n`);
       });
     });
 

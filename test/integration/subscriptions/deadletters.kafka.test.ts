@@ -344,6 +344,8 @@ describe('ce-gateway deadletters and tail --topic', () => {
       const purged = await cli(['deadletters', 'purge', name, '--all']);
       expect(purged).toMatchObject({ code: 0, stdout: 'purged 3\n' });
       expect(await listAll(name)).toEqual([]);
+      // An empty listing says so on stderr (it printed nothing at all); stdout stays the table.
+      expect(await cli(['deadletters', 'list', name])).toMatchObject({ code: 0, stdout: '', stderr: expect.stringContaining('no dead letters') as unknown });
       expect((await cli(['deadletters', 'list', `no-such-${randomUUID()}`])).code).toBe(2);
     } finally {
       await sub.unsubscribe();

@@ -48,6 +48,18 @@ describe('config check', () => {
     expect(JSON.stringify(r)).not.toContain('svc');
   });
 
+  it('the stack\'s env file: its KAFKA_LIBS is no typo, and a secret from it is said to come from it, not from the environment', () => {
+    const envFile = join(dir, 'stack.env');
+    writeFileSync(envFile, `KAFKA_BROKERS=127.0.0.1:9092\nKAFKA_LIBS=/opt/kafka/libs\nDATABASE_URL=postgres://cegw:${SECRET}@127.0.0.1:35432/cegw\n`);
+    const r = checkConfiguration({ CE_GATEWAY_ENV_FILE: envFile, KAFKA_SASL_MECHANISM: 'plain', KAFKA_SASL_USERNAME: 'svc', KAFKA_SASL_PASSWORD: 'p' }, dir);
+    expect(r.ok, JSON.stringify(r.problems)).toBe(true);
+    expect(r.warnings).toEqual([]);
+    const secrets = r.settings!.secrets as Record<string, string>;
+    expect(secrets.DATABASE_URL).toBe(`set (env file ${envFile})`);
+    expect(secrets.KAFKA_SASL_USERNAME).toBe('set (environment)');
+    expect(JSON.stringify(r)).not.toContain(SECRET);
+  });
+
   it('a catalog that does not load is a problem of CATALOG_DIR', () => {
     const r = checkConfiguration({ ...base, CATALOG_DIR: join(dir, 'nowhere') }, dir);
     expect(r.ok).toBe(false);

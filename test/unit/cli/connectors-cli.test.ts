@@ -26,6 +26,14 @@ describe('ce-gateway connectors check', { timeout: 60_000 }, () => {
     const r = cli(ROOT, ['connectors/examples']);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe('price-loaded-drop\tfile-drop\tdisabled\tops.price-loaded-drop\tPriceLoadingCompleted\nprice-loaded-hook\tshell-hook\tdisabled\tops.price-loaded-hook\tPriceLoadingCompleted\n');
+    expect(r.stderr).toContain('connectors/examples: 2 connectors valid');
+  });
+
+  it('a folder without connector files says so (the repository\'s connectors/, whose examples are one level down): exit 0', () => {
+    const r = cli(ROOT, ['connectors']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain('connectors: 0 connectors valid (no *.yaml files directly in it; subfolders are not read)');
   });
 
   it('reports every problem with its file, unknown kinds included: exit 1; no folder: exit 2', () => {

@@ -354,6 +354,10 @@ describe('loadConfig: URLs that are published hold no credentials', () => {
     expect(loadConfig({ SCHEMA_REGISTRY_URL: 'http://admin:50%off@reg.example' }).registry).toMatchObject({ url: 'http://reg.example', username: 'admin', password: '50%off' });
   });
 
+  it('the webhook handshake origin defaults to the host name of PUBLIC_BASE_URL, without its port', () => {
+    expect(loadConfig({ PUBLIC_BASE_URL: 'https://gw.example:8443/base' }).subscriptions.requestOrigin).toBe('gw.example');
+    expect(loadConfig({ PUBLIC_BASE_URL: 'https://gw.example:8443', WEBHOOK_REQUEST_ORIGIN: 'events.example' }).subscriptions.requestOrigin).toBe('events.example');
+  });
   it('refuses PUBLIC_BASE_URL and DATASCHEMA_BASE_URL with user:password@, naming the variable, never the value', () => {
     const err = caught(() => loadConfig({ PUBLIC_BASE_URL: 'https://u:s3cret@gw.example', DATASCHEMA_BASE_URL: 'https://u:s3cret@gw.example/schemas/ids/' }));
     expect(err.message).toContain('PUBLIC_BASE_URL: must not hold credentials');
