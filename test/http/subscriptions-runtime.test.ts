@@ -128,8 +128,9 @@ describe('a credential in the webhook URL', () => {
     const shown = (await (await fetch(`${url}/subscriptions/${name}`)).json()) as { delivery: Record<string, unknown> };
     expect(shown.delivery.url).toBe(`${hook.url}?code=***&region=eu`);
     expect(JSON.stringify(await (await fetch(`${url}/subscriptions`)).json())).not.toContain(code);
-    // The GET's delivery sent back as it is (with other changes): the stored URL stays.
-    const patched = await fetch(`${url}/subscriptions/${name}`, { method: 'PATCH', headers: { 'content-type': 'application/merge-patch+json' }, body: JSON.stringify({ delivery: { url: shown.delivery.url, contentMode: 'structured' } }) });
+    // The GET's whole body sent back with a member changed (output-only fields such as
+    // delivery.secretCount, generation, group are ignored): the stored URL stays.
+    const patched = await fetch(`${url}/subscriptions/${name}`, { method: 'PATCH', headers: { 'content-type': 'application/merge-patch+json' }, body: JSON.stringify({ ...shown, delivery: { ...shown.delivery, contentMode: 'structured' } }) });
     expect(patched.status, await patched.clone().text()).toBe(200);
     const ev = structuredPriceEvent({ subject: name });
     expect((await post(url, ev)).status).toBe(202);

@@ -106,6 +106,20 @@ export interface SubscriptionServiceDeps {
 }
 
 const IMMUTABLE = ['name', 'owner', 'start'] as const;
+/**
+ * What a GET shows that the gateway sets: ignored in a PATCH rather than refused, so the GET's body
+ * can be sent back with a member changed (Google AIP-203, output-only fields; Kubernetes ignores
+ * `status` in an update of the spec the same way).
+ */
+const OUTPUT_ONLY = ['group', 'deadLetterTopic', 'stateReason', 'createdAt', 'updatedAt', 'generation', 'replay', 'origin', 'forbiddenKinds', 'forbiddenReason'] as const;
+const OUTPUT_ONLY_DELIVERY = ['secretCount', 'headerNames'] as const;
+
+/** `patch` without the {@link OUTPUT_ONLY} members (and `delivery`'s). */
+function withoutOutputOnly(patch: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = Object.fromEntries(Object.entries(patch).filter(([k]) => !(OUTPUT_ONLY as readonly string[]).includes(k)));
+  if (isObject(out.delivery)) out.delivery = Object.fromEntries(Object.entries(out.delivery).filter(([k]) => !(OUTPUT_ONLY_DELIVERY as readonly string[]).includes(k)));
+  return out;
+}
 
 function invalid(problems: readonly { field: string; reason: string }[]): GatewayError {
   return new GatewayError('CEG_INVALID_SUBSCRIPTION', `invalid subscription: ${problems.map((p) => `${p.field}: ${p.reason}`).join('; ')}`, {
@@ -302,14 +316,15 @@ export class SubscriptionService {
    *   CEG_FORBIDDEN (the resulting `kinds` keep a kind its owner may not read now: `mayRead`),
    *   CEG_WEBHOOK_TARGET_REFUSED (a changed URL), the transport's.
    */
-  async update(name: string, patch: unknown, owner: string = DEFAULT_OWNER): Promise<SubscriptionView> {
+  async update(name: string, sent: unknown, owner: string = DEFAULT_OWNER): Promise<SubscriptionView> {
     const group = groupOf(owner, name);
     const current = this.#d.store.get(group);
     if (current === undefined) {
       if (this.#declaredNamed(name, owner) !== undefined) throw fromFile(name);
       throw notFound(name);
     }
-    if (!isObject(patch)) throw invalid([{ field: 'body', reason: 'a JSON merge patch is an object' }]);
+    if (!isObject(sent)) throw invalid([{ field: 'body', reason: 'a JSON merge patch is an object' }]);
+    const patch = withoutOutputOnly(sent);
     const problems: { field: string; reason: string }[] = IMMUTABLE.filter((f) => f in patch && patch[f] !== current[f]).map((f) => ({ field: f, reason: f === 'start' ? 'start applies when a subscription is created (to move a subscription, replay it)' : 'cannot change' }));
     if (isObject(patch.delivery) && 'mode' in patch.delivery && patch.delivery.mode !== current.delivery.mode) problems.push({ field: 'delivery.mode', reason: deliveryModeProblem(patch.delivery.mode) ?? 'cannot change (create a new subscription)' });
     if (patch.state === 'gone') problems.push({ field: 'state', reason: 'gone is set by the gateway when the sink answers 410; set active or paused' });
