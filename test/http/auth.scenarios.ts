@@ -225,6 +225,10 @@ export function authScenarios(name: string, target: () => AuthTarget): void {
       expect(last.status).toBe(403);
       expect(last.body.code).toBe('CEG_QUOTA_EXCEEDED');
       expect(last.body.maxSubscriptions).toBe(2);
+      // At the quota, a bad body is still named first (the quota comes after the body's checks)
+      const bad = await call('POST', '/subscriptions', setup.keys.acme, { name: 'eu_x.y', kinds: ['PriceLoadingCompleted'], delivery: hook });
+      expect(bad.status, bad.text).toBe(400);
+      expect((bad.body.violations as { field: string }[]).map((v) => v.field)).toContain('name');
       // An admin creating for acme (?owner=acme) meets acme's quota too
       const forAcme = await call('POST', '/subscriptions?owner=acme', setup.keys.ops, { name: `${names[0]}y`, kinds: ['PriceLoadingCompleted'], delivery: hook, state: 'paused' });
       expect(forAcme.status, forAcme.text).toBe(403);

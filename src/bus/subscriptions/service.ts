@@ -262,12 +262,15 @@ export class SubscriptionService {
     if (this.#d.store.get(group) !== undefined || this.#declaredNamed(req.name, owner) !== undefined) {
       throw new GatewayError('CEG_CONFLICT', `a subscription named ${req.name} exists already`, { retriable: false, details: { field: 'name' } });
     }
+    // The quota after the body's own checks (a bad body is named whatever the count); the local
+    // count is the fast answer, the claim below decides across instances.
+    const max = limits.maxSubscriptions;
+    if (max !== undefined && [...this.#d.store.all().values()].filter((s) => s.owner === owner).length >= max) throw quotaExceeded(owner, max);
     if (push !== undefined) await this.#d.checkTarget(push.url);
     const topics = this.#topics(req.kinds);
     // Check-and-set over every instance: the local look above is only a fast answer. Of two creates
     // of one name at the same moment (any instances) one claim wins; only the winner touches the
     // group's offsets and writes the definition.
-    const max = limits.maxSubscriptions;
     const claim = await this.#d.store.claim(group, undefined, max === undefined ? undefined : { owner, max });
     if (!claim.won) {
       await this.#d.store.release(claim).catch(() => undefined); // a claim left behind expires (CLAIM_TTL_MS)

@@ -25,7 +25,6 @@ import type { NextFunction, Request, Response } from 'express';
 import { GatewayError } from '../../../core/errors.js';
 import type { Catalog } from '../../../catalog/index.js';
 import type { SubscriptionView } from '../../../bus/subscriptions/index.js';
-import { quotaExceeded } from '../../../bus/subscriptions/index.js';
 import { accessOf } from '../../auth/index.js';
 
 /** What the routes need (SubscriptionService fits). `owner`: the partner id the subscription belongs to; `list()` without one lists every owner's. */
@@ -68,11 +67,9 @@ export function subscriptionsRouter(api: () => SubscriptionsApi | undefined, cat
     // An admin creating for another partner (?owner=) is held to that partner's grant and quota.
     const ownerPartner = access.ownerPartner(owner);
     access.requireSubscribe(catalog, body(req)?.kinds, ownerPartner);
-    const svc = need();
     const max = ownerPartner?.maxSubscriptions;
-    // The local count is the fast answer; the claim on the definitions topic decides across instances.
-    if (max !== undefined && svc.list(owner).filter((v) => v.origin === 'api').length >= max) throw quotaExceeded(owner, max);
-    const { view, generatedSecrets } = await svc.create(req.body, owner, max === undefined ? {} : { maxSubscriptions: max });
+    // The quota is the service's: after the body's checks, then decided across instances.
+    const { view, generatedSecrets } = await need().create(req.body, owner, max === undefined ? {} : { maxSubscriptions: max });
     access.audit('create-subscription', { owner, subscription: view.name });
     res.status(201)
       .location(`/subscriptions/${encodeURIComponent(view.name)}${owner === access.partner.id ? '' : `?owner=${encodeURIComponent(owner)}`}`)
