@@ -171,6 +171,19 @@ describe('POST /subscriptions: validation', () => {
     }
   });
 
+  it('stores the webhook URL as the URL parser reads it, so GET shows where deliveries go', async () => {
+    const s = await sink();
+    const port = new URL(s.url).port;
+    for (const [sent, stored] of [[`  ${s.url}`, s.url], [`http:/127.0.0.1:${port}/hook`, s.url], [`HTTP://127.0.0.1:${port}/a/../hook?x=1`, `${s.url}?x=1`]] as const) {
+      const name = `n-${randomUUID().slice(0, 8)}`;
+      const r = await api('POST', '/subscriptions', { name, kinds: ['PriceLoadingCompleted'], state: 'paused', delivery: { mode: 'push', url: sent } });
+      expect(r.status, sent).toBe(201);
+      expect((r.body.delivery as { url: string }).url, sent).toBe(stored);
+      expect(((await api('GET', `/subscriptions/${name}`)).body.delivery as { url: string }).url).toBe(stored);
+      expect((await api('DELETE', `/subscriptions/${name}`)).status).toBe(204);
+    }
+  });
+
   it('answers malformed JSON, a wrong media type and an unknown method with problems', async () => {
     expect((await api('POST', '/subscriptions', '{"name":')).body.code).toBe('CEG_MALFORMED_REQUEST');
     const wrongType = await api('POST', '/subscriptions', '{}', 'text/plain');

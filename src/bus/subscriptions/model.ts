@@ -143,8 +143,16 @@ export type BatchSettings = z.output<typeof batchSchema>;
 /** `delivery` of a push subscription, as a partner writes it. */
 export const pushDeliverySchema = z.strictObject({
   mode: z.literal('push'),
-  /** The sink; checked against the webhook target rules at create time and before every attempt. */
-  url: z.string().min(1).max(2048),
+  /**
+   * The sink; checked against the webhook target rules at create time and before every attempt.
+   * Stored as the WHATWG URL parser reads it (`  http:/h/x` → `http://h/x`), so what a GET shows is
+   * where deliveries go; a text that does not parse is kept for the target check to refuse.
+   */
+  url: z
+    .string()
+    .min(1)
+    .max(2048)
+    .transform((u) => (URL.canParse(u) ? new URL(u).href : u)),
   /** CloudEvents HTTP binding content mode. */
   contentMode: z.enum(['binary', 'structured']).default('binary'),
   /** `json`: data decoded from Avro as natural JSON; `avro`: the record's Avro bytes (Confluent frame), `application/avro`. */
@@ -195,7 +203,7 @@ const filtersSchema = filtersWith('refuse');
 export const fileFiltersSchema = filtersWith('allow').default([]);
 
 /** `start`: `latest`, `earliest` or an RFC 3339 instant (events written at or after it). */
-export const startSchema = z.string().refine((s) => s === 'latest' || s === 'earliest' || isRfc3339Timestamp(s), 'latest, earliest or an RFC 3339 time with an offset');
+export const startSchema = z.string().refine((s) => s === 'latest' || s === 'earliest' || isRfc3339Timestamp(s), 'latest, earliest or an RFC 3339 time with an offset, years 0001–9999 (e.g. 2026-12-01T10:00:00Z; one before 1970 reads from the earliest offset)');
 
 /** Kinds per subscription at most. */
 export const MAX_KINDS = 100;

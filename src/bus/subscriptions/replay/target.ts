@@ -69,7 +69,7 @@ export function parseTarget(to: unknown, topics: readonly string[]): ReplayTarge
   }
   if (to === 'earliest' || to === 'latest') return { kind: to };
   if (typeof to === 'string') {
-    if (!isRfc3339Timestamp(to)) throw invalidReplay('to', 'earliest, latest, an RFC 3339 time with an offset (e.g. 2026-12-01T10:00:00Z) or { "<partition>": <offset>, … }');
+    if (!isRfc3339Timestamp(to)) throw invalidReplay('to', 'earliest, latest, an RFC 3339 time with an offset, years 0001–9999 (e.g. 2026-12-01T10:00:00Z) or { "<partition>": <offset>, … }');
     return { kind: 'timestamp', timestampMs: Date.parse(to) };
   }
   if (typeof to !== 'object' || to === null || Array.isArray(to)) {
