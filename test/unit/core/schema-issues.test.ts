@@ -30,6 +30,20 @@ describe('schemaIssues', () => {
     );
   });
 
+  it('a number beyond the safe integers on a bounded int field: only the declared bound (concurrency 1–1000), any such number', () => {
+    fc.assert(
+      fc.property(fc.double({ min: 2 ** 53, max: Number.MAX_VALUE, noNaN: true }), fc.boolean(), (big, negative) => {
+        const r = createSchema.safeParse({ ...base, concurrency: negative ? -big : big });
+        expect(r.success).toBe(false);
+        const kept = schemaIssues(r.error!.issues).filter((i) => i.path.join('.') === 'concurrency');
+        expect(kept.map((i) => i.message)).toEqual([negative ? 'Too small: expected number to be >=1' : 'Too big: expected number to be <=1000']);
+      }),
+    );
+    // An int field without a bound of its own keeps the safe-integer one: it is then the only bound.
+    const r = z.object({ n: z.number().int() }).safeParse({ n: 1e300 });
+    expect(schemaIssues(r.error!.issues).map((i) => i.code)).toEqual(['too_big']);
+  });
+
   it('keeps every issue of well-typed values and issues at other paths', () => {
     const schema = z.object({ list: z.array(z.string()).max(1), text: z.string().max(2) });
     const r = schema.safeParse({ list: ['a', 'b'], text: 7 });
