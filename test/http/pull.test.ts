@@ -267,7 +267,10 @@ describe('GET /subscriptions/{name}/events', () => {
       expect(fieldOf(c.body)).toBe('cursor');
     }
     expect((await call('POST', `/subscriptions/${mine}/cursors`, {})).status).toBe(400);
-    expect((await call('POST', `/subscriptions/${mine}/cursors`, { cursor: good, extra: 1 })).status).toBe(400);
+    const extra = await call('POST', `/subscriptions/${mine}/cursors`, { cursor: good, extra: 1 });
+    expect(extra.status).toBe(400);
+    expect((extra.body as { code: string }).code).toBe('CEG_MALFORMED_REQUEST'); // a body's member, not a query parameter
+    expect(fieldOf(extra.body)).toBe('extra');
   });
 
   it('answers 409 to a commit while someone else holds a member in the group', async () => {

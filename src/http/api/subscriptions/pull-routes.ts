@@ -136,9 +136,10 @@ export function pullRouter(api: () => PullApi | undefined, opts: PullRouterOptio
     next();
   }, json, async (req, res) => {
     const body: unknown = req.body;
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new GatewayError('CEG_INVALID_PARAMETER', 'body: an object { "cursor": "…" }', { retriable: false, details: { field: 'body' } });
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new GatewayError('CEG_MALFORMED_REQUEST', 'body: an object { "cursor": "…" }', { retriable: false, details: { field: 'body' } });
     const extra = Object.keys(body).filter((k) => k !== 'cursor');
-    if (extra.length > 0) throw new GatewayError('CEG_INVALID_PARAMETER', `${extra[0]!.slice(0, 50)}: unknown field (the body is { "cursor": "…" })`, { retriable: false, details: { field: extra[0]!.slice(0, 50) } });
+    // A JSON body's unknown member, as the other routes' bodies answer it (CEG_INVALID_PARAMETER is for query parameters).
+    if (extra.length > 0) throw new GatewayError('CEG_MALFORMED_REQUEST', `${extra[0]!.slice(0, 50)}: unknown field (the body is { "cursor": "…" })`, { retriable: false, details: { field: extra[0]!.slice(0, 50) } });
     const c = (body as { cursor?: unknown }).cursor;
     if (typeof c !== 'string') throw new GatewayError('CEG_INVALID_CURSOR', 'cursor: required, a string (the ce-gateway-cursor header or an SSE id)', { retriable: false, details: { field: 'cursor' } });
     const owner = accessOf(req).owner(query(req, ['owner']).get('owner'));
