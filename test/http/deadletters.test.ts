@@ -102,8 +102,8 @@ describe('dead letters and status over HTTP', () => {
     expect((await get(`/subscriptions/${NAME}/deadletters`, { method: 'DELETE', headers: { 'content-type': 'text/plain' }, body: 'all' })).status).toBe(415);
     expect((await get('/subscriptions/nobody/deadletters')).status).toBe(404);
     expect((await get('/subscriptions/nobody/status')).status).toBe(404);
-    expect(await get(`/subscriptions/${NAME}/status`, { method: 'POST' })).toMatchObject({ status: 405, allow: 'GET' });
-    expect(await get(`/subscriptions/${NAME}/deadletters`, { method: 'PUT' })).toMatchObject({ status: 405, allow: 'GET, DELETE' });
+    expect(await get(`/subscriptions/${NAME}/status`, { method: 'POST' })).toMatchObject({ status: 405, allow: 'GET, HEAD' });
+    expect(await get(`/subscriptions/${NAME}/deadletters`, { method: 'PUT' })).toMatchObject({ status: 405, allow: 'GET, HEAD, DELETE' });
   });
 
   it('purges by id over HTTP; an unknown id is reported, not an error', async () => {

@@ -190,7 +190,12 @@ describe('POST /subscriptions: validation', () => {
     expect(wrongType.status).toBe(415);
     const put = await api('PUT', '/subscriptions/x', {});
     expect(put.status).toBe(405);
-    expect(put.headers.get('allow')).toBe('GET, PATCH, DELETE');
+    expect(put.headers.get('allow')).toBe('GET, HEAD, PATCH, DELETE');
+    // What Allow lists is served: HEAD answers as GET does, without a body.
+    const head = await fetch(`${gw.url}/subscriptions`, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(await head.text()).toBe('');
+    expect((await api('PUT', '/subscriptions', {})).headers.get('allow')).toBe('GET, HEAD, POST');
     expect((await api('GET', '/subscriptions/nope')).status).toBe(404);
   });
 });

@@ -110,7 +110,7 @@ export function pullRouter(api: () => PullApi | undefined, opts: PullRouterOptio
   const name = (req: Request): string => subscriptionName(req);
 
   // express answers HEAD with the GET handler: that would run a pull (or hold a stream open) for nothing.
-  r.head(['/subscriptions/:name/events', '/subscriptions/:name/stream'], notAllowed('GET'));
+  r.head(['/subscriptions/:name/events', '/subscriptions/:name/stream'], notAllowed('GET', false));
   r.get('/subscriptions/:name/events', async (req, res) => {
     const q = query(req, ['max', 'maxBytes', 'wait', 'cursor', 'partitions', 'owner']);
     const owner = accessOf(req).owner(q.get('owner'));
@@ -125,7 +125,7 @@ export function pullRouter(api: () => PullApi | undefined, opts: PullRouterOptio
     // The texts the byte budget counted, joined as counted: `[` e1 `,` e2 … `]`.
     res.status(200).set('cache-control', 'no-store').set(CURSOR_HEADER, answer.cursor).type(`${BATCH_JSON}; charset=utf-8`).send(`[${answer.events.map((e) => e.text).join(',')}]`);
   });
-  r.all('/subscriptions/:name/events', notAllowed('GET'));
+  r.all('/subscriptions/:name/events', notAllowed('GET', false));
 
   const json = jsonBody({ limit: MAX_CURSOR_CHARS + 1024, type: () => true });
   r.post('/subscriptions/:name/cursors', (req, _res, next) => {
@@ -190,6 +190,6 @@ export function pullRouter(api: () => PullApi | undefined, opts: PullRouterOptio
       res.end();
     }
   });
-  r.all('/subscriptions/:name/stream', notAllowed('GET'));
+  r.all('/subscriptions/:name/stream', notAllowed('GET', false));
   return r;
 }

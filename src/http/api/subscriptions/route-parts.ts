@@ -27,8 +27,13 @@ export function subscriptionName(req: Request, pattern: RegExp = NAME_PATTERN): 
   return n;
 }
 
-/** A handler answering 405 with `Allow: <allow>` (e.g. `GET, DELETE`). */
-export function notAllowed(allow: string): (req: Request, res: Response, next: NextFunction) => void {
+/**
+ * A handler answering 405 with `Allow: <allow>` (e.g. `GET, DELETE`). express answers HEAD
+ * wherever it answers GET, so `HEAD` is listed after `GET` (RFC 9110 §10.2.1: Allow lists what the
+ * resource supports) unless `head` is false — a route that refuses HEAD on purpose.
+ */
+export function notAllowed(methods: string, head = true): (req: Request, res: Response, next: NextFunction) => void {
+  const allow = head ? methods.replace(/\bGET\b/, 'GET, HEAD') : methods;
   return (req, res, next) => {
     res.set('allow', allow);
     next(new GatewayError('CEG_METHOD_NOT_ALLOWED', `${req.method} is not allowed here; allowed: ${allow}`, { retriable: false, details: { allow: allow.split(', ') } }));
