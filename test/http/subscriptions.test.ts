@@ -191,6 +191,16 @@ describe('POST /subscriptions: validation', () => {
     const put = await api('PUT', '/subscriptions/x', {});
     expect(put.status).toBe(405);
     expect(put.headers.get('allow')).toBe('GET, HEAD, PATCH, DELETE');
+    // A PATCH without a body is refused (it was read as {} and wrote a new generation); {} is no change.
+    const name = `e-${randomUUID().slice(0, 8)}`;
+    expect((await api('POST', '/subscriptions', { name, kinds: ['PriceLoadingCompleted'], delivery: { mode: 'pull' } })).status).toBe(201);
+    const empty = await api('PATCH', `/subscriptions/${name}`, '', 'application/merge-patch+json');
+    expect(empty.status).toBe(400);
+    expect(empty.body.code).toBe('CEG_MALFORMED_REQUEST');
+    expect(fields(empty.body)).toContain('body');
+    expect((await api('GET', `/subscriptions/${name}`)).body.generation).toBe(1);
+    expect((await api('PATCH', `/subscriptions/${name}`, {}, 'application/merge-patch+json')).status).toBe(200);
+    expect((await api('DELETE', `/subscriptions/${name}`)).status).toBe(204);
     // What Allow lists is served: HEAD answers as GET does, without a body.
     const head = await fetch(`${gw.url}/subscriptions`, { method: 'HEAD' });
     expect(head.status).toBe(200);

@@ -19,6 +19,13 @@ import { GatewayError } from '../../core/errors.js';
 import { parseJsonText, parseMediaType } from '../../codec/json/index.js';
 import { asGatewayError } from './errors.js';
 
+const EMPTY_BODY = 'ceGatewayEmptyJsonBody';
+
+/** Whether {@link jsonBody} read an empty body (0 bytes) as `{}` for this request. */
+export function isEmptyBody(res: Response): boolean {
+  return res.locals[EMPTY_BODY] === true;
+}
+
 /** Options of {@link jsonBody}. */
 export interface JsonBodyOptions {
   /** Largest body, bytes (after decoding a content coding). */
@@ -84,6 +91,9 @@ export function jsonBody(opts: JsonBodyOptions): RequestHandler {
         next(new GatewayError('CEG_UNSUPPORTED_MEDIA_TYPE', `charset "${charset.slice(0, 40)}" is not supported: JSON text is UTF-8 (RFC 8259 §8.1)`, { retriable: false, details: { field: 'body', contentType: String(req.headers['content-type']).slice(0, 100), supported: ['charset=utf-8'] } }));
         return;
       }
+      // Read as {} (the routes then name what is missing); a route where "no body" cannot mean
+      // "nothing" (a PATCH) asks with isEmptyBody().
+      if (bytes.byteLength === 0) res.locals[EMPTY_BODY] = true;
       try {
         req.body = parseJsonBody(bytes);
       } catch (e) {

@@ -20,7 +20,7 @@
  */
 import express from 'express';
 import { loadedApi, notAllowed, ownerParam, subscriptionName } from './route-parts.js';
-import { jsonBody } from '../json-body.js';
+import { isEmptyBody, jsonBody } from '../json-body.js';
 import type { NextFunction, Request, Response } from 'express';
 import { GatewayError } from '../../../core/errors.js';
 import type { Catalog } from '../../../catalog/index.js';
@@ -89,6 +89,8 @@ export function subscriptionsRouter(api: () => SubscriptionsApi | undefined, cat
     res.set('cache-control', 'no-store').json(need().get(name(req), owner));
   });
   r.patch('/subscriptions/:name', requireJson, json, async (req, res) => {
+    // RFC 7396: the body is the patch; none at all is a client mistake, not "no change" ({} is that).
+    if (isEmptyBody(res)) throw new GatewayError('CEG_MALFORMED_REQUEST', 'the body is empty: a PATCH needs a JSON merge patch (send {} for no change)', { retriable: false, details: { field: 'body' } });
     const access = accessOf(req);
     const owner = access.owner(ownerParam(req));
     const n = name(req);
