@@ -118,8 +118,8 @@ export class DeadLetters {
   async list(group: string, opts: { readonly limit?: number; readonly after?: string } = {}, held: readonly string[] = []): Promise<DeadLetterPage> {
     const limit = opts.limit ?? DEFAULT_PAGE;
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE) throw new GatewayError('CEG_INVALID_PARAMETER', `limit: an integer from 1 to ${MAX_PAGE}`, { retriable: false, details: { field: 'limit' } });
-    const cursor = opts.after === undefined ? new Map<number, bigint>() : new Map(decodeCursor(opts.after));
     const dlq = deadLetterTopic(group);
+    const cursor = opts.after === undefined ? new Map<number, bigint>() : new Map(decodeCursor(opts.after, dlq));
     if (!(await topicExists(this.#t, dlq))) return { items: [], next: null };
     const marks = await readMarks(this.#t, group);
     const items: DeadLetterItem[] = [];
@@ -143,7 +143,7 @@ export class DeadLetters {
       });
       if (stoppedAt !== undefined) {
         next.set(p, stoppedAt);
-        return { items, next: encodeCursor(next) };
+        return { items, next: encodeCursor(next, dlq) };
       }
       next.set(p, end.offset);
     }

@@ -64,11 +64,17 @@ describe('the after token', () => {
     fc.assert(
       fc.property(fc.uniqueArray(fc.tuple(fc.nat(1000), fc.bigInt({ min: 0n, max: 2n ** 63n - 1n })), { selector: ([p]) => p, maxLength: 8, minLength: 1 }), (entries) => {
         const m = new Map(entries);
-        expect(decodeCursor(encodeCursor(m))).toEqual(m);
+        expect(decodeCursor(encodeCursor(m, 'g.dlq'), 'g.dlq')).toEqual(m);
+        // Another listing's token (another subscription's dead-letter topic) is refused.
+        const err = caught(() => decodeCursor(encodeCursor(m, 'other.dlq'), 'g.dlq'));
+        expect(isGatewayError(err, 'CEG_INVALID_PARAMETER') && err.details.field === 'after').toBe(true);
       }),
     );
-    for (const bad of ['', 'not a token', 'x'.repeat(3000), Buffer.from('0.1~0.2').toString('base64url'), Buffer.from('0.-1').toString('base64url'), `${encodeCursor(new Map([[0, 5n]]))}=`]) {
-      const err = caught(() => decodeCursor(bad));
+    // Tokens with the right tag whose positions encodeCursor cannot have written, and untagged ones.
+    const tag = Buffer.from(encodeCursor(new Map([[0, 0n]]), 'g.dlq'), 'base64url').toString('utf8').split(':')[0]!;
+    const tagged = (text: string): string => Buffer.from(`${tag}:${text}`).toString('base64url');
+    for (const bad of ['', 'not a token', 'x'.repeat(3000), tagged('0.1~0.2'), tagged('0.-1'), Buffer.from('0.1').toString('base64url'), `${encodeCursor(new Map([[0, 5n]]), 'g.dlq')}=`]) {
+      const err = caught(() => decodeCursor(bad, 'g.dlq'));
       expect(isGatewayError(err, 'CEG_INVALID_PARAMETER') && err.details.field === 'after', bad).toBe(true);
     }
   });
