@@ -102,7 +102,8 @@ export type RetrySettings = z.output<typeof retrySchema>;
 
 const headerMap = z.record(z.string(), z.string()).superRefine((h, ctx) => {
   const names = Object.keys(h);
-  if (names.length > 20) ctx.addIssue({ code: 'custom', message: 'at most 20 headers' });
+  // Distinct names (case-insensitive): a name given twice is named as such below, not counted twice.
+  if (new Set(names.map((n) => n.toLowerCase())).size > 20) ctx.addIssue({ code: 'custom', message: 'at most 20 headers' });
   const seen = new Set<string>();
   for (const name of names) {
     const lower = name.toLowerCase();

@@ -44,6 +44,17 @@ describe('schemaIssues', () => {
     expect(schemaIssues(r.error!.issues).map((i) => i.code)).toEqual(['too_big']);
   });
 
+  it('sink headers: 20 distinct names pass, a 21st is "at most 20"; a name twice (any case) is named alone, not also counted', () => {
+    const twenty = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`X-H${i}`, 'v']));
+    const messages = (headers: Record<string, string>): string[] => {
+      const r = createSchema.safeParse({ ...base, delivery: { ...base.delivery, headers } });
+      return r.success ? [] : schemaIssues(r.error.issues).map((i) => i.message);
+    };
+    expect(messages(twenty)).toEqual([]);
+    expect(messages({ ...twenty, 'X-H20': 'v' })).toEqual(['at most 20 headers']);
+    expect(messages({ ...twenty, 'x-h0': 'w' })).toEqual(['the same header twice (names are case-insensitive)']);
+  });
+
   it('keeps every issue of well-typed values and issues at other paths', () => {
     const schema = z.object({ list: z.array(z.string()).max(1), text: z.string().max(2) });
     const r = schema.safeParse({ list: ['a', 'b'], text: 7 });
