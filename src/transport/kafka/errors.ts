@@ -17,6 +17,9 @@ const CONNECTION_NAMES = new Set([
   'KafkaJSBrokerNotFound',
   'KafkaJSNoBrokerAvailableError',
   'KafkaJSLockTimeout',
+  // kafkajs gives up finding a group's coordinator (a broker that did not answer, or the offsets
+  // topic's leader moving) with a "non-retriable" error: for us it is the broker being away.
+  'KafkaJSGroupCoordinatorNotFound',
 ]);
 const CONNECTION_TYPES = new Set([
   'LEADER_NOT_AVAILABLE',

@@ -27,6 +27,13 @@ describe('fromKafkaError', () => {
     expect([broker.code, broker.retriable, broker.details.kafkaType]).toEqual(['CEG_DELIVERY_TIMEOUT', true, 'REQUEST_TIMED_OUT']);
   });
 
+  it('maps kafkajs giving up on a group coordinator to CEG_BROKER_UNAVAILABLE, retriable (kafkajs calls it non-retriable)', () => {
+    const require = createRequire(import.meta.url);
+    const { KafkaJSGroupCoordinatorNotFound } = require('kafkajs/src/errors.js') as { KafkaJSGroupCoordinatorNotFound: new (m: string) => Error };
+    const e = fromKafkaError(new KafkaJSGroupCoordinatorNotFound('Failed to find group coordinator'), { operation: 'consume', group: 'g' });
+    expect([e.code, e.retriable]).toEqual(['CEG_BROKER_UNAVAILABLE', true]);
+  });
+
   it('maps leader and replica trouble to CEG_BROKER_UNAVAILABLE, retriable', () => {
     for (const [type, code] of [['LEADER_NOT_AVAILABLE', 5], ['NOT_ENOUGH_REPLICAS', 19], ['NOT_LEADER_FOR_PARTITION', 6]] as const) {
       const e = fromKafkaError(exhausted(protocol(type, true, code)), ctx);
