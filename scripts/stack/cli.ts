@@ -1,15 +1,10 @@
 /**
  * `npm run stack:up | stack:down | stack:status | stack:reset`. `up` (and `reset`: down, delete
  * the state, up) prints the settings as KEY=value lines on stdout (progress goes to stderr), the
- * same variables the gateway reads, a URL's password shown as `***` (the env file has it whole).
+ * same variables the gateway reads, a URL without its user:password (publicUrl; the env file has it whole).
  */
+import { publicUrl } from '../../src/core/public-url.js';
 import { stackConfig, stackDown, stackReset, stackStatus, stackUp } from './index.js';
-
-/** A URL's password as `***` (DATABASE_URL): the whole value is in the env file, not for a terminal's scrollback. */
-function withoutPassword(value: string): string {
-  const m = /^([a-z][a-z0-9+.-]*:\/\/[^:/?#@]*:)[^@/?#]*@/i.exec(value);
-  return m === null ? value : `${m[1]}***@${value.slice(m[0].length)}`;
-}
 
 async function main(cmd: string | undefined): Promise<number> {
   switch (cmd) {
@@ -17,7 +12,7 @@ async function main(cmd: string | undefined): Promise<number> {
     case 'reset': {
       const progress = (l: string): void => void process.stderr.write(`stack: ${l}\n`);
       const env = await (cmd === 'up' ? stackUp(progress) : stackReset(progress));
-      for (const [k, v] of Object.entries(env)) process.stdout.write(`${k}=${withoutPassword(v)}\n`);
+      for (const [k, v] of Object.entries(env)) process.stdout.write(`${k}=${publicUrl(v)}\n`);
       process.stderr.write(`stack: ready (settings saved in ${stackConfig().envFile}; npm start and npm test read them)\n`);
       return 0;
     }

@@ -27,6 +27,7 @@ import type { SubscriptionsApi } from '../http/api/subscriptions/routes.js';
 import type { SubscriptionOperationsApi } from '../http/api/subscriptions/operations.js';
 import type { SubscriptionStatus } from '../bus/status/index.js';
 import { GatewayError } from '../core/errors.js';
+import { raceAbort } from '../core/race-abort.js';
 import { isLoopbackHost } from '../core/loopback.js';
 import type { IngressDeps } from '../http/ingress/handler.js';
 import { createHttpServer } from '../http/server.js';
@@ -855,23 +856,12 @@ const TRACING_SHUTDOWN_MARGIN_MS = 250;
  * exported by then are dropped, and the log says so. Never rejects.
  */
 async function shutdownTracing(tracing: Tracing, withinMs: number, log: Logger): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const gaveUp = new Promise<'timeout'>((resolve) => {
-    timer = setTimeout(() => resolve('timeout'), withinMs);
-  });
-  const exported = tracing.shutdown().then(
-    () => 'done' as const,
-    (err: unknown) => {
-      log.warn({ err: errorMessage(err) }, 'tracing: exporting the last spans failed; they are dropped');
-      return 'failed' as const;
-    },
-  );
+  const budget = AbortSignal.timeout(Math.max(0, Math.floor(withinMs)));
   try {
-    if ((await Promise.race([exported, gaveUp])) === 'timeout') {
-      log.warn({ waitedMs: withinMs }, 'tracing: the OTLP collector did not take the last spans within the shutdown budget (SHUTDOWN_TIMEOUT_MS); they are dropped');
-    }
-  } finally {
-    clearTimeout(timer);
+    await raceAbort(tracing.shutdown(), budget, () => new Error('shutdown budget spent'));
+  } catch (err) {
+    if (budget.aborted) log.warn({ waitedMs: withinMs }, 'tracing: the OTLP collector did not take the last spans within the shutdown budget (SHUTDOWN_TIMEOUT_MS); they are dropped');
+    else log.warn({ err: errorMessage(err) }, 'tracing: exporting the last spans failed; they are dropped');
   }
 }
 

@@ -301,7 +301,7 @@ export function createHttpServer(deps: ServerDeps): Server {
     if (path === '/healthz' || path === '/readyz' || path === '/metrics') {
       if (req.method !== 'GET' && req.method !== 'HEAD') {
         req.resume();
-        refuse(res, new GatewayError('CEG_METHOD_NOT_ALLOWED', `${req.method ?? '?'} is not allowed on ${path}; use GET or HEAD`, { retriable: false, details: { allow: [READ_ALLOW] } }), { allow: READ_ALLOW });
+        refuse(res, new GatewayError('CEG_METHOD_NOT_ALLOWED', `${req.method ?? '?'} is not allowed on ${path}; use GET or HEAD`, { retriable: false, details: { allow: READ_ALLOW.split(', ') } }), { allow: READ_ALLOW });
         return;
       }
     }
