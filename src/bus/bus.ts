@@ -110,7 +110,7 @@ export class Bus {
   publish(kind: string, data: JsonValue, opts?: PublishOptions): BusPublishResult {
     const remote = this.#remote !== undefined && this.role !== 'subscriber' ? this.#remote.publish(kind, data, opts) : undefined;
     // The publisher checked the data unless it did not publish (role, or `publish: false` in the catalog).
-    if (remote === undefined && this.#catalog !== undefined) checkPublishable(this.#catalog, kind, data);
+    if (remote === undefined && this.#catalog !== undefined) checkPublishable(this.#catalog, kind, data, opts);
     const key = this.#key(kind);
     const handlers = [...(this.#local.get(key) ?? [])];
     const local = Promise.all(

@@ -87,9 +87,19 @@ export function isGatewayError(err: unknown, code?: ErrorCode): err is GatewayEr
   return err instanceof GatewayError && (code === undefined || err.code === code);
 }
 
-/** Message of any thrown value, for logs. */
+/**
+ * Message of any thrown value, for logs and failure reasons: always a string. An Error's
+ * `message` is used when it is one; an Error whose `message` was replaced by something else (an
+ * object, a number) is described through String(), and a handler that threw one stopped its
+ * subscription (`reason.slice` of a non-string).
+ */
 export function errorMessage(err: unknown): string {
-  if (err instanceof Error) return err.message;
+  if (err instanceof Error) {
+    const message: unknown = err.message;
+    if (typeof message === 'string') return message;
+    const name: unknown = err.name;
+    return `${typeof name === 'string' ? name : 'Error'}: ${errorMessage(message)}`;
+  }
   try {
     return String(err);
   } catch {

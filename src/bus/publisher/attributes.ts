@@ -72,7 +72,7 @@ export function sourceOf(identity: PublisherIdentity): string {
  * no trace (bus spec M2, T15), and an invalid `time` threw a bare RangeError.
  * Errors: CEG_INVALID_ATTRIBUTE (retriable: false) naming each attribute.
  */
-function checkOptions(opts: PublishOptions): void {
+export function checkPublishOptions(opts: PublishOptions): void {
   if (opts.subject === undefined && opts.correlationid === undefined && opts.time === undefined) return;
   const out = new ViolationCollector();
   if (opts.subject !== undefined) checkAttribute('subject', opts.subject, out);
@@ -98,7 +98,7 @@ export function prepareEvent(codec: EventCodec, identity: PublisherIdentity, kin
   const binding = found && codec.binding(found.eventId);
   if (binding === undefined) throw new GatewayError('CEG_UNKNOWN_TYPE', `unknown event kind "${kind}"`, { retriable: false, details: { attribute: 'type' } });
   if (!binding.kind.publish && opts.overridePublishPolicy !== true) return undefined;
-  checkOptions(opts);
+  checkPublishOptions(opts);
   const value = codec.encodeData(binding, data);
   const handling = currentHandling();
   const base: Attributes = {

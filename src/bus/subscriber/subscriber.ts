@@ -42,10 +42,12 @@ import type { FilterExpression } from './pipeline/dialects.js';
 import type { DeliveryFailure } from './outcome.js';
 import { idempotencyStage } from './pipeline/idempotency.js';
 import type { IdempotencyOptions } from './pipeline/idempotency.js';
+import type { FinalOutcome } from '../idempotency/port.js';
 import { handlingTraceparent, invokeInContext } from './pipeline/invoke.js';
 import { withHandlerTimeout } from './pipeline/timeout.js';
 import type { CallSignal } from './pipeline/timeout.js';
 import { AttemptLedger } from './pipeline/attempts.js';
+import { assertSubscribeOptions } from './options.js';
 
 /** Kept below the longest park a reader takes as genuine: the record is read back after it was written. */
 const PARK_MARGIN_MS = 1_000;
@@ -126,12 +128,16 @@ export interface SubscribeOptions<K extends string = string> {
    * Longest a handler call may take, ms (default 60,000): then its `ctx.signal` is aborted and the
    * event is retried. Bounds how long a stuck handler can hold up the subscription's other
    * partitions (kafkajs fetches again only once every partition's batch is done). `Infinity`: no
-   * bound (the connector sinks, which time each call out themselves, pass it).
+   * bound (the connector sinks, which time each call out themselves, pass it). Otherwise an
+   * integer from 1 to 2^31 − 1 (what a Node timer holds); 0 is refused (use Infinity for none).
    */
   readonly handlerTimeoutMs?: number;
   /** Bounds on a consumed record's headers; default DEFAULT_ENVELOPE_LIMITS. */
   readonly limits?: EnvelopeLimits;
-  /** Commit batching and stop deadline of the consumer group member (see GroupSpec). */
+  /**
+   * Commit batching and stop deadline of the consumer group member (see GroupSpec): integers,
+   * `commitEveryRecords` ≥ 1, `commitIntervalMs` 1 to 2^31 − 1 ms, `stopTimeoutMs` 0 to 2^31 − 1 ms.
+   */
   readonly commitEveryRecords?: number;
   readonly commitIntervalMs?: number;
   readonly stopTimeoutMs?: number;
@@ -275,11 +281,13 @@ export function subscriptionTopics(subscription: string, ordering: Ordering = 'k
 
 /**
  * Joins the subscription's consumer group; resolves once the member holds its partitions.
- * Errors: CEG_INVALID_OPTIONS (no kinds), CEG_UNKNOWN_TYPE, CEG_INVALID_NAME (a name that cannot
+ * Errors: CEG_INVALID_OPTIONS (an option out of its bounds, naming it: {@link assertSubscribeOptions};
+ *   bad filters), CEG_UNKNOWN_TYPE, CEG_INVALID_NAME (a name that cannot
  *   name its topics, or — with createTopics false — a missing dead-letter or retry topic),
  *   CEG_BROKER_UNAVAILABLE (retriable).
  */
 export async function subscribe(transport: Transport, codec: EventCodec, log: Logger, o: SubscribeOptions): Promise<Subscription> {
+  assertSubscribeOptions(o);
   const dlq = deadLetterTopic(o.subscription);
   const retries = retryTopic(o.subscription);
   const redrives = redriveTopic(o.subscription);
@@ -421,6 +429,10 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
    * counting it in `skipped` alone lost it without a trace (issue 7 trial). Bounded.
    */
   const foreignTypes = new Set<string>();
+  /** Whether an event of this type may come without data: only on a compacted topic (a tombstone). */
+  function tombstoneAllowed(type: string): boolean {
+    return codec.catalog.byEventId(type)?.topic.cleanupPolicy.includes('compact') === true;
+  }
   function noteForeignType(type: string | undefined, record: TransportRecord): void {
     if (type === undefined || codec.catalog.byEventId(type) !== undefined || foreignTypes.has(type) || foreignTypes.size >= 100) return;
     foreignTypes.add(type);
@@ -524,8 +536,27 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
       }
       return RECORD_DONE;
     }
+    // A tombstone means something on a compacted topic only; elsewhere it is an event whose data
+    // is missing, which ingress and the publisher refuse and a handler cannot read (`data` absent).
+    if (event.data === undefined && !tombstoneAllowed(event.attributes.type)) {
+      await sendToDeadLetter(record, `poison: event without data on a topic that is not compacted (${event.attributes.type}): its data is required`, 1, meta?.firstFailureMs ?? Date.now(), origin, signal, event, false, undefined, redriven);
+      attempts.forget(record);
+      return RECORD_DONE;
+    }
     // 5. Idempotency: a finished event is not run again — except a dead-lettered one an operator redrove.
-    const seen = idem === undefined ? undefined : await idem.seen(event);
+    let seen: FinalOutcome | undefined;
+    if (idem !== undefined) {
+      try {
+        seen = await idem.seen(event);
+      } catch (err) {
+        // The store's failure, not the record's: the record waits and is tried again (its
+        // partition with it), as for a registry away; a stopped subscription lost every event after it.
+        if (signal.aborted) throw err;
+        const n = attempts.transientFailure(record);
+        log.warn({ subscription: o.subscription, id: event.attributes.id, err: errorMessage(err), retriable: err instanceof GatewayError ? err.retriable : undefined, attempt: n }, 'idempotency store lookup failed, trying the record again');
+        return redeliverAfter(o.retry.delayMs(Math.min(n, 10)));
+      }
+    }
     if (seen === 'handled' || (seen === 'dead-lettered' && redrive === undefined)) {
       stats.duplicates++;
       attempts.forget(record);

@@ -176,6 +176,35 @@ describe('a bus that does not publish refuses what a publisher refuses (T1 holds
     expect(seen).toEqual([priceLoaded('NONE/OK', 'H1')]);
   });
 
+  it('role none refuses the same bad attributes and partition keys as a publishing bus, with the same codes and fields (library trial)', async () => {
+    const off = new Bus({ role: 'none', catalog, log: silentLogger() });
+    const seen: JsonValue[] = [];
+    off.onLocal('PriceLoadingCompleted', (d) => void seen.push(d));
+    const bad: { opts: Record<string, unknown>; data?: Record<string, unknown> }[] = [
+      { opts: { subject: '' } },
+      { opts: { correlationid: '' } },
+      { opts: { correlationid: 'a\u0000b' } },
+      { opts: { time: new Date('nope') } },
+      { opts: { time: new Date(Date.UTC(10000, 0, 1)) } },
+      { opts: { subject: 'x'.repeat(10_000) } },
+      { opts: { subject: 5 } },
+      { opts: {}, data: { instrument: '' } },
+      { opts: {}, data: { timeframe: '' } },
+    ];
+    for (const b of bad) {
+      const data = { ...priceLoaded('PAR/ITY', 'H1'), ...b.data };
+      const opts = b.opts as Parameters<Bus['publish']>[2];
+      const label = JSON.stringify(b).slice(0, 120);
+      const publishing = caught(() => bus.publish('PriceLoadingCompleted', data, opts), label);
+      const disabled = caught(() => off.publish('PriceLoadingCompleted', data, opts), label);
+      expect(disabled.code, label).toBe(publishing.code);
+      expect(disabled.details['field'], label).toBe(publishing.details['field']);
+      expect(disabled.details['attribute'], label).toBe(publishing.details['attribute']);
+      expect(disabled.details['violations'], label).toEqual(publishing.details['violations']);
+    }
+    expect(seen).toEqual([]);
+  });
+
   it('role subscriber: the same refusal, and nothing goes to the broker', async () => {
     const sub = await createBus(loadConfig({ LOG_LEVEL: 'silent', PORT: '0', BUS_ROLE: 'subscriber' }), silentLogger());
     try {
