@@ -102,10 +102,31 @@ export class DeadLetters {
   readonly #codec: EventCodec;
   readonly #now: () => number;
 
+  /** The last redrive or purge of each group, queued or running (see {@link DeadLetters.#exclusive}). */
+  readonly #running = new Map<string, Promise<unknown>>();
+
   constructor(deps: DeadLettersDeps) {
     this.#t = deps.transport;
     this.#codec = deps.codec;
     this.#now = deps.now ?? Date.now;
+  }
+
+  /**
+   * Runs `work` after every earlier redrive or purge of `group` through this object has settled.
+   * Both read the marks, act, then write marks: two at once read the same marks, so two
+   * concurrent redrives each sent every dead letter (a redrive is at most once, issue 10). One
+   * object serves one process (the gateway's, or a CLI run); across processes see
+   * docs/subscriptions.md "Dead letters".
+   */
+  async #exclusive<T>(group: string, work: () => Promise<T>): Promise<T> {
+    const before = this.#running.get(group) ?? Promise.resolve();
+    const mine = before.then(work, work);
+    this.#running.set(group, mine);
+    try {
+      return await mine;
+    } finally {
+      if (this.#running.get(group) === mine) this.#running.delete(group);
+    }
   }
 
   /**
@@ -157,8 +178,14 @@ export class DeadLetters {
    * subscription's member, which holds those kinds back).
    * Errors: the transport's (CEG_BROKER_UNAVAILABLE retriable: nothing or part was redriven; the
    *   rest goes with the next request, what went is not redriven twice).
+   * Concurrency: redrives and purges of one group through this object run one after the other,
+   *   so a second concurrent request finds the first one's marks ("redriven already").
    */
-  async redrive(group: string, sel: Selection, held: readonly string[] = []): Promise<RedriveResult> {
+  redrive(group: string, sel: Selection, held: readonly string[] = []): Promise<RedriveResult> {
+    return this.#exclusive(group, () => this.#redrive(group, sel, held));
+  }
+
+  async #redrive(group: string, sel: Selection, held: readonly string[]): Promise<RedriveResult> {
     const dlq = deadLetterTopic(group);
     const wanted = 'ids' in sel ? new Set(sel.ids) : undefined;
     const found = new Set<string>();
@@ -230,7 +257,11 @@ export class DeadLetters {
    * Purges the selected dead letters from the listing (marks; the records expire by retention).
    * `all`: everything dead-lettered until now. Errors: the transport's.
    */
-  async purge(group: string, sel: Selection): Promise<PurgeResult> {
+  purge(group: string, sel: Selection): Promise<PurgeResult> {
+    return this.#exclusive(group, () => this.#purge(group, sel));
+  }
+
+  async #purge(group: string, sel: Selection): Promise<PurgeResult> {
     const dlq = deadLetterTopic(group);
     const wanted = 'ids' in sel ? new Set(sel.ids) : undefined;
     if (!(await topicExists(this.#t, dlq))) return { purged: 0, notFound: [...(wanted ?? [])] };
