@@ -593,6 +593,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
         }
         return n;
       };
+      const shadowed = new Set<string>();
       const desired = (all: ReadonlyMap<string, StoredSubscription>): Map<string, RuntimeSubscription> => {
         const out = new Map<string, RuntimeSubscription>();
         // A replay under way pauses its subscription here until it ends or its lease runs out (issue 9).
@@ -600,7 +601,15 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
         let leaseEnd = Number.POSITIVE_INFINITY;
         for (const d of declared) out.set(d.group, d);
         for (const [group, st] of all) {
-          if (out.has(group)) continue; // a file declares it: the file wins
+          if (out.has(group)) {
+            // A file declares it: the file wins (docs/subscriptions.md). Said once: the stored
+            // one's sink silently stopped getting events.
+            if (!shadowed.has(group)) {
+              shadowed.add(group);
+              slog.warn({ subscription: group, owner: st.owner, name: st.name }, 'a connector file declares this subscription, so the one stored through the HTTP API (same owner and name) is not run: its sink gets nothing while the file does; rename one of them');
+            }
+            continue;
+          }
           if (st.delivery.mode === 'pull') continue; // served by requests, never by a group member (issue 9)
           let c = cache.get(group);
           if (c === undefined || c.stored !== st) {
@@ -649,7 +658,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       topicsOf,
       instance: processInstance,
       log: slog,
-      declared: (name) => [...fileViews.values()].some((v) => v.name === name),
+      declared: (group) => declared.some((d) => d.group === group),
     });
     pullService = new PullService({ subscription: (g) => s.get(g), catalog, codec: () => need(codec, 'codec'), transport, signer: cursorKey(), log: slog.child({ delivery: 'pull' }), mayRead: (owner, kind) => mayRead(owner, kind) });
     service = svc;

@@ -18,7 +18,7 @@ import { SubscriptionService, SubscriptionStore, secretsKeyDecision } from '../.
 import { loadCatalog } from '../../src/catalog/index.js';
 import { toProblem } from '../../src/codec/http/index.js';
 import { createMemoryTransport } from '../../src/transport/index.js';
-import { createLogger } from '../../src/observability/index.js';
+import { createLogger, silentLogger } from '../../src/observability/index.js';
 import { structuredPriceEvent } from '../fixtures/events.js';
 import { caughtAsync } from '../helpers/errors.js';
 import { acceptAll, startSink } from '../helpers/sink.js';
@@ -54,7 +54,7 @@ delivery:
 `,
   );
   writeFileSync(join(dir.dir, 'drop.yaml'), `kind: subscription\nname: drops\nkinds: [PriceLoadingCompleted]\nfilters: [{ exact: { subject: "drop-me" } }]\ndelivery: { mode: file-drop, sink: { directory: out } }\n`);
-  const defs = loadConnectors(dir.dir, { environment: { FILE_SECRET, FILE_TOKEN: `Bearer ${FILE_TOKEN}` } });
+  const defs = loadConnectors(dir.dir, { environment: { FILE_SECRET, FILE_TOKEN: `Bearer ${FILE_TOKEN}`, WEBHOOK_ALLOWED_HOSTS: '127.0.0.1' } });
   const out = new PassThrough();
   out.on('data', (c: Buffer) => logs.push(c.toString('utf8')));
   const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'debug', WEBHOOK_ALLOWED_HOSTS: '127.0.0.1' });
@@ -88,6 +88,24 @@ describe('subscriptions declared in connector files', () => {
     const patch = await fetch(`${url}/subscriptions/drops`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: '{"state":"paused"}' });
     expect(patch.status).toBe(409);
     expect((await fetch(`${url}/subscriptions/drops`, { method: 'DELETE' })).status).toBe(409);
+  });
+
+  it('a file subscription shadowing a stored one of the same owner and name: the takeover is logged once, and a replay of it is refused (409), not run under the file\'s member', async () => {
+    // Stored before the file came (the API refuses a name a file declares): a stored record copied under the file's name.
+    const created = await fetch(`${url}/subscriptions?owner=connectors`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'stored-first', kinds: ['PriceLoadingCompleted'], delivery: { mode: 'push', url: hook.url } }) });
+    expect(created.status, await created.text()).toBe(201);
+    const other = new SubscriptionStore(gw.transport, 'ce-gateway.subscriptions', silentLogger());
+    await other.start();
+    const stored = other.get('ce-gateway.sub.connectors.stored-first')!;
+    await other.put({ ...stored, name: 'drops', group: 'ce-gateway.sub.connectors.drops' });
+    await other.stop();
+    await waitFor('the takeover logged', () => logs.join('').includes('a connector file declares this subscription'), 5000);
+    const line = logs.join('').split('\n').filter((l) => l.includes('a connector file declares this subscription'));
+    expect(line).toHaveLength(1);
+    expect(JSON.parse(line[0]!)).toMatchObject({ level: 40, subscription: 'ce-gateway.sub.connectors.drops', owner: 'connectors', name: 'drops' });
+    const replay = await fetch(`${url}/subscriptions/drops/replay?owner=connectors`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"to":"earliest"}' });
+    expect(replay.status).toBe(409);
+    expect(((await replay.json()) as { detail: string }).detail).toMatch(/declared in a connector file/);
   });
 });
 

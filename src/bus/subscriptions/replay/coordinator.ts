@@ -45,8 +45,12 @@ export interface ReplayCoordinatorDeps {
   /** This instance (`INSTANCE_ID`), written into the replay state. */
   readonly instance: string;
   readonly log: Logger;
-  /** True when a connector file declares a subscription of that name (not replayable here). */
-  readonly declared?: (name: string) => boolean;
+  /**
+   * True when a connector file declares the subscription of this consumer group (not replayable
+   * here), also when a stored one of the same owner and name exists: the file's runs, the stored
+   * one is not (docs/subscriptions.md "a file wins").
+   */
+  readonly declared?: (group: string) => boolean;
   /** Default {@link REPLAY_LEASE_MS}. */
   readonly leaseMs?: number;
   readonly now?: () => number;
@@ -78,13 +82,13 @@ export class ReplayCoordinator {
    */
   async replay(name: string, body: unknown, by: string, owner: string = DEFAULT_OWNER): Promise<ReplayAuditEntry> {
     const group = groupOf(owner, name);
-    const s = this.#d.store.get(group);
-    if (s === undefined) {
-      if (this.#d.declared?.(name) === true) {
-        throw new GatewayError('CEG_CONFLICT', `subscription ${name} is declared in a connector file: its members are not coordinated through the definitions topic; replay it with bus.replay() in the process that runs it`, { retriable: false, details: { field: 'name' } });
-      }
-      throw notFound(name);
+    // Before the stored record: a file's subscription of the same name shadows it, and its members
+    // never take the pause, so a replay moved the offsets under a running member and then stalled.
+    if (this.#d.declared?.(group) === true) {
+      throw new GatewayError('CEG_CONFLICT', `subscription ${name} is declared in a connector file: its members are not coordinated through the definitions topic; replay it with bus.replay() in the process that runs it`, { retriable: false, details: { field: 'name' } });
     }
+    const s = this.#d.store.get(group);
+    if (s === undefined) throw notFound(name);
     const topics = this.#d.topicsOf(s.kinds);
     const req = parseReplayRequest(body, topics);
     if (!req.dryRun && replayHolds(s.replay, this.#now())) {
