@@ -9,4 +9,4 @@ export * from './sinks/index.js';
 export { JSON_CONTENT_TYPE, jsonView } from './event-view.js';
 export { refuse, sinkOutcomes, toOutcome } from './outcome.js';
 export type { SinkOutcome } from './outcome.js';
-export { envNameProblem, isSecretLikeName, pathProblem, subscriptionNameProblem } from './names.js';
+export { envNameProblem, isSecretLikeName, pathProblem, reservedGroupProblem, subscriptionNameProblem } from './names.js';

@@ -4,6 +4,8 @@
  * Spec: DESIGN "Connectors"; Kafka topic naming (the subscription also names `<subscription>.dlq`).
  */
 import { topicNameProblem } from '../core/topic-name.js';
+import { GROUP_PREFIX } from '../bus/subscriptions/model.js';
+import { SECRET_KEYS } from '../config/config.js';
 
 const SUBSCRIPTION = /^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/;
 const PATH_SEGMENT = /^[A-Za-z0-9._-]{1,255}$/;
@@ -17,7 +19,19 @@ export const MAX_PATH_LENGTH = 1024;
  */
 export function subscriptionNameProblem(name: string): string | undefined {
   if (!SUBSCRIPTION.test(name)) return 'subscription names are 1–200 characters of [A-Za-z0-9._-], starting with a letter or digit';
-  return topicNameProblem(`${name}.dlq`);
+  return reservedGroupProblem(name) ?? topicNameProblem(`${name}.dlq`);
+}
+
+/**
+ * Reason when `name`, used as a consumer group (a connector's `subscription`, `subscribe -s`),
+ * is one of the groups of HTTP subscriptions (`ce-gateway.sub.<owner>.<name>`), else undefined:
+ * a second member of such a group takes part of that subscription's partitions and its events.
+ * Exact prefix match, as Kafka compares group ids (a name differing in case is another group).
+ * Spec: issue 8 (a subscription's group is `GROUP_PREFIX` + owner + name); Kafka group membership.
+ */
+export function reservedGroupProblem(name: string): string | undefined {
+  if (!name.startsWith(GROUP_PREFIX)) return undefined;
+  return `subscription names starting with ${GROUP_PREFIX} are refused: these consumer groups belong to HTTP subscriptions (a second member would take their events); declare a kind: subscription file or use POST /subscriptions instead`;
 }
 
 /**
@@ -46,9 +60,25 @@ export function envNameProblem(name: string): string | undefined {
 }
 
 /** Variables a hook never gets from the gateway's environment: the gateway's own secrets and anything that looks like one. */
-const SECRET_LIKE = /PASSW(OR)?D|SECRET|TOKEN|CREDENTIAL|PRIVATE|API_?KEY|ACCESS_?KEY|AUTH|SASL|DATABASE_URL|CONNECTION_STRING|(^|_)DSN$|(^|_)KEY$/i;
+const SECRET_LIKE = /PASSW(OR)?D|SECRET|TOKEN|CREDENTIAL|PRIVATE|API_?KEY|ACCESS_?KEY|AUTH|SASL|DATABASE_URL|CONNECTION_STRING|(^|_)DSN$|(^|_)KEY$|(^|_)HEADERS$|^OIDC_/i;
 
-/** True when a variable of this name must never be passed from the gateway's environment to a hook. */
+/**
+ * Variables of the gateway that carry credentials without a secret-like name: the registry URL may
+ * hold `user:password@` (README), the OTLP headers carry the collector's auth (matched by the
+ * `_HEADERS` pattern too; listed so that a change of pattern keeps them). The config's own secrets
+ * come from {@link SECRET_KEYS}, so a new secret there is refused here without a second list.
+ */
+const CREDENTIAL_CARRIERS: readonly string[] = ['SCHEMA_REGISTRY_URL', 'OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_EXPORTER_OTLP_TRACES_HEADERS'];
+const NEVER_PASSED = new Set([...SECRET_KEYS, ...CREDENTIAL_CARRIERS].map((n) => n.toUpperCase()));
+
+/**
+ * True when a variable of this name must never be passed from the gateway's environment to a hook:
+ * the config's secrets (`SECRET_KEYS` of src/config/config.ts), variables carrying credentials
+ * (`SCHEMA_REGISTRY_URL`, `*_HEADERS` such as `OTEL_EXPORTER_OTLP_HEADERS`, `OIDC_*`), every
+ * `*_FILE` (secret files, `PARTNERS_FILE`) and names that look like secrets. Case-insensitive.
+ * Spec: DESIGN "Connectors" (a hook's environment is built from nothing); OpenTelemetry SDK
+ * environment variables (`OTEL_EXPORTER_OTLP_HEADERS`).
+ */
 export function isSecretLikeName(name: string): boolean {
-  return SECRET_LIKE.test(name) || /_FILE$/.test(name);
+  return NEVER_PASSED.has(name.toUpperCase()) || SECRET_LIKE.test(name) || /_FILE$/i.test(name);
 }

@@ -1,13 +1,27 @@
+import { InvalidArgumentError } from 'commander';
 import type { Command } from 'commander';
 import { createGateway } from '../../app/index.js';
 import { onSignals, setup } from '../context.js';
 import { wholeNumber } from '../numbers.js';
+import { reservedGroupProblem } from '../../connectors/names.js';
+
+/**
+ * A commander option parser for `--subscription`: the name becomes the consumer group, so the
+ * groups of HTTP subscriptions are refused (joining one steals its events).
+ * Errors: commander's InvalidArgumentError (exit 2 with the usage) naming `subscription`.
+ * Spec: src/connectors/names.ts `reservedGroupProblem`.
+ */
+export function subscriptionOption(value: string): string {
+  const problem = reservedGroupProblem(value);
+  if (problem !== undefined) throw new InvalidArgumentError(`subscription: ${problem}`);
+  return value;
+}
 
 export function registerSubscribeCommand(program: Command): void {
   program
     .command('subscribe')
     .description('subscribe under a durable name and print each event as a JSON line (a second-process subscriber); read-only: creates no topic and registers no schema')
-    .requiredOption('-s, --subscription <name>', 'subscription name (the consumer group)')
+    .requiredOption('-s, --subscription <name>', 'subscription name (the consumer group)', subscriptionOption)
     .requiredOption('-k, --kind <kinds...>', 'event kinds by eventId or business name')
     .option('--from-beginning', 'a new subscription starts at the earliest offset instead of the latest')
     .option('--max-events <n>', 'exit after this many events (1 or more)', wholeNumber(1))

@@ -17,6 +17,10 @@ import type { ConnectorDefinition, ConnectorProblem } from './types.js';
 import type { FileDropOptions } from '../sinks/file-drop/index.js';
 import type { ShellHookOptions } from '../sinks/shell-hook/index.js';
 import { schemaIssues } from '../../core/schema-issues.js';
+import { errorMessage } from '../../core/errors.js';
+import { maskedUrl } from '../../core/public-url.js';
+import { checkTargetUrl, parseAllowList } from '../sinks/webhook/index.js';
+import type { AllowList } from '../sinks/webhook/index.js';
 
 /** A zod issue path as `a.b[0].c`; `(root)` for the document itself. */
 export function problemPath(path: readonly PropertyKey[]): string {
@@ -28,6 +32,11 @@ export function problemPath(path: readonly PropertyKey[]): string {
 export interface ParseContext {
   /** Where `passEnv` variables are read from; default `process.env`. */
   readonly environment?: Readonly<Record<string, string | undefined>>;
+  /**
+   * Hosts a push `delivery.url` may target despite the address rules; default
+   * `WEBHOOK_ALLOWED_HOSTS` of `environment` (the variable the gateway's config reads).
+   */
+  readonly allowedHosts?: AllowList;
 }
 
 /** A connector's sink, resolved: what the loader checks on the file system. */
@@ -96,7 +105,13 @@ export function parseConnectorText(text: string, file: string, ctx: ParseContext
     problems.push({ file, path: '(root)', problem: `YAML line ${at.line} column ${at.col}: ${e.message}` });
   }
   if (problems.length > 0) return { ok: false, problems };
-  const raw: unknown = doc.toJS();
+  let raw: unknown;
+  try {
+    raw = doc.toJS();
+  } catch (err) {
+    // An alias bomb (yaml's maxAliasCount) is this file's problem, reported with the other files'.
+    return { ok: false, problems: [{ file, path: '(root)', problem: `YAML: ${errorMessage(err)}` }] };
+  }
   if (raw === null || raw === undefined) return { ok: false, problems: [{ file, path: '(root)', problem: 'the file is empty' }] };
   const parsed = connectorFileSchema.safeParse(raw);
   const baseDir = dirname(file);
@@ -127,6 +142,30 @@ export function parseConnectorText(text: string, file: string, ctx: ParseContext
   return { ok: true, definition: Object.freeze(definition) };
 }
 
+/**
+ * Why a push `delivery.url` is refused, else undefined: the static webhook target rules of
+ * `POST /subscriptions` (http/https only, no credentials, no fragment, the address rules for an
+ * IP literal, https unless allow-listed). Host names are resolved at delivery, as for the HTTP
+ * resource; loading stays synchronous and needs no DNS.
+ * Spec: issue 8 ("Webhook targets are checked"); src/connectors/sinks/webhook/target.ts.
+ */
+function pushUrlProblem(url: string, env: Readonly<Record<string, string | undefined>>, ctx: ParseContext): string | undefined {
+  let allow: AllowList;
+  try {
+    allow = ctx.allowedHosts ?? parseAllowList(env.WEBHOOK_ALLOWED_HOSTS);
+  } catch (err) {
+    return `cannot be checked: ${errorMessage(err)}`;
+  }
+  // As the create-time check (targetChecker): an empty fragment `…#` is refused too.
+  if (url.includes('#')) return 'a fragment is never sent; remove it';
+  try {
+    checkTargetUrl(url, allow);
+    return undefined;
+  } catch (err) {
+    return errorMessage(err);
+  }
+}
+
 type SubscriptionFile = Extract<ParsedConnectorFile, { kind: 'subscription' }>;
 
 /** A `kind: subscription` file → a definition whose `runtime` the reconciler runs; secrets read from the environment. */
@@ -150,6 +189,8 @@ function parseSubscriptionFile(c: SubscriptionFile, file: string, baseDir: strin
       if (v === undefined || v === '') problems.push({ file, path: `delivery.headersFromEnv.${header}`, problem: `${name} is not set` });
       else headers[header] = v;
     }
+    const urlProblem = pushUrlProblem(d.url, env, ctx);
+    if (urlProblem !== undefined) problems.push({ file, path: 'delivery.url', problem: urlProblem });
     // The header rules of the HTTP resource apply (reserved names, visible ASCII values).
     const checked = pushDeliverySchema.safeParse({ mode: 'push', url: d.url, secrets: secrets.length > 0 ? secrets : undefined, headers });
     if (!checked.success) for (const i of schemaIssues(checked.error.issues)) problems.push({ file, path: `delivery.${fieldPath(i.path)}`.replace('delivery.headers', 'delivery.headersFromEnv'), problem: i.message });
@@ -188,7 +229,7 @@ function parseSubscriptionFile(c: SubscriptionFile, file: string, baseDir: strin
       start: c.start,
       delivery:
         delivery.mode === 'push'
-          ? { mode: 'push', url: d.mode === 'push' ? d.url : '', contentMode: delivery.push.contentMode, data: delivery.push.data, handshake: delivery.push.handshake, ...(delivery.push.batch === undefined ? {} : { batch: delivery.push.batch }), secretCount: delivery.push.secrets.length, headerNames: Object.keys(delivery.push.headers) }
+          ? { mode: 'push', url: d.mode === 'push' ? maskedUrl(d.url) : '', contentMode: delivery.push.contentMode, data: delivery.push.data, handshake: delivery.push.handshake, ...(delivery.push.batch === undefined ? {} : { batch: delivery.push.batch }), secretCount: delivery.push.secrets.length, headerNames: Object.keys(delivery.push.headers) }
           : { mode: delivery.mode },
       ordering: c.ordering,
       retry: c.retry,

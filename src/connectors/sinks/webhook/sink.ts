@@ -90,6 +90,19 @@ export interface WebhookSinkDeps {
 /** Identities of sinks built without {@link WebhookSinkDeps.subscription}: never shared. */
 let anonymousSinks = 0;
 
+/**
+ * The sink's name for a URL text that may not have passed the target check (a refused target, an
+ * event that cannot be encoded): {@link sinkName} — never its credentials or query, which would
+ * reach the dead letter's `dlq_sink` header and `deadletters list`.
+ */
+function urlSinkName(text: string): string {
+  try {
+    return sinkName(new URL(text));
+  } catch {
+    return '(not a URL)';
+  }
+}
+
 /** How long a record of a gone subscription waits before it is looked at again (the subscription stops well before). */
 export const GONE_PARK_MS = 60_000;
 
@@ -317,7 +330,7 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
     try {
       target = await resolveTarget(s.url, deps.allow, deps.lookup);
     } catch (err) {
-      const failure: DeliveryFailure = { sink: s.url.replace(/[?#].*$/, '') };
+      const failure: DeliveryFailure = { sink: urlSinkName(s.url) };
       if (isGatewayError(err, 'CEG_WEBHOOK_TARGET_REFUSED')) return { refused: deadLetter(`webhook target refused: ${err.message}`, failure) };
       return { refused: retry(errorMessage(err), undefined, failure) };
     }
@@ -452,7 +465,7 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
       element = batchElement(event, ctx.record, s, deps.codec);
     } catch (err) {
       slots.release();
-      return Promise.resolve(deadLetter(`cannot encode the event for the sink: ${errorMessage(err)}`, { sink: s.url.replace(/[?#].*$/, '') }));
+      return Promise.resolve(deadLetter(`cannot encode the event for the sink: ${errorMessage(err)}`, { sink: urlSinkName(s.url) }));
     }
     const a = event.attributes;
     const r = ctx.record;
