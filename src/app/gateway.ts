@@ -50,6 +50,7 @@ import type { CursorSigner, SecretBox, StoredSubscription, SubscriptionView } fr
 import { ReplayCoordinator, ReplayLog, RestartableSubscription, replayAuditTopicOf, replayHolds, replayLocal } from '../bus/subscriptions/replay/index.js';
 import type { LocalReplayOptions, ReplayReport, ReplayTo } from '../bus/subscriptions/replay/index.js';
 import { parseAllowList, targetChecker } from '../connectors/sinks/webhook/index.js';
+import { reservedGroupProblem } from '../connectors/names.js';
 import { fromStored, runtimeSinkFactory } from '../connectors/subscriptions/runtime.js';
 import type { RuntimeSubscription } from '../connectors/subscriptions/runtime.js';
 import { DeadLetters } from '../bus/deadletters/index.js';
@@ -68,7 +69,11 @@ export interface Gateway {
   codec(): EventCodec;
   publisher(): Publisher;
   records(): RecordPublisher;
-  /** Subscribes a handler under a durable subscription name (after `ready`); typed as `Bus.subscribe`. */
+  /**
+   * Subscribes a handler under a durable subscription name (after `ready`); typed as `Bus.subscribe`.
+   * Errors: as `Bus.subscribe`; CEG_INVALID_OPTIONS (`subscription`) for a name under `ce-gateway.sub.`:
+   * those consumer groups belong to HTTP subscriptions (issue 8).
+   */
   subscribe<K extends string>(o: BusSubscribeOptions<K>): Promise<Subscription>;
   /**
    * Starts the HTTP server and, once the gateway is ready, the subscription resources: the
@@ -728,6 +733,10 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     records: () => need(records, 'records'),
     async subscribe<K extends string>(typed: BusSubscribeOptions<K>) {
       const o = untypedSubscribeOptions(typed);
+      // The groups of HTTP subscriptions are the reconciler's alone: a library or connector member
+      // joining one took its events away from the partner's sink.
+      const reserved = reconciled.has(o.subscription) ? undefined : reservedGroupProblem(String(o.subscription));
+      if (reserved !== undefined) throw new GatewayError('CEG_INVALID_OPTIONS', `subscription: ${reserved}`, { retriable: false, details: { field: 'subscription' } });
       await ready;
       // The subscriber names the subscription in each line itself (no child binding: no duplicate key).
       const c = need(codec, 'codec');

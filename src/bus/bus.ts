@@ -11,7 +11,10 @@ import type { JsonValue } from '../envelope/types.js';
 import type { DataOf, KindArg } from '../catalog/kinds.js';
 import { silentLogger } from '../observability/index.js';
 import type { Logger } from '../observability/index.js';
+import { randomUUID } from 'node:crypto';
 import { checkPublishable } from './local-check.js';
+import { currentHandling, runHandling } from './correlation/index.js';
+import type { HandlingContext } from './correlation/index.js';
 import type { PublishOptions, PublishReceipt } from './publisher/index.js';
 import type { SubscribeOptions, Subscription } from './subscriber/index.js';
 import type { RetryPolicy } from '../core/retry.js';
@@ -32,7 +35,8 @@ export interface BusRemote {
 /**
  * An in-process handler: called with the data of every event of its kind this process publishes,
  * as published (`DataOf<K>`: the kind's generated payload type, see `EventKinds`), and the kind's
- * business name.
+ * business name. It runs in the published event's correlation context: an event it publishes
+ * inherits `correlationid` and has the published event's id as `causationid` (bus spec M2, T11).
  */
 export type LocalHandler<K extends string = string> = (data: DataOf<K>, kind: string) => void | Promise<void>;
 
@@ -100,8 +104,9 @@ export class Bus {
    * a kind or data the model refuses throws before any handler runs. A Bus built without a
    * catalog (the default of {@link resolveBus}) cannot check and dispatches as given.
    * Errors (thrown at once, no handler called, nothing queued; retriable: false unless noted):
-   *   CEG_UNKNOWN_TYPE, CEG_INVALID_DATA (details name the field), CEG_PAYLOAD_TOO_LARGE;
-   *   publishing roles also CEG_QUEUE_FULL (retriable: true).
+   *   CEG_UNKNOWN_TYPE, CEG_INVALID_ATTRIBUTE (`subject`, `correlationid`, `time` of `opts`),
+   *   CEG_INVALID_DATA (details name the field), CEG_PAYLOAD_TOO_LARGE, CEG_ATTRIBUTES_TOO_LARGE;
+   *   publishing roles also CEG_QUEUE_FULL (retriable: true) and CEG_CLOSED (after close()).
    * Typing: a kind of the generated `EventKinds` takes its generated payload type (bus spec X1);
    *   an unknown kind literal does not compile; a name only known at run time (`string`) takes
    *   plain JSON, checked at run time.
@@ -113,15 +118,27 @@ export class Bus {
     if (remote === undefined && this.#catalog !== undefined) checkPublishable(this.#catalog, kind, data, opts);
     const key = this.#key(kind);
     const handlers = [...(this.#local.get(key) ?? [])];
-    const local = Promise.all(
-      handlers.map(async (h) => {
-        try {
-          await h(data, key);
-        } catch (err) {
-          this.#localFailures++;
-          this.#log.error({ kind: key, err: errorMessage(err) }, 'in-process handler failed');
-        }
-      }),
+    if (handlers.length === 0) return remote === undefined ? { local: Promise.resolve() } : { local: Promise.resolve(), remote };
+    // In-process handlers run in the event's correlation context, as subscription handlers do, so
+    // an event they publish continues the chain (bus spec M2, T11): `correlationid` inherited,
+    // `causationid` the published event's id. Without a broker event (a disabled bus) the chain is
+    // the caller's, else a new one.
+    const handling = currentHandling();
+    const context: HandlingContext =
+      remote === undefined
+        ? { correlationid: opts?.correlationid ?? handling?.correlationid ?? randomUUID(), eventId: randomUUID(), ...(handling?.traceparent === undefined ? {} : { traceparent: handling.traceparent }) }
+        : { correlationid: remote.correlationid, eventId: remote.id, ...(handling?.traceparent === undefined ? {} : { traceparent: handling.traceparent }) };
+    const local = runHandling(context, () =>
+      Promise.all(
+        handlers.map(async (h) => {
+          try {
+            await h(data, key);
+          } catch (err) {
+            this.#localFailures++;
+            this.#log.error({ kind: key, err: errorMessage(err) }, 'in-process handler failed');
+          }
+        }),
+      ),
     ).then(() => undefined);
     return remote === undefined ? { local } : { local, remote };
   }
@@ -129,7 +146,10 @@ export class Bus {
   /**
    * Subscribes on the broker. Typing: `kinds` of the generated `EventKinds` hand the handler
    * `EventOf<K>` (data of the kind's received type); an unknown kind literal does not compile.
-   * Errors: CEG_INVALID_OPTIONS when this process's role does not subscribe.
+   * Errors (the promise rejects): CEG_INVALID_OPTIONS when this process's role does not
+   *   subscribe, or an option is out of its bounds (naming it, `details.field`); CEG_UNKNOWN_TYPE
+   *   (a kind the catalog does not have); CEG_INVALID_NAME (a subscription name that cannot name
+   *   its topics); CEG_CLOSED (after close()); the transport's (CEG_BROKER_UNAVAILABLE, retriable).
    */
   subscribe<K extends string>(o: BusSubscribeOptions<K>): Promise<Subscription> {
     if (this.#remote === undefined || this.role === 'publisher') {

@@ -99,7 +99,8 @@ export interface SubscribeOptions<K extends string = string> {
    * offset and the reason ({@link heldReason}; binary or structured mode: the type of a structured
    * one is read once decoded), so a redrive after the permission returns delivers them. Default none.
    */
-  readonly heldKinds?: readonly KindArg<K>[];
+  // Not `KindArg<K>`: the handler never gets held kinds, so they must not widen its event type (checked at run time).
+  readonly heldKinds?: readonly string[];
   readonly handler: EventHandler<K>;
   /** For a subscription with no committed offset; default 'latest' (bus spec T5). */
   readonly startFrom?: StartFrom;

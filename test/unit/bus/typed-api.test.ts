@@ -21,7 +21,7 @@ import { defaultCatalogDir, loadCatalog } from '../../../src/catalog/index.js';
 import { loadConfig } from '../../../src/config/index.js';
 import type { Envelope, JsonValue } from '../../../src/envelope/types.js';
 import { silentLogger } from '../../../src/observability/index.js';
-import { priceLoaded } from '../../fixtures/events.js';
+import { priceLoaded, seriesUpdated } from '../../fixtures/events.js';
 import { caught, caughtAsync } from '../../helpers/errors.js';
 import { waitFor } from '../../helpers/wait.js';
 import { codecFixture } from './helpers.js';
@@ -55,6 +55,21 @@ describe('typed publish and in-process handlers', () => {
     offId();
     expect(byName).toEqual([sent]);
     expect(byId).toEqual([sent]);
+  });
+
+  it('an in-process handler runs in the published event\'s correlation context: what it publishes continues the chain (bus spec M2, T11)', async () => {
+    let follow: { correlationid: string } | undefined;
+    const off = bus.onLocal('PriceLoadingCompleted', () => {
+      follow = bus.publish('SeriesUpdateCompleted', seriesUpdated('CHAIN/X', 'H1')).remote;
+    });
+    try {
+      const { local, remote } = bus.publish('PriceLoadingCompleted', priceLoaded('CHAIN/X', 'H1'), { correlationid: 'chain-1' });
+      await local;
+      expect(remote?.correlationid).toBe('chain-1');
+      expect(follow?.correlationid).toBe('chain-1');
+    } finally {
+      off();
+    }
   });
 
   it('an unknown kind literal or wrong data does not compile, and is refused at run time', () => {
@@ -111,6 +126,27 @@ describe('typed subscribe handlers', () => {
     expectTypeOf<EventOf<string>>().toEqualTypeOf<Envelope>();
     // A typed event is still an Envelope, so code written for envelopes takes it.
     expectTypeOf<EventOf<'PriceLoadingCompleted'>>().toMatchTypeOf<Envelope>();
+  });
+
+  it('the consumer group of an HTTP subscription cannot be joined from the library (it took the partner\'s events)', async () => {
+    const err = await caughtAsync(bus.subscribe({ subscription: 'ce-gateway.sub.anonymous.h2', kinds: ['PriceLoadingCompleted'], handler: async () => {} }));
+    expect(err.code).toBe('CEG_INVALID_OPTIONS');
+    expect(err.details['field']).toBe('subscription');
+    expect(err.message).toMatch(/HTTP subscription/);
+  });
+
+  it('held kinds do not widen the handler\'s event type (it never gets them)', async () => {
+    const sub = await bus.subscribe({
+      subscription: 'typed-api.held',
+      kinds: ['PriceLoadingCompleted'],
+      heldKinds: ['SeriesUpdateCompleted'],
+      handler: async (event) => {
+        expectTypeOf(event).toEqualTypeOf<EventOf<'PriceLoadingCompleted'>>();
+        expectTypeOf(event.data?.value.barsLoaded).toEqualTypeOf<number | undefined>();
+      },
+    });
+    expect(sub.topics).toContain(PRICE.topic);
+    await sub.unsubscribe();
   });
 
   it('an unknown kind literal does not compile, and is refused at run time', async () => {
