@@ -107,6 +107,17 @@ describe('atomic write', () => {
 });
 
 describe('file-drop sink', () => {
+  it('the file has the configured bits exactly: the umask does not reduce them (0666 became 0644)', async () => {
+    const target = join(tmp.dir, 'open.json');
+    const before = process.umask(0o022);
+    try {
+      await writeFileAtomic(target, Buffer.from('{"v":1}'), { mode: 0o666, syncDirectory: false });
+    } finally {
+      process.umask(before);
+    }
+    expect(statSync(target).mode & 0o777).toBe(0o666);
+  });
+
   it('drops each event as structured JSON under <source>__<id>.json, per event name when asked', async () => {
     const o = fileDropOptions({ directory: 'drop', subdirectoryPerEventName: true, fileMode: '0600' }, { baseDir: tmp.dir });
     const h = createFileDropSink(o, silentLogger());

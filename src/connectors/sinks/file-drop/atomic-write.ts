@@ -10,7 +10,8 @@ import { basename, dirname, join } from 'node:path';
 
 /** The file operations used (node:fs/promises fits); injectable so tests can watch the order. */
 export interface AtomicFs {
-  open(path: string, flags: string, mode?: number): Promise<{ writeFile(data: Uint8Array): Promise<void>; sync(): Promise<void>; close(): Promise<void> }>;
+  /** `chmod` on the handle (node's FileHandle has it): the bits open() gives are reduced by the umask. */
+  open(path: string, flags: string, mode?: number): Promise<{ writeFile(data: Uint8Array): Promise<void>; sync(): Promise<void>; close(): Promise<void>; chmod?(mode: number): Promise<void> }>;
   rename(from: string, to: string): Promise<void>;
   unlink(path: string): Promise<void>;
 }
@@ -21,7 +22,8 @@ export function tempNameFor(target: string): string {
 }
 
 /**
- * Writes `data` to `target` atomically (see module doc) with permission bits `mode`.
+ * Writes `data` to `target` atomically (see module doc) with permission bits `mode` (exactly:
+ * set with chmod, so the umask does not reduce them).
  * `syncDirectory`: fsync the directory after the rename so the new name survives a crash.
  * Errors: the file system's (ENOENT, EACCES, ENOSPC, EIO…), after removing the temporary file.
  */
@@ -31,6 +33,8 @@ export async function writeFileAtomic(target: string, data: Uint8Array, o: { mod
   const handle = await fs.open(temp, 'wx', o.mode);
   try {
     try {
+      // The configured bits exactly: open()'s mode passes through the umask (0666 became 0644).
+      await handle.chmod?.(o.mode);
       await handle.writeFile(data);
       await handle.sync();
     } finally {
