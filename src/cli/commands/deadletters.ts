@@ -12,6 +12,7 @@ import type { Config } from '../../config/index.js';
 import type { Logger } from '../../observability/index.js';
 import { EXIT_CHECK_FAILED, setup } from '../context.js';
 import { ownerOfGroup } from '../subscription-owner.js';
+import { wholeNumber } from '../numbers.js';
 
 /**
  * The consumer group of `<subscription>` as the CLI takes it: the name of an HTTP or file-declared
@@ -83,7 +84,7 @@ export function registerDeadLettersCommand(program: Command): void {
     .command('list')
     .description('print one page of dead letters, oldest first (the next page: --after with the token printed on stderr)')
     .argument('<subscription>', 'subscription name (HTTP or connector file), or the consumer group of a library subscription')
-    .option('--limit <n>', 'items per page, 1–1000', (v) => Number.parseInt(v, 10), 100)
+    .option('--limit <n>', 'items per page, 1–1000', wholeNumber(1, 1000), 100)
     .option('--after <token>', 'continue after a previous page')
     .option('--owner <owner>', `owner of an HTTP subscription (default ${DEFAULT_OWNER})`)
     .option('--json', 'print the page as JSON: { items, next }')

@@ -43,6 +43,8 @@ describe('usage errors exit 2 before anything connects', { timeout: 60_000 }, ()
     [['trace', 'c-1', '--timeout', '0'], /--timeout/],
     [['subscribe', '--subscription', 's', '--kind', 'k', '--max-events', '0'], /--max-events/],
     [['topics', '--subscription', 'bad name'], /--subscription/],
+    [['deadletters', 'list', 'h3', '--limit', '1e3'], /--limit/],
+    [['deadletters', 'list', 'h3', '--limit', '10abc'], /--limit/],
   ])('%j', (args, named) => {
     const r = cli(args);
     expect(r.code).toBe(2);
