@@ -563,7 +563,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
         {
           subscribe: (o) => {
             reconciled.add(o.subscription);
-            return gatewayApi.subscribe({ ...o, fetchLingerMs: config.subscriptions.fetchLingerMs });
+            return startMember({ ...o, fetchLingerMs: config.subscriptions.fetchLingerMs });
           },
           partitionCount: (t) => transport.partitionCount(t),
           topicsOf,
@@ -722,6 +722,36 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     return v;
   };
 
+  /** One member of subscription `o.subscription` on this instance, restartable by a replay; its stats and failure are kept for status. */
+  async function startMember(o: BusSubscribeOptions): Promise<Subscription> {
+    await ready;
+    // The subscriber names the subscription in each line itself (no child binding: no duplicate key).
+    const c = need(codec, 'codec');
+    // Restartable: a replay stops this member and starts a new one behind the same handle.
+    const sub = await RestartableSubscription.start(o.subscription, o.kinds, (filters) => subscribe(transport, c, log, { instruments: metrics, tracing, ...o, ...(filters === undefined ? {} : { filters }), retry: o.retry ?? defaultHandlerRetry, instanceId: o.instanceId ?? processInstance }), o.filters);
+    subscriptions.add(sub);
+    failedSubscriptions.delete(sub.name);
+    const failedBefore = failedStats.get(sub.name);
+    failedStats.delete(sub.name);
+    if (failedBefore !== undefined) retain(sub.name, failedBefore);
+    sub.done.then(
+      // Kept while the subscription exists on this instance (a later member adds to them).
+      () => {
+        subscriptions.delete(sub);
+        retain(sub.name, sub.stats());
+      },
+      (err: unknown) => {
+        subscriptions.delete(sub);
+        failedStats.set(sub.name, sub.stats());
+        failedSubscriptions.set(sub.name, { reason: errorMessage(err), atMs: Date.now() });
+        log.error({ subscription: sub.name, err: errorMessage(err) }, 'subscription stopped on a failure');
+        // A member failing as its subscription is deleted or paused leaves nothing to report.
+        if (reconciler !== undefined) settleFailures(reconciler);
+      },
+    );
+    return sub;
+  }
+
   const gatewayApi: Gateway = {
     config,
     catalog,
@@ -733,36 +763,11 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     records: () => need(records, 'records'),
     async subscribe<K extends string>(typed: BusSubscribeOptions<K>) {
       const o = untypedSubscribeOptions(typed);
-      // The groups of HTTP subscriptions are the reconciler's alone: a library or connector member
-      // joining one took its events away from the partner's sink.
-      const reserved = reconciled.has(o.subscription) ? undefined : reservedGroupProblem(String(o.subscription));
+      // The groups of HTTP subscriptions are the reconciler's alone (it calls startMember): a
+      // library or connector member joining one took its events away from the partner's sink.
+      const reserved = reservedGroupProblem(String(o.subscription));
       if (reserved !== undefined) throw new GatewayError('CEG_INVALID_OPTIONS', `subscription: ${reserved}`, { retriable: false, details: { field: 'subscription' } });
-      await ready;
-      // The subscriber names the subscription in each line itself (no child binding: no duplicate key).
-      const c = need(codec, 'codec');
-      // Restartable: a replay stops this member and starts a new one behind the same handle.
-      const sub = await RestartableSubscription.start(o.subscription, o.kinds, (filters) => subscribe(transport, c, log, { instruments: metrics, tracing, ...o, ...(filters === undefined ? {} : { filters }), retry: o.retry ?? defaultHandlerRetry, instanceId: o.instanceId ?? processInstance }), o.filters);
-      subscriptions.add(sub);
-      failedSubscriptions.delete(sub.name);
-      const failedBefore = failedStats.get(sub.name);
-      failedStats.delete(sub.name);
-      if (failedBefore !== undefined) retain(sub.name, failedBefore);
-      sub.done.then(
-        // Kept while the subscription exists on this instance (a later member adds to them).
-        () => {
-          subscriptions.delete(sub);
-          retain(sub.name, sub.stats());
-        },
-        (err: unknown) => {
-          subscriptions.delete(sub);
-          failedStats.set(sub.name, sub.stats());
-          failedSubscriptions.set(sub.name, { reason: errorMessage(err), atMs: Date.now() });
-          log.error({ subscription: sub.name, err: errorMessage(err) }, 'subscription stopped on a failure');
-          // A member failing as its subscription is deleted or paused leaves nothing to report.
-          if (reconciler !== undefined) settleFailures(reconciler);
-        },
-      );
-      return sub;
+      return startMember(o);
     },
     declareSubscriptions(defs) {
       declared = [...defs];

@@ -123,11 +123,13 @@ export class Bus {
     // an event they publish continues the chain (bus spec M2, T11): `correlationid` inherited,
     // `causationid` the published event's id. Without a broker event (a disabled bus) the chain is
     // the caller's, else a new one.
+    // The receipt's correlationid already is opts' or the inherited one (the publisher's rule).
     const handling = currentHandling();
-    const context: HandlingContext =
-      remote === undefined
-        ? { correlationid: opts?.correlationid ?? handling?.correlationid ?? randomUUID(), eventId: randomUUID(), ...(handling?.traceparent === undefined ? {} : { traceparent: handling.traceparent }) }
-        : { correlationid: remote.correlationid, eventId: remote.id, ...(handling?.traceparent === undefined ? {} : { traceparent: handling.traceparent }) };
+    const context: HandlingContext = {
+      correlationid: remote?.correlationid ?? opts?.correlationid ?? handling?.correlationid ?? randomUUID(),
+      eventId: remote?.id ?? randomUUID(),
+      ...(handling?.traceparent === undefined ? {} : { traceparent: handling.traceparent }),
+    };
     const local = runHandling(context, () =>
       Promise.all(
         handlers.map(async (h) => {

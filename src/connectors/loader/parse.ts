@@ -19,7 +19,7 @@ import type { ShellHookOptions } from '../sinks/shell-hook/index.js';
 import { schemaIssues } from '../../core/schema-issues.js';
 import { errorMessage } from '../../core/errors.js';
 import { maskedUrl } from '../../core/public-url.js';
-import { checkTargetUrl, parseAllowList } from '../sinks/webhook/index.js';
+import { checkTargetUrl, parseAllowList, refuseFragment } from '../sinks/webhook/index.js';
 import type { AllowList } from '../sinks/webhook/index.js';
 
 /** A zod issue path as `a.b[0].c`; `(root)` for the document itself. */
@@ -156,9 +156,8 @@ function pushUrlProblem(url: string, env: Readonly<Record<string, string | undef
   } catch (err) {
     return `cannot be checked: ${errorMessage(err)}`;
   }
-  // As the create-time check (targetChecker): an empty fragment `…#` is refused too.
-  if (url.includes('#')) return 'a fragment is never sent; remove it';
   try {
+    refuseFragment(url); // the create-time rule of targetChecker
     checkTargetUrl(url, allow);
     return undefined;
   } catch (err) {

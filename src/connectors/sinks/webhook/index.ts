@@ -10,5 +10,5 @@ export { deliveryMessage, outgoingEnvelope } from './message.js';
 export type { MessageOptions } from './message.js';
 export { PinnedAgents, classify, retryAfterMs, send } from './deliver.js';
 export type { AttemptResult, RawAnswer } from './deliver.js';
-export { GONE_PARK_MS, createWebhookSink, targetChecker } from './sink.js';
+export { GONE_PARK_MS, createWebhookSink, refuseFragment, targetChecker } from './sink.js';
 export type { PushSettings, WebhookSink, WebhookSinkDeps } from './sink.js';

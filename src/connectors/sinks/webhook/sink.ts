@@ -530,6 +530,16 @@ function batchLimits(s: PushSettings): BatchLimits {
 }
 
 /**
+ * The create-time rule on top of {@link checkTargetUrl}: any `#` in a new URL is refused, an empty
+ * fragment too (`…/hook#` parses to no fragment but stays in the stored text). Used by
+ * {@link targetChecker} (`POST`/`PATCH /subscriptions`) and by the connector loader (files).
+ * Errors: CEG_WEBHOOK_TARGET_REFUSED naming `delivery.url`.
+ */
+export function refuseFragment(url: string): void {
+  if (url.includes('#')) throw new GatewayError('CEG_WEBHOOK_TARGET_REFUSED', 'a fragment is never sent; remove it', { retriable: false, details: { field: 'delivery.url' } });
+}
+
+/**
  * The error a sink reports for a target refused at create time (the service's `checkTarget`: a new
  * or changed URL). Stricter than the check before each attempt in one point: an empty fragment
  * (`…/hook#`, which parses to no fragment but is kept in the stored text) is refused here, while
@@ -537,7 +547,7 @@ function batchLimits(s: PushSettings): BatchLimits {
  */
 export function targetChecker(allow: AllowList, lookup?: Lookup): (url: string) => Promise<void> {
   return async (url) => {
-    if (url.includes('#')) throw new GatewayError('CEG_WEBHOOK_TARGET_REFUSED', 'a fragment is never sent; remove it', { retriable: false, details: { field: 'delivery.url' } });
+    refuseFragment(url);
     try {
       await resolveTarget(url, allow, lookup);
     } catch (err) {
