@@ -28,6 +28,17 @@ export function setup(program: Command, overrides: Readonly<Record<string, strin
 }
 
 /**
+ * Refuses a command that only means something against a broker when KAFKA_BROKERS is unset: the
+ * in-memory transport of a fresh CLI process is empty and dies with it, so `topics` would report
+ * topics it never made and `tail`/`trace`/`subscribe` would wait on a bus nobody else can reach.
+ * Errors: commander's usage error, exit 2 (`<command>: KAFKA_BROKERS is not set …`).
+ */
+export function requireKafka(program: Command, config: Config, command: string): void {
+  if (config.kafka !== undefined) return;
+  program.error(`${command}: KAFKA_BROKERS is not set: this command works on a Kafka cluster (set KAFKA_BROKERS, e.g. in .env); the in-memory transport lives only inside one gateway process`, { exitCode: EXIT_USAGE });
+}
+
+/**
  * Runs `stop` once on SIGINT/SIGTERM, then exits: 0, or 1 when stopping failed or did not finish
  * within `timeoutMs` (SHUTDOWN_TIMEOUT_MS), so a hung close never outlives the orchestrator's grace
  * period unnoticed: the process says why it gave up and exits before SIGKILL would. A repeated

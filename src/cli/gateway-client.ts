@@ -60,8 +60,11 @@ export function keyInTheClear(url: URL): boolean {
   return mapped === null || parseInt(mapped[1]!, 16) >> 8 !== 127;
 }
 
-/** `--owner` as commander parses it: a partner id (NAME_PATTERN). */
-function ownerOption(v: string): string {
+/**
+ * `--owner` as commander parses it: a partner id (NAME_PATTERN), for every command that takes one.
+ * Errors: commander's InvalidArgumentError (exit 2 with the usage).
+ */
+export function ownerOption(v: string): string {
   if (!NAME_PATTERN.test(v)) throw new InvalidArgumentError('a partner id: 1–100 of [A-Za-z0-9_-], starting with a letter or digit');
   return v;
 }
@@ -178,10 +181,32 @@ export class GatewayClient {
 }
 
 /**
+ * Why `base` cannot be a gateway's base URL, else undefined: an absolute `http:` or `https:` URL
+ * with no query and no fragment (paths are appended to it: `?a=1` or `#x` would swallow them). A
+ * path prefix (a gateway behind a proxy at `/ce`) is fine. Credentials are refused by the caller,
+ * which can say so without echoing them. Pure.
+ */
+export function baseUrlProblem(base: string): string | undefined {
+  let u: URL;
+  try {
+    u = new URL(base);
+  } catch {
+    return 'not an absolute URL (e.g. http://127.0.0.1:8080)';
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') return `an http:// or https:// URL, got ${printable(u.protocol)}`;
+  if (u.search !== '' || base.includes('?')) return 'a base URL without a query (?…): the API paths are appended to it';
+  if (u.hash !== '' || base.includes('#')) return 'a base URL without a fragment (#…): the API paths are appended to it';
+  return undefined;
+}
+
+/**
  * The client for a command's `--gateway`/`--owner` and the environment.
- * Errors: as {@link apiKeyFrom}.
+ * Errors: as {@link apiKeyFrom}; CEG_INVALID_OPTIONS for a base URL {@link baseUrlProblem} refuses.
  */
 export function gatewayClient(config: Config, vars: Readonly<Record<string, string | undefined>>, opts: { readonly gateway?: string; readonly owner?: string }): GatewayClient {
   const apiKey = apiKeyFrom(vars);
-  return new GatewayClient({ base: opts.gateway ?? config.publicBaseUrl, ...(apiKey === undefined ? {} : { apiKey }), ...(opts.owner === undefined ? {} : { owner: opts.owner }) });
+  const base = opts.gateway ?? config.publicBaseUrl;
+  const problem = baseUrlProblem(base);
+  if (problem !== undefined) throw new GatewayError('CEG_INVALID_OPTIONS', `${opts.gateway === undefined ? 'PUBLIC_BASE_URL' : '--gateway'}: ${problem}`, { retriable: false, details: { field: opts.gateway === undefined ? 'PUBLIC_BASE_URL' : 'gateway' } });
+  return new GatewayClient({ base, ...(apiKey === undefined ? {} : { apiKey }), ...(opts.owner === undefined ? {} : { owner: opts.owner }) });
 }

@@ -5,14 +5,26 @@ const UNIT_MS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h
 /**
  * Parses a `--since` value into epoch ms: a duration back from now (`90s`, `15m`, `2h`, `7d`,
  * `500ms`) or an RFC 3339 instant with an offset (`2026-12-01T08:00:00Z`).
- * Errors: commander's InvalidArgumentError (exit 2 with the usage), naming the accepted forms.
+ * Errors: commander's InvalidArgumentError (exit 2 with the usage), naming the accepted forms, or
+ *   saying that the instant is before 1970 (Kafka record timestamps start there).
  */
 export function parseSince(value: string, now: () => number = Date.now): number {
   const d = /^(\d{1,9})(ms|s|m|h|d)$/.exec(value.trim());
-  if (d !== null) return now() - Number(d[1]) * UNIT_MS[d[2]!]!;
+  if (d !== null) return notBeforeEpoch(now() - Number(d[1]) * UNIT_MS[d[2]!]!, value);
   if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i.test(value)) {
     const t = Date.parse(value);
-    if (Number.isFinite(t)) return t;
+    if (Number.isFinite(t)) return notBeforeEpoch(t, value);
   }
   throw new InvalidArgumentError('a duration such as 90s, 15m, 2h or 7d, or an RFC 3339 time with an offset such as 2026-12-01T08:00:00Z');
+}
+
+/**
+ * Kafka record timestamps are ms since 1970, and its ListOffsets request reads -1 and -2 as
+ * "latest" and "earliest": an instant before 1970 would silently mean one of those (or no valid
+ * time at all, past JavaScript's Date range), so it is refused. For everything written so far,
+ * `--from-beginning` / `--to-earliest` is the way.
+ */
+function notBeforeEpoch(ms: number, value: string): number {
+  if (ms >= 0) return ms;
+  throw new InvalidArgumentError(`${value.trim().slice(0, 40)} reaches back before 1970-01-01T00:00:00Z, where Kafka record timestamps begin: give a later time (to read everything, start at the earliest offset instead)`);
 }

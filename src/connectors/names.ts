@@ -14,12 +14,23 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 export const MAX_PATH_LENGTH = 1024;
 
 /**
- * Reason when `name` cannot be a connector's subscription name, else undefined: 1–200 characters
- * of [A-Za-z0-9._-] starting with a letter or digit, and `<name>.dlq` must be a legal topic name.
+ * Reason when `name` does not have the form of a subscription name, else undefined: 1–200
+ * characters of [A-Za-z0-9._-] starting with a letter or digit (so never `.`, `..` or an option
+ * such as `-rf`), and `<name>.dlq` must be a legal topic name. Says nothing about whose group it is:
+ * `topics --subscription` may pre-create an HTTP subscription's topics.
+ */
+export function subscriptionNameFormProblem(name: string): string | undefined {
+  if (typeof name !== 'string' || !SUBSCRIPTION.test(name)) return 'subscription names are 1–200 characters of [A-Za-z0-9._-], starting with a letter or digit';
+  return topicNameProblem(`${name}.dlq`);
+}
+
+/**
+ * Reason when `name` cannot be a connector's subscription name (a consumer group this process
+ * joins), else undefined: {@link subscriptionNameFormProblem}, and not a group of an HTTP
+ * subscription ({@link reservedGroupProblem}).
  */
 export function subscriptionNameProblem(name: string): string | undefined {
-  if (!SUBSCRIPTION.test(name)) return 'subscription names are 1–200 characters of [A-Za-z0-9._-], starting with a letter or digit';
-  return reservedGroupProblem(name) ?? topicNameProblem(`${name}.dlq`);
+  return subscriptionNameFormProblem(name) ?? reservedGroupProblem(name);
 }
 
 /**

@@ -5,8 +5,8 @@
  * installed package is not a place to write, and its copy is replaced on the next install.
  * Spec: bus spec X1 (code generated from the model, checked for staleness in CI).
  */
-import { existsSync } from 'node:fs';
-import { dirname, join, resolve, sep } from 'node:path';
+import { existsSync, realpathSync } from 'node:fs';
+import { basename, dirname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { GatewayError } from '../../core/errors.js';
 import type { GenerateTarget } from './kinds-module.js';
@@ -36,7 +36,27 @@ export function defaultGeneratedDir(): string {
 }
 
 /**
- * Resolves `--catalog` and `--out` against `cwd` and picks the target.
+ * Where `dir` really is: the real path (symbolic links followed) of its nearest existing ancestor,
+ * with the part that does not exist yet appended, so a link anywhere on the way counts.
+ */
+function realLocation(dir: string): string {
+  const rest: string[] = [];
+  let at = dir;
+  for (;;) {
+    try {
+      return join(realpathSync(at), ...rest.reverse());
+    } catch {
+      const up = dirname(at);
+      if (up === at) return dir;
+      rest.push(basename(at));
+      at = up;
+    }
+  }
+}
+
+/**
+ * Resolves `--catalog` and `--out` against `cwd` and picks the target. The node_modules rule is
+ * checked on the path as written and on where it leads (a symbolic link into node_modules).
  * Errors: GatewayError CEG_INVALID_OPTIONS (retriable: false), `details.field` naming the option,
  *   when the output folder is inside a `node_modules` folder, or when the catalog folder has no
  *   catalog.yaml (the message says to pass `--catalog`).
@@ -44,8 +64,10 @@ export function defaultGeneratedDir(): string {
 export function resolveGeneratePaths(opts: { readonly catalog?: string; readonly out?: string }, cwd: string): GeneratePaths {
   const catalogDir = resolve(cwd, opts.catalog ?? DEFAULT_CATALOG_SUBDIR);
   const outDir = resolve(cwd, opts.out ?? DEFAULT_OUT_SUBDIR);
-  if (outDir.split(sep).includes('node_modules')) {
-    throw new GatewayError('CEG_INVALID_OPTIONS', `--out ${outDir} is inside node_modules: generate into your own project (e.g. --out src/catalog/generated)`, {
+  const real = realLocation(outDir);
+  if (outDir.split(sep).includes('node_modules') || real.split(sep).includes('node_modules')) {
+    const where = real === outDir ? outDir : `${outDir} (through a symbolic link: ${real})`;
+    throw new GatewayError('CEG_INVALID_OPTIONS', `--out ${where} is inside node_modules: generate into your own project (e.g. --out src/catalog/generated)`, {
       retriable: false,
       details: { field: 'out', dir: outDir },
     });

@@ -12,6 +12,7 @@ import type { Config } from '../../config/index.js';
 import type { Logger } from '../../observability/index.js';
 import { EXIT_CHECK_FAILED, setup } from '../context.js';
 import { ownerOfGroup } from '../subscription-owner.js';
+import { ownerOption } from '../gateway-client.js';
 import { wholeNumber } from '../numbers.js';
 
 /**
@@ -86,7 +87,7 @@ export function registerDeadLettersCommand(program: Command): void {
     .argument('<subscription>', 'subscription name (HTTP or connector file), or the consumer group of a library subscription')
     .option('--limit <n>', 'items per page, 1–1000', wholeNumber(1, 1000), 100)
     .option('--after <token>', 'continue after a previous page')
-    .option('--owner <owner>', `owner of an HTTP subscription (default ${DEFAULT_OWNER})`)
+    .option('--owner <owner>', `owner of an HTTP subscription (default ${DEFAULT_OWNER})`, ownerOption)
     .option('--json', 'print the page as JSON: { items, next }')
     .action(async (name: string, opts: { limit: number; after?: string; owner?: string; json?: boolean }) => {
       await withGateway(async (gw, dl) => {
@@ -107,7 +108,7 @@ export function registerDeadLettersCommand(program: Command): void {
       .argument('<subscription>', 'subscription name (HTTP or connector file), or the consumer group of a library subscription')
       .option('--id <ids...>', 'event ids')
       .option('--all', 'every dead letter still listed')
-      .option('--owner <owner>', `owner of an HTTP subscription (default ${DEFAULT_OWNER})`)
+      .option('--owner <owner>', `owner of an HTTP subscription (default ${DEFAULT_OWNER})`, ownerOption)
       .option('--force', `${verb} although no stored subscription, connector file or live consumer-group member owns the group (one served by something this command cannot see, e.g. a stopped library subscriber)`)
       .option('--json', 'print the result as JSON')
       .action(async (name: string, opts: { id?: string[]; all?: boolean; owner?: string; force?: boolean; json?: boolean }) => {

@@ -12,9 +12,9 @@
  * Against a gateway with PARTNERS_FILE it authenticates with CE_GATEWAY_API_KEY (or
  * CE_GATEWAY_API_KEY_FILE), and `--owner` names another partner's subscription (admins), on the
  * replay and on the read of the subscription alike (gateway-client.ts).
- * Exit codes: 0 done (or dry run; also without KAFKA_BROKERS, where the drain is not watched, as
- * with `--no-wait`); 1 the replay WAS done but its drain was not seen through — not drained within
- * `--timeout`, or the watch failed (Kafka or the gateway not answering the watch's reads): the
+ * Exit codes: 0 done (or dry run; also without KAFKA_BROKERS, or for a paused subscription, where
+ * the drain is not watched, as with `--no-wait`); 1 the replay WAS done but its drain was not seen
+ * through — not drained within `--timeout`, the subscription is `gone`, or the watch failed (Kafka or the gateway not answering the watch's reads): the
  * message says so, and the replay must not be run again;
  * 2 nothing was replayed: usage, refusal or connection error (DESIGN "Conventions").
  */
@@ -32,6 +32,7 @@ import type { Logger } from '../../observability/index.js';
 import { EXIT_CHECK_FAILED, EXIT_USAGE, setup } from '../context.js';
 import { GatewayClient, gatewayClient, withGatewayOptions } from '../gateway-client.js';
 import { parseSince } from '../since.js';
+import { wholeNumber } from '../numbers.js';
 
 interface ReplayOptions {
   toTime?: string;
@@ -145,7 +146,7 @@ interface WatchContext {
  * Errors: anything that stops the watch (a refused or failed read of the subscription or the
  *   catalog, Kafka not answering): the caller reports it as a watch failure after a done replay.
  */
-async function watchDrain(w: WatchContext): Promise<'drained' | 'timeout'> {
+async function watchDrain(w: WatchContext): Promise<'drained' | 'timeout' | 'paused' | 'gone'> {
   const { name, report, client, config, log, lines } = w;
   if (config.kafka === undefined) throw new Error('KAFKA_BROKERS is not set (the watch reads the committed offsets from Kafka; --no-wait skips it)');
   // Which topics the subscription reads, for its committed offsets: its kinds, through the gateway's catalog.
@@ -154,7 +155,9 @@ async function watchDrain(w: WatchContext): Promise<'drained' | 'timeout'> {
   const path = GatewayClient.subscriptionPath(name);
   const read = await client.call('GET', path);
   if (read.status !== 200) throw new Error(`cannot read ${name}: ${client.refusal(read)}`);
-  const view = read.body as { group?: string; kinds?: string[] };
+  const view = read.body as { group?: string; kinds?: string[]; state?: string };
+  // Nothing drains while the subscription does not deliver: waiting would only end in the timeout.
+  if (view.state === 'paused' || view.state === 'gone') return view.state;
   const listed = await client.call('GET', '/catalog');
   if (listed.status !== 200) throw new Error(`cannot read the catalog: ${client.refusal(listed)}`);
   const catalog = listed.body as { kinds?: { name: string; eventId: string; topic: string }[] };
@@ -213,11 +216,7 @@ export function registerReplayCommand(program: Command): void {
   withGatewayOptions(cmd)
     .option('--json', 'JSON lines on stdout even on a terminal')
     .option('--no-wait', 'do not wait for the replayed backlog to drain')
-    .option('--timeout <seconds>', 'longest wait for the backlog to drain', (v) => {
-      const n = Number(v);
-      if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('whole seconds > 0');
-      return n;
-    }, 600)
+    .option('--timeout <seconds>', 'longest wait for the backlog to drain, whole seconds (at most a week)', wholeNumber(1, 604_800), 600)
     .action(async (name: string, opts: ReplayOptions) => {
       const { config, log, vars } = setup(program);
       let to: unknown;
@@ -254,7 +253,14 @@ export function registerReplayCommand(program: Command): void {
       }
       // From here on the replay is done: a failing watch must say so, and exits like one that timed out.
       try {
-        if ((await watchDrain({ name, report, client, config, log, lines, timeoutS: opts.timeout })) === 'timeout') process.exitCode = EXIT_REPLAYED_NOT_WATCHED;
+        const outcome = await watchDrain({ name, report, client, config, log, lines, timeoutS: opts.timeout });
+        if (outcome === 'timeout') process.exitCode = EXIT_REPLAYED_NOT_WATCHED;
+        else if (outcome === 'paused') {
+          process.stderr.write(`replay: ${name} was replayed; it is paused, so the ${report.events} replayed events are delivered once it is resumed (PATCH its state to active); the drain is not watched\n`);
+        } else if (outcome === 'gone') {
+          process.stderr.write(`replay: ${name} was replayed, but it is gone (its sink answered 410 Gone), so nothing is delivered until it is re-activated (PATCH its state to active); the drain is not watched\n`);
+          process.exitCode = EXIT_REPLAYED_NOT_WATCHED;
+        }
       } catch (err) {
         process.stderr.write(watchFailedMessage(name, report, requestFailure(err)));
         process.exitCode = EXIT_REPLAYED_NOT_WATCHED;

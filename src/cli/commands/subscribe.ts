@@ -1,18 +1,19 @@
 import { InvalidArgumentError } from 'commander';
 import type { Command } from 'commander';
 import { createGateway } from '../../app/index.js';
-import { onSignals, setup } from '../context.js';
+import { onSignals, setup, requireKafka } from '../context.js';
 import { wholeNumber } from '../numbers.js';
-import { reservedGroupProblem } from '../../connectors/names.js';
+import { subscriptionNameProblem } from '../../connectors/names.js';
 
 /**
- * A commander option parser for `--subscription`: the name becomes the consumer group, so the
+ * A commander option parser for `--subscription`: the name becomes the consumer group and names
+ * `<name>.dlq`, so it has a subscription name's form (starting with a letter or digit), and the
  * groups of HTTP subscriptions are refused (joining one steals its events).
  * Errors: commander's InvalidArgumentError (exit 2 with the usage) naming `subscription`.
- * Spec: src/connectors/names.ts `reservedGroupProblem`.
+ * Spec: src/connectors/names.ts `subscriptionNameProblem`.
  */
 export function subscriptionOption(value: string): string {
-  const problem = reservedGroupProblem(value);
+  const problem = subscriptionNameProblem(value);
   if (problem !== undefined) throw new InvalidArgumentError(`subscription: ${problem}`);
   return value;
 }
@@ -27,6 +28,7 @@ export function registerSubscribeCommand(program: Command): void {
     .option('--max-events <n>', 'exit after this many events (1 or more)', wholeNumber(1))
     .action(async (opts: { subscription: string; kind: string[]; fromBeginning?: boolean; maxEvents?: number }) => {
       const { config, log } = setup(program);
+      requireKafka(program, config, 'subscribe');
       const gw = createGateway(config, log, { readOnly: true });
       let seen = 0;
       let finish: () => void = () => {};

@@ -4,7 +4,7 @@ import { startTail } from '../../bus/tail/index.js';
 import { GatewayError, errorMessage } from '../../core/errors.js';
 import { assertTopicName } from '../../core/topic-name.js';
 import { printable } from '../../core/printable.js';
-import { onSignals, setup } from '../context.js';
+import { onSignals, setup, requireKafka } from '../context.js';
 import { parseSince } from '../since.js';
 
 /**
@@ -28,6 +28,7 @@ export function registerTailCommand(program: Command): void {
       if (kinds.length === 0 && opts.topic === undefined) program.error('tail: name event kinds, or topics with --topic', { exitCode: 2 });
       for (const t of opts.topic ?? []) assertTopicName(t);
       const { config, log } = setup(program);
+      requireKafka(program, config, 'tail');
       const gw = createGateway(config, log, { readOnly: true });
       await gw.ready;
       const ids = new Set<string>();

@@ -3,7 +3,8 @@ import { createGateway } from '../../app/index.js';
 import { subscriptionTopics } from '../../bus/subscriber/index.js';
 import { errorMessage } from '../../core/errors.js';
 import { assertTopicName } from '../../core/topic-name.js';
-import { setup } from '../context.js';
+import { setup, requireKafka } from '../context.js';
+import { subscriptionNameFormProblem } from '../../connectors/names.js';
 
 /**
  * `ce-gateway topics`: creates the catalog's topics (partitions, retention, cleanup policy) and,
@@ -20,10 +21,15 @@ export function registerTopicsCommand(program: Command): void {
     .option('--json', 'print the topics as JSON')
     .action(async (opts: { json?: boolean; subscription?: string[]; ordering: string }) => {
       const { config, log } = setup(program);
+      requireKafka(program, config, 'topics');
       if (opts.ordering !== 'key' && opts.ordering !== 'none') program.error(`--ordering: key or none, got ${opts.ordering}`, { exitCode: 2 });
       // Checked before anything is created: a bad name must not leave the catalog topics half made.
       let own: ReturnType<typeof subscriptionTopics>;
       try {
+        for (const s of opts.subscription ?? []) {
+          const problem = subscriptionNameFormProblem(s);
+          if (problem !== undefined) throw new Error(`${JSON.stringify(s)}: ${problem}`);
+        }
         own = (opts.subscription ?? []).flatMap((s) => subscriptionTopics(s, opts.ordering as 'key' | 'none'));
         for (const t of own) assertTopicName(t.name);
       } catch (err) {

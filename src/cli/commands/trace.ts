@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { createGateway } from '../../app/index.js';
 import { buildChain, chainSize, readChain, renderChain } from '../../bus/trace/index.js';
 import { printable } from '../../core/printable.js';
-import { EXIT_CHECK_FAILED, EXIT_OK, setup } from '../context.js';
+import { EXIT_CHECK_FAILED, EXIT_OK, setup, requireKafka } from '../context.js';
 import { wholeNumber } from '../numbers.js';
 import { parseSince } from '../since.js';
 
@@ -22,6 +22,7 @@ export function registerTraceCommand(program: Command): void {
     .option('--timeout <ms>', 'give up reading after this long; the answer then says it may be incomplete (exit 1)', wholeNumber(1, 86_400_000), 60_000)
     .action(async (correlationid: string, opts: { json?: boolean; timeout: number; since?: number }) => {
       const { config, log } = setup(program);
+      requireKafka(program, config, 'trace');
       const gw = createGateway(config, log, { readOnly: true });
       try {
         await gw.ready;

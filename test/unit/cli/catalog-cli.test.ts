@@ -4,9 +4,9 @@
  * never writing into node_modules; `--base-url` moving every address of the AsyncAPI document.
  */
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join, resolve, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 
@@ -62,6 +62,12 @@ describe('catalog generate in a project that uses the package', { timeout: 60_00
     const refused = cli(dir, ['catalog', 'generate', '--catalog', 'node_modules/ce-gateway/schemas', '--out', 'node_modules/ce-gateway/src/catalog/generated']);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain('is inside node_modules');
+    expect(existsSync(join(dir, 'node_modules', 'ce-gateway', 'src'))).toBe(false);
+    // The same folder through a symbolic link (break report D12): refused by where it leads.
+    symlinkSync(join(dir, 'node_modules', 'ce-gateway'), join(dir, 'linked'));
+    const linked = cli(dir, ['catalog', 'generate', '--catalog', 'node_modules/ce-gateway/schemas', '--out', 'linked/src/catalog/generated']);
+    expect(linked.code).toBe(2);
+    expect(linked.stderr).toContain(`(through a symbolic link: ${realpathSync(join(dir, 'node_modules', 'ce-gateway'))}${sep}src${sep}catalog${sep}generated) is inside node_modules`);
     expect(existsSync(join(dir, 'node_modules', 'ce-gateway', 'src'))).toBe(false);
 
     const none = cli(dir, ['catalog', 'generate']);

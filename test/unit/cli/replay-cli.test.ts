@@ -48,7 +48,10 @@ beforeAll(async () => {
       if (req.method === 'POST') {
         replays.push(JSON.parse(body));
         res.end(JSON.stringify({ at: new Date().toISOString(), by: 'anonymous', to: 'earliest', dryRun: false, partitions: { '0': { from: '5', to: '0', events: 5, skipped: 0 } }, events: 5, skipped: 0 }));
-      } else if (req.url === '/subscriptions/orders') res.end(JSON.stringify({ name: 'orders', group: 'ceg-replaycli-orders', kinds: ['PriceLoadingCompleted'] }));
+      } else if (req.url === '/subscriptions/orders') res.end(JSON.stringify({ name: 'orders', group: 'ceg-replaycli-orders', kinds: ['PriceLoadingCompleted'], state: 'active' }));
+      else if (req.url === '/subscriptions/held' || req.url === '/subscriptions/dropped') {
+        res.end(JSON.stringify({ name: req.url.slice(15), group: `ceg-replaycli-${req.url.slice(15)}`, kinds: ['PriceLoadingCompleted'], state: req.url === '/subscriptions/held' ? 'paused' : 'gone' }));
+      }
       else if (req.url === '/catalog') res.end(JSON.stringify({ kinds: [{ name: 'PriceLoadingCompleted', eventId: 'ceg.replaycli.v1', topic: 'ceg-replaycli-topic' }] }));
       else {
         res.statusCode = 404;
@@ -134,5 +137,57 @@ describe('ce-gateway replay --to-offsets', { timeout: 60_000 }, () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('partition 0 is given twice (0:1 and 0:2)');
     expect(replays.length).toBe(before);
+  });
+});
+
+describe('ce-gateway replay: options and states (break report D10, D11)', { timeout: 60_000 }, () => {
+  it('a paused subscription: says the replayed events come on resume and exits 0 at once instead of waiting out --timeout', async () => {
+    const r = await cli(['replay', 'held', '--to-earliest', '--gateway', base, '--json', '--timeout', '600'], { KAFKA_BROKERS: '127.0.0.1:1' });
+    expect(JSON.parse(r.stdout.split('\n')[0]!)).toMatchObject({ type: 'replay', events: 5 });
+    expect(r.stderr).toBe('replay: held was replayed; it is paused, so the 5 replayed events are delivered once it is resumed (PATCH its state to active); the drain is not watched\n');
+    expect(r.code).toBe(0);
+  });
+
+  it('a gone subscription: says nothing is delivered until it is re-activated; exit 1 (replayed, drain not seen)', async () => {
+    const r = await cli(['replay', 'dropped', '--to-earliest', '--gateway', base, '--json'], { KAFKA_BROKERS: '127.0.0.1:1' });
+    expect(r.stderr).toContain('replay: dropped was replayed, but it is gone');
+    expect(r.code).toBe(1);
+  });
+
+  it.each([
+    [['--timeout', '1e3'], /--timeout.*whole number from 1 to 604800/],
+    [['--timeout', '0x10'], /--timeout.*whole number/],
+    [['--timeout', '0'], /--timeout.*whole number/],
+  ])('%j is a usage error (exit 2) and nothing is replayed', async (extra, message) => {
+    const before = replays.length;
+    const r = await cli(['replay', 'orders', '--to-earliest', '--gateway', base, ...extra]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(message);
+    expect(replays.length).toBe(before);
+  });
+
+  it.each(['999999999d', '30000d', '1969-12-31T23:59:59Z', '0001-01-01T00:00:00Z'])('--to-time %s (before 1970) is a usage error naming the reason, not "Invalid time value"', async (when) => {
+    const before = replays.length;
+    const r = await cli(['replay', 'orders', '--to-time', when, '--gateway', base]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('reaches back before 1970-01-01T00:00:00Z');
+    expect(r.stderr).not.toContain('Invalid time value');
+    expect(replays.length).toBe(before);
+  });
+
+  it.each(['?x=1', '/?token=a', '#frag', '/api#x'])('--gateway with a query or fragment (%s) is refused (exit 2) before any request', async (tail) => {
+    const before = replays.length;
+    const r = await cli(['replay', 'orders', '--to-earliest', '--gateway', `${base}${tail}`]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--gateway: a base URL without a (query|fragment)/);
+    expect(replays.length).toBe(before);
+  });
+
+  it('--gateway that is not an http(s) URL is refused (exit 2)', async () => {
+    for (const bad of ['ftp://127.0.0.1/', '127.0.0.1:8080']) {
+      const r = await cli(['replay', 'orders', '--to-earliest', '--gateway', bad]);
+      expect(r.code, bad).toBe(2);
+      expect(r.stderr, bad).toMatch(/--gateway: (an http:\/\/ or https:\/\/ URL|not an absolute URL)/);
+    }
   });
 });

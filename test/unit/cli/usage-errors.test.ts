@@ -5,6 +5,8 @@
  * that got past its checks would fail differently (and never create anything).
  */
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -13,11 +15,20 @@ import { wholeNumber } from '../../../src/cli/numbers.js';
 const ROOT = resolve(import.meta.dirname, '..', '..', '..');
 const MAIN = join(ROOT, 'src', 'cli', 'main.ts');
 
-function cli(args: readonly string[]): { code: number | null; stderr: string } {
+function cli(args: readonly string[], kafka = true): { code: number | null; stdout: string; stderr: string } {
   const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'silent', KAFKA_BROKERS: '127.0.0.1:1', SCHEMA_REGISTRY_URL: 'http://127.0.0.1:1' };
+  if (!kafka) {
+    delete env.KAFKA_BROKERS;
+    delete env.SCHEMA_REGISTRY_URL;
+    // Not the local stack's .stack/env either (it would set KAFKA_BROKERS while the stack runs).
+    env.CE_GATEWAY_ENV_FILE = EMPTY_ENV;
+  }
   const r = spawnSync(process.execPath, ['--import', 'tsx', MAIN, ...args], { cwd: ROOT, env, encoding: 'utf8', timeout: 60_000 });
-  return { code: r.status, stderr: r.stderr };
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
+
+const EMPTY_ENV = join(mkdtempSync(join(tmpdir(), 'ceg-usage-')), 'empty.env');
+writeFileSync(EMPTY_ENV, '');
 
 describe('wholeNumber', () => {
   it('takes digits in range and refuses everything else', () => {
@@ -45,9 +56,42 @@ describe('usage errors exit 2 before anything connects', { timeout: 60_000 }, ()
     [['topics', '--subscription', 'bad name'], /--subscription/],
     [['deadletters', 'list', 'h3', '--limit', '1e3'], /--limit/],
     [['deadletters', 'list', 'h3', '--limit', '10abc'], /--limit/],
+    // break report D9: a subscription name starts with a letter or digit (no `..`, `.`, option-like names)
+    [['topics', '--subscription', '..'], /--subscription: "\.\.": subscription names are 1–200 characters/],
+    [['topics', '--subscription', '.'], /--subscription: "\.": subscription names/],
+    [['topics', '--subscription', '-rf'], /--subscription/],
+    [['topics', '--subscription', '_x'], /--subscription: "_x": subscription names/],
+    [['subscribe', '--subscription', '..', '--kind', 'k'], /subscription: subscription names are 1–200 characters/],
+    // break report D10: --owner is a partner id, as for replay
+    [['deadletters', 'list', 'h3', '--owner', 'bad owner'], /--owner.*a partner id/],
+    [['deadletters', 'purge', 'h3', '--all', '--owner', '../x'], /--owner.*a partner id/],
+    [['deadletters', 'redrive', 'h3', '--all', '--owner', ''], /--owner.*a partner id/],
+    [['trace', 'c-1', '--since', '999999999d'], /--since.*before 1970/],
   ])('%j', (args, named) => {
     const r = cli(args);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(named);
+  });
+});
+
+describe('commands that only work on Kafka refuse to run without KAFKA_BROKERS (break report D7)', { timeout: 60_000 }, () => {
+  it.each([
+    ['topics', ['topics']],
+    ['topics', ['topics', '--subscription', 'orders']],
+    ['tail', ['tail', 'PriceLoadingCompleted']],
+    ['trace', ['trace', 'c-1']],
+    ['subscribe', ['subscribe', '--subscription', 's', '--kind', 'PriceLoadingCompleted', '--max-events', '1']],
+  ])('%s %j: exit 2, "KAFKA_BROKERS is not set", nothing printed as done', (name, args) => {
+    const r = cli(args, false);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`${name}: KAFKA_BROKERS is not set`);
+    expect(r.stdout).toBe('');
+  });
+
+  it('a pre-created HTTP subscription\'s topics stay allowed in topics --subscription (no reserved-group rule there)', () => {
+    // Past the name checks it needs the broker, which is not there: the failure is the connection, not the name.
+    const r = cli(['topics', '--subscription', 'ce-gateway.sub.anonymous.orders'], true);
+    expect(r.code).toBe(2);
+    expect(r.stderr).not.toMatch(/--subscription|HTTP subscriptions/);
   });
 });
