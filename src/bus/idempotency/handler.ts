@@ -68,7 +68,7 @@ export function isHandled(out: Outcome | void): boolean {
  */
 export function idempotent<E extends Envelope = Envelope>(
   store: IdempotencyStore,
-  handler: (event: E, ctx: DeliveryContext) => Promise<Outcome | void>,
+  handler: (event: E, ctx: DeliveryContext) => Outcome | void | Promise<Outcome | void>,
   options: IdempotentOptions,
 ): IdempotentHandler<(event: E, ctx: DeliveryContext) => Promise<Outcome | void>> {
   assertWindowMs(options.windowMs);

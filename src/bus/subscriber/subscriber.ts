@@ -73,11 +73,12 @@ export interface DeliveryContext {
 
 /**
  * Returning nothing or `ack` = handled; `retry(reason)` / `deadLetter(reason)` decide explicitly.
+ * A handler may be synchronous or async: a returned promise is awaited (within `handlerTimeoutMs`).
  * Throwing a GatewayError with retriable: false dead-letters at once; any other throw is retried.
  * Typing: for kinds of the generated `EventKinds`, `event` is `EventOf<K>` (`event.data.value` has
  * the kind's generated received type); for kinds only known at run time, the plain Envelope.
  */
-export type EventHandler<K extends string = string> = (event: EventOf<K>, ctx: DeliveryContext) => Promise<Outcome | void>;
+export type EventHandler<K extends string = string> = (event: EventOf<K>, ctx: DeliveryContext) => Outcome | void | Promise<Outcome | void>;
 
 /** `key`: per-key order kept, retries in place; `none`: retries through the retry topic. */
 export type Ordering = 'key' | 'none';

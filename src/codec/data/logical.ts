@@ -22,9 +22,14 @@ const MAX_LONG = 2n ** 63n - 1n;
 const MIN_INT = -2147483648;
 const MAX_INT = 2147483647;
 
+/** What a number that is not an integer is, for a message: NaN and ±Infinity are not fractions (they come from JavaScript callers; JSON has neither). */
+function notInteger(v: number): string {
+  return Number.isNaN(v) ? 'NaN' : Number.isFinite(v) ? 'a fraction' : `${v > 0 ? '' : '-'}Infinity`;
+}
+
 export function parseInt32(v: unknown): number | Reason {
   if (typeof v !== 'number') return new Reason('expected an integer (int)');
-  if (!Number.isInteger(v)) return new Reason('expected an integer (int), got a fraction');
+  if (!Number.isInteger(v)) return new Reason(`expected an integer (int), got ${notInteger(v)}`);
   if (v < MIN_INT || v > MAX_INT) return new Reason('integer out of the 32-bit int range');
   return v;
 }
@@ -34,7 +39,7 @@ export function parseLong(v: unknown): LongValue | Reason {
   if (typeof v === 'number') {
     if (Number.isSafeInteger(v)) return v;
     if (Number.isInteger(v)) return new Reason('integer beyond ±(2^53 − 1) must be given as a decimal string to stay exact');
-    return new Reason('expected an integer (long), got a fraction');
+    return new Reason(`expected an integer (long), got ${notInteger(v)}`);
   }
   if (typeof v === 'string') {
     if (!INTEGER.test(v)) return new Reason('expected an integer (long) as a JSON number or a decimal string');

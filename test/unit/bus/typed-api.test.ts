@@ -120,6 +120,28 @@ describe('typed subscribe handlers', () => {
     expect(got[0]).toEqual({ ...priceLoaded('SUB/TYPED', 'H1'), feed: null });
   });
 
+  it('a synchronous handler compiles and runs: its return value (an outcome or nothing) counts as an async one\'s would', async () => {
+    const got: string[] = [];
+    const seen: string[] = [];
+    const sub = await bus.subscribe({
+      subscription: 'typed-api.sync',
+      kinds: ['PriceLoadingCompleted'],
+      handler: (event) => {
+        if (event.data?.value.instrument === 'SUB/SYNC') got.push(event.attributes.id);
+      },
+    });
+    const wrapped = await bus.subscribe({
+      subscription: 'typed-api.sync-idempotent',
+      kinds: ['PriceLoadingCompleted'],
+      handler: idempotent(createMemoryIdempotencyStore(), (event: EventOf<'PriceLoadingCompleted'>) => void (event.data?.value.instrument === 'SUB/SYNC' && seen.push(event.attributes.id)), { windowMs: 60_000 }),
+    });
+    await bus.publish('PriceLoadingCompleted', priceLoaded('SUB/SYNC', 'H1')).remote?.delivered;
+    await waitFor('the event at both synchronous handlers', () => got.length === 1 && seen.length === 1);
+    await sub.unsubscribe();
+    await wrapped.unsubscribe();
+    expect(got).toEqual(seen);
+  });
+
   it('several kinds give a union; kinds known only at run time give the plain envelope', () => {
     const handler = (event: EventOf<'PriceLoadingCompleted' | 'StrategySignal'>): void => void event;
     expectTypeOf(handler).parameter(0).toMatchTypeOf<{ readonly data?: { readonly value: PriceLoadingCompletedReceived | StrategySignalReceived } }>();

@@ -85,6 +85,9 @@ describe('strict records', () => {
       { field: '/m', reason: 'expected an object (map)' },
     ]);
     expect(violationsOf(() => jsonToAvro(t, { ...ok, i: 1.5 }))[0]?.reason).toMatch(/fraction/);
+    // From a JavaScript caller (no JSON has them): said as what they are, not "a fraction".
+    expect(violationsOf(() => jsonToAvro(t, { ...ok, i: Number.NaN }))[0]?.reason).toBe('expected an integer (int), got NaN');
+    expect(violationsOf(() => jsonToAvro(t, { ...ok, i: -Infinity }))[0]?.reason).toBe('expected an integer (int), got -Infinity');
   });
 
   it('caps the listed violations and reports the total', () => {
@@ -125,6 +128,8 @@ describe('longs', () => {
     expect(violationsOf(() => jsonToAvro(t, { n: '9223372036854775808' }))[0]?.reason).toMatch(/64-bit long range/);
     expect(violationsOf(() => jsonToAvro(t, { n: '01' }))[0]?.reason).toMatch(/decimal string/);
     expect(violationsOf(() => jsonToAvro(t, { n: 1.5 }))[0]?.reason).toMatch(/fraction/);
+    expect(violationsOf(() => jsonToAvro(t, { n: Infinity }))[0]?.reason).toBe('expected an integer (long), got Infinity');
+    expect(violationsOf(() => jsonToAvro(t, { n: Number.NaN }))[0]?.reason).toBe('expected an integer (long), got NaN');
   });
 
   it('encode to the standard zig-zag varint', () => {

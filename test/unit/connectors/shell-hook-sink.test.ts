@@ -21,7 +21,7 @@ function sink(body: string, over: Partial<ShellHookSettings> = {}) {
 }
 
 /** What the subscriber makes of the handler's result: handled, retry or dead letter, with the reason. */
-async function outcomeOf(p: Promise<Outcome | void>): Promise<{ outcome: string; message?: string }> {
+async function outcomeOf(p: Outcome | void | Promise<Outcome | void>): Promise<{ outcome: string; message?: string }> {
   let out: Outcome | void;
   try {
     out = await p;

@@ -17,9 +17,9 @@ import type { DeliveryFailure, Outcome } from '../outcome.js';
  * no AsyncLocalStorage.run, whose promise hooks, once enabled, cost every promise of the process on
  * Node 20); the outcome rules are the same.
  */
-export function invokeInContext(event: Envelope, run: () => Promise<Outcome | void>, traceparent?: string, inContext = true): Promise<Outcome> {
+export function invokeInContext(event: Envelope, run: () => Outcome | void | Promise<Outcome | void>, traceparent?: string, inContext = true): Promise<Outcome> {
   const a = event.attributes;
-  let running: Promise<Outcome | void>;
+  let running: Outcome | void | Promise<Outcome | void>;
   try {
     if (inContext) {
       const correlationid = typeof a.correlationid === 'string' ? a.correlationid : a.id;
