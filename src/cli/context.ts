@@ -30,7 +30,8 @@ export function setup(program: Command, overrides: Readonly<Record<string, strin
 /**
  * Refuses a command that only means something against a broker when KAFKA_BROKERS is unset: the
  * in-memory transport of a fresh CLI process is empty and dies with it, so `topics` would report
- * topics it never made and `tail`/`trace`/`subscribe` would wait on a bus nobody else can reach.
+ * topics it never made, `tail`/`trace`/`subscribe`/`deadletters` would read a bus nobody else can
+ * reach, and `outbox relay` would mark rows published into it (events lost).
  * Errors: commander's usage error, exit 2 (`<command>: KAFKA_BROKERS is not set …`).
  */
 export function requireKafka(program: Command, config: Config, command: string): void {

@@ -10,7 +10,7 @@ import { printable } from '../../core/printable.js';
 import { topicNameProblem } from '../../core/topic-name.js';
 import type { Config } from '../../config/index.js';
 import type { Logger } from '../../observability/index.js';
-import { EXIT_CHECK_FAILED, setup } from '../context.js';
+import { EXIT_CHECK_FAILED, requireKafka, setup } from '../context.js';
 import { ownerOfGroup } from '../subscription-owner.js';
 import { ownerOption } from '../gateway-client.js';
 import { wholeNumber } from '../numbers.js';
@@ -72,6 +72,7 @@ export function registerDeadLettersCommand(program: Command): void {
   const owner = (o: { owner?: string }): string => o.owner ?? DEFAULT_OWNER;
   const withGateway = async <T>(run: (gw: Gateway, dl: DeadLetters, config: Config, log: Logger) => Promise<T>): Promise<T> => {
     const { config, log } = setup(program);
+    requireKafka(program, config, 'deadletters');
     const gw = createGateway(config, log, { readOnly: true });
     try {
       await gw.ready;

@@ -3,7 +3,7 @@ import type * as OutboxModule from '../../bus/outbox/index.js';
 import { createGateway } from '../../app/index.js';
 import { GatewayError } from '../../core/errors.js';
 import type { Config } from '../../config/index.js';
-import { EXIT_USAGE, onSignals, setup } from '../context.js';
+import { EXIT_USAGE, onSignals, requireKafka, setup } from '../context.js';
 import { createOpsServer } from '../../http/ops-server.js';
 import { errorMessage } from '../../core/errors.js';
 
@@ -45,6 +45,9 @@ export function registerOutboxCommand(program: Command): void {
     .description('publish committed outbox rows in order per partition key; wakes on LISTEN/NOTIFY and polls; serves /metrics and /healthz on HOST:PORT')
     .action(async () => {
       const { config, log } = setup(program);
+      // On the in-memory transport the relay would mark rows published into a bus that dies with
+      // this process: committed events lost. Checked before the database is touched.
+      requireKafka(program, config, 'outbox relay');
       const { startOutboxRelay } = await outboxModule();
       const gw = createGateway(config, log);
       await gw.ready;

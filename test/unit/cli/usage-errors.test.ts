@@ -22,6 +22,7 @@ function cli(args: readonly string[], kafka = true): { code: number | null; stdo
     delete env.SCHEMA_REGISTRY_URL;
     // Not the local stack's .stack/env either (it would set KAFKA_BROKERS while the stack runs).
     env.CE_GATEWAY_ENV_FILE = EMPTY_ENV;
+    env.OUTBOX_DATABASE_URL = 'postgres://ceg@127.0.0.1:1/none';
   }
   const r = spawnSync(process.execPath, ['--import', 'tsx', MAIN, ...args], { cwd: ROOT, env, encoding: 'utf8', timeout: 60_000 });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
@@ -74,13 +75,17 @@ describe('usage errors exit 2 before anything connects', { timeout: 60_000 }, ()
   });
 });
 
-describe('commands that only work on Kafka refuse to run without KAFKA_BROKERS (break report D7)', { timeout: 60_000 }, () => {
+describe('commands that only work on Kafka refuse to run without KAFKA_BROKERS (break report D7; outbox relay and deadletters: the same kind)', { timeout: 60_000 }, () => {
   it.each([
     ['topics', ['topics']],
     ['topics', ['topics', '--subscription', 'orders']],
     ['tail', ['tail', 'PriceLoadingCompleted']],
     ['trace', ['trace', 'c-1']],
     ['subscribe', ['subscribe', '--subscription', 's', '--kind', 'PriceLoadingCompleted', '--max-events', '1']],
+    ['deadletters', ['deadletters', 'list', 'orders']],
+    ['deadletters', ['deadletters', 'redrive', 'orders', '--all']],
+    // Before the outbox database is touched (nothing listens there): rows are never marked published into a bus that dies with the process.
+    ['outbox relay', ['outbox', 'relay']],
   ])('%s %j: exit 2, "KAFKA_BROKERS is not set", nothing printed as done', (name, args) => {
     const r = cli(args, false);
     expect(r.code).toBe(2);
