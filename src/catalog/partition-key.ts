@@ -5,6 +5,7 @@
  */
 import { GatewayError } from '../core/errors.js';
 import type { JsonValue } from '../envelope/types.js';
+import { MAX_PARTITION_KEY_LENGTH } from '../envelope/attribute-types.js';
 import type { EventKind } from './types.js';
 
 const NON_ALNUM = /[^A-Za-z0-9]/g;
@@ -26,7 +27,10 @@ function missing(kind: EventKind, field: string, reason: string): GatewayError {
  * sanitised by {@link sanitizeKeyPart}, joined with `_`. The result matches [A-Za-z0-9._-]+.
  * Example: instrument "EUR/USD", timeframe "H4" → `EUR-USD_H4`.
  * Errors: GatewayError CEG_INVALID_DATA (retriable: false) naming the field (`details.field`, a JSON
- *   pointer) when data is not an object or a key field is absent, not a string, or empty.
+ *   pointer) when data is not an object or a key field is absent, not a string, or empty; or when
+ *   the key would be longer than {@link MAX_PARTITION_KEY_LENGTH} (249) characters, naming the
+ *   field that took it past: every reader refuses such a `partitionkey` (envelope/attribute-types
+ *   `PARTITION_KEY_PATTERN`), so the event must not be accepted in the first place.
  */
 export function partitionKey(kind: EventKind, data: JsonValue | undefined): string {
   if (typeof data !== 'object' || data === null || Array.isArray(data)) {
@@ -41,6 +45,9 @@ export function partitionKey(kind: EventKind, data: JsonValue | undefined): stri
     if (typeof value !== 'string') throw missing(kind, field, 'partition-key field must be a string');
     if (value.length === 0) throw missing(kind, field, 'partition-key field must not be empty');
     key += (i === 0 ? '' : '_') + sanitizeKeyPart(value);
+    if (key.length > MAX_PARTITION_KEY_LENGTH) {
+      throw missing(kind, field, `the partition key built from ${kind.keyFields.join(', ')} would be longer than ${MAX_PARTITION_KEY_LENGTH} characters (it becomes the Kafka record key and the partitionkey attribute)`);
+    }
   }
   return key;
 }

@@ -17,6 +17,8 @@ export interface AttributeRule {
   readonly check?: (value: string | number) => string | undefined;
 }
 
+/** Longest `partitionkey`, characters (as a topic name: the key is held to the same rule). */
+export const MAX_PARTITION_KEY_LENGTH = 249;
 /** Kafka-safe record key charset for `partitionkey` (same charset as topic names). */
 export const PARTITION_KEY_PATTERN = /^[A-Za-z0-9._-]{1,249}$/;
 const TRACEPARENT = /^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;

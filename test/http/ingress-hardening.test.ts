@@ -50,6 +50,16 @@ describe('ingress hardening', () => {
     expect(await recordCount(gw.gateway, PRICE_TOPIC)).toBe(before);
   });
 
+  it('refuses data whose partition key would be longer than 249 characters (every subscriber dead-lettered it as poison after a 202)', async () => {
+    const before = await recordCount(gw.gateway, PRICE_TOPIC);
+    const res = await raw(binaryHeaders('long-key'), JSON.stringify(priceLoaded('x'.repeat(247), 'H4')));
+    expect(res.status).toBe(400);
+    expect(res.type).toMatch(/^application\/problem\+json/);
+    expect(res.json.code).toBe('CEG_INVALID_DATA');
+    expect(res.json.violations).toEqual([expect.objectContaining({ field: '/data/timeframe' })]);
+    expect(await recordCount(gw.gateway, PRICE_TOPIC)).toBe(before);
+  });
+
   it('refuses an event without data on a topic that is not compacted (a forgotten body is not a tombstone)', async () => {
     const before = await recordCount(gw.gateway, PRICE_TOPIC);
     const res = await raw([...binaryHeaders('no-body'), ['ce-partitionkey', 'ANYTHING_I_WANT']], '');

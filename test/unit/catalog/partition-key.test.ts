@@ -1,4 +1,6 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { PARTITION_KEY_PATTERN } from '../../../src/envelope/attribute-types.js';
 import { GatewayError } from '../../../src/core/errors.js';
 import { loadCatalog, partitionKey, sanitizeKeyPart } from '../../../src/catalog/index.js';
 
@@ -20,6 +22,30 @@ describe('partitionKey', () => {
     const k = partitionKey(price, { instrument: 'ü/€\n"x"', timeframe: '../__H4' });
     expect(k).toMatch(/^[A-Za-z0-9._-]+$/);
     expect(k).toBe('-----x-_-----H4');
+  });
+
+  it('a key every reader takes, or an error naming a key field: never one longer than 249 characters (fuzz report F1: accepted, then dead-lettered as poison)', () => {
+    expect(partitionKey(price, { instrument: 'x'.repeat(246), timeframe: 'H4' })).toHaveLength(249);
+    try {
+      partitionKey(price, { instrument: 'x'.repeat(247), timeframe: 'H4' });
+      expect.unreachable();
+    } catch (err) {
+      expect(err).toBeInstanceOf(GatewayError);
+      expect((err as GatewayError).code).toBe('CEG_INVALID_DATA');
+      expect((err as GatewayError).details['field']).toBe('/timeframe');
+      expect((err as GatewayError).message).toMatch(/longer than 249 characters/);
+    }
+    fc.assert(
+      fc.property(fc.string({ minLength: 1, maxLength: 300 }), fc.string({ minLength: 1, maxLength: 40 }), (instrument, timeframe) => {
+        let key: string;
+        try {
+          key = partitionKey(price, { instrument, timeframe });
+        } catch (err) {
+          return err instanceof GatewayError && err.code === 'CEG_INVALID_DATA' && instrument.length + 1 + timeframe.length > 249;
+        }
+        return PARTITION_KEY_PATTERN.test(key);
+      }),
+    );
   });
 
   it('sanitises every non-alphanumeric character, including "_" and "."', () => {
