@@ -95,6 +95,8 @@ const schema = z.object({
   SUBSCRIPTION_START_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(16),
   // Push subscriptions' fetch linger (issue 8): 0 (default, as Kafka's fetch.min.bytes=1) = none.
   PUSH_FETCH_LINGER_MS: z.coerce.number().int().min(0).max(100).default(0),
+  // Long-polls and SSE streams one partner may hold open at once per instance (defect E7).
+  PULL_MAX_CONCURRENT_PER_PARTNER: positiveInt.default(32),
   SHUTDOWN_TIMEOUT_MS: positiveInt.default(10_000),
   // Gateway processes behind one port (node:cluster, issue 14): an integer 1–64 or `auto`.
   GATEWAY_WORKERS: z.union([z.literal('auto'), z.coerce.number().int().min(1).max(64)], { error: 'an integer from 1 to 64, or auto' }).default(1),
@@ -233,6 +235,11 @@ export interface Config {
      * after a fetch of a trickle, the next one waits up to this long for more records.
      */
     readonly fetchLingerMs: number;
+    /**
+     * Pull requests (`GET …/events`) and SSE streams (`GET …/stream`) one caller may have in
+     * progress at once on this instance; one more is answered 429 (`PULL_MAX_CONCURRENT_PER_PARTNER`).
+     */
+    readonly pullMaxConcurrentPerPartner: number;
   };
   /** After SIGTERM/SIGINT, how long the process may take to drain and close before it exits anyway (exit code 1). */
   readonly shutdownTimeoutMs: number;
@@ -469,6 +476,7 @@ function build(e: z.infer<typeof schema>, ca: { readonly kafka?: string; readonl
       requestOrigin: e.WEBHOOK_REQUEST_ORIGIN ?? new URL(publicBaseUrl).hostname,
       onDemand: { idleStopMs: e.SUBSCRIPTION_IDLE_STOP_MS, checkIntervalMs: e.SUBSCRIPTION_CHECK_INTERVAL_MS, concurrency: e.SUBSCRIPTION_START_CONCURRENCY },
       fetchLingerMs: e.PUSH_FETCH_LINGER_MS,
+      pullMaxConcurrentPerPartner: e.PULL_MAX_CONCURRENT_PER_PARTNER,
     },
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     workers: e.GATEWAY_WORKERS === 'auto' ? Math.min(64, usableCpus()) : e.GATEWAY_WORKERS,

@@ -54,6 +54,7 @@ export const CONFIG_HELP: Readonly<Record<string, string>> = Object.freeze({
   SUBSCRIPTION_CHECK_INTERVAL_MS: 'ms between checks for work of subscriptions without a member, 100–60000 (default 1000)',
   SUBSCRIPTION_START_CONCURRENCY: 'members started or stopped at once, 1–256 (default 16)',
   PUSH_FETCH_LINGER_MS: 'ms a push subscription\'s next fetch waits for more records after a fetch of a trickle (1–99 records), 0–100 (default 0 = none; @platformatic/kafka only)',
+  PULL_MAX_CONCURRENT_PER_PARTNER: 'pull requests and SSE streams one partner may have open at once per instance, an integer ≥ 1 (default 32; one more is answered 429)',
   AUTH: 'none (no authentication: only on a loopback HOST) or partners (needs PARTNERS_FILE); default partners when PARTNERS_FILE is set',
   PARTNERS_FILE: 'path of the partners YAML file (docs/security.md)',
   METRICS_AUTH: 'admin (GET /metrics needs an admin key) or public',

@@ -18,6 +18,10 @@
  *   `data:` is the problem+json object — so does the subscription being paused (409, `state`) or
  *   deleted (404) while the stream waits; a long-poll waiting then answers that problem instead.
  * Bad parameters are RFC 9457 problems naming the `field` (`max`, `wait`, `cursor`, `partitions`…).
+ * Concurrency (defect E7): every long-poll and stream in progress holds one of its caller's slots
+ * ({@link PullSlots}, `PULL_MAX_CONCURRENT_PER_PARTNER`, default 32 per partner and instance; callers
+ * without a partners file share the `anonymous` one) until its response closes; one more is a 429
+ * CEG_RATE_LIMITED with `Retry-After`, before anything is read.
  * Ownership (issue 11): the caller's own subscription; an admin names another owner with `?owner=`;
  * another partner's subscription is 404.
  * Spec: issue 9; WHATWG HTML §9.2 (server-sent events: `id`, `data`, comments, Last-Event-ID);
@@ -34,6 +38,7 @@ import { MAX_CURSOR_CHARS, MAX_PULL_BYTES, MAX_PULL_EVENTS, MAX_PULL_WAIT_MS } f
 import type { PullOptions, PullSession } from '../../../bus/subscriptions/index.js';
 import type { Logger } from '../../../observability/index.js';
 import { accessOf } from '../../auth/index.js';
+import { DEFAULT_PULL_SLOTS, PullSlots } from './pull-slots.js';
 
 /** What the routes need (PullService fits). `owner`: whose subscription (issue 11: the caller, or `?owner=` for an admin). */
 export interface PullApi {
@@ -99,11 +104,23 @@ export interface PullRouterOptions {
    * included, so nothing is lost) and a stream ends, instead of holding the shutdown up.
    */
   readonly closing?: AbortSignal;
+  /**
+   * Long-polls and streams one caller (partner id) may have in progress at once on this instance
+   * (`PULL_MAX_CONCURRENT_PER_PARTNER`), a whole number ≥ 1; default {@link DEFAULT_PULL_SLOTS}.
+   */
+  readonly maxConcurrentPerPartner?: number;
 }
 
-/** The router; `api()` is undefined while the subscriptions load (503). */
+/**
+ * The router; `api()` is undefined while the subscriptions load (503).
+ * Errors (answered as problem+json): besides the parameters' and the service's, CEG_RATE_LIMITED
+ *   (429, `Retry-After`) for a long-poll or stream over the caller's concurrency cap.
+ *   RangeError (thrown here) when `opts.maxConcurrentPerPartner` is not a whole number ≥ 1.
+ */
 export function pullRouter(api: () => PullApi | undefined, opts: PullRouterOptions = {}): express.Router {
   const r = express.Router();
+  // Held by the caller (not `?owner=`'s owner): it is the caller's connections that are being used up.
+  const slots = new PullSlots(opts.maxConcurrentPerPartner ?? DEFAULT_PULL_SLOTS);
   const log = opts.log;
   const until = (req: Request, res: Response): AbortSignal => (opts.closing === undefined ? clientGone(req, res) : AbortSignal.any([clientGone(req, res), opts.closing]));
   const need = loadedApi(api);
@@ -119,6 +136,8 @@ export function pullRouter(api: () => PullApi | undefined, opts: PullRouterOptio
     const waitMs = secondsIn(q, 'wait', 0, MAX_PULL_WAIT_MS / 1000, PULL_DEFAULTS.waitS);
     const cursor = cursorIn(q.get('cursor'));
     const partitions = partitionsIn(q);
+    // Before open(): a refused pull costs the broker nothing.
+    slots.take(accessOf(req).partner.id, res);
     const session = await need().open(name(req), { ...(cursor === undefined ? {} : { cursor }), ...(partitions === undefined ? {} : { partitions }) }, owner);
     const answer = await session.next({ max, maxBytes, waitMs, signal: until(req, res) });
     if (res.destroyed) return;
@@ -156,6 +175,8 @@ export function pullRouter(api: () => PullApi | undefined, opts: PullRouterOptio
     const cursor = cursorIn(typeof lastEventId === 'string' && lastEventId !== '' ? lastEventId : q.get('cursor'));
     const partitions = partitionsIn(q);
     const n = name(req);
+    // For the stream's whole life, idle heartbeat waits included: its polling rounds are what costs.
+    slots.take(accessOf(req).partner.id, res);
     // Opened before the stream starts, so a bad subscription, cursor or partition is still a problem+json answer.
     const session = await need().open(n, { ...(cursor === undefined ? {} : { cursor }), ...(partitions === undefined ? {} : { partitions }) }, owner);
     const signal = until(req, res);
