@@ -68,7 +68,12 @@ export const CONSOLE_JS = String.raw`'use strict';
   function el(tag, attrs, children) {
     var e = document.createElement(tag);
     Object.keys(attrs || {}).forEach(function (k) { e.setAttribute(k, attrs[k]); });
-    (children || []).forEach(function (c) { e.appendChild(typeof c === 'string' ? document.createTextNode(c) : c); });
+    // A missing value renders as nothing and anything else that is not a node as its text: a throw
+    // in appendChild would leave a whole list empty because of one odd item.
+    (children || []).forEach(function (c) {
+      if (c === undefined || c === null) return;
+      e.appendChild(c instanceof Node ? c : document.createTextNode(String(c)));
+    });
     return e;
   }
   function svg(tag, attrs) {
@@ -105,6 +110,22 @@ export const CONSOLE_JS = String.raw`'use strict';
     });
   }
 
+  // An admin's GET /subscriptions lists every owner's, and two owners may each have an "orders":
+  // a subscription is its owner and name together (the key of its option, card and lag history),
+  // and every request about one names its owner with ?owner= (a partner's own id is accepted for
+  // its own subscriptions, so this is the same for everyone). Owners and names are
+  // [A-Za-z0-9_-]: the first '/' of a key separates them.
+  function keyOf(s) { return (s.owner || '') + '/' + s.name; }
+  function labelOf(s) { return s.owner ? s.owner + ' / ' + s.name : s.name; }
+  function fromKey(key) {
+    var i = key.indexOf('/');
+    return i < 0 ? null : { owner: key.slice(0, i), name: key.slice(i + 1) };
+  }
+  function subscriptionPath(s, rest, query) {
+    var q = (s.owner ? ['owner=' + encodeURIComponent(s.owner)] : []).concat(query ? [query] : []);
+    return '/subscriptions/' + encodeURIComponent(s.name) + (rest || '') + (q.length ? '?' + q.join('&') : '');
+  }
+
   var subscriptions = [];
   function loadSubscriptions() {
     return api('/subscriptions').then(function (s) {
@@ -112,7 +133,7 @@ export const CONSOLE_JS = String.raw`'use strict';
       ['dl-subscription', 'tail-subscription'].forEach(function (id) {
         var sel = $(id), current = sel.value;
         while (sel.firstChild) sel.removeChild(sel.firstChild);
-        subscriptions.forEach(function (x) { sel.appendChild(el('option', { value: x.name }, [x.name])); });
+        subscriptions.forEach(function (x) { sel.appendChild(el('option', { value: keyOf(x) }, [labelOf(x)])); });
         if (current) sel.value = current;
       });
       drawSubscriptions();
@@ -131,11 +152,11 @@ export const CONSOLE_JS = String.raw`'use strict';
 
   function pollLag() {
     return Promise.all(subscriptions.map(function (s) {
-      return api('/subscriptions/' + encodeURIComponent(s.name) + '/status').then(function (st) {
-        var h = lagHistory.get(s.name) || [];
+      return api(subscriptionPath(s, '/status')).then(function (st) {
+        var h = lagHistory.get(keyOf(s)) || [];
         h.push({ at: Date.now(), lag: totalLag(st) });
         while (h.length > MAX_POINTS) h.shift();
-        lagHistory.set(s.name, h);
+        lagHistory.set(keyOf(s), h);
       }, function () { /* status unavailable for this one: its chart says so */ });
     })).then(drawSubscriptions);
   }
@@ -158,9 +179,9 @@ export const CONSOLE_JS = String.raw`'use strict';
     var box = $('subscriptions');
     while (box.firstChild) box.removeChild(box.firstChild);
     subscriptions.forEach(function (s) {
-      var points = lagHistory.get(s.name) || [];
-      var card = el('div', { 'class': 'subscription', 'data-name': s.name }, [
-        el('div', { 'class': 'node-title' }, [s.name + ' (' + s.state + ', ' + (s.delivery && s.delivery.mode) + ')']),
+      var points = lagHistory.get(keyOf(s)) || [];
+      var card = el('div', { 'class': 'subscription', 'data-name': s.name, 'data-owner': s.owner || '' }, [
+        el('div', { 'class': 'node-title' }, [labelOf(s) + ' (' + s.state + ', ' + (s.delivery && s.delivery.mode) + ')']),
         el('div', { 'class': 'hint' }, ['kinds: ' + s.kinds.join(', ')]),
       ]);
       card.appendChild(points.length === 0 ? el('div', { 'class': 'hint' }, ['no status yet']) : chart(points));
@@ -168,34 +189,52 @@ export const CONSOLE_JS = String.raw`'use strict';
     });
   }
 
+  // The data cell of a dead letter. One whose event cannot be decoded (a poison record, a kind
+  // its owner may no longer read) comes with event: null and an eventProblem, often without
+  // data: its row says why rather than leaving the cell (and, thrown, the whole table) empty.
+  function deadLetterData(d) {
+    if (d.event) {
+      if (d.event.data !== undefined) return JSON.stringify(d.event.data);
+      if (d.event.data_base64 !== undefined) return 'base64: ' + d.event.data_base64;
+      return '(no data)';
+    }
+    if (d.data !== undefined) return JSON.stringify(d.data);
+    return 'unreadable: ' + (d.eventProblem || 'the event could not be decoded');
+  }
+
+  function redriveDeadLetters(sub, selection) {
+    return api(subscriptionPath(sub, '/deadletters/redrive'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(selection) });
+  }
+
   function listDeadLetters() {
-    var name = $('dl-subscription').value;
-    if (!name) return Promise.resolve();
-    return api('/subscriptions/' + encodeURIComponent(name) + '/deadletters?limit=100').then(function (page) {
+    var sub = fromKey($('dl-subscription').value);
+    if (!sub) return Promise.resolve();
+    // One catch for the request and the rendering: an item the rows cannot show is an error in
+    // the status line, not an empty table under "loaded".
+    return api(subscriptionPath(sub, '/deadletters', 'limit=100')).then(function (page) {
       replaceRows($('deadletters').tBodies[0], page.items.map(function (d) {
         var redrive = el('button', { type: 'button' }, ['redrive']);
         redrive.addEventListener('click', function () {
-          api('/subscriptions/' + encodeURIComponent(name) + '/deadletters/redrive', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ids: [d.id] }) })
-            .then(function () { say('redriven: ' + d.id); return listDeadLetters(); }, fail('redrive'));
+          redriveDeadLetters(sub, { ids: [d.id] }).then(function () { say('redriven: ' + d.id); return listDeadLetters(); }, fail('redrive'));
         });
         return el('tr', {}, [el('td', {}, [String(d.id)]), el('td', {}, [String(d.source)]), el('td', {}, [String(d.reason)]), el('td', {}, [String(d.lastStatus == null ? '' : d.lastStatus)]),
-          el('td', {}, [String(d.attempts == null ? '' : d.attempts)]), el('td', { 'class': 'data' }, [JSON.stringify(d.event && d.event.data !== undefined ? d.event.data : d.data)]), el('td', {}, [redrive])]);
+          el('td', {}, [String(d.attempts == null ? '' : d.attempts)]), el('td', { 'class': 'data' }, [deadLetterData(d)]), el('td', {}, [redrive])]);
       }));
-      say(page.items.length + ' dead letters of ' + name);
-    }, fail('dead letters'));
+      say(page.items.length + ' dead letters of ' + labelOf(sub));
+    }).catch(fail('dead letters'));
   }
 
   function startTail() {
     stopTail();
-    var name = $('tail-subscription').value;
-    if (!name) return;
+    var key = $('tail-subscription').value, sub = fromKey(key);
+    if (!sub) return;
     var list = $('tail');
     while (list.firstChild) list.removeChild(list.firstChild);
     tailAbort = new AbortController();
-    fetch('/console/api/tail/' + encodeURIComponent(name), { headers: headers({ accept: 'text/event-stream' }), signal: tailAbort.signal }).then(function (res) {
+    fetch('/console/api/tail/' + encodeURIComponent(sub.name) + (sub.owner ? '?owner=' + encodeURIComponent(sub.owner) : ''), { headers: headers({ accept: 'text/event-stream' }), signal: tailAbort.signal }).then(function (res) {
       if (!res.ok) throw new Error('HTTP ' + res.status);
-      say('tailing ' + name);
-      list.setAttribute('data-tailing', name);
+      say('tailing ' + labelOf(sub));
+      list.setAttribute('data-tailing', key);
       var reader = res.body.getReader(), decoder = new TextDecoder(), buffer = '';
       function pump() {
         return reader.read().then(function (r) {
@@ -241,6 +280,13 @@ export const CONSOLE_JS = String.raw`'use strict';
     }, function (err) { $('chain-note').textContent = ''; fail('chain')(err); });
   }
 
+  // Runs round every ms, the next round only once the previous one has settled: an admin's
+  // many subscriptions, each asked for its status, must not pile up rounds on a slow gateway.
+  function every(ms, round) {
+    function next() { Promise.resolve().then(round).catch(function () {}).then(function () { setTimeout(next, ms); }); }
+    setTimeout(next, ms);
+  }
+
   function refresh() { return Promise.all([loadKinds(), loadSubscriptions()]).then(function () { say('loaded'); }, fail('load')); }
 
   document.addEventListener('DOMContentLoaded', function () {
@@ -248,15 +294,15 @@ export const CONSOLE_JS = String.raw`'use strict';
     $('key-form').addEventListener('submit', function (e) { e.preventDefault(); sessionStorage.setItem(KEY, $('key').value); refresh(); });
     $('dl-form').addEventListener('submit', function (e) { e.preventDefault(); listDeadLetters(); });
     $('dl-redrive-all').addEventListener('click', function () {
-      var name = $('dl-subscription').value;
-      if (name) api('/subscriptions/' + encodeURIComponent(name) + '/deadletters/redrive', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ all: true }) }).then(listDeadLetters, fail('redrive'));
+      var sub = fromKey($('dl-subscription').value);
+      if (sub) redriveDeadLetters(sub, { all: true }).then(listDeadLetters, fail('redrive'));
     });
     $('tail-form').addEventListener('submit', function (e) { e.preventDefault(); startTail(); });
     $('tail-stop').addEventListener('click', stopTail);
     $('chain-form').addEventListener('submit', function (e) { e.preventDefault(); showChain(); });
     refresh();
-    setInterval(function () { if (subscriptions.length > 0) pollLag(); }, 2000);
-    setInterval(function () { loadSubscriptions().catch(function () {}); }, 15000);
+    every(2000, function () { return subscriptions.length > 0 ? pollLag().catch(fail('lag')) : null; });
+    every(15000, function () { return loadSubscriptions().catch(function () {}); });
   });
 })();
 `;

@@ -105,10 +105,12 @@ describe('operator console in Chromium', () => {
     const created = await fetch(`${gw.url}/subscriptions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name, kinds: ['PriceLoadingCompleted'], delivery: { mode: 'push', url: sink.url } }) });
     expect(created.status, await created.text()).toBe(201);
     await page.goto(`${gw.url}/console`);
-    await waitFor('the subscription in the tail list', async () => (await page.locator(`#tail-subscription option[value="${name}"]`).count()) === 1, 20_000, 100);
-    await page.selectOption('#tail-subscription', name);
+    // An option's value is `<owner>/<name>` (an admin lists every owner's subscriptions); without auth the owner is `anonymous`.
+    const key = `anonymous/${name}`;
+    await waitFor('the subscription in the tail list', async () => (await page.locator(`#tail-subscription option[value="${key}"]`).count()) === 1, 20_000, 100);
+    await page.selectOption('#tail-subscription', key);
     await page.click('#tail-form button[type="submit"]');
-    await page.locator(`#tail[data-tailing="${name}"]`).waitFor({ state: "attached", timeout: 30_000 });
+    await page.locator(`#tail[data-tailing="${key}"]`).waitFor({ state: "attached", timeout: 30_000 });
     const marker = `tail-${randomUUID()}`;
     await post([event('PriceLoadingCompleted', { ...priceLoaded('GBP/USD', 'H1', '26120102'), barKey: `${marker} ${HOSTILE}` })]);
     await waitFor('the event in the live tail', async () => (await page.locator('#tail li').allInnerTexts()).some((t) => t.includes(marker)), 30_000, 200);
@@ -152,7 +154,7 @@ describe('operator console in Chromium', () => {
         const r = await fetch(`${gw.url}/subscriptions/${dead}/deadletters?limit=100`);
         return ((await r.json()) as { items: unknown[] }).items.length >= 20;
       }, 60_000, 500);
-      await page.selectOption('#dl-subscription', dead);
+      await page.selectOption('#dl-subscription', `anonymous/${dead}`);
       await page.click('#dl-form button[type="submit"]');
       await waitFor('the dead letters listed', async () => (await page.locator('#deadletters tbody tr').count()) === 20, 30_000, 200);
       const row = page.locator('#deadletters tbody tr').first();
