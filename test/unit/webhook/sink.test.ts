@@ -28,6 +28,8 @@ interface Seen {
   readonly path: string;
   readonly atMs: number;
   readonly requestRate: string | undefined;
+  /** The `x-token` request header: which settings' headers a request went with. */
+  readonly token: string | undefined;
 }
 type Answer = { readonly status: number; readonly headers?: Record<string, string>; readonly delayMs?: number };
 
@@ -44,7 +46,7 @@ beforeAll(async () => {
     req.resume();
     req.on('end', () => {
       const path = req.url ?? '/';
-      seen.push({ method: req.method ?? '', path, atMs: performance.now(), requestRate: req.headers['webhook-request-rate'] as string | undefined });
+      seen.push({ method: req.method ?? '', path, atMs: performance.now(), requestRate: req.headers['webhook-request-rate'] as string | undefined, token: req.headers['x-token'] as string | undefined });
       const a = (answers.get(path) ?? accept)(req.method ?? '');
       const answer = (): void => void res.writeHead(a.status, a.headers ?? {}).end();
       if (a.delayMs === undefined) answer();
@@ -232,6 +234,82 @@ describe('accepted handshakes are kept for the process', () => {
     c.keepOnly('s998', 'elsewhere');
     expect(c.size).toBe(1);
     expect(() => new HandshakeCache(0)).toThrow(RangeError);
+  });
+});
+
+describe('settings changed while an attempt waits (break report E1, E2, E6)', () => {
+  /** A DNS answer (127.0.0.1) held back until `release`: the window a PATCH can land in. */
+  function heldLookup(): { lookup: (host: string) => Promise<{ address: string; family: number }[]>; release: () => void; waiting: () => number } {
+    let open = false;
+    let waiters: (() => void)[] = [];
+    return {
+      lookup: async () => {
+        if (!open) await new Promise<void>((r) => waiters.push(r));
+        return [{ address: '127.0.0.1', family: 4 }];
+      },
+      release: () => {
+        open = true;
+        for (const w of waiters) w();
+        waiters = [];
+      },
+      waiting: () => waiters.length,
+    };
+  }
+  const byName = parseAllowList('127.0.0.1,localhost');
+  const named = (path: string, over: Partial<PushSettings> = {}): PushSettings => settings(path, { url: `${base.replace('127.0.0.1', 'localhost')}${path}`, ...over });
+
+  it('E1: a URL changed during the target check is not taken as consenting when the old URL accepted the handshake', async () => {
+    const [a, b] = ['/e1-accepts', '/e1-refuses'];
+    answers.set(b, (m) => (m === 'OPTIONS' ? { status: 403 } : { status: 200 }));
+    const dns = heldLookup();
+    const sink = createWebhookSink(named(a), { log: silentLogger(), allow: byName, origin: ORIGIN, ctx: sinkCtx(), lookup: dns.lookup });
+    const first = deliver(sink);
+    await expect.poll(() => dns.waiting()).toBe(1);
+    sink.update(named(b)); // the PATCH lands while the first attempt resolves the old URL
+    dns.release();
+    const outcomes = [await first, await deliver(sink), await deliver(sink)];
+    await sink.close();
+    // b refused its handshake: nothing is delivered, to b or (after the change) to a.
+    expect(outcomes.map((o) => (o as Outcome).kind)).toEqual(['retry', 'retry', 'retry']);
+    expect(at(b, 'POST')).toHaveLength(0);
+    expect(at(a, 'POST')).toHaveLength(0);
+    expect(at(b, 'OPTIONS').length).toBeGreaterThanOrEqual(1);
+  });
+
+  it('E2: an attempt prepared before a change of URL and headers goes to the new URL with the new headers, never the old URL with the new headers', async () => {
+    const [a, b] = ['/e2-old', '/e2-new'];
+    const dns = heldLookup();
+    const sink = createWebhookSink(named(a, { handshake: false, headers: { 'x-token': 'old' } }), { log: silentLogger(), allow: byName, origin: ORIGIN, ctx: sinkCtx(), lookup: dns.lookup });
+    const inHand = [deliver(sink), deliver(sink), deliver(sink)];
+    await expect.poll(() => dns.waiting()).toBe(3);
+    sink.update(named(b, { handshake: false, headers: { 'x-token': 'new' } }));
+    dns.release();
+    expect((await Promise.all(inHand)).map((o) => (o as Outcome).kind)).toEqual(['ack', 'ack', 'ack']);
+    await sink.close();
+    expect(at(a, 'POST')).toHaveLength(0);
+    expect(at(b, 'POST').map((r) => r.token)).toEqual(['new', 'new', 'new']);
+  });
+
+  it('E6: a refused handshake stands for a while: events attempted meanwhile get the refusal without another OPTIONS; a URL change asks at once', async () => {
+    const [refusing, other] = ['/e6-refuses', '/e6-other'];
+    answers.set(refusing, (m) => (m === 'OPTIONS' ? { status: 403 } : { status: 200 }));
+    answers.set(other, (m) => (m === 'OPTIONS' ? { status: 403 } : { status: 200 }));
+    const sink = createWebhookSink(settings(refusing), { log: silentLogger(), allow, origin: ORIGIN, ctx: sinkCtx() });
+    const outcomes: (Outcome | void)[] = [];
+    for (let i = 0; i < 20; i++) outcomes.push(await deliver(sink));
+    expect(outcomes.every((o) => (o as Outcome).kind === 'retry')).toBe(true);
+    expect((outcomes[19] as Extract<Outcome, { kind: 'retry' }>).reason).toMatch(/validation handshake/);
+    // Within the window an attempt is told to wait until it ends, so its next one asks the sink again.
+    const wait = (outcomes[19] as Extract<Outcome, { kind: 'retry' }>).afterMs;
+    expect(wait).toBeGreaterThan(0);
+    expect(wait).toBeLessThanOrEqual(1000);
+    // One OPTIONS for twenty attempts within the refusal's window (at least 1 s; these took far less, or the count would show it).
+    expect(at(refusing, 'OPTIONS').length).toBeLessThanOrEqual(2);
+    sink.update(settings(other));
+    await deliver(sink);
+    await sink.close();
+    expect(at(other, 'OPTIONS')).toHaveLength(1);
+    expect(at(refusing, 'POST').length + at(other, 'POST').length).toBe(0);
   });
 });
 

@@ -10,7 +10,11 @@
  * subscription's partitions; `concurrency` bounds the attempts in flight on this instance.
  * A 410 marks the subscription `gone` (stored, so every instance stops it) and sends nothing more.
  * Settings change in place (`update`): URL, secrets, headers, content mode, data, handshake,
- * rate, timeout, batch.
+ * rate, timeout, batch. An attempt takes URL, headers and secrets together just before it is sent;
+ * one prepared (target check, handshake, rate) while they changed is prepared again, so a handshake
+ * counts only for the URL it asked and the old URL never gets the new headers or signatures. A
+ * refused handshake stands per URL for a growing window (1 s to 60 s): a refusing sink is asked once
+ * per window, not once per event attempt.
  * With `batch` (opt-in), the events in hand are collected by a {@link MicroBatcher} and POSTed as
  * one batched request (a JSON array of structured events, one signature over the body); the
  * batch's answer is every one of its events' outcome (2xx handled, 5xx/429/503/timeouts retried
@@ -233,13 +237,39 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
   const subscription = deps.subscription ?? `(sink ${++anonymousSinks})`;
   // Entries of URLs this subscription no longer has (changed while no member ran here) are stale.
   handshakes.keepOnly(subscription, s.url);
-  /** What the handshake for the current settings must have agreed to. */
-  const handshakeKey = (): HandshakeKey => ({ subscription, url: s.url, origin: deps.origin, requestedRate: handshakeHeaders(deps.origin, s.rateLimit)['webhook-request-rate'] ?? null });
+  /** What the handshake for `settings` (by default the current ones) must have agreed to. */
+  const handshakeKey = (settings: PushSettings = s): HandshakeKey => ({ subscription, url: settings.url, origin: deps.origin, requestedRate: handshakeHeaders(deps.origin, settings.rateLimit)['webhook-request-rate'] ?? null });
   const sameKey = (a: HandshakeKey, b: HandshakeKey): boolean => a.url === b.url && a.origin === b.origin && a.requestedRate === b.requestedRate;
   /** The acceptance for the current settings, once known (no cache look-up per delivery). */
   let accepted: AcceptedHandshake | undefined;
   /** The handshake under way per URL and requested rate: partitions delivering at once share one OPTIONS request. */
   const handshaking = new Map<string, Promise<Outcome | undefined>>();
+  /**
+   * The refusal that still stands, for an attempt in its window: the same reason and failure, and
+   * the wait until the window ends (at least the sink's own Retry-After, at most the policy's cap),
+   * so the event's next attempt asks the sink again rather than spending its attempts on the window.
+   */
+  function standing(o: Outcome, leftMs: number, settings: PushSettings): Outcome {
+    if (o.kind !== 'retry') return o;
+    return retry(o.reason, Math.min(settings.retryAfterCapMs, Math.max(o.afterMs ?? 0, leftMs)), o.failure);
+  }
+
+  /**
+   * A refused handshake per URL and requested rate, until when it stands: an event that comes in
+   * that window gets the same refusal without a request of its own, so a sink that refuses gets one
+   * OPTIONS per window rather than one per event attempt (CloudEvents Web Hooks §4: the check
+   * protects a sink that did not consent; asking it at the event rate would be the abuse itself).
+   * The window doubles with each refusal in a row, from {@link HANDSHAKE_REFUSAL_MIN_MS} to
+   * {@link HANDSHAKE_REFUSAL_MAX_MS}, or is the sink's `Retry-After` (capped by the policy).
+   */
+  const refusals = new Map<string, { readonly until: number; readonly streak: number; readonly outcome: Outcome }>();
+  /**
+   * Bumped when what a request is sent with changes: the URL, the headers, the secrets. A delivery
+   * prepared under an older generation is prepared again (the target, the handshake, the rate), so
+   * a request never pairs the old URL with the new headers or signatures, and nothing prepared
+   * before an update is sent to the URL it replaced.
+   */
+  let generation = 0;
   let gone = false;
   const userAgent = deps.userAgent ?? 'ce-gateway';
 
@@ -251,18 +281,36 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
     return Math.max(wanted * deps.ctx.share(), wanted / 100, 0.01);
   };
 
-  function handshake(target: ResolvedTarget, signal: AbortSignal | undefined): Promise<Outcome | undefined> {
-    if (!s.handshake || accepted !== undefined) return Promise.resolve(undefined);
-    const key = handshakeKey();
+  /**
+   * The handshake for `settings` (those `target` was resolved from), asked of `target` only: its
+   * acceptance counts for that URL, never for one the settings were changed to meanwhile.
+   */
+  function handshake(target: ResolvedTarget, signal: AbortSignal | undefined, settings: PushSettings): Promise<Outcome | undefined> {
+    if (!settings.handshake) return Promise.resolve(undefined);
+    const key = handshakeKey(settings);
+    if (accepted !== undefined && sameKey(key, handshakeKey())) return Promise.resolve(undefined);
     const known = handshakes.get(key);
     if (known !== undefined) {
-      accepted = known;
+      if (sameKey(key, handshakeKey())) accepted = known;
       return Promise.resolve(undefined);
     }
     const under = `${key.url}\n${key.requestedRate}`;
+    const refused = refusals.get(under);
+    if (refused !== undefined && Date.now() < refused.until) return Promise.resolve(standing(refused.outcome, refused.until - Date.now(), settings));
     let p = handshaking.get(under);
     if (p === undefined) {
-      p = handshakeOnce(target, signal, key).finally(() => handshaking.delete(under));
+      p = handshakeOnce(target, signal, key, settings)
+        .then((out) => {
+          if (out === undefined) refusals.delete(under);
+          else {
+            const streak = (refused?.streak ?? 0) + 1;
+            const backoff = Math.min(HANDSHAKE_REFUSAL_MAX_MS, HANDSHAKE_REFUSAL_MIN_MS * 2 ** Math.min(streak - 1, 16));
+            const afterMs = out.kind === 'retry' ? out.afterMs : undefined;
+            refusals.set(under, { until: Date.now() + (afterMs ?? backoff), streak, outcome: out });
+          }
+          return out;
+        })
+        .finally(() => handshaking.delete(under));
       handshaking.set(under, p);
     }
     return p;
@@ -274,9 +322,9 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
    * (until it is accepted), with what to do.
    */
   const handshakeWarned = new Set<string>();
-  function refusedOnce(sink: string, why: string): void {
-    if (handshakeWarned.has(s.url)) return;
-    handshakeWarned.add(s.url);
+  function refusedOnce(url: string, sink: string, why: string): void {
+    if (handshakeWarned.has(url)) return;
+    handshakeWarned.add(url);
     deps.log.warn({ sink, reason: why.slice(0, 300) }, 'webhook validation handshake failed: nothing is delivered (events are retried, then dead-lettered) until the sink answers OPTIONS with WebHook-Allowed-Origin, or the subscription sets delivery.handshake to false');
   }
 
@@ -286,29 +334,29 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
    * sink being deployed or overloaded said when to come back (issue 8: "429 and 503 with
    * Retry-After are honoured"; RFC 9110 §10.2.3).
    */
-  async function handshakeOnce(target: ResolvedTarget, signal: AbortSignal | undefined, key: HandshakeKey): Promise<Outcome | undefined> {
+  async function handshakeOnce(target: ResolvedTarget, signal: AbortSignal | undefined, key: HandshakeKey, settings: PushSettings): Promise<Outcome | undefined> {
     const answer = await send(agents, {
       target,
       method: 'OPTIONS',
-      headers: { ...handshakeHeaders(key.origin, s.rateLimit), 'user-agent': userAgent },
-      timeoutMs: s.timeoutMs,
-      retryAfterCapMs: s.retryAfterCapMs,
+      headers: { ...handshakeHeaders(key.origin, settings.rateLimit), 'user-agent': userAgent },
+      timeoutMs: settings.timeoutMs,
+      retryAfterCapMs: settings.retryAfterCapMs,
       ...(signal === undefined ? {} : { signal }),
     });
     const sink = sinkName(target.url);
     if (!answer.ok) {
-      refusedOnce(sink, answer.reason);
+      refusedOnce(key.url, sink, answer.reason);
       return retry(`validation handshake: ${answer.reason}`, undefined, { sink });
     }
     const h = readHandshake(answer.status, answer.header, key.origin);
     if (!h.ok) {
-      refusedOnce(sink, h.reason ?? `refused (status ${answer.status})`);
+      refusedOnce(key.url, sink, h.reason ?? `refused (status ${answer.status})`);
       const c = classify(answer.status, answer.excerpt, answer.header('retry-after'), s.retryAfterCapMs);
       const afterMs = c.kind === 'retry' ? c.retryAfterMs : undefined;
       const reason = c.kind === 'retry' && afterMs !== undefined ? `validation handshake: ${c.reason}` : (h.reason ?? 'validation handshake refused');
       return retry(reason, afterMs, { sink, status: answer.status, excerpt: answer.excerpt });
     }
-    handshakeWarned.delete(s.url);
+    handshakeWarned.delete(key.url);
     const granted: AcceptedHandshake = h.allowedPerSecond === undefined ? {} : { allowedPerSecond: h.allowedPerSecond };
     // Answered after the URL changed: keeping it would outlive `keepOnly` (a PATCH back to this
     // URL must ask again, as the docs promise). After a rate change alone it is still that URL's.
@@ -321,24 +369,45 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
   /** Stop signals whose abort already aborts the requests in flight (one listener per signal). */
   const watched = new WeakSet<AbortSignal>();
 
-  type Prepared = { readonly target: ResolvedTarget; readonly sink: string } | { readonly refused: Outcome };
+  /** A request ready to go: where, and what it goes with — the settings, secrets and headers of one generation. */
+  interface Ready {
+    readonly target: ResolvedTarget;
+    readonly sink: string;
+    readonly settings: PushSettings;
+    readonly keys: readonly Buffer[];
+    readonly own: { readonly withoutTrace: Readonly<Record<string, string>> };
+  }
+  type Prepared = Ready | { readonly refused: Outcome };
 
-  /** Before every attempt (single or batch): the target check, the handshake, `events` rate tokens. */
+  /**
+   * Before every attempt (single or batch): the target check, the handshake, `events` rate tokens.
+   * Settings that change during those waits (a PATCH of the URL, headers or secrets) start it
+   * again with the new ones: what is returned belongs together and is current.
+   */
   async function prepare(signal: AbortSignal | undefined, events: number): Promise<Prepared> {
     watchStop(agents, signal, watched);
-    let target: ResolvedTarget;
-    try {
-      target = await resolveTarget(s.url, deps.allow, deps.lookup);
-    } catch (err) {
-      const failure: DeliveryFailure = { sink: urlSinkName(s.url) };
-      if (isGatewayError(err, 'CEG_WEBHOOK_TARGET_REFUSED')) return { refused: deadLetter(`webhook target refused: ${err.message}`, failure) };
-      return { refused: retry(errorMessage(err), undefined, failure) };
+    for (;;) {
+      const at = generation;
+      const ready = { settings: s, keys, own };
+      const url = ready.settings.url;
+      let target: ResolvedTarget;
+      try {
+        target = await resolveTarget(url, deps.allow, deps.lookup);
+      } catch (err) {
+        if (at !== generation) continue;
+        const failure: DeliveryFailure = { sink: urlSinkName(url) };
+        if (isGatewayError(err, 'CEG_WEBHOOK_TARGET_REFUSED')) return { refused: deadLetter(`webhook target refused: ${err.message}`, failure) };
+        return { refused: retry(errorMessage(err), undefined, failure) };
+      }
+      if (at !== generation) continue;
+      const refused = await handshake(target, signal, ready.settings);
+      if (at !== generation) continue;
+      if (refused !== undefined) return { refused };
+      rate.set(effectiveRate());
+      await rate.take(signal, events);
+      if (at !== generation) continue;
+      return { ...ready, target, sink: sinkName(target.url) };
     }
-    const refused = await handshake(target, signal);
-    if (refused !== undefined) return { refused };
-    rate.set(effectiveRate());
-    await rate.take(signal, events);
-    return { target, sink: sinkName(target.url) };
   }
 
   /**
@@ -383,10 +452,10 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
     if (gone) return heldWhileGone(retry('the subscription is gone', GONE_PARK_MS), signal);
     const p = await prepare(signal, 1);
     if ('refused' in p) return p.refused;
-    const { target, sink } = p;
+    const { target, sink, settings } = p;
     let message;
     try {
-      message = deliveryMessage(event, ctx.record, s, deps.codec);
+      message = deliveryMessage(event, ctx.record, settings, deps.codec);
     } catch (err) {
       return deadLetter(`cannot encode the event for the sink: ${errorMessage(err)}`, { sink });
     }
@@ -398,11 +467,11 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
     const traceparent = span?.traceparent ?? handlingTrace;
     // One object, filled in place (an object per part, spread into another, cost more per delivery).
     // Spread, not Object.assign: a stored header named __proto__ stays a header, as before.
-    const headers: Record<string, string> = { ...(traceparent === undefined ? s.headers : own.withoutTrace), ...message.headers };
-    addSignature(headers, keys, messageId(a.source, a.id), Math.floor(Date.now() / 1000), message.body);
+    const headers: Record<string, string> = { ...(traceparent === undefined ? settings.headers : p.own.withoutTrace), ...message.headers };
+    addSignature(headers, p.keys, messageId(a.source, a.id), Math.floor(Date.now() / 1000), message.body);
     headers['user-agent'] = userAgent;
     if (traceparent !== undefined) headers.traceparent = traceparent;
-    const answer = await send(agents, { target, method: 'POST', headers, body: message.body, timeoutMs: s.timeoutMs, retryAfterCapMs: s.retryAfterCapMs, ...(signal === undefined ? {} : { signal }) });
+    const answer = await send(agents, { target, method: 'POST', headers, body: message.body, timeoutMs: settings.timeoutMs, retryAfterCapMs: settings.retryAfterCapMs, ...(signal === undefined ? {} : { signal }) });
     if (answer.ok) span?.set({ 'http.response.status_code': answer.status });
     span?.end(answer.ok ? (answer.status >= 400 ? `status ${answer.status}` : undefined) : answer.reason);
     return unlessGone(outcomeOf(answer, sink), signal);
@@ -433,10 +502,10 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
     const p = await prepare(signal, ordered.length);
     if ('refused' in p) return p.refused;
     const body = batchBody(ordered.map((i) => i.element));
-    const headers: Record<string, string> = { ...s.headers, 'content-type': BATCH_CONTENT_TYPE };
-    addSignature(headers, keys, batchMessageId(ordered), Math.floor(Date.now() / 1000), body);
+    const headers: Record<string, string> = { ...p.settings.headers, 'content-type': BATCH_CONTENT_TYPE };
+    addSignature(headers, p.keys, batchMessageId(ordered), Math.floor(Date.now() / 1000), body);
     headers['user-agent'] = userAgent;
-    const answer = await send(agents, { target: p.target, method: 'POST', headers, body, timeoutMs: s.timeoutMs, retryAfterCapMs: s.retryAfterCapMs, ...(signal === undefined ? {} : { signal }) });
+    const answer = await send(agents, { target: p.target, method: 'POST', headers, body, timeoutMs: p.settings.timeoutMs, retryAfterCapMs: p.settings.retryAfterCapMs, ...(signal === undefined ? {} : { signal }) });
     return unlessGone(outcomeOf(answer, p.sink), signal);
   }
 
@@ -493,8 +562,13 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
     handler,
     update(next) {
       if (next.concurrency !== s.concurrency) slots.resize(next.concurrency, s.concurrency);
-      if (next.url !== s.url) handshakes.keepOnly(subscription, next.url);
+      if (next.url !== s.url) {
+        handshakes.keepOnly(subscription, next.url);
+        // A PATCH of the URL (back to one that refused, too) asks at once.
+        refusals.clear();
+      }
       if (next.url !== s.url || next.rateLimit !== s.rateLimit) accepted = undefined;
+      if (next.url !== s.url || !sameStrings(next.secrets, s.secrets) || !sameHeaders(next.headers, s.headers)) generation++;
       keys = next.secrets.map(secretKey);
       if (next.headers !== s.headers) own = ownHeaders(next.headers);
       s = next;
@@ -506,6 +580,18 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
       await agents.close();
     },
   };
+}
+
+/** Shortest and longest time a refused validation handshake stands before the sink is asked again, ms. */
+export const HANDSHAKE_REFUSAL_MIN_MS = 1_000;
+export const HANDSHAKE_REFUSAL_MAX_MS = 60_000;
+
+const sameStrings = (a: readonly string[], b: readonly string[]): boolean => a.length === b.length && a.every((v, i) => v === b[i]);
+
+function sameHeaders(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {
+  if (a === b) return true;
+  const ka = Object.keys(a);
+  return ka.length === Object.keys(b).length && ka.every((k) => Object.hasOwn(b, k) && a[k] === b[k]);
 }
 
 /** W3C Trace Context headers (RFC 9110 names are case-insensitive). */
