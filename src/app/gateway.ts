@@ -797,6 +797,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
         api: createApiApp({
           catalog,
           registry,
+          pullMaxConcurrentPerPartner: config.subscriptions.pullMaxConcurrentPerPartner,
           retryAfterS: config.ingress.retryAfterS,
           docs: { kafkaBrokers: config.kafka?.brokers, registryUrl: config.registry?.url, publicBaseUrl: config.publicBaseUrl, dataschemaBase: config.dataschemaBase },
           subscriptions: () => subscriptionsApi(service),

@@ -4,7 +4,7 @@
  * concurrent pulls ({@link PullSlots}, `PULL_MAX_CONCURRENT_PER_PARTNER`): one more is a 429
  * problem with `Retry-After`, other partners are not affected, and a slot comes back when its
  * stream or long-poll ends for any reason (client gone, answered, subscription deleted).
- * On a real gateway (in-memory transport, partners file) at the default cap; on the router alone
+ * On a real gateway (in-memory transport, partners file) with the cap set to 3 through the environment; on the router alone
  * with the cap set to 2; the slot counter on its own; the setting's validation.
  */
 import { EventEmitter } from 'node:events';
@@ -57,7 +57,8 @@ async function expectOverCap(res: Response, max: number): Promise<Record<string,
   return p;
 }
 
-describe('a partner\'s concurrent pulls on a gateway with partners (default cap)', () => {
+describe('a partner\'s concurrent pulls on a gateway with partners (PULL_MAX_CONCURRENT_PER_PARTNER=3)', () => {
+  const CAP = 3;
   const keys = { acme: randomUUID(), beta: randomUUID() };
   const dir = mkdtempSync(join(tmpdir(), 'ceg-pull-cap-'));
   const open: Open[] = [];
@@ -78,7 +79,7 @@ describe('a partner\'s concurrent pulls on a gateway with partners (default cap)
     subscribe: [PriceLoadingCompleted]
 `,
     );
-    gw = await startGateway({ stack: false, env: { PARTNERS_FILE: file, SUBSCRIPTION_SECRETS_KEY: randomBytes(32).toString('base64') } });
+    gw = await startGateway({ stack: false, env: { PARTNERS_FILE: file, SUBSCRIPTION_SECRETS_KEY: randomBytes(32).toString('base64'), PULL_MAX_CONCURRENT_PER_PARTNER: String(CAP) } });
     await gw.gateway.subscriptionsLoaded();
   });
   afterAll(async () => {
@@ -106,7 +107,7 @@ describe('a partner\'s concurrent pulls on a gateway with partners (default cap)
 
     // The cap's worth of streams: one of them on a subscription deleted below.
     const mine: Open[] = [];
-    for (let i = 0; i < DEFAULT_PULL_SLOTS; i++) {
+    for (let i = 0; i < CAP; i++) {
       const s = await stream(keys.acme, i === 0 ? 'gone' : 'pl');
       expect(s.res.status, `stream ${i}`).toBe(200);
       expect(s.res.headers.get('content-type')).toMatch(/^text\/event-stream/);
@@ -114,9 +115,9 @@ describe('a partner\'s concurrent pulls on a gateway with partners (default cap)
     }
 
     // One more of either kind is refused, before the subscription is even looked at.
-    await expectOverCap((await stream(keys.acme, 'pl')).res, DEFAULT_PULL_SLOTS);
-    await expectOverCap(await call('GET', '/subscriptions/pl/events?wait=5', keys.acme), DEFAULT_PULL_SLOTS);
-    await expectOverCap(await call('GET', '/subscriptions/no-such/events', keys.acme), DEFAULT_PULL_SLOTS);
+    await expectOverCap((await stream(keys.acme, 'pl')).res, CAP);
+    await expectOverCap(await call('GET', '/subscriptions/pl/events?wait=5', keys.acme), CAP);
+    await expectOverCap(await call('GET', '/subscriptions/no-such/events', keys.acme), CAP);
 
     // Everything else still works: acme's other routes, beta's stream and events, the liveness probe.
     expect((await call('GET', '/subscriptions/pl', keys.acme)).status).toBe(200);
@@ -134,7 +135,7 @@ describe('a partner\'s concurrent pulls on a gateway with partners (default cap)
       return s;
     }, { timeout: 10_000, interval: 50 });
     mine[1] = again;
-    await expectOverCap((await stream(keys.acme, 'pl')).res, DEFAULT_PULL_SLOTS);
+    await expectOverCap((await stream(keys.acme, 'pl')).res, CAP);
 
     // The server ends a stream (its subscription deleted: `event: error`, 404): that slot comes back too.
     expect((await call('DELETE', '/subscriptions/gone', keys.acme)).status).toBe(204);

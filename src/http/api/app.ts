@@ -26,6 +26,8 @@ import type { ConsoleDeps } from '../console/router.js';
 
 export interface ApiDeps {
   readonly catalog: Catalog;
+  /** Long-polls and streams one partner may hold open at once on this process (PULL_MAX_CONCURRENT_PER_PARTNER); default the pull router's. */
+  readonly pullMaxConcurrentPerPartner?: number;
   readonly registry: SchemaRegistry;
   /** Where the AsyncAPI document says the broker, the registry and this API are. */
   readonly docs: DocsOptions;
@@ -92,7 +94,15 @@ export function createApiApp(deps: ApiDeps): express.Express {
   app.get('/openapi.json', (_req, res) => {
     res.type('application/json').send(openApi);
   });
-  if (deps.pull !== undefined) app.use(pullRouter(deps.pull, { ...(deps.log === undefined ? {} : { log: deps.log }), ...(deps.closing === undefined ? {} : { closing: deps.closing }) }));
+  if (deps.pull !== undefined) {
+    app.use(
+      pullRouter(deps.pull, {
+        ...(deps.log === undefined ? {} : { log: deps.log }),
+        ...(deps.closing === undefined ? {} : { closing: deps.closing }),
+        ...(deps.pullMaxConcurrentPerPartner === undefined ? {} : { maxConcurrentPerPartner: deps.pullMaxConcurrentPerPartner }),
+      }),
+    );
+  }
   if (deps.subscriptions !== undefined) app.use(subscriptionsRouter(deps.subscriptions, deps.catalog));
   if (deps.replays !== undefined) app.use(replayRouter(deps.replays));
   if (deps.operations !== undefined) app.use(subscriptionOperationsRouter(deps.operations));
