@@ -19,6 +19,14 @@ const BAD_STRING_CHAR =
 const URI_CHARS = /^(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?#[\]]|%[0-9A-Fa-f]{2})*$/;
 const SCHEME_PREFIX = /^[A-Za-z][A-Za-z0-9+.-]*:/;
 const PATH_DELIMITER = /[/?#]/;
+const BRACKET = /[[\]]/;
+const PORT_SUFFIX = /^(?::[0-9]*)?$/;
+const MISPLACED_BRACKET = "must be an RFC 3986 URI-reference ('[' and ']' only around an IP-literal host, e.g. http://[::1]:8080/; elsewhere percent-encode them as %5B and %5D, RFC 3986 §3.2.2)";
+// IPvFuture = "v" 1*HEXDIG "." 1*( unreserved / sub-delims / ":" ).
+const IPV_FUTURE = /^[vV][0-9A-Fa-f]+\.[A-Za-z0-9\-._~!$&'()*+,;=:]+$/;
+const H16 = /^[0-9A-Fa-f]{1,4}$/;
+// dec-octet: 0–255 without leading zeros.
+const IPV4 = /^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\.){3}(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])$/;
 const BASE64_CHARS = /^[A-Za-z0-9+/]*={0,2}$/;
 const INTEGER_TEXT = /^-?(?:0|[1-9][0-9]*)$/;
 
@@ -47,7 +55,10 @@ export function parseIntegerText(text: string): number | undefined {
   return n >= INT32_MIN && n <= INT32_MAX ? n : undefined;
 }
 
-/** Spec: RFC 3986 §4.1 (URI-reference); a relative ref's first segment has no ':' (§4.2). */
+/**
+ * Spec: RFC 3986 §4.1 (URI-reference); a relative ref's first segment has no ':' (§4.2); `[` and
+ * `]` only around an IP-literal host (§3.2.2, see {@link bracketProblem}).
+ */
 export function uriReferenceProblem(v: string): string | undefined {
   if (!URI_CHARS.test(v)) return 'must be an RFC 3986 URI-reference (percent-encode other characters)';
   const hash = v.indexOf('#');
@@ -59,7 +70,71 @@ export function uriReferenceProblem(v: string): string | undefined {
       return 'must be an RFC 3986 URI-reference (invalid scheme before the first ":")';
     }
   }
+  // Brackets are rare: only a value holding one is taken apart (this runs for every event's source).
+  return BRACKET.test(v) ? bracketProblem(v) : undefined;
+}
+
+/**
+ * Where `[` and `]` stand in a value that passed the character, '#' and scheme checks of
+ * {@link uriReferenceProblem}: only as the first and last character of the host, around an
+ * IP-literal, and then followed by nothing or a port. Anywhere else — path, query, fragment,
+ * userinfo, a reference without an authority — they are gen-delims that must be
+ * percent-encoded (`%5B`, `%5D`), so a stray or unbalanced one is not a URI-reference at all.
+ * Spec: RFC 3986 §3.2 (authority = [ userinfo "@" ] host [ ":" port ], after "//"), §3.2.1
+ * (userinfo has no brackets), §3.2.2 (IP-literal = "[" ( IPv6address / IPvFuture ) "]"), §3.2.3
+ * (port = *DIGIT), §3.3–3.5 (path, query, fragment: no brackets), §2.2 (percent-encode delimiters
+ * used as data).
+ */
+function bracketProblem(v: string): string | undefined {
+  // The scheme check passed: a match is the scheme, and its ':' the first one of the value.
+  const scheme = SCHEME_PREFIX.exec(v);
+  const rest = scheme === null ? v : v.slice(scheme[0].length);
+  // No "//": no authority, so no host a bracket could belong to (§4.2 network-path reference included when present).
+  if (!rest.startsWith('//')) return MISPLACED_BRACKET;
+  const end = rest.slice(2).search(PATH_DELIMITER);
+  const authority = end === -1 ? rest.slice(2) : rest.slice(2, 2 + end);
+  const after = end === -1 ? '' : rest.slice(2 + end);
+  if (BRACKET.test(after)) return MISPLACED_BRACKET;
+  // userinfo has no '@' of its own (§3.2.1): the host starts after the last one.
+  const at = authority.lastIndexOf('@');
+  if (at !== -1 && BRACKET.test(authority.slice(0, at))) return MISPLACED_BRACKET;
+  const hostPort = authority.slice(at + 1);
+  if (!hostPort.startsWith('[')) return MISPLACED_BRACKET;
+  const close = hostPort.indexOf(']');
+  if (close === -1) return "must be an RFC 3986 URI-reference (a host starting with '[' ends with ']', RFC 3986 §3.2.2)";
+  if (!isIpLiteralBody(hostPort.slice(1, close))) {
+    return "must be an RFC 3986 URI-reference (a host in '[' ']' is an IPv6 address or 'v<hex>.<text>' IPvFuture, RFC 3986 §3.2.2)";
+  }
+  if (!PORT_SUFFIX.test(hostPort.slice(close + 1))) {
+    return "must be an RFC 3986 URI-reference (after the ']' of an IP-literal host only ':' and a decimal port may follow, RFC 3986 §3.2.3)";
+  }
   return undefined;
+}
+
+/**
+ * True when `s` (the text between `[` and `]`) is an IPv6address or an IPvFuture. No zone id
+ * (`%25eth0`, RFC 6874): RFC 3986's IP-literal, which the error text promises, has none.
+ * Spec: RFC 3986 §3.2.2 (IPv6address: eight h16 groups, the last two may be an IPv4address, one
+ * "::" stands for one or more zero groups).
+ */
+function isIpLiteralBody(s: string): boolean {
+  if (IPV_FUTURE.test(s)) return true;
+  const gap = s.indexOf('::');
+  if (gap !== -1 && s.indexOf('::', gap + 1) !== -1) return false;
+  const head = gap === -1 ? s : s.slice(0, gap);
+  const tail = gap === -1 ? '' : s.slice(gap + 2);
+  const groups = [...(head === '' ? [] : head.split(':')), ...(tail === '' ? [] : tail.split(':'))];
+  if (groups.length === 0) return gap !== -1; // "::"
+  let count = 0;
+  for (let i = 0; i < groups.length; i++) {
+    const g = groups[i]!;
+    // ls32 may be an IPv4address, as the last piece only (it counts for two groups).
+    if (i === groups.length - 1 && IPV4.test(g) && (gap === -1 || tail !== '')) count += 2;
+    else if (H16.test(g)) count += 1;
+    else return false;
+  }
+  // Without "::" all eight groups are written; with it at most seven (it stands for one or more).
+  return gap === -1 ? count === 8 : count <= 7;
 }
 
 /** Spec: RFC 3986 §4.3 (absolute URI: scheme ":" hier-part, no fragment). */
