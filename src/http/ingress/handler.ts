@@ -30,6 +30,7 @@ import type { RefusalLog } from '../refusals.js';
 import { sendJson, sendProblem } from '../respond.js';
 import { prepareEvents } from './prepare.js';
 import type { PreparedEvent } from './prepare.js';
+import { validTracestate } from './tracestate.js';
 
 export interface IngressOptions {
   /** Largest request body, bytes (after decoding a gzip content coding too). */
@@ -135,13 +136,16 @@ export async function handleIngress(req: IncomingMessage, res: ServerResponse, d
     parsedEvents = parsed.events;
     const batch = parsed.mode === 'batch';
     const traceparent = validTraceparent(req.headers.traceparent);
+    // The tracestate travels with its traceparent and is read only when that one is valid (W3C
+    // Trace Context §3.1); an invalid one is dropped, not a reason to refuse the events.
+    const tracestate = traceparent === undefined ? undefined : validTracestate(req.headers.tracestate);
     // Who may publish what is decided from `type` and `source` before the data is validated
     // (issue 11); the events/s bucket is charged only for requests that may publish at all.
     admission?.admit(parsed.events, batch, (name, value) => {
       const before = res.getHeader(name);
       res.setHeader(name, typeof before === 'string' ? `${before}, ${value}` : value);
     });
-    prepared = prepareEvents(parsed.events, deps.codec, { dataschemaBase: o.dataschemaBase, limits: o.limits, maxMessageBytes: o.maxMessageBytes, ...(traceparent === undefined ? {} : { traceparent }) }, batch, earlier);
+    prepared = prepareEvents(parsed.events, deps.codec, { dataschemaBase: o.dataschemaBase, limits: o.limits, maxMessageBytes: o.maxMessageBytes, ...(traceparent === undefined ? {} : { traceparent }), ...(tracestate === undefined ? {} : { tracestate }) }, batch, earlier);
     if (prepared.length === 0) {
       sendJson(res, 202, { events: [] });
       return;

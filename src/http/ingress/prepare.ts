@@ -48,6 +48,14 @@ export interface PrepareOptions {
    * gets it, so the trace flows from the HTTP request into the Kafka headers (issue 15 "Tracing").
    */
   readonly traceparent?: string;
+  /**
+   * The request's W3C `tracestate` header, validated (./tracestate.ts); only with `traceparent`.
+   * It goes with that traceparent and nowhere else: an event that takes the request's traceparent
+   * takes it too (unless it has a `tracestate` attribute of its own, kept as sent), an event with a
+   * traceparent of its own never does — the state of another trace would be wrong for it.
+   * Spec: W3C Trace Context §3.3 (tracestate accompanies its traceparent).
+   */
+  readonly tracestate?: string;
 }
 
 /** Longest attribute name accepted, characters (CloudEvents recommends ≤ 20; longer ones are allowed). */
@@ -80,7 +88,7 @@ export function prepareEvents(events: readonly (Envelope | undefined)[], codec: 
   for (let index = 0; index < events.length; index++) {
     const given = events[index];
     if (given === undefined) continue;
-    const env = opts.traceparent !== undefined && given.attributes.traceparent === undefined ? { ...given, attributes: { ...given.attributes, traceparent: opts.traceparent } } : given;
+    const env = withRequestTrace(given, opts);
     if (batch) duplicateIdentity(seen, env.attributes, index, problems);
     const prepared = prepareOne(env, index, codec, opts, problems, unlisted);
     for (const p of problems) violations.push(batch ? { ...p, index } : p);
@@ -98,6 +106,17 @@ export function prepareEvents(events: readonly (Envelope | undefined)[], codec: 
     throw new GatewayError(code, summary(violations, listed, total, events.length, batch), { retriable: false, details: total > listed.length ? { violations: listed, violationCount: total } : { violations: listed } });
   }
   return out;
+}
+
+/**
+ * The event with the request's trace context when it has no `traceparent` of its own: the
+ * request's `traceparent`, and its `tracestate` with it unless the event has one. Spec: W3C Trace
+ * Context §3.2, §3.3 (the two headers travel together); issue 15 "Tracing".
+ */
+function withRequestTrace(given: Envelope, opts: PrepareOptions): Envelope {
+  if (opts.traceparent === undefined || given.attributes.traceparent !== undefined) return given;
+  const tracestate = given.attributes.tracestate === undefined ? opts.tracestate : undefined;
+  return { ...given, attributes: { ...given.attributes, traceparent: opts.traceparent, ...(tracestate === undefined ? {} : { tracestate }) } };
 }
 
 /**
