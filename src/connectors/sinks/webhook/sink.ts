@@ -388,8 +388,11 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
     watchStop(agents, signal, watched);
     for (;;) {
       const at = generation;
-      const ready = { settings: s, keys, own };
-      const url = ready.settings.url;
+      // Locals, not an object: this runs once per attempt on the push hot path.
+      const settings = s;
+      const signing = keys;
+      const headers = own;
+      const url = settings.url;
       let target: ResolvedTarget;
       try {
         target = await resolveTarget(url, deps.allow, deps.lookup);
@@ -400,13 +403,13 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
         return { refused: retry(errorMessage(err), undefined, failure) };
       }
       if (at !== generation) continue;
-      const refused = await handshake(target, signal, ready.settings);
+      const refused = await handshake(target, signal, settings);
       if (at !== generation) continue;
       if (refused !== undefined) return { refused };
       rate.set(effectiveRate());
       await rate.take(signal, events);
       if (at !== generation) continue;
-      return { ...ready, target, sink: sinkName(target.url) };
+      return { target, sink: sinkName(target.url), settings, keys: signing, own: headers };
     }
   }
 
