@@ -3,7 +3,7 @@
  * its consumer group; the marks topic `<group>.dlq.state`; the listing's `after` token.
  */
 export { DEFAULT_PAGE, DeadLetters, MAX_IDS, MAX_PAGE, heldListingProblem, heldRedriveSkip } from './service.js';
-export type { DeadLetterPage, DeadLettersDeps, PurgeResult, RedriveResult, Selection } from './service.js';
+export type { ActedOn, DeadLetterPage, DeadLettersDeps, EventRef, PurgeResult, RedriveResult, Selection } from './service.js';
 export type { Coordinates, DeadLetterItem } from './item.js';
 export { decodeCursor, encodeCursor } from './cursor.js';
 export type { Cursor } from './cursor.js';

@@ -15,6 +15,9 @@
  *   docs/security.md "Revoking a permission"): their dead letters are listed without the event
  *   (`event: null`, `eventProblem` naming the kind) and skipped by a redrive (listed in `skipped`
  *   with the reason, not marked), so they stay redrivable once the permission is back.
+ * - **Selection** (redrive, purge; {@link Selection}): `events` by `source` + `id`, which is what
+ *   identifies a CloudEvent (1.0.2 §id; break report E5: selecting by `id` alone acted on every
+ *   publisher's event with that id); `ids` from any source (compatibility); or `all`.
  * The order of a redrive is produce, then mark: a crash between the two redrives those again next
  * time (at-least-once; consumers drop duplicates by `source`+`id`), never loses one.
  * Spec: issue 10 "Dead letters as a product"; bus spec S5 (the dead-letter topic).
@@ -32,9 +35,9 @@ import { DeadLetterMarks, deadLetterStateTopic, deadLetterStateTopicSpec, readMa
 export const MAX_PAGE = 1000;
 /** Page size without `limit`. */
 export const DEFAULT_PAGE = 100;
-/** Most ids in one redrive or purge request. */
+/** Most `ids`, or most `events`, in one redrive or purge request. */
 export const MAX_IDS = 1000;
-/** Most entries listed in a redrive answer (the counts are always complete). */
+/** Most entries listed in a redrive or purge answer (the counts are always complete). */
 const MAX_LISTED = 1000;
 /** Records produced per request while redriving. */
 const CHUNK = 100;
@@ -55,29 +58,59 @@ export interface DeadLetterPage {
   readonly next: string | null;
 }
 
-/** Which dead letters: all of them (not purged), or those of the given event ids. */
-export type Selection = { readonly all: true } | { readonly ids: readonly string[] };
+/** One event as CloudEvents identifies it: `source` + `id` (CloudEvents 1.0.2 §id; ids are unique per source only). */
+export interface EventRef {
+  readonly source: string;
+  readonly id: string;
+}
+
+/**
+ * Which dead letters:
+ * - `all`: every one not purged;
+ * - `events`: those of exactly these events (`source` + `id`) — what a client that read the
+ *   listing should send;
+ * - `ids`: those whose event `id` is one of these, **from any source** (two publishers may both
+ *   use an id; kept for compatibility, the answers list each match with its `source`).
+ * A dead letter is matched by the `ce_id`/`ce_source` headers of a binary-mode record (also when
+ * its value cannot be decoded: poison, a held kind, a value the dead-letter topic refused), else by
+ * its decoded event; a structured-mode record that does not decode has neither and only `all`
+ * selects it.
+ */
+export type Selection = { readonly all: true } | { readonly ids: readonly string[] } | { readonly events: readonly EventRef[] };
 
 export interface RedriveResult {
   /** Dead letters produced back to the subscription by this request. */
   readonly redriven: number;
-  /** The redriven dead letters (at most 1,000 listed). */
-  readonly items: readonly { readonly id: string | null; readonly source: string | null; readonly deadLetter: Coordinates }[];
+  /** The redriven dead letters (at most 1,000 listed), each with its event's `source` (an `ids` selection matches every source). */
+  readonly items: readonly ActedOn[];
   /**
    * Dead letters selected but not redriven, and why (already redriven, stored without value, no
    * source headers, a kind the owner may no longer read: {@link heldRedriveSkip}; at most 1,000
    * listed). The last is not final: such a dead letter is not marked, and a later request redrives
    * it once its kind is no longer held.
    */
-  readonly skipped: readonly { readonly id: string | null; readonly deadLetter: Coordinates; readonly reason: string }[];
-  /** Requested ids that match no dead letter still listed. */
-  readonly notFound: readonly string[];
+  readonly skipped: readonly (ActedOn & { readonly reason: string })[];
+  /** What was asked for and matches no dead letter still listed, as asked: ids (`ids`) or `{ source, id }` (`events`); empty for `all`. */
+  readonly notFound: readonly (string | EventRef)[];
+}
+
+/** A dead letter a redrive or purge acted on: its event's `id` and `source` (null when not readable) and where it is. */
+export interface ActedOn {
+  readonly id: string | null;
+  readonly source: string | null;
+  readonly deadLetter: Coordinates;
 }
 
 export interface PurgeResult {
   /** Dead letters no longer listed because of this request. */
   readonly purged: number;
-  readonly notFound: readonly string[];
+  /**
+   * The purged dead letters of an `ids` or `events` selection (at most 1,000 listed), each with its
+   * event's `source`; empty for `all` (one mark per partition, the records are not read).
+   */
+  readonly items: readonly ActedOn[];
+  /** As {@link RedriveResult.notFound}. */
+  readonly notFound: readonly (string | EventRef)[];
 }
 
 export interface DeadLettersDeps {
@@ -87,14 +120,63 @@ export interface DeadLettersDeps {
   readonly now?: () => number;
 }
 
-// ignoreBOM: a leading U+FEFF in a header value or key is part of it (CloudEvents attributes may start with one).
-const dec = new TextDecoder('utf-8', { ignoreBOM: true });
 const coords = (r: TransportRecord): Coordinates => ({ topic: r.topic, partition: r.partition, offset: r.offset.toString() });
 
-/** The CloudEvent id of a dead letter without decoding its value (binary mode: `ce_id`); null for structured records. */
-function quickId(r: TransportRecord): string | null {
-  for (const [n, v] of r.headers) if (n === 'ce_id') return dec.decode(v);
-  return null;
+/** The event of a dead letter as the selection and the answers name it. */
+type Identity = { readonly id: string | null; readonly source: string | null };
+
+/**
+ * The `id` and `source` of a dead letter: a binary-mode record's `ce_id`/`ce_source` headers
+ * (without decoding its value, which may not decode: poison, a held kind), else — only when
+ * `decode` — those of the decoded event (structured mode; null when it does not decode).
+ */
+async function identity(h: ReadonlyMap<string, string>, decode: (() => Promise<DeadLetterItem>) | undefined): Promise<Identity> {
+  const id = h.get('ce_id');
+  if (id !== undefined) return { id, source: h.get('ce_source') ?? null };
+  if (decode === undefined) return { id: null, source: null };
+  const item = await decode();
+  return { id: item.id, source: item.source };
+}
+
+/**
+ * What an `ids` or `events` selection asks for, and what of it was found. `ids` match any source;
+ * `events` match `source` and `id` both (the key is the JSON of the pair, which no two pairs share).
+ */
+class Wanted {
+  readonly #ids: ReadonlySet<string> | undefined;
+  readonly #events: ReadonlyMap<string, EventRef> | undefined;
+  readonly #found = new Set<string>();
+
+  constructor(sel: { readonly ids: readonly string[] } | { readonly events: readonly EventRef[] }) {
+    if ('ids' in sel) this.#ids = new Set(sel.ids);
+    else this.#events = new Map(sel.events.map((e) => [Wanted.#key(e.source, e.id), e]));
+  }
+
+  static of(sel: Selection): Wanted | undefined {
+    return 'all' in sel ? undefined : new Wanted(sel);
+  }
+
+  static #key(source: string, id: string): string {
+    return JSON.stringify([source, id]);
+  }
+
+  /** Whether the dead letter of event `who` is selected (and notes it found). */
+  take(who: Identity): boolean {
+    if (who.id === null) return false;
+    let key: string;
+    if (this.#ids !== undefined) key = who.id;
+    else if (who.source === null) return false;
+    else key = Wanted.#key(who.source, who.id);
+    if (!(this.#ids?.has(key) ?? this.#events!.has(key))) return false;
+    this.#found.add(key);
+    return true;
+  }
+
+  /** What was asked for and not found, as it was asked. */
+  notFound(): (string | EventRef)[] {
+    if (this.#ids !== undefined) return [...this.#ids].filter((i) => !this.#found.has(i));
+    return [...this.#events!].filter(([k]) => !this.#found.has(k)).map(([, e]) => e);
+  }
 }
 
 export class DeadLetters {
@@ -187,12 +269,11 @@ export class DeadLetters {
 
   async #redrive(group: string, sel: Selection, held: readonly string[]): Promise<RedriveResult> {
     const dlq = deadLetterTopic(group);
-    const wanted = 'ids' in sel ? new Set(sel.ids) : undefined;
-    const found = new Set<string>();
-    const items: { id: string | null; source: string | null; deadLetter: Coordinates }[] = [];
-    const skipped: { id: string | null; deadLetter: Coordinates; reason: string }[] = [];
+    const wanted = Wanted.of(sel);
+    const items: ActedOn[] = [];
+    const skipped: (ActedOn & { reason: string })[] = [];
     let redriven = 0;
-    if (!(await topicExists(this.#t, dlq))) return { redriven, items, skipped, notFound: [...(wanted ?? [])] };
+    if (!(await topicExists(this.#t, dlq))) return { redriven, items, skipped, notFound: wanted?.notFound() ?? [] };
     const marks = await readMarks(this.#t, group);
     const target = redriveTopic(group);
     await this.#t.ensureTopics([...subscriptionTopics(group).filter((t) => t.name === target), deadLetterStateTopicSpec(group)]);
@@ -212,14 +293,13 @@ export class DeadLetters {
       await this.#scan(dlq, p, marks.purgedBelow.get(p) ?? 0n, end.offset, async (r) => {
         if (marks.isPurged(p, r.offset)) return false;
         const h = headerText(r.headers);
-        // A structured-mode dead letter is decoded at most once, for its id and (held kinds) its type.
+        // A structured-mode dead letter is decoded at most once, for its id and source and (held kinds) its type.
         let decoded: Promise<DeadLetterItem> | undefined;
         const item = (): Promise<DeadLetterItem> => (decoded ??= toItem(this.#codec, r, undefined));
-        const id = quickId(r) ?? (wanted === undefined ? null : (await item()).id);
-        if (wanted !== undefined && (id === null || !wanted.has(id))) return false;
-        if (id !== null) found.add(id);
+        let who = await identity(h, wanted === undefined ? undefined : item);
+        if (wanted !== undefined && !wanted.take(who)) return false;
         const skip = (reason: string): false => {
-          if (skipped.length < MAX_LISTED) skipped.push({ id, deadLetter: coords(r), reason });
+          if (skipped.length < MAX_LISTED) skipped.push({ ...who, deadLetter: coords(r), reason });
           return false;
         };
         if (marks.get(p, r.offset)?.redrivenAtMs !== undefined) return skip('redriven already');
@@ -227,11 +307,9 @@ export class DeadLetters {
         if (held.length > 0) {
           // The type without decoding the data when the record is binary; a structured one is decoded.
           const structured = h.has('ce_type') ? undefined : await item();
+          if (structured !== undefined && who.id === null) who = { id: structured.id, source: structured.source };
           const kind = this.#heldKind(h.get('ce_type') ?? structured?.type ?? null, held);
-          if (kind !== undefined) {
-            if (skipped.length < MAX_LISTED) skipped.push({ id: id ?? structured?.id ?? null, deadLetter: coords(r), reason: heldRedriveSkip(kind) });
-            return false;
-          }
+          if (kind !== undefined) return skip(heldRedriveSkip(kind));
         }
         const origin = sourceCoordinates(h);
         if (origin === null) return skip('the dead letter has no valid dlq_source_* headers');
@@ -244,13 +322,13 @@ export class DeadLetters {
           timestampMs: r.timestampMs,
         };
         pending.push({ record, from: r });
-        if (items.length < MAX_LISTED) items.push({ id, source: h.get('ce_source') ?? null, deadLetter: coords(r) });
+        if (items.length < MAX_LISTED) items.push({ ...who, deadLetter: coords(r) });
         if (pending.length >= CHUNK) await flush();
         return false;
       });
     }
     await flush();
-    return { redriven, items, skipped, notFound: wanted === undefined ? [] : [...wanted].filter((i) => !found.has(i)) };
+    return { redriven, items, skipped, notFound: wanted?.notFound() ?? [] };
   }
 
   /**
@@ -263,14 +341,14 @@ export class DeadLetters {
 
   async #purge(group: string, sel: Selection): Promise<PurgeResult> {
     const dlq = deadLetterTopic(group);
-    const wanted = 'ids' in sel ? new Set(sel.ids) : undefined;
-    if (!(await topicExists(this.#t, dlq))) return { purged: 0, notFound: [...(wanted ?? [])] };
+    const wanted = Wanted.of(sel);
+    if (!(await topicExists(this.#t, dlq))) return { purged: 0, items: [], notFound: wanted?.notFound() ?? [] };
     const marks = await readMarks(this.#t, group);
     await this.#t.ensureTopics([deadLetterStateTopicSpec(group)]);
     const state = deadLetterStateTopic(group);
     const at = this.#now();
     let purged = 0;
-    const found = new Set<string>();
+    const items: ActedOn[] = [];
     for (const end of await this.#t.endOffsets(dlq)) {
       const p = end.partition;
       const from = marks.purgedBelow.get(p) ?? 0n;
@@ -285,16 +363,16 @@ export class DeadLetters {
       const records: OutboundRecord[] = [];
       await this.#scan(dlq, p, from, end.offset, async (r) => {
         if (marks.isPurged(p, r.offset)) return false;
-        const id = quickId(r) ?? (await this.#idOf(r));
-        if (id === null || !wanted.has(id)) return false;
-        found.add(id);
+        const who = await identity(headerText(r.headers), () => toItem(this.#codec, r, undefined));
+        if (!wanted.take(who)) return false;
         records.push(marks.markRecord(p, r.offset, { purgedAtMs: at }));
+        if (items.length < MAX_LISTED) items.push({ ...who, deadLetter: coords(r) });
         return false;
       });
       for (let i = 0; i < records.length; i += CHUNK) await this.#t.produce(state, records.slice(i, i + CHUNK));
       purged += records.length;
     }
-    return { purged, notFound: wanted === undefined ? [] : [...wanted].filter((i) => !found.has(i)) };
+    return { purged, items, notFound: wanted?.notFound() ?? [] };
   }
 
   /** The catalog name of the kind of CloudEvent type `type` when it is one of `held`, else undefined. */
@@ -302,12 +380,6 @@ export class DeadLetters {
     if (type === null || held.length === 0) return undefined;
     const name = this.#codec.catalog.byEventId(type)?.name;
     return name !== undefined && held.includes(name) ? name : undefined;
-  }
-
-  /** The id of a structured-mode dead letter (decoded). */
-  async #idOf(r: TransportRecord): Promise<string | null> {
-    const item = await toItem(this.#codec, r, undefined);
-    return item.id;
   }
 
   /**

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { createGateway } from '../../app/index.js';
 import type { Gateway } from '../../app/index.js';
 import { DeadLetters, MAX_IDS } from '../../bus/deadletters/index.js';
-import type { DeadLetterItem, Selection } from '../../bus/deadletters/index.js';
+import type { ActedOn, DeadLetterItem, EventRef, Selection } from '../../bus/deadletters/index.js';
 import { deadLetterTopic } from '../../bus/subscriber/index.js';
 import { DEFAULT_OWNER, NAME_PATTERN, groupOf } from '../../bus/subscriptions/index.js';
 import { GatewayError } from '../../core/errors.js';
@@ -45,13 +45,30 @@ function line(i: DeadLetterItem): string {
   return printable(`${i.deadLetter.partition}@${i.deadLetter.offset}  ${i.lastFailureTime ?? '-'}  id=${i.id ?? '-'}  source=${i.source ?? '-'}  attempts=${i.attempts ?? '-'}${status}${redriven}  reason=${i.reason}`);
 }
 
-function selection(opts: { all?: boolean; id?: string[] }): Selection {
-  if (opts.all === true && opts.id !== undefined) throw new GatewayError('CEG_MALFORMED_REQUEST', 'either --all or --id, not both', { retriable: false });
+/**
+ * `--all`, `--id <ids…>` (those ids from any source) or `--id <ids…> --source <uri>` (exactly the
+ * events of that source with those ids: CloudEvents names an event by source + id).
+ * Errors: CEG_MALFORMED_REQUEST (usage, exit 2).
+ */
+function selection(opts: { all?: boolean; id?: string[]; source?: string }): Selection {
+  const usage = (message: string): GatewayError => new GatewayError('CEG_MALFORMED_REQUEST', message, { retriable: false });
+  if (opts.all === true && opts.id !== undefined) throw usage('either --all or --id, not both');
+  if (opts.all === true && opts.source !== undefined) throw usage('--source narrows --id; --all selects every source');
   if (opts.all === true) return { all: true };
-  if (opts.id === undefined || opts.id.length === 0) throw new GatewayError('CEG_MALFORMED_REQUEST', 'name the dead letters: --id <event id…> or --all', { retriable: false });
-  if (opts.id.length > MAX_IDS) throw new GatewayError('CEG_MALFORMED_REQUEST', `at most ${MAX_IDS} ids at once`, { retriable: false });
-  return { ids: opts.id };
+  if (opts.id === undefined || opts.id.length === 0) throw usage('name the dead letters: --id <event id…> (with --source <uri> for one source) or --all');
+  if (opts.id.length > MAX_IDS) throw usage(`at most ${MAX_IDS} ids at once`);
+  if (opts.id.some((id) => id.length === 0)) throw usage('--id: an event id is a non-empty string');
+  if (opts.source === undefined) return { ids: opts.id };
+  if (opts.source.length === 0) throw usage('--source: the event source, a non-empty URI-reference');
+  const source = opts.source;
+  return { events: opts.id.map((id) => ({ source, id })) };
 }
+
+/** A `notFound` entry as the CLI prints it: the id, or `<id> from <source>`. */
+const missing = (m: string | EventRef): string => (typeof m === 'string' ? m : `${m.id} from ${m.source}`);
+
+/** One dead letter acted on, as the CLI prints it. */
+const acted = (verb: string, a: ActedOn): string => printable(`${verb} ${a.deadLetter.partition}@${a.deadLetter.offset} id=${a.id ?? '-'} source=${a.source ?? '-'}`);
 
 /**
  * `ce-gateway deadletters list|redrive|purge <subscription>` (issue 10): a subscription's dead
@@ -65,6 +82,9 @@ function selection(opts: { all?: boolean; id?: string[] }): Selection {
  * `--force` writes anyway, for a group served by something this command cannot see (a library
  * subscriber that is stopped now). A pull subscription's redrive is refused as over HTTP (409),
  * `--force` or not: nothing reads its redrive topic.
+ * Selection: `--all`; `--id <ids…>`, every dead letter of those event ids from any source (two
+ * publishers may share an id: each one acted on is printed with its source); `--id <ids…>
+ * --source <uri>`, exactly those events of that source.
  * Exit codes: 0 done; 1 some ids were not found, or no owner (refused); 2 usage or connection error.
  */
 export function registerDeadLettersCommand(program: Command): void {
@@ -107,12 +127,13 @@ export function registerDeadLettersCommand(program: Command): void {
         `${verb === 'redrive' ? 'send dead letters back to that subscription only (each at most once)' : 'hide dead letters that were dealt with from the listing (the records expire by retention)'}; refused (exit 1, nothing written) unless a stored subscription, a connector file or live consumer-group members own the group (a deleted subscription's group: see --force)`,
       )
       .argument('<subscription>', 'subscription name (HTTP or connector file), or the consumer group of a library subscription')
-      .option('--id <ids...>', 'event ids')
+      .option('--id <ids...>', 'event ids; without --source, every dead letter with one of these ids, from any source')
+      .option('--source <uri>', 'only the events of this source (CloudEvents `source`) with the --id ids: exactly those events')
       .option('--all', 'every dead letter still listed')
       .option('--owner <owner>', `owner of an HTTP subscription (default ${DEFAULT_OWNER})`, ownerOption)
       .option('--force', `${verb} although no stored subscription, connector file or live consumer-group member owns the group (one served by something this command cannot see, e.g. a stopped library subscriber)`)
       .option('--json', 'print the result as JSON')
-      .action(async (name: string, opts: { id?: string[]; all?: boolean; owner?: string; force?: boolean; json?: boolean }) => {
+      .action(async (name: string, opts: { id?: string[]; source?: string; all?: boolean; owner?: string; force?: boolean; json?: boolean }) => {
         const sel = selection(opts);
         await withGateway(async (gw, dl, config, log) => {
           const group = await resolveGroup(gw, name, owner(opts));
@@ -140,10 +161,14 @@ export function registerDeadLettersCommand(program: Command): void {
           if (opts.json) process.stdout.write(`${JSON.stringify(result)}\n`);
           else if ('redriven' in result) {
             process.stdout.write(`redriven ${result.redriven} to ${group}.redrive\n`);
-            for (const s of result.skipped) process.stdout.write(`${printable(`skipped ${s.deadLetter.partition}@${s.deadLetter.offset} id=${s.id ?? '-'}: ${s.reason}`)}\n`);
-          } else process.stdout.write(`purged ${result.purged}\n`);
+            if (!('all' in sel)) for (const i of result.items) process.stdout.write(`${acted('redriven', i)}\n`);
+            for (const s of result.skipped) process.stdout.write(`${printable(`skipped ${s.deadLetter.partition}@${s.deadLetter.offset} id=${s.id ?? '-'} source=${s.source ?? '-'}: ${s.reason}`)}\n`);
+          } else {
+            process.stdout.write(`purged ${result.purged}\n`);
+            for (const i of result.items) process.stdout.write(`${acted('purged', i)}\n`);
+          }
           if (result.notFound.length > 0) {
-            process.stderr.write(`${printable(`not found: ${result.notFound.join(', ')}`)}\n`);
+            process.stderr.write(`${printable(`not found: ${result.notFound.map(missing).join(', ')}`)}\n`);
             process.exitCode = EXIT_CHECK_FAILED;
           }
         });

@@ -215,7 +215,8 @@ export const CONSOLE_JS = String.raw`'use strict';
       replaceRows($('deadletters').tBodies[0], page.items.map(function (d) {
         var redrive = el('button', { type: 'button' }, ['redrive']);
         redrive.addEventListener('click', function () {
-          redriveDeadLetters(sub, { ids: [d.id] }).then(function () { say('redriven: ' + d.id); return listDeadLetters(); }, fail('redrive'));
+          // source + id name one event (CloudEvents §id): { ids } would redrive every source's event with this id.
+          redriveDeadLetters(sub, { events: [{ source: d.source, id: d.id }] }).then(function () { say('redriven: ' + d.id + ' from ' + d.source); return listDeadLetters(); }, fail('redrive'));
         });
         return el('tr', {}, [el('td', {}, [String(d.id)]), el('td', {}, [String(d.source)]), el('td', {}, [String(d.reason)]), el('td', {}, [String(d.lastStatus == null ? '' : d.lastStatus)]),
           el('td', {}, [String(d.attempts == null ? '' : d.attempts)]), el('td', { 'class': 'data' }, [deadLetterData(d)]), el('td', {}, [redrive])]);

@@ -138,7 +138,7 @@ describe('console script in Chromium against a scripted API', () => {
     await page.click('#dl-redrive-all');
     await waitFor('the redrive of all', () => requests('/subscriptions/orders/deadletters/redrive', 'POST').length === 2, 10_000, 50);
     expect(requests('/subscriptions/orders/deadletters/redrive', 'POST').map((s) => [s.query.get('owner'), s.body])).toEqual([
-      ['beta', { ids: ['dl-1'] }],
+      ['beta', { events: [{ source: 'urn:acme', id: 'dl-1' }] }],
       ['beta', { all: true }],
     ]);
 

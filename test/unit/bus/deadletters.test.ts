@@ -13,7 +13,7 @@ import { retryPolicy } from '../../../src/core/retry.js';
 import { isGatewayError } from '../../../src/core/errors.js';
 import { parseListQuery, parseSelection } from '../../../src/http/api/subscriptions/operations.js';
 import type { RecordHeader, TransportRecord } from '../../../src/transport/port.js';
-import { PRICE_TOPIC, priceLoaded } from '../../fixtures/events.js';
+import { PRICE_LOADING_COMPLETED, PRICE_TOPIC, priceLoaded } from '../../fixtures/events.js';
 import { waitFor } from '../../helpers/wait.js';
 import { readRecords, subscriberFixtures } from './helpers.js';
 
@@ -109,13 +109,13 @@ describe('paging', () => {
       const err = await dl.list('sub-dl', { limit }).catch((e: unknown) => e);
       expect(isGatewayError(err, 'CEG_INVALID_PARAMETER') && err.details.field === 'limit').toBe(true);
     }
-    expect(await dl.purge('sub-dl', { all: true })).toEqual({ purged: 3, notFound: [] });
+    expect(await dl.purge('sub-dl', { all: true })).toEqual({ purged: 3, items: [], notFound: [] });
     expect(await dl.list('sub-dl')).toEqual({ items: [], next: null });
     await sub({ handler: () => Promise.resolve(deadLetter('again')) });
     const later = publisher.publish('PriceLoadingCompleted', priceLoaded('LATE/USD', 'H1'))!;
     await waitFor('a later dead letter', async () => (await transport.endOffsets(deadLetterTopic('sub-dl')))[0]!.offset === 4n, 5000, 5);
     expect((await dl.list('sub-dl')).items.map((i) => i.id)).toEqual([later.id]);
-    expect(await dl.purge('sub-dl', { all: true })).toEqual({ purged: 1, notFound: [] });
+    expect(await dl.purge('sub-dl', { all: true })).toEqual({ purged: 1, items: [], notFound: [] });
   });
 });
 
@@ -173,6 +173,32 @@ describe('redrive', () => {
   });
 });
 
+describe('selection by event (E5: an id is unique per source only)', () => {
+  it('structured-mode dead letters (no ce_ headers) are matched by the decoded source and id: `events` picks one, `ids` both', async () => {
+    const fx = await fixtures.setup();
+    const s = await fx.sub({ handler: () => Promise.resolve(deadLetter('refused')) });
+    const enc = new TextEncoder();
+    const structured = (source: string) => ({
+      key: null,
+      value: enc.encode(JSON.stringify({ specversion: '1.0', id: 'dup', source, type: PRICE_LOADING_COMPLETED, datacontenttype: 'application/json', data: priceLoaded('DUP/USD', 'H1') })),
+      headers: [['content-type', enc.encode('application/cloudevents+json')]] as RecordHeader[],
+    });
+    await fx.transport.produce(PRICE_TOPIC, [structured('urn:a'), structured('urn:b'), structured('urn:a')]);
+    await waitFor('3 dead letters', async () => (await fx.transport.endOffsets(deadLetterTopic('sub-dl')))[0]!.offset === 3n, 5000, 5);
+    await s.unsubscribe();
+    const dl = new DeadLetters({ transport: fx.transport, codec: fx.codec });
+    const listed = await dl.list('sub-dl');
+    expect(listed.items.map((i) => [i.id, i.source, i.event === null])).toEqual([['dup', 'urn:a', false], ['dup', 'urn:b', false], ['dup', 'urn:a', false]]);
+    const r = await dl.redrive('sub-dl', { events: [{ source: 'urn:b', id: 'dup' }] });
+    expect([r.redriven, r.items.map((i) => [i.source, i.deadLetter.offset]), r.notFound]).toEqual([1, [['urn:b', '1']], []]);
+    const p = await dl.purge('sub-dl', { events: [{ source: 'urn:a', id: 'dup' }, { source: 'urn:c', id: 'dup' }] });
+    expect([p.purged, p.items.map((i) => [i.source, i.deadLetter.offset]), p.notFound]).toEqual([2, [['urn:a', '0'], ['urn:a', '2']], [{ source: 'urn:c', id: 'dup' }]]);
+    expect((await dl.list('sub-dl')).items.map((i) => i.source)).toEqual(['urn:b']);
+    const byId = await dl.purge('sub-dl', { ids: ['dup'] });
+    expect([byId.purged, byId.items.map((i) => i.source)]).toEqual([1, ['urn:b']]);
+  });
+});
+
 describe('route request shapes', () => {
   it('ids or all; no body purges all only where allowed; each problem names its field', () => {
     expect(parseSelection({ ids: ['a', 'b', 'a'] }, false)).toEqual({ ids: ['a', 'b'] });
@@ -192,6 +218,11 @@ describe('route request shapes', () => {
     expect(field({ ids: ['ok', 7] })).toBe('ids[1]');
     expect(field({ ids: ['ok', ''] })).toBe('ids[1]');
     expect(field({ idz: ['x'] })).toBe('idz');
+    expect(parseSelection({ events: [{ source: 'urn:a', id: 'x' }, { id: 'x', source: 'urn:b' }, { source: 'urn:a', id: 'x' }] }, false)).toEqual({ events: [{ source: 'urn:a', id: 'x' }, { source: 'urn:b', id: 'x' }] });
+    expect(field({ events: [] })).toBe('events');
+    expect(field({ events: [{ source: 'urn:a', id: 'x' }], ids: ['x'] })).toBe('body');
+    expect(field({ events: [{ source: 'urn:a', id: 'x' }, { source: 'urn:a' }] })).toBe('events[1].id');
+    expect(field({ events: [{ source: 'x'.repeat(4097), id: 'x' }] })).toBe('events[0].source');
     expect(parseListQuery({ limit: '25', after: 'abc' })).toEqual({ limit: 25, after: 'abc' });
     expect(caught(() => parseListQuery({ limit: '-1' }))).toMatchObject({ details: { field: 'limit' } });
     expect(caught(() => parseListQuery({ limit: ['1', '2'] }))).toMatchObject({ details: { field: 'limit' } });

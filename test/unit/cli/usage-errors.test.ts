@@ -67,6 +67,10 @@ describe('usage errors exit 2 before anything connects', { timeout: 60_000 }, ()
     [['deadletters', 'list', 'h3', '--owner', 'bad owner'], /--owner.*a partner id/],
     [['deadletters', 'purge', 'h3', '--all', '--owner', '../x'], /--owner.*a partner id/],
     [['deadletters', 'redrive', 'h3', '--all', '--owner', ''], /--owner.*a partner id/],
+    // break report E5: --source narrows --id to one source's events
+    [['deadletters', 'purge', 'h3', '--all', '--source', 'urn:x'], /--source narrows --id; --all selects every source/],
+    [['deadletters', 'redrive', 'h3', '--source', 'urn:x'], /--id <event id…> \(with --source <uri> for one source\)/],
+    [['deadletters', 'purge', 'h3', '--id', 'a', '--source', ''], /--source: the event source, a non-empty URI-reference/],
     [['trace', 'c-1', '--since', '999999999d'], /--since.*before 1970/],
   ])('%j', (args, named) => {
     const r = cli(args);

@@ -291,7 +291,18 @@ const anyObject = (required: readonly string[]): Operation => ({ type: 'object',
 const jsonAnswer = (description: string, schema: Operation): Operation => ({ description, headers: { ...noStore }, content: { 'application/json': { schema } } });
 const selection: Operation = {
   required: false,
-  content: { 'application/json': { schema: { oneOf: [{ type: 'object', required: ['ids'], properties: { ids: { type: 'array', items: { type: 'string' }, minItems: 1, maxItems: 1000 } } }, { type: 'object', required: ['all'], properties: { all: { const: true } } }] } } },
+  // `events`: exactly those events (CloudEvents names one by source + id); `ids`: those ids from any source.
+  content: {
+    'application/json': {
+      schema: {
+        oneOf: [
+          { type: 'object', required: ['events'], additionalProperties: false, properties: { events: { type: 'array', minItems: 1, maxItems: 1000, items: { type: 'object', required: ['source', 'id'], additionalProperties: false, properties: { source: { type: 'string', minLength: 1, maxLength: 4096 }, id: { type: 'string', minLength: 1, maxLength: 1000 } } } } } },
+          { type: 'object', required: ['ids'], additionalProperties: false, properties: { ids: { type: 'array', items: { type: 'string', minLength: 1, maxLength: 1000 }, minItems: 1, maxItems: 1000 } } },
+          { type: 'object', required: ['all'], additionalProperties: false, properties: { all: { const: true } } },
+        ],
+      },
+    },
+  },
 };
 
 /** Dead letters and status (issue 10) and replay (issue 9) of the caller's subscriptions. */
@@ -312,10 +323,10 @@ export const operationPaths: PathsFragment = {
     },
     delete: {
       operationId: 'purgeDeadLetters',
-      summary: 'Purge dead letters an operator has dealt with (all, or `ids`); needs `redrive` or admin',
+      summary: 'Purge dead letters an operator has dealt with (all, `events` by source and id, or `ids` from any source); needs `redrive` or admin',
       parameters: [nameParam, ownerParam],
       requestBody: selection,
-      responses: { '200': jsonAnswer('What was purged.', anyObject(['purged', 'notFound'])), '400': problem('A bad selection.'), '403': forbidden, '404': notFound, '405': notAllowed, '415': problem('Not JSON.'), '503': unavailable, ...AUTHENTICATED_ERRORS },
+      responses: { '200': jsonAnswer('What was purged: the count, the purged dead letters with their event id and source (not for all), and what was not found.', anyObject(['purged', 'items', 'notFound'])), '400': problem('A bad selection.'), '403': forbidden, '404': notFound, '405': notAllowed, '415': problem('Not JSON.'), '503': unavailable, ...AUTHENTICATED_ERRORS },
     },
   },
   '/subscriptions/{name}/deadletters/redrive': {

@@ -4,13 +4,15 @@
  * run by this process (named by their consumer group, dots allowed):
  * - `GET /subscriptions/{name}/deadletters?limit=&after=` → `{ "items": [ … ], "next": "<token>" | null }`
  *   (`limit` 1–1,000, default 100);
- * - `POST /subscriptions/{name}/deadletters/redrive` with `{ "ids": [ … ] }` or `{ "all": true }`
+ * - `POST /subscriptions/{name}/deadletters/redrive` with `{ "events": [ { "source", "id" }, … ] }`
+ *   (exactly those events), `{ "ids": [ … ] }` (those ids from any source) or `{ "all": true }`
  *   → 200 `{ "redriven", "items", "skipped", "notFound" }`;
- * - `DELETE /subscriptions/{name}/deadletters` — no body (all), `{ "all": true }` or `{ "ids": [ … ] }`
- *   → 200 `{ "purged", "notFound" }`;
+ * - `DELETE /subscriptions/{name}/deadletters` — no body (all), `{ "all": true }`, `{ "events": [ … ] }`
+ *   or `{ "ids": [ … ] }` → 200 `{ "purged", "items", "notFound" }`;
  * - `GET /subscriptions/{name}/status` → state, lag per partition, counts, last error and delivery.
  * Errors are RFC 9457 problem+json naming the field: CEG_INVALID_PARAMETER for `limit`/`after`,
- * CEG_MALFORMED_REQUEST for the body (`ids`, `ids[i]`, `all`, `body`), CEG_NOT_FOUND for `name`,
+ * CEG_MALFORMED_REQUEST for the body (`ids`, `ids[i]`, `events`, `events[i]`, `events[i].source`,
+ * `events[i].id`, `all`, `body`), CEG_NOT_FOUND for `name`,
  * CEG_CONFLICT for a redrive of a pull subscription.
  * Spec: issue 10; RFC 9457.
  */
@@ -21,7 +23,7 @@ import { accessOf } from '../../auth/index.js';
 import type { NextFunction, Request, Response } from 'express';
 import { GatewayError } from '../../../core/errors.js';
 import { MAX_IDS } from '../../../bus/deadletters/index.js';
-import type { DeadLetterPage, PurgeResult, RedriveResult, Selection } from '../../../bus/deadletters/index.js';
+import type { DeadLetterPage, EventRef, PurgeResult, RedriveResult, Selection } from '../../../bus/deadletters/index.js';
 import type { SubscriptionStatus } from '../../../bus/status/index.js';
 import { MAX_SUBSCRIPTION_BODY_BYTES } from './routes.js';
 
@@ -37,36 +39,63 @@ export interface SubscriptionOperationsApi {
 
 /** A name as routes take it: HTTP resources' names, and library/connector subscription names (consumer groups). */
 const ROUTE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/;
-/** Longest event id accepted in `ids`, characters. */
+/** Longest event id accepted in `ids` and `events`, characters. */
 const MAX_ID_LENGTH = 1000;
+/** Longest event source accepted in `events`, characters (a URI-reference; CloudEvents sets no bound, this is generous). */
+const MAX_SOURCE_LENGTH = 4096;
+/** The selections a body may hold, exactly one of them. */
+const SELECTORS = ['events', 'ids', 'all'];
+const SHAPES = '{ "events": [ { "source": …, "id": … } ] }, { "ids": [ … ] } or { "all": true }';
 
 const bad = (field: string, message: string): GatewayError => new GatewayError('CEG_MALFORMED_REQUEST', `${field}: ${message}`, { retriable: false, details: { field } });
 
 /**
- * `{ "ids": [...] }` or `{ "all": true }` (and, when `emptyMeansAll`, no body at all; an empty
- * object `{}` selects nothing and is refused, so a half-built request never purges everything).
- * Errors: CEG_MALFORMED_REQUEST naming `body`, `ids`, `ids[i]` or `all`.
+ * `{ "events": [ { "source": "…", "id": "…" }, … ] }` (exactly those events: CloudEvents
+ * identifies an event by `source` + `id`), `{ "ids": [...] }` (those ids from any source) or
+ * `{ "all": true }` (and, when `emptyMeansAll`, no body at all; an empty object `{}` selects
+ * nothing and is refused, so a half-built request never purges everything). Both lists hold
+ * 1–MAX_IDS entries; duplicates count once.
+ * Errors: CEG_MALFORMED_REQUEST naming `body`, `ids`, `ids[i]`, `events`, `events[i]`,
+ *   `events[i].source`, `events[i].id` (or an unknown member of one, `events[i].<name>`) or `all`.
  */
 export function parseSelection(body: unknown, emptyMeansAll: boolean): Selection {
   if (body === undefined) {
     if (emptyMeansAll) return { all: true };
-    throw bad('body', 'send { "ids": [ … ] } or { "all": true } as application/json');
+    throw bad('body', `send ${SHAPES} as application/json`);
   }
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw bad('body', 'a JSON object: { "ids": [ … ] } or { "all": true }');
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw bad('body', `a JSON object: ${SHAPES}`);
   const o = body as Record<string, unknown>;
-  const unknown = Object.keys(o).find((k) => k !== 'ids' && k !== 'all');
-  if (unknown !== undefined) throw bad(unknown.slice(0, 100), 'unknown field; send { "ids": [ … ] } or { "all": true }');
-  if ('ids' in o && 'all' in o) throw bad('body', 'either ids or all, not both');
+  const unknown = Object.keys(o).find((k) => !SELECTORS.includes(k));
+  if (unknown !== undefined) throw bad(unknown.slice(0, 100), `unknown field; send ${SHAPES}`);
+  if (SELECTORS.filter((k) => k in o).length > 1) throw bad('body', 'one of events, ids or all, not several');
   if ('all' in o) {
-    if (o.all !== true) throw bad('all', 'true (to select every dead letter), or send ids instead');
+    if (o.all !== true) throw bad('all', 'true (to select every dead letter), or send events or ids instead');
     return { all: true };
   }
+  if ('events' in o) return { events: parseEvents(o.events) };
   if (!Array.isArray(o.ids)) throw bad('ids', `an array of 1–${MAX_IDS} event ids`);
   if (o.ids.length === 0 || o.ids.length > MAX_IDS) throw bad('ids', `an array of 1–${MAX_IDS} event ids`);
   o.ids.forEach((id, i) => {
     if (typeof id !== 'string' || id.length === 0 || id.length > MAX_ID_LENGTH) throw bad(`ids[${i}]`, `an event id: a non-empty string of at most ${MAX_ID_LENGTH} characters`);
   });
   return { ids: [...new Set(o.ids as string[])] };
+}
+
+/** The `events` of a selection. Errors: CEG_MALFORMED_REQUEST naming `events`, `events[i]` or a member of one. */
+function parseEvents(list: unknown): EventRef[] {
+  const shape = `an array of 1–${MAX_IDS} objects { "source": "<event source>", "id": "<event id>" }`;
+  if (!Array.isArray(list) || list.length === 0 || list.length > MAX_IDS) throw bad('events', shape);
+  const seen = new Map<string, EventRef>();
+  list.forEach((e: unknown, i) => {
+    if (typeof e !== 'object' || e === null || Array.isArray(e)) throw bad(`events[${i}]`, 'an object { "source": "<event source>", "id": "<event id>" }');
+    const m = e as Record<string, unknown>;
+    const extra = Object.keys(m).find((k) => k !== 'source' && k !== 'id');
+    if (extra !== undefined) throw bad(`events[${i}].${extra.slice(0, 100)}`, 'unknown member; an event is named by source and id only');
+    if (typeof m.source !== 'string' || m.source.length === 0 || m.source.length > MAX_SOURCE_LENGTH) throw bad(`events[${i}].source`, `the event's source: a non-empty string of at most ${MAX_SOURCE_LENGTH} characters`);
+    if (typeof m.id !== 'string' || m.id.length === 0 || m.id.length > MAX_ID_LENGTH) throw bad(`events[${i}].id`, `the event's id: a non-empty string of at most ${MAX_ID_LENGTH} characters`);
+    seen.set(JSON.stringify([m.source, m.id]), { source: m.source, id: m.id });
+  });
+  return [...seen.values()];
 }
 
 const badParameter = (field: string, message: string): GatewayError => new GatewayError('CEG_INVALID_PARAMETER', `${field}: ${message}`, { retriable: false, details: { field } });
