@@ -8,8 +8,6 @@
  *   and print each dead letter acted on with its source;
  * - `--id dup` alone matches every source (documented), each printed with its source.
  */
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGateway } from '../../../src/app/index.js';
 import type { Gateway } from '../../../src/app/index.js';
@@ -20,6 +18,7 @@ import { acceptAll, startSink } from '../../helpers/sink.js';
 import type { TestSink } from '../../helpers/sink.js';
 import { uniqueName } from '../../helpers/stack.js';
 import { waitFor } from '../../helpers/wait.js';
+import { cliRunner, jsonApi } from './dead-letters.js';
 import { ownCatalog } from '../consumer/members.js';
 import type { OwnCatalog } from '../consumer/members.js';
 
@@ -38,18 +37,8 @@ interface Item {
   deadLetter: { partition: number; offset: string };
 }
 
-async function api(method: string, path: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
-  const res = await fetch(`${url}${path}`, { method, headers: body === undefined ? {} : { 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
-  const text = await res.text();
-  return { status: res.status, body: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>) };
-}
-
-const run = promisify(execFile);
-const cli = (args: string[]): Promise<{ stdout: string; stderr: string; code: number }> =>
-  run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { env: { ...process.env, ...cat.env(), SUBSCRIPTIONS_TOPIC: subscriptionsTopic, CONNECTORS_DIR: '' }, maxBuffer: 16 * 1024 * 1024 }).then(
-    (r) => ({ ...r, code: 0 }),
-    (err: { stdout: string; stderr: string; code: number }) => ({ stdout: err.stdout, stderr: err.stderr, code: err.code }),
-  );
+const api = jsonApi(() => url);
+const cli = cliRunner(() => ({ ...cat.env(), SUBSCRIPTIONS_TOPIC: subscriptionsTopic, CONNECTORS_DIR: '' }));
 
 const listed = async (name: string): Promise<Item[]> => (await api('GET', `/subscriptions/${name}/deadletters`)).body.items as Item[];
 

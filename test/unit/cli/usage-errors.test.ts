@@ -4,7 +4,8 @@
  * name that cannot name a topic. The broker address is a port where nothing listens, so a command
  * that got past its checks would fail differently (and never create anything).
  */
-import { spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -15,7 +16,7 @@ import { wholeNumber } from '../../../src/cli/numbers.js';
 const ROOT = resolve(import.meta.dirname, '..', '..', '..');
 const MAIN = join(ROOT, 'src', 'cli', 'main.ts');
 
-function cli(args: readonly string[], kafka = true): { code: number | null; stdout: string; stderr: string } {
+function cli(args: readonly string[], kafka = true): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'silent', KAFKA_BROKERS: '127.0.0.1:1', SCHEMA_REGISTRY_URL: 'http://127.0.0.1:1' };
   if (!kafka) {
     delete env.KAFKA_BROKERS;
@@ -24,9 +25,14 @@ function cli(args: readonly string[], kafka = true): { code: number | null; stdo
     env.CE_GATEWAY_ENV_FILE = EMPTY_ENV;
     env.OUTBOX_DATABASE_URL = 'postgres://ceg@127.0.0.1:1/none';
   }
-  const r = spawnSync(process.execPath, ['--import', 'tsx', MAIN, ...args], { cwd: ROOT, env, encoding: 'utf8', timeout: 60_000 });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+  // Asynchronous: a synchronous spawn blocks the test worker for the whole run of the command, and
+  // many in a row kept vitest's worker from answering its RPC ("Timeout calling onTaskUpdate").
+  return run(process.execPath, ['--import', 'tsx', MAIN, ...args], { cwd: ROOT, env, encoding: 'utf8', timeout: 60_000 }).then(
+    (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
+    (err: { code?: number | string; stdout?: string; stderr?: string }) => ({ code: typeof err.code === 'number' ? err.code : null, stdout: err.stdout ?? '', stderr: err.stderr ?? '' }),
+  );
 }
+const run = promisify(execFile);
 
 const EMPTY_ENV = join(mkdtempSync(join(tmpdir(), 'ceg-usage-')), 'empty.env');
 writeFileSync(EMPTY_ENV, '');
@@ -72,8 +78,8 @@ describe('usage errors exit 2 before anything connects', { timeout: 60_000 }, ()
     [['deadletters', 'redrive', 'h3', '--source', 'urn:x'], /--id <event id…> \(with --source <uri> for one source\)/],
     [['deadletters', 'purge', 'h3', '--id', 'a', '--source', ''], /--source: the event source, a non-empty URI-reference/],
     [['trace', 'c-1', '--since', '999999999d'], /--since.*before 1970/],
-  ])('%j', (args, named) => {
-    const r = cli(args);
+  ])('%j', async (args, named) => {
+    const r = await cli(args);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(named);
   });
@@ -90,16 +96,16 @@ describe('commands that only work on Kafka refuse to run without KAFKA_BROKERS (
     ['deadletters', ['deadletters', 'redrive', 'orders', '--all']],
     // Before the outbox database is touched (nothing listens there): rows are never marked published into a bus that dies with the process.
     ['outbox relay', ['outbox', 'relay']],
-  ])('%s %j: exit 2, "KAFKA_BROKERS is not set", nothing printed as done', (name, args) => {
-    const r = cli(args, false);
+  ])('%s %j: exit 2, "KAFKA_BROKERS is not set", nothing printed as done', async (name, args) => {
+    const r = await cli(args, false);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(`${name}: KAFKA_BROKERS is not set`);
     expect(r.stdout).toBe('');
   });
 
-  it('a pre-created HTTP subscription\'s topics stay allowed in topics --subscription (no reserved-group rule there)', () => {
+  it('a pre-created HTTP subscription\'s topics stay allowed in topics --subscription (no reserved-group rule there)', async () => {
     // Past the name checks it needs the broker, which is not there: the failure is the connection, not the name.
-    const r = cli(['topics', '--subscription', 'ce-gateway.sub.anonymous.orders'], true);
+    const r = await cli(['topics', '--subscription', 'ce-gateway.sub.anonymous.orders'], true);
     expect(r.code).toBe(2);
     expect(r.stderr).not.toMatch(/--subscription|HTTP subscriptions/);
   });
