@@ -20,7 +20,7 @@ export interface AttributeRule {
 /** Longest `partitionkey`, characters (as a topic name: the key is held to the same rule). */
 export const MAX_PARTITION_KEY_LENGTH = 249;
 /** Kafka-safe record key charset for `partitionkey` (same charset as topic names). */
-export const PARTITION_KEY_PATTERN = /^[A-Za-z0-9._-]{1,249}$/;
+export const PARTITION_KEY_PATTERN = new RegExp(`^[A-Za-z0-9._-]{1,${MAX_PARTITION_KEY_LENGTH}}$`);
 const TRACEPARENT = /^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
 const ZERO_TRACE = '00000000000000000000000000000000';
 const ZERO_PARENT = '0000000000000000';
