@@ -148,6 +148,36 @@ describe('a partner\'s concurrent pulls on a gateway with partners (PULL_MAX_CON
     }, { timeout: 10_000, interval: 50 });
     expect(afterDelete.status).toBe(200);
   });
+
+  it('counts the console\'s live tail in the same cap: a tail takes a slot, one over the cap is 429 naming the setting, and closing it gives the slot back', async () => {
+    // acme holds CAP - 1 streams from the test above (one ended with its subscription). Wait until
+    // the server has let go of every other slot: a long-poll's answer may close after the client read it.
+    const tail = (): Promise<Open> => openStream(`${gw.url}/console/api/tail/pl`, keys.acme);
+    const first = await vi.waitFor(async () => {
+      const t = await tail();
+      expect(t.res.status).toBe(200);
+      return t;
+    }, { timeout: 10_000, interval: 50 });
+    open.push(first);
+    expect(first.res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+
+    // The tail holds the last slot: a stream and a second tail are both refused.
+    await expectOverCap((await stream(keys.acme, 'pl')).res, CAP);
+    const p = await expectOverCap((await tail()).res, CAP);
+    expect(p.setting).toBe('PULL_MAX_CONCURRENT_PER_PARTNER');
+    // Another partner's tail is not counted against acme.
+    const theirs = await openStream(`${gw.url}/console/api/tail/bl`, keys.beta);
+    expect(theirs.res.status).toBe(200);
+    open.push(theirs);
+
+    first.close();
+    const back = await vi.waitFor(async () => {
+      const s = await stream(keys.acme, 'pl');
+      expect(s.res.status).toBe(200);
+      return s;
+    }, { timeout: 10_000, interval: 50 });
+    expect(back.res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+  });
 });
 
 describe('pullRouter with maxConcurrentPerPartner: 2', () => {

@@ -92,7 +92,7 @@ export function problemStatus(err: GatewayError): number {
 }
 
 /** Details copied into a 4xx problem as extension members (RFC 9457 §3.2): none holds a secret. */
-const NAMED_DETAILS = ['limit', 'max', 'actual', 'maxBytes', 'maxBatchEvents', 'maxMessageBytes', 'topic', 'contentType', 'contentEncoding', 'transferEncoding', 'supported', 'allow', 'permission', 'maxSubscriptions'] as const;
+const NAMED_DETAILS = ['limit', 'max', 'actual', 'maxBytes', 'maxBatchEvents', 'maxMessageBytes', 'topic', 'contentType', 'contentEncoding', 'transferEncoding', 'supported', 'allow', 'permission', 'maxSubscriptions', 'setting'] as const;
 
 function isViolationList(v: unknown): v is readonly Violation[] {
   return Array.isArray(v) && v.every((x) => typeof x === 'object' && x !== null && typeof (x as { reason?: unknown }).reason === 'string');

@@ -18,6 +18,7 @@ import type { ReplaysApi } from './subscriptions/replay-routes.js';
 import { subscriptionOperationsRouter } from './subscriptions/operations.js';
 import type { SubscriptionOperationsApi } from './subscriptions/operations.js';
 import { pullRouter } from './subscriptions/pull-routes.js';
+import { DEFAULT_PULL_SLOTS, PullSlots } from './subscriptions/pull-slots.js';
 import type { PullApi } from './subscriptions/pull-routes.js';
 import type { Logger } from '../../observability/index.js';
 import type { DocsOptions } from './docs.js';
@@ -26,7 +27,7 @@ import type { ConsoleDeps } from '../console/router.js';
 
 export interface ApiDeps {
   readonly catalog: Catalog;
-  /** Long-polls and streams one partner may hold open at once on this process (PULL_MAX_CONCURRENT_PER_PARTNER); default the pull router's. */
+  /** Long-polls, streams and console tails one partner may hold open at once on this process (PULL_MAX_CONCURRENT_PER_PARTNER); default {@link DEFAULT_PULL_SLOTS}. */
   readonly pullMaxConcurrentPerPartner?: number;
   readonly registry: SchemaRegistry;
   /** Where the AsyncAPI document says the broker, the registry and this API are. */
@@ -94,19 +95,21 @@ export function createApiApp(deps: ApiDeps): express.Express {
   app.get('/openapi.json', (_req, res) => {
     res.type('application/json').send(openApi);
   });
+  // One counter for every long-lived read a partner holds open: pulls, streams and console tails.
+  const slots = new PullSlots(deps.pullMaxConcurrentPerPartner ?? DEFAULT_PULL_SLOTS);
   if (deps.pull !== undefined) {
     app.use(
       pullRouter(deps.pull, {
         ...(deps.log === undefined ? {} : { log: deps.log }),
         ...(deps.closing === undefined ? {} : { closing: deps.closing }),
-        ...(deps.pullMaxConcurrentPerPartner === undefined ? {} : { maxConcurrentPerPartner: deps.pullMaxConcurrentPerPartner }),
+        slots,
       }),
     );
   }
   if (deps.subscriptions !== undefined) app.use(subscriptionsRouter(deps.subscriptions, deps.catalog));
   if (deps.replays !== undefined) app.use(replayRouter(deps.replays));
   if (deps.operations !== undefined) app.use(subscriptionOperationsRouter(deps.operations));
-  if (deps.console !== undefined) app.use(consoleRouter(deps.console));
+  if (deps.console !== undefined) app.use(consoleRouter(deps.console, slots));
 
   app.use((req, _res, next) => {
     next(new GatewayError('CEG_NOT_FOUND', `no route ${req.method} ${req.path}`, { retriable: false }));

@@ -29,6 +29,7 @@ import type { Logger } from '../../observability/index.js';
 import type { Transport } from '../../transport/port.js';
 import type { SubscriptionsApi } from '../api/subscriptions/routes.js';
 import { accessOf } from '../auth/index.js';
+import type { PullSlots } from '../api/subscriptions/pull-slots.js';
 import { CONSOLE_CSS, CONSOLE_HTML, CONSOLE_JS } from './page.js';
 
 export interface ConsoleDeps {
@@ -61,8 +62,13 @@ function staticAsset(type: string, body: string): (req: Request, res: Response) 
   };
 }
 
-/** The console's router (mounted after authentication, like the rest of the API). */
-export function consoleRouter(deps: ConsoleDeps): Router {
+/**
+ * The console's router (mounted after authentication, like the rest of the API).
+ * `slots`: the caller's cap on long-lived reads, shared with the pull routes; a live tail holds
+ * one slot (it runs a Kafka read for as long as it is open, as a stream does). Absent: uncapped.
+ * Errors (answered as problem+json): CEG_RATE_LIMITED (429, `Retry-After`) for a tail over the cap.
+ */
+export function consoleRouter(deps: ConsoleDeps, slots?: PullSlots): Router {
   const r = Router();
   r.get('/console', staticAsset('text/html; charset=utf-8', CONSOLE_HTML));
   r.get('/console/app.js', staticAsset('text/javascript; charset=utf-8', CONSOLE_JS));
@@ -87,6 +93,8 @@ export function consoleRouter(deps: ConsoleDeps): Router {
     if (api === undefined) throw new GatewayError('CEG_BROKER_UNAVAILABLE', 'the gateway is starting: subscriptions are not loaded yet', { retriable: true });
     // The caller's own subscription (an admin: ?owner=); CEG_NOT_FOUND for an unknown name or another partner's (issue 11).
     const view = api.get(String(req.params.name), accessOf(req).owner(req.query.owner));
+    // Before the read starts: a refused tail costs the broker nothing. Held by the caller, as a pull's slot.
+    slots?.take(accessOf(req).partner.id, res);
     const kinds = view.kinds.map((k) => deps.catalog.byEventId(k) ?? deps.catalog.byName(k)).filter((k) => k !== undefined);
     const eventIds = new Set(kinds.map((k) => k.eventId));
     const topics = [...new Set(kinds.map((k) => k.topic.name))];

@@ -53,7 +53,7 @@ export const components: Json = {
     Forbidden: problem('The partner lacks the permission named in `permission` (CEG_FORBIDDEN), or is at `maxSubscriptions` (CEG_QUOTA_EXCEEDED).'),
     NotFound: problem('No such resource, or not the caller\'s (CEG_NOT_FOUND).'),
     RateLimited: {
-      description: 'Over the partner\'s requests/s or events/s, or too many failed attempts from the address (CEG_RATE_LIMITED).',
+      description: 'Over the partner\'s requests/s or events/s, too many failed attempts from the address, or (long-polls, streams, console tails) over the partner\'s concurrent pulls on this instance (`limit: concurrentPulls`, `setting: PULL_MAX_CONCURRENT_PER_PARTNER`) (CEG_RATE_LIMITED).',
       headers: { 'Retry-After': { $ref: '#/components/headers/RetryAfter' }, 'RateLimit-Policy': { $ref: '#/components/headers/RateLimitPolicy' }, RateLimit: { $ref: '#/components/headers/RateLimit' } },
       content: { [PROBLEM]: { schema: ref('Problem') } },
     },
@@ -82,6 +82,9 @@ export const components: Json = {
         retriable: { type: 'boolean' },
         instance: { type: 'string' },
         permission: { type: 'string', description: 'The permission a 403 lacked: publish, source, internal, subscribe, replay, redrive, admin.' },
+        limit: { type: 'string', description: 'The limit a 413 or 429 broke, e.g. `concurrentPulls`.' },
+        max: { type: 'number', description: 'That limit\'s value (its unit is the limit\'s: bytes, events, requests).' },
+        setting: { type: 'string', description: 'The environment variable that sets the limit broken, when an operator can raise it (e.g. PULL_MAX_CONCURRENT_PER_PARTNER).' },
         violations: {
           type: 'array',
           items: {

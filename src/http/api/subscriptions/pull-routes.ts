@@ -109,6 +109,11 @@ export interface PullRouterOptions {
    * (`PULL_MAX_CONCURRENT_PER_PARTNER`), a whole number ≥ 1; default {@link DEFAULT_PULL_SLOTS}.
    */
   readonly maxConcurrentPerPartner?: number;
+  /**
+   * The slot counter to use instead of a new one (takes precedence over `maxConcurrentPerPartner`):
+   * the app shares one with the console's live tail, so a partner's tails and pulls count together.
+   */
+  readonly slots?: PullSlots;
 }
 
 /**
@@ -120,7 +125,7 @@ export interface PullRouterOptions {
 export function pullRouter(api: () => PullApi | undefined, opts: PullRouterOptions = {}): express.Router {
   const r = express.Router();
   // Held by the caller (not `?owner=`'s owner): it is the caller's connections that are being used up.
-  const slots = new PullSlots(opts.maxConcurrentPerPartner ?? DEFAULT_PULL_SLOTS);
+  const slots = opts.slots ?? new PullSlots(opts.maxConcurrentPerPartner ?? DEFAULT_PULL_SLOTS);
   const log = opts.log;
   const until = (req: Request, res: Response): AbortSignal => (opts.closing === undefined ? clientGone(req, res) : AbortSignal.any([clientGone(req, res), opts.closing]));
   const need = loadedApi(api);
