@@ -30,6 +30,7 @@ import { GatewayError } from '../../core/errors.js';
 import type { Catalog, EventKind } from '../../catalog/index.js';
 import { DEFAULT_OWNER, NAME_PATTERN } from '../../bus/subscriptions/index.js';
 import { schemaIssues } from '../../core/schema-issues.js';
+import { uriReferenceProblem } from '../../envelope/index.js';
 
 /** Permissions a partner may hold besides `publish` / `subscribe` per kind (issue 11). */
 export const PERMISSIONS = ['replay', 'redrive'] as const;
@@ -117,6 +118,26 @@ function invalid(file: string, problems: readonly string[]): GatewayError {
   return new GatewayError('CEG_INVALID_OPTIONS', `PARTNERS_FILE ${file}: ${problems.join('; ')}`, { retriable: false, details: { problems } });
 }
 
+/** Characters of a URI-reference, and a percent-encoding that may be cut short at the end of a prefix. */
+const URI_PREFIX_CHARS = /^(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?#[\]]|%[0-9A-Fa-f]{2})*(?:%[0-9A-Fa-f]?)?$/;
+
+/**
+ * Why a `sources` rule could never match an accepted event, or undefined. Ingress refuses a
+ * `source` that is not a URI-reference, so an exact rule that is not one would silently let the
+ * partner publish nothing; a prefix rule must be the start of one (its characters, at most one '#').
+ * Spec: CloudEvents 1.0.2 §source (URI-reference), RFC 3986 §4.1; issue 11 (exact or prefix rules).
+ */
+export function sourceRuleProblem(rule: SourceRule): string | undefined {
+  if (!rule.prefix) {
+    const problem = uriReferenceProblem(rule.value);
+    return problem === undefined ? undefined : `is not a source any event can have: a source ${problem}`;
+  }
+  if (!URI_PREFIX_CHARS.test(rule.value) || rule.value.indexOf('#') !== rule.value.lastIndexOf('#')) {
+    return 'is not the start of any source: a source is an RFC 3986 URI-reference (percent-encode other characters, at most one \'#\')';
+  }
+  return undefined;
+}
+
 /** Whether `source` matches a rule: the same string, or (prefix rule) starts with it. */
 export function sourceAllowed(rules: readonly SourceRule[], source: string): boolean {
   return rules.some((r) => (r.prefix ? source.startsWith(r.value) : source === r.value));
@@ -191,6 +212,11 @@ export function parsePartners(text: string, file: string, catalog: Catalog, env:
       return Object.freeze({ all, eventIds });
     };
     const sources = p.sources.map((s): SourceRule => (s.endsWith('*') ? { value: s.slice(0, -1), prefix: true } : { value: s, prefix: false }));
+    sources.forEach((r, j) => {
+      const problem = sourceRuleProblem(r);
+      // The rule's text is configuration, not a secret: quoted (cut) so the typo is easy to find.
+      if (problem !== undefined) problems.push(`${at}.sources[${j}]: "${p.sources[j]!.slice(0, 100)}" ${problem}`);
+    });
     const partner: Partner = {
       id: p.id,
       keyHashes: Object.freeze(keyHashes),

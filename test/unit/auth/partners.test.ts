@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { loadCatalog } from '../../../src/catalog/index.js';
+import { uriReferenceProblem } from '../../../src/envelope/index.js';
 import { GatewayError } from '../../../src/core/errors.js';
 import { Authenticator, keyHash, kindAllowed, parsePartners, sourceAllowed } from '../../../src/http/auth/index.js';
 import type { AuthOutcome } from '../../../src/http/auth/authenticate.js';
@@ -105,6 +106,52 @@ describe('parsePartners', () => {
         expect(sourceAllowed([{ value: base, prefix: false }], base + rest)).toBe(rest === '');
       }),
     );
+  });
+});
+
+describe('partner sources that no event could have', () => {
+  const doc = (source: string): string => `partners: [{ id: acme, keys: [{ sha256: ${H1} }], sources: [${JSON.stringify(source)}] }]`;
+  const refusal = (source: string): string | undefined => {
+    try {
+      parsePartners(doc(source), 'p.yaml', catalog, {});
+      return undefined;
+    } catch (err) {
+      expect(err).toBeInstanceOf(GatewayError);
+      return (err as GatewayError).message;
+    }
+  };
+
+  it('refuses an exact source that ingress would refuse, naming the rule, and accepts those it takes (property)', () => {
+    // Printable ASCII without spaces (what the document's shape lets through), not ending in '*'.
+    const printable = fc.string({ unit: fc.integer({ min: 0x21, max: 0x7e }).map((c) => String.fromCharCode(c)), minLength: 1, maxLength: 30 }).filter((v) => !v.endsWith('*'));
+    fc.assert(
+      fc.property(printable, (source) => {
+        const why = refusal(source);
+        if (uriReferenceProblem(source) === undefined) expect(why).toBeUndefined();
+        else expect(why).toMatch(/partners\[0\]\.sources\[0\]: .*not a source any event can have/);
+      }),
+      { numRuns: 500 },
+    );
+    expect(refusal('urn:acme{eu}')).toMatch(/"urn:acme\{eu\}" is not a source/);
+    expect(refusal('https://acme.example/feed[1]')).toMatch(/IP-literal/);
+    expect(refusal('1acme:x')).toMatch(/scheme/);
+    expect(refusal('urn:acme:eu')).toBeUndefined();
+  });
+
+  it('accepts every start of a valid source as a prefix rule, and refuses a prefix no source can start with (property)', () => {
+    fc.assert(
+      fc.property(fc.webUrl({ withQueryParameters: true, withFragments: true }), fc.nat(), (url, cut) => {
+        const prefix = url.slice(0, cut % (url.length + 1));
+        expect(refusal(`${prefix}*`)).toBeUndefined();
+      }),
+      { numRuns: 300 },
+    );
+    // A prefix may end inside a percent-encoding: 'urn:a%2' starts 'urn:a%20'.
+    expect(refusal('urn:a%2*')).toBeUndefined();
+    expect(refusal('urn:acme<eu>*')).toMatch(/partners\[0\]\.sources\[0\]: .*not the start of any source/);
+    expect(refusal('urn:a%zz*')).toMatch(/not the start of any source/);
+    expect(refusal('urn:a#b#*')).toMatch(/at most one '#'/);
+    expect(refusal('*')).toBeUndefined();
   });
 });
 
