@@ -95,6 +95,8 @@ const ATTRIBUTE_NAME = /^[a-z0-9]+$/;
 export function attributeNameProblem(name: string): string | undefined {
   // The known attributes are legal names (all but `data`, which is not among them): no pattern test for them.
   if (knownAttributes.has(name)) return undefined;
+  // An empty member name (`"": …` in JSON, a bare `ce-` header) is named as such: the violation's `attribute` is "".
+  if (name === '') return 'an empty attribute name: attribute names are one or more lowercase letters a-z and digits 0-9';
   if (!ATTRIBUTE_NAME.test(name)) return 'attribute names must consist of lowercase letters a-z and digits 0-9';
   if (name === 'data') return "'data' is reserved and cannot be an attribute name";
   return undefined;

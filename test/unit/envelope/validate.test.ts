@@ -224,5 +224,6 @@ describe('attributeNameProblem shortcut for known attributes (issue 14)', () => 
     }
     expect(attributeNameProblem('Data')).toMatch(/lowercase/);
     expect(attributeNameProblem('data')).toMatch(/reserved/);
+    expect(attributeNameProblem('')).toMatch(/^an empty attribute name/);
   });
 });
