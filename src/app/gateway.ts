@@ -23,9 +23,6 @@ import type { BusSubscribeOptions } from '../bus/bus.js';
 import { createApiApp } from '../http/api/app.js';
 import { HttpAuth, loadPartners, ownerMayRead } from '../http/auth/index.js';
 import type { MayRead, Partner } from '../http/auth/index.js';
-import type { SubscriptionsApi } from '../http/api/subscriptions/routes.js';
-import type { SubscriptionOperationsApi } from '../http/api/subscriptions/operations.js';
-import type { SubscriptionStatus } from '../bus/status/index.js';
 import { GatewayError } from '../core/errors.js';
 import { raceAbort } from '../core/race-abort.js';
 import { isLoopbackHost } from '../core/loopback.js';
@@ -44,9 +41,10 @@ import { NO_TRACING, startTracing } from '../observability/index.js';
 import type { Tracing } from '../observability/index.js';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { subscriptionLag } from '../bus/status/index.js';
+import { permissionViews } from './permission-views.js';
 import type { MetricsPartitionLag as PartitionLag } from '../observability/index.js';
-import { DEFAULT_OWNER, PullService, Reconciler, SubscriptionService, extendedPartnerIds, splitReadable, SubscriptionStore, cursorSigner, deriveCursorKey, developmentKey, parseSecretsKey, secretBox, secretsKeyDecision, secretsKeyMissing } from '../bus/subscriptions/index.js';
-import type { CursorSigner, SecretBox, StoredSubscription, SubscriptionView } from '../bus/subscriptions/index.js';
+import { DEFAULT_OWNER, PullService, Reconciler, SubscriptionService, extendedPartnerIds, SubscriptionStore, cursorSigner, deriveCursorKey, developmentKey, parseSecretsKey, secretBox, secretsKeyDecision, secretsKeyMissing } from '../bus/subscriptions/index.js';
+import type { CursorSigner, SecretBox, StoredSubscription } from '../bus/subscriptions/index.js';
 import { ReplayCoordinator, ReplayLog, RestartableSubscription, replayAuditTopicOf, replayHolds, replayLocal } from '../bus/subscriptions/replay/index.js';
 import type { LocalReplayOptions, ReplayReport, ReplayTo } from '../bus/subscriptions/replay/index.js';
 import { parseAllowList, targetChecker } from '../connectors/sinks/webhook/index.js';
@@ -300,75 +298,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
   let mayRead: MayRead = ownerMayRead(undefined);
   /** The partners' ids (PARTNERS_FILE), set with `mayRead`; none without partners. */
   let partnerIds: ReadonlySet<string> = new Set();
-  /** The stored kinds of an HTTP subscription its owner may no longer read, by name (connector files' are the operator's: never). */
-  const forbiddenKinds = (v: { readonly owner: string; readonly kinds: readonly string[]; readonly origin?: string }): string[] =>
-    v.origin === 'file' ? [] : splitReadable(catalog, v.kinds, v.owner, mayRead).refused.map((r) => r.kind.name);
-  /** What GET and status say of those kinds: `forbiddenKinds` and why, absent when there are none. */
-  const forbiddenFields = (v: { readonly owner: string; readonly kinds: readonly string[]; readonly origin?: string }): { forbiddenKinds?: string[]; forbiddenReason?: string } => {
-    const names = forbiddenKinds(v);
-    if (names.length === 0) return {};
-    const all = names.length === v.kinds.length;
-    return {
-      forbiddenKinds: names,
-      forbiddenReason: `owner ${v.owner} may no longer read ${names.join(', ')} (subscribe permission): ${all ? 'nothing is delivered' : 'not delivered'}; the positions on ${all ? 'its' : 'their'} topics are kept and delivery resumes from them if the permission returns (PATCH kinds without ${names.length === 1 ? 'it' : 'them'}, or delete the subscription)`,
-    };
-  };
-  /** The subscription routes' view of the service: every view says which of its kinds its owner may no longer read. */
-  const subscriptionsApi = (svc: SubscriptionService | undefined): SubscriptionsApi | undefined => {
-    if (svc === undefined) return undefined;
-    const shown = (v: SubscriptionView): SubscriptionView => ({ ...v, ...forbiddenFields(v) });
-    return {
-      create: async (body, owner, limits) => {
-        const r = await svc.create(body, owner, limits);
-        return { ...r, view: shown(r.view) };
-      },
-      list: (owner) => svc.list(owner).map(shown),
-      get: (name, owner) => shown(svc.get(name, owner)),
-      update: async (name, patch, owner) => shown(await svc.update(name, patch, owner)),
-      remove: (name, owner) => svc.remove(name, owner),
-    };
-  };
-  /**
-   * The console tail's view of the service: a subscription's kinds as it delivers them (without
-   * those its owner may no longer read); one that delivers nothing is 403, as a pull of it.
-   */
-  const tailApi = (svc: SubscriptionService | undefined): SubscriptionsApi | undefined => {
-    const api = subscriptionsApi(svc);
-    if (api === undefined) return undefined;
-    return {
-      ...api,
-      get: (name, owner) => {
-        const v = api.get(name, owner);
-        if (v.forbiddenKinds === undefined) return v;
-        const kinds = v.kinds.filter((k) => !v.forbiddenKinds!.includes((catalog.byEventId(k) ?? catalog.byName(k))?.name ?? k));
-        if (kinds.length === 0) throw new GatewayError('CEG_FORBIDDEN', `subscription ${v.name} delivers nothing: ${v.forbiddenReason ?? ''}`, { retriable: false, details: { permission: 'subscribe', field: 'kinds', forbiddenKinds: v.forbiddenKinds } });
-        return { ...v, kinds };
-      },
-    };
-  };
-  /** The status route's operations: the status of an HTTP subscription also names the kinds its owner may no longer read. */
-  const operationsApi = (ops: SubscriptionOperations | undefined): SubscriptionOperationsApi | undefined => {
-    if (ops === undefined) return undefined;
-    return {
-      target: (name, owner) => ops.target(name, owner),
-      deadLetters: (name, q, owner) => ops.deadLetters(name, q, owner),
-      redrive: (name, sel, owner) => ops.redrive(name, sel, owner),
-      purge: (name, sel, owner) => ops.purge(name, sel, owner),
-      status: async (name, owner) => {
-        const st = await ops.status(name, owner);
-        if (st.origin !== 'api' || service === undefined) return st;
-        let view: SubscriptionView;
-        try {
-          view = service.get(name, owner);
-        } catch (err) {
-          if (isGatewayError(err, 'CEG_NOT_FOUND')) return st;
-          throw err;
-        }
-        const out: SubscriptionStatus & ReturnType<typeof forbiddenFields> = { ...st, ...forbiddenFields(view) };
-        return out;
-      },
-    };
-  };
+  const { forbiddenKinds, heldKinds: kindsHeldFrom, subscriptionsApi, tailApi, operationsApi } = permissionViews({ catalog, mayRead: () => mayRead, service: () => service });
   const metrics = GatewayMetrics.for(overrides.metricsRegistry);
   const drain = new HttpDrain();
   // Counters of a subscription add up over its members (on demand, a member stops when idle and
@@ -684,7 +614,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
         // (SubscriptionOperations). Every kind the owner may not read, not only those still stored:
         // a kind PATCHed out (or a subscription deleted and created again under its name) leaves its
         // dead letters on the same dead-letter topic.
-        const held = v.origin === 'file' ? [] : splitReadable(catalog, catalog.kinds.map((k) => k.eventId), v.owner, mayRead).refused.map((r) => r.kind.name);
+        const held = kindsHeldFrom(v);
         const heldKinds = held.length === 0 ? {} : { heldKinds: held };
         if (v.delivery.mode === 'pull') return { name: v.name, owner: v.owner, group: v.group, origin: v.origin, state: v.state, topics, pull: true, ...heldKinds };
         // A kind added by PATCH starts at the positions fixed then (its lag counts from there).
