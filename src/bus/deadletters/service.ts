@@ -17,7 +17,9 @@
  *   with the reason, not marked), so they stay redrivable once the permission is back.
  * - **Selection** (redrive, purge; {@link Selection}): `events` by `source` + `id`, which is what
  *   identifies a CloudEvent (1.0.2 §id; break report E5: selecting by `id` alone acted on every
- *   publisher's event with that id); `ids` from any source (compatibility); or `all`.
+ *   publisher's event with that id); `ids` from any source (compatibility); `deadLetters` by the
+ *   dead letter's own partition and offset on the dead-letter topic (one record, readable or not:
+ *   a structured-mode record that does not decode has no id or source to name it by); or `all`.
  * The order of a redrive is produce, then mark: a crash between the two redrives those again next
  * time (at-least-once; consumers drop duplicates by `source`+`id`), never loses one.
  * Spec: issue 10 "Dead letters as a product"; bus spec S5 (the dead-letter topic).
@@ -65,18 +67,53 @@ export interface EventRef {
 }
 
 /**
+ * One dead letter by where it is on the subscription's dead-letter topic (`<group>.dlq`), as the
+ * listing's `deadLetter` gives it: `partition` (an integer ≥ 0) and `offset` (decimal text, 0 to
+ * 2^63−1, without leading zeros). `topic`, when given, must be that dead-letter topic (a client may
+ * echo the listing's `deadLetter` back); it selects nothing by itself.
+ */
+export interface DeadLetterRef {
+  readonly topic?: string;
+  readonly partition: number;
+  readonly offset: string;
+}
+
+/** Largest Kafka offset (a signed 64-bit integer). */
+const MAX_OFFSET = 2n ** 63n - 1n;
+
+/**
+ * The problem with `ref` as a dead letter's coordinates (partition a non-negative safe integer,
+ * offset decimal text from 0 to 2^63−1 without leading zeros; topic, when given, a string), naming
+ * the member that is wrong: `partition`, `offset` or `topic`; undefined when it is well-formed.
+ * Shared by the HTTP body, the CLI and {@link DeadLetters} (a library caller's selection).
+ */
+export function deadLetterRefProblem(ref: { readonly topic?: unknown; readonly partition?: unknown; readonly offset?: unknown }): { member: 'partition' | 'offset' | 'topic'; message: string } | undefined {
+  if (typeof ref.partition !== 'number' || !Number.isSafeInteger(ref.partition) || ref.partition < 0) return { member: 'partition', message: "the dead letter's partition: an integer ≥ 0" };
+  if (typeof ref.offset !== 'string' || !/^(0|[1-9]\d{0,18})$/.test(ref.offset) || BigInt(ref.offset) > MAX_OFFSET) return { member: 'offset', message: `the dead letter's offset: decimal text from 0 to ${MAX_OFFSET} (as the listing's deadLetter.offset)` };
+  if (ref.topic !== undefined && (typeof ref.topic !== 'string' || ref.topic.length === 0)) return { member: 'topic', message: "the subscription's dead-letter topic (or leave it out: it is implied)" };
+  return undefined;
+}
+
+/**
  * Which dead letters:
  * - `all`: every one not purged;
  * - `events`: those of exactly these events (`source` + `id`) — what a client that read the
  *   listing should send;
  * - `ids`: those whose event `id` is one of these, **from any source** (two publishers may both
- *   use an id; kept for compatibility, the answers list each match with its `source`).
- * A dead letter is matched by the `ce_id`/`ce_source` headers of a binary-mode record (also when
- * its value cannot be decoded: poison, a held kind, a value the dead-letter topic refused), else by
- * its decoded event; a structured-mode record that does not decode has neither and only `all`
- * selects it.
+ *   use an id; kept for compatibility, the answers list each match with its `source`);
+ * - `deadLetters`: exactly these dead letters by their partition and offset on the subscription's
+ *   dead-letter topic ({@link DeadLetterRef}) — the one way besides `all` to reach a dead letter
+ *   that has no id or source (break report E5).
+ * With `ids` and `events` a dead letter is matched by the `ce_id`/`ce_source` headers of a
+ * binary-mode record (also when its value cannot be decoded: poison, a held kind, a value the
+ * dead-letter topic refused), else by its decoded event; a structured-mode record that does not
+ * decode has neither and only `all` or `deadLetters` select it. Each list holds 1–{@link MAX_IDS}
+ * entries (the routes and the CLI enforce it; duplicates count once).
  */
-export type Selection = { readonly all: true } | { readonly ids: readonly string[] } | { readonly events: readonly EventRef[] };
+export type Selection = { readonly all: true } | { readonly ids: readonly string[] } | { readonly events: readonly EventRef[] } | { readonly deadLetters: readonly DeadLetterRef[] };
+
+/** What a `notFound` lists: ids (`ids`), `{ source, id }` (`events`) or `{ partition, offset }` (`deadLetters`), as asked. */
+export type NotFound = string | EventRef | { readonly partition: number; readonly offset: string };
 
 export interface RedriveResult {
   /** Dead letters produced back to the subscription by this request. */
@@ -90,8 +127,11 @@ export interface RedriveResult {
    * it once its kind is no longer held.
    */
   readonly skipped: readonly (ActedOn & { readonly reason: string })[];
-  /** What was asked for and matches no dead letter still listed, as asked: ids (`ids`) or `{ source, id }` (`events`); empty for `all`. */
-  readonly notFound: readonly (string | EventRef)[];
+  /**
+   * What was asked for and matches no dead letter still listed (a purged one too), as asked: ids
+   * (`ids`), `{ source, id }` (`events`) or `{ partition, offset }` (`deadLetters`); empty for `all`.
+   */
+  readonly notFound: readonly NotFound[];
 }
 
 /** A dead letter a redrive or purge acted on: its event's `id` and `source` (null when not readable) and where it is. */
@@ -105,12 +145,12 @@ export interface PurgeResult {
   /** Dead letters no longer listed because of this request. */
   readonly purged: number;
   /**
-   * The purged dead letters of an `ids` or `events` selection (at most 1,000 listed), each with its
+   * The purged dead letters of an `ids`, `events` or `deadLetters` selection (at most 1,000 listed), each with its
    * event's `source`; empty for `all` (one mark per partition, the records are not read).
    */
   readonly items: readonly ActedOn[];
   /** As {@link RedriveResult.notFound}. */
-  readonly notFound: readonly (string | EventRef)[];
+  readonly notFound: readonly NotFound[];
 }
 
 export interface DeadLettersDeps {
@@ -138,18 +178,24 @@ async function identity(h: ReadonlyMap<string, string>, decode: (() => Promise<D
   return { id: item.id, source: item.source };
 }
 
+/** The key of a dead letter's position in {@link Wanted}. */
+const positionKey = (partition: number, offset: bigint): string => `${partition}:${offset}`;
+
 /**
- * What an `ids` or `events` selection asks for, and what of it was found. `ids` match any source;
- * `events` match `source` and `id` both (the key is the JSON of the pair, which no two pairs share).
+ * What an `ids`, `events` or `deadLetters` selection asks for, and what of it was found. `ids`
+ * match any source; `events` match `source` and `id` both (the key is the JSON of the pair, which
+ * no two pairs share); `deadLetters` match the record's partition and offset, whatever it holds.
  */
 class Wanted {
   readonly #ids: ReadonlySet<string> | undefined;
   readonly #events: ReadonlyMap<string, EventRef> | undefined;
+  readonly #positions: ReadonlyMap<string, { readonly partition: number; readonly offset: string }> | undefined;
   readonly #found = new Set<string>();
 
-  constructor(sel: { readonly ids: readonly string[] } | { readonly events: readonly EventRef[] }) {
+  constructor(sel: Exclude<Selection, { readonly all: true }>) {
     if ('ids' in sel) this.#ids = new Set(sel.ids);
-    else this.#events = new Map(sel.events.map((e) => [Wanted.#key(e.source, e.id), e]));
+    else if ('events' in sel) this.#events = new Map(sel.events.map((e) => [Wanted.#key(e.source, e.id), e]));
+    else this.#positions = new Map(sel.deadLetters.map((d) => [positionKey(d.partition, BigInt(d.offset)), { partition: d.partition, offset: d.offset }]));
   }
 
   static of(sel: Selection): Wanted | undefined {
@@ -160,23 +206,56 @@ class Wanted {
     return JSON.stringify([source, id]);
   }
 
-  /** Whether the dead letter of event `who` is selected (and notes it found). */
-  take(who: Identity): boolean {
-    if (who.id === null) return false;
+  /** Whether no dead letter of `partition` can be selected (a `deadLetters` selection names none there): its records need not be read. */
+  passes(partition: number): boolean {
+    return this.#positions !== undefined && ![...this.#positions.values()].some((d) => d.partition === partition);
+  }
+
+  /**
+   * The identity of the dead letter at `partition`/`offset` when it is selected (and notes it
+   * found), else undefined. `who` is asked only when needed: a `deadLetters` selection reads no
+   * identity of a record it does not select.
+   */
+  async take(partition: number, offset: bigint, who: () => Promise<Identity>): Promise<Identity | undefined> {
+    if (this.#positions !== undefined) {
+      const key = positionKey(partition, offset);
+      if (!this.#positions.has(key)) return undefined;
+      this.#found.add(key);
+      return who();
+    }
+    const w = await who();
+    if (w.id === null) return undefined;
     let key: string;
-    if (this.#ids !== undefined) key = who.id;
-    else if (who.source === null) return false;
-    else key = Wanted.#key(who.source, who.id);
-    if (!(this.#ids?.has(key) ?? this.#events!.has(key))) return false;
+    if (this.#ids !== undefined) key = w.id;
+    else if (w.source === null) return undefined;
+    else key = Wanted.#key(w.source, w.id);
+    if (!(this.#ids?.has(key) ?? this.#events!.has(key))) return undefined;
     this.#found.add(key);
-    return true;
+    return w;
   }
 
   /** What was asked for and not found, as it was asked. */
-  notFound(): (string | EventRef)[] {
+  notFound(): NotFound[] {
     if (this.#ids !== undefined) return [...this.#ids].filter((i) => !this.#found.has(i));
-    return [...this.#events!].filter(([k]) => !this.#found.has(k)).map(([, e]) => e);
+    return [...(this.#events ?? this.#positions!)].filter(([k]) => !this.#found.has(k)).map(([, e]) => e);
   }
+}
+
+/**
+ * Refuses a `deadLetters` selection whose entries are malformed or name a topic other than `dlq`
+ * (the routes and the CLI check the shape first; this guards library callers and checks the
+ * topic, which only the service knows).
+ * Errors: CEG_MALFORMED_REQUEST naming `deadLetters[i].partition|offset|topic`.
+ */
+function checkPositions(sel: Selection, dlq: string): void {
+  if (!('deadLetters' in sel)) return;
+  sel.deadLetters.forEach((d, i) => {
+    const problem = deadLetterRefProblem(d) ?? (d.topic !== undefined && d.topic !== dlq ? { member: 'topic', message: `the subscription's dead-letter topic is ${dlq} (or leave topic out: it is implied)` } : undefined);
+    if (problem !== undefined) {
+      const field = `deadLetters[${i}].${problem.member}`;
+      throw new GatewayError('CEG_MALFORMED_REQUEST', `${field}: ${problem.message}`, { retriable: false, details: { field } });
+    }
+  });
 }
 
 export class DeadLetters {
@@ -258,8 +337,13 @@ export class DeadLetters {
    * `held`: kinds (catalog names) not redriven now — their dead letters are skipped with
    * {@link heldRedriveSkip} and left unmarked (a redrive would only be dead-lettered again by the
    * subscription's member, which holds those kinds back).
-   * Errors: the transport's (CEG_BROKER_UNAVAILABLE retriable: nothing or part was redriven; the
-   *   rest goes with the next request, what went is not redriven twice).
+   * A dead letter selected by `deadLetters` whose record does not decode is redriven as `all`
+   * would: its value as it is, when it has one and valid `dlq_source_*` headers (else skipped with
+   * the reason); the answers name it with `id` and `source` null.
+   * Errors: CEG_MALFORMED_REQUEST (`deadLetters[i].partition|offset|topic`: malformed, or a topic
+   *   other than the subscription's dead-letter topic; nothing is redriven); the transport's
+   *   (CEG_BROKER_UNAVAILABLE retriable: nothing or part was redriven; the rest goes with the next
+   *   request, what went is not redriven twice).
    * Concurrency: redrives and purges of one group through this object run one after the other,
    *   so a second concurrent request finds the first one's marks ("redriven already").
    */
@@ -269,6 +353,7 @@ export class DeadLetters {
 
   async #redrive(group: string, sel: Selection, held: readonly string[]): Promise<RedriveResult> {
     const dlq = deadLetterTopic(group);
+    checkPositions(sel, dlq);
     const wanted = Wanted.of(sel);
     const items: ActedOn[] = [];
     const skipped: (ActedOn & { reason: string })[] = [];
@@ -290,14 +375,16 @@ export class DeadLetters {
     };
     for (const end of await this.#t.endOffsets(dlq)) {
       const p = end.partition;
+      if (wanted?.passes(p) === true) continue;
       await this.#scan(dlq, p, marks.purgedBelow.get(p) ?? 0n, end.offset, async (r) => {
         if (marks.isPurged(p, r.offset)) return false;
         const h = headerText(r.headers);
         // A structured-mode dead letter is decoded at most once, for its id and source and (held kinds) its type.
         let decoded: Promise<DeadLetterItem> | undefined;
         const item = (): Promise<DeadLetterItem> => (decoded ??= toItem(this.#codec, r, undefined));
-        let who = await identity(h, wanted === undefined ? undefined : item);
-        if (wanted !== undefined && !wanted.take(who)) return false;
+        const taken = wanted === undefined ? await identity(h, undefined) : await wanted.take(p, r.offset, () => identity(h, item));
+        if (taken === undefined) return false;
+        let who = taken;
         const skip = (reason: string): false => {
           if (skipped.length < MAX_LISTED) skipped.push({ ...who, deadLetter: coords(r), reason });
           return false;
@@ -333,7 +420,10 @@ export class DeadLetters {
 
   /**
    * Purges the selected dead letters from the listing (marks; the records expire by retention).
-   * `all`: everything dead-lettered until now. Errors: the transport's.
+   * `all`: everything dead-lettered until now; `deadLetters`: those records, whatever they hold
+   * (one that does not decode too).
+   * Errors: CEG_MALFORMED_REQUEST (`deadLetters[i].partition|offset|topic`: malformed, or a topic
+   *   other than the subscription's dead-letter topic; nothing is purged); the transport's.
    */
   purge(group: string, sel: Selection): Promise<PurgeResult> {
     return this.#exclusive(group, () => this.#purge(group, sel));
@@ -341,6 +431,7 @@ export class DeadLetters {
 
   async #purge(group: string, sel: Selection): Promise<PurgeResult> {
     const dlq = deadLetterTopic(group);
+    checkPositions(sel, dlq);
     const wanted = Wanted.of(sel);
     if (!(await topicExists(this.#t, dlq))) return { purged: 0, items: [], notFound: wanted?.notFound() ?? [] };
     const marks = await readMarks(this.#t, group);
@@ -360,11 +451,12 @@ export class DeadLetters {
         purged += Number(end.offset - from) - already;
         continue;
       }
+      if (wanted.passes(p)) continue;
       const records: OutboundRecord[] = [];
       await this.#scan(dlq, p, from, end.offset, async (r) => {
         if (marks.isPurged(p, r.offset)) return false;
-        const who = await identity(headerText(r.headers), () => toItem(this.#codec, r, undefined));
-        if (!wanted.take(who)) return false;
+        const who = await wanted.take(p, r.offset, () => identity(headerText(r.headers), () => toItem(this.#codec, r, undefined)));
+        if (who === undefined) return false;
         records.push(marks.markRecord(p, r.offset, { purgedAtMs: at }));
         if (items.length < MAX_LISTED) items.push({ ...who, deadLetter: coords(r) });
         return false;

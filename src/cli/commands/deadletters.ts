@@ -1,8 +1,9 @@
+import { InvalidArgumentError } from 'commander';
 import type { Command } from 'commander';
 import { createGateway } from '../../app/index.js';
 import type { Gateway } from '../../app/index.js';
-import { DeadLetters, MAX_IDS } from '../../bus/deadletters/index.js';
-import type { ActedOn, DeadLetterItem, EventRef, Selection } from '../../bus/deadletters/index.js';
+import { DeadLetters, MAX_IDS, deadLetterRefProblem } from '../../bus/deadletters/index.js';
+import type { ActedOn, DeadLetterItem, DeadLetterRef, NotFound, Selection } from '../../bus/deadletters/index.js';
 import { deadLetterTopic } from '../../bus/subscriber/index.js';
 import { DEFAULT_OWNER, NAME_PATTERN, groupOf } from '../../bus/subscriptions/index.js';
 import { GatewayError } from '../../core/errors.js';
@@ -46,16 +47,38 @@ function line(i: DeadLetterItem): string {
 }
 
 /**
- * `--all`, `--id <ids…>` (those ids from any source) or `--id <ids…> --source <uri>` (exactly the
- * events of that source with those ids: CloudEvents names an event by source + id).
+ * One `--dead-letter <partition>:<offset>` (as `list` prints a dead letter, `<partition>@<offset>`,
+ * with `:` or `@`): a partition that is a safe integer ≥ 0 and an offset in decimal from 0 to
+ * 2^63−1, digits only, without leading zeros; appended to the earlier ones (repeatable).
+ * Errors: commander's InvalidArgumentError (exit 2 with the usage), naming what is wrong.
+ */
+export function deadLetterArg(value: string, previous: readonly DeadLetterRef[] = []): DeadLetterRef[] {
+  const m = /^(\d{1,16})[:@](\d{1,20})$/.exec(value);
+  const ref = m === null ? undefined : { partition: Number(m[1]), offset: m[2]! };
+  const problem = ref === undefined ? { message: 'give <partition>:<offset>, e.g. 0:42 (as list prints it, partition@offset)' } : /^0\d/.test(m![1]!) ? { message: 'the partition: an integer ≥ 0 without leading zeros' } : deadLetterRefProblem(ref);
+  if (problem !== undefined) throw new InvalidArgumentError(`${problem.message} (got ${JSON.stringify(value.slice(0, 60))})`);
+  return [...previous, ref!];
+}
+
+/**
+ * `--all`, `--id <ids…>` (those ids from any source), `--id <ids…> --source <uri>` (exactly the
+ * events of that source with those ids: CloudEvents 1.0.2 §id names an event by source + id) or
+ * `--dead-letter <partition>:<offset>` (repeatable: exactly those dead letters on the
+ * subscription's dead-letter topic, readable or not); one kind at a time, at most MAX_IDS entries.
  * Errors: CEG_MALFORMED_REQUEST (usage, exit 2).
  */
-function selection(opts: { all?: boolean; id?: string[]; source?: string }): Selection {
+export function selection(opts: { all?: boolean; id?: string[]; source?: string; deadLetter?: DeadLetterRef[] }): Selection {
   const usage = (message: string): GatewayError => new GatewayError('CEG_MALFORMED_REQUEST', message, { retriable: false });
+  if (opts.deadLetter !== undefined) {
+    const also = [opts.all === true ? '--all' : undefined, opts.id !== undefined ? '--id' : undefined, opts.source !== undefined ? '--source' : undefined].filter((o) => o !== undefined);
+    if (also.length > 0) throw usage(`either --dead-letter or ${also.join(' and ')}, not both`);
+    if (opts.deadLetter.length > MAX_IDS) throw usage(`at most ${MAX_IDS} --dead-letter at once`);
+    return { deadLetters: opts.deadLetter };
+  }
   if (opts.all === true && opts.id !== undefined) throw usage('either --all or --id, not both');
   if (opts.all === true && opts.source !== undefined) throw usage('--source narrows --id; --all selects every source');
   if (opts.all === true) return { all: true };
-  if (opts.id === undefined || opts.id.length === 0) throw usage('name the dead letters: --id <event id…> (with --source <uri> for one source) or --all');
+  if (opts.id === undefined || opts.id.length === 0) throw usage('name the dead letters: --id <event id…> (with --source <uri> for one source), --dead-letter <partition>:<offset> or --all');
   if (opts.id.length > MAX_IDS) throw usage(`at most ${MAX_IDS} ids at once`);
   if (opts.id.some((id) => id.length === 0)) throw usage('--id: an event id is a non-empty string');
   if (opts.source === undefined) return { ids: opts.id };
@@ -64,8 +87,8 @@ function selection(opts: { all?: boolean; id?: string[]; source?: string }): Sel
   return { events: opts.id.map((id) => ({ source, id })) };
 }
 
-/** A `notFound` entry as the CLI prints it: the id, or `<id> from <source>`. */
-const missing = (m: string | EventRef): string => (typeof m === 'string' ? m : `${m.id} from ${m.source}`);
+/** A `notFound` entry as the CLI prints it: the id, `<id> from <source>`, or `<partition>@<offset>`. */
+const missing = (m: NotFound): string => (typeof m === 'string' ? m : 'partition' in m ? `${m.partition}@${m.offset}` : `${m.id} from ${m.source}`);
 
 /** One dead letter acted on, as the CLI prints it. */
 const acted = (verb: string, a: ActedOn): string => printable(`${verb} ${a.deadLetter.partition}@${a.deadLetter.offset} id=${a.id ?? '-'} source=${a.source ?? '-'}`);
@@ -84,7 +107,9 @@ const acted = (verb: string, a: ActedOn): string => printable(`${verb} ${a.deadL
  * `--force` or not: nothing reads its redrive topic.
  * Selection: `--all`; `--id <ids…>`, every dead letter of those event ids from any source (two
  * publishers may share an id: each one acted on is printed with its source); `--id <ids…>
- * --source <uri>`, exactly those events of that source.
+ * --source <uri>`, exactly those events of that source; `--dead-letter <partition>:<offset>`
+ * (repeatable), exactly those dead letters, as `list` prints them — the way to act on one that is
+ * not a readable event (no id, no source) without `--all`.
  * Exit codes: 0 done; 1 some ids were not found, or no owner (refused); 2 usage or connection error.
  */
 export function registerDeadLettersCommand(program: Command): void {
@@ -129,11 +154,12 @@ export function registerDeadLettersCommand(program: Command): void {
       .argument('<subscription>', 'subscription name (HTTP or connector file), or the consumer group of a library subscription')
       .option('--id <ids...>', 'event ids; without --source, every dead letter with one of these ids, from any source')
       .option('--source <uri>', 'only the events of this source (CloudEvents `source`) with the --id ids: exactly those events')
+      .option('--dead-letter <partition:offset>', 'a dead letter by where it is on the dead-letter topic, as list prints it (partition@offset); repeatable; also one that is not a readable event', deadLetterArg)
       .option('--all', 'every dead letter still listed')
       .option('--owner <owner>', `owner of an HTTP subscription (default ${DEFAULT_OWNER})`, ownerOption)
       .option('--force', `${verb} although no stored subscription, connector file or live consumer-group member owns the group (one served by something this command cannot see, e.g. a stopped library subscriber)`)
       .option('--json', 'print the result as JSON')
-      .action(async (name: string, opts: { id?: string[]; source?: string; all?: boolean; owner?: string; force?: boolean; json?: boolean }) => {
+      .action(async (name: string, opts: { id?: string[]; source?: string; deadLetter?: DeadLetterRef[]; all?: boolean; owner?: string; force?: boolean; json?: boolean }) => {
         const sel = selection(opts);
         await withGateway(async (gw, dl, config, log) => {
           const group = await resolveGroup(gw, name, owner(opts));

@@ -215,8 +215,16 @@ export const CONSOLE_JS = String.raw`'use strict';
       replaceRows($('deadletters').tBodies[0], page.items.map(function (d) {
         var redrive = el('button', { type: 'button' }, ['redrive']);
         redrive.addEventListener('click', function () {
-          // source + id name one event (CloudEvents §id): { ids } would redrive every source's event with this id.
-          redriveDeadLetters(sub, { events: [{ source: d.source, id: d.id }] }).then(function () { say('redriven: ' + d.id + ' from ' + d.source); return listDeadLetters(); }, fail('redrive'));
+          // The row's own coordinates on the dead-letter topic name exactly this dead letter, also one
+          // that is not a readable event (id and source null); { events: [{ source, id }] } would
+          // also take the event's other dead letters, and { ids } every source's event with this id.
+          var at = d.deadLetter.partition + '@' + d.deadLetter.offset;
+          redriveDeadLetters(sub, { deadLetters: [{ partition: d.deadLetter.partition, offset: d.deadLetter.offset }] }).then(function (r) {
+            var skipped = r && r.skipped && r.skipped[0];
+            var said = skipped ? 'not redriven: ' + at + ': ' + skipped.reason : 'redriven: ' + at + (d.id == null ? '' : ' (' + d.id + ' from ' + d.source + ')');
+            // Said after the listing is redrawn (which says how many it shows), unless that failed.
+            return listDeadLetters().then(function () { if ($('status').className !== 'error') say(said); });
+          }, fail('redrive'));
         });
         return el('tr', {}, [el('td', {}, [String(d.id)]), el('td', {}, [String(d.source)]), el('td', {}, [String(d.reason)]), el('td', {}, [String(d.lastStatus == null ? '' : d.lastStatus)]),
           el('td', {}, [String(d.attempts == null ? '' : d.attempts)]), el('td', { 'class': 'data' }, [deadLetterData(d)]), el('td', {}, [redrive])]);

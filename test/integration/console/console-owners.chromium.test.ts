@@ -71,7 +71,7 @@ async function answer(route: Route): Promise<void> {
   return json(route, 404, { title: 'not found', detail: `no route ${p}` });
 }
 
-const readable = { id: 'dl-1', source: 'urn:acme', reason: 'HTTP 500', attempts: 3, lastStatus: 500, event: { specversion: '1.0', id: 'e-1', data: { orderId: 'beta-order-1' } } };
+const readable = { id: 'dl-1', source: 'urn:acme', reason: 'HTTP 500', attempts: 3, lastStatus: 500, deadLetter: { topic: 'ce-gateway.sub.beta.orders.dlq', partition: 0, offset: '7', time: '2026-01-01T00:00:00.000Z' }, event: { specversion: '1.0', id: 'e-1', data: { orderId: 'beta-order-1' } } };
 /** A poison record: its event could not be decoded, and it has no data at all. */
 const unreadable = { id: 'dl-2', source: 'urn:acme', reason: 'HTTP 500', attempts: 1, lastStatus: null, event: null, eventProblem: 'undecodable: unknown schema id 4711' };
 
@@ -138,7 +138,7 @@ describe('console script in Chromium against a scripted API', () => {
     await page.click('#dl-redrive-all');
     await waitFor('the redrive of all', () => requests('/subscriptions/orders/deadletters/redrive', 'POST').length === 2, 10_000, 50);
     expect(requests('/subscriptions/orders/deadletters/redrive', 'POST').map((s) => [s.query.get('owner'), s.body])).toEqual([
-      ['beta', { events: [{ source: 'urn:acme', id: 'dl-1' }] }],
+      ['beta', { deadLetters: [{ partition: 0, offset: '7' }] }],
       ['beta', { all: true }],
     ]);
 

@@ -199,6 +199,49 @@ describe('selection by event (E5: an id is unique per source only)', () => {
   });
 });
 
+describe('selection by dead-letter coordinates (E5: a dead letter that is not a readable event has no id or source)', () => {
+  it('`deadLetters` picks exactly the records named, an unreadable structured one too, as `all` would act on it; notFound as asked', async () => {
+    const fx = await fixtures.setup();
+    const s = await fx.sub({ handler: () => Promise.resolve(deadLetter('refused')) });
+    const enc = new TextEncoder();
+    const structured = (value: string) => ({ key: null, value: enc.encode(value), headers: [['content-type', enc.encode('application/cloudevents+json')]] as RecordHeader[] });
+    const good = JSON.stringify({ specversion: '1.0', id: 'ok', source: 'urn:a', type: PRICE_LOADING_COMPLETED, datacontenttype: 'application/json', data: priceLoaded('OK/USD', 'H1') });
+    await fx.transport.produce(PRICE_TOPIC, [structured('not json'), structured(good), structured('{"also": "not an event"}')]);
+    await waitFor('3 dead letters', async () => (await fx.transport.endOffsets(deadLetterTopic('sub-dl')))[0]!.offset === 3n, 5000, 5);
+    await s.unsubscribe();
+    const dl = new DeadLetters({ transport: fx.transport, codec: fx.codec });
+    expect((await dl.list('sub-dl')).items.map((i) => [i.id, i.deadLetter.offset])).toEqual([[null, '0'], ['ok', '1'], [null, '2']]);
+    // By event, the unreadable ones are out of reach.
+    expect((await dl.purge('sub-dl', { ids: ['ok'] })).items.map((i) => i.deadLetter.offset)).toEqual(['1']);
+    const r = await dl.redrive('sub-dl', { deadLetters: [{ partition: 0, offset: '2' }, { partition: 0, offset: '1' }, { partition: 0, offset: '42' }, { partition: 0, offset: '2' }] });
+    // Offset 1 is purged already: not found. Offset 2 has its value and source headers: redriven (as `all` does).
+    expect([r.redriven, r.items, r.skipped, r.notFound]).toEqual([1, [{ id: null, source: null, deadLetter: { topic: 'sub-dl.dlq', partition: 0, offset: '2' } }], [], [{ partition: 0, offset: '1' }, { partition: 0, offset: '42' }]]);
+    const redriven = await readRecords(fx.transport, redriveTopic('sub-dl'), 1);
+    expect(new TextDecoder().decode(redriven[0]!.value)).toBe('{"also": "not an event"}');
+    // `all` acts on offset 0 alike (redriven) and skips 2 (redriven already).
+    const all = await dl.redrive('sub-dl', { all: true });
+    expect([all.redriven, all.items.map((i) => [i.id, i.deadLetter.offset]), all.skipped.map((i) => [i.deadLetter.offset, i.reason])]).toEqual([1, [[null, '0']], [['2', 'redriven already']]]);
+    const p = await dl.purge('sub-dl', { deadLetters: [{ partition: 0, offset: '0' }, { topic: 'sub-dl.dlq', partition: 0, offset: '2' }] });
+    expect([p.purged, p.items.map((i) => [i.id, i.deadLetter.offset]), p.notFound]).toEqual([2, [[null, '0'], [null, '2']], []]);
+    expect((await dl.list('sub-dl')).items).toEqual([]);
+  });
+
+  it('refuses, before acting, an entry naming another topic or malformed (a library caller skips the route\'s checks)', async () => {
+    const fx = await fixtures.setup();
+    const dl = new DeadLetters({ transport: fx.transport, codec: fx.codec });
+    const field = async (f: () => Promise<unknown>): Promise<unknown> => {
+      const err = await f().then(() => undefined, (e: unknown) => e);
+      return isGatewayError(err, 'CEG_MALFORMED_REQUEST') ? err.details.field : err;
+    };
+    expect(await field(() => dl.purge('sub-dl', { deadLetters: [{ partition: 0, offset: '0' }, { topic: 'other.dlq', partition: 0, offset: '0' }] }))).toBe('deadLetters[1].topic');
+    expect(await field(() => dl.redrive('sub-dl', { deadLetters: [{ topic: 'sub-dl', partition: 0, offset: '0' }] }))).toBe('deadLetters[0].topic');
+    expect(await field(() => dl.purge('sub-dl', { deadLetters: [{ partition: -1, offset: '0' }] }))).toBe('deadLetters[0].partition');
+    expect(await field(() => dl.redrive('sub-dl', { deadLetters: [{ partition: 0, offset: '0x1' }] }))).toBe('deadLetters[0].offset');
+    // No dead-letter topic yet: everything asked is not found.
+    expect(await dl.purge('sub-dl', { deadLetters: [{ topic: 'sub-dl.dlq', partition: 0, offset: '3' }] })).toEqual({ purged: 0, items: [], notFound: [{ partition: 0, offset: '3' }] });
+  });
+});
+
 describe('route request shapes', () => {
   it('ids or all; no body purges all only where allowed; each problem names its field', () => {
     expect(parseSelection({ ids: ['a', 'b', 'a'] }, false)).toEqual({ ids: ['a', 'b'] });
@@ -223,6 +266,16 @@ describe('route request shapes', () => {
     expect(field({ events: [{ source: 'urn:a', id: 'x' }], ids: ['x'] })).toBe('body');
     expect(field({ events: [{ source: 'urn:a', id: 'x' }, { source: 'urn:a' }] })).toBe('events[1].id');
     expect(field({ events: [{ source: 'x'.repeat(4097), id: 'x' }] })).toBe('events[0].source');
+    expect(parseSelection({ deadLetters: [{ partition: 0, offset: '7' }, { topic: 't.dlq', partition: 2, offset: '9223372036854775807', time: '2026-01-01T00:00:00.000Z' }] }, false)).toEqual({ deadLetters: [{ partition: 0, offset: '7' }, { topic: 't.dlq', partition: 2, offset: '9223372036854775807' }] });
+    expect(field({ deadLetters: [] })).toBe('deadLetters');
+    expect(field({ deadLetters: [{ partition: 0, offset: '7' }], events: [{ source: 'urn:a', id: 'x' }] })).toBe('body');
+    expect(field({ deadLetters: [{ partition: 0, offset: '7' }], all: true })).toBe('body');
+    expect(field({ deadLetters: [{ partition: 0, offset: '7' }, { partition: 0, offset: 7 }] })).toBe('deadLetters[1].offset');
+    expect(field({ deadLetters: [{ partition: Number.NaN, offset: '7' }] })).toBe('deadLetters[0].partition');
+    expect(field({ deadLetters: [{ partition: 0, offset: '9223372036854775808' }] })).toBe('deadLetters[0].offset');
+    expect(field({ deadLetters: [{ partition: 0, offset: '00' }] })).toBe('deadLetters[0].offset');
+    expect(field({ deadLetters: [{ partition: 0, offset: '1', topic: 5 }] })).toBe('deadLetters[0].topic');
+    expect(field({ deadLetters: [{ partition: 0, offset: '1', source: 'urn:a' }] })).toBe('deadLetters[0].source');
     expect(parseListQuery({ limit: '25', after: 'abc' })).toEqual({ limit: 25, after: 'abc' });
     expect(caught(() => parseListQuery({ limit: '-1' }))).toMatchObject({ details: { field: 'limit' } });
     expect(caught(() => parseListQuery({ limit: ['1', '2'] }))).toMatchObject({ details: { field: 'limit' } });

@@ -77,6 +77,9 @@ describe('usage errors exit 2 before anything connects', { timeout: 60_000 }, ()
     [['deadletters', 'purge', 'h3', '--all', '--source', 'urn:x'], /--source narrows --id; --all selects every source/],
     [['deadletters', 'redrive', 'h3', '--source', 'urn:x'], /--id <event id…> \(with --source <uri> for one source\)/],
     [['deadletters', 'purge', 'h3', '--id', 'a', '--source', ''], /--source: the event source, a non-empty URI-reference/],
+    // break report E5: --dead-letter <partition>:<offset> names one dead letter, readable or not
+    [['deadletters', 'purge', 'h3', '--dead-letter', '0:9223372036854775808'], /--dead-letter.*offset/],
+    [['deadletters', 'redrive', 'h3', '--dead-letter', '0:1', '--all'], /either --dead-letter or --all/],
     [['trace', 'c-1', '--since', '999999999d'], /--since.*before 1970/],
   ])('%j', async (args, named) => {
     const r = await cli(args);

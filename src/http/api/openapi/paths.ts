@@ -291,13 +291,39 @@ const anyObject = (required: readonly string[]): Operation => ({ type: 'object',
 const jsonAnswer = (description: string, schema: Operation): Operation => ({ description, headers: { ...noStore }, content: { 'application/json': { schema } } });
 const selection: Operation = {
   required: false,
-  // `events`: exactly those events (CloudEvents names one by source + id); `ids`: those ids from any source.
+  // `events`: exactly those events (CloudEvents names one by source + id); `ids`: those ids from any source;
+  // `deadLetters`: exactly those dead letters by partition and offset on the subscription's dead-letter
+  // topic (the listing's `deadLetter`; `topic`, if sent, must be that topic; `time` is ignored), also
+  // one that is not a readable event (break report E5). One kind per body.
   content: {
     'application/json': {
       schema: {
         oneOf: [
           { type: 'object', required: ['events'], additionalProperties: false, properties: { events: { type: 'array', minItems: 1, maxItems: 1000, items: { type: 'object', required: ['source', 'id'], additionalProperties: false, properties: { source: { type: 'string', minLength: 1, maxLength: 4096 }, id: { type: 'string', minLength: 1, maxLength: 1000 } } } } } },
           { type: 'object', required: ['ids'], additionalProperties: false, properties: { ids: { type: 'array', items: { type: 'string', minLength: 1, maxLength: 1000 }, minItems: 1, maxItems: 1000 } } },
+          {
+            type: 'object',
+            required: ['deadLetters'],
+            additionalProperties: false,
+            properties: {
+              deadLetters: {
+                type: 'array',
+                minItems: 1,
+                maxItems: 1000,
+                items: {
+                  type: 'object',
+                  required: ['partition', 'offset'],
+                  additionalProperties: false,
+                  properties: {
+                    partition: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
+                    offset: { type: 'string', pattern: '^(0|[1-9][0-9]{0,18})$', description: 'Decimal text, at most 2^63−1 (9223372036854775807).' },
+                    topic: { type: 'string', minLength: 1, description: "The subscription's dead-letter topic (implied; any other is refused with 400)." },
+                    time: { type: 'string', description: 'Ignored (the listing\'s deadLetter may be sent back as it is).' },
+                  },
+                },
+              },
+            },
+          },
           { type: 'object', required: ['all'], additionalProperties: false, properties: { all: { const: true } } },
         ],
       },
@@ -323,10 +349,10 @@ export const operationPaths: PathsFragment = {
     },
     delete: {
       operationId: 'purgeDeadLetters',
-      summary: 'Purge dead letters an operator has dealt with (all, `events` by source and id, or `ids` from any source); needs `redrive` or admin',
+      summary: 'Purge dead letters an operator has dealt with (all, `events` by source and id, `ids` from any source, or `deadLetters` by partition and offset); needs `redrive` or admin',
       parameters: [nameParam, ownerParam],
       requestBody: selection,
-      responses: { '200': jsonAnswer('What was purged: the count, the purged dead letters with their event id and source (not for all), and what was not found.', anyObject(['purged', 'items', 'notFound'])), '400': problem('A bad selection.'), '403': forbidden, '404': notFound, '405': notAllowed, '415': problem('Not JSON.'), '503': unavailable, ...AUTHENTICATED_ERRORS },
+      responses: { '200': jsonAnswer('What was purged: the count, the purged dead letters with their event id and source (null when not a readable event; not listed for all), and what was not found, as asked.', anyObject(['purged', 'items', 'notFound'])), '400': problem('A bad selection.'), '403': forbidden, '404': notFound, '405': notAllowed, '415': problem('Not JSON.'), '503': unavailable, ...AUTHENTICATED_ERRORS },
     },
   },
   '/subscriptions/{name}/deadletters/redrive': {

@@ -5,14 +5,17 @@
  * - `GET /subscriptions/{name}/deadletters?limit=&after=` → `{ "items": [ … ], "next": "<token>" | null }`
  *   (`limit` 1–1,000, default 100);
  * - `POST /subscriptions/{name}/deadletters/redrive` with `{ "events": [ { "source", "id" }, … ] }`
- *   (exactly those events), `{ "ids": [ … ] }` (those ids from any source) or `{ "all": true }`
+ *   (exactly those events), `{ "ids": [ … ] }` (those ids from any source), `{ "deadLetters":
+ *   [ { "partition", "offset" }, … ] }` (exactly those dead letters on the subscription's
+ *   dead-letter topic, readable or not) or `{ "all": true }`
  *   → 200 `{ "redriven", "items", "skipped", "notFound" }`;
- * - `DELETE /subscriptions/{name}/deadletters` — no body (all), `{ "all": true }`, `{ "events": [ … ] }`
- *   or `{ "ids": [ … ] }` → 200 `{ "purged", "items", "notFound" }`;
+ * - `DELETE /subscriptions/{name}/deadletters` — no body (all), `{ "all": true }`, `{ "events": [ … ] }`,
+ *   `{ "ids": [ … ] }` or `{ "deadLetters": [ … ] }` → 200 `{ "purged", "items", "notFound" }`;
  * - `GET /subscriptions/{name}/status` → state, lag per partition, counts, last error and delivery.
  * Errors are RFC 9457 problem+json naming the field: CEG_INVALID_PARAMETER for `limit`/`after`,
  * CEG_MALFORMED_REQUEST for the body (`ids`, `ids[i]`, `events`, `events[i]`, `events[i].source`,
- * `events[i].id`, `all`, `body`), CEG_NOT_FOUND for `name`,
+ * `events[i].id`, `deadLetters`, `deadLetters[i]`, `deadLetters[i].partition|offset|topic`, `all`,
+ * `body`), CEG_NOT_FOUND for `name`,
  * CEG_CONFLICT for a redrive of a pull subscription.
  * Spec: issue 10; RFC 9457.
  */
@@ -22,8 +25,8 @@ import { jsonBody as readJsonBody } from '../json-body.js';
 import { accessOf } from '../../auth/index.js';
 import type { NextFunction, Request, Response } from 'express';
 import { GatewayError } from '../../../core/errors.js';
-import { MAX_IDS } from '../../../bus/deadletters/index.js';
-import type { DeadLetterPage, EventRef, PurgeResult, RedriveResult, Selection } from '../../../bus/deadletters/index.js';
+import { MAX_IDS, deadLetterRefProblem } from '../../../bus/deadletters/index.js';
+import type { DeadLetterPage, DeadLetterRef, EventRef, PurgeResult, RedriveResult, Selection } from '../../../bus/deadletters/index.js';
 import type { SubscriptionStatus } from '../../../bus/status/index.js';
 import { MAX_SUBSCRIPTION_BODY_BYTES } from './routes.js';
 
@@ -44,19 +47,24 @@ const MAX_ID_LENGTH = 1000;
 /** Longest event source accepted in `events`, characters (a URI-reference; CloudEvents sets no bound, this is generous). */
 const MAX_SOURCE_LENGTH = 4096;
 /** The selections a body may hold, exactly one of them. */
-const SELECTORS = ['events', 'ids', 'all'];
-const SHAPES = '{ "events": [ { "source": …, "id": … } ] }, { "ids": [ … ] } or { "all": true }';
+const SELECTORS = ['events', 'ids', 'deadLetters', 'all'];
+const SHAPES = '{ "events": [ { "source": …, "id": … } ] }, { "ids": [ … ] }, { "deadLetters": [ { "partition": …, "offset": "…" } ] } or { "all": true }';
 
 const bad = (field: string, message: string): GatewayError => new GatewayError('CEG_MALFORMED_REQUEST', `${field}: ${message}`, { retriable: false, details: { field } });
 
 /**
- * `{ "events": [ { "source": "…", "id": "…" }, … ] }` (exactly those events: CloudEvents
- * identifies an event by `source` + `id`), `{ "ids": [...] }` (those ids from any source) or
- * `{ "all": true }` (and, when `emptyMeansAll`, no body at all; an empty object `{}` selects
- * nothing and is refused, so a half-built request never purges everything). Both lists hold
- * 1–MAX_IDS entries; duplicates count once.
- * Errors: CEG_MALFORMED_REQUEST naming `body`, `ids`, `ids[i]`, `events`, `events[i]`,
- *   `events[i].source`, `events[i].id` (or an unknown member of one, `events[i].<name>`) or `all`.
+ * `{ "events": [ { "source": "…", "id": "…" }, … ] }` (exactly those events: CloudEvents 1.0.2
+ * §id identifies an event by `source` + `id`), `{ "ids": [...] }` (those ids from any source),
+ * `{ "deadLetters": [ { "partition": 0, "offset": "12" }, … ] }` (exactly those dead letters on the
+ * subscription's dead-letter topic, the listing's `deadLetter`; a `topic` member is allowed and
+ * checked against that topic by the service; break report E5: a dead letter that does not decode
+ * has no id or source) or `{ "all": true }` (and, when `emptyMeansAll`, no body at all; an empty
+ * object `{}` selects nothing and is refused, so a half-built request never purges everything).
+ * One kind per body. Each list holds 1–MAX_IDS entries; duplicates count once.
+ * Errors: CEG_MALFORMED_REQUEST naming `body` (also for several kinds at once), `ids`, `ids[i]`,
+ *   `events`, `events[i]`, `events[i].source`, `events[i].id`, `deadLetters`, `deadLetters[i]`,
+ *   `deadLetters[i].partition`, `deadLetters[i].offset`, `deadLetters[i].topic` (or an unknown
+ *   member of one, `events[i].<name>`, `deadLetters[i].<name>`) or `all`.
  */
 export function parseSelection(body: unknown, emptyMeansAll: boolean): Selection {
   if (body === undefined) {
@@ -67,12 +75,14 @@ export function parseSelection(body: unknown, emptyMeansAll: boolean): Selection
   const o = body as Record<string, unknown>;
   const unknown = Object.keys(o).find((k) => !SELECTORS.includes(k));
   if (unknown !== undefined) throw bad(unknown.slice(0, 100), `unknown field; send ${SHAPES}`);
-  if (SELECTORS.filter((k) => k in o).length > 1) throw bad('body', 'one of events, ids or all, not several');
+  const given = SELECTORS.filter((k) => k in o);
+  if (given.length > 1) throw bad('body', `one of events, ids, deadLetters or all, not several (got ${given.join(' and ')})`);
   if ('all' in o) {
-    if (o.all !== true) throw bad('all', 'true (to select every dead letter), or send events or ids instead');
+    if (o.all !== true) throw bad('all', 'true (to select every dead letter), or send events, ids or deadLetters instead');
     return { all: true };
   }
   if ('events' in o) return { events: parseEvents(o.events) };
+  if ('deadLetters' in o) return { deadLetters: parseDeadLetters(o.deadLetters) };
   if (!Array.isArray(o.ids)) throw bad('ids', `an array of 1–${MAX_IDS} event ids`);
   if (o.ids.length === 0 || o.ids.length > MAX_IDS) throw bad('ids', `an array of 1–${MAX_IDS} event ids`);
   o.ids.forEach((id, i) => {
@@ -96,6 +106,25 @@ function parseEvents(list: unknown): EventRef[] {
     seen.set(JSON.stringify([m.source, m.id]), { source: m.source, id: m.id });
   });
   return [...seen.values()];
+}
+
+/**
+ * The `deadLetters` of a selection, in the order given (the service names a wrong `topic` by its
+ * index; duplicates count once there).
+ * Errors: CEG_MALFORMED_REQUEST naming `deadLetters`, `deadLetters[i]` or a member of one.
+ */
+function parseDeadLetters(list: unknown): DeadLetterRef[] {
+  const shape = `an array of 1–${MAX_IDS} objects { "partition": <integer ≥ 0>, "offset": "<decimal text>" } (the listing's deadLetter)`;
+  if (!Array.isArray(list) || list.length === 0 || list.length > MAX_IDS) throw bad('deadLetters', shape);
+  return list.map((d: unknown, i) => {
+    if (typeof d !== 'object' || d === null || Array.isArray(d)) throw bad(`deadLetters[${i}]`, 'an object { "partition": <integer ≥ 0>, "offset": "<decimal text>" }');
+    const m = d as Record<string, unknown>;
+    const extra = Object.keys(m).find((k) => k !== 'partition' && k !== 'offset' && k !== 'topic' && k !== 'time');
+    if (extra !== undefined) throw bad(`deadLetters[${i}].${extra.slice(0, 100)}`, 'unknown member; a dead letter is named by partition and offset (topic optional)');
+    const problem = deadLetterRefProblem(m);
+    if (problem !== undefined) throw bad(`deadLetters[${i}].${problem.member}`, problem.message);
+    return { ...(m.topic === undefined ? {} : { topic: m.topic as string }), partition: m.partition as number, offset: m.offset as string };
+  });
 }
 
 const badParameter = (field: string, message: string): GatewayError => new GatewayError('CEG_INVALID_PARAMETER', `${field}: ${message}`, { retriable: false, details: { field } });
