@@ -2,9 +2,10 @@
  * `ce-gateway schemas …` as a process, and git, for the tests that run the check on temporary
  * repositories (test/unit/schemas-check/git-cli.test.ts, test/integration/schemas-cli.test.ts).
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { runProcess } from './spawn-node.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 const ENTRY = join(ROOT, 'test', 'fixtures', 'schemas-cli-entry.ts');
@@ -17,14 +18,17 @@ export interface Run {
   readonly stderr: string;
 }
 
-/** `ce-gateway schemas <args>` in `cwd`, without the registry, catalog and env-file settings of this process. */
-export function schemasCli(cwd: string, args: readonly string[]): Run {
+/**
+ * `ce-gateway schemas <args>` in `cwd`, without the registry, catalog and env-file settings of this
+ * process. Asynchronous (./spawn-node.ts says why); `git` below is quick and stays synchronous.
+ */
+export async function schemasCli(cwd: string, args: readonly string[]): Promise<Run> {
   const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'silent' };
   delete env.SCHEMA_REGISTRY_URL;
   delete env.CATALOG_DIR;
   delete env.CE_GATEWAY_ENV_FILE;
-  const r = spawnSync(process.execPath, ['--import', TSX, ENTRY, 'schemas', ...args], { cwd, env, encoding: 'utf8', timeout: 60_000 });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+  const r = await runProcess(process.execPath, ['--import', TSX, ENTRY, 'schemas', ...args], { cwd, env, timeoutMs: 60_000 });
+  return { code: r.code, stdout: r.stdout, stderr: r.stderr };
 }
 
 /** `git <args>` in `cwd` with a fixed author, its output. */

@@ -4,11 +4,11 @@
  * `topics` register a decimal rescale that `schemas check` calls incompatible) — and an
  * unreachable broker fails it (exit 2) instead of a start-up retried for good.
  */
-import { spawnSync } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { createPlatformaticTransport } from '../../src/transport/index.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { catalogWithOwnTopics } from '../helpers/catalog-copy.js';
+import { runProcess } from '../helpers/spawn-node.js';
 import { stackEnv, uniqueName } from '../helpers/stack.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
@@ -17,17 +17,17 @@ const prefix = uniqueName('it-topics-cli');
 const catalog = catalogWithOwnTopics(prefix);
 afterAll(() => catalog.cleanup());
 
-function cli(args: readonly string[], env: Record<string, string>): { code: number | null; stdout: string; stderr: string; ms: number } {
+async function cli(args: readonly string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
   const t0 = performance.now();
-  const r = spawnSync(process.execPath, ['--import', 'tsx', MAIN, ...args], { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'silent', CATALOG_DIR: catalog.dir, ...env }, encoding: 'utf8', timeout: 120_000 });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr, ms: performance.now() - t0 };
+  const r = await runProcess(process.execPath, ['--import', 'tsx', MAIN, ...args], { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'silent', CATALOG_DIR: catalog.dir, ...env }, timeoutMs: 120_000 });
+  return { code: r.code, stdout: r.stdout, stderr: r.stderr, ms: performance.now() - t0 };
 }
 
 describe('ce-gateway topics', () => {
   it('creates the catalog topics and a subscription\'s own topics, and registers no schema', async () => {
     const s = stackEnv();
     const subjects = async (): Promise<string[]> => ((await (await fetch(`${s.schemaRegistryUrl}/subjects`)).json()) as string[]).filter((x) => x.includes(prefix));
-    const r = cli(['topics', '--subscription', `${prefix}-sub`, '--ordering', 'none', '--json'], { KAFKA_BROKERS: s.kafkaBrokers.join(','), SCHEMA_REGISTRY_URL: s.schemaRegistryUrl });
+    const r = await cli(['topics', '--subscription', `${prefix}-sub`, '--ordering', 'none', '--json'], { KAFKA_BROKERS: s.kafkaBrokers.join(','), SCHEMA_REGISTRY_URL: s.schemaRegistryUrl });
     expect(r.code, r.stderr).toBe(0);
     const listed = (JSON.parse(r.stdout) as { name: string }[]).map((t) => t.name);
     expect(listed).toEqual(expect.arrayContaining([`${prefix}-sub.dlq`, `${prefix}-sub.redrive`, `${prefix}-sub.retry`]));
@@ -42,8 +42,8 @@ describe('ce-gateway topics', () => {
     expect(await subjects()).toEqual([]);
   }, 180_000);
 
-  it('exits 2 naming the failure when the broker cannot be reached (it retried for good before)', () => {
-    const r = cli(['topics'], { KAFKA_BROKERS: '127.0.0.1:1', SCHEMA_REGISTRY_URL: 'http://127.0.0.1:1' });
+  it('exits 2 naming the failure when the broker cannot be reached (it retried for good before)', async () => {
+    const r = await cli(['topics'], { KAFKA_BROKERS: '127.0.0.1:1', SCHEMA_REGISTRY_URL: 'http://127.0.0.1:1' });
     expect(r.code, `${r.stderr} (after ${Math.round(r.ms)} ms)`).toBe(2);
     expect(r.stderr).toMatch(/ensureTopics|broker/i);
   }, 180_000);

@@ -3,12 +3,12 @@
  * this package (a temporary folder): folders relative to the working directory, `--check` there,
  * never writing into node_modules; `--base-url` moving every address of the AsyncAPI document.
  */
-import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { runProcess } from '../../helpers/spawn-node.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..', '..');
 const MAIN = join(ROOT, 'src', 'cli', 'main.ts');
@@ -25,18 +25,18 @@ function project(): string {
   return d;
 }
 
-function cli(cwd: string, args: readonly string[], env: Record<string, string> = {}): { code: number | null; stdout: string; stderr: string } {
+async function cli(cwd: string, args: readonly string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const base: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'silent', ...env };
   for (const name of ['CATALOG_DIR', 'DATASCHEMA_BASE_URL', 'PUBLIC_BASE_URL', 'CE_GATEWAY_ENV_FILE', 'KAFKA_BROKERS', 'SCHEMA_REGISTRY_URL']) if (!(name in env)) delete base[name];
-  const r = spawnSync(process.execPath, ['--import', TSX, MAIN, ...args], { cwd, env: base, encoding: 'utf8', timeout: 60_000 });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+  const r = await runProcess(process.execPath, ['--import', TSX, MAIN, ...args], { cwd, env: base, timeoutMs: 60_000 });
+  return { code: r.code, stdout: r.stdout, stderr: r.stderr };
 }
 
 describe('catalog generate in a project that uses the package', { timeout: 60_000 }, () => {
-  it('reads ./schemas, writes ./src/catalog/generated registering the kinds with the package, and --check works there', () => {
+  it('reads ./schemas, writes ./src/catalog/generated registering the kinds with the package, and --check works there', async () => {
     const dir = project();
     cpSync(join(ROOT, 'schemas'), join(dir, 'schemas'), { recursive: true });
-    const written = cli(dir, ['catalog', 'generate']);
+    const written = await cli(dir, ['catalog', 'generate']);
     expect(written.stderr).toBe('');
     expect(written.code).toBe(0);
     const out = join(dir, 'src', 'catalog', 'generated');
@@ -44,39 +44,39 @@ describe('catalog generate in a project that uses the package', { timeout: 60_00
     expect(readFileSync(join(out, 'kinds.ts'), 'utf8')).toContain("declare module 'ce-gateway' {");
     expect(readFileSync(join(out, 'index.ts'), 'utf8')).toContain("import type {} from './kinds.js';");
 
-    expect(cli(dir, ['catalog', 'generate', '--check'])).toMatchObject({ code: 0, stdout: `generated files in ${out} are up to date\n` });
+    expect(await cli(dir, ['catalog', 'generate', '--check'])).toMatchObject({ code: 0, stdout: `generated files in ${out} are up to date\n` });
     writeFileSync(join(out, 'events.ts'), `${readFileSync(join(out, 'events.ts'), 'utf8')}// edited\n`);
-    const stale = cli(dir, ['catalog', 'generate', '--check']);
+    const stale = await cli(dir, ['catalog', 'generate', '--check']);
     expect(stale.code).toBe(1);
     expect(stale.stderr).toContain('stale: events.ts');
   });
 
-  it('takes --catalog and --out relative to the working directory; reading the installed package is fine, writing into node_modules is refused', () => {
+  it('takes --catalog and --out relative to the working directory; reading the installed package is fine, writing into node_modules is refused', async () => {
     const dir = project();
     cpSync(join(ROOT, 'schemas'), join(dir, 'node_modules', 'ce-gateway', 'schemas'), { recursive: true });
-    const ok = cli(dir, ['catalog', 'generate', '--catalog', 'node_modules/ce-gateway/schemas', '--out', 'src/events']);
+    const ok = await cli(dir, ['catalog', 'generate', '--catalog', 'node_modules/ce-gateway/schemas', '--out', 'src/events']);
     expect(ok.code).toBe(0);
     expect(existsSync(join(dir, 'src', 'events', 'kinds.ts'))).toBe(true);
-    expect(cli(dir, ['catalog', 'generate', '--catalog', 'node_modules/ce-gateway/schemas', '--out', 'src/events', '--check']).code).toBe(0);
+    expect((await cli(dir, ['catalog', 'generate', '--catalog', 'node_modules/ce-gateway/schemas', '--out', 'src/events', '--check'])).code).toBe(0);
 
-    const refused = cli(dir, ['catalog', 'generate', '--catalog', 'node_modules/ce-gateway/schemas', '--out', 'node_modules/ce-gateway/src/catalog/generated']);
+    const refused = await cli(dir, ['catalog', 'generate', '--catalog', 'node_modules/ce-gateway/schemas', '--out', 'node_modules/ce-gateway/src/catalog/generated']);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain('is inside node_modules');
     expect(existsSync(join(dir, 'node_modules', 'ce-gateway', 'src'))).toBe(false);
     // The same folder through a symbolic link (break report D12): refused by where it leads.
     symlinkSync(join(dir, 'node_modules', 'ce-gateway'), join(dir, 'linked'));
-    const linked = cli(dir, ['catalog', 'generate', '--catalog', 'node_modules/ce-gateway/schemas', '--out', 'linked/src/catalog/generated']);
+    const linked = await cli(dir, ['catalog', 'generate', '--catalog', 'node_modules/ce-gateway/schemas', '--out', 'linked/src/catalog/generated']);
     expect(linked.code).toBe(2);
     expect(linked.stderr).toContain(`(through a symbolic link: ${realpathSync(join(dir, 'node_modules', 'ce-gateway'))}${sep}src${sep}catalog${sep}generated) is inside node_modules`);
     expect(existsSync(join(dir, 'node_modules', 'ce-gateway', 'src'))).toBe(false);
 
-    const none = cli(dir, ['catalog', 'generate']);
+    const none = await cli(dir, ['catalog', 'generate']);
     expect(none.code).toBe(2);
     expect(none.stderr).toContain(`no catalog.yaml in ${join(dir, 'schemas')}: pass --catalog DIR`);
   });
 
-  it("in this repository's root the defaults are the package's own folders, and they are up to date", () => {
-    const r = cli(ROOT, ['catalog', 'generate', '--check']);
+  it("in this repository's root the defaults are the package's own folders, and they are up to date", async () => {
+    const r = await cli(ROOT, ['catalog', 'generate', '--check']);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(`generated files in ${join(ROOT, 'src', 'catalog', 'generated')} are up to date\n`);
@@ -84,16 +84,16 @@ describe('catalog generate in a project that uses the package', { timeout: 60_00
 });
 
 describe('catalog export --base-url', { timeout: 60_000 }, () => {
-  it('moves the JSON Schema links and the dataschema address; DATASCHEMA_BASE_URL still wins', () => {
+  it('moves the JSON Schema links and the dataschema address; DATASCHEMA_BASE_URL still wins', async () => {
     const dir = project();
     mkdirSync(join(dir, 'a'));
-    expect(cli(dir, ['catalog', 'export', '--out', 'a', '--base-url', 'https://events.example.com/']).code).toBe(0);
+    expect((await cli(dir, ['catalog', 'export', '--out', 'a', '--base-url', 'https://events.example.com/'])).code).toBe(0);
     const doc = readFileSync(join(dir, 'a', 'asyncapi.json'), 'utf8');
     expect(doc).not.toContain('127.0.0.1:8080');
     expect(doc).toContain('URL of the exact writer schema: https://events.example.com/schemas/ids/<registry schema id>.');
     expect(doc).toContain('https://events.example.com/schemas/json/');
 
-    expect(cli(dir, ['catalog', 'export', '--out', 'b', '--base-url', 'https://events.example.com'], { DATASCHEMA_BASE_URL: 'https://schemas.example.com/ids/' }).code).toBe(0);
+    expect((await cli(dir, ['catalog', 'export', '--out', 'b', '--base-url', 'https://events.example.com'], { DATASCHEMA_BASE_URL: 'https://schemas.example.com/ids/' })).code).toBe(0);
     const explicit = readFileSync(join(dir, 'b', 'asyncapi.json'), 'utf8');
     expect(explicit).toContain('URL of the exact writer schema: https://schemas.example.com/ids/<registry schema id>.');
     expect(explicit).toContain('https://events.example.com/schemas/json/');
@@ -101,9 +101,9 @@ describe('catalog export --base-url', { timeout: 60_000 }, () => {
 });
 
 describe('catalog export: no credentials in the published document', { timeout: 60_000 }, () => {
-  it('writes SCHEMA_REGISTRY_URL without its user:password@ (and without a secret query parameter)', () => {
+  it('writes SCHEMA_REGISTRY_URL without its user:password@ (and without a secret query parameter)', async () => {
     const dir = project();
-    const r = cli(dir, ['catalog', 'export', '--out', 'd'], { SCHEMA_REGISTRY_URL: 'http://admin:s3cretpw@reg.example:8081/apis/ccompat/v7?api_key=k3y', KAFKA_BROKERS: 'k1:9092' });
+    const r = await cli(dir, ['catalog', 'export', '--out', 'd'], { SCHEMA_REGISTRY_URL: 'http://admin:s3cretpw@reg.example:8081/apis/ccompat/v7?api_key=k3y', KAFKA_BROKERS: 'k1:9092' });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const doc = readFileSync(join(dir, 'd', 'asyncapi.json'), 'utf8');
@@ -113,9 +113,9 @@ describe('catalog export: no credentials in the published document', { timeout: 
     expect(doc).toContain('"schemaRegistryUrl": "http://reg.example:8081/apis/ccompat/v7"');
   });
 
-  it('refuses a --base-url holding credentials (exit 2), without echoing them', () => {
+  it('refuses a --base-url holding credentials (exit 2), without echoing them', async () => {
     const dir = project();
-    const r = cli(dir, ['catalog', 'export', '--out', 'd', '--base-url', 'https://u:s3cretpw@events.example.com']);
+    const r = await cli(dir, ['catalog', 'export', '--out', 'd', '--base-url', 'https://u:s3cretpw@events.example.com']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('--base-url must not hold credentials');
     expect(r.stderr).not.toContain('s3cretpw');

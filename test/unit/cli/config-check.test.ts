@@ -3,7 +3,6 @@
  * is wrong, what it takes) and exits 2; a valid configuration exits 0 with a summary; secret
  * values are never printed, only whether and from where each secret is set.
  */
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -11,6 +10,7 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkConfiguration } from '../../../src/cli/commands/config.js';
 import { CONFIG_HELP, CONFIG_KEYS, SECRET_KEYS } from '../../../src/config/index.js';
+import { runProcess } from '../../helpers/spawn-node.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..', '..');
 const TSX = pathToFileURL(join(ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;
@@ -66,16 +66,16 @@ describe('config check', () => {
     expect(r.problems.map((p) => p.variable)).toEqual(['CATALOG_DIR']);
   });
 
-  it('the command exits 2 and explains; 0 when valid (a real process)', () => {
+  it('the command exits 2 and explains; 0 when valid (a real process)', async () => {
     const run = (env: Record<string, string>) =>
-      spawnSync(process.execPath, ['--import', TSX, join(ROOT, 'src', 'cli', 'main.ts'), 'config', 'check'], { cwd: dir, env: { PATH: process.env.PATH, ...base, ...env }, encoding: 'utf8', timeout: 30_000 });
-    const bad = run({ SHUTDOWN_TIMEOUT_MS: 'soon', DATABASE_URL: `mysql://u:${SECRET}@h/db` });
-    expect(bad.status).toBe(2);
+      runProcess(process.execPath, ['--import', TSX, join(ROOT, 'src', 'cli', 'main.ts'), 'config', 'check'], { cwd: dir, env: { PATH: process.env.PATH, ...base, ...env }, timeoutMs: 30_000 });
+    const bad = await run({ SHUTDOWN_TIMEOUT_MS: 'soon', DATABASE_URL: `mysql://u:${SECRET}@h/db` });
+    expect(bad.code).toBe(2);
     expect(bad.stdout).toContain('✗ SHUTDOWN_TIMEOUT_MS:');
     expect(bad.stdout).toContain('✗ DATABASE_URL: a postgres:// URL');
     expect(bad.stdout + bad.stderr).not.toContain(SECRET);
-    const good = run({});
-    expect(good.status).toBe(0);
+    const good = await run({});
+    expect(good.code).toBe(0);
     expect(good.stdout).toMatch(/^configuration OK/);
   }, 40_000);
 });

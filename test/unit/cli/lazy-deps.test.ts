@@ -7,9 +7,9 @@
  * linear header decoder (src/transport/kafka/kafkajs.ts) to be in place although kafkajs itself
  * was loaded late.
  */
-import { spawnSync } from 'node:child_process';
 import { resolve } from 'node:path';
 import { expect, it } from 'vitest';
+import { runProcess } from '../../helpers/spawn-node.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..', '..');
 
@@ -32,9 +32,9 @@ process.stdout.write(JSON.stringify({ client: config.kafka.client, before, after
 await gw.close();
 `;
 
-it('a gateway on the default client loads neither kafkajs, pg nor cli-progress; a kafkajs transport loads kafkajs with the linear decoder', () => {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', SCRIPT], { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'silent', KAFKA_CLIENT: '' }, encoding: 'utf8', timeout: 60_000 });
-  expect(r.status, r.stderr).toBe(0);
+it('a gateway on the default client loads neither kafkajs, pg nor cli-progress; a kafkajs transport loads kafkajs with the linear decoder', async () => {
+  const r = await runProcess(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', SCRIPT], { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'silent', KAFKA_CLIENT: '' }, timeoutMs: 60_000 });
+  expect(r.code, r.stderr).toBe(0);
   const out = JSON.parse(r.stdout) as { client: string; before: string[]; after: string[]; patched: boolean };
   expect(out.client).toBe('platformatic');
   expect(out.before).toEqual([]);

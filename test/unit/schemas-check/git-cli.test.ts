@@ -85,21 +85,21 @@ describe('schemas check --git: the versions compared with', () => {
     ['FORWARD', NO_AMOUNT, '/fields/amount: field "amount" removed (or renamed)'],
     ['FULL', NO_AMOUNT, '/fields/amount: field "amount" removed (or renamed)'],
     ['FULL', ADDED, '/fields/extra: field "extra" added without a default'],
-  ])('%s: a committed break fails against the previous version (base HEAD already holds it)', (level, broken, message) => {
+  ])('%s: a committed break fails against the previous version (base HEAD already holds it)', async (level, broken, message) => {
     const r = repo();
     r.catalog('t/thing.avsc', level);
     r.write('t/thing.avsc', V1);
     r.commit('v1');
     r.write('t/thing.avsc', broken);
     r.commit('break');
-    const run = cli(r.root, ['check', '--git', '--catalog', 'schemas']);
+    const run = await cli(r.root, ['check', '--git', '--catalog', 'schemas']);
     expect(run.stderr).toBe('');
     expect(run.code).toBe(1);
     expect(run.stdout).toMatch(new RegExp(`INCOMPATIBLE {2}Thing \\(t/thing\\.avsc, subject test\\.git\\.thing-value, ${level}\\): 1 problem\\(s\\) against commit [0-9a-f]{7}`));
     expect(run.stdout).toContain(message);
   });
 
-  it('a whitespace-only recommit of the break is the same version: the latest that differs is still v1', () => {
+  it('a whitespace-only recommit of the break is the same version: the latest that differs is still v1', async () => {
     const r = repo();
     r.catalog('t/thing.avsc', 'FORWARD');
     r.write('t/thing.avsc', V1);
@@ -109,32 +109,32 @@ describe('schemas check --git: the versions compared with', () => {
     r.write('t/thing.avsc', JSON.stringify(JSON.parse(NO_AMOUNT)));
     r.commit('reformat');
     const v1 = git(r.root, 'rev-parse', '--short=7', 'HEAD~2').trim();
-    const run = cli(r.root, ['check', '--git', '--catalog', 'schemas', '--json']);
+    const run = await cli(r.root, ['check', '--git', '--catalog', 'schemas', '--json']);
     expect(run.code).toBe(1);
     const kind = JSON.parse(run.stdout).kinds[0];
     expect(kind).toMatchObject({ status: 'incompatible', changed: false, compared: [{ label: `commit ${v1}` }] });
   });
 
-  it('transitive levels: identical versions are compared once; an unchanged single version is compatible', () => {
+  it('transitive levels: identical versions are compared once; an unchanged single version is compatible', async () => {
     const r = repo();
     r.catalog('t/thing.avsc', 'FULL_TRANSITIVE');
     r.write('t/thing.avsc', V1);
     r.commit('v1');
-    const unchanged = cli(r.root, ['check', '--git', '--catalog', 'schemas', '--json']);
+    const unchanged = await cli(r.root, ['check', '--git', '--catalog', 'schemas', '--json']);
     expect(unchanged.code).toBe(0);
     expect(JSON.parse(unchanged.stdout).kinds[0]).toMatchObject({ status: 'compatible', changed: false, compared: [{ version: 1 }] });
     r.write('t/thing.avsc', JSON.stringify(JSON.parse(V1)));
     r.commit('reformat');
     r.write('t/thing.avsc', NO_AMOUNT);
     r.commit('break');
-    const run = cli(r.root, ['check', '--git', '--catalog', 'schemas', '--json']);
+    const run = await cli(r.root, ['check', '--git', '--catalog', 'schemas', '--json']);
     expect(run.code).toBe(1);
     const kind = JSON.parse(run.stdout).kinds[0];
     expect(kind.compared).toHaveLength(1);
     expect(kind.findings.map((f: { direction: string; path: string }) => [f.direction, f.path])).toEqual([['FORWARD', '/fields/amount']]);
   });
 
-  it('--base origin/main-like: the working tree against the target branch, not against its own commits', () => {
+  it('--base origin/main-like: the working tree against the target branch, not against its own commits', async () => {
     const r = repo();
     r.catalog('t/thing.avsc', 'FULL');
     r.write('t/thing.avsc', V1);
@@ -145,15 +145,15 @@ describe('schemas check --git: the versions compared with', () => {
     r.write('t/thing.avsc', thing([], { doc: 'doc-only change after the break' }));
     r.commit('doc');
     // Against HEAD the latest version that differs is the break itself; against the target branch, v1.
-    expect(cli(r.root, ['check', '--git', '--catalog', 'schemas']).code).toBe(0);
-    const run = cli(r.root, ['check', '--git', '--catalog', 'schemas', '--base', 'target']);
+    expect((await cli(r.root, ['check', '--git', '--catalog', 'schemas'])).code).toBe(0);
+    const run = await cli(r.root, ['check', '--git', '--catalog', 'schemas', '--base', 'target']);
     expect(run.code).toBe(1);
     expect(run.stdout).toContain('/fields/amount: field "amount" removed (or renamed)');
   });
 });
 
 describe('schemas check --git: an earlier version that is not JSON', () => {
-  it('plain level: the latest version is not JSON → compared with the newest one that parses, with a note', () => {
+  it('plain level: the latest version is not JSON → compared with the newest one that parses, with a note', async () => {
     const r = repo();
     r.catalog('t/thing.avsc', 'FULL');
     r.write('t/thing.avsc', V1);
@@ -162,7 +162,7 @@ describe('schemas check --git: an earlier version that is not JSON', () => {
     r.commit('broken file');
     const [broken, v1] = git(r.root, 'log', '--format=%h', '--abbrev=7').trim().split('\n');
     r.write('t/thing.avsc', NO_AMOUNT);
-    const run = cli(r.root, ['check', '--git', '--catalog', 'schemas']);
+    const run = await cli(r.root, ['check', '--git', '--catalog', 'schemas']);
     expect(run.code).toBe(1);
     expect(run.stdout).toContain(`INCOMPATIBLE  Thing (t/thing.avsc, subject test.git.thing-value, FULL): 1 problem(s) against commit ${v1}`);
     expect(run.stdout).toContain(`note: commit ${broken} is not JSON and was not compared; compared with commit ${v1} instead, the newest earlier version that parses`);
@@ -170,7 +170,7 @@ describe('schemas check --git: an earlier version that is not JSON', () => {
 });
 
 describe('schemas check --git: the kind followed through catalog.yaml', () => {
-  it('a schema file moved (git mv) and broken, catalog.yaml updated, not committed → compared with the versions at the old path', () => {
+  it('a schema file moved (git mv) and broken, catalog.yaml updated, not committed → compared with the versions at the old path', async () => {
     const r = repo();
     r.catalog('t/thing.avsc', 'FULL_TRANSITIVE');
     r.write('t/thing.avsc', V1);
@@ -179,14 +179,14 @@ describe('schemas check --git: the kind followed through catalog.yaml', () => {
     git(r.root, 'mv', 'schemas/t/thing.avsc', 'schemas/t/thing2.avsc');
     r.write('t/thing2.avsc', NO_AMOUNT);
     r.catalog('t/thing2.avsc', 'FULL_TRANSITIVE');
-    const run = cli(r.root, ['check', '--git', '--catalog', 'schemas']);
+    const run = await cli(r.root, ['check', '--git', '--catalog', 'schemas']);
     expect(run.stderr).toBe('');
     expect(run.code).toBe(1);
     expect(run.stdout).toContain('INCOMPATIBLE  Thing (t/thing2.avsc, subject test.git.thing-value, FULL_TRANSITIVE)');
     expect(run.stdout).toContain('/fields/amount: field "amount" removed (or renamed)');
   });
 
-  it('moved to another directory with a new name in the same commit as the break, and a plain level', () => {
+  it('moved to another directory with a new name in the same commit as the break, and a plain level', async () => {
     const r = repo();
     r.catalog('t/thing.avsc', 'FORWARD');
     r.write('t/thing.avsc', V1);
@@ -196,12 +196,12 @@ describe('schemas check --git: the kind followed through catalog.yaml', () => {
     r.write('other/renamed.avsc', JSON.stringify(JSON.parse(NO_AMOUNT)));
     r.catalog('other/renamed.avsc', 'FORWARD');
     r.commit('move and break');
-    const run = cli(r.root, ['check', '--git', '--catalog', 'schemas', '--json']);
+    const run = await cli(r.root, ['check', '--git', '--catalog', 'schemas', '--json']);
     expect(run.code).toBe(1);
     expect(JSON.parse(run.stdout).kinds[0]).toMatchObject({ status: 'incompatible', schemaFile: 'other/renamed.avsc', findings: [{ direction: 'FORWARD', path: '/fields/amount' }] });
   });
 
-  it('a path that another kind used earlier is not taken as this kind\'s history', () => {
+  it('a path that another kind used earlier is not taken as this kind\'s history', async () => {
     const r = repo();
     r.write(
       'catalog.yaml',
@@ -211,18 +211,18 @@ describe('schemas check --git: the kind followed through catalog.yaml', () => {
     r.commit('another kind at t/thing.avsc');
     r.catalog('t/thing.avsc', 'FULL_TRANSITIVE');
     r.write('t/thing.avsc', NO_AMOUNT);
-    const run = cli(r.root, ['check', '--git', '--catalog', 'schemas']);
+    const run = await cli(r.root, ['check', '--git', '--catalog', 'schemas']);
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('new           Thing (t/thing.avsc');
   });
 
-  it('a non-ASCII schema file name is read (git quotes it in --name-only output)', () => {
+  it('a non-ASCII schema file name is read (git quotes it in --name-only output)', async () => {
     const r = repo();
     r.catalog('t/thïng ünï.avsc', 'FULL');
     r.write('t/thïng ünï.avsc', V1);
     r.commit('v1');
     r.write('t/thïng ünï.avsc', NO_AMOUNT);
-    const run = cli(r.root, ['check', '--git', '--catalog', 'schemas']);
+    const run = await cli(r.root, ['check', '--git', '--catalog', 'schemas']);
     expect(run.stderr).toBe('');
     expect(run.code).toBe(1);
     expect(run.stdout).toContain('/fields/amount: field "amount" removed (or renamed)');
@@ -230,7 +230,7 @@ describe('schemas check --git: the kind followed through catalog.yaml', () => {
 });
 
 describe('schemas check without --git and without a registry (git history is the default)', () => {
-  it('--base and --baseline are accepted; with --registry they are a usage error (exit 2)', () => {
+  it('--base and --baseline are accepted; with --registry they are a usage error (exit 2)', async () => {
     const r = repo();
     r.catalog('t/thing.avsc', 'FULL');
     r.write('t/thing.avsc', V1);
@@ -238,13 +238,13 @@ describe('schemas check without --git and without a registry (git history is the
     git(r.root, 'branch', 'main2');
     r.write('t/thing.avsc', NO_AMOUNT);
     r.commit('break');
-    const run = cli(r.root, ['check', '--catalog', 'schemas', '--base', 'main2']);
+    const run = await cli(r.root, ['check', '--catalog', 'schemas', '--base', 'main2']);
     expect(run.stderr).toBe('');
     expect(run.code).toBe(1);
     expect(run.stdout).toContain('against the git history of');
     expect(run.stdout).toContain('up to main2');
-    expect(cli(r.root, ['check', '--catalog', 'schemas', '--base', 'HEAD', '--baseline', 'HEAD']).code).toBe(0);
-    const withRegistry = cli(r.root, ['check', '--catalog', 'schemas', '--base', 'main2', '--registry', 'http://127.0.0.1:1']);
+    expect((await cli(r.root, ['check', '--catalog', 'schemas', '--base', 'HEAD', '--baseline', 'HEAD'])).code).toBe(0);
+    const withRegistry = await cli(r.root, ['check', '--catalog', 'schemas', '--base', 'main2', '--registry', 'http://127.0.0.1:1']);
     expect(withRegistry.code).toBe(2);
     expect(withRegistry.stderr).toContain('--base needs git history: pass --git');
   });
@@ -258,20 +258,20 @@ describe('schemas check: very deep schemas', () => {
     return `{"type":"record","name":"Thing","namespace":"test.git","fields":[{"name":"k","type":"string"},{"name":"d","type":${t}}]}`;
   };
 
-  it('records nested 3000 deep: exit 1, the file named as invalid (not a stack overflow, exit 2)', () => {
+  it('records nested 3000 deep: exit 1, the file named as invalid (not a stack overflow, exit 2)', async () => {
     const r = repo();
     r.catalog('t/thing.avsc', 'FULL');
     r.write('t/thing.avsc', V1);
     r.commit('v1');
     r.write('t/thing.avsc', deep(3000));
-    const run = cli(r.root, ['check', '--git', '--catalog', 'schemas']);
+    const run = await cli(r.root, ['check', '--git', '--catalog', 'schemas']);
     expect(run.stderr).toBe('');
     expect(run.code).toBe(1);
     expect(run.stdout).toContain('INVALID       t/thing.avsc: the catalog cannot load it');
     expect(run.stdout).toMatch(/ {4}\/: JSON nested \d+ levels deep, more than the 1000 this check allows/);
   });
 
-  it('an earlier version nested too deep is not compared (a note); the one before it is', () => {
+  it('an earlier version nested too deep is not compared (a note); the one before it is', async () => {
     const r = repo();
     r.catalog('t/thing.avsc', 'FORWARD');
     r.write('t/thing.avsc', V1);
@@ -279,19 +279,19 @@ describe('schemas check: very deep schemas', () => {
     r.write('t/thing.avsc', deep(3000));
     r.commit('too deep');
     r.write('t/thing.avsc', NO_AMOUNT);
-    const run = cli(r.root, ['check', '--git', '--catalog', 'schemas']);
+    const run = await cli(r.root, ['check', '--git', '--catalog', 'schemas']);
     expect(run.stderr).toBe('');
     expect(run.code).toBe(1);
     expect(run.stdout).toContain('/fields/amount: field "amount" removed');
     expect(run.stdout).toMatch(/note: commit [0-9a-f]{7} was not compared: JSON nested \d+ levels deep, .*; compared with commit [0-9a-f]{7} instead/);
   });
 
-  it('332 nested records (999 JSON levels, within the limit) are still checked', () => {
+  it('332 nested records (999 JSON levels, within the limit) are still checked', async () => {
     const r = repo();
     r.catalog('t/thing.avsc', 'FULL_TRANSITIVE');
     r.write('t/thing.avsc', deep(332));
     r.commit('deep but allowed');
-    const run = cli(r.root, ['check', '--git', '--catalog', 'schemas']);
+    const run = await cli(r.root, ['check', '--git', '--catalog', 'schemas']);
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
   });
