@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { runProcess } from '../../../src/connectors/index.js';
 import type { RunOptions } from '../../../src/connectors/index.js';
 import { alive, tempDir, writeScript } from './helpers.js';
@@ -108,5 +108,20 @@ describe('runProcess', () => {
     const child = Number((await waitForFile(pidFile)).trim());
     await new Promise((r2) => setTimeout(r2, 50));
     expect(alive(child)).toBe(false);
+  });
+
+  it('cancels the pending SIGKILL once the timed-out group is gone (its id may be reused)', async () => {
+    // `sleep` dies of the SIGTERM at once: its group is empty long before the grace ends.
+    const kill = vi.spyOn(process, 'kill');
+    try {
+      const r = await runProcess(base('/bin/sleep', { args: ['30'], timeoutMs: 100, killGraceMs: 300 }));
+      expect(r.end).toEqual({ kind: 'timedOut', timeoutMs: 100, killedWith: 'SIGTERM' });
+      await new Promise((r2) => setTimeout(r2, 500)); // past the grace
+      const signalled = kill.mock.calls.filter(([target]) => target === -r.pid!).map(([, sig]) => sig);
+      expect(signalled).toContain('SIGTERM');
+      expect(signalled).not.toContain('SIGKILL');
+    } finally {
+      kill.mockRestore();
+    }
   });
 });

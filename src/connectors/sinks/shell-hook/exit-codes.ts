@@ -69,6 +69,9 @@ export function classifyEnd(end: ProcessEnd, policy: ExitCodePolicy): SinkOutcom
       return policy.signal;
     case 'spawnFailed':
       return policy.spawnFailure;
+    case 'stopped':
+      // The sink never classifies this end (it leaves the event uncommitted); a retry if asked.
+      return 'retry';
     default: {
       const never: never = end;
       return never;
@@ -87,6 +90,8 @@ export function describeEnd(end: ProcessEnd): string {
       return `was killed by ${end.signal}`;
     case 'spawnFailed':
       return `could not be started: ${end.error}`;
+    case 'stopped':
+      return `was stopped by the sink stopping (${end.killedWith})`;
     default: {
       const never: never = end;
       return never;

@@ -6,5 +6,5 @@ export { EX_TEMPFAIL, classifyEnd, defaultExitCodePolicy, describeEnd, exitCodeP
 export type { ExitCodeOverrides, ExitCodePolicy } from './exit-codes.js';
 export { MAX_ENV_VALUE_BYTES, buildHookEnv } from './env.js';
 export type { HookEnvSettings } from './env.js';
-export { runProcess } from './run.js';
-export type { ProcessEnd, ProcessResult, RunOptions } from './run.js';
+export { runProcess, startProcess } from './run.js';
+export type { ProcessEnd, ProcessResult, RunOptions, RunningProcess } from './run.js';

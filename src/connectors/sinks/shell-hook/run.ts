@@ -12,6 +12,8 @@ export type ProcessEnd =
   | { readonly kind: 'exited'; readonly code: number }
   | { readonly kind: 'signaled'; readonly signal: string }
   | { readonly kind: 'timedOut'; readonly timeoutMs: number; readonly killedWith: 'SIGTERM' | 'SIGKILL' }
+  /** Ended by {@link RunningProcess.stop} (the sink stopping, e.g. the gateway shutting down). */
+  | { readonly kind: 'stopped'; readonly killedWith: 'SIGTERM' | 'SIGKILL' }
   | { readonly kind: 'spawnFailed'; readonly error: string; readonly errno?: string };
 
 export interface ProcessResult {
@@ -86,6 +88,29 @@ function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {
   }
 }
 
+/** True while process group `pid` has a member (signal 0 probes without signalling). */
+function groupAlive(pid: number): boolean {
+  try {
+    process.kill(-pid, 0);
+    return true;
+  } catch (e) {
+    // EPERM: a member exists that we may not signal (it changed its user): the group is not gone.
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** A started process: its result, and a way to end it early (the sink stopping). */
+export interface RunningProcess {
+  /** Resolves as {@link runProcess} does; never rejects. */
+  readonly result: Promise<ProcessResult>;
+  /**
+   * Ends the process now: SIGTERM to its process group, SIGKILL `killGraceMs` (ms) later if the
+   * group is not gone by then; the result's `end` becomes `{ kind: 'stopped' }`. No effect once the
+   * process exited or a timeout already began killing it.
+   */
+  stop(killGraceMs: number): void;
+}
+
 /**
  * Runs the process and resolves when it ended and its output was collected. Never rejects: a
  * failure to start is `{ kind: 'spawnFailed' }`.
@@ -93,23 +118,52 @@ function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {
  * still alive; the result is `timedOut` whatever exit status followed.
  */
 export function runProcess(o: RunOptions): Promise<ProcessResult> {
-  return new Promise((resolve) => {
+  return startProcess(o).result;
+}
+
+/**
+ * Starts the process as {@link runProcess} and returns at once with its result promise and a
+ * `stop` (see {@link RunningProcess}).
+ * The pending SIGKILL of a kill sequence is cancelled as soon as the group is found empty (when
+ * the leader exits, and when its output closes): a process group id may be reused once the group
+ * is gone, and a late SIGKILL would hit an unrelated group. Members left behind keep the id in
+ * use, and get the SIGKILL.
+ */
+export function startProcess(o: RunOptions): RunningProcess {
+  let stopRequest: ((killGraceMs: number) => void) | undefined;
+  const result = new Promise<ProcessResult>((resolve) => {
     const started = performance.now();
     const out = new Tail(o.maxOutputBytes);
     const err = new Tail(o.maxOutputBytes);
     let settled = false;
-    let timedOut: 'SIGTERM' | 'SIGKILL' | undefined;
+    /** Set once a kill sequence began: why, and the last signal sent while the leader ran. */
+    let killing: { readonly why: 'timeout' | 'stop'; readonly graceMs: number; killedWith: 'SIGTERM' | 'SIGKILL' } | undefined;
     let exited: ProcessEnd | undefined;
     let timeoutTimer: NodeJS.Timeout | undefined;
+    let killTimer: NodeJS.Timeout | undefined;
     let drainTimer: NodeJS.Timeout | undefined;
     let child: ChildProcess;
+
+    /** Cancels the pending SIGKILL when the group is gone (its id may be reused from now on). */
+    const forgetEmptyGroup = (): void => {
+      if (killTimer !== undefined && (child.pid === undefined || !groupAlive(child.pid))) {
+        clearTimeout(killTimer);
+        killTimer = undefined;
+      }
+    };
 
     const finish = (end: ProcessEnd | undefined): void => {
       if (settled) return;
       settled = true;
       clearTimeout(timeoutTimer);
       clearTimeout(drainTimer);
-      const final: ProcessEnd = timedOut !== undefined ? { kind: 'timedOut', timeoutMs: o.timeoutMs, killedWith: timedOut } : (end ?? exited ?? { kind: 'signaled', signal: 'unknown' });
+      forgetEmptyGroup();
+      const final: ProcessEnd =
+        killing === undefined
+          ? (end ?? exited ?? { kind: 'signaled', signal: 'unknown' })
+          : killing.why === 'timeout'
+            ? { kind: 'timedOut', timeoutMs: o.timeoutMs, killedWith: killing.killedWith }
+            : { kind: 'stopped', killedWith: killing.killedWith };
       resolve({
         end: final,
         stdout: out.text(),
@@ -119,6 +173,23 @@ export function runProcess(o: RunOptions): Promise<ProcessResult> {
         durationMs: Math.round(performance.now() - started),
         pid: child.pid,
       });
+    };
+
+    /** SIGTERM to the group now, SIGKILL `graceMs` later unless the group is gone by then. */
+    const kill = (why: 'timeout' | 'stop', graceMs: number): void => {
+      if (killing !== undefined || exited !== undefined || settled || child.pid === undefined) return;
+      const pid = child.pid;
+      clearTimeout(timeoutTimer);
+      killing = { why, graceMs, killedWith: 'SIGTERM' };
+      const k = killing;
+      killGroup(pid, 'SIGTERM');
+      killTimer = setTimeout(() => {
+        killTimer = undefined;
+        // Members that ignored SIGTERM (or the leader itself) are killed for good.
+        if (exited === undefined) k.killedWith = 'SIGKILL';
+        killGroup(pid, 'SIGKILL');
+      }, graceMs);
+      killTimer.unref();
     };
 
     try {
@@ -141,28 +212,30 @@ export function runProcess(o: RunOptions): Promise<ProcessResult> {
     child.on('exit', (code, signal) => {
       clearTimeout(timeoutTimer);
       exited = code !== null ? { kind: 'exited', code } : { kind: 'signaled', signal: signal ?? 'unknown' };
+      forgetEmptyGroup();
       // A background child may keep the pipes open: stop waiting for them after a short while
-      // (after a timeout: once SIGKILL had its chance).
-      drainTimer = setTimeout(() => {
-        child.stdout?.destroy();
-        child.stderr?.destroy();
-        finish(undefined);
-      }, timedOut === 'SIGTERM' ? o.killGraceMs + DRAIN_MS : DRAIN_MS);
+      // (after a kill sequence: once SIGKILL had its chance).
+      drainTimer = setTimeout(
+        () => {
+          child.stdout?.destroy();
+          child.stderr?.destroy();
+          finish(undefined);
+        },
+        killTimer !== undefined && killing !== undefined ? killing.graceMs + DRAIN_MS : DRAIN_MS,
+      );
     });
     child.on('close', () => finish(undefined));
 
     if (pid !== undefined) {
-      timeoutTimer = setTimeout(() => {
-        timedOut = 'SIGTERM';
-        killGroup(pid, 'SIGTERM');
-        const killTimer = setTimeout(() => {
-          // Members that ignored SIGTERM (or the leader itself) are killed for good.
-          if (exited === undefined) timedOut = 'SIGKILL';
-          killGroup(pid, 'SIGKILL');
-        }, o.killGraceMs);
-        killTimer.unref();
-      }, o.timeoutMs);
+      timeoutTimer = setTimeout(() => kill('timeout', o.killGraceMs), o.timeoutMs);
+      stopRequest = (graceMs) => kill('stop', graceMs);
     }
     child.stdin?.end(Buffer.from(o.stdin.buffer, o.stdin.byteOffset, o.stdin.byteLength));
   });
+  return {
+    result,
+    stop(killGraceMs: number): void {
+      stopRequest?.(killGraceMs);
+    },
+  };
 }
