@@ -39,6 +39,14 @@ export interface CheckKindOptions {
    * (a registry: a schema identical to the latest registered version is already registered).
    */
   readonly latestDistinct?: boolean;
+  /**
+   * The history is a registry subject's: a compatible schema identical (as sorted-key JSON) to one
+   * of the kind's own registered versions other than the latest is status `not-latest`, since
+   * registering it would return that version and leave the subject's "latest" on the newer one
+   * (Confluent Schema Registry API, POST /subjects/{s}/versions). Default false (git history: the
+   * file is the latest, whatever an older commit held).
+   */
+  readonly flagNotLatest?: boolean;
 }
 
 /**
@@ -118,6 +126,27 @@ export function checkKind(kind: EventKind, schemaText: string, earlier: readonly
     if (against.length === 0) notes.push(`${skipped.join('; ')}; no earlier version parses, nothing was compared`);
   }
   const findings = checkCompatibility(analysis.schema, previous, kind.compatibility);
+  if (findings.length === 0 && options.flagNotLatest === true) {
+    const own = earlier.filter((v) => v.subject === undefined || v.subject === kind.subject);
+    const newest = own.at(-1);
+    const cur = canonical(schemaText);
+    const match = newest === undefined || canonical(newest.schema) === cur ? undefined : own.findLast((v) => canonical(v.schema) === cur);
+    if (newest !== undefined && match !== undefined) {
+      notes.push(
+        `identical to ${match.label}, but the subject's latest is ${newest.label}: registering it would return ${match.label} and not move "latest", so readers of "latest" would get ${newest.label} while producers write ${match.label}; to make it the latest, change it (e.g. edit a doc) so it registers as a new version, or delete the newer versions of the subject`,
+      );
+      return Object.freeze({
+        ...base,
+        status: 'not-latest',
+        changed,
+        compared: against.map((v) => ({ version: v.version, label: v.label })),
+        problems: [],
+        findings,
+        notes,
+        notLatest: Object.freeze({ matches: match.label, latest: newest.label }),
+      });
+    }
+  }
   return Object.freeze({
     ...base,
     status: findings.length > 0 ? 'incompatible' : 'compatible',
@@ -133,14 +162,15 @@ export function checkKind(kind: EventKind, schemaText: string, earlier: readonly
  * Checks every kind of `catalog` (its schema as loaded, compact JSON) against its earlier versions
  * from `history`, in catalog order. For git history, which may already hold the current schema
  * (committed up to the base revision), the plain levels compare with the latest version that
- * differs from it ({@link CheckKindOptions.latestDistinct}).
+ * differs from it ({@link CheckKindOptions.latestDistinct}); for a registry, a schema identical to
+ * a registered version other than the latest is `not-latest` ({@link CheckKindOptions.flagNotLatest}).
  * Errors: those of {@link SchemaHistory.versions} (exit 2 for the CLI).
  */
 export async function checkCatalog(catalog: Catalog, history: SchemaHistory): Promise<CheckReport> {
   const kinds: KindCheck[] = [];
   for (const kind of catalog.kinds) {
     const earlier = await history.versions(kind);
-    kinds.push(checkKind(kind, kind.schema, earlier, { latestDistinct: history.source === 'git' }));
+    kinds.push(checkKind(kind, kind.schema, earlier, { latestDistinct: history.source === 'git', flagNotLatest: history.source === 'registry' }));
   }
   const ok = kinds.every((k) => k.status === 'compatible' || k.status === 'new');
   return Object.freeze({ source: history.source, against: history.description, catalogDir: catalog.dir, ok, kinds, invalidFiles: [] });

@@ -17,7 +17,7 @@ export function formatCheckReport(r: CheckReport): string {
     lines.push(`INVALID       ${f.schemaFile}: the catalog cannot load it`);
     for (const p of f.problems) lines.push(`    ${p.path}: ${p.message}`);
   }
-  const counts = { compatible: 0, incompatible: 0, invalid: 0, new: 0 };
+  const counts = { compatible: 0, incompatible: 0, invalid: 0, new: 0, 'not-latest': 0 };
   for (const k of r.kinds) {
     counts[k.status] += 1;
     const head = `${k.name} (${k.schemaFile}, subject ${k.subject}, ${k.level})`;
@@ -32,6 +32,9 @@ export function formatCheckReport(r: CheckReport): string {
         lines.push(`INVALID       ${head}: not a valid Avro schema`);
         for (const p of k.problems) lines.push(`    ${p.path}: ${p.message}`);
         break;
+      case 'not-latest':
+        lines.push(`NOT-LATEST    ${head}: identical to ${k.notLatest?.matches ?? 'an older version'}, but the subject's latest is ${k.notLatest?.latest ?? 'newer'}`);
+        break;
       case 'incompatible':
         lines.push(`INCOMPATIBLE  ${head}: ${k.findings.length} problem(s) against ${versions(k.compared)}`);
         for (const f of k.findings) lines.push(`    [${f.direction} vs ${f.label}] ${f.message}`);
@@ -40,7 +43,7 @@ export function formatCheckReport(r: CheckReport): string {
     for (const n of k.notes) lines.push(`    note: ${n}`);
   }
   const invalid = counts.invalid + r.invalidFiles.length;
-  lines.push(`${r.ok ? 'OK' : 'FAILED'}: ${counts.compatible} compatible, ${counts.new} new, ${counts.incompatible} incompatible, ${invalid} invalid`);
+  lines.push(`${r.ok ? 'OK' : 'FAILED'}: ${counts.compatible} compatible, ${counts.new} new, ${counts.incompatible} incompatible, ${invalid} invalid${counts['not-latest'] === 0 ? '' : `, ${counts['not-latest']} not latest`}`);
   return lines.join('\n');
 }
 
@@ -61,12 +64,17 @@ export function formatRegisterReport(r: RegisterReport): string {
       case 'unchanged':
         lines.push(`unchanged     ${head}: already version ${k.version ?? '?'}, id ${k.id ?? '?'}`);
         break;
+      case 'not-latest':
+        lines.push(`NOT-LATEST    ${head}: matches version ${k.version ?? '?'} (id ${k.id ?? '?'}), but the subject's latest is version ${k.latestVersion ?? '?'}`);
+        for (const reason of k.reasons) lines.push(`    ${reason}`);
+        break;
       default:
         lines.push(`${k.status.toUpperCase().padEnd(13)} ${head}: not registered`);
         for (const reason of k.reasons) lines.push(`    ${reason}`);
     }
   }
   const n = (s: string): number => r.kinds.filter((k) => k.status === s).length;
-  lines.push(`${r.ok ? 'OK' : 'FAILED'}: ${n('registered')} registered, ${n('unchanged')} unchanged, ${r.kinds.length - n('registered') - n('unchanged')} not registered${r.invalidFiles.length === 0 ? '' : `, ${r.invalidFiles.length} invalid file(s)`}`);
+  const notLatest = n('not-latest') === 0 ? '' : `, ${n('not-latest')} not latest`;
+  lines.push(`${r.ok ? 'OK' : 'FAILED'}: ${n('registered')} registered, ${n('unchanged')} unchanged${notLatest}, ${r.kinds.length - n('registered') - n('unchanged') - n('not-latest')} not registered${r.invalidFiles.length === 0 ? '' : `, ${r.invalidFiles.length} invalid file(s)`}`);
   return lines.join('\n');
 }

@@ -16,6 +16,11 @@ import { createRegistryHistory } from './registry-history.js';
 import type { RegistryHistoryOptions } from './registry-history.js';
 import type { InvalidSchemaFile, KindRegistration, RegisterReport } from './types.js';
 
+/** Why a `not-latest` kind failed, and the two ways out. */
+export function notLatestReason(version: number, latest: number): string {
+  return `the schema matches version ${version}, but the subject's latest is version ${latest}: the registry returns the existing version and does not move "latest", so readers of "latest" get version ${latest} while this schema writes version ${version}; to make it the latest, register it as a new version (change it, e.g. edit a doc, so it differs from version ${version}) or delete versions ${version + 1}..${latest} of the subject`;
+}
+
 /**
  * Registers the catalog's schemas, in catalog order. A kind whose schema file is in
  * `invalidFiles` (see loadCatalogForRegister; its schema in `catalog` is a stand-in) is reported
@@ -24,7 +29,11 @@ import type { InvalidSchemaFile, KindRegistration, RegisterReport } from './type
  * incompatible (by this project's checker, which is stricter than a registry where the Avro spec
  * is) is not registered; the others still are. A refusal by the registry (HTTP 409/422) is
  * reported as `refused`.
- * Returns: the report; `ok` when every kind is `registered` or `unchanged`.
+ * Returns: the report; `ok` when every kind is `registered` or `unchanged`. A kind whose schema is
+ * identical to a registered version older than its subject's latest is `not-latest` (not ok): the
+ * registry returns that version and leaves "latest" where it was (Confluent Schema Registry API,
+ * POST /subjects/{s}/versions; Apicurio's ccompat API does the same), so producers would write the
+ * older schema while consumers reading "latest" get the newer one.
  * A kind whose subject changed (see createRegistryHistory: the registry's `subjects()`, or
  * `historyOptions.subjects`, lists the registry's subjects) is checked against its earlier subject's versions before it is registered
  * under the new one.
@@ -67,6 +76,15 @@ export async function registerSchemas(
       const reg = await registry.register(kind.subject, kind.schema);
       // History from an earlier subject (the kind's subject changed): the first version here is new.
       const isNew = latest === undefined || latest.subject !== undefined || reg.version > latest.version;
+      if (!isNew) {
+        // An existing version returned: the registry does not move "latest" to it. (The history's
+        // `version` numbers the merged history when the kind's subject changed: ask the subject.)
+        const newest = Math.max(reg.version, ...(await registry.versions(kind.subject)));
+        if (reg.version < newest) {
+          kinds.push(Object.freeze({ ...base, status: 'not-latest', version: reg.version, id: reg.id, latestVersion: newest, changes: [], reasons: [notLatestReason(reg.version, newest)] }));
+          continue;
+        }
+      }
       kinds.push(Object.freeze({ ...base, status: isNew ? 'registered' : 'unchanged', version: reg.version, id: reg.id, changes: isNew ? changes : [], reasons: [] }));
     } catch (err) {
       if (isGatewayError(err, 'CEG_SCHEMA_INCOMPATIBLE') || isGatewayError(err, 'CEG_SCHEMA_INVALID')) {

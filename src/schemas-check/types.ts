@@ -34,8 +34,14 @@ export interface SchemaHistory {
   versions(kind: EventKind): Promise<readonly HistoricVersion[]>;
 }
 
-/** Verdict for one kind. `new`: no earlier version (nothing to be compatible with). */
-export type KindStatus = 'compatible' | 'incompatible' | 'invalid' | 'new';
+/**
+ * Verdict for one kind. `new`: no earlier version (nothing to be compatible with). `not-latest`
+ * (registry only): the schema is identical (as sorted-key JSON) to a registered version of the
+ * kind's subject that is not its latest — registering it returns that version and does not move
+ * "latest" (Confluent Schema Registry API, POST /subjects/{s}/versions: an existing schema's
+ * version is returned), so producers would write it while readers of "latest" get the newer one.
+ */
+export type KindStatus = 'compatible' | 'incompatible' | 'invalid' | 'new' | 'not-latest';
 
 /** The check result of one kind. */
 export interface KindCheck {
@@ -56,6 +62,8 @@ export interface KindCheck {
   readonly findings: readonly CompatibilityFinding[];
   /** Notes, e.g. an earlier version that is not valid Avro and was compared as well as it parses. */
   readonly notes: readonly string[];
+  /** Status `not-latest`: the labels of the registered version the schema is identical to and of the subject's latest (`version 4`, `version 5`). */
+  readonly notLatest?: { readonly matches: string; readonly latest: string };
 }
 
 /** A schema file the catalog could not load (the catalog names it, but it is not valid Avro). */
@@ -65,7 +73,7 @@ export interface InvalidSchemaFile {
   readonly problems: readonly SchemaProblem[];
 }
 
-/** The result of `schemas check`. `ok` is true when no kind is incompatible or invalid. */
+/** The result of `schemas check`. `ok` is true when every kind is `compatible` or `new`. */
 export interface CheckReport {
   readonly source: 'registry' | 'git';
   readonly against: string;
@@ -76,8 +84,12 @@ export interface CheckReport {
   readonly invalidFiles: readonly InvalidSchemaFile[];
 }
 
-/** What `schemas register` did for one kind. */
-export type RegisterStatus = 'registered' | 'unchanged' | 'invalid' | 'incompatible' | 'refused';
+/**
+ * What `schemas register` did for one kind. `not-latest`: the registry answered with an existing
+ * version older than the subject's latest (the schema is identical to that version; Confluent and
+ * Apicurio return it and do not move "latest"), so the subject's latest is still the newer one.
+ */
+export type RegisterStatus = 'registered' | 'unchanged' | 'not-latest' | 'invalid' | 'incompatible' | 'refused';
 
 export interface KindRegistration {
   readonly eventId: string;
@@ -85,9 +97,11 @@ export interface KindRegistration {
   readonly subject: string;
   readonly level: CompatibilityLevel;
   readonly status: RegisterStatus;
-  /** Registered version and id (status `registered` or `unchanged`). */
+  /** Registered version and id (status `registered`, `unchanged` or `not-latest`). */
   readonly version?: number;
   readonly id?: number;
+  /** Status `not-latest`: the subject's latest version, newer than `version`. */
+  readonly latestVersion?: number;
   /** For a new version: what changed against the previous latest (`added /fields/x …`). */
   readonly changes: readonly string[];
   /** Problems or findings that stopped it, one line each. */

@@ -4,8 +4,10 @@
  * SCHEMA_REGISTRY_URL), or with --git (or when no registry is configured) against every earlier
  * version of its file in git history, under the kind's compatibility level.
  * register: sets each subject's level and registers the new versions, reporting what changed.
- * Exit codes: 0 compatible / registered, 1 incompatible or invalid, 2 usage or connection error
- * (a missing or shallow git history included).
+ * Exit codes: 0 compatible / registered, 1 incompatible or invalid — or, against a registry, a
+ * schema identical to a registered version older than its subject's latest (`not-latest`: the
+ * registry would not move "latest" to it) — 2 usage or connection error (a missing or shallow git
+ * history included).
  * Spec: DESIGN "The model is the schema registry", "Conventions users already know" (exit codes).
  */
 import { existsSync } from 'node:fs';
@@ -70,8 +72,8 @@ function fail(err: unknown, json: boolean | undefined, command: string): number 
 }
 
 /**
- * Runs `schemas check` and returns the exit code (0 compatible, 1 incompatible or invalid, 2 usage
- * or connection error). Writes the report to stdout (JSON with --json), errors to stderr.
+ * Runs `schemas check` and returns the exit code (0 compatible, 1 incompatible, invalid or
+ * not-latest, 2 usage or connection error). Writes the report to stdout (JSON with --json), errors to stderr.
  */
 export async function runSchemasCheck(program: Command, opts: CheckOptions): Promise<number> {
   try {
@@ -97,7 +99,8 @@ export async function runSchemasCheck(program: Command, opts: CheckOptions): Pro
 
 /**
  * Runs `schemas register` and returns the exit code (0 every kind registered or unchanged, 1 some
- * kind invalid, incompatible or refused, 2 usage or connection error).
+ * kind invalid, incompatible, refused or not-latest — a check failure like the others: the
+ * catalog's schema is not what the subject's "latest" serves — 2 usage or connection error).
  */
 export async function runSchemasRegister(program: Command, opts: CommonOptions): Promise<number> {
   try {
@@ -119,7 +122,7 @@ export function registerSchemasCommand(program: Command): void {
   const schemas = program.command('schemas').description('check and register the catalog\'s Avro schemas');
   schemas
     .command('check')
-    .description('check every catalog schema against its registered versions (--registry / SCHEMA_REGISTRY_URL) or its git history (--git, or when no registry is set), under each kind\'s compatibility level; exit 0 compatible, 1 incompatible or invalid, 2 usage or connection error')
+    .description('check every catalog schema against its registered versions (--registry / SCHEMA_REGISTRY_URL) or its git history (--git, or when no registry is set), under each kind\'s compatibility level; exit 0 compatible, 1 incompatible, invalid or (registry) identical to a version older than the latest, 2 usage or connection error')
     .option('--registry <url>', 'schema registry base URL (default: SCHEMA_REGISTRY_URL)')
     .option('--git', 'compare with every earlier version of each schema file in git history')
     .option('--base <rev>', 'git history (--git, or no registry set): up to this revision (default HEAD); in a pull request, the target branch (origin/main)')
@@ -131,7 +134,7 @@ export function registerSchemasCommand(program: Command): void {
     });
   schemas
     .command('register')
-    .description('set each subject\'s compatibility level and register the catalog\'s schemas that are new, after validating and checking them; reports what changed')
+    .description('set each subject\'s compatibility level and register the catalog\'s schemas that are new, after validating and checking them; reports what changed; exit 0 registered or unchanged, 1 invalid, incompatible, refused or not-latest (identical to a version older than the subject\'s latest), 2 usage or connection error')
     .option('--registry <url>', 'schema registry base URL (default: SCHEMA_REGISTRY_URL)')
     .option('--catalog <dir>', 'catalog directory (default: CATALOG_DIR, ./schemas, or the package\'s own)')
     .option('--json', 'print the report as JSON')
