@@ -77,9 +77,10 @@ export interface ScrapeSource {
   readonly outbox?: () => Promise<{ readonly backlogRows: number; readonly oldestRowAgeSeconds: number } | undefined>;
   /**
    * The outbox relay's own counts (the `outbox relay` process): rows published, produce calls that
-   * failed, rows found too large for their topic (each time met), (topic, key) pairs held back now.
+   * failed, rows found too large for their topic (each time met), rows that cannot be made a record
+   * (each time met), (topic, key) pairs held back now.
    */
-  readonly outboxRelay?: () => { readonly published: number; readonly failedAttempts: number; readonly tooLargeRows: number; readonly heldKeys: number } | undefined;
+  readonly outboxRelay?: () => { readonly published: number; readonly failedAttempts: number; readonly tooLargeRows: number; readonly invalidRows?: number; readonly heldKeys: number } | undefined;
   /** Pull subscriptions served by this instance, by group (issue 9). */
   readonly pull?: () => ReadonlyMap<string, { readonly delivered: number; readonly skipped: number; readonly deadLettered: number; readonly commits: number }>;
   /** Authentication counts (issue 11): 401s, and 429s by policy; undefined before the server listens. */
@@ -416,6 +417,7 @@ export class GatewayMetrics {
     relayFamily('ce_gateway_outbox_published_total', 'Outbox rows the relay published (acknowledged by the broker) and marked sent.', (r) => r.published, 'counter');
     relayFamily('ce_gateway_outbox_publish_failures_total', 'Produce calls of the outbox relay that failed (their rows stay in the outbox and are retried).', (r) => r.failedAttempts, 'counter');
     relayFamily('ce_gateway_outbox_too_large_rows_total', 'Outbox rows found larger than their topic\'s max.message.bytes, each time the relay met one (not produced; its key is held back on that topic).', (r) => r.tooLargeRows, 'counter');
+    relayFamily('ce_gateway_outbox_invalid_rows_total', 'Outbox rows that cannot be made a Kafka record (NULL or mismatched header arrays, a bad timestamp), each time the relay met one (not produced; its key is held back on that topic).', (r) => r.invalidRows ?? 0, 'counter');
     relayFamily('ce_gateway_outbox_held_keys', '(topic, partition key) pairs the outbox relay holds back now (a row could not be produced or is too large); retried after backoff.', (r) => r.heldKeys, 'gauge');
     const outbox = async (): Promise<{ backlogRows: number; oldestRowAgeSeconds: number } | undefined> => {
       let out: { backlogRows: number; oldestRowAgeSeconds: number } | undefined;

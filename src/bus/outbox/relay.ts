@@ -99,6 +99,15 @@ export interface OutboxRelayStats {
    */
   readonly tooLargeRows: number;
   /**
+   * Times a row was found that cannot be made a Kafka record at all (a NULL element in
+   * `header_names` / `header_values`, arrays of different lengths, a bad `timestamp_ms`: see
+   * `recordOfRow`), counted at every attempt: it is not produced, gets an attempt and a
+   * `CEG_INVALID_EVENT` `last_error` naming the problem, and its key is held back on its topic
+   * (see `heldKeys`) until an operator fixes or deletes the row. Logged as an error once per row
+   * and relay (later attempts at debug level).
+   */
+  readonly invalidRows: number;
+  /**
    * (topic, partition key) pairs held back now (their oldest unsent row could not be produced, or
    * is too large); retried after backoff. The same key on another topic is not held.
    */
@@ -204,6 +213,8 @@ export async function startOutboxRelay(opts: OutboxRelayOptions): Promise<Outbox
 
 type CycleResult = { readonly claimed: number; readonly failed: boolean };
 type Failed = { readonly rows: readonly ClaimedRow[]; readonly error: unknown };
+/** What a cycle's produce phase did with its rows. */
+type Published = { sent: { row: ClaimedRow; position: Position }[]; failed: Failed[]; tooLarge: Failed[]; invalid: Failed[] };
 
 /** The held-back map's key of a (topic, partition key) pair (a topic name holds no newline). */
 function heldKey(topic: string, key: string): string {
@@ -231,7 +242,7 @@ class Relay implements OutboxRelay {
   #relistenTimer: NodeJS.Timeout | undefined;
   #listenFailures = 0;
   #lastPurgeMs = 0;
-  #stats = { published: 0, failedAttempts: 0, failedRows: 0, dbErrors: 0, cycles: 0, consecutiveFailures: 0, tooLargeRows: 0, purged: 0 };
+  #stats = { published: 0, failedAttempts: 0, failedRows: 0, dbErrors: 0, cycles: 0, consecutiveFailures: 0, tooLargeRows: 0, invalidRows: 0, purged: 0 };
   /**
    * Topic → its `max.message.bytes`, bytes, as last read from the broker: read the first time the
    * topic has rows, and again when a row is found too large for it or the broker refused a call as
@@ -250,8 +261,8 @@ class Relay implements OutboxRelay {
    * other topics, go on.
    */
   readonly #held = new Map<string, { topic: string; key: string; untilMs: number; times: number }>();
-  /** Ids of rows logged as too large (once per row; the oldest forgotten past 10,000). */
-  readonly #loggedTooLarge = new Set<string>();
+  /** Ids of rows logged as too large or invalid (once per row; the oldest forgotten past 10,000). */
+  readonly #loggedRows = new Set<string>();
   #lastError: OutboxRelayStats['lastError'];
   /**
    * On the pool, whether the relay owns it or not: a pool emits 'error' when an idle client's
@@ -400,7 +411,7 @@ class Relay implements OutboxRelay {
         await client.query('COMMIT');
         return { claimed: 0, failed: false };
       }
-      const { sent, failed, tooLarge } = await this.#publish(rows);
+      const { sent, failed, tooLarge, invalid } = await this.#publish(rows);
       if (sent.length > 0) {
         if (this.#o.keepSentMs === 0) {
           await client.query(this.#sql.deleteSent, [sent.map((s) => s.row.id)]);
@@ -408,12 +419,12 @@ class Relay implements OutboxRelay {
           await client.query(this.#sql.markSent, [sent.map((s) => s.row.id), sent.map((s) => s.position.partition), sent.map((s) => s.position.offset.toString())]);
         }
       }
-      for (const f of [...failed, ...tooLarge]) await client.query(this.#sql.markFailed, [f.rows.map((r) => r.id), errorMessage(f.error).slice(0, 2000)]);
+      for (const f of [...failed, ...tooLarge, ...invalid]) await client.query(this.#sql.markFailed, [f.rows.map((r) => r.id), errorMessage(f.error).slice(0, 2000)]);
       await client.query('COMMIT');
       this.#stats.published += sent.length;
       // A key that went out is no longer held, unless a later row of it failed in this same cycle
       // (its hold was just set and must stay).
-      const heldNow = new Set([...failed, ...tooLarge].flatMap((f) => f.rows.map((r) => heldKey(r.topic, r.partition_key))));
+      const heldNow = new Set([...failed, ...tooLarge, ...invalid].flatMap((f) => f.rows.map((r) => heldKey(r.topic, r.partition_key))));
       for (const s of sent) {
         const k = heldKey(s.row.topic, s.row.partition_key);
         if (!heldNow.has(k)) this.#held.delete(k);
@@ -447,10 +458,11 @@ class Relay implements OutboxRelay {
    * Produces the claimed rows, the topics at once; a topic's rows in produce calls that each fit its
    * `max.message.bytes` (cached; read again as #recheckLimit says), one call after the other. A key
    * whose call failed has no later row produced in the cycle (per-key order); a row too large even
-   * alone (after the limit was read again, when due) is not produced and its key is held back.
+   * alone (after the limit was read again, when due), or that cannot be made a record at all
+   * (`invalid`, see recordOfRow), is not produced and its key is held back.
    * Never throws.
    */
-  async #publish(rows: readonly ClaimedRow[]): Promise<{ sent: { row: ClaimedRow; position: Position }[]; failed: Failed[]; tooLarge: Failed[] }> {
+  async #publish(rows: readonly ClaimedRow[]): Promise<Published> {
     const byTopic = new Map<string, ClaimedRow[]>();
     for (const row of rows) {
       const list = byTopic.get(row.topic);
@@ -459,7 +471,7 @@ class Relay implements OutboxRelay {
     }
     const ac = new AbortController();
     this.#inflight = ac;
-    const out = { sent: [] as { row: ClaimedRow; position: Position }[], failed: [] as Failed[], tooLarge: [] as Failed[] };
+    const out: Published = { sent: [], failed: [], tooLarge: [], invalid: [] };
     try {
       await Promise.all([...byTopic].map(([topic, group]) => this.#publishTopic(topic, group, ac.signal, out)));
       return out;
@@ -469,7 +481,7 @@ class Relay implements OutboxRelay {
   }
 
   /** One topic's rows, in produce calls cut by bytes, in id order. Never throws. */
-  async #publishTopic(topic: string, group: readonly ClaimedRow[], signal: AbortSignal, out: { sent: { row: ClaimedRow; position: Position }[]; failed: Failed[]; tooLarge: Failed[] }): Promise<void> {
+  async #publishTopic(topic: string, group: readonly ClaimedRow[], signal: AbortSignal, out: Published): Promise<void> {
     let max: number;
     try {
       max = await this.#topicMaxBytes(topic, signal);
@@ -498,8 +510,17 @@ class Relay implements OutboxRelay {
     };
     for (const row of group) {
       if (stopped.has(row.partition_key)) continue; // an earlier row of the key failed or is held: stays unsent, untouched
-      const record = recordOfRow(row);
-      const size = recordBatchBytes(record);
+      let record: OutboundRecord;
+      let size: number;
+      try {
+        record = recordOfRow(row);
+        size = recordBatchBytes(record);
+      } catch (error) {
+        // A row that can never be produced as it is: only its key waits, the rest goes on.
+        stopped.add(row.partition_key);
+        this.#invalid(topic, row, error, out.invalid);
+        continue;
+      }
       // Too large for the cached limit: read the limit again first (an operator may have raised it).
       if (BATCH_HEADER_BYTES + size > max) max = await this.#recheckLimit(topic, max, signal);
       if (BATCH_HEADER_BYTES + size > max) {
@@ -613,13 +634,34 @@ class Relay implements OutboxRelay {
     // Held at least until the topic's limit may be read again, so the next attempt reads it.
     const held = this.#hold(topic, row.partition_key, this.#limitRecheck.get(topic)?.notBeforeMs ?? 0);
     const fields = { relay: this.#o.name, topic, rowId: row.id, eventId: row.event_id, partitionKey: row.partition_key, bytes, maxMessageBytes: max, heldMs: held };
-    if (this.#loggedTooLarge.has(row.id)) {
-      this.#o.log.debug(fields, 'outbox row still larger than the topic takes: its key stays held back');
+    this.#logRowOnce(row.id, fields, 'outbox row still larger than the topic takes: its key stays held back', 'outbox row larger than the topic takes: its key is held back on this topic (logged once per row; counted in tooLargeRows at every attempt)');
+  }
+
+  /**
+   * A row that cannot be made a record (recordOfRow threw: NULL or mismatched header arrays, a bad
+   * timestamp): not produced; an attempt and the reason go to the row; its key is held back.
+   */
+  #invalid(topic: string, row: ClaimedRow, cause: unknown, invalid: Failed[]): void {
+    const error = isGatewayError(cause)
+      ? cause
+      : new GatewayError('CEG_INVALID_EVENT', `outbox row ${String(row.id)} (event ${String(row.event_id)}) cannot be made a Kafka record: ${errorMessage(cause)}`, { retriable: false, details: { rowId: String(row.id) } });
+    invalid.push({ rows: [row], error });
+    this.#stats.invalidRows++;
+    this.#note(error);
+    const held = this.#hold(topic, row.partition_key);
+    const fields = { relay: this.#o.name, topic, rowId: row.id, eventId: row.event_id, partitionKey: row.partition_key, err: errorMessage(error), heldMs: held };
+    this.#logRowOnce(row.id, fields, 'outbox row still cannot be made a record: its key stays held back', 'outbox row cannot be made a Kafka record: its key is held back on this topic until the row is fixed or deleted (logged once per row; counted in invalidRows at every attempt)');
+  }
+
+  /** Logs a row's problem as an error the first time, at debug level after that. */
+  #logRowOnce(rowId: string, fields: Record<string, unknown>, again: string, first: string): void {
+    if (this.#loggedRows.has(rowId)) {
+      this.#o.log.debug(fields, again);
       return;
     }
-    this.#loggedTooLarge.add(row.id);
-    if (this.#loggedTooLarge.size > 10_000) this.#loggedTooLarge.delete(this.#loggedTooLarge.values().next().value!);
-    this.#o.log.error(fields, 'outbox row larger than the topic takes: its key is held back on this topic (logged once per row; counted in tooLargeRows at every attempt)');
+    this.#loggedRows.add(rowId);
+    if (this.#loggedRows.size > 10_000) this.#loggedRows.delete(this.#loggedRows.values().next().value!);
+    this.#o.log.error(fields, first);
   }
 
   /**

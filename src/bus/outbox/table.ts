@@ -72,6 +72,9 @@ const indexName = (t: OutboxTable, suffix: string): string => quote(`${t.table}_
  * - `event_id`/`event_source`/`event_type`: CloudEvents `id`/`source`/`type`, for operators and dedup.
  * - `attempts`, `last_error`: failed publish attempts of the row; `sent_at`, `sent_partition`,
  *   `sent_offset`: set only after the broker acknowledged the record.
+ * Checks: as many header values as names, and no NULL among them (a table created before a check
+ * was added keeps its old checks: `IF NOT EXISTS` alters nothing; the relay checks every row
+ * anyway, see recordOfRow).
  */
 export function outboxDdl(t: OutboxTable): readonly string[] {
   return [
@@ -94,7 +97,8 @@ export function outboxDdl(t: OutboxTable): readonly string[] {
       sent_at        timestamptz,
       sent_partition integer,
       sent_offset    bigint,
-      CHECK (cardinality(header_names) = cardinality(header_values))
+      CHECK (cardinality(header_names) = cardinality(header_values)),
+      CHECK (array_position(header_names, NULL::text) IS NULL AND array_position(header_values, NULL::bytea) IS NULL)
     )`,
     `CREATE INDEX IF NOT EXISTS ${indexName(t, 'unsent_idx')} ON ${t.sql} (id) WHERE sent_at IS NULL`,
     `CREATE INDEX IF NOT EXISTS ${indexName(t, 'key_unsent_idx')} ON ${t.sql} (partition_key, id) WHERE sent_at IS NULL`,
