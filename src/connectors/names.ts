@@ -5,7 +5,7 @@
  */
 import { topicNameProblem } from '../core/topic-name.js';
 import { GROUP_PREFIX } from '../bus/subscriptions/model.js';
-import { SECRET_KEYS } from '../config/config.js';
+import { CONFIG_KEYS, SECRET_KEYS } from '../config/config.js';
 
 const SUBSCRIPTION = /^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/;
 const PATH_SEGMENT = /^[A-Za-z0-9._-]{1,255}$/;
@@ -41,8 +41,24 @@ export function subscriptionNameProblem(name: string): string | undefined {
  * Spec: issue 8 (a subscription's group is `GROUP_PREFIX` + owner + name); Kafka group membership.
  */
 export function reservedGroupProblem(name: string): string | undefined {
-  if (!name.startsWith(GROUP_PREFIX)) return undefined;
-  return `subscription names starting with ${GROUP_PREFIX} are refused: these consumer groups belong to HTTP subscriptions (a second member would take their events); declare a kind: subscription file or use POST /subscriptions instead`;
+  if (name.startsWith(GROUP_PREFIX)) {
+    return `subscription names starting with ${GROUP_PREFIX} are refused: these consumer groups belong to HTTP subscriptions (a second member would take their events); declare a kind: subscription file or use POST /subscriptions instead`;
+  }
+  // Another group, but its topics (`<name>.dlq`, …) would collide with an HTTP subscription's:
+  // Kafka refuses a topic whose name differs from an existing one only in '.' against '_'.
+  if (topicSpelling(name).startsWith(topicSpelling(GROUP_PREFIX))) {
+    return `subscription names that Kafka spells like ${GROUP_PREFIX}… ('.' and '_' are the same in topic names) are refused: their topics (${name}.dlq) would collide with an HTTP subscription's`;
+  }
+  return undefined;
+}
+
+/**
+ * A topic name as Kafka compares names for collisions: '.' and '_' are the same character (two
+ * topics differing only there would share a metric name, so the second is refused).
+ * Spec: Kafka `Topic.hasCollision` (InvalidTopicException "collides with existing topics").
+ */
+export function topicSpelling(name: string): string {
+  return name.replaceAll('_', '.');
 }
 
 /**
@@ -92,4 +108,20 @@ const NEVER_PASSED = new Set([...SECRET_KEYS, ...CREDENTIAL_CARRIERS].map((n) =>
  */
 export function isSecretLikeName(name: string): boolean {
   return NEVER_PASSED.has(name.toUpperCase()) || SECRET_LIKE.test(name) || /_FILE$/i.test(name);
+}
+
+/** The gateway's own settings that hold or point to credentials: those above, and every setting of the config that looks like one. */
+const GATEWAY_CREDENTIALS = new Set([...NEVER_PASSED, ...CONFIG_KEYS.filter((n) => isSecretLikeName(n)).map((n) => n.toUpperCase())]);
+
+/**
+ * Reason when a connector file may not read variable `name` into a push delivery's secrets or
+ * request headers (`secretsFromEnv`, `headersFromEnv`), else undefined: the gateway's own
+ * credentials (`KAFKA_SASL_PASSWORD`, `DATABASE_URL`, `SUBSCRIPTION_SECRETS_KEY`, `OIDC_*`,
+ * `SCHEMA_REGISTRY_URL`, their `*_FILE`s…) would be sent to the sink. A variable of the sink's own
+ * (`ACME_WEBHOOK_SECRET`) is what these fields are for and is allowed. Case-insensitive.
+ * Spec: DESIGN "Connectors"; house rule "secrets only from the environment, never leaked".
+ */
+export function gatewayCredentialProblem(name: string): string | undefined {
+  if (!GATEWAY_CREDENTIALS.has(name.toUpperCase())) return undefined;
+  return `${name} is one of the gateway's own credentials and is never sent to a sink; put the sink's value in a variable of its own`;
 }

@@ -5,8 +5,9 @@
  * reported at once.
  * Spec: DESIGN "Connectors"; bus spec S1 (one subscription name, one durable consumer).
  */
-import { accessSync, constants, readFileSync, readdirSync, statSync } from 'node:fs';
-import { isAbsolute, join, resolve } from 'node:path';
+import { accessSync, constants, existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { dirname, extname, isAbsolute, join, resolve } from 'node:path';
+import { topicSpelling } from '../names.js';
 import { GatewayError } from '../../core/errors.js';
 import type { Catalog } from '../../catalog/index.js';
 import { parseConnectorText } from './parse.js';
@@ -14,6 +15,8 @@ import type { ParseContext, ResolvedSink } from './parse.js';
 import type { ConnectorDefinition, ConnectorProblem } from './types.js';
 
 const CONNECTOR_FILE = /^[A-Za-z0-9][A-Za-z0-9._-]*\.ya?ml$/;
+/** A name that looks meant as a connector file (any case of the extension): not matching CONNECTOR_FILE is reported, never skipped silently. */
+const YAML_LIKE = /\.ya?ml$/i;
 
 function isDirectory(p: string): boolean {
   try {
@@ -51,10 +54,31 @@ function fileSystemProblems(file: string, d: ResolvedSink, prefix = ''): Connect
       at('sink.command[0]', `${file} is not an executable on the hook's PATH (${d.sink.env.path})`);
     }
     if (!isDirectory(d.sink.cwd)) at('sink.workingDirectory', `${d.sink.cwd} is not a directory`);
-  } else if (!d.sink.createDirectories && !isDirectory(d.sink.directory)) {
-    at('sink.directory', `${d.sink.directory} is not a directory (and createDirectories is false)`);
+  } else if (!isDirectory(d.sink.directory)) {
+    if (!d.sink.createDirectories) at('sink.directory', `${d.sink.directory} is not a directory (and createDirectories is false)`);
+    else {
+      const problem = creatableProblem(d.sink.directory);
+      if (problem !== undefined) at('sink.directory', problem);
+    }
   }
   return out;
+}
+
+/**
+ * Why `dir` (missing) cannot be created by this process, else undefined: its nearest existing
+ * ancestor must be a directory this process may write into and enter (an immutable folder, one of
+ * another user, or a file in the way would fail the first event instead of the check).
+ */
+function creatableProblem(dir: string): string | undefined {
+  let parent = dirname(dir);
+  while (!existsSync(parent) && dirname(parent) !== parent) parent = dirname(parent);
+  if (!isDirectory(parent)) return `${dir} cannot be created: ${parent} is not a directory`;
+  try {
+    accessSync(parent, constants.W_OK | constants.X_OK);
+    return undefined;
+  } catch (err) {
+    return `${dir} cannot be created: ${parent} is not writable by this process (${(err as NodeJS.ErrnoException).code ?? 'denied'})`;
+  }
 }
 
 /** File-system problems of a connector's host sink (a subscription file's `delivery.sink` too; push has none). */
@@ -96,20 +120,54 @@ function invalid(dir: string, problems: readonly ConnectorProblem[]): GatewayErr
 export function loadConnectors(dir: string, ctx: LoadContext = {}): ConnectorDefinition[] {
   const root = resolve(dir);
   if (!isDirectory(root)) throw invalid(root, [{ file: root, path: '(root)', problem: 'not a directory' }]);
-  const files = readdirSync(root, { withFileTypes: true })
-    .filter((e) => (e.isFile() || e.isSymbolicLink()) && CONNECTOR_FILE.test(e.name))
-    .map((e) => join(root, e.name))
-    .filter((f) => statSync(f, { throwIfNoEntry: false })?.isFile() === true)
-    .sort();
   const problems: ConnectorProblem[] = [];
+  const files: string[] = [];
+  const byConnectorName = new Map<string, string>();
+  for (const e of readdirSync(root, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+    if (!(e.isFile() || e.isSymbolicLink()) || !YAML_LIKE.test(e.name)) continue;
+    const file = join(root, e.name);
+    // Every file that looks like one is either loaded or reported: the docs promise every *.yaml / *.yml.
+    if (!CONNECTOR_FILE.test(e.name)) {
+      problems.push({ file, path: '(file)', problem: 'not loaded: a connector file is named [A-Za-z0-9][A-Za-z0-9._-]*.yaml or .yml (lowercase extension); rename it, or move it out of the folder' });
+      continue;
+    }
+    const st = statSync(file, { throwIfNoEntry: false });
+    if (st === undefined) {
+      problems.push({ file, path: '(file)', problem: 'a symbolic link to nothing' });
+      continue;
+    }
+    if (!st.isFile()) continue; // a folder named like a file, behind a link: not a connector file
+    // The connector's name is the file name without extension: a.yaml and a.yml would both be "a".
+    const name = e.name.slice(0, -extname(e.name).length);
+    const first = byConnectorName.get(name);
+    if (first !== undefined) problems.push({ file, path: '(file)', problem: `connector name ${name} is also the name of ${first}` });
+    else byConnectorName.set(name, file);
+    files.push(file);
+  }
   const defs: ConnectorDefinition[] = [];
   const bySubscription = new Map<string, string>();
+  /** Subscriptions by their topics' spelling: Kafka refuses topics differing only in '.' against '_'. */
+  const bySpelling = new Map<string, { readonly subscription: string; readonly file: string }>();
   for (const file of files) {
-    const r = parseConnectorText(readFileSync(file, 'utf8'), file, ctx);
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (err) {
+      problems.push({ file, path: '(file)', problem: `cannot be read: ${(err as NodeJS.ErrnoException).code ?? String(err)}` });
+      continue;
+    }
+    const r = parseConnectorText(text, file, ctx);
     const used = (subscription: string): void => {
       const first = bySubscription.get(subscription);
-      if (first !== undefined) problems.push({ file, path: 'subscription', problem: `subscription ${subscription} is already used by ${first}` });
-      else bySubscription.set(subscription, file);
+      if (first !== undefined) {
+        problems.push({ file, path: 'subscription', problem: `subscription ${subscription} is already used by ${first}` });
+        return;
+      }
+      bySubscription.set(subscription, file);
+      const spelling = topicSpelling(subscription);
+      const other = bySpelling.get(spelling);
+      if (other !== undefined) problems.push({ file, path: 'subscription', problem: `subscription ${subscription} and ${other.subscription} (${other.file}) differ only in '.' against '_': Kafka treats those alike in topic names, so their topics (${subscription}.dlq) would collide` });
+      else bySpelling.set(spelling, { subscription, file });
     };
     if (!r.ok) {
       // The file's other problems too, not only its schema's (every problem at once).

@@ -21,6 +21,7 @@ import { errorMessage } from '../../core/errors.js';
 import { maskedUrl } from '../../core/public-url.js';
 import { checkTargetUrl, parseAllowList, refuseFragment } from '../sinks/webhook/index.js';
 import type { AllowList } from '../sinks/webhook/index.js';
+import { gatewayCredentialProblem } from '../names.js';
 
 /** A zod issue path as `a.b[0].c`; `(root)` for the document itself. */
 export function problemPath(path: readonly PropertyKey[]): string {
@@ -177,21 +178,36 @@ function parseSubscriptionFile(c: SubscriptionFile, file: string, baseDir: strin
   if (d.mode === 'push') {
     const secrets: string[] = [];
     d.secretsFromEnv.forEach((name, i) => {
+      const own = gatewayCredentialProblem(name);
+      if (own !== undefined) return void problems.push({ file, path: `delivery.secretsFromEnv[${i}]`, problem: own });
+      // A disabled file is checked but not run: a variable it names may be unset (set it when enabling).
+      if (!c.enabled) return;
       const v = env[name];
       if (v === undefined || v === '') problems.push({ file, path: `delivery.secretsFromEnv[${i}]`, problem: `${name} is not set` });
       else if (!SECRET_PATTERN.test(v)) problems.push({ file, path: `delivery.secretsFromEnv[${i}]`, problem: `${name} does not hold a Standard Webhooks secret (whsec_ + base64)` });
       else secrets.push(v);
     });
     const headers: Record<string, string> = {};
+    /** What the header rules are checked on: a disabled file's names with a stand-in value (its variables are not read). */
+    const checkedHeaders: Record<string, string> = {};
     for (const [header, name] of Object.entries(d.headersFromEnv)) {
+      const own = gatewayCredentialProblem(name);
+      if (own !== undefined) {
+        problems.push({ file, path: `delivery.headersFromEnv.${header}`, problem: own });
+        continue;
+      }
+      if (!c.enabled) {
+        checkedHeaders[header] = 'unset';
+        continue;
+      }
       const v = env[name];
       if (v === undefined || v === '') problems.push({ file, path: `delivery.headersFromEnv.${header}`, problem: `${name} is not set` });
-      else headers[header] = v;
+      else headers[header] = checkedHeaders[header] = v;
     }
     const urlProblem = pushUrlProblem(d.url, env, ctx);
     if (urlProblem !== undefined) problems.push({ file, path: 'delivery.url', problem: urlProblem });
     // The header rules of the HTTP resource apply (reserved names, visible ASCII values).
-    const checked = pushDeliverySchema.safeParse({ mode: 'push', url: d.url, secrets: secrets.length > 0 ? secrets : undefined, headers });
+    const checked = pushDeliverySchema.safeParse({ mode: 'push', url: d.url, secrets: secrets.length > 0 ? secrets : undefined, headers: checkedHeaders });
     if (!checked.success) for (const i of schemaIssues(checked.error.issues)) problems.push({ file, path: `delivery.${fieldPath(i.path)}`.replace('delivery.headers', 'delivery.headersFromEnv'), problem: i.message });
     delivery = {
       mode: 'push',

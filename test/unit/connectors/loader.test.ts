@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { GatewayError } from '../../../src/core/errors.js';
@@ -181,6 +181,61 @@ sink:
     if (enabled.ok && enabled.definition.kind === 'shell-hook') {
       expect(enabled.definition.sink.command).toEqual([join(examplesDir, 'scripts/on-price-loaded.sh')]);
       expect(enabled.definition.sink.env.vars).toEqual({ TZ: 'UTC', HOOK_LOG_DIR: '/tmp/ce-gateway-hooks', LANG: 'C.UTF-8' });
+    }
+  });
+});
+
+describe('loadConnectors: what a folder holds that would not load or would collide (break report, connectors)', () => {
+  it('reports files named like connector files that do not load (a space, an upper-case extension, a leading _, a dangling link, a.yaml next to a.yml) instead of skipping them', () => {
+    const drop = (sub: string): string => `kind: file-drop\nsubscription: ${sub}\nkinds: [PriceLoadingCompleted]\nsink: { directory: out }\n`;
+    writeFileSync(join(tmp.dir, 'ok.yaml'), drop('ops.ok'));
+    writeFileSync(join(tmp.dir, 'my hook.yaml'), drop('ops.a'));
+    writeFileSync(join(tmp.dir, 'Hook.YAML'), drop('ops.b'));
+    writeFileSync(join(tmp.dir, '_hook.yaml'), drop('ops.c'));
+    writeFileSync(join(tmp.dir, 'twin.yaml'), drop('ops.d'));
+    writeFileSync(join(tmp.dir, 'twin.yml'), drop('ops.e'));
+    writeFileSync(join(tmp.dir, 'notes.txt'), 'not a connector');
+    symlinkSync('/nonexistent/connector.yaml', join(tmp.dir, 'dangling.yaml'));
+    const problems = problemsOf(() => loadConnectors(tmp.dir, { environment: {} }));
+    const at = (name: string): string[] => problems.filter((p) => p.file === join(tmp.dir, name)).map((p) => p.problem);
+    expect(at('my hook.yaml')).toEqual([expect.stringMatching(/^not loaded: a connector file is named/)]);
+    expect(at('Hook.YAML')).toEqual([expect.stringMatching(/^not loaded/)]);
+    expect(at('_hook.yaml')).toEqual([expect.stringMatching(/^not loaded/)]);
+    expect(at('dangling.yaml')).toEqual(['a symbolic link to nothing']);
+    expect(at('twin.yml')).toEqual([expect.stringMatching(/connector name twin is also the name of .*twin\.yaml/)]);
+    expect(at('ok.yaml')).toEqual([]);
+    expect(at('notes.txt')).toEqual([]);
+  });
+
+  it('refuses two subscriptions whose topics Kafka would spell alike (. against _), and a name spelled like an HTTP subscription\'s group', () => {
+    const drop = (sub: string): string => `kind: file-drop\nsubscription: ${sub}\nkinds: [PriceLoadingCompleted]\nsink: { directory: out }\n`;
+    writeFileSync(join(tmp.dir, 'a.yaml'), drop('brk.a.b'));
+    writeFileSync(join(tmp.dir, 'b.yaml'), drop('brk.a_b'));
+    writeFileSync(join(tmp.dir, 'c.yaml'), drop('ce-gateway_sub.anonymous.orders'));
+    const problems = problemsOf(() => loadConnectors(tmp.dir, { environment: {} }));
+    expect(problems).toEqual([
+      { file: join(tmp.dir, 'b.yaml'), path: 'subscription', problem: expect.stringMatching(/brk\.a_b and brk\.a\.b .*differ only in '\.' against '_'/) },
+      { file: join(tmp.dir, 'c.yaml'), path: 'subscription', problem: expect.stringMatching(/Kafka spells like ce-gateway\.sub\./) },
+    ]);
+  });
+
+  it('checks that a drop folder to be created can be: its nearest existing parent must be a writable directory', () => {
+    writeFileSync(join(tmp.dir, 'in-the-way'), 'a file, not a folder');
+    writeFileSync(join(tmp.dir, 'a.yaml'), 'kind: file-drop\nsubscription: ops.a\nkinds: [PriceLoadingCompleted]\nsink: { directory: in-the-way/drops }\n');
+    mkdirSync(join(tmp.dir, 'locked'));
+    chmodSync(join(tmp.dir, 'locked'), 0o500);
+    writeFileSync(join(tmp.dir, 'b.yaml'), 'kind: file-drop\nsubscription: ops.b\nkinds: [PriceLoadingCompleted]\nsink: { directory: locked/x/drops }\n');
+    writeFileSync(join(tmp.dir, 'c.yaml'), 'kind: file-drop\nsubscription: ops.c\nkinds: [PriceLoadingCompleted]\nsink: { directory: fine/x/drops }\n');
+    try {
+      const problems = problemsOf(() => loadConnectors(tmp.dir, { environment: {} }));
+      expect(problems.map((p) => [p.file.slice(tmp.dir.length + 1), p.path])).toEqual(
+        // root ignores permission bits: the locked folder is writable for it, only the file in the way counts.
+        process.getuid?.() === 0 ? [['a.yaml', 'sink.directory']] : [['a.yaml', 'sink.directory'], ['b.yaml', 'sink.directory']],
+      );
+      expect(problems[0]!.problem).toMatch(/in-the-way\/drops cannot be created: .*in-the-way is not a directory/);
+      if (process.getuid?.() !== 0) expect(problems[1]!.problem).toMatch(/locked\/x\/drops cannot be created: .*locked is not writable by this process \(EACCES\)/);
+    } finally {
+      chmodSync(join(tmp.dir, 'locked'), 0o700);
     }
   });
 });

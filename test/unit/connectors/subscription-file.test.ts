@@ -37,6 +37,33 @@ describe('kind: subscription', () => {
     expect(r2.problems.map((p) => p.path)).toEqual(['delivery.secretsFromEnv[0]', 'delivery.secretsFromEnv[1]', 'delivery.headersFromEnv.ce-id']);
   });
 
+  it('refuses the gateway\'s own credentials in secretsFromEnv and headersFromEnv (they would be sent to the sink); a variable of the sink\'s own is fine', () => {
+    const env = { S1: SECRET, KAFKA_SASL_PASSWORD: 'sasl-pw', DATABASE_URL: 'postgres://u:pw@h/db', SUBSCRIPTION_SECRETS_KEY: SECRET, SCHEMA_REGISTRY_URL: 'http://u:pw@r', ACME_TOKEN: 'Bearer a' };
+    const r = parseConnectorText(
+      `kind: subscription\nname: p4\nkinds: [PriceLoadingCompleted]\ndelivery: { mode: push, url: "https://hooks.example/x", secretsFromEnv: [S1, SUBSCRIPTION_SECRETS_KEY], headersFromEnv: { X-Sasl: KAFKA_SASL_PASSWORD, X-Db: database_url, X-Reg: SCHEMA_REGISTRY_URL, X-Pw-File: KAFKA_SASL_PASSWORD_FILE, Authorization: ACME_TOKEN } }\n`,
+      FILE,
+      { environment: env },
+    );
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.problems.map((p) => p.path)).toEqual(['delivery.secretsFromEnv[1]', 'delivery.headersFromEnv.X-Sasl', 'delivery.headersFromEnv.X-Db', 'delivery.headersFromEnv.X-Reg', 'delivery.headersFromEnv.X-Pw-File']);
+    for (const p of r.problems) expect(p.problem).toMatch(/one of the gateway's own credentials and is never sent to a sink/);
+    // No value of the environment appears in a problem.
+    expect(JSON.stringify(r.problems)).not.toMatch(/sasl-pw|u:pw/);
+    const fine = parseConnectorText(`kind: subscription\nname: p5\nkinds: [PriceLoadingCompleted]\ndelivery: { mode: push, url: "https://hooks.example/x", secretsFromEnv: [S1], headersFromEnv: { Authorization: ACME_TOKEN } }\n`, FILE, { environment: env });
+    expect(fine.ok, JSON.stringify(fine)).toBe(true);
+  });
+
+  it('a disabled subscription file is checked but its variables are not read: unset ones do not stop the start; header names are still checked', () => {
+    const off = parseConnectorText(`kind: subscription\nname: p6\nenabled: false\nkinds: [PriceLoadingCompleted]\ndelivery: { mode: push, url: "https://hooks.example/x", secretsFromEnv: [UNSET_SECRET], headersFromEnv: { Authorization: UNSET_TOKEN } }\n`, FILE, { environment: {} });
+    expect(off.ok, JSON.stringify(off)).toBe(true);
+    const badHeader = parseConnectorText(`kind: subscription\nname: p7\nenabled: false\nkinds: [PriceLoadingCompleted]\ndelivery: { mode: push, url: "https://hooks.example/x", secretsFromEnv: [UNSET_SECRET], headersFromEnv: { ce-id: UNSET_TOKEN } }\n`, FILE, { environment: {} });
+    expect(badHeader.ok).toBe(false);
+    if (!badHeader.ok) expect(badHeader.problems.map((p) => p.path)).toEqual(['delivery.headersFromEnv.ce-id']);
+    const on = parseConnectorText(`kind: subscription\nname: p8\nkinds: [PriceLoadingCompleted]\ndelivery: { mode: push, url: "https://hooks.example/x", secretsFromEnv: [UNSET_SECRET] }\n`, FILE, { environment: {} });
+    expect(on.ok).toBe(false);
+  });
+
   it('a push subscription with delivery.batch: defaults filled in, shown in its view; a bad field named', () => {
     const r = parseConnectorText(`kind: subscription\nname: b1\nkinds: [PriceLoadingCompleted]\nordering: none\nconcurrency: 500\ndelivery: { mode: push, url: "https://hooks.example/x", secretsFromEnv: [S1], batch: { maxEvents: 500 } }\n`, FILE, { environment: { S1: SECRET } });
     if (!r.ok || r.definition.kind !== 'subscription') throw new Error(`expected a subscription: ${JSON.stringify(r)}`);
