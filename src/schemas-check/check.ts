@@ -218,13 +218,15 @@ function tooDeepFiles(dir: string): InvalidSchemaFile[] {
 }
 
 /**
- * Loads the catalog in `dir`. When the only problems are in schema files, returns them with field
- * paths (from this project's Avro validation) instead of throwing, so that `schemas check` reports
- * an invalid schema as a failed check (exit 1) rather than a usage error. A schema file nested
+ * Loads the catalog in `dir`. When it does not load, returns the files that stop it — catalog.yaml
+ * itself (first; its problems at their path in it, e.g. `kinds[1].eventId`) and each schema file
+ * with field paths (from this project's Avro validation) — instead of throwing, so that `schemas
+ * check` reports invalid input as a failed check (exit 1) rather than a usage error. A schema file nested
  * deeper than MAX_SCHEMA_NESTING (depth.ts, 1000) levels is such an invalid file (checked before loading,
  * so the recursive checks never overflow the stack; an overflow that happens anyway is reported
  * against the file that causes it).
- * Errors: GatewayError CEG_CATALOG_INVALID (retriable: false) for problems in catalog.yaml itself.
+ * Errors: GatewayError CEG_CATALOG_INVALID (retriable: false) when `dir` holds no catalog.yaml
+ *   (a usage error: exit 2).
  */
 export function loadCatalogForCheck(dir: string): CatalogLoad {
   const tooDeep = tooDeepFiles(dir);
@@ -247,9 +249,16 @@ export function loadCatalogForCheck(dir: string): CatalogLoad {
     }
     if (!isGatewayError(err, 'CEG_CATALOG_INVALID')) throw err;
     const problems = (err.details['problems'] ?? []) as CatalogProblem[];
-    if (problems.length === 0 || problems.some((p) => schemaFileOf(p) === undefined)) throw err;
+    // No catalog.yaml at all: a wrong --catalog or CATALOG_DIR, a usage error (exit 2).
+    if (problems.length === 0 || !existsSync(join(resolve(dir), CATALOG_FILE))) throw err;
     const byFile = new Map<string, InvalidSchemaFile>();
+    // Problems of catalog.yaml itself (a duplicate eventId, not YAML, …): reported as that file's, at their path in it.
+    const own = problems.filter((p) => schemaFileOf(p) === undefined);
+    if (own.length > 0) {
+      byFile.set(CATALOG_FILE, { schemaFile: CATALOG_FILE, problems: own.map((p) => ({ path: p.path === CATALOG_FILE ? '(root)' : p.path, message: p.problem })) });
+    }
     for (const p of problems) {
+      if (schemaFileOf(p) === undefined) continue;
       const file = schemaFileOf(p) as string;
       if (byFile.has(file)) continue;
       const path = join(resolve(dir), file);
@@ -303,7 +312,8 @@ function standIn(text: string | undefined, keys: readonly string[], n: number): 
  * schema, so the subjects of the others — which depend on how many kinds share a topic — are
  * those of the full catalog), so that one invalid schema does not stop the others from
  * registering.
- * Errors: GatewayError CEG_CATALOG_INVALID (retriable: false) for problems in catalog.yaml itself.
+ * catalog.yaml's own problems are such an invalid file too (nothing registers: the catalog does not load).
+ * Errors: GatewayError CEG_CATALOG_INVALID (retriable: false) when `dir` holds no catalog.yaml.
  */
 export function loadCatalogForRegister(dir: string): PartialCatalogLoad {
   const first = loadCatalogForCheck(dir);

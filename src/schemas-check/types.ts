@@ -66,9 +66,13 @@ export interface KindCheck {
   readonly notLatest?: { readonly matches: string; readonly latest: string };
 }
 
-/** A schema file the catalog could not load (the catalog names it, but it is not valid Avro). */
+/**
+ * A file that stops the catalog from loading: a schema file the catalog names that is not valid
+ * Avro, or `catalog.yaml` itself (problems such as a duplicate eventId, at their path in it:
+ * `kinds[1].eventId`; `(root)` when it is not YAML).
+ */
 export interface InvalidSchemaFile {
-  /** Path relative to the catalog directory. */
+  /** Path relative to the catalog directory (`catalog.yaml` for the catalog's own problems). */
   readonly schemaFile: string;
   readonly problems: readonly SchemaProblem[];
 }
