@@ -6,21 +6,12 @@
  * whose event cannot be decoded is still selected by the `ce_source`/`ce_id` it was written with;
  * malformed `events` are refused 400 naming the field.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createGateway } from '../../src/app/index.js';
-import type { Gateway } from '../../src/app/index.js';
-import { deadLetter } from '../../src/bus/subscriber/index.js';
-import type { Subscription } from '../../src/bus/subscriber/index.js';
-import { loadConfig } from '../../src/config/index.js';
-import { retryPolicy } from '../../src/core/retry.js';
-import { createLogger } from '../../src/observability/index.js';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { PRICE_LOADING_COMPLETED, PRICE_TOPIC, structuredPriceEvent } from '../fixtures/events.js';
 import { waitFor } from '../helpers/wait.js';
 import { post } from './helpers.js';
+import { deadLetterGateway, jsonInit } from './dead-letter-gateway.js';
 
-let gw: Gateway;
-let url: string;
-let sub: Subscription;
 const NAME = 'svc.dup-reader';
 const ACME = 'urn:partner:acme';
 const BETA = 'urn:partner:beta';
@@ -33,26 +24,9 @@ interface Listed {
   readonly deadLetter: { readonly offset: string };
 }
 
-beforeAll(async () => {
-  gw = createGateway(loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', INSTANCE_ID: 'mem-e5' }), createLogger({ level: 'silent' }));
-  const addr = await gw.listen();
-  await gw.ready;
-  await gw.subscriptionsLoaded();
-  url = `http://127.0.0.1:${addr.port}`;
-  sub = await gw.subscribe({ subscription: NAME, kinds: ['PriceLoadingCompleted'], retry: retryPolicy({ maxAttempts: 1, initialDelayMs: 0, factor: 1, maxDelayMs: 0, jitter: 0 }), handler: () => Promise.resolve(deadLetter('refused here')) });
-});
-
-afterAll(async () => {
-  await sub?.unsubscribe();
-  await gw?.close();
-});
-
-const call = async (path: string, init: RequestInit = {}): Promise<{ status: number; type: string; body: Record<string, unknown> }> => {
-  const res = await fetch(`${url}${path}`, init);
-  const text = await res.text();
-  return { status: res.status, type: res.headers.get('content-type') ?? '', body: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>) };
-};
-const json = (method: string, body: unknown): RequestInit => ({ method, headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+const dl = deadLetterGateway('mem-e5', NAME);
+const call = dl.call;
+const json = jsonInit;
 const listed = async (): Promise<Listed[]> => (await call(`/subscriptions/${NAME}/deadletters`)).body.items as Listed[];
 const purge = (body: unknown) => call(`/subscriptions/${NAME}/deadletters`, json('DELETE', body));
 const redrive = (body: unknown) => call(`/subscriptions/${NAME}/deadletters/redrive`, json('POST', body));
@@ -60,7 +34,7 @@ const sources = (items: unknown): string[] => (items as { source: string }[]).ma
 
 /** acme's and beta's event `dup`, both dead-lettered (the listing holds exactly these two). */
 async function twoDups(): Promise<void> {
-  for (const source of [ACME, BETA]) expect((await post(url, structuredPriceEvent({ id: 'dup', source }))).status).toBe(202);
+  for (const source of [ACME, BETA]) expect((await post(dl.url(), structuredPriceEvent({ id: 'dup', source }))).status).toBe(202);
   await waitFor('both dead-lettered', async () => (await listed()).length === 2 || undefined, 5000);
   expect((await listed()).map((i) => [i.id, i.source]).sort()).toEqual([['dup', ACME], ['dup', BETA]]);
 }
@@ -111,7 +85,7 @@ describe('redrive and purge by source + id (E5)', () => {
   it('a dead letter whose event cannot be decoded is selected by the ce_source and ce_id it carries', async () => {
     const enc = new TextEncoder();
     const poison = (source: string) => ({ key: null, value: enc.encode('not avro'), headers: [['ce_specversion', enc.encode('1.0')], ['ce_id', enc.encode('poison-dup')], ['ce_source', enc.encode(source)], ['ce_type', enc.encode(PRICE_LOADING_COMPLETED)]] as [string, Uint8Array][] });
-    await gw.transport.produce(PRICE_TOPIC, [poison(ACME), poison(BETA)]);
+    await dl.gw().transport.produce(PRICE_TOPIC, [poison(ACME), poison(BETA)]);
     const items = await waitFor('the poison records dead-lettered', async () => {
       const l = await listed();
       return l.length === 2 ? l : undefined;

@@ -7,21 +7,12 @@
  * what is not there is in `notFound` as asked; a malformed entry, a foreign topic or two kinds of
  * selection at once are refused 400 naming the field.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createGateway } from '../../src/app/index.js';
-import type { Gateway } from '../../src/app/index.js';
-import { deadLetter } from '../../src/bus/subscriber/index.js';
-import type { Subscription } from '../../src/bus/subscriber/index.js';
-import { loadConfig } from '../../src/config/index.js';
-import { retryPolicy } from '../../src/core/retry.js';
-import { createLogger } from '../../src/observability/index.js';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { PRICE_TOPIC, structuredPriceEvent } from '../fixtures/events.js';
 import { waitFor } from '../helpers/wait.js';
 import { post } from './helpers.js';
+import { deadLetterGateway, jsonInit } from './dead-letter-gateway.js';
 
-let gw: Gateway;
-let url: string;
-let sub: Subscription;
 const NAME = 'svc.coords-reader';
 const DLQ = `${NAME}.dlq`;
 const ACME = 'urn:partner:acme';
@@ -35,26 +26,9 @@ interface Listed {
   readonly deadLetter: { readonly topic: string; readonly partition: number; readonly offset: string; readonly time: string };
 }
 
-beforeAll(async () => {
-  gw = createGateway(loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', INSTANCE_ID: 'mem-e5-coords' }), createLogger({ level: 'silent' }));
-  const addr = await gw.listen();
-  await gw.ready;
-  await gw.subscriptionsLoaded();
-  url = `http://127.0.0.1:${addr.port}`;
-  sub = await gw.subscribe({ subscription: NAME, kinds: ['PriceLoadingCompleted'], retry: retryPolicy({ maxAttempts: 1, initialDelayMs: 0, factor: 1, maxDelayMs: 0, jitter: 0 }), handler: () => Promise.resolve(deadLetter('refused here')) });
-});
-
-afterAll(async () => {
-  await sub?.unsubscribe();
-  await gw?.close();
-});
-
-const call = async (path: string, init: RequestInit = {}): Promise<{ status: number; type: string; body: Record<string, unknown> }> => {
-  const res = await fetch(`${url}${path}`, init);
-  const text = await res.text();
-  return { status: res.status, type: res.headers.get('content-type') ?? '', body: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>) };
-};
-const json = (method: string, body: unknown): RequestInit => ({ method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const dl = deadLetterGateway('mem-e5-coords', NAME);
+const call = dl.call;
+const json = jsonInit;
 const listed = async (): Promise<Listed[]> => (await call(`/subscriptions/${NAME}/deadletters`)).body.items as Listed[];
 const purge = (body: unknown) => call(`/subscriptions/${NAME}/deadletters`, json('DELETE', body));
 const redrive = (body: unknown) => call(`/subscriptions/${NAME}/deadletters/redrive`, json('POST', body));
@@ -63,7 +37,7 @@ const at = (i: Listed) => ({ partition: i.deadLetter.partition, offset: i.deadLe
 /** A structured-mode record that is not a readable event (not JSON), dead-lettered: the listing shows it without id or source. */
 async function unreadable(): Promise<Listed> {
   const enc = new TextEncoder();
-  await gw.transport.produce(PRICE_TOPIC, [{ key: null, value: enc.encode('{"specversion":"1.0", not json'), headers: [['content-type', enc.encode('application/cloudevents+json')]] }]);
+  await dl.gw().transport.produce(PRICE_TOPIC, [{ key: null, value: enc.encode('{"specversion":"1.0", not json'), headers: [['content-type', enc.encode('application/cloudevents+json')]] }]);
   const items = await waitFor('the unreadable record dead-lettered', async () => {
     const l = await listed();
     return l.length === 1 ? l : undefined;
@@ -104,7 +78,7 @@ describe('redrive and purge by dead-letter coordinates (E5)', () => {
   });
 
   it('acts on exactly the dead letters named, not on others of the same id; what is not there is in notFound as asked', async () => {
-    for (const source of [ACME, BETA]) expect((await post(url, structuredPriceEvent({ id: 'dup', source }))).status).toBe(202);
+    for (const source of [ACME, BETA]) expect((await post(dl.url(), structuredPriceEvent({ id: 'dup', source }))).status).toBe(202);
     const two = await waitFor('both dead-lettered', async () => {
       const l = await listed();
       return l.length === 2 ? l : undefined;
