@@ -49,7 +49,10 @@ export function registerOutboxCommand(program: Command): void {
       // this process: committed events lost. Checked before the database is touched.
       requireKafka(program, config, 'outbox relay');
       const { startOutboxRelay } = await outboxModule();
-      const gw = createGateway(config, log);
+      // Read-only: the rows are already encoded, so the relay needs only the Kafka transport (and
+      // its own database). No schema is registered and no topic created, so neither the schema
+      // registry nor topic-creation rights are needed to start: a registry outage never holds it.
+      const gw = createGateway(config, log, { readOnly: true });
       await gw.ready;
       const relay = await startOutboxRelay({
         connectionString: outboxDatabase(config),
