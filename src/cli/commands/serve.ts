@@ -58,7 +58,9 @@ export function registerServeCommand(program: Command): void {
       const connectors = await startConnectors(gw, defs, log.child({ component: 'connectors' }), { instanceId: gw.processInstance });
       if (connectors.running.length > 0) log.info({ connectors: connectors.running.length }, 'connectors started');
       onSignals(async () => {
-        await connectors.stop();
+        // Running hooks get half of SHUTDOWN_TIMEOUT_MS in all (then SIGTERM, SIGKILL: docs/connectors.md
+        // "On shutdown"); the gateway's close gets the rest. A hook ended so leaves its event uncommitted.
+        await connectors.stop({ withinMs: Math.floor(config.shutdownTimeoutMs / 2) });
         await gw.close();
       }, log, config.shutdownTimeoutMs);
     });

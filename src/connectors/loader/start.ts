@@ -10,6 +10,7 @@ import type { EventHandler, SubscribeOptions, Subscription } from '../../bus/sub
 import type { Logger } from '../../observability/index.js';
 import { createFileDropSink } from '../sinks/file-drop/index.js';
 import { createShellHookSink } from '../sinks/shell-hook/index.js';
+import type { SinkStopOptions } from '../sinks/shell-hook/index.js';
 import type { ConnectorDefinition } from './types.js';
 
 /** What connectors need from the gateway (`Gateway` of src/app fits). */
@@ -25,12 +26,23 @@ export interface RunningConnector {
 export interface ConnectorsHandle {
   /** Started connectors, in definition order. */
   readonly running: readonly RunningConnector[];
-  /** Unsubscribes every connector; waits for running hooks and writes to finish (a hook at most its timeout). */
-  stop(): Promise<void>;
+  /**
+   * Unsubscribes every connector and stops their sinks; resolves once the subscriptions stopped
+   * and every running hook exited (never rejects).
+   * `withinMs` (ms): running hooks get the first part of it to finish, then SIGTERM to their
+   * process groups, then SIGKILL after their kill grace (see SinkStopOptions); a hook ended so
+   * leaves its event uncommitted (it comes again after the restart). Without it, running hooks
+   * are waited for, each at most its `timeoutMs` plus `killGraceMs`.
+   * Spec: docs/connectors.md "On shutdown".
+   */
+  stop(o?: SinkStopOptions): Promise<void>;
 }
 
+/** A connector's handler; a shell hook's also stops (ShellHookSink). */
+export type ConnectorSink = EventHandler & { readonly stop?: (o?: SinkStopOptions) => Promise<void> };
+
 /** The subscriber handler of a connector's sink. */
-export function connectorHandler(d: ConnectorDefinition, log: Logger): EventHandler {
+export function connectorHandler(d: ConnectorDefinition, log: Logger): ConnectorSink {
   switch (d.kind) {
     case 'shell-hook':
       return createShellHookSink(d.sink, log);
@@ -72,9 +84,15 @@ async function naming<T>(d: ConnectorDefinition, start: () => Promise<T>): Promi
  */
 export async function startConnectors(host: ConnectorHost, defs: readonly ConnectorDefinition[], log: Logger, opts: { readonly instanceId?: string } = {}): Promise<ConnectorsHandle> {
   const running: RunningConnector[] = [];
-  const stop = async (): Promise<void> => {
+  const sinks = new Map<RunningConnector, ConnectorSink>();
+  const stop = async (so: SinkStopOptions = {}): Promise<void> => {
     const all = running.splice(0);
-    await Promise.allSettled(all.map((r) => r.subscription.unsubscribe()));
+    // The subscriptions begin to stop first (synchronously): a hook the sink ends then finds its
+    // member stopping, which leaves the event uncommitted.
+    const unsubscribed = all.map((r) => r.subscription.unsubscribe());
+    const stopped = all.map((r) => sinks.get(r)?.stop?.(so));
+    sinks.clear();
+    await Promise.allSettled([...unsubscribed, ...stopped]);
   };
   try {
     for (const d of defs) {
@@ -85,12 +103,13 @@ export async function startConnectors(host: ConnectorHost, defs: readonly Connec
         continue;
       }
       if (d.kind === 'subscription') continue; // the gateway's reconciler runs these (declareSubscriptions)
+      const handler = connectorHandler(d, clog);
       const subscription = await naming(d, async () => {
         if (d.kind === 'file-drop' && d.sink.createDirectories) await mkdir(d.sink.directory, { recursive: true, mode: 0o755 });
         return host.subscribe({
           subscription: d.subscription,
           kinds: d.kinds,
-          handler: connectorHandler(d, clog),
+          handler,
           retry: d.retry,
           startFrom: d.startFrom,
           ordering: d.ordering,
@@ -102,7 +121,9 @@ export async function startConnectors(host: ConnectorHost, defs: readonly Connec
         });
       });
       subscription.done.catch((err: unknown) => clog.error({ subscription: d.subscription, err: errorMessage(err) }, 'connector subscription failed'));
-      running.push({ definition: d, subscription });
+      const r: RunningConnector = { definition: d, subscription };
+      running.push(r);
+      sinks.set(r, handler);
       clog.info({ subscription: d.subscription, kinds: d.kinds, file: d.file }, 'connector started');
     }
   } catch (err) {

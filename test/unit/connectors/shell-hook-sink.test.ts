@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { Writable } from 'node:stream';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Outcome } from '../../../src/bus/subscriber/index.js';
@@ -6,7 +7,7 @@ import { GatewayError } from '../../../src/core/errors.js';
 import { toStructuredJson } from '../../../src/codec/http/index.js';
 import { createShellHookSink } from '../../../src/connectors/index.js';
 import type { ShellHookSettings } from '../../../src/connectors/index.js';
-import { silentLogger } from '../../../src/observability/index.js';
+import { createLogger, silentLogger } from '../../../src/observability/index.js';
 import { delivery, priceEvent, shellHookOptions, tempDir, writeScript } from './helpers.js';
 
 let tmp: ReturnType<typeof tempDir>;
@@ -82,6 +83,52 @@ describe('shell-hook sink', () => {
     const r = await outcomeOf(h(priceEvent(), delivery));
     expect(r.outcome).toBe('retry');
     expect(r.message).toMatch(/^hook nope\.sh could not be started: .*ENOENT/);
+  });
+});
+
+describe('shell-hook sink stopping', () => {
+  it('lets a hook that ends within the grace finish (handled), then refuses new events with CEG_CLOSED', async () => {
+    const h = sink('sleep 0.3; exit 0', { killGraceMs: 1000 });
+    const run = outcomeOf(h(priceEvent(), delivery));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(h.running).toBe(1);
+    const started = Date.now();
+    await h.stop({ withinMs: 5000 });
+    expect(Date.now() - started).toBeLessThan(2000);
+    await expect(run).resolves.toEqual({ outcome: 'handled' });
+    const err: unknown = await Promise.resolve(h(priceEvent(), delivery)).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(GatewayError);
+    expect((err as GatewayError).code).toBe('CEG_CLOSED');
+    expect((err as GatewayError).retriable).toBe(true);
+  });
+
+  it('ends a hook that outlasts the grace and throws CEG_CLOSED for it (never handled)', async () => {
+    const h = sink("trap 'exit 0' TERM; sleep 30 & wait", { killGraceMs: 1000 });
+    const run = Promise.resolve(h(priceEvent(), delivery)).then(
+      () => 'resolved',
+      (e: unknown) => (e as GatewayError).code,
+    );
+    await new Promise((r) => setTimeout(r, 100));
+    await h.stop({ withinMs: 800 });
+    await expect(run).resolves.toBe('CEG_CLOSED');
+    expect(h.running).toBe(0);
+  });
+
+  it('names the subscription once in its lines when the logger already binds it', async () => {
+    const lines: string[] = [];
+    const out = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        lines.push(...chunk.toString('utf8').split('\n').filter((l) => l !== ''));
+        done();
+      },
+    });
+    writeScript(tmp.dir, 'hook.sh', 'exit 1');
+    const log = createLogger({ level: 'debug', destination: out }).child({ subscription: 'ops.hook' });
+    const h = createShellHookSink(shellHookOptions({ command: ['./hook.sh'] }, { baseDir: tmp.dir, environment: {} }), log);
+    await outcomeOf(h(priceEvent(), delivery));
+    const line = lines.find((l) => l.includes('hook did not handle event'));
+    expect(line).toBeDefined();
+    expect(line!.split('"subscription":').length - 1).toBe(1);
   });
 });
 

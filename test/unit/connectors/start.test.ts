@@ -10,7 +10,7 @@ import { priceLoaded } from '../../fixtures/events.js';
 import { startGateway } from '../../helpers/gateway.js';
 import type { TestGateway } from '../../helpers/gateway.js';
 import { waitFor } from '../../helpers/wait.js';
-import { tempDir, writeScript } from './helpers.js';
+import { alive, tempDir, writeScript } from './helpers.js';
 
 let tmp: ReturnType<typeof tempDir>;
 let gw: TestGateway;
@@ -96,4 +96,33 @@ describe('startConnectors', () => {
     await new Promise((res) => setTimeout(res, 200));
     expect(readdirSync(join(tmp.dir, 'a'))).toEqual([]);
   });
+
+  it('stop({ withinMs }) ends a hook still running (SIGTERM to its group) in time, and its event is not committed: it comes again', async () => {
+    // On SIGTERM the script exits 0: still not "handled", the stop ended it.
+    writeScript(tmp.dir, 'hook.sh', 'printf "%s\\n" "$CE_ID" >> "$OUT/runs.log"; echo $$ > "$OUT/hook.pid"; trap \'exit 0\' TERM; sleep 30 & wait');
+    const yaml = `kind: shell-hook\nsubscription: mem.stopping\nstartFrom: earliest\nkinds: [PriceLoadingCompleted]\nsink:\n  command: [./hook.sh]\n  timeoutMs: 60000\n  killGraceMs: 2000\n  env: { OUT: ${tmp.dir} }\n`;
+    writeFileSync(join(tmp.dir, 'hook.yaml'), yaml);
+    const handle = await startConnectors(gw.gateway, loadConnectors(tmp.dir), silentLogger());
+    const receipt = gw.gateway.publisher().publish('PriceLoadingCompleted', priceLoaded('STOP/ME', 'H1'))!;
+    await receipt.delivered;
+    await waitFor('the hook runs', () => {
+      try {
+        return readFileSync(join(tmp.dir, 'hook.pid'), 'utf8').endsWith('\n');
+      } catch {
+        return false;
+      }
+    });
+    const pid = Number(readFileSync(join(tmp.dir, 'hook.pid'), 'utf8').trim());
+    const started = Date.now();
+    await handle.stop({ withinMs: 1200 });
+    expect(Date.now() - started).toBeLessThan(2500);
+    expect(alive(pid)).toBe(false);
+
+    // Restarted (same subscription): the event comes again, to a hook that handles it.
+    writeScript(tmp.dir, 'hook.sh', 'printf "%s\\n" "$CE_ID" >> "$OUT/runs.log"');
+    const again = await startConnectors(gw.gateway, loadConnectors(tmp.dir), silentLogger());
+    await waitFor('the event delivered again', () => readFileSync(join(tmp.dir, 'runs.log'), 'utf8').trim().split('\n').length >= 2);
+    await again.stop();
+    expect(readFileSync(join(tmp.dir, 'runs.log'), 'utf8').trim().split('\n')).toEqual([receipt.id, receipt.id]);
+  }, 15_000);
 });

@@ -1,5 +1,6 @@
 /** Shell-hook sink: an operator script per event (stdin JSON, `CE_*` environment, timeout, exit-code mapping). */
-export { createShellHookSink, hookFailureMessage } from './sink.js';
+export { STOP_MARGIN_MS, createShellHookSink, hookFailureMessage, stopSchedule } from './sink.js';
+export type { ShellHookSink, SinkStopOptions } from './sink.js';
 export { DEFAULT_HOOK_PATH, shellHookOptionsFrom, shellHookSettingsSchema } from './options.js';
 export type { ParsedShellHookSettings, ResolveContext, ShellHookOptions, ShellHookSettings } from './options.js';
 export { EX_TEMPFAIL, classifyEnd, defaultExitCodePolicy, describeEnd, exitCodePolicy } from './exit-codes.js';
