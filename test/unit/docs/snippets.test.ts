@@ -6,23 +6,21 @@
  * they promise, on the in-memory transport. scripts/check-package.sh does the same against the
  * packed package.
  */
-import { execFile } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { promisify } from 'node:util';
 import ts from 'typescript';
 import { afterAll, describe, expect, it } from 'vitest';
 import { extractSnippets, writeSnippets } from '../../../scripts/doc-snippets.js';
 import { generateCatalogFiles, writeGeneratedFiles } from '../../../src/artifacts/generate/index.js';
 import { loadCatalog } from '../../../src/catalog/index.js';
+import { runProcess } from '../../helpers/spawn-node.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..', '..');
 const TSX = pathToFileURL(join(ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;
 const INDEX = join(ROOT, 'src', 'index.ts');
 const snippets = extractSnippets(ROOT);
-const run = promisify(execFile);
 
 const work = mkdtempSync(join(tmpdir(), 'ceg-doc-snippets-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -82,11 +80,8 @@ describe('documentation snippets', () => {
       const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'warn', CONNECTORS_DIR: connectors };
       for (const name of ['KAFKA_BROKERS', 'SCHEMA_REGISTRY_URL', 'DATABASE_URL', 'CATALOG_DIR', 'CE_GATEWAY_ENV_FILE', 'BUS_ROLE', 'PUBLIC_BASE_URL', 'DATASCHEMA_BASE_URL']) delete env[name];
       // Asynchronously: a synchronous child of seconds keeps the vitest worker from answering its RPC.
-      const r = await run(process.execPath, ['--import', TSX, file!], { cwd: dir, env, encoding: 'utf8', timeout: 60_000 }).then(
-        (out) => ({ status: 0, ...out }),
-        (err: Error & { code?: unknown; stdout?: string; stderr?: string }) => ({ status: typeof err.code === 'number' ? err.code : null, stdout: err.stdout ?? '', stderr: `${err.message}\n${err.stderr ?? ''}` }),
-      );
-      expect(r.status, r.stderr).toBe(0);
+      const r = await runProcess(process.execPath, ['--import', TSX, file!], { cwd: dir, env, timeoutMs: 60_000 });
+      expect(r.code, r.stderr).toBe(0);
       for (const line of PROMISED[s.name] ?? []) expect(r.stdout).toMatch(line);
       // The enabled example connector got the published event too.
       if (s.name === 'connectors-library') expect(readdirSync(join(connectors, 'example-drops', 'PriceLoadingCompleted'))).toHaveLength(1);
