@@ -37,12 +37,17 @@ export interface SchemaAnalysis {
  * Validates Avro schema text: JSON; names, namespaces and aliases; duplicate fields, types and
  * enum symbols; unknown type references; enum default; fixed size; decimal precision and scale;
  * union branches; every field default (a union default must match the first branch); and
- * acceptance by avsc (the encoder this project uses). Every problem carries a field path.
+ * acceptance by avsc (the encoder this project uses). Every problem carries a field path. A text
+ * starting with a byte-order mark is refused as such (`/`), not stripped: it would be registered
+ * and loaded with it.
  * Never throws.
  * Spec: Avro 1.11 §"Schema Declaration" (names, records and field defaults, enums, unions, fixed),
  * §"Logical Types".
  */
 export function analyzeAvroSchema(text: string): SchemaAnalysis {
+  // RFC 8259 §8.1 lets a parser ignore a BOM, but the text is registered and loaded as it is, and
+  // JSON.parse (like Avro Java's parser given a string) refuses it: say what it is.
+  if (text.startsWith('\uFEFF')) return { problems: [{ path: '/', message: 'starts with a UTF-8 byte-order mark (U+FEFF): save the file as UTF-8 without BOM' }] };
   let json: unknown;
   try {
     json = JSON.parse(text);

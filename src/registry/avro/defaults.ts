@@ -3,13 +3,19 @@
  * default must be a value of its FIRST branch.
  * Spec: Avro 1.11 §"Complex Types" → Records, the field "default" table (JSON encoding of defaults)
  * and the note "when a default value is specified for a record field whose type is a union, the
- * type of the default value must match the first element of the union".
+ * type of the default value must match the first element of the union". Stricter where avsc (the
+ * encoder) cannot load the schema: a long default beyond ±(2^53−2), and the strings "NaN",
+ * "Infinity", "-Infinity" as float/double defaults (the spec's JSON encoding is a number).
  */
 import { describeType, joinPath } from './model.js';
 import type { AvroNode, RecordNode, SchemaProblem } from './model.js';
 
 const INT_MIN = -(2 ** 31);
 const INT_MAX = 2 ** 31 - 1;
+/** −2^63, exact as a double; 2^63 (= −LONG_MIN) is the first value above the long range. */
+const LONG_MIN = -(2 ** 63);
+/** avsc's bound for a long held as a JavaScript number (avsc lib/types.js `isSafeLong`: 2^53 − 2). */
+const AVSC_LONG_MAX = 2 ** 53 - 2;
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -29,10 +35,17 @@ export function defaultValueProblem(type: AvroNode, value: unknown, depth = 0): 
         case 'int':
           return typeof value === 'number' && Number.isInteger(value) && value >= INT_MIN && value <= INT_MAX ? undefined : bad();
         case 'long':
-          return typeof value === 'number' && Number.isInteger(value) ? undefined : bad();
+          if (typeof value !== 'number' || !Number.isInteger(value)) return bad();
+          if (value < LONG_MIN || value >= -LONG_MIN) return `${JSON.stringify(value)} is outside the long range (−2^63 to 2^63−1)`;
+          return Math.abs(value) <= AVSC_LONG_MAX
+            ? undefined
+            : `${JSON.stringify(value)} (as read: JSON numbers beyond 2^53 lose digits) is beyond ±${AVSC_LONG_MAX} (2^53−2), the longs avsc, which this project encodes with, holds exactly: it refuses this default; use one within that range`;
         case 'float':
         case 'double':
-          return typeof value === 'number' || value === 'NaN' || value === 'Infinity' || value === '-Infinity' ? undefined : bad();
+          if (value === 'NaN' || value === 'Infinity' || value === '-Infinity') {
+            return `${JSON.stringify(value)} is not a ${type.type} default: the Avro 1.11 spec encodes a ${type.type} default as a JSON number, and avsc, which this project encodes with, refuses the strings "NaN", "Infinity" and "-Infinity" (use a number, or make the field ["null", ${type.type}] with default null)`;
+          }
+          return typeof value === 'number' ? undefined : bad();
         case 'bytes':
           return typeof value === 'string' && [...value].every((c) => c.charCodeAt(0) <= 0xff) ? undefined : `${JSON.stringify(value)} is not bytes (a string of code points 0–255)`;
         case 'string':

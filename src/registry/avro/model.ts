@@ -168,8 +168,10 @@ class Builder {
         aliases.push(full);
       }
     }
-    if (isPrimitive(fullName)) this.problem(path, `${what} may not be named after the primitive type ${fullName}`);
-    return { name: dot < 0 ? fullName : fullName.slice(dot + 1), namespace: ownNs, fullName, aliases };
+    const name = dot < 0 ? fullName : fullName.slice(dot + 1);
+    // Spec §"Names": primitive type names "may not be defined in any namespace".
+    if (isPrimitive(name)) this.problem(path, `${what} may not be named after the primitive type ${name}${dot < 0 ? '' : ` (not even in namespace ${ownNs}: primitive type names may not be defined in any namespace)`}`);
+    return { name, namespace: ownNs, fullName, aliases };
   }
 
   register(node: NamedNode, path: string): void {
@@ -180,8 +182,18 @@ class Builder {
   build(schema: unknown, namespace: string, path: string): AvroNode {
     if (typeof schema === 'string') {
       if (isPrimitive(schema)) return { kind: 'primitive', type: schema };
-      const found = this.named.get(this.qualify(schema, namespace)) ?? this.named.get(schema);
+      // Spec §"Names": a name without a dot is in the enclosing namespace. Avro Java (the
+      // registries) also tries the null namespace; avsc does not, and neither does this check.
+      const found = this.named.get(this.qualify(schema, namespace));
       if (found !== undefined) return found;
+      const inNull = namespace !== '' && !schema.includes('.') ? this.named.get(schema) : undefined;
+      if (inNull !== undefined) {
+        this.problem(
+          path,
+          `unknown type "${schema}": inside namespace ${namespace} it means ${namespace}.${schema} (Avro 1.11 §"Names"), and the type ${schema} defined earlier has no namespace, so it cannot be referenced from here — give ${schema} a namespace and reference it by its full name (Avro Java and the schema registries fall back to the null namespace and accept this; avsc, which this project encodes with, refuses it)`,
+        );
+        return inNull;
+      }
       this.problem(path, `unknown type "${schema}" (not a primitive and not defined earlier)`);
       return { kind: 'primitive', type: 'null' };
     }
