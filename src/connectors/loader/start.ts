@@ -3,12 +3,11 @@
  * with the connector's sink as handler and its retry policy. Disabled connectors are skipped.
  * Spec: DESIGN "Connectors"; bus spec S1, S3, S5, "Migration Path".
  */
-import { mkdir } from 'node:fs/promises';
 import type { RetryPolicy } from '../../core/retry.js';
 import { GatewayError, errorMessage } from '../../core/errors.js';
 import type { EventHandler, SubscribeOptions, Subscription } from '../../bus/subscriber/index.js';
 import type { Logger } from '../../observability/index.js';
-import { createFileDropSink } from '../sinks/file-drop/index.js';
+import { createFileDropSink, makeDirectories } from '../sinks/file-drop/index.js';
 import { createShellHookSink } from '../sinks/shell-hook/index.js';
 import type { SinkStopOptions } from '../sinks/shell-hook/index.js';
 import type { ConnectorDefinition } from './types.js';
@@ -105,7 +104,7 @@ export async function startConnectors(host: ConnectorHost, defs: readonly Connec
       if (d.kind === 'subscription') continue; // the gateway's reconciler runs these (declareSubscriptions)
       const handler = connectorHandler(d, clog);
       const subscription = await naming(d, async () => {
-        if (d.kind === 'file-drop' && d.sink.createDirectories) await mkdir(d.sink.directory, { recursive: true, mode: 0o755 });
+        if (d.kind === 'file-drop' && d.sink.createDirectories) await makeDirectories(d.sink.directory, 0o755); // 0755 exactly, whatever the umask
         return host.subscribe({
           subscription: d.subscription,
           kinds: d.kinds,

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -151,6 +151,40 @@ describe('file-drop sink', () => {
     expect(out).toMatchObject({ kind: 'retry' });
     expect((out as { reason: string }).reason).toMatch(/^file drop to .*blocked\/drop\/urn_3Apdsp_3Ahost-1__second\.json failed: (ENOTDIR|EEXIST)/);
     expect(readdirSync(tmp.dir)).toEqual(['blocked']);
+  });
+
+  it('makes a folder a consumer deleted again and writes within the same attempt (was ENOENT → retry)', async () => {
+    const h = createFileDropSink(fileDropOptions({ directory: 'drop', subdirectoryPerEventName: true }, { baseDir: tmp.dir }), silentLogger());
+    await expect(h(priceEvent({ id: 'first' }), delivery)).resolves.toBeUndefined();
+    const dir = join(tmp.dir, 'drop', 'PriceLoadingCompleted');
+    rmSync(dir, { recursive: true }); // the consumer took the folder away
+    await expect(h(priceEvent({ id: 'second' }), delivery)).resolves.toBeUndefined();
+    expect(readdirSync(dir)).toEqual(['urn_3Apdsp_3Ahost-1__second.json']);
+  });
+
+  it('gives the folders it creates mode 0755 exactly under a restrictive umask, and leaves existing ones alone', async () => {
+    mkdirSync(join(tmp.dir, 'existing'), { mode: 0o700 });
+    const h = createFileDropSink(fileDropOptions({ directory: 'existing/drop/deeper', subdirectoryPerEventName: true }, { baseDir: tmp.dir }), silentLogger());
+    const before = process.umask(0o077);
+    try {
+      await expect(h(priceEvent(), delivery)).resolves.toBeUndefined();
+    } finally {
+      process.umask(before);
+    }
+    const mode = (p: string): number => statSync(join(tmp.dir, p)).mode & 0o777;
+    expect([mode('existing/drop'), mode('existing/drop/deeper'), mode('existing/drop/deeper/PriceLoadingCompleted')]).toEqual([0o755, 0o755, 0o755]);
+    expect(mode('existing')).toBe(0o700);
+  });
+
+  it('removes temporary files a crash left in its folder (older than an hour), and nothing else', async () => {
+    const stale = '.urn_3Apdsp_3Ahost-1__old.json.4242.0123456789ab.tmp';
+    const fresh = '.urn_3Apdsp_3Ahost-1__now.json.4242.ba9876543210.tmp';
+    for (const name of [stale, fresh, '.keep.tmp', 'notes.txt']) writeFileSync(join(tmp.dir, name), 'x');
+    const twoHoursAgo = new Date(Date.now() - 2 * 3600_000);
+    for (const name of [stale, '.keep.tmp', 'notes.txt']) utimesSync(join(tmp.dir, name), twoHoursAgo, twoHoursAgo);
+    const h = createFileDropSink(fileDropOptions({ directory: tmp.dir }, { baseDir: '/' }), silentLogger());
+    await h(priceEvent(), delivery);
+    expect(readdirSync(tmp.dir).sort()).toEqual([fresh, '.keep.tmp', 'notes.txt', 'urn_3Apdsp_3Ahost-1__evt-1.json'].sort());
   });
 
   it('refuses unsafe directories and unknown settings, naming each', () => {

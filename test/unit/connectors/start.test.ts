@@ -1,5 +1,5 @@
 /** startConnectors on a real gateway over the in-memory transport (no broker). */
-import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -125,4 +125,17 @@ describe('startConnectors', () => {
     await again.stop();
     expect(readFileSync(join(tmp.dir, 'runs.log'), 'utf8').trim().split('\n')).toEqual([receipt.id, receipt.id]);
   }, 15_000);
+
+  it('creates a missing drop folder with mode 0755 exactly, whatever the umask', async () => {
+    writeFileSync(join(tmp.dir, 'drop.yaml'), `kind: file-drop\nsubscription: mem.mode\nkinds: [PriceLoadingCompleted]\nsink: { directory: drops/deep }\n`);
+    const before = process.umask(0o077);
+    let handle;
+    try {
+      handle = await startConnectors(gw.gateway, loadConnectors(tmp.dir), silentLogger());
+    } finally {
+      process.umask(before);
+    }
+    await handle.stop();
+    expect([statSync(join(tmp.dir, 'drops')).mode & 0o777, statSync(join(tmp.dir, 'drops', 'deep')).mode & 0o777]).toEqual([0o755, 0o755]);
+  });
 });

@@ -5,7 +5,6 @@
  * Spec: bus spec "Migration Path" (do not remove the file-drop mechanism), S3, S4;
  * CloudEvents JSON format 1.0.2 §3; DESIGN "Connectors".
  */
-import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { retry } from '../../../bus/subscriber/index.js';
 import type { DeliveryContext, EventHandler, Outcome } from '../../../bus/subscriber/index.js';
@@ -15,7 +14,7 @@ import type { Envelope } from '../../../envelope/types.js';
 import type { Logger } from '../../../observability/index.js';
 import { jsonView } from '../../event-view.js';
 import type { AtomicFs } from './atomic-write.js';
-import { writeFileAtomic } from './atomic-write.js';
+import { makeDirectories, removeStaleTempFiles, writeFileAtomic } from './atomic-write.js';
 import { eventDirName, eventFileName } from './file-name.js';
 import type { FileDropOptions } from './options.js';
 
@@ -42,26 +41,50 @@ export function eventFilePath(event: Envelope, o: FileDropOptions): string {
  *   directory synced when asked); with `retry(reason)` on a file-system error (disk full,
  *   permissions, missing directory with `createDirectories: false`). Throws GatewayError
  *   CEG_INVALID_DATA (retriable false: dead letter) for data with no JSON form.
- * Spec: bus spec "Migration Path", S4.
+ * Folders: with `createDirectories`, missing ones are created with mode 0755 exactly (whatever
+ *   the umask); a folder removed after that (a consumer deleting an event-name folder) is
+ *   created again and the write tried once more within the same attempt.
+ * Leftovers: the first time the sink writes into a folder, it removes the temporary files a
+ *   crash left there (older than an hour: {@link removeStaleTempFiles}).
+ * Spec: bus spec "Migration Path", S4; docs/connectors.md "File drop".
  */
 export function createFileDropSink(o: FileDropOptions, log: Logger, fs?: AtomicFs): EventHandler {
   const made = new Set<string>();
+  const swept = new Set<string>();
+  // A logger that already names the subscription (the subscription reconciler binds it) gets no second `subscription` key.
+  const bound = 'subscription' in log.bindings();
+  const write = (path: string, content: Buffer): Promise<void> => writeFileAtomic(path, content, { mode: o.fileMode, syncDirectory: o.syncDirectory, ...(fs === undefined ? {} : { fs }) });
   return async (event: Envelope, ctx: DeliveryContext): Promise<Outcome | undefined> => {
     const content = eventFileContent(event);
     const path = eventFilePath(event, o);
     const dir = join(path, '..');
+    const named = bound ? {} : { subscription: ctx.subscription };
     try {
       if (o.createDirectories && !made.has(dir)) {
-        await mkdir(dir, { recursive: true, mode: 0o755 });
+        await makeDirectories(dir, 0o755);
         made.add(dir);
       }
-      await writeFileAtomic(path, content, { mode: o.fileMode, syncDirectory: o.syncDirectory, ...(fs === undefined ? {} : { fs }) });
+      if (!swept.has(dir)) {
+        swept.add(dir);
+        const removed = await removeStaleTempFiles(dir);
+        if (removed.length > 0) log.info({ ...named, directory: dir, removed: removed.length }, 'removed temporary files left by a crash');
+      }
+      try {
+        await write(path, content);
+      } catch (err) {
+        // The folder was removed since it was made (a consumer cleaning up): make it again, write once more.
+        if (!o.createDirectories || (err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+        made.delete(dir);
+        await makeDirectories(dir, 0o755);
+        made.add(dir);
+        await write(path, content);
+      }
     } catch (err) {
       made.delete(dir);
-      log.warn({ subscription: ctx.subscription, id: event.attributes.id, attempt: ctx.attempt, path, err: errorMessage(err) }, 'file drop failed');
+      log.warn({ ...named, id: event.attributes.id, attempt: ctx.attempt, path, err: errorMessage(err) }, 'file drop failed');
       return retry(`file drop to ${path} failed: ${errorMessage(err)}`);
     }
-    log.debug({ subscription: ctx.subscription, id: event.attributes.id, path }, 'event dropped');
+    log.debug({ ...named, id: event.attributes.id, path }, 'event dropped');
     return undefined;
   };
 }
