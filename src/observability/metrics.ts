@@ -74,13 +74,17 @@ export interface ScrapeSource {
   readonly ready?: () => boolean;
   readonly subscriptions?: () => readonly SubscriptionFigures[];
   readonly lag?: () => Promise<ReadonlyMap<string, readonly PartitionLag[]>>;
+  /**
+   * The outbox backlog, read from the table at scrape time; rejects when the table cannot be read
+   * (the backlog gauges then have no sample and `ce_gateway_outbox_database_up` is 0).
+   */
   readonly outbox?: () => Promise<{ readonly backlogRows: number; readonly oldestRowAgeSeconds: number } | undefined>;
   /**
    * The outbox relay's own counts (the `outbox relay` process): rows published, produce calls that
    * failed, rows found too large for their topic (each time met), rows that cannot be made a record
-   * (each time met), (topic, key) pairs held back now.
+   * (each time met), (topic, key) pairs held back now, failures on its database.
    */
-  readonly outboxRelay?: () => { readonly published: number; readonly failedAttempts: number; readonly tooLargeRows: number; readonly invalidRows?: number; readonly heldKeys: number } | undefined;
+  readonly outboxRelay?: () => { readonly published: number; readonly failedAttempts: number; readonly tooLargeRows: number; readonly invalidRows?: number; readonly heldKeys: number; readonly dbErrors?: number } | undefined;
   /** Pull subscriptions served by this instance, by group (issue 9). */
   readonly pull?: () => ReadonlyMap<string, { readonly delivered: number; readonly skipped: number; readonly deadLettered: number; readonly commits: number }>;
   /** Authentication counts (issue 11): 401s, and 429s by policy; undefined before the server listens. */
@@ -419,41 +423,72 @@ export class GatewayMetrics {
     relayFamily('ce_gateway_outbox_too_large_rows_total', 'Outbox rows found larger than their topic\'s max.message.bytes, each time the relay met one (not produced; its key is held back on that topic).', (r) => r.tooLargeRows, 'counter');
     relayFamily('ce_gateway_outbox_invalid_rows_total', 'Outbox rows that cannot be made a Kafka record (NULL or mismatched header arrays, a bad timestamp), each time the relay met one (not produced; its key is held back on that topic).', (r) => r.invalidRows ?? 0, 'counter');
     relayFamily('ce_gateway_outbox_held_keys', '(topic, partition key) pairs the outbox relay holds back now (a row could not be produced or is too large); retried after backoff.', (r) => r.heldKeys, 'gauge');
-    const outbox = async (): Promise<{ backlogRows: number; oldestRowAgeSeconds: number } | undefined> => {
+    relayFamily('ce_gateway_outbox_database_errors_total', 'Failures of the outbox relay on its database (cycles, LISTEN connections, purges, idle pooled connections lost); the relay backs off and retries.', (r) => r.dbErrors ?? 0, 'counter');
+    /**
+     * One reading of the outbox sources: the summed backlog of those that answered, or undefined
+     * when none has an outbox or one failed (the backlog is then unknown, not 0); `up`: whether
+     * every source's table could be read (undefined when none has an outbox).
+     */
+    type OutboxReading = { readonly backlog: { backlogRows: number; oldestRowAgeSeconds: number } | undefined; readonly up: boolean | undefined };
+    const outbox = async (): Promise<OutboxReading> => {
       let out: { backlogRows: number; oldestRowAgeSeconds: number } | undefined;
+      let up: boolean | undefined;
       for (const src of sources) {
-        const o = await src.outbox?.().catch(() => undefined);
+        if (src.outbox === undefined) continue;
+        let o: { readonly backlogRows: number; readonly oldestRowAgeSeconds: number } | undefined;
+        try {
+          o = await src.outbox();
+        } catch {
+          up = false;
+          continue;
+        }
+        up ??= true;
         if (o === undefined) continue;
         out = { backlogRows: (out?.backlogRows ?? 0) + o.backlogRows, oldestRowAgeSeconds: Math.max(out?.oldestRowAgeSeconds ?? 0, o.oldestRowAgeSeconds) };
       }
-      return out;
+      return { backlog: up === false ? undefined : out, up };
     };
-    // Read once per scrape by the first of the two families; the second uses the same reading.
-    let lastOutbox: Promise<{ backlogRows: number; oldestRowAgeSeconds: number } | undefined> | undefined;
+    /** A gauge without labels shows no sample at all (rather than 0) while its value is unknown. */
+    const setOrAbsent = (g: Gauge, v: number | undefined): void => {
+      g.reset();
+      if (v === undefined) g.remove();
+      else g.set(v);
+    };
+    // Read once per scrape by the first of the three families; the others use the same reading
+    // (prom-client calls every collect() synchronously up to its first await, in this order).
+    let lastOutbox: Promise<OutboxReading> | undefined;
     new Gauge({
       name: 'ce_gateway_outbox_backlog_rows',
       // The same table read by every worker.
       aggregator: 'max',
-      help: 'Committed outbox rows not yet published by the relay.',
+      help: 'Committed outbox rows not yet published by the relay (no sample while the outbox database cannot be read).',
       registers,
       async collect() {
         lastOutbox = outbox();
-        const o = await lastOutbox;
-        if (o === undefined) this.reset();
-        else this.set(o.backlogRows);
+        setOrAbsent(this, (await lastOutbox).backlog?.backlogRows);
       },
     });
     new Gauge({
       name: 'ce_gateway_outbox_oldest_row_age_seconds',
       // The same table read by every worker.
       aggregator: 'max',
-      help: 'Age of the oldest outbox row not yet published, seconds (0 when none).',
+      help: 'Age of the oldest outbox row not yet published, seconds (0 when none; no sample while the outbox database cannot be read).',
       registers,
       async collect() {
-        const o = await (lastOutbox ?? outbox());
+        setOrAbsent(this, (await (lastOutbox ?? outbox())).backlog?.oldestRowAgeSeconds);
+      },
+    });
+    new Gauge({
+      name: 'ce_gateway_outbox_database_up',
+      // Down when any worker cannot read it.
+      aggregator: 'min',
+      help: 'Whether the outbox relay could read its outbox table at this scrape (1) or not (0).',
+      registers,
+      async collect() {
+        const reading = lastOutbox ?? outbox();
         lastOutbox = undefined;
-        if (o === undefined) this.reset();
-        else this.set(o.oldestRowAgeSeconds);
+        const up = (await reading).up;
+        setOrAbsent(this, up === undefined ? undefined : up ? 1 : 0);
       },
     });
   }

@@ -116,6 +116,12 @@ export interface OutboxRelayStats {
   readonly purged: number;
   /** A LISTEN connection is up. */
   readonly listening: boolean;
+  /**
+   * The last cycle or backlog() read reached the database (true before the first): false while
+   * the outbox database is unreachable (or refuses the relay's statements), true again after the
+   * next one that succeeds.
+   */
+  readonly databaseUp: boolean;
   readonly lastError: { readonly message: string; readonly code: string | undefined; readonly atMs: number } | undefined;
 }
 
@@ -216,6 +222,17 @@ type Failed = { readonly rows: readonly ClaimedRow[]; readonly error: unknown };
 /** What a cycle's produce phase did with its rows. */
 type Published = { sent: { row: ClaimedRow; position: Position }[]; failed: Failed[]; tooLarge: Failed[]; invalid: Failed[] };
 
+/**
+ * Whether a database error means the database could not be reached or used at all (no answer: a
+ * connection error; SQLSTATE classes 08 connection exception, 53 insufficient resources, 57
+ * operator intervention), rather than an answer to a statement (e.g. 55P03, a row lock held).
+ */
+function unreachable(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null | undefined)?.code;
+  if (typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code)) return true;
+  return /^(08|53|57)/.test(code);
+}
+
 /** The held-back map's key of a (topic, partition key) pair (a topic name holds no newline). */
 function heldKey(topic: string, key: string): string {
   return `${topic}\n${key}`;
@@ -264,6 +281,8 @@ class Relay implements OutboxRelay {
   /** Ids of rows logged as too large or invalid (once per row; the oldest forgotten past 10,000). */
   readonly #loggedRows = new Set<string>();
   #lastError: OutboxRelayStats['lastError'];
+  /** See OutboxRelayStats.databaseUp. */
+  #databaseUp = true;
   /**
    * On the pool, whether the relay owns it or not: a pool emits 'error' when an idle client's
    * connection dies (pg_terminate_backend, a restart), and an EventEmitter without a listener
@@ -294,12 +313,19 @@ class Relay implements OutboxRelay {
   }
 
   stats(): OutboxRelayStats {
-    return { ...this.#stats, heldKeys: this.#heldPairs().keys.length, listening: this.#listener !== undefined, lastError: this.#lastError };
+    return { ...this.#stats, heldKeys: this.#heldPairs().keys.length, listening: this.#listener !== undefined, databaseUp: this.#databaseUp, lastError: this.#lastError };
   }
 
   async backlog(): Promise<{ readonly rows: number; readonly oldestAgeSeconds: number }> {
     // Uses the partial index on unsent rows; cheap at scrape intervals.
-    const r = await this.#pool.query<{ n: string; age: string | null }>(`SELECT count(*)::bigint AS n, EXTRACT(EPOCH FROM now() - min(created_at))::float8 AS age FROM ${this.table.sql} WHERE sent_at IS NULL`);
+    let r: pg.QueryResult<{ n: string; age: string | null }>;
+    try {
+      r = await this.#pool.query<{ n: string; age: string | null }>(`SELECT count(*)::bigint AS n, EXTRACT(EPOCH FROM now() - min(created_at))::float8 AS age FROM ${this.table.sql} WHERE sent_at IS NULL`);
+    } catch (err) {
+      if (unreachable(err)) this.#databaseUp = false;
+      throw err;
+    }
+    this.#databaseUp = true;
     const row = r.rows[0];
     return { rows: Number(row?.n ?? 0), oldestAgeSeconds: Math.max(0, Number(row?.age ?? 0)) };
   }
@@ -371,9 +397,12 @@ class Relay implements OutboxRelay {
     try {
       result = await this.#cycle();
     } catch (err) {
+      // Not a stop() abandoning the cycle: the database failed it.
+      if (!this.#abandon.signal.aborted && unreachable(err)) this.#databaseUp = false;
       this.#dbFailure(err, 'outbox relay cycle failed on the database');
       throw err;
     }
+    this.#databaseUp = true;
     if (result.failed) throw new GatewayError('CEG_BROKER_UNAVAILABLE', 'outbox publish failed; rows stay in the outbox', { retriable: true });
     return result.claimed;
   }

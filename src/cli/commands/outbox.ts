@@ -75,10 +75,11 @@ export function registerOutboxCommand(program: Command): void {
       const ops = createOpsServer({
         metrics: () => gw.metrics.render(),
         log: log.child({ component: 'ops-server' }),
-        // Liveness: a broker or database outage is waited out, never a reason to restart the relay.
+        // Liveness: a broker or database outage is waited out, never a reason to restart the relay
+        // (200 throughout); `degraded` and `database` say that its database cannot be reached.
         healthy: () => {
           const st = relay.stats();
-          return { ok: true, details: { consecutiveFailures: st.consecutiveFailures, published: st.published, listening: st.listening, ...(st.lastError === undefined ? {} : { lastError: st.lastError.code ?? st.lastError.message.slice(0, 200) }) } };
+          return { ok: true, details: { consecutiveFailures: st.consecutiveFailures, published: st.published, listening: st.listening, database: st.databaseUp ? 'up' : 'down', degraded: !st.databaseUp, ...(st.lastError === undefined ? {} : { lastError: st.lastError.code ?? st.lastError.message.slice(0, 200) }) } };
         },
       });
       await new Promise<void>((resolve) => {

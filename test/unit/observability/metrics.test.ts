@@ -62,6 +62,32 @@ describe('GatewayMetrics', () => {
     expect(text).not.toContain('subscription="s1"');
   });
 
+  it('outbox database unreachable: the backlog gauges have no sample (not 0), ce_gateway_outbox_database_up is 0; back: the figures and 1', async () => {
+    const m = GatewayMetrics.for(new Registry(), { defaultMetrics: false });
+    let down = true;
+    m.addSource({
+      outbox: () => (down ? Promise.reject(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' })) : Promise.resolve({ backlogRows: 0, oldestRowAgeSeconds: 0 })),
+      outboxRelay: () => ({ published: 0, failedAttempts: 0, tooLargeRows: 0, heldKeys: 0, dbErrors: 7 }),
+    });
+    const samples = (text: string): Map<string, string> => new Map(text.split('\n').filter((l) => l.startsWith('ce_gateway_outbox_')).map((l) => l.split(' ') as [string, string]));
+    let s = samples((await m.render()).body);
+    expect(s.has('ce_gateway_outbox_backlog_rows')).toBe(false);
+    expect(s.has('ce_gateway_outbox_oldest_row_age_seconds')).toBe(false);
+    expect(s.get('ce_gateway_outbox_database_up')).toBe('0');
+    expect(s.get('ce_gateway_outbox_database_errors_total')).toBe('7');
+    down = false;
+    s = samples((await m.render()).body);
+    expect(s.get('ce_gateway_outbox_backlog_rows')).toBe('0');
+    expect(s.get('ce_gateway_outbox_oldest_row_age_seconds')).toBe('0');
+    expect(s.get('ce_gateway_outbox_database_up')).toBe('1');
+  });
+
+  it('without an outbox source the outbox gauges have no sample', async () => {
+    const m = GatewayMetrics.for(new Registry(), { defaultMetrics: false });
+    const text = (await m.render()).body;
+    expect(text).not.toMatch(/^ce_gateway_outbox_(backlog_rows|oldest_row_age_seconds|database_up) /m);
+  });
+
   it('route and method labels stay within a fixed set whatever the request', () => {
     fc.assert(
       fc.property(fc.string(), fc.string(), (path, method) => {
