@@ -1,11 +1,12 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { toStructuredJson } from '../../../src/codec/http/index.js';
 import { createFileDropSink, eventFileName, parseConnectorText, writeFileAtomic } from '../../../src/connectors/index.js';
 import type { AtomicFs } from '../../../src/connectors/index.js';
-import { silentLogger } from '../../../src/observability/index.js';
+import { createLogger, silentLogger } from '../../../src/observability/index.js';
 import { delivery, fileDropOptions, priceEvent, tempDir } from './helpers.js';
 
 let tmp: ReturnType<typeof tempDir>;
@@ -185,6 +186,22 @@ describe('file-drop sink', () => {
     const h = createFileDropSink(fileDropOptions({ directory: tmp.dir }, { baseDir: '/' }), silentLogger());
     await h(priceEvent(), delivery);
     expect(readdirSync(tmp.dir).sort()).toEqual([fresh, '.keep.tmp', 'notes.txt', 'urn_3Apdsp_3Ahost-1__evt-1.json'].sort());
+  });
+
+  it('names the subscription once in its lines when the logger already binds it', async () => {
+    const lines: string[] = [];
+    const out = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        lines.push(...chunk.toString('utf8').split('\n').filter((l) => l !== ''));
+        done();
+      },
+    });
+    const log = createLogger({ level: 'debug', destination: out }).child({ subscription: 'ops.hook' });
+    const h = createFileDropSink(fileDropOptions({ directory: tmp.dir }, { baseDir: '/' }), log);
+    await h(priceEvent(), delivery);
+    const line = lines.find((l) => l.includes('event dropped'));
+    expect(line).toBeDefined();
+    expect(line!.split('"subscription":').length - 1).toBe(1);
   });
 
   it('refuses unsafe directories and unknown settings, naming each', () => {
