@@ -233,6 +233,21 @@ describe('schemas register / check --registry on the dev stack', () => {
     expect(JSON.parse(refused.stdout).kinds[0]).toMatchObject({ status: 'incompatible', reasons: expect.arrayContaining([expect.stringContaining('FORWARD against version 1: /fields/amount')]) });
   });
 
+  it('a schema reverted to an older registered version: check and register exit 1, not-latest (the registry does not move latest)', async () => {
+    const { dir, topic, write } = fixtureCatalog();
+    write([]);
+    expect((await cli(dir, ['register', '--registry', url, '--catalog', dir])).code).toBe(0);
+    write([{ name: 'note', type: ['null', 'string'], default: null }]);
+    expect((await cli(dir, ['register', '--registry', url, '--catalog', dir])).code).toBe(0);
+    write([]);
+    const check = await cli(dir, ['check', '--registry', url, '--catalog', dir]);
+    expect(check.code).toBe(1);
+    expect(check.stdout).toContain(`NOT-LATEST    CliProbe (probe.avsc, subject ${topic}-value, FULL_TRANSITIVE): identical to version 1, but the subject's latest is version 2`);
+    const r = await cli(dir, ['register', '--registry', url, '--catalog', dir, '--json']);
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout).kinds[0]).toMatchObject({ status: 'not-latest', version: 1, latestVersion: 2 });
+  });
+
   it('one invalid schema file does not stop the other kinds from registering (exit 1, the valid kind registered)', async () => {
     const dir = tempDir('schemas-reg-');
     const topic = uniqueName('schemas-cli');
