@@ -17,6 +17,16 @@ function outboxDatabase(config: Config): string {
 }
 
 /**
+ * How long the relay's stop() may let a cycle in flight finish, ms, within the shutdown budget
+ * `shutdownTimeoutMs` (SHUTDOWN_TIMEOUT_MS): the budget less a third of it, at most 3000 ms, left for
+ * closing its connections and the Kafka clients after it. Abandoned rows stay unsent (retried by
+ * the next relay; possibly duplicates).
+ */
+export function relayStopGraceMs(shutdownTimeoutMs: number): number {
+  return Math.max(0, shutdownTimeoutMs - Math.min(3000, Math.floor(shutdownTimeoutMs / 3)));
+}
+
+/**
  * The outbox (and with it `pg`), loaded only by the outbox commands: every other command, `serve`
  * among them, starts without PostgreSQL's client in its heap.
  */
@@ -60,6 +70,9 @@ export function registerOutboxCommand(program: Command): void {
         table: config.outbox.table,
         batchSize: config.outbox.batchSize,
         pollIntervalMs: config.outbox.pollIntervalMs,
+        // The relay's stop() must end inside SHUTDOWN_TIMEOUT_MS with room for closing the rest,
+        // or a stop during a broker outage always ran out the budget (exit 1).
+        stopGraceMs: relayStopGraceMs(config.shutdownTimeoutMs),
         log: log.child({ component: 'outbox-relay' }),
         name: config.instance,
       });
