@@ -4,6 +4,7 @@
  * Spec: bus spec S5 ("bounded retries with backoff"), P2 ("a retry policy").
  */
 import { GatewayError } from './errors.js';
+import { MAX_TIMER_MS } from './timer-limit.js';
 
 export interface RetryPolicy {
   /** Total attempts including the first, ≥ 1. */
@@ -29,7 +30,8 @@ export interface RetryPolicyOptions {
 }
 
 /**
- * Builds a frozen policy. Errors: CEG_INVALID_OPTIONS (retriable: false) listing every bad option.
+ * Builds a frozen policy. Errors: CEG_INVALID_OPTIONS (retriable: false) listing every bad option
+ * (`maxDelayMs` above {@link MAX_TIMER_MS}, Infinity included, is one).
  */
 export function retryPolicy(o: RetryPolicyOptions): RetryPolicy {
   const problems = [
@@ -37,6 +39,9 @@ export function retryPolicy(o: RetryPolicyOptions): RetryPolicy {
     !(o.initialDelayMs >= 0) && 'initialDelayMs: ms ≥ 0',
     !(o.factor >= 1) && 'factor: ≥ 1',
     !(o.maxDelayMs >= o.initialDelayMs) && 'maxDelayMs: ms ≥ initialDelayMs',
+    // A longer wait is not a timer Node can hold (it would fire after 1 ms), and a retry's due time
+    // travels in a header: Infinity there is no time at all.
+    !(o.maxDelayMs <= MAX_TIMER_MS) && `maxDelayMs: ms ≤ ${MAX_TIMER_MS} (about 24.8 days)`,
     !(o.jitter >= 0 && o.jitter <= 1) && 'jitter: 0..1',
   ].filter((p): p is string => typeof p === 'string');
   if (problems.length > 0) throw new GatewayError('CEG_INVALID_OPTIONS', problems.join('; '), { retriable: false });

@@ -4,6 +4,7 @@
  * Spec: bus spec S4 (bounded window), T14 (same caller code on the in-memory path).
  */
 import { GatewayError } from '../../core/errors.js';
+import { MAX_TIMER_MS } from '../../core/timer-limit.js';
 import type { FinalOutcome, IdempotencyKey, IdempotencyStore } from './port.js';
 import { assertWindowMs, keyString } from './port.js';
 
@@ -36,7 +37,7 @@ export function createMemoryIdempotencyStore(options: MemoryIdempotencyStoreOpti
   const cleanupIntervalMs = options.cleanupIntervalMs ?? 0;
   const problems = [
     !(Number.isSafeInteger(maxEntries) && maxEntries >= 1) && 'maxEntries: integer ≥ 1',
-    !(Number.isSafeInteger(cleanupIntervalMs) && cleanupIntervalMs >= 0) && 'cleanupIntervalMs: integer milliseconds ≥ 0',
+    !(Number.isSafeInteger(cleanupIntervalMs) && cleanupIntervalMs >= 0 && cleanupIntervalMs <= MAX_TIMER_MS) && `cleanupIntervalMs: integer milliseconds from 0 to ${MAX_TIMER_MS}`,
   ].filter((p): p is string => typeof p === 'string');
   if (problems.length > 0) {
     throw new GatewayError('CEG_INVALID_OPTIONS', problems.join('; '), { retriable: false, details: { fields: problems.map((p) => p.slice(0, p.indexOf(':'))) } });

@@ -6,6 +6,7 @@
  * `eventname`, `schemaversion`, `dataschema`, `eventclass`, `partitionkey`.
  */
 import { GatewayError } from '../../core/errors.js';
+import { MAX_TIMER_MS } from '../../core/timer-limit.js';
 import type { EventCodec } from '../../codec/event/index.js';
 import type { JsonValue } from '../../envelope/types.js';
 import type { DataOf, KindArg } from '../../catalog/kinds.js';
@@ -54,7 +55,9 @@ export interface PublishReceipt {
   /**
    * `delivered` with a deadline, for callers who must know (bus spec P2): rejects with
    * CEG_DELIVERY_TIMEOUT (retriable: true) after `timeoutMs` — the record may still be stored
-   * later (indeterminate; consumers drop duplicates by source+id).
+   * later (indeterminate; consumers drop duplicates by source+id). `timeoutMs`: 0 to 2^31 − 1
+   * (a Node timer's longest), or Infinity for no bound; anything else rejects with
+   * CEG_INVALID_OPTIONS (retriable: false).
    */
   deliveredWithin(timeoutMs: number): Promise<DeliveredPosition>;
   /** `JSON.stringify(receipt)`: the ids only. */
@@ -62,6 +65,11 @@ export interface PublishReceipt {
 }
 
 function within<T>(p: Promise<T>, timeoutMs: number, id: string): Promise<T> {
+  if (timeoutMs === Infinity) return p;
+  // A timer longer than Node holds would fire after 1 ms: a false timeout of a record still in flight.
+  if (!(Number.isFinite(timeoutMs) && timeoutMs >= 0 && timeoutMs <= MAX_TIMER_MS)) {
+    return Promise.reject(new GatewayError('CEG_INVALID_OPTIONS', `deliveredWithin: timeoutMs is ms from 0 to ${MAX_TIMER_MS}, or Infinity (no bound), not ${String(timeoutMs)}`, { retriable: false, details: { field: 'timeoutMs' } }));
+  }
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new GatewayError('CEG_DELIVERY_TIMEOUT', `event ${id} not acknowledged within ${timeoutMs} ms; it may still be stored`, { retriable: true, details: { id, timeoutMs, indeterminate: true } })), timeoutMs);

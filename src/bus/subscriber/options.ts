@@ -9,8 +9,9 @@ import { GatewayError } from '../../core/errors.js';
 import { schemaIssues } from '../../core/schema-issues.js';
 import { MAX_WINDOW_MS } from '../idempotency/port.js';
 
-/** The longest delay a Node timer holds, ms (2^31 − 1); longer ones fire after 1 ms. */
-export const MAX_TIMER_MS = 2_147_483_647;
+import { MAX_TIMER_MS } from '../../core/timer-limit.js';
+
+export { MAX_TIMER_MS };
 
 const isFunction = (v: unknown): boolean => typeof v === 'function';
 const isObject = (v: unknown): boolean => typeof v === 'object' && v !== null;

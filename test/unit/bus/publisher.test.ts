@@ -256,4 +256,22 @@ describe('Publisher.publish: a delivery result with a deadline (P2)', () => {
     release();
     expect((await receipt.delivered).offset).toBe(0n);
   });
+
+  it('deliveredWithin(Infinity) waits without a bound; a deadline a Node timer cannot hold (3e9, NaN, < 0) rejects with CEG_INVALID_OPTIONS instead of a false timeout after 1 ms', async () => {
+    const transport = new ScriptedTransport();
+    let release!: () => void;
+    transport.steps.push({ wait: new Promise<void>((r) => (release = r)) });
+    const { publisher } = await setup({ transport });
+    const receipt = publisher.publish('PriceLoadingCompleted', data)!;
+    for (const bad of [3e9, Number.NaN, -1]) {
+      const err = await caughtAsync(receipt.deliveredWithin(bad));
+      expect(err).toMatchObject({ code: 'CEG_INVALID_OPTIONS', retriable: false, details: { field: 'timeoutMs' } });
+    }
+    const unbounded = receipt.deliveredWithin(Infinity);
+    // Still waiting 20 ms later (a 1 ms timer would have rejected by now).
+    const early = await Promise.race([unbounded.then(() => 'settled', () => 'rejected'), new Promise((r) => setTimeout(() => r('waiting'), 20))]);
+    expect(early).toBe('waiting');
+    release();
+    expect((await unbounded).offset).toBe(0n);
+  });
 });

@@ -68,6 +68,10 @@ describe('retryPolicy', () => {
     [{ maxAttempts: 1.5 }, 'maxAttempts'],
     [{ initialDelayMs: Number.NaN }, 'initialDelayMs'],
     [{ maxDelayMs: 50 }, 'maxDelayMs'],
+    // Longer than a Node timer holds (it would fire after 1 ms; a retry's due time would be no time at all).
+    [{ maxDelayMs: Infinity }, 'maxDelayMs'],
+    [{ maxDelayMs: 2 ** 31 }, 'maxDelayMs'],
+    [{ maxDelayMs: Number.NaN }, 'maxDelayMs'],
     [{ jitter: -0.1 }, 'jitter'],
   ])('refuses %j (names %s only)', (over, name) => {
     expect(() => retryPolicy({ ...base, ...over })).toThrow(new RegExp(`^${name}:`));

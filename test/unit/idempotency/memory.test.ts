@@ -66,7 +66,7 @@ describe('memory idempotency store', () => {
     expect(vi.getTimerCount()).toBe(0);
   });
 
-  it('refuses bad options, naming each one', () => {
+  it('refuses bad options, naming each one', async () => {
     try {
       createMemoryIdempotencyStore({ maxEntries: 0, cleanupIntervalMs: -5 });
       expect.unreachable();
@@ -76,5 +76,8 @@ describe('memory idempotency store', () => {
       expect([e.code, e.retriable, e.details['fields']]).toEqual(['CEG_INVALID_OPTIONS', false, ['maxEntries', 'cleanupIntervalMs']]);
     }
     expect(() => createMemoryIdempotencyStore({ maxEntries: 1.5 })).toThrow(/maxEntries/);
+    // An interval longer than a Node timer holds would run every 1 ms.
+    expect(() => createMemoryIdempotencyStore({ cleanupIntervalMs: 3e9 })).toThrow(/^cleanupIntervalMs: integer milliseconds from 0 to 2147483647/);
+    await createMemoryIdempotencyStore({ cleanupIntervalMs: 2_147_483_647 }).close();
   });
 });

@@ -30,6 +30,10 @@ describe('PostgreSQL idempotency: errors as documented', () => {
     expect(documentedCodes('store.ts')).not.toContain('CEG_INTERNAL');
   });
 
+  it('refuses a cleanup interval a Node timer cannot hold (it would sweep every 1 ms)', () => {
+    expect(() => createPgIdempotencyStore({ pool, cleanupIntervalMs: 3e9 })).toThrow(/^cleanupIntervalMs: integer milliseconds from 0 to 2147483647/);
+  });
+
   it('idempotentPg rejects the delivery with the same code, as transactional.ts documents', async () => {
     const handler = idempotentPg(pool, async () => undefined, { windowMs: 60_000 });
     const err = await caughtAsync(handler(priceEvent(), delivery));

@@ -5,6 +5,7 @@
  */
 import type { Pool } from 'pg';
 import { GatewayError } from '../../../core/errors.js';
+import { MAX_TIMER_MS } from '../../../core/timer-limit.js';
 import type { FinalOutcome, IdempotencyKey, IdempotencyStore } from '../port.js';
 import { assertWindowMs } from '../port.js';
 import { DEFAULT_IDEMPOTENCY_TABLE, assertTableName, ensureIdempotencyTable, insertSql, keyHash, quoted, rowParams, storeError } from './table.js';
@@ -40,8 +41,8 @@ export function createPgIdempotencyStore(options: PgIdempotencyStoreOptions): Pg
   assertTableName(table);
   const cleanupIntervalMs = options.cleanupIntervalMs ?? 300_000;
   const purgeBatch = options.purgeBatch ?? 10_000;
-  if (!(Number.isSafeInteger(cleanupIntervalMs) && cleanupIntervalMs >= 0)) {
-    throw new GatewayError('CEG_INVALID_OPTIONS', 'cleanupIntervalMs: integer milliseconds ≥ 0', { retriable: false, details: { field: 'cleanupIntervalMs' } });
+  if (!(Number.isSafeInteger(cleanupIntervalMs) && cleanupIntervalMs >= 0 && cleanupIntervalMs <= MAX_TIMER_MS)) {
+    throw new GatewayError('CEG_INVALID_OPTIONS', `cleanupIntervalMs: integer milliseconds from 0 to ${MAX_TIMER_MS}`, { retriable: false, details: { field: 'cleanupIntervalMs' } });
   }
   if (!(Number.isSafeInteger(purgeBatch) && purgeBatch >= 1)) {
     throw new GatewayError('CEG_INVALID_OPTIONS', 'purgeBatch: integer ≥ 1', { retriable: false, details: { field: 'purgeBatch' } });
