@@ -93,6 +93,12 @@ export interface SinkFactoryDeps {
 }
 
 /**
+ * How long a stopping member's running shell hooks get in all, ms: they finish, or get SIGTERM
+ * and then SIGKILL within it (shell-hook `stop`), well inside the default SHUTDOWN_TIMEOUT_MS (10 s).
+ */
+export const HOOK_STOP_WITHIN_MS = 5_000;
+
+/**
  * The sink of each runtime subscription. The push sinks it builds share one
  * {@link HandshakeCache}: the handshake runs once per subscription, URL and gateway process, not
  * again each time a member starts (after an idle stop, a restart). Spec: CloudEvents Web Hooks
@@ -115,8 +121,13 @@ export function runtimeSinkFactory(deps: SinkFactoryDeps): SinkFactory<RuntimeSu
           close: () => sink.close(),
         };
       }
-      case 'shell-hook':
-        return { handler: createShellHookSink(delivery.sink, log), update: () => undefined, close: () => Promise.resolve() };
+      case 'shell-hook': {
+        const hooks = createShellHookSink(delivery.sink, log);
+        // A member stops (shutdown, PATCH, pause, delete) after its subscription stopped taking
+        // events: a hook still running then is ended, not left to outlive the gateway and run a
+        // second time beside its redelivery (break report, connectors 1). It is not committed.
+        return { handler: hooks, update: () => undefined, close: () => hooks.stop({ withinMs: HOOK_STOP_WITHIN_MS }) };
+      }
       case 'file-drop':
         return { handler: createFileDropSink(delivery.sink, log), update: () => undefined, close: () => Promise.resolve() };
       default: {

@@ -8,6 +8,9 @@ import { toStructuredJson } from '../../../src/codec/http/index.js';
 import { createShellHookSink } from '../../../src/connectors/index.js';
 import type { ShellHookSettings } from '../../../src/connectors/index.js';
 import { createLogger, silentLogger } from '../../../src/observability/index.js';
+import { HOOK_STOP_WITHIN_MS, runtimeSinkFactory } from '../../../src/connectors/subscriptions/runtime.js';
+import type { RuntimeSubscription } from '../../../src/connectors/subscriptions/runtime.js';
+import { parseAllowList } from '../../../src/connectors/sinks/webhook/index.js';
 import { delivery, priceEvent, shellHookOptions, tempDir, writeScript } from './helpers.js';
 
 let tmp: ReturnType<typeof tempDir>;
@@ -112,6 +115,36 @@ describe('shell-hook sink stopping', () => {
     await h.stop({ withinMs: 800 });
     await expect(run).resolves.toBe('CEG_CLOSED');
     expect(h.running).toBe(0);
+  });
+
+  it('a subscription file\'s shell hook is ended when its member\'s sink closes (shutdown, PATCH, delete), not left running', async () => {
+    writeScript(tmp.dir, 'hook.sh', "trap 'exit 0' TERM; sleep 30 & wait");
+    const hooks = shellHookOptions({ command: ['./hook.sh'], killGraceMs: 500 }, { baseDir: tmp.dir, environment: {} });
+    const d: RuntimeSubscription = {
+      group: 'ce-gateway.sub.connectors.hook',
+      name: 'hook',
+      owner: 'connectors',
+      kinds: ['PriceLoadingCompleted'],
+      filters: [],
+      ordering: 'key',
+      retry: { maxAttempts: 3, backoff: { initialMs: 10, factor: 1, maxMs: 1000, jitter: 0 } },
+      startFrom: 'latest',
+      state: 'active',
+      concurrency: 1,
+      origin: 'file',
+      delivery: { mode: 'shell-hook', sink: hooks },
+    };
+    const member = runtimeSinkFactory({ log: silentLogger(), allow: parseAllowList(undefined), origin: 'gateway.test' })(d, { markGone: () => undefined, share: () => 1 });
+    const run = Promise.resolve(member.handler(priceEvent(), delivery)).then(
+      () => 'resolved',
+      (e: unknown) => (e as GatewayError).code,
+    );
+    await new Promise((r) => setTimeout(r, 100));
+    const started = Date.now();
+    await member.close();
+    // Within HOOK_STOP_WITHIN_MS (the hook ignores nothing: SIGTERM ends it once the grace passed).
+    expect(Date.now() - started).toBeLessThan(HOOK_STOP_WITHIN_MS + 1000);
+    await expect(run).resolves.toBe('CEG_CLOSED');
   });
 
   it('names the subscription once in its lines when the logger already binds it', async () => {
