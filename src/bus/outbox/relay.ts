@@ -53,7 +53,14 @@ export interface OutboxRelayOptions {
    * after a cycle in which nothing could be produced or the database failed. Default 200 ms ×2 up to 10 s, 20 % jitter.
    */
   readonly retry?: RetryPolicy;
-  /** Longest wait for one produce call, ms, then the attempt counts as failed (indeterminate); also for one read of a topic's max.message.bytes. Default 30000. */
+  /**
+   * Longest wait for one produce call, ms, then the attempt counts as failed (indeterminate); also
+   * for one read of a topic's max.message.bytes. Default 30000. It also bounds a cycle: its produce
+   * phase ends after 2 × publishTimeoutMs (rows not produced by then count as failed and are
+   * retried), and its transaction sets `idle_in_transaction_session_timeout` to 3 ×
+   * publishTimeoutMs + 1000 ms (at most 2^31−1), so the server ends the transaction of a relay that
+   * froze mid-cycle (SIGSTOP, a network partition) and releases its keys to the other relays.
+   */
   readonly publishTimeoutMs?: number;
   /** Sent rows are kept this long, ms, then purged; 0 = delete rows at acknowledgement; −1 = keep forever. Default 86400000 (1 day). */
   readonly keepSentMs?: number;
@@ -231,6 +238,20 @@ function unreachable(err: unknown): boolean {
   const code = (err as { code?: unknown } | null | undefined)?.code;
   if (typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code)) return true;
   return /^(08|53|57)/.test(code);
+}
+
+/** How long a cycle's produce phase may take, ms: 2 × publishTimeoutMs. */
+function publishPhaseMs(publishTimeoutMs: number): number {
+  return 2 * publishTimeoutMs;
+}
+
+/**
+ * The relay transaction's `idle_in_transaction_session_timeout`, ms: the produce phase plus one
+ * more publishTimeoutMs and a second of margin (3 × publishTimeoutMs + 1000), at most 2^31−1 (the
+ * setting's maximum). Spec: PostgreSQL "Client Connection Defaults".
+ */
+function idleInTransactionMs(publishTimeoutMs: number): number {
+  return Math.min(2_147_483_647, publishPhaseMs(publishTimeoutMs) + publishTimeoutMs + 1000);
 }
 
 /** The held-back map's key of a (topic, partition key) pair (a topic name holds no newline). */
@@ -431,7 +452,9 @@ class Relay implements OutboxRelay {
     let broken: Error | undefined;
     try {
       // One round trip; the lock timeout ends with the transaction.
-      await client.query(`BEGIN; SET LOCAL lock_timeout = ${this.#o.lockTimeoutMs}`);
+      // The idle timeout bounds how long a frozen relay holds its keys' locks (the produce phase,
+      // when the transaction is idle, ends after 2 × publishTimeoutMs on a live relay).
+      await client.query(`BEGIN; SET LOCAL lock_timeout = ${this.#o.lockTimeoutMs}; SET LOCAL idle_in_transaction_session_timeout = ${idleInTransactionMs(this.#o.publishTimeoutMs)}`);
       const scan = this.#o.batchSize * 4;
       const held = this.#heldPairs();
       const keys = (await client.query<{ partition_key: string }>(this.#sql.lockKeys, [scan, this.#o.batchSize, this.table.name, held.topics, held.keys])).rows.map((r) => r.partition_key);
@@ -500,11 +523,15 @@ class Relay implements OutboxRelay {
     }
     const ac = new AbortController();
     this.#inflight = ac;
+    // The transaction is idle meanwhile: the phase ends well before the server's idle timeout.
+    const phaseMs = publishPhaseMs(this.#o.publishTimeoutMs);
+    const deadline = setTimeout(() => ac.abort(new GatewayError('CEG_DELIVERY_TIMEOUT', `outbox relay: a cycle's produce phase took longer than ${phaseMs} ms (2 × publishTimeoutMs); its rows not yet acknowledged are retried`, { retriable: true })), phaseMs);
     const out: Published = { sent: [], failed: [], tooLarge: [], invalid: [] };
     try {
       await Promise.all([...byTopic].map(([topic, group]) => this.#publishTopic(topic, group, ac.signal, out)));
       return out;
     } finally {
+      clearTimeout(deadline);
       this.#inflight = undefined;
     }
   }
@@ -591,7 +618,7 @@ class Relay implements OutboxRelay {
     return raceAbort(this.#o.transport.maxMessageBytes(topic), signal, () =>
       timeout.aborted
         ? new GatewayError('CEG_DELIVERY_TIMEOUT', `reading the max.message.bytes of topic ${topic} took longer than ${this.#o.publishTimeoutMs} ms`, { retriable: true })
-        : new GatewayError('CEG_CLOSED', 'outbox relay stopped', { retriable: true }));
+        : isGatewayError(stop.reason) ? stop.reason : new GatewayError('CEG_CLOSED', 'outbox relay stopped', { retriable: true }));
   }
 
   /**
