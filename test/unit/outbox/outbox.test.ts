@@ -94,6 +94,40 @@ describe('outbox rows', () => {
   });
 });
 
+describe('recordOfRow on a row that cannot be a record', () => {
+  const good: ClaimedRow = {
+    id: '7',
+    topic: 't',
+    partition_key: 'k',
+    record_key: Buffer.from('k'),
+    header_names: ['ce_id', 'content-type'],
+    header_values: [Buffer.from('1'), Buffer.from('application/avro')],
+    value: Buffer.from([0, 0, 0, 0, 1]),
+    timestamp_ms: '1647345601250',
+    event_id: 'e7',
+  };
+
+  it('takes a sound row', () => {
+    expect(recordOfRow(good).headers.map(([n]) => n)).toEqual(['ce_id', 'content-type']);
+  });
+
+  it.each([
+    ['a NULL header name', { header_names: ['ce_id', null] }, /header_names\[2\] is NULL/],
+    ['a NULL header value', { header_values: [null, Buffer.from('x')] }, /header_values\[1\] \(header "ce_id"\) is NULL/],
+    ['fewer values than names', { header_values: [Buffer.from('1')] }, /header_names has 2 elements but header_values 1/],
+    ['more values than names', { header_values: [Buffer.from('1'), Buffer.from('2'), Buffer.from('3')] }, /header_values 3/],
+    ['NULL header arrays', { header_names: null }, /header_names is NULL/],
+    ['a negative timestamp', { timestamp_ms: '-5' }, /timestamp_ms -5 /],
+    ['a timestamp beyond 2^53', { timestamp_ms: '9223372036854775807' }, /timestamp_ms 9223372036854775807 /],
+    ['a value that is not bytes', { value: 'text' }, /value is not a byte string/],
+  ])('%s: CEG_INVALID_EVENT naming the row and the problem', (_, patch, problem) => {
+    const err = failure(() => recordOfRow({ ...good, ...(patch as unknown as Partial<ClaimedRow>) }));
+    expect(err).toMatchObject({ code: 'CEG_INVALID_EVENT', retriable: false, details: { rowId: '7' } });
+    expect((err as Error).message).toMatch(/^outbox row 7 \(event e7\) cannot be made a Kafka record: /);
+    expect((err as Error).message).toMatch(problem);
+  });
+});
+
 describe('resolveOutboxRelayOptions', () => {
   const transport = createMemoryTransport();
 
