@@ -19,7 +19,16 @@ export function schemaIssues(issues: readonly z.core.$ZodIssue[]): z.core.$ZodIs
   // `.int()` adds its own safe-integer bound: beside the field's declared bound (1–1000) it only
   // misleads ("expected int to be <=9007199254740991" for concurrency 1e308).
   const bounded = new Set(typed.filter((i) => (i.code === 'too_big' || i.code === 'too_small') && !isSafeIntegerBound(i)).map((i) => `${i.code}${pathKey(i.path)}`));
-  return typed.filter((i) => !((i.code === 'too_big' || i.code === 'too_small') && isSafeIntegerBound(i) && bounded.has(`${i.code}${pathKey(i.path)}`)));
+  return typed.filter((i) => !((i.code === 'too_big' || i.code === 'too_small') && isSafeIntegerBound(i) && bounded.has(`${i.code}${pathKey(i.path)}`))).map(withKeyReason);
+}
+
+/**
+ * A record key refused by its own schema: zod says only "Invalid key in record" and keeps the key
+ * schema's messages (which say the rule: "exit codes are integers 0–255") nested; those are the message.
+ */
+function withKeyReason(i: z.core.$ZodIssue): z.core.$ZodIssue {
+  if (i.code !== 'invalid_key' || i.issues.length === 0) return i;
+  return { ...i, message: `key ${JSON.stringify(String(i.path[i.path.length - 1] ?? ''))}: ${[...new Set(i.issues.map((n) => n.message))].join('; ')}` };
 }
 
 /** Whether an issue is the safe-integer range `.int()` checks. */

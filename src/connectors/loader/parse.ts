@@ -4,7 +4,8 @@
  * Spec: DESIGN "Connectors"; bus spec S1, S5.
  */
 import { basename, dirname, extname } from 'node:path';
-import { LineCounter, parseDocument } from 'yaml';
+import { LineCounter, isMap, isScalar, isSeq, parseDocument } from 'yaml';
+import type { Document } from 'yaml';
 import { retryPolicy } from '../../core/retry.js';
 import { fileDropOptionsFrom, fileDropSettingsSchema } from '../sinks/file-drop/index.js';
 import { shellHookOptionsFrom, shellHookSettingsSchema } from '../sinks/shell-hook/index.js';
@@ -93,6 +94,31 @@ function sinkAlone(raw: unknown, baseDir: string, ctx: ParseContext): ResolvedSi
   return undefined;
 }
 
+/** Where a hook's argv and environment values are in a connector file (short form and `kind: subscription`). */
+const HOOK_TEXT_PATHS: readonly (readonly string[])[] = [
+  ['sink', 'command'],
+  ['sink', 'env'],
+  ['delivery', 'sink', 'command'],
+  ['delivery', 'sink', 'env'],
+];
+
+/**
+ * Makes an unquoted number or boolean among a hook's arguments and environment values the text
+ * written in the file: YAML reads `1.10` as 1.1, `007` as 7, `0x1F` as 31 and a 20-digit number
+ * rounded, and the script would get those (break report, connectors 8). A program passes text,
+ * so the text as written is what the author meant. Other settings keep YAML's types.
+ */
+function keepWrittenText(doc: Document): void {
+  const asWritten = (node: unknown): void => {
+    if (isScalar(node) && (typeof node.value === 'number' || typeof node.value === 'boolean') && typeof node.source === 'string') node.value = node.source;
+  };
+  for (const path of HOOK_TEXT_PATHS) {
+    const node: unknown = doc.getIn(path, true);
+    if (isSeq(node)) node.items.forEach(asWritten);
+    else if (isMap(node)) for (const pair of node.items) asWritten(pair.value);
+  }
+}
+
 /**
  * Parses and validates the YAML `text` of the connector file `file` (absolute path; relative
  * paths inside resolve against its folder). Every problem is reported with the file and a path.
@@ -106,6 +132,7 @@ export function parseConnectorText(text: string, file: string, ctx: ParseContext
     problems.push({ file, path: '(root)', problem: `YAML line ${at.line} column ${at.col}: ${e.message}` });
   }
   if (problems.length > 0) return { ok: false, problems };
+  keepWrittenText(doc);
   let raw: unknown;
   try {
     raw = doc.toJS();

@@ -239,3 +239,31 @@ describe('loadConnectors: what a folder holds that would not load or would colli
     }
   });
 });
+
+describe('a hook\'s arguments and environment values are the text written in the file (break report, connectors 8, 11)', () => {
+  it('keeps unquoted numbers and booleans as written (YAML would read 1.10 as 1.1, 007 as 7, 0x1F as 31, a 20-digit number rounded)', () => {
+    writeScript(tmp.dir, 'args.sh', 'exit 0');
+    writeFileSync(
+      join(tmp.dir, 'a.yaml'),
+      'kind: shell-hook\nsubscription: ops.args\nkinds: [PriceLoadingCompleted]\nsink:\n  command: [./args.sh, 1.10, 007, 0x1F, 1e3, 12345678901234567890, true, "1.10"]\n  env: { V: 1.10, ZIP: 01234, BIG: 12345678901234567890, OCT: 0o17, YES: True }\n  timeoutMs: 1000\n',
+    );
+    const [hook] = loadConnectors(tmp.dir, { environment: {} }) as [Extract<ConnectorDefinition, { kind: 'shell-hook' }>];
+    expect(hook.sink.command.slice(1)).toEqual(['1.10', '007', '0x1F', '1e3', '12345678901234567890', 'true', '1.10']);
+    expect(hook.sink.env.vars).toEqual({ V: '1.10', ZIP: '01234', BIG: '12345678901234567890', OCT: '0o17', YES: 'True' });
+    // Other settings keep YAML's types: timeoutMs is the number 1000.
+    expect(hook.sink.timeoutMs).toBe(1000);
+  });
+
+  it('says why a key or a value is refused: the rule of a variable name or an exit code, a null value', () => {
+    const r = parseConnectorText('kind: shell-hook\nsubscription: ops.a\nkinds: [PriceLoadingCompleted]\nsink:\n  command: [./x.sh, null]\n  env: { ce_id: a, A-B: b, N: ~ }\n  exitCodes: { "256": retry }\n', join(tmp.dir, 'a.yaml'), { environment: {} });
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(Object.fromEntries(r.problems.map((p) => [p.path, p.problem]))).toEqual({
+      'sink.command[1]': expect.stringMatching(/^a command argument: a string .*null is not a value/),
+      'sink.env.ce_id': 'key "ce_id": names starting with CE_ or CEG_ are reserved for the event and the delivery',
+      'sink.env.A-B': expect.stringMatching(/^key "A-B": environment variable names are/),
+      'sink.env.N': expect.stringMatching(/^a variable value: a string/),
+      'sink.exitCodes.256': 'key "256": exit codes are integers 0–255',
+    });
+  });
+});

@@ -17,8 +17,16 @@ export const DEFAULT_HOOK_PATH = '/usr/local/bin:/usr/bin:/bin';
 
 const outcome = z.enum(sinkOutcomes as [SinkOutcome, ...SinkOutcome[]]);
 const noNul = (what: string) => z.string().refine((s) => !s.includes('\0'), `${what} cannot contain NUL`);
-/** A string, or a YAML number / boolean taken as its text (`RETRIES: 3` → "3"). */
-const text = (what: string) => z.union([z.string(), z.number(), z.boolean()]).transform((v) => String(v)).pipe(noNul(what));
+/**
+ * A string, or a number / boolean taken as its text (`RETRIES: 3` → "3"). From a connector file
+ * the loader passes an unquoted number as written (`1.10`, `007`, `0x1F` stay so: YAML would read
+ * 1.1, 7, 31), see src/connectors/loader/parse.ts.
+ */
+const text = (what: string) =>
+  z
+    .union([z.string(), z.number(), z.boolean()], { error: `${what}: a string (a number or true/false is taken as its text; null is not a value)` })
+    .transform((v) => String(v))
+    .pipe(noNul(what));
 const BARE_COMMAND = /^[A-Za-z0-9._+-]{1,255}$/;
 const RESERVED = /^(CE_|CEG_)/i;
 
