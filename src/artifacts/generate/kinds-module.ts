@@ -14,7 +14,8 @@ import { GENERATED_HEADER } from './typescript.js';
  *   (`../kinds.js`); the folder's index does not load `kinds.ts`, so the published package never
  *   registers this catalog's kinds in its users' programs.
  * - `consumer`: a project that installed the package and generates from its own catalog —
- *   augments the package (`ce-gateway`); the folder's index loads `kinds.ts` (type-only).
+ *   augments the package (`ce-gateway`); the folder's index loads `kinds.ts` (type-only, in a form
+ *   declaration emit keeps: see {@link indexModule}).
  */
 export type GenerateTarget = 'package' | 'consumer';
 
@@ -46,8 +47,19 @@ export function kindsModule(catalog: Catalog, target: GenerateTarget): string {
   ].join('\n');
 }
 
-/** The text of the generated folder's `index.ts`. */
+/**
+ * The text of the generated folder's `index.ts`. For `consumer` it ends with
+ * `export type * from './kinds.js'` (TypeScript ≥ 5.0; `kinds.ts` exports nothing, so nothing is
+ * added to the folder's exports): unlike `import type {} from …`, which declaration emit drops, a
+ * type-only re-export is kept in `index.d.ts`, so the `EventKinds` registration also reaches
+ * programs that use the folder built into a package (`tsc --declaration`) through its `.d.ts`
+ * files. A `/// <reference path>` is not kept either (TypeScript ≥ 5.5 drops user-written
+ * reference directives from declaration output). It is erased from the emitted JavaScript.
+ * Spec: bus spec X1 (publishers and subscribers use the types generated from the model).
+ */
 export function indexModule(target: GenerateTarget): string {
   const head = `${GENERATED_HEADER}.\n/** Generated catalog constants and payload types. */\nexport * from './events.js';\n`;
-  return target === 'package' ? head : `${head}// Type-only: brings the kinds' registration (kinds.ts) into every program that uses this folder.\nimport type {} from './kinds.js';\n`;
+  return target === 'package'
+    ? head
+    : `${head}// Type-only (kept in declaration output): brings the kinds' registration (kinds.ts) into every program that uses this folder, from source or from its emitted .d.ts.\nexport type * from './kinds.js';\n`;
 }

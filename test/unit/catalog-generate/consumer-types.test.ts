@@ -67,6 +67,66 @@ function compile(name: string, usage: string): string[] {
     .map((d) => `${d.file === undefined ? '' : `${d.file.fileName.slice(dir.length + 1)}: `}${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`);
 }
 
+/**
+ * The generated folder built into a package of its own (`tsc --declaration`), then a program that
+ * uses it only through the emitted `.d.ts` files (as another service importing a shared "events"
+ * package does). Returns the emitted index.d.ts and the diagnostics of `usage` (the events
+ * package's public name is `@shop/events`; `ce-gateway` resolves to this package's source). Every
+ * `usages` entry is one file of the consuming program (`app/<name>.ts`).
+ */
+function compileAgainstDeclarations(name: string, usages: Readonly<Record<string, string>>): { indexDts: string; diagnostics: string[] } {
+  const dir = join(work, name);
+  const src = join(dir, 'events', 'src');
+  const dist = join(dir, 'events', 'dist');
+  const app = join(dir, 'app');
+  writeGeneratedFiles(src, generateCatalogFiles(catalog, 'consumer'));
+  writeFileSync(join(dir, 'events', 'package.json'), '{ "type": "module" }\n');
+  mkdirSync(app, { recursive: true });
+  writeFileSync(join(app, 'package.json'), '{ "type": "module" }\n');
+  for (const [file, text] of Object.entries(usages)) writeFileSync(join(app, `${file}.ts`), text);
+  const common: ts.CompilerOptions = {
+    strict: true,
+    target: ts.ScriptTarget.ES2022,
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    lib: ['lib.es2023.d.ts'],
+    types: ['node'],
+    typeRoots: [join(ROOT, 'node_modules', '@types')],
+    skipLibCheck: true,
+  };
+  const build = ts.createProgram([join(src, 'index.ts')], {
+    ...common,
+    declaration: true,
+    emitDeclarationOnly: true,
+    rootDir: src,
+    outDir: dist,
+    baseUrl: dir,
+    paths: { 'ce-gateway': [join(ROOT, 'src', 'index.ts')] },
+  });
+  const emitted = new Map<string, string>();
+  // Only the events package's own output: ce-gateway's source is in the program but not built here.
+  build.emit(undefined, (file, text) => {
+    if (file.startsWith(dist)) emitted.set(file.slice(dist.length + 1), text);
+  });
+  expect([...emitted.keys()].sort()).toEqual(['events.d.ts', 'index.d.ts', 'kinds.d.ts']);
+  mkdirSync(dist, { recursive: true });
+  for (const [file, text] of emitted) writeFileSync(join(dist, file), text);
+  // The generated sources are removed: the consumer sees the declarations only.
+  rmSync(src, { recursive: true, force: true });
+  const program = ts.createProgram(Object.keys(usages).map((file) => join(app, `${file}.ts`)), {
+    ...common,
+    noEmit: true,
+    verbatimModuleSyntax: true,
+    baseUrl: app,
+    paths: { 'ce-gateway': [join(ROOT, 'src', 'index.ts')], '@shop/events': [join(dist, 'index.d.ts')] },
+  });
+  const diagnostics = ts
+    .getPreEmitDiagnostics(program)
+    .filter((d) => d.file === undefined || d.file.fileName.startsWith(dir))
+    .map((d) => `${d.file === undefined ? '' : `${d.file.fileName.slice(dir.length + 1)}: `}${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`);
+  return { indexDts: emitted.get('index.d.ts') ?? '', diagnostics };
+}
+
 const HEADER = `import type { Bus, OutboxWriter, EventOf } from 'ce-gateway';
 import type pg from 'pg';
 import { ORDER_PLACED } from './generated/index.js';
@@ -82,7 +142,7 @@ describe('catalog generate for a consumer project', () => {
   it('augments the package module and loads kinds.ts from the generated index', () => {
     expect(kindsModule(catalog, 'consumer')).toContain("declare module 'ce-gateway' {");
     expect(kindsModule(catalog, 'consumer')).toContain(`readonly OrderPlaced: { readonly eventId: '${ORDER_PLACED}'; readonly payload: PayloadByKind['OrderPlaced']; readonly received: ReceivedByKind['OrderPlaced'] };`);
-    expect(indexModule('consumer')).toContain("import type {} from './kinds.js';");
+    expect(indexModule('consumer')).toContain("export type * from './kinds.js';");
     // The package's own folder augments the declaring module, and its index never loads it (dist stays neutral).
     expect(kindsModule(catalog, 'package')).toContain("declare module '../kinds.js' {");
     expect(indexModule('package')).not.toContain('kinds.js');
@@ -125,6 +185,32 @@ void writer.write(client, 'NoSuchKind', order);
 `,
     );
     expect(diagnostics).toEqual([]);
+  }, 120_000);
+
+  it('the registration survives declaration emit: a program using the folder built with --declaration refuses unknown kinds and wrong payloads', () => {
+    const usage = `import type { Bus } from 'ce-gateway';
+import { ORDER_PLACED } from '@shop/events';
+import type { OrderPlacedPayload } from '@shop/events';
+declare const bus: Bus;
+const order: OrderPlacedPayload = { orderId: 'o-1', amountCents: 1250 };
+bus.publish('OrderPlaced', order);
+bus.publish(ORDER_PLACED.eventId, order);
+`;
+    const built = compileAgainstDeclarations('declarations', {
+      typed: `${usage}// @ts-expect-error not a kind of this catalog
+bus.publish('NoSuchKind', order);
+// @ts-expect-error amountCents is a long: a number (or decimal text), not a boolean
+bus.publish('OrderPlaced', { orderId: 'o-2', amountCents: true });
+`,
+      // Without the expectations they are real compile errors.
+      errors: `${usage}bus.publish('NoSuchKind', order);\nbus.publish('OrderPlaced', { orderId: 'o-2', amountCents: true });\n`,
+    });
+    // Each @ts-expect-error meets its error (an unused one is a diagnostic of typed.ts).
+    expect(built.diagnostics.filter((d) => !d.startsWith('app/errors.ts: '))).toEqual([]);
+    expect(built.diagnostics).toHaveLength(2);
+    expect(built.diagnostics[0]).toContain('"NoSuchKind"');
+    expect(built.diagnostics[1]).toContain("Type 'boolean' is not assignable to type 'AvroLong'");
+    expect(built.indexDts).toContain("export type * from './kinds.js';");
   }, 120_000);
 
   it('the same checks fail without the expectations (they are real compile errors)', () => {

@@ -42,7 +42,7 @@ describe('catalog generate in a project that uses the package', { timeout: 60_00
     const out = join(dir, 'src', 'catalog', 'generated');
     expect(written.stdout.trim().split('\n')).toEqual(['events.ts', 'kinds.ts', 'index.ts'].map((f) => `wrote ${join(out, f)}`));
     expect(readFileSync(join(out, 'kinds.ts'), 'utf8')).toContain("declare module 'ce-gateway' {");
-    expect(readFileSync(join(out, 'index.ts'), 'utf8')).toContain("import type {} from './kinds.js';");
+    expect(readFileSync(join(out, 'index.ts'), 'utf8')).toContain("export type * from './kinds.js';");
 
     expect(await cli(dir, ['catalog', 'generate', '--check'])).toMatchObject({ code: 0, stdout: `generated files in ${out} are up to date\n` });
     writeFileSync(join(out, 'events.ts'), `${readFileSync(join(out, 'events.ts'), 'utf8')}// edited\n`);
