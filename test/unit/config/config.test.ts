@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { CONFIG_KEYS, SECRET_KEYS, environment, loadConfig, readEnvFile } from '../../../src/config/index.js';
 import { usableCpus } from '../../../src/config/cpu-count.js';
 import { caught } from '../../helpers/errors.js';
+import { GatewayError } from '../../../src/core/errors.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ceg-config-'));
 function file(name: string, content: string): string {
@@ -219,8 +220,17 @@ describe('env file', () => {
     expect(r.vars.KAFKA_BROKERS).toBe('127.0.0.1:39092');
   });
 
-  it('environment(): a CE_GATEWAY_ENV_FILE naming a missing file is an error', () => {
-    expect(() => environment({ CE_GATEWAY_ENV_FILE: join(dir, 'nope') }, '/')).toThrow(/CE_GATEWAY_ENV_FILE/);
+  it('environment(): a CE_GATEWAY_ENV_FILE naming a missing file is a CEG_INVALID_OPTIONS naming the variable', () => {
+    const err = caught(() => environment({ CE_GATEWAY_ENV_FILE: join(dir, 'nope') }, '/'));
+    expect(err).toBeInstanceOf(GatewayError);
+    expect(err).toMatchObject({ code: 'CEG_INVALID_OPTIONS', retriable: false, details: { variable: 'CE_GATEWAY_ENV_FILE' } });
+    expect(err.message).toMatch(/CE_GATEWAY_ENV_FILE names a missing file/);
+  });
+
+  it('readEnvFile understands a file written for a shell: export prefixes and quoted values; # inside a value is kept', () => {
+    const p = file('env3', ['export LOG_LEVEL="warn"', 'export  PORT=9001', "NAME='a b'", 'PW=p#ss"word', 'HALF="open', 'EMPTY=""', ''].join('\n'));
+    expect(readEnvFile(p)).toEqual({ LOG_LEVEL: 'warn', PORT: '9001', NAME: 'a b', PW: 'p#ss"word', HALF: '"open', EMPTY: '' });
+    expect(loadConfig(readEnvFile(p)).logLevel).toBe('warn');
   });
 });
 
