@@ -25,6 +25,31 @@ function isStringType(t: unknown): boolean {
 }
 
 /**
+ * Field names Avro allows that no JavaScript object can hold as data: `__proto__` sets an
+ * object's prototype instead of a member, so an event's data could never carry the field and no
+ * event of the kind could be published (its encoder sees `{}`). Refused at load, naming the field.
+ */
+const UNUSABLE_FIELD_NAMES: ReadonlySet<string> = new Set(['__proto__']);
+
+/** Problems of every record field (nested records, in unions, arrays and maps too) whose name is unusable; `at` is the JSON pointer so far. */
+function unusableFieldNames(node: unknown, path: string, at: string): CatalogProblem[] {
+  if (Array.isArray(node)) return node.flatMap((n, i) => unusableFieldNames(n, path, `${at}/${i}`));
+  if (!isObject(node)) return [];
+  const out: CatalogProblem[] = [];
+  for (const [key, value] of Object.entries(node)) {
+    if (key === 'fields' && Array.isArray(value)) {
+      value.forEach((f, i) => {
+        if (isObject(f) && typeof f['name'] === 'string' && UNUSABLE_FIELD_NAMES.has(f['name'])) {
+          out.push({ path: `${path}#${at}/fields/${i}`, problem: `field name "${f['name']}" cannot be used: a JavaScript object cannot hold it as data (it sets the object's prototype); rename the field` });
+        }
+      });
+    }
+    if (typeof value === 'object' && value !== null) out.push(...unusableFieldNames(value, path, `${at}/${key}`));
+  }
+  return out;
+}
+
+/**
  * Checks `text` (the file content) found at `path` (for messages) against `keyFields`.
  * Never throws; every problem is returned.
  */
@@ -44,7 +69,7 @@ export function checkSchema(path: string, text: string, keyFields: readonly stri
   if (!isObject(json) || json['type'] !== 'record' || !(type instanceof avsc.types.RecordType)) {
     return { problems: [{ path, problem: 'the top-level schema must be an Avro record' }] };
   }
-  const problems: CatalogProblem[] = [];
+  const problems: CatalogProblem[] = [...unusableFieldNames(json, path, '')];
   const fields = Array.isArray(json['fields']) ? (json['fields'] as unknown[]) : [];
   for (const key of keyFields) {
     const field = fields.find((f): f is Record<string, unknown> => isObject(f) && f['name'] === key);

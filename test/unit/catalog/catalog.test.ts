@@ -124,6 +124,16 @@ describe('parseCatalog: every problem is named with its path', () => {
     expect(paths).toContain('kinds[0]');
   });
 
+  it('refuses a field named __proto__ anywhere in a schema (a JavaScript object cannot hold it as data: no event of the kind could be published), naming the field', () => {
+    // JSON text: a "__proto__" member written in a JS object literal would set the prototype, not a member.
+    const proto = '{"type":"record","name":"Thing","namespace":"test.ns","fields":[{"name":"instrument","type":"string"},{"name":"timeframe","type":"string"},{"name":"__proto__","type":"string"},{"name":"inner","type":["null",{"type":"record","name":"In","fields":[{"name":"constructor","type":"string"},{"name":"__proto__","type":"int"}]}],"default":null}]}';
+    const problems = problemsOf(() => parseCatalog(yamlOf([kindA]), files({ 'a/thing.avsc': proto }), '/cat'));
+    expect(problems).toEqual([
+      { path: 'a/thing.avsc#/fields/2', problem: expect.stringMatching(/^field name "__proto__" cannot be used/) },
+      { path: 'a/thing.avsc#/fields/3/type/1/fields/1', problem: expect.stringMatching(/^field name "__proto__" cannot be used/) },
+    ]);
+  });
+
   it('reports unparseable YAML', () => {
     const problems = problemsOf(() => parseCatalog('kinds: [unclosed', files(), '/cat'));
     expect(problems[0]?.path).toBe('catalog.yaml');
