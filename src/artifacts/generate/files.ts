@@ -6,6 +6,7 @@
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { GatewayError } from '../../core/errors.js';
 import type { Catalog } from '../../catalog/index.js';
 import { eventsModule, GENERATED_HEADER } from './typescript.js';
 import { indexModule, kindsModule } from './kinds-module.js';
@@ -41,15 +42,35 @@ export function generateCatalogFiles(catalog: Catalog, target: GenerateTarget = 
 }
 
 /**
- * Writes `files` under `dir` (created when missing), only those whose content changed.
- * Returns the paths written. Errors: Node fs errors (EACCES, …).
+ * Writes `files` under `dir` (created when missing), only those whose content changed. A file that
+ * already exists is replaced only when it starts with {@link GENERATED_HEADER} (an earlier run
+ * wrote it); any other existing file is the user's, and nothing at all is written then (every file
+ * is checked before the first write).
+ * Returns the paths written.
+ * Errors: GatewayError CEG_INVALID_OPTIONS (retriable: false, `details: { field: 'out', file }`)
+ *   naming the first existing file without the header, saying to pick an empty folder or delete
+ *   it; Node fs errors (EACCES, EISDIR, …).
  */
 export function writeGeneratedFiles(dir: string, files: readonly GeneratedFile[]): readonly string[] {
+  const current = new Map<string, string>();
+  for (const f of files) {
+    const path = join(dir, f.path);
+    if (!existsSync(path)) continue;
+    const text = readFileSync(path, 'utf8');
+    if (!text.startsWith(GENERATED_HEADER)) {
+      throw new GatewayError(
+        'CEG_INVALID_OPTIONS',
+        `${path} exists and was not written by ce-gateway catalog generate (it does not start with "${GENERATED_HEADER}"): nothing was written; pick an empty folder for --out, or delete the file`,
+        { retriable: false, details: { field: 'out', file: path } },
+      );
+    }
+    current.set(f.path, text);
+  }
   mkdirSync(dir, { recursive: true });
   const written: string[] = [];
   for (const f of files) {
     const path = join(dir, f.path);
-    if (existsSync(path) && readFileSync(path, 'utf8') === f.content) continue;
+    if (current.get(f.path) === f.content) continue;
     mkdirSync(dirname(path), { recursive: true });
     writeFileSync(path, f.content);
     written.push(f.path);

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import ts from 'typescript';
@@ -177,6 +177,28 @@ describe('catalog generate: writing and checking', () => {
     expect(writeGeneratedFiles(dir, files)).toEqual(['events.ts', 'kinds.ts', 'index.ts']);
     expect(writeGeneratedFiles(dir, files)).toEqual([]);
     expect(isUpToDate(checkGeneratedFiles(dir, files))).toBe(true);
+  });
+
+  it("refuses to replace a file it did not write (no header), writing nothing; its own files are replaced", () => {
+    const dir = temp();
+    const files = generateCatalogFiles(catalog);
+    writeFileSync(join(dir, 'index.ts'), "export { main } from './main.js';\n");
+    expect(() => writeGeneratedFiles(dir, files)).toThrow(
+      expect.objectContaining({
+        code: 'CEG_INVALID_OPTIONS',
+        details: { field: 'out', file: join(dir, 'index.ts') },
+        message: expect.stringContaining(`${join(dir, 'index.ts')} exists and was not written by ce-gateway catalog generate`) as unknown,
+      }),
+    );
+    expect(() => writeGeneratedFiles(dir, files)).toThrow(/pick an empty folder for --out, or delete the file/);
+    expect(readFileSync(join(dir, 'index.ts'), 'utf8')).toBe("export { main } from './main.js';\n");
+    expect(existsSync(join(dir, 'events.ts'))).toBe(false);
+
+    rmSync(join(dir, 'index.ts'));
+    writeGeneratedFiles(dir, files);
+    writeFileSync(join(dir, 'events.ts'), `${GENERATED_HEADER}.\nexport const stale = 1;\n`);
+    expect(writeGeneratedFiles(dir, files)).toEqual(['events.ts']);
+    expect(readFileSync(join(dir, 'events.ts'), 'utf8')).toBe(files[0]!.content);
   });
 
   it('reports an edited file, a missing file and a generated file no longer produced', () => {

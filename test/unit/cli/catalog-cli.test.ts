@@ -75,6 +75,19 @@ describe('catalog generate in a project that uses the package', { timeout: 60_00
     expect(none.stderr).toContain(`no catalog.yaml in ${join(dir, 'schemas')}: pass --catalog DIR`);
   });
 
+  it('refuses (exit 2) to overwrite a file of the project that it did not generate, naming it; writes nothing', async () => {
+    const dir = project();
+    cpSync(join(ROOT, 'schemas'), join(dir, 'schemas'), { recursive: true });
+    mkdirSync(join(dir, 'src'));
+    writeFileSync(join(dir, 'src', 'index.ts'), "export { main } from './main.js';\n");
+    const r = await cli(dir, ['catalog', 'generate', '--out', 'src']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`${join(dir, 'src', 'index.ts')} exists and was not written by ce-gateway catalog generate`);
+    expect(r.stderr).toContain('pick an empty folder for --out, or delete the file');
+    expect(readFileSync(join(dir, 'src', 'index.ts'), 'utf8')).toBe("export { main } from './main.js';\n");
+    expect(existsSync(join(dir, 'src', 'events.ts'))).toBe(false);
+  });
+
   it("in this repository's root the defaults are the package's own folders, and they are up to date", async () => {
     const r = await cli(ROOT, ['catalog', 'generate', '--check']);
     expect(r.stderr).toBe('');
