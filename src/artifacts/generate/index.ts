@@ -11,5 +11,5 @@ export type { BranchShape, FieldShape, PayloadShape, RecordShape, Shape } from '
 export { constantName, eventsModule, GENERATED_HEADER } from './typescript.js';
 export { indexModule, kindsModule, PACKAGE_MODULE } from './kinds-module.js';
 export type { GenerateTarget } from './kinds-module.js';
-export { DEFAULT_CATALOG_SUBDIR, DEFAULT_OUT_SUBDIR, defaultGeneratedDir, resolveGeneratePaths } from './paths.js';
+export { DEFAULT_CATALOG_SUBDIR, DEFAULT_OUT_SUBDIR, defaultGeneratedDir, resolveCatalogDir, resolveGeneratePaths } from './paths.js';
 export type { GeneratePaths } from './paths.js';

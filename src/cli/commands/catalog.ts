@@ -2,8 +2,11 @@
  * `ce-gateway catalog generate [--catalog DIR] [--out DIR] [--check]` (folders of the caller's project,
  * relative to the working directory) and
  * `ce-gateway catalog export --out DIR [--catalog DIR] [--format json|yaml] [--base-url URL]`.
+ * Both read one catalog, chosen as `schemas check` does: `--catalog`, else CATALOG_DIR, else
+ * ./schemas when it holds a catalog.yaml, else the package's own (resolveCatalogDir).
  * Exit codes: 0 ok; 1 `--check` found stale generated files; 2 usage, catalog or file error
- * (also a `--base-url` holding `user:password@`: refused, as PUBLIC_BASE_URL is). URLs are written
+ * (also a `--base-url` holding `user:password@`: refused, as PUBLIC_BASE_URL is; also an existing
+ * file in `--out` that `catalog generate` did not write: refused, nothing written). URLs are written
  * without credentials: SCHEMA_REGISTRY_URL's userinfo never reaches the document.
  * Spec: bus spec X1 (generated code checked for staleness in CI), X2 (AsyncAPI + JSON Schemas).
  */
@@ -11,10 +14,13 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { errorMessage } from '../../core/errors.js';
 import { hasUserinfo } from '../../core/public-url.js';
-import { defaultCatalogDir, loadCatalog } from '../../catalog/index.js';
-import { checkGeneratedFiles, generateCatalogFiles, isUpToDate, resolveGeneratePaths, writeGeneratedFiles } from '../../artifacts/generate/index.js';
+import { loadCatalog } from '../../catalog/index.js';
+import { checkGeneratedFiles, generateCatalogFiles, isUpToDate, resolveCatalogDir, resolveGeneratePaths, writeGeneratedFiles } from '../../artifacts/generate/index.js';
 import { exportCatalogFiles, writeExportedFiles } from '../../artifacts/export/index.js';
 import { EXIT_CHECK_FAILED, EXIT_OK, EXIT_USAGE, setup } from '../context.js';
+
+/** The one catalog rule of both commands, for their --catalog help. */
+const CATALOG_HELP = 'catalog directory holding catalog.yaml (default: CATALOG_DIR, else ./schemas when it holds a catalog.yaml, else the package\'s own schemas/)';
 
 function fail(message: string): never {
   process.stderr.write(`ce-gateway catalog: ${message}\n`);
@@ -29,14 +35,15 @@ export function registerCatalogCommand(program: Command): void {
     .description(
       'write the TypeScript constants, payload types and typed-API registration (kinds.ts) of a catalog into your project; --check compares instead of writing',
     )
-    .option('--catalog <dir>', 'catalog directory holding catalog.yaml (default: ./schemas; CATALOG_DIR is not used)')
-    .option('--out <dir>', 'output directory, never inside node_modules (default: ./src/catalog/generated)')
+    .option('--catalog <dir>', CATALOG_HELP)
+    .option('--out <dir>', 'output directory, never inside node_modules (default: ./src/catalog/generated); an existing file there is replaced only when catalog generate wrote it, else nothing is written (exit 2)')
     .option('--check', 'regenerate in memory and exit 1 when the files differ (for CI)')
     .action((opts: { catalog?: string; out?: string; check?: boolean }) => {
       let files;
       let out: string;
       try {
-        const paths = resolveGeneratePaths(opts, process.cwd());
+        const { config } = setup(program);
+        const paths = resolveGeneratePaths(opts, process.cwd(), config.catalogDir);
         out = paths.outDir;
         files = generateCatalogFiles(loadCatalog(paths.catalogDir), paths.target);
       } catch (err) {
@@ -66,7 +73,7 @@ export function registerCatalogCommand(program: Command): void {
     .command('export')
     .description('write the AsyncAPI 3.0 document and a JSON Schema per kind; servers and registry URL from KAFKA_BROKERS / SCHEMA_REGISTRY_URL')
     .requiredOption('--out <dir>', 'output directory')
-    .option('--catalog <dir>', 'catalog directory (default: CATALOG_DIR, else the package schemas/)')
+    .option('--catalog <dir>', CATALOG_HELP)
     .option('--format <format>', 'json or yaml (the AsyncAPI document; JSON Schemas are always JSON)', 'json')
     .option('--base-url <url>', 'public base URL of the gateway HTTP API (PUBLIC_BASE_URL for this run): JSON Schema $id, links and the dataschema address unless DATASCHEMA_BASE_URL is set')
     .option('--title <title>', 'info.title of the AsyncAPI document')
@@ -78,7 +85,7 @@ export function registerCatalogCommand(program: Command): void {
       try {
         // --base-url is PUBLIC_BASE_URL for this run, so `dataschema` follows it as it does in the gateway.
         const { config } = setup(program, opts.baseUrl === undefined ? {} : { PUBLIC_BASE_URL: opts.baseUrl });
-        const cat = loadCatalog(opts.catalog !== undefined ? resolve(opts.catalog) : config.catalogDir ?? defaultCatalogDir());
+        const cat = loadCatalog(resolveCatalogDir(opts.catalog, config.catalogDir, process.cwd()));
         const files = exportCatalogFiles(
           cat,
           {

@@ -19,6 +19,21 @@ afterAll(() => {
   for (const d of temps) rmSync(d, { recursive: true, force: true });
 });
 
+const ORDER_PLACED = '4c3f5a2e-1b7d-4e8f-9a6b-2d1c0e9f8a7b';
+
+/** A one-kind catalog (OrderPlaced) in `dir`, to tell it from the package's own. */
+function smallCatalog(dir: string): void {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(
+    join(dir, 'catalog.yaml'),
+    JSON.stringify({
+      version: 1,
+      kinds: [{ eventId: ORDER_PLACED, name: 'OrderPlaced', description: 'An order was placed.', topic: 'shop.order-placed', schema: 'order-placed.avsc', key: ['orderId'], publish: true, owner: 'shop' }],
+    }),
+  );
+  writeFileSync(join(dir, 'order-placed.avsc'), JSON.stringify({ type: 'record', name: 'OrderPlaced', namespace: 'shop', fields: [{ name: 'orderId', type: 'string' }] }));
+}
+
 function project(): string {
   const d = mkdtempSync(join(tmpdir(), 'ceg-cli-project-'));
   temps.push(d);
@@ -70,9 +85,36 @@ describe('catalog generate in a project that uses the package', { timeout: 60_00
     expect(linked.stderr).toContain(`(through a symbolic link: ${realpathSync(join(dir, 'node_modules', 'ce-gateway'))}${sep}src${sep}catalog${sep}generated) is inside node_modules`);
     expect(existsSync(join(dir, 'node_modules', 'ce-gateway', 'src'))).toBe(false);
 
-    const none = await cli(dir, ['catalog', 'generate']);
+    const none = await cli(dir, ['catalog', 'generate', '--catalog', 'nothing-here']);
     expect(none.code).toBe(2);
-    expect(none.stderr).toContain(`no catalog.yaml in ${join(dir, 'schemas')}: pass --catalog DIR`);
+    expect(none.stderr).toContain(`no catalog.yaml in ${join(dir, 'nothing-here')}: pass --catalog DIR`);
+  });
+
+  it('picks the catalog as schemas check does: --catalog, else CATALOG_DIR, else ./schemas when it holds one, else the package\'s own', async () => {
+    const dir = project();
+    // No ./schemas and no CATALOG_DIR: the package's own catalog.
+    const own = await cli(dir, ['catalog', 'generate', '--out', 'own']);
+    expect(own.stderr).toBe('');
+    expect(own.code).toBe(0);
+    expect(readFileSync(join(dir, 'own', 'events.ts'), 'utf8')).toContain('PRICE_LOADING_COMPLETED');
+    // CATALOG_DIR wins over ./schemas.
+    cpSync(join(ROOT, 'schemas'), join(dir, 'schemas'), { recursive: true });
+    smallCatalog(join(dir, 'shop'));
+    const env = await cli(dir, ['catalog', 'generate', '--out', 'env'], { CATALOG_DIR: 'shop' });
+    expect(env.stderr).toBe('');
+    expect(env.code).toBe(0);
+    const events = readFileSync(join(dir, 'env', 'events.ts'), 'utf8');
+    expect(events).toContain(`'${ORDER_PLACED}'`);
+    expect(events).not.toContain('PRICE_LOADING_COMPLETED');
+    // A CATALOG_DIR without a catalog is named as such.
+    const empty = await cli(dir, ['catalog', 'generate', '--out', 'empty'], { CATALOG_DIR: 'nothing-here' });
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toContain(`no catalog.yaml in ${join(dir, 'nothing-here')} (CATALOG_DIR): pass --catalog DIR`);
+    // The rule is in the help of both commands.
+    for (const command of ['generate', 'export']) {
+      const help = await cli(dir, ['catalog', command, '--help']);
+      expect(help.stdout.replace(/\s+/g, ' ')).toContain("default: CATALOG_DIR, else ./schemas when it holds a catalog.yaml, else the package's own schemas/");
+    }
   });
 
   it('refuses (exit 2) to overwrite a file of the project that it did not generate, naming it; writes nothing', async () => {
@@ -93,6 +135,23 @@ describe('catalog generate in a project that uses the package', { timeout: 60_00
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(`generated files in ${join(ROOT, 'src', 'catalog', 'generated')} are up to date\n`);
+  });
+});
+
+describe('catalog export: which catalog', { timeout: 60_000 }, () => {
+  it('reads ./schemas when it holds a catalog (as catalog generate and schemas check do); CATALOG_DIR wins over it', async () => {
+    const dir = project();
+    smallCatalog(join(dir, 'schemas'));
+    const local = await cli(dir, ['catalog', 'export', '--out', 'local']);
+    expect(local.stderr).toBe('');
+    expect(local.code).toBe(0);
+    expect(existsSync(join(dir, 'local', 'schemas', 'json', `${ORDER_PLACED}.json`))).toBe(true);
+    expect(readFileSync(join(dir, 'local', 'asyncapi.json'), 'utf8')).not.toContain('PriceLoadingCompleted');
+
+    const env = await cli(dir, ['catalog', 'export', '--out', 'env'], { CATALOG_DIR: join(ROOT, 'schemas') });
+    expect(env.code).toBe(0);
+    expect(readFileSync(join(dir, 'env', 'asyncapi.json'), 'utf8')).toContain('PriceLoadingCompleted');
+    expect(existsSync(join(dir, 'env', 'schemas', 'json', `${ORDER_PLACED}.json`))).toBe(false);
   });
 });
 
