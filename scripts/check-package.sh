@@ -78,6 +78,13 @@ JSON
 npx tsc -p tsconfig.json
 node out/consumer.js
 
+# A CommonJS consumer: Node >= 20.19 loads the ES module with require() (the `default` export
+# condition; before it, TypeScript accepted the import and node refused it at run time).
+node -e "const g = require('ce-gateway'); if (typeof g.createBus !== 'function') process.exit(1)" || fail "require('ce-gateway') does not load the package"
+want=$(node -p "require('$root/package.json').version")
+[ "$(node -p "require('ce-gateway/package.json').version")" = "$want" ] || fail "ce-gateway/package.json is not exported"
+[ "$(npx ce-gateway --version)" = "$want" ] || fail "ce-gateway --version does not print $want"
+
 # The documentation's runnable snippets, as written. The connectors example loads CONNECTORS_DIR:
 # here the shipped example file-drop connector, switched on and dropping into this project.
 mkdir -p connectors

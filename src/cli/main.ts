@@ -3,6 +3,7 @@
  * `ce-gateway`: one file per command under commands/. Exit codes: 0 ok, 1 a check failed,
  * 2 usage or connection error (DESIGN "Conventions users already know").
  */
+import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { errorMessage } from '../core/errors.js';
 import { registerServeCommand } from './commands/serve.js';
@@ -19,9 +20,13 @@ import { registerDeadLettersCommand } from './commands/deadletters.js';
 import { registerConfigCommand } from './commands/config.js';
 import { EXIT_USAGE } from './context.js';
 
+/** The package's version (package.json is two folders up from both src/cli and dist/cli). */
+const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+
 const program = new Command()
   .name('ce-gateway')
   .description('Kafka-based CloudEvents gateway and event bus')
+  .version(version, '-V, --version', 'print the version of ce-gateway')
   .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent (default: LOG_LEVEL or info)')
   .exitOverride();
 
