@@ -84,6 +84,8 @@ node -e "const g = require('ce-gateway'); if (typeof g.createBus !== 'function')
 want=$(node -p "require('$root/package.json').version")
 [ "$(node -p "require('ce-gateway/package.json').version")" = "$want" ] || fail "ce-gateway/package.json is not exported"
 [ "$(npx ce-gateway --version)" = "$want" ] || fail "ce-gateway --version does not print $want"
+# Source maps point to src/*.ts, which the package does not ship: they stay out of it.
+[ -z "$(find node_modules/ce-gateway/dist -name '*.map' -print -quit)" ] || fail "the package ships source maps without their sources"
 
 # The documentation's runnable snippets, as written. The connectors example loads CONNECTORS_DIR:
 # here the shipped example file-drop connector, switched on and dropping into this project.
