@@ -6,7 +6,7 @@ export { createGateway, createBus } from './app/index.js';
 export { Bus, resolveBus, setDefaultBus, roles } from './bus/bus.js';
 export type { Role, BusRemote, LocalHandler, BusPublishResult, BusSubscribeOptions } from './bus/bus.js';
 // Typed API: `ce-gateway catalog generate` output augments EventKinds with the kinds of your catalog.
-export type { EventKinds, RegisteredKindName, EventIdOfKind, KnownKind, KindNameOf, KindArg, DataOf, ReceivedDataOf, ReceivedEnvelope, EventOf } from './catalog/kinds.js';
+export type { EventKinds, RegisteredKindName, EventIdOfKind, KnownKind, KindNameOf, KindArg, DataOf, DataOfEach, ReceivedDataOf, ReceivedEnvelope, EventOf } from './catalog/kinds.js';
 export type { Gateway } from './app/index.js';
 export { loadConfig, environment } from './config/index.js';
 export type { Config } from './config/index.js';

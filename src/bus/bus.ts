@@ -8,7 +8,7 @@
 import { GatewayError, errorMessage } from '../core/errors.js';
 import type { Catalog } from '../catalog/index.js';
 import type { JsonValue } from '../envelope/types.js';
-import type { DataOf, KindArg } from '../catalog/kinds.js';
+import type { DataOf, DataOfEach, KindArg } from '../catalog/kinds.js';
 import { silentLogger } from '../observability/index.js';
 import type { Logger } from '../observability/index.js';
 import { randomUUID } from 'node:crypto';
@@ -34,11 +34,11 @@ export interface BusRemote {
 
 /**
  * An in-process handler: called with the data of every event of its kind this process publishes,
- * as published (`DataOf<K>`: the kind's generated payload type, see `EventKinds`), and the kind's
+ * as published (`DataOfEach<K>`: the kind's generated payload type, see `EventKinds`), and the kind's
  * business name. It runs in the published event's correlation context: an event it publishes
  * inherits `correlationid` and has the published event's id as `causationid` (bus spec M2, T11).
  */
-export type LocalHandler<K extends string = string> = (data: DataOf<K>, kind: string) => void | Promise<void>;
+export type LocalHandler<K extends string = string> = (data: DataOfEach<K>, kind: string) => void | Promise<void>;
 
 /** {@link Bus.subscribe}'s options: those of the subscriber, with the retry policy optional. */
 export type BusSubscribeOptions<K extends string = string> = Omit<SubscribeOptions<K>, 'retry'> & { readonly retry?: RetryPolicy };

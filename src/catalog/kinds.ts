@@ -48,12 +48,25 @@ export type KindNameOf<K> = K extends RegisteredKindName
  */
 export type KindArg<K extends string> = [RegisteredKindName] extends [never] ? K : K extends KnownKind ? K : string extends K ? K : `unknown event kind "${K}": not in EventKinds (run ce-gateway catalog generate)`;
 
-/** Data a publisher sends for `K`: the generated payload type of a known kind, else plain JSON. */
-export type DataOf<K extends string> = string extends K
+/**
+ * The payload type of each kind of `K`, as a union: the generated payload type of a known kind,
+ * else plain JSON. What an in-process handler of `K` may be given (one of them).
+ */
+export type DataOfEach<K extends string> = string extends K
   ? JsonValue
   : K extends KnownKind
     ? EventKinds[KindNameOf<K>] extends { readonly payload: infer P } ? P : JsonValue
     : JsonValue;
+
+type UnionToIntersection<U> = (U extends unknown ? (x: U) => void : never) extends (x: infer I) => void ? I : never;
+
+/**
+ * Data a publisher sends for `K`: the generated payload type of a known kind, else plain JSON.
+ * For a union of kinds (`k: 'A' | 'B'`, which one is known only at run time) the data must be
+ * valid for every one of them (the intersection of their payloads): the union of them would let
+ * A's data through for B, refused only at run time.
+ */
+export type DataOf<K extends string> = [K] extends [never] ? never : UnionToIntersection<K extends string ? { readonly data: DataOfEach<K> } : never> extends { readonly data: infer D } ? D : never;
 
 /** Data a handler receives for `K`: the generated received type of a known kind, else plain JSON. */
 export type ReceivedDataOf<K extends string> = string extends K

@@ -14,7 +14,8 @@ import { createBus } from '../../../src/app/index.js';
 import { Bus } from '../../../src/bus/bus.js';
 import { createMemoryIdempotencyStore, idempotent } from '../../../src/bus/idempotency/index.js';
 import { OutboxWriter } from '../../../src/bus/outbox/index.js';
-import type { EventOf, KindArg } from '../../../src/catalog/kinds.js';
+import type { DataOf, EventOf, KindArg } from '../../../src/catalog/kinds.js';
+import type { LocalHandler } from '../../../src/bus/bus.js';
 import { PRICE_LOADING_COMPLETED as PRICE } from '../../../src/catalog/generated/index.js';
 import type { PriceLoadingCompletedPayload, PriceLoadingCompletedReceived, StrategySignalReceived } from '../../../src/catalog/generated/index.js';
 import { defaultCatalogDir, loadCatalog } from '../../../src/catalog/index.js';
@@ -82,6 +83,17 @@ describe('typed publish and in-process handlers', () => {
     // @ts-expect-error not a kind of the catalog
     const off = bus.onLocal('NoSuchKind', () => undefined);
     off();
+  });
+
+  it('a kind chosen at run time among known kinds (a union) takes data valid for each of them, not for one of them', () => {
+    const pick = (): 'PriceLoadingCompleted' | 'SeriesUpdateCompleted' => 'SeriesUpdateCompleted';
+    const k = pick();
+    // @ts-expect-error PriceLoadingCompleted data is not SeriesUpdateCompleted data: refused at compile time, not only at run time
+    expect(caught(() => bus.publish(k, priceLoaded())).code).toBe('CEG_INVALID_DATA');
+    expectTypeOf<DataOf<'PriceLoadingCompleted' | 'SeriesUpdateCompleted'>>().toEqualTypeOf<DataOf<'PriceLoadingCompleted'> & DataOf<'SeriesUpdateCompleted'>>();
+    // A handler of either kind is given one or the other.
+    expectTypeOf<Parameters<LocalHandler<'PriceLoadingCompleted' | 'SeriesUpdateCompleted'>>[0]>().toEqualTypeOf<DataOf<'PriceLoadingCompleted'> | DataOf<'SeriesUpdateCompleted'>>();
+    expectTypeOf<DataOf<string>>().toEqualTypeOf<JsonValue>();
   });
 
   it('a kind name only known at run time (string) takes plain JSON, checked at run time', async () => {
