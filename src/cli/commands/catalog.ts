@@ -14,7 +14,7 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { errorMessage } from '../../core/errors.js';
 import { hasUserinfo } from '../../core/public-url.js';
-import { loadCatalog } from '../../catalog/index.js';
+import { defaultCatalogDir, loadCatalog } from '../../catalog/index.js';
 import { checkGeneratedFiles, generateCatalogFiles, isUpToDate, resolveCatalogDir, resolveGeneratePaths, writeGeneratedFiles } from '../../artifacts/generate/index.js';
 import { exportCatalogFiles, writeExportedFiles } from '../../artifacts/export/index.js';
 import { EXIT_CHECK_FAILED, EXIT_OK, EXIT_USAGE, setup } from '../context.js';
@@ -45,6 +45,10 @@ export function registerCatalogCommand(program: Command): void {
         const { config } = setup(program);
         const paths = resolveGeneratePaths(opts, process.cwd(), config.catalogDir);
         out = paths.outDir;
+        // Said, because it is rarely what a project means: its own catalog was not found.
+        if (opts.catalog === undefined && config.catalogDir === undefined && paths.catalogDir === defaultCatalogDir() && paths.catalogDir !== resolve(process.cwd(), 'schemas')) {
+          process.stderr.write(`catalog: ${paths.catalogDir} (the package's own example catalog: no --catalog, no CATALOG_DIR and no ./schemas/catalog.yaml)\n`);
+        }
         files = generateCatalogFiles(loadCatalog(paths.catalogDir), paths.target);
       } catch (err) {
         fail(errorMessage(err));
