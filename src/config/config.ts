@@ -12,9 +12,16 @@ import { GatewayError } from '../core/errors.js';
 import { hasUserinfo, takeUserinfo } from '../core/public-url.js';
 import { isLoopbackHost } from '../core/loopback.js';
 import { schemaIssues } from '../core/schema-issues.js';
+import { MAX_TIMER_MS } from '../core/timer-limit.js';
 
-const port = z.coerce.number().int().min(0).max(65535);
-const positiveInt = z.coerce.number().int().min(1);
+/** `Number(' ')` is 0: a blank value is refused as no number (NaN), not read as 0. */
+const blankIsNaN = (v: unknown): unknown => (typeof v === 'string' && v.trim() === '' ? Number.NaN : v);
+/** A whole number from `min` to `max` given as text. */
+const intIn = (min: number, max: number = Number.MAX_SAFE_INTEGER) => z.preprocess(blankIsNaN, z.coerce.number({ error: (iss) => (iss.code === 'invalid_type' ? 'a number (the value is blank or not a number)' : undefined) }).int().min(min).max(max));
+const port = intIn(0, 65535);
+const positiveInt = intIn(1);
+/** Milliseconds that become a Node timer: a longer one would fire after 1 ms (core/timer-limit.ts). */
+const timerMs = (min: number) => intIn(min, MAX_TIMER_MS);
 const logLevel = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
 const brokers = z
   .string()
@@ -66,42 +73,42 @@ const schema = z.object({
   SCHEMA_REGISTRY_CA_FILE: z.string().min(1).optional(),
   DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'a postgres:// URL').optional(),
   CATALOG_DIR: z.string().min(1).optional(),
-  DATASCHEMA_BASE_URL: z.string().min(1).optional(),
+  DATASCHEMA_BASE_URL: httpUrl.optional(),
   PUBLIC_BASE_URL: httpUrl.optional(),
   CONNECTORS_DIR: z.string().min(1).optional(),
   OUTBOX_DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'a postgres:// URL').optional(),
   OUTBOX_TABLE: z.string().regex(/^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)?$/, 'table or schema.table, lowercase').default('ce_outbox'),
   OUTBOX_BATCH_SIZE: positiveInt.default(100),
-  OUTBOX_POLL_INTERVAL_MS: positiveInt.default(1000),
+  OUTBOX_POLL_INTERVAL_MS: timerMs(1).default(1000),
   INGRESS_MAX_BODY_BYTES: positiveInt.default(1_048_576),
   INGRESS_MAX_BATCH_EVENTS: positiveInt.default(1000),
-  INGRESS_ACK_TIMEOUT_MS: positiveInt.default(10_000),
+  INGRESS_ACK_TIMEOUT_MS: timerMs(1).default(10_000),
   INGRESS_RETRY_AFTER_S: positiveInt.default(5),
   // The envelope's DEFAULT_ENVELOPE_LIMITS (config imports only core; a test keeps them equal).
   INGRESS_MAX_ATTRIBUTES: positiveInt.default(100),
   INGRESS_MAX_ATTRIBUTE_BYTES: positiveInt.default(16_384),
-  HTTP_HEADERS_TIMEOUT_MS: positiveInt.default(10_000),
-  HTTP_REQUEST_TIMEOUT_MS: positiveInt.default(30_000),
+  HTTP_HEADERS_TIMEOUT_MS: timerMs(1).default(10_000),
+  HTTP_REQUEST_TIMEOUT_MS: timerMs(1).default(30_000),
   HTTP_MAX_CONNECTIONS: positiveInt.default(1024),
   PUBLISH_QUEUE_CAPACITY: positiveInt.default(10_000),
-  READINESS_TIMEOUT_MS: positiveInt.default(2_000),
+  READINESS_TIMEOUT_MS: timerMs(1).default(2_000),
   SUBSCRIPTIONS_TOPIC: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,248}$/, 'a Kafka topic name').default('ce-gateway.subscriptions'),
   SUBSCRIPTION_SECRETS_KEY: z.string().regex(/^([0-9a-fA-F]{64}|[A-Za-z0-9+/_-]{43}=?)$/, '32 bytes as 64 hex digits or base64 (openssl rand -base64 32)').optional(),
   WEBHOOK_ALLOWED_HOSTS: z.string().optional(),
   WEBHOOK_REQUEST_ORIGIN: z.string().regex(/^[A-Za-z0-9.-]{1,253}(:\d{1,5})?$/, 'a host name').optional(),
   // Members on demand (issue 10): 0 keeps a member per active subscription at all times.
-  SUBSCRIPTION_IDLE_STOP_MS: z.coerce.number().int().min(0).default(30_000),
-  SUBSCRIPTION_CHECK_INTERVAL_MS: z.coerce.number().int().min(100).max(60_000).default(1000),
-  SUBSCRIPTION_START_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(16),
+  SUBSCRIPTION_IDLE_STOP_MS: timerMs(0).default(30_000),
+  SUBSCRIPTION_CHECK_INTERVAL_MS: intIn(100, 60_000).default(1000),
+  SUBSCRIPTION_START_CONCURRENCY: intIn(1, 256).default(16),
   // Push subscriptions' fetch linger (issue 8): 0 (default, as Kafka's fetch.min.bytes=1) = none.
-  PUSH_FETCH_LINGER_MS: z.coerce.number().int().min(0).max(100).default(0),
+  PUSH_FETCH_LINGER_MS: intIn(0, 100).default(0),
   // Long-polls and SSE streams one partner may hold open at once per instance (defect E7).
   PULL_MAX_CONCURRENT_PER_PARTNER: positiveInt.default(32),
-  SHUTDOWN_TIMEOUT_MS: positiveInt.default(10_000),
+  SHUTDOWN_TIMEOUT_MS: timerMs(1).default(10_000),
   // Gateway processes behind one port (node:cluster, issue 14): an integer 1–64 or `auto`.
-  GATEWAY_WORKERS: z.union([z.literal('auto'), z.coerce.number().int().min(1).max(64)], { error: 'an integer from 1 to 64, or auto' }).default(1),
+  GATEWAY_WORKERS: z.union([z.literal('auto'), intIn(1, 64)], { error: 'an integer from 1 to 64, or auto' }).default(1),
   // V8's old-generation growth factor (1 + n/100) for `serve`; unset: V8's own (issue 14, RSS).
-  HEAP_GROWING_PERCENT: z.coerce.number().int().min(1).max(1000).optional(),
+  HEAP_GROWING_PERCENT: intIn(1, 1000).optional(),
   // OpenTelemetry's own variable names (OTLP exporter specification): tracing is on when one is set.
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: httpUrl.optional(),
   OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl.optional(),
@@ -309,10 +316,23 @@ export function secretVariable(vars: Readonly<Record<string, string | undefined>
   const file = vars[fileVariable];
   if (file === undefined || file === '') return { variable: name };
   try {
-    return { value: readFileSync(file, 'utf8').trim(), variable: fileVariable };
+    const value = readFileSync(file, 'utf8').trim();
+    // An empty secret file is a broken mount, not "unset": unset would fall back (a development
+    // key on loopback, no registry credentials) without a word.
+    if (value === '') return { problem: `${file} is empty`, variable: fileVariable };
+    return { value, variable: fileVariable };
   } catch (err) {
     return { problem: `cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'})`, variable: fileVariable };
   }
+}
+
+/** Why a base URL's query or fragment cannot stay (`queryToo`: a query is refused as well), or undefined. */
+function urlTailProblem(text: string | undefined, queryToo: boolean): string | undefined {
+  if (text === undefined || text === '') return undefined;
+  if (!URL.canParse(text)) return undefined; // the schema names what does not parse
+  if (text.includes('#')) return 'a base URL without a fragment (#…): paths are appended to it';
+  if (queryToo && text.includes('?')) return 'a base URL without a query (?…): paths are appended to it';
+  return undefined;
 }
 
 const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/;
@@ -366,6 +386,13 @@ export function checkConfig(vars: Record<string, string | undefined>): { readonl
   // `user:password@` in them would be handed to every reader, so it is refused, not stripped.
   for (const v of ['PUBLIC_BASE_URL', 'DATASCHEMA_BASE_URL'] as const) {
     if (raw[v] && hasUserinfo(raw[v])) problems.push({ variable: v, message: 'must not hold credentials (user:password@): it is published in the API documents and in events' });
+  }
+  // Paths are appended to these bases: a query or fragment would end up in the middle of every
+  // request's URL (and a PUBLIC_BASE_URL's query, a token say, in the published documents).
+  // DATASCHEMA_BASE_URL may end in a query (`…?id=`: the schema id is appended to it), not a fragment.
+  for (const v of ['PUBLIC_BASE_URL', 'SCHEMA_REGISTRY_URL', 'DATASCHEMA_BASE_URL'] as const) {
+    const problem = urlTailProblem(raw[v], v !== 'DATASCHEMA_BASE_URL');
+    if (problem !== undefined) problems.push({ variable: v, message: problem });
   }
   if (raw.AUTH === 'partners' && !raw.PARTNERS_FILE) problems.push({ variable: 'AUTH', message: 'AUTH=partners needs PARTNERS_FILE' });
   if (Boolean(raw.TLS_CERT_FILE) !== Boolean(raw.TLS_KEY_FILE)) problems.push({ variable: 'TLS_CERT_FILE', message: 'goes together with TLS_KEY_FILE: set both or neither' });

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_ENVELOPE_LIMITS } from '../../../src/envelope/index.js';
 import { describe, expect, it } from 'vitest';
-import { CONFIG_KEYS, SECRET_KEYS, environment, loadConfig, readEnvFile } from '../../../src/config/index.js';
+import { CONFIG_KEYS, SECRET_KEYS, checkConfig, environment, loadConfig, readEnvFile } from '../../../src/config/index.js';
 import { usableCpus } from '../../../src/config/cpu-count.js';
 import { caught } from '../../helpers/errors.js';
 import { GatewayError } from '../../../src/core/errors.js';
@@ -191,6 +191,40 @@ describe('loadConfig: <NAME>_FILE secrets', () => {
     const err = caught(() => loadConfig({ DATABASE_URL_FILE: file('db4', 'mysql://u:topsecret@db/x') }));
     expect(err.message).toContain('DATABASE_URL');
     expect(err.message).not.toContain('topsecret');
+  });
+});
+
+describe('values that pass as something else (config break report 1, 3, 5–8)', () => {
+  const problemsOf = (vars: Record<string, string>): Record<string, string> => Object.fromEntries(checkConfig(vars).problems.map((p) => [p.variable, p.message]));
+
+  it('refuses a timeout longer than a Node timer holds (it acted as 1 ms: a shutdown with no drain, members stopped at once)', () => {
+    for (const v of ['SHUTDOWN_TIMEOUT_MS', 'SUBSCRIPTION_IDLE_STOP_MS', 'INGRESS_ACK_TIMEOUT_MS', 'READINESS_TIMEOUT_MS', 'HTTP_REQUEST_TIMEOUT_MS', 'OUTBOX_POLL_INTERVAL_MS']) {
+      expect(problemsOf({ [v]: '3000000000' })[v], v).toMatch(/<=2147483647/);
+      expect(problemsOf({ [v]: '2147483647' })[v], v).toBeUndefined();
+    }
+  });
+
+  it('refuses a blank number instead of reading it as 0 (PORT=" " listened on a random port)', () => {
+    for (const v of ['PORT', 'SUBSCRIPTION_IDLE_STOP_MS', 'PUSH_FETCH_LINGER_MS', 'SHUTDOWN_TIMEOUT_MS', 'HEAP_GROWING_PERCENT']) {
+      expect(problemsOf({ [v]: ' ' })[v], v).toMatch(/blank or not a number/);
+    }
+    expect(problemsOf({ GATEWAY_WORKERS: ' ' }).GATEWAY_WORKERS).toBe('an integer from 1 to 64, or auto');
+  });
+
+  it('refuses an empty secret file (a broken mount fell back to "unset": the development key) without printing anything of it', () => {
+    const p = file('empty-secret', '  \n');
+    expect(problemsOf({ SUBSCRIPTION_SECRETS_KEY_FILE: p })).toEqual({ SUBSCRIPTION_SECRETS_KEY_FILE: `${p} is empty` });
+    expect(problemsOf({ DATABASE_URL_FILE: p })).toEqual({ DATABASE_URL_FILE: `${p} is empty` });
+  });
+
+  it('base URLs: DATASCHEMA_BASE_URL is an http(s) URL; PUBLIC_BASE_URL and SCHEMA_REGISTRY_URL have no query or fragment (paths are appended; a token in the query was published)', () => {
+    expect(problemsOf({ DATASCHEMA_BASE_URL: 'notaurl' }).DATASCHEMA_BASE_URL).toBeDefined();
+    expect(problemsOf({ PUBLIC_BASE_URL: 'https://gw.example/?token=S3CR3T' })).toEqual({ PUBLIC_BASE_URL: 'a base URL without a query (?…): paths are appended to it' });
+    expect(problemsOf({ SCHEMA_REGISTRY_URL: 'http://u:S3CR3T@127.0.0.1:1/apis?token=S3CR3T' })).toEqual({ SCHEMA_REGISTRY_URL: 'a base URL without a query (?…): paths are appended to it' });
+    expect(problemsOf({ DATASCHEMA_BASE_URL: 'https://gw.example/ids/#x' })).toEqual({ DATASCHEMA_BASE_URL: 'a base URL without a fragment (#…): paths are appended to it' });
+    // The schema id may be appended to a query.
+    expect(problemsOf({ DATASCHEMA_BASE_URL: 'https://registry.example/schemas?id=' })).toEqual({});
+    expect(JSON.stringify(checkConfig({ SCHEMA_REGISTRY_URL: 'http://u:S3CR3T@127.0.0.1:1/apis?token=S3CR3T' }).problems)).not.toContain('S3CR3T');
   });
 });
 
