@@ -33,7 +33,11 @@ export function registerServeCommand(program: Command): void {
       gw.declareSubscriptions(defs.flatMap((d) => (d.kind === 'subscription' && d.enabled ? [d.runtime] : [])));
       // A start-up failure that waiting cannot mend (a schema the registry refuses, say) ends the
       // process with exit code 2 rather than leaving a gateway that is never ready.
+      // A signal before the gateway was ready ends its start too: that is a shutdown (the signal's
+      // exit code), not a start-up failure (config break report 4: it exited 2, "cannot start").
+      let stopping = false;
       gw.ready.catch((err: unknown) => {
+        if (stopping) return;
         process.stderr.write(`ce-gateway: cannot start: ${errorMessage(err)}\n`);
         void gw.close().finally(() => process.exit(EXIT_USAGE));
       });
@@ -58,6 +62,7 @@ export function registerServeCommand(program: Command): void {
       const connectors = await startConnectors(gw, defs, log.child({ component: 'connectors' }), { instanceId: gw.processInstance });
       if (connectors.running.length > 0) log.info({ connectors: connectors.running.length }, 'connectors started');
       onSignals(async () => {
+        stopping = true;
         // Running hooks get half of SHUTDOWN_TIMEOUT_MS in all (then SIGTERM, SIGKILL: docs/connectors.md
         // "On shutdown"); the gateway's close gets the rest. A hook ended so leaves its event uncommitted.
         await connectors.stop({ withinMs: Math.floor(config.shutdownTimeoutMs / 2) });

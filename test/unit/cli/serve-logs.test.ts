@@ -3,6 +3,8 @@
  * command output. Run as a process on the in-memory adapters.
  */
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -34,5 +36,35 @@ describe('ce-gateway serve logs', { timeout: 60_000 }, () => {
     expect(lines.length).toBeGreaterThan(0);
     for (const l of lines) expect(() => JSON.parse(l) as unknown, l).not.toThrow();
     expect(lines.map((l) => (JSON.parse(l) as { msg: string }).msg)).toContain('listening');
+  });
+});
+
+describe('ce-gateway serve stopped before it was ready', { timeout: 60_000 }, () => {
+  it('SIGTERM while the registry cannot be reached is a shutdown (exit 0, "stopped"), not a start-up failure (exit 2, "cannot start")', async () => {
+    // A loopback port nothing listens on: the bootstrap waits the registry out, never ready.
+    const closed = await new Promise<number>((ok) => {
+      const s = createServer();
+      s.listen(0, '127.0.0.1', () => {
+        const { port } = s.address() as AddressInfo;
+        s.close(() => ok(port));
+      });
+    });
+    const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'info', PORT: '0', HOST: '127.0.0.1', SCHEMA_REGISTRY_URL: `http://127.0.0.1:${closed}/apis/ccompat/v7`, SHUTDOWN_TIMEOUT_MS: '5000' };
+    for (const name of ['KAFKA_BROKERS', 'DATABASE_URL', 'CONNECTORS_DIR', 'CATALOG_DIR', 'CE_GATEWAY_ENV_FILE']) delete env[name];
+    const child = spawn(process.execPath, ['--import', TSX, join(ROOT, 'src', 'cli', 'main.ts'), 'serve'], { cwd: tmpdir(), env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    try {
+      // Listening, and at least one bootstrap attempt failed: the signal handler is installed and the gateway is not ready.
+      await waitFor('listening and a failed bootstrap', () => stderr.includes('"msg":"listening"') && stderr.includes('bootstrap failed'), 45_000);
+    } catch (err) {
+      child.kill('SIGKILL');
+      throw err;
+    }
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(stderr).not.toContain('cannot start');
+    expect(stderr).toContain('"msg":"stopped"');
   });
 });
