@@ -13,7 +13,12 @@ import { errorMessage } from '../../core/errors.js';
 import { CONFIG_HELP, CONFIG_KEYS, SECRET_KEYS, checkConfig, environment } from '../../config/index.js';
 import type { Config } from '../../config/index.js';
 import { loadCatalog } from '../../catalog/index.js';
+import type { Catalog } from '../../catalog/index.js';
 import { loadConnectors } from '../../connectors/index.js';
+import { parseAllowList } from '../../connectors/sinks/webhook/index.js';
+import { loadPartners, readJwksFile } from '../../http/auth/index.js';
+import { readTlsPair } from '../../http/tls.js';
+import { isLoopbackHost } from '../../core/loopback.js';
 import { EXIT_OK, EXIT_USAGE } from '../context.js';
 import { CLIENT_VARIABLES } from '../gateway-client.js';
 
@@ -72,7 +77,7 @@ export function checkConfiguration(env: NodeJS.ProcessEnv, cwd: string): Report 
   const explained = problems.map((p) => ({ ...p, ...(CONFIG_HELP[p.variable] === undefined ? {} : { expected: CONFIG_HELP[p.variable] }) }));
   if (config === undefined) return { ok: false, envFile: file ?? null, problems: explained, warnings };
   const more: { variable: string; message: string; expected?: string }[] = [];
-  let catalog;
+  let catalog: Catalog | undefined;
   try {
     catalog = loadCatalog(config.catalogDir);
   } catch (err) {
@@ -85,6 +90,23 @@ export function checkConfiguration(env: NodeJS.ProcessEnv, cwd: string): Report 
       more.push({ variable: 'CONNECTORS_DIR', message: errorMessage(err), expected: CONFIG_HELP.CONNECTORS_DIR });
     }
   }
+  // What `serve` checks when it starts, so that "OK" here means it starts (config break report 2).
+  const startCheck = (variable: string, check: () => unknown): void => {
+    try {
+      check();
+    } catch (err) {
+      more.push({ variable, message: errorMessage(err), ...(CONFIG_HELP[variable] === undefined ? {} : { expected: CONFIG_HELP[variable] }) });
+    }
+  };
+  const a = config.auth;
+  if (a.mode === 'partners' && a.partnersFile !== undefined) {
+    if (catalog !== undefined) startCheck('PARTNERS_FILE', () => loadPartners(a.partnersFile!, catalog, vars));
+  } else if (!isLoopbackHost(config.http.host)) {
+    more.push({ variable: 'HOST', message: `no authentication on ${config.http.host}: set PARTNERS_FILE, or bind HOST to a loopback address (127.0.0.1) for local use (serve refuses this)` });
+  }
+  if (config.http.tls !== undefined) startCheck('TLS_CERT_FILE', () => readTlsPair(config.http.tls!));
+  startCheck('WEBHOOK_ALLOWED_HOSTS', () => parseAllowList(vars.WEBHOOK_ALLOWED_HOSTS));
+  if (a.oidc?.jwksFile !== undefined) startCheck('OIDC_JWKS_FILE', () => readJwksFile(a.oidc!.jwksFile!));
   return { ok: more.length === 0, envFile: file ?? null, problems: more, warnings, settings: summary(config, vars, env, file) };
 }
 

@@ -10,7 +10,7 @@ export { HttpAuth } from './middleware.js';
 export type { AuthStats, AuthStep, HttpAuthOptions, IngressAdmission } from './middleware.js';
 export { PERMISSIONS, ROLES, kindAllowed, loadPartners, parsePartners, sourceAllowed } from './partners.js';
 export type { KindGrant, Partner, PartnerLimits, Permission, Role, SourceRule } from './partners.js';
-export { OidcVerifier, looksLikeJwt } from './oidc.js';
+export { OidcVerifier, looksLikeJwt, readJwksFile } from './oidc.js';
 export type { OidcOptions } from './oidc.js';
 export { PartnerRateLimits } from './rate-limit.js';
 export type { RateDefaults, RateOutcome } from './rate-limit.js';

@@ -65,6 +65,21 @@ interface Loaded {
   readonly keys: JWTVerifyGetKey;
 }
 
+/**
+ * The key set of `OIDC_JWKS_FILE` (RFC 7517 §5: a JSON object with a `keys` array), read at start
+ * and by `ce-gateway config check`.
+ * Errors: CEG_INVALID_OPTIONS (retriable: false) when the file cannot be read or is not a JWKS.
+ */
+export function readJwksFile(file: string): JSONWebKeySet {
+  try {
+    const jwks = JSON.parse(readFileSync(file, 'utf8')) as JSONWebKeySet;
+    if (!Array.isArray(jwks.keys)) throw new Error('no "keys" array');
+    return jwks;
+  } catch (err) {
+    throw new GatewayError('CEG_INVALID_OPTIONS', `OIDC_JWKS_FILE: ${file} is not a readable JWKS`, { retriable: false, cause: err });
+  }
+}
+
 export class OidcVerifier {
   readonly #o: OidcOptions;
   /** The key source: a JWKS read at construction, or the JWKS URL. */
@@ -84,14 +99,7 @@ export class OidcVerifier {
     this.#partners = new Map(partners.map((p) => [p.id, p]));
     this.#types = o.tokenTypes === undefined ? undefined : new Set(o.tokenTypes.map(normalizeTyp));
     if (o.jwksFile !== undefined) {
-      let jwks: JSONWebKeySet;
-      try {
-        jwks = JSON.parse(readFileSync(o.jwksFile, 'utf8')) as JSONWebKeySet;
-        if (!Array.isArray(jwks.keys)) throw new Error('no "keys" array');
-      } catch (err) {
-        throw new GatewayError('CEG_INVALID_OPTIONS', `OIDC_JWKS_FILE: ${o.jwksFile} is not a readable JWKS`, { retriable: false, cause: err });
-      }
-      this.#source = { jwks };
+      this.#source = { jwks: readJwksFile(o.jwksFile) };
     } else if (o.jwksUrl !== undefined) {
       this.#source = { url: new URL(o.jwksUrl) };
     } else {

@@ -3,7 +3,7 @@
  * is wrong, what it takes) and exits 2; a valid configuration exits 0 with a summary; secret
  * values are never printed, only whether and from where each secret is set.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -64,6 +64,32 @@ describe('config check', () => {
     const r = checkConfiguration({ ...base, CATALOG_DIR: join(dir, 'nowhere') }, dir);
     expect(r.ok).toBe(false);
     expect(r.problems.map((p) => p.variable)).toEqual(['CATALOG_DIR']);
+  });
+
+  it('runs what serve checks at start: a partners file that does not load, no authentication beyond loopback, TLS files that are no pair, a bad allow list, an unreadable JWKS (each said OK, then serve exited 2)', () => {
+    const partnersDir = join(dir, 'partners-is-a-folder');
+    mkdirSync(partnersDir, { recursive: true });
+    const garbage = join(dir, 'garbage.pem');
+    writeFileSync(garbage, 'not a certificate');
+    const cases: [Record<string, string>, string, RegExp][] = [
+      [{ PARTNERS_FILE: partnersDir }, 'PARTNERS_FILE', /PARTNERS_FILE/],
+      [{ HOST: '0.0.0.0' }, 'HOST', /no authentication on 0\.0\.0\.0/],
+      [{ TLS_CERT_FILE: garbage, TLS_KEY_FILE: garbage }, 'TLS_CERT_FILE', /not a matching PEM certificate and key/],
+      [{ WEBHOOK_ALLOWED_HOSTS: 'not a host!!,999.1.1.1/99' }, 'WEBHOOK_ALLOWED_HOSTS', /not a host name, address or CIDR/],
+    ];
+    for (const [env, variable, message] of cases) {
+      const r = checkConfiguration({ ...base, ...env }, dir);
+      expect(r.ok, variable).toBe(false);
+      expect(r.problems.map((p) => p.variable), variable).toEqual([variable]);
+      expect(r.problems[0]!.message).toMatch(message);
+    }
+    const partners = join(dir, 'partners.yaml');
+    writeFileSync(partners, `partners:\n  - id: acme\n    keys: [{ sha256: ${'a'.repeat(64)} }]\n`);
+    const oidc = checkConfiguration({ ...base, PARTNERS_FILE: partners, OIDC_ISSUER: 'https://idp.example', OIDC_AUDIENCE: 'gw', OIDC_JWKS_FILE: join(dir, 'no-jwks.json') }, dir);
+    expect(oidc.problems.map((p) => [p.variable, p.message])).toEqual([['OIDC_JWKS_FILE', expect.stringMatching(/is not a readable JWKS/)]]);
+    // The same partners file alone is fine, and so is a loopback HOST without one.
+    expect(checkConfiguration({ ...base, PARTNERS_FILE: partners, HOST: '0.0.0.0' }, dir).ok).toBe(true);
+    expect(checkConfiguration({ ...base, HOST: '127.0.0.1' }, dir).ok).toBe(true);
   });
 
   it('the command exits 2 and explains; 0 when valid (a real process)', async () => {
