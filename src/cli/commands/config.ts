@@ -73,6 +73,8 @@ export function checkConfiguration(env: NodeJS.ProcessEnv, cwd: string): Report 
     .filter((k) => !known.has(k) && OUR_PREFIXES.some((p) => k.startsWith(p)))
     .sort()
     .map((k) => `${k} is not a setting of ce-gateway (a typo?); it is ignored`);
+  // Both forms of a secret: the variable wins (config.ts secretVariable); the file is not read.
+  for (const n of SECRET_KEYS) if (vars[n] && vars[`${n}_FILE`]) warnings.push(`${n} and ${n}_FILE are both set: ${n} is used and the file is not read`);
   const { config, problems } = checkConfig(vars);
   const explained = problems.map((p) => ({ ...p, ...(CONFIG_HELP[p.variable] === undefined ? {} : { expected: CONFIG_HELP[p.variable] }) }));
   if (config === undefined) return { ok: false, envFile: file ?? null, problems: explained, warnings };
