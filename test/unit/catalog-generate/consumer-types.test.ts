@@ -9,6 +9,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import ts from 'typescript';
+import { consumerCompilerOptions } from '../../helpers/consumer-ts.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseCatalog } from '../../../src/catalog/index.js';
 import { generateCatalogFiles, indexModule, kindsModule, writeGeneratedFiles } from '../../../src/artifacts/generate/index.js';
@@ -45,20 +46,12 @@ function compile(name: string, usage: string): string[] {
   writeGeneratedFiles(join(dir, 'generated'), generateCatalogFiles(catalog, 'consumer'));
   writeFileSync(join(dir, 'usage.ts'), usage);
   writeFileSync(join(dir, 'package.json'), '{ "type": "module" }\n');
-  const options: ts.CompilerOptions = {
-    strict: true,
+  const options = consumerCompilerOptions({
     noEmit: true,
-    target: ts.ScriptTarget.ES2022,
-    module: ts.ModuleKind.NodeNext,
-    moduleResolution: ts.ModuleResolutionKind.NodeNext,
-    lib: ['lib.es2023.d.ts'],
-    types: ['node'],
-    typeRoots: [join(ROOT, 'node_modules', '@types')],
-    skipLibCheck: true,
     verbatimModuleSyntax: true,
     baseUrl: dir,
     paths: { 'ce-gateway': [join(ROOT, 'src', 'index.ts')] },
-  };
+  });
   // The generated index is the only entry besides usage.ts: it must bring kinds.ts in itself.
   const program = ts.createProgram([join(dir, 'usage.ts')], options);
   return ts
@@ -84,16 +77,7 @@ function compileAgainstDeclarations(name: string, usages: Readonly<Record<string
   mkdirSync(app, { recursive: true });
   writeFileSync(join(app, 'package.json'), '{ "type": "module" }\n');
   for (const [file, text] of Object.entries(usages)) writeFileSync(join(app, `${file}.ts`), text);
-  const common: ts.CompilerOptions = {
-    strict: true,
-    target: ts.ScriptTarget.ES2022,
-    module: ts.ModuleKind.NodeNext,
-    moduleResolution: ts.ModuleResolutionKind.NodeNext,
-    lib: ['lib.es2023.d.ts'],
-    types: ['node'],
-    typeRoots: [join(ROOT, 'node_modules', '@types')],
-    skipLibCheck: true,
-  };
+  const common = consumerCompilerOptions();
   const build = ts.createProgram([join(src, 'index.ts')], {
     ...common,
     declaration: true,

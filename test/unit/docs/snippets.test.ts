@@ -16,6 +16,7 @@ import { extractSnippets, writeSnippets } from '../../../scripts/doc-snippets.js
 import { generateCatalogFiles, writeGeneratedFiles } from '../../../src/artifacts/generate/index.js';
 import { loadCatalog } from '../../../src/catalog/index.js';
 import { runProcess } from '../../helpers/spawn-node.js';
+import { consumerCompilerOptions } from '../../helpers/consumer-ts.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..', '..');
 const TSX = pathToFileURL(join(ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;
@@ -42,19 +43,7 @@ describe('documentation snippets', () => {
     writeGeneratedFiles(join(dir, 'src', 'catalog', 'generated'), generateCatalogFiles(loadCatalog(), 'consumer'));
     const files = writeSnippets(dir, snippets);
     writeFileSync(join(dir, 'package.json'), '{ "type": "module" }\n');
-    const options: ts.CompilerOptions = {
-      strict: true,
-      noEmit: true,
-      target: ts.ScriptTarget.ES2022,
-      module: ts.ModuleKind.NodeNext,
-      moduleResolution: ts.ModuleResolutionKind.NodeNext,
-      lib: ['lib.es2023.d.ts'],
-      types: ['node'],
-      typeRoots: [join(ROOT, 'node_modules', '@types')],
-      skipLibCheck: true,
-      baseUrl: dir,
-      paths: { 'ce-gateway': [INDEX] },
-    };
+    const options = consumerCompilerOptions({ noEmit: true, baseUrl: dir, paths: { 'ce-gateway': [INDEX] } });
     const program = ts.createProgram([...files, join(dir, 'src', 'catalog', 'generated', 'index.ts')], options);
     const diagnostics = ts
       .getPreEmitDiagnostics(program)
