@@ -1,13 +1,12 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { toStructuredJson } from '../../../src/codec/http/index.js';
 import { createFileDropSink, eventFileName, parseConnectorText, writeFileAtomic } from '../../../src/connectors/index.js';
 import type { AtomicFs } from '../../../src/connectors/index.js';
-import { createLogger, silentLogger } from '../../../src/observability/index.js';
-import { delivery, fileDropOptions, priceEvent, tempDir } from './helpers.js';
+import { silentLogger } from '../../../src/observability/index.js';
+import { capturingLogger, delivery, fileDropOptions, priceEvent, tempDir } from './helpers.js';
 
 let tmp: ReturnType<typeof tempDir>;
 beforeEach(() => {
@@ -189,14 +188,7 @@ describe('file-drop sink', () => {
   });
 
   it('names the subscription once in its lines when the logger already binds it', async () => {
-    const lines: string[] = [];
-    const out = new Writable({
-      write(chunk: Buffer, _enc, done) {
-        lines.push(...chunk.toString('utf8').split('\n').filter((l) => l !== ''));
-        done();
-      },
-    });
-    const log = createLogger({ level: 'debug', destination: out }).child({ subscription: 'ops.hook' });
+    const { lines, log } = capturingLogger('ops.hook');
     const h = createFileDropSink(fileDropOptions({ directory: tmp.dir }, { baseDir: '/' }), log);
     await h(priceEvent(), delivery);
     const line = lines.find((l) => l.includes('event dropped'));

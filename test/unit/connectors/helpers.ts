@@ -2,6 +2,9 @@
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { createLogger } from '../../../src/observability/index.js';
+import type { Logger } from '../../../src/observability/index.js';
 import type { DeliveryContext } from '../../../src/bus/subscriber/index.js';
 import { fileDropOptionsFrom, fileDropSettingsSchema, shellHookOptionsFrom, shellHookSettingsSchema } from '../../../src/connectors/index.js';
 import type { FileDropOptions, FileDropSettings, ResolveContext, ShellHookOptions, ShellHookSettings } from '../../../src/connectors/index.js';
@@ -70,4 +73,16 @@ export function alive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** A logger at debug whose JSON lines are kept in `lines`, bound to `subscription` as the reconciler's is. */
+export function capturingLogger(subscription: string): { readonly lines: string[]; readonly log: Logger } {
+  const lines: string[] = [];
+  const out = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      lines.push(...chunk.toString('utf8').split('\n').filter((l) => l !== ''));
+      done();
+    },
+  });
+  return { lines, log: createLogger({ level: 'debug', destination: out }).child({ subscription }) };
 }

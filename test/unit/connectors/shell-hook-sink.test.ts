@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import { Writable } from 'node:stream';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Outcome } from '../../../src/bus/subscriber/index.js';
@@ -7,11 +6,11 @@ import { GatewayError } from '../../../src/core/errors.js';
 import { toStructuredJson } from '../../../src/codec/http/index.js';
 import { createShellHookSink } from '../../../src/connectors/index.js';
 import type { ShellHookSettings } from '../../../src/connectors/index.js';
-import { createLogger, silentLogger } from '../../../src/observability/index.js';
+import { silentLogger } from '../../../src/observability/index.js';
 import { HOOK_STOP_WITHIN_MS, runtimeSinkFactory } from '../../../src/connectors/subscriptions/runtime.js';
 import type { RuntimeSubscription } from '../../../src/connectors/subscriptions/runtime.js';
 import { parseAllowList } from '../../../src/connectors/sinks/webhook/index.js';
-import { delivery, priceEvent, shellHookOptions, tempDir, writeScript } from './helpers.js';
+import { capturingLogger, delivery, priceEvent, shellHookOptions, tempDir, writeScript } from './helpers.js';
 
 let tmp: ReturnType<typeof tempDir>;
 beforeEach(() => {
@@ -148,15 +147,8 @@ describe('shell-hook sink stopping', () => {
   });
 
   it('names the subscription once in its lines when the logger already binds it', async () => {
-    const lines: string[] = [];
-    const out = new Writable({
-      write(chunk: Buffer, _enc, done) {
-        lines.push(...chunk.toString('utf8').split('\n').filter((l) => l !== ''));
-        done();
-      },
-    });
+    const { lines, log } = capturingLogger('ops.hook');
     writeScript(tmp.dir, 'hook.sh', 'exit 1');
-    const log = createLogger({ level: 'debug', destination: out }).child({ subscription: 'ops.hook' });
     const h = createShellHookSink(shellHookOptions({ command: ['./hook.sh'] }, { baseDir: tmp.dir, environment: {} }), log);
     await outcomeOf(h(priceEvent(), delivery));
     const line = lines.find((l) => l.includes('hook did not handle event'));
