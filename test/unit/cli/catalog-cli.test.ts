@@ -174,15 +174,14 @@ describe('catalog export --base-url', { timeout: 60_000 }, () => {
 });
 
 describe('catalog export: no credentials in the published document', { timeout: 60_000 }, () => {
-  it('writes SCHEMA_REGISTRY_URL without its user:password@ (and without a secret query parameter)', async () => {
+  it('writes SCHEMA_REGISTRY_URL without its user:password@ (a query is refused by the configuration: paths are appended to the URL)', async () => {
     const dir = project();
-    const r = await cli(dir, ['catalog', 'export', '--out', 'd'], { SCHEMA_REGISTRY_URL: 'http://admin:s3cretpw@reg.example:8081/apis/ccompat/v7?api_key=k3y', KAFKA_BROKERS: 'k1:9092' });
+    const r = await cli(dir, ['catalog', 'export', '--out', 'd'], { SCHEMA_REGISTRY_URL: 'http://admin:s3cretpw@reg.example:8081/apis/ccompat/v7', KAFKA_BROKERS: 'k1:9092' });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const doc = readFileSync(join(dir, 'd', 'asyncapi.json'), 'utf8');
     expect(doc).not.toContain('s3cretpw');
     expect(doc).not.toContain('admin');
-    expect(doc).not.toContain('k3y');
     expect(doc).toContain('"schemaRegistryUrl": "http://reg.example:8081/apis/ccompat/v7"');
   });
 
