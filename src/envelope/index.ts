@@ -17,6 +17,7 @@ export {
   timestampProblem,
   typeProblem,
   uriProblem,
+  uriPrefixProblem,
   uriReferenceProblem,
 } from './values.js';
 export { isRfc3339Timestamp } from './time.js';

@@ -17,6 +17,8 @@ const BAD_STRING_CHAR =
 
 // RFC 3986: unreserved / pct-encoded / sub-delims / ":" / "@" / "/" / "?" / "#" / "[" / "]".
 const URI_CHARS = /^(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?#[\]]|%[0-9A-Fa-f]{2})*$/;
+/** The same characters, and a percent-encoding that may be cut short at the end (a prefix of a URI-reference). */
+const URI_PREFIX_CHARS = /^(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?#[\]]|%[0-9A-Fa-f]{2})*(?:%[0-9A-Fa-f]?)?$/;
 const SCHEME_PREFIX = /^[A-Za-z][A-Za-z0-9+.-]*:/;
 const PATH_DELIMITER = /[/?#]/;
 const BRACKET = /[[\]]/;
@@ -53,6 +55,18 @@ export function parseIntegerText(text: string): number | undefined {
   if (!INTEGER_TEXT.test(text) || text.length > 11) return undefined;
   const n = Number(text);
   return n >= INT32_MIN && n <= INT32_MAX ? n : undefined;
+}
+
+/**
+ * Reason when no URI-reference starts with `v`, else undefined: only its characters (a
+ * percent-encoding may be cut short at the end) and at most one '#'. Brackets and the scheme are
+ * not checked: a prefix may end before they are complete. Used for prefix rules on `source`.
+ * Spec: RFC 3986 §4.1 (URI-reference), §2.1 (percent-encoding).
+ */
+export function uriPrefixProblem(v: string): string | undefined {
+  if (!URI_PREFIX_CHARS.test(v)) return 'an RFC 3986 URI-reference (percent-encode other characters)';
+  if (v.indexOf('#') !== v.lastIndexOf('#')) return "an RFC 3986 URI-reference (at most one '#')";
+  return undefined;
 }
 
 /**

@@ -30,7 +30,7 @@ import { GatewayError } from '../../core/errors.js';
 import type { Catalog, EventKind } from '../../catalog/index.js';
 import { DEFAULT_OWNER, NAME_PATTERN } from '../../bus/subscriptions/index.js';
 import { schemaIssues } from '../../core/schema-issues.js';
-import { uriReferenceProblem } from '../../envelope/index.js';
+import { uriPrefixProblem, uriReferenceProblem } from '../../envelope/index.js';
 
 /** Permissions a partner may hold besides `publish` / `subscribe` per kind (issue 11). */
 export const PERMISSIONS = ['replay', 'redrive'] as const;
@@ -118,9 +118,6 @@ function invalid(file: string, problems: readonly string[]): GatewayError {
   return new GatewayError('CEG_INVALID_OPTIONS', `PARTNERS_FILE ${file}: ${problems.join('; ')}`, { retriable: false, details: { problems } });
 }
 
-/** Characters of a URI-reference, and a percent-encoding that may be cut short at the end of a prefix. */
-const URI_PREFIX_CHARS = /^(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?#[\]]|%[0-9A-Fa-f]{2})*(?:%[0-9A-Fa-f]?)?$/;
-
 /**
  * Why a `sources` rule could never match an accepted event, or undefined. Ingress refuses a
  * `source` that is not a URI-reference, so an exact rule that is not one would silently let the
@@ -132,10 +129,8 @@ export function sourceRuleProblem(rule: SourceRule): string | undefined {
     const problem = uriReferenceProblem(rule.value);
     return problem === undefined ? undefined : `is not a source any event can have: a source ${problem}`;
   }
-  if (!URI_PREFIX_CHARS.test(rule.value) || rule.value.indexOf('#') !== rule.value.lastIndexOf('#')) {
-    return 'is not the start of any source: a source is an RFC 3986 URI-reference (percent-encode other characters, at most one \'#\')';
-  }
-  return undefined;
+  const problem = uriPrefixProblem(rule.value);
+  return problem === undefined ? undefined : `is not the start of any source: a source is ${problem}`;
 }
 
 /** Whether `source` matches a rule: the same string, or (prefix rule) starts with it. */
