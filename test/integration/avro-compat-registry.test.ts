@@ -18,6 +18,9 @@ const SPEC_DECIMAL = 'Avro Java (SchemaCompatibility) compares the underlying by
 const LOGICAL_UNIT = 'Avro Java ignores logical types when resolving; the same stored long/bytes would be read with another meaning (a time 1000× off, raw bytes as an unscaled decimal) — we refuse, the registry accepts';
 const APICURIO_ALL_VERSIONS =
   'Apicurio 3.0.9 answers POST /compatibility/subjects/{s}/versions (no version) by checking EVERY registered version even under a non-transitive level; Confluent checks the latest only. Registration itself honours the level (see the registration column)';
+const UNION_FIRST_MATCH =
+  'Avro Java (SchemaCompatibility) accepts when ANY reader branch reads the writer; the Avro 1.11 spec resolves against the FIRST branch that matches by unqualified name (other.A), which needs a field old data lacks — we refuse, the registry accepts';
+const AVSC_CANNOT_LOAD = 'Avro Java accepts it; avsc, which this project encodes with, cannot load it (a float/double default is a JSON number in the spec; longs beyond 2^53−2 are not exact as JavaScript numbers)';
 const APICURIO_NONE = 'Apicurio\'s ccompat API stores NONE as "no subject rule", so the stack\'s global rule (BACKWARD) applies instead; on Confluent NONE checks nothing';
 
 /** Pair rows where the registry's verdict differs from ours, with the reason. */
@@ -26,6 +29,7 @@ const pairDifferences: Readonly<Record<string, string>> = {
   'decimal precision changed': SPEC_DECIMAL,
   'decimal added to plain bytes': LOGICAL_UNIT,
   'timestamp-millis → timestamp-micros': LOGICAL_UNIT,
+  "reader union: first branch of the writer's unqualified name is incompatible, a later one compatible": UNION_FIRST_MATCH,
 };
 
 /** History rows where the compatibility endpoint (no version: "as the level says") differs from ours. */
@@ -46,6 +50,10 @@ const invalidAcceptedByRegistry: Readonly<Record<string, string>> = {
   'union default does not match the first branch':
     'Apicurio 3.0.9 registers it (its Avro parser accepts a union default that matches a later branch); the Avro 1.11 spec and avsc require the first branch, and this project\'s avsc decoder could not load it',
   'decimal scale above precision': 'Avro Java drops an invalid logical type silently and registers plain bytes; the spec requires 0 ≤ scale ≤ precision, and readers would disagree on the meaning',
+  'bare name of a null-namespace type used inside a namespace': 'Avro Java falls back to the null namespace when ns.N is not defined; the Avro 1.11 spec (§"Names") says a name without a dot is in the enclosing namespace, and avsc cannot load the schema',
+  '"NaN" as a double default': AVSC_CANNOT_LOAD,
+  'long default beyond 2^53−2': AVSC_CANNOT_LOAD,
+  'record named after a primitive type inside a namespace': 'Avro Java accepts a named type called int inside a namespace; the Avro 1.11 spec (§"Names") says primitive type names may not be defined in any namespace, and avsc cannot load the schema',
 };
 
 interface Observed {

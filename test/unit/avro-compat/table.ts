@@ -35,6 +35,7 @@ const en = (symbols: string[], extra: Record<string, unknown> = {}): object => (
 const fx = (size: number, name = 'Hash'): object => ({ type: 'fixed', name, size });
 const dec = (precision: number, scale: number): object => ({ type: 'bytes', logicalType: 'decimal', precision, scale });
 const inner = (fields: readonly object[], name = 'Inner'): object => ({ type: 'record', name, fields });
+const named = (namespace: string, fields: readonly string[]): object => ({ type: 'record', name: 'A', namespace, fields: fields.map((name) => ({ name, type: 'int' })) });
 const list = (withExtra: boolean): object => ({
   type: 'record',
   name: 'Node',
@@ -105,6 +106,14 @@ export const pairRows: readonly PairRow[] = [
   { id: 'decimal added to plain bytes', writer: one('bytes'), reader: one(dec(10, 2)), compatible: false, explain: 'logical type changed from bytes to decimal(10,2)' },
   { id: 'timestamp-millis → timestamp-micros', writer: one({ type: 'long', logicalType: 'timestamp-millis' }), reader: one({ type: 'long', logicalType: 'timestamp-micros' }), compatible: false, explain: 'logical type changed from long timestamp-millis to long timestamp-micros' },
   { id: 'uuid logical type added to a string', writer: one('string'), reader: one({ type: 'string', logicalType: 'uuid' }), compatible: true },
+  {
+    // Avro 1.11 §"Schema Resolution": the FIRST reader branch matching the writer by unqualified name is resolved (other.A, which needs b).
+    id: 'reader union: first branch of the writer\'s unqualified name is incompatible, a later one compatible',
+    writer: one(named('ns', ['a'])),
+    reader: one([named('other', ['a', 'b']), named('ns', ['a'])]),
+    compatible: false,
+    explain: '/fields/x/fields/b: field "b" added without a default',
+  },
 ];
 
 export const historyRows: readonly HistoryRow[] = [
@@ -259,4 +268,13 @@ export const invalidRows: readonly InvalidRow[] = [
   { id: 'nested record field with a bad default', schema: one(inner([field('y', 'string', { default: null })])), path: '/fields/x/fields/y', explain: 'invalid default: null is not a string' },
   { id: 'union with two strings', schema: one(['null', 'string', 'string']), path: '/fields/x', explain: 'union has two branches of type string' },
   { id: 'fixed with a negative size', schema: one({ type: 'fixed', name: 'F', size: -1 }), path: '/fields/x', explain: 'needs "size", an integer ≥ 0' },
+  {
+    id: 'bare name of a null-namespace type used inside a namespace',
+    schema: { type: 'record', name: 'Outer', fields: [field('a', { type: 'record', name: 'N', fields: [] }), field('b', { type: 'record', name: 'Inner', namespace: 'ns', fields: [field('n', 'N')] })] },
+    path: '/fields/b/fields/n',
+    explain: 'unknown type "N": inside namespace ns it means ns.N',
+  },
+  { id: '"NaN" as a double default', schema: one('double', { default: 'NaN' }), path: '/fields/x', explain: '"NaN" is not a double default' },
+  { id: 'long default beyond 2^53−2', schema: one('long', { default: 9007199254740991 }), path: '/fields/x', explain: 'is beyond ±9007199254740990 (2^53−2)' },
+  { id: 'record named after a primitive type inside a namespace', schema: one({ type: 'record', name: 'int', fields: [] }), path: '/fields/x', explain: 'record may not be named after the primitive type int' },
 ];
