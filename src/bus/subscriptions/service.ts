@@ -60,7 +60,12 @@ export interface SubscriptionView {
     /** Sinks on the gateway's host, declared in connector files only. */
     | { readonly mode: 'shell-hook' | 'file-drop' };
   readonly ordering: 'key' | 'none';
-  readonly retry: StoredSubscription['retry'];
+  /**
+   * The retry settings in force. `timeoutMs` is the deadline of one attempt: the webhook's for push;
+   * for a connector file's shell hook, the hook's own `delivery.sink.timeoutMs`; absent for a file
+   * drop, whose writes have none.
+   */
+  readonly retry: Omit<StoredSubscription['retry'], 'timeoutMs'> & { readonly timeoutMs?: number };
   readonly concurrency: number;
   readonly rateLimit: number | null;
   readonly state: SubscriptionState;

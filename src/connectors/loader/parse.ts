@@ -14,6 +14,7 @@ import type { ParsedConnectorFile } from './schema.js';
 import { SECRET_PATTERN, groupOf, pushDeliverySchema } from '../../bus/subscriptions/index.js';
 import { fieldPath } from '../../bus/subscriptions/index.js';
 import type { RuntimeDelivery, RuntimeSubscription } from '../subscriptions/runtime.js';
+import type { SubscriptionView } from '../../bus/subscriptions/index.js';
 import type { ConnectorDefinition, ConnectorProblem } from './types.js';
 import type { FileDropOptions } from '../sinks/file-drop/index.js';
 import type { ShellHookOptions } from '../sinks/shell-hook/index.js';
@@ -149,7 +150,7 @@ export function parseConnectorText(text: string, file: string, ctx: ParseContext
     return { ok: false, problems: schemaIssues(parsed.error.issues).map((i) => ({ file, path: problemPath(i.path), problem: i.message })), ...(sink === undefined ? {} : { sink }), ...(salvaged === undefined ? {} : { salvaged }) };
   }
   const c = parsed.data;
-  if (c.kind === 'subscription') return parseSubscriptionFile(c, file, baseDir, ctx);
+  if (c.kind === 'subscription') return parseSubscriptionFile(c, file, baseDir, ctx, hasRetryTimeout(raw));
   const b = c.retry.backoff;
   const base = {
     name: basename(file, extname(file)),
@@ -195,9 +196,32 @@ function pushUrlProblem(url: string, env: Readonly<Record<string, string | undef
 
 type SubscriptionFile = Extract<ParsedConnectorFile, { kind: 'subscription' }>;
 
+/** Whether the file as written sets `retry.timeoutMs` (the parsed file always holds its default). */
+function hasRetryTimeout(raw: unknown): boolean {
+  if (typeof raw !== 'object' || raw === null) return false;
+  const retry = (raw as { retry?: unknown }).retry;
+  return typeof retry === 'object' && retry !== null && Object.hasOwn(retry, 'timeoutMs');
+}
+
+/** The retry settings `GET /subscriptions` shows: `timeoutMs` is the limit that applies to one attempt of this sink. */
+function viewedRetry(retry: SubscriptionFile['retry'], delivery: RuntimeDelivery): SubscriptionView['retry'] {
+  if (delivery.mode === 'push') return retry;
+  const { timeoutMs: _pushOnly, ...rest } = retry;
+  return delivery.mode === 'shell-hook' ? { ...rest, timeoutMs: delivery.sink.timeoutMs } : rest;
+}
+
 /** A `kind: subscription` file → a definition whose `runtime` the reconciler runs; secrets read from the environment. */
-function parseSubscriptionFile(c: SubscriptionFile, file: string, baseDir: string, ctx: ParseContext): ParsedConnector {
+function parseSubscriptionFile(c: SubscriptionFile, file: string, baseDir: string, ctx: ParseContext, retryTimeoutWritten: boolean): ParsedConnector {
   const problems: ConnectorProblem[] = [];
+  // retry.timeoutMs is the webhook's attempt deadline; a hook has its own, a file drop none. Taken
+  // silently, it would be shown by GET /subscriptions while another limit applies.
+  if (retryTimeoutWritten && c.delivery.mode !== 'push') {
+    problems.push({
+      file,
+      path: 'retry.timeoutMs',
+      problem: c.delivery.mode === 'shell-hook' ? 'applies to push delivery only: a shell hook\'s time limit is delivery.sink.timeoutMs' : 'applies to push delivery only: a file drop has no per-attempt deadline',
+    });
+  }
   const env = ctx.environment ?? process.env;
   const group = groupOf(c.owner, c.name);
   let delivery: RuntimeDelivery;
@@ -274,7 +298,7 @@ function parseSubscriptionFile(c: SubscriptionFile, file: string, baseDir: strin
           ? { mode: 'push', url: d.mode === 'push' ? maskedUrl(d.url) : '', contentMode: delivery.push.contentMode, data: delivery.push.data, handshake: delivery.push.handshake, ...(delivery.push.batch === undefined ? {} : { batch: delivery.push.batch }), secretCount: delivery.push.secrets.length, headerNames: Object.keys(delivery.push.headers) }
           : { mode: delivery.mode },
       ordering: c.ordering,
-      retry: c.retry,
+      retry: viewedRetry(c.retry, delivery),
       concurrency: c.concurrency,
       rateLimit: c.rateLimit,
       state: c.state,

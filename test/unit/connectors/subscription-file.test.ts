@@ -79,4 +79,27 @@ describe('kind: subscription', () => {
     const r = parseConnectorText(`kind: subscription\nname: hook\nowner: ops\nkinds: [PriceLoadingCompleted]\ndelivery: { mode: shell-hook, sink: { command: [./h.sh] } }\n`, FILE, { environment: {} });
     expect(r.ok && r.definition.kind === 'subscription' && r.definition.runtime.delivery.mode === 'shell-hook' ? r.definition.runtime.delivery.sink.command : undefined).toEqual([join('/tmp', 'conn', 'h.sh')]);
   });
+
+  it("the view's retry.timeoutMs is the limit that applies: a hook's own timeoutMs, none for a file drop, the webhook's for push", () => {
+    const view = (delivery: string, env: Record<string, string> = {}): unknown => {
+      const r = parseConnectorText(`kind: subscription\nname: v\nkinds: [PriceLoadingCompleted]\ndelivery: ${delivery}\n`, FILE, { environment: env });
+      if (!r.ok || r.definition.kind !== 'subscription') throw new Error(`expected a subscription: ${JSON.stringify(r)}`);
+      return r.definition.runtime.view?.retry;
+    };
+    expect(view('{ mode: shell-hook, sink: { command: [./h.sh], timeoutMs: 90000 } }')).toMatchObject({ timeoutMs: 90_000, maxAttempts: expect.any(Number) });
+    expect(view('{ mode: shell-hook, sink: { command: [./h.sh] } }')).toMatchObject({ timeoutMs: 30_000 });
+    const drop = view('{ mode: file-drop, sink: { directory: ./out } }') as Record<string, unknown>;
+    expect(drop).toMatchObject({ maxAttempts: expect.any(Number) });
+    expect(drop).not.toHaveProperty('timeoutMs');
+    expect(view('{ mode: push, url: "https://hooks.example/x", secretsFromEnv: [S1] }', { S1: SECRET })).toMatchObject({ timeoutMs: 10_000 });
+  });
+
+  it('retry.timeoutMs written for a shell hook or a file drop is a problem naming the limit that applies, not taken silently', () => {
+    const problems = (delivery: string): unknown => {
+      const r = parseConnectorText(`kind: subscription\nname: v\nkinds: [PriceLoadingCompleted]\nretry: { timeoutMs: 5000 }\ndelivery: ${delivery}\n`, FILE, { environment: {} });
+      return r.ok ? [] : r.problems;
+    };
+    expect(problems('{ mode: shell-hook, sink: { command: [./h.sh] } }')).toEqual([{ file: FILE, path: 'retry.timeoutMs', problem: expect.stringContaining('delivery.sink.timeoutMs') }]);
+    expect(problems('{ mode: file-drop, sink: { directory: ./out } }')).toEqual([{ file: FILE, path: 'retry.timeoutMs', problem: expect.stringContaining('no per-attempt deadline') }]);
+  });
 });
