@@ -36,6 +36,24 @@ function privatePortRange(): { readonly from: number; readonly to: number } {
   throw new Error(`net.ipv4.ip_local_port_range ${ephemeral.join('–')} leaves no 1,000 ports for private brokers`);
 }
 
+/** A process's command line, its arguments joined by spaces ('' when it is gone). */
+function commandLine(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+  } catch {
+    return '';
+  }
+}
+
+/** A process's state letter from /proc (R, S, T = stopped, …); undefined when gone. */
+export function processState(pid: number): string | undefined {
+  try {
+    return /\) (\S)/.exec(readFileSync(`/proc/${pid}/stat`, 'utf8'))?.[1];
+  } catch {
+    return undefined;
+  }
+}
+
 async function isFree(port: number): Promise<boolean> {
   const s = createServer();
   return new Promise<boolean>((resolve) => {
@@ -82,6 +100,10 @@ export interface PrivateBroker {
   pid(): number | undefined;
   /** Sends `signal` to the broker process (SIGSTOP, SIGCONT, SIGKILL…); a no-op when it is down. */
   signal(signal: NodeJS.Signals): void;
+  /** SIGSTOP, then waits until the process is stopped (state T in /proc/<pid>/stat). */
+  pause(): Promise<void>;
+  /** Whether the broker process is stopped now (a SIGSTOP not yet undone). */
+  paused(): boolean;
   /** Starts it again on the same data directory and ports (after a kill). */
   restart(): Promise<void>;
   /** Kills it (after SIGCONT, in case it is paused) and removes its data. */
@@ -107,7 +129,14 @@ export async function startPrivateBroker(prefix: string, opts: { extraProperties
       ...(opts.extraProperties === undefined ? {} : { extraProperties: opts.extraProperties }),
     },
   };
-  const pid = (): number | undefined => readPid(kafkaPidFile(config));
+  // The pid file may outlive its process (a SIGKILL) and the kernel reuses pids (pid_max is 32768
+  // here, and a CI run starts tens of thousands of processes): a signal to a reused pid would
+  // pause, resume or kill another test's broker. So the pid counts only while its command line
+  // names this broker's own directory.
+  const pid = (): number | undefined => {
+    const p = readPid(kafkaPidFile(config));
+    return p !== undefined && commandLine(p).includes(dir) ? p : undefined;
+  };
   const signal = (s: NodeJS.Signals): void => {
     const p = pid();
     if (p === undefined) return;
@@ -116,6 +145,14 @@ export async function startPrivateBroker(prefix: string, opts: { extraProperties
     } catch {
       /* gone already */
     }
+  };
+  const paused = (): boolean => {
+    const p = pid();
+    return p !== undefined && processState(p) === 'T';
+  };
+  const pause = async (): Promise<void> => {
+    signal('SIGSTOP');
+    await waitFor('the private broker process to be stopped (state T)', paused, 10_000, 20);
   };
   const stop = async (): Promise<void> => {
     signal('SIGCONT');
@@ -139,6 +176,8 @@ export async function startPrivateBroker(prefix: string, opts: { extraProperties
     config,
     pid,
     signal,
+    pause,
+    paused,
     restart: async () => {
       // A port the kernel gave away meanwhile would fail the bind after a long start; say which one at once.
       const ports = [config.kafka.port, config.kafka.controllerPort, config.kafka.saslPort, config.kafka.sslPort, config.kafka.saslSslPort];
