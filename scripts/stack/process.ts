@@ -5,10 +5,33 @@ import { promisify } from 'node:util';
 
 export const execFileAsync = promisify(execFile);
 
+/**
+ * The pid a pid file names, while that process runs; undefined otherwise. The file also holds the
+ * process's start time (Linux: field 22 of /proc/<pid>/stat, in clock ticks since boot): the kernel
+ * reuses pids (pid_max is 32768 on many machines), and a signal meant for a service that died
+ * would otherwise reach whatever process got its pid since. A file without it (older) is taken by pid alone.
+ */
 export function readPid(pidFile: string): number | undefined {
   if (!existsSync(pidFile)) return undefined;
-  const pid = Number(readFileSync(pidFile, 'utf8').trim());
-  return Number.isInteger(pid) && pid > 0 && isAlive(pid) ? pid : undefined;
+  const [pidText, startedText] = readFileSync(pidFile, 'utf8').trim().split(/\s+/);
+  const pid = Number(pidText);
+  if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid)) return undefined;
+  if (startedText !== undefined && startedText !== '') {
+    const started = startTime(pid);
+    if (started !== undefined && started !== startedText) return undefined;
+  }
+  return pid;
+}
+
+/** A process's start time from /proc (clock ticks since boot, as text); undefined where there is no /proc. */
+export function startTime(pid: number): string | undefined {
+  try {
+    // The command name (field 2) is in parentheses and may hold spaces: count fields after its ')'.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
+  }
 }
 
 export function isAlive(pid: number): boolean {
@@ -27,7 +50,7 @@ export function startDetached(cmd: string, args: readonly string[], opts: { cwd:
     const child = spawn(cmd, args, { cwd: opts.cwd, detached: true, stdio: ['ignore', fd, fd], env: opts.env ?? process.env });
     if (child.pid === undefined) throw new Error(`could not start ${cmd}`);
     child.unref();
-    writeFileSync(opts.pidFile, `${child.pid}\n`);
+    writeFileSync(opts.pidFile, `${child.pid} ${startTime(child.pid) ?? ''}\n`);
     return child.pid;
   } finally {
     closeSync(fd);

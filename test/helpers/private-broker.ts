@@ -36,15 +36,6 @@ function privatePortRange(): { readonly from: number; readonly to: number } {
   throw new Error(`net.ipv4.ip_local_port_range ${ephemeral.join('–')} leaves no 1,000 ports for private brokers`);
 }
 
-/** A process's command line, its arguments joined by spaces ('' when it is gone). */
-function commandLine(pid: number): string {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
-  } catch {
-    return '';
-  }
-}
-
 /** A process's state letter from /proc (R, S, T = stopped, …); undefined when gone. */
 export function processState(pid: number): string | undefined {
   try {
@@ -129,14 +120,9 @@ export async function startPrivateBroker(prefix: string, opts: { extraProperties
       ...(opts.extraProperties === undefined ? {} : { extraProperties: opts.extraProperties }),
     },
   };
-  // The pid file may outlive its process (a SIGKILL) and the kernel reuses pids (pid_max is 32768
-  // here, and a CI run starts tens of thousands of processes): a signal to a reused pid would
-  // pause, resume or kill another test's broker. So the pid counts only while its command line
-  // names this broker's own directory.
-  const pid = (): number | undefined => {
-    const p = readPid(kafkaPidFile(config));
-    return p !== undefined && commandLine(p).includes(dir) ? p : undefined;
-  };
+  // readPid checks the process's start time too: a pid file left by a killed broker never names
+  // the process that got its pid since (another test's broker, say).
+  const pid = (): number | undefined => readPid(kafkaPidFile(config));
   const signal = (s: NodeJS.Signals): void => {
     const p = pid();
     if (p === undefined) return;
