@@ -43,7 +43,7 @@ import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { subscriptionLag } from '../bus/status/index.js';
 import { permissionViews } from './permission-views.js';
 import type { MetricsPartitionLag as PartitionLag } from '../observability/index.js';
-import { DEFAULT_OWNER, PullService, Reconciler, SubscriptionService, extendedPartnerIds, SubscriptionStore, cursorSigner, deriveCursorKey, developmentKey, parseSecretsKey, secretBox, secretsKeyDecision, secretsKeyMissing } from '../bus/subscriptions/index.js';
+import { DEFAULT_OWNER, PullService, Reconciler, SubscriptionService, extendedPartnerIds, SubscriptionStore, cursorSigner, deriveCursorKey, developmentCursorKey, developmentKey, parseSecretsKey, secretBox, secretsKeyDecision, secretsKeyMissing } from '../bus/subscriptions/index.js';
 import type { CursorSigner, SecretBox, StoredSubscription } from '../bus/subscriptions/index.js';
 import { ReplayCoordinator, ReplayLog, RestartableSubscription, replayAuditTopicOf, replayHolds, replayLocal } from '../bus/subscriptions/replay/index.js';
 import type { LocalReplayOptions, ReplayReport, ReplayTo } from '../bus/subscriptions/replay/index.js';
@@ -441,8 +441,8 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
 
   /**
    * The key signing pull cursors: derived (HKDF) from the subscription secrets key, so every
-   * instance that shares that key shares this one; on the development key where that one applies;
-   * none otherwise (pulls answer 503 CEG_SECRETS_KEY_MISSING). Spec: issue 9 ("signed").
+   * instance that shares that key shares this one; a random key of this run where the development
+   * key applies (developmentCursorKey); none otherwise (pulls answer 503 CEG_SECRETS_KEY_MISSING). Spec: issue 9 ("signed").
    */
   function cursorKey(): CursorSigner | undefined {
     const k = config.subscriptions.secretsKey;
@@ -450,7 +450,8 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       case 'configured':
         return cursorSigner(deriveCursorKey(parseSecretsKey(k!)));
       case 'development':
-        return cursorSigner(deriveCursorKey(developmentKey()));
+        // Random per run, not derived from the well-known key: see developmentCursorKey.
+        return cursorSigner(developmentCursorKey());
       case 'absent':
         return undefined;
     }

@@ -23,6 +23,8 @@
  */
 import cluster from 'node:cluster';
 import type { Worker } from 'node:cluster';
+import { randomBytes } from 'node:crypto';
+import { DEVELOPMENT_CURSOR_KEY_ENV } from '../bus/subscriptions/index.js';
 import { serveClusterMetrics } from '../observability/cluster-metrics.js';
 import type { Logger } from '../observability/index.js';
 import { EXIT_CHECK_FAILED, EXIT_OK, EXIT_USAGE } from './context.js';
@@ -91,10 +93,13 @@ export function runPrimary(o: PrimaryOptions): Primary {
   // answers while the broker is still out of reach.
   const listening = new Set<number>();
   cluster.on('listening', (w) => listening.add(w.id));
+  // One pull-cursor key for every worker of this run where the development key applies (a cursor
+  // one worker signed must verify on the next); unused when SUBSCRIPTION_SECRETS_KEY is set.
+  const developmentCursorKey = randomBytes(32).toString('hex');
   const fork = (): void => {
     const joinWhenReady = listening.size > 0;
     // Set either way: a value in the primary's own environment must not reach the first generation.
-    const w = cluster.fork({ [JOIN_WHEN_READY_ENV]: joinWhenReady ? 'ready' : '' });
+    const w = cluster.fork({ [JOIN_WHEN_READY_ENV]: joinWhenReady ? 'ready' : '', [DEVELOPMENT_CURSOR_KEY_ENV]: developmentCursorKey });
     // A failed IPC write to a dying worker is reported here; unheard, it would end the primary.
     w.on('error', (err: Error) => log.warn({ worker: w.id, err: err.message }, 'worker IPC error'));
     log.info({ worker: w.id, workerPid: w.process.pid, joins: joinWhenReady ? 'when ready' : 'at once' }, 'worker started');

@@ -12,7 +12,8 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEAD_LETTER_HEADERS } from '../../src/bus/subscriber/index.js';
-import { MAX_PULL_BYTES } from '../../src/bus/subscriptions/pull/index.js';
+import { MAX_PULL_BYTES, cursorSigner, deriveCursorKey } from '../../src/bus/subscriptions/pull/index.js';
+import { developmentKey } from '../../src/bus/subscriptions/index.js';
 import { CHART_DATA_READY } from '../../src/catalog/generated/index.js';
 import { PRICE_LOADING_COMPLETED, PRICE_TOPIC, structuredPriceEvent, priceLoaded } from '../fixtures/events.js';
 import { startGateway } from '../helpers/gateway.js';
@@ -271,6 +272,20 @@ describe('GET /subscriptions/{name}/events', () => {
     expect(extra.status).toBe(400);
     expect((extra.body as { code: string }).code).toBe('CEG_MALFORMED_REQUEST'); // a body's member, not a query parameter
     expect(fieldOf(extra.body)).toBe('extra');
+  });
+
+  it('refuses a cursor signed with a key derived from the well-known development key (the development cursor key is random per run): no replay without the permission', async () => {
+    const name = await create();
+    const view = (await call('GET', `/subscriptions/${name}`)).body as { group: string; createdAt: string };
+    // What a partner could compute if cursors were signed with the public development key: offset 0.
+    const forged = cursorSigner(deriveCursorKey(developmentKey())).sign({ group: view.group, createdAt: view.createdAt }, [{ topic: PRICE_TOPIC, partition: 0, offset: 0n }]);
+    for (const r of [await call('GET', `/subscriptions/${name}/events?cursor=${encodeURIComponent(forged)}`), await call('POST', `/subscriptions/${name}/cursors`, { cursor: forged })]) {
+      expect(r.status, JSON.stringify(r.body)).toBe(400);
+      expect((r.body as { code: string }).code).toBe('CEG_INVALID_CURSOR');
+    }
+    // The gateway's own cursors still work.
+    const { cursor } = await pull(name);
+    expect((await call('POST', `/subscriptions/${name}/cursors`, { cursor })).status).toBe(204);
   });
 
   it('answers 409 to a commit while someone else holds a member in the group', async () => {

@@ -14,6 +14,7 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { Agent, request } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PRICE_LOADING_COMPLETED, priceLoaded, structuredPriceEvent } from '../fixtures/events.js';
 import { catalogWithOwnTopics } from '../helpers/catalog-copy.js';
@@ -53,7 +54,7 @@ function childrenOf(pid: number): number[] {
 }
 
 /** One request on a connection of its own (so the primary hands it to the next worker), JSON in and out. */
-function call(port: number, method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; json: unknown; text: string }> {
+function call(port: number, method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; json: unknown; text: string; headers: IncomingHttpHeaders }> {
   const payload = body === undefined ? undefined : JSON.stringify(body);
   const agent = new Agent({ keepAlive: false });
   return new Promise((resolve, reject) => {
@@ -68,7 +69,7 @@ function call(port: number, method: string, path: string, body?: unknown, conten
         } catch {
           json = undefined;
         }
-        resolve({ status: res.statusCode ?? 0, json, text });
+        resolve({ status: res.statusCode ?? 0, json, text, headers: res.headers });
       });
     });
     req.on('error', reject);
@@ -178,6 +179,17 @@ describe('GATEWAY_WORKERS=2: one port, two gateway processes (issue 14)', () => 
       // the pod's counters never go down, which Prometheus would read as a reset.
       await everyScrapeCountsAll();
       expect(stderr).toMatch(/"joins":"when ready"[^\n]*"msg":"worker started"/);
+
+      // A pull cursor verifies on every worker, the replacement too: without SUBSCRIPTION_SECRETS_KEY
+      // the cursor key is random per run, and the primary hands its workers one (src/cli/workers.ts).
+      const pulled = await call(port, 'GET', `/subscriptions/${sub}/events?max=5`);
+      expect(pulled.status, pulled.text).toBe(200);
+      const cursor = pulled.headers['ce-gateway-cursor'];
+      expect(cursor).toMatch(/^c1\./);
+      for (let i = 0; i < 4; i++) {
+        const committed = await call(port, 'POST', `/subscriptions/${sub}/cursors`, { cursor });
+        expect(committed.status, committed.text).toBe(204);
+      }
       expect(stderr).toContain('a worker died; starting another');
 
       // SIGTERM to the whole process group: each worker gets it twice (from the group kill and

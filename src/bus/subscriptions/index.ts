@@ -5,7 +5,7 @@
  */
 export { DEFAULT_BATCH, MAX_CONCURRENCY, batchSchema, DEFAULT_OWNER, DEFAULT_PUSH_RETRY, GROUP_PREFIX, NAME_PATTERN, SECRET_PATTERN, commonFields, createSchema, fileFiltersSchema, deliverySchema, deliveryModeProblem, fieldPath, groupOf, pullDeliverySchema, pushDeliverySchema, extendedPartnerIds, reachesAnotherPartner, retrySchema, startSchema, states } from './model.js';
 export type { BatchSettings, CreateInput, CreateRequest, Delivery, PullDelivery, PushDelivery, PushDeliveryInput, RetrySettings, SubscriptionState } from './model.js';
-export { developmentKey, generateWebhookSecret, parseSecretsKey, secretBox, secretsKeyDecision, secretsKeyMissing } from './secrets.js';
+export { DEVELOPMENT_CURSOR_KEY_ENV, developmentCursorKey, developmentKey, generateWebhookSecret, parseSecretsKey, secretBox, secretsKeyDecision, secretsKeyMissing } from './secrets.js';
 export type { SecretBox, SecretsKeyDecision } from './secrets.js';
 export { commitPositions, commitStart, resolveStart, startTarget } from './start.js';
 export { DEFAULT_SUBSCRIPTIONS_TOPIC, SubscriptionStore, subscriptionsTopicSpec } from './store.js';

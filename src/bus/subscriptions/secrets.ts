@@ -82,6 +82,26 @@ export function developmentKey(): Uint8Array {
   return createHash('sha256').update('ce-gateway development key: NOT A SECRET').digest();
 }
 
+/**
+ * Environment variable through which a cluster primary (`GATEWAY_WORKERS`) hands its workers one
+ * {@link developmentCursorKey}: 64 hex digits. Set by the primary; not a setting.
+ */
+export const DEVELOPMENT_CURSOR_KEY_ENV = 'CE_GATEWAY_DEVELOPMENT_CURSOR_KEY';
+
+/**
+ * The pull-cursor key of the development mode: 32 random bytes per gateway run (shared by its
+ * workers through {@link DEVELOPMENT_CURSOR_KEY_ENV}), not one derived from {@link developmentKey}.
+ * A cursor signed with a key everyone can compute could name any offset, so a partner could read
+ * its pull subscription from anywhere — a replay without the `replay` permission. Sealed secrets
+ * must outlive a restart (they are stored); cursors need not: after a restart, or on another
+ * gateway process, a cursor of this run is refused (400 CEG_INVALID_CURSOR) and the client pulls
+ * without one, from the committed positions (at-least-once), as after a key change.
+ */
+export function developmentCursorKey(env: Readonly<Record<string, string | undefined>> = process.env): Uint8Array {
+  const handed = env[DEVELOPMENT_CURSOR_KEY_ENV];
+  return handed !== undefined && /^[0-9a-f]{64}$/.test(handed) ? Buffer.from(handed, 'hex') : randomBytes(32);
+}
+
 /** A new Standard Webhooks secret: `whsec_` + base64 of 32 random bytes. */
 export function generateWebhookSecret(): string {
   return `whsec_${randomBytes(32).toString('base64')}`;

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { cursorSigner, deriveCursorKey } from '../../../src/bus/subscriptions/index.js';
+import { DEVELOPMENT_CURSOR_KEY_ENV, cursorSigner, deriveCursorKey, developmentCursorKey, developmentKey } from '../../../src/bus/subscriptions/index.js';
 import type { CursorOwner } from '../../../src/bus/subscriptions/index.js';
 import { isGatewayError } from '../../../src/core/errors.js';
 
@@ -73,5 +73,19 @@ describe('pull cursors', () => {
     const text = a.sign(owner, [{ topic: 't', partition: 1, offset: 2n }]);
     expect(b.verify(owner, text)).toEqual([{ topic: 't', partition: 1, offset: 2n }]);
     expect(Buffer.from(deriveCursorKey(k)).equals(k)).toBe(false); // a key of its own, not the sealing key
+  });
+});
+
+describe('the development cursor key', () => {
+  it('is random per run, never the one derived from the well-known development key, and taken from the primary when it hands one', () => {
+    const a = developmentCursorKey({});
+    const b = developmentCursorKey({});
+    expect(a).toHaveLength(32);
+    expect(Buffer.from(a).equals(Buffer.from(b))).toBe(false);
+    expect(Buffer.from(a).equals(Buffer.from(deriveCursorKey(developmentKey())))).toBe(false);
+    const handed = randomBytes(32);
+    expect(Buffer.from(developmentCursorKey({ [DEVELOPMENT_CURSOR_KEY_ENV]: handed.toString('hex') })).equals(handed)).toBe(true);
+    // Not 64 lowercase hex digits: not taken (a random key instead).
+    expect(Buffer.from(developmentCursorKey({ [DEVELOPMENT_CURSOR_KEY_ENV]: 'ab' })).equals(Buffer.from('ab', 'hex'))).toBe(false);
   });
 });
