@@ -41,8 +41,10 @@ function summary(c: Config, vars: Record<string, string | undefined>, env: NodeJ
   const given = (v: string | undefined): boolean => v !== undefined && v !== '';
   // Where a secret came from: the process environment, the env file, or a <NAME>_FILE file.
   const from = (k: string): string => (given(env[k]) || envFile === undefined ? 'environment' : `env file ${envFile}`);
+  // The registry's credentials may be the user info of SCHEMA_REGISTRY_URL instead (config.ts registryOf).
+  const inRegistryUrl = (k: string): boolean => (k === 'SCHEMA_REGISTRY_USERNAME' || k === 'SCHEMA_REGISTRY_PASSWORD') && c.registry?.[k === 'SCHEMA_REGISTRY_USERNAME' ? 'username' : 'password'] !== undefined;
   const secrets = Object.fromEntries(
-    SECRET_KEYS.map((k) => [k, given(vars[k]) ? `set (${from(k)})` : given(vars[`${k}_FILE`]) ? `set (file ${vars[`${k}_FILE`]})` : 'not set']),
+    SECRET_KEYS.map((k) => [k, given(vars[k]) ? `set (${from(k)})` : given(vars[`${k}_FILE`]) ? `set (file ${vars[`${k}_FILE`]})` : inRegistryUrl(k) ? 'set (user info of SCHEMA_REGISTRY_URL)' : 'not set']),
   );
   return {
     http: `${c.http.host}:${c.http.port}`,

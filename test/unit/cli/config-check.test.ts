@@ -48,6 +48,17 @@ describe('config check', () => {
     expect(JSON.stringify(r)).not.toContain('svc');
   });
 
+  it('registry credentials given as the user info of SCHEMA_REGISTRY_URL are said to be set there, not "not set"', () => {
+    const r = checkConfiguration({ ...base, SCHEMA_REGISTRY_URL: `https://svc:${SECRET}@registry.example/apis/ccompat/v7` }, dir);
+    expect(r.ok, JSON.stringify(r.problems)).toBe(true);
+    const secrets = r.settings!.secrets as Record<string, string>;
+    expect(secrets.SCHEMA_REGISTRY_USERNAME).toBe('set (user info of SCHEMA_REGISTRY_URL)');
+    expect(secrets.SCHEMA_REGISTRY_PASSWORD).toBe('set (user info of SCHEMA_REGISTRY_URL)');
+    expect(JSON.stringify(r)).not.toContain(SECRET);
+    const plain = checkConfiguration({ ...base, SCHEMA_REGISTRY_URL: 'https://registry.example/apis/ccompat/v7' }, dir);
+    expect((plain.settings!.secrets as Record<string, string>).SCHEMA_REGISTRY_PASSWORD).toBe('not set');
+  });
+
   it('the stack\'s env file: its KAFKA_LIBS is no typo, and a secret from it is said to come from it, not from the environment', () => {
     const envFile = join(dir, 'stack.env');
     writeFileSync(envFile, `KAFKA_BROKERS=127.0.0.1:9092\nKAFKA_LIBS=/opt/kafka/libs\nDATABASE_URL=postgres://cegw:${SECRET}@127.0.0.1:35432/cegw\n`);
