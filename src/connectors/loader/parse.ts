@@ -130,7 +130,9 @@ export function parseConnectorText(text: string, file: string, ctx: ParseContext
   const doc = parseDocument(text, { prettyErrors: false, uniqueKeys: true, lineCounter });
   for (const e of doc.errors) {
     const at = lineCounter.linePos(e.pos[0]);
-    problems.push({ file, path: '(root)', problem: `YAML line ${at.line} column ${at.col}: ${e.message}` });
+    // yaml reports nesting deeper than its recursive parser takes as the engine's stack overflow.
+    const message = e.message.includes('Maximum call stack size exceeded') ? 'nested too deeply (a connector file needs a few levels)' : e.message;
+    problems.push({ file, path: '(root)', problem: `YAML line ${at.line} column ${at.col}: ${message}` });
   }
   if (problems.length > 0) return { ok: false, problems };
   keepWrittenText(doc);

@@ -131,6 +131,13 @@ describe('D6: a YAML alias bomb is that file’s problem', () => {
     expect(r.problems).toEqual([expect.objectContaining({ file: join('/tmp', 'conn', 'bomb.yaml'), path: '(root)', problem: expect.stringMatching(/alias/i) as unknown })]);
   });
 
+  it('a file nested thousands of levels deep is a problem saying so, not the engine\'s stack overflow', () => {
+    const r = parseConnectorText(`kind: shell-hook\nx: ${'['.repeat(20_000)}${']'.repeat(20_000)}\n`, join('/tmp', 'conn', 'deep.yaml'));
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.problems).toEqual([{ file: join('/tmp', 'conn', 'deep.yaml'), path: '(root)', problem: expect.stringMatching(/^YAML line 2 column \d+: nested too deeply/) as unknown }]);
+  });
+
   it('loadConnectors names bomb.yaml together with the other files’ problems (CEG_INVALID_OPTIONS)', () => {
     dir = mkdtempSync(join(tmpdir(), 'ceg-bomb-'));
     const levels = ['a0: &a0 [x, x, x, x, x, x, x, x, x]'];
