@@ -233,9 +233,21 @@ export function accessOf(req: IncomingMessage): Access {
 }
 
 /**
+ * Whether `partner` may know that the internal kind `kind` exists: an admin, or a partner whose
+ * `publish` or `subscribe` names it (internal kinds only count when named). For anyone else an
+ * internal kind is answered exactly as a type the catalog lacks, as `/catalog`, AsyncAPI and the
+ * JSON Schemas hide it (issue 11; docs/security.md "Internal kinds").
+ */
+export function seesInternal(partner: Partner, kind: EventKind): boolean {
+  return isAdmin(partner) || partner.publish.eventIds.has(kind.eventId) || partner.subscribe.eventIds.has(kind.eventId);
+}
+
+/**
  * Ingress authorization, decided from each event's `type` and `source` before its data is looked at:
  * an internal kind is never accepted over HTTP, the kind must be in the partner's `publish`, the
- * `source` must match one of its `sources`. Unknown types are left to validation (400).
+ * `source` must match one of its `sources`. Unknown types are left to validation (400), and so
+ * are internal kinds the partner may not know of ({@link seesInternal}): validation answers them
+ * as unknown, so a 403 here never confirms one exists.
  * Errors: CEG_FORBIDDEN (nothing is produced) listing every refused event (`index` in a batch) and
  *   naming the first refusal's permission (`internal`, `publish`, `source`).
  */
@@ -245,7 +257,8 @@ export function admitEvents(partner: Partner, catalog: Catalog, events: readonly
   events.forEach((env, index) => {
     if (env === undefined) return;
     const at = batch ? { index } : {};
-    const kind = catalog.byEventId(env.attributes.type);
+    const found = catalog.byEventId(env.attributes.type);
+    const kind = found !== undefined && found.internal && !seesInternal(partner, found) ? undefined : found;
     if (kind !== undefined && kind.internal) {
       violations.push({ ...at, attribute: 'type', reason: `${kind.name} is an internal kind: never accepted over HTTP`, code: 'CEG_FORBIDDEN' });
       permission ??= 'internal';

@@ -162,7 +162,10 @@ function prepareOne(env: Envelope, index: number, codec: EventCodec, opts: Prepa
   const a = env.attributes;
   checkAttributeBounds(a, problems);
   const binding = codec.binding(a.type);
-  if (binding === undefined) {
+  // An internal kind is never accepted over HTTP. A partner that sees it (an admin, or one naming
+  // it in its grants) got 403 from admitEvents before this; to everyone else it is answered as
+  // unknown, word for word, so the answer never confirms it exists (issue 11; docs/security.md).
+  if (binding === undefined || binding.kind.internal) {
     problems.push({ attribute: 'type', reason: unknownTypeReason(codec.catalog, a.type), code: 'CEG_UNKNOWN_TYPE' });
     return undefined;
   }

@@ -38,3 +38,18 @@ describe('unknownTypeReason', () => {
     expect(reason).toContain(', and 2 more (GET /catalog lists them)');
   });
 });
+
+describe('unknownTypeReason and internal kinds', () => {
+  const kinds = [
+    { eventId: '00000000-0000-4000-8000-000000000001', name: 'Public', description: 'k', topic: 't.p', schema: 's.avsc', key: ['a'], publish: true, owner: 'o' },
+    { eventId: '00000000-0000-4000-8000-000000000002', name: 'Hidden', description: 'k', topic: 't.h', schema: 's.avsc', key: ['a'], publish: true, owner: 'o', internal: true },
+  ];
+  const catalog = parseCatalog(JSON.stringify({ version: 1, kinds }), () => JSON.stringify({ type: 'record', name: 'S', fields: [{ name: 'a', type: 'string' }] }), '/fixture');
+
+  it('the business name of an internal kind is answered as any unknown text, and the list leaves internal kinds out', () => {
+    const reason = unknownTypeReason(catalog, 'Hidden');
+    expect(reason).toBe(unknownTypeReason(catalog, 'Nothing').replace('"Nothing"', '"Hidden"'));
+    expect(reason).not.toContain('00000000-0000-4000-8000-000000000002');
+    expect(reason).toContain('known kinds: Public = 00000000-0000-4000-8000-000000000001 (GET /catalog lists them)');
+  });
+});
