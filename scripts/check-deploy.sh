@@ -93,18 +93,28 @@ echo "compose-go: docker-compose.yml is valid (Compose specification schema, int
 chart=helm/ce-gateway
 # The chart's files/catalog is a link to schemas/; helm notes each time that it follows it.
 quiet_helm() { "$helm" "$@" 2> >(grep -v 'found symbolic link in path' >&2); }
-value_sets=("" "$chart/values-production.yaml")
+# The chart's defaults need a partners Secret (auth.partners.existingSecret): they are rendered with
+# the --set flags of docs/deploy.md's `helm install` example, so that the documented install is
+# what is checked; the defaults alone must fail the render with the chart's message (self-test).
+docs_example=$WORK/docs-example.args
+"${TSX[@]}" docs-helm-example docs/deploy.md > "$docs_example" || die "docs/deploy.md: no \`helm install gw ./helm/ce-gateway\` example with --set flags found"
+value_sets=("docs" "$chart/values-production.yaml")
 for f in "$chart"/ci/*.yaml; do value_sets+=("$f"); done
 for vs in "${value_sets[@]}"; do
   args=()
-  [ -n "$vs" ] && args=(-f "$vs")
-  name=${vs:-$chart/values.yaml}
+  if [ "$vs" = docs ]; then
+    mapfile -t args < "$docs_example"
+    name="$chart/values.yaml + docs/deploy.md's helm install --set flags"
+  else
+    args=(-f "$vs")
+    name=$vs
+  fi
   for kube in "${KUBE_VERSIONS[@]}"; do
     say "helm: $name, Kubernetes $kube"
     quiet_helm lint "$chart" --strict --kube-version "$kube" "${args[@]}" || die "helm lint: $name"
     quiet_helm template gw "$chart" --namespace events --kube-version "$kube" "${args[@]}" > "$WORK/rendered.yaml" || die "helm template: $name"
     extra=()
-    [ -n "$vs" ] && extra=(--values "$vs")
+    [ "$vs" != docs ] && extra=(--values "$vs")
     "${TSX[@]}" manifests "$WORK/rendered.yaml" --kubernetes-validate "$kv" --kube-version "$kube" --values "$chart/values.yaml" "${extra[@]}" \
       || die "rendered manifests: $name (Kubernetes $kube)"
   done
@@ -130,19 +140,30 @@ must_fail "Dockerfile facts: root user, dev dependencies in the image" 'runs as 
 expect_also 'no stage runs `npm ci --omit=dev`' "dev dependencies in the image"
 sed 's/condition: service_healthy/condition: service_healty/' docker-compose.yml > "$WORK/compose-schema.broken.yml"
 must_fail "compose-go: an unknown depends_on condition" "condition value must be one of" "$compose_check" "$WORK/compose-schema.broken.yml" "$ROOT"
-sed -e 's/^      KAFKA_BROKERS: kafka:9092/      KAFKA_BROKER: kafka:9092/' -e 's/^    stop_grace_period: 30s/    stop_grace_period: 5s/' docker-compose.yml > "$WORK/compose-facts.broken.yml"
+sed -e 's/^      KAFKA_BROKERS: kafka:9092/      KAFKA_BROKER: kafka:9092/' -e 's/^    stop_grace_period: 30s/    stop_grace_period: 5s/' \
+  -e '/^      PARTNERS_FILE:/d' docker-compose.yml > "$WORK/compose-facts.broken.yml"
 "$compose_check" "$WORK/compose-facts.broken.yml" "$ROOT" > "$WORK/broken-compose.json" || die "self-test: the misspelt compose file should still be valid Compose"
 must_fail "compose facts: a misspelt gateway variable" 'keys the gateway does not read: KAFKA_BROKER' "${TSX[@]}" compose "$WORK/broken-compose.json"
 expect_also 'does not exceed SHUTDOWN_TIMEOUT_MS' "a stop_grace_period shorter than the drain"
+expect_also 'config check.*HOST: no authentication on 0.0.0.0' "a gateway beyond loopback without partners (exit 2)"
+sed -e '/^      SUBSCRIPTION_SECRETS_KEY:/d' docker-compose.yml > "$WORK/compose-key.broken.yml"
+"$compose_check" "$WORK/compose-key.broken.yml" "$ROOT" > "$WORK/broken-compose-key.json" || die "self-test: the compose file without a key should still be valid Compose"
+must_fail "compose facts: Kafka beyond loopback without SUBSCRIPTION_SECRETS_KEY" 'no SUBSCRIPTION_SECRETS_KEY' "${TSX[@]}" compose "$WORK/broken-compose-key.json"
 must_fail "values.schema.json: scripts/deploy/fixtures/values.broken.yaml" "readOnlyRootFilesystem.*value must be true" quiet_helm lint "$chart" --strict --kube-version 1.25.0 -f scripts/deploy/fixtures/values.broken.yaml
 expect_also "/replicaCount.*want integer" "a string replica count"
 expect_also "invalid propertyName 'DATABASE_URL'" "a secret in config.extra"
 expect_also "/probes/readiness/path.*must be '/readyz'" "readiness on /healthz"
 expect_also "additional properties 'serviceMonitr' not allowed" "a misspelt key"
-must_fail "chart: grace period shorter than the drain" 'must exceed preStopSleepSeconds' quiet_helm template gw "$chart" --kube-version 1.25.0 --set terminationGracePeriodSeconds=12
-must_fail "chart: GATEWAY_WORKERS through config.extra" 'config.extra.GATEWAY_WORKERS: already set' quiet_helm template gw "$chart" --kube-version 1.25.0 --set config.kafkaBrokers=k:9092 --set config.extra.GATEWAY_WORKERS=4
-must_fail "chart: workers without Kafka" 'config.workers above 1 needs config.kafkaBrokers' quiet_helm template gw "$chart" --kube-version 1.25.0 --set config.workers=2
-must_fail "chart: workers and a grace period without the primary's margin" 'the cluster primary waits 5 s beyond the drain' quiet_helm template gw "$chart" --kube-version 1.25.0 --set config.workers=auto --set config.kafkaBrokers=k:9092 --set terminationGracePeriodSeconds=18
+must_fail "chart: the defaults without partners (pods would exit 2)" 'auth.partners.existingSecret is required' quiet_helm template gw "$chart" --kube-version 1.25.0
+must_fail "chart: a secret in config.extra" "invalid propertyName 'SUBSCRIPTION_SECRETS_KEY'" quiet_helm template gw "$chart" --kube-version 1.25.0 --set auth.partners.existingSecret=p --set config.extra.SUBSCRIPTION_SECRETS_KEY=x
+quiet_helm template gw "$chart" --namespace events --kube-version 1.25.0 -f "$chart/values-production.yaml" --set auth.partners.existingSecret= --set config.extra.PARTNERS_FILE=/nowhere/partners.yaml --set secrets.subscriptions.existingSecret= > "$WORK/no-partners-rendered.yaml"
+must_fail "manifests: a partners file that is not mounted, no subscriptions key" 'config check.*PARTNERS_FILE' \
+  "${TSX[@]}" manifests "$WORK/no-partners-rendered.yaml" --kubernetes-validate "$kv" --kube-version 1.25.0 --values "$chart/values-production.yaml"
+expect_also 'no SUBSCRIPTION_SECRETS_KEY' "Kafka beyond loopback without a subscriptions key"
+must_fail "chart: grace period shorter than the drain" 'must exceed preStopSleepSeconds' quiet_helm template gw "$chart" --kube-version 1.25.0 --set auth.partners.existingSecret=p --set terminationGracePeriodSeconds=12
+must_fail "chart: GATEWAY_WORKERS through config.extra" 'config.extra.GATEWAY_WORKERS: already set' quiet_helm template gw "$chart" --kube-version 1.25.0 --set auth.partners.existingSecret=p --set config.kafkaBrokers=k:9092 --set config.extra.GATEWAY_WORKERS=4
+must_fail "chart: workers without Kafka" 'config.workers above 1 needs config.kafkaBrokers' quiet_helm template gw "$chart" --kube-version 1.25.0 --set auth.partners.existingSecret=p --set config.workers=2
+must_fail "chart: workers and a grace period without the primary's margin" 'the cluster primary waits 5 s beyond the drain' quiet_helm template gw "$chart" --kube-version 1.25.0 --set auth.partners.existingSecret=p --set config.workers=auto --set config.kafkaBrokers=k:9092 --set terminationGracePeriodSeconds=18
 quiet_helm template gw "$chart" --namespace events --kube-version 1.25.0 -f "$chart/values-production.yaml" \
   | sed -e 's/^  revisionHistoryLimit:/  revisionHistoryLimits:/' -e 's/^      scrapeTimeout:/      scrapeTimeOut:/' > "$WORK/broken-rendered.yaml"
 must_fail "kubernetes-validate: an unknown Deployment field" "revisionHistoryLimits' was unexpected" \

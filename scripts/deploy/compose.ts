@@ -9,6 +9,7 @@ import { loadCatalog } from '../../src/catalog/index.js';
 import { CONFIG_KEYS, loadConfig } from '../../src/config/index.js';
 import { loadConnectors } from '../../src/connectors/index.js';
 import { errorMessage } from '../../src/core/errors.js';
+import { checkGatewayEnvironment, standInFiles } from './gateway-env.js';
 import { report } from './report.js';
 import type { Report } from './report.js';
 
@@ -96,6 +97,20 @@ export function checkCompose(project: ComposeProject, repoDir: string): Report {
   } catch (err) {
     r.fail(`loadConfig refuses the gateway's environment: ${errorMessage(err)}`);
   }
+  // `config check` (serve's start-up checks) on the container's environment: the image's ENV under
+  // compose's, paths mapped through the bind mounts to the repository's files.
+  const local = (p: string): string | undefined => {
+    const v = (gw.volumes ?? []).find((m) => m.type === 'bind' && (p === m.target || p.startsWith(`${m.target}/`)));
+    return v?.source === undefined ? undefined : join(v.source, p.slice(v.target.length));
+  };
+  const container: Record<string, string | undefined> = { NODE_ENV: 'production', HOST: '0.0.0.0', PORT: '8080', CATALOG_DIR: '/app/schemas', ...env };
+  for (const k of ['CATALOG_DIR', 'CONNECTORS_DIR'] as const) {
+    const v = container[k];
+    if (v !== undefined) container[k] = local(v) ?? (v === '/app/schemas' ? join(repoDir, 'schemas') : v);
+  }
+  const checked = checkGatewayEnvironment(standInFiles(container, () => false, local), `gateway service ${gwName}`);
+  for (const f of checked.facts) r.ok(f);
+  for (const p of checked.problems) r.fail(p);
   // Every service the gateway talks to is a dependency it waits for.
   for (const [host, key] of hostsOf(env)) {
     const dep = gw.depends_on?.[host];

@@ -140,6 +140,12 @@ async function main(argv: string[]): Promise<number> {
   if (cmd === 'image-smoke' && rest[0] !== undefined) {
     return print('image runtime stage', await imageSmoke(rest[0])) ? 0 : 1;
   }
+  if (cmd === 'docs-helm-example' && rest[0] !== undefined) {
+    const args = docsHelmExample(resolve(ROOT, rest[0]));
+    if (args === undefined) return 1;
+    process.stdout.write(`${args.join('\n')}\n`);
+    return 0;
+  }
   if (cmd === 'manifests') {
     const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: { 'kubernetes-validate': { type: 'string' }, 'kube-version': { type: 'string' }, values: { type: 'string', multiple: true } } });
     const file = positionals[0];
@@ -156,6 +162,51 @@ async function main(argv: string[]): Promise<number> {
     return print(title, { facts: parts.flatMap((p) => p.facts), problems: parts.flatMap((p) => p.problems) }) ? 0 : 1;
   }
   return usage();
+}
+
+/** Shell words of a command line: '…' literal, "…" and \x outside quotes as a POSIX shell reads them (no expansions). */
+function shellWords(line: string): string[] {
+  const words: string[] = [];
+  let cur: string | undefined;
+  for (let i = 0; i < line.length; i++) {
+    const ch = line[i]!;
+    if (ch === "'") {
+      const end = line.indexOf("'", i + 1);
+      cur = (cur ?? '') + line.slice(i + 1, end < 0 ? undefined : end);
+      i = end < 0 ? line.length : end;
+    } else if (ch === '"') {
+      let j = i + 1;
+      let v = '';
+      for (; j < line.length && line[j] !== '"'; j++) v += line[j] === '\\' && /["\\$`]/.test(line[j + 1] ?? '') ? line[++j] : line[j];
+      cur = (cur ?? '') + v;
+      i = j;
+    } else if (ch === '\\') cur = (cur ?? '') + (line[++i] ?? '');
+    else if (/\s/.test(ch)) {
+      if (cur !== undefined) words.push(cur);
+      cur = undefined;
+    } else cur = (cur ?? '') + ch;
+  }
+  if (cur !== undefined) words.push(cur);
+  return words;
+}
+
+/** The arguments after the chart of docs/deploy.md's first `helm install gw ./helm/ce-gateway …` example (continuation lines joined), one per line. */
+function docsHelmExample(file: string): string[] | undefined {
+  const lines = readFileSync(file, 'utf8').split('\n');
+  const at = lines.findIndex((l) => l.startsWith('helm install gw ./helm/ce-gateway'));
+  if (at < 0) return undefined;
+  let cmd = '';
+  for (let i = at; i < lines.length; i++) {
+    const l = lines[i]!;
+    if (l.endsWith('\\')) cmd += `${l.slice(0, -1)} `;
+    else {
+      cmd += l;
+      break;
+    }
+  }
+  const words = shellWords(cmd.replace(/\s+#.*$/, ''));
+  const args = words.slice(words.indexOf('./helm/ce-gateway') + 1);
+  return args.some((a) => a === '--set') ? args : undefined;
 }
 
 function usage(): number {

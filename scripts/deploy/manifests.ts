@@ -15,8 +15,13 @@ import { CONFIG_KEYS, SECRET_KEYS } from '../../src/config/index.js';
 import { loadConnectors } from '../../src/connectors/index.js';
 import { SHUTDOWN_MARGIN_MS } from '../../src/cli/workers.js';
 import { errorMessage } from '../../src/core/errors.js';
+import { checkGatewayEnvironment, standIn, standInFiles } from './gateway-env.js';
 import { report } from './report.js';
 import type { Report } from './report.js';
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+/** The image's ENV (Dockerfile): what the container starts with before the ConfigMap and env. */
+const IMAGE_ENV: Record<string, string> = { NODE_ENV: 'production', HOST: '0.0.0.0', PORT: '8080', CATALOG_DIR: '/app/schemas' };
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- rendered manifests are untyped YAML */
 type K8s = { apiVersion: string; kind: string; metadata: { name: string; labels?: Record<string, string> }; [k: string]: any };
@@ -148,6 +153,43 @@ export function checkManifests({ manifests, extraEnvNames }: ManifestInput): Rep
   };
   shipped('CATALOG_DIR', (d) => `holds a catalog that loads (${loadCatalog(d).kinds.length} event kinds)`);
   shipped('CONNECTORS_DIR', (d) => `holds connectors that load (${loadConnectors(d).length} definition(s))`);
+
+  // The container's environment as the process sees it (image ENV, then envFrom, then env), run
+  // through `config check`: a pod that would exit 2 fails here.
+  const env: Record<string, string | undefined> = { ...IMAGE_ENV, ...settings };
+  for (const e of c.env ?? []) {
+    if (e.value !== undefined) env[e.name] = String(e.value);
+    else if (e.valueFrom?.secretKeyRef !== undefined) env[e.name] = standIn(e.name);
+    else if (e.valueFrom?.configMapKeyRef !== undefined) env[e.name] = of('ConfigMap').find((m) => m.metadata.name === e.valueFrom.configMapKeyRef.name)?.data?.[e.valueFrom.configMapKeyRef.key];
+  }
+  const readOnlyMounts = mounts.filter((m) => m.readOnly === true && (pod.volumes ?? []).some((v: any) => v.name === m.name && (v.secret || v.projected || v.configMap)));
+  const under = (path: string, m: any): boolean => path === m.mountPath || path.startsWith(`${String(m.mountPath).replace(/\/$/, '')}/`);
+  const temps: string[] = [];
+  const dirOf = (variable: string, image: string | undefined): void => {
+    const dir = env[variable];
+    if (dir === undefined) return;
+    if (dir === image) {
+      env[variable] = join(ROOT, variable === 'CATALOG_DIR' ? 'schemas' : 'connectors');
+      return;
+    }
+    const mount = mounts.find((m) => m.mountPath === dir);
+    const volume = mount === undefined ? undefined : (pod.volumes ?? []).find((v: any) => v.name === mount.name);
+    const cm = volume?.configMap === undefined ? undefined : of('ConfigMap').find((m) => m.metadata.name === volume.configMap.name);
+    if (cm !== undefined) {
+      const tmp = materialize(cm, volume);
+      temps.push(tmp);
+      env[variable] = tmp;
+    }
+  };
+  dirOf('CATALOG_DIR', '/app/schemas');
+  dirOf('CONNECTORS_DIR', '/app/connectors');
+  try {
+    const checked = checkGatewayEnvironment(standInFiles(env, (p) => readOnlyMounts.some((m) => under(p, m))), 'the gateway container');
+    for (const f of checked.facts) r.ok(f);
+    for (const p of checked.problems) r.fail(p);
+  } finally {
+    for (const t of temps) rmSync(t, { recursive: true, force: true });
+  }
 
   // Who finds whom.
   const services = of('Service');

@@ -93,6 +93,9 @@ Validates settings that would otherwise fail late or silently.
 {{- if not (has .Values.secrets.mode (list "env" "file")) }}
 {{- fail (printf "secrets.mode must be \"env\" or \"file\", got %q" (toString .Values.secrets.mode)) }}
 {{- end }}
+{{- if not (or .Values.auth.partners.existingSecret (hasKey .Values.config.extra "PARTNERS_FILE")) }}
+{{- fail "auth.partners.existingSecret is required: the pod listens on 0.0.0.0, where the gateway refuses to serve without partners (it would exit 2 and the pods would crash-loop). Create a Secret holding your partners file (docs/security.md), e.g. `kubectl create secret generic ce-gateway-partners --from-file=partners.yaml=./partners.yaml`, and set auth.partners.existingSecret=ce-gateway-partners" }}
+{{- end }}
 {{- if and .Values.config.kafkaSaslMechanism (not .Values.secrets.kafka.existingSecret) }}
 {{- fail "config.kafkaSaslMechanism needs secrets.kafka.existingSecret (the SASL username and password)" }}
 {{- end }}
