@@ -6,6 +6,7 @@
  * DESIGN "Kafka mapping" (one topic per kind by default, subject naming strategies).
  */
 import { parse as parseYaml } from 'yaml';
+import { yamlErrorMessage } from '../core/yaml-error.js';
 import { GatewayError } from '../core/errors.js';
 import { topicNameProblem } from '../core/topic-name.js';
 import type { CompatibilityLevel } from '../registry/port.js';
@@ -67,7 +68,7 @@ export function parseCatalog(yamlText: string, readSchema: SchemaReader, dir: st
   try {
     raw = parseYaml(yamlText);
   } catch (err) {
-    throw invalid(dir, [{ path: 'catalog.yaml', problem: `not YAML: ${(err as Error).message}` }]);
+    throw invalid(dir, [{ path: 'catalog.yaml', problem: `not YAML: ${yamlErrorMessage((err as Error).message)}` }]);
   }
   const shaped = catalogDocument.safeParse(raw);
   if (!shaped.success) {

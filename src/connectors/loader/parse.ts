@@ -20,6 +20,7 @@ import type { FileDropOptions } from '../sinks/file-drop/index.js';
 import type { ShellHookOptions } from '../sinks/shell-hook/index.js';
 import { schemaIssues } from '../../core/schema-issues.js';
 import { errorMessage } from '../../core/errors.js';
+import { yamlErrorMessage } from '../../core/yaml-error.js';
 import { maskedUrl } from '../../core/public-url.js';
 import { checkTargetUrl, parseAllowList, refuseFragment } from '../sinks/webhook/index.js';
 import type { AllowList } from '../sinks/webhook/index.js';
@@ -130,9 +131,7 @@ export function parseConnectorText(text: string, file: string, ctx: ParseContext
   const doc = parseDocument(text, { prettyErrors: false, uniqueKeys: true, lineCounter });
   for (const e of doc.errors) {
     const at = lineCounter.linePos(e.pos[0]);
-    // yaml reports nesting deeper than its recursive parser takes as the engine's stack overflow.
-    const message = e.message.includes('Maximum call stack size exceeded') ? 'nested too deeply (a connector file needs a few levels)' : e.message;
-    problems.push({ file, path: '(root)', problem: `YAML line ${at.line} column ${at.col}: ${message}` });
+    problems.push({ file, path: '(root)', problem: `YAML line ${at.line} column ${at.col}: ${yamlErrorMessage(e.message)}` });
   }
   if (problems.length > 0) return { ok: false, problems };
   keepWrittenText(doc);

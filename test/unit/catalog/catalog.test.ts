@@ -140,6 +140,11 @@ describe('parseCatalog: every problem is named with its path', () => {
     expect(problems[0]?.problem).toMatch(/not YAML/);
   });
 
+  it('says a catalog.yaml nested too deeply for the parser is, instead of the engine\'s stack overflow', () => {
+    const problems = problemsOf(() => parseCatalog(`kinds: []\nx: ${'['.repeat(20_000)}${']'.repeat(20_000)}\n`, files(), '/cat'));
+    expect(problems).toEqual([{ path: 'catalog.yaml', problem: expect.stringMatching(/^not YAML: nested too deeply/) as unknown }]);
+  });
+
   it('reports invalid and duplicate eventIds and names, all at once', () => {
     const problems = problemsOf(() =>
       parseCatalog(
