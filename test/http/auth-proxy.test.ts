@@ -61,6 +61,23 @@ describe('client address of failed authentications', () => {
     expect(await get(s.keys.acme, '203.0.113.200')).toBe(429);
   });
 
+  it('one client cannot spread its failures by writing its address differently: port, brackets, IPv4-mapped and IPv6 forms are one address', async () => {
+    const { get, setup: s } = await start({ TRUSTED_PROXIES: 'loopback' });
+    await exhaust(get, '8.8.8.8');
+    for (const xff of ['8.8.8.8:1234', '::ffff:8.8.8.8', '[::ffff:8.8.8.8]:443', ' 8.8.8.8 ']) expect(await get(`wrong-${xff}`, xff), xff).toBe(429);
+    await exhaust(get, '2001:db8::1');
+    for (const xff of ['2001:0DB8:0:0:0:0:0:1', '[2001:db8::1]:8080']) expect(await get(`wrong-${xff}`, xff), xff).toBe(429);
+    expect(await get(s.keys.acme, '8.8.4.4')).toBe(200);
+  });
+
+  it('an X-Forwarded-For entry that is no IP address is not the client: failures count against the peer (the proxy), whatever the text', async () => {
+    const { get, setup: s } = await start({ TRUSTED_PROXIES: 'loopback' });
+    await exhaust(get, 'garbage');
+    for (const xff of ['008.8.8.8', 'other-garbage', '8.8.8.8:99999', '9.9.9.9, junk']) expect(await get(`wrong-${xff}`, xff), xff).toBe(429);
+    // a well-formed client address behind the proxy keeps its own allowance
+    expect(await get(s.keys.acme, '8.8.4.4')).toBe(200);
+  });
+
   it('a TRUSTED_PROXIES entry that is no address or range stops start-up, naming the variable', () => {
     expect(() => loadConfig({ TRUSTED_PROXIES: '10.0.0.0/8, proxy.example.com' })).toThrow(/TRUSTED_PROXIES/);
     expect(loadConfig({ TRUSTED_PROXIES: '10.0.0.0/8, loopback, ::1' }).auth.trustedProxies).toEqual(['10.0.0.0/8', 'loopback', '::1']);
