@@ -18,7 +18,10 @@ import type { Partner } from './partners.js';
 /** The realm named in `WWW-Authenticate`. */
 export const AUTH_REALM = 'ce-gateway';
 
-/** Most client addresses whose failures are tracked at once; the oldest are forgotten first. */
+/**
+ * Most client addresses whose failures are tracked at once. Past it, the oldest address that is
+ * not locked out right now is forgotten; a locked-out one only when every tracked address is.
+ */
 export const MAX_TRACKED_ADDRESSES = 10_000;
 
 /** Longest credential looked at, characters: anything longer is no key of ours. */
@@ -127,13 +130,30 @@ export class Authenticator {
     return found;
   }
 
+  /**
+   * Forgets one tracked address to make room: the oldest that is not locked out now. Forgetting a
+   * locked-out one would unlock it — failures of many other addresses must not lift a lockout — so
+   * those seen on the way are moved to the end (each is passed over once per round, not on every
+   * eviction), and one is forgotten only when every tracked address is locked out.
+   */
+  #evict(): void {
+    for (let seen = this.#failures.size; seen > 0; seen--) {
+      const first = this.#failures.entries().next().value;
+      if (first === undefined) return;
+      const [address, bucket] = first;
+      this.#failures.delete(address);
+      bucket.drip();
+      if (bucket.content >= 1) return;
+      this.#failures.set(address, bucket);
+    }
+    const oldest = this.#failures.keys().next().value;
+    if (oldest !== undefined) this.#failures.delete(oldest);
+  }
+
   #fail(address: string): void {
     let bucket = this.#failures.get(address);
     if (bucket === undefined) {
-      if (this.#failures.size >= MAX_TRACKED_ADDRESSES) {
-        const oldest = this.#failures.keys().next().value;
-        if (oldest !== undefined) this.#failures.delete(oldest);
-      }
+      if (this.#failures.size >= MAX_TRACKED_ADDRESSES) this.#evict();
       bucket = new TokenBucket({ bucketSize: this.#o.failuresPerMinute, tokensPerInterval: this.#o.failuresPerMinute, interval: 'minute' });
       bucket.content = bucket.bucketSize; // limiter's buckets start empty; an address starts with its whole allowance
       this.#failures.set(address, bucket);
