@@ -160,6 +160,8 @@ quiet_helm template gw "$chart" --namespace events --kube-version 1.25.0 -f "$ch
 must_fail "manifests: a partners file that is not mounted, no subscriptions key" 'config check.*PARTNERS_FILE' \
   "${TSX[@]}" manifests "$WORK/no-partners-rendered.yaml" --kubernetes-validate "$kv" --kube-version 1.25.0 --values "$chart/values-production.yaml"
 expect_also 'no SUBSCRIPTION_SECRETS_KEY' "Kafka beyond loopback without a subscriptions key"
+must_fail "chart: a ServiceMonitor without a key for METRICS_AUTH=admin" 'needs metrics.serviceMonitor.authorization.existingSecret' quiet_helm template gw "$chart" --kube-version 1.25.0 --set auth.partners.existingSecret=p --set metrics.serviceMonitor.enabled=true
+must_fail "chart: scrape annotations with METRICS_AUTH=admin" 'annotation-based scrapes send no API key' quiet_helm template gw "$chart" --kube-version 1.25.0 --set auth.partners.existingSecret=p --set-string 'podAnnotations.prometheus\.io/scrape=true'
 must_fail "chart: grace period shorter than the drain" 'must exceed preStopSleepSeconds' quiet_helm template gw "$chart" --kube-version 1.25.0 --set auth.partners.existingSecret=p --set terminationGracePeriodSeconds=12
 must_fail "chart: GATEWAY_WORKERS through config.extra" 'config.extra.GATEWAY_WORKERS: already set' quiet_helm template gw "$chart" --kube-version 1.25.0 --set auth.partners.existingSecret=p --set config.kafkaBrokers=k:9092 --set config.extra.GATEWAY_WORKERS=4
 must_fail "chart: workers without Kafka" 'config.workers above 1 needs config.kafkaBrokers' quiet_helm template gw "$chart" --kube-version 1.25.0 --set auth.partners.existingSecret=p --set config.workers=2
@@ -169,5 +171,9 @@ quiet_helm template gw "$chart" --namespace events --kube-version 1.25.0 -f "$ch
 must_fail "kubernetes-validate: an unknown Deployment field" "revisionHistoryLimits' was unexpected" \
   "${TSX[@]}" manifests "$WORK/broken-rendered.yaml" --kubernetes-validate "$kv" --kube-version 1.25.0 --values "$chart/values-production.yaml"
 expect_also 'servicemonitor/.*scrapeTimeOut' "the vendored ServiceMonitor schema refusing an unknown field"
+quiet_helm template gw "$chart" --namespace events --kube-version 1.25.0 -f "$chart/values-production.yaml" \
+  | sed -e '/^      authorization:$/,/^          key: api-key$/d' > "$WORK/broken-sm-rendered.yaml"
+must_fail "manifests: a ServiceMonitor without credentials for METRICS_AUTH=admin" 'sends no credentials, but METRICS_AUTH=admin' \
+  "${TSX[@]}" manifests "$WORK/broken-sm-rendered.yaml" --kubernetes-validate "$kv" --kube-version 1.25.0 --values "$chart/values-production.yaml"
 
 say "all deployment checks passed in $((SECONDS - start)) s"

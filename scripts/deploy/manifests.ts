@@ -154,6 +154,9 @@ export function checkManifests({ manifests, extraEnvNames }: ManifestInput): Rep
   shipped('CATALOG_DIR', (d) => `holds a catalog that loads (${loadCatalog(d).kinds.length} event kinds)`);
   shipped('CONNECTORS_DIR', (d) => `holds connectors that load (${loadConnectors(d).length} definition(s))`);
 
+  const scrapeAnnotation = dep.spec.template.metadata.annotations?.['prometheus.io/scrape'] === 'true';
+  if (scrapeAnnotation) r.check(settings.METRICS_AUTH === 'public', 'prometheus.io/scrape with METRICS_AUTH=public (annotation scrapes send no key)', `prometheus.io/scrape annotation, but METRICS_AUTH=${settings.METRICS_AUTH ?? 'admin (default)'}: annotation scrapes send no key and get 401`);
+
   // The container's environment as the process sees it (image ENV, then envFrom, then env), run
   // through `config check`: a pod that would exit 2 fails here.
   const env: Record<string, string | undefined> = { ...IMAGE_ENV, ...settings };
@@ -212,6 +215,11 @@ export function checkManifests({ manifests, extraEnvNames }: ManifestInput): Rep
   for (const m of of('ServiceMonitor')) {
     const svc = services.find((s) => matches(m.spec.selector?.matchLabels, s.metadata.labels));
     r.check(svc !== undefined, `ServiceMonitor ${m.metadata.name} selects Service ${svc?.metadata.name}`, `ServiceMonitor ${m.metadata.name} selects no rendered Service`);
+    const metricsAuth = settings.METRICS_AUTH ?? 'admin';
+    for (const e of m.spec.endpoints ?? []) {
+      const bearer = e.authorization?.credentials?.name !== undefined || e.bearerTokenSecret?.name !== undefined;
+      r.check(metricsAuth === 'public' || bearer, `ServiceMonitor endpoint ${e.port} sends a bearer token (METRICS_AUTH=${metricsAuth})`, `ServiceMonitor endpoint ${e.port} sends no credentials, but METRICS_AUTH=${metricsAuth}: every scrape gets 401`);
+    }
     for (const e of m.spec.endpoints ?? []) r.check(svc !== undefined && (svc.spec.ports ?? []).some((p: any) => p.name === e.port) && e.path === '/metrics', `ServiceMonitor scrapes port ${e.port} at ${e.path}`, `ServiceMonitor endpoint ${e.port} ${e.path} is not the Service's port at /metrics`);
   }
   return r;

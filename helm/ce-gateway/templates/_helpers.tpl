@@ -96,6 +96,12 @@ Validates settings that would otherwise fail late or silently.
 {{- if not (or .Values.auth.partners.existingSecret (hasKey .Values.config.extra "PARTNERS_FILE")) }}
 {{- fail "auth.partners.existingSecret is required: the pod listens on 0.0.0.0, where the gateway refuses to serve without partners (it would exit 2 and the pods would crash-loop). Create a Secret holding your partners file (docs/security.md), e.g. `kubectl create secret generic ce-gateway-partners --from-file=partners.yaml=./partners.yaml`, and set auth.partners.existingSecret=ce-gateway-partners" }}
 {{- end }}
+{{- if and .Values.metrics.serviceMonitor.enabled (eq (toString .Values.auth.metrics) "admin") (not .Values.metrics.serviceMonitor.authorization.existingSecret) }}
+{{- fail "metrics.serviceMonitor.enabled with auth.metrics=admin needs metrics.serviceMonitor.authorization.existingSecret (a Secret holding an admin partner's API key): without it every scrape gets 401. Or set auth.metrics=public and restrict who reaches the port (networkPolicy.ingressFrom)" }}
+{{- end }}
+{{- if and (eq (toString (index .Values.podAnnotations "prometheus.io/scrape")) "true") (eq (toString .Values.auth.metrics) "admin") }}
+{{- fail "podAnnotations prometheus.io/scrape: annotation-based scrapes send no API key, and auth.metrics=admin answers them 401: set auth.metrics=public (and restrict networkPolicy.ingressFrom), or use the ServiceMonitor with metrics.serviceMonitor.authorization" }}
+{{- end }}
 {{- if and .Values.config.kafkaSaslMechanism (not .Values.secrets.kafka.existingSecret) }}
 {{- fail "config.kafkaSaslMechanism needs secrets.kafka.existingSecret (the SASL username and password)" }}
 {{- end }}
