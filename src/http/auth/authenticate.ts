@@ -3,7 +3,9 @@
  * The presented key is hashed (SHA-256 of its UTF-8 bytes) and compared with every stored hash in
  * constant time (`crypto.timingSafeEqual`, no early exit), so neither a match nor its position
  * leaks through timing. Failed attempts are counted per client address (token bucket, `limiter`):
- * past `AUTH_FAILURES_PER_MINUTE` the address gets 429 before any key is looked at.
+ * past `AUTH_FAILURES_PER_MINUTE` the address gets 429 before any key is looked at. An OIDC token
+ * counts as a failure while it is verified (given back when it is valid), so verifications in
+ * flight cannot overshoot the limit.
  * Spec: RFC 6750 §2.1 (the header), §3 (`WWW-Authenticate: Bearer realm=…, error="invalid_token"`);
  *   RFC 9110 §11.6.1; issue 11 ("keys compared in constant time; failed attempts counted and
  *   rate-limited per client address"); OWASP API2:2023 (broken authentication).
@@ -87,9 +89,21 @@ export class Authenticator {
     if (partner !== undefined) return { ok: true, partner };
     const oidc = this.#o.oidc;
     if (m !== null && oidc !== undefined && looksLikeJwt(m[1]!)) {
+      // The failure is counted now, before the (asynchronous) verification, and given back when the
+      // token is good: otherwise every token sent before the first verification ended would pass
+      // the check on arrival, and one address could have any number of bad tokens checked at once.
+      const reserved = this.#fail(address);
+      const release = (): void => {
+        reserved.content = Math.min(reserved.bucketSize, reserved.content + 1);
+      };
       return oidc.verify(m[1]!).then(
-        (p): AuthOutcome => (p !== undefined ? { ok: true, partner: p } : this.#refuse(presented, address)),
+        (p): AuthOutcome => {
+          if (p === undefined) return this.#refuse(presented, address, false);
+          release();
+          return { ok: true, partner: p };
+        },
         (err: unknown): AuthOutcome => {
+          release();
           // The identity provider's fault, not the caller's: 503, not counted against the address.
           if (!(err instanceof GatewayError) || err.code !== 'CEG_AUTH_UNAVAILABLE') throw err;
           const retryAfterS = typeof err.details.retryAfterS === 'number' ? err.details.retryAfterS : 1;
@@ -110,8 +124,9 @@ export class Authenticator {
     };
   }
 
-  #refuse(presented: string | undefined, address: string): AuthOutcome {
-    this.#fail(address);
+  /** `count`: false when the failure was counted already (a token reserved before its verification). */
+  #refuse(presented: string | undefined, address: string, count = true): AuthOutcome {
+    if (count) this.#fail(address);
     // RFC 6750 §3.1: no error code when the request carries no Bearer credential at all (none, or another scheme).
     const challenge = presented === undefined || !/^bearer(?: |$)/i.test(presented) ? `Bearer realm="${AUTH_REALM}"` : `Bearer realm="${AUTH_REALM}", error="invalid_token"`;
     return {
@@ -150,7 +165,8 @@ export class Authenticator {
     if (oldest !== undefined) this.#failures.delete(oldest);
   }
 
-  #fail(address: string): void {
+  /** Counts one failure of `address`; returns its bucket. */
+  #fail(address: string): TokenBucket {
     let bucket = this.#failures.get(address);
     if (bucket === undefined) {
       if (this.#failures.size >= MAX_TRACKED_ADDRESSES) this.#evict();
@@ -159,5 +175,6 @@ export class Authenticator {
       this.#failures.set(address, bucket);
     }
     bucket.tryRemoveTokens(1);
+    return bucket;
   }
 }

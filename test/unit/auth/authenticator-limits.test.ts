@@ -5,6 +5,7 @@ import { loadCatalog } from '../../../src/catalog/index.js';
 import { Authenticator, parsePartners } from '../../../src/http/auth/index.js';
 import { MAX_TRACKED_ADDRESSES } from '../../../src/http/auth/authenticate.js';
 import type { AuthOutcome } from '../../../src/http/auth/authenticate.js';
+import type { OidcVerifier } from '../../../src/http/auth/oidc.js';
 
 const catalog = loadCatalog();
 const H1 = createHash('sha256').update('key-one', 'utf8').digest('hex');
@@ -23,5 +24,43 @@ describe('Authenticator: tracked addresses', () => {
     expect(code(sync(a.authenticate(['Bearer key-one'], '192.0.2.66')))).toBe('CEG_RATE_LIMITED');
     for (let i = 0; i < MAX_TRACKED_ADDRESSES + 50; i++) sync(a.authenticate(['Bearer wrong'], `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`));
     expect(code(sync(a.authenticate(['Bearer key-one'], '192.0.2.66')))).toBe('CEG_RATE_LIMITED');
+  });
+});
+
+describe('Authenticator: OIDC tokens in flight', () => {
+  const JWT = 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJhY21lIn0.c2ln';
+  /** A verifier whose answers wait until `open()`: every request arrives before any verification ends. */
+  function gatedVerifier(answer: (token: string) => typeof acme): { oidc: OidcVerifier; open: () => void; calls: () => number } {
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    let calls = 0;
+    const fake = {
+      verify: async (token: string) => {
+        calls++;
+        await gate;
+        return answer(token);
+      },
+    };
+    return { oidc: fake as unknown as OidcVerifier, open, calls: () => calls };
+  }
+
+  it('200 concurrent bad tokens from one address: exactly the allowance is verified and answered 401, the rest 429', async () => {
+    const v = gatedVerifier(() => undefined);
+    const a = new Authenticator([acme!], { failuresPerMinute: 3, oidc: v.oidc });
+    const pending = Array.from({ length: 200 }, () => Promise.resolve(a.authenticate([`Bearer ${JWT}`], '198.51.100.9')));
+    v.open();
+    const codes = (await Promise.all(pending)).map(code);
+    expect(codes.filter((c) => c === 'CEG_UNAUTHENTICATED')).toHaveLength(3);
+    expect(codes.filter((c) => c === 'CEG_RATE_LIMITED')).toHaveLength(197);
+    expect(v.calls()).toBe(3);
+  });
+
+  it('a good token gives its reservation back: valid tokens never use up the allowance', async () => {
+    const v = gatedVerifier(() => acme);
+    const a = new Authenticator([acme!], { failuresPerMinute: 2, oidc: v.oidc });
+    v.open();
+    for (let i = 0; i < 5; i++) expect(code(await a.authenticate([`Bearer ${JWT}`], '198.51.100.10'))).toBe('ok');
+    for (let i = 0; i < 2; i++) expect(code(await a.authenticate(['Bearer wrong'], '198.51.100.10'))).toBe('CEG_UNAUTHENTICATED');
+    expect(code(await a.authenticate([`Bearer ${JWT}`], '198.51.100.10'))).toBe('CEG_RATE_LIMITED');
   });
 });
