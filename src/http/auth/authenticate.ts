@@ -26,8 +26,14 @@ export const AUTH_REALM = 'ce-gateway';
  */
 export const MAX_TRACKED_ADDRESSES = 10_000;
 
-/** Longest credential looked at, characters: anything longer is no key of ours. */
-const MAX_CREDENTIAL = 4096;
+/**
+ * Longest `Authorization` value looked at, characters (16 KiB). Identity providers' access tokens
+ * with many claims run to several KiB (Entra ID, Keycloak with roles), so 4 KiB was too few; 16 KiB
+ * is also Node's default bound on all of a request's headers (`--max-http-header-size`), which
+ * refuses anything longer with 431 before this runs. A longer value is answered 401 naming this
+ * bound, and counted as a failed attempt like any credential that is not accepted.
+ */
+export const MAX_CREDENTIAL_CHARS = 16_384;
 // RFC 6750 §2.1 b64token; the scheme is case-insensitive (RFC 9110 §11.1).
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 
@@ -64,7 +70,8 @@ export class Authenticator {
    * Authenticates a request from its `Authorization` header(s) and client address.
    * Errors (in the outcome, never thrown): CEG_UNAUTHENTICATED (401, `WWW-Authenticate`) when the
    *   header is missing, of another scheme (no `error` in the challenge), malformed or names no
-   *   partner's key (`error="invalid_token"`) — the answer never says which of the last two;
+   *   partner's key (`error="invalid_token"`) — the answer never says which of the last two —
+   *   or is longer than {@link MAX_CREDENTIAL_CHARS} (the detail names the bound);
    *   CEG_MALFORMED_REQUEST (400, `error="invalid_request"`) when it is repeated; CEG_RATE_LIMITED (429, `Retry-After`) when the address failed too often;
    *   CEG_AUTH_UNAVAILABLE (503, `Retry-After`, not counted as a failure) when a JWT-shaped
    *   credential cannot be checked because the OIDC key set (JWKS) cannot be fetched.
@@ -84,7 +91,8 @@ export class Authenticator {
     }
     if (authorization !== undefined && authorization.length > 1) return this.#repeated(address);
     const presented = authorization?.[0];
-    const m = presented !== undefined && presented.length <= MAX_CREDENTIAL ? BEARER.exec(presented) : null;
+    if (presented !== undefined && presented.length > MAX_CREDENTIAL_CHARS) return this.#refuse(presented, address, true, `the credential is longer than ${MAX_CREDENTIAL_CHARS} characters (the Authorization header's bound)`);
+    const m = presented === undefined ? null : BEARER.exec(presented);
     const partner = m === null ? undefined : this.#find(keyHash(m[1]!));
     if (partner !== undefined) return { ok: true, partner };
     const oidc = this.#o.oidc;
@@ -125,13 +133,13 @@ export class Authenticator {
   }
 
   /** `count`: false when the failure was counted already (a token reserved before its verification). */
-  #refuse(presented: string | undefined, address: string, count = true): AuthOutcome {
+  #refuse(presented: string | undefined, address: string, count = true, why = 'the credential is not valid'): AuthOutcome {
     if (count) this.#fail(address);
     // RFC 6750 §3.1: no error code when the request carries no Bearer credential at all (none, or another scheme).
     const challenge = presented === undefined || !/^bearer(?: |$)/i.test(presented) ? `Bearer realm="${AUTH_REALM}"` : `Bearer realm="${AUTH_REALM}", error="invalid_token"`;
     return {
       ok: false,
-      error: new GatewayError('CEG_UNAUTHENTICATED', presented === undefined ? 'this route needs Authorization: Bearer <API key>' : 'the credential is not valid', { retriable: false, details: { field: 'authorization' } }),
+      error: new GatewayError('CEG_UNAUTHENTICATED', presented === undefined ? 'this route needs Authorization: Bearer <API key>' : why, { retriable: false, details: { field: 'authorization' } }),
       headers: { 'www-authenticate': challenge },
     };
   }

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { loadCatalog } from '../../../src/catalog/index.js';
 import { Authenticator, parsePartners } from '../../../src/http/auth/index.js';
-import { MAX_TRACKED_ADDRESSES } from '../../../src/http/auth/authenticate.js';
+import { MAX_CREDENTIAL_CHARS, MAX_TRACKED_ADDRESSES } from '../../../src/http/auth/authenticate.js';
 import type { AuthOutcome } from '../../../src/http/auth/authenticate.js';
 import type { OidcVerifier } from '../../../src/http/auth/oidc.js';
 
@@ -62,5 +62,23 @@ describe('Authenticator: OIDC tokens in flight', () => {
     for (let i = 0; i < 5; i++) expect(code(await a.authenticate([`Bearer ${JWT}`], '198.51.100.10'))).toBe('ok');
     for (let i = 0; i < 2; i++) expect(code(await a.authenticate(['Bearer wrong'], '198.51.100.10'))).toBe('CEG_UNAUTHENTICATED');
     expect(code(await a.authenticate([`Bearer ${JWT}`], '198.51.100.10'))).toBe('CEG_RATE_LIMITED');
+  });
+});
+
+describe('Authenticator: long credentials', () => {
+  it('a valid OIDC token of 6,000 characters is accepted (identity providers issue tokens over 4 KiB)', async () => {
+    const long = `eyJhbGciOiJSUzI1NiJ9.${'a'.repeat(6000)}.c2ln`;
+    const fake = { verify: (token: string) => Promise.resolve(token === long ? acme : undefined) };
+    const a = new Authenticator([acme!], { failuresPerMinute: 3, oidc: fake as unknown as OidcVerifier });
+    expect(code(await a.authenticate([`Bearer ${long}`], '198.51.100.20'))).toBe('ok');
+  });
+
+  it('a credential longer than MAX_CREDENTIAL_CHARS is 401 naming the bound in the detail', () => {
+    const a = new Authenticator([acme!], { failuresPerMinute: 3 });
+    const o = sync(a.authenticate([`Bearer ${'k'.repeat(MAX_CREDENTIAL_CHARS)}`], '198.51.100.21'));
+    expect(code(o)).toBe('CEG_UNAUTHENTICATED');
+    expect(!o.ok && o.error.message).toContain(String(MAX_CREDENTIAL_CHARS));
+    expect(!o.ok && o.error.details.field).toBe('authorization');
+    expect(MAX_CREDENTIAL_CHARS).toBe(16 * 1024);
   });
 });
