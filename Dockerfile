@@ -47,8 +47,9 @@ EXPOSE 8080
 # Liveness (the process serves HTTP), not readiness: Docker Swarm restarts unhealthy containers,
 # and a broker outage must not restart every gateway. Compose overrides it with /readyz so that
 # `docker compose up --wait` waits until the gateway can take events. No curl in the slim image:
-# Node's own fetch, 3 s timeout.
+# Node's own fetch, 3 s timeout; HTTPS when TLS_CERT_FILE is set (the gateway then speaks only
+# HTTPS), without verifying the certificate: it asks the process on loopback whether it lives.
 HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/healthz',{signal:AbortSignal.timeout(3000)}).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+  CMD ["node", "-e", "fetch((process.env.TLS_CERT_FILE?(process.env.NODE_TLS_REJECT_UNAUTHORIZED='0','https'):'http')+'://127.0.0.1:'+(process.env.PORT||8080)+'/healthz',{signal:AbortSignal.timeout(3000)}).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 # The gateway is PID 1 and handles SIGTERM itself: it drains and exits within SHUTDOWN_TIMEOUT_MS.
 CMD ["node", "dist/cli/main.js", "serve"]

@@ -134,6 +134,11 @@ expect_also() { # pattern, what
   echo "  and reported: $2"
 }
 # Broken copies of the real files (so they cannot drift from them), and one broken values file.
+# The HEALTHCHECK of the first gateway release: plain http even with TLS_CERT_FILE set.
+sed "s#fetch((process.env.TLS_CERT_FILE?(process.env.NODE_TLS_REJECT_UNAUTHORIZED='0','https'):'http')+'://#fetch('http://#" Dockerfile > "$WORK/Dockerfile.http-only"
+[ "$(grep -c "fetch('http://" "$WORK/Dockerfile.http-only")" = 1 ] || die "self-test: could not make the http-only HEALTHCHECK"
+must_fail "image smoke: a HEALTHCHECK that ignores TLS_CERT_FILE" "HEALTHCHECK command fails against a running gateway \\(HTTPS" \
+  env CE_GATEWAY_DOCKERFILE="$WORK/Dockerfile.http-only" "${TSX[@]}" image-smoke "$app"
 sed -e 's/ --omit=dev//' -e 's/^USER 1000:1000/USER root/' -e 's#^WORKDIR /app$#WORKDIR /app\nRUN cd /app \&\& ls#' Dockerfile > "$WORK/Dockerfile.broken"
 must_fail "hadolint: RUN cd" 'DL3003' "$hadolint" "$WORK/Dockerfile.broken"
 must_fail "Dockerfile facts: root user, dev dependencies in the image" 'runs as root' "${TSX[@]}" dockerfile "$WORK/Dockerfile.broken"
@@ -162,6 +167,9 @@ must_fail "manifests: a partners file that is not mounted, no subscriptions key"
 expect_also 'no SUBSCRIPTION_SECRETS_KEY' "Kafka beyond loopback without a subscriptions key"
 must_fail "chart: a ServiceMonitor without a key for METRICS_AUTH=admin" 'needs metrics.serviceMonitor.authorization.existingSecret' quiet_helm template gw "$chart" --kube-version 1.25.0 --set auth.partners.existingSecret=p --set metrics.serviceMonitor.enabled=true
 must_fail "chart: scrape annotations with METRICS_AUTH=admin" 'annotation-based scrapes send no API key' quiet_helm template gw "$chart" --kube-version 1.25.0 --set auth.partners.existingSecret=p --set-string 'podAnnotations.prometheus\.io/scrape=true'
+quiet_helm template gw "$chart" --namespace events --kube-version 1.25.0 -f "$chart/ci/connectors-env-secrets-values.yaml" | sed '/^              scheme: HTTPS$/d' > "$WORK/broken-probes-rendered.yaml"
+must_fail "manifests: probes over HTTP to an HTTPS port" 'uses HTTP, but the port speaks HTTPS' \
+  "${TSX[@]}" manifests "$WORK/broken-probes-rendered.yaml" --kubernetes-validate "$kv" --kube-version 1.25.0 --values "$chart/ci/connectors-env-secrets-values.yaml"
 must_fail "chart: grace period shorter than the drain" 'must exceed preStopSleepSeconds' quiet_helm template gw "$chart" --kube-version 1.25.0 --set auth.partners.existingSecret=p --set terminationGracePeriodSeconds=12
 must_fail "chart: GATEWAY_WORKERS through config.extra" 'config.extra.GATEWAY_WORKERS: already set' quiet_helm template gw "$chart" --kube-version 1.25.0 --set auth.partners.existingSecret=p --set config.kafkaBrokers=k:9092 --set config.extra.GATEWAY_WORKERS=4
 must_fail "chart: workers without Kafka" 'config.workers above 1 needs config.kafkaBrokers' quiet_helm template gw "$chart" --kube-version 1.25.0 --set auth.partners.existingSecret=p --set config.workers=2

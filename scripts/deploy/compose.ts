@@ -82,6 +82,9 @@ export function checkCompose(project: ComposeProject, repoDir: string): Report {
     for (const [dep, d] of Object.entries(svc[n]!.depends_on ?? {})) r.check(d.condition === 'service_healthy', `${n} waits for ${dep} to be healthy`, `${n} depends on ${dep} with condition ${d.condition ?? '-'}, not service_healthy`);
   }
   const gwTest = (gw.healthcheck?.test ?? []).join(' ');
+  const tlsEnv = Boolean((gw.environment ?? {}).TLS_CERT_FILE);
+  if (tlsEnv) r.check(/https/.test(gwTest), 'the health check speaks HTTPS (TLS_CERT_FILE is set)', `TLS_CERT_FILE is set, but the gateway's health check does not speak HTTPS: ${gwTest}`);
+  else r.check(!/^.*https:\/\/127/.test(gwTest), 'the health check speaks HTTP (no TLS_CERT_FILE)', `the health check speaks HTTPS to a plain-HTTP gateway: ${gwTest}`);
   r.check(/\/readyz/.test(gwTest), 'the gateway turns healthy on /readyz (up --wait waits for readiness)', `the gateway's health check does not probe /readyz: ${gwTest}`);
 
   // The gateway's environment: names it reads, values it accepts.

@@ -8,6 +8,8 @@
  *   tsx scripts/deploy/main.ts manifests RENDERED.yaml --kubernetes-validate BIN --kube-version V [--values FILE]…
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { get as httpGet } from 'node:http';
+import { get as httpsGet } from 'node:https';
 import { createServer } from 'node:net';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -95,36 +97,60 @@ async function freePort(): Promise<number> {
  */
 async function imageSmoke(appDir: string): Promise<Report> {
   const r = report();
-  const hc = healthcheckCommand(readFileSync(join(ROOT, 'Dockerfile'), 'utf8'));
+  const hc = healthcheckCommand(readFileSync(process.env.CE_GATEWAY_DOCKERFILE ?? join(ROOT, 'Dockerfile'), 'utf8'));
   if (hc === undefined) {
     r.fail('the Dockerfile has no exec-form HEALTHCHECK');
     return r;
   }
+  // Plain HTTP, then HTTPS (TLS_CERT_FILE/TLS_KEY_FILE: the port speaks only HTTPS, and the image's
+  // HEALTHCHECK must follow it, or a TLS deployment is never healthy).
+  const certDir = mkdtempSync(join(tmpdir(), 'ceg-smoke-tls-'));
+  try {
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=127.0.0.1', '-keyout', join(certDir, 'key.pem'), '-out', join(certDir, 'cert.pem')], { stdio: 'ignore' });
+    for (const tls of [false, true]) {
+      const extra: Record<string, string> = tls ? { TLS_CERT_FILE: join(certDir, 'cert.pem'), TLS_KEY_FILE: join(certDir, 'key.pem') } : {};
+      await smokeOnce(r, appDir, hc, extra, tls ? ' (HTTPS: TLS_CERT_FILE set)' : '');
+    }
+  } finally {
+    rmSync(certDir, { recursive: true, force: true });
+  }
+  return r;
+}
+
+async function smokeOnce(r: ReturnType<typeof report>, appDir: string, hc: string[], extra: Record<string, string>, how: string): Promise<void> {
   const port = await freePort();
-  const env = { PATH: process.env.PATH, NODE_ENV: 'production', HOST: '127.0.0.1', PORT: String(port), CATALOG_DIR: join(appDir, 'schemas'), SHUTDOWN_TIMEOUT_MS: '10000', LOG_LEVEL: 'warn' };
+  const env = { PATH: process.env.PATH, NODE_ENV: 'production', HOST: '127.0.0.1', PORT: String(port), CATALOG_DIR: join(appDir, 'schemas'), SHUTDOWN_TIMEOUT_MS: '10000', LOG_LEVEL: 'warn', ...extra };
   const child = spawn('node', ['dist/cli/main.js', 'serve'], { cwd: appDir, env, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const probe = (): number => spawnSync(hc[0]!, hc.slice(1), { env, timeout: 10_000 }).status ?? -1;
+  const scheme = extra.TLS_CERT_FILE === undefined ? 'http' : 'https';
   try {
+    // Up when the port answers at all (any scheme mistake of the HEALTHCHECK shows below, not here).
     let up = false;
     for (let i = 0; i < 100 && !up && child.exitCode === null; i++) {
-      up = await fetch(`http://127.0.0.1:${port}/healthz`).then((res) => res.ok, () => false);
+      up = await new Promise<boolean>((resolve) => {
+        const req = (scheme === 'https' ? httpsGet : httpGet)({ host: '127.0.0.1', port, path: '/healthz', rejectUnauthorized: false, timeout: 2000 }, (res) => {
+          res.resume();
+          resolve(res.statusCode === 200);
+        });
+        req.on('error', () => resolve(false));
+        req.on('timeout', () => req.destroy());
+      });
       if (!up) await new Promise((res) => setTimeout(res, 200));
     }
-    r.check(up, 'the runtime stage (production dependencies only) starts and serves /healthz', `the runtime stage does not serve /healthz: ${stderr.slice(-2000)}`);
-    if (!up) return r;
-    r.check(probe() === 0, "the image's HEALTHCHECK command passes against it", "the image's HEALTHCHECK command fails against a running gateway");
+    r.check(up, `the runtime stage (production dependencies only) starts and serves /healthz${how}`, `the runtime stage does not serve /healthz${how}: ${stderr.slice(-2000)}`);
+    if (!up) return;
+    r.check(probe() === 0, `the image's HEALTHCHECK command passes against it${how}`, `the image's HEALTHCHECK command fails against a running gateway${how}`);
     const t0 = Date.now();
     child.kill('SIGTERM');
     const code = await exited;
-    r.check(code === 0, `SIGTERM: drained and exited 0 in ${Date.now() - t0} ms`, `SIGTERM: exit code ${code} ${stderr.slice(-2000)}`);
-    r.check(probe() !== 0, 'the HEALTHCHECK command fails once the gateway is gone', 'the HEALTHCHECK command passes with no gateway running');
+    r.check(code === 0, `SIGTERM: drained and exited 0 in ${Date.now() - t0} ms${how}`, `SIGTERM: exit code ${code}${how} ${stderr.slice(-2000)}`);
+    r.check(probe() !== 0, `the HEALTHCHECK command fails once the gateway is gone${how}`, `the HEALTHCHECK command passes with no gateway running${how}`);
   } finally {
     if (child.exitCode === null) child.kill('SIGKILL');
   }
-  return r;
 }
 
 async function main(argv: string[]): Promise<number> {

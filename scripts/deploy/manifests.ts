@@ -106,6 +106,12 @@ export function checkManifests({ manifests, extraEnvNames }: ManifestInput): Rep
   const envCms = (c.envFrom ?? []).map((e: any) => e.configMapRef?.name).filter(Boolean);
   const settings: Record<string, string> = Object.assign({}, ...of('ConfigMap').filter((m) => envCms.includes(m.metadata.name)).map((m) => m.data ?? {}));
   const cmKeys = Object.keys(settings);
+  // The port speaks HTTPS when TLS_CERT_FILE is set (src/http/tls.ts): the probes must follow.
+  const scheme = settings.TLS_CERT_FILE !== undefined || (c.env ?? []).some((e: any) => e.name === 'TLS_CERT_FILE') ? 'HTTPS' : 'HTTP';
+  for (const name of ['startupProbe', 'livenessProbe', 'readinessProbe']) {
+    const got = c[name]?.httpGet?.scheme ?? 'HTTP';
+    r.check(got === scheme, `${name} over ${scheme}`, `${name} uses ${got}, but the port speaks ${scheme}${scheme === 'HTTPS' ? ' (TLS_CERT_FILE is set)' : ''}: the pod would never be ready`);
+  }
   const notSettings = cmKeys.filter((k) => !CONFIG_KEYS.includes(k));
   r.check(cmKeys.length > 0 && notSettings.length === 0, `ConfigMap variables are gateway settings: ${cmKeys.sort().join(', ')}`, `ConfigMap variables the gateway does not read: ${notSettings.join(', ') || '(no ConfigMap in envFrom)'}`);
   const secretInCm = cmKeys.filter((k) => SECRET_KEYS.includes(k));
@@ -215,6 +221,7 @@ export function checkManifests({ manifests, extraEnvNames }: ManifestInput): Rep
   for (const m of of('ServiceMonitor')) {
     const svc = services.find((s) => matches(m.spec.selector?.matchLabels, s.metadata.labels));
     r.check(svc !== undefined, `ServiceMonitor ${m.metadata.name} selects Service ${svc?.metadata.name}`, `ServiceMonitor ${m.metadata.name} selects no rendered Service`);
+    for (const e of m.spec.endpoints ?? []) r.check((e.scheme ?? 'http') === scheme.toLowerCase(), `ServiceMonitor scrapes over ${scheme.toLowerCase()}`, `ServiceMonitor endpoint ${e.port} scrapes over ${e.scheme ?? 'http'}, but the port speaks ${scheme.toLowerCase()}`);
     const metricsAuth = settings.METRICS_AUTH ?? 'admin';
     for (const e of m.spec.endpoints ?? []) {
       const bearer = e.authorization?.credentials?.name !== undefined || e.bearerTokenSecret?.name !== undefined;

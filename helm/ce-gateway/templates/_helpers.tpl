@@ -154,3 +154,10 @@ Whether connectors are configured.
 {{- if or .Values.connectors.definitions .Values.connectors.scripts }}true{{ end }}
 {{- end }}
 
+
+{{/*
+The scheme of the gateway's port: HTTPS with tls.existingSecret (or TLS_CERT_FILE in config.extra), else HTTP.
+*/}}
+{{- define "ce-gateway.scheme" -}}
+{{- if or .Values.tls.existingSecret (hasKey .Values.config.extra "TLS_CERT_FILE") }}HTTPS{{ else }}HTTP{{ end }}
+{{- end }}

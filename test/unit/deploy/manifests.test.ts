@@ -13,12 +13,12 @@ function render(): any[] {
   const files = ['trading/price-loading-completed.avsc', 'trading/series-update-completed.avsc', 'trading/indicators-computed.avsc', 'trading/chart-data-ready.avsc', 'trading/strategy-signal.avsc', 'writing-guide/content-changed.avsc'];
   const meta = (name: string) => ({ name, labels: { ...labels, 'app.kubernetes.io/component': 'gateway' } });
   return [
-    { apiVersion: 'v1', kind: 'ConfigMap', metadata: meta('gw-ce-gateway'), data: { HOST: '0.0.0.0', PORT: '8080', LOG_LEVEL: 'info', SHUTDOWN_TIMEOUT_MS: '25000', CATALOG_DIR: '/etc/ce-gateway/catalog' } },
+    { apiVersion: 'v1', kind: 'ConfigMap', metadata: meta('gw-ce-gateway'), data: { HOST: '0.0.0.0', PORT: '8080', LOG_LEVEL: 'info', SHUTDOWN_TIMEOUT_MS: '25000', CATALOG_DIR: '/etc/ce-gateway/catalog', PARTNERS_FILE: '/etc/ce-gateway/partners/partners.yaml' } },
     { apiVersion: 'v1', kind: 'ConfigMap', metadata: meta('gw-ce-gateway-catalog'), data: { 'catalog.yaml': catalog, ...Object.fromEntries(files.map((f) => [f.replace('/', '__'), avsc(f)])) } },
     { apiVersion: 'v1', kind: 'Service', metadata: meta('gw-ce-gateway'), spec: { selector: labels, ports: [{ name: 'http', port: 8080, targetPort: 'http' }] } },
     { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: meta('gw-ce-gateway'), spec: { maxUnavailable: 1, selector: { matchLabels: labels } } },
     { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: meta('gw-ce-gateway'), spec: { podSelector: { matchLabels: labels }, ingress: [{ ports: [{ port: 'http' }] }] } },
-    { apiVersion: 'monitoring.coreos.com/v1', kind: 'ServiceMonitor', metadata: meta('gw-ce-gateway'), spec: { selector: { matchLabels: labels }, endpoints: [{ port: 'http', path: '/metrics' }] } },
+    { apiVersion: 'monitoring.coreos.com/v1', kind: 'ServiceMonitor', metadata: meta('gw-ce-gateway'), spec: { selector: { matchLabels: labels }, endpoints: [{ port: 'http', path: '/metrics', authorization: { type: 'Bearer', credentials: { name: 'metrics', key: 'api-key' } } }] } },
     {
       apiVersion: 'apps/v1',
       kind: 'Deployment',
@@ -47,11 +47,12 @@ function render(): any[] {
                 lifecycle: { preStop: { exec: { command: ['sleep', '5'] } } },
                 resources: { requests: { cpu: '250m', memory: '256Mi' }, limits: { memory: '512Mi' } },
                 securityContext: { runAsNonRoot: true, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
-                volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }, { name: 'catalog', mountPath: '/etc/ce-gateway/catalog', readOnly: true }],
+                volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }, { name: 'catalog', mountPath: '/etc/ce-gateway/catalog', readOnly: true }, { name: 'partners', mountPath: '/etc/ce-gateway/partners', readOnly: true }],
               },
             ],
             volumes: [
               { name: 'tmp', emptyDir: {} },
+              { name: 'partners', secret: { secretName: 'partners', items: [{ key: 'partners.yaml', path: 'partners.yaml' }] } },
               { name: 'catalog', configMap: { name: 'gw-ce-gateway-catalog', items: [{ key: 'catalog.yaml', path: 'catalog.yaml' }, ...files.map((f) => ({ key: f.replace('/', '__'), path: f }))] } },
             ],
           },
