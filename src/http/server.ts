@@ -27,6 +27,8 @@ import { routeOf } from '../observability/metrics.js';
 import type { HttpRoute } from '../observability/metrics.js';
 import { HttpDrain } from './drain.js';
 import { RefusalLog } from './refusals.js';
+import type { RefusedBy } from './refusals.js';
+import { canonicalAddress, clientAddressOf } from './auth/client-address.js';
 import { readTlsPair, reloadOnChange } from './tls.js';
 import type { TlsFiles } from './tls.js';
 import { expectationFailed, sendJson, sendProblem } from './respond.js';
@@ -198,8 +200,18 @@ export function createHttpServer(deps: ServerDeps): Server {
     res.once('close', done);
   };
 
-  const refuse = (res: ServerResponse, err: GatewayError, headers: Record<string, string> = {}): void => {
-    refusals.count(`${toProblem(err).status} ${err.code}`, res.req.socket.remoteAddress);
+  // Refusals are counted under the client address the failed-authentication limit uses (behind
+  // TRUSTED_PROXIES the forwarded client, not the proxy) and, once authenticated, the partner's id.
+  const clientOf = deps.auth === undefined ? clientAddressOf(undefined) : deps.auth.clientAddress.bind(deps.auth);
+  const refusedBy = (req: IncomingMessage, access?: Access): RefusedBy => ({ client: clientOf(req), ...(access !== undefined && deps.auth?.enabled === true ? { partner: access.partner.id } : {}) });
+  const socketClient = (socket: Duplex): RefusedBy => {
+    // No request was parsed: only the TCP peer is known.
+    const raw = (socket as { remoteAddress?: string }).remoteAddress;
+    return raw === undefined ? {} : { client: canonicalAddress(raw) ?? raw };
+  };
+
+  const refuse = (res: ServerResponse, err: GatewayError, headers: Record<string, string> = {}, access?: Access): void => {
+    refusals.count(`${toProblem(err).status} ${err.code}`, refusedBy(res.req, access));
     for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
     sendProblem(res, err, { retryAfterS: deps.retryAfterS, close: true });
   };
@@ -283,7 +295,7 @@ export function createHttpServer(deps: ServerDeps): Server {
     if (path === '/events') {
       if (req.method !== 'POST') {
         req.resume();
-        refuse(res, new GatewayError('CEG_METHOD_NOT_ALLOWED', `${req.method ?? '?'} is not allowed on /events; send events with POST`, { retriable: false, details: { allow: [EVENTS_ALLOW] } }), { allow: EVENTS_ALLOW });
+        refuse(res, new GatewayError('CEG_METHOD_NOT_ALLOWED', `${req.method ?? '?'} is not allowed on /events; send events with POST`, { retriable: false, details: { allow: [EVENTS_ALLOW] } }), { allow: EVENTS_ALLOW }, access);
         return;
       }
       const ingress = deps.ingress();
@@ -293,7 +305,7 @@ export function createHttpServer(deps: ServerDeps): Server {
         return;
       }
       const admission = access === undefined ? undefined : deps.auth?.ingress(access);
-      void handleIngress(req, res, ingress, { arrivedAtMs, requestTimeoutMs: o.requestTimeoutMs, refusals, shutdown: drain.signal, ...(admission === undefined ? {} : { admission }) });
+      void handleIngress(req, res, ingress, { arrivedAtMs, requestTimeoutMs: o.requestTimeoutMs, refusals, refusedBy: refusedBy(req, access), shutdown: drain.signal, ...(admission === undefined ? {} : { admission }) });
       return;
     }
     // Health, readiness and metrics answer GET and HEAD (RFC 9110 §9.3.2: node:http leaves out
@@ -301,7 +313,7 @@ export function createHttpServer(deps: ServerDeps): Server {
     if (path === '/healthz' || path === '/readyz' || path === '/metrics') {
       if (req.method !== 'GET' && req.method !== 'HEAD') {
         req.resume();
-        refuse(res, new GatewayError('CEG_METHOD_NOT_ALLOWED', `${req.method ?? '?'} is not allowed on ${path}; use GET or HEAD`, { retriable: false, details: { allow: READ_ALLOW.split(', ') } }), { allow: READ_ALLOW });
+        refuse(res, new GatewayError('CEG_METHOD_NOT_ALLOWED', `${req.method ?? '?'} is not allowed on ${path}; use GET or HEAD`, { retriable: false, details: { allow: READ_ALLOW.split(', ') } }), { allow: READ_ALLOW }, access);
         return;
       }
     }
@@ -366,7 +378,7 @@ export function createHttpServer(deps: ServerDeps): Server {
   });
 
   server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
-    refusals.count('405 CEG_METHOD_NOT_ALLOWED', _req.socket.remoteAddress);
+    refusals.count('405 CEG_METHOD_NOT_ALLOWED', refusedBy(_req));
     const answer = rawProblem('CEG_METHOD_NOT_ALLOWED', 'CONNECT is not served: this is not a proxy', { allow: ['GET', 'POST'] }, { Allow: 'GET, POST' });
     if (socket.writable) socket.end(answer.text);
     else socket.destroy();
@@ -377,12 +389,12 @@ export function createHttpServer(deps: ServerDeps): Server {
     const busy = open !== undefined && open.size > 0;
     if (err.code === 'ECONNRESET' || err.code === 'EPIPE' || err.code === 'HPE_INVALID_EOF_STATE' || !socket.writable) {
       // The client hung up. A request in progress on it counts its own abort.
-      if (!busy) refusals.count('aborted', (socket as { remoteAddress?: string }).remoteAddress);
+      if (!busy) refusals.count('aborted', socketClient(socket));
       socket.destroy();
       return;
     }
     const answer = clientErrorAnswer(err);
-    refusals.count(`${answer.status} ${answer.code}`, (socket as { remoteAddress?: string }).remoteAddress);
+    refusals.count(`${answer.status} ${answer.code}`, socketClient(socket));
     const broken = busy ? [...open].find(([, req]) => !req.complete) : undefined;
     if (broken !== undefined) {
       // The fault is in the body of the request being answered (a bad chunk, say): answer it there.

@@ -23,7 +23,7 @@ afterEach(async () => {
 });
 
 async function serve(http: { maxConnections?: number } = {}) {
-  const lines: { level: number; msg: string; refused?: Record<string, number>; partners?: Record<string, Record<string, number>> }[] = [];
+  const lines: { level: number; msg: string; refused?: Record<string, number>; clients?: Record<string, Record<string, number>>; partners?: Record<string, Record<string, number>> }[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _enc, done) {
       for (const l of chunk.toString().split('\n')) if (l.trim() !== '') lines.push(JSON.parse(l) as never);
@@ -69,8 +69,9 @@ describe('refused requests are logged at info level in aggregate', () => {
     expect(reports).toHaveLength(1);
     expect(reports[0]!.level).toBe(30);
     expect(reports[0]!.refused).toEqual({ '415 CEG_UNSUPPORTED_MEDIA_TYPE': 5, '400 CEG_MALFORMED_REQUEST': 1, aborted: 3 });
-    // …and per partner (the client's address until partners have identities), issue 15 "Logs".
-    expect(reports[0]!.partners).toEqual({ '127.0.0.1': { '415 CEG_UNSUPPORTED_MEDIA_TYPE': 5, '400 CEG_MALFORMED_REQUEST': 1, aborted: 3 } });
+    // …and per client address, issue 15 "Logs" (no partner: this server does not authenticate).
+    expect(reports[0]!.clients).toEqual({ '127.0.0.1': { '415 CEG_UNSUPPORTED_MEDIA_TYPE': 5, '400 CEG_MALFORMED_REQUEST': 1, aborted: 3 } });
+    expect(reports[0]!.partners).toEqual({});
   });
 });
 

@@ -91,6 +91,14 @@ export class HttpAuth {
     return { failures: this.#stats.failures, limited: { ...this.#stats.limited } };
   }
 
+  /**
+   * The client address failed authentications of `req` are counted against (canonical form;
+   * `X-Forwarded-For` believed only from `trustedProxies`): the refusals log keys by it too.
+   */
+  clientAddress(req: IncomingMessage): string {
+    return this.#clientAddress(req);
+  }
+
   /** Whether requests are authenticated (false: `AUTH=none`). */
   get enabled(): boolean {
     return this.#authenticator !== undefined;

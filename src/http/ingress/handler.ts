@@ -26,7 +26,7 @@ import type { ActiveSpan, Tracing } from '../../observability/index.js';
 import type { GatewayMetrics } from '../../observability/metrics.js';
 import { checkBodyFraming, readBody } from '../body.js';
 import type { IngressAdmission } from '../auth/index.js';
-import type { RefusalLog } from '../refusals.js';
+import type { RefusalLog, RefusedBy } from '../refusals.js';
 import { sendJson, sendProblem } from '../respond.js';
 import { prepareEvents } from './prepare.js';
 import type { PreparedEvent } from './prepare.js';
@@ -66,6 +66,8 @@ export interface RequestContext {
   /** Time to receive the whole request, ms (then 408). */
   readonly requestTimeoutMs: number;
   readonly refusals?: RefusalLog;
+  /** Whom refusals are counted under (client address, partner id); default the TCP peer. */
+  readonly refusedBy?: RefusedBy;
   /** Aborted when the gateway is shutting down and requests must answer now (503 with each event's fate). */
   readonly shutdown?: AbortSignal;
   /** The partner's bounds and checks (issue 11); undefined = none (the gateway's bounds only). */
@@ -111,7 +113,7 @@ function isClientAbort(err: unknown): boolean {
 export async function handleIngress(req: IncomingMessage, res: ServerResponse, deps: IngressDeps, ctx: RequestContext = { arrivedAtMs: performance.now(), requestTimeoutMs: 30_000 }): Promise<void> {
   const { options: o } = deps;
   // Read now: once the client hangs up, the socket no longer knows its peer.
-  const partner = req.socket.remoteAddress;
+  const by: RefusedBy = ctx.refusedBy ?? { ...(req.socket.remoteAddress === undefined ? {} : { client: req.socket.remoteAddress }) };
   const admission = ctx.admission;
   const maxBodyBytes = Math.min(o.maxBodyBytes, admission?.maxBodyBytes ?? Infinity);
   const maxBatchEvents = Math.min(o.maxBatchEvents, admission?.maxBatchEvents ?? Infinity);
@@ -154,11 +156,11 @@ export async function handleIngress(req: IncomingMessage, res: ServerResponse, d
   } catch (err) {
     if (res.headersSent) return; // answered already (the server answered a broken body itself)
     if (isClientAbort(err)) {
-      ctx.refusals?.count('aborted', partner);
+      ctx.refusals?.count('aborted', by);
       return;
     }
     if (!(err instanceof GatewayError)) deps.log.error({ err }, 'ingress: unexpected failure');
-    else if (!err.retriable) ctx.refusals?.count(`${toProblem(err).status} ${err.code}`, partner);
+    else if (!err.retriable) ctx.refusals?.count(`${toProblem(err).status} ${err.code}`, by);
     countRefused(deps, prepared.length > 0 ? prepared.map((p) => p.kind) : parsedEvents.map((e) => kindName(deps, e?.attributes.type)), err instanceof GatewayError && err.retriable ? 'failed' : 'refused');
     // Refused before the body was read whole: the rest of it must not be parsed as a next request.
     const close = !req.complete;
