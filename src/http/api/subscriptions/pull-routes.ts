@@ -23,7 +23,8 @@
  * without a partners file share the `anonymous` one) until its response closes; one more is a 429
  * CEG_RATE_LIMITED with `Retry-After`, before anything is read.
  * Ownership (issue 11): the caller's own subscription; an admin names another owner with `?owner=`;
- * another partner's subscription is 404.
+ * another partner's subscription is 404. A commit to another owner's subscription is written to
+ * the audit log (action `commit-cursor`, with its outcome); reads move no position and are not.
  * Spec: issue 9; WHATWG HTML §9.2 (server-sent events: `id`, `data`, comments, Last-Event-ID);
  *   CloudEvents JSON format 1.0.2 §4 (batch); RFC 9457.
  */
@@ -166,8 +167,14 @@ export function pullRouter(api: () => PullApi | undefined, opts: PullRouterOptio
     if (extra.length > 0) throw new GatewayError('CEG_MALFORMED_REQUEST', `${extra[0]!.slice(0, 50)}: unknown field (the body is { "cursor": "…" })`, { retriable: false, details: { field: extra[0]!.slice(0, 50) } });
     const c = (body as { cursor?: unknown }).cursor;
     if (typeof c !== 'string') throw new GatewayError('CEG_INVALID_CURSOR', 'cursor: required, a string (the ce-gateway-cursor header or an SSE id)', { retriable: false, details: { field: 'cursor' } });
-    const owner = accessOf(req).owner(query(req, ['owner']).get('owner'));
-    await need().commit(name(req), cursorIn(c)!, owner);
+    const access = accessOf(req);
+    const owner = access.owner(query(req, ['owner']).get('owner'));
+    const n = name(req);
+    const cursor = cursorIn(c)!;
+    // Committing moves the group's position: a change to the subscription, audited (with its
+    // outcome) when an admin makes it to another owner's (issue 11). Reads are not: they change
+    // no committed position (the stream and long-poll never commit).
+    await access.audited('commit-cursor', { owner, subscription: n }, () => need().commit(n, cursor, owner));
     res.status(204).end();
   });
   r.all('/subscriptions/:name/cursors', notAllowed('POST'));
