@@ -170,6 +170,9 @@ must_fail "chart: scrape annotations with METRICS_AUTH=admin" 'annotation-based 
 quiet_helm template gw "$chart" --namespace events --kube-version 1.25.0 -f "$chart/ci/connectors-env-secrets-values.yaml" | sed '/^              scheme: HTTPS$/d' > "$WORK/broken-probes-rendered.yaml"
 must_fail "manifests: probes over HTTP to an HTTPS port" 'uses HTTP, but the port speaks HTTPS' \
   "${TSX[@]}" manifests "$WORK/broken-probes-rendered.yaml" --kubernetes-validate "$kv" --kube-version 1.25.0 --values "$chart/ci/connectors-env-secrets-values.yaml"
+quiet_helm template gw "$chart" --namespace events --kube-version 1.25.0 -f "$chart/values-production.yaml" --set auth.trustedProxies= > "$WORK/no-proxies-rendered.yaml"
+must_fail "manifests: behind ingress-nginx without TRUSTED_PROXIES" 'but TRUSTED_PROXIES is not set' \
+  "${TSX[@]}" manifests "$WORK/no-proxies-rendered.yaml" --kubernetes-validate "$kv" --kube-version 1.25.0 --values "$chart/values-production.yaml"
 must_fail "chart: grace period shorter than the drain" 'must exceed preStopSleepSeconds' quiet_helm template gw "$chart" --kube-version 1.25.0 --set auth.partners.existingSecret=p --set terminationGracePeriodSeconds=12
 must_fail "chart: GATEWAY_WORKERS through config.extra" 'config.extra.GATEWAY_WORKERS: already set' quiet_helm template gw "$chart" --kube-version 1.25.0 --set auth.partners.existingSecret=p --set config.kafkaBrokers=k:9092 --set config.extra.GATEWAY_WORKERS=4
 must_fail "chart: workers without Kafka" 'config.workers above 1 needs config.kafkaBrokers' quiet_helm template gw "$chart" --kube-version 1.25.0 --set auth.partners.existingSecret=p --set config.workers=2

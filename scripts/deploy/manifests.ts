@@ -216,6 +216,10 @@ export function checkManifests({ manifests, extraEnvNames }: ManifestInput): Rep
   for (const n of of('NetworkPolicy')) {
     r.check(matches(n.spec.podSelector?.matchLabels, podLabels), `NetworkPolicy ${n.metadata.name} selects the pods`, `NetworkPolicy ${n.metadata.name} does not select the pods`);
     const ingressPorts = (n.spec.ingress ?? []).flatMap((rule: any) => (rule.ports ?? []).map((p: any) => p.port));
+    // Behind an ingress controller without TRUSTED_PROXIES every partner shares the controller's
+    // address, and so its failed-authentication allowance.
+    const viaIngress = (n.spec.ingress ?? []).some((rule: any) => (rule.from ?? []).some((peer: any) => /ingress/.test(String(peer.namespaceSelector?.matchLabels?.['kubernetes.io/metadata.name'] ?? ''))));
+    if (viaIngress) r.check(settings.TRUSTED_PROXIES !== undefined && settings.TRUSTED_PROXIES !== '', `behind the ingress controller, TRUSTED_PROXIES is set (${settings.TRUSTED_PROXIES})`, `NetworkPolicy ${n.metadata.name} admits an ingress controller's namespace, but TRUSTED_PROXIES is not set: every client shares the controller's address and failed-authentication allowance`);
     r.check(ingressPorts.some((p: unknown) => ports.some((x) => x.name === p || x.containerPort === p)), 'NetworkPolicy admits the HTTP port', 'NetworkPolicy admits no container port: the Service and probes would be cut off');
   }
   for (const m of of('ServiceMonitor')) {
