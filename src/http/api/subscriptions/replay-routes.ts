@@ -11,7 +11,9 @@
  * connector file), 503 CEG_REPLAY_FAILED / CEG_BROKER_UNAVAILABLE (retriable, with `Retry-After`).
  * Who may replay (issue 11): the owner holding the `replay` permission, or an admin (`?owner=` for
  * another owner's subscription); others get 404 for it. `by` is the caller's partner id; every
- * replay is written to the audit log.
+ * replay is written to the audit log. In `GET …/replays` a caller that is not an admin sees `by`
+ * as its own id or, for a replay an admin made, `"admin"` ({@link REDACTED_BY}): admins' partner
+ * ids are not shown to partners (the audit log keeps them).
  */
 import express from 'express';
 import { loadedApi, notAllowed, ownerParam, subscriptionName } from './route-parts.js';
@@ -27,6 +29,9 @@ export interface ReplaysApi {
   replay(name: string, body: unknown, by: string, owner: string): Promise<ReplayAuditEntry>;
   list(name: string, owner: string): Promise<readonly ReplayAuditEntry[]>;
 }
+
+/** `by` of a replay an owner did not make itself, in `GET …/replays` for a caller that is not an admin. */
+export const REDACTED_BY = 'admin';
 
 /** Largest replay request body, bytes: the subscriptions routes' bound (explicit offsets of some thousands of partitions fit). */
 export const MAX_REPLAY_BODY_BYTES = MAX_SUBSCRIPTION_BODY_BYTES;
@@ -61,7 +66,11 @@ export function replayRouter(api: () => ReplaysApi | undefined): express.Router 
     const access = accessOf(req);
     const owner = access.owner(ownerParam(req));
     access.assertOwns(owner);
-    res.set('cache-control', 'no-store').json(await need().list(name(req), owner));
+    const entries = await need().list(name(req), owner);
+    // An admin sees who replayed. An owner sees its own id, and `admin` for a replay someone
+    // else made — only an admin can replay another's subscription — so admins' partner ids do
+    // not leak to partners (they are accounts worth attacking).
+    res.set('cache-control', 'no-store').json(access.admin ? entries : entries.map((e) => (e.by === access.partner.id ? e : { ...e, by: REDACTED_BY })));
   });
   r.all('/subscriptions/:name/replays', notAllowed('GET'));
   return r;
