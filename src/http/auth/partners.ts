@@ -143,12 +143,15 @@ export function kindAllowed(grant: KindGrant, kind: EventKind): boolean {
   return grant.eventIds.has(kind.eventId) || (grant.all && !kind.internal);
 }
 
+/** SHA-256 of zero bytes, lowercase hex: the hash of an empty key (refused at load). */
+const EMPTY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
+
 /**
  * Parses a partners document (YAML text).
  * `env`: where `sha256Env` names are read; `readFile`: how `sha256File` files are read.
  * Errors: CEG_INVALID_OPTIONS listing every problem by its path (`partners[1].keys[0]`), never a
  *   key or hash value: an unknown kind, a duplicated id or key hash, an unreadable hash file or
- *   an unset variable, a hash that is not 64 lowercase hex digits.
+ *   an unset variable, a hash that is not 64 lowercase hex digits, the hash of the empty string.
  */
 export function parsePartners(text: string, file: string, catalog: Catalog, env: Readonly<Record<string, string | undefined>>, readFile: (path: string) => string = (p) => readFileSync(p, 'utf8')): readonly Partner[] {
   let doc: unknown;
@@ -185,6 +188,12 @@ export function parsePartners(text: string, file: string, catalog: Catalog, env:
       if (hex === undefined || hex === '') return;
       if (!SHA256_HEX.test(hex)) {
         problems.push(`${at}.keys[${j}]: not a lowercase hex SHA-256 (64 digits)`);
+        return;
+      }
+      // Usually `printf '%s' "$UNSET_VAR" | sha256sum`: a key that can never be presented (RFC 6750
+      // b64token is one character or more), so the partner would silently have one key fewer.
+      if (hex === EMPTY_SHA256) {
+        problems.push(`${at}.keys[${j}]: the SHA-256 of the empty string — no Bearer credential is empty, so this key could never be presented (was the key variable unset when it was hashed?)`);
         return;
       }
       const other = hashes.get(hex);
