@@ -117,6 +117,11 @@ export function checkManifests({ manifests, extraEnvNames }: ManifestInput): Rep
   const secretInCm = cmKeys.filter((k) => SECRET_KEYS.includes(k));
   r.check(secretInCm.length === 0, 'no secret in a ConfigMap', `secret variables in a ConfigMap: ${secretInCm.join(', ')}`);
   const mounts: any[] = c.volumeMounts ?? [];
+  const envNames = (c.env ?? []).map((e: any) => e.name as string);
+  const twice = envNames.filter((n: string, i: number) => envNames.indexOf(n) !== i);
+  r.check(twice.length === 0, 'no env variable is given twice', `env variables given twice (the last wins): ${twice.join(', ')}`);
+  const overriding = envNames.filter((n: string) => cmKeys.includes(n));
+  r.check(overriding.length === 0, 'env overrides none of the ConfigMap\'s variables (the chart\'s checked settings)', `env overrides the ConfigMap's ${overriding.join(', ')} (env wins over envFrom): the chart's checks are bypassed`);
   for (const e of c.env ?? []) {
     const known = CONFIG_KEYS.includes(e.name) || extraEnvNames.includes(e.name);
     r.check(known, `env ${e.name} is ${CONFIG_KEYS.includes(e.name) ? 'a gateway setting' : 'from extraEnv'}`, `env ${e.name} is not a gateway setting`);
