@@ -39,7 +39,7 @@ export function durationMs(d: string | undefined): number | undefined {
 function hostsOf(env: Record<string, string | undefined>): Map<string, string> {
   const out = new Map<string, string>();
   for (const b of (env.KAFKA_BROKERS ?? '').split(',').filter(Boolean)) out.set(b.trim().replace(/:\d+$/, ''), 'KAFKA_BROKERS');
-  for (const k of ['SCHEMA_REGISTRY_URL', 'DATABASE_URL']) {
+  for (const k of ['SCHEMA_REGISTRY_URL', 'OUTBOX_DATABASE_URL']) {
     const v = env[k];
     if (v) {
       try {
@@ -96,7 +96,9 @@ export function checkCompose(project: ComposeProject, repoDir: string): Report {
     const c = loadConfig(env);
     shutdownMs = c.shutdownTimeoutMs;
     r.ok('the gateway accepts its environment (loadConfig)');
-    r.check(c.kafka !== undefined && c.registry !== undefined && c.databaseUrl !== undefined, 'the gateway is durable: Kafka, registry and database configured', 'the gateway would run on in-memory adapters (KAFKA_BROKERS, SCHEMA_REGISTRY_URL or DATABASE_URL missing)');
+    r.check(c.kafka !== undefined && c.registry !== undefined, 'the gateway is durable: Kafka and registry configured', 'the gateway would run on in-memory adapters (KAFKA_BROKERS or SCHEMA_REGISTRY_URL missing)');
+    r.check(c.databaseUrl === undefined, 'no DATABASE_URL (serve reads no database; the outbox commands read OUTBOX_DATABASE_URL)', 'DATABASE_URL is set, but nothing in the gateway reads it: the outbox commands read OUTBOX_DATABASE_URL');
+    r.check(c.outbox.databaseUrl !== undefined, 'OUTBOX_DATABASE_URL is set (the outbox commands, run in the container)', 'OUTBOX_DATABASE_URL is not set: the outbox commands have no database');
   } catch (err) {
     r.fail(`loadConfig refuses the gateway's environment: ${errorMessage(err)}`);
   }

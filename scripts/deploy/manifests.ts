@@ -118,6 +118,8 @@ export function checkManifests({ manifests, extraEnvNames }: ManifestInput): Rep
   r.check(secretInCm.length === 0, 'no secret in a ConfigMap', `secret variables in a ConfigMap: ${secretInCm.join(', ')}`);
   const mounts: any[] = c.volumeMounts ?? [];
   const envNames = (c.env ?? []).map((e: any) => e.name as string);
+  const dbUrl = [...cmKeys, ...envNames].filter((n: string) => n === 'DATABASE_URL' || n === 'DATABASE_URL_FILE');
+  r.check(dbUrl.length === 0, 'no DATABASE_URL (nothing in the gateway reads it)', `${dbUrl.join(', ')} is set, but nothing in the gateway reads it (the outbox commands read OUTBOX_DATABASE_URL)`);
   const twice = envNames.filter((n: string, i: number) => envNames.indexOf(n) !== i);
   r.check(twice.length === 0, 'no env variable is given twice', `env variables given twice (the last wins): ${twice.join(', ')}`);
   const overriding = envNames.filter((n: string) => cmKeys.includes(n));

@@ -19,7 +19,7 @@ function project(): ComposeProject {
           HOST: '0.0.0.0',
           KAFKA_BROKERS: 'kafka:9092',
           SCHEMA_REGISTRY_URL: 'http://registry:8080/apis/ccompat/v7',
-          DATABASE_URL: 'postgres://cegw:x@postgres:5432/cegw',
+          OUTBOX_DATABASE_URL: 'postgres://cegw:x@postgres:5432/cegw',
           CATALOG_DIR: '/etc/ce-gateway/catalog',
           CONNECTORS_DIR: '/etc/ce-gateway/connectors',
           SHUTDOWN_TIMEOUT_MS: '25000',

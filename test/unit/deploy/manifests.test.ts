@@ -38,7 +38,7 @@ function render(): any[] {
                 ports: [{ name: 'http', containerPort: 8080 }],
                 envFrom: [{ configMapRef: { name: 'gw-ce-gateway' } }],
                 env: [
-                  { name: 'DATABASE_URL', valueFrom: { secretKeyRef: { name: 'db', key: 'DATABASE_URL' } } },
+                  { name: 'OUTBOX_DATABASE_URL', valueFrom: { secretKeyRef: { name: 'db', key: 'OUTBOX_DATABASE_URL' } } },
                   { name: 'NODE_OPTIONS', value: '--max-old-space-size=384' },
                 ],
                 startupProbe: { httpGet: { path: '/healthz', port: 'http' } },
