@@ -177,6 +177,12 @@ must_fail "chart: extraEnv overriding a checked setting" "at '/extraEnv/0/name':
 must_fail "chart: extraEnv overriding a value the chart sets" 'extraEnv KAFKA_BROKERS: the chart sets it' quiet_helm template gw "$chart" --kube-version 1.25.0 --set auth.partners.existingSecret=p --set config.kafkaBrokers=k:9092 --set 'extraEnv[0].name=KAFKA_BROKERS' --set-string 'extraEnv[0].value=other:9092'
 must_fail "chart: a secret as a plain extraEnv value, a non-string value" "/extraEnv/0.*missing propert(y|ies) 'valueFrom'" quiet_helm template gw "$chart" --kube-version 1.25.0 --set auth.partners.existingSecret=p --set 'extraEnv[0].name=SUBSCRIPTION_SECRETS_KEY' --set-string 'extraEnv[0].value=x' --set 'extraEnv[1].name=NODE_OPTIONS' --set 'extraEnv[1].value=3'
 expect_also "/extraEnv/1/value.*want string" "a number as an extraEnv value"
+sed '/^    KAFKA_SSL_CA_FILE:/d' "$chart/values-production.yaml" > "$WORK/values-production-no-ca.yaml"
+quiet_helm template gw "$chart" --namespace events --kube-version 1.25.0 -f "$WORK/values-production-no-ca.yaml" --set-json 'networkPolicy.egress=[{"ports":[{"port":9093}]}]' > "$WORK/egress-rendered.yaml"
+must_fail "manifests: egress without webhooks, OTLP; in-cluster TLS brokers without their CA" 'without a rule for HTTPS beyond the cluster' \
+  "${TSX[@]}" manifests "$WORK/egress-rendered.yaml" --kubernetes-validate "$kv" --kube-version 1.25.0 --values "$chart/values-production.yaml"
+expect_also 'without a rule for the OTLP endpoint' "OTLP blocked"
+expect_also 'without KAFKA_SSL_CA_FILE' "in-cluster TLS brokers without their CA"
 must_fail "chart: grace period shorter than the drain" 'must exceed preStopSleepSeconds' quiet_helm template gw "$chart" --kube-version 1.25.0 --set auth.partners.existingSecret=p --set terminationGracePeriodSeconds=12
 must_fail "chart: GATEWAY_WORKERS through config.extra" 'config.extra.GATEWAY_WORKERS: already set' quiet_helm template gw "$chart" --kube-version 1.25.0 --set auth.partners.existingSecret=p --set config.kafkaBrokers=k:9092 --set config.extra.GATEWAY_WORKERS=4
 must_fail "chart: workers without Kafka" 'config.workers above 1 needs config.kafkaBrokers' quiet_helm template gw "$chart" --kube-version 1.25.0 --set auth.partners.existingSecret=p --set config.workers=2

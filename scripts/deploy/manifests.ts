@@ -220,7 +220,22 @@ export function checkManifests({ manifests, extraEnvNames }: ManifestInput): Rep
     r.check(t.kind === 'Deployment' && t.name === dep.metadata.name, `HorizontalPodAutoscaler scales Deployment ${t.name} (${h.spec.minReplicas}–${h.spec.maxReplicas})`, `HorizontalPodAutoscaler targets ${t.kind}/${t.name}, not the Deployment`);
     r.check(dep.spec.replicas === undefined, 'the Deployment leaves replicas to the autoscaler', 'the Deployment sets replicas although an autoscaler owns them');
   }
+  // In-cluster brokers over TLS have the cluster's own CA (Strimzi, …), which Node does not trust.
+  const inCluster = (settings.KAFKA_BROKERS ?? '').split(',').some((b) => /\.svc(\.cluster\.local)?:\d+$/.test(b.trim()));
+  if (settings.KAFKA_SSL === 'true' && inCluster) r.check(settings.KAFKA_SSL_CA_FILE !== undefined, 'KAFKA_SSL to in-cluster brokers with their CA (KAFKA_SSL_CA_FILE)', 'KAFKA_SSL=true to in-cluster brokers (*.svc) without KAFKA_SSL_CA_FILE: their certificates are signed by the cluster\'s own CA, and the handshake fails');
   for (const n of of('NetworkPolicy')) {
+    const egress: any[] | undefined = (n.spec.policyTypes ?? []).includes('Egress') ? (n.spec.egress ?? []) : undefined;
+    if (egress !== undefined) {
+      const ports = (rule: any): number[] => (rule.ports ?? []).map((p: any) => Number(p.port));
+      const beyond = egress.some((rule) => (rule.to ?? []).some((peer: any) => peer.ipBlock !== undefined) && (ports(rule).length === 0 || ports(rule).includes(443)));
+      r.check(beyond, `NetworkPolicy ${n.metadata.name}: egress admits HTTPS beyond the cluster (webhooks, OIDC_JWKS_URL)`, `NetworkPolicy ${n.metadata.name} restricts egress without a rule for HTTPS beyond the cluster: push subscriptions' webhooks and OIDC_JWKS_URL are blocked`);
+      const otlp = settings.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? settings.OTEL_EXPORTER_OTLP_ENDPOINT;
+      if (otlp !== undefined) {
+        const u = new URL(otlp);
+        const port = Number(u.port || (u.protocol === 'https:' ? 443 : 80));
+        r.check(egress.some((rule) => ports(rule).length === 0 || ports(rule).includes(port)), `NetworkPolicy ${n.metadata.name}: egress admits the OTLP endpoint's port ${port}`, `NetworkPolicy ${n.metadata.name} restricts egress without a rule for the OTLP endpoint's port ${port}: traces are dropped`);
+      }
+    }
     r.check(matches(n.spec.podSelector?.matchLabels, podLabels), `NetworkPolicy ${n.metadata.name} selects the pods`, `NetworkPolicy ${n.metadata.name} does not select the pods`);
     const ingressPorts = (n.spec.ingress ?? []).flatMap((rule: any) => (rule.ports ?? []).map((p: any) => p.port));
     // Behind an ingress controller without TRUSTED_PROXIES every partner shares the controller's
