@@ -183,10 +183,12 @@ must_fail "manifests: egress without webhooks, OTLP; in-cluster TLS brokers with
   "${TSX[@]}" manifests "$WORK/egress-rendered.yaml" --kubernetes-validate "$kv" --kube-version 1.25.0 --values "$chart/values-production.yaml"
 expect_also 'without a rule for the OTLP endpoint' "OTLP blocked"
 expect_also 'without KAFKA_SSL_CA_FILE' "in-cluster TLS brokers without their CA"
+must_fail "chart: workers=auto without a CPU limit" 'config.workers=auto needs resources.limits.cpu' quiet_helm template gw "$chart" --kube-version 1.25.0 --set auth.partners.existingSecret=p --set config.kafkaBrokers=k:9092 --set config.workers=auto --set terminationGracePeriodSeconds=40
+must_fail "chart: a disruption budget that blocks drains" 'minAvailable 1 with 1 replica' quiet_helm template gw "$chart" --kube-version 1.25.0 --set auth.partners.existingSecret=p --set autoscaling.enabled=true --set autoscaling.minReplicas=1 --set autoscaling.maxReplicas=1 --set podDisruptionBudget.maxUnavailable= --set podDisruptionBudget.minAvailable=1
 must_fail "chart: grace period shorter than the drain" 'must exceed preStopSleepSeconds' quiet_helm template gw "$chart" --kube-version 1.25.0 --set auth.partners.existingSecret=p --set terminationGracePeriodSeconds=12
 must_fail "chart: GATEWAY_WORKERS through config.extra" 'config.extra.GATEWAY_WORKERS: already set' quiet_helm template gw "$chart" --kube-version 1.25.0 --set auth.partners.existingSecret=p --set config.kafkaBrokers=k:9092 --set config.extra.GATEWAY_WORKERS=4
 must_fail "chart: workers without Kafka" 'config.workers above 1 needs config.kafkaBrokers' quiet_helm template gw "$chart" --kube-version 1.25.0 --set auth.partners.existingSecret=p --set config.workers=2
-must_fail "chart: workers and a grace period without the primary's margin" 'the cluster primary waits 5 s beyond the drain' quiet_helm template gw "$chart" --kube-version 1.25.0 --set auth.partners.existingSecret=p --set config.workers=auto --set config.kafkaBrokers=k:9092 --set terminationGracePeriodSeconds=18
+must_fail "chart: workers and a grace period without the primary's margin" 'the cluster primary waits 5 s beyond the drain' quiet_helm template gw "$chart" --kube-version 1.25.0 --set auth.partners.existingSecret=p --set config.workers=auto --set config.kafkaBrokers=k:9092 --set resources.limits.cpu=2 --set terminationGracePeriodSeconds=18
 quiet_helm template gw "$chart" --namespace events --kube-version 1.25.0 -f "$chart/values-production.yaml" \
   | sed -e 's/^  revisionHistoryLimit:/  revisionHistoryLimits:/' -e 's/^      scrapeTimeout:/      scrapeTimeOut:/' > "$WORK/broken-rendered.yaml"
 must_fail "kubernetes-validate: an unknown Deployment field" "revisionHistoryLimits' was unexpected" \

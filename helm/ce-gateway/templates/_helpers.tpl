@@ -118,6 +118,22 @@ Validates settings that would otherwise fail late or silently.
 {{- if and $workers (le (int .Values.terminationGracePeriodSeconds) (add $preStop $drain 5)) }}
 {{- fail (printf "terminationGracePeriodSeconds (%d) must exceed preStopSleepSeconds + shutdownTimeoutSeconds + 5 (%d + %d + 5) with config.workers above 1: the cluster primary waits 5 s beyond the drain" (int .Values.terminationGracePeriodSeconds) $preStop $drain) }}
 {{- end }}
+{{- if and (eq (toString .Values.config.workers) "auto") (not (and .Values.resources.limits .Values.resources.limits.cpu)) }}
+{{- fail "config.workers=auto needs resources.limits.cpu: without a CPU limit \"auto\" counts the node's CPUs, one gateway process each, all within resources.limits.memory (OOM). Set resources.limits.cpu (and raise the memory limit about N-fold) or give config.workers a number" }}
+{{- end }}
+{{- with .Values.podDisruptionBudget }}
+{{- if and .enabled (not .maxUnavailable) }}
+{{- $min := .minAvailable | default 1 }}
+{{- $replicas := int (ternary $.Values.autoscaling.minReplicas $.Values.replicaCount $.Values.autoscaling.enabled) }}
+{{- if kindIs "string" $min }}
+{{- if eq $min "100%" }}
+{{- fail "podDisruptionBudget.minAvailable 100% lets no pod be evicted: node drains block. Use maxUnavailable (default 1)" }}
+{{- end }}
+{{- else if ge (int $min) $replicas }}
+{{- fail (printf "podDisruptionBudget.minAvailable %d with %d replica(s) (%s) lets no pod be evicted: node drains block. Raise the replicas or use maxUnavailable (default 1)" (int $min) $replicas (ternary "autoscaling.minReplicas" "replicaCount" $.Values.autoscaling.enabled)) }}
+{{- end }}
+{{- end }}
+{{- end }}
 {{- if and .Values.catalog.configMap .Values.config.catalogDir }}
 {{- fail "config.catalogDir and catalog.configMap exclude each other: the ConfigMap sets CATALOG_DIR" }}
 {{- end }}
