@@ -158,6 +158,8 @@ must_fail "values.schema.json: scripts/deploy/fixtures/values.broken.yaml" "read
 expect_also "/replicaCount.*want integer" "a string replica count"
 expect_also "invalid propertyName 'DATABASE_URL'" "a secret in config.extra"
 expect_also "/probes/readiness/path.*must be '/readyz'" "readiness on /healthz"
+expect_also "/config/schemaRegistryUrl.*does not match pattern" "a registry URL with a query"
+expect_also "/config/dataschemaBaseUrl.*does not match pattern" "a dataschema base with credentials and a fragment"
 expect_also "additional properties 'serviceMonitr' not allowed" "a misspelt key"
 must_fail "chart: the defaults without partners (pods would exit 2)" 'auth.partners.existingSecret is required' quiet_helm template gw "$chart" --kube-version 1.25.0
 must_fail "chart: a secret in config.extra" "invalid propertyName 'SUBSCRIPTION_SECRETS_KEY'" quiet_helm template gw "$chart" --kube-version 1.25.0 --set auth.partners.existingSecret=p --set config.extra.SUBSCRIPTION_SECRETS_KEY=x
