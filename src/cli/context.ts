@@ -36,7 +36,7 @@ export function setup(program: Command, overrides: Readonly<Record<string, strin
  */
 export function requireKafka(program: Command, config: Config, command: string): void {
   if (config.kafka !== undefined) return;
-  program.error(`${command}: KAFKA_BROKERS is not set: this command works on a Kafka cluster (set KAFKA_BROKERS, e.g. in .env); the in-memory transport lives only inside one gateway process`, { exitCode: EXIT_USAGE });
+  program.error(`${command}: KAFKA_BROKERS is not set: this command works on a Kafka cluster (set KAFKA_BROKERS in the environment, or in the env file the CLI reads: ./.stack/env, which \`npm run stack:up\` writes, or the file CE_GATEWAY_ENV_FILE names); the in-memory transport lives only inside one gateway process`, { exitCode: EXIT_USAGE });
 }
 
 /**
