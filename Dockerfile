@@ -2,7 +2,10 @@
 #
 # ce-gateway container image.
 #   docker build -t ce-gateway .
-#   docker run --rm -p 127.0.0.1:8080:8080 ce-gateway      # embedded in-memory mode, not durable
+#   docker run --rm --stop-timeout 30 -p 127.0.0.1:8080:8080 -e PARTNERS_FILE=/etc/ce-gateway/partners.yaml \
+#     -v "$PWD/deploy/partners.dev.yaml:/etc/ce-gateway/partners.yaml:ro" ce-gateway   # in-memory, not durable
+# It listens on 0.0.0.0, so it needs partners (PARTNERS_FILE; without them it exits 2). docker's
+# default stop timeout (10 s) equals SHUTDOWN_TIMEOUT_MS: give the drain room with --stop-timeout.
 # Configuration is by environment only (docs/deploy.md); no secret is baked into the image.
 # CI lints this file with hadolint and checks its facts (scripts/check-deploy.sh).
 
@@ -27,6 +30,12 @@ RUN npm run build
 
 # ---- runtime: compiled code, production node_modules, catalog and connectors -----------------
 FROM ${NODE_IMAGE} AS runtime
+# tini as PID 1 (Node's Docker best practices): it forwards signals to the gateway and reaps the
+# exited children of shell-hook connectors, which Node as PID 1 would leave as zombies. Same on
+# Docker, Compose and Kubernetes, where no init is added for us.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends tini=0.19.0-1* \
+ && rm -rf /var/lib/apt/lists/*
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=8080 \
@@ -51,5 +60,6 @@ EXPOSE 8080
 # HTTPS), without verifying the certificate: it asks the process on loopback whether it lives.
 HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch((process.env.TLS_CERT_FILE?(process.env.NODE_TLS_REJECT_UNAUTHORIZED='0','https'):'http')+'://127.0.0.1:'+(process.env.PORT||8080)+'/healthz',{signal:AbortSignal.timeout(3000)}).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
-# The gateway is PID 1 and handles SIGTERM itself: it drains and exits within SHUTDOWN_TIMEOUT_MS.
+# tini passes SIGTERM on to the gateway, which drains and exits within SHUTDOWN_TIMEOUT_MS.
+ENTRYPOINT ["/usr/bin/tini", "--"]
 CMD ["node", "dist/cli/main.js", "serve"]

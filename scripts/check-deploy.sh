@@ -139,10 +139,11 @@ sed "s#fetch((process.env.TLS_CERT_FILE?(process.env.NODE_TLS_REJECT_UNAUTHORIZE
 [ "$(grep -c "fetch('http://" "$WORK/Dockerfile.http-only")" = 1 ] || die "self-test: could not make the http-only HEALTHCHECK"
 must_fail "image smoke: a HEALTHCHECK that ignores TLS_CERT_FILE" "HEALTHCHECK command fails against a running gateway \\(HTTPS" \
   env CE_GATEWAY_DOCKERFILE="$WORK/Dockerfile.http-only" "${TSX[@]}" image-smoke "$app"
-sed -e 's/ --omit=dev//' -e 's/^USER 1000:1000/USER root/' -e 's#^WORKDIR /app$#WORKDIR /app\nRUN cd /app \&\& ls#' Dockerfile > "$WORK/Dockerfile.broken"
+sed -e 's/ --omit=dev//' -e '/^ENTRYPOINT/d' -e 's/^USER 1000:1000/USER root/' -e 's#^WORKDIR /app$#WORKDIR /app\nRUN cd /app \&\& ls#' Dockerfile > "$WORK/Dockerfile.broken"
 must_fail "hadolint: RUN cd" 'DL3003' "$hadolint" "$WORK/Dockerfile.broken"
 must_fail "Dockerfile facts: root user, dev dependencies in the image" 'runs as root' "${TSX[@]}" dockerfile "$WORK/Dockerfile.broken"
 expect_also 'no stage runs `npm ci --omit=dev`' "dev dependencies in the image"
+expect_also 'ENTRYPOINT is not tini' "node as PID 1 (no init to reap hook children)"
 sed 's/condition: service_healthy/condition: service_healty/' docker-compose.yml > "$WORK/compose-schema.broken.yml"
 must_fail "compose-go: an unknown depends_on condition" "condition value must be one of" "$compose_check" "$WORK/compose-schema.broken.yml" "$ROOT"
 sed -e 's/^      KAFKA_BROKERS: kafka:9092/      KAFKA_BROKER: kafka:9092/' -e 's/^    stop_grace_period: 30s/    stop_grace_period: 5s/' \

@@ -138,7 +138,11 @@ export function checkDockerfile(input: DockerfileInput): Report {
   // Start command.
   const cmd = of(final, 'CMD').at(-1);
   const cmdExec = cmd ? execForm(cmd) : undefined;
-  r.check(cmdExec !== undefined && cmdExec[0] === 'node' && cmdExec.includes('serve'), `CMD ${JSON.stringify(cmdExec)} (exec form: node is PID 1 and gets SIGTERM)`, `CMD is not \`node … serve\` in exec form: ${cmd?.getArgumentsContent() ?? 'missing'}`);
+  r.check(cmdExec !== undefined && cmdExec[0] === 'node' && cmdExec.includes('serve'), `CMD ${JSON.stringify(cmdExec)} (exec form: node gets SIGTERM from the init)`, `CMD is not \`node … serve\` in exec form: ${cmd?.getArgumentsContent() ?? 'missing'}`);
+  // An init as PID 1 that reaps shell-hook children and forwards signals (Kubernetes adds none).
+  const entry = of(final, 'ENTRYPOINT').at(-1);
+  const entryExec = entry ? execForm(entry) : undefined;
+  r.check(entryExec !== undefined && /(^|\/)tini$/.test(entryExec[0] ?? '') && entryExec[1] === '--', `ENTRYPOINT ${JSON.stringify(entryExec)}: tini is PID 1 (reaps hook children, forwards signals)`, `ENTRYPOINT is not tini in exec form (${entry?.getArgumentsContent() ?? 'missing'}): node as PID 1 leaves shell-hook children as zombies on Kubernetes`);
 
   // COPY sources: from an existing stage, or from the context, existing in the repo and not excluded by .dockerignore.
   const ig = ignore().add(input.dockerignore.split('\n'));
