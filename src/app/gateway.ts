@@ -372,8 +372,10 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     const [broker, schemaRegistry] = await Promise.all([timeout(transport.isHealthy(), false), timeout(registry.isHealthy(), false)]);
     const bootstrapped = ingress !== undefined && !drain.draining;
     const subscriptionsOk = failedSubscriptions.size === 0;
-    // A listening gateway also serves the subscription resources: ready once they are loaded.
-    const definitions = loaded === undefined || service !== undefined;
+    // A listening gateway also serves the subscription resources: ready once they are loaded, and
+    // while it follows their topic (not while it reads it again after a broker outage: its view
+    // may miss a pause or a delete made on another instance).
+    const definitions = loaded === undefined || (service !== undefined && store?.following === true);
     return {
       ready: broker && schemaRegistry && bootstrapped && subscriptionsOk && definitions,
       checks: { broker, schemaRegistry, bootstrapped, subscriptions: subscriptionsOk, ...(loaded === undefined ? {} : { subscriptionDefinitions: definitions }) },

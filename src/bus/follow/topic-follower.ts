@@ -8,6 +8,8 @@
  *   same set"); issue 9 (replay audit log).
  */
 import { GatewayError, errorMessage } from '../../core/errors.js';
+import { retryPolicy } from '../../core/retry.js';
+import { retrying } from '../../core/retrying.js';
 import type { Logger } from '../../observability/index.js';
 import type { OutboundRecord, Read, Position, TopicSpec, Transport, TransportRecord } from '../../transport/port.js';
 
@@ -22,6 +24,12 @@ export interface TopicFollowerOptions {
   readonly label: string;
 }
 
+/**
+ * Waits between tries to read the topic again after its read ended with an error (a broker down
+ * for longer than the client's own retries): 0.5 s doubling to 10 s, for as long as it takes.
+ */
+const RESUME_RETRY = retryPolicy({ maxAttempts: Number.MAX_SAFE_INTEGER, initialDelayMs: 500, factor: 2, maxDelayMs: 10_000, jitter: 0.2 });
+
 export class TopicFollower {
   readonly topic: string;
   readonly #o: TopicFollowerOptions;
@@ -30,6 +38,9 @@ export class TopicFollower {
   readonly #waiters = new Set<() => void>();
   #read: Read | undefined;
   #stopped = false;
+  /** Aborts a resume in progress at stop(). */
+  readonly #stopping = new AbortController();
+  #following = false;
 
   constructor(o: TopicFollowerOptions) {
     this.topic = o.spec.name;
@@ -45,9 +56,20 @@ export class TopicFollower {
   async start(timeoutMs = 60_000): Promise<void> {
     await this.#o.transport.ensureTopics([this.#o.spec]);
     const ends = await this.#o.transport.endOffsets(this.topic);
-    this.#read ??= await this.#o.transport.read({ topics: [this.topic], from: { kind: 'earliest' } }, (r) => Promise.resolve(this.#apply(r)));
-    this.#read.done.catch((err: unknown) => this.#o.log.error({ topic: this.topic, err: errorMessage(err) }, `reading ${this.#o.label} stopped`));
+    if (this.#read === undefined) {
+      this.#read = await this.#o.transport.read({ topics: [this.topic], from: { kind: 'earliest' } }, (r) => Promise.resolve(this.#apply(r)));
+      this.#watch(this.#read);
+    }
     await Promise.all(ends.map((e) => this.until(e.partition, e.offset, timeoutMs)));
+  }
+
+  /**
+   * Whether the topic is being read now: false before {@link start}, after {@link stop}, and while
+   * a read that ended with an error is being started again (records written meanwhile are not
+   * applied yet, so this instance's view may be behind the others'). Readiness uses it.
+   */
+  get following(): boolean {
+    return this.#following && !this.#stopped;
   }
 
   /** Resolves once every record written before this call is applied. Errors: as {@link start}. */
@@ -96,11 +118,68 @@ export class TopicFollower {
 
   async stop(): Promise<void> {
     this.#stopped = true;
+    this.#stopping.abort(new GatewayError('CEG_CLOSED', `${this.#o.label}: reading stopped`, { retriable: true }));
     await this.#read?.stop();
     for (const w of [...this.#waiters]) w();
   }
 
+  /**
+   * Follows `read` to its end. A read that ends with an error (the client gave up on a broker down
+   * for longer than its retries) is started again at the next offset of every partition, for as
+   * long as it takes: a follower that stopped for good would keep this instance on a stale set of
+   * subscriptions (a pause or a delete written by another instance never applied here) while it
+   * still answered ready.
+   */
+  #watch(read: Read): void {
+    this.#following = true;
+    read.done.then(
+      () => {
+        // A follow never ends by itself; it ends at stop().
+        if (!this.#stopped) this.#resume(new GatewayError('CEG_BROKER_UNAVAILABLE', 'the read ended', { retriable: true }));
+      },
+      (err: unknown) => {
+        if (!this.#stopped) this.#resume(err);
+      },
+    );
+  }
+
+  #resume(cause: unknown): void {
+    this.#following = false;
+    this.#o.log.error({ topic: this.topic, err: errorMessage(cause) }, `reading ${this.#o.label} stopped; reading it again from where it was`);
+    retrying(
+      async () => {
+        const partitions = await this.#o.transport.partitionCount(this.topic);
+        const positions = Array.from({ length: partitions }, (_, partition) => ({ topic: this.topic, partition, offset: this.#applied.get(partition) ?? 0n }));
+        return this.#o.transport.read({ topics: [this.topic], from: { kind: 'positions', positions } }, (r) => Promise.resolve(this.#apply(r)));
+      },
+      {
+        policy: RESUME_RETRY,
+        maxAttempts: Infinity,
+        signal: this.#stopping.signal,
+        // Whatever failed, trying again is the only way back to a current view.
+        classify: () => true,
+        onRetry: ({ attempt, error }) => this.#o.log.warn({ topic: this.topic, attempt, err: errorMessage(error) }, `reading ${this.#o.label} again failed, retrying`),
+      },
+    ).then(
+      (read) => {
+        if (this.#stopped) {
+          read.stop().catch((err: unknown) => this.#o.log.warn({ topic: this.topic, err: errorMessage(err) }, `stopping a read of ${this.#o.label} failed`));
+          return;
+        }
+        this.#read = read;
+        this.#watch(read);
+        this.#o.log.info({ topic: this.topic }, `reading ${this.#o.label} again`);
+      },
+      (err: unknown) => {
+        if (!this.#stopped) this.#o.log.error({ topic: this.topic, err: errorMessage(err) }, `reading ${this.#o.label} again failed for good`);
+      },
+    );
+  }
+
   #apply(r: TransportRecord): void {
+    // Applied already (a client that hands a record on again after a reconnect): applying it again
+    // would set this instance's view back to an older state until the read caught up again.
+    if (r.offset < (this.#applied.get(r.partition) ?? 0n)) return;
     try {
       this.#o.apply(r);
     } catch (err) {

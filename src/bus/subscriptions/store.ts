@@ -124,6 +124,15 @@ export class SubscriptionStore {
     await this.#follower.start(60_000);
   }
 
+  /**
+   * Whether the definitions topic is being read now (false while a read that ended with an error,
+   * e.g. after a broker outage, is started again: changes made on other instances meanwhile are
+   * not applied here yet). Readiness uses it.
+   */
+  get following(): boolean {
+    return this.#follower.following;
+  }
+
   /** Every stored subscription, by group. */
   all(): ReadonlyMap<string, StoredSubscription> {
     return this.#byGroup;

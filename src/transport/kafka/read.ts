@@ -57,11 +57,16 @@ export async function startKafkaRead(kafka: Kafka, admin: Admin, spec: ReadSpec,
   if (open.size === 0) return { done: Promise.resolve(), stop: () => Promise.resolve() };
 
   const consumer = kafka.consumer({ groupId, sessionTimeout: opts.sessionTimeoutMs, heartbeatInterval: opts.heartbeatIntervalMs, maxWaitTimeInMs: opts.maxWaitTimeMs, allowAutoTopicCreation: false, retry: { retries: opts.retries } });
-  let joinedOnce = false;
+  /** Per partition, the next offset to hand on: the start, then one past the last record handled. */
+  const next = new Map([...where].map(([k, p]) => [k, p.from]));
+  // On every join, not only the first: when kafkajs restarts a consumer that crashed (a broker down
+  // longer than its retries), it starts again from the group's committed offsets, and this
+  // throw-away group commits none, so from `fromBeginning`: records handed on before were handed
+  // on again (a read from `earliest`), or records written meanwhile were skipped (one from
+  // `latest` or positions). Seen with a broker SIGKILLed for 15 s
+  // (test/integration/follower-broker-restart.kafka.test.ts).
   consumer.on(consumer.events.GROUP_JOIN, () => {
-    if (joinedOnce) return; // later joins resume from kafkajs's own positions
-    joinedOnce = true;
-    for (const p of where.values()) consumer.seek({ topic: p.topic, partition: p.partition, offset: p.from });
+    for (const [k, p] of where) consumer.seek({ topic: p.topic, partition: p.partition, offset: next.get(k) ?? p.from });
   });
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> =>
@@ -111,6 +116,7 @@ export async function startKafkaRead(kafka: Kafka, admin: Admin, spec: ReadSpec,
           return;
         }
         payload.resolveOffset(m.offset);
+        next.set(key, (BigInt(m.offset) + 1n).toString());
       }
       // The batch's last offset counts transaction markers and aborted records too (they take
       // offsets but are never handed on): a partition ending with a marker still ends.
