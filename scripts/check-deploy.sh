@@ -89,6 +89,10 @@ say "docker-compose.yml"
 echo "compose-go: docker-compose.yml is valid (Compose specification schema, interpolation, references)"
 "${TSX[@]}" compose "$WORK/compose.json" || die "docker-compose.yml facts"
 
+# ---- docs ------------------------------------------------------------------------------------
+say "docs/deploy.md"
+"${TSX[@]}" docs-variables docs/deploy.md || die "docs/deploy.md's variable table"
+
 # ---- helm ------------------------------------------------------------------------------------
 chart=helm/ce-gateway
 # The chart's files/catalog is a link to schemas/; helm notes each time that it follows it.
@@ -188,6 +192,8 @@ expect_also 'without a rule for the OTLP endpoint' "OTLP blocked"
 expect_also 'without KAFKA_SSL_CA_FILE' "in-cluster TLS brokers without their CA"
 must_fail "chart: workers=auto without a CPU limit" 'config.workers=auto needs resources.limits.cpu' quiet_helm template gw "$chart" --kube-version 1.25.0 --set auth.partners.existingSecret=p --set config.kafkaBrokers=k:9092 --set config.workers=auto --set terminationGracePeriodSeconds=40
 must_fail "chart: a disruption budget that blocks drains" 'minAvailable 1 with 1 replica' quiet_helm template gw "$chart" --kube-version 1.25.0 --set auth.partners.existingSecret=p --set autoscaling.enabled=true --set autoscaling.minReplicas=1 --set autoscaling.maxReplicas=1 --set podDisruptionBudget.maxUnavailable= --set podDisruptionBudget.minAvailable=1
+grep -v '^| `WEBHOOK_ALLOWED_HOSTS`' docs/deploy.md > "$WORK/deploy.broken.md"
+must_fail "docs: a setting missing from deploy.md's variable table" 'does not name: WEBHOOK_ALLOWED_HOSTS' "${TSX[@]}" docs-variables "$WORK/deploy.broken.md"
 must_fail "chart: grace period shorter than the drain" 'must exceed preStopSleepSeconds' quiet_helm template gw "$chart" --kube-version 1.25.0 --set auth.partners.existingSecret=p --set terminationGracePeriodSeconds=12
 must_fail "chart: GATEWAY_WORKERS through config.extra" 'config.extra.GATEWAY_WORKERS: already set' quiet_helm template gw "$chart" --kube-version 1.25.0 --set auth.partners.existingSecret=p --set config.kafkaBrokers=k:9092 --set config.extra.GATEWAY_WORKERS=4
 must_fail "chart: workers without Kafka" 'config.workers above 1 needs config.kafkaBrokers' quiet_helm template gw "$chart" --kube-version 1.25.0 --set auth.partners.existingSecret=p --set config.workers=2

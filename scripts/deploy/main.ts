@@ -17,7 +17,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Ajv } from 'ajv';
 import { parse, stringify } from 'yaml';
-import { CONFIG_KEYS } from '../../src/config/index.js';
+import { CONFIG_KEYS, SECRET_KEYS } from '../../src/config/index.js';
 import { checkCompose } from './compose.js';
 import type { ComposeProject } from './compose.js';
 import { checkDockerfile, healthcheckCommand } from './dockerfile.js';
@@ -165,6 +165,17 @@ async function main(argv: string[]): Promise<number> {
   }
   if (cmd === 'image-smoke' && rest[0] !== undefined) {
     return print('image runtime stage', await imageSmoke(rest[0])) ? 0 : 1;
+  }
+  if (cmd === 'docs-variables' && rest[0] !== undefined) {
+    // Every setting the gateway reads is in deploy.md's variable table (the `<SECRET>_FILE` forms are described once, under Secrets).
+    const doc = readFileSync(resolve(ROOT, rest[0]), 'utf8');
+    const at = doc.indexOf('## Environment variables');
+    const section = at < 0 ? '' : doc.slice(at);
+    const r = report();
+    const secretFiles = new Set(SECRET_KEYS.map((k) => `${k}_FILE`));
+    const missing = CONFIG_KEYS.filter((k) => !secretFiles.has(k) && !section.includes(`\`${k}\``));
+    r.check(at >= 0 && missing.length === 0, `${rest[0]}: its variable table names every setting the gateway reads (${CONFIG_KEYS.length - secretFiles.size})`, `${rest[0]}: settings the gateway reads that its "Environment variables" section does not name: ${missing.join(', ') || '(no such section)'}`);
+    return print('docs', r) ? 0 : 1;
   }
   if (cmd === 'docs-helm-example' && rest[0] !== undefined) {
     const args = docsHelmExample(resolve(ROOT, rest[0]));
