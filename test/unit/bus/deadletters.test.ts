@@ -252,7 +252,8 @@ describe('route request shapes', () => {
       return isGatewayError(err, 'CEG_MALFORMED_REQUEST') ? err.details.field : err;
     };
     expect(field(undefined)).toBe('body');
-    expect(field({}, true)).toBe('ids');
+    expect(field({}, true)).toBe('body'); // nothing selected: the body is named, not ids (not sent), and it is not "all"
+    expect(field({})).toBe('body');
     expect(field([])).toBe('body');
     expect(field({ ids: [], all: true })).toBe('body');
     expect(field({ all: false })).toBe('all');

@@ -77,6 +77,9 @@ export function parseSelection(body: unknown, emptyMeansAll: boolean): Selection
   if (unknown !== undefined) throw bad(unknown.slice(0, 100), `unknown field; send ${SHAPES}`);
   const given = SELECTORS.filter((k) => k in o);
   if (given.length > 1) throw bad('body', `one of events, ids, deadLetters or all, not several (got ${given.join(' and ')})`);
+  // `{}` selects nothing: said about the body, not about `ids` (which the caller did not send). Not
+  // "all" either where an absent body means all: a purge of everything is asked for explicitly.
+  if (given.length === 0) throw bad('body', `one of events, ids, deadLetters or all: ${SHAPES}`);
   if ('all' in o) {
     if (o.all !== true) throw bad('all', 'true (to select every dead letter), or send events, ids or deadLetters instead');
     return { all: true };
