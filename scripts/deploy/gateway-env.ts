@@ -46,7 +46,7 @@ export function checkGatewayEnvironment(env: Record<string, string | undefined>,
     const host = env.HOST ?? '127.0.0.1';
     const key = Boolean(env.SUBSCRIPTION_SECRETS_KEY || env.SUBSCRIPTION_SECRETS_KEY_FILE);
     if (kafka && !isLoopbackHost(host)) {
-      r.check(key, `${where}: SUBSCRIPTION_SECRETS_KEY is set (Kafka, HOST ${host}: subscriptions need it)`, `${where}: KAFKA_BROKERS with HOST ${host} and no SUBSCRIPTION_SECRETS_KEY[_FILE]: push subscriptions are refused (503) and pull cursors cannot be signed`);
+      r.check(key, `${where}: SUBSCRIPTION_SECRETS_KEY is set (Kafka, HOST ${host}: subscriptions need it)`, `${where}: KAFKA_BROKERS with HOST ${host} and no SUBSCRIPTION_SECRETS_KEY[_FILE]: push subscriptions are refused (503) and pull cursors hold only within one process run (another replica or a restart refuses them)`);
     }
   } finally {
     rmSync(cwd, { recursive: true, force: true });
