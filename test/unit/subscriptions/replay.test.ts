@@ -12,6 +12,7 @@ import { drained, parseOffsetsOption } from '../../../src/cli/commands/replay.js
 import { silentLogger } from '../../../src/observability/index.js';
 import { createMemoryTransport } from '../../../src/transport/index.js';
 import { caught, caughtAsync } from '../../helpers/errors.js';
+import { waitFor } from '../../helpers/wait.js';
 
 const topicName = fc.stringMatching(/^[A-Za-z0-9._-]{1,40}$/);
 
@@ -146,6 +147,44 @@ describe('the replay state', () => {
       expect(store.get(group)?.replay).toMatchObject({ phase: 'failed', instance: 'here' });
       expect(replayHolds(store.get(group)?.replay, Date.now())).toBe(false);
       expect((await coordinator.list('stuck')).map((e) => e.dryRun)).toEqual([true]); // a failed replay moved nothing: not in the log
+    } finally {
+      await member.stop();
+      await audit.stop();
+      await store.stop();
+      await transport.close();
+    }
+  });
+
+  it('a subscription deleted while its replay waits for the group: CEG_NOT_FOUND saying so (not another replay taking over), nothing moved', async () => {
+    const transport = createMemoryTransport();
+    const log = silentLogger();
+    await transport.ensureTopics([{ name: 'rpd.t', partitions: 2, retentionMs: -1, cleanupPolicy: 'delete' }]);
+    await transport.produce('rpd.t', [0, 1, 0, 1].map((p) => ({ key: null, value: new Uint8Array([p]), headers: [], partition: p })));
+    const store = new SubscriptionStore(transport, 'rpd.subscriptions', log);
+    const audit = new ReplayLog(transport, 'rpd.subscriptions.replays', log);
+    await store.start();
+    await audit.start();
+    const group = 'ce-gateway.sub.anonymous.gone';
+    const now = new Date().toISOString();
+    const stored: StoredSubscription = {
+      v: 1, name: 'gone', owner: 'anonymous', group, kinds: ['K'], filters: [], start: 'latest', ordering: 'key', retry: { maxAttempts: DEFAULT_PUSH_RETRY.maxAttempts, backoff: { initialMs: 1000, factor: 2, maxMs: 60_000, jitter: 0.2 }, maxAgeMs: DEFAULT_PUSH_RETRY.maxAgeMs, timeoutMs: DEFAULT_PUSH_RETRY.timeoutMs },
+      concurrency: 1, rateLimit: null, state: 'active', delivery: { mode: 'push', url: 'https://example.test/', contentMode: 'binary', data: 'json', handshake: true, secretCount: 1, headerNames: [], sealed: 'x' },
+      createdAt: now, updatedAt: now, generation: 1,
+    };
+    await store.put(stored);
+    expect(store.get(group)).toBeDefined();
+    await transport.commitOffsets(group, 'rpd.t', [{ partition: 0, offset: 2n }, { partition: 1, offset: 2n }]);
+    // A member of the group that no reconciler stops (another process in the same group).
+    const member = await transport.consume({ group, topics: ['rpd.t'], startFrom: 'earliest' }, () => Promise.resolve());
+    const coordinator = new ReplayCoordinator({ store, audit, transport, topicsOf: () => ['rpd.t'], instance: 'here', log, leaseMs: 20_000 });
+    try {
+      const replaying = caughtAsync(coordinator.replay('gone', { to: 'earliest' }, 'anonymous'));
+      await waitFor('the replay to pause the subscription', () => store.get(group)?.replay?.phase === 'pausing', 5_000, 10);
+      await store.remove(group);
+      const err = await replaying;
+      expect(err).toMatchObject({ code: 'CEG_NOT_FOUND', retriable: false, details: { field: 'name' } });
+      expect((err as Error).message).toContain('deleted during its replay');
+      expect((await transport.committedOffsets(group, 'rpd.t')).map((c) => c.offset)).toEqual([2n, 2n]);
     } finally {
       await member.stop();
       await audit.stop();

@@ -56,6 +56,10 @@ export interface ReplayCoordinatorDeps {
   readonly now?: () => number;
 }
 
+function deletedDuringReplay(group: string): GatewayError {
+  return new GatewayError('CEG_NOT_FOUND', `the subscription ${group} was deleted during its replay; nothing was moved`, { retriable: false, details: { field: 'name' } });
+}
+
 function notFound(name: string): GatewayError {
   return new GatewayError('CEG_NOT_FOUND', `no subscription named ${name.slice(0, 100)}`, { retriable: false, details: { field: 'name' } });
 }
@@ -125,11 +129,14 @@ export class ReplayCoordinator {
     try {
       // Two replays at once: the later pause record wins; the earlier one gives up before committing.
       const proceed = (): void => {
+        // Deleted meanwhile (a DELETE on any instance): said as such, not as a replay that took over.
+        if (this.#d.store.get(group) === undefined) throw deletedDuringReplay(group);
         if (this.#d.store.get(group)?.replay?.id !== base.id) throw new GatewayError('CEG_CONFLICT', 'another replay of this subscription started meanwhile and took over; nothing was moved by this one', { retriable: false, details: { field: 'name' } });
         if (this.#now() >= Date.parse(base.leaseUntil)) throw new GatewayError('CEG_REPLAY_FAILED', 'the replay\'s lease ran out before the group was empty; nothing was moved', { retriable: true, details: { group } });
       };
       from = await commitWhenIdle(this.#d.transport, group, targets, 'latest', Math.max(1000, this.#leaseMs - 10_000), undefined, proceed, startAt);
     } catch (err) {
+      if (this.#d.store.get(group) === undefined) throw err; // deleted: no record left to mark
       await this.#setReplay(group, { ...base, phase: 'failed', finishedAt: new Date(this.#now()).toISOString(), reason: errorMessage(err).slice(0, 1000) }).catch((e: unknown) => log.error({ replay: base.id, err: errorMessage(e) }, 'replay: could not store the failure; delivery resumes when the lease runs out'));
       throw err;
     }
@@ -145,7 +152,7 @@ export class ReplayCoordinator {
   /** Writes the replay state onto the subscription's current record (not when it was deleted meanwhile). */
   async #setReplay(group: string, replay: StoredReplay): Promise<void> {
     const current = this.#d.store.get(group);
-    if (current === undefined) throw new GatewayError('CEG_NOT_FOUND', `the subscription ${group} was deleted during its replay`, { retriable: false, details: { field: 'name' } });
+    if (current === undefined) throw deletedDuringReplay(group);
     if (replay.phase !== 'pausing' && current.replay !== undefined && current.replay.id !== replay.id) return; // a later replay took over
     await this.#d.store.put({ ...current, replay });
   }

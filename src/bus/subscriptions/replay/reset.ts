@@ -20,8 +20,8 @@ const busy = (err: unknown): boolean => isGatewayError(err, 'CEG_INVALID_OPTIONS
 
 /**
  * Waits (at most `waitMs`, ms) until `group` has no member, reads its positions, commits `targets`.
- * `proceed`, asked right before the commit, may refuse it by throwing (a later replay took over,
- * the lease ran out). Resolves with the positions before the commit (`from`; where the group has no
+ * `proceed`, asked right before the commit and after each try that found members, may refuse it
+ * by throwing (a later replay took over, the subscription was deleted, the lease ran out). Resolves with the positions before the commit (`from`; where the group has no
  * commit, its `startAt` position when given, else `startFrom`: plan.ts positionsOf).
  * Errors: CEG_REPLAY_FAILED (retriable) when members are still there after `waitMs`, or `signal`
  *   aborted; what `proceed` throws; the transport's.
@@ -41,6 +41,8 @@ export async function commitWhenIdle(transport: Transport, group: string, target
       return from;
     } catch (err) {
       if (!busy(err)) throw err;
+      // While it waits for the group too: a subscription deleted, or a later replay, ends the wait now.
+      proceed?.();
       if (Date.now() >= deadline || signal?.aborted === true) {
         throw new GatewayError('CEG_REPLAY_FAILED', `the consumer group ${group} still had members after ${waitMs} ms; nothing was moved`, { retriable: true, cause: err, details: { group } });
       }
