@@ -97,7 +97,6 @@ export function checkCompose(project: ComposeProject, repoDir: string): Report {
     shutdownMs = c.shutdownTimeoutMs;
     r.ok('the gateway accepts its environment (loadConfig)');
     r.check(c.kafka !== undefined && c.registry !== undefined, 'the gateway is durable: Kafka and registry configured', 'the gateway would run on in-memory adapters (KAFKA_BROKERS or SCHEMA_REGISTRY_URL missing)');
-    r.check(c.databaseUrl === undefined, 'no DATABASE_URL (serve reads no database; the outbox commands read OUTBOX_DATABASE_URL)', 'DATABASE_URL is set, but nothing in the gateway reads it: the outbox commands read OUTBOX_DATABASE_URL');
     r.check(c.outbox.databaseUrl !== undefined, 'OUTBOX_DATABASE_URL is set (the outbox commands, run in the container)', 'OUTBOX_DATABASE_URL is not set: the outbox commands have no database');
   } catch (err) {
     r.fail(`loadConfig refuses the gateway's environment: ${errorMessage(err)}`);

@@ -71,7 +71,6 @@ const schema = z.object({
   SCHEMA_REGISTRY_USERNAME: z.string().optional(),
   SCHEMA_REGISTRY_PASSWORD: z.string().optional(),
   SCHEMA_REGISTRY_CA_FILE: z.string().min(1).optional(),
-  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'a postgres:// URL').optional(),
   CATALOG_DIR: z.string().min(1).optional(),
   DATASCHEMA_BASE_URL: httpUrl.optional(),
   PUBLIC_BASE_URL: httpUrl.optional(),
@@ -201,7 +200,6 @@ export interface Config {
     /** PEM text of the CA certificate(s) trusted for an `https` URL (`SCHEMA_REGISTRY_CA_FILE`, read once at load); undefined = Node's default trust store. */
     readonly ca?: string;
   };
-  readonly databaseUrl?: string;
   readonly catalogDir?: string;
   /** Public base URL of this gateway's HTTP API, no trailing slash (links in AsyncAPI, `dataschema`). */
   readonly publicBaseUrl: string;
@@ -271,7 +269,7 @@ export interface Config {
   readonly tracing?: { readonly endpoint: string };
 }
 
-const SECRET_NAMES = ['KAFKA_SASL_PASSWORD', 'SCHEMA_REGISTRY_PASSWORD', 'DATABASE_URL', 'OUTBOX_DATABASE_URL', 'KAFKA_SASL_USERNAME', 'SCHEMA_REGISTRY_USERNAME', 'SUBSCRIPTION_SECRETS_KEY'] as const;
+const SECRET_NAMES = ['KAFKA_SASL_PASSWORD', 'SCHEMA_REGISTRY_PASSWORD', 'OUTBOX_DATABASE_URL', 'KAFKA_SASL_USERNAME', 'SCHEMA_REGISTRY_USERNAME', 'SUBSCRIPTION_SECRETS_KEY'] as const;
 
 /**
  * Every environment variable the gateway reads: the settings above, `<NAME>_FILE` for each secret,
@@ -481,7 +479,6 @@ function build(e: z.infer<typeof schema>, ca: { readonly kafka?: string; readonl
       sasl: e.KAFKA_SASL_MECHANISM === undefined ? undefined : { mechanism: e.KAFKA_SASL_MECHANISM, username: e.KAFKA_SASL_USERNAME ?? '', password: e.KAFKA_SASL_PASSWORD ?? '' },
     },
     registry: e.SCHEMA_REGISTRY_URL === undefined ? undefined : registryOf(e.SCHEMA_REGISTRY_URL, e.SCHEMA_REGISTRY_USERNAME, e.SCHEMA_REGISTRY_PASSWORD, ca.registry),
-    databaseUrl: e.DATABASE_URL,
     catalogDir: e.CATALOG_DIR,
     publicBaseUrl,
     dataschemaBase: e.DATASCHEMA_BASE_URL ?? `${publicBaseUrl}/schemas/ids/`,

@@ -21,7 +21,6 @@ export const CONFIG_HELP: Readonly<Record<string, string>> = Object.freeze({
   SCHEMA_REGISTRY_USERNAME: 'registry basic-auth user (secret; with SCHEMA_REGISTRY_PASSWORD)',
   SCHEMA_REGISTRY_PASSWORD: 'registry basic-auth password (secret; with SCHEMA_REGISTRY_USERNAME)',
   SCHEMA_REGISTRY_CA_FILE: 'path of a PEM file with the CA certificate(s) of an https SCHEMA_REGISTRY_URL (default: Node\'s trusted CAs)',
-  DATABASE_URL: 'postgres://user:password@host:port/database — the bus\'s own database (secret)',
   CATALOG_DIR: 'folder holding catalog.yaml and the .avsc files',
   DATASCHEMA_BASE_URL: 'public base of `dataschema`; the schema id is appended; without user:password@ (it is published)',
   PUBLIC_BASE_URL: 'http(s) URL where partners reach this gateway, without user:password@, query or fragment (it is published)',

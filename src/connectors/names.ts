@@ -92,10 +92,11 @@ const SECRET_LIKE = /PASSW(OR)?D|SECRET|TOKEN|CREDENTIAL|PRIVATE|API_?KEY|ACCESS
 /**
  * Variables of the gateway that carry credentials without a secret-like name: the registry URL may
  * hold `user:password@` (README), the OTLP headers carry the collector's auth (matched by the
- * `_HEADERS` pattern too; listed so that a change of pattern keeps them). The config's own secrets
+ * `_HEADERS` pattern too; listed so that a change of pattern keeps them), and `DATABASE_URL`, which
+ * `npm run stack:up` writes beside the gateway's settings (the tests' PostgreSQL). The config's own secrets
  * come from {@link SECRET_KEYS}, so a new secret there is refused here without a second list.
  */
-const CREDENTIAL_CARRIERS: readonly string[] = ['SCHEMA_REGISTRY_URL', 'OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_EXPORTER_OTLP_TRACES_HEADERS'];
+const CREDENTIAL_CARRIERS: readonly string[] = ['SCHEMA_REGISTRY_URL', 'OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_EXPORTER_OTLP_TRACES_HEADERS', 'DATABASE_URL'];
 const NEVER_PASSED = new Set([...SECRET_KEYS, ...CREDENTIAL_CARRIERS].map((n) => n.toUpperCase()));
 
 /**

@@ -14,6 +14,7 @@ import { CONFIG_HELP, CONFIG_KEYS, SECRET_KEYS, checkConfig, environment } from 
 import type { Config } from '../../config/index.js';
 import { loadCatalog } from '../../catalog/index.js';
 import type { Catalog } from '../../catalog/index.js';
+import { secretsKeyDecision } from '../../bus/subscriptions/index.js';
 import { loadConnectors } from '../../connectors/index.js';
 import { parseAllowList } from '../../connectors/sinks/webhook/index.js';
 import { loadPartners, readJwksFile } from '../../http/auth/index.js';
@@ -26,7 +27,9 @@ import { CLIENT_VARIABLES } from '../gateway-client.js';
 const OUR_PREFIXES = ['KAFKA_', 'SCHEMA_REGISTRY_', 'INGRESS_', 'HTTP_', 'OUTBOX_', 'PUBLISH_', 'WEBHOOK_', 'SUBSCRIPTION', 'SHUTDOWN_', 'READINESS_', 'BUS_', 'CE_GATEWAY_', 'CATALOG_', 'CONNECTORS_', 'DATASCHEMA_'];
 
 /** Variables of the development stack's env file (scripts/stack) that share a prefix of ours. */
-const STACK_VARIABLES = ['KAFKA_LIBS'];
+// KAFKA_LIBS and DATABASE_URL: written into .stack/env by `npm run stack:up` for the tests (their
+// Kafka tools, their PostgreSQL); no setting of the gateway (`serve` reads no database), no typo either.
+const STACK_VARIABLES = ['KAFKA_LIBS', 'DATABASE_URL'];
 
 interface Report {
   readonly ok: boolean;
@@ -111,6 +114,11 @@ export function checkConfiguration(env: NodeJS.ProcessEnv, cwd: string): Report 
   if (config.http.tls !== undefined) startCheck('TLS_CERT_FILE', () => readTlsPair(config.http.tls!));
   startCheck('WEBHOOK_ALLOWED_HOSTS', () => parseAllowList(vars.WEBHOOK_ALLOWED_HOSTS));
   if (a.oidc?.jwksFile !== undefined) startCheck('OIDC_JWKS_FILE', () => readJwksFile(a.oidc!.jwksFile!));
+  // serve starts without it (a log line), but push subscriptions cannot be created then and pulls
+  // answer 503: said here, where a deployment is checked before it runs (secretsKeyDecision).
+  if (config.kafka !== undefined && config.subscriptions.secretsKey === undefined && secretsKeyDecision(undefined, 'kafka', config.http.host) === 'absent') {
+    warnings.push(`SUBSCRIPTION_SECRETS_KEY is not set: on Kafka with HOST ${config.http.host} (not loopback), push subscriptions cannot be created and pulls answer 503 CEG_SECRETS_KEY_MISSING; set it (32 bytes, e.g. \`openssl rand -base64 32\`), the same on every instance`);
+  }
   return { ok: more.length === 0, envFile: file ?? null, problems: more, warnings, settings: summary(config, vars, env, file) };
 }
 

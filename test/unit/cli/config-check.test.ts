@@ -59,16 +59,29 @@ describe('config check', () => {
     expect((plain.settings!.secrets as Record<string, string>).SCHEMA_REGISTRY_PASSWORD).toBe('not set');
   });
 
-  it('the stack\'s env file: its KAFKA_LIBS is no typo, and a secret from it is said to come from it, not from the environment', () => {
+  it('the stack\'s env file: its KAFKA_LIBS and DATABASE_URL (the tests\', not a setting: serve reads no database) are no typo, and a secret from it is said to come from it, not from the environment', () => {
     const envFile = join(dir, 'stack.env');
-    writeFileSync(envFile, `KAFKA_BROKERS=127.0.0.1:9092\nKAFKA_LIBS=/opt/kafka/libs\nDATABASE_URL=postgres://cegw:${SECRET}@127.0.0.1:35432/cegw\n`);
+    writeFileSync(envFile, `KAFKA_BROKERS=127.0.0.1:9092\nKAFKA_LIBS=/opt/kafka/libs\nDATABASE_URL=postgres://cegw:${SECRET}@127.0.0.1:35432/cegw\nOUTBOX_DATABASE_URL=postgres://cegw:${SECRET}@127.0.0.1:35432/cegw\n`);
     const r = checkConfiguration({ CE_GATEWAY_ENV_FILE: envFile, KAFKA_SASL_MECHANISM: 'plain', KAFKA_SASL_USERNAME: 'svc', KAFKA_SASL_PASSWORD: 'p' }, dir);
     expect(r.ok, JSON.stringify(r.problems)).toBe(true);
     expect(r.warnings).toEqual([]);
     const secrets = r.settings!.secrets as Record<string, string>;
-    expect(secrets.DATABASE_URL).toBe(`set (env file ${envFile})`);
+    expect(secrets).not.toHaveProperty('DATABASE_URL');
+    expect(secrets.OUTBOX_DATABASE_URL).toBe(`set (env file ${envFile})`);
     expect(secrets.KAFKA_SASL_USERNAME).toBe('set (environment)');
     expect(JSON.stringify(r)).not.toContain(SECRET);
+  });
+
+  it('warns when push subscriptions and pulls would have no secrets key: Kafka, a HOST beyond loopback, no SUBSCRIPTION_SECRETS_KEY', () => {
+    const partners = join(dir, 'partners-for-key.yaml');
+    writeFileSync(partners, 'partners:\n  - id: acme\n    keys: [{ sha256: "' + 'ab'.repeat(32) + '" }]\n    sources: [urn:partner:acme]\n    publish: ["*"]\n    subscribe: ["*"]\n');
+    const wide = checkConfiguration({ ...base, KAFKA_BROKERS: '127.0.0.1:9092', HOST: '0.0.0.0', PARTNERS_FILE: partners }, dir);
+    expect(wide.problems).toEqual([]);
+    expect(wide.warnings).toEqual([expect.stringMatching(/^SUBSCRIPTION_SECRETS_KEY is not set: .*503 CEG_SECRETS_KEY_MISSING/)]);
+    expect(checkConfiguration({ ...base, KAFKA_BROKERS: '127.0.0.1:9092', HOST: '0.0.0.0', PARTNERS_FILE: partners, SUBSCRIPTION_SECRETS_KEY: 'cd'.repeat(32) }, dir).warnings).toEqual([]);
+    // Loopback or in-memory: the development key applies, no warning.
+    expect(checkConfiguration({ ...base, KAFKA_BROKERS: '127.0.0.1:9092' }, dir).warnings).toEqual([]);
+    expect(checkConfiguration({ ...base, HOST: '0.0.0.0', PARTNERS_FILE: partners }, dir).warnings).toEqual([]);
   });
 
   it('a catalog that does not load is a problem of CATALOG_DIR', () => {
@@ -108,10 +121,10 @@ describe('config check', () => {
   it('the command exits 2 and explains; 0 when valid (a real process)', async () => {
     const run = (env: Record<string, string>) =>
       runProcess(process.execPath, ['--import', TSX, join(ROOT, 'src', 'cli', 'main.ts'), 'config', 'check'], { cwd: dir, env: { PATH: process.env.PATH, ...base, ...env }, timeoutMs: 30_000 });
-    const bad = await run({ SHUTDOWN_TIMEOUT_MS: 'soon', DATABASE_URL: `mysql://u:${SECRET}@h/db` });
+    const bad = await run({ SHUTDOWN_TIMEOUT_MS: 'soon', OUTBOX_DATABASE_URL: `mysql://u:${SECRET}@h/db` });
     expect(bad.code).toBe(2);
     expect(bad.stdout).toContain('✗ SHUTDOWN_TIMEOUT_MS:');
-    expect(bad.stdout).toContain('✗ DATABASE_URL: a postgres:// URL');
+    expect(bad.stdout).toContain('✗ OUTBOX_DATABASE_URL: a postgres:// URL');
     expect(bad.stdout + bad.stderr).not.toContain(SECRET);
     const good = await run({});
     expect(good.code).toBe(0);

@@ -24,7 +24,7 @@ describe('loadConfig: defaults', () => {
     expect(c.instance).toMatch(/^[A-Za-z0-9._-]{1,100}$/);
     expect(c.kafka).toBeUndefined();
     expect(c.registry).toBeUndefined();
-    expect(c.databaseUrl).toBeUndefined();
+    expect(c.outbox.databaseUrl).toBeUndefined();
     expect(c.catalogDir).toBeUndefined();
     expect(c.dataschemaBase).toBe('http://127.0.0.1:8080/schemas/ids/');
     expect(c.ingress).toEqual({ maxBodyBytes: 1_048_576, maxBatchEvents: 1000, ackTimeoutMs: 10_000, retryAfterS: 5, limits: { maxAttributes: 100, maxAttributeBytes: 16_384 } });
@@ -67,7 +67,7 @@ describe('loadConfig: values', () => {
       SCHEMA_REGISTRY_URL: 'https://reg.example/apis/ccompat/v7//',
       SCHEMA_REGISTRY_USERNAME: 'ru',
       SCHEMA_REGISTRY_PASSWORD: 'rp',
-      DATABASE_URL: 'postgresql://u:p@db/x',
+      OUTBOX_DATABASE_URL: 'postgresql://u:p@db/x',
       CATALOG_DIR: '/srv/catalog',
       INGRESS_MAX_BODY_BYTES: '2048',
       INGRESS_MAX_BATCH_EVENTS: '7',
@@ -87,7 +87,7 @@ describe('loadConfig: values', () => {
     expect(c.instance).toBe('host-1');
     expect(c.kafka).toEqual({ brokers: ['k1:9092', 'k2.example:9093', '[::1]:9094'], client: 'platformatic', clientId: 'gw', ssl: true, sasl: { mechanism: 'scram-sha-512', username: 'u', password: 'p' } });
     expect(c.registry).toEqual({ url: 'https://reg.example/apis/ccompat/v7', username: 'ru', password: 'rp' });
-    expect(c.databaseUrl).toBe('postgresql://u:p@db/x');
+    expect(c.outbox.databaseUrl).toBe('postgresql://u:p@db/x');
     expect(c.catalogDir).toBe('/srv/catalog');
     // A wildcard bind address is not reachable: dataschema points at loopback.
     expect(c.dataschemaBase).toBe('http://127.0.0.1:9000/schemas/ids/');
@@ -115,7 +115,7 @@ describe('loadConfig: invalid variables', () => {
         KAFKA_BROKERS: 'no-port',
         KAFKA_SSL: 'yes',
         SCHEMA_REGISTRY_URL: 'ftp://reg',
-        DATABASE_URL: 'mysql://u:hunter2@db/x',
+        OUTBOX_DATABASE_URL: 'mysql://u:hunter2@db/x',
         INGRESS_MAX_BODY_BYTES: '0',
         SERVICE_NAME: 'bad name!',
       }),
@@ -124,7 +124,7 @@ describe('loadConfig: invalid variables', () => {
     expect(err.retriable).toBe(false);
     const problems = err.details.problems as string[];
     const named = problems.map((p) => p.slice(0, p.indexOf(':')));
-    expect(named.sort()).toEqual(['DATABASE_URL', 'INGRESS_MAX_BODY_BYTES', 'KAFKA_BROKERS', 'KAFKA_SSL', 'LOG_LEVEL', 'PORT', 'SCHEMA_REGISTRY_URL', 'SERVICE_NAME'].sort());
+    expect(named.sort()).toEqual(['OUTBOX_DATABASE_URL', 'INGRESS_MAX_BODY_BYTES', 'KAFKA_BROKERS', 'KAFKA_SSL', 'LOG_LEVEL', 'PORT', 'SCHEMA_REGISTRY_URL', 'SERVICE_NAME'].sort());
     for (const n of named) expect(err.message).toContain(n);
     expect(err.message).not.toContain('hunter2');
   });
@@ -165,20 +165,20 @@ describe('loadConfig: <NAME>_FILE secrets', () => {
       KAFKA_SASL_MECHANISM: 'plain',
       KAFKA_SASL_USERNAME_FILE: file('user', 'svc\n'),
       KAFKA_SASL_PASSWORD_FILE: file('pw', '  s3cret \n'),
-      DATABASE_URL_FILE: file('db', 'postgres://u:p@db/x\n'),
+      OUTBOX_DATABASE_URL_FILE: file('db', 'postgres://u:p@db/x\n'),
     });
     expect(c.kafka?.sasl).toEqual({ mechanism: 'plain', username: 'svc', password: 's3cret' });
-    expect(c.databaseUrl).toBe('postgres://u:p@db/x');
+    expect(c.outbox.databaseUrl).toBe('postgres://u:p@db/x');
   });
 
   it('the variable itself wins over its _FILE', () => {
-    const c = loadConfig({ DATABASE_URL: 'postgres://env/x', DATABASE_URL_FILE: file('db2', 'postgres://file/x') });
-    expect(c.databaseUrl).toBe('postgres://env/x');
+    const c = loadConfig({ OUTBOX_DATABASE_URL: 'postgres://env/x', OUTBOX_DATABASE_URL_FILE: file('db2', 'postgres://file/x') });
+    expect(c.outbox.databaseUrl).toBe('postgres://env/x');
   });
 
   it('an empty variable does not hide its _FILE', () => {
-    const c = loadConfig({ DATABASE_URL: '', DATABASE_URL_FILE: file('db3', 'postgres://file/y') });
-    expect(c.databaseUrl).toBe('postgres://file/y');
+    const c = loadConfig({ OUTBOX_DATABASE_URL: '', OUTBOX_DATABASE_URL_FILE: file('db3', 'postgres://file/y') });
+    expect(c.outbox.databaseUrl).toBe('postgres://file/y');
   });
 
   it('an unreadable _FILE is CEG_INVALID_OPTIONS naming the variable', () => {
@@ -188,8 +188,8 @@ describe('loadConfig: <NAME>_FILE secrets', () => {
   });
 
   it('a secret read from a file is not echoed when it is invalid', () => {
-    const err = caught(() => loadConfig({ DATABASE_URL_FILE: file('db4', 'mysql://u:topsecret@db/x') }));
-    expect(err.message).toContain('DATABASE_URL');
+    const err = caught(() => loadConfig({ OUTBOX_DATABASE_URL_FILE: file('db4', 'mysql://u:topsecret@db/x') }));
+    expect(err.message).toContain('OUTBOX_DATABASE_URL');
     expect(err.message).not.toContain('topsecret');
   });
 });
@@ -214,7 +214,7 @@ describe('values that pass as something else (config break report 1, 3, 5–8)',
   it('refuses an empty secret file (a broken mount fell back to "unset": the development key) without printing anything of it', () => {
     const p = file('empty-secret', '  \n');
     expect(problemsOf({ SUBSCRIPTION_SECRETS_KEY_FILE: p })).toEqual({ SUBSCRIPTION_SECRETS_KEY_FILE: `${p} is empty` });
-    expect(problemsOf({ DATABASE_URL_FILE: p })).toEqual({ DATABASE_URL_FILE: `${p} is empty` });
+    expect(problemsOf({ OUTBOX_DATABASE_URL_FILE: p })).toEqual({ OUTBOX_DATABASE_URL_FILE: `${p} is empty` });
   });
 
   it('base URLs: DATASCHEMA_BASE_URL is an http(s) URL; PUBLIC_BASE_URL and SCHEMA_REGISTRY_URL have no query or fragment (paths are appended; a token in the query was published)', () => {
@@ -335,7 +335,7 @@ describe('private CAs of the Kafka and registry clients (issue 11)', () => {
 
 describe('CONFIG_KEYS: every variable the gateway reads (deployment files are checked against it)', () => {
   it('lists the settings, each secret\'s _FILE and the env file variable', () => {
-    for (const k of ['PORT', 'KAFKA_BROKERS', 'SCHEMA_REGISTRY_URL', 'SHUTDOWN_TIMEOUT_MS', 'DATABASE_URL', 'DATABASE_URL_FILE', 'KAFKA_SASL_PASSWORD_FILE', 'CE_GATEWAY_ENV_FILE']) expect(CONFIG_KEYS).toContain(k);
+    for (const k of ['PORT', 'KAFKA_BROKERS', 'SCHEMA_REGISTRY_URL', 'SHUTDOWN_TIMEOUT_MS', 'OUTBOX_DATABASE_URL', 'OUTBOX_DATABASE_URL_FILE', 'KAFKA_SASL_PASSWORD_FILE', 'CE_GATEWAY_ENV_FILE']) expect(CONFIG_KEYS).toContain(k);
     expect(CONFIG_KEYS).not.toContain('KAFKA_BROKER');
     for (const s of SECRET_KEYS) expect(CONFIG_KEYS).toContain(`${s}_FILE`);
   });

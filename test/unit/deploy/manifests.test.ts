@@ -89,7 +89,7 @@ describe('rendered chart facts (scripts/deploy/manifests.ts)', () => {
     ['a probe on an unknown port', (m: any[]) => void (container(m).livenessProbe.httpGet.port = 'admin'), /livenessProbe is not an httpGet of \/healthz on a container port/],
     ['no memory limit', (m: any[]) => void delete container(m).resources.limits, /resources lack/],
     ['a grace period shorter than preStop + drain', (m: any[]) => void (dep(m).spec.template.spec.terminationGracePeriodSeconds = 30), /does not exceed preStop 5 s \+ SHUTDOWN_TIMEOUT_MS 25000 ms/],
-    ['a secret value in env', (m: any[]) => void (container(m).env[0] = { name: 'DATABASE_URL', value: 'postgres://u:p@db/x' }), /DATABASE_URL is given as a value/],
+    ['a secret value in env', (m: any[]) => void (container(m).env[0] = { name: 'OUTBOX_DATABASE_URL', value: 'postgres://u:p@db/x' }), /OUTBOX_DATABASE_URL is given as a value/],
     ['a secret in the ConfigMap', (m: any[]) => void (m[0].data.SCHEMA_REGISTRY_PASSWORD = 'x'), /secret variables in a ConfigMap: SCHEMA_REGISTRY_PASSWORD/],
     ['a variable the gateway does not read', (m: any[]) => void (m[0].data.KAFKA_BROKER = 'k:9092'), /ConfigMap variables the gateway does not read: KAFKA_BROKER/],
     ['a rendered Secret', (m: any[]) => void m.push({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's' }, stringData: { DATABASE_URL: 'x' } }), /renders a Secret/],
