@@ -94,6 +94,14 @@ export function problemStatus(err: GatewayError): number {
 /** Details copied into a 4xx problem as extension members (RFC 9457 §3.2): none holds a secret. */
 const NAMED_DETAILS = ['limit', 'max', 'actual', 'maxBytes', 'maxBatchEvents', 'maxMessageBytes', 'topic', 'contentType', 'contentEncoding', 'transferEncoding', 'supported', 'allow', 'permission', 'maxSubscriptions', 'setting'] as const;
 
+/**
+ * Server errors whose message is told like a refusal's: they are not an unexpected failure whose
+ * internals must stay inside, but a state of this gateway the caller (or its operator) acts on.
+ * 501: what the request asked for is not implemented. CEG_SECRETS_KEY_MISSING (503): the
+ * deployment lacks SUBSCRIPTION_SECRETS_KEY; the message names the setting (nothing secret).
+ */
+const TOLD_SERVER_ERRORS: ReadonlySet<string> = new Set(['CEG_NOT_IMPLEMENTED', 'CEG_SECRETS_KEY_MISSING']);
+
 function isViolationList(v: unknown): v is readonly Violation[] {
   return Array.isArray(v) && v.every((x) => typeof x === 'object' && x !== null && typeof (x as { reason?: unknown }).reason === 'string');
 }
@@ -112,9 +120,9 @@ export function toProblem(err: GatewayError, instance?: string): Problem {
   const status = problemStatus(err);
   const row = byCode.get(err.code);
   const title = row?.title ?? (status === 503 ? 'Service unavailable' : 'Internal error');
-  // 501 answers what the request asked for (a transfer coding it chose), not a failure of ours:
-  // it is told like a refusal (message, violations, the named details).
-  const refusal = status < 500 || err.code === 'CEG_NOT_IMPLEMENTED';
+  // 501 answers what the request asked for (a transfer coding it chose), not a failure of ours,
+  // and a missing secrets key is the deployment's state: told like a refusal (message, violations, named details).
+  const refusal = status < 500 || TOLD_SERVER_ERRORS.has(err.code);
   const detail = refusal || err.retriable ? err.message : 'the gateway failed to process the request';
   const violations = err.details.violations;
   const problem: {

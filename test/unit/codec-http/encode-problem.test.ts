@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { secretsKeyMissing } from '../../../src/bus/subscriptions/index.js';
 import { GatewayError } from '../../../src/core/errors.js';
 import {
   decodeHeaderValue,
@@ -186,6 +187,12 @@ describe('toProblem', () => {
     const p = toProblem(new GatewayError('CEG_CATALOG_INVALID', 'secret path /etc/x', { retriable: false }));
     expect(p.status).toBe(500);
     expect(p.detail).not.toContain('/etc/x');
+  });
+
+  it('tells a missing SUBSCRIPTION_SECRETS_KEY (503, not retriable): the deployment\'s state, naming the setting', () => {
+    const p = toProblem(secretsKeyMissing('push subscriptions seal their webhook secrets with it'));
+    expect(p.status).toBe(503);
+    expect(p.detail).toMatch(/^SUBSCRIPTION_SECRETS_KEY \(or SUBSCRIPTION_SECRETS_KEY_FILE\) is required/);
   });
 
   it('keeps the message of a retriable error (it says what to retry)', () => {
