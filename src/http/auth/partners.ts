@@ -25,6 +25,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
+import { yamlErrorMessage } from '../../core/yaml-error.js';
 import { z } from 'zod';
 import { GatewayError } from '../../core/errors.js';
 import type { Catalog, EventKind } from '../../catalog/index.js';
@@ -158,7 +159,7 @@ export function parsePartners(text: string, file: string, catalog: Catalog, env:
   try {
     doc = parseYaml(text);
   } catch (err) {
-    throw invalid(file, [`not YAML: ${err instanceof Error ? err.message.split('\n')[0] : 'parse error'}`]);
+    throw invalid(file, [`not YAML: ${err instanceof Error ? yamlErrorMessage(err.message.split('\n')[0]!) : 'parse error'}`]);
   }
   const parsed = partnersDocument.safeParse(doc);
   if (!parsed.success) {

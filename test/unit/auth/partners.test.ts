@@ -87,6 +87,7 @@ describe('parsePartners', () => {
     [`partners: [{ id: a, keys: [{ sha256: ${H1} }], permissions: [purge] }]`, 'partners[0].permissions[0]'],
     [`partners: [{ id: a, keys: [{ sha256: ${H1} }], colour: blue }]`, 'partners[0]'],
     ['{ not yaml', 'not YAML'],
+    [`partners: ${'['.repeat(20_000)}${']'.repeat(20_000)}`, 'not YAML: nested too deeply'],
   ])('refuses %s naming %s', (text, where) => {
     expect(problems(text).join('; ')).toContain(where);
   });
