@@ -645,6 +645,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       deadLetters: new DeadLetters({ transport: wakingOnRedrive(transport, (group) => reconciler?.wake(group)), codec: c }),
       resolve: resolveTarget,
       member: (group) => [...subscriptions].find((s) => s.name === group),
+      pullStats: (group) => pullService?.stats().get(group),
       instance: processInstance,
     });
     return operations;

@@ -136,6 +136,20 @@ describe('GET /subscriptions/{name}/events', () => {
     expect((await pull(name, 'max=10')).events).toEqual([]);
   });
 
+  it("its status counts what pulls handed out on this instance (not a member's zeros): delivered, the last delivery's time, nothing retried, no member running", async () => {
+    const name = await create();
+    const before = (await call('GET', `/subscriptions/${name}/status`)).body;
+    expect(before).toMatchObject({ running: false, delivered: 0, retried: 0, deadLettered: 0, lastDeliveryTime: null });
+    await publish(4);
+    const first = await pull(name, 'max=3');
+    const second = await pull(name, 'max=10'); // no cursor: the same events again, and the fourth
+    const status = (await call('GET', `/subscriptions/${name}/status`)).body as { delivered: number; lastDeliveryTime: string | null; running: boolean; retried: number };
+    expect(status.delivered).toBe(first.events.length + second.events.length);
+    expect(status.delivered).toBeGreaterThanOrEqual(7);
+    expect(status).toMatchObject({ running: false, retried: 0 });
+    expect(Date.parse(status.lastDeliveryTime!)).toBeGreaterThan(Date.now() - 60_000);
+  });
+
   it('answers once an event arrives during the wait', async () => {
     const name = await create();
     const waiting = pull(name, 'wait=10');

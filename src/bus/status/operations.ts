@@ -84,6 +84,8 @@ export interface OperationsDeps {
   readonly resolve: (name: string, owner: string) => SubscriptionTarget | undefined;
   /** This instance's member of a group, if it runs one. */
   readonly member: (group: string) => Subscription | undefined;
+  /** What pulls of a pull subscription's group handed out on this instance (issue 9); undefined when none ran. */
+  readonly pullStats?: (group: string) => { readonly delivered: number; readonly deadLettered: number; readonly lastDeliveryMs?: number } | undefined;
   readonly instance: string;
 }
 
@@ -148,6 +150,26 @@ export class SubscriptionOperations {
     const s = m?.stats();
     const a = m?.activity();
     const iso = (ms: number | undefined): string | null => (ms === undefined ? null : new Date(ms).toISOString());
+    if (t.pull === true) {
+      // No member runs a pull subscription: the counts are what pulls handed out here (an event
+      // pulled again counts again), and nothing is retried (a client pulls again instead).
+      const p = this.#d.pullStats?.(t.group);
+      return {
+        name: t.name,
+        group: t.group,
+        origin: t.origin,
+        state: t.state,
+        running: false,
+        lag,
+        delivered: p?.delivered ?? 0,
+        retried: 0,
+        deadLettered: p?.deadLettered ?? 0,
+        lastError: t.failure !== undefined ? { time: iso(t.failure.atMs)!, reason: t.failure.reason.slice(0, 500) } : null,
+        lastDeliveryTime: iso(p?.lastDeliveryMs),
+        scope: 'instance',
+        instance: this.#d.instance,
+      };
+    }
     return {
       name: t.name,
       group: t.group,

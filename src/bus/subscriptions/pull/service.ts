@@ -78,6 +78,8 @@ export interface PullStats {
   readonly deadLettered: number;
   /** Cursors committed. */
   readonly commits: number;
+  /** When a pull on this instance last answered events, ms since the epoch; undefined when none has. */
+  readonly lastDeliveryMs?: number;
 }
 
 /**
@@ -113,7 +115,7 @@ export class PullService {
     return this.#stats;
   }
 
-  #count(group: string): { delivered: number; skipped: number; deadLettered: number; commits: number } {
+  #count(group: string): { delivered: number; skipped: number; deadLettered: number; commits: number; lastDeliveryMs?: number } {
     let c = this.#stats.get(group);
     if (c === undefined) this.#stats.set(group, (c = { delivered: 0, skipped: 0, deadLettered: 0, commits: 0 }));
     return c;
@@ -163,6 +165,7 @@ export class PullService {
         }
         const c = this.#count(owned.group);
         c.delivered += r.events.length;
+        if (r.events.length > 0) c.lastDeliveryMs = Date.now();
         c.skipped += r.skipped;
         c.deadLettered += r.deadLettered;
         return { events: r.events.map((e) => ({ json: e.json, text: e.text, cursor: signer.sign(owned, e.after) })), cursor: signer.sign(owned, r.positions) };
