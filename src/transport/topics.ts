@@ -107,9 +107,10 @@ export function describedGroup(state: string | undefined, members: number): Grou
 
 /**
  * The error of a read-only broker request (offsets, metadata, a group description, the admin's
- * connect): a timeout there loses nothing
- * and leaves nothing indeterminate, so the adapters' CEG_DELIVERY_TIMEOUT (a write's) becomes
- * CEG_BROKER_UNAVAILABLE, retriable; every other error stays as it is.
+ * connect), or of an offset commit: a timeout there loses no event and leaves no event's fate
+ * indeterminate (a commit is idempotent: committing again is safe), so the adapters'
+ * CEG_DELIVERY_TIMEOUT ("Event not confirmed in time", a write's) becomes CEG_BROKER_UNAVAILABLE,
+ * retriable; every other error stays as it is.
  */
 export function readFailure(err: GatewayError): GatewayError {
   if (err.code !== 'CEG_DELIVERY_TIMEOUT') return err;

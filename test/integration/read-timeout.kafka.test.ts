@@ -6,7 +6,7 @@
  * `readFailure`), not with CEG_DELIVERY_TIMEOUT (which tells a publisher "this event may have been
  * written"). Asserted on both clients, on a transport that was connected before the pause and on
  * one whose first call meets the paused broker (the kafkajs adapter connects its admin alone for
- * reads). Then the same kind of fault for the other clients of a transport: a produce during the
+ * reads); an offset commit the same (idempotent: no event's fate is unknown). Then the same kind of fault for the other clients of a transport: a produce during the
  * pause fails retriably, a consume started during it waits or fails retriably, and both work once
  * the broker answers (kafkajs 2.2.4 took such a broker as connected for good: `Broker not
  * connected`, not retriable, on every call; src/transport/kafka/kafkajs.ts). Last, a consumption
@@ -120,6 +120,8 @@ describe.each(KAFKA_CLIENTS)('read-only calls against a paused broker (client %s
           ['committedOffsets', (t) => t.committedOffsets(group, topic)],
           ['maxMessageBytes', (t) => t.maxMessageBytes(topic)],
           ['partitionCount (a topic not yet looked up)', (t) => t.partitionCount(`${topic}-other`)],
+          // Not a read, but no event's fate either: a commit is idempotent (it said "Event not confirmed in time").
+          ['commitOffsets', (t) => t.commitOffsets(group, topic, [{ partition: 0, offset: 0n }])],
         ];
         for (const [name, call] of calls) {
           expectBrokerUnavailable(await rejectionWhilePaused(() => call(connected)), `connected ${name}`);

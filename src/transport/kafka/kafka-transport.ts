@@ -331,7 +331,7 @@ class KafkaTransport implements Transport {
       if (!IDLE_GROUP_STATES.has(state)) throw groupBusy(group, topic, state);
       await this.#committer.commit(admin, group, topic, offsets.map((o) => ({ partition: o.partition, offset: o.offset.toString() })));
     } catch (err) {
-      throw fromKafkaError(err, { operation: 'commitOffsets', group, topic });
+      throw readFailure(fromKafkaError(err, { operation: 'commitOffsets', group, topic }));
     }
   }
 

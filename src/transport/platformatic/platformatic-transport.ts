@@ -263,7 +263,7 @@ class PlatformaticTransport implements Transport {
       if (!IDLE_GROUP_STATES.has(state)) throw groupBusy(group, topic, state);
       await this.#admin.alterConsumerGroupOffsets({ groupId: group, topics: [{ name: topic, partitionOffsets: offsets.map((o) => ({ partition: o.partition, offset: o.offset })) }] });
     } catch (err) {
-      throw fromPlatformaticError(err, { operation: 'commitOffsets', group, topic });
+      throw readFailure(fromPlatformaticError(err, { operation: 'commitOffsets', group, topic }));
     }
   }
 
