@@ -11,6 +11,7 @@ import type { ReplayOffsets, StoredReplay, StoredSubscription } from '../../../s
 import { drained, parseOffsetsOption } from '../../../src/cli/commands/replay.js';
 import { silentLogger } from '../../../src/observability/index.js';
 import { createMemoryTransport } from '../../../src/transport/index.js';
+import type { Consumption, Transport } from '../../../src/transport/index.js';
 import { caught, caughtAsync } from '../../helpers/errors.js';
 import { waitFor } from '../../helpers/wait.js';
 
@@ -103,6 +104,36 @@ describe('the plan', () => {
   });
 });
 
+/**
+ * A stored push subscription `name` over topic `<prefix>.t` (2 partitions, 4 records, committed at
+ * 2 and 2) whose group keeps a member no reconciler stops (another process in the same group), and
+ * a replay coordinator with lease `leaseMs`.
+ */
+async function stuckGroup(prefix: string, name: string, leaseMs: number): Promise<{ transport: Transport; store: SubscriptionStore; audit: ReplayLog; group: string; member: Consumption; coordinator: ReplayCoordinator }> {
+    const transport = createMemoryTransport();
+    const log = silentLogger();
+    await transport.ensureTopics([{ name: `${prefix}.t`, partitions: 2, retentionMs: -1, cleanupPolicy: 'delete' }]);
+    await transport.produce(`${prefix}.t`, [0, 1, 0, 1].map((p) => ({ key: null, value: new Uint8Array([p]), headers: [], partition: p })));
+    const store = new SubscriptionStore(transport, `${prefix}.subscriptions`, log);
+    const audit = new ReplayLog(transport, `${prefix}.subscriptions.replays`, log);
+    await store.start();
+    await audit.start();
+    const group = `ce-gateway.sub.anonymous.${name}`;
+    const now = new Date().toISOString();
+    const stored: StoredSubscription = {
+      v: 1, name, owner: 'anonymous', group, kinds: ['K'], filters: [], start: 'latest', ordering: 'key', retry: { maxAttempts: DEFAULT_PUSH_RETRY.maxAttempts, backoff: { initialMs: 1000, factor: 2, maxMs: 60_000, jitter: 0.2 }, maxAgeMs: DEFAULT_PUSH_RETRY.maxAgeMs, timeoutMs: DEFAULT_PUSH_RETRY.timeoutMs },
+      concurrency: 1, rateLimit: null, state: 'active', delivery: { mode: 'push', url: 'https://example.test/', contentMode: 'binary', data: 'json', handshake: true, secretCount: 1, headerNames: [], sealed: 'x' },
+      createdAt: now, updatedAt: now, generation: 1,
+    };
+    await store.put(stored);
+    expect(store.get(group)).toBeDefined();
+    await transport.commitOffsets(group, `${prefix}.t`, [{ partition: 0, offset: 2n }, { partition: 1, offset: 2n }]);
+    // A member of the group that no reconciler stops (another process in the same group).
+    const member = await transport.consume({ group, topics: [`${prefix}.t`], startFrom: 'earliest' }, () => Promise.resolve());
+    const coordinator = new ReplayCoordinator({ store, audit, transport, topicsOf: () => [`${prefix}.t`], instance: 'here', log, leaseMs: leaseMs });
+    return { transport, store, audit, group, member, coordinator };
+}
+
 describe('the replay state', () => {
   const state = (phase: StoredReplay['phase'], leaseUntil: number): StoredReplay => ({ id: 'r', phase, requestedAt: new Date(0).toISOString(), leaseUntil: new Date(leaseUntil).toISOString(), instance: 'i' });
 
@@ -117,27 +148,7 @@ describe('the replay state', () => {
   });
 
   it('a group that keeps a member: CEG_REPLAY_FAILED after the wait, nothing moved, the state says failed, delivery not held', async () => {
-    const transport = createMemoryTransport();
-    const log = silentLogger();
-    await transport.ensureTopics([{ name: 'rp.t', partitions: 2, retentionMs: -1, cleanupPolicy: 'delete' }]);
-    await transport.produce('rp.t', [0, 1, 0, 1].map((p) => ({ key: null, value: new Uint8Array([p]), headers: [], partition: p })));
-    const store = new SubscriptionStore(transport, 'rp.subscriptions', log);
-    const audit = new ReplayLog(transport, 'rp.subscriptions.replays', log);
-    await store.start();
-    await audit.start();
-    const group = 'ce-gateway.sub.anonymous.stuck';
-    const now = new Date().toISOString();
-    const stored: StoredSubscription = {
-      v: 1, name: 'stuck', owner: 'anonymous', group, kinds: ['K'], filters: [], start: 'latest', ordering: 'key', retry: { maxAttempts: DEFAULT_PUSH_RETRY.maxAttempts, backoff: { initialMs: 1000, factor: 2, maxMs: 60_000, jitter: 0.2 }, maxAgeMs: DEFAULT_PUSH_RETRY.maxAgeMs, timeoutMs: DEFAULT_PUSH_RETRY.timeoutMs },
-      concurrency: 1, rateLimit: null, state: 'active', delivery: { mode: 'push', url: 'https://example.test/', contentMode: 'binary', data: 'json', handshake: true, secretCount: 1, headerNames: [], sealed: 'x' },
-      createdAt: now, updatedAt: now, generation: 1,
-    };
-    await store.put(stored);
-    expect(store.get(group)).toBeDefined();
-    await transport.commitOffsets(group, 'rp.t', [{ partition: 0, offset: 2n }, { partition: 1, offset: 2n }]);
-    // A member of the group that no reconciler stops (another process in the same group).
-    const member = await transport.consume({ group, topics: ['rp.t'], startFrom: 'earliest' }, () => Promise.resolve());
-    const coordinator = new ReplayCoordinator({ store, audit, transport, topicsOf: () => ['rp.t'], instance: 'here', log, leaseMs: 1000 });
+    const { transport, store, audit, group, member, coordinator } = await stuckGroup('rp', 'stuck', 1000);
     try {
       const dry = await coordinator.replay('stuck', { to: 'earliest', dryRun: true }, 'anonymous');
       expect(dry).toMatchObject({ events: 4, partitions: { 0: { from: '2', to: '0', events: 2 }, 1: { from: '2', to: '0', events: 2 } } });
@@ -156,27 +167,7 @@ describe('the replay state', () => {
   });
 
   it('a subscription deleted while its replay waits for the group: CEG_NOT_FOUND saying so (not another replay taking over), nothing moved', async () => {
-    const transport = createMemoryTransport();
-    const log = silentLogger();
-    await transport.ensureTopics([{ name: 'rpd.t', partitions: 2, retentionMs: -1, cleanupPolicy: 'delete' }]);
-    await transport.produce('rpd.t', [0, 1, 0, 1].map((p) => ({ key: null, value: new Uint8Array([p]), headers: [], partition: p })));
-    const store = new SubscriptionStore(transport, 'rpd.subscriptions', log);
-    const audit = new ReplayLog(transport, 'rpd.subscriptions.replays', log);
-    await store.start();
-    await audit.start();
-    const group = 'ce-gateway.sub.anonymous.gone';
-    const now = new Date().toISOString();
-    const stored: StoredSubscription = {
-      v: 1, name: 'gone', owner: 'anonymous', group, kinds: ['K'], filters: [], start: 'latest', ordering: 'key', retry: { maxAttempts: DEFAULT_PUSH_RETRY.maxAttempts, backoff: { initialMs: 1000, factor: 2, maxMs: 60_000, jitter: 0.2 }, maxAgeMs: DEFAULT_PUSH_RETRY.maxAgeMs, timeoutMs: DEFAULT_PUSH_RETRY.timeoutMs },
-      concurrency: 1, rateLimit: null, state: 'active', delivery: { mode: 'push', url: 'https://example.test/', contentMode: 'binary', data: 'json', handshake: true, secretCount: 1, headerNames: [], sealed: 'x' },
-      createdAt: now, updatedAt: now, generation: 1,
-    };
-    await store.put(stored);
-    expect(store.get(group)).toBeDefined();
-    await transport.commitOffsets(group, 'rpd.t', [{ partition: 0, offset: 2n }, { partition: 1, offset: 2n }]);
-    // A member of the group that no reconciler stops (another process in the same group).
-    const member = await transport.consume({ group, topics: ['rpd.t'], startFrom: 'earliest' }, () => Promise.resolve());
-    const coordinator = new ReplayCoordinator({ store, audit, transport, topicsOf: () => ['rpd.t'], instance: 'here', log, leaseMs: 20_000 });
+    const { transport, store, audit, group, member, coordinator } = await stuckGroup('rpd', 'gone', 20_000);
     try {
       const replaying = caughtAsync(coordinator.replay('gone', { to: 'earliest' }, 'anonymous'));
       await waitFor('the replay to pause the subscription', () => store.get(group)?.replay?.phase === 'pausing', 5_000, 10);
