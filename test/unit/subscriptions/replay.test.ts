@@ -110,28 +110,28 @@ describe('the plan', () => {
  * a replay coordinator with lease `leaseMs`.
  */
 async function stuckGroup(prefix: string, name: string, leaseMs: number): Promise<{ transport: Transport; store: SubscriptionStore; audit: ReplayLog; group: string; member: Consumption; coordinator: ReplayCoordinator }> {
-    const transport = createMemoryTransport();
-    const log = silentLogger();
-    await transport.ensureTopics([{ name: `${prefix}.t`, partitions: 2, retentionMs: -1, cleanupPolicy: 'delete' }]);
-    await transport.produce(`${prefix}.t`, [0, 1, 0, 1].map((p) => ({ key: null, value: new Uint8Array([p]), headers: [], partition: p })));
-    const store = new SubscriptionStore(transport, `${prefix}.subscriptions`, log);
-    const audit = new ReplayLog(transport, `${prefix}.subscriptions.replays`, log);
-    await store.start();
-    await audit.start();
-    const group = `ce-gateway.sub.anonymous.${name}`;
-    const now = new Date().toISOString();
-    const stored: StoredSubscription = {
-      v: 1, name, owner: 'anonymous', group, kinds: ['K'], filters: [], start: 'latest', ordering: 'key', retry: { maxAttempts: DEFAULT_PUSH_RETRY.maxAttempts, backoff: { initialMs: 1000, factor: 2, maxMs: 60_000, jitter: 0.2 }, maxAgeMs: DEFAULT_PUSH_RETRY.maxAgeMs, timeoutMs: DEFAULT_PUSH_RETRY.timeoutMs },
-      concurrency: 1, rateLimit: null, state: 'active', delivery: { mode: 'push', url: 'https://example.test/', contentMode: 'binary', data: 'json', handshake: true, secretCount: 1, headerNames: [], sealed: 'x' },
-      createdAt: now, updatedAt: now, generation: 1,
-    };
-    await store.put(stored);
-    expect(store.get(group)).toBeDefined();
-    await transport.commitOffsets(group, `${prefix}.t`, [{ partition: 0, offset: 2n }, { partition: 1, offset: 2n }]);
-    // A member of the group that no reconciler stops (another process in the same group).
-    const member = await transport.consume({ group, topics: [`${prefix}.t`], startFrom: 'earliest' }, () => Promise.resolve());
-    const coordinator = new ReplayCoordinator({ store, audit, transport, topicsOf: () => [`${prefix}.t`], instance: 'here', log, leaseMs: leaseMs });
-    return { transport, store, audit, group, member, coordinator };
+  const transport = createMemoryTransport();
+  const log = silentLogger();
+  await transport.ensureTopics([{ name: `${prefix}.t`, partitions: 2, retentionMs: -1, cleanupPolicy: 'delete' }]);
+  await transport.produce(`${prefix}.t`, [0, 1, 0, 1].map((p) => ({ key: null, value: new Uint8Array([p]), headers: [], partition: p })));
+  const store = new SubscriptionStore(transport, `${prefix}.subscriptions`, log);
+  const audit = new ReplayLog(transport, `${prefix}.subscriptions.replays`, log);
+  await store.start();
+  await audit.start();
+  const group = `ce-gateway.sub.anonymous.${name}`;
+  const now = new Date().toISOString();
+  const stored: StoredSubscription = {
+    v: 1, name, owner: 'anonymous', group, kinds: ['K'], filters: [], start: 'latest', ordering: 'key', retry: { maxAttempts: DEFAULT_PUSH_RETRY.maxAttempts, backoff: { initialMs: 1000, factor: 2, maxMs: 60_000, jitter: 0.2 }, maxAgeMs: DEFAULT_PUSH_RETRY.maxAgeMs, timeoutMs: DEFAULT_PUSH_RETRY.timeoutMs },
+    concurrency: 1, rateLimit: null, state: 'active', delivery: { mode: 'push', url: 'https://example.test/', contentMode: 'binary', data: 'json', handshake: true, secretCount: 1, headerNames: [], sealed: 'x' },
+    createdAt: now, updatedAt: now, generation: 1,
+  };
+  await store.put(stored);
+  expect(store.get(group)).toBeDefined();
+  await transport.commitOffsets(group, `${prefix}.t`, [{ partition: 0, offset: 2n }, { partition: 1, offset: 2n }]);
+  // A member of the group that no reconciler stops (another process in the same group).
+  const member = await transport.consume({ group, topics: [`${prefix}.t`], startFrom: 'earliest' }, () => Promise.resolve());
+  const coordinator = new ReplayCoordinator({ store, audit, transport, topicsOf: () => [`${prefix}.t`], instance: 'here', log, leaseMs: leaseMs });
+  return { transport, store, audit, group, member, coordinator };
 }
 
 describe('the replay state', () => {
