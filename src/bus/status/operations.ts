@@ -150,26 +150,12 @@ export class SubscriptionOperations {
     const s = m?.stats();
     const a = m?.activity();
     const iso = (ms: number | undefined): string | null => (ms === undefined ? null : new Date(ms).toISOString());
-    if (t.pull === true) {
-      // No member runs a pull subscription: the counts are what pulls handed out here (an event
-      // pulled again counts again), and nothing is retried (a client pulls again instead).
-      const p = this.#d.pullStats?.(t.group);
-      return {
-        name: t.name,
-        group: t.group,
-        origin: t.origin,
-        state: t.state,
-        running: false,
-        lag,
-        delivered: p?.delivered ?? 0,
-        retried: 0,
-        deadLettered: p?.deadLettered ?? 0,
-        lastError: t.failure !== undefined ? { time: iso(t.failure.atMs)!, reason: t.failure.reason.slice(0, 500) } : null,
-        lastDeliveryTime: iso(p?.lastDeliveryMs),
-        scope: 'instance',
-        instance: this.#d.instance,
-      };
-    }
+    // No member runs a pull subscription: its counts are what pulls handed out here (an event
+    // pulled again counts again), and nothing is retried (a client pulls again instead).
+    const p = t.pull === true ? this.#d.pullStats?.(t.group) : undefined;
+    const counts = p !== undefined
+      ? { delivered: p.delivered, retried: 0, deadLettered: p.deadLettered, lastDeliveryMs: p.lastDeliveryMs }
+      : { delivered: s?.handled ?? 0, retried: s?.retried ?? 0, deadLettered: s?.deadLettered ?? 0, lastDeliveryMs: a?.lastDeliveryMs };
     return {
       name: t.name,
       group: t.group,
@@ -177,11 +163,11 @@ export class SubscriptionOperations {
       state: t.state,
       running: m !== undefined,
       lag,
-      delivered: s?.handled ?? 0,
-      retried: s?.retried ?? 0,
-      deadLettered: s?.deadLettered ?? 0,
+      delivered: counts.delivered,
+      retried: counts.retried,
+      deadLettered: counts.deadLettered,
       lastError: a?.lastError !== undefined ? { time: iso(a.lastError.atMs)!, reason: a.lastError.reason } : t.failure !== undefined ? { time: iso(t.failure.atMs)!, reason: t.failure.reason.slice(0, 500) } : null,
-      lastDeliveryTime: iso(a?.lastDeliveryMs),
+      lastDeliveryTime: iso(counts.lastDeliveryMs),
       scope: 'instance',
       instance: this.#d.instance,
     };
