@@ -57,8 +57,8 @@ export async function startKafkaRead(kafka: Kafka, admin: Admin, spec: ReadSpec,
   if (open.size === 0) return { done: Promise.resolve(), stop: () => Promise.resolve() };
 
   const consumer = kafka.consumer({ groupId, sessionTimeout: opts.sessionTimeoutMs, heartbeatInterval: opts.heartbeatIntervalMs, maxWaitTimeInMs: opts.maxWaitTimeMs, allowAutoTopicCreation: false, retry: { retries: opts.retries } });
-  /** Per partition, the next offset to hand on: the start, then one past the last record handled. */
-  const next = new Map([...where].map(([k, p]) => [k, p.from]));
+  /** Per partition, the offset of the last record handed on (kept as kafkajs gives it: no work per record beyond the set). */
+  const handedOn = new Map<string, string>();
   // On every join, not only the first: when kafkajs restarts a consumer that crashed (a broker down
   // longer than its retries), it starts again from the group's committed offsets, and this
   // throw-away group commits none, so from `fromBeginning`: records handed on before were handed
@@ -66,7 +66,10 @@ export async function startKafkaRead(kafka: Kafka, admin: Admin, spec: ReadSpec,
   // `latest` or positions). Seen with a broker SIGKILLed for 15 s
   // (test/integration/follower-broker-restart.kafka.test.ts).
   consumer.on(consumer.events.GROUP_JOIN, () => {
-    for (const [k, p] of where) consumer.seek({ topic: p.topic, partition: p.partition, offset: next.get(k) ?? p.from });
+    for (const [k, p] of where) {
+      const last = handedOn.get(k);
+      consumer.seek({ topic: p.topic, partition: p.partition, offset: last === undefined ? p.from : (BigInt(last) + 1n).toString() });
+    }
   });
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> =>
@@ -116,7 +119,7 @@ export async function startKafkaRead(kafka: Kafka, admin: Admin, spec: ReadSpec,
           return;
         }
         payload.resolveOffset(m.offset);
-        next.set(key, (BigInt(m.offset) + 1n).toString());
+        handedOn.set(key, m.offset);
       }
       // The batch's last offset counts transaction markers and aborted records too (they take
       // offsets but are never handed on): a partition ending with a marker still ends.
