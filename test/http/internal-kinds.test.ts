@@ -56,6 +56,18 @@ describe('internal kinds on POST /events', () => {
     expect(await answer(internalName)).toBe(unknown);
   });
 
+  it('/metrics never names an internal kind posted by its eventId or name: those refusals count as kind "unknown"', async () => {
+    const internalName = gw.catalog.byEventId(INTERNAL_KIND)!.name;
+    expect((await publish(setup.keys.acme, INTERNAL_KIND)).status).toBe(400);
+    expect((await publish(setup.keys.ops, INTERNAL_KIND)).status).toBe(403);
+    const res = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${setup.keys.ops}` } });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    const refused = text.split('\n').filter((l) => l.startsWith('ce_gateway_ingress_events_total{') && l.includes('outcome="refused"'));
+    expect(refused.some((l) => l.includes('kind="unknown"'))).toBe(true);
+    expect(text).not.toContain(internalName);
+  });
+
   it('an admin still gets 403 naming permission internal', async () => {
     const r = await publish(setup.keys.ops, INTERNAL_KIND);
     expect(r.status, r.text).toBe(403);

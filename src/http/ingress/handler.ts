@@ -171,9 +171,16 @@ export async function handleIngress(req: IncomingMessage, res: ServerResponse, d
   }
 }
 
-/** The `kind` label of an event's `type`: the kind's business name, or `unknown` (bounded: never the partner's text). */
+/**
+ * The `kind` label of an event's `type`: the kind's business name, or `unknown` (bounded: never the
+ * partner's text). An internal kind is `unknown` too: it is never accepted over HTTP, and `/metrics`
+ * may be readable by partners (`METRICS_AUTH=public`), so its name must not appear there when
+ * someone posts its eventId (issue 11, docs/security.md "Internal kinds").
+ */
 function kindName(deps: IngressDeps, type: unknown): string {
-  return typeof type === 'string' ? (deps.codec.catalog.byEventId(type)?.name ?? 'unknown') : 'unknown';
+  if (typeof type !== 'string') return 'unknown';
+  const kind = deps.codec.catalog.byEventId(type);
+  return kind === undefined || kind.internal ? 'unknown' : kind.name;
 }
 
 function countRefused(deps: IngressDeps, kinds: readonly string[], outcome: 'refused' | 'failed'): void {
