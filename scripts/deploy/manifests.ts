@@ -133,6 +133,16 @@ export function checkManifests({ manifests, extraEnvNames }: ManifestInput): Rep
     }
   }
 
+  // Secrets are read once at start-up (the TLS pair excepted: reloaded by the gateway), so a
+  // changed Secret must roll the pods: the chart's checksum/secrets (docs/deploy.md "Changing a Secret").
+  const tlsDir = typeof settings.TLS_CERT_FILE === 'string' ? settings.TLS_CERT_FILE.replace(/\/[^/]*$/, '') : undefined;
+  const tlsVolumes = new Set(mounts.filter((m) => tlsDir !== undefined && m.mountPath.replace(/\/$/, '') === tlsDir).map((m) => m.name as string));
+  const readsSecrets = (c.env ?? []).some((e: any) => e.valueFrom?.secretKeyRef !== undefined) || (pod.volumes ?? []).some((v: any) => !tlsVolumes.has(v.name) && (v.secret !== undefined || (v.projected?.sources ?? []).some((x: any) => x.secret !== undefined)));
+  if (readsSecrets) {
+    const annotations: Record<string, string> = dep.spec.template.metadata.annotations ?? {};
+    r.check(annotations['checksum/secrets'] !== undefined, 'the pods roll when a Secret they read changes (checksum/secrets)', 'the pods read Secrets at start-up but carry no checksum/secrets annotation: a changed Secret (a partner\'s new key) would not reach running pods');
+  }
+
   // Shutdown: preStop sleep + SHUTDOWN_TIMEOUT_MS < terminationGracePeriodSeconds.
   const preStop: string[] = c.lifecycle?.preStop?.exec?.command ?? [];
   const sleepS = preStop[0] === 'sleep' ? Number(preStop[1]) : 0;

@@ -27,7 +27,7 @@ function render(): any[] {
         replicas: 2,
         selector: { matchLabels: labels },
         template: {
-          metadata: { labels: { ...labels, 'app.kubernetes.io/component': 'gateway' } },
+          metadata: { labels: { ...labels, 'app.kubernetes.io/component': 'gateway' }, annotations: { 'checksum/secrets': '0'.repeat(64) } },
           spec: {
             automountServiceAccountToken: false,
             securityContext: { runAsNonRoot: true, runAsUser: 1000, seccompProfile: { type: 'RuntimeDefault' } },
@@ -92,6 +92,7 @@ describe('rendered chart facts (scripts/deploy/manifests.ts)', () => {
     ['a secret value in env', (m: any[]) => void (container(m).env[0] = { name: 'OUTBOX_DATABASE_URL', value: 'postgres://u:p@db/x' }), /OUTBOX_DATABASE_URL is given as a value/],
     ['a secret in the ConfigMap', (m: any[]) => void (m[0].data.SCHEMA_REGISTRY_PASSWORD = 'x'), /secret variables in a ConfigMap: SCHEMA_REGISTRY_PASSWORD/],
     ['a variable the gateway does not read', (m: any[]) => void (m[0].data.KAFKA_BROKER = 'k:9092'), /ConfigMap variables the gateway does not read: KAFKA_BROKER/],
+    ['pods that read Secrets but do not roll when they change', (m: any[]) => void delete dep(m).spec.template.metadata.annotations['checksum/secrets'], /no checksum\/secrets annotation/],
     ['a rendered Secret', (m: any[]) => void m.push({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's' }, stringData: { DATABASE_URL: 'x' } }), /renders a Secret/],
     ['a catalog that does not load', (m: any[]) => void (m[1].data['catalog.yaml'] = 'version: 1\nkinds: [ { name: Broken } ]\n'), /ConfigMap gw-ce-gateway-catalog does not load/],
     ['a Service that selects nothing', (m: any[]) => void (m[2].spec.selector = { app: 'other' }), /Service gw-ce-gateway selector does not match/],
@@ -104,6 +105,18 @@ describe('rendered chart facts (scripts/deploy/manifests.ts)', () => {
     const m = render();
     mutate(m);
     expect(check(m).problems.join('\n')).toMatch(problem);
+  });
+
+  it('needs no checksum/secrets when the only Secret is the TLS pair the gateway reloads itself', () => {
+    const m = render();
+    const d = dep(m);
+    delete d.spec.template.metadata.annotations['checksum/secrets'];
+    container(m).env = container(m).env.filter((e: any) => e.valueFrom === undefined);
+    d.spec.template.spec.volumes = d.spec.template.spec.volumes.map((v: any) => (v.name === 'partners' ? { name: 'tls', secret: { secretName: 'tls' } } : v));
+    container(m).volumeMounts = container(m).volumeMounts.map((v: any) => (v.name === 'partners' ? { name: 'tls', mountPath: '/etc/ce-gateway/tls', readOnly: true } : v));
+    m[0].data.TLS_CERT_FILE = '/etc/ce-gateway/tls/tls.crt';
+    delete m[0].data.PARTNERS_FILE;
+    expect(check(m).problems.join('\n')).not.toMatch(/checksum\/secrets/);
   });
 
   it('names extraEnv variables it was not told about', () => {
