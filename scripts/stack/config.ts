@@ -2,6 +2,12 @@
  * Where the local stack lives and which ports it uses. Everything listens on 127.0.0.1 only.
  * Downloads are cached outside the checkout (Maven's local repository and ~/.cache/ce-gateway),
  * so a fresh clone reuses them; service data lives in the checkout's `.stack/` (ignored by git).
+ *
+ * The default ports lie below 32768, outside every common ephemeral port range (Linux
+ * 32768–60999, macOS and Windows 49152–65535): inside it, any outgoing connection of any process
+ * (a test suite opens tens of thousands) may hold the port as its local end when a service starts,
+ * and the broker then fails with "Address already in use". The previous defaults (39092, 38081,
+ * 35432) did so once in CI.
  */
 import { createHash } from 'node:crypto';
 import { homedir } from 'node:os';
@@ -69,11 +75,11 @@ export function stackConfig(): StackConfig {
     stateDir,
     cacheDir,
     kafka: {
-      port: int('STACK_KAFKA_PORT', 39092),
-      controllerPort: int('STACK_KAFKA_CONTROLLER_PORT', 39093),
-      saslPort: int('STACK_KAFKA_SASL_PORT', 39094),
-      sslPort: int('STACK_KAFKA_SSL_PORT', 39095),
-      saslSslPort: int('STACK_KAFKA_SASL_SSL_PORT', 39096),
+      port: int('STACK_KAFKA_PORT', 19092),
+      controllerPort: int('STACK_KAFKA_CONTROLLER_PORT', 19093),
+      saslPort: int('STACK_KAFKA_SASL_PORT', 19094),
+      sslPort: int('STACK_KAFKA_SSL_PORT', 19095),
+      saslSslPort: int('STACK_KAFKA_SASL_SSL_PORT', 19096),
       saslUser: 'ce-gateway-test',
       saslPasswordFile: join(stateDir, 'kafka', 'sasl-password'),
       libsDir: join(cacheDir, `kafka-${KAFKA_VERSION}`, 'libs'),
@@ -81,13 +87,13 @@ export function stackConfig(): StackConfig {
       heapMb: 768,
     },
     registry: {
-      port: int('STACK_REGISTRY_PORT', 38081),
-      tlsPort: int('STACK_REGISTRY_TLS_PORT', 38444),
+      port: int('STACK_REGISTRY_PORT', 18081),
+      tlsPort: int('STACK_REGISTRY_TLS_PORT', 18444),
       appDir: join(cacheDir, `apicurio-registry-${APICURIO_VERSION}`),
       dir: join(stateDir, 'registry'),
       heapMb: 512,
     },
-    postgres: { port: int('STACK_POSTGRES_PORT', 35432), dataDir: pgDataDir, dir: join(stateDir, 'postgres'), user: 'cegw' },
+    postgres: { port: int('STACK_POSTGRES_PORT', 15432), dataDir: pgDataDir, dir: join(stateDir, 'postgres'), user: 'cegw' },
     tlsDir: join(stateDir, 'tls'),
     envFile: join(stateDir, 'env'),
   };

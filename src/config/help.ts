@@ -17,7 +17,7 @@ export const CONFIG_HELP: Readonly<Record<string, string>> = Object.freeze({
   KAFKA_SASL_MECHANISM: 'plain | scram-sha-256 | scram-sha-512 (needs KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD)',
   KAFKA_SASL_USERNAME: 'SASL user (secret: from the environment or KAFKA_SASL_USERNAME_FILE)',
   KAFKA_SASL_PASSWORD: 'SASL password (secret: from the environment or KAFKA_SASL_PASSWORD_FILE)',
-  SCHEMA_REGISTRY_URL: 'http(s) URL of the Confluent REST API without query or fragment, e.g. http://127.0.0.1:38081/apis/ccompat/v7 (unset: in-memory registry)',
+  SCHEMA_REGISTRY_URL: 'http(s) URL of the Confluent REST API without query or fragment, e.g. http://127.0.0.1:18081/apis/ccompat/v7 (unset: in-memory registry)',
   SCHEMA_REGISTRY_USERNAME: 'registry basic-auth user (secret; with SCHEMA_REGISTRY_PASSWORD)',
   SCHEMA_REGISTRY_PASSWORD: 'registry basic-auth password (secret; with SCHEMA_REGISTRY_USERNAME)',
   SCHEMA_REGISTRY_CA_FILE: 'path of a PEM file with the CA certificate(s) of an https SCHEMA_REGISTRY_URL (default: Node\'s trusted CAs)',

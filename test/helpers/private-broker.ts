@@ -3,13 +3,13 @@
  * it without disturbing anyone else. Same binaries as the stack, its own ports and data directory.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { kafkaPidFile, startKafka } from '../../scripts/stack/kafka.js';
 import { preflight } from '../../scripts/stack/preflight.js';
 import { readPid } from '../../scripts/stack/process.js';
 import { stackConfig } from '../../scripts/stack/index.js';
+import { isFree } from './ports.js';
 import type { StackConfig } from '../../scripts/stack/config.js';
 import { stackEnv } from './stack.js';
 import { waitFor } from './wait.js';
@@ -43,14 +43,6 @@ export function processState(pid: number): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-async function isFree(port: number): Promise<boolean> {
-  const s = createServer();
-  return new Promise<boolean>((resolve) => {
-    s.once('error', () => resolve(false));
-    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
-  });
 }
 
 /**

@@ -61,7 +61,7 @@ describe('config check', () => {
 
   it('the stack\'s env file: its KAFKA_LIBS and DATABASE_URL (the tests\', not a setting: serve reads no database) are no typo, and a secret from it is said to come from it, not from the environment', () => {
     const envFile = join(dir, 'stack.env');
-    writeFileSync(envFile, `KAFKA_BROKERS=127.0.0.1:9092\nKAFKA_LIBS=/opt/kafka/libs\nDATABASE_URL=postgres://cegw:${SECRET}@127.0.0.1:35432/cegw\nOUTBOX_DATABASE_URL=postgres://cegw:${SECRET}@127.0.0.1:35432/cegw\n`);
+    writeFileSync(envFile, `KAFKA_BROKERS=127.0.0.1:9092\nKAFKA_LIBS=/opt/kafka/libs\nDATABASE_URL=postgres://cegw:${SECRET}@127.0.0.1:15432/cegw\nOUTBOX_DATABASE_URL=postgres://cegw:${SECRET}@127.0.0.1:15432/cegw\n`);
     const r = checkConfiguration({ CE_GATEWAY_ENV_FILE: envFile, KAFKA_SASL_MECHANISM: 'plain', KAFKA_SASL_USERNAME: 'svc', KAFKA_SASL_PASSWORD: 'p' }, dir);
     expect(r.ok, JSON.stringify(r.problems)).toBe(true);
     expect(r.warnings).toEqual([]);

@@ -230,8 +230,8 @@ describe('values that pass as something else (config break report 1, 3, 5–8)',
 
 describe('env file', () => {
   it('readEnvFile reads KEY=value lines, skipping blanks, comments and lines without a key', () => {
-    const p = file('env1', '# stack\nKAFKA_BROKERS=127.0.0.1:39092\n\n  PORT = 9000 \nURL=http://x/?a=b\n=nokey\njunk\n');
-    expect(readEnvFile(p)).toEqual({ KAFKA_BROKERS: '127.0.0.1:39092', PORT: '9000', URL: 'http://x/?a=b' });
+    const p = file('env1', '# stack\nKAFKA_BROKERS=127.0.0.1:19092\n\n  PORT = 9000 \nURL=http://x/?a=b\n=nokey\njunk\n');
+    expect(readEnvFile(p)).toEqual({ KAFKA_BROKERS: '127.0.0.1:19092', PORT: '9000', URL: 'http://x/?a=b' });
   });
 
   it('environment(): the environment wins over the file, which fills the rest', () => {
@@ -248,10 +248,10 @@ describe('env file', () => {
     expect(environment({ PORT: '1' }, cwd)).toEqual({ vars: { PORT: '1' } });
     const stack = join(cwd, '.stack');
     mkdirSync(stack, { recursive: true });
-    writeFileSync(join(stack, 'env'), 'KAFKA_BROKERS=127.0.0.1:39092\n');
+    writeFileSync(join(stack, 'env'), 'KAFKA_BROKERS=127.0.0.1:19092\n');
     const r = environment({}, cwd);
     expect(r.file).toBe(join(stack, 'env'));
-    expect(r.vars.KAFKA_BROKERS).toBe('127.0.0.1:39092');
+    expect(r.vars.KAFKA_BROKERS).toBe('127.0.0.1:19092');
   });
 
   it('environment(): a CE_GATEWAY_ENV_FILE naming a missing file is a CEG_INVALID_OPTIONS naming the variable', () => {

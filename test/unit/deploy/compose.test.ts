@@ -10,7 +10,7 @@ const hc = { test: ['CMD', 'true'] };
 function project(): ComposeProject {
   return {
     services: {
-      kafka: { image: 'apache/kafka:4.1.1', environment: { KAFKA_PROCESS_ROLES: 'broker,controller' }, healthcheck: hc, ports: [{ host_ip: '127.0.0.1', published: '39092', target: 39092 }] },
+      kafka: { image: 'apache/kafka:4.1.1', environment: { KAFKA_PROCESS_ROLES: 'broker,controller' }, healthcheck: hc, ports: [{ host_ip: '127.0.0.1', published: '19092', target: 19092 }] },
       postgres: { image: 'postgres:15', healthcheck: hc },
       registry: { image: 'apicurio/apicurio-registry:3.0.9', healthcheck: hc, depends_on: { postgres: healthy } },
       gateway: {

@@ -4,11 +4,11 @@ import { resolveConfluentOptions } from '../../../src/registry/index.js';
 
 describe('resolveConfluentOptions', () => {
   it('defaults the timeout, trims the trailing slash and folds credentials into a hidden header', () => {
-    const o = resolveConfluentOptions({ url: 'http://127.0.0.1:38081/apis/ccompat/v7/', username: 'u', password: 'p' });
-    expect(o.baseUrl).toBe('http://127.0.0.1:38081/apis/ccompat/v7');
+    const o = resolveConfluentOptions({ url: 'http://127.0.0.1:18081/apis/ccompat/v7/', username: 'u', password: 'p' });
+    expect(o.baseUrl).toBe('http://127.0.0.1:18081/apis/ccompat/v7');
     expect(o.timeoutMs).toBe(5000);
     expect(o.authorization).toBe(`Basic ${Buffer.from('u:p').toString('base64')}`);
-    expect(JSON.stringify(o)).toBe('{"baseUrl":"http://127.0.0.1:38081/apis/ccompat/v7","timeoutMs":5000}');
+    expect(JSON.stringify(o)).toBe('{"baseUrl":"http://127.0.0.1:18081/apis/ccompat/v7","timeoutMs":5000}');
     expect(Object.isFrozen(o)).toBe(true);
   });
 

@@ -24,7 +24,7 @@ function fakeStack(): { cfg: StackConfig; root: string } {
   const pgData = join(root, 'pg', 'abc', 'pgdata');
   const cacheDir = join(root, 'cache');
   for (const d of [join(stateDir, 'kafka', 'data', 'trading.prices-0'), join(stateDir, 'registry'), join(stateDir, 'tls'), pgData, join(cacheDir, 'kafka-4.1.1', 'libs')]) mkdirSync(d, { recursive: true });
-  writeFileSync(join(stateDir, 'env'), 'KAFKA_BROKERS=127.0.0.1:39092\n');
+  writeFileSync(join(stateDir, 'env'), 'KAFKA_BROKERS=127.0.0.1:19092\n');
   writeFileSync(join(pgData, 'PG_VERSION'), '16\n');
   writeFileSync(join(dirname(pgData), 'password'), 'x\n');
   writeFileSync(join(cacheDir, 'kafka-4.1.1', 'libs', 'kafka.jar'), 'jar');
