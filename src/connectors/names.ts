@@ -87,7 +87,9 @@ export function envNameProblem(name: string): string | undefined {
 }
 
 /** Variables a hook never gets from the gateway's environment: the gateway's own secrets and anything that looks like one. */
-const SECRET_LIKE = /PASSW(OR)?D|SECRET|TOKEN|CREDENTIAL|PRIVATE|API_?KEY|ACCESS_?KEY|AUTH|SASL|DATABASE_URL|CONNECTION_STRING|(^|_)DSN$|(^|_)KEY$|(^|_)HEADERS$|^OIDC_/i;
+// Words are matched as parts of a name split at `_` (MY_PASS, DB_PWD, GH_PAT) or inside one
+// (PGPASSWORD, MYSECRET): a short abbreviation only as a whole part, so BYPASS_MODE or PATH pass.
+const SECRET_LIKE = /PASSW(OR)?D|PASSPHRASE|SECRET|TOKEN|CREDENTIAL|PRIVATE|API_?KEY|ACCESS_?KEY|AUTH|SASL|COOKIE|BEARER|SESSION|DATABASE_URL|CONNECTION_STRING|(^|_)(PASS|PWD|PW|PAT|CREDS?|DSN|KEY)(_|$)|(^|_)HEADERS$|^OIDC_/i;
 
 /**
  * Variables of the gateway that carry credentials without a secret-like name: the registry URL may

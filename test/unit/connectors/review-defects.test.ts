@@ -12,6 +12,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { InvalidArgumentError } from 'commander';
+import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Outcome } from '../../../src/bus/subscriber/index.js';
 import { GROUP_PREFIX } from '../../../src/bus/subscriptions/index.js';
@@ -103,8 +104,19 @@ describe('D4: passEnv refuses the variables that carry the gateway credentials',
     expect(isSecretLikeName(name)).toBe(true);
   });
 
-  it.each(['TZ', 'HOME', 'LANG', 'MY_SERVICE_URL'])('%s may be passed', (name) => {
+  it.each(['TZ', 'HOME', 'LANG', 'MY_SERVICE_URL', 'BYPASS_MODE', 'PATHS', 'PASSENGER_COUNT', 'KEYBOARD', 'MONKEY_LEVEL', 'PATTERN'])('%s may be passed', (name) => {
     expect(isSecretLikeName(name)).toBe(false);
+  });
+
+  it('any name with a credential word as one of its _-separated parts is secret-like (abbreviations included), whatever surrounds it', () => {
+    const word = fc.constantFrom('PASS', 'PWD', 'PW', 'PAT', 'CRED', 'CREDS', 'PASSWORD', 'PASSWD', 'PASSPHRASE', 'SECRET', 'TOKEN', 'KEY', 'APIKEY', 'COOKIE', 'BEARER', 'SESSION', 'AUTH', 'DSN');
+    const part = fc.stringMatching(/^[A-Z][A-Z0-9]{0,7}$/);
+    fc.assert(
+      fc.property(fc.array(part, { maxLength: 2 }), word, fc.array(part, { maxLength: 2 }), fc.boolean(), (before, w, after, lower) => {
+        const name = [...before, w, ...after].join('_');
+        expect(isSecretLikeName(lower ? name.toLowerCase() : name), name).toBe(true);
+      }),
+    );
   });
 
   it('a shell-hook file with passEnv: [SCHEMA_REGISTRY_URL, OTEL_EXPORTER_OTLP_HEADERS] is refused, each entry named', () => {
