@@ -32,6 +32,7 @@ import { canonicalAddress, clientAddressOf } from './auth/client-address.js';
 import { readTlsPair, reloadOnChange } from './tls.js';
 import type { TlsFiles } from './tls.js';
 import { expectationFailed, sendJson, sendProblem } from './respond.js';
+import type { OpsPath } from './ops-server.js';
 
 /** Timeouts (ms) and bounds of the server; see the README's configuration table. */
 export interface HttpServerOptions {
@@ -203,14 +204,18 @@ export function createHttpServer(deps: ServerDeps): Server {
   // Refusals are counted under the client address the failed-authentication limit uses (behind
   // TRUSTED_PROXIES the forwarded client, not the proxy) and, once authenticated, the partner's id.
   const clientOf = deps.auth === undefined ? clientAddressOf(undefined) : deps.auth.clientAddress.bind(deps.auth);
-  const refusedBy = (req: IncomingMessage, access?: Access): RefusedBy => ({ client: clientOf(req), ...(access !== undefined && deps.auth?.enabled === true ? { partner: access.partner.id } : {}) });
+  const refusedBy = (req: IncomingMessage, access?: Access | string): RefusedBy => {
+    const partner = typeof access === 'string' ? access : access?.partner.id;
+    return { client: clientOf(req), ...(partner !== undefined && deps.auth?.enabled === true ? { partner } : {}) };
+  };
   const socketClient = (socket: Duplex): RefusedBy => {
     // No request was parsed: only the TCP peer is known.
     const raw = (socket as { remoteAddress?: string }).remoteAddress;
     return raw === undefined ? {} : { client: canonicalAddress(raw) ?? raw };
   };
 
-  const refuse = (res: ServerResponse, err: GatewayError, headers: Record<string, string> = {}, access?: Access): void => {
+  /** `access`: the request's, or the id of the partner a refused authentication named. */
+  const refuse = (res: ServerResponse, err: GatewayError, headers: Record<string, string> = {}, access?: Access | string): void => {
     refusals.count(`${toProblem(err).status} ${err.code}`, refusedBy(res.req, access));
     for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
     sendProblem(res, err, { retryAfterS: deps.retryAfterS, close: true });
@@ -272,7 +277,7 @@ export function createHttpServer(deps: ServerDeps): Server {
       for (const [k, v] of Object.entries(step.headers)) res.setHeader(k, v);
       if (!step.ok) {
         req.resume();
-        refuse(res, step.error);
+        refuse(res, step.error, {}, step.partner);
         return;
       }
       dispatch(req, res, path, step.access, arrivedAtMs);
@@ -317,26 +322,8 @@ export function createHttpServer(deps: ServerDeps): Server {
         return;
       }
     }
-    if (path === '/healthz') {
-      sendJson(res, 200, { status: 'ok' });
-      return;
-    }
-    if (path === '/readyz') {
-      deps.ready().then(
-        (r) => sendJson(res, r.ready && !drain.draining ? 200 : 503, { status: drain.draining ? 'shutting down' : r.ready ? 'ready' : 'not ready', checks: r.checks, ...(r.durable === false ? { durable: false, warning: 'in-memory transport or registry: nothing is durable' } : {}) }),
-        () => sendJson(res, 503, { status: 'not ready' }),
-      );
-      return;
-    }
-    if (path === '/metrics') {
-      deps.metrics().then(
-        (m) => {
-          res.writeHead(200, { 'content-type': m.contentType });
-          res.end(m.body);
-        },
-        // An unexpected failure (not a retriable CEG_* one) is a 500 and logged with its stack.
-        (err: unknown) => sendProblem(res, err, { retryAfterS: deps.retryAfterS, ...(deps.log === undefined ? {} : { log: deps.log }) }),
-      );
+    if (path === '/healthz' || path === '/readyz' || path === '/metrics') {
+      answerOperational(path, res, { ...deps, drain });
       return;
     }
     deps.api(req, res);
@@ -416,6 +403,39 @@ export function createHttpServer(deps: ServerDeps): Server {
   });
   server.on('close', () => refusals.flush());
   return server;
+}
+
+/** What {@link answerOperational} answers from: the server's readiness, metrics and shutdown state. */
+export type OperationalDeps = Pick<ServerDeps, 'ready' | 'metrics' | 'retryAfterS' | 'log'> & { readonly drain: HttpDrain };
+
+/**
+ * The answers of GET (or HEAD) /healthz, /readyz and /metrics, one implementation for the API
+ * port and `serve`'s ops port (OPS_PORT, app/gateway.ts), so both say the same: /healthz 200 while
+ * the process runs; /readyz 200 when ready and not draining, else 503 naming the failed checks (or
+ * `shutting down`); /metrics the rendered text format, or a problem (503 for a retriable CEG_*
+ * failure, else 500, logged with its stack). Method and authentication are the caller's to check.
+ * Never throws.
+ */
+export function answerOperational(path: OpsPath, res: ServerResponse, deps: OperationalDeps): void {
+  if (path === '/healthz') {
+    sendJson(res, 200, { status: 'ok' });
+    return;
+  }
+  if (path === '/readyz') {
+    deps.ready().then(
+      (r) => sendJson(res, r.ready && !deps.drain.draining ? 200 : 503, { status: deps.drain.draining ? 'shutting down' : r.ready ? 'ready' : 'not ready', checks: r.checks, ...(r.durable === false ? { durable: false, warning: 'in-memory transport or registry: nothing is durable' } : {}) }),
+      () => sendJson(res, 503, { status: 'not ready' }),
+    );
+    return;
+  }
+  deps.metrics().then(
+    (m) => {
+      res.writeHead(200, { 'content-type': m.contentType });
+      res.end(m.body);
+    },
+    // An unexpected failure (not a retriable CEG_* one) is a 500 and logged with its stack.
+    (err: unknown) => sendProblem(res, err, { retryAfterS: deps.retryAfterS, ...(deps.log === undefined ? {} : { log: deps.log }) }),
+  );
 }
 
 /**

@@ -34,7 +34,7 @@ describe('refusals log behind a trusted proxy', () => {
         done();
       },
     });
-    gw = createGateway(loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', TRUSTED_PROXIES: 'loopback', ...setup.env }), createLogger({ level: 'info', destination: sink }));
+    gw = createGateway(loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', TRUSTED_PROXIES: 'loopback', RATE_LIMIT_REQUESTS_PER_S: '2', ...setup.env }), createLogger({ level: 'info', destination: sink }));
     const addr = await gw.listen();
     await gw.ready;
     url = `http://127.0.0.1:${addr.port}`;
@@ -49,11 +49,19 @@ describe('refusals log behind a trusted proxy', () => {
     };
     expect(await post('not-a-key', '203.0.113.5')).toBe(401);
     expect(await post(setup.keys.acme, '203.0.113.6:5555')).toBe(415);
+    // Refused after authentication: the partner is known, so it is named too.
+    const metrics = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${setup.keys.globex}`, 'x-forwarded-for': '203.0.113.7' } });
+    await metrics.arrayBuffer();
+    expect(metrics.status).toBe(403);
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++) statuses.push(await post(setup.keys.globex, '203.0.113.7'));
+    const limited = statuses.filter((s) => s === 429).length;
+    expect(limited).toBeGreaterThan(0);
     await gw.close(); // the server's close flushes the counts (once its last connection has gone)
     await vi.waitFor(() => expect(lines.some((l) => l.refused !== undefined)).toBe(true), { timeout: 5000 });
     const report = lines.find((l) => l.refused !== undefined);
     expect(report?.msg).toBe('http: requests refused or aborted since the last report');
-    expect(report?.clients).toEqual({ '203.0.113.5': { '401 CEG_UNAUTHENTICATED': 1 }, '203.0.113.6': { '415 CEG_UNSUPPORTED_MEDIA_TYPE': 1 } });
-    expect(report?.partners).toEqual({ acme: { '415 CEG_UNSUPPORTED_MEDIA_TYPE': 1 } });
+    expect(report?.clients).toEqual({ '203.0.113.5': { '401 CEG_UNAUTHENTICATED': 1 }, '203.0.113.6': { '415 CEG_UNSUPPORTED_MEDIA_TYPE': 1 }, '203.0.113.7': expect.objectContaining({ '403 CEG_FORBIDDEN': 1, '429 CEG_RATE_LIMITED': limited }) as unknown });
+    expect(report?.partners).toEqual({ acme: { '415 CEG_UNSUPPORTED_MEDIA_TYPE': 1 }, globex: expect.objectContaining({ '403 CEG_FORBIDDEN': 1, '429 CEG_RATE_LIMITED': limited }) as unknown });
   });
 });

@@ -48,7 +48,12 @@ export interface HttpAuthOptions {
 }
 
 /** Result of the step: go on with the request's access, or answer with the error; `headers` go on the answer either way. */
-export type AuthStep = { readonly ok: true; readonly access: Access; readonly headers: Readonly<Record<string, string>> } | { readonly ok: false; readonly error: GatewayError; readonly headers: Readonly<Record<string, string>> };
+/**
+ * One request's authentication: its access, or the refusal. `partner` of a refusal is the id of the
+ * partner the credential named when it was refused after authentication (its own rate, its
+ * `maxHeaderBytes`, `/metrics` without the admin role), for the refusals log.
+ */
+export type AuthStep = { readonly ok: true; readonly access: Access; readonly headers: Readonly<Record<string, string>> } | { readonly ok: false; readonly error: GatewayError; readonly headers: Readonly<Record<string, string>>; readonly partner?: string };
 
 /** What the ingress needs of a request's partner: its bounds and the event checks. */
 export interface IngressAdmission {
@@ -133,17 +138,17 @@ export class HttpAuth {
       let bytes = 0;
       for (const h of req.rawHeaders) bytes += Buffer.byteLength(h);
       if (bytes > maxHeaderBytes) {
-        return { ok: false, error: new GatewayError('CEG_HEADERS_TOO_LARGE', `the request headers take ${bytes} bytes; partner ${partner.id} may send ${maxHeaderBytes}`, { retriable: false, details: { field: 'headers', limit: 'maxHeaderBytes', max: maxHeaderBytes, actual: bytes } }), headers: {} };
+        return { ok: false, error: new GatewayError('CEG_HEADERS_TOO_LARGE', `the request headers take ${bytes} bytes; partner ${partner.id} may send ${maxHeaderBytes}`, { retriable: false, details: { field: 'headers', limit: 'maxHeaderBytes', max: maxHeaderBytes, actual: bytes } }), headers: {}, partner: partner.id };
       }
     }
     const rate = this.#rates.request(partner);
     if (rate.error !== undefined) {
       this.#stats.limited.requests++;
-      return { ok: false, error: rate.error, headers: rate.headers };
+      return { ok: false, error: rate.error, headers: rate.headers, partner: partner.id };
     }
     const access = new Access(partner, this.#o.audit, this.#byId);
     if (path === '/metrics' && !access.admin) {
-      return { ok: false, error: new GatewayError('CEG_FORBIDDEN', '/metrics needs the admin role (or METRICS_AUTH=public)', { retriable: false, details: { permission: 'admin' } }), headers: rate.headers };
+      return { ok: false, error: new GatewayError('CEG_FORBIDDEN', '/metrics needs the admin role (or METRICS_AUTH=public)', { retriable: false, details: { permission: 'admin' } }), headers: rate.headers, partner: partner.id };
     }
     return { ok: true, access, headers: rate.headers };
   }
