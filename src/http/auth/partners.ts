@@ -91,8 +91,18 @@ const keyEntry = z.union([
 const kindRef = z.string().min(1).max(200);
 const positive = z.number().int().min(1);
 
+/**
+ * `by` of a replay an owner did not make itself, as `GET …/replays` shows it to a caller that is not
+ * an admin (admins' ids stay private). Reserved as a partner id, so it never names a partner.
+ */
+export const NEUTRAL_BY = 'admin';
+
 const partnerEntry = z.strictObject({
-  id: z.string().regex(NAME_PATTERN, '1–100 of [A-Za-z0-9_-], starting with a letter or digit').refine((id) => id !== DEFAULT_OWNER, `"${DEFAULT_OWNER}" is reserved for a gateway without authentication`),
+  id: z
+    .string()
+    .regex(NAME_PATTERN, '1–100 of [A-Za-z0-9_-], starting with a letter or digit')
+    .refine((id) => id !== DEFAULT_OWNER, `"${DEFAULT_OWNER}" is reserved for a gateway without authentication`)
+    .refine((id) => id !== NEUTRAL_BY, `"${NEUTRAL_BY}" is reserved: replays list it as the neutral author of an admin's replay; give the admin partner another id (permissions: [admin] makes it one)`),
   // None: the partner signs in with OIDC tokens only (OIDC_PARTNER_CLAIM = its id).
   keys: z.array(keyEntry).default([]),
   // Printable ASCII without spaces: a `source` is a URI-reference (CloudEvents §3.1.1).

@@ -83,6 +83,7 @@ describe('parsePartners', () => {
     ['partners: []', 'partners'],
     [`partners: [{ id: "a.b", keys: [{ sha256: ${H1} }] }]`, 'partners[0].id'],
     [`partners: [{ id: anonymous, keys: [{ sha256: ${H1} }] }]`, 'partners[0].id'],
+    [`partners: [{ id: admin, keys: [{ sha256: ${H1} }] }]`, 'partners[0].id: "admin" is reserved'],
     [`partners: [{ id: a, keys: [{ sha256: ${H1.toUpperCase()} }] }]`, 'partners[0].keys[0]'],
     [`partners: [{ id: a, keys: [{ sha256: ${H1} }], permissions: [purge] }]`, 'partners[0].permissions[0]'],
     [`partners: [{ id: a, keys: [{ sha256: ${H1} }], colour: blue }]`, 'partners[0]'],

@@ -18,7 +18,7 @@
 import express from 'express';
 import { loadedApi, notAllowed, ownerParam, subscriptionName } from './route-parts.js';
 import { jsonBody } from '../json-body.js';
-import { accessOf } from '../../auth/index.js';
+import { NEUTRAL_BY, accessOf } from '../../auth/index.js';
 import type { NextFunction, Request, Response } from 'express';
 import { GatewayError } from '../../../core/errors.js';
 import type { ReplayAuditEntry } from '../../../bus/subscriptions/index.js';
@@ -30,8 +30,8 @@ export interface ReplaysApi {
   list(name: string, owner: string): Promise<readonly ReplayAuditEntry[]>;
 }
 
-/** `by` of a replay an owner did not make itself, in `GET …/replays` for a caller that is not an admin. */
-export const REDACTED_BY = 'admin';
+/** `by` of a replay an owner did not make itself, in `GET …/replays` for a caller that is not an admin (never a partner's id: reserved). */
+export const REDACTED_BY = NEUTRAL_BY;
 
 /** Largest replay request body, bytes: the subscriptions routes' bound (explicit offsets of some thousands of partitions fit). */
 export const MAX_REPLAY_BODY_BYTES = MAX_SUBSCRIPTION_BODY_BYTES;
