@@ -27,7 +27,8 @@ import { GatewayError } from '../core/errors.js';
 import { raceAbort } from '../core/race-abort.js';
 import { isLoopbackHost } from '../core/loopback.js';
 import type { IngressDeps } from '../http/ingress/handler.js';
-import { createHttpServer } from '../http/server.js';
+import { answerOperational, createHttpServer } from '../http/server.js';
+import { createOpsServerAnswering } from '../http/ops-server.js';
 import type { Logger } from '../observability/index.js';
 import { createConfluentRegistry, createMemoryRegistry } from '../registry/index.js';
 import type { SchemaRegistry } from '../registry/port.js';
@@ -86,6 +87,14 @@ export interface Gateway {
    *   by `subscriptionsLoaded()`.
    */
   listen(opts?: { readonly whenLoaded?: boolean }): Promise<AddressInfo>;
+  /**
+   * Where the operations listener (`OPS_PORT`: plain HTTP, no partner authentication, GET/HEAD
+   * /metrics, /healthz and /readyz with the API port's answers) is bound, once listen() resolved;
+   * undefined without OPS_PORT or before. listen() starts it right after the API's server (and
+   * rejects, the API's server closed again, when it cannot bind); close() closes it last of the
+   * HTTP side, so probes and scrapes see the drain (`/readyz` 503 "shutting down").
+   */
+  opsAddress(): AddressInfo | undefined;
   /** Subscriptions declared in connector files (`kind: subscription`): run and listed like the stored ones. Call before listen(). */
   declareSubscriptions(defs: readonly RuntimeSubscription[]): void;
   /** Dead letters and status of subscriptions by name (issue 10): after `ready` (and, once listening, after the definitions loaded). */
@@ -173,6 +182,8 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
   let publisher: Publisher | undefined;
   let ingress: IngressDeps | undefined;
   let server: Server | undefined;
+  /** The plain operations listener (OPS_PORT), once listen() started it. */
+  let opsServer: Server | undefined;
   const closing = new AbortController();
   let declared: readonly RuntimeSubscription[] = [];
   let store: SubscriptionStore | undefined;
@@ -726,6 +737,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       loaded.catch((err: unknown) => {
         if (!closing.signal.aborted) log.error({ err: errorMessage(err) }, 'the subscriptions could not be loaded');
       });
+      const renderMetrics = overrides.renderMetrics ?? (() => metrics.render());
       server = createHttpServer({
         ingress: () => ingress,
         api: createApiApp({
@@ -744,7 +756,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
           console: { catalog, transport, codec: () => need(codec, 'codec'), subscriptions: () => tailApi(service), traceTimeoutMs: CONSOLE_TRACE_TIMEOUT_MS, log: log.child({ component: 'console' }) },
         }),
         ready: readiness,
-        metrics: overrides.renderMetrics ?? (() => metrics.render()),
+        metrics: renderMetrics,
         retryAfterS: config.ingress.retryAfterS,
         http: { ...config.http, maxBodyBytes: config.ingress.maxBodyBytes },
         log: log.child({ component: 'http' }),
@@ -754,13 +766,27 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
         ...(config.http.tls === undefined ? {} : { tls: config.http.tls }),
       });
       const s = server;
+      // The same answers as the API port's routes (one implementation, http/server.ts), without
+      // its TLS and partner authentication; it shares the API server's drain state.
+      const ops = config.ops === undefined ? undefined : createOpsServerAnswering((path, res) => answerOperational(path, res, { ready: readiness, metrics: renderMetrics, retryAfterS: config.ingress.retryAfterS, log: log.child({ component: 'ops-server' }), drain }));
       // A loading failure is logged above and reported by subscriptionsLoaded(), as without the wait.
       if (opts.whenLoaded === true) await loaded.catch(() => undefined);
-      return await new Promise((resolve, reject) => {
-        s.once('error', reject);
-        s.listen(config.http.port, config.http.host, () => resolve(s.address() as AddressInfo));
-      });
+      const address = await listenOn(s, config.http.port, config.http.host);
+      if (ops === undefined || config.ops === undefined) return address;
+      try {
+        // In a cluster worker this joins the one listening socket the primary holds for every
+        // worker (node:cluster shares a port by address and port), so the process group has one
+        // ops listener, and its /metrics are the aggregate (overrides.renderMetrics).
+        await listenOn(ops, config.ops.port, config.ops.host);
+      } catch (err) {
+        // Not half up: the caller sees one failure and no listener stays behind.
+        await new Promise<void>((resolve) => s.close(() => resolve()));
+        throw new GatewayError('CEG_INVALID_OPTIONS', `cannot listen on the ops port ${config.ops.host}:${config.ops.port} (OPS_PORT, OPS_HOST): ${errorMessage(err)}`, { retriable: false, details: { field: 'OPS_PORT' } });
+      }
+      opsServer = ops;
+      return address;
     },
+    opsAddress: () => (opsServer?.address() ?? undefined) as AddressInfo | undefined,
     metrics,
     processInstance,
     async subscriptionFigures(opts = {}) {
@@ -796,6 +822,14 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
         await Promise.allSettled([...subscriptions].map((s) => s.unsubscribe()));
       };
       await Promise.all([front(), back()]);
+      // Last of the HTTP side: the kubelet and the scraper saw the drain until now. A scrape in
+      // progress is cut (the process is about to exit; close() alone would wait for it).
+      const ops = opsServer;
+      if (ops !== undefined) {
+        const closed = new Promise<void>((resolve) => ops.close(() => resolve()));
+        ops.closeAllConnections();
+        await closed;
+      }
       removeSource();
       // An injected transport belongs to the caller (it may serve other members too).
       if (overrides.transport === undefined) await transport.close();
@@ -803,6 +837,16 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     },
   };
   return gatewayApi;
+}
+
+/** Starts `server` listening; resolves with its bound address, rejects with the listen error (EADDRINUSE, EACCES…). */
+function listenOn(server: Server, port: number, host: string): Promise<AddressInfo> {
+  return new Promise((resolve, reject) => {
+    // Left attached once listening: a later 'error' (an accept failure such as EMFILE) is then a
+    // no-op rather than an unhandled event that ends the process.
+    server.once('error', reject);
+    server.listen(port, host, () => resolve(server.address() as AddressInfo));
+  });
 }
 
 /** Kept of the shutdown budget after the spans' export, ms: the process still exits 0 in time. */

@@ -51,6 +51,10 @@ const name = z.string().regex(/^[A-Za-z0-9._-]{1,100}$/, 'letters, digits, ".", 
 const schema = z.object({
   PORT: port.default(8080),
   HOST: z.string().min(1).default('127.0.0.1'),
+  // The plain operations port of `serve` (/metrics, /healthz, /readyz without TLS or partner
+  // authentication); unset: none, those routes answer on PORT only.
+  OPS_PORT: port.optional(),
+  OPS_HOST: z.string().min(1).optional(),
   LOG_LEVEL: logLevel.default('info'),
   BUS_ROLE: z.enum(['publisher', 'subscriber', 'both', 'none']).default('both'),
   SERVICE_NAME: name.default('ce-gateway'),
@@ -153,6 +157,12 @@ export interface Config {
     /** HTTPS (`TLS_CERT_FILE`, `TLS_KEY_FILE`: PEM files, re-read when they change); undefined = plain HTTP. */
     readonly tls?: { readonly certFile: string; readonly keyFile: string };
   };
+  /**
+   * `serve`'s operations listener (`OPS_PORT`, `OPS_HOST`, default HOST): plain HTTP, never TLS,
+   * no partner authentication, GET/HEAD /metrics, /healthz and /readyz only, answered as on the API
+   * port. `port` 0 = any free port; never equal to `http.port` (but both may be 0). undefined = none.
+   */
+  readonly ops?: { readonly port: number; readonly host: string };
   /**
    * Who may call the HTTP API (issue 11). `mode`: `none` (no authentication; only on a loopback
    * address, checked when the gateway listens) or `partners` (`PARTNERS_FILE`). `metrics`: whether
@@ -392,6 +402,10 @@ export function checkConfig(vars: Record<string, string | undefined>): { readonl
     const problem = urlTailProblem(raw[v], v !== 'DATASCHEMA_BASE_URL');
     if (problem !== undefined) problems.push({ variable: v, message: problem });
   }
+  // The ops port is a second listener beside PORT: the same port would fail at listen (EADDRINUSE)
+  // or, on another address, answer the probes from a different server than the API's.
+  if (parsed.success && parsed.data.OPS_PORT !== undefined && parsed.data.OPS_PORT !== 0 && parsed.data.OPS_PORT === parsed.data.PORT) problems.push({ variable: 'OPS_PORT', message: 'must differ from PORT: the ops port is a second, plain-HTTP listener beside the API\'s' });
+  if (raw.OPS_HOST && raw.OPS_PORT === undefined) problems.push({ variable: 'OPS_HOST', message: 'needs OPS_PORT (without it there is no ops listener to bind)' });
   if (raw.AUTH === 'partners' && !raw.PARTNERS_FILE) problems.push({ variable: 'AUTH', message: 'AUTH=partners needs PARTNERS_FILE' });
   if (Boolean(raw.TLS_CERT_FILE) !== Boolean(raw.TLS_KEY_FILE)) problems.push({ variable: 'TLS_CERT_FILE', message: 'goes together with TLS_KEY_FILE: set both or neither' });
   if (['OIDC_ISSUER', 'OIDC_AUDIENCE', 'OIDC_JWKS_URL', 'OIDC_JWKS_FILE'].some((k) => Boolean(raw[k]))) {
@@ -445,6 +459,7 @@ function build(e: z.infer<typeof schema>, ca: { readonly kafka?: string; readonl
       maxConnections: e.HTTP_MAX_CONNECTIONS,
       ...(e.TLS_CERT_FILE === undefined || e.TLS_KEY_FILE === undefined ? {} : { tls: { certFile: e.TLS_CERT_FILE, keyFile: e.TLS_KEY_FILE } }),
     },
+    ...(e.OPS_PORT === undefined ? {} : { ops: { port: e.OPS_PORT, host: e.OPS_HOST ?? e.HOST } }),
     auth: {
       mode: e.AUTH ?? (e.PARTNERS_FILE === undefined ? 'none' : 'partners'),
       ...(e.PARTNERS_FILE === undefined ? {} : { partnersFile: e.PARTNERS_FILE }),

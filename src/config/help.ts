@@ -5,6 +5,8 @@
 export const CONFIG_HELP: Readonly<Record<string, string>> = Object.freeze({
   PORT: 'TCP port of the HTTP server, 0–65535 (0 = any free port)',
   HOST: 'address the HTTP server binds, e.g. 127.0.0.1 or 0.0.0.0',
+  OPS_PORT: 'TCP port of serve\'s plain operations listener, 0–65535 (0 = any free port), not PORT: GET /metrics, /healthz, /readyz over plain HTTP without authentication (unset: none; those routes stay on PORT)',
+  OPS_HOST: 'address the operations listener binds (default: HOST); needs OPS_PORT; bind it where only the kubelet and Prometheus reach it',
   LOG_LEVEL: 'fatal | error | warn | info | debug | trace | silent',
   BUS_ROLE: 'publisher | subscriber | both | none',
   SERVICE_NAME: 'service part of the `source` of events this process emits: letters, digits, ".", "_", "-"',

@@ -8,11 +8,14 @@
  *   replaced (a dead worker's counters stay in the sums);
  * - a worker killed with SIGKILL is replaced; the replacement joins the port once ready, so
  *   `/readyz` never answers 503 meanwhile;
- * - SIGTERM to the primary: every worker drains, the primary exits 0 and no worker is left.
+ * - SIGTERM to the primary: every worker drains, the primary exits 0 and no worker is left;
+ * - OPS_PORT: one listening socket for the whole process group (the primary's: node:cluster shares
+ *   the workers' listen), whose /metrics are the aggregate and /readyz the API port's answer
+ *   (without a key and over plain HTTP, the API port's own settings aside); closed at the end.
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import type { IncomingHttpHeaders } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -47,6 +50,29 @@ function childrenOf(pid: number): number[] {
       const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
       if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) !== pid) return [];
       return readFileSync(`/proc/${d}/cmdline`, 'utf8').includes('src/cli/main.ts') ? [Number(d)] : [];
+    } catch {
+      return [];
+    }
+  });
+}
+
+/**
+ * The processes holding a listening TCP socket on `port` (any address), from /proc/net/tcp{,6}
+ * (state 0A) and the socket inodes of the processes' file descriptors.
+ */
+function listenersOn(port: number): number[] {
+  const hex = port.toString(16).toUpperCase().padStart(4, '0');
+  const inodes = new Set(
+    ['/proc/net/tcp', '/proc/net/tcp6'].flatMap((f) =>
+      readFileSync(f, 'utf8').split('\n').slice(1).map((l) => l.trim().split(/\s+/)).filter((c) => c[1]?.endsWith(`:${hex}`) && c[3] === '0A').map((c) => c[9]!),
+    ),
+  );
+  return readdirSync('/proc').filter((d) => /^\d+$/.test(d)).flatMap((d) => {
+    try {
+      return readdirSync(`/proc/${d}/fd`).some((fd) => {
+        const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${d}/fd/${fd}`));
+        return m !== null && inodes.has(m[1]!);
+      }) ? [Number(d)] : [];
     } catch {
       return [];
     }
@@ -88,6 +114,8 @@ describe('GATEWAY_WORKERS=2: one port, two gateway processes (issue 14)', () => 
   it('both serve; every 202 is on Kafka and in /metrics from either; a killed worker is replaced; SIGTERM drains all and exits 0', async () => {
     const s = stackEnv();
     const port = await freePort();
+    let opsPort = await freePort();
+    while (opsPort === port) opsPort = await freePort();
     const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve'], {
       env: {
         ...process.env,
@@ -101,6 +129,7 @@ describe('GATEWAY_WORKERS=2: one port, two gateway processes (issue 14)', () => 
         GATEWAY_WORKERS: '2',
         PORT: String(port),
         HOST: '127.0.0.1',
+        OPS_PORT: String(opsPort),
         LOG_LEVEL: 'info',
       },
       stdio: ['ignore', 'ignore', 'pipe'],
@@ -153,6 +182,19 @@ describe('GATEWAY_WORKERS=2: one port, two gateway processes (issue 14)', () => 
       };
       await everyScrapeCountsAll();
 
+      // OPS_PORT: one listening socket for the process group, held by the primary (the workers'
+      // listen joins it); every scrape there counts all workers' events, as on the API port.
+      expect(listenersOn(opsPort)).toEqual([primary]);
+      for (let i = 0; i < 4; i++) {
+        const m = await call(opsPort, 'GET', '/metrics');
+        expect(m.status).toBe(200);
+        expect(acceptedIn(m.text)).toBe(EVENTS);
+        expect(m.text).toMatch(/^ce_gateway_ready 1$/m);
+        const [api, ops] = await Promise.all([call(port, 'GET', '/readyz'), call(opsPort, 'GET', '/readyz')]);
+        expect([ops.status, ops.json]).toEqual([api.status, api.json]);
+      }
+      expect((await call(opsPort, 'GET', '/events')).status).toBe(404);
+
       // A worker killed outright is replaced; the gateway is ready again on two workers.
       process.kill(workers[0]!, 'SIGKILL');
       const replaced = await waitFor('a new worker', () => {
@@ -202,6 +244,7 @@ describe('GATEWAY_WORKERS=2: one port, two gateway processes (issue 14)', () => 
       const exits = [...stderr.matchAll(/^.*"msg":"worker exited".*$/gm)].map((m) => JSON.parse(m[0]) as { code: number | null; signal: string | null });
       expect(exits.map((e) => [e.code, e.signal])).toEqual([[0, null], [0, null]]);
       for (const pid of replaced) expect(() => process.kill(pid, 0)).toThrow();
+      expect(listenersOn(opsPort)).toEqual([]);
     } finally {
       // The whole process group (detached above): the primary and any worker left.
       if (child.exitCode === null) {

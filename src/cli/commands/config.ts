@@ -24,7 +24,7 @@ import { EXIT_OK, EXIT_USAGE } from '../context.js';
 import { CLIENT_VARIABLES } from '../gateway-client.js';
 
 /** Prefixes of the gateway's own variables: an unknown variable with one of them is probably a typo. */
-const OUR_PREFIXES = ['KAFKA_', 'SCHEMA_REGISTRY_', 'INGRESS_', 'HTTP_', 'OUTBOX_', 'PUBLISH_', 'WEBHOOK_', 'SUBSCRIPTION', 'SHUTDOWN_', 'READINESS_', 'BUS_', 'CE_GATEWAY_', 'CATALOG_', 'CONNECTORS_', 'DATASCHEMA_'];
+const OUR_PREFIXES = ['OPS_', 'KAFKA_', 'SCHEMA_REGISTRY_', 'INGRESS_', 'HTTP_', 'OUTBOX_', 'PUBLISH_', 'WEBHOOK_', 'SUBSCRIPTION', 'SHUTDOWN_', 'READINESS_', 'BUS_', 'CE_GATEWAY_', 'CATALOG_', 'CONNECTORS_', 'DATASCHEMA_'];
 
 /** Variables of the development stack's env file (scripts/stack) that share a prefix of ours. */
 // KAFKA_LIBS and DATABASE_URL: written into .stack/env by `npm run stack:up` for the tests (their
@@ -51,6 +51,8 @@ function summary(c: Config, vars: Record<string, string | undefined>, env: NodeJ
   );
   return {
     http: `${c.http.host}:${c.http.port}`,
+    // Said with what it is: a listener without TLS and without partner authentication.
+    ops: c.ops === undefined ? null : `${c.ops.host}:${c.ops.port} (plain HTTP, no authentication: GET /metrics, /healthz, /readyz)`,
     transport: c.kafka === undefined ? 'in-memory (NOT durable)' : `kafka ${c.kafka.brokers.join(',')} (${c.kafka.client}${c.kafka.ssl ? ', TLS' : ''}${c.kafka.sasl === undefined ? '' : `, SASL ${c.kafka.sasl.mechanism}`})`,
     registry: c.registry === undefined ? 'in-memory (NOT durable)' : new URL(c.registry.url).origin + new URL(c.registry.url).pathname,
     role: c.role,

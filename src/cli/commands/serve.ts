@@ -1,4 +1,5 @@
 import cluster from 'node:cluster';
+import type { AddressInfo } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
 import { Registry } from 'prom-client';
 import type { Command } from 'commander';
@@ -58,7 +59,8 @@ export function registerServeCommand(program: Command): void {
         process.stderr.write(`ce-gateway: cannot start: ${errorMessage(err)}\n`);
         void gw.close().finally(() => process.exit(EXIT_USAGE));
       });
-      log.info({ url: `${config.http.tls === undefined ? 'http' : 'https'}://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}`, transport: gw.transport.kind }, 'listening');
+      const ops = gw.opsAddress();
+      log.info({ url: `${config.http.tls === undefined ? 'http' : 'https'}://${hostPort(addr)}`, ...(ops === undefined ? {} : { ops: `http://${hostPort(ops)}` }), transport: gw.transport.kind }, 'listening');
       const connectors = await startConnectors(gw, defs, log.child({ component: 'connectors' }), { instanceId: gw.processInstance });
       if (connectors.running.length > 0) log.info({ connectors: connectors.running.length }, 'connectors started');
       onSignals(async () => {
@@ -69,6 +71,11 @@ export function registerServeCommand(program: Command): void {
         await gw.close();
       }, log, config.shutdownTimeoutMs);
     });
+}
+
+/** `address:port` of a bound socket, an IPv6 address in brackets. */
+function hostPort(a: AddressInfo): string {
+  return `${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`;
 }
 
 /**
