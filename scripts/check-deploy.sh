@@ -172,7 +172,14 @@ quiet_helm template gw "$chart" --namespace events --kube-version 1.25.0 -f "$ch
 must_fail "manifests: a partners file that is not mounted, no subscriptions key" 'config check.*PARTNERS_FILE' \
   "${TSX[@]}" manifests "$WORK/no-partners-rendered.yaml" --kubernetes-validate "$kv" --kube-version 1.25.0 --values "$chart/values-production.yaml"
 expect_also 'no SUBSCRIPTION_SECRETS_KEY' "Kafka beyond loopback without a subscriptions key"
-must_fail "chart: a ServiceMonitor without a key for METRICS_AUTH=admin" 'needs metrics.serviceMonitor.authorization.existingSecret' quiet_helm template gw "$chart" --kube-version 1.25.0 --set auth.partners.existingSecret=p --set metrics.serviceMonitor.enabled=true
+must_fail "chart: a ServiceMonitor without a key for METRICS_AUTH=admin (ops.port off)" 'needs metrics.serviceMonitor.authorization.existingSecret' quiet_helm template gw "$chart" --kube-version 1.25.0 --set auth.partners.existingSecret=p --set metrics.serviceMonitor.enabled=true --set ops.port=0
+must_fail "chart: ops.port equal to config.port" 'ops.port \(8080\) must differ from config.port' quiet_helm template gw "$chart" --kube-version 1.25.0 --set auth.partners.existingSecret=p --set ops.port=8080
+must_fail "chart: OPS_PORT through config.extra" 'config.extra.OPS_PORT / OPS_HOST: set ops.port instead' quiet_helm template gw "$chart" --kube-version 1.25.0 --set auth.partners.existingSecret=p --set ops.port=0 --set-string config.extra.OPS_PORT=9091
+quiet_helm template gw "$chart" --namespace events --kube-version 1.25.0 -f "$chart/values-production.yaml" | sed '/^        - port: ops$/s/ops/9999/' > "$WORK/no-ops-rule-rendered.yaml"
+grep -q '^        - port: 9999$' "$WORK/no-ops-rule-rendered.yaml" || die "self-test: could not take the ops port out of the NetworkPolicy"
+must_fail "manifests: a NetworkPolicy that shuts Prometheus out of the ops port" 'does not admit the ops port' \
+  "${TSX[@]}" manifests "$WORK/no-ops-rule-rendered.yaml" --kubernetes-validate "$kv" --kube-version 1.25.0 --values "$chart/values-production.yaml"
+
 must_fail "chart: scrape annotations with METRICS_AUTH=admin" 'annotation-based scrapes send no API key' quiet_helm template gw "$chart" --kube-version 1.25.0 --set auth.partners.existingSecret=p --set-string 'podAnnotations.prometheus\.io/scrape=true'
 quiet_helm template gw "$chart" --namespace events --kube-version 1.25.0 -f "$chart/ci/connectors-env-secrets-values.yaml" | sed '/^              scheme: HTTPS$/d' > "$WORK/broken-probes-rendered.yaml"
 must_fail "manifests: probes over HTTP to an HTTPS port" 'uses HTTP, but the port speaks HTTPS' \
@@ -203,7 +210,7 @@ quiet_helm template gw "$chart" --namespace events --kube-version 1.25.0 -f "$ch
 must_fail "kubernetes-validate: an unknown Deployment field" "revisionHistoryLimits' was unexpected" \
   "${TSX[@]}" manifests "$WORK/broken-rendered.yaml" --kubernetes-validate "$kv" --kube-version 1.25.0 --values "$chart/values-production.yaml"
 expect_also 'servicemonitor/.*scrapeTimeOut' "the vendored ServiceMonitor schema refusing an unknown field"
-quiet_helm template gw "$chart" --namespace events --kube-version 1.25.0 -f "$chart/values-production.yaml" \
+quiet_helm template gw "$chart" --namespace events --kube-version 1.25.0 -f "$chart/values-production.yaml" --set ops.port=0 --set metrics.serviceMonitor.authorization.existingSecret=ce-gateway-metrics \
   | sed -e '/^      authorization:$/,/^          key: api-key$/d' > "$WORK/broken-sm-rendered.yaml"
 must_fail "manifests: a ServiceMonitor without credentials for METRICS_AUTH=admin" 'sends no credentials, but METRICS_AUTH=admin' \
   "${TSX[@]}" manifests "$WORK/broken-sm-rendered.yaml" --kubernetes-validate "$kv" --kube-version 1.25.0 --values "$chart/values-production.yaml"

@@ -1,6 +1,7 @@
 /**
  * Facts the rendered Helm manifests must hold beyond what the Kubernetes schemas can say (issue 16):
- * the restricted security context, probes on /healthz and /readyz, resources, a drain that fits
+ * the restricted security context, probes on /healthz and /readyz (on the plain ops port when
+ * OPS_PORT is set, as is the ServiceMonitor's scrape and a NetworkPolicy rule), resources, a drain that fits
  * in the grace period, environment names the gateway reads and no secret values, selectors that
  * find the pods. The catalog and connectors shipped in ConfigMaps are written out as the kubelet
  * would mount them and loaded with the gateway's own loaders. Schema validation is separate
@@ -108,9 +109,19 @@ export function checkManifests({ manifests, extraEnvNames }: ManifestInput): Rep
   const cmKeys = Object.keys(settings);
   // The port speaks HTTPS when TLS_CERT_FILE is set (src/http/tls.ts): the probes must follow.
   const scheme = settings.TLS_CERT_FILE !== undefined || (c.env ?? []).some((e: any) => e.name === 'TLS_CERT_FILE') ? 'HTTPS' : 'HTTP';
+  // OPS_PORT (src/config): a second listener, always plain HTTP and without partner keys; the
+  // probes belong there, so that they depend on neither TLS_CERT_FILE nor the partners.
+  const opsPort = settings.OPS_PORT === undefined ? undefined : Number(settings.OPS_PORT);
+  const opsContainerPort = opsPort === undefined ? undefined : ports.find((x) => Number(x.containerPort) === opsPort);
+  if (opsPort !== undefined) r.check(opsContainerPort !== undefined, `OPS_PORT ${opsPort} is container port ${opsContainerPort?.name ?? opsPort}`, `OPS_PORT ${opsPort} is not a container port: the probes and the scrape cannot name it`);
+  /** Whether a probe's or Service's target (a name or number) is the ops port. */
+  const isOps = (target: unknown): boolean => opsContainerPort !== undefined && (target === opsContainerPort.name || Number(target) === opsPort);
   for (const name of ['startupProbe', 'livenessProbe', 'readinessProbe']) {
     const got = c[name]?.httpGet?.scheme ?? 'HTTP';
-    r.check(got === scheme, `${name} over ${scheme}`, `${name} uses ${got}, but the port speaks ${scheme}${scheme === 'HTTPS' ? ' (TLS_CERT_FILE is set)' : ''}: the pod would never be ready`);
+    const onOps = isOps(c[name]?.httpGet?.port);
+    const want = onOps ? 'HTTP' : scheme;
+    r.check(got === want, `${name} over ${want}${onOps ? ' on the ops port' : ''}`, `${name} uses ${got}, but the port speaks ${want}${onOps ? ' (the ops port is never TLS)' : scheme === 'HTTPS' ? ' (TLS_CERT_FILE is set)' : ''}: the pod would never be ready`);
+    if (opsPort !== undefined) r.check(onOps, `${name} on the ops port`, `${name} is not on the ops port although OPS_PORT is set: it depends on the API port's TLS and settings`);
   }
   const notSettings = cmKeys.filter((k) => !CONFIG_KEYS.includes(k));
   r.check(cmKeys.length > 0 && notSettings.length === 0, `ConfigMap variables are gateway settings: ${cmKeys.sort().join(', ')}`, `ConfigMap variables the gateway does not read: ${notSettings.join(', ') || '(no ConfigMap in envFrom)'}`);
@@ -178,7 +189,8 @@ export function checkManifests({ manifests, extraEnvNames }: ManifestInput): Rep
   shipped('CONNECTORS_DIR', (d) => `holds connectors that load (${loadConnectors(d).length} definition(s))`);
 
   const scrapeAnnotation = dep.spec.template.metadata.annotations?.['prometheus.io/scrape'] === 'true';
-  if (scrapeAnnotation) r.check(settings.METRICS_AUTH === 'public', 'prometheus.io/scrape with METRICS_AUTH=public (annotation scrapes send no key)', `prometheus.io/scrape annotation, but METRICS_AUTH=${settings.METRICS_AUTH ?? 'admin (default)'}: annotation scrapes send no key and get 401`);
+  const annotatedOps = opsPort !== undefined && Number(dep.spec.template.metadata.annotations?.['prometheus.io/port']) === opsPort;
+  if (scrapeAnnotation) r.check(settings.METRICS_AUTH === 'public' || annotatedOps, annotatedOps ? 'prometheus.io/scrape on the ops port (no key needed)' : 'prometheus.io/scrape with METRICS_AUTH=public (annotation scrapes send no key)', `prometheus.io/scrape annotation, but METRICS_AUTH=${settings.METRICS_AUTH ?? 'admin (default)'}: annotation scrapes send no key and get 401 (point prometheus.io/port at OPS_PORT)`);
 
   // The container's environment as the process sees it (image ENV, then envFrom, then env), run
   // through `config check`: a pod that would exit 2 fails here.
@@ -253,16 +265,30 @@ export function checkManifests({ manifests, extraEnvNames }: ManifestInput): Rep
     const viaIngress = (n.spec.ingress ?? []).some((rule: any) => (rule.from ?? []).some((peer: any) => /ingress/.test(String(peer.namespaceSelector?.matchLabels?.['kubernetes.io/metadata.name'] ?? ''))));
     if (viaIngress) r.check(settings.TRUSTED_PROXIES !== undefined && settings.TRUSTED_PROXIES !== '', `behind the ingress controller, TRUSTED_PROXIES is set (${settings.TRUSTED_PROXIES})`, `NetworkPolicy ${n.metadata.name} admits an ingress controller's namespace, but TRUSTED_PROXIES is not set: every client shares the controller's address and failed-authentication allowance`);
     r.check(ingressPorts.some((p: unknown) => ports.some((x) => x.name === p || x.containerPort === p)), 'NetworkPolicy admits the HTTP port', 'NetworkPolicy admits no container port: the Service and probes would be cut off');
+    if (opsPort !== undefined) {
+      const opsRules = (n.spec.ingress ?? []).filter((rule: any) => (rule.ports ?? []).some((p: any) => isOps(p.port)));
+      r.check(opsRules.length > 0, `NetworkPolicy ${n.metadata.name} admits the ops port (${opsRules.map((rule: any) => (rule.from === undefined ? 'any source' : `${rule.from.length} peer(s)`)).join(', ')})`, `NetworkPolicy ${n.metadata.name} does not admit the ops port: Prometheus cannot scrape OPS_PORT`);
+    }
   }
   for (const m of of('ServiceMonitor')) {
     const svc = services.find((s) => matches(m.spec.selector?.matchLabels, s.metadata.labels));
     r.check(svc !== undefined, `ServiceMonitor ${m.metadata.name} selects Service ${svc?.metadata.name}`, `ServiceMonitor ${m.metadata.name} selects no rendered Service`);
-    for (const e of m.spec.endpoints ?? []) r.check((e.scheme ?? 'http') === scheme.toLowerCase(), `ServiceMonitor scrapes over ${scheme.toLowerCase()}`, `ServiceMonitor endpoint ${e.port} scrapes over ${e.scheme ?? 'http'}, but the port speaks ${scheme.toLowerCase()}`);
+    /** Whether an endpoint scrapes the ops port (its Service port targets it): plain HTTP, no key. */
+    const onOps = (e: any): boolean => (svc?.spec.ports ?? []).some((p: any) => p.name === e.port && isOps(p.targetPort));
+    for (const e of m.spec.endpoints ?? []) {
+      const want = onOps(e) ? 'http' : scheme.toLowerCase();
+      r.check((e.scheme ?? 'http') === want, `ServiceMonitor scrapes over ${want}${onOps(e) ? ' on the ops port' : ''}`, `ServiceMonitor endpoint ${e.port} scrapes over ${e.scheme ?? 'http'}, but the port speaks ${want}${onOps(e) ? ' (the ops port is never TLS)' : ''}`);
+    }
     const metricsAuth = settings.METRICS_AUTH ?? 'admin';
     for (const e of m.spec.endpoints ?? []) {
+      if (onOps(e)) {
+        r.ok(`ServiceMonitor endpoint ${e.port} is the ops port: no credentials needed`);
+        continue;
+      }
       const bearer = e.authorization?.credentials?.name !== undefined || e.bearerTokenSecret?.name !== undefined;
       r.check(metricsAuth === 'public' || bearer, `ServiceMonitor endpoint ${e.port} sends a bearer token (METRICS_AUTH=${metricsAuth})`, `ServiceMonitor endpoint ${e.port} sends no credentials, but METRICS_AUTH=${metricsAuth}: every scrape gets 401`);
     }
+    if (opsPort !== undefined) r.check((m.spec.endpoints ?? []).every(onOps), 'ServiceMonitor scrapes the ops port', 'ServiceMonitor does not scrape the ops port although OPS_PORT is set: the scrape depends on the API port\'s TLS and METRICS_AUTH');
     for (const e of m.spec.endpoints ?? []) r.check(svc !== undefined && (svc.spec.ports ?? []).some((p: any) => p.name === e.port) && e.path === '/metrics', `ServiceMonitor scrapes port ${e.port} at ${e.path}`, `ServiceMonitor endpoint ${e.port} ${e.path} is not the Service's port at /metrics`);
   }
   return r;

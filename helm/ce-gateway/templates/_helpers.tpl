@@ -96,11 +96,19 @@ Validates settings that would otherwise fail late or silently.
 {{- if not (or .Values.auth.partners.existingSecret (hasKey .Values.config.extra "PARTNERS_FILE")) }}
 {{- fail "auth.partners.existingSecret is required: the pod listens on 0.0.0.0, where the gateway refuses to serve without partners (it would exit 2 and the pods would crash-loop). Create a Secret holding your partners file (docs/security.md), e.g. `kubectl create secret generic ce-gateway-partners --from-file=partners.yaml=./partners.yaml`, and set auth.partners.existingSecret=ce-gateway-partners" }}
 {{- end }}
-{{- if and .Values.metrics.serviceMonitor.enabled (eq (toString .Values.auth.metrics) "admin") (not .Values.metrics.serviceMonitor.authorization.existingSecret) }}
-{{- fail "metrics.serviceMonitor.enabled with auth.metrics=admin needs metrics.serviceMonitor.authorization.existingSecret (a Secret holding an admin partner's API key): without it every scrape gets 401. Or set auth.metrics=public and restrict who reaches the port (networkPolicy.ingressFrom)" }}
+{{- $ops := include "ce-gateway.opsPort" . }}
+{{- if and $ops (eq (int $ops) (int .Values.config.port)) }}
+{{- fail (printf "ops.port (%d) must differ from config.port: the ops port is a second, plain-HTTP listener beside the API's (the gateway would exit 2)" (int $ops)) }}
 {{- end }}
-{{- if and (eq (toString (index .Values.podAnnotations "prometheus.io/scrape")) "true") (eq (toString .Values.auth.metrics) "admin") }}
-{{- fail "podAnnotations prometheus.io/scrape: annotation-based scrapes send no API key, and auth.metrics=admin answers them 401: set auth.metrics=public (and restrict networkPolicy.ingressFrom), or use the ServiceMonitor with metrics.serviceMonitor.authorization" }}
+{{- if or (hasKey .Values.config.extra "OPS_PORT") (hasKey .Values.config.extra "OPS_HOST") }}
+{{- fail "config.extra.OPS_PORT / OPS_HOST: set ops.port instead; the chart moves the probes, the ServiceMonitor and the NetworkPolicy to that port with it" }}
+{{- end }}
+{{- if and .Values.metrics.serviceMonitor.enabled (not $ops) (eq (toString .Values.auth.metrics) "admin") (not .Values.metrics.serviceMonitor.authorization.existingSecret) }}
+{{- fail "metrics.serviceMonitor.enabled with ops.port off and auth.metrics=admin needs metrics.serviceMonitor.authorization.existingSecret (a Secret holding an admin partner's API key): without it every scrape gets 401. Or set ops.port (the scrape goes there, no key), or auth.metrics=public and restrict who reaches the port (networkPolicy.ingressFrom)" }}
+{{- end }}
+{{- $scrapePort := toString (index .Values.podAnnotations "prometheus.io/port") }}
+{{- if and (eq (toString (index .Values.podAnnotations "prometheus.io/scrape")) "true") (eq (toString .Values.auth.metrics) "admin") (not (and $ops (eq $scrapePort (toString $ops)))) }}
+{{- fail "podAnnotations prometheus.io/scrape: annotation-based scrapes send no API key, and auth.metrics=admin answers them 401 on the gateway's port: point prometheus.io/port at ops.port (no key there), set auth.metrics=public (and restrict networkPolicy.ingressFrom), or use the ServiceMonitor" }}
 {{- end }}
 {{- if and .Values.config.kafkaSaslMechanism (not .Values.secrets.kafka.existingSecret) }}
 {{- fail "config.kafkaSaslMechanism needs secrets.kafka.existingSecret (the SASL username and password)" }}
@@ -170,6 +178,23 @@ Whether connectors are configured.
 {{- if or .Values.connectors.definitions .Values.connectors.scripts }}true{{ end }}
 {{- end }}
 
+
+{{/*
+The plain operations port (ops.port → OPS_PORT), or empty when it is off (unset, null or 0).
+*/}}
+{{- define "ce-gateway.opsPort" -}}
+{{- if and .Values.ops .Values.ops.port (gt (int .Values.ops.port) 0) }}{{ int .Values.ops.port }}{{ end }}
+{{- end }}
+
+{{/*
+The port the probes use (ops with ops.port, else http) and its scheme (ops: always HTTP).
+*/}}
+{{- define "ce-gateway.probePort" -}}
+{{- if include "ce-gateway.opsPort" . }}ops{{ else }}http{{ end }}
+{{- end }}
+{{- define "ce-gateway.probeScheme" -}}
+{{- if include "ce-gateway.opsPort" . }}HTTP{{ else }}{{ include "ce-gateway.scheme" . }}{{ end }}
+{{- end }}
 
 {{/*
 The scheme of the gateway's port: HTTPS with tls.existingSecret (or TLS_CERT_FILE in config.extra), else HTTP.

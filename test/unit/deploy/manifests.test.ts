@@ -61,6 +61,23 @@ function render(): any[] {
     },
   ];
 }
+/**
+ * The same render with ops.port 9090 (OPS_PORT): the probes on the plain ops port, the
+ * ServiceMonitor on the headless ops Service without credentials, the NetworkPolicy admitting it.
+ */
+function renderOps(): any[] {
+  const m = render();
+  m[0].data.OPS_PORT = '9090';
+  const c = m.find((x) => x.kind === 'Deployment').spec.template.spec.containers[0];
+  c.ports.push({ name: 'ops', containerPort: 9090 });
+  for (const p of ['startupProbe', 'livenessProbe', 'readinessProbe']) c[p].httpGet.port = 'ops';
+  const opsLabels = { ...labels, 'app.kubernetes.io/component': 'gateway', 'ce-gateway/port': 'ops' };
+  m.push({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'gw-ce-gateway-ops', labels: opsLabels }, spec: { clusterIP: 'None', selector: labels, ports: [{ name: 'ops', port: 9090, targetPort: 'ops' }] } });
+  m[4].spec.ingress.push({ ports: [{ port: 'ops' }], from: [{ namespaceSelector: {}, podSelector: { matchLabels: { 'app.kubernetes.io/name': 'prometheus' } } }] });
+  m[5].spec.selector.matchLabels = { ...labels, 'ce-gateway/port': 'ops' };
+  m[5].spec.endpoints = [{ port: 'ops', path: '/metrics', scheme: 'http' }];
+  return m;
+}
 const dep = (m: any[]) => m.find((x) => x.kind === 'Deployment');
 const container = (m: any[]) => dep(m).spec.template.spec.containers[0];
 const check = (m: any[]) => checkManifests({ manifests: m, extraEnvNames: ['NODE_OPTIONS'] });
@@ -103,6 +120,34 @@ describe('rendered chart facts (scripts/deploy/manifests.ts)', () => {
     ['an autoscaler next to fixed replicas', (m: any[]) => void m.push({ apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', metadata: { name: 'h' }, spec: { scaleTargetRef: { kind: 'Deployment', name: 'gw-ce-gateway' }, minReplicas: 2, maxReplicas: 4 } }), /sets replicas although an autoscaler owns them/],
   ])('reject %s', (_what, mutate, problem) => {
     const m = render();
+    mutate(m);
+    expect(check(m).problems.join('\n')).toMatch(problem);
+  });
+
+  it('hold with ops.port: probes and the scrape on the plain ops port, no credentials there, Prometheus admitted', () => {
+    const r = check(renderOps());
+    expect(r.problems).toEqual([]);
+    const facts = r.facts.join('\n');
+    expect(facts).toMatch(/readinessProbe over HTTP on the ops port/);
+    expect(facts).toMatch(/ServiceMonitor endpoint ops is the ops port: no credentials needed/);
+    expect(facts).toMatch(/NetworkPolicy gw-ce-gateway admits the ops port \(1 peer\(s\)\)/);
+    // The ops port is never TLS, whatever TLS_CERT_FILE says for the API port.
+    const tls = renderOps();
+    tls[0].data.TLS_CERT_FILE = '/etc/ce-gateway/tls/tls.crt';
+    tls[0].data.TLS_KEY_FILE = '/etc/ce-gateway/tls/tls.key';
+    expect(check(tls).problems.join('\n')).not.toMatch(/probe|ServiceMonitor/i);
+  });
+
+  it.each([
+    ['a probe left on the API port', (m: any[]) => void (container(m).livenessProbe.httpGet.port = 'http'), /livenessProbe is not on the ops port although OPS_PORT is set/],
+    ['a probe over HTTPS to the ops port', (m: any[]) => void (container(m).readinessProbe.httpGet.scheme = 'HTTPS'), /readinessProbe uses HTTPS, but the port speaks HTTP \(the ops port is never TLS\)/],
+    ['OPS_PORT without its container port', (m: any[]) => void (container(m).ports = container(m).ports.filter((p: any) => p.name !== 'ops')), /OPS_PORT 9090 is not a container port/],
+    ['a NetworkPolicy without the ops port', (m: any[]) => void m[4].spec.ingress.pop(), /does not admit the ops port: Prometheus cannot scrape OPS_PORT/],
+    ['a ServiceMonitor still on the API port', (m: any[]) => void (m[5].spec.selector.matchLabels = labels, m[5].spec.endpoints = [{ port: 'http', path: '/metrics', authorization: { type: 'Bearer', credentials: { name: 'metrics', key: 'api-key' } } }]), /ServiceMonitor does not scrape the ops port although OPS_PORT is set/],
+    ['a ServiceMonitor over https to the ops port', (m: any[]) => void (m[5].spec.endpoints[0].scheme = 'https'), /scrapes over https, but the port speaks http \(the ops port is never TLS\)/],
+    ['OPS_PORT equal to PORT', (m: any[]) => void (m[0].data.OPS_PORT = '8080'), /OPS_PORT: must differ from PORT/],
+  ])('with ops.port, reject %s', (_what, mutate, problem) => {
+    const m = renderOps();
     mutate(m);
     expect(check(m).problems.join('\n')).toMatch(problem);
   });
