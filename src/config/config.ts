@@ -413,6 +413,9 @@ export function checkConfig(vars: Record<string, string | undefined>): { readonl
     if (!raw.PARTNERS_FILE) problems.push({ variable: 'PARTNERS_FILE', message: 'OIDC needs PARTNERS_FILE (the token names a partner there, whose permissions apply)' });
     // The key set decides who may sign tokens: over plain http anyone on the path could swap it.
     if (raw.OIDC_JWKS_URL && isPlainHttpBeyondLoopback(raw.OIDC_JWKS_URL)) problems.push({ variable: 'OIDC_JWKS_URL', message: 'must be https:// (plain http:// only to a loopback address): the key set decides who may sign tokens' });
+    // A key set is public (RFC 7517 §5): `user:password@` would be a secret in a URL that reaches
+    // logs, and Node's fetch refuses such a URL anyway, so every token would be 503 for ever.
+    if (raw.OIDC_JWKS_URL && hasUserinfo(raw.OIDC_JWKS_URL)) problems.push({ variable: 'OIDC_JWKS_URL', message: 'must not hold credentials (user:password@): a key set is public, and the URL cannot be fetched with them' });
   }
   if (!parsed.success || problems.length > 0) return { problems };
   return { config: build(parsed.data, { kafka: kafkaCa, registry: registryCa }), problems };

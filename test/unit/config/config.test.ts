@@ -408,4 +408,12 @@ describe('loadConfig: URLs that are published hold no credentials', () => {
     expect(err.message).toContain('DATASCHEMA_BASE_URL: must not hold credentials');
     expect(err.message).not.toContain('s3cret');
   });
+  it('refuses OIDC_JWKS_URL with user:password@ (or a user alone), naming the variable, never the value', () => {
+    const oidc = { PARTNERS_FILE: '/p', OIDC_ISSUER: 'https://i', OIDC_AUDIENCE: 'a' };
+    for (const u of ['http://jwksuser:UPASS1@127.0.0.1:18555/jwks?token=QSECRET1', 'https://jwksuser@idp.example/jwks']) {
+      const err = caught(() => loadConfig({ ...oidc, OIDC_JWKS_URL: u }));
+      expect(err.message).toContain('OIDC_JWKS_URL: must not hold credentials');
+      expect(err.message).not.toMatch(/UPASS1|QSECRET1|jwksuser/);
+    }
+  });
 });
