@@ -14,6 +14,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type express from 'express';
 import { GatewayError, errorMessage } from '../core/errors.js';
+import { isLoopbackHostHeader } from '../core/loopback.js';
 import type { ErrorCode } from '../core/errors.js';
 import { toProblem, problemContentType } from '../codec/http/index.js';
 import type { Logger } from '../observability/index.js';
@@ -244,6 +245,17 @@ export function createHttpServer(deps: ServerDeps): Server {
     if (req.httpVersion === '1.1' && req.headers.host === undefined) {
       req.resume();
       refuse(res, new GatewayError('CEG_MALFORMED_REQUEST', 'an HTTP/1.1 request needs a Host header (RFC 9112 §3.2)', { retriable: false, details: { field: 'headers' } }));
+      return;
+    }
+    // Answers are JSON, problem+json, text or the console's own types: never to be sniffed into
+    // HTML by a browser that got here (an error repeats a path the caller chose).
+    res.setHeader('x-content-type-options', 'nosniff');
+    // Without authentication the loopback bind is the only protection: a web page whose name was
+    // rebound to 127.0.0.1 (DNS rebinding) would otherwise be same-origin with the gateway and
+    // drive the API as the anonymous admin. So only a loopback Host is served then.
+    if ((deps.auth === undefined || !deps.auth.enabled) && req.headers.host !== undefined && !isLoopbackHostHeader(req.headers.host)) {
+      req.resume();
+      refuse(res, new GatewayError('CEG_FORBIDDEN', 'authentication is off (no PARTNERS_FILE): only requests for a loopback host (localhost, 127.0.0.1, [::1]) are served; a page whose name resolves here (DNS rebinding) is refused', { retriable: false, details: { field: 'host' } }));
       return;
     }
     const target = originForm(req.url ?? '/');

@@ -148,7 +148,7 @@ describe('POST /events when the broker does not confirm', () => {
     const body = JSON.stringify(structuredPriceEvent());
     const c = await openRaw(url);
     const t0 = performance.now();
-    c.write(`POST /events HTTP/1.1\r\nHost: x\r\nContent-Type: application/cloudevents+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`);
+    c.write(`POST /events HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/cloudevents+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`);
     await new Promise((r) => setTimeout(r, 800));
     c.write(body);
     const [answer] = await c.responses(1, 5000);

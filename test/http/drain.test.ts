@@ -48,11 +48,11 @@ describe('draining the HTTP server', () => {
   it('closes idle keep-alive connections, stops accepting, answers the request in progress with Connection: close', async () => {
     const { url, server, drain } = await serve();
     const idle = await openRaw(url);
-    idle.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+    idle.write('GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n');
     expect((await idle.responses(1, 2000))[0]!.status).toBe(200);
     const body = JSON.stringify(structuredPriceEvent());
     const busy = await openRaw(url);
-    busy.write(`POST /events HTTP/1.1\r\nHost: x\r\nContent-Type: application/cloudevents+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body.slice(0, 10)}`);
+    busy.write(`POST /events HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/cloudevents+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body.slice(0, 10)}`);
     await new Promise((r) => setTimeout(r, 50));
     const drained = drain.drain(server, 3000);
     expect(drain.draining).toBe(true);
@@ -69,7 +69,7 @@ describe('draining the HTTP server', () => {
   it('ends within the grace period plus the answer bound, whatever a client does', async () => {
     const { url, server, drain } = await serve();
     const stuck = await openRaw(url);
-    stuck.write('POST /events HTTP/1.1\r\nHost: x\r\nContent-Type: application/cloudevents+json\r\nContent-Length: 1000\r\n\r\n{"spec');
+    stuck.write('POST /events HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/cloudevents+json\r\nContent-Length: 1000\r\n\r\n{"spec');
     await new Promise((r) => setTimeout(r, 50));
     const t0 = performance.now();
     const drained = drain.drain(server, 300, 200);

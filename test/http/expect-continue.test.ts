@@ -70,7 +70,7 @@ describe('Expect: 100-continue', () => {
       ['/subscriptions', 'application/json', subscription, 201],
     ] as const) {
       const c = await openRaw(url);
-      c.write(`POST ${target} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${keys.acme}\r\nContent-Type: ${type}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n`);
+      c.write(`POST ${target} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${keys.acme}\r\nContent-Type: ${type}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n`);
       expect((await c.responses(1, 5000)).map((x) => x.status), target).toEqual([100]);
       c.write(body);
       const r = await c.closed(10_000);

@@ -57,7 +57,7 @@ describe('refused requests are logged at info level in aggregate', () => {
     expect((await rawRequest(url, 'NOT HTTP\r\n\r\n'))[0]!.status).toBe(400);
     for (let i = 0; i < 3; i++) {
       const c = await openRaw(url);
-      c.write(`POST /events HTTP/1.1\r\nHost: x\r\nContent-Type: application/cloudevents+json\r\nContent-Length: 500\r\n\r\n{"spec`);
+      c.write(`POST /events HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/cloudevents+json\r\nContent-Length: 500\r\n\r\n{"spec`);
       await new Promise((r) => setTimeout(r, 20));
       c.destroy(); // the client hangs up mid-body
     }
@@ -106,7 +106,7 @@ describe('Expect other than 100-continue', () => {
 describe('request framing the parser refuses (RFC 9112 §6.1, §6.3, §7.1)', () => {
   const body = JSON.stringify(structuredPriceEvent());
   const chunked = `${Buffer.byteLength(body).toString(16)}\r\n${body}\r\n0\r\n\r\n`;
-  const request = (headers: string, payload: string): string => `POST /events HTTP/1.1\r\nHost: x\r\nContent-Type: application/cloudevents+json\r\n${headers}\r\n${payload}`;
+  const request = (headers: string, payload: string): string => `POST /events HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/cloudevents+json\r\n${headers}\r\n${payload}`;
 
   it('Content-Length with Transfer-Encoding, or chunked twice, is a malformed request (400), nothing produced', async () => {
     const { url, records } = await serve();
@@ -145,11 +145,11 @@ describe('headers over 16 KiB (431)', () => {
 
   it('on POST /events the detail says attributes are headers in binary mode; on other routes it does not', async () => {
     const { url } = await serve();
-    const onEvents = await rawRequest(url, `POST /events HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n${filler(100)}Content-Length: 2\r\n\r\n{}`);
+    const onEvents = await rawRequest(url, `POST /events HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n${filler(100)}Content-Length: 2\r\n\r\n{}`);
     expect(onEvents[0]!.status).toBe(431);
     expect(JSON.parse(onEvents[0]!.body)).toMatchObject({ code: 'CEG_HEADERS_TOO_LARGE', detail: 'the request headers exceed 16 KiB; CloudEvents attributes are headers in binary mode — send large values as data' });
     for (const line of ['GET /subscriptions HTTP/1.1', 'GET /events-log HTTP/1.1', 'POST /eventsx HTTP/1.1', 'GET /events HTTP/1.1']) {
-      const [r] = await rawRequest(url, `${line}\r\nHost: x\r\n${filler(100)}\r\n`);
+      const [r] = await rawRequest(url, `${line}\r\nHost: localhost\r\n${filler(100)}\r\n`);
       expect(r!.status, line).toBe(431);
       const problem = JSON.parse(r!.body) as { code: string; detail: string };
       expect(problem.code, line).toBe('CEG_HEADERS_TOO_LARGE');
@@ -160,7 +160,7 @@ describe('headers over 16 KiB (431)', () => {
   it('when the headers arrive in many small writes (the parser keeps only the last), the advice says where it applies', async () => {
     const { url } = await serve();
     const c = await openRaw(url);
-    c.write('POST /events HTTP/1.1\r\nHost: x\r\n');
+    c.write('POST /events HTTP/1.1\r\nHost: localhost\r\n');
     for (let i = 0; i < 20; i++) {
       c.write(filler(5).replaceAll('x-fill-', `x-fill-${i}-`));
       await new Promise((r) => setTimeout(r, 5));

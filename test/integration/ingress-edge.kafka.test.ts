@@ -228,31 +228,31 @@ describe('kind 6: HTTP semantics', () => {
     const body = JSON.stringify(structuredPriceEvent());
     const chunk = (s: string): string => `${Buffer.byteLength(s).toString(16)}\r\n${s}\r\n0\r\n\r\n`;
     for (const te of ['gzip, chunked', 'gzip']) {
-      const raw = `POST /events HTTP/1.1\r\nHost: x\r\nContent-Type: ${STRUCTURED}\r\nTransfer-Encoding: ${te}\r\n\r\n${te.endsWith('chunked') ? chunk(body) : body}`;
+      const raw = `POST /events HTTP/1.1\r\nHost: localhost\r\nContent-Type: ${STRUCTURED}\r\nTransfer-Encoding: ${te}\r\n\r\n${te.endsWith('chunked') ? chunk(body) : body}`;
       await expectRefused(() => rawRequest(gw.url, raw).then((r) => r[0]!), 501, 'CEG_NOT_IMPLEMENTED');
     }
   });
 
   it('a request that times out is answered 408 (slow body; slow headers)', async () => {
     const slowBody = await openRaw(gw.url);
-    slowBody.write(`POST /events HTTP/1.1\r\nHost: x\r\nContent-Type: ${STRUCTURED}\r\nContent-Length: 100\r\n\r\n{"spec`);
+    slowBody.write(`POST /events HTTP/1.1\r\nHost: localhost\r\nContent-Type: ${STRUCTURED}\r\nContent-Length: 100\r\n\r\n{"spec`);
     const r1 = await slowBody.closed(10_000);
     expect(r1.responses.map((r) => r.status)).toEqual([408]);
     expect(JSON.parse(r1.responses[0]!.body)).toMatchObject({ code: 'CEG_REQUEST_TIMEOUT' });
     const slowHeaders = await openRaw(gw.url);
-    slowHeaders.write('POST /events HTTP/1.1\r\nHost: x\r\n');
+    slowHeaders.write('POST /events HTTP/1.1\r\nHost: localhost\r\n');
     const r2 = await slowHeaders.closed(10_000);
     expect(r2.responses.map((r) => r.status)).toEqual([408]);
   });
 
   it('Expect: 100-continue with a declared body over the limit gets 413 without 100 Continue; within the limit 100 then 202', async () => {
     const over = await openRaw(gw.url);
-    over.write(`POST /events HTTP/1.1\r\nHost: x\r\nContent-Type: ${STRUCTURED}\r\nContent-Length: 5000000\r\nExpect: 100-continue\r\n\r\n`);
+    over.write(`POST /events HTTP/1.1\r\nHost: localhost\r\nContent-Type: ${STRUCTURED}\r\nContent-Length: 5000000\r\nExpect: 100-continue\r\n\r\n`);
     const r = await over.closed(5000);
     expect(r.responses.map((x) => x.status)).toEqual([413]);
     const ok = await openRaw(gw.url);
     const body = JSON.stringify(structuredPriceEvent());
-    ok.write(`POST /events HTTP/1.1\r\nHost: x\r\nContent-Type: ${STRUCTURED}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n`);
+    ok.write(`POST /events HTTP/1.1\r\nHost: localhost\r\nContent-Type: ${STRUCTURED}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n`);
     expect((await ok.responses(1, 5000)).map((x) => x.status)).toEqual([100]);
     ok.write(body);
     expect((await ok.closed(10_000)).responses.map((x) => x.status)).toEqual([100, 202]);
