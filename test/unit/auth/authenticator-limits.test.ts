@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { loadCatalog } from '../../../src/catalog/index.js';
 import { Authenticator, parsePartners } from '../../../src/http/auth/index.js';
-import { MAX_CREDENTIAL_CHARS, MAX_TRACKED_ADDRESSES } from '../../../src/http/auth/authenticate.js';
+import { MAX_CREDENTIAL_CHARS, MAX_TRACKED_ADDRESSES, MAX_WAITING_TOKENS_PER_ADDRESS } from '../../../src/http/auth/authenticate.js';
 import type { AuthOutcome } from '../../../src/http/auth/authenticate.js';
 import type { OidcVerifier } from '../../../src/http/auth/oidc.js';
 
@@ -62,6 +62,60 @@ describe('Authenticator: OIDC tokens in flight', () => {
     for (let i = 0; i < 5; i++) expect(code(await a.authenticate([`Bearer ${JWT}`], '198.51.100.10'))).toBe('ok');
     for (let i = 0; i < 2; i++) expect(code(await a.authenticate(['Bearer wrong'], '198.51.100.10'))).toBe('CEG_UNAUTHENTICATED');
     expect(code(await a.authenticate([`Bearer ${JWT}`], '198.51.100.10'))).toBe('CEG_RATE_LIMITED');
+  });
+});
+
+describe('Authenticator: valid OIDC tokens are never limited as failed attempts', () => {
+  const JWT = 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJhY21lIn0.c2ln';
+  function gated(answer: () => typeof acme): { oidc: OidcVerifier; open: () => void; calls: () => number } {
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    let calls = 0;
+    const fake = {
+      verify: async () => {
+        calls++;
+        await gate;
+        return answer();
+      },
+    };
+    return { oidc: fake as unknown as OidcVerifier, open, calls: () => calls };
+  }
+
+  it('30 concurrent valid tokens while the key set is fetched (allowance 10): all accepted, and an API key of the address meanwhile too', async () => {
+    const v = gated(() => acme);
+    const a = new Authenticator([acme!], { failuresPerMinute: 10, oidc: v.oidc });
+    const pending = Array.from({ length: 30 }, () => Promise.resolve(a.authenticate([`Bearer ${JWT}`], '198.51.100.30')));
+    expect(code(sync(a.authenticate(['Bearer key-one'], '198.51.100.30')))).toBe('ok');
+    v.open();
+    expect((await Promise.all(pending)).map(code)).toEqual(Array.from({ length: 30 }, () => 'ok'));
+    expect(v.calls()).toBe(30);
+    // None of them was charged: the whole allowance of wrong keys is still there.
+    for (let i = 0; i < 10; i++) expect(code(sync(a.authenticate(['Bearer wrong'], '198.51.100.30')))).toBe('CEG_UNAUTHENTICATED');
+    expect(code(sync(a.authenticate(['Bearer wrong'], '198.51.100.30')))).toBe('CEG_RATE_LIMITED');
+  });
+
+  it('bad tokens in flight and wrong API keys at once: the excess is a debt (a lockout longer than a minute), not a free overshoot', async () => {
+    const v = gated(() => undefined);
+    const a = new Authenticator([acme!], { failuresPerMinute: 3, oidc: v.oidc });
+    const pending = Array.from({ length: 3 }, () => Promise.resolve(a.authenticate([`Bearer ${JWT}`], '198.51.100.31')));
+    for (let i = 0; i < 3; i++) expect(code(sync(a.authenticate(['Bearer wrong'], '198.51.100.31')))).toBe('CEG_UNAUTHENTICATED');
+    v.open();
+    expect((await Promise.all(pending)).map(code)).toEqual(['CEG_UNAUTHENTICATED', 'CEG_UNAUTHENTICATED', 'CEG_UNAUTHENTICATED']);
+    const o = sync(a.authenticate(['Bearer key-one'], '198.51.100.31'));
+    expect(code(o)).toBe('CEG_RATE_LIMITED');
+    expect(!o.ok && Number(o.headers['retry-after'])).toBeGreaterThan(60);
+  });
+
+  it('past MAX_WAITING_TOKENS_PER_ADDRESS waiting tokens, one more is 429 at once, not counted; the waiting ones are then verified', async () => {
+    const v = gated(() => acme);
+    const a = new Authenticator([acme!], { failuresPerMinute: 1, oidc: v.oidc });
+    const pending = Array.from({ length: 1 + MAX_WAITING_TOKENS_PER_ADDRESS }, () => Promise.resolve(a.authenticate([`Bearer ${JWT}`], '198.51.100.32')));
+    const extra = await a.authenticate([`Bearer ${JWT}`], '198.51.100.32');
+    expect(code(extra)).toBe('CEG_RATE_LIMITED');
+    expect(!extra.ok && extra.error.message).toContain('being verified at once');
+    v.open();
+    expect((await Promise.all(pending)).every((o) => o.ok)).toBe(true);
+    expect(code(sync(a.authenticate(['Bearer wrong'], '198.51.100.32')))).toBe('CEG_UNAUTHENTICATED');
   });
 });
 
