@@ -23,8 +23,22 @@ export interface ChainNode {
    * cut here so that every event of the chain is shown.
    */
   causationCycle?: true;
+  /**
+   * Set on a root that was {@link MAX_CHAIN_DEPTH} levels below a root: the tree is cut there and
+   * this event starts a root of its own (its cause is the last event of the level above). A
+   * chain of thousands of causes one under another stays readable, and no renderer (JSON
+   * included) recurses without bound.
+   */
+  depthCut?: true;
   readonly children: ChainNode[];
 }
+
+/**
+ * Most levels of one tree: deeper events start a root of their own, marked `depthCut`. A chain
+ * is written by producers (partners among them): its depth is theirs to choose, and
+ * `JSON.stringify` (like every recursive renderer) fails a few thousand levels down.
+ */
+export const MAX_CHAIN_DEPTH = 200;
 
 export interface LocatedEvent {
   readonly event: Envelope;
@@ -111,11 +125,29 @@ export function buildChain(events: readonly LocatedEvent[]): ChainNode[] {
     roots.push(cut);
     reach(cut);
   }
-  const sortDeep = (list: ChainNode[]): void => {
+  // Breadth first, level by level: an event MAX_CHAIN_DEPTH levels down starts a root of its own.
+  for (let r = 0; r < roots.length; r++) {
+    let level: ChainNode[] = [roots[r]!];
+    for (let depth = 1; level.length > 0; depth++) {
+      const next: ChainNode[] = [];
+      for (const n of level) {
+        if (depth < MAX_CHAIN_DEPTH) next.push(...n.children);
+        else {
+          for (const c of n.children) {
+            c.depthCut = true;
+            roots.push(c);
+          }
+          n.children.length = 0;
+        }
+      }
+      level = next;
+    }
+  }
+  const stack: ChainNode[][] = [roots];
+  for (let list = stack.pop(); list !== undefined; list = stack.pop()) {
     list.sort(order);
-    for (const n of list) sortDeep(n.children);
-  };
-  sortDeep(roots);
+    for (const n of list) if (n.children.length > 0) stack.push(n.children);
+  }
   return roots;
 }
 
@@ -139,12 +171,14 @@ export function renderChain(correlationid: string, roots: readonly ChainNode[]):
   };
   roots.forEach(walk);
   if (all.length === 0) return `correlation ${correlationid}: no events found\n`;
-  const start = Math.min(...all.map(timeOf));
+  // A loop, not Math.min(...all): a spread of 100,000s of arguments overflows the stack.
+  let start = Number.MAX_SAFE_INTEGER;
+  for (const n of all) start = Math.min(start, timeOf(n));
   const lines = [`correlation ${correlationid}: ${all.length} event${all.length === 1 ? '' : 's'}`];
   const line = (n: ChainNode, prefix: string, last: boolean): void => {
     const t = timeOf(n);
     const rel = t === Number.MAX_SAFE_INTEGER ? '' : ` +${((t - start) / 1000).toFixed(3)}s`;
-    const cycle = n.causationCycle === true ? `  (causation cycle: caused by ${n.causationid ?? '?'}, which it caused)` : '';
+    const cycle = n.causationCycle === true ? `  (causation cycle: caused by ${n.causationid ?? '?'}, which it caused)` : n.depthCut === true ? `  (continues the chain under ${n.causationid ?? '?'}: cut at ${MAX_CHAIN_DEPTH} levels)` : '';
     lines.push(`${prefix}${last ? '└─ ' : '├─ '}${n.name}  ${n.time ?? '(no time)'}${rel}  source=${n.source}  id=${n.id}${n.partitionkey ? `  key=${n.partitionkey}` : ''}${cycle}`);
     n.children.forEach((c, i) => line(c, `${prefix}${last ? '   ' : '│  '}`, i === n.children.length - 1));
   };

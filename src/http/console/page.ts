@@ -271,7 +271,8 @@ export const CONSOLE_JS = String.raw`'use strict';
 
   function node(n) {
     var title = el('div', { 'class': 'node-title' }, [(n.name || n.type) + '  ' + n.id]);
-    var meta = el('div', { 'class': 'hint' }, [(n.time || '-') + '  source=' + n.source + '  ' + n.topic + '/' + n.partition + '@' + n.offset]);
+    var cut = n.causationCycle ? '  (causation cycle: caused by ' + n.causationid + ', which it caused)' : n.depthCut ? '  (continues the chain under ' + n.causationid + ': cut to keep the tree shallow)' : '';
+    var meta = el('div', { 'class': 'hint' }, [(n.time || '-') + '  source=' + n.source + '  ' + n.topic + '/' + n.partition + '@' + n.offset + cut]);
     var data = el('div', { 'class': 'event-data' }, [json(n.data)]);
     var li = el('li', { 'class': 'node', 'data-id': n.id }, [title, meta, data]);
     if (n.children.length > 0) li.appendChild(el('ul', {}, n.children.map(node)));

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { buildChain, chainSize, renderChain } from '../../../src/bus/trace/index.js';
+import { MAX_CHAIN_DEPTH } from '../../../src/bus/trace/tree.js';
 import type { ChainNode } from '../../../src/bus/trace/tree.js';
 import type { LocatedEvent } from '../../../src/bus/trace/index.js';
 
@@ -68,5 +69,39 @@ describe('buildChain', () => {
       }),
       { numRuns: 500 },
     );
+  });
+});
+
+describe('a chain deeper than MAX_CHAIN_DEPTH (a producer chooses the depth)', () => {
+  const deep = (n: number): LocatedEvent[] => Array.from({ length: n }, (_, i) => ev(`e${i}`, new Date(Date.UTC(2022, 0, 1) + i * 1000).toISOString(), i === 0 ? undefined : `e${i - 1}`, 'urn:s:1', BigInt(i)));
+  const depthOf = (roots: readonly ChainNode[]): number => {
+    let max = 0;
+    let level = [...roots];
+    while (level.length > 0) {
+      max++;
+      level = level.flatMap((n) => n.children);
+    }
+    return max;
+  };
+
+  it('is cut every MAX_CHAIN_DEPTH levels into roots marked depthCut; every event stays, each exactly once; JSON and the text renderer cope with 20,000 levels', () => {
+    const roots = buildChain(deep(20_000));
+    expect(depthOf(roots)).toBe(MAX_CHAIN_DEPTH);
+    expect(chainSize(roots)).toBe(20_000);
+    expect(roots.length).toBe(20_000 / MAX_CHAIN_DEPTH);
+    expect(roots.slice(1).every((r) => r.depthCut === true && r.causationid !== undefined)).toBe(true);
+    expect(roots[0]!.depthCut).toBeUndefined();
+    expect(roots[1]!.id).toBe(`e${MAX_CHAIN_DEPTH}`);
+    expect(roots[1]!.causationid).toBe(`e${MAX_CHAIN_DEPTH - 1}`);
+    expect(JSON.parse(JSON.stringify(roots)).length).toBe(roots.length);
+    const text = renderChain('cid', roots);
+    expect(text.split('\n')[0]).toBe('correlation cid: 20000 events');
+    expect(text).toContain(`id=e${MAX_CHAIN_DEPTH}  (continues the chain under e${MAX_CHAIN_DEPTH - 1}: cut at ${MAX_CHAIN_DEPTH} levels)`);
+  });
+
+  it('a chain of exactly MAX_CHAIN_DEPTH levels is one tree, not cut', () => {
+    const roots = buildChain(deep(MAX_CHAIN_DEPTH));
+    expect(roots.length).toBe(1);
+    expect(depthOf(roots)).toBe(MAX_CHAIN_DEPTH);
   });
 });
