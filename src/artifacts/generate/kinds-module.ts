@@ -34,6 +34,9 @@ export function kindsModule(catalog: Catalog, target: GenerateTarget): string {
     .join('');
   return [
     `${GENERATED_HEADER}.\n// Source: the catalog (catalog.yaml and its Avro schemas). Regenerate: ce-gateway catalog generate\n`,
+    // The augmented module must resolve where this file is compiled on its own (a shared package
+    // of generated types): without an import of it, TypeScript cannot find it (TS2664).
+    ...(target === 'consumer' ? [`import type {} from ${quoted(PACKAGE_MODULE)};`] : []),
     "import type { PayloadByKind, ReceivedByKind } from './events.js';\n",
     '/**',
     " * Registers the catalog's kinds with ce-gateway's typed API (`EventKinds`): publish, onLocal,",

@@ -132,6 +132,18 @@ describe('catalog generate for a consumer project', () => {
     expect(indexModule('package')).not.toContain('kinds.js');
   });
 
+  it('the generated folder compiles on its own (a shared package of generated types, nothing else importing ce-gateway)', () => {
+    const dir = join(work, 'alone');
+    writeGeneratedFiles(join(dir, 'generated'), generateCatalogFiles(catalog, 'consumer'));
+    writeFileSync(join(dir, 'package.json'), '{ "type": "module" }\n');
+    const program = ts.createProgram([join(dir, 'generated', 'index.ts')], consumerCompilerOptions({ noEmit: true, verbatimModuleSyntax: true, baseUrl: dir, paths: { 'ce-gateway': [join(ROOT, 'src', 'index.ts')] } }));
+    const diagnostics = ts
+      .getPreEmitDiagnostics(program)
+      .filter((d) => d.file === undefined || d.file.fileName.startsWith(dir))
+      .map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+    expect(diagnostics).toEqual([]);
+  });
+
   it("types publish, onLocal, subscribe and the outbox with the user's kinds; ours and unknown ones do not compile", () => {
     const diagnostics = compile(
       'typed',
