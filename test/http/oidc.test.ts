@@ -7,6 +7,7 @@
  * failed attempt (API keys from the address keep working), and not fetched again at once.
  */
 import { createServer } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Writable } from 'node:stream';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -18,6 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGateway } from '../../src/app/index.js';
 import type { Gateway } from '../../src/app/index.js';
 import { loadConfig } from '../../src/config/index.js';
+import { JWKS_REFETCH_MIN_MS, MAX_JWKS_BYTES, MAX_JWKS_KEYS, OidcVerifier, withoutUrlSecrets } from '../../src/http/auth/oidc.js';
 import { createLogger } from '../../src/observability/index.js';
 import { structuredPriceEvent } from '../fixtures/events.js';
 import { partnersSetup } from '../helpers/partners.js';
@@ -53,6 +55,30 @@ describe('OIDC bearer tokens', () => {
     await gw.ready;
     return `http://127.0.0.1:${addr.port}`;
   }
+  /** A logger writing into `lines` (parsed JSON lines). */
+  const capture = (): { log: ReturnType<typeof createLogger>; lines: { level: number; msg: string; err?: string; jwks?: string }[] } => {
+    const lines: { level: number; msg: string; err?: string; jwks?: string }[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        for (const l of chunk.toString().split('\n')) if (l.trim() !== '') lines.push(JSON.parse(l) as never);
+        done();
+      },
+    });
+    return { log: createLogger({ level: 'info', destination: sink }), lines };
+  };
+  /** A JWKS endpoint on 127.0.0.1 answering with `handle`; `fetches` holds the time of each request. */
+  async function jwksHost(handle: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ url: string; fetches: number[] }> {
+    const fetches: number[] = [];
+    const server = createServer((req, res) => {
+      fetches.push(Date.now());
+      handle(req, res);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    hosts.push(server);
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/jwks`, fetches };
+  }
+  const hosts: Server[] = [];
+  const statuses = (codes: number[]): Record<number, number> => codes.reduce<Record<number, number>>((m, c) => ({ ...m, [c]: (m[c] ?? 0) + 1 }), {});
   const publish = async (url: string, bearer: string, source = 'urn:partner:acme'): Promise<number> =>
     (await fetch(`${url}/events`, { method: 'POST', headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/cloudevents+json' }, body: JSON.stringify(structuredPriceEvent({ source })) })).status;
 
@@ -72,6 +98,8 @@ describe('OIDC bearer tokens', () => {
   });
   afterAll(async () => {
     await Promise.all(gateways.map((g) => g.close()));
+    for (const h of hosts) h.closeAllConnections();
+    await Promise.all(hosts.map((h) => new Promise((r) => h.close(r))));
     await new Promise((r) => jwksServer?.close(r));
     setup?.cleanup();
   });
@@ -178,5 +206,101 @@ describe('OIDC bearer tokens', () => {
     expect(res.status).toBe(503);
     expect(res.headers.get('retry-after')).not.toBeNull();
     expect(res.headers.get('www-authenticate')).toBeNull();
+  });
+  it('valid tokens are never failed attempts: 30 concurrent valid tokens during a slow first JWKS fetch (allowance 10) are all accepted, and an API key of the address meanwhile', async () => {
+    const jwks = readFileSync(join(setup.dir, 'jwks.json'), 'utf8');
+    const host = await jwksHost((_req, res) => void setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end(jwks), 1000));
+    const url = await start({ OIDC_JWKS_URL: host.url, AUTH_FAILURES_PER_MINUTE: '10' });
+    const t = await token();
+    const pending = Array.from({ length: 30 }, () => fetch(`${url}/subscriptions`, { headers: { authorization: `Bearer ${t}` } }).then((r) => r.status));
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await fetch(`${url}/subscriptions`, { headers: { authorization: `Bearer ${setup.keys.ops}` } })).status).toBe(200);
+    expect(statuses(await Promise.all(pending))).toEqual({ 200: 30 });
+    expect(host.fetches).toHaveLength(1);
+  }, 20_000);
+
+  it('key rotation: a token with a kid published after the set was cached is accepted (one refetch, not a 401); a kid still unknown after it is 401; refetches at most one at a time and once per JWKS_REFETCH_MIN_MS', async () => {
+    const k2 = await generateKeyPair('ES256');
+    const k1Jwk = (JSON.parse(readFileSync(join(setup.dir, 'jwks.json'), 'utf8')) as { keys: object[] }).keys[0]!;
+    let published: object[] = [k1Jwk];
+    const host = await jwksHost((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: published })));
+    const url = await start({ OIDC_JWKS_URL: host.url, AUTH_FAILURES_PER_MINUTE: '3' });
+    expect(await publish(url, await token())).toBe(202);
+    expect(host.fetches).toHaveLength(1);
+    published = [k1Jwk, { ...(await exportJWK(k2.publicKey)), kid: 'k2', alg: 'ES256', use: 'sig' }];
+    // More tokens than the address may fail, sent at once: one fetch for all, none refused.
+    const rotated = await token({ kid: 'k2', key: k2.privateKey });
+    expect(statuses(await Promise.all(Array.from({ length: 5 }, () => publish(url, rotated))))).toEqual({ 202: 5 });
+    expect(host.fetches).toHaveLength(2);
+    expect(host.fetches[1]! - host.fetches[0]!).toBeGreaterThanOrEqual(JWKS_REFETCH_MIN_MS - 50);
+    // Made-up kids: one more fetch for all of them, then 401 (counted: 3 of them lock the address).
+    const unknown = await Promise.all(['x1', 'x2', 'x3'].map(async (kid) => publish(url, await token({ kid }))));
+    expect(unknown).toEqual([401, 401, 401]);
+    expect(host.fetches).toHaveLength(3);
+    expect(host.fetches[2]! - host.fetches[1]!).toBeGreaterThanOrEqual(JWKS_REFETCH_MIN_MS - 50);
+    // A kid missing from a set fetched after the token arrived (a gateway's first fetch) is 401 at once.
+    const cold = await start({ OIDC_JWKS_URL: host.url });
+    const t0 = Date.now();
+    expect(await publish(cold, await token({ kid: 'x4' }))).toBe(401);
+    expect(Date.now() - t0).toBeLessThan(JWKS_REFETCH_MIN_MS / 2);
+    expect(host.fetches).toHaveLength(4);
+  }, 30_000);
+
+  it(`a JWKS answer over MAX_JWKS_BYTES (${MAX_JWKS_BYTES}) or with more than MAX_JWKS_KEYS keys is a failed fetch (503, one warning), not read whole`, async () => {
+    const k1Jwk = (JSON.parse(readFileSync(join(setup.dir, 'jwks.json'), 'utf8')) as { keys: object[] }).keys[0]!;
+    let written = 0;
+    const streamed = await jwksHost((_req, res) => {
+      // Chunked (no content-length): a valid key set behind 8 MiB of padding.
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"pad":"');
+      const pad = 'x'.repeat(64 * 1024);
+      const more = (): void => {
+        while (written < 8 * MAX_JWKS_BYTES) {
+          written += pad.length;
+          if (!res.write(pad)) return void res.once('drain', more);
+        }
+        res.end(`","keys":[${JSON.stringify(k1Jwk)}]}`);
+      };
+      res.on('error', () => undefined);
+      more();
+    });
+    const declared = await jwksHost((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ pad: 'x'.repeat(MAX_JWKS_BYTES), keys: [k1Jwk] })));
+    const many = await jwksHost((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: Array.from({ length: MAX_JWKS_KEYS + 1 }, (_, i) => ({ ...k1Jwk, kid: i === 0 ? 'k1' : `k${i + 1}` })) })));
+    for (const [host, why] of [
+      [streamed, 'larger than'],
+      [declared, 'larger than'],
+      [many, `more than ${MAX_JWKS_KEYS}`],
+    ] as const) {
+      const { log, lines } = capture();
+      const url = await start({ OIDC_JWKS_URL: host.url }, log);
+      expect(await publish(url, await token()), why).toBe(503);
+      const warned = lines.filter((l) => l.msg.includes('JWKS cannot be fetched'));
+      expect(warned).toHaveLength(1);
+      expect(warned[0]!.err).toContain(why);
+    }
+    expect(written).toBeLessThan(8 * MAX_JWKS_BYTES); // the reader stopped, the server did not write it all
+  }, 20_000);
+
+  it('one failed JWKS fetch awaited by 50 requests logs one warning, not 50', async () => {
+    const host = await jwksHost((req) => void setTimeout(() => req.socket.destroy(), 500));
+    const { log, lines } = capture();
+    const url = await start({ OIDC_JWKS_URL: host.url }, log);
+    const t = await token();
+    const codes = await Promise.all(Array.from({ length: 50 }, () => fetch(`${url}/subscriptions`, { headers: { authorization: `Bearer ${t}` } }).then((r) => r.status)));
+    expect(statuses(codes)).toEqual({ 503: 50 });
+    expect(host.fetches).toHaveLength(1);
+    expect(lines.filter((l) => l.msg.includes('JWKS cannot be fetched'))).toHaveLength(1);
+  }, 20_000);
+
+  it('a JWKS URL never reaches a log with its userinfo or query: fetch errors are cut to origin and path; a verifier refuses a URL with userinfo', () => {
+    const msg = 'Request cannot be constructed from a URL that includes credentials: http://jwksuser:UPASS1@127.0.0.1:18555/jwks?token=QSECRET1#f';
+    expect(withoutUrlSecrets(msg)).toBe('Request cannot be constructed from a URL that includes credentials: http://127.0.0.1:18555/jwks');
+    expect(withoutUrlSecrets('bad http://u:p@[::1x/jwks?token=Q')).not.toMatch(/u:p|token=Q/);
+    expect(() => new OidcVerifier({ issuer: ISSUER, audience: AUDIENCE, jwksUrl: 'http://u:UPASS1@127.0.0.1:9/jwks', partnerClaim: 'sub' }, [])).toThrow(/must not hold credentials/);
+    try {
+      new OidcVerifier({ issuer: ISSUER, audience: AUDIENCE, jwksUrl: 'http://u:UPASS1@127.0.0.1:9/jwks', partnerClaim: 'sub' }, []);
+    } catch (err) {
+      expect(String(err)).not.toContain('UPASS1');
+    }
   });
 });

@@ -7,18 +7,25 @@
  * (default `sub`) names the partner: its value must be the `id` of a partner in PARTNERS_FILE,
  * whose permissions, sources and limits then apply. Tokens never reach a log.
  *
- * A JWKS that cannot be fetched (refused, timed out, not 200, not a key set) is the gateway's
- * fault, not the caller's: {@link OidcVerifier.verify} throws CEG_AUTH_UNAVAILABLE (503), and for
- * {@link JWKS_RETRY_MS} after a failed fetch no new fetch is made — tokens whose key is in a
- * still-fresh cached set keep being verified, every other token gets the same 503 at once.
+ * A JWKS that cannot be fetched (refused, timed out, not 200, larger than {@link MAX_JWKS_BYTES}
+ * or with more than {@link MAX_JWKS_KEYS} keys, not a key set) is the gateway's fault, not the
+ * caller's: {@link OidcVerifier.verify} throws CEG_AUTH_UNAVAILABLE (503), one warning is logged
+ * per failed fetch (never the URL's userinfo or query), and for {@link JWKS_RETRY_MS} after a failed
+ * fetch no new fetch is made — tokens whose key is in a still-fresh cached set keep being verified,
+ * every other token gets the same 503 at once. A token whose `kid` is not in the cached set (the
+ * identity provider rotated its keys) makes the set be fetched again, at most one fetch at a time
+ * and at most once per {@link JWKS_REFETCH_MIN_MS}; the token waits for that fetch (a few seconds at
+ * most) and is 401 only if its key is still unknown then.
  * Spec: issue 11 ("Optionally OAuth2 / OIDC JWT bearer tokens (JWKS from a file or URL, claims
  *   mapped to a partner) through a well-kept library"); RFC 9068 (JWT access tokens) §2.1 (`typ`
  *   `at+jwt`), §2.2 (`exp` required), §4 (validation); RFC 7519 §4.1.4, §4.1.6; RFC 8725 §3.11
  *   (explicit typing).
  */
 import { readFileSync } from 'node:fs';
-import type { JSONWebKeySet, JWTHeaderParameters, JWTVerifyGetKey, FlattenedJWSInput, jwtVerify } from 'jose';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { FetchImplementation, JSONWebKeySet, JWTHeaderParameters, JWTVerifyGetKey, FlattenedJWSInput, RemoteJWKSet, jwtVerify } from 'jose';
 import { GatewayError } from '../../core/errors.js';
+import { LogThrottle } from '../../observability/index.js';
 import type { Logger } from '../../observability/index.js';
 import type { Partner } from './partners.js';
 
@@ -44,6 +51,24 @@ const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256
 const CLOCK_TOLERANCE_S = 30;
 /** After a failed JWKS fetch, ms during which no new fetch is made (every uncached token gets 503). */
 export const JWKS_RETRY_MS = 5000;
+/**
+ * Least time between two fetches of the key set for a `kid` it does not hold, ms (`jose`'s
+ * cooldown): a key rotation is picked up within this, while tokens with made-up `kid`s cannot make
+ * the gateway hammer the identity provider.
+ */
+export const JWKS_REFETCH_MIN_MS = 5000;
+/** Time allowed for one JWKS fetch (headers and body), ms. */
+export const JWKS_TIMEOUT_MS = 5000;
+/**
+ * Largest JWKS answer read, bytes (1 MiB). A key set is a few KiB (an RSA-4096 key is ~0.8 KiB of
+ * JSON); without a bound a broken or hostile endpoint could make the gateway buffer and parse
+ * hundreds of MB. A larger answer is a failed fetch.
+ */
+export const MAX_JWKS_BYTES = 1_048_576;
+/** Most keys in a JWKS (RFC 7517 §5 `keys`); identity providers publish a handful. More: a failed fetch. */
+export const MAX_JWKS_KEYS = 100;
+/** Least time between two warnings about failed JWKS fetches, ms (later failures are counted in `repeated`). */
+export const JWKS_LOG_INTERVAL_MS = 30_000;
 /** Errors of the key lookup that are the token's fault (its `kid` / `alg` matches no usable key). */
 const TOKEN_KEY_ERRORS: ReadonlySet<string> = new Set(['ERR_JWKS_NO_MATCHING_KEY', 'ERR_JWKS_MULTIPLE_MATCHING_KEYS', 'ERR_JOSE_NOT_SUPPORTED', 'ERR_JOSE_ALG_NOT_ALLOWED']);
 
@@ -56,6 +81,76 @@ export function looksLikeJwt(credential: string): boolean {
 function normalizeTyp(typ: string): string {
   const t = typ.toLowerCase();
   return t.startsWith('application/') ? t.slice('application/'.length) : t;
+}
+
+/**
+ * `text` with every URL in it cut to its origin and path: userinfo, query and fragment may hold a
+ * credential (Node's fetch puts the whole URL into some messages: "Request cannot be constructed
+ * from a URL that includes credentials: http://user:pass@…").
+ */
+export function withoutUrlSecrets(text: string): string {
+  return text.replace(/[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s"'<>]*/g, (url) => {
+    try {
+      const u = new URL(url);
+      return `${u.origin}${u.pathname}`;
+    } catch {
+      return url.replace(/^([^:]+:\/\/)[^/?#]*@/, '$1').replace(/[?#].*$/, '');
+    }
+  });
+}
+
+/** A failed fetch's error as logged: its message and its cause's (Node's "fetch failed" says why only there), without URL secrets. */
+function describeFailure(err: unknown): string {
+  if (!(err instanceof Error)) return withoutUrlSecrets(String(err));
+  const cause = err.cause instanceof Error && err.cause.message !== '' ? `: ${err.cause.message}` : '';
+  return withoutUrlSecrets(`${err.message}${cause}`);
+}
+
+/**
+ * `fetch` for `jose`'s remote key set that reads at most {@link MAX_JWKS_BYTES} of the answer and
+ * accepts at most {@link MAX_JWKS_KEYS} keys; `fetched` is called after each good answer with the
+ * time (epoch ms) its request was sent.
+ * Errors (rejections, a failed fetch for the caller): not 200, larger than the bound (by
+ * `content-length` or as read), not JSON, too many keys; the fetch's own (refused, timed out).
+ */
+function boundedFetch(fetched: (sentAt: number) => void): FetchImplementation {
+  return async (url, init) => {
+    const sentAt = Date.now();
+    const res = await fetch(url, init);
+    if (res.status !== 200 || res.body === null) {
+      await res.body?.cancel();
+      throw new Error(`the key set's URL answered HTTP ${res.status}, not 200`);
+    }
+    const declared = Number(res.headers.get('content-length') ?? 0);
+    if (declared > MAX_JWKS_BYTES) {
+      await res.body.cancel();
+      throw new Error(`the key set's answer is larger than ${MAX_JWKS_BYTES} bytes (content-length ${declared})`);
+    }
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > MAX_JWKS_BYTES) {
+        await reader.cancel();
+        throw new Error(`the key set's answer is larger than ${MAX_JWKS_BYTES} bytes`);
+      }
+      chunks.push(value);
+    }
+    const text = Buffer.concat(chunks).toString('utf8');
+    let keys: unknown;
+    try {
+      keys = (JSON.parse(text) as { keys?: unknown }).keys;
+    } catch {
+      throw new Error("the key set's answer is not JSON");
+    }
+    if (Array.isArray(keys) && keys.length > MAX_JWKS_KEYS) throw new Error(`the key set has ${keys.length} keys, more than ${MAX_JWKS_KEYS}`);
+    fetched(sentAt);
+    // `jose` checks the rest (a `keys` array of JWKs, RFC 7517 §5) and selects the key.
+    return new Response(text, { status: 200, headers: { 'content-type': 'application/json' } });
+  };
 }
 
 const codeOf = (err: unknown): string | undefined => (typeof err === 'object' && err !== null && typeof (err as { code?: unknown }).code === 'string' ? (err as { code: string }).code : undefined);
@@ -91,8 +186,17 @@ export class OidcVerifier {
   #verifier: Promise<Loaded> | undefined;
   /** Until when (epoch ms) no JWKS fetch is made, after one failed. */
   #downUntil = 0;
+  /** When (epoch ms) the request of the last successful key-set fetch was sent. */
+  #fetchedAt = 0;
+  /** The wait for the end of `jose`'s cooldown, shared by every token with an unknown `kid`. */
+  #cooldownOver: Promise<void> | undefined;
+  /** Failed JWKS fetches: one warning per {@link JWKS_LOG_INTERVAL_MS}, the others counted. */
+  readonly #failureLines = new LogThrottle(JWKS_LOG_INTERVAL_MS, () => Date.now());
 
-  /** Errors: CEG_INVALID_OPTIONS when the JWKS file cannot be read or is not a JWKS. */
+  /**
+   * Errors: CEG_INVALID_OPTIONS when the JWKS file cannot be read or is not a JWKS, or the JWKS URL
+   * holds userinfo (config refuses it first; fetch would refuse it on every token).
+   */
   constructor(o: OidcOptions, partners: readonly Partner[], log?: Logger) {
     this.#o = o;
     this.#log = log;
@@ -101,7 +205,9 @@ export class OidcVerifier {
     if (o.jwksFile !== undefined) {
       this.#source = { jwks: readJwksFile(o.jwksFile) };
     } else if (o.jwksUrl !== undefined) {
-      this.#source = { url: new URL(o.jwksUrl) };
+      const url = new URL(o.jwksUrl);
+      if (url.username !== '' || url.password !== '') throw new GatewayError('CEG_INVALID_OPTIONS', 'OIDC_JWKS_URL must not hold credentials (user:password@)', { retriable: false });
+      this.#source = { url };
     } else {
       throw new GatewayError('CEG_INVALID_OPTIONS', 'OIDC needs OIDC_JWKS_URL or OIDC_JWKS_FILE', { retriable: false });
     }
@@ -120,9 +226,15 @@ export class OidcVerifier {
     const source = this.#source;
     this.#verifier ??= import('jose').then((jose) => {
       if ('jwks' in source) return { jwtVerify: jose.jwtVerify, keys: jose.createLocalJWKSet(source.jwks) };
-      const remote = jose.createRemoteJWKSet(source.url, { timeoutDuration: 5000, cooldownDuration: 30_000 });
+      // jose fetches at most one set at a time (concurrent lookups share it) and, for an unknown kid,
+      // again only once its cooldown has passed since the last good fetch.
+      const remote = jose.createRemoteJWKSet(source.url, {
+        timeoutDuration: JWKS_TIMEOUT_MS,
+        cooldownDuration: JWKS_REFETCH_MIN_MS,
+        [jose.customFetch]: boundedFetch((sentAt) => (this.#fetchedAt = Math.max(this.#fetchedAt, sentAt))),
+      });
       const where = `${source.url.origin}${source.url.pathname}`; // the query may hold a credential
-      const keys = async (header: JWTHeaderParameters, token: FlattenedJWSInput): Promise<Awaited<ReturnType<JWTVerifyGetKey>>> => {
+      const keys = async (header: JWTHeaderParameters, token: FlattenedJWSInput, arrived = Date.now()): Promise<Awaited<ReturnType<JWTVerifyGetKey>>> => {
         const waitMs = this.#downUntil - Date.now();
         if (waitMs > 0) {
           // No fetch while the last one failed: only a fresh cached set may still answer.
@@ -139,15 +251,39 @@ export class OidcVerifier {
         try {
           return await remote(header, token);
         } catch (err) {
+          if (codeOf(err) === 'ERR_JWKS_NO_MATCHING_KEY' && remote.coolingDown && this.#fetchedAt < arrived) {
+            // The kid is not in a set fetched before the token arrived (less than JWKS_REFETCH_MIN_MS
+            // ago, and jose fetches no other before then): the key may have been published since (a
+            // rotation). A 401 now would refuse a good token and count it as a failed login, so the
+            // token waits for the next fetch allowed (one for all such tokens) and is looked up once
+            // more; a set fetched after its arrival is the answer (401 if the kid is not in it).
+            await this.#afterCooldown(remote);
+            return keys(header, token, arrived);
+          }
           if (TOKEN_KEY_ERRORS.has(codeOf(err) ?? '')) throw err;
-          this.#downUntil = Date.now() + JWKS_RETRY_MS;
-          this.#log?.warn({ jwks: where, err: err instanceof Error ? err.message : String(err), retryInMs: JWKS_RETRY_MS }, 'oidc: the JWKS cannot be fetched; tokens whose key is not cached get 503 CEG_AUTH_UNAVAILABLE');
+          const now = Date.now();
+          // Every token waiting on one fetch gets its failure: the first marks the incident, logs it.
+          if (this.#downUntil > now) throw this.#unavailable(this.#downUntil - now, err);
+          this.#downUntil = now + JWKS_RETRY_MS;
+          this.#failureLines.run((repeated) =>
+            this.#log?.warn({ jwks: where, err: describeFailure(err), retryInMs: JWKS_RETRY_MS, ...(repeated > 0 ? { repeated } : {}) }, 'oidc: the JWKS cannot be fetched; tokens whose key is not cached get 503 CEG_AUTH_UNAVAILABLE'),
+          );
           throw this.#unavailable(JWKS_RETRY_MS, err);
         }
       };
       return { jwtVerify: jose.jwtVerify, keys };
     });
     return this.#verifier;
+  }
+
+  /** Resolves once `jose` may fetch the key set again (its cooldown over); at most {@link JWKS_REFETCH_MIN_MS} + 1 s. */
+  #afterCooldown(remote: RemoteJWKSet): Promise<void> {
+    this.#cooldownOver ??= (async () => {
+      const deadline = Date.now() + JWKS_REFETCH_MIN_MS + 1000;
+      // jose stamps its fetch a moment after boundedFetch's `fetched`: wait for that stamp, then poll.
+      while (remote.coolingDown && Date.now() < deadline) await sleep(Math.max(10, this.#fetchedAt + JWKS_REFETCH_MIN_MS - Date.now()), undefined, { ref: false });
+    })().finally(() => (this.#cooldownOver = undefined));
+    return this.#cooldownOver;
   }
 
   /**
@@ -161,7 +297,7 @@ export class OidcVerifier {
       loaded = await this.#load();
     } catch (err) {
       this.#verifier = undefined;
-      this.#log?.error({ err: err instanceof Error ? err.message : String(err) }, 'oidc: the verifier cannot be loaded');
+      this.#log?.error({ err: describeFailure(err) }, 'oidc: the verifier cannot be loaded');
       throw this.#unavailable(JWKS_RETRY_MS, err);
     }
     try {
