@@ -83,6 +83,7 @@ const schema = z.object({
   OUTBOX_TABLE: z.string().regex(/^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)?$/, 'table or schema.table, lowercase').default('ce_outbox'),
   OUTBOX_BATCH_SIZE: positiveInt.default(100),
   OUTBOX_POLL_INTERVAL_MS: timerMs(1).default(1000),
+  OUTBOX_QUERY_TIMEOUT_MS: timerMs(1).default(10_000),
   INGRESS_MAX_BODY_BYTES: positiveInt.default(1_048_576),
   INGRESS_MAX_BATCH_EVENTS: positiveInt.default(1000),
   INGRESS_ACK_TIMEOUT_MS: timerMs(1).default(10_000),
@@ -218,7 +219,7 @@ export interface Config {
   /** Folder of connector definitions (`*.yaml`) started by `serve`. */
   readonly connectorsDir?: string;
   /** The transactional outbox relay (`ce-gateway outbox relay`): the PRODUCER's database, not the bus's. */
-  readonly outbox: { readonly databaseUrl?: string; readonly table: string; readonly batchSize: number; readonly pollIntervalMs: number };
+  readonly outbox: { readonly databaseUrl?: string; readonly table: string; readonly batchSize: number; readonly pollIntervalMs: number; readonly queryTimeoutMs: number };
   /** `limits`: attributes per event (count, bytes), counted on the event as written (envelope/limits). */
   readonly ingress: {
     readonly maxBodyBytes: number;
@@ -501,7 +502,7 @@ function build(e: z.infer<typeof schema>, ca: { readonly kafka?: string; readonl
     publicBaseUrl,
     dataschemaBase: e.DATASCHEMA_BASE_URL ?? `${publicBaseUrl}/schemas/ids/`,
     connectorsDir: e.CONNECTORS_DIR,
-    outbox: { databaseUrl: e.OUTBOX_DATABASE_URL, table: e.OUTBOX_TABLE, batchSize: e.OUTBOX_BATCH_SIZE, pollIntervalMs: e.OUTBOX_POLL_INTERVAL_MS },
+    outbox: { databaseUrl: e.OUTBOX_DATABASE_URL, table: e.OUTBOX_TABLE, batchSize: e.OUTBOX_BATCH_SIZE, pollIntervalMs: e.OUTBOX_POLL_INTERVAL_MS, queryTimeoutMs: e.OUTBOX_QUERY_TIMEOUT_MS },
     ingress: {
       maxBodyBytes: e.INGRESS_MAX_BODY_BYTES,
       maxBatchEvents: e.INGRESS_MAX_BATCH_EVENTS,

@@ -31,6 +31,7 @@ export const CONFIG_HELP: Readonly<Record<string, string>> = Object.freeze({
   OUTBOX_TABLE: 'table or schema.table, lowercase letters, digits and "_"',
   OUTBOX_BATCH_SIZE: 'rows per relay cycle, an integer ≥ 1',
   OUTBOX_POLL_INTERVAL_MS: 'ms between relay polls without a notification, an integer ≥ 1',
+  OUTBOX_QUERY_TIMEOUT_MS: 'ms the outbox relay waits for its database on one step (a connection, a statement, a /metrics backlog read) before counting it as down, an integer ≥ 1',
   INGRESS_MAX_BODY_BYTES: 'largest request body, bytes, an integer ≥ 1',
   INGRESS_MAX_BATCH_EVENTS: 'most events in one batch, an integer ≥ 1',
   INGRESS_ACK_TIMEOUT_MS: 'ms POST /events waits for the broker before answering 503, an integer ≥ 1',

@@ -75,6 +75,18 @@ export interface OutboxRelayOptions {
    * in `dbErrors`) and is retried after backoff. Default 5000.
    */
   readonly lockTimeoutMs?: number;
+  /**
+   * Longest wait for the database on any one step, ms: a pooled connection (pg's
+   * `connectionTimeoutMillis`, also while every connection is in use), one statement of a cycle,
+   * of the LISTEN connection, of a purge and of {@link OutboxRelay.backlog} (pg's client-side
+   * `query_timeout`, which also holds when the server does not answer at all — a hung or
+   * SIGSTOPped PostgreSQL, a network partition — and, on a pool the relay creates and in each cycle's
+   * transaction, PostgreSQL's `statement_timeout`, which cancels a slow statement on the server).
+   * A step that runs out fails like an outage: counted in `dbErrors`, `databaseUp` false, the
+   * connection discarded, retried after backoff. Keep it above `lockTimeoutMs`. Default 10000.
+   * Spec: node-postgres "Client" / "Pool" options; PostgreSQL "Client Connection Defaults".
+   */
+  readonly queryTimeoutMs?: number;
   /** LISTEN for the writer's NOTIFY (else poll only). Default true. */
   readonly listen?: boolean;
   readonly log?: Logger;
@@ -139,7 +151,10 @@ export interface OutboxRelay {
   /**
    * The rows still to publish, read from the table now (issue 15 `ce_gateway_outbox_backlog_rows`,
    * `ce_gateway_outbox_oldest_row_age_seconds`): their count and the age of the oldest, seconds
-   * (0 when none). Errors: the database's (pg errors), as they come.
+   * (0 when none). Settles within about 2 × `queryTimeoutMs` (a connection, then the statement),
+   * also when the database hangs, so a scrape that reads it always answers.
+   * Errors: the database's (pg errors), as they come; CEG_STORE_UNAVAILABLE (retriable) when no
+   * connection came within `queryTimeoutMs`; pg's "Query read timeout" when the statement did not answer.
    */
   backlog(): Promise<{ readonly rows: number; readonly oldestAgeSeconds: number }>;
   /** Runs a cycle soon (as a NOTIFY would). */
@@ -158,10 +173,14 @@ interface Resolved {
   readonly keepSentMs: number;
   readonly stopGraceMs: number;
   readonly lockTimeoutMs: number;
+  readonly queryTimeoutMs: number;
   readonly listen: boolean;
   readonly log: Logger;
   readonly name: string;
 }
+
+/** How long stop() waits for its connections to close, ms (a hung server never answers the goodbye). */
+const CLOSE_WAIT_MS = 500;
 
 const defaultRetry = retryPolicy({ maxAttempts: Number.MAX_SAFE_INTEGER, initialDelayMs: 200, factor: 2, maxDelayMs: 10_000, jitter: 0.2 });
 
@@ -178,6 +197,7 @@ export function resolveOutboxRelayOptions(o: OutboxRelayOptions): Resolved & { r
     keepSentMs: o.keepSentMs ?? 86_400_000,
     stopGraceMs: o.stopGraceMs ?? 10_000,
     lockTimeoutMs: o.lockTimeoutMs ?? 5000,
+    queryTimeoutMs: o.queryTimeoutMs ?? 10_000,
   };
   const problems = [
     (o.pool === undefined) === (o.connectionString === undefined) && 'pool or connectionString: exactly one',
@@ -189,6 +209,7 @@ export function resolveOutboxRelayOptions(o: OutboxRelayOptions): Resolved & { r
     !int(r.keepSentMs, -1) && 'keepSentMs: integer ms ≥ −1',
     !int(r.stopGraceMs, 0) && 'stopGraceMs: integer ms ≥ 0',
     !(int(r.lockTimeoutMs, 1) && r.lockTimeoutMs <= 2_147_483_647) && 'lockTimeoutMs: integer ms ≥ 1',
+    !(int(r.queryTimeoutMs, 1) && r.queryTimeoutMs <= 2_147_483_647) && 'queryTimeoutMs: integer ms 1–2147483647',
     o.retry !== undefined && typeof o.retry.delayMs !== 'function' && 'retry: a RetryPolicy',
   ].filter((p): p is string => typeof p === 'string');
   if (problems.length > 0) {
@@ -254,6 +275,27 @@ function idleInTransactionMs(publishTimeoutMs: number): number {
   return Math.min(2_147_483_647, publishPhaseMs(publishTimeoutMs) + publishTimeoutMs + 1000);
 }
 
+/**
+ * Whether a cycle's failure came as the server's answer to a statement (a SQLSTATE): the
+ * connection is then still usable for a ROLLBACK. Otherwise (a timeout without answer, a closed
+ * socket) a ROLLBACK would only wait on the same dead connection: it is discarded instead, and
+ * the server rolls the transaction back when the connection goes.
+ */
+function serverAnswered(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null | undefined)?.code;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && !/^08/.test(code);
+}
+
+/** A statement with pg's client-side `query_timeout` (ms; supported by pg's Client, not in its QueryConfig type). */
+type TimedQuery = pg.QueryConfig & { readonly query_timeout: number };
+
+/** Resolves when `p` settles or after `ms`, whichever comes first; never rejects. */
+async function settledWithin(p: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([p.catch(() => undefined), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
+}
+
 /** The held-back map's key of a (topic, partition key) pair (a topic name holds no newline). */
 function heldKey(topic: string, key: string): string {
   return `${topic}\n${key}`;
@@ -304,6 +346,8 @@ class Relay implements OutboxRelay {
   #lastError: OutboxRelayStats['lastError'];
   /** See OutboxRelayStats.databaseUp. */
   #databaseUp = true;
+  /** A database failure was logged and no cycle has worked since (#dbFailure logs once per incident). */
+  #dbIncident = false;
   /**
    * On the pool, whether the relay owns it or not: a pool emits 'error' when an idle client's
    * connection dies (pg_terminate_backend, a restart), and an EventEmitter without a listener
@@ -319,10 +363,15 @@ class Relay implements OutboxRelay {
       this.#ownsPool = false;
       this.#listenConfig = pool.options;
     } else {
-      this.#pool = new pg.Pool({ connectionString, max: 2 });
+      // pg's own bounds (ms): waiting for a connection, a statement without answer (client side),
+      // a slow statement (server side). Without them a hung server holds every call for ever.
+      const q = o.queryTimeoutMs;
+      this.#pool = new pg.Pool({ connectionString, max: 2, connectionTimeoutMillis: q, query_timeout: q, statement_timeout: q });
       this.#ownsPool = true;
       this.#listenConfig = { connectionString };
     }
+    // The LISTEN connection is a Client of its own: the same bounds on connecting and on LISTEN.
+    this.#listenConfig = { ...this.#listenConfig, connectionTimeoutMillis: o.queryTimeoutMs, query_timeout: o.queryTimeoutMs };
     this.#pool.on('error', this.#onPoolError);
     const t = o.table;
     this.#sql = { lockKeys: lockKeysSql(t), claim: claimRowsSql(t), markSent: markSentSql(t), deleteSent: deleteSentSql(t), markFailed: markFailedSql(t), purge: purgeSql(t) };
@@ -338,10 +387,11 @@ class Relay implements OutboxRelay {
   }
 
   async backlog(): Promise<{ readonly rows: number; readonly oldestAgeSeconds: number }> {
-    // Uses the partial index on unsent rows; cheap at scrape intervals.
+    // Uses the partial index on unsent rows; cheap at scrape intervals. Bounded (#poolQuery): a
+    // scrape must answer while the database hangs (then without a backlog sample).
     let r: pg.QueryResult<{ n: string; age: string | null }>;
     try {
-      r = await this.#pool.query<{ n: string; age: string | null }>(`SELECT count(*)::bigint AS n, EXTRACT(EPOCH FROM now() - min(created_at))::float8 AS age FROM ${this.table.sql} WHERE sent_at IS NULL`);
+      r = await this.#poolQuery<{ n: string; age: string | null }>(`SELECT count(*)::bigint AS n, EXTRACT(EPOCH FROM now() - min(created_at))::float8 AS age FROM ${this.table.sql} WHERE sent_at IS NULL`, []);
     } catch (err) {
       if (unreachable(err)) this.#databaseUp = false;
       throw err;
@@ -376,8 +426,9 @@ class Relay implements OutboxRelay {
     clearTimeout(grace);
     const listener = this.#listener;
     this.#listener = undefined;
-    await listener?.end().catch(() => undefined);
-    if (this.#ownsPool) await this.#pool.end().catch(() => undefined);
+    // pg's end() waits for the server to close an idle connection, which a hung server never
+    // does: stop() waits at most CLOSE_WAIT_MS for it (the socket goes with the process anyway).
+    await settledWithin(Promise.all([listener?.end(), this.#ownsPool ? this.#pool.end() : undefined]), CLOSE_WAIT_MS);
     this.#pool.off('error', this.#onPoolError);
   }
 
@@ -424,6 +475,7 @@ class Relay implements OutboxRelay {
       throw err;
     }
     this.#databaseUp = true;
+    this.#dbRecovered();
     if (result.failed) throw new GatewayError('CEG_BROKER_UNAVAILABLE', 'outbox publish failed; rows stay in the outbox', { retriable: true });
     return result.claimed;
   }
@@ -454,25 +506,27 @@ class Relay implements OutboxRelay {
       // One round trip; the lock timeout ends with the transaction.
       // The idle timeout bounds how long a frozen relay holds its keys' locks (the produce phase,
       // when the transaction is idle, ends after 2 × publishTimeoutMs on a live relay).
-      await client.query(`BEGIN; SET LOCAL lock_timeout = ${this.#o.lockTimeoutMs}; SET LOCAL idle_in_transaction_session_timeout = ${idleInTransactionMs(this.#o.publishTimeoutMs)}`);
+      // statement_timeout: the server cancels a statement that runs too long (57014); query_timeout
+      // (#q) also ends the wait when the server does not answer at all.
+      await this.#q(client, `BEGIN; SET LOCAL lock_timeout = ${this.#o.lockTimeoutMs}; SET LOCAL statement_timeout = ${this.#o.queryTimeoutMs}; SET LOCAL idle_in_transaction_session_timeout = ${idleInTransactionMs(this.#o.publishTimeoutMs)}`);
       const scan = this.#o.batchSize * 4;
       const held = this.#heldPairs();
-      const keys = (await client.query<{ partition_key: string }>(this.#sql.lockKeys, [scan, this.#o.batchSize, this.table.name, held.topics, held.keys])).rows.map((r) => r.partition_key);
-      const rows = keys.length === 0 ? [] : (await client.query<ClaimedRow>(this.#sql.claim, [keys, this.#o.batchSize, held.topics, held.keys])).rows;
+      const keys = (await this.#q<{ partition_key: string }>(client, this.#sql.lockKeys, [scan, this.#o.batchSize, this.table.name, held.topics, held.keys])).rows.map((r) => r.partition_key);
+      const rows = keys.length === 0 ? [] : (await this.#q<ClaimedRow>(client, this.#sql.claim, [keys, this.#o.batchSize, held.topics, held.keys])).rows;
       if (rows.length === 0) {
-        await client.query('COMMIT');
+        await this.#q(client, 'COMMIT');
         return { claimed: 0, failed: false };
       }
       const { sent, failed, tooLarge, invalid } = await this.#publish(rows);
       if (sent.length > 0) {
         if (this.#o.keepSentMs === 0) {
-          await client.query(this.#sql.deleteSent, [sent.map((s) => s.row.id)]);
+          await this.#q(client, this.#sql.deleteSent, [sent.map((s) => s.row.id)]);
         } else {
-          await client.query(this.#sql.markSent, [sent.map((s) => s.row.id), sent.map((s) => s.position.partition), sent.map((s) => s.position.offset.toString())]);
+          await this.#q(client, this.#sql.markSent, [sent.map((s) => s.row.id), sent.map((s) => s.position.partition), sent.map((s) => s.position.offset.toString())]);
         }
       }
-      for (const f of [...failed, ...tooLarge, ...invalid]) await client.query(this.#sql.markFailed, [f.rows.map((r) => r.id), errorMessage(f.error).slice(0, 2000)]);
-      await client.query('COMMIT');
+      for (const f of [...failed, ...tooLarge, ...invalid]) await this.#q(client, this.#sql.markFailed, [f.rows.map((r) => r.id), errorMessage(f.error).slice(0, 2000)]);
+      await this.#q(client, 'COMMIT');
       this.#stats.published += sent.length;
       // A key that went out is no longer held, unless a later row of it failed in this same cycle
       // (its hold was just set and must stay).
@@ -486,7 +540,7 @@ class Relay implements OutboxRelay {
       return { claimed: rows.length, failed: failed.length > 0 && sent.length === 0 };
     } catch (err) {
       broken = err instanceof Error ? err : new Error(String(err));
-      await client.query('ROLLBACK').catch(() => undefined);
+      if (serverAnswered(err)) await this.#q(client, 'ROLLBACK').catch(() => undefined);
       throw err;
     } finally {
       this.#cycleClient = undefined;
@@ -502,7 +556,35 @@ class Relay implements OutboxRelay {
    * stop() until one is free. A connection that arrives after that goes back to the pool.
    */
   #connect(): Promise<pg.PoolClient> {
-    return raceAbort(this.#pool.connect(), this.#abandon.signal, () => new GatewayError('CEG_CLOSED', 'outbox relay stopped', { retriable: true }), (late) => late.release());
+    // Bounded here too (not only by the pool's connectionTimeoutMillis): a caller's pool may have none.
+    const timeout = AbortSignal.timeout(this.#o.queryTimeoutMs);
+    return raceAbort(this.#pool.connect(), AbortSignal.any([this.#abandon.signal, timeout]), () =>
+      timeout.aborted && !this.#abandon.signal.aborted
+        ? new GatewayError('CEG_STORE_UNAVAILABLE', `outbox relay: no database connection within ${this.#o.queryTimeoutMs} ms (queryTimeoutMs)`, { retriable: true })
+        : new GatewayError('CEG_CLOSED', 'outbox relay stopped', { retriable: true }), (late) => late.release());
+  }
+
+  /** One statement on a cycle's client, bounded by queryTimeoutMs (pg's query_timeout: also without any answer). */
+  #q<R extends pg.QueryResultRow = pg.QueryResultRow>(client: pg.PoolClient, text: string, values?: readonly unknown[]): Promise<pg.QueryResult<R>> {
+    const config: TimedQuery = { text, ...(values === undefined ? {} : { values: [...values] }), query_timeout: this.#o.queryTimeoutMs };
+    return client.query<R>(config);
+  }
+
+  /**
+   * One statement on a connection of its own from the pool, both bounded (#connect, #q); a
+   * connection that failed is discarded (release(err)), not returned to the pool in an unknown state.
+   */
+  async #poolQuery<R extends pg.QueryResultRow>(text: string, values: readonly unknown[]): Promise<pg.QueryResult<R>> {
+    const client = await this.#connect();
+    let broken: Error | undefined;
+    try {
+      return await this.#q<R>(client, text, values);
+    } catch (err) {
+      broken = err instanceof Error ? err : new Error(String(err));
+      throw err;
+    } finally {
+      client.release(serverAnswered(broken) ? undefined : broken);
+    }
   }
 
 
@@ -757,7 +839,7 @@ class Relay implements OutboxRelay {
     if (Date.now() - this.#lastPurgeMs < every) return;
     this.#lastPurgeMs = Date.now();
     try {
-      const res = await this.#pool.query(this.#sql.purge, [keep, 10_000]);
+      const res = await this.#poolQuery(this.#sql.purge, [keep, 10_000]);
       this.#stats.purged += res.rowCount ?? 0;
     } catch (err) {
       this.#dbFailure(err, 'outbox purge failed');
@@ -816,9 +898,27 @@ class Relay implements OutboxRelay {
     this.#lastError = { message: errorMessage(err), code: isGatewayError(err) ? err.code : (err as { code?: string } | undefined)?.code, atMs: Date.now() };
   }
 
+  /**
+   * Counts a database failure; logs it as a warning once per incident (the first failure after the
+   * database last worked), later ones at debug level: an outage retried every few seconds must not
+   * flood the log, and must not be silent either.
+   */
   #dbFailure(err: unknown, msg: string): void {
     this.#stats.dbErrors++;
     this.#note(err);
-    this.#o.log.warn({ relay: this.#o.name, err: errorMessage(err) }, msg);
+    const fields = { relay: this.#o.name, err: errorMessage(err), code: (err as { code?: unknown } | null | undefined)?.code, dbErrors: this.#stats.dbErrors };
+    if (this.#dbIncident) {
+      this.#o.log.debug(fields, msg);
+      return;
+    }
+    this.#dbIncident = true;
+    this.#o.log.warn(fields, `${msg} (logged once until the database works again; counted in dbErrors)`);
+  }
+
+  /** A cycle worked on the database: ends the incident (logged once). */
+  #dbRecovered(): void {
+    if (!this.#dbIncident) return;
+    this.#dbIncident = false;
+    this.#o.log.info({ relay: this.#o.name, dbErrors: this.#stats.dbErrors }, 'outbox relay: the database works again');
   }
 }

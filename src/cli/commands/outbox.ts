@@ -70,6 +70,7 @@ export function registerOutboxCommand(program: Command): void {
         table: config.outbox.table,
         batchSize: config.outbox.batchSize,
         pollIntervalMs: config.outbox.pollIntervalMs,
+        queryTimeoutMs: config.outbox.queryTimeoutMs,
         // The relay's stop() must end inside SHUTDOWN_TIMEOUT_MS with room for closing the rest,
         // or a stop during a broker outage always ran out the budget (exit 1).
         stopGraceMs: relayStopGraceMs(config.shutdownTimeoutMs),
