@@ -49,6 +49,29 @@ export async function hungDatabase(databaseUrl: string, applicationName: string,
   const url = new URL(databaseUrl);
   url.host = `127.0.0.1:${port}`;
   url.searchParams.set('application_name', applicationName);
+  const thaw = (): void => {
+    for (const pid of stopped) {
+      try {
+        process.kill(pid, 'SIGCONT');
+      } catch {
+        // gone already
+      }
+    }
+    stopped = [];
+    if (!frozen) return;
+    frozen = false;
+    for (const p of pairs) {
+      if (p.server === undefined) {
+        p.client.resume();
+        open(p);
+      } else {
+        p.client.pipe(p.server);
+        p.server.pipe(p.client);
+        p.client.resume();
+        p.server.resume();
+      }
+    }
+  };
   return {
     url: url.toString(),
     async freeze() {
@@ -64,31 +87,9 @@ export async function hungDatabase(databaseUrl: string, applicationName: string,
       for (const pid of stopped) process.kill(pid, 'SIGSTOP');
       return stopped;
     },
-    thaw() {
-      for (const pid of stopped) {
-        try {
-          process.kill(pid, 'SIGCONT');
-        } catch {
-          // gone already
-        }
-      }
-      stopped = [];
-      if (!frozen) return;
-      frozen = false;
-      for (const p of pairs) {
-        if (p.server === undefined) {
-          p.client.resume();
-          open(p);
-        } else {
-          p.client.pipe(p.server);
-          p.server.pipe(p.client);
-          p.client.resume();
-          p.server.resume();
-        }
-      }
-    },
+    thaw,
     async close() {
-      this.thaw();
+      thaw();
       for (const p of pairs) {
         p.client.destroy();
         p.server?.destroy();
