@@ -206,7 +206,7 @@ export class PlatformaticConsumption implements Consumption {
     // while this member still belongs to the old generation.
     this.#member.on('consumer:group:rebalance', () => void this.#commit());
     this.#member.on('error', (err: unknown) => {
-      this.#opts.logger.error({ group: this.group, err: errorMessage(err) }, 'kafka consumer could not rejoin its group');
+      if (!this.#stopping) this.#opts.logger.error({ group: this.group, err: errorMessage(err) }, 'kafka consumer could not rejoin its group');
       this.#fail(fromPlatformaticError(err, { operation: 'consume', group: this.group }));
     });
     for (const t of this.#spec.topics) this.#member.topics.track(t);
@@ -482,6 +482,13 @@ export class PlatformaticConsumption implements Consumption {
   }
 
   #fail(err: unknown): void {
+    // Once a stop began, a failure is what the stop does to the clients under a join, a fetch or
+    // a commit ("Client is closed"): a planned stop (a PATCH restarting the members, a shutdown)
+    // is not a failure of the subscription. What was in hand stays uncommitted and comes again.
+    if (this.#stopping && this.#failure === undefined) {
+      this.#opts.logger.debug({ group: this.group, err: errorMessage(err) }, 'consumer: failure while stopping (ignored)');
+      return;
+    }
     this.#failure ??= { err };
     if (this.#firstAssignment !== undefined) {
       this.#firstAssignment.reject(err);
