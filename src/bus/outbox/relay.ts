@@ -253,13 +253,23 @@ type Published = { sent: { row: ClaimedRow; position: Position }[]; failed: Fail
 /**
  * Whether a database error means the database could not be reached or used at all (no answer: a
  * connection error; SQLSTATE classes 08 connection exception, 53 insufficient resources, 57
- * operator intervention), rather than an answer to a statement (e.g. 55P03, a row lock held).
+ * operator intervention; and a CEG_* error such as {@link explained}'s missing table), rather than
+ * an answer to a statement (e.g. 55P03, a row lock held).
  */
 function unreachable(err: unknown): boolean {
   const code = (err as { code?: unknown } | null | undefined)?.code;
   if (typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code)) return true;
   return /^(08|53|57)/.test(code);
 }
+
+/**
+ * SQLSTATEs that say the outbox itself is missing from the database the relay reached: 42P01
+ * undefined_table, 3F000 invalid_schema_name (`outbox migrate` was not run, or OUTBOX_TABLE names
+ * another table). Retried like an outage (the table may be created later), but the database is
+ * not usable: reported down, with an error that names the table and the command that creates it.
+ * Spec: PostgreSQL "Appendix A. PostgreSQL Error Codes".
+ */
+const MISSING_TABLE = new Set(['42P01', '3F000']);
 
 /** How long a cycle's produce phase may take, ms: 2 × publishTimeoutMs. */
 function publishPhaseMs(publishTimeoutMs: number): number {
@@ -284,6 +294,20 @@ function idleInTransactionMs(publishTimeoutMs: number): number {
 function serverAnswered(err: unknown): boolean {
   const code = (err as { code?: unknown } | null | undefined)?.code;
   return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && !/^08/.test(code);
+}
+
+/**
+ * The error to report for a failure of the outbox's statements: a missing table or schema becomes
+ * CEG_STORE_UNAVAILABLE (retriable: the table may be created later) naming the table and
+ * `ce-gateway outbox migrate`, with the SQLSTATE in `details.sqlstate`; anything else as it is.
+ */
+function explained(err: unknown, t: OutboxTable): unknown {
+  const code = (err as { code?: unknown } | null | undefined)?.code;
+  if (typeof code !== 'string' || !MISSING_TABLE.has(code)) return err;
+  return new GatewayError('CEG_STORE_UNAVAILABLE', `outbox table ${t.name} does not exist in the outbox database (SQLSTATE ${code}: ${errorMessage(err)}): create it with \`ce-gateway outbox migrate\` (same OUTBOX_DATABASE_URL and OUTBOX_TABLE) or ensureOutboxSchema(); the relay retries meanwhile`, {
+    retriable: true,
+    details: { table: t.name, sqlstate: code },
+  });
 }
 
 /** A statement with pg's client-side `query_timeout` (ms; supported by pg's Client, not in its QueryConfig type). */
@@ -393,8 +417,9 @@ class Relay implements OutboxRelay {
     try {
       r = await this.#poolQuery<{ n: string; age: string | null }>(`SELECT count(*)::bigint AS n, EXTRACT(EPOCH FROM now() - min(created_at))::float8 AS age FROM ${this.table.sql} WHERE sent_at IS NULL`, []);
     } catch (err) {
-      if (unreachable(err)) this.#databaseUp = false;
-      throw err;
+      const e = explained(err, this.table);
+      if (unreachable(e)) this.#databaseUp = false;
+      throw e;
     }
     this.#databaseUp = true;
     const row = r.rows[0];
@@ -468,7 +493,8 @@ class Relay implements OutboxRelay {
     let result: CycleResult;
     try {
       result = await this.#cycle();
-    } catch (err) {
+    } catch (raw) {
+      const err = explained(raw, this.table);
       // Not a stop() abandoning the cycle: the database failed it.
       if (!this.#abandon.signal.aborted && unreachable(err)) this.#databaseUp = false;
       this.#dbFailure(err, 'outbox relay cycle failed on the database');

@@ -93,7 +93,7 @@ export function registerOutboxCommand(program: Command): void {
         // (200 throughout); `degraded` and `database` say that its database cannot be reached.
         healthy: () => {
           const st = relay.stats();
-          return { ok: true, details: { consecutiveFailures: st.consecutiveFailures, published: st.published, listening: st.listening, database: st.databaseUp ? 'up' : 'down', degraded: !st.databaseUp, ...(st.lastError === undefined ? {} : { lastError: st.lastError.code ?? st.lastError.message.slice(0, 200) }) } };
+          return { ok: true, details: { consecutiveFailures: st.consecutiveFailures, published: st.published, listening: st.listening, database: st.databaseUp ? 'up' : 'down', degraded: !st.databaseUp, ...(st.lastError === undefined ? {} : { lastError: st.lastError.code ?? st.lastError.message.slice(0, 200) }), ...(st.databaseUp || st.lastError === undefined ? {} : { databaseError: st.lastError.message.slice(0, 300) }) } };
         },
       });
       await new Promise<void>((resolve) => {
