@@ -50,6 +50,11 @@ export interface LaneRecord {
 const keyOf = (k: Uint8Array | null | undefined): string | null =>
   k === null || k === undefined ? null : Buffer.from(k.buffer, k.byteOffset, k.byteLength).toString('latin1');
 
+/** The reason {@link PartitionLane.revokedSignal} aborts with. */
+function revokedReason(lane: { readonly topic: string; readonly partition: number }): Error {
+  return Object.assign(new Error(`partition ${lane.topic}/${lane.partition} was revoked from this member (rebalance)`), { code: 'CEG_PARTITION_REVOKED' });
+}
+
 /** A binary min-heap of taken records by offset: the records that may start now. */
 class ReadyHeap<R> {
   #a: Taken<R>[] = [];
@@ -114,6 +119,8 @@ export class PartitionLane<R extends LaneRecord = LaneRecord> {
   #redeliver: { readonly offset: bigint; readonly afterMs: number } | undefined;
   #halted = false;
   #revoked = false;
+  /** Aborted by {@link revoke}: made on first read (most lanes are never revoked while records wait). */
+  #revokedSignal: AbortController | undefined;
   #committed: bigint | undefined;
   /** Whether the adapter paused the partition (too many waiting, or a redelivery wait); the adapter's flag. */
   paused = false;
@@ -235,9 +242,21 @@ export class PartitionLane<R extends LaneRecord = LaneRecord> {
     this.#halted = false;
   }
 
-  /** The partition left this member (rebalance): nothing more starts, nothing is committed for it. */
+  /**
+   * Aborted once the partition left this member ({@link revoke}): what a record in hand hands to
+   * its handler (RecordContext.revoked), so that work not started yet — a delivery waiting for a
+   * rate token or a handshake — is dropped instead of duplicating the new owner's.
+   */
+  get revokedSignal(): AbortSignal {
+    this.#revokedSignal ??= new AbortController();
+    if (this.#revoked && !this.#revokedSignal.signal.aborted) this.#revokedSignal.abort(revokedReason(this));
+    return this.#revokedSignal.signal;
+  }
+
+  /** The partition left this member (rebalance): nothing more starts, nothing is committed for it; {@link revokedSignal} aborts. */
   revoke(): void {
     this.#revoked = true;
+    this.#revokedSignal?.abort(revokedReason(this));
   }
 
   /** The offset to commit now (lowest unfinished, or after the last taken); undefined when nothing was taken. */

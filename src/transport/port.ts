@@ -144,8 +144,16 @@ export const redeliverAfter = (afterMs: number): RecordDecision =>
 
 /** What a handler gets with each record. */
 export interface RecordContext {
-  /** Aborted when the member stops or loses the partition: give up promptly (the record stays uncommitted and comes again). */
+  /** Aborted when the member stops: give up promptly (the record stays uncommitted and comes again). A partition lost to a rebalance aborts {@link revoked} instead. */
   readonly signal: AbortSignal;
+  /**
+   * Aborted when this member no longer holds the record's partition (a rebalance gave it to another
+   * member), while the member itself goes on; absent on consumptions without partition lanes. Work
+   * not started yet (nothing sent) should be dropped: the partition's new owner handles the record
+   * again from its last commit, so anything this member still sends is a duplicate, out of order
+   * with the new owner's. Unlike {@link signal}, it does not ask to abort work already under way.
+   */
+  readonly revoked?: AbortSignal;
   /** Tells the group this member is alive; the adapter also heartbeats on its own while a record is in hand. Never throws. */
   heartbeat(): Promise<void>;
 }

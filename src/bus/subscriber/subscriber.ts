@@ -67,6 +67,13 @@ export interface DeliveryContext {
   readonly record?: TransportRecord;
   /** Aborted when the subscription stops or the handler timeout passes: give up promptly (the event stays uncommitted and comes again, or is retried). */
   readonly signal?: AbortSignal;
+  /**
+   * Aborted when a rebalance moved the record's partition to another member (this one goes on);
+   * absent where the transport has no partition lanes. A handler should drop work it has not
+   * started (nothing sent yet): the new owner handles the record again. Whatever the handler then
+   * returns, other than `ack`/`duplicate`, is not counted: no retry, no dead letter, no commit.
+   */
+  readonly revoked?: AbortSignal;
   /** W3C `traceparent` this handling continues: the consumer span's when tracing is on, else the event's own; absent when neither. */
   readonly traceparent?: string;
 }
@@ -450,9 +457,9 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
    * so that its closures capture `event` here, not in onRecord's context, which lives until the
    * outcome (see `attributes` there).
    */
-  function callHandler(event: Envelope, signal: AbortSignal, origin: Origin, attempt: number, record: TransportRecord, trace: string | undefined): Promise<Outcome> {
+  function callHandler(event: Envelope, signal: AbortSignal, origin: Origin, attempt: number, record: TransportRecord, trace: string | undefined, revoked: AbortSignal | undefined): Promise<Outcome> {
     return withHandlerTimeout(handlerTimeoutMs, signal, (call) =>
-      invokeInContext(event, () => o.handler(event, deliveryContext(o.subscription, origin, attempt, record, call, trace)), trace, o.correlationContext !== false),
+      invokeInContext(event, () => o.handler(event, deliveryContext(o.subscription, origin, attempt, record, call, trace, revoked)), trace, o.correlationContext !== false),
     );
   }
 
@@ -588,10 +595,19 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
     const attributes = event.attributes;
     let out: Outcome;
     try {
-      out = await callHandler(event, signal, origin, attempt, record, trace);
+      out = await callHandler(event, signal, origin, attempt, record, trace, ctx.revoked);
     } catch (err) {
       span?.end(err);
       throw err;
+    }
+    // The partition moved to another member meanwhile: its new owner handles the record again from
+    // its last commit. A failure here is not counted (a retry-topic copy or a dead letter would
+    // duplicate the new owner's), and nothing is committed for a revoked partition anyway.
+    if (ctx.revoked?.aborted === true && out.kind !== 'ack' && out.kind !== 'duplicate') {
+      span?.end(`partition revoked: ${out.reason}`);
+      attempts.forget(record);
+      log.debug({ subscription: o.subscription, topic: record.topic, partition: record.partition, offset: record.offset.toString(), reason: out.reason.slice(0, 300) }, 'partition revoked while the record was in hand: left to its new owner');
+      return redeliverAfter(0);
     }
     o.instruments?.delivery(o.subscription, (performance.now() - t0) / 1000);
     span?.end(out.kind === 'ack' || out.kind === 'duplicate' ? undefined : out.reason);
@@ -698,9 +714,10 @@ class RecordDeliveryContext implements DeliveryContext {
   readonly attempt: number;
   readonly record: TransportRecord;
   readonly traceparent?: string;
+  readonly revoked?: AbortSignal;
   readonly #call: CallSignal;
 
-  constructor(subscription: string, origin: Origin, attempt: number, record: TransportRecord, call: CallSignal, traceparent: string | undefined) {
+  constructor(subscription: string, origin: Origin, attempt: number, record: TransportRecord, call: CallSignal, traceparent: string | undefined, revoked: AbortSignal | undefined) {
     this.subscription = subscription;
     this.topic = origin.topic;
     this.partition = origin.partition;
@@ -708,6 +725,7 @@ class RecordDeliveryContext implements DeliveryContext {
     this.attempt = attempt;
     this.record = record;
     if (traceparent !== undefined) this.traceparent = traceparent;
+    if (revoked !== undefined) this.revoked = revoked;
     this.#call = call;
   }
 
@@ -716,8 +734,8 @@ class RecordDeliveryContext implements DeliveryContext {
   }
 }
 
-function deliveryContext(subscription: string, origin: Origin, attempt: number, record: TransportRecord, call: CallSignal, traceparent: string | undefined): DeliveryContext {
-  return new RecordDeliveryContext(subscription, origin, attempt, record, call, traceparent);
+function deliveryContext(subscription: string, origin: Origin, attempt: number, record: TransportRecord, call: CallSignal, traceparent: string | undefined, revoked: AbortSignal | undefined): DeliveryContext {
+  return new RecordDeliveryContext(subscription, origin, attempt, record, call, traceparent, revoked);
 }
 
 /** Errors: CEG_INVALID_OPTIONS listing every problem of the filters, each with its path. */

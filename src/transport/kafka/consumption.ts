@@ -135,7 +135,7 @@ export class KafkaConsumption implements Consumption {
     this.#laneOrder = spec.perKeyOrder === true ? 'key' : 'offset';
     this.#laneCtx = { signal: this.#runner.signal, heartbeat: () => this.#laneHeartbeat?.() ?? Promise.resolve() };
     this.#pump = new LanePump<TransportRecord>(spec.partitionsConcurrently ?? opts.partitionsConsumedConcurrently, {
-      run: (r, lane, then) => this.#runner.runThen(r, this.#laneCtx, then, lane),
+      run: (r, lane, then) => this.#runner.runThen(r, this.#laneContext(lane), then, lane),
       fault: (err) => this.#fail(err),
       stopping: () => this.#stopping,
       processed: () => this.#laneProcessed(),
@@ -501,6 +501,17 @@ export class KafkaConsumption implements Consumption {
       return;
     }
     void this.stop();
+  }
+
+  /** Per lane: the member's context plus the lane's revoked signal (made once per lane, not per record). */
+  readonly #laneContexts = new WeakMap<PartitionLane<TransportRecord>, RecordContext>();
+  #laneContext(lane: PartitionLane<TransportRecord>): RecordContext {
+    let ctx = this.#laneContexts.get(lane);
+    if (ctx === undefined) {
+      ctx = { signal: this.#laneCtx.signal, heartbeat: () => this.#laneCtx.heartbeat(), revoked: lane.revokedSignal };
+      this.#laneContexts.set(lane, ctx);
+    }
+    return ctx;
   }
 
   /** Lanes of partitions this member no longer holds stop (their records in hand finish; nothing is committed for them). */

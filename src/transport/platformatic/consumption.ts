@@ -152,7 +152,7 @@ export class PlatformaticConsumption implements Consumption {
       spec.inFlightPerPartition === undefined
         ? undefined
         : new LanePump<TransportRecord>(spec.partitionsConcurrently ?? opts.partitionsConsumedConcurrently, {
-            run: (r, lane, then) => this.#runner.runThen(r, this.#ctx, then, lane),
+            run: (r, lane, then) => this.#runner.runThen(r, this.#laneContext(lane), then, lane),
             fault: (err) => this.#fail(err),
             stopping: () => this.#stopping,
             processed: () => {
@@ -405,6 +405,17 @@ export class PlatformaticConsumption implements Consumption {
   }
 
 
+
+  /** Per lane: the member's context plus the lane's revoked signal (made once per lane, not per record). */
+  readonly #laneContexts = new WeakMap<PartitionLane<TransportRecord>, RecordContext>();
+  #laneContext(lane: PartitionLane<TransportRecord>): RecordContext {
+    let ctx = this.#laneContexts.get(lane);
+    if (ctx === undefined) {
+      ctx = { signal: this.#ctx.signal, heartbeat: () => this.#ctx.heartbeat(), revoked: lane.revokedSignal };
+      this.#laneContexts.set(lane, ctx);
+    }
+    return ctx;
+  }
 
   #laneFor(topic: string, partition: number): PartitionLane<TransportRecord> | undefined {
     if (this.#pump === undefined) return undefined;

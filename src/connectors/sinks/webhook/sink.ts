@@ -153,23 +153,41 @@ class Semaphore {
     this.#free--;
     return true;
   }
-  async acquire(signal?: AbortSignal): Promise<void> {
+  /**
+   * Waits for a slot. Rejects with `signal`'s reason when it aborts; resolves false, with no slot
+   * taken, when `revoked` aborts first (the event's partition left this member).
+   */
+  async acquire(signal?: AbortSignal, revoked?: AbortSignal): Promise<boolean> {
+    if (revoked?.aborted === true) return false;
     if (this.#free > 0) {
       this.#free--;
-      return;
+      return true;
     }
-    await new Promise<void>((resolve, reject) => {
-      const go = (): void => {
+    return new Promise<boolean>((resolve, reject) => {
+      const done = (): void => {
         signal?.removeEventListener('abort', abort);
-        resolve();
+        revoked?.removeEventListener('abort', drop);
       };
-      const abort = (): void => {
+      const go = (): void => {
+        done();
+        resolve(true);
+      };
+      const leave = (): void => {
         const i = this.#queue.indexOf(go);
         if (i >= 0) this.#queue.splice(i, 1);
+        done();
+      };
+      const abort = (): void => {
+        leave();
         reject(signal?.reason as Error);
+      };
+      const drop = (): void => {
+        leave();
+        resolve(false);
       };
       this.#queue.push(go);
       signal?.addEventListener('abort', abort, { once: true });
+      revoked?.addEventListener('abort', drop, { once: true });
     });
   }
   release(): void {
@@ -206,18 +224,90 @@ class RateGate {
     this.#bucket = bucket;
   }
 
-  /** Waits for `n` tokens (a batch takes one per event, in bucket-sized parts). */
-  async take(signal?: AbortSignal, n = 1): Promise<void> {
+  /**
+   * Waits for `n` tokens (a batch takes one per event, in bucket-sized parts). Resolves true once
+   * taken; false, as soon as `revoked` aborts, when they are not all taken yet (what was taken of
+   * them stays spent: the rate is never exceeded). Rejects with `signal`'s reason when it aborts.
+   */
+  async take(signal?: AbortSignal, n = 1, revoked?: AbortSignal): Promise<boolean> {
     let left = n;
     while (left > 0) {
       const b = this.#bucket;
-      if (b === undefined) return;
+      if (b === undefined) return true;
+      if (revoked?.aborted === true) return false;
       const part = Math.min(left, b.bucketSize);
       if (b.tryRemoveTokens(part)) left -= part;
-      else await sleep(Math.max(1, b.getWaitTime(part)), signal);
+      else if (!(await sleepUnless(Math.max(1, b.getWaitTime(part)), signal, revoked))) return false;
     }
+    return true;
   }
 }
+
+/**
+ * Sleeps `ms`. Resolves true after the wait, false as soon as `revoked` aborts; rejects with
+ * `signal`'s reason when it aborts. One timer and at most two listeners, removed when settled.
+ */
+function sleepUnless(ms: number, signal: AbortSignal | undefined, revoked: AbortSignal | undefined): Promise<boolean> {
+  if (revoked === undefined) return sleep(ms, signal).then(() => true);
+  if (signal?.aborted === true) return Promise.reject(signal.reason as Error);
+  if (revoked.aborted) return Promise.resolve(false);
+  return new Promise<boolean>((resolve, reject) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', abort);
+      revoked.removeEventListener('abort', drop);
+    };
+    const abort = (): void => {
+      done();
+      reject(signal?.reason as Error);
+    };
+    const drop = (): void => {
+      done();
+      resolve(false);
+    };
+    const timer = setTimeout(() => {
+      done();
+      resolve(true);
+    }, ms);
+    signal?.addEventListener('abort', abort, { once: true });
+    revoked.addEventListener('abort', drop, { once: true });
+  });
+}
+
+/**
+ * `p`, or {@link REVOKED} as soon as `revoked` aborts (`p` goes on for whoever else waits on it:
+ * a handshake is shared by the partitions delivering at once).
+ */
+function unlessRevoked<T>(p: Promise<T>, revoked: AbortSignal | undefined): Promise<T | typeof REVOKED> {
+  if (revoked === undefined) return p;
+  if (revoked.aborted) return Promise.resolve(REVOKED);
+  return new Promise<T | typeof REVOKED>((resolve, reject) => {
+    const drop = (): void => resolve(REVOKED);
+    revoked.addEventListener('abort', drop, { once: true });
+    p.then(
+      (v) => {
+        revoked.removeEventListener('abort', drop);
+        resolve(v);
+      },
+      (err: unknown) => {
+        revoked.removeEventListener('abort', drop);
+        reject(err instanceof Error ? err : new Error(String(err)));
+      },
+    );
+  });
+}
+
+const isAborted = (signal: AbortSignal | undefined): boolean => signal?.aborted === true;
+
+/** What {@link unlessRevoked} gives when the partition was revoked first. */
+const REVOKED = Symbol('partition revoked');
+
+/**
+ * The outcome of an attempt dropped before anything was sent because its partition was revoked
+ * (a rebalance moved it to another gateway, which delivers it again from its last commit). The
+ * subscriber does not count it (DeliveryContext.revoked): no retry, no dead letter, no commit.
+ */
+const notSent = (sink: string): Outcome => retry('partition revoked before the attempt was sent: left to its new owner', undefined, { sink });
 
 export interface WebhookSink {
   readonly handler: EventHandler;
@@ -384,9 +474,12 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
    * Settings that change during those waits (a PATCH of the URL, headers or secrets) start it
    * again with the new ones: what is returned belongs together and is current.
    */
-  async function prepare(signal: AbortSignal | undefined, events: number): Promise<Prepared> {
+  async function prepare(signal: AbortSignal | undefined, events: number, revoked?: AbortSignal): Promise<Prepared> {
     watchStop(agents, signal, watched);
     for (;;) {
+      // Revoked before anything was sent (F1: a rebalance while waiting for the handshake or a rate
+      // token): sending now would duplicate the new owner's delivery, out of order with it.
+      if (revoked?.aborted === true) return { refused: notSent(urlSinkName(s.url)) };
       const at = generation;
       // Locals, not an object: this runs once per attempt on the push hot path.
       const settings = s;
@@ -403,12 +496,15 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
         return { refused: retry(errorMessage(err), undefined, failure) };
       }
       if (at !== generation) continue;
-      const refused = await handshake(target, signal, settings);
+      const refused = await unlessRevoked(handshake(target, signal, settings), revoked);
+      if (refused === REVOKED) return { refused: notSent(sinkName(target.url)) };
       if (at !== generation) continue;
       if (refused !== undefined) return { refused };
       rate.set(effectiveRate());
-      await rate.take(signal, events);
+      if (!(await rate.take(signal, events, revoked))) return { refused: notSent(sinkName(target.url)) };
       if (at !== generation) continue;
+      // Property narrowing does not see the abort that may have come during the awaits above.
+      if (isAborted(revoked)) return { refused: notSent(sinkName(target.url)) };
       return { target, sink: sinkName(target.url), settings, keys: signing, own: headers };
     }
   }
@@ -453,7 +549,7 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
     const signal = ctx.signal;
     // Gone while this event waited for a slot: nothing more is sent.
     if (gone) return heldWhileGone(retry('the subscription is gone', GONE_PARK_MS), signal);
-    const p = await prepare(signal, 1);
+    const p = await prepare(signal, 1, ctx.revoked);
     if ('refused' in p) return p.refused;
     const { target, sink, settings } = p;
     let message;
@@ -489,6 +585,10 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
     readonly offset: bigint;
     readonly element: BatchElement;
     readonly signal: AbortSignal | undefined;
+    /** The event's partition left this member: aborted (DeliveryContext.revoked). */
+    readonly revoked: AbortSignal | undefined;
+    /** Set when the batch went without this event (its partition was revoked first): its outcome is then {@link notSent}. */
+    dropped: boolean;
   }
 
   /**
@@ -497,16 +597,22 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
    * the previous one is finished), and within a partition the array keeps offset order.
    * No traceparent: the events of a batch have their own traces (each stays in its `ce-` attributes).
    */
-  async function sendBatch(items: readonly BatchItem[]): Promise<Outcome> {
+  async function sendBatch(all: readonly BatchItem[]): Promise<Outcome> {
+    const items = liveItems(all);
+    if (items.length === 0) return notSent(urlSinkName(s.url));
     const ordered = [...items].sort((x, y) => (x.topic < y.topic ? -1 : x.topic > y.topic ? 1 : x.partition - y.partition || (x.offset < y.offset ? -1 : x.offset > y.offset ? 1 : 0)));
     const signal = ordered[0]!.signal;
     if (gone) return heldWhileGone(retry('the subscription is gone', GONE_PARK_MS), signal);
     for (const i of ordered) watchStop(agents, i.signal, watched);
-    const p = await prepare(signal, ordered.length);
+    // The batch's waits end early only when every event's partition was revoked; one revoked
+    // meanwhile is left out of the request (its outcome is notSent, see `batched`).
+    const p = await prepare(signal, ordered.length, everyRevoked(ordered));
     if ('refused' in p) return p.refused;
-    const body = batchBody(ordered.map((i) => i.element));
+    const sent = liveItems(ordered);
+    if (sent.length === 0) return notSent(p.sink);
+    const body = batchBody(sent.map((i) => i.element));
     const headers: Record<string, string> = { ...p.settings.headers, 'content-type': BATCH_CONTENT_TYPE };
-    addSignature(headers, p.keys, batchMessageId(ordered), Math.floor(Date.now() / 1000), body);
+    addSignature(headers, p.keys, batchMessageId(sent), Math.floor(Date.now() / 1000), body);
     headers['user-agent'] = userAgent;
     const answer = await send(agents, { target: p.target, method: 'POST', headers, body, timeoutMs: p.settings.timeoutMs, retryAfterCapMs: p.settings.retryAfterCapMs, ...(signal === undefined ? {} : { signal }) });
     return unlessGone(outcomeOf(answer, p.sink), signal);
@@ -523,6 +629,26 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
       for (let i = 0; i < count; i++) slots.release();
     });
   };
+
+  /** The items whose partition is still held; the others are marked dropped. */
+  function liveItems(items: readonly BatchItem[]): readonly BatchItem[] {
+    if (!items.some((i) => i.revoked?.aborted === true)) return items;
+    for (const i of items) if (i.revoked?.aborted === true) i.dropped = true;
+    return items.filter((i) => !i.dropped);
+  }
+
+  /** A signal aborted once every item's partition is revoked (undefined when an item has none). */
+  function everyRevoked(items: readonly BatchItem[]): AbortSignal | undefined {
+    if (items.length === 1) return items[0]!.revoked;
+    if (items.some((i) => i.revoked === undefined)) return undefined;
+    const c = new AbortController();
+    const check = (): void => {
+      if (items.every((i) => i.revoked!.aborted)) c.abort(items[0]!.revoked!.reason);
+    };
+    for (const i of items) i.revoked!.addEventListener('abort', check, { once: true });
+    check();
+    return c.signal;
+  }
 
   let batcher = s.batch === undefined ? undefined : new MicroBatcher<BatchItem, Outcome>(batchLimits(s), sendBatchAndRelease);
 
@@ -541,7 +667,10 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
     }
     const a = event.attributes;
     const r = ctx.record;
-    return b.add({ source: a.source, id: a.id, topic: r?.topic ?? '', partition: r?.partition ?? 0, offset: r?.offset ?? 0n, element, signal: ctx.signal }, element.bytes);
+    const item: BatchItem = { source: a.source, id: a.id, topic: r?.topic ?? '', partition: r?.partition ?? 0, offset: r?.offset ?? 0n, element, signal: ctx.signal, revoked: ctx.revoked, dropped: false };
+    const out = b.add(item, element.bytes);
+    // Without a partition signal no event can be dropped: the batch's own promise, none per event.
+    return ctx.revoked === undefined ? out : out.then((o) => (item.dropped ? notSent(urlSinkName(s.url)) : o));
   }
 
   // Per event: a slot taken at once when free (no promise for it), released when the delivery settles.
@@ -557,8 +686,9 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
     batcher === undefined ? attempt(event, ctx).then(released, releasedThrow) : batched(batcher, event, ctx);
   const handler: EventHandler = (event, ctx) => {
     if (gone) return heldWhileGone(retry('the subscription is gone', GONE_PARK_MS), ctx.signal);
+    if (ctx.revoked?.aborted === true) return Promise.resolve(notSent(urlSinkName(s.url)));
     if (slots.tryAcquire()) return withSlot(event, ctx);
-    return slots.acquire(ctx.signal).then(() => withSlot(event, ctx));
+    return slots.acquire(ctx.signal, ctx.revoked).then((got) => (got ? withSlot(event, ctx) : notSent(urlSinkName(s.url))));
   };
 
   return {
