@@ -208,11 +208,37 @@ export function utf8Prefix(text: string, max = MAX_EXCERPT_BYTES): string {
   return dec.decode(bytes.subarray(0, end));
 }
 
+/** UTF-8 bytes of one code point (a lone surrogate is written as U+FFFD: 3 bytes). */
+const utf8Bytes = (cp: number): number => (cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4);
+
+/**
+ * {@link printable}(`text`) cut to at most `maxBytes` bytes of UTF-8 and `maxChars` UTF-16 units,
+ * only between whole characters and whole `\uXXXX` escapes. Escaping first and cutting the
+ * result at a byte count left a broken escape at the end (`…\u0007\u00`), which a JSON or
+ * escape-aware reader rejects or misreads.
+ */
+export function printablePrefix(text: string, maxBytes: number, maxChars = Number.POSITIVE_INFINITY): string {
+  const whole = printable(text);
+  // Common case: it fits (3 bytes per UTF-16 unit is the most UTF-8 can take).
+  if (whole.length <= maxChars && (whole.length * 3 <= maxBytes || enc.encode(whole).length <= maxBytes)) return whole;
+  let out = '';
+  let bytes = 0;
+  for (const ch of text) {
+    const piece = printable(ch);
+    // An escape is ASCII (one byte per unit); a kept character is its UTF-8 length.
+    const b = piece === ch ? utf8Bytes(ch.codePointAt(0)!) : piece.length;
+    if (bytes + b > maxBytes || out.length + piece.length > maxChars) break;
+    out += piece;
+    bytes += b;
+  }
+  return out;
+}
+
 /** The dead-letter headers; the reason is cut at 4,000 characters. */
 export function deadLetterHeaders(i: DeadLetterInfo): RecordHeader[] {
   const h = DEAD_LETTER_HEADERS;
   return [
-    [h.reason, enc.encode(printable(i.reason).slice(0, 4000))],
+    [h.reason, enc.encode(printablePrefix(i.reason, Number.POSITIVE_INFINITY, 4000))],
     [h.attempts, enc.encode(String(i.attempts))],
     [h.firstFailureTime, enc.encode(new Date(i.firstFailureMs).toISOString())],
     [h.lastFailureTime, enc.encode(new Date(i.lastFailureMs).toISOString())],
@@ -222,7 +248,7 @@ export function deadLetterHeaders(i: DeadLetterInfo): RecordHeader[] {
     [h.subscription, enc.encode(i.subscription)],
     ...(i.headersDropped === undefined ? [] : [[h.headersDropped, enc.encode(String(i.headersDropped))] as RecordHeader]),
     ...(i.failure?.status === undefined ? [] : [[h.lastStatus, enc.encode(String(i.failure.status))] as RecordHeader]),
-    ...(i.failure?.excerpt === undefined ? [] : [[h.responseExcerpt, enc.encode(utf8Prefix(printable(i.failure.excerpt)))] as RecordHeader]),
+    ...(i.failure?.excerpt === undefined ? [] : [[h.responseExcerpt, enc.encode(printablePrefix(i.failure.excerpt, MAX_EXCERPT_BYTES))] as RecordHeader]),
     ...(i.failure?.sink === undefined ? [] : [[h.sink, enc.encode(i.failure.sink.slice(0, 2048))] as RecordHeader]),
     ...(i.redriven === undefined ? [] : [[h.redriven, enc.encode(String(i.redriven))] as RecordHeader]),
   ];
