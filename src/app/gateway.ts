@@ -17,7 +17,7 @@ import { EventCodec } from '../codec/event/index.js';
 import type { Config } from '../config/index.js';
 import { Publisher, RecordPublisher } from '../bus/publisher/index.js';
 import { subscribe } from '../bus/subscriber/index.js';
-import type { Subscription, SubscriptionStats } from '../bus/subscriber/index.js';
+import type { Subscription, SubscriptionActivity, SubscriptionStats } from '../bus/subscriber/index.js';
 import { untypedSubscribeOptions } from '../bus/bus.js';
 import type { BusSubscribeOptions } from '../bus/bus.js';
 import { createApiApp } from '../http/api/app.js';
@@ -54,7 +54,7 @@ import { fromStored, runtimeSinkFactory } from '../connectors/subscriptions/runt
 import type { RuntimeSubscription } from '../connectors/subscriptions/runtime.js';
 import { DeadLetters } from '../bus/deadletters/index.js';
 import { SubscriptionOperations } from '../bus/status/index.js';
-import type { SubscriptionTarget } from '../bus/status/index.js';
+import type { EarlierFigures, SubscriptionTarget } from '../bus/status/index.js';
 import { redriveTopic, retryTopic } from '../bus/subscriber/index.js';
 
 export interface Gateway {
@@ -201,9 +201,12 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
   const retiredStats = new Map<string, SubscriptionStats>();
   /** The counters of each failed subscription's last member: still counted while it is reported failed, and kept on when a new member starts. */
   const failedStats = new Map<string, SubscriptionStats>();
+  /** The last delivery and failure of members that stopped (with retiredStats): status keeps them when an idle member stops. */
+  const retiredActivity = new Map<string, SubscriptionActivity>();
   /** A subscription gone from this process (deleted, or unsubscribed by its library user): its figures go. */
   const forget = (name: string): void => {
     retiredStats.delete(name);
+    retiredActivity.delete(name);
     if (![...subscriptions].some((s) => s.name === name) && !failedSubscriptions.has(name)) metrics.forgetSubscription(name);
   };
   /** Subscriptions whose members the reconciler started (the others are a library user's own). */
@@ -231,6 +234,24 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     if (reconciler?.has(name) !== true) return forget(name);
     const before = retiredStats.get(name);
     retiredStats.set(name, before === undefined ? stats : addStats(before, stats));
+  };
+  /** Keeps a stopped member's last delivery and failure, as {@link retain} keeps its counters. */
+  const retainActivity = (name: string, a: SubscriptionActivity): void => {
+    if (reconciler?.has(name) !== true) return;
+    retiredActivity.set(name, latestActivity(retiredActivity.get(name), a));
+  };
+  /**
+   * What members of `name` that stopped on this instance counted (idle stops on demand, PATCH
+   * restarts, a failed member), for the status answer: it covers the subscription on this
+   * instance, not only the member running now (breaker report: an idle stop zeroed it).
+   */
+  const earlierFigures = (name: string): EarlierFigures | undefined => {
+    const retired = retiredStats.get(name);
+    const failed = failedSubscriptions.has(name) ? failedStats.get(name) : undefined;
+    const stats = retired === undefined || failed === undefined ? (retired ?? failed) : addStats(retired, failed);
+    const activity = retiredActivity.get(name);
+    if (stats === undefined && activity === undefined) return undefined;
+    return { handled: stats?.handled ?? 0, retried: stats?.retried ?? 0, deadLettered: stats?.deadLettered ?? 0, ...activity };
   };
 
   // Tracing (issue 15): the SDK is loaded only when an exporter is configured; off costs nothing.
@@ -656,6 +677,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       deadLetters: new DeadLetters({ transport: wakingOnRedrive(transport, (group) => reconciler?.wake(group)), codec: c }),
       resolve: resolveTarget,
       member: (group) => [...subscriptions].find((s) => s.name === group),
+      earlier: earlierFigures,
       pullStats: (group) => pullService?.stats().get(group),
       instance: processInstance,
     });
@@ -684,9 +706,11 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       () => {
         subscriptions.delete(sub);
         retain(sub.name, sub.stats());
+        retainActivity(sub.name, sub.activity());
       },
       (err: unknown) => {
         subscriptions.delete(sub);
+        retainActivity(sub.name, sub.activity());
         failedStats.set(sub.name, sub.stats());
         failedSubscriptions.set(sub.name, { reason: errorMessage(err), atMs: Date.now() });
         log.error({ subscription: sub.name, err: errorMessage(err) }, 'subscription stopped on a failure');
@@ -868,6 +892,13 @@ async function shutdownTracing(tracing: Tracing, withinMs: number, log: Logger):
 }
 
 /** Two members' record counters added up (one subscription's members over time). */
+/** The later delivery and the later failure of two members' activities. */
+function latestActivity(a: SubscriptionActivity | undefined, b: SubscriptionActivity): SubscriptionActivity {
+  const lastDeliveryMs = Math.max(a?.lastDeliveryMs ?? -Infinity, b.lastDeliveryMs ?? -Infinity);
+  const lastError = a?.lastError === undefined || (b.lastError !== undefined && b.lastError.atMs >= a.lastError.atMs) ? b.lastError : a.lastError;
+  return { ...(Number.isFinite(lastDeliveryMs) ? { lastDeliveryMs } : {}), ...(lastError === undefined ? {} : { lastError }) };
+}
+
 function addStats(a: SubscriptionStats, b: SubscriptionStats): SubscriptionStats {
   return {
     handled: a.handled + b.handled,

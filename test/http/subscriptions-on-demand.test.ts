@@ -128,6 +128,28 @@ describe('subscriptions on demand', () => {
     await new Promise((r) => setTimeout(r, IDLE_STOP_MS * 3));
     expect(at(`/failing/${name}`)).toHaveLength(3);
     await waitFor('member stopped', async () => (await members()).running === 0, IDLE_STOP_MS * 20, 50);
+    // The status covers the subscription on this instance, not only a running member: the idle
+    // stop keeps the dead letter, the retries and the last failure (breaker report: it zeroed them).
+    const status = await api('GET', `/subscriptions/${name}/status`);
+    expect(status.status).toBe(200);
+    expect(status.body).toMatchObject({ running: false, deadLettered: 1, retried: 2, delivered: 0, lastDeliveryTime: null });
+    expect((status.body.lastError as { reason: string } | null)?.reason).toMatch(/500/);
+    expect((await api('DELETE', `/subscriptions/${name}`)).status).toBe(204);
+  });
+
+  it('status keeps what idle-stopped members delivered: counts add up over members, lastDeliveryTime stays', async () => {
+    const name = `od-${run}-counts`;
+    expect((await api('POST', '/subscriptions', { name, kinds: ['PriceLoadingCompleted'], delivery: { mode: 'push', url: `${base}/c/${name}` } })).status).toBe(201);
+    const group = `ce-gateway.sub.anonymous.${name}`;
+    for (const round of [1, 2]) {
+      expect((await post(gw.url, Array.from({ length: 5 }, (_, i) => priceEvent(i, round * 10 + i)), BATCH)).status).toBe(202);
+      await waitFor(`round ${round} delivered`, () => at(`/c/${name}`).length >= round * 5, 10_000, 20);
+      await waitFor(`round ${round}: member stopped`, async () => (await api('GET', `/subscriptions/${name}/status`)).body.running === false, IDLE_STOP_MS * 20, 50);
+    }
+    const status = await api('GET', `/subscriptions/${name}/status`);
+    expect(status.body).toMatchObject({ running: false, delivered: 10, deadLettered: 0, lastError: null });
+    expect(Date.parse(String(status.body.lastDeliveryTime))).toBeGreaterThan(Date.now() - 60_000);
+    expect(await metric('ce_gateway_subscription_records_total', `subscription="${group}",outcome="handled"`)).toBe(10);
     expect((await api('DELETE', `/subscriptions/${name}`)).status).toBe(204);
   });
 });

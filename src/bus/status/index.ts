@@ -2,4 +2,4 @@
 export { subscriptionLag } from './lag.js';
 export type { PartitionLag, SubscriptionLag } from './lag.js';
 export { SubscriptionOperations } from './operations.js';
-export type { OperationsDeps, SubscriptionStatus, SubscriptionTarget } from './operations.js';
+export type { EarlierFigures, OperationsDeps, SubscriptionStatus, SubscriptionTarget } from './operations.js';

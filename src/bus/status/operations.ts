@@ -62,7 +62,7 @@ export interface SubscriptionStatus {
   readonly running: boolean;
   /** Exact, from Kafka. */
   readonly lag: SubscriptionLag;
-  /** Events handled (acknowledged by the handler or the sink), on this instance since its member started. */
+  /** Events handled (acknowledged by the handler or the sink) on this instance, by every member it ran since the subscription appeared here (a member stopped when idle keeps its counts). */
   readonly delivered: number;
   /** Failed attempts that were retried, on this instance. */
   readonly retried: number;
@@ -77,6 +77,16 @@ export interface SubscriptionStatus {
   readonly instance: string;
 }
 
+/** Counters and last delivery/failure of the members of a group that stopped on this instance. */
+export interface EarlierFigures {
+  readonly handled: number;
+  readonly retried: number;
+  readonly deadLettered: number;
+  /** Epoch ms. */
+  readonly lastDeliveryMs?: number;
+  readonly lastError?: { readonly atMs: number; readonly reason: string };
+}
+
 export interface OperationsDeps {
   readonly transport: Transport;
   readonly deadLetters: DeadLetters;
@@ -84,6 +94,8 @@ export interface OperationsDeps {
   readonly resolve: (name: string, owner: string) => SubscriptionTarget | undefined;
   /** This instance's member of a group, if it runs one. */
   readonly member: (group: string) => Subscription | undefined;
+  /** What this instance's members of a group that stopped counted (idle stops, restarts), kept while the subscription exists here. */
+  readonly earlier?: (group: string) => EarlierFigures | undefined;
   /** What pulls of a pull subscription's group handed out on this instance (issue 9); undefined when none ran. */
   readonly pullStats?: (group: string) => { readonly delivered: number; readonly deadLettered: number; readonly lastDeliveryMs?: number } | undefined;
   readonly instance: string;
@@ -147,15 +159,21 @@ export class SubscriptionOperations {
     }
     const lag = await subscriptionLag(this.#d.transport, t.group, existing, t.startAt);
     const m = this.#d.member(t.group);
-    const s = m?.stats();
-    const a = m?.activity();
+    const live = m?.stats();
+    const now = m?.activity();
+    // The subscription on this instance: members that stopped (idle, restarted) and the one running.
+    const e = this.#d.earlier?.(t.group);
+    const s = { handled: (e?.handled ?? 0) + (live?.handled ?? 0), retried: (e?.retried ?? 0) + (live?.retried ?? 0), deadLettered: (e?.deadLettered ?? 0) + (live?.deadLettered ?? 0) };
+    const lastDeliveryMs = Math.max(e?.lastDeliveryMs ?? -Infinity, now?.lastDeliveryMs ?? -Infinity);
+    const lastError = now?.lastError !== undefined && (e?.lastError === undefined || now.lastError.atMs >= e.lastError.atMs) ? now.lastError : e?.lastError;
+    const a = { ...(Number.isFinite(lastDeliveryMs) ? { lastDeliveryMs } : {}), ...(lastError === undefined ? {} : { lastError }) };
     const iso = (ms: number | undefined): string | null => (ms === undefined ? null : new Date(ms).toISOString());
     // No member runs a pull subscription: its counts are what pulls handed out here (an event
     // pulled again counts again), and nothing is retried (a client pulls again instead).
     const p = t.pull === true ? this.#d.pullStats?.(t.group) : undefined;
     const counts = p !== undefined
       ? { delivered: p.delivered, retried: 0, deadLettered: p.deadLettered, lastDeliveryMs: p.lastDeliveryMs }
-      : { delivered: s?.handled ?? 0, retried: s?.retried ?? 0, deadLettered: s?.deadLettered ?? 0, lastDeliveryMs: a?.lastDeliveryMs };
+      : { delivered: s.handled, retried: s.retried, deadLettered: s.deadLettered, lastDeliveryMs: a.lastDeliveryMs };
     return {
       name: t.name,
       group: t.group,
@@ -166,7 +184,7 @@ export class SubscriptionOperations {
       delivered: counts.delivered,
       retried: counts.retried,
       deadLettered: counts.deadLettered,
-      lastError: a?.lastError !== undefined ? { time: iso(a.lastError.atMs)!, reason: a.lastError.reason } : t.failure !== undefined ? { time: iso(t.failure.atMs)!, reason: t.failure.reason.slice(0, 500) } : null,
+      lastError: a.lastError !== undefined ? { time: iso(a.lastError.atMs)!, reason: a.lastError.reason } : t.failure !== undefined ? { time: iso(t.failure.atMs)!, reason: t.failure.reason.slice(0, 500) } : null,
       lastDeliveryTime: iso(counts.lastDeliveryMs),
       scope: 'instance',
       instance: this.#d.instance,
