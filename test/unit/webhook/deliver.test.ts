@@ -16,6 +16,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PinnedAgents, classify, retryAfterMs, send } from '../../../src/connectors/sinks/webhook/deliver.js';
 import type { AttemptRequest, RawAnswer } from '../../../src/connectors/sinks/webhook/deliver.js';
 import { checkTargetUrl, parseAllowList } from '../../../src/connectors/sinks/webhook/target.js';
+import { createWebhookSink } from '../../../src/connectors/sinks/webhook/sink.js';
+import { silentLogger } from '../../../src/observability/index.js';
 import type { ResolvedTarget } from '../../../src/connectors/sinks/webhook/target.js';
 
 type Route = (req: IncomingMessage, res: ServerResponse, body: Buffer) => void;
@@ -155,9 +157,38 @@ describe('send: one attempt against a loopback sink', () => {
     });
     const a = await send(agents, attempt('/trickle', { timeoutMs: 300 }));
     expect(a).toMatchObject({ ok: false, aborted: false });
-    expect(!a.ok && a.reason).toMatch(/^no answer within 300 ms \(CEG_BODY_DEADLINE\)$/);
+    expect(!a.ok && a.reason).toMatch(/^sink answered 200, then its body was not complete within 300 ms \(CEG_BODY_DEADLINE\)$/);
     // Cut off after about 300 ms of 50 ms writes, not after the whole 5 s body.
     expect(writes).toBeLessThan(50);
+  });
+
+  it('an answer whose body stalls or whose socket closes mid-body keeps its status and the bytes received (F8)', async () => {
+    routes.set('/stall', (_req, res) => {
+      res.writeHead(500, { 'content-type': 'text/plain' });
+      res.write('partial error: db down');
+      // never ends: the body deadline (bodyTimeout) cuts it
+    });
+    routes.set('/cut', (_req, res) => {
+      res.writeHead(503, { 'content-type': 'text/plain', 'content-length': '1000' });
+      res.write('half an answer', () => res.socket?.destroy());
+    });
+    const stalled = await send(agents, attempt('/stall', { timeoutMs: 300 }));
+    expect(stalled).toMatchObject({ ok: false, aborted: false, status: 500, excerpt: 'partial error: db down' });
+    expect(!stalled.ok && stalled.reason).toMatch(/^sink answered 500, then its body was not complete within 300 ms \(UND_ERR_BODY_TIMEOUT\)$/);
+    const cut = await send(agents, attempt('/cut'));
+    expect(cut).toMatchObject({ ok: false, aborted: false, status: 503, excerpt: 'half an answer' });
+    expect(!cut.ok && cut.reason).toMatch(/^sink answered 503, then the body failed: /);
+    // Through the sink: the retry outcome's failure carries them (the dead letter's dlq_last_status and excerpt).
+    const sink = createWebhookSink(
+      { url: `http://127.0.0.1:${port}/stall`, contentMode: 'binary', data: 'json', handshake: false, secrets: [], headers: {}, timeoutMs: 300, retryAfterCapMs: 1000, rateLimit: null, concurrency: 1 },
+      { log: silentLogger(), allow, origin: 'gateway.test', ctx: { markGone: () => undefined, share: () => 1 } },
+    );
+    try {
+      const out = await sink.handler({ attributes: { specversion: '1.0', id: 'f8', source: '/t', type: 't.x' }, data: { kind: 'json', value: {} } }, { subscription: 's', topic: 't', partition: 0, offset: 0n, attempt: 1 });
+      expect(out).toMatchObject({ kind: 'retry', failure: { status: 500, excerpt: 'partial error: db down' } });
+    } finally {
+      await sink.close();
+    }
   });
 
   it('a connect that hangs (the sink\'s accept queue is full) fails at timeoutMs, not at undici\'s 10 s', async () => {

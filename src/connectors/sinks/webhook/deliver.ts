@@ -135,7 +135,17 @@ export function watchStop(agents: PinnedAgents, signal: AbortSignal | undefined,
 }
 
 /** The raw answer of an attempt (status, a header reader, the excerpt) or the error that prevented one. */
-export type RawAnswer = { readonly ok: true; readonly status: number; readonly header: (name: string) => string | undefined; readonly excerpt: string } | { readonly ok: false; readonly reason: string; readonly aborted: boolean };
+export type RawAnswer =
+  | { readonly ok: true; readonly status: number; readonly header: (name: string) => string | undefined; readonly excerpt: string }
+  | {
+      readonly ok: false;
+      readonly reason: string;
+      readonly aborted: boolean;
+      /** The answer's status when it came before the failure (a body that never finished, a socket closed mid-body). */
+      readonly status?: number;
+      /** The body's first bytes received before the failure (at most 1 KiB, whole characters); with `status` only. */
+      readonly excerpt?: string;
+    };
 
 function header(h: ResponseHeaders, name: string): string | undefined {
   const v = h[name];
@@ -218,16 +228,24 @@ class AnswerReader implements Dispatcher.DispatchHandler {
     const aborted = stopped(r.signal); // may have fired during the attempt
     const code = (err as { code?: string }).code;
     const timedOut = code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'CEG_BODY_DEADLINE';
-    this.#settle({ ok: false, reason: timedOut ? `no answer within ${r.timeoutMs} ms (${code})` : `request failed: ${errorMessage(err)}`, aborted });
+    const reason = timedOut ? `no answer within ${r.timeoutMs} ms (${code})` : `request failed: ${errorMessage(err)}`;
+    // The status and the body's start already came (the body then stalled or the socket closed):
+    // kept for the dead letter, which otherwise said only "no answer" with no status at all.
+    if (this.#status === 0) this.#settle({ ok: false, reason, aborted });
+    else this.#settle({ ok: false, reason: `sink answered ${this.#status}, then ${timedOut ? `its body was not complete within ${r.timeoutMs} ms (${code})` : `the body failed: ${errorMessage(err)}`}`, aborted, status: this.#status, excerpt: this.#excerpt() });
+  }
+
+  /** The body's kept bytes as text: whole characters, at most {@link MAX_EXCERPT_BYTES}. */
+  #excerpt(): string {
+    const kept = this.#kept;
+    return kept === undefined ? '' : utf8Prefix((kept.length === 1 ? kept[0]! : Buffer.concat(kept)).toString('utf8'), MAX_EXCERPT_BYTES);
   }
 
   #answered(): void {
     if (this.#settled) return;
     this.#settled = true;
     const headers = this.#headers ?? {};
-    const kept = this.#kept;
-    const excerpt = kept === undefined ? '' : utf8Prefix((kept.length === 1 ? kept[0]! : Buffer.concat(kept)).toString('utf8'), MAX_EXCERPT_BYTES);
-    this.#settle({ ok: true, status: this.#status, header: (n) => header(headers, n), excerpt });
+    this.#settle({ ok: true, status: this.#status, header: (n) => header(headers, n), excerpt: this.#excerpt() });
   }
 }
 

@@ -519,7 +519,7 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
 
   /** What the sink's answer (or its absence) means for each event it carried. */
   function outcomeOf(answer: RawAnswer, sink: string): Outcome {
-    if (!answer.ok) return retry(answer.reason, undefined, { sink });
+    if (!answer.ok) return retry(answer.reason, undefined, { sink, ...(answer.status === undefined ? {} : { status: answer.status }), ...(answer.excerpt === undefined ? {} : { excerpt: answer.excerpt }) });
     const r = classify(answer.status, answer.excerpt, answer.header('retry-after'), s.retryAfterCapMs);
     switch (r.kind) {
       case 'handled':
