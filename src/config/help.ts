@@ -66,7 +66,7 @@ export const CONFIG_HELP: Readonly<Record<string, string>> = Object.freeze({
   AUTH_FAILURES_PER_MINUTE: 'failed authentication attempts per client address per minute before 429, an integer ≥ 1 (default 10)',
   OIDC_ISSUER: 'the OIDC issuer (iss) of accepted JWT bearer tokens',
   OIDC_AUDIENCE: 'the audience (aud) accepted JWT bearer tokens must name',
-  OIDC_JWKS_URL: 'https URL of the issuer\'s JWKS (http only to a loopback address)',
+  OIDC_JWKS_URL: 'https URL of the issuer\'s JWKS (http only to a loopback address; no user:password@ — refused; answers over 1 MiB or 100 keys fail)',
   OIDC_JWKS_FILE: 'path of a JWKS file',
   OIDC_PARTNER_CLAIM: 'the token claim naming a partner of PARTNERS_FILE (default sub)',
   OIDC_TOKEN_TYPES: 'accepted JWT header typ values, comma list (default at+jwt; * accepts any)',
