@@ -320,6 +320,22 @@ async function settledWithin(p: Promise<unknown>, ms: number): Promise<void> {
   clearTimeout(timer);
 }
 
+/**
+ * A topic's look-up of its `max.message.bytes` off the cycle path: in flight, or when it may run
+ * again (Date.now() ms) after `times` failures in a row; the rows that waited for it (by id).
+ */
+interface TopicLookup {
+  inflight: boolean;
+  notBeforeMs: number;
+  times: number;
+  readonly rows: Map<string, ClaimedRow>;
+}
+
+/** Whether a transport error says the topic does not exist (the transports' mapping of UNKNOWN_TOPIC_OR_PARTITION). */
+function topicMissing(err: unknown): boolean {
+  return isGatewayError(err) && err.code === 'CEG_INVALID_NAME';
+}
+
 /** The held-back map's key of a (topic, partition key) pair (a topic name holds no newline). */
 function heldKey(topic: string, key: string): string {
   return `${topic}\n${key}`;
@@ -358,6 +374,8 @@ class Relay implements OutboxRelay {
    * in a row found it unchanged (the retry policy's attempt number of the next backoff).
    */
   readonly #limitRecheck = new Map<string, { notBeforeMs: number; times: number }>();
+  /** Topic → its look-up while its `max.message.bytes` is not known (#deferTopic, #lookUp). */
+  readonly #lookups = new Map<string, TopicLookup>();
   /**
    * (topic, partition key) (see `heldKey`) → when (Date.now() ms) it may be relayed again and how
    * often it was held in a row. Kafka keeps order per topic and partition key only, so a key is held
@@ -646,13 +664,14 @@ class Relay implements OutboxRelay {
 
   /** One topic's rows, in produce calls cut by bytes, in id order. Never throws. */
   async #publishTopic(topic: string, group: readonly ClaimedRow[], signal: AbortSignal, out: Published): Promise<void> {
-    let max: number;
-    try {
-      max = await this.#topicMaxBytes(topic, signal);
-    } catch (error) {
-      this.#produceFailed(topic, group, error, out.failed);
+    const known = this.#maxBytes.get(topic);
+    if (known === undefined) {
+      // Not known yet: looked up off this cycle (a missing topic's look-up takes the client's
+      // retries, hundreds of ms): only this topic's keys wait for it, no other row does.
+      this.#deferTopic(topic, group);
       return;
     }
+    let max = known;
     const stopped = new Set<string>();
     let chunk: { row: ClaimedRow; record: OutboundRecord }[] = [];
     let bytes = BATCH_HEADER_BYTES;
@@ -667,6 +686,9 @@ class Relay implements OutboxRelay {
       } catch (error) {
         for (const c of calls) stopped.add(c.row.partition_key);
         this.#produceFailed(topic, calls.map((c) => c.row), error, out.failed);
+        // The topic is gone (deleted since its limit was read): its next rows wait for a look-up
+        // off the cycle path again (#deferTopic), not for a produce call's metadata retries.
+        if (topicMissing(error)) this.#maxBytes.delete(topic);
         // The broker took less than the cached limit (lowered since it was read): read it again so
         // the next calls, and the next attempt of these rows, are cut by the topic's limit of now.
         if (isGatewayError(error) && error.code === 'CEG_PAYLOAD_TOO_LARGE') max = await this.#recheckLimit(topic, max, signal);
@@ -730,18 +752,72 @@ class Relay implements OutboxRelay {
   }
 
   /**
-   * The topic's `max.message.bytes`, bytes: cached, from the broker the first time (which counts as
-   * a read for #recheckLimit's backoff: a row too large right after it is not read again at once).
-   * Errors: the transport's; CEG_DELIVERY_TIMEOUT after publishTimeoutMs; CEG_CLOSED when `stop` aborts.
+   * Rows of a topic whose `max.message.bytes` is not known yet: not produced in this cycle; their
+   * keys are held on the topic until the topic's look-up (#lookUp, started here unless one is in
+   * flight or the topic's backoff after a failed one has not passed) has an answer — released and
+   * the relay woken when it succeeds, held for the topic's backoff when it fails. The rows get no
+   * attempt here (#lookUp counts one on them when the look-up fails).
    */
-  async #topicMaxBytes(topic: string, stop: AbortSignal): Promise<number> {
-    let max = this.#maxBytes.get(topic);
-    if (max === undefined) {
-      max = await this.#readLimit(topic, stop);
-      this.#maxBytes.set(topic, max);
-      if (!this.#limitRecheck.has(topic)) this.#limitRecheck.set(topic, { notBeforeMs: Date.now() + this.#o.retry.delayMs(1), times: 0 });
+  #deferTopic(topic: string, group: readonly ClaimedRow[]): void {
+    const now = Date.now();
+    let state = this.#lookups.get(topic);
+    if (state === undefined) {
+      state = { inflight: false, notBeforeMs: 0, times: 0, rows: new Map() };
+      this.#lookups.set(topic, state);
     }
-    return max;
+    for (const row of group) state.rows.set(row.id, row);
+    if (!state.inflight && now >= state.notBeforeMs) {
+      state.inflight = true;
+      void this.#lookUp(topic, state);
+    }
+    const until = state.inflight ? Number.MAX_SAFE_INTEGER : state.notBeforeMs;
+    for (const key of new Set(group.map((r) => r.partition_key))) {
+      this.#held.set(heldKey(topic, key), { topic, key, untilMs: until, times: state.times });
+    }
+  }
+
+  /**
+   * Reads a topic's `max.message.bytes` off the cycle path (bounded: #readLimit). On success it is
+   * cached, the topic's held keys are released and a cycle runs at once. On failure (e.g. the topic
+   * does not exist) the topic backs off by the `retry` policy (growing with each failure), its keys
+   * stay held until then, the failure is counted (failedAttempts, failedRows, lastError), written
+   * to the deferred rows (attempts, last_error; best effort: they may be another relay's by now)
+   * and logged as a warning once per topic until a look-up succeeds. Never rejects.
+   */
+  async #lookUp(topic: string, state: TopicLookup): Promise<void> {
+    try {
+      const max = await this.#readLimit(topic, this.#stopping.signal);
+      this.#maxBytes.set(topic, max);
+      // Counts as a read for #recheckLimit's backoff: a row too large right after it is not read again at once.
+      if (!this.#limitRecheck.has(topic)) this.#limitRecheck.set(topic, { notBeforeMs: Date.now() + this.#o.retry.delayMs(1), times: 0 });
+      this.#lookups.delete(topic);
+      for (const [k, h] of this.#held) if (h.topic === topic && h.untilMs === Number.MAX_SAFE_INTEGER) this.#held.delete(k);
+      if (state.times > 0) this.#o.log.info({ relay: this.#o.name, topic, maxMessageBytes: max }, 'outbox relay: the topic can be published to again');
+      this.wake();
+    } catch (err) {
+      state.inflight = false;
+      if (this.#stopping.signal.aborted) return;
+      state.times++;
+      const delay = this.#o.retry.delayMs(state.times);
+      state.notBeforeMs = Date.now() + delay;
+      for (const h of this.#held.values()) {
+        if (h.topic === topic && h.untilMs === Number.MAX_SAFE_INTEGER) {
+          h.untilMs = state.notBeforeMs;
+          h.times = state.times;
+        }
+      }
+      const rows = [...state.rows.values()];
+      state.rows.clear();
+      this.#stats.failedAttempts++;
+      this.#stats.failedRows += rows.length;
+      this.#note(err);
+      const fields = { relay: this.#o.name, topic, rows: rows.length, code: isGatewayError(err) ? err.code : undefined, retriable: isGatewayError(err) ? err.retriable : undefined, err: errorMessage(err), retryInMs: delay, failures: state.times };
+      if (state.times === 1) this.#o.log.warn(fields, 'outbox relay cannot look up the topic (e.g. it does not exist): its keys are held back and retried with backoff, the other topics go on (logged once until it works)');
+      else this.#o.log.debug(fields, 'outbox relay still cannot look up the topic');
+      if (rows.length > 0) {
+        await this.#poolQuery(this.#sql.markFailed, [rows.map((r) => r.id), errorMessage(err).slice(0, 2000)]).catch(() => undefined);
+      }
+    }
   }
 
   /**
