@@ -44,6 +44,7 @@ import type { AcceptedHandshake, HandshakeKey } from './handshakes.js';
 import { deliveryMessage } from './message.js';
 import { addSignature, messageId, secretKey } from './signing.js';
 import type { RawAnswer } from './deliver.js';
+import { redact, secretTexts } from './redact.js';
 import { resolveTarget, sinkName } from './target.js';
 import type { AllowList, Lookup, ResolvedTarget } from './target.js';
 
@@ -444,7 +445,7 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
       const c = classify(answer.status, answer.excerpt, answer.header('retry-after'), s.retryAfterCapMs);
       const afterMs = c.kind === 'retry' ? c.retryAfterMs : undefined;
       const reason = c.kind === 'retry' && afterMs !== undefined ? `validation handshake: ${c.reason}` : (h.reason ?? 'validation handshake refused');
-      return retry(reason, afterMs, { sink, status: answer.status, excerpt: answer.excerpt });
+      return retry(reason, afterMs, { sink, status: answer.status, excerpt: cleanExcerpt(answer.excerpt, settings) });
     }
     handshakeWarned.delete(key.url);
     const granted: AcceptedHandshake = h.allowedPerSecond === undefined ? {} : { allowedPerSecond: h.allowedPerSecond };
@@ -517,10 +518,23 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
     return gone && out.kind === 'retry' ? heldWhileGone(out, signal) : out;
   }
 
-  /** What the sink's answer (or its absence) means for each event it carried. */
-  function outcomeOf(answer: RawAnswer, sink: string): Outcome {
-    if (!answer.ok) return retry(answer.reason, undefined, { sink, ...(answer.status === undefined ? {} : { status: answer.status }), ...(answer.excerpt === undefined ? {} : { excerpt: answer.excerpt }) });
-    const r = classify(answer.status, answer.excerpt, answer.header('retry-after'), s.retryAfterCapMs);
+  /**
+   * The answer's excerpt without this subscription's secret values (its `delivery.headers` values
+   * and signing secrets, of the request's settings and of the current ones): a sink echoing the
+   * request in its error body sent them back into the dead letter (see ./redact.ts).
+   */
+  function cleanExcerpt(excerpt: string, settings: PushSettings): string {
+    if (excerpt === '') return excerpt;
+    const texts = secretTexts({ ...settings.headers, ...prefixed(s.headers) }, [...settings.secrets, ...s.secrets]);
+    return texts.length === 0 ? excerpt : redact(excerpt, texts);
+  }
+
+  /** What the sink's answer (or its absence) means for each event it carried; `settings`: those the request went with. */
+  function outcomeOf(answer: RawAnswer, sink: string, settings: PushSettings): Outcome {
+    if (!answer.ok) return retry(answer.reason, undefined, { sink, ...(answer.status === undefined ? {} : { status: answer.status }), ...(answer.excerpt === undefined ? {} : { excerpt: cleanExcerpt(answer.excerpt, settings) }) });
+    // A 2xx's excerpt is never kept: no redaction on the delivery hot path.
+    const handled = answer.status >= 200 && answer.status <= 299;
+    const r = classify(answer.status, handled ? answer.excerpt : cleanExcerpt(answer.excerpt, settings), answer.header('retry-after'), s.retryAfterCapMs);
     switch (r.kind) {
       case 'handled':
         return ack;
@@ -573,7 +587,7 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
     const answer = await send(agents, { target, method: 'POST', headers, body: message.body, timeoutMs: settings.timeoutMs, retryAfterCapMs: settings.retryAfterCapMs, ...(signal === undefined ? {} : { signal }) });
     if (answer.ok) span?.set({ 'http.response.status_code': answer.status });
     span?.end(answer.ok ? (answer.status >= 400 ? `status ${answer.status}` : undefined) : answer.reason);
-    return unlessGone(outcomeOf(answer, sink), signal);
+    return unlessGone(outcomeOf(answer, sink, settings), signal);
   }
 
   /** One event of a batch: its attributes, its place on Kafka (for the array's order), its JSON bytes. */
@@ -615,7 +629,7 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
     addSignature(headers, p.keys, batchMessageId(sent), Math.floor(Date.now() / 1000), body);
     headers['user-agent'] = userAgent;
     const answer = await send(agents, { target: p.target, method: 'POST', headers, body, timeoutMs: p.settings.timeoutMs, retryAfterCapMs: p.settings.retryAfterCapMs, ...(signal === undefined ? {} : { signal }) });
-    return unlessGone(outcomeOf(answer, p.sink), signal);
+    return unlessGone(outcomeOf(answer, p.sink, p.settings), signal);
   }
 
   /**
@@ -725,6 +739,11 @@ function sameHeaders(a: Readonly<Record<string, string>>, b: Readonly<Record<str
   if (a === b) return true;
   const ka = Object.keys(a);
   return ka.length === Object.keys(b).length && ka.every((k) => Object.hasOwn(b, k) && a[k] === b[k]);
+}
+
+/** Header values keyed apart from another record's (both sets' values are kept when merged). */
+function prefixed(headers: Readonly<Record<string, string>>): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).map(([k, v]) => [`current:${k}`, v]));
 }
 
 /** W3C Trace Context headers (RFC 9110 names are case-insensitive). */

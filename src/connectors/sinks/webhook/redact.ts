@@ -1,0 +1,47 @@
+/**
+ * A subscription's own secret values taken out of what its sink answered, before the answer's
+ * excerpt is kept (dead letter header `dlq_response_excerpt`, `GET …/deadletters`, the logs). A
+ * sink that echoes the request in its error body (common in debugging endpoints and some API
+ * gateways) sent back the `delivery.headers` values — stored sealed and "never returned" — and
+ * they reached the dead-letter topic in clear.
+ * Redacted: every `delivery.headers` value and every signing secret (the stored text, and its
+ * base64 key without the `whsec_` prefix), as they appear and JSON-escaped, each at least
+ * {@link MIN_REDACTED_LENGTH} characters long (shorter values are not secrets worth the noise of
+ * redacting every occurrence of, e.g., `1`).
+ * Spec: Standard Webhooks 1.0.0 (secrets `whsec_` + base64); docs/subscriptions.md (headers
+ * "stored encrypted, never returned").
+ */
+
+/** What replaces a secret value in an excerpt. */
+export const REDACTED = '[redacted]';
+
+/** Values shorter than this are left as they are. */
+export const MIN_REDACTED_LENGTH = 6;
+
+const SECRET_PREFIX = 'whsec_';
+
+/** The texts to take out of an answer for these header values and signing secrets, longest first. */
+export function secretTexts(headers: Readonly<Record<string, string>>, secrets: readonly string[]): readonly string[] {
+  const out = new Set<string>();
+  const add = (v: string): void => {
+    if (v.length < MIN_REDACTED_LENGTH) return;
+    out.add(v);
+    // As a JSON string body would carry it (an echo of the request as JSON).
+    const json = JSON.stringify(v).slice(1, -1);
+    if (json !== v) out.add(json);
+  };
+  for (const v of Object.values(headers)) add(v.trim());
+  for (const s of secrets) {
+    add(s);
+    if (s.startsWith(SECRET_PREFIX)) add(s.slice(SECRET_PREFIX.length));
+  }
+  // Longest first: a value containing another is replaced whole.
+  return [...out].sort((a, b) => b.length - a.length);
+}
+
+/** `text` with every occurrence of `secrets` (from {@link secretTexts}) replaced by {@link REDACTED}. */
+export function redact(text: string, secrets: readonly string[]): string {
+  let out = text;
+  for (const v of secrets) if (out.includes(v)) out = out.split(v).join(REDACTED);
+  return out;
+}
