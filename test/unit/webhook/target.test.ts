@@ -5,7 +5,10 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { addressProblem, checkTargetUrl, parseAllowList, resolveTarget, targetChecker } from '../../../src/connectors/sinks/webhook/index.js';
+import { EMPTY_ALLOW_LIST, addressProblem, checkTargetUrl, parseAllowList, resolveTarget, targetChecker } from '../../../src/connectors/sinks/webhook/index.js';
+import { TARGET_NOT_ALLOWED, hiddenDetail } from '../../../src/connectors/sinks/webhook/target.js';
+import { silentLogger } from '../../../src/observability/index.js';
+import type { Logger } from '../../../src/observability/index.js';
 import { caught, caughtAsync } from '../../helpers/errors.js';
 
 const octet = fc.integer({ min: 0, max: 255 });
@@ -68,7 +71,9 @@ describe('checkTargetUrl / resolveTarget', () => {
     const lookup = (answers: string[]) => async () => answers.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
     const bad = await caughtAsync(resolveTarget('https://rebind.example/hook', undefined, lookup(['93.184.216.34', '10.0.0.7'])));
     expect(bad.code).toBe('CEG_WEBHOOK_TARGET_REFUSED');
-    expect(bad.message).toContain('10.0.0.7');
+    // What DNS answered is for the log (hiddenDetail), never the message a partner reads.
+    expect(bad.message).toBe(TARGET_NOT_ALLOWED);
+    expect(hiddenDetail(bad)).toContain('10.0.0.7');
     const ok = await resolveTarget('https://good.example/hook', undefined, lookup(['93.184.216.34', '2606:2800:220:1::1']));
     expect(ok).toMatchObject({ address: '93.184.216.34', family: 4, host: 'good.example' });
     // An allow-listed host name is trusted whatever it resolves to.
@@ -78,6 +83,30 @@ describe('checkTargetUrl / resolveTarget', () => {
 });
 
 describe('targetChecker (a new or changed URL)', () => {
+  it('B-F7: a name resolving to a refused address, one that does not resolve and one without address get the same generic refusal; the detail goes to the log only', async () => {
+    const logged: unknown[] = [];
+    const log = { ...silentLogger(), info: (o: unknown) => void logged.push(o) } as unknown as Logger;
+    const byName: Record<string, string[] | Error> = { 'vm.example': ['127.0.0.1'], 'ten.example': ['10.1.2.3'], 'gone.example': new Error('ENOTFOUND gone.example'), 'empty.example': [] };
+    const lookup = async (host: string): Promise<{ address: string; family: number }[]> => {
+      const a = byName[host];
+      if (a instanceof Error) throw a;
+      return (a ?? []).map((address) => ({ address, family: 4 }));
+    };
+    const check = targetChecker(EMPTY_ALLOW_LIST, lookup, log);
+    const answers: { code: string; message: string; details: Record<string, unknown> }[] = [];
+    for (const host of Object.keys(byName)) answers.push(await caughtAsync(check(`https://${host}/x`)));
+    for (const e of answers) {
+      expect(e).toMatchObject({ code: 'CEG_WEBHOOK_TARGET_REFUSED', message: TARGET_NOT_ALLOWED });
+      expect(e.details).toEqual({ field: 'delivery.url' });
+      expect(JSON.stringify(e.details) + e.message).not.toMatch(/127\.0\.0\.1|10\.1\.2\.3|ENOTFOUND|resolve/);
+    }
+    expect(JSON.stringify(logged)).toContain('vm.example resolves to 127.0.0.1');
+    expect(JSON.stringify(logged)).toContain('cannot resolve gone.example');
+    // The URL text itself (the partner's own input) is still explained.
+    expect((await caughtAsync(check('https://127.0.0.1/x'))).message).toMatch(/loopback/);
+  });
+
+
   it('refuses an empty fragment too (it parses to none but stays in the stored text); the check before each attempt lets a stored one deliver', async () => {
     const allow = parseAllowList('127.0.0.1');
     const check = targetChecker(allow);

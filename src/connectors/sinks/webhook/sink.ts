@@ -45,7 +45,7 @@ import { deliveryMessage } from './message.js';
 import { addSignature, messageId, secretKey } from './signing.js';
 import type { RawAnswer } from './deliver.js';
 import { redact, secretTexts } from './redact.js';
-import { resolveTarget, sinkName } from './target.js';
+import { TARGET_NOT_ALLOWED, hiddenDetail, resolveTarget, sinkName } from './target.js';
 import type { AllowList, Lookup, ResolvedTarget } from './target.js';
 
 /** Everything the push sink reads from its subscription; replaced whole by `update`. */
@@ -493,6 +493,9 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
       } catch (err) {
         if (at !== generation) continue;
         const failure: DeliveryFailure = { sink: urlSinkName(url) };
+        // What DNS answered goes to the operator's log only: the dead letter is the partner's to read.
+        const detail = hiddenDetail(err);
+        if (detail !== undefined) deps.log[isGatewayError(err, 'CEG_WEBHOOK_TARGET_REFUSED') ? 'warn' : 'debug']({ sink: failure.sink, detail }, 'webhook target not allowed or not reachable');
         if (isGatewayError(err, 'CEG_WEBHOOK_TARGET_REFUSED')) return { refused: deadLetter(`webhook target refused: ${err.message}`, failure) };
         return { refused: retry(errorMessage(err), undefined, failure) };
       }
@@ -781,15 +784,22 @@ export function refuseFragment(url: string): void {
  * The error a sink reports for a target refused at create time (the service's `checkTarget`: a new
  * or changed URL). Stricter than the check before each attempt in one point: an empty fragment
  * (`…/hook#`, which parses to no fragment but is kept in the stored text) is refused here, while
- * a URL stored with one before this rule still delivers.
+ * a URL stored with one before this rule still delivers. A refusal that depends on DNS says only
+ * {@link TARGET_NOT_ALLOWED} (the caller is a partner); what was resolved goes to `log` (info).
  */
-export function targetChecker(allow: AllowList, lookup?: Lookup): (url: string) => Promise<void> {
+export function targetChecker(allow: AllowList, lookup?: Lookup, log?: Logger): (url: string) => Promise<void> {
   return async (url) => {
     refuseFragment(url);
     try {
       await resolveTarget(url, allow, lookup);
     } catch (err) {
-      // A name that does not resolve now is refused at create (nothing could be checked).
+      // A name that does not resolve now is refused at create (nothing could be checked), with the
+      // same text as one that resolves to a refused address: a partner learns nothing of the DNS.
+      const detail = hiddenDetail(err);
+      if (detail !== undefined) {
+        log?.info({ sink: urlSinkName(url), detail }, 'webhook target refused at create: not allowed or not reachable');
+        throw new GatewayError('CEG_WEBHOOK_TARGET_REFUSED', TARGET_NOT_ALLOWED, { retriable: false, details: { field: 'delivery.url' } });
+      }
       if (isGatewayError(err, 'CEG_SINK_FAILED')) throw new GatewayError('CEG_WEBHOOK_TARGET_REFUSED', `${err.message}: the target cannot be checked`, { retriable: false, details: { field: 'delivery.url' } });
       throw err;
     }

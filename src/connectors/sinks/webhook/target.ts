@@ -30,6 +30,26 @@ export const EMPTY_ALLOW_LIST: AllowList = Object.freeze({ hosts: new Set<string
 const HOST_NAME = /^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
 export const MAX_URL_LENGTH = 2048;
 
+/**
+ * What a partner is told when the check depends on DNS (the name does not resolve, resolves to
+ * nothing, or to an address the rules refuse): one text for all, so that `POST /subscriptions`
+ * cannot be used to map the gateway's internal DNS ("vm resolves to 127.0.0.1 …", "cannot resolve
+ * nonexistent.invalid" told names apart). What was found is in the error's `cause` — for the log,
+ * never the answer (the HTTP problem carries the message and `details` only).
+ */
+export const TARGET_NOT_ALLOWED = 'the target is not allowed or cannot be reached';
+
+/** A DNS-dependent refusal: generic message, the detail only in `cause` (see {@link TARGET_NOT_ALLOWED}). */
+const hidden = (code: 'CEG_WEBHOOK_TARGET_REFUSED' | 'CEG_SINK_FAILED', detail: string, cause?: unknown): GatewayError =>
+  new GatewayError(code, TARGET_NOT_ALLOWED, { retriable: code === 'CEG_SINK_FAILED', cause: new Error(detail, cause === undefined ? undefined : { cause }), details: { field: 'delivery.url' } });
+
+/** What a DNS-dependent refusal hides from the partner (its `cause`'s message), for the log; undefined for any other error. */
+export function hiddenDetail(err: unknown): string | undefined {
+  if (!(err instanceof GatewayError) || err.message !== TARGET_NOT_ALLOWED) return undefined;
+  const c = (err as { cause?: unknown }).cause;
+  return c instanceof Error ? c.message : undefined;
+}
+
 const refused = (reason: string, details: Record<string, unknown> = {}): GatewayError =>
   new GatewayError('CEG_WEBHOOK_TARGET_REFUSED', reason, { retriable: false, details: { field: 'delivery.url', ...details } });
 
@@ -170,6 +190,8 @@ export const systemLookup: Lookup = (host) => dnsLookup(host, { all: true, verba
  * target: an attacker's name with a private address among public ones gets nowhere), unless the
  * host name itself is allow-listed. Returns the first address, the one to connect to.
  * Errors: CEG_WEBHOOK_TARGET_REFUSED; CEG_SINK_FAILED (retriable) when the name does not resolve now.
+ * Those that depend on DNS say only {@link TARGET_NOT_ALLOWED} (what was resolved: {@link hiddenDetail});
+ * those about the URL text itself (scheme, credentials, an address literal) say what is wrong.
  */
 export async function resolveTarget(text: string, allow: AllowList = EMPTY_ALLOW_LIST, lookup: Lookup = systemLookup): Promise<ResolvedTarget> {
   const known = literalTargets.get(allow)?.get(text);
@@ -186,15 +208,15 @@ export async function resolveTarget(text: string, allow: AllowList = EMPTY_ALLOW
   try {
     answers = await lookup(t.host);
   } catch (err) {
-    throw new GatewayError('CEG_SINK_FAILED', `cannot resolve ${t.host}`, { retriable: true, cause: err, details: { field: 'delivery.url' } });
+    throw hidden('CEG_SINK_FAILED', `cannot resolve ${t.host}`, err);
   }
-  if (answers.length === 0) throw new GatewayError('CEG_SINK_FAILED', `${t.host} has no address`, { retriable: true, details: { field: 'delivery.url' } });
+  if (answers.length === 0) throw hidden('CEG_SINK_FAILED', `${t.host} has no address`);
   if (!t.hostAllowed) {
     for (const a of answers) {
       const problem = addressProblem(a.address, allow);
-      if (problem !== undefined) throw refused(`${t.host} resolves to ${problem}`, { address: a.address });
+      if (problem !== undefined) throw hidden('CEG_WEBHOOK_TARGET_REFUSED', `${t.host} resolves to ${problem}`);
     }
-    if (t.url.protocol === 'http:' && !answers.every((a) => inRanges(ipaddr.parse(a.address), allow))) throw refused('https is required unless the host is listed in WEBHOOK_ALLOWED_HOSTS');
+    if (t.url.protocol === 'http:' && !answers.every((a) => inRanges(ipaddr.parse(a.address), allow))) throw hidden('CEG_WEBHOOK_TARGET_REFUSED', `${t.host} resolves to an address outside WEBHOOK_ALLOWED_HOSTS: https is required`);
   }
   const first = answers[0]!;
   return { ...t, address: ipaddr.parse(first.address).toString(), family: first.family === 6 ? 6 : 4 };
