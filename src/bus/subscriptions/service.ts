@@ -119,6 +119,20 @@ const IMMUTABLE = ['name', 'owner', 'start'] as const;
 const OUTPUT_ONLY = ['group', 'deadLetterTopic', 'stateReason', 'createdAt', 'updatedAt', 'generation', 'replay', 'origin', 'forbiddenKinds', 'forbiddenReason'] as const;
 const OUTPUT_ONLY_DELIVERY = ['secretCount', 'headerNames'] as const;
 
+/**
+ * The fields a merge patch sets to null (each removes its member, RFC 7396), as {@link fieldPath}
+ * writes them: a required one then fails as "expected string, received undefined" although the
+ * client sent null, not nothing.
+ */
+function nullPaths(patch: unknown, path: readonly string[] = [], out = new Set<string>()): Set<string> {
+  if (!isObject(patch) || path.length > 8) return out;
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) out.add(fieldPath([...path, k]));
+    else nullPaths(v, [...path, k], out);
+  }
+  return out;
+}
+
 /** `patch` without the {@link OUTPUT_ONLY} members (and `delivery`'s). */
 function withoutOutputOnly(patch: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = Object.fromEntries(Object.entries(patch).filter(([k]) => !(OUTPUT_ONLY as readonly string[]).includes(k)));
@@ -355,7 +369,7 @@ export class SubscriptionService {
     // Filters the patch leaves alone are checked as stored (an empty exact value stored before it
     // was refused must not block every later PATCH: pause, URL, secrets); patched ones as new.
     const filtersPatched = 'filters' in body;
-    const checked = this.#validate(filtersPatched || !isObject(merged) ? merged : { ...merged, filters: [] });
+    const checked = this.#validate(filtersPatched || !isObject(merged) ? merged : { ...merged, filters: [] }, nullPaths(body));
     const req = filtersPatched ? checked : { ...checked, filters: [...current.filters] };
     this.#requireReadable(req.kinds, owner);
     const push = req.delivery.mode === 'push' ? req.delivery : undefined;
@@ -425,7 +439,8 @@ export class SubscriptionService {
     });
   }
 
-  #validate(body: unknown): CreateRequest {
+  /** `removed`: the fields a merge patch set to null (its problems say so, not "received undefined"). */
+  #validate(body: unknown, removed: ReadonlySet<string> = new Set()): CreateRequest {
     if (!isObject(body)) throw invalid([{ field: 'body', reason: 'a subscription is a JSON object' }]);
     const mode = isObject(body.delivery) ? body.delivery.mode : undefined;
     const modeProblem = deliveryModeProblem(mode);
@@ -434,7 +449,9 @@ export class SubscriptionService {
     const problems = parsed.success
       ? []
       : schemaIssues(parsed.error.issues).flatMap((i) =>
-          i.code === 'unrecognized_keys' ? i.keys.map((k) => ({ field: fieldPath([...i.path, k]), reason: 'unknown field' })) : [{ field: fieldPath(i.path), reason: i.message }],
+          i.code === 'unrecognized_keys'
+            ? i.keys.map((k) => ({ field: fieldPath([...i.path, k]), reason: 'unknown field' }))
+            : [{ field: fieldPath(i.path), reason: i.code === 'invalid_type' && removed.has(fieldPath(i.path)) ? `required: null removes a field in a JSON merge patch (RFC 7396); send a ${i.expected} instead` : i.message }],
         );
     // Every problem at once: unknown kinds too when other fields (or other kinds) are malformed.
     // Only as many as a subscription may have: a body of thousands is one "too many" problem, not

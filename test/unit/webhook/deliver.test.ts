@@ -241,7 +241,11 @@ describe('Retry-After (RFC 9110 §10.2.3) and the policy cap', () => {
       expect(r.kind === 'retry' ? r.retryAfterMs : undefined).toBe(Math.min(Number(digits) * 1000, capMs));
     }));
     expect(classify(429, '', '99999999999', 5000)).toMatchObject({ kind: 'retry', retryAfterMs: 5000 });
-    expect(classify(429, '', '9'.repeat(400), 5000)).toMatchObject({ kind: 'retry', retryAfterMs: 5000, reason: 'sink answered 429 (Retry-After beyond any cap)' });
+    expect(classify(429, '', '9'.repeat(400), 5000)).toMatchObject({ kind: 'retry', retryAfterMs: 5000, reason: "sink answered 429 (Retry-After beyond any cap, waiting the policy's cap of 5 s)" });
+    // F9: a huge delay-seconds was written "1e+23 s"; now a plain figure or "beyond any cap", and the wait granted.
+    expect(classify(503, '', '99999999999999999999999', 60_000)).toMatchObject({ retryAfterMs: 60_000, reason: "sink answered 503 (Retry-After beyond any cap, waiting the policy's cap of 60 s)" });
+    expect(classify(503, '', '3600', 60_000)).toMatchObject({ retryAfterMs: 60_000, reason: "sink answered 503 (Retry-After 3600 s, waiting the policy's cap of 60 s)" });
+    expect(classify(503, '', '7', 60_000)).toMatchObject({ retryAfterMs: 7000, reason: 'sink answered 503 (Retry-After 7 s)' });
   });
 
   it('an HTTP date counts from now; anything else is no Retry-After', () => {

@@ -94,13 +94,25 @@ export function retryAfterMs(value: string | undefined, nowMs = Date.now()): num
   return Number.isFinite(at) ? Math.max(0, at - nowMs) : undefined;
 }
 
+/**
+ * A Retry-After as the reason says it: whole seconds as a plain number, and the wait the policy
+ * actually grants when the sink asked for more (`99999999999999999999999` read "Retry-After
+ * 1e+23 s", neither what was sent nor what was waited).
+ */
+function retryAfterText(afterMs: number, capMs: number): string {
+  if (afterMs <= capMs) return `Retry-After ${Math.round(afterMs / 1000)} s`;
+  const capped = `waiting the policy's cap of ${Math.round(capMs / 1000)} s`;
+  // Beyond a day's worth of digits, the figure says nothing more than "longer than the cap".
+  return afterMs < 1e15 ? `Retry-After ${Math.round(afterMs / 1000)} s, ${capped}` : `Retry-After beyond any cap, ${capped}`;
+}
+
 /** What an answer's status means (see the module comment). */
 export function classify(status: number, excerpt: string, retryAfter: string | undefined, capMs: number): AttemptResult {
   if (status >= 200 && status <= 299) return { kind: 'handled', status };
   if (status === 410) return { kind: 'gone', status, excerpt };
   if (status === 429 || status === 503) {
     const after = retryAfterMs(retryAfter);
-    return { kind: 'retry', status, excerpt, reason: `sink answered ${status}${after === undefined ? '' : ` (Retry-After ${Number.isFinite(after) ? `${Math.round(after / 1000)} s` : 'beyond any cap'})`}`, ...(after === undefined ? {} : { retryAfterMs: Math.min(after, capMs) }) };
+    return { kind: 'retry', status, excerpt, reason: `sink answered ${status}${after === undefined ? '' : ` (${retryAfterText(after, capMs)})`}`, ...(after === undefined ? {} : { retryAfterMs: Math.min(after, capMs) }) };
   }
   if (status >= 300 && status <= 399) return { kind: 'retry', status, excerpt, reason: `sink answered ${status} (redirects are not followed)` };
   if (status === 408 || status >= 500) return { kind: 'retry', status, excerpt, reason: `sink answered ${status}` };
