@@ -314,9 +314,15 @@ describe('settings changed while an attempt waits (break report E1, E2, E6)', ()
 });
 
 describe('the rate limit', () => {
-  it('starts full: the first second\'s worth goes at once, the rest at the rate', async () => {
+  it('starts with one second\'s worth: at 8/s the first 8 go at once; at 0.5/s the first waits 1 s, not 2 s (empty) nor 0 (full)', async () => {
+    const fast = createWebhookSink(settings('/rate-fast', { handshake: false, rateLimit: 8, concurrency: 16 }), { log: silentLogger(), allow, origin: ORIGIN, ctx: sinkCtx() });
+    const t1 = performance.now();
+    await Promise.all(Array.from({ length: 8 }, () => deliver(fast)));
+    await fast.close();
+    expect(Math.max(...at('/rate-fast', 'POST').map((r) => r.atMs - t1))).toBeLessThan(500);
     const path = '/rate';
-    // 0.5 events/s: a bucket of 1. One that started empty sent the first event only after 2 s.
+    // 0.5 events/s: a bucket of 1 that starts with 0.5 tokens. One that started full sent an event
+    // at once on every instance starting together (N gateways: N events at once, F4).
     const sink = createWebhookSink(settings(path, { handshake: false, rateLimit: 0.5, concurrency: 2 }), { log: silentLogger(), allow, origin: ORIGIN, ctx: sinkCtx() });
     const t0 = performance.now();
     const outs = await Promise.all(Array.from({ length: 2 }, () => deliver(sink)));
@@ -324,9 +330,26 @@ describe('the rate limit', () => {
     expect(outs.every((o) => o !== undefined && o.kind === 'ack')).toBe(true);
     const times = at(path, 'POST').map((r) => r.atMs - t0).sort((x, y) => x - y);
     expect(times).toHaveLength(2);
-    // Bounds with a wide margin either side of the 2 s a token takes (a loaded machine only delays).
-    expect(times[0]!).toBeLessThan(1500);
-    expect(times[1]!).toBeGreaterThanOrEqual(1900);
+    // Wide margins around 1 s and 3 s (a loaded machine only delays).
+    expect(times[0]!).toBeGreaterThanOrEqual(900);
+    expect(times[0]!).toBeLessThan(1900);
+    expect(times[1]!).toBeGreaterThanOrEqual(2900);
+  });
+
+  it('F4: two gateways (half the partitions each) of a sink granting 1/min send nothing at start, not one each at once', async () => {
+    const path = '/granted-per-minute';
+    answers.set(path, (method) => (method === 'OPTIONS' ? { status: 200, headers: { 'webhook-allowed-origin': ORIGIN, 'webhook-allowed-rate': '1' } } : { status: 200 }));
+    const stop = new AbortController();
+    const gateways = [0, 1].map(() => createWebhookSink(settings(path, { rateLimit: 10, concurrency: 4 }), { log: silentLogger(), allow, origin: ORIGIN, ctx: sinkCtx(() => 0.5) }));
+    const pending = gateways.map((g) => Promise.resolve(g.handler(event(), { ...delivery(), signal: stop.signal })).catch(() => undefined));
+    // Each holds 1/120 events/s: the first token is 2 minutes away. The old bucket started full
+    // (and a floor of 0.01/s) and both POSTed within the first second.
+    await new Promise((r) => setTimeout(r, 3000));
+    expect(at(path, 'OPTIONS')).toHaveLength(2);
+    expect(at(path, 'POST')).toHaveLength(0);
+    stop.abort(new Error('test over'));
+    await Promise.all(pending);
+    await Promise.all(gateways.map((g) => g.close()));
   });
 
   it('a rate change (the instance\'s share moved) grants no second burst', async () => {

@@ -6,7 +6,8 @@
  * changes) the validation handshake runs unless the subscription opts out; an accepted one is kept
  * for the process ({@link HandshakeCache}: a member started again after an idle stop does not ask
  * again); a `429`/`503` answer to it with `Retry-After` is honoured as for a delivery; a rate the
- * sink grants is respected. The rate is a token bucket that starts full (one second's worth). `rateLimit` (events/s over all instances) is split by each instance's share of the
+ * sink grants is respected. The rate is a token bucket holding at most one second's worth (at least one event) that starts with
+ * one second's worth (see {@link RateGate}). `rateLimit` (events/s over all instances) is split by each instance's share of the
  * subscription's partitions; `concurrency` bounds the attempts in flight on this instance.
  * A 410 marks the subscription `gone` (stored, so every instance stops it) and sends nothing more.
  * Settings change in place (`update`): URL, secrets, headers, content mode, data, handshake,
@@ -199,12 +200,15 @@ class Semaphore {
 }
 
 /**
- * A token bucket at `perSecond`, rebuilt when the rate changes. Burst: one second's worth (at
- * least 1). It starts full: limiter's buckets start empty, which held the first event after every
- * (re)start of a sink for a whole interval (with a rate of 0.5/s, 2 s) though nothing had been
- * sent. A bucket rebuilt for a new rate keeps what the old one held (at most the new size), so a
- * rate change — each instance's share moves with every rebalance — grants no extra burst: over
- * any window of `w` s a sink gets at most size + rate × `w` events.
+ * A token bucket at `perSecond`, rebuilt when the rate changes. Size: one second's worth (at least
+ * 1, so that one event can ever go). It starts holding one second's worth of tokens, `perSecond`
+ * (at most the size): full for a rate of 1/s or more, so the first second's events go at once; for
+ * a slower rate only that fraction, so the first event waits (1 − rate)/rate s. A bucket that
+ * started full sent one event at once on every instance that started or took partitions over — a
+ * sink granting 1/min got 2 POSTs 3 s apart from two gateways (F4). A bucket rebuilt for a new rate
+ * keeps what the old one held (at most the new size), so a rate change — each instance's share
+ * moves with every rebalance — grants no extra burst. Bound, per instance: over any window of `w` s
+ * at most max(1, rate) + rate × `w` events from a start, and size + rate × `w` once it has been idle.
  */
 class RateGate {
   #perSecond = Number.POSITIVE_INFINITY;
@@ -221,7 +225,7 @@ class RateGate {
     const previous = this.#bucket;
     previous?.drip();
     const bucket = new TokenBucket({ bucketSize: size, tokensPerInterval: perSecond, interval: 1000 });
-    bucket.content = previous === undefined ? size : Math.min(size, previous.content);
+    bucket.content = previous === undefined ? Math.min(size, perSecond) : Math.min(size, previous.content);
     this.#bucket = bucket;
   }
 
@@ -368,8 +372,10 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
     const granted = (s.handshake ? accepted?.allowedPerSecond : undefined) ?? Number.POSITIVE_INFINITY;
     const wanted = Math.min(s.rateLimit ?? Number.POSITIVE_INFINITY, granted);
     if (!Number.isFinite(wanted)) return wanted;
-    // Each instance takes its share of the partitions' share of the rate (at least a trickle).
-    return Math.max(wanted * deps.ctx.share(), wanted / 100, 0.01);
+    // Each instance takes its share of the partitions' share of the rate. The trickle for a share
+    // not known yet (0) is a share of the rate, never an absolute floor: 0.01/s was more than a
+    // sink granting 1/min allowed two instances (F4).
+    return Math.max(wanted * deps.ctx.share(), wanted / 100);
   };
 
   /**
