@@ -101,7 +101,8 @@ describe('the validation handshake answered 429 or 503', () => {
       await sink.close();
       expect(out, path).toMatchObject({ kind: 'retry', failure: { status: answer.status } });
       const got = (out as Extract<Outcome, { kind: 'retry' }>).afterMs;
-      if (afterMs === undefined) expect(got, path).toBeUndefined();
+      // Without Retry-After: the first refusal window (1 s), which the attempt waits out (F3).
+      if (afterMs === undefined) expect(got, path).toBe(1000);
       else {
         // An HTTP date has a resolution of one second.
         expect(got, path).toBeGreaterThan(afterMs - 2000);
@@ -311,6 +312,31 @@ describe('settings changed while an attempt waits (break report E1, E2, E6)', ()
     expect(at(other, 'OPTIONS')).toHaveLength(1);
     expect(at(refusing, 'POST').length + at(other, 'POST').length).toBe(0);
   });
+});
+
+describe('a refused validation handshake (F3)', () => {
+  it('each attempt waits for the refusal window\'s end, even past backoff.maxMs, so each attempt asks once: 4 attempts, 4 OPTIONS, waits 1, 2, 4, 8 s', async () => {
+    const path = '/refusing-window';
+    answers.set(path, (method) => ({ status: method === 'OPTIONS' ? 500 : 200 }));
+    // backoff.maxMs 200 ms: the cap that let 30 attempts pass in 6 s with 5 OPTIONS.
+    const sink = createWebhookSink(settings(path, { retryAfterCapMs: 200 }), { log: silentLogger(), allow, origin: ORIGIN, ctx: sinkCtx() });
+    const waits: number[] = [];
+    try {
+      for (let attempt = 1; attempt <= 4; attempt++) {
+        const out = await deliver(sink);
+        expect(out).toMatchObject({ kind: 'retry', failure: { status: 500 } });
+        const afterMs = (out as { afterMs?: number }).afterMs ?? 0;
+        waits.push(afterMs);
+        // What the subscriber does: the policy's delay (200 ms) or the outcome's, whichever is longer.
+        if (attempt < 4) await new Promise((r) => setTimeout(r, Math.max(200, afterMs)));
+      }
+    } finally {
+      await sink.close();
+    }
+    expect(at(path, 'OPTIONS')).toHaveLength(4);
+    expect(at(path, 'POST')).toHaveLength(0);
+    waits.forEach((w, i) => expect(w, `attempt ${i + 1}`).toBeGreaterThanOrEqual(900 * 2 ** i));
+  }, 30_000);
 });
 
 describe('the rate limit', () => {

@@ -340,14 +340,25 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
   /** The handshake under way per URL and requested rate: partitions delivering at once share one OPTIONS request. */
   const handshaking = new Map<string, Promise<Outcome | undefined>>();
   /**
-   * The refusal that still stands, for an attempt in its window: the same reason and failure, and
-   * the wait until the window ends (at least the sink's own Retry-After, at most the policy's cap),
-   * so the event's next attempt asks the sink again rather than spending its attempts on the window.
+   * The refusal that stands, for an attempt in its window (and for the attempts that asked): the
+   * same reason and failure, and a wait until the window ends (at least the sink's own Retry-After,
+   * at most {@link HANDSHAKE_REFUSAL_MAX_MS}), so each attempt of an event is one window and its
+   * next attempt asks the sink again (docs/subscriptions.md). Not capped by the policy's largest
+   * backoff: that cap let a refusing sink (windows up to 60 s) burn `maxAttempts` 30 in 6 s with 5
+   * OPTIONS (F3). The subscriber parks at most 2 × backoff.maxMs + 59 s, which holds a whole window.
    */
-  function standing(o: Outcome, leftMs: number, settings: PushSettings): Outcome {
+  function standing(o: Outcome, leftMs: number): Outcome {
     if (o.kind !== 'retry') return o;
-    return retry(o.reason, Math.min(settings.retryAfterCapMs, Math.max(o.afterMs ?? 0, leftMs)), o.failure);
+    return retry(o.reason, Math.min(HANDSHAKE_REFUSAL_MAX_MS, Math.max(o.afterMs ?? 0, leftMs)), o.failure);
   }
+
+  /**
+   * Whether a refusal window is over for an attempt now. The last moments of a window count as
+   * over (a quarter of it, at most {@link HANDSHAKE_REFUSAL_SLACK_MS}): an attempt parked for the
+   * window comes back a little early (the retry topic cuts a park at 59 s), and it must ask again
+   * rather than spend one more attempt on what is left of the window.
+   */
+  const windowOver = (r: { readonly since: number; readonly until: number }, now: number): boolean => now >= r.until - Math.min(HANDSHAKE_REFUSAL_SLACK_MS, (r.until - r.since) / 4);
 
   /**
    * A refused handshake per URL and requested rate, until when it stands: an event that comes in
@@ -357,7 +368,7 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
    * The window doubles with each refusal in a row, from {@link HANDSHAKE_REFUSAL_MIN_MS} to
    * {@link HANDSHAKE_REFUSAL_MAX_MS}, or is the sink's `Retry-After` (capped by the policy).
    */
-  const refusals = new Map<string, { readonly until: number; readonly streak: number; readonly outcome: Outcome }>();
+  const refusals = new Map<string, { readonly since: number; readonly until: number; readonly streak: number; readonly outcome: Outcome }>();
   /**
    * Bumped when what a request is sent with changes: the URL, the headers, the secrets. A delivery
    * prepared under an older generation is prepared again (the target, the handshake, the rate), so
@@ -393,7 +404,7 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
     }
     const under = `${key.url}\n${key.requestedRate}`;
     const refused = refusals.get(under);
-    if (refused !== undefined && Date.now() < refused.until) return Promise.resolve(standing(refused.outcome, refused.until - Date.now(), settings));
+    if (refused !== undefined && !windowOver(refused, Date.now())) return Promise.resolve(standing(refused.outcome, refused.until - Date.now()));
     let p = handshaking.get(under);
     if (p === undefined) {
       p = handshakeOnce(target, signal, key, settings)
@@ -403,7 +414,11 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
             const streak = (refused?.streak ?? 0) + 1;
             const backoff = Math.min(HANDSHAKE_REFUSAL_MAX_MS, HANDSHAKE_REFUSAL_MIN_MS * 2 ** Math.min(streak - 1, 16));
             const afterMs = out.kind === 'retry' ? out.afterMs : undefined;
-            refusals.set(under, { until: Date.now() + (afterMs ?? backoff), streak, outcome: out });
+            const now = Date.now();
+            const windowMs = afterMs ?? backoff;
+            refusals.set(under, { since: now, until: now + windowMs, streak, outcome: out });
+            // The attempts that asked wait for the window's end too: their next attempt asks again.
+            return standing(out, windowMs);
           }
           return out;
         })
@@ -741,6 +756,8 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
 /** Shortest and longest time a refused validation handshake stands before the sink is asked again, ms. */
 export const HANDSHAKE_REFUSAL_MIN_MS = 1_000;
 export const HANDSHAKE_REFUSAL_MAX_MS = 60_000;
+/** The end of a refusal window counted as over already, ms at most (see `windowOver`). */
+export const HANDSHAKE_REFUSAL_SLACK_MS = 1_500;
 
 const sameStrings = (a: readonly string[], b: readonly string[]): boolean => a.length === b.length && a.every((v, i) => v === b[i]);
 
