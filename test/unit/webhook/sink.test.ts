@@ -314,6 +314,46 @@ describe('settings changed while an attempt waits (break report E1, E2, E6)', ()
   });
 });
 
+describe('a partition revoked while its attempt waits (F1)', () => {
+  it('an attempt waiting for a rate token or a slow handshake is dropped unsent when ctx.revoked aborts; one batch sends only the events still held', async () => {
+    const slowPath = '/revoke-slow-hs';
+    answers.set(slowPath, (method) => (method === 'OPTIONS' ? { status: 200, headers: { 'webhook-allowed-origin': ORIGIN }, delayMs: 1500 } : { status: 200 }));
+    const ratePath = '/revoke-rate';
+    for (const [path, over] of [
+      [slowPath, {}],
+      [ratePath, { handshake: false, rateLimit: 0.5 }],
+    ] as const) {
+      const sink = createWebhookSink(settings(path, over), { log: silentLogger(), allow, origin: ORIGIN, ctx: sinkCtx() });
+      const revoked = new AbortController();
+      const t0 = performance.now();
+      const pending = Promise.resolve(sink.handler(event(), { ...delivery(), revoked: revoked.signal }));
+      setTimeout(() => revoked.abort(new Error('moved')), 200);
+      const out = await pending;
+      expect(out, path).toMatchObject({ kind: 'retry', reason: 'partition revoked before the attempt was sent: left to its new owner' });
+      expect(performance.now() - t0, path).toBeLessThan(900);
+      await new Promise((r) => setTimeout(r, 2500));
+      expect(at(path, 'POST'), path).toHaveLength(0);
+      await sink.close();
+    }
+    // A batch of two partitions' events: the revoked one is left out of the request.
+    const batchPath = '/revoke-batch';
+    const sink = createWebhookSink(settings(batchPath, { handshake: false, rateLimit: 0.5, batch: { maxEvents: 2, maxBytes: 1_000_000, maxDelayMs: 0 } }), { log: silentLogger(), allow, origin: ORIGIN, ctx: sinkCtx() });
+    const gone = new AbortController();
+    const kept = new AbortController();
+    const outs = Promise.all([
+      Promise.resolve(sink.handler(event(), { ...delivery(), partition: 1, revoked: gone.signal })),
+      Promise.resolve(sink.handler(event(), { ...delivery(), partition: 2, revoked: kept.signal })),
+    ]);
+    setTimeout(() => gone.abort(new Error('moved')), 200);
+    const [o1, o2] = await outs;
+    await sink.close();
+    expect(o1).toMatchObject({ kind: 'retry', reason: 'partition revoked before the attempt was sent: left to its new owner' });
+    expect(o2).toMatchObject({ kind: 'ack' });
+    const posts = seen.filter((r) => r.path === batchPath && r.method === 'POST');
+    expect(posts).toHaveLength(1);
+  }, 30_000);
+});
+
 describe('a refused validation handshake (F3)', () => {
   it('each attempt waits for the refusal window\'s end, even past backoff.maxMs, so each attempt asks once: 4 attempts, 4 OPTIONS, waits 1, 2, 4, 8 s', async () => {
     const path = '/refusing-window';
