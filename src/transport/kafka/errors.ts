@@ -1,5 +1,5 @@
 import { GatewayError } from '../../core/errors.js';
-import { tlsVerificationFailure } from '../../core/tls-errors.js';
+import { kafkaAccessFailure } from '../access-failure.js';
 
 /** What a kafkajs error looks like from outside (kafkajs's classes are not exported as types). */
 interface KafkaJsLike {
@@ -70,8 +70,9 @@ export function kafkaErrorTypes(err: unknown): Set<string> {
  * real failure in KafkaJSNumberOfRetriesExceeded / KafkaJSNonRetriableError):
  * - unknown topic → `CEG_INVALID_NAME` (retriable: false; topics are never auto-created);
  * - record too large → `CEG_PAYLOAD_TOO_LARGE` (retriable: false);
- * - a broker certificate the client does not trust (core/tls-errors) → `CEG_BROKER_UNAVAILABLE`
- *   (retriable: false: a wrong KAFKA_SSL_CA_FILE does not get better by waiting; issue 11);
+ * - settings the broker refuses (transport/access-failure: SASL login or mechanism, an ACL, a
+ *   broker certificate the client does not trust) → `CEG_BROKER_UNAVAILABLE` (retriable: false,
+ *   `details.reason`: they do not get better by waiting; issue 11);
  * - request timeout → `CEG_DELIVERY_TIMEOUT` (retriable: true; the write is indeterminate);
  * - connection, leader or coordinator unavailable → `CEG_BROKER_UNAVAILABLE` (retriable: true);
  * - a TypeError thrown from kafkajs's admin on a `null` metadata answer (no broker answered the
@@ -94,9 +95,10 @@ export function fromKafkaError(err: unknown, context: Readonly<Record<string, un
 
   if (types.includes('UNKNOWN_TOPIC_OR_PARTITION')) return make('CEG_INVALID_NAME', false);
   if (types.some((t) => TOO_LARGE_TYPES.has(t))) return make('CEG_PAYLOAD_TOO_LARGE', false);
-  // An untrusted broker certificate: a configuration problem (KAFKA_SSL_CA_FILE), not an outage.
-  const tls = tlsVerificationFailure(err);
-  if (tls !== undefined) return new GatewayError('CEG_BROKER_UNAVAILABLE', `${typeof context.operation === 'string' ? context.operation : 'kafka'}: ${tls}`, { retriable: false, cause: err, details });
+  // Settings the broker refuses (SASL login or mechanism, ACLs, an untrusted certificate): a
+  // configuration problem, not an outage; looked at before the connection checks below.
+  const access = kafkaAccessFailure(err);
+  if (access !== undefined) return new GatewayError('CEG_BROKER_UNAVAILABLE', `${typeof context.operation === 'string' ? context.operation : 'kafka'}: ${access.text}`, { retriable: false, cause: err, details: { ...details, reason: access.reason } });
   if (names.some((n) => TIMEOUT_NAMES.has(n)) || types.some((t) => TIMEOUT_TYPES.has(t))) return make('CEG_DELIVERY_TIMEOUT', true);
   if (names.some((n) => CONNECTION_NAMES.has(n)) || types.some((t) => CONNECTION_TYPES.has(t)) || links.some((l) => SOCKET_CODES.has(String(l.code)))) {
     return make('CEG_BROKER_UNAVAILABLE', true);

@@ -1,5 +1,5 @@
 import { GatewayError } from '../../core/errors.js';
-import { tlsVerificationFailure } from '../../core/tls-errors.js';
+import { kafkaAccessFailure } from '../access-failure.js';
 
 /** What a @platformatic/kafka error looks like from outside (GenericError / MultipleErrors / ProtocolError). */
 interface PlatformaticLike {
@@ -78,8 +78,9 @@ export function producerStateLost(err: unknown): boolean {
  * - unknown topic (the broker's code, or the library's "Unknown topic" UserError) → `CEG_INVALID_NAME`
  *   (retriable: false; topics are never auto-created);
  * - record too large → `CEG_PAYLOAD_TOO_LARGE` (retriable: false);
- * - a broker certificate the client does not trust (core/tls-errors) → `CEG_BROKER_UNAVAILABLE`
- *   (retriable: false: a wrong KAFKA_SSL_CA_FILE does not get better by waiting; issue 11);
+ * - settings the broker refuses (transport/access-failure: SASL login or mechanism, an ACL, a
+ *   broker certificate the client does not trust; the library wraps a refused login in a
+ *   NetworkError) → `CEG_BROKER_UNAVAILABLE` (retriable: false, `details.reason`; issue 11);
  * - request timeout (the library's `TimeoutError`, or the broker's REQUEST_TIMED_OUT) →
  *   `CEG_DELIVERY_TIMEOUT` (retriable: true; the write is indeterminate);
  * - network errors (`PLT_KFK_NETWORK`, socket codes), leader or coordinator unavailable →
@@ -106,9 +107,10 @@ export function fromPlatformaticError(err: unknown, context: Readonly<Record<str
     return make('CEG_INVALID_NAME', false);
   }
   if (ids.some((id) => TOO_LARGE_IDS.has(id))) return make('CEG_PAYLOAD_TOO_LARGE', false);
-  // An untrusted broker certificate: a configuration problem (KAFKA_SSL_CA_FILE), not an outage.
-  const tls = tlsVerificationFailure(err);
-  if (tls !== undefined) return new GatewayError('CEG_BROKER_UNAVAILABLE', `${typeof context.operation === 'string' ? context.operation : 'kafka'}: ${tls}`, { retriable: false, cause: err, details });
+  // Settings the broker refuses (SASL login or mechanism, ACLs, an untrusted certificate): a
+  // configuration problem, not an outage; looked at before the connection checks below.
+  const access = kafkaAccessFailure(err);
+  if (access !== undefined) return new GatewayError('CEG_BROKER_UNAVAILABLE', `${typeof context.operation === 'string' ? context.operation : 'kafka'}: ${access.text}`, { retriable: false, cause: err, details: { ...details, reason: access.reason } });
   if (ids.some((id) => TIMEOUT_IDS.has(id)) || links.some((l) => l.name === 'TimeoutError' || l.message === 'Request timed out')) return make('CEG_DELIVERY_TIMEOUT', true);
   if (ids.some((id) => CONNECTION_IDS.has(id)) || links.some((l) => l.code === 'PLT_KFK_NETWORK' || SOCKET_CODES.has(String(l.code)))) {
     return make('CEG_BROKER_UNAVAILABLE', true);
