@@ -2,7 +2,8 @@
  * ce-gateway as a library: the gateway (composition root), the publish and subscribe API, the
  * envelope types, the catalog and the errors. See README.md "Use as a library".
  */
-export { createGateway, createBus } from './app/index.js';
+export { createGateway, createBus, DEFAULT_START_TIMEOUT_MS } from './app/index.js';
+export type { CreateBusOptions } from './app/index.js';
 export { Bus, resolveBus, setDefaultBus, roles } from './bus/bus.js';
 export type { Role, BusRemote, LocalHandler, BusPublishResult, BusSubscribeOptions } from './bus/bus.js';
 // Typed API: `ce-gateway catalog generate` output augments EventKinds with the kinds of your catalog.

@@ -62,8 +62,17 @@ export interface Gateway {
   readonly catalog: Catalog;
   readonly transport: Transport;
   readonly registry: SchemaRegistry;
-  /** Resolves once topics exist and schemas are registered. */
+  /**
+   * Resolves once topics exist and schemas are registered. Rejects with the first failure that
+   * waiting cannot mend (`retriable: false`: a schema the registry refuses, a SASL login or ACL the
+   * broker refuses, an untrusted certificate), or with the closing reason when close() is called first.
+   */
   readonly ready: Promise<void>;
+  /**
+   * How far start-up got, for a caller that bounds the wait for `ready` (createBus `startTimeoutMs`,
+   * `signal`) and must say what it was waiting for.
+   */
+  startup(): StartupProgress;
   /** Available after `ready`. */
   codec(): EventCodec;
   publisher(): Publisher;
@@ -129,6 +138,16 @@ export interface Gateway {
    * clients close. Takes at most about `config.shutdownTimeoutMs` (the parts are bounded in turn).
    */
   close(): Promise<void>;
+}
+
+/** Start-up as far as it got: what it waits for, how often it tried, what the last attempt threw. */
+export interface StartupProgress {
+  /** `broker` while topics are created or read, `registry` while schemas are registered or read, `ready` once done. */
+  readonly waitingFor: 'broker' | 'registry' | 'ready';
+  /** Attempts that failed and were retried so far (0 while the first one runs). */
+  readonly failedAttempts: number;
+  /** What the last failed attempt threw, as thrown; undefined before the first failure. */
+  readonly lastError: unknown;
 }
 
 const bootstrapRetry = retryPolicy({ maxAttempts: Number.MAX_SAFE_INTEGER, initialDelayMs: 250, factor: 2, maxDelayMs: 5000, jitter: 0.2 });
@@ -267,22 +286,34 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
           (err: unknown) => log.error({ err: publicText(errorMessage(err)) }, 'tracing could not start; running without spans'),
         );
 
+  let progress: StartupProgress = { waitingFor: 'broker', failedAttempts: 0, lastError: undefined };
+  const waitFor = (waitingFor: StartupProgress['waitingFor']): void => {
+    progress = { ...progress, waitingFor };
+  };
+
   /** Creates the topics, registers the schemas and builds what serves events; one attempt. */
   async function bootstrapOnce(): Promise<void> {
     if (overrides.readOnly === true) {
       codec = new EventCodec(catalog, registry, new Map());
       log.debug('read-only: no topic created, no schema registered');
+      waitFor('ready');
       return;
     }
+    waitFor('broker');
     await transport.ensureTopics(catalog.topics);
+    waitFor('registry');
     const latest = await registerCatalog(registry, catalog);
     const fresh = new EventCodec(catalog, registry, latest);
     await fresh.loadVersions();
     // Each topic's max.message.bytes, read once: produce calls are cut by it and a record it
     // cannot take is refused at ingress with the limit named.
+    waitFor('broker');
     const limits = new Map<string, number>();
     for (const t of catalog.topics) limits.set(t.name, await transport.maxMessageBytes(t.name));
     const maxMessageBytes = (topic: string): number | undefined => limits.get(topic);
+    // An attempt close() stopped waiting for (bootstrap) may still finish: it must not start a
+    // publisher (its timers and queue) on a gateway that is closed or closing.
+    closing.signal.throwIfAborted();
     codec = fresh;
     records = new RecordPublisher(transport, { queueCapacity: config.publishQueueCapacity, maxBatch: 500, maxMessageBytes, retry: publishRetry, instruments: metrics }, log.child({ component: 'publisher' }));
     publisher = new Publisher(codec, records, { service: config.service, instance: config.instance, dataschemaBase: config.dataschemaBase });
@@ -294,6 +325,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       tracing: () => tracing,
       options: { ...config.ingress, dataschemaBase: config.dataschemaBase, maxMessageBytes },
     };
+    waitFor('ready');
     log.info({ topics: catalog.topics.length, kinds: catalog.kinds.length }, 'topics and schemas ready');
   }
 
@@ -301,16 +333,23 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     await tracingStarted;
     try {
       // Only what the adapters mark retriable (broker or registry unreachable) is waited out. A
-      // schema the registry refuses (incompatible, invalid), a bad topic or an unknown error will
-      // not get better by waiting: start-up fails with the reason instead of retrying forever.
-      await retrying(bootstrapOnce, {
+      // schema the registry refuses (incompatible, invalid), a bad topic, credentials, an ACL or a
+      // certificate the broker refuses, or an unknown error will not get better by waiting:
+      // start-up fails with the reason instead of retrying forever.
+      // close() also ends the attempt in progress (raceAbort): a Kafka client retrying an
+      // unreachable broker inside one attempt held close() (and the caller's process) for as long
+      // as its own retries took; the transport's close right after cuts the work it left behind.
+      await retrying(() => raceAbort(bootstrapOnce(), closing.signal, () => (closing.signal.reason instanceof Error ? closing.signal.reason : new Error('gateway closing'))), {
         policy: bootstrapRetry,
         maxAttempts: Infinity,
         signal: closing.signal,
-        onRetry: ({ attempt, error }) => log.warn({ attempt, err: errorMessage(error) }, 'bootstrap failed (broker or registry unreachable), retrying'),
+        onRetry: ({ attempt, error }) => {
+          progress = { ...progress, failedAttempts: attempt, lastError: error };
+          log.warn({ attempt, waitingFor: progress.waitingFor, err: errorMessage(error) }, 'bootstrap failed (broker or registry unreachable), retrying');
+        },
       });
     } catch (err) {
-      if (!closing.signal.aborted) log.error({ code: isGatewayError(err) ? err.code : undefined, err: errorMessage(err) }, 'bootstrap failed for good: fix the catalog or the registry, then restart');
+      if (!closing.signal.aborted) log.error({ code: isGatewayError(err) ? err.code : undefined, err: errorMessage(err) }, 'bootstrap failed for good (retrying cannot help): fix the cause named, then restart');
       throw err;
     }
   }
@@ -727,6 +766,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     transport,
     registry,
     ready,
+    startup: () => progress,
     codec: () => need(codec, 'codec'),
     publisher: () => need(publisher, 'publisher'),
     records: () => need(records, 'records'),
