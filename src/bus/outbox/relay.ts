@@ -141,6 +141,14 @@ export interface OutboxRelayStats {
    * next one that succeeds.
    */
   readonly databaseUp: boolean;
+  /**
+   * How long publishing has been failing or stuck, ms: since the start of the oldest produce call
+   * that has not been followed by a successful one (a call still in flight counts from its start,
+   * so a broker that does not answer at all shows here at once, not only after publishTimeoutMs);
+   * 0 once a produce call succeeds, or when there is nothing to publish and no key is held back.
+   * A topic whose look-up fails (a missing topic) does not count: other topics may go on.
+   */
+  readonly publishStalledMs: number;
   readonly lastError: { readonly message: string; readonly code: string | undefined; readonly atMs: number } | undefined;
 }
 
@@ -388,6 +396,8 @@ class Relay implements OutboxRelay {
   #lastError: OutboxRelayStats['lastError'];
   /** See OutboxRelayStats.databaseUp. */
   #databaseUp = true;
+  /** See OutboxRelayStats.publishStalledMs: Date.now() ms of the start of the oldest produce call not followed by a success. */
+  #stallSinceMs: number | undefined;
   /** A database failure was logged and no cycle has worked since (#dbFailure logs once per incident). */
   #dbIncident = false;
   /**
@@ -425,7 +435,7 @@ class Relay implements OutboxRelay {
   }
 
   stats(): OutboxRelayStats {
-    return { ...this.#stats, heldKeys: this.#heldPairs().keys.length, listening: this.#listener !== undefined, databaseUp: this.#databaseUp, lastError: this.#lastError };
+    return { ...this.#stats, heldKeys: this.#heldPairs().keys.length, listening: this.#listener !== undefined, databaseUp: this.#databaseUp, publishStalledMs: this.#stallSinceMs === undefined ? 0 : Math.max(0, Date.now() - this.#stallSinceMs), lastError: this.#lastError };
   }
 
   async backlog(): Promise<{ readonly rows: number; readonly oldestAgeSeconds: number }> {
@@ -558,6 +568,8 @@ class Relay implements OutboxRelay {
       const keys = (await this.#q<{ partition_key: string }>(client, this.#sql.lockKeys, [scan, this.#o.batchSize, this.table.name, held.topics, held.keys])).rows.map((r) => r.partition_key);
       const rows = keys.length === 0 ? [] : (await this.#q<ClaimedRow>(client, this.#sql.claim, [keys, this.#o.batchSize, held.topics, held.keys])).rows;
       if (rows.length === 0) {
+        // Nothing to publish and nothing held back: publishing is not stalled, only idle.
+        if (held.keys.length === 0) this.#stallSinceMs = undefined;
         await this.#q(client, 'COMMIT');
         return { claimed: 0, failed: false };
       }
@@ -728,8 +740,11 @@ class Relay implements OutboxRelay {
     stop.addEventListener('abort', onStop, { once: true });
     if (stop.aborted) onStop();
     const timer = setTimeout(() => ac.abort(new GatewayError('CEG_DELIVERY_TIMEOUT', `outbox publish took longer than ${this.#o.publishTimeoutMs} ms`, { retriable: true })), this.#o.publishTimeoutMs);
+    this.#stallSinceMs ??= Date.now();
     try {
-      return await this.#o.transport.produce(topic, records, { signal: ac.signal });
+      const positions = await this.#o.transport.produce(topic, records, { signal: ac.signal });
+      this.#stallSinceMs = undefined;
+      return positions;
     } finally {
       clearTimeout(timer);
       stop.removeEventListener('abort', onStop);

@@ -27,6 +27,37 @@ export function relayStopGraceMs(shutdownTimeoutMs: number): number {
 }
 
 /**
+ * How long publishing may fail or be stuck before the relay's /healthz says `degraded`, ms: the
+ * relay's produce timeout (publishTimeoutMs, default 30000), after which a produce call counts as failed.
+ */
+export const PUBLISH_STALL_MS = 30_000;
+
+/**
+ * The broker's health as the gateway's /readyz judges it (`transport.isHealthy()`, false when it
+ * does not answer within `timeoutMs`), probed now and then every max(1000, timeoutMs) ms, one probe
+ * at a time; `up()` is the last answer (true before the first).
+ */
+function brokerProbe(transport: { isHealthy(): Promise<boolean> }, timeoutMs: number): { up(): boolean; stop(): void } {
+  let up = true;
+  let running = false;
+  const probe = async (): Promise<void> => {
+    if (running) return;
+    running = true;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      up = await Promise.race([transport.isHealthy().catch(() => false), new Promise<boolean>((r) => (timer = setTimeout(() => r(false), timeoutMs)))]);
+    } finally {
+      clearTimeout(timer);
+      running = false;
+    }
+  };
+  void probe();
+  const every = setInterval(() => void probe(), Math.max(1000, timeoutMs));
+  every.unref();
+  return { up: () => up, stop: () => clearInterval(every) };
+}
+
+/**
  * The outbox (and with it `pg`), loaded only by the outbox commands: every other command, `serve`
  * among them, starts without PostgreSQL's client in its heap.
  */
@@ -86,14 +117,20 @@ export function registerOutboxCommand(program: Command): void {
           return { backlogRows: b.rows, oldestRowAgeSeconds: b.oldestAgeSeconds };
         },
       });
+      // The broker as the gateway's /readyz sees it (transport.isHealthy() within
+      // READINESS_TIMEOUT_MS), probed in the background so /healthz answers at once.
+      const broker = brokerProbe(gw.transport, config.readinessTimeoutMs);
       const ops = createOpsServer({
         metrics: () => gw.metrics.render(),
         log: log.child({ component: 'ops-server' }),
         // Liveness: a broker or database outage is waited out, never a reason to restart the relay
         // (200 throughout); `degraded` and `database` say that its database cannot be reached.
+        // `degraded` also while the broker does not answer its probe, or publishing has failed or
+        // been stuck for PUBLISH_STALL_MS (the relay's produce timeout), whichever shows first.
         healthy: () => {
           const st = relay.stats();
-          return { ok: true, details: { consecutiveFailures: st.consecutiveFailures, published: st.published, listening: st.listening, database: st.databaseUp ? 'up' : 'down', degraded: !st.databaseUp, ...(st.lastError === undefined ? {} : { lastError: st.lastError.code ?? st.lastError.message.slice(0, 200) }), ...(st.databaseUp || st.lastError === undefined ? {} : { databaseError: st.lastError.message.slice(0, 300) }) } };
+          const stalled = st.publishStalledMs >= PUBLISH_STALL_MS;
+          return { ok: true, details: { consecutiveFailures: st.consecutiveFailures, published: st.published, listening: st.listening, database: st.databaseUp ? 'up' : 'down', broker: broker.up() ? 'up' : 'down', publishStalledMs: st.publishStalledMs, degraded: !st.databaseUp || !broker.up() || stalled, ...(st.lastError === undefined ? {} : { lastError: st.lastError.code ?? st.lastError.message.slice(0, 200) }), ...(st.databaseUp || st.lastError === undefined ? {} : { databaseError: st.lastError.message.slice(0, 300) }) } };
         },
       });
       await new Promise<void>((resolve) => {
@@ -106,6 +143,7 @@ export function registerOutboxCommand(program: Command): void {
       const addr = ops.address();
       log.info({ table: relay.table.name, metrics: typeof addr === 'object' && addr !== null ? `http://${config.http.host}:${addr.port}/metrics` : undefined }, 'outbox relay running');
       onSignals(async () => {
+        broker.stop();
         ops.close();
         ops.closeAllConnections();
         await relay.stop();
