@@ -825,12 +825,19 @@ class Relay implements OutboxRelay {
       state.rows.clear();
       this.#stats.failedAttempts++;
       this.#stats.failedRows += rows.length;
-      this.#note(err);
-      const fields = { relay: this.#o.name, topic, rows: rows.length, code: isGatewayError(err) ? err.code : undefined, retriable: isGatewayError(err) ? err.retriable : undefined, err: errorMessage(err), retryInMs: delay, failures: state.times };
-      if (state.times === 1) this.#o.log.warn(fields, 'outbox relay cannot look up the topic (e.g. it does not exist): its keys are held back and retried with backoff, the other topics go on (logged once until it works)');
+      // Said as it is: the transports report a missing topic as CEG_INVALID_NAME (retriable: false,
+      // right for a request that names it), yet for the relay it is a condition that an operator
+      // (or the gateway's start, which creates the catalog's topics) ends: it is retried with backoff.
+      const missing = topicMissing(err);
+      const reason = missing
+        ? new GatewayError('CEG_INVALID_NAME', `topic ${topic} does not exist (Kafka UNKNOWN_TOPIC_OR_PARTITION; topics are never auto-created): the rows wait, retried with backoff until the topic is created (\`ce-gateway serve\` creates the catalog's topics) or the rows are deleted — ${errorMessage(err)}`, { retriable: false, cause: err, details: { topic, topicMissing: true } })
+        : err;
+      this.#note(reason);
+      const fields = { relay: this.#o.name, topic, rows: rows.length, code: isGatewayError(reason) ? reason.code : undefined, topicMissing: missing, retriedInMs: delay, failures: state.times, err: errorMessage(reason) };
+      if (state.times === 1) this.#o.log.warn(fields, missing ? 'outbox relay: the topic does not exist; its keys are held back and retried with backoff until it is created, the other topics go on (logged once until it works)' : 'outbox relay cannot look up the topic: its keys are held back and retried with backoff, the other topics go on (logged once until it works)');
       else this.#o.log.debug(fields, 'outbox relay still cannot look up the topic');
       if (rows.length > 0) {
-        await this.#poolQuery(this.#sql.markFailed, [rows.map((r) => r.id), errorMessage(err).slice(0, 2000)]).catch(() => undefined);
+        await this.#poolQuery(this.#sql.markFailed, [rows.map((r) => r.id), errorMessage(reason).slice(0, 2000)]).catch(() => undefined);
       }
     }
   }

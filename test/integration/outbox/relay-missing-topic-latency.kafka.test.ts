@@ -55,6 +55,9 @@ describe('outbox relay with rows of missing topics', () => {
         `SELECT count(*) FILTER (WHERE sent_at IS NULL) AS unsent, count(*) FILTER (WHERE attempts > 0) AS attempted, count(*) FILTER (WHERE last_error IS NOT NULL) AS errs FROM ${t} WHERE partition_key LIKE 'POISON%'`,
       )).rows[0]!;
       expect([Number(bad.unsent), Number(bad.attempted), Number(bad.errs)]).toEqual([20, 20, 20]);
+      // Said as it is (not an "invalid name" that is not retried): the topic is missing, and retried.
+      const lastErrors = (await f.pool.query<{ last_error: string }>(`SELECT last_error FROM ${t} WHERE partition_key LIKE 'POISON%'`)).rows.map((r) => r.last_error);
+      for (const e of lastErrors) expect(e).toMatch(/^topic \S+\.gone-\d+ does not exist .*retried with backoff until the topic is created/);
       expect(relay.stats().heldKeys).toBeGreaterThanOrEqual(1);
     } finally {
       await relay.stop();
