@@ -555,7 +555,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       throw secretsKeyMissing(`the definitions topic ${s.topic} holds ${sealed} push subscription(s) whose secrets are sealed, and this gateway (bound to ${config.http.host}, Kafka) has no key`);
     }
     const fileViews = new Map(declared.filter((d) => d.view !== undefined).map((d) => [d.group, d.view!] as const));
-    const svc = new SubscriptionService({ store: s, box, catalog, transport, checkTarget: targetChecker(allow), declared: () => fileViews, mayRead: (owner, kind) => mayRead(owner, kind), partners: () => partnerIds });
+    const svc = new SubscriptionService({ store: s, box, catalog, transport, checkTarget: targetChecker(allow, undefined, slog), declared: () => fileViews, mayRead: (owner, kind) => mayRead(owner, kind), partners: () => partnerIds });
     const topicsOf = (kinds: readonly string[]): string[] => [...new Set(kinds.map((k) => (catalog.byEventId(k) ?? catalog.byName(k))?.topic.name).filter((t): t is string => t !== undefined))];
     // BUS_ROLE=publisher: this instance takes events and serves the API, but runs no subscription
     // member (push, connectors): deliveries run on the other instances (the two-process layout of
