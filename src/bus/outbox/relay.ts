@@ -770,8 +770,8 @@ class Relay implements OutboxRelay {
    * Rows of a topic whose `max.message.bytes` is not known yet: not produced in this cycle; their
    * keys are held on the topic until the topic's look-up (#lookUp, started here unless one is in
    * flight or the topic's backoff after a failed one has not passed) has an answer — released and
-   * the relay woken when it succeeds, held for the topic's backoff when it fails. The rows get no
-   * attempt here (#lookUp counts one on them when the look-up fails).
+   * the relay woken when it succeeds, held for the topic's backoff when it fails. The rows that
+   * start a look-up get an attempt when it fails (#lookUp); rows that only wait for one get none.
    */
   #deferTopic(topic: string, group: readonly ClaimedRow[]): void {
     const now = Date.now();
@@ -780,8 +780,11 @@ class Relay implements OutboxRelay {
       state = { inflight: false, notBeforeMs: 0, times: 0, rows: new Map() };
       this.#lookups.set(topic, state);
     }
-    for (const row of group) state.rows.set(row.id, row);
     if (!state.inflight && now >= state.notBeforeMs) {
+      // The rows that start a look-up are the ones that try the topic: a failure is an attempt on
+      // them (at most a batch, like a failed produce call); rows that only wait get none.
+      state.rows.clear();
+      for (const row of group) state.rows.set(row.id, row);
       state.inflight = true;
       void this.#lookUp(topic, state);
     }
@@ -796,7 +799,7 @@ class Relay implements OutboxRelay {
    * cached, the topic's held keys are released and a cycle runs at once. On failure (e.g. the topic
    * does not exist) the topic backs off by the `retry` policy (growing with each failure), its keys
    * stay held until then, the failure is counted (failedAttempts, failedRows, lastError), written
-   * to the deferred rows (attempts, last_error; best effort: they may be another relay's by now)
+   * to the rows that started it (attempts, last_error; best effort: they may be another relay's by now)
    * and logged as a warning once per topic until a look-up succeeds. Never rejects.
    */
   async #lookUp(topic: string, state: TopicLookup): Promise<void> {
