@@ -82,6 +82,34 @@ export function registerOutboxCommand(program: Command): void {
       }
     });
   outbox
+    .command('stuck')
+    .description('list unsent rows that failed at least --min-attempts times (a missing topic, a row too large or invalid), oldest first, one JSON object a line; read-only')
+    .option('--min-attempts <n>', 'failed attempts at least', '3')
+    .option('--limit <n>', 'rows at most', '100')
+    .action(async (opts: { minAttempts: string; limit: string }) => {
+      const { config } = setup(program);
+      const minAttempts = Number(opts.minAttempts);
+      const limit = Number(opts.limit);
+      if (!Number.isInteger(minAttempts) || minAttempts < 1 || !Number.isInteger(limit) || limit < 1 || limit > 10_000) {
+        throw new GatewayError('CEG_INVALID_OPTIONS', '--min-attempts: an integer ≥ 1; --limit: an integer 1–10000', { retriable: false, details: { field: Number.isInteger(minAttempts) && minAttempts >= 1 ? 'limit' : 'min-attempts' } });
+      }
+      const [{ default: pg }, { outboxTable }] = await Promise.all([import('pg'), outboxModule()]);
+      const t = outboxTable(config.outbox.table);
+      // Bounded like the relay (a hung database must not hold an operator's shell for ever).
+      const client = new pg.Client({ connectionString: outboxDatabase(config), connectionTimeoutMillis: config.outbox.queryTimeoutMs, query_timeout: config.outbox.queryTimeoutMs });
+      await client.connect();
+      try {
+        // The unsent index by id; a held key's later rows (attempts 0) are not listed, only the row that holds it.
+        const r = await client.query<Record<string, unknown>>(
+          `SELECT id::text AS id, topic, partition_key AS "partitionKey", event_id AS "eventId", event_type AS "eventType", attempts, last_error AS "lastError", created_at AS "createdAt" FROM ${t.sql} WHERE sent_at IS NULL AND attempts >= $1 ORDER BY id LIMIT $2`,
+          [minAttempts, limit],
+        );
+        for (const row of r.rows) process.stdout.write(`${JSON.stringify(row)}\n`);
+      } finally {
+        await client.end();
+      }
+    });
+  outbox
     .command('relay')
     .description('publish committed outbox rows in order per partition key; wakes on LISTEN/NOTIFY and polls; serves /metrics and /healthz on HOST:PORT')
     .action(async () => {

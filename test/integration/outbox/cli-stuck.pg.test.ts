@@ -1,0 +1,47 @@
+/**
+ * `ce-gateway outbox stuck`: the operator's view of rows that keep failing (a missing topic, a row
+ * too large or invalid) — unsent rows with at least --min-attempts failed attempts, oldest first,
+ * one JSON object a line. The real command in a child process on the stack's PostgreSQL.
+ */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureOutboxSchema } from '../../../src/bus/outbox/index.js';
+import { stackEnv } from '../../helpers/stack.js';
+import { runName } from './fixture.js';
+
+const run = promisify(execFile);
+let pool: pg.Pool;
+const schema = runName('ob_stuck');
+const table = `${schema}.outbox`;
+beforeAll(async () => {
+  pool = new pg.Pool({ connectionString: stackEnv().databaseUrl, max: 2 });
+  const c = await pool.connect();
+  try {
+    await ensureOutboxSchema(c, { table });
+  } finally {
+    c.release();
+  }
+});
+afterAll(async () => {
+  await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  await pool.end();
+});
+
+describe('ce-gateway outbox stuck', () => {
+  it('lists the unsent rows with at least --min-attempts failed attempts, oldest first', async () => {
+    const insert = `INSERT INTO "${schema}"."outbox" (topic, partition_key, header_names, header_values, event_id, event_source, event_type, attempts, last_error, sent_at)
+      VALUES ($1, $2, '{}', '{}', $3, 'urn:test', 't', $4, $5, $6) RETURNING id::text AS id`;
+    const stuck = (await pool.query<{ id: string }>(insert, ['gone.topic', 'K1', 'e1', 5, 'topic gone.topic does not exist', null])).rows[0]!.id;
+    await pool.query(insert, ['ok.topic', 'K2', 'e2', 0, null, null]); // never failed
+    await pool.query(insert, ['ok.topic', 'K3', 'e3', 1, 'timeout', null]); // failed once only
+    await pool.query(insert, ['ok.topic', 'K4', 'e4', 7, null, new Date()]); // sent at last
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'outbox', 'stuck', '--min-attempts', '3'], {
+      env: { ...process.env, CE_GATEWAY_ENV_FILE: '/dev/null', OUTBOX_DATABASE_URL: stackEnv().databaseUrl, OUTBOX_TABLE: table, LOG_LEVEL: 'error' },
+    });
+    const rows = stdout.trim().split('\n').filter((l) => l.length > 0).map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ id: stuck, topic: 'gone.topic', partitionKey: 'K1', eventId: 'e1', attempts: 5, lastError: 'topic gone.topic does not exist' });
+  }, 60_000);
+});
