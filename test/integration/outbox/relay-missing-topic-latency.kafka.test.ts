@@ -47,9 +47,10 @@ describe('outbox relay with rows of missing topics', () => {
         `SELECT avg(extract(epoch FROM sent_at - created_at) * 1000)::float8 AS avg, max(extract(epoch FROM sent_at - created_at) * 1000)::float8 AS max FROM ${t} WHERE partition_key LIKE 'GOOD%'`,
       )).rows[0]!;
       console.info(`good rows: avg ${lat.avg.toFixed(1)} ms, max ${lat.max.toFixed(1)} ms`);
-      // Baseline on this stack is a few ms; the old relay gave hundreds of ms on average.
-      expect(lat.avg, `avg ${lat.avg} ms, max ${lat.max} ms`).toBeLessThan(60);
-      expect(lat.max, `avg ${lat.avg} ms, max ${lat.max} ms`).toBeLessThan(400);
+      // A behavioural bound, not a speed figure: a good row held behind the missing topics'
+      // look-ups waits for them (the old relay: 870 ms on average, 1.5 s at most, with 20 such
+      // topics); one that goes at once takes a few ms. 300 ms leaves a loaded CI machine room.
+      expect(lat.avg, `avg ${lat.avg} ms, max ${lat.max} ms`).toBeLessThan(300);
       // The poison rows: unsent, attempted, their error recorded; the relay kept retrying them.
       const bad = (await f.pool.query<{ unsent: string; attempted: string; errs: string }>(
         `SELECT count(*) FILTER (WHERE sent_at IS NULL) AS unsent, count(*) FILTER (WHERE attempts > 0) AS attempted, count(*) FILTER (WHERE last_error IS NOT NULL) AS errs FROM ${t} WHERE partition_key LIKE 'POISON%'`,
