@@ -10,6 +10,11 @@
  *   the broker.
  * - `ok()`: a broker answered (a produce, an admin request, the probe): ends the outage with one
  *   info line giving its duration and the failures suppressed meanwhile.
+ * - The warn line waits `logDelayMs` (default {@link OUTAGE_LOG_DELAY_MS}): an answer within it
+ *   ends the "outage" without a line (debug only). A request failing on a connection an outage
+ *   that just ended left stale, answered on its retry 100 ms later, wrote a second
+ *   unreachable/reachable pair for a blip (seen in CI on kafkajs right after a broker's SIGCONT).
+ *   `down` is true from the first failure all the same.
  * Everything the kafkajs clients log while the outage lasts goes to debug (`suppress`).
  */
 import type { TransportLogger } from './logging.js';
@@ -22,12 +27,17 @@ import { withTimeout } from '../await.js';
  */
 export const BROKER_STALL_MS = 5_000;
 
+/** How long an outage lasts before its warn line is written, ms (see the module comment). */
+export const OUTAGE_LOG_DELAY_MS = 1_000;
+
 export interface BrokerOutageOptions {
   /** Probe while down: resolves true when the broker answers. Never rejects. */
   readonly probe?: () => Promise<boolean>;
   /** ms between probes while down; default 2000. */
   readonly probeIntervalMs?: number;
   readonly base?: Readonly<Record<string, unknown>>;
+  /** ms an outage lasts before its warn line is written; default {@link OUTAGE_LOG_DELAY_MS}; 0 writes it at once. */
+  readonly logDelayMs?: number;
 }
 
 export class BrokerOutage {
@@ -38,6 +48,9 @@ export class BrokerOutage {
   #lastAnswerMs = 0;
   #suppressed = 0;
   #timer: NodeJS.Timeout | undefined;
+  /** The pending warn line of the outage that lasts (written after logDelayMs), and whether it was written. */
+  #logTimer: NodeJS.Timeout | undefined;
+  #logged = false;
   #closed = false;
 
   constructor(log: TransportLogger, opts: BrokerOutageOptions = {}) {
@@ -66,7 +79,19 @@ export class BrokerOutage {
     if (startedAtMs === undefined ? Date.now() - this.#lastAnswerMs < BROKER_STALL_MS : startedAtMs < this.#lastAnswerMs) return;
     this.#since = Date.now();
     this.#suppressed = 0;
-    this.#log.warn({ ...this.#opts.base, reason: reason.slice(0, 300) }, 'kafka: broker unreachable; clients keep retrying (logged again when it answers)');
+    this.#logged = false;
+    const warn = (): void => {
+      this.#logTimer = undefined;
+      if (this.#since === undefined || this.#closed) return;
+      this.#logged = true;
+      this.#log.warn({ ...this.#opts.base, reason: reason.slice(0, 300) }, 'kafka: broker unreachable; clients keep retrying (logged again when it answers)');
+    };
+    const delay = this.#opts.logDelayMs ?? OUTAGE_LOG_DELAY_MS;
+    if (delay <= 0) warn();
+    else {
+      this.#logTimer = setTimeout(warn, delay);
+      this.#logTimer.unref();
+    }
     this.#schedule();
   }
 
@@ -78,7 +103,11 @@ export class BrokerOutage {
     this.#since = undefined;
     clearTimeout(this.#timer);
     this.#timer = undefined;
-    this.#log.info({ ...this.#opts.base, downMs, failuresSuppressed: this.#suppressed }, 'kafka: broker reachable again');
+    clearTimeout(this.#logTimer);
+    this.#logTimer = undefined;
+    if (this.#logged) this.#log.info({ ...this.#opts.base, downMs, failuresSuppressed: this.#suppressed }, 'kafka: broker reachable again');
+    else this.#log.debug({ ...this.#opts.base, downMs, failuresSuppressed: this.#suppressed }, 'kafka: a failed request was answered on its retry (no outage)');
+    this.#logged = false;
   }
 
   /** Counts a client log line swallowed during the outage. */
@@ -91,6 +120,8 @@ export class BrokerOutage {
     this.#closed = true;
     clearTimeout(this.#timer);
     this.#timer = undefined;
+    clearTimeout(this.#logTimer);
+    this.#logTimer = undefined;
   }
 
   #schedule(): void {

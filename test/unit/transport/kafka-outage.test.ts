@@ -24,7 +24,7 @@ const seed = { namespace: 'BrokerPool', level: logLevel.ERROR, label: 'ERROR', l
 describe('broker outage in the log', () => {
   it('40 failed connection attempts of several clients give one warn line; the end gives one info line', () => {
     const { logger, lines } = recorder();
-    const outage = new BrokerOutage(logger, { base: { transport: 'kafka' } });
+    const outage = new BrokerOutage(logger, { base: { transport: 'kafka' }, logDelayMs: 0 });
     const clients = [kafkaLogCreator(logger, { clientId: 'a' }, outage)(logLevel.WARN), kafkaLogCreator(logger, { clientId: 'b' }, outage)(logLevel.WARN)];
     for (let i = 0; i < 20; i++) for (const c of clients) c(i % 2 === 0 ? refused() : seed);
     expect(outage.down).toBe(true);
@@ -41,7 +41,7 @@ describe('broker outage in the log', () => {
 
   it('a request that hung through an outage and fails after its end starts no second outage; a request sent after the end does', () => {
     const { logger, lines } = recorder();
-    const outage = new BrokerOutage(logger);
+    const outage = new BrokerOutage(logger, { logDelayMs: 0 });
     const sentBefore = Date.now() - 1;
     outage.failed('a produce request has had no answer', sentBefore);
     outage.ok();
@@ -52,6 +52,25 @@ describe('broker outage in the log', () => {
     expect(outage.down).toBe(true);
     expect(lines.filter(([, , msg]) => /broker unreachable/.test(msg))).toHaveLength(2);
     expect(lines.filter(([, , msg]) => /reachable again/.test(msg))).toHaveLength(1);
+  });
+
+  it('a failure answered within logDelayMs writes no line above debug; one that lasts writes the warn line once, then the info line at its end', async () => {
+    const { logger, lines } = recorder();
+    const outage = new BrokerOutage(logger, { logDelayMs: 50 });
+    outage.failed('produce: Connection closed', Date.now());
+    expect(outage.down).toBe(true);
+    outage.ok(); // its retry was answered: a blip
+    await new Promise((r) => setTimeout(r, 100));
+    expect(lines.filter(([level]) => level !== 'debug')).toEqual([]);
+    expect(lines.map(([, , msg]) => msg)).toEqual(['kafka: a failed request was answered on its retry (no outage)']);
+    outage.failed('produce: Connection closed', Date.now() + 1);
+    await waitFor('the warn line', () => lines.some(([level]) => level === 'warn'), 2000, 5);
+    outage.failed('produce: Connection closed', Date.now() + 1); // counted, no second line
+    outage.ok();
+    expect(lines.filter(([level]) => level !== 'debug').map(([level, , msg]) => [level, msg])).toEqual([
+      ['warn', 'kafka: broker unreachable; clients keep retrying (logged again when it answers)'],
+      ['info', 'kafka: broker reachable again'],
+    ]);
   });
 
   it('an error that is not about reaching the broker is logged as before', () => {
@@ -72,7 +91,7 @@ describe('broker outage in the log', () => {
     const { logger, lines } = recorder();
     let up = false;
     let probes = 0;
-    const outage = new BrokerOutage(logger, { probeIntervalMs: 10, probe: () => Promise.resolve((probes++, up)) });
+    const outage = new BrokerOutage(logger, { logDelayMs: 0, probeIntervalMs: 10, probe: () => Promise.resolve((probes++, up)) });
     outage.failed('health check: no answer');
     await waitFor('a few probes', () => probes >= 3, 2000, 5);
     expect(outage.down).toBe(true);

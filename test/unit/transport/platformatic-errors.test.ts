@@ -89,7 +89,7 @@ describe('quietDuringOutage (the platformatic adapter logs through it)', () => {
 
   it('a connection failure starts the outage with one warn line; warn and error lines meanwhile go to debug; the end is one info line', () => {
     const { logger, lines } = recorder();
-    const outage = new BrokerOutage(logger);
+    const outage = new BrokerOutage(logger, { logDelayMs: 0 });
     const log = quietDuringOutage(logger, outage);
     log.warn({ group: 'g', err: 'Connection to 127.0.0.1:1 failed.' }, 'kafka fetch failed');
     for (let i = 0; i < 10; i++) log.warn({ group: 'g', err: 'Produce failed 3 times.' }, 'kafka fetch failed');
