@@ -28,6 +28,7 @@ import type { Tracing } from '../../../observability/index.js';
 import { currentHandling } from '../../../bus/correlation/index.js';
 import { TokenBucket } from 'limiter';
 import { GatewayError, errorMessage, isGatewayError } from '../../../core/errors.js';
+import { raceAbort } from '../../../core/race-abort.js';
 import { sleep } from '../../../core/retry.js';
 import type { EventCodec } from '../../../codec/event/index.js';
 import { ack, deadLetter, retry } from '../../../bus/subscriber/index.js';
@@ -285,20 +286,10 @@ function sleepUnless(ms: number, signal: AbortSignal | undefined, revoked: Abort
  */
 function unlessRevoked<T>(p: Promise<T>, revoked: AbortSignal | undefined): Promise<T | typeof REVOKED> {
   if (revoked === undefined) return p;
-  if (revoked.aborted) return Promise.resolve(REVOKED);
-  return new Promise<T | typeof REVOKED>((resolve, reject) => {
-    const drop = (): void => resolve(REVOKED);
-    revoked.addEventListener('abort', drop, { once: true });
-    p.then(
-      (v) => {
-        revoked.removeEventListener('abort', drop);
-        resolve(v);
-      },
-      (err: unknown) => {
-        revoked.removeEventListener('abort', drop);
-        reject(err instanceof Error ? err : new Error(String(err)));
-      },
-    );
+  const dropped = new Error('partition revoked');
+  return raceAbort<T | typeof REVOKED>(p, revoked, () => dropped).catch((err: unknown) => {
+    if (err === dropped) return REVOKED;
+    throw err;
   });
 }
 
