@@ -574,7 +574,11 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
         },
         runtimeSinkFactory({ log: slog, allow, origin: config.subscriptions.requestOrigin, codec: need(codec, 'codec'), tracing: () => tracing }),
         slog,
-        (group, reason) => svc.setState(group, 'gone', reason),
+        (group, reason) => {
+          // The 410 is this instance's last error too: the attempt that got it is held, not retried, so the member never counts it.
+          retainActivity(group, { lastError: { atMs: Date.now(), reason } });
+          return svc.setState(group, 'gone', reason);
+        },
         { source: transport, options: config.subscriptions.onDemand },
       );
       // Opened once per stored generation: unchanged subscriptions keep their identity (no update).

@@ -609,6 +609,15 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
       log.debug({ subscription: o.subscription, topic: record.topic, partition: record.partition, offset: record.offset.toString(), reason: out.reason.slice(0, 300) }, 'partition revoked while the record was in hand: left to its new owner');
       return redeliverAfter(0);
     }
+    // The member stopped meanwhile (PATCH restart, pause, 410, idle stop, shutdown): a retry now is
+    // the stop's doing (the handler's wait or request was cut by it), not a failure of the event.
+    // Not counted and not the status's lastError ("consumer stopping" hid a 410's reason); the next
+    // member handles the record again from the last commit.
+    if (signal.aborted && out.kind === 'retry') {
+      span?.end(`member stopping: ${out.reason}`);
+      log.debug({ subscription: o.subscription, topic: record.topic, partition: record.partition, offset: record.offset.toString(), reason: out.reason.slice(0, 300) }, 'the member stopped while the record was in hand: handled again from the last commit');
+      return redeliverAfter(0);
+    }
     o.instruments?.delivery(o.subscription, (performance.now() - t0) / 1000);
     span?.end(out.kind === 'ack' || out.kind === 'duplicate' ? undefined : out.reason);
     // 7. Outcome.

@@ -221,6 +221,14 @@ describe('push subscriptions on two gateways', () => {
     await new Promise((r) => setTimeout(r, 2000));
     expect(gone.deliveries()).toHaveLength(attempts);
     expect((await api(b, 'GET', `/subscriptions/${g.name}`)).body).toMatchObject({ state: 'gone' });
+    // The instance that got the 410 says why in its status; the other may never have delivered.
+    const statuses = await Promise.all([a, b].map(async (gw) => (await api(gw, 'GET', `/subscriptions/${g.name}/status`)).body as { state: string; retried: number; lastError: { reason: string } | null }));
+    for (const st of statuses) {
+      expect(st.state).toBe('gone');
+      // The attempt held after the 410 is cut by the member's stop: not a retry (it once counted as one, "consumer stopping").
+      expect(st.retried).toBe(0);
+    }
+    expect(statuses.some((st) => st.lastError !== null && st.lastError.reason.includes('410'))).toBe(true);
     await api(a, 'DELETE', `/subscriptions/${g.name}`);
   });
 
