@@ -85,6 +85,11 @@ export interface SinkContext {
   markGone(reason: string): void;
   /** This instance's share of the subscription's partitions, 0–1 (for a rate limit over all instances). */
   share(): number;
+  /**
+   * false once the subscription is no longer active in this instance's desired set (paused,
+   * deleted, gone), before its member has stopped: the sink sends nothing more. Absent: always active.
+   */
+  active?(): boolean;
 }
 
 export type SinkFactory<D> = (d: D, ctx: SinkContext) => RunningSink<D>;
@@ -324,6 +329,12 @@ export class Reconciler<D extends RunSpec> {
     await eachLimited(toStart, limit, async (d) => {
       const group = d.group;
       if (this.#stopped || this.#running.has(group)) return;
+      // `toStart` is this pass's snapshot: the set may have changed while the pass waited (work
+      // check, other starts). A subscription paused or deleted since is not started (another
+      // gateway started a paused one's member for seconds); a changed one starts as it is now.
+      const now = this.#desired.get(group);
+      if (now === undefined || now.state !== 'active') return;
+      d = now;
       try {
         await this.#start(d);
         this.#failures.delete(group);
@@ -421,6 +432,7 @@ export class Reconciler<D extends RunSpec> {
         const own = sub?.assignments().filter((a) => topics.includes(a.topic)).length ?? 0;
         return total === 0 ? 1 : own / total;
       },
+      active: () => this.#desired.get(group)?.state === 'active',
     };
     const readRetryTopic = await this.#readsLeftoverRetries(d);
     const sink = this.#factory(d, ctx);

@@ -432,3 +432,38 @@ describe('the rate limit', () => {
     expect(after[3]!).toBeGreaterThanOrEqual(700);
   });
 });
+
+describe('a subscription no longer active on this instance before its member stopped (paused, deleted)', () => {
+  it('sends nothing more, also for an attempt already waiting for a rate token; the records are held until the member stops', async () => {
+    let active = true;
+    const ctx: SinkContext = { markGone: () => undefined, share: () => 1, active: () => active };
+    const path = '/inactive';
+    const sink = createWebhookSink(settings(path, { handshake: false }), { log: silentLogger(), allow, origin: ORIGIN, ctx });
+    expect(await deliver(sink)).toMatchObject({ kind: 'ack' });
+    expect(at(path, 'POST')).toHaveLength(1);
+    active = false;
+    const stop = new AbortController();
+    const held = Promise.resolve(sink.handler(event(), { ...delivery(), signal: stop.signal }));
+    let settled = false;
+    held.then(() => (settled = true), () => (settled = true));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(settled).toBe(false);
+    stop.abort(new Error('member stopping'));
+    await expect(held).rejects.toThrow('member stopping');
+    await sink.close();
+
+    // Waiting for its rate token (0.5/s: the first token after 1 s) when the pause arrives.
+    active = true;
+    const ratePath = '/inactive-rate';
+    const limited = createWebhookSink(settings(ratePath, { handshake: false, rateLimit: 0.5 }), { log: silentLogger(), allow, origin: ORIGIN, ctx });
+    const stop2 = new AbortController();
+    const waiting = Promise.resolve(limited.handler(event(), { ...delivery(), signal: stop2.signal }));
+    waiting.catch(() => undefined);
+    setTimeout(() => (active = false), 200);
+    await new Promise((r) => setTimeout(r, 1800));
+    expect(at(ratePath, 'POST')).toHaveLength(0);
+    stop2.abort(new Error('member stopping'));
+    await expect(waiting).rejects.toThrow('member stopping');
+    await limited.close();
+  }, 15_000);
+});
