@@ -7,6 +7,7 @@
  * `tls` docs "X509 certificate error codes") and `ERR_TLS_CERT_ALTNAME_INVALID` for a host-name
  * mismatch (`tls.checkServerIdentity`).
  */
+import { errorTree } from './error-tree.js';
 
 const CERTIFICATE_CODES = new Set([
   'UNABLE_TO_GET_ISSUER_CERT',
@@ -36,14 +37,8 @@ const CERTIFICATE_CODES = new Set([
  * errors looked at), as `TLS certificate not trusted (<CODE>: <message>)`; undefined when there is none.
  */
 export function tlsVerificationFailure(err: unknown): string | undefined {
-  const queue: unknown[] = [err];
-  for (let seen = 0; queue.length > 0 && seen < 100; seen++) {
-    const e = queue.shift();
-    if (typeof e !== 'object' || e === null) continue;
-    const { code, message, cause, errors } = e as { code?: unknown; message?: unknown; cause?: unknown; errors?: unknown };
+  for (const { code, message } of errorTree(err)) {
     if (typeof code === 'string' && CERTIFICATE_CODES.has(code)) return `TLS certificate not trusted (${code}: ${typeof message === 'string' ? message : 'verification failed'})`;
-    if (cause !== undefined) queue.push(cause);
-    if (Array.isArray(errors)) queue.push(...(errors as unknown[]));
   }
   return undefined;
 }

@@ -14,6 +14,8 @@
  * Spec: Kafka protocol error codes (SASL_AUTHENTICATION_FAILED 58, UNSUPPORTED_SASL_MECHANISM 33,
  * ILLEGAL_SASL_STATE 34, *_AUTHORIZATION_FAILED 29/30/31/53/65); docs/errors.md CEG_BROKER_UNAVAILABLE.
  */
+import { errorTree } from '../core/error-tree.js';
+import type { ErrorLink } from '../core/error-tree.js';
 import { tlsVerificationFailure } from '../core/tls-errors.js';
 
 /** Why the broker cannot be used with these settings; `details.reason` of the GatewayError. */
@@ -33,31 +35,6 @@ const AUTHORIZATION_IDS = new Set(['TOPIC_AUTHORIZATION_FAILED', 'GROUP_AUTHORIZ
 const AUTHENTICATION_NAMES = new Set(['KafkaJSSASLAuthenticationError']);
 const AUTHENTICATION_CODES = new Set(['PLT_KFK_AUTHENTICATION']);
 
-interface ErrorLike {
-  readonly name?: unknown;
-  readonly code?: unknown;
-  readonly type?: unknown;
-  readonly apiId?: unknown;
-  readonly message?: unknown;
-  readonly cause?: unknown;
-  readonly errors?: unknown;
-}
-
-/** `err`, its causes and aggregate members, breadth first (at most 100: a retried call nests every attempt). */
-function tree(err: unknown): ErrorLike[] {
-  const out: ErrorLike[] = [];
-  const queue: unknown[] = [err];
-  while (queue.length > 0 && out.length < 100) {
-    const e = queue.shift();
-    if (typeof e !== 'object' || e === null) continue;
-    const link: ErrorLike = e;
-    out.push(link);
-    if (link.cause !== undefined) queue.push(link.cause);
-    if (Array.isArray(link.errors)) queue.push(...(link.errors as unknown[]));
-  }
-  return out;
-}
-
 const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENOTFOUND', 'ETIMEDOUT', 'EPIPE']);
 /** kafkajs keeps only the text of what cut a SASL exchange short (no `cause`). */
 const CUT_SHORT_TEXT = /Closed connection|Connection (?:closed|error)|timed out|ECONNRESET|EPIPE|ETIMEDOUT/i;
@@ -67,9 +44,9 @@ const CUT_SHORT_TEXT = /Closed connection|Connection (?:closed|error)|timed out|
  * dropped or a request timed out during the login (both clients wrap that in their SASL error
  * too). That is an outage, to be retried, not a refused login.
  */
-function cutShort(link: ErrorLike): boolean {
+function cutShort(link: ErrorLink): boolean {
   if (typeof link.message === 'string' && CUT_SHORT_TEXT.test(link.message)) return true;
-  return tree(link.cause).some((l) => l.code === 'PLT_KFK_NETWORK' || l.name === 'TimeoutError' || SOCKET_CODES.has(String(l.code)));
+  return errorTree(link.cause).some((l) => l.code === 'PLT_KFK_NETWORK' || l.name === 'TimeoutError' || SOCKET_CODES.has(String(l.code)));
 }
 
 /**
@@ -78,7 +55,7 @@ function cutShort(link: ErrorLike): boolean {
  * Kafka protocol error names are read from kafkajs's `type` and @platformatic/kafka's `apiId`.
  */
 export function kafkaAccessFailure(err: unknown): AccessFailure | undefined {
-  const links = tree(err);
+  const links = errorTree(err);
   const ids = new Set(links.flatMap((l) => [l.type, l.apiId]).filter((id): id is string => typeof id === 'string'));
   const has = (set: ReadonlySet<string>): string | undefined => [...ids].find((id) => set.has(id));
   // The mechanism is looked at before the login: @platformatic/kafka words a refused handshake

@@ -1,3 +1,4 @@
+import { errorTree } from '../../core/error-tree.js';
 import { GatewayError } from '../../core/errors.js';
 import { kafkaAccessFailure } from '../access-failure.js';
 
@@ -48,21 +49,9 @@ function isNoBrokerAnsweredMetadata(err: unknown): boolean {
   return /\bnull\b/.test(err.message) && /[\\/]kafkajs[\\/]src[\\/]admin[\\/]/.test(stack);
 }
 
-/** The error and its `cause` chain, outermost first (bounded, in case of a cycle). */
-function chain(err: unknown): KafkaJsLike[] {
-  const out: KafkaJsLike[] = [];
-  let e: unknown = err;
-  while (typeof e === 'object' && e !== null && out.length < 10) {
-    const link: KafkaJsLike = e;
-    out.push(link);
-    e = link.cause;
-  }
-  return out;
-}
-
-/** Kafka protocol error names (kafkajs `type`, e.g. `GROUP_ID_NOT_FOUND`) anywhere in the error's `cause` chain. */
+/** Kafka protocol error names (kafkajs `type`, e.g. `GROUP_ID_NOT_FOUND`) anywhere in the error (its `cause` chain and aggregate members). */
 export function kafkaErrorTypes(err: unknown): Set<string> {
-  return new Set(chain(err).map((l) => l.type).filter((t): t is string => typeof t === 'string'));
+  return new Set(errorTree<KafkaJsLike>(err).map((l) => l.type).filter((t): t is string => typeof t === 'string'));
 }
 
 /**
@@ -84,7 +73,7 @@ export function kafkaErrorTypes(err: unknown): Set<string> {
  */
 export function fromKafkaError(err: unknown, context: Readonly<Record<string, unknown>>): GatewayError {
   if (err instanceof GatewayError) return err;
-  const links = chain(err);
+  const links = errorTree<KafkaJsLike>(err);
   const names = links.map((l) => String(l.name));
   const types = links.map((l) => String(l.type));
   const root = links[links.length - 1];

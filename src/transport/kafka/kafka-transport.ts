@@ -609,18 +609,14 @@ function unknownTopicError(topic: string): Error & { type: string } {
 
 const PRODUCER_STATE_ERRORS = new Set(['OUT_OF_ORDER_SEQUENCE_NUMBER', 'UNKNOWN_PRODUCER_ID', 'INVALID_PRODUCER_EPOCH', 'INVALID_PRODUCER_ID_MAPPING', 'DUPLICATE_SEQUENCE_NUMBER']);
 
-/** True when a kafkajs error (or one it wraps) says the idempotent producer's state is no longer valid. */
 /** A send the broker refused for good (unknown topic, too large): nothing written, sequence numbers still in step. */
 function refusedForGood(err: unknown): boolean {
   const code = fromKafkaError(err, {}).code;
   return code === 'CEG_INVALID_NAME' || code === 'CEG_PAYLOAD_TOO_LARGE';
 }
 
+/** True when a kafkajs error (or one it wraps) says the idempotent producer's state is no longer valid. */
 function producerStateLost(err: unknown): boolean {
-  for (let e: unknown = err, depth = 0; e !== null && typeof e === 'object' && depth < 5; depth++) {
-    const type = (e as { type?: unknown }).type;
-    if (typeof type === 'string' && PRODUCER_STATE_ERRORS.has(type)) return true;
-    e = (e as { cause?: unknown; originalError?: unknown }).originalError ?? (e as { cause?: unknown }).cause;
-  }
+  for (const type of kafkaErrorTypes(err)) if (PRODUCER_STATE_ERRORS.has(type)) return true;
   return false;
 }

@@ -1,3 +1,4 @@
+import { errorTree } from '../../core/error-tree.js';
 import { GatewayError } from '../../core/errors.js';
 import { kafkaAccessFailure } from '../access-failure.js';
 
@@ -31,27 +32,9 @@ const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENO
 /** Answers after which the idempotent producer's sequence state no longer matches the broker's. */
 const PRODUCER_STATE_IDS = new Set(['OUT_OF_ORDER_SEQUENCE_NUMBER', 'UNKNOWN_PRODUCER_ID', 'INVALID_PRODUCER_EPOCH', 'INVALID_PRODUCER_ID_MAPPING', 'DUPLICATE_SEQUENCE_NUMBER']);
 
-/**
- * The error, its `cause` chain and the members of aggregate errors (`errors`), depth first,
- * bounded (a retried operation wraps every attempt's error in one MultipleErrors).
- */
-export function errorTree(err: unknown): PlatformaticLike[] {
-  const out: PlatformaticLike[] = [];
-  const stack: unknown[] = [err];
-  while (stack.length > 0 && out.length < 50) {
-    const e = stack.pop();
-    if (typeof e !== 'object' || e === null) continue;
-    const link: PlatformaticLike = e;
-    out.push(link);
-    if (Array.isArray(link.errors)) for (const inner of link.errors as unknown[]) stack.push(inner);
-    if (link.cause !== undefined) stack.push(link.cause);
-  }
-  return out;
-}
-
 /** Kafka protocol error names (e.g. `UNKNOWN_TOPIC_OR_PARTITION`) anywhere in the error. */
 export function protocolIds(err: unknown): Set<string> {
-  return new Set(errorTree(err).map((l) => l.apiId).filter((id): id is string => typeof id === 'string'));
+  return new Set(errorTree<PlatformaticLike>(err).map((l) => l.apiId).filter((id): id is string => typeof id === 'string'));
 }
 
 /**
@@ -59,7 +42,7 @@ export function protocolIds(err: unknown): Set<string> {
  * when it sent one, else the protocol error's own text; undefined when `id` is not in it.
  */
 export function brokerMessageOf(err: unknown, id: string): string | undefined {
-  const hit = errorTree(err).find((l) => l.apiId === id);
+  const hit = errorTree<PlatformaticLike>(err).find((l) => l.apiId === id);
   if (hit === undefined) return undefined;
   if (typeof hit.serverErrorMessage === 'string' && hit.serverErrorMessage !== '') return hit.serverErrorMessage;
   return typeof hit.message === 'string' ? hit.message : undefined;
@@ -92,7 +75,7 @@ export function producerStateLost(err: unknown): boolean {
  */
 export function fromPlatformaticError(err: unknown, context: Readonly<Record<string, unknown>>): GatewayError {
   if (err instanceof GatewayError) return err;
-  const links = errorTree(err);
+  const links = errorTree<PlatformaticLike>(err);
   const ids = links.map((l) => l.apiId).filter((id): id is string => typeof id === 'string');
   const message = typeof (err as PlatformaticLike | null)?.message === 'string' ? String((err as PlatformaticLike).message) : String(err);
   const inner = links.map((l) => l.message).filter((m): m is string => typeof m === 'string' && m !== message).slice(0, 3);
