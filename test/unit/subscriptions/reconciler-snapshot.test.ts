@@ -1,0 +1,81 @@
+/**
+ * The reconciler (src/bus/subscriptions/reconciler.ts) starts members from the desired set as it
+ * is when each start begins, not as it was when the pass began: a pass waits (member starts in
+ * flight, at most `concurrency` at once; the work check), and a subscription paused or deleted
+ * meanwhile was still started (breaker report: another gateway started a paused subscription's
+ * member for seconds). A fake host, so the pass can be held at a known point; no Kafka here — the
+ * same reconciler runs the Kafka tests of test/integration/subscriptions.
+ */
+import { describe, expect, it } from 'vitest';
+import type { Subscription, SubscriptionStats } from '../../../src/bus/subscriber/index.js';
+import { GatewayError } from '../../../src/core/errors.js';
+import { Reconciler } from '../../../src/bus/subscriptions/index.js';
+import type { RunSpec, SubscribeHost } from '../../../src/bus/subscriptions/index.js';
+import { silentLogger } from '../../../src/observability/index.js';
+
+const ZERO: SubscriptionStats = { handled: 0, retried: 0, deadLettered: 0, skipped: 0, filtered: 0, duplicates: 0, rebalances: 0, lost: 0 };
+
+function fakeSubscription(name: string): Subscription {
+  let stop!: () => void;
+  const done = new Promise<void>((r) => (stop = r));
+  return {
+    name,
+    done,
+    stats: () => ZERO,
+    activity: () => ({}),
+    topics: ['t'],
+    assignments: () => [],
+    setFilters: () => undefined,
+    unsubscribe: () => {
+      stop();
+      return done;
+    },
+    [Symbol.asyncDispose]: () => done,
+  };
+}
+
+const spec = (group: string, state: RunSpec['state'] = 'active'): RunSpec => ({
+  group,
+  kinds: ['K'],
+  filters: [],
+  ordering: 'key',
+  retry: { maxAttempts: 3, backoff: { initialMs: 100, factor: 2, maxMs: 1000, jitter: 0 } },
+  startFrom: 'latest',
+  state,
+  concurrency: 4,
+});
+
+describe('a reconciler pass', () => {
+  it('does not start a member of a subscription paused or deleted while the pass waited; a changed one starts as it is now', async () => {
+    // The first 16 starts (the pass's concurrency) hang until released; the others wait for a place.
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const started: RunSpec[] = [];
+    const host: SubscribeHost = {
+      subscribe: async (o) => {
+        started.push(o as unknown as RunSpec);
+        if (started.length <= 16) await gate;
+        return fakeSubscription(o.subscription);
+      },
+      partitionCount: (topic) => (topic === 't' ? Promise.resolve(1) : Promise.reject(new GatewayError('CEG_INVALID_NAME', `unknown topic ${topic}`, { retriable: false }))),
+      topicsOf: () => ['t'],
+    };
+    const r = new Reconciler<RunSpec>(host, () => ({ handler: () => undefined, update: () => undefined, close: () => Promise.resolve() }), silentLogger(), () => Promise.resolve());
+    const groups = Array.from({ length: 19 }, (_, i) => `g${String(i).padStart(2, '0')}`);
+    r.apply(new Map(groups.map((g) => [g, spec(g)])));
+    await new Promise((res) => setTimeout(res, 50));
+    expect(started).toHaveLength(16);
+    // While the pass waits: g16 is paused, g17 deleted, g18 changed (concurrency 9).
+    const now = new Map(groups.filter((g) => g !== 'g17').map((g) => [g, g === 'g16' ? spec(g, 'paused') : g === 'g18' ? { ...spec(g), concurrency: 9 } : spec(g)]));
+    r.apply(now);
+    release();
+    await r.settled();
+    const names = started.map((o) => (o as unknown as { subscription: string }).subscription);
+    expect(names).not.toContain('g16');
+    expect(names).not.toContain('g17');
+    expect(names.filter((n) => n === 'g18')).toHaveLength(1);
+    expect((started.find((o) => (o as unknown as { subscription: string }).subscription === 'g18') as unknown as { inFlightPerPartition: number }).inFlightPerPartition).toBe(9);
+    expect([...r.running().keys()].sort()).toEqual(groups.filter((g) => g !== 'g16' && g !== 'g17'));
+    await r.stop();
+  });
+});
