@@ -434,7 +434,7 @@ describe('the rate limit', () => {
 });
 
 describe('a subscription no longer active on this instance before its member stopped (paused, deleted)', () => {
-  it('sends nothing more, also for an attempt already waiting for a rate token; the records are held until the member stops', async () => {
+  it('sends nothing more, also for an attempt already waiting for a rate token; the records wait for the member\'s stop, or go once it is active again', async () => {
     let active = true;
     const ctx: SinkContext = { markGone: () => undefined, share: () => 1, active: () => active };
     const path = '/inactive';
@@ -465,5 +465,18 @@ describe('a subscription no longer active on this instance before its member sto
     stop2.abort(new Error('member stopping'));
     await expect(waiting).rejects.toThrow('member stopping');
     await limited.close();
+
+    // A pause undone before the member stopped: the record waits, then goes, as one attempt.
+    active = false;
+    const undonePath = '/inactive-undone';
+    const resumed = createWebhookSink(settings(undonePath, { handshake: false }), { log: silentLogger(), allow, origin: ORIGIN, ctx });
+    const t0 = performance.now();
+    const later = Promise.resolve(resumed.handler(event(), { ...delivery(), signal: new AbortController().signal }));
+    setTimeout(() => (active = true), 400);
+    expect(await later).toMatchObject({ kind: 'ack' });
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(390);
+    expect(performance.now() - t0).toBeLessThan(5000);
+    expect(at(undonePath, 'POST')).toHaveLength(1);
+    await resumed.close();
   }, 15_000);
 });

@@ -136,6 +136,31 @@ function heldWhileGone(out: Outcome, signal: AbortSignal | undefined): Promise<O
   });
 }
 
+/** How often a record of a subscription not active here looks whether it is active again, ms. */
+const INACTIVE_POLL_MS = 100;
+
+/**
+ * Resolves once `active()` is true again (looked at every {@link INACTIVE_POLL_MS}); rejects with
+ * the stop's reason when `signal` aborts first (the member stops: the record stays uncommitted and
+ * comes again from the last commit).
+ */
+function untilActive(active: () => boolean, signal: AbortSignal | undefined): Promise<void> {
+  if (signal?.aborted === true) return Promise.reject(signal.reason as Error);
+  return new Promise<void>((resolve, reject) => {
+    const onAbort = (): void => {
+      clearInterval(timer);
+      reject(signal?.reason as Error);
+    };
+    const timer = setInterval(() => {
+      if (!active()) return;
+      clearInterval(timer);
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, INACTIVE_POLL_MS);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
 /** Attempts in flight at most; waiters are served in order. */
 class Semaphore {
   #free: number;
@@ -369,13 +394,14 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
   let generation = 0;
   let gone = false;
   /**
-   * Nothing is sent: the sink answered 410, or the subscription is no longer active on this
-   * instance (paused, deleted or gone by another instance's 410) while its member has not stopped
-   * yet — a member a reconciler pass was still starting from an older snapshot delivered for
-   * seconds after a pause. Its records are held until the member stops ({@link heldWhileGone}).
+   * The subscription is no longer active on this instance (paused, deleted, or gone by another
+   * instance's 410) while its member has not stopped yet: nothing is sent (a member a reconciler
+   * pass was still starting from an older snapshot delivered for seconds after a pause). The
+   * records wait ({@link whileInactive}) for the member's stop, or go on if it is active again (a
+   * pause undone before the reconciler acted on it).
    */
-  const halted = (): boolean => gone || deps.ctx.active?.() === false;
-  const haltedReason = (): string => (gone ? 'the subscription is gone' : 'the subscription is not active on this instance (paused, deleted or gone)');
+  const inactive = (): boolean => deps.ctx.active?.() === false;
+  const whileInactive = (signal: AbortSignal | undefined): Promise<void> => untilActive(() => !inactive(), signal);
   const userAgent = deps.userAgent ?? 'ce-gateway';
 
   const effectiveRate = (): number => {
@@ -585,11 +611,12 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
   async function attempt(event: Parameters<EventHandler>[0], ctx: Parameters<EventHandler>[1]): Promise<Outcome> {
     const signal = ctx.signal;
     // Gone while this event waited for a slot: nothing more is sent.
-    if (halted()) return heldWhileGone(retry(haltedReason(), GONE_PARK_MS), signal);
+    if (gone) return heldWhileGone(retry('the subscription is gone', GONE_PARK_MS), signal);
     const p = await prepare(signal, 1, ctx.revoked);
     if ('refused' in p) return p.refused;
     // Paused or deleted while it waited for a rate token or the handshake.
-    if (halted()) return heldWhileGone(retry(haltedReason(), GONE_PARK_MS), signal);
+    if (inactive()) await whileInactive(signal);
+    if (gone) return heldWhileGone(retry('the subscription is gone', GONE_PARK_MS), signal);
     const { target, sink, settings } = p;
     let message;
     try {
@@ -641,7 +668,8 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
     if (items.length === 0) return notSent(urlSinkName(s.url));
     const ordered = [...items].sort((x, y) => (x.topic < y.topic ? -1 : x.topic > y.topic ? 1 : x.partition - y.partition || (x.offset < y.offset ? -1 : x.offset > y.offset ? 1 : 0)));
     const signal = ordered[0]!.signal;
-    if (halted()) return heldWhileGone(retry(haltedReason(), GONE_PARK_MS), signal);
+    if (inactive()) await whileInactive(signal);
+    if (gone) return heldWhileGone(retry('the subscription is gone', GONE_PARK_MS), signal);
     for (const i of ordered) watchStop(agents, i.signal, watched);
     // The batch's waits end early only when every event's partition was revoked; one revoked
     // meanwhile is left out of the request (its outcome is notSent, see `batched`).
@@ -724,7 +752,8 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
   const withSlot = (event: Parameters<EventHandler>[0], ctx: Parameters<EventHandler>[1]): Promise<Outcome> =>
     batcher === undefined ? attempt(event, ctx).then(released, releasedThrow) : batched(batcher, event, ctx);
   const handler: EventHandler = (event, ctx) => {
-    if (halted()) return heldWhileGone(retry(haltedReason(), GONE_PARK_MS), ctx.signal);
+    if (gone) return heldWhileGone(retry('the subscription is gone', GONE_PARK_MS), ctx.signal);
+    if (inactive()) return whileInactive(ctx.signal).then(() => handler(event, ctx));
     if (ctx.revoked?.aborted === true) return Promise.resolve(notSent(urlSinkName(s.url)));
     if (slots.tryAcquire()) return withSlot(event, ctx);
     return slots.acquire(ctx.signal, ctx.revoked).then((got) => (got ? withSlot(event, ctx) : notSent(urlSinkName(s.url))));
