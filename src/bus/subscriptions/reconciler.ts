@@ -172,6 +172,8 @@ export class Reconciler<D extends RunSpec> {
   #again = false;
   #busy = false;
   #stopped = false;
+  /** Aborted by {@link stop}: work checks in progress start no new look-up. */
+  readonly #stopping = new AbortController();
   #timer: NodeJS.Timeout | undefined;
   readonly #onDemand: OnDemand | undefined;
   readonly #check: WorkCheck | undefined;
@@ -246,6 +248,7 @@ export class Reconciler<D extends RunSpec> {
 
   async stop(): Promise<void> {
     this.#stopped = true;
+    this.#stopping.abort();
     clearTimeout(this.#timer);
     clearInterval(this.#checkTimer);
     await this.#checking;
@@ -321,7 +324,7 @@ export class Reconciler<D extends RunSpec> {
       // with a backlog, or a 'latest' group to pin, starts before the pass settles); the others
       // start when the work check found them due.
       const fresh = waiting.filter((d) => !this.#check!.knows(d.group) && !this.#wake.has(d.group));
-      const due = await this.#check.due(fresh.map((d) => this.#watched(d)));
+      const due = await this.#check.due(fresh.map((d) => this.#watched(d)), this.#stopping.signal);
       const now = Date.now();
       toStart = waiting.filter((d) => (this.#wake.has(d.group) || due.has(d.group)) && (this.#notBefore.get(d.group) ?? 0) <= now);
     }
@@ -368,7 +371,7 @@ export class Reconciler<D extends RunSpec> {
     this.#checking = (async () => {
       try {
         const waiting = [...this.#desired.values()].filter((d) => d.state === 'active' && !this.#running.has(d.group) && (this.#notBefore.get(d.group) ?? 0) <= Date.now());
-        const due = await check.due(waiting.map((d) => this.#watched(d)));
+        const due = await check.due(waiting.map((d) => this.#watched(d)), this.#stopping.signal);
         for (const g of due) this.#wake.add(g);
         const idle = await this.#idleMembers();
         for (const g of idle) this.#sleep.add(g);
@@ -412,9 +415,9 @@ export class Reconciler<D extends RunSpec> {
         }
         if (activity(r.sub) === r.seen) idle.push(group);
       } catch (err) {
-        this.#log.warn({ subscription: group, err: errorMessage(err) }, 'idle check: offsets unavailable; the member keeps running');
+        if (!this.#stopped) this.#log.warn({ subscription: group, err: errorMessage(err) }, 'idle check: offsets unavailable; the member keeps running');
       }
-    });
+    }, this.#stopping.signal);
     return idle;
   }
 

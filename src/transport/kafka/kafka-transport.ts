@@ -58,9 +58,22 @@ export function createKafkaTransport(input: KafkaTransportInput): Transport {
   return new KafkaTransport(resolveKafkaTransportOptions(input));
 }
 
+/** How often a topic offset look-up that met kafkajs's metadata race is tried in all ({@link isMetadataRace}). */
+const METADATA_RACE_TRIES = 4;
+
+/**
+ * kafkajs 2.2's `fetchTopicOffsets` / `fetchTopicOffsetsByTimestamp` failing on partitions missing
+ * from its shared metadata (a TypeError inside kafkajs's admin, not a broker answer): transient.
+ */
+function isMetadataRace(err: unknown): boolean {
+  return err instanceof TypeError && /Cannot destructure property 'partitions'/.test(err.message) && /[\\/]kafkajs[\\/]src[\\/]admin[\\/]/.test(err.stack ?? '');
+}
+
 class KafkaTransport implements Transport {
   readonly kind = 'kafka' as const;
   readonly #opts: KafkaTransportOptions;
+  /** The last of kafkajs's topic offset look-ups ({@link #oneAtATime}). */
+  #offsetLookups: Promise<void> = Promise.resolve();
   readonly #kafka: Kafka;
   readonly #noCompression: CompressionTypes;
   #topicCreation: Promise<void> = Promise.resolve();
@@ -271,7 +284,7 @@ class KafkaTransport implements Transport {
     await this.partitionCount(topic);
     const admin = await this.#adminReady();
     try {
-      const offsets = await admin.fetchTopicOffsets(topic);
+      const offsets = await this.#oneAtATime(() => admin.fetchTopicOffsets(topic));
       return offsets.map((o) => ({ partition: o.partition, offset: BigInt(o.high) })).sort((a, b) => a.partition - b.partition);
     } catch (err) {
       throw readFailure(fromKafkaError(err, { operation: 'endOffsets', topic }));
@@ -289,10 +302,10 @@ class KafkaTransport implements Transport {
     await this.partitionCount(topic);
     const admin = await this.#adminReady();
     try {
-      const ends = await admin.fetchTopicOffsets(topic);
+      const ends = await this.#oneAtATime(() => admin.fetchTopicOffsets(topic));
       let out: PartitionOffset[];
       if (at.kind === 'timestamp') {
-        const byTime = await admin.fetchTopicOffsetsByTimestamp(topic, listOffsetsTime(at.timestampMs));
+        const byTime = await this.#oneAtATime(() => admin.fetchTopicOffsetsByTimestamp(topic, listOffsetsTime(at.timestampMs)));
         // No record at or after the time: Kafka answers -1; that is the end offset.
         out = byTime.map((o) => ({ partition: o.partition, offset: BigInt(o.offset) < 0n ? BigInt(ends.find((e) => e.partition === o.partition)?.high ?? '0') : BigInt(o.offset) }));
       } else {
@@ -417,6 +430,34 @@ class KafkaTransport implements Transport {
    * producer id (InitProducerId), which a principal without write rights is refused
    * (`tail` and `trace` run with read-only credentials: README, "From the command line").
    */
+  /**
+   * Runs kafkajs's topic offset look-ups one after the other, each tried again (up to
+   * {@link METADATA_RACE_TRIES} times, 50 ms apart) when it met kafkajs 2.2's metadata race:
+   * `fetchTopicOffsets` reads the topic's partitions from the client's shared metadata, which
+   * another admin call may have just replaced without that topic, and then fails with a TypeError
+   * ("Cannot destructure property 'partitions' of 'high.pop(...)'") instead of refreshing. Seen
+   * at start-up with tens of subscriptions (the subscriptions were then never loaded) and in every
+   * work check. Each call keeps its own result or error.
+   */
+  #oneAtATime<T>(lookup: () => Promise<T>): Promise<T> {
+    const call = async (): Promise<T> => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await lookup();
+        } catch (err) {
+          if (attempt >= METADATA_RACE_TRIES || !isMetadataRace(err)) throw err;
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      }
+    };
+    const run = this.#offsetLookups.then(call, call);
+    this.#offsetLookups = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    return run;
+  }
+
   #adminReady(): Promise<Admin> {
     this.#assertOpen();
     this.#adminConnecting ??= (async () => {
@@ -489,7 +530,7 @@ class KafkaTransport implements Transport {
       for (const { topic, partitions } of committed) {
         const open = partitions.filter((p) => BigInt(p.offset) < 0n);
         if (open.length === 0) continue;
-        const ends = await admin.fetchTopicOffsets(topic);
+        const ends = await this.#oneAtATime(() => admin.fetchTopicOffsets(topic));
         for (const p of open) {
           const end = ends.find((e) => e.partition === p.partition);
           if (end !== undefined) pins.set(tpKey(topic, p.partition), end.high);

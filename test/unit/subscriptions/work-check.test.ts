@@ -161,3 +161,52 @@ describe('WorkCheck', () => {
     }
   });
 });
+
+describe('a work check of many groups', () => {
+  /** A source whose every lookup takes `ms` and that records the most lookups in flight at once. */
+  function slow(ms: number): OffsetsSource & { peak: () => number; calls: () => number } {
+    let inFlight = 0;
+    let peak = 0;
+    let calls = 0;
+    const wait = async <T>(v: T): Promise<T> => {
+      calls++;
+      await new Promise((r) => setTimeout(r, ms));
+      return v;
+    };
+    /** End-offset lookups in flight at once, at most. */
+    const end = async (): Promise<PartitionOffset[]> => {
+      peak = Math.max(peak, ++inFlight);
+      try {
+        return await wait([{ partition: 0, offset: 1n }]);
+      } finally {
+        inFlight--;
+      }
+    };
+    return {
+      endOffsets: end,
+      offsetsAt: () => wait([{ partition: 0, offset: 0n }]),
+      committedOffsets: () => wait([{ partition: 0, offset: null }]),
+      peak: () => peak,
+      calls: () => calls,
+    };
+  }
+  const groups = Array.from({ length: 60 }, (_, i) => ({ group: `g${i}`, topics: [`t${i}`], ownTopics: [`g${i}.redrive`], startFrom: 'earliest' as const }));
+
+  it('looks up the end offsets of its topics `concurrency` at a time (one at a time, 300 subscriptions took over 10 s)', async () => {
+    const source = slow(5);
+    const due = await new WorkCheck(source, log, 16).due(groups);
+    expect(due.size).toBe(60);
+    expect(source.peak()).toBeGreaterThan(1);
+    expect(source.peak()).toBeLessThanOrEqual(16);
+  });
+
+  it('starts no new lookup once its signal aborts: a stopping instance does not wait for the whole check', async () => {
+    const source = slow(20);
+    const stop = new AbortController();
+    const pending = new WorkCheck(source, log, 2).due(groups, stop.signal);
+    setTimeout(() => stop.abort(), 30);
+    await pending;
+    // 120 end-offset lookups at 2 at a time would take 1.2 s and 120 calls, then the commits.
+    expect(source.calls()).toBeLessThan(20);
+  });
+});
