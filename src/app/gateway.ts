@@ -151,6 +151,15 @@ export interface StartupProgress {
 }
 
 const bootstrapRetry = retryPolicy({ maxAttempts: Number.MAX_SAFE_INTEGER, initialDelayMs: 250, factor: 2, maxDelayMs: 5000, jitter: 0.2 });
+/**
+ * Whether loading the subscription definitions or the replay audit log is tried again after
+ * `error`: always, but for settings the broker refuses (SASL, ACL, TLS: `details.reason`, which no
+ * wait mends). A failure of the client that only said "not retriable" (kafkajs's TypeError after a
+ * broker stall) left the gateway never ready, /readyz 503 for good (break report D3).
+ */
+function loadMayRetry(error: unknown): boolean {
+  return !(isGatewayError(error, 'CEG_BROKER_UNAVAILABLE') && !error.retriable && error.details?.reason !== undefined);
+}
 const publishRetry = retryPolicy({ maxAttempts: 5, initialDelayMs: 100, factor: 2, maxDelayMs: 2000, jitter: 0.2 });
 /** Upper bound of one console chain read, ms (a chain the console cannot read in this long says it may be incomplete). */
 const CONSOLE_TRACE_TIMEOUT_MS = 10_000;
@@ -539,6 +548,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       policy: bootstrapRetry,
       maxAttempts: Infinity,
       signal: closing.signal,
+      classify: loadMayRetry,
       onRetry: ({ attempt, error }) => slog.warn({ attempt, err: errorMessage(error) }, 'loading the subscriptions failed, retrying'),
     });
     store = s;
@@ -547,6 +557,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       policy: bootstrapRetry,
       maxAttempts: Infinity,
       signal: closing.signal,
+      classify: loadMayRetry,
       onRetry: ({ attempt, error }) => slog.warn({ attempt, err: errorMessage(error) }, 'loading the replay audit log failed, retrying'),
     });
     replayLog = audit;
