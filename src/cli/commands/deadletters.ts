@@ -187,7 +187,7 @@ export function registerDeadLettersCommand(program: Command): void {
           if (opts.json) process.stdout.write(`${JSON.stringify(result)}\n`);
           else if ('redriven' in result) {
             process.stdout.write(`redriven ${result.redriven} to ${group}.redrive\n`);
-            if (!('all' in sel)) for (const i of result.items) process.stdout.write(`${acted('redriven', i)}\n`);
+            for (const i of result.items) process.stdout.write(`${acted('redriven', i)}\n`);
             for (const s of result.skipped) process.stdout.write(`${printable(`skipped ${s.deadLetter.partition}@${s.deadLetter.offset} id=${s.id ?? '-'} source=${s.source ?? '-'}: ${s.reason}`)}\n`);
           } else {
             process.stdout.write(`purged ${result.purged}\n`);

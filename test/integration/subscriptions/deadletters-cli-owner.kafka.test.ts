@@ -130,9 +130,12 @@ describe('ce-gateway deadletters of a deleted subscription', () => {
     const healthy = await sink(200);
     expect(await create(name, healthy)).toBe(group);
     await waitFor('a member running', async () => (await api('GET', `/subscriptions/${name}/status`)).body.running === true, 30_000, 200);
-    const again = await cli(['deadletters', 'redrive', name, '--all', '--json']);
+    const again = await cli(['deadletters', 'redrive', name, '--all']);
     expect(again.code, again.stderr).toBe(0);
-    expect(JSON.parse(again.stdout)).toMatchObject({ redriven: 2, skipped: [], notFound: [] });
+    // `--all` prints each dead letter acted on with its source, as the other selections and purge do.
+    const lines = again.stdout.trimEnd().split('\n');
+    expect(lines[0]).toBe(`redriven 2 to ${group}.redrive`);
+    expect(lines.slice(1).map((l) => /^redriven \d+@\d+ id=(\S+) source=\S+$/.exec(l)?.[1]).sort()).toEqual(ids);
     await waitFor('both events delivered to the new subscription', () => healthy.deliveries().filter((r) => r.method === 'POST').length >= 2, 30_000, 200);
     expect(healthy.deliveries().filter((r) => r.method === 'POST').map((r) => String(r.headers['ce-id'])).sort()).toEqual(ids);
     await api('DELETE', `/subscriptions/${name}`);
