@@ -51,6 +51,28 @@ export interface StackConfig {
   readonly envFile: string;
 }
 
+/** The stack's port settings (environment), each with its default. */
+export const STACK_PORT_DEFAULTS = Object.freeze({
+  STACK_KAFKA_PORT: 19092,
+  STACK_KAFKA_CONTROLLER_PORT: 19093,
+  STACK_KAFKA_SASL_PORT: 19094,
+  STACK_KAFKA_SSL_PORT: 19095,
+  STACK_KAFKA_SASL_SSL_PORT: 19096,
+  STACK_REGISTRY_PORT: 18081,
+  STACK_REGISTRY_TLS_PORT: 18444,
+  STACK_POSTGRES_PORT: 15432,
+});
+
+/**
+ * Refuses a `STACK_…_PORT` setting the stack does not know (a misspelt one was ignored, and the
+ * stack took the default port — another stack's — and failed with "Address already in use").
+ * Errors: Error naming the unknown settings and the known ones.
+ */
+export function assertKnownPortSettings(env: NodeJS.ProcessEnv = process.env): void {
+  const unknown = Object.keys(env).filter((k) => k.startsWith('STACK_') && k.endsWith('_PORT') && !(k in STACK_PORT_DEFAULTS));
+  if (unknown.length > 0) throw new Error(`unknown stack setting ${unknown.join(', ')}: the port settings are ${Object.keys(STACK_PORT_DEFAULTS).join(', ')}`);
+}
+
 function int(name: string, fallback: number): number {
   const raw = process.env[name];
   if (raw === undefined || raw === '') return fallback;
@@ -60,6 +82,7 @@ function int(name: string, fallback: number): number {
 }
 
 export function stackConfig(): StackConfig {
+  assertKnownPortSettings();
   const repoDir = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
   const stateDir = resolve(process.env.CE_GATEWAY_STACK_DIR ?? join(repoDir, '.stack'));
   const cacheDir = resolve(process.env.CE_GATEWAY_CACHE_DIR ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'ce-gateway'));
@@ -75,11 +98,11 @@ export function stackConfig(): StackConfig {
     stateDir,
     cacheDir,
     kafka: {
-      port: int('STACK_KAFKA_PORT', 19092),
-      controllerPort: int('STACK_KAFKA_CONTROLLER_PORT', 19093),
-      saslPort: int('STACK_KAFKA_SASL_PORT', 19094),
-      sslPort: int('STACK_KAFKA_SSL_PORT', 19095),
-      saslSslPort: int('STACK_KAFKA_SASL_SSL_PORT', 19096),
+      port: int('STACK_KAFKA_PORT', STACK_PORT_DEFAULTS.STACK_KAFKA_PORT),
+      controllerPort: int('STACK_KAFKA_CONTROLLER_PORT', STACK_PORT_DEFAULTS.STACK_KAFKA_CONTROLLER_PORT),
+      saslPort: int('STACK_KAFKA_SASL_PORT', STACK_PORT_DEFAULTS.STACK_KAFKA_SASL_PORT),
+      sslPort: int('STACK_KAFKA_SSL_PORT', STACK_PORT_DEFAULTS.STACK_KAFKA_SSL_PORT),
+      saslSslPort: int('STACK_KAFKA_SASL_SSL_PORT', STACK_PORT_DEFAULTS.STACK_KAFKA_SASL_SSL_PORT),
       saslUser: 'ce-gateway-test',
       saslPasswordFile: join(stateDir, 'kafka', 'sasl-password'),
       libsDir: join(cacheDir, `kafka-${KAFKA_VERSION}`, 'libs'),
@@ -87,13 +110,13 @@ export function stackConfig(): StackConfig {
       heapMb: 768,
     },
     registry: {
-      port: int('STACK_REGISTRY_PORT', 18081),
-      tlsPort: int('STACK_REGISTRY_TLS_PORT', 18444),
+      port: int('STACK_REGISTRY_PORT', STACK_PORT_DEFAULTS.STACK_REGISTRY_PORT),
+      tlsPort: int('STACK_REGISTRY_TLS_PORT', STACK_PORT_DEFAULTS.STACK_REGISTRY_TLS_PORT),
       appDir: join(cacheDir, `apicurio-registry-${APICURIO_VERSION}`),
       dir: join(stateDir, 'registry'),
       heapMb: 512,
     },
-    postgres: { port: int('STACK_POSTGRES_PORT', 15432), dataDir: pgDataDir, dir: join(stateDir, 'postgres'), user: 'cegw' },
+    postgres: { port: int('STACK_POSTGRES_PORT', STACK_PORT_DEFAULTS.STACK_POSTGRES_PORT), dataDir: pgDataDir, dir: join(stateDir, 'postgres'), user: 'cegw' },
     tlsDir: join(stateDir, 'tls'),
     envFile: join(stateDir, 'env'),
   };
