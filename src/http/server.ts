@@ -4,8 +4,10 @@
  * HTTP semantics kept here, once for every route: answers on a connection belong to their
  * requests and come in order (a malformed later request is answered after the earlier ones);
  * absolute-form targets; 405 with `Allow`; `Expect: 100-continue` checked against the body bound;
- * CONNECT answered; timeouts for headers and whole requests (408) and a bound on connections.
- * Spec: RFC 9112 §3.2.2 (absolute-form), §9.3.2 (pipelining: responses in request order), §3.2
+ * CONNECT answered; timeouts for headers and whole requests (408) and a bound on connections; a
+ * client that half-closes after its requests still gets their answers.
+ * Spec: RFC 9112 §3.2.2 (absolute-form), §9.3.2 (pipelining: responses in request order), §9.6
+ * (half-close), §3.2
  * (Host required in HTTP/1.1); RFC 9110 §15.5.6 (405 + Allow), §10.1.1 (Expect), §9.3.6 (CONNECT).
  */
 import { STATUS_CODES, createServer } from 'node:http';
@@ -347,13 +349,27 @@ export function createHttpServer(deps: ServerDeps): Server {
   let server: Server;
   if (deps.tls === undefined) server = createServer(httpOptions, onRequest);
   else {
-    const https = createHttpsServer({ ...httpOptions, ...readTlsPair(deps.tls) }, onRequest);
+    const https = createHttpsServer({ ...httpOptions, ...readTlsPair(deps.tls), allowHalfOpen: true }, onRequest);
     reloadOnChange(https, deps.tls, deps.log ?? silentLogger());
     // An https.Server is an http.Server with TLS in front (same request events and methods).
     server = https;
   }
   server.maxHeadersCount = MAX_HEADER_LINES;
   server.maxConnections = o.maxConnections;
+  // A client may half-close its side once it sent its requests and still read the answers (RFC
+  // 9112 §9.6, §9.3.2): without this node:http ends the socket on the client's FIN and the answers
+  // of requests already taken — an event already written, say — are lost. With it, node answers
+  // the requests it has, then ends the connection (lib/_http_server.js socketOnEnd); a FIN on an
+  // idle connection still ends it at once, and the header, request and handler deadlines still
+  // bound a half-closed one. A GET or HEAD in progress (an SSE stream, a long-poll, the console's
+  // tail: no side effect, possibly endless) takes the FIN as the client leaving, as before.
+  (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
+  server.on(deps.tls === undefined ? 'connection' : 'secureConnection', (socket: Duplex) => {
+    socket.once('end', () => {
+      const open = inProgress.get(socket);
+      if (open !== undefined && [...open.values()].some((req) => req.method === 'GET' || req.method === 'HEAD')) socket.end();
+    });
+  });
 
   // Expect: 100-continue — a body declared over the bound is refused before the client sends it;
   // otherwise 100 Continue goes out when a route first reads the body, so authentication, a
@@ -386,6 +402,23 @@ export function createHttpServer(deps: ServerDeps): Server {
   server.on('clientError', (err: Error & { code?: string; rawPacket?: Buffer }, socket: Duplex) => {
     const open = inProgress.get(socket);
     const busy = open !== undefined && open.size > 0;
+    if (err.code === 'HPE_INVALID_EOF_STATE' && busy && socket.writable) {
+      // The client half-closed in the middle of a request (RFC 9112 §9.6): the requests before it
+      // are still answered, in order. A body cut short gets its 400 after them; a head cut short
+      // is no request and gets nothing. Then the connection ends.
+      const cut = [...open].find(([, req]) => !req.complete);
+      if (cut === undefined) {
+        afterInProgress.set(socket, () => socket.destroy());
+        return;
+      }
+      const [res, req] = cut;
+      // Counted as a hang-up: a client that closed both sides looks the same until it resets.
+      refusals.count('aborted', socketClient(socket));
+      req.resume();
+      sendProblem(res, new GatewayError('CEG_MALFORMED_REQUEST', 'the client closed its side before the request body was complete (shorter than its Content-Length, or no last chunk)', { retriable: false, details: { field: 'body' } }), { retryAfterS: deps.retryAfterS, close: true });
+      res.once('finish', () => socket.destroy());
+      return;
+    }
     if (err.code === 'ECONNRESET' || err.code === 'EPIPE' || err.code === 'HPE_INVALID_EOF_STATE' || !socket.writable) {
       // The client hung up. A request in progress on it counts its own abort.
       if (!busy) refusals.count('aborted', socketClient(socket));
