@@ -6,6 +6,7 @@ import { DeadLetters, MAX_IDS, deadLetterRefProblem } from '../../bus/deadletter
 import type { ActedOn, DeadLetterItem, DeadLetterRef, NotFound, Selection } from '../../bus/deadletters/index.js';
 import { deadLetterTopic } from '../../bus/subscriber/index.js';
 import { DEFAULT_OWNER, NAME_PATTERN, groupOf } from '../../bus/subscriptions/index.js';
+import { FILE_OWNER } from '../../connectors/loader/schema.js';
 import { GatewayError } from '../../core/errors.js';
 import { printable } from '../../core/printable.js';
 import { topicNameProblem } from '../../core/topic-name.js';
@@ -17,13 +18,15 @@ import { ownerOption } from '../gateway-client.js';
 import { wholeNumber } from '../numbers.js';
 
 /**
- * The consumer group of `<subscription>` as the CLI takes it: the name of an HTTP or file-declared
- * subscription (owner `--owner`, default `anonymous`) when its dead-letter topic exists, else the
- * name itself as the group (library and connector subscriptions are named by their group).
- * Errors: CEG_NOT_FOUND when neither has a dead-letter topic; CEG_INVALID_NAME for a name that
+ * The consumer group of `<subscription>` as the CLI takes it: the name of an HTTP subscription
+ * (owner `--owner`, default `anonymous`) when its dead-letter topic exists; without `--owner`, then
+ * that of a `kind: subscription` connector file (owner `connectors`); else the name itself as the
+ * group (library and connector subscriptions are named by their group).
+ * `ownerGiven`: `--owner` was given (only that owner's subscription is looked for then).
+ * Errors: CEG_NOT_FOUND when none has a dead-letter topic; CEG_INVALID_NAME for a name that
  *   cannot name a topic.
  */
-export async function resolveGroup(gw: Gateway, name: string, owner: string): Promise<string> {
+export async function resolveGroup(gw: Gateway, name: string, owner: string, ownerGiven = true): Promise<string> {
   const exists = (topic: string): Promise<boolean> =>
     gw.transport.partitionCount(topic).then(
       () => true,
@@ -32,7 +35,8 @@ export async function resolveGroup(gw: Gateway, name: string, owner: string): Pr
         throw err;
       },
     );
-  const candidates = [...(NAME_PATTERN.test(name) && NAME_PATTERN.test(owner) ? [groupOf(owner, name)] : []), name];
+  const owners = ownerGiven || owner === FILE_OWNER ? [owner] : [owner, FILE_OWNER];
+  const candidates = [...(NAME_PATTERN.test(name) ? owners.filter((o) => NAME_PATTERN.test(o)).map((o) => groupOf(o, name)) : []), name];
   for (const group of candidates) {
     if (topicNameProblem(deadLetterTopic(group)) !== undefined) continue;
     if (await exists(deadLetterTopic(group))) return group;
@@ -133,11 +137,11 @@ export function registerDeadLettersCommand(program: Command): void {
     .argument('<subscription>', 'subscription name (HTTP or connector file), or the consumer group of a library subscription')
     .option('--limit <n>', 'items per page, 1–1000', wholeNumber(1, 1000), 100)
     .option('--after <token>', 'continue after a previous page')
-    .option('--owner <owner>', `owner of an HTTP subscription (default ${DEFAULT_OWNER})`, ownerOption)
+    .option('--owner <owner>', `owner of an HTTP subscription (default ${DEFAULT_OWNER}, then a connector file's: ${FILE_OWNER})`, ownerOption)
     .option('--json', 'print the page as JSON: { items, next }')
     .action(async (name: string, opts: { limit: number; after?: string; owner?: string; json?: boolean }) => {
       await withGateway(async (gw, dl) => {
-        const page = await dl.list(await resolveGroup(gw, name, owner(opts)), { limit: opts.limit, ...(opts.after === undefined ? {} : { after: opts.after }) });
+        const page = await dl.list(await resolveGroup(gw, name, owner(opts), opts.owner !== undefined), { limit: opts.limit, ...(opts.after === undefined ? {} : { after: opts.after }) });
         if (opts.json) process.stdout.write(`${JSON.stringify(page)}\n`);
         else for (const i of page.items) process.stdout.write(`${line(i)}\n`);
         if (!opts.json && page.next !== null) process.stderr.write(`more: --after ${page.next}\n`);
@@ -156,14 +160,14 @@ export function registerDeadLettersCommand(program: Command): void {
       .option('--source <uri>', 'only the events of this source (CloudEvents `source`) with the --id ids: exactly those events')
       .option('--dead-letter <partition:offset>', 'a dead letter by where it is on the dead-letter topic, as list prints it (partition@offset); repeatable; also one that is not a readable event', deadLetterArg)
       .option('--all', 'every dead letter still listed')
-      .option('--owner <owner>', `owner of an HTTP subscription (default ${DEFAULT_OWNER})`, ownerOption)
+      .option('--owner <owner>', `owner of an HTTP subscription (default ${DEFAULT_OWNER}, then a connector file's: ${FILE_OWNER})`, ownerOption)
       .option('--force', `${verb} although no stored subscription, connector file or live consumer-group member owns the group (one served by something this command cannot see, e.g. a stopped library subscriber)`)
       .option('--json', 'print the result as JSON')
       .action(async (name: string, opts: { id?: string[]; source?: string; deadLetter?: DeadLetterRef[]; all?: boolean; owner?: string; force?: boolean; json?: boolean }) => {
         const sel = selection(opts);
         await withGateway(async (gw, dl, config, log) => {
-          const group = await resolveGroup(gw, name, owner(opts));
-          const who = printable(`consumer group ${group} (subscription ${name}${group === name ? '' : ` of owner ${owner(opts)}`})`);
+          const group = await resolveGroup(gw, name, owner(opts), opts.owner !== undefined);
+          const who = printable(`consumer group ${group} (subscription ${name}${group === name ? '' : ` of owner ${group === groupOf(FILE_OWNER, name) ? FILE_OWNER : owner(opts)}`})`);
           const check = await ownerOfGroup(gw, config, group, log);
           if (verb === 'redrive' && check.owner?.by === 'stored' && check.owner.pull) {
             process.stderr.write(`ce-gateway deadletters redrive: refusing: ${who} is a pull subscription: its dead letters are records no client can read (poison), and nothing reads its redrive topic; list and purge them. Nothing was redriven.\n`);

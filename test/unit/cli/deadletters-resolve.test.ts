@@ -1,0 +1,32 @@
+/**
+ * `ce-gateway deadletters <subscription>` finds a subscription of a connector file (`kind:
+ * subscription`, owner `connectors`) by its name without `--owner` (break report D7: "no
+ * dead-letter topic … (looked for ce-gateway.sub.anonymous.gitops2.dlq, gitops2.dlq)" although the
+ * help says "subscription name (HTTP or connector file)"); an HTTP subscription of the same name
+ * (owner anonymous) comes first, and `--owner` looks only at that owner's.
+ */
+import { describe, expect, it } from 'vitest';
+import type { Gateway } from '../../../src/app/index.js';
+import { resolveGroup } from '../../../src/cli/commands/deadletters.js';
+import { GatewayError } from '../../../src/core/errors.js';
+
+/** A gateway whose transport knows exactly `topics`. */
+const withTopics = (topics: readonly string[]): Gateway =>
+  ({
+    transport: {
+      partitionCount: (t: string) => (topics.includes(t) ? Promise.resolve(1) : Promise.reject(new GatewayError('CEG_INVALID_NAME', `unknown topic ${t}`, { retriable: false }))),
+    },
+  }) as unknown as Gateway;
+
+describe('deadletters: which group a subscription name means', () => {
+  it('without --owner: the HTTP subscription (anonymous), else the connector file\'s (connectors), else the name as a group', async () => {
+    await expect(resolveGroup(withTopics(['ce-gateway.sub.connectors.gitops2.dlq']), 'gitops2', 'anonymous', false)).resolves.toBe('ce-gateway.sub.connectors.gitops2');
+    await expect(resolveGroup(withTopics(['ce-gateway.sub.connectors.g.dlq', 'ce-gateway.sub.anonymous.g.dlq']), 'g', 'anonymous', false)).resolves.toBe('ce-gateway.sub.anonymous.g');
+    await expect(resolveGroup(withTopics(['my-group.dlq']), 'my-group', 'anonymous', false)).resolves.toBe('my-group');
+  });
+
+  it('with --owner: only that owner\'s subscription, then the name as a group', async () => {
+    await expect(resolveGroup(withTopics(['ce-gateway.sub.connectors.gitops2.dlq']), 'gitops2', 'anonymous', true)).rejects.toThrow('looked for ce-gateway.sub.anonymous.gitops2.dlq, gitops2.dlq');
+    await expect(resolveGroup(withTopics(['ce-gateway.sub.connectors.gitops2.dlq']), 'gitops2', 'connectors', true)).resolves.toBe('ce-gateway.sub.connectors.gitops2');
+  });
+});
