@@ -28,8 +28,9 @@ const OUR_PREFIXES = ['OPS_', 'KAFKA_', 'SCHEMA_REGISTRY_', 'INGRESS_', 'HTTP_',
 
 /** Variables of the development stack's env file (scripts/stack) that share a prefix of ours. */
 // KAFKA_LIBS and DATABASE_URL: written into .stack/env by `npm run stack:up` for the tests (their
-// Kafka tools, their PostgreSQL); no setting of the gateway (`serve` reads no database), no typo either.
-const STACK_VARIABLES = ['KAFKA_LIBS', 'DATABASE_URL'];
+// Kafka tools, their PostgreSQL); CE_GATEWAY_STACK_DIR and CE_GATEWAY_CACHE_DIR: the stack's own
+// folders (scripts/stack/config.ts). No setting of the gateway (`serve` reads no database), no typo either.
+const STACK_VARIABLES = ['KAFKA_LIBS', 'DATABASE_URL', 'CE_GATEWAY_STACK_DIR', 'CE_GATEWAY_CACHE_DIR'];
 
 interface Report {
   readonly ok: boolean;
@@ -149,7 +150,9 @@ export function registerConfigCommand(program: Command): void {
     .description('validate the configuration, the catalog and the connector files; explain every problem (exit 2); secrets are never printed')
     .option('--json', 'print the report as JSON')
     .action((opts: { json?: boolean }) => {
-      const r = checkConfiguration(process.env, process.cwd());
+      // The global --log-level is checked as serve would take it (it wins over LOG_LEVEL).
+      const logLevel = program.opts<{ logLevel?: string }>().logLevel;
+      const r = checkConfiguration(logLevel === undefined ? process.env : { ...process.env, LOG_LEVEL: logLevel }, process.cwd());
       if (opts.json === true) process.stdout.write(`${JSON.stringify(r, null, 2)}\n`);
       else printText(r);
       process.exit(r.ok ? EXIT_OK : EXIT_USAGE);

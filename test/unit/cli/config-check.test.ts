@@ -62,7 +62,8 @@ describe('config check', () => {
   it('the stack\'s env file: its KAFKA_LIBS and DATABASE_URL (the tests\', not a setting: serve reads no database) are no typo, and a secret from it is said to come from it, not from the environment', () => {
     const envFile = join(dir, 'stack.env');
     writeFileSync(envFile, `KAFKA_BROKERS=127.0.0.1:9092\nKAFKA_LIBS=/opt/kafka/libs\nDATABASE_URL=postgres://cegw:${SECRET}@127.0.0.1:15432/cegw\nOUTBOX_DATABASE_URL=postgres://cegw:${SECRET}@127.0.0.1:15432/cegw\n`);
-    const r = checkConfiguration({ CE_GATEWAY_ENV_FILE: envFile, KAFKA_SASL_MECHANISM: 'plain', KAFKA_SASL_USERNAME: 'svc', KAFKA_SASL_PASSWORD: 'p' }, dir);
+    // CE_GATEWAY_STACK_DIR and CE_GATEWAY_CACHE_DIR are the stack's own folders, no typo either.
+    const r = checkConfiguration({ CE_GATEWAY_ENV_FILE: envFile, KAFKA_SASL_MECHANISM: 'plain', KAFKA_SASL_USERNAME: 'svc', KAFKA_SASL_PASSWORD: 'p', CE_GATEWAY_STACK_DIR: '/tmp/stack-b', CE_GATEWAY_CACHE_DIR: '/tmp/cache' }, dir);
     expect(r.ok, JSON.stringify(r.problems)).toBe(true);
     expect(r.warnings).toEqual([]);
     const secrets = r.settings!.secrets as Record<string, string>;
@@ -129,5 +130,9 @@ describe('config check', () => {
     const good = await run({});
     expect(good.code).toBe(0);
     expect(good.stdout).toMatch(/^configuration OK/);
-  }, 40_000);
+    // The global --log-level is checked as serve takes it (it wins over LOG_LEVEL); it was ignored.
+    const loud = await runProcess(process.execPath, ['--import', TSX, join(ROOT, 'src', 'cli', 'main.ts'), '--log-level', 'loud', 'config', 'check'], { cwd: dir, env: { PATH: process.env.PATH, ...base }, timeoutMs: 30_000 });
+    expect(loud.code).toBe(2);
+    expect(loud.stdout).toContain('✗ LOG_LEVEL:');
+  }, 60_000);
 });
