@@ -684,7 +684,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       log: slog,
       declared: (group) => declared.some((d) => d.group === group),
     });
-    pullService = new PullService({ subscription: (g) => s.get(g), catalog, codec: () => need(codec, 'codec'), transport, signer: cursorKey(), log: slog.child({ delivery: 'pull' }), mayRead: (owner, kind) => mayRead(owner, kind) });
+    pullService = new PullService({ subscription: (g) => s.get(g), catalog, codec: () => need(codec, 'codec'), transport, signer: cursorKey(), log: slog.child({ delivery: 'pull' }), mayRead: (owner, kind) => mayRead(owner, kind), declared: (group) => declared.some((d) => d.group === group) });
     service = svc;
     await reconciler?.settled();
   }

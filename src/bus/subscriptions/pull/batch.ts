@@ -168,6 +168,14 @@ export class Positions {
   advance(r: TransportRecord): void {
     this.#m.set(key(r.topic, r.partition), { topic: r.topic, partition: r.partition, offset: r.offset + 1n });
   }
+  /** Sets one partition's position (a partition joining the pull). */
+  set(p: TopicPartitionOffset): void {
+    this.#m.set(key(p.topic, p.partition), p);
+  }
+  /** Forgets every partition of `topic` (a topic the pull no longer reads). */
+  drop(topic: string): void {
+    for (const [k, p] of this.#m) if (p.topic === topic) this.#m.delete(k);
+  }
   all(): TopicPartitionOffset[] {
     return [...this.#m.values()].sort((a, b) => (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : a.partition - b.partition));
   }

@@ -5,5 +5,5 @@
 export { MAX_CURSOR_CHARS, cursorSigner, deriveCursorKey } from './cursor.js';
 export type { CursorOwner, CursorSigner } from './cursor.js';
 export { POLL_INTERVAL_MS } from './batch.js';
-export { MAX_PULL_BYTES, MAX_PULL_EVENTS, MAX_PULL_WAIT_MS, PullService } from './service.js';
+export { MAX_PULL_BYTES, MAX_PULL_EVENTS, MAX_PULL_WAIT_MS, PULL_BROKER_GRACE_MS, PullService } from './service.js';
 export type { PullAnswer, PullOptions, PullServiceDeps, PullSession, PullStats } from './service.js';

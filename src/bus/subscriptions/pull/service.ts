@@ -26,6 +26,35 @@ import type { PullResult, PullTarget } from './batch.js';
 import type { CursorSigner } from './cursor.js';
 import { splitReadable } from '../readable.js';
 
+/**
+ * How long past its `wait` a pull's broker calls may run before it answers 503
+ * CEG_BROKER_UNAVAILABLE (retriable, `Retry-After`), ms; also the bound of opening a pull (partition
+ * counts, committed offsets) and of a cursor commit. A stalled broker otherwise holds a request
+ * (and one of its partner's `PULL_MAX_CONCURRENT_PER_PARTNER` slots) for the client's ~30 s
+ * request timeout. 5 s is far above a healthy broker's round trips (ms, see docs "Cost").
+ * Source: docs/subscriptions.md "Pull delivery" (a pull answers within about its `wait`).
+ */
+export const PULL_BROKER_GRACE_MS = 5_000;
+
+/**
+ * `p`, or a retriable CEG_BROKER_UNAVAILABLE once `ms` milliseconds have passed (its later
+ * outcome is ignored). `what` names the call in the message.
+ */
+async function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  p.catch(() => undefined); // its outcome after the deadline is nobody's
+  try {
+    return await Promise.race([
+      p,
+      new Promise<never>((_, no) => {
+        timer = setTimeout(() => no(new GatewayError('CEG_BROKER_UNAVAILABLE', `${what}: the broker did not answer within ${Math.round(ms)} ms; try again`, { retriable: true })), Math.max(0, ms));
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Most events one pull answers. */
 export const MAX_PULL_EVENTS = 1000;
 /** Longest `wait` of one pull, ms. */
@@ -52,6 +81,12 @@ export interface PullServiceDeps {
    * committed offsets stay (docs/security.md "Revoking a permission").
    */
   readonly mayRead?: (owner: string, kind: EventKind) => boolean;
+  /**
+   * True when a connector file declares the subscription of this consumer group: the file's runs
+   * and the stored one is not (docs/subscriptions.md "a file wins"), so a stored pull subscription
+   * of that group is not pulled, streamed or committed (CEG_CONFLICT, `name`). Absent: none.
+   */
+  readonly declared?: (group: string) => boolean;
 }
 
 export interface PullOptions {
@@ -88,12 +123,21 @@ export interface PullStats {
  * `,` and `]` included; one event larger than that goes alone), waiting up to `waitMs` ms for the
  * first. The subscription is looked at again before every poll round and before answering, so a
  * pause or delete during the wait ends it with the error a new pull would get.
+ * Each answer reads the kinds the subscription has now: a kind added by PATCH joins at the
+ * positions fixed for it (its committed offsets), a kind removed stops being read.
+ * Its broker calls are bounded: an answer not ready `waitMs` + {@link PULL_BROKER_GRACE_MS} after
+ * it began fails with CEG_BROKER_UNAVAILABLE.
  * Errors: CEG_CONFLICT (paused or gone meanwhile: `state`), CEG_NOT_FOUND (deleted, or deleted and
- *   created again, meanwhile); see `pull`. After an error the session must not be used again.
+ *   created again, meanwhile); see `pull`. After a retriable error (CEG_BROKER_UNAVAILABLE,
+ *   CEG_REGISTRY_UNAVAILABLE…) the session may be used again: it continues after the last answer
+ *   it gave; after any other error it throws that error again.
  */
 export interface PullSession {
   next(o: { readonly max: number; readonly maxBytes: number; readonly waitMs: number; readonly signal: AbortSignal }): Promise<PullAnswer>;
 }
+
+/** Thrown by an answer's check when the subscription's kinds changed during it (caught in `next`). */
+const KINDS_CHANGED = new Error('the subscription kinds changed during the pull');
 
 function notFound(name: string): GatewayError {
   return new GatewayError('CEG_NOT_FOUND', `no subscription named ${name.slice(0, 100)}`, { retriable: false, details: { field: 'name' } });
@@ -101,7 +145,8 @@ function notFound(name: string): GatewayError {
 
 export class PullService {
   readonly #d: PullServiceDeps;
-  readonly #stats = new Map<string, { delivered: number; skipped: number; deadLettered: number; commits: number }>();
+  /** Per group, for the incarnation (`createdAt`) they were counted for: a new subscription of the same name starts at zero. */
+  readonly #stats = new Map<string, { incarnation: string; delivered: number; skipped: number; deadLettered: number; commits: number; lastDeliveryMs?: number }>();
   /** Poison records this process dead-lettered: a pull passing over one again does not write it again. */
   readonly #deadLettered = new DeadLetteredMemo();
 
@@ -109,15 +154,19 @@ export class PullService {
     this.#d = deps;
   }
 
-  /** Counters per group, for the subscriptions that still exist. */
+  /**
+   * Counters per group, for the subscriptions that still exist: those of a subscription deleted
+   * (and maybe created again under its name: another `createdAt`) are forgotten, so its counts
+   * start over (docs/subscriptions.md "Status").
+   */
   stats(): ReadonlyMap<string, PullStats> {
-    for (const g of this.#stats.keys()) if (this.#d.subscription(g) === undefined) this.#stats.delete(g);
+    for (const [g, c] of this.#stats) if (this.#d.subscription(g)?.createdAt !== c.incarnation) this.#stats.delete(g);
     return this.#stats;
   }
 
-  #count(group: string): { delivered: number; skipped: number; deadLettered: number; commits: number; lastDeliveryMs?: number } {
+  #count(group: string, incarnation: string): { delivered: number; skipped: number; deadLettered: number; commits: number; lastDeliveryMs?: number } {
     let c = this.#stats.get(group);
-    if (c === undefined) this.#stats.set(group, (c = { delivered: 0, skipped: 0, deadLettered: 0, commits: 0 }));
+    if (c?.incarnation !== incarnation) this.#stats.set(group, (c = { incarnation, delivered: 0, skipped: 0, deadLettered: 0, commits: 0 }));
     return c;
   }
 
@@ -127,23 +176,33 @@ export class PullService {
    * Errors: CEG_NOT_FOUND; CEG_CONFLICT (a push subscription: `delivery.mode`; a paused or gone
    *   one: `state`); CEG_INVALID_CURSOR; CEG_INVALID_PARAMETER (`partitions` naming no partition of
    *   the subscription); CEG_SECRETS_KEY_MISSING (no cursor key); CEG_FORBIDDEN (its owner may
-   *   read none of its kinds now: `mayRead`); the transport's (retriable).
+   *   read none of its kinds now: `mayRead`); CEG_CONFLICT (`name`) when a connector file declares
+   *   a subscription of its group (the file's wins); CEG_BROKER_UNAVAILABLE (retriable) when the
+   *   broker does not answer within {@link PULL_BROKER_GRACE_MS}; the transport's (retriable).
    */
   async open(name: string, o: PullOptions = {}, owner: string = DEFAULT_OWNER): Promise<PullSession> {
     const signer = this.#signer();
     let s = this.#pullable(name, owner);
     const owned = { group: s.group, createdAt: s.createdAt };
     const fromCursor = o.cursor === undefined ? undefined : signer.verify(owned, o.cursor);
-    const wanted = await this.#partitions(s, o.partitions);
-    const start: TopicPartitionOffset[] = [];
-    for (const [topic, parts] of wanted) {
-      const committed = await this.#d.transport.committedOffsets(s.group, topic);
-      for (const partition of parts) {
-        const c = fromCursor?.find((p) => p.topic === topic && p.partition === partition)?.offset ?? committed.find((x) => x.partition === partition)?.offset ?? 0n;
-        start.push({ topic, partition, offset: c });
-      }
-    }
-    const positions = new Positions(start);
+    const start = await within(
+      (async (): Promise<TopicPartitionOffset[]> => {
+        const wanted = await this.#partitions(s, o.partitions);
+        const out: TopicPartitionOffset[] = [];
+        for (const [topic, parts] of wanted) {
+          const committed = await this.#d.transport.committedOffsets(s.group, topic);
+          for (const partition of parts) {
+            const c = fromCursor?.find((p) => p.topic === topic && p.partition === partition)?.offset ?? committed.find((x) => x.partition === partition)?.offset ?? 0n;
+            out.push({ topic, partition, offset: c });
+          }
+        }
+        return out;
+      })(),
+      PULL_BROKER_GRACE_MS,
+      'opening the pull',
+    );
+    // The positions after the last answer; an answer works on a copy, adopted only when it succeeds.
+    let positions = new Positions(start);
     let broken: Error | undefined;
     return {
       next: async ({ max, maxBytes, waitMs, signal }) => {
@@ -155,15 +214,45 @@ export class PullService {
           if (now.createdAt !== owned.createdAt) throw notFound(name); // deleted and created again meanwhile
           s = now;
         };
-        let r: PullResult;
+        const stop = new AbortController(); // the deadline passed: the attempt in the background stops
+        const deadlineMs = Date.now() + waitMs;
+        const answer = async (): Promise<{ r: PullResult; at: Positions }> => {
+          for (;;) {
+            check();
+            const target = this.#target(s);
+            const kinds = [...target.eventIds].sort().join(',');
+            const at = new Positions(positions.all());
+            // Kinds added since the last answer (PATCH `kinds`): their topics' partitions join at the
+            // positions fixed for them (committed before the PATCH's 200); a kind removed stops being read.
+            await this.#follow(s, at, o.partitions);
+            // A change of kinds during this attempt: its records were judged with the old kinds, so
+            // it is dropped (its copy of the positions with it) and made again with the new ones.
+            const same = (): void => {
+              check();
+              if ([...this.#target(s).eventIds].sort().join(',') !== kinds) throw KINDS_CHANGED;
+            };
+            try {
+              const r = await pull({ transport: this.#d.transport, codec: this.#d.codec(), log: this.#d.log, deadLettered: this.#deadLettered }, target, at, { max, maxBytes, deadlineMs, signal: AbortSignal.any([signal, stop.signal]), check: same });
+              return { r, at };
+            } catch (err) {
+              if (err !== KINDS_CHANGED || signal.aborted || stop.signal.aborted) throw err;
+            }
+          }
+        };
+        let done: { r: PullResult; at: Positions };
         try {
-          check();
-          r = await pull({ transport: this.#d.transport, codec: this.#d.codec(), log: this.#d.log, deadLettered: this.#deadLettered }, this.#target(s), positions, { max, maxBytes, deadlineMs: Date.now() + waitMs, signal, check });
+          done = await within(answer(), waitMs + PULL_BROKER_GRACE_MS, 'pull');
         } catch (err) {
-          broken = err instanceof Error ? err : new Error(String(err)); // `positions` may be past events this answer did not hand out
-          throw broken;
+          stop.abort();
+          const e = err instanceof Error ? err : new Error(String(err));
+          // Retriable (broker or registry unavailable, the deadline passed): the positions are
+          // still those after the last answer, so the session may be used again.
+          if (!isGatewayError(e) || !e.retriable) broken = e;
+          throw e;
         }
-        const c = this.#count(owned.group);
+        const { r, at } = done;
+        positions = at;
+        const c = this.#count(owned.group, owned.createdAt);
         c.delivered += r.events.length;
         if (r.events.length > 0) c.lastDeliveryMs = Date.now();
         c.skipped += r.skipped;
@@ -174,11 +263,33 @@ export class PullService {
   }
 
   /**
+   * Brings `at` to the topics the subscription reads now: a topic no longer read is dropped, a new
+   * one's partitions (only `only`'s numbers, when given) join at the group's committed offsets —
+   * the positions a new pull would start from; the log start where none is committed.
+   */
+  async #follow(s: StoredSubscription, at: Positions, only: readonly number[] | undefined): Promise<void> {
+    const topics = new Set(this.#topics(s));
+    const held = new Set(at.all().map((p) => p.topic));
+    for (const t of held) if (!topics.has(t)) at.drop(t);
+    for (const topic of topics) {
+      if (held.has(topic)) continue;
+      const n = await this.#d.transport.partitionCount(topic);
+      const committed = await this.#d.transport.committedOffsets(s.group, topic);
+      for (let partition = 0; partition < n; partition++) {
+        if (only !== undefined && !only.includes(partition)) continue;
+        at.set({ topic, partition, offset: committed.find((x) => x.partition === partition)?.offset ?? 0n });
+      }
+    }
+  }
+
+  /**
    * Commits a cursor's positions as the subscription's committed offsets (partitions it does not
    * name keep theirs). Any instance may commit any cursor of the subscription.
    * Errors: CEG_NOT_FOUND, CEG_CONFLICT (a push subscription, not active, or its group has members
    *   someone else started), CEG_INVALID_CURSOR, CEG_SECRETS_KEY_MISSING, CEG_FORBIDDEN (as
-   *   `open`), the transport's. Positions on topics of kinds its owner may no longer read are not
+   *   `open`), CEG_BROKER_UNAVAILABLE (retriable) when the broker does not answer a topic's commit
+   *   within {@link PULL_BROKER_GRACE_MS} (that commit may still land: commit again, it is
+   *   idempotent), the transport's. Positions on topics of kinds its owner may no longer read are not
    *   committed (held there).
    */
   async commit(name: string, cursor: string, owner: string = DEFAULT_OWNER): Promise<void> {
@@ -192,7 +303,7 @@ export class PullService {
       byTopic.set(p.topic, [...(byTopic.get(p.topic) ?? []), { partition: p.partition, offset: p.offset }]);
     }
     for (const [topic, offsets] of byTopic) {
-      await this.#d.transport.commitOffsets(s.group, topic, offsets).catch((err: unknown) => {
+      await within(this.#d.transport.commitOffsets(s.group, topic, offsets), PULL_BROKER_GRACE_MS, 'committing the cursor').catch((err: unknown) => {
         // Kafka refuses member-less commits while the group has members: someone joined it (a
         // Kafka client under the subscription's group id). Not the gateway's fault: a conflict.
         if (isGatewayError(err, 'CEG_INVALID_OPTIONS') && err.retriable) {
@@ -201,7 +312,7 @@ export class PullService {
         throw err;
       });
     }
-    this.#count(s.group).commits++;
+    this.#count(s.group, s.createdAt).commits++;
   }
 
   #signer(): CursorSigner {
@@ -214,6 +325,9 @@ export class PullService {
   #pullable(name: string, owner: string): StoredSubscription {
     const s = this.#d.subscription(groupOf(owner, name));
     if (s === undefined) throw notFound(name);
+    if (this.#d.declared?.(s.group) === true) {
+      throw new GatewayError('CEG_CONFLICT', `subscription ${name.slice(0, 100)} is not run: a connector file declares a subscription of the same owner and name (consumer group ${s.group}), and the file's wins; rename one of them`, { retriable: false, details: { field: 'name' } });
+    }
     if (s.delivery.mode !== 'pull') throw new GatewayError('CEG_CONFLICT', `subscription ${name} is a ${s.delivery.mode} subscription; pull needs delivery.mode pull`, { retriable: false, details: { field: 'delivery.mode' } });
     if (s.state !== 'active') throw new GatewayError('CEG_CONFLICT', `subscription ${name} is ${s.state}; set state active to pull`, { retriable: false, details: { field: 'state' } });
     if (this.#readable(s).length === 0) {

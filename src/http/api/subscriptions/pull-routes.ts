@@ -17,6 +17,11 @@
  *   has processed. A failure after the stream started ends it with an `event: error` message whose
  *   `data:` is the problem+json object — so does the subscription being paused (409, `state`) or
  *   deleted (404) while the stream waits; a long-poll waiting then answers that problem instead.
+ *   Heartbeats run on their own timer (they go on while a read hangs on a stalled broker); a
+ *   retriable read failure (broker or registry unavailable) does not end a stream: it is retried
+ *   after {@link STREAM_RETRY_MIN_MS}…{@link STREAM_RETRY_MAX_MS} ms, from after the last event
+ *   sent. A long-poll's broker calls are bounded (`wait` + PULL_BROKER_GRACE_MS, a commit's by
+ *   PULL_BROKER_GRACE_MS): past that, 503 CEG_BROKER_UNAVAILABLE with `Retry-After`.
  * Bad parameters are RFC 9457 problems naming the `field` (`max`, `wait`, `cursor`, `partitions`…).
  * Concurrency (defect E7): every long-poll and stream in progress holds one of its caller's slots
  * ({@link PullSlots}, `PULL_MAX_CONCURRENT_PER_PARTNER`, default 32 per partner and instance; callers
@@ -33,6 +38,7 @@ import { loadedApi, notAllowed, queryParams as query, subscriptionName } from '.
 import { jsonBody } from '../json-body.js';
 import type { Request, Response } from 'express';
 import { GatewayError, errorMessage } from '../../../core/errors.js';
+import { sleep } from '../../../core/retry.js';
 import { BATCH_JSON } from '../../../codec/json/index.js';
 import { toProblem } from '../../../codec/http/index.js';
 import { MAX_CURSOR_CHARS, MAX_PULL_BYTES, MAX_PULL_EVENTS, MAX_PULL_WAIT_MS } from '../../../bus/subscriptions/index.js';
@@ -52,6 +58,13 @@ export const CURSOR_HEADER = 'ce-gateway-cursor';
 /** Default and bounds of the query parameters; `minBytes`: the lowest `maxBytes`, bytes (the default and ceiling is {@link MAX_PULL_BYTES}). */
 export const PULL_DEFAULTS = Object.freeze({ max: 100, waitS: 0, heartbeatS: 15, maxHeartbeatS: 60, streamBatch: 100, minBytes: 1024 });
 const MAX_PARTITION_LIST = 1000;
+/**
+ * Backoff of a stream retrying a read that failed retriably, ms: doubled from the first to the
+ * last, reset by an answer. Source: docs/subscriptions.md "Pull delivery" (a stream outlives a
+ * broker stall).
+ */
+export const STREAM_RETRY_MIN_MS = 500;
+export const STREAM_RETRY_MAX_MS = 5_000;
 
 function param(field: string, why: string): GatewayError {
   return new GatewayError('CEG_INVALID_PARAMETER', `${field}: ${why}`, { retriable: false, details: { field } });
@@ -206,12 +219,39 @@ export function pullRouter(api: () => PullApi | undefined, opts: PullRouterOptio
         res.on('close', done);
       });
     };
+    // Heartbeats on their own timer, re-armed by every write: they go on while a read hangs on a
+    // stalled broker or the stream waits to retry one. Skipped while the socket is backed up
+    // (something is being sent anyway).
+    let beat: NodeJS.Timeout | undefined;
+    const arm = (): void => {
+      clearTimeout(beat);
+      beat = setTimeout(() => {
+        if (!res.writableNeedDrain && !res.destroyed) res.write(': heartbeat\n\n');
+        arm();
+      }, heartbeatMs);
+    };
+    arm();
+    let backoffMs = STREAM_RETRY_MIN_MS;
     try {
       while (!signal.aborted) {
-        const answer = await session.next({ max: PULL_DEFAULTS.streamBatch, maxBytes: MAX_PULL_BYTES, waitMs: heartbeatMs, signal });
+        let answer: Awaited<ReturnType<PullSession['next']>>;
+        try {
+          answer = await session.next({ max: PULL_DEFAULTS.streamBatch, maxBytes: MAX_PULL_BYTES, waitMs: heartbeatMs, signal });
+        } catch (err) {
+          // A retriable failure (broker or registry unavailable) does not end the stream: the
+          // session still stands after its last answer; try again after a backoff, heartbeats going on.
+          if (signal.aborted || !(err instanceof GatewayError) || !err.retriable) throw err;
+          log?.warn({ subscription: n, err: errorMessage(err), retryInMs: backoffMs }, 'pull stream: a read failed; retrying');
+          await sleep(backoffMs, signal).catch(() => undefined);
+          backoffMs = Math.min(backoffMs * 2, STREAM_RETRY_MAX_MS);
+          continue;
+        }
+        backoffMs = STREAM_RETRY_MIN_MS;
         if (signal.aborted) break;
-        if (answer.events.length === 0) await write(': heartbeat\n\n');
-        for (const e of answer.events) await write(`id: ${e.cursor}\ndata: ${e.text}\n\n`);
+        for (const e of answer.events) {
+          arm();
+          await write(`id: ${e.cursor}\ndata: ${e.text}\n\n`);
+        }
       }
     } catch (err) {
       if (!signal.aborted) {
@@ -220,6 +260,7 @@ export function pullRouter(api: () => PullApi | undefined, opts: PullRouterOptio
         await write(`event: error\ndata: ${JSON.stringify(toProblem(ge, req.originalUrl))}\n\n`);
       }
     } finally {
+      clearTimeout(beat);
       res.end();
     }
   });
