@@ -16,7 +16,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type express from 'express';
 import { GatewayError, errorMessage } from '../core/errors.js';
-import { isLoopbackHostHeader } from '../core/loopback.js';
+import { isLoopbackHost, isLoopbackHostHeader } from '../core/loopback.js';
 import type { ErrorCode } from '../core/errors.js';
 import { toProblem, problemContentType } from '../codec/http/index.js';
 import type { Logger } from '../observability/index.js';
@@ -163,6 +163,48 @@ function framingAnswer(packet: Buffer | undefined, transferEncodingRefused: bool
   return { ...rawProblem('CEG_NOT_IMPLEMENTED', `transfer coding "${te}" is not implemented: send the body as is (Content-Length) or chunked`, { field: 'headers', transferEncoding: te, supported: ['chunked'] }), code: 'CEG_NOT_IMPLEMENTED' };
 }
 
+/**
+ * Why the request's `Host` cannot be taken, or undefined. RFC 9112 §3.2: a server MUST answer 400
+ * to an HTTP/1.1 request without Host, and to any request with more than one Host field line or
+ * an invalid Host value — an empty one here: every target of this server is an `http`/`https` URI,
+ * whose authority is never empty (RFC 9110 §4.2.1, §4.2.2). HTTP/1.0 may leave Host out.
+ */
+export function hostHeaderFault(req: Pick<IncomingMessage, 'httpVersion' | 'rawHeaders'>): string | undefined {
+  const values: string[] = [];
+  for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) if (req.rawHeaders[i]!.toLowerCase() === 'host') values.push(req.rawHeaders[i + 1]!);
+  if (values.length > 1) return `the request has ${values.length} Host header lines: send exactly one (RFC 9112 §3.2)`;
+  if (values.length === 1 && values[0]!.trim() === '') return 'the Host header is empty: it must name the host (and port) the request is for (RFC 9112 §3.2, RFC 9110 §7.2)';
+  if (values.length === 0 && req.httpVersion !== '1.0' && req.httpVersion !== '0.9') return 'an HTTP/1.1 request needs a Host header (RFC 9112 §3.2)';
+  return undefined;
+}
+
+/**
+ * Whether the request is for a loopback host, and where that was read (the problem's `field`).
+ * RFC 9112 §3.2.2: with an absolute-form target the server MUST use the target's authority and
+ * ignore Host — so `POST http://evil.example/events` with `Host: 127.0.0.1` is for evil.example.
+ * Otherwise the Host header (RFC 9110 §7.2). An HTTP/1.0 request without Host names no host: it is
+ * taken as being for the address it connected to (the socket's local address; a gateway without
+ * authentication listens on loopback only, so it is served there). Browsers always send Host, so a
+ * DNS-rebinding page never takes that path.
+ */
+export function requestAuthority(req: Pick<IncomingMessage, 'url' | 'headers' | 'socket'>): { loopback: boolean; field: 'host' | 'target' } {
+  const url = req.url ?? '';
+  if (!url.startsWith('/') && ABSOLUTE_FORM.test(url)) {
+    let host: string | undefined;
+    try {
+      host = new URL(url).host;
+    } catch {
+      host = undefined;
+    }
+    return { loopback: host !== undefined && host !== '' && isLoopbackHostHeader(host), field: 'target' };
+  }
+  const host = req.headers.host;
+  if (host !== undefined) return { loopback: isLoopbackHostHeader(host), field: 'host' };
+  const local = (req.socket as { localAddress?: string } | null)?.localAddress;
+  const address = local === undefined ? undefined : canonicalAddress(local);
+  return { loopback: address !== undefined && isLoopbackHost(address), field: 'host' };
+}
+
 /** The request target in origin-form (`/path?query`), also for an absolute-form target (RFC 9112 §3.2.2). */
 function originForm(url: string): string | undefined {
   if (url.startsWith('/')) return url;
@@ -244,9 +286,10 @@ export function createHttpServer(deps: ServerDeps): Server {
       refuse(res, new GatewayError('CEG_HEADERS_TOO_LARGE', `the request has ${MAX_HEADER_LINES} header lines or more; lines past ${MAX_HEADER_LINES} would be dropped unseen, so it is refused`, { retriable: false, details: { field: 'headers', max: MAX_HEADER_LINES - 1 } }));
       return;
     }
-    if (req.httpVersion === '1.1' && req.headers.host === undefined) {
+    const hostFault = hostHeaderFault(req);
+    if (hostFault !== undefined) {
       req.resume();
-      refuse(res, new GatewayError('CEG_MALFORMED_REQUEST', 'an HTTP/1.1 request needs a Host header (RFC 9112 §3.2)', { retriable: false, details: { field: 'headers' } }));
+      refuse(res, new GatewayError('CEG_MALFORMED_REQUEST', hostFault, { retriable: false, details: { field: 'host' } }));
       return;
     }
     // Answers are JSON, problem+json, text or the console's own types: never to be sniffed into
@@ -254,11 +297,14 @@ export function createHttpServer(deps: ServerDeps): Server {
     res.setHeader('x-content-type-options', 'nosniff');
     // Without authentication the loopback bind is the only protection: a web page whose name was
     // rebound to 127.0.0.1 (DNS rebinding) would otherwise be same-origin with the gateway and
-    // drive the API as the anonymous admin. So only a loopback Host is served then.
-    if ((deps.auth === undefined || !deps.auth.enabled) && req.headers.host !== undefined && !isLoopbackHostHeader(req.headers.host)) {
-      req.resume();
-      refuse(res, new GatewayError('CEG_FORBIDDEN', 'authentication is off (no PARTNERS_FILE): only requests for a loopback host (localhost, 127.0.0.1, [::1]) are served; a page whose name resolves here (DNS rebinding) is refused', { retriable: false, details: { field: 'host' } }));
-      return;
+    // drive the API as the anonymous admin. So only requests for a loopback host are served then.
+    if (deps.auth === undefined || !deps.auth.enabled) {
+      const named = requestAuthority(req);
+      if (!named.loopback) {
+        req.resume();
+        refuse(res, new GatewayError('CEG_FORBIDDEN', `authentication is off (no PARTNERS_FILE): only requests for a loopback host (localhost, 127.0.0.1, [::1]) are served; a page whose name resolves here (DNS rebinding) is refused${named.field === 'target' ? ' (an absolute-form target names the host: Host is ignored, RFC 9112 §3.2.2)' : ''}`, { retriable: false, details: { field: named.field } }));
+        return;
+      }
     }
     const target = originForm(req.url ?? '/');
     if (target === undefined) {
