@@ -54,27 +54,28 @@ const PIN_LOOKUP_ATTEMPTS = 5;
 
 /**
  * One `consume()` call on Kafka: one kafkajs consumer in group `spec.group`.
- * - Records of a partition are handled one at a time in offset order (`eachBatch`, sequential
- *   loop); partitions run concurrently up to `partitionsConsumedConcurrently`. With
- *   `inFlightPerPartition` set, records go into per-partition lanes instead (see #laned: fetching
- *   goes on while records are in hand, up to that many of one partition at once, commits by the
- *   lanes up to each partition's lowest unfinished record; fetches wait at most
- *   {@link KAFKAJS_MAX_WAIT_MS}, as every consumption's do) — the points below on commits and
- *   `redeliver` describe the plain loop.
- * - A processed record's offset is resolved at once and committed in batches (kafkajs autoCommit:
- *   every `commitEveryRecords` records or `commitIntervalMs`, at the end of every fetched batch,
- *   before rejoining when a heartbeat finds a rebalance, and before leaving). Only processed
- *   offsets are resolved, so a commit never passes a record not yet processed (at-least-once).
- * - `redeliver`: the partition is paused and the batch returns at once, so the next fetch of the
- *   other partitions is not held up (kafkajs fetches again only after every partition's batch
- *   returned); after the wait the partition resumes from the unresolved record. The fetch loop
- *   keeps heartbeating while partitions are paused, so a wait longer than the session timeout
- *   causes no rebalance.
- * - While a record is in hand the member heartbeats every `heartbeatIntervalMs`.
+ * - Every consumption runs per-partition lanes (see #laned; src/transport/in-flight-window.ts,
+ *   lane-pump.ts): `eachBatch` takes the fetched records into their partition's lane and returns at
+ *   once, so fetching goes on while records are in hand — a slow or hanging record holds back its
+ *   own partition only. kafkajs fetches again only after every batch of its last fetch returned:
+ *   a handler awaited inside `eachBatch` held back every other partition (tester report D1).
+ * - Records of a partition are handled one at a time in offset order (lanes one record wide);
+ *   with `inFlightPerPartition`, up to that many of one partition at once (by key with
+ *   `perKeyOrder`; one at a time on `serialTopics`). Over all partitions at most
+ *   `partitionsConcurrently` (default `partitionsConsumedConcurrently`, 3) records are in hand,
+ *   and a place freed goes to the next partition waiting at once (round robin), not when the
+ *   slowest record of a fetch ends (D6). Fetches wait at most {@link KAFKAJS_MAX_WAIT_MS}.
+ * - Commits: kafkajs's autoCommit is off (taken records are resolved, which moves kafkajs's fetch
+ *   position); the lanes commit each partition's lowest unfinished offset every
+ *   `commitEveryRecords` records or `commitIntervalMs`, when kafkajs is about to rejoin after a
+ *   rebalance, and before leaving. A commit never passes a record not yet processed (at-least-once).
+ * - `redeliver`: the partition is seeked back to the record and paused; after the wait it
+ *   resumes from there. The fetch loop keeps heartbeating (its fetches go on), so a wait or a
+ *   record in hand longer than the session timeout causes no rebalance.
  * - stop(): the records in hand see their signal aborted; after `stopTimeoutMs` a record still in
  *   hand is left unresolved (it comes again) and the member leaves regardless of the handler.
- * - A handler rejection pauses the partition, lets records in flight on other partitions finish,
- *   disconnects (leaving the group) and rejects `done`; the failed record is not committed.
+ * - A handler rejection halts the partition's lane, lets records in flight on other partitions
+ *   finish, disconnects (leaving the group) and rejects `done`; the failed record is not committed.
  * - A kafkajs CRASH with `restart: false`, or more than `maxRestarts` restarts without a successful
  *   join in between, rejects `done` too (kafkajs would otherwise restart forever).
  * Spec: bus spec S1, S3 (commit after handling), T4, T9; DESIGN "Known traps" (commit only
@@ -110,11 +111,11 @@ export class KafkaConsumption implements Consumption {
   readonly #commitIntervalMs: number;
   #sinceCommit = 0;
   #lastCommitCheck = Date.now();
-  /** Lane width when the group uses lanes (`inFlightPerPartition` set), else undefined (one record at a time inside eachBatch). */
-  readonly #window: number | undefined;
+  /** Lane width: `inFlightPerPartition`, else 1 (see #laned: every consumption runs lanes). */
+  readonly #window: number;
   readonly #serialTopics: ReadonlySet<string>;
   readonly #laneOrder: LaneOrder;
-  /** In-flight window only: one lane per partition held, and what starts their records (see #laned). */
+  /** One lane per partition held, and what starts their records (see #laned). */
   readonly #pump: LanePump<TransportRecord>;
   #laneHeartbeat: (() => Promise<void>) | undefined;
   readonly #laneCtx: RecordContext;
@@ -130,7 +131,8 @@ export class KafkaConsumption implements Consumption {
     this.#runner = new RecordRunner({ handler, stopTimeoutMs: spec.stopTimeoutMs ?? 5000, log: opts.logger, group: spec.group, onFailure: (err) => this.#fail(err) });
     this.#commitEveryRecords = spec.commitEveryRecords ?? 500;
     this.#commitIntervalMs = spec.commitIntervalMs ?? 1000;
-    this.#window = spec.inFlightPerPartition === undefined ? undefined : Math.max(1, Math.floor(spec.inFlightPerPartition));
+    // Without an in-flight window: lanes one record wide (one record at a time per partition, in offset order).
+    this.#window = Math.max(1, Math.floor(spec.inFlightPerPartition ?? 1));
     this.#serialTopics = new Set(spec.serialTopics ?? []);
     this.#laneOrder = spec.perKeyOrder === true ? 'key' : 'offset';
     this.#laneCtx = { signal: this.#runner.signal, heartbeat: () => this.#laneHeartbeat?.() ?? Promise.resolve() };
@@ -198,7 +200,7 @@ export class KafkaConsumption implements Consumption {
   }
 
   async #run(spec: GroupSpec): Promise<void> {
-    const { GROUP_JOIN, CRASH } = this.#consumer.events;
+    const { GROUP_JOIN, CRASH, REBALANCING } = this.#consumer.events;
     const joined = new Promise<void>((resolve, reject) => {
       this.#onJoin = resolve;
       this.#onDeath = reject;
@@ -218,6 +220,13 @@ export class KafkaConsumption implements Consumption {
         this.#opts.logger.debug({ group: this.group, assignment: this.#assignment.map((a) => `${a.topic}/${a.partition}`) }, 'consumer joined its group');
         this.#onJoin?.();
       }),
+      // Emitted just before kafkajs rejoins: what the lanes processed is stored while this member
+      // still belongs to the old generation (as kafkajs's autoCommit did before rejoining), so the
+      // next owner of a partition given up does not get it again. A commit refused (the generation
+      // already over) is logged at debug; the next owner starts at the last commit then.
+      this.#consumer.on(REBALANCING, () => {
+        if (!this.#stopping) void this.#commitLanes();
+      }),
       this.#consumer.on(CRASH, (e) => {
         this.#assignment = [];
         const err = e.payload.error;
@@ -228,10 +237,8 @@ export class KafkaConsumption implements Consumption {
     await this.#consumer.connect();
     await this.#consumer.subscribe({ topics: [...spec.topics], fromBeginning: spec.startFrom === 'earliest' });
     await this.#consumer.run({
-      // With an in-flight window the lanes commit (kafkajs would commit every taken record).
-      autoCommit: this.#window === undefined,
-      autoCommitInterval: this.#commitIntervalMs,
-      autoCommitThreshold: this.#commitEveryRecords,
+      // The lanes commit (kafkajs would commit every taken record: taken records are resolved).
+      autoCommit: false,
       eachBatchAutoResolve: false,
       partitionsConsumedConcurrently: spec.partitionsConcurrently ?? this.#opts.partitionsConsumedConcurrently,
       eachBatch: (payload) => this.#track(this.#eachBatch(payload)),
@@ -331,71 +338,32 @@ export class KafkaConsumption implements Consumption {
     return p;
   }
 
-  async #eachBatch(payload: EachBatchPayload): Promise<void> {
-    const { topic, partition } = payload.batch;
+  /**
+   * Takes the fetched batch into its partition's lane and returns at once: kafkajs fetches again
+   * only after every batch of its last fetch returned, so a handler awaited here (a slow or hanging
+   * record) held back the fetches of every other partition (tester report D1, a shell hook sleeping
+   * 6 s on one partition stalled the others; with `partitionsConsumedConcurrently` 3 the partitions
+   * of one fetch ran in groups of 3, the next group only after the slowest of the last, D6).
+   */
+  #eachBatch(payload: EachBatchPayload): Promise<void> {
     const ctx: RecordContext = {
       signal: this.#runner.signal,
       heartbeat: () => payload.heartbeat().catch((err: unknown) => this.#opts.logger.debug({ group: this.group, err: errorMessage(err) }, 'heartbeat failed')),
     };
-    // Heartbeats while a slow record is in hand; kafkajs shares one heartbeat among concurrent callers.
-    const beat = setInterval(() => void ctx.heartbeat(), this.#opts.heartbeatIntervalMs);
-    try {
-      if (this.#window !== undefined) {
-        this.#laned(payload, ctx);
-        return;
-      }
-      let handledHere = false;
-      for (const message of payload.batch.messages) {
-        if (this.#stopping || !payload.isRunning() || payload.isStale()) return;
-        const record = toRecord(topic, partition, message);
-        const outcome = await this.#runner.run(record, ctx);
-        if (outcome === 'abandoned') return; // stopping: left unresolved, it comes again
-        if (outcome === 'failed') {
-          payload.pause();
-          return;
-        }
-        if (outcome.kind === 'redeliver') {
-          this.#runner.resumeLater(outcome.afterMs, payload.pause(), { topic, partition });
-          return; // the rest of the batch is fetched again after the resume
-        }
-        if (!handledHere) {
-          handledHere = true;
-          this.#handledOnce.add(tpKey(topic, partition));
-        }
-        payload.resolveOffset(message.offset);
-        // Checked here, awaited only when due: an await per record cost a microtask turn each.
-        if (++this.#sinceCommit >= this.#commitEveryRecords || Date.now() - this.#lastCommitCheck >= this.#commitIntervalMs) await this.#commitIfDue(payload, 0);
-      }
-    } finally {
-      clearInterval(beat);
-    }
-    await payload.heartbeat();
+    this.#laned(payload, ctx);
+    return Promise.resolve();
   }
 
   /**
-   * kafkajs's own check (commitOffsetsIfNecessary) walks every partition's offsets with Long
-   * arithmetic: asked once per record it halved throughput. Count here, ask when due.
-   */
-  async #commitIfDue(payload: EachBatchPayload, records: number): Promise<void> {
-    this.#sinceCommit += records;
-    if (this.#sinceCommit >= this.#commitEveryRecords || Date.now() - this.#lastCommitCheck >= this.#commitIntervalMs) {
-      this.#sinceCommit = 0;
-      this.#lastCommitCheck = Date.now();
-      // Commits when kafkajs's count or interval is reached; a stale generation throws and kafkajs rejoins.
-      await payload.commitOffsetsIfNecessary();
-    }
-  }
-
-  /**
-   * A consumption with lanes (`inFlightPerPartition` set: push subscriptions): each fetched record
+   * Every consumption (lanes one record wide without `inFlightPerPartition`): each fetched record
    * is taken into its partition's lane and the batch returns at once, so kafkajs fetches again
    * without waiting for the deliveries (its next fetch starts after the last *resolved* offset:
    * taken records are resolved when taken); a lane with more than {@link LANE_HIGH} records waiting
    * pauses its partition until it is down to `LANE_LOW` (src/transport/lane-pump.ts). Up to the lane's width records are
    * in hand at once (by key with `perKeyOrder`: one per key; 1 for serial topics such as the retry topic).
-   * kafkajs's autoCommit is off for such a consumption: the lanes commit the lowest unfinished
+   * kafkajs's autoCommit is off: the lanes commit the lowest unfinished
    * offset of each partition themselves (every `commitEveryRecords` records or `commitIntervalMs`,
-   * and at stop). A `redeliver` seeks the partition back to the record and pauses it until the
+   * before rejoining, and at stop). A `redeliver` seeks the partition back to the record and pauses it until the
    * wait is over.
    */
   #laned(payload: EachBatchPayload, ctx: RecordContext): void {
@@ -403,7 +371,7 @@ export class KafkaConsumption implements Consumption {
     const key = tpKey(topic, partition);
     let lane = this.#pump.lanes.get(key);
     if (lane === undefined) {
-      lane = this.#serialTopics.has(topic) ? new PartitionLane<TransportRecord>(topic, partition, 1) : new PartitionLane<TransportRecord>(topic, partition, this.#window!, this.#laneOrder);
+      lane = this.#serialTopics.has(topic) ? new PartitionLane<TransportRecord>(topic, partition, 1) : new PartitionLane<TransportRecord>(topic, partition, this.#window, this.#laneOrder);
       this.#pump.lanes.set(key, lane);
     }
     this.#laneHeartbeat = () => ctx.heartbeat();
@@ -533,10 +501,8 @@ export class KafkaConsumption implements Consumption {
     while (this.#batches.size > 0) await Promise.allSettled([...this.#batches]);
     await this.#pump.idle();
     cancelDeadline();
-    if (this.#window !== undefined) {
-      clearTimeout(this.#laneCommitTimer);
-      await this.#commitLanes();
-    }
+    clearTimeout(this.#laneCommitTimer);
+    await this.#commitLanes();
     try {
       await this.#consumer.disconnect();
     } catch (err) {
