@@ -10,6 +10,7 @@
  * - SSE cut mid-stream and resumed on the other gateway with `Last-Event-ID` skips nothing; a
  *   heartbeat comment comes while idle.
  * - `wait` running out answers 200 `[]`.
+ * - An SSE stream open on one gateway delivers a kind added by PATCH on the other one meanwhile.
  * - A poison record (a foreign producer's bytes) is dead-lettered to `<group>.dlq` and passed over:
  *   the events behind it on its partition are handed out.
  */
@@ -210,6 +211,29 @@ describe('pull across two gateways (real Kafka)', () => {
     expect(new Set(all).size).toBe(all.length); // nothing twice
     expect([...all].sort()).toEqual([...sent].sort()); // nothing skipped
     expect(rest).toContain(': heartbeat\n\n');
+  }, 60_000);
+
+  it('an SSE stream open on one gateway delivers a kind added by PATCH on the other while it is open', async () => {
+    const name = await create(gws[0]);
+    const catalog = (await (await fetch(`${gws[0].url}/catalog`)).json()) as { kinds: { name: string; eventId: string }[] };
+    const chartType = catalog.kinds.find((k) => k.name === 'ChartDataReady')!.eventId;
+    const chart = { specversion: '1.0', id: randomUUID(), source: 'urn:partner:it-pull', type: chartType, time: '2026-12-01T10:00:00.000Z', datacontenttype: 'application/json', data: { instrument: 'EUR/USD', timeframe: 'H4', barKey: `EUR-USD_H4__${randomUUID().slice(0, 8)}`, bars: [], series: {}, readyAt: '2026-12-01T10:00:00.123456Z' } };
+    const [first] = await publish(gws[0], 1);
+    let patched: Promise<void> | undefined;
+    const text = await stream(gws[1], name, {}, (t) => {
+      if (patched === undefined && messages(t).some((m) => m.event.id === first)) {
+        patched = (async () => {
+          const p = await call(gws[0], 'PATCH', `/subscriptions/${name}`, { kinds: ['PriceLoadingCompleted', 'ChartDataReady'] });
+          expect(p.status, JSON.stringify(p.body)).toBe(200);
+          const res = await fetch(`${gws[0].url}/events`, { method: 'POST', headers: { 'content-type': 'application/cloudevents+json' }, body: JSON.stringify(chart) });
+          expect(res.status, await res.text()).toBe(202);
+        })();
+      }
+      return messages(t).some((m) => m.event.id === chart.id) || t.includes('event: error');
+    });
+    await patched;
+    expect(text).not.toContain('event: error');
+    expect(messages(text).map((m) => m.event.id)).toEqual([first, chart.id]);
   }, 60_000);
 });
 
