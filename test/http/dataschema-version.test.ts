@@ -2,10 +2,11 @@
  * DESIGN "The envelope": data is validated against the schema version a partner names in
  * `dataschema` when it is a registered version of the kind, otherwise against the latest.
  */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { loadCatalog, registerCatalog } from '../../src/catalog/index.js';
 import { EventCodec } from '../../src/codec/event/index.js';
-import { prepareEvents } from '../../src/http/ingress/prepare.js';
+import { normaliseUri, prepareEvents } from '../../src/http/ingress/prepare.js';
 import { createMemoryRegistry } from '../../src/registry/index.js';
 import { GatewayError } from '../../src/core/errors.js';
 import type { Envelope } from '../../src/envelope/types.js';
@@ -79,5 +80,66 @@ describe('dataschema names the version', () => {
       err = e;
     }
     expect((err as GatewayError).details.violations).toEqual([expect.objectContaining({ attribute: 'dataschema' })]);
+  });
+});
+
+/** `text` with the case of each letter chosen by `flips` (cycled). */
+function recase(text: string, flips: readonly boolean[]): string {
+  return [...text].map((c, i) => (flips[i % flips.length] ? c.toUpperCase() : c.toLowerCase())).join('');
+}
+
+describe('dataschema is compared as a URI (RFC 3986 §3.1, §6.2.2.1, §6.2.3)', () => {
+  const thrown = (f: () => unknown): GatewayError | undefined => {
+    try {
+      f();
+    } catch (e) {
+      return e as GatewayError;
+    }
+    return undefined;
+  };
+
+  it('scheme and host in any case, and a written default port, name the same schema: the version is selected, an unknown id refused', async () => {
+    const { codec, v1 } = await twoVersions();
+    for (const base of ['HTTP://gw.example/schemas/ids/', 'Http://GW.Example/schemas/ids/', 'http://gw.example:80/schemas/ids/', 'HTTP://GW.EXAMPLE:/schemas/ids/']) {
+      const [named] = prepareEvents([event(`${base}${v1}`, priceLoaded())], codec, { dataschemaBase: BASE }, false);
+      expect(Buffer.from(named!.record.value!).readUInt32BE(1), base).toBe(v1);
+      expect(header(named!.record.headers, 'ce_dataschema')).toBe(`${BASE}${v1}`);
+      const err = thrown(() => prepareEvents([event(`${base}999`, priceLoaded())], codec, { dataschemaBase: BASE }, false));
+      expect(err, base).toBeInstanceOf(GatewayError);
+      expect(err!.details.violations).toEqual([expect.objectContaining({ attribute: 'dataschema' })]);
+    }
+  });
+
+  it('the path is case-sensitive: another case of it is a foreign URI (replaced by the latest)', async () => {
+    const { codec, v2 } = await twoVersions();
+    const [latest] = prepareEvents([event('http://gw.example/SCHEMAS/IDS/999', priceLoaded())], codec, { dataschemaBase: BASE }, false);
+    expect(Buffer.from(latest!.record.value!).readUInt32BE(1)).toBe(v2);
+  });
+
+  it('property: any case of the scheme and host of the base selects the named version', async () => {
+    const { codec, v1 } = await twoVersions();
+    fc.assert(
+      fc.property(fc.array(fc.boolean(), { minLength: 1, maxLength: 20 }), fc.array(fc.boolean(), { minLength: 1, maxLength: 20 }), (a, b) => {
+        const named = `${recase('http', a)}://${recase('gw.example', b)}/schemas/ids/${v1}`;
+        const [p] = prepareEvents([event(named, priceLoaded())], codec, { dataschemaBase: BASE }, false);
+        expect(Buffer.from(p!.record.value!).readUInt32BE(1)).toBe(v1);
+      }),
+      { numRuns: 50 },
+    );
+  });
+
+  it('normaliseUri: case of scheme, host and %-hex folded, default port dropped; user information, path and query kept', () => {
+    fc.assert(
+      fc.property(fc.webUrl({ withQueryParameters: true }), fc.array(fc.boolean(), { minLength: 1, maxLength: 16 }), (url, flips) => {
+        const m = /^([a-z]+):\/\/([^/?#]*)(.*)$/s.exec(url)!;
+        const shouted = `${recase(m[1]!, flips)}://${recase(m[2]!, flips)}${m[3]!}`;
+        const n = normaliseUri(shouted);
+        expect(n).toBe(normaliseUri(url));
+        expect(n.endsWith(m[3]!.replace(/%[0-9a-f]{2}/gi, (e) => e.toUpperCase()))).toBe(true);
+      }),
+    );
+    expect(normaliseUri('HTTPS://Gw.Example:443/A%2fb?Q=%7e')).toBe('https://gw.example/A%2Fb?Q=%7E');
+    expect(normaliseUri('http://User:Pw@[::1]:8080/x')).toBe('http://User:Pw@[::1]:8080/x');
+    expect(normaliseUri('urn:ce:X')).toBe('urn:ce:X');
   });
 });

@@ -239,17 +239,44 @@ function checkTombstone(a: Attributes, kind: EventKind, problems: Violation[]): 
   }
 }
 
+const URI_WITH_AUTHORITY = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/([^/?#]*)([\s\S]*)$/;
+const HOST_PORT = /^(\[[^\]]*\]|[^:]*)(?::(\d*))?$/;
+const DEFAULT_PORTS: Readonly<Record<string, string>> = { http: '80', https: '443' };
+
+/**
+ * `uri` in the form two equivalent URIs share, so that one can be compared with another by its
+ * text: the scheme and the host in lower case and percent-encoded octets' hex digits in upper case
+ * (RFC 3986 §6.2.2.1: they are case-insensitive), and an empty or default port of http/https left
+ * out (§6.2.3). The user information, path and query are kept as they are (case-sensitive). A
+ * text that is no URI with an authority is returned as it is.
+ */
+export function normaliseUri(uri: string): string {
+  const m = URI_WITH_AUTHORITY.exec(uri);
+  if (m === null) return uri;
+  const scheme = m[1]!.toLowerCase();
+  const authority = m[2]!;
+  const at = authority.lastIndexOf('@');
+  const hp = HOST_PORT.exec(authority.slice(at + 1));
+  if (hp === null) return uri;
+  const port = hp[2] === undefined || hp[2] === '' || hp[2] === DEFAULT_PORTS[scheme] ? '' : `:${hp[2]}`;
+  const upperHex = (t: string): string => t.replace(/%[0-9a-fA-F]{2}/g, (e) => e.toUpperCase());
+  return `${scheme}://${upperHex(authority.slice(0, at + 1))}${upperHex(hp[1]!.toLowerCase())}${port}${upperHex(m[3]!)}`;
+}
+
 /**
  * The schema version the data is validated and written with: the one the partner's `dataschema`
  * names when it is one of ours and registered for this kind, else the latest. A `dataschema` of
- * ours naming an id that is not a version of this kind is refused (DESIGN "The envelope").
+ * ours naming an id that is not a version of this kind is refused (DESIGN "The envelope"). "Ours"
+ * is compared normalised ({@link normaliseUri}): `HTTP://GW.example/…` is the same URI as
+ * `http://gw.example/…` (RFC 3986 §3.1, §3.2.2, §6.2.2.1).
  */
 function chooseVersion(a: Attributes, binding: KindBinding, opts: PrepareOptions, problems: Violation[]): SchemaVersion | undefined {
-  const named = a.dataschema;
-  if (named === undefined || !named.startsWith(opts.dataschemaBase)) return binding;
+  const named = a.dataschema === undefined ? undefined : normaliseUri(a.dataschema);
+  const base = normaliseUri(opts.dataschemaBase);
+  if (named === undefined || !named.startsWith(base)) return binding;
   // The id as the gateway writes it (decimal, no sign, no leading zero): `01`, `1.0` or `0x1`
   // would name the same schema under other spellings.
-  const text = named.slice(opts.dataschemaBase.length);
+  const text = named.slice(base.length);
   const version = /^(0|[1-9]\d{0,9})$/.test(text) ? binding.versions.get(Number(text)) : undefined;
   if (version === undefined) {
     problems.push({ attribute: 'dataschema', reason: `names a schema that is not a registered version of ${binding.kind.subject}; leave it out to use the latest`, code: 'CEG_INVALID_ATTRIBUTE' });
