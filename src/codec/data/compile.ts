@@ -5,7 +5,8 @@
  * Natural JSON (what partners send over HTTP and handlers receive):
  * - records: JSON objects; unknown members are refused; a missing member takes the field default,
  *   a missing nullable member is null, any other missing member is refused;
- * - ["null", T] unions: the bare value or null (the Avro JSON wrapper `{"T": v}` is accepted too);
+ * - ["null", T] unions: the bare value or null (the Avro JSON wrappers `{"T": v}` and `{"null": null}`
+ *   are accepted too, in any union with a null branch);
  *   other unions: the wrapper `{"<branch name>": v}` or a bare value that exactly one branch
  *   accepts first, in declaration order; output always uses the wrapper;
  * - long: JSON number when a safe integer, decimal string beyond ±(2^53 − 1);
@@ -156,10 +157,31 @@ function compileUnion(types: readonly Type[], memo: Map<Type, Compiled>): Compil
     return found;
   };
 
+  // `{"null": …}`: the null branch named like the others (Avro 1.11 §"JSON Encoding" writes a
+  // null branch as bare null, but a partner that wraps every branch sends this). Taken as null
+  // unless a lone map or record branch may itself have a member "null" (then the value is bare).
+  const wrappedNull = (json: unknown): json is { null: unknown } => {
+    if (nullIndex < 0 || !isPlainObject(json)) return false;
+    let count = 0;
+    for (const k in json) if (++count > 1 || k !== 'null') return false;
+    if (count !== 1) return false;
+    if (single !== undefined) {
+      const t = single.type;
+      if (t.typeName === 'map') return false;
+      if (t instanceof avsc.types.RecordType && t.fields.some((f) => f.name === 'null')) return false;
+    }
+    return true;
+  };
+
   const toAvro: ToAvro = (json, path, out) => {
     if (json === null) {
       if (nullIndex >= 0) return null;
       out.push({ field: path, reason: `null is not allowed here (union of ${listing})` });
+      return undefined;
+    }
+    if (wrappedNull(json)) {
+      if (json.null === null) return null;
+      out.push({ field: path + pointerToken('null'), reason: 'the null branch holds only null' });
       return undefined;
     }
     const w = wrapped(json);

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { avroToJson, avroType, decodeAvro, encodeAvro, jsonToAvro, MAX_LISTED_VIOLATIONS } from '../../../src/codec/data/index.js';
 import { GatewayError } from '../../../src/core/errors.js';
@@ -158,6 +159,33 @@ describe('unions, floats, bytes', () => {
     expect((decodeAvro(t, encodeAvro(t, { ...base, u: { long: '8' } })) as Record<string, unknown>)['u']).toEqual({ long: 8 });
     expect((decodeAvro(t, encodeAvro(t, { ...base, u: { x: 3 } })) as Record<string, unknown>)['u']).toEqual({ 'test.P': { x: 3 } });
     expect((decodeAvro(t, encodeAvro(t, { ...base, u: { P: { x: 4 } } })) as Record<string, unknown>)['u']).toEqual({ 'test.P': { x: 4 } });
+  });
+
+  it('take the null branch named like the others, {"null": null}, as null in any union with a null branch', () => {
+    expect(jsonToAvro(t, { ...base, u: { null: null }, fx: { null: null } })).toMatchObject({ u: null, fx: null });
+    expect(encodeAvro(t, { ...base, u: { null: null }, fx: { null: null } })).toEqual(encodeAvro(t, { ...base, u: null, fx: null }));
+    expect(violationsOf(() => jsonToAvro(t, { ...base, u: { null: 1 } }))[0]).toEqual({ field: '/u/null', reason: 'the null branch holds only null' });
+    expect(violationsOf(() => jsonToAvro(t, { ...base, fx: { null: 'AQI=' } }))[0]?.field).toBe('/fx/null');
+    // Without a null branch it names no branch.
+    const noNull = avroType(record([{ name: 'v', type: ['string', 'long'] }]));
+    expect(violationsOf(() => jsonToAvro(noNull, { v: { null: null } }))[0]?.field).toBe('/v');
+  });
+
+  it('property: on an optional field the bare value, the wrapper, null and {"null": null} are read alike', () => {
+    const opt = avroType(record([{ name: 'o', type: ['null', 'string'], default: null }]));
+    fc.assert(
+      fc.property(fc.option(fc.string(), { nil: null }), (v) => {
+        const bare = encodeAvro(opt, { o: v });
+        expect(encodeAvro(opt, { o: v === null ? { null: null } : { string: v } })).toEqual(bare);
+      }),
+    );
+  });
+
+  it('a lone map or record branch with a member "null" keeps {"null": …} as its own value', () => {
+    const m = avroType(record([{ name: 'm', type: ['null', { type: 'map', values: ['null', 'long'] }] }]));
+    expect(jsonToAvro(m, { m: { null: null } })).toEqual({ m: { map: { null: null } } });
+    const r = avroType(record([{ name: 'r', type: ['null', { type: 'record', name: 'N', fields: [{ name: 'null', type: ['null', 'long'] }] }] }]));
+    expect(jsonToAvro(r, { r: { null: null } })).toMatchObject({ r: { 'test.N': { null: null } } });
   });
 
   it('refuse a value no branch takes, and a wrapped value of the wrong type', () => {
