@@ -34,7 +34,8 @@ const DATA_MEMBERS = 2;
 /**
  * Reads one JSON-format event into a frozen envelope, adding every violation to `out` (stamped
  * with `out.index` in a batch). Returns undefined when this event had any violation.
- * `whole` is the field that names the event itself (`body`, or `''` inside a batch).
+ * `whole` is the field that names the event itself (`body`, or its JSON pointer `/<index>` in a batch,
+ * RFC 6901 §5).
  * Attributes: a known Integer attribute (`schemaversion`) is accepted as a JSON number or as the
  * canonical string of an Integer (`"1"`), as binary mode carries it.
  * Limits: more attributes than `limits.maxAttributes`, or more bytes of names and canonical values
@@ -184,7 +185,8 @@ export function readEventBatch(items: readonly unknown[], out: ViolationCollecto
   const events = new Array<Envelope | undefined>(items.length);
   for (let i = 0; i < items.length; i++) {
     out.index = i;
-    events[i] = readStructuredEvent(items[i], out, '', limits);
+    // The entry itself (not an object, too many attributes) is named by its pointer in the body.
+    events[i] = readStructuredEvent(items[i], out, `/${i}`, limits);
   }
   out.index = undefined;
   return events;

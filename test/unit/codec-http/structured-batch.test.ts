@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseHttpRequest, parseStructuredEvent, payloadTooLarge } from '../../../src/codec/http/index.js';
 import { caught, json, violations } from './helpers.js';
@@ -148,11 +149,24 @@ describe('batch mode', () => {
     expect(violations(err)).toEqual([
       { attribute: 'id', index: 1, reason: 'must be a non-empty string' },
       { attribute: 'time', index: 1, reason: expect.stringMatching(/RFC 3339/) },
-      { field: '', index: 2, reason: expect.stringMatching(/JSON object/) },
+      { field: '/2', index: 2, reason: expect.stringMatching(/JSON object/) },
       { attribute: 'type', index: 3, reason: 'required attribute is missing' },
       { field: '/data/n', index: 4, reason: 'number is not finite' },
     ]);
     expect(err.details.index).toBe(1);
+  });
+
+  it('property: an entry that is not an object is named by its JSON pointer in the body (/<index>, RFC 6901), with its index', () => {
+    const notObject = fc.oneof(fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.string(), fc.boolean(), fc.constant(null), fc.array(fc.integer(), { maxLength: 3 }));
+    fc.assert(
+      fc.property(fc.array(fc.option(notObject, { nil: undefined }), { minLength: 1, maxLength: 8 }), (slots) => {
+        const entries = slots.map((x, i) => (x === undefined ? { ...ev, id: `e${i}` } : x));
+        const bad = slots.flatMap((x, i) => (x === undefined ? [] : [i]));
+        if (bad.length === 0) return;
+        const err = caught(() => parseHttpRequest(BJ, json(entries)));
+        expect(violations(err)).toEqual(bad.map((i) => ({ field: `/${i}`, index: i, reason: 'a structured CloudEvent must be a JSON object' })));
+      }),
+    );
   });
 
   it('uses the attribute code when no element is malformed', () => {
