@@ -185,9 +185,11 @@ export class PullService {
     let s = this.#pullable(name, owner);
     const owned = { group: s.group, createdAt: s.createdAt };
     const fromCursor = o.cursor === undefined ? undefined : signer.verify(owned, o.cursor);
+    let topics: ReadonlySet<string> = new Set();
     const start = await within(
       (async (): Promise<TopicPartitionOffset[]> => {
         const wanted = await this.#partitions(s, o.partitions);
+        topics = new Set(wanted.keys());
         const out: TopicPartitionOffset[] = [];
         for (const [topic, parts] of wanted) {
           const committed = await this.#d.transport.committedOffsets(s.group, topic);
@@ -216,7 +218,7 @@ export class PullService {
         };
         const stop = new AbortController(); // the deadline passed: the attempt in the background stops
         const deadlineMs = Date.now() + waitMs;
-        const answer = async (): Promise<{ r: PullResult; at: Positions }> => {
+        const answer = async (): Promise<{ r: PullResult; at: Positions; read: ReadonlySet<string> }> => {
           for (;;) {
             check();
             const target = this.#target(s);
@@ -224,7 +226,7 @@ export class PullService {
             const at = new Positions(positions.all());
             // Kinds added since the last answer (PATCH `kinds`): their topics' partitions join at the
             // positions fixed for them (committed before the PATCH's 200); a kind removed stops being read.
-            await this.#follow(s, at, o.partitions);
+            const read = await this.#follow(s, at, topics, o.partitions);
             // A change of kinds during this attempt: its records were judged with the old kinds, so
             // it is dropped (its copy of the positions with it) and made again with the new ones.
             const same = (): void => {
@@ -233,13 +235,13 @@ export class PullService {
             };
             try {
               const r = await pull({ transport: this.#d.transport, codec: this.#d.codec(), log: this.#d.log, deadLettered: this.#deadLettered }, target, at, { max, maxBytes, deadlineMs, signal: AbortSignal.any([signal, stop.signal]), check: same });
-              return { r, at };
+              return { r, at, read };
             } catch (err) {
               if (err !== KINDS_CHANGED || signal.aborted || stop.signal.aborted) throw err;
             }
           }
         };
-        let done: { r: PullResult; at: Positions };
+        let done: { r: PullResult; at: Positions; read: ReadonlySet<string> };
         try {
           done = await within(answer(), waitMs + PULL_BROKER_GRACE_MS, 'pull');
         } catch (err) {
@@ -250,8 +252,9 @@ export class PullService {
           if (!isGatewayError(e) || !e.retriable) broken = e;
           throw e;
         }
-        const { r, at } = done;
+        const { r, at, read } = done;
         positions = at;
+        topics = read;
         const c = this.#count(owned.group, owned.createdAt);
         c.delivered += r.events.length;
         if (r.events.length > 0) c.lastDeliveryMs = Date.now();
@@ -263,13 +266,13 @@ export class PullService {
   }
 
   /**
-   * Brings `at` to the topics the subscription reads now: a topic no longer read is dropped, a new
-   * one's partitions (only `only`'s numbers, when given) join at the group's committed offsets —
-   * the positions a new pull would start from; the log start where none is committed.
+   * Brings `at` from the topics `held` to those the subscription reads now, and returns those: a
+   * topic no longer read is dropped, a new one's partitions (only `only`'s numbers, when given)
+   * join at the group's committed offsets — the positions a new pull would start from; the log
+   * start where none is committed. Broker calls only for a topic new to the pull.
    */
-  async #follow(s: StoredSubscription, at: Positions, only: readonly number[] | undefined): Promise<void> {
+  async #follow(s: StoredSubscription, at: Positions, held: ReadonlySet<string>, only: readonly number[] | undefined): Promise<ReadonlySet<string>> {
     const topics = new Set(this.#topics(s));
-    const held = new Set(at.all().map((p) => p.topic));
     for (const t of held) if (!topics.has(t)) at.drop(t);
     for (const topic of topics) {
       if (held.has(topic)) continue;
@@ -280,6 +283,7 @@ export class PullService {
         at.set({ topic, partition, offset: committed.find((x) => x.partition === partition)?.offset ?? 0n });
       }
     }
+    return topics;
   }
 
   /**
