@@ -306,6 +306,12 @@ export function createHttpServer(deps: ServerDeps): Server {
         return;
       }
     }
+    if ((req.url ?? '').includes('#')) {
+      // RFC 9112 §3.2: no form of request-target has a fragment (RFC 9110 §7.1: a client strips it).
+      req.resume();
+      refuse(res, new GatewayError('CEG_MALFORMED_REQUEST', 'the request target has a fragment (#…): a request-target never carries one (RFC 9112 §3.2); leave it out', { retriable: false, details: { field: 'target' } }));
+      return;
+    }
     const target = originForm(req.url ?? '/');
     if (target === undefined) {
       req.resume();
