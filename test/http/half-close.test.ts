@@ -6,7 +6,12 @@
  * In-memory adapters, produce delayed 100 ms (a broker's round trip: the FIN arrives while the
  * write is in flight, as on Kafka), a raw TCP socket on loopback.
  */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connect as tlsConnect } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordCount, startGateway } from '../helpers/gateway.js';
 import type { TestGateway } from '../helpers/gateway.js';
@@ -112,6 +117,43 @@ describe('a client that half-closes after its requests', () => {
       expect(r.closed, JSON.stringify(raw)).toBe(true);
       expect(r.ms, JSON.stringify(raw)).toBeLessThan(3000);
       expect(r.responses.filter((x) => x.status < 400), JSON.stringify(raw)).toEqual([]);
+    }
+  });
+});
+
+describe('over HTTPS', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ceg-halfclose-'));
+  let tls: TestGateway;
+  beforeAll(async () => {
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', join(dir, 'k.pem'), '-out', join(dir, 'c.pem'), '-days', '1', '-subj', '/CN=halfclose', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+    tls = await startGateway({ stack: false, env: { TLS_CERT_FILE: join(dir, 'c.pem'), TLS_KEY_FILE: join(dir, 'k.pem') }, overrides: { transport: slowProduce() } });
+  });
+  afterAll(async () => {
+    await tls?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a client that ends its TLS side after two requests gets both answers (TLS 1.2 and 1.3)', async () => {
+    const tlsPort = Number(new URL(tls.url).port);
+    for (const maxVersion of ['TLSv1.2', 'TLSv1.3'] as const) {
+      const raw = request(JSON.stringify(structuredPriceEvent())) + request(JSON.stringify(structuredPriceEvent()));
+      const got = await new Promise<string>((resolve) => {
+        const s = tlsConnect({ port: tlsPort, host: '127.0.0.1', rejectUnauthorized: false, allowHalfOpen: true, maxVersion });
+        let o = '';
+        const timer = setTimeout(() => {
+          s.destroy();
+          resolve(o);
+        }, 5000);
+        s.on('data', (d: Buffer) => (o += d.toString('latin1')));
+        s.on('end', () => {
+          clearTimeout(timer);
+          s.destroy();
+          resolve(o);
+        });
+        s.on('error', () => undefined);
+        s.on('secureConnect', () => s.end(raw));
+      });
+      expect(parseResponses(Buffer.from(got, 'latin1')).map((x) => x.status), maxVersion).toEqual([202, 202]);
     }
   });
 });
