@@ -138,7 +138,7 @@ describe('over HTTPS', () => {
     for (const maxVersion of ['TLSv1.2', 'TLSv1.3'] as const) {
       const raw = request(JSON.stringify(structuredPriceEvent())) + request(JSON.stringify(structuredPriceEvent()));
       const got = await new Promise<string>((resolve) => {
-        const s = tlsConnect({ port: tlsPort, host: '127.0.0.1', rejectUnauthorized: false, allowHalfOpen: true, maxVersion });
+        const s = tlsConnect({ port: tlsPort, host: '127.0.0.1', rejectUnauthorized: false, maxVersion });
         let o = '';
         const timer = setTimeout(() => {
           s.destroy();
