@@ -78,7 +78,11 @@ export function fromPlatformaticError(err: unknown, context: Readonly<Record<str
   const links = errorTree<PlatformaticLike>(err);
   const ids = links.map((l) => l.apiId).filter((id): id is string => typeof id === 'string');
   const message = typeof (err as PlatformaticLike | null)?.message === 'string' ? String((err as PlatformaticLike).message) : String(err);
-  const inner = links.map((l) => l.message).filter((m): m is string => typeof m === 'string' && m !== message).slice(0, 3);
+  // The root causes first (errors wrapping nothing: "connect ECONNREFUSED 127.0.0.1:9092"), then
+  // the wrappers' own words; each text once (a retried call repeats "Cannot connect to any broker.").
+  const leaves = links.filter((l) => l.cause === undefined && !Array.isArray(l.errors));
+  const texts = [...leaves, ...links.filter((l) => !leaves.includes(l))].map((l) => l.message).filter((m): m is string => typeof m === 'string' && m !== '' && m !== message);
+  const inner = [...new Set(texts)].slice(0, 3);
   const details = { ...context, kafkaError: (err as PlatformaticLike | null)?.code, kafkaType: ids[0] };
   const text = `${typeof context.operation === 'string' ? context.operation : 'kafka'}: ${message}${inner.length > 0 ? ` (${inner.join('; ')})` : ''}`;
   const make = (code: 'CEG_INVALID_NAME' | 'CEG_PAYLOAD_TOO_LARGE' | 'CEG_DELIVERY_TIMEOUT' | 'CEG_BROKER_UNAVAILABLE', retriable: boolean): GatewayError =>
