@@ -117,6 +117,9 @@ export async function startPrivateBroker(prefix: string, opts: { extraProperties
   const pid = (): number | undefined => readPid(kafkaPidFile(config));
   const signal = (s: NodeJS.Signals): void => {
     const p = pid();
+    // A pause that cannot be sent would let the test go on against a running broker and fail far
+    // from the cause (a produce "during the pause" acknowledged): say so here.
+    if (p === undefined && s === 'SIGSTOP') throw new Error(`private broker ${prefix}: no live broker process in ${kafkaPidFile(config)}: cannot pause it`);
     if (p === undefined) return;
     try {
       process.kill(p, s);

@@ -122,6 +122,15 @@ export class PlatformaticConsumption implements Consumption {
   /** Lanes (in-flight window) when the group asked for one, else undefined. */
   readonly #pump: LanePump<TransportRecord> | undefined;
   readonly #serialTopics: ReadonlySet<string>;
+  /**
+   * Without lanes: records in hand over all partitions at most (`partitionsConcurrently`, as
+   * kafkajs's `partitionsConsumedConcurrently`; docs/connectors.md "up to 3 of the partitions"),
+   * and the partitions waiting for a place, served in turn (a place freed goes to the partition
+   * that waited longest). Six hooks ran at once where three were documented (break report D6).
+   */
+  readonly #plainLimit: number;
+  #plainInHand = 0;
+  readonly #plainWaiting: (() => void)[] = [];
 
   private constructor(spec: GroupSpec, handler: RecordHandler, opts: KafkaTransportOptions, pins: LatestPins) {
     this.group = spec.group;
@@ -148,6 +157,7 @@ export class PlatformaticConsumption implements Consumption {
     // Heartbeats run on the member's own timer whatever the handler does.
     this.#ctx = { signal: this.#runner.signal, heartbeat: () => Promise.resolve() };
     this.#serialTopics = new Set(spec.serialTopics ?? []);
+    this.#plainLimit = Math.max(1, Math.floor(spec.partitionsConcurrently ?? opts.partitionsConsumedConcurrently));
     this.#pump =
       spec.inFlightPerPartition === undefined
         ? undefined
@@ -370,12 +380,39 @@ export class PlatformaticConsumption implements Consumption {
     this.#drives.add(run);
   }
 
+  /** A place for one record in hand (see #plainLimit): at once when one is free and nobody waits, else in turn. */
+  #place(): Promise<void> | undefined {
+    if (this.#plainInHand < this.#plainLimit && this.#plainWaiting.length === 0) {
+      this.#plainInHand++;
+      return undefined;
+    }
+    return new Promise<void>((resolve) => this.#plainWaiting.push(resolve));
+  }
+
+  /** Hands the place to the partition that waited longest (the count stays), or frees it. */
+  #freePlace(): void {
+    const next = this.#plainWaiting.shift();
+    if (next !== undefined) next();
+    else this.#plainInHand--;
+  }
+
   async #handleQueue(state: PartitionState): Promise<void> {
     while (state.head < state.queue.length && !this.#stopping && !state.revoked) {
+      const waiting = this.#place();
+      if (waiting !== undefined) await waiting;
+      if (this.#stopping || state.revoked || state.head >= state.queue.length) {
+        this.#freePlace();
+        return;
+      }
       const record = state.queue[state.head++]!;
       // Fewer than PREFETCH_BELOW left: the fetch loop may be asleep (nothing was wanted); wake it.
       if (state.queue.length - state.head === PREFETCH_BELOW - 1) this.#wakeUp();
-      const outcome = await this.#runner.run(record, this.#ctx);
+      let outcome: Awaited<ReturnType<RecordRunner['run']>>;
+      try {
+        outcome = await this.#runner.run(record, this.#ctx);
+      } finally {
+        this.#freePlace();
+      }
       if (outcome === 'abandoned' || outcome === 'failed') {
         state.queue = [];
         state.head = 0;
