@@ -15,6 +15,7 @@
  * Spec: issue 9 ("Pull", "Semantics", "Stateless").
  */
 import { GatewayError, isGatewayError } from '../../../core/errors.js';
+import { raceAbort } from '../../../core/race-abort.js';
 import type { Catalog, EventKind } from '../../../catalog/index.js';
 import type { EventCodec } from '../../../codec/event/index.js';
 import type { Logger } from '../../../observability/index.js';
@@ -38,21 +39,10 @@ export const PULL_BROKER_GRACE_MS = 5_000;
 
 /**
  * `p`, or a retriable CEG_BROKER_UNAVAILABLE once `ms` milliseconds have passed (its later
- * outcome is ignored). `what` names the call in the message.
+ * outcome is dropped: core/race-abort). `what` names the call in the message.
  */
-async function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  p.catch(() => undefined); // its outcome after the deadline is nobody's
-  try {
-    return await Promise.race([
-      p,
-      new Promise<never>((_, no) => {
-        timer = setTimeout(() => no(new GatewayError('CEG_BROKER_UNAVAILABLE', `${what}: the broker did not answer within ${Math.round(ms)} ms; try again`, { retriable: true })), Math.max(0, ms));
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
+function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  return raceAbort(p, AbortSignal.timeout(Math.max(0, Math.round(ms))), () => new GatewayError('CEG_BROKER_UNAVAILABLE', `${what}: the broker did not answer within ${Math.round(ms)} ms; try again`, { retriable: true }));
 }
 
 /** Most events one pull answers. */
