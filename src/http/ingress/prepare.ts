@@ -243,6 +243,13 @@ const URI_WITH_AUTHORITY = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/([^/?#]*)([\s\S]*)$/;
 const HOST_PORT = /^(\[[^\]]*\]|[^:]*)(?::(\d*))?$/;
 const DEFAULT_PORTS: Readonly<Record<string, string>> = { http: '80', https: '443' };
 
+/** The last `DATASCHEMA_BASE_URL` normalised (one per gateway; looked at per event). */
+let lastBase: { readonly raw: string; readonly normal: string } | undefined;
+function normalisedBase(raw: string): string {
+  if (lastBase?.raw !== raw) lastBase = { raw, normal: normaliseUri(raw) };
+  return lastBase.normal;
+}
+
 /**
  * `uri` in the form two equivalent URIs share, so that one can be compared with another by its
  * text: the scheme and the host in lower case and percent-encoded octets' hex digits in upper case
@@ -271,9 +278,11 @@ export function normaliseUri(uri: string): string {
  * `http://gw.example/…` (RFC 3986 §3.1, §3.2.2, §6.2.2.1).
  */
 function chooseVersion(a: Attributes, binding: KindBinding, opts: PrepareOptions, problems: Violation[]): SchemaVersion | undefined {
-  const named = a.dataschema === undefined ? undefined : normaliseUri(a.dataschema);
-  const base = normaliseUri(opts.dataschemaBase);
-  if (named === undefined || !named.startsWith(base)) return binding;
+  // Runs per event: nothing to normalise without a dataschema, and the base once per gateway.
+  if (a.dataschema === undefined) return binding;
+  const named = normaliseUri(a.dataschema);
+  const base = normalisedBase(opts.dataschemaBase);
+  if (!named.startsWith(base)) return binding;
   // The id as the gateway writes it (decimal, no sign, no leading zero): `01`, `1.0` or `0x1`
   // would name the same schema under other spellings.
   const text = named.slice(base.length);
