@@ -1,5 +1,6 @@
 import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import { errorMessage } from '../../core/errors.js';
+import { errorTree } from '../../core/error-tree.js';
 import { sleep } from '../../core/retry.js';
 import type { Consumption, GroupSpec, RecordContext, RecordHandler, TransportRecord } from '../port.js';
 import { RecordRunner } from '../record-runner.js';
@@ -17,6 +18,28 @@ export type LatestPins = ReadonlyMap<string, string>;
 
 /** Of these partitions, the `topic\0partition` keys on which the group has no committed offset now. */
 export type UncommittedLookup = (partitions: Assignment) => Promise<ReadonlySet<string>>;
+
+/** What a consumption asks its transport. */
+export interface ConsumptionLinks {
+  /** The committed offsets of pinned partitions a later join hands this member. */
+  readonly uncommitted?: UncommittedLookup;
+  /** true while the broker is out or the clients recover from an outage (BrokerOutage.recovering). */
+  readonly recovering?: () => boolean;
+}
+
+/**
+ * Kafka protocol errors of a commit that mean the group moved on (a rebalance, a new generation, a
+ * coordinator that moved or is loading); the next generation fetches from the last commit.
+ */
+const ROUTINE_COMMIT_FAILURES: ReadonlySet<string> = new Set([
+  'ILLEGAL_GENERATION', 'REBALANCE_IN_PROGRESS', 'UNKNOWN_MEMBER_ID', 'FENCED_INSTANCE_ID',
+  'NOT_COORDINATOR', 'COORDINATOR_NOT_AVAILABLE', 'COORDINATOR_LOAD_IN_PROGRESS',
+]);
+
+/** true when a failed offset commit only says the group moved on (any error of its cause tree is one of those above): logged at debug. */
+export function isRoutineCommitFailure(err: unknown): boolean {
+  return errorTree(err).some((e) => typeof e.type === 'string' && ROUTINE_COMMIT_FAILURES.has(e.type));
+}
 
 const tpKey = (topic: string, partition: number): string => `${topic}\u0000${partition}`;
 const fromKey = (k: string): { topic: string; partitions: number[] } => {
@@ -122,12 +145,14 @@ export class KafkaConsumption implements Consumption {
   #laneCommitTimer: NodeJS.Timeout | undefined;
   #laneCommitting: Promise<void> | undefined;
   #laneCommitAgain = false;
+  readonly #recovering: () => boolean;
 
-  private constructor(kafka: Kafka, spec: GroupSpec, handler: RecordHandler, opts: KafkaTransportOptions, pins: LatestPins, uncommitted: UncommittedLookup | undefined) {
+  private constructor(kafka: Kafka, spec: GroupSpec, handler: RecordHandler, opts: KafkaTransportOptions, pins: LatestPins, links: ConsumptionLinks) {
     this.group = spec.group;
     this.#opts = opts;
     this.#pins = pins;
-    this.#uncommitted = uncommitted;
+    this.#uncommitted = links.uncommitted;
+    this.#recovering = links.recovering ?? (() => false);
     this.#runner = new RecordRunner({ handler, stopTimeoutMs: spec.stopTimeoutMs ?? 5000, log: opts.logger, group: spec.group, onFailure: (err) => this.#fail(err) });
     this.#commitEveryRecords = spec.commitEveryRecords ?? 500;
     this.#commitIntervalMs = spec.commitIntervalMs ?? 1000;
@@ -173,8 +198,8 @@ export class KafkaConsumption implements Consumption {
    * member's assignment. Errors: GatewayError mapped by {@link fromKafkaError} (e.g.
    * CEG_BROKER_UNAVAILABLE, retriable) when the member cannot join; the consumer is disconnected.
    */
-  static async start(kafka: Kafka, spec: GroupSpec, handler: RecordHandler, opts: KafkaTransportOptions, pins: LatestPins, uncommitted?: UncommittedLookup): Promise<KafkaConsumption> {
-    const c = new KafkaConsumption(kafka, spec, handler, opts, pins, uncommitted);
+  static async start(kafka: Kafka, spec: GroupSpec, handler: RecordHandler, opts: KafkaTransportOptions, pins: LatestPins, links: ConsumptionLinks = {}): Promise<KafkaConsumption> {
+    const c = new KafkaConsumption(kafka, spec, handler, opts, pins, links);
     try {
       await c.#run(spec);
     } catch (err) {
@@ -442,9 +467,11 @@ export class KafkaConsumption implements Consumption {
           await this.#consumer.commitOffsets(due.map(({ lane, offset }) => ({ topic: lane.topic, partition: lane.partition, offset: offset.toString() })));
           for (const { lane, offset } of due) lane.committed(offset);
         } catch (err) {
-          // A rebalance under way is normal (the new generation's fetch starts at the last commit); anything else is worth a warning.
-          const rebalancing = ['ILLEGAL_GENERATION', 'REBALANCE_IN_PROGRESS', 'UNKNOWN_MEMBER_ID'].includes((err as { type?: string }).type ?? '');
-          this.#opts.logger[rebalancing ? 'debug' : 'warn']({ group: this.group, err: errorMessage(err) }, 'committing offsets failed; the next commit carries them');
+          // A rebalance under way is normal (the new generation's fetch starts at the last commit),
+          // as is a failure while the broker is out or the group recovers from an outage (the outage
+          // is logged once); anything else is worth a warning.
+          const routine = this.#recovering() || isRoutineCommitFailure(err);
+          this.#opts.logger[routine ? 'debug' : 'warn']({ group: this.group, err: errorMessage(err) }, 'committing offsets failed; the next commit carries them');
         }
       } while (this.#laneCommitAgain);
     };

@@ -259,7 +259,7 @@ class KafkaTransport implements Transport {
     const clientSuffix = spec.instanceId === undefined ? spec.group : `${spec.group}-${spec.instanceId}`;
     // A pinned partition this member gets at a later join is looked up again (it may still lack a commit).
     const uncommitted = pins.size === 0 ? undefined : (held: readonly { readonly topic: string; readonly partition: number }[]) => this.#uncommitted(spec.group, held);
-    const c = await KafkaConsumption.start(this.#consumerKafka(clientSuffix), { ...spec, topics: [...new Set(spec.topics)] }, handler, this.#opts, pins, uncommitted);
+    const c = await KafkaConsumption.start(this.#consumerKafka(clientSuffix), { ...spec, topics: [...new Set(spec.topics)] }, handler, this.#opts, pins, { uncommitted, recovering: () => this.#outage.recovering });
     this.#consumptions.add(c);
     const forget = (): void => void this.#consumptions.delete(c);
     c.done.then(forget, forget);

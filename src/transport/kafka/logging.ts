@@ -106,7 +106,8 @@ class RejoinEpisodes {
  * With `outage`: a warn or error entry saying the broker cannot be reached starts (or continues)
  * the outage, which logs once; while it lasts every warn/error entry of kafkajs goes to debug
  * (issue 15: a broker outage is logged once when it starts and once when it ends). A group's
- * rejoin lines reach info once per {@link REJOIN_EPISODE_MS}, the rest go to debug. `now`: the
+ * rejoin lines reach info once per {@link REJOIN_EPISODE_MS}, the rest go to debug, and all of
+ * them while `outage` is {@link BrokerOutage.recovering}. `now`: the
  * clock, epoch ms (tests).
  */
 export function kafkaLogCreator(logger: TransportLogger, base: Readonly<Record<string, unknown>>, outage?: BrokerOutage, now: () => number = Date.now): logCreator {
@@ -114,7 +115,8 @@ export function kafkaLogCreator(logger: TransportLogger, base: Readonly<Record<s
   const { logLevel } = kafkajs();
   return () => (entry: LogEntry) => {
     let level = demote(entry);
-    if (level === logLevel.INFO && REJOINING.has(entry.log.message) && !rejoins.first(entry.log.groupId)) level = logLevel.DEBUG;
+    // A rejoin after an outage is its recovery (one per group: hundreds of lines with hundreds of subscriptions).
+    if (level === logLevel.INFO && REJOINING.has(entry.log.message) && (outage?.recovering === true || !rejoins.first(entry.log.groupId))) level = logLevel.DEBUG;
     const { message, timestamp: _timestamp, logger: _name, ...extra } = entry.log as Record<string, unknown> & { message: string };
     if (outage !== undefined && (level === logLevel.ERROR || level === logLevel.WARN)) {
       if (outage.down) outage.suppress();

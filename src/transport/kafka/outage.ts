@@ -30,6 +30,15 @@ export const BROKER_STALL_MS = 5_000;
 /** How long an outage lasts before its warn line is written, ms (see the module comment). */
 export const OUTAGE_LOG_DELAY_MS = 1_000;
 
+/**
+ * How long the recovery from an outage lasts, ms from the answer that ended it: consumer groups
+ * rejoin under new member ids, commits of the old generation fail and are carried by the next.
+ * What the clients say about that meanwhile is part of the outage already logged (issue 15: a
+ * 30 s outage is a handful of lines; a CI run wrote 3 rejoin lines and 2 commit warnings after
+ * "reachable again").
+ */
+export const OUTAGE_RECOVERY_MS = 30_000;
+
 export interface BrokerOutageOptions {
   /** Probe while down: resolves true when the broker answers. Never rejects. */
   readonly probe?: () => Promise<boolean>;
@@ -61,6 +70,11 @@ export class BrokerOutage {
   /** true while an outage lasts (between a failure and the next answer). */
   get down(): boolean {
     return this.#since !== undefined;
+  }
+
+  /** true while an outage lasts or within {@link OUTAGE_RECOVERY_MS} after one ended. */
+  get recovering(): boolean {
+    return this.#since !== undefined || (this.#lastAnswerMs > 0 && Date.now() - this.#lastAnswerMs < OUTAGE_RECOVERY_MS);
   }
 
   /**

@@ -6,6 +6,7 @@ import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../../src/core/errors.js';
 import { fromKafkaError } from '../../../src/transport/kafka/errors.js';
+import { isRoutineCommitFailure } from '../../../src/transport/kafka/consumption.js';
 
 const protocol = (type: string, retriable: boolean, code: number): KafkaJSProtocolError =>
   new KafkaJSProtocolError({ message: `${type} happened`, type, code, retriable } as unknown as Error);
@@ -83,5 +84,19 @@ describe('fromKafkaError', () => {
     expect(plain.cause).toBeInstanceOf(TypeError);
     const own = new GatewayError('CEG_CLOSED', 'closed', { retriable: false });
     expect(fromKafkaError(own, ctx)).toBe(own);
+  });
+});
+
+describe('isRoutineCommitFailure (a failed lane commit logged at debug, not warn)', () => {
+  it('is true for a group that moved on, found anywhere in the cause tree; false for anything else', () => {
+    expect(isRoutineCommitFailure(protocol('UNKNOWN_MEMBER_ID', false, 25))).toBe(true);
+    const generation = protocol('ILLEGAL_GENERATION', false, 22);
+    expect(isRoutineCommitFailure(new (KafkaJSNonRetriableError as unknown as new (e: Error, o: { cause: Error }) => Error)(generation, { cause: generation }))).toBe(true); // as kafkajs's retrier wraps it
+    expect(isRoutineCommitFailure(exhausted(protocol('NOT_COORDINATOR', true, 16)))).toBe(true);
+    expect(isRoutineCommitFailure(protocol('REBALANCE_IN_PROGRESS', false, 27))).toBe(true);
+    expect(isRoutineCommitFailure(protocol('GROUP_AUTHORIZATION_FAILED', false, 30))).toBe(false);
+    expect(isRoutineCommitFailure(protocol('OFFSET_METADATA_TOO_LARGE', false, 12))).toBe(false);
+    expect(isRoutineCommitFailure(new Error('UNKNOWN_MEMBER_ID'))).toBe(false); // a message is no protocol error type
+    expect(isRoutineCommitFailure(undefined)).toBe(false);
   });
 });

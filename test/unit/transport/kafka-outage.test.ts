@@ -3,10 +3,10 @@
  * lasts, kafkajs's per-retry error lines (with their stack traces) go to debug.
  */
 import { logLevel } from 'kafkajs';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { kafkaLogCreator } from '../../../src/transport/kafka/logging.js';
 import type { TransportLogger } from '../../../src/transport/kafka/logging.js';
-import { BrokerOutage, isConnectionTrouble } from '../../../src/transport/kafka/outage.js';
+import { BrokerOutage, OUTAGE_RECOVERY_MS, isConnectionTrouble } from '../../../src/transport/kafka/outage.js';
 import { waitFor } from '../../helpers/wait.js';
 
 function recorder(): { logger: TransportLogger; lines: [string, Record<string, unknown>, string][] } {
@@ -22,6 +22,35 @@ const refused = (broker = '127.0.0.1:1') => ({
 const seed = { namespace: 'BrokerPool', level: logLevel.ERROR, label: 'ERROR', log: { timestamp: 't', message: 'Failed to connect to seed broker, trying another broker from the list: Connection error: connect ECONNREFUSED 127.0.0.1:1', retryCount: 0 } };
 
 describe('broker outage in the log', () => {
+  it('a rejoin of any group during an outage or its recovery (OUTAGE_RECOVERY_MS after its end) goes to debug; a later one to info', () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      const { logger, lines } = recorder();
+      const outage = new BrokerOutage(logger, { logDelayMs: 0 });
+      const log = kafkaLogCreator(logger, {}, outage)(logLevel.INFO);
+      const rejoin = (groupId: string): void => log({ namespace: 'Runner', level: logLevel.ERROR, label: 'ERROR', log: { timestamp: 't', message: 'The coordinator is not aware of this member, re-joining the group', groupId } });
+      const infoRejoins = (): number => lines.filter(([level, , msg]) => level === 'info' && /re-joining/.test(msg)).length;
+      expect(outage.recovering).toBe(false);
+      outage.failed('health check: no answer within 5000 ms', Date.now());
+      expect(outage.recovering).toBe(true);
+      rejoin('g0');
+      vi.setSystemTime(Date.now() + 25_000);
+      outage.ok();
+      for (const g of ['g1', 'g2', 'g3']) rejoin(g); // one per group after the outage: 300 subscriptions, 300 lines
+      vi.setSystemTime(Date.now() + OUTAGE_RECOVERY_MS - 1);
+      rejoin('g4');
+      expect(outage.recovering).toBe(true);
+      expect(infoRejoins()).toBe(0);
+      expect(lines.filter(([level, , msg]) => level === 'debug' && /re-joining/.test(msg))).toHaveLength(5);
+      vi.setSystemTime(Date.now() + 1);
+      expect(outage.recovering).toBe(false);
+      rejoin('g1'); // a rebalance of its own, not the outage's
+      expect(infoRejoins()).toBe(1);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('40 failed connection attempts of several clients give one warn line; the end gives one info line', () => {
     const { logger, lines } = recorder();
     const outage = new BrokerOutage(logger, { base: { transport: 'kafka' }, logDelayMs: 0 });
