@@ -1,6 +1,6 @@
 import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import { errorMessage } from '../../core/errors.js';
-import { errorTree } from '../../core/error-tree.js';
+import { isRoutineCommitFailure } from '../commit-failure.js';
 import { sleep } from '../../core/retry.js';
 import type { Consumption, GroupSpec, RecordContext, RecordHandler, TransportRecord } from '../port.js';
 import { RecordRunner } from '../record-runner.js';
@@ -25,20 +25,6 @@ export interface ConsumptionLinks {
   readonly uncommitted?: UncommittedLookup;
   /** true while the broker is out or the clients recover from an outage (BrokerOutage.recovering). */
   readonly recovering?: () => boolean;
-}
-
-/**
- * Kafka protocol errors of a commit that mean the group moved on (a rebalance, a new generation, a
- * coordinator that moved or is loading); the next generation fetches from the last commit.
- */
-const ROUTINE_COMMIT_FAILURES: ReadonlySet<string> = new Set([
-  'ILLEGAL_GENERATION', 'REBALANCE_IN_PROGRESS', 'UNKNOWN_MEMBER_ID', 'FENCED_INSTANCE_ID',
-  'NOT_COORDINATOR', 'COORDINATOR_NOT_AVAILABLE', 'COORDINATOR_LOAD_IN_PROGRESS',
-]);
-
-/** true when a failed offset commit only says the group moved on (any error of its cause tree is one of those above): logged at debug. */
-export function isRoutineCommitFailure(err: unknown): boolean {
-  return errorTree(err).some((e) => typeof e.type === 'string' && ROUTINE_COMMIT_FAILURES.has(e.type));
 }
 
 const tpKey = (topic: string, partition: number): string => `${topic}\u0000${partition}`;

@@ -5,6 +5,7 @@ import type { KafkaTransportOptions } from '../kafka/options.js';
 import type { Consumption, GroupSpec, RecordContext, RecordHandler, TransportRecord } from '../port.js';
 import { MAX_REDELIVER_MS } from '../port.js';
 import { RecordRunner } from '../record-runner.js';
+import { isRoutineCommitFailure } from '../commit-failure.js';
 import { PartitionLane } from '../in-flight-window.js';
 import { LANE_HIGH, LanePump } from '../lane-pump.js';
 import { baseOptions, closeForced } from './client-options.js';
@@ -132,11 +133,14 @@ export class PlatformaticConsumption implements Consumption {
   #plainInHand = 0;
   readonly #plainWaiting: (() => void)[] = [];
 
-  private constructor(spec: GroupSpec, handler: RecordHandler, opts: KafkaTransportOptions, pins: LatestPins) {
+  readonly #recovering: () => boolean;
+
+  private constructor(spec: GroupSpec, handler: RecordHandler, opts: KafkaTransportOptions, pins: LatestPins, recovering: () => boolean) {
     this.group = spec.group;
     this.#spec = spec;
     this.#opts = opts;
     this.#pins = pins;
+    this.#recovering = recovering;
     this.#runner = new RecordRunner({ handler, stopTimeoutMs: spec.stopTimeoutMs ?? 5000, log: opts.logger, group: spec.group, onFailure: (err) => this.#fail(err) });
     this.#commitEveryRecords = spec.commitEveryRecords ?? 500;
     this.#commitIntervalMs = spec.commitIntervalMs ?? 1000;
@@ -181,8 +185,9 @@ export class PlatformaticConsumption implements Consumption {
    * Errors: GatewayError mapped by {@link fromPlatformaticError} (e.g. CEG_BROKER_UNAVAILABLE,
    * retriable) when the member cannot join; both clients are closed.
    */
-  static async start(spec: GroupSpec, handler: RecordHandler, opts: KafkaTransportOptions, pins: LatestPins): Promise<PlatformaticConsumption> {
-    const c = new PlatformaticConsumption(spec, handler, opts, pins);
+  /** `recovering`: true while the broker is out or the clients recover from an outage (BrokerOutage.recovering). */
+  static async start(spec: GroupSpec, handler: RecordHandler, opts: KafkaTransportOptions, pins: LatestPins, recovering: () => boolean = () => false): Promise<PlatformaticConsumption> {
+    const c = new PlatformaticConsumption(spec, handler, opts, pins, recovering);
     try {
       await c.#run();
     } catch (err) {
@@ -517,7 +522,8 @@ export class PlatformaticConsumption implements Consumption {
       .commit({ offsets })
       .then(
         () => offsets.forEach((o, i) => (due[i]!.committed = o.offset > (due[i]!.committed ?? -1n) ? o.offset : due[i]!.committed)),
-        (err: unknown) => this.#opts.logger.warn({ group: this.group, err: errorMessage(err) }, 'offset commit failed (the records come again)'),
+        // Routine when the group moved on or the clients recover from an outage (logged once already).
+        (err: unknown) => this.#opts.logger[this.#recovering() || isRoutineCommitFailure(err) ? 'debug' : 'warn']({ group: this.group, err: errorMessage(err) }, 'offset commit failed (the records come again)'),
       )
       .finally(() => {
         this.#committing = undefined;

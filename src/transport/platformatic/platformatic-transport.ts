@@ -185,7 +185,7 @@ class PlatformaticTransport implements Transport {
     // Positions fixed by the caller win over this moment's 'latest'; the member uses a pin only for
     // a partition without a commit when it is assigned it (#startOffsets), so no commit moves.
     for (const p of spec.startAt ?? []) if (spec.topics.includes(p.topic)) pins.set(tpKey(p.topic, p.partition), p.offset);
-    const c = await PlatformaticConsumption.start({ ...spec, topics: [...new Set(spec.topics)] }, handler, this.#opts, pins);
+    const c = await PlatformaticConsumption.start({ ...spec, topics: [...new Set(spec.topics)] }, handler, this.#opts, pins, () => this.#outage.recovering);
     this.#consumptions.add(c);
     const forget = (): void => void this.#consumptions.delete(c);
     c.done.then(forget, forget);

@@ -2,11 +2,12 @@ import {
   KafkaJSConnectionError, KafkaJSError, KafkaJSNonRetriableError, KafkaJSNumberOfRetriesExceeded, KafkaJSProtocolError,
   KafkaJSRequestTimeoutError, KafkaJSSASLAuthenticationError,
 } from 'kafkajs';
+import { MultipleErrors, ProtocolError } from '@platformatic/kafka';
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../../src/core/errors.js';
 import { fromKafkaError } from '../../../src/transport/kafka/errors.js';
-import { isRoutineCommitFailure } from '../../../src/transport/kafka/consumption.js';
+import { isRoutineCommitFailure } from '../../../src/transport/commit-failure.js';
 
 const protocol = (type: string, retriable: boolean, code: number): KafkaJSProtocolError =>
   new KafkaJSProtocolError({ message: `${type} happened`, type, code, retriable } as unknown as Error);
@@ -98,5 +99,8 @@ describe('isRoutineCommitFailure (a failed lane commit logged at debug, not warn
     expect(isRoutineCommitFailure(protocol('OFFSET_METADATA_TOO_LARGE', false, 12))).toBe(false);
     expect(isRoutineCommitFailure(new Error('UNKNOWN_MEMBER_ID'))).toBe(false); // a message is no protocol error type
     expect(isRoutineCommitFailure(undefined)).toBe(false);
+    // @platformatic/kafka names it apiId, inside its retry aggregate
+    expect(isRoutineCommitFailure(new MultipleErrors('commit failed', [new ProtocolError('ILLEGAL_GENERATION')]))).toBe(true);
+    expect(isRoutineCommitFailure(new ProtocolError('GROUP_AUTHORIZATION_FAILED'))).toBe(false);
   });
 });
