@@ -122,7 +122,7 @@ describe(`a 30 s broker outage in the log (issue 15, clients ${KAFKA_CLIENTS.joi
     await new Promise((r) => setTimeout(r, 1000));
     const from = watched.map((w) => w.lines.length);
     const pausedAt = performance.now();
-    broker.signal('SIGSTOP');
+    await broker.pause(); // stopped (state T) before anything is sent to it
     await new Promise((r) => setTimeout(r, OUTAGE_MS));
     broker.signal('SIGCONT');
     for (const w of watched) {

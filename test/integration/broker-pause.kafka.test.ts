@@ -79,7 +79,7 @@ describe.each(KAFKA_CLIENTS)('broker paused during POST /events (a private broke
     });
     await waitFor('50 acknowledged batches before the pause', () => exchanges.filter((e) => e.status === 202).length >= 50, 30_000, 20);
 
-    broker.signal('SIGSTOP');
+    await broker.pause(); // stopped (state T) before anything is sent to it
     let readyWhilePaused: number;
     try {
       await sleep(DEADLINE_MS + 500);

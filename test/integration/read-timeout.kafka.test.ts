@@ -158,7 +158,7 @@ describe.each(KAFKA_CLIENTS)('read-only calls against a paused broker (client %s
       // clients to the paused broker (on kafkajs, a lookup connects the admin alone).
       expect(await producing.partitionCount(topic)).toBe(2);
       expect(await consuming.partitionCount(topic)).toBe(2);
-      broker.signal('SIGSTOP');
+      await broker.pause(); // stopped (state T) before anything is sent to it
       let pending: Promise<Consumption | undefined>;
       let pausedErr: unknown;
       try {
@@ -216,7 +216,7 @@ describe.each(KAFKA_CLIENTS)('a consumption running when the broker pauses (clie
       await waitFor('the record produced before the pause consumed', () => seen.includes('before'), 60_000);
       // Long enough for every request of the member (fetch, heartbeat, commit) to time out more
       // than once, and for its session to run out on the broker's clock when it resumes.
-      broker.signal('SIGSTOP');
+      await broker.pause(); // stopped (state T) before anything is sent to it
       try {
         await new Promise((r) => setTimeout(r, 12_000));
       } finally {
