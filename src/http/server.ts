@@ -10,7 +10,7 @@
  * (half-close), §3.2
  * (Host required in HTTP/1.1); RFC 9110 §15.5.6 (405 + Allow), §10.1.1 (Expect), §9.3.6 (CONNECT).
  */
-import { STATUS_CODES, createServer } from 'node:http';
+import { STATUS_CODES, createServer, maxHeaderSize } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -111,18 +111,43 @@ const INGRESS_REQUEST_LINE = /^POST +(?:[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/ ]*)?\/ev
 /** A request line (method and target) at the start of those bytes. */
 const REQUEST_LINE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+ +\S/;
 
+/**
+ * True when Node's parser refused the request head (HPE_HEADER_OVERFLOW) on its request line: the
+ * request target alone crossed the bound, which is 414 URI Too Long (RFC 9110 §15.5.15), not 431.
+ * The parser counts the request line and the header fields against one bound (`maxHeaderSize`,
+ * 16 KiB) and stops at the end of the span that crossed it, in the read it was parsing
+ * (`packet`, offset `at` = the error's `bytesParsed`): a target ends at the SP before the HTTP
+ * version, while a header name ends at its colon and a value at its line end; a span still open
+ * at the end of the read is the target when the read begins the request (a method and SP) and holds
+ * no line end. A read that shows neither (the middle of a long target or of a long header value)
+ * is not told apart: false (431, as before).
+ */
+export function requestLineOverflowed(packet: Buffer | undefined, at: number | undefined): boolean {
+  if (packet === undefined) return false;
+  const end = at === undefined || at < 0 || at > packet.length ? packet.length : at;
+  if (end < packet.length) return packet[end] === 0x20 && packet.subarray(end + 1, end + 6).toString('latin1') === 'HTTP/';
+  const seen = packet.subarray(0, end);
+  return REQUEST_LINE.test(seen.subarray(0, 512).toString('latin1')) && !seen.includes(0x0a);
+}
+
+/** Node's bound on the request head (request line and headers), in KiB as the answers name it. */
+const headKiB = (): number => Math.round(maxHeaderSize / 1024);
+
 /** The answer to a request the HTTP parser refused before any handler ran. */
-function clientErrorAnswer(err: Error & { code?: string; rawPacket?: Buffer }): { status: number; text: string; code: string } {
+function clientErrorAnswer(err: Error & { code?: string; rawPacket?: Buffer; bytesParsed?: number }): { status: number; text: string; code: string } {
   switch (err.code) {
     case 'HPE_HEADER_OVERFLOW': {
+      if (requestLineOverflowed(err.rawPacket, err.bytesParsed)) {
+        return { ...rawProblem('CEG_URI_TOO_LONG', `the request target (path and query) exceeds ${headKiB()} KiB: send long values in a body`, { field: 'target', max: maxHeaderSize }), code: 'CEG_URI_TOO_LONG' };
+      }
       // Only the ingress takes attributes as headers: other routes get no binary-mode advice. The
       // parser hands over its last chunk only, so when that lacks the request line the advice says where it applies.
       const head = err.rawPacket?.subarray(0, 512).toString('latin1') ?? '';
       const detail = INGRESS_REQUEST_LINE.test(head)
-        ? 'the request headers exceed 16 KiB; CloudEvents attributes are headers in binary mode — send large values as data'
+        ? `the request headers exceed ${headKiB()} KiB; CloudEvents attributes are headers in binary mode — send large values as data`
         : REQUEST_LINE.test(head)
-          ? 'the request headers exceed 16 KiB'
-          : 'the request headers exceed 16 KiB (on POST /events, binary-mode CloudEvents attributes are headers: send large values as data)';
+          ? `the request headers exceed ${headKiB()} KiB`
+          : `the request headers exceed ${headKiB()} KiB (on POST /events, binary-mode CloudEvents attributes are headers: send large values as data)`;
       return { ...rawProblem('CEG_HEADERS_TOO_LARGE', detail, { field: 'headers' }), code: 'CEG_HEADERS_TOO_LARGE' };
     }
     case 'ERR_HTTP_REQUEST_TIMEOUT':

@@ -71,6 +71,7 @@ const byCode: ReadonlyMap<string, Row> = new Map<string, Row>([
   ['CEG_METHOD_NOT_ALLOWED', { status: 405, title: 'Method not allowed' }],
   ['CEG_REQUEST_TIMEOUT', { status: 408, title: 'Request timeout' }],
   ['CEG_HEADERS_TOO_LARGE', { status: 431, title: 'Request header fields too large' }],
+  ['CEG_URI_TOO_LONG', { status: 414, title: 'URI too long' }],
   ['CEG_EXPECTATION_FAILED', { status: 417, title: 'Expectation failed' }],
   ['CEG_NOT_IMPLEMENTED', { status: 501, title: 'Not implemented' }],
   ['CEG_STORE_UNAVAILABLE', { status: 503, title: 'Store unavailable' }],

@@ -27,6 +27,7 @@ const CODE_OF_STATUS: ReadonlyMap<number, ErrorCode> = new Map<number, ErrorCode
   [408, 'CEG_REQUEST_TIMEOUT'],
   [409, 'CEG_CONFLICT'],
   [413, 'CEG_PAYLOAD_TOO_LARGE'],
+  [414, 'CEG_URI_TOO_LONG'],
   [415, 'CEG_UNSUPPORTED_MEDIA_TYPE'],
   [431, 'CEG_HEADERS_TOO_LARGE'],
 ]);

@@ -44,6 +44,7 @@ export const ingressPaths: PathsFragment = {
         '405': notAllowed,
         '408': problem('The request did not arrive in time.'),
         '413': problem('Body, batch, event or record over its bound.'),
+        '414': problem('Request target (path and query) over the bound.'),
         '415': problem('Not a CloudEvents media type or content coding.'),
         '431': problem('Headers over the bound.'),
         '503': {
