@@ -44,7 +44,7 @@ import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { subscriptionLag } from '../bus/status/index.js';
 import { permissionViews } from './permission-views.js';
 import type { MetricsPartitionLag as PartitionLag } from '../observability/index.js';
-import { DEFAULT_OWNER, PullService, Reconciler, SubscriptionService, extendedPartnerIds, SubscriptionStore, cursorSigner, deriveCursorKey, developmentCursorKey, developmentKey, parseSecretsKey, secretBox, secretsKeyDecision, secretsKeyMissing } from '../bus/subscriptions/index.js';
+import { DEFAULT_OWNER, PullService, Reconciler, SubscriptionService, extendedPartnerIds, shadowingFile, SubscriptionStore, cursorSigner, deriveCursorKey, developmentCursorKey, developmentKey, parseSecretsKey, secretBox, secretsKeyDecision, secretsKeyMissing } from '../bus/subscriptions/index.js';
 import type { CursorSigner, SecretBox, StoredSubscription } from '../bus/subscriptions/index.js';
 import { ReplayCoordinator, ReplayLog, RestartableSubscription, replayAuditTopicOf, replayHolds, replayLocal } from '../bus/subscriptions/replay/index.js';
 import type { LocalReplayOptions, ReplayReport, ReplayTo } from '../bus/subscriptions/replay/index.js';
@@ -625,15 +625,25 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
         let leaseEnd = Number.POSITIVE_INFINITY;
         for (const d of declared) out.set(d.group, d);
         for (const [group, st] of all) {
-          if (out.has(group)) {
-            // A file declares it: the file wins (docs/subscriptions.md). Said once: the stored
-            // one's sink silently stopped getting events.
+          // (A file's subscription without a view still takes its own group.)
+          const shadow = shadowingFile(st, fileViews) ?? (out.has(group) ? { name: st.name, owner: st.owner, group, reason: '' } : undefined);
+          if (shadow !== undefined) {
+            // A file declares its group, or its name for the anonymous owner: the file wins
+            // (docs/subscriptions.md "Subscriptions in connector files"). Said once per stored
+            // subscription, naming both: its sink silently stopped getting events. GET, the list
+            // and the status show `shadowedBy`.
             if (!shadowed.has(group)) {
               shadowed.add(group);
-              slog.warn({ subscription: group, owner: st.owner, name: st.name }, 'a connector file declares this subscription, so the one stored through the HTTP API (same owner and name) is not run: its sink gets nothing while the file does; rename one of them');
+              slog.warn(
+                { subscription: group, owner: st.owner, name: st.name, fileOwner: shadow.owner, fileGroup: shadow.group },
+                shadow.group === group
+                  ? 'a connector file declares this subscription, so the one stored through the HTTP API (same owner and name) is not run: its sink gets nothing while the file does; rename one of them'
+                  : `a connector file declares subscription ${st.name} of owner ${shadow.owner} (group ${shadow.group}), and one of that name is stored through the HTTP API by owner ${st.owner}, whose callers address files' subscriptions by name too: the file's wins, the stored one is not run (its sink gets nothing); delete the stored one, or rename one of them`,
+              );
             }
             continue;
           }
+          shadowed.delete(group);
           if (st.delivery.mode === 'pull') continue; // served by requests, never by a group member (issue 9)
           let c = cache.get(group);
           if (c === undefined || c.stored !== st) {
@@ -684,7 +694,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       log: slog,
       declared: (group) => declared.some((d) => d.group === group),
     });
-    pullService = new PullService({ subscription: (g) => s.get(g), catalog, codec: () => need(codec, 'codec'), transport, signer: cursorKey(), log: slog.child({ delivery: 'pull' }), mayRead: (owner, kind) => mayRead(owner, kind), declared: (group) => declared.some((d) => d.group === group) });
+    pullService = new PullService({ subscription: (g) => s.get(g), catalog, codec: () => need(codec, 'codec'), transport, signer: cursorKey(), log: slog.child({ delivery: 'pull' }), mayRead: (owner, kind) => mayRead(owner, kind), declared: (group) => declared.some((d) => d.group === group), shadowedBy: (group) => svc.shadowedBy(group) });
     service = svc;
     await reconciler?.settled();
   }
@@ -704,7 +714,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
         // a kind PATCHed out (or a subscription deleted and created again under its name) leaves its
         // dead letters on the same dead-letter topic.
         const held = kindsHeldFrom(v);
-        const heldKinds = held.length === 0 ? {} : { heldKinds: held };
+        const heldKinds = { ...(held.length === 0 ? {} : { heldKinds: held }), ...(v.shadowedBy === undefined ? {} : { shadowedBy: v.shadowedBy }) };
         if (v.delivery.mode === 'pull') return { name: v.name, owner: v.owner, group: v.group, origin: v.origin, state: v.state, topics, pull: true, ...heldKinds };
         // A kind added by PATCH starts at the positions fixed then (its lag counts from there).
         const startAt = service.startPositions(v.group);

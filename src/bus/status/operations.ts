@@ -44,6 +44,8 @@ export interface SubscriptionTarget {
   readonly heldKinds?: readonly string[];
   /** When and why its consumer stopped (`failed` only), epoch ms. */
   readonly failure?: { readonly atMs: number; readonly reason: string };
+  /** A stored subscription a connector file's shadows (subscriptions/service.ts shadowingFile): not run; the file's name, owner, group and why. */
+  readonly shadowedBy?: { readonly name: string; readonly owner: string; readonly group: string; readonly reason: string };
   /**
    * Where the group starts on partitions it has no commit on yet, when its definition says so (an
    * HTTP push subscription's live `startAt`: SubscriptionService.startPositions); the lag counts
@@ -60,6 +62,12 @@ export interface SubscriptionStatus {
   readonly state: SubscriptionTarget['state'];
   /** A member of the group runs on the instance that answered. */
   readonly running: boolean;
+  /**
+   * Present when a connector file's subscription shadows this stored one (the same consumer group,
+   * or the same name for the anonymous owner): the file's wins and this one is not run; its name,
+   * owner, group and what to do.
+   */
+  readonly shadowedBy?: { readonly name: string; readonly owner: string; readonly group: string; readonly reason: string };
   /** Exact, from Kafka. */
   readonly lag: SubscriptionLag;
   /** Events handled (acknowledged by the handler or the sink) on this instance, by every member it ran since the subscription appeared here (a member stopped when idle keeps its counts). */
@@ -180,6 +188,7 @@ export class SubscriptionOperations {
       origin: t.origin,
       state: t.state,
       running: m !== undefined,
+      ...(t.shadowedBy === undefined ? {} : { shadowedBy: t.shadowedBy }),
       lag,
       delivered: counts.delivered,
       retried: counts.retried,

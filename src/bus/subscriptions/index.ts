@@ -12,8 +12,8 @@ export { DEFAULT_SUBSCRIPTIONS_TOPIC, SubscriptionStore, subscriptionsTopicSpec 
 export type { StoreListener } from './store.js';
 export { parseStored } from './stored.js';
 export type { StoredPullDelivery, StoredPushDelivery, StoredStartAt, StoredSubscription } from './stored.js';
-export { SubscriptionService, mergePatch, quotaExceeded, viewOf } from './service.js';
-export type { OpenedSecrets, SubscriptionServiceDeps, SubscriptionView } from './service.js';
+export { SubscriptionService, mergePatch, quotaExceeded, shadowingFile, viewOf } from './service.js';
+export type { OpenedSecrets, ShadowingFile, SubscriptionServiceDeps, SubscriptionView } from './service.js';
 export { DEFAULT_ON_DEMAND, PUSH_COMMIT, Reconciler } from './reconciler.js';
 export type { MemberCounts, OnDemand, OnDemandOptions, RunSpec, RunningSink, SinkContext, SinkFactory, SubscribeHost } from './reconciler.js';
 export { movedPast, pendingOf } from './pending.js';

@@ -84,6 +84,44 @@ export interface SubscriptionView {
   readonly forbiddenKinds?: readonly string[];
   /** Why, and what to do (with `forbiddenKinds`). */
   readonly forbiddenReason?: string;
+  /**
+   * Set on a stored (`api`) subscription that a connector file's subscription shadows
+   * ({@link shadowingFile}): the file's wins, so this one is not run (its sink gets nothing, a pull
+   * is refused 409) until it is deleted or the file is. Absent otherwise. Not stored.
+   */
+  readonly shadowedBy?: ShadowingFile;
+}
+
+/** The connector file's subscription that shadows a stored one: its name, owner and consumer group, and what to do. */
+export interface ShadowingFile {
+  readonly name: string;
+  readonly owner: string;
+  readonly group: string;
+  readonly reason: string;
+}
+
+/**
+ * The connector file's subscription that shadows the stored subscription `stored`, or undefined.
+ * Names are unique where they are addressed (as in a Kubernetes namespace), and the file's
+ * declaration wins over the stored one (git-ops), which is then not run:
+ * - the file declares the same consumer group (same owner and name): both cannot run in one group;
+ * - `stored` belongs to the anonymous owner ({@link DEFAULT_OWNER}, every caller of a gateway
+ *   without authentication) and a file declares a subscription of the same name under another
+ *   owner: the anonymous caller addresses files' subscriptions by name too (GET, PATCH, DELETE,
+ *   status), so two of one name would be one name for two subscriptions.
+ * A partner's subscription is in the partner's own namespace: a file's of the same name under
+ * another owner does not shadow it. `declared`: the files' subscriptions by consumer group.
+ * Spec: docs/subscriptions.md "Subscriptions in connector files (git-ops)".
+ */
+export function shadowingFile(stored: Pick<StoredSubscription, 'name' | 'owner' | 'group'>, declared: ReadonlyMap<string, Pick<SubscriptionView, 'name' | 'owner' | 'group'>>): ShadowingFile | undefined {
+  const same = declared.get(stored.group);
+  const file = same ?? (stored.owner === DEFAULT_OWNER ? [...declared.values()].find((v) => v.name === stored.name) : undefined);
+  if (file === undefined) return undefined;
+  const reason =
+    same !== undefined
+      ? `a connector file declares subscription ${file.name} of the same owner (consumer group ${file.group}), and the file's wins: this one is not run; delete it, or rename one of them`
+      : `a connector file declares subscription ${file.name} of owner ${file.owner} (consumer group ${file.group}), and names are unique for the anonymous owner: the file's wins, this one (owner ${stored.owner}) is not run; delete it, or rename one of them`;
+  return { name: file.name, owner: file.owner, group: file.group, reason };
 }
 
 export interface SubscriptionServiceDeps {
@@ -116,7 +154,7 @@ const IMMUTABLE = ['name', 'owner', 'start'] as const;
  * can be sent back with a member changed (Google AIP-203, output-only fields; Kubernetes ignores
  * `status` in an update of the spec the same way).
  */
-const OUTPUT_ONLY = ['group', 'deadLetterTopic', 'stateReason', 'createdAt', 'updatedAt', 'generation', 'replay', 'origin', 'forbiddenKinds', 'forbiddenReason'] as const;
+const OUTPUT_ONLY = ['group', 'deadLetterTopic', 'stateReason', 'createdAt', 'updatedAt', 'generation', 'replay', 'origin', 'forbiddenKinds', 'forbiddenReason', 'shadowedBy'] as const;
 const OUTPUT_ONLY_DELIVERY = ['secretCount', 'headerNames'] as const;
 
 /**
@@ -219,7 +257,7 @@ export class SubscriptionService {
 
   /** Every subscription of `owner`; without one (no partner identities yet, issue 11), every subscription. */
   list(owner?: string): SubscriptionView[] {
-    const api = [...this.#d.store.all().values()].filter((s) => owner === undefined || s.owner === owner).map((s) => viewOf(s));
+    const api = [...this.#d.store.all().values()].filter((s) => owner === undefined || s.owner === owner).map((s) => this.#storedView(s));
     const files = [...(this.#d.declared?.().values() ?? [])].filter((v) => owner === undefined || v.owner === owner);
     return [...api, ...files].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
@@ -228,7 +266,7 @@ export class SubscriptionService {
   get(name: string, owner: string = DEFAULT_OWNER): SubscriptionView {
     const group = groupOf(owner, name);
     const s = this.#d.store.get(group);
-    if (s !== undefined) return viewOf(s);
+    if (s !== undefined) return this.#storedView(s);
     const declared = this.#declaredNamed(name, owner);
     if (declared !== undefined) return declared;
     throw notFound(name);
@@ -246,6 +284,23 @@ export class SubscriptionService {
    */
   startPositions(group: string): TopicPartitionOffset[] {
     return startPositionsOf(this.#d.store.get(group), Date.now());
+  }
+
+  /**
+   * The connector file's subscription that shadows the stored one of consumer group `group`
+   * ({@link shadowingFile}), or undefined (none, or no such stored subscription).
+   */
+  shadowedBy(group: string): ShadowingFile | undefined {
+    const s = this.#d.store.get(group);
+    const declared = this.#d.declared?.();
+    return s === undefined || declared === undefined ? undefined : shadowingFile(s, declared);
+  }
+
+  /** A stored subscription's view, marked when a connector file shadows it. */
+  #storedView(s: StoredSubscription): SubscriptionView {
+    const declared = this.#d.declared?.();
+    const shadow = declared === undefined ? undefined : shadowingFile(s, declared);
+    return shadow === undefined ? viewOf(s) : { ...viewOf(s), shadowedBy: shadow };
   }
 
   #declaredNamed(name: string, owner: string): SubscriptionView | undefined {
@@ -278,7 +333,12 @@ export class SubscriptionService {
     const push = req.delivery.mode === 'push' ? req.delivery : undefined;
     if (push !== undefined) this.#box();
     const group = groupOf(owner, req.name);
-    if (this.#d.store.get(group) !== undefined || this.#declaredNamed(req.name, owner) !== undefined) {
+    const file = this.#declaredNamed(req.name, owner);
+    if (file !== undefined) {
+      // The file's wins (shadowingFile): a stored one of its name would never run.
+      throw new GatewayError('CEG_CONFLICT', `a connector file declares a subscription named ${req.name} (owner ${file.owner}, consumer group ${file.group}); change it there, or choose another name`, { retriable: false, details: { field: 'name' } });
+    }
+    if (this.#d.store.get(group) !== undefined) {
       throw new GatewayError('CEG_CONFLICT', `a subscription named ${req.name} exists already`, { retriable: false, details: { field: 'name' } });
     }
     // The quota after the body's own checks (a bad body is named whatever the count); the local
@@ -400,7 +460,7 @@ export class SubscriptionService {
     });
     // A replay under way keeps its pause through an update (issue 9).
     await this.#d.store.put({ ...stored, ...(replay === undefined ? {} : { replay }), ...(startAt.length === 0 ? {} : { startAt }) });
-    return viewOf(stored);
+    return this.#storedView(stored);
   }
 
   /** Errors: CEG_NOT_FOUND, CEG_CONFLICT (declared in a file), the transport's. */

@@ -77,6 +77,13 @@ export interface PullServiceDeps {
    * of that group is not pulled, streamed or committed (CEG_CONFLICT, `name`). Absent: none.
    */
   readonly declared?: (group: string) => boolean;
+  /**
+   * The connector file's subscription that shadows the stored one of this consumer group, of the
+   * same group or (for the anonymous owner) of the same name under another owner
+   * (subscriptions/service.ts shadowingFile): the file's wins, so the stored pull subscription is
+   * not pulled, streamed or committed either (CEG_CONFLICT, `name`, its `reason`). Absent: none.
+   */
+  readonly shadowedBy?: (group: string) => { readonly owner: string; readonly group: string; readonly reason: string } | undefined;
 }
 
 export interface PullOptions {
@@ -321,6 +328,10 @@ export class PullService {
     if (s === undefined) throw notFound(name);
     if (this.#d.declared?.(s.group) === true) {
       throw new GatewayError('CEG_CONFLICT', `subscription ${name.slice(0, 100)} is not run: a connector file declares a subscription of the same owner and name (consumer group ${s.group}), and the file's wins; rename one of them`, { retriable: false, details: { field: 'name' } });
+    }
+    const shadow = this.#d.shadowedBy?.(s.group);
+    if (shadow !== undefined) {
+      throw new GatewayError('CEG_CONFLICT', `subscription ${name.slice(0, 100)} is not run: ${shadow.reason}`, { retriable: false, details: { field: 'name', shadowedBy: { owner: shadow.owner, group: shadow.group } } });
     }
     if (s.delivery.mode !== 'pull') throw new GatewayError('CEG_CONFLICT', `subscription ${name} is a ${s.delivery.mode} subscription; pull needs delivery.mode pull`, { retriable: false, details: { field: 'delivery.mode' } });
     if (s.state !== 'active') throw new GatewayError('CEG_CONFLICT', `subscription ${name} is ${s.state}; set state active to pull`, { retriable: false, details: { field: 'state' } });

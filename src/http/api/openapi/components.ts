@@ -167,6 +167,12 @@ export const components: Json = {
         origin: { enum: ['api', 'file'] },
         forbiddenKinds: { type: 'array', items: { type: 'string' }, description: 'Kinds (by name) its owner may no longer read (a revoked subscribe permission): not delivered. Absent when none (docs/security.md "Revoking a permission").' },
         forbiddenReason: { type: 'string', description: 'Why, and what to do (with forbiddenKinds).' },
+        shadowedBy: {
+          type: 'object',
+          description: 'A stored subscription that a connector file\'s subscription shadows (the same consumer group, or the same name for the anonymous owner): the file\'s wins and this one is not run until it is deleted or renamed. Absent otherwise (docs/subscriptions.md "Subscriptions in connector files").',
+          required: ['name', 'owner', 'group', 'reason'],
+          properties: { name: { type: 'string' }, owner: { type: 'string' }, group: { type: 'string' }, reason: { type: 'string' } },
+        },
       },
     },
     SubscriptionRequest: {
