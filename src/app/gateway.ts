@@ -34,6 +34,7 @@ import { createConfluentRegistry, createMemoryRegistry } from '../registry/index
 import type { SchemaRegistry } from '../registry/port.js';
 import { createKafkaTransport, createMemoryTransport, createPlatformaticTransport } from '../transport/index.js';
 import type { Transport } from '../transport/port.js';
+import type { KafkaTransportOptions } from '../transport/index.js';
 import { GatewayMetrics } from '../observability/metrics.js';
 import type { SubscriptionFigures } from '../observability/metrics.js';
 import type { Registry } from 'prom-client';
@@ -175,6 +176,12 @@ export interface GatewayOverrides {
    * catalog's schemas and the gateway cannot publish (publisher() and records() throw).
    */
   readonly readOnly?: boolean;
+  /**
+   * The Kafka clients' connect and request timeouts, ms, instead of the transport's defaults (3000
+   * and 30000): the CLI's broker deadline (cli/broker-deadline.ts). Only with KAFKA_BROKERS and no
+   * `transport` override.
+   */
+  readonly kafkaTimeouts?: Partial<Pick<KafkaTransportOptions, 'connectionTimeoutMs' | 'requestTimeoutMs'>>;
   /** The prom-client registry to record into (a library user's own); default a registry of this gateway. */
   readonly metricsRegistry?: Registry;
   /** Export spans here (tracing on, whatever the configuration says): tests use an in-memory exporter. */
@@ -195,7 +202,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
   const transport: Transport =
     overrides.transport ??
     (config.kafka
-      ? (config.kafka.client === 'platformatic' ? createPlatformaticTransport : createKafkaTransport)({ clientId: config.kafka.clientId, brokers: config.kafka.brokers, ssl: config.kafka.ca === undefined ? config.kafka.ssl : { ca: [config.kafka.ca] }, sasl: config.kafka.sasl, logger: log.child({ component: 'kafka', client: config.kafka.client }) })
+      ? (config.kafka.client === 'platformatic' ? createPlatformaticTransport : createKafkaTransport)({ clientId: config.kafka.clientId, brokers: config.kafka.brokers, ssl: config.kafka.ca === undefined ? config.kafka.ssl : { ca: [config.kafka.ca] }, sasl: config.kafka.sasl, logger: log.child({ component: 'kafka', client: config.kafka.client }), ...overrides.kafkaTimeouts })
       : createMemoryTransport());
   const registry: SchemaRegistry =
     overrides.registry ??

@@ -6,6 +6,8 @@ import { environment, loadConfig } from '../config/index.js';
 import type { Config } from '../config/index.js';
 import { createLogger } from '../observability/index.js';
 import type { Logger } from '../observability/index.js';
+import type { Transport } from '../transport/index.js';
+import { awaitBroker, brokerTimeoutMs } from './broker-deadline.js';
 
 /** Exit codes (DESIGN "Conventions"): 0 ok, 1 a check failed, 2 usage or connection error. */
 export const EXIT_OK = 0;
@@ -17,14 +19,47 @@ export const EXIT_USAGE = 2;
  * `overrides`: variables a command's options set for this run (they win over the environment).
  * `vars`: the environment over the env file, as read (the CLI's own client settings, e.g.
  * CE_GATEWAY_API_KEY, come from there: gateway-client.ts).
+ * `brokerTimeoutMs`: the broker deadline, ms (`--broker-timeout`, CE_GATEWAY_BROKER_TIMEOUT_MS,
+ * default 30000: broker-deadline.ts).
+ * Errors: commander's usage error, exit 2, for a CE_GATEWAY_BROKER_TIMEOUT_MS that is no whole
+ *   number of ms; loadConfig's errors.
  */
-export function setup(program: Command, overrides: Readonly<Record<string, string>> = {}): { config: Config; log: Logger; vars: Readonly<Record<string, string | undefined>> } {
-  const opts = program.opts<{ logLevel?: string }>();
+export function setup(program: Command, overrides: Readonly<Record<string, string>> = {}): { config: Config; log: Logger; vars: Readonly<Record<string, string | undefined>>; brokerTimeoutMs: number } {
+  const opts = program.opts<{ logLevel?: string; brokerTimeout?: number }>();
   const { vars, file } = environment(process.env, process.cwd());
   const config = loadConfig({ ...vars, ...(opts.logLevel ? { LOG_LEVEL: opts.logLevel } : {}), ...overrides });
+  let deadline: number;
+  try {
+    deadline = brokerTimeoutMs(opts.brokerTimeout, vars);
+  } catch (err) {
+    program.error(errorMessage(err), { exitCode: EXIT_USAGE });
+  }
   const log = createLogger({ level: config.logLevel, destination: process.stderr });
   if (file) log.debug({ file }, 'settings read from env file (environment variables win)');
-  return { config, log, vars };
+  return { config, log, vars, brokerTimeoutMs: deadline };
+}
+
+/**
+ * Starts the broker deadline of a command (broker-deadline.ts `awaitBroker`), next to the command's
+ * own work: when the broker has not answered within `deadlineMs` ms, writes `ce-gateway <command>:
+ * kafka: no answer from <brokers> within <ms> ms …` (or `o.message` of that text) to stderr and
+ * exits with `o.exitCode` (default 2) at once, without closing: a client still connecting to a
+ * broker that does not answer would hold the close (and the process) for as long as its own retries
+ * take. A failure of the command's own first (a refused connection, credentials) is reported by the
+ * command as before. `stop()` ends the watch (call it when the command is done, after closing);
+ * it also ends by itself at the broker's first answer. `o.bound`: what set the deadline, for the
+ * message. Without KAFKA_BROKERS it watches nothing.
+ */
+export function brokerDeadline(transport: Pick<Transport, 'isHealthy'>, config: Config, deadlineMs: number, command: string, o: { readonly exitCode?: number; readonly bound?: string; readonly message?: (text: string) => string } = {}): { stop(): void } {
+  const stopped = new AbortController();
+  if (config.kafka !== undefined) {
+    awaitBroker(transport, config.kafka.brokers, deadlineMs, o.bound, stopped.signal).catch((err: unknown) => {
+      const text = errorMessage(err);
+      process.stderr.write(o.message === undefined ? `ce-gateway ${command}: ${text}\n` : o.message(text));
+      process.exit(o.exitCode ?? EXIT_USAGE);
+    });
+  }
+  return { stop: () => stopped.abort() };
 }
 
 /**

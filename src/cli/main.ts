@@ -19,6 +19,7 @@ import { registerReplayCommand } from './commands/replay.js';
 import { registerDeadLettersCommand } from './commands/deadletters.js';
 import { registerConfigCommand } from './commands/config.js';
 import { EXIT_USAGE } from './context.js';
+import { BROKER_TIMEOUT_VARIABLE, DEFAULT_BROKER_TIMEOUT_MS, brokerTimeoutOption } from './broker-deadline.js';
 
 /** The package's version (package.json is two folders up from both src/cli and dist/cli). */
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -28,6 +29,7 @@ const program = new Command()
   .description('Kafka-based CloudEvents gateway and event bus')
   .version(version, '-V, --version', 'print the version of ce-gateway')
   .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent (default: LOG_LEVEL or info)')
+  .option('--broker-timeout <ms>', `commands on Kafka give up (exit 2) when the broker has not answered within this long; bounds connecting and the first answer, not a long run (default: ${BROKER_TIMEOUT_VARIABLE} or ${DEFAULT_BROKER_TIMEOUT_MS})`, brokerTimeoutOption)
   .exitOverride();
 
 registerServeCommand(program);

@@ -22,6 +22,7 @@ import { readTlsPair } from '../../http/tls.js';
 import { isLoopbackHost } from '../../core/loopback.js';
 import { EXIT_OK, EXIT_USAGE } from '../context.js';
 import { CLIENT_VARIABLES } from '../gateway-client.js';
+import { BROKER_TIMEOUT_VARIABLE } from '../broker-deadline.js';
 
 /** Prefixes of the gateway's own variables: an unknown variable with one of them is probably a typo. */
 const OUR_PREFIXES = ['OPS_', 'KAFKA_', 'SCHEMA_REGISTRY_', 'INGRESS_', 'HTTP_', 'OUTBOX_', 'PUBLISH_', 'WEBHOOK_', 'SUBSCRIPTION', 'SHUTDOWN_', 'READINESS_', 'BUS_', 'CE_GATEWAY_', 'CATALOG_', 'CONNECTORS_', 'DATASCHEMA_'];
@@ -74,9 +75,9 @@ export function checkConfiguration(env: NodeJS.ProcessEnv, cwd: string): Report 
   } catch (err) {
     return { ok: false, envFile: env.CE_GATEWAY_ENV_FILE ?? null, problems: [{ variable: 'CE_GATEWAY_ENV_FILE', message: errorMessage(err) }], warnings: [] };
   }
-  // The CLI's own client variables (CE_GATEWAY_API_KEY[_FILE], gateway-client.ts) are not the gateway's settings, but no typo either.
+  // The CLI's own client variables (CE_GATEWAY_API_KEY[_FILE], gateway-client.ts; CE_GATEWAY_BROKER_TIMEOUT_MS, broker-deadline.ts) are not the gateway's settings, but no typo either.
   // KAFKA_LIBS: written into .stack/env by `npm run stack:up` for the tests' Kafka tools; no typo either.
-  const known = new Set([...CONFIG_KEYS, ...CLIENT_VARIABLES, ...STACK_VARIABLES]);
+  const known = new Set([...CONFIG_KEYS, ...CLIENT_VARIABLES, BROKER_TIMEOUT_VARIABLE, ...STACK_VARIABLES]);
   const warnings = Object.keys(vars)
     .filter((k) => !known.has(k) && OUR_PREFIXES.some((p) => k.startsWith(p)))
     .sort()

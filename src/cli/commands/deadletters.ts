@@ -12,7 +12,8 @@ import { printable } from '../../core/printable.js';
 import { topicNameProblem } from '../../core/topic-name.js';
 import type { Config } from '../../config/index.js';
 import type { Logger } from '../../observability/index.js';
-import { EXIT_CHECK_FAILED, requireKafka, setup } from '../context.js';
+import { EXIT_CHECK_FAILED, brokerDeadline, requireKafka, setup } from '../context.js';
+import { cliKafkaTimeouts } from '../broker-deadline.js';
 import { ownerOfGroup } from '../subscription-owner.js';
 import { ownerOption } from '../gateway-client.js';
 import { wholeNumber } from '../numbers.js';
@@ -120,14 +121,17 @@ export function registerDeadLettersCommand(program: Command): void {
   const cmd = program.command('deadletters').description("list, redrive or purge a subscription's dead letters (<subscription>.dlq)");
   const owner = (o: { owner?: string }): string => o.owner ?? DEFAULT_OWNER;
   const withGateway = async <T>(run: (gw: Gateway, dl: DeadLetters, config: Config, log: Logger) => Promise<T>): Promise<T> => {
-    const { config, log } = setup(program);
+    const { config, log, brokerTimeoutMs } = setup(program);
     requireKafka(program, config, 'deadletters');
-    const gw = createGateway(config, log, { readOnly: true });
+    const gw = createGateway(config, log, { readOnly: true, kafkaTimeouts: cliKafkaTimeouts(brokerTimeoutMs) });
+    // A broker that does not answer within the deadline ends the command (exit 2).
+    const deadline = brokerDeadline(gw.transport, config, brokerTimeoutMs, 'deadletters');
     try {
       await gw.ready;
       return await run(gw, new DeadLetters({ transport: gw.transport, codec: gw.codec() }), config, log);
     } finally {
       await gw.close();
+      deadline.stop();
     }
   };
 

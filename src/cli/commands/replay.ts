@@ -29,7 +29,8 @@ import { errorMessage } from '../../core/errors.js';
 import { hasUserinfo, publicText, publicUrl } from '../../core/public-url.js';
 import type { Config } from '../../config/index.js';
 import type { Logger } from '../../observability/index.js';
-import { EXIT_CHECK_FAILED, EXIT_USAGE, setup } from '../context.js';
+import { EXIT_CHECK_FAILED, EXIT_USAGE, brokerDeadline, setup } from '../context.js';
+import { cliKafkaTimeouts } from '../broker-deadline.js';
 import { GatewayClient, gatewayClient, withGatewayOptions } from '../gateway-client.js';
 import { parseSince } from '../since.js';
 import { wholeNumber } from '../numbers.js';
@@ -138,6 +139,8 @@ interface WatchContext {
   readonly log: Logger;
   readonly lines: boolean;
   readonly timeoutS: number;
+  /** The broker deadline, ms (--broker-timeout): the watch's first Kafka answer within it, else exit 1 (the replay was done). */
+  readonly brokerTimeoutMs: number;
 }
 
 /**
@@ -164,7 +167,9 @@ async function watchDrain(w: WatchContext): Promise<'drained' | 'timeout' | 'pau
   const topics = [...new Set((view.kinds ?? []).map((k) => catalog.kinds?.find((c) => c.name === k || c.eventId === k)?.topic).filter((t): t is string => t !== undefined))];
   if (view.group === undefined || topics.length === 0) throw new Error(`cannot tell the consumer group and topics of ${name}`);
   const group = view.group;
-  const gw = createGateway(config, log, { readOnly: true });
+  const gw = createGateway(config, log, { readOnly: true, kafkaTimeouts: cliKafkaTimeouts(w.brokerTimeoutMs) });
+  // The replay is done: a broker that does not answer ends the watch with exit 1, as a failed watch does.
+  const deadline = brokerDeadline(gw.transport, config, w.brokerTimeoutMs, 'replay', { exitCode: EXIT_REPLAYED_NOT_WATCHED, message: (text) => watchFailedMessage(name, report, text) });
   try {
     // Loaded here: the progress bar is this command's alone (the CLI's other commands start without it).
     const cliProgress = lines ? undefined : (await import('cli-progress')).default;
@@ -200,6 +205,7 @@ async function watchDrain(w: WatchContext): Promise<'drained' | 'timeout' | 'pau
   } finally {
     // A failure to close (Kafka gone) must not hide what happened.
     await gw.close().catch(() => undefined);
+    deadline.stop();
   }
 }
 
@@ -218,7 +224,7 @@ export function registerReplayCommand(program: Command): void {
     .option('--no-wait', 'do not wait for the replayed backlog to drain')
     .option('--timeout <seconds>', 'longest wait for the backlog to drain, whole seconds (at most a week)', wholeNumber(1, 604_800), 600)
     .action(async (name: string, opts: ReplayOptions) => {
-      const { config, log, vars } = setup(program);
+      const { config, log, vars, brokerTimeoutMs } = setup(program);
       let to: unknown;
       try {
         to = targetOf(opts);
@@ -253,7 +259,7 @@ export function registerReplayCommand(program: Command): void {
       }
       // From here on the replay is done: a failing watch must say so, and exits like one that timed out.
       try {
-        const outcome = await watchDrain({ name, report, client, config, log, lines, timeoutS: opts.timeout });
+        const outcome = await watchDrain({ name, report, client, config, log, lines, timeoutS: opts.timeout, brokerTimeoutMs });
         if (outcome === 'timeout') process.exitCode = EXIT_REPLAYED_NOT_WATCHED;
         else if (outcome === 'paused') {
           process.stderr.write(`replay: ${name} was replayed; it is paused, so the ${report.events} replayed events are delivered once it is resumed (PATCH its state to active); the drain is not watched\n`);

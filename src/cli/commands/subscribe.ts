@@ -1,7 +1,8 @@
 import { InvalidArgumentError } from 'commander';
 import type { Command } from 'commander';
 import { createGateway } from '../../app/index.js';
-import { onSignals, setup, requireKafka } from '../context.js';
+import { brokerDeadline, onSignals, setup, requireKafka } from '../context.js';
+import { cliKafkaTimeouts } from '../broker-deadline.js';
 import { wholeNumber } from '../numbers.js';
 import { subscriptionNameProblem } from '../../connectors/names.js';
 
@@ -27,9 +28,11 @@ export function registerSubscribeCommand(program: Command): void {
     .option('--from-beginning', 'a new subscription starts at the earliest offset instead of the latest')
     .option('--max-events <n>', 'exit after this many events (1 or more)', wholeNumber(1))
     .action(async (opts: { subscription: string; kind: string[]; fromBeginning?: boolean; maxEvents?: number }) => {
-      const { config, log } = setup(program);
+      const { config, log, brokerTimeoutMs } = setup(program);
       requireKafka(program, config, 'subscribe');
-      const gw = createGateway(config, log, { readOnly: true });
+      const gw = createGateway(config, log, { readOnly: true, kafkaTimeouts: cliKafkaTimeouts(brokerTimeoutMs) });
+      // Only the start is bounded: once the broker answered, the subscription runs until stopped.
+      brokerDeadline(gw.transport, config, brokerTimeoutMs, 'subscribe');
       let seen = 0;
       let finish: () => void = () => {};
       const finished = new Promise<void>((r) => (finish = r));

@@ -4,7 +4,8 @@ import { startTail } from '../../bus/tail/index.js';
 import { GatewayError, errorMessage } from '../../core/errors.js';
 import { assertTopicName } from '../../core/topic-name.js';
 import { printable } from '../../core/printable.js';
-import { onSignals, setup, requireKafka } from '../context.js';
+import { brokerDeadline, onSignals, setup, requireKafka } from '../context.js';
+import { cliKafkaTimeouts } from '../broker-deadline.js';
 import { parseSince } from '../since.js';
 
 /**
@@ -27,9 +28,9 @@ export function registerTailCommand(program: Command): void {
     .action(async (kinds: string[], opts: { fromBeginning?: boolean; since?: number; json?: boolean; topic?: string[] }) => {
       if (kinds.length === 0 && opts.topic === undefined) program.error('tail: name event kinds, or topics with --topic', { exitCode: 2 });
       for (const t of opts.topic ?? []) assertTopicName(t);
-      const { config, log } = setup(program);
+      const { config, log, brokerTimeoutMs } = setup(program);
       requireKafka(program, config, 'tail');
-      const gw = createGateway(config, log, { readOnly: true });
+      const gw = createGateway(config, log, { readOnly: true, kafkaTimeouts: cliKafkaTimeouts(brokerTimeoutMs) });
       await gw.ready;
       const ids = new Set<string>();
       for (const k of kinds) {
@@ -42,6 +43,8 @@ export function registerTailCommand(program: Command): void {
       }
       if (kinds.length === 0) for (const k of gw.catalog.kinds) ids.add(k.eventId);
       const topics = opts.topic ?? [...new Set(gw.catalog.kinds.filter((k) => ids.has(k.eventId)).map((k) => k.topic.name))];
+      // Only the start is bounded: once the broker answered, tail runs until stopped.
+      brokerDeadline(gw.transport, config, brokerTimeoutMs, 'tail');
       const from = opts.since !== undefined ? { kind: 'timestamp' as const, timestampMs: opts.since } : opts.fromBeginning ? { kind: 'earliest' as const } : { kind: 'latest' as const };
       const read = await startTail(gw.transport, gw.codec(), { eventIds: ids, topics, from }, (item) => {
         const where = { topic: item.topic, partition: item.partition, offset: item.offset, ...(item.deadLetter === undefined ? {} : { deadLetter: item.deadLetter }) };

@@ -3,7 +3,8 @@ import { createGateway } from '../../app/index.js';
 import { subscriptionTopics } from '../../bus/subscriber/index.js';
 import { errorMessage } from '../../core/errors.js';
 import { assertTopicName } from '../../core/topic-name.js';
-import { setup, requireKafka } from '../context.js';
+import { brokerDeadline, setup, requireKafka } from '../context.js';
+import { cliKafkaTimeouts } from '../broker-deadline.js';
 import { subscriptionNameFormProblem } from '../../connectors/names.js';
 
 /**
@@ -20,7 +21,7 @@ export function registerTopicsCommand(program: Command): void {
     .option('--ordering <ordering>', 'the subscriptions\' ordering: key or none', 'key')
     .option('--json', 'print the topics as JSON')
     .action(async (opts: { json?: boolean; subscription?: string[]; ordering: string }) => {
-      const { config, log } = setup(program);
+      const { config, log, brokerTimeoutMs } = setup(program);
       requireKafka(program, config, 'topics');
       if (opts.ordering !== 'key' && opts.ordering !== 'none') program.error(`--ordering: key or none, got ${opts.ordering}`, { exitCode: 2 });
       // Checked before anything is created: a bad name must not leave the catalog topics half made.
@@ -38,7 +39,9 @@ export function registerTopicsCommand(program: Command): void {
       // Read-only start-up: no schema registered (that is `schemas register`, which checks them
       // first) and no bootstrap retried forever; the topics are created here, once, with the
       // transport's bounded retries, so an unreachable broker fails the command (exit 2).
-      const gw = createGateway(config, log, { readOnly: true });
+      const gw = createGateway(config, log, { readOnly: true, kafkaTimeouts: cliKafkaTimeouts(brokerTimeoutMs) });
+      // A broker that does not answer within the deadline ends the command (exit 2).
+      const deadline = brokerDeadline(gw.transport, config, brokerTimeoutMs, 'topics');
       try {
         await gw.ready;
         const topics = [...gw.catalog.topics, ...own];
@@ -47,6 +50,7 @@ export function registerTopicsCommand(program: Command): void {
         else for (const t of topics) process.stdout.write(`${t.name}\tpartitions=${t.partitions}\tretention.ms=${t.retentionMs}\tcleanup.policy=${t.cleanupPolicy}\n`);
       } finally {
         await gw.close();
+        deadline.stop();
       }
     });
 }

@@ -2,9 +2,13 @@ import type { Command } from 'commander';
 import { createGateway } from '../../app/index.js';
 import { buildChain, chainSize, readChain, renderChain } from '../../bus/trace/index.js';
 import { printable } from '../../core/printable.js';
-import { EXIT_CHECK_FAILED, EXIT_OK, setup, requireKafka } from '../context.js';
+import { EXIT_CHECK_FAILED, EXIT_OK, brokerDeadline, setup, requireKafka } from '../context.js';
+import { BROKER_TIMEOUT_VARIABLE, cliKafkaTimeouts } from '../broker-deadline.js';
 import { wholeNumber } from '../numbers.js';
 import { parseSince } from '../since.js';
+
+/** The shortest wait for the broker's first answer that `--timeout` sets, ms. */
+const TRACE_MIN_FIRST_ANSWER_MS = 1000;
 
 /**
  * `ce-gateway trace <correlationid>`: rebuilds a chain from the catalog's topics (bus spec T15).
@@ -19,11 +23,16 @@ export function registerTraceCommand(program: Command): void {
     .argument('<correlationid>', 'the correlationid to follow')
     .option('--json', 'print the tree as JSON')
     .option('--since <when>', 'read only records written since then: a duration back from now (15m, 2h, 7d) or an RFC 3339 time; default: from the earliest offset', (v) => parseSince(v))
-    .option('--timeout <ms>', 'give up reading after this long; the answer then says it may be incomplete (exit 1)', wholeNumber(1, 86_400_000), 60_000)
+    .option('--timeout <ms>', 'give up reading after this long; the answer then says it may be incomplete (exit 1); also the longest wait for the broker\'s first answer, at least 1000 (exit 2)', wholeNumber(1, 86_400_000), 60_000)
     .action(async (correlationid: string, opts: { json?: boolean; timeout: number; since?: number }) => {
-      const { config, log } = setup(program);
+      const { config, log, brokerTimeoutMs } = setup(program);
       requireKafka(program, config, 'trace');
-      const gw = createGateway(config, log, { readOnly: true });
+      // --timeout bounds connecting too: the broker's first answer within --timeout (not below
+      // 1 s: a shorter wait calls a healthy broker dead, and `--timeout 1` cuts the read, exit 1)
+      // or the broker deadline, whichever is shorter.
+      const deadlineMs = Math.min(Math.max(opts.timeout, TRACE_MIN_FIRST_ANSWER_MS), brokerTimeoutMs);
+      const gw = createGateway(config, log, { readOnly: true, kafkaTimeouts: cliKafkaTimeouts(deadlineMs) });
+      const deadline = brokerDeadline(gw.transport, config, deadlineMs, 'trace', { bound: deadlineMs < brokerTimeoutMs ? '--timeout' : `--broker-timeout or ${BROKER_TIMEOUT_VARIABLE}` });
       try {
         await gw.ready;
         const topics = [...new Set(gw.catalog.kinds.map((k) => k.topic.name))];
@@ -41,6 +50,7 @@ export function registerTraceCommand(program: Command): void {
         process.exitCode = r.events.length > 0 && r.complete && r.invalid.length === 0 ? EXIT_OK : EXIT_CHECK_FAILED;
       } finally {
         await gw.close();
+        deadline.stop();
       }
     });
 }

@@ -1,0 +1,86 @@
+/**
+ * The CLI's broker deadline (break report D4): how long a command waits for the Kafka broker's
+ * first answer before it gives up with exit 2, naming the broker. A frozen broker (the kernel
+ * accepts the TCP connection, nothing answers) held a command ~190 s on kafkajs (five retries of a
+ * 30 s request, with backoff) and ~33 s on @platformatic/kafka.
+ * `--broker-timeout <ms>`, else `CE_GATEWAY_BROKER_TIMEOUT_MS` (environment or env file), else 30000.
+ * It bounds connecting and the first answer only: a long-running command (`tail`, `subscribe`)
+ * runs on once the broker answered; its later requests time out after the deadline (5–30 s).
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { GatewayError, errorMessage } from '../core/errors.js';
+import { raceAbort } from '../core/race-abort.js';
+import { MAX_TIMER_MS } from '../core/timer-limit.js';
+import type { KafkaTransportOptions, Transport } from '../transport/index.js';
+import { wholeNumber } from './numbers.js';
+
+/** The environment variable (or env-file entry) giving the deadline, ms, when `--broker-timeout` is not given. */
+export const BROKER_TIMEOUT_VARIABLE = 'CE_GATEWAY_BROKER_TIMEOUT_MS';
+
+/** The deadline without option or variable, ms. */
+export const DEFAULT_BROKER_TIMEOUT_MS = 30_000;
+
+/** Pause between two broker probes that failed before the deadline, ms. */
+const PROBE_PAUSE_MS = 250;
+
+/**
+ * commander's parser for `--broker-timeout`: whole milliseconds, 1 to the longest Node timer.
+ * Errors: commander's InvalidArgumentError (exit 2 with the usage), naming the range.
+ */
+export const brokerTimeoutOption: (value: string) => number = wholeNumber(1, MAX_TIMER_MS);
+
+/**
+ * The deadline, ms: `option` (`--broker-timeout`, already parsed) when given, else
+ * `vars.CE_GATEWAY_BROKER_TIMEOUT_MS`, else {@link DEFAULT_BROKER_TIMEOUT_MS}.
+ * Errors: commander's InvalidArgumentError for a variable that is not a whole number from 1 to
+ *   the longest Node timer (message prefixed with the variable's name).
+ */
+export function brokerTimeoutMs(option: number | undefined, vars: Readonly<Record<string, string | undefined>>): number {
+  if (option !== undefined) return option;
+  const text = vars[BROKER_TIMEOUT_VARIABLE];
+  if (text === undefined || text === '') return DEFAULT_BROKER_TIMEOUT_MS;
+  try {
+    return brokerTimeoutOption(text);
+  } catch (err) {
+    throw new GatewayError('CEG_INVALID_OPTIONS', `${BROKER_TIMEOUT_VARIABLE}: ${errorMessage(err)} (ms), got ${JSON.stringify(text.slice(0, 40))}`, { retriable: false, details: { field: BROKER_TIMEOUT_VARIABLE } });
+  }
+}
+
+/**
+ * The Kafka clients' timeouts under a deadline of `deadlineMs`: connect within min(3000, deadline)
+ * ms, each request within the deadline held to 5000–30000 ms (not below 5 s: a read's fetch waits
+ * up to a second for data, and must not time out for that). Pure.
+ */
+export function cliKafkaTimeouts(deadlineMs: number): Pick<KafkaTransportOptions, 'connectionTimeoutMs' | 'requestTimeoutMs'> {
+  return { connectionTimeoutMs: Math.min(3_000, deadlineMs), requestTimeoutMs: Math.min(30_000, Math.max(5_000, deadlineMs)) };
+}
+
+/** The message of a broker that did not answer within the deadline. Pure. */
+export function noAnswerMessage(brokers: readonly string[], deadlineMs: number, bound = `--broker-timeout or ${BROKER_TIMEOUT_VARIABLE}`): string {
+  return `kafka: no answer from ${brokers.join(',')} within ${deadlineMs} ms (${bound}): the broker is down, stopped or unreachable, or refuses this client (--log-level debug shows the client's errors)`;
+}
+
+/**
+ * Waits until the broker answers (`transport.isHealthy()`, tried again every 250 ms while it says
+ * no), at most `deadlineMs` ms in all (AbortSignal.timeout and core raceAbort: a probe stuck on a
+ * broker that accepts connections but never answers is stopped waiting for), or until `stop`
+ * aborts (the command ended first). Resolves true when the broker answered, false when stopped.
+ * `bound`: what set the deadline, for the message (default the option and variable).
+ * Errors: GatewayError CEG_BROKER_UNAVAILABLE (retriable) with {@link noAnswerMessage} once the
+ *   deadline passed without an answer.
+ */
+export async function awaitBroker(transport: Pick<Transport, 'isHealthy'>, brokers: readonly string[], deadlineMs: number, bound?: string, stop?: AbortSignal): Promise<boolean> {
+  const deadline = AbortSignal.timeout(deadlineMs);
+  const signal = stop === undefined ? deadline : AbortSignal.any([deadline, stop]);
+  const ended = (): Error => new Error('broker wait ended');
+  try {
+    for (;;) {
+      if (await raceAbort(transport.isHealthy(), signal, ended)) return true;
+      await raceAbort(sleep(PROBE_PAUSE_MS, undefined, { signal }), signal, ended);
+    }
+  } catch (err) {
+    if (stop?.aborted === true) return false;
+    if (deadline.aborted) throw new GatewayError('CEG_BROKER_UNAVAILABLE', noAnswerMessage(brokers, deadlineMs, bound), { retriable: true, details: { brokers: [...brokers], deadlineMs } });
+    throw err;
+  }
+}
