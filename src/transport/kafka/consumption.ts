@@ -1,6 +1,8 @@
-import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
+import type { Consumer, EachBatchPayload, Kafka, PartitionAssigner } from 'kafkajs';
+import { kafkajs } from './kafkajs.js';
 import { errorMessage } from '../../core/errors.js';
 import { isRoutineCommitFailure } from '../commit-failure.js';
+import { GROUP_PROTOCOL_NAMES } from '../group-protocols.js';
 import { sleep } from '../../core/retry.js';
 import type { Consumption, GroupSpec, RecordContext, RecordHandler, TransportRecord } from '../port.js';
 import { RecordRunner } from '../record-runner.js';
@@ -25,6 +27,16 @@ export interface ConsumptionLinks {
   readonly uncommitted?: UncommittedLookup;
   /** true while the broker is out or the clients recover from an outage (BrokerOutage.recovering). */
   readonly recovering?: () => boolean;
+}
+
+/**
+ * kafkajs's round robin under each of {@link GROUP_PROTOCOL_NAMES} (src/transport/group-protocols.ts):
+ * the same assignment, offered under the name @platformatic/kafka and Java use and under kafkajs's own.
+ */
+export function roundRobinAssigners(): PartitionAssigner[] {
+  const roundRobin = kafkajs().PartitionAssigners.roundRobin;
+  // kafkajs's assigner reads its name and version through `this` (assign, protocol): a copy with another name.
+  return GROUP_PROTOCOL_NAMES.map((name): PartitionAssigner => (config) => ({ ...roundRobin(config), name }));
 }
 
 const tpKey = (topic: string, partition: number): string => `${topic}\u0000${partition}`;
@@ -164,6 +176,8 @@ export class KafkaConsumption implements Consumption {
     this.done.catch(() => undefined); // nobody has to observe `done`
     this.#consumer = kafka.consumer({
       groupId: spec.group,
+      // The same protocol names as the other adapter: a group may have members on both clients.
+      partitionAssigners: roundRobinAssigners(),
       sessionTimeout: opts.sessionTimeoutMs,
       heartbeatInterval: opts.heartbeatIntervalMs,
       rebalanceTimeout: opts.rebalanceTimeoutMs,

@@ -6,6 +6,7 @@ import type { Consumption, GroupSpec, RecordContext, RecordHandler, TransportRec
 import { MAX_REDELIVER_MS } from '../port.js';
 import { RecordRunner } from '../record-runner.js';
 import { isRoutineCommitFailure } from '../commit-failure.js';
+import { GROUP_PROTOCOL_NAMES } from '../group-protocols.js';
 import { PartitionLane } from '../in-flight-window.js';
 import { LANE_HIGH, LanePump } from '../lane-pump.js';
 import { baseOptions, closeForced } from './client-options.js';
@@ -152,6 +153,8 @@ export class PlatformaticConsumption implements Consumption {
     this.#member = new Consumer({
       ...baseOptions(opts, suffix),
       groupId: spec.group,
+      // The same protocol names as the kafkajs adapter: a group may have members on both clients.
+      protocols: GROUP_PROTOCOL_NAMES.map((name) => ({ name, version: 0 })),
       sessionTimeout: opts.sessionTimeoutMs,
       rebalanceTimeout: Math.max(opts.rebalanceTimeoutMs, opts.sessionTimeoutMs),
       heartbeatInterval: opts.heartbeatIntervalMs,
