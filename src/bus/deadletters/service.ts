@@ -191,11 +191,20 @@ class Wanted {
   readonly #events: ReadonlyMap<string, EventRef> | undefined;
   readonly #positions: ReadonlyMap<string, { readonly partition: number; readonly offset: string }> | undefined;
   readonly #found = new Set<string>();
+  /** The place of each key in the request (0-based; a duplicate keeps its first place): the order a redrive follows. */
+  readonly #rank = new Map<string, number>();
 
   constructor(sel: Exclude<Selection, { readonly all: true }>) {
     if ('ids' in sel) this.#ids = new Set(sel.ids);
     else if ('events' in sel) this.#events = new Map(sel.events.map((e) => [Wanted.#key(e.source, e.id), e]));
     else this.#positions = new Map(sel.deadLetters.map((d) => [positionKey(d.partition, BigInt(d.offset)), { partition: d.partition, offset: d.offset }]));
+    for (const k of this.#ids ?? (this.#events ?? this.#positions!).keys()) if (!this.#rank.has(k)) this.#rank.set(k, this.#rank.size);
+  }
+
+  /** The place in the request of what the last {@link take} matched at `partition`/`offset` (by its identity `who`). */
+  rankOf(partition: number, offset: bigint, who: Identity): number {
+    const key = this.#positions !== undefined ? positionKey(partition, offset) : this.#ids !== undefined ? who.id : who.source === null || who.id === null ? undefined : Wanted.#key(who.source, who.id);
+    return key === null || key === undefined ? Number.MAX_SAFE_INTEGER : (this.#rank.get(key) ?? Number.MAX_SAFE_INTEGER);
   }
 
   static of(sel: Selection): Wanted | undefined {
@@ -346,6 +355,12 @@ export class DeadLetters {
    *   request, what went is not redriven twice).
    * Concurrency: redrives and purges of one group through this object run one after the other,
    *   so a second concurrent request finds the first one's marks ("redriven already").
+   * Order: an `ids`, `events` or `deadLetters` selection is produced to the redrive topic — and
+   *   listed in `items` and `skipped` — in the order of the request's list (a duplicate counts at its
+   *   first place; the dead letters one entry matches, e.g. an event dead-lettered again, in
+   *   dead-letter order: partition, then offset); its records are held in memory until the
+   *   dead-letter topic was read (at most {@link MAX_IDS} entries asked). `all` goes in dead-letter
+   *   order, produced as it is read. Spec: docs/subscriptions.md "Redrive" (Ordering).
    */
   redrive(group: string, sel: Selection, held: readonly string[] = []): Promise<RedriveResult> {
     return this.#exclusive(group, () => this.#redrive(group, sel, held));
@@ -356,7 +371,9 @@ export class DeadLetters {
     checkPositions(sel, dlq);
     const wanted = Wanted.of(sel);
     const items: ActedOn[] = [];
-    const skipped: (ActedOn & { reason: string })[] = [];
+    // Skips and (for a list selection) records to produce, each with its place in the request: sorted before use.
+    const skipped: (ActedOn & { reason: string; rank: number })[] = [];
+    const chosen: { record: OutboundRecord; from: TransportRecord; acted: ActedOn; rank: number }[] = [];
     let redriven = 0;
     if (!(await topicExists(this.#t, dlq))) return { redriven, items, skipped, notFound: wanted?.notFound() ?? [] };
     const marks = await readMarks(this.#t, group);
@@ -384,9 +401,10 @@ export class DeadLetters {
         const item = (): Promise<DeadLetterItem> => (decoded ??= toItem(this.#codec, r, undefined));
         const taken = wanted === undefined ? await identity(h, undefined) : await wanted.take(p, r.offset, () => identity(h, item));
         if (taken === undefined) return false;
+        const rank = wanted?.rankOf(p, r.offset, taken) ?? 0;
         let who = taken;
         const skip = (reason: string): false => {
-          if (skipped.length < MAX_LISTED) skipped.push({ ...who, deadLetter: coords(r), reason });
+          if (wanted !== undefined || skipped.length < MAX_LISTED) skipped.push({ ...who, deadLetter: coords(r), reason, rank });
           return false;
         };
         if (marks.get(p, r.offset)?.redrivenAtMs !== undefined) return skip('redriven already');
@@ -408,14 +426,29 @@ export class DeadLetters {
           headers: [...kept, ...redriveHeaders({ subscription: group, count: (Number.isSafeInteger(before) ? before : 0) + 1, origin, atMs: this.#now(), deadLetter: { partition: p, offset: r.offset } })],
           timestampMs: r.timestampMs,
         };
+        if (wanted !== undefined) {
+          // A list selection is produced in the order asked, so it is held until every partition was read.
+          chosen.push({ record, from: r, acted: { ...who, deadLetter: coords(r) }, rank });
+          return false;
+        }
         pending.push({ record, from: r });
         if (items.length < MAX_LISTED) items.push({ ...who, deadLetter: coords(r) });
         if (pending.length >= CHUNK) await flush();
         return false;
       });
     }
+    // Array.prototype.sort is stable: the dead letters of one entry asked keep their dead-letter order.
+    for (const c of chosen.sort((a, b) => a.rank - b.rank)) {
+      pending.push({ record: c.record, from: c.from });
+      if (items.length < MAX_LISTED) items.push(c.acted);
+      if (pending.length >= CHUNK) await flush();
+    }
     await flush();
-    return { redriven, items, skipped, notFound: wanted?.notFound() ?? [] };
+    const listedSkips = skipped
+      .sort((a, b) => a.rank - b.rank)
+      .slice(0, MAX_LISTED)
+      .map(({ rank: _rank, ...s }) => s);
+    return { redriven, items, skipped: listedSkips, notFound: wanted?.notFound() ?? [] };
   }
 
   /**

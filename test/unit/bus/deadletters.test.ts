@@ -173,6 +173,41 @@ describe('redrive', () => {
   });
 });
 
+describe('redrive order (docs/subscriptions.md "Redrive": redrives come in the order asked)', () => {
+  const idOf = (r: TransportRecord): string => new TextDecoder().decode(r.headers.find(([h]) => h === 'ce_id')![1]);
+
+  it('an `events`, `ids` or `deadLetters` list is written to the redrive topic, and listed in items and skipped, in the order asked; `all` in dead-letter order', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.shuffledSubarray([0, 1, 2, 3, 4, 5], { minLength: 2 }), fc.constantFrom('events', 'ids', 'deadLetters'), fc.boolean(), async (picked, kind, duplicate) => {
+        const { transport, dl } = await withDeadLetters(6);
+        const listed = (await dl.list('sub-dl')).items;
+        const asked = picked.map((i) => listed[i]!);
+        // A duplicate of the first entry at the end counts at its first place.
+        const list = duplicate ? [...asked, asked[0]!] : asked;
+        const sel =
+          kind === 'events'
+            ? { events: list.map((i) => ({ source: i.source!, id: i.id! })) }
+            : kind === 'ids'
+              ? { ids: list.map((i) => i.id!) }
+              : { deadLetters: list.map((i) => ({ partition: i.deadLetter.partition, offset: i.deadLetter.offset })) };
+        const want = asked.map((i) => i.id);
+        const r = await dl.redrive('sub-dl', sel);
+        expect(r.items.map((i) => i.id)).toEqual(want);
+        expect((await readRecords(transport, redriveTopic('sub-dl'), want.length)).map(idOf)).toEqual(want);
+        const again = await dl.redrive('sub-dl', sel);
+        expect([again.redriven, again.skipped.map((i) => i.id)]).toEqual([0, want]);
+        // `all`: the rest, and the skips, in dead-letter order (offsets ascending).
+        const all = await dl.redrive('sub-dl', { all: true });
+        expect(all.items.map((i) => i.id)).toEqual(listed.filter((_, i) => !picked.includes(i)).map((i) => i.id));
+        expect(all.skipped.map((i) => i.id)).toEqual(listed.filter((_, i) => picked.includes(i)).map((i) => i.id));
+        const written = (await readRecords(transport, redriveTopic('sub-dl'), 6)).map(idOf);
+        expect(written.slice(want.length)).toEqual(all.items.map((i) => i.id));
+      }),
+      { numRuns: 12 },
+    );
+  });
+});
+
 describe('selection by event (E5: an id is unique per source only)', () => {
   it('structured-mode dead letters (no ce_ headers) are matched by the decoded source and id: `events` picks one, `ids` both', async () => {
     const fx = await fixtures.setup();
