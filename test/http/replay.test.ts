@@ -68,6 +68,8 @@ describe('POST /subscriptions/{name}/replay', () => {
   let first: string[];
   let second: string[];
   let middle: string;
+  /** `middle` as RFC 3339 §5.6 also writes it: lower-case t/z, 10 fraction digits (truncated to ms). */
+  let spelled: string;
 
   beforeAll(async () => {
     const created = await call('POST', '/subscriptions', { name: 'replayed', kinds: ['PriceLoadingCompleted'], start: 'earliest', delivery: { mode: 'push', url: sink.url } });
@@ -76,16 +78,17 @@ describe('POST /subscriptions/{name}/replay', () => {
     await waitFor('the first batch delivered', () => sink.deliveries().length === 12, 5000);
     await sleep(5);
     middle = new Date().toISOString();
+    spelled = middle.replace('T', 't').replace('Z', '0000000z');
     await sleep(5);
     second = await batch('second');
     await waitFor('the second batch delivered', () => sink.deliveries().length === 24, 5000);
   });
 
   it('to a time: the dry run counts what the replay then delivers again, exactly the events written at or after it', async () => {
-    const dry = await call('POST', '/subscriptions/replayed/replay', { to: middle, dryRun: true });
+    const dry = await call('POST', '/subscriptions/replayed/replay', { to: spelled, dryRun: true });
     expect(dry.status).toBe(200);
     const plan = dry.body as Report;
-    expect(plan).toMatchObject({ by: 'anonymous', to: middle, dryRun: true, events: 12, skipped: 0 });
+    expect(plan).toMatchObject({ by: 'anonymous', to: spelled, dryRun: true, events: 12, skipped: 0 });
     const before = sink.deliveries().length;
     expect(before).toBe(24); // the dry run moved nothing
 
@@ -138,8 +141,8 @@ describe('POST /subscriptions/{name}/replay', () => {
     expect(log.status).toBe(200);
     const entries = log.body as Report[];
     expect(entries.map((e) => [e.dryRun, typeof e.to === 'object' ? 'offsets' : e.to])).toEqual([
-      [true, entries[0]!.to],
-      [false, entries[0]!.to],
+      [true, spelled],
+      [false, middle],
       [false, 'earliest'],
       [false, 'offsets'],
       [false, 'latest'],
@@ -155,6 +158,11 @@ describe('POST /subscriptions/{name}/replay', () => {
       [{}, 'to'],
       [{ to: 'yesterday' }, 'to'],
       [{ to: '2026-12-01T10:00:00' }, 'to'],
+      [{ to: '2026-02-30T00:00:00Z' }, 'to'],
+      [{ to: '2026-12-31T23:59:60Z' }, 'to'],
+      [{ to: '2026-12-01T24:00:00Z' }, 'to'],
+      [{ to: '2026-12-01T10:00:00+24:00' }, 'to'],
+      [{ to: '2026-12-01 10:00:00Z' }, 'to'],
       [{ to: { 99: 1 } }, 'to.99'],
       [{ to: { 0: -1 } }, 'to.0'],
       [{ to: { 0: 1e12 } }, 'to.0'],

@@ -19,7 +19,7 @@ import { z } from 'zod';
 import { filterProblems } from '../subscriber/pipeline/dialects.js';
 import type { EmptyExact } from '../subscriber/pipeline/dialects.js';
 import type { FilterExpression } from '../subscriber/pipeline/dialects.js';
-import { isRfc3339Timestamp } from '../../envelope/index.js';
+import { RFC3339_EXAMPLE, parseRfc3339Time } from '../../core/rfc3339.js';
 
 /** `name` and `owner`: 1–100 of [A-Za-z0-9_-], starting with a letter or digit (no dots: they separate the group's parts). */
 export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$/;
@@ -203,8 +203,15 @@ const filtersSchema = filtersWith('refuse');
  */
 export const fileFiltersSchema = filtersWith('allow').default([]);
 
-/** `start`: `latest`, `earliest` or an RFC 3339 instant (events written at or after it). */
-export const startSchema = z.string().refine((s) => s === 'latest' || s === 'earliest' || isRfc3339Timestamp(s), 'latest, earliest or an RFC 3339 time with an offset, years 0001–9999 (e.g. 2026-12-01T10:00:00Z; one before 1970 reads from the earliest offset)');
+/**
+ * `start`: `latest`, `earliest` or an RFC 3339 instant (events written at or after it), read by the
+ * one parser of src/core/rfc3339.ts (RFC 3339 §5.6); the issue names what is wrong with the time.
+ */
+export const startSchema = z.string().superRefine((s, ctx) => {
+  if (s === 'latest' || s === 'earliest') return;
+  const t = parseRfc3339Time(s);
+  if (!t.ok) ctx.addIssue({ code: 'custom', message: `latest, earliest or an RFC 3339 time (e.g. ${RFC3339_EXAMPLE}; one before 1970 reads from the earliest offset): ${t.reason}` });
+});
 
 /** Kinds per subscription at most. */
 export const MAX_KINDS = 100;

@@ -15,15 +15,15 @@
 import { GatewayError, isGatewayError } from '../../core/errors.js';
 import { sleep } from '../../core/retry.js';
 import type { OffsetQuery, TopicPartitionOffset, Transport } from '../../transport/port.js';
-import { isRfc3339Timestamp } from '../../envelope/index.js';
+import { parseRfc3339Time } from '../../core/rfc3339.js';
 
 /** The offset target of a `start` value (`latest`, `earliest` or an RFC 3339 time). */
 export function startTarget(start: string): OffsetQuery {
   if (start === 'latest') return { kind: 'latest' };
   if (start === 'earliest') return { kind: 'earliest' };
-  const ms = isRfc3339Timestamp(start) ? Date.parse(start) : Number.NaN;
-  if (!Number.isFinite(ms)) throw new GatewayError('CEG_INVALID_OPTIONS', `start: ${start.slice(0, 60)} is not an RFC 3339 time`, { retriable: false, details: { field: 'start' } });
-  return { kind: 'timestamp', timestampMs: ms };
+  const t = parseRfc3339Time(start);
+  if (!t.ok) throw new GatewayError('CEG_INVALID_OPTIONS', `start: latest, earliest or an RFC 3339 time: ${t.reason}`, { retriable: false, details: { field: 'start' } });
+  return { kind: 'timestamp', timestampMs: t.epochMs };
 }
 
 /**

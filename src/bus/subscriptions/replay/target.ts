@@ -11,7 +11,7 @@
  * Spec: issue 9 ("Replay by offset reset": the `to` and `dryRun` fields).
  */
 import { GatewayError } from '../../../core/errors.js';
-import { isRfc3339Timestamp } from '../../../envelope/index.js';
+import { RFC3339_EXAMPLE, parseRfc3339Time } from '../../../core/rfc3339.js';
 
 /** A parsed replay target. `offsets`: key = partition key (see {@link partitionKey}), value = offset. */
 export type ReplayTarget =
@@ -69,8 +69,9 @@ export function parseTarget(to: unknown, topics: readonly string[]): ReplayTarge
   }
   if (to === 'earliest' || to === 'latest') return { kind: to };
   if (typeof to === 'string') {
-    if (!isRfc3339Timestamp(to)) throw invalidReplay('to', 'earliest, latest, an RFC 3339 time with an offset, years 0001–9999 (e.g. 2026-12-01T10:00:00Z) or { "<partition>": <offset>, … }');
-    return { kind: 'timestamp', timestampMs: Date.parse(to) };
+    const t = parseRfc3339Time(to);
+    if (!t.ok) throw invalidReplay('to', `earliest, latest, an RFC 3339 time (e.g. ${RFC3339_EXAMPLE}) or { "<partition>": <offset>, … }: ${t.reason}`);
+    return { kind: 'timestamp', timestampMs: t.epochMs };
   }
   if (typeof to !== 'object' || to === null || Array.isArray(to)) {
     throw invalidReplay('to', to === undefined ? 'required: earliest, latest, an RFC 3339 time or { "<partition>": <offset>, … }' : 'earliest, latest, an RFC 3339 time or { "<partition>": <offset>, … }');
