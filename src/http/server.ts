@@ -108,26 +108,38 @@ function rawProblem(code: ErrorCode, message: string, details: Record<string, un
 
 /** `POST /events` in the request line of the bytes the parser saw (where binary mode applies). */
 const INGRESS_REQUEST_LINE = /^POST +(?:[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/ ]*)?\/events(?:[?# ]|$)/;
-/** A request line (method and target) at the start of those bytes. */
-const REQUEST_LINE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+ +\S/;
+
+/**
+ * The start of a request line: a method (upper-case, as every registered one) and SP, then a
+ * target in origin-form (`/`), absolute-form (`scheme://`) or asterisk-form (`*`) (RFC 9112 §3.2).
+ * Stricter than the grammar's token on purpose: the continuation of a long header value in a later
+ * read ("Mozilla compat …", "EUR USD …") must not pass for a request's start.
+ */
+const REQUEST_LINE_START = /^[A-Z][A-Z_-]{0,31} +(?:\/|\*|[A-Za-z][A-Za-z0-9+.-]*:\/\/)/;
 
 /**
  * True when Node's parser refused the request head (HPE_HEADER_OVERFLOW) on its request line: the
- * request target alone crossed the bound, which is 414 URI Too Long (RFC 9110 §15.5.15), not 431.
- * The parser counts the request line and the header fields against one bound (`maxHeaderSize`,
- * 16 KiB) and stops at the end of the span that crossed it, in the read it was parsing
- * (`packet`, offset `at` = the error's `bytesParsed`): a target ends at the SP before the HTTP
- * version, while a header name ends at its colon and a value at its line end; a span still open
- * at the end of the read is the target when the read begins the request (a method and SP) and holds
- * no line end. A read that shows neither (the middle of a long target or of a long header value)
- * is not told apart: false (431, as before).
+ * request line alone (method, target, version) reached the bound, which is 414 URI Too Long
+ * (RFC 9110 §15.5.15), not 431. The parser counts the request line and the header fields against
+ * one bound (`maxHeaderSize`, 16 KiB) and stops where it noticed, in the read it was parsing
+ * (`packet`, offset `at` = the error's `bytesParsed`):
+ * - a read that begins the request ({@link REQUEST_LINE_START}) and holds no line end before that
+ *   offset, or whose first line with its CRLF is longer than the bound: the request line crossed it;
+ * - a read that holds the end of a long target: the span that crossed the bound ends at the SP
+ *   before the HTTP version (a header name ends at its colon, a value at its line end).
+ * A read that shows neither (the middle of a long target or of a long header value, when the head
+ * arrives in several reads) is not told apart: false (431).
  */
 export function requestLineOverflowed(packet: Buffer | undefined, at: number | undefined): boolean {
   if (packet === undefined) return false;
   const end = at === undefined || at < 0 || at > packet.length ? packet.length : at;
-  if (end < packet.length) return packet[end] === 0x20 && packet.subarray(end + 1, end + 6).toString('latin1') === 'HTTP/';
-  const seen = packet.subarray(0, end);
-  return REQUEST_LINE.test(seen.subarray(0, 512).toString('latin1')) && !seen.includes(0x0a);
+  if (REQUEST_LINE_START.test(packet.subarray(0, 512).toString('latin1'))) {
+    const lineEnd = packet.indexOf(0x0a);
+    // Not ended where the parser stopped, or longer than the bound with its CRLF (the parser then
+    // notices on the next line: a request line of 16,384 bytes and one Host line was 431).
+    if (lineEnd < 0 || lineEnd >= end || lineEnd + 1 > maxHeaderSize) return true;
+  }
+  return end < packet.length && packet[end] === 0x20 && packet.subarray(end + 1, end + 6).toString('latin1') === 'HTTP/';
 }
 
 /** Node's bound on the request head (request line and headers), in KiB as the answers name it. */
@@ -145,7 +157,7 @@ function clientErrorAnswer(err: Error & { code?: string; rawPacket?: Buffer; byt
       const head = err.rawPacket?.subarray(0, 512).toString('latin1') ?? '';
       const detail = INGRESS_REQUEST_LINE.test(head)
         ? `the request headers exceed ${headKiB()} KiB; CloudEvents attributes are headers in binary mode — send large values as data`
-        : REQUEST_LINE.test(head)
+        : REQUEST_LINE_START.test(head)
           ? `the request headers exceed ${headKiB()} KiB`
           : `the request headers exceed ${headKiB()} KiB (on POST /events, binary-mode CloudEvents attributes are headers: send large values as data)`;
       return { ...rawProblem('CEG_HEADERS_TOO_LARGE', detail, { field: 'headers' }), code: 'CEG_HEADERS_TOO_LARGE' };
