@@ -61,26 +61,57 @@ export function noAnswerMessage(brokers: readonly string[], deadlineMs: number, 
 }
 
 /**
+ * The message of a broker that refused this client for good (the probe's failure is not
+ * retriable: refused SASL login or mechanism, untrusted TLS certificate): `reason` is the
+ * client's error as the adapter words it. Pure.
+ */
+export function refusedMessage(brokers: readonly string[], reason: string): string {
+  return `kafka: ${brokers.join(',')}: ${reason}`;
+}
+
+/**
  * Waits until the broker answers (`transport.isHealthy()`, tried again every 250 ms while it says
  * no), at most `deadlineMs` ms in all (AbortSignal.timeout and core raceAbort: a probe stuck on a
  * broker that accepts connections but never answers is stopped waiting for), or until `stop`
  * aborts (the command ended first). Resolves true when the broker answered, false when stopped.
+ * After each failed probe, and every 250 ms while one lasts, `transport.lastHealthFailure?.()`
+ * says why it failed so far: a failure that is not retriable ends the wait at once.
  * `bound`: what set the deadline, for the message (default the option and variable).
- * Errors: GatewayError CEG_BROKER_UNAVAILABLE (retriable) with {@link noAnswerMessage} once the
- *   deadline passed without an answer.
+ * Errors: GatewayError CEG_BROKER_UNAVAILABLE (retriable: false) with {@link refusedMessage} for a
+ *   probe failure that is not retriable; CEG_BROKER_UNAVAILABLE (retriable) with
+ *   {@link noAnswerMessage} and `; last error: <reason>` (when a probe failed) once the deadline
+ *   passed without an answer.
  */
-export async function awaitBroker(transport: Pick<Transport, 'isHealthy'>, brokers: readonly string[], deadlineMs: number, bound?: string, stop?: AbortSignal): Promise<boolean> {
+export async function awaitBroker(transport: Pick<Transport, 'isHealthy' | 'lastHealthFailure'>, brokers: readonly string[], deadlineMs: number, bound?: string, stop?: AbortSignal): Promise<boolean> {
   const deadline = AbortSignal.timeout(deadlineMs);
   const signal = stop === undefined ? deadline : AbortSignal.any([deadline, stop]);
   const ended = (): Error => new Error('broker wait ended');
   try {
+    const refused = (): void => {
+      const failure = transport.lastHealthFailure?.();
+      if (failure !== undefined && !failure.retriable) {
+        throw new GatewayError('CEG_BROKER_UNAVAILABLE', refusedMessage(brokers, failure.message), { retriable: false, details: { brokers: [...brokers] } });
+      }
+    };
     for (;;) {
-      if (await raceAbort(transport.isHealthy(), signal, ended)) return true;
+      const probe = transport.isHealthy();
+      // While the probe lasts (a client retrying its connect), its failures so far are looked at
+      // every 250 ms: one retrying cannot mend ends the wait before the probe gives up.
+      for (;;) {
+        const up = await raceAbort(Promise.race([probe, sleep(PROBE_PAUSE_MS, undefined, { signal }).then(() => undefined)]), signal, ended);
+        if (up === true) return true;
+        refused();
+        if (up === false) break;
+      }
       await raceAbort(sleep(PROBE_PAUSE_MS, undefined, { signal }), signal, ended);
     }
   } catch (err) {
     if (stop?.aborted === true) return false;
-    if (deadline.aborted) throw new GatewayError('CEG_BROKER_UNAVAILABLE', noAnswerMessage(brokers, deadlineMs, bound), { retriable: true, details: { brokers: [...brokers], deadlineMs } });
+    if (deadline.aborted && !(err instanceof GatewayError)) {
+      const last = transport.lastHealthFailure?.();
+      const text = noAnswerMessage(brokers, deadlineMs, bound) + (last === undefined ? '' : `; last error: ${last.message}`);
+      throw new GatewayError('CEG_BROKER_UNAVAILABLE', text, { retriable: true, details: { brokers: [...brokers], deadlineMs } });
+    }
     throw err;
   }
 }

@@ -45,12 +45,14 @@ export function setup(program: Command, overrides: Readonly<Record<string, strin
  * kafka: no answer from <brokers> within <ms> ms …` (or `o.message` of that text) to stderr and
  * exits with `o.exitCode` (default 2) at once, without closing: a client still connecting to a
  * broker that does not answer would hold the close (and the process) for as long as its own retries
- * take. A failure of the command's own first (a refused connection, credentials) is reported by the
+ * take; the text then ends `; last error: <the latest probe's failure>`. A probe failure retrying
+ * cannot mend (refused SASL login, untrusted TLS certificate) ends the command the same way at once,
+ * with `kafka: <brokers>: <reason>`. A failure of the command's own first (a refused connection, credentials) is reported by the
  * command as before. `stop()` ends the watch (call it when the command is done, after closing);
  * it also ends by itself at the broker's first answer. `o.bound`: what set the deadline, for the
  * message. Without KAFKA_BROKERS it watches nothing.
  */
-export function brokerDeadline(transport: Pick<Transport, 'isHealthy'>, config: Config, deadlineMs: number, command: string, o: { readonly exitCode?: number; readonly bound?: string; readonly message?: (text: string) => string } = {}): { stop(): void } {
+export function brokerDeadline(transport: Pick<Transport, 'isHealthy' | 'lastHealthFailure'>, config: Config, deadlineMs: number, command: string, o: { readonly exitCode?: number; readonly bound?: string; readonly message?: (text: string) => string } = {}): { stop(): void } {
   const stopped = new AbortController();
   if (config.kafka !== undefined) {
     awaitBroker(transport, config.kafka.brokers, deadlineMs, o.bound, stopped.signal).catch((err: unknown) => {

@@ -258,6 +258,18 @@ export interface ProduceOptions {
   readonly signal?: AbortSignal;
 }
 
+/** Why a broker health check ({@link Transport.isHealthy}) failed. */
+export interface HealthFailure {
+  /** The client's error, as the adapters word it (never a secret), e.g. `health check: connect ECONNREFUSED 127.0.0.1:1`. */
+  readonly message: string;
+  /**
+   * false when waiting cannot mend it: the broker refused the SASL login or mechanism, an ACL, or
+   * the client does not trust the broker's TLS certificate (src/transport/access-failure.ts);
+   * true for an outage, a timeout or anything else.
+   */
+  readonly retriable: boolean;
+}
+
 export interface Transport {
   readonly kind: 'kafka' | 'memory';
   /** Creates missing topics (never relies on broker auto-creation); existing topics are left as they are. */
@@ -324,5 +336,12 @@ export interface Transport {
   maxMessageBytes(topic: string): Promise<number>;
   /** true when the broker answers now. Never throws. */
   isHealthy(): Promise<boolean>;
+  /**
+   * Why the latest {@link Transport.isHealthy} said false, or undefined when it said true, has not
+   * run, or the transport cannot tell (optional: the in-memory transport has no broker). The CLI's
+   * broker deadline ends at once on a failure that is not `retriable` and names the latest one when
+   * the deadline passes. Never throws.
+   */
+  lastHealthFailure?(): HealthFailure | undefined;
   close(): Promise<void>;
 }

@@ -22,7 +22,8 @@ import { readTlsPair } from '../../http/tls.js';
 import { isLoopbackHost } from '../../core/loopback.js';
 import { EXIT_OK, EXIT_USAGE } from '../context.js';
 import { CLIENT_VARIABLES } from '../gateway-client.js';
-import { BROKER_TIMEOUT_VARIABLE } from '../broker-deadline.js';
+import { BROKER_TIMEOUT_VARIABLE, DEFAULT_BROKER_TIMEOUT_MS, brokerTimeoutMs } from '../broker-deadline.js';
+import { MAX_TIMER_MS } from '../../core/timer-limit.js';
 
 /** Prefixes of the gateway's own variables: an unknown variable with one of them is probably a typo. */
 const OUR_PREFIXES = ['OPS_', 'KAFKA_', 'SCHEMA_REGISTRY_', 'INGRESS_', 'HTTP_', 'OUTBOX_', 'PUBLISH_', 'WEBHOOK_', 'SUBSCRIPTION', 'SHUTDOWN_', 'READINESS_', 'BUS_', 'CE_GATEWAY_', 'CATALOG_', 'CONNECTORS_', 'DATASCHEMA_'];
@@ -84,10 +85,17 @@ export function checkConfiguration(env: NodeJS.ProcessEnv, cwd: string): Report 
     .map((k) => `${k} is not a setting of ce-gateway (a typo?); it is ignored`);
   // Both forms of a secret: the variable wins (config.ts secretVariable); the file is not read.
   for (const n of SECRET_KEYS) if (vars[n] && vars[`${n}_FILE`]) warnings.push(`${n} and ${n}_FILE are both set: ${n} is used and the file is not read`);
+  // The CLI's broker deadline: every Kafka command of the CLI exits 2 on a value it does not take.
+  const cli: { variable: string; message: string; expected?: string }[] = [];
+  try {
+    brokerTimeoutMs(undefined, vars);
+  } catch (err) {
+    cli.push({ variable: BROKER_TIMEOUT_VARIABLE, message: errorMessage(err).replace(`${BROKER_TIMEOUT_VARIABLE}: `, ''), expected: `whole milliseconds from 1 to ${MAX_TIMER_MS}: how long the CLI's Kafka commands wait for the broker's first answer (default ${DEFAULT_BROKER_TIMEOUT_MS})` });
+  }
   const { config, problems } = checkConfig(vars);
   const explained = problems.map((p) => ({ ...p, ...(CONFIG_HELP[p.variable] === undefined ? {} : { expected: CONFIG_HELP[p.variable] }) }));
-  if (config === undefined) return { ok: false, envFile: file ?? null, problems: explained, warnings };
-  const more: { variable: string; message: string; expected?: string }[] = [];
+  if (config === undefined) return { ok: false, envFile: file ?? null, problems: [...explained, ...cli], warnings };
+  const more: { variable: string; message: string; expected?: string }[] = [...cli];
   let catalog: Catalog | undefined;
   try {
     catalog = loadCatalog(config.catalogDir);

@@ -11,7 +11,7 @@ import type {
   ReadSpec,
   TransportRecord,
   CommittedOffset, Consumption, GroupDescription, GroupSpec, OffsetQuery, OffsetTarget, OutboundRecord, PartitionOffset, Position, ProduceOptions,
-  RecordHandler, TopicSpec, Transport,
+  HealthFailure, RecordHandler, TopicSpec, Transport,
 } from '../port.js';
 import { assertNoCollision, assertTopicName, invalidTopicRefusal } from '../../core/topic-name.js';
 import { raceAbort } from '../../core/race-abort.js';
@@ -378,7 +378,11 @@ class KafkaTransport implements Transport {
 
   async isHealthy(): Promise<boolean> {
     if (this.#closed) return false;
-    return checkBrokerHealth(this.#outage, async () => (await this.#adminReady()).describeCluster(), { requestTimeoutMs: this.#opts.requestTimeoutMs, logger: this.#opts.logger, base: { transport: 'kafka' } });
+    return checkBrokerHealth(this.#outage, async () => (await this.#adminReady()).describeCluster(), { requestTimeoutMs: this.#opts.requestTimeoutMs, logger: this.#opts.logger, base: { transport: 'kafka' }, describe: (err) => fromKafkaError(err, { operation: 'health check' }).message });
+  }
+
+  lastHealthFailure(): HealthFailure | undefined {
+    return this.#outage.lastHealthFailure;
   }
 
   /** The outage's probe: one admin request; true when the broker answered. */

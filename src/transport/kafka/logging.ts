@@ -119,6 +119,7 @@ export function kafkaLogCreator(logger: TransportLogger, base: Readonly<Record<s
     if (level === logLevel.INFO && REJOINING.has(entry.log.message) && (outage?.recovering === true || !rejoins.first(entry.log.groupId))) level = logLevel.DEBUG;
     const { message, timestamp: _timestamp, logger: _name, ...extra } = entry.log as Record<string, unknown> & { message: string };
     if (outage !== undefined && (level === logLevel.ERROR || level === logLevel.WARN)) {
+      if (isConnectionTrouble(message, extra)) outage.clientFailed({ message: `kafka: ${message}`.slice(0, 300), retriable: true });
       if (outage.down) outage.suppress();
       else if (isConnectionTrouble(message, extra)) outage.failed(message);
       if (outage.down) level = logLevel.DEBUG;

@@ -20,6 +20,8 @@
 import type { TransportLogger } from './logging.js';
 import { errorMessage } from '../../core/errors.js';
 import { withTimeout } from '../await.js';
+import { kafkaAccessFailure } from '../access-failure.js';
+import type { HealthFailure } from '../port.js';
 
 /**
  * A request the broker has not answered for this long, ms, starts an outage in the log (a paused
@@ -61,6 +63,8 @@ export class BrokerOutage {
   #logTimer: NodeJS.Timeout | undefined;
   #logged = false;
   #closed = false;
+  /** Why the latest health check failed; undefined after one that passed. */
+  #healthFailure: HealthFailure | undefined;
 
   constructor(log: TransportLogger, opts: BrokerOutageOptions = {}) {
     this.#log = log;
@@ -124,6 +128,28 @@ export class BrokerOutage {
     this.#logged = false;
   }
 
+  /**
+   * Why the latest health check ({@link checkBrokerHealth}) failed, or the latest failure a client
+   * reported since (a connect the client is still retrying: its health check has not ended yet);
+   * undefined when the latest health check passed, or nothing failed.
+   */
+  get lastHealthFailure(): HealthFailure | undefined {
+    return this.#healthFailure;
+  }
+
+  /** Records the outcome of a health check: `failure`, or undefined when the broker answered. */
+  healthChecked(failure: HealthFailure | undefined): void {
+    this.#healthFailure = failure;
+  }
+
+  /**
+   * Records a failure a client reported on its own (a failed attempt it retries, a log line), as
+   * {@link lastHealthFailure} until the next health check ends. Cheap; never throws.
+   */
+  clientFailed(failure: HealthFailure): void {
+    if (!this.#closed) this.#healthFailure = failure;
+  }
+
   /** Counts a client log line swallowed during the outage. */
   suppress(): void {
     this.#suppressed++;
@@ -153,20 +179,40 @@ export class BrokerOutage {
 }
 
 /**
+ * Why a health check failed, from the client's error `err`: `describe(err)` (the adapter's own
+ * wording: fromKafkaError / fromPlatformaticError with operation "health check"; default the
+ * error's message), at most 300 characters; not `retriable` when the error is an access failure
+ * (refused SASL login or mechanism, ACL, untrusted TLS certificate: {@link kafkaAccessFailure}).
+ * Pure; never throws.
+ */
+export function healthFailureOf(err: unknown, describe: (err: unknown) => string = (e) => `health check: ${errorMessage(e)}`): HealthFailure {
+  let message: string;
+  try {
+    message = describe(err);
+  } catch {
+    message = `health check: ${errorMessage(err)}`;
+  }
+  return { message: message.slice(0, 300), retriable: kafkaAccessFailure(err) === undefined };
+}
+
+/**
  * One readiness check of a Kafka adapter: `check()` (one cheap admin request) within
  * min(`requestTimeoutMs`, BROKER_STALL_MS) ms. An answer ends an outage; a failure starts one, or
  * is counted in the one that lasts (one line per outage, not one per readiness probe).
+ * The outcome is kept as {@link BrokerOutage.lastHealthFailure} ({@link healthFailureOf} with `describe`).
  * Resolves false on any failure (logged at debug with `base`); never rejects.
  */
-export async function checkBrokerHealth(outage: BrokerOutage, check: () => Promise<unknown>, o: { readonly requestTimeoutMs: number; readonly logger: TransportLogger; readonly base: Readonly<Record<string, unknown>> }): Promise<boolean> {
+export async function checkBrokerHealth(outage: BrokerOutage, check: () => Promise<unknown>, o: { readonly requestTimeoutMs: number; readonly logger: TransportLogger; readonly base: Readonly<Record<string, unknown>>; readonly describe?: (err: unknown) => string }): Promise<boolean> {
   const startedAtMs = Date.now();
   try {
     await withTimeout(check(), Math.min(o.requestTimeoutMs, BROKER_STALL_MS));
     outage.ok();
+    outage.healthChecked(undefined);
     return true;
   } catch (err) {
     if (outage.down) outage.suppress();
     else outage.failed(`health check: ${errorMessage(err)}`, startedAtMs);
+    outage.healthChecked(healthFailureOf(err, o.describe));
     o.logger.debug({ ...o.base, err: errorMessage(err) }, 'kafka health check failed');
     return false;
   }

@@ -18,15 +18,19 @@ const SASL = { plain: 'PLAIN', 'scram-sha-256': 'SCRAM-SHA-256', 'scram-sha-512'
  * The transport's options as @platformatic/kafka's base client options: client id, bootstrap
  * brokers, connect and request timeouts (ms), bounded retries with the first retry delay (ms),
  * metadata age (ms), TLS and SASL. Topic auto-creation is off for every client.
+ * `onRetry`: told each error the client is about to retry (it must not throw).
  */
-export function baseOptions(o: KafkaTransportOptions, clientIdSuffix?: string): BaseOptions {
+export function baseOptions(o: KafkaTransportOptions, clientIdSuffix?: string, onRetry?: (error: unknown) => void): BaseOptions {
   return {
     clientId: clientIdSuffix === undefined ? o.clientId : `${o.clientId}-${clientIdSuffix}`.slice(0, 255),
     bootstrapBrokers: [...o.brokers],
     connectTimeout: o.connectionTimeoutMs,
     requestTimeout: o.requestTimeoutMs,
     retries: o.retries,
-    retryDelay: (_client, operationId, _attempt, _retries, error) => (operationId === 'metadata' && protocolIds(error).has('UNKNOWN_TOPIC_OR_PARTITION') ? UNKNOWN_TOPIC_RETRY_MS : o.initialRetryTimeMs),
+    retryDelay: (_client, operationId, _attempt, _retries, error) => {
+      onRetry?.(error);
+      return operationId === 'metadata' && protocolIds(error).has('UNKNOWN_TOPIC_OR_PARTITION') ? UNKNOWN_TOPIC_RETRY_MS : o.initialRetryTimeMs;
+    },
     metadataMaxAge: o.metadataMaxAgeMs,
     autocreateTopics: false,
     ...(o.ssl === undefined || o.ssl === false ? {} : { tls: o.ssl === true ? {} : o.ssl }),

@@ -4,13 +4,13 @@ import { assertNoCollision, assertTopicName, invalidTopicRefusal } from '../../c
 import type { KafkaTransportInput, KafkaTransportOptions } from '../kafka/options.js';
 import { resolveKafkaTransportOptions } from '../kafka/options.js';
 import type { TransportLogger } from '../kafka/logging.js';
-import { BROKER_STALL_MS, BrokerOutage, brokerAnswers, checkBrokerHealth, quietDuringOutage } from '../kafka/outage.js';
+import { BROKER_STALL_MS, BrokerOutage, brokerAnswers, checkBrokerHealth, healthFailureOf, quietDuringOutage } from '../kafka/outage.js';
 import { PartitionRouter } from '../partition-router.js';
 import { KnownTopics } from '../known-topics.js';
 import { isAborted } from '../await.js';
 import type {
   CommittedOffset, Consumption, GroupDescription, GroupSpec, OffsetQuery, OffsetTarget, OutboundRecord, PartitionOffset, Position, ProduceOptions,
-  Read, ReadSpec, RecordHandler, TopicSpec, Transport, TransportRecord,
+  HealthFailure, Read, ReadSpec, RecordHandler, TopicSpec, Transport, TransportRecord,
 } from '../port.js';
 import { abortedProduce, checkCommitOffsets, checkGroupSpec, checkTopicSpec, closedTransport, describedGroup, groupBusy, readFailure } from '../topics.js';
 import { baseOptions, closeForced } from './client-options.js';
@@ -71,7 +71,9 @@ class PlatformaticTransport implements Transport {
     this.#opts = { ...opts, logger: this.#log };
     this.#router = new PartitionRouter(opts.metadataMaxAgeMs);
     this.#known = new KnownTopics(opts.metadataMaxAgeMs);
-    this.#admin = new Admin(baseOptions(opts, 'admin'));
+    // A failed attempt the admin client retries (a refused login, a refused connection) is why the
+    // health check has not answered yet: kept for lastHealthFailure().
+    this.#admin = new Admin(baseOptions(opts, 'admin', (err) => this.#outage.clientFailed(healthFailureOf(err, (e) => fromPlatformaticError(e, { operation: 'health check' }).message))));
     this.#tools = new Consumer({ ...baseOptions(opts, 'tools'), groupId: `${opts.clientId}-tools-never-joined` });
     this.#sender = new SerialSender(
       () =>
@@ -295,7 +297,11 @@ class PlatformaticTransport implements Transport {
 
   async isHealthy(): Promise<boolean> {
     if (this.#closed) return false;
-    return checkBrokerHealth(this.#outage, () => this.#admin.metadata({ topics: [], forceUpdate: true }), { requestTimeoutMs: this.#opts.requestTimeoutMs, logger: this.#opts.logger, base: { transport: 'kafka' } });
+    return checkBrokerHealth(this.#outage, () => this.#admin.metadata({ topics: [], forceUpdate: true }), { requestTimeoutMs: this.#opts.requestTimeoutMs, logger: this.#opts.logger, base: { transport: 'kafka' }, describe: (err) => fromPlatformaticError(err, { operation: 'health check' }).message });
+  }
+
+  lastHealthFailure(): HealthFailure | undefined {
+    return this.#outage.lastHealthFailure;
   }
 
   /** The outage's probe: one metadata request; true when the broker answered. */

@@ -5,6 +5,7 @@
 import { InvalidArgumentError } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { BROKER_TIMEOUT_VARIABLE, DEFAULT_BROKER_TIMEOUT_MS, awaitBroker, brokerTimeoutMs, brokerTimeoutOption, cliKafkaTimeouts, noAnswerMessage } from '../../../src/cli/broker-deadline.js';
+import type { HealthFailure } from '../../../src/transport/index.js';
 import { GatewayError } from '../../../src/core/errors.js';
 import { MAX_TIMER_MS } from '../../../src/core/timer-limit.js';
 
@@ -75,5 +76,47 @@ describe('awaitBroker', () => {
   it('rejects when every probe says no until the deadline, naming what set it', async () => {
     const err: unknown = await awaitBroker({ isHealthy: () => Promise.resolve(false) }, ['a:1', 'b:2'], 50, '--timeout').catch((e: unknown) => e);
     expect((err as Error).message).toMatch(/^kafka: no answer from a:1,b:2 within 50 ms \(--timeout\)/);
+  });
+
+  // Break report D3: the probe's reason, which a deadline shorter than the client's own report hid.
+  const SASL = 'health check: the broker refused the SASL login (SASL_AUTHENTICATION_FAILED): check KAFKA_SASL_USERNAME, KAFKA_SASL_PASSWORD(_FILE) and KAFKA_SASL_MECHANISM; retrying cannot help';
+
+  it('ends at once, with the reason, when a probe failed for a reason retrying cannot mend (refused credentials)', async () => {
+    let asked = 0;
+    const transport = { isHealthy: () => Promise.resolve(++asked > 1000), lastHealthFailure: (): HealthFailure => ({ message: SASL, retriable: false }) };
+    const err: unknown = await awaitBroker(transport, ['127.0.0.1:19094'], 60_000).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(GatewayError);
+    expect((err as GatewayError).code).toBe('CEG_BROKER_UNAVAILABLE');
+    expect((err as GatewayError).retriable).toBe(false);
+    expect((err as GatewayError).message).toBe(`kafka: 127.0.0.1:19094: ${SASL}`);
+    expect(asked).toBe(1);
+  });
+
+  it('ends with the reason while a probe still lasts (the client retrying a refused login), not at the deadline', async () => {
+    let failure: HealthFailure | undefined;
+    const transport = {
+      isHealthy: () => {
+        setTimeout(() => (failure = { message: SASL, retriable: false }), 10);
+        return new Promise<boolean>(() => undefined);
+      },
+      lastHealthFailure: () => failure,
+    };
+    const err: unknown = await awaitBroker(transport, ['127.0.0.1:19094'], 600_000).catch((e: unknown) => e);
+    expect((err as GatewayError).message).toBe(`kafka: 127.0.0.1:19094: ${SASL}`);
+  });
+
+  it('keeps probing on a retriable failure, and the deadline\'s message carries the latest reason', async () => {
+    let asked = 0;
+    const transport = { isHealthy: () => Promise.resolve(false), lastHealthFailure: (): HealthFailure => ({ message: `health check: connect ECONNREFUSED 127.0.0.1:1 (${++asked})`, retriable: true }) };
+    const err: unknown = await awaitBroker(transport, ['127.0.0.1:1'], 600).catch((e: unknown) => e);
+    expect((err as GatewayError).retriable).toBe(true);
+    const message = (err as GatewayError).message;
+    expect(message.startsWith(`${noAnswerMessage(['127.0.0.1:1'], 600)}; last error: health check: connect ECONNREFUSED 127.0.0.1:1 (`)).toBe(true);
+    expect(message).toContain(`(${asked})`);
+  });
+
+  it('the deadline\'s message says nothing more when no probe reported a reason', async () => {
+    const err: unknown = await awaitBroker({ isHealthy: () => Promise.resolve(false), lastHealthFailure: () => undefined }, ['a:1'], 50).catch((e: unknown) => e);
+    expect((err as Error).message).toBe(noAnswerMessage(['a:1'], 50));
   });
 });

@@ -119,6 +119,20 @@ describe('config check', () => {
     expect(checkConfiguration({ ...base, HOST: '127.0.0.1' }, dir).ok).toBe(true);
   });
 
+  it('a CE_GATEWAY_BROKER_TIMEOUT_MS the CLI\'s Kafka commands refuse is a problem (break report D4: it said OK, then every Kafka command exited 2)', () => {
+    for (const bad of ['abc', '0', '30s', '-1']) {
+      const r = checkConfiguration({ ...base, CE_GATEWAY_BROKER_TIMEOUT_MS: bad }, dir);
+      expect(r.ok, bad).toBe(false);
+      expect(r.problems.map((p) => p.variable), bad).toEqual(['CE_GATEWAY_BROKER_TIMEOUT_MS']);
+      expect(r.problems[0]!.message, bad).toMatch(/whole number from 1 to \d+/);
+      expect(r.problems[0]!.expected, bad).toMatch(/default 30000/);
+    }
+    // Also next to the settings' own problems, and fine when valid or unset.
+    expect(checkConfiguration({ ...base, PORT: '99999', CE_GATEWAY_BROKER_TIMEOUT_MS: 'abc' }, dir).problems.map((p) => p.variable).sort()).toEqual(['CE_GATEWAY_BROKER_TIMEOUT_MS', 'PORT']);
+    expect(checkConfiguration({ ...base, CE_GATEWAY_BROKER_TIMEOUT_MS: '5000' }, dir).ok).toBe(true);
+    expect(checkConfiguration({ ...base, CE_GATEWAY_BROKER_TIMEOUT_MS: '' }, dir).ok).toBe(true);
+  });
+
   it('the command exits 2 and explains; 0 when valid (a real process)', async () => {
     const run = (env: Record<string, string>) =>
       runProcess(process.execPath, ['--import', TSX, join(ROOT, 'src', 'cli', 'main.ts'), 'config', 'check'], { cwd: dir, env: { PATH: process.env.PATH, ...base, ...env }, timeoutMs: 30_000 });
@@ -127,6 +141,9 @@ describe('config check', () => {
     expect(bad.stdout).toContain('✗ SHUTDOWN_TIMEOUT_MS:');
     expect(bad.stdout).toContain('✗ OUTBOX_DATABASE_URL: a postgres:// URL');
     expect(bad.stdout + bad.stderr).not.toContain(SECRET);
+    const deadline = await run({ CE_GATEWAY_BROKER_TIMEOUT_MS: 'abc' });
+    expect(deadline.code).toBe(2);
+    expect(deadline.stdout).toContain('✗ CE_GATEWAY_BROKER_TIMEOUT_MS:');
     const good = await run({});
     expect(good.code).toBe(0);
     expect(good.stdout).toMatch(/^configuration OK/);

@@ -6,7 +6,7 @@ import { logLevel } from 'kafkajs';
 import { describe, expect, it, vi } from 'vitest';
 import { kafkaLogCreator } from '../../../src/transport/kafka/logging.js';
 import type { TransportLogger } from '../../../src/transport/kafka/logging.js';
-import { BrokerOutage, OUTAGE_RECOVERY_MS, isConnectionTrouble } from '../../../src/transport/kafka/outage.js';
+import { BrokerOutage, OUTAGE_RECOVERY_MS, checkBrokerHealth, isConnectionTrouble } from '../../../src/transport/kafka/outage.js';
 import { waitFor } from '../../helpers/wait.js';
 
 function recorder(): { logger: TransportLogger; lines: [string, Record<string, unknown>, string][] } {
@@ -128,5 +128,35 @@ describe('broker outage in the log', () => {
     await waitFor('the end of the outage', () => !outage.down, 2000, 5);
     expect(lines.map(([level]) => level)).toEqual(['warn', 'info']);
     outage.close();
+  });
+});
+
+describe('the health check\'s failure (lastHealthFailure, break report D3)', () => {
+  const o = (logger: TransportLogger) => ({ requestTimeoutMs: 5000, logger, base: {} });
+
+  it('keeps why the latest check failed, not retriable for a refused login or an untrusted certificate; clears it on an answer', async () => {
+    const { logger } = recorder();
+    const outage = new BrokerOutage(logger, { logDelayMs: 0 });
+    expect(outage.lastHealthFailure).toBeUndefined();
+    const login = Object.assign(new Error('SASL SCRAM SHA512 authentication failed: invalid credentials'), { name: 'KafkaJSSASLAuthenticationError' });
+    expect(await checkBrokerHealth(outage, () => Promise.reject(login), o(logger))).toBe(false);
+    expect(outage.lastHealthFailure?.retriable).toBe(false);
+    expect(outage.lastHealthFailure?.message).toBe('health check: SASL SCRAM SHA512 authentication failed: invalid credentials');
+    const tls = Object.assign(new Error('self-signed certificate in certificate chain'), { code: 'SELF_SIGNED_CERT_IN_CHAIN' });
+    expect(await checkBrokerHealth(outage, () => Promise.reject(tls), { ...o(logger), describe: (e) => `described: ${(e as Error).message}` })).toBe(false);
+    expect(outage.lastHealthFailure).toEqual({ message: 'described: self-signed certificate in certificate chain', retriable: false });
+    const refusedConnect = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' });
+    expect(await checkBrokerHealth(outage, () => Promise.reject(refusedConnect), o(logger))).toBe(false);
+    expect(outage.lastHealthFailure).toEqual({ message: 'health check: connect ECONNREFUSED 127.0.0.1:1', retriable: true });
+    expect(await checkBrokerHealth(outage, () => Promise.resolve(), o(logger))).toBe(true);
+    expect(outage.lastHealthFailure).toBeUndefined();
+  });
+
+  it('a failure a client reports while it retries (kafkajs\'s log line) is the latest until the next check ends', () => {
+    const { logger } = recorder();
+    const outage = new BrokerOutage(logger, { logDelayMs: 0 });
+    kafkaLogCreator(logger, {}, outage)(logLevel.WARN)(refused());
+    expect(outage.lastHealthFailure?.retriable).toBe(true);
+    expect(outage.lastHealthFailure?.message).toMatch(/^kafka: .*ECONNREFUSED/);
   });
 });

@@ -1,0 +1,44 @@
+/**
+ * CLI commands against a broker that refuses this client for good (break report D3): with a broker
+ * deadline shorter than the client's own report, `topics` said only "no answer from … within N ms"
+ * and hid the reason (here a SASL login with a wrong password, on the stack's SASL listener). Now
+ * the broker probe's failure ends the command at once with exit 2 and that reason, on both
+ * clients. The real CLI in child processes, killed after 60 s; no time is asserted.
+ */
+import { join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { readStackEnv } from '../../scripts/stack/index.js';
+import { KAFKA_CLIENTS, kafkaClientEnv } from '../helpers/kafka-client.js';
+import { runProcess } from '../helpers/spawn-node.js';
+
+const ROOT = resolve(import.meta.dirname, '..', '..');
+const MAIN = join(ROOT, 'src', 'cli', 'main.ts');
+const file = readStackEnv();
+const saslBrokers = process.env.STACK_KAFKA_SASL_BROKERS ?? file?.STACK_KAFKA_SASL_BROKERS ?? '';
+const saslUser = process.env.STACK_KAFKA_SASL_USERNAME ?? file?.STACK_KAFKA_SASL_USERNAME ?? '';
+const WRONG = 'not-the-password-d3';
+
+describe('CLI commands against a broker that refuses the SASL login', () => {
+  for (const client of KAFKA_CLIENTS) {
+    it(`${client}: topics with --broker-timeout 2000 exits 2 naming the refused login, not "no answer"`, async () => {
+      expect(saslBrokers, 'STACK_KAFKA_SASL_BROKERS').not.toBe('');
+      expect(saslUser, 'STACK_KAFKA_SASL_USERNAME').not.toBe('');
+      const inherited: NodeJS.ProcessEnv = { ...process.env };
+      delete inherited.SCHEMA_REGISTRY_URL;
+      delete inherited.CE_GATEWAY_BROKER_TIMEOUT_MS;
+      delete inherited.KAFKA_SASL_PASSWORD_FILE;
+      const r = await runProcess(process.execPath, ['--import', 'tsx', MAIN, '--broker-timeout', '2000', 'topics'], {
+        cwd: ROOT,
+        env: { ...inherited, CE_GATEWAY_ENV_FILE: '/dev/null', LOG_LEVEL: 'silent', KAFKA_BROKERS: saslBrokers, KAFKA_SASL_MECHANISM: 'scram-sha-512', KAFKA_SASL_USERNAME: saslUser, KAFKA_SASL_PASSWORD: WRONG, ...kafkaClientEnv(client) },
+        timeoutMs: 60_000,
+      });
+      const said = `stdout: ${r.stdout}\nstderr: ${r.stderr}`;
+      expect(r.signal, said).toBeNull();
+      expect(r.code, said).toBe(2);
+      expect(r.stderr, said).toContain('ce-gateway topics: kafka: ');
+      expect(r.stderr, said).toContain('the broker refused the SASL login');
+      expect(r.stderr, said).not.toContain('no answer from');
+      expect(r.stdout + r.stderr).not.toContain(WRONG);
+    }, 90_000);
+  }
+});
