@@ -700,6 +700,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       instance: processInstance,
       log: slog,
       declared: (group) => declared.some((d) => d.group === group),
+      shadowedBy: (group) => svc.shadowedBy(group),
     });
     pullService = new PullService({ subscription: (g) => s.get(g), catalog, codec: () => need(codec, 'codec'), transport, signer: cursorKey(), log: slog.child({ delivery: 'pull' }), mayRead: (owner, kind) => mayRead(owner, kind), declared: (group) => declared.some((d) => d.group === group), shadowedBy: (group) => svc.shadowedBy(group) });
     service = svc;

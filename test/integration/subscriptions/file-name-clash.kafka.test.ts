@@ -5,7 +5,7 @@
  * `connectors`). The rule (docs/subscriptions.md "Subscriptions in connector files"): the file's
  * wins and the conflict is surfaced —
  * - at start-up one warn line per clash names the subscription and both owners and groups;
- * - the stored one is not run (its group gets no member; a stored pull one is refused 409 naming
+ * - the stored one is not run (its group gets no member; a replay of it is refused 409; a stored pull one is refused 409 naming
  *   `name`), and `GET /subscriptions/{name}`, the list and `…/status` mark it `shadowedBy` the file's;
  * - the file's subscription runs (its file drop gets the event);
  * - `POST /subscriptions` of a name a file declares is 409 problem+json naming `name`;
@@ -130,6 +130,16 @@ describe('a connector file declaring the name of a stored HTTP subscription of a
     expect(pulled.type).toMatch(/^application\/problem\+json/);
     expect(pulled.body).toMatchObject({ code: 'CEG_CONFLICT', violations: [{ field: 'name' }] });
     expect(String(pulled.body.detail)).toContain('owner connectors');
+
+    // Nor replayed (dry run or not): it is not run, so moving its offsets would reach no sink.
+    for (const dryRun of [true, false]) {
+      const replayed = await call(url, 'POST', `/subscriptions/${PUSHED}/replay`, { to: 'earliest', dryRun });
+      expect(replayed.status, `dryRun ${dryRun}`).toBe(409);
+      expect(replayed.type).toMatch(/^application\/problem\+json/);
+      expect(replayed.body).toMatchObject({ code: 'CEG_CONFLICT', violations: [{ field: 'name' }] });
+      expect(String(replayed.body.detail)).toContain('owner connectors');
+    }
+    expect((await call(url, 'GET', `/subscriptions/${PUSHED}/replays`)).body).toEqual([]);
 
     // A name a file declares cannot be created over HTTP.
     for (const n of [FILE_ONLY, PUSHED]) {

@@ -51,6 +51,12 @@ export interface ReplayCoordinatorDeps {
    * one is not (docs/subscriptions.md "a file wins").
    */
   readonly declared?: (group: string) => boolean;
+  /**
+   * The connector file's subscription that shadows the stored one of consumer group `group` by
+   * name (a stored subscription of the anonymous owner named like a file's of another owner: the
+   * file's runs, the stored one is not — docs/subscriptions.md "a file wins"), or undefined.
+   */
+  readonly shadowedBy?: (group: string) => { readonly owner: string; readonly group: string; readonly reason: string } | undefined;
   /** Default {@link REPLAY_LEASE_MS}. */
   readonly leaseMs?: number;
   readonly now?: () => number;
@@ -81,7 +87,7 @@ export class ReplayCoordinator {
    * Replays (or, with `dryRun`, plans) subscription `name` as `body` asks; `by` is who asked.
    * Resolves with the audit entry (the answer).
    * Errors: CEG_NOT_FOUND; CEG_CONFLICT (a replay of it is under way; a subscription declared in
-   *   a connector file); CEG_INVALID_REPLAY naming the field; CEG_REPLAY_FAILED (retriable: the
+   *   a connector file, or a stored one such a file shadows: `details.shadowedBy`); CEG_INVALID_REPLAY naming the field; CEG_REPLAY_FAILED (retriable: the
    *   group kept members); the transport's (CEG_BROKER_UNAVAILABLE, retriable).
    */
   async replay(name: string, body: unknown, by: string, owner: string = DEFAULT_OWNER): Promise<ReplayAuditEntry> {
@@ -93,6 +99,12 @@ export class ReplayCoordinator {
     }
     const s = this.#d.store.get(group);
     if (s === undefined) throw notFound(name);
+    // A stored subscription a file shadows by name is not run: moving its offsets would answer 200
+    // for a replay whose sink never gets an event (a pull of it is 409 alike).
+    const shadow = this.#d.shadowedBy?.(group);
+    if (shadow !== undefined) {
+      throw new GatewayError('CEG_CONFLICT', `subscription ${name.slice(0, 100)} is not run, so it cannot be replayed: ${shadow.reason}`, { retriable: false, details: { field: 'name', shadowedBy: { owner: shadow.owner, group: shadow.group } } });
+    }
     const topics = this.#d.topicsOf(s.kinds);
     const req = parseReplayRequest(body, topics);
     if (!req.dryRun && replayHolds(s.replay, this.#now())) {

@@ -388,7 +388,7 @@ export const operationPaths: PathsFragment = {
         '403': forbidden,
         '404': notFound,
         '405': notAllowed,
-        '409': problem('Declared in a connector file.'),
+        '409': problem('A replay of it is under way; declared in a connector file, or shadowed by one (`shadowedBy`).'),
         '415': problem('Not JSON.'),
         '503': unavailable,
         ...AUTHENTICATED_ERRORS,

@@ -8,7 +8,7 @@
  *   entries, oldest first.
  * Errors are RFC 9457 problem+json naming the field (`to`, `to.3`, `dryRun`): 400
  * CEG_INVALID_REPLAY, 404 CEG_NOT_FOUND, 409 CEG_CONFLICT (a replay under way; a subscription of a
- * connector file), 503 CEG_REPLAY_FAILED / CEG_BROKER_UNAVAILABLE (retriable, with `Retry-After`).
+ * connector file, or a stored one such a file shadows), 503 CEG_REPLAY_FAILED / CEG_BROKER_UNAVAILABLE (retriable, with `Retry-After`).
  * Who may replay (issue 11): the owner holding the `replay` permission, or an admin (`?owner=` for
  * another owner's subscription); others get 404 for it. `by` is the caller's partner id; every
  * replay is written to the audit log. In `GET …/replays` a caller that is not an admin sees `by`
