@@ -42,3 +42,46 @@ export function tlsVerificationFailure(err: unknown): string | undefined {
   }
   return undefined;
 }
+
+/**
+ * OpenSSL's texts of the verification failures above (`X509_verify_cert_error_string`, OpenSSL 3
+ * and 1.1 spellings) and Node's host-name mismatch, longest first so that "self-signed certificate
+ * in certificate chain" is not read as "self-signed certificate".
+ */
+const CERTIFICATE_TEXTS: readonly (readonly [RegExp, string])[] = [
+  [/self[- ]signed certificate in certificate chain/i, 'SELF_SIGNED_CERT_IN_CHAIN'],
+  [/self[- ]signed certificate/i, 'DEPTH_ZERO_SELF_SIGNED_CERT'],
+  [/unable to get local issuer certificate/i, 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY'],
+  [/unable to get issuer certificate/i, 'UNABLE_TO_GET_ISSUER_CERT'],
+  [/unable to verify the first certificate/i, 'UNABLE_TO_VERIFY_LEAF_SIGNATURE'],
+  [/unable to decrypt certificate'?s signature/i, 'UNABLE_TO_DECRYPT_CERT_SIGNATURE'],
+  [/certificate signature failure/i, 'CERT_SIGNATURE_FAILURE'],
+  [/certificate is not yet valid/i, 'CERT_NOT_YET_VALID'],
+  [/certificate has expired/i, 'CERT_HAS_EXPIRED'],
+  [/format error in certificate'?s notBefore field/i, 'ERROR_IN_CERT_NOT_BEFORE_FIELD'],
+  [/format error in certificate'?s notAfter field/i, 'ERROR_IN_CERT_NOT_AFTER_FIELD'],
+  [/certificate chain too long/i, 'CERT_CHAIN_TOO_LONG'],
+  [/certificate revoked/i, 'CERT_REVOKED'],
+  [/invalid CA certificate/i, 'INVALID_CA'],
+  [/path length constraint exceeded/i, 'PATH_LENGTH_EXCEEDED'],
+  [/(?:unsupported|unsuitable) certificate purpose/i, 'INVALID_PURPOSE'],
+  [/certificate not trusted/i, 'CERT_UNTRUSTED'],
+  [/certificate rejected/i, 'CERT_REJECTED'],
+  [/hostname mismatch/i, 'HOSTNAME_MISMATCH'],
+  [/Hostname\/IP does not match certificate's altnames/i, 'ERR_TLS_CERT_ALTNAME_INVALID'],
+];
+
+/**
+ * The failed certificate check a client only reports as text (kafkajs logs "Connection error:
+ * <Node's message>" on each connect it retries, without the error's `code`), in the words of
+ * {@link tlsVerificationFailure}; undefined when `text` names none. At most the first 2,000
+ * characters are read. Spec: OpenSSL `X509_verify_cert_error_string`; Node `tls.checkServerIdentity`.
+ */
+export function tlsVerificationFailureInText(text: string): string | undefined {
+  const head = text.slice(0, 2000);
+  for (const [pattern, code] of CERTIFICATE_TEXTS) {
+    const found = pattern.exec(head);
+    if (found !== null) return `TLS certificate not trusted (${code}: ${found[0]})`;
+  }
+  return undefined;
+}

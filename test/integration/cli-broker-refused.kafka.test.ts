@@ -16,6 +16,7 @@ const MAIN = join(ROOT, 'src', 'cli', 'main.ts');
 const file = readStackEnv();
 const saslBrokers = process.env.STACK_KAFKA_SASL_BROKERS ?? file?.STACK_KAFKA_SASL_BROKERS ?? '';
 const saslUser = process.env.STACK_KAFKA_SASL_USERNAME ?? file?.STACK_KAFKA_SASL_USERNAME ?? '';
+const sslBrokers = process.env.STACK_KAFKA_SSL_BROKERS ?? file?.STACK_KAFKA_SSL_BROKERS ?? '';
 const WRONG = 'not-the-password-d3';
 
 describe('CLI commands against a broker that refuses the SASL login', () => {
@@ -39,6 +40,35 @@ describe('CLI commands against a broker that refuses the SASL login', () => {
       expect(r.stderr, said).toContain('the broker refused the SASL login');
       expect(r.stderr, said).not.toContain('no answer from');
       expect(r.stdout + r.stderr).not.toContain(WRONG);
+    }, 90_000);
+  }
+});
+
+// kafkajs retries a connect whose certificate check failed and logs it as text only: with a deadline
+// shorter than kafkajs's own retries (about 6 s; 4 s here), the command ended at the deadline with "no answer
+// from …" and the certificate only as "last error" (noted 2026-12-06).
+describe('CLI commands against a broker whose TLS certificate this client does not trust', () => {
+  for (const client of KAFKA_CLIENTS) {
+    it(`${client}: topics with --broker-timeout 4000 exits 2 naming the untrusted certificate, not "no answer"`, async () => {
+      expect(sslBrokers, 'STACK_KAFKA_SSL_BROKERS').not.toBe('');
+      const inherited: NodeJS.ProcessEnv = { ...process.env };
+      delete inherited.SCHEMA_REGISTRY_URL;
+      delete inherited.CE_GATEWAY_BROKER_TIMEOUT_MS;
+      delete inherited.KAFKA_SSL_CA_FILE;
+      delete inherited.NODE_EXTRA_CA_CERTS;
+      // No CA file: the stack's CA is not among Node's roots.
+      const r = await runProcess(process.execPath, ['--import', 'tsx', MAIN, '--broker-timeout', '4000', 'topics'], {
+        cwd: ROOT,
+        env: { ...inherited, CE_GATEWAY_ENV_FILE: '/dev/null', LOG_LEVEL: 'silent', KAFKA_BROKERS: sslBrokers, KAFKA_SSL: 'true', ...kafkaClientEnv(client) },
+        timeoutMs: 60_000,
+      });
+      const said = `stdout: ${r.stdout}\nstderr: ${r.stderr}`;
+      expect(r.signal, said).toBeNull();
+      expect(r.code, said).toBe(2);
+      expect(r.stderr, said).toContain('ce-gateway topics: kafka: ');
+      expect(r.stderr, said).toMatch(/TLS certificate not trusted \((?:SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT_LOCALLY): /);
+      expect(r.stderr, said).toContain('KAFKA_SSL_CA_FILE');
+      expect(r.stderr, said).not.toContain('no answer from');
     }, 90_000);
   }
 });

@@ -4,6 +4,7 @@ import type { LogEntry, logCreator } from 'kafkajs';
 import type { BrokerOutage } from './outage.js';
 import { isConnectionTrouble } from './outage.js';
 import { LogThrottle } from '../../core/log-throttle.js';
+import { tlsVerificationFailureInText } from '../../core/tls-errors.js';
 
 /** The logger shape the transport writes to; pino's `Logger` satisfies it. */
 export interface TransportLogger {
@@ -119,7 +120,13 @@ export function kafkaLogCreator(logger: TransportLogger, base: Readonly<Record<s
     if (level === logLevel.INFO && REJOINING.has(entry.log.message) && (outage?.recovering === true || !rejoins.first(entry.log.groupId))) level = logLevel.DEBUG;
     const { message, timestamp: _timestamp, logger: _name, ...extra } = entry.log as Record<string, unknown> & { message: string };
     if (outage !== undefined && (level === logLevel.ERROR || level === logLevel.WARN)) {
-      if (isConnectionTrouble(message, extra)) outage.clientFailed({ message: `kafka: ${message}`.slice(0, 300), retriable: true });
+      if (isConnectionTrouble(message, extra)) {
+        // kafkajs retries a connect whose TLS certificate check failed and logs only its text: an
+        // untrusted certificate is not retriable (transport/access-failure), so the CLI's broker
+        // deadline ends at once with the reason rather than at its end (issue 11; break report D3).
+        const tls = tlsVerificationFailureInText(message);
+        outage.clientFailed(tls === undefined ? { message: `kafka: ${message}`.slice(0, 300), retriable: true } : { message: `kafka: ${tls}: check KAFKA_SSL_CA_FILE and the broker address; retrying cannot help`.slice(0, 300), retriable: false });
+      }
       if (outage.down) outage.suppress();
       else if (isConnectionTrouble(message, extra)) outage.failed(message);
       if (outage.down) level = logLevel.DEBUG;

@@ -159,4 +159,15 @@ describe('the health check\'s failure (lastHealthFailure, break report D3)', () 
     expect(outage.lastHealthFailure?.retriable).toBe(true);
     expect(outage.lastHealthFailure?.message).toMatch(/^kafka: .*ECONNREFUSED/);
   });
+
+  it("kafkajs's line for a connect whose certificate check failed (text only, no code) is not retriable and names the check", () => {
+    const { logger } = recorder();
+    const outage = new BrokerOutage(logger, { logDelayMs: 0 });
+    const text = 'Failed to connect to seed broker, trying another broker from the list: Connection error: self-signed certificate in certificate chain';
+    kafkaLogCreator(logger, {}, outage)(logLevel.ERROR)({ ...seed, log: { ...seed.log, message: text } });
+    expect(outage.lastHealthFailure).toEqual({ message: 'kafka: TLS certificate not trusted (SELF_SIGNED_CERT_IN_CHAIN: self-signed certificate in certificate chain): check KAFKA_SSL_CA_FILE and the broker address; retrying cannot help', retriable: false });
+    // The next outage line replaces it (a CA fixed and the broker restarted is a new story).
+    kafkaLogCreator(logger, {}, outage)(logLevel.ERROR)(seed);
+    expect(outage.lastHealthFailure?.retriable).toBe(true);
+  });
 });
