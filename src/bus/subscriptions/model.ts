@@ -73,7 +73,9 @@ const secretBytes = (s: string): number => Buffer.from(s.slice('whsec_'.length),
 /** Request headers a subscription may not set: the gateway owns them (HTTP framing, the CloudEvent, the signature). */
 const RESERVED_HEADER = /^(host|content-.*|transfer-encoding|connection|keep-alive|te|trailer|upgrade|proxy-.*|expect|ce-.*|webhook-.*|user-agent)$/i;
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/; // RFC 9110 §5.6.2 token
-const HEADER_VALUE = /^[\x20-\x7E\t]{0,4096}$/; // visible ASCII, space, tab; no CR/LF
+/** Longest `delivery.headers` value, characters (visible ASCII, space, tab). */
+export const MAX_SINK_HEADER_VALUE_LENGTH = 4096;
+const HEADER_VALUE = new RegExp(`^[\\x20-\\x7E\\t]{0,${MAX_SINK_HEADER_VALUE_LENGTH}}$`); // visible ASCII, space, tab; no CR/LF
 
 const backoff = z
   .strictObject({

@@ -17,6 +17,7 @@ import { PinnedAgents, classify, retryAfterMs, send } from '../../../src/connect
 import type { AttemptRequest, RawAnswer } from '../../../src/connectors/sinks/webhook/deliver.js';
 import { checkTargetUrl, parseAllowList } from '../../../src/connectors/sinks/webhook/target.js';
 import { createWebhookSink } from '../../../src/connectors/sinks/webhook/sink.js';
+import { REDACTION_MARGIN_BYTES, redactedExcerpt } from '../../../src/connectors/sinks/webhook/redact.js';
 import { silentLogger } from '../../../src/observability/index.js';
 import type { ResolvedTarget } from '../../../src/connectors/sinks/webhook/target.js';
 
@@ -25,6 +26,8 @@ type Route = (req: IncomingMessage, res: ServerResponse, body: Buffer) => void;
 let server: Server;
 let port = 0;
 const routes = new Map<string, Route>();
+/** Bytes of an answer's start an attempt keeps: the 1 KiB excerpt and the redaction margin. */
+const KEPT = 1024 + REDACTION_MARGIN_BYTES;
 /** Bytes the /endless route managed to write before the client went away. */
 let endlessWritten = 0;
 let endlessClosed: Promise<void> = Promise.resolve();
@@ -63,17 +66,17 @@ describe('send: one attempt against a loopback sink', () => {
     });
     const a = answered(await send(agents, attempt('/ok')));
     expect(a.status).toBe(204);
-    expect(a.excerpt).toBe('');
+    expect(a.bodyStart).toBe('');
     expect(a.header('retry-after')).toBe('7');
     expect(a.header('x-two')).toBe('a');
     expect(a.header('absent')).toBeUndefined();
     expect(seen).toEqual({ body: '{"a":1}', length: '7', type: 'application/json' });
   });
 
-  it('keeps the first KiB of any answer body as the excerpt, cut at a character boundary', async () => {
+  it('keeps the first KiB of any answer body as the excerpt, plus the margin its redaction needs, cut at character boundaries', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.string({ unit: 'grapheme', maxLength: 900 }), fc.integer({ min: 1, max: 6 }), async (text, parts) => {
-        const body = Buffer.from(text.repeat(3), 'utf8');
+      fc.asyncProperty(fc.string({ unit: 'grapheme', maxLength: 900 }), fc.integer({ min: 1, max: 6 }), fc.integer({ min: 1, max: 12 }), async (text, parts, copies) => {
+        const body = Buffer.from(text.repeat(copies), 'utf8');
         routes.set('/text', (_req, res) => {
           res.writeHead(500);
           // Several writes, so the excerpt is assembled from several chunks.
@@ -84,10 +87,15 @@ describe('send: one attempt against a loopback sink', () => {
         const a = answered(await send(agents, attempt('/text')));
         expect(a.status).toBe(500);
         const whole = body.toString('utf8');
-        expect(Buffer.byteLength(a.excerpt)).toBeLessThanOrEqual(1024);
-        expect(whole.startsWith(a.excerpt)).toBe(true);
-        if (body.length <= 1024) expect(a.excerpt).toBe(whole);
-        else expect(Buffer.byteLength(a.excerpt)).toBeGreaterThan(1024 - 4);
+        expect(Buffer.byteLength(a.bodyStart)).toBeLessThanOrEqual(KEPT);
+        expect(whole.startsWith(a.bodyStart)).toBe(true);
+        if (body.length <= KEPT) expect(a.bodyStart).toBe(whole);
+        else expect(Buffer.byteLength(a.bodyStart)).toBeGreaterThan(KEPT - 4);
+        const excerpt = redactedExcerpt(a.bodyStart, []);
+        expect(Buffer.byteLength(excerpt)).toBeLessThanOrEqual(1024);
+        expect(whole.startsWith(excerpt)).toBe(true);
+        if (body.length <= 1024) expect(excerpt).toBe(whole);
+        else expect(Buffer.byteLength(excerpt)).toBeGreaterThan(1024 - 4);
       }),
       { numRuns: 30 },
     );
@@ -117,7 +125,7 @@ describe('send: one attempt against a loopback sink', () => {
     const a = answered(await send(agents, attempt('/endless')));
     expect(a.status).toBe(503);
     expect(a.header('retry-after')).toBe('2');
-    expect(a.excerpt).toBe('a'.repeat(1024));
+    expect(a.bodyStart).toBe('a'.repeat(KEPT));
     await endlessClosed;
     expect(endlessWritten).toBeLessThan(16 * 1024 * 1024);
   });
@@ -173,10 +181,10 @@ describe('send: one attempt against a loopback sink', () => {
       res.write('half an answer', () => res.socket?.destroy());
     });
     const stalled = await send(agents, attempt('/stall', { timeoutMs: 300 }));
-    expect(stalled).toMatchObject({ ok: false, aborted: false, status: 500, excerpt: 'partial error: db down' });
+    expect(stalled).toMatchObject({ ok: false, aborted: false, status: 500, bodyStart: 'partial error: db down' });
     expect(!stalled.ok && stalled.reason).toMatch(/^sink answered 500, then its body was not complete within 300 ms \(UND_ERR_BODY_TIMEOUT\)$/);
     const cut = await send(agents, attempt('/cut'));
-    expect(cut).toMatchObject({ ok: false, aborted: false, status: 503, excerpt: 'half an answer' });
+    expect(cut).toMatchObject({ ok: false, aborted: false, status: 503, bodyStart: 'half an answer' });
     expect(!cut.ok && cut.reason).toMatch(/^sink answered 503, then the body failed: /);
     // Through the sink: the retry outcome's failure carries them (the dead letter's dlq_last_status and excerpt).
     const sink = createWebhookSink(

@@ -8,6 +8,7 @@
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWebhookSink, parseAllowList } from '../../../src/connectors/sinks/webhook/index.js';
 import type { PushSettings } from '../../../src/connectors/sinks/webhook/index.js';
@@ -20,6 +21,13 @@ beforeAll(async () => {
   server = createServer((req, res) => {
     req.resume();
     req.on('end', () => {
+      // /pad/<status>/<n>/<c>: n times the character c, then the echoed header value, then more text
+      // (a sink echoing the request after some text of its own: the value may cross the 1 KiB cut).
+      const pad = /^\/pad\/(\d+)\/(\d+)\/(.+)$/.exec(req.url ?? '');
+      if (pad !== null) {
+        res.writeHead(Number(pad[1])).end(`${decodeURIComponent(pad[3]!).repeat(Number(pad[2]))}${String(req.headers['x-sink-token'])}|${String(req.headers['x-json'])} tail`);
+        return;
+      }
       const status = req.url === '/bad' ? 400 : 500;
       res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'echo', headers: req.headers, note: 'secret="whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"' }));
     });
@@ -66,6 +74,28 @@ describe('the dead-letter excerpt never carries the subscription\'s own secret v
     } finally {
       await sink.close();
     }
+  });
+
+  it('a value crossing the excerpt\'s 1 KiB cut leaves none of itself in the excerpt, whatever comes before it (break report 2026-12-06)', async () => {
+    const token = 'PADSECRET-0123456789-abcdefghijklmnopqrstuvwxyz';
+    const long = `LONG-${'0123456789abcdef'.repeat(255)}`; // 4,085 characters: near the longest value allowed
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 0, max: 1100 }), fc.constantFrom('a', 'é', '€', '😀'), fc.constantFrom(400, 500), fc.constantFrom(token, long), async (n, c, status, value) => {
+        const s: PushSettings = { ...settings(`/pad/${status}/${n}/${encodeURIComponent(c)}`), headers: { 'x-sink-token': value, 'x-json': 'q"uote\\d-value' } };
+        const sink = createWebhookSink(s, { log: silentLogger(), allow: parseAllowList('127.0.0.1'), origin: 'gateway.test', ctx: { markGone: () => undefined, share: () => 1 } });
+        try {
+          const out = await sink.handler({ attributes: { specversion: '1.0', id: 'e1', source: '/t', type: 't.x' }, data: { kind: 'json', value: {} } }, { subscription: 's', topic: 't', partition: 0, offset: 0n, attempt: 1 });
+          const excerpt = (out as { failure?: { excerpt?: string } }).failure?.excerpt ?? '';
+          expect(Buffer.byteLength(excerpt)).toBeLessThanOrEqual(1024);
+          expect(excerpt.startsWith(c.repeat(Math.min(n, 10)))).toBe(true);
+          // No piece of the value of 4 characters or more (the pad is one other character repeated).
+          for (let at = 0; at + 4 <= value.length; at++) expect(excerpt, `n=${n} c=${c}`).not.toContain(value.slice(at, at + 4));
+        } finally {
+          await sink.close();
+        }
+      }),
+      { numRuns: 60 },
+    );
   });
 
   it('redact: longest value first, JSON-escaped forms too', () => {

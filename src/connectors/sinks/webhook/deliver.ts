@@ -6,7 +6,8 @@
  *   that allowed it.
  * - Redirects are not followed (undici follows none unless told); a 3xx counts as a failure.
  * - One deadline per attempt (connect, send, headers, body); the response body is read up to
- *   1 KiB for the excerpt and at most 64 KiB in all, the rest dropped.
+ *   1 KiB for the excerpt (plus redact.ts's margin, cut after redaction) and at most 64 KiB in
+ *   all, the rest dropped.
  * Outcomes: 2xx handled; 410 gone; 429 and 503 retried after `Retry-After` (seconds or an HTTP
  * date) capped by the policy; 408 and other 5xx, 3xx, timeouts and connection errors retried;
  * every other 4xx dead-lettered at once.
@@ -18,6 +19,7 @@ import { Agent } from 'undici';
 import type { Dispatcher } from 'undici';
 import { errorMessage } from '../../../core/errors.js';
 import { MAX_EXCERPT_BYTES, utf8Prefix } from '../../../bus/subscriber/index.js';
+import { REDACTION_MARGIN_BYTES } from './redact.js';
 import type { ResolvedTarget } from './target.js';
 
 /** An answer's headers as undici hands them to a dispatch handler (lower-case names). */
@@ -25,6 +27,8 @@ type ResponseHeaders = Parameters<NonNullable<Dispatcher.DispatchHandler['onResp
 
 /** Most bytes of a sink's answer read at all. */
 const MAX_READ_BYTES = 64 * 1024;
+/** Bytes of the answer's start kept: the excerpt and the margin its redaction needs (./redact.ts). */
+const KEPT_BYTES = MAX_EXCERPT_BYTES + REDACTION_MARGIN_BYTES;
 
 /** What one attempt came to. */
 export type AttemptResult =
@@ -146,17 +150,21 @@ export function watchStop(agents: PinnedAgents, signal: AbortSignal | undefined,
   signal.addEventListener('abort', () => agents.abortAll(signal.reason), { once: true });
 }
 
-/** The raw answer of an attempt (status, a header reader, the excerpt) or the error that prevented one. */
+/**
+ * The raw answer of an attempt (status, a header reader, the body's start) or the error that
+ * prevented one. `bodyStart`: the body's first bytes, whole characters, at most
+ * {@link KEPT_BYTES} — neither redacted nor cut to the excerpt yet (./redact.ts redactedExcerpt).
+ */
 export type RawAnswer =
-  | { readonly ok: true; readonly status: number; readonly header: (name: string) => string | undefined; readonly excerpt: string }
+  | { readonly ok: true; readonly status: number; readonly header: (name: string) => string | undefined; readonly bodyStart: string }
   | {
       readonly ok: false;
       readonly reason: string;
       readonly aborted: boolean;
       /** The answer's status when it came before the failure (a body that never finished, a socket closed mid-body). */
       readonly status?: number;
-      /** The body's first bytes received before the failure (at most 1 KiB, whole characters); with `status` only. */
-      readonly excerpt?: string;
+      /** The body's first bytes received before the failure (as `bodyStart` above); with `status` only. */
+      readonly bodyStart?: string;
     };
 
 function header(h: ResponseHeaders, name: string): string | undefined {
@@ -203,8 +211,8 @@ class AnswerReader implements Dispatcher.DispatchHandler {
 
   onResponseData(c: Dispatcher.DispatchController, chunk: Buffer): void {
     this.#total += chunk.length;
-    if (this.#keptBytes < MAX_EXCERPT_BYTES) {
-      const part = chunk.subarray(0, MAX_EXCERPT_BYTES - this.#keptBytes);
+    if (this.#keptBytes < KEPT_BYTES) {
+      const part = chunk.subarray(0, KEPT_BYTES - this.#keptBytes);
       (this.#kept ??= []).push(part);
       this.#keptBytes += part.length;
     }
@@ -244,20 +252,20 @@ class AnswerReader implements Dispatcher.DispatchHandler {
     // The status and the body's start already came (the body then stalled or the socket closed):
     // kept for the dead letter, which otherwise said only "no answer" with no status at all.
     if (this.#status === 0) this.#settle({ ok: false, reason, aborted });
-    else this.#settle({ ok: false, reason: `sink answered ${this.#status}, then ${timedOut ? `its body was not complete within ${r.timeoutMs} ms (${code})` : `the body failed: ${errorMessage(err)}`}`, aborted, status: this.#status, excerpt: this.#excerpt() });
+    else this.#settle({ ok: false, reason: `sink answered ${this.#status}, then ${timedOut ? `its body was not complete within ${r.timeoutMs} ms (${code})` : `the body failed: ${errorMessage(err)}`}`, aborted, status: this.#status, bodyStart: this.#bodyStart() });
   }
 
-  /** The body's kept bytes as text: whole characters, at most {@link MAX_EXCERPT_BYTES}. */
-  #excerpt(): string {
+  /** The body's kept bytes as text: whole characters, at most {@link KEPT_BYTES}. */
+  #bodyStart(): string {
     const kept = this.#kept;
-    return kept === undefined ? '' : utf8Prefix((kept.length === 1 ? kept[0]! : Buffer.concat(kept)).toString('utf8'), MAX_EXCERPT_BYTES);
+    return kept === undefined ? '' : utf8Prefix((kept.length === 1 ? kept[0]! : Buffer.concat(kept)).toString('utf8'), KEPT_BYTES);
   }
 
   #answered(): void {
     if (this.#settled) return;
     this.#settled = true;
     const headers = this.#headers ?? {};
-    this.#settle({ ok: true, status: this.#status, header: (n) => header(headers, n), excerpt: this.#excerpt() });
+    this.#settle({ ok: true, status: this.#status, header: (n) => header(headers, n), bodyStart: this.#bodyStart() });
   }
 }
 
@@ -267,7 +275,8 @@ class AnswerReader implements Dispatcher.DispatchHandler {
  * whole arrival by `timeoutMs` after the send, checked per chunk, so an attempt costs no timer of
  * its own (an attempt ends within about 3 × `timeoutMs`); the
  * subscription's stop aborts it through {@link watchStop}. The answer's body is read up to 64 KiB
- * ({@link MAX_READ_BYTES}), its first KiB kept as the excerpt.
+ * ({@link MAX_READ_BYTES}), its first {@link KEPT_BYTES} kept as `bodyStart`, of which
+ * ./redact.ts redactedExcerpt makes the excerpt.
  */
 export function send(agents: PinnedAgents, r: AttemptRequest): Promise<RawAnswer> {
   if (stopped(r.signal)) return Promise.resolve({ ok: false, reason: 'subscription stopping', aborted: true });

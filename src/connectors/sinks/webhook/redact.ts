@@ -8,9 +8,15 @@
  * base64 key without the `whsec_` prefix), as they appear and JSON-escaped, each at least
  * {@link MIN_REDACTED_LENGTH} characters long (shorter values are not secrets worth the noise of
  * redacting every occurrence of, e.g., `1`).
+ * The answer is redacted before it is cut to the excerpt's {@link MAX_EXCERPT_BYTES}: cut first,
+ * a value crossing the cut no longer matched and its start stayed in the dead letter (break report,
+ * 2026-12-06). So the attempt keeps {@link REDACTION_MARGIN_BYTES} more than the excerpt: every
+ * value that starts inside the excerpt ends inside what was kept.
  * Spec: Standard Webhooks 1.0.0 (secrets `whsec_` + base64); docs/subscriptions.md (headers
  * "stored encrypted, never returned").
  */
+import { MAX_EXCERPT_BYTES, utf8Prefix } from '../../../bus/subscriber/index.js';
+import { MAX_SINK_HEADER_VALUE_LENGTH } from '../../../bus/subscriptions/model.js';
 
 /** What replaces a secret value in an excerpt. */
 export const REDACTED = '[redacted]';
@@ -19,6 +25,13 @@ export const REDACTED = '[redacted]';
 export const MIN_REDACTED_LENGTH = 6;
 
 const SECRET_PREFIX = 'whsec_';
+
+/**
+ * Bytes of a sink's answer kept beyond the excerpt, so that redaction sees whole values: the longest
+ * text {@link secretTexts} makes is a header value JSON-escaped (each character at most two: `\"`,
+ * `\\`); signing secrets are shorter.
+ */
+export const REDACTION_MARGIN_BYTES = 2 * MAX_SINK_HEADER_VALUE_LENGTH;
 
 /** The texts to take out of an answer for these header values and signing secrets, longest first. */
 export function secretTexts(headers: Readonly<Record<string, string>>, secrets: readonly string[]): readonly string[] {
@@ -44,4 +57,13 @@ export function redact(text: string, secrets: readonly string[]): string {
   let out = text;
   for (const v of secrets) if (out.includes(v)) out = out.split(v).join(REDACTED);
   return out;
+}
+
+/**
+ * The excerpt of an answer's start `text` (up to {@link MAX_EXCERPT_BYTES} + {@link REDACTION_MARGIN_BYTES}
+ * bytes as read): `secrets` ({@link secretTexts}) redacted, then cut to whole characters within
+ * {@link MAX_EXCERPT_BYTES} bytes.
+ */
+export function redactedExcerpt(text: string, secrets: readonly string[]): string {
+  return utf8Prefix(secrets.length === 0 ? text : redact(text, secrets), MAX_EXCERPT_BYTES);
 }

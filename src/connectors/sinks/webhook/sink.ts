@@ -46,7 +46,7 @@ import type { AcceptedHandshake, HandshakeKey } from './handshakes.js';
 import { deliveryMessage } from './message.js';
 import { addSignature, messageId, secretKey } from './signing.js';
 import type { RawAnswer } from './deliver.js';
-import { redact, secretTexts } from './redact.js';
+import { redactedExcerpt, secretTexts } from './redact.js';
 import { TARGET_NOT_ALLOWED, hiddenDetail, resolveTarget, sinkName } from './target.js';
 import type { AllowList, Lookup, ResolvedTarget } from './target.js';
 
@@ -488,10 +488,10 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
     const h = readHandshake(answer.status, answer.header, key.origin);
     if (!h.ok) {
       refusedOnce(key.url, sink, h.reason ?? `refused (status ${answer.status})`);
-      const c = classify(answer.status, answer.excerpt, answer.header('retry-after'), s.retryAfterCapMs);
+      const c = classify(answer.status, answer.bodyStart, answer.header('retry-after'), s.retryAfterCapMs);
       const afterMs = c.kind === 'retry' ? c.retryAfterMs : undefined;
       const reason = c.kind === 'retry' && afterMs !== undefined ? `validation handshake: ${c.reason}` : (h.reason ?? 'validation handshake refused');
-      return retry(reason, afterMs, { sink, status: answer.status, excerpt: cleanExcerpt(answer.excerpt, settings) });
+      return retry(reason, afterMs, { sink, status: answer.status, excerpt: cleanExcerpt(answer.bodyStart, settings) });
     }
     handshakeWarned.delete(key.url);
     const granted: AcceptedHandshake = h.allowedPerSecond === undefined ? {} : { allowedPerSecond: h.allowedPerSecond };
@@ -568,22 +568,21 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
   }
 
   /**
-   * The answer's excerpt without this subscription's secret values (its `delivery.headers` values
+   * The excerpt of the answer's start without this subscription's secret values (its `delivery.headers` values
    * and signing secrets, of the request's settings and of the current ones): a sink echoing the
    * request in its error body sent them back into the dead letter (see ./redact.ts).
    */
-  function cleanExcerpt(excerpt: string, settings: PushSettings): string {
-    if (excerpt === '') return excerpt;
-    const texts = secretTexts({ ...settings.headers, ...prefixed(s.headers) }, [...settings.secrets, ...s.secrets]);
-    return texts.length === 0 ? excerpt : redact(excerpt, texts);
+  function cleanExcerpt(bodyStart: string, settings: PushSettings): string {
+    if (bodyStart === '') return bodyStart;
+    return redactedExcerpt(bodyStart, secretTexts({ ...settings.headers, ...prefixed(s.headers) }, [...settings.secrets, ...s.secrets]));
   }
 
   /** What the sink's answer (or its absence) means for each event it carried; `settings`: those the request went with. */
   function outcomeOf(answer: RawAnswer, sink: string, settings: PushSettings): Outcome {
-    if (!answer.ok) return retry(answer.reason, undefined, { sink, ...(answer.status === undefined ? {} : { status: answer.status }), ...(answer.excerpt === undefined ? {} : { excerpt: cleanExcerpt(answer.excerpt, settings) }) });
+    if (!answer.ok) return retry(answer.reason, undefined, { sink, ...(answer.status === undefined ? {} : { status: answer.status }), ...(answer.bodyStart === undefined ? {} : { excerpt: cleanExcerpt(answer.bodyStart, settings) }) });
     // A 2xx's excerpt is never kept: no redaction on the delivery hot path.
     const handled = answer.status >= 200 && answer.status <= 299;
-    const r = classify(answer.status, handled ? answer.excerpt : cleanExcerpt(answer.excerpt, settings), answer.header('retry-after'), s.retryAfterCapMs);
+    const r = classify(answer.status, handled ? answer.bodyStart : cleanExcerpt(answer.bodyStart, settings), answer.header('retry-after'), s.retryAfterCapMs);
     switch (r.kind) {
       case 'handled':
         return ack;
