@@ -13,7 +13,8 @@
  *   the dead-letter topic's retention.
  * - **Held kinds** (`held`, catalog names: kinds of the subscription its owner may no longer read,
  *   docs/security.md "Revoking a permission"): their dead letters are listed without the event
- *   (`event: null`, `eventProblem` naming the kind) and skipped by a redrive (listed in `skipped`
+ *   and the sink's answer excerpt, which may echo it (`event: null`, `excerpt: null`,
+ *   `eventProblem` naming the kind) and skipped by a redrive (listed in `skipped`
  *   with the reason, not marked), so they stay redrivable once the permission is back.
  * - **Selection** (redrive, purge; {@link Selection}): `events` by `source` + `id`, which is what
  *   identifies a CloudEvent (1.0.2 §id; break report E5: selecting by `id` alone acted on every
@@ -302,7 +303,7 @@ export class DeadLetters {
   /**
    * One page of `group`'s dead letters, oldest first (by partition, then offset).
    * `limit`: 1–1,000 (default 100); `after`: the previous page's `next`. `held`: kinds (catalog
-   * names) whose dead letters are listed without their event (`event: null`, `eventProblem`:
+   * names) whose dead letters are listed without their event and excerpt (`event: null`, `excerpt: null`, `eventProblem`:
    * {@link heldListingProblem}); their other fields as usual.
    * Errors: CEG_INVALID_PARAMETER (`field: limit | after`); the transport's (CEG_BROKER_UNAVAILABLE retriable).
    */
@@ -329,7 +330,9 @@ export class DeadLetters {
         }
         const item = await toItem(this.#codec, r, marks.get(p, r.offset));
         const kind = this.#heldKind(item.type, held);
-        items.push(kind === undefined ? item : { ...item, event: null, eventProblem: heldListingProblem(kind) });
+        // The sink's answer may echo the event (a debugging endpoint, an API gateway's error body):
+        // its excerpt goes with the data (break report 2026-12-06).
+        items.push(kind === undefined ? item : { ...item, event: null, excerpt: null, eventProblem: heldListingProblem(kind) });
         return false;
       });
       if (stoppedAt !== undefined) {

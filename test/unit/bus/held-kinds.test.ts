@@ -119,20 +119,26 @@ describe('held kinds: structured-mode records, and the dead-letter operations', 
     // A structured-mode dead letter of the held kind as well: its kind is known only once decoded.
     const signalTopic = fx.catalog.byName('StrategySignal')!.topic.name;
     const info = { reason: 'refused', attempts: 1, firstFailureMs: Date.now(), lastFailureMs: Date.now(), origin: { topic: signalTopic, partition: 0, offset: 3n }, subscription: SUB };
-    await fx.transport.produce(deadLetterTopic(SUB), [structuredSignal('structured-dl', deadLetterHeaders(info))]);
+    // A sink that echoed the event in its answer: the excerpt carries the held kind's data.
+    const echoed = { ...info, failure: { sink: 'http://127.0.0.1:1/x', status: 500, excerpt: 'echo: {"signal":"BUY EUR/USD"}' } };
+    await fx.transport.produce(deadLetterTopic(SUB), [structuredSignal('structured-dl', deadLetterHeaders(info)), structuredSignal('structured-echo', deadLetterHeaders(echoed))]);
     const dl = new DeadLetters({ transport: fx.transport, codec: fx.codec });
     const held = ['StrategySignal'];
 
     const page = await dl.list(SUB, {}, held);
     const byId = new Map(page.items.map((i) => [i.id, i]));
-    for (const id of [signal.id, 'structured-dl']) {
+    for (const id of [signal.id, 'structured-dl', 'structured-echo']) {
       expect(byId.get(id)?.event, id).toBeNull();
+      expect(byId.get(id)?.excerpt, id).toBeNull();
       expect(byId.get(id)?.eventProblem, id).toBe(heldListingProblem('StrategySignal'));
     }
+    expect(byId.get('structured-echo')?.lastStatus).toBe(500);
     expect(byId.get(price.id)?.event).not.toBeNull();
     expect(byId.get(price.id)?.eventProblem).toBeUndefined();
     // Without held kinds the listing is as before.
-    expect((await dl.list(SUB)).items.every((i) => i.event !== null)).toBe(true);
+    const plain = await dl.list(SUB);
+    expect(plain.items.every((i) => i.event !== null)).toBe(true);
+    expect(plain.items.find((i) => i.id === 'structured-echo')?.excerpt).toContain('BUY EUR/USD');
 
     const first = await dl.redrive(SUB, { all: true }, held);
     expect(first.redriven).toBe(1);
@@ -140,6 +146,7 @@ describe('held kinds: structured-mode records, and the dead-letter operations', 
     expect(first.skipped.map((x) => [x.id, x.reason]).sort()).toEqual([
       [signal.id, heldRedriveSkip('StrategySignal')],
       ['structured-dl', heldRedriveSkip('StrategySignal')],
+      ['structured-echo', heldRedriveSkip('StrategySignal')],
     ].sort());
     // By id too; nothing of the held kind went to the redrive topic, and nothing was marked.
     const byIds = await dl.redrive(SUB, { ids: [signal.id] }, held);
@@ -149,7 +156,7 @@ describe('held kinds: structured-mode records, and the dead-letter operations', 
 
     // The permission is back: the same dead letters are redriven.
     const later = await dl.redrive(SUB, { all: true });
-    expect(later.redriven).toBe(2);
+    expect(later.redriven).toBe(3);
     expect(later.items.map((i) => i.deadLetter.offset).sort()).toEqual(first.skipped.map((x) => x.deadLetter.offset).sort());
     expect(later.skipped.map((x) => x.reason)).toEqual(['redriven already']);
   });
