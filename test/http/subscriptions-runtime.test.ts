@@ -25,7 +25,7 @@ import { acceptAll, startSink } from '../helpers/sink.js';
 import type { TestSink } from '../helpers/sink.js';
 import { waitFor } from '../helpers/wait.js';
 import { tempDir } from '../unit/connectors/helpers.js';
-import { post } from './helpers.js';
+import { post, readTopic } from './helpers.js';
 
 const FILE_SECRET = `whsec_${Buffer.alloc(32, 5).toString('base64')}`;
 const FILE_TOKEN = `file-token-${randomUUID()}`;
@@ -146,6 +146,16 @@ describe('a credential in the webhook URL', () => {
     const shown = (await (await fetch(`${url}/subscriptions/${name}`)).json()) as { delivery: Record<string, unknown> };
     expect(shown.delivery.url).toBe(`${hook.url}?code=***&region=eu`);
     expect(JSON.stringify(await (await fetch(`${url}/subscriptions`)).json())).not.toContain(code);
+    // Nor on the definitions topic: the record (version 2) keeps the URL masked, the real one sealed
+    // with the other secrets (break report 2026-12-06: it was there in clear for any topic reader).
+    const definitions = async (): Promise<{ v: number; delivery: { url: string } }[]> =>
+      (await readTopic(gw.transport, 'ce-gateway.subscriptions')).filter((r) => r.key !== null && new TextDecoder().decode(r.key) === `ce-gateway.sub.anonymous.${name}` && r.value !== null).map((r) => JSON.parse(new TextDecoder().decode(r.value)) as { v: number; delivery: { url: string } });
+    const stored = await definitions();
+    expect(stored.length).toBeGreaterThan(0);
+    for (const d of stored) {
+      expect(JSON.stringify(d)).not.toContain(code);
+      expect(d).toMatchObject({ v: 2, delivery: { url: `${hook.url}?code=***&region=eu` } });
+    }
     // The GET's whole body sent back with a member changed (output-only fields such as
     // delivery.secretCount, generation, group are ignored): the stored URL stays.
     const patched = await fetch(`${url}/subscriptions/${name}`, { method: 'PATCH', headers: { 'content-type': 'application/merge-patch+json' }, body: JSON.stringify({ ...shown, delivery: { ...shown.delivery, contentMode: 'structured' } }) });
@@ -161,6 +171,10 @@ describe('a credential in the webhook URL', () => {
     // A URL that differs from the masked one is a change: here the credential is dropped on purpose.
     const dropped = await fetch(`${url}/subscriptions/${name}`, { method: 'PATCH', headers: { 'content-type': 'application/merge-patch+json' }, body: JSON.stringify({ delivery: { url: `${hook.url}?region=eu` } }) });
     expect(((await dropped.json()) as { delivery: { url: string } }).delivery.url).toBe(`${hook.url}?region=eu`);
+    // Every version of the record hid the credential; the one without any is version 1 again (older gateways read it).
+    const versions = await definitions();
+    for (const d of versions) expect(JSON.stringify(d)).not.toContain(code);
+    expect(versions.at(-1)).toMatchObject({ v: 1, delivery: { url: `${hook.url}?region=eu` } });
     expect(logs.join('')).not.toContain(code);
     expect((await fetch(`${url}/subscriptions/${name}`, { method: 'DELETE' })).status).toBe(204);
   });

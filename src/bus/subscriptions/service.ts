@@ -31,6 +31,8 @@ import { splitReadable } from './readable.js';
 export interface OpenedSecrets {
   readonly secrets: readonly string[];
   readonly headers: Readonly<Record<string, string>>;
+  /** The webhook URL as given, when the record stores it masked (version 2); else the stored `delivery.url` is it. */
+  readonly url?: string;
 }
 
 /** What `GET` shows: everything but the secrets and the sink headers' values. */
@@ -247,7 +249,7 @@ export class SubscriptionService {
     const o = this.#box().open(s.delivery.sealed, s.group) as { secrets?: unknown; headers?: unknown };
     const secrets = Array.isArray(o.secrets) ? o.secrets.filter((x): x is string => typeof x === 'string') : [];
     const headers = isObject(o.headers) ? Object.fromEntries(Object.entries(o.headers).filter((e): e is [string, string] => typeof e[1] === 'string')) : {};
-    return { secrets, headers };
+    return typeof (o as { url?: unknown }).url === 'string' ? { secrets, headers, url: (o as { url: string }).url } : { secrets, headers };
   }
 
   #box(): SecretBox {
@@ -416,7 +418,8 @@ export class SubscriptionService {
     if (problems.length > 0) throw invalid(problems);
     const opened = this.openSecrets(current);
     const { state, stateReason: _r, v: _v, owner: _o, group: _g, createdAt: _c, updatedAt: _u, generation: _n, replay, startAt: storedStartAt, ...rest } = current;
-    const cd = current.delivery;
+    // The URL as given (a version 2 record stores it masked and sealed).
+    const cd = current.delivery.mode === 'push' && opened.url !== undefined ? { ...current.delivery, url: opened.url } : current.delivery;
     const delivery = cd.mode === 'pull' ? { ...cd } : (({ secretCount: _sc, headerNames: _hn, sealed: _s, ...d }) => ({ ...d, secrets: opened.secrets, headers: opened.headers }))(cd);
     const patchHeaders = isObject(patch.delivery) && isObject(patch.delivery.headers) ? patch.delivery.headers : undefined;
     const kept = delivery.mode === 'push' && patchHeaders !== undefined ? { ...delivery, headers: headersNotNamedIn(delivery.headers, patchHeaders) } : delivery;
@@ -538,8 +541,12 @@ export class SubscriptionService {
 
   #seal(req: CreateRequest, owner: string, group: string, secrets: readonly string[], headers: Readonly<Record<string, string>>, meta: { createdAt: string; updatedAt: string; generation: number; state: SubscriptionState; stateReason?: string }): StoredSubscription {
     const d = req.delivery;
+    // Credentials in the webhook URL's query are sealed with the other secrets; the record shows the
+    // URL as GET does. Without any, the record stays version 1 (readable by older gateways).
+    const shownUrl = d.mode === 'push' ? maskedUrl(d.url) : undefined;
+    const sealUrl = d.mode === 'push' && shownUrl !== d.url;
     return {
-      v: 1,
+      v: sealUrl ? 2 : 1,
       name: req.name,
       owner,
       group,
@@ -557,14 +564,14 @@ export class SubscriptionService {
           ? { mode: 'pull', data: d.data }
           : {
               mode: 'push',
-              url: d.url,
+              url: shownUrl ?? d.url,
               contentMode: d.contentMode,
               data: d.data,
               handshake: d.handshake,
               ...(d.batch === undefined ? {} : { batch: d.batch }),
               secretCount: secrets.length,
               headerNames: Object.keys(headers),
-              sealed: this.#box().seal({ secrets, headers }, group),
+              sealed: this.#box().seal(sealUrl ? { secrets, headers, url: d.url } : { secrets, headers }, group),
             },
       createdAt: meta.createdAt,
       updatedAt: meta.updatedAt,

@@ -16,6 +16,11 @@ import type { TopicPartitionOffset } from '../../transport/port.js';
 /** Push delivery as stored: the secrets sealed, only their count and the header names in the clear. */
 export interface StoredPushDelivery {
   readonly mode: 'push';
+  /**
+   * The webhook URL; in a record of version 2 with the values of secret-looking query parameters
+   * masked (`?token=***`, core/public-url maskedUrl) and the URL itself in `sealed`: a credential
+   * a sink expects in its query is a secret like a sink header (break report 2026-12-06).
+   */
   readonly url: string;
   readonly contentMode: 'binary' | 'structured';
   readonly data: 'json' | 'avro';
@@ -26,7 +31,7 @@ export interface StoredPushDelivery {
   readonly secretCount: number;
   /** Names of the extra request headers (their values are sealed). */
   readonly headerNames: readonly string[];
-  /** `{ secrets, headers }`, sealed (see secrets.ts). */
+  /** `{ secrets, headers }` (version 2: `{ secrets, headers, url }`), sealed (see secrets.ts). */
   readonly sealed: string;
 }
 
@@ -41,7 +46,12 @@ export interface StoredPullDelivery {
 }
 
 export interface StoredSubscription {
-  readonly v: 1;
+  /**
+   * 1; 2 when `delivery.url` is stored masked and sealed. A gateway older than version 2 ignores
+   * such a record (its schema knows only 1: "record ignored" in its log), so it never delivers with
+   * the masked URL; it keeps running the definition it had.
+   */
+  readonly v: 1 | 2;
   readonly name: string;
   readonly owner: string;
   /** `ce-gateway.sub.<owner>.<name>`: the consumer group and the record key. */
@@ -128,7 +138,7 @@ export function startPositionsOf(s: Pick<StoredSubscription, 'startAt'> | undefi
 }
 
 const storedSchema = z.object({
-  v: z.literal(1),
+  v: z.union([z.literal(1), z.literal(2)]),
   name: z.string().regex(NAME_PATTERN),
   owner: z.string().regex(NAME_PATTERN),
   group: z.string().min(1),

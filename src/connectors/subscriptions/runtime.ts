@@ -63,7 +63,7 @@ export function fromStored(s: StoredSubscription, opened: OpenedSecrets): Runtim
     delivery: {
       mode: 'push',
       push: {
-        url: d.url,
+        url: opened.url ?? d.url,
         contentMode: d.contentMode,
         data: d.data,
         handshake: d.handshake,
