@@ -68,7 +68,8 @@ const schema = z.object({
   KAFKA_SSL: z.enum(['true', 'false']).default('false'),
   // Issue 11: a private CA the Kafka and registry clients trust (PEM files; read at load).
   KAFKA_SSL_CA_FILE: z.string().min(1).optional(),
-  KAFKA_SASL_MECHANISM: z.enum(['plain', 'scram-sha-256', 'scram-sha-512']).optional(),
+  // Any letter case: Kafka's own documentation and Java clients spell them `PLAIN`, `SCRAM-SHA-512`.
+  KAFKA_SASL_MECHANISM: z.preprocess((v) => (typeof v === 'string' ? v.toLowerCase() : v), z.enum(['plain', 'scram-sha-256', 'scram-sha-512'])).optional(),
   KAFKA_SASL_USERNAME: z.string().optional(),
   KAFKA_SASL_PASSWORD: z.string().optional(),
   SCHEMA_REGISTRY_URL: httpUrl.optional(),

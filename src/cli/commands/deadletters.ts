@@ -83,7 +83,7 @@ export function selection(opts: { all?: boolean; id?: string[]; source?: string;
   if (opts.all === true && opts.id !== undefined) throw usage('either --all or --id, not both');
   if (opts.all === true && opts.source !== undefined) throw usage('--source narrows --id; --all selects every source');
   if (opts.all === true) return { all: true };
-  if (opts.id === undefined || opts.id.length === 0) throw usage('name the dead letters: --id <event id…> (with --source <uri> for one source), --dead-letter <partition>:<offset> or --all');
+  if (opts.id === undefined || opts.id.length === 0) throw usage('name the dead letters: --id <event id…> (with --source <uri> for one source), --dead-letter <partition>@<offset> or --all');
   if (opts.id.length > MAX_IDS) throw usage(`at most ${MAX_IDS} ids at once`);
   if (opts.id.some((id) => id.length === 0)) throw usage('--id: an event id is a non-empty string');
   if (opts.source === undefined) return { ids: opts.id };
@@ -162,7 +162,7 @@ export function registerDeadLettersCommand(program: Command): void {
       .argument('<subscription>', 'subscription name (HTTP or connector file), or the consumer group of a library subscription')
       .option('--id <ids...>', 'event ids; without --source, every dead letter with one of these ids, from any source')
       .option('--source <uri>', 'only the events of this source (CloudEvents `source`) with the --id ids: exactly those events')
-      .option('--dead-letter <partition:offset>', 'a dead letter by where it is on the dead-letter topic, as list prints it (partition@offset); repeatable; also one that is not a readable event', deadLetterArg)
+      .option('--dead-letter <partition@offset>', 'a dead letter by where it is on the dead-letter topic, as list prints it (partition@offset; partition:offset is taken too); repeatable; also one that is not a readable event', deadLetterArg)
       .option('--all', 'every dead letter still listed')
       .option('--owner <owner>', `owner of an HTTP subscription (default ${DEFAULT_OWNER}, then a connector file's: ${FILE_OWNER})`, ownerOption)
       .option('--force', `${verb} although no stored subscription, connector file or live consumer-group member owns the group (one served by something this command cannot see, e.g. a stopped library subscriber)`)

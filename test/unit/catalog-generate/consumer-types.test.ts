@@ -142,7 +142,8 @@ describe('catalog generate for a consumer project', () => {
       .filter((d) => d.file === undefined || d.file.fileName.startsWith(dir))
       .map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
     expect(diagnostics).toEqual([]);
-  });
+    // A whole type-check of src/ (12–27 s when the 2 cores are shared): the default 10 s is no bound for it.
+  }, 120_000);
 
   it("types publish, onLocal, subscribe and the outbox with the user's kinds; ours and unknown ones do not compile", () => {
     const diagnostics = compile(

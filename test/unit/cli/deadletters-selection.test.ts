@@ -78,6 +78,6 @@ describe('selection', () => {
     expect(usage({ deadLetter: one, id: ['x'] })).toMatch(/either --dead-letter or --id/);
     expect(usage({ deadLetter: one, id: ['x'], source: 'urn:a' })).toMatch(/either --dead-letter or --id and --source/);
     expect(usage({ deadLetter: Array.from({ length: 1001 }, (_, i) => ({ partition: 0, offset: String(i) })) })).toMatch(/at most 1000 --dead-letter/);
-    expect(usage({})).toMatch(/--dead-letter <partition>:<offset>/);
+    expect(usage({})).toMatch(/--dead-letter <partition>@<offset>/);
   });
 });

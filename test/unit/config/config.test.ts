@@ -142,6 +142,13 @@ describe('loadConfig: invalid variables', () => {
     expect((err.details.problems as string[]).map((p) => p.split(':')[0])).toEqual([name]);
   });
 
+  it("takes the SASL mechanism in any letter case, as Kafka's documentation spells it (PLAIN, SCRAM-SHA-512)", () => {
+    for (const [given, mechanism] of [['PLAIN', 'plain'], ['SCRAM-SHA-256', 'scram-sha-256'], ['Scram-Sha-512', 'scram-sha-512']] as const) {
+      const c = loadConfig({ KAFKA_BROKERS: 'k:1', KAFKA_SASL_MECHANISM: given, KAFKA_SASL_USERNAME: 'u', KAFKA_SASL_PASSWORD: 'p' });
+      expect(c.kafka?.sasl?.mechanism, given).toBe(mechanism);
+    }
+  });
+
   it('SASL needs username and password; registry credentials go together', () => {
     const err = caught(() => loadConfig({ KAFKA_BROKERS: 'k:1', KAFKA_SASL_MECHANISM: 'plain', KAFKA_SASL_USERNAME: 'u', SCHEMA_REGISTRY_URL: 'http://r', SCHEMA_REGISTRY_USERNAME: 'ru' }));
     expect(err.details.problems).toEqual([
