@@ -33,7 +33,7 @@ import type { Logger } from '../observability/index.js';
 import { createConfluentRegistry, createMemoryRegistry } from '../registry/index.js';
 import type { SchemaRegistry } from '../registry/port.js';
 import { createKafkaTransport, createMemoryTransport, createPlatformaticTransport } from '../transport/index.js';
-import type { Transport } from '../transport/port.js';
+import type { TopicPartitionOffset, Transport } from '../transport/port.js';
 import type { KafkaTransportOptions } from '../transport/index.js';
 import { GatewayMetrics } from '../observability/metrics.js';
 import type { SubscriptionFigures } from '../observability/metrics.js';
@@ -42,11 +42,12 @@ import { HttpDrain } from '../http/drain.js';
 import { NO_TRACING, startTracing } from '../observability/index.js';
 import type { Tracing } from '../observability/index.js';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
-import { subscriptionLag } from '../bus/status/index.js';
+import { subscriptionLag, subscriptionLags } from '../bus/status/index.js';
+import type { LagTarget } from '../bus/status/index.js';
 import { permissionViews } from './permission-views.js';
 import type { MetricsPartitionLag as PartitionLag } from '../observability/index.js';
 import { DEFAULT_OWNER, PullService, Reconciler, SubscriptionService, extendedPartnerIds, shadowingFile, SubscriptionStore, cursorSigner, deriveCursorKey, developmentCursorKey, developmentKey, parseSecretsKey, secretBox, secretsKeyDecision, secretsKeyMissing } from '../bus/subscriptions/index.js';
-import type { CursorSigner, SecretBox, StoredSubscription } from '../bus/subscriptions/index.js';
+import type { CursorSigner, SecretBox, StoredSubscription, SubscriptionView } from '../bus/subscriptions/index.js';
 import { ReplayCoordinator, ReplayLog, RestartableSubscription, replayAuditTopicOf, replayHolds, replayLocal } from '../bus/subscriptions/replay/index.js';
 import type { LocalReplayOptions, ReplayReport, ReplayTo } from '../bus/subscriptions/replay/index.js';
 import { parseAllowList, targetChecker } from '../connectors/sinks/webhook/index.js';
@@ -164,6 +165,13 @@ function loadMayRetry(error: unknown): boolean {
 const publishRetry = retryPolicy({ maxAttempts: 5, initialDelayMs: 100, factor: 2, maxDelayMs: 2000, jitter: 0.2 });
 /** Upper bound of one console chain read, ms (a chain the console cannot read in this long says it may be incomplete). */
 const CONSOLE_TRACE_TIMEOUT_MS = 10_000;
+/**
+ * How long one scrape waits for the subscriptions' lag from the broker, ms. Subscriptions whose
+ * reads are not done by then have no lag series in that scrape (unknown, not 0) rather than the
+ * scrape hanging on a slow broker. Under the 5 s a GATEWAY_WORKERS primary waits for a worker's
+ * answer, and Prometheus's default 10 s scrape timeout.
+ */
+const LAG_SCRAPE_BUDGET_MS = 4_000;
 const defaultHandlerRetry = retryPolicy({ maxAttempts: 5, initialDelayMs: 200, factor: 2, maxDelayMs: 10_000, jitter: 0.5 });
 
 /** Adapters to use instead of the ones the configuration selects (tests, embedding several members in one process). */
@@ -424,18 +432,42 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       (l) => l.partitions.flatMap((p) => (p.lag === null ? [] : [{ topic: p.topic, partition: p.partition, lag: p.lag }])),
       () => undefined,
     );
+  /**
+   * The subscriptions the lag gauge covers, by consumer group, with the topics and start positions
+   * `GET /subscriptions/{name}/status` reads for each (targetTopics): every stored subscription
+   * (push and pull, whatever its state and whether or not a member runs here) and every connector
+   * file's, then the library's running here. Not a stored one a connector file shadows: it is not
+   * run (its group's series, when it shares the file's group, is the file's).
+   */
+  const lagTargets = (): LagTarget[] => {
+    const out = new Map<string, LagTarget>();
+    for (const v of service?.list() ?? []) {
+      if (v.shadowedBy !== undefined || out.has(v.group)) continue;
+      out.set(v.group, { group: v.group, ...targetTopics(v) });
+    }
+    for (const s of subscriptions) if (!out.has(s.name)) out.set(s.name, { group: s.name, topics: s.topics });
+    return [...out.values()];
+  };
   const removeSource = metrics.addSource({
     auth: () => httpAuthInUse?.stats(),
     publisher: () => records?.stats(),
     ready: () => ingress !== undefined && !drain.draining,
     subscriptions: figures,
+    // docs/observability.md "ce_gateway_subscription_lag": every subscription this instance knows,
+    // running here or not (a pull subscription never has a member; an idle push one has none),
+    // read in one batched pass within LAG_SCRAPE_BUDGET_MS.
     lag: async () => {
-      const out = new Map<string, readonly PartitionLag[]>();
-      await Promise.all([...subscriptions].map(async (s) => {
-        const l = await lagOf(s);
-        if (l !== undefined) out.set(s.name, l);
-      }));
-      return out;
+      const ac = new AbortController();
+      const timer = setTimeout(() => ac.abort(), LAG_SCRAPE_BUDGET_MS);
+      timer.unref();
+      try {
+        const lags = await subscriptionLags(transport, lagTargets(), { concurrency: config.subscriptions.onDemand.concurrency, signal: ac.signal });
+        const out = new Map<string, readonly PartitionLag[]>();
+        for (const [group, l] of lags) out.set(group, l.partitions.flatMap((p) => (p.lag === null ? [] : [{ topic: p.topic, partition: p.partition, lag: p.lag }])));
+        return out;
+      } finally {
+        clearTimeout(timer);
+      }
     },
     members: () => reconciler?.members(),
     pull: () => pullService?.stats() ?? new Map(),
@@ -708,6 +740,22 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
   }
 
   /**
+   * The topics a stored or connector-file subscription's group reads and where it starts without a
+   * commit: what its status's lag and the lag gauge read (one rule for both). A pull subscription
+   * reads its kinds' topics (no member, no retry or redrive topic); a delivered one those and its
+   * retry and redrive topics, whether or not they exist yet (the lag leaves a missing one out).
+   */
+  function targetTopics(v: SubscriptionView): { topics: string[]; startAt?: TopicPartitionOffset[] } {
+    const topics = [...new Set(v.kinds.map((k) => (catalog.byEventId(k) ?? catalog.byName(k))?.topic.name).filter((t): t is string => t !== undefined))];
+    if (v.delivery.mode === 'pull') return { topics };
+    // A kind added by PATCH starts at the positions fixed then (its lag counts from there).
+    const startAt = service?.startPositions(v.group) ?? [];
+    // The retry topic whatever the ordering: under `key` its member still reads one left from an
+    // earlier `none` (the reconciler), and the status leaves it out when it does not exist.
+    return { topics: [...topics, retryTopic(v.group), redriveTopic(v.group)], ...(startAt.length === 0 ? {} : { startAt }) };
+  }
+
+  /**
    * A subscription by the name the routes take (issue 10): an HTTP resource or a connector file's
    * (by its name), else a subscription this process runs through the library or a connector (by its
    * subscription name, which is its consumer group).
@@ -716,19 +764,13 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     if (service !== undefined) {
       try {
         const v = service.get(name, owner);
-        const topics = [...new Set(v.kinds.map((k) => (catalog.byEventId(k) ?? catalog.byName(k))?.topic.name).filter((t): t is string => t !== undefined))];
         // docs/security.md "Revoking a permission": dead letters of these are not shown nor redriven
         // (SubscriptionOperations). Every kind the owner may not read, not only those still stored:
         // a kind PATCHed out (or a subscription deleted and created again under its name) leaves its
         // dead letters on the same dead-letter topic.
         const held = kindsHeldFrom(v);
         const heldKinds = { ...(held.length === 0 ? {} : { heldKinds: held }), ...(v.shadowedBy === undefined ? {} : { shadowedBy: v.shadowedBy }) };
-        if (v.delivery.mode === 'pull') return { name: v.name, owner: v.owner, group: v.group, origin: v.origin, state: v.state, topics, pull: true, ...heldKinds };
-        // A kind added by PATCH starts at the positions fixed then (its lag counts from there).
-        const startAt = service.startPositions(v.group);
-        // The retry topic whatever the ordering: under `key` its member still reads one left from an
-        // earlier `none` (the reconciler), and the status leaves it out when it does not exist.
-        return { name: v.name, owner: v.owner, group: v.group, origin: v.origin, state: v.state, topics: [...topics, retryTopic(v.group), redriveTopic(v.group)], ...(startAt.length === 0 ? {} : { startAt }), ...heldKinds };
+        return { name: v.name, owner: v.owner, group: v.group, origin: v.origin, state: v.state, ...targetTopics(v), ...(v.delivery.mode === 'pull' ? { pull: true } : {}), ...heldKinds };
       } catch (err) {
         if (!isGatewayError(err, 'CEG_NOT_FOUND')) throw err;
       }

@@ -61,7 +61,7 @@ export interface SubscriptionFigures {
 export interface PartitionLag {
   readonly topic: string;
   readonly partition: number;
-  /** Records not yet committed by the group (end offset − committed offset; end − earliest when nothing is committed yet). */
+  /** Records not yet committed by the group (end offset − committed offset; − the subscription's start position where nothing is committed yet). */
   readonly lag: number;
 }
 

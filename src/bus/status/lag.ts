@@ -5,7 +5,9 @@
  * Spec: issue 10 ("lag per partition"); Kafka ListOffsets and OffsetFetch (what
  *   `kafka-consumer-groups --describe` shows as LAG).
  */
-import type { TopicPartitionOffset, Transport } from '../../transport/port.js';
+import { GatewayError } from '../../core/errors.js';
+import type { CommittedOffset, PartitionOffset, TopicPartitionOffset, Transport } from '../../transport/port.js';
+import { eachLimited } from '../subscriptions/work-check.js';
 
 export interface PartitionLag {
   readonly topic: string;
@@ -40,14 +42,90 @@ export async function subscriptionLag(transport: Transport, group: string, topic
   const partitions: PartitionLag[] = [];
   for (const topic of [...topics].sort()) {
     const [ends, committed] = await Promise.all([transport.endOffsets(topic), transport.committedOffsets(group, topic)]);
-    for (const e of [...ends].sort((a, b) => a.partition - b.partition)) {
-      const c = committed.find((x) => x.partition === e.partition)?.offset ?? null;
-      const start = c === null ? startAt.find((p) => p.topic === topic && p.partition === e.partition)?.offset : undefined;
-      const from = c ?? start ?? null;
-      // A committed offset past the end (a topic recreated) counts as no lag, never as negative.
-      const lag = from === null ? null : Number(e.offset > from ? e.offset - from : 0n);
-      partitions.push({ topic, partition: e.partition, endOffset: e.offset.toString(), committedOffset: c === null ? null : c.toString(), ...(start === undefined ? {} : { startOffset: start.toString() }), lag });
-    }
+    partitions.push(...partitionLags(topic, ends, committed, startAt));
   }
   return { total: partitions.reduce((a, p) => a + (p.lag ?? 0), 0), partitions };
+}
+
+/** One topic's rows of a group's lag, sorted by partition: the one rule {@link subscriptionLag} and {@link subscriptionLags} share. */
+function partitionLags(topic: string, ends: readonly PartitionOffset[], committed: readonly CommittedOffset[], startAt: readonly TopicPartitionOffset[]): PartitionLag[] {
+  return [...ends].sort((a, b) => a.partition - b.partition).map((e) => {
+    const c = committed.find((x) => x.partition === e.partition)?.offset ?? null;
+    const start = c === null ? startAt.find((p) => p.topic === topic && p.partition === e.partition)?.offset : undefined;
+    const from = c ?? start ?? null;
+    // A committed offset past the end (a topic recreated) counts as no lag, never as negative.
+    const lag = from === null ? null : Number(e.offset > from ? e.offset - from : 0n);
+    return { topic, partition: e.partition, endOffset: e.offset.toString(), committedOffset: c === null ? null : c.toString(), ...(start === undefined ? {} : { startOffset: start.toString() }), lag };
+  });
+}
+
+/** A group whose lag {@link subscriptionLags} reads: what {@link subscriptionLag} takes for one. */
+export interface LagTarget {
+  readonly group: string;
+  /** Topics the group reads; those that do not exist are left out (as `GET /subscriptions/{name}/status` does). */
+  readonly topics: readonly string[];
+  /** Where the group starts on partitions it has no commit on (see {@link subscriptionLag}). */
+  readonly startAt?: readonly TopicPartitionOffset[];
+}
+
+/**
+ * The lag of many groups in one pass, each exactly as {@link subscriptionLag} computes it (what
+ * `GET /subscriptions/{name}/status` answers), for a scrape of hundreds of subscriptions:
+ * - the end offsets of each topic are read once, shared by every group reading it (groups of one
+ *   catalog kind all read its topic); a topic that does not exist (CEG_INVALID_NAME: a retry or
+ *   redrive topic of a subscription that never ran) is left out of every group's lag;
+ * - then one committed-offsets read per group and existing topic (Kafka OffsetFetch);
+ * - at most `concurrency` reads in flight at once (the kafkajs adapter runs its own one at a time).
+ * A group any of whose reads failed (an end-offset read of one of its topics, or its own committed
+ * offsets) is left out of the answer, the others are not: one failing group does not hide the rest,
+ * and a group is never answered with part of its topics (a `sum by (subscription)` would read low).
+ * Once `signal` aborts (the caller's time budget), no read starts and the answer is at once what was
+ * complete by then; reads in flight finish in the background (at most `concurrency`) and are dropped.
+ * Answers by group, only groups with every read done; never rejects.
+ */
+export async function subscriptionLags(transport: Pick<Transport, 'endOffsets' | 'committedOffsets'>, targets: readonly LagTarget[], options: { readonly concurrency: number; readonly signal?: AbortSignal }): Promise<Map<string, SubscriptionLag>> {
+  const { concurrency, signal } = options;
+  const out = new Map<string, SubscriptionLag>();
+  const work = async (): Promise<void> => {
+    const ends = new Map<string, readonly PartitionOffset[]>();
+    const missing = new Set<string>();
+    await eachLimited([...new Set(targets.flatMap((t) => t.topics))].sort(), concurrency, async (topic) => {
+      try {
+        ends.set(topic, await transport.endOffsets(topic));
+      } catch (err) {
+        if (err instanceof GatewayError && err.code === 'CEG_INVALID_NAME') missing.add(topic);
+        // Any other failure: the topic is in neither set, so every group reading it is left out.
+      }
+    }, signal);
+    await eachLimited(targets, concurrency, async (t) => {
+      const partitions: PartitionLag[] = [];
+      for (const topic of [...new Set(t.topics)].sort()) {
+        if (missing.has(topic)) continue;
+        const end = ends.get(topic);
+        if (end === undefined || signal?.aborted === true) return;
+        let committed: readonly CommittedOffset[];
+        try {
+          committed = await transport.committedOffsets(t.group, topic);
+        } catch {
+          return; // this group only; a topic deleted since its end offsets were read is a failure too
+        }
+        partitions.push(...partitionLags(topic, end, committed, t.startAt ?? []));
+      }
+      if (signal?.aborted !== true) out.set(t.group, { total: partitions.reduce((a, p) => a + (p.lag ?? 0), 0), partitions });
+    }, signal);
+  };
+  if (signal === undefined) {
+    await work();
+    return out;
+  }
+  if (signal.aborted) return out;
+  // Answer at the budget's end without waiting for reads in flight: a slow broker must not hold the scrape.
+  let onAbort: (() => void) | undefined;
+  const aborted = new Promise<void>((resolve) => signal.addEventListener('abort', (onAbort = () => resolve()), { once: true }));
+  try {
+    await Promise.race([work(), aborted]);
+  } finally {
+    if (onAbort !== undefined) signal.removeEventListener('abort', onAbort);
+  }
+  return new Map(out);
 }

@@ -8,8 +8,8 @@
  * Counts and times come from this instance's members only (kept in memory, since they started);
  * with several instances each reports its own share and says so (`scope: "instance"`). Lag is
  * exact, from Kafka, whichever instance answers. One source with the metrics: the counts are
- * `Subscription.stats()`, which `ce_gateway_subscription_records_total` reads too; a per-partition
- * lag gauge should read {@link subscriptionLag} (issue 15 adds the metric families).
+ * `Subscription.stats()`, which `ce_gateway_subscription_records_total` reads too; the lag gauge
+ * (`ce_gateway_subscription_lag`) reads lag.ts subscriptionLags, the same rule as {@link subscriptionLag}.
  * Spec: issue 10 "Dead letters as a product", "Status".
  */
 import { GatewayError } from '../../core/errors.js';

@@ -163,6 +163,12 @@ describe('a connector file declaring the name of a stored HTTP subscription of a
       await admin.disconnect();
     }
     expect(sink.deliveries().filter((r) => r.method === 'POST')).toHaveLength(0);
+    // The lag gauge (docs/observability.md) has the files' subscriptions, not the stored ones they
+    // shadow: those are not run, so their backlog is nobody's to alert on.
+    const metrics = await (await fetch(`${url}/metrics`)).text();
+    const lagOf = (group: string): string[] => metrics.split('\n').filter((l) => l.startsWith('ce_gateway_subscription_lag{') && l.includes(`subscription="${group}"`));
+    for (const n of [PUSHED, PULLED, FILE_ONLY]) expect(lagOf(fileGroup(n)).length, n).toBeGreaterThan(0);
+    for (const n of [PUSHED, PULLED]) expect(lagOf(storedGroup(n)), n).toEqual([]);
 
     // Deleting the stored ones resolves the clash: the name then addresses the file's.
     for (const n of [PUSHED, PULLED]) expect((await call(url, 'DELETE', `/subscriptions/${n}`)).status, n).toBe(204);
