@@ -309,6 +309,14 @@ export interface Transport {
    */
   committedOffsets(group: string, topic: string): Promise<readonly CommittedOffset[]>;
   /**
+   * A group's committed offsets on several topics in one request (Kafka's OffsetFetch takes many
+   * topics), by topic, each as {@link Transport.committedOffsets} answers it: the lag gauge reads
+   * every subscription's group at each scrape, one request per group instead of one per topic.
+   * Optional (the in-memory adapter has none): callers fall back to one call per topic.
+   * Errors: as committedOffsets; CEG_INVALID_NAME when any of `topics` does not exist.
+   */
+  committedOffsetsOf?(group: string, topics: readonly string[]): Promise<ReadonlyMap<string, readonly CommittedOffset[]>>;
+  /**
    * Commits offsets for a group that has no active member (pull cursors; a replay's reset),
    * without joining it; partitions not listed keep theirs.
    * Errors: CEG_INVALID_OPTIONS, retriable, when the group has active members (Kafka refuses

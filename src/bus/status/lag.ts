@@ -74,8 +74,10 @@ export interface LagTarget {
  * - the end offsets of each topic are read once, shared by every group reading it (groups of one
  *   catalog kind all read its topic); a topic that does not exist (CEG_INVALID_NAME: a retry or
  *   redrive topic of a subscription that never ran) is left out of every group's lag;
- * - then one committed-offsets read per group and existing topic (Kafka OffsetFetch);
- * - at most `concurrency` reads in flight at once (the kafkajs adapter runs its own one at a time).
+ * - then one committed-offsets read per group for all its existing topics (Kafka OffsetFetch:
+ *   `Transport.committedOffsetsOf`; without it, one per topic, those of one group at once);
+ * - at most `concurrency` end-offset reads, then `concurrency` groups, in flight at once (the
+ *   kafkajs adapter runs its own look-ups one at a time).
  * A group any of whose reads failed (an end-offset read of one of its topics, or its own committed
  * offsets) is left out of the answer, the others are not: one failing group does not hide the rest,
  * and a group is never answered with part of its topics (a `sum by (subscription)` would read low).
@@ -83,9 +85,11 @@ export interface LagTarget {
  * complete by then; reads in flight finish in the background (at most `concurrency`) and are dropped.
  * Answers by group, only groups with every read done; never rejects.
  */
-export async function subscriptionLags(transport: Pick<Transport, 'endOffsets' | 'committedOffsets'>, targets: readonly LagTarget[], options: { readonly concurrency: number; readonly signal?: AbortSignal }): Promise<Map<string, SubscriptionLag>> {
+export async function subscriptionLags(transport: Pick<Transport, 'endOffsets' | 'committedOffsets' | 'committedOffsetsOf'>, targets: readonly LagTarget[], options: { readonly concurrency: number; readonly signal?: AbortSignal }): Promise<Map<string, SubscriptionLag>> {
   const { concurrency, signal } = options;
   const out = new Map<string, SubscriptionLag>();
+  // A function, not a narrowed property: the signal aborts while the reads are awaited.
+  const aborted = (): boolean => signal?.aborted === true;
   const work = async (): Promise<void> => {
     const ends = new Map<string, readonly PartitionOffset[]>();
     const missing = new Set<string>();
@@ -98,20 +102,19 @@ export async function subscriptionLags(transport: Pick<Transport, 'endOffsets' |
       }
     }, signal);
     await eachLimited(targets, concurrency, async (t) => {
-      const partitions: PartitionLag[] = [];
-      for (const topic of [...new Set(t.topics)].sort()) {
-        if (missing.has(topic)) continue;
-        const end = ends.get(topic);
-        if (end === undefined || signal?.aborted === true) return;
-        let committed: readonly CommittedOffset[];
-        try {
-          committed = await transport.committedOffsets(t.group, topic);
-        } catch {
-          return; // this group only; a topic deleted since its end offsets were read is a failure too
-        }
-        partitions.push(...partitionLags(topic, end, committed, t.startAt ?? []));
+      const topics = [...new Set(t.topics)].filter((topic) => !missing.has(topic)).sort();
+      // An end-offset read that failed (not a missing topic): this group has no complete figure.
+      if (topics.some((topic) => !ends.has(topic)) || aborted()) return;
+      let committed: ReadonlyMap<string, readonly CommittedOffset[]>;
+      try {
+        committed = topics.length === 0 ? new Map() : transport.committedOffsetsOf !== undefined
+          ? await transport.committedOffsetsOf(t.group, topics)
+          : new Map(await Promise.all(topics.map(async (topic) => [topic, await transport.committedOffsets(t.group, topic)] as const)));
+      } catch {
+        return; // this group only; a topic deleted since its end offsets were read is a failure too
       }
-      if (signal?.aborted !== true) out.set(t.group, { total: partitions.reduce((a, p) => a + (p.lag ?? 0), 0), partitions });
+      const partitions = topics.flatMap((topic) => partitionLags(topic, ends.get(topic)!, committed.get(topic) ?? [], t.startAt ?? []));
+      if (!aborted()) out.set(t.group, { total: partitions.reduce((a, p) => a + (p.lag ?? 0), 0), partitions });
     }, signal);
   };
   if (signal === undefined) {
@@ -121,9 +124,9 @@ export async function subscriptionLags(transport: Pick<Transport, 'endOffsets' |
   if (signal.aborted) return out;
   // Answer at the budget's end without waiting for reads in flight: a slow broker must not hold the scrape.
   let onAbort: (() => void) | undefined;
-  const aborted = new Promise<void>((resolve) => signal.addEventListener('abort', (onAbort = () => resolve()), { once: true }));
+  const budgetOver = new Promise<void>((resolve) => signal.addEventListener('abort', (onAbort = () => resolve()), { once: true }));
   try {
-    await Promise.race([work(), aborted]);
+    await Promise.race([work(), budgetOver]);
   } finally {
     if (onAbort !== undefined) signal.removeEventListener('abort', onAbort);
   }

@@ -333,6 +333,27 @@ class KafkaTransport implements Transport {
     }
   }
 
+  async committedOffsetsOf(group: string, topics: readonly string[]): Promise<ReadonlyMap<string, readonly CommittedOffset[]>> {
+    for (const t of topics) assertTopicName(t);
+    const counts: number[] = [];
+    for (const t of topics) counts.push(await this.partitionCount(t));
+    const admin = await this.#adminReady();
+    try {
+      const answer = await admin.fetchOffsets({ groupId: group, topics: [...topics] });
+      const out = new Map<string, readonly CommittedOffset[]>();
+      topics.forEach((topic, i) => {
+        const byPartition = new Map((answer.find((a) => a.topic === topic)?.partitions ?? []).map((p) => [p.partition, p.offset]));
+        out.set(topic, Array.from({ length: counts[i]! }, (_, partition) => {
+          const o = byPartition.get(partition);
+          return { partition, offset: o === undefined || BigInt(o) < 0n ? null : BigInt(o) };
+        }));
+      });
+      return out;
+    } catch (err) {
+      throw readFailure(fromKafkaError(err, { operation: 'committedOffsets', group, topics }));
+    }
+  }
+
   async commitOffsets(group: string, topic: string, offsets: readonly PartitionOffset[]): Promise<void> {
     const count = await this.partitionCount(topic);
     checkCommitOffsets(topic, count, offsets);

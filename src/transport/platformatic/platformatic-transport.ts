@@ -256,6 +256,25 @@ class PlatformaticTransport implements Transport {
     }
   }
 
+  async committedOffsetsOf(group: string, topics: readonly string[]): Promise<ReadonlyMap<string, readonly CommittedOffset[]>> {
+    const counts = await Promise.all(topics.map((t) => this.partitionCount(t)));
+    try {
+      const [answer] = await this.#admin.listConsumerGroupOffsets({ groups: [{ groupId: group, topics: topics.map((name, i) => ({ name, partitionIndexes: Array.from({ length: counts[i]! }, (_, p) => p) })) }] });
+      const out = new Map<string, readonly CommittedOffset[]>();
+      topics.forEach((topic, i) => {
+        const byPartition = new Map<number, bigint>();
+        for (const t of answer?.topics ?? []) if (t.name === topic) for (const p of t.partitions) byPartition.set(p.partitionIndex, p.committedOffset);
+        out.set(topic, Array.from({ length: counts[i]! }, (_, partition) => {
+          const o = byPartition.get(partition);
+          return { partition, offset: o === undefined || o < 0n ? null : o };
+        }));
+      });
+      return out;
+    } catch (err) {
+      throw readFailure(fromPlatformaticError(err, { operation: 'committedOffsets', group, topics }));
+    }
+  }
+
   async commitOffsets(group: string, topic: string, offsets: readonly PartitionOffset[]): Promise<void> {
     const count = await this.partitionCount(topic);
     checkCommitOffsets(topic, count, offsets);
