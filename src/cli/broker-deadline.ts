@@ -115,3 +115,23 @@ export async function awaitBroker(transport: Pick<Transport, 'isHealthy' | 'last
     throw err;
   }
 }
+
+/**
+ * The line (without newline) main.ts prints for a command that failed with `err`. A failure of the
+ * Kafka client — a GatewayError CEG_BROKER_UNAVAILABLE or CEG_DELIVERY_TIMEOUT that a Kafka adapter
+ * made (it carries the adapter's `details.operation`) — reads `ce-gateway <command>: kafka:
+ * <reason>`, the form of the broker deadline's own messages (README "From the command line"): a
+ * refused connection on @platformatic/kafka used to read `ce-gateway: partitionCount: metadata
+ * failed 6 times. (connect ECONNREFUSED …)`, with no command and the adapter's internal operation
+ * name. That prefix is dropped; the client's reason (broker address, socket error) is kept whole.
+ * Anything else reads `ce-gateway: <message>` as before. `command`: the command's path
+ * (`tail`, `deadletters list`), undefined when the failure came before any command ran. Pure.
+ */
+export function commandFailureMessage(command: string | undefined, err: unknown): string {
+  const text = errorMessage(err);
+  if (!(err instanceof GatewayError) || (err.code !== 'CEG_BROKER_UNAVAILABLE' && err.code !== 'CEG_DELIVERY_TIMEOUT')) return `ce-gateway: ${text}`;
+  const operation = err.details.operation;
+  if (typeof operation !== 'string') return `ce-gateway: ${text}`;
+  const reason = text.startsWith(`${operation}: `) ? text.slice(operation.length + 2) : text;
+  return `ce-gateway${command === undefined ? '' : ` ${command}`}: kafka: ${reason.startsWith('kafka: ') ? reason.slice('kafka: '.length) : reason}`;
+}

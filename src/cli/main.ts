@@ -5,7 +5,6 @@
  */
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
-import { errorMessage } from '../core/errors.js';
 import { registerServeCommand } from './commands/serve.js';
 import { registerSubscribeCommand } from './commands/subscribe.js';
 import { registerTopicsCommand } from './commands/topics.js';
@@ -19,7 +18,7 @@ import { registerReplayCommand } from './commands/replay.js';
 import { registerDeadLettersCommand } from './commands/deadletters.js';
 import { registerConfigCommand } from './commands/config.js';
 import { EXIT_USAGE } from './context.js';
-import { BROKER_TIMEOUT_VARIABLE, DEFAULT_BROKER_TIMEOUT_MS, brokerTimeoutOption } from './broker-deadline.js';
+import { BROKER_TIMEOUT_VARIABLE, DEFAULT_BROKER_TIMEOUT_MS, brokerTimeoutOption, commandFailureMessage } from './broker-deadline.js';
 
 /** The package's version (package.json is two folders up from both src/cli and dist/cli). */
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -31,6 +30,14 @@ const program = new Command()
   .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent (default: LOG_LEVEL or info)')
   .option('--broker-timeout <ms>', `commands on Kafka give up (exit 2) when the broker has not answered within this long; bounds connecting and the first answer, not a long run (default: ${BROKER_TIMEOUT_VARIABLE} or ${DEFAULT_BROKER_TIMEOUT_MS})`, brokerTimeoutOption)
   .exitOverride();
+
+// The command that runs (`tail`, `deadletters list`): its failure names it (commandFailureMessage).
+let running: string | undefined;
+program.hook('preAction', (_root, action) => {
+  const path: string[] = [];
+  for (let c: Command | null = action; c !== null && c !== program; c = c.parent) path.unshift(c.name());
+  running = path.join(' ');
+});
 
 registerServeCommand(program);
 registerTopicsCommand(program);
@@ -49,6 +56,6 @@ try {
   await program.parseAsync(process.argv);
 } catch (err) {
   if (err instanceof CommanderError) process.exit(err.exitCode === 0 ? 0 : EXIT_USAGE);
-  process.stderr.write(`ce-gateway: ${errorMessage(err)}\n`);
+  process.stderr.write(`${commandFailureMessage(running, err)}\n`);
   process.exit(EXIT_USAGE);
 }

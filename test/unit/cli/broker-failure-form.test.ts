@@ -1,0 +1,66 @@
+/**
+ * A Kafka command whose client fails before the broker deadline (a refused connection: nothing
+ * listens on 127.0.0.1:1) reports it as `ce-gateway <command>: kafka: <reason>`, the form of the
+ * other broker failures (README "From the command line"). On @platformatic/kafka it read
+ * `ce-gateway: partitionCount: metadata failed 6 times. (connect ECONNREFUSED …)`: no command, and
+ * the adapter's internal operation name (tester's report B7); kafkajs, `ce-gateway: connect: …`.
+ * The real CLI in child processes, both clients; no time is asserted.
+ */
+import { join, resolve } from 'node:path';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { describe, expect, it } from 'vitest';
+import { commandFailureMessage } from '../../../src/cli/broker-deadline.js';
+import { GatewayError } from '../../../src/core/errors.js';
+import { KAFKA_CLIENTS, kafkaClientEnv } from '../../helpers/kafka-client.js';
+import { runProcess } from '../../helpers/spawn-node.js';
+
+const ROOT = resolve(import.meta.dirname, '..', '..', '..');
+const MAIN = join(ROOT, 'src', 'cli', 'main.ts');
+const EMPTY_ENV = join(mkdtempSync(join(tmpdir(), 'ceg-b7-')), 'empty.env');
+writeFileSync(EMPTY_ENV, '');
+
+describe('commandFailureMessage', () => {
+  it('words a Kafka client failure as `ce-gateway <command>: kafka: <reason>` without the adapter operation', () => {
+    const refused = new GatewayError('CEG_BROKER_UNAVAILABLE', 'partitionCount: metadata failed 6 times. (connect ECONNREFUSED 127.0.0.1:1)', { retriable: true, details: { operation: 'partitionCount', topic: 't' } });
+    expect(commandFailureMessage('tail', refused)).toBe('ce-gateway tail: kafka: metadata failed 6 times. (connect ECONNREFUSED 127.0.0.1:1)');
+    expect(commandFailureMessage('deadletters list', refused)).toBe('ce-gateway deadletters list: kafka: metadata failed 6 times. (connect ECONNREFUSED 127.0.0.1:1)');
+    const timeout = new GatewayError('CEG_DELIVERY_TIMEOUT', 'ensureTopics: Request timed out', { retriable: true, details: { operation: 'ensureTopics' } });
+    expect(commandFailureMessage('topics', timeout)).toBe('ce-gateway topics: kafka: Request timed out');
+    expect(commandFailureMessage(undefined, timeout)).toBe('ce-gateway: kafka: Request timed out');
+  });
+
+  it('leaves other failures as they were', () => {
+    expect(commandFailureMessage('tail', new GatewayError('CEG_UNKNOWN_TYPE', 'unknown event kind "X"', { retriable: false }))).toBe('ce-gateway: unknown event kind "X"');
+    // A broker failure the adapter did not word (no operation) is not re-prefixed.
+    expect(commandFailureMessage('tail', new GatewayError('CEG_BROKER_UNAVAILABLE', 'kafka: no answer', { retriable: true }))).toBe('ce-gateway: kafka: no answer');
+    expect(commandFailureMessage('tail', new Error('boom'))).toBe('ce-gateway: boom');
+  });
+});
+
+describe.concurrent('a refused broker connection names the command', () => {
+  for (const client of KAFKA_CLIENTS) {
+    for (const args of [['tail', 'PriceLoadingCompleted'], ['trace', 'c-b7'], ['topics']]) {
+      const command = args[0]!;
+      it(`${client}: ${command} exits 2 with "ce-gateway ${command}: kafka: …" naming the broker and ECONNREFUSED`, async () => {
+        const inherited: NodeJS.ProcessEnv = { ...process.env };
+        delete inherited.CE_GATEWAY_BROKER_TIMEOUT_MS;
+        // A deadline well beyond the clients' own retries (platformatic about 2 s, kafkajs about 10 s):
+        // the client's failure is what is reported, not the deadline's "no answer" (already in form).
+        const r = await runProcess(process.execPath, ['--import', 'tsx', MAIN, '--broker-timeout', '60000', ...args], {
+          cwd: ROOT,
+          env: { ...inherited, CE_GATEWAY_ENV_FILE: EMPTY_ENV, LOG_LEVEL: 'silent', KAFKA_BROKERS: '127.0.0.1:1', SCHEMA_REGISTRY_URL: 'http://127.0.0.1:1', ...kafkaClientEnv(client) },
+          timeoutMs: 90_000,
+        });
+        const said = `stdout: ${r.stdout}\nstderr: ${r.stderr}`;
+        expect(r.signal, said).toBeNull();
+        expect(r.code, said).toBe(2);
+        const line = r.stderr.trim().split('\n').at(-1) ?? '';
+        expect(line, said).toMatch(new RegExp(`^ce-gateway ${command}: kafka: `));
+        expect(line, said).toContain('127.0.0.1:1');
+        expect(line, said).toContain('ECONNREFUSED');
+        expect(line, said).not.toMatch(/partitionCount|ensureTopics|endOffsets|connect: |no answer from/);
+      }, 120_000);
+    }
+  }
+});
