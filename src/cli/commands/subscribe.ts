@@ -5,6 +5,8 @@ import { brokerDeadline, onSignals, setup, requireKafka } from '../context.js';
 import { cliKafkaTimeouts } from '../broker-deadline.js';
 import { wholeNumber } from '../numbers.js';
 import { subscriptionNameProblem } from '../../connectors/names.js';
+import { retry } from '../../bus/subscriber/index.js';
+import type { Outcome } from '../../bus/subscriber/index.js';
 
 /**
  * A commander option parser for `--subscription`: the name becomes the consumer group and names
@@ -19,6 +21,27 @@ export function subscriptionOption(value: string): string {
   return value;
 }
 
+/**
+ * The outcome of a record handed to `subscribe --max-events N` after its N events were taken: it
+ * is neither printed nor acknowledged, but held until the subscription stops (`signal`, the
+ * delivery's, aborts), then answered `retry`. The subscriber counts a retry that comes once its
+ * member is stopping as the stop's doing, not a failure: no attempt, no dead letter, no commit
+ * (bus/subscriber onRecord), so the record comes again to the next run of the same subscription
+ * (at-least-once). Answering `ack` (what the handler used to do) committed it unprinted, and
+ * printing it broke the count: up to one record per partition in flight went past N.
+ * Without a signal (not the case in the subscriber, which always sets one) it waits for good: the
+ * stop's deadline then leaves the record uncommitted all the same. The command runs without a
+ * handler timeout, so `signal` aborts only at the stop.
+ */
+export function heldUntilStop(signal: AbortSignal | undefined): Promise<Outcome> {
+  return new Promise((resolve) => {
+    if (signal === undefined) return;
+    const answer = (): void => resolve(retry('subscribe --max-events: the count was reached; left for the next run'));
+    if (signal.aborted) answer();
+    else signal.addEventListener('abort', answer, { once: true });
+  });
+}
+
 export function registerSubscribeCommand(program: Command): void {
   program
     .command('subscribe')
@@ -26,7 +49,7 @@ export function registerSubscribeCommand(program: Command): void {
     .requiredOption('-s, --subscription <name>', 'subscription name (the consumer group)', subscriptionOption)
     .requiredOption('-k, --kind <kinds...>', 'event kinds by eventId or business name')
     .option('--from-beginning', 'a new subscription starts at the earliest offset instead of the latest')
-    .option('--max-events <n>', 'exit after this many events (1 or more)', wholeNumber(1))
+    .option('--max-events <n>', 'exit after this many events (1 or more); only they are committed, later ones come to the next run', wholeNumber(1))
     .action(async (opts: { subscription: string; kind: string[]; fromBeginning?: boolean; maxEvents?: number }) => {
       const { config, log, brokerTimeoutMs } = setup(program);
       requireKafka(program, config, 'subscribe');
@@ -42,7 +65,15 @@ export function registerSubscribeCommand(program: Command): void {
         startFrom: opts.fromBeginning ? 'earliest' : 'latest',
         // Read-only: dead letters go to <name>.dlq when it exists (ce-gateway topics --subscription), else to the log.
         createTopics: false,
+        // No handler timeout: the handler prints at once, or holds a record past --max-events until
+        // the stop (heldUntilStop); a bound would count that wait as a failed attempt (retried, in
+        // the end dead-lettered) should the stop take longer than it.
+        handlerTimeoutMs: Infinity,
         handler: (event, ctx) => {
+          // Partitions are handled side by side, and the consumer hands over more records until the
+          // stop that finish() starts: once N were taken, the later ones wait for that stop and stay
+          // uncommitted (heldUntilStop). Counted and printed in one synchronous step, so exactly N print.
+          if (opts.maxEvents !== undefined && seen >= opts.maxEvents) return heldUntilStop(ctx.signal);
           process.stdout.write(`${JSON.stringify({ attributes: event.attributes, data: event.data?.kind === 'json' ? event.data.value : null, topic: ctx.topic, partition: ctx.partition, offset: ctx.offset.toString() })}\n`);
           if (opts.maxEvents !== undefined && ++seen >= opts.maxEvents) finish();
           return Promise.resolve();
