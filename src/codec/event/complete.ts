@@ -31,6 +31,26 @@ export interface Completion {
   readonly dataschemaBase: string;
   /** Bounds on the attributes of the event as written; default {@link DEFAULT_ENVELOPE_LIMITS}. */
   readonly limits?: EnvelopeLimits;
+  /**
+   * A header the caller adds to the record after this check when it has none of that name (HTTP
+   * ingress with tracing on: `ce_traceparent`, {@link TRACEPARENT_RESERVE}), counted in the limits
+   * and the size bound as if present: otherwise an event just within them was accepted and then
+   * dead-lettered by every subscriber as poison (break report 2026-12-06).
+   */
+  readonly reserve?: readonly [string, Uint8Array];
+}
+
+/**
+ * `ce_traceparent` at its W3C Trace Context length (version 00: 55 characters), for
+ * {@link Completion.reserve}: what the ingress's producer span writes into a record without one.
+ * Spec: W3C Trace Context §3.2.2 (traceparent `00-<32 hex>-<16 hex>-<2 hex>`).
+ */
+export const TRACEPARENT_RESERVE: readonly [string, Uint8Array] = Object.freeze(['ce_traceparent', new Uint8Array(55)] as const);
+
+/** `headers` with `reserve` added when no header has its name (what will be written), else as they are. */
+export function withReserved<H extends readonly [string, Uint8Array]>(headers: readonly H[], reserve: readonly [string, Uint8Array] | undefined): readonly (H | readonly [string, Uint8Array])[] {
+  if (reserve === undefined || headers.some(([n]) => n === reserve[0])) return headers;
+  return [...headers, reserve];
 }
 
 /** A completed event: its attributes, its topic and its record. */
@@ -82,7 +102,8 @@ export function completeAttributes(a: Attributes, c: Completion): Attributes {
  * Checks: the kind's size bound (`maxDataBytes`, bus spec M6) holds for the Avro data plus the
  * attributes (UTF-8 names and canonical values), since attributes travel with every record too;
  * and the record's headers stay within `limits` counted as a consumer counts them (every header,
- * `ce_<name>` + value), so what the gateway writes a subscriber of the same limits accepts.
+ * `ce_<name>` + value, with `reserve` when the caller adds it later), so what the gateway writes a
+ * subscriber of the same limits accepts.
  * Errors (retriable: false): CEG_PAYLOAD_TOO_LARGE naming the bound (`details.field` `/data`, or
  *   `attributes` when they are the larger part,
  *   `maxDataBytes`, `dataBytes`, `attributeBytes`); CEG_TOO_MANY_ATTRIBUTES /
@@ -92,10 +113,11 @@ export function completeOutbound(codec: EventCodec, a: Attributes, c: Completion
   const kind = c.binding.kind;
   const attributes = completeAttributes(a, c);
   const record = codec.toRecord(attributes, c.value);
-  const breach = checkEnvelopeLimits(record.headers, c.limits ?? DEFAULT_ENVELOPE_LIMITS, record.headers.length);
+  const headers = withReserved(record.headers, c.reserve);
+  const breach = checkEnvelopeLimits(headers, c.limits ?? DEFAULT_ENVELOPE_LIMITS, headers.length);
   if (breach !== undefined) throw limitBreachError(breach, { field: 'attributes' });
   // Counted on the headers just encoded: the same bytes as the attributes' names and canonical values.
-  const attributeBytes = attributeBytesOf(record.headers);
+  const attributeBytes = attributeBytesOf(headers);
   const dataBytes = c.value === null ? 0 : c.value.length - FRAME_HEADER_BYTES;
   const eventBytes = dataBytes + attributeBytes;
   if (eventBytes > kind.maxDataBytes) {

@@ -147,7 +147,7 @@ export async function handleIngress(req: IncomingMessage, res: ServerResponse, d
       const before = res.getHeader(name);
       res.setHeader(name, typeof before === 'string' ? `${before}, ${value}` : value);
     });
-    prepared = prepareEvents(parsed.events, deps.codec, { dataschemaBase: o.dataschemaBase, limits: o.limits, maxMessageBytes: o.maxMessageBytes, ...(traceparent === undefined ? {} : { traceparent }), ...(tracestate === undefined ? {} : { tracestate }) }, batch, earlier);
+    prepared = prepareEvents(parsed.events, deps.codec, { dataschemaBase: o.dataschemaBase, limits: o.limits, maxMessageBytes: o.maxMessageBytes, ...(traceparent === undefined ? {} : { traceparent }), ...(tracestate === undefined ? {} : { tracestate }), ...(deps.tracing?.().enabled === true ? { reserveTraceparent: true } : {}) }, batch, earlier);
     if (prepared.length === 0) {
       sendJson(res, 202, { events: [] });
       return;
@@ -218,7 +218,10 @@ function producerSpans(deps: IngressDeps, prepared: readonly PreparedEvent[]): (
   });
 }
 
-/** The record with its `ce_traceparent` set to `traceparent` (same length: the size bounds still hold). */
+/**
+ * The record with its `ce_traceparent` set to `traceparent`: the same length as one it had, or the
+ * one prepare already counted (PrepareOptions.reserveTraceparent), so the size bounds still hold.
+ */
 function withTraceparent(record: PreparedEvent['record'], traceparent: string): PreparedEvent['record'] {
   const value = new TextEncoder().encode(traceparent);
   const headers = record.headers.some(([n]) => n === TRACEPARENT_HEADER) ? record.headers.map((h) => (h[0] === TRACEPARENT_HEADER ? ([TRACEPARENT_HEADER, value] as const) : h)) : [...record.headers, [TRACEPARENT_HEADER, value] as const];

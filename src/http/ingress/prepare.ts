@@ -16,7 +16,7 @@ import type { ErrorCode } from '../../core/errors.js';
 import { partitionKey, unknownTypeReason } from '../../catalog/index.js';
 import type { EventKind } from '../../catalog/index.js';
 import { MAX_LISTED_VIOLATIONS } from '../../codec/data/index.js';
-import { completeOutbound } from '../../codec/event/index.js';
+import { TRACEPARENT_RESERVE, completeOutbound, withReserved } from '../../codec/event/index.js';
 import type { EventCodec, KindBinding, SchemaVersion } from '../../codec/event/index.js';
 import { charsetProblem, declaresJson, isJsonMediaType, parseMediaType, readJsonData } from '../../codec/json/index.js';
 import type { Attributes, Envelope, EnvelopeLimits, JsonValue } from '../../envelope/index.js';
@@ -56,6 +56,12 @@ export interface PrepareOptions {
    * Spec: W3C Trace Context §3.3 (tracestate accompanies its traceparent).
    */
   readonly tracestate?: string;
+  /**
+   * Tracing is on: the ingress writes `ce_traceparent` into every record that has none (its
+   * producer span), so the limits, the size bound and `max.message.bytes` count it already
+   * (codec/event TRACEPARENT_RESERVE).
+   */
+  readonly reserveTraceparent?: boolean;
 }
 
 /** Longest attribute name accepted, characters (CloudEvents recommends ≤ 20; longer ones are allowed). */
@@ -211,14 +217,15 @@ function prepareOne(env: Envelope, index: number, codec: EventCodec, opts: Prepa
 
   let event;
   try {
-    event = completeOutbound(codec, a, { binding, version, value: value ?? null, partitionkey: key, dataschemaBase: opts.dataschemaBase, limits: opts.limits ?? DEFAULT_ENVELOPE_LIMITS });
+    event = completeOutbound(codec, a, { binding, version, value: value ?? null, partitionkey: key, dataschemaBase: opts.dataschemaBase, limits: opts.limits ?? DEFAULT_ENVELOPE_LIMITS, ...(opts.reserveTraceparent === true ? { reserve: TRACEPARENT_RESERVE } : {}) });
   } catch (err) {
     if (!(err instanceof GatewayError)) throw err;
     for (const v of violationsOf(err)) problems.push({ ...v, code: v.code ?? err.code });
     return undefined;
   }
   const max = opts.maxMessageBytes?.(event.topic);
-  const recordBytes = recordBatchBytes(event.record);
+  // As written: with the traceparent the ingress adds when tracing is on.
+  const recordBytes = recordBatchBytes(opts.reserveTraceparent === true ? { ...event.record, headers: withReserved(event.record.headers, TRACEPARENT_RESERVE) } : event.record);
   const bytes = BATCH_HEADER_BYTES + recordBytes;
   if (max !== undefined && bytes > max) {
     problems.push({ field: '/data', reason: `the record would take ${bytes} bytes; topic ${event.topic} takes at most ${max} (max.message.bytes)`, code: 'CEG_PAYLOAD_TOO_LARGE', limit: 'maxMessageBytes', max });
