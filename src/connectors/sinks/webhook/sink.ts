@@ -51,6 +51,14 @@ import { TARGET_NOT_ALLOWED, hiddenDetail, resolveTarget, sinkName } from './tar
 import type { AllowList, Lookup, ResolvedTarget } from './target.js';
 
 /** Everything the push sink reads from its subscription; replaced whole by `update`. */
+/**
+ * Added to the dead letter's reason for a 431 in binary mode: the event's attributes travel as
+ * percent-encoded `ce-` headers there (CloudEvents HTTP binding §3.1.3.2: a non-ASCII byte takes
+ * three), so attributes the gateway accepts (16 KiB of UTF-8) can pass what a receiver's server
+ * takes for a request's headers (Node: 16 KiB in all); structured mode carries them in the body.
+ */
+export const HEADERS_TOO_LARGE_HINT = ' (request headers too large: in binary mode the event\'s attributes are ce- headers; set delivery.contentMode to structured to carry them in the body, then redrive)';
+
 export interface PushSettings {
   readonly url: string;
   readonly contentMode: 'binary' | 'structured';
@@ -599,7 +607,7 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
       case 'retry':
         return retry(r.reason, r.retryAfterMs, { sink, ...(r.status === undefined ? {} : { status: r.status }), ...(r.excerpt === undefined ? {} : { excerpt: r.excerpt }) });
       case 'deadLetter':
-        return deadLetter(r.reason, { sink, status: r.status, excerpt: r.excerpt });
+        return deadLetter(r.status === 431 && settings.contentMode === 'binary' && settings.batch === undefined ? `${r.reason}${HEADERS_TOO_LARGE_HINT}` : r.reason, { sink, status: r.status, excerpt: r.excerpt });
       default: {
         const never: never = r;
         return never;
