@@ -47,7 +47,7 @@ const settings = (contentMode: 'binary' | 'structured'): PushSettings => ({
 });
 
 // 5,600 bytes of UTF-8 (well within the gateway's 16,384), 16,800 percent-encoded.
-const event = { attributes: { specversion: '1.0', id: 'big-1', source: '/t', type: 't.x', a1: '😀'.repeat(700), a2: '😀'.repeat(700) }, data: { kind: 'json' as const, value: {} } };
+const event = { attributes: { specversion: '1.0' as const, id: 'big-1', source: '/t', type: 't.x', a1: '😀'.repeat(700), a2: '😀'.repeat(700) }, data: { kind: 'json' as const, value: {} } };
 const ctx = { subscription: 's', topic: 't', partition: 0, offset: 0n, attempt: 1 };
 
 describe('an event whose attributes are too large for the receiver as binary-mode headers', () => {
