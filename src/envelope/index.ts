@@ -22,6 +22,7 @@ export {
 } from './values.js';
 export { isRfc3339Timestamp } from './time.js';
 export { MAX_JSON_DEPTH, escapePointerToken, inspectJson, unsafeNumberReason } from './json-value.js';
+export { MAX_POINTER_CHARS, shortenPointer } from './pointer-text.js';
 export { checkAttribute, checkAttributes, checkEnvelope, validateEnvelope } from './validate.js';
 export type { ParsedAttribute } from './canonical.js';
 export { canonicalString, parseAttribute, tryParseAttribute } from './canonical.js';

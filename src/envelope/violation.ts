@@ -4,6 +4,7 @@
  */
 import { GatewayError } from '../core/errors.js';
 import type { ErrorCode } from '../core/errors.js';
+import { MAX_POINTER_CHARS, shortenPointer } from './pointer-text.js';
 
 /**
  * One broken rule. `attribute`: the CloudEvents attribute name; `field`: a JSON pointer
@@ -99,13 +100,16 @@ export function describeViolation(v: Violation): string {
 const MESSAGE_LIMIT = 5;
 
 /**
- * Builds the error for a non-empty violation list. Shape: `extra` (e.g. the limit broken),
+ * Builds the error for a non-empty violation list; a `field` longer than MAX_POINTER_CHARS is cut
+ * (shortenPointer). Shape: `extra` (e.g. the limit broken),
  * `details.violations` (all of them),
  * and `details.attribute` / `details.field` / `details.index` copied from the first one so the
  * error names what is wrong even to readers that ignore the list.
  * retriable: false (the same input never becomes valid).
  */
 export function violationsError(code: ErrorCode, violations: readonly Violation[], extra: Readonly<Record<string, unknown>> = {}): GatewayError {
+  // Every pointer as a refusal may echo it (./pointer-text.ts): in `field`, `details` and the message.
+  if (violations.some((v) => v.field !== undefined && v.field.length > MAX_POINTER_CHARS)) violations = violations.map((v) => (v.field !== undefined && v.field.length > MAX_POINTER_CHARS ? { ...v, field: shortenPointer(v.field) } : v));
   const shown = violations.slice(0, MESSAGE_LIMIT).map(describeViolation);
   if (violations.length > MESSAGE_LIMIT) shown.push(`… and ${violations.length - MESSAGE_LIMIT} more`);
   const first = violations[0];

@@ -65,6 +65,25 @@ describe('data nested deeper than MAX_JSON_DEPTH', () => {
     ['arrays', '[', ']'],
   ];
 
+  it('257 levels of objects with 3,000-character member names (a 772 KB body): the pointer is cut in field and detail, the answer small, code CEG_INVALID_DATA', async () => {
+    const k = 'k'.repeat(3000);
+    let data = '1';
+    for (let i = 0; i <= MAX_JSON_DEPTH; i++) data = `{"${k}":${data}}`;
+    const event = JSON.stringify({ ...structuredPriceEvent(), data: '@' }).replace('"@"', `{"x":${data}}`);
+    const structured = await send(event, { 'content-type': STRUCTURED });
+    const batch = await send(`[${event}]`, { 'content-type': BATCH });
+    const binary = await send(`{"x":${data}}`, { 'content-type': 'application/json', 'ce-specversion': '1.0', 'ce-id': 'deep-long', 'ce-source': 'urn:partner:test', 'ce-type': PRICE_LOADING_COMPLETED, 'ce-time': '2022-03-15T12:00:02Z' });
+    for (const r of [structured, batch, binary]) {
+      expect(r.status, r.text.slice(0, 300)).toBe(400);
+      expect(r.json.code).toBe('CEG_INVALID_DATA');
+      const field = r.json.violations?.[0]?.field ?? '';
+      expect(field.length).toBeLessThanOrEqual(MAX_POINTER_CHARS);
+      expect(field.startsWith('/data/x/kkk')).toBe(true);
+      expect(field).toContain('…');
+      expect(r.text.length).toBeLessThan(4_096);
+    }
+  });
+
   for (const depth of [MAX_JSON_DEPTH + 1, 20_000, 150_000]) {
     for (const [what, open, close] of shapes) {
       it(`${depth} levels of ${what}: 400 in structured, batch and binary mode`, async () => {
@@ -76,7 +95,10 @@ describe('data nested deeper than MAX_JSON_DEPTH', () => {
         for (const r of [structured, batch, binary]) {
           expect(r.status, r.text.slice(0, 300)).toBe(400);
           expect(r.text).toContain(`deeper than ${MAX_JSON_DEPTH} levels`);
-          expect(r.text.length).toBeLessThan(8_192);
+          expect(r.json.code).toBe('CEG_INVALID_DATA');
+          // Array nesting's pointer (/data/0/0/…, 2 characters a level) is cut too.
+          expect((r.json.violations?.[0]?.field ?? '').length).toBeLessThanOrEqual(MAX_POINTER_CHARS);
+          expect(r.text.length).toBeLessThan(4_096);
         }
       });
     }

@@ -13,16 +13,9 @@
  * The pointer and the name in a refusal are cut to {@link MAX_POINTER_CHARS} characters.
  */
 import { isUtf8 } from 'node:buffer';
-import { escapePointerToken } from '../../envelope/index.js';
+import { escapePointerToken, shortenPointer as shorten } from '../../envelope/index.js';
 
-/**
- * Longest JSON pointer (and member name) echoed in a refusal, characters: a longer one keeps its
- * first and last 127 characters around an ellipsis "…" (the pointer of a
- * duplicate 20 000 levels deep would be 40 KB of answer and log line).
- */
-export const MAX_POINTER_CHARS = 256;
-/** Characters kept at each end of a cut pointer: (256 − the ellipsis) / 2, rounded down. */
-const POINTER_END_CHARS = 127;
+export { MAX_POINTER_CHARS, shortenPointer as shorten } from '../../envelope/index.js';
 
 /**
  * Parsed JSON, or the reason the text is not JSON (`pointer`: where, for a duplicate member name,
@@ -60,27 +53,6 @@ export function parseJsonText(body: Uint8Array | string): JsonParse {
     return { ok: false, reason: `not valid JSON for this gateway: member name "${name}" appears more than once in the same object (at ${pointer === '' ? 'the top level' : pointer}); receivers would disagree on its value`, pointer };
   }
   return { ok: true, value };
-}
-
-/**
- * `text` when at most {@link MAX_POINTER_CHARS} long, else its first and last characters around
- * "…" ({@link MAX_POINTER_CHARS} in all), never splitting a surrogate pair.
- */
-export function shorten(text: string): string {
-  if (text.length <= MAX_POINTER_CHARS) return text;
-  let head = POINTER_END_CHARS;
-  let tail = text.length - POINTER_END_CHARS;
-  if (isHighSurrogate(text.charCodeAt(head - 1))) head--;
-  if (isLowSurrogate(text.charCodeAt(tail))) tail++;
-  return `${text.slice(0, head)}…${text.slice(tail)}`;
-}
-
-function isHighSurrogate(c: number): boolean {
-  return c >= 0xd800 && c <= 0xdbff;
-}
-
-function isLowSurrogate(c: number): boolean {
-  return c >= 0xdc00 && c <= 0xdfff;
 }
 
 /** Name separators outside strings: in valid JSON text, exactly one per object member. */
