@@ -29,8 +29,7 @@ export const CLOUDEVENTS_PREFIX = 'application/cloudevents';
 
 /**
  * Parses a Content-Type value; undefined when it is not `token/token` with well-formed
- * parameters, each name at most once (any letter case; RFC 6838 §4.3). Results are frozen and
- * cached (at most 256 distinct texts).
+ * parameters. Results are frozen and cached (at most 256 distinct texts).
  */
 export function parseMediaType(text: string): MediaType | undefined {
   const hit = cache.get(text);
@@ -58,9 +57,6 @@ function parseUncached(text: string): MediaType | undefined {
     const name = p.slice(0, eq).trim().toLowerCase();
     let value = p.slice(eq + 1).trim();
     if (!TOKEN.test(name)) return undefined;
-    // RFC 6838 §4.3: a parameter given twice is an error — receivers would disagree on its value
-    // (`charset=latin1; charset=utf-8`), as with a JSON member name given twice.
-    if (name in params) return undefined;
     if (value.length >= 2 && value.startsWith('"') && value.endsWith('"')) value = value.slice(1, -1).replace(QUOTED_PAIR, '$1');
     params[name] = value;
   }
