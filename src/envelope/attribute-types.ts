@@ -4,6 +4,7 @@
  * Spec: CloudEvents 1.0.2 §2.3 (naming), §2.3 "Type System", §3.1–3.2 (core attributes);
  * DESIGN "The envelope (bus spec M1–M6)".
  */
+import { repeatedMediaParameterProblem } from './media-parameters.js';
 
 /** The abstract types of CloudEvents 1.0.2 "Type System". */
 export type AttributeType = 'Boolean' | 'Integer' | 'String' | 'Binary' | 'URI' | 'URI-reference' | 'Timestamp';
@@ -43,8 +44,11 @@ function checkTraceparent(v: string | number): string | undefined {
   if (s.startsWith(ZERO_PARENT, 36)) return 'parent-id must not be all zeros';
   return undefined;
 }
+/** RFC 2046 media type syntax (RFC 9110 §8.3.1), each parameter at most once (RFC 6838 §4.3). */
 function checkMediaType(v: string | number): string | undefined {
-  return MEDIA_TYPE.test(String(v)) ? undefined : 'must be an RFC 2046 media type such as application/json';
+  const text = String(v);
+  if (!MEDIA_TYPE.test(text)) return 'must be an RFC 2046 media type such as application/json';
+  return repeatedMediaParameterProblem(text, 'datacontenttype');
 }
 
 const S = (nonEmpty: boolean, check?: AttributeRule['check']): AttributeRule =>

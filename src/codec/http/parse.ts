@@ -6,7 +6,7 @@
  */
 import { GatewayError } from '../../core/errors.js';
 import type { Envelope, EnvelopeLimits } from '../../envelope/index.js';
-import { DEFAULT_ENVELOPE_LIMITS, ViolationCollector } from '../../envelope/index.js';
+import { DEFAULT_ENVELOPE_LIMITS, ViolationCollector, repeatedMediaParameterProblem } from '../../envelope/index.js';
 import { hasCeHeader, readBinaryEvent } from './binary.js';
 import type { HttpHeaders } from './binary.js';
 import { BATCH_JSON, BODY_FIELD, CLOUDEVENTS_PREFIX, STRUCTURED_JSON, charsetProblem, isJsonMediaType, parseJsonText, parseMediaType, readEventBatch, readStructuredEvent } from '../json/index.js';
@@ -68,7 +68,8 @@ function unsupported(contentType: string | undefined, why: string): GatewayError
  * Throws: GatewayError, retriable false:
  *   CEG_PAYLOAD_TOO_LARGE (body over `maxBodyBytes`, batch over `maxBatchEvents`);
  *   CEG_UNSUPPORTED_MEDIA_TYPE (no ce- headers and not a CloudEvents media type, an event
- *   format other than JSON, or a `charset` other than UTF-8 on a JSON format or JSON data);
+ *   format other than JSON, a `charset` other than UTF-8 on a JSON format or JSON data, or a
+ *   Content-Type with a parameter given twice, RFC 6838 §4.3);
  *   CEG_INVALID_EVENT (body not JSON / wrong shape), CEG_MISSING_ATTRIBUTE, CEG_INVALID_ATTRIBUTE,
  *   CEG_INVALID_DATA — `details.violations` lists each (`attribute`, or `field` as a JSON pointer
  *   such as `/data/volume`, plus `index` in a batch).
@@ -78,6 +79,10 @@ export function parseHttpRequest(headers: HttpHeaders, body: Uint8Array, options
   const limits = options.limits ?? DEFAULT_ENVELOPE_LIMITS;
   const rawContentType = headerValue(headers, 'content-type');
   const contentType = rawContentType === undefined ? undefined : rawContentType.trim();
+  // RFC 6838 §4.3: a parameter given twice (`charset=latin1; charset=utf-8`) is an error, in
+  // every mode — receivers keep different ones (same 415 as a charset the gateway cannot read).
+  const repeated = contentType === undefined ? undefined : repeatedMediaParameterProblem(contentType, 'Content-Type');
+  if (repeated !== undefined) throw unsupported(contentType, repeated);
   const mediaType = contentType === undefined || contentType === '' ? undefined : parseMediaType(contentType);
   if (mediaType !== undefined && mediaType.essence.startsWith(CLOUDEVENTS_PREFIX)) {
     const charset = charsetProblem(mediaType, 'CloudEvents JSON', body);
