@@ -9,7 +9,7 @@ import type { Envelope, EnvelopeLimits } from '../../envelope/index.js';
 import { DEFAULT_ENVELOPE_LIMITS, ViolationCollector, repeatedMediaParameterProblem } from '../../envelope/index.js';
 import { hasCeHeader, readBinaryEvent } from './binary.js';
 import type { HttpHeaders } from './binary.js';
-import { BATCH_JSON, BODY_FIELD, CLOUDEVENTS_PREFIX, STRUCTURED_JSON, charsetProblem, isJsonMediaType, parseJsonText, parseMediaType, readEventBatch, readStructuredEvent } from '../json/index.js';
+import { BATCH_JSON, BODY_FIELD, CLOUDEVENTS_PREFIX, STRUCTURED_JSON, attributeNumberTexts, charsetProblem, isJsonMediaType, parseJsonText, parseMediaType, readEventBatch, readStructuredEvent } from '../json/index.js';
 import { assertBodySize, batchTooLarge } from './limits.js';
 
 /** Content mode of a request. */
@@ -121,7 +121,7 @@ function parseStructured(body: Uint8Array, limits: EnvelopeLimits): Envelope {
   else if (Array.isArray(parsed.value)) {
     out.field(BODY_FIELD, `a structured-mode body is one JSON object; send an array as ${BATCH_JSON}`, 'event');
   } else {
-    const env = readStructuredEvent(parsed.value, out, BODY_FIELD, limits);
+    const env = readStructuredEvent(parsed.value, out, BODY_FIELD, limits, attributeNumberTexts(body, parsed.value, false)?.get(0));
     if (env !== undefined) return env;
   }
   throw out.toError();
@@ -153,7 +153,7 @@ function parseBatch(body: Uint8Array, maxBatchEvents: number | undefined, limits
   }
   const items = parsed.value as unknown[];
   if (maxBatchEvents !== undefined && items.length > maxBatchEvents) throw batchTooLarge(maxBatchEvents, items.length);
-  const events = readEventBatch(items, out, limits);
+  const events = readEventBatch(items, out, limits, attributeNumberTexts(body, items, true));
   if (out.size > 0) throw new BatchViolationsError(out.toError(), events);
   return events as Envelope[];
 }

@@ -22,7 +22,7 @@ import {
   unsafeNumberReason,
 } from '../../envelope/index.js';
 import { declaresJson } from './media-type.js';
-import { parseJsonText } from './json-text.js';
+import { eventNumberTexts, parseJsonText } from './json-text.js';
 
 /** Field name used for violations about the request body (or record value) as a whole. */
 export const BODY_FIELD = 'body';
@@ -30,6 +30,48 @@ const MISSING = 'required attribute is missing';
 const utf8 = new TextEncoder();
 /** Members of an event object that are not attributes (JSON format §3). */
 const DATA_MEMBERS = 2;
+/** A JSON number written as an Integer: only the integer part, optionally with a minus sign. */
+const JSON_INTEGER = /^-?(?:0|[1-9][0-9]*)$/;
+const SHOWN_NUMBER = 40;
+
+/**
+ * Why `text`, the JSON number an attribute was written as, is not an Integer in the JSON format,
+ * or undefined. JSON.parse reads `1.0`, `1E2`, `2.50e1` as 1, 100, 25: without this they were
+ * accepted and forwarded as "1", "100", "25". `-0` is written as the format allows (the integer
+ * part `0` prefixed with a minus sign) and is the Integer 0 (32-bit two's complement has no
+ * negative zero), delivered as "0"; `-0.0` is refused like `0.0`.
+ * Spec: CloudEvents JSON format 1.0.2 §2.2 (Integer: "a JSON number where only the integer
+ * component optionally prefixed with a minus sign is permitted"); RFC 8259 §6 (`[ minus ] int`).
+ */
+export function integerFormProblem(text: string): string | undefined {
+  if (JSON_INTEGER.test(text)) return undefined;
+  const shown = text.length > SHOWN_NUMBER ? `${text.slice(0, SHOWN_NUMBER)}…` : text;
+  const n = Number(text);
+  const instead = Number.isSafeInteger(n) ? `; write it as ${String(n)}` : '';
+  return `an Integer attribute is a JSON number with only an integer part, optionally prefixed with a minus sign — no fraction or exponent (JSON format 1.0.2 §2.2): got ${shown}${instead}`;
+}
+
+/**
+ * The source text of the numbers the events' attributes were written as (event index → name →
+ * text), for {@link readStructuredEvent}'s `numberTexts`; undefined when no event has an
+ * attribute that is a JSON number (then the text is not scanned). `json` is the text (or UTF-8
+ * bytes) `value` was parsed from by parseJsonText; `batch`: `value` is an array of events.
+ * Cost: one linear pass over the text, only when some attribute is a number.
+ */
+export function attributeNumberTexts(json: string | Uint8Array, value: unknown, batch: boolean): ReadonlyMap<number, ReadonlyMap<string, string>> | undefined {
+  const events = batch ? (Array.isArray(value) ? (value as unknown[]) : []) : [value];
+  if (!events.some(hasNumberAttribute)) return undefined;
+  let text = typeof json === 'string' ? json : Buffer.from(json.buffer, json.byteOffset, json.byteLength).toString('utf8');
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  return eventNumberTexts(text, batch);
+}
+
+function hasNumberAttribute(event: unknown): boolean {
+  if (typeof event !== 'object' || event === null || Array.isArray(event)) return false;
+  const obj = event as Record<string, unknown>;
+  for (const key in obj) if (typeof obj[key] === 'number' && key !== 'data') return true;
+  return false;
+}
 
 /**
  * Reads one JSON-format event into a frozen envelope, adding every violation to `out` (stamped
@@ -42,8 +84,11 @@ const DATA_MEMBERS = 2;
  * than `limits.maxAttributeBytes`, is one violation coded CEG_TOO_MANY_ATTRIBUTES /
  * CEG_ATTRIBUTES_TOO_LARGE; the count is checked before any attribute is looked at, so the cost of
  * a refused event does not grow with its attributes.
+ * `numberTexts` (name → source text, from {@link attributeNumberTexts}): an attribute written as a
+ * JSON number with a fraction or exponent (`1.0`, `1E2`) is refused naming it ({@link integerFormProblem});
+ * without it (a value not read from JSON text) the form is not known and not checked.
  */
-export function readStructuredEvent(obj: unknown, out: ViolationCollector, whole: string = BODY_FIELD, limits: EnvelopeLimits = DEFAULT_ENVELOPE_LIMITS): Envelope | undefined {
+export function readStructuredEvent(obj: unknown, out: ViolationCollector, whole: string = BODY_FIELD, limits: EnvelopeLimits = DEFAULT_ENVELOPE_LIMITS, numberTexts?: ReadonlyMap<string, string>): Envelope | undefined {
   if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) {
     out.field(whole, 'a structured CloudEvent must be a JSON object', 'event');
     return undefined;
@@ -84,6 +129,15 @@ export function readStructuredEvent(obj: unknown, out: ViolationCollector, whole
     if (typeof v === 'object') {
       out.attribute(key, 'attribute values must be a String, Integer or Boolean, not a JSON object or array');
       continue;
+    }
+    if (typeof v === 'number' && Number.isSafeInteger(v)) {
+      // JSON format §2.2: an Integer is written without fraction or exponent (the parsed value cannot tell).
+      const written = numberTexts?.get(key);
+      const form = written === undefined ? undefined : integerFormProblem(written);
+      if (form !== undefined) {
+        out.attribute(key, form);
+        continue;
+      }
     }
     if (typeof v === 'string' && attributeTypeOf(key) === 'Integer') {
       // The canonical string of an Integer is the same value (CloudEvents "Type System").
@@ -171,7 +225,7 @@ export function parseStructuredEvent(json: string | Uint8Array, limits: Envelope
     out.field(parsed.pointer ?? BODY_FIELD, parsed.reason, 'event');
     throw out.toError();
   }
-  const env = readStructuredEvent(parsed.value, out, BODY_FIELD, limits);
+  const env = readStructuredEvent(parsed.value, out, BODY_FIELD, limits, attributeNumberTexts(json, parsed.value, false)?.get(0));
   if (env === undefined) throw out.toError();
   return env;
 }
@@ -179,14 +233,15 @@ export function parseStructuredEvent(json: string | Uint8Array, limits: Envelope
 /**
  * A JSON batch (JSON format §4: an array of event objects) → its events by index; an event with
  * violations leaves a hole and its violations in `out`, stamped with its index.
- * The caller checks the array's length against its own bound first.
+ * The caller checks the array's length against its own bound first. `numberTexts`: by index, as
+ * {@link attributeNumberTexts} gives them (the form of numeric attributes; JSON format §2.2).
  */
-export function readEventBatch(items: readonly unknown[], out: ViolationCollector, limits: EnvelopeLimits = DEFAULT_ENVELOPE_LIMITS): (Envelope | undefined)[] {
+export function readEventBatch(items: readonly unknown[], out: ViolationCollector, limits: EnvelopeLimits = DEFAULT_ENVELOPE_LIMITS, numberTexts?: ReadonlyMap<number, ReadonlyMap<string, string>>): (Envelope | undefined)[] {
   const events = new Array<Envelope | undefined>(items.length);
   for (let i = 0; i < items.length; i++) {
     out.index = i;
     // The entry itself (not an object, too many attributes) is named by its pointer in the body.
-    events[i] = readStructuredEvent(items[i], out, `/${i}`, limits);
+    events[i] = readStructuredEvent(items[i], out, `/${i}`, limits, numberTexts?.get(i));
   }
   out.index = undefined;
   return events;

@@ -8,5 +8,5 @@ export type { JsonParse } from './json-text.js';
 export { parseJsonText } from './json-text.js';
 export type { MediaType } from './media-type.js';
 export { BATCH_JSON, CLOUDEVENTS_PREFIX, STRUCTURED_JSON, charsetProblem, declaresJson, isJsonMediaType, parseMediaType } from './media-type.js';
-export { BODY_FIELD, parseStructuredEvent, readEventBatch, readJsonData, readStructuredEvent } from './event-format.js';
+export { BODY_FIELD, attributeNumberTexts, integerFormProblem, parseStructuredEvent, readEventBatch, readJsonData, readStructuredEvent } from './event-format.js';
 export { cannotEncode, structuredJsonText, toStructuredJson } from './write.js';
