@@ -10,6 +10,7 @@ export { PARTITION_KEY_PATTERN, attributeNameProblem, attributeTypeOf, knownAttr
 export {
   INT32_MAX,
   INT32_MIN,
+  base64PaddingProblem,
   base64Problem,
   integerProblem,
   parseIntegerText,

@@ -159,10 +159,35 @@ export function uriProblem(v: string): string | undefined {
   return undefined;
 }
 
-/** Spec: RFC 4648 §4 (standard alphabet, padded, no whitespace). */
+const BASE64_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+
+/**
+ * Why padded base64 text `v` (RFC 4648 §4 syntax, already checked) is not the canonical encoding
+ * of its bytes, else undefined: the bits of the last character before `=` that encode no data
+ * (4 before `==`, 2 before `=`) are not zero, so `…AQF=` decodes as `…AQE=` does and two texts
+ * stand for the same bytes — a receiver that compares or signs the text sees another value than
+ * one that decodes it. The reason names the canonical last four characters. Cost: constant (only
+ * the last quantum is read).
+ * Spec: RFC 4648 §3.5 (pad bits MUST be set to zero by conforming encoders; decoders MAY reject
+ * an encoding where they are not).
+ */
+export function base64PaddingProblem(v: string): string | undefined {
+  const pads = v.endsWith('==') ? 2 : v.endsWith('=') ? 1 : 0;
+  if (pads === 0) return undefined;
+  const last = BASE64_ALPHABET.indexOf(v.charAt(v.length - pads - 1));
+  // '==': the character holds 2 data bits and 4 pad bits; '=': 4 data bits and 2 pad bits.
+  const padMask = pads === 2 ? 0x0f : 0x03;
+  if (last < 0 || (last & padMask) === 0) return undefined;
+  const quantum = v.slice(-4);
+  const canonical = Buffer.from(quantum, 'base64').toString('base64');
+  return `is not canonical base64: the unused bits of the last character before "=" must be zero (RFC 4648 §3.5): ${quantum} encodes the same bytes as ${canonical}; send ${canonical}`;
+}
+
+/** Spec: RFC 4648 §4 (standard alphabet, padded, no whitespace), §3.5 (canonical: pad bits zero). */
 export function base64Problem(v: string): string | undefined {
   if (v.length % 4 !== 0 || !BASE64_CHARS.test(v)) return 'must be RFC 4648 base64 (standard alphabet, padded)';
-  return undefined;
+  const padding = base64PaddingProblem(v);
+  return padding === undefined ? undefined : `must be RFC 4648 base64 (standard alphabet, padded); it ${padding}`;
 }
 
 /** Spec: RFC 3339 §5.6 with an offset (bus spec M5). */

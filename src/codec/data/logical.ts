@@ -5,6 +5,7 @@
  * Each `parse*` returns the Avro-ready value or a {@link Reason}; each `format*` returns text or undefined.
  */
 import { formatClock, formatDate, formatDateTime, parseDate, parseDateTime, parseTime, utcYearProblem } from './calendar.js';
+import { base64PaddingProblem } from '../../envelope/values.js';
 import { normalizeLong } from './avro-types.js';
 import type { LongValue } from './avro-types.js';
 
@@ -79,9 +80,14 @@ export function formatFloating(v: number): number | string {
   return Number.isFinite(v) ? v : String(v);
 }
 
-/** bytes / fixed: canonical base64 with padding. */
+/**
+ * bytes / fixed: canonical base64 with padding; non-zero pad bits (`…AQF=` for `…AQE=`) are
+ * refused. Spec: RFC 4648 §4 (alphabet, padding), §3.5 (canonical encoding).
+ */
 export function parseBase64(v: unknown, size?: number): Buffer | Reason {
   if (typeof v !== 'string' || !BASE64.test(v)) return new Reason('expected base64 text (RFC 4648 §4, padded)');
+  const padding = base64PaddingProblem(v);
+  if (padding !== undefined) return new Reason(`expected canonical base64 text (RFC 4648 §4, padded): it ${padding}`);
   const buf = Buffer.from(v, 'base64');
   if (size !== undefined && buf.length !== size) return new Reason(`expected exactly ${size} bytes, got ${buf.length}`);
   return buf;

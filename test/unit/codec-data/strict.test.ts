@@ -207,6 +207,10 @@ describe('unions, floats, bytes', () => {
     expect((v['by'] as Buffer).toString('hex')).toBe('000102');
     expect(violationsOf(() => jsonToAvro(t, { ...base, by: 'AAE' }))[0]?.reason).toMatch(/base64/);
     expect(violationsOf(() => jsonToAvro(t, { ...base, by: 'AA-_' }))[0]?.reason).toMatch(/base64/);
+    // RFC 4648 §3.5: non-zero pad bits (AAF= decodes as AAE= does) are refused, naming the canonical text.
+    expect(violationsOf(() => jsonToAvro(t, { ...base, by: 'AAF=' }))[0]).toEqual({ field: '/by', reason: expect.stringContaining('AAE=') as string });
+    expect(violationsOf(() => jsonToAvro(t, { ...base, by: 'AB==' }))[0]?.reason).toMatch(/canonical/);
+    expect((jsonToAvro(t, { ...base, by: 'AAE=' }) as Record<string, Buffer>)['by']!.toString('hex')).toBe('0001');
     expect(violationsOf(() => jsonToAvro(t, { ...base, fx: 'AQID' }))[0]).toEqual({ field: '/fx', reason: 'expected exactly 2 bytes, got 3' });
   });
 });
