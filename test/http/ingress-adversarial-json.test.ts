@@ -7,7 +7,7 @@
  */
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_POINTER_CHARS } from '../../src/codec/json/json-text.js';
+import { MAX_POINTER_CHARS } from '../../src/envelope/index.js';
 import { MAX_JSON_DEPTH } from '../../src/envelope/index.js';
 import { PRICE_LOADING_COMPLETED, structuredPriceEvent } from '../fixtures/events.js';
 import { startGateway } from '../helpers/gateway.js';

@@ -10,16 +10,14 @@
  * counting members and one over the value counting keys; only when the counts differ is the text
  * scanned again to name the duplicate, and the pointer is built once, for the duplicate found
  * (building it for every member cost nesting depth × members: a 330 KB body took 28 s).
- * The pointer and the name in a refusal are cut to {@link MAX_POINTER_CHARS} characters.
+ * The pointer and the name in a refusal are cut to `MAX_POINTER_CHARS` (envelope) characters.
  */
 import { isUtf8 } from 'node:buffer';
 import { escapePointerToken, shortenPointer as shorten } from '../../envelope/index.js';
 
-export { MAX_POINTER_CHARS, shortenPointer as shorten } from '../../envelope/index.js';
-
 /**
  * Parsed JSON, or the reason the text is not JSON (`pointer`: where, for a duplicate member name,
- * RFC 6901; cut around "…" when longer than {@link MAX_POINTER_CHARS}).
+ * RFC 6901; cut around "…" when longer than `MAX_POINTER_CHARS` (envelope)).
  */
 export type JsonParse = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly reason: string; readonly pointer?: string };
 

@@ -6,7 +6,8 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MAX_POINTER_CHARS, parseJsonText, shorten } from '../../../src/codec/json/json-text.js';
+import { parseJsonText } from '../../../src/codec/json/json-text.js';
+import { MAX_POINTER_CHARS, shortenPointer as shorten } from '../../../src/envelope/index.js';
 
 /** A behavioural bound, not a speed target (no timing asserts): the quadratic search took 28–104 s on these bodies, the linear one well under 1 s. */
 const BOUND_MS = 8_000; // below the unit project's 10 s test timeout, so a regression fails here with its figure
