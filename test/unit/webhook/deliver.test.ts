@@ -101,6 +101,19 @@ describe('send: one attempt against a loopback sink', () => {
     );
   });
 
+  it("keeps nothing of a delivery's 2xx body (never an excerpt), but keeps a handshake's, which may be a refusal", async () => {
+    const body = 'ok '.repeat(4000); // past the kept bytes, in several chunks
+    routes.set('/big-ok', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end(body);
+    });
+    const delivered = answered(await send(agents, attempt('/big-ok')));
+    expect(delivered).toMatchObject({ status: 200, bodyStart: '' });
+    const handshake = answered(await send(agents, attempt('/big-ok', { method: 'OPTIONS', body: undefined })));
+    expect(handshake.status).toBe(200);
+    expect(handshake.bodyStart).toBe(body.slice(0, KEPT));
+  });
+
   it('stops reading a body past 64 KiB: the answer counts, the rest is dropped with the connection', async () => {
     routes.set('/endless', (_req, res) => {
       endlessWritten = 0;
@@ -166,6 +179,8 @@ describe('send: one attempt against a loopback sink', () => {
     const a = await send(agents, attempt('/trickle', { timeoutMs: 300 }));
     expect(a).toMatchObject({ ok: false, aborted: false });
     expect(!a.ok && a.reason).toMatch(/^sink answered 200, then its body was not complete within 300 ms \(CEG_BODY_DEADLINE\)$/);
+    // A delivery's 2xx body is not kept: no excerpt from it, even when it fails.
+    expect(a).not.toHaveProperty('bodyStart');
     // Cut off after about 300 ms of 50 ms writes, not after the whole 5 s body.
     expect(writes).toBeLessThan(50);
   });

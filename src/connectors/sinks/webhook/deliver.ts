@@ -153,7 +153,8 @@ export function watchStop(agents: PinnedAgents, signal: AbortSignal | undefined,
 /**
  * The raw answer of an attempt (status, a header reader, the body's start) or the error that
  * prevented one. `bodyStart`: the body's first bytes, whole characters, at most
- * {@link KEPT_BYTES} — neither redacted nor cut to the excerpt yet (./redact.ts redactedExcerpt).
+ * {@link KEPT_BYTES} — neither redacted nor cut to the excerpt yet (./redact.ts redactedExcerpt);
+ * '' (or absent, on a failure) for a 2xx answer to a POST, whose body is never kept.
  */
 export type RawAnswer =
   | { readonly ok: true; readonly status: number; readonly header: (name: string) => string | undefined; readonly bodyStart: string }
@@ -188,6 +189,8 @@ class AnswerReader implements Dispatcher.DispatchHandler {
   #headers: ResponseHeaders | undefined;
   #kept: Buffer[] | undefined;
   #keptBytes = 0;
+  /** Bytes of the body to keep: {@link KEPT_BYTES}, or none for a delivery's 2xx (see onResponseStart). */
+  #keepBytes = KEPT_BYTES;
   #total = 0;
   #settled = false;
   /** performance.now() plus `timeoutMs`: the answer's body must be complete by then. */
@@ -207,12 +210,15 @@ class AnswerReader implements Dispatcher.DispatchHandler {
   onResponseStart(_c: Dispatcher.DispatchController, statusCode: number, headers: ResponseHeaders): void {
     this.#status = statusCode;
     this.#headers = headers;
+    // A delivery's 2xx has no excerpt (the event is handled): its body is read to keep the
+    // connection, not kept or decoded. A handshake's 2xx may still be a refusal whose excerpt counts.
+    if (this.#r.method === 'POST' && statusCode >= 200 && statusCode <= 299) this.#keepBytes = 0;
   }
 
   onResponseData(c: Dispatcher.DispatchController, chunk: Buffer): void {
     this.#total += chunk.length;
-    if (this.#keptBytes < KEPT_BYTES) {
-      const part = chunk.subarray(0, KEPT_BYTES - this.#keptBytes);
+    if (this.#keptBytes < this.#keepBytes) {
+      const part = chunk.subarray(0, this.#keepBytes - this.#keptBytes);
       (this.#kept ??= []).push(part);
       this.#keptBytes += part.length;
     }
@@ -252,13 +258,16 @@ class AnswerReader implements Dispatcher.DispatchHandler {
     // The status and the body's start already came (the body then stalled or the socket closed):
     // kept for the dead letter, which otherwise said only "no answer" with no status at all.
     if (this.#status === 0) this.#settle({ ok: false, reason, aborted });
-    else this.#settle({ ok: false, reason: `sink answered ${this.#status}, then ${timedOut ? `its body was not complete within ${r.timeoutMs} ms (${code})` : `the body failed: ${errorMessage(err)}`}`, aborted, status: this.#status, bodyStart: this.#bodyStart() });
+    else {
+      const failedReason = `sink answered ${this.#status}, then ${timedOut ? `its body was not complete within ${r.timeoutMs} ms (${code})` : `the body failed: ${errorMessage(err)}`}`;
+      this.#settle({ ok: false, reason: failedReason, aborted, status: this.#status, ...(this.#keepBytes === 0 ? {} : { bodyStart: this.#bodyStart() }) });
+    }
   }
 
-  /** The body's kept bytes as text: whole characters, at most {@link KEPT_BYTES}. */
+  /** The body's kept bytes as text: whole characters, at most {@link KEPT_BYTES}; '' when none were kept. */
   #bodyStart(): string {
     const kept = this.#kept;
-    return kept === undefined ? '' : utf8Prefix((kept.length === 1 ? kept[0]! : Buffer.concat(kept)).toString('utf8'), KEPT_BYTES);
+    return kept === undefined ? '' : utf8Prefix((kept.length === 1 ? kept[0]! : Buffer.concat(kept)).toString('utf8'), this.#keepBytes);
   }
 
   #answered(): void {
