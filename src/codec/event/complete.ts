@@ -60,14 +60,13 @@ export interface OutboundEvent {
   readonly record: OutboundRecord;
   /** Avro data bytes + attribute bytes: what the kind's size bound is checked against. */
   readonly eventBytes: number;
+  /**
+   * The record's headers as they will be written: with {@link Completion.reserve} added when the
+   * record had none of its name (what the limits counted), else `record.headers` itself.
+   */
+  readonly writtenHeaders: OutboundRecord['headers'];
 }
 
-/**
- * The attributes the gateway fills, over the sender's: `eventname`, `eventclass`, `schemaversion`
- * and `dataschema` from the kind and schema version (a sender's value is overwritten),
- * `partitionkey` when computed, `datacontenttype` (`application/avro` with data, none without),
- * and a new `correlationid` when none came. Pure apart from the fresh correlation id.
- */
 /**
  * The `dataschema` text per schema version and base, built once: the same string object each time,
  * so the record's header cache finds it without hashing a new string per event (issue 14).
@@ -82,6 +81,12 @@ function dataschemaOf(v: SchemaVersion, base: string): string {
   return text;
 }
 
+/**
+ * The attributes the gateway fills, over the sender's: `eventname`, `eventclass`, `schemaversion`
+ * and `dataschema` from the kind and schema version (a sender's value is overwritten),
+ * `partitionkey` when computed, `datacontenttype` (`application/avro` with data, none without),
+ * and a new `correlationid` when none came. Pure apart from the fresh correlation id.
+ */
 export function completeAttributes(a: Attributes, c: Completion): Attributes {
   const v = c.version ?? c.binding;
   const kind = c.binding.kind;
@@ -128,5 +133,5 @@ export function completeOutbound(codec: EventCodec, a: Attributes, c: Completion
       { retriable: false, details: { field: dataBytes >= attributeBytes ? '/data' : 'attributes', limit: 'maxDataBytes', max: kind.maxDataBytes, actual: eventBytes, dataBytes, attributeBytes } },
     );
   }
-  return { attributes, topic: kind.topic.name, record, eventBytes };
+  return { attributes, topic: kind.topic.name, record, eventBytes, writtenHeaders: headers };
 }

@@ -16,7 +16,7 @@ import type { ErrorCode } from '../../core/errors.js';
 import { partitionKey, unknownTypeReason } from '../../catalog/index.js';
 import type { EventKind } from '../../catalog/index.js';
 import { MAX_LISTED_VIOLATIONS } from '../../codec/data/index.js';
-import { TRACEPARENT_RESERVE, completeOutbound, withReserved } from '../../codec/event/index.js';
+import { TRACEPARENT_RESERVE, completeOutbound } from '../../codec/event/index.js';
 import type { EventCodec, KindBinding, SchemaVersion } from '../../codec/event/index.js';
 import { charsetProblem, declaresJson, isJsonMediaType, parseMediaType, readJsonData } from '../../codec/json/index.js';
 import type { Attributes, Envelope, EnvelopeLimits, JsonValue } from '../../envelope/index.js';
@@ -225,7 +225,7 @@ function prepareOne(env: Envelope, index: number, codec: EventCodec, opts: Prepa
   }
   const max = opts.maxMessageBytes?.(event.topic);
   // As written: with the traceparent the ingress adds when tracing is on.
-  const recordBytes = recordBatchBytes(opts.reserveTraceparent === true ? { ...event.record, headers: withReserved(event.record.headers, TRACEPARENT_RESERVE) } : event.record);
+  const recordBytes = recordBatchBytes(event.writtenHeaders === event.record.headers ? event.record : { ...event.record, headers: event.writtenHeaders });
   const bytes = BATCH_HEADER_BYTES + recordBytes;
   if (max !== undefined && bytes > max) {
     problems.push({ field: '/data', reason: `the record would take ${bytes} bytes; topic ${event.topic} takes at most ${max} (max.message.bytes)`, code: 'CEG_PAYLOAD_TOO_LARGE', limit: 'maxMessageBytes', max });
