@@ -42,7 +42,7 @@ import { HttpDrain } from '../http/drain.js';
 import { NO_TRACING, startTracing } from '../observability/index.js';
 import type { Tracing } from '../observability/index.js';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
-import { subscriptionLag, subscriptionLags } from '../bus/status/index.js';
+import { missedFirst, subscriptionLag, subscriptionLags } from '../bus/status/index.js';
 import type { LagTarget } from '../bus/status/index.js';
 import { permissionViews } from './permission-views.js';
 import type { MetricsPartitionLag as PartitionLag } from '../observability/index.js';
@@ -448,6 +448,8 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     for (const s of subscriptions) if (!out.has(s.name)) out.set(s.name, { group: s.name, topics: s.topics });
     return [...out.values()];
   };
+  // Groups the previous scrape left out (its budget ran out, or a read failed): read first next time.
+  let lagMissed: ReadonlySet<string> = new Set();
   const removeSource = metrics.addSource({
     auth: () => httpAuthInUse?.stats(),
     publisher: () => records?.stats(),
@@ -461,7 +463,9 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       const timer = setTimeout(() => ac.abort(), LAG_SCRAPE_BUDGET_MS);
       timer.unref();
       try {
-        const lags = await subscriptionLags(transport, lagTargets(), { concurrency: config.subscriptions.onDemand.concurrency, signal: ac.signal });
+        const targets = missedFirst(lagTargets(), lagMissed);
+        const lags = await subscriptionLags(transport, targets, { concurrency: config.subscriptions.onDemand.concurrency, signal: ac.signal });
+        lagMissed = new Set(targets.flatMap((t) => (lags.has(t.group) ? [] : [t.group])));
         const out = new Map<string, readonly PartitionLag[]>();
         for (const [group, l] of lags) out.set(group, l.partitions.flatMap((p) => (p.lag === null ? [] : [{ topic: p.topic, partition: p.partition, lag: p.lag }])));
         return out;

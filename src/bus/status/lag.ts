@@ -71,18 +71,19 @@ export interface LagTarget {
 /**
  * The lag of many groups in one pass, each exactly as {@link subscriptionLag} computes it (what
  * `GET /subscriptions/{name}/status` answers), for a scrape of hundreds of subscriptions:
+ * - group by group in the order of `targets` (at most `concurrency` groups at once), so a budget
+ *   that runs out answers the first groups whole rather than none: the end offsets of a group's
+ *   topics, then one committed-offsets read for all of them (Kafka OffsetFetch:
+ *   `Transport.committedOffsetsOf`; without it, one per topic, those of one group at once);
  * - the end offsets of each topic are read once, shared by every group reading it (groups of one
  *   catalog kind all read its topic); a topic that does not exist (CEG_INVALID_NAME: a retry or
- *   redrive topic of a subscription that never ran) is left out of every group's lag;
- * - then one committed-offsets read per group for all its existing topics (Kafka OffsetFetch:
- *   `Transport.committedOffsetsOf`; without it, one per topic, those of one group at once);
- * - at most `concurrency` end-offset reads, then `concurrency` groups, in flight at once (the
- *   kafkajs adapter runs its own look-ups one at a time).
+ *   redrive topic of a subscription that never ran) is left out of every group's lag.
  * A group any of whose reads failed (an end-offset read of one of its topics, or its own committed
  * offsets) is left out of the answer, the others are not: one failing group does not hide the rest,
  * and a group is never answered with part of its topics (a `sum by (subscription)` would read low).
  * Once `signal` aborts (the caller's time budget), no read starts and the answer is at once what was
- * complete by then; reads in flight finish in the background (at most `concurrency`) and are dropped.
+ * complete by then; reads in flight finish in the background and are dropped. A caller that
+ * scrapes again puts the groups left out first ({@link missedFirst}), so none misses every scrape.
  * Answers by group, only groups with every read done; never rejects.
  */
 export async function subscriptionLags(transport: Pick<Transport, 'endOffsets' | 'committedOffsets' | 'committedOffsetsOf'>, targets: readonly LagTarget[], options: { readonly concurrency: number; readonly signal?: AbortSignal }): Promise<Map<string, SubscriptionLag>> {
@@ -90,21 +91,32 @@ export async function subscriptionLags(transport: Pick<Transport, 'endOffsets' |
   const out = new Map<string, SubscriptionLag>();
   // A function, not a narrowed property: the signal aborts while the reads are awaited.
   const aborted = (): boolean => signal?.aborted === true;
-  const work = async (): Promise<void> => {
-    const ends = new Map<string, readonly PartitionOffset[]>();
-    const missing = new Set<string>();
-    await eachLimited([...new Set(targets.flatMap((t) => t.topics))].sort(), concurrency, async (topic) => {
-      try {
-        ends.set(topic, await transport.endOffsets(topic));
-      } catch (err) {
-        if (err instanceof GatewayError && err.code === 'CEG_INVALID_NAME') missing.add(topic);
-        // Any other failure: the topic is in neither set, so every group reading it is left out.
-      }
-    }, signal);
-    await eachLimited(targets, concurrency, async (t) => {
-      const topics = [...new Set(t.topics)].filter((topic) => !missing.has(topic)).sort();
+  // One read per topic, whichever group asks first; never rejects.
+  const ends = new Map<string, Promise<readonly PartitionOffset[] | 'missing' | 'failed'>>();
+  const endsOf = (topic: string): Promise<readonly PartitionOffset[] | 'missing' | 'failed'> => {
+    let read = ends.get(topic);
+    if (read === undefined) {
+      read = transport.endOffsets(topic).then(
+        (offsets) => offsets,
+        // Any other failure: every group reading the topic is left out.
+        (err: unknown) => (err instanceof GatewayError && err.code === 'CEG_INVALID_NAME' ? 'missing' as const : 'failed' as const),
+      );
+      ends.set(topic, read);
+    }
+    return read;
+  };
+  const work = (): Promise<void> =>
+    eachLimited(targets, concurrency, async (t) => {
+      if (aborted()) return;
+      const named = [...new Set(t.topics)].sort();
+      const read = await Promise.all(named.map(endsOf));
       // An end-offset read that failed (not a missing topic): this group has no complete figure.
-      if (topics.some((topic) => !ends.has(topic)) || aborted()) return;
+      if (read.includes('failed') || aborted()) return;
+      const existing = named.flatMap((topic, i) => {
+        const offsets = read[i]!;
+        return offsets === 'missing' || offsets === 'failed' ? [] : [{ topic, offsets }];
+      });
+      const topics = existing.map((e) => e.topic);
       let committed: ReadonlyMap<string, readonly CommittedOffset[]>;
       try {
         committed = topics.length === 0 ? new Map() : transport.committedOffsetsOf !== undefined
@@ -113,10 +125,9 @@ export async function subscriptionLags(transport: Pick<Transport, 'endOffsets' |
       } catch {
         return; // this group only; a topic deleted since its end offsets were read is a failure too
       }
-      const partitions = topics.flatMap((topic) => partitionLags(topic, ends.get(topic)!, committed.get(topic) ?? [], t.startAt ?? []));
+      const partitions = existing.flatMap((e) => partitionLags(e.topic, e.offsets, committed.get(e.topic) ?? [], t.startAt ?? []));
       if (!aborted()) out.set(t.group, { total: partitions.reduce((a, p) => a + (p.lag ?? 0), 0), partitions });
     }, signal);
-  };
   if (signal === undefined) {
     await work();
     return out;
@@ -131,4 +142,16 @@ export async function subscriptionLags(transport: Pick<Transport, 'endOffsets' |
     if (onAbort !== undefined) signal.removeEventListener('abort', onAbort);
   }
   return new Map(out);
+}
+
+/**
+ * `targets` with the groups `missed` (left out of the previous answer: its budget ran out first,
+ * or a read failed) moved to the front, each part in its given order. A scrape that cannot read
+ * every group within its budget then reads the ones it missed first next time, so every group has
+ * a figure within a few scrapes instead of the same groups at the end of the list never having one.
+ * Pure.
+ */
+export function missedFirst(targets: readonly LagTarget[], missed: ReadonlySet<string>): LagTarget[] {
+  if (missed.size === 0) return [...targets];
+  return [...targets.filter((t) => missed.has(t.group)), ...targets.filter((t) => !missed.has(t.group))];
 }

@@ -3,10 +3,11 @@
  * group's lag is what subscriptionLag (the status) answers; end offsets are read once per topic
  * however many groups read it; a topic that does not exist is left out; one group's failing read
  * leaves out that group only; once the budget's signal aborts the answer comes without waiting for
- * a read that never ends.
+ * a read that never ends, with the groups before it whole even when a topic's end offsets never
+ * come; and a scrape after one cut short reads the groups it missed first (missedFirst).
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { subscriptionLag, subscriptionLags } from '../../../../src/bus/status/index.js';
+import { missedFirst, subscriptionLag, subscriptionLags } from '../../../../src/bus/status/index.js';
 import type { LagTarget } from '../../../../src/bus/status/index.js';
 import { GatewayError } from '../../../../src/core/errors.js';
 import { createMemoryTransport } from '../../../../src/transport/index.js';
@@ -93,5 +94,49 @@ describe('subscriptionLags', () => {
     const got = await answer;
     expect([...got.keys()]).toEqual(['g1', 'g2']);
     expect(got.get('g2')?.total).toBe(1);
+  });
+
+  it('answers the groups before a topic whose end offsets never come, group by group in the order given', async () => {
+    const ac = new AbortController();
+    let bAsked!: () => void;
+    const asked = new Promise<void>((r) => (bAsked = r));
+    const source: Pick<Transport, 'endOffsets' | 'committedOffsets'> = {
+      endOffsets: (topic) => {
+        if (topic !== b) return transport.endOffsets(topic);
+        bAsked();
+        return new Promise<never>(() => {}); // a partition leader that never answers
+      },
+      committedOffsets: (group, topic) => transport.committedOffsets(group, topic),
+    };
+    // g2 reads only topic a: it is whole before g1 waits on b.
+    const answer = subscriptionLags(source, [targets[1]!, targets[0]!, targets[2]!], { concurrency: 1, signal: ac.signal });
+    await asked;
+    ac.abort();
+    const got = await answer;
+    expect([...got.keys()]).toEqual(['g2']);
+    expect(got.get('g2')).toEqual(await subscriptionLag(transport, 'g2', [a], [{ topic: a, partition: 1, offset: 0n }]));
+  });
+
+  it('a scrape cut short by its budget is followed by one that reads the groups it missed first', async () => {
+    /** One scrape whose budget runs out when the `cutAt`-th group's committed offsets are asked. */
+    const scrape = async (order: readonly LagTarget[], cutAt: number): Promise<string[]> => {
+      const ac = new AbortController();
+      let asks = 0;
+      const { source } = watched(() => {
+        if (++asks < cutAt) return undefined;
+        ac.abort();
+        return new Promise<never>(() => {});
+      });
+      return [...(await subscriptionLags(source, order, { concurrency: 1, signal: ac.signal })).keys()];
+    };
+    // Each scrape's budget runs out at its third committed-offsets read (one per topic here: g1 has two).
+    const first = await scrape(targets, 3);
+    expect(first).toEqual(['g1']);
+    const missed = new Set(targets.map((t) => t.group).filter((g) => !first.includes(g)));
+    const second = missedFirst(targets, missed);
+    expect(second.map((t) => t.group)).toEqual(['g2', 'g3', 'g1']);
+    expect(await scrape(second, 3)).toEqual(['g2', 'g3']);
+    // Nothing missed: the order stays as given.
+    expect(missedFirst(targets, new Set()).map((t) => t.group)).toEqual(['g1', 'g2', 'g3']);
   });
 });
