@@ -17,6 +17,7 @@ const file = readStackEnv();
 const saslBrokers = process.env.STACK_KAFKA_SASL_BROKERS ?? file?.STACK_KAFKA_SASL_BROKERS ?? '';
 const saslUser = process.env.STACK_KAFKA_SASL_USERNAME ?? file?.STACK_KAFKA_SASL_USERNAME ?? '';
 const sslBrokers = process.env.STACK_KAFKA_SSL_BROKERS ?? file?.STACK_KAFKA_SSL_BROKERS ?? '';
+const plainBrokers = process.env.KAFKA_BROKERS ?? file?.KAFKA_BROKERS ?? '';
 const WRONG = 'not-the-password-d3';
 
 describe('CLI commands against a broker that refuses the SASL login', () => {
@@ -69,6 +70,31 @@ describe('CLI commands against a broker whose TLS certificate this client does n
       expect(r.stderr, said).toMatch(/TLS certificate not trusted \((?:SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT_LOCALLY): /);
       expect(r.stderr, said).toContain('KAFKA_SSL_CA_FILE');
       expect(r.stderr, said).not.toContain('no answer from');
+    }, 90_000);
+  }
+});
+
+// TLS against a listener without it: the broker drops the client's TLS hello, Node says "disconnected
+// before secure TLS connection was established", and the command gave no hint that KAFKA_SSL or the
+// port was wrong (noted 2026-12-06). The clients still retry it (a restarting broker does the same).
+describe('CLI commands with KAFKA_SSL=true against a listener without TLS', () => {
+  for (const client of KAFKA_CLIENTS) {
+    it(`${client}: topics exits 2 and names KAFKA_SSL and the port`, async () => {
+      expect(plainBrokers, 'KAFKA_BROKERS').not.toBe('');
+      const inherited: NodeJS.ProcessEnv = { ...process.env };
+      delete inherited.SCHEMA_REGISTRY_URL;
+      delete inherited.CE_GATEWAY_BROKER_TIMEOUT_MS;
+      const r = await runProcess(process.execPath, ['--import', 'tsx', MAIN, '--broker-timeout', '4000', 'topics'], {
+        cwd: ROOT,
+        env: { ...inherited, CE_GATEWAY_ENV_FILE: '/dev/null', LOG_LEVEL: 'silent', KAFKA_BROKERS: plainBrokers, KAFKA_SSL: 'true', ...kafkaClientEnv(client) },
+        timeoutMs: 60_000,
+      });
+      const said = `stdout: ${r.stdout}\nstderr: ${r.stderr}`;
+      expect(r.signal, said).toBeNull();
+      expect(r.code, said).toBe(2);
+      expect(r.stderr, said).toContain('ce-gateway topics: kafka: ');
+      expect(r.stderr, said).toContain('before secure TLS connection was established');
+      expect(r.stderr, said).toContain('is this a TLS listener? Check KAFKA_SSL and the port');
     }, 90_000);
   }
 });

@@ -10,7 +10,7 @@ import { join, resolve } from 'node:path';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { commandFailureMessage } from '../../../src/cli/broker-deadline.js';
+import { commandFailureMessage, tlsListenerHint } from '../../../src/cli/broker-deadline.js';
 import { GatewayError } from '../../../src/core/errors.js';
 import { KAFKA_CLIENTS, kafkaClientEnv } from '../../helpers/kafka-client.js';
 import { runProcess } from '../../helpers/spawn-node.js';
@@ -28,6 +28,13 @@ describe('commandFailureMessage', () => {
     const timeout = new GatewayError('CEG_DELIVERY_TIMEOUT', 'ensureTopics: Request timed out', { retriable: true, details: { operation: 'ensureTopics' } });
     expect(commandFailureMessage('topics', timeout)).toBe('ce-gateway topics: kafka: Request timed out');
     expect(commandFailureMessage(undefined, timeout)).toBe('ce-gateway: kafka: Request timed out');
+  });
+
+  it('adds a hint naming KAFKA_SSL and the port when TLS was never set up, and only then', () => {
+    const tls = new GatewayError('CEG_BROKER_UNAVAILABLE', 'partitionCount: metadata failed 6 times. (Client network socket disconnected before secure TLS connection was established; Cannot connect to any broker.)', { retriable: true, details: { operation: 'partitionCount' } });
+    expect(commandFailureMessage('topics', tls)).toMatch(/^ce-gateway topics: kafka: metadata failed 6 times\. \(Client network socket disconnected before secure TLS connection was established; Cannot connect to any broker\.\) \(the connection closed before TLS was set up: with KAFKA_SSL=true, is this a TLS listener\? Check KAFKA_SSL and the port\)$/);
+    expect(tlsListenerHint('Connection error: connect ECONNREFUSED 127.0.0.1:1')).toBe('');
+    expect(tlsListenerHint('Closed connection')).toBe('');
   });
 
   it('leaves other failures as they were', () => {
