@@ -26,6 +26,7 @@ import type { MayRead, Partner } from '../http/auth/index.js';
 import { GatewayError } from '../core/errors.js';
 import { raceAbort } from '../core/race-abort.js';
 import { isLoopbackHost } from '../core/loopback.js';
+import { tlsListenerHint } from '../core/tls-errors.js';
 import type { IngressDeps } from '../http/ingress/handler.js';
 import { answerOperational, createHttpServer } from '../http/server.js';
 import { createOpsServerAnswering } from '../http/ops-server.js';
@@ -369,7 +370,9 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
         signal: closing.signal,
         onRetry: ({ attempt, error }) => {
           progress = { ...progress, failedAttempts: attempt, lastError: error };
-          log.warn({ attempt, waitingFor: progress.waitingFor, err: errorMessage(error) }, 'bootstrap failed (broker or registry unreachable), retrying');
+          const err = errorMessage(error);
+          const hint = progress.waitingFor === 'broker' ? tlsListenerHint(err) : undefined;
+          log.warn({ attempt, waitingFor: progress.waitingFor, err, ...(hint === undefined ? {} : { hint }) }, 'bootstrap failed (broker or registry unreachable), retrying');
         },
       });
     } catch (err) {

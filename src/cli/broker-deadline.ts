@@ -9,6 +9,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { GatewayError, errorMessage } from '../core/errors.js';
+import { tlsListenerHint } from '../core/tls-errors.js';
 import { raceAbort } from '../core/race-abort.js';
 import { MAX_TIMER_MS } from '../core/timer-limit.js';
 import type { KafkaTransportOptions, Transport } from '../transport/index.js';
@@ -60,17 +61,10 @@ export function noAnswerMessage(brokers: readonly string[], deadlineMs: number, 
   return `kafka: no answer from ${brokers.join(',')} within ${deadlineMs} ms (${bound}): the broker is down, stopped or unreachable, or refuses this client (--log-level debug shows the client's errors)`;
 }
 
-/**
- * A hint for a client error saying the connection closed before TLS was set up: what a broker
- * listener without TLS does with a client's TLS hello (`KAFKA_SSL=true` against a PLAINTEXT or
- * SASL_PLAINTEXT port). Node's wording, node:_tls_wrap ("Client network socket disconnected before
- * secure TLS connection was established"). A broker restarting mid-handshake does the same, so the
- * clients still retry it: this only names the likely cause. '' when `text` is not such an error. Pure.
- */
-export function tlsListenerHint(text: string): string {
-  return /disconnected before secure TLS connection was established/i.test(text)
-    ? ' (the connection closed before TLS was set up: with KAFKA_SSL=true, is this a TLS listener? Check KAFKA_SSL and the port)'
-    : '';
+/** ` (<hint>)` when core/tls-errors tlsListenerHint has one for `text`, else ''. */
+function hinted(text: string): string {
+  const hint = tlsListenerHint(text);
+  return hint === undefined ? '' : ` (${hint})`;
 }
 
 /**
@@ -122,7 +116,7 @@ export async function awaitBroker(transport: Pick<Transport, 'isHealthy' | 'last
     if (stop?.aborted === true) return false;
     if (deadline.aborted && !(err instanceof GatewayError)) {
       const last = transport.lastHealthFailure?.();
-      const text = noAnswerMessage(brokers, deadlineMs, bound) + (last === undefined ? '' : `; last error: ${last.message}${tlsListenerHint(last.message)}`);
+      const text = noAnswerMessage(brokers, deadlineMs, bound) + (last === undefined ? '' : `; last error: ${last.message}${hinted(last.message)}`);
       throw new GatewayError('CEG_BROKER_UNAVAILABLE', text, { retriable: true, details: { brokers: [...brokers], deadlineMs } });
     }
     throw err;
@@ -137,7 +131,7 @@ export async function awaitBroker(transport: Pick<Transport, 'isHealthy' | 'last
  * refused connection on @platformatic/kafka used to read `ce-gateway: partitionCount: metadata
  * failed 6 times. (connect ECONNREFUSED …)`, with no command and the adapter's internal operation
  * name. That prefix is dropped; the client's reason (broker address, socket error) is kept whole,
- * with {@link tlsListenerHint}'s hint when it says TLS was never set up.
+ * with core/tls-errors tlsListenerHint's hint when it says TLS was never set up.
  * Anything else reads `ce-gateway: <message>` as before. `command`: the command's path
  * (`tail`, `deadletters list`), undefined when the failure came before any command ran. Pure.
  */
@@ -147,5 +141,5 @@ export function commandFailureMessage(command: string | undefined, err: unknown)
   const operation = err.details.operation;
   if (typeof operation !== 'string') return `ce-gateway: ${text}`;
   const reason = text.startsWith(`${operation}: `) ? text.slice(operation.length + 2) : text;
-  return `ce-gateway${command === undefined ? '' : ` ${command}`}: kafka: ${reason.startsWith('kafka: ') ? reason.slice('kafka: '.length) : reason}${tlsListenerHint(reason)}`;
+  return `ce-gateway${command === undefined ? '' : ` ${command}`}: kafka: ${reason.startsWith('kafka: ') ? reason.slice('kafka: '.length) : reason}${hinted(reason)}`;
 }

@@ -85,3 +85,16 @@ export function tlsVerificationFailureInText(text: string): string | undefined {
   }
   return undefined;
 }
+
+/**
+ * A hint for a client error saying the connection closed before TLS was set up: what a broker
+ * listener without TLS does with a client's TLS hello (`KAFKA_SSL=true` against a PLAINTEXT or
+ * SASL_PLAINTEXT port). Node's wording, node:_tls_wrap ("Client network socket disconnected before
+ * secure TLS connection was established"). A broker restarting mid-handshake does the same, so the
+ * clients still retry it: this only names the likely cause. Undefined when `text` is not such an error. Pure.
+ */
+export function tlsListenerHint(text: string): string | undefined {
+  return /disconnected before secure TLS connection was established/i.test(text)
+    ? 'the connection closed before TLS was set up: with KAFKA_SSL=true, is this a TLS listener? Check KAFKA_SSL and the port'
+    : undefined;
+}

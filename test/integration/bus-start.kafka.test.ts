@@ -7,12 +7,15 @@
  *   mechanism the listener does not offer, TLS without the stack's CA) reject at once with the
  *   non-retriable CEG_BROKER_UNAVAILABLE and `details.reason`.
  * - `serve` with a wrong SASL password exits 2 at once with `ce-gateway: cannot start: …`.
+ * - `serve` with KAFKA_SSL=true against the plaintext listener retries, its warning's `hint`
+ *   naming KAFKA_SSL and the port.
  * - A closed loopback port is retried until `startTimeoutMs`, then rejects with the retriable
  *   CEG_BROKER_UNAVAILABLE naming the broker; an aborted `signal` does the same without a timeout;
  *   a closed registry port rejects with CEG_REGISTRY_UNAVAILABLE naming the registry.
  * Needs the stack's SASL and TLS listeners (STACK_KAFKA_SASL_* / STACK_KAFKA_SSL_BROKERS from the
  * environment or `.stack/env`).
  */
+import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -89,6 +92,34 @@ describe.each(['kafkajs', 'platformatic'])('createBus start-up on %s', { timeout
     expect(r.stderr).toMatch(/ce-gateway: cannot start: .*the broker refused the SASL login.*KAFKA_SASL_PASSWORD\(_FILE\)/);
     expect(r.stderr + r.stdout).not.toContain('not-the-password');
     expect(performance.now() - t0).toBeLessThan(25_000);
+  });
+
+  it('serve with KAFKA_SSL=true against a listener without TLS keeps retrying, its warning naming KAFKA_SSL and the port', async () => {
+    const env: NodeJS.ProcessEnv = { ...process.env, SCHEMA_REGISTRY_URL: stack.schemaRegistryUrl, LOG_LEVEL: 'warn', PORT: '0', HOST: '127.0.0.1', KAFKA_CLIENT: client, KAFKA_BROKERS: stack.kafkaBrokers.join(','), KAFKA_SSL: 'true' };
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve'], { cwd: process.cwd(), env, stdio: ['ignore', 'ignore', 'pipe'] });
+    let out = '';
+    try {
+      // Retried (a restarting broker drops a handshake too): the warning says what to check; ended by the test.
+      const hinted = await new Promise<Record<string, unknown> | undefined>((resolve) => {
+        const timer = setTimeout(() => resolve(undefined), 60_000);
+        // The log goes to standard error (standard output is the CLI's own).
+        child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+          out += chunk;
+          const line = out.split('\n').find((l) => l.includes('"hint"'));
+          if (line !== undefined) {
+            clearTimeout(timer);
+            resolve(JSON.parse(line) as Record<string, unknown>);
+          }
+        });
+        child.on('exit', () => resolve(undefined));
+      });
+      expect(hinted, out.slice(-2000)).toBeDefined();
+      expect(String(hinted!.hint)).toMatch(/with KAFKA_SSL=true, is this a TLS listener\? Check KAFKA_SSL and the port/);
+      expect(String(hinted!.msg)).toMatch(/bootstrap failed|broker unreachable/);
+      expect(child.exitCode, 'serve ended instead of retrying').toBeNull();
+    } finally {
+      child.kill('SIGKILL');
+    }
   });
 
   it('a SASL mechanism the listener does not offer rejects at once: reason sasl-mechanism', async () => {

@@ -17,6 +17,7 @@
  *   `down` is true from the first failure all the same.
  * Everything the kafkajs clients log while the outage lasts goes to debug (`suppress`).
  */
+import { tlsListenerHint } from '../../core/tls-errors.js';
 import type { TransportLogger } from './logging.js';
 import { errorMessage } from '../../core/errors.js';
 import { withTimeout } from '../await.js';
@@ -102,7 +103,8 @@ export class BrokerOutage {
       this.#logTimer = undefined;
       if (this.#since === undefined || this.#closed) return;
       this.#logged = true;
-      this.#log.warn({ ...this.#opts.base, reason: reason.slice(0, 300) }, 'kafka: broker unreachable; clients keep retrying (logged again when it answers)');
+      const hint = tlsListenerHint(reason);
+      this.#log.warn({ ...this.#opts.base, reason: reason.slice(0, 300), ...(hint === undefined ? {} : { hint }) }, 'kafka: broker unreachable; clients keep retrying (logged again when it answers)');
     };
     const delay = this.#opts.logDelayMs ?? OUTAGE_LOG_DELAY_MS;
     if (delay <= 0) warn();

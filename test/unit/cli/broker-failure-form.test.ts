@@ -10,7 +10,8 @@ import { join, resolve } from 'node:path';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { commandFailureMessage, tlsListenerHint } from '../../../src/cli/broker-deadline.js';
+import { commandFailureMessage } from '../../../src/cli/broker-deadline.js';
+import { tlsListenerHint } from '../../../src/core/tls-errors.js';
 import { GatewayError } from '../../../src/core/errors.js';
 import { KAFKA_CLIENTS, kafkaClientEnv } from '../../helpers/kafka-client.js';
 import { runProcess } from '../../helpers/spawn-node.js';
@@ -33,8 +34,8 @@ describe('commandFailureMessage', () => {
   it('adds a hint naming KAFKA_SSL and the port when TLS was never set up, and only then', () => {
     const tls = new GatewayError('CEG_BROKER_UNAVAILABLE', 'partitionCount: metadata failed 6 times. (Client network socket disconnected before secure TLS connection was established; Cannot connect to any broker.)', { retriable: true, details: { operation: 'partitionCount' } });
     expect(commandFailureMessage('topics', tls)).toMatch(/^ce-gateway topics: kafka: metadata failed 6 times\. \(Client network socket disconnected before secure TLS connection was established; Cannot connect to any broker\.\) \(the connection closed before TLS was set up: with KAFKA_SSL=true, is this a TLS listener\? Check KAFKA_SSL and the port\)$/);
-    expect(tlsListenerHint('Connection error: connect ECONNREFUSED 127.0.0.1:1')).toBe('');
-    expect(tlsListenerHint('Closed connection')).toBe('');
+    expect(tlsListenerHint('Connection error: connect ECONNREFUSED 127.0.0.1:1')).toBeUndefined();
+    expect(tlsListenerHint('Closed connection')).toBeUndefined();
   });
 
   it('leaves other failures as they were', () => {

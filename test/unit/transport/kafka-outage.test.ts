@@ -51,6 +51,19 @@ describe('broker outage in the log', () => {
     }
   });
 
+  it("an outage whose reason says TLS was never set up carries a hint naming KAFKA_SSL; another has none", () => {
+    for (const [reason, hinted] of [['Connection error: Client network socket disconnected before secure TLS connection was established', true], ['Connection error: connect ECONNREFUSED 127.0.0.1:1', false]] as const) {
+      const { logger, lines } = recorder();
+      const outage = new BrokerOutage(logger, { logDelayMs: 0 });
+      outage.failed(reason, Date.now());
+      const warned = lines.filter(([level]) => level === 'warn');
+      expect(warned).toHaveLength(1);
+      if (hinted) expect(warned[0]![1].hint).toMatch(/is this a TLS listener\? Check KAFKA_SSL and the port/);
+      else expect(warned[0]![1]).not.toHaveProperty('hint');
+      outage.close();
+    }
+  });
+
   it('40 failed connection attempts of several clients give one warn line; the end gives one info line', () => {
     const { logger, lines } = recorder();
     const outage = new BrokerOutage(logger, { base: { transport: 'kafka' }, logDelayMs: 0 });
