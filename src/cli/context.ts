@@ -77,10 +77,12 @@ export function requireKafka(program: Command, config: Config, command: string):
 }
 
 /**
- * Runs `stop` once on SIGINT/SIGTERM, then exits: 0, or 1 when stopping failed or did not finish
- * within `timeoutMs` (SHUTDOWN_TIMEOUT_MS), so a hung close never outlives the orchestrator's grace
- * period unnoticed: the process says why it gave up and exits before SIGKILL would. A repeated
- * SIGTERM is ignored (logged); a repeated SIGINT outside a cluster worker exits 130 at once.
+ * Runs `stop` once on SIGINT/SIGTERM/SIGHUP, then exits: 0, or 1 when stopping failed or did not
+ * finish within `timeoutMs` (SHUTDOWN_TIMEOUT_MS), so a hung close never outlives the
+ * orchestrator's grace period unnoticed: the process says why it gave up and exits before SIGKILL
+ * would. A repeated SIGTERM or SIGHUP is ignored (logged); a repeated SIGINT outside a cluster
+ * worker exits 130 at once. SIGHUP drains as SIGTERM does (see {@link SHUTDOWN_SIGNALS}) and
+ * warns that nothing was reloaded.
  */
 export function onSignals(stop: () => Promise<void>, log: Logger, timeoutMs: number): void {
   let stopping = false;
@@ -96,6 +98,7 @@ export function onSignals(stop: () => Promise<void>, log: Logger, timeoutMs: num
       return;
     }
     stopping = true;
+    if (signal === 'SIGHUP') log.warn({ signal }, SIGHUP_NO_RELOAD);
     log.info({ signal, timeoutMs }, 'shutting down');
     // Kept referenced: should stopping wait on nothing that keeps the event loop alive, the
     // process still ends through here, with its reason.
@@ -118,6 +121,17 @@ export function onSignals(stop: () => Promise<void>, log: Logger, timeoutMs: num
   // `on`, not `once`: a second SIGTERM while draining (a process-group kill, as systemd and `tini -g`
   // send, on top of the cluster primary's own SIGTERM to its workers) must not end the drain; the
   // stop runs once, and the timeout above bounds the wait.
-  process.on('SIGINT', handler);
-  process.on('SIGTERM', handler);
+  for (const signal of SHUTDOWN_SIGNALS) process.on(signal, handler);
 }
+
+/**
+ * The signals that start the drain. SIGHUP is among them because Node's default for it ends the
+ * process at once — no drain, offsets of records in hand not committed, nothing logged — and
+ * operators do send it: `kill -HUP` out of habit (nginx, Kafka Connect reload on it), a closed
+ * terminal or SSH session, a supervisor's "reload". Reloading is not offered (the partners file and
+ * the environment are read once at start-up: docs/security.md), so the safe reading is a stop.
+ */
+export const SHUTDOWN_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+
+/** Logged (warn) on SIGHUP, before the drain it starts: whoever sent it for a reload learns why the process stops. */
+export const SIGHUP_NO_RELOAD = 'SIGHUP does not reload the configuration (PARTNERS_FILE, the environment are read once at start-up): draining and exiting as on SIGTERM; restart the gateway to apply a change';

@@ -7,7 +7,7 @@
  * the gateway's process (BENCHMARKS.md, "Ingress on more than one core").
  *
  * The primary
- * - on SIGTERM or SIGINT, sends SIGTERM to every worker; each drains as a single gateway does (issue 15:
+ * - on SIGTERM, SIGINT or SIGHUP, sends SIGTERM to every worker; each drains as a single gateway does (issue 15:
  *   answers what it read, then closes), and the primary exits when all have: 0 when every worker
  *   exited 0 (or, still starting, was ended by that SIGTERM), else 1. `SHUTDOWN_TIMEOUT_MS` + {@link SHUTDOWN_MARGIN_MS} after the signal it kills
  *   what is left (SIGKILL) and exits 1;
@@ -27,7 +27,7 @@ import { randomBytes } from 'node:crypto';
 import { DEVELOPMENT_CURSOR_KEY_ENV } from '../bus/subscriptions/index.js';
 import { serveClusterMetrics } from '../observability/cluster-metrics.js';
 import type { Logger } from '../observability/index.js';
-import { EXIT_CHECK_FAILED, EXIT_OK, EXIT_USAGE } from './context.js';
+import { EXIT_CHECK_FAILED, EXIT_OK, EXIT_USAGE, SIGHUP_NO_RELOAD } from './context.js';
 
 /** Time the primary adds to SHUTDOWN_TIMEOUT_MS before it kills the workers still draining, ms. */
 export const SHUTDOWN_MARGIN_MS = 5000;
@@ -55,7 +55,7 @@ export interface PrimaryOptions {
   readonly exit?: (code: number) => void;
   /** Pause before a dead worker is replaced, ms (default {@link RESTART_DELAY_MS}). */
   readonly restartDelayMs?: number;
-  /** Stop on this process's SIGTERM and SIGINT (default true). */
+  /** Stop on this process's SIGTERM, SIGINT and SIGHUP (default true). */
   readonly signals?: boolean;
 }
 
@@ -158,6 +158,12 @@ export function runPrimary(o: PrimaryOptions): Primary {
     // mid-drain; stopAll runs once.
     process.on('SIGTERM', () => stopAll('SIGTERM', EXIT_OK));
     process.on('SIGINT', () => stopAll('SIGINT', EXIT_OK));
+    // SIGHUP as SIGTERM (context.ts SHUTDOWN_SIGNALS): by Node's default the primary would die at
+    // once and its workers, losing the IPC channel, exit without draining.
+    process.on('SIGHUP', () => {
+      if (!stopping) log.warn({ signal: 'SIGHUP' }, SIGHUP_NO_RELOAD);
+      stopAll('SIGHUP', EXIT_OK);
+    });
   }
   for (let i = 0; i < o.workers; i++) fork();
   log.info({ workers: o.workers }, 'cluster primary: workers forked');
