@@ -109,3 +109,13 @@ export function errorMessage(err: unknown): string {
     return `a thrown ${err === null ? 'null' : typeof err} that cannot be turned into text`;
   }
 }
+
+/**
+ * Why a file could not be read, for a start-up message: the errno code (`ENOENT`, `EACCES`,
+ * `EISDIR`, …), or `error` when the failure carries none. The cause alone is not printed by
+ * `serve`, and "cannot read" without it leaves a wrong path and a wrong mode looking alike.
+ */
+export function readErrorCode(err: unknown): string {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  return typeof code === 'string' && code !== '' ? code : 'error';
+}

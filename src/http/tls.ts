@@ -11,7 +11,7 @@
 import { readFileSync, unwatchFile, watchFile } from 'node:fs';
 import type { Server as HttpsServer } from 'node:https';
 import { createSecureContext } from 'node:tls';
-import { GatewayError, errorMessage } from '../core/errors.js';
+import { GatewayError, errorMessage, readErrorCode } from '../core/errors.js';
 import type { Logger } from '../observability/index.js';
 
 export interface TlsFiles {
@@ -34,12 +34,12 @@ export function readTlsPair(files: TlsFiles): { cert: Buffer; key: Buffer } {
   try {
     cert = readFileSync(files.certFile);
   } catch (err) {
-    throw new GatewayError('CEG_INVALID_OPTIONS', `TLS_CERT_FILE: cannot read ${files.certFile}`, { retriable: false, cause: err });
+    throw new GatewayError('CEG_INVALID_OPTIONS', `TLS_CERT_FILE: cannot read ${files.certFile} (${readErrorCode(err)})`, { retriable: false, cause: err });
   }
   try {
     key = readFileSync(files.keyFile);
   } catch (err) {
-    throw new GatewayError('CEG_INVALID_OPTIONS', `TLS_KEY_FILE: cannot read ${files.keyFile}`, { retriable: false, cause: err });
+    throw new GatewayError('CEG_INVALID_OPTIONS', `TLS_KEY_FILE: cannot read ${files.keyFile} (${readErrorCode(err)})`, { retriable: false, cause: err });
   }
   try {
     createSecureContext({ cert, key }); // throws when the key does not match or a PEM is broken

@@ -27,7 +27,7 @@ import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { yamlErrorMessage } from '../../core/yaml-error.js';
 import { z } from 'zod';
-import { GatewayError } from '../../core/errors.js';
+import { GatewayError, readErrorCode } from '../../core/errors.js';
 import type { Catalog, EventKind } from '../../catalog/index.js';
 import { DEFAULT_OWNER, NAME_PATTERN } from '../../bus/subscriptions/index.js';
 import { schemaIssues } from '../../core/schema-issues.js';
@@ -192,8 +192,9 @@ export function parsePartners(text: string, file: string, catalog: Catalog, env:
       } else {
         try {
           hex = readFile(k.sha256File).trim();
-        } catch {
-          problems.push(`${at}.keys[${j}]: cannot read ${k.sha256File}`);
+        } catch (err) {
+          // The errno code tells a wrong path (ENOENT) from a Secret mounted unreadable (EACCES).
+          problems.push(`${at}.keys[${j}]: cannot read ${k.sha256File} (${readErrorCode(err)})`);
         }
       }
       if (hex === undefined || hex === '') return;
@@ -258,7 +259,7 @@ export function loadPartners(file: string, catalog: Catalog, env: Readonly<Recor
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    throw new GatewayError('CEG_INVALID_OPTIONS', `PARTNERS_FILE: cannot read ${file}`, { retriable: false, cause: err });
+    throw new GatewayError('CEG_INVALID_OPTIONS', `PARTNERS_FILE: cannot read ${file} (${readErrorCode(err)})`, { retriable: false, cause: err });
   }
   return parsePartners(text, file, catalog, env);
 }

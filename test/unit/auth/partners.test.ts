@@ -16,7 +16,7 @@ const H2 = hex('key-two');
 function problems(text: string, env: Record<string, string> = {}, files: Record<string, string> = {}): string[] {
   try {
     parsePartners(text, 'p.yaml', catalog, env, (p) => {
-      if (files[p] === undefined) throw new Error('ENOENT');
+      if (files[p] === undefined) throw Object.assign(new Error(`ENOENT: no such file, open '${p}'`), { code: 'ENOENT' });
       return files[p];
     });
   } catch (err) {
@@ -69,7 +69,7 @@ describe('parsePartners', () => {
     expect(p).toEqual(
       expect.arrayContaining([
         'partners[0].keys[1]: environment variable UNSET_VAR is not set',
-        'partners[0].keys[2]: cannot read /missing',
+        'partners[0].keys[2]: cannot read /missing (ENOENT)',
         'partners[0].keys[3]: not a lowercase hex SHA-256 (64 digits)',
         'partners[0].publish[0]: unknown event kind "NoSuchKind"',
         'partners[1].id: acme is declared twice',
