@@ -21,7 +21,7 @@ import type { Subscription, SubscriptionActivity, SubscriptionStats } from '../b
 import { untypedSubscribeOptions } from '../bus/bus.js';
 import type { BusSubscribeOptions } from '../bus/bus.js';
 import { createApiApp } from '../http/api/app.js';
-import { HttpAuth, loadPartners, ownerMayRead } from '../http/auth/index.js';
+import { HttpAuth, loadPartners, ownerMayRead, warnWhenPartnersFileChanges } from '../http/auth/index.js';
 import type { MayRead, Partner } from '../http/auth/index.js';
 import { GatewayError } from '../core/errors.js';
 import { raceAbort } from '../core/race-abort.js';
@@ -538,6 +538,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     let partners: readonly Partner[] | undefined;
     if (a.mode === 'partners' && a.partnersFile !== undefined) {
       partners = loadPartners(a.partnersFile, catalog, process.env);
+      warnWhenPartnersFileChanges(a.partnersFile, log, closing.signal);
       mayRead = ownerMayRead(partners);
       partnerIds = new Set(partners.map((p) => p.id));
       for (const [shorter, longer] of extendedPartnerIds(partnerIds)) {

@@ -23,11 +23,13 @@
  * subscribe, permissions, roles, maxSubscriptions }]` is the issue's contract, `limits`,
  * `sha256Env` and `sha256File` are additions.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, unwatchFile, watchFile } from 'node:fs';
+import type { Stats } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { yamlErrorMessage } from '../../core/yaml-error.js';
 import { z } from 'zod';
 import { GatewayError, readErrorCode } from '../../core/errors.js';
+import type { Logger } from '../../observability/index.js';
 import type { Catalog, EventKind } from '../../catalog/index.js';
 import { DEFAULT_OWNER, NAME_PATTERN } from '../../bus/subscriptions/index.js';
 import { schemaIssues } from '../../core/schema-issues.js';
@@ -262,4 +264,25 @@ export function loadPartners(file: string, catalog: Catalog, env: Readonly<Recor
     throw new GatewayError('CEG_INVALID_OPTIONS', `PARTNERS_FILE: cannot read ${file} (${readErrorCode(err)})`, { retriable: false, cause: err });
   }
   return parsePartners(text, file, catalog, env);
+}
+
+/** How often {@link warnWhenPartnersFileChanges} looks at the file, ms (one stat call). */
+export const PARTNERS_WATCH_INTERVAL_MS = 2000;
+
+/**
+ * Logs a warning each time `file` (PARTNERS_FILE) changes on disk after it was loaded: the gateway
+ * does not reload it (a choice, docs/security.md "The partners file"), so a key taken out of it
+ * keeps working until the instance restarts, and an operator who edited it to revoke a key must
+ * learn that from the log rather than from an incident. A change is a new modification time,
+ * size or inode (a Kubernetes Secret update swaps a symlink: a new inode); a file removed counts.
+ * Polls every `intervalMs` (ms) without keeping the process alive; stops when `signal` aborts.
+ */
+export function warnWhenPartnersFileChanges(file: string, log: Logger, signal: AbortSignal, intervalMs: number = PARTNERS_WATCH_INTERVAL_MS): void {
+  if (signal.aborted) return;
+  const changed = (curr: Stats, prev: Stats): void => {
+    if (curr.mtimeMs === prev.mtimeMs && curr.size === prev.size && curr.ino === prev.ino) return;
+    log.warn({ file, removed: curr.nlink === 0 && curr.mtimeMs === 0 }, 'PARTNERS_FILE changed on disk: NOT applied — this instance keeps the partners it loaded at start-up (keys taken out still work) until it restarts; restart every instance to apply it');
+  };
+  watchFile(file, { interval: intervalMs, persistent: false }, changed);
+  signal.addEventListener('abort', () => unwatchFile(file, changed), { once: true });
 }
