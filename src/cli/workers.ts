@@ -81,6 +81,8 @@ export function runPrimary(o: PrimaryOptions): Primary {
   let exitCode: number = EXIT_OK;
   let killTimer: NodeJS.Timeout | undefined;
   let ended = false;
+  /** A second SIGINT while stopping (128 + SIGINT's number, as shells report it). */
+  const EXIT_INTERRUPTED = 130;
   const end = (code: number): void => {
     if (ended) return;
     ended = true;
@@ -157,7 +159,18 @@ export function runPrimary(o: PrimaryOptions): Primary {
     // `on`, not `once`: a second signal (a process-group kill after ours) must not end the primary
     // mid-drain; stopAll runs once.
     process.on('SIGTERM', () => stopAll('SIGTERM', EXIT_OK));
-    process.on('SIGINT', () => stopAll('SIGINT', EXIT_OK));
+    process.on('SIGINT', () => {
+      // Ctrl-C again in a terminal: out now, as a single gateway does (context.ts onSignals). The
+      // workers ignore a repeated SIGINT (a worker cannot tell the terminal's from a group kill),
+      // so the primary ends them; their records in hand stay uncommitted and come again.
+      if (stopping && !ended) {
+        log.warn({ signal: 'SIGINT', workers: alive().map((w) => w.process.pid) }, 'interrupted again: killing the workers without finishing the drain');
+        for (const w of alive()) w.process.kill('SIGKILL');
+        end(EXIT_INTERRUPTED);
+        return;
+      }
+      stopAll('SIGINT', EXIT_OK);
+    });
     // SIGHUP as SIGTERM (context.ts SHUTDOWN_SIGNALS): by Node's default the primary would die at
     // once and its workers, losing the IPC channel, exit without draining.
     process.on('SIGHUP', () => {

@@ -19,8 +19,12 @@ interface Run {
   readonly afterTermMs: number;
 }
 
-/** Runs the primary over workers in `mode`; with `term`, sends it SIGTERM once both workers are up. */
-function run(mode: string, term: boolean, shutdownMs = 1000): Promise<Run> {
+/**
+ * Runs the primary over workers in `mode`; with `term`, sends it SIGTERM once both workers are up
+ * (or `term`'s signals, each further one once the primary logged that it is stopping the workers).
+ */
+function run(mode: string, term: boolean | readonly NodeJS.Signals[], shutdownMs = 1000): Promise<Run> {
+  const signals: readonly NodeJS.Signals[] = term === true ? ['SIGTERM'] : term === false ? [] : term;
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/cluster-primary.ts'], {
       cwd: ROOT,
@@ -32,12 +36,16 @@ function run(mode: string, term: boolean, shutdownMs = 1000): Promise<Run> {
     let termAt = 0;
     child.stdout.on('data', (b: Buffer) => {
       out += b.toString();
-      if (term && termAt === 0 && out.split('\n').filter((l) => l === 'up').length >= 2) {
+      if (signals.length > 0 && termAt === 0 && out.split('\n').filter((l) => l === 'up').length >= 2) {
         termAt = Date.now();
-        child.kill('SIGTERM');
+        child.kill(signals[0]);
       }
     });
-    child.stderr.on('data', (b: Buffer) => (err += b.toString()));
+    let sent = 1;
+    child.stderr.on('data', (b: Buffer) => {
+      err += b.toString();
+      if (sent < signals.length && err.includes('"msg":"stopping the workers"')) child.kill(signals[sent++]);
+    });
     const killer = setTimeout(() => child.kill('SIGKILL'), 30_000);
     child.once('error', reject);
     child.once('exit', (code) => {
@@ -78,6 +86,14 @@ describe('the cluster primary (GATEWAY_WORKERS > 1)', () => {
     expect(r.code).toBe(0);
     expect(r.lines.filter((l) => l.msg === 'worker exited').map((l) => l.code)).toEqual([0, 0]);
     expect(r.afterTermMs).toBeLessThan(SHUTDOWN_MARGIN_MS);
+  }, 40_000);
+
+  it('a second SIGINT (Ctrl-C again) kills the workers and exits 130 at once, as a single gateway does', async () => {
+    const r = await run('hang', ['SIGINT', 'SIGINT'], 20_000);
+    expect(r.code).toBe(130);
+    // Not 1: the drain's bound (20 s here) did not end it.
+    expect(count(r, 'interrupted again: killing the workers without finishing the drain')).toBe(1);
+    expect(count(r, 'workers did not exit within SHUTDOWN_TIMEOUT_MS; killing them')).toBe(0);
   }, 40_000);
 
   it('SIGTERM with workers that never exit: killed after SHUTDOWN_TIMEOUT_MS + the margin, exit 1', async () => {
