@@ -193,6 +193,12 @@ const CLOSE_WAIT_MS = 500;
 const defaultRetry = retryPolicy({ maxAttempts: Number.MAX_SAFE_INTEGER, initialDelayMs: 200, factor: 2, maxDelayMs: 10_000, jitter: 0.2 });
 
 /**
+ * The largest `batchSize` a relay takes, rows per cycle (its claim scans 4 × that many rows). The
+ * `outbox relay` command checks `OUTBOX_BATCH_SIZE` against it before it connects to anything.
+ */
+export const MAX_OUTBOX_BATCH_SIZE = 10_000;
+
+/**
  * Validates the options once (every problem at once).
  * Errors: CEG_INVALID_OPTIONS (retriable: false); CEG_INVALID_NAME (retriable: false) for the table.
  */
@@ -211,7 +217,7 @@ export function resolveOutboxRelayOptions(o: OutboxRelayOptions): Resolved & { r
     (o.pool === undefined) === (o.connectionString === undefined) && 'pool or connectionString: exactly one',
     o.connectionString !== undefined && (typeof o.connectionString !== 'string' || o.connectionString.length === 0) && 'connectionString: non-empty string',
     (typeof o.transport !== 'object' || o.transport === null || typeof o.transport.produce !== 'function') && 'transport: a Transport',
-    !(int(r.batchSize, 1) && r.batchSize <= 10_000) && 'batchSize: integer 1–10000',
+    !(int(r.batchSize, 1) && r.batchSize <= MAX_OUTBOX_BATCH_SIZE) && `batchSize: integer 1–${MAX_OUTBOX_BATCH_SIZE}`,
     !int(r.pollIntervalMs, 10) && 'pollIntervalMs: integer ms ≥ 10',
     !int(r.publishTimeoutMs, 1) && 'publishTimeoutMs: integer ms ≥ 1',
     !int(r.keepSentMs, -1) && 'keepSentMs: integer ms ≥ −1',
