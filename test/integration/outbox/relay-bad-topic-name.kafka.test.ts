@@ -1,0 +1,49 @@
+/**
+ * Rows whose topic is not even a legal Kafka topic name (a row edited by hand, a topic renamed in a
+ * bad catalog): each holds back only its own key, gets an attempt and a `last_error`, and every
+ * other key is published in order.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startOutboxRelay } from '../../../src/bus/outbox/index.js';
+import { waitFor } from '../../helpers/wait.js';
+import { KIND, outboxFixture, readTopic, seqByKey, seriesUpdate } from './fixture.js';
+import type { OutboxFixture } from './fixture.js';
+
+let f: OutboxFixture;
+beforeAll(async () => {
+  f = await outboxFixture({ partitions: 3 });
+});
+afterAll(async () => {
+  await f?.close();
+});
+
+const BAD_TOPICS = ['', 'has space', 'x'.repeat(300), 'bad/slash', '..'];
+
+describe('outbox relay and rows whose topic name is illegal', () => {
+  it('holds back only their keys, records the failure, publishes the rest in order', async () => {
+    const c = await f.pool.connect();
+    try {
+      await c.query('BEGIN');
+      for (const [b, topic] of BAD_TOPICS.entries()) {
+        const r = await f.writer.write(c, KIND, seriesUpdate(`BAD${b}`, 1));
+        await c.query(`UPDATE ${f.writer.table.sql} SET topic = $1 WHERE id = $2`, [topic, r!.rowId]);
+      }
+      for (let i = 1; i <= 50; i++) await f.writer.write(c, KIND, seriesUpdate(`K${i % 5}`, i));
+      await c.query('COMMIT');
+    } finally {
+      c.release();
+    }
+    const relay = await startOutboxRelay({ pool: f.pool, transport: f.transport, table: f.table, batchSize: 10, pollIntervalMs: 100, publishTimeoutMs: 2000 });
+    try {
+      await waitFor('the good rows', () => relay.stats().published === 50, 30_000);
+      await waitFor('every bad row to show an attempt and a last_error', async () => {
+        const r = await f.pool.query<{ n: string }>(`SELECT count(*) AS n FROM ${f.writer.table.sql} WHERE partition_key LIKE 'BAD%' AND sent_at IS NULL AND attempts > 0 AND last_error IS NOT NULL`);
+        return Number(r.rows[0]!.n) === BAD_TOPICS.length;
+      }, 30_000);
+    } finally {
+      await relay.stop();
+    }
+    const byKey = seqByKey(await readTopic(f, f.topic, 50));
+    for (let k = 0; k < 5; k++) expect(byKey.get(`K${k}_H4`)).toEqual(Array.from({ length: 10 }, (_, j) => j * 5 + (k === 0 ? 5 : k)));
+  });
+});
