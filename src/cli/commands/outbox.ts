@@ -103,7 +103,12 @@ export function registerOutboxCommand(program: Command): void {
         const r = await client.query<Record<string, unknown>>(
           `SELECT id::text AS id, topic, partition_key AS "partitionKey", event_id AS "eventId", event_type AS "eventType", attempts, last_error AS "lastError", created_at AS "createdAt" FROM ${t.sql} WHERE sent_at IS NULL AND attempts >= $1 ORDER BY id LIMIT $2`,
           [minAttempts, limit],
-        );
+        ).catch((err: unknown) => {
+          // No table is not "no stuck row": say which table is missing and what creates it, as the relay does.
+          const code = (err as { code?: unknown } | null)?.code;
+          if (code !== '42P01' && code !== '3F000') throw err;
+          throw new GatewayError('CEG_STORE_UNAVAILABLE', `outbox table ${t.name} does not exist in the outbox database (SQLSTATE ${code}: ${errorMessage(err)}): check OUTBOX_TABLE, or create it with \`ce-gateway outbox migrate\``, { retriable: false, cause: err, details: { table: t.name, sqlstate: code } });
+        });
         for (const row of r.rows) process.stdout.write(`${JSON.stringify(row)}\n`);
       } finally {
         await client.end();

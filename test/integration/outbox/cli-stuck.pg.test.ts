@@ -44,4 +44,15 @@ describe('ce-gateway outbox stuck', () => {
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ id: stuck, topic: 'gone.topic', partitionKey: 'K1', eventId: 'e1', attempts: 5, lastError: 'topic gone.topic does not exist' });
   }, 60_000);
+
+  it('on a table that does not exist names it and `ce-gateway outbox migrate`, exit 2', async () => {
+    const missing = `${runName('ob_stuck_none')}.outbox`;
+    const err = await run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'outbox', 'stuck'], {
+      env: { ...process.env, CE_GATEWAY_ENV_FILE: '/dev/null', OUTBOX_DATABASE_URL: stackEnv().databaseUrl, OUTBOX_TABLE: missing, LOG_LEVEL: 'error' },
+    }).then(() => undefined, (e: unknown) => e as { code?: number; stdout: string; stderr: string });
+    expect(err?.code).toBe(2);
+    expect(err?.stdout).toBe('');
+    expect(err?.stderr).toContain(missing);
+    expect(err?.stderr).toContain('ce-gateway outbox migrate');
+  }, 60_000);
 });
