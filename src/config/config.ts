@@ -82,7 +82,8 @@ const schema = z.object({
   CONNECTORS_DIR: z.string().min(1).optional(),
   OUTBOX_DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'a postgres:// URL').optional(),
   OUTBOX_TABLE: z.string().regex(/^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)?$/, 'table or schema.table, lowercase').default('ce_outbox'),
-  OUTBOX_BATCH_SIZE: positiveInt.default(100),
+  // At most bus/outbox MAX_OUTBOX_BATCH_SIZE (test/unit/config keeps the two equal; config does not import bus).
+  OUTBOX_BATCH_SIZE: intIn(1, 10_000).default(100),
   OUTBOX_POLL_INTERVAL_MS: timerMs(1).default(1000),
   OUTBOX_QUERY_TIMEOUT_MS: timerMs(1).default(10_000),
   INGRESS_MAX_BODY_BYTES: positiveInt.default(1_048_576),

@@ -7,6 +7,7 @@ import { CONFIG_KEYS, SECRET_KEYS, checkConfig, environment, loadConfig, readEnv
 import { usableCpus } from '../../../src/config/cpu-count.js';
 import { caught } from '../../helpers/errors.js';
 import { GatewayError } from '../../../src/core/errors.js';
+import { MAX_OUTBOX_BATCH_SIZE } from '../../../src/bus/outbox/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ceg-config-'));
 function file(name: string, content: string): string {
@@ -422,5 +423,14 @@ describe('loadConfig: URLs that are published hold no credentials', () => {
       expect(err.message).toContain('OIDC_JWKS_URL: must not hold credentials');
       expect(err.message).not.toMatch(/UPASS1|QSECRET1|jwksuser/);
     }
+  });
+});
+
+describe('loadConfig: OUTBOX_BATCH_SIZE', () => {
+  it("takes 1 to the relay's bound and refuses more, naming the variable", () => {
+    expect(loadConfig({ OUTBOX_BATCH_SIZE: String(MAX_OUTBOX_BATCH_SIZE) }).outbox.batchSize).toBe(MAX_OUTBOX_BATCH_SIZE);
+    expect(loadConfig({ OUTBOX_BATCH_SIZE: '1' }).outbox.batchSize).toBe(1);
+    expect(() => loadConfig({ OUTBOX_BATCH_SIZE: String(MAX_OUTBOX_BATCH_SIZE + 1) })).toThrow(/OUTBOX_BATCH_SIZE/);
+    expect(() => loadConfig({ OUTBOX_BATCH_SIZE: '0' })).toThrow(/OUTBOX_BATCH_SIZE/);
   });
 });
