@@ -4,7 +4,7 @@
  * Spec: CloudEvents 1.0.2 §2.3 (naming), §2.3 "Type System", §3.1–3.2 (core attributes);
  * DESIGN "The envelope (bus spec M1–M6)".
  */
-import { repeatedMediaParameterProblem } from './media-parameters.js';
+import { isMediaTypeFault, mediaTypeProblem, readMediaType } from './media-type.js';
 
 /** The abstract types of CloudEvents 1.0.2 "Type System". */
 export type AttributeType = 'Boolean' | 'Integer' | 'String' | 'Binary' | 'URI' | 'URI-reference' | 'Timestamp';
@@ -25,7 +25,6 @@ export const PARTITION_KEY_PATTERN = new RegExp(`^[A-Za-z0-9._-]{1,${MAX_PARTITI
 const TRACEPARENT = /^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
 const ZERO_TRACE = '00000000000000000000000000000000';
 const ZERO_PARENT = '0000000000000000';
-const MEDIA_TYPE = /^[A-Za-z0-9!#$&^_.+-]+\/[A-Za-z0-9!#$&^_.+-]+(?:[ \t]*;[ \t]*[A-Za-z0-9!#$%&'*+.^_`|~-]+=(?:[A-Za-z0-9!#$%&'*+.^_`|~-]+|"(?:[^"\\]|\\.)*"))*[ \t]*;?[ \t]*$/;
 
 /** Registry versions start at 1 (bus spec M4: the version of the payload schema). */
 function checkSchemaVersion(v: string | number): string | undefined {
@@ -44,11 +43,16 @@ function checkTraceparent(v: string | number): string | undefined {
   if (s.startsWith(ZERO_PARENT, 36)) return 'parent-id must not be all zeros';
   return undefined;
 }
-/** RFC 2046 media type syntax (RFC 9110 §8.3.1), each parameter at most once (RFC 6838 §4.3). */
+/**
+ * One media type (RFC 9110 §8.3.1, read by the gateway's one parser, media-type.ts, as the
+ * Content-Type checks read it), each parameter at most once (RFC 6838 §4.3), not a list.
+ */
 function checkMediaType(v: string | number): string | undefined {
   const text = String(v);
-  if (!MEDIA_TYPE.test(text)) return 'must be an RFC 2046 media type such as application/json';
-  return repeatedMediaParameterProblem(text, 'datacontenttype');
+  const read = readMediaType(text);
+  if (!isMediaTypeFault(read)) return undefined;
+  if (read.fault === 'malformed') return 'must be an RFC 2046 media type such as application/json';
+  return mediaTypeProblem(text, 'datacontenttype');
 }
 
 const S = (nonEmpty: boolean, check?: AttributeRule['check']): AttributeRule =>

@@ -8,39 +8,16 @@
  * RFC 9110 §8.3.1 (parameter names are case-insensitive; values are tokens or quoted-strings).
  */
 
-const SHOWN = 40;
+import { isMediaTypeFault, mediaTypeProblem, readMediaType } from './media-type.js';
 
 /**
- * The first parameter name (lowercased) that occurs more than once in the media type `text`,
- * compared case-insensitively, else undefined. Quoted-string values are skipped whole (a `;` or
- * `name=` inside quotes is not a parameter). Does not judge the syntax otherwise (the callers do).
- * Cost: linear in `text`. Pure.
+ * The parameter name (lowercased) that occurs more than once in the media type `text`, compared
+ * case-insensitively, else undefined (also for a text that is not a media type for another
+ * reason). Read by the gateway's one parser ({@link readMediaType}). Pure; cached.
  */
 export function repeatedMediaParameter(text: string): string | undefined {
-  let seen: Set<string> | undefined;
-  let i = text.indexOf(';');
-  while (i >= 0 && i < text.length) {
-    // `i` is at a `;`: the parameter's name runs to the next `=` or `;`.
-    let j = i + 1;
-    while (j < text.length && text[j] !== '=' && text[j] !== ';') j++;
-    const name = text.slice(i + 1, j).trim().toLowerCase();
-    if (j < text.length && text[j] === '=') {
-      j++;
-      while (j < text.length && (text[j] === ' ' || text[j] === '\t')) j++;
-      if (text[j] === '"') {
-        for (j++; j < text.length && text[j] !== '"'; j++) if (text[j] === '\\') j++;
-        j++;
-      }
-      while (j < text.length && text[j] !== ';') j++;
-    }
-    if (name !== '') {
-      seen ??= new Set();
-      if (seen.has(name)) return name;
-      seen.add(name);
-    }
-    i = j;
-  }
-  return undefined;
+  const r = readMediaType(text);
+  return isMediaTypeFault(r) && r.fault === 'repeated' ? r.name : undefined;
 }
 
 /**
@@ -49,8 +26,5 @@ export function repeatedMediaParameter(text: string): string | undefined {
  * Spec: RFC 6838 §4.3.
  */
 export function repeatedMediaParameterProblem(text: string, what: string): string | undefined {
-  const name = repeatedMediaParameter(text);
-  if (name === undefined) return undefined;
-  const shown = name.length > SHOWN ? `${name.slice(0, SHOWN)}…` : name;
-  return `${what} has the parameter ${shown} more than once (RFC 6838 §4.3): receivers would disagree on which one counts; give each parameter once`;
+  return mediaTypeProblem(text, what, ['repeated']);
 }

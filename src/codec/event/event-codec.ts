@@ -12,7 +12,7 @@ import { FRAME_HEADER_BYTES, avroTypeFor, decodeAvro, encodeAvro, encodeAvroFram
 import type { AvroType } from '../data/index.js';
 import { fromRecord, toBinaryRecord } from '../kafka/index.js';
 import type { RecordEvent } from '../kafka/index.js';
-import { parseStructuredEvent } from '../json/index.js';
+import { isJsonMediaType as isJsonMediaTypeOf, parseMediaType, parseStructuredEvent } from '../json/index.js';
 
 /** The data media type of records this project writes (Avro, Confluent-framed). */
 export const AVRO_CONTENT_TYPE = 'application/avro';
@@ -255,10 +255,13 @@ function withoutDataOwning(attributes: Attributes): Envelope {
   return Object.freeze({ attributes: Object.freeze(attributes) });
 }
 
+/**
+ * True when `mediaType` is one JSON media type, read by the envelope's one parser (a parameter
+ * given twice, a list or a malformed text is not; nor `application/+json`, RFC 6838 §4.2.8).
+ */
 function isJsonMediaType(mediaType: string | undefined): boolean {
-  if (mediaType === undefined) return false;
-  const essence = mediaType.split(';')[0]!.trim().toLowerCase();
-  return essence === 'application/json' || essence.endsWith('+json');
+  const mt = mediaType === undefined ? undefined : parseMediaType(mediaType);
+  return mt !== undefined && isJsonMediaTypeOf(mt);
 }
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });

@@ -6,11 +6,14 @@
  */
 import { GatewayError } from '../../core/errors.js';
 import type { Envelope, EnvelopeLimits } from '../../envelope/index.js';
-import { DEFAULT_ENVELOPE_LIMITS, ViolationCollector, repeatedMediaParameterProblem } from '../../envelope/index.js';
+import { DEFAULT_ENVELOPE_LIMITS, ViolationCollector, mediaTypeProblem } from '../../envelope/index.js';
 import { hasCeHeader, readBinaryEvent } from './binary.js';
 import type { HttpHeaders } from './binary.js';
 import { BATCH_JSON, BODY_FIELD, CLOUDEVENTS_PREFIX, STRUCTURED_JSON, attributeNumberTexts, charsetProblem, isJsonMediaType, parseJsonText, parseMediaType, readEventBatch, readStructuredEvent } from '../json/index.js';
 import { assertBodySize, batchTooLarge } from './limits.js';
+
+/** Content-Type faults refused as 415 before the mode is known (a malformed one in binary mode is the datacontenttype rule's, 400). */
+const HEADER_FAULTS = ['repeated', 'list'] as const;
 
 /** Content mode of a request. */
 export type HttpMode = 'binary' | 'structured' | 'batch';
@@ -69,7 +72,7 @@ function unsupported(contentType: string | undefined, why: string): GatewayError
  *   CEG_PAYLOAD_TOO_LARGE (body over `maxBodyBytes`, batch over `maxBatchEvents`);
  *   CEG_UNSUPPORTED_MEDIA_TYPE (no ce- headers and not a CloudEvents media type, an event
  *   format other than JSON, a `charset` other than UTF-8 on a JSON format or JSON data, or a
- *   Content-Type with a parameter given twice, RFC 6838 §4.3);
+ *   Content-Type with a parameter given twice, RFC 6838 §4.3, or a list of media types);
  *   CEG_INVALID_EVENT (body not JSON / wrong shape), CEG_MISSING_ATTRIBUTE, CEG_INVALID_ATTRIBUTE,
  *   CEG_INVALID_DATA — `details.violations` lists each (`attribute`, or `field` as a JSON pointer
  *   such as `/data/volume`, plus `index` in a batch).
@@ -81,7 +84,9 @@ export function parseHttpRequest(headers: HttpHeaders, body: Uint8Array, options
   const contentType = rawContentType === undefined ? undefined : rawContentType.trim();
   // RFC 6838 §4.3: a parameter given twice (`charset=latin1; charset=utf-8`) is an error, in
   // every mode — receivers keep different ones (same 415 as a charset the gateway cannot read).
-  const repeated = contentType === undefined ? undefined : repeatedMediaParameterProblem(contentType, 'Content-Type');
+  // A list (`application/cloudevents+json; q=1, text/plain`) is not one media type: 415 too. Both
+  // read by the envelope's one parser, as datacontenttype and the management API read them.
+  const repeated = contentType === undefined ? undefined : mediaTypeProblem(contentType, 'Content-Type', HEADER_FAULTS);
   if (repeated !== undefined) throw unsupported(contentType, repeated);
   const mediaType = contentType === undefined || contentType === '' ? undefined : parseMediaType(contentType);
   if (mediaType !== undefined && mediaType.essence.startsWith(CLOUDEVENTS_PREFIX)) {

@@ -6,19 +6,12 @@
  * (JSON-formatted content = `*\/json` or `*\/*+json`).
  */
 
-/** A parsed media type; `type`, `subtype` and parameter names lowercased. */
-export interface MediaType {
-  readonly type: string;
-  readonly subtype: string;
-  /** `type/subtype`, lowercased, without parameters. */
-  readonly essence: string;
-  readonly params: Readonly<Record<string, string>>;
-}
+import { isMediaTypeFault, parseMediaType, readMediaType } from '../../envelope/media-type.js';
+import type { MediaType } from '../../envelope/media-type.js';
 
-const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-const QUOTED_PAIR = /\\(.)/g;
-const CACHE_LIMIT = 256;
-const cache = new Map<string, MediaType | null>();
+// The one parser lives in the envelope (lowest layer): re-exported so codec callers keep their import.
+export { parseMediaType };
+export type { MediaType };
 
 /** Media type of the structured content mode with the JSON event format. */
 export const STRUCTURED_JSON = 'application/cloudevents+json';
@@ -27,48 +20,15 @@ export const BATCH_JSON = 'application/cloudevents-batch+json';
 /** Prefix every CloudEvents event-format media type has (structured and batch). */
 export const CLOUDEVENTS_PREFIX = 'application/cloudevents';
 
-/**
- * Parses a Content-Type value; undefined when it is not `token/token` with well-formed
- * parameters. Results are frozen and cached (at most 256 distinct texts).
- */
-export function parseMediaType(text: string): MediaType | undefined {
-  const hit = cache.get(text);
-  if (hit !== undefined) return hit ?? undefined;
-  const parsed = parseUncached(text);
-  if (cache.size >= CACHE_LIMIT) cache.clear();
-  cache.set(text, parsed ?? null);
-  return parsed;
-}
-
-function parseUncached(text: string): MediaType | undefined {
-  const parts = text.split(';');
-  const essence = (parts[0] ?? '').trim().toLowerCase();
-  const slash = essence.indexOf('/');
-  if (slash <= 0) return undefined;
-  const type = essence.slice(0, slash);
-  const subtype = essence.slice(slash + 1);
-  if (!TOKEN.test(type) || !TOKEN.test(subtype)) return undefined;
-  const params: Record<string, string> = Object.create(null) as Record<string, string>;
-  for (let i = 1; i < parts.length; i++) {
-    const p = (parts[i] ?? '').trim();
-    if (p === '') continue;
-    const eq = p.indexOf('=');
-    if (eq <= 0) return undefined;
-    const name = p.slice(0, eq).trim().toLowerCase();
-    let value = p.slice(eq + 1).trim();
-    if (!TOKEN.test(name)) return undefined;
-    if (value.length >= 2 && value.startsWith('"') && value.endsWith('"')) value = value.slice(1, -1).replace(QUOTED_PAIR, '$1');
-    params[name] = value;
-  }
-  return Object.freeze({ type, subtype, essence, params: Object.freeze(params) });
-}
+const JSON_SUFFIX = '+json';
 
 /**
- * True for JSON-formatted content: subtype `json` or ending in `+json`, any type.
+ * True for JSON-formatted content: subtype `json` or `<name>+json` with a non-empty name, any
+ * type (`application/+json` is not: a suffix follows a subtype name, RFC 6838 §4.2.8).
  * Spec: CloudEvents JSON format 1.0.2 §3.1.1.
  */
 export function isJsonMediaType(mt: MediaType): boolean {
-  return mt.subtype === 'json' || mt.subtype.endsWith('+json');
+  return mt.subtype === 'json' || (mt.subtype.length > JSON_SUFFIX.length && mt.subtype.endsWith(JSON_SUFFIX));
 }
 
 /**
@@ -114,9 +74,12 @@ export function charsetProblem(mt: MediaType, what: string, content?: Uint8Array
     : `charset ${shown} is not supported: ${what} is UTF-8 (RFC 8259 §8.1); send it as UTF-8 with charset=utf-8 or no charset`;
 }
 
-/** True when the `datacontenttype` text declares JSON-formatted content (absent = JSON). */
+/** True when the `datacontenttype` text declares JSON-formatted content (absent = JSON; one with a parameter given twice counts as JSON: it is refused by the attribute rule). */
 export function declaresJson(datacontenttype: string | undefined): boolean {
   if (datacontenttype === undefined) return true;
-  const mt = parseMediaType(datacontenttype);
-  return mt !== undefined && isJsonMediaType(mt);
+  const mt = readMediaType(datacontenttype);
+  // A parameter given twice: the datacontenttype rule refuses the event naming it; the data is not
+  // judged a second time against a type nobody can settle (one violation, not two).
+  if (isMediaTypeFault(mt)) return mt.fault === 'repeated';
+  return isJsonMediaType(mt);
 }

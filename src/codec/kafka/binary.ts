@@ -6,7 +6,7 @@ import { sameBytes } from '../../core/bytes.js';
 import { GatewayError } from '../../core/errors.js';
 import { utf8Length } from '../../core/utf8.js';
 import type { Attributes, AttributeValue } from '../../envelope/types.js';
-import { canonicalString, parseAttribute, requiredAttributes } from '../../envelope/index.js';
+import { canonicalString, isMediaTypeFault, mediaTypeProblem, parseAttribute, readMediaType, requiredAttributes } from '../../envelope/index.js';
 import type { OutboundRecord, RecordHeader, TransportRecord } from '../../transport/port.js';
 
 
@@ -108,7 +108,8 @@ export type RecordEvent =
 /**
  * Reads a consumed record's CloudEvent attributes (binary mode) or its structured body.
  * Errors: CEG_INVALID_EVENT (retriable: false) — a poison record — when a `ce_` header repeats,
- *   a header is not UTF-8, a required attribute (`ce_specversion`, `ce_id`, `ce_source`, `ce_type`)
+ *   a header is not UTF-8, `content-type` is not one media type (RFC 9110 §8.3.1; a parameter
+ *   twice, RFC 6838 §4.3; a list — `details.attribute` `datacontenttype`), a required attribute (`ce_specversion`, `ce_id`, `ce_source`, `ce_type`)
  *   is missing, or an attribute has the wrong type.
  * Spec: CloudEvents Kafka protocol binding 1.0.2 §3.2 (binary), §3.3 (structured, detected by
  *   `content-type: application/cloudevents+json`).
@@ -132,7 +133,14 @@ export function fromRecord(record: TransportRecord): RecordEvent {
     if (Object.hasOwn(attrs, attribute)) throw poison(`duplicate header ${name}`, record, { attribute });
     attrs[attribute] = attributeValue(raw, h, record);
   }
-  if (attrs.specversion === undefined && contentType !== undefined && contentType.split(';')[0]!.trim().toLowerCase() === STRUCTURED_MEDIA_TYPE) {
+  // content-type is datacontenttype (or names the structured mode): read by the envelope's one
+  // parser, as the ingress and the datacontenttype rule read it. Not one media type (a parameter
+  // twice, RFC 6838 §4.3; a list; malformed) → poison, as an attribute of the wrong type is.
+  const mediaType = contentType === undefined ? undefined : readMediaType(contentType);
+  if (mediaType !== undefined && isMediaTypeFault(mediaType)) {
+    throw poison(mediaTypeProblem(contentType!, 'content-type (datacontenttype)') ?? 'content-type is not one media type', record, { attribute: 'datacontenttype' });
+  }
+  if (attrs.specversion === undefined && mediaType !== undefined && mediaType.essence === STRUCTURED_MEDIA_TYPE) {
     if (record.value === null) throw poison('structured-mode record without a value', record, {});
     return { mode: 'structured', json: decodeText(record.value, 'value', record) };
   }

@@ -16,7 +16,8 @@ import type { IncomingMessage } from 'node:http';
 import express from 'express';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { GatewayError } from '../../core/errors.js';
-import { parseJsonText, parseMediaType } from '../../codec/json/index.js';
+import { parseJsonText } from '../../codec/json/index.js';
+import { isMediaTypeFault, mediaTypeProblem, parseMediaType, readMediaType } from '../../envelope/index.js';
 import { asGatewayError } from './errors.js';
 
 const EMPTY_BODY = 'ceGatewayEmptyJsonBody';
@@ -54,12 +55,41 @@ export function parseJsonBody(bytes: Uint8Array): unknown {
   return parsed.value;
 }
 
-/** The declared `charset` when it is not UTF-8 (JSON text is UTF-8: RFC 8259 §8.1), else undefined. */
-function foreignCharset(req: Request): string | undefined {
+/**
+ * Why the Content-Type cannot be honoured, else undefined: not one media type (a parameter given
+ * twice, RFC 6838 §4.3; a list; malformed, RFC 9110 §8.3.1 — read by the envelope's one parser,
+ * as the ingress and `datacontenttype` read it), or a `charset` other than UTF-8 (JSON text is
+ * UTF-8: RFC 8259 §8.1; a quoted value counts unquoted, any case).
+ */
+function contentTypeProblem(req: Request): string | undefined {
   const ct = req.headers['content-type'];
   if (ct === undefined) return undefined;
-  const charset = parseMediaType(ct)?.params.charset?.toLowerCase();
-  return charset === undefined || charset === 'utf-8' || charset === 'utf8' ? undefined : charset;
+  const read = readMediaType(ct);
+  if (isMediaTypeFault(read)) return mediaTypeProblem(ct, 'Content-Type');
+  const charset = read.params.charset?.toLowerCase();
+  return charset === undefined || charset === 'utf-8' || charset === 'utf8' ? undefined : `charset "${charset.slice(0, 40)}" is not supported: JSON text is UTF-8 (RFC 8259 §8.1)`;
+}
+
+/** 415 CEG_UNSUPPORTED_MEDIA_TYPE naming the Content-Type (cut to 100 characters) and what is supported. */
+function unsupportedContentType(req: Request, reason: string): GatewayError {
+  return new GatewayError('CEG_UNSUPPORTED_MEDIA_TYPE', reason, { retriable: false, details: { field: 'body', contentType: String(req.headers['content-type']).slice(0, 100), supported: ['charset=utf-8'] } });
+}
+
+/**
+ * body-parser's `type` matched by the envelope's media-type parser when it is a list of exact
+ * essences (`application/json`): the same text is then the same type here as at the ingress
+ * (body-parser's parser refuses `application/json;;charset=utf-8`, RFC 9110 §8.3.1 allows it).
+ * A wildcard or a function is passed on as it is.
+ */
+function byOneParser(type: JsonBodyOptions['type']): JsonBodyOptions['type'] {
+  if (typeof type === 'function') return type;
+  const essences = (typeof type === 'string' ? [type] : type).map((t) => t.toLowerCase());
+  if (essences.some((t) => t.includes('*') || !t.includes('/'))) return type;
+  return (req: IncomingMessage): boolean => {
+    const ct = req.headers['content-type'];
+    const mt = ct === undefined ? undefined : parseMediaType(ct);
+    return mt !== undefined && essences.includes(mt.essence);
+  };
 }
 
 /**
@@ -67,13 +97,22 @@ function foreignCharset(req: Request): string | undefined {
  * {@link parseJsonBody}; a request without a body, or of another type, passes with `req.body`
  * untouched (undefined).
  * Errors (to `next`): those of {@link parseJsonBody}; CEG_UNSUPPORTED_MEDIA_TYPE (415, naming
- * `contentType` and `supported`) for a charset other than UTF-8; body-parser's as GatewayErrors
+ * `contentType` and `supported`) for a charset other than UTF-8 or a Content-Type that is not
+ * one media type (a parameter twice, a list, malformed); body-parser's as GatewayErrors
  * naming the `body` (`asGatewayError`): 413 CEG_PAYLOAD_TOO_LARGE with `maxBytes`, 415 for an
  * unknown content coding, 400 CEG_MALFORMED_REQUEST for broken gzip or a body cut short.
  */
 export function jsonBody(opts: JsonBodyOptions): RequestHandler {
-  const raw = express.raw({ limit: opts.limit, type: opts.type, inflate: true });
+  const raw = express.raw({ limit: opts.limit, type: byOneParser(opts.type), inflate: true });
   return (req: Request, res: Response, next: NextFunction): void => {
+    // Not one media type (a parameter twice, a list, malformed): 415 before the body is read, as
+    // the ingress refuses it — body-parser's own parser would otherwise pick a type its way.
+    const ct = req.headers['content-type'];
+    const fault = ct === undefined ? undefined : readMediaType(ct);
+    if (ct !== undefined && fault !== undefined && isMediaTypeFault(fault)) {
+      next(unsupportedContentType(req, mediaTypeProblem(ct, 'Content-Type') ?? 'Content-Type is not one media type'));
+      return;
+    }
     raw(req, res, (err?: unknown) => {
       if (err !== undefined && err !== null) {
         // body-parser's (a body over the bound, broken gzip, a body cut short): 4xx naming the body.
@@ -85,10 +124,10 @@ export function jsonBody(opts: JsonBodyOptions): RequestHandler {
         next();
         return;
       }
-      const charset = foreignCharset(req);
-      if (charset !== undefined) {
+      const problem = contentTypeProblem(req);
+      if (problem !== undefined) {
         req.body = undefined;
-        next(new GatewayError('CEG_UNSUPPORTED_MEDIA_TYPE', `charset "${charset.slice(0, 40)}" is not supported: JSON text is UTF-8 (RFC 8259 §8.1)`, { retriable: false, details: { field: 'body', contentType: String(req.headers['content-type']).slice(0, 100), supported: ['charset=utf-8'] } }));
+        next(unsupportedContentType(req, problem));
         return;
       }
       // Read as {} (the routes then name what is missing); a route where "no body" cannot mean
