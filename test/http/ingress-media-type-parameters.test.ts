@@ -26,7 +26,7 @@ afterAll(async () => {
 const names = ['charset', 'profile', 'x-level', 'q'];
 /** A name in random letter case (parameter names are case-insensitive, RFC 9110 §8.3.1). */
 const anyCase = (name: string): fc.Arbitrary<string> => fc.array(fc.boolean(), { minLength: name.length, maxLength: name.length }).map((up) => [...name].map((c, i) => (up[i] ? c.toUpperCase() : c)).join(''));
-// (A `;` inside a quoted value is not exercised here: parseMediaType splits on every `;`.)
+// (A `;` inside a quoted value: test/http/media-type-one-parser.test.ts.)
 const value = fc.constantFrom('utf-8', 'UTF-8', '"utf-8"', 'latin1', 'iso-8859-1', '"a b"', 'x');
 /** `params` with one name given twice, in any case, possibly spaced, with other parameters around it. */
 const repeatedParams = fc

@@ -1,0 +1,63 @@
+/**
+ * A Kafka record's `content-type` (its datacontenttype, or the structured mode's marker) is read by
+ * the envelope's one media-type parser, as the ingress reads a Content-Type: a parameter given
+ * twice (RFC 6838 §4.3) or a list is poison naming `datacontenttype` (it was last-wins, and a list
+ * starting with application/cloudevents+json was taken for structured mode); `application/+json`
+ * is not JSON (RFC 6838 §4.2.8). Break report 2026-12-06.
+ */
+import { describe, expect, it } from 'vitest';
+import { fromRecord } from '../../../src/codec/kafka/index.js';
+import { GatewayError } from '../../../src/core/errors.js';
+import type { TransportRecord } from '../../../src/transport/port.js';
+import { PRICE_LOADING_COMPLETED } from '../../fixtures/events.js';
+import { codecFixture } from '../bus/helpers.js';
+import { caughtAsync as rejection } from '../../helpers/errors.js';
+
+const enc = new TextEncoder();
+const required: [string, string][] = [['ce_specversion', '1.0'], ['ce_id', 'e1'], ['ce_source', 'urn:x'], ['ce_type', 'k']];
+
+function record(headers: [string, string][], value: Uint8Array | null = enc.encode('v')): TransportRecord {
+  return { topic: 't', partition: 0, offset: 7n, timestampMs: 0, key: null, value, headers: headers.map(([k, v]) => [k, enc.encode(v)] as const) };
+}
+
+function thrown(f: () => unknown): GatewayError {
+  try {
+    f();
+  } catch (e) {
+    expect(e).toBeInstanceOf(GatewayError);
+    return e as GatewayError;
+  }
+  throw new Error('expected a throw');
+}
+
+describe('a Kafka record content-type, read by the one parser', () => {
+  it('a parameter given twice, in either order and any case: poison naming datacontenttype', () => {
+    for (const ct of ['application/json; charset=latin1; charset=utf-8', 'application/json; CHARSET=utf-8; charset=latin1']) {
+      const err = thrown(() => fromRecord(record([...required, ['content-type', ct]])));
+      expect(err.code).toBe('CEG_INVALID_EVENT');
+      expect(err.retriable).toBe(false);
+      expect(err.details).toMatchObject({ attribute: 'datacontenttype', topic: 't', offset: '7' });
+      expect(err.message).toMatch(/charset more than once/);
+    }
+  });
+
+  it('a list is poison, not the structured mode', () => {
+    const err = thrown(() => fromRecord(record([['content-type', 'application/cloudevents+json; q=1, text/plain']], enc.encode('{}'))));
+    expect(err.code).toBe('CEG_INVALID_EVENT');
+    expect(err.details.attribute).toBe('datacontenttype');
+  });
+
+  it('a quoted value holding `;` and empty parameters are one media type', () => {
+    const read = fromRecord(record([...required, ['content-type', 'application/json;; profile="a;b=c"; charset="UTF-8";']]));
+    expect(read.mode).toBe('binary');
+    const json = JSON.stringify({ specversion: '1.0', id: 's1', source: 'urn:x', type: 'k' });
+    expect(fromRecord(record([['content-type', 'application/cloudevents+json; x="a;b"']], enc.encode(json)))).toEqual({ mode: 'structured', json });
+  });
+
+  it('structured data_base64 under application/+json is not read as JSON (RFC 6838 §4.2.8)', async () => {
+    const { codec } = await codecFixture();
+    const json = JSON.stringify({ specversion: '1.0', id: 's1', source: 'urn:x', type: PRICE_LOADING_COMPLETED, datacontenttype: 'application/+json', data_base64: Buffer.from('{"a":1}').toString('base64') });
+    const err = await rejection(codec.fromRecord(record([['content-type', 'application/cloudevents+json']], enc.encode(json))));
+    expect(err.code).toBe('CEG_INVALID_DATA');
+  });
+});
