@@ -70,12 +70,6 @@ function contentTypeProblem(req: Request): string | undefined {
   return charset === undefined || charset === 'utf-8' || charset === 'utf8' ? undefined : `charset "${charset.slice(0, 40)}" is not supported: JSON text is UTF-8 (RFC 8259 §8.1)`;
 }
 
-/** True when the request has a body (RFC 9110 §6.4.1): Transfer-Encoding, or a Content-Length other than 0. */
-function hasBody(req: IncomingMessage): boolean {
-  const length = req.headers['content-length'];
-  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length.trim() !== '0');
-}
-
 /** 415 CEG_UNSUPPORTED_MEDIA_TYPE naming the Content-Type (cut to 100 characters) and what is supported. */
 function unsupportedContentType(req: Request, reason: string): GatewayError {
   return new GatewayError('CEG_UNSUPPORTED_MEDIA_TYPE', reason, { retriable: false, details: { field: 'body', contentType: String(req.headers['content-type']).slice(0, 100), supported: ['charset=utf-8'] } });
@@ -112,11 +106,9 @@ export function jsonBody(opts: JsonBodyOptions): RequestHandler {
   const raw = express.raw({ limit: opts.limit, type: byOneParser(opts.type), inflate: true });
   return (req: Request, res: Response, next: NextFunction): void => {
     // Not one media type (a parameter twice, a list, malformed): 415 before the body is read, as
-    // the ingress refuses it — body-parser's own parser would otherwise pick a type its way. Only
-    // with a body (RFC 9110 §6.4.1: Content-Length other than 0, or Transfer-Encoding): a GET that
-    // carries a stray Content-Type has nothing to read.
+    // the ingress refuses it — body-parser's own parser would otherwise pick a type its way.
     const ct = req.headers['content-type'];
-    const fault = ct === undefined || !hasBody(req) ? undefined : readMediaType(ct);
+    const fault = ct === undefined ? undefined : readMediaType(ct);
     if (ct !== undefined && fault !== undefined && isMediaTypeFault(fault)) {
       next(unsupportedContentType(req, mediaTypeProblem(ct, 'Content-Type') ?? 'Content-Type is not one media type'));
       return;
