@@ -24,7 +24,6 @@ export {
 export { isRfc3339Timestamp } from './time.js';
 export { MAX_JSON_DEPTH, escapePointerToken, inspectJson, unsafeNumberReason } from './json-value.js';
 export { MAX_POINTER_CHARS, shortenPointer } from './pointer-text.js';
-export { repeatedMediaParameter, repeatedMediaParameterProblem } from './media-parameters.js';
 export type { MediaType, MediaTypeFault } from './media-type.js';
 export { isMediaTypeFault, mediaTypeProblem, parseMediaType, readMediaType } from './media-type.js';
 export { checkAttribute, checkAttributes, checkEnvelope, validateEnvelope } from './validate.js';
