@@ -31,6 +31,13 @@ function status(port: number, path: string): Promise<number> {
   });
 }
 
+/** How many distinct processes logged "listening" (a single gateway: one; each worker: its own `worker` id). */
+function listeningWorkers(stderr: string): number {
+  const ids = new Set<string>();
+  for (const m of stderr.matchAll(/^.*"msg":"listening".*$/gm)) ids.add(String((JSON.parse(m[0]) as { worker?: number }).worker ?? 'single'));
+  return ids.size;
+}
+
 /** Starts `serve` (its own process group), waits until /readyz answers 200, sends SIGHUP to the process, and resolves with its exit and log. */
 async function hangUp(workers: number): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
   const s = stackEnv();
@@ -57,8 +64,14 @@ async function hangUp(workers: number): Promise<{ code: number | null; signal: N
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.once('exit', (code, signal) => r({ code, signal })));
   const pid = child.pid!;
   try {
+    // Every worker listening (its own "listening" line), then /readyz 200 over new connections:
+    // the primary hands connections only to workers already listening, so 200s alone could all come
+    // from the first worker while the second is still loading — a SIGHUP then ends that one by
+    // SIGTERM before its drain handler exists (exit by signal, no "stopped"), which the primary
+    // counts as a start cut short, and this test failed under load.
     await waitFor('ready', async () => {
       if (child.exitCode !== null) throw new Error(`the gateway exited: ${stderr.slice(-2000)}`);
+      if (listeningWorkers(stderr) < workers) return false;
       for (let i = 0; i < workers * 2; i++) if ((await status(port, '/readyz')) !== 200) return false;
       return true;
     }, 120_000, 250);
