@@ -6,7 +6,7 @@ import { sameBytes } from '../../core/bytes.js';
 import { GatewayError } from '../../core/errors.js';
 import { utf8Length } from '../../core/utf8.js';
 import type { Attributes, AttributeValue } from '../../envelope/types.js';
-import { canonicalString, isMediaTypeFault, mediaTypeProblem, parseAttribute, readMediaType, requiredAttributes } from '../../envelope/index.js';
+import { ViolationCollector, canonicalString, checkAttribute, isMediaTypeFault, mediaTypeProblem, parseAttribute, readMediaType, requiredAttributes } from '../../envelope/index.js';
 import type { OutboundRecord, RecordHeader, TransportRecord } from '../../transport/port.js';
 
 
@@ -109,7 +109,7 @@ export type RecordEvent =
  * Reads a consumed record's CloudEvent attributes (binary mode) or its structured body.
  * Errors: CEG_INVALID_EVENT (retriable: false) — a poison record — when a `ce_` header repeats,
  *   a header is not UTF-8, `content-type` is not one media type (RFC 9110 §8.3.1; a parameter
- *   twice, RFC 6838 §4.3; a list — `details.attribute` `datacontenttype`), a required attribute (`ce_specversion`, `ce_id`, `ce_source`, `ce_type`)
+ *   twice, RFC 6838 §4.3; a list; in binary mode, a control character the datacontenttype rule refuses — `details.attribute` `datacontenttype`), a required attribute (`ce_specversion`, `ce_id`, `ce_source`, `ce_type`)
  *   is missing, or an attribute has the wrong type.
  * Spec: CloudEvents Kafka protocol binding 1.0.2 §3.2 (binary), §3.3 (structured, detected by
  *   `content-type: application/cloudevents+json`).
@@ -149,7 +149,10 @@ export function fromRecord(record: TransportRecord): RecordEvent {
   for (const name of requiredAttributes) {
     if (attrs[name] === undefined) throw poison(`not a CloudEvent: no ce_${name} header`, record, { attribute: name });
   }
-  if (contentType !== undefined) attrs.datacontenttype = contentType;
+  // Binary mode: content-type is the datacontenttype attribute, held to its rule as the ingress
+  // holds it (a CloudEvents String: no control character, such as a tab inside or U+0085 quoted,
+  // which the media-type grammar alone allows).
+  if (contentType !== undefined) attrs.datacontenttype = datacontenttypeOrPoison(contentType, record);
   return { mode: 'binary', attributes: attrs as unknown as Attributes, value: record.value };
 }
 
@@ -221,6 +224,15 @@ function attributeValue(raw: Uint8Array, h: HeaderInfo, record: TransportRecord)
     return value;
   }
   return parseOrPoison(attribute, s, record);
+}
+
+/** `content-type` as the datacontenttype attribute, checked by the envelope's rule (as the ingress checks it); poison naming `datacontenttype` otherwise. */
+function datacontenttypeOrPoison(contentType: string, record: TransportRecord): string {
+  const out = new ViolationCollector();
+  checkAttribute('datacontenttype', contentType, out);
+  const reason = out.items[0]?.reason;
+  if (reason !== undefined) throw poison(`header content-type (datacontenttype): ${reason}`, record, { attribute: 'datacontenttype' });
+  return contentType;
 }
 
 function parseOrPoison(attribute: string, value: string, record: TransportRecord): AttributeValue {
