@@ -226,12 +226,25 @@ function attributeValue(raw: Uint8Array, h: HeaderInfo, record: TransportRecord)
   return parseOrPoison(attribute, s, record);
 }
 
+/**
+ * The datacontenttype rule's answer per `content-type` text ('' = valid), at most
+ * {@link CONTENT_TYPE_CACHE_LIMIT} texts: a topic's records carry one or two, so a consumed record
+ * costs one Map lookup rather than a check (the consume hot path, issue 8).
+ */
+const contentTypeVerdicts = new Map<string, string>();
+const CONTENT_TYPE_CACHE_LIMIT = 256;
+
 /** `content-type` as the datacontenttype attribute, checked by the envelope's rule (as the ingress checks it); poison naming `datacontenttype` otherwise. */
 function datacontenttypeOrPoison(contentType: string, record: TransportRecord): string {
-  const out = new ViolationCollector();
-  checkAttribute('datacontenttype', contentType, out);
-  const reason = out.items[0]?.reason;
-  if (reason !== undefined) throw poison(`header content-type (datacontenttype): ${reason}`, record, { attribute: 'datacontenttype' });
+  let reason = contentTypeVerdicts.get(contentType);
+  if (reason === undefined) {
+    const out = new ViolationCollector();
+    checkAttribute('datacontenttype', contentType, out);
+    reason = out.items[0]?.reason ?? '';
+    if (contentTypeVerdicts.size >= CONTENT_TYPE_CACHE_LIMIT) contentTypeVerdicts.clear();
+    contentTypeVerdicts.set(contentType, reason);
+  }
+  if (reason !== '') throw poison(`header content-type (datacontenttype): ${reason}`, record, { attribute: 'datacontenttype' });
   return contentType;
 }
 
