@@ -59,17 +59,33 @@ export function registerServeCommand(program: Command): void {
         process.stderr.write(`ce-gateway: cannot start: ${errorMessage(err)}\n`);
         void gw.close().finally(() => process.exit(EXIT_USAGE));
       });
-      const ops = gw.opsAddress();
-      log.info({ url: `${config.http.tls === undefined ? 'http' : 'https'}://${hostPort(addr)}`, ...(ops === undefined ? {} : { ops: `http://${hostPort(ops)}` }), transport: gw.transport.kind }, 'listening');
-      const connectors = await startConnectors(gw, defs, log.child({ component: 'connectors' }), { instanceId: gw.processInstance });
-      if (connectors.running.length > 0) log.info({ connectors: connectors.running.length }, 'connectors started');
+      // The drain is armed before the "listening" line and the connectors' start, not after the
+      // connectors started: each starts a consumer, so a SIGTERM or SIGHUP while they started
+      // (seconds with several) ended the process undrained, Node's default, the listener serving.
+      // Filled once the connectors' start begins (below), read by the stop.
+      const starting: { connectors?: ReturnType<typeof startConnectors> } = {};
       onSignals(async () => {
         stopping = true;
+        // Connectors still starting are stopped once started (or not at all if their start failed).
+        const started = await starting.connectors?.catch(() => undefined);
         // Running hooks get half of SHUTDOWN_TIMEOUT_MS in all (then SIGTERM, SIGKILL: docs/connectors.md
         // "On shutdown"); the gateway's close gets the rest. A hook ended so leaves its event uncommitted.
-        await connectors.stop({ withinMs: Math.floor(config.shutdownTimeoutMs / 2) });
+        await started?.stop({ withinMs: Math.floor(config.shutdownTimeoutMs / 2) });
         await gw.close();
       }, log, config.shutdownTimeoutMs);
+      const ops = gw.opsAddress();
+      log.info({ url: `${config.http.tls === undefined ? 'http' : 'https'}://${hostPort(addr)}`, ...(ops === undefined ? {} : { ops: `http://${hostPort(ops)}` }), transport: gw.transport.kind }, 'listening');
+      const connectorsStarting = startConnectors(gw, defs, log.child({ component: 'connectors' }), { instanceId: gw.processInstance });
+      starting.connectors = connectorsStarting;
+      let connectors;
+      try {
+        connectors = await connectorsStarting;
+      } catch (err) {
+        // A start cut short by the stop under way: the stop ends the process with its own code.
+        if (stopping) return;
+        throw err;
+      }
+      if (connectors.running.length > 0) log.info({ connectors: connectors.running.length }, 'connectors started');
     });
 }
 
