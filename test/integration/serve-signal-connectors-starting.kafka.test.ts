@@ -12,16 +12,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { catalogWithOwnTopics } from '../helpers/catalog-copy.js';
-import { kafkaClientEnv } from '../helpers/kafka-client.js';
 import { freePort } from '../helpers/ports.js';
-import { stackEnv, uniqueName } from '../helpers/stack.js';
+import { serveEnv } from '../helpers/serve-env.js';
+import { uniqueName } from '../helpers/stack.js';
 
 const catalog = catalogWithOwnTopics(uniqueName('conn-start'));
 afterAll(() => catalog.cleanup());
 
 describe('serve stopped while its connectors start', () => {
   it('SIGTERM right after "listening" drains and exits 0 instead of dying by the signal', async () => {
-    const s = stackEnv();
     const dir = mkdtempSync(join(tmpdir(), 'ceg-conn-start-'));
     const connectors = join(dir, 'connectors');
     mkdirSync(connectors);
@@ -35,19 +34,7 @@ describe('serve stopped while its connectors start', () => {
       '',
     ].join('\n'));
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve'], {
-      env: {
-        ...process.env,
-        CE_GATEWAY_ENV_FILE: '/dev/null',
-        ...kafkaClientEnv(),
-        KAFKA_BROKERS: s.kafkaBrokers.join(','),
-        SCHEMA_REGISTRY_URL: s.schemaRegistryUrl,
-        CATALOG_DIR: catalog.dir,
-        CONNECTORS_DIR: connectors,
-        SUBSCRIPTIONS_TOPIC: uniqueName('conn-start-defs'),
-        PORT: String(await freePort()),
-        HOST: '127.0.0.1',
-        LOG_LEVEL: 'info',
-      },
+      env: serveEnv({ catalogDir: catalog.dir, subscriptionsTopic: uniqueName('conn-start-defs'), port: await freePort() }, { CONNECTORS_DIR: connectors }),
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let stderr = '';

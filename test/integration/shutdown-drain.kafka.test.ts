@@ -16,10 +16,11 @@ import { Agent, request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PRICE_LOADING_COMPLETED, priceLoaded, structuredPriceEvent } from '../fixtures/events.js';
 import { catalogWithOwnTopics } from '../helpers/catalog-copy.js';
-import { kafkaClientEnv, transportOn } from '../helpers/kafka-client.js';
+import { transportOn } from '../helpers/kafka-client.js';
 import { stackEnv, uniqueName } from '../helpers/stack.js';
 import { waitFor } from '../helpers/wait.js';
 import { freePort } from '../helpers/ports.js';
+import { serveEnv } from '../helpers/serve-env.js';
 import { idsOnTopic } from '../helpers/topic-ids.js';
 import { loadCatalog } from '../../src/catalog/index.js';
 import type { Transport } from '../../src/transport/port.js';
@@ -81,22 +82,9 @@ function post(agent: Agent, port: number, id: string, seq: number, hold?: Promis
 
 describe('SIGTERM under load with keep-alive clients (issue 15)', () => {
   it('exits within SHUTDOWN_TIMEOUT_MS; every 202 is on Kafka; no request is read and left unanswered', async () => {
-    const s = stackEnv();
     const port = await freePort();
     const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve'], {
-      env: {
-        ...process.env,
-        CE_GATEWAY_ENV_FILE: '/dev/null',
-        ...kafkaClientEnv(),
-        KAFKA_BROKERS: s.kafkaBrokers.join(','),
-        SCHEMA_REGISTRY_URL: s.schemaRegistryUrl,
-        CATALOG_DIR: catalog.dir,
-        SUBSCRIPTIONS_TOPIC: uniqueName('drain-defs'),
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        LOG_LEVEL: 'info',
-        SHUTDOWN_TIMEOUT_MS: '',
-      },
+      env: serveEnv({ catalogDir: catalog.dir, subscriptionsTopic: uniqueName('drain-defs'), port }, { SHUTDOWN_TIMEOUT_MS: '' }),
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let stderr = '';

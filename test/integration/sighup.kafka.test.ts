@@ -11,10 +11,10 @@ import { spawn } from 'node:child_process';
 import { Agent, request } from 'node:http';
 import { afterAll, describe, expect, it } from 'vitest';
 import { catalogWithOwnTopics } from '../helpers/catalog-copy.js';
-import { kafkaClientEnv } from '../helpers/kafka-client.js';
-import { stackEnv, uniqueName } from '../helpers/stack.js';
+import { uniqueName } from '../helpers/stack.js';
 import { waitFor } from '../helpers/wait.js';
 import { freePort } from '../helpers/ports.js';
+import { serveEnv } from '../helpers/serve-env.js';
 
 const catalog = catalogWithOwnTopics(uniqueName('sighup'));
 afterAll(() => catalog.cleanup());
@@ -40,22 +40,9 @@ function listeningWorkers(stderr: string): number {
 
 /** Starts `serve` (its own process group), waits until /readyz answers 200, sends SIGHUP to the process, and resolves with its exit and log. */
 async function hangUp(workers: number): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
-  const s = stackEnv();
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve'], {
-    env: {
-      ...process.env,
-      CE_GATEWAY_ENV_FILE: '/dev/null',
-      ...kafkaClientEnv(),
-      KAFKA_BROKERS: s.kafkaBrokers.join(','),
-      SCHEMA_REGISTRY_URL: s.schemaRegistryUrl,
-      CATALOG_DIR: catalog.dir,
-      SUBSCRIPTIONS_TOPIC: uniqueName('sighup-defs'),
-      GATEWAY_WORKERS: String(workers),
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'info',
-    },
+    env: serveEnv({ catalogDir: catalog.dir, subscriptionsTopic: uniqueName('sighup-defs'), port }, { GATEWAY_WORKERS: String(workers) }),
     stdio: ['ignore', 'ignore', 'pipe'],
     detached: true,
   });

@@ -21,10 +21,11 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PRICE_LOADING_COMPLETED, priceLoaded, structuredPriceEvent } from '../fixtures/events.js';
 import { catalogWithOwnTopics } from '../helpers/catalog-copy.js';
-import { kafkaClientEnv, transportOn } from '../helpers/kafka-client.js';
+import { transportOn } from '../helpers/kafka-client.js';
 import { stackEnv, uniqueName } from '../helpers/stack.js';
 import { waitFor } from '../helpers/wait.js';
 import { freePort } from '../helpers/ports.js';
+import { serveEnv } from '../helpers/serve-env.js';
 import { idsOnTopic } from '../helpers/topic-ids.js';
 import { loadCatalog } from '../../src/catalog/index.js';
 import type { Transport } from '../../src/transport/port.js';
@@ -112,26 +113,11 @@ function acceptedIn(metrics: string): number {
 
 describe('GATEWAY_WORKERS=2: one port, two gateway processes (issue 14)', () => {
   it('both serve; every 202 is on Kafka and in /metrics from either; a killed worker is replaced; SIGTERM drains all and exits 0', async () => {
-    const s = stackEnv();
     const port = await freePort();
     let opsPort = await freePort();
     while (opsPort === port) opsPort = await freePort();
     const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve'], {
-      env: {
-        ...process.env,
-        CE_GATEWAY_ENV_FILE: '/dev/null',
-        ...kafkaClientEnv(),
-        KAFKA_BROKERS: s.kafkaBrokers.join(','),
-        SCHEMA_REGISTRY_URL: s.schemaRegistryUrl,
-        CATALOG_DIR: catalog.dir,
-        SUBSCRIPTIONS_TOPIC: uniqueName('workers-defs'),
-        INSTANCE_ID: INSTANCE,
-        GATEWAY_WORKERS: '2',
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        OPS_PORT: String(opsPort),
-        LOG_LEVEL: 'info',
-      },
+      env: serveEnv({ catalogDir: catalog.dir, subscriptionsTopic: uniqueName('workers-defs'), port }, { INSTANCE_ID: INSTANCE, GATEWAY_WORKERS: '2', OPS_PORT: String(opsPort) }),
       stdio: ['ignore', 'ignore', 'pipe'],
       // A process group of its own, so the stop below can signal the whole group, as systemd
       // (KillMode=control-group) and `tini -g` do.
