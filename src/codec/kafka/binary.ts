@@ -133,16 +133,18 @@ export function fromRecord(record: TransportRecord): RecordEvent {
     if (Object.hasOwn(attrs, attribute)) throw poison(`duplicate header ${name}`, record, { attribute });
     attrs[attribute] = attributeValue(raw, h, record);
   }
-  // content-type is datacontenttype (or names the structured mode): read by the envelope's one
-  // parser, as the ingress and the datacontenttype rule read it. Not one media type (a parameter
-  // twice, RFC 6838 §4.3; a list; malformed) → poison, as an attribute of the wrong type is.
-  const mediaType = contentType === undefined ? undefined : readMediaType(contentType);
-  if (mediaType !== undefined && isMediaTypeFault(mediaType)) {
-    throw poison(mediaTypeProblem(contentType!, 'content-type (datacontenttype)') ?? 'content-type is not one media type', record, { attribute: 'datacontenttype' });
-  }
-  if (attrs.specversion === undefined && mediaType !== undefined && mediaType.essence === STRUCTURED_MEDIA_TYPE) {
-    if (record.value === null) throw poison('structured-mode record without a value', record, {});
-    return { mode: 'structured', json: decodeText(record.value, 'value', record) };
+  if (attrs.specversion === undefined) {
+    // No ce_specversion: structured mode when content-type names it. Read by the envelope's one
+    // parser, as the ingress reads it: not one media type (a parameter twice, RFC 6838 §4.3; a
+    // list; malformed) → poison naming datacontenttype, as an attribute of the wrong type is.
+    const mediaType = contentType === undefined ? undefined : readMediaType(contentType);
+    if (mediaType !== undefined && isMediaTypeFault(mediaType)) {
+      throw poison(mediaTypeProblem(contentType!, 'content-type (datacontenttype)') ?? 'content-type is not one media type', record, { attribute: 'datacontenttype' });
+    }
+    if (mediaType !== undefined && mediaType.essence === STRUCTURED_MEDIA_TYPE) {
+      if (record.value === null) throw poison('structured-mode record without a value', record, {});
+      return { mode: 'structured', json: decodeText(record.value, 'value', record) };
+    }
   }
   if (attrs.specversion === undefined) throw poison('not a CloudEvent: no ce_specversion header', record, { attribute: 'specversion' });
   // The other required attributes too: without them the result would not be the Attributes it claims.
@@ -150,8 +152,8 @@ export function fromRecord(record: TransportRecord): RecordEvent {
     if (attrs[name] === undefined) throw poison(`not a CloudEvent: no ce_${name} header`, record, { attribute: name });
   }
   // Binary mode: content-type is the datacontenttype attribute, held to its rule as the ingress
-  // holds it (a CloudEvents String: no control character, such as a tab inside or U+0085 quoted,
-  // which the media-type grammar alone allows).
+  // holds it: one media type (the same parser's faults) and a CloudEvents String (no control
+  // character, such as a tab inside or U+0085 quoted, which the media-type grammar alone allows).
   if (contentType !== undefined) attrs.datacontenttype = datacontenttypeOrPoison(contentType, record);
   return { mode: 'binary', attributes: attrs as unknown as Attributes, value: record.value };
 }
