@@ -362,6 +362,10 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
   const activity: { lastDeliveryMs?: number; lastError?: { atMs: number; reason: string } } = {};
   const attempts = new AttemptLedger();
   const stopping = new AbortController();
+  // Deliveries the stop cut short (their handler's signal aborted): said once when the member
+  // has stopped, at info, with the first few positions — at debug alone a drain that cut a
+  // long webhook call left no trace at the default level.
+  const cutByStop: { count: number; first: { topic: string; partition: number; offset: string }[] } = { count: 0, first: [] };
   const idem =
     o.idempotency === undefined
       ? undefined
@@ -616,6 +620,8 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
     if (signal.aborted && out.kind === 'retry') {
       span?.end(`member stopping: ${out.reason}`);
       log.debug({ subscription: o.subscription, topic: record.topic, partition: record.partition, offset: record.offset.toString(), reason: out.reason.slice(0, 300) }, 'the member stopped while the record was in hand: handled again from the last commit');
+      cutByStop.count++;
+      if (cutByStop.first.length < CUT_POSITIONS_LOGGED) cutByStop.first.push({ topic: record.topic, partition: record.partition, offset: record.offset.toString() });
       return redeliverAfter(0);
     }
     o.instruments?.delivery(o.subscription, (performance.now() - t0) / 1000);
@@ -692,6 +698,14 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
   const unsubscribe = async (): Promise<void> => {
     stopping.abort(new GatewayError('CEG_CLOSED', 'subscription stopped', { retriable: true }));
     await consumption.stop();
+    if (cutByStop.count > 0) {
+      log.info(
+        { subscription: o.subscription, records: cutByStop.count, positions: cutByStop.first },
+        `the stop cut ${cutByStop.count} deliver${cutByStop.count === 1 ? 'y' : 'ies'} in hand short (their calls were aborted): not committed, so ${cutByStop.count === 1 ? 'it is' : 'they are'} delivered again from the last commit by the next member`,
+      );
+      cutByStop.count = 0;
+      cutByStop.first = [];
+    }
   };
   return {
     name: o.subscription,
@@ -708,6 +722,9 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
     [Symbol.asyncDispose]: unsubscribe,
   };
 }
+
+/** How many positions of deliveries cut short by a stop the stop's log line names (the count is whole). */
+const CUT_POSITIONS_LOGGED = 10;
 
 /**
  * The handler's context. `signal` is a getter: the call's AbortSignal is made only when the
