@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { isGatewayError } from '../../src/core/errors.js';
 import type { TransportLogger } from '../../src/transport/index.js';
 import { createPlatformaticTransport } from '../../src/transport/index.js';
+import { resolveKafkaTransportOptions } from '../../src/transport/kafka/options.js';
+import { FetcherClosed, fetchOnce, listOffsets, openFetcher } from '../../src/transport/platformatic/fetcher.js';
 import { stackEnv } from '../helpers/stack.js';
 import { transportContract } from './transport.contract.js';
 
@@ -72,6 +74,24 @@ describe('@platformatic/kafka transport specifics', () => {
     expect(seen.size).toBe(1000);
     const ends = await t.endOffsets(topic);
     expect(ends.reduce((n, e) => n + e.offset, 0n)).toBe(1000n);
+    await t.close();
+  });
+
+  it('a long poll in flight ends at once when its fetcher closes (the library retried it ~1.5 s, and every stop waited for that)', async () => {
+    const t = createPlatformaticTransport({ brokers: stackEnv().kafkaBrokers, logger });
+    const topic = `contract-fetch-close-plt-${Date.now().toString(36)}`;
+    await t.ensureTopics([{ name: topic, partitions: 1, retentionMs: -1, cleanupPolicy: 'delete' }]);
+    const fetcher = openFetcher(resolveKafkaTransportOptions({ brokers: stackEnv().kafkaBrokers, logger }), 'read', 'contract-fetch-close-never-joins');
+    const end = (await listOffsets(fetcher.consumer, topic, 'latest'))[0]!;
+    // An empty partition and a 60 s long poll: only the close can end this fetch within the test.
+    const outcome = fetchOnce(fetcher, [{ topic, partition: 0, offset: end }], { maxWaitTimeMs: 60_000, maxBytes: 1_048_576, maxBytesPerPartition: 1_048_576 }).then(() => undefined, (e: unknown) => e);
+    await fetcher.consumer.metadata({ topics: [topic] }); // the fetch is on its way
+    await fetcher.close();
+    const err = await outcome;
+    expect(err).toBeInstanceOf(FetcherClosed);
+    expect(isGatewayError(err, 'CEG_CLOSED') && err.retriable).toBe(true);
+    // A fetch asked of a closed fetcher fails the same way, at once.
+    await expect(fetchOnce(fetcher, [{ topic, partition: 0, offset: end }], { maxWaitTimeMs: 60_000, maxBytes: 1_048_576, maxBytesPerPartition: 1_048_576 })).rejects.toBeInstanceOf(FetcherClosed);
     await t.close();
   });
 });

@@ -9,6 +9,7 @@
  * other versions are parsed by the library and converted by ./records.ts.
  */
 import { Consumer, FetchIsolationLevels, ListOffsetTimestamps } from '@platformatic/kafka';
+import { GatewayError } from '../../core/errors.js';
 import type { KafkaTransportOptions } from '../kafka/options.js';
 import type { TransportRecord } from '../port.js';
 import { baseOptions, closeForced } from './client-options.js';
@@ -21,12 +22,28 @@ import { listOffsetsTime } from '../timestamps.js';
 
 /**
  * A group-less consumer for fetching and the connection pool its fetches go through
- * ({@link RawFetchPool}: record batches read by ./record-batches.ts). `close()` closes both.
+ * ({@link RawFetchPool}: record batches read by ./record-batches.ts). `close()` closes both, and
+ * a fetch in flight then rejects at once ({@link FetcherClosed}).
  */
 export interface Fetcher {
   readonly consumer: Consumer;
   readonly pool: RawFetchPool;
+  /** Rejects with {@link FetcherClosed} when close() is called (never resolves). */
+  readonly closed: Promise<never>;
   close(): Promise<void>;
+}
+
+/**
+ * What a fetch in flight rejects with once its fetcher is closed. The library retries a fetch whose
+ * connection was closed under it (`retries` times, `retryDelay` apart: about 1.5 s with the
+ * defaults) before it fails, and every stop waited for that: a gateway with no work in hand took
+ * 3 s to shut down on this client, the definitions and replay-audit readers one after the other
+ * (more than a SHUTDOWN_TIMEOUT_MS of 4 s with one push subscription). Retriable: a stop, not a fault.
+ */
+export class FetcherClosed extends GatewayError {
+  constructor() {
+    super('CEG_CLOSED', 'fetch cut short: the fetcher was closed', { retriable: true });
+  }
 }
 
 /** A {@link Fetcher} with the transport's connection settings; `groupId` is required by the library but never sent. */
@@ -34,10 +51,15 @@ export function openFetcher(opts: KafkaTransportOptions, clientIdSuffix: string,
   const options = baseOptions(opts, clientIdSuffix);
   const consumer = new Consumer({ ...options, groupId });
   const pool = new RawFetchPool(options.clientId, options);
+  let markClosed: (err: FetcherClosed) => void = () => undefined;
+  const closed = new Promise<never>((_resolve, reject) => (markClosed = reject));
+  closed.catch(() => undefined); // only fetches in flight observe it
   return {
     consumer,
     pool,
+    closed,
     close: async () => {
+      markClosed(new FetcherClosed());
       const closed = await Promise.allSettled([closeForced(consumer), pool.close()]);
       const failed = closed.find((c): c is PromiseRejectedResult => c.status === 'rejected');
       if (failed !== undefined) throw failed.reason;
@@ -74,10 +96,16 @@ export interface FetchLimits {
 /**
  * One Fetch request per partition leader, in parallel; resolves with every partition's records.
  * Errors: the library's error (the caller maps it with fromPlatformaticError); metadata is
- * refreshed on the next call after a failure.
+ * refreshed on the next call after a failure; {@link FetcherClosed} at once when the fetcher is
+ * closed meanwhile (what the library still does for it is dropped).
  */
-export async function fetchOnce(fetcher: Fetcher, positions: readonly FetchPosition[], limits: FetchLimits): Promise<Fetched[]> {
-  if (positions.length === 0) return [];
+export function fetchOnce(fetcher: Fetcher, positions: readonly FetchPosition[], limits: FetchLimits): Promise<Fetched[]> {
+  if (positions.length === 0) return Promise.resolve([]);
+  // One race per fetch (not per record): a stop does not wait for the library's retries.
+  return Promise.race([fetchFromLeaders(fetcher, positions, limits), fetcher.closed]);
+}
+
+async function fetchFromLeaders(fetcher: Fetcher, positions: readonly FetchPosition[], limits: FetchLimits): Promise<Fetched[]> {
   const consumer = fetcher.consumer;
   const topics = [...new Set(positions.map((p) => p.topic))];
   const metadata = await consumer.metadata({ topics });
