@@ -348,7 +348,7 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
         throw err;
       },
     );
-    if (!dlqStored) log.warn({ subscription: o.subscription, topic: dlq }, 'no dead-letter topic and told not to create one: records that would be dead-lettered are logged and skipped (create it with `ce-gateway topics --subscription`)');
+    if (!dlqStored) log.warn({ subscription: o.subscription, topic: dlq }, `no dead-letter topic ${dlq}, and this subscriber creates no topics (createTopics: false, as the CLI's readers): records that would be dead-lettered are logged and skipped — to keep them, create it with \`ce-gateway topics --subscription ${o.subscription}\``);
   } else {
     await transport.ensureTopics(subscriptionTopics(o.subscription, ordering));
   }
