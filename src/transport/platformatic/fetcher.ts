@@ -28,8 +28,12 @@ import { listOffsetsTime } from '../timestamps.js';
 export interface Fetcher {
   readonly consumer: Consumer;
   readonly pool: RawFetchPool;
-  /** Rejects with {@link FetcherClosed} when close() is called (never resolves). */
-  readonly closed: Promise<never>;
+  /**
+   * `work`'s outcome, or {@link FetcherClosed} as soon as close() is called (at once when it was):
+   * what the library still does for `work` is then dropped. A settled call leaves nothing behind
+   * (no reaction on a long-lived promise, which a race with one would pile up, one per fetch).
+   */
+  unlessClosed<T>(work: Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -51,15 +55,34 @@ export function openFetcher(opts: KafkaTransportOptions, clientIdSuffix: string,
   const options = baseOptions(opts, clientIdSuffix);
   const consumer = new Consumer({ ...options, groupId });
   const pool = new RawFetchPool(options.clientId, options);
-  let markClosed: (err: FetcherClosed) => void = () => undefined;
-  const closed = new Promise<never>((_resolve, reject) => (markClosed = reject));
-  closed.catch(() => undefined); // only fetches in flight observe it
+  let isClosed = false;
+  const waiting = new Set<(err: FetcherClosed) => void>();
   return {
     consumer,
     pool,
-    closed,
+    unlessClosed<T>(work: Promise<T>): Promise<T> {
+      if (isClosed) {
+        work.catch(() => undefined); // dropped: its failure is the closed connection's
+        return Promise.reject(new FetcherClosed());
+      }
+      return new Promise<T>((resolve, reject) => {
+        waiting.add(reject);
+        work.then(
+          (value) => {
+            waiting.delete(reject);
+            resolve(value);
+          },
+          (err: unknown) => {
+            waiting.delete(reject);
+            reject(err instanceof Error ? err : new Error(String(err), { cause: err }));
+          },
+        );
+      });
+    },
     close: async () => {
-      markClosed(new FetcherClosed());
+      isClosed = true;
+      for (const reject of waiting) reject(new FetcherClosed());
+      waiting.clear();
       const closed = await Promise.allSettled([closeForced(consumer), pool.close()]);
       const failed = closed.find((c): c is PromiseRejectedResult => c.status === 'rejected');
       if (failed !== undefined) throw failed.reason;
@@ -101,8 +124,8 @@ export interface FetchLimits {
  */
 export function fetchOnce(fetcher: Fetcher, positions: readonly FetchPosition[], limits: FetchLimits): Promise<Fetched[]> {
   if (positions.length === 0) return Promise.resolve([]);
-  // One race per fetch (not per record): a stop does not wait for the library's retries.
-  return Promise.race([fetchFromLeaders(fetcher, positions, limits), fetcher.closed]);
+  // One wrapper per fetch (not per record): a stop does not wait for the library's retries.
+  return fetcher.unlessClosed(fetchFromLeaders(fetcher, positions, limits));
 }
 
 async function fetchFromLeaders(fetcher: Fetcher, positions: readonly FetchPosition[], limits: FetchLimits): Promise<Fetched[]> {
