@@ -30,6 +30,19 @@ export class PartitionRouter {
     return count;
   }
 
+  /**
+   * The partition count of `topic` for offsets on `partitions`: the cached one, unless one of them
+   * is not below it — partitions may have been added since it was cached (`kafka-topics --alter
+   * --partitions`), so then `lookup()` is asked again (and cached) before the caller refuses the
+   * partition as outside the topic. Errors: whatever `lookup` throws.
+   */
+  async countCovering(topic: string, partitions: readonly number[], lookup: () => Promise<number>): Promise<number> {
+    const count = await this.count(topic, lookup);
+    if (partitions.every((p) => p < count)) return count;
+    this.#counts.delete(topic);
+    return this.count(topic, lookup);
+  }
+
   /** Drops the cached count (e.g. after the broker answered "unknown topic"). */
   forget(topic: string): void {
     this.#counts.delete(topic);

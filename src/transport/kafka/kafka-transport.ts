@@ -179,17 +179,20 @@ class KafkaTransport implements Transport {
   async partitionCount(topic: string): Promise<number> {
     this.#assertOpen();
     assertTopicName(topic);
-    return this.#router.count(topic, async () => {
-      const admin = await this.#adminReady();
-      try {
-        const { topics } = await admin.fetchTopicMetadata({ topics: [topic] });
-        const count = topics.find((t) => t.name === topic)?.partitions.length ?? 0;
-        if (count === 0) throw unknownTopicError(topic);
-        return count;
-      } catch (err) {
-        throw readFailure(fromKafkaError(err, { operation: 'partitionCount', topic }));
-      }
-    });
+    return this.#router.count(topic, () => this.#lookUpCount(topic));
+  }
+
+  /** The partition count of `topic` from the broker (not the cache). Errors: unknown topic; the broker's, as read failures. */
+  async #lookUpCount(topic: string): Promise<number> {
+    const admin = await this.#adminReady();
+    try {
+      const { topics } = await admin.fetchTopicMetadata({ topics: [topic] });
+      const count = topics.find((t) => t.name === topic)?.partitions.length ?? 0;
+      if (count === 0) throw unknownTopicError(topic);
+      return count;
+    } catch (err) {
+      throw readFailure(fromKafkaError(err, { operation: 'partitionCount', topic }));
+    }
   }
 
   async produce(topic: string, records: readonly OutboundRecord[], opts: ProduceOptions = {}): Promise<readonly Position[]> {
@@ -299,10 +302,12 @@ class KafkaTransport implements Transport {
 
   async offsetsAt(topic: string, at: OffsetQuery): Promise<readonly PartitionOffset[]> {
     assertTopicName(topic);
-    await this.partitionCount(topic);
+    const count = await this.partitionCount(topic);
     const admin = await this.#adminReady();
     try {
       const ends = await this.#oneAtATime(() => admin.fetchTopicOffsets(topic));
+      // Partitions added since the count was cached: the committed offsets read next must list them too.
+      if (ends.length > count) this.#router.forget(topic);
       let out: PartitionOffset[];
       if (at.kind === 'timestamp') {
         const byTime = await this.#oneAtATime(() => admin.fetchTopicOffsetsByTimestamp(topic, listOffsetsTime(at.timestampMs)));
@@ -355,7 +360,10 @@ class KafkaTransport implements Transport {
   }
 
   async commitOffsets(group: string, topic: string, offsets: readonly PartitionOffset[]): Promise<void> {
-    const count = await this.partitionCount(topic);
+    this.#assertOpen();
+    assertTopicName(topic);
+    // A partition beyond the cached count may have been added since: asked again before it is refused.
+    const count = await this.#router.countCovering(topic, offsets.map((o) => o.partition), () => this.#lookUpCount(topic));
     checkCommitOffsets(topic, count, offsets);
     if (offsets.length === 0) return;
     const admin = await this.#adminReady();

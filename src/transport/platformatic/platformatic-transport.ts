@@ -132,16 +132,19 @@ class PlatformaticTransport implements Transport {
   async partitionCount(topic: string): Promise<number> {
     this.#assertOpen();
     assertTopicName(topic);
-    return this.#router.count(topic, async () => {
-      try {
-        const metadata = await this.#admin.metadata({ topics: [topic], forceUpdate: true });
-        const count = metadata.topics.get(topic)?.partitionsCount ?? 0;
-        if (count === 0) throw unknownTopic(topic);
-        return count;
-      } catch (err) {
-        throw readFailure(fromPlatformaticError(err, { operation: 'partitionCount', topic }));
-      }
-    });
+    return this.#router.count(topic, () => this.#lookUpCount(topic));
+  }
+
+  /** The partition count of `topic` from the broker (not the cache). Errors: unknown topic; the broker's, as read failures. */
+  async #lookUpCount(topic: string): Promise<number> {
+    try {
+      const metadata = await this.#admin.metadata({ topics: [topic], forceUpdate: true });
+      const count = metadata.topics.get(topic)?.partitionsCount ?? 0;
+      if (count === 0) throw unknownTopic(topic);
+      return count;
+    } catch (err) {
+      throw readFailure(fromPlatformaticError(err, { operation: 'partitionCount', topic }));
+    }
   }
 
   async produce(topic: string, records: readonly OutboundRecord[], opts: ProduceOptions = {}): Promise<readonly Position[]> {
@@ -230,12 +233,18 @@ class PlatformaticTransport implements Transport {
   async offsetsAt(topic: string, at: OffsetQuery): Promise<readonly PartitionOffset[]> {
     assertTopicName(topic);
     this.#assertOpen();
-    await this.partitionCount(topic);
+    const count = await this.partitionCount(topic);
     try {
-      if (at.kind !== 'timestamp') return (await listOffsets(this.#tools, topic, at.kind)).map((offset, partition) => ({ partition, offset }));
-      const [byTime, ends] = await Promise.all([listOffsets(this.#tools, topic, { timestampMs: at.timestampMs }), listOffsets(this.#tools, topic, 'latest')]);
-      // No record at or after the time: Kafka answers -1; that is the end offset.
-      return byTime.map((offset, partition) => ({ partition, offset: offset < 0n ? (ends[partition] ?? 0n) : offset }));
+      let out: PartitionOffset[];
+      if (at.kind !== 'timestamp') out = (await listOffsets(this.#tools, topic, at.kind)).map((offset, partition) => ({ partition, offset }));
+      else {
+        const [byTime, ends] = await Promise.all([listOffsets(this.#tools, topic, { timestampMs: at.timestampMs }), listOffsets(this.#tools, topic, 'latest')]);
+        // No record at or after the time: Kafka answers -1; that is the end offset.
+        out = byTime.map((offset, partition) => ({ partition, offset: offset < 0n ? (ends[partition] ?? 0n) : offset }));
+      }
+      // Partitions added since the count was cached: the committed offsets read next must list them too.
+      if (out.length > count) this.#router.forget(topic);
+      return out;
     } catch (err) {
       throw readFailure(fromPlatformaticError(err, { operation: 'offsetsAt', topic }));
     }
@@ -276,7 +285,10 @@ class PlatformaticTransport implements Transport {
   }
 
   async commitOffsets(group: string, topic: string, offsets: readonly PartitionOffset[]): Promise<void> {
-    const count = await this.partitionCount(topic);
+    this.#assertOpen();
+    assertTopicName(topic);
+    // A partition beyond the cached count may have been added since: asked again before it is refused.
+    const count = await this.#router.countCovering(topic, offsets.map((o) => o.partition), () => this.#lookUpCount(topic));
     checkCommitOffsets(topic, count, offsets);
     if (offsets.length === 0) return;
     try {

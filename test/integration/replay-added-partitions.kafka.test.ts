@@ -1,0 +1,69 @@
+/**
+ * A replay (and a subscription's `start`) right after partitions were added to a topic, on both
+ * Kafka clients: the transport caches a topic's partition count for `metadata.max.age.ms` (30 s),
+ * and `commitOffsets` refused a partition beyond the cached count as "outside topic" (a
+ * non-retriable CEG_INVALID_OPTIONS, a 500 `Server misconfigured` over HTTP) although the broker
+ * has it — so a replay or a `POST /subscriptions` in the 30 s after `kafka-topics --alter
+ * --partitions` failed, once `offsetsAt` (which asks the broker) listed the new partitions.
+ * Now a partition beyond the cached count makes the transport look the count up again before it
+ * refuses, and the committed offsets list every partition the broker has.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import type { Transport } from '../../src/transport/index.js';
+import { KAFKA_CLIENTS, transportOn } from '../helpers/kafka-client.js';
+import { stackEnv, uniqueName } from '../helpers/stack.js';
+import { rawKafka } from './consumer/members.js';
+
+describe.each(KAFKA_CLIENTS)('offsets of partitions added to a topic (%s)', (client) => {
+  const brokers = stackEnv().kafkaBrokers;
+  const transports: Transport[] = [];
+  const topics: string[] = [];
+  afterAll(async () => {
+    await Promise.allSettled(transports.map((t) => t.close()));
+    const admin = rawKafka().admin();
+    await admin.connect();
+    await admin.deleteTopics({ topics }).catch(() => undefined);
+    await admin.disconnect();
+  });
+
+  it('commits offsets on a partition added after the count was cached, and lists it as committed', async () => {
+    const t = transportOn({ brokers, clientId: uniqueName(`added-partitions-${client}`) }, client);
+    transports.push(t);
+    const topic = uniqueName(`it-added-partitions-${client}`);
+    topics.push(topic);
+    await t.ensureTopics([{ name: topic, partitions: 2, retentionMs: 3_600_000, cleanupPolicy: 'delete' }]);
+    expect(await t.partitionCount(topic)).toBe(2); // cached now
+    const admin = rawKafka().admin();
+    await admin.connect();
+    try {
+      await admin.createPartitions({ topicPartitions: [{ topic, count: 4 }] });
+    } finally {
+      await admin.disconnect();
+    }
+    const group = uniqueName(`it-added-partitions-group-${client}`);
+    // What a replay to explicit offsets (or `earliest` once offsetsAt lists the new partitions) commits.
+    await t.commitOffsets(group, topic, [
+      { partition: 0, offset: 0n },
+      { partition: 3, offset: 0n },
+    ]);
+    const committed = await t.committedOffsets(group, topic);
+    expect(committed.map((c) => c.partition)).toEqual([0, 1, 2, 3]);
+    expect(committed.find((c) => c.partition === 3)?.offset).toBe(0n);
+    // The count is fresh again: every partition the broker has.
+    expect(await t.partitionCount(topic)).toBe(4);
+    expect((await t.offsetsAt(topic, { kind: 'earliest' })).map((o) => o.partition)).toEqual([0, 1, 2, 3]);
+  });
+
+  it('still refuses a partition the topic does not have, not retriable', async () => {
+    const t = transportOn({ brokers, clientId: uniqueName(`added-partitions-${client}`) }, client);
+    transports.push(t);
+    const topic = uniqueName(`it-added-partitions-${client}`);
+    topics.push(topic);
+    await t.ensureTopics([{ name: topic, partitions: 2, retentionMs: 3_600_000, cleanupPolicy: 'delete' }]);
+    const err = await t.commitOffsets(uniqueName('it-added-partitions-group'), topic, [{ partition: 2, offset: 0n }]).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toMatchObject({ code: 'CEG_INVALID_OPTIONS', retriable: false, details: { topic, partition: 2 } });
+  });
+});

@@ -1,0 +1,29 @@
+/**
+ * PartitionRouter's cached partition count: `countCovering` asks the broker again when offsets
+ * name a partition beyond the cached count (partitions added since), and only then.
+ */
+import { describe, expect, it } from 'vitest';
+import { PartitionRouter } from '../../../src/transport/partition-router.js';
+
+describe('PartitionRouter.countCovering', () => {
+  it('keeps the cached count for partitions below it', async () => {
+    const router = new PartitionRouter(60_000);
+    const answers = [2, 4];
+    let asked = 0;
+    const lookup = async (): Promise<number> => answers[asked++]!;
+    expect(await router.count('t', lookup)).toBe(2);
+    expect(await router.countCovering('t', [0, 1], lookup)).toBe(2);
+    expect(asked).toBe(1);
+  });
+
+  it('looks the count up again for a partition beyond the cached one, and caches the answer', async () => {
+    const router = new PartitionRouter(60_000);
+    const answers = [2, 4];
+    let asked = 0;
+    const lookup = async (): Promise<number> => answers[asked++]!;
+    expect(await router.count('t', lookup)).toBe(2);
+    expect(await router.countCovering('t', [0, 3], lookup)).toBe(4);
+    expect(await router.count('t', lookup)).toBe(4);
+    expect(asked).toBe(2);
+  });
+});
