@@ -50,13 +50,16 @@ interface ReplayOptions {
 
 /**
  * `P:O,P:O` (or `TOPIC/P:O` for a subscription of several topics) → `{ "P": O }`; offsets beyond
- * 2^53 stay decimal strings. A partition named twice is refused (the HTTP API refuses duplicate
- * members too; the last value silently winning would replay from an offset nobody checked).
+ * 2^53 stay decimal strings. `previous`: the pairs of the earlier `--to-offsets` options of the
+ * same command line (commander passes them), which this one adds to — before, the last option
+ * silently replaced the earlier ones, so `--to-offsets 0:1 --to-offsets 3:2` replayed partition 3
+ * only. A partition named twice, in one option or over several, is refused (the HTTP API refuses
+ * duplicate members too; the last value silently winning would replay from an offset nobody checked).
  * Errors: commander's InvalidArgumentError (usage, exit 2): a pair that is not `P:O`, or a partition
  *   given twice, named.
  */
-export function parseOffsetsOption(value: string): Record<string, number | string> {
-  const out: Record<string, number | string> = {};
+export function parseOffsetsOption(value: string, previous?: Readonly<Record<string, number | string>>): Record<string, number | string> {
+  const out: Record<string, number | string> = { ...previous };
   for (const part of value.split(',')) {
     const m = /^([^:\s]+):(\d{1,19})$/.exec(part.trim());
     if (m === null) throw new InvalidArgumentError('partition:offset pairs separated by commas, e.g. 0:42,3:1000 (TOPIC/PARTITION:OFFSET when the subscription reads several topics)');
@@ -217,7 +220,7 @@ export function registerReplayCommand(program: Command): void {
     .option('--to-time <time>', 'the first record written at or after this RFC 3339 time (or a duration back from now: 90s, 15m, 2h, 7d)')
     .option('--to-earliest', 'the start of the log')
     .option('--to-latest', 'the end of the log (skip what is not delivered yet)')
-    .option('--to-offsets <pairs>', 'explicit offsets: PARTITION:OFFSET,… (TOPIC/PARTITION:OFFSET for a subscription of several topics)', parseOffsetsOption)
+    .option('--to-offsets <pairs>', 'explicit offsets: PARTITION:OFFSET,… (TOPIC/PARTITION:OFFSET for a subscription of several topics); repeated options add up, each partition once', parseOffsetsOption)
     .option('--dry-run', 'only report what would move; nothing changes');
   withGatewayOptions(cmd)
     .option('--json', 'JSON lines on stdout even on a terminal')

@@ -138,6 +138,21 @@ describe('ce-gateway replay --to-offsets', { timeout: 60_000 }, () => {
     expect(r.stderr).toContain('partition 0 is given twice (0:1 and 0:2)');
     expect(replays.length).toBe(before);
   });
+
+  it('refuses a partition named twice over two --to-offsets options (the last one silently won), exit 2, and sends nothing', async () => {
+    const before = replays.length;
+    const r = await cli(['replay', 'orders', '--to-offsets', '0:1', '--to-offsets', '0:2', '--gateway', base, '--json']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('partition 0 is given twice (0:1 and 0:2)');
+    expect(replays.length).toBe(before);
+  });
+
+  it('takes the partitions of several --to-offsets options together', async () => {
+    const before = replays.length;
+    const r = await cli(['replay', 'orders', '--to-offsets', '0:1', '--to-offsets', '3:2', '--gateway', base, '--json', '--no-wait']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(replays.slice(before)).toEqual([{ to: { '0': 1, '3': 2 }, dryRun: false }]);
+  });
 });
 
 describe('ce-gateway replay: options and states (break report D10, D11)', { timeout: 60_000 }, () => {
