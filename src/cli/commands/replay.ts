@@ -15,7 +15,9 @@
  * Exit codes: 0 done (or dry run; also without KAFKA_BROKERS, or for a paused subscription, where
  * the drain is not watched, as with `--no-wait`); 1 the replay WAS done but its drain was not seen
  * through — not drained within `--timeout`, the subscription is `gone`, or the watch failed (Kafka or the gateway not answering the watch's reads): the
- * message says so, and the replay must not be run again;
+ * message says so, and the replay must not be run again; 1 also when the request was sent but
+ * no answer came (the connection broke or timed out): the replay may have been done, and the
+ * message says how to check before running it again;
  * 2 nothing was replayed: usage, refusal or connection error (DESIGN "Conventions").
  */
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -117,6 +119,21 @@ export function requestFailure(err: unknown): string {
   const message = typeof c.message === 'string' && c.message !== '' ? c.message : Array.isArray(c.errors) ? c.errors.map((e) => errorMessage(e)).join('; ') : '';
   const detail = message.includes(code) ? message : message === '' ? code : `${code}: ${message}`;
   return publicText(detail === '' || text.includes(detail) ? text : `${text} (${detail})`);
+}
+
+/** Failures of a request that may have reached the gateway: the connection broke or timed out after it was sent. */
+const AFTER_SEND = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
+/**
+ * True when a failed request may have reached the gateway, so the replay may have been done: the
+ * connection broke (`other side closed`, a reset) or the answer timed out after the request was
+ * sent. False for failures before anything was sent (refused connection, unknown host, bad TLS). Pure.
+ */
+export function outcomeUnknown(err: unknown): boolean {
+  if (err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError')) return true;
+  const cause = err instanceof Error ? err.cause : undefined;
+  const code = typeof cause === 'object' && cause !== null ? (cause as { code?: unknown }).code : undefined;
+  return typeof code === 'string' && AFTER_SEND.has(code);
 }
 
 /**
@@ -246,7 +263,15 @@ export function registerReplayCommand(program: Command): void {
       const base = publicUrl(client.base);
       const lines = opts.json === true || process.stdout.isTTY !== true;
       const path = GatewayClient.subscriptionPath(name);
-      const answer = await client.call('POST', `${path}/replay`, { to, dryRun: opts.dryRun === true }).catch((err: unknown) => fail(`${base}: ${requestFailure(err)}`));
+      const answer = await client.call('POST', `${path}/replay`, { to, dryRun: opts.dryRun === true }).catch((err: unknown) => {
+        // Sent, but no answer: the gateway may have moved the offsets (exit 2 would say nothing was
+        // replayed, and running it again hands the backlog out once more).
+        if (opts.dryRun !== true && outcomeUnknown(err)) {
+          process.stderr.write(`ce-gateway replay: ${base}: ${requestFailure(err)} — the request was sent but no answer came, so ${name} may have been replayed: check GET ${path}/replays (its newest entry) and the subscription's replay state before running the replay again\n`);
+          process.exit(EXIT_REPLAYED_NOT_WATCHED);
+        }
+        return fail(`${base}: ${requestFailure(err)}`);
+      });
       if (answer.status !== 200) fail(client.refusal(answer));
       const report = answer.body as ReplayReport;
       if (lines) process.stdout.write(`${JSON.stringify({ type: 'replay', ...report })}\n`);

@@ -45,7 +45,10 @@ beforeAll(async () => {
     req.on('data', (c: string) => (body += c));
     req.on('end', () => {
       res.setHeader('content-type', 'application/json');
-      if (req.method === 'POST') {
+      if (req.method === 'POST' && req.url === '/subscriptions/cut/replay') {
+        replays.push(JSON.parse(body));
+        req.socket.destroy(); // taken, then the connection breaks before the answer (a gateway killed mid-replay)
+      } else if (req.method === 'POST') {
         replays.push(JSON.parse(body));
         res.end(JSON.stringify({ at: new Date().toISOString(), by: 'anonymous', to: 'earliest', dryRun: false, partitions: { '0': { from: '5', to: '0', events: 5, skipped: 0 } }, events: 5, skipped: 0 }));
       } else if (req.url === '/subscriptions/orders') res.end(JSON.stringify({ name: 'orders', group: 'ceg-replaycli-orders', kinds: ['PriceLoadingCompleted'], state: 'active' }));
@@ -108,6 +111,20 @@ describe('ce-gateway replay: a gateway that cannot be reached', { timeout: 60_00
     const r = await cli(['replay', 'orders', '--to-earliest', '--gateway', `http://127.0.0.1:${port}`, '--json']);
     expect(r.code).toBe(2);
     expect(r.stderr).toBe(`ce-gateway replay: http://127.0.0.1:${port}: fetch failed (connect ECONNREFUSED 127.0.0.1:${port})\n`);
+  });
+
+  it('a connection that breaks after the request was sent: says the replay may have been done and how to check, exit 1 (not 2, "nothing was replayed")', async () => {
+    const before = replays.length;
+    const r = await cli(['replay', 'cut', '--to-earliest', '--gateway', base, '--json']);
+    expect(replays.length).toBe(before + 1);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('the request was sent but no answer came, so cut may have been replayed: check GET /subscriptions/cut/replays');
+  });
+
+  it('a dry run whose connection breaks: nothing was replayed either way, exit 2', async () => {
+    const r = await cli(['replay', 'cut', '--to-earliest', '--dry-run', '--gateway', base, '--json']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).not.toContain('may have been replayed');
   });
 
   it('refuses user:password@ in --gateway without echoing the password (the API key comes from the environment); exit 2', async () => {
