@@ -28,6 +28,10 @@ const busy = (err: unknown): boolean => isGatewayError(err, 'CEG_INVALID_OPTIONS
  */
 export async function commitWhenIdle(transport: Transport, group: string, targets: ReplayOffsets, startFrom: StartFrom, waitMs: number, signal?: AbortSignal, proceed?: () => void, startAt?: readonly TopicPartitionOffset[]): Promise<ReplayOffsets> {
   const deadline = Date.now() + waitMs;
+  // The positions read before the first commit of `targets`: once a topic's commit went through, a
+  // retry (a member joined before the next topic's commit) would read that topic's new offset as
+  // its position before the replay, and report it as not moved.
+  let before: ReplayOffsets | undefined;
   for (let attempt = 1; ; attempt++) {
     try {
       for (const topic of targets.keys()) {
@@ -35,16 +39,20 @@ export async function commitWhenIdle(transport: Transport, group: string, target
         const same = committed.flatMap((c) => (c.offset === null ? [] : [{ partition: c.partition, offset: c.offset }]));
         await transport.commitOffsets(group, topic, same);
       }
-      const from = await positionsOf(transport, group, targets, startFrom, startAt);
+      const from = before ?? (await positionsOf(transport, group, targets, startFrom, startAt));
       proceed?.();
-      for (const [topic, offsets] of targets) await transport.commitOffsets(group, topic, offsets);
+      for (const [topic, offsets] of targets) {
+        before = from;
+        await transport.commitOffsets(group, topic, offsets);
+      }
       return from;
     } catch (err) {
       if (!busy(err)) throw err;
       // While it waits for the group too: a subscription deleted, or a later replay, ends the wait now.
       proceed?.();
       if (Date.now() >= deadline || signal?.aborted === true) {
-        throw new GatewayError('CEG_REPLAY_FAILED', `the consumer group ${group} still had members after ${waitMs} ms; nothing was moved`, { retriable: true, cause: err, details: { group } });
+        const moved = before === undefined ? 'nothing was moved' : 'the offsets of some of its topics may have moved already; replay again to the same target to finish';
+        throw new GatewayError('CEG_REPLAY_FAILED', `the consumer group ${group} still had members after ${waitMs} ms; ${moved}`, { retriable: true, cause: err, details: { group } });
       }
       await sleep(Math.min(1000, 100 * attempt));
     }
