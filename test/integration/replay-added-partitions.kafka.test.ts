@@ -12,6 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { Transport } from '../../src/transport/index.js';
 import { KAFKA_CLIENTS, transportOn } from '../helpers/kafka-client.js';
 import { stackEnv, uniqueName } from '../helpers/stack.js';
+import { waitFor } from '../helpers/wait.js';
 import { rawKafka } from './consumer/members.js';
 
 describe.each(KAFKA_CLIENTS)('offsets of partitions added to a topic (%s)', (client) => {
@@ -65,5 +66,48 @@ describe.each(KAFKA_CLIENTS)('offsets of partitions added to a topic (%s)', (cli
       (e: unknown) => e,
     );
     expect(err).toMatchObject({ code: 'CEG_INVALID_OPTIONS', retriable: false, details: { topic, partition: 2 } });
+  });
+
+  // The documented procedure after adding partitions (docs/subscriptions.md "Adding partitions to a
+  // topic"): a running member does not take up the new partitions, and one that later gets such a
+  // partition without a commit would start at its end. What a replay with explicit offsets of the
+  // new partitions does — stop the members, commit the log start there, start members again —
+  // delivers what was written there meanwhile, and leaves the other partitions where they were.
+  it('after partitions are added, members restarted on committed log starts of the new partitions read what was written there; the others resume', async () => {
+    const t = transportOn({ brokers, clientId: uniqueName(`added-partitions-${client}`) }, client);
+    transports.push(t);
+    const topic = uniqueName(`it-added-partitions-${client}`);
+    topics.push(topic);
+    await t.ensureTopics([{ name: topic, partitions: 2, retentionMs: 3_600_000, cleanupPolicy: 'delete' }]);
+    const group = uniqueName(`it-added-partitions-group-${client}`);
+    const handled: string[] = [];
+    const handler = (r: { value: Uint8Array | null }): Promise<void> => {
+      handled.push(Buffer.from(r.value ?? new Uint8Array()).toString());
+      return Promise.resolve();
+    };
+    const first = await t.consume({ group, topics: [topic], startFrom: 'earliest', commitEveryRecords: 1 }, handler);
+    const enc = new TextEncoder();
+    await t.produce(topic, [{ key: null, value: enc.encode('before'), headers: [], partition: 0 }]);
+    await waitFor('the record written before', () => handled.includes('before'));
+    const kafka = rawKafka();
+    const admin = kafka.admin();
+    const producer = kafka.producer();
+    await Promise.all([admin.connect(), producer.connect()]);
+    try {
+      await admin.createPartitions({ topicPartitions: [{ topic, count: 4 }] });
+      // A producer of its own (as a partner's or another service's would be): the topic now has 4.
+      await producer.send({ topic, messages: [{ partition: 3, value: 'on an added partition' }] });
+    } finally {
+      await Promise.allSettled([admin.disconnect(), producer.disconnect()]);
+    }
+    await first.stop();
+    await t.commitOffsets(group, topic, [{ partition: 2, offset: 0n }, { partition: 3, offset: 0n }]);
+    const second = await t.consume({ group, topics: [topic], startFrom: 'latest', commitEveryRecords: 1 }, handler);
+    try {
+      await waitFor('the record on the added partition', () => handled.includes('on an added partition'));
+      expect(handled.filter((v) => v === 'before')).toHaveLength(1); // partition 0 resumed from its commit
+    } finally {
+      await second.stop();
+    }
   });
 });
