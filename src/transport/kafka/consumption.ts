@@ -23,8 +23,17 @@ export type UncommittedLookup = (partitions: Assignment) => Promise<ReadonlySet<
 
 /** What a consumption asks its transport. */
 export interface ConsumptionLinks {
-  /** The committed offsets of pinned partitions a later join hands this member. */
+  /** The committed offsets of pinned partitions (and added ones, see `startCounts`) a later join hands this member. */
   readonly uncommitted?: UncommittedLookup;
+  /**
+   * Partition counts per topic when consume() was called: a partition at or past its topic's count
+   * that a later join hands this member was added to the topic since; without a commit it starts
+   * at its log start (`logStarts`), not where kafkajs would start it (`latest`: records written there
+   * before a member got it were skipped; breaker, 2026-12-06). Needs `uncommitted` and `logStarts`.
+   */
+  readonly startCounts?: ReadonlyMap<string, number>;
+  /** The log start offset of each partition of `topic`, decimal text by partition. */
+  readonly logStarts?: (topic: string) => Promise<ReadonlyMap<number, string>>;
   /** true while the broker is out or the clients recover from an outage (BrokerOutage.recovering). */
   readonly recovering?: () => boolean;
 }
@@ -109,8 +118,11 @@ export class KafkaConsumption implements Consumption {
   readonly done: Promise<void>;
   readonly #consumer: Consumer;
   readonly #opts: KafkaTransportOptions;
-  readonly #pins: LatestPins;
+  /** Where partitions without a commit start: the pins given, and the log starts of added partitions once looked up. */
+  readonly #pins: Map<string, string>;
   readonly #uncommitted: UncommittedLookup | undefined;
+  readonly #startCounts: ReadonlyMap<string, number>;
+  readonly #logStarts: ((topic: string) => Promise<ReadonlyMap<number, string>>) | undefined;
   /** Pinned partitions known to have a commit (or whose pin this member stored): no lookup at later joins. */
   readonly #pinsSettled = new Set<string>();
   /** Pinned partitions paused at the latest join until the lookup of their commits answers. */
@@ -148,8 +160,10 @@ export class KafkaConsumption implements Consumption {
   private constructor(kafka: Kafka, spec: GroupSpec, handler: RecordHandler, opts: KafkaTransportOptions, pins: LatestPins, links: ConsumptionLinks) {
     this.group = spec.group;
     this.#opts = opts;
-    this.#pins = pins;
+    this.#pins = new Map(pins);
     this.#uncommitted = links.uncommitted;
+    this.#startCounts = links.startCounts ?? new Map();
+    this.#logStarts = links.logStarts;
     this.#recovering = links.recovering ?? (() => false);
     this.#runner = new RecordRunner({ handler, stopTimeoutMs: spec.stopTimeoutMs ?? 5000, log: opts.logger, group: spec.group, onFailure: (err) => this.#fail(err) });
     this.#commitEveryRecords = spec.commitEveryRecords ?? 500;
@@ -184,6 +198,9 @@ export class KafkaConsumption implements Consumption {
       // Short: a partition resumed after a redelivery wait or backpressure is fetched again soon (KAFKAJS_MAX_WAIT_MS).
       maxWaitTimeInMs: kafkajsMaxWaitMs(opts.maxWaitTimeMs),
       allowAutoTopicCreation: false,
+      // Kafka's metadata.max.age.ms (30 s here, 5 min kafkajs's default): on its refresh kafkajs sees
+      // partitions added to a topic it reads and joins again, so they are taken up.
+      metadataMaxAge: opts.metadataMaxAgeMs,
       retry: {
         retries: opts.retries,
         initialRetryTime: opts.initialRetryTimeMs,
@@ -292,7 +309,9 @@ export class KafkaConsumption implements Consumption {
     const earlier = this.#pinWait;
     const wanted = this.#uncommitted === undefined ? [] : this.#assignment.filter(({ topic, partition }) => {
       const k = tpKey(topic, partition);
-      return this.#pins.has(k) && !this.#pinsSettled.has(k) && !this.#handledOnce.has(k) && !this.#pump.lanes.has(k);
+      if (this.#pinsSettled.has(k) || this.#handledOnce.has(k) || this.#pump.lanes.has(k)) return false;
+      // Pinned, or added to the topic since consume() (its log start is looked up with the commits).
+      return this.#pins.has(k) || (this.#logStarts !== undefined && partition >= (this.#startCounts.get(topic) ?? Number.POSITIVE_INFINITY));
     });
     this.#pinWait = wanted.map((a) => tpKey(a.topic, a.partition));
     // Paused by an earlier join's lookup and not waited for now: kafkajs keeps a pause across joins.
@@ -329,7 +348,22 @@ export class KafkaConsumption implements Consumption {
       }
     }
     if (this.#joins !== joins || this.#stopping) return; // a later join took them over
-    const offsets = wanted.filter(({ topic, partition }) => open.has(tpKey(topic, partition))).map(({ topic, partition }) => ({ topic, partition, offset: this.#pins.get(tpKey(topic, partition))! }));
+    // Added partitions still without a commit: pinned at their log start (kept for later joins).
+    const unpinned = wanted.filter(({ topic, partition }) => open.has(tpKey(topic, partition)) && !this.#pins.has(tpKey(topic, partition)));
+    for (const topic of new Set(unpinned.map((u) => u.topic))) {
+      let starts: ReadonlyMap<number, string>;
+      try {
+        starts = await this.#logStarts!(topic);
+      } catch (err) {
+        this.#opts.logger.warn({ group: this.group, topic, err: errorMessage(err) }, 'could not look up the log start of partitions added to a topic; they start where kafkajs starts them');
+        continue;
+      }
+      for (const u of unpinned) if (u.topic === topic && starts.has(u.partition)) this.#pins.set(tpKey(topic, u.partition), starts.get(u.partition)!);
+    }
+    if (this.#joins !== joins || this.#stopping) return; // a later join took them over
+    const offsets = wanted
+      .filter(({ topic, partition }) => open.has(tpKey(topic, partition)) && this.#pins.has(tpKey(topic, partition)))
+      .map(({ topic, partition }) => ({ topic, partition, offset: this.#pins.get(tpKey(topic, partition))! }));
     for (const o of offsets) this.#consumer.seek(o);
     for (const { topic, partition } of wanted) if (!open.has(tpKey(topic, partition))) this.#pinsSettled.add(tpKey(topic, partition));
     this.#pinWait = [];

@@ -256,13 +256,19 @@ class KafkaTransport implements Transport {
   async consume(spec: GroupSpec, handler: RecordHandler): Promise<Consumption> {
     checkGroupSpec(spec);
     this.#assertOpen();
-    for (const t of spec.topics) await this.partitionCount(t);
+    const startCounts = new Map<string, number>();
+    for (const t of spec.topics) startCounts.set(t, await this.partitionCount(t));
     const pins = (spec.startFrom ?? 'latest') === 'latest' ? await this.#latestPins(spec) : new Map<string, string>();
     for (const [k, offset] of await this.#startAtPins(spec)) pins.set(k, offset);
     const clientSuffix = spec.instanceId === undefined ? spec.group : `${spec.group}-${spec.instanceId}`;
-    // A pinned partition this member gets at a later join is looked up again (it may still lack a commit).
-    const uncommitted = pins.size === 0 ? undefined : (held: readonly { readonly topic: string; readonly partition: number }[]) => this.#uncommitted(spec.group, held);
-    const c = await KafkaConsumption.start(this.#consumerKafka(clientSuffix), { ...spec, topics: [...new Set(spec.topics)] }, handler, this.#opts, pins, { uncommitted, recovering: () => this.#outage.recovering });
+    // A pinned or added partition this member gets at a later join is looked up again (it may still lack a commit).
+    const uncommitted = (held: readonly { readonly topic: string; readonly partition: number }[]): Promise<Set<string>> => this.#uncommitted(spec.group, held);
+    const logStarts = async (topic: string): Promise<ReadonlyMap<number, string>> => {
+      const admin = await this.#adminReady();
+      const offsets = await this.#oneAtATime(() => admin.fetchTopicOffsets(topic));
+      return new Map(offsets.map((o) => [o.partition, o.low] as const));
+    };
+    const c = await KafkaConsumption.start(this.#consumerKafka(clientSuffix), { ...spec, topics: [...new Set(spec.topics)] }, handler, this.#opts, pins, { uncommitted, startCounts, logStarts, recovering: () => this.#outage.recovering });
     this.#consumptions.add(c);
     const forget = (): void => void this.#consumptions.delete(c);
     c.done.then(forget, forget);
@@ -551,7 +557,9 @@ class KafkaTransport implements Transport {
   /**
    * For a group that has no member and no commit on a partition, the offsets at which it starts
    * ('latest' as of this call). Seeked on first join, so records produced after consume()
-   * resolves are never skipped by a later "latest" lookup.
+   * resolves are never skipped by a later "latest" lookup. On a topic where the group has a commit
+   * on another partition, such a partition was added to the topic since the group began (the group
+   * stores a start on every partition when it first gets it): it starts at its log start.
    */
   async #latestPins(spec: GroupSpec): Promise<Map<string, string>> {
     const pins = new Map<string, string>();
@@ -564,9 +572,12 @@ class KafkaTransport implements Transport {
         const open = partitions.filter((p) => BigInt(p.offset) < 0n);
         if (open.length === 0) continue;
         const ends = await this.#oneAtATime(() => admin.fetchTopicOffsets(topic));
+        // The group read this topic before: its partitions without a commit were added since, and
+        // start at their log start (latest would skip what was written there meanwhile).
+        const readBefore = open.length < partitions.length;
         for (const p of open) {
           const end = ends.find((e) => e.partition === p.partition);
-          if (end !== undefined) pins.set(tpKey(topic, p.partition), end.high);
+          if (end !== undefined) pins.set(tpKey(topic, p.partition), readBefore ? end.low : end.high);
         }
       }
       return pins;

@@ -135,6 +135,17 @@ export class PlatformaticConsumption implements Consumption {
   readonly #plainWaiting: (() => void)[] = [];
 
   readonly #recovering: () => boolean;
+  /**
+   * Partition counts per topic as this consumption first saw them (before it joined): a partition
+   * at or past its topic's count was added to the topic since, so without a commit it starts at its
+   * log start whatever `startFrom` says — at `latest` the records written there before a member got
+   * it would be skipped (breaker, 2026-12-06: push events on added partitions were lost).
+   */
+  readonly #startCounts = new Map<string, number>();
+  /** The partition counts the last growth check saw; a larger one makes this member rejoin. */
+  readonly #seenCounts = new Map<string, number>();
+  #growthTimer: NodeJS.Timeout | undefined;
+  #growthCheck: Promise<void> | undefined;
 
   private constructor(spec: GroupSpec, handler: RecordHandler, opts: KafkaTransportOptions, pins: LatestPins, recovering: () => boolean) {
     this.group = spec.group;
@@ -228,15 +239,65 @@ export class PlatformaticConsumption implements Consumption {
       this.#fail(fromPlatformaticError(err, { operation: 'consume', group: this.group }));
     });
     for (const t of this.#spec.topics) this.#member.topics.track(t);
-    await this.#member.joinGroup({
-      sessionTimeout: this.#opts.sessionTimeoutMs,
-      rebalanceTimeout: Math.max(this.#opts.rebalanceTimeoutMs, this.#opts.sessionTimeoutMs),
-      heartbeatInterval: this.#opts.heartbeatIntervalMs,
-    });
+    for (const [topic, count] of await this.#partitionCounts(false)) {
+      this.#startCounts.set(topic, count);
+      this.#seenCounts.set(topic, count);
+    }
+    await this.#member.joinGroup(this.#groupOptions());
     await first;
     this.#firstAssignment = undefined;
     this.#commitTimer = setInterval(() => void this.#commit(), this.#commitIntervalMs);
+    this.#growthTimer = setInterval(() => void (this.#growthCheck ??= this.#rejoinWhenTopicsGrew().finally(() => (this.#growthCheck = undefined))), Math.max(1000, this.#opts.metadataMaxAgeMs));
+    this.#growthTimer.unref();
     this.#loop = this.#fetchLoop().catch((err: unknown) => this.#fail(err));
+  }
+
+  #groupOptions(): { sessionTimeout: number; rebalanceTimeout: number; heartbeatInterval: number } {
+    return {
+      sessionTimeout: this.#opts.sessionTimeoutMs,
+      rebalanceTimeout: Math.max(this.#opts.rebalanceTimeoutMs, this.#opts.sessionTimeoutMs),
+      heartbeatInterval: this.#opts.heartbeatIntervalMs,
+    };
+  }
+
+  /** Partition count per topic read, from the member's metadata (`fresh`: asked of the broker, and the member's cache updated with it). */
+  async #partitionCounts(fresh: boolean): Promise<Map<string, number>> {
+    const metadata = await this.#member.metadata({ topics: [...this.#spec.topics], forceUpdate: fresh });
+    const out = new Map<string, number>();
+    for (const topic of this.#spec.topics) {
+      const count = metadata.topics.get(topic)?.partitionsCount;
+      if (count !== undefined) out.set(topic, count);
+    }
+    return out;
+  }
+
+  /**
+   * Every `metadataMaxAgeMs` (30 s, as Kafka's `metadata.max.age.ms`): when a topic read has more
+   * partitions than the last check saw (`kafka-topics --alter --partitions`), this member commits and
+   * joins again, so the group's leader assigns the new partitions (with the fresh metadata: this
+   * member's cache was just updated; a leader elsewhere whose cache is older assigns them at its own
+   * next check). Java's consumer does the same on its metadata refresh; kafkajs on its own (its
+   * `metadataMaxAge`). A failed check is tried at the next tick.
+   */
+  async #rejoinWhenTopicsGrew(): Promise<void> {
+    if (this.#stopping) return;
+    let counts: Map<string, number>;
+    try {
+      counts = await this.#partitionCounts(true);
+    } catch (err) {
+      this.#opts.logger.debug({ group: this.group, err: errorMessage(err) }, 'partition count check failed; trying again at the next one');
+      return;
+    }
+    const grown = [...counts].filter(([topic, count]) => count > (this.#seenCounts.get(topic) ?? count));
+    if (grown.length === 0 || this.#stopping) return;
+    for (const [topic, count] of grown) this.#seenCounts.set(topic, count);
+    this.#opts.logger.info({ group: this.group, topics: Object.fromEntries(grown) }, 'partitions were added to a topic this group reads: joining the group again to take them up (from their log start)');
+    await this.#commit();
+    try {
+      await this.#member.joinGroup(this.#groupOptions());
+    } catch (err) {
+      if (!this.#stopping) this.#opts.logger.warn({ group: this.group, err: errorMessage(err) }, 'could not join the group again after partitions were added; the next rebalance takes them up');
+    }
   }
 
   /** A (re)join: forget given-up partitions, find where the new ones start. */
@@ -283,6 +344,8 @@ export class PlatformaticConsumption implements Consumption {
     const toStore: { topic: string; partition: number; offset: bigint; leaderEpoch: number }[] = [];
     for (const [topic, partitions] of byTopic) {
       let fallback: bigint[] | undefined;
+      let logStarts: bigint[] | undefined;
+      let readBefore: boolean | undefined;
       for (const partition of partitions) {
         const c = committed.get(topic)?.[partition];
         if (c !== undefined && c >= 0n) {
@@ -293,6 +356,17 @@ export class PlatformaticConsumption implements Consumption {
         if (pin !== undefined) {
           out.set(tpKey(topic, partition), pin);
           toStore.push({ topic, partition, offset: pin, leaderEpoch: -1 });
+          continue;
+        }
+        // A partition added to the topic since this consumption began (see #startCounts), or one
+        // without a commit on a topic the group has commits on (added before it began: the group
+        // stores a start on every partition it first gets), starts at its log start.
+        const added = partition >= (this.#startCounts.get(topic) ?? Number.POSITIVE_INFINITY) || (readBefore ??= await this.#groupReadBefore(topic));
+        if (added) {
+          logStarts ??= await listOffsets(this.#fetcher.consumer, topic, 'earliest');
+          const start = logStarts[partition] ?? 0n;
+          out.set(tpKey(topic, partition), start);
+          toStore.push({ topic, partition, offset: start, leaderEpoch: -1 });
           continue;
         }
         fallback ??= await listOffsets(this.#fetcher.consumer, topic, this.#spec.startFrom === 'earliest' ? 'earliest' : 'latest');
@@ -307,6 +381,14 @@ export class PlatformaticConsumption implements Consumption {
       }
     }
     return out;
+  }
+
+  /** Whether the group has a committed offset on some partition of `topic`. */
+  async #groupReadBefore(topic: string): Promise<boolean> {
+    const count = (await this.#partitionCounts(false)).get(topic) ?? 0;
+    if (count === 0) return false;
+    const committed = await this.#member.listCommittedOffsets({ topics: [{ topic, partitions: Array.from({ length: count }, (_, i) => i) }] });
+    return (committed.get(topic) ?? []).some((c) => c >= 0n);
   }
 
   #wakeUp(): void {
@@ -558,6 +640,7 @@ export class PlatformaticConsumption implements Consumption {
     this.#stopping = true;
     const cancelDeadline = this.#runner.beginStop();
     clearInterval(this.#commitTimer);
+    clearInterval(this.#growthTimer);
     this.#wakeUp();
     // A fetch in flight is cut short; what it brings is dropped.
     await this.#fetcher.close().catch((err: unknown) => this.#opts.logger.debug({ group: this.group, err: errorMessage(err) }, 'fetcher close failed'));

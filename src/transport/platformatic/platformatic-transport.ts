@@ -386,7 +386,10 @@ class PlatformaticTransport implements Transport {
 
   /**
    * For a group that has no member and no commit on a partition, the offsets at which it starts
-   * ('latest' as of this call), so records produced after consume() resolves are never skipped.
+   * ('latest' as of this call), so records produced after consume() resolves are never skipped. On
+   * a topic where the group has a commit on another partition, such a partition was added to the
+   * topic since the group began (the group stores a start on every partition when it first gets
+   * it): it starts at its log start.
    */
   async #latestPins(spec: GroupSpec): Promise<Map<string, bigint>> {
     const pins = new Map<string, bigint>();
@@ -397,9 +400,16 @@ class PlatformaticTransport implements Transport {
       for (const t of answer?.topics ?? []) for (const p of t.partitions) committed.set(tpKey(t.name, p.partitionIndex), p.committedOffset);
       for (const topic of spec.topics) {
         const ends = await listOffsets(this.#tools, topic, 'latest');
-        ends.forEach((end, partition) => {
+        const isOpen = (partition: number): boolean => {
           const c = committed.get(tpKey(topic, partition));
-          if (c === undefined || c < 0n) pins.set(tpKey(topic, partition), end);
+          return c === undefined || c < 0n;
+        };
+        // The group read this topic before: its partitions without a commit were added since, and
+        // start at their log start (latest would skip what was written there meanwhile).
+        const readBefore = ends.some((_end, partition) => !isOpen(partition));
+        const starts = readBefore ? await listOffsets(this.#tools, topic, 'earliest') : ends;
+        ends.forEach((end, partition) => {
+          if (isOpen(partition)) pins.set(tpKey(topic, partition), readBefore ? (starts[partition] ?? 0n) : end);
         });
       }
       return pins;
