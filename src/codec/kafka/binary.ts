@@ -108,6 +108,7 @@ export type RecordEvent =
 /**
  * Reads a consumed record's CloudEvent attributes (binary mode) or its structured body.
  * Errors: CEG_INVALID_EVENT (retriable: false) — a poison record — when a `ce_` header repeats,
+ *   `content-type` repeats or comes with a `ce_datacontenttype` header (case-insensitive names),
  *   a header is not UTF-8, `content-type` is not one media type (RFC 9110 §8.3.1; a parameter
  *   twice, RFC 6838 §4.3; a list; in binary mode, a control character the datacontenttype rule refuses — `details.attribute` `datacontenttype`), a required attribute (`ce_specversion`, `ce_id`, `ce_source`, `ce_type`)
  *   is missing, or an attribute has the wrong type.
@@ -126,11 +127,16 @@ export function fromRecord(record: TransportRecord): RecordEvent {
     const raw = pair[1];
     const h = headerOf(name);
     if (h.attribute === undefined) {
-      if (h.contentType) contentType = text(raw, h, record);
+      if (h.contentType) {
+        // Repeated, it is two datacontenttypes (and maybe two content modes): which one counts is
+        // the reader's guess, as for a repeated ce_ header. Poison, never "the last one wins".
+        if (contentType !== undefined || Object.hasOwn(attrs, 'datacontenttype')) throw poison(`duplicate header ${name}`, record, { attribute: 'datacontenttype' });
+        contentType = text(raw, h, record);
+      }
       continue;
     }
     const attribute = h.attribute;
-    if (Object.hasOwn(attrs, attribute)) throw poison(`duplicate header ${name}`, record, { attribute });
+    if (Object.hasOwn(attrs, attribute) || (attribute === 'datacontenttype' && contentType !== undefined)) throw poison(`duplicate header ${name}`, record, { attribute });
     attrs[attribute] = attributeValue(raw, h, record);
   }
   if (attrs.specversion === undefined) {

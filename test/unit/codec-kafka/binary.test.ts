@@ -110,6 +110,21 @@ describe('fromRecord', () => {
     expect(read).toEqual({ mode: 'binary', attributes: { specversion: '1.0', id: 'e1', source: 'urn:x', type: 'k', datacontenttype: 'application/json' }, value: enc.encode('v') });
   });
 
+  it('refuses a repeated content-type, or one beside ce_datacontenttype, as poison naming datacontenttype (never "the last one wins")', () => {
+    for (const extra of [
+      [['content-type', 'application/avro'], ['Content-Type', 'text/plain']],
+      [['content-type', 'application/cloudevents+json'], ['content-type', 'application/avro']],
+      [['ce_datacontenttype', 'text/plain'], ['content-type', 'application/avro']],
+      [['content-type', 'application/avro'], ['ce_datacontenttype', 'text/plain']],
+    ] as [string, string][][]) {
+      const err = poison(() => fromRecord(record([...required, ...extra])));
+      expect(err.code).toBe('CEG_INVALID_EVENT');
+      expect(err.retriable).toBe(false);
+      expect(err.message).toBe(`duplicate header ${extra[1]![0]}`);
+      expect(err.details).toMatchObject({ attribute: 'datacontenttype' });
+    }
+  });
+
   it('refuses a repeated ce_ header as poison: CEG_INVALID_EVENT, not retriable, naming the attribute and the record', () => {
     const err = poison(() => fromRecord(record([...required, ['ce_id', 'e2']])));
     expect(err.code).toBe('CEG_INVALID_EVENT');
