@@ -35,7 +35,7 @@ import type { DeadLetterInfo } from './failure-headers.js';
 import type { RetryMeta } from './failure-headers.js';
 import type { Outcome } from './outcome.js';
 import { headerBoundsProblem } from './pipeline/bounds.js';
-import { decodeRecord, decodeRecordNow, peekHeaders, peekType } from './pipeline/decode.js';
+import { decodeRecord, decodeRecordNow, missingDataProblem, peekHeaders, peekType } from './pipeline/decode.js';
 import { subscriptionFilter } from './pipeline/filter.js';
 import { filterProblems } from './pipeline/dialects.js';
 import type { FilterExpression } from './pipeline/dialects.js';
@@ -442,10 +442,6 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
    * counting it in `skipped` alone lost it without a trace (issue 7 trial). Bounded.
    */
   const foreignTypes = new Set<string>();
-  /** Whether an event of this type may come without data: only on a compacted topic (a tombstone). */
-  function tombstoneAllowed(type: string): boolean {
-    return codec.catalog.byEventId(type)?.topic.cleanupPolicy.includes('compact') === true;
-  }
   function noteForeignType(type: string | undefined, record: TransportRecord): void {
     if (type === undefined || codec.catalog.byEventId(type) !== undefined || foreignTypes.has(type) || foreignTypes.size >= 100) return;
     foreignTypes.add(type);
@@ -551,8 +547,9 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
     }
     // A tombstone means something on a compacted topic only; elsewhere it is an event whose data
     // is missing, which ingress and the publisher refuse and a handler cannot read (`data` absent).
-    if (event.data === undefined && !tombstoneAllowed(event.attributes.type)) {
-      await sendToDeadLetter(record, `poison: event without data on a topic that is not compacted (${event.attributes.type}): its data is required`, 1, meta?.firstFailureMs ?? Date.now(), origin, signal, event, false, undefined, redriven);
+    const noData = missingDataProblem(codec, event);
+    if (noData !== undefined) {
+      await sendToDeadLetter(record, noData, 1, meta?.firstFailureMs ?? Date.now(), origin, signal, event, false, undefined, redriven);
       attempts.forget(record);
       return RECORD_DONE;
     }

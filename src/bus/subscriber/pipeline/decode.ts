@@ -84,3 +84,16 @@ function describeDecodeError(err: unknown): string {
   // Codec messages often name the violations already: say them once.
   return err.message.includes(violations[0]?.reason ?? '\u0000') ? err.message : `${err.message} (${list})`;
 }
+
+/**
+ * Why a decoded event without data is poison here, or undefined when it is not: a tombstone means
+ * something on a compacted topic only; elsewhere it is an event whose data is missing, which
+ * ingress and the publisher refuse and a handler cannot read (`data` absent). Shared by the
+ * subscriber and pull, so both dead-letter the same records with the same reason.
+ */
+export function missingDataProblem(codec: EventCodec, event: Envelope): string | undefined {
+  if (event.data !== undefined) return undefined;
+  const type = event.attributes.type;
+  if (codec.catalog.byEventId(type)?.topic.cleanupPolicy.includes('compact') === true) return undefined;
+  return `poison: event without data on a topic that is not compacted (${type}): its data is required`;
+}

@@ -41,7 +41,7 @@ import type { Logger } from '../../../observability/index.js';
 import type { Read, TopicPartitionOffset, Transport, TransportRecord } from '../../../transport/port.js';
 import { deadLetterHeaders, originalHeaders } from '../../subscriber/failure-headers.js';
 import { headerBoundsProblem } from '../../subscriber/pipeline/bounds.js';
-import { decodeRecord, peekHeaders, peekType } from '../../subscriber/pipeline/decode.js';
+import { decodeRecord, missingDataProblem, peekHeaders, peekType } from '../../subscriber/pipeline/decode.js';
 import { subscriptionFilter } from '../../subscriber/pipeline/filter.js';
 import type { FilterExpression } from '../../subscriber/pipeline/dialects.js';
 import { pulledEventJson } from './event-json.js';
@@ -210,6 +210,9 @@ export async function pull(deps: PullDeps, target: PullTarget, positions: Positi
     const decoded = await decodeRecord(deps.codec, record, headers);
     if (!decoded.ok) return decoded.retriable ? { kind: 'transient', reason: decoded.reason } : { kind: 'poison', reason: `poison: ${decoded.reason}` };
     if (!filter.accepts(decoded.event)) return { kind: 'skip' };
+    // As the subscriber does: a tombstone on a topic that is not compacted is poison, not an event.
+    const noData = missingDataProblem(deps.codec, decoded.event);
+    if (noData !== undefined) return { kind: 'poison', reason: noData };
     try {
       const json = pulledEventJson(decoded.event, record, target.data, deps.codec);
       const text = JSON.stringify(json);
