@@ -39,7 +39,7 @@ import { DEFAULT_ENVELOPE_LIMITS } from '../../../envelope/index.js';
 import type { JsonValue } from '../../../envelope/index.js';
 import type { Logger } from '../../../observability/index.js';
 import type { Read, TopicPartitionOffset, Transport, TransportRecord } from '../../../transport/port.js';
-import { deadLetterHeaders, originalHeaders } from '../../subscriber/failure-headers.js';
+import { DEAD_LETTER_HEADERS, deadLetterHeaders, identifyingHeaders, originalHeaders } from '../../subscriber/failure-headers.js';
 import { headerBoundsProblem } from '../../subscriber/pipeline/bounds.js';
 import { decodeRecord, missingDataProblem, peekHeaders, peekType } from '../../subscriber/pipeline/decode.js';
 import { subscriptionFilter } from '../../subscriber/pipeline/filter.js';
@@ -224,14 +224,32 @@ export async function pull(deps: PullDeps, target: PullTarget, positions: Positi
   const deadLetter = async (record: TransportRecord, reason: string): Promise<boolean> => {
     const now = Date.now();
     const origin = { topic: record.topic, partition: record.partition, offset: record.offset };
-    const headers = [...originalHeaders(record.headers), ...deadLetterHeaders({ reason, attempts: 1, firstFailureMs: now, lastFailureMs: now, origin, subscription: target.group })];
+    const info = { reason, attempts: 1, firstFailureMs: now, lastFailureMs: now, origin, subscription: target.group };
+    const where = { subscription: target.group, topic: record.topic, partition: record.partition, offset: record.offset.toString() };
+    const dlq = `${target.group}.dlq`;
+    const headers = [...originalHeaders(record.headers), ...deadLetterHeaders(info)];
     try {
-      await deps.transport.produce(`${target.group}.dlq`, [{ key: record.key, value: record.value, headers, timestampMs: record.timestampMs }], { signal: o.signal });
-      deps.log.warn({ subscription: target.group, topic: record.topic, partition: record.partition, offset: record.offset.toString(), reason: reason.slice(0, 500) }, 'pull: record dead-lettered and passed over');
+      await deps.transport.produce(dlq, [{ key: record.key, value: record.value, headers, timestampMs: record.timestampMs }], { signal: o.signal });
+      deps.log.warn({ ...where, reason: reason.slice(0, 500) }, 'pull: record dead-lettered and passed over');
       return true;
     } catch (err) {
-      deps.log.error({ subscription: target.group, topic: record.topic, partition: record.partition, offset: record.offset.toString(), err: errorMessage(err) }, 'pull: could not dead-letter a poison record; its partition stops before it for now');
-      return false;
+      // Refused for good (too large once decompressed or with its headers, …): trying it again
+      // would stop its partition for ever. As a subscription does: the dead letter without its
+      // value and with only the identifying headers, `dlq_value_dropped` giving the value's size.
+      if (o.signal.aborted || !(err instanceof GatewayError) || err.retriable) {
+        deps.log.error({ ...where, err: errorMessage(err) }, 'pull: could not dead-letter a poison record; its partition stops before it for now');
+        return false;
+      }
+      const why = `${reason} (the dead-letter topic refused the full record: ${errorMessage(err)})`;
+      const bare = [...identifyingHeaders(record.headers), ...deadLetterHeaders({ ...info, reason: why }), [DEAD_LETTER_HEADERS.valueDropped, new TextEncoder().encode(String(record.value?.byteLength ?? 0))] as const];
+      try {
+        await deps.transport.produce(dlq, [{ key: record.key, value: null, headers: bare, timestampMs: record.timestampMs }], { signal: o.signal });
+        deps.log.warn({ ...where, reason: why.slice(0, 500) }, 'pull: record dead-lettered without its value and passed over');
+        return true;
+      } catch (again) {
+        deps.log.error({ ...where, err: errorMessage(again) }, 'pull: could not dead-letter a poison record, even without its value; its partition stops before it for now');
+        return false;
+      }
     }
   };
 
