@@ -527,7 +527,7 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
     if (!decoded.ok) {
       if (decoded.retriable) {
         const n = attempts.transientFailure(record);
-        log.warn({ subscription: o.subscription, code: decoded.code, attempt: n }, 'decode failed transiently (registry?), trying again');
+        log.warn({ subscription: o.subscription, code: decoded.code, reason: decoded.reason.slice(0, 300), attempt: n }, 'decode failed transiently (registry?), trying again');
         return redeliverAfter(o.retry.delayMs(Math.min(n, 10)));
       }
       await sendToDeadLetter(record, `poison: ${decoded.reason}`, 1, meta?.firstFailureMs ?? Date.now(), origin, signal, undefined, false, undefined, redriven);

@@ -16,7 +16,7 @@ import type { TransportRecord } from '../../../transport/port.js';
 /** A decoded record: the event, or why it is not a valid event of the catalog. */
 export type Decoded =
   | { readonly ok: true; readonly event: Envelope }
-  /** `retriable`: a transient failure (registry unreachable) — try again, never dead-letter for it. */
+  /** `retriable`: a failure that is not the record's (the registry unreachable or refusing the gateway) — try again, never dead-letter for it. */
   | { readonly ok: false; readonly reason: string; readonly code: string; readonly retriable: boolean };
 
 /** The record's CloudEvent headers, or undefined when they do not parse (then decoding reports why). */
@@ -70,7 +70,11 @@ function validated(event: Envelope): Decoded {
 
 function failed(err: unknown): Decoded {
   const code = err instanceof GatewayError ? err.code : 'CEG_DECODE_FAILED';
-  const retriable = err instanceof GatewayError && err.retriable;
+  // Any registry failure is the gateway's, never the record's: unreachable (retriable) or refusing
+  // it (401/403, a 404 that is not the registry's own, an unexpected answer: not retriable for the
+  // registry client, a configuration problem). Either way the record is not poison: it waits for
+  // the registry, as for an outage, rather than being dead-lettered (or skipped) for it.
+  const retriable = err instanceof GatewayError && (err.retriable || err.code === 'CEG_REGISTRY_UNAVAILABLE');
   return { ok: false, code, reason: describeDecodeError(err), retriable };
 }
 
