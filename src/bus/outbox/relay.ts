@@ -45,6 +45,13 @@ export interface OutboxRelayOptions {
   readonly table?: string;
   /** Rows per cycle at most (also the bound on duplicates after a crash). Default 100. */
   readonly batchSize?: number;
+  /**
+   * Bytes per cycle, about (the rows' values, keys and headers as stored): a cycle claims rows in
+   * id order until their sizes add up to this, at most `batchSize` of them, and at least one row
+   * however large. It bounds the relay's memory: a cycle holds its rows while it produces them.
+   * Default 16 MiB ({@link DEFAULT_OUTBOX_BATCH_BYTES}).
+   */
+  readonly maxBatchBytes?: number;
   /** Poll interval when no notification arrives, ms. Default 1000. */
   readonly pollIntervalMs?: number;
   /**
@@ -175,6 +182,7 @@ interface Resolved {
   readonly transport: Transport;
   readonly table: OutboxTable;
   readonly batchSize: number;
+  readonly maxBatchBytes: number;
   readonly pollIntervalMs: number;
   readonly retry: RetryPolicy;
   readonly publishTimeoutMs: number;
@@ -199,6 +207,13 @@ const defaultRetry = retryPolicy({ maxAttempts: Number.MAX_SAFE_INTEGER, initial
 export const MAX_OUTBOX_BATCH_SIZE = 10_000;
 
 /**
+ * The default bytes a relay cycle claims at most (`maxBatchBytes`), 16 MiB: with `batchSize` 10000
+ * and rows of 100 KB a cycle read 1 GB into the relay's memory at once (of 1 MB: 10 GB, beyond any
+ * heap). 16 MiB is still many produce calls' worth (a topic's `max.message.bytes` defaults to 1 MB).
+ */
+export const DEFAULT_OUTBOX_BATCH_BYTES = 16 * 1024 * 1024;
+
+/**
  * Validates the options once (every problem at once).
  * Errors: CEG_INVALID_OPTIONS (retriable: false); CEG_INVALID_NAME (retriable: false) for the table.
  */
@@ -206,6 +221,7 @@ export function resolveOutboxRelayOptions(o: OutboxRelayOptions): Resolved & { r
   const int = (v: unknown, min: number): boolean => typeof v === 'number' && Number.isInteger(v) && v >= min;
   const r = {
     batchSize: o.batchSize ?? 100,
+    maxBatchBytes: o.maxBatchBytes ?? DEFAULT_OUTBOX_BATCH_BYTES,
     pollIntervalMs: o.pollIntervalMs ?? 1000,
     publishTimeoutMs: o.publishTimeoutMs ?? 30_000,
     keepSentMs: o.keepSentMs ?? 86_400_000,
@@ -218,6 +234,7 @@ export function resolveOutboxRelayOptions(o: OutboxRelayOptions): Resolved & { r
     o.connectionString !== undefined && (typeof o.connectionString !== 'string' || o.connectionString.length === 0) && 'connectionString: non-empty string',
     (typeof o.transport !== 'object' || o.transport === null || typeof o.transport.produce !== 'function') && 'transport: a Transport',
     !(int(r.batchSize, 1) && r.batchSize <= MAX_OUTBOX_BATCH_SIZE) && `batchSize: integer 1–${MAX_OUTBOX_BATCH_SIZE}`,
+    !(int(r.maxBatchBytes, 1) && r.maxBatchBytes <= Number.MAX_SAFE_INTEGER) && 'maxBatchBytes: integer bytes ≥ 1',
     !int(r.pollIntervalMs, 10) && 'pollIntervalMs: integer ms ≥ 10',
     !int(r.publishTimeoutMs, 1) && 'publishTimeoutMs: integer ms ≥ 1',
     !int(r.keepSentMs, -1) && 'keepSentMs: integer ms ≥ −1',
@@ -572,7 +589,7 @@ class Relay implements OutboxRelay {
       const scan = this.#o.batchSize * 4;
       const held = this.#heldPairs();
       const keys = (await this.#q<{ partition_key: string }>(client, this.#sql.lockKeys, [scan, this.#o.batchSize, this.table.name, held.topics, held.keys])).rows.map((r) => r.partition_key);
-      const rows = keys.length === 0 ? [] : (await this.#q<ClaimedRow>(client, this.#sql.claim, [keys, this.#o.batchSize, held.topics, held.keys])).rows;
+      const rows = keys.length === 0 ? [] : (await this.#q<ClaimedRow>(client, this.#sql.claim, [keys, this.#o.batchSize, held.topics, held.keys, this.#o.maxBatchBytes])).rows;
       if (rows.length === 0) {
         // Nothing to publish and nothing held back: publishing is not stalled, only idle.
         if (held.keys.length === 0) this.#stallSinceMs = undefined;

@@ -36,12 +36,12 @@ afterAll(async () => {
 });
 
 /** lockKeys then claim in one transaction (rolled back), as a cycle runs them: the (topic, key) of each claimed row. */
-async function cycle(topics: (string | null)[], keys: (string | null)[]): Promise<{ locked: string[]; claimed: string[] }> {
+async function cycle(topics: (string | null)[], keys: (string | null)[], maxBytes = 1_000_000): Promise<{ locked: string[]; claimed: string[] }> {
   const c = await pool.connect();
   try {
     await c.query('BEGIN');
     const locked = (await c.query<{ partition_key: string }>(lockKeysSql(t), [100, 100, t.name, topics, keys])).rows.map((r) => r.partition_key);
-    const claimed = (await c.query<{ topic: string; partition_key: string }>(claimRowsSql(t), [locked, 100, topics, keys])).rows.map((r) => `${r.topic}/${r.partition_key}`);
+    const claimed = (await c.query<{ topic: string; partition_key: string }>(claimRowsSql(t), [locked, 100, topics, keys, maxBytes])).rows.map((r) => `${r.topic}/${r.partition_key}`);
     return { locked, claimed };
   } finally {
     await c.query('ROLLBACK');
@@ -60,6 +60,12 @@ describe('held (topic, partition key) pairs in the relay SQL', () => {
 
   it('key K held on B: K on A and the keyless rows go on', async () => {
     expect((await cycle(['B'], ['K'])).claimed).toEqual(['A/', 'B/', 'A/K', 'A/']);
+  });
+
+  it('a byte bound cuts the claim to a prefix in id order, never below one row', async () => {
+    expect((await cycle([], [], 1)).claimed).toEqual(['A/']);
+    const one = (await pool.query<{ n: number }>(`SELECT coalesce(octet_length(value), 0) + coalesce(octet_length(record_key), 0) + pg_column_size(header_names) + pg_column_size(header_values) AS n FROM ${t.sql} ORDER BY id LIMIT 1`)).rows[0]!.n;
+    expect((await cycle([], [], one + 1)).claimed).toEqual(['A/', 'B/']);
   });
 
   it('a NULL among the held pairs holds nothing (the other pairs still are)', async () => {
