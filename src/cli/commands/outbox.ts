@@ -99,9 +99,17 @@ export function registerOutboxCommand(program: Command): void {
       const client = new pg.Client({ connectionString: outboxDatabase(config), connectionTimeoutMillis: config.outbox.queryTimeoutMs, query_timeout: config.outbox.queryTimeoutMs });
       await client.connect();
       try {
-        // The unsent index by id; a held key's later rows (attempts 0) are not listed, only the row that holds it.
+        // Only the row that holds its key — the oldest unsent row of its (topic, partition key) — is
+        // listed: a key's later rows may have attempts too (they were in the same failed produce
+        // call, or in the cycle whose topic look-up failed), yet they wait for the holder and are
+        // not what the operator has to act on. The unsent index by id; the NOT EXISTS probe uses
+        // the (partition_key, id) index of unsent rows.
         const r = await client.query<Record<string, unknown>>(
-          `SELECT id::text AS id, topic, partition_key AS "partitionKey", event_id AS "eventId", event_type AS "eventType", attempts, last_error AS "lastError", created_at AS "createdAt" FROM ${t.sql} WHERE sent_at IS NULL AND attempts >= $1 ORDER BY id LIMIT $2`,
+          `SELECT o.id::text AS id, o.topic, o.partition_key AS "partitionKey", o.event_id AS "eventId", o.event_type AS "eventType", o.attempts, o.last_error AS "lastError", o.created_at AS "createdAt"
+           FROM ${t.sql} AS o
+           WHERE o.sent_at IS NULL AND o.attempts >= $1
+             AND NOT EXISTS (SELECT 1 FROM ${t.sql} AS p WHERE p.sent_at IS NULL AND p.partition_key = o.partition_key AND p.topic = o.topic AND p.id < o.id)
+           ORDER BY o.id LIMIT $2`,
           [minAttempts, limit],
         ).catch((err: unknown) => {
           // No table is not "no stuck row": say which table is missing and what creates it, as the relay does.

@@ -37,6 +37,9 @@ describe('ce-gateway outbox stuck', () => {
     await pool.query(insert, ['ok.topic', 'K2', 'e2', 0, null, null]); // never failed
     await pool.query(insert, ['ok.topic', 'K3', 'e3', 1, 'timeout', null]); // failed once only
     await pool.query(insert, ['ok.topic', 'K4', 'e4', 7, null, new Date()]); // sent at last
+    // A later row of the held key K1 that also failed (it was in the same failed produce call):
+    // not listed, only the row that holds the key is.
+    await pool.query(insert, ['gone.topic', 'K1', 'e5', 5, 'topic gone.topic does not exist', null]);
     const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'outbox', 'stuck', '--min-attempts', '3'], {
       env: { ...process.env, CE_GATEWAY_ENV_FILE: '/dev/null', OUTBOX_DATABASE_URL: stackEnv().databaseUrl, OUTBOX_TABLE: table, LOG_LEVEL: 'error' },
     });
