@@ -49,13 +49,6 @@ describe('the outbox relay command with 10,000-row batches of 100 KB rows', () =
     } finally {
       c0.release();
     }
-    // 10,000 rows of 100 keys, 100 KB each, on a topic that does not exist (nothing reaches Kafka).
-    await pool.query(
-      `INSERT INTO ${table} (topic, partition_key, record_key, header_names, header_values, value, timestamp_ms, event_id, event_source, event_type)
-       SELECT $1, 'k' || (g % 100), convert_to('k' || (g % 100), 'UTF8'), ARRAY['ce_id'], ARRAY[convert_to(g::text, 'UTF8')], decode(repeat('ab', $2), 'hex'), 0, 'e' || g, 'urn:test', 'test.big'
-       FROM generate_series(1, $3) AS g`,
-      [`${run}.missing`, ROW_BYTES, ROWS],
-    );
     const port = await freePort();
     let out = '';
     let child: ChildProcess | undefined;
@@ -67,12 +60,19 @@ describe('the outbox relay command with 10,000-row batches of 100 KB rows', () =
       child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
       child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
       const pid = child.pid!;
-      // Before any row is read: the process's baseline once it serves /healthz.
+      // Before any row exists: the process's baseline once it serves /healthz.
       const baseline = await waitFor('the relay serving /healthz', async () => {
         if (child!.exitCode !== null) throw new Error(`relay exited ${String(child!.exitCode)}: ${out.slice(-3000)}`);
         const r = await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => undefined);
         return r?.status === 200 ? peakRss(pid) : undefined;
       }, 60_000, 100);
+      // Written after the baseline, in one transaction: 10,000 rows of 100 keys, 100 KB each, on a topic that does not exist (nothing reaches Kafka).
+      await pool.query(
+        `INSERT INTO ${table} (topic, partition_key, record_key, header_names, header_values, value, timestamp_ms, event_id, event_source, event_type)
+         SELECT $1, 'k' || (g % 100), convert_to('k' || (g % 100), 'UTF8'), ARRAY['ce_id'], ARRAY[convert_to(g::text, 'UTF8')], decode(repeat('ab', $2), 'hex'), 0, 'e' || g, 'urn:test', 'test.big'
+         FROM generate_series(1, $3) AS g`,
+        [`${run}.missing`, ROW_BYTES, ROWS],
+      );
       // The first cycle claimed rows and their topic's look-up failed: an attempt on them.
       await waitFor('a failed attempt on the claimed rows', async () => {
         if (child!.exitCode !== null) throw new Error(`relay exited ${String(child!.exitCode)}: ${out.slice(-3000)}`);
