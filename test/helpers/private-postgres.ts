@@ -57,7 +57,7 @@ export async function startPrivatePostgres(prefix: string): Promise<PrivatePostg
   const as = async (cmd: string, args: readonly string[]): Promise<void> => {
     await (root ? run('runuser', ['-u', SERVICE_USER, '--', join(bin, cmd), ...args]) : run(join(bin, cmd), [...args]));
   };
-  const opts = `-p ${port} -c listen_addresses=127.0.0.1 -k ${home} -c max_connections=50 -c fsync=off -c shared_buffers=32MB`;
+  const opts = `-p ${port} -c listen_addresses=127.0.0.1 -k ${home} -c max_connections=100 -c fsync=off -c shared_buffers=32MB`;
   const logTail = (): string => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').slice(-15).join('\n') : '');
   const ctl = async (args: readonly string[]): Promise<void> => {
     try {
