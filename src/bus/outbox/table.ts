@@ -196,9 +196,13 @@ export function deleteSentSql(t: OutboxTable): string {
   return `DELETE FROM ${t.sql} WHERE id = ANY($1::bigint[])`;
 }
 
-/** Counts a failed attempt on rows. Params: $1 ids, $2 error text. */
+/**
+ * Counts a failed attempt on rows still unsent. Params: $1 ids, $2 error text. A failed topic
+ * look-up writes it outside the cycle's transaction and key locks, after the rows may have been
+ * published by another relay: a sent row keeps its `attempts` and its `last_error` of NULL.
+ */
 export function markFailedSql(t: OutboxTable): string {
-  return `UPDATE ${t.sql} SET attempts = attempts + 1, last_error = $2 WHERE id = ANY($1::bigint[])`;
+  return `UPDATE ${t.sql} SET attempts = attempts + 1, last_error = $2 WHERE id = ANY($1::bigint[]) AND sent_at IS NULL`;
 }
 
 /** Deletes up to $2 rows sent more than $1 ms ago. */
