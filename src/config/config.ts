@@ -84,6 +84,8 @@ const schema = z.object({
   OUTBOX_TABLE: z.string().regex(/^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)?$/, 'table or schema.table, lowercase').default('ce_outbox'),
   // At most bus/outbox MAX_OUTBOX_BATCH_SIZE (test/unit/config keeps the two equal; config does not import bus).
   OUTBOX_BATCH_SIZE: intIn(1, 10_000).default(100),
+  // bus/outbox DEFAULT_OUTBOX_BATCH_BYTES (16 MiB): bytes per relay cycle, about.
+  OUTBOX_BATCH_BYTES: intIn(1).default(16 * 1024 * 1024),
   OUTBOX_POLL_INTERVAL_MS: timerMs(1).default(1000),
   OUTBOX_QUERY_TIMEOUT_MS: timerMs(1).default(10_000),
   INGRESS_MAX_BODY_BYTES: positiveInt.default(1_048_576),
@@ -221,7 +223,7 @@ export interface Config {
   /** Folder of connector definitions (`*.yaml`) started by `serve`. */
   readonly connectorsDir?: string;
   /** The transactional outbox relay (`ce-gateway outbox relay`): the PRODUCER's database, not the bus's. */
-  readonly outbox: { readonly databaseUrl?: string; readonly table: string; readonly batchSize: number; readonly pollIntervalMs: number; readonly queryTimeoutMs: number };
+  readonly outbox: { readonly databaseUrl?: string; readonly table: string; readonly batchSize: number; readonly batchBytes: number; readonly pollIntervalMs: number; readonly queryTimeoutMs: number };
   /** `limits`: attributes per event (count, bytes), counted on the event as written (envelope/limits). */
   readonly ingress: {
     readonly maxBodyBytes: number;
@@ -504,7 +506,7 @@ function build(e: z.infer<typeof schema>, ca: { readonly kafka?: string; readonl
     publicBaseUrl,
     dataschemaBase: e.DATASCHEMA_BASE_URL ?? `${publicBaseUrl}/schemas/ids/`,
     connectorsDir: e.CONNECTORS_DIR,
-    outbox: { databaseUrl: e.OUTBOX_DATABASE_URL, table: e.OUTBOX_TABLE, batchSize: e.OUTBOX_BATCH_SIZE, pollIntervalMs: e.OUTBOX_POLL_INTERVAL_MS, queryTimeoutMs: e.OUTBOX_QUERY_TIMEOUT_MS },
+    outbox: { databaseUrl: e.OUTBOX_DATABASE_URL, table: e.OUTBOX_TABLE, batchSize: e.OUTBOX_BATCH_SIZE, batchBytes: e.OUTBOX_BATCH_BYTES, pollIntervalMs: e.OUTBOX_POLL_INTERVAL_MS, queryTimeoutMs: e.OUTBOX_QUERY_TIMEOUT_MS },
     ingress: {
       maxBodyBytes: e.INGRESS_MAX_BODY_BYTES,
       maxBatchEvents: e.INGRESS_MAX_BATCH_EVENTS,

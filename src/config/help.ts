@@ -30,6 +30,7 @@ export const CONFIG_HELP: Readonly<Record<string, string>> = Object.freeze({
   OUTBOX_DATABASE_URL: 'postgres://… of the producing service\'s own database (secret)',
   OUTBOX_TABLE: 'table or schema.table, lowercase letters, digits and "_"',
   OUTBOX_BATCH_SIZE: 'rows per relay cycle, an integer 1–10000',
+  OUTBOX_BATCH_BYTES: 'bytes per relay cycle, about (at least one row), an integer ≥ 1; default 16777216',
   OUTBOX_POLL_INTERVAL_MS: 'ms between relay polls without a notification, an integer ≥ 1',
   OUTBOX_QUERY_TIMEOUT_MS: 'ms the outbox relay waits for its database on one step (a connection, a statement, a /metrics backlog read) before counting it as down, an integer ≥ 1',
   INGRESS_MAX_BODY_BYTES: 'largest request body, bytes, an integer ≥ 1',

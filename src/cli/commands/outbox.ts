@@ -143,6 +143,7 @@ export function registerOutboxCommand(program: Command): void {
         transport: gw.transport,
         table: config.outbox.table,
         batchSize: config.outbox.batchSize,
+        maxBatchBytes: config.outbox.batchBytes,
         pollIntervalMs: config.outbox.pollIntervalMs,
         queryTimeoutMs: config.outbox.queryTimeoutMs,
         // The relay's stop() must end inside SHUTDOWN_TIMEOUT_MS with room for closing the rest,

@@ -7,7 +7,7 @@ import { CONFIG_KEYS, SECRET_KEYS, checkConfig, environment, loadConfig, readEnv
 import { usableCpus } from '../../../src/config/cpu-count.js';
 import { caught } from '../../helpers/errors.js';
 import { GatewayError } from '../../../src/core/errors.js';
-import { MAX_OUTBOX_BATCH_SIZE } from '../../../src/bus/outbox/index.js';
+import { DEFAULT_OUTBOX_BATCH_BYTES, MAX_OUTBOX_BATCH_SIZE } from '../../../src/bus/outbox/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ceg-config-'));
 function file(name: string, content: string): string {
@@ -423,6 +423,14 @@ describe('loadConfig: URLs that are published hold no credentials', () => {
       expect(err.message).toContain('OIDC_JWKS_URL: must not hold credentials');
       expect(err.message).not.toMatch(/UPASS1|QSECRET1|jwksuser/);
     }
+  });
+});
+
+describe('loadConfig: OUTBOX_BATCH_BYTES', () => {
+  it('defaults to the relay\'s DEFAULT_OUTBOX_BATCH_BYTES and refuses 0', () => {
+    expect(loadConfig({}).outbox.batchBytes).toBe(DEFAULT_OUTBOX_BATCH_BYTES);
+    expect(loadConfig({ OUTBOX_BATCH_BYTES: '1048576' }).outbox.batchBytes).toBe(1_048_576);
+    expect(() => loadConfig({ OUTBOX_BATCH_BYTES: '0' })).toThrow(/OUTBOX_BATCH_BYTES/);
   });
 });
 
