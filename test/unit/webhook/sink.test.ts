@@ -10,6 +10,7 @@
  *   the rest at the rate, and a rate change grants no second burst.
  * Spec: CloudEvents Web Hooks 1.0.2 §4 (validation handshake); RFC 9110 §10.2.3 (Retry-After).
  */
+import { getEventListeners } from 'node:events';
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -352,6 +353,27 @@ describe('a partition revoked while its attempt waits (F1)', () => {
     const posts = seen.filter((r) => r.path === batchPath && r.method === 'POST');
     expect(posts).toHaveLength(1);
   }, 30_000);
+});
+
+describe('batches and the partitions\' revoked signals', () => {
+  it('leave no listener behind on a partition\'s revoked signal once their requests are answered (one per event was added and never removed)', async () => {
+    const path = '/revoked-listeners';
+    const sink = createWebhookSink(settings(path, { handshake: false, batch: { maxEvents: 4, maxBytes: 1_000_000, maxDelayMs: 0 } }), { log: silentLogger(), allow, origin: ORIGIN, ctx: sinkCtx() });
+    // Two partitions held by this member, as a lane hands their events over: 40 events, batches of up to 4 mixing both.
+    const p1 = new AbortController();
+    const p2 = new AbortController();
+    try {
+      const outs = await Promise.all(
+        Array.from({ length: 40 }, (_, i) => Promise.resolve(sink.handler(event(), { ...delivery(), partition: i % 2, revoked: i % 2 === 0 ? p1.signal : p2.signal }))),
+      );
+      expect(outs.every((o) => o !== undefined && o.kind === 'ack')).toBe(true);
+      expect(at(path, 'POST').length).toBeGreaterThanOrEqual(10);
+      expect(getEventListeners(p1.signal, 'abort')).toHaveLength(0);
+      expect(getEventListeners(p2.signal, 'abort')).toHaveLength(0);
+    } finally {
+      await sink.close();
+    }
+  });
 });
 
 describe('a refused validation handshake (F3)', () => {

@@ -680,7 +680,13 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
     for (const i of ordered) watchStop(agents, i.signal, watched);
     // The batch's waits end early only when every event's partition was revoked; one revoked
     // meanwhile is left out of the request (its outcome is notSent, see `batched`).
-    const p = await prepare(signal, ordered.length, everyRevoked(ordered));
+    const revoked = everyRevoked(ordered);
+    let p: Awaited<ReturnType<typeof prepare>>;
+    try {
+      p = await prepare(signal, ordered.length, revoked.signal);
+    } finally {
+      revoked.dispose();
+    }
     if ('refused' in p) return p.refused;
     const sent = liveItems(ordered);
     if (sent.length === 0) return notSent(p.sink);
@@ -711,17 +717,26 @@ export function createWebhookSink(initial: PushSettings, deps: WebhookSinkDeps):
     return items.filter((i) => !i.dropped);
   }
 
-  /** A signal aborted once every item's partition is revoked (undefined when an item has none). */
-  function everyRevoked(items: readonly BatchItem[]): AbortSignal | undefined {
-    if (items.length === 1) return items[0]!.revoked;
-    if (items.some((i) => i.revoked === undefined)) return undefined;
+  const noop = (): void => undefined;
+
+  /**
+   * A signal aborted once every item's partition is revoked (undefined when an item has none), and
+   * `dispose` to call when the batch no longer waits on it. One listener per distinct partition
+   * signal, removed by `dispose`: a listener per item, never removed, piled up on a partition's
+   * `revoked` signal with every batch (each holding its batch's events) for as long as the partition
+   * stayed assigned — Node warned "possible EventTarget memory leak" in batched push.
+   */
+  function everyRevoked(items: readonly BatchItem[]): { readonly signal: AbortSignal | undefined; dispose(): void } {
+    if (items.some((i) => i.revoked === undefined)) return { signal: undefined, dispose: noop };
+    const distinct = [...new Set(items.map((i) => i.revoked!))];
+    if (distinct.length === 1) return { signal: distinct[0], dispose: noop };
     const c = new AbortController();
     const check = (): void => {
-      if (items.every((i) => i.revoked!.aborted)) c.abort(items[0]!.revoked!.reason);
+      if (distinct.every((r) => r.aborted)) c.abort(distinct[0]!.reason);
     };
-    for (const i of items) i.revoked!.addEventListener('abort', check, { once: true });
+    for (const r of distinct) r.addEventListener('abort', check, { once: true });
     check();
-    return c.signal;
+    return { signal: c.signal, dispose: () => distinct.forEach((r) => r.removeEventListener('abort', check)) };
   }
 
   let batcher = s.batch === undefined ? undefined : new MicroBatcher<BatchItem, Outcome>(batchLimits(s), sendBatchAndRelease);
