@@ -1,4 +1,5 @@
 import { Buffer } from 'node:buffer';
+import { setMaxListeners } from 'node:events';
 
 /**
  * A per-partition lane (one `PartitionLane` per partition a member holds): fetched records are
@@ -248,7 +249,12 @@ export class PartitionLane<R extends LaneRecord = LaneRecord> {
    * rate token or a handshake — is dropped instead of duplicating the new owner's.
    */
   get revokedSignal(): AbortSignal {
-    this.#revokedSignal ??= new AbortController();
+    if (this.#revokedSignal === undefined) {
+      this.#revokedSignal = new AbortController();
+      // Every record of the lane's window may wait on it at once (a sink's slot, a rate token: up to
+      // `concurrency`, 1,000 for batched push), each removing its listener when done: no leak warning.
+      setMaxListeners(0, this.#revokedSignal.signal);
+    }
     if (this.#revoked && !this.#revokedSignal.signal.aborted) this.#revokedSignal.abort(revokedReason(this));
     return this.#revokedSignal.signal;
   }

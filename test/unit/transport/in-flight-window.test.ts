@@ -6,6 +6,7 @@
  * of one key never overlap and are processed in offset order, other keys run alongside, and the
  * commit still never passes an unfinished record — also across redeliveries (property).
  */
+import { getEventListeners } from 'node:events';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { PartitionLane } from '../../../src/transport/in-flight-window.js';
@@ -13,6 +14,24 @@ import { PartitionLane } from '../../../src/transport/in-flight-window.js';
 const rec = (offset: bigint): { offset: bigint } => ({ offset });
 
 describe('PartitionLane', () => {
+  it('its revoked signal takes a listener from every record of a wide window without a leak warning (each removes its own when done)', async () => {
+    const lane = new PartitionLane('t', 0, 1000);
+    const warnings: Error[] = [];
+    const onWarning = (w: Error): void => void warnings.push(w);
+    process.on('warning', onWarning);
+    try {
+      const listeners = Array.from({ length: 50 }, () => (): void => undefined);
+      for (const l of listeners) lane.revokedSignal.addEventListener('abort', l, { once: true });
+      expect(getEventListeners(lane.revokedSignal, 'abort')).toHaveLength(50);
+      await new Promise((resolve) => setImmediate(resolve)); // Node emits its warning on a later tick
+      for (const l of listeners) lane.revokedSignal.removeEventListener('abort', l);
+      expect(getEventListeners(lane.revokedSignal, 'abort')).toHaveLength(0);
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning')).toEqual([]);
+  });
+
   it('starts in offset order, keeps at most width in hand, commits only up to the lowest unfinished record, for any finishing order (property)', () => {
     fc.assert(
       fc.property(

@@ -10,7 +10,7 @@
  *   the rest at the rate, and a rate change grants no second burst.
  * Spec: CloudEvents Web Hooks 1.0.2 §4 (validation handshake); RFC 9110 §10.2.3 (Retry-After).
  */
-import { getEventListeners } from 'node:events';
+import { getEventListeners, setMaxListeners } from 'node:events';
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -362,6 +362,8 @@ describe('batches and the partitions\' revoked signals', () => {
     // Two partitions held by this member, as a lane hands their events over: 40 events, batches of up to 4 mixing both.
     const p1 = new AbortController();
     const p2 = new AbortController();
+    // As a lane's revoked signal (in-flight-window.ts): every event waiting for a slot listens to it.
+    setMaxListeners(0, p1.signal, p2.signal);
     try {
       const outs = await Promise.all(
         Array.from({ length: 40 }, (_, i) => Promise.resolve(sink.handler(event(), { ...delivery(), partition: i % 2, revoked: i % 2 === 0 ? p1.signal : p2.signal }))),
