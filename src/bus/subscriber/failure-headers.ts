@@ -254,6 +254,17 @@ export function deadLetterHeaders(i: DeadLetterInfo): RecordHeader[] {
   ];
 }
 
+/**
+ * The headers of a dead letter the dead-letter topic refused in full (too large once decompressed
+ * or with its headers): the source record's identifying headers, the dead-letter headers with a
+ * reason saying so, and `dlq_value_dropped` with the value's size (bytes). Written without the
+ * value, by the subscriber and by pull alike, so one bad record never stops its partition.
+ */
+export function deadLetterWithoutValueHeaders(source: TransportRecord, info: DeadLetterInfo, refusal: string): RecordHeader[] {
+  const reason = `${info.reason} (the dead-letter topic refused the full record: ${refusal})`;
+  return [...identifyingHeaders(source.headers), ...deadLetterHeaders({ ...info, reason }), [DEAD_LETTER_HEADERS.valueDropped, enc.encode(String(source.value?.byteLength ?? 0))]];
+}
+
 /** Most redrives of one event: a bound on a count a writer of the redrive topic could inflate. */
 export const MAX_REDRIVES = 1000;
 

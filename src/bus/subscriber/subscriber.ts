@@ -29,7 +29,7 @@ import type { GatewayMetrics } from '../../observability/metrics.js';
 import type { Tracing } from '../../observability/tracing.js';
 import type { Consumption, OutboundRecord, TopicSpec, RecordContext, RecordDecision, StartFrom, TopicPartitionOffset, Transport, TransportRecord } from '../../transport/port.js';
 import { RECORD_DONE, redeliverAfter } from '../../transport/port.js';
-import { DEAD_LETTER_HEADERS, deadLetterHeaders, identifyingHeaders, longestParkMs, originalHeaders, parseRedriveMeta, parseRetryMeta, redriveMetaProblem, retryHeaders, retryMetaProblem } from './failure-headers.js';
+import { deadLetterHeaders, deadLetterWithoutValueHeaders, identifyingHeaders, longestParkMs, originalHeaders, parseRedriveMeta, parseRetryMeta, redriveMetaProblem, retryHeaders, retryMetaProblem } from './failure-headers.js';
 import type { RedriveMeta } from './failure-headers.js';
 import type { DeadLetterInfo } from './failure-headers.js';
 import type { RetryMeta } from './failure-headers.js';
@@ -394,8 +394,7 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
    * loss is logged at error level and counted: one record never stops the subscription.
    */
   async function deadLetterWithoutValue(record: TransportRecord, info: DeadLetterInfo, signal: AbortSignal, err: unknown): Promise<void> {
-    const why = `${info.reason} (the dead-letter topic refused the full record: ${errorMessage(err)})`;
-    const headers = [...identifyingHeaders(record.headers), ...deadLetterHeaders({ ...info, reason: why }), [DEAD_LETTER_HEADERS.valueDropped, new TextEncoder().encode(String(record.value?.byteLength ?? 0))] as const];
+    const headers = deadLetterWithoutValueHeaders(record, info, errorMessage(err));
     try {
       await produceDurably(dlq, { key: record.key, value: null, headers, timestampMs: record.timestampMs }, 'dead-letter (without value)', signal);
     } catch (again) {

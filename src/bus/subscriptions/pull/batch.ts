@@ -39,7 +39,7 @@ import { DEFAULT_ENVELOPE_LIMITS } from '../../../envelope/index.js';
 import type { JsonValue } from '../../../envelope/index.js';
 import type { Logger } from '../../../observability/index.js';
 import type { Read, TopicPartitionOffset, Transport, TransportRecord } from '../../../transport/port.js';
-import { DEAD_LETTER_HEADERS, deadLetterHeaders, identifyingHeaders, originalHeaders } from '../../subscriber/failure-headers.js';
+import { deadLetterHeaders, deadLetterWithoutValueHeaders, originalHeaders } from '../../subscriber/failure-headers.js';
 import { headerBoundsProblem } from '../../subscriber/pipeline/bounds.js';
 import { decodeRecord, missingDataProblem, peekHeaders, peekType } from '../../subscriber/pipeline/decode.js';
 import { subscriptionFilter } from '../../subscriber/pipeline/filter.js';
@@ -240,11 +240,10 @@ export async function pull(deps: PullDeps, target: PullTarget, positions: Positi
         deps.log.error({ ...where, err: errorMessage(err) }, 'pull: could not dead-letter a poison record; its partition stops before it for now');
         return false;
       }
-      const why = `${reason} (the dead-letter topic refused the full record: ${errorMessage(err)})`;
-      const bare = [...identifyingHeaders(record.headers), ...deadLetterHeaders({ ...info, reason: why }), [DEAD_LETTER_HEADERS.valueDropped, new TextEncoder().encode(String(record.value?.byteLength ?? 0))] as const];
+      const bare = deadLetterWithoutValueHeaders(record, info, errorMessage(err));
       try {
         await deps.transport.produce(dlq, [{ key: record.key, value: null, headers: bare, timestampMs: record.timestampMs }], { signal: o.signal });
-        deps.log.warn({ ...where, reason: why.slice(0, 500) }, 'pull: record dead-lettered without its value and passed over');
+        deps.log.warn({ ...where, reason: reason.slice(0, 500), refusal: errorMessage(err) }, 'pull: record dead-lettered without its value and passed over');
         return true;
       } catch (again) {
         deps.log.error({ ...where, err: errorMessage(again) }, 'pull: could not dead-letter a poison record, even without its value; its partition stops before it for now');
