@@ -43,6 +43,19 @@ export class PartitionRouter {
     return this.count(topic, lookup);
   }
 
+  /**
+   * The partition count of `topic` for a send of `records`: the cached one, unless a record names
+   * an explicit partition not below it — then asked of the broker again (`countCovering`), so a
+   * partition added by `kafka-topics --alter --partitions` is written to at once rather than
+   * refused until the cached count ages out (`maxAgeMs`). Errors: whatever `lookup` throws.
+   */
+  async countForRecords(topic: string, records: readonly OutboundRecord[], lookup: () => Promise<number>): Promise<number> {
+    const count = await this.count(topic, lookup);
+    let highest = -1;
+    for (const r of records) if (r.partition !== undefined && r.partition > highest) highest = r.partition;
+    return highest < count ? count : this.countCovering(topic, [highest], lookup);
+  }
+
   /** Drops the cached count (e.g. after the broker answered "unknown topic"). */
   forget(topic: string): void {
     this.#counts.delete(topic);

@@ -6,10 +6,12 @@
  * started at `latest` too: the records written there in between were never delivered.
  * Now a running member sees the new partitions at its metadata refresh (`metadataMaxAgeMs`, here
  * shortened) and the group rebalances; a partition of a topic the group read before that has no
- * commit starts at its log start, whether a running member or a new one takes it up.
+ * commit starts at its log start, whether a running member or a new one takes it up. A produce
+ * naming one of the new partitions is written at once (it was refused for up to `metadataMaxAgeMs`).
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Transport, TransportRecord } from '../../src/transport/index.js';
+import { partitionForKey } from '../../src/transport/partitioner.js';
 import { KAFKA_CLIENTS, transportOn } from '../helpers/kafka-client.js';
 import { stackEnv, uniqueName } from '../helpers/stack.js';
 import { waitFor } from '../helpers/wait.js';
@@ -39,19 +41,26 @@ describe.each(KAFKA_CLIENTS)('partitions added to a topic a group reads (%s)', (
       handled.push(`${r.partition}:${Buffer.from(r.value ?? new Uint8Array()).toString()}`);
       return Promise.resolve();
     };
-    const growAndWrite = async (value: string): Promise<void> => {
-      const kafka = rawKafka();
-      const admin = kafka.admin();
-      const producer = kafka.producer();
-      await Promise.all([admin.connect(), producer.connect()]);
+    const grow = async (): Promise<void> => {
+      const admin = rawKafka().admin();
+      await admin.connect();
       try {
         await admin.createPartitions({ topicPartitions: [{ topic, count: 4 }] });
-        await producer.send({ topic, messages: [{ partition: 3, value }] });
       } finally {
-        await Promise.allSettled([admin.disconnect(), producer.disconnect()]);
+        await admin.disconnect();
       }
     };
-    return { t, topic, group: uniqueName(`it-added-group-${client}`), handled, handler, growAndWrite };
+    const growAndWrite = async (value: string): Promise<void> => {
+      await grow();
+      const producer = rawKafka().producer();
+      await producer.connect();
+      try {
+        await producer.send({ topic, messages: [{ partition: 3, value }] });
+      } finally {
+        await producer.disconnect();
+      }
+    };
+    return { t, topic, group: uniqueName(`it-added-group-${client}`), handled, handler, grow, growAndWrite };
   }
 
   it('a running member takes up the added partitions at its metadata refresh and reads them from their log start', { timeout: 90_000 }, async () => {
@@ -84,5 +93,30 @@ describe.each(KAFKA_CLIENTS)('partitions added to a topic a group reads (%s)', (
     } finally {
       await second.stop();
     }
+  });
+
+  it('a produce naming a partition added since the count was cached is written there at once, not refused until the cache ages out', { timeout: 60_000 }, async () => {
+    const { t, topic, grow } = await setup(600_000);
+    await t.produce(topic, [{ key: null, value: Buffer.from('count cached'), headers: [], partition: 1 }]);
+    await grow();
+    const [position] = await t.produce(topic, [{ key: null, value: Buffer.from('on an added partition'), headers: [], partition: 3 }]);
+    expect(position).toMatchObject({ partition: 3, offset: 0n });
+    // Written there and nowhere else (@platformatic/kafka wrote it to partition 3 % 2 = 1).
+    const ends = await t.endOffsets(topic);
+    expect(ends.map((e) => [e.partition, e.offset])).toEqual([[0, 0n], [1, 1n], [2, 0n], [3, 1n]]);
+    await expect(t.produce(topic, [{ key: null, value: Buffer.from('beyond the topic'), headers: [], partition: 4 }])).rejects.toMatchObject({ code: 'CEG_INVALID_OPTIONS', retriable: false });
+  });
+
+  it('keyed records after the partition count was looked up again land on the partitions their keys hash to over the new count', { timeout: 60_000 }, async () => {
+    const { t, topic, grow } = await setup(1_000);
+    const keys = Array.from({ length: 40 }, (_, i) => `key-${i}`);
+    await t.produce(topic, [{ key: Buffer.from('first'), value: Buffer.from('count cached'), headers: [] }]);
+    await grow();
+    await new Promise((r) => setTimeout(r, 1_500)); // the transport's cached count ages out; kafkajs's producer kept its own metadata for 5 minutes
+    const positions = await t.produce(topic, keys.map((k) => ({ key: Buffer.from(k), value: Buffer.from(k), headers: [] })));
+    expect(positions.map((p) => p.partition)).toEqual(keys.map((k) => partitionForKey(Buffer.from(k), 4)));
+    const ends = await t.endOffsets(topic);
+    const expected = [0, 1, 2, 3].map((p) => keys.filter((k) => partitionForKey(Buffer.from(k), 4) === p).length + (p === partitionForKey(Buffer.from('first'), 2) ? 1 : 0));
+    expect(ends.map((e) => Number(e.offset))).toEqual(expected);
   });
 });

@@ -198,7 +198,7 @@ class KafkaTransport implements Transport {
   async produce(topic: string, records: readonly OutboundRecord[], opts: ProduceOptions = {}): Promise<readonly Position[]> {
     const signal = opts.signal;
     if (signal?.aborted === true) throw abortedProduce(topic, false, signal.reason);
-    const count = await this.#partitionCountFor(topic);
+    const count = await this.#partitionCountFor(topic, records);
     const { producer } = await this.#ready();
     const messages = records.map((r, index): Message => ({
       key: buf(r.key),
@@ -546,9 +546,11 @@ class KafkaTransport implements Transport {
     return attempt;
   }
 
-  async #partitionCountFor(topic: string): Promise<number> {
+  async #partitionCountFor(topic: string, records: readonly OutboundRecord[]): Promise<number> {
     try {
-      return await this.partitionCount(topic);
+      this.#assertOpen();
+      assertTopicName(topic);
+      return await this.#router.countForRecords(topic, records, () => this.#lookUpCount(topic));
     } catch (err) {
       throw err instanceof GatewayError ? err : fromKafkaError(err, { operation: 'produce', topic });
     }
@@ -635,10 +637,22 @@ class KafkaTransport implements Transport {
 
 /**
  * kafkajs calls its partitioner for every message; every message of ours already carries its
- * partition (murmur2 for keys, round-robin for null keys), so this only passes it through.
+ * partition (murmur2 for keys, round-robin for null keys), so this passes it through — unless the
+ * producer's own metadata does not list that partition yet (partitions added by `kafka-topics
+ * --alter --partitions`, which the transport's partition count saw first): kafkajs would then
+ * leave those records out of the request and answer without them. Thrown before any request is
+ * sent, its `KafkaJSMetadataNotLoaded` makes kafkajs refresh the producer's metadata and try the
+ * send again (kafkajs 2.2 producer/sendMessages.js: "the number of partitions for this topic has
+ * increased in the meantime").
  */
-function explicitPartitioner(): (args: { message: { partition?: number } }) => number {
-  return ({ message }) => message.partition ?? 0;
+function explicitPartitioner(): (args: { topic: string; partitionMetadata: readonly unknown[]; message: { partition?: number } }) => number {
+  return ({ topic, partitionMetadata, message }) => {
+    const partition = message.partition ?? 0;
+    // kafkajs's types declare no constructor argument; its errors.js takes the message.
+    const NotLoaded = kafkajs().KafkaJSMetadataNotLoaded as unknown as new (message: string) => Error;
+    if (partition >= partitionMetadata.length) throw new NotLoaded(`the producer's metadata of ${topic} lists ${partitionMetadata.length} partitions, not partition ${partition}`);
+    return partition;
+  };
 }
 
 /**

@@ -150,7 +150,9 @@ class PlatformaticTransport implements Transport {
   async produce(topic: string, records: readonly OutboundRecord[], opts: ProduceOptions = {}): Promise<readonly Position[]> {
     const signal = opts.signal;
     if (signal?.aborted === true) throw abortedProduce(topic, false, signal.reason);
-    const count = await this.partitionCount(topic);
+    this.#assertOpen();
+    assertTopicName(topic);
+    const count = await this.#router.countForRecords(topic, records, () => this.#lookUpCount(topic));
     if (records.length === 0) return [];
     const now = BigInt(Date.now());
     const messages = records.map((r, index): Message => ({

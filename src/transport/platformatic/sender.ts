@@ -55,6 +55,8 @@ export class SerialSender {
   readonly #logger: TransportLogger;
   #producer: Producer | undefined;
   #stale = false;
+  /** Partition counts the current producer's metadata is known to list, per topic (forgotten with the producer). */
+  readonly #listedCounts = new Map<string, number>();
   #sending: Promise<void> | undefined;
 
   constructor(newProducer: () => Producer, logger: TransportLogger) {
@@ -128,7 +130,8 @@ export class SerialSender {
     return taken;
   }
 
-  async #sendJobs(jobs: readonly Job[]): Promise<void> {
+  async #sendJobs(taken: readonly Job[]): Promise<void> {
+    let jobs = taken;
     let producer: Producer;
     try {
       if (this.#stale) await this.#dropProducer();
@@ -138,6 +141,8 @@ export class SerialSender {
       for (const job of jobs) this.#settle(job, undefined, e);
       return;
     }
+    jobs = await this.#coveredByMetadata(producer, jobs);
+    if (jobs.length === 0) return;
     const messages = jobs.length === 1 ? (jobs[0]!.messages as Message[]) : jobs.flatMap((j) => j.messages);
     const sentAt = senderChannel.hasSubscribers ? performance.now() : 0;
     try {
@@ -198,6 +203,45 @@ export class SerialSender {
     }
   }
 
+  /**
+   * The jobs whose partitions the producer's metadata lists. @platformatic/kafka 1.35 writes a
+   * record whose partition is not below its cached partition count to `partition % count`
+   * (producer.js `#performSend`): after `kafka-topics --alter --partitions`, when the transport's
+   * partition count (which chose the partition) is fresher than the producer's, a record would land
+   * on another partition than the one chosen — out of its key's order — and come back without an
+   * offset. So a job naming a partition beyond what this producer is known to list first has the
+   * producer's metadata of its topic refreshed (once per topic per producer, and again only when a
+   * higher partition is named); a job still not covered fails, retriable, with nothing sent.
+   */
+  async #coveredByMetadata(producer: Producer, jobs: readonly Job[]): Promise<readonly Job[]> {
+    let out: Job[] | undefined;
+    for (const [index, job] of jobs.entries()) {
+      let highest = 0;
+      for (const p of job.partitions) if (p > highest) highest = p;
+      let listed = this.#listedCounts.get(job.topic);
+      if (listed === undefined || highest >= listed) {
+        try {
+          const metadata = await producer.metadata({ topics: [job.topic], forceUpdate: true });
+          listed = metadata.topics.get(job.topic)?.partitionsCount ?? 0;
+          this.#listedCounts.set(job.topic, listed);
+        } catch (err) {
+          listed = 0;
+          this.#logger.debug({ transport: 'kafka', topic: job.topic, err: errorMessage(err) }, 'producer metadata refresh failed');
+        }
+      }
+      if (highest < listed) {
+        out?.push(job);
+        continue;
+      }
+      out ??= jobs.slice(0, index);
+      this.#settle(job, undefined, new GatewayError('CEG_BROKER_UNAVAILABLE', `the producer's metadata of ${job.topic} does not list partition ${highest} yet; nothing was sent`, {
+        retriable: true,
+        details: { topic: job.topic, partition: highest, indeterminate: false },
+      }));
+    }
+    return out ?? jobs;
+  }
+
   #settle(job: Job, positions: readonly Position[] | undefined, error: GatewayError | undefined): void {
     if (job.onAbort !== undefined) job.signal?.removeEventListener('abort', job.onAbort);
     if (job.settled) return;
@@ -210,6 +254,7 @@ export class SerialSender {
     const old = this.#producer;
     this.#producer = undefined;
     this.#stale = false;
+    this.#listedCounts.clear();
     if (old !== undefined) await closeForced(old).catch((err: unknown) => this.#logger.debug({ transport: 'kafka', err: errorMessage(err) }, 'producer close failed'));
   }
 }

@@ -27,3 +27,27 @@ describe('PartitionRouter.countCovering', () => {
     expect(asked).toBe(2);
   });
 });
+
+describe('PartitionRouter.countForRecords', () => {
+  const record = (partition?: number) => ({ key: null, value: null, headers: [], ...(partition === undefined ? {} : { partition }) });
+
+  it('keeps the cached count for keyed records and explicit partitions below it', async () => {
+    const router = new PartitionRouter(60_000);
+    const answers = [2, 4];
+    let asked = 0;
+    const lookup = async (): Promise<number> => answers[asked++]!;
+    expect(await router.countForRecords('t', [record(), record(1)], lookup)).toBe(2);
+    expect(await router.countForRecords('t', [record(0), record()], lookup)).toBe(2);
+    expect(asked).toBe(1);
+  });
+
+  it('asks again when a record names a partition not below the cached count', async () => {
+    const router = new PartitionRouter(60_000);
+    const answers = [2, 4];
+    let asked = 0;
+    const lookup = async (): Promise<number> => answers[asked++]!;
+    expect(await router.countForRecords('t', [record(0)], lookup)).toBe(2);
+    expect(await router.countForRecords('t', [record(0), record(3), record(1)], lookup)).toBe(4);
+    expect(asked).toBe(2);
+  });
+});
