@@ -211,7 +211,8 @@ export class SerialSender {
    * on another partition than the one chosen — out of its key's order — and come back without an
    * offset. So a job naming a partition beyond what this producer is known to list first has the
    * producer's metadata of its topic refreshed (once per topic per producer, and again only when a
-   * higher partition is named); a job still not covered fails, retriable, with nothing sent.
+   * higher partition is named); a job still not covered fails, retriable, with nothing sent (a failed refresh: with the error the send
+   * would have failed with, mapped as the send's).
    */
   async #coveredByMetadata(producer: Producer, jobs: readonly Job[]): Promise<readonly Job[]> {
     let out: Job[] | undefined;
@@ -219,22 +220,23 @@ export class SerialSender {
       let highest = 0;
       for (const p of job.partitions) if (p > highest) highest = p;
       let listed = this.#listedCounts.get(job.topic);
+      let refusal: GatewayError | undefined;
       if (listed === undefined || highest >= listed) {
         try {
           const metadata = await producer.metadata({ topics: [job.topic], forceUpdate: true });
           listed = metadata.topics.get(job.topic)?.partitionsCount ?? 0;
           this.#listedCounts.set(job.topic, listed);
         } catch (err) {
-          listed = 0;
-          this.#logger.debug({ transport: 'kafka', topic: job.topic, err: errorMessage(err) }, 'producer metadata refresh failed');
+          // What the send would have failed with (the broker's absence, an unknown topic): nothing was sent.
+          refusal = fromPlatformaticError(err, { operation: 'produce', topic: job.topic, records: job.messages.length });
         }
       }
-      if (highest < listed) {
+      if (refusal === undefined && highest < listed!) {
         out?.push(job);
         continue;
       }
       out ??= jobs.slice(0, index);
-      this.#settle(job, undefined, new GatewayError('CEG_BROKER_UNAVAILABLE', `the producer's metadata of ${job.topic} does not list partition ${highest} yet; nothing was sent`, {
+      this.#settle(job, undefined, refusal ?? new GatewayError('CEG_BROKER_UNAVAILABLE', `the producer's metadata of ${job.topic} does not list partition ${highest} yet; nothing was sent`, {
         retriable: true,
         details: { topic: job.topic, partition: highest, indeterminate: false },
       }));
