@@ -272,7 +272,8 @@ export class PlatformaticConsumption implements Consumption {
   }
 
   /**
-   * Every `metadataMaxAgeMs` (30 s, as Kafka's `metadata.max.age.ms`): when a topic read has more
+   * Every `metadataMaxAgeMs` (30 s; Kafka's `metadata.max.age.ms`, whose default is 5 min — shorter
+   * here so added partitions are read sooner, for one metadata request per member per interval): when a topic read has more
    * partitions than the last check saw (`kafka-topics --alter --partitions`), this member commits and
    * joins again, so the group's leader assigns the new partitions (with the fresh metadata: this
    * member's cache was just updated; a leader elsewhere whose cache is older assigns them at its own
