@@ -12,7 +12,7 @@ import { FRAME_HEADER_BYTES, avroTypeFor, decodeAvro, encodeAvro, encodeAvroFram
 import type { AvroType } from '../data/index.js';
 import { fromRecord, toBinaryRecord } from '../kafka/index.js';
 import type { RecordEvent } from '../kafka/index.js';
-import { isJsonMediaType as isJsonMediaTypeOf, parseMediaType, parseStructuredEvent } from '../json/index.js';
+import { isJsonMediaType as isJsonMediaTypeOf, parseJsonText, parseMediaType, parseStructuredEvent } from '../json/index.js';
 
 /** The data media type of records this project writes (Avro, Confluent-framed). */
 export const AVRO_CONTENT_TYPE = 'application/avro';
@@ -264,12 +264,14 @@ function isJsonMediaType(mediaType: string | undefined): boolean {
   return mt !== undefined && isJsonMediaTypeOf(mt);
 }
 
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
-
+/**
+ * `data_base64` declared JSON → its value, read as every JSON from outside is (`parseJsonText`:
+ * UTF-8, no member name twice in one object — JSON.parse kept the last one, so a consumer of the
+ * record elsewhere could see other data than a subscriber here). Errors: CEG_INVALID_DATA (not
+ * retriable) naming `data_base64` and the record. Spec: RFC 8259 §4, §8.1.
+ */
 function parseJsonBytes(bytes: Uint8Array, record: TransportRecord): JsonValue {
-  try {
-    return JSON.parse(strictUtf8.decode(bytes)) as JsonValue;
-  } catch (err) {
-    throw new GatewayError('CEG_INVALID_DATA', `data_base64 is not valid UTF-8 JSON: ${errorMessage(err)}`, { retriable: false, details: { field: 'data_base64', ...where(record) } });
-  }
+  const parsed = parseJsonText(bytes);
+  if (parsed.ok) return parsed.value as JsonValue;
+  throw new GatewayError('CEG_INVALID_DATA', `data_base64 is not valid UTF-8 JSON: ${parsed.reason}`, { retriable: false, details: { field: parsed.pointer === undefined ? 'data_base64' : `data_base64${parsed.pointer}`, ...where(record) } });
 }

@@ -54,6 +54,17 @@ describe('a Kafka record content-type, read by the one parser', () => {
     expect(err.code).toBe('CEG_INVALID_DATA');
   });
 
+  it('structured data_base64 declared JSON with a member name twice is poison naming it, as the ingress refuses it (RFC 8259 §4)', async () => {
+    const { codec } = await codecFixture();
+    const data = '{"instrument":"EUR/USD","instrument":"GBP/USD"}';
+    const json = JSON.stringify({ specversion: '1.0', id: 's2', source: 'urn:x', type: PRICE_LOADING_COMPLETED, datacontenttype: 'application/json', data_base64: Buffer.from(data).toString('base64') });
+    const err = await rejection(codec.fromRecord(record([['content-type', 'application/cloudevents+json']], enc.encode(json))));
+    expect(err.code).toBe('CEG_INVALID_DATA');
+    expect(err.retriable).toBe(false);
+    expect(err.details.field).toBe('data_base64/instrument');
+    expect(err.message).toContain('"instrument" appears more than once');
+  });
+
   it('content-type is held to the datacontenttype rule as the ingress holds it: a control character (a tab inside, U+0085 quoted) is poison', () => {
     // The HTTP ingress answers 400 for these as Content-Type (binary mode) and as datacontenttype;
     // a record from another producer carrying them was read and delivered.
