@@ -576,7 +576,8 @@ class Relay implements OutboxRelay {
     const client = await this.#connect();
     this.#cycleClient = client;
     // A checked-out client whose connection dies emits 'error' (between queries: during produce).
-    const onError = (err: Error): void => this.#o.log.warn({ relay: this.#o.name, err: err.message }, 'outbox relay: database connection lost');
+    // One incident with the cycle's failed query that follows: logged once (#dbFailure).
+    const onError = (err: Error): void => this.#dbFailure(err, 'outbox relay: database connection lost');
     client.on('error', onError);
     let broken: Error | undefined;
     try {
