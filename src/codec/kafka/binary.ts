@@ -108,7 +108,8 @@ export type RecordEvent =
 /**
  * Reads a consumed record's CloudEvent attributes (binary mode) or its structured body.
  * Errors: CEG_INVALID_EVENT (retriable: false) — a poison record — when a `ce_` header repeats,
- *   `content-type` repeats or comes with a `ce_datacontenttype` header (case-insensitive names),
+ *   `content-type` repeats or comes with a `ce_datacontenttype` header of another value (case-insensitive names;
+ *   the same value is one datacontenttype: the `cloudevents` JS SDK writes both),
  *   a header is not UTF-8, `content-type` is not one media type (RFC 9110 §8.3.1; a parameter
  *   twice, RFC 6838 §4.3; a list; in binary mode, a control character the datacontenttype rule refuses — `details.attribute` `datacontenttype`), a required attribute (`ce_specversion`, `ce_id`, `ce_source`, `ce_type`)
  *   is missing, or an attribute has the wrong type.
@@ -130,14 +131,20 @@ export function fromRecord(record: TransportRecord): RecordEvent {
       if (h.contentType) {
         // Repeated, it is two datacontenttypes (and maybe two content modes): which one counts is
         // the reader's guess, as for a repeated ce_ header. Poison, never "the last one wins".
-        if (contentType !== undefined || Object.hasOwn(attrs, 'datacontenttype')) throw poison(`duplicate header ${name}`, record, { attribute: 'datacontenttype' });
+        if (contentType !== undefined) throw poison(`duplicate header ${name}`, record, { attribute: 'datacontenttype' });
         contentType = text(raw, h, record);
+        if (Object.hasOwn(attrs, 'datacontenttype') && attrs.datacontenttype !== contentType) throw poison(`duplicate header ${name}`, record, { attribute: 'datacontenttype' });
       }
       continue;
     }
     const attribute = h.attribute;
-    if (Object.hasOwn(attrs, attribute) || (attribute === 'datacontenttype' && contentType !== undefined)) throw poison(`duplicate header ${name}`, record, { attribute });
-    attrs[attribute] = attributeValue(raw, h, record);
+    if (Object.hasOwn(attrs, attribute)) throw poison(`duplicate header ${name}`, record, { attribute });
+    const value = attributeValue(raw, h, record);
+    // `ce_datacontenttype` beside `content-type`: the attribute under both of the binding's
+    // mappings (§3.2.1, and §3.2.3's "all attributes" read literally), as the `cloudevents` JS SDK's
+    // Kafka.binary writes it. The same value is one datacontenttype; a different one is poison.
+    if (attribute === 'datacontenttype' && contentType !== undefined && value !== contentType) throw poison(`duplicate header ${name}`, record, { attribute });
+    attrs[attribute] = value;
   }
   if (attrs.specversion === undefined) {
     // No ce_specversion: structured mode when content-type names it. Read by the envelope's one

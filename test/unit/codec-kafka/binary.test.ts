@@ -110,18 +110,36 @@ describe('fromRecord', () => {
     expect(read).toEqual({ mode: 'binary', attributes: { specversion: '1.0', id: 'e1', source: 'urn:x', type: 'k', datacontenttype: 'application/json' }, value: enc.encode('v') });
   });
 
-  it('refuses a repeated content-type, or one beside ce_datacontenttype, as poison naming datacontenttype (never "the last one wins")', () => {
+  it('refuses a repeated content-type, or one beside a ce_datacontenttype of another value, as poison naming datacontenttype (never "the last one wins")', () => {
     for (const extra of [
       [['content-type', 'application/avro'], ['Content-Type', 'text/plain']],
+      [['content-type', 'application/avro'], ['content-type', 'application/avro']],
       [['content-type', 'application/cloudevents+json'], ['content-type', 'application/avro']],
       [['ce_datacontenttype', 'text/plain'], ['content-type', 'application/avro']],
       [['content-type', 'application/avro'], ['ce_datacontenttype', 'text/plain']],
+      [['content-type', 'application/avro'], ['ce_datacontenttype', 'Application/Avro']],
+      [['ce_datacontenttype', 'application/avro'], ['ce_datacontenttype', 'application/avro']],
     ] as [string, string][][]) {
       const err = poison(() => fromRecord(record([...required, ...extra])));
       expect(err.code).toBe('CEG_INVALID_EVENT');
       expect(err.retriable).toBe(false);
       expect(err.message).toBe(`duplicate header ${extra[1]![0]}`);
       expect(err.details).toMatchObject({ attribute: 'datacontenttype' });
+    }
+  });
+
+  it('reads ce_datacontenttype beside content-type of the same value as one datacontenttype (the cloudevents JS SDK\'s Kafka.binary writes both); a third copy is poison', () => {
+    for (const extra of [
+      [['content-type', 'application/avro'], ['ce_datacontenttype', 'application/avro']],
+      [['ce_datacontenttype', 'application/avro'], ['content-type', 'application/avro']],
+    ] as [string, string][][]) {
+      expect(fromRecord(record([...required, ...extra]))).toEqual({ mode: 'binary', attributes: { specversion: '1.0', id: 'e1', source: 'urn:x', type: 'k', datacontenttype: 'application/avro' }, value: enc.encode('v') });
+      for (const third of [['content-type', 'application/avro'], ['ce_datacontenttype', 'application/avro']] as [string, string][]) {
+        const err = poison(() => fromRecord(record([...required, ...extra, third])));
+        expect(err.code).toBe('CEG_INVALID_EVENT');
+        expect(err.message).toBe(`duplicate header ${third[0]}`);
+        expect(err.details).toMatchObject({ attribute: 'datacontenttype' });
+      }
     }
   });
 
