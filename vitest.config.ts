@@ -1,6 +1,8 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
-const stackTests = ['test/integration/**/*.test.ts', 'test/scenarios/**/*.test.ts', 'test/contract/**/*.kafka.test.ts', 'test/contract/**/*.platformatic.test.ts', 'test/contract/**/*.confluent.test.ts', 'test/contract/**/*.pg.test.ts'];
+// Conformance against an SDK's Kafka binding needs the broker and the registry: on the stack, not in `unit`.
+const stackConformance = ['test/conformance/kafka-sdk.test.ts'];
+const stackTests = [...stackConformance, 'test/integration/**/*.test.ts', 'test/scenarios/**/*.test.ts', 'test/contract/**/*.kafka.test.ts', 'test/contract/**/*.platformatic.test.ts', 'test/contract/**/*.confluent.test.ts', 'test/contract/**/*.pg.test.ts'];
 // Files that run one at a time, after all others (sequence.groupOrder): the one that stops and
 // starts the shared stack; those that write to and count records of the shipped catalog's topics
 // (trading.*: poison records, end offsets, `--max-events`, subscriptions at `latest`), where two
@@ -45,6 +47,7 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/unit/**/*.test.ts', 'test/conformance/**/*.test.ts', 'test/http/**/*.test.ts', 'test/contract/**/*.memory.test.ts', 'test/scenarios/**/*.memory.test.ts'],
+          exclude: [...configDefaults.exclude, ...stackConformance],
           testTimeout: 10_000,
         },
       },
