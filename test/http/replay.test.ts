@@ -30,6 +30,7 @@ interface Report {
   by: string;
   to: unknown;
   dryRun: boolean;
+  outcome: string;
   partitions: Record<string, { from: string; to: string; events: number; skipped: number }>;
   events: number;
   skipped: number;
@@ -150,7 +151,8 @@ describe('POST /subscriptions/{name}/replay', () => {
       [true, 'offsets'],
     ]);
     expect(typeof entries[0]!.to).toBe('string');
-    for (const e of entries) expect(Object.keys(e).sort()).toEqual(['at', 'by', 'dryRun', 'events', 'partitions', 'skipped', 'to']);
+    for (const e of entries) expect(Object.keys(e).sort()).toEqual(['at', 'by', 'dryRun', 'events', 'outcome', 'partitions', 'skipped', 'to']);
+    expect(entries.every((e) => e.outcome === 'done')).toBe(true);
   });
 
   it('refuses bad requests with problem+json naming the field', async () => {

@@ -157,7 +157,11 @@ describe('the replay state', () => {
       expect((await transport.committedOffsets(group, 'rp.t')).map((c) => c.offset)).toEqual([2n, 2n]);
       expect(store.get(group)?.replay).toMatchObject({ phase: 'failed', instance: 'here' });
       expect(replayHolds(store.get(group)?.replay, Date.now())).toBe(false);
-      expect((await coordinator.list('stuck')).map((e) => e.dryRun)).toEqual([true]); // a failed replay moved nothing: not in the log
+      // A replay that paused delivery is in the log whatever its end: this one failed, nothing moved.
+      const entries = await coordinator.list('stuck');
+      expect(entries.map((e) => [e.dryRun, e.outcome])).toEqual([[true, 'done'], [false, 'failed']]);
+      expect(entries[1]).toMatchObject({ partitions: {}, events: 0, notMoved: { 0: { to: '0' }, 1: { to: '0' } }, error: { code: 'CEG_REPLAY_FAILED' } });
+      expect(entries[1]!.error!.message).toContain('nothing was moved');
     } finally {
       await member.stop();
       await audit.stop();

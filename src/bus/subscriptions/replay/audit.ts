@@ -1,10 +1,18 @@
 /**
- * The replay audit log: every replay (dry runs included) is appended to one Kafka topic, keyed by
+ * The replay audit log: every replay the gateway began is appended to one Kafka topic, keyed by
  * the subscription's consumer group, kept forever (`retention.ms=-1`, `cleanup.policy=delete`: an
  * append-only log, never compacted away). Every instance follows the topic from its start (a
  * group-less read, like the definitions store) and keeps the newest {@link MAX_AUDIT_ENTRIES}
  * entries per subscription in memory; `list` first catches up to the topic's end offset, so a
  * replay answered by one instance is listed by every other one right after.
+ *
+ * What "began" means (docs/subscriptions.md "What the audit log holds"): a dry run; a replay that
+ * paused delivery, whatever its end — `done`, `partial` (some topics moved, then a failure) or
+ * `failed` (nothing moved). A request refused before anything happened (400, 404, 409, 403, a
+ * broker not answering while `to` is resolved) is not an entry: nothing happened to the
+ * subscription; the security audit line (`audit: true`, src/http/auth/access.ts) records it with
+ * its outcome. As in Kafka, where `kafka-consumer-groups --reset-offsets` leaves no trace but the
+ * commit and the authorizer log records every request, allowed or denied.
  * Spec: issue 9 ("Every replay is written to an audit log, readable at GET
  *   /subscriptions/{name}/replays as a JSON array of { at, by, to, dryRun, partitions, events }").
  */
@@ -12,13 +20,26 @@ import { z } from 'zod';
 import type { Logger } from '../../../observability/index.js';
 import type { TopicSpec, Transport, TransportRecord } from '../../../transport/port.js';
 import { TopicFollower } from '../../follow/topic-follower.js';
-import type { PartitionReport } from './plan.js';
+import type { NotMovedReport, PartitionReport } from './plan.js';
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 
 /** Entries kept per subscription for `GET …/replays` (the topic keeps them all). */
 export const MAX_AUDIT_ENTRIES = 1000;
+
+/**
+ * How a replay ended: `done` (every planned partition moved; a dry run: planned), `partial` (the
+ * commits of some topics went through, then a failure stopped it), `failed` (nothing moved).
+ */
+export const replayOutcomes = ['done', 'partial', 'failed'] as const;
+export type ReplayOutcome = (typeof replayOutcomes)[number];
+
+/** Why a replay did not finish: the error's code and message (cut to 1,000 characters). */
+export interface ReplayFailure {
+  readonly code: string;
+  readonly message: string;
+}
 
 /** One audit entry, as `GET /subscriptions/{name}/replays` lists it. */
 export interface ReplayAuditEntry {
@@ -29,15 +50,33 @@ export interface ReplayAuditEntry {
   /** `to` as requested, verbatim. */
   readonly to: unknown;
   readonly dryRun: boolean;
+  /** How it ended (entries written before outcomes were recorded read as `done`: only those were written). */
+  readonly outcome: ReplayOutcome;
+  /** The partitions that moved (a dry run: would move), by partition key. */
   readonly partitions: Readonly<Record<string, PartitionReport>>;
-  /** Records handed out again, in all. */
+  /** Records handed out again, in all (of the partitions that moved). */
   readonly events: number;
   /** Records moved past (a forward move), in all. */
   readonly skipped: number;
+  /** `partial` and `failed`: the planned partitions that did not move (or not for sure), with their target. */
+  readonly notMoved?: Readonly<Record<string, NotMovedReport>>;
+  /** `partial` and `failed`: why it stopped. */
+  readonly error?: ReplayFailure;
 }
 
 const partitionSchema = z.object({ from: z.string(), to: z.string(), events: z.number(), skipped: z.number() });
-const entrySchema = z.object({ at: z.string(), by: z.string(), to: z.unknown(), dryRun: z.boolean(), partitions: z.record(z.string(), partitionSchema), events: z.number(), skipped: z.number() });
+const entrySchema = z.object({
+  at: z.string(),
+  by: z.string(),
+  to: z.unknown(),
+  dryRun: z.boolean(),
+  outcome: z.enum(replayOutcomes).default('done'),
+  partitions: z.record(z.string(), partitionSchema),
+  events: z.number(),
+  skipped: z.number(),
+  notMoved: z.record(z.string(), z.object({ to: z.string() })).optional(),
+  error: z.object({ code: z.string(), message: z.string() }).optional(),
+});
 
 /** The audit topic: one partition (one order), kept forever, append-only. */
 export function replayAuditTopicSpec(name: string): TopicSpec {

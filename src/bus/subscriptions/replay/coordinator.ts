@@ -11,24 +11,26 @@
  *    positions (`from`) and commits the new offsets.
  * 4. The replay is appended to the audit log, then the state becomes `done` and every instance
  *    starts its member again, from the new offsets. On a failure it becomes `failed` with the
- *    reason (delivery resumes, nothing moved unless the commit happened); should this instance
- *    die, the lease runs out and delivery resumes by itself.
+ *    reason (delivery resumes), and the audit log gets the replay with outcome `partial` (the
+ *    topics whose commit went through, and what did not move) or `failed` (nothing moved); should
+ *    this instance die, the lease runs out and delivery resumes by itself.
  *
  * A subscription that reads `<group>.retry` (`ordering: none`) keeps its position there: only the
  * catalog topics move, and records parked for a retry are still retried.
  * Spec: issue 9 ("Replay by offset reset").
  */
 import { randomUUID } from 'node:crypto';
-import { GatewayError, errorMessage } from '../../../core/errors.js';
+import { GatewayError, errorMessage, isGatewayError } from '../../../core/errors.js';
 import type { Logger } from '../../../observability/index.js';
 import type { TopicPartitionOffset, Transport } from '../../../transport/port.js';
 import { DEFAULT_OWNER, groupOf } from '../model.js';
 import { startPositionsOf } from '../stored.js';
 import type { SubscriptionStore } from '../store.js';
 import type { ReplayAuditEntry, ReplayLog } from './audit.js';
-import { planOf, positionsOf, resolveTarget } from './plan.js';
+import { partialPlanOf, planOf, positionsOf, resolveTarget } from './plan.js';
 import type { ReplayOffsets } from './plan.js';
 import { commitWhenIdle } from './reset.js';
+import type { CommitProgress } from './reset.js';
 import { replayHolds } from './state.js';
 import type { StoredReplay } from './state.js';
 import { parseReplayRequest, verbatimTo } from './target.js';
@@ -64,6 +66,11 @@ export interface ReplayCoordinatorDeps {
 
 function deletedDuringReplay(group: string): GatewayError {
   return new GatewayError('CEG_NOT_FOUND', `the subscription ${group} was deleted during its replay; nothing was moved`, { retriable: false, details: { field: 'name' } });
+}
+
+/** The error of a replay that did not finish, as its audit entry keeps it (the message cut to 1,000 characters). */
+function failureOf(err: unknown): { readonly code: string; readonly message: string } {
+  return { code: isGatewayError(err) ? err.code : 'CEG_INTERNAL', message: errorMessage(err).slice(0, 1000) };
 }
 
 function notFound(name: string): GatewayError {
@@ -111,16 +118,23 @@ export class ReplayCoordinator {
       throw new GatewayError('CEG_CONFLICT', `a replay of ${name} is under way (until ${s.replay!.leaseUntil} at the latest); try again after it`, { retriable: false, details: { field: 'name' } });
     }
     const targets = await resolveTarget(this.#d.transport, topics, req.target);
+    const head = (): Pick<ReplayAuditEntry, 'at' | 'by' | 'to' | 'dryRun'> => ({ at: new Date(this.#now()).toISOString(), by, to: verbatimTo(req.to), dryRun: req.dryRun });
     const record = async (from: ReplayOffsets): Promise<ReplayAuditEntry> => {
-      const entry: ReplayAuditEntry = { at: new Date(this.#now()).toISOString(), by, to: verbatimTo(req.to), dryRun: req.dryRun, ...planOf(topics, from, targets) };
+      const entry: ReplayAuditEntry = { ...head(), outcome: 'done', ...planOf(topics, from, targets) };
       await this.#d.audit.append(group, entry);
       return entry;
+    };
+    // A replay that paused delivery and then failed: what moved (the topics whose commit went
+    // through) and what did not, with the error — the operator sees a partial move in the log.
+    const recordFailure = async (progress: CommitProgress, err: unknown): Promise<void> => {
+      const plan = partialPlanOf(topics, progress.from, targets, progress.committed);
+      await this.#d.audit.append(group, { ...head(), outcome: progress.committed.length > 0 ? 'partial' : 'failed', ...plan, error: failureOf(err) });
     };
     // Members of stored subscriptions start at the end where nothing is committed (start was committed
     // at create), or where the definition keeps a start for a kind added by PATCH (startAt).
     const startAt = startPositionsOf(s, Date.now());
     if (req.dryRun) return await record(await positionsOf(this.#d.transport, group, targets, 'latest', startAt));
-    return await this.#pauseAndCommit(group, targets, record, startAt);
+    return await this.#pauseAndCommit(group, targets, record, recordFailure, startAt);
   }
 
   /** The audit entries of subscription `name`, oldest first. Errors: CEG_NOT_FOUND; the transport's. */
@@ -131,13 +145,14 @@ export class ReplayCoordinator {
     return entries;
   }
 
-  async #pauseAndCommit(group: string, targets: ReplayOffsets, record: (from: ReplayOffsets) => Promise<ReplayAuditEntry>, startAt: readonly TopicPartitionOffset[]): Promise<ReplayAuditEntry> {
+  async #pauseAndCommit(group: string, targets: ReplayOffsets, record: (from: ReplayOffsets) => Promise<ReplayAuditEntry>, recordFailure: (progress: CommitProgress, err: unknown) => Promise<void>, startAt: readonly TopicPartitionOffset[]): Promise<ReplayAuditEntry> {
     const log = this.#d.log.child({ subscription: group });
     const now = this.#now();
     const base: StoredReplay = { id: randomUUID(), phase: 'pausing', requestedAt: new Date(now).toISOString(), leaseUntil: new Date(now + this.#leaseMs).toISOString(), instance: this.#d.instance };
     await this.#setReplay(group, base);
     log.info({ replay: base.id, leaseUntil: base.leaseUntil }, 'replay: delivery paused on every instance');
     let from: ReplayOffsets;
+    const progress: CommitProgress = { committed: [] };
     try {
       // Two replays at once: the later pause record wins; the earlier one gives up before committing.
       const proceed = (): void => {
@@ -146,8 +161,11 @@ export class ReplayCoordinator {
         if (this.#d.store.get(group)?.replay?.id !== base.id) throw new GatewayError('CEG_CONFLICT', 'another replay of this subscription started meanwhile and took over; nothing was moved by this one', { retriable: false, details: { field: 'name' } });
         if (this.#now() >= Date.parse(base.leaseUntil)) throw new GatewayError('CEG_REPLAY_FAILED', 'the replay\'s lease ran out before the group was empty; nothing was moved', { retriable: true, details: { group } });
       };
-      from = await commitWhenIdle(this.#d.transport, group, targets, 'latest', Math.max(1000, this.#leaseMs - 10_000), undefined, proceed, startAt);
+      from = await commitWhenIdle(this.#d.transport, group, targets, 'latest', Math.max(1000, this.#leaseMs - 10_000), undefined, proceed, startAt, progress);
     } catch (err) {
+      // Into the audit log whatever the end (deleted meanwhile too: the log is keyed by the group).
+      // Should the log not take it, the failure still goes back to the caller, and the stored state says it.
+      await recordFailure(progress, err).catch((e: unknown) => log.error({ replay: base.id, err: errorMessage(e), moved: progress.committed }, 'replay: could not write its failure to the audit log'));
       if (this.#d.store.get(group) === undefined) throw err; // deleted: no record left to mark
       await this.#setReplay(group, { ...base, phase: 'failed', finishedAt: new Date(this.#now()).toISOString(), reason: errorMessage(err).slice(0, 1000) }).catch((e: unknown) => log.error({ replay: base.id, err: errorMessage(e) }, 'replay: could not store the failure; delivery resumes when the lease runs out'));
       throw err;

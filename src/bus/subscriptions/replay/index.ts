@@ -5,13 +5,14 @@
  */
 export { MAX_REPLAY_PARTITIONS, invalidReplay, parsePartitionKey, parseReplayRequest, parseTarget, partitionKey, verbatimTo } from './target.js';
 export type { ReplayRequest, ReplayTarget, ReplayTo } from './target.js';
-export { planOf, positionsOf, resolveTarget } from './plan.js';
-export type { PartitionReport, ReplayOffsets, ReplayPlan } from './plan.js';
+export { partialPlanOf, planOf, positionsOf, resolveTarget } from './plan.js';
+export type { NotMovedReport, PartitionReport, ReplayOffsets, ReplayPlan } from './plan.js';
 export { commitWhenIdle } from './reset.js';
+export type { CommitProgress } from './reset.js';
 export { replayHolds, replayPhases, replayStatus, storedReplaySchema } from './state.js';
 export type { ReplayPhase, StoredReplay } from './state.js';
-export { MAX_AUDIT_ENTRIES, ReplayLog, replayAuditTopicOf, replayAuditTopicSpec } from './audit.js';
-export type { ReplayAuditEntry } from './audit.js';
+export { MAX_AUDIT_ENTRIES, ReplayLog, replayAuditTopicOf, replayAuditTopicSpec, replayOutcomes } from './audit.js';
+export type { ReplayAuditEntry, ReplayFailure, ReplayOutcome } from './audit.js';
 export { REPLAY_LEASE_MS, ReplayCoordinator } from './coordinator.js';
 export type { ReplayCoordinatorDeps } from './coordinator.js';
 export { RestartableSubscription } from './restartable.js';

@@ -50,5 +50,5 @@ export async function replayLocal(transport: Transport, members: readonly Restar
       await Promise.allSettled(members.map((m) => m.resume()));
     }
   }
-  return { at: new Date().toISOString(), by: opts.by ?? 'library', to: verbatimTo(to), dryRun: opts.dryRun === true, ...planOf(topics, from, targets) };
+  return { at: new Date().toISOString(), by: opts.by ?? 'library', to: verbatimTo(to), dryRun: opts.dryRun === true, outcome: 'done', ...planOf(topics, from, targets) };
 }

@@ -111,3 +111,24 @@ export function planOf(topics: readonly string[], from: ReplayOffsets, targets: 
   }
   return { partitions, events: toCount(events), skipped: toCount(skipped) };
 }
+
+/** A partition a replay meant to move and did not (or not for sure): its target offset (decimal string). */
+export interface NotMovedReport {
+  readonly to: string;
+}
+
+/**
+ * The report of a replay that stopped part-way (pure): `partitions` and the totals count the
+ * topics in `moved` (their commit went through), from `from` (the positions before the replay);
+ * `notMoved` names the planned partitions of every other topic with their target. With no topic
+ * moved, `partitions` is empty and `notMoved` is the whole plan.
+ */
+export function partialPlanOf(topics: readonly string[], from: ReplayOffsets | undefined, targets: ReplayOffsets, moved: readonly string[]): ReplayPlan & { readonly notMoved: Readonly<Record<string, NotMovedReport>> } {
+  const done = new Map([...targets].filter(([topic]) => moved.includes(topic)));
+  const notMoved: Record<string, NotMovedReport> = {};
+  for (const [topic, offsets] of targets) {
+    if (moved.includes(topic)) continue;
+    for (const o of offsets) notMoved[partitionKey(topic, o.partition, topics)] = { to: o.offset.toString() };
+  }
+  return { ...planOf(topics, from ?? new Map(), done), notMoved };
+}

@@ -19,14 +19,28 @@ import type { ReplayOffsets } from './plan.js';
 const busy = (err: unknown): boolean => isGatewayError(err, 'CEG_INVALID_OPTIONS') && err.retriable;
 
 /**
+ * What {@link commitWhenIdle} has done so far, filled in as it goes: read it after a failure to
+ * tell what moved (the audit entry of a replay that failed part-way, coordinator.ts).
+ */
+export interface CommitProgress {
+  /** The positions before the replay (`from`), once read (before the first commit of a target). */
+  from?: ReplayOffsets;
+  /** The topics whose commit of the targets went through, in commit order. */
+  readonly committed: string[];
+}
+
+/**
  * Waits (at most `waitMs`, ms) until `group` has no member, reads its positions, commits `targets`.
  * `proceed`, asked right before the commit and after each try that found members, may refuse it
  * by throwing (a later replay took over, the subscription was deleted, the lease ran out). Resolves with the positions before the commit (`from`; where the group has no
- * commit, its `startAt` position when given, else `startFrom`: plan.ts positionsOf).
+ * commit, its `startAt` position when given, else `startFrom`: plan.ts positionsOf). `progress`,
+ * when given, is filled in as the commits go through (what moved when it then fails: a topic's
+ * commit that threw is not in it — a commit a broker failed mid-request may still have moved some
+ * of that topic's partitions).
  * Errors: CEG_REPLAY_FAILED (retriable) when members are still there after `waitMs`, or `signal`
  *   aborted; what `proceed` throws; the transport's.
  */
-export async function commitWhenIdle(transport: Transport, group: string, targets: ReplayOffsets, startFrom: StartFrom, waitMs: number, signal?: AbortSignal, proceed?: () => void, startAt?: readonly TopicPartitionOffset[]): Promise<ReplayOffsets> {
+export async function commitWhenIdle(transport: Transport, group: string, targets: ReplayOffsets, startFrom: StartFrom, waitMs: number, signal?: AbortSignal, proceed?: () => void, startAt?: readonly TopicPartitionOffset[], progress: CommitProgress = { committed: [] }): Promise<ReplayOffsets> {
   const deadline = Date.now() + waitMs;
   // The positions read before the first commit of `targets`: once a topic's commit went through, a
   // retry (a member joined before the next topic's commit) would read that topic's new offset as
@@ -43,7 +57,9 @@ export async function commitWhenIdle(transport: Transport, group: string, target
       proceed?.();
       for (const [topic, offsets] of targets) {
         before = from;
+        progress.from = from;
         await transport.commitOffsets(group, topic, offsets);
+        if (!progress.committed.includes(topic)) progress.committed.push(topic);
       }
       return from;
     } catch (err) {
@@ -51,7 +67,7 @@ export async function commitWhenIdle(transport: Transport, group: string, target
       // While it waits for the group too: a subscription deleted, or a later replay, ends the wait now.
       proceed?.();
       if (Date.now() >= deadline || signal?.aborted === true) {
-        const moved = before === undefined ? 'nothing was moved' : 'the offsets of some of its topics may have moved already; replay again to the same target to finish';
+        const moved = progress.committed.length === 0 ? 'nothing was moved' : `the offsets of ${progress.committed.join(', ')} moved already, the others did not; replay again to the same target to finish`;
         throw new GatewayError('CEG_REPLAY_FAILED', `the consumer group ${group} still had members after ${waitMs} ms; ${moved}`, { retriable: true, cause: err, details: { group } });
       }
       await sleep(Math.min(1000, 100 * attempt));

@@ -383,7 +383,7 @@ export const operationPaths: PathsFragment = {
         content: { 'application/json': { schema: { type: 'object', required: ['to'], properties: { to: { oneOf: [{ type: 'string' }, { type: 'object', additionalProperties: { type: ['integer', 'string'] } }] }, dryRun: { type: 'boolean' } } } } },
       },
       responses: {
-        '200': jsonAnswer('Per partition `from`, `to` and `events` (redelivered), and their total.', anyObject(['at', 'by', 'to', 'dryRun', 'partitions', 'events'])),
+        '200': jsonAnswer('Per partition `from`, `to` and `events` (redelivered), and their total; `outcome: "done"`.', anyObject(['at', 'by', 'to', 'dryRun', 'outcome', 'partitions', 'events'])),
         '400': problem('An invalid request (CEG_INVALID_REPLAY), naming the field.'),
         '403': forbidden,
         '404': notFound,
@@ -400,7 +400,7 @@ export const operationPaths: PathsFragment = {
       operationId: 'listReplays',
       summary: 'The audit log of the subscription’s replays',
       parameters: [nameParam, ownerParam],
-      responses: { '200': jsonAnswer('`[{ at, by, to, dryRun, partitions, events }]`.', { type: 'array', items: anyObject(['at', 'by', 'to', 'dryRun', 'partitions', 'events']) }), '404': notFound, '405': notAllowed, '503': unavailable, ...AUTHENTICATED_ERRORS },
+      responses: { '200': jsonAnswer('`[{ at, by, to, dryRun, outcome, partitions, events, skipped, notMoved?, error? }]`: every dry run and every replay that paused delivery, with its `outcome` (`done`, `partial`, `failed`); refused requests are not listed (docs/subscriptions.md#what-the-audit-log-holds).', { type: 'array', items: anyObject(['at', 'by', 'to', 'dryRun', 'outcome', 'partitions', 'events']) }), '404': notFound, '405': notAllowed, '503': unavailable, ...AUTHENTICATED_ERRORS },
     },
   },
 };

@@ -1,0 +1,117 @@
+/**
+ * What the replay audit log holds when a replay does not finish (docs/subscriptions.md "What the
+ * audit log holds"): a replay that paused delivery is written with its outcome whatever its end.
+ * - `partial`: a subscription whose kinds live on two topics; the commit of the first topic goes
+ *   through, the second is refused for good (a non-retriable broker error). Before, nothing was
+ *   written: the first topic's offsets had moved and the audit log did not say so.
+ * - `failed`: the same refusal at the first topic's commit: paused, nothing moved, written so.
+ * - a request refused by its checks before anything happened (400) is not written; a finished
+ *   replay is written as `done`.
+ * (In-memory transport; the refusal is injected into the real transport's commit of the second
+ * topic's target.)
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DEFAULT_PUSH_RETRY, ReplayCoordinator, ReplayLog, SubscriptionStore } from '../../../../src/bus/subscriptions/index.js';
+import type { StoredSubscription } from '../../../../src/bus/subscriptions/index.js';
+import { GatewayError } from '../../../../src/core/errors.js';
+import { silentLogger } from '../../../../src/observability/index.js';
+import { createMemoryTransport } from '../../../../src/transport/index.js';
+import type { PartitionOffset, Transport } from '../../../../src/transport/index.js';
+import { caughtAsync } from '../../../helpers/errors.js';
+
+const name = 'two-topics';
+const group = `ce-gateway.sub.anonymous.${name}`;
+const topics = ['rao.a', 'rao.b'];
+
+let transport: Transport;
+let store: SubscriptionStore;
+let audit: ReplayLog;
+
+beforeEach(async () => {
+  transport = createMemoryTransport();
+  const log = silentLogger();
+  await transport.ensureTopics(topics.map((t) => ({ name: t, partitions: 1, retentionMs: -1, cleanupPolicy: 'delete' as const })));
+  for (const t of topics) {
+    await transport.produce(t, [0, 1, 2, 3].map(() => ({ key: null, value: new Uint8Array([1]), headers: [], partition: 0 })));
+    await transport.commitOffsets(group, t, [{ partition: 0, offset: 4n }]);
+  }
+  store = new SubscriptionStore(transport, 'rao.subscriptions', log);
+  audit = new ReplayLog(transport, 'rao.subscriptions.replays', log);
+  await store.start();
+  await audit.start();
+  const now = new Date().toISOString();
+  const stored: StoredSubscription = {
+    v: 1, name, owner: 'anonymous', group, kinds: ['A', 'B'], filters: [], start: 'latest', ordering: 'key', retry: { maxAttempts: DEFAULT_PUSH_RETRY.maxAttempts, backoff: { initialMs: 1000, factor: 2, maxMs: 60_000, jitter: 0.2 }, maxAgeMs: DEFAULT_PUSH_RETRY.maxAgeMs, timeoutMs: DEFAULT_PUSH_RETRY.timeoutMs },
+    concurrency: 1, rateLimit: null, state: 'active', delivery: { mode: 'push', url: 'https://example.test/', contentMode: 'binary', data: 'json', handshake: true, secretCount: 1, headerNames: [], sealed: 'x' },
+    createdAt: now, updatedAt: now, generation: 1,
+  };
+  await store.put(stored);
+});
+
+afterEach(async () => {
+  await audit.stop();
+  await store.stop();
+  await transport.close();
+});
+
+/** The transport, refusing for good the commit of `topic`'s replay target (offset 0), as a broker refusing it would. */
+function refusingCommitOf(topic: string): Transport {
+  return new Proxy(transport, {
+    get(target, prop, receiver) {
+      if (prop === 'commitOffsets') {
+        return async (g: string, t: string, offsets: readonly PartitionOffset[]): Promise<void> => {
+          if (t === topic && offsets[0]?.offset === 0n) throw new GatewayError('CEG_FORBIDDEN', 'Kafka refused the commit: GROUP_AUTHORIZATION_FAILED', { retriable: false });
+          await target.commitOffsets(g, t, offsets);
+        };
+      }
+      const v: unknown = Reflect.get(target, prop, receiver);
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
+}
+
+describe('the audit log of a replay that did not finish', () => {
+  it('a non-retriable failure after the first topic\'s commit: written as partial, naming what moved and what did not, with the error', async () => {
+    const coordinator = new ReplayCoordinator({ store, audit, transport: refusingCommitOf('rao.b'), topicsOf: () => topics, instance: 'here', log: silentLogger() });
+    const err = await caughtAsync(coordinator.replay(name, { to: 'earliest' }, 'ops'));
+    expect(err).toMatchObject({ code: 'CEG_FORBIDDEN', retriable: false });
+    // What Kafka holds: the first topic moved, the second did not.
+    expect(await transport.committedOffsets(group, 'rao.a')).toEqual([{ partition: 0, offset: 0n }]);
+    expect(await transport.committedOffsets(group, 'rao.b')).toEqual([{ partition: 0, offset: 4n }]);
+    // What the audit log says: the same.
+    const entries = await coordinator.list(name);
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toMatchObject({
+      by: 'ops',
+      to: 'earliest',
+      dryRun: false,
+      outcome: 'partial',
+      partitions: { 'rao.a/0': { from: '4', to: '0', events: 4, skipped: 0 } },
+      events: 4,
+      skipped: 0,
+      notMoved: { 'rao.b/0': { to: '0' } },
+      error: { code: 'CEG_FORBIDDEN', message: 'Kafka refused the commit: GROUP_AUTHORIZATION_FAILED' },
+    });
+    expect(Object.keys(entries[0]!.partitions)).toEqual(['rao.a/0']);
+    expect(store.get(group)?.replay).toMatchObject({ phase: 'failed', reason: 'Kafka refused the commit: GROUP_AUTHORIZATION_FAILED' });
+  });
+
+  it('a failure at the first topic\'s commit: written as failed, nothing moved, the whole plan not moved', async () => {
+    const coordinator = new ReplayCoordinator({ store, audit, transport: refusingCommitOf('rao.a'), topicsOf: () => topics, instance: 'here', log: silentLogger() });
+    expect(await caughtAsync(coordinator.replay(name, { to: 'earliest' }, 'ops'))).toMatchObject({ code: 'CEG_FORBIDDEN' });
+    for (const t of topics) expect(await transport.committedOffsets(group, t)).toEqual([{ partition: 0, offset: 4n }]);
+    const entries = await coordinator.list(name);
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toMatchObject({ outcome: 'failed', dryRun: false, partitions: {}, events: 0, skipped: 0, notMoved: { 'rao.a/0': { to: '0' }, 'rao.b/0': { to: '0' } }, error: { code: 'CEG_FORBIDDEN' } });
+  });
+
+  it('a finished replay is written as done; a request refused before anything happened (400) is not written', async () => {
+    const coordinator = new ReplayCoordinator({ store, audit, transport, topicsOf: () => topics, instance: 'here', log: silentLogger() });
+    expect(await caughtAsync(coordinator.replay(name, { to: { 'rao.c/0': 1 } }, 'ops'))).toMatchObject({ code: 'CEG_INVALID_REPLAY', details: { field: 'to.rao.c/0' } });
+    const done = await coordinator.replay(name, { to: 'earliest' }, 'ops');
+    expect(done).toMatchObject({ outcome: 'done', events: 8 });
+    expect(done).not.toHaveProperty('notMoved');
+    expect(done).not.toHaveProperty('error');
+    expect((await coordinator.list(name)).map((e) => e.outcome)).toEqual(['done']);
+  });
+});
