@@ -11,7 +11,9 @@
  * connector file, or a stored one such a file shadows), 503 CEG_REPLAY_FAILED / CEG_BROKER_UNAVAILABLE (retriable, with `Retry-After`).
  * Who may replay (issue 11): the owner holding the `replay` permission, or an admin (`?owner=` for
  * another owner's subscription); others get 404 for it. `by` is the caller's partner id; every
- * replay is written to the audit log. In `GET …/replays` a caller that is not an admin sees `by`
+ * replay that began (a dry run, or one that paused delivery, with its outcome) is written to the
+ * replay audit log, and every request to the security audit log with `to` and `dryRun`
+ * ({@link replayAuditFields}). In `GET …/replays` a caller that is not an admin sees `by`
  * as its own id or, for a replay an admin made, `"admin"` ({@link REDACTED_BY}): admins' partner
  * ids are not shown to partners (the audit log keeps them).
  */
@@ -37,6 +39,37 @@ export const REDACTED_BY = NEUTRAL_BY;
 export const MAX_REPLAY_BODY_BYTES = MAX_SUBSCRIPTION_BODY_BYTES;
 
 
+/** Characters of a `to` text kept in the security audit line, and partitions of explicit offsets listed there. */
+const AUDIT_TO_CHARS = 100;
+const AUDIT_TO_PARTITIONS = 10;
+
+const cut = (text: string, n: number): string => (text.length > n ? `${text.slice(0, n)}…` : text);
+
+/**
+ * What the security audit line of a replay says of its request (pure): `to` and `dryRun` as the
+ * caller sent them, bounded, since they come from outside and the line is written for a refused
+ * request too — a text cut to 100 characters; explicit offsets as `{ partitions: <count>,
+ * offsets: { <key>: <offset>, … } }` with the first 10 partitions (keys cut to 100, offsets to 30
+ * characters); anything else as `{ type }`. `dryRun` absent is `false` (the default), a value
+ * that is not a boolean is `{ type }`. The line is JSON (pino), so control characters in a value
+ * are escaped, never a line of their own; nothing of the request is a secret (no credential goes in
+ * a replay body), and the logger's redaction still applies.
+ */
+export function replayAuditFields(body: unknown): { readonly to?: unknown; readonly dryRun?: unknown } {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return {};
+  const { to, dryRun } = body as { to?: unknown; dryRun?: unknown };
+  const typeOf = (v: unknown): { type: string } => ({ type: v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v });
+  let shown: unknown;
+  if (typeof to === 'string') shown = cut(to, AUDIT_TO_CHARS);
+  else if (typeof to === 'object' && to !== null && !Array.isArray(to)) {
+    const entries = Object.entries(to as Record<string, unknown>);
+    // fromEntries defines own properties: a key `__proto__` stays a key, never the prototype.
+    const offsets = Object.fromEntries(entries.slice(0, AUDIT_TO_PARTITIONS).map(([k, v]) => [cut(k, AUDIT_TO_CHARS), typeof v === 'number' ? v : typeof v === 'string' ? cut(v, 30) : typeOf(v)]));
+    shown = { partitions: entries.length, offsets };
+  } else if (to !== undefined) shown = typeOf(to);
+  return { ...(shown === undefined ? {} : { to: shown }), dryRun: dryRun === undefined ? false : typeof dryRun === 'boolean' ? dryRun : typeOf(dryRun) };
+}
+
 /** The router; `api()` is undefined until the subscriptions are loaded (then 503). */
 export function replayRouter(api: () => ReplaysApi | undefined): express.Router {
   const r = express.Router();
@@ -52,13 +85,13 @@ export function replayRouter(api: () => ReplaysApi | undefined): express.Router 
   };
 
   // Who may replay (issue 9, 11): the owner holding the `replay` permission, or an admin (BFLA 403);
-  // another owner's subscription is 404 (BOLA). Every replay is audited.
+  // another owner's subscription is 404 (BOLA). Every replay is audited, with its `to` and `dryRun`.
   r.post('/subscriptions/:name/replay', requireJson, json, async (req, res) => {
     const access = accessOf(req);
     const owner = access.owner(ownerParam(req));
     access.require('replay', owner);
     const n = name(req);
-    const entry = await access.audited('replay', { owner, subscription: n }, () => need().replay(n, req.body, access.partner.id, owner));
+    const entry = await access.audited('replay', { owner, subscription: n, ...replayAuditFields(req.body) }, () => need().replay(n, req.body, access.partner.id, owner));
     res.set('cache-control', 'no-store').json(entry);
   });
   r.all('/subscriptions/:name/replay', notAllowed('POST'));
