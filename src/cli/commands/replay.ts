@@ -12,8 +12,9 @@
  * Against a gateway with PARTNERS_FILE it authenticates with CE_GATEWAY_API_KEY (or
  * CE_GATEWAY_API_KEY_FILE), and `--owner` names another partner's subscription (admins), on the
  * replay and on the read of the subscription alike (gateway-client.ts).
- * Exit codes: 0 done (or dry run; also without KAFKA_BROKERS, or for a paused subscription, where
- * the drain is not watched, as with `--no-wait`); 1 the replay WAS done but its drain was not seen
+ * Exit codes: 0 done (or dry run; also without KAFKA_BROKERS, for a paused subscription, or for a
+ * pull subscription — its clients drain it, at their pace — where the drain is not watched, as
+ * with `--no-wait`); 1 the replay WAS done but its drain was not seen
  * through — not drained within `--timeout`, the subscription is `gone`, or the watch failed (Kafka or the gateway not answering the watch's reads): the
  * message says so, and the replay must not be run again; 1 also when the request was sent but
  * no answer came (the connection broke or timed out): the replay may have been done, and the
@@ -169,7 +170,7 @@ interface WatchContext {
  * Errors: anything that stops the watch (a refused or failed read of the subscription or the
  *   catalog, Kafka not answering): the caller reports it as a watch failure after a done replay.
  */
-async function watchDrain(w: WatchContext): Promise<'drained' | 'timeout' | 'paused' | 'gone'> {
+async function watchDrain(w: WatchContext): Promise<'drained' | 'timeout' | 'paused' | 'gone' | 'pull'> {
   const { name, report, client, config, log, lines } = w;
   if (config.kafka === undefined) throw new Error('KAFKA_BROKERS is not set (the watch reads the committed offsets from Kafka; --no-wait skips it)');
   // Which topics the subscription reads, for its committed offsets: its kinds, through the gateway's catalog.
@@ -178,9 +179,13 @@ async function watchDrain(w: WatchContext): Promise<'drained' | 'timeout' | 'pau
   const path = GatewayClient.subscriptionPath(name);
   const read = await client.call('GET', path);
   if (read.status !== 200) throw new Error(`cannot read ${name}: ${client.refusal(read)}`);
-  const view = read.body as { group?: string; kinds?: string[]; state?: string };
+  const view = read.body as { group?: string; kinds?: string[]; state?: string; delivery?: { mode?: string } };
   // Nothing drains while the subscription does not deliver: waiting would only end in the timeout.
   if (view.state === 'paused' || view.state === 'gone') return view.state;
+  // A pull subscription has no member the gateway runs: its offsets move only when its clients
+  // commit cursors, at their own pace (or never, for a client that only passes cursors on), so
+  // the watch would mostly wait out --timeout and then call a done replay "not drained".
+  if (view.delivery?.mode === 'pull') return 'pull';
   const listed = await client.call('GET', '/catalog');
   if (listed.status !== 200) throw new Error(`cannot read the catalog: ${client.refusal(listed)}`);
   const catalog = listed.body as { kinds?: { name: string; eventId: string; topic: string }[] };
@@ -291,6 +296,8 @@ export function registerReplayCommand(program: Command): void {
         if (outcome === 'timeout') process.exitCode = EXIT_REPLAYED_NOT_WATCHED;
         else if (outcome === 'paused') {
           process.stderr.write(`replay: ${name} was replayed; it is paused, so the ${report.events} replayed events are delivered once it is resumed (PATCH its state to active); the drain is not watched\n`);
+        } else if (outcome === 'pull') {
+          process.stderr.write(`replay: ${name} was replayed; it is a pull subscription, so its ${report.events} replayed events are served to its clients' pulls (a pull without a cursor reads from the new positions; drop cursors from before the replay) and drain as they commit; the drain is not watched (GET ${path}/status shows the lag)\n`);
         } else if (outcome === 'gone') {
           process.stderr.write(`replay: ${name} was replayed, but it is gone (its sink answered 410 Gone), so nothing is delivered until it is re-activated (PATCH its state to active); the drain is not watched\n`);
           process.exitCode = EXIT_REPLAYED_NOT_WATCHED;

@@ -55,6 +55,7 @@ beforeAll(async () => {
       else if (req.url === '/subscriptions/held' || req.url === '/subscriptions/dropped') {
         res.end(JSON.stringify({ name: req.url.slice(15), group: `ceg-replaycli-${req.url.slice(15)}`, kinds: ['PriceLoadingCompleted'], state: req.url === '/subscriptions/held' ? 'paused' : 'gone' }));
       }
+      else if (req.url === '/subscriptions/pulled') res.end(JSON.stringify({ name: 'pulled', group: 'ceg-replaycli-pulled', kinds: ['PriceLoadingCompleted'], state: 'active', delivery: { mode: 'pull' } }));
       else if (req.url === '/catalog') res.end(JSON.stringify({ kinds: [{ name: 'PriceLoadingCompleted', eventId: 'ceg.replaycli.v1', topic: 'ceg-replaycli-topic' }] }));
       else {
         res.statusCode = 404;
@@ -177,6 +178,16 @@ describe('ce-gateway replay: options and states (break report D10, D11)', { time
     const r = await cli(['replay', 'held', '--to-earliest', '--gateway', base, '--json', '--timeout', '600'], { KAFKA_BROKERS: '127.0.0.1:1' });
     expect(JSON.parse(r.stdout.split('\n')[0]!)).toMatchObject({ type: 'replay', events: 5 });
     expect(r.stderr).toBe('replay: held was replayed; it is paused, so the 5 replayed events are delivered once it is resumed (PATCH its state to active); the drain is not watched\n');
+    expect(r.code).toBe(0);
+  });
+
+  it('a pull subscription: its clients drain it, so the drain is not watched (it waited out --timeout): says so, exit 0, Kafka not asked', async () => {
+    // The broker does not answer: the old watch went on to read the committed offsets (and, with a
+    // broker, polled them until --timeout, as no member of the gateway drains a pull subscription).
+    const r = await cli(['replay', 'pulled', '--to-earliest', '--gateway', base, '--json', '--timeout', '600'], { KAFKA_BROKERS: '127.0.0.1:1' });
+    expect(JSON.parse(r.stdout.split('\n')[0]!)).toMatchObject({ type: 'replay', events: 5 });
+    expect(r.stdout.split('\n').filter((l) => l !== '')).toHaveLength(1);
+    expect(r.stderr).toBe("replay: pulled was replayed; it is a pull subscription, so its 5 replayed events are served to its clients' pulls (a pull without a cursor reads from the new positions; drop cursors from before the replay) and drain as they commit; the drain is not watched (GET /subscriptions/pulled/status shows the lag)\n");
     expect(r.code).toBe(0);
   });
 
