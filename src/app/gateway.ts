@@ -20,7 +20,7 @@ import { subscribe } from '../bus/subscriber/index.js';
 import type { Subscription, SubscriptionActivity, SubscriptionStats } from '../bus/subscriber/index.js';
 import { untypedSubscribeOptions } from '../bus/bus.js';
 import type { BusSubscribeOptions } from '../bus/bus.js';
-import { createApiApp } from '../http/api/app.js';
+import { MAX_API_BODY_BYTES, createApiApp } from '../http/api/app.js';
 import { HttpAuth, loadPartners, ownerMayRead, warnWhenPartnersFileChanges } from '../http/auth/index.js';
 import type { MayRead, Partner } from '../http/auth/index.js';
 import { GatewayError } from '../core/errors.js';
@@ -905,7 +905,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
         ready: readiness,
         metrics: renderMetrics,
         retryAfterS: config.ingress.retryAfterS,
-        http: { ...config.http, maxBodyBytes: config.ingress.maxBodyBytes },
+        http: { ...config.http, maxBodyBytes: config.ingress.maxBodyBytes, maxApiBodyBytes: MAX_API_BODY_BYTES },
         log: log.child({ component: 'http' }),
         instruments: metrics,
         drain,

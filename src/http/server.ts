@@ -47,6 +47,14 @@ export interface HttpServerOptions {
   readonly maxConnections: number;
   /** Largest request body, bytes (an `Expect: 100-continue` request declaring more gets 413 without 100 Continue). */
   readonly maxBodyBytes: number;
+  /**
+   * Largest body an API route (express: every path but `/events` and the operational ones) takes,
+   * bytes, when more than `maxBodyBytes` (the replay route's, api/app.ts MAX_API_BODY_BYTES): an
+   * `Expect: 100-continue` request to such a path is checked against the larger of the two, and
+   * the route then holds it to its own bound before reading (body-parser checks Content-Length
+   * first). Default: `maxBodyBytes` for every path.
+   */
+  readonly maxApiBodyBytes?: number;
 }
 
 export const DEFAULT_HTTP_SERVER_OPTIONS: HttpServerOptions = Object.freeze({ headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, maxConnections: 1024, maxBodyBytes: 1_048_576 });
@@ -465,9 +473,13 @@ export function createHttpServer(deps: ServerDeps): Server {
   // partner's smaller body limit and every other refusal come first, without inviting the upload.
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
     const declared = Number(req.headers['content-length']);
-    if (Number.isFinite(declared) && declared > o.maxBodyBytes) {
+    const target = originForm(req.url ?? '/');
+    const path = target === undefined ? undefined : target.split('?', 1)[0];
+    const api = path !== undefined && path !== '/events' && path !== '/healthz' && path !== '/readyz' && path !== '/metrics';
+    const bound = api ? Math.max(o.maxBodyBytes, o.maxApiBodyBytes ?? 0) : o.maxBodyBytes;
+    if (Number.isFinite(declared) && declared > bound) {
       track(req, res);
-      refuse(res, new GatewayError('CEG_PAYLOAD_TOO_LARGE', `the declared body of ${declared} bytes exceeds ${o.maxBodyBytes} bytes; not sending 100 Continue`, { retriable: false, details: { field: 'body', maxBytes: o.maxBodyBytes } }));
+      refuse(res, new GatewayError('CEG_PAYLOAD_TOO_LARGE', `the declared body of ${declared} bytes exceeds ${bound} bytes; not sending 100 Continue`, { retriable: false, details: { field: 'body', maxBytes: bound } }));
       return;
     }
     continueOnFirstRead(req, res);

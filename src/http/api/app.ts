@@ -10,10 +10,10 @@ import type { Catalog } from '../../catalog/index.js';
 import type { SchemaRegistry } from '../../registry/port.js';
 import { createDocsRouter } from './docs.js';
 import { buildOpenApi } from './openapi/document.js';
-import { subscriptionsRouter } from './subscriptions/routes.js';
+import { MAX_SUBSCRIPTION_BODY_BYTES, subscriptionsRouter } from './subscriptions/routes.js';
 import { problemHandler } from './errors.js';
 import type { SubscriptionsApi } from './subscriptions/routes.js';
-import { replayRouter } from './subscriptions/replay-routes.js';
+import { MAX_REPLAY_BODY_BYTES, replayRouter } from './subscriptions/replay-routes.js';
 import type { ReplaysApi } from './subscriptions/replay-routes.js';
 import { subscriptionOperationsRouter } from './subscriptions/operations.js';
 import type { SubscriptionOperationsApi } from './subscriptions/operations.js';
@@ -24,6 +24,13 @@ import type { Logger } from '../../observability/index.js';
 import type { DocsOptions } from './docs.js';
 import { consoleRouter } from '../console/router.js';
 import type { ConsoleDeps } from '../console/router.js';
+
+/**
+ * The largest body bound of an API route, bytes (the replay route's): what the server checks an
+ * `Expect: 100-continue` request to an API path against (server.ts `maxApiBodyBytes`); each route
+ * then holds a body to its own bound.
+ */
+export const MAX_API_BODY_BYTES = Math.max(MAX_SUBSCRIPTION_BODY_BYTES, MAX_REPLAY_BODY_BYTES);
 
 export interface ApiDeps {
   readonly catalog: Catalog;

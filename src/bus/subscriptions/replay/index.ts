@@ -3,7 +3,7 @@
  * partition), the reset once the group has no member, the coordination of HTTP subscriptions
  * through their stored state, the audit log, and the replay of this process's own members.
  */
-export { MAX_REPLAY_PARTITIONS, invalidReplay, parsePartitionKey, parseReplayRequest, parseTarget, partitionKey, verbatimTo } from './target.js';
+export { MAX_REPLAY_ENTRY_BYTES, MAX_REPLAY_PARTITIONS, invalidReplay, parsePartitionKey, parseReplayRequest, parseTarget, partitionKey, verbatimTo } from './target.js';
 export type { ReplayRequest, ReplayTarget, ReplayTo } from './target.js';
 export { partialPlanOf, planOf, positionsOf, resolveTarget } from './plan.js';
 export type { NotMovedReport, PartitionReport, ReplayOffsets, ReplayPlan } from './plan.js';

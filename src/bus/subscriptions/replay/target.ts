@@ -33,8 +33,18 @@ export interface ReplayRequest {
   readonly dryRun: boolean;
 }
 
-/** Most partitions one explicit-offsets request may list. */
+/** Most partitions one explicit-offsets request may list (more: 400 naming `to`). */
 export const MAX_REPLAY_PARTITIONS = 10_000;
+
+/**
+ * Bytes one partition of explicit offsets takes in a request at most, written as a client would:
+ * `"<topic>/<partition>": "<offset>",` with the longest topic name Kafka allows (249 characters,
+ * core/topic-name.ts), a partition of 6 digits (the most {@link parsePartitionKey} takes), an
+ * offset as a 19-digit string (2^63 − 1), and a line break with up to 30 characters of indentation
+ * (287 bytes with `JSON.stringify(…, null, 2)`). The HTTP route's body bound is made of it, so
+ * that {@link MAX_REPLAY_PARTITIONS} is the limit a request meets, not the body's size.
+ */
+export const MAX_REPLAY_ENTRY_BYTES = 320;
 
 const OFFSET_TEXT = /^(0|[1-9][0-9]{0,18})$/;
 const MAX_OFFSET = 2n ** 63n - 1n;

@@ -7,6 +7,7 @@
  */
 import { AUTHENTICATED_ERRORS, PROBLEM, PUBLIC, problem, ref } from './components.js';
 import type { Operation, PathsFragment } from './components.js';
+import { MAX_REPLAY_BODY_BYTES } from '../subscriptions/replay-routes.js';
 
 const json = (schema: Operation, description: string): Operation => ({ description, content: { 'application/json': { schema } } });
 const nameParam: Operation = { name: 'name', in: 'path', required: true, schema: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$' } };
@@ -389,6 +390,7 @@ export const operationPaths: PathsFragment = {
         '404': notFound,
         '405': notAllowed,
         '409': problem('A replay of it is under way; declared in a connector file, or shadowed by one (`shadowedBy`).'),
+        '413': problem(`Body over ${MAX_REPLAY_BODY_BYTES} bytes (room for 10,000 partitions of explicit offsets; more partitions are a 400 naming \`to\`), naming \`body\`, with \`maxBytes\`.`),
         '415': problem('Not JSON.'),
         '503': unavailable,
         ...AUTHENTICATED_ERRORS,

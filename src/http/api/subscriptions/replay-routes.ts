@@ -23,8 +23,8 @@ import { jsonBody } from '../json-body.js';
 import { NEUTRAL_BY, accessOf } from '../../auth/index.js';
 import type { NextFunction, Request, Response } from 'express';
 import { GatewayError } from '../../../core/errors.js';
+import { MAX_REPLAY_ENTRY_BYTES, MAX_REPLAY_PARTITIONS } from '../../../bus/subscriptions/index.js';
 import type { ReplayAuditEntry } from '../../../bus/subscriptions/index.js';
-import { MAX_SUBSCRIPTION_BODY_BYTES } from './routes.js';
 
 /** What the routes need (ReplayCoordinator fits). */
 export interface ReplaysApi {
@@ -35,8 +35,16 @@ export interface ReplaysApi {
 /** `by` of a replay an owner did not make itself, in `GET …/replays` for a caller that is not an admin (never a partner's id: reserved). */
 export const REDACTED_BY = NEUTRAL_BY;
 
-/** Largest replay request body, bytes: the subscriptions routes' bound (explicit offsets of some thousands of partitions fit). */
-export const MAX_REPLAY_BODY_BYTES = MAX_SUBSCRIPTION_BODY_BYTES;
+/**
+ * Largest replay request body, bytes (3,201,024): room for {@link MAX_REPLAY_PARTITIONS} partitions
+ * of explicit offsets written the longest way ({@link MAX_REPLAY_ENTRY_BYTES} each: a 249-character
+ * topic, offsets as strings, indented) plus 1 KiB for the rest, so a request listing too many
+ * partitions is answered 400 naming `to`, not 413 naming `body`. Larger than the other management
+ * routes' 64 KiB: this route alone takes a list that grows with the partitions of a subscription
+ * (at 64 KiB about 2,000 one-topic partitions fit, and 230 of the longest keys). The server checks
+ * an `Expect: 100-continue` request to it against this bound too ({@link MAX_API_BODY_BYTES}).
+ */
+export const MAX_REPLAY_BODY_BYTES = MAX_REPLAY_PARTITIONS * MAX_REPLAY_ENTRY_BYTES + 1024;
 
 
 /** Characters of a `to` text kept in the security audit line, and partitions of explicit offsets listed there. */
