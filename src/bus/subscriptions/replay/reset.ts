@@ -30,6 +30,17 @@ export interface CommitProgress {
 }
 
 /**
+ * `err` when nothing moved yet, or when it is not a GatewayError; else the same error (code,
+ * retriability) saying which topics had moved already (`details.moved`): the caller's answer must
+ * not read as "nothing happened" when some offsets moved.
+ */
+function movedPartly(err: unknown, progress: CommitProgress): unknown {
+  if (progress.committed.length === 0 || !(err instanceof GatewayError)) return err;
+  const moved = progress.committed.join(', ');
+  return new GatewayError(err.code, `${err.message}; the offsets of ${moved} had moved already, the other topics' did not: replay again to the same target to finish`, { retriable: err.retriable, cause: err, details: { ...err.details, moved: [...progress.committed] } });
+}
+
+/**
  * Waits (at most `waitMs`, ms) until `group` has no member, reads its positions, commits `targets`.
  * `proceed`, asked right before the commit and after each try that found members, may refuse it
  * by throwing (a later replay took over, the subscription was deleted, the lease ran out). Resolves with the positions before the commit (`from`; where the group has no
@@ -38,7 +49,8 @@ export interface CommitProgress {
  * commit that threw is not in it — a commit a broker failed mid-request may still have moved some
  * of that topic's partitions).
  * Errors: CEG_REPLAY_FAILED (retriable) when members are still there after `waitMs`, or `signal`
- *   aborted; what `proceed` throws; the transport's.
+ *   aborted; what `proceed` throws; the transport's — once some topics moved, each of these says
+ *   which in its message and `details.moved`.
  */
 export async function commitWhenIdle(transport: Transport, group: string, targets: ReplayOffsets, startFrom: StartFrom, waitMs: number, signal?: AbortSignal, proceed?: () => void, startAt?: readonly TopicPartitionOffset[], progress: CommitProgress = { committed: [] }): Promise<ReplayOffsets> {
   const deadline = Date.now() + waitMs;
@@ -63,12 +75,16 @@ export async function commitWhenIdle(transport: Transport, group: string, target
       }
       return from;
     } catch (err) {
-      if (!busy(err)) throw err;
+      if (!busy(err)) throw movedPartly(err, progress);
       // While it waits for the group too: a subscription deleted, or a later replay, ends the wait now.
-      proceed?.();
+      try {
+        proceed?.();
+      } catch (refused) {
+        throw movedPartly(refused, progress);
+      }
       if (Date.now() >= deadline || signal?.aborted === true) {
         const moved = progress.committed.length === 0 ? 'nothing was moved' : `the offsets of ${progress.committed.join(', ')} moved already, the others did not; replay again to the same target to finish`;
-        throw new GatewayError('CEG_REPLAY_FAILED', `the consumer group ${group} still had members after ${waitMs} ms; ${moved}`, { retriable: true, cause: err, details: { group } });
+        throw new GatewayError('CEG_REPLAY_FAILED', `the consumer group ${group} still had members after ${waitMs} ms; ${moved}`, { retriable: true, cause: err, details: { group, ...(progress.committed.length === 0 ? {} : { moved: [...progress.committed] }) } });
       }
       await sleep(Math.min(1000, 100 * attempt));
     }

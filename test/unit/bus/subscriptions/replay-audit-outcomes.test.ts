@@ -74,7 +74,9 @@ describe('the audit log of a replay that did not finish', () => {
   it('a non-retriable failure after the first topic\'s commit: written as partial, naming what moved and what did not, with the error', async () => {
     const coordinator = new ReplayCoordinator({ store, audit, transport: refusingCommitOf('rao.b'), topicsOf: () => topics, instance: 'here', log: silentLogger() });
     const err = await caughtAsync(coordinator.replay(name, { to: 'earliest' }, 'ops'));
-    expect(err).toMatchObject({ code: 'CEG_FORBIDDEN', retriable: false });
+    // The answer keeps the broker's code and says what had moved (not "nothing happened").
+    expect(err).toMatchObject({ code: 'CEG_FORBIDDEN', retriable: false, details: { moved: ['rao.a'] } });
+    expect(err.message).toBe("Kafka refused the commit: GROUP_AUTHORIZATION_FAILED; the offsets of rao.a had moved already, the other topics' did not: replay again to the same target to finish");
     // What Kafka holds: the first topic moved, the second did not.
     expect(await transport.committedOffsets(group, 'rao.a')).toEqual([{ partition: 0, offset: 0n }]);
     expect(await transport.committedOffsets(group, 'rao.b')).toEqual([{ partition: 0, offset: 4n }]);
@@ -90,15 +92,17 @@ describe('the audit log of a replay that did not finish', () => {
       events: 4,
       skipped: 0,
       notMoved: { 'rao.b/0': { to: '0' } },
-      error: { code: 'CEG_FORBIDDEN', message: 'Kafka refused the commit: GROUP_AUTHORIZATION_FAILED' },
+      error: { code: 'CEG_FORBIDDEN', message: err.message },
     });
     expect(Object.keys(entries[0]!.partitions)).toEqual(['rao.a/0']);
-    expect(store.get(group)?.replay).toMatchObject({ phase: 'failed', reason: 'Kafka refused the commit: GROUP_AUTHORIZATION_FAILED' });
+    expect(store.get(group)?.replay).toMatchObject({ phase: 'failed', reason: err.message });
   });
 
   it('a failure at the first topic\'s commit: written as failed, nothing moved, the whole plan not moved', async () => {
     const coordinator = new ReplayCoordinator({ store, audit, transport: refusingCommitOf('rao.a'), topicsOf: () => topics, instance: 'here', log: silentLogger() });
-    expect(await caughtAsync(coordinator.replay(name, { to: 'earliest' }, 'ops'))).toMatchObject({ code: 'CEG_FORBIDDEN' });
+    const err = await caughtAsync(coordinator.replay(name, { to: 'earliest' }, 'ops'));
+    expect(err).toMatchObject({ code: 'CEG_FORBIDDEN', message: 'Kafka refused the commit: GROUP_AUTHORIZATION_FAILED' });
+    expect(err.details).not.toHaveProperty('moved');
     for (const t of topics) expect(await transport.committedOffsets(group, t)).toEqual([{ partition: 0, offset: 4n }]);
     const entries = await coordinator.list(name);
     expect(entries).toHaveLength(1);
