@@ -64,8 +64,9 @@ export interface ReplayCoordinatorDeps {
   readonly now?: () => number;
 }
 
-function deletedDuringReplay(group: string): GatewayError {
-  return new GatewayError('CEG_NOT_FOUND', `the subscription ${group} was deleted during its replay; nothing was moved`, { retriable: false, details: { field: 'name' } });
+/** `nothing`: what the message says of the offsets (`; nothing was moved`, or empty once some moved: the error then names them, reset.ts). */
+function deletedDuringReplay(group: string, nothing = '; nothing was moved'): GatewayError {
+  return new GatewayError('CEG_NOT_FOUND', `the subscription ${group} was deleted during its replay${nothing}`, { retriable: false, details: { field: 'name' } });
 }
 
 /** The error of a replay that did not finish, as its audit entry keeps it (the message cut to 1,000 characters). */
@@ -153,13 +154,16 @@ export class ReplayCoordinator {
     log.info({ replay: base.id, leaseUntil: base.leaseUntil }, 'replay: delivery paused on every instance');
     let from: ReplayOffsets;
     const progress: CommitProgress = { committed: [] };
+    // Asked again while it waits after a commit of some topics went through: then the error names
+    // what moved (reset.ts) instead of saying nothing was moved.
+    const nothing = (by = ''): string => (progress.committed.length === 0 ? `; nothing was moved${by}` : '');
     try {
       // Two replays at once: the later pause record wins; the earlier one gives up before committing.
       const proceed = (): void => {
         // Deleted meanwhile (a DELETE on any instance): said as such, not as a replay that took over.
-        if (this.#d.store.get(group) === undefined) throw deletedDuringReplay(group);
-        if (this.#d.store.get(group)?.replay?.id !== base.id) throw new GatewayError('CEG_CONFLICT', 'another replay of this subscription started meanwhile and took over; nothing was moved by this one', { retriable: false, details: { field: 'name' } });
-        if (this.#now() >= Date.parse(base.leaseUntil)) throw new GatewayError('CEG_REPLAY_FAILED', 'the replay\'s lease ran out before the group was empty; nothing was moved', { retriable: true, details: { group } });
+        if (this.#d.store.get(group) === undefined) throw deletedDuringReplay(group, nothing());
+        if (this.#d.store.get(group)?.replay?.id !== base.id) throw new GatewayError('CEG_CONFLICT', `another replay of this subscription started meanwhile and took over${nothing(' by this one')}`, { retriable: false, details: { field: 'name' } });
+        if (this.#now() >= Date.parse(base.leaseUntil)) throw new GatewayError('CEG_REPLAY_FAILED', `the replay's lease ran out before the group was empty${nothing()}`, { retriable: true, details: { group } });
       };
       from = await commitWhenIdle(this.#d.transport, group, targets, 'latest', Math.max(1000, this.#leaseMs - 10_000), undefined, proceed, startAt, progress);
     } catch (err) {

@@ -5,6 +5,8 @@
  *   through, the second is refused for good (a non-retriable broker error). Before, nothing was
  *   written: the first topic's offsets had moved and the audit log did not say so.
  * - `failed`: the same refusal at the first topic's commit: paused, nothing moved, written so.
+ * - another replay taking over while this one waits after the first topic moved: `partial`, and
+ *   the 409 names what moved (it said "nothing was moved by this one").
  * - a request refused by its checks before anything happened (400) is not written; a finished
  *   replay is written as `done`.
  * (In-memory transport; the refusal is injected into the real transport's commit of the second
@@ -16,7 +18,7 @@ import type { StoredSubscription } from '../../../../src/bus/subscriptions/index
 import { GatewayError } from '../../../../src/core/errors.js';
 import { silentLogger } from '../../../../src/observability/index.js';
 import { createMemoryTransport } from '../../../../src/transport/index.js';
-import type { PartitionOffset, Transport } from '../../../../src/transport/index.js';
+import type { Consumption, PartitionOffset, Transport } from '../../../../src/transport/index.js';
 import { caughtAsync } from '../../../helpers/errors.js';
 
 const name = 'two-topics';
@@ -107,6 +109,40 @@ describe('the audit log of a replay that did not finish', () => {
     const entries = await coordinator.list(name);
     expect(entries).toHaveLength(1);
     expect(entries[0]).toMatchObject({ outcome: 'failed', dryRun: false, partitions: {}, events: 0, skipped: 0, notMoved: { 'rao.a/0': { to: '0' }, 'rao.b/0': { to: '0' } }, error: { code: 'CEG_FORBIDDEN' } });
+  });
+
+  it('another replay taking over while it waits after the first topic moved: the 409 and the entry say what moved, never "nothing was moved"', async () => {
+    let member: Consumption | undefined;
+    // After the first topic's commit: a member joins (the second commit must wait) and another
+    // instance's replay writes its pause over this one's.
+    const racing: Transport = new Proxy(transport, {
+      get(target, prop, receiver) {
+        if (prop === 'commitOffsets') {
+          return async (g: string, t: string, offsets: readonly PartitionOffset[]): Promise<void> => {
+            await target.commitOffsets(g, t, offsets);
+            if (member === undefined && t === 'rao.a' && offsets[0]?.offset === 0n) {
+              member = await target.consume({ group, topics: ['rao.b'], startFrom: 'latest' }, async () => undefined);
+              const current = store.get(group)!;
+              await store.put({ ...current, replay: { ...current.replay!, id: 'the-other-replay' } });
+            }
+          };
+        }
+        const v: unknown = Reflect.get(target, prop, receiver);
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+    try {
+      const coordinator = new ReplayCoordinator({ store, audit, transport: racing, topicsOf: () => topics, instance: 'here', log: silentLogger() });
+      const err = await caughtAsync(coordinator.replay(name, { to: 'earliest' }, 'ops'));
+      expect(err).toMatchObject({ code: 'CEG_CONFLICT', details: { moved: ['rao.a'] } });
+      expect(err.message).toBe("another replay of this subscription started meanwhile and took over; the offsets of rao.a had moved already, the other topics' did not: replay again to the same target to finish");
+      const entries = await coordinator.list(name);
+      expect(entries).toHaveLength(1);
+      expect(entries[0]).toMatchObject({ outcome: 'partial', partitions: { 'rao.a/0': { from: '4', to: '0', events: 4 } }, notMoved: { 'rao.b/0': { to: '0' } }, error: { code: 'CEG_CONFLICT', message: err.message } });
+      expect(await transport.committedOffsets(group, 'rao.b')).toEqual([{ partition: 0, offset: 4n }]);
+    } finally {
+      await member?.stop();
+    }
   });
 
   it('a finished replay is written as done; a request refused before anything happened (400) is not written', async () => {
