@@ -9,7 +9,8 @@
  * The lease (`leaseUntil`) makes it safe when that instance dies mid-way: once the lease has run
  * out every instance runs the subscription again, whatever the record says, and the record shows
  * what happened (`pausing` with a past `leaseUntil`: the coordinating instance did not finish;
- * whether the offsets moved shows in the audit log, which is written right after the commit).
+ * whether the offsets moved shows in the audit log, which is written right after the commit, or
+ * after a failure with what moved).
  * Instances compare `leaseUntil` with their own clock: keep the clocks in sync (NTP).
  * Spec: issue 9 ("Coordinate through the subscription's stored state").
  */
