@@ -69,9 +69,15 @@ function deletedDuringReplay(group: string, nothing = '; nothing was moved'): Ga
   return new GatewayError('CEG_NOT_FOUND', `the subscription ${group} was deleted during its replay${nothing}`, { retriable: false, details: { field: 'name' } });
 }
 
-/** The error of a replay that did not finish, as its audit entry keeps it (the message cut to 1,000 characters). */
+/**
+ * The error of a replay that did not finish, as its audit entry keeps it: a GatewayError's code and
+ * message (cut to 1,000 characters: written for callers); an unexpected one (not a GatewayError,
+ * or CEG_INTERNAL) as CEG_INTERNAL without its message — owners read the entry, and an internal
+ * failure's text stays in the gateway's log, as its problem+json answer keeps it (codec/http/problem.ts).
+ */
 function failureOf(err: unknown): { readonly code: string; readonly message: string } {
-  return { code: isGatewayError(err) ? err.code : 'CEG_INTERNAL', message: errorMessage(err).slice(0, 1000) };
+  if (isGatewayError(err) && err.code !== 'CEG_INTERNAL') return { code: err.code, message: errorMessage(err).slice(0, 1000) };
+  return { code: 'CEG_INTERNAL', message: 'an unexpected failure: see the gateway\'s log' };
 }
 
 function notFound(name: string): GatewayError {
@@ -169,6 +175,7 @@ export class ReplayCoordinator {
     } catch (err) {
       // Into the audit log whatever the end (deleted meanwhile too: the log is keyed by the group).
       // Should the log not take it, the failure still goes back to the caller, and the stored state says it.
+      if (!isGatewayError(err) || err.code === 'CEG_INTERNAL') log.error({ replay: base.id, err: errorMessage(err), moved: progress.committed }, 'replay: failed unexpectedly');
       await recordFailure(progress, err).catch((e: unknown) => log.error({ replay: base.id, err: errorMessage(e), moved: progress.committed }, 'replay: could not write its failure to the audit log'));
       if (this.#d.store.get(group) === undefined) throw err; // deleted: no record left to mark
       await this.#setReplay(group, { ...base, phase: 'failed', finishedAt: new Date(this.#now()).toISOString(), reason: errorMessage(err).slice(0, 1000) }).catch((e: unknown) => log.error({ replay: base.id, err: errorMessage(e) }, 'replay: could not store the failure; delivery resumes when the lease runs out'));

@@ -145,6 +145,26 @@ describe('the audit log of a replay that did not finish', () => {
     }
   });
 
+  it('an unexpected failure after the first topic moved: partial, its code CEG_INTERNAL, its text kept out of the entry owners read', async () => {
+    const failing: Transport = new Proxy(transport, {
+      get(target, prop, receiver) {
+        if (prop === 'commitOffsets') {
+          return async (g: string, t: string, offsets: readonly PartitionOffset[]): Promise<void> => {
+            if (t === 'rao.b' && offsets[0]?.offset === 0n) throw new TypeError('internal detail: socket 10.1.2.3:9092 state');
+            await target.commitOffsets(g, t, offsets);
+          };
+        }
+        const v: unknown = Reflect.get(target, prop, receiver);
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+    const coordinator = new ReplayCoordinator({ store, audit, transport: failing, topicsOf: () => topics, instance: 'here', log: silentLogger() });
+    await expect(coordinator.replay(name, { to: 'earliest' }, 'ops')).rejects.toThrow(TypeError);
+    const entries = await coordinator.list(name);
+    expect(entries[0]).toMatchObject({ outcome: 'partial', partitions: { 'rao.a/0': { events: 4 } }, notMoved: { 'rao.b/0': { to: '0' } }, error: { code: 'CEG_INTERNAL' } });
+    expect(JSON.stringify(entries)).not.toContain('10.1.2.3');
+  });
+
   it('a finished replay is written as done; a request refused before anything happened (400) is not written', async () => {
     const coordinator = new ReplayCoordinator({ store, audit, transport, topicsOf: () => topics, instance: 'here', log: silentLogger() });
     expect(await caughtAsync(coordinator.replay(name, { to: { 'rao.c/0': 1 } }, 'ops'))).toMatchObject({ code: 'CEG_INVALID_REPLAY', details: { field: 'to.rao.c/0' } });
