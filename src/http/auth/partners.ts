@@ -104,7 +104,7 @@ const partnerEntry = z.strictObject({
     .string()
     .regex(NAME_PATTERN, '1–100 of [A-Za-z0-9_-], starting with a letter or digit')
     .refine((id) => id !== DEFAULT_OWNER, `"${DEFAULT_OWNER}" is reserved for a gateway without authentication`)
-    .refine((id) => id !== NEUTRAL_BY, `"${NEUTRAL_BY}" is reserved: replays list it as the neutral author of an admin's replay; give the admin partner another id (permissions: [admin] makes it one)`),
+    .refine((id) => id !== NEUTRAL_BY, `"${NEUTRAL_BY}" is reserved: replays list it as the neutral author of an admin's replay; give the admin partner another id (roles: [admin] makes it one)`),
   // None: the partner signs in with OIDC tokens only (OIDC_PARTNER_CLAIM = its id).
   keys: z.array(keyEntry).default([]),
   // Printable ASCII without spaces: a `source` is a URI-reference (CloudEvents §3.1.1).

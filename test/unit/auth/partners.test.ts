@@ -92,6 +92,14 @@ describe('parsePartners', () => {
     expect(problems(text).join('; ')).toContain(where);
   });
 
+  it('the reserved id "admin" names the setting that does make an admin: roles: [admin], which loads (not permissions: [admin], which does not)', () => {
+    const said = problems(`partners: [{ id: admin, keys: [{ sha256: ${H1} }] }]`).join('; ');
+    expect(said).toContain('roles: [admin]');
+    expect(said).not.toContain('permissions: [admin]');
+    expect(problems(`partners: [{ id: ops, keys: [{ sha256: ${H1} }], roles: [admin] }]`)).toEqual([]);
+    expect(problems(`partners: [{ id: ops, keys: [{ sha256: ${H1} }], permissions: [admin] }]`).join('; ')).toContain('partners[0].permissions[0]');
+  });
+
   it('refuses a file nested too deeply for the YAML parser, saying so', () => {
     expect(problems(`partners: ${'['.repeat(20_000)}${']'.repeat(20_000)}`).join('; ')).toContain('not YAML: nested too deeply');
   });
