@@ -81,7 +81,11 @@ const schema = z.object({
   PUBLIC_BASE_URL: httpUrl.optional(),
   CONNECTORS_DIR: z.string().min(1).optional(),
   OUTBOX_DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'a postgres:// URL').optional(),
-  OUTBOX_TABLE: z.string().regex(/^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)?$/, 'table or schema.table, lowercase').default('ce_outbox'),
+  // The rule of outboxTable (src/bus/outbox/table.ts): table ≤ 48 characters, schema ≤ 63, the whole ≤ 63.
+  OUTBOX_TABLE: z
+    .string()
+    .regex(/^(?=.{1,63}$)(?:[a-z_][a-z0-9_]{0,62}\.)?[a-z_][a-z0-9_]{0,47}$/, 'table or schema.table of [a-z0-9_], each starting with a letter or _, the table at most 48 characters, the whole at most 63')
+    .default('ce_outbox'),
   // At most bus/outbox MAX_OUTBOX_BATCH_SIZE (test/unit/config keeps the two equal; config does not import bus).
   OUTBOX_BATCH_SIZE: intIn(1, 10_000).default(100),
   // bus/outbox DEFAULT_OUTBOX_BATCH_BYTES (16 MiB): bytes per relay cycle, about.

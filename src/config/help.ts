@@ -28,7 +28,7 @@ export const CONFIG_HELP: Readonly<Record<string, string>> = Object.freeze({
   PUBLIC_BASE_URL: 'http(s) URL where partners reach this gateway, without user:password@, query or fragment (it is published)',
   CONNECTORS_DIR: 'folder of connector definitions (*.yaml) that serve starts',
   OUTBOX_DATABASE_URL: 'postgres://… of the producing service\'s own database (secret)',
-  OUTBOX_TABLE: 'table or schema.table, lowercase letters, digits and "_"',
+  OUTBOX_TABLE: 'table or schema.table, lowercase letters, digits and "_" (the table at most 48 characters, the whole at most 63)',
   OUTBOX_BATCH_SIZE: 'rows per relay cycle, an integer 1–10000',
   OUTBOX_BATCH_BYTES: 'bytes per relay cycle, about (at least one row), an integer ≥ 1; default 16777216',
   OUTBOX_POLL_INTERVAL_MS: 'ms between relay polls without a notification, an integer ≥ 1',

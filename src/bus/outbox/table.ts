@@ -43,7 +43,7 @@ export function outboxTable(name: string = DEFAULT_OUTBOX_TABLE): OutboxTable {
     name.length <= 63 &&
     ((parts.length === 1 && TABLE_PART.test(a!)) || (parts.length === 2 && SCHEMA_PART.test(a!) && TABLE_PART.test(b!)));
   if (!ok) {
-    throw new GatewayError('CEG_INVALID_NAME', `illegal outbox table name ${JSON.stringify(name)}: use table or schema.table of [a-z0-9_], starting with a letter or _, ≤ 63 characters`, {
+    throw new GatewayError('CEG_INVALID_NAME', `illegal outbox table name ${JSON.stringify(name)}: use table or schema.table of [a-z0-9_], each starting with a letter or _, the table at most 48 characters, the whole at most 63`, {
       retriable: false,
       details: { field: 'table', table: String(name) },
     });

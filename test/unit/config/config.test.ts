@@ -7,7 +7,7 @@ import { CONFIG_KEYS, SECRET_KEYS, checkConfig, environment, loadConfig, readEnv
 import { usableCpus } from '../../../src/config/cpu-count.js';
 import { caught } from '../../helpers/errors.js';
 import { GatewayError } from '../../../src/core/errors.js';
-import { DEFAULT_OUTBOX_BATCH_BYTES, MAX_OUTBOX_BATCH_SIZE } from '../../../src/bus/outbox/index.js';
+import { DEFAULT_OUTBOX_BATCH_BYTES, MAX_OUTBOX_BATCH_SIZE, outboxTable } from '../../../src/bus/outbox/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ceg-config-'));
 function file(name: string, content: string): string {
@@ -431,6 +431,19 @@ describe('loadConfig: OUTBOX_BATCH_BYTES', () => {
     expect(loadConfig({}).outbox.batchBytes).toBe(DEFAULT_OUTBOX_BATCH_BYTES);
     expect(loadConfig({ OUTBOX_BATCH_BYTES: '1048576' }).outbox.batchBytes).toBe(1_048_576);
     expect(() => loadConfig({ OUTBOX_BATCH_BYTES: '0' })).toThrow(/OUTBOX_BATCH_BYTES/);
+  });
+});
+
+describe('loadConfig: OUTBOX_TABLE', () => {
+  it('takes the names outboxTable takes and refuses the others at start, naming the variable (docs/outbox.md: table ≤ 48, whole ≤ 63)', () => {
+    for (const name of ['ce_outbox', 'pdsp.outbox', 'x'.repeat(48), `${'s'.repeat(14)}.${'t'.repeat(48)}`]) {
+      expect(loadConfig({ OUTBOX_TABLE: name }).outbox.table).toBe(name);
+      expect(outboxTable(name).name).toBe(name);
+    }
+    for (const name of ['x'.repeat(49), `${'s'.repeat(20)}.${'t'.repeat(43)}`, `${'s'.repeat(64)}.t`, 'Outbox', 'a.b.c']) {
+      expect(() => outboxTable(name)).toThrow(/at most 48 characters/);
+      expect(() => loadConfig({ OUTBOX_TABLE: name })).toThrow(/OUTBOX_TABLE/);
+    }
   });
 });
 
