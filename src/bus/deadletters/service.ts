@@ -455,7 +455,7 @@ export class DeadLetters {
   }
 
   /**
-   * Purges the selected dead letters from the listing (marks; the records expire by retention).
+   * Purges the selected dead letters from the listing (marks; the records stay on the topic until its retention.ms, unlimited by default).
    * `all`: everything dead-lettered until now; `deadLetters`: those records, whatever they hold
    * (one that does not decode too).
    * Errors: CEG_MALFORMED_REQUEST (`deadLetters[i].partition|offset|topic`: malformed, or a topic

@@ -157,7 +157,7 @@ export function registerDeadLettersCommand(program: Command): void {
     cmd
       .command(verb)
       .description(
-        `${verb === 'redrive' ? 'send dead letters back to that subscription only (each at most once)' : 'hide dead letters that were dealt with from the listing (the records expire by retention)'}; refused (exit 1, nothing written) unless a stored subscription, a connector file or live consumer-group members own the group (a deleted subscription's group: see --force)`,
+        `${verb === 'redrive' ? 'send dead letters back to that subscription only (each at most once)' : 'hide dead letters that were dealt with from the listing (the records stay on the dead-letter topic until its retention.ms, unlimited by default)'}; refused (exit 1, nothing written) unless a stored subscription, a connector file or live consumer-group members own the group (a deleted subscription's group: see --force)`,
       )
       .argument('<subscription>', 'subscription name (HTTP or connector file), or the consumer group of a library subscription')
       .option('--id <ids...>', 'event ids; without --source, every dead letter with one of these ids, from any source')
