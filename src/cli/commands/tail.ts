@@ -37,7 +37,7 @@ export function registerTailCommand(program: Command): void {
         const kind = gw.catalog.byName(k) ?? gw.catalog.byEventId(k);
         if (kind === undefined) {
           await gw.close();
-          throw new GatewayError('CEG_UNKNOWN_TYPE', `unknown event kind "${k}" (see ce-gateway catalog or GET /catalog)`, { retriable: false });
+          throw new GatewayError('CEG_UNKNOWN_TYPE', `unknown event kind "${k}"; the catalog has ${gw.catalog.kinds.map((c) => c.name).join(', ')} (business name or eventId)`, { retriable: false });
         }
         ids.add(kind.eventId);
       }
