@@ -1,7 +1,7 @@
 /** One 'abort' listener per shared signal however many wait (the ingress's MaxListenersExceededWarning, issue 8 bench). */
 import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { onAbort } from '../../../src/core/abort-fanout.js';
+import { linkedSignal, onAbort } from '../../../src/core/abort-fanout.js';
 
 describe('onAbort', () => {
   it('many waiters share one listener; withdrawn waiters are not called; the rest get the reason once', () => {
@@ -22,5 +22,32 @@ describe('onAbort', () => {
     let reason: unknown;
     onAbort(ac.signal, (r) => (reason = r))();
     expect(reason).toBe('gone');
+  });
+});
+
+describe('linkedSignal', () => {
+  it('aborts with the first source\'s reason, at once when a source has aborted already', () => {
+    const a = new AbortController();
+    const b = new AbortController();
+    const l = linkedSignal([a.signal, b.signal]);
+    expect(l.signal.aborted).toBe(false);
+    b.abort(new Error('b went'));
+    expect(l.signal.aborted).toBe(true);
+    expect((l.signal.reason as Error).message).toBe('b went');
+    a.abort(new Error('a went'));
+    expect((l.signal.reason as Error).message).toBe('b went');
+    const gone = new AbortController();
+    gone.abort(new Error('before'));
+    const late = linkedSignal([new AbortController().signal, gone.signal]);
+    expect((late.signal.reason as Error).message).toBe('before');
+  });
+
+  it('no longer follows its sources once released (a long-lived source keeps nothing of it)', () => {
+    const long = new AbortController();
+    const links = Array.from({ length: 100 }, () => linkedSignal([long.signal, new AbortController().signal]));
+    for (const l of links) l.release();
+    links[0]!.release(); // twice: harmless
+    long.abort(new Error('closing'));
+    expect(links.every((l) => !l.signal.aborted)).toBe(true);
   });
 });

@@ -15,6 +15,7 @@
  * Spec: issue 9 ("Pull", "Semantics", "Stateless").
  */
 import { GatewayError, isGatewayError } from '../../../core/errors.js';
+import { linkedSignal } from '../../../core/abort-fanout.js';
 import { raceAbort } from '../../../core/race-abort.js';
 import type { Catalog, EventKind } from '../../../catalog/index.js';
 import type { EventCodec } from '../../../codec/event/index.js';
@@ -214,6 +215,9 @@ export class PullService {
           s = now;
         };
         const stop = new AbortController(); // the deadline passed: the attempt in the background stops
+        // The caller's signal may outlive this answer by far (an SSE stream's): followed only until
+        // the answer is done, never with AbortSignal.any (core/abort-fanout linkedSignal).
+        const until = linkedSignal([signal, stop.signal]);
         const deadlineMs = Date.now() + waitMs;
         const answer = async (): Promise<{ r: PullResult; at: Positions; read: ReadonlySet<string> }> => {
           for (;;) {
@@ -231,7 +235,7 @@ export class PullService {
               if ([...this.#target(s).eventIds].sort().join(',') !== kinds) throw KINDS_CHANGED;
             };
             try {
-              const r = await pull({ transport: this.#d.transport, codec: this.#d.codec(), log: this.#d.log, deadLettered: this.#deadLettered }, target, at, { max, maxBytes, deadlineMs, signal: AbortSignal.any([signal, stop.signal]), check: same });
+              const r = await pull({ transport: this.#d.transport, codec: this.#d.codec(), log: this.#d.log, deadLettered: this.#deadLettered }, target, at, { max, maxBytes, deadlineMs, signal: until.signal, check: same });
               return { r, at, read };
             } catch (err) {
               if (err !== KINDS_CHANGED || signal.aborted || stop.signal.aborted) throw err;
@@ -248,6 +252,8 @@ export class PullService {
           // still those after the last answer, so the session may be used again.
           if (!isGatewayError(e) || !e.retriable) broken = e;
           throw e;
+        } finally {
+          until.release();
         }
         const { r, at, read } = done;
         positions = at;

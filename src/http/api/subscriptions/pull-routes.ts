@@ -38,6 +38,7 @@ import { loadedApi, notAllowed, queryParams as query, subscriptionName } from '.
 import { jsonBody } from '../json-body.js';
 import type { Request, Response } from 'express';
 import { GatewayError, errorMessage } from '../../../core/errors.js';
+import { linkedSignal } from '../../../core/abort-fanout.js';
 import { sleep } from '../../../core/retry.js';
 import { BATCH_JSON } from '../../../codec/json/index.js';
 import { toProblem } from '../../../codec/http/index.js';
@@ -141,7 +142,15 @@ export function pullRouter(api: () => PullApi | undefined, opts: PullRouterOptio
   // Held by the caller (not `?owner=`'s owner): it is the caller's connections that are being used up.
   const slots = opts.slots ?? new PullSlots(opts.maxConcurrentPerPartner ?? DEFAULT_PULL_SLOTS);
   const log = opts.log;
-  const until = (req: Request, res: Response): AbortSignal => (opts.closing === undefined ? clientGone(req, res) : AbortSignal.any([clientGone(req, res), opts.closing]));
+  // Linked to the gateway's `closing` only until the response closes: AbortSignal.any kept one
+  // entry per request on `closing` for the life of the process (core/abort-fanout linkedSignal).
+  const until = (req: Request, res: Response): AbortSignal => {
+    const gone = clientGone(req, res);
+    if (opts.closing === undefined) return gone;
+    const linked = linkedSignal([gone, opts.closing]);
+    res.once('close', () => linked.release());
+    return linked.signal;
+  };
   const need = loadedApi(api);
   const name = (req: Request): string => subscriptionName(req);
 
