@@ -26,7 +26,10 @@
  * Concurrency (defect E7): every long-poll and stream in progress holds one of its caller's slots
  * ({@link PullSlots}, `PULL_MAX_CONCURRENT_PER_PARTNER`, default 32 per partner and instance; callers
  * without a partners file share the `anonymous` one) until its response closes; one more is a 429
- * CEG_RATE_LIMITED with `Retry-After`, before anything is read.
+ * CEG_RATE_LIMITED with `Retry-After`, before anything is read. A client that stops reading
+ * without closing does not hold it for ever: an answer (a stream's, or a long-poll's larger than the
+ * socket buffers) whose bytes the connection has not taken for `sendStallMs` (default
+ * {@link STREAM_SEND_STALL_MS}, 60 s) is cut (./send-stall.ts).
  * Ownership (issue 11): the caller's own subscription; an admin names another owner with `?owner=`;
  * another partner's subscription is 404. A commit to another owner's subscription is written to
  * the audit log (action `commit-cursor`, with its outcome); reads move no position and are not.
@@ -47,6 +50,7 @@ import type { PullOptions, PullSession } from '../../../bus/subscriptions/index.
 import type { Logger } from '../../../observability/index.js';
 import { accessOf } from '../../auth/index.js';
 import { DEFAULT_PULL_SLOTS, PullSlots } from './pull-slots.js';
+import { STREAM_SEND_STALL_MS, cutWhenStalled } from './send-stall.js';
 
 /** What the routes need (PullService fits). `owner`: whose subscription (issue 11: the caller, or `?owner=` for an admin). */
 export interface PullApi {
@@ -129,19 +133,31 @@ export interface PullRouterOptions {
    * the app shares one with the console's live tail, so a partner's tails and pulls count together.
    */
   readonly slots?: PullSlots;
+  /**
+   * How long an answer being sent may make no progress (a client that stopped reading without
+   * closing), ms, a whole number ≥ 1; past it the connection is closed and the caller's slot comes
+   * back. Default {@link STREAM_SEND_STALL_MS}.
+   */
+  readonly sendStallMs?: number;
 }
 
 /**
  * The router; `api()` is undefined while the subscriptions load (503).
  * Errors (answered as problem+json): besides the parameters' and the service's, CEG_RATE_LIMITED
  *   (429, `Retry-After`) for a long-poll or stream over the caller's concurrency cap.
- *   RangeError (thrown here) when `opts.maxConcurrentPerPartner` is not a whole number ≥ 1.
+ *   RangeError (thrown here) when `opts.maxConcurrentPerPartner` or `opts.sendStallMs` is not a
+ *   whole number ≥ 1.
  */
 export function pullRouter(api: () => PullApi | undefined, opts: PullRouterOptions = {}): express.Router {
   const r = express.Router();
   // Held by the caller (not `?owner=`'s owner): it is the caller's connections that are being used up.
   const slots = opts.slots ?? new PullSlots(opts.maxConcurrentPerPartner ?? DEFAULT_PULL_SLOTS);
   const log = opts.log;
+  const stallMs = opts.sendStallMs ?? STREAM_SEND_STALL_MS;
+  if (!Number.isInteger(stallMs) || stallMs < 1) throw new RangeError(`sendStallMs: a whole number ≥ 1, not ${String(stallMs)}`);
+  // A client that stopped reading: its answer is cut, its slot comes back (./send-stall.ts).
+  const cutStalled = (res: Response, n: string): void =>
+    cutWhenStalled(res, stallMs, (waitingBytes) => log?.warn({ subscription: n, waitingBytes, stallMs }, 'pull: the client read nothing of the answer for the send-stall bound; connection closed'));
   // Linked to the gateway's `closing` only until the response closes: AbortSignal.any kept one
   // entry per request on `closing` for the life of the process (core/abort-fanout linkedSignal).
   const until = (req: Request, res: Response): AbortSignal => {
@@ -171,6 +187,8 @@ export function pullRouter(api: () => PullApi | undefined, opts: PullRouterOptio
     if (res.destroyed) return;
     // The texts the byte budget counted, joined as counted: `[` e1 `,` e2 … `]`.
     res.status(200).set('cache-control', 'no-store').set(CURSOR_HEADER, answer.cursor).type(`${BATCH_JSON}; charset=utf-8`).send(`[${answer.events.map((e) => e.text).join(',')}]`);
+    // An answer larger than the socket buffers waits for the client to read it; not for ever.
+    cutStalled(res, name(req));
   });
   r.all('/subscriptions/:name/events', notAllowed('GET', false));
 
@@ -216,6 +234,7 @@ export function pullRouter(api: () => PullApi | undefined, opts: PullRouterOptio
     const signal = until(req, res);
     res.status(200).set({ 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' });
     res.flushHeaders();
+    cutStalled(res, n);
     const write = async (text: string): Promise<void> => {
       if (res.write(text)) return;
       await new Promise<void>((ok) => {
