@@ -30,6 +30,7 @@ import type { Transport } from '../../transport/port.js';
 import type { SubscriptionsApi } from '../api/subscriptions/routes.js';
 import { accessOf } from '../auth/index.js';
 import type { PullSlots } from '../api/subscriptions/pull-slots.js';
+import { STREAM_SEND_STALL_MS, cutWhenStalled } from '../api/subscriptions/send-stall.js';
 import { CONSOLE_CSS, CONSOLE_HTML, CONSOLE_JS } from './page.js';
 
 export interface ConsoleDeps {
@@ -41,6 +42,11 @@ export interface ConsoleDeps {
   /** Upper bound of one chain read, ms. */
   readonly traceTimeoutMs: number;
   readonly log: Logger;
+  /**
+   * How long a live tail's answer may make no progress (a client that stopped reading), ms, a whole
+   * number ≥ 1; past it the connection is closed. Default STREAM_SEND_STALL_MS (pull's).
+   */
+  readonly sendStallMs?: number;
 }
 
 /** A correlationid as the console accepts it in a path: 1–256 visible characters, no controls. */
@@ -67,9 +73,12 @@ function staticAsset(type: string, body: string): (req: Request, res: Response) 
  * `slots`: the caller's cap on long-lived reads, shared with the pull routes; a live tail holds
  * one slot (it runs a Kafka read for as long as it is open, as a stream does). Absent: uncapped.
  * Errors (answered as problem+json): CEG_RATE_LIMITED (429, `Retry-After`) for a tail over the cap.
+ *   RangeError (thrown here) when `deps.sendStallMs` is not a whole number ≥ 1.
  */
 export function consoleRouter(deps: ConsoleDeps, slots?: PullSlots): Router {
   const r = Router();
+  const stallMs = deps.sendStallMs ?? STREAM_SEND_STALL_MS;
+  if (!Number.isInteger(stallMs) || stallMs < 1) throw new RangeError(`sendStallMs: a whole number ≥ 1, not ${String(stallMs)}`);
   r.get('/console', staticAsset('text/html; charset=utf-8', CONSOLE_HTML));
   r.get('/console/app.js', staticAsset('text/javascript; charset=utf-8', CONSOLE_JS));
   r.get('/console/app.css', staticAsset('text/css; charset=utf-8', CONSOLE_CSS));
@@ -102,17 +111,35 @@ export function consoleRouter(deps: ConsoleDeps, slots?: PullSlots): Router {
     // failure to start is still a problem+json answer and every record after the 200 is shown.
     const pending: string[] = [];
     let open = false;
-    const send = (chunk: string): void => {
-      if (open) res.write(chunk);
-      else pending.push(chunk);
+    // Backpressure: the read takes its next record only once the socket took this one (a client
+    // that stops reading held every record read since in memory); a stalled answer is cut below.
+    const send = (chunk: string): void | Promise<void> => {
+      if (!open) {
+        pending.push(chunk);
+        return;
+      }
+      if (res.destroyed || res.write(chunk)) return;
+      return new Promise<void>((ok) => {
+        const done = (): void => {
+          res.off('drain', done);
+          res.off('close', done);
+          ok();
+        };
+        res.on('drain', done);
+        res.on('close', done);
+      });
     };
     const read = await startTail(deps.transport, deps.codec(), { eventIds, topics, from: { kind: 'latest' } }, (item) => send(`data: ${JSON.stringify(item)}\n\n`));
     res.status(200).set({ 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' });
     res.flushHeaders();
+    cutWhenStalled(res, stallMs, (waitingBytes) => deps.log.warn({ subscription: view.name, waitingBytes, stallMs }, 'console tail: the client read nothing for the send-stall bound; connection closed'));
     res.write(': tailing\n\n');
     open = true;
     for (const chunk of pending.splice(0)) res.write(chunk);
-    const heartbeat = setInterval(() => res.write(': heartbeat\n\n'), HEARTBEAT_MS);
+    // Skipped while the socket is backed up (something is waiting to be sent anyway).
+    const heartbeat = setInterval(() => {
+      if (!res.writableNeedDrain && !res.destroyed) res.write(': heartbeat\n\n');
+    }, HEARTBEAT_MS);
     const stop = (): void => {
       clearInterval(heartbeat);
       read.stop().catch((err: unknown) => deps.log.warn({ subscription: view.name, err: String(err) }, 'console tail: stopping the read failed'));
