@@ -37,9 +37,57 @@ export type AttemptResult =
   | { readonly kind: 'retry'; readonly status?: number; readonly excerpt?: string; readonly reason: string; readonly retryAfterMs?: number }
   | { readonly kind: 'deadLetter'; readonly status: number; readonly excerpt: string; readonly reason: string };
 
+/** How often the attempts in flight are looked at for their deadline, ms (see {@link DeadlineSweeper}). */
+export const DEADLINE_SWEEP_MS = 250;
+/**
+ * How long past its deadline an attempt is left to undici's own timeouts, ms: they name the phase
+ * that ran out (`UND_ERR_HEADERS_TIMEOUT`, `UND_ERR_BODY_TIMEOUT`…) and run on undici's timer wheel
+ * (headers and body: ~0.5 s ticks, so up to about 1 s late).
+ */
+export const DEADLINE_GRACE_MS = 1_000;
+
+/** An attempt the sweeper can end: its deadline (performance.now() ms) and how to end it. */
+interface Expiring {
+  readonly deadline: number;
+  expire(): void;
+}
+
+/**
+ * Ends the attempts past their deadline (after {@link DEADLINE_GRACE_MS}, within one more tick):
+ * one timer per sink while attempts are in flight (ticking every {@link DEADLINE_SWEEP_MS}), not one
+ * per attempt. undici's own timeouts bound each phase
+ * (connect, headers, a pause in the body) by `timeoutMs`, so an answer whose headers came just in
+ * time and whose body then stopped held the attempt about twice `timeoutMs` (three times with a
+ * slow connect); the deadline covers the whole attempt.
+ */
+class DeadlineSweeper {
+  readonly #pending = new Set<Expiring>();
+  #timer: NodeJS.Timeout | undefined;
+
+  add(a: Expiring): void {
+    this.#pending.add(a);
+    if (this.#timer !== undefined) return;
+    this.#timer = setInterval(() => {
+      const now = performance.now();
+      // Where undici's own timeout is due at the deadline, it comes first and names the phase.
+      for (const p of this.#pending) if (p.deadline + DEADLINE_GRACE_MS <= now) p.expire();
+    }, DEADLINE_SWEEP_MS);
+    this.#timer.unref();
+  }
+
+  delete(a: Expiring): void {
+    this.#pending.delete(a);
+    if (this.#pending.size > 0 || this.#timer === undefined) return;
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+}
+
 /** Agents per origin and validated address; idle ones are closed by undici's keep-alive timeout. */
 export class PinnedAgents {
   readonly #agents = new Map<string, Agent>();
+  /** The deadlines of this sink's attempts in flight. */
+  readonly deadlines = new DeadlineSweeper();
 
   /** The agent that connects `target`'s origin to `target.address` only. */
   for(target: ResolvedTarget, timeoutMs: number): Agent {
@@ -182,8 +230,10 @@ class ReadEnough extends Error {}
  * Readable stream read by async iteration: a stream, a handler and several promises per delivery
  * for a body a sink usually leaves empty (issue 8 profile: the HTTP client's share of push CPU).
  */
-class AnswerReader implements Dispatcher.DispatchHandler {
+class AnswerReader implements Dispatcher.DispatchHandler, Expiring {
   readonly #r: AttemptRequest;
+  /** The request's controller once undici started it (to abort it at the deadline). */
+  #controller: Dispatcher.DispatchController | undefined;
   readonly #settle: (answer: RawAnswer) => void;
   #status = 0;
   #headers: ResponseHeaders | undefined;
@@ -193,18 +243,29 @@ class AnswerReader implements Dispatcher.DispatchHandler {
   #keepBytes = KEPT_BYTES;
   #total = 0;
   #settled = false;
-  /** performance.now() plus `timeoutMs`: the answer's body must be complete by then. */
-  readonly #bodyDeadline: number;
+  /** performance.now() plus `timeoutMs`: the whole answer must be in by then. */
+  readonly deadline: number;
 
   constructor(r: AttemptRequest, settle: (answer: RawAnswer) => void) {
     this.#r = r;
     this.#settle = settle;
-    this.#bodyDeadline = performance.now() + r.timeoutMs;
+    this.deadline = performance.now() + r.timeoutMs;
   }
 
-  /** Present so undici treats this as a handler of its current interface (it checks for this method). */
-  onRequestStart(): void {
-    // nothing to do before the request goes out
+  /** Also what makes undici treat this as a handler of its current interface (it checks for this method). */
+  onRequestStart(c: Dispatcher.DispatchController): void {
+    this.#controller = c;
+  }
+
+  /**
+   * The attempt's deadline passed ({@link DeadlineSweeper}): it fails as a timeout and its request
+   * is aborted (one not started yet ends with undici's connect timeout, unheeded).
+   */
+  expire(): void {
+    if (this.#settled) return;
+    const late = Object.assign(new Error('attempt deadline passed'), { code: 'CEG_ATTEMPT_DEADLINE' });
+    this.failed(late);
+    this.#controller?.abort(late);
   }
 
   onResponseStart(_c: Dispatcher.DispatchController, statusCode: number, headers: ResponseHeaders): void {
@@ -231,7 +292,7 @@ class AnswerReader implements Dispatcher.DispatchHandler {
     // undici's bodyTimeout is the longest pause between chunks: a body trickling a byte at a time
     // would hold the attempt (and its lane) forever. Checked per chunk, so no timer per attempt; a
     // body that stops altogether meets bodyTimeout.
-    if (performance.now() > this.#bodyDeadline) {
+    if (performance.now() > this.deadline) {
       const late = Object.assign(new Error('answer body not complete in time'), { code: 'CEG_BODY_DEADLINE' });
       this.failed(late);
       c.abort(late);
@@ -253,7 +314,7 @@ class AnswerReader implements Dispatcher.DispatchHandler {
     const r = this.#r;
     const aborted = stopped(r.signal); // may have fired during the attempt
     const code = (err as { code?: string }).code;
-    const timedOut = code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'CEG_BODY_DEADLINE';
+    const timedOut = code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'CEG_BODY_DEADLINE' || code === 'CEG_ATTEMPT_DEADLINE';
     const reason = timedOut ? `no answer within ${r.timeoutMs} ms (${code})` : `request failed: ${errorMessage(err)}`;
     // The status and the body's start already came (the body then stalled or the socket closed):
     // kept for the dead letter, which otherwise said only "no answer" with no status at all.
@@ -279,18 +340,22 @@ class AnswerReader implements Dispatcher.DispatchHandler {
 }
 
 /**
- * Sends one request to the pinned address. Never rejects. The deadlines are undici's own (connect
- * and headers: each at most `timeoutMs`; no pause in the body longer than that) plus the body's
- * whole arrival by `timeoutMs` after the send, checked per chunk, so an attempt costs no timer of
- * its own (an attempt ends within about 3 × `timeoutMs`); the
- * subscription's stop aborts it through {@link watchStop}. The answer's body is read up to 64 KiB
+ * Sends one request to the pinned address. Never rejects. The attempt ends `timeoutMs` after the
+ * send at the latest (plus {@link DEADLINE_GRACE_MS} and a tick, ~1.25 s): undici's own deadlines bound each phase
+ * (connect, headers, a pause in the body), a chunk arriving late fails at once, and the sink's
+ * {@link DeadlineSweeper} (one timer per sink, not per attempt) ends an answer that stopped
+ * altogether; the subscription's stop aborts it through {@link watchStop}. The answer's body is read up to 64 KiB
  * ({@link MAX_READ_BYTES}), its first {@link KEPT_BYTES} kept as `bodyStart`, of which
  * ./redact.ts redactedExcerpt makes the excerpt.
  */
 export function send(agents: PinnedAgents, r: AttemptRequest): Promise<RawAnswer> {
   if (stopped(r.signal)) return Promise.resolve({ ok: false, reason: 'subscription stopping', aborted: true });
   return new Promise<RawAnswer>((resolve) => {
-    const reader = new AnswerReader(r, resolve);
+    const reader: AnswerReader = new AnswerReader(r, (answer) => {
+      agents.deadlines.delete(reader);
+      resolve(answer);
+    });
+    agents.deadlines.add(reader);
     const headers = r.headers;
     if (r.body !== undefined) headers['content-length'] = String(r.body.length);
     try {
