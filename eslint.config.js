@@ -49,6 +49,20 @@ export const importDirection = {
   },
 };
 
+/**
+ * Node 20's AbortSignal.any leaves an entry on every source until that source aborts: combined
+ * with a long-lived signal (a server's, a relay's) once per request or cycle, it grew without bound
+ * (a pull long-poll loop, the outbox relay). src/core/abort-fanout.ts linkedSignal is released when
+ * done. test/unit/lint/abort-signal-any.test.ts shows the rule bites.
+ */
+export const noAbortSignalAny = {
+  files: ['src/**/*.ts'],
+  languageOptions: { parser: tseslint.parser },
+  rules: {
+    'no-restricted-properties': ['error', { object: 'AbortSignal', property: 'any', message: 'use linkedSignal (src/core/abort-fanout.ts) and release it when done: AbortSignal.any keeps an entry on each source until it aborts (Node 20)' }],
+  },
+};
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.stack/**', 'helm/**', 'bench/results/**'] },
   js.configs.recommended,
@@ -65,6 +79,7 @@ export default tseslint.config(
     },
   },
   importDirection,
+  noAbortSignalAny,
   {
     // kafkajs is loaded only through src/transport/kafka/kafkajs.ts, which replaces its quadratic
     // record-header decoder before kafkajs's modules capture it (issue 7). Type imports are free.

@@ -10,6 +10,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { GatewayError, errorMessage } from '../core/errors.js';
 import { tlsListenerHint } from '../core/tls-errors.js';
+import { linkedSignal } from '../core/abort-fanout.js';
 import { raceAbort } from '../core/race-abort.js';
 import { MAX_TIMER_MS } from '../core/timer-limit.js';
 import type { KafkaTransportOptions, Transport } from '../transport/index.js';
@@ -91,7 +92,8 @@ export function refusedMessage(brokers: readonly string[], reason: string): stri
  */
 export async function awaitBroker(transport: Pick<Transport, 'isHealthy' | 'lastHealthFailure'>, brokers: readonly string[], deadlineMs: number, bound?: string, stop?: AbortSignal): Promise<boolean> {
   const deadline = AbortSignal.timeout(deadlineMs);
-  const signal = stop === undefined ? deadline : AbortSignal.any([deadline, stop]);
+  const linked = stop === undefined ? undefined : linkedSignal([deadline, stop]);
+  const signal = linked?.signal ?? deadline;
   const ended = (): Error => new Error('broker wait ended');
   try {
     const refused = (): void => {
@@ -120,6 +122,8 @@ export async function awaitBroker(transport: Pick<Transport, 'isHealthy' | 'last
       throw new GatewayError('CEG_BROKER_UNAVAILABLE', text, { retriable: true, details: { brokers: [...brokers], deadlineMs } });
     }
     throw err;
+  } finally {
+    linked?.release();
   }
 }
 

@@ -20,6 +20,7 @@
  */
 import pg from 'pg';
 import { GatewayError, errorMessage, isGatewayError } from '../../core/errors.js';
+import { linkedSignal } from '../../core/abort-fanout.js';
 import { raceAbort } from '../../core/race-abort.js';
 import { retryPolicy } from '../../core/retry.js';
 import { retrying } from '../../core/retrying.js';
@@ -638,10 +639,12 @@ class Relay implements OutboxRelay {
   #connect(): Promise<pg.PoolClient> {
     // Bounded here too (not only by the pool's connectionTimeoutMillis): a caller's pool may have none.
     const timeout = AbortSignal.timeout(this.#o.queryTimeoutMs);
-    return raceAbort(this.#pool.connect(), AbortSignal.any([this.#abandon.signal, timeout]), () =>
+    // Released after the wait: #abandon lives as long as the relay (core/abort-fanout linkedSignal).
+    const linked = linkedSignal([this.#abandon.signal, timeout]);
+    return raceAbort(this.#pool.connect(), linked.signal, () =>
       timeout.aborted && !this.#abandon.signal.aborted
         ? new GatewayError('CEG_STORE_UNAVAILABLE', `outbox relay: no database connection within ${this.#o.queryTimeoutMs} ms (queryTimeoutMs)`, { retriable: true })
-        : new GatewayError('CEG_CLOSED', 'outbox relay stopped', { retriable: true }), (late) => late.release());
+        : new GatewayError('CEG_CLOSED', 'outbox relay stopped', { retriable: true }), (late) => late.release()).finally(() => linked.release());
   }
 
   /** One statement on a cycle's client, bounded by queryTimeoutMs (pg's query_timeout: also without any answer). */
@@ -783,11 +786,11 @@ class Relay implements OutboxRelay {
    */
   #readLimit(topic: string, stop: AbortSignal): Promise<number> {
     const timeout = AbortSignal.timeout(this.#o.publishTimeoutMs);
-    const signal = AbortSignal.any([stop, timeout]);
-    return raceAbort(this.#o.transport.maxMessageBytes(topic), signal, () =>
+    const linked = linkedSignal([stop, timeout]);
+    return raceAbort(this.#o.transport.maxMessageBytes(topic), linked.signal, () =>
       timeout.aborted
         ? new GatewayError('CEG_DELIVERY_TIMEOUT', `reading the max.message.bytes of topic ${topic} took longer than ${this.#o.publishTimeoutMs} ms`, { retriable: true })
-        : isGatewayError(stop.reason) ? stop.reason : new GatewayError('CEG_CLOSED', 'outbox relay stopped', { retriable: true }));
+        : isGatewayError(stop.reason) ? stop.reason : new GatewayError('CEG_CLOSED', 'outbox relay stopped', { retriable: true })).finally(() => linked.release());
   }
 
   /**
