@@ -235,7 +235,15 @@ export function pullRouter(api: () => PullApi | undefined, opts: PullRouterOptio
     res.status(200).set({ 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' });
     res.flushHeaders();
     cutStalled(res, n);
+    /**
+     * Writes `text`; when the socket is backed up, resolves on 'drain' or 'close'. Writes nothing
+     * once the response is destroyed (the client went away, maybe while an earlier write of the
+     * same answer waited for 'drain'): its 'close' has passed and never comes again, so waiting for
+     * it held the handler — its heartbeat timer, response and session — for the life of the
+     * process (a leak per client that hung up mid-answer).
+     */
     const write = async (text: string): Promise<void> => {
+      if (res.destroyed) return;
       if (res.write(text)) return;
       await new Promise<void>((ok) => {
         const done = (): void => {
@@ -245,14 +253,16 @@ export function pullRouter(api: () => PullApi | undefined, opts: PullRouterOptio
         };
         res.on('drain', done);
         res.on('close', done);
+        if (res.destroyed) done(); // destroyed by that very write (its 'close' may have passed)
       });
     };
     // Heartbeats on their own timer, re-armed by every write: they go on while a read hangs on a
     // stalled broker or the stream waits to retry one. Skipped while the socket is backed up
-    // (something is being sent anyway).
+    // (something is being sent anyway). Never re-armed for a response that is gone.
     let beat: NodeJS.Timeout | undefined;
     const arm = (): void => {
       clearTimeout(beat);
+      if (res.destroyed || signal.aborted) return;
       beat = setTimeout(() => {
         if (!res.writableNeedDrain && !res.destroyed) res.write(': heartbeat\n\n');
         arm();
@@ -277,6 +287,8 @@ export function pullRouter(api: () => PullApi | undefined, opts: PullRouterOptio
         backoffMs = STREAM_RETRY_MIN_MS;
         if (signal.aborted) break;
         for (const e of answer.events) {
+          // The client may go away while a write waits for 'drain': the rest of the answer is not written.
+          if (signal.aborted || res.destroyed) break;
           arm();
           await write(`id: ${e.cursor}\ndata: ${e.text}\n\n`);
         }
