@@ -8,10 +8,16 @@ import type { TopicSpec } from './port.js';
  * every `POST /subscriptions` (each ensures its dead-letter topic). A topic deleted behind the
  * gateway's back is created again by the first `ensureTopics` after its entry ages out, or at once
  * after a produce to it failed as unknown (`forget`). Shared by both Kafka adapters.
+ * Bounded: an entry older than `maxAgeMs` means nothing any more and is dropped at the next
+ * `exist` at least `maxAgeMs` after the previous sweep, so the map holds the topics seen within
+ * the last two `maxAgeMs` — not every topic the process ever saw (a long-running gateway under
+ * subscription churn saw each deleted subscription's `.dlq`, `.redrive` and `.retry` once, and
+ * kept them all, deleted from the broker or not).
  */
 export class KnownTopics {
   readonly #seenAtMs = new Map<string, number>();
   readonly #maxAgeMs: number;
+  #sweptAtMs = Date.now();
 
   constructor(maxAgeMs: number) {
     this.#maxAgeMs = maxAgeMs;
@@ -26,9 +32,18 @@ export class KnownTopics {
     });
   }
 
-  /** Topics that exist now (listed, or created). */
+  /** Topics remembered now (expired entries not swept yet included). */
+  get size(): number {
+    return this.#seenAtMs.size;
+  }
+
+  /** Topics that exist now (listed, or created). Cost: one pass over the entries at most once per `maxAgeMs`. */
   exist(names: Iterable<string>): void {
     const now = Date.now();
+    if (now - this.#sweptAtMs > this.#maxAgeMs) {
+      this.#sweptAtMs = now;
+      for (const [n, at] of this.#seenAtMs) if (now - at > this.#maxAgeMs) this.#seenAtMs.delete(n);
+    }
     for (const n of names) this.#seenAtMs.set(n, now);
   }
 

@@ -7,12 +7,17 @@ import type { OutboundRecord } from './port.js';
  * known: an explicit partition as given, a key by the Java-compatible murmur2 partitioner, a null
  * key round-robin per topic. Also caches each topic's partition count for `maxAgeMs` (ms; Kafka's
  * `metadata.max.age.ms`). Shared by the kafkajs and @platformatic/kafka adapters.
+ * Bounded: a count older than `maxAgeMs` is dropped (with its topic's round-robin position) at the
+ * next lookup at least `maxAgeMs` after the previous sweep, so the caches hold the topics written
+ * within the last two `maxAgeMs`, not every topic the process ever wrote to (each deleted
+ * subscription's dead-letter, retry and redrive topics stayed for the life of the process).
  * Spec: DESIGN "Kafka mapping" (key → partition as Java producers do).
  */
 export class PartitionRouter {
   readonly #counts = new Map<string, { readonly count: number; readonly atMs: number }>();
   readonly #roundRobin = new Map<string, number>();
   readonly #maxAgeMs: number;
+  #sweptAtMs = Date.now();
 
   constructor(maxAgeMs: number) {
     this.#maxAgeMs = maxAgeMs;
@@ -27,7 +32,22 @@ export class PartitionRouter {
     if (cached !== undefined && Date.now() - cached.atMs < this.#maxAgeMs) return cached.count;
     const count = await lookup();
     this.#counts.set(topic, { count, atMs: Date.now() });
+    this.#sweep();
     return count;
+  }
+
+  /** Topics cached now (a count, a round-robin position or both). */
+  get size(): number {
+    return new Set([...this.#counts.keys(), ...this.#roundRobin.keys()]).size;
+  }
+
+  /** Drops counts older than `maxAgeMs` and their topics' round-robin positions; one pass at most once per `maxAgeMs`. */
+  #sweep(): void {
+    const now = Date.now();
+    if (now - this.#sweptAtMs <= this.#maxAgeMs) return;
+    this.#sweptAtMs = now;
+    for (const [topic, c] of this.#counts) if (now - c.atMs >= this.#maxAgeMs) this.#counts.delete(topic);
+    for (const topic of this.#roundRobin.keys()) if (!this.#counts.has(topic)) this.#roundRobin.delete(topic);
   }
 
   /**

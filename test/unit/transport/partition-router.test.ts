@@ -2,7 +2,7 @@
  * PartitionRouter's cached partition count: `countCovering` asks the broker again when offsets
  * name a partition beyond the cached count (partitions added since), and only then.
  */
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { PartitionRouter } from '../../../src/transport/partition-router.js';
 
 describe('PartitionRouter.countCovering', () => {
@@ -49,5 +49,24 @@ describe('PartitionRouter.countForRecords', () => {
     expect(await router.countForRecords('t', [record(0)], lookup)).toBe(2);
     expect(await router.countForRecords('t', [record(0), record(3), record(1)], lookup)).toBe(4);
     expect(asked).toBe(2);
+  });
+});
+
+describe('PartitionRouter bounds', () => {
+  afterEach(() => void vi.useRealTimers());
+
+  it('drops counts (and round-robin positions) of topics not written for maxAgeMs: a long-running gateway does not keep every topic it ever wrote to', async () => {
+    vi.useFakeTimers({ now: 1_000_000 });
+    const router = new PartitionRouter(60_000);
+    const lookup = async (): Promise<number> => 3;
+    for (let i = 0; i < 500; i++) {
+      const topic = `ce-gateway.sub.anonymous.gone-${i}.dlq`;
+      await router.count(topic, lookup);
+      router.partitionOf(topic, { key: null, value: null, headers: [] }, 0, 3);
+    }
+    expect(router.size).toBe(500);
+    vi.setSystemTime(1_000_000 + 60_001);
+    await router.count('live', lookup);
+    expect(router.size).toBe(1);
   });
 });
