@@ -236,6 +236,11 @@ export class Reconciler<D extends RunSpec> {
     return { running: this.#running.size, idle };
   }
 
+  /** Groups whose member failed to start and that wait out a backoff before the next try (each one's count of failures is kept until a start succeeds or the group leaves the active set). */
+  backingOff(): number {
+    return this.#failures.size;
+  }
+
   /**
    * Starts the member of `group` at the next pass without waiting for the work check (a caller
    * that just wrote records for it, e.g. a redrive). No effect on an unknown or inactive group.
@@ -317,6 +322,13 @@ export class Reconciler<D extends RunSpec> {
       else this.#log.info({ subscription: group, why }, 'subscription stopped on this instance');
     });
     const waiting = [...desired.values()].filter((d) => d.state === 'active' && !this.#running.has(d.group));
+    // A group that failed to start and is now deleted (or no longer active) has no start to back
+    // off: its failure count and backoff go (they stayed for the life of the process).
+    for (const g of [...this.#failures.keys(), ...this.#notBefore.keys()]) {
+      if (desired.get(g)?.state === 'active') continue;
+      this.#failures.delete(g);
+      this.#notBefore.delete(g);
+    }
     if (this.#check !== undefined) for (const g of this.#check.knownGroups()) if (desired.get(g)?.state !== 'active') this.#check.forget(g);
     let toStart = waiting;
     if (this.#check !== undefined) {

@@ -79,3 +79,25 @@ describe('a reconciler pass', () => {
     await r.stop();
   });
 });
+
+describe('a subscription whose member failed to start', () => {
+  it('keeps no backoff once it is deleted or paused (it stayed for the life of the process)', async () => {
+    let fail = true;
+    const host: SubscribeHost = {
+      subscribe: (o) => (fail ? Promise.reject(new GatewayError('CEG_BROKER_UNAVAILABLE', 'injected', { retriable: true })) : Promise.resolve(fakeSubscription(o.subscription))),
+      partitionCount: () => Promise.resolve(1),
+      topicsOf: () => ['t'],
+    };
+    const r = new Reconciler<RunSpec>(host, () => ({ handler: () => undefined, update: () => undefined, close: () => Promise.resolve() }), silentLogger(), () => Promise.resolve());
+    const groups = Array.from({ length: 20 }, (_, i) => `gone-${i}`);
+    r.apply(new Map([...groups.map((g) => [g, spec(g)] as const), ['paused', spec('paused')], ['kept', spec('kept')]]));
+    await r.settled();
+    expect(r.backingOff()).toBe(22);
+    // 20 deleted, one paused, one still active (and still failing).
+    r.apply(new Map([['paused', spec('paused', 'paused')], ['kept', spec('kept')]]));
+    await r.settled();
+    expect(r.backingOff()).toBe(1);
+    fail = false;
+    await r.stop();
+  });
+});
