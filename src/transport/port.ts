@@ -183,7 +183,10 @@ export interface Consumption {
 /**
  * Where a group-less read starts, per partition. `positions` reads only the partitions it lists,
  * each from its offset (a pull request continuing after a cursor, a dead-letter page); an offset
- * below the partition's log start begins at the log start, one past the end waits for new records.
+ * below the partition's log start (records deleted) or more than one past its end (the topic
+ * deleted and created again) begins at the log start, as does a read whose position leaves the log
+ * while it runs (Kafka OFFSET_OUT_OF_RANGE; src/transport/out-of-range.ts); one past the end waits
+ * for new records.
  */
 export type ReadStart =
   | { readonly kind: 'earliest' }

@@ -1,3 +1,4 @@
+import { outOfRangeReset } from '../out-of-range.js';
 import { kafkajs } from './kafkajs.js';
 import type { CompressionTypes, Kafka } from './kafkajs.js';
 import { startKafkaRead } from './read.js';
@@ -260,6 +261,7 @@ class KafkaTransport implements Transport {
     for (const t of spec.topics) startCounts.set(t, await this.partitionCount(t));
     const pins = (spec.startFrom ?? 'latest') === 'latest' ? await this.#latestPins(spec) : new Map<string, string>();
     for (const [k, offset] of await this.#startAtPins(spec)) pins.set(k, offset);
+    for (const [k, offset] of await this.#outOfRangePins(spec)) pins.set(k, offset);
     const clientSuffix = spec.instanceId === undefined ? spec.group : `${spec.group}-${spec.instanceId}`;
     // A pinned or added partition this member gets at a later join is looked up again (it may still lack a commit).
     const uncommitted = (held: readonly { readonly topic: string; readonly partition: number }[]): Promise<Set<string>> => this.#uncommitted(spec.group, held);
@@ -580,6 +582,49 @@ class KafkaTransport implements Transport {
         for (const p of open) {
           const end = ends.find((e) => e.partition === p.partition);
           if (end !== undefined) pins.set(tpKey(topic, p.partition), readBefore ? end.low : end.high);
+        }
+      }
+      return pins;
+    } catch (err) {
+      throw fromKafkaError(err, { operation: 'consume', group: spec.group });
+    }
+  }
+
+  /**
+   * Committed offsets of an idle group that lie outside their partition's log — below the log
+   * start (retention or `kafka-delete-records` removed records the group had not read) or past the
+   * end (the topic deleted and created again) — pinned at the log start, with a warning naming the
+   * group, topic, partition and the offsets lost (src/transport/out-of-range.ts). kafkajs would
+   * answer the broker's OFFSET_OUT_OF_RANGE by resetting to its `fromBeginning` default, which is
+   * `latest` for a 'latest' subscription: the records between the log start and the end were
+   * skipped with one kafkajs error line. Only for a group without members (a member's position is
+   * its own); kafkajs seeks pins on the first join and they are stored (consumption.ts #commitPins).
+   * A position that leaves the log while this member runs is still kafkajs's to reset (docs/subscriptions.md).
+   * Errors: mapped by fromKafkaError (CEG_BROKER_UNAVAILABLE, retriable).
+   */
+  async #outOfRangePins(spec: GroupSpec): Promise<Map<string, string>> {
+    const pins = new Map<string, string>();
+    const admin = await this.#adminReady();
+    try {
+      const { groups } = await admin.describeGroups([spec.group]);
+      if (!IDLE_GROUP_STATES.has(groups[0]?.state ?? 'Dead')) return pins;
+      const committed = await admin.fetchOffsets({ groupId: spec.group, topics: [...new Set(spec.topics)] });
+      for (const { topic, partitions } of committed) {
+        const held = partitions.filter((p) => BigInt(p.offset) >= 0n);
+        if (held.length === 0) continue;
+        const offsets = await this.#oneAtATime(() => admin.fetchTopicOffsets(topic));
+        for (const p of held) {
+          const o = offsets.find((x) => x.partition === p.partition);
+          if (o === undefined) continue;
+          const reset = outOfRangeReset(BigInt(p.offset), BigInt(o.low), BigInt(o.high));
+          if (reset === undefined) continue;
+          this.#opts.logger.warn(
+            { group: spec.group, topic, partition: p.partition, offset: p.offset, logStart: o.low, end: o.high, lost: reset.lost?.toString() ?? 'unknown', reason: reset.why },
+            reset.why === 'below-log-start'
+              ? 'offset out of range: records were deleted before this group read them (retention or delete-records); going on from the log start'
+              : 'offset out of range: the committed offset is past the end of the partition (the topic was deleted and created again?); going on from the log start',
+          );
+          pins.set(tpKey(topic, p.partition), reset.to.toString());
         }
       }
       return pins;

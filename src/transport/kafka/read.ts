@@ -14,6 +14,7 @@ import { toRecord } from './headers.js';
 import type { Kafka } from './kafkajs.js';
 import type { KafkaTransportOptions } from './options.js';
 import { listOffsetsTime } from '../timestamps.js';
+import { outOfRangeReset } from '../out-of-range.js';
 
 const tpKey = (topic: string, partition: number): string => `${topic}\u0000${partition}`;
 
@@ -30,7 +31,9 @@ async function positions(admin: Admin, spec: ReadSpec): Promise<Map<string, { re
       if (from.kind === 'positions') {
         const wanted = from.positions.find((p) => p.topic === topic && p.partition === o.partition);
         if (wanted === undefined) continue;
-        start = (wanted.offset < BigInt(o.low) ? BigInt(o.low) : wanted.offset).toString();
+        // Below the log start (records deleted) or past the end (the topic created again): from the
+        // log start, as a subscription (src/transport/out-of-range.ts); one past the end waits.
+        start = (outOfRangeReset(wanted.offset, BigInt(o.low), BigInt(o.high))?.to ?? wanted.offset).toString();
       } else if (from.kind === 'timestamp') {
         const t = byTime.find((b) => b.partition === o.partition)?.offset;
         start = t === undefined || BigInt(t) < 0n ? o.high : t; // -1: no record at or after the time
@@ -96,7 +99,11 @@ export async function startKafkaRead(kafka: Kafka, admin: Admin, spec: ReadSpec,
     if (e.payload.batchSize === 0) reached(e.payload.topic, e.payload.partition, e.payload.lastOffset);
   });
   await consumer.connect();
-  await consumer.subscribe({ topics: [...spec.topics], fromBeginning: spec.from.kind === 'earliest' });
+  // Every partition read is seeked on joining, so `fromBeginning` only says where kafkajs resets a
+  // position the broker answers OFFSET_OUT_OF_RANGE for (records deleted under the read, the topic
+  // created again): the log start, as a subscription does (src/transport/out-of-range.ts); at
+  // `latest` the rest of the log was skipped.
+  await consumer.subscribe({ topics: [...spec.topics], fromBeginning: true });
   await consumer.run({
     autoCommit: false,
     eachBatchAutoResolve: false,

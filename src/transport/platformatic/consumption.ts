@@ -11,7 +11,7 @@ import { PartitionLane } from '../in-flight-window.js';
 import { LANE_HIGH, LanePump } from '../lane-pump.js';
 import { baseOptions, closeForced } from './client-options.js';
 import { fromPlatformaticError } from './errors.js';
-import { fetchOnce, listOffsets, openFetcher, tpKey } from './fetcher.js';
+import { fetchOnce, listOffsets, openFetcher, outOfRangeReset, tpKey } from './fetcher.js';
 import type { Fetcher } from './fetcher.js';
 import { fetchPlan } from './fetch-plan.js';
 
@@ -435,11 +435,16 @@ export class PlatformaticConsumption implements Consumption {
         continue;
       }
       let records = 0;
+      const outOfRange: { state: PartitionState; offset: bigint }[] = [];
       for (const f of fetched) {
         records += f.records.length;
         const a = asked.get(tpKey(f.topic, f.partition));
         // Moved on meanwhile (revoked, paused for a redelivery, reassigned): drop what came.
         if (a === undefined || a.state !== this.#partitions.get(tpKey(f.topic, f.partition)) || a.state.revoked || a.state.paused || a.state.next !== a.offset) continue;
+        if (f.outOfRange === true) {
+          outOfRange.push(a);
+          continue;
+        }
         a.state.next = f.next;
         a.state.idle = f.records.length === 0;
         if (f.records.length === 0) continue;
@@ -456,6 +461,54 @@ export class PlatformaticConsumption implements Consumption {
         if (!q.busy) this.#drive(q);
       }
       this.#lastFetchRecords = records;
+      if (outOfRange.length > 0) await this.#resetOutOfRange(outOfRange);
+    }
+  }
+
+  /**
+   * Partitions whose fetch offset the broker answered OFFSET_OUT_OF_RANGE for go on from their log
+   * start ({@link outOfRangeReset}: Kafka's `auto.offset.reset=earliest`, the least-loss choice),
+   * with a warning naming the group, topic, partition and the offsets lost; the new position is
+   * committed with the next commit, so a restart does not lose or warn again. Before, the broker's
+   * answer failed the whole fetch: every partition of the member stalled, and after
+   * `(retries + 1) × (maxRestarts + 1)` fetches the consumption failed — and failed again at each
+   * restart. A look-up that fails is retried at the next fetch (the partition stays where it was).
+   * Spec: Kafka consumer `auto.offset.reset`; docs/subscriptions.md "When records vanish under a subscription".
+   */
+  async #resetOutOfRange(parts: readonly { readonly state: PartitionState; readonly offset: bigint }[]): Promise<void> {
+    for (const topic of new Set(parts.map((p) => p.state.topic))) {
+      let starts: bigint[];
+      let ends: bigint[];
+      try {
+        [starts, ends] = await Promise.all([listOffsets(this.#fetcher.consumer, topic, 'earliest'), listOffsets(this.#fetcher.consumer, topic, 'latest')]);
+      } catch (err) {
+        this.#opts.logger.warn({ group: this.group, topic, err: errorMessage(err) }, 'offset out of range: could not look up the log start; trying again at the next fetch');
+        continue;
+      }
+      for (const { state, offset } of parts) {
+        if (state.topic !== topic || state.revoked || state.paused || state.next !== offset || this.#partitions.get(tpKey(topic, state.partition)) !== state) continue;
+        const reset = outOfRangeReset(offset, starts[state.partition] ?? 0n, ends[state.partition] ?? 0n);
+        if (reset === undefined) continue; // in range by now: fetched again as it is
+        this.#opts.logger.warn(
+          { group: this.group, topic, partition: state.partition, offset: offset.toString(), logStart: reset.to.toString(), end: (ends[state.partition] ?? 0n).toString(), lost: reset.lost?.toString() ?? 'unknown', reason: reset.why },
+          reset.why === 'below-log-start'
+            ? 'offset out of range: records were deleted before this group read them (retention or delete-records); going on from the log start'
+            : 'offset out of range: the position is past the end of the partition (the topic was deleted and created again?); going on from the log start',
+        );
+        state.next = reset.to;
+        state.idle = false;
+        // A lane that took records before knows offsets of the old range: going back (a topic created
+        // again) it would skip the new ones as taken, going forward its commit would point below the log start again.
+        const lane = state.lane;
+        const laneAt = lane?.commitOffset();
+        if (lane !== undefined && laneAt !== undefined && laneAt !== reset.to) {
+          lane.revoke();
+          state.lane = this.#laneFor(topic, state.partition);
+        }
+        // Stored with the next commit, even if nothing is handled before a restart.
+        state.handled = reset.to;
+        state.committed = undefined;
+      }
     }
   }
 

@@ -13,12 +13,13 @@ import { GatewayError } from '../../core/errors.js';
 import type { KafkaTransportOptions } from '../kafka/options.js';
 import type { TransportRecord } from '../port.js';
 import { baseOptions, closeForced } from './client-options.js';
-import { RawFetchPool } from './raw-fetch.js';
+import { OFFSET_OUT_OF_RANGE, RawFetchPool } from './raw-fetch.js';
 import type { RawFetchPartition } from './raw-fetch.js';
 import { readRecordBatches } from './record-batches.js';
 import { decodeBatches } from './records.js';
 import type { FetchedBatch } from './records.js';
 import { listOffsetsTime } from '../timestamps.js';
+export { outOfRangeReset } from '../out-of-range.js';
 
 /**
  * A group-less consumer for fetching and the connection pool its fetches go through
@@ -103,6 +104,12 @@ export interface Fetched {
   readonly partition: number;
   readonly records: readonly TransportRecord[];
   readonly next: bigint;
+  /**
+   * true: the broker answered OFFSET_OUT_OF_RANGE for the offset asked (below the log start or
+   * past the end); no records, `next` is the offset asked. The caller chooses where the partition
+   * goes on (src/transport/out-of-range.ts).
+   */
+  readonly outOfRange?: true;
 }
 
 export const tpKey = (topic: string, partition: number): string => `${topic}\u0000${partition}`;
@@ -165,9 +172,13 @@ async function fetchFromLeaders(fetcher: Fetcher, positions: readonly FetchPosit
     for (const t of answer.responses) {
       const topic = namesById.get(t.topicId);
       if (topic === undefined) continue;
-      for (const p of t.partitions as unknown as (RawFetchPartition | { partitionIndex: number; records?: FetchedBatch[]; raw?: undefined })[]) {
+      for (const p of t.partitions as unknown as (RawFetchPartition | { partitionIndex: number; errorCode?: undefined; records?: FetchedBatch[]; raw?: undefined })[]) {
         const start = from.get(tpKey(topic, p.partitionIndex));
         if (start === undefined) continue;
+        if (p.errorCode === OFFSET_OUT_OF_RANGE) {
+          out.push({ topic, partition: p.partitionIndex, records: [], next: start, outOfRange: true });
+          continue;
+        }
         // Fetch v17 answers come as bytes (./raw-fetch.ts); an older broker's, parsed by the library.
         const { records, next } =
           p.raw !== undefined ? readRecordBatches(topic, p.partitionIndex, p.raw, start, (p).abortedTransactions) : decodeBatches(topic, p.partitionIndex, (p.records ?? []) as FetchedBatch[], start);

@@ -16,6 +16,13 @@ import type { AbortedTransaction } from './record-batches.js';
 
 const FETCH_API_KEY = 1;
 const RAW_FETCH_VERSION = 17;
+/**
+ * Kafka's OFFSET_OUT_OF_RANGE (protocol error code 1): the fetch offset is below the partition's
+ * log start (retention, `kafka-delete-records`) or past its end (the topic deleted and created
+ * again). Not thrown: it is one partition's answer, handed on in `errorCode` so the caller resets
+ * that partition alone (./fetcher.ts); thrown, it failed the fetch of every other partition too.
+ */
+export const OFFSET_OUT_OF_RANGE = 1;
 
 /** One partition of a raw Fetch answer: as the library's, with its record batches as bytes in `raw`. */
 export interface RawFetchPartition {
@@ -43,7 +50,7 @@ export interface RawFetchResponse {
  * Fetch Response v17, as the library reads it, except `records`: the partition's record batches
  * are handed on as one Buffer (`raw`; a view when the answer arrived in one piece).
  * Errors: the library's ResponseError (as its own parser) when the answer or a partition carries
- * an error code.
+ * an error code, except {@link OFFSET_OUT_OF_RANGE}, left in the partition's `errorCode`.
  */
 export function parseFetchV17(_correlationId: number, apiKey: number, apiVersion: number, reader: Reader): RawFetchResponse {
   const errors: [string, [number, null]][] = [];
@@ -61,7 +68,7 @@ export function parseFetchV17(_correlationId: number, apiKey: number, apiVersion
       const logStartOffset = r2.readInt64();
       const abortedTransactions = r2.readArray((r3) => ({ producerId: r3.readInt64(), firstOffset: r3.readInt64() })) ?? [];
       const preferredReadReplica = r2.readInt32();
-      if (partitionError !== 0) errors.push([`/responses/${i}/partitions/${j}`, [partitionError, null]]);
+      if (partitionError !== 0 && partitionError !== OFFSET_OUT_OF_RANGE) errors.push([`/responses/${i}/partitions/${j}`, [partitionError, null]]);
       // COMPACT_RECORDS: the length plus one.
       const size = r2.readUnsignedVarInt() - 1;
       let raw: Buffer | undefined;

@@ -11,7 +11,7 @@ import type { KafkaTransportOptions } from '../kafka/options.js';
 import type { Read, ReadSpec, TransportRecord } from '../port.js';
 import { fromPlatformaticError } from './errors.js';
 import type { FetchPosition } from './fetcher.js';
-import { fetchOnce, listOffsets, openFetcher, tpKey } from './fetcher.js';
+import { fetchOnce, listOffsets, openFetcher, outOfRangeReset, tpKey } from './fetcher.js';
 
 /**
  * Starts the read. Errors: the library's errors from the offset look-ups (the caller maps them);
@@ -28,7 +28,9 @@ export async function startPlatformaticRead(tools: Consumer, spec: ReadSpec, han
         const end = ends[p.partition];
         if (p.topic !== topic || end === undefined) continue;
         const logStart = logStarts[p.partition] ?? 0n;
-        positions.set(tpKey(topic, p.partition), { topic, partition: p.partition, offset: p.offset < logStart ? logStart : p.offset, end });
+        // Below the log start (records deleted) or past the end (the topic created again): from the
+        // log start, as a subscription (src/transport/out-of-range.ts); one past the end waits.
+        positions.set(tpKey(topic, p.partition), { topic, partition: p.partition, offset: outOfRangeReset(p.offset, logStart, end)?.to ?? p.offset, end });
       }
       continue;
     }
@@ -63,6 +65,19 @@ export async function startPlatformaticRead(tools: Consumer, spec: ReadSpec, han
       for (const f of fetched) {
         const p = positions.get(tpKey(f.topic, f.partition));
         if (p === undefined) continue;
+        if (f.outOfRange === true) {
+          // Records deleted under the read (retention, delete-records), or a topic created again:
+          // on from the log start, as a subscription does (./consumption.ts). Before, the broker's
+          // answer failed every fetch of the read until it gave up (`done` rejected).
+          const [starts, ends] = await Promise.all([listOffsets(fetcher.consumer, f.topic, 'earliest'), listOffsets(fetcher.consumer, f.topic, 'latest')]).catch((err: unknown) => {
+            throw fromPlatformaticError(err, { operation: 'read', topics: spec.topics });
+          });
+          const reset = outOfRangeReset(p.offset, starts[f.partition] ?? 0n, ends[f.partition] ?? 0n);
+          if (reset === undefined) continue;
+          opts.logger.warn({ topic: f.topic, partition: f.partition, offset: p.offset.toString(), logStart: reset.to.toString(), lost: reset.lost?.toString() ?? 'unknown', reason: reset.why }, 'read: offset out of range; going on from the log start');
+          p.offset = reset.to;
+          continue;
+        }
         for (const r of f.records) {
           if (stopping) return;
           if (spec.untilEnd === true && r.offset >= p.end) break;

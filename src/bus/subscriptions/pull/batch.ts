@@ -39,6 +39,7 @@ import { DEFAULT_ENVELOPE_LIMITS } from '../../../envelope/index.js';
 import type { JsonValue } from '../../../envelope/index.js';
 import type { Logger } from '../../../observability/index.js';
 import type { Read, TopicPartitionOffset, Transport, TransportRecord } from '../../../transport/port.js';
+import { outOfRangeReset } from '../../../transport/out-of-range.js';
 import { deadLetterHeaders, deadLetterWithoutValueHeaders, originalHeaders } from '../../subscriber/failure-headers.js';
 import { headerBoundsProblem } from '../../subscriber/pipeline/bounds.js';
 import { decodeRecord, missingDataProblem, peekHeaders, peekType } from '../../subscriber/pipeline/decode.js';
@@ -320,7 +321,7 @@ export async function pull(deps: PullDeps, target: PullTarget, positions: Positi
 
   while (!o.signal.aborted) {
     check();
-    const avail = await available(deps.transport, positions);
+    const avail = await available(deps.transport, positions, deps.log, target.group);
     if (avail.length > 0) {
       const moved = await readOnce(avail);
       if (events.length > 0 || transient !== undefined) break;
@@ -338,21 +339,37 @@ export async function pull(deps: PullDeps, target: PullTarget, positions: Positi
   return { events, positions: positions.all(), skipped, deadLettered };
 }
 
-/** The positions below their partition's end offset, each raised to the log start when below it. */
-async function available(transport: Transport, positions: Positions): Promise<TopicPartitionOffset[]> {
+/**
+ * The positions with records to read: those below their partition's end offset, and those past it
+ * (more than one past the last record: the topic was deleted and created again, so its offsets
+ * started over — such a position would wait until the new topic grew past it, handing out nothing
+ * meanwhile). A position below the log start (retention or `kafka-delete-records` removed records
+ * the subscription had not read) or past the end goes on from the log start, as a push
+ * subscription does (src/transport/out-of-range.ts; docs/subscriptions.md "When records vanish
+ * under a subscription"), with a warning naming the subscription, topic, partition and the offsets
+ * lost — once per answer that reads from there; the cursor the answer hands out is in the log again.
+ */
+async function available(transport: Transport, positions: Positions, log: Logger, group: string): Promise<TopicPartitionOffset[]> {
   const out: TopicPartitionOffset[] = [];
   const topics = [...new Set(positions.all().map((p) => p.topic))];
   for (const topic of topics) {
     const ends = await transport.endOffsets(topic);
     const mine = positions.all().filter((p) => p.topic === topic);
-    const behind = mine.filter((p) => p.offset < (ends.find((e) => e.partition === p.partition)?.offset ?? 0n));
-    if (behind.length === 0) continue;
-    // Retention may have deleted records below a position: start such a partition at its log start.
+    const endOf = (partition: number): bigint => ends.find((e) => e.partition === partition)?.offset ?? 0n;
+    const moving = mine.filter((p) => p.offset !== endOf(p.partition));
+    if (moving.length === 0) continue;
     const starts = await transport.offsetsAt(topic, { kind: 'earliest' });
-    for (const p of behind) {
+    for (const p of moving) {
       const start = starts.find((s) => s.partition === p.partition)?.offset ?? 0n;
-      const end = ends.find((e) => e.partition === p.partition)?.offset ?? 0n;
-      const from = p.offset < start ? start : p.offset;
+      const end = endOf(p.partition);
+      const reset = outOfRangeReset(p.offset, start, end);
+      if (reset !== undefined) {
+        log.warn({ subscription: group, topic, partition: p.partition, offset: p.offset.toString(), logStart: start.toString(), end: end.toString(), lost: reset.lost?.toString() ?? 'unknown', reason: reset.why }, reset.why === 'below-log-start' ? 'pull: records were deleted before this subscription read them (retention or delete-records); going on from the log start' : 'pull: the position is past the end of the partition (the topic was deleted and created again?); going on from the log start');
+      }
+      // The answer's copy of the positions moves there: its cursor is in the log again, and the
+      // warning is not said again at every poll round while the partition has nothing to read.
+      if (reset !== undefined) positions.set({ topic, partition: p.partition, offset: reset.to });
+      const from = reset?.to ?? p.offset;
       if (from < end) out.push({ topic, partition: p.partition, offset: from });
     }
   }

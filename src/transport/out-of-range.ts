@@ -1,0 +1,25 @@
+/**
+ * Kafka's OFFSET_OUT_OF_RANGE, the same rule on both Kafka adapters: a group's position (its
+ * committed offset, or where a running member fetches) that is no longer inside its partition's
+ * log — records deleted before they were read, or a topic deleted and created again — goes on
+ * from the log start, with a warning naming the group, topic, partition and the offsets lost.
+ */
+
+/**
+ * Where a partition whose fetch offset is out of range goes on, and how many offsets were lost.
+ * Always the log start — Kafka's `auto.offset.reset=earliest`, the least-loss choice for a durable
+ * subscription (docs/subscriptions.md "When records vanish under a subscription"):
+ * - `offset` below `logStart` (retention or `kafka-delete-records` removed records not read yet):
+ *   `lost` = logStart − offset, the records deleted before they were read;
+ * - `offset` past `end` (the topic deleted and created again, so offsets start over): `lost` is
+ *   undefined — what the old topic held past the position is unknowable; the new topic is read
+ *   from its first record, none of it skipped.
+ * `undefined` when `offset` is in range after all (the log moved meanwhile): fetch it again.
+ * Units: offsets. Spec: Kafka consumer `auto.offset.reset` (Java ConsumerConfig); Kafka protocol
+ * Fetch error OFFSET_OUT_OF_RANGE (1).
+ */
+export function outOfRangeReset(offset: bigint, logStart: bigint, end: bigint): { readonly to: bigint; readonly lost: bigint | undefined; readonly why: 'below-log-start' | 'past-end' } | undefined {
+  if (offset < logStart) return { to: logStart, lost: logStart - offset, why: 'below-log-start' };
+  if (offset > end) return { to: logStart, lost: undefined, why: 'past-end' };
+  return undefined;
+}

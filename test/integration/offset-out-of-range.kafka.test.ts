@@ -1,0 +1,114 @@
+/**
+ * A group's position outside its partition's log (Kafka's OFFSET_OUT_OF_RANGE), on both Kafka
+ * clients (operators changing topics under a running gateway, 2026-12-06):
+ * - records deleted before the group read them (retention, `kafka-delete-records`; here the admin
+ *   API's DeleteRecords): the committed offset is below the log start;
+ * - the topic deleted and created again (here: a commit past the end, which is what such a group
+ *   holds — a running member commits its old position back).
+ * Before: on @platformatic/kafka the broker's answer failed the member's whole fetch, every
+ * partition stalled and the consumption failed after its fetch retries (a group-less read failed
+ * too); on kafkajs a 'latest' subscription was reset to the end of the log, skipping the records
+ * still there (and every record of a topic created again up to then), with one kafkajs error line.
+ * Now both go on from the log start (Kafka's `auto.offset.reset=earliest`, the least-loss choice,
+ * docs/subscriptions.md), with a warning naming the group, topic, partition and the offsets lost.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import type { Transport, TransportRecord } from '../../src/transport/index.js';
+import type { TransportLogger } from '../../src/transport/kafka/logging.js';
+import { KAFKA_CLIENTS, transportOn } from '../helpers/kafka-client.js';
+import { stackEnv, uniqueName } from '../helpers/stack.js';
+import { waitFor } from '../helpers/wait.js';
+import { rawKafka } from './consumer/members.js';
+
+describe.each(KAFKA_CLIENTS)('a group position outside the log (%s)', (client) => {
+  const brokers = stackEnv().kafkaBrokers;
+  const transports: Transport[] = [];
+  const topics: string[] = [];
+  afterAll(async () => {
+    await Promise.allSettled(transports.map((t) => t.close()));
+    const admin = rawKafka().admin();
+    await admin.connect();
+    await admin.deleteTopics({ topics }).catch(() => undefined);
+    await admin.disconnect();
+  });
+
+  async function setup() {
+    const warnings: { obj: Record<string, unknown>; msg: string }[] = [];
+    const logger: TransportLogger = { debug: () => undefined, info: () => undefined, error: () => undefined, warn: (obj, msg) => void warnings.push({ obj, msg }) };
+    const t = transportOn({ brokers, clientId: uniqueName(`oor-${client}`), logger }, client);
+    transports.push(t);
+    const topic = uniqueName(`it-oor-${client}`);
+    topics.push(topic);
+    await t.ensureTopics([{ name: topic, partitions: 1, retentionMs: 3_600_000, cleanupPolicy: 'delete' }]);
+    const handled: string[] = [];
+    const handler = (r: TransportRecord): Promise<void> => {
+      handled.push(`${r.offset}:${Buffer.from(r.value ?? new Uint8Array()).toString()}`);
+      return Promise.resolve();
+    };
+    const produce = (...values: string[]) => t.produce(topic, values.map((v) => ({ key: null, value: Buffer.from(v), headers: [], partition: 0 })));
+    return { t, topic, group: uniqueName(`it-oor-group-${client}`), handled, handler, produce, warnings };
+  }
+
+  async function deleteRecordsBefore(topic: string, offset: bigint): Promise<void> {
+    const admin = rawKafka().admin();
+    await admin.connect();
+    try {
+      await admin.fetchTopicMetadata({ topics: [topic] });
+      await admin.deleteTopicRecords({ topic, partitions: [{ partition: 0, offset: offset.toString() }] });
+    } finally {
+      await admin.disconnect();
+    }
+  }
+
+  it('a committed offset below the log start (records deleted unread): the group goes on from the log start and warns with the offsets lost', { timeout: 90_000 }, async () => {
+    const { t, topic, group, handled, handler, produce, warnings } = await setup();
+    const first = await t.consume({ group, topics: [topic], startFrom: 'latest', commitEveryRecords: 1 }, handler);
+    await produce('read');
+    await waitFor('the first record', () => handled.includes('0:read'));
+    await first.stop();
+    expect((await t.committedOffsets(group, topic))[0]?.offset).toBe(1n);
+    await produce('deleted-1', 'deleted-2', 'kept-3', 'kept-4'); // offsets 1..4
+    await deleteRecordsBefore(topic, 3n); // 1 and 2 deleted before the group read them
+    const second = await t.consume({ group, topics: [topic], startFrom: 'latest', commitEveryRecords: 1 }, handler);
+    try {
+      await produce('after-5');
+      await waitFor('the records still in the log, and the one after', () => handled.includes('5:after-5') && handled.includes('3:kept-3') && handled.includes('4:kept-4'), 60_000);
+      expect(handled).toEqual(['0:read', '3:kept-3', '4:kept-4', '5:after-5']);
+      const w = warnings.find((x) => x.msg.startsWith('offset out of range'));
+      expect(w?.obj).toMatchObject({ group, topic, partition: 0, lost: '2', reason: 'below-log-start' });
+    } finally {
+      await second.stop();
+    }
+    expect((await t.committedOffsets(group, topic))[0]?.offset).toBe(6n);
+  });
+
+  it('a committed offset past the end (the topic created again): the group reads the topic from its log start', { timeout: 90_000 }, async () => {
+    const { t, topic, group, handled, handler, produce, warnings } = await setup();
+    await produce('new-0', 'new-1');
+    // What a group holds after its topic was deleted and created again: its old, higher position.
+    await t.commitOffsets(group, topic, [{ partition: 0, offset: 1_000n }]);
+    const c = await t.consume({ group, topics: [topic], startFrom: 'latest', commitEveryRecords: 1 }, handler);
+    try {
+      await produce('new-2');
+      await waitFor('every record of the topic', () => handled.length >= 3, 60_000);
+      expect(handled).toEqual(['0:new-0', '1:new-1', '2:new-2']);
+      const w = warnings.find((x) => x.msg.startsWith('offset out of range'));
+      expect(w?.obj).toMatchObject({ group, topic, partition: 0, lost: 'unknown', reason: 'past-end' });
+    } finally {
+      await c.stop();
+    }
+    expect((await t.committedOffsets(group, topic))[0]?.offset).toBe(3n);
+  });
+
+  it('a read from a position past the end (the topic created again under a cursor) reads the topic from its log start', { timeout: 60_000 }, async () => {
+    const { t, topic, produce } = await setup();
+    await produce('a', 'b');
+    const seen: bigint[] = [];
+    const read = await t.read({ topics: [topic], from: { kind: 'positions', positions: [{ topic, partition: 0, offset: 1_000n }] }, untilEnd: true }, (r) => {
+      seen.push(r.offset);
+      return Promise.resolve();
+    });
+    await read.done;
+    expect(seen).toEqual([0n, 1n]);
+  });
+});
