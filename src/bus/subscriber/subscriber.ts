@@ -389,6 +389,27 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
   }
 
   /**
+   * Produces a dead letter ({@link produceDurably}). When the dead-letter topic is gone (an
+   * operator deleted it while the subscription ran: the produce is refused as an unknown topic,
+   * CEG_INVALID_NAME) and this subscriber creates its topics, the topic is created again with the
+   * settings it was created with at start ({@link subscriptionTopics}), with a warning, and the
+   * dead letter is written there. Before, the refusal was taken as final: the fallback without
+   * the value was refused alike and the record was counted lost and committed past.
+   * Errors: as produceDurably; the topic creation's (CEG_BROKER_UNAVAILABLE, retriable; an ACL
+   *   refusing the creation, not retriable, leaves the record to the caller's fallback).
+   */
+  async function produceDeadLetter(record: OutboundRecord, what: string, signal: AbortSignal): Promise<void> {
+    try {
+      await produceDurably(dlq, record, what, signal);
+    } catch (err) {
+      if (signal.aborted || o.createTopics === false || !(err instanceof GatewayError && err.code === 'CEG_INVALID_NAME')) throw err;
+      log.warn({ subscription: o.subscription, topic: dlq, err: errorMessage(err) }, `dead-letter topic ${dlq} is gone (deleted while the subscription ran): creating it again`);
+      await transport.ensureTopics(subscriptionTopics(o.subscription, ordering).filter((t) => t.name === dlq));
+      await produceDurably(dlq, record, what, signal);
+    }
+  }
+
+  /**
    * The dead letter of a record the dead-letter topic refused for good: the identifying headers and
    * the failure headers, no value (`dlq_value_dropped` gives its size). If even that is refused, the
    * loss is logged at error level and counted: one record never stops the subscription.
@@ -396,7 +417,7 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
   async function deadLetterWithoutValue(record: TransportRecord, info: DeadLetterInfo, signal: AbortSignal, err: unknown): Promise<void> {
     const headers = deadLetterWithoutValueHeaders(record, info, errorMessage(err));
     try {
-      await produceDurably(dlq, { key: record.key, value: null, headers, timestampMs: record.timestampMs }, 'dead-letter (without value)', signal);
+      await produceDeadLetter({ key: record.key, value: null, headers, timestampMs: record.timestampMs }, 'dead-letter (without value)', signal);
     } catch (again) {
       if (signal.aborted) throw again;
       stats.lost++;
@@ -420,7 +441,7 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
     activity.lastError = { atMs: info.lastFailureMs, reason: reason.slice(0, 500) };
     if (dlqStored) {
       try {
-        await produceDurably(dlq, { key: record.key, value: record.value, headers: [...kept, ...deadLetterHeaders(info)], timestampMs: record.timestampMs }, 'dead-letter', signal);
+        await produceDeadLetter({ key: record.key, value: record.value, headers: [...kept, ...deadLetterHeaders(info)], timestampMs: record.timestampMs }, 'dead-letter', signal);
       } catch (err) {
         if (signal.aborted) throw err;
         await deadLetterWithoutValue(record, info, signal, err);

@@ -199,7 +199,12 @@ class KafkaTransport implements Transport {
   async produce(topic: string, records: readonly OutboundRecord[], opts: ProduceOptions = {}): Promise<readonly Position[]> {
     const signal = opts.signal;
     if (signal?.aborted === true) throw abortedProduce(topic, false, signal.reason);
-    const count = await this.#partitionCountFor(topic, records);
+    const count = await this.#partitionCountFor(topic, records).catch((err: unknown) => {
+      // Deleted since it was created or listed (an operator removed a dead-letter topic): an
+      // ensureTopics after this refusal must look at the broker again, not at what it saw before.
+      if (err instanceof GatewayError && err.code === 'CEG_INVALID_NAME') this.#known.forget(topic);
+      throw err;
+    });
     const { producer } = await this.#ready();
     const messages = records.map((r, index): Message => ({
       key: buf(r.key),

@@ -152,7 +152,12 @@ class PlatformaticTransport implements Transport {
     if (signal?.aborted === true) throw abortedProduce(topic, false, signal.reason);
     this.#assertOpen();
     assertTopicName(topic);
-    const count = await this.#router.countForRecords(topic, records, () => this.#lookUpCount(topic));
+    const count = await this.#router.countForRecords(topic, records, () => this.#lookUpCount(topic)).catch((err: unknown) => {
+      // Deleted since it was created or listed (an operator removed a dead-letter topic): an
+      // ensureTopics after this refusal must look at the broker again, not at what it saw before.
+      if (err instanceof GatewayError && err.code === 'CEG_INVALID_NAME') this.#known.forget(topic);
+      throw err;
+    });
     if (records.length === 0) return [];
     const now = BigInt(Date.now());
     const messages = records.map((r, index): Message => ({
