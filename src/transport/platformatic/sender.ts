@@ -46,6 +46,9 @@ interface Job {
   readonly queuedAt: number;
 }
 
+/** Topics whose partition count the current producer is known to list, at most (then forgotten at once). */
+const MAX_LISTED_TOPICS = 1_024;
+
 /** Records per request at most when several calls are joined (one call is never cut). */
 const MAX_JOINED_RECORDS = 5_000;
 
@@ -225,6 +228,9 @@ export class SerialSender {
         try {
           const metadata = await producer.metadata({ topics: [job.topic], forceUpdate: true });
           listed = metadata.topics.get(job.topic)?.partitionsCount ?? 0;
+          // Bounded: every topic ever written to (each subscription's dead-letter and retry topics)
+          // would stay; forgetting them all costs one metadata request per topic at its next send.
+          if (this.#listedCounts.size >= MAX_LISTED_TOPICS) this.#listedCounts.clear();
           this.#listedCounts.set(job.topic, listed);
         } catch (err) {
           // What the send would have failed with (the broker's absence, an unknown topic): nothing was sent.
