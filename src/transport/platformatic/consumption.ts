@@ -291,14 +291,16 @@ export class PlatformaticConsumption implements Consumption {
     }
     const grown = [...counts].filter(([topic, count]) => count > (this.#seenCounts.get(topic) ?? count));
     if (grown.length === 0 || this.#stopping) return;
-    for (const [topic, count] of grown) this.#seenCounts.set(topic, count);
     this.#opts.logger.info({ group: this.group, topics: Object.fromEntries(grown) }, 'partitions were added to a topic this group reads: joining the group again to take them up (from their log start)');
     await this.#commit();
     try {
       await this.#member.joinGroup(this.#groupOptions());
     } catch (err) {
-      if (!this.#stopping) this.#opts.logger.warn({ group: this.group, err: errorMessage(err) }, 'could not join the group again after partitions were added; the next rebalance takes them up');
+      // Seen only once joined: a failed join is tried again at the next check.
+      if (!this.#stopping) this.#opts.logger.warn({ group: this.group, err: errorMessage(err) }, 'could not join the group again after partitions were added; trying again at the next check');
+      return;
     }
+    for (const [topic, count] of grown) this.#seenCounts.set(topic, count);
   }
 
   /** A (re)join: forget given-up partitions, find where the new ones start. */
