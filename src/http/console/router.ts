@@ -30,7 +30,7 @@ import type { Transport } from '../../transport/port.js';
 import type { SubscriptionsApi } from '../api/subscriptions/routes.js';
 import { accessOf } from '../auth/index.js';
 import type { PullSlots } from '../api/subscriptions/pull-slots.js';
-import { STREAM_SEND_STALL_MS, cutWhenStalled } from '../api/subscriptions/send-stall.js';
+import { STREAM_SEND_STALL_MS, cutWhenStalled, writeWithBackpressure } from '../api/subscriptions/send-stall.js';
 import { CONSOLE_CSS, CONSOLE_HTML, CONSOLE_JS } from './page.js';
 
 export interface ConsoleDeps {
@@ -118,16 +118,7 @@ export function consoleRouter(deps: ConsoleDeps, slots?: PullSlots): Router {
         pending.push(chunk);
         return;
       }
-      if (res.destroyed || res.write(chunk)) return;
-      return new Promise<void>((ok) => {
-        const done = (): void => {
-          res.off('drain', done);
-          res.off('close', done);
-          ok();
-        };
-        res.on('drain', done);
-        res.on('close', done);
-      });
+      return writeWithBackpressure(res, chunk);
     };
     const read = await startTail(deps.transport, deps.codec(), { eventIds, topics, from: { kind: 'latest' } }, (item) => send(`data: ${JSON.stringify(item)}\n\n`));
     res.status(200).set({ 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' });

@@ -50,7 +50,7 @@ import type { PullOptions, PullSession } from '../../../bus/subscriptions/index.
 import type { Logger } from '../../../observability/index.js';
 import { accessOf } from '../../auth/index.js';
 import { DEFAULT_PULL_SLOTS, PullSlots } from './pull-slots.js';
-import { STREAM_SEND_STALL_MS, cutWhenStalled } from './send-stall.js';
+import { STREAM_SEND_STALL_MS, cutWhenStalled, writeWithBackpressure } from './send-stall.js';
 
 /** What the routes need (PullService fits). `owner`: whose subscription (issue 11: the caller, or `?owner=` for an admin). */
 export interface PullApi {
@@ -235,27 +235,8 @@ export function pullRouter(api: () => PullApi | undefined, opts: PullRouterOptio
     res.status(200).set({ 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' });
     res.flushHeaders();
     cutStalled(res, n);
-    /**
-     * Writes `text`; when the socket is backed up, resolves on 'drain' or 'close'. Writes nothing
-     * once the response is destroyed (the client went away, maybe while an earlier write of the
-     * same answer waited for 'drain'): its 'close' has passed and never comes again, so waiting for
-     * it held the handler — its heartbeat timer, response and session — for the life of the
-     * process (a leak per client that hung up mid-answer).
-     */
-    const write = async (text: string): Promise<void> => {
-      if (res.destroyed) return;
-      if (res.write(text)) return;
-      await new Promise<void>((ok) => {
-        const done = (): void => {
-          res.off('drain', done);
-          res.off('close', done);
-          ok();
-        };
-        res.on('drain', done);
-        res.on('close', done);
-        if (res.destroyed) done(); // destroyed by that very write (its 'close' may have passed)
-      });
-    };
+    // Nothing written to a response that is gone; a backed-up socket waited out (./send-stall.ts).
+    const write = async (text: string): Promise<void> => writeWithBackpressure(res, text);
     // Heartbeats on their own timer, re-armed by every write: they go on while a read hangs on a
     // stalled broker or the stream waits to retry one. Skipped while the socket is backed up
     // (something is being sent anyway). Never re-armed for a response that is gone.

@@ -55,6 +55,29 @@ export function cutWhenStalled(res: ServerResponse, stallMs: number, onCut?: (wa
 }
 
 /**
+ * Writes `text` to a streamed answer with backpressure: returns at once when the socket took it
+ * (or the response is gone: nothing is written then), else a promise that resolves on 'drain' or
+ * 'close'. A response destroyed before or by this write resolves at once: its 'close' has passed
+ * (or is about to) and never comes again, so waiting for it held the handler — its timers, response
+ * and session — for the life of the process (a client that hung up mid-answer). Pair it with
+ * {@link cutWhenStalled}, which ends a wait on a client that stopped reading.
+ * Errors: none.
+ */
+export function writeWithBackpressure(res: ServerResponse, text: string): void | Promise<void> {
+  if (res.destroyed || res.write(text)) return;
+  return new Promise<void>((ok) => {
+    const done = (): void => {
+      res.off('drain', done);
+      res.off('close', done);
+      ok();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+    if (res.destroyed) done();
+  });
+}
+
+/**
  * Bytes of `res`'s connection the operating system has taken so far: handed to the socket minus
  * still waiting in it. Grows with every write the kernel completes (a write counts once whole), so
  * it tells progress apart from a buffer that emptied and filled again between two looks.
