@@ -65,6 +65,22 @@ function certificate(): { cert: string; key: string } {
   return { cert: join(certDir, 'cert.pem'), key: join(certDir, 'key.pem') };
 }
 
+let standInBase: string | undefined;
+
+/**
+ * One temporary directory per process for every call's stand-in files, removed at exit by one
+ * listener: a directory and an `exit` listener per call left hundreds of `ceg-files-*` behind a
+ * test run (its workers end without 'exit') and warned of more than 10 `exit` listeners.
+ */
+function standInRoot(): string {
+  if (standInBase === undefined) {
+    const base = mkdtempSync(join(tmpdir(), 'ceg-files-'));
+    standInBase = base;
+    process.once('exit', () => rmSync(base, { recursive: true, force: true }));
+  }
+  return standInBase;
+}
+
 /**
  * Replaces the value of each file variable (FILE_VARIABLES and `<SECRET>_FILE`) whose path lies in
  * a mount the caller vouches for (`mounted(path)`: a read-only mount of a Secret or ConfigMap the
@@ -74,8 +90,7 @@ function certificate(): { cert: string; key: string } {
  */
 export function standInFiles(env: Record<string, string | undefined>, mounted: (path: string) => boolean, resolve: (path: string) => string | undefined = () => undefined): Record<string, string | undefined> {
   const out = { ...env };
-  const dir = mkdtempSync(join(tmpdir(), 'ceg-files-'));
-  process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+  const dir = mkdtempSync(join(standInRoot(), 'files-'));
   for (const [name, value] of Object.entries(env)) {
     if (value === undefined) continue;
     const secret = name.endsWith('_FILE') && SECRET_KEYS.includes(name.slice(0, -5));
