@@ -264,9 +264,10 @@ class KafkaTransport implements Transport {
     this.#assertOpen();
     const startCounts = new Map<string, number>();
     for (const t of spec.topics) startCounts.set(t, await this.partitionCount(t));
-    const pins = (spec.startFrom ?? 'latest') === 'latest' ? await this.#latestPins(spec) : new Map<string, string>();
+    const idle = await this.#idleGroupPins(spec, (spec.startFrom ?? 'latest') === 'latest');
+    const pins = idle.latest;
     for (const [k, offset] of await this.#startAtPins(spec)) pins.set(k, offset);
-    for (const [k, offset] of await this.#outOfRangePins(spec)) pins.set(k, offset);
+    for (const [k, offset] of idle.outOfRange) pins.set(k, offset);
     const clientSuffix = spec.instanceId === undefined ? spec.group : `${spec.group}-${spec.instanceId}`;
     // A pinned or added partition this member gets at a later join is looked up again (it may still lack a commit).
     const uncommitted = (held: readonly { readonly topic: string; readonly partition: number }[]): Promise<Set<string>> => this.#uncommitted(spec.group, held);
@@ -564,60 +565,44 @@ class KafkaTransport implements Transport {
   }
 
   /**
-   * For a group that has no member and no commit on a partition, the offsets at which it starts
-   * ('latest' as of this call). Seeked on first join, so records produced after consume()
-   * resolves are never skipped by a later "latest" lookup. On a topic where the group has a commit
-   * on another partition, such a partition was added to the topic since the group began (the group
-   * stores a start on every partition when it first gets it): it starts at its log start.
-   */
-  async #latestPins(spec: GroupSpec): Promise<Map<string, string>> {
-    const pins = new Map<string, string>();
-    const admin = await this.#adminReady();
-    try {
-      const { groups } = await admin.describeGroups([spec.group]);
-      if (!IDLE_GROUP_STATES.has(groups[0]?.state ?? 'Dead')) return pins;
-      const committed = await admin.fetchOffsets({ groupId: spec.group, topics: [...spec.topics] });
-      for (const { topic, partitions } of committed) {
-        const open = partitions.filter((p) => BigInt(p.offset) < 0n);
-        if (open.length === 0) continue;
-        const ends = await this.#oneAtATime(() => admin.fetchTopicOffsets(topic));
-        // The group read this topic before: its partitions without a commit were added since, and
-        // start at their log start (latest would skip what was written there meanwhile).
-        const readBefore = open.length < partitions.length;
-        for (const p of open) {
-          const end = ends.find((e) => e.partition === p.partition);
-          if (end !== undefined) pins.set(tpKey(topic, p.partition), readBefore ? end.low : end.high);
-        }
-      }
-      return pins;
-    } catch (err) {
-      throw fromKafkaError(err, { operation: 'consume', group: spec.group });
-    }
-  }
-
-  /**
-   * Committed offsets of an idle group that lie outside their partition's log — below the log
-   * start (retention or `kafka-delete-records` removed records the group had not read) or past the
-   * end (the topic deleted and created again) — pinned at the log start, with a warning naming the
-   * group, topic, partition and the offsets lost (src/transport/out-of-range.ts). kafkajs would
-   * answer the broker's OFFSET_OUT_OF_RANGE by resetting to its `fromBeginning` default, which is
-   * `latest` for a 'latest' subscription: the records between the log start and the end were
-   * skipped with one kafkajs error line. Only for a group without members (a member's position is
-   * its own); kafkajs seeks pins on the first join and they are stored (consumption.ts #commitPins).
-   * A position that leaves the log while this member runs is still kafkajs's to reset (docs/subscriptions.md).
+   * Where an idle group (no members) starts, from one look at its commits and its topics' offsets:
+   * - `latest` (only when `latest` is asked: a 'latest' subscription): for each partition without a
+   *   commit, the offset at which it starts ('latest' as of this call). Seeked on first join, so
+   *   records produced after consume() resolves are never skipped by a later "latest" lookup. On a
+   *   topic where the group has a commit on another partition, such a partition was added to the
+   *   topic since the group began (the group stores a start on every partition when it first gets
+   *   it): it starts at its log start.
+   * - `outOfRange`: committed offsets that lie outside their partition's log — below the log start
+   *   (retention or `kafka-delete-records` removed records the group had not read) or past the end
+   *   (the topic deleted and created again) — pinned at the log start, with a warning naming the
+   *   group, topic, partition and the offsets lost (src/transport/out-of-range.ts). kafkajs would
+   *   answer the broker's OFFSET_OUT_OF_RANGE by resetting to its `fromBeginning` default, which is
+   *   `latest` for a 'latest' subscription: the records between the log start and the end were
+   *   skipped with one kafkajs error line. A position that leaves the log while this member runs is
+   *   still kafkajs's to reset (docs/subscriptions.md).
+   * Both empty for a group with members (a member's position is its own). kafkajs seeks pins on the
+   * first join and they are stored (consumption.ts #commitPins).
    * Errors: mapped by fromKafkaError (CEG_BROKER_UNAVAILABLE, retriable).
    */
-  async #outOfRangePins(spec: GroupSpec): Promise<Map<string, string>> {
-    const pins = new Map<string, string>();
+  async #idleGroupPins(spec: GroupSpec, latest: boolean): Promise<{ readonly latest: Map<string, string>; readonly outOfRange: Map<string, string> }> {
+    const out = { latest: new Map<string, string>(), outOfRange: new Map<string, string>() };
     const admin = await this.#adminReady();
     try {
       const { groups } = await admin.describeGroups([spec.group]);
-      if (!IDLE_GROUP_STATES.has(groups[0]?.state ?? 'Dead')) return pins;
+      if (!IDLE_GROUP_STATES.has(groups[0]?.state ?? 'Dead')) return out;
       const committed = await admin.fetchOffsets({ groupId: spec.group, topics: [...new Set(spec.topics)] });
       for (const { topic, partitions } of committed) {
+        const open = latest ? partitions.filter((p) => BigInt(p.offset) < 0n) : [];
         const held = partitions.filter((p) => BigInt(p.offset) >= 0n);
-        if (held.length === 0) continue;
+        if (open.length === 0 && held.length === 0) continue;
         const offsets = await this.#oneAtATime(() => admin.fetchTopicOffsets(topic));
+        // The group read this topic before: its partitions without a commit were added since, and
+        // start at their log start (latest would skip what was written there meanwhile).
+        const readBefore = held.length > 0;
+        for (const p of open) {
+          const end = offsets.find((e) => e.partition === p.partition);
+          if (end !== undefined) out.latest.set(tpKey(topic, p.partition), readBefore ? end.low : end.high);
+        }
         for (const p of held) {
           const o = offsets.find((x) => x.partition === p.partition);
           if (o === undefined) continue;
@@ -629,10 +614,10 @@ class KafkaTransport implements Transport {
               ? 'offset out of range: records were deleted before this group read them (retention or delete-records); going on from the log start'
               : 'offset out of range: the committed offset is past the end of the partition (the topic was deleted and created again?); going on from the log start',
           );
-          pins.set(tpKey(topic, p.partition), reset.to.toString());
+          out.outOfRange.set(tpKey(topic, p.partition), reset.to.toString());
         }
       }
-      return pins;
+      return out;
     } catch (err) {
       throw fromKafkaError(err, { operation: 'consume', group: spec.group });
     }
