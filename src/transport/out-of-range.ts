@@ -23,3 +23,13 @@ export function outOfRangeReset(offset: bigint, logStart: bigint, end: bigint): 
   if (offset > end) return { to: logStart, lost: undefined, why: 'past-end' };
   return undefined;
 }
+
+/**
+ * The warning a group's reset logs (both Kafka adapters): what happened to the records between the
+ * position and the log start, by `why` of {@link outOfRangeReset}.
+ */
+export function outOfRangeWarning(why: 'below-log-start' | 'past-end'): string {
+  return why === 'below-log-start'
+    ? 'offset out of range: records were deleted before this group read them (retention or delete-records); going on from the log start'
+    : 'offset out of range: the position is past the end of the partition (the topic was deleted and created again?); going on from the log start';
+}

@@ -1,4 +1,4 @@
-import { outOfRangeReset } from '../out-of-range.js';
+import { outOfRangeReset, outOfRangeWarning } from '../out-of-range.js';
 import { kafkajs } from './kafkajs.js';
 import type { CompressionTypes, Kafka } from './kafkajs.js';
 import { startKafkaRead } from './read.js';
@@ -610,9 +610,7 @@ class KafkaTransport implements Transport {
           if (reset === undefined) continue;
           this.#opts.logger.warn(
             { group: spec.group, topic, partition: p.partition, offset: p.offset, logStart: o.low, end: o.high, lost: reset.lost?.toString() ?? 'unknown', reason: reset.why },
-            reset.why === 'below-log-start'
-              ? 'offset out of range: records were deleted before this group read them (retention or delete-records); going on from the log start'
-              : 'offset out of range: the committed offset is past the end of the partition (the topic was deleted and created again?); going on from the log start',
+            outOfRangeWarning(reset.why),
           );
           out.outOfRange.set(tpKey(topic, p.partition), reset.to.toString());
         }

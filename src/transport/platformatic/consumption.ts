@@ -11,7 +11,7 @@ import { PartitionLane } from '../in-flight-window.js';
 import { LANE_HIGH, LanePump } from '../lane-pump.js';
 import { baseOptions, closeForced } from './client-options.js';
 import { fromPlatformaticError } from './errors.js';
-import { fetchOnce, listOffsets, openFetcher, outOfRangeReset, tpKey } from './fetcher.js';
+import { fetchOnce, listOffsets, openFetcher, outOfRangeReset, outOfRangeWarning, tpKey } from './fetcher.js';
 import type { Fetcher } from './fetcher.js';
 import { fetchPlan } from './fetch-plan.js';
 
@@ -493,9 +493,7 @@ export class PlatformaticConsumption implements Consumption {
         if (reset === undefined) continue; // in range by now: fetched again as it is
         this.#opts.logger.warn(
           { group: this.group, topic, partition: state.partition, offset: offset.toString(), logStart: reset.to.toString(), end: (ends[state.partition] ?? 0n).toString(), lost: reset.lost?.toString() ?? 'unknown', reason: reset.why },
-          reset.why === 'below-log-start'
-            ? 'offset out of range: records were deleted before this group read them (retention or delete-records); going on from the log start'
-            : 'offset out of range: the position is past the end of the partition (the topic was deleted and created again?); going on from the log start',
+          outOfRangeWarning(reset.why),
         );
         state.next = reset.to;
         state.idle = false;

@@ -19,7 +19,7 @@ import { readRecordBatches } from './record-batches.js';
 import { decodeBatches } from './records.js';
 import type { FetchedBatch } from './records.js';
 import { listOffsetsTime } from '../timestamps.js';
-export { outOfRangeReset } from '../out-of-range.js';
+export { outOfRangeReset, outOfRangeWarning } from '../out-of-range.js';
 
 /**
  * A group-less consumer for fetching and the connection pool its fetches go through
