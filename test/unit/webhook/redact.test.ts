@@ -98,6 +98,63 @@ describe('the dead-letter excerpt never carries the subscription\'s own secret v
     );
   });
 
+  it('a sink echoing only the credentials of an Authorization-style value (the token after the scheme, Basic\'s user:password decoded) gets none of them into the excerpt (break report 2026-12-07)', async () => {
+    // Sinks that refuse a credential commonly name it alone: `invalid token <token>`, or the decoded
+    // Basic user. The whole value `Bearer <token>` never appears in such an answer, so redacting
+    // only whole values kept the token itself (seen on a real gateway's GET …/deadletters).
+    const echo = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        const body: Record<string, string> = {};
+        for (const name of ['authorization', 'x-api-key', 'x-digest']) {
+          const v = String(req.headers[name] ?? '');
+          const creds = v.slice(v.indexOf(' ') + 1);
+          body[name] = creds;
+          if (/^basic /i.test(v)) {
+            const plain = Buffer.from(creds, 'base64').toString('utf8');
+            body.basicUser = plain;
+            body.basicPassword = plain.slice(plain.indexOf(':') + 1);
+          }
+          for (const m of v.matchAll(/(\w+)="?([^",]*)"?/g)) body[`${name}.${m[1]!}`] = m[2]!;
+        }
+        res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'invalid credentials', seen: body }));
+      });
+    });
+    await new Promise<void>((r) => echo.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(echo.address() as AddressInfo).port}/hook`;
+    const basic = Buffer.from('partner-user:BASIC-PASSWORD-555').toString('base64');
+    try {
+      for (const [headers, secrets] of [
+        [{ authorization: 'Bearer BEARER-TOKEN-4242' }, ['BEARER-TOKEN-4242']],
+        [{ authorization: `Basic ${basic}` }, [basic, 'BASIC-PASSWORD-555']],
+        [{ 'x-api-key': 'ApiKey KEYVALUE-99999', 'x-digest': 'Digest username="bob", response="6629fae49393a05397450978507c4ef1"' }, ['KEYVALUE-99999', '6629fae49393a05397450978507c4ef1']],
+      ] as const) {
+        const sink = createWebhookSink({ ...settings('/'), url, headers }, { log: silentLogger(), allow: parseAllowList('127.0.0.1'), origin: 'gateway.test', ctx: { markGone: () => undefined, share: () => 1 } });
+        try {
+          const out = await sink.handler({ attributes: { specversion: '1.0', id: 'e1', source: '/t', type: 't.x' }, data: { kind: 'json', value: {} } }, { subscription: 's', topic: 't', partition: 0, offset: 0n, attempt: 1 });
+          const excerpt = (out as { failure?: { excerpt?: string } }).failure?.excerpt ?? '';
+          expect(excerpt).toContain('"error":"invalid credentials"');
+          for (const secret of secrets) expect(excerpt, JSON.stringify(headers)).not.toContain(secret);
+          expect(excerpt).toContain(REDACTED);
+        } finally {
+          await sink.close();
+        }
+      }
+    } finally {
+      echo.closeAllConnections();
+      await new Promise<void>((r) => echo.close(() => r()));
+    }
+  });
+
+  it('secretTexts: the credentials after an auth scheme, each auth-param value and Basic\'s decoded password count; the scheme itself does not', () => {
+    const basic = Buffer.from('u:pass-word-1').toString('base64');
+    const texts = secretTexts({ a: 'Bearer tok-123456', b: `Basic ${basic}`, c: 'Digest realm="r", nonce="n0nce-value"' }, []);
+    expect(texts).toEqual(expect.arrayContaining(['Bearer tok-123456', 'tok-123456', basic, 'u:pass-word-1', 'pass-word-1', 'n0nce-value']));
+    expect(texts).not.toContain('Bearer');
+    expect(texts).not.toContain('Digest');
+    expect(redact('WWW-Authenticate: Bearer error="invalid_token" tok-123456', texts)).toBe(`WWW-Authenticate: Bearer error="invalid_token" ${REDACTED}`);
+  });
+
   it('redact: longest value first, JSON-escaped forms too', () => {
     const texts = secretTexts({ a: 'abcdef', b: 'abcdefgh', c: 'q"uote!!' }, []);
     expect(redact('x abcdefgh y abcdef z q\\"uote!!', texts)).toBe(`x ${REDACTED} y ${REDACTED} z ${REDACTED}`);
