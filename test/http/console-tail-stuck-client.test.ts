@@ -87,3 +87,16 @@ describe('a live tail whose client stops reading', () => {
     expect(res.destroyed).toBe(true);
   }, 60_000);
 });
+
+describe('HEAD on the console\'s reading routes (break report 2026-12-07)', () => {
+  // express answers HEAD with the GET handler: a HEAD on the tail started a broker read and took the
+  // caller's pull slot for an answer that never has a body, and one on the trace read every topic
+  // for nothing. The pull routes answer HEAD 405 for this reason; so do these now.
+  it.each(['/console/api/tail/tailed', '/console/api/trace/c-1'])('HEAD %s is 405 (Allow: GET), reads nothing and takes no slot', async (path) => {
+    const before = slots.held(ANONYMOUS.id);
+    const res = await fetch(`http://127.0.0.1:${port}${path}`, { method: 'HEAD', signal: AbortSignal.timeout(5_000) });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('GET');
+    expect(slots.held(ANONYMOUS.id)).toBe(before);
+  });
+});

@@ -31,6 +31,7 @@ import type { SubscriptionsApi } from '../api/subscriptions/routes.js';
 import { accessOf } from '../auth/index.js';
 import type { PullSlots } from '../api/subscriptions/pull-slots.js';
 import { STREAM_SEND_STALL_MS, cutWhenStalled, writeWithBackpressure } from '../api/subscriptions/send-stall.js';
+import { notAllowed } from '../api/subscriptions/route-parts.js';
 import { CONSOLE_CSS, CONSOLE_HTML, CONSOLE_JS } from './page.js';
 
 export interface ConsoleDeps {
@@ -83,6 +84,10 @@ export function consoleRouter(deps: ConsoleDeps, slots?: PullSlots): Router {
   r.get('/console/app.js', staticAsset('text/javascript; charset=utf-8', CONSOLE_JS));
   r.get('/console/app.css', staticAsset('text/css; charset=utf-8', CONSOLE_CSS));
 
+  // express answers HEAD with the GET handler: a HEAD would start a tail (a broker read holding the
+  // caller's pull slot) or read every topic for a trace, for an answer without a body. Refused as
+  // the pull routes refuse it.
+  r.head(['/console/api/trace/:correlationid', '/console/api/tail/:name'], notAllowed('GET', false));
   r.get('/console/api/trace/:correlationid', async (req, res) => {
     // A chain crosses every partner's kinds and shows their data: admins only (issue 11).
     const access = accessOf(req);
