@@ -320,8 +320,8 @@ export class PlatformaticConsumption implements Consumption {
     }
     const fresh = assigned.filter((a) => !this.#partitions.has(tpKey(a.topic, a.partition)));
     try {
-      const starts = await this.#startOffsets(fresh);
-      if (generation !== this.#generation || this.#stopping) return; // another join came meanwhile
+      const starts = await this.#startOffsetsRetried(fresh, generation);
+      if (starts === undefined || generation !== this.#generation || this.#stopping) return; // another join came meanwhile
       for (const { topic, partition } of fresh) {
         const next = starts.get(tpKey(topic, partition))!;
         const lane = this.#laneFor(topic, partition);
@@ -335,6 +335,41 @@ export class PlatformaticConsumption implements Consumption {
       if (this.#firstAssignment !== undefined) this.#firstAssignment.reject(err);
       else this.#fail(fromPlatformaticError(err, { operation: 'consume', group: this.group }));
     }
+  }
+
+  /**
+   * {@link #startOffsets}, tried again while it fails retriably (as {@link fromPlatformaticError}
+   * decides: a request timeout while the broker stalls, LEADER_NOT_AVAILABLE or
+   * NOT_LEADER_OR_FOLLOWER for a partition just added, a coordinator moving), with the fetch loop's
+   * backoff (`initialRetryTimeMs` doubling up to `maxRetryTimeMs`) and limit
+   * (`(retries + 1) × (maxRestarts + 1)` tries), both clients' metadata cleared between tries.
+   * A failure used to fail the whole consumption at once, while the fetches next to it were retried
+   * (a member taking up added partitions under load failed, added-partitions.kafka.test.ts).
+   * Undefined when a newer join came or the consumption stops meanwhile (that join decides).
+   * Errors: the last failure, mapped (GatewayError) — at once when it is not retriable.
+   */
+  async #startOffsetsRetried(fresh: Assignment, generation: number): Promise<Map<string, bigint> | undefined> {
+    const limit = (this.#opts.retries + 1) * (this.#opts.maxRestarts + 1);
+    const superseded = (): boolean => generation !== this.#generation || this.#stopping;
+    for (let failures = 1; ; failures++) {
+      try {
+        return await this.#startOffsets(fresh);
+      } catch (err) {
+        if (superseded()) return undefined;
+        const mapped = fromPlatformaticError(err, { operation: 'consume', group: this.group });
+        if (!mapped.retriable || failures >= limit) throw mapped;
+        this.#opts.logger.warn({ group: this.group, err: errorMessage(err), failures, limit }, 'could not look up where newly assigned partitions start; trying again');
+        this.#member.clearMetadata();
+        this.#fetcher.consumer.clearMetadata();
+        await new Promise((r) => setTimeout(r, this.#retryDelayMs(failures)).unref());
+        if (superseded()) return undefined;
+      }
+    }
+  }
+
+  /** The wait after `failures` failures in a row, ms: `initialRetryTimeMs` doubling, at most `maxRetryTimeMs`. */
+  #retryDelayMs(failures: number): number {
+    return Math.min(this.#opts.maxRetryTimeMs, this.#opts.initialRetryTimeMs * 2 ** Math.min(failures, 10));
   }
 
   /** Committed offset, else the 'latest' pin (stored at once), else earliest or latest as told. */
@@ -433,7 +468,7 @@ export class PlatformaticConsumption implements Consumption {
         this.#opts.logger.warn({ group: this.group, err: errorMessage(err), failures, limit }, 'kafka fetch failed');
         if (failures >= limit) throw fromPlatformaticError(err, { operation: 'consume', group: this.group });
         this.#fetcher.consumer.clearMetadata();
-        await new Promise((r) => setTimeout(r, Math.min(this.#opts.maxRetryTimeMs, this.#opts.initialRetryTimeMs * 2 ** Math.min(failures, 10))));
+        await new Promise((r) => setTimeout(r, this.#retryDelayMs(failures)));
         continue;
       }
       let records = 0;
