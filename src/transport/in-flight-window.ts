@@ -265,6 +265,11 @@ export class PartitionLane<R extends LaneRecord = LaneRecord> {
     this.#revokedSignal?.abort(revokedReason(this));
   }
 
+  /** The offset after the last record taken (where the partition's fetch goes on; after a redelivery, the record to come again); undefined when nothing was taken. */
+  get next(): bigint | undefined {
+    return this.#nextToTake;
+  }
+
   /** The offset to commit now (lowest unfinished, or after the last taken); undefined when nothing was taken. */
   commitOffset(): bigint | undefined {
     if (this.#head < this.#queue.length) return this.#queue[this.#head]!.offset;

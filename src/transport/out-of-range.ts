@@ -26,10 +26,14 @@ export function outOfRangeReset(offset: bigint, logStart: bigint, end: bigint): 
 
 /**
  * The warning a group's reset logs (both Kafka adapters): what happened to the records between the
- * position and the log start, by `why` of {@link outOfRangeReset}.
+ * position and the log start, by `why` of {@link outOfRangeReset}; `position-unknown`: a kafkajs
+ * member that had taken nothing of the partition yet does not know the position it fetched from
+ * (kafkajs's own reset overwrote the group's commit), so neither which side it was on.
  */
-export function outOfRangeWarning(why: 'below-log-start' | 'past-end'): string {
-  return why === 'below-log-start'
-    ? 'offset out of range: records were deleted before this group read them (retention or delete-records); going on from the log start'
-    : 'offset out of range: the position is past the end of the partition (the topic was deleted and created again?); going on from the log start';
+export function outOfRangeWarning(why: 'below-log-start' | 'past-end' | 'position-unknown'): string {
+  switch (why) {
+    case 'below-log-start': return 'offset out of range: records were deleted before this group read them (retention or delete-records); going on from the log start';
+    case 'past-end': return 'offset out of range: the position is past the end of the partition (the topic was deleted and created again?); going on from the log start';
+    case 'position-unknown': return 'offset out of range: the position is outside the partition\'s log (records deleted, or the topic created again); going on from the log start';
+  }
 }

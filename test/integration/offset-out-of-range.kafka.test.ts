@@ -11,9 +11,14 @@
  * still there (and every record of a topic created again up to then), with one kafkajs error line.
  * Now both go on from the log start (Kafka's `auto.offset.reset=earliest`, the least-loss choice,
  * docs/subscriptions.md), with a warning naming the group, topic, partition and the offsets lost.
+ * - a running member whose position leaves the log (records deleted while it waits to redeliver
+ *   one): kafkajs reset it to the end for a 'latest' subscription (until 2026-12-07 only a member's
+ *   start was moved to the log start); now kafkajs's reset is taken from its log and the partition
+ *   moved to its log start with the same warning (src/transport/kafka/consumption.ts #outOfRange).
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Transport, TransportRecord } from '../../src/transport/index.js';
+import type { RecordDecision, Transport, TransportRecord } from '../../src/transport/index.js';
+import { redeliverAfter } from '../../src/transport/port.js';
 import type { TransportLogger } from '../../src/transport/kafka/logging.js';
 import { KAFKA_CLIENTS, transportOn } from '../helpers/kafka-client.js';
 import { stackEnv, uniqueName } from '../helpers/stack.js';
@@ -78,6 +83,38 @@ describe.each(KAFKA_CLIENTS)('a group position outside the log (%s)', (client) =
       expect(w?.obj).toMatchObject({ group, topic, partition: 0, lost: '2', reason: 'below-log-start' });
     } finally {
       await second.stop();
+    }
+    expect((await t.committedOffsets(group, topic))[0]?.offset).toBe(6n);
+  });
+
+  it('a running member whose position leaves the log (records deleted while it waits to redeliver one) goes on from the log start and warns with the offsets lost', { timeout: 90_000 }, async () => {
+    const { t, topic, group, handled, produce, warnings } = await setup();
+    // Offset 1 is asked again until the records before offset 3 are deleted: the member's position
+    // stays at 1 (no fetch past it), and its next fetch from there is out of range.
+    let deleted = false;
+    let waiting = false;
+    const handler = (r: TransportRecord): Promise<RecordDecision | void> => {
+      if (r.offset === 1n && !deleted) {
+        waiting = true;
+        return Promise.resolve(redeliverAfter(300));
+      }
+      handled.push(`${r.offset}:${Buffer.from(r.value ?? new Uint8Array()).toString()}`);
+      return Promise.resolve();
+    };
+    const c = await t.consume({ group, topics: [topic], startFrom: 'latest', commitEveryRecords: 1 }, handler);
+    try {
+      await produce('read-0', 'deleted-1', 'deleted-2', 'kept-3', 'kept-4');
+      await waitFor('offset 0 handled and offset 1 waiting to come again', () => handled.includes('0:read-0') && waiting);
+      await deleteRecordsBefore(topic, 3n);
+      deleted = true;
+      await waitFor('the records still in the log', () => handled.includes('3:kept-3') && handled.includes('4:kept-4'), 60_000);
+      await produce('after-5');
+      await waitFor('the record after', () => handled.includes('5:after-5'), 30_000);
+      expect(handled).toEqual(['0:read-0', '3:kept-3', '4:kept-4', '5:after-5']);
+      const w = warnings.find((x) => x.msg.startsWith('offset out of range'));
+      expect(w?.obj).toMatchObject({ group, topic, partition: 0, offset: '1', logStart: '3', lost: '2', reason: 'below-log-start' });
+    } finally {
+      await c.stop();
     }
     expect((await t.committedOffsets(group, topic))[0]?.offset).toBe(6n);
   });

@@ -12,6 +12,8 @@ import { LANE_HIGH, LanePump } from '../lane-pump.js';
 import { fromKafkaError } from './errors.js';
 import { toRecord } from './headers.js';
 import type { KafkaTransportOptions } from './options.js';
+import type { KafkaLogTaps } from './logging.js';
+import { outOfRangeReset, outOfRangeWarning } from '../out-of-range.js';
 
 type Assignment = readonly { readonly topic: string; readonly partition: number }[];
 
@@ -28,12 +30,14 @@ export interface ConsumptionLinks {
   /**
    * Partition counts per topic when consume() was called: a partition at or past its topic's count
    * that a later join hands this member was added to the topic since; without a commit it starts
-   * at its log start (`logStarts`), not where kafkajs would start it (`latest`: records written there
-   * before a member got it were skipped; breaker, 2026-12-06). Needs `uncommitted` and `logStarts`.
+   * at its log start (`logRanges`), not where kafkajs would start it (`latest`: records written there
+   * before a member got it were skipped; breaker, 2026-12-06). Needs `uncommitted` and `logRanges`.
    */
   readonly startCounts?: ReadonlyMap<string, number>;
-  /** The log start offset of each partition of `topic`, decimal text by partition. */
-  readonly logStarts?: (topic: string) => Promise<ReadonlyMap<number, string>>;
+  /** The log start and end offsets of each partition of `topic`, decimal text by partition. */
+  readonly logRanges?: (topic: string) => Promise<ReadonlyMap<number, { readonly low: string; readonly high: string }>>;
+  /** The consumer's log taps (logging.ts): the consumption takes kafkajs's out-of-range resets (#outOfRange). Needs `logRanges`. */
+  readonly taps?: KafkaLogTaps;
   /** true while the broker is out or the clients recover from an outage (BrokerOutage.recovering). */
   readonly recovering?: () => boolean;
 }
@@ -122,7 +126,9 @@ export class KafkaConsumption implements Consumption {
   readonly #pins: Map<string, string>;
   readonly #uncommitted: UncommittedLookup | undefined;
   readonly #startCounts: ReadonlyMap<string, number>;
-  readonly #logStarts: ((topic: string) => Promise<ReadonlyMap<number, string>>) | undefined;
+  readonly #logRanges: ((topic: string) => Promise<ReadonlyMap<number, { readonly low: string; readonly high: string }>>) | undefined;
+  /** Partitions kafkajs said are out of range, being moved to their log start (#outOfRange). */
+  readonly #resetting = new Set<string>();
   /** Pinned partitions known to have a commit (or whose pin this member stored): no lookup at later joins. */
   readonly #pinsSettled = new Set<string>();
   /** Pinned partitions paused at the latest join until the lookup of their commits answers. */
@@ -163,7 +169,12 @@ export class KafkaConsumption implements Consumption {
     this.#pins = new Map(pins);
     this.#uncommitted = links.uncommitted;
     this.#startCounts = links.startCounts ?? new Map();
-    this.#logStarts = links.logStarts;
+    this.#logRanges = links.logRanges;
+    if (links.taps !== undefined) {
+      links.taps.offsetOutOfRange = (tp) => {
+        if (tp.groupId === this.group) this.#outOfRange(tp.topic, tp.partition);
+      };
+    }
     this.#recovering = links.recovering ?? (() => false);
     this.#runner = new RecordRunner({ handler, stopTimeoutMs: spec.stopTimeoutMs ?? 5000, log: opts.logger, group: spec.group, onFailure: (err) => this.#fail(err) });
     this.#commitEveryRecords = spec.commitEveryRecords ?? 500;
@@ -311,7 +322,7 @@ export class KafkaConsumption implements Consumption {
       const k = tpKey(topic, partition);
       if (this.#pinsSettled.has(k) || this.#handledOnce.has(k) || this.#pump.lanes.has(k)) return false;
       // Pinned, or added to the topic since consume() (its log start is looked up with the commits).
-      return this.#pins.has(k) || (this.#logStarts !== undefined && partition >= (this.#startCounts.get(topic) ?? Number.POSITIVE_INFINITY));
+      return this.#pins.has(k) || (this.#logRanges !== undefined && partition >= (this.#startCounts.get(topic) ?? Number.POSITIVE_INFINITY));
     });
     this.#pinWait = wanted.map((a) => tpKey(a.topic, a.partition));
     // Paused by an earlier join's lookup and not waited for now: kafkajs keeps a pause across joins.
@@ -351,14 +362,14 @@ export class KafkaConsumption implements Consumption {
     // Added partitions still without a commit: pinned at their log start (kept for later joins).
     const unpinned = wanted.filter(({ topic, partition }) => open.has(tpKey(topic, partition)) && !this.#pins.has(tpKey(topic, partition)));
     for (const topic of new Set(unpinned.map((u) => u.topic))) {
-      let starts: ReadonlyMap<number, string>;
+      let starts: ReadonlyMap<number, { readonly low: string }>;
       try {
-        starts = await this.#logStarts!(topic);
+        starts = await this.#logRanges!(topic);
       } catch (err) {
         this.#opts.logger.warn({ group: this.group, topic, err: errorMessage(err) }, 'could not look up the log start of partitions added to a topic; they start where kafkajs starts them');
         continue;
       }
-      for (const u of unpinned) if (u.topic === topic && starts.has(u.partition)) this.#pins.set(tpKey(topic, u.partition), starts.get(u.partition)!);
+      for (const u of unpinned) if (u.topic === topic && starts.has(u.partition)) this.#pins.set(tpKey(topic, u.partition), starts.get(u.partition)!.low);
     }
     if (this.#joins !== joins || this.#stopping) return; // a later join took them over
     const offsets = wanted
@@ -375,6 +386,89 @@ export class KafkaConsumption implements Consumption {
     } catch (err) {
       this.#opts.logger.warn({ group: this.group, err: errorMessage(err) }, 'could not store the start offsets of pinned partitions after a rebalance');
     }
+  }
+
+  /**
+   * kafkajs found the fetch offset of a partition this member runs out of range (records deleted
+   * under a lagging member, a topic created again under a running one) and is resetting it to its
+   * `fromBeginning` default: the end for a 'latest' subscription, which skipped every record still
+   * in the log with one kafkajs error line (kafkajs tells of it only in its log: logging.ts
+   * KafkaLogTaps). Called synchronously before that reset's first request: the partition is paused,
+   * its log start and end are looked up, and it goes on from its log start ({@link outOfRangeReset}:
+   * Kafka's `auto.offset.reset=earliest`, as on the @platformatic/kafka adapter and at a member's
+   * start, kafka-transport.ts #idleGroupPins), with the same warning naming the offsets lost; the new
+   * position is committed at once (kafkajs's reset stored its default as the group's offset). The
+   * seek is applied at the partition's next fetch, which comes after kafkajs's reset (kafkajs fetches
+   * from a broker one request at a time and recovers inside that fetch). The lane of the old range is
+   * replaced: going back (a topic created again) it would skip the new records as taken. A look-up
+   * that fails is tried {@link PIN_LOOKUP_ATTEMPTS} times; then the partition goes on where kafkajs put it.
+   * Spec: Kafka consumer `auto.offset.reset`; docs/subscriptions.md "When records vanish under a subscription".
+   */
+  #outOfRange(topic: string, partition: number): void {
+    const key = tpKey(topic, partition);
+    if (this.#stopping || this.#logRanges === undefined || this.#resetting.has(key) || !this.#holds(topic, partition)) return;
+    this.#resetting.add(key);
+    // Where it fetched from: the lane's next offset (after a redelivery, the record to come again);
+    // unknown when nothing of it was taken since this member got it (kafkajs's reset overwrites the commit).
+    const position = this.#pump.lanes.get(key)?.next;
+    this.#consumer.pause([{ topic, partitions: [partition] }]);
+    this.#resetToLogStart(topic, partition, position)
+      .catch((err: unknown) => this.#opts.logger.warn({ group: this.group, topic, partition, err: errorMessage(err) }, 'offset out of range: could not move the partition to its log start'))
+      .finally(() => this.#resetting.delete(key));
+  }
+
+  #holds(topic: string, partition: number): boolean {
+    return this.#assignment.some((a) => a.topic === topic && a.partition === partition);
+  }
+
+  async #resetToLogStart(topic: string, partition: number, position: bigint | undefined): Promise<void> {
+    const key = tpKey(topic, partition);
+    let range: { readonly low: string; readonly high: string } | undefined;
+    for (let attempt = 1; range === undefined; attempt++) {
+      try {
+        range = (await this.#logRanges!(topic)).get(partition);
+        if (range === undefined) throw new Error(`no offsets for ${topic} partition ${partition}`);
+      } catch (err) {
+        if (this.#stopping) return;
+        if (attempt < PIN_LOOKUP_ATTEMPTS) {
+          await sleep(250 * 2 ** (attempt - 1));
+          continue;
+        }
+        this.#opts.logger.warn({ group: this.group, topic, partition, err: errorMessage(err), attempts: attempt }, 'offset out of range: could not look up the log start; the partition goes on where kafkajs reset it');
+        this.#resumeUnlessHeld(key, topic, partition);
+        return;
+      }
+    }
+    if (this.#stopping || !this.#holds(topic, partition)) return; // given up meanwhile: its new owner starts from the group's commit
+    const logStart = BigInt(range.low);
+    const end = BigInt(range.high);
+    const reset = position === undefined ? { to: logStart, lost: undefined, why: 'position-unknown' as const } : outOfRangeReset(position, logStart, end);
+    // In range by now (the log grew past it): back where it was, kafkajs's reset undone.
+    const to = reset?.to ?? position!;
+    this.#consumer.seek({ topic, partition, offset: to.toString() });
+    const lane = this.#pump.lanes.get(key);
+    if (lane !== undefined && lane.commitOffset() !== to) {
+      lane.revoke();
+      this.#pump.lanes.delete(key);
+    }
+    this.#resumeUnlessHeld(key, topic, partition);
+    if (reset !== undefined) {
+      this.#opts.logger.warn(
+        { group: this.group, topic, partition, offset: position?.toString() ?? 'unknown', logStart: range.low, end: range.high, lost: reset.lost?.toString() ?? 'unknown', reason: reset.why },
+        outOfRangeWarning(reset.why),
+      );
+    }
+    try {
+      await this.#consumer.commitOffsets([{ topic, partition, offset: to.toString() }]);
+    } catch (err) {
+      this.#opts.logger.warn({ group: this.group, topic, partition, err: errorMessage(err) }, 'offset out of range: could not store the new position; the next commit of the partition stores it');
+    }
+  }
+
+  /** Resumes a partition paused by #outOfRange, unless its lane holds it paused (backpressure, a redelivery wait). */
+  #resumeUnlessHeld(key: string, topic: string, partition: number): void {
+    if (this.#pump.lanes.get(key)?.paused === true) return;
+    this.#consumer.resume([{ topic, partitions: [partition] }]);
   }
 
   /** Stores the pinned start offsets, so a later owner of a still-unhandled partition cannot skip. */

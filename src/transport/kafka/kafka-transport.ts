@@ -23,6 +23,7 @@ import { OffsetCommitter } from './commit-offsets.js';
 import { fromKafkaError, kafkaErrorTypes } from './errors.js';
 import { toKafkaHeaders } from './headers.js';
 import { kafkaLogCreator, toKafkaLogLevel } from './logging.js';
+import type { KafkaLogTaps } from './logging.js';
 import { BROKER_STALL_MS, BrokerOutage, brokerAnswers, checkBrokerHealth } from './outage.js';
 import type { KafkaTransportInput, KafkaTransportOptions } from './options.js';
 import { resolveKafkaTransportOptions } from './options.js';
@@ -271,12 +272,14 @@ class KafkaTransport implements Transport {
     const clientSuffix = spec.instanceId === undefined ? spec.group : `${spec.group}-${spec.instanceId}`;
     // A pinned or added partition this member gets at a later join is looked up again (it may still lack a commit).
     const uncommitted = (held: readonly { readonly topic: string; readonly partition: number }[]): Promise<Set<string>> => this.#uncommitted(spec.group, held);
-    const logStarts = async (topic: string): Promise<ReadonlyMap<number, string>> => {
+    const logRanges = async (topic: string): Promise<ReadonlyMap<number, { readonly low: string; readonly high: string }>> => {
       const admin = await this.#adminReady();
       const offsets = await this.#oneAtATime(() => admin.fetchTopicOffsets(topic));
-      return new Map(offsets.map((o) => [o.partition, o.low] as const));
+      return new Map(offsets.map((o) => [o.partition, { low: o.low, high: o.high }] as const));
     };
-    const c = await KafkaConsumption.start(this.#consumerKafka(clientSuffix), { ...spec, topics: [...new Set(spec.topics)] }, handler, this.#opts, pins, { uncommitted, startCounts, logStarts, recovering: () => this.#outage.recovering });
+    // kafkajs tells of a running member's position out of range only in its log (logging.ts KafkaLogTaps).
+    const taps: KafkaLogTaps = { level: toKafkaLogLevel(this.#opts.logLevel) };
+    const c = await KafkaConsumption.start(this.#consumerKafka(clientSuffix, taps), { ...spec, topics: [...new Set(spec.topics)] }, handler, this.#opts, pins, { uncommitted, startCounts, logRanges, taps, recovering: () => this.#outage.recovering });
     this.#consumptions.add(c);
     const forget = (): void => void this.#consumptions.delete(c);
     c.done.then(forget, forget);
@@ -579,7 +582,7 @@ class KafkaTransport implements Transport {
    *   answer the broker's OFFSET_OUT_OF_RANGE by resetting to its `fromBeginning` default, which is
    *   `latest` for a 'latest' subscription: the records between the log start and the end were
    *   skipped with one kafkajs error line. A position that leaves the log while this member runs is
-   *   still kafkajs's to reset (docs/subscriptions.md).
+   *   moved the same way by the consumption (consumption.ts #outOfRange).
    * Both empty for a group with members (a member's position is its own). kafkajs seeks pins on the
    * first join and they are stored (consumption.ts #commitPins).
    * Errors: mapped by fromKafkaError (CEG_BROKER_UNAVAILABLE, retriable).
@@ -651,7 +654,8 @@ class KafkaTransport implements Transport {
   }
 
   /** A client whose id names the group and instance (bus spec T1: endpoint = service + instance). */
-  #consumerKafka(suffix: string): Kafka {
+  /** A Kafka client for a consumer; with `taps`, its log is seen at ERROR at least and handed to them (logging.ts KafkaLogTaps). */
+  #consumerKafka(suffix: string, taps?: KafkaLogTaps): Kafka {
     const o = this.#opts;
     const { Kafka } = kafkajs();
     return new Kafka({
@@ -662,8 +666,8 @@ class KafkaTransport implements Transport {
       ...(o.ssl === undefined ? {} : { ssl: o.ssl }),
       ...(o.sasl === undefined ? {} : { sasl: { ...o.sasl } as SASLOptions }),
       retry: { retries: o.retries, initialRetryTime: o.initialRetryTimeMs, maxRetryTime: o.maxRetryTimeMs },
-      logLevel: toKafkaLogLevel(o.logLevel),
-      logCreator: kafkaLogCreator(o.logger, { transport: 'kafka', clientId: o.clientId, consumer: suffix }, this.#outage),
+      logLevel: taps === undefined ? toKafkaLogLevel(o.logLevel) : Math.max(toKafkaLogLevel(o.logLevel), kafkajs().logLevel.ERROR),
+      logCreator: kafkaLogCreator(o.logger, { transport: 'kafka', clientId: o.clientId, consumer: suffix }, this.#outage, Date.now, taps),
     });
   }
 }

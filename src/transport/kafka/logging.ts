@@ -74,6 +74,30 @@ function demote(entry: LogEntry): logLevel {
   return entry.level;
 }
 
+/** kafkajs 2.2.4's line (consumer/consumerGroup.js recoverFromOffsetOutOfRange) just before it resets a partition whose fetch offset is out of range to its default offset. */
+export const KAFKAJS_OFFSET_OUT_OF_RANGE = 'Offset out of range, resetting to default offset';
+
+/** A partition kafkajs is about to reset after OFFSET_OUT_OF_RANGE (see {@link KafkaLogTaps}). */
+export interface OutOfRangeTap {
+  readonly groupId: string;
+  readonly topic: string;
+  readonly partition: number;
+}
+
+/**
+ * What a consumer's log creator hands on besides the log: kafkajs says a running member's position
+ * is out of range only in its log (no event, no error reaching the caller), then resets it to its
+ * `fromBeginning` default — the end for a 'latest' subscription. `offsetOutOfRange` is called
+ * synchronously with that line, before the reset's first request (consumption.ts #outOfRange), and
+ * the line itself goes to debug (the consumption logs the reset). `level`: the configured kafkajs
+ * level; entries above it are dropped here, since the Kafka client is then created at ERROR at least
+ * so that the line is seen whatever the configured level.
+ */
+export interface KafkaLogTaps {
+  offsetOutOfRange?: (tp: OutOfRangeTap) => void;
+  readonly level: logLevel;
+}
+
 /** How long after a group's first rejoin line the following ones go to debug, ms (one rejoin episode). */
 export const REJOIN_EPISODE_MS = 30_000;
 
@@ -109,13 +133,27 @@ class RejoinEpisodes {
  * (issue 15: a broker outage is logged once when it starts and once when it ends). A group's
  * rejoin lines reach info once per {@link REJOIN_EPISODE_MS}, the rest go to debug, and all of
  * them while `outage` is {@link BrokerOutage.recovering}. `now`: the
- * clock, epoch ms (tests).
+ * clock, epoch ms (tests). `taps`: a consumer's (see {@link KafkaLogTaps}).
  */
-export function kafkaLogCreator(logger: TransportLogger, base: Readonly<Record<string, unknown>>, outage?: BrokerOutage, now: () => number = Date.now): logCreator {
+export function kafkaLogCreator(logger: TransportLogger, base: Readonly<Record<string, unknown>>, outage?: BrokerOutage, now: () => number = Date.now, taps?: KafkaLogTaps): logCreator {
   const rejoins = new RejoinEpisodes(now);
   const { logLevel } = kafkajs();
   return () => (entry: LogEntry) => {
-    let level = demote(entry);
+    let tapped = false;
+    if (taps !== undefined) {
+      const { groupId, topic, partition } = entry.log as { groupId?: unknown; topic?: unknown; partition?: unknown };
+      if (entry.log.message === KAFKAJS_OFFSET_OUT_OF_RANGE && taps.offsetOutOfRange !== undefined && typeof groupId === 'string' && typeof topic === 'string' && typeof partition === 'number') {
+        try {
+          taps.offsetOutOfRange({ groupId, topic, partition });
+        } catch (err) {
+          // Called inside kafkajs's fetch recovery: a throw here would crash its consumer.
+          logger.warn({ ...base, groupId, topic, partition, err: err instanceof Error ? err.message : String(err) }, 'offset out of range: could not hold the partition for its move to the log start');
+        }
+        tapped = true; // the consumption logs the reset
+      }
+      if (entry.level > taps.level) return;
+    }
+    let level = tapped ? logLevel.DEBUG : demote(entry);
     // A rejoin after an outage is its recovery (one per group: hundreds of lines with hundreds of subscriptions).
     if (level === logLevel.INFO && REJOINING.has(entry.log.message) && (outage?.recovering === true || !rejoins.first(entry.log.groupId))) level = logLevel.DEBUG;
     const { message, timestamp: _timestamp, logger: _name, ...extra } = entry.log as Record<string, unknown> & { message: string };
