@@ -83,8 +83,9 @@ interface PartitionState {
  * - stop(): the records in hand see their signal aborted; after `stopTimeoutMs` a record still
  *   in hand is left uncommitted (it comes again) and the member leaves regardless of the handler.
  * - A handler rejection stops the consumption and rejects `done`; the failed record is not
- *   committed. A member that cannot rejoin, or fetches failing `(retries + 1) × (maxRestarts + 1)`
- *   times in a row, reject `done` too (never idle silently).
+ *   committed. A member that cannot rejoin, or fetches — or the look-up of where newly assigned
+ *   partitions start — failing `(retries + 1) × (maxRestarts + 1)` times in a row (a failure that
+ *   is not retriable at once), reject `done` too (never idle silently).
  * Spec: bus spec S1, S3, T4, T9; DESIGN "Known traps" (commit only processed offsets, commit
  *   before leaving a generation, surface a dead consumer); issue 7 (batched commits,
  *   non-blocking retries, bounded stop); issue 14.
