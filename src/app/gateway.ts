@@ -478,6 +478,8 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     },
     members: () => reconciler?.members(),
     pull: () => pullService?.stats() ?? new Map(),
+    // docs/subscriptions.md "When records vanish under a subscription": each reset also logs a warning.
+    offsetResets: () => transport.offsetResets?.snapshot() ?? new Map(),
     // docs/security.md "Revoking a permission": per stored subscription (push and pull), the kinds
     // its owner may not read now; a connector file's (the file wins over a stored one) are never checked.
     forbiddenKinds: () => {

@@ -85,6 +85,11 @@ export interface ScrapeSource {
    * (each time met), (topic, key) pairs held back now, failures on its database.
    */
   readonly outboxRelay?: () => { readonly published: number; readonly failedAttempts: number; readonly tooLargeRows: number; readonly invalidRows?: number; readonly heldKeys: number; readonly dbErrors?: number } | undefined;
+  /**
+   * Out-of-range resets of subscriptions' positions (records deleted before they were read, a topic
+   * created again) since the transport was made, by group then reason (src/transport/out-of-range.ts).
+   */
+  readonly offsetResets?: () => ReadonlyMap<string, ReadonlyMap<string, number>>;
   /** Pull subscriptions served by this instance, by group (issue 9). */
   readonly pull?: () => ReadonlyMap<string, { readonly delivered: number; readonly skipped: number; readonly deadLettered: number; readonly commits: number }>;
   /** Authentication counts (issue 11): 401s, and 429s by policy; undefined before the server listens. */
@@ -379,6 +384,16 @@ export class GatewayMetrics {
           const all = await src.lag().catch(() => new Map<string, readonly PartitionLag[]>());
           for (const [subscription, parts] of all) for (const p of parts) this.set({ subscription, topic: p.topic, partition: String(p.partition) }, p.lag);
         }
+      },
+    });
+    new Counter({
+      name: 'ce_gateway_offset_resets_total',
+      help: 'Positions of a subscription found outside their partition\'s log (OFFSET_OUT_OF_RANGE) and moved to the log start, by subscription (its consumer group) and reason (below-log-start: records deleted before they were read; past-end: the topic created again; position-unknown).',
+      labelNames: ['subscription', 'reason'],
+      registers,
+      collect() {
+        this.reset();
+        for (const src of sources) for (const [subscription, byReason] of src.offsetResets?.() ?? []) for (const [reason, n] of byReason) this.inc({ subscription, reason }, n);
       },
     });
     new Counter({

@@ -30,10 +30,34 @@ export function outOfRangeReset(offset: bigint, logStart: bigint, end: bigint): 
  * member that had taken nothing of the partition yet does not know the position it fetched from
  * (kafkajs's own reset overwrote the group's commit), so neither which side it was on.
  */
-export function outOfRangeWarning(why: 'below-log-start' | 'past-end' | 'position-unknown'): string {
+export function outOfRangeWarning(why: OutOfRangeReason): string {
   switch (why) {
     case 'below-log-start': return 'offset out of range: records were deleted before this group read them (retention or delete-records); going on from the log start';
     case 'past-end': return 'offset out of range: the position is past the end of the partition (the topic was deleted and created again?); going on from the log start';
     case 'position-unknown': return 'offset out of range: the position is outside the partition\'s log (records deleted, or the topic created again); going on from the log start';
+  }
+}
+
+/** Why a group's position was reset: {@link outOfRangeReset}'s `why`, or `position-unknown` (see {@link outOfRangeWarning}). */
+export type OutOfRangeReason = 'below-log-start' | 'past-end' | 'position-unknown';
+
+/**
+ * The out-of-range resets of a transport's groups (push and library subscriptions, and pull
+ * subscriptions through their transport), counted by group and reason since the transport was
+ * made: `ce_gateway_offset_resets_total` (docs/observability.md). One count per reset warning.
+ */
+export class OffsetResetCounts {
+  readonly #counts = new Map<string, Map<OutOfRangeReason, number>>();
+
+  /** One reset of `group`'s position for `why`. */
+  note(group: string, why: OutOfRangeReason): void {
+    let byWhy = this.#counts.get(group);
+    if (byWhy === undefined) this.#counts.set(group, (byWhy = new Map<OutOfRangeReason, number>()));
+    byWhy.set(why, (byWhy.get(why) ?? 0) + 1);
+  }
+
+  /** The counts now, by group then reason (a copy). */
+  snapshot(): ReadonlyMap<string, ReadonlyMap<OutOfRangeReason, number>> {
+    return new Map([...this.#counts].map(([group, byWhy]) => [group, new Map(byWhy)]));
   }
 }

@@ -5,6 +5,7 @@
  * in-memory (same semantics: partitions, offsets, groups). One contract suite
  * (test/contract/transport.contract.ts) runs against all three (bus spec T3).
  */
+import type { OffsetResetCounts } from './out-of-range.js';
 
 /** A record header; order is kept and repeated names stay visible (a poison check needs that). */
 export type RecordHeader = readonly [name: string, value: Uint8Array];
@@ -275,6 +276,11 @@ export interface HealthFailure {
 
 export interface Transport {
   readonly kind: 'kafka' | 'memory';
+  /**
+   * Out-of-range resets of its groups' positions, by group and reason (the Kafka transports; a
+   * pull subscription notes its own here). Read by `ce_gateway_offset_resets_total`.
+   */
+  readonly offsetResets?: OffsetResetCounts;
   /** Creates missing topics (never relies on broker auto-creation); existing topics are left as they are. */
   ensureTopics(specs: readonly TopicSpec[]): Promise<void>;
   /** Number of partitions of an existing topic. Errors: CEG_BROKER_UNAVAILABLE (retriable); an unknown topic is a non-retriable CEG_INVALID_NAME. */

@@ -81,6 +81,7 @@ describe.each(KAFKA_CLIENTS)('a group position outside the log (%s)', (client) =
       expect(handled).toEqual(['0:read', '3:kept-3', '4:kept-4', '5:after-5']);
       const w = warnings.find((x) => x.msg.startsWith('offset out of range'));
       expect(w?.obj).toMatchObject({ group, topic, partition: 0, lost: '2', reason: 'below-log-start' });
+      expect(t.offsetResets?.snapshot().get(group)).toEqual(new Map([['below-log-start', 1]]));
     } finally {
       await second.stop();
     }
@@ -113,6 +114,8 @@ describe.each(KAFKA_CLIENTS)('a group position outside the log (%s)', (client) =
       expect(handled).toEqual(['0:read-0', '3:kept-3', '4:kept-4', '5:after-5']);
       const w = warnings.find((x) => x.msg.startsWith('offset out of range'));
       expect(w?.obj).toMatchObject({ group, topic, partition: 0, offset: '1', logStart: '3', lost: '2', reason: 'below-log-start' });
+      // Counted for ce_gateway_offset_resets_total.
+      expect(t.offsetResets?.snapshot().get(group)).toEqual(new Map([['below-log-start', 1]]));
     } finally {
       await c.stop();
     }
@@ -131,6 +134,7 @@ describe.each(KAFKA_CLIENTS)('a group position outside the log (%s)', (client) =
       expect(handled).toEqual(['0:new-0', '1:new-1', '2:new-2']);
       const w = warnings.find((x) => x.msg.startsWith('offset out of range'));
       expect(w?.obj).toMatchObject({ group, topic, partition: 0, lost: 'unknown', reason: 'past-end' });
+      expect(t.offsetResets?.snapshot().get(group)).toEqual(new Map([['past-end', 1]]));
     } finally {
       await c.stop();
     }

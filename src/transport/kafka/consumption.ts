@@ -14,6 +14,7 @@ import { toRecord } from './headers.js';
 import type { KafkaTransportOptions } from './options.js';
 import type { KafkaLogTaps } from './logging.js';
 import { outOfRangeReset, outOfRangeWarning } from '../out-of-range.js';
+import type { OffsetResetCounts } from '../out-of-range.js';
 
 type Assignment = readonly { readonly topic: string; readonly partition: number }[];
 
@@ -40,6 +41,8 @@ export interface ConsumptionLinks {
   readonly taps?: KafkaLogTaps;
   /** true while the broker is out or the clients recover from an outage (BrokerOutage.recovering). */
   readonly recovering?: () => boolean;
+  /** Where out-of-range resets are counted. */
+  readonly resets?: OffsetResetCounts;
 }
 
 /**
@@ -129,6 +132,7 @@ export class KafkaConsumption implements Consumption {
   readonly #logRanges: ((topic: string) => Promise<ReadonlyMap<number, { readonly low: string; readonly high: string }>>) | undefined;
   /** Partitions kafkajs said are out of range, being moved to their log start (#outOfRange). */
   readonly #resetting = new Set<string>();
+  readonly #resets: OffsetResetCounts | undefined;
   /** Pinned partitions known to have a commit (or whose pin this member stored): no lookup at later joins. */
   readonly #pinsSettled = new Set<string>();
   /** Pinned partitions paused at the latest join until the lookup of their commits answers. */
@@ -170,6 +174,7 @@ export class KafkaConsumption implements Consumption {
     this.#uncommitted = links.uncommitted;
     this.#startCounts = links.startCounts ?? new Map();
     this.#logRanges = links.logRanges;
+    this.#resets = links.resets;
     if (links.taps !== undefined) {
       links.taps.offsetOutOfRange = (tp) => {
         if (tp.groupId === this.group) this.#outOfRange(tp.topic, tp.partition);
@@ -457,6 +462,7 @@ export class KafkaConsumption implements Consumption {
         { group: this.group, topic, partition, offset: position?.toString() ?? 'unknown', logStart: range.low, end: range.high, lost: reset.lost?.toString() ?? 'unknown', reason: reset.why },
         outOfRangeWarning(reset.why),
       );
+      this.#resets?.note(this.group, reset.why);
     }
     try {
       await this.#consumer.commitOffsets([{ topic, partition, offset: to.toString() }]);

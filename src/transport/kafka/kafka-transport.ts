@@ -1,4 +1,4 @@
-import { outOfRangeReset, outOfRangeWarning } from '../out-of-range.js';
+import { OffsetResetCounts, outOfRangeReset, outOfRangeWarning } from '../out-of-range.js';
 import { kafkajs } from './kafkajs.js';
 import type { CompressionTypes, Kafka } from './kafkajs.js';
 import { startKafkaRead } from './read.js';
@@ -90,6 +90,7 @@ class KafkaTransport implements Transport {
   readonly #committer: OffsetCommitter;
   /** One per transport: every client of it (admin, producer, consumers) reports to it. */
   readonly #outage: BrokerOutage;
+  readonly offsetResets = new OffsetResetCounts();
 
   constructor(opts: KafkaTransportOptions) {
     this.#opts = opts;
@@ -279,7 +280,7 @@ class KafkaTransport implements Transport {
     };
     // kafkajs tells of a running member's position out of range only in its log (logging.ts KafkaLogTaps).
     const taps: KafkaLogTaps = { level: toKafkaLogLevel(this.#opts.logLevel) };
-    const c = await KafkaConsumption.start(this.#consumerKafka(clientSuffix, taps), { ...spec, topics: [...new Set(spec.topics)] }, handler, this.#opts, pins, { uncommitted, startCounts, logRanges, taps, recovering: () => this.#outage.recovering });
+    const c = await KafkaConsumption.start(this.#consumerKafka(clientSuffix, taps), { ...spec, topics: [...new Set(spec.topics)] }, handler, this.#opts, pins, { uncommitted, startCounts, logRanges, taps, resets: this.offsetResets, recovering: () => this.#outage.recovering });
     this.#consumptions.add(c);
     const forget = (): void => void this.#consumptions.delete(c);
     c.done.then(forget, forget);
@@ -615,6 +616,7 @@ class KafkaTransport implements Transport {
             { group: spec.group, topic, partition: p.partition, offset: p.offset, logStart: o.low, end: o.high, lost: reset.lost?.toString() ?? 'unknown', reason: reset.why },
             outOfRangeWarning(reset.why),
           );
+          this.offsetResets.note(spec.group, reset.why);
           out.outOfRange.set(tpKey(topic, p.partition), reset.to.toString());
         }
       }

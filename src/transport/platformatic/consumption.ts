@@ -13,6 +13,7 @@ import { baseOptions, closeForced } from './client-options.js';
 import { fromPlatformaticError } from './errors.js';
 import { fetchOnce, listOffsets, openFetcher, outOfRangeReset, outOfRangeWarning, tpKey } from './fetcher.js';
 import type { Fetcher } from './fetcher.js';
+import type { OffsetResetCounts } from '../out-of-range.js';
 import { fetchPlan } from './fetch-plan.js';
 
 type Assignment = readonly { readonly topic: string; readonly partition: number }[];
@@ -136,6 +137,7 @@ export class PlatformaticConsumption implements Consumption {
   readonly #plainWaiting: (() => void)[] = [];
 
   readonly #recovering: () => boolean;
+  readonly #resets: OffsetResetCounts | undefined;
   /**
    * Partition counts per topic as this consumption first saw them (before it joined): a partition
    * at or past its topic's count was added to the topic since, so without a commit it starts at its
@@ -148,12 +150,13 @@ export class PlatformaticConsumption implements Consumption {
   #growthTimer: NodeJS.Timeout | undefined;
   #growthCheck: Promise<void> | undefined;
 
-  private constructor(spec: GroupSpec, handler: RecordHandler, opts: KafkaTransportOptions, pins: LatestPins, recovering: () => boolean) {
+  private constructor(spec: GroupSpec, handler: RecordHandler, opts: KafkaTransportOptions, pins: LatestPins, recovering: () => boolean, resets: OffsetResetCounts | undefined) {
     this.group = spec.group;
     this.#spec = spec;
     this.#opts = opts;
     this.#pins = pins;
     this.#recovering = recovering;
+    this.#resets = resets;
     this.#runner = new RecordRunner({ handler, stopTimeoutMs: spec.stopTimeoutMs ?? 5000, log: opts.logger, group: spec.group, onFailure: (err) => this.#fail(err) });
     this.#commitEveryRecords = spec.commitEveryRecords ?? 500;
     this.#commitIntervalMs = spec.commitIntervalMs ?? 1000;
@@ -200,9 +203,9 @@ export class PlatformaticConsumption implements Consumption {
    * Errors: GatewayError mapped by {@link fromPlatformaticError} (e.g. CEG_BROKER_UNAVAILABLE,
    * retriable) when the member cannot join; both clients are closed.
    */
-  /** `recovering`: true while the broker is out or the clients recover from an outage (BrokerOutage.recovering). */
-  static async start(spec: GroupSpec, handler: RecordHandler, opts: KafkaTransportOptions, pins: LatestPins, recovering: () => boolean = () => false): Promise<PlatformaticConsumption> {
-    const c = new PlatformaticConsumption(spec, handler, opts, pins, recovering);
+  /** `recovering`: true while the broker is out or the clients recover from an outage (BrokerOutage.recovering); `resets`: where out-of-range resets are counted. */
+  static async start(spec: GroupSpec, handler: RecordHandler, opts: KafkaTransportOptions, pins: LatestPins, recovering: () => boolean = () => false, resets?: OffsetResetCounts): Promise<PlatformaticConsumption> {
+    const c = new PlatformaticConsumption(spec, handler, opts, pins, recovering, resets);
     try {
       await c.#run();
     } catch (err) {
@@ -531,6 +534,7 @@ export class PlatformaticConsumption implements Consumption {
           { group: this.group, topic, partition: state.partition, offset: offset.toString(), logStart: reset.to.toString(), end: (ends[state.partition] ?? 0n).toString(), lost: reset.lost?.toString() ?? 'unknown', reason: reset.why },
           outOfRangeWarning(reset.why),
         );
+        this.#resets?.note(this.group, reset.why);
         state.next = reset.to;
         state.idle = false;
         // A lane that took records before knows offsets of the old range: going back (a topic created

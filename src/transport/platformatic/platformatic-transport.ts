@@ -17,6 +17,7 @@ import { baseOptions, closeForced } from './client-options.js';
 import { PlatformaticConsumption } from './consumption.js';
 import { brokerMessageOf, fromPlatformaticError, protocolIds } from './errors.js';
 import { listOffsets, tpKey } from './fetcher.js';
+import { OffsetResetCounts } from '../out-of-range.js';
 import { startPlatformaticRead } from './read.js';
 import { asBuffer, toHeaderMap } from './records.js';
 import type { Message } from './sender.js';
@@ -61,6 +62,7 @@ class PlatformaticTransport implements Transport {
   readonly #known: KnownTopics;
   /** One per transport (issue 15 "Logs"): the producer, health checks and every consumer report to it. */
   readonly #outage: BrokerOutage;
+  readonly offsetResets = new OffsetResetCounts();
   /** The logger with the outage's rule: warn/error lines go to debug while the broker is down. */
   readonly #log: TransportLogger;
   #closed = false;
@@ -197,7 +199,7 @@ class PlatformaticTransport implements Transport {
     // Positions fixed by the caller win over this moment's 'latest'; the member uses a pin only for
     // a partition without a commit when it is assigned it (#startOffsets), so no commit moves.
     for (const p of spec.startAt ?? []) if (spec.topics.includes(p.topic)) pins.set(tpKey(p.topic, p.partition), p.offset);
-    const c = await PlatformaticConsumption.start({ ...spec, topics: [...new Set(spec.topics)] }, handler, this.#opts, pins, () => this.#outage.recovering);
+    const c = await PlatformaticConsumption.start({ ...spec, topics: [...new Set(spec.topics)] }, handler, this.#opts, pins, () => this.#outage.recovering, this.offsetResets);
     this.#consumptions.add(c);
     const forget = (): void => void this.#consumptions.delete(c);
     c.done.then(forget, forget);

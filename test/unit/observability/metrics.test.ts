@@ -35,6 +35,15 @@ describe('GatewayMetrics', () => {
     expect(await all.metrics()).toContain('ce_gateway_subscription_forbidden_kinds{subscription="g"} 3');
   });
 
+  it('ce_gateway_offset_resets_total: every source\'s resets by subscription and reason, summed over sources', async () => {
+    const m = GatewayMetrics.for(new Registry(), { defaultMetrics: false });
+    m.addSource({ offsetResets: () => new Map([['g', new Map([['below-log-start', 2], ['past-end', 1]])]]) });
+    m.addSource({ offsetResets: () => new Map([['g', new Map([['below-log-start', 1]])]]) });
+    const text = await m.registry.metrics();
+    expect(text).toContain('ce_gateway_offset_resets_total{subscription="g",reason="below-log-start"} 3');
+    expect(text).toContain('ce_gateway_offset_resets_total{subscription="g",reason="past-end"} 1');
+  });
+
   it('takes a registry that has the default collectors already', () => {
     const registry = new Registry();
     collectDefaultMetrics({ register: registry });

@@ -364,6 +364,7 @@ async function available(transport: Transport, positions: Positions, log: Logger
       const end = endOf(p.partition);
       const reset = outOfRangeReset(p.offset, start, end);
       if (reset !== undefined) {
+        transport.offsetResets?.note(group, reset.why);
         log.warn({ subscription: group, topic, partition: p.partition, offset: p.offset.toString(), logStart: start.toString(), end: end.toString(), lost: reset.lost?.toString() ?? 'unknown', reason: reset.why }, reset.why === 'below-log-start' ? 'pull: records were deleted before this subscription read them (retention or delete-records); going on from the log start' : 'pull: the position is past the end of the partition (the topic was deleted and created again?); going on from the log start');
       }
       // The answer's copy of the positions moves there: its cursor is in the log again, and the
