@@ -5,6 +5,7 @@ import { startKafkaRead } from './read.js';
 import type { Admin, ConfigResourceTypes, Message, Producer, SASLOptions } from 'kafkajs';
 import { errorMessage, GatewayError } from '../../core/errors.js';
 import { PartitionRouter } from '../partition-router.js';
+import { commitOffsetsFailure } from '../commit-failure.js';
 import { KnownTopics } from '../known-topics.js';
 import { isAborted } from '../await.js';
 import type {
@@ -391,7 +392,7 @@ class KafkaTransport implements Transport {
       if (!IDLE_GROUP_STATES.has(state)) throw groupBusy(group, topic, state);
       await this.#committer.commit(admin, group, topic, offsets.map((o) => ({ partition: o.partition, offset: o.offset.toString() })));
     } catch (err) {
-      throw readFailure(fromKafkaError(err, { operation: 'commitOffsets', group, topic }));
+      throw commitOffsetsFailure(err, group, topic, (e) => fromKafkaError(e, { operation: 'commitOffsets', group, topic }));
     }
   }
 

@@ -6,6 +6,7 @@ import { resolveKafkaTransportOptions } from '../kafka/options.js';
 import type { TransportLogger } from '../kafka/logging.js';
 import { BROKER_STALL_MS, BrokerOutage, brokerAnswers, checkBrokerHealth, healthFailureOf, quietDuringOutage } from '../kafka/outage.js';
 import { PartitionRouter } from '../partition-router.js';
+import { commitOffsetsFailure } from '../commit-failure.js';
 import { KnownTopics } from '../known-topics.js';
 import { isAborted } from '../await.js';
 import type {
@@ -305,7 +306,7 @@ class PlatformaticTransport implements Transport {
       if (!IDLE_GROUP_STATES.has(state)) throw groupBusy(group, topic, state);
       await this.#admin.alterConsumerGroupOffsets({ groupId: group, topics: [{ name: topic, partitionOffsets: offsets.map((o) => ({ partition: o.partition, offset: o.offset })) }] });
     } catch (err) {
-      throw readFailure(fromPlatformaticError(err, { operation: 'commitOffsets', group, topic }));
+      throw commitOffsetsFailure(err, group, topic, (e) => fromPlatformaticError(e, { operation: 'commitOffsets', group, topic }));
     }
   }
 
