@@ -525,7 +525,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
         );
         return secretBox(developmentKey());
       case 'absent':
-        log.warn({ host: config.http.host }, 'SUBSCRIPTION_SECRETS_KEY is not set: push subscriptions cannot be created (503), and the gateway refuses to start when its definitions topic holds some');
+        log.warn({ host: config.http.host }, 'SUBSCRIPTION_SECRETS_KEY is not set: push subscriptions cannot be created (500 CEG_SECRETS_KEY_MISSING), and the gateway refuses to start when its definitions topic holds some');
         return undefined;
     }
   }
@@ -573,7 +573,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
   /**
    * The key signing pull cursors: derived (HKDF) from the subscription secrets key, so every
    * instance that shares that key shares this one; a random key of this run where the development
-   * key applies (developmentCursorKey); none otherwise (pulls answer 503 CEG_SECRETS_KEY_MISSING). Spec: issue 9 ("signed").
+   * key applies (developmentCursorKey); none otherwise (pulls answer 500 CEG_SECRETS_KEY_MISSING). Spec: issue 9 ("signed").
    */
   function cursorKey(): CursorSigner | undefined {
     const k = config.subscriptions.secretsKey;

@@ -190,13 +190,13 @@ describe('the secrets key', () => {
     expect(secretsKeyDecision(undefined, 'kafka', '10.0.0.5')).toBe('absent');
   });
 
-  it('without a key, creating a push subscription is refused with 503 CEG_SECRETS_KEY_MISSING, nothing stored', async () => {
+  it('without a key, creating a push subscription is refused with 500 CEG_SECRETS_KEY_MISSING (not retriable: never a 503), nothing stored', async () => {
     const store = new SubscriptionStore(createMemoryTransport(), 'subs', createLogger({ level: 'silent' }));
     await store.start();
     const service = new SubscriptionService({ store, box: undefined, catalog: loadCatalog(), transport: createMemoryTransport(), checkTarget: () => Promise.resolve() });
     const err = await caughtAsync(service.create({ name: 'n1', kinds: ['PriceLoadingCompleted'], delivery: { mode: 'push', url: hook.url } }));
     expect(err.code).toBe('CEG_SECRETS_KEY_MISSING');
-    expect(toProblem(err).status).toBe(503);
+    expect(toProblem(err).status).toBe(500);
     expect(store.all().size).toBe(0);
     await store.stop();
   });

@@ -129,7 +129,7 @@ export function checkConfiguration(env: NodeJS.ProcessEnv, cwd: string): Report 
   // serve starts without it (a log line), but push subscriptions cannot be created then and pulls
   // answer 503: said here, where a deployment is checked before it runs (secretsKeyDecision).
   if (config.kafka !== undefined && config.subscriptions.secretsKey === undefined && secretsKeyDecision(undefined, 'kafka', config.http.host) === 'absent') {
-    warnings.push(`SUBSCRIPTION_SECRETS_KEY is not set: on Kafka with HOST ${config.http.host} (not loopback), push subscriptions cannot be created and pulls answer 503 CEG_SECRETS_KEY_MISSING; set it (32 bytes, e.g. \`openssl rand -base64 32\`), the same on every instance`);
+    warnings.push(`SUBSCRIPTION_SECRETS_KEY is not set: on Kafka with HOST ${config.http.host} (not loopback), push subscriptions cannot be created and pulls answer 500 CEG_SECRETS_KEY_MISSING; set it (32 bytes, e.g. \`openssl rand -base64 32\`), the same on every instance`);
   }
   return { ok: more.length === 0, envFile: file ?? null, problems: more, warnings, settings: summary(config, vars, env, file) };
 }

@@ -35,7 +35,8 @@ interface Row {
   readonly title: string;
 }
 
-// Built once. Unknown codes: 503 when retriable, else 500.
+// Built once. Unknown codes: 503 when retriable, else 500. A 503 row is the code's answer when
+// retriable; raised not retriable it is a 500 (problemStatus).
 const byCode: ReadonlyMap<string, Row> = new Map<string, Row>([
   ['CEG_INVALID_ATTRIBUTE', { status: 400, title: 'Invalid CloudEvent attribute' }],
   ['CEG_MISSING_ATTRIBUTE', { status: 400, title: 'Missing CloudEvent attribute' }],
@@ -62,7 +63,7 @@ const byCode: ReadonlyMap<string, Row> = new Map<string, Row>([
   ['CEG_INVALID_SUBSCRIPTION', { status: 400, title: 'Invalid subscription' }],
   ['CEG_CONFLICT', { status: 409, title: 'Conflict' }],
   ['CEG_WEBHOOK_TARGET_REFUSED', { status: 400, title: 'Webhook target refused' }],
-  ['CEG_SECRETS_KEY_MISSING', { status: 503, title: 'Subscription secrets key missing' }],
+  ['CEG_SECRETS_KEY_MISSING', { status: 500, title: 'Subscription secrets key missing' }],
   ['CEG_INVALID_REPLAY', { status: 400, title: 'Invalid replay' }],
   ['CEG_REPLAY_FAILED', { status: 503, title: 'Replay failed' }],
   ['CEG_INVALID_CURSOR', { status: 400, title: 'Invalid cursor' }],
@@ -84,12 +85,20 @@ const byCode: ReadonlyMap<string, Row> = new Map<string, Row>([
   ['CEG_CATALOG_INVALID', { status: 500, title: 'Server misconfigured' }],
 ]);
 
-/** HTTP status for an error: 400 validation, 413 too large, 415 media type, 429 rate limited, 503 other retriable, else 500. */
+/**
+ * HTTP status for an error: 400 validation, 413 too large, 415 media type, 429 rate limited, 503
+ * other retriable, else the code's status (500 when it has none). A 503 always says retriable and
+ * a non-retriable error is never a 503: RFC 9110 §15.6.4 makes 503 "try again later" (the gateway
+ * adds `Retry-After`), so a code whose usual answer is 503 (CEG_BROKER_UNAVAILABLE, …) raised not
+ * retriable — a broker refusing the gateway's credentials, a registry's unexpected answer, a
+ * client error the transport could not place — is a 500: waiting does not mend it.
+ */
 export function problemStatus(err: GatewayError): number {
   const row = byCode.get(err.code);
   // A rate limit is retriable (later) but the fault is the client's pace, not the gateway's state.
   if (err.retriable) return row?.status === 429 ? 429 : 503;
-  return row?.status ?? 500;
+  const status = row?.status ?? 500;
+  return status === 503 ? 500 : status;
 }
 
 /** Details copied into a 4xx problem as extension members (RFC 9457 §3.2): none holds a secret. */
@@ -98,8 +107,9 @@ const NAMED_DETAILS = ['limit', 'max', 'actual', 'maxBytes', 'maxBatchEvents', '
 /**
  * Server errors whose message is told like a refusal's: they are not an unexpected failure whose
  * internals must stay inside, but a state of this gateway the caller (or its operator) acts on.
- * 501: what the request asked for is not implemented. CEG_SECRETS_KEY_MISSING (503): the
- * deployment lacks SUBSCRIPTION_SECRETS_KEY; the message names the setting (nothing secret).
+ * 501: what the request asked for is not implemented. CEG_SECRETS_KEY_MISSING (500, not
+ * retriable: waiting does not give the gateway a key): the deployment lacks
+ * SUBSCRIPTION_SECRETS_KEY; the message names the setting (nothing secret).
  */
 const TOLD_SERVER_ERRORS: ReadonlySet<string> = new Set(['CEG_NOT_IMPLEMENTED', 'CEG_SECRETS_KEY_MISSING']);
 

@@ -78,7 +78,7 @@ describe('config check', () => {
     writeFileSync(partners, 'partners:\n  - id: acme\n    keys: [{ sha256: "' + 'ab'.repeat(32) + '" }]\n    sources: [urn:partner:acme]\n    publish: ["*"]\n    subscribe: ["*"]\n');
     const wide = checkConfiguration({ ...base, KAFKA_BROKERS: '127.0.0.1:9092', HOST: '0.0.0.0', PARTNERS_FILE: partners }, dir);
     expect(wide.problems).toEqual([]);
-    expect(wide.warnings).toEqual([expect.stringMatching(/^SUBSCRIPTION_SECRETS_KEY is not set: .*503 CEG_SECRETS_KEY_MISSING/)]);
+    expect(wide.warnings).toEqual([expect.stringMatching(/^SUBSCRIPTION_SECRETS_KEY is not set: .*500 CEG_SECRETS_KEY_MISSING/)]);
     expect(checkConfiguration({ ...base, KAFKA_BROKERS: '127.0.0.1:9092', HOST: '0.0.0.0', PARTNERS_FILE: partners, SUBSCRIPTION_SECRETS_KEY: 'cd'.repeat(32) }, dir).warnings).toEqual([]);
     // Loopback or in-memory: the development key applies, no warning.
     expect(checkConfiguration({ ...base, KAFKA_BROKERS: '127.0.0.1:9092' }, dir).warnings).toEqual([]);

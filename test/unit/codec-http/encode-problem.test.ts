@@ -173,6 +173,13 @@ describe('toProblem', () => {
     ['CEG_SCHEMA_NOT_FOUND', true, 503],
     ['CEG_SCHEMA_INCOMPATIBLE', false, 409],
     ['CEG_INVALID_OPTIONS', false, 500],
+    // Codes answered 503 when retriable, raised not retriable (a broker refusing the gateway's
+    // credentials, a client error the transport could not place): 500, never a 503 saying "not retriable".
+    ['CEG_BROKER_UNAVAILABLE', false, 500],
+    ['CEG_REGISTRY_UNAVAILABLE', false, 500],
+    ['CEG_STORE_UNAVAILABLE', false, 500],
+    ['CEG_REPLAY_FAILED', false, 500],
+    ['CEG_CLOSED', false, 500],
   ] as const)('%s (retriable %s) → %i', (code, retriable, status) => {
     expect(toProblem(new GatewayError(code, 'm', { retriable })).status).toBe(status);
   });
@@ -189,9 +196,9 @@ describe('toProblem', () => {
     expect(p.detail).not.toContain('/etc/x');
   });
 
-  it('tells a missing SUBSCRIPTION_SECRETS_KEY (503, not retriable): the deployment\'s state, naming the setting', () => {
+  it('tells a missing SUBSCRIPTION_SECRETS_KEY (500, not retriable: waiting does not give the gateway a key): the deployment\'s state, naming the setting', () => {
     const p = toProblem(secretsKeyMissing('push subscriptions seal their webhook secrets with it'));
-    expect(p.status).toBe(503);
+    expect(p).toMatchObject({ status: 500, retriable: false });
     expect(p.detail).toMatch(/^SUBSCRIPTION_SECRETS_KEY \(or SUBSCRIPTION_SECRETS_KEY_FILE\) is required/);
   });
 
