@@ -49,7 +49,7 @@ import { permissionViews } from './permission-views.js';
 import type { MetricsPartitionLag as PartitionLag } from '../observability/index.js';
 import { DEFAULT_OWNER, PullService, Reconciler, SubscriptionService, extendedPartnerIds, shadowingFile, SubscriptionStore, cursorSigner, deriveCursorKey, developmentCursorKey, developmentKey, parseSecretsKey, secretBox, secretsKeyDecision, secretsKeyMissing } from '../bus/subscriptions/index.js';
 import type { CursorSigner, SecretBox, StoredSubscription, SubscriptionView } from '../bus/subscriptions/index.js';
-import { ReplayCoordinator, ReplayLog, RestartableSubscription, replayAuditTopicOf, replayHolds, replayLocal } from '../bus/subscriptions/replay/index.js';
+import { BackgroundAuditWrites, ReplayAuditWriter, ReplayCoordinator, ReplayLog, RestartableSubscription, replayAuditTopicOf, replayHolds, replayLocal } from '../bus/subscriptions/replay/index.js';
 import type { LocalReplayOptions, ReplayReport, ReplayTo } from '../bus/subscriptions/replay/index.js';
 import { parseAllowList, targetChecker } from '../connectors/sinks/webhook/index.js';
 import { reservedGroupProblem } from '../connectors/names.js';
@@ -119,7 +119,8 @@ export interface Gateway {
   replayCoordinator(): ReplayCoordinator | undefined;
   /**
    * Replays a subscription this process runs through {@link subscribe} (library subscriptions,
-   * connectors): its members here stop, the offsets move, they start again (issue 9).
+   * connectors): its members here stop, the offsets move, they start again (issue 9); written to
+   * the replay audit log as an HTTP replay is (`replayLocal` with an audit).
    * `subscription`: its name (the consumer group). Errors: as `replayLocal`.
    */
   replay(subscription: string, to: ReplayTo, opts?: LocalReplayOptions): Promise<ReplayReport>;
@@ -236,6 +237,11 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
   let reconciler: Reconciler<RuntimeSubscription> | undefined;
   let replayLog: ReplayLog | undefined;
   let coordinator: ReplayCoordinator | undefined;
+  // Audit entries of failed replays (HTTP and this process's own) written behind their answers;
+  // close() waits for them, /metrics counts those that could not be written.
+  const replayAuditWrites = new BackgroundAuditWrites(log.child({ component: 'subscriptions' }));
+  // The library replays' way into the audit log (no read of it needed here): made on first use.
+  let replayAuditWriter: ReplayAuditWriter | undefined;
   let leaseTimer: NodeJS.Timeout | undefined;
   let loaded: Promise<void> | undefined;
   const subscriptions = new Set<Subscription>();
@@ -455,6 +461,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
   let lagMissed: ReadonlySet<string> = new Set();
   const removeSource = metrics.addSource({
     auth: () => httpAuthInUse?.stats(),
+    replayAudit: () => ({ writeFailures: replayAuditWrites.failures }),
     publisher: () => records?.stats(),
     ready: () => ingress !== undefined && !drain.draining,
     subscriptions: figures,
@@ -743,6 +750,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       log: slog,
       declared: (group) => declared.some((d) => d.group === group),
       shadowedBy: (group) => svc.shadowedBy(group),
+      background: replayAuditWrites,
     });
     pullService = new PullService({ subscription: (g) => s.get(g), catalog, codec: () => need(codec, 'codec'), transport, signer: cursorKey(), log: slog.child({ delivery: 'pull' }), mayRead: (owner, kind) => mayRead(owner, kind), declared: (group) => declared.some((d) => d.group === group), shadowedBy: (group) => svc.shadowedBy(group) });
     service = svc;
@@ -873,7 +881,10 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       const members = [...subscriptions].filter((m): m is RestartableSubscription => m instanceof RestartableSubscription && m.name === subscription);
       const kinds = members[0]?.kinds ?? [];
       const topics = [...new Set(kinds.map((k) => (catalog.byEventId(k) ?? catalog.byName(k))?.topic.name).filter((t): t is string => t !== undefined))];
-      return await replayLocal(transport, members, topics, to, opts);
+      // Audited as an HTTP replay is, in the same log keyed by the consumer group (docs/subscriptions.md
+      // "What the audit log holds"): the log records what happened to a group's offsets, whoever moved them.
+      replayAuditWriter ??= new ReplayAuditWriter(transport, replayAuditTopicOf(config.subscriptions.topic));
+      return await replayLocal(transport, members, topics, to, opts, { sink: replayAuditWriter, background: replayAuditWrites });
     },
     operations: operationsNow,
     subscriptionsLoaded: () => loaded ?? Promise.reject(new Error('listen() first')),
@@ -966,6 +977,9 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
         clearTimeout(leaseTimer);
         await reconciler?.stop();
         await store?.stop();
+        // Failure entries of replays still being written behind their answers: within the time
+        // left, then given up (their write ends with the log's stop or the transport's close, logged).
+        await raceAbort(replayAuditWrites.settled(), AbortSignal.timeout(Math.max(0, Math.floor(left() - 1000))), () => new Error('shutdown budget spent')).catch(() => log.warn({ pending: replayAuditWrites.pending }, 'closing: replay audit entries still being written are given up'));
         await replayLog?.stop();
         // Consumers stop: records in hand finish (or stay uncommitted and come again), offsets are committed.
         await Promise.allSettled([...subscriptions].map((s) => s.unsubscribe()));

@@ -169,10 +169,13 @@ export class Bus {
    * Resolves with `{ at, by, to, dryRun, partitions: { '<p>': { from, to, events, skipped } },
    * events, skipped }` (`events`: records handed out again; `skipped`: moved past, forward).
    * Members of the group in other processes are not stopped from here: the reset waits up to
-   * `opts.waitMs` (default 30 s) for them to leave.
+   * `opts.waitMs` (default 30 s) for them to leave. Audited like an HTTP replay: written to the
+   * replay audit log (`<SUBSCRIPTIONS_TOPIC>.replays`, key = the group; `by`: `opts.by`, default
+   * `library`) — a dry run, and a replay that stopped the members whatever its end (a failed one
+   * behind its error's answer); docs/subscriptions.md "What the audit log holds".
    * Errors: CEG_INVALID_OPTIONS (a role that does not subscribe); CEG_NOT_FOUND (no member of
    *   that name in this process); CEG_INVALID_REPLAY naming the field; CEG_REPLAY_FAILED
-   *   (retriable: members stayed); the transport's.
+   *   (retriable: members stayed); the transport's (also the audit log's, for a finished replay's entry).
    */
   replay(subscription: Subscription | string, to: ReplayTo, opts?: LocalReplayOptions): Promise<ReplayReport> {
     const remote = this.#remote;

@@ -101,6 +101,8 @@ export interface ScrapeSource {
    * (docs/security.md "Revoking a permission"); the others are left out.
    */
   readonly forbiddenKinds?: () => ReadonlyMap<string, number>;
+  /** Replay audit entries that could not be written behind a failed replay's answer (each logged at error). */
+  readonly replayAudit?: () => { readonly writeFailures: number };
 }
 
 /** Options of {@link GatewayMetrics.for}. */
@@ -410,6 +412,15 @@ export class GatewayMetrics {
             this.inc({ subscription: group, outcome: 'dead_lettered' }, s.deadLettered);
           }
         }
+      },
+    });
+    new Counter({
+      name: 'ce_gateway_replay_audit_write_failures_total',
+      help: 'Replay audit entries of failed replays that could not be written (they are written behind the error\'s answer; each failure is logged at error): the audit log lacks them.',
+      registers,
+      collect() {
+        this.reset();
+        this.inc([...sources].reduce((n, src) => n + (src.replayAudit?.().writeFailures ?? 0), 0));
       },
     });
     new Counter({

@@ -14,7 +14,7 @@ import { createGateway } from '../../src/app/index.js';
 import type { Gateway } from '../../src/app/index.js';
 import { loadConfig } from '../../src/config/index.js';
 import { silentLogger } from '../../src/observability/index.js';
-import { SubscriptionStore } from '../../src/bus/subscriptions/index.js';
+import { ReplayLog, SubscriptionStore, replayAuditTopicOf } from '../../src/bus/subscriptions/index.js';
 import { priceLoaded, structuredPriceEvent } from '../fixtures/events.js';
 import { startSink } from '../helpers/sink.js';
 import type { TestSink } from '../helpers/sink.js';
@@ -236,6 +236,41 @@ describe('bus.replay of a subscription this process runs', () => {
     await sub.unsubscribe();
     await sub.done;
     await expect(gw.replay('lib-replayed', 'latest')).rejects.toMatchObject({ code: 'CEG_NOT_FOUND' });
+    // Audited as an HTTP replay is: the same log, keyed by the group; the refused one is not in it
+    // (before, library replays were never written).
+    const log = new ReplayLog(gw.transport, replayAuditTopicOf(gw.config.subscriptions.topic), silentLogger());
+    await log.start();
+    try {
+      const entries = await log.list('lib-replayed');
+      expect(entries).toEqual([
+        { ...dry, outcome: 'done' },
+        { ...real, outcome: 'done' },
+      ]);
+      expect(entries.map((e) => [e.by, e.dryRun])).toEqual([['library', true], ['library', false]]);
+    } finally {
+      await log.stop();
+    }
+  });
+
+  it('a library replay that fails (a member elsewhere stays) is in the audit log as failed, written behind its error', async () => {
+    const sub = await gw.subscribe({ subscription: 'lib-replay-fails', kinds: ['PriceLoadingCompleted'], startFrom: 'latest', handler: async () => undefined });
+    // A member of the same group this process does not stop (another process's, as far as the replay knows).
+    const other = await gw.transport.consume({ group: 'lib-replay-fails', topics: [...sub.topics], startFrom: 'latest' }, async () => undefined);
+    const log = new ReplayLog(gw.transport, replayAuditTopicOf(gw.config.subscriptions.topic), silentLogger());
+    await log.start();
+    try {
+      const err = await gw.replay('lib-replay-fails', 'earliest', { waitMs: 200, by: 'ops-script' }).then(() => undefined, (e: unknown) => e);
+      expect(err).toMatchObject({ code: 'CEG_REPLAY_FAILED', retriable: true });
+      const entries = await waitFor('the failed replay in the audit log', async () => {
+        const l = await log.list('lib-replay-fails');
+        return l.length > 0 ? l : undefined;
+      }, 5000);
+      expect(entries).toEqual([expect.objectContaining({ by: 'ops-script', to: 'earliest', dryRun: false, outcome: 'failed', partitions: {}, events: 0, error: { code: 'CEG_REPLAY_FAILED', message: (err as Error).message } })]);
+    } finally {
+      await log.stop();
+      await other.stop();
+      await sub.unsubscribe();
+    }
   });
 });
 

@@ -17,8 +17,9 @@
  *   /subscriptions/{name}/replays as a JSON array of { at, by, to, dryRun, partitions, events }").
  */
 import { z } from 'zod';
+import { errorMessage, isGatewayError } from '../../../core/errors.js';
 import type { Logger } from '../../../observability/index.js';
-import type { TopicSpec, Transport, TransportRecord } from '../../../transport/port.js';
+import type { OutboundRecord, TopicSpec, Transport, TransportRecord } from '../../../transport/port.js';
 import { TopicFollower } from '../../follow/topic-follower.js';
 import type { NotMovedReport, PartitionReport } from './plan.js';
 
@@ -88,7 +89,48 @@ export function replayAuditTopicOf(subscriptionsTopic: string): string {
   return `${subscriptionsTopic}.replays`;
 }
 
-export class ReplayLog {
+/** The audit topic's record of `entry`: key = the consumer group, value = the entry as JSON. */
+function auditRecord(group: string, entry: ReplayAuditEntry): OutboundRecord {
+  return { key: enc.encode(group), value: enc.encode(JSON.stringify(entry)), headers: [['content-type', enc.encode('application/json')]] };
+}
+
+/** Where a replay's audit entry is appended: a {@link ReplayLog}, or a {@link ReplayAuditWriter}. */
+export interface ReplayAuditSink {
+  /** Appends `entry` under consumer group `group`. Errors: the transport's. */
+  append(group: string, entry: ReplayAuditEntry): Promise<void>;
+}
+
+/**
+ * Appends to the audit topic without following it: the replays of a process's own subscriptions
+ * (`bus.replay`, `gateway.replay`) go to the same log as the HTTP ones, keyed by their consumer
+ * group, in processes that serve no `GET …/replays` and so do not read the topic (a library
+ * process). The topic is created on first use when missing (the spec {@link replayAuditTopicSpec},
+ * the one `serve` creates), asked again after a failure.
+ */
+export class ReplayAuditWriter implements ReplayAuditSink {
+  readonly topic: string;
+  readonly #transport: Transport;
+  #ensured: Promise<void> | undefined;
+
+  constructor(transport: Transport, topic: string) {
+    this.topic = topic;
+    this.#transport = transport;
+  }
+
+  /** Appends `entry` once the topic exists; resolves when the broker acknowledged it. Errors: the transport's. */
+  async append(group: string, entry: ReplayAuditEntry): Promise<void> {
+    const ensured = (this.#ensured ??= this.#transport.ensureTopics([replayAuditTopicSpec(this.topic)]));
+    try {
+      await ensured;
+    } catch (err) {
+      if (this.#ensured === ensured) this.#ensured = undefined; // asked again next time
+      throw err;
+    }
+    await this.#transport.produce(this.topic, [auditRecord(group, entry)]);
+  }
+}
+
+export class ReplayLog implements ReplayAuditSink {
   readonly topic: string;
   readonly #log: Logger;
   readonly #follower: TopicFollower;
@@ -107,7 +149,7 @@ export class ReplayLog {
 
   /** Appends an entry and waits until this instance has read it back. Errors: the transport's; CEG_BROKER_UNAVAILABLE when not read back in time. */
   async append(group: string, entry: ReplayAuditEntry, timeoutMs = 10_000): Promise<void> {
-    await this.#follower.write([{ key: enc.encode(group), value: enc.encode(JSON.stringify(entry)), headers: [['content-type', enc.encode('application/json')]] }], timeoutMs);
+    await this.#follower.write([auditRecord(group, entry)], timeoutMs);
   }
 
   /** The replays of `group`, oldest first, once caught up with the topic. Errors: the transport's; CEG_BROKER_UNAVAILABLE when not caught up in time. */
@@ -138,4 +180,59 @@ export class ReplayLog {
     if (list.length > MAX_AUDIT_ENTRIES) list.splice(0, list.length - MAX_AUDIT_ENTRIES);
     this.#byGroup.set(group, list);
   }
+}
+
+/**
+ * Audit entries written behind the answer: the entry of a replay that failed is written while its
+ * error is answered, since with the broker down the write waits for it (a produce and a read-back
+ * of up to 10 s) and the caller would wait as long for an error it could act on now. Each write is
+ * tracked here, not left floating: its failure is logged at error (with the entry's group) and
+ * counted ({@link failures}), and {@link settled} waits for the writes under way (the gateway's
+ * close, before it stops the audit log; tests).
+ */
+export class BackgroundAuditWrites {
+  readonly #log: Logger;
+  readonly #pending = new Set<Promise<void>>();
+  #failures = 0;
+
+  constructor(log: Logger) {
+    this.#log = log;
+  }
+
+  /** Starts `write` (the entry of `group`) without waiting for it. Never throws; `context` goes into the failure's log line. */
+  start(group: string, write: () => Promise<void>, context: Readonly<Record<string, unknown>> = {}): void {
+    const p: Promise<void> = write()
+      .catch((err: unknown) => {
+        this.#failures++;
+        this.#log.error({ subscription: group, ...context, err: errorMessage(err) }, 'replay: could not write its failure to the audit log');
+      })
+      .finally(() => this.#pending.delete(p));
+    this.#pending.add(p);
+  }
+
+  /** Writes under way now. */
+  get pending(): number {
+    return this.#pending.size;
+  }
+
+  /** Writes that failed since start (each logged at error). */
+  get failures(): number {
+    return this.#failures;
+  }
+
+  /** Resolves once every write started before (or while) waiting has ended, written or failed. Never rejects. */
+  async settled(): Promise<void> {
+    while (this.#pending.size > 0) await Promise.allSettled([...this.#pending]);
+  }
+}
+
+/**
+ * The error of a replay that did not finish, as its audit entry keeps it: a GatewayError's code and
+ * message (cut to 1,000 characters: written for callers); an unexpected one (not a GatewayError,
+ * or CEG_INTERNAL) as CEG_INTERNAL without its message — owners read the entry, and an internal
+ * failure's text stays in the gateway's log, as its problem+json answer keeps it (codec/http/problem.ts).
+ */
+export function failureOf(err: unknown): ReplayFailure {
+  if (isGatewayError(err) && err.code !== 'CEG_INTERNAL') return { code: err.code, message: errorMessage(err).slice(0, 1000) };
+  return { code: 'CEG_INTERNAL', message: 'an unexpected failure: see the gateway\'s log' };
 }

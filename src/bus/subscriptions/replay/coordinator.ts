@@ -12,7 +12,8 @@
  * 4. The replay is appended to the audit log, then the state becomes `done` and every instance
  *    starts its member again, from the new offsets. On a failure it becomes `failed` with the
  *    reason (delivery resumes), and the audit log gets the replay with outcome `partial` (the
- *    topics whose commit went through, and what did not move) or `failed` (nothing moved); should
+ *    topics whose commit went through, and what did not move) or `failed` (nothing moved), written
+ *    behind the error's answer (audit.ts BackgroundAuditWrites); should
  *    this instance die, the lease runs out and delivery resumes by itself.
  *
  * A subscription that reads `<group>.retry` (`ordering: none`) keeps its position there: only the
@@ -26,6 +27,7 @@ import type { TopicPartitionOffset, Transport } from '../../../transport/port.js
 import { DEFAULT_OWNER, groupOf } from '../model.js';
 import { startPositionsOf } from '../stored.js';
 import type { SubscriptionStore } from '../store.js';
+import { BackgroundAuditWrites, failureOf } from './audit.js';
 import type { ReplayAuditEntry, ReplayLog } from './audit.js';
 import { partialPlanOf, planOf, positionsOf, resolveTarget } from './plan.js';
 import type { ReplayOffsets } from './plan.js';
@@ -59,6 +61,11 @@ export interface ReplayCoordinatorDeps {
    * file's runs, the stored one is not — docs/subscriptions.md "a file wins"), or undefined.
    */
   readonly shadowedBy?: (group: string) => { readonly owner: string; readonly group: string; readonly reason: string } | undefined;
+  /**
+   * Where the entries of failed replays are written behind the error's answer (shared with the
+   * process's library replays, so one close waits for both); default one of its own.
+   */
+  readonly background?: BackgroundAuditWrites;
   /** Default {@link REPLAY_LEASE_MS}. */
   readonly leaseMs?: number;
   readonly now?: () => number;
@@ -69,17 +76,6 @@ function deletedDuringReplay(group: string, nothing = '; nothing was moved'): Ga
   return new GatewayError('CEG_NOT_FOUND', `the subscription ${group} was deleted during its replay${nothing}`, { retriable: false, details: { field: 'name' } });
 }
 
-/**
- * The error of a replay that did not finish, as its audit entry keeps it: a GatewayError's code and
- * message (cut to 1,000 characters: written for callers); an unexpected one (not a GatewayError,
- * or CEG_INTERNAL) as CEG_INTERNAL without its message — owners read the entry, and an internal
- * failure's text stays in the gateway's log, as its problem+json answer keeps it (codec/http/problem.ts).
- */
-function failureOf(err: unknown): { readonly code: string; readonly message: string } {
-  if (isGatewayError(err) && err.code !== 'CEG_INTERNAL') return { code: err.code, message: errorMessage(err).slice(0, 1000) };
-  return { code: 'CEG_INTERNAL', message: 'an unexpected failure: see the gateway\'s log' };
-}
-
 function notFound(name: string): GatewayError {
   return new GatewayError('CEG_NOT_FOUND', `no subscription named ${name.slice(0, 100)}`, { retriable: false, details: { field: 'name' } });
 }
@@ -87,10 +83,17 @@ function notFound(name: string): GatewayError {
 export class ReplayCoordinator {
   readonly #d: ReplayCoordinatorDeps;
   readonly #leaseMs: number;
+  readonly #background: BackgroundAuditWrites;
 
   constructor(deps: ReplayCoordinatorDeps) {
     this.#d = deps;
     this.#leaseMs = deps.leaseMs ?? REPLAY_LEASE_MS;
+    this.#background = deps.background ?? new BackgroundAuditWrites(deps.log);
+  }
+
+  /** The audit entries of failed replays being written behind their answers (count, failures, settled()). */
+  get background(): BackgroundAuditWrites {
+    return this.#background;
   }
 
   #now(): number {
@@ -173,10 +176,13 @@ export class ReplayCoordinator {
       };
       from = await commitWhenIdle(this.#d.transport, group, targets, 'latest', Math.max(1000, this.#leaseMs - 10_000), undefined, proceed, startAt, progress);
     } catch (err) {
-      // Into the audit log whatever the end (deleted meanwhile too: the log is keyed by the group).
-      // Should the log not take it, the failure still goes back to the caller, and the stored state says it.
+      // Into the audit log whatever the end (deleted meanwhile too: the log is keyed by the group),
+      // behind the answer: with the broker down the write waits for it (up to its 10 s read-back)
+      // and the caller with it, for an error it can act on now. Tracked, not floating: a failure to
+      // write is logged and counted (BackgroundAuditWrites); the failure still goes back to the
+      // caller, and the stored state says it.
       if (!isGatewayError(err) || err.code === 'CEG_INTERNAL') log.error({ replay: base.id, err: errorMessage(err), moved: progress.committed }, 'replay: failed unexpectedly');
-      await recordFailure(progress, err).catch((e: unknown) => log.error({ replay: base.id, err: errorMessage(e), moved: progress.committed }, 'replay: could not write its failure to the audit log'));
+      this.#background.start(group, () => recordFailure(progress, err), { replay: base.id, moved: [...progress.committed] });
       if (this.#d.store.get(group) === undefined) throw err; // deleted: no record left to mark
       await this.#setReplay(group, { ...base, phase: 'failed', finishedAt: new Date(this.#now()).toISOString(), reason: errorMessage(err).slice(0, 1000) }).catch((e: unknown) => log.error({ replay: base.id, err: errorMessage(e) }, 'replay: could not store the failure; delivery resumes when the lease runs out'));
       throw err;

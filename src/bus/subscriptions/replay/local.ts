@@ -7,10 +7,12 @@
  */
 import { GatewayError } from '../../../core/errors.js';
 import type { StartFrom, Transport } from '../../../transport/port.js';
-import type { ReplayAuditEntry } from './audit.js';
-import { planOf, positionsOf, resolveTarget } from './plan.js';
+import { failureOf } from './audit.js';
+import type { BackgroundAuditWrites, ReplayAuditEntry, ReplayAuditSink } from './audit.js';
+import { partialPlanOf, planOf, positionsOf, resolveTarget } from './plan.js';
 import type { ReplayOffsets } from './plan.js';
 import { commitWhenIdle } from './reset.js';
+import type { CommitProgress } from './reset.js';
 import type { RestartableSubscription } from './restartable.js';
 import { parseTarget, verbatimTo } from './target.js';
 import type { ReplayTo } from './target.js';
@@ -30,25 +32,52 @@ export interface LocalReplayOptions {
 }
 
 /**
- * Replays `members` (this process's members of one subscription) to `to`.
- * Errors: CEG_NOT_FOUND (no member given); CEG_INVALID_REPLAY naming the field; CEG_REPLAY_FAILED
- *   (retriable); the transport's.
+ * Where a replay of this process's members is audited: the replay audit log the HTTP replays go to
+ * (`sink`, keyed by the consumer group), and the writes behind a failure's answer (`background`).
  */
-export async function replayLocal(transport: Transport, members: readonly RestartableSubscription[], topics: readonly string[], to: ReplayTo, opts: LocalReplayOptions = {}): Promise<ReplayReport> {
+export interface LocalReplayAudit {
+  readonly sink: ReplayAuditSink;
+  readonly background: BackgroundAuditWrites;
+}
+
+/**
+ * Replays `members` (this process's members of one subscription) to `to`.
+ * With `audit`, the replay is written to the replay audit log as an HTTP one is (coordinator.ts,
+ * docs/subscriptions.md "What the audit log holds"): a dry run, and a replay that stopped the
+ * members whatever its end — `done` before the report is answered (a failure to write it is the
+ * answer's error, as over HTTP: the report must not come back without its entry), `partial` or
+ * `failed` with the error behind the error's answer (`audit.background`: logged and counted
+ * when it cannot be written). A request refused before anything happened (no member, an invalid
+ * `to`, the broker not answering while `to` is resolved) is not an entry.
+ * Errors: CEG_NOT_FOUND (no member given); CEG_INVALID_REPLAY naming the field; CEG_REPLAY_FAILED
+ *   (retriable); the transport's (also the audit log's, for the `done` entry).
+ */
+export async function replayLocal(transport: Transport, members: readonly RestartableSubscription[], topics: readonly string[], to: ReplayTo, opts: LocalReplayOptions = {}, audit?: LocalReplayAudit): Promise<ReplayReport> {
   const first = members[0];
   if (first === undefined) throw new GatewayError('CEG_NOT_FOUND', 'no running subscription of that name in this process: subscribe first (the replay needs its kinds)', { retriable: false, details: { field: 'subscription' } });
   const group = first.name;
   const targets = await resolveTarget(transport, topics, parseTarget(to, topics));
+  const head = (): Pick<ReplayReport, 'at' | 'by' | 'to' | 'dryRun'> => ({ at: new Date().toISOString(), by: opts.by ?? 'library', to: verbatimTo(to), dryRun: opts.dryRun === true });
   let from: ReplayOffsets;
   if (opts.dryRun === true) {
     from = await positionsOf(transport, group, targets, opts.startFrom ?? 'latest');
   } else {
     await Promise.all(members.map((m) => m.halt()));
+    const progress: CommitProgress = { committed: [] };
     try {
-      from = await commitWhenIdle(transport, group, targets, opts.startFrom ?? 'latest', opts.waitMs ?? 30_000);
+      from = await commitWhenIdle(transport, group, targets, opts.startFrom ?? 'latest', opts.waitMs ?? 30_000, undefined, undefined, undefined, progress);
+    } catch (err) {
+      // The members were stopped for it: an entry, written behind the error's answer (as over HTTP).
+      if (audit !== undefined) {
+        const entry: ReplayAuditEntry = { ...head(), outcome: progress.committed.length > 0 ? 'partial' : 'failed', ...partialPlanOf(topics, progress.from, targets, progress.committed), error: failureOf(err) };
+        audit.background.start(group, () => audit.sink.append(group, entry), { moved: [...progress.committed] });
+      }
+      throw err;
     } finally {
       await Promise.allSettled(members.map((m) => m.resume()));
     }
   }
-  return { at: new Date().toISOString(), by: opts.by ?? 'library', to: verbatimTo(to), dryRun: opts.dryRun === true, outcome: 'done', ...planOf(topics, from, targets) };
+  const report: ReplayReport = { ...head(), outcome: 'done', ...planOf(topics, from, targets) };
+  await audit?.sink.append(group, report);
+  return report;
 }

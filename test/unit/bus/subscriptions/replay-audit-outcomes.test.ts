@@ -12,13 +12,14 @@
  * (In-memory transport; the refusal is injected into the real transport's commit of the second
  * topic's target.)
  */
+import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_PUSH_RETRY, ReplayCoordinator, ReplayLog, SubscriptionStore } from '../../../../src/bus/subscriptions/index.js';
 import type { StoredSubscription } from '../../../../src/bus/subscriptions/index.js';
 import { GatewayError } from '../../../../src/core/errors.js';
-import { silentLogger } from '../../../../src/observability/index.js';
+import { createLogger, silentLogger } from '../../../../src/observability/index.js';
 import { createMemoryTransport } from '../../../../src/transport/index.js';
-import type { Consumption, PartitionOffset, Transport } from '../../../../src/transport/index.js';
+import type { Consumption, OutboundRecord, PartitionOffset, Position, ProduceOptions, Transport } from '../../../../src/transport/index.js';
 import { caughtAsync } from '../../../helpers/errors.js';
 
 const name = 'two-topics';
@@ -173,5 +174,87 @@ describe('the audit log of a replay that did not finish', () => {
     expect(done).not.toHaveProperty('notMoved');
     expect(done).not.toHaveProperty('error');
     expect((await coordinator.list(name)).map((e) => e.outcome)).toEqual(['done']);
+  });
+});
+
+/**
+ * The transport with its produce to `topic` held: each waits until the gate opens, then goes
+ * through (`fail`: is refused as by a broker that is down). `entered` resolves at the first.
+ */
+function holdingProduceTo(topic: string, fail = false): { transport: Transport; entered: Promise<void>; open: () => void } {
+  let open!: () => void;
+  let enter!: () => void;
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  const entered = new Promise<void>((resolve) => (enter = resolve));
+  const held: Transport = new Proxy(transport, {
+    get(target, prop, receiver) {
+      if (prop === 'produce') {
+        return async (t: string, records: readonly OutboundRecord[], opts?: ProduceOptions): Promise<readonly Position[]> => {
+          if (t === topic) {
+            enter();
+            await gate;
+            if (fail) throw new GatewayError('CEG_BROKER_UNAVAILABLE', 'kafka: connect ECONNREFUSED', { retriable: true });
+          }
+          return await target.produce(t, records, opts);
+        };
+      }
+      const v: unknown = Reflect.get(target, prop, receiver);
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
+  return { transport: held, entered, open };
+}
+
+describe('the audit entry of a failed replay is written behind its answer', () => {
+  // Before, the answer waited for the entry's write (with the broker down: up to its 10 s
+  // read-back): with the write held until the answer came, these never answered (a deadlock).
+  it('the error is answered while the entry is still being written; the entry lands afterwards', async () => {
+    const auditTopic = 'rao.subscriptions.replays.held';
+    const held = holdingProduceTo(auditTopic);
+    const heldAudit = new ReplayLog(held.transport, auditTopic, silentLogger());
+    await heldAudit.start();
+    try {
+      const coordinator = new ReplayCoordinator({ store, audit: heldAudit, transport: refusingCommitOf('rao.a'), topicsOf: () => topics, instance: 'here', log: silentLogger() });
+      const answer = coordinator.replay(name, { to: 'earliest' }, 'ops');
+      // The entry's write is released only once the replay answered.
+      const released = answer.then(held.open, held.open);
+      const err = await caughtAsync(answer);
+      expect(err).toMatchObject({ code: 'CEG_FORBIDDEN', retriable: false });
+      await held.entered;
+      expect(coordinator.background.pending).toBe(1);
+      // The stored state says failed before the answer (a retry is not refused as "under way").
+      expect(store.get(group)?.replay).toMatchObject({ phase: 'failed' });
+      await released;
+      await coordinator.background.settled();
+      expect(coordinator.background).toMatchObject({ pending: 0, failures: 0 });
+      const entries = await coordinator.list(name);
+      expect(entries).toHaveLength(1);
+      expect(entries[0]).toMatchObject({ outcome: 'failed', by: 'ops', error: { code: 'CEG_FORBIDDEN' } });
+    } finally {
+      await heldAudit.stop();
+    }
+  });
+
+  it('a write that fails behind the answer is logged at error and counted, never an unhandled rejection', async () => {
+    const auditTopic = 'rao.subscriptions.replays.down';
+    const held = holdingProduceTo(auditTopic, true);
+    const heldAudit = new ReplayLog(held.transport, auditTopic, silentLogger());
+    await heldAudit.start();
+    const lines: string[] = [];
+    const out = new Writable({ write: (c: Buffer, _e, cb) => (lines.push(c.toString('utf8')), cb()) });
+    try {
+      const coordinator = new ReplayCoordinator({ store, audit: heldAudit, transport: refusingCommitOf('rao.a'), topicsOf: () => topics, instance: 'here', log: createLogger({ level: 'info', destination: out }) });
+      const answer = coordinator.replay(name, { to: 'earliest' }, 'ops');
+      const released = answer.then(held.open, held.open);
+      expect(await caughtAsync(answer)).toMatchObject({ code: 'CEG_FORBIDDEN' });
+      await released;
+      await coordinator.background.settled();
+      expect(coordinator.background).toMatchObject({ pending: 0, failures: 1 });
+      const logged = lines.map((l) => JSON.parse(l) as { level: number; msg: string; subscription?: string; err?: string });
+      expect(logged.filter((l) => l.msg === 'replay: could not write its failure to the audit log')).toEqual([expect.objectContaining({ level: 50, subscription: group, err: 'kafka: connect ECONNREFUSED' })]);
+      expect(await heldAudit.list(group)).toEqual([]);
+    } finally {
+      await heldAudit.stop();
+    }
   });
 });
