@@ -109,6 +109,13 @@ export interface Gateway {
   opsAddress(): AddressInfo | undefined;
   /** Subscriptions declared in connector files (`kind: subscription`): run and listed like the stored ones. Call before listen(). */
   declareSubscriptions(defs: readonly RuntimeSubscription[]): void;
+  /**
+   * The short-form connectors (`kind: shell-hook` / `file-drop`) this process runs, as
+   * `connectorView` shows them (startConnectors calls it: with those it starts, `[]` once they
+   * stopped). Listed by `GET /subscriptions`, answered by `GET /subscriptions/{name}` and the
+   * console (owner `anonymous`); read-only (PATCH, DELETE 409). Replaces the previous list.
+   */
+  declareConnectors(views: readonly SubscriptionView[]): void;
   /** Dead letters and status of subscriptions by name (issue 10): after `ready` (and, once listening, after the definitions loaded). */
   operations(): SubscriptionOperations | undefined;
   /** The subscription service once loaded (after listen() and ready). */
@@ -231,6 +238,8 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
   let opsServer: Server | undefined;
   const closing = new AbortController();
   let declared: readonly RuntimeSubscription[] = [];
+  /** The short-form connectors this process runs (startConnectors → declareConnectors), as GET /subscriptions lists them. */
+  let connectorViews: readonly SubscriptionView[] = [];
   let store: SubscriptionStore | undefined;
   let service: SubscriptionService | undefined;
   let pullService: PullService | undefined;
@@ -622,7 +631,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       throw secretsKeyMissing(`the definitions topic ${s.topic} holds ${sealed} push subscription(s) whose secrets are sealed, and this gateway (bound to ${config.http.host}, Kafka) has no key`);
     }
     const fileViews = new Map(declared.filter((d) => d.view !== undefined).map((d) => [d.group, d.view!] as const));
-    const svc = new SubscriptionService({ store: s, box, catalog, transport, checkTarget: targetChecker(allow, undefined, slog), declared: () => fileViews, mayRead: (owner, kind) => mayRead(owner, kind), partners: () => partnerIds });
+    const svc = new SubscriptionService({ store: s, box, catalog, transport, checkTarget: targetChecker(allow, undefined, slog), declared: () => fileViews, connectors: () => connectorViews, mayRead: (owner, kind) => mayRead(owner, kind), partners: () => partnerIds });
     const topicsOf = (kinds: readonly string[]): string[] => [...new Set(kinds.map((k) => (catalog.byEventId(k) ?? catalog.byName(k))?.topic.name).filter((t): t is string => t !== undefined))];
     // BUS_ROLE=publisher: this instance takes events and serves the API, but runs no subscription
     // member (push, connectors): deliveries run on the other instances (the two-process layout of
@@ -782,6 +791,9 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     if (service !== undefined) {
       try {
         const v = service.get(name, owner);
+        // A short-form connector runs as a library subscription of this process (below): its
+        // status is that member's (running, failed). Before its member started: not running yet.
+        if (v.connector !== undefined && v.connector.kind !== 'subscription') return libraryTarget(name) ?? { name, owner: DEFAULT_OWNER, group: v.group, origin: 'library', state: 'active', topics: targetTopics(v).topics };
         // docs/security.md "Revoking a permission": dead letters of these are not shown nor redriven
         // (SubscriptionOperations). Every kind the owner may not read, not only those still stored:
         // a kind PATCHed out (or a subscription deleted and created again under its name) leaves its
@@ -793,6 +805,11 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
         if (!isGatewayError(err, 'CEG_NOT_FOUND')) throw err;
       }
     }
+    return libraryTarget(name);
+  }
+
+  /** A subscription this process runs through the library or a connector, by its name (its consumer group): running, or stopped on a failure. */
+  function libraryTarget(name: string): SubscriptionTarget | undefined {
     const sub = [...subscriptions].find((s) => s.name === name);
     if (sub !== undefined) return { name, owner: DEFAULT_OWNER, group: name, origin: 'library', state: 'active', topics: sub.topics };
     const failed = failedSubscriptions.get(name);
@@ -873,6 +890,9 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     },
     declareSubscriptions(defs) {
       declared = [...defs];
+    },
+    declareConnectors(views) {
+      connectorViews = [...views];
     },
     subscriptionService: () => service,
     replayCoordinator: () => coordinator,

@@ -65,9 +65,10 @@ export interface SubscriptionView {
   /**
    * The retry settings in force. `timeoutMs` is the deadline of one attempt: the webhook's for push;
    * for a connector file's shell hook, the hook's own `delivery.sink.timeoutMs`; absent for a file
-   * drop, whose writes have none.
+   * drop, whose writes have none. `maxAgeMs` is absent for a short-form connector (`kind:
+   * shell-hook` / `file-drop`), whose retries are bounded by `maxAttempts` only.
    */
-  readonly retry: Omit<StoredSubscription['retry'], 'timeoutMs'> & { readonly timeoutMs?: number };
+  readonly retry: Omit<StoredSubscription['retry'], 'timeoutMs' | 'maxAgeMs'> & { readonly timeoutMs?: number; readonly maxAgeMs?: number };
   readonly concurrency: number;
   readonly rateLimit: number | null;
   readonly state: SubscriptionState;
@@ -79,6 +80,13 @@ export interface SubscriptionView {
   readonly replay?: Omit<StoredReplay, 'phase'> & { readonly phase: ReplayPhase | 'expired' };
   /** `api` (created over HTTP) or `file` (declared in a connector file: read-only here). */
   readonly origin: 'api' | 'file';
+  /**
+   * The connector file that declares it (`origin: file` only): its `name` (the file name without
+   * extension) and its `kind` — `subscription` (a resource declared in a file), or `shell-hook` /
+   * `file-drop` for the short forms, whose subscription name is their consumer group. Absent for
+   * `origin: api`.
+   */
+  readonly connector?: { readonly kind: 'subscription' | 'shell-hook' | 'file-drop'; readonly name: string };
   /**
    * Set by the gateway's routes, not stored: the `kinds` (by name) its owner may no longer read
    * (a `subscribe` permission revoked), which are not delivered; absent when there are none.
@@ -136,6 +144,13 @@ export interface SubscriptionServiceDeps {
   readonly checkTarget: (url: string) => Promise<void>;
   /** Subscriptions declared in connector files, by group (read-only over HTTP). */
   readonly declared?: () => ReadonlyMap<string, SubscriptionView>;
+  /**
+   * The short-form connectors (`kind: shell-hook` / `file-drop`) this process runs, as GET shows
+   * them: listed, and addressed by name by the anonymous owner (an admin: `?owner=anonymous`),
+   * read-only (PATCH and DELETE 409). Unlike `declared` they shadow no stored subscription: their
+   * groups are their names, never an HTTP subscription's (`ce-gateway.sub.…`).
+   */
+  readonly connectors?: () => readonly SubscriptionView[];
   readonly now?: () => Date;
   /**
    * Whether `owner` may read `kind` now (the partners' `subscribe`, http/auth `ownerMayRead`);
@@ -260,7 +275,7 @@ export class SubscriptionService {
   /** Every subscription of `owner`; without one (no partner identities yet, issue 11), every subscription. */
   list(owner?: string): SubscriptionView[] {
     const api = [...this.#d.store.all().values()].filter((s) => owner === undefined || s.owner === owner).map((s) => this.#storedView(s));
-    const files = [...(this.#d.declared?.().values() ?? [])].filter((v) => owner === undefined || v.owner === owner);
+    const files = [...(this.#d.declared?.().values() ?? []), ...(this.#d.connectors?.() ?? [])].filter((v) => owner === undefined || v.owner === owner);
     return [...api, ...files].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
@@ -307,8 +322,8 @@ export class SubscriptionService {
 
   #declaredNamed(name: string, owner: string): SubscriptionView | undefined {
     const all = this.#d.declared?.();
-    if (all === undefined) return undefined;
-    return all.get(groupOf(owner, name)) ?? (owner === DEFAULT_OWNER ? [...all.values()].find((v) => v.name === name) : undefined);
+    const file = all === undefined ? undefined : (all.get(groupOf(owner, name)) ?? (owner === DEFAULT_OWNER ? [...all.values()].find((v) => v.name === name) : undefined));
+    return file ?? this.#d.connectors?.().find((v) => v.owner === owner && v.name === name);
   }
 
   /**

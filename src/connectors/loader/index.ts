@@ -5,6 +5,6 @@ export { parseConnectorText, problemPath } from './parse.js';
 export type { ParseContext, ParsedConnector, ResolvedSink } from './parse.js';
 export { DEFAULT_RETRY, connectorFileSchema, connectorKinds } from './schema.js';
 export type { ConnectorFile, ConnectorKind, ParsedConnectorFile } from './schema.js';
-export { connectorHandler, startConnectors } from './start.js';
+export { CONNECTOR_PARTITIONS_CONCURRENTLY, connectorHandler, connectorView, startConnectors } from './start.js';
 export type { ConnectorHost, ConnectorsHandle, RunningConnector } from './start.js';
 export type { ConnectorDefinition, ConnectorProblem } from './types.js';

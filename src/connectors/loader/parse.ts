@@ -307,6 +307,7 @@ function parseSubscriptionFile(c: SubscriptionFile, file: string, baseDir: strin
       updatedAt: now,
       generation: 1,
       origin: 'file',
+      connector: { kind: 'subscription', name: basename(file, extname(file)) },
     },
   };
   const definition: ConnectorDefinition = {

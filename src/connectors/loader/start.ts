@@ -6,6 +6,8 @@
 import type { RetryPolicy } from '../../core/retry.js';
 import { GatewayError, errorMessage } from '../../core/errors.js';
 import type { EventHandler, SubscribeOptions, Subscription } from '../../bus/subscriber/index.js';
+import { DEFAULT_OWNER } from '../../bus/subscriptions/model.js';
+import type { SubscriptionView } from '../../bus/subscriptions/index.js';
 import type { Logger } from '../../observability/index.js';
 import { createFileDropSink, makeDirectories } from '../sinks/file-drop/index.js';
 import { createShellHookSink } from '../sinks/shell-hook/index.js';
@@ -15,6 +17,52 @@ import type { ConnectorDefinition } from './types.js';
 /** What connectors need from the gateway (`Gateway` of src/app fits). */
 export interface ConnectorHost {
   subscribe(o: Omit<SubscribeOptions, 'retry'> & { retry?: RetryPolicy }): Promise<Subscription>;
+  /**
+   * The short-form connectors it runs for `GET /subscriptions` and the console (the gateway's
+   * `declareConnectors`): called with those about to start, and with `[]` once they stopped.
+   * Optional: a host without an HTTP API lists nothing.
+   */
+  declareConnectors?(views: readonly SubscriptionView[]): void;
+}
+
+/**
+ * Partitions of a short-form connector handled at once per instance: one event at a time per
+ * partition, this many partitions (the Kafka transports' default, passed explicitly so that what
+ * `GET /subscriptions` shows as `concurrency` is what runs).
+ */
+export const CONNECTOR_PARTITIONS_CONCURRENTLY = 3;
+
+/**
+ * A short-form connector (`kind: shell-hook` / `file-drop`) as `GET /subscriptions` shows it:
+ * named by its subscription (= its consumer group, dead letters on `<subscription>.dlq`), owner
+ * `anonymous` (the gateway's own, as its status says), `origin: file`, `connector: { kind, name }`,
+ * `delivery.mode` its sink kind; `retry` as configured (`timeoutMs`: the hook's own limit, absent for
+ * a file drop); `createdAt`/`updatedAt` the epoch, as for a subscription file (not stored).
+ * Errors: none. A `kind: subscription` file's view is its `runtime.view` (parse.ts).
+ */
+export function connectorView(d: ConnectorDefinition & { readonly kind: 'shell-hook' | 'file-drop' }): SubscriptionView {
+  const r = d.retrySettings;
+  const epoch = new Date(0).toISOString();
+  return {
+    name: d.subscription,
+    owner: DEFAULT_OWNER,
+    group: d.subscription,
+    deadLetterTopic: `${d.subscription}.dlq`,
+    kinds: [...d.kinds],
+    filters: [],
+    start: d.startFrom,
+    delivery: { mode: d.kind },
+    ordering: d.ordering,
+    retry: { maxAttempts: r.maxAttempts, backoff: { initialMs: r.initialMs, factor: r.factor, maxMs: r.maxMs, jitter: r.jitter }, ...(d.kind === 'shell-hook' ? { timeoutMs: d.sink.timeoutMs } : {}) },
+    concurrency: CONNECTOR_PARTITIONS_CONCURRENTLY,
+    rateLimit: null,
+    state: 'active',
+    createdAt: epoch,
+    updatedAt: epoch,
+    generation: 1,
+    origin: 'file',
+    connector: { kind: d.kind, name: d.name },
+  };
 }
 
 export interface RunningConnector {
@@ -85,6 +133,8 @@ export async function startConnectors(host: ConnectorHost, defs: readonly Connec
   const running: RunningConnector[] = [];
   const sinks = new Map<RunningConnector, ConnectorSink>();
   const stop = async (so: SinkStopOptions = {}): Promise<void> => {
+    // No longer listed once they stop taking events (the dead-letter routes of a stopped one answer 404 here, as before).
+    host.declareConnectors?.([]);
     const all = running.splice(0);
     // The subscriptions begin to stop first (synchronously): a hook the sink ends then finds its
     // member stopping, which leaves the event uncommitted.
@@ -93,6 +143,9 @@ export async function startConnectors(host: ConnectorHost, defs: readonly Connec
     sinks.clear();
     await Promise.allSettled([...unsubscribed, ...stopped]);
   };
+  // Listed from their start on (status answers `running: false` until a member runs), so an
+  // operator sees every connector the process runs, not only those already joined.
+  host.declareConnectors?.(defs.flatMap((d) => (d.enabled && d.kind !== 'subscription' ? [connectorView(d)] : [])));
   try {
     for (const d of defs) {
       // The sinks name the subscription in each of their lines; binding it here too would repeat the key.
@@ -114,6 +167,7 @@ export async function startConnectors(host: ConnectorHost, defs: readonly Connec
           ordering: d.ordering,
           // The sink bounds each call itself (the hook's timeoutMs).
           handlerTimeoutMs: Number.POSITIVE_INFINITY,
+          partitionsConcurrently: CONNECTOR_PARTITIONS_CONCURRENTLY,
           // Sinks never publish: no correlation context (its AsyncLocalStorage costs every promise).
           correlationContext: false,
           ...(opts.instanceId === undefined ? {} : { instanceId: opts.instanceId }),

@@ -181,7 +181,8 @@ export const CONSOLE_JS = String.raw`'use strict';
     subscriptions.forEach(function (s) {
       var points = lagHistory.get(keyOf(s)) || [];
       var card = el('div', { 'class': 'subscription', 'data-name': s.name, 'data-owner': s.owner || '' }, [
-        el('div', { 'class': 'node-title' }, [labelOf(s) + ' (' + s.state + ', ' + (s.delivery && s.delivery.mode) + ')']),
+        // A connector file's (a shell hook, a file drop, or a subscription declared there) says which file.
+        el('div', { 'class': 'node-title' }, [labelOf(s) + ' (' + s.state + ', ' + (s.delivery && s.delivery.mode) + (s.connector ? ', connector ' + s.connector.name : '') + ')']),
         el('div', { 'class': 'hint' }, ['kinds: ' + s.kinds.join(', ')]),
       ]);
       card.appendChild(points.length === 0 ? el('div', { 'class': 'hint' }, ['no status yet']) : chart(points));

@@ -133,9 +133,9 @@ export const components: Json = {
       description: 'A subscription as GET shows it: never a secret or a sink header\'s value (docs/subscriptions.md).',
       required: ['name', 'owner', 'group', 'deadLetterTopic', 'kinds', 'filters', 'start', 'delivery', 'ordering', 'retry', 'concurrency', 'rateLimit', 'state', 'createdAt', 'updatedAt', 'generation', 'origin'],
       properties: {
-        name: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$' },
-        owner: { type: 'string', description: 'The partner that created it.' },
-        group: { type: 'string', description: 'Kafka consumer group: ce-gateway.sub.<owner>.<name>' },
+        name: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$', description: 'A resource\'s name: [A-Za-z0-9_-], at most 100 characters; a short-form connector\'s (`connector.kind` shell-hook or file-drop) is its subscription name, dots allowed, at most 200.' },
+        owner: { type: 'string', description: 'The partner that created it; `anonymous` for a short-form connector (the gateway\'s own).' },
+        group: { type: 'string', description: 'Kafka consumer group: ce-gateway.sub.<owner>.<name>; a short-form connector\'s is its name' },
         deadLetterTopic: { type: 'string' },
         kinds: { type: 'array', items: { type: 'string' } },
         filters: { type: 'array', items: { type: 'object' } },
@@ -165,6 +165,12 @@ export const components: Json = {
         updatedAt: { type: 'string', format: 'date-time' },
         generation: { type: 'integer', minimum: 1 },
         origin: { enum: ['api', 'file'] },
+        connector: {
+          type: 'object',
+          description: 'The connector file that declares it (origin file only): its name (the file name without extension) and its kind: subscription, or shell-hook / file-drop for the short forms, whose name is their consumer group (docs/connectors.md). Absent for origin api.',
+          required: ['kind', 'name'],
+          properties: { kind: { enum: ['subscription', 'shell-hook', 'file-drop'] }, name: { type: 'string' } },
+        },
         forbiddenKinds: { type: 'array', items: { type: 'string' }, description: 'Kinds (by name) its owner may no longer read (a revoked subscribe permission): not delivered. Absent when none (docs/security.md "Revoking a permission").' },
         forbiddenReason: { type: 'string', description: 'Why, and what to do (with forbiddenKinds).' },
         shadowedBy: {

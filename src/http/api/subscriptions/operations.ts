@@ -20,7 +20,7 @@
  * Spec: issue 10; RFC 9457.
  */
 import express from 'express';
-import { loadedApi, notAllowed, ownerParam, subscriptionName } from './route-parts.js';
+import { ROUTE_NAME, loadedApi, notAllowed, ownerParam, subscriptionName } from './route-parts.js';
 import { jsonBody as readJsonBody } from '../json-body.js';
 import { accessOf } from '../../auth/index.js';
 import type { NextFunction, Request, Response } from 'express';
@@ -40,8 +40,6 @@ export interface SubscriptionOperationsApi {
   status(name: string, owner: string): Promise<SubscriptionStatus>;
 }
 
-/** A name as routes take it: HTTP resources' names, and library/connector subscription names (consumer groups). */
-const ROUTE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/;
 /** Longest event id accepted in `ids` and `events`, characters. */
 const MAX_ID_LENGTH = 1000;
 /** Longest event source accepted in `events`, characters (a URI-reference; CloudEvents sets no bound, this is generous). */

@@ -17,6 +17,9 @@ export function loadedApi<T>(api: () => T | undefined): () => T {
   };
 }
 
+/** A name as routes take it: HTTP resources' names, and library/connector subscription names (consumer groups, dots allowed). */
+export const ROUTE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/;
+
 /**
  * The `{name}` path parameter, checked against `pattern` (HTTP resources' names by default).
  * Errors: CEG_NOT_FOUND naming `name` (a name that cannot exist is simply not there).

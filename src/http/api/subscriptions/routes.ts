@@ -4,7 +4,9 @@
  *   request had no `delivery.secrets` the generated secret is in `delivery.secrets` of this answer
  *   only (`Cache-Control: no-store`).
  * - `GET /subscriptions` → `{ "items": [ … ] }`; `GET /subscriptions/{name}` → the resource. Never
- *   a secret or a sink header's value (`secretCount`, `headerNames` instead).
+ *   a secret or a sink header's value (`secretCount`, `headerNames` instead). Connector files'
+ *   subscriptions are among them, read-only (`origin: file`, `connector: { kind, name }`), the
+ *   short-form shell hooks and file drops this process runs included (owner `anonymous`).
  * - `PATCH /subscriptions/{name}` (JSON merge patch, `application/merge-patch+json` or
  *   `application/json`) → 200 with the resource.
  * - `DELETE /subscriptions/{name}` → 204.
@@ -19,7 +21,7 @@
  * Spec: issue 8; issue 11; RFC 9110 §15.3.2 (201 + Location), RFC 7396 (merge patch), RFC 9457.
  */
 import express from 'express';
-import { loadedApi, notAllowed, ownerParam, subscriptionName } from './route-parts.js';
+import { ROUTE_NAME, loadedApi, notAllowed, ownerParam, subscriptionName } from './route-parts.js';
 import { isEmptyBody, jsonBody } from '../json-body.js';
 import type { NextFunction, Request, Response } from 'express';
 import { GatewayError } from '../../../core/errors.js';
@@ -57,7 +59,9 @@ export function subscriptionsRouter(api: () => SubscriptionsApi | undefined, cat
     }
     next();
   };
-  const name = (req: Request): string => subscriptionName(req);
+  // A short-form connector's name (its consumer group) may hold dots: GET answers it, PATCH and
+  // DELETE say it is a file's (409); any other name that no resource can have is simply not there.
+  const name = (req: Request): string => subscriptionName(req, ROUTE_NAME);
 
   const body = (req: Request): Record<string, unknown> | undefined => (typeof req.body === 'object' && req.body !== null && !Array.isArray(req.body) ? (req.body as Record<string, unknown>) : undefined);
 
