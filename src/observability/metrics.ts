@@ -433,13 +433,20 @@ export class GatewayMetrics {
         for (const src of sources) for (const [group, s] of src.pull?.() ?? []) this.inc({ subscription: group }, s.commits);
       },
     });
+    // Only where a relay runs (the `outbox relay` process): a gateway without one has no sample of
+    // these, not 0, so an `absent()` alert fires for a deployment that forgot its relay (a 0
+    // there read as "a relay that has published nothing yet").
     const relayFamily = (name: string, help: string, pick: (r: NonNullable<ReturnType<NonNullable<ScrapeSource['outboxRelay']>>>) => number, kind: 'counter' | 'gauge'): void => {
       const collect = function (this: Counter | Gauge): void {
         this.reset();
+        let relays = 0;
         for (const src of sources) {
           const r = src.outboxRelay?.();
-          if (r !== undefined) this.inc(pick(r));
+          if (r === undefined) continue;
+          relays++;
+          this.inc(pick(r));
         }
+        if (relays === 0) this.remove();
       };
       if (kind === 'counter') new Counter({ name, help, registers, collect });
       else new Gauge({ name, help, registers, collect });

@@ -97,6 +97,25 @@ describe('GatewayMetrics', () => {
     expect(text).not.toMatch(/^ce_gateway_outbox_(backlog_rows|oldest_row_age_seconds|database_up) /m);
   });
 
+  it('no ce_gateway_outbox_* sample at all without a relay (an absent() alert fires), the relay\'s figures once one runs, none again once it is gone', async () => {
+    const m = GatewayMetrics.for(new Registry(), { defaultMetrics: false });
+    // A serve-only gateway: publisher and subscriptions, no relay (the walkthrough found all six relay families at 0 here).
+    m.addSource({ ready: () => true, publisher: () => ({ enqueued: 1, published: 1, failed: 0, rejected: 0, retried: 0, queued: 0 }) });
+    const samples = (text: string): string[] => text.split('\n').filter((l) => l.startsWith('ce_gateway_outbox_'));
+    expect(samples((await m.render()).body)).toEqual([]);
+    const remove = m.addSource({ outboxRelay: () => ({ published: 5, failedAttempts: 1, tooLargeRows: 0, invalidRows: 0, heldKeys: 2, dbErrors: 0 }) });
+    expect(samples((await m.render()).body).sort()).toEqual([
+      'ce_gateway_outbox_database_errors_total 0',
+      'ce_gateway_outbox_held_keys 2',
+      'ce_gateway_outbox_invalid_rows_total 0',
+      'ce_gateway_outbox_publish_failures_total 1',
+      'ce_gateway_outbox_published_total 5',
+      'ce_gateway_outbox_too_large_rows_total 0',
+    ]);
+    remove();
+    expect(samples((await m.render()).body)).toEqual([]);
+  });
+
   it('route and method labels stay within a fixed set whatever the request', () => {
     fc.assert(
       fc.property(fc.string(), fc.string(), (path, method) => {
