@@ -5,7 +5,9 @@
  * what is wrong, and what it takes. Also loads the catalog (CATALOG_DIR) and the connector files
  * (CONNECTORS_DIR), and warns about variables that look like ours but are not (typos).
  * Secret values are never printed: only whether each secret is set, and from where.
- * Exit codes: 0 valid; 2 any problem (DESIGN "Conventions": usage or configuration error).
+ * Exit codes: 0 valid; 2 any problem (DESIGN "Conventions": usage or configuration error). The text
+ * report begins and ends with the verdict; the last line also counts problems and warnings and
+ * names the exit code (summaryLine); `--json` adds it as `summary`, and `exitCode`.
  * Spec: issue 15 "Configuration".
  */
 import type { Command } from 'commander';
@@ -149,7 +151,26 @@ function printText(r: Report): void {
       else out.push(`  ${k}: ${v === null ? '-' : (typeof v === 'string' || typeof v === 'number' ? String(v) : JSON.stringify(v))}`);
     }
   }
+  // The verdict again as the last line, valid or not: the settings (or many problems) push the
+  // first line out of a terminal's view, and a log keeps the tail.
+  out.push(summaryLine(r));
   process.stdout.write(`${out.join('\n')}\n`);
+}
+
+const plural = (n: number, word: string): string => `${n === 0 ? 'no' : n} ${word}${n === 1 ? '' : 's'}`;
+
+/**
+ * The last line of the text report: the verdict, how many problems (`✗` lines) and warnings
+ * (`!` lines), and the exit code — `configuration OK: no problems, 1 warning; exit 0`,
+ * `configuration INVALID: 2 problems, no warnings; exit 2`.
+ */
+export function summaryLine(r: Pick<Report, 'ok' | 'problems' | 'warnings'>): string {
+  return `configuration ${r.ok ? 'OK' : 'INVALID'}: ${plural(r.problems.length, 'problem')}, ${plural(r.warnings.length, 'warning')}; exit ${exitCodeOf(r)}`;
+}
+
+/** The exit code of `config check`: 0 valid, 2 any problem (warnings do not count). */
+function exitCodeOf(r: Pick<Report, 'ok'>): number {
+  return r.ok ? EXIT_OK : EXIT_USAGE;
 }
 
 export function registerConfigCommand(program: Command): void {
@@ -162,8 +183,9 @@ export function registerConfigCommand(program: Command): void {
       // The global --log-level is checked as serve would take it (it wins over LOG_LEVEL).
       const logLevel = program.opts<{ logLevel?: string }>().logLevel;
       const r = checkConfiguration(logLevel === undefined ? process.env : { ...process.env, LOG_LEVEL: logLevel }, process.cwd());
-      if (opts.json === true) process.stdout.write(`${JSON.stringify(r, null, 2)}\n`);
+      // JSON: the report with the same closing verdict (`summary`) and `exitCode`.
+      if (opts.json === true) process.stdout.write(`${JSON.stringify({ ...r, summary: summaryLine(r), exitCode: exitCodeOf(r) }, null, 2)}\n`);
       else printText(r);
-      process.exit(r.ok ? EXIT_OK : EXIT_USAGE);
+      process.exit(exitCodeOf(r));
     });
 }

@@ -147,9 +147,28 @@ describe('config check', () => {
     const good = await run({});
     expect(good.code).toBe(0);
     expect(good.stdout).toMatch(/^configuration OK/);
+    expect(good.stdout.trimEnd().split('\n').at(-1)).toBe('configuration OK: no problems, no warnings; exit 0');
     // The global --log-level is checked as serve takes it (it wins over LOG_LEVEL); it was ignored.
     const loud = await runProcess(process.execPath, ['--import', TSX, join(ROOT, 'src', 'cli', 'main.ts'), '--log-level', 'loud', 'config', 'check'], { cwd: dir, env: { PATH: process.env.PATH, ...base }, timeoutMs: 30_000 });
     expect(loud.code).toBe(2);
     expect(loud.stdout).toContain('✗ LOG_LEVEL:');
+  }, 60_000);
+
+  it('a failed check ends with the verdict, the counts and the exit code, as a valid one does (walkthrough: it ended with the settings or a warning)', async () => {
+    const run = (env: Record<string, string>, json = false) =>
+      runProcess(process.execPath, ['--import', TSX, join(ROOT, 'src', 'cli', 'main.ts'), 'config', 'check', ...(json ? ['--json'] : [])], { cwd: dir, env: { PATH: process.env.PATH, ...base, ...env }, timeoutMs: 30_000 });
+    // Problems of the settings and a typo: the report ended with the warning.
+    const bad = await run({ SHUTDOWN_TIMEOUT_MS: 'soon', PORT: '99999', KAFKA_BROKRS: 'x' });
+    expect(bad.code).toBe(2);
+    const lines = bad.stdout.trimEnd().split('\n');
+    expect(lines[0]).toBe('configuration INVALID: 2 problems');
+    expect(lines.at(-1)).toBe('configuration INVALID: 2 problems, 1 warning; exit 2');
+    // A catalog that does not load: the settings were printed after the problem, and ended the report.
+    const catalog = await run({ CATALOG_DIR: join(dir, 'no-catalog') });
+    expect(catalog.code).toBe(2);
+    expect(catalog.stdout.trimEnd().split('\n').at(-1)).toBe('configuration INVALID: 1 problem, no warnings; exit 2');
+    const json = await run({ PORT: '99999' }, true);
+    expect(json.code).toBe(2);
+    expect(JSON.parse(json.stdout)).toMatchObject({ ok: false, summary: 'configuration INVALID: 1 problem, no warnings; exit 2', exitCode: 2 });
   }, 60_000);
 });
