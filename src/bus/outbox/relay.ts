@@ -365,7 +365,19 @@ interface TopicLookup {
 
 /** Whether a transport error says the topic does not exist (the transports' mapping of UNKNOWN_TOPIC_OR_PARTITION). */
 function topicMissing(err: unknown): boolean {
-  return isGatewayError(err) && err.code === 'CEG_INVALID_NAME';
+  return isGatewayError(err) && (err.code === 'CEG_INVALID_NAME' || err.code === 'CEG_UNKNOWN_TOPIC');
+}
+
+/**
+ * What the relay reports for a topic the broker does not have: CEG_UNKNOWN_TOPIC, retriable (its
+ * rows wait and are retried with backoff until the topic is created or the rows are deleted), with
+ * `details.topic` and `details.topicMissing: true`; the transport's error is the cause. The
+ * transports say CEG_INVALID_NAME (not retriable), right for a request that names the topic, wrong
+ * for the relay's rows, which were checked when written (the walkthrough found the relay's log,
+ * `lastError` and `/healthz` saying "invalid name").
+ */
+function missingTopic(topic: string, cause: unknown): GatewayError {
+  return new GatewayError('CEG_UNKNOWN_TOPIC', `topic ${topic} does not exist (Kafka UNKNOWN_TOPIC_OR_PARTITION; topics are never auto-created): the rows wait, retried with backoff until the topic is created (\`ce-gateway serve\` creates the catalog's topics) or the rows are deleted — ${errorMessage(cause)}`, { retriable: true, cause, details: { topic, topicMissing: true } });
 }
 
 /** The held-back map's key of a (topic, partition key) pair (a topic name holds no newline). */
@@ -855,13 +867,10 @@ class Relay implements OutboxRelay {
       state.rows.clear();
       this.#stats.failedAttempts++;
       this.#stats.failedRows += rows.length;
-      // Said as it is: the transports report a missing topic as CEG_INVALID_NAME (retriable: false,
-      // right for a request that names it), yet for the relay it is a condition that an operator
-      // (or the gateway's start, which creates the catalog's topics) ends: it is retried with backoff.
+      // Said as it is: for the relay a missing topic is a condition that an operator (or the
+      // gateway's start, which creates the catalog's topics) ends, retried with backoff (missingTopic).
       const missing = topicMissing(err);
-      const reason = missing
-        ? new GatewayError('CEG_INVALID_NAME', `topic ${topic} does not exist (Kafka UNKNOWN_TOPIC_OR_PARTITION; topics are never auto-created): the rows wait, retried with backoff until the topic is created (\`ce-gateway serve\` creates the catalog's topics) or the rows are deleted — ${errorMessage(err)}`, { retriable: false, cause: err, details: { topic, topicMissing: true } })
-        : err;
+      const reason = missing ? missingTopic(topic, err) : err;
       this.#note(reason);
       const fields = { relay: this.#o.name, topic, rows: rows.length, code: isGatewayError(reason) ? reason.code : undefined, topicMissing: missing, retriedInMs: delay, failures: state.times, err: errorMessage(reason) };
       if (state.times === 1) this.#o.log.warn(fields, missing ? 'outbox relay: the topic does not exist; its keys are held back and retried with backoff until it is created, the other topics go on (logged once until it works)' : 'outbox relay cannot look up the topic: its keys are held back and retried with backoff, the other topics go on (logged once until it works)');
@@ -902,7 +911,9 @@ class Relay implements OutboxRelay {
   }
 
   /** Counts and logs a failed produce call; its keys are held back (retried after the `retry` delay, alone). */
-  #produceFailed(topic: string, rows: readonly ClaimedRow[], error: unknown, failed: Failed[]): void {
+  #produceFailed(topic: string, rows: readonly ClaimedRow[], cause: unknown, failed: Failed[]): void {
+    // A topic deleted since its limit was read: said as the look-up says it (CEG_UNKNOWN_TOPIC).
+    const error = topicMissing(cause) ? missingTopic(topic, cause) : cause;
     failed.push({ rows, error });
     for (const key of new Set(rows.map((r) => r.partition_key))) this.#hold(topic, key);
     this.#stats.failedAttempts++;

@@ -51,6 +51,8 @@ describe('outbox relay whose topic is deleted meanwhile', () => {
       expect(listed.map((l) => [l.id, l.partitionKey])).toEqual([[holder, 'AAA_H4'], [bHolder, 'BBB_H4']]);
       expect(listed[0]).toMatchObject({ topic: f.topic });
       expect(String(listed[0]!.lastError)).toContain(`topic ${f.topic} does not exist`);
+      // Said as a missing topic, the produce call's failure and the look-ups after it alike (not CEG_INVALID_NAME).
+      expect(relay.stats().lastError).toMatchObject({ code: 'CEG_UNKNOWN_TOPIC' });
       // The topic back: every row goes, without a restart.
       await f.transport.ensureTopics(f.catalog.topics);
       await waitFor('every row sent', async () => (await rowStates(f)).unsent === 0, 60_000, 200);
