@@ -16,6 +16,8 @@ import type { OutboundRecord } from './port.js';
 export class PartitionRouter {
   readonly #counts = new Map<string, { readonly count: number; readonly atMs: number }>();
   readonly #roundRobin = new Map<string, number>();
+  /** Look-ups of a topic's count in flight: one per topic, shared by every caller meanwhile. */
+  readonly #lookups = new Map<string, Promise<number>>();
   readonly #maxAgeMs: number;
   #sweptAtMs = Date.now();
 
@@ -25,15 +27,71 @@ export class PartitionRouter {
 
   /**
    * The partition count of `topic`: the cached one while younger than `maxAgeMs`, else `lookup()`'s
-   * answer (which then is cached). Errors: whatever `lookup` throws (nothing is cached then).
+   * answer (which then is cached; callers meanwhile share that one look-up). Errors: whatever
+   * `lookup` throws (nothing is cached then).
    */
   async count(topic: string, lookup: () => Promise<number>): Promise<number> {
     const cached = this.#counts.get(topic);
     if (cached !== undefined && Date.now() - cached.atMs < this.#maxAgeMs) return cached.count;
-    const count = await lookup();
-    this.#counts.set(topic, { count, atMs: Date.now() });
-    this.#sweep();
-    return count;
+    return this.#lookUp(topic, lookup);
+  }
+
+  /** `lookup()`, one per topic at a time (a second caller gets the first one's answer), cached. */
+  #lookUp(topic: string, lookup: () => Promise<number>): Promise<number> {
+    const inFlight = this.#lookups.get(topic);
+    if (inFlight !== undefined) return inFlight;
+    const asked = lookup().then(
+      (count) => {
+        this.#counts.set(topic, { count, atMs: Date.now() });
+        this.#sweep();
+        return count;
+      },
+    ).finally(() => this.#lookups.delete(topic));
+    this.#lookups.set(topic, asked);
+    return asked;
+  }
+
+  /**
+   * The partition count of `topic` asked of the broker again after a send routed over `used`
+   * partitions was refused for a partition the topic does not have: the topic was deleted and
+   * created again with fewer partitions while the cached count (younger than `maxAgeMs`) still
+   * had the old one. Bounded: a look-up in flight is shared, and a count cached since that differs
+   * from `used` (another send's refusal asked already) is answered without asking — sends refused
+   * together make one metadata request, not one each. Errors: whatever `lookup` throws.
+   */
+  recount(topic: string, used: number, lookup: () => Promise<number>): Promise<number> {
+    const cached = this.#counts.get(topic);
+    if (!this.#lookups.has(topic) && cached !== undefined && cached.count !== used) return Promise.resolve(cached.count);
+    return this.#lookUp(topic, lookup);
+  }
+
+  /**
+   * Sends `records` of `topic` routed over `count` partitions: `send` is given each record's
+   * partition ({@link partitionOf}). When it fails with an error `beyondTopic` recognizes (a
+   * partition chosen that the producer's fresh metadata or the broker says the topic does not
+   * have), the count is asked again ({@link recount}); if it changed, the records are routed over
+   * the new count (a key to murmur2(key) mod the new count) and `send` runs once more. So a topic
+   * deleted and created again with fewer partitions is written to at once, not refused until the
+   * cached count ages out (`maxAgeMs`). Errors: `send`'s (the first one's when the count is the
+   * same, or cannot be asked: an unknown topic stays that); CEG_INVALID_OPTIONS (not retriable)
+   * for an explicit partition outside the new count.
+   */
+  async sendRouted<T>(
+    topic: string,
+    records: readonly OutboundRecord[],
+    count: number,
+    lookup: () => Promise<number>,
+    send: (partitionOf: (r: OutboundRecord, index: number) => number) => Promise<T>,
+    beyondTopic: (err: unknown) => boolean,
+  ): Promise<T> {
+    try {
+      return await send((r, index) => this.partitionOf(topic, r, index, count));
+    } catch (err) {
+      if (!beyondTopic(err)) throw err;
+      const fresh = await this.recount(topic, count, lookup).catch(() => count);
+      if (fresh === count) throw err;
+      return send((r, index) => this.partitionOf(topic, r, index, fresh));
+    }
   }
 
   /** Topics cached now (a count, a round-robin position or both). */
@@ -60,7 +118,7 @@ export class PartitionRouter {
     const count = await this.count(topic, lookup);
     if (partitions.every((p) => p < count)) return count;
     this.#counts.delete(topic);
-    return this.count(topic, lookup);
+    return this.#lookUp(topic, lookup);
   }
 
   /**

@@ -208,15 +208,28 @@ class KafkaTransport implements Transport {
       if (err instanceof GatewayError && err.code === 'CEG_INVALID_NAME') this.#known.forget(topic);
       throw err;
     });
+    if (records.length === 0) {
+      await this.#ready();
+      return [];
+    }
+    // Routed over the cached count; a partition the topic no longer has (deleted and created again
+    // with fewer partitions) is refused by the partitioner or the broker: routed again over a fresh count.
+    return this.#router.sendRouted(topic, records, count, () => this.#lookUpCount(topic), (partitionOf) => this.#send(topic, records, partitionOf, signal), beyondTopic);
+  }
+
+  /** One send of `records` to `topic`, each on `partitionOf(record, index)`. Errors: mapped by fromKafkaError. */
+  async #send(topic: string, records: readonly OutboundRecord[], partitionOf: (r: OutboundRecord, index: number) => number, signal: AbortSignal | undefined): Promise<readonly Position[]> {
     const { producer } = await this.#ready();
     const messages = records.map((r, index): Message => ({
       key: buf(r.key),
       value: buf(r.value),
       headers: toKafkaHeaders(r.headers),
-      partition: this.#router.partitionOf(topic, r, index, count),
+      partition: partitionOf(r, index),
       ...(r.timestampMs === undefined ? {} : { timestamp: String(r.timestampMs) }),
     }));
-    if (messages.length === 0) return [];
+    // One state for the partitioner per send (explicitPartitioner: when to stop kafkajs's retries).
+    const attempt: SendAttempt = {};
+    for (const m of messages) sendAttempts.set(m, attempt);
     // Aborted while we looked up metadata: nothing has been sent yet.
     if (isAborted(signal)) throw abortedProduce(topic, false, signal?.reason);
     const send = producer.send({ topic, acks: -1, timeout: this.#opts.ackTimeoutMs, compression: this.#noCompression, messages });
@@ -249,6 +262,12 @@ class KafkaTransport implements Transport {
         // is indeterminate; the caller retries and consumers drop duplicates by source+id.
         this.#opts.logger.warn({ topic, err: errorMessage(err) }, 'idempotent producer state lost; reconnecting with a new producer');
         throw new GatewayError('CEG_BROKER_UNAVAILABLE', `producer state lost: ${errorMessage(err)}`, { retriable: true, cause: err, details: { topic, indeterminate: true } });
+      }
+      const hit = errorChain(err).find((x): x is PartitionNotInTopic => x instanceof PartitionNotInTopic);
+      if (hit !== undefined) {
+        // The broker answered (the producer's metadata lists fewer partitions): no outage. Retriable:
+        // the transport routes again when its count changed; if not, the two metadata answers disagree for now.
+        throw new GatewayError('CEG_BROKER_UNAVAILABLE', `produce: ${hit.message}`, { retriable: true, cause: err, details: { topic, partition: hit.partition, listed: hit.listed, indeterminate: true } });
       }
       const mapped = fromKafkaError(err, { operation: 'produce', topic, records: records.length });
       if (mapped.code === 'CEG_INVALID_NAME') {
@@ -675,24 +694,70 @@ class KafkaTransport implements Transport {
   }
 }
 
+/** What the partitioner saw during one send (kafkajs retries a send within one `producer.send`). */
+interface SendAttempt {
+  /** The producer's partition list of the topic when the partitioner last asked kafkajs to refresh it. */
+  notLoadedOn?: readonly unknown[];
+}
+
+/** Each message's send (its objects are passed to the partitioner as given). */
+const sendAttempts = new WeakMap<object, SendAttempt>();
+
+/**
+ * A partition the producer's metadata of the topic, refreshed for this very send, does not list:
+ * the topic has fewer partitions now (deleted and created again) than the count the partition was
+ * chosen over. Not retriable for kafkajs (`retriable: false` stops its retries: more refreshes
+ * would not list it either); nothing of this attempt was sent. The transport asks the count again.
+ */
+class PartitionNotInTopic extends Error {
+  readonly retriable = false;
+  constructor(readonly topic: string, readonly partition: number, readonly listed: number) {
+    super(`the producer's metadata of ${topic}, refreshed, lists ${listed} partitions, not partition ${partition}`);
+    this.name = 'PartitionNotInTopic';
+  }
+}
+
 /**
  * kafkajs calls its partitioner for every message; every message of ours already carries its
  * partition (murmur2 for keys, round-robin for null keys), so this passes it through — unless the
- * producer's own metadata does not list that partition yet (partitions added by `kafka-topics
- * --alter --partitions`, which the transport's partition count saw first): kafkajs would then
- * leave those records out of the request and answer without them. Thrown before any request is
- * sent, its `KafkaJSMetadataNotLoaded` makes kafkajs refresh the producer's metadata and try the
- * send again (kafkajs 2.2 producer/sendMessages.js: "the number of partitions for this topic has
- * increased in the meantime").
+ * producer's own metadata does not list that partition. The first time in a send, that may be
+ * stale metadata (partitions added by `kafka-topics --alter --partitions`, which the transport's
+ * partition count saw first): kafkajs would then leave those records out of the request and
+ * answer without them. Thrown before any request is sent, its `KafkaJSMetadataNotLoaded` makes
+ * kafkajs refresh the producer's metadata and try the send again (kafkajs 2.2
+ * producer/sendMessages.js: "the number of partitions for this topic has increased in the
+ * meantime"). Still not listed by the refreshed metadata (another list than the one it was
+ * refused on), the topic has fewer partitions than the transport's count (deleted and created
+ * again): {@link PartitionNotInTopic} ends the send at once, where more NotLoaded retries would
+ * have failed it after kafkajs's whole retry budget (seconds) with nothing to show.
  */
 function explicitPartitioner(): (args: { topic: string; partitionMetadata: readonly unknown[]; message: { partition?: number } }) => number {
   return ({ topic, partitionMetadata, message }) => {
     const partition = message.partition ?? 0;
+    if (partition < partitionMetadata.length) return partition;
+    const attempt = sendAttempts.get(message);
+    if (attempt?.notLoadedOn !== undefined && attempt.notLoadedOn !== partitionMetadata) throw new PartitionNotInTopic(topic, partition, partitionMetadata.length);
+    if (attempt !== undefined) attempt.notLoadedOn = partitionMetadata;
     // kafkajs's types declare no constructor argument; its errors.js takes the message.
     const NotLoaded = kafkajs().KafkaJSMetadataNotLoaded as unknown as new (message: string) => Error;
-    if (partition >= partitionMetadata.length) throw new NotLoaded(`the producer's metadata of ${topic} lists ${partitionMetadata.length} partitions, not partition ${partition}`);
-    return partition;
+    throw new NotLoaded(`the producer's metadata of ${topic} lists ${partitionMetadata.length} partitions, not partition ${partition}`);
   };
+}
+
+/**
+ * A send refused for a partition the topic does not have now: the partitioner's
+ * {@link PartitionNotInTopic} (kafkajs may wrap it), or an unknown topic or partition
+ * (CEG_INVALID_NAME; whether the topic itself is gone the count's look-up then tells).
+ */
+function beyondTopic(err: unknown): boolean {
+  return errorChain(err).some((e) => e instanceof PartitionNotInTopic) || (err instanceof GatewayError && err.code === 'CEG_INVALID_NAME');
+}
+
+/** `err` and its causes (kafkajs wraps a bailed error in KafkaJSNonRetriableError), at most 8. */
+function errorChain(err: unknown): unknown[] {
+  const out: unknown[] = [];
+  for (let e: unknown = err; e !== undefined && e !== null && out.length < 8; e = (e as { cause?: unknown }).cause) out.push(e);
+  return out;
 }
 
 /**

@@ -48,6 +48,14 @@ export function brokerMessageOf(err: unknown, id: string): string | undefined {
   return typeof hit.message === 'string' ? hit.message : undefined;
 }
 
+/**
+ * True when a @platformatic/kafka error says its metadata was stale (the broker answered
+ * UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER and the like: `hasStaleMetadata` anywhere in it).
+ */
+export function staleMetadata(err: unknown): boolean {
+  return errorTree<PlatformaticLike & { readonly hasStaleMetadata?: unknown }>(err).some((l) => l.hasStaleMetadata === true);
+}
+
 /** True when the error says the idempotent producer's state is gone (a new producer id is needed). */
 export function producerStateLost(err: unknown): boolean {
   for (const id of protocolIds(err)) if (PRODUCER_STATE_IDS.has(id)) return true;

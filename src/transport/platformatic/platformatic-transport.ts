@@ -22,7 +22,7 @@ import { OffsetResetCounts } from '../out-of-range.js';
 import { startPlatformaticRead } from './read.js';
 import { asBuffer, toHeaderMap } from './records.js';
 import type { Message } from './sender.js';
-import { SerialSender } from './sender.js';
+import { SerialSender, partitionNotListed } from './sender.js';
 
 /** Group states in which no member is joined (DescribeGroups, as @platformatic/kafka spells them). */
 const IDLE_GROUP_STATES = new Set(['EMPTY', 'DEAD']);
@@ -162,13 +162,20 @@ class PlatformaticTransport implements Transport {
       throw err;
     });
     if (records.length === 0) return [];
+    // Routed over the cached count; a partition the topic no longer has (deleted and created again
+    // with fewer partitions) is refused by the sender or the broker: routed again over a fresh count.
+    return this.#router.sendRouted(topic, records, count, () => this.#lookUpCount(topic), (partitionOf) => this.#send(topic, records, partitionOf, signal), beyondTopic);
+  }
+
+  /** One send of `records` to `topic`, each on `partitionOf(record, index)`. Errors: the sender's, mapped. */
+  async #send(topic: string, records: readonly OutboundRecord[], partitionOf: (r: OutboundRecord, index: number) => number, signal: AbortSignal | undefined): Promise<readonly Position[]> {
     const now = BigInt(Date.now());
     const messages = records.map((r, index): Message => ({
       topic,
       key: r.key === null ? undefined : asBuffer(r.key),
       value: r.value === null ? undefined : asBuffer(r.value),
       headers: toHeaderMap(r.headers),
-      partition: this.#router.partitionOf(topic, r, index, count),
+      partition: partitionOf(r, index),
       timestamp: r.timestampMs === undefined ? now : BigInt(r.timestampMs),
     }));
     // Aborted while we looked up metadata: nothing has been sent yet.
@@ -185,7 +192,8 @@ class PlatformaticTransport implements Transport {
         this.#router.forget(topic);
         this.#known.forget(topic);
       }
-      if (err instanceof GatewayError && err.code === 'CEG_BROKER_UNAVAILABLE') this.#outage.failed(`produce: ${err.message}`, sentAtMs);
+      // A partition the producer's fresh metadata does not list is no outage: the broker answered.
+      if (err instanceof GatewayError && err.code === 'CEG_BROKER_UNAVAILABLE' && !partitionNotListed(err)) this.#outage.failed(`produce: ${err.message}`, sentAtMs);
       throw err;
     } finally {
       clearTimeout(stall);
@@ -434,3 +442,12 @@ function unknownTopic(topic: string): Error & { apiId: string } {
 }
 
 
+
+/**
+ * A send refused for a partition the topic does not have now: the sender's fresh metadata does not
+ * list it, or the broker called it unknown (UNKNOWN_TOPIC_OR_PARTITION, mapped CEG_INVALID_NAME;
+ * whether the topic itself is gone the count's look-up then tells).
+ */
+function beyondTopic(err: unknown): boolean {
+  return partitionNotListed(err) || (err instanceof GatewayError && err.code === 'CEG_INVALID_NAME');
+}

@@ -28,7 +28,7 @@ import type { Position } from '../port.js';
 import { abortedProduce } from '../topics.js';
 import type { TransportLogger } from '../kafka/logging.js';
 import { closeForced } from './client-options.js';
-import { fromPlatformaticError, producerStateLost } from './errors.js';
+import { fromPlatformaticError, producerStateLost, staleMetadata } from './errors.js';
 
 export type Message = MessageToProduce<Buffer, Buffer, Buffer, Buffer> & { partition: number };
 
@@ -51,6 +51,14 @@ const MAX_LISTED_TOPICS = 1_024;
 
 /** Records per request at most when several calls are joined (one call is never cut). */
 const MAX_JOINED_RECORDS = 5_000;
+
+/**
+ * Whether `err` is {@link SerialSender}'s refusal of a partition its producer's fresh metadata does
+ * not list (nothing was sent; `details.listed` is the count it lists).
+ */
+export function partitionNotListed(err: unknown): boolean {
+  return err instanceof GatewayError && typeof err.details?.listed === 'number';
+}
 
 export class SerialSender {
   readonly #queue: Job[] = [];
@@ -149,7 +157,20 @@ export class SerialSender {
     const messages = jobs.length === 1 ? (jobs[0]!.messages as Message[]) : jobs.flatMap((j) => j.messages);
     const sentAt = senderChannel.hasSubscribers ? performance.now() : 0;
     try {
-      const result = await producer.send({ messages });
+      let result;
+      try {
+        result = await producer.send({ messages, repeatOnStaleMetadata: false });
+      } catch (err) {
+        // What the library's `repeatOnStaleMetadata` does (one more send after a metadata refresh),
+        // without its crash: it looks the partition's leader up in the refreshed metadata unchecked,
+        // and a partition the topic no longer has (deleted and created again with fewer) threw a
+        // TypeError out of a socket callback — uncaught, and this send never settled (1.35
+        // producer.js #performSingleDestinationSend). Sent again only when the refreshed metadata
+        // lists every partition of the request, on the same producer (sequence numbers unchanged:
+        // what the broker wrote is taken as a duplicate); else it fails as it came.
+        if (!staleMetadata(err) || !(await this.#listsAll(producer, jobs))) throw err;
+        result = await producer.send({ messages, repeatOnStaleMetadata: false });
+      }
       if (sentAt > 0) senderChannel.publish({ records: messages.length, queuedAt: jobs.map((j) => j.queuedAt), sentAt, answeredAt: performance.now(), ok: true } satisfies SenderStages);
       // Base offsets by topic, then by partition number: no key string per record (issue 14).
       const base = new Map<string, Map<number, bigint>>();
@@ -214,8 +235,10 @@ export class SerialSender {
    * on another partition than the one chosen — out of its key's order — and come back without an
    * offset. So a job naming a partition beyond what this producer is known to list first has the
    * producer's metadata of its topic refreshed (once per topic per producer, and again only when a
-   * higher partition is named); a job still not covered fails, retriable, with nothing sent (a failed refresh: with the error the send
-   * would have failed with, mapped as the send's).
+   * higher partition is named); a job still not covered fails, retriable, with nothing sent and
+   * `details.listed` the partition count the fresh metadata lists ({@link partitionNotListed}: the
+   * transport then asks its own count again, as for a topic created again with fewer partitions);
+   * a failed refresh fails it with the error the send would have failed with, mapped as the send's.
    */
   async #coveredByMetadata(producer: Producer, jobs: readonly Job[]): Promise<readonly Job[]> {
     let out: Job[] | undefined;
@@ -242,12 +265,26 @@ export class SerialSender {
         continue;
       }
       out ??= jobs.slice(0, index);
-      this.#settle(job, undefined, refusal ?? new GatewayError('CEG_BROKER_UNAVAILABLE', `the producer's metadata of ${job.topic} does not list partition ${highest} yet; nothing was sent`, {
+      this.#settle(job, undefined, refusal ?? new GatewayError('CEG_BROKER_UNAVAILABLE', `the producer's metadata of ${job.topic} lists ${listed} partitions, not partition ${highest}; nothing was sent`, {
         retriable: true,
-        details: { topic: job.topic, partition: highest, indeterminate: false },
+        details: { topic: job.topic, partition: highest, listed, indeterminate: false },
       }));
     }
     return out ?? jobs;
+  }
+
+  /** Whether the producer's metadata, refreshed now, lists every partition of `jobs` (false when the refresh fails). */
+  async #listsAll(producer: Producer, jobs: readonly Job[]): Promise<boolean> {
+    try {
+      const metadata = await producer.metadata({ topics: [...new Set(jobs.map((j) => j.topic))], forceUpdate: true });
+      return jobs.every((job) => {
+        const listed = metadata.topics.get(job.topic)?.partitionsCount ?? 0;
+        this.#listedCounts.set(job.topic, listed);
+        return job.partitions.every((p) => p < listed);
+      });
+    } catch {
+      return false;
+    }
   }
 
   #settle(job: Job, positions: readonly Position[] | undefined, error: GatewayError | undefined): void {

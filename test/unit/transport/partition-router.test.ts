@@ -4,6 +4,7 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { PartitionRouter } from '../../../src/transport/partition-router.js';
+import { partitionForKey } from '../../../src/transport/partitioner.js';
 
 describe('PartitionRouter.countCovering', () => {
   it('keeps the cached count for partitions below it', async () => {
@@ -68,5 +69,56 @@ describe('PartitionRouter bounds', () => {
     vi.setSystemTime(1_000_000 + 60_001);
     await router.count('live', lookup);
     expect(router.size).toBe(1);
+  });
+});
+
+describe('PartitionRouter.recount and sendRouted (a topic created again with fewer partitions)', () => {
+  const keyed = (k: string) => ({ key: new TextEncoder().encode(k), value: null, headers: [] });
+
+  it('sends refused together make one look-up; a later refusal of the old count takes the new count without asking', async () => {
+    const router = new PartitionRouter(60_000);
+    let asked = 0;
+    let answer!: (n: number) => void;
+    const lookup = (): Promise<number> => {
+      asked++;
+      return new Promise<number>((r) => (answer = r));
+    };
+    const first = router.count('t', () => Promise.resolve(6));
+    expect(await first).toBe(6);
+    const refused = [router.recount('t', 6, lookup), router.recount('t', 6, lookup), router.recount('t', 6, lookup)];
+    answer(2);
+    expect(await Promise.all(refused)).toEqual([2, 2, 2]);
+    expect(await router.recount('t', 6, lookup)).toBe(2);
+    expect(asked).toBe(1);
+  });
+
+  it('routes again over the new count once when the send is refused beyond the topic; keys go to murmur2 mod the new count', async () => {
+    const router = new PartitionRouter(60_000);
+    const count = await router.count('t', () => Promise.resolve(6));
+    const records = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'].map(keyed);
+    const tried: number[][] = [];
+    const beyond = new Error('beyond');
+    const sent = await router.sendRouted('t', records, count, () => Promise.resolve(2), (partitionOf) => {
+      const partitions = records.map((r, i) => partitionOf(r, i));
+      tried.push(partitions);
+      return partitions.some((p) => p >= 2) ? Promise.reject(beyond) : Promise.resolve(partitions);
+    }, (err) => err === beyond);
+    expect(tried).toHaveLength(2);
+    expect(tried[0]).toEqual(records.map((r) => partitionForKey(r.key, 6)));
+    expect(sent).toEqual(records.map((r) => partitionForKey(r.key, 2)));
+  });
+
+  it('throws the first refusal when the count did not change, or cannot be asked (an unknown topic stays that)', async () => {
+    const router = new PartitionRouter(60_000);
+    const count = await router.count('t', () => Promise.resolve(2));
+    const refusal = new Error('refused');
+    let sends = 0;
+    const send = (): Promise<never> => {
+      sends++;
+      return Promise.reject(refusal);
+    };
+    await expect(router.sendRouted('t', [keyed('a')], count, () => Promise.resolve(2), send, () => true)).rejects.toBe(refusal);
+    await expect(router.sendRouted('t', [keyed('a')], count, () => Promise.reject(new Error('unknown topic')), send, () => true)).rejects.toBe(refusal);
+    expect(sends).toBe(2);
   });
 });

@@ -1,0 +1,100 @@
+/**
+ * Transports and topics a test file opens on the shared stack, closed and deleted after its tests,
+ * and one-off calls of a raw kafkajs admin client (what an operator's `kafka-topics` does: add
+ * partitions, delete records, delete a topic and create it again).
+ */
+import { afterAll } from 'vitest';
+import type { Transport, TransportRecord } from '../../src/transport/index.js';
+import type { KafkaTransportInput } from '../../src/transport/index.js';
+import { rawKafka } from '../integration/consumer/members.js';
+import { transportOn } from './kafka-client.js';
+import type { KafkaClient } from './kafka-client.js';
+import { stackEnv, uniqueName } from './stack.js';
+
+type RawAdmin = ReturnType<ReturnType<typeof rawKafka>['admin']>;
+
+export interface StackTopics {
+  /** A transport on `client` to the stack's brokers with `input`, closed after the file's tests. */
+  transport(input: Omit<KafkaTransportInput, 'brokers'>): Transport;
+  /** A topic named after `tag` (unique), created on `t` with `partitions` (1 h retention, delete policy); deleted after the file's tests. */
+  topic(t: Transport, tag: string, partitions: number): Promise<string>;
+}
+
+/**
+ * What {@link StackTopics} opens for the tests of one `describe` on `client`: registers the
+ * `afterAll` that closes its transports and deletes its topics (a topic already gone is no error).
+ */
+export function stackTopics(client: KafkaClient): StackTopics {
+  const brokers = stackEnv().kafkaBrokers;
+  const transports: Transport[] = [];
+  const topics: string[] = [];
+  afterAll(async () => {
+    await Promise.allSettled(transports.map((t) => t.close()));
+    await withRawAdmin((admin) => admin.deleteTopics({ topics })).catch(() => undefined);
+  });
+  return {
+    transport(input) {
+      const t = transportOn({ brokers, ...input }, client);
+      transports.push(t);
+      return t;
+    },
+    async topic(t, tag, partitions) {
+      const topic = uniqueName(tag);
+      topics.push(topic);
+      await t.ensureTopics([{ name: topic, partitions, retentionMs: 3_600_000, cleanupPolicy: 'delete' }]);
+      return topic;
+    },
+  };
+}
+
+/** `fn` with a connected raw kafkajs admin client, disconnected afterwards whatever `fn` did. */
+export async function withRawAdmin<T>(fn: (admin: RawAdmin) => Promise<T>): Promise<T> {
+  const admin = rawKafka().admin();
+  await admin.connect();
+  try {
+    return await fn(admin);
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+/** Writes `value` on `partition` of `topic` with a raw kafkajs producer of its own (another service's, say). */
+export async function rawProduce(topic: string, partition: number, value: string): Promise<void> {
+  const producer = rawKafka().producer();
+  await producer.connect();
+  try {
+    await producer.send({ topic, messages: [{ partition, value }] });
+  } finally {
+    await producer.disconnect();
+  }
+}
+
+/**
+ * Deletes `topic` and creates it again with `partitions` (what an operator does to shrink a topic:
+ * Kafka cannot take partitions away), resolving once it has leaders. The deletion is asynchronous on
+ * the broker: creating again is retried while the old topic is still being removed.
+ */
+export async function recreateTopic(topic: string, partitions: number): Promise<void> {
+  await withRawAdmin(async (admin) => {
+    await admin.deleteTopics({ topics: [topic] });
+    for (let attempt = 0; ; attempt++) {
+      try {
+        if (await admin.createTopics({ topics: [{ topic, numPartitions: partitions }], waitForLeaders: true })) return;
+      } catch (err) {
+        // TOPIC_ALREADY_EXISTS while the deletion is going on (or "marked for deletion").
+        if (attempt >= 100) throw err;
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  });
+}
+
+/** A record handler that notes each record as `describe(record)` in `handled`, in the order they come. */
+export function recordsNoted(describe: (r: TransportRecord, value: string) => string): { handled: string[]; handler: (r: TransportRecord) => Promise<void> } {
+  const handled: string[] = [];
+  const handler = (r: TransportRecord): Promise<void> => {
+    handled.push(describe(r, Buffer.from(r.value ?? new Uint8Array()).toString()));
+    return Promise.resolve();
+  };
+  return { handled, handler };
+}
