@@ -3,8 +3,10 @@
  * headers, malformed requests, absolute-form targets, CONNECT, Expect: 100-continue, slow bodies.
  * Only to loopback.
  */
+import { createServer } from 'node:http';
+import type { RequestListener } from 'node:http';
 import { connect } from 'node:net';
-import type { Socket } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 
 export interface RawResponse {
   readonly status: number;
@@ -123,4 +125,43 @@ export function rawPost(headers: readonly (readonly [string, string])[], body: s
   const b = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
   const head = [`POST ${target} HTTP/1.1`, `Host: ${host}`, ...headers.map(([k, v]) => `${k}: ${v}`), `Content-Length: ${b.length}`].join('\r\n');
   return Buffer.concat([Buffer.from(`${head}\r\n\r\n`, 'latin1'), b]);
+}
+
+/** A server on a free loopback port for clients that stop reading (send-stall tests). */
+export interface StuckClientServer {
+  readonly port: number;
+  /** Sends `GET path` on a raw socket paused before anything arrives: it never reads the answer (destroyed by `close()`). */
+  stuckClient(path: string): Promise<Socket>;
+  /** Destroys the clients' sockets, then closes the server and its connections. */
+  close(): Promise<void>;
+}
+
+/**
+ * `app` (an express app or any request listener) listening on 127.0.0.1, a free port, with raw
+ * clients that send a request and never read: TCP keeps such a connection alive with a zero window,
+ * so the server's writes back up and no error ever comes (a hung consumer process or browser).
+ */
+export async function stuckClientServer(app: RequestListener): Promise<StuckClientServer> {
+  const server = createServer(app);
+  server.listen(0, '127.0.0.1');
+  await new Promise<void>((r) => server.once('listening', () => r()));
+  const port = (server.address() as AddressInfo).port;
+  const sockets: Socket[] = [];
+  return {
+    port,
+    async stuckClient(path) {
+      const s = connect(port, '127.0.0.1');
+      sockets.push(s);
+      s.pause();
+      s.on('error', () => undefined);
+      await new Promise<void>((r) => s.once('connect', () => r()));
+      s.write(`GET ${path} HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n`);
+      return s;
+    },
+    async close() {
+      for (const s of sockets) s.destroy();
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
 }

@@ -13,10 +13,7 @@
  * of tail; before the fix all of it waited in the response's buffer).
  */
 import { randomBytes } from 'node:crypto';
-import { connect } from 'node:net';
-import type { Socket } from 'node:net';
-import type { AddressInfo } from 'node:net';
-import type { Server, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { PRICE_LOADING_COMPLETED } from '../../src/catalog/generated/index.js';
@@ -27,16 +24,16 @@ import { ANONYMOUS, Access, attachAccess } from '../../src/http/auth/index.js';
 import { silentLogger } from '../../src/observability/index.js';
 import { createMemoryTransport } from '../../src/transport/index.js';
 import type { Transport } from '../../src/transport/index.js';
+import { stuckClientServer } from '../helpers/raw-http.js';
+import type { StuckClientServer } from '../helpers/raw-http.js';
 import { codecFixture } from '../unit/bus/helpers.js';
 
 const topic = PRICE_LOADING_COMPLETED.topic;
 const slots = new PullSlots(4);
 let transport: Transport;
-let server: Server;
-let port: number;
+let server: StuckClientServer;
 /** The tail's response, as the server holds it. */
 let tailRes: ServerResponse | undefined;
-const sockets: Socket[] = [];
 
 beforeAll(async () => {
   const f = await codecFixture();
@@ -51,25 +48,16 @@ beforeAll(async () => {
   });
   app.use(consoleRouter({ catalog: f.catalog, transport, codec: () => f.codec, subscriptions: () => ({ get: () => view }) as never, traceTimeoutMs: 5_000, log: silentLogger(), sendStallMs: 500 }, slots));
   app.use(problemHandler({ retryAfterS: 1 }));
-  server = app.listen(0, '127.0.0.1');
-  await new Promise<void>((r) => server.once('listening', () => r()));
-  port = (server.address() as AddressInfo).port;
+  server = await stuckClientServer(app);
 });
 afterAll(async () => {
-  for (const s of sockets) s.destroy();
-  server.closeAllConnections();
-  await new Promise<void>((r) => server.close(() => r()));
+  await server?.close();
   await transport?.close();
 });
 
 describe('a live tail whose client stops reading', () => {
   it('buffers a bounded amount while the records keep coming, and is cut after the send-stall bound (its slot comes back)', async () => {
-    const s = connect(port, '127.0.0.1');
-    sockets.push(s);
-    s.pause(); // never reads
-    s.on('error', () => undefined);
-    await new Promise<void>((r) => s.once('connect', () => r()));
-    s.write('GET /console/api/tail/tailed HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n');
+    await server.stuckClient('/console/api/tail/tailed'); // never reads
     await vi.waitFor(() => expect(slots.held(ANONYMOUS.id)).toBe(1), { timeout: 5_000, interval: 20 });
     const res = tailRes!;
     // Records that do not decode are shown too (valid: false, with the reason and the value's place):
@@ -94,7 +82,7 @@ describe('HEAD on the console\'s reading routes (break report 2026-12-07)', () =
   // for nothing. The pull routes answer HEAD 405 for this reason; so do these now.
   it.each(['/console/api/tail/tailed', '/console/api/trace/c-1'])('HEAD %s is 405 (Allow: GET), reads nothing and takes no slot', async (path) => {
     const before = slots.held(ANONYMOUS.id);
-    const res = await fetch(`http://127.0.0.1:${port}${path}`, { method: 'HEAD', signal: AbortSignal.timeout(5_000) });
+    const res = await fetch(`http://127.0.0.1:${server.port}${path}`, { method: 'HEAD', signal: AbortSignal.timeout(5_000) });
     expect(res.status).toBe(405);
     expect(res.headers.get('allow')).toBe('GET');
     expect(slots.held(ANONYMOUS.id)).toBe(before);

@@ -12,10 +12,7 @@
  * On the router alone (the bound set to 300 ms) with a pull that always has a large event ready,
  * and a client on a raw socket that sends its request and never reads.
  */
-import { connect } from 'node:net';
 import type { Socket } from 'node:net';
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { pullRouter } from '../../src/http/api/subscriptions/pull-routes.js';
@@ -24,6 +21,8 @@ import { PullSlots } from '../../src/http/api/subscriptions/pull-slots.js';
 import { problemHandler } from '../../src/http/api/errors.js';
 import { ANONYMOUS, Access, attachAccess } from '../../src/http/auth/index.js';
 import { silentLogger } from '../../src/observability/index.js';
+import { stuckClientServer } from '../helpers/raw-http.js';
+import type { StuckClientServer } from '../helpers/raw-http.js';
 
 /** One event's JSON text: 512 KiB, so a few fill any socket buffer of the loopback. */
 const BIG = JSON.stringify({ specversion: '1.0', id: 'big', source: 'urn:test', type: 't', data: 'x'.repeat(512 * 1024) });
@@ -38,9 +37,7 @@ const api: PullApi = {
   commit: () => Promise.resolve(),
 };
 
-let server: Server;
-let port: number;
-const sockets: Socket[] = [];
+let server: StuckClientServer;
 
 beforeAll(async () => {
   const app = express();
@@ -50,26 +47,12 @@ beforeAll(async () => {
   });
   app.use(pullRouter(() => api, { slots, sendStallMs: 300, log: silentLogger() }));
   app.use(problemHandler({ retryAfterS: 1 }));
-  server = app.listen(0, '127.0.0.1');
-  await new Promise<void>((r) => server.once('listening', () => r()));
-  port = (server.address() as AddressInfo).port;
+  server = await stuckClientServer(app);
 });
-afterAll(async () => {
-  for (const s of sockets) s.destroy();
-  server.closeAllConnections();
-  await new Promise<void>((r) => server.close(() => r()));
-});
+afterAll(() => server.close());
 
 /** Sends `GET path` and never reads the answer (the socket is paused before anything arrives). */
-async function stuckClient(path: string): Promise<Socket> {
-  const s = connect(port, '127.0.0.1');
-  sockets.push(s);
-  s.pause();
-  s.on('error', () => undefined);
-  await new Promise<void>((r) => s.once('connect', () => r()));
-  s.write(`GET ${path} HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n`);
-  return s;
-}
+const stuckClient = (path: string): Promise<Socket> => server.stuckClient(path);
 
 describe('a client that stops reading', () => {
   it('an SSE stream whose socket makes no progress is cut after the send-stall bound, and its slot comes back', async () => {

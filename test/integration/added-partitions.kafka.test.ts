@@ -9,56 +9,25 @@
  * commit starts at its log start, whether a running member or a new one takes it up. A produce
  * naming one of the new partitions is written at once (it was refused for up to `metadataMaxAgeMs`).
  */
-import { afterAll, describe, expect, it } from 'vitest';
-import type { Transport, TransportRecord } from '../../src/transport/index.js';
+import { describe, expect, it } from 'vitest';
 import { partitionForKey } from '../../src/transport/partitioner.js';
-import { KAFKA_CLIENTS, transportOn } from '../helpers/kafka-client.js';
-import { stackEnv, uniqueName } from '../helpers/stack.js';
+import { KAFKA_CLIENTS } from '../helpers/kafka-client.js';
+import { uniqueName } from '../helpers/stack.js';
+import { rawProduce, recordsNoted, stackTopics, withRawAdmin } from '../helpers/stack-topics.js';
 import { waitFor } from '../helpers/wait.js';
-import { rawKafka } from './consumer/members.js';
 
 describe.each(KAFKA_CLIENTS)('partitions added to a topic a group reads (%s)', (client) => {
-  const brokers = stackEnv().kafkaBrokers;
-  const transports: Transport[] = [];
-  const topics: string[] = [];
-  afterAll(async () => {
-    await Promise.allSettled(transports.map((t) => t.close()));
-    const admin = rawKafka().admin();
-    await admin.connect();
-    await admin.deleteTopics({ topics }).catch(() => undefined);
-    await admin.disconnect();
-  });
+  const stack = stackTopics(client);
 
   /** A topic of 2 partitions, a transport refreshing its metadata every `metadataMaxAgeMs`, and a way to grow the topic to 4 and write on partition 3 (a producer of its own). */
   async function setup(metadataMaxAgeMs: number) {
-    const t = transportOn({ brokers, clientId: uniqueName(`added-${client}`), metadataMaxAgeMs }, client);
-    transports.push(t);
-    const topic = uniqueName(`it-added-${client}`);
-    topics.push(topic);
-    await t.ensureTopics([{ name: topic, partitions: 2, retentionMs: 3_600_000, cleanupPolicy: 'delete' }]);
-    const handled: string[] = [];
-    const handler = (r: TransportRecord): Promise<void> => {
-      handled.push(`${r.partition}:${Buffer.from(r.value ?? new Uint8Array()).toString()}`);
-      return Promise.resolve();
-    };
-    const grow = async (): Promise<void> => {
-      const admin = rawKafka().admin();
-      await admin.connect();
-      try {
-        await admin.createPartitions({ topicPartitions: [{ topic, count: 4 }] });
-      } finally {
-        await admin.disconnect();
-      }
-    };
+    const t = stack.transport({ clientId: uniqueName(`added-${client}`), metadataMaxAgeMs });
+    const topic = await stack.topic(t, `it-added-${client}`, 2);
+    const { handled, handler } = recordsNoted((r, value) => `${r.partition}:${value}`);
+    const grow = (): Promise<void> => withRawAdmin(async (admin) => void (await admin.createPartitions({ topicPartitions: [{ topic, count: 4 }] })));
     const growAndWrite = async (value: string): Promise<void> => {
       await grow();
-      const producer = rawKafka().producer();
-      await producer.connect();
-      try {
-        await producer.send({ topic, messages: [{ partition: 3, value }] });
-      } finally {
-        await producer.disconnect();
-      }
+      await rawProduce(topic, 3, value);
     };
     return { t, topic, group: uniqueName(`it-added-group-${client}`), handled, handler, grow, growAndWrite };
   }

@@ -16,53 +16,33 @@
  *   start was moved to the log start); now kafkajs's reset is taken from its log and the partition
  *   moved to its log start with the same warning (src/transport/kafka/consumption.ts #outOfRange).
  */
-import { afterAll, describe, expect, it } from 'vitest';
-import type { RecordDecision, Transport, TransportRecord } from '../../src/transport/index.js';
+import { describe, expect, it } from 'vitest';
+import type { RecordDecision, TransportRecord } from '../../src/transport/index.js';
 import { redeliverAfter } from '../../src/transport/port.js';
 import type { TransportLogger } from '../../src/transport/kafka/logging.js';
-import { KAFKA_CLIENTS, transportOn } from '../helpers/kafka-client.js';
-import { stackEnv, uniqueName } from '../helpers/stack.js';
+import { KAFKA_CLIENTS } from '../helpers/kafka-client.js';
+import { uniqueName } from '../helpers/stack.js';
+import { recordsNoted, stackTopics, withRawAdmin } from '../helpers/stack-topics.js';
 import { waitFor } from '../helpers/wait.js';
-import { rawKafka } from './consumer/members.js';
 
 describe.each(KAFKA_CLIENTS)('a group position outside the log (%s)', (client) => {
-  const brokers = stackEnv().kafkaBrokers;
-  const transports: Transport[] = [];
-  const topics: string[] = [];
-  afterAll(async () => {
-    await Promise.allSettled(transports.map((t) => t.close()));
-    const admin = rawKafka().admin();
-    await admin.connect();
-    await admin.deleteTopics({ topics }).catch(() => undefined);
-    await admin.disconnect();
-  });
+  const stack = stackTopics(client);
 
   async function setup() {
     const warnings: { obj: Record<string, unknown>; msg: string }[] = [];
     const logger: TransportLogger = { debug: () => undefined, info: () => undefined, error: () => undefined, warn: (obj, msg) => void warnings.push({ obj, msg }) };
-    const t = transportOn({ brokers, clientId: uniqueName(`oor-${client}`), logger }, client);
-    transports.push(t);
-    const topic = uniqueName(`it-oor-${client}`);
-    topics.push(topic);
-    await t.ensureTopics([{ name: topic, partitions: 1, retentionMs: 3_600_000, cleanupPolicy: 'delete' }]);
-    const handled: string[] = [];
-    const handler = (r: TransportRecord): Promise<void> => {
-      handled.push(`${r.offset}:${Buffer.from(r.value ?? new Uint8Array()).toString()}`);
-      return Promise.resolve();
-    };
+    const t = stack.transport({ clientId: uniqueName(`oor-${client}`), logger });
+    const topic = await stack.topic(t, `it-oor-${client}`, 1);
+    const { handled, handler } = recordsNoted((r, value) => `${r.offset}:${value}`);
     const produce = (...values: string[]) => t.produce(topic, values.map((v) => ({ key: null, value: Buffer.from(v), headers: [], partition: 0 })));
     return { t, topic, group: uniqueName(`it-oor-group-${client}`), handled, handler, produce, warnings };
   }
 
-  async function deleteRecordsBefore(topic: string, offset: bigint): Promise<void> {
-    const admin = rawKafka().admin();
-    await admin.connect();
-    try {
+  function deleteRecordsBefore(topic: string, offset: bigint): Promise<void> {
+    return withRawAdmin(async (admin) => {
       await admin.fetchTopicMetadata({ topics: [topic] });
       await admin.deleteTopicRecords({ topic, partitions: [{ partition: 0, offset: offset.toString() }] });
-    } finally {
-      await admin.disconnect();
-    }
+    });
   }
 
   it('a committed offset below the log start (records deleted unread): the group goes on from the log start and warns with the offsets lost', { timeout: 90_000 }, async () => {

@@ -8,39 +8,27 @@
  * Now a partition beyond the cached count makes the transport look the count up again before it
  * refuses, and the committed offsets list every partition the broker has.
  */
-import { afterAll, describe, expect, it } from 'vitest';
-import type { Transport } from '../../src/transport/index.js';
-import { KAFKA_CLIENTS, transportOn } from '../helpers/kafka-client.js';
-import { stackEnv, uniqueName } from '../helpers/stack.js';
+import { describe, expect, it } from 'vitest';
+import { KAFKA_CLIENTS } from '../helpers/kafka-client.js';
+import { uniqueName } from '../helpers/stack.js';
+import { rawProduce, recordsNoted, stackTopics, withRawAdmin } from '../helpers/stack-topics.js';
 import { waitFor } from '../helpers/wait.js';
-import { rawKafka } from './consumer/members.js';
 
 describe.each(KAFKA_CLIENTS)('offsets of partitions added to a topic (%s)', (client) => {
-  const brokers = stackEnv().kafkaBrokers;
-  const transports: Transport[] = [];
-  const topics: string[] = [];
-  afterAll(async () => {
-    await Promise.allSettled(transports.map((t) => t.close()));
-    const admin = rawKafka().admin();
-    await admin.connect();
-    await admin.deleteTopics({ topics }).catch(() => undefined);
-    await admin.disconnect();
-  });
+  const stack = stackTopics(client);
+
+  /** A transport and a topic of 2 partitions on it. */
+  async function setup() {
+    const t = stack.transport({ clientId: uniqueName(`added-partitions-${client}`) });
+    return { t, topic: await stack.topic(t, `it-added-partitions-${client}`, 2) };
+  }
+
+  const grow = (topic: string): Promise<void> => withRawAdmin(async (admin) => void (await admin.createPartitions({ topicPartitions: [{ topic, count: 4 }] })));
 
   it('commits offsets on a partition added after the count was cached, and lists it as committed', async () => {
-    const t = transportOn({ brokers, clientId: uniqueName(`added-partitions-${client}`) }, client);
-    transports.push(t);
-    const topic = uniqueName(`it-added-partitions-${client}`);
-    topics.push(topic);
-    await t.ensureTopics([{ name: topic, partitions: 2, retentionMs: 3_600_000, cleanupPolicy: 'delete' }]);
+    const { t, topic } = await setup();
     expect(await t.partitionCount(topic)).toBe(2); // cached now
-    const admin = rawKafka().admin();
-    await admin.connect();
-    try {
-      await admin.createPartitions({ topicPartitions: [{ topic, count: 4 }] });
-    } finally {
-      await admin.disconnect();
-    }
+    await grow(topic);
     const group = uniqueName(`it-added-partitions-group-${client}`);
     // What a replay to explicit offsets (or `earliest` once offsetsAt lists the new partitions) commits.
     await t.commitOffsets(group, topic, [
@@ -56,11 +44,7 @@ describe.each(KAFKA_CLIENTS)('offsets of partitions added to a topic (%s)', (cli
   });
 
   it('still refuses a partition the topic does not have, not retriable', async () => {
-    const t = transportOn({ brokers, clientId: uniqueName(`added-partitions-${client}`) }, client);
-    transports.push(t);
-    const topic = uniqueName(`it-added-partitions-${client}`);
-    topics.push(topic);
-    await t.ensureTopics([{ name: topic, partitions: 2, retentionMs: 3_600_000, cleanupPolicy: 'delete' }]);
+    const { t, topic } = await setup();
     const err = await t.commitOffsets(uniqueName('it-added-partitions-group'), topic, [{ partition: 2, offset: 0n }]).then(
       () => undefined,
       (e: unknown) => e,
@@ -74,32 +58,16 @@ describe.each(KAFKA_CLIENTS)('offsets of partitions added to a topic (%s)', (cli
   // new partitions does — stop the members, commit the log start there, start members again —
   // delivers what was written there meanwhile, and leaves the other partitions where they were.
   it('after partitions are added, members restarted on committed log starts of the new partitions read what was written there; the others resume', async () => {
-    const t = transportOn({ brokers, clientId: uniqueName(`added-partitions-${client}`) }, client);
-    transports.push(t);
-    const topic = uniqueName(`it-added-partitions-${client}`);
-    topics.push(topic);
-    await t.ensureTopics([{ name: topic, partitions: 2, retentionMs: 3_600_000, cleanupPolicy: 'delete' }]);
+    const { t, topic } = await setup();
     const group = uniqueName(`it-added-partitions-group-${client}`);
-    const handled: string[] = [];
-    const handler = (r: { value: Uint8Array | null }): Promise<void> => {
-      handled.push(Buffer.from(r.value ?? new Uint8Array()).toString());
-      return Promise.resolve();
-    };
+    const { handled, handler } = recordsNoted((_r, value) => value);
     const first = await t.consume({ group, topics: [topic], startFrom: 'earliest', commitEveryRecords: 1 }, handler);
     const enc = new TextEncoder();
     await t.produce(topic, [{ key: null, value: enc.encode('before'), headers: [], partition: 0 }]);
     await waitFor('the record written before', () => handled.includes('before'));
-    const kafka = rawKafka();
-    const admin = kafka.admin();
-    const producer = kafka.producer();
-    await Promise.all([admin.connect(), producer.connect()]);
-    try {
-      await admin.createPartitions({ topicPartitions: [{ topic, count: 4 }] });
-      // A producer of its own (as a partner's or another service's would be): the topic now has 4.
-      await producer.send({ topic, messages: [{ partition: 3, value: 'on an added partition' }] });
-    } finally {
-      await Promise.allSettled([admin.disconnect(), producer.disconnect()]);
-    }
+    await grow(topic);
+    // A producer of its own (as a partner's or another service's would be): the topic now has 4.
+    await rawProduce(topic, 3, 'on an added partition');
     await first.stop();
     await t.commitOffsets(group, topic, [{ partition: 2, offset: 0n }, { partition: 3, offset: 0n }]);
     const second = await t.consume({ group, topics: [topic], startFrom: 'latest', commitEveryRecords: 1 }, handler);
