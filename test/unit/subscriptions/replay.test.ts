@@ -6,13 +6,14 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_PUSH_RETRY, ReplayCoordinator, ReplayLog, SubscriptionStore, parsePartitionKey, parseReplayRequest, parseTarget, partitionKey, planOf, replayHolds, replayStatus } from '../../../src/bus/subscriptions/index.js';
-import type { ReplayOffsets, StoredReplay, StoredSubscription } from '../../../src/bus/subscriptions/index.js';
+import { ReplayCoordinator, parsePartitionKey, parseReplayRequest, parseTarget, partitionKey, planOf, replayHolds, replayStatus } from '../../../src/bus/subscriptions/index.js';
+import type { ReplayLog, ReplayOffsets, StoredReplay, SubscriptionStore } from '../../../src/bus/subscriptions/index.js';
 import { drained, parseOffsetsOption } from '../../../src/cli/commands/replay.js';
 import { silentLogger } from '../../../src/observability/index.js';
 import { createMemoryTransport } from '../../../src/transport/index.js';
 import type { Consumption, Transport } from '../../../src/transport/index.js';
 import { caught, caughtAsync } from '../../helpers/errors.js';
+import { startedStoreAndAudit, storedPush } from '../../helpers/stored-subscription.js';
 import { waitFor } from '../../helpers/wait.js';
 
 const topicName = fc.stringMatching(/^[A-Za-z0-9._-]{1,40}$/);
@@ -114,17 +115,9 @@ async function stuckGroup(prefix: string, name: string, leaseMs: number): Promis
   const log = silentLogger();
   await transport.ensureTopics([{ name: `${prefix}.t`, partitions: 2, retentionMs: -1, cleanupPolicy: 'delete' }]);
   await transport.produce(`${prefix}.t`, [0, 1, 0, 1].map((p) => ({ key: null, value: new Uint8Array([p]), headers: [], partition: p })));
-  const store = new SubscriptionStore(transport, `${prefix}.subscriptions`, log);
-  const audit = new ReplayLog(transport, `${prefix}.subscriptions.replays`, log);
-  await store.start();
-  await audit.start();
-  const group = `ce-gateway.sub.anonymous.${name}`;
-  const now = new Date().toISOString();
-  const stored: StoredSubscription = {
-    v: 1, name, owner: 'anonymous', group, kinds: ['K'], filters: [], start: 'latest', ordering: 'key', retry: { maxAttempts: DEFAULT_PUSH_RETRY.maxAttempts, backoff: { initialMs: 1000, factor: 2, maxMs: 60_000, jitter: 0.2 }, maxAgeMs: DEFAULT_PUSH_RETRY.maxAgeMs, timeoutMs: DEFAULT_PUSH_RETRY.timeoutMs },
-    concurrency: 1, rateLimit: null, state: 'active', delivery: { mode: 'push', url: 'https://example.test/', contentMode: 'binary', data: 'json', handshake: true, secretCount: 1, headerNames: [], sealed: 'x' },
-    createdAt: now, updatedAt: now, generation: 1,
-  };
+  const { store, audit } = await startedStoreAndAudit(transport, prefix);
+  const stored = storedPush(name, ['K']);
+  const group = stored.group;
   await store.put(stored);
   expect(store.get(group)).toBeDefined();
   await transport.commitOffsets(group, `${prefix}.t`, [{ partition: 0, offset: 2n }, { partition: 1, offset: 2n }]);

@@ -14,13 +14,14 @@
  */
 import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_PUSH_RETRY, ReplayCoordinator, ReplayLog, SubscriptionStore } from '../../../../src/bus/subscriptions/index.js';
-import type { StoredSubscription } from '../../../../src/bus/subscriptions/index.js';
+import { ReplayCoordinator, ReplayLog } from '../../../../src/bus/subscriptions/index.js';
+import type { SubscriptionStore } from '../../../../src/bus/subscriptions/index.js';
 import { GatewayError } from '../../../../src/core/errors.js';
 import { createLogger, silentLogger } from '../../../../src/observability/index.js';
 import { createMemoryTransport } from '../../../../src/transport/index.js';
 import type { Consumption, OutboundRecord, PartitionOffset, Position, ProduceOptions, Transport } from '../../../../src/transport/index.js';
 import { caughtAsync } from '../../../helpers/errors.js';
+import { startedStoreAndAudit, storedPush } from '../../../helpers/stored-subscription.js';
 
 const name = 'two-topics';
 const group = `ce-gateway.sub.anonymous.${name}`;
@@ -29,31 +30,21 @@ const topics = ['rao.a', 'rao.b'];
 let transport: Transport;
 let store: SubscriptionStore;
 let audit: ReplayLog;
+let stop: () => Promise<void>;
 
 beforeEach(async () => {
   transport = createMemoryTransport();
-  const log = silentLogger();
   await transport.ensureTopics(topics.map((t) => ({ name: t, partitions: 1, retentionMs: -1, cleanupPolicy: 'delete' as const })));
   for (const t of topics) {
     await transport.produce(t, [0, 1, 2, 3].map(() => ({ key: null, value: new Uint8Array([1]), headers: [], partition: 0 })));
     await transport.commitOffsets(group, t, [{ partition: 0, offset: 4n }]);
   }
-  store = new SubscriptionStore(transport, 'rao.subscriptions', log);
-  audit = new ReplayLog(transport, 'rao.subscriptions.replays', log);
-  await store.start();
-  await audit.start();
-  const now = new Date().toISOString();
-  const stored: StoredSubscription = {
-    v: 1, name, owner: 'anonymous', group, kinds: ['A', 'B'], filters: [], start: 'latest', ordering: 'key', retry: { maxAttempts: DEFAULT_PUSH_RETRY.maxAttempts, backoff: { initialMs: 1000, factor: 2, maxMs: 60_000, jitter: 0.2 }, maxAgeMs: DEFAULT_PUSH_RETRY.maxAgeMs, timeoutMs: DEFAULT_PUSH_RETRY.timeoutMs },
-    concurrency: 1, rateLimit: null, state: 'active', delivery: { mode: 'push', url: 'https://example.test/', contentMode: 'binary', data: 'json', handshake: true, secretCount: 1, headerNames: [], sealed: 'x' },
-    createdAt: now, updatedAt: now, generation: 1,
-  };
-  await store.put(stored);
+  ({ store, audit, stop } = await startedStoreAndAudit(transport, 'rao'));
+  await store.put(storedPush(name, ['A', 'B']));
 });
 
 afterEach(async () => {
-  await audit.stop();
-  await store.stop();
+  await stop();
   await transport.close();
 });
 

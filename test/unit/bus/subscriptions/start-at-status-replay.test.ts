@@ -8,12 +8,13 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SubscriptionOperations, subscriptionLag } from '../../../../src/bus/status/index.js';
 import type { SubscriptionTarget } from '../../../../src/bus/status/index.js';
-import { DEFAULT_PUSH_RETRY, ReplayCoordinator, ReplayLog, SubscriptionStore } from '../../../../src/bus/subscriptions/index.js';
-import type { StoredSubscription } from '../../../../src/bus/subscriptions/index.js';
+import { ReplayCoordinator } from '../../../../src/bus/subscriptions/index.js';
+import type { ReplayLog, SubscriptionStore } from '../../../../src/bus/subscriptions/index.js';
 import { START_AT_TTL_MS, startPositionsOf } from '../../../../src/bus/subscriptions/stored.js';
 import { silentLogger } from '../../../../src/observability/index.js';
 import { createMemoryTransport } from '../../../../src/transport/index.js';
 import type { Transport } from '../../../../src/transport/index.js';
+import { startedStoreAndAudit, storedPush } from '../../../helpers/stored-subscription.js';
 
 const topic = 'sa.t';
 const name = 'patched';
@@ -22,35 +23,29 @@ const group = `ce-gateway.sub.anonymous.${name}`;
 let transport: Transport;
 let store: SubscriptionStore;
 let audit: ReplayLog;
+let stop: () => Promise<void>;
 
 beforeEach(async () => {
   transport = createMemoryTransport();
-  const log = silentLogger();
   await transport.ensureTopics([{ name: topic, partitions: 3, retentionMs: -1, cleanupPolicy: 'delete' }]);
   // Ends: partition 0 at 4, 1 at 4, 2 at 2.
   await transport.produce(topic, [0, 0, 0, 0, 1, 1, 1, 1, 2, 2].map((partition) => ({ key: null, value: new Uint8Array([partition]), headers: [], partition })));
-  store = new SubscriptionStore(transport, 'sa.subscriptions', log);
-  audit = new ReplayLog(transport, 'sa.subscriptions.replays', log);
-  await store.start();
-  await audit.start();
+  ({ store, audit, stop } = await startedStoreAndAudit(transport, 'sa'));
   const now = Date.now();
-  const stored: StoredSubscription = {
-    v: 1, name, owner: 'anonymous', group, kinds: ['K'], filters: [], start: 'latest', ordering: 'key', retry: { maxAttempts: DEFAULT_PUSH_RETRY.maxAttempts, backoff: { initialMs: 1000, factor: 2, maxMs: 60_000, jitter: 0.2 }, maxAgeMs: DEFAULT_PUSH_RETRY.maxAgeMs, timeoutMs: DEFAULT_PUSH_RETRY.timeoutMs },
-    concurrency: 1, rateLimit: null, state: 'paused', delivery: { mode: 'push', url: 'https://example.test/', contentMode: 'binary', data: 'json', handshake: true, secretCount: 1, headerNames: [], sealed: 'x' },
+  await store.put(storedPush(name, ['K'], {
+    state: 'paused',
     createdAt: new Date(now).toISOString(), updatedAt: new Date(now).toISOString(), generation: 2,
     startAt: [
       { topic, partition: 0, offset: '1', takenAt: new Date(now - 60_000).toISOString() }, // live, no commit: counts
       { topic, partition: 1, offset: '3', takenAt: new Date(now - 60_000).toISOString() }, // live, but the group committed 2 there
       { topic, partition: 2, offset: '0', takenAt: new Date(now - START_AT_TTL_MS - 1).toISOString() }, // expired
     ],
-  };
-  await store.put(stored);
+  }));
   await transport.commitOffsets(group, topic, [{ partition: 1, offset: 2n }]);
 });
 
 afterEach(async () => {
-  await audit.stop();
-  await store.stop();
+  await stop();
   await transport.close();
 });
 
