@@ -270,6 +270,15 @@ export function loadPartners(file: string, catalog: Catalog, env: Readonly<Recor
 export const PARTNERS_WATCH_INTERVAL_MS = 2000;
 
 /**
+ * One stat watcher per PARTNERS_FILE path for every gateway of the process: Node keeps one
+ * StatWatcher per path and each `watchFile` adds a 'change' listener to it, so a process with more
+ * than ten gateways on one file (a test process; GATEWAY_WORKERS share none) warned
+ * MaxListenersExceeded. The gateways' listeners are held here and called by one listener of ours;
+ * the file is unwatched when the last gateway on it closes. The first gateway's interval is used.
+ */
+const partnersWatchers = new Map<string, { readonly listeners: Set<(curr: Stats, prev: Stats) => void>; readonly dispatch: (curr: Stats, prev: Stats) => void }>();
+
+/**
  * Logs a warning each time `file` (PARTNERS_FILE) changes on disk after it was loaded: the gateway
  * does not reload it (a choice, docs/security.md "The partners file"), so a key taken out of it
  * keeps working until the instance restarts, and an operator who edited it to revoke a key must
@@ -283,6 +292,26 @@ export function warnWhenPartnersFileChanges(file: string, log: Logger, signal: A
     if (curr.mtimeMs === prev.mtimeMs && curr.size === prev.size && curr.ino === prev.ino) return;
     log.warn({ file, removed: curr.nlink === 0 && curr.mtimeMs === 0 }, 'PARTNERS_FILE changed on disk: NOT applied — this instance keeps the partners it loaded at start-up (keys taken out still work) until it restarts; restart every instance to apply it');
   };
-  watchFile(file, { interval: intervalMs, persistent: false }, changed);
-  signal.addEventListener('abort', () => unwatchFile(file, changed), { once: true });
+  let watcher = partnersWatchers.get(file);
+  if (watcher === undefined) {
+    const listeners = new Set<(curr: Stats, prev: Stats) => void>();
+    const dispatch = (curr: Stats, prev: Stats): void => {
+      for (const l of listeners) l(curr, prev);
+    };
+    watcher = { listeners, dispatch };
+    partnersWatchers.set(file, watcher);
+    watchFile(file, { interval: intervalMs, persistent: false }, dispatch);
+  }
+  watcher.listeners.add(changed);
+  const w = watcher;
+  signal.addEventListener(
+    'abort',
+    () => {
+      w.listeners.delete(changed);
+      if (w.listeners.size > 0 || partnersWatchers.get(file) !== w) return;
+      partnersWatchers.delete(file);
+      unwatchFile(file, w.dispatch);
+    },
+    { once: true },
+  );
 }

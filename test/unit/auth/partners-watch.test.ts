@@ -1,0 +1,57 @@
+/**
+ * warnWhenPartnersFileChanges with many gateways of one process on one PARTNERS_FILE (a test
+ * process starts a dozen): each call added a 'change' listener to Node's one StatWatcher of the
+ * file, and the eleventh printed MaxListenersExceededWarning. Now one listener per file serves
+ * them all: every gateway still warns of a change, one closed gateway stops warning, the others not.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { afterEach, describe, expect, it } from 'vitest';
+import { warnWhenPartnersFileChanges } from '../../../src/http/auth/index.js';
+import { createLogger } from '../../../src/observability/index.js';
+import { waitFor } from '../../helpers/wait.js';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+/** A watcher as a gateway starts it: its own logger (lines noted) and its own closing signal. */
+function watcher(file: string): { lines: string[]; close: () => void } {
+  const lines: string[] = [];
+  const out = new PassThrough();
+  out.on('data', (c: Buffer) => lines.push(c.toString('utf8')));
+  const closing = new AbortController();
+  warnWhenPartnersFileChanges(file, createLogger({ level: 'info', destination: out }), closing.signal, 20);
+  return { lines, close: () => closing.abort() };
+}
+
+const warned = (w: { lines: string[] }): number => w.lines.join('').split('PARTNERS_FILE changed on disk').length - 1;
+
+describe('many gateways watching one PARTNERS_FILE', () => {
+  it('share one stat listener (no MaxListenersExceededWarning); each warns of a change until it closes', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ceg-partners-watch-'));
+    dirs.push(dir);
+    const file = join(dir, 'partners.yaml');
+    writeFileSync(file, 'partners: []\n');
+    const warnings: Error[] = [];
+    const onWarning = (w: Error): void => void warnings.push(w);
+    process.on('warning', onWarning);
+    try {
+      const all = Array.from({ length: 12 }, () => watcher(file));
+      writeFileSync(file, 'partners: [] # edited\n');
+      await waitFor('every gateway to warn', () => all.every((w) => warned(w) === 1), 5_000, 20);
+      const [kept, ...closed] = all;
+      for (const w of closed) w.close();
+      writeFileSync(file, 'partners: [] # edited again, longer\n');
+      await waitFor('the open gateway to warn again', () => warned(kept!) === 2, 5_000, 20);
+      expect(closed.map(warned)).toEqual(closed.map(() => 1));
+      kept!.close();
+      expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning')).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+});
