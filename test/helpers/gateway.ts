@@ -50,6 +50,17 @@ export async function startInstance(env: Record<string, string>, id: string, all
   return g;
 }
 
+/**
+ * `gateway` listening on its configured address (`PORT=0`: a free port), ready, its subscription
+ * definitions loaded: its URL on 127.0.0.1. For a gateway a test builds itself (its own config and logger).
+ */
+export async function listening(gateway: Gateway): Promise<string> {
+  const addr: AddressInfo = await gateway.listen();
+  await gateway.ready;
+  await gateway.subscriptionsLoaded();
+  return `http://127.0.0.1:${addr.port}`;
+}
+
 /** Sum of end offsets of a topic: how many records it ever received. */
 export async function recordCount(gateway: Gateway, topic: string): Promise<bigint> {
   const offs = await gateway.transport.endOffsets(topic);

@@ -15,6 +15,7 @@ import { priceLoaded, structuredPriceEvent } from '../fixtures/events.js';
 import { INTERNAL_KIND, partnersSetup, sha256 } from '../helpers/partners.js';
 import type { PartnersSetup } from '../helpers/partners.js';
 import { BATCH, STRUCTURED } from './helpers.js';
+import { listening } from '../helpers/gateway.js';
 
 const SIGNAL = 'b785f117-3e61-4864-89c3-4accf13140c2';
 
@@ -70,10 +71,7 @@ export function authScenarios(name: string, target: () => AuthTarget): void {
       const out = new PassThrough();
       out.on('data', (chunk: Buffer) => logs.push(chunk.toString('utf8')));
       gw = createGateway(config, createLogger({ level: 'trace', destination: out }));
-      const addr = await gw.listen();
-      await gw.ready;
-      await gw.subscriptionsLoaded();
-      url = `http://127.0.0.1:${addr.port}`;
+      url = await listening(gw);
     });
     afterAll(async () => {
       await gw?.close();

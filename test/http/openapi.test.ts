@@ -22,6 +22,7 @@ import { createMemoryRegistry } from '../../src/registry/index.js';
 import { priceLoaded, structuredPriceEvent } from '../fixtures/events.js';
 import { partnersSetup } from '../helpers/partners.js';
 import type { PartnersSetup } from '../helpers/partners.js';
+import { listening } from '../helpers/gateway.js';
 
 type Doc = { paths: Record<string, Record<string, { responses: Record<string, Record<string, unknown>> }>>; components: { responses: Record<string, Record<string, unknown>> } };
 
@@ -84,10 +85,7 @@ describe('contract: real answers against the document', () => {
     process.env.TEST_GLOBEX_KEY_SHA256 = setup.env.TEST_GLOBEX_KEY_SHA256;
     const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', WEBHOOK_ALLOWED_HOSTS: '127.0.0.1', ...setup.env });
     gw = createGateway(config, createLogger({ level: 'silent' }));
-    const addr = await gw.listen();
-    await gw.ready;
-    await gw.subscriptionsLoaded();
-    url = `http://127.0.0.1:${addr.port}`;
+    url = await listening(gw);
   });
   afterAll(async () => {
     await gw?.close();

@@ -20,6 +20,7 @@ import { startSink } from '../helpers/sink.js';
 import type { TestSink } from '../helpers/sink.js';
 import { waitFor } from '../helpers/wait.js';
 import { BATCH, post } from './helpers.js';
+import { listening } from '../helpers/gateway.js';
 
 let gw: Gateway;
 let url: string;
@@ -54,10 +55,7 @@ const ids = (from = 0): string[] => sink.deliveries().slice(from).map((r) => Str
 beforeAll(async () => {
   sink = await startSink();
   gw = createGateway(loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', WEBHOOK_ALLOWED_HOSTS: '127.0.0.1' }), silentLogger());
-  const addr = await gw.listen();
-  await gw.ready;
-  await gw.subscriptionsLoaded();
-  url = `http://127.0.0.1:${addr.port}`;
+  url = await listening(gw);
 });
 
 afterAll(async () => {

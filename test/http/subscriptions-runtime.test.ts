@@ -26,6 +26,7 @@ import type { TestSink } from '../helpers/sink.js';
 import { waitFor } from '../helpers/wait.js';
 import { tempDir } from '../unit/connectors/helpers.js';
 import { post, readTopic } from './helpers.js';
+import { listening } from '../helpers/gateway.js';
 
 const FILE_SECRET = `whsec_${Buffer.alloc(32, 5).toString('base64')}`;
 const FILE_TOKEN = `file-token-${randomUUID()}`;
@@ -60,10 +61,7 @@ delivery:
   const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'debug', WEBHOOK_ALLOWED_HOSTS: '127.0.0.1' });
   gw = createGateway(config, createLogger({ level: 'debug', destination: out }));
   gw.declareSubscriptions(defs.flatMap((d) => (d.kind === 'subscription' ? [d.runtime] : [])));
-  const addr = await gw.listen();
-  await gw.ready;
-  await gw.subscriptionsLoaded();
-  url = `http://127.0.0.1:${addr.port}`;
+  url = await listening(gw);
 });
 
 afterAll(async () => {
