@@ -77,15 +77,19 @@ export async function rawProduce(topic: string, partition: number, value: string
 export async function recreateTopic(topic: string, partitions: number): Promise<void> {
   await withRawAdmin(async (admin) => {
     await admin.deleteTopics({ topics: [topic] });
-    for (let attempt = 0; ; attempt++) {
+    let last: unknown = 'createTopics answered that the topic exists';
+    // Bounded both ways (a refusal and kafkajs's `false` for TOPIC_ALREADY_EXISTS while the deletion
+    // is going on): a stuck re-creation fails here with what the broker said, not as a test timeout.
+    for (let attempt = 0; attempt < 200; attempt++) {
       try {
         if (await admin.createTopics({ topics: [{ topic, numPartitions: partitions }], waitForLeaders: true })) return;
+        last = 'createTopics answered that the topic exists';
       } catch (err) {
-        // TOPIC_ALREADY_EXISTS while the deletion is going on (or "marked for deletion").
-        if (attempt >= 100) throw err;
+        last = err;
       }
       await new Promise((r) => setTimeout(r, 100));
     }
+    throw new Error(`${topic} could not be created again with ${partitions} partitions after its deletion: ${last instanceof Error ? last.message : String(last)}`);
   });
 }
 

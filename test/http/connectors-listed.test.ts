@@ -11,9 +11,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConnectors, startConnectors } from '../../src/connectors/index.js';
 import type { ConnectorsHandle } from '../../src/connectors/index.js';
-import { createGateway } from '../../src/app/index.js';
 import type { Gateway } from '../../src/app/index.js';
-import { loadConfig } from '../../src/config/index.js';
+import { startGateway } from '../helpers/gateway.js';
 import { createLogger } from '../../src/observability/index.js';
 import { tempDir, writeScript } from '../unit/connectors/helpers.js';
 
@@ -29,12 +28,7 @@ beforeAll(async () => {
   writeFileSync(join(dir.dir, 'off.yaml'), 'kind: file-drop\nenabled: false\nsubscription: ops.off\nkinds: [PriceLoadingCompleted]\nsink: { directory: off }\n');
   writeFileSync(join(dir.dir, 'drops-file.yaml'), 'kind: subscription\nname: drops\nowner: ops\nkinds: [PriceLoadingCompleted]\ndelivery: { mode: file-drop, sink: { directory: out } }\n');
   const defs = loadConnectors(dir.dir, { environment: {} });
-  gw = createGateway(loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', INSTANCE_ID: 'mem-1' }), createLogger({ level: 'silent' }));
-  gw.declareSubscriptions(defs.flatMap((d) => (d.kind === 'subscription' ? [d.runtime] : [])));
-  const addr = await gw.listen();
-  await gw.ready;
-  await gw.subscriptionsLoaded();
-  url = `http://127.0.0.1:${addr.port}`;
+  ({ gateway: gw, url } = await startGateway({ stack: false, env: { INSTANCE_ID: 'mem-1' }, subscriptions: defs.flatMap((d) => (d.kind === 'subscription' ? [d.runtime] : [])) }));
   connectors = await startConnectors(gw, defs, createLogger({ level: 'silent' }));
 });
 

@@ -9,13 +9,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConnectors } from '../../src/connectors/index.js';
 import { PRICE_LOADING_COMPLETED, PRICE_TOPIC } from '../fixtures/events.js';
 import { tempDir } from '../unit/connectors/helpers.js';
-import { createGateway } from '../../src/app/index.js';
 import type { Gateway } from '../../src/app/index.js';
+import { startGateway } from '../helpers/gateway.js';
 import { deadLetter } from '../../src/bus/subscriber/index.js';
 import type { Subscription } from '../../src/bus/subscriber/index.js';
-import { loadConfig } from '../../src/config/index.js';
 import { retryPolicy } from '../../src/core/retry.js';
-import { createLogger } from '../../src/observability/index.js';
 import { structuredPriceEvent } from '../fixtures/events.js';
 import { waitFor } from '../helpers/wait.js';
 import { post } from './helpers.js';
@@ -29,12 +27,7 @@ const dir = tempDir('ceg-dl-files-');
 beforeAll(async () => {
   writeFileSync(join(dir.dir, 'drops.yaml'), `kind: subscription\nname: drops\nowner: ops\nkinds: [PriceLoadingCompleted]\ndelivery: { mode: file-drop, sink: { directory: out } }\n`);
   const defs = loadConnectors(dir.dir, { environment: {} });
-  gw = createGateway(loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', INSTANCE_ID: 'mem-1' }), createLogger({ level: 'silent' }));
-  gw.declareSubscriptions(defs.flatMap((d) => (d.kind === 'subscription' ? [d.runtime] : [])));
-  const addr = await gw.listen();
-  await gw.ready;
-  await gw.subscriptionsLoaded();
-  url = `http://127.0.0.1:${addr.port}`;
+  ({ gateway: gw, url } = await startGateway({ stack: false, env: { INSTANCE_ID: 'mem-1' }, subscriptions: defs.flatMap((d) => (d.kind === 'subscription' ? [d.runtime] : [])) }));
   sub = await gw.subscribe({ subscription: NAME, kinds: ['PriceLoadingCompleted'], retry: retryPolicy({ maxAttempts: 1, initialDelayMs: 0, factor: 1, maxDelayMs: 0, jitter: 0 }), handler: () => Promise.resolve(deadLetter('refused here')) });
 });
 
