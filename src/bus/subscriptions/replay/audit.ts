@@ -21,7 +21,9 @@ import { errorMessage, isGatewayError } from '../../../core/errors.js';
 import type { Logger } from '../../../observability/index.js';
 import type { OutboundRecord, TopicSpec, Transport, TransportRecord } from '../../../transport/port.js';
 import { TopicFollower } from '../../follow/topic-follower.js';
-import type { NotMovedReport, PartitionReport } from './plan.js';
+import { partialPlanOf } from './plan.js';
+import type { NotMovedReport, PartitionReport, ReplayOffsets } from './plan.js';
+import type { CommitProgress } from './reset.js';
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -235,4 +237,14 @@ export class BackgroundAuditWrites {
 export function failureOf(err: unknown): ReplayFailure {
   if (isGatewayError(err) && err.code !== 'CEG_INTERNAL') return { code: err.code, message: errorMessage(err).slice(0, 1000) };
   return { code: 'CEG_INTERNAL', message: 'an unexpected failure: see the gateway\'s log' };
+}
+
+/**
+ * The audit entry of a replay that stopped delivery and then failed (HTTP, coordinator.ts; library,
+ * local.ts): outcome `partial` when the commit of some topic went through (`progress.committed`),
+ * else `failed`; what moved and what did not (`notMoved`), and the error as {@link failureOf} keeps it.
+ * `head`: when, who, the verbatim `to`, dryRun. Spec: docs/subscriptions.md "What the audit log holds".
+ */
+export function failedReplayEntry(head: Pick<ReplayAuditEntry, 'at' | 'by' | 'to' | 'dryRun'>, topics: readonly string[], targets: ReplayOffsets, progress: Readonly<CommitProgress>, err: unknown): ReplayAuditEntry {
+  return { ...head, outcome: progress.committed.length > 0 ? 'partial' : 'failed', ...partialPlanOf(topics, progress.from, targets, progress.committed), error: failureOf(err) };
 }

@@ -27,9 +27,9 @@ import type { TopicPartitionOffset, Transport } from '../../../transport/port.js
 import { DEFAULT_OWNER, groupOf } from '../model.js';
 import { startPositionsOf } from '../stored.js';
 import type { SubscriptionStore } from '../store.js';
-import { BackgroundAuditWrites, failureOf } from './audit.js';
+import { BackgroundAuditWrites, failedReplayEntry } from './audit.js';
 import type { ReplayAuditEntry, ReplayLog } from './audit.js';
-import { partialPlanOf, planOf, positionsOf, resolveTarget } from './plan.js';
+import { planOf, positionsOf, resolveTarget } from './plan.js';
 import type { ReplayOffsets } from './plan.js';
 import { commitWhenIdle } from './reset.js';
 import type { CommitProgress } from './reset.js';
@@ -137,8 +137,7 @@ export class ReplayCoordinator {
     // A replay that paused delivery and then failed: what moved (the topics whose commit went
     // through) and what did not, with the error — the operator sees a partial move in the log.
     const recordFailure = async (progress: CommitProgress, err: unknown): Promise<void> => {
-      const plan = partialPlanOf(topics, progress.from, targets, progress.committed);
-      await this.#d.audit.append(group, { ...head(), outcome: progress.committed.length > 0 ? 'partial' : 'failed', ...plan, error: failureOf(err) });
+      await this.#d.audit.append(group, failedReplayEntry(head(), topics, targets, progress, err));
     };
     // Members of stored subscriptions start at the end where nothing is committed (start was committed
     // at create), or where the definition keeps a start for a kind added by PATCH (startAt).

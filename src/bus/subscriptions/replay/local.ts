@@ -7,9 +7,9 @@
  */
 import { GatewayError } from '../../../core/errors.js';
 import type { StartFrom, Transport } from '../../../transport/port.js';
-import { failureOf } from './audit.js';
+import { failedReplayEntry } from './audit.js';
 import type { BackgroundAuditWrites, ReplayAuditEntry, ReplayAuditSink } from './audit.js';
-import { partialPlanOf, planOf, positionsOf, resolveTarget } from './plan.js';
+import { planOf, positionsOf, resolveTarget } from './plan.js';
 import type { ReplayOffsets } from './plan.js';
 import { commitWhenIdle } from './reset.js';
 import type { CommitProgress } from './reset.js';
@@ -69,7 +69,7 @@ export async function replayLocal(transport: Transport, members: readonly Restar
     } catch (err) {
       // The members were stopped for it: an entry, written behind the error's answer (as over HTTP).
       if (audit !== undefined) {
-        const entry: ReplayAuditEntry = { ...head(), outcome: progress.committed.length > 0 ? 'partial' : 'failed', ...partialPlanOf(topics, progress.from, targets, progress.committed), error: failureOf(err) };
+        const entry = failedReplayEntry(head(), topics, targets, progress, err);
         audit.background.start(group, () => audit.sink.append(group, entry), { moved: [...progress.committed] });
       }
       throw err;
