@@ -59,6 +59,7 @@ import { DeadLetters } from '../bus/deadletters/index.js';
 import { SubscriptionOperations } from '../bus/status/index.js';
 import type { EarlierFigures, SubscriptionTarget } from '../bus/status/index.js';
 import { redriveTopic, retryTopic } from '../bus/subscriber/index.js';
+import { kindNameOf, topicsOfKinds } from '../catalog/lookup.js';
 
 export interface Gateway {
   readonly config: Config;
@@ -632,7 +633,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     }
     const fileViews = new Map(declared.filter((d) => d.view !== undefined).map((d) => [d.group, d.view!] as const));
     const svc = new SubscriptionService({ store: s, box, catalog, transport, checkTarget: targetChecker(allow, undefined, slog), declared: () => fileViews, connectors: () => connectorViews, mayRead: (owner, kind) => mayRead(owner, kind), partners: () => partnerIds });
-    const topicsOf = (kinds: readonly string[]): string[] => [...new Set(kinds.map((k) => (catalog.byEventId(k) ?? catalog.byName(k))?.topic.name).filter((t): t is string => t !== undefined))];
+    const topicsOf = (kinds: readonly string[]): string[] => topicsOfKinds(catalog, kinds);
     // BUS_ROLE=publisher: this instance takes events and serves the API, but runs no subscription
     // member (push, connectors): deliveries run on the other instances (the two-process layout of
     // docs/deploy.md, so that deliveries and their GC never share a thread with ingress; issue 8).
@@ -666,7 +667,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
         if (gone.size === 0) return rt;
         let n = narrowed.get(rt);
         if (n === undefined) {
-          const kinds = rt.kinds.filter((k) => !gone.has((catalog.byEventId(k) ?? catalog.byName(k))?.name ?? k));
+          const kinds = rt.kinds.filter((k) => !gone.has(kindNameOf(catalog, k)));
           const topics = new Set(topicsOf(kinds));
           n = {
             ...rt,
@@ -773,7 +774,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
    * retry and redrive topics, whether or not they exist yet (the lag leaves a missing one out).
    */
   function targetTopics(v: SubscriptionView): { topics: string[]; startAt?: TopicPartitionOffset[] } {
-    const topics = [...new Set(v.kinds.map((k) => (catalog.byEventId(k) ?? catalog.byName(k))?.topic.name).filter((t): t is string => t !== undefined))];
+    const topics = topicsOfKinds(catalog, v.kinds);
     if (v.delivery.mode === 'pull') return { topics };
     // A kind added by PATCH starts at the positions fixed then (its lag counts from there).
     const startAt = service?.startPositions(v.group) ?? [];
@@ -900,7 +901,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       await ready;
       const members = [...subscriptions].filter((m): m is RestartableSubscription => m instanceof RestartableSubscription && m.name === subscription);
       const kinds = members[0]?.kinds ?? [];
-      const topics = [...new Set(kinds.map((k) => (catalog.byEventId(k) ?? catalog.byName(k))?.topic.name).filter((t): t is string => t !== undefined))];
+      const topics = topicsOfKinds(catalog, kinds);
       // Audited as an HTTP replay is, in the same log keyed by the consumer group (docs/subscriptions.md
       // "What the audit log holds"): the log records what happened to a group's offsets, whoever moved them.
       replayAuditWriter ??= new ReplayAuditWriter(transport, replayAuditTopicOf(config.subscriptions.topic));

@@ -13,6 +13,7 @@ import type { SubscriptionOperationsApi } from '../http/api/subscriptions/operat
 import type { SubscriptionOperations, SubscriptionStatus } from '../bus/status/index.js';
 import { splitReadable } from '../bus/subscriptions/index.js';
 import type { SubscriptionService, SubscriptionView } from '../bus/subscriptions/index.js';
+import { kindNameOf } from '../catalog/lookup.js';
 
 /** What names a subscription's kinds and whose they are: a stored subscription, a view, a status. */
 interface OwnedKinds {
@@ -94,7 +95,7 @@ export function permissionViews(deps: PermissionViewsDeps): PermissionViews {
         const v = api.get(name, owner);
         if (v.forbiddenKinds === undefined) return v;
         const held = v.forbiddenKinds;
-        const kinds = v.kinds.filter((k) => !held.includes((catalog.byEventId(k) ?? catalog.byName(k))?.name ?? k));
+        const kinds = v.kinds.filter((k) => !held.includes(kindNameOf(catalog, k)));
         if (kinds.length === 0) throw new GatewayError('CEG_FORBIDDEN', `subscription ${v.name} delivers nothing: ${v.forbiddenReason ?? ''}`, { retriable: false, details: { permission: 'subscribe', field: 'kinds', forbiddenKinds: held } });
         return { ...v, kinds };
       },

@@ -13,6 +13,7 @@ import { utf8Length } from '../core/utf8.js';
 import { partitionKey } from '../catalog/index.js';
 import { checkPublishOptions } from './publisher/attributes.js';
 import type { PublishOptions } from './publisher/index.js';
+import { kindOf } from '../catalog/lookup.js';
 
 /**
  * The kind named by eventId or business name, after checking `data` against its Avro schema from
@@ -28,7 +29,7 @@ import type { PublishOptions } from './publisher/index.js';
  *   part; `max`, `actual`, `dataBytes`, `attributeBytes`) over the kind's `maxDataBytes` (bus spec M6).
  */
 export function checkPublishable(catalog: Catalog, kind: string, data: JsonValue, opts: PublishOptions = {}): EventKind {
-  const found = catalog.byEventId(kind) ?? catalog.byName(kind);
+  const found = kindOf(catalog, kind);
   if (found === undefined) {
     throw new GatewayError('CEG_UNKNOWN_TYPE', `unknown event kind "${kind}"`, { retriable: false, details: { attribute: 'type' } });
   }

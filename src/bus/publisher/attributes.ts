@@ -13,6 +13,7 @@ import type { Attributes, JsonValue } from '../../envelope/types.js';
 import { ViolationCollector, checkAttribute, violationsError } from '../../envelope/index.js';
 import type { OutboundRecord } from '../../transport/port.js';
 import { currentHandling } from '../correlation/index.js';
+import { kindOf } from '../../catalog/lookup.js';
 
 /** One value per process run (bus spec M1 `correlationAssemblyId` → extension `runid`). */
 export const processRunId: string = randomUUID();
@@ -94,7 +95,7 @@ export function checkPublishOptions(opts: PublishOptions): void {
  * Spec: bus spec M1–M6, P1, S2; DESIGN "The envelope".
  */
 export function prepareEvent(codec: EventCodec, identity: PublisherIdentity, kind: string, data: JsonValue, opts: PublishOptions = {}): PreparedEvent | undefined {
-  const found = codec.catalog.byEventId(kind) ?? codec.catalog.byName(kind);
+  const found = kindOf(codec.catalog, kind);
   const binding = found && codec.binding(found.eventId);
   if (binding === undefined) throw new GatewayError('CEG_UNKNOWN_TYPE', `unknown event kind "${kind}"`, { retriable: false, details: { attribute: 'type' } });
   if (!binding.kind.publish && opts.overridePublishPolicy !== true) return undefined;

@@ -48,6 +48,7 @@ import { withHandlerTimeout } from './pipeline/timeout.js';
 import type { CallSignal } from './pipeline/timeout.js';
 import { AttemptLedger } from './pipeline/attempts.js';
 import { assertSubscribeOptions } from './options.js';
+import { kindOf } from '../../catalog/lookup.js';
 
 /** Kept below the longest park a reader takes as genuine: the record is read back after it was written. */
 const PARK_MARGIN_MS = 1_000;
@@ -314,7 +315,7 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
   const eventIds = new Set<string>();
   const topics = new Set<string>();
   for (const k of o.kinds) {
-    const kind = codec.catalog.byEventId(k) ?? codec.catalog.byName(k);
+    const kind = kindOf(codec.catalog, k);
     if (kind === undefined) throw new GatewayError('CEG_UNKNOWN_TYPE', `unknown event kind "${k}"`, { retriable: false, details: { field: 'kinds' } });
     eventIds.add(kind.eventId);
     topics.add(kind.topic.name);
@@ -324,7 +325,7 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
   const originTopics = new Set(topics);
   const heldIds = new Map<string, string>();
   for (const k of o.heldKinds ?? []) {
-    const kind = codec.catalog.byEventId(k) ?? codec.catalog.byName(k);
+    const kind = kindOf(codec.catalog, k);
     if (kind === undefined) throw new GatewayError('CEG_UNKNOWN_TYPE', `unknown event kind "${k}"`, { retriable: false, details: { field: 'heldKinds' } });
     originTopics.add(kind.topic.name);
     if (!eventIds.has(kind.eventId)) heldIds.set(kind.eventId, kind.name);

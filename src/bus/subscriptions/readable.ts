@@ -5,6 +5,7 @@
  * file: http/auth `ownerMayRead`); absent, every owner may read every kind.
  */
 import type { Catalog, EventKind } from '../../catalog/index.js';
+import { kindOf } from '../../catalog/lookup.js';
 
 /** Whether `owner` may read events of `kind` now. */
 export type MayReadKind = (owner: string, kind: EventKind) => boolean;
@@ -17,7 +18,7 @@ export function splitReadable(catalog: Catalog, kinds: readonly string[], owner:
   const readable: EventKind[] = [];
   const refused: { index: number; kind: EventKind }[] = [];
   kinds.forEach((k, index) => {
-    const kind = catalog.byEventId(k) ?? catalog.byName(k);
+    const kind = kindOf(catalog, k);
     if (kind === undefined) return;
     if (mayRead === undefined || mayRead(owner, kind)) readable.push(kind);
     else refused.push({ index, kind });

@@ -26,6 +26,7 @@ import type { ReplayPhase, StoredReplay } from './replay/state.js';
 import { schemaIssues } from '../../core/schema-issues.js';
 import { maskedUrl } from '../../core/public-url.js';
 import { splitReadable } from './readable.js';
+import { kindOf, topicsOfKinds } from '../../catalog/lookup.js';
 
 /** The secrets of a push subscription, opened. */
 export interface OpenedSecrets {
@@ -455,7 +456,7 @@ export class SubscriptionService {
     const topics = this.#topics(req.kinds);
     // A topic that a new kind brings starts at its end as of now, as `latest` at create would
     // (start.ts), where the group has no commit on it yet (a kind removed and added again resumes).
-    const before = new Set(current.kinds.map((k) => (this.#d.catalog.byEventId(k) ?? this.#d.catalog.byName(k))?.topic.name));
+    const before = new Set(topicsOfKinds(this.#d.catalog, current.kinds));
     const added = topics.filter((t) => !before.has(t));
     const positions = added.length > 0 ? await resolveStart(this.#d.transport, group, added, 'latest') : [];
     // Pull: no members, commit them now. Push: the group has live members (Kafka refuses member-less
@@ -547,7 +548,7 @@ export class SubscriptionService {
   #topics(kinds: readonly string[]): string[] {
     const topics = new Set<string>();
     for (const k of kinds) {
-      const kind = this.#d.catalog.byEventId(k) ?? this.#d.catalog.byName(k);
+      const kind = kindOf(this.#d.catalog, k);
       if (kind === undefined) throw invalid([{ field: 'kinds', reason: `unknown event kind "${k}"` }]);
       topics.add(kind.topic.name);
     }

@@ -27,6 +27,7 @@ import type { Envelope, Violation } from '../../envelope/index.js';
 import type { Logger } from '../../observability/index.js';
 import { kindAllowed, sourceAllowed } from './partners.js';
 import type { Partner, Permission } from './partners.js';
+import { kindOf } from '../../catalog/lookup.js';
 
 /** What a route may ask for: a per-subscription permission, or the `admin` role. */
 export type Capability = Permission | 'admin';
@@ -141,7 +142,7 @@ export class Access {
     let refused: GatewayError | undefined;
     kinds.forEach((k, i) => {
       if (typeof k !== 'string') return;
-      const kind = catalog.byEventId(k) ?? catalog.byName(k);
+      const kind = kindOf(catalog, k);
       if (kind !== undefined && kindAllowed(subscriber.subscribe, kind)) return;
       if (!this.admin && (kind === undefined || kind.internal)) {
         unknown.push({ field: `kinds[${i}]`, reason: `unknown event kind "${k}"` });

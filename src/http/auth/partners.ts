@@ -34,6 +34,7 @@ import type { Catalog, EventKind } from '../../catalog/index.js';
 import { DEFAULT_OWNER, NAME_PATTERN } from '../../bus/subscriptions/index.js';
 import { schemaIssues } from '../../core/schema-issues.js';
 import { uriPrefixProblem, uriReferenceProblem } from '../../envelope/index.js';
+import { kindOf } from '../../catalog/lookup.js';
 
 /** Permissions a partner may hold besides `publish` / `subscribe` per kind (issue 11). */
 export const PERMISSIONS = ['replay', 'redrive'] as const;
@@ -223,7 +224,7 @@ export function parsePartners(text: string, file: string, catalog: Catalog, env:
           all = true;
           return;
         }
-        const kind = catalog.byEventId(r) ?? catalog.byName(r);
+        const kind = kindOf(catalog, r);
         if (kind === undefined) problems.push(`${at}.${field}[${j}]: unknown event kind "${r.slice(0, 100)}"`);
         else eventIds.add(kind.eventId);
       });

@@ -33,6 +33,7 @@ import type { PullSlots } from '../api/subscriptions/pull-slots.js';
 import { STREAM_SEND_STALL_MS, cutWhenStalled, writeWithBackpressure } from '../api/subscriptions/send-stall.js';
 import { notAllowed } from '../api/subscriptions/route-parts.js';
 import { CONSOLE_CSS, CONSOLE_HTML, CONSOLE_JS } from './page.js';
+import { kindOf } from '../../catalog/lookup.js';
 
 export interface ConsoleDeps {
   readonly catalog: Catalog;
@@ -109,7 +110,7 @@ export function consoleRouter(deps: ConsoleDeps, slots?: PullSlots): Router {
     const view = api.get(String(req.params.name), accessOf(req).owner(req.query.owner));
     // Before the read starts: a refused tail costs the broker nothing. Held by the caller, as a pull's slot.
     slots?.take(accessOf(req).partner.id, res);
-    const kinds = view.kinds.map((k) => deps.catalog.byEventId(k) ?? deps.catalog.byName(k)).filter((k) => k !== undefined);
+    const kinds = view.kinds.map((k) => kindOf(deps.catalog, k)).filter((k) => k !== undefined);
     const eventIds = new Set(kinds.map((k) => k.eventId));
     const topics = [...new Set(kinds.map((k) => k.topic.name))];
     // The read starts (its positions pinned at the end offsets) before the answer does, so a

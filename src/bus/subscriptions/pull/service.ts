@@ -27,6 +27,7 @@ import { DeadLetteredMemo, Positions, pull } from './batch.js';
 import type { PullResult, PullTarget } from './batch.js';
 import type { CursorSigner } from './cursor.js';
 import { splitReadable } from '../readable.js';
+import { kindNameOf } from '../../../catalog/lookup.js';
 
 /**
  * How long past its `wait` a pull's broker calls may run before it answers 503
@@ -342,7 +343,7 @@ export class PullService {
     if (s.delivery.mode !== 'pull') throw new GatewayError('CEG_CONFLICT', `subscription ${name} is a ${s.delivery.mode} subscription; pull needs delivery.mode pull`, { retriable: false, details: { field: 'delivery.mode' } });
     if (s.state !== 'active') throw new GatewayError('CEG_CONFLICT', `subscription ${name} is ${s.state}; set state active to pull`, { retriable: false, details: { field: 'state' } });
     if (this.#readable(s).length === 0) {
-      const names = s.kinds.map((k) => (this.#d.catalog.byEventId(k) ?? this.#d.catalog.byName(k))?.name ?? k);
+      const names = s.kinds.map((k) => kindNameOf(this.#d.catalog, k));
       throw new GatewayError('CEG_FORBIDDEN', `subscription ${name} delivers nothing: its owner may no longer read ${names.join(', ')} (subscribe permission); PATCH its kinds or delete it`, { retriable: false, details: { permission: 'subscribe', field: 'kinds', forbiddenKinds: names } });
     }
     return s;
