@@ -142,6 +142,15 @@ export class SubscriptionStore {
     return this.#byGroup.get(group);
   }
 
+  /**
+   * Resolves once every record written to the topic before this call is applied here: what a
+   * read-modify-write re-reads first (a change another instance stored a moment ago is in it).
+   * Errors: the transport's; CEG_BROKER_UNAVAILABLE (retriable) when not caught up within `timeoutMs`.
+   */
+  async catchUp(timeoutMs = 10_000): Promise<void> {
+    await this.#follower.catchUp(timeoutMs);
+  }
+
   /** Calls `listener` with the whole set after every applied change; returns its remover. */
   onChange(listener: StoreListener): () => void {
     this.#listeners.add(listener);

@@ -16,6 +16,10 @@
  *    behind the error's answer (audit.ts BackgroundAuditWrites); should
  *    this instance die, the lease runs out and delivery resumes by itself.
  *
+ * Every state write goes onto the subscription's newest record, and is written again when another
+ * instance's change landed in between (state-write.ts): a `PATCH` stored elsewhere during the
+ * replay (a pause) stays.
+ *
  * A subscription that reads `<group>.retry` (`ordering: none`) keeps its position there: only the
  * catalog topics move, and records parked for a retry are still retried.
  * Spec: issue 9 ("Replay by offset reset").
@@ -35,6 +39,7 @@ import { commitWhenIdle } from './reset.js';
 import type { CommitProgress } from './reset.js';
 import { replayHolds } from './state.js';
 import type { StoredReplay } from './state.js';
+import { deletedDuringReplay, storeReplayState } from './state-write.js';
 import { parseReplayRequest, verbatimTo } from './target.js';
 
 /** How long a replay may pause a subscription before every instance resumes it anyway, ms. */
@@ -69,11 +74,6 @@ export interface ReplayCoordinatorDeps {
   /** Default {@link REPLAY_LEASE_MS}. */
   readonly leaseMs?: number;
   readonly now?: () => number;
-}
-
-/** `nothing`: what the message says of the offsets (`; nothing was moved`, or empty once some moved: the error then names them, reset.ts). */
-function deletedDuringReplay(group: string, nothing = '; nothing was moved'): GatewayError {
-  return new GatewayError('CEG_NOT_FOUND', `the subscription ${group} was deleted during its replay${nothing}`, { retriable: false, details: { field: 'name' } });
 }
 
 function notFound(name: string): GatewayError {
@@ -195,11 +195,8 @@ export class ReplayCoordinator {
     }
   }
 
-  /** Writes the replay state onto the subscription's current record (not when it was deleted meanwhile). */
+  /** Stores the replay state on the subscription's newest record, kept there against other instances' changes (state-write.ts). Errors: as storeReplayState. */
   async #setReplay(group: string, replay: StoredReplay): Promise<void> {
-    const current = this.#d.store.get(group);
-    if (current === undefined) throw deletedDuringReplay(group);
-    if (replay.phase !== 'pausing' && current.replay !== undefined && current.replay.id !== replay.id) return; // a later replay took over
-    await this.#d.store.put({ ...current, replay });
+    await storeReplayState(this.#d.store, group, replay);
   }
 }
