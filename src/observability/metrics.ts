@@ -416,7 +416,7 @@ export class GatewayMetrics {
     });
     new Counter({
       name: 'ce_gateway_replay_audit_write_failures_total',
-      help: 'Replay audit entries of failed replays that could not be written (they are written behind the error\'s answer; each failure is logged at error): the audit log lacks them.',
+      help: 'Replay audit entries that could not be written (of failed replays, written behind the error\'s answer; of finished replays, whose answer carries auditFailure; each logged at error): the audit log lacks them.',
       registers,
       collect() {
         this.reset();

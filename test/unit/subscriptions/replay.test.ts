@@ -148,6 +148,7 @@ describe('the replay state', () => {
       const err = await caughtAsync(coordinator.replay('stuck', { to: 'earliest' }, 'anonymous'));
       expect(err).toMatchObject({ code: 'CEG_REPLAY_FAILED', retriable: true });
       expect((await transport.committedOffsets(group, 'rp.t')).map((c) => c.offset)).toEqual([2n, 2n]);
+      await coordinator.settled(); // written behind the answer
       expect(store.get(group)?.replay).toMatchObject({ phase: 'failed', instance: 'here' });
       expect(replayHolds(store.get(group)?.replay, Date.now())).toBe(false);
       // A replay that paused delivery is in the log whatever its end: this one failed, nothing moved.

@@ -67,6 +67,15 @@ export interface ReplayAuditEntry {
   readonly error?: ReplayFailure;
 }
 
+/**
+ * What a replay answers (`POST …/replay`, `bus.replay`): its audit entry, and — for a replay that
+ * finished (the offsets moved) whose entry could not be written — `auditFailure`, the write's
+ * error as {@link failureOf} keeps it. Never part of an entry in the log.
+ */
+export interface ReplayAnswer extends ReplayAuditEntry {
+  readonly auditFailure?: ReplayFailure;
+}
+
 const partitionSchema = z.object({ from: z.string(), to: z.string(), events: z.number(), skipped: z.number() });
 const entrySchema = z.object({
   at: z.string(),
@@ -190,7 +199,9 @@ export class ReplayLog implements ReplayAuditSink {
  * of up to 10 s) and the caller would wait as long for an error it could act on now. Each write is
  * tracked here, not left floating: its failure is logged at error (with the entry's group) and
  * counted ({@link failures}), and {@link settled} waits for the writes under way (the gateway's
- * close, before it stops the audit log; tests).
+ * close, before it stops the audit log; tests). The entry of a finished replay that could not be
+ * written before its answer is counted here too ({@link lost}): the audit log lacks it alike
+ * (`ce_gateway_replay_audit_write_failures_total` counts both).
  */
 export class BackgroundAuditWrites {
   readonly #log: Logger;
@@ -212,12 +223,22 @@ export class BackgroundAuditWrites {
     this.#pending.add(p);
   }
 
+  /**
+   * Counts and logs at error the entry of a finished replay that could not be written before its
+   * answer (which reports it as `auditFailure`); `context` goes into the log line (the entry
+   * itself: the log is then where it is kept).
+   */
+  lost(group: string, err: unknown, context: Readonly<Record<string, unknown>> = {}): void {
+    this.#failures++;
+    this.#log.error({ subscription: group, ...context, err: errorMessage(err) }, 'replay: finished, but its entry could not be written to the audit log');
+  }
+
   /** Writes under way now. */
   get pending(): number {
     return this.#pending.size;
   }
 
-  /** Writes that failed since start (each logged at error). */
+  /** Entries that could not be written since start (each logged at error): those behind an answer, and those {@link lost}. */
   get failures(): number {
     return this.#failures;
   }

@@ -12,7 +12,7 @@ export type { CommitProgress } from './reset.js';
 export { replayHolds, replayPhases, replayStatus, storedReplaySchema } from './state.js';
 export type { ReplayPhase, StoredReplay } from './state.js';
 export { BackgroundAuditWrites, MAX_AUDIT_ENTRIES, ReplayAuditWriter, ReplayLog, failureOf, replayAuditTopicOf, replayAuditTopicSpec, replayOutcomes } from './audit.js';
-export type { ReplayAuditEntry, ReplayAuditSink, ReplayFailure, ReplayOutcome } from './audit.js';
+export type { ReplayAnswer, ReplayAuditEntry, ReplayAuditSink, ReplayFailure, ReplayOutcome } from './audit.js';
 export { REPLAY_LEASE_MS, ReplayCoordinator } from './coordinator.js';
 export { MAX_STATE_WRITES, deletedDuringReplay, storeReplayState } from './state-write.js';
 export type { ReplayCoordinatorDeps } from './coordinator.js';

@@ -7,8 +7,8 @@
  */
 import { GatewayError } from '../../../core/errors.js';
 import type { StartFrom, Transport } from '../../../transport/port.js';
-import { failedReplayEntry } from './audit.js';
-import type { BackgroundAuditWrites, ReplayAuditEntry, ReplayAuditSink } from './audit.js';
+import { failedReplayEntry, failureOf } from './audit.js';
+import type { BackgroundAuditWrites, ReplayAnswer, ReplayAuditEntry, ReplayAuditSink } from './audit.js';
 import { planOf, positionsOf, resolveTarget } from './plan.js';
 import type { ReplayOffsets } from './plan.js';
 import { commitWhenIdle } from './reset.js';
@@ -17,8 +17,11 @@ import type { RestartableSubscription } from './restartable.js';
 import { parseTarget, verbatimTo } from './target.js';
 import type { ReplayTo } from './target.js';
 
-/** What a replay answers: the same shape as an entry of `GET /subscriptions/{name}/replays`. */
-export type ReplayReport = ReplayAuditEntry;
+/**
+ * What a replay answers: the same shape as an entry of `GET /subscriptions/{name}/replays`, with
+ * `auditFailure` when a finished replay's entry could not be written (audit.ts ReplayAnswer).
+ */
+export type ReplayReport = ReplayAnswer;
 
 export interface LocalReplayOptions {
   /** Only report what would move (nothing changes). Default false. */
@@ -44,10 +47,11 @@ export interface LocalReplayAudit {
  * Replays `members` (this process's members of one subscription) to `to`.
  * With `audit`, the replay is written to the replay audit log as an HTTP one is (coordinator.ts,
  * docs/subscriptions.md "What the audit log holds"): a dry run, and a replay that stopped the
- * members whatever its end — `done` before the report is answered (a failure to write it is the
- * answer's error, as over HTTP: the report must not come back without its entry), `partial` or
- * `failed` with the error behind the error's answer (`audit.background`: logged and counted
- * when it cannot be written). A request refused before anything happened (no member, an invalid
+ * members whatever its end — `done` before the report is answered (a failure to write it is
+ * reported in the report's `auditFailure`, logged and counted, as over HTTP: the offsets moved, and
+ * an error would have the caller replay again; a dry run's is the error), `partial` or `failed`
+ * with the error behind the error's answer (`audit.background`: logged and counted when it
+ * cannot be written). A request refused before anything happened (no member, an invalid
  * `to`, the broker not answering while `to` is resolved) is not an entry.
  * Errors: CEG_NOT_FOUND (no member given); CEG_INVALID_REPLAY naming the field; CEG_REPLAY_FAILED
  *   (retriable); the transport's (also the audit log's, for the `done` entry).
@@ -77,7 +81,17 @@ export async function replayLocal(transport: Transport, members: readonly Restar
       await Promise.allSettled(members.map((m) => m.resume()));
     }
   }
-  const report: ReplayReport = { ...head(), outcome: 'done', ...planOf(topics, from, targets) };
-  await audit?.sink.append(group, report);
-  return report;
+  const report: ReplayAuditEntry = { ...head(), outcome: 'done', ...planOf(topics, from, targets) };
+  if (audit === undefined) return report;
+  if (opts.dryRun === true) {
+    await audit.sink.append(group, report);
+    return report;
+  }
+  try {
+    await audit.sink.append(group, report);
+    return report;
+  } catch (err) {
+    audit.background.lost(group, err, { entry: report });
+    return { ...report, auditFailure: failureOf(err) };
+  }
 }

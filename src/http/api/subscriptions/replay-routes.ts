@@ -3,12 +3,16 @@
  * - `POST /subscriptions/{name}/replay` with `{ "to": "earliest" | "latest" | "<RFC 3339 time>" |
  *   { "<partition>": <offset>, … }, "dryRun": bool }` → 200 with `{ at, by, to, dryRun,
  *   partitions: { "<p>": { from, to, events, skipped } }, events, skipped }` (the audit entry).
- *   A real replay answers once the offsets moved and delivery resumed on every instance.
+ *   A real replay answers once the offsets moved and delivery resumed on every instance; when its
+ *   audit entry could not be written, still 200 (the offsets moved: an error would have the
+ *   operator replay again), with `auditFailure: { code, message }`.
  * - `GET /subscriptions/{name}/replays` → the audit log of the subscription: a JSON array of those
  *   entries, oldest first.
  * Errors are RFC 9457 problem+json naming the field (`to`, `to.3`, `dryRun`): 400
  * CEG_INVALID_REPLAY, 404 CEG_NOT_FOUND, 409 CEG_CONFLICT (a replay under way; a subscription of a
- * connector file, or a stored one such a file shadows), 503 CEG_REPLAY_FAILED / CEG_BROKER_UNAVAILABLE (retriable, with `Retry-After`).
+ * connector file, or a stored one such a file shadows), 503 CEG_REPLAY_FAILED / CEG_BROKER_UNAVAILABLE (retriable, with `Retry-After`:
+ * the same request again is safe, e.g. after the group's coordinator moved mid-replay), answered
+ * as soon as the replay failed (its `failed` state and audit entry are written behind it).
  * Who may replay (issue 11): the owner holding the `replay` permission, or an admin (`?owner=` for
  * another owner's subscription); others get 404 for it. `by` is the caller's partner id; every
  * replay that began (a dry run, or one that paused delivery, with its outcome) is written to the
@@ -24,11 +28,11 @@ import { NEUTRAL_BY, accessOf } from '../../auth/index.js';
 import type { NextFunction, Request, Response } from 'express';
 import { GatewayError } from '../../../core/errors.js';
 import { MAX_REPLAY_ENTRY_BYTES, MAX_REPLAY_PARTITIONS } from '../../../bus/subscriptions/index.js';
-import type { ReplayAuditEntry } from '../../../bus/subscriptions/index.js';
+import type { ReplayAnswer, ReplayAuditEntry } from '../../../bus/subscriptions/index.js';
 
 /** What the routes need (ReplayCoordinator fits). */
 export interface ReplaysApi {
-  replay(name: string, body: unknown, by: string, owner: string): Promise<ReplayAuditEntry>;
+  replay(name: string, body: unknown, by: string, owner: string): Promise<ReplayAnswer>;
   list(name: string, owner: string): Promise<readonly ReplayAuditEntry[]>;
 }
 

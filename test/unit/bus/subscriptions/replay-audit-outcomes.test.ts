@@ -89,6 +89,7 @@ describe('the audit log of a replay that did not finish', () => {
       error: { code: 'CEG_FORBIDDEN', message: err.message },
     });
     expect(Object.keys(entries[0]!.partitions)).toEqual(['rao.a/0']);
+    await coordinator.settled(); // the `failed` state is written behind the answer too
     expect(store.get(group)?.replay).toMatchObject({ phase: 'failed', reason: err.message });
   });
 
@@ -213,7 +214,9 @@ describe('the audit entry of a failed replay is written behind its answer', () =
       expect(err).toMatchObject({ code: 'CEG_FORBIDDEN', retriable: false });
       await held.entered;
       expect(coordinator.background.pending).toBe(1);
-      // The stored state says failed before the answer (a retry is not refused as "under way").
+      // The stored state says failed once written, behind the answer too (replay-state-race.test.ts:
+      // a retry on this instance is taken meanwhile).
+      await coordinator.settled();
       expect(store.get(group)?.replay).toMatchObject({ phase: 'failed' });
       await released;
       await coordinator.background.settled();

@@ -3,17 +3,25 @@
  * instances' stores on one definitions topic (instance A coordinates, instance B changes the
  * subscription meanwhile):
  * - A change B stores at the moment A writes the replay's end stays: a pause stays paused, a
- *   delete stays deleted. Before, A wrote its end onto its own copy of the record, which lacked
- *   B's change, and the later record replaced B's on every instance.
+ *   delete stays deleted, a later replay's pause stays. Before, A wrote its end onto its own copy
+ *   of the record, which lacked B's change, and the later record replaced B's on every instance.
+ * - A failed replay is answered without waiting for its `failed` state (held here until the answer
+ *   came: before, that never answered), and a retry sent to the same instance at once is taken,
+ *   not refused as a replay under way; after a coordinator move (a retriable broker failure at
+ *   the commit) the retry moves the offsets.
+ * - A finished replay whose audit entry cannot be written answers the report with `auditFailure`,
+ *   counted, not an error (before: an error, though the offsets had moved).
  * (The interleavings are made by holding instance A's produce to a topic: its own record lands
  * after B's.)
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ReplayCoordinator, ReplayLog, SubscriptionStore } from '../../../../src/bus/subscriptions/index.js';
 import type { StoredSubscription } from '../../../../src/bus/subscriptions/index.js';
+import { GatewayError } from '../../../../src/core/errors.js';
 import { silentLogger } from '../../../../src/observability/index.js';
 import { createMemoryTransport } from '../../../../src/transport/index.js';
-import type { OutboundRecord, Position, ProduceOptions, Transport } from '../../../../src/transport/index.js';
+import type { OutboundRecord, PartitionOffset, Position, ProduceOptions, Transport } from '../../../../src/transport/index.js';
+import { caughtAsync } from '../../../helpers/errors.js';
 import { storedPush } from '../../../helpers/stored-subscription.js';
 import { waitFor } from '../../../helpers/wait.js';
 
@@ -128,5 +136,93 @@ describe('a change another instance stores while a replay writes its end stays',
     expect(await a.coordinator.replay(name, { to: 'earliest' }, 'ops')).toMatchObject({ outcome: 'done', events: 4 });
     expect(a.store.get(group)).toBeUndefined();
     expect(await freshView()).toBeUndefined();
+  });
+
+  it('a later replay\'s pause stored on B as A writes its `failed` end: the later pause stays', async () => {
+    let later: StoredSubscription | undefined;
+    const held = holding(definitions, (rs) => rs.some((r) => phaseOf(r) === 'failed'), async () => {
+      await waitFor('B to see the replay pause', () => b.get(group)?.replay?.phase === 'pausing', 5000, 5);
+      const current = b.get(group)!;
+      const now = Date.now();
+      later = { ...current, replay: { id: 'later', phase: 'pausing', requestedAt: new Date(now).toISOString(), leaseUntil: new Date(now + 60_000).toISOString(), instance: 'b' } };
+      await b.put(later);
+    });
+    const a = await instanceA(held.transport, refusingCommits(() => new GatewayError('CEG_FORBIDDEN', 'Kafka refused the commit: GROUP_AUTHORIZATION_FAILED', { retriable: false })));
+    expect(await caughtAsync(a.coordinator.replay(name, { to: 'earliest' }, 'ops'))).toMatchObject({ code: 'CEG_FORBIDDEN' });
+    await a.coordinator.settled();
+    expect(a.store.get(group)?.replay).toMatchObject({ id: 'later', phase: 'pausing' });
+    expect((await freshView())?.replay).toMatchObject({ id: 'later', phase: 'pausing' });
+  });
+});
+
+/** The transport, its first commit of the replay's target (offset 0) refused with `fail()`'s error. */
+function refusingCommits(fail: () => unknown): Transport {
+  let refused = false;
+  return new Proxy(transport, {
+    get(target, prop, receiver) {
+      if (prop === 'commitOffsets') {
+        return async (g: string, t: string, offsets: readonly PartitionOffset[]): Promise<void> => {
+          if (!refused && offsets[0]?.offset === 0n) {
+            refused = true;
+            throw fail();
+          }
+          await target.commitOffsets(g, t, offsets);
+        };
+      }
+      const v: unknown = Reflect.get(target, prop, receiver);
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
+}
+
+describe('a failed replay and its retry', () => {
+  it('a coordinator move at the commit: 503-retriable at once, before its `failed` state is stored; the same request again at once moves the offsets', async () => {
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const held = holding(definitions, (rs) => rs.some((r) => phaseOf(r) === 'failed'), () => gate);
+    // As the transports say a group coordinator that moved (NOT_COORDINATOR): the broker unavailable, retriable.
+    const moved = refusingCommits(() => new GatewayError('CEG_BROKER_UNAVAILABLE', 'kafka: This is not the correct coordinator for this group (NOT_COORDINATOR)', { retriable: true }));
+    const a = await instanceA(held.transport, moved);
+    // Before, the answer waited for the `failed` state, held here until the answer came: it never came.
+    const first = await caughtAsync(a.coordinator.replay(name, { to: 'earliest' }, 'ops'));
+    expect(first).toMatchObject({ code: 'CEG_BROKER_UNAVAILABLE', retriable: true });
+    await held.entered;
+    expect(a.store.get(group)?.replay?.phase).toBe('pausing'); // its end is still being written
+    // Taken, not refused as under way (its checks run before its first wait); its pause goes on after that end.
+    const retry = a.coordinator.replay(name, { to: 'earliest' }, 'ops');
+    open();
+    const report = await retry;
+    expect(report).toMatchObject({ outcome: 'done', events: 4, partitions: { 0: { from: '4', to: '0' } } });
+    expect(await transport.committedOffsets(group, topic)).toEqual([{ partition: 0, offset: 0n }]);
+    expect(a.store.get(group)?.replay).toMatchObject({ phase: 'done' });
+    expect(a.store.get(group)?.replay?.id).not.toBe(undefined);
+    await a.coordinator.settled();
+    await a.coordinator.background.settled();
+    expect((await a.coordinator.list(name)).map((e) => e.outcome)).toEqual(['failed', 'done']);
+  });
+});
+
+describe('a finished replay whose audit entry cannot be written', () => {
+  it('answers the report with auditFailure (the offsets moved), counted; the state is done', async () => {
+    const refusing = new Proxy(transport, {
+      get(target, prop, receiver) {
+        if (prop === 'produce') {
+          return async (t: string, records: readonly OutboundRecord[], opts?: ProduceOptions): Promise<readonly Position[]> => {
+            if (t === auditTopic) throw new GatewayError('CEG_BROKER_UNAVAILABLE', 'kafka: connect ECONNREFUSED', { retriable: true });
+            return await target.produce(t, records, opts);
+          };
+        }
+        const v: unknown = Reflect.get(target, prop, receiver);
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+    const a = await instanceA(transport, transport, refusing);
+    const report = await a.coordinator.replay(name, { to: 'earliest' }, 'ops');
+    expect(report).toMatchObject({ outcome: 'done', events: 4, auditFailure: { code: 'CEG_BROKER_UNAVAILABLE', message: 'kafka: connect ECONNREFUSED' } });
+    expect(await transport.committedOffsets(group, topic)).toEqual([{ partition: 0, offset: 0n }]);
+    expect(a.store.get(group)?.replay?.phase).toBe('done');
+    expect(a.coordinator.background.failures).toBe(1);
+    // A dry run moved nothing: its entry's failure is its error.
+    expect(await caughtAsync(a.coordinator.replay(name, { to: 'earliest', dryRun: true }, 'ops'))).toMatchObject({ code: 'CEG_BROKER_UNAVAILABLE' });
   });
 });
