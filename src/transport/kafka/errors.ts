@@ -22,6 +22,8 @@ const CONNECTION_NAMES = new Set([
   // topic's leader moving) with a "non-retriable" error: for us it is the broker being away.
   'KafkaJSGroupCoordinatorNotFound',
 ]);
+/** kafkajs's names of the coordinator answers (kafkajs 2.2 protocol/error.js: not Kafka's current ones). */
+const COORDINATOR_TYPES = new Set(['GROUP_COORDINATOR_NOT_AVAILABLE', 'NOT_COORDINATOR_FOR_GROUP', 'GROUP_LOAD_IN_PROGRESS']);
 const CONNECTION_TYPES = new Set([
   'LEADER_NOT_AVAILABLE',
   'NOT_LEADER_FOR_PARTITION',
@@ -29,6 +31,7 @@ const CONNECTION_TYPES = new Set([
   'BROKER_NOT_AVAILABLE',
   'COORDINATOR_NOT_AVAILABLE',
   'NOT_COORDINATOR',
+  ...COORDINATOR_TYPES,
   'NETWORK_EXCEPTION',
 ]);
 const TIMEOUT_NAMES = new Set(['KafkaJSRequestTimeoutError', 'KafkaJSTimeout']);
@@ -47,6 +50,19 @@ function isNoBrokerAnsweredMetadata(err: unknown): boolean {
   if (!(err instanceof TypeError)) return false;
   const stack = typeof err.stack === 'string' ? err.stack : '';
   return /\bnull\b/.test(err.message) && /[\\/]kafkajs[\\/]src[\\/]admin[\\/]/.test(stack);
+}
+
+/**
+ * True when the error (anywhere in it, a GatewayError's cause too) says the group's coordinator is
+ * not available, is loading or is another broker (transport/coordinator-wait.ts): kafkajs's
+ * coordinator answers, or its KafkaJSGroupCoordinatorNotFound — which is all kafkajs says when
+ * FindCoordinator keeps answering COORDINATOR_NOT_AVAILABLE (a broker just started) and also when
+ * no broker answers it (a stalled broker: the wait is bounded). Never for settings the broker
+ * refuses (a login, an ACL).
+ */
+export function coordinatorUnavailable(err: unknown): boolean {
+  if (kafkaAccessFailure(err) !== undefined) return false;
+  return errorTree<KafkaJsLike>(err).some((l) => l.name === 'KafkaJSGroupCoordinatorNotFound' || (typeof l.type === 'string' && COORDINATOR_TYPES.has(l.type)));
 }
 
 /** Kafka protocol error names (kafkajs `type`, e.g. `GROUP_ID_NOT_FOUND`) anywhere in the error (its `cause` chain and aggregate members). */

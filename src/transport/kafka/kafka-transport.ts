@@ -21,7 +21,9 @@ import { sleep } from '../../core/retry.js';
 import { abortedProduce, checkCommitOffsets, checkGroupSpec, checkTopicSpec, closedTransport, describedGroup, groupBusy, readFailure } from '../topics.js';
 import { KafkaConsumption } from './consumption.js';
 import { OffsetCommitter } from './commit-offsets.js';
-import { fromKafkaError, kafkaErrorTypes } from './errors.js';
+import { coordinatorUnavailable, fromKafkaError, kafkaErrorTypes } from './errors.js';
+import { whileCoordinatorLoads } from '../coordinator-wait.js';
+import type { CoordinatorWaitOptions } from '../coordinator-wait.js';
 import { toKafkaHeaders } from './headers.js';
 import { kafkaLogCreator, toKafkaLogLevel } from './logging.js';
 import type { KafkaLogTaps } from './logging.js';
@@ -286,9 +288,11 @@ class KafkaTransport implements Transport {
     this.#assertOpen();
     const startCounts = new Map<string, number>();
     for (const t of spec.topics) startCounts.set(t, await this.partitionCount(t));
-    const idle = await this.#idleGroupPins(spec, (spec.startFrom ?? 'latest') === 'latest');
+    // The group calls of a start meet a coordinator not there yet on a broker just started (or one
+    // moving the group): waited for (../coordinator-wait.ts), not failed after the client's few retries.
+    const idle = await whileCoordinatorLoads(() => this.#idleGroupPins(spec, (spec.startFrom ?? 'latest') === 'latest'), this.#coordinatorWait(spec.group, 'consume: start offsets'));
     const pins = idle.latest;
-    for (const [k, offset] of await this.#startAtPins(spec)) pins.set(k, offset);
+    for (const [k, offset] of await whileCoordinatorLoads(() => this.#startAtPins(spec), this.#coordinatorWait(spec.group, 'consume: start positions'))) pins.set(k, offset);
     for (const [k, offset] of idle.outOfRange) pins.set(k, offset);
     const clientSuffix = spec.instanceId === undefined ? spec.group : `${spec.group}-${spec.instanceId}`;
     // A pinned or added partition this member gets at a later join is looked up again (it may still lack a commit).
@@ -298,9 +302,14 @@ class KafkaTransport implements Transport {
       const offsets = await this.#oneAtATime(() => admin.fetchTopicOffsets(topic));
       return new Map(offsets.map((o) => [o.partition, { low: o.low, high: o.high }] as const));
     };
-    // kafkajs tells of a running member's position out of range only in its log (logging.ts KafkaLogTaps).
-    const taps: KafkaLogTaps = { level: toKafkaLogLevel(this.#opts.logLevel) };
-    const c = await KafkaConsumption.start(this.#consumerKafka(clientSuffix, taps), { ...spec, topics: [...new Set(spec.topics)] }, handler, this.#opts, pins, { uncommitted, startCounts, logRanges, taps, resets: this.offsetResets, recovering: () => this.#outage.recovering });
+    const topics = [...new Set(spec.topics)];
+    // A failed start disconnected its consumer: each attempt is a new member.
+    const c = await whileCoordinatorLoads(() => {
+      this.#assertOpen();
+      // kafkajs tells of a running member's position out of range only in its log (logging.ts KafkaLogTaps).
+      const taps: KafkaLogTaps = { level: toKafkaLogLevel(this.#opts.logLevel) };
+      return KafkaConsumption.start(this.#consumerKafka(clientSuffix, taps), { ...spec, topics }, handler, this.#opts, pins, { uncommitted, startCounts, logRanges, taps, resets: this.offsetResets, recovering: () => this.#outage.recovering });
+    }, this.#coordinatorWait(spec.group, 'consume: first join'));
     this.#consumptions.add(c);
     const forget = (): void => void this.#consumptions.delete(c);
     c.done.then(forget, forget);
@@ -484,6 +493,19 @@ class KafkaTransport implements Transport {
 
   #assertOpen(): void {
     if (this.#closed) throw closedTransport(this.kind);
+  }
+
+  /** How a start-time call of `group` waits for its coordinator: the transport's retry delays and logger. */
+  #coordinatorWait(group: string, operation: string): CoordinatorWaitOptions {
+    return {
+      group,
+      operation,
+      coordinatorBusy: coordinatorUnavailable,
+      map: (err) => fromKafkaError(err, { operation: 'consume', group }),
+      initialDelayMs: this.#opts.initialRetryTimeMs,
+      maxDelayMs: this.#opts.maxRetryTimeMs,
+      logger: this.#opts.logger,
+    };
   }
 
   /**

@@ -32,6 +32,20 @@ const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENO
 /** Answers after which the idempotent producer's sequence state no longer matches the broker's. */
 const PRODUCER_STATE_IDS = new Set(['OUT_OF_ORDER_SEQUENCE_NUMBER', 'UNKNOWN_PRODUCER_ID', 'INVALID_PRODUCER_EPOCH', 'INVALID_PRODUCER_ID_MAPPING', 'DUPLICATE_SEQUENCE_NUMBER']);
 
+/** A group's coordinator not there yet (a broker starting, the offsets topic being created or loaded) or moved. */
+const COORDINATOR_IDS = new Set(['NOT_COORDINATOR', 'COORDINATOR_LOAD_IN_PROGRESS', 'COORDINATOR_NOT_AVAILABLE']);
+
+/**
+ * True when the error (anywhere in it, a GatewayError's cause too) is the broker saying the
+ * group's coordinator is not available, is loading or is another broker (transport/coordinator-wait.ts);
+ * never for settings the broker refuses (a login, an ACL).
+ */
+export function coordinatorUnavailable(err: unknown): boolean {
+  if (kafkaAccessFailure(err) !== undefined) return false;
+  for (const id of protocolIds(err)) if (COORDINATOR_IDS.has(id)) return true;
+  return false;
+}
+
 /** Kafka protocol error names (e.g. `UNKNOWN_TOPIC_OR_PARTITION`) anywhere in the error. */
 export function protocolIds(err: unknown): Set<string> {
   return new Set(errorTree<PlatformaticLike>(err).map((l) => l.apiId).filter((id): id is string => typeof id === 'string'));

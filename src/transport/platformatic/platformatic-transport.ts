@@ -16,7 +16,9 @@ import type {
 import { abortedProduce, checkCommitOffsets, checkGroupSpec, checkTopicSpec, closedTransport, describedGroup, groupBusy, readFailure } from '../topics.js';
 import { baseOptions, closeForced } from './client-options.js';
 import { PlatformaticConsumption } from './consumption.js';
-import { brokerMessageOf, fromPlatformaticError, protocolIds } from './errors.js';
+import { brokerMessageOf, coordinatorUnavailable, fromPlatformaticError, protocolIds } from './errors.js';
+import { whileCoordinatorLoads } from '../coordinator-wait.js';
+import type { CoordinatorWaitOptions } from '../coordinator-wait.js';
 import { listOffsets, tpKey } from './fetcher.js';
 import { OffsetResetCounts } from '../out-of-range.js';
 import { startPlatformaticRead } from './read.js';
@@ -204,11 +206,18 @@ class PlatformaticTransport implements Transport {
     checkGroupSpec(spec);
     this.#assertOpen();
     for (const t of spec.topics) await this.partitionCount(t);
-    const pins = (spec.startFrom ?? 'latest') === 'latest' ? await this.#latestPins(spec) : new Map<string, bigint>();
+    // The group calls of a start meet a coordinator not there yet on a broker just started (or one
+    // moving the group): waited for (../coordinator-wait.ts), not failed after the client's few retries.
+    const pins = (spec.startFrom ?? 'latest') === 'latest' ? await whileCoordinatorLoads(() => this.#latestPins(spec), this.#coordinatorWait(spec.group, 'consume: start offsets')) : new Map<string, bigint>();
     // Positions fixed by the caller win over this moment's 'latest'; the member uses a pin only for
     // a partition without a commit when it is assigned it (#startOffsets), so no commit moves.
     for (const p of spec.startAt ?? []) if (spec.topics.includes(p.topic)) pins.set(tpKey(p.topic, p.partition), p.offset);
-    const c = await PlatformaticConsumption.start({ ...spec, topics: [...new Set(spec.topics)] }, handler, this.#opts, pins, () => this.#outage.recovering, this.offsetResets);
+    const topics = [...new Set(spec.topics)];
+    // A failed start closed its clients: each attempt is a new member.
+    const c = await whileCoordinatorLoads(() => {
+      this.#assertOpen();
+      return PlatformaticConsumption.start({ ...spec, topics }, handler, this.#opts, pins, () => this.#outage.recovering, this.offsetResets);
+    }, this.#coordinatorWait(spec.group, 'consume: first join'));
     this.#consumptions.add(c);
     const forget = (): void => void this.#consumptions.delete(c);
     c.done.then(forget, forget);
@@ -371,6 +380,19 @@ class PlatformaticTransport implements Transport {
 
   #assertOpen(): void {
     if (this.#closed) throw closedTransport(this.kind);
+  }
+
+  /** How a start-time call of `group` waits for its coordinator: the transport's retry delays and logger. */
+  #coordinatorWait(group: string, operation: string): CoordinatorWaitOptions {
+    return {
+      group,
+      operation,
+      coordinatorBusy: coordinatorUnavailable,
+      map: (err) => fromPlatformaticError(err, { operation: 'consume', group }),
+      initialDelayMs: this.#opts.initialRetryTimeMs,
+      maxDelayMs: this.#opts.maxRetryTimeMs,
+      logger: this.#opts.logger,
+    };
   }
 
   async #groupState(group: string): Promise<string> {
