@@ -1,4 +1,4 @@
-import type { Consumer, EachBatchPayload, Kafka, PartitionAssigner } from 'kafkajs';
+import type { Consumer, ConsumerRunConfig, EachBatchPayload, Kafka, PartitionAssigner } from 'kafkajs';
 import { kafkajs } from './kafkajs.js';
 import { errorMessage } from '../../core/errors.js';
 import { isRoutineCommitFailure } from '../commit-failure.js';
@@ -113,8 +113,15 @@ const PIN_LOOKUP_ATTEMPTS = 5;
  *   hand is left unresolved (it comes again) and the member leaves regardless of the handler.
  * - A handler rejection halts the partition's lane, lets records in flight on other partitions
  *   finish, disconnects (leaving the group) and rejects `done`; the failed record is not committed.
- * - A kafkajs CRASH with `restart: false`, or more than `maxRestarts` restarts without a successful
- *   join in between, rejects `done` too (kafkajs would otherwise restart forever).
+ * - A member that joined once and is stopped by kafkajs for good on a failure the transport calls
+ *   retriable ({@link fromKafkaError}: kafkajs gives up finding the group coordinator of a stalled
+ *   broker with a "non-retriable" KafkaJSGroupCoordinatorNotFound, and restarts at most
+ *   `maxRestarts` times in a row on its own) joins its group again after a backoff
+ *   (`initialRetryTimeMs` doubling up to `maxRetryTimeMs`), each rejoin counted and logged
+ *   (#rejoinLater): a running subscription does not end for a cause that waiting cures (a member
+ *   ended 1 in 3 runs of a broker stall, test/integration/start-offsets-stall.kafka.test.ts).
+ *   A failure that is not retriable (a refused login, an ACL) rejects `done`, as does any failure
+ *   before the first join (consume() rejects then).
  * Spec: bus spec S1, S3 (commit after handling), T4, T9; DESIGN "Known traps" (commit only
  *   processed offsets, commit before leaving a generation, bound restarts, surface a dead consumer,
  *   a sleeping eachBatch holds up every partition); issue 7 (batched commits, non-blocking retries,
@@ -142,6 +149,12 @@ export class KafkaConsumption implements Consumption {
   #assignment: Assignment = [];
   #joins = 0;
   #restarts = 0;
+  /** Rejoins this member made after kafkajs stopped it on a retriable failure (#rejoinLater), in all and since its last join. */
+  #rejoins = 0;
+  #rejoinsSinceJoin = 0;
+  #rejoinTimer: NodeJS.Timeout | undefined;
+  /** kafkajs's run() options, kept for a rejoin. */
+  #runConfig: ConsumerRunConfig | undefined;
   #stopping = false;
   #failure: { readonly err: unknown } | undefined;
   #stopped: Promise<void> | undefined;
@@ -271,6 +284,7 @@ export class KafkaConsumption implements Consumption {
             .sort((a, b) => (a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1)),
         );
         this.#restarts = 0;
+        this.#rejoinsSinceJoin = 0;
         this.#revokeLanes();
         // Synchronous inside kafkajs's join, so the seek is in place before the first fetch.
         if (this.#joins++ === 0) this.#seekPins();
@@ -289,18 +303,23 @@ export class KafkaConsumption implements Consumption {
         this.#assignment = [];
         const err = e.payload.error;
         this.#opts.logger.error({ group: this.group, err: errorMessage(err), restart: e.payload.restart }, 'kafka consumer crashed');
-        if (!e.payload.restart && !this.#stopping) this.#fail(fromKafkaError(err, { operation: 'consume', group: this.group }));
+        if (e.payload.restart || this.#stopping) return;
+        const mapped = fromKafkaError(err, { operation: 'consume', group: this.group });
+        // Joined once (#onDeath cleared): a retriable cause is waited out, see #rejoinLater.
+        if (mapped.retriable && this.#onDeath === undefined) this.#rejoinLater(err);
+        else this.#fail(mapped);
       }),
     );
     await this.#consumer.connect();
     await this.#consumer.subscribe({ topics: [...spec.topics], fromBeginning: spec.startFrom === 'earliest' });
-    await this.#consumer.run({
+    this.#runConfig = {
       // The lanes commit (kafkajs would commit every taken record: taken records are resolved).
       autoCommit: false,
       eachBatchAutoResolve: false,
       partitionsConsumedConcurrently: spec.partitionsConcurrently ?? this.#opts.partitionsConsumedConcurrently,
       eachBatch: (payload) => this.#track(this.#eachBatch(payload)),
-    });
+    };
+    await this.#consumer.run(this.#runConfig);
     await joined;
     this.#onDeath = undefined;
     await this.#commitPins();
@@ -346,30 +365,31 @@ export class KafkaConsumption implements Consumption {
   }
 
   async #seekOpenPins(wanted: Assignment, joins: number): Promise<void> {
-    let open: ReadonlySet<string> | undefined;
-    // A rebalance right after a broker outage finds the coordinator still recovering: the look-up
-    // is tried a few times (the partitions stay paused meanwhile, ~4 s at most) before giving up.
-    for (let attempt = 1; open === undefined; attempt++) {
-      try {
-        open = await this.#uncommitted!(wanted);
-      } catch (err) {
-        if (this.#joins !== joins || this.#stopping) return; // a later join took them over
-        if (attempt < PIN_LOOKUP_ATTEMPTS) {
-          await sleep(250 * 2 ** (attempt - 1));
-          continue;
-        }
-        // Unknown: they go on as kafkajs starts them (as before start positions were kept across joins).
-        this.#opts.logger.warn({ group: this.group, err: errorMessage(err), attempts: attempt }, 'could not look up the commits of pinned partitions after a rebalance');
-        open = new Set();
-      }
+    let open: ReadonlySet<string>;
+    /** The look-up failed for good: nothing is known of their commits, and none is taken as settled. */
+    let unknown = false;
+    // A rebalance right after a broker outage (or during a stall) finds the coordinator still
+    // recovering: the look-up is tried again while that lasts, the partitions paused meanwhile
+    // (#whileHeld). Given up, they went on as kafkajs starts them — at `latest` for a partition
+    // without a commit, skipping what was written on it since (start-offsets-stall, kafkajs).
+    try {
+      const found = await this.#whileHeld(() => this.#uncommitted!(wanted), joins, 'the commits of pinned partitions after a rebalance');
+      if (found === undefined) return; // a later join took them over
+      open = found;
+    } catch (err) {
+      // Not retriable: they go on as kafkajs starts them; a later join looks them up again.
+      this.#opts.logger.warn({ group: this.group, err: errorMessage(err) }, 'could not look up the commits of pinned partitions after a rebalance');
+      open = new Set();
+      unknown = true;
     }
     if (this.#joins !== joins || this.#stopping) return; // a later join took them over
     // Added partitions still without a commit: pinned at their log start (kept for later joins).
     const unpinned = wanted.filter(({ topic, partition }) => open.has(tpKey(topic, partition)) && !this.#pins.has(tpKey(topic, partition)));
     for (const topic of new Set(unpinned.map((u) => u.topic))) {
-      let starts: ReadonlyMap<number, { readonly low: string }>;
+      let starts: ReadonlyMap<number, { readonly low: string }> | undefined;
       try {
-        starts = await this.#logRanges!(topic);
+        starts = await this.#whileHeld(() => this.#logRanges!(topic), joins, 'the log start of partitions added to a topic');
+        if (starts === undefined) return; // a later join took them over
       } catch (err) {
         this.#opts.logger.warn({ group: this.group, topic, err: errorMessage(err) }, 'could not look up the log start of partitions added to a topic; they start where kafkajs starts them');
         continue;
@@ -381,7 +401,7 @@ export class KafkaConsumption implements Consumption {
       .filter(({ topic, partition }) => open.has(tpKey(topic, partition)) && this.#pins.has(tpKey(topic, partition)))
       .map(({ topic, partition }) => ({ topic, partition, offset: this.#pins.get(tpKey(topic, partition))! }));
     for (const o of offsets) this.#consumer.seek(o);
-    for (const { topic, partition } of wanted) if (!open.has(tpKey(topic, partition))) this.#pinsSettled.add(tpKey(topic, partition));
+    if (!unknown) for (const { topic, partition } of wanted) if (!open.has(tpKey(topic, partition))) this.#pinsSettled.add(tpKey(topic, partition));
     this.#pinWait = [];
     for (const { topic, partition } of wanted) this.#consumer.resume([{ topic, partitions: [partition] }]);
     if (offsets.length === 0) return;
@@ -390,6 +410,28 @@ export class KafkaConsumption implements Consumption {
       for (const o of offsets) this.#pinsSettled.add(tpKey(o.topic, o.partition));
     } catch (err) {
       this.#opts.logger.warn({ group: this.group, err: errorMessage(err) }, 'could not store the start offsets of pinned partitions after a rebalance');
+    }
+  }
+
+  /**
+   * `lookup` for partitions held paused since join number `joins`, tried again while it fails
+   * retriably ({@link fromKafkaError}: a broker stalled or recovering), 250 ms doubling up to
+   * `maxRetryTimeMs` apart, as long as no later join took the partitions over and the member is not
+   * stopping; a warning once it failed {@link PIN_LOOKUP_ATTEMPTS} times (they stay paused).
+   * Undefined when a later join or a stop came meanwhile.
+   * Errors: the first failure that is not retriable, as thrown.
+   */
+  async #whileHeld<T>(lookup: () => Promise<T>, joins: number, what: string): Promise<T | undefined> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await lookup();
+      } catch (err) {
+        if (this.#joins !== joins || this.#stopping) return undefined;
+        if (!fromKafkaError(err, { operation: 'consume', group: this.group }).retriable) throw err;
+        if (attempt === PIN_LOOKUP_ATTEMPTS) this.#opts.logger.warn({ group: this.group, err: errorMessage(err), attempts: attempt }, `could not look up ${what}; the partitions stay paused, trying again`);
+        await sleep(Math.min(this.#opts.maxRetryTimeMs, 250 * 2 ** Math.min(attempt - 1, 10)));
+        if (this.#joins !== joins || this.#stopping) return undefined;
+      }
     }
   }
 
@@ -621,6 +663,42 @@ export class KafkaConsumption implements Consumption {
     return restart;
   }
 
+  /**
+   * kafkajs stopped this member for good (its CRASH with `restart: false`, after it disconnected)
+   * on a failure the transport calls retriable: joins the group again after
+   * `initialRetryTimeMs` · 2^(rejoins since the last join − 1), at most `maxRetryTimeMs`, as often
+   * as it takes — each rejoin logged (warn, with the count) and counted (`rejoins`; a successful one
+   * also counts as a join, `joins()`). A rejoin that fails crashes again and comes back here; one
+   * refused for a reason that is not retriable rejects `done`. stop() cancels a rejoin not begun.
+   */
+  #rejoinLater(err: unknown): void {
+    this.#rejoins++;
+    this.#rejoinsSinceJoin++;
+    const delayMs = Math.min(this.#opts.maxRetryTimeMs, this.#opts.initialRetryTimeMs * 2 ** Math.min(this.#rejoinsSinceJoin - 1, 20));
+    this.#opts.logger.warn(
+      { group: this.group, err: errorMessage(err), rejoins: this.#rejoins, rejoinsSinceJoin: this.#rejoinsSinceJoin, delayMs },
+      'kafka consumer stopped on a retriable failure; joining its group again',
+    );
+    clearTimeout(this.#rejoinTimer);
+    this.#rejoinTimer = setTimeout(() => void this.#rejoin(), delayMs);
+  }
+
+  async #rejoin(): Promise<void> {
+    this.#rejoinTimer = undefined;
+    if (this.#stopping || this.#runConfig === undefined) return;
+    try {
+      await this.#consumer.connect();
+      if (this.#stopping) return;
+      // Joins (GROUP_JOIN) or crashes again (CRASH): both come back through the handlers of #run.
+      await this.#consumer.run(this.#runConfig);
+    } catch (err) {
+      if (this.#stopping) return;
+      const mapped = fromKafkaError(err, { operation: 'consume', group: this.group });
+      if (mapped.retriable) this.#rejoinLater(err);
+      else this.#fail(mapped);
+    }
+  }
+
   #fail(err: unknown): void {
     this.#failure ??= { err };
     if (this.#onDeath !== undefined) {
@@ -657,6 +735,7 @@ export class KafkaConsumption implements Consumption {
 
   async #shutdown(): Promise<void> {
     this.#stopping = true;
+    clearTimeout(this.#rejoinTimer);
     const cancelDeadline = this.#runner.beginStop();
     // Records in hand finish (or are abandoned at the deadline); the batches end with a commit of what was processed.
     while (this.#batches.size > 0) await Promise.allSettled([...this.#batches]);

@@ -34,7 +34,12 @@ export interface KafkaTransportOptions {
   readonly initialRetryTimeMs: number;
   /** Longest retry delay, ms. Default 10000. */
   readonly maxRetryTimeMs: number;
-  /** Consumer restarts after a retriable crash before `done` rejects (kafkajs restarts forever otherwise). Default 3. */
+  /**
+   * kafkajs's own restarts of a consumer in a row after a crash it calls retriable (it restarts
+   * forever otherwise). After them — and after a crash kafkajs calls final whose cause is retriable
+   * for the transport — a member that joined once joins again with backoff, as often as it takes
+   * (kafka/consumption.ts #rejoinLater); one that never joined fails its start. Default 3.
+   */
   readonly maxRestarts: number;
   /** Consumer session timeout, ms. Default 30000. */
   readonly sessionTimeoutMs: number;
