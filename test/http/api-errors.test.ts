@@ -7,6 +7,7 @@
  * logged once with the method, path (no query), route, message and stack.
  */
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
@@ -225,6 +226,52 @@ describe('express\'s and body-parser\'s own errors keep their 4xx', () => {
       expect(utf16.status, `${method} ${path}`).toBe(415);
       expect(utf16.body.code).toBe('CEG_UNSUPPORTED_MEDIA_TYPE');
     }
+    expect(errorLines()).toEqual([]);
+  });
+});
+
+/**
+ * A request written byte by byte, without Content-Length or Transfer-Encoding (what `curl -X POST
+ * -H 'content-type: application/json' URL` sends when `-d` is forgotten; node:http always adds one).
+ */
+function sendWithoutBody(method: string, path: string, contentType: string): Promise<{ status: number; body: Record<string, unknown> }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    const chunks: Buffer[] = [];
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    socket.on('error', reject);
+    socket.on('end', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      const [head = '', payload = ''] = text.split('\r\n\r\n');
+      resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0), body: payload === '' ? {} : (JSON.parse(payload) as Record<string, unknown>) });
+    });
+    socket.end(`${method} ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: ${contentType}\r\nConnection: close\r\n\r\n`);
+  });
+}
+
+describe('a JSON request without a body (no Content-Length, no Transfer-Encoding)', () => {
+  // Until 2026-12-07 these were 415 "send … as application/json" naming application/json as what
+  // came: express's req.is() answers null for a request without a body. Now the empty body is read
+  // as `{}`, as `Content-Length: 0` is, and the route names what is missing.
+  it('is read as an empty body: each route names the missing field, 400', async () => {
+    const created = await send('POST', '/subscriptions', JSON.stringify({ name: 'no-body', kinds: ['PriceLoadingCompleted'], delivery: { mode: 'pull' } }));
+    expect(created.status, created.text).toBe(201);
+    const create = await sendWithoutBody('POST', '/subscriptions', 'application/json');
+    expect(create.status).toBe(400);
+    expect(create.body.code).toBe('CEG_INVALID_SUBSCRIPTION');
+    expect(fields(create.body)).toEqual(expect.arrayContaining(['name', 'kinds', 'delivery']));
+    const patch = await sendWithoutBody('PATCH', '/subscriptions/no-body', 'application/merge-patch+json');
+    expect(patch).toMatchObject({ status: 400, body: { code: 'CEG_MALFORMED_REQUEST' } });
+    expect(fields(patch.body)).toEqual(['body']);
+    const replay = await sendWithoutBody('POST', '/subscriptions/no-body/replay', 'application/json; charset=utf-8');
+    expect(replay).toMatchObject({ status: 400, body: { code: 'CEG_INVALID_REPLAY' } });
+    expect(fields(replay.body)).toEqual(['to']);
+    const cursor = await sendWithoutBody('POST', '/subscriptions/no-body/cursors', 'application/json');
+    expect(cursor).toMatchObject({ status: 400, body: { code: 'CEG_INVALID_CURSOR' } });
+    expect(fields(cursor.body)).toEqual(['cursor']);
+    // Another media type without a body is still refused as that media type.
+    const form = await sendWithoutBody('POST', '/subscriptions/no-body/replay', 'application/x-www-form-urlencoded');
+    expect(form).toMatchObject({ status: 415, body: { code: 'CEG_UNSUPPORTED_MEDIA_TYPE', contentType: 'application/x-www-form-urlencoded' } });
     expect(errorLines()).toEqual([]);
   });
 });

@@ -76,6 +76,29 @@ function unsupportedContentType(req: Request, reason: string): GatewayError {
 }
 
 /**
+ * Whether the request carries a body at all: a `Content-Length` or a `Transfer-Encoding` (RFC 9112
+ * §6.3). A request with neither (`curl -X POST` without `-d`) has none.
+ */
+function hasBody(req: IncomingMessage): boolean {
+  return req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined;
+}
+
+/**
+ * Whether the request's Content-Type is one of `essences` (`application/json`…), whether or not a
+ * body came. With a body it is express's `req.is()` (a Content-Type that is not one media type then
+ * reaches {@link jsonBody}, which names the fault); without one `req.is()` answers null, so a POST
+ * with `Content-Type: application/json` and no body was refused `415` "send … as application/json"
+ * naming `application/json` as what came: there the header is read by the envelope's media-type
+ * parser, and {@link jsonBody} reads the empty body as `{}`, so the route names what is missing.
+ */
+export function isContentType(req: Request, essences: readonly string[]): boolean {
+  if (hasBody(req)) return essences.some((t) => req.is(t) === t);
+  const ct = req.headers['content-type'];
+  const mt = ct === undefined ? undefined : parseMediaType(ct);
+  return mt !== undefined && essences.includes(mt.essence);
+}
+
+/**
  * body-parser's `type` matched by the envelope's media-type parser when it is a list of exact
  * essences (`application/json`): the same text is then the same type here as at the ingress
  * (body-parser's parser refuses `application/json;;charset=utf-8`, RFC 9110 §8.3.1 allows it).
@@ -94,8 +117,9 @@ function byOneParser(type: JsonBodyOptions['type']): JsonBodyOptions['type'] {
 
 /**
  * A middleware reading a JSON body of the types `opts.type` into `req.body` with
- * {@link parseJsonBody}; a request without a body, or of another type, passes with `req.body`
- * untouched (undefined).
+ * {@link parseJsonBody}; a request of another type passes with `req.body` untouched (undefined);
+ * one of these types without a body (no Content-Length, no Transfer-Encoding) reads as an empty
+ * body (`{}`, {@link isEmptyBody}) when `opts.type` is exact essences or a test.
  * Errors (to `next`): those of {@link parseJsonBody}; CEG_UNSUPPORTED_MEDIA_TYPE (415, naming
  * `contentType` and `supported`) for a charset other than UTF-8 or a Content-Type that is not
  * one media type (a parameter twice, a list, malformed); body-parser's as GatewayErrors
@@ -103,7 +127,8 @@ function byOneParser(type: JsonBodyOptions['type']): JsonBodyOptions['type'] {
  * unknown content coding, 400 CEG_MALFORMED_REQUEST for broken gzip or a body cut short.
  */
 export function jsonBody(opts: JsonBodyOptions): RequestHandler {
-  const raw = express.raw({ limit: opts.limit, type: byOneParser(opts.type), inflate: true });
+  const matches = byOneParser(opts.type);
+  const raw = express.raw({ limit: opts.limit, type: matches, inflate: true });
   return (req: Request, res: Response, next: NextFunction): void => {
     // Not one media type (a parameter twice, a list, malformed): 415 before the body is read, as
     // the ingress refuses it — body-parser's own parser would otherwise pick a type its way.
@@ -111,6 +136,14 @@ export function jsonBody(opts: JsonBodyOptions): RequestHandler {
     const fault = ct === undefined ? undefined : readMediaType(ct);
     if (ct !== undefined && fault !== undefined && isMediaTypeFault(fault)) {
       next(unsupportedContentType(req, mediaTypeProblem(ct, 'Content-Type') ?? 'Content-Type is not one media type'));
+      return;
+    }
+    // No body at all (no Content-Length, no Transfer-Encoding), of a type read here: the empty
+    // body it is, as `Content-Length: 0` reads (body-parser passes such a request over unread).
+    if (!hasBody(req) && typeof matches === 'function' && matches(req)) {
+      res.locals[EMPTY_BODY] = true;
+      req.body = {};
+      next();
       return;
     }
     raw(req, res, (err?: unknown) => {

@@ -38,7 +38,7 @@
  */
 import express from 'express';
 import { loadedApi, notAllowed, queryParams as query, subscriptionName } from './route-parts.js';
-import { jsonBody } from '../json-body.js';
+import { isContentType, jsonBody } from '../json-body.js';
 import type { Request, Response } from 'express';
 import { GatewayError, errorMessage } from '../../../core/errors.js';
 import { linkedSignal } from '../../../core/abort-fanout.js';
@@ -194,7 +194,8 @@ export function pullRouter(api: () => PullApi | undefined, opts: PullRouterOptio
 
   const json = jsonBody({ limit: MAX_CURSOR_CHARS + 1024, type: () => true });
   r.post('/subscriptions/:name/cursors', (req, _res, next) => {
-    if (!req.is('application/json')) {
+    // By the header alone: req.is() answers null without a body (an empty POST is then read as `{}`: `cursor` required).
+    if (!isContentType(req, ['application/json'])) {
       next(new GatewayError('CEG_UNSUPPORTED_MEDIA_TYPE', 'send { "cursor": "…" } as application/json', { retriable: false, details: { field: 'body', contentType: String(req.headers['content-type'] ?? '').slice(0, 100), supported: ['application/json'] } }));
       return;
     }

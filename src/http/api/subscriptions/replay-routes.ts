@@ -23,7 +23,7 @@
  */
 import express from 'express';
 import { loadedApi, notAllowed, ownerParam, subscriptionName } from './route-parts.js';
-import { jsonBody } from '../json-body.js';
+import { isContentType, jsonBody } from '../json-body.js';
 import { NEUTRAL_BY, accessOf } from '../../auth/index.js';
 import type { NextFunction, Request, Response } from 'express';
 import { GatewayError } from '../../../core/errors.js';
@@ -89,7 +89,8 @@ export function replayRouter(api: () => ReplaysApi | undefined): express.Router 
   const name = (req: Request): string => subscriptionName(req);
   const json = jsonBody({ limit: MAX_REPLAY_BODY_BYTES, type: 'application/json' });
   const requireJson = (req: Request, _res: Response, next: NextFunction): void => {
-    if (req.is('application/json') !== 'application/json') {
+    // By the header alone: req.is() answers null without a body (an empty POST is then read as `{}`: `to` required).
+    if (!isContentType(req, ['application/json'])) {
       next(new GatewayError('CEG_UNSUPPORTED_MEDIA_TYPE', 'send the replay request as application/json', { retriable: false, details: { field: 'body', contentType: String(req.headers['content-type'] ?? '').slice(0, 100), supported: ['application/json'] } }));
       return;
     }

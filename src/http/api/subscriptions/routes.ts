@@ -22,7 +22,7 @@
  */
 import express from 'express';
 import { ROUTE_NAME, loadedApi, notAllowed, ownerParam, subscriptionName } from './route-parts.js';
-import { isEmptyBody, jsonBody } from '../json-body.js';
+import { isContentType, isEmptyBody, jsonBody } from '../json-body.js';
 import type { NextFunction, Request, Response } from 'express';
 import { GatewayError } from '../../../core/errors.js';
 import type { Catalog } from '../../../catalog/index.js';
@@ -53,7 +53,8 @@ export function subscriptionsRouter(api: () => SubscriptionsApi | undefined, cat
   const json = jsonBody({ limit: MAX_SUBSCRIPTION_BODY_BYTES, type: JSON_TYPES });
   const requireJson = (req: Request, _res: Response, next: NextFunction): void => {
     const ct = req.headers['content-type'];
-    if (ct === undefined || !JSON_TYPES.some((t) => req.is(t) === t)) {
+    // By the header alone: req.is() answers null without a body (an empty POST is then read as `{}`).
+    if (!isContentType(req, JSON_TYPES)) {
       next(new GatewayError('CEG_UNSUPPORTED_MEDIA_TYPE', 'send the subscription as application/json (PATCH: application/merge-patch+json or application/json)', { retriable: false, details: { field: 'body', contentType: (ct ?? '').slice(0, 100), supported: JSON_TYPES } }));
       return;
     }
