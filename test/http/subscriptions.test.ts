@@ -81,12 +81,26 @@ describe('POST /subscriptions: validation', () => {
     expect(fields(r.body)).toContain(field);
   });
 
+  it('a missing delivery or delivery.mode is named with what it takes, not in zod\'s words', async () => {
+    const base = { name: `v-${randomUUID().slice(0, 8)}`, kinds: ['PriceLoadingCompleted'] };
+    const none = await api('POST', '/subscriptions', base);
+    expect(none.status).toBe(400);
+    expect(none.body.violations).toEqual([{ field: 'delivery', reason: 'required: { "mode": "push", "url": "https://…" } (a webhook) or { "mode": "pull" } (GET …/events, …/stream)' }]);
+    const noMode = await api('POST', '/subscriptions', { ...base, delivery: { url: 'http://127.0.0.1:1/x' } });
+    expect(noMode.status).toBe(400);
+    expect(noMode.body.violations).toEqual([{ field: 'delivery.mode', reason: 'required: push (a webhook, with delivery.url) or pull (the partner reads with GET …/events or …/stream)' }]);
+    // A mode that is given but wrong keeps its own answer.
+    const wrong = await api('POST', '/subscriptions', { ...base, delivery: { mode: 'carrier-pigeon' } });
+    expect(wrong.body.violations).toEqual([{ field: 'delivery.mode', reason: 'delivery.mode is push or pull' }]);
+  });
+
   it('lists every problem at once: an unknown kind beside a malformed kind and a malformed field', async () => {
     const body = { name: `v-${randomUUID().slice(0, 8)}`, kinds: ['Nope', 'PriceLoadingCompleted', 'x y'], concurrency: 0, delivery: { mode: 'pull' } };
     const r = await api('POST', '/subscriptions', body);
     expect(r.status).toBe(400);
     expect(fields(r.body).sort()).toEqual(['concurrency', 'kinds[0]', 'kinds[2]']);
-    expect(r.body.violations).toContainEqual({ field: 'kinds[0]', reason: 'unknown event kind "Nope"' });
+    // The answer says which kinds there are (as connector files and the ingress do), not only "unknown".
+    expect(r.body.violations).toContainEqual({ field: 'kinds[0]', reason: expect.stringMatching(/^unknown event kind "Nope"; the catalog has PriceLoadingCompleted, SeriesUpdateCompleted, .* \(business name or eventId; GET \/catalog lists them\)$/) as unknown });
     // Thousands of unknown kinds are one "too many" and the first hundred looked up, not thousands of problems.
     const many = await api('POST', '/subscriptions', { ...body, kinds: Array.from({ length: 5000 }, (_, i) => `Nope${i}`) });
     expect(many.status).toBe(400);

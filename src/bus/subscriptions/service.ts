@@ -205,6 +205,38 @@ function invalid(problems: readonly { field: string; reason: string }[]): Gatewa
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** What `delivery` takes, said where it is missing. */
+const DELIVERY_SHAPES = '{ "mode": "push", "url": "https://…" } (a webhook) or { "mode": "pull" } (GET …/events, …/stream)';
+
+/**
+ * The reason for a missing `delivery` or `delivery.mode`, or undefined when `field` is neither or
+ * was given: zod's own texts there ("Invalid input: expected object, received undefined",
+ * "Invalid discriminator value") name neither what the field takes nor how to write it, and a
+ * first subscription without `delivery` is a likely first mistake. Pure.
+ */
+function missingDelivery(body: Record<string, unknown>, field: string): string | undefined {
+  if (field === 'delivery' && body.delivery === undefined) return `required: ${DELIVERY_SHAPES}`;
+  if (field === 'delivery.mode' && isObject(body.delivery) && body.delivery.mode === undefined) return 'required: push (a webhook, with delivery.url) or pull (the partner reads with GET …/events or …/stream)';
+  return undefined;
+}
+
+/** Kinds named in the reason for an unknown kind; `GET /catalog` has the rest. */
+const LISTED_KINDS = 10;
+
+/**
+ * The reason for an unknown entry of `kinds`: the kinds a subscription may name (business names,
+ * at most {@link LISTED_KINDS}; an eventId is taken too) and where the full list is, as a
+ * connector file's unknown kind and the ingress's unknown `type` (src/catalog/unknown-type.ts) are
+ * answered; until 2026-12-07 the API said only `unknown event kind "X"`. Internal kinds are not named
+ * (`GET /catalog` hides them too). The kind is quoted cut to 100 characters. Pure.
+ */
+function unknownKindReason(catalog: Pick<Catalog, 'kinds'>, kind: string): string {
+  const kinds = catalog.kinds.filter((k) => !k.internal);
+  const more = kinds.length > LISTED_KINDS ? `, and ${kinds.length - LISTED_KINDS} more` : '';
+  // The form of connector files' and `tail`'s answer (src/connectors/loader/load.ts), bounded.
+  return `unknown event kind ${JSON.stringify(kind.slice(0, 100))}; the catalog has ${kinds.slice(0, LISTED_KINDS).map((k) => k.name).join(', ')}${more} (business name or eventId; GET /catalog lists them)`;
+}
+
 /**
  * `headers` without the names a PATCH's `delivery.headers` names in another letter case: HTTP
  * header names are case-insensitive (RFC 9110 §5.1), so `{"x-token": null}` removes `X-Token` and
@@ -530,7 +562,7 @@ export class SubscriptionService {
       : schemaIssues(parsed.error.issues).flatMap((i) =>
           i.code === 'unrecognized_keys'
             ? i.keys.map((k) => ({ field: fieldPath([...i.path, k]), reason: 'unknown field' }))
-            : [{ field: fieldPath(i.path), reason: i.code === 'invalid_type' && removed.has(fieldPath(i.path)) ? `required: null removes a field in a JSON merge patch (RFC 7396); send a ${i.expected} instead` : i.message }],
+            : [{ field: fieldPath(i.path), reason: i.code === 'invalid_type' && removed.has(fieldPath(i.path)) ? `required: null removes a field in a JSON merge patch (RFC 7396); send a ${i.expected} instead` : missingDelivery(body, fieldPath(i.path)) ?? i.message }],
         );
     // Every problem at once: unknown kinds too when other fields (or other kinds) are malformed.
     // Only as many as a subscription may have: a body of thousands is one "too many" problem, not
@@ -539,7 +571,7 @@ export class SubscriptionService {
     const flagged = new Set(problems.map((p) => p.field));
     kinds.forEach((k, i) => {
       if (typeof k !== 'string' || flagged.has(`kinds[${i}]`)) return;
-      if (this.#d.catalog.byEventId(k) === undefined && this.#d.catalog.byName(k) === undefined) problems.push({ field: `kinds[${i}]`, reason: `unknown event kind "${k}"` });
+      if (this.#d.catalog.byEventId(k) === undefined && this.#d.catalog.byName(k) === undefined) problems.push({ field: `kinds[${i}]`, reason: unknownKindReason(this.#d.catalog, k) });
     });
     if (!parsed.success || problems.length > 0) throw invalid(problems);
     return parsed.data;
