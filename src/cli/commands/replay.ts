@@ -122,6 +122,18 @@ export function requestFailure(err: unknown): string {
   return publicText(detail === '' || text.includes(detail) ? text : `${text} (${detail})`);
 }
 
+/**
+ * Where the default gateway URL came from, for a request that reached no gateway: the replay goes
+ * to PUBLIC_BASE_URL, by default `http://HOST:PORT`, and `.stack/env` does not record the
+ * gateway's PORT, so a gateway started on another port (README: `PORT=28080`) is missed by a shell
+ * that did not set it too. Pure.
+ */
+export function unreachableHint(vars: Readonly<Record<string, string | undefined>>): string {
+  const set = (k: string): boolean => vars[k] !== undefined && vars[k] !== '';
+  if (set('PUBLIC_BASE_URL')) return 'is the gateway running at PUBLIC_BASE_URL? Or name it with --gateway URL';
+  return `the URL is PUBLIC_BASE_URL's default from HOST and PORT (${set('PORT') ? `PORT=${vars.PORT!}` : 'PORT unset: 8080'}): set PORT as the gateway has it, or name the gateway with --gateway URL`;
+}
+
 /** Failures of a request that may have reached the gateway: the connection broke or timed out after it was sent. */
 const AFTER_SEND = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 
@@ -275,7 +287,9 @@ export function registerReplayCommand(program: Command): void {
           process.stderr.write(`ce-gateway replay: ${base}: ${requestFailure(err)} — the request was sent but no answer came, so ${name} may have been replayed: check GET ${path}/replays (its newest entry) and the subscription's replay state before running the replay again\n`);
           process.exit(EXIT_REPLAYED_NOT_WATCHED);
         }
-        return fail(`${base}: ${requestFailure(err)}`);
+        // Nothing was sent. Without --gateway the URL is PUBLIC_BASE_URL or its default from HOST and
+        // PORT, which a shell that did not set PORT as the gateway's has wrong: say where it came from.
+        return fail(`${base}: ${requestFailure(err)}${opts.gateway === undefined ? ` — nothing was replayed; ${unreachableHint(vars)}` : ''}`);
       });
       if (answer.status !== 200) fail(client.refusal(answer));
       const report = answer.body as ReplayReport;

@@ -114,6 +114,15 @@ describe('ce-gateway replay: a gateway that cannot be reached', { timeout: 60_00
     expect(r.stderr).toBe(`ce-gateway replay: http://127.0.0.1:${port}: fetch failed (connect ECONNREFUSED 127.0.0.1:${port})\n`);
   });
 
+  it('without --gateway: says the URL came from PORT and how to point it at the gateway (a shell without the gateway\'s PORT is the usual cause); exit 2', async () => {
+    const port = await closedPort();
+    const r = await cli(['replay', 'orders', '--to-earliest', '--json'], { PORT: String(port), HOST: '127.0.0.1' });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(`ce-gateway replay: http://127.0.0.1:${port}: fetch failed (connect ECONNREFUSED 127.0.0.1:${port}) — nothing was replayed; the URL is PUBLIC_BASE_URL's default from HOST and PORT (PORT=${port}): set PORT as the gateway has it, or name the gateway with --gateway URL\n`);
+    const named = await cli(['replay', 'orders', '--to-earliest', '--json'], { PUBLIC_BASE_URL: `http://127.0.0.1:${port}` });
+    expect(named.stderr).toMatch(/— nothing was replayed; is the gateway running at PUBLIC_BASE_URL\? Or name it with --gateway URL\n$/);
+  });
+
   it('a connection that breaks after the request was sent: says the replay may have been done and how to check, exit 1 (not 2, "nothing was replayed")', async () => {
     const before = replays.length;
     const r = await cli(['replay', 'cut', '--to-earliest', '--gateway', base, '--json']);
