@@ -30,3 +30,17 @@ describe('readHandshake: WebHook-Allowed-Rate', () => {
     expect(answer(undefined)).toEqual({ ok: true, status: 200 });
   });
 });
+
+describe('readHandshake: a refusal says what would pass', () => {
+  // The reason is what GET …/status (lastError) and the dead letter show a partner, who has no
+  // gateway log: a plain POST endpoint answers OPTIONS 404/405, and "OPTIONS answered 405" alone
+  // did not say that the sink must answer the handshake or the subscription opt out of it.
+  const REMEDY = `: answer OPTIONS with a 2xx and WebHook-Allowed-Origin: ${ORIGIN} (or *), or create the subscription with delivery.handshake false`;
+  it.each<[string, number, string | undefined, string]>([
+    ['a status outside 2xx', 405, ORIGIN, 'validation handshake refused: OPTIONS answered 405'],
+    ['no WebHook-Allowed-Origin', 200, undefined, 'validation handshake: no WebHook-Allowed-Origin in the answer'],
+    ['another origin', 204, 'elsewhere.example', `validation handshake: WebHook-Allowed-Origin is elsewhere.example, not ${ORIGIN}`],
+  ])('%s', (_what, status, allowed, why) => {
+    expect(readHandshake(status, (n) => (n === 'webhook-allowed-origin' ? allowed : undefined), ORIGIN)).toEqual({ ok: false, status, reason: `${why}${REMEDY}` });
+  });
+});

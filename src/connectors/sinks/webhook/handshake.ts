@@ -27,12 +27,22 @@ export function handshakeHeaders(origin: string, ratePerSecond: number | null): 
   };
 }
 
-/** Reads the sink's answer to the validation request. */
+/**
+ * What a sink that refused the handshake must do, or the subscription instead: the reason goes to
+ * `GET …/status` (`lastError`) and, once the retries are spent, to the dead letter, where a
+ * partner reads it without the gateway's log (which says the same once per sink). Until 2026-12-07
+ * the reason said only `OPTIONS answered 405`: a plain POST endpoint answers OPTIONS so.
+ */
+function remedy(origin: string): string {
+  return `: answer OPTIONS with a 2xx and WebHook-Allowed-Origin: ${origin.slice(0, 100)} (or *), or create the subscription with delivery.handshake false`;
+}
+
+/** Reads the sink's answer to the validation request; a refusal's reason says what would pass (see {@link remedy}). */
 export function readHandshake(status: number, header: (name: string) => string | undefined, origin: string): HandshakeAnswer {
-  if (status < 200 || status > 299) return { ok: false, status, reason: `validation handshake refused: OPTIONS answered ${status}` };
+  if (status < 200 || status > 299) return { ok: false, status, reason: `validation handshake refused: OPTIONS answered ${status}${remedy(origin)}` };
   const allowed = header('webhook-allowed-origin')?.trim();
-  if (allowed === undefined) return { ok: false, status, reason: 'validation handshake: no WebHook-Allowed-Origin in the answer' };
-  if (allowed !== '*' && allowed.toLowerCase() !== origin.toLowerCase()) return { ok: false, status, reason: `validation handshake: WebHook-Allowed-Origin is ${allowed.slice(0, 100)}, not ${origin}` };
+  if (allowed === undefined) return { ok: false, status, reason: `validation handshake: no WebHook-Allowed-Origin in the answer${remedy(origin)}` };
+  if (allowed !== '*' && allowed.toLowerCase() !== origin.toLowerCase()) return { ok: false, status, reason: `validation handshake: WebHook-Allowed-Origin is ${allowed.slice(0, 100)}, not ${origin}${remedy(origin)}` };
   const rate = header('webhook-allowed-rate')?.trim();
   if (rate === undefined || rate === '*') return { ok: true, status };
   const significant = /^\d+$/.test(rate) ? rate.replace(/^0+/, '') : '';
