@@ -794,7 +794,12 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
         const v = service.get(name, owner);
         // A short-form connector runs as a library subscription of this process (below): its
         // status is that member's (running, failed). Before its member started: not running yet.
-        if (v.connector !== undefined && v.connector.kind !== 'subscription') return libraryTarget(name) ?? { name, owner: DEFAULT_OWNER, group: v.group, origin: 'library', state: 'active', topics: targetTopics(v).topics };
+        // Its origin is the listing's (`file`: a connector file defines it), not `library`: one
+        // subscription, one value in GET /subscriptions and …/status (docs/connectors.md).
+        if (v.connector !== undefined && v.connector.kind !== 'subscription') {
+          const member = libraryTarget(name);
+          return member === undefined ? { name, owner: DEFAULT_OWNER, group: v.group, origin: 'file', state: 'active', topics: targetTopics(v).topics } : { ...member, origin: 'file' };
+        }
         // docs/security.md "Revoking a permission": dead letters of these are not shown nor redriven
         // (SubscriptionOperations). Every kind the owner may not read, not only those still stored:
         // a kind PATCHed out (or a subscription deleted and created again under its name) leaves its

@@ -78,12 +78,15 @@ describe('short-form connectors in GET /subscriptions', () => {
     expect((await call('/subscriptions?owner=anonymous')).body.items).toEqual(listed.filter((i) => i.owner === 'anonymous'));
   });
 
-  it('answers GET by name, the status as before, and refuses PATCH and DELETE (409: change the file)', async () => {
+  it('answers GET by name, the status with the listing\'s fields and values, and refuses PATCH and DELETE (409: change the file)', async () => {
     const one = await call('/subscriptions/ops.price-hook');
     expect(one.status).toBe(200);
     expect(one.body).toMatchObject({ name: 'ops.price-hook', connector: { kind: 'shell-hook' } });
     const st = await call('/subscriptions/ops.price-hook/status');
-    expect(st.body).toMatchObject({ name: 'ops.price-hook', group: 'ops.price-hook', origin: 'library', state: 'active', running: true });
+    // The listing's origin (`file`: a connector file defines it), not `library` as until 2026-12-07.
+    expect(st.body).toMatchObject({ name: 'ops.price-hook', group: 'ops.price-hook', origin: 'file', state: 'active', running: true });
+    const listed = (await items()).find((i) => i.name === 'ops.price-hook')!;
+    expect({ name: st.body.name, group: st.body.group, origin: st.body.origin, state: st.body.state }).toEqual({ name: listed.name, group: listed.group, origin: listed.origin, state: listed.state });
     const patch = await call('/subscriptions/ops.price-hook', { method: 'PATCH', headers: { 'content-type': 'application/merge-patch+json' }, body: '{"state":"paused"}' });
     expect([patch.status, patch.body.code]).toEqual([409, 'CEG_CONFLICT']);
     const del = await call('/subscriptions/ops.price-drop', { method: 'DELETE' });

@@ -27,7 +27,11 @@ export interface SubscriptionTarget {
   readonly owner: string;
   /** The consumer group: its dead letters are on `<group>.dlq`. */
   readonly group: string;
-  /** `api` (HTTP resource), `file` (connector file), `library` (run in this process by the library or a connector). */
+  /**
+   * Where it is defined, as `GET /subscriptions` says it: `api` (HTTP resource), `file` (a connector
+   * file: `kind: subscription`, and the short forms `shell-hook` / `file-drop`), `library` (run in
+   * this process by the library's `subscribe`, not listed).
+   */
   readonly origin: 'api' | 'file' | 'library';
   /** The resource's state; `active` for a library subscription running here, `failed` for one whose consumer stopped on a failure. */
   readonly state: 'active' | 'paused' | 'gone' | 'failed';
