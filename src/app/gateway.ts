@@ -47,7 +47,7 @@ import { missedFirst, subscriptionLag, subscriptionLags } from '../bus/status/in
 import type { LagTarget } from '../bus/status/index.js';
 import { permissionViews } from './permission-views.js';
 import type { MetricsPartitionLag as PartitionLag } from '../observability/index.js';
-import { DEFAULT_OWNER, PullService, Reconciler, SubscriptionService, extendedPartnerIds, shadowingFile, SubscriptionStore, cursorSigner, deriveCursorKey, developmentCursorKey, developmentKey, parseSecretsKey, secretBox, secretsKeyDecision, secretsKeyMissing } from '../bus/subscriptions/index.js';
+import { DEFAULT_OWNER, NAME_PATTERN, PullService, Reconciler, SubscriptionService, extendedPartnerIds, groupOf, shadowingFile, SubscriptionStore, cursorSigner, deriveCursorKey, developmentCursorKey, developmentKey, parseSecretsKey, secretBox, secretsKeyDecision, secretsKeyMissing } from '../bus/subscriptions/index.js';
 import type { CursorSigner, SecretBox, StoredSubscription, SubscriptionView } from '../bus/subscriptions/index.js';
 import { BackgroundAuditWrites, ReplayAuditWriter, ReplayCoordinator, ReplayLog, RestartableSubscription, replayAuditTopicOf, replayHolds, replayLocal } from '../bus/subscriptions/replay/index.js';
 import type { LocalReplayOptions, ReplayReport, ReplayTo } from '../bus/subscriptions/replay/index.js';
@@ -243,6 +243,39 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
   let connectorViews: readonly SubscriptionView[] = [];
   let store: SubscriptionStore | undefined;
   let service: SubscriptionService | undefined;
+  /** Names of short-form connectors a stored subscription clashes with, said once each (warnConnectorClashes). */
+  const clashesSaid = new Set<string>();
+
+  /**
+   * Says (warn, once per name while it lasts) when a subscription stored through the HTTP API by the
+   * anonymous owner has the name of a short-form connector this process runs. A create is refused
+   * then (409 naming `name`: SubscriptionService.create), but one created earlier, or on an instance
+   * that does not run the connector, is there already. Both run (their consumer groups differ: the
+   * stored one's `ce-gateway.sub.anonymous.<name>`, the connector's its name), both are listed, and
+   * the routes by name (GET, status, dead letters, the console) answer the stored one: the
+   * connector's status and dead letters are not reachable by name until one of them is renamed or
+   * the stored one deleted. Called when the connectors are declared, when the definitions are
+   * loaded and when they change (whichever comes last sees both).
+   */
+  function warnConnectorClashes(): void {
+    const s = store;
+    if (s === undefined) return;
+    const now = new Set<string>();
+    for (const v of connectorViews) {
+      // A connector's name with a dot can be no stored subscription's (NAME_PATTERN).
+      if (!NAME_PATTERN.test(v.name)) continue;
+      const st = s.get(groupOf(DEFAULT_OWNER, v.name));
+      if (st === undefined) continue;
+      now.add(v.name);
+      if (clashesSaid.has(v.name)) continue;
+      clashesSaid.add(v.name);
+      log.warn(
+        { subscription: st.group, name: v.name, connector: v.connector?.name, connectorKind: v.connector?.kind, connectorGroup: v.group },
+        `a subscription stored through the HTTP API by owner ${DEFAULT_OWNER} has the name of the ${v.connector?.kind ?? 'connector'} connector ${v.connector?.name ?? v.name} this gateway runs (subscription ${v.name}): both run (consumer groups ${st.group} and ${v.group}), but GET /subscriptions/${v.name}, its status, its dead letters and the console answer the stored one; delete the stored one or rename the connector's subscription`,
+      );
+    }
+    for (const n of [...clashesSaid]) if (!now.has(n)) clashesSaid.delete(n);
+  }
   let pullService: PullService | undefined;
   let reconciler: Reconciler<RuntimeSubscription> | undefined;
   let replayLog: ReplayLog | undefined;
@@ -764,6 +797,9 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     });
     pullService = new PullService({ subscription: (g) => s.get(g), catalog, codec: () => need(codec, 'codec'), transport, signer: cursorKey(), log: slog.child({ delivery: 'pull' }), mayRead: (owner, kind) => mayRead(owner, kind), declared: (group) => declared.some((d) => d.group === group), shadowedBy: (group) => svc.shadowedBy(group) });
     service = svc;
+    // A stored subscription named as a short-form connector: said now, and when one appears later.
+    warnConnectorClashes();
+    s.onChange(() => warnConnectorClashes());
     await reconciler?.settled();
   }
 
@@ -899,6 +935,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     },
     declareConnectors(views) {
       connectorViews = [...views];
+      warnConnectorClashes();
     },
     subscriptionService: () => service,
     replayCoordinator: () => coordinator,
