@@ -136,14 +136,27 @@ export async function awaitBroker(transport: Pick<Transport, 'isHealthy' | 'last
  * failed 6 times. (connect ECONNREFUSED …)`, with no command and the adapter's internal operation
  * name. That prefix is dropped; the client's reason (broker address, socket error) is kept whole,
  * with core/tls-errors tlsListenerHint's hint when it says TLS was never set up.
- * Anything else reads `ce-gateway: <message>` as before. `command`: the command's path
+ * Anything else reads `ce-gateway <command>: <message>` (until 2026-12-07 without the command).
+ * Both end with the error's code, ` [CEG_…]` ({@link codeSuffix}). `command`: the command's path
  * (`tail`, `deadletters list`), undefined when the failure came before any command ran. Pure.
  */
 export function commandFailureMessage(command: string | undefined, err: unknown): string {
   const text = errorMessage(err);
-  if (!(err instanceof GatewayError) || (err.code !== 'CEG_BROKER_UNAVAILABLE' && err.code !== 'CEG_DELIVERY_TIMEOUT')) return `ce-gateway: ${text}`;
+  const who = `ce-gateway${command === undefined ? '' : ` ${command}`}`;
+  if (!(err instanceof GatewayError) || (err.code !== 'CEG_BROKER_UNAVAILABLE' && err.code !== 'CEG_DELIVERY_TIMEOUT')) return `${who}: ${text}${codeSuffix(err)}`;
   const operation = err.details.operation;
-  if (typeof operation !== 'string') return `ce-gateway: ${text}`;
+  if (typeof operation !== 'string') return `${who}: ${text}${codeSuffix(err)}`;
   const reason = text.startsWith(`${operation}: `) ? text.slice(operation.length + 2) : text;
-  return `ce-gateway${command === undefined ? '' : ` ${command}`}: kafka: ${reason.startsWith('kafka: ') ? reason.slice('kafka: '.length) : reason}${hinted(reason)}`;
+  return `${who}: kafka: ${reason.startsWith('kafka: ') ? reason.slice('kafka: '.length) : reason}${hinted(reason)}${codeSuffix(err)}`;
+}
+
+/**
+ * What ends every CLI failure line: ` [<code>]`, the error's code — a GatewayError's `CEG_*`
+ * (docs/errors.md), else the code a system or database error carries (`ECONNREFUSED`, a
+ * PostgreSQL SQLSTATE such as `28P01`) — so a script or an operator greps one token, as the
+ * commands that print a gateway's refusal show its `code`. Empty when the error has none. Pure.
+ */
+export function codeSuffix(err: unknown): string {
+  const code = err instanceof GatewayError ? err.code : (err as { code?: unknown } | null | undefined)?.code;
+  return typeof code === 'string' && /^[A-Z0-9_]{1,64}$/.test(code) ? ` [${code}]` : '';
 }

@@ -7,7 +7,7 @@ import type { Config } from '../config/index.js';
 import { createLogger } from '../observability/index.js';
 import type { Logger } from '../observability/index.js';
 import type { Transport } from '../transport/index.js';
-import { awaitBroker, brokerTimeoutMs } from './broker-deadline.js';
+import { awaitBroker, brokerTimeoutMs, codeSuffix } from './broker-deadline.js';
 
 /** Exit codes (DESIGN "Conventions"): 0 ok, 1 a check failed, 2 usage or connection error. */
 export const EXIT_OK = 0;
@@ -56,7 +56,7 @@ export function brokerDeadline(transport: Pick<Transport, 'isHealthy' | 'lastHea
   const stopped = new AbortController();
   if (config.kafka !== undefined) {
     awaitBroker(transport, config.kafka.brokers, deadlineMs, o.bound, stopped.signal).catch((err: unknown) => {
-      const text = errorMessage(err);
+      const text = errorMessage(err) + codeSuffix(err);
       process.stderr.write(o.message === undefined ? `ce-gateway ${command}: ${text}\n` : o.message(text));
       process.exit(o.exitCode ?? EXIT_USAGE);
     });

@@ -12,6 +12,7 @@ import { loadCatalog } from '../../catalog/index.js';
 import { loadConnectors } from '../../connectors/index.js';
 import type { ConnectorProblem } from '../../connectors/index.js';
 import { EXIT_CHECK_FAILED, EXIT_OK, EXIT_USAGE, setup } from '../context.js';
+import { codeSuffix } from '../broker-deadline.js';
 
 export function registerConnectorsCommand(program: Command): void {
   const connectors = program.command('connectors').description('connector definitions (shell hooks, file drops)');
@@ -35,7 +36,7 @@ export function registerConnectorsCommand(program: Command): void {
       try {
         catalog = loadCatalog(config.catalogDir);
       } catch (err) {
-        process.stderr.write(`ce-gateway connectors check: ${errorMessage(err)}\n`);
+        process.stderr.write(`ce-gateway connectors check: ${errorMessage(err)}${codeSuffix(err)}\n`);
         process.exit(EXIT_USAGE);
       }
       try {

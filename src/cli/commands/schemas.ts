@@ -30,6 +30,7 @@ import {
 } from '../../schemas-check/index.js';
 import type { SchemaHistory } from '../../schemas-check/index.js';
 import { EXIT_CHECK_FAILED, EXIT_OK, EXIT_USAGE, setup } from '../context.js';
+import { codeSuffix } from '../broker-deadline.js';
 
 interface CommonOptions {
   readonly registry?: string;
@@ -67,7 +68,7 @@ function registryFrom(
 function fail(err: unknown, json: boolean | undefined, command: string): number {
   const code = isGatewayError(err) ? err.code : 'CEG_INTERNAL';
   if (json) process.stdout.write(`${JSON.stringify({ ok: false, error: { code, message: errorMessage(err) } })}\n`);
-  process.stderr.write(`ce-gateway schemas ${command}: ${errorMessage(err)}\n`);
+  process.stderr.write(`ce-gateway schemas ${command}: ${errorMessage(err)}${codeSuffix(err)}\n`);
   return EXIT_USAGE;
 }
 

@@ -7,6 +7,7 @@ import { createGateway } from '../../app/index.js';
 import { loadCatalog } from '../../catalog/index.js';
 import { loadConnectors, startConnectors } from '../../connectors/index.js';
 import { EXIT_USAGE, onSignals, setup } from '../context.js';
+import { codeSuffix } from '../broker-deadline.js';
 import { errorMessage, isGatewayError } from '../../core/errors.js';
 import { clusterMetricsRenderer } from '../../observability/cluster-metrics.js';
 import type { GatewayOverrides } from '../../app/index.js';
@@ -39,7 +40,7 @@ export function registerServeCommand(program: Command): void {
       let stopping = false;
       gw.ready.catch((err: unknown) => {
         if (stopping) return;
-        process.stderr.write(`ce-gateway: cannot start: ${errorMessage(err)}\n`);
+        process.stderr.write(`ce-gateway: cannot start: ${errorMessage(err)}${codeSuffix(err)}\n`);
         void gw.close().finally(() => process.exit(EXIT_USAGE));
       });
       // A replacement worker: the others answer until this one is ready and has loaded the
@@ -56,7 +57,7 @@ export function registerServeCommand(program: Command): void {
       // A definitions topic with push subscriptions and no key to open them: exit 2, saying why.
       gw.subscriptionsLoaded().catch((err: unknown) => {
         if (!isGatewayError(err, 'CEG_SECRETS_KEY_MISSING')) return;
-        process.stderr.write(`ce-gateway: cannot start: ${errorMessage(err)}\n`);
+        process.stderr.write(`ce-gateway: cannot start: ${errorMessage(err)}${codeSuffix(err)}\n`);
         void gw.close().finally(() => process.exit(EXIT_USAGE));
       });
       // The drain is armed before the "listening" line and the connectors' start, not after the

@@ -57,5 +57,7 @@ describe('ce-gateway outbox stuck', () => {
     expect(err?.stdout).toBe('');
     expect(err?.stderr).toContain(missing);
     expect(err?.stderr).toContain('ce-gateway outbox migrate');
+    // Named by its command and ending with its code, as every CLI failure (until 2026-12-07: `ce-gateway: …` without either).
+    expect(err?.stderr).toMatch(/^ce-gateway outbox stuck: outbox table .* \[CEG_STORE_UNAVAILABLE\]$/m);
   }, 60_000);
 });

@@ -24,25 +24,29 @@ writeFileSync(EMPTY_ENV, '');
 describe('commandFailureMessage', () => {
   it('words a Kafka client failure as `ce-gateway <command>: kafka: <reason>` without the adapter operation', () => {
     const refused = new GatewayError('CEG_BROKER_UNAVAILABLE', 'partitionCount: metadata failed 6 times. (connect ECONNREFUSED 127.0.0.1:1)', { retriable: true, details: { operation: 'partitionCount', topic: 't' } });
-    expect(commandFailureMessage('tail', refused)).toBe('ce-gateway tail: kafka: metadata failed 6 times. (connect ECONNREFUSED 127.0.0.1:1)');
-    expect(commandFailureMessage('deadletters list', refused)).toBe('ce-gateway deadletters list: kafka: metadata failed 6 times. (connect ECONNREFUSED 127.0.0.1:1)');
+    expect(commandFailureMessage('tail', refused)).toBe('ce-gateway tail: kafka: metadata failed 6 times. (connect ECONNREFUSED 127.0.0.1:1) [CEG_BROKER_UNAVAILABLE]');
+    expect(commandFailureMessage('deadletters list', refused)).toBe('ce-gateway deadletters list: kafka: metadata failed 6 times. (connect ECONNREFUSED 127.0.0.1:1) [CEG_BROKER_UNAVAILABLE]');
     const timeout = new GatewayError('CEG_DELIVERY_TIMEOUT', 'ensureTopics: Request timed out', { retriable: true, details: { operation: 'ensureTopics' } });
-    expect(commandFailureMessage('topics', timeout)).toBe('ce-gateway topics: kafka: Request timed out');
-    expect(commandFailureMessage(undefined, timeout)).toBe('ce-gateway: kafka: Request timed out');
+    expect(commandFailureMessage('topics', timeout)).toBe('ce-gateway topics: kafka: Request timed out [CEG_DELIVERY_TIMEOUT]');
+    expect(commandFailureMessage(undefined, timeout)).toBe('ce-gateway: kafka: Request timed out [CEG_DELIVERY_TIMEOUT]');
   });
 
   it('adds a hint naming KAFKA_SSL and the port when TLS was never set up, and only then', () => {
     const tls = new GatewayError('CEG_BROKER_UNAVAILABLE', 'partitionCount: metadata failed 6 times. (Client network socket disconnected before secure TLS connection was established; Cannot connect to any broker.)', { retriable: true, details: { operation: 'partitionCount' } });
-    expect(commandFailureMessage('topics', tls)).toMatch(/^ce-gateway topics: kafka: metadata failed 6 times\. \(Client network socket disconnected before secure TLS connection was established; Cannot connect to any broker\.\) \(the connection closed before TLS was set up: with KAFKA_SSL=true, is this a TLS listener\? Check KAFKA_SSL and the port\)$/);
+    expect(commandFailureMessage('topics', tls)).toMatch(/^ce-gateway topics: kafka: metadata failed 6 times\. \(Client network socket disconnected before secure TLS connection was established; Cannot connect to any broker\.\) \(the connection closed before TLS was set up: with KAFKA_SSL=true, is this a TLS listener\? Check KAFKA_SSL and the port\) \[CEG_BROKER_UNAVAILABLE\]$/);
     expect(tlsListenerHint('Connection error: connect ECONNREFUSED 127.0.0.1:1')).toBeUndefined();
     expect(tlsListenerHint('Closed connection')).toBeUndefined();
   });
 
-  it('leaves other failures as they were', () => {
-    expect(commandFailureMessage('tail', new GatewayError('CEG_UNKNOWN_TYPE', 'unknown event kind "X"', { retriable: false }))).toBe('ce-gateway: unknown event kind "X"');
+  it('names the command and ends with the error code for any other failure (until 2026-12-07: neither)', () => {
+    expect(commandFailureMessage('tail', new GatewayError('CEG_UNKNOWN_TYPE', 'unknown event kind "X"', { retriable: false }))).toBe('ce-gateway tail: unknown event kind "X" [CEG_UNKNOWN_TYPE]');
+    expect(commandFailureMessage('outbox stuck', new GatewayError('CEG_STORE_UNAVAILABLE', 'outbox table t does not exist', { retriable: false }))).toBe('ce-gateway outbox stuck: outbox table t does not exist [CEG_STORE_UNAVAILABLE]');
     // A broker failure the adapter did not word (no operation) is not re-prefixed.
-    expect(commandFailureMessage('tail', new GatewayError('CEG_BROKER_UNAVAILABLE', 'kafka: no answer', { retriable: true }))).toBe('ce-gateway: kafka: no answer');
-    expect(commandFailureMessage('tail', new Error('boom'))).toBe('ce-gateway: boom');
+    expect(commandFailureMessage('tail', new GatewayError('CEG_BROKER_UNAVAILABLE', 'kafka: no answer', { retriable: true }))).toBe('ce-gateway tail: kafka: no answer [CEG_BROKER_UNAVAILABLE]');
+    // A system or database error's own code (a PostgreSQL SQLSTATE, a socket error); none without one.
+    expect(commandFailureMessage('outbox stuck', Object.assign(new Error('password authentication failed for user "x"'), { code: '28P01' }))).toBe('ce-gateway outbox stuck: password authentication failed for user "x" [28P01]');
+    expect(commandFailureMessage('tail', new Error('boom'))).toBe('ce-gateway tail: boom');
+    expect(commandFailureMessage(undefined, new Error('boom'))).toBe('ce-gateway: boom');
   });
 });
 
