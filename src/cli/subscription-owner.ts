@@ -19,6 +19,7 @@ import type { Gateway } from '../app/index.js';
 import { SubscriptionStore } from '../bus/subscriptions/index.js';
 import type { Config } from '../config/index.js';
 import { loadConnectors } from '../connectors/index.js';
+import { topicMissing } from '../transport/topics.js';
 import { GatewayError, errorMessage } from '../core/errors.js';
 import type { Logger } from '../observability/index.js';
 
@@ -35,7 +36,8 @@ export interface OwnerCheck {
   readonly looked: readonly string[];
 }
 
-const missingTopic = (err: unknown): boolean => err instanceof GatewayError && err.code === 'CEG_INVALID_NAME';
+// As the transport says it (transport/topics.ts topicMissing), not any CEG_INVALID_NAME.
+const missingTopic = topicMissing;
 
 /** The stored definition of `group` on the definitions topic, read once to its end; undefined when none (or no such topic: nothing is created). */
 async function stored(gw: Gateway, topic: string, group: string, log: Logger): Promise<GroupOwner | undefined> {

@@ -27,12 +27,22 @@ export function checkTopicSpec(spec: TopicSpec): void {
   }
 }
 
-/** The error for a topic that does not exist (topics are never auto-created). */
+/** The error for a topic that does not exist (topics are never auto-created); `details.topicMissing` says so ({@link topicMissing}). */
 export function unknownTopic(topic: string): GatewayError {
   return new GatewayError('CEG_INVALID_NAME', `unknown topic ${topic} (topics are not auto-created; ensureTopics first)`, {
     retriable: false,
-    details: { topic },
+    details: { topic, topicMissing: true },
   });
+}
+
+/**
+ * Whether `err` says that a topic does not exist: the transports' CEG_INVALID_NAME with
+ * `details.topicMissing: true` (Kafka UNKNOWN_TOPIC_OR_PARTITION on both clients, the memory
+ * transport's unknown topic), or CEG_UNKNOWN_TOPIC (the outbox relay's). Not a name the charset
+ * rule refuses, which is CEG_INVALID_NAME too. Pure.
+ */
+export function topicMissing(err: unknown): boolean {
+  return isGatewayError(err) && (err.code === 'CEG_UNKNOWN_TOPIC' || (err.code === 'CEG_INVALID_NAME' && err.details.topicMissing === true));
 }
 
 /** The error for a transport used after close(). */

@@ -5,8 +5,8 @@
  * Spec: issue 10 ("lag per partition"); Kafka ListOffsets and OffsetFetch (what
  *   `kafka-consumer-groups --describe` shows as LAG).
  */
-import { GatewayError } from '../../core/errors.js';
 import type { CommittedOffset, PartitionOffset, TopicPartitionOffset, Transport } from '../../transport/port.js';
+import { topicMissing } from '../../transport/topics.js';
 import { eachLimited } from '../subscriptions/work-check.js';
 
 export interface PartitionLag {
@@ -36,13 +36,38 @@ export interface SubscriptionLag {
  * The lag of `group` on `topics`, sorted by topic then partition. `startAt`: where the group starts
  * on partitions it has no commit on (the live start positions of its definition, stored.ts
  * startPositionsOf); a commit always wins over them, as it does for the members.
- * Errors: the transport's (CEG_INVALID_NAME for a topic that does not exist; CEG_BROKER_UNAVAILABLE retriable).
+ * Errors: the transport's (CEG_INVALID_NAME with `details.topicMissing` for a topic that does not
+ *   exist: {@link existingTopicsLag} leaves such a topic out instead; CEG_BROKER_UNAVAILABLE retriable).
  */
 export async function subscriptionLag(transport: Transport, group: string, topics: readonly string[], startAt: readonly TopicPartitionOffset[] = []): Promise<SubscriptionLag> {
   const partitions: PartitionLag[] = [];
   for (const topic of [...topics].sort()) {
     const [ends, committed] = await Promise.all([transport.endOffsets(topic), transport.committedOffsets(group, topic)]);
     partitions.push(...partitionLags(topic, ends, committed, startAt));
+  }
+  return { total: partitions.reduce((a, p) => a + (p.lag ?? 0), 0), partitions };
+}
+
+/**
+ * The lag of `group` on those of `topics` that exist, as {@link subscriptionLag} computes it: a topic
+ * the transport says is missing (`topicMissing`: Kafka UNKNOWN_TOPIC_OR_PARTITION on both clients,
+ * the memory transport's unknown topic) is left out — a retry or redrive topic of a subscription
+ * that never ran, or a topic deleted since (even one whose partition count the transport still
+ * has cached: its offsets' read then finds it gone). What `GET /subscriptions/{name}/status` answers.
+ * Errors: every other failure of the transport, as it came (a name the charset rule refuses is
+ *   CEG_INVALID_NAME without `topicMissing`; CEG_BROKER_UNAVAILABLE retriable).
+ */
+export async function existingTopicsLag(transport: Pick<Transport, 'endOffsets' | 'committedOffsets'>, group: string, topics: readonly string[], startAt: readonly TopicPartitionOffset[] = []): Promise<SubscriptionLag> {
+  const partitions: PartitionLag[] = [];
+  for (const topic of [...new Set(topics)].sort()) {
+    let read: readonly [readonly PartitionOffset[], readonly CommittedOffset[]];
+    try {
+      read = await Promise.all([transport.endOffsets(topic), transport.committedOffsets(group, topic)]);
+    } catch (err) {
+      if (topicMissing(err)) continue;
+      throw err;
+    }
+    partitions.push(...partitionLags(topic, read[0], read[1], startAt));
   }
   return { total: partitions.reduce((a, p) => a + (p.lag ?? 0), 0), partitions };
 }
@@ -76,8 +101,8 @@ export interface LagTarget {
  *   topics, then one committed-offsets read for all of them (Kafka OffsetFetch:
  *   `Transport.committedOffsetsOf`; without it, one per topic, those of one group at once);
  * - the end offsets of each topic are read once, shared by every group reading it (groups of one
- *   catalog kind all read its topic); a topic that does not exist (CEG_INVALID_NAME: a retry or
- *   redrive topic of a subscription that never ran) is left out of every group's lag.
+ *   catalog kind all read its topic); a topic that does not exist (the transport's `topicMissing`: a
+ *   retry or redrive topic of a subscription that never ran) is left out of every group's lag.
  * A group any of whose reads failed (an end-offset read of one of its topics, or its own committed
  * offsets) is left out of the answer, the others are not: one failing group does not hide the rest,
  * and a group is never answered with part of its topics (a `sum by (subscription)` would read low).
@@ -99,7 +124,7 @@ export async function subscriptionLags(transport: Pick<Transport, 'endOffsets' |
       read = transport.endOffsets(topic).then(
         (offsets) => offsets,
         // Any other failure: every group reading the topic is left out.
-        (err: unknown) => (err instanceof GatewayError && err.code === 'CEG_INVALID_NAME' ? 'missing' as const : 'failed' as const),
+        (err: unknown) => (topicMissing(err) ? 'missing' as const : 'failed' as const),
       );
       ends.set(topic, read);
     }

@@ -8,6 +8,7 @@ import { deadLetterTopic } from '../../bus/subscriber/index.js';
 import { DEFAULT_OWNER, NAME_PATTERN, groupOf } from '../../bus/subscriptions/index.js';
 import { FILE_OWNER } from '../../connectors/loader/schema.js';
 import { GatewayError } from '../../core/errors.js';
+import { topicMissing } from '../../transport/topics.js';
 import { printable } from '../../core/printable.js';
 import { topicNameProblem } from '../../core/topic-name.js';
 import type { Config } from '../../config/index.js';
@@ -32,7 +33,7 @@ export async function resolveGroup(gw: Gateway, name: string, owner: string, own
     gw.transport.partitionCount(topic).then(
       () => true,
       (err: unknown) => {
-        if (err instanceof GatewayError && err.code === 'CEG_INVALID_NAME') return false;
+        if (topicMissing(err)) return false;
         throw err;
       },
     );

@@ -73,7 +73,7 @@ export function kafkaErrorTypes(err: unknown): Set<string> {
 /**
  * Maps a kafkajs failure to a GatewayError, looking through its `cause` chain (kafkajs wraps the
  * real failure in KafkaJSNumberOfRetriesExceeded / KafkaJSNonRetriableError):
- * - unknown topic → `CEG_INVALID_NAME` (retriable: false; topics are never auto-created);
+ * - unknown topic → `CEG_INVALID_NAME` (retriable: false; topics are never auto-created), `details.topicMissing: true`;
  * - record too large → `CEG_PAYLOAD_TOO_LARGE` (retriable: false);
  * - settings the broker refuses (transport/access-failure: SASL login or mechanism, an ACL, a
  *   broker certificate the client does not trust) → `CEG_BROKER_UNAVAILABLE` (retriable: false,
@@ -98,7 +98,7 @@ export function fromKafkaError(err: unknown, context: Readonly<Record<string, un
   const make = (code: 'CEG_INVALID_NAME' | 'CEG_PAYLOAD_TOO_LARGE' | 'CEG_DELIVERY_TIMEOUT' | 'CEG_BROKER_UNAVAILABLE', retriable: boolean): GatewayError =>
     new GatewayError(code, `${typeof context.operation === 'string' ? context.operation : 'kafka'}: ${message}`, { retriable, cause: err, details });
 
-  if (types.includes('UNKNOWN_TOPIC_OR_PARTITION')) return make('CEG_INVALID_NAME', false);
+  if (types.includes('UNKNOWN_TOPIC_OR_PARTITION')) return new GatewayError('CEG_INVALID_NAME', `${typeof context.operation === 'string' ? context.operation : 'kafka'}: ${message}`, { retriable: false, cause: err, details: { ...details, topicMissing: true } });
   if (types.some((t) => TOO_LARGE_TYPES.has(t))) return make('CEG_PAYLOAD_TOO_LARGE', false);
   // Settings the broker refuses (SASL login or mechanism, ACLs, an untrusted certificate): a
   // configuration problem, not an outage; looked at before the connection checks below.

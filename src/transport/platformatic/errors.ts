@@ -81,7 +81,7 @@ export function producerStateLost(err: unknown): boolean {
  * members of its aggregate errors (the library wraps every retried attempt in `MultipleErrors`
  * and a broker's per-partition answers in `ResponseError`):
  * - unknown topic (the broker's code, or the library's "Unknown topic" UserError) → `CEG_INVALID_NAME`
- *   (retriable: false; topics are never auto-created);
+ *   (retriable: false; topics are never auto-created), `details.topicMissing: true`;
  * - record too large → `CEG_PAYLOAD_TOO_LARGE` (retriable: false);
  * - settings the broker refuses (transport/access-failure: SASL login or mechanism, an ACL, a
  *   broker certificate the client does not trust; the library wraps a refused login in a
@@ -113,7 +113,7 @@ export function fromPlatformaticError(err: unknown, context: Readonly<Record<str
   // The library's metadata look-up replaces the broker's UNKNOWN_TOPIC_OR_PARTITION by a UserError
   // "Unknown topic <name>." without a cause (base.js, 1.35): its text is all there is to go on.
   if (ids.some((id) => UNKNOWN_TOPIC_IDS.has(id)) || links.some((l) => l.code === 'PLT_KFK_USER' && typeof l.message === 'string' && l.message.startsWith('Unknown topic '))) {
-    return make('CEG_INVALID_NAME', false);
+    return new GatewayError('CEG_INVALID_NAME', text, { retriable: false, cause: err, details: { ...details, topicMissing: true } });
   }
   if (ids.some((id) => TOO_LARGE_IDS.has(id))) return make('CEG_PAYLOAD_TOO_LARGE', false);
   // Settings the broker refuses (SASL login or mechanism, ACLs, an untrusted certificate): a

@@ -8,13 +8,13 @@
 import { describe, expect, it } from 'vitest';
 import type { Gateway } from '../../../src/app/index.js';
 import { resolveGroup } from '../../../src/cli/commands/deadletters.js';
-import { GatewayError } from '../../../src/core/errors.js';
+import { unknownTopic } from '../../../src/transport/topics.js';
 
-/** A gateway whose transport knows exactly `topics`. */
+/** A gateway whose transport knows exactly `topics` (any other is missing, as the transports say it: unknownTopic). */
 const withTopics = (topics: readonly string[]): Gateway =>
   ({
     transport: {
-      partitionCount: (t: string) => (topics.includes(t) ? Promise.resolve(1) : Promise.reject(new GatewayError('CEG_INVALID_NAME', `unknown topic ${t}`, { retriable: false }))),
+      partitionCount: (t: string) => (topics.includes(t) ? Promise.resolve(1) : Promise.reject(unknownTopic(t))),
     },
   }) as unknown as Gateway;
 
