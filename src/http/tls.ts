@@ -8,10 +8,11 @@
  * Spec: issue 11 ("TLS for the HTTP server (certificate and key files, reloaded when they change)");
  *   Node `tls.Server#setSecureContext`.
  */
-import { readFileSync, unwatchFile, watchFile } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import type { Server as HttpsServer } from 'node:https';
 import { createSecureContext } from 'node:tls';
 import { GatewayError, errorMessage, readErrorCode } from '../core/errors.js';
+import { watchFileShared } from '../core/watch-file.js';
 import type { Logger } from '../observability/index.js';
 
 export interface TlsFiles {
@@ -49,7 +50,12 @@ export function readTlsPair(files: TlsFiles): { cert: Buffer; key: Buffer } {
   return { cert, key };
 }
 
-/** Watches the pair and installs each new one on `server`; stops when the server closes. */
+/**
+ * Watches the pair and installs each new one on `server`; stops when the server closes. The files
+ * are watched through {@link watchFileShared}: every server of the process on one certificate
+ * shares one stat listener per file (each `watchFile` of its own added a listener to Node's one
+ * StatWatcher of the path, and the eleventh gateway of a process warned MaxListenersExceeded).
+ */
 export function reloadOnChange(server: HttpsServer, files: TlsFiles, log: Logger, intervalMs: number = TLS_RELOAD_INTERVAL_MS): void {
   const reload = (): void => {
     try {
@@ -59,10 +65,9 @@ export function reloadOnChange(server: HttpsServer, files: TlsFiles, log: Logger
       log.error({ err: errorMessage(err) }, 'tls: the changed certificate or key does not load; the previous pair stays in use');
     }
   };
-  watchFile(files.certFile, { interval: intervalMs, persistent: false }, reload);
-  watchFile(files.keyFile, { interval: intervalMs, persistent: false }, reload);
-  server.once('close', () => {
-    unwatchFile(files.certFile, reload);
-    unwatchFile(files.keyFile, reload);
-  });
+  const closed = new AbortController();
+  server.once('close', () => closed.abort());
+  watchFileShared(files.certFile, intervalMs, reload, closed.signal);
+  // One file holding both (a combined PEM): watched once, reloaded once per change.
+  if (files.keyFile !== files.certFile) watchFileShared(files.keyFile, intervalMs, reload, closed.signal);
 }

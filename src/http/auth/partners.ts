@@ -23,7 +23,7 @@
  * subscribe, permissions, roles, maxSubscriptions }]` is the issue's contract, `limits`,
  * `sha256Env` and `sha256File` are additions.
  */
-import { readFileSync, unwatchFile, watchFile } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import type { Stats } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { yamlErrorMessage } from '../../core/yaml-error.js';
@@ -35,6 +35,7 @@ import { DEFAULT_OWNER, NAME_PATTERN } from '../../bus/subscriptions/index.js';
 import { schemaIssues } from '../../core/schema-issues.js';
 import { uriPrefixProblem, uriReferenceProblem } from '../../envelope/index.js';
 import { kindOf } from '../../catalog/lookup.js';
+import { watchFileShared } from '../../core/watch-file.js';
 
 /** Permissions a partner may hold besides `publish` / `subscribe` per kind (issue 11). */
 export const PERMISSIONS = ['replay', 'redrive'] as const;
@@ -271,15 +272,6 @@ export function loadPartners(file: string, catalog: Catalog, env: Readonly<Recor
 export const PARTNERS_WATCH_INTERVAL_MS = 2000;
 
 /**
- * One stat watcher per PARTNERS_FILE path for every gateway of the process: Node keeps one
- * StatWatcher per path and each `watchFile` adds a 'change' listener to it, so a process with more
- * than ten gateways on one file (a test process; GATEWAY_WORKERS share none) warned
- * MaxListenersExceeded. The gateways' listeners are held here and called by one listener of ours;
- * the file is unwatched when the last gateway on it closes. The first gateway's interval is used.
- */
-const partnersWatchers = new Map<string, { readonly listeners: Set<(curr: Stats, prev: Stats) => void>; readonly dispatch: (curr: Stats, prev: Stats) => void }>();
-
-/**
  * Logs a warning each time `file` (PARTNERS_FILE) changes on disk after it was loaded: the gateway
  * does not reload it (a choice, docs/security.md "The partners file"), so a key taken out of it
  * keeps working until the instance restarts, and an operator who edited it to revoke a key must
@@ -293,26 +285,6 @@ export function warnWhenPartnersFileChanges(file: string, log: Logger, signal: A
     if (curr.mtimeMs === prev.mtimeMs && curr.size === prev.size && curr.ino === prev.ino) return;
     log.warn({ file, removed: curr.nlink === 0 && curr.mtimeMs === 0 }, 'PARTNERS_FILE changed on disk: NOT applied — this instance keeps the partners it loaded at start-up (keys taken out still work) until it restarts; restart every instance to apply it');
   };
-  let watcher = partnersWatchers.get(file);
-  if (watcher === undefined) {
-    const listeners = new Set<(curr: Stats, prev: Stats) => void>();
-    const dispatch = (curr: Stats, prev: Stats): void => {
-      for (const l of listeners) l(curr, prev);
-    };
-    watcher = { listeners, dispatch };
-    partnersWatchers.set(file, watcher);
-    watchFile(file, { interval: intervalMs, persistent: false }, dispatch);
-  }
-  watcher.listeners.add(changed);
-  const w = watcher;
-  signal.addEventListener(
-    'abort',
-    () => {
-      w.listeners.delete(changed);
-      if (w.listeners.size > 0 || partnersWatchers.get(file) !== w) return;
-      partnersWatchers.delete(file);
-      unwatchFile(file, w.dispatch);
-    },
-    { once: true },
-  );
+  // Shared per path with every gateway of the process (core/watch-file.ts: no MaxListenersExceededWarning).
+  watchFileShared(file, intervalMs, changed, signal);
 }
