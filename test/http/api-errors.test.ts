@@ -283,6 +283,7 @@ describe('an unexpected failure', () => {
     expect(r.type).toMatch(/^application\/problem\+json/);
     expect(r.body).toMatchObject({ code: 'CEG_INTERNAL', status: 500, retriable: false, detail: 'the gateway failed to process the request' });
     expect(r.text).not.toContain('exploded');
+    expect(r.body.instance).toBe(`/schemas/ids/${EXPLODING_ID}`); // the query (a token?) is not echoed
     const logged = errorLines();
     expect(logged).toHaveLength(1);
     expect(logged[0]).toMatchObject({ level: 50, component: 'http', method: 'GET', path: `/schemas/ids/${EXPLODING_ID}`, route: '/schemas/ids/:id', status: 500, code: 'CEG_INTERNAL' });

@@ -81,7 +81,7 @@ describe('routing', () => {
       detail: 'no route GET /nope',
       code: 'CEG_NOT_FOUND',
       retriable: false,
-      instance: '/nope?x=1',
+      instance: '/nope',
     });
   });
 

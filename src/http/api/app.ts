@@ -11,7 +11,7 @@ import type { SchemaRegistry } from '../../registry/port.js';
 import { createDocsRouter } from './docs.js';
 import { buildOpenApi } from './openapi/document.js';
 import { MAX_SUBSCRIPTION_BODY_BYTES, subscriptionsRouter } from './subscriptions/routes.js';
-import { problemHandler } from './errors.js';
+import { problemHandler, problemInstance } from './errors.js';
 import type { SubscriptionsApi } from './subscriptions/routes.js';
 import { MAX_REPLAY_BODY_BYTES, replayRouter } from './subscriptions/replay-routes.js';
 import type { ReplaysApi } from './subscriptions/replay-routes.js';
@@ -119,7 +119,8 @@ export function createApiApp(deps: ApiDeps): express.Express {
   if (deps.console !== undefined) app.use(consoleRouter(deps.console, slots));
 
   app.use((req, _res, next) => {
-    next(new GatewayError('CEG_NOT_FOUND', `no route ${req.method} ${req.path}`, { retriable: false }));
+    // The path as `instance` shows it (no query, bounded, percent-encoded): never the raw request line.
+    next(new GatewayError('CEG_NOT_FOUND', `no route ${req.method} ${problemInstance(req.originalUrl)}`, { retriable: false }));
   });
   // Every error ends here (the console's routes and the documents' too): a problem+json answer;
   // a bad percent-encoding or body is a 4xx, an unexpected failure a 500 that is logged once.

@@ -51,6 +51,48 @@ export function undecodableSegment(path: string): string | undefined {
   return undefined;
 }
 
+/** Longest `instance` of a problem answer, characters (a path of the API is far shorter). */
+export const MAX_INSTANCE_CHARS = 256;
+
+/** Characters RFC 3986 §3.3 allows in a path (pchar and "/"), and "%" (kept, valid triplet or not: the 400 for a bad one names it). */
+const NOT_PATH_CHAR = /[^A-Za-z0-9\-._~!$&'()*+,;=:@/%]/;
+
+/**
+ * A problem's `instance` for a request to `url` (its origin-form target, `req.originalUrl`): the
+ * path only — the query is never echoed, as it may carry a credential (`?access_token=`, RFC 6750
+ * §2.3, which the gateway does not accept but a client may still send) or a signed cursor — with
+ * every character RFC 3986 does not allow in a path percent-encoded (Node refuses controls and
+ * octets ≥ 0x80 in a request line with its own 400, but lets `<>"{|}\^` and the backquote
+ * through), and
+ * cut to {@link MAX_INSTANCE_CHARS}, never inside a `%XX` triplet it made. An absolute-form target
+ * (`GET http://host/path`) gives its path too.
+ * Spec: RFC 9457 §3.1.5 (`instance`, a URI reference), RFC 3986 §3.3, §2.1.
+ */
+export function problemInstance(url: string): string {
+  let path = url;
+  const q = path.search(/[?#]/);
+  if (q !== -1) path = path.slice(0, q);
+  if (!path.startsWith('/')) {
+    // absolute-form or asterisk-form: the path part only.
+    const m = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/]*(\/.*)?$/.exec(path);
+    path = m?.[1] ?? '/';
+  }
+  let out = '';
+  for (const ch of path.slice(0, MAX_INSTANCE_CHARS)) {
+    const piece = NOT_PATH_CHAR.test(ch) ? encodeChar(ch) : ch;
+    if (out.length + piece.length > MAX_INSTANCE_CHARS) break;
+    out += piece;
+  }
+  return out;
+}
+
+/** `ch` percent-encoded: a character below U+0100 as its one octet (what the wire carried), another as its UTF-8 octets. */
+function encodeChar(ch: string): string {
+  const code = ch.codePointAt(0)!;
+  const bytes = code < 0x100 ? [code] : [...Buffer.from(ch, 'utf8')];
+  return bytes.map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join('');
+}
+
 interface HttpErrorLike {
   readonly status?: unknown;
   readonly statusCode?: unknown;
@@ -115,7 +157,7 @@ export interface ProblemHandlerOptions {
 
 /**
  * The app's last error handler: answers `err` as problem+json ({@link asGatewayError}, `instance`
- * the original URL) and logs an unexpected failure (5xx, not retriable) once, with the method,
+ * the request's path as {@link problemInstance} bounds it) and logs an unexpected failure (5xx, not retriable) once, with the method,
  * the path without its query, the route, the code and the error's stack. When the answer had
  * already begun (a stream), the failure is logged and the connection closed, as express does.
  */
@@ -128,7 +170,7 @@ export function problemHandler(opts: ProblemHandlerOptions): ErrorRequestHandler
       req.socket.destroy();
       return;
     }
-    const problem = toProblem(ge, req.originalUrl);
+    const problem = toProblem(ge, problemInstance(req.originalUrl));
     if (ge.retriable) res.set('retry-after', String(typeof ge.details.retryAfterS === 'number' ? ge.details.retryAfterS : opts.retryAfterS));
     res.status(problem.status).type(problemContentType).send(JSON.stringify(problem));
   };
