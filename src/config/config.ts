@@ -128,6 +128,7 @@ const schema = z.object({
   AUTH: z.enum(['none', 'partners']).optional(),
   PARTNERS_FILE: z.string().min(1).optional(),
   METRICS_AUTH: z.enum(['public', 'admin']).default('admin'),
+  SCHEMAS_AUTH: z.enum(['partner', 'public']).default('partner'),
   RATE_LIMIT_REQUESTS_PER_S: positiveInt.default(100),
   RATE_LIMIT_EVENTS_PER_S: positiveInt.default(1000),
   AUTH_FAILURES_PER_MINUTE: positiveInt.default(10),
@@ -183,6 +184,8 @@ export interface Config {
     readonly mode: 'none' | 'partners';
     readonly partnersFile?: string;
     readonly metrics: 'public' | 'admin';
+    /** `GET /schemas/ids/{id}` (`SCHEMAS_AUTH`): `partner` = a partner that may publish or subscribe to a kind using the schema (or an admin); `public` = anyone. */
+    readonly schemas: 'partner' | 'public';
     readonly requestsPerSecond: number;
     readonly eventsPerSecond: number;
     readonly failuresPerMinute: number;
@@ -476,6 +479,7 @@ function build(e: z.infer<typeof schema>, ca: { readonly kafka?: string; readonl
       mode: e.AUTH ?? (e.PARTNERS_FILE === undefined ? 'none' : 'partners'),
       ...(e.PARTNERS_FILE === undefined ? {} : { partnersFile: e.PARTNERS_FILE }),
       metrics: e.METRICS_AUTH,
+      schemas: e.SCHEMAS_AUTH,
       requestsPerSecond: e.RATE_LIMIT_REQUESTS_PER_S,
       eventsPerSecond: e.RATE_LIMIT_EVENTS_PER_S,
       failuresPerMinute: e.AUTH_FAILURES_PER_MINUTE,

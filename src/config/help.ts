@@ -61,6 +61,7 @@ export const CONFIG_HELP: Readonly<Record<string, string>> = Object.freeze({
   AUTH: 'none (no authentication: only on a loopback HOST) or partners (needs PARTNERS_FILE); default partners when PARTNERS_FILE is set',
   PARTNERS_FILE: 'path of the partners YAML file (docs/security.md)',
   METRICS_AUTH: 'admin (GET /metrics needs an admin key) or public',
+  SCHEMAS_AUTH: 'partner (GET /schemas/ids/{id} needs a key of a partner that may publish or subscribe to a kind using the schema, or an admin\'s) or public (anyone; the registry is shared)',
   RATE_LIMIT_REQUESTS_PER_S: 'requests per second per partner, an integer ≥ 1 (default 100)',
   RATE_LIMIT_EVENTS_PER_S: 'events per second per partner, an integer ≥ 1 (default 1000)',
   TRUSTED_PROXIES: 'comma list of proxies (IP, CIDR, loopback, linklocal, uniquelocal) whose X-Forwarded-For names the client address that failed authentications are counted against (default: none, the TCP peer)',

@@ -23,6 +23,8 @@ import type { PullApi } from './subscriptions/pull-routes.js';
 import type { Logger } from '../../observability/index.js';
 import type { DocsOptions } from './docs.js';
 import { consoleRouter } from '../console/router.js';
+import { attachedAccess, kindAllowed } from '../auth/index.js';
+import { SchemaSubjects } from './schema-subjects.js';
 import type { ConsoleDeps } from '../console/router.js';
 
 /**
@@ -43,6 +45,8 @@ export interface ApiDeps {
   readonly retryAfterS: number;
   /** `GET /metrics` needs no key (the OpenAPI document says so). */
   readonly metricsPublic?: boolean;
+  /** `GET /schemas/ids/{id}` needs no key (`SCHEMAS_AUTH=public` or no authentication; the OpenAPI document says so). */
+  readonly schemasPublic?: boolean;
   /** The subscription resources; undefined while they load (503), absent when this gateway serves none (404). */
   readonly subscriptions?: () => SubscriptionsApi | undefined;
   /** Replays of the subscriptions (issue 9); undefined while they load (503). */
@@ -88,17 +92,29 @@ export function createApiApp(deps: ApiDeps): express.Express {
   });
 
   // The `dataschema` of every event this gateway writes points here (DESIGN "The envelope").
+  // Behind authentication (SCHEMAS_AUTH=partner) a partner that is not an admin reads only the
+  // versions of the subjects of kinds it may publish or subscribe to: the registry is shared, and
+  // ids are small integers anyone could count through. Any other id is the same 404 as an id the
+  // registry lacks (BOLA: nothing is confirmed).
+  const subjects = new SchemaSubjects(deps.registry);
   app.get('/schemas/ids/:id', async (req, res) => {
     const id = /^\d{1,10}$/.test(req.params.id) ? Number(req.params.id) : Number.NaN;
+    const notFound = (): GatewayError => new GatewayError('CEG_NOT_FOUND', `no schema with id ${id}`, { retriable: false, details: { field: 'id' } });
     if (!(id <= 0xffffffff)) throw new GatewayError('CEG_NOT_FOUND', `no schema with id ${req.params.id.slice(0, 40)}: ids are integers 0–4294967295`, { retriable: false, details: { field: 'id' } });
+    const access = attachedAccess(req);
+    if (access !== undefined && !access.admin) {
+      const p = access.partner;
+      const readable = deps.catalog.kinds.filter((k) => kindAllowed(p.publish, k) || kindAllowed(p.subscribe, k));
+      if (!(await subjects.holds(readable, id))) throw notFound();
+    }
     const schema = await deps.registry.schemaById(id).catch((err: unknown) => {
-      throw err instanceof GatewayError && err.code === 'CEG_SCHEMA_NOT_FOUND' ? new GatewayError('CEG_NOT_FOUND', `no schema with id ${id}`, { retriable: false, details: { field: 'id' } }) : err;
+      throw err instanceof GatewayError && err.code === 'CEG_SCHEMA_NOT_FOUND' ? notFound() : err;
     });
     res.type('application/json').send(schema);
   });
 
   app.use(createDocsRouter(visible, deps.docs));
-  const openApi = JSON.stringify(buildOpenApi({ publicBaseUrl: deps.docs.publicBaseUrl ?? '/', metricsPublic: deps.metricsPublic ?? false }));
+  const openApi = JSON.stringify(buildOpenApi({ publicBaseUrl: deps.docs.publicBaseUrl ?? '/', metricsPublic: deps.metricsPublic ?? false, schemasPublic: deps.schemasPublic ?? false }));
   app.get('/openapi.json', (_req, res) => {
     res.type('application/json').send(openApi);
   });

@@ -223,6 +223,11 @@ export function attachAccess(req: IncomingMessage, access: Access): void {
   accesses.set(req, access);
 }
 
+/** The access attached to `req`, or undefined on a public path (no authentication ran). */
+export function attachedAccess(req: IncomingMessage): Access | undefined {
+  return accesses.get(req);
+}
+
 /**
  * The authorization of a request that passed the middleware.
  * Errors: CEG_INTERNAL when none is attached (a route mounted outside the middleware: a bug).

@@ -2,7 +2,7 @@
  * Partner identity, permissions and limits (issue 11): the partners file, bearer authentication,
  * per-partner rate limits, and the authorization checks routes call (`accessOf(req)`).
  */
-export { ANONYMOUS, Access, accessOf, admitEvents, attachAccess, isAdmin, ownerMayRead } from './access.js';
+export { ANONYMOUS, Access, accessOf, admitEvents, attachAccess, attachedAccess, isAdmin, ownerMayRead } from './access.js';
 export type { Capability, MayRead } from './access.js';
 export { AUTH_REALM, Authenticator, keyHash } from './authenticate.js';
 export type { AuthOutcome } from './authenticate.js';

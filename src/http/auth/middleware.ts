@@ -3,9 +3,10 @@
  * public paths. It authenticates the bearer key, applies the partner's header bound and request
  * rate, and attaches the request's {@link Access} for the routes (`accessOf(req)`).
  * Public (issue 11): `/healthz`, `/readyz`, the documents `/openapi.json`, `/asyncapi.json`,
- * `/asyncapi.yaml`, `/catalog`, `/schemas/**` (`dataschema` links must stay readable), the
- * console's page and assets (`/console`, `/console/app.js`, `/console/app.css`: no data) and, when
- * `METRICS_AUTH=public`, `/metrics` (else it needs an admin partner).
+ * `/asyncapi.yaml`, `/catalog`, `/schemas/json/*` (public kinds only), the console's page and
+ * assets (`/console`, `/console/app.js`, `/console/app.css`: no data), `/schemas/ids/*` when
+ * `SCHEMAS_AUTH=public` (else a partner's key: the route then checks the partner may read a kind
+ * using the schema) and, when `METRICS_AUTH=public`, `/metrics` (else it needs an admin partner).
  * Without partners (`AUTH=none`) every request is the {@link ANONYMOUS} caller, without limits.
  */
 import type { IncomingMessage } from 'node:http';
@@ -34,6 +35,8 @@ export interface HttpAuthOptions {
   readonly catalog: Catalog;
   /** `GET /metrics`: `public`, or only for admins. */
   readonly metrics: 'public' | 'admin';
+  /** `GET /schemas/ids/{id}`: `public`, or for partners (default; the route checks which schemas). */
+  readonly schemas?: 'partner' | 'public';
   readonly requestsPerSecond: number;
   readonly eventsPerSecond: number;
   readonly failuresPerMinute: number;
@@ -111,7 +114,8 @@ export class HttpAuth {
 
   /** Whether `path` (origin-form, no query) is readable without a key. */
   isPublic(path: string): boolean {
-    return PUBLIC_PATHS.has(path) || path.startsWith('/schemas/') || (path === '/metrics' && (this.#o.metrics === 'public' || !this.enabled));
+    // Schemas by id are the shared registry's (other teams' subjects, internal kinds): not public unless chosen.
+    return PUBLIC_PATHS.has(path) || path.startsWith('/schemas/json/') || (path.startsWith('/schemas/ids/') && this.#o.schemas === 'public') || (path === '/metrics' && (this.#o.metrics === 'public' || !this.enabled));
   }
 
   /**

@@ -36,7 +36,7 @@ export const components: Json = {
       type: 'http',
       scheme: 'bearer',
       description:
-        'A partner API key (PARTNERS_FILE stores its SHA-256). Every route needs it except /healthz, /readyz, /openapi.json, /asyncapi.*, /catalog and /schemas/**, and /metrics when METRICS_AUTH=public. Without PARTNERS_FILE (AUTH=none) no key is checked and the gateway serves only on a loopback address.',
+        'A partner API key (PARTNERS_FILE stores its SHA-256). Every route needs it except /healthz, /readyz, /openapi.json, /asyncapi.*, /catalog and /schemas/json/*, /schemas/ids/* when SCHEMAS_AUTH=public, and /metrics when METRICS_AUTH=public. Without PARTNERS_FILE (AUTH=none) no key is checked and the gateway serves only on a loopback address.',
     },
   },
   headers: {

@@ -13,6 +13,8 @@ export interface OpenApiOptions {
   readonly publicBaseUrl: string;
   /** `METRICS_AUTH=public`: `/metrics` needs no key. */
   readonly metricsPublic: boolean;
+  /** `SCHEMAS_AUTH=public` (or no authentication): `/schemas/ids/{id}` needs no key. Default false. */
+  readonly schemasPublic?: boolean;
   /** The package version (`info.version`). */
   readonly version?: string;
 }

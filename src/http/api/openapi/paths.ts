@@ -126,15 +126,6 @@ export const documentPaths: PathsFragment = {
       responses: { '200': { description: 'The schema.', content: { 'application/schema+json': { schema: { type: 'object' } } } }, '404': notFound },
     },
   },
-  '/schemas/ids/{id}': {
-    get: {
-      operationId: 'schemaById',
-      summary: 'The Avro schema behind a `dataschema`',
-      ...PUBLIC,
-      parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string', pattern: '^[0-9]{1,10}$' } }],
-      responses: { '200': json({ type: ['object', 'array', 'string'] }, 'The Avro schema as the registry holds it.'), '404': notFound, '503': unavailable },
-    },
-  },
 };
 
 const subscriptionAnswer = (status: string, description: string): Operation => ({
@@ -408,6 +399,21 @@ export const operationPaths: PathsFragment = {
 };
 
 /** Every fragment, in document order. Add new areas here. */
-export function pathFragments(o: { readonly metricsPublic: boolean }): readonly PathsFragment[] {
-  return [ingressPaths, operationalPaths(o.metricsPublic), documentPaths, subscriptionPaths, pullPaths, operationPaths, consolePaths];
+/** `GET /schemas/ids/{id}`: public with `SCHEMAS_AUTH=public` (or no authentication), else for partners that may read a kind using the schema. */
+export function schemaByIdPath(schemasPublic: boolean): PathsFragment {
+  return {
+    '/schemas/ids/{id}': {
+      get: {
+        operationId: 'schemaById',
+        summary: 'The Avro schema behind a `dataschema`',
+        ...(schemasPublic ? PUBLIC : { description: 'Needs a partner that may publish or subscribe to a kind whose subject holds the schema, or an admin (any other id: 404), unless SCHEMAS_AUTH=public.' }),
+        parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string', pattern: '^[0-9]{1,10}$' } }],
+        responses: { '200': json({ type: ['object', 'array', 'string'] }, 'The Avro schema as the registry holds it.'), '404': notFound, '503': unavailable, ...(schemasPublic ? {} : AUTHENTICATED_ERRORS) },
+      },
+    },
+  };
+}
+
+export function pathFragments(o: { readonly metricsPublic: boolean; readonly schemasPublic?: boolean }): readonly PathsFragment[] {
+  return [ingressPaths, operationalPaths(o.metricsPublic), documentPaths, schemaByIdPath(o.schemasPublic ?? false), subscriptionPaths, pullPaths, operationPaths, consolePaths];
 }
