@@ -956,7 +956,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       const auth = httpAuth();
       httpAuthInUse = auth;
       const box = secretsBox();
-      const allow = parseAllowList(config.subscriptions.allowedHosts);
+      const allow = parseAllowList(config.subscriptions.allowedHosts, config.subscriptions.allowedPorts);
       loaded = startSubscriptions(box, allow);
       loaded.catch((err: unknown) => {
         if (!closing.signal.aborted) log.error({ err: errorMessage(err) }, 'the subscriptions could not be loaded');

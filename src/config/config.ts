@@ -107,6 +107,7 @@ const schema = z.object({
   SUBSCRIPTIONS_TOPIC: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,248}$/, 'a Kafka topic name').default('ce-gateway.subscriptions'),
   SUBSCRIPTION_SECRETS_KEY: z.string().regex(/^([0-9a-fA-F]{64}|[A-Za-z0-9+/_-]{43}=?)$/, '32 bytes as 64 hex digits or base64 (openssl rand -base64 32)').optional(),
   WEBHOOK_ALLOWED_HOSTS: z.string().optional(),
+  WEBHOOK_ALLOWED_PORTS: z.string().optional(),
   WEBHOOK_REQUEST_ORIGIN: z.string().regex(/^[A-Za-z0-9.-]{1,253}(:\d{1,5})?$/, 'a host name').optional(),
   // Members on demand (issue 10): 0 keeps a member per active subscription at all times.
   SUBSCRIPTION_IDLE_STOP_MS: timerMs(0).default(30_000),
@@ -250,6 +251,8 @@ export interface Config {
     readonly topic: string;
     readonly secretsKey?: string;
     readonly allowedHosts?: string;
+    /** `WEBHOOK_ALLOWED_PORTS`: ports besides 80 and 443 a webhook to a host that is not allow-listed may use (`*`: any). */
+    readonly allowedPorts?: string;
     readonly requestOrigin: string;
     /**
      * How an instance runs many subscriptions (issue 10), ms: a member with no work for
@@ -528,6 +531,7 @@ function build(e: z.infer<typeof schema>, ca: { readonly kafka?: string; readonl
       topic: e.SUBSCRIPTIONS_TOPIC,
       secretsKey: e.SUBSCRIPTION_SECRETS_KEY,
       allowedHosts: e.WEBHOOK_ALLOWED_HOSTS,
+      allowedPorts: e.WEBHOOK_ALLOWED_PORTS,
       requestOrigin: e.WEBHOOK_REQUEST_ORIGIN ?? new URL(publicBaseUrl).hostname,
       onDemand: { idleStopMs: e.SUBSCRIPTION_IDLE_STOP_MS, checkIntervalMs: e.SUBSCRIPTION_CHECK_INTERVAL_MS, concurrency: e.SUBSCRIPTION_START_CONCURRENCY },
       fetchLingerMs: e.PUSH_FETCH_LINGER_MS,

@@ -47,6 +47,7 @@ export const CONFIG_HELP: Readonly<Record<string, string>> = Object.freeze({
   SUBSCRIPTIONS_TOPIC: 'Kafka topic of the subscription definitions: letters, digits, ".", "_", "-"',
   SUBSCRIPTION_SECRETS_KEY: '32 bytes as 64 hex digits or base64, e.g. `openssl rand -base64 32` (secret)',
   WEBHOOK_ALLOWED_HOSTS: 'comma-separated host names, addresses and CIDRs webhooks may target despite the rules',
+  WEBHOOK_ALLOWED_PORTS: 'comma-separated ports (1–65535) webhooks may use besides 80 and 443, or * for any (hosts in WEBHOOK_ALLOWED_HOSTS may use any)',
   WEBHOOK_REQUEST_ORIGIN: 'host name sent as WebHook-Request-Origin',
   HEAP_GROWING_PERCENT: 'V8 heap growth per full GC, percent, an integer 1–1000 (unset: V8 decides; 20 with NODE_OPTIONS=--max-semi-space-size=8 keeps RSS near 140 MiB at 5,000 events/s, costing CPU)',
   GATEWAY_WORKERS: 'gateway processes sharing the port (node:cluster), 1–64 or auto (one per CPU); each is an instance of its own (default 1)',

@@ -18,7 +18,7 @@ import { loadCatalog } from '../../catalog/index.js';
 import type { Catalog } from '../../catalog/index.js';
 import { secretsKeyDecision } from '../../bus/subscriptions/index.js';
 import { loadConnectors } from '../../connectors/index.js';
-import { parseAllowList } from '../../connectors/sinks/webhook/index.js';
+import { parseAllowList, parsePorts } from '../../connectors/sinks/webhook/index.js';
 import { loadPartners, readJwksFile } from '../../http/auth/index.js';
 import { readTlsPair } from '../../http/tls.js';
 import { isLoopbackHost } from '../../core/loopback.js';
@@ -127,6 +127,7 @@ export function checkConfiguration(env: NodeJS.ProcessEnv, cwd: string): Report 
   }
   if (config.http.tls !== undefined) startCheck('TLS_CERT_FILE', () => readTlsPair(config.http.tls!));
   startCheck('WEBHOOK_ALLOWED_HOSTS', () => parseAllowList(vars.WEBHOOK_ALLOWED_HOSTS));
+  startCheck('WEBHOOK_ALLOWED_PORTS', () => parsePorts(vars.WEBHOOK_ALLOWED_PORTS));
   if (a.oidc?.jwksFile !== undefined) startCheck('OIDC_JWKS_FILE', () => readJwksFile(a.oidc!.jwksFile!));
   // serve starts without it (a log line), but push subscriptions cannot be created then and pulls
   // answer 503: said here, where a deployment is checked before it runs (secretsKeyDecision).

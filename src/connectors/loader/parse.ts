@@ -182,7 +182,7 @@ export function parseConnectorText(text: string, file: string, ctx: ParseContext
 function pushUrlProblem(url: string, env: Readonly<Record<string, string | undefined>>, ctx: ParseContext): string | undefined {
   let allow: AllowList;
   try {
-    allow = ctx.allowedHosts ?? parseAllowList(env.WEBHOOK_ALLOWED_HOSTS);
+    allow = ctx.allowedHosts ?? parseAllowList(env.WEBHOOK_ALLOWED_HOSTS, env.WEBHOOK_ALLOWED_PORTS);
   } catch (err) {
     return `cannot be checked: ${errorMessage(err)}`;
   }

@@ -1,5 +1,5 @@
 /** The push (webhook) sink: target rules, signing, the validation handshake, one attempt, the sink. */
-export { EMPTY_ALLOW_LIST, MAX_URL_LENGTH, addressProblem, checkTargetUrl, parseAllowList, resolveTarget, sinkName, systemLookup } from './target.js';
+export { EMPTY_ALLOW_LIST, MAX_URL_LENGTH, addressProblem, checkTargetUrl, parseAllowList, parsePorts, resolveTarget, sinkName, systemLookup } from './target.js';
 export type { AllowList, Lookup, ResolvedTarget, TargetUrl } from './target.js';
 export { messageId, secretKey, signatureHeaders } from './signing.js';
 export { handshakeHeaders, readHandshake } from './handshake.js';

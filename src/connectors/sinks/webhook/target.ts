@@ -9,6 +9,11 @@
  *   multicast and the other special-purpose ranges are refused — unless the host name or the
  *   address is allowed by `WEBHOOK_ALLOWED_HOSTS` (host names, addresses or CIDRs).
  * - `https` is required unless the host is allow-listed.
+ * - The port must be 443 or 80 (the URL's default when it names none) or one of
+ *   `WEBHOOK_ALLOWED_PORTS` (`*`: any), unless the host name, or the address literal, is
+ *   allow-listed: a partner's subscription must not make the gateway speak HTTP to a public host's
+ *   SMTP, SSH or database port, nor map which ports answer. (Knative sets no port rule: its sinks
+ *   are in-cluster services, here allow-listed hosts, which keep any port.)
  * - The address that passed is the one connected to: {@link resolveTarget} returns it and the
  *   delivery connects to exactly that address (no second DNS answer, so no DNS rebinding).
  * Spec: issue 8 ("Webhook targets are checked"); RFC 6890 (special-purpose address registries),
@@ -19,11 +24,16 @@ import { lookup as dnsLookup } from 'node:dns/promises';
 import ipaddr from 'ipaddr.js';
 import { GatewayError } from '../../../core/errors.js';
 
-/** Parsed `WEBHOOK_ALLOWED_HOSTS`: lower-case host names, and CIDR ranges (a bare address is a /32 or /128). */
+/** Parsed `WEBHOOK_ALLOWED_HOSTS`: lower-case host names, and CIDR ranges (a bare address is a /32 or /128); with `WEBHOOK_ALLOWED_PORTS`. */
 export interface AllowList {
   readonly hosts: ReadonlySet<string>;
   readonly ranges: readonly (readonly [ipaddr.IPv4 | ipaddr.IPv6, number])[];
+  /** Ports a target that is not allow-listed may use: {@link DEFAULT_PORTS} plus `WEBHOOK_ALLOWED_PORTS`; `any` for `*`. Absent: the default. */
+  readonly ports?: ReadonlySet<number> | 'any';
 }
+
+/** Ports every target may use: the web's (https, and http for allow-listed hosts). */
+export const DEFAULT_PORTS: ReadonlySet<number> = new Set([80, 443]);
 
 export const EMPTY_ALLOW_LIST: AllowList = Object.freeze({ hosts: new Set<string>(), ranges: [] });
 
@@ -54,11 +64,39 @@ const refused = (reason: string, details: Record<string, unknown> = {}): Gateway
   new GatewayError('CEG_WEBHOOK_TARGET_REFUSED', reason, { retriable: false, details: { field: 'delivery.url', ...details } });
 
 /**
- * Parses a comma-separated list of host names, IP addresses and CIDRs.
+ * `WEBHOOK_ALLOWED_PORTS`: a comma-separated list of ports (1–65535) allowed besides
+ * {@link DEFAULT_PORTS}, or `*` for any; undefined or empty: the default only.
+ * Errors: CEG_INVALID_OPTIONS naming each entry that is not a port.
+ */
+export function parsePorts(text: string | undefined): ReadonlySet<number> | 'any' {
+  if (text === undefined || text.trim() === '') return DEFAULT_PORTS;
+  if (text.trim() === '*') return 'any';
+  const ports = new Set(DEFAULT_PORTS);
+  const bad: string[] = [];
+  for (const raw of text.split(',')) {
+    const entry = raw.trim();
+    if (entry === '') continue;
+    const n = /^\d{1,5}$/.test(entry) ? Number(entry) : Number.NaN;
+    if (n >= 1 && n <= 65535) ports.add(n);
+    else bad.push(entry);
+  }
+  if (bad.length > 0) {
+    throw new GatewayError('CEG_INVALID_OPTIONS', `WEBHOOK_ALLOWED_PORTS: not a port (1–65535) or *: ${bad.map((b) => JSON.stringify(b.slice(0, 20))).join(', ')}`, {
+      retriable: false,
+      details: { field: 'WEBHOOK_ALLOWED_PORTS' },
+    });
+  }
+  return ports;
+}
+
+/**
+ * Parses `WEBHOOK_ALLOWED_HOSTS` (a comma-separated list of host names, IP addresses and CIDRs)
+ * and `WEBHOOK_ALLOWED_PORTS` ({@link parsePorts}).
  * Errors: CEG_INVALID_OPTIONS naming each entry that is none of these.
  */
-export function parseAllowList(text: string | undefined): AllowList {
-  if (text === undefined || text.trim() === '') return EMPTY_ALLOW_LIST;
+export function parseAllowList(text: string | undefined, portsText?: string): AllowList {
+  const ports = parsePorts(portsText);
+  if (text === undefined || text.trim() === '') return ports === DEFAULT_PORTS ? EMPTY_ALLOW_LIST : Object.freeze({ hosts: new Set<string>(), ranges: [], ports });
   const hosts = new Set<string>();
   const ranges: [ipaddr.IPv4 | ipaddr.IPv6, number][] = [];
   const bad: string[] = [];
@@ -87,7 +125,7 @@ export function parseAllowList(text: string | undefined): AllowList {
       details: { field: 'WEBHOOK_ALLOWED_HOSTS' },
     });
   }
-  return Object.freeze({ hosts, ranges: Object.freeze(ranges) });
+  return Object.freeze({ hosts, ranges: Object.freeze(ranges), ports });
 }
 
 function inRanges(a: ipaddr.IPv4 | ipaddr.IPv6, allow: AllowList): boolean {
@@ -148,6 +186,11 @@ export function checkTargetUrl(text: string, allow: AllowList = EMPTY_ALLOW_LIST
     if (problem !== undefined) throw refused(problem, { address: host });
   }
   const addressAllowed = literal && inRanges(ipaddr.parse(host), allow);
+  const port = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
+  const ports = allow.ports ?? DEFAULT_PORTS;
+  if (!hostAllowed && !addressAllowed && ports !== 'any' && !ports.has(port)) {
+    throw refused(`port ${port} refused: webhooks use ${[...ports].sort((a, b) => a - b).join(', ')} unless WEBHOOK_ALLOWED_PORTS lists the port (or *) or WEBHOOK_ALLOWED_HOSTS lists the host`, { port });
+  }
   if (url.protocol === 'http:' && !hostAllowed && !addressAllowed) {
     // A fresh-user trial tripped here: WEBHOOK_ALLOWED_HOSTS=127.0.0.1 and a URL naming localhost.
     throw refused(`https is required unless the host is listed in WEBHOOK_ALLOWED_HOSTS${literal ? '' : ` (${host.slice(0, 100)} is a host name: list the name itself, or use the address in the URL)`}`);
