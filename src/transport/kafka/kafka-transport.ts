@@ -65,6 +65,8 @@ export function createKafkaTransport(input: KafkaTransportInput): Transport {
 
 /** How often a topic offset look-up that met kafkajs's metadata race is tried in all ({@link isMetadataRace}). */
 const METADATA_RACE_TRIES = 4;
+/** How long a retired admin stays connected for the calls still running on it, ms. */
+const RETIRED_ADMIN_GRACE_MS = 30_000;
 
 /**
  * kafkajs 2.2's `fetchTopicOffsets` / `fetchTopicOffsetsByTimestamp` failing on partitions missing
@@ -87,6 +89,8 @@ class KafkaTransport implements Transport {
   readonly #known: KnownTopics;
   #admin: Admin | undefined;
   #adminConnecting: Promise<Admin> | undefined;
+  /** Admins replaced by {@link #retireAdmin}, not yet disconnected. */
+  readonly #retiredAdmins = new Set<Admin>();
   #producer: Producer | undefined;
   #producerConnecting: Promise<Producer> | undefined;
   #closed = false;
@@ -190,9 +194,8 @@ class KafkaTransport implements Transport {
 
   /** The partition count of `topic` from the broker (not the cache). Errors: unknown topic; the broker's, as read failures. */
   async #lookUpCount(topic: string): Promise<number> {
-    const admin = await this.#adminReady();
     try {
-      const { topics } = await admin.fetchTopicMetadata({ topics: [topic] });
+      const { topics } = await this.#forgettingDeletedTopics([topic], (admin) => admin.fetchTopicMetadata({ topics: [topic] }));
       const count = topics.find((t) => t.name === topic)?.partitions.length ?? 0;
       if (count === 0) throw unknownTopicError(topic);
       return count;
@@ -298,8 +301,7 @@ class KafkaTransport implements Transport {
     // A pinned or added partition this member gets at a later join is looked up again (it may still lack a commit).
     const uncommitted = (held: readonly { readonly topic: string; readonly partition: number }[]): Promise<Set<string>> => this.#uncommitted(spec.group, held);
     const logRanges = async (topic: string): Promise<ReadonlyMap<number, { readonly low: string; readonly high: string }>> => {
-      const admin = await this.#adminReady();
-      const offsets = await this.#oneAtATime(() => admin.fetchTopicOffsets(topic));
+      const offsets = await this.#oneAtATime(topic, (admin) => admin.fetchTopicOffsets(topic));
       return new Map(offsets.map((o) => [o.partition, { low: o.low, high: o.high }] as const));
     };
     const topics = [...new Set(spec.topics)];
@@ -332,9 +334,8 @@ class KafkaTransport implements Transport {
     // An unknown topic answers at once here (CEG_INVALID_NAME; cached for a known one), where
     // kafkajs's fetchTopicOffsets retries UNKNOWN_TOPIC_OR_PARTITION for ~11 s first.
     await this.partitionCount(topic);
-    const admin = await this.#adminReady();
     try {
-      const offsets = await this.#oneAtATime(() => admin.fetchTopicOffsets(topic));
+      const offsets = await this.#oneAtATime(topic, (admin) => admin.fetchTopicOffsets(topic));
       return offsets.map((o) => ({ partition: o.partition, offset: BigInt(o.high) })).sort((a, b) => a.partition - b.partition);
     } catch (err) {
       throw readFailure(fromKafkaError(err, { operation: 'endOffsets', topic }));
@@ -350,14 +351,13 @@ class KafkaTransport implements Transport {
   async offsetsAt(topic: string, at: OffsetQuery): Promise<readonly PartitionOffset[]> {
     assertTopicName(topic);
     const count = await this.partitionCount(topic);
-    const admin = await this.#adminReady();
     try {
-      const ends = await this.#oneAtATime(() => admin.fetchTopicOffsets(topic));
+      const ends = await this.#oneAtATime(topic, (admin) => admin.fetchTopicOffsets(topic));
       // Partitions added since the count was cached: the committed offsets read next must list them too.
       if (ends.length > count) this.#router.forget(topic);
       let out: PartitionOffset[];
       if (at.kind === 'timestamp') {
-        const byTime = await this.#oneAtATime(() => admin.fetchTopicOffsetsByTimestamp(topic, listOffsetsTime(at.timestampMs)));
+        const byTime = await this.#oneAtATime(topic, (admin) => admin.fetchTopicOffsetsByTimestamp(topic, listOffsetsTime(at.timestampMs)));
         // No record at or after the time: Kafka answers -1; that is the end offset.
         out = byTime.map((o) => ({ partition: o.partition, offset: BigInt(o.offset) < 0n ? BigInt(ends.find((e) => e.partition === o.partition)?.high ?? '0') : BigInt(o.offset) }));
       } else {
@@ -372,9 +372,8 @@ class KafkaTransport implements Transport {
   async committedOffsets(group: string, topic: string): Promise<readonly CommittedOffset[]> {
     assertTopicName(topic);
     const count = await this.partitionCount(topic);
-    const admin = await this.#adminReady();
     try {
-      const [answer] = await admin.fetchOffsets({ groupId: group, topics: [topic] });
+      const [answer] = await this.#forgettingDeletedTopics([topic], (admin) => admin.fetchOffsets({ groupId: group, topics: [topic] }));
       const byPartition = new Map((answer?.partitions ?? []).map((p) => [p.partition, p.offset]));
       return Array.from({ length: count }, (_, partition) => {
         const o = byPartition.get(partition);
@@ -389,9 +388,8 @@ class KafkaTransport implements Transport {
     for (const t of topics) assertTopicName(t);
     const counts: number[] = [];
     for (const t of topics) counts.push(await this.partitionCount(t));
-    const admin = await this.#adminReady();
     try {
-      const answer = await admin.fetchOffsets({ groupId: group, topics: [...topics] });
+      const answer = await this.#forgettingDeletedTopics(topics, (admin) => admin.fetchOffsets({ groupId: group, topics: [...topics] }));
       const out = new Map<string, readonly CommittedOffset[]>();
       topics.forEach((topic, i) => {
         const byPartition = new Map((answer.find((a) => a.topic === topic)?.partitions ?? []).map((p) => [p.partition, p.offset]));
@@ -476,7 +474,8 @@ class KafkaTransport implements Transport {
     this.#adminConnecting = undefined;
     this.#producerConnecting = undefined;
     await Promise.allSettled(connecting);
-    await Promise.allSettled([this.#producer?.disconnect(), this.#admin?.disconnect(), this.#committer.close()]);
+    await Promise.allSettled([this.#producer?.disconnect(), this.#admin?.disconnect(), ...[...this.#retiredAdmins].map((a) => a.disconnect()), this.#committer.close()]);
+    this.#retiredAdmins.clear();
   }
 
   /**
@@ -532,11 +531,11 @@ class KafkaTransport implements Transport {
    * at start-up with tens of subscriptions (the subscriptions were then never loaded) and in every
    * work check. Each call keeps its own result or error.
    */
-  #oneAtATime<T>(lookup: () => Promise<T>): Promise<T> {
+  #oneAtATime<T>(topic: string, lookup: (admin: Admin) => Promise<T>): Promise<T> {
     const call = async (): Promise<T> => {
       for (let attempt = 1; ; attempt++) {
         try {
-          return await lookup();
+          return await this.#forgettingDeletedTopics([topic], lookup);
         } catch (err) {
           if (attempt >= METADATA_RACE_TRIES || !isMetadataRace(err)) throw err;
           await new Promise((r) => setTimeout(r, 50));
@@ -549,6 +548,43 @@ class KafkaTransport implements Transport {
       () => undefined,
     );
     return run;
+  }
+
+  /**
+   * Runs an admin read of `topics`, on a new admin when the current one keeps a topic that was
+   * deleted since. kafkajs's admin refreshes the metadata of every topic it was ever asked about
+   * (its cluster's target topics, never pruned) and fails the whole refresh with
+   * UNKNOWN_TOPIC_OR_PARTITION when one of them is gone: after an operator deleted one topic, every
+   * read of any other topic failed (after ~11 s of retries) until the process restarted. So when a
+   * read fails with an unknown topic while the broker lists `topic`, the admin is retired and the
+   * read is tried once more on a fresh one (which knows only the topics asked of it from then on).
+   * Errors: the read's, when one of `topics` is not listed or the fresh admin fails too.
+   */
+  async #forgettingDeletedTopics<T>(topics: readonly string[], read: (admin: Admin) => Promise<T>): Promise<T> {
+    const admin = await this.#adminReady();
+    try {
+      return await read(admin);
+    } catch (err) {
+      if (!isUnknownTopic(err)) throw err;
+      const listed = await admin.listTopics().catch(() => [] as string[]);
+      if (!topics.every((t) => listed.includes(t))) throw err;
+      this.#retireAdmin(admin);
+      this.#opts.logger.info({ transport: 'kafka', topics }, 'kafka admin knew a topic deleted since: reading again on a new admin');
+      return await read(await this.#adminReady());
+    }
+  }
+
+  /** The next admin call connects a new admin; the old one is disconnected once calls still running on it had time to end (and at close). */
+  #retireAdmin(admin: Admin): void {
+    if (this.#admin !== admin) return;
+    this.#admin = undefined;
+    this.#adminConnecting = undefined;
+    this.#retiredAdmins.add(admin);
+    const later = setTimeout(() => {
+      this.#retiredAdmins.delete(admin);
+      admin.disconnect().catch((err: unknown) => this.#opts.logger.debug({ transport: 'kafka', err: errorMessage(err) }, 'disconnecting a retired kafka admin failed'));
+    }, RETIRED_ADMIN_GRACE_MS);
+    later.unref();
   }
 
   #adminReady(): Promise<Admin> {
@@ -641,7 +677,7 @@ class KafkaTransport implements Transport {
         const open = latest ? partitions.filter((p) => BigInt(p.offset) < 0n) : [];
         const held = partitions.filter((p) => BigInt(p.offset) >= 0n);
         if (open.length === 0 && held.length === 0) continue;
-        const offsets = await this.#oneAtATime(() => admin.fetchTopicOffsets(topic));
+        const offsets = await this.#oneAtATime(topic, (a) => a.fetchTopicOffsets(topic));
         // The group read this topic before: its partitions without a commit were added since, and
         // start at their log start (latest would skip what was written there meanwhile).
         const readBefore = held.length > 0;
