@@ -129,7 +129,7 @@ const schema = z.object({
   AUTH: z.enum(['none', 'partners']).optional(),
   PARTNERS_FILE: z.string().min(1).optional(),
   METRICS_AUTH: z.enum(['public', 'admin']).default('admin'),
-  SCHEMAS_AUTH: z.enum(['partner', 'public']).default('partner'),
+  SCHEMAS_AUTH: z.enum(['partner', 'public']).default('public'),
   RATE_LIMIT_REQUESTS_PER_S: positiveInt.default(100),
   RATE_LIMIT_EVENTS_PER_S: positiveInt.default(1000),
   AUTH_FAILURES_PER_MINUTE: positiveInt.default(10),

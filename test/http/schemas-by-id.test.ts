@@ -1,10 +1,10 @@
 /**
- * `GET /schemas/ids/{id}` behind partner authentication (SCHEMAS_AUTH=partner, the default), on the
+ * `GET /schemas/ids/{id}` behind partner authentication (SCHEMAS_AUTH=partner), on the
  * stack's real registry — a registry shared with other subjects: without a key it is 401; a
  * partner reads the versions of the subjects of kinds it may publish or subscribe to, and any other
  * id (another team's subject, an internal kind it does not name) is the same 404 as an id the
  * registry lacks; a version registered after the gateway started is found; an admin reads any id.
- * SCHEMAS_AUTH=public serves every id without a key, as before.
+ * SCHEMAS_AUTH=public (the default: issue 11 keeps `dataschema` links readable) serves every id without a key.
  * Before, the route was public: anyone could count through the ids and read every schema.
  */
 import { randomBytes } from 'node:crypto';
@@ -38,7 +38,7 @@ const get = async (url: string, id: number, key?: string): Promise<{ status: num
 beforeAll(async () => {
   setup = partnersSetup(prefix);
   process.env.TEST_GLOBEX_KEY_SHA256 = setup.env.TEST_GLOBEX_KEY_SHA256;
-  gw = await startGateway({ stack: true, env: setup.env });
+  gw = await startGateway({ stack: true, env: { ...setup.env, SCHEMAS_AUTH: 'partner' } });
 });
 afterAll(async () => {
   await gw?.close();
@@ -84,8 +84,8 @@ describe('GET /schemas/ids/{id} for partners', () => {
     await waitFor('the new version to be served', async () => (await get(gw.url, id, setup.keys.acme)).status === 200, 10_000, 200);
   });
 
-  it('SCHEMAS_AUTH=public: every id without a key (the registry is shared: a choice to make knowingly)', async () => {
-    const open = await startGateway({ stack: true, env: { ...setup.env, SCHEMAS_AUTH: 'public' } });
+  it('by default (SCHEMAS_AUTH=public, issue 11: dataschema links stay readable): every id without a key', async () => {
+    const open = await startGateway({ stack: true, env: setup.env });
     try {
       const foreign = await register(`${prefix}-foreign-value`, { type: 'record', name: `Foreign${prefix}`, fields: [{ name: 'payroll', type: 'string' }] });
       expect((await get(open.url, foreign)).status).toBe(200);
