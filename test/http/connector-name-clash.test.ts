@@ -17,6 +17,8 @@ import { listening } from '../helpers/gateway.js';
 import { gatewayWithLogs } from '../helpers/logged-gateway.js';
 import { createLogger } from '../../src/observability/index.js';
 import { tempDir } from '../unit/connectors/helpers.js';
+import { fetchJson } from './helpers.js';
+import type { Answer } from './helpers.js';
 
 let gw: Gateway;
 let logs: () => string;
@@ -37,11 +39,7 @@ afterAll(async () => {
   dir.remove();
 });
 
-const call = async (path: string, init: RequestInit = {}): Promise<{ status: number; body: Record<string, unknown> }> => {
-  const res = await fetch(`${url}${path}`, init);
-  const text = await res.text();
-  return { status: res.status, body: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>) };
-};
+const call = (path: string, init: RequestInit = {}): Promise<Answer> => fetchJson(`${url}${path}`, init);
 const create = (name: string): Promise<{ status: number; body: Record<string, unknown> }> =>
   call('/subscriptions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name, kinds: ['PriceLoadingCompleted'], delivery: { mode: 'pull' } }) });
 const clashLines = (): Record<string, unknown>[] =>

@@ -15,6 +15,8 @@ import type { Gateway } from '../../src/app/index.js';
 import { startGateway } from '../helpers/gateway.js';
 import { createLogger } from '../../src/observability/index.js';
 import { tempDir, writeScript } from '../unit/connectors/helpers.js';
+import { fetchJson } from './helpers.js';
+import type { Answer } from './helpers.js';
 
 let gw: Gateway;
 let url: string;
@@ -38,11 +40,7 @@ afterAll(async () => {
   dir.remove();
 });
 
-const call = async (path: string, init: RequestInit = {}): Promise<{ status: number; body: Record<string, unknown> }> => {
-  const res = await fetch(`${url}${path}`, init);
-  const text = await res.text();
-  return { status: res.status, body: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>) };
-};
+const call = (path: string, init: RequestInit = {}): Promise<Answer> => fetchJson(`${url}${path}`, init);
 const items = async (): Promise<Record<string, unknown>[]> => (await call('/subscriptions')).body.items as Record<string, unknown>[];
 
 describe('short-form connectors in GET /subscriptions', () => {

@@ -16,15 +16,20 @@ export interface Answer {
   readonly body: Record<string, unknown>;
 }
 
+/** Fetches `url` and parses the answer as JSON (an empty body as `{}`). Errors: fetch's; a body that is not JSON (SyntaxError). */
+export async function fetchJson(url: string, init: RequestInit = {}): Promise<Answer> {
+  const res = await fetch(url, init);
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>) };
+}
+
 /** POSTs to `${url}/events` and parses the JSON answer. */
 export async function post(url: string, body: unknown, contentType: string = STRUCTURED, headers: Record<string, string> = {}): Promise<Answer> {
-  const res = await fetch(`${url}/events`, {
+  return fetchJson(`${url}/events`, {
     method: 'POST',
     headers: { 'content-type': contentType, ...headers },
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
-  const text = await res.text();
-  return { status: res.status, headers: res.headers, body: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>) };
 }
 
 /** Every record of a topic, read with a fresh group from the earliest offset. */

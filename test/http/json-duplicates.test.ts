@@ -17,7 +17,8 @@ import { escapePointerToken } from '../../src/envelope/index.js';
 import { structuredPriceEvent } from '../fixtures/events.js';
 import { startGateway } from '../helpers/gateway.js';
 import { waitFor } from '../helpers/wait.js';
-import { BATCH, post } from './helpers.js';
+import { BATCH, fetchJson, post } from './helpers.js';
+import type { Answer } from './helpers.js';
 
 let gw: Gateway;
 let url: string;
@@ -35,17 +36,9 @@ afterAll(async () => {
   await gw?.close();
 });
 
-interface Answer {
-  readonly status: number;
-  readonly headers: Headers;
-  readonly body: Record<string, unknown>;
-}
-
 /** `body` is sent as the exact text given (JSON.stringify cannot write a member twice). */
-async function call(method: string, path: string, body?: string, contentType = 'application/json'): Promise<Answer> {
-  const res = await fetch(`${url}${path}`, { method, headers: body === undefined ? {} : { 'content-type': contentType }, ...(body === undefined ? {} : { body }) });
-  const text = await res.text();
-  return { status: res.status, headers: res.headers, body: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>) };
+function call(method: string, path: string, body?: string, contentType = 'application/json'): Promise<Answer> {
+  return fetchJson(`${url}${path}`, { method, headers: body === undefined ? {} : { 'content-type': contentType }, ...(body === undefined ? {} : { body }) });
 }
 
 /** Asserts the answer refuses a duplicate member named by `pointer`. */

@@ -15,7 +15,8 @@ import type { TestGateway } from '../helpers/gateway.js';
 import { acceptAll, startSink } from '../helpers/sink.js';
 import type { SinkRequest, TestSink } from '../helpers/sink.js';
 import { waitFor } from '../helpers/wait.js';
-import { BATCH, post } from './helpers.js';
+import { BATCH, fetchJson, post } from './helpers.js';
+import type { Answer } from './helpers.js';
 
 const IDLE_STOP_MS = 400;
 const SERIES_UPDATE_KIND_NAME = 'SeriesUpdateCompleted';
@@ -36,10 +37,8 @@ afterAll(async () => {
   await hub?.close();
 });
 
-async function api(method: string, path: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
-  const res = await fetch(`${gw.url}${path}`, { method, headers: body === undefined ? {} : { 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
-  const text = await res.text();
-  return { status: res.status, body: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>) };
+function api(method: string, path: string, body?: unknown): Promise<Answer> {
+  return fetchJson(`${gw.url}${path}`, { method, headers: body === undefined ? {} : { 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
 }
 
 async function metric(name: string, labels: string): Promise<number> {

@@ -19,7 +19,8 @@ import type { TestSink } from '../helpers/sink.js';
 import { waitFor } from '../helpers/wait.js';
 import { SubscriptionStore } from '../../src/bus/subscriptions/store.js';
 import { silentLogger } from '../../src/observability/index.js';
-import { post, readTopic } from './helpers.js';
+import { fetchJson, post, readTopic } from './helpers.js';
+import type { Answer } from './helpers.js';
 
 let gw: TestGateway;
 const sinks: TestSink[] = [];
@@ -42,10 +43,8 @@ async function sink(responder = acceptAll): Promise<TestSink> {
   return s;
 }
 
-async function api(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; headers: Headers; body: Record<string, unknown> }> {
-  const res = await fetch(`${gw.url}${path}`, { method, headers: body === undefined ? {} : { 'content-type': contentType }, ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }) });
-  const text = await res.text();
-  return { status: res.status, headers: res.headers, body: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>) };
+function api(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<Answer> {
+  return fetchJson(`${gw.url}${path}`, { method, headers: body === undefined ? {} : { 'content-type': contentType }, ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }) });
 }
 
 const fastRetry = { maxAttempts: 3, backoff: { initialMs: 50, factor: 1, maxMs: 3000, jitter: 0 } };
