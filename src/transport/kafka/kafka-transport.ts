@@ -219,7 +219,34 @@ class KafkaTransport implements Transport {
     }
     // Routed over the cached count; a partition the topic no longer has (deleted and created again
     // with fewer partitions) is refused by the partitioner or the broker: routed again over a fresh count.
-    return this.#router.sendRouted(topic, records, count, () => this.#lookUpCount(topic), (partitionOf) => this.#send(topic, records, partitionOf, signal), beyondTopic);
+    const sendRouted = (): Promise<readonly Position[]> => this.#router.sendRouted(topic, records, count, () => this.#lookUpCount(topic), (partitionOf) => this.#send(topic, records, partitionOf, signal), beyondTopic);
+    try {
+      return await sendRouted();
+    } catch (err) {
+      if (!(await this.#producerKnewDeletedTopic(topic, err, signal))) throw err;
+      this.#retireProducer();
+      this.#opts.logger.info({ transport: 'kafka', topic }, 'kafka producer knew a topic deleted since: sending again on a new producer');
+      return await sendRouted();
+    }
+  }
+
+  /**
+   * Whether a send to `topic` failed only because the producer keeps a topic deleted since: kafkajs's
+   * producer refreshes the metadata of every topic it ever sent to (every `metadataMaxAge`, 5 min)
+   * and fails the whole refresh — so every send, to any topic — with UNKNOWN_TOPIC_OR_PARTITION when
+   * one of them is gone (an operator deleted a dead-letter topic: all ingress failed as "unknown
+   * topic" until the process restarted). True when the send was refused as an unknown topic (nothing
+   * written) while the broker lists `topic`; then a new producer (which knows only the topics sent to
+   * from then on) sends again.
+   */
+  async #producerKnewDeletedTopic(topic: string, err: unknown, signal: AbortSignal | undefined): Promise<boolean> {
+    if (isAborted(signal) || !(err instanceof GatewayError) || err.code !== 'CEG_INVALID_NAME' || !errorChain(err).some(isUnknownTopic)) return false;
+    try {
+      const admin = await this.#adminReady();
+      return (await admin.listTopics()).includes(topic);
+    } catch {
+      return false; // the original refusal stands
+    }
   }
 
   /** One send of `records` to `topic`, each on `partitionOf(record, index)`. Errors: mapped by fromKafkaError. */
@@ -612,6 +639,8 @@ class KafkaTransport implements Transport {
         idempotent: true,
         maxInFlightRequests: 1,
         allowAutoTopicCreation: false,
+        // The transport's metadata age for the producer too (kafkajs's own default: 5 min).
+        metadataMaxAge: this.#opts.metadataMaxAgeMs,
         createPartitioner: explicitPartitioner,
         retry: { retries: this.#opts.retries, initialRetryTime: this.#opts.initialRetryTimeMs, maxRetryTime: this.#opts.maxRetryTimeMs },
       });

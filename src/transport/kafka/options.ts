@@ -53,7 +53,7 @@ export interface KafkaTransportOptions {
   readonly partitionsConsumedConcurrently: number;
   /** Broker-side wait for acks=all on produce, ms. Default 30000. */
   readonly ackTimeoutMs: number;
-  /** How long a cached partition count is trusted, ms. Default 30000. */
+  /** How long a cached partition count is trusted, ms; kafkajs: also its producer's metadata age. Default 30000. */
   readonly metadataMaxAgeMs: number;
 }
 
