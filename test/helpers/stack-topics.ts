@@ -71,26 +71,42 @@ export async function rawProduce(topic: string, partition: number, value: string
 
 /**
  * Deletes `topic` and creates it again with `partitions` (what an operator does to shrink a topic:
- * Kafka cannot take partitions away), resolving once it has leaders. The deletion is asynchronous on
- * the broker: creating again is retried while the old topic is still being removed.
+ * Kafka cannot take partitions away), resolving once it has leaders. A create refused while the
+ * deletion is still going on is tried again. A create that timed out (a loaded CI broker answers
+ * REQUEST_TIMED_OUT, or kafkajs's wait for leaders gives up) may still have created the topic, after
+ * which every later create answers that it exists: an "exists" answer counts as done once the
+ * topic has `partitions` partitions, each with a leader (the stack runs KRaft, whose controller
+ * removes a deleted topic from its metadata before answering the deletion, so a topic listed then
+ * is the one created here).
  */
 export async function recreateTopic(topic: string, partitions: number): Promise<void> {
   await withRawAdmin(async (admin) => {
-    await admin.deleteTopics({ topics: [topic] });
+    await admin.deleteTopics({ topics: [topic], timeout: 30_000 });
     let last: unknown = 'createTopics answered that the topic exists';
-    // Bounded both ways (a refusal and kafkajs's `false` for TOPIC_ALREADY_EXISTS while the deletion
-    // is going on): a stuck re-creation fails here with what the broker said, not as a test timeout.
+    // Bounded both ways: a stuck re-creation fails here with what the broker said, not as a test timeout.
     for (let attempt = 0; attempt < 200; attempt++) {
       try {
-        if (await admin.createTopics({ topics: [{ topic, numPartitions: partitions }], waitForLeaders: true })) return;
+        if (await admin.createTopics({ topics: [{ topic, numPartitions: partitions }], waitForLeaders: true, timeout: 30_000 })) return;
         last = 'createTopics answered that the topic exists';
       } catch (err) {
         last = err;
       }
+      if (await hasLeadersOnEvery(admin, topic, partitions)) return;
       await new Promise((r) => setTimeout(r, 100));
     }
     throw new Error(`${topic} could not be created again with ${partitions} partitions after its deletion: ${last instanceof Error ? last.message : String(last)}`);
   });
+}
+
+/** Whether the broker lists `topic` with exactly `partitions` partitions, each with a leader (false when it cannot say). */
+async function hasLeadersOnEvery(admin: RawAdmin, topic: string, partitions: number): Promise<boolean> {
+  try {
+    const { topics } = await admin.fetchTopicMetadata({ topics: [topic] });
+    const listed = topics.find((t) => t.name === topic)?.partitions ?? [];
+    return listed.length === partitions && listed.every((p) => p.leader >= 0);
+  } catch {
+    return false;
+  }
 }
 
 /** A record handler that notes each record as `describe(record)` in `handled`, in the order they come. */
