@@ -374,13 +374,18 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
 
   /**
    * Produces with retries until it succeeds or the subscription stops: dropping the record would
-   * lose it. Transient failures (broker away) are retried; an abort rejects, leaving the record
-   * uncommitted, so it comes again. A permanent refusal (the broker refuses the record, e.g. too
-   * large once the failure headers are added) is thrown to the caller, which has a fallback:
-   * retrying it forever stalled the whole subscription (issue 7 trial).
+   * lose it. Transient failures (broker away) are retried; a stop (`signal` aborted) starts no
+   * further attempt and ends a wait, rejecting, so the record stays uncommitted and comes again.
+   * The attempt in flight is not cut by the stop: it is awaited (the member's stop deadline,
+   * `stopTimeoutMs`, still bounds it), so a retry or dead letter that lands has its record
+   * committed. Cutting it left the record uncommitted although its retry had landed: the next
+   * member delivered the event at once and again from the retry topic (official CI, 2026-12-07).
+   * A permanent refusal (the broker refuses the record, e.g. too large once the failure headers
+   * are added) is thrown to the caller, which has a fallback: retrying it forever stalled the
+   * whole subscription (issue 7 trial).
    */
   async function produceDurably(topic: string, record: OutboundRecord, what: string, signal: AbortSignal): Promise<void> {
-    await retrying(({ signal: s }) => transport.produce(topic, [record], { signal: s }), {
+    await retrying(() => transport.produce(topic, [record]), {
       policy: o.retry,
       maxAttempts: Infinity,
       signal,
