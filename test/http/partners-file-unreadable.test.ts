@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runProcess } from '../helpers/spawn-node.js';
+import { CLI_ENTRY } from '../helpers/cli-entry.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), 'partners-unreadable-'));
@@ -17,7 +18,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function serve(vars: Record<string, string>): ReturnType<typeof runProcess> {
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, CE_GATEWAY_ENV_FILE: '/dev/null', HOST: '127.0.0.1', PORT: '0', ...vars };
-  return runProcess(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve'], { cwd: ROOT, env, timeoutMs: 60_000 });
+  return runProcess(process.execPath, [...CLI_ENTRY, 'serve'], { cwd: ROOT, env, timeoutMs: 60_000 });
 }
 
 describe('an unreadable partners or TLS file stops start-up saying why', () => {

@@ -24,6 +24,7 @@ import { readStackEnv } from '../../scripts/stack/index.js';
 import { freePort } from '../helpers/ports.js';
 import { runProcess } from '../helpers/spawn-node.js';
 import { stackEnv } from '../helpers/stack.js';
+import { CLI_ENTRY } from '../helpers/cli-entry.js';
 
 const stack = stackEnv();
 const file = readStackEnv();
@@ -87,7 +88,7 @@ describe.each(['kafkajs', 'platformatic'])('createBus start-up on %s', { timeout
     writeFileSync(wrong, 'not-the-password');
     const env: NodeJS.ProcessEnv = { ...process.env, SCHEMA_REGISTRY_URL: stack.schemaRegistryUrl, LOG_LEVEL: 'warn', PORT: '0', HOST: '127.0.0.1', KAFKA_CLIENT: client, KAFKA_BROKERS: saslBrokers, KAFKA_SASL_MECHANISM: 'scram-sha-512', KAFKA_SASL_USERNAME: saslUser, KAFKA_SASL_PASSWORD_FILE: wrong };
     const t0 = performance.now();
-    const r = await runProcess(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve'], { cwd: process.cwd(), env, timeoutMs: 45_000 });
+    const r = await runProcess(process.execPath, [...CLI_ENTRY, 'serve'], { cwd: process.cwd(), env, timeoutMs: 45_000 });
     expect({ code: r.code, signal: r.signal }, r.stderr.slice(-2000)).toEqual({ code: 2, signal: null });
     expect(r.stderr).toMatch(/ce-gateway: cannot start: .*the broker refused the SASL login.*KAFKA_SASL_PASSWORD\(_FILE\)/);
     expect(r.stderr + r.stdout).not.toContain('not-the-password');
@@ -96,7 +97,7 @@ describe.each(['kafkajs', 'platformatic'])('createBus start-up on %s', { timeout
 
   it('serve with KAFKA_SSL=true against a listener without TLS keeps retrying, its warning naming KAFKA_SSL and the port', async () => {
     const env: NodeJS.ProcessEnv = { ...process.env, SCHEMA_REGISTRY_URL: stack.schemaRegistryUrl, LOG_LEVEL: 'warn', PORT: '0', HOST: '127.0.0.1', KAFKA_CLIENT: client, KAFKA_BROKERS: stack.kafkaBrokers.join(','), KAFKA_SSL: 'true' };
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve'], { cwd: process.cwd(), env, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [...CLI_ENTRY, 'serve'], { cwd: process.cwd(), env, stdio: ['ignore', 'ignore', 'pipe'] });
     let out = '';
     try {
       // Retried (a restarting broker drops a handshake too): the warning says what to check; ended by the test.

@@ -5,14 +5,14 @@
  * the broker probe's failure ends the command at once with exit 2 and that reason, on both
  * clients. The real CLI in child processes, killed after 60 s; no time is asserted.
  */
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readStackEnv } from '../../scripts/stack/index.js';
 import { KAFKA_CLIENTS, kafkaClientEnv } from '../helpers/kafka-client.js';
 import { runProcess } from '../helpers/spawn-node.js';
+import { CLI_ENTRY } from '../helpers/cli-entry.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
-const MAIN = join(ROOT, 'src', 'cli', 'main.ts');
 const file = readStackEnv();
 const saslBrokers = process.env.STACK_KAFKA_SASL_BROKERS ?? file?.STACK_KAFKA_SASL_BROKERS ?? '';
 const saslUser = process.env.STACK_KAFKA_SASL_USERNAME ?? file?.STACK_KAFKA_SASL_USERNAME ?? '';
@@ -29,7 +29,7 @@ describe('CLI commands against a broker that refuses the SASL login', () => {
       delete inherited.SCHEMA_REGISTRY_URL;
       delete inherited.CE_GATEWAY_BROKER_TIMEOUT_MS;
       delete inherited.KAFKA_SASL_PASSWORD_FILE;
-      const r = await runProcess(process.execPath, ['--import', 'tsx', MAIN, '--broker-timeout', '2000', 'topics'], {
+      const r = await runProcess(process.execPath, [...CLI_ENTRY, '--broker-timeout', '2000', 'topics'], {
         cwd: ROOT,
         env: { ...inherited, CE_GATEWAY_ENV_FILE: '/dev/null', LOG_LEVEL: 'silent', KAFKA_BROKERS: saslBrokers, KAFKA_SASL_MECHANISM: 'scram-sha-512', KAFKA_SASL_USERNAME: saslUser, KAFKA_SASL_PASSWORD: WRONG, ...kafkaClientEnv(client) },
         timeoutMs: 60_000,
@@ -58,7 +58,7 @@ describe('CLI commands against a broker whose TLS certificate this client does n
       delete inherited.KAFKA_SSL_CA_FILE;
       delete inherited.NODE_EXTRA_CA_CERTS;
       // No CA file: the stack's CA is not among Node's roots.
-      const r = await runProcess(process.execPath, ['--import', 'tsx', MAIN, '--broker-timeout', '4000', 'topics'], {
+      const r = await runProcess(process.execPath, [...CLI_ENTRY, '--broker-timeout', '4000', 'topics'], {
         cwd: ROOT,
         env: { ...inherited, CE_GATEWAY_ENV_FILE: '/dev/null', LOG_LEVEL: 'silent', KAFKA_BROKERS: sslBrokers, KAFKA_SSL: 'true', ...kafkaClientEnv(client) },
         timeoutMs: 60_000,
@@ -84,7 +84,7 @@ describe('CLI commands with KAFKA_SSL=true against a listener without TLS', () =
       const inherited: NodeJS.ProcessEnv = { ...process.env };
       delete inherited.SCHEMA_REGISTRY_URL;
       delete inherited.CE_GATEWAY_BROKER_TIMEOUT_MS;
-      const r = await runProcess(process.execPath, ['--import', 'tsx', MAIN, '--broker-timeout', '4000', 'topics'], {
+      const r = await runProcess(process.execPath, [...CLI_ENTRY, '--broker-timeout', '4000', 'topics'], {
         cwd: ROOT,
         env: { ...inherited, CE_GATEWAY_ENV_FILE: '/dev/null', LOG_LEVEL: 'silent', KAFKA_BROKERS: plainBrokers, KAFKA_SSL: 'true', ...kafkaClientEnv(client) },
         timeoutMs: 60_000,

@@ -6,7 +6,7 @@
  * with exit 2 and `kafka: no answer from <broker> within <ms> ms`, on both clients. The real CLI
  * in child processes, killed after 60 s (a hang fails the test, not the suite); no time is asserted.
  */
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KAFKA_CLIENTS, kafkaClientEnv } from '../helpers/kafka-client.js';
 import type { KafkaClient } from '../helpers/kafka-client.js';
@@ -14,9 +14,9 @@ import { startPrivateBroker } from '../helpers/private-broker.js';
 import type { PrivateBroker } from '../helpers/private-broker.js';
 import { runProcess } from '../helpers/spawn-node.js';
 import type { ProcessResult } from '../helpers/spawn-node.js';
+import { CLI_ENTRY } from '../helpers/cli-entry.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
-const MAIN = join(ROOT, 'src', 'cli', 'main.ts');
 /** A command still running after this long is killed: it hung. */
 const KILL_AFTER_MS = 60_000;
 
@@ -35,7 +35,7 @@ function cli(client: KafkaClient, args: readonly string[], env: Readonly<Record<
   const inherited: NodeJS.ProcessEnv = { ...process.env };
   delete inherited.SCHEMA_REGISTRY_URL;
   delete inherited.CE_GATEWAY_BROKER_TIMEOUT_MS;
-  return runProcess(process.execPath, ['--import', 'tsx', MAIN, ...args], { cwd: ROOT, env: { ...inherited, CE_GATEWAY_ENV_FILE: '/dev/null', LOG_LEVEL: 'silent', KAFKA_BROKERS: broker.brokers.join(','), ...kafkaClientEnv(client), ...env }, timeoutMs: KILL_AFTER_MS });
+  return runProcess(process.execPath, [...CLI_ENTRY, ...args], { cwd: ROOT, env: { ...inherited, CE_GATEWAY_ENV_FILE: '/dev/null', LOG_LEVEL: 'silent', KAFKA_BROKERS: broker.brokers.join(','), ...kafkaClientEnv(client), ...env }, timeoutMs: KILL_AFTER_MS });
 }
 
 function expectNoAnswer(r: ProcessResult, command: string, deadlineMs: number, bound: string): void {

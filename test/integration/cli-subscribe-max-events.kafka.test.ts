@@ -7,7 +7,7 @@
  * partitions of a topic of this run (a catalog copy); the real CLI in child processes, both
  * clients; no time is asserted.
  */
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { priceLoaded } from '../fixtures/events.js';
 import { catalogWithOwnTopics } from '../helpers/catalog-copy.js';
@@ -18,9 +18,9 @@ import type { KafkaClient } from '../helpers/kafka-client.js';
 import { runProcess } from '../helpers/spawn-node.js';
 import type { ProcessResult } from '../helpers/spawn-node.js';
 import { stackEnv, uniqueName } from '../helpers/stack.js';
+import { CLI_ENTRY } from '../helpers/cli-entry.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
-const MAIN = join(ROOT, 'src', 'cli', 'main.ts');
 const EVENTS = 9;
 const FIRST = 2;
 
@@ -48,7 +48,7 @@ afterAll(async () => {
 
 function subscribe(client: KafkaClient, subscription: string, maxEvents: number): Promise<ProcessResult> {
   const s = stackEnv();
-  return runProcess(process.execPath, ['--import', 'tsx', MAIN, 'subscribe', '--subscription', subscription, '--kind', 'PriceLoadingCompleted', '--from-beginning', '--max-events', String(maxEvents)], {
+  return runProcess(process.execPath, [...CLI_ENTRY, 'subscribe', '--subscription', subscription, '--kind', 'PriceLoadingCompleted', '--from-beginning', '--max-events', String(maxEvents)], {
     cwd: ROOT,
     env: { ...process.env, CE_GATEWAY_ENV_FILE: '/dev/null', KAFKA_BROKERS: s.kafkaBrokers.join(','), SCHEMA_REGISTRY_URL: s.schemaRegistryUrl, CATALOG_DIR: catalog.dir, LOG_LEVEL: 'warn', ...kafkaClientEnv(client) },
     // A run that waits for an event that never comes (one lost) is killed: signal SIGKILL.

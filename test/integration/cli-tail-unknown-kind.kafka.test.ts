@@ -4,19 +4,19 @@
  * "ce-gateway catalog", a command group that lists no kinds (it only has `generate` and `export`).
  * The real CLI in a child process against the stack; nothing is read.
  */
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadCatalog } from '../../src/catalog/index.js';
 import { runProcess } from '../helpers/spawn-node.js';
 import { stackEnv } from '../helpers/stack.js';
+import { CLI_ENTRY } from '../helpers/cli-entry.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
-const MAIN = join(ROOT, 'src', 'cli', 'main.ts');
 
 describe('tail with an unknown kind', () => {
   it('exits 2 naming the catalog\'s kinds, not a command that does not list them', async () => {
     const s = stackEnv();
-    const r = await runProcess(process.execPath, ['--import', 'tsx', MAIN, 'tail', 'NoSuchKind'], {
+    const r = await runProcess(process.execPath, [...CLI_ENTRY, 'tail', 'NoSuchKind'], {
       cwd: ROOT,
       env: { ...process.env, CE_GATEWAY_ENV_FILE: '/dev/null', KAFKA_BROKERS: s.kafkaBrokers.join(','), SCHEMA_REGISTRY_URL: s.schemaRegistryUrl, LOG_LEVEL: 'warn' },
       timeoutMs: 60_000,

@@ -22,6 +22,7 @@ import { startPrivateBroker } from '../helpers/private-broker.js';
 import type { PrivateBroker } from '../helpers/private-broker.js';
 import { stackEnv } from '../helpers/stack.js';
 import { waitFor } from '../helpers/wait.js';
+import { CLI_ENTRY } from '../helpers/cli-entry.js';
 
 const prefix = `ro${Date.now().toString(36)}`;
 const catalog = catalogWithOwnTopics(prefix);
@@ -79,7 +80,7 @@ function readerEnv(client: string): Record<string, string> {
 
 describe.each(['kafkajs', 'platformatic'])('a principal that may only read (%s)', (client) => {
   it('tail prints the event', async () => {
-    const tail = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'tail', 'PriceLoadingCompleted', '--from-beginning', '--json'], { env: { ...process.env, ...readerEnv(client) }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const tail = spawn(process.execPath, [...CLI_ENTRY, 'tail', 'PriceLoadingCompleted', '--from-beginning', '--json'], { env: { ...process.env, ...readerEnv(client) }, stdio: ['ignore', 'pipe', 'pipe'] });
     const lines: { valid: boolean; attributes?: { id: string } }[] = [];
     createInterface({ input: tail.stdout }).on('line', (l) => lines.push(JSON.parse(l) as (typeof lines)[number]));
     let stderr = '';

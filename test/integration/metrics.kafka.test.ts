@@ -25,6 +25,7 @@ import { EventCodec } from '../../src/codec/event/index.js';
 import { createConfluentRegistry } from '../../src/registry/index.js';
 import { createKafkaTransport } from '../../src/transport/index.js';
 import { IDENTITY, KIND, runCatalog, runName, seriesUpdate } from './outbox/fixture.js';
+import { CLI_ENTRY } from '../helpers/cli-entry.js';
 
 /** Samples of the text format: `name{labels} value` → [{ name, labels, value }]. */
 function parseMetrics(text: string): { name: string; labels: Record<string, string>; value: number }[] {
@@ -153,7 +154,7 @@ describe('the outbox relay serves its own /metrics and /healthz (issue 15)', () 
       const writer = new OutboxWriter({ codec, identity: IDENTITY, table });
       for (let i = 0; i < 3; i++) await writer.write(pool as unknown as pg.ClientBase, KIND, seriesUpdate('EUR/USD', i));
       const port = await freePort();
-      child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'outbox', 'relay'], {
+      child = spawn(process.execPath, [...CLI_ENTRY, 'outbox', 'relay'], {
         env: { ...process.env, CE_GATEWAY_ENV_FILE: '/dev/null', KAFKA_BROKERS: s.kafkaBrokers.join(','), SCHEMA_REGISTRY_URL: s.schemaRegistryUrl, OUTBOX_DATABASE_URL: s.databaseUrl, OUTBOX_TABLE: table, OUTBOX_POLL_INTERVAL_MS: '200', LOG_LEVEL: 'warn', PORT: String(port), HOST: '127.0.0.1', INSTANCE_ID: run.replace(/_/g, '-') },
         stdio: ['ignore', 'ignore', 'pipe'],
       });

@@ -15,6 +15,7 @@ import { catalogWithOwnTopics } from '../helpers/catalog-copy.js';
 import { freePort } from '../helpers/ports.js';
 import { serveEnv } from '../helpers/serve-env.js';
 import { uniqueName } from '../helpers/stack.js';
+import { CLI_ENTRY } from '../helpers/cli-entry.js';
 
 const catalog = catalogWithOwnTopics(uniqueName('conn-start'));
 afterAll(() => catalog.cleanup());
@@ -33,7 +34,7 @@ describe('serve stopped while its connectors start', () => {
       '  createDirectories: true',
       '',
     ].join('\n'));
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve'], {
+    const child = spawn(process.execPath, [...CLI_ENTRY, 'serve'], {
       env: serveEnv({ catalogDir: catalog.dir, subscriptionsTopic: uniqueName('conn-start-defs'), port: await freePort() }, { CONNECTORS_DIR: connectors }),
       stdio: ['ignore', 'ignore', 'pipe'],
     });

@@ -24,6 +24,7 @@ import { serveEnv } from '../helpers/serve-env.js';
 import { idsOnTopic } from '../helpers/topic-ids.js';
 import { loadCatalog } from '../../src/catalog/index.js';
 import type { Transport } from '../../src/transport/port.js';
+import { CLI_ENTRY } from '../helpers/cli-entry.js';
 
 const CLIENTS = 8;
 const catalog = catalogWithOwnTopics(uniqueName('drain'));
@@ -83,7 +84,7 @@ function post(agent: Agent, port: number, id: string, seq: number, hold?: Promis
 describe('SIGTERM under load with keep-alive clients (issue 15)', () => {
   it('exits within SHUTDOWN_TIMEOUT_MS; every 202 is on Kafka; no request is read and left unanswered', async () => {
     const port = await freePort();
-    const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve'], {
+    const child: ChildProcess = spawn(process.execPath, [...CLI_ENTRY, 'serve'], {
       env: serveEnv({ catalogDir: catalog.dir, subscriptionsTopic: uniqueName('drain-defs'), port }, { SHUTDOWN_TIMEOUT_MS: '' }),
       stdio: ['ignore', 'ignore', 'pipe'],
     });

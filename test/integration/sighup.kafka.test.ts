@@ -15,6 +15,7 @@ import { uniqueName } from '../helpers/stack.js';
 import { waitFor } from '../helpers/wait.js';
 import { freePort } from '../helpers/ports.js';
 import { serveEnv } from '../helpers/serve-env.js';
+import { CLI_ENTRY } from '../helpers/cli-entry.js';
 
 const catalog = catalogWithOwnTopics(uniqueName('sighup'));
 afterAll(() => catalog.cleanup());
@@ -41,7 +42,7 @@ function listeningWorkers(stderr: string): number {
 /** Starts `serve` (its own process group), waits until /readyz answers 200, sends SIGHUP to the process, and resolves with its exit and log. */
 async function hangUp(workers: number): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve'], {
+  const child = spawn(process.execPath, [...CLI_ENTRY, 'serve'], {
     env: serveEnv({ catalogDir: catalog.dir, subscriptionsTopic: uniqueName('sighup-defs'), port }, { GATEWAY_WORKERS: String(workers) }),
     stdio: ['ignore', 'ignore', 'pipe'],
     detached: true,

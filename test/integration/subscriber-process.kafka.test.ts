@@ -10,6 +10,7 @@ import { PRICE_LOADING_COMPLETED, priceLoaded, structuredPriceEvent } from '../f
 import { startGateway } from '../helpers/gateway.js';
 import type { TestGateway } from '../helpers/gateway.js';
 import { stackEnv, uniqueName } from '../helpers/stack.js';
+import { CLI_ENTRY } from '../helpers/cli-entry.js';
 
 let gw: TestGateway;
 beforeAll(async () => {
@@ -23,7 +24,7 @@ describe('named subscription in a second process', () => {
   it('receives exactly the posted events, decoded, with their attributes', async () => {
     const s = stackEnv();
     const subscription = uniqueName('it-second-process');
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'subscribe', '--subscription', subscription, '--kind', 'PriceLoadingCompleted', '--max-events', '3'], {
+    const child = spawn(process.execPath, [...CLI_ENTRY, 'subscribe', '--subscription', subscription, '--kind', 'PriceLoadingCompleted', '--max-events', '3'], {
       env: { ...process.env, KAFKA_BROKERS: s.kafkaBrokers.join(','), SCHEMA_REGISTRY_URL: s.schemaRegistryUrl, DATABASE_URL: s.databaseUrl, LOG_LEVEL: 'warn', PORT: '0' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

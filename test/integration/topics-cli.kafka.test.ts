@@ -4,22 +4,22 @@
  * `topics` register a decimal rescale that `schemas check` calls incompatible) — and an
  * unreachable broker fails it (exit 2) instead of a start-up retried for good.
  */
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { createPlatformaticTransport } from '../../src/transport/index.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { catalogWithOwnTopics } from '../helpers/catalog-copy.js';
 import { runProcess } from '../helpers/spawn-node.js';
 import { stackEnv, uniqueName } from '../helpers/stack.js';
+import { CLI_ENTRY } from '../helpers/cli-entry.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
-const MAIN = join(ROOT, 'src', 'cli', 'main.ts');
 const prefix = uniqueName('it-topics-cli');
 const catalog = catalogWithOwnTopics(prefix);
 afterAll(() => catalog.cleanup());
 
 async function cli(args: readonly string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
   const t0 = performance.now();
-  const r = await runProcess(process.execPath, ['--import', 'tsx', MAIN, ...args], { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'silent', CATALOG_DIR: catalog.dir, ...env }, timeoutMs: 120_000 });
+  const r = await runProcess(process.execPath, [...CLI_ENTRY, ...args], { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'silent', CATALOG_DIR: catalog.dir, ...env }, timeoutMs: 120_000 });
   return { code: r.code, stdout: r.stdout, stderr: r.stderr, ms: performance.now() - t0 };
 }
 

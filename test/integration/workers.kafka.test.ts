@@ -29,6 +29,7 @@ import { serveEnv } from '../helpers/serve-env.js';
 import { idsOnTopic } from '../helpers/topic-ids.js';
 import { loadCatalog } from '../../src/catalog/index.js';
 import type { Transport } from '../../src/transport/port.js';
+import { CLI_ENTRY } from '../helpers/cli-entry.js';
 
 const EVENTS = 40;
 const INSTANCE = 'workers-test';
@@ -116,7 +117,7 @@ describe('GATEWAY_WORKERS=2: one port, two gateway processes (issue 14)', () => 
     const port = await freePort();
     let opsPort = await freePort();
     while (opsPort === port) opsPort = await freePort();
-    const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve'], {
+    const child: ChildProcess = spawn(process.execPath, [...CLI_ENTRY, 'serve'], {
       env: serveEnv({ catalogDir: catalog.dir, subscriptionsTopic: uniqueName('workers-defs'), port }, { INSTANCE_ID: INSTANCE, GATEWAY_WORKERS: '2', OPS_PORT: String(opsPort) }),
       stdio: ['ignore', 'ignore', 'pipe'],
       // A process group of its own, so the stop below can signal the whole group, as systemd

@@ -11,6 +11,7 @@ import { priceLoaded } from '../fixtures/events.js';
 import { stackEnv, uniqueName } from '../helpers/stack.js';
 import { waitFor } from '../helpers/wait.js';
 import { kafkaHarness } from './harness.js';
+import { CLI_ENTRY } from '../helpers/cli-entry.js';
 
 interface Subscriber {
   readonly ids: string[];
@@ -32,7 +33,7 @@ afterAll(async () => {
 /** Starts `ce-gateway subscribe` and resolves once it has joined its group. Keeps only events of `prefix`. */
 async function subscriber(name: string, prefix: string, extra: string[] = []): Promise<Subscriber> {
   const s = stackEnv();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'subscribe', '--subscription', name, '--kind', 'PriceLoadingCompleted', ...extra], {
+  const child = spawn(process.execPath, [...CLI_ENTRY, 'subscribe', '--subscription', name, '--kind', 'PriceLoadingCompleted', ...extra], {
     env: { ...process.env, KAFKA_BROKERS: s.kafkaBrokers.join(','), SCHEMA_REGISTRY_URL: s.schemaRegistryUrl, LOG_LEVEL: 'warn' },
     stdio: ['pipe', 'pipe', 'pipe'],
   });

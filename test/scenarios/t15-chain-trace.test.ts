@@ -18,6 +18,7 @@ import { indicatorsComputed, priceLoaded, seriesUpdated, strategySignal } from '
 import { stackEnv, uniqueName } from '../helpers/stack.js';
 import { waitFor } from '../helpers/wait.js';
 import { catalogWithOwnTopics } from '../helpers/catalog-copy.js';
+import { CLI_ENTRY } from '../helpers/cli-entry.js';
 
 const run = promisify(execFile);
 // Topics of this run only: `trace` reads every catalog topic from its start, and the shared
@@ -39,7 +40,7 @@ afterAll(async () => {
 
 function traceCli(args: string[]): Promise<{ stdout: string }> {
   const s = stackEnv();
-  return run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'trace', ...args], {
+  return run(process.execPath, [...CLI_ENTRY, 'trace', ...args], {
     env: { ...process.env, KAFKA_BROKERS: s.kafkaBrokers.join(','), SCHEMA_REGISTRY_URL: s.schemaRegistryUrl, CATALOG_DIR: catalog.dir, LOG_LEVEL: 'warn' },
     maxBuffer: 16 * 1024 * 1024,
   });

@@ -16,6 +16,7 @@ import { PRICE_LOADING_COMPLETED, priceLoaded, structuredPriceEvent } from '../.
 import { uniqueName } from '../../helpers/stack.js';
 import { waitFor } from '../../helpers/wait.js';
 import { ownCatalog, rawKafka } from './members.js';
+import { CLI_ENTRY } from '../../helpers/cli-entry.js';
 
 const cat = ownCatalog('it-poison');
 const raw = rawKafka();
@@ -48,7 +49,7 @@ async function readAll(topic: string): Promise<TransportRecord[]> {
 
 /** `ce-gateway subscribe` on this run's catalog; resolves once it has joined. */
 async function subscriberProcess(name: string): Promise<{ child: ChildProcessWithoutNullStreams; lines: { attributes: Record<string, unknown>; data: unknown }[]; exited: Promise<number | null> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'subscribe', '--subscription', name, '--kind', 'PriceLoadingCompleted'], {
+  const child = spawn(process.execPath, [...CLI_ENTRY, 'subscribe', '--subscription', name, '--kind', 'PriceLoadingCompleted'], {
     env: { ...process.env, ...cat.env(), LOG_LEVEL: 'warn' },
     stdio: ['pipe', 'pipe', 'pipe'],
   });

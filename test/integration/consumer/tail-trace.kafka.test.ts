@@ -17,6 +17,7 @@ import { stackEnv } from '../../helpers/stack.js';
 import { waitFor } from '../../helpers/wait.js';
 import { testKafkaClient } from '../../helpers/kafka-client.js';
 import { ownCatalog, rawKafka } from './members.js';
+import { CLI_ENTRY } from '../../helpers/cli-entry.js';
 
 const run = promisify(execFile);
 const cat = ownCatalog('it-tail-trace');
@@ -34,7 +35,7 @@ afterAll(async () => {
 });
 
 const cli = (args: string[], env: Record<string, string> = cat.env()): Promise<{ stdout: string; stderr: string; code: number }> =>
-  run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { env: { ...process.env, ...env }, maxBuffer: 64 * 1024 * 1024 }).then(
+  run(process.execPath, [...CLI_ENTRY, ...args], { env: { ...process.env, ...env }, maxBuffer: 64 * 1024 * 1024 }).then(
     (r) => ({ ...r, code: 0 }),
     (err: { stdout: string; stderr: string; code: number }) => ({ stdout: err.stdout, stderr: err.stderr, code: err.code }),
   );
@@ -69,7 +70,7 @@ function binaryWith(name: string, value: string): { key: string; value: Buffer; 
 describe('tail', () => {
   it('marks as INVALID, with the reason, the records a subscription dead-letters (specversion 0.3, time without offset, control character in an extension, structured data off the schema), and leaves no consumer group', async () => {
     const before = await readGroups();
-    const tail = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'tail', 'PriceLoadingCompleted', '--from-beginning', '--json'], { env: { ...process.env, ...cat.env() }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const tail = spawn(process.execPath, [...CLI_ENTRY, 'tail', 'PriceLoadingCompleted', '--from-beginning', '--json'], { env: { ...process.env, ...cat.env() }, stdio: ['ignore', 'pipe', 'pipe'] });
     const lines: { valid: boolean; reason?: string; attributes?: { id: string } }[] = [];
     createInterface({ input: tail.stdout }).on('line', (l) => lines.push(JSON.parse(l) as (typeof lines)[number]));
     let stderr = '';
@@ -111,7 +112,7 @@ describe('tail', () => {
   it('ends with exit 0 and no stack trace when its reader goes away (`tail … | head -1`)', async () => {
     const first = gw.publisher().publish('PriceLoadingCompleted', priceLoaded('TAIL/PIPE', 'H1'))!;
     await first.delivered;
-    const tail = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'tail', 'PriceLoadingCompleted', '--from-beginning'], { env: { ...process.env, ...cat.env() }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const tail = spawn(process.execPath, [...CLI_ENTRY, 'tail', 'PriceLoadingCompleted', '--from-beginning'], { env: { ...process.env, ...cat.env() }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     tail.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const exited = new Promise<number | null>((r) => tail.once('exit', (c) => r(c)));

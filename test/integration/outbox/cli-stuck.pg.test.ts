@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureOutboxSchema } from '../../../src/bus/outbox/index.js';
 import { stackEnv } from '../../helpers/stack.js';
 import { runName } from './fixture.js';
+import { CLI_ENTRY } from '../../helpers/cli-entry.js';
 
 const run = promisify(execFile);
 let pool: pg.Pool;
@@ -40,7 +41,7 @@ describe('ce-gateway outbox stuck', () => {
     // A later row of the held key K1 that also failed (it was in the same failed produce call):
     // not listed, only the row that holds the key is.
     await pool.query(insert, ['gone.topic', 'K1', 'e5', 5, 'topic gone.topic does not exist', null]);
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'outbox', 'stuck', '--min-attempts', '3'], {
+    const { stdout } = await run(process.execPath, [...CLI_ENTRY, 'outbox', 'stuck', '--min-attempts', '3'], {
       env: { ...process.env, CE_GATEWAY_ENV_FILE: '/dev/null', OUTBOX_DATABASE_URL: stackEnv().databaseUrl, OUTBOX_TABLE: table, LOG_LEVEL: 'error' },
     });
     const rows = stdout.trim().split('\n').filter((l) => l.length > 0).map((l) => JSON.parse(l) as Record<string, unknown>);
@@ -50,7 +51,7 @@ describe('ce-gateway outbox stuck', () => {
 
   it('on a table that does not exist names it and `ce-gateway outbox migrate`, exit 2', async () => {
     const missing = `${runName('ob_stuck_none')}.outbox`;
-    const err = await run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'outbox', 'stuck'], {
+    const err = await run(process.execPath, [...CLI_ENTRY, 'outbox', 'stuck'], {
       env: { ...process.env, CE_GATEWAY_ENV_FILE: '/dev/null', OUTBOX_DATABASE_URL: stackEnv().databaseUrl, OUTBOX_TABLE: missing, LOG_LEVEL: 'error' },
     }).then(() => undefined, (e: unknown) => e as { code?: number; stdout: string; stderr: string });
     expect(err?.code).toBe(2);

@@ -17,6 +17,7 @@ import type { PrivatePostgres } from '../../helpers/private-postgres.js';
 import { stackEnv } from '../../helpers/stack.js';
 import { waitFor } from '../../helpers/wait.js';
 import { runName } from './fixture.js';
+import { CLI_ENTRY } from '../../helpers/cli-entry.js';
 
 let db: PrivatePostgres | undefined;
 beforeAll(async () => {
@@ -53,7 +54,7 @@ describe('the outbox relay command with 10,000-row batches of 100 KB rows', () =
     let out = '';
     let child: ChildProcess | undefined;
     try {
-      child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'outbox', 'relay'], {
+      child = spawn(process.execPath, [...CLI_ENTRY, 'outbox', 'relay'], {
         env: { ...process.env, CE_GATEWAY_ENV_FILE: '/dev/null', KAFKA_BROKERS: s.kafkaBrokers.join(','), SCHEMA_REGISTRY_URL: s.schemaRegistryUrl, OUTBOX_DATABASE_URL: db!.url, OUTBOX_TABLE: table, OUTBOX_BATCH_SIZE: String(ROWS), OUTBOX_POLL_INTERVAL_MS: '200', OUTBOX_QUERY_TIMEOUT_MS: '60000', LOG_LEVEL: 'warn', PORT: String(port), HOST: '127.0.0.1', INSTANCE_ID: `${run}-relay` },
         stdio: ['ignore', 'pipe', 'pipe'],
       });

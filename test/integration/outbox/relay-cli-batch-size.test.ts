@@ -8,11 +8,12 @@
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { freePort } from '../../helpers/ports.js';
+import { CLI_ENTRY } from '../../helpers/cli-entry.js';
 
 describe('the outbox relay command with OUTBOX_BATCH_SIZE too large', () => {
   it('exits 2 naming OUTBOX_BATCH_SIZE and its bound, without a broker', async () => {
     const closed = await freePort();
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'outbox', 'relay'], {
+    const child = spawn(process.execPath, [...CLI_ENTRY, 'outbox', 'relay'], {
       env: { ...process.env, CE_GATEWAY_ENV_FILE: '/dev/null', KAFKA_BROKERS: `127.0.0.1:${closed}`, SCHEMA_REGISTRY_URL: `http://127.0.0.1:${closed}`, OUTBOX_DATABASE_URL: `postgres://x:y@127.0.0.1:${closed}/z`, OUTBOX_BATCH_SIZE: '20000', PORT: '0', HOST: '127.0.0.1' },
       stdio: ['ignore', 'ignore', 'pipe'],
     });

@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { freePort } from '../../helpers/ports.js';
 import { stackEnv } from '../../helpers/stack.js';
 import { waitFor } from '../../helpers/wait.js';
+import { CLI_ENTRY } from '../../helpers/cli-entry.js';
 
 describe('the outbox relay command without its database', () => {
   it('shows the database down in /metrics (no backlog sample) and /healthz', async () => {
@@ -19,7 +20,7 @@ describe('the outbox relay command without its database', () => {
     let child: ChildProcess | undefined;
     let stderr = '';
     try {
-      child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'outbox', 'relay'], {
+      child = spawn(process.execPath, [...CLI_ENTRY, 'outbox', 'relay'], {
         env: { ...process.env, CE_GATEWAY_ENV_FILE: '/dev/null', KAFKA_BROKERS: s.kafkaBrokers.join(','), SCHEMA_REGISTRY_URL: s.schemaRegistryUrl, OUTBOX_DATABASE_URL: `postgres://relay:relay@127.0.0.1:${closed}/outbox`, OUTBOX_POLL_INTERVAL_MS: '100', LOG_LEVEL: 'error', PORT: String(port), HOST: '127.0.0.1', INSTANCE_ID: `ob-dbdown-${Date.now().toString(36)}` },
         stdio: ['ignore', 'ignore', 'pipe'],
       });

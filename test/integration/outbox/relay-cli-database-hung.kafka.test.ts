@@ -16,6 +16,7 @@ import { stackEnv } from '../../helpers/stack.js';
 import { waitFor } from '../../helpers/wait.js';
 import { outboxFixture, rowStates, writeCommitted } from './fixture.js';
 import { hungDatabase } from './hung-database.js';
+import { CLI_ENTRY } from '../../helpers/cli-entry.js';
 
 const QUERY_TIMEOUT_MS = 1500;
 const SHUTDOWN_MS = 6000;
@@ -33,7 +34,7 @@ describe('the outbox relay command while its database hangs', () => {
     let child: ChildProcess | undefined;
     let stderr = '';
     try {
-      child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'outbox', 'relay'], {
+      child = spawn(process.execPath, [...CLI_ENTRY, 'outbox', 'relay'], {
         env: { ...process.env, CE_GATEWAY_ENV_FILE: '/dev/null', KAFKA_BROKERS: s.kafkaBrokers.join(','), SCHEMA_REGISTRY_URL: s.schemaRegistryUrl, OUTBOX_DATABASE_URL: db.url, OUTBOX_TABLE: f.table, OUTBOX_POLL_INTERVAL_MS: '100', OUTBOX_QUERY_TIMEOUT_MS: String(QUERY_TIMEOUT_MS), SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_MS), LOG_LEVEL: 'info', PORT: String(port), HOST: '127.0.0.1', INSTANCE_ID: f.run.replace(/_/g, '-') },
         stdio: ['ignore', 'ignore', 'pipe'],
       });

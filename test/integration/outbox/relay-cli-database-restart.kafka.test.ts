@@ -19,6 +19,7 @@ import { stackEnv } from '../../helpers/stack.js';
 import { waitFor } from '../../helpers/wait.js';
 import { IDENTITY, KIND, outboxFixture, readTopic, seriesUpdate } from './fixture.js';
 import type { OutboxFixture } from './fixture.js';
+import { CLI_ENTRY } from '../../helpers/cli-entry.js';
 
 let f: OutboxFixture;
 let db: PrivatePostgres | undefined;
@@ -100,7 +101,7 @@ describe('the outbox relay command while its database restarts', () => {
     };
     const writes = writeLoop();
     try {
-      child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'outbox', 'relay'], {
+      child = spawn(process.execPath, [...CLI_ENTRY, 'outbox', 'relay'], {
         env: { ...process.env, CE_GATEWAY_ENV_FILE: '/dev/null', KAFKA_BROKERS: s.kafkaBrokers.join(','), SCHEMA_REGISTRY_URL: s.schemaRegistryUrl, OUTBOX_DATABASE_URL: db!.url, OUTBOX_TABLE: f.table, OUTBOX_BATCH_SIZE: '20', OUTBOX_POLL_INTERVAL_MS: '200', OUTBOX_QUERY_TIMEOUT_MS: '5000', LOG_LEVEL: 'info', PORT: String(port), HOST: '127.0.0.1', INSTANCE_ID: `${f.run}-relay` },
         stdio: ['ignore', 'pipe', 'pipe'],
       });

@@ -12,6 +12,7 @@ import { stackEnv } from '../../helpers/stack.js';
 import { waitFor } from '../../helpers/wait.js';
 import { outboxFixture, readTopic, seqByKey, writeCommitted } from './fixture.js';
 import type { OutboxFixture } from './fixture.js';
+import { CLI_ENTRY } from '../../helpers/cli-entry.js';
 
 let f: OutboxFixture;
 beforeAll(async () => {
@@ -29,7 +30,7 @@ describe('the outbox relay command without a schema registry', () => {
     let child: ChildProcess | undefined;
     let stderr = '';
     try {
-      child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'outbox', 'relay'], {
+      child = spawn(process.execPath, [...CLI_ENTRY, 'outbox', 'relay'], {
         env: { ...process.env, CE_GATEWAY_ENV_FILE: '/dev/null', KAFKA_BROKERS: s.kafkaBrokers.join(','), SCHEMA_REGISTRY_URL: `http://127.0.0.1:${closed}`, OUTBOX_DATABASE_URL: s.databaseUrl, OUTBOX_TABLE: f.table, OUTBOX_POLL_INTERVAL_MS: '100', LOG_LEVEL: 'warn', PORT: String(port), HOST: '127.0.0.1', INSTANCE_ID: f.run.replace(/_/g, '-') },
         stdio: ['ignore', 'ignore', 'pipe'],
       });

@@ -13,6 +13,7 @@ import { freePort } from '../../helpers/ports.js';
 import { stackEnv } from '../../helpers/stack.js';
 import { waitFor } from '../../helpers/wait.js';
 import { runName } from './fixture.js';
+import { CLI_ENTRY } from '../../helpers/cli-entry.js';
 
 describe('the outbox relay command without its table', () => {
   it('reports the database down and degraded, names the table and the migrate command, once', async () => {
@@ -22,7 +23,7 @@ describe('the outbox relay command without its table', () => {
     let child: ChildProcess | undefined;
     let stderr = '';
     try {
-      child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'outbox', 'relay'], {
+      child = spawn(process.execPath, [...CLI_ENTRY, 'outbox', 'relay'], {
         env: { ...process.env, CE_GATEWAY_ENV_FILE: '/dev/null', KAFKA_BROKERS: s.kafkaBrokers.join(','), SCHEMA_REGISTRY_URL: s.schemaRegistryUrl, OUTBOX_DATABASE_URL: s.databaseUrl, OUTBOX_TABLE: table, OUTBOX_POLL_INTERVAL_MS: '100', LOG_LEVEL: 'info', PORT: String(port), HOST: '127.0.0.1', INSTANCE_ID: `ob-notable-${Date.now().toString(36)}` },
         stdio: ['ignore', 'ignore', 'pipe'],
       });

@@ -15,6 +15,7 @@ import { stackEnv } from '../../helpers/stack.js';
 import { waitFor } from '../../helpers/wait.js';
 import { outboxFixture, writeCommitted } from './fixture.js';
 import type { OutboxFixture } from './fixture.js';
+import { CLI_ENTRY } from '../../helpers/cli-entry.js';
 
 let f: OutboxFixture;
 beforeAll(async () => {
@@ -41,7 +42,7 @@ describe('the outbox relay command stopped during a broker outage', () => {
     let child: ChildProcess | undefined;
     let stderr = '';
     try {
-      child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'outbox', 'relay'], {
+      child = spawn(process.execPath, [...CLI_ENTRY, 'outbox', 'relay'], {
         env: { ...process.env, CE_GATEWAY_ENV_FILE: '/dev/null', KAFKA_BROKERS: `127.0.0.1:${deadBroker}`, SCHEMA_REGISTRY_URL: s.schemaRegistryUrl, OUTBOX_DATABASE_URL: s.databaseUrl, OUTBOX_TABLE: f.table, OUTBOX_POLL_INTERVAL_MS: '100', SHUTDOWN_TIMEOUT_MS: String(shutdownMs), LOG_LEVEL: 'info', PORT: String(port), HOST: '127.0.0.1', INSTANCE_ID: f.run.replace(/_/g, '-') },
         stdio: ['ignore', 'pipe', 'pipe'],
       });

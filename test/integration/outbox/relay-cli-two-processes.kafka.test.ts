@@ -11,6 +11,7 @@ import { stackEnv } from '../../helpers/stack.js';
 import { waitFor } from '../../helpers/wait.js';
 import { outboxFixture, readTopic, writeCommitted } from './fixture.js';
 import type { OutboxFixture } from './fixture.js';
+import { CLI_ENTRY } from '../../helpers/cli-entry.js';
 
 let f: OutboxFixture;
 beforeAll(async () => {
@@ -30,7 +31,7 @@ describe('two outbox relay processes on one table', () => {
     try {
       for (const n of [1, 2]) {
         const port = await freePort();
-        const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'outbox', 'relay'], {
+        const child = spawn(process.execPath, [...CLI_ENTRY, 'outbox', 'relay'], {
           env: { ...process.env, CE_GATEWAY_ENV_FILE: '/dev/null', KAFKA_BROKERS: s.kafkaBrokers.join(','), SCHEMA_REGISTRY_URL: s.schemaRegistryUrl, OUTBOX_DATABASE_URL: s.databaseUrl, OUTBOX_TABLE: f.table, OUTBOX_BATCH_SIZE: '4', OUTBOX_POLL_INTERVAL_MS: '50', LOG_LEVEL: 'warn', PORT: String(port), HOST: '127.0.0.1', INSTANCE_ID: `${f.run}-r${n}` },
           stdio: ['ignore', 'ignore', 'pipe'],
         });

@@ -11,6 +11,7 @@ import { stackEnv } from '../../helpers/stack.js';
 import { waitFor } from '../../helpers/wait.js';
 import { outboxFixture, writeCommitted } from './fixture.js';
 import type { OutboxFixture } from './fixture.js';
+import { CLI_ENTRY } from '../../helpers/cli-entry.js';
 
 const LIMIT = 4096;
 let f: OutboxFixture;
@@ -51,7 +52,7 @@ describe('the outbox relay command\'s /metrics', () => {
     let child: ChildProcess | undefined;
     let stderr = '';
     try {
-      child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'outbox', 'relay'], {
+      child = spawn(process.execPath, [...CLI_ENTRY, 'outbox', 'relay'], {
         env: { ...process.env, CE_GATEWAY_ENV_FILE: '/dev/null', KAFKA_BROKERS: s.kafkaBrokers.join(','), SCHEMA_REGISTRY_URL: s.schemaRegistryUrl, OUTBOX_DATABASE_URL: s.databaseUrl, OUTBOX_TABLE: f.table, OUTBOX_POLL_INTERVAL_MS: '100', LOG_LEVEL: 'warn', PORT: String(port), HOST: '127.0.0.1', INSTANCE_ID: f.run.replace(/_/g, '-') },
         stdio: ['ignore', 'ignore', 'pipe'],
       });

@@ -14,6 +14,7 @@ import { stackEnv } from '../../helpers/stack.js';
 import { waitFor } from '../../helpers/wait.js';
 import { outboxFixture, rowStates, writeCommitted } from './fixture.js';
 import type { OutboxFixture } from './fixture.js';
+import { CLI_ENTRY } from '../../helpers/cli-entry.js';
 
 const run = promisify(execFile);
 let f: OutboxFixture;
@@ -42,7 +43,7 @@ describe('outbox relay whose topic is deleted meanwhile', () => {
         return r.rows.length === 2 && r.rows.every((x) => x.attempts >= 3);
       }, 60_000, 200);
       expect(await admin.listTopics()).not.toContain(f.topic); // not auto-created by the relay
-      const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'outbox', 'stuck', '--min-attempts', '3'], {
+      const { stdout } = await run(process.execPath, [...CLI_ENTRY, 'outbox', 'stuck', '--min-attempts', '3'], {
         env: { ...process.env, CE_GATEWAY_ENV_FILE: '/dev/null', OUTBOX_DATABASE_URL: stackEnv().databaseUrl, OUTBOX_TABLE: f.table, LOG_LEVEL: 'error' },
       });
       const listed = stdout.trim().split('\n').filter((l) => l.length > 0).map((l) => JSON.parse(l) as Record<string, unknown>);

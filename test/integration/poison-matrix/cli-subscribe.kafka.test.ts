@@ -8,7 +8,7 @@
  */
 import { createServer, connect } from 'node:net';
 import type { AddressInfo, Server } from 'node:net';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { subscriptionTopics } from '../../../src/bus/subscriber/index.js';
 import type { TransportRecord } from '../../../src/transport/port.js';
@@ -20,9 +20,9 @@ import { ceHeaders, goodPriceValue, poisonCases } from '../../helpers/poison-rec
 import { runProcess } from '../../helpers/spawn-node.js';
 import { stackEnv, uniqueName } from '../../helpers/stack.js';
 import { waitFor } from '../../helpers/wait.js';
+import { CLI_ENTRY } from '../../helpers/cli-entry.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..', '..');
-const MAIN = join(ROOT, 'src', 'cli', 'main.ts');
 const dec = new TextDecoder();
 const catalog = catalogWithOwnTopics(uniqueName('brkA-cli'));
 let gw: TestGateway;
@@ -60,7 +60,7 @@ async function deadLetters(subscription: string, n: number): Promise<Map<string,
 async function run(subscription: string, registryUrl: string): Promise<{ ids: string[]; said: string }> {
   await gw.gateway.transport.ensureTopics(subscriptionTopics(subscription));
   const s = stackEnv();
-  const r = await runProcess(process.execPath, ['--import', 'tsx', MAIN, 'subscribe', '--subscription', subscription, '--kind', 'PriceLoadingCompleted', '--from-beginning', '--max-events', '1'], {
+  const r = await runProcess(process.execPath, [...CLI_ENTRY, 'subscribe', '--subscription', subscription, '--kind', 'PriceLoadingCompleted', '--from-beginning', '--max-events', '1'], {
     cwd: ROOT,
     env: { ...process.env, CE_GATEWAY_ENV_FILE: '/dev/null', KAFKA_BROKERS: s.kafkaBrokers.join(','), SCHEMA_REGISTRY_URL: registryUrl, CATALOG_DIR: catalog.dir, LOG_LEVEL: 'warn', ...kafkaClientEnv() },
     timeoutMs: 150_000,

@@ -8,7 +8,7 @@
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { subscriptionTopics } from '../../../src/bus/subscriber/index.js';
 import type { TransportRecord } from '../../../src/transport/port.js';
@@ -20,9 +20,9 @@ import { ceHeaders, goodPriceValue } from '../../helpers/poison-records.js';
 import { runProcess } from '../../helpers/spawn-node.js';
 import { stackEnv, uniqueName } from '../../helpers/stack.js';
 import { waitFor } from '../../helpers/wait.js';
+import { CLI_ENTRY } from '../../helpers/cli-entry.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..', '..');
-const MAIN = join(ROOT, 'src', 'cli', 'main.ts');
 // Each case on a catalog (topics) of its own, read from the beginning: only its record is there.
 let catalog: ReturnType<typeof catalogWithOwnTopics>;
 let gw: TestGateway;
@@ -70,7 +70,7 @@ for (const refusal of [
       await gw.gateway.transport.produce(topic, [{ key: null, partition: 0, value: goodPriceValue(gw.gateway.codec()), headers: ceHeaders(id) }]);
       const front = await frontRegistry(refusal);
       const s = stackEnv();
-      const running = runProcess(process.execPath, ['--import', 'tsx', MAIN, 'subscribe', '--subscription', subscription, '--kind', 'PriceLoadingCompleted', '--from-beginning', '--max-events', '1'], {
+      const running = runProcess(process.execPath, [...CLI_ENTRY, 'subscribe', '--subscription', subscription, '--kind', 'PriceLoadingCompleted', '--from-beginning', '--max-events', '1'], {
         cwd: ROOT,
         env: { ...process.env, CE_GATEWAY_ENV_FILE: '/dev/null', KAFKA_BROKERS: s.kafkaBrokers.join(','), SCHEMA_REGISTRY_URL: front.url, CATALOG_DIR: catalog.dir, LOG_LEVEL: 'warn', ...kafkaClientEnv() },
         timeoutMs: 120_000,

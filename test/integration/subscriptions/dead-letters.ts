@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import { uniqueName } from '../../helpers/stack.js';
 import { waitFor } from '../../helpers/wait.js';
 import { rawKafka } from '../consumer/members.js';
+import { CLI_ENTRY } from '../../helpers/cli-entry.js';
 
 /** Dead letters on `<group>.dlq` by CloudEvent id (`ce_id`) → their headers, once every one of `ids` is there (30 s at most). */
 export async function readDeadLetters(group: string, ids: readonly unknown[]): Promise<Map<string, Map<string, string>>> {
@@ -43,7 +44,7 @@ const run = promisify(execFile);
 /** `ce-gateway <args>` as a process with `env()` over this process's environment; resolves with its output and exit code (never rejects on a non-zero exit). */
 export function cliRunner(env: () => NodeJS.ProcessEnv): (args: string[]) => Promise<{ stdout: string; stderr: string; code: number }> {
   return (args) =>
-    run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { env: { ...process.env, ...env() }, maxBuffer: 16 * 1024 * 1024 }).then(
+    run(process.execPath, [...CLI_ENTRY, ...args], { env: { ...process.env, ...env() }, maxBuffer: 16 * 1024 * 1024 }).then(
       (r) => ({ ...r, code: 0 }),
       (err: { stdout: string; stderr: string; code: number }) => ({ stdout: err.stdout, stderr: err.stderr, code: err.code }),
     );

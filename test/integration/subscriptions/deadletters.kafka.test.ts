@@ -28,6 +28,7 @@ import { uniqueName } from '../../helpers/stack.js';
 import { waitFor } from '../../helpers/wait.js';
 import { ownCatalog } from '../consumer/members.js';
 import type { OwnCatalog } from '../consumer/members.js';
+import { CLI_ENTRY } from '../../helpers/cli-entry.js';
 
 let cat: OwnCatalog;
 let gw: Gateway;
@@ -87,7 +88,7 @@ const idOf = (r: SinkRequest): string => String(r.headers['ce-id']);
 
 const run = promisify(execFile);
 const cli = (args: string[]): Promise<{ stdout: string; stderr: string; code: number }> =>
-  run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { env: { ...process.env, ...cat.env() }, maxBuffer: 16 * 1024 * 1024 }).then(
+  run(process.execPath, [...CLI_ENTRY, ...args], { env: { ...process.env, ...cat.env() }, maxBuffer: 16 * 1024 * 1024 }).then(
     (r) => ({ ...r, code: 0 }),
     (err: { stdout: string; stderr: string; code: number }) => ({ stdout: err.stdout, stderr: err.stderr, code: err.code }),
   );
@@ -324,7 +325,7 @@ describe('ce-gateway deadletters and tail --topic', () => {
       expect(page.next).toBeNull();
       expect(page.items.map((i) => i.id)).toEqual((await listAll(name)).map((i) => i.id));
 
-      const tail = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'tail', '--topic', `${name}.dlq`, '--from-beginning', '--json'], { env: { ...process.env, ...cat.env() }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const tail = spawn(process.execPath, [...CLI_ENTRY, 'tail', '--topic', `${name}.dlq`, '--from-beginning', '--json'], { env: { ...process.env, ...cat.env() }, stdio: ['ignore', 'pipe', 'pipe'] });
       let out = '';
       tail.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
       try {

@@ -12,7 +12,6 @@
  */
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayProcess } from '../../../bench/lib/gateway-process.js';
@@ -23,6 +22,7 @@ import { uniqueName } from '../../helpers/stack.js';
 import { waitFor } from '../../helpers/wait.js';
 import { ROOT, api, startGatewayPair } from './gateway-pair.js';
 import type { GatewayPair } from './gateway-pair.js';
+import { CLI_ENTRY } from '../../helpers/cli-entry.js';
 
 const run = promisify(execFile);
 
@@ -249,7 +249,7 @@ describe('replay on two gateways', () => {
     await waitFor('the CLI test\'s events delivered', () => new Set(idsOf(sink).filter((id) => mineIds.has(id))).size === 24, 60_000, 200);
     await pause(1000);
     const cli = async (...args: string[]): Promise<Record<string, unknown>[]> => {
-      const { stdout } = await run(process.execPath, ['--import', 'tsx', resolve(ROOT, 'src/cli/main.ts'), 'replay', name, '--gateway', a.url, ...args], { cwd: ROOT, env: { ...process.env, ...env }, timeout: 60_000 });
+      const { stdout } = await run(process.execPath, [...CLI_ENTRY, 'replay', name, '--gateway', a.url, ...args], { cwd: ROOT, env: { ...process.env, ...env }, timeout: 60_000 });
       return stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
     };
     const dry = await cli('--to-time', since, '--dry-run');
@@ -276,7 +276,7 @@ describe('replay on two gateways', () => {
     // On a terminal (a pseudo-terminal from util-linux `script`): a progress bar, not JSON lines.
     await pause(1000);
     const shellQuote = (x: string): string => `'${x.replace(/'/g, `'\\''`)}'`;
-    const command = [process.execPath, '--import', 'tsx', resolve(ROOT, 'src/cli/main.ts'), 'replay', name, '--gateway', a.url, '--to-time', since].map(shellQuote).join(' ');
+    const command = [process.execPath, ...CLI_ENTRY, 'replay', name, '--gateway', a.url, '--to-time', since].map(shellQuote).join(' ');
     const tty = await run('script', ['-qec', command, '/dev/null'], { cwd: ROOT, env: { ...process.env, ...env }, timeout: 60_000 });
     expect(tty.stdout).toContain(`replayed ${name}: 24 events again`);
     expect(tty.stdout).toContain('24/24 events | 100%');

@@ -15,9 +15,9 @@ import { tlsListenerHint } from '../../../src/core/tls-errors.js';
 import { GatewayError } from '../../../src/core/errors.js';
 import { KAFKA_CLIENTS, kafkaClientEnv } from '../../helpers/kafka-client.js';
 import { runProcess } from '../../helpers/spawn-node.js';
+import { CLI_ENTRY } from '../../helpers/cli-entry.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..', '..');
-const MAIN = join(ROOT, 'src', 'cli', 'main.ts');
 const EMPTY_ENV = join(mkdtempSync(join(tmpdir(), 'ceg-b7-')), 'empty.env');
 writeFileSync(EMPTY_ENV, '');
 
@@ -59,7 +59,7 @@ describe.concurrent('a refused broker connection names the command', () => {
         delete inherited.CE_GATEWAY_BROKER_TIMEOUT_MS;
         // A deadline well beyond the clients' own retries (platformatic about 2 s, kafkajs about 10 s):
         // the client's failure is what is reported, not the deadline's "no answer" (already in form).
-        const r = await runProcess(process.execPath, ['--import', 'tsx', MAIN, '--broker-timeout', '60000', ...args], {
+        const r = await runProcess(process.execPath, [...CLI_ENTRY, '--broker-timeout', '60000', ...args], {
           cwd: ROOT,
           env: { ...inherited, CE_GATEWAY_ENV_FILE: EMPTY_ENV, LOG_LEVEL: 'silent', KAFKA_BROKERS: '127.0.0.1:1', SCHEMA_REGISTRY_URL: 'http://127.0.0.1:1', ...kafkaClientEnv(client) },
           timeoutMs: 90_000,

@@ -6,14 +6,12 @@
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve, sep } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runProcess } from '../../helpers/spawn-node.js';
+import { CLI_ENTRY } from '../../helpers/cli-entry.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..', '..');
-const MAIN = join(ROOT, 'src', 'cli', 'main.ts');
 /** tsx's loader by absolute URL: the CLI runs in temporary directories, where `--import tsx` would not resolve. */
-const TSX = pathToFileURL(join(ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;
 const temps: string[] = [];
 afterAll(() => {
   for (const d of temps) rmSync(d, { recursive: true, force: true });
@@ -43,7 +41,7 @@ function project(): string {
 async function cli(cwd: string, args: readonly string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const base: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'silent', ...env };
   for (const name of ['CATALOG_DIR', 'DATASCHEMA_BASE_URL', 'PUBLIC_BASE_URL', 'CE_GATEWAY_ENV_FILE', 'KAFKA_BROKERS', 'SCHEMA_REGISTRY_URL']) if (!(name in env)) delete base[name];
-  const r = await runProcess(process.execPath, ['--import', TSX, MAIN, ...args], { cwd, env: base, timeoutMs: 60_000 });
+  const r = await runProcess(process.execPath, [...CLI_ENTRY, ...args], { cwd, env: base, timeoutMs: 60_000 });
   return { code: r.code, stdout: r.stdout, stderr: r.stderr };
 }
 

@@ -5,15 +5,13 @@
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkConfiguration } from '../../../src/cli/commands/config.js';
 import { CONFIG_HELP, CONFIG_KEYS, SECRET_KEYS } from '../../../src/config/index.js';
 import { runProcess } from '../../helpers/spawn-node.js';
+import { CLI_ENTRY } from '../../helpers/cli-entry.js';
 
-const ROOT = resolve(import.meta.dirname, '..', '..', '..');
-const TSX = pathToFileURL(join(ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;
 const dir = mkdtempSync(join(tmpdir(), 'ceg-config-check-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const SECRET = 'hunter2-do-not-print';
@@ -135,7 +133,7 @@ describe('config check', () => {
 
   it('the command exits 2 and explains; 0 when valid (a real process)', async () => {
     const run = (env: Record<string, string>) =>
-      runProcess(process.execPath, ['--import', TSX, join(ROOT, 'src', 'cli', 'main.ts'), 'config', 'check'], { cwd: dir, env: { PATH: process.env.PATH, ...base, ...env }, timeoutMs: 30_000 });
+      runProcess(process.execPath, [...CLI_ENTRY, 'config', 'check'], { cwd: dir, env: { PATH: process.env.PATH, ...base, ...env }, timeoutMs: 30_000 });
     const bad = await run({ SHUTDOWN_TIMEOUT_MS: 'soon', OUTBOX_DATABASE_URL: `mysql://u:${SECRET}@h/db` });
     expect(bad.code).toBe(2);
     expect(bad.stdout).toContain('✗ SHUTDOWN_TIMEOUT_MS:');
@@ -149,14 +147,14 @@ describe('config check', () => {
     expect(good.stdout).toMatch(/^configuration OK/);
     expect(good.stdout.trimEnd().split('\n').at(-1)).toBe('configuration OK: no problems, no warnings; exit 0');
     // The global --log-level is checked as serve takes it (it wins over LOG_LEVEL); it was ignored.
-    const loud = await runProcess(process.execPath, ['--import', TSX, join(ROOT, 'src', 'cli', 'main.ts'), '--log-level', 'loud', 'config', 'check'], { cwd: dir, env: { PATH: process.env.PATH, ...base }, timeoutMs: 30_000 });
+    const loud = await runProcess(process.execPath, [...CLI_ENTRY, '--log-level', 'loud', 'config', 'check'], { cwd: dir, env: { PATH: process.env.PATH, ...base }, timeoutMs: 30_000 });
     expect(loud.code).toBe(2);
     expect(loud.stdout).toContain('✗ LOG_LEVEL:');
   }, 60_000);
 
   it('a failed check ends with the verdict, the counts and the exit code, as a valid one does (walkthrough: it ended with the settings or a warning)', async () => {
     const run = (env: Record<string, string>, json = false) =>
-      runProcess(process.execPath, ['--import', TSX, join(ROOT, 'src', 'cli', 'main.ts'), 'config', 'check', ...(json ? ['--json'] : [])], { cwd: dir, env: { PATH: process.env.PATH, ...base, ...env }, timeoutMs: 30_000 });
+      runProcess(process.execPath, [...CLI_ENTRY, 'config', 'check', ...(json ? ['--json'] : [])], { cwd: dir, env: { PATH: process.env.PATH, ...base, ...env }, timeoutMs: 30_000 });
     // Problems of the settings and a typo: the report ended with the warning.
     const bad = await run({ SHUTDOWN_TIMEOUT_MS: 'soon', PORT: '99999', KAFKA_BROKRS: 'x' });
     expect(bad.code).toBe(2);

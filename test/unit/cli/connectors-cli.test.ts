@@ -2,13 +2,11 @@
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runProcess } from '../../helpers/spawn-node.js';
+import { CLI_ENTRY } from '../../helpers/cli-entry.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..', '..');
-const MAIN = join(ROOT, 'src', 'cli', 'main.ts');
-const TSX = pathToFileURL(join(ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;
 const temps: string[] = [];
 afterAll(() => {
   for (const d of temps) rmSync(d, { recursive: true, force: true });
@@ -17,7 +15,7 @@ afterAll(() => {
 async function cli(cwd: string, args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'silent' };
   for (const name of ['CATALOG_DIR', 'CONNECTORS_DIR', 'CE_GATEWAY_ENV_FILE']) delete env[name];
-  const r = await runProcess(process.execPath, ['--import', TSX, MAIN, 'connectors', 'check', ...args], { cwd, env, timeoutMs: 60_000 });
+  const r = await runProcess(process.execPath, [...CLI_ENTRY, 'connectors', 'check', ...args], { cwd, env, timeoutMs: 60_000 });
   return { code: r.code, stdout: r.stdout, stderr: r.stderr };
 }
 

@@ -11,21 +11,18 @@ import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requestFailure } from '../../../src/cli/commands/replay.js';
+import { CLI_ENTRY } from '../../helpers/cli-entry.js';
 
-const ROOT = resolve(import.meta.dirname, '..', '..', '..');
-const TSX = pathToFileURL(join(ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;
 const run = promisify(execFile);
 
 /** The CLI with only `vars` of ours (no stack settings, no env file: it runs in a temporary folder). */
 async function cli(args: string[], vars: Record<string, string> = {}): Promise<{ stdout: string; stderr: string; code: number }> {
   const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'silent', ...vars };
   for (const name of ['KAFKA_BROKERS', 'SCHEMA_REGISTRY_URL', 'DATABASE_URL', 'CONNECTORS_DIR', 'CATALOG_DIR', 'CE_GATEWAY_ENV_FILE', 'PARTNERS_FILE', 'CE_GATEWAY_API_KEY', 'CE_GATEWAY_API_KEY_FILE', 'PUBLIC_BASE_URL']) if (vars[name] === undefined) delete env[name];
-  return run(process.execPath, ['--import', TSX, join(ROOT, 'src', 'cli', 'main.ts'), ...args], { cwd: tmpdir(), env }).then(
+  return run(process.execPath, [...CLI_ENTRY, ...args], { cwd: tmpdir(), env }).then(
     (r) => ({ ...r, code: 0 }),
     (err: { stdout: string; stderr: string; code: number }) => ({ stdout: err.stdout, stderr: err.stderr, code: err.code }),
   );

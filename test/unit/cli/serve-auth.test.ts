@@ -5,18 +5,15 @@
  */
 import { spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { waitFor } from '../../helpers/wait.js';
+import { CLI_ENTRY } from '../../helpers/cli-entry.js';
 
-const ROOT = resolve(import.meta.dirname, '..', '..', '..');
-const TSX = pathToFileURL(join(ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;
 
 function serve(vars: Record<string, string>): { out: () => string; exited: Promise<number | null>; kill: () => void } {
   const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'info', PORT: '0', ...vars };
   for (const name of ['KAFKA_BROKERS', 'SCHEMA_REGISTRY_URL', 'DATABASE_URL', 'CONNECTORS_DIR', 'CATALOG_DIR', 'CE_GATEWAY_ENV_FILE', 'PARTNERS_FILE']) if (vars[name] === undefined) delete env[name];
-  const child = spawn(process.execPath, ['--import', TSX, join(ROOT, 'src', 'cli', 'main.ts'), 'serve'], { cwd: tmpdir(), env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [...CLI_ENTRY, 'serve'], { cwd: tmpdir(), env, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
   return { out: () => stderr, exited: new Promise((r) => child.on('exit', (code) => r(code))), kill: () => child.kill('SIGTERM') };

@@ -6,19 +6,16 @@ import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { waitFor } from '../../helpers/wait.js';
+import { CLI_ENTRY } from '../../helpers/cli-entry.js';
 
-const ROOT = resolve(import.meta.dirname, '..', '..', '..');
-const TSX = pathToFileURL(join(ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;
 
 describe('ce-gateway serve logs', { timeout: 60_000 }, () => {
   it('go to stderr as JSON lines; stdout stays empty', async () => {
     const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'info', PORT: '0', HOST: '127.0.0.1' };
     for (const name of ['KAFKA_BROKERS', 'SCHEMA_REGISTRY_URL', 'DATABASE_URL', 'CONNECTORS_DIR', 'CATALOG_DIR', 'CE_GATEWAY_ENV_FILE']) delete env[name];
-    const child = spawn(process.execPath, ['--import', TSX, join(ROOT, 'src', 'cli', 'main.ts'), 'serve'], { cwd: tmpdir(), env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...CLI_ENTRY, 'serve'], { cwd: tmpdir(), env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
@@ -51,7 +48,7 @@ describe('ce-gateway serve stopped before it was ready', { timeout: 60_000 }, ()
     });
     const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'info', PORT: '0', HOST: '127.0.0.1', SCHEMA_REGISTRY_URL: `http://127.0.0.1:${closed}/apis/ccompat/v7`, SHUTDOWN_TIMEOUT_MS: '5000' };
     for (const name of ['KAFKA_BROKERS', 'DATABASE_URL', 'CONNECTORS_DIR', 'CATALOG_DIR', 'CE_GATEWAY_ENV_FILE']) delete env[name];
-    const child = spawn(process.execPath, ['--import', TSX, join(ROOT, 'src', 'cli', 'main.ts'), 'serve'], { cwd: tmpdir(), env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...CLI_ENTRY, 'serve'], { cwd: tmpdir(), env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));

@@ -12,9 +12,9 @@ import { join, resolve } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { wholeNumber } from '../../../src/cli/numbers.js';
+import { CLI_ENTRY } from '../../helpers/cli-entry.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..', '..');
-const MAIN = join(ROOT, 'src', 'cli', 'main.ts');
 
 function cli(args: readonly string[], kafka = true): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'silent', KAFKA_BROKERS: '127.0.0.1:1', SCHEMA_REGISTRY_URL: 'http://127.0.0.1:1' };
@@ -27,7 +27,7 @@ function cli(args: readonly string[], kafka = true): Promise<{ code: number | nu
   }
   // Asynchronous: a synchronous spawn blocks the test worker for the whole run of the command, and
   // many in a row kept vitest's worker from answering its RPC ("Timeout calling onTaskUpdate").
-  return run(process.execPath, ['--import', 'tsx', MAIN, ...args], { cwd: ROOT, env, encoding: 'utf8', timeout: 60_000 }).then(
+  return run(process.execPath, [...CLI_ENTRY, ...args], { cwd: ROOT, env, encoding: 'utf8', timeout: 60_000 }).then(
     (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
     (err: { code?: number | string; stdout?: string; stderr?: string }) => ({ code: typeof err.code === 'number' ? err.code : null, stdout: err.stdout ?? '', stderr: err.stderr ?? '' }),
   );

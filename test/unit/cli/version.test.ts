@@ -1,17 +1,16 @@
 /** `ce-gateway --version` prints the package's version and exits 0 (a user's first check of what is installed). */
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { expect, it } from 'vitest';
 import { runProcess } from '../../helpers/spawn-node.js';
+import { CLI_ENTRY } from '../../helpers/cli-entry.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..', '..');
-const TSX = pathToFileURL(join(ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;
 
 it('--version and -V print the version of package.json, exit 0', async () => {
   const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
   for (const flag of ['--version', '-V']) {
-    const r = await runProcess(process.execPath, ['--import', TSX, join(ROOT, 'src', 'cli', 'main.ts'), flag], { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'silent' }, timeoutMs: 60_000 });
+    const r = await runProcess(process.execPath, [...CLI_ENTRY, flag], { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'silent' }, timeoutMs: 60_000 });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout.trim()).toBe(version);
   }

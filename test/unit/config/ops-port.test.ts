@@ -6,15 +6,13 @@
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkConfiguration } from '../../../src/cli/commands/config.js';
 import { CONFIG_HELP, CONFIG_KEYS, checkConfig, loadConfig } from '../../../src/config/index.js';
 import { runProcess } from '../../helpers/spawn-node.js';
+import { CLI_ENTRY } from '../../helpers/cli-entry.js';
 
-const ROOT = resolve(import.meta.dirname, '..', '..', '..');
-const TSX = pathToFileURL(join(ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;
 const dir = mkdtempSync(join(tmpdir(), 'ceg-ops-port-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const base = { CE_GATEWAY_ENV_FILE: '/dev/null' };
@@ -65,7 +63,7 @@ describe('OPS_PORT / OPS_HOST', () => {
 
   it('config check and serve exit 2 on it, saying why', async () => {
     const run = (args: string[], env: Record<string, string>) =>
-      runProcess(process.execPath, ['--import', TSX, join(ROOT, 'src', 'cli', 'main.ts'), ...args], { cwd: dir, env: { PATH: process.env.PATH, ...base, ...env }, timeoutMs: 30_000 });
+      runProcess(process.execPath, [...CLI_ENTRY, ...args], { cwd: dir, env: { PATH: process.env.PATH, ...base, ...env }, timeoutMs: 30_000 });
     const [check, serve] = await Promise.all([run(['config', 'check'], { PORT: '9000', OPS_PORT: '9000' }), run(['serve'], { PORT: '0', OPS_HOST: '127.0.0.1' })]);
     expect(check.code).toBe(2);
     expect(check.stdout).toContain('✗ OPS_PORT: must differ from PORT');
