@@ -25,6 +25,17 @@ export function outOfRangeReset(offset: bigint, logStart: bigint, end: bigint): 
 }
 
 /**
+ * Where a partition of a topic found deleted and then there again goes on: its log start, as
+ * {@link outOfRangeReset}'s `past-end` (the new topic's offsets start over, so a position of the
+ * old one means nothing, even one that happens to fall inside the new log; nothing of the new
+ * topic is skipped). Used when the transport saw the topic missing in between
+ * (src/transport/platformatic/fetcher.ts). Pure.
+ */
+export function recreatedTopicReset(logStart: bigint): { readonly to: bigint; readonly lost: undefined; readonly why: 'past-end' } {
+  return { to: logStart, lost: undefined, why: 'past-end' };
+}
+
+/**
  * The warning a group's reset logs (both Kafka adapters): what happened to the records between the
  * position and the log start, by `why` of {@link outOfRangeReset}; `position-unknown`: a kafkajs
  * member that had taken nothing of the partition yet does not know the position it fetched from

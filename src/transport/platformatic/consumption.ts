@@ -11,7 +11,7 @@ import { PartitionLane } from '../in-flight-window.js';
 import { LANE_HIGH, LanePump } from '../lane-pump.js';
 import { baseOptions, closeForced } from './client-options.js';
 import { fromPlatformaticError } from './errors.js';
-import { fetchOnce, listOffsets, openFetcher, outOfRangeReset, outOfRangeWarning, tpKey } from './fetcher.js';
+import { fetchOnce, listOffsets, openFetcher, outOfRangeReset, outOfRangeWarning, recreatedTopicReset, tpKey } from './fetcher.js';
 import type { Fetcher } from './fetcher.js';
 import type { OffsetResetCounts } from '../out-of-range.js';
 import { fetchPlan } from './fetch-plan.js';
@@ -476,14 +476,14 @@ export class PlatformaticConsumption implements Consumption {
         continue;
       }
       let records = 0;
-      const outOfRange: { state: PartitionState; offset: bigint }[] = [];
+      const outOfRange: { state: PartitionState; offset: bigint; recreated: boolean }[] = [];
       for (const f of fetched) {
         records += f.records.length;
         const a = asked.get(tpKey(f.topic, f.partition));
         // Moved on meanwhile (revoked, paused for a redelivery, reassigned): drop what came.
         if (a === undefined || a.state !== this.#partitions.get(tpKey(f.topic, f.partition)) || a.state.revoked || a.state.paused || a.state.next !== a.offset) continue;
         if (f.outOfRange === true) {
-          outOfRange.push(a);
+          outOfRange.push({ ...a, recreated: f.recreated === true });
           continue;
         }
         a.state.next = f.next;
@@ -508,7 +508,8 @@ export class PlatformaticConsumption implements Consumption {
 
   /**
    * Partitions whose fetch offset the broker answered OFFSET_OUT_OF_RANGE for go on from their log
-   * start ({@link outOfRangeReset}: Kafka's `auto.offset.reset=earliest`, the least-loss choice),
+   * start ({@link outOfRangeReset}: Kafka's `auto.offset.reset=earliest`, the least-loss choice;
+   * a topic the fetcher saw deleted and there again: {@link recreatedTopicReset}),
    * with a warning naming the group, topic, partition and the offsets lost; the new position is
    * committed with the next commit, so a restart does not lose or warn again. Before, the broker's
    * answer failed the whole fetch: every partition of the member stalled, and after
@@ -516,7 +517,7 @@ export class PlatformaticConsumption implements Consumption {
    * restart. A look-up that fails is retried at the next fetch (the partition stays where it was).
    * Spec: Kafka consumer `auto.offset.reset`; docs/subscriptions.md "When records vanish under a subscription".
    */
-  async #resetOutOfRange(parts: readonly { readonly state: PartitionState; readonly offset: bigint }[]): Promise<void> {
+  async #resetOutOfRange(parts: readonly { readonly state: PartitionState; readonly offset: bigint; readonly recreated: boolean }[]): Promise<void> {
     for (const topic of new Set(parts.map((p) => p.state.topic))) {
       let starts: bigint[];
       let ends: bigint[];
@@ -526,9 +527,9 @@ export class PlatformaticConsumption implements Consumption {
         this.#opts.logger.warn({ group: this.group, topic, err: errorMessage(err) }, 'offset out of range: could not look up the log start; trying again at the next fetch');
         continue;
       }
-      for (const { state, offset } of parts) {
+      for (const { state, offset, recreated } of parts) {
         if (state.topic !== topic || state.revoked || state.paused || state.next !== offset || this.#partitions.get(tpKey(topic, state.partition)) !== state) continue;
-        const reset = outOfRangeReset(offset, starts[state.partition] ?? 0n, ends[state.partition] ?? 0n);
+        const reset = recreated ? recreatedTopicReset(starts[state.partition] ?? 0n) : outOfRangeReset(offset, starts[state.partition] ?? 0n, ends[state.partition] ?? 0n);
         if (reset === undefined) continue; // in range by now: fetched again as it is
         this.#opts.logger.warn(
           { group: this.group, topic, partition: state.partition, offset: offset.toString(), logStart: reset.to.toString(), end: (ends[state.partition] ?? 0n).toString(), lost: reset.lost?.toString() ?? 'unknown', reason: reset.why },

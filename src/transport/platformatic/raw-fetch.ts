@@ -23,6 +23,13 @@ const RAW_FETCH_VERSION = 17;
  * that partition alone (./fetcher.ts); thrown, it failed the fetch of every other partition too.
  */
 export const OFFSET_OUT_OF_RANGE = 1;
+/**
+ * Kafka's UNKNOWN_TOPIC_OR_PARTITION (3) and UNKNOWN_TOPIC_ID (100): the partition's topic was
+ * deleted (a topic id names one topic for good, so one created again under the name is another).
+ * Not thrown either: a group reading several topics, one of them deleted by an operator, stopped
+ * fetching all of them (every fetch failed, then the metadata of the whole set did).
+ */
+export const UNKNOWN_TOPIC_CODES: ReadonlySet<number> = new Set([3, 100]);
 
 /** One partition of a raw Fetch answer: as the library's, with its record batches as bytes in `raw`. */
 export interface RawFetchPartition {
@@ -50,7 +57,8 @@ export interface RawFetchResponse {
  * Fetch Response v17, as the library reads it, except `records`: the partition's record batches
  * are handed on as one Buffer (`raw`; a view when the answer arrived in one piece).
  * Errors: the library's ResponseError (as its own parser) when the answer or a partition carries
- * an error code, except {@link OFFSET_OUT_OF_RANGE}, left in the partition's `errorCode`.
+ * an error code, except {@link OFFSET_OUT_OF_RANGE} and {@link UNKNOWN_TOPIC_CODES}, left in the
+ * partition's `errorCode`.
  */
 export function parseFetchV17(_correlationId: number, apiKey: number, apiVersion: number, reader: Reader): RawFetchResponse {
   const errors: [string, [number, null]][] = [];
@@ -68,7 +76,7 @@ export function parseFetchV17(_correlationId: number, apiKey: number, apiVersion
       const logStartOffset = r2.readInt64();
       const abortedTransactions = r2.readArray((r3) => ({ producerId: r3.readInt64(), firstOffset: r3.readInt64() })) ?? [];
       const preferredReadReplica = r2.readInt32();
-      if (partitionError !== 0 && partitionError !== OFFSET_OUT_OF_RANGE) errors.push([`/responses/${i}/partitions/${j}`, [partitionError, null]]);
+      if (partitionError !== 0 && partitionError !== OFFSET_OUT_OF_RANGE && !UNKNOWN_TOPIC_CODES.has(partitionError)) errors.push([`/responses/${i}/partitions/${j}`, [partitionError, null]]);
       // COMPACT_RECORDS: the length plus one.
       const size = r2.readUnsignedVarInt() - 1;
       let raw: Buffer | undefined;

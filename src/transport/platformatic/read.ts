@@ -11,7 +11,7 @@ import type { KafkaTransportOptions } from '../kafka/options.js';
 import type { Read, ReadSpec, TransportRecord } from '../port.js';
 import { fromPlatformaticError } from './errors.js';
 import type { FetchPosition } from './fetcher.js';
-import { fetchOnce, listOffsets, openFetcher, outOfRangeReset, tpKey } from './fetcher.js';
+import { fetchOnce, listOffsets, openFetcher, outOfRangeReset, recreatedTopicReset, tpKey } from './fetcher.js';
 
 /**
  * Starts the read. Errors: the library's errors from the offset look-ups (the caller maps them);
@@ -72,7 +72,7 @@ export async function startPlatformaticRead(tools: Consumer, spec: ReadSpec, han
           const [starts, ends] = await Promise.all([listOffsets(fetcher.consumer, f.topic, 'earliest'), listOffsets(fetcher.consumer, f.topic, 'latest')]).catch((err: unknown) => {
             throw fromPlatformaticError(err, { operation: 'read', topics: spec.topics });
           });
-          const reset = outOfRangeReset(p.offset, starts[f.partition] ?? 0n, ends[f.partition] ?? 0n);
+          const reset = f.recreated === true ? recreatedTopicReset(starts[f.partition] ?? 0n) : outOfRangeReset(p.offset, starts[f.partition] ?? 0n, ends[f.partition] ?? 0n);
           if (reset === undefined) continue;
           opts.logger.warn({ topic: f.topic, partition: f.partition, offset: p.offset.toString(), logStart: reset.to.toString(), lost: reset.lost?.toString() ?? 'unknown', reason: reset.why }, 'read: offset out of range; going on from the log start');
           p.offset = reset.to;

@@ -1,0 +1,82 @@
+/**
+ * A member reading several topics when an operator deletes one of them (a kind's topic retired,
+ * say), on the real broker. On @platformatic/kafka every fetch failed from then on (the broker's
+ * UNKNOWN_TOPIC_ID for the deleted topic's partitions failed the whole answer, then the metadata
+ * look-up of the whole set failed as "Unknown topic"): the member delivered nothing from the other
+ * topics either, for minutes, until its fetch failures ran out. Now the deleted topic's partitions
+ * are left out of fetches (logged once) and looked up again every `metadataMaxAgeMs`; the others go
+ * on, and a topic created again under the name is read from its log start (Kafka's Java consumer
+ * behaves alike). kafkajs refreshes the metadata of every topic its member subscribed to as one
+ * request and cannot drop one without a new member: there the member ends with a failure that
+ * names the missing topic (not retriable), which the gateway reports, rather than stalling.
+ */
+import { describe, expect, it } from 'vitest';
+import { isGatewayError } from '../../../src/core/errors.js';
+import { topicMissing } from '../../../src/transport/topics.js';
+import { uniqueName } from '../../helpers/stack.js';
+import { stackTopics, withRawAdmin } from '../../helpers/stack-topics.js';
+import { waitFor } from '../../helpers/wait.js';
+
+const RECHECK_MS = 2000;
+
+function setup(client: 'kafkajs' | 'platformatic') {
+  const stack = stackTopics(client);
+  return async () => {
+    const t = stack.transport({ clientId: uniqueName(`one-deleted-${client}`), metadataMaxAgeMs: RECHECK_MS });
+    const kept = await stack.topic(t, 'one-deleted-kept', 2);
+    const gone = await stack.topic(t, 'one-deleted-gone', 1);
+    const seen: string[] = [];
+    const c = await t.consume({ group: uniqueName('one-deleted'), topics: [kept, gone], startFrom: 'earliest', commitEveryRecords: 1 }, (r) => {
+      seen.push(`${r.topic === kept ? 'kept' : 'gone'}:${Buffer.from(r.value ?? new Uint8Array()).toString()}`);
+      return Promise.resolve();
+    });
+    const outcome: { ended?: unknown } = {};
+    c.done.then(() => (outcome.ended = 'done'), (e: unknown) => (outcome.ended = e));
+    const produce = (topic: string, value: string) => t.produce(topic, [{ key: null, value: Buffer.from(value), headers: [] }]);
+    await produce(kept, 'a');
+    await produce(gone, 'x');
+    await waitFor('the first record of each topic', () => seen.includes('kept:a') && seen.includes('gone:x'), 30_000);
+    await withRawAdmin((admin) => admin.deleteTopics({ topics: [gone], timeout: 30_000 }));
+    return { t, c, kept, gone, seen, outcome, produce };
+  };
+}
+
+describe('a member reading two topics when one is deleted (platformatic)', () => {
+  const start = setup('platformatic');
+  it('goes on delivering the other topic, and reads the deleted one again once it is created again', { timeout: 120_000 }, async () => {
+    const { c, kept, gone, seen, outcome, produce } = await start();
+    try {
+      await produce(kept, 'b');
+      await waitFor('the record written on the other topic after the deletion', () => seen.includes('kept:b'), 30_000, 50);
+      await withRawAdmin((admin) => admin.createTopics({ topics: [{ topic: gone, numPartitions: 1 }], waitForLeaders: true, timeout: 30_000 }));
+      await waitFor('a record written on the topic created again', async () => {
+        if (!seen.includes('gone:y') && !seen.some((s) => s === 'gone:y-written')) {
+          await produce(gone, 'y').then(() => seen.push('gone:y-written'), () => undefined);
+        }
+        return seen.includes('gone:y');
+      }, 60_000, 250);
+      await produce(kept, 'c');
+      await waitFor('the other topic still read', () => seen.includes('kept:c'), 30_000, 50);
+      expect(outcome.ended).toBeUndefined();
+      // Each record once; the one of the topic created again, not the deleted topic's old one again.
+      expect(seen.filter((s) => !s.endsWith('-written')).sort()).toEqual(['gone:x', 'gone:y', 'kept:a', 'kept:b', 'kept:c']);
+    } finally {
+      await c.stop();
+    }
+  });
+});
+
+describe('a member reading two topics when one is deleted (kafkajs)', () => {
+  const start = setup('kafkajs');
+  it('ends with a failure naming the missing topic, not retriable (it does not stall silently)', { timeout: 120_000 }, async () => {
+    const { c, outcome } = await start();
+    try {
+      await waitFor('the member to end', () => outcome.ended !== undefined, 60_000, 100);
+      const err = outcome.ended;
+      expect(isGatewayError(err) && topicMissing(err), String(err)).toBe(true);
+      expect(isGatewayError(err) && err.retriable).toBe(false);
+    } finally {
+      await c.stop();
+    }
+  });
+});
