@@ -268,7 +268,7 @@ export const pullPaths: PathsFragment = {
       summary: 'Server-sent events from the cursor (or Last-Event-ID); never commits',
       parameters: [nameParam, ownerParam, { name: 'cursor', in: 'query', required: false, schema: { type: 'string' } }, { name: 'partitions', in: 'query', required: false, schema: { type: 'string' } }, { name: 'heartbeat', in: 'query', required: false, schema: { type: 'string' } }],
       responses: {
-        '200': { description: '`id:` = the cursor after the event, `data:` = the event (JSON format); heartbeats as comments.', content: { 'text/event-stream': { schema: { type: 'string' } } } },
+        '200': { description: '`id:` = the cursor after the event, `data:` = the event (JSON format); heartbeats as comments; the stream ends cleanly after 10 min (reconnect with `Last-Event-ID`).', content: { 'text/event-stream': { schema: { type: 'string' } } } },
         '400': problem('A bad parameter or cursor.'),
         '404': notFound,
         '405': notAllowed,

@@ -29,7 +29,12 @@
  * CEG_RATE_LIMITED with `Retry-After`, before anything is read. A client that stops reading
  * without closing does not hold it for ever: an answer (a stream's, or a long-poll's larger than the
  * socket buffers) whose bytes the connection has not taken for `sendStallMs` (default
- * {@link STREAM_SEND_STALL_MS}, 60 s) is cut (./send-stall.ts).
+ * {@link STREAM_SEND_STALL_MS}, 60 s) is cut (./send-stall.ts). That cut cannot see a client that
+ * stopped reading an idle stream: the kernel's buffers of a connection (~3.9 MB measured on the
+ * loopback) take its heartbeats for days, and Node tells nothing of what the peer acknowledged.
+ * So a stream also ends after `streamMaxLifeMs` (default {@link STREAM_MAX_LIFE_MS}, 10 min), with a
+ * closing comment and a clean end: a client that reads reconnects with `Last-Event-ID` and loses
+ * nothing (the stream never commits); one that stopped reading gives its slot back.
  * Ownership (issue 11): the caller's own subscription; an admin names another owner with `?owner=`;
  * another partner's subscription is 404. A commit to another owner's subscription is written to
  * the audit log (action `commit-cursor`, with its outcome); reads move no position and are not.
@@ -71,6 +76,12 @@ const MAX_PARTITION_LIST = 1000;
  */
 export const STREAM_RETRY_MIN_MS = 500;
 export const STREAM_RETRY_MAX_MS = 5_000;
+/**
+ * How long one SSE stream runs at most, ms (10 min): the bound on how long a client that stopped
+ * reading an idle stream holds its partner's slot (see the module comment). A reading client pays
+ * one reconnect per bound. Source: docs/subscriptions.md "Pull delivery" ("A client that stops reading").
+ */
+export const STREAM_MAX_LIFE_MS = 10 * 60_000;
 
 function param(field: string, why: string): GatewayError {
   return new GatewayError('CEG_INVALID_PARAMETER', `${field}: ${why}`, { retriable: false, details: { field } });
@@ -140,6 +151,11 @@ export interface PullRouterOptions {
    * back. Default {@link STREAM_SEND_STALL_MS}.
    */
   readonly sendStallMs?: number;
+  /**
+   * How long an SSE stream runs at most, ms, a whole number ≥ 1; then it ends cleanly (the client
+   * reconnects with `Last-Event-ID`). Default {@link STREAM_MAX_LIFE_MS}.
+   */
+  readonly streamMaxLifeMs?: number;
 }
 
 /**
@@ -156,15 +172,18 @@ export function pullRouter(api: () => PullApi | undefined, opts: PullRouterOptio
   const log = opts.log;
   const stallMs = opts.sendStallMs ?? STREAM_SEND_STALL_MS;
   if (!Number.isInteger(stallMs) || stallMs < 1) throw new RangeError(`sendStallMs: a whole number ≥ 1, not ${String(stallMs)}`);
+  const maxLifeMs = opts.streamMaxLifeMs ?? STREAM_MAX_LIFE_MS;
+  if (!Number.isInteger(maxLifeMs) || maxLifeMs < 1) throw new RangeError(`streamMaxLifeMs: a whole number ≥ 1, not ${String(maxLifeMs)}`);
   // A client that stopped reading: its answer is cut, its slot comes back (./send-stall.ts).
   const cutStalled = (res: Response, n: string): void =>
     cutWhenStalled(res, stallMs, (waitingBytes) => log?.warn({ subscription: n, waitingBytes, stallMs }, 'pull: the client read nothing of the answer for the send-stall bound; connection closed'));
   // Linked to the gateway's `closing` only until the response closes: AbortSignal.any kept one
   // entry per request on `closing` for the life of the process (core/abort-fanout linkedSignal).
-  const until = (req: Request, res: Response): AbortSignal => {
+  const until = (req: Request, res: Response, ...also: AbortSignal[]): AbortSignal => {
     const gone = clientGone(req, res);
-    if (opts.closing === undefined) return gone;
-    const linked = linkedSignal([gone, opts.closing]);
+    const sources = [gone, ...also, ...(opts.closing === undefined ? [] : [opts.closing])];
+    if (sources.length === 1) return gone;
+    const linked = linkedSignal(sources);
     res.once('close', () => linked.release());
     return linked.signal;
   };
@@ -233,7 +252,11 @@ export function pullRouter(api: () => PullApi | undefined, opts: PullRouterOptio
     slots.take(accessOf(req).partner.id, res);
     // Opened before the stream starts, so a bad subscription, cursor or partition is still a problem+json answer.
     const session = await need().open(n, { ...(cursor === undefined ? {} : { cursor }), ...(partitions === undefined ? {} : { partitions }) }, owner);
-    const signal = until(req, res);
+    // The stream's lifetime (STREAM_MAX_LIFE_MS): ends it like a shutdown does, between two events.
+    const life = new AbortController();
+    const lifeTimer = setTimeout(() => life.abort(), maxLifeMs);
+    res.once('close', () => clearTimeout(lifeTimer));
+    const signal = until(req, res, life.signal);
     res.status(200).set({ 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' });
     res.flushHeaders();
     cutStalled(res, n);
@@ -284,6 +307,9 @@ export function pullRouter(api: () => PullApi | undefined, opts: PullRouterOptio
       }
     } finally {
       clearTimeout(beat);
+      clearTimeout(lifeTimer);
+      // Said before the end, so a client reading the raw stream knows to reconnect (an EventSource does anyway).
+      if (life.signal.aborted && !res.destroyed) res.write(`: the stream ends after ${String(maxLifeMs / 1000)} s; reconnect with Last-Event-ID to go on\n\n`);
       res.end();
     }
   });
