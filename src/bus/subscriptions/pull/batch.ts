@@ -8,6 +8,9 @@
  * written to the subscription's dead-letter topic `<group>.dlq` with the subscriber's dead-letter
  * headers and passed over too, so it never stalls the subscription. A transient failure (registry
  * or broker unreachable) stops that partition before the record: it is read again next time.
+ * A dead-letter topic an operator deleted is created again (as a push subscription does): before
+ * (≤ 2026-12-07) its partition stopped before the poison record until someone created the topic,
+ * and every pull answered 503 CEG_REGISTRY_UNAVAILABLE, naming the wrong part.
  *
  * Byte budget (like Kafka's `fetch.max.bytes`): each event is serialized once, here, and its UTF-8
  * size counted as it stands in a JSON array answer (`[` e1 `,` e2 … `]`). The event that would take
@@ -32,15 +35,16 @@
  * apart by `dlq_source_topic`/`dlq_source_partition`/`dlq_source_offset`.
  * Spec: issue 9 ("Pull"); bus spec S5, S6 (poison isolation); issue 7 (bounded work per record).
  */
-import { GatewayError, errorMessage } from '../../../core/errors.js';
+import { GatewayError, errorMessage, isGatewayError } from '../../../core/errors.js';
 import { sleep } from '../../../core/retry.js';
 import type { EventCodec } from '../../../codec/event/index.js';
 import { DEFAULT_ENVELOPE_LIMITS } from '../../../envelope/index.js';
 import type { JsonValue } from '../../../envelope/index.js';
 import type { Logger } from '../../../observability/index.js';
-import type { Read, TopicPartitionOffset, Transport, TransportRecord } from '../../../transport/port.js';
+import type { OutboundRecord, Read, TopicPartitionOffset, Transport, TransportRecord } from '../../../transport/port.js';
 import { outOfRangeReset } from '../../../transport/out-of-range.js';
 import { deadLetterHeaders, deadLetterWithoutValueHeaders, originalHeaders } from '../../subscriber/failure-headers.js';
+import { subscriptionTopics } from '../../subscriber/subscriber.js';
 import { headerBoundsProblem } from '../../subscriber/pipeline/bounds.js';
 import { decodeRecord, missingDataProblem, peekHeaders, peekType } from '../../subscriber/pipeline/decode.js';
 import { subscriptionFilter } from '../../subscriber/pipeline/filter.js';
@@ -192,8 +196,10 @@ type Verdict = { kind: 'event'; json: Record<string, JsonValue>; text: string; b
  * the subscription may no longer be pulled; called before each poll round and before resolving
  * (its error rejects the pull, and `positions` must then be dropped: they may be past
  * events not handed out).
- * Errors: CEG_BROKER_UNAVAILABLE / CEG_REGISTRY_UNAVAILABLE (retriable) when nothing could be
- *   handed out because of a transient failure; `check`'s; the transport's.
+ * Errors: CEG_REGISTRY_UNAVAILABLE (retriable) when nothing could be handed out because a record
+ *   could not be decoded for now (registry unreachable); CEG_BROKER_UNAVAILABLE (retriable) when a
+ *   poison record's dead letter could not be written (broker unreachable, the topic's creation
+ *   refused); `check`'s; the transport's.
  */
 export async function pull(deps: PullDeps, target: PullTarget, positions: Positions, o: { readonly max: number; readonly maxBytes: number; readonly deadlineMs: number; readonly signal: AbortSignal; readonly check?: () => void }): Promise<PullResult> {
   const check = o.check ?? ((): void => {});
@@ -202,7 +208,8 @@ export async function pull(deps: PullDeps, target: PullTarget, positions: Positi
   let textBytes = 0; // UTF-8 bytes of the texts in `events`
   let skipped = 0;
   let deadLettered = 0;
-  let transient: string | undefined;
+  /** Why a partition stopped before a record, and the code of the error thrown when nothing else came out. */
+  let transient: { readonly reason: string; readonly code: 'CEG_REGISTRY_UNAVAILABLE' | 'CEG_BROKER_UNAVAILABLE' } | undefined;
   const judge = async (record: TransportRecord): Promise<Verdict> => {
     const tooBig = headerBoundsProblem(record, DEFAULT_ENVELOPE_LIMITS);
     if (tooBig !== undefined) return { kind: 'poison', reason: tooBig };
@@ -222,15 +229,31 @@ export async function pull(deps: PullDeps, target: PullTarget, positions: Positi
       return { kind: 'poison', reason: `poison: ${errorMessage(err)}` };
     }
   };
+  const dlq = `${target.group}.dlq`;
+  /**
+   * Produces one dead letter. A dead-letter topic that is gone (an operator deleted it: the produce
+   * is refused as an unknown topic, CEG_INVALID_NAME, not retriable) is created again with the
+   * settings the subscription was created with ({@link subscriptionTopics}), with a warning, and the
+   * dead letter is written there, as the push subscriber does (subscriber.ts produceDeadLetter).
+   */
+  const produceDeadLetter = async (out: OutboundRecord): Promise<void> => {
+    try {
+      await deps.transport.produce(dlq, [out], { signal: o.signal });
+    } catch (err) {
+      if (o.signal.aborted || !isGatewayError(err, 'CEG_INVALID_NAME')) throw err;
+      deps.log.warn({ subscription: target.group, topic: dlq, err: errorMessage(err) }, `pull: dead-letter topic ${dlq} is gone (deleted while the subscription was in use): creating it again`);
+      await deps.transport.ensureTopics(subscriptionTopics(target.group).filter((t) => t.name === dlq));
+      await deps.transport.produce(dlq, [out], { signal: o.signal });
+    }
+  };
   const deadLetter = async (record: TransportRecord, reason: string): Promise<boolean> => {
     const now = Date.now();
     const origin = { topic: record.topic, partition: record.partition, offset: record.offset };
     const info = { reason, attempts: 1, firstFailureMs: now, lastFailureMs: now, origin, subscription: target.group };
     const where = { subscription: target.group, topic: record.topic, partition: record.partition, offset: record.offset.toString() };
-    const dlq = `${target.group}.dlq`;
     const headers = [...originalHeaders(record.headers), ...deadLetterHeaders(info)];
     try {
-      await deps.transport.produce(dlq, [{ key: record.key, value: record.value, headers, timestampMs: record.timestampMs }], { signal: o.signal });
+      await produceDeadLetter({ key: record.key, value: record.value, headers, timestampMs: record.timestampMs });
       deps.log.warn({ ...where, reason: reason.slice(0, 500) }, 'pull: record dead-lettered and passed over');
       return true;
     } catch (err) {
@@ -243,7 +266,7 @@ export async function pull(deps: PullDeps, target: PullTarget, positions: Positi
       }
       const bare = deadLetterWithoutValueHeaders(record, info, errorMessage(err));
       try {
-        await deps.transport.produce(dlq, [{ key: record.key, value: null, headers: bare, timestampMs: record.timestampMs }], { signal: o.signal });
+        await produceDeadLetter({ key: record.key, value: null, headers: bare, timestampMs: record.timestampMs });
         deps.log.warn({ ...where, reason: reason.slice(0, 500), refusal: errorMessage(err) }, 'pull: record dead-lettered without its value and passed over');
         return true;
       } catch (again) {
@@ -267,7 +290,7 @@ export async function pull(deps: PullDeps, target: PullTarget, positions: Positi
       if (full || o.signal.aborted) return;
       if (v.kind === 'transient') {
         blocked.add(k);
-        transient = v.reason;
+        transient = { reason: v.reason, code: 'CEG_REGISTRY_UNAVAILABLE' };
         return;
       }
       if (v.kind === 'poison') {
@@ -277,7 +300,7 @@ export async function pull(deps: PullDeps, target: PullTarget, positions: Positi
           : await deps.deadLettered.once(`${target.group}@${target.incarnation}`, record, () => deadLetter(record, reason));
         if (done === 'failed') {
           blocked.add(k);
-          transient = 'the dead-letter topic did not take a poison record';
+          transient = { reason: 'the dead-letter topic did not take a poison record', code: 'CEG_BROKER_UNAVAILABLE' };
           return;
         }
         // 'already': dead-lettered by another pull of this process: passed over, not written again.
@@ -334,7 +357,7 @@ export async function pull(deps: PullDeps, target: PullTarget, positions: Positi
   // The subscription as it is now: a pause (or delete) during the read or the wait hands out nothing.
   check();
   if (events.length === 0 && transient !== undefined) {
-    throw new GatewayError('CEG_REGISTRY_UNAVAILABLE', `pull: ${transient.slice(0, 300)}; try again`, { retriable: true, details: { subscription: target.group } });
+    throw new GatewayError(transient.code, `pull: ${transient.reason.slice(0, 300)}; try again`, { retriable: true, details: { subscription: target.group } });
   }
   return { events, positions: positions.all(), skipped, deadLettered };
 }
