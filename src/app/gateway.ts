@@ -796,7 +796,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       shadowedBy: (group) => svc.shadowedBy(group),
       background: replayAuditWrites,
     });
-    pullService = new PullService({ subscription: (g) => s.get(g), catalog, codec: () => need(codec, 'codec'), transport, signer: cursorKey(), log: slog.child({ delivery: 'pull' }), mayRead: (owner, kind) => mayRead(owner, kind), declared: (group) => declared.some((d) => d.group === group), shadowedBy: (group) => svc.shadowedBy(group) });
+    pullService = new PullService({ subscription: (g) => s.get(g), catalog, codec: () => need(codec, 'codec'), transport, signer: cursorKey(), log: slog.child({ delivery: 'pull' }), mayRead: (owner, kind) => mayRead(owner, kind), declared: (group) => declared.some((d) => d.group === group), shadowedBy: (group) => svc.shadowedBy(group), onChange: (l) => s.onChange(l) });
     service = svc;
     // A stored subscription named as a short-form connector: said now, and when one appears later.
     warnConnectorClashes();

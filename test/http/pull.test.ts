@@ -222,6 +222,24 @@ describe('GET /subscriptions/{name}/events', () => {
     expect(metrics).not.toContain(`ce_gateway_subscription_up{subscription="${group}"}`);
   });
 
+  // The counters went only when something read them (a scrape); now at the delete
+  // (test/unit/bus/subscriptions/pull-stats-forget.test.ts shows it without any read).
+  it('a deleted pull subscription has no counters in /metrics any more; created again under its name it counts from zero', async () => {
+    const name = await create();
+    const group = `ce-gateway.sub.anonymous.${name}`;
+    await publish(3);
+    const r = await pull(name, 'max=100');
+    expect((await call('POST', `/subscriptions/${name}/cursors`, { cursor: r.cursor })).status).toBe(204);
+    const before = await (await fetch(`${gw.url}/metrics`)).text();
+    expect(before).toContain(`ce_gateway_pull_commits_total{subscription="${group}"} 1`);
+    expect((await call('DELETE', `/subscriptions/${name}`)).status).toBe(204);
+    const after = await (await fetch(`${gw.url}/metrics`)).text();
+    expect(after).not.toContain(`subscription="${group}"`);
+    expect((await call('POST', '/subscriptions', { name, kinds: ['PriceLoadingCompleted'], delivery: { mode: 'pull' } })).status).toBe(201);
+    expect((await call('POST', `/subscriptions/${name}/cursors`, { cursor: (await pull(name, 'max=1')).cursor })).status).toBe(204);
+    expect(await (await fetch(`${gw.url}/metrics`)).text()).toContain(`ce_gateway_pull_commits_total{subscription="${group}"} 1`);
+  });
+
   it('pulls at the same time write a poison record to the dead-letter topic once; a subscription deleted and created again under its name writes its own copy', async () => {
     const enc = new TextEncoder();
     const poisonId = `poison-${randomUUID().slice(0, 8)}`;

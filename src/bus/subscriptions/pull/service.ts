@@ -86,6 +86,12 @@ export interface PullServiceDeps {
    * not pulled, streamed or committed either (CEG_CONFLICT, `name`, its `reason`). Absent: none.
    */
   readonly shadowedBy?: (group: string) => { readonly owner: string; readonly group: string; readonly reason: string } | undefined;
+  /**
+   * Calls its listener after every change the definitions store applied (SubscriptionStore
+   * onChange: this instance's and the other instances' changes alike): the counters of a
+   * subscription deleted (or deleted and created again) are dropped then. Absent: only when read.
+   */
+  readonly onChange?: (listener: () => void) => unknown;
 }
 
 export interface PullOptions {
@@ -151,21 +157,37 @@ export class PullService {
 
   constructor(deps: PullServiceDeps) {
     this.#d = deps;
+    // At the delete, not at the next scrape: until then (for ever on an instance nobody scrapes)
+    // every deleted pull subscription's counters stayed in memory.
+    deps.onChange?.(() => this.#forgetGone());
   }
 
   /**
    * Counters per group, for the subscriptions that still exist: those of a subscription deleted
-   * (and maybe created again under its name: another `createdAt`) are forgotten, so its counts
-   * start over (docs/subscriptions.md "Status").
+   * (and maybe created again under its name: another `createdAt`) are forgotten — when the store
+   * applies the change (`onChange`), and again here in case a change was missed — so its counts
+   * start over (docs/subscriptions.md "Status"). A live view: it follows later pulls and deletes.
    */
   stats(): ReadonlyMap<string, PullStats> {
-    for (const [g, c] of this.#stats) if (this.#d.subscription(g)?.createdAt !== c.incarnation) this.#stats.delete(g);
+    this.#forgetGone();
     return this.#stats;
   }
 
+  /** Drops the counters of every group whose subscription is gone or is another incarnation now. */
+  #forgetGone(): void {
+    for (const [g, c] of this.#stats) if (this.#d.subscription(g)?.createdAt !== c.incarnation) this.#stats.delete(g);
+  }
+
+  /**
+   * The counters of `group`'s incarnation. A pull or commit that ends after its subscription was
+   * deleted counts into a throw-away one: stored, it brought the deleted subscription's counters
+   * back after they were dropped.
+   */
   #count(group: string, incarnation: string): { delivered: number; skipped: number; deadLettered: number; commits: number; lastDeliveryMs?: number } {
+    const fresh = { incarnation, delivered: 0, skipped: 0, deadLettered: 0, commits: 0 };
+    if (this.#d.subscription(group)?.createdAt !== incarnation) return fresh;
     let c = this.#stats.get(group);
-    if (c?.incarnation !== incarnation) this.#stats.set(group, (c = { incarnation, delivered: 0, skipped: 0, deadLettered: 0, commits: 0 }));
+    if (c?.incarnation !== incarnation) this.#stats.set(group, (c = fresh));
     return c;
   }
 
