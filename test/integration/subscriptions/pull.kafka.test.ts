@@ -21,6 +21,7 @@ import { startGatewayProcess } from '../../../bench/lib/gateway-process.js';
 import type { GatewayProcess } from '../../../bench/lib/gateway-process.js';
 import { priceLoaded } from '../../fixtures/events.js';
 import { uniqueName } from '../../helpers/stack.js';
+import { waitFor } from '../../helpers/wait.js';
 import { DEAD_LETTER_HEADERS } from '../../../src/bus/subscriber/index.js';
 import { ownCatalog, rawKafka } from '../consumer/members.js';
 import type { OwnCatalog } from '../consumer/members.js';
@@ -84,6 +85,9 @@ async function create(gw: GatewayProcess): Promise<string> {
   const name = uniqueName('pull').replace(/\./g, '-');
   const r = await call(gw, 'POST', '/subscriptions', { name, kinds: ['PriceLoadingCompleted'], delivery: { mode: 'pull' } });
   expect(r.status, JSON.stringify(r.body)).toBe(201);
+  // The other gateway learns of it from the definitions topic, a moment later: a pull or stream
+  // there at once was a 404 now and then (seen on kafkajs).
+  for (const other of gws) await waitFor(`${name} known to ${other.url}`, async () => (await call(other, 'GET', `/subscriptions/${name}`)).status === 200, 30_000, 100);
   return name;
 }
 
