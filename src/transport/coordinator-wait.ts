@@ -8,7 +8,9 @@
  * of a consumer (`consume()`: its start offsets, its first join) failed on a broker just started
  * (stack-restart, producer-state-lost and start-offsets-stall retried around it). The start calls
  * go through {@link whileCoordinatorLoads} instead: tried again with backoff for up to
- * {@link COORDINATOR_WAIT_MS}, then a retriable error naming the group.
+ * {@link COORDINATOR_WAIT_MS}, then a retriable error naming the group. The transports' other group
+ * calls (committed offsets, member-less commits and resets, a group's members) go through it too,
+ * for the shorter {@link GROUP_CALL_COORDINATOR_WAIT_MS}: their callers answer HTTP requests.
  * Spec: DESIGN "Known traps" (retriable decided at the throw site); STYLE "one central retry policy".
  */
 import { errorMessage, GatewayError } from '../core/errors.js';
@@ -23,6 +25,21 @@ import type { TransportLogger } from './kafka/logging.js';
  * stack-restart took up to ~10 s to answer group calls again.
  */
 export const COORDINATOR_WAIT_MS = 30_000;
+
+/**
+ * How long the transports' group calls outside a consumer's start (`committedOffsets`,
+ * `committedOffsetsOf`, `commitOffsets` and so `resetOffsets`, `groupMembers`) wait for the
+ * group's coordinator, ms: long enough for a coordinator a broker is creating or moving (the
+ * offsets topic of a fresh broker was there within about a second in the tests:
+ * test/integration/consumer/coordinator-calls.kafka.test.ts), short because HTTP requests wait on
+ * these calls: a pull's opening and each cursor commit are bounded by PULL_BROKER_GRACE_MS (5 s,
+ * bus/subscriptions/pull/service.ts) and the lag of every subscription at a /metrics scrape by
+ * LAG_SCRAPE_BUDGET_MS (4 s, app/gateway.ts); `GET /subscriptions/{name}/status` and a replay's
+ * reset have no bound of their own and answer a retriable 503 once it passes. 3 s leaves those
+ * budgets a second for the call that then goes through. A wait not over by then fails as
+ * {@link whileCoordinatorLoads} says (a retriable CEG_BROKER_UNAVAILABLE, `Retry-After`).
+ */
+export const GROUP_CALL_COORDINATOR_WAIT_MS = 3_000;
 
 /** Options of {@link whileCoordinatorLoads}. */
 export interface CoordinatorWaitOptions {

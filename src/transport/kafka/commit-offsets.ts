@@ -19,6 +19,7 @@ interface Coordinator {
 interface Cluster {
   connect(): Promise<void>;
   disconnect(): Promise<void>;
+  refreshMetadata(): Promise<void>;
   findGroupCoordinator(req: { groupId: string }): Promise<Coordinator>;
 }
 
@@ -48,6 +49,9 @@ export class OffsetCommitter {
     this.#cluster ??= (async () => {
       const c = create({ allowAutoTopicCreation: false });
       await c.connect();
+      // A new cluster knows only its seed broker: its first findGroupCoordinator failed with "No
+      // brokers in the broker pool" and went through only on kafkajs's retry (never with `retries: 0`).
+      await c.refreshMetadata();
       return c;
     })();
     const pending = this.#cluster;

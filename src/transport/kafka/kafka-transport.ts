@@ -22,7 +22,7 @@ import { abortedProduce, checkCommitOffsets, checkGroupSpec, checkTopicSpec, clo
 import { KafkaConsumption } from './consumption.js';
 import { OffsetCommitter } from './commit-offsets.js';
 import { coordinatorUnavailable, fromKafkaError, kafkaErrorTypes } from './errors.js';
-import { whileCoordinatorLoads } from '../coordinator-wait.js';
+import { GROUP_CALL_COORDINATOR_WAIT_MS, whileCoordinatorLoads } from '../coordinator-wait.js';
 import type { CoordinatorWaitOptions } from '../coordinator-wait.js';
 import { toKafkaHeaders } from './headers.js';
 import { kafkaLogCreator, toKafkaLogLevel } from './logging.js';
@@ -400,7 +400,7 @@ class KafkaTransport implements Transport {
     assertTopicName(topic);
     const count = await this.partitionCount(topic);
     try {
-      const [answer] = await this.#forgettingDeletedTopics([topic], (admin) => admin.fetchOffsets({ groupId: group, topics: [topic] }));
+      const [answer] = await this.#groupCall(group, 'committedOffsets', () => this.#forgettingDeletedTopics([topic], (admin) => admin.fetchOffsets({ groupId: group, topics: [topic] })));
       const byPartition = new Map((answer?.partitions ?? []).map((p) => [p.partition, p.offset]));
       return Array.from({ length: count }, (_, partition) => {
         const o = byPartition.get(partition);
@@ -416,7 +416,7 @@ class KafkaTransport implements Transport {
     const counts: number[] = [];
     for (const t of topics) counts.push(await this.partitionCount(t));
     try {
-      const answer = await this.#forgettingDeletedTopics(topics, (admin) => admin.fetchOffsets({ groupId: group, topics: [...topics] }));
+      const answer = await this.#groupCall(group, 'committedOffsets', () => this.#forgettingDeletedTopics(topics, (admin) => admin.fetchOffsets({ groupId: group, topics: [...topics] })));
       const out = new Map<string, readonly CommittedOffset[]>();
       topics.forEach((topic, i) => {
         const byPartition = new Map((answer.find((a) => a.topic === topic)?.partitions ?? []).map((p) => [p.partition, p.offset]));
@@ -440,10 +440,12 @@ class KafkaTransport implements Transport {
     if (offsets.length === 0) return;
     const admin = await this.#adminReady();
     try {
-      const { groups } = await admin.describeGroups([group]);
-      const state = groups[0]?.state ?? 'Dead';
-      if (!IDLE_GROUP_STATES.has(state)) throw groupBusy(group, topic, state);
-      await this.#committer.commit(admin, group, topic, offsets.map((o) => ({ partition: o.partition, offset: o.offset.toString() })));
+      await this.#groupCall(group, 'commitOffsets', async () => {
+        const { groups } = await admin.describeGroups([group]);
+        const state = groups[0]?.state ?? 'Dead';
+        if (!IDLE_GROUP_STATES.has(state)) throw groupBusy(group, topic, state);
+        await this.#committer.commit(admin, group, topic, offsets.map((o) => ({ partition: o.partition, offset: o.offset.toString() })));
+      });
     } catch (err) {
       throw commitOffsetsFailure(err, group, topic, (e) => fromKafkaError(e, { operation: 'commitOffsets', group, topic }));
     }
@@ -454,7 +456,7 @@ class KafkaTransport implements Transport {
     if (group === '') return undefined; // no group can be joined under an empty id
     try {
       const admin = await this.#adminReady();
-      const { groups } = await admin.describeGroups([group]);
+      const { groups } = await this.#groupCall(group, 'groupMembers', () => admin.describeGroups([group]));
       const g = groups.find((x) => x.groupId === group);
       // An unknown group: 'Dead' with no member (DescribeGroups < v6), or GROUP_ID_NOT_FOUND (v6+).
       return describedGroup(g?.state, g?.members.length ?? 0);
@@ -522,16 +524,28 @@ class KafkaTransport implements Transport {
   }
 
   /** How a start-time call of `group` waits for its coordinator: the transport's retry delays and logger. */
-  #coordinatorWait(group: string, operation: string): CoordinatorWaitOptions {
+  #coordinatorWait(group: string, operation: string, waitMs?: number): CoordinatorWaitOptions {
     return {
       group,
       operation,
       coordinatorBusy: coordinatorUnavailable,
-      map: (err) => fromKafkaError(err, { operation: 'consume', group }),
+      map: (err) => fromKafkaError(err, { operation: operation.startsWith('consume') ? 'consume' : operation, group }),
       initialDelayMs: this.#opts.initialRetryTimeMs,
       maxDelayMs: this.#opts.maxRetryTimeMs,
       logger: this.#opts.logger,
+      ...(waitMs === undefined ? {} : { waitMs }),
     };
+  }
+
+  /**
+   * A group call outside a consumer's start (`operation`: the transport method), tried again while
+   * the group's coordinator is not there yet, for up to {@link GROUP_CALL_COORDINATOR_WAIT_MS}
+   * (../coordinator-wait.ts): kafkajs retries such an answer only `retries` times. Errors: `fn`'s
+   * as fromKafkaError maps them (a GatewayError as thrown); the bounded wait's retriable
+   * CEG_BROKER_UNAVAILABLE.
+   */
+  #groupCall<T>(group: string, operation: string, fn: () => Promise<T>): Promise<T> {
+    return whileCoordinatorLoads(fn, this.#coordinatorWait(group, operation, GROUP_CALL_COORDINATOR_WAIT_MS));
   }
 
   /**

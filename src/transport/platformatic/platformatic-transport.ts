@@ -17,7 +17,7 @@ import { abortedProduce, checkCommitOffsets, checkGroupSpec, checkTopicSpec, clo
 import { baseOptions, closeForced } from './client-options.js';
 import { PlatformaticConsumption } from './consumption.js';
 import { brokerMessageOf, coordinatorUnavailable, fromPlatformaticError, protocolIds } from './errors.js';
-import { whileCoordinatorLoads } from '../coordinator-wait.js';
+import { GROUP_CALL_COORDINATOR_WAIT_MS, whileCoordinatorLoads } from '../coordinator-wait.js';
 import type { CoordinatorWaitOptions } from '../coordinator-wait.js';
 import { listOffsets, tpKey } from './fetcher.js';
 import { OffsetResetCounts } from '../out-of-range.js';
@@ -280,7 +280,7 @@ class PlatformaticTransport implements Transport {
   async committedOffsets(group: string, topic: string): Promise<readonly CommittedOffset[]> {
     const count = await this.partitionCount(topic);
     try {
-      const [answer] = await this.#admin.listConsumerGroupOffsets({ groups: [{ groupId: group, topics: [{ name: topic, partitionIndexes: Array.from({ length: count }, (_, i) => i) }] }] });
+      const [answer] = await this.#groupCall(group, 'committedOffsets', () => this.#admin.listConsumerGroupOffsets({ groups: [{ groupId: group, topics: [{ name: topic, partitionIndexes: Array.from({ length: count }, (_, i) => i) }] }] }));
       const byPartition = new Map<number, bigint>();
       for (const t of answer?.topics ?? []) if (t.name === topic) for (const p of t.partitions) byPartition.set(p.partitionIndex, p.committedOffset);
       return Array.from({ length: count }, (_, partition) => {
@@ -295,7 +295,7 @@ class PlatformaticTransport implements Transport {
   async committedOffsetsOf(group: string, topics: readonly string[]): Promise<ReadonlyMap<string, readonly CommittedOffset[]>> {
     const counts = await Promise.all(topics.map((t) => this.partitionCount(t)));
     try {
-      const [answer] = await this.#admin.listConsumerGroupOffsets({ groups: [{ groupId: group, topics: topics.map((name, i) => ({ name, partitionIndexes: Array.from({ length: counts[i]! }, (_, p) => p) })) }] });
+      const [answer] = await this.#groupCall(group, 'committedOffsets', () => this.#admin.listConsumerGroupOffsets({ groups: [{ groupId: group, topics: topics.map((name, i) => ({ name, partitionIndexes: Array.from({ length: counts[i]! }, (_, p) => p) })) }] }));
       const out = new Map<string, readonly CommittedOffset[]>();
       topics.forEach((topic, i) => {
         const byPartition = new Map<number, bigint>();
@@ -319,9 +319,11 @@ class PlatformaticTransport implements Transport {
     checkCommitOffsets(topic, count, offsets);
     if (offsets.length === 0) return;
     try {
-      const state = await this.#groupState(group);
-      if (!IDLE_GROUP_STATES.has(state)) throw groupBusy(group, topic, state);
-      await this.#admin.alterConsumerGroupOffsets({ groupId: group, topics: [{ name: topic, partitionOffsets: offsets.map((o) => ({ partition: o.partition, offset: o.offset })) }] });
+      await this.#groupCall(group, 'commitOffsets', async () => {
+        const state = await this.#groupState(group);
+        if (!IDLE_GROUP_STATES.has(state)) throw groupBusy(group, topic, state);
+        await this.#admin.alterConsumerGroupOffsets({ groupId: group, topics: [{ name: topic, partitionOffsets: offsets.map((o) => ({ partition: o.partition, offset: o.offset })) }] });
+      });
     } catch (err) {
       throw commitOffsetsFailure(err, group, topic, (e) => fromPlatformaticError(e, { operation: 'commitOffsets', group, topic }));
     }
@@ -331,7 +333,7 @@ class PlatformaticTransport implements Transport {
     this.#assertOpen();
     if (group === '') return undefined; // no group can be joined under an empty id
     try {
-      const g = (await this.#admin.describeGroups({ groups: [group] })).get(group);
+      const g = (await this.#groupCall(group, 'groupMembers', () => this.#admin.describeGroups({ groups: [group] }))).get(group);
       // An unknown group: 'DEAD' with no member (DescribeGroups < v6), or GROUP_ID_NOT_FOUND (v6+).
       return describedGroup(g?.state, g?.members.size ?? 0);
     } catch (err) {
@@ -383,16 +385,28 @@ class PlatformaticTransport implements Transport {
   }
 
   /** How a start-time call of `group` waits for its coordinator: the transport's retry delays and logger. */
-  #coordinatorWait(group: string, operation: string): CoordinatorWaitOptions {
+  #coordinatorWait(group: string, operation: string, waitMs?: number): CoordinatorWaitOptions {
     return {
       group,
       operation,
       coordinatorBusy: coordinatorUnavailable,
-      map: (err) => fromPlatformaticError(err, { operation: 'consume', group }),
+      map: (err) => fromPlatformaticError(err, { operation: operation.startsWith('consume') ? 'consume' : operation, group }),
       initialDelayMs: this.#opts.initialRetryTimeMs,
       maxDelayMs: this.#opts.maxRetryTimeMs,
       logger: this.#opts.logger,
+      ...(waitMs === undefined ? {} : { waitMs }),
     };
+  }
+
+  /**
+   * A group call outside a consumer's start (`operation`: the transport method), tried again while
+   * the group's coordinator is not there yet, for up to {@link GROUP_CALL_COORDINATOR_WAIT_MS}
+   * (../coordinator-wait.ts): the library retries such an answer only `retries` times. Errors:
+   * `fn`'s as fromPlatformaticError maps them (a GatewayError as thrown); the bounded wait's
+   * retriable CEG_BROKER_UNAVAILABLE.
+   */
+  #groupCall<T>(group: string, operation: string, fn: () => Promise<T>): Promise<T> {
+    return whileCoordinatorLoads(fn, this.#coordinatorWait(group, operation, GROUP_CALL_COORDINATOR_WAIT_MS));
   }
 
   async #groupState(group: string): Promise<string> {
