@@ -38,7 +38,10 @@ export interface KafkaTransportOptions {
    * kafkajs's own restarts of a consumer in a row after a crash it calls retriable (it restarts
    * forever otherwise). After them — and after a crash kafkajs calls final whose cause is retriable
    * for the transport — a member that joined once joins again with backoff, as often as it takes
-   * (kafka/consumption.ts #rejoinLater); one that never joined fails its start. Default 3.
+   * (kafka/consumption.ts #rejoinLater); one that never joined fails its start. On
+   * @platformatic/kafka: fetches (or start offset look-ups) failing `(retries + 1) × (maxRestarts + 1)`
+   * times in a row make a member that joined once join again the same way
+   * (platformatic/consumption.ts #rejoinLater). Default 3.
    */
   readonly maxRestarts: number;
   /** Consumer session timeout, ms. Default 30000. */

@@ -84,9 +84,14 @@ interface PartitionState {
  * - stop(): the records in hand see their signal aborted; after `stopTimeoutMs` a record still
  *   in hand is left uncommitted (it comes again) and the member leaves regardless of the handler.
  * - A handler rejection stops the consumption and rejects `done`; the failed record is not
- *   committed. A member that cannot rejoin, or fetches — or the look-up of where newly assigned
- *   partitions start — failing `(retries + 1) × (maxRestarts + 1)` times in a row (a failure that
- *   is not retriable at once), reject `done` too (never idle silently).
+ *   committed. A member that joined once and is stopped on a failure {@link fromPlatformaticError}
+ *   calls retriable — the library's own rejoin failed (it then stops heartbeating), or fetches or
+ *   the look-up of where newly assigned partitions start failed `(retries + 1) × (maxRestarts + 1)`
+ *   times in a row — joins its group again after a backoff (`initialRetryTimeMs` doubling up to
+ *   `maxRetryTimeMs`), as often as it takes, each rejoin counted and logged (#rejoinLater), as the
+ *   kafkajs adapter does: a broker stalled or restarting no longer ends a running subscription.
+ *   A failure that is not retriable (a refused login, an ACL) rejects `done` (never idle
+ *   silently), as does any failure before the first join (consume() rejects then).
  * Spec: bus spec S1, S3, T4, T9; DESIGN "Known traps" (commit only processed offsets, commit
  *   before leaving a generation, surface a dead consumer); issue 7 (batched commits,
  *   non-blocking retries, bounded stop); issue 14.
@@ -149,6 +154,10 @@ export class PlatformaticConsumption implements Consumption {
   readonly #seenCounts = new Map<string, number>();
   #growthTimer: NodeJS.Timeout | undefined;
   #growthCheck: Promise<void> | undefined;
+  /** Rejoins this member made after a retriable failure stopped it (#rejoinLater), in all and since its last join. */
+  #rejoins = 0;
+  #rejoinsSinceJoin = 0;
+  #rejoinTimer: NodeJS.Timeout | undefined;
 
   private constructor(spec: GroupSpec, handler: RecordHandler, opts: KafkaTransportOptions, pins: LatestPins, recovering: () => boolean, resets: OffsetResetCounts | undefined) {
     this.group = spec.group;
@@ -238,9 +247,11 @@ export class PlatformaticConsumption implements Consumption {
     // Sent before the library's JoinGroup on the same connection: the handled offsets are stored
     // while this member still belongs to the old generation.
     this.#member.on('consumer:group:rebalance', () => void this.#commit());
+    // The library's rejoin (after a heartbeat answered UNKNOWN_MEMBER_ID, REBALANCE_IN_PROGRESS…)
+    // failed `retries + 1` times: it stops heartbeating, the member is out of its group.
     this.#member.on('error', (err: unknown) => {
       if (!this.#stopping) this.#opts.logger.error({ group: this.group, err: errorMessage(err) }, 'kafka consumer could not rejoin its group');
-      this.#fail(fromPlatformaticError(err, { operation: 'consume', group: this.group }));
+      this.#stoppedBy(err);
     });
     for (const t of this.#spec.topics) this.#member.topics.track(t);
     for (const [topic, count] of await this.#partitionCounts(false)) {
@@ -254,6 +265,58 @@ export class PlatformaticConsumption implements Consumption {
     this.#growthTimer = setInterval(() => void (this.#growthCheck ??= this.#rejoinWhenTopicsGrew().finally(() => (this.#growthCheck = undefined))), Math.max(1000, this.#opts.metadataMaxAgeMs));
     this.#growthTimer.unref();
     this.#loop = this.#fetchLoop().catch((err: unknown) => this.#fail(err));
+  }
+
+  /**
+   * A failure that stops this member (the library's rejoin failed, fetches or start offset
+   * look-ups failed too often in a row): before the first join it fails the start; after it, a
+   * cause {@link fromPlatformaticError} calls retriable is waited out ({@link #rejoinLater}), any
+   * other ends the consumption.
+   */
+  #stoppedBy(err: unknown): void {
+    if (this.#stopping) return;
+    const mapped = fromPlatformaticError(err, { operation: 'consume', group: this.group });
+    if (mapped.retriable && this.#firstAssignment === undefined && this.#joins > 0) this.#rejoinLater(err);
+    else this.#fail(mapped);
+  }
+
+  /**
+   * This member was stopped by a retriable failure: joins its group again after
+   * `initialRetryTimeMs` · 2^(rejoins since the last join − 1), at most `maxRetryTimeMs` — each
+   * rejoin logged (warn, with the counts: the same line as the kafkajs adapter's) and counted (a
+   * successful one also counts as a join, `joins()`). One rejoin waits at a time (a failure
+   * meanwhile is part of the same episode). A rejoin that fails retriably comes back here; one
+   * refused for a reason that is not retriable ends the consumption. stop() cancels a rejoin not begun.
+   */
+  #rejoinLater(err: unknown): void {
+    if (this.#stopping || this.#rejoinTimer !== undefined) return;
+    this.#rejoins++;
+    this.#rejoinsSinceJoin++;
+    const delayMs = Math.min(this.#opts.maxRetryTimeMs, this.#opts.initialRetryTimeMs * 2 ** Math.min(this.#rejoinsSinceJoin - 1, 20));
+    this.#opts.logger.warn(
+      { group: this.group, err: errorMessage(err), rejoins: this.#rejoins, rejoinsSinceJoin: this.#rejoinsSinceJoin, delayMs },
+      'kafka consumer stopped on a retriable failure; joining its group again',
+    );
+    this.#rejoinTimer = setTimeout(() => void this.#rejoin(), delayMs);
+  }
+
+  async #rejoin(): Promise<void> {
+    if (this.#stopping) return;
+    // Stale metadata (a broker back from a stall, a coordinator moved) is asked again.
+    this.#member.clearMetadata();
+    this.#fetcher.consumer.clearMetadata();
+    try {
+      // Resolves after the join: its assignment comes through 'consumer:group:join' (#onJoin).
+      await this.#member.joinGroup(this.#groupOptions());
+    } catch (err) {
+      if (this.#stopping) return;
+      this.#rejoinTimer = undefined;
+      const mapped = fromPlatformaticError(err, { operation: 'consume', group: this.group });
+      if (mapped.retriable) this.#rejoinLater(err);
+      else this.#fail(mapped);
+      return;
+    }
+    this.#rejoinTimer = undefined;
   }
 
   #groupOptions(): { sessionTimeout: number; rebalanceTimeout: number; heartbeatInterval: number } {
@@ -310,6 +373,7 @@ export class PlatformaticConsumption implements Consumption {
   /** A (re)join: forget given-up partitions, find where the new ones start. */
   async #onJoin(assignments: readonly GroupAssignment[]): Promise<void> {
     const generation = ++this.#generation;
+    this.#rejoinsSinceJoin = 0;
     const assigned = assignments
       .filter((a) => this.#spec.topics.includes(a.topic))
       .flatMap((a) => a.partitions.map((partition) => Object.freeze({ topic: a.topic, partition })))
@@ -337,7 +401,7 @@ export class PlatformaticConsumption implements Consumption {
       this.#wakeUp();
     } catch (err) {
       if (this.#firstAssignment !== undefined) this.#firstAssignment.reject(err);
-      else this.#fail(fromPlatformaticError(err, { operation: 'consume', group: this.group }));
+      else this.#stoppedBy(err);
     }
   }
 
@@ -470,7 +534,15 @@ export class PlatformaticConsumption implements Consumption {
         if (this.#stopping) return;
         failures++;
         this.#opts.logger.warn({ group: this.group, err: errorMessage(err), failures, limit }, 'kafka fetch failed');
-        if (failures >= limit) throw fromPlatformaticError(err, { operation: 'consume', group: this.group });
+        if (failures >= limit) {
+          const mapped = fromPlatformaticError(err, { operation: 'consume', group: this.group });
+          if (!mapped.retriable) throw mapped;
+          // Waited out: the member joins again (its partitions may have moved meanwhile) and the
+          // fetches go on; another `limit` failures in a row join again (with a longer wait when
+          // no join came in between).
+          this.#rejoinLater(err);
+          failures = 0;
+        }
         this.#fetcher.consumer.clearMetadata();
         await new Promise((r) => setTimeout(r, this.#retryDelayMs(failures)));
         continue;
@@ -733,6 +805,7 @@ export class PlatformaticConsumption implements Consumption {
 
   async #shutdown(): Promise<void> {
     this.#stopping = true;
+    clearTimeout(this.#rejoinTimer);
     const cancelDeadline = this.#runner.beginStop();
     clearInterval(this.#commitTimer);
     clearInterval(this.#growthTimer);
