@@ -22,7 +22,7 @@ import { abortedProduce, checkCommitOffsets, checkGroupSpec, checkTopicSpec, clo
 import { KafkaConsumption } from './consumption.js';
 import { OffsetCommitter } from './commit-offsets.js';
 import { coordinatorUnavailable, fromKafkaError, kafkaErrorTypes } from './errors.js';
-import { GROUP_CALL_COORDINATOR_WAIT_MS, whileCoordinatorLoads } from '../coordinator-wait.js';
+import { whileCoordinatorLoads } from '../coordinator-wait.js';
 import type { CoordinatorWaitOptions } from '../coordinator-wait.js';
 import { toKafkaHeaders } from './headers.js';
 import { kafkaLogCreator, toKafkaLogLevel } from './logging.js';
@@ -539,13 +539,13 @@ class KafkaTransport implements Transport {
 
   /**
    * A group call outside a consumer's start (`operation`: the transport method), tried again while
-   * the group's coordinator is not there yet, for up to {@link GROUP_CALL_COORDINATOR_WAIT_MS}
-   * (../coordinator-wait.ts): kafkajs retries such an answer only `retries` times. Errors: `fn`'s
+   * the group's coordinator is not there yet, for up to the option `groupCallCoordinatorWaitMs`
+   * (default GROUP_CALL_COORDINATOR_WAIT_MS, 3 s, ../coordinator-wait.ts): kafkajs retries such an answer only `retries` times. Errors: `fn`'s
    * as fromKafkaError maps them (a GatewayError as thrown); the bounded wait's retriable
    * CEG_BROKER_UNAVAILABLE.
    */
   #groupCall<T>(group: string, operation: string, fn: () => Promise<T>): Promise<T> {
-    return whileCoordinatorLoads(fn, this.#coordinatorWait(group, operation, GROUP_CALL_COORDINATOR_WAIT_MS));
+    return whileCoordinatorLoads(fn, this.#coordinatorWait(group, operation, this.#opts.groupCallCoordinatorWaitMs));
   }
 
   /**

@@ -58,6 +58,12 @@ export interface KafkaTransportOptions {
   readonly ackTimeoutMs: number;
   /** How long a cached partition count is trusted, ms; kafkajs: also its producer's metadata age. Default 30000. */
   readonly metadataMaxAgeMs: number;
+  /**
+   * How long a group call outside a consumer's start (committed offsets, commits, resets, group
+   * members) waits for a group coordinator that is not there yet, ms. Default 3000
+   * (GROUP_CALL_COORDINATOR_WAIT_MS in ../coordinator-wait.ts says why: HTTP callers' budgets).
+   */
+  readonly groupCallCoordinatorWaitMs: number;
 }
 
 const DEFAULTS = {
@@ -77,6 +83,7 @@ const DEFAULTS = {
   partitionsConsumedConcurrently: 3,
   ackTimeoutMs: 30_000,
   metadataMaxAgeMs: 30_000,
+  groupCallCoordinatorWaitMs: 3_000, // GROUP_CALL_COORDINATOR_WAIT_MS (../coordinator-wait.ts)
 } as const satisfies Partial<KafkaTransportOptions>;
 
 export type KafkaTransportInput = Partial<KafkaTransportOptions> & Pick<KafkaTransportOptions, 'brokers'>;
@@ -117,6 +124,7 @@ export function resolveKafkaTransportOptions(input: KafkaTransportInput): KafkaT
     !posInt(o.partitionsConsumedConcurrently) && 'partitionsConsumedConcurrently: integer ≥ 1',
     !posInt(o.ackTimeoutMs) && 'ackTimeoutMs: integer ms ≥ 1',
     !nonNegInt(o.metadataMaxAgeMs) && 'metadataMaxAgeMs: integer ms ≥ 0',
+    !nonNegInt(o.groupCallCoordinatorWaitMs) && 'groupCallCoordinatorWaitMs: integer ms ≥ 0',
   ].filter((p): p is string => typeof p === 'string');
   if (problems.length > 0) {
     throw new GatewayError('CEG_INVALID_OPTIONS', `kafka transport options: ${problems.join('; ')}`, {

@@ -17,7 +17,7 @@ import { abortedProduce, checkCommitOffsets, checkGroupSpec, checkTopicSpec, clo
 import { baseOptions, closeForced } from './client-options.js';
 import { PlatformaticConsumption } from './consumption.js';
 import { brokerMessageOf, coordinatorUnavailable, fromPlatformaticError, protocolIds } from './errors.js';
-import { GROUP_CALL_COORDINATOR_WAIT_MS, whileCoordinatorLoads } from '../coordinator-wait.js';
+import { whileCoordinatorLoads } from '../coordinator-wait.js';
 import type { CoordinatorWaitOptions } from '../coordinator-wait.js';
 import { listOffsets, tpKey } from './fetcher.js';
 import { OffsetResetCounts } from '../out-of-range.js';
@@ -400,13 +400,13 @@ class PlatformaticTransport implements Transport {
 
   /**
    * A group call outside a consumer's start (`operation`: the transport method), tried again while
-   * the group's coordinator is not there yet, for up to {@link GROUP_CALL_COORDINATOR_WAIT_MS}
-   * (../coordinator-wait.ts): the library retries such an answer only `retries` times. Errors:
+   * the group's coordinator is not there yet, for up to the option `groupCallCoordinatorWaitMs`
+   * (default GROUP_CALL_COORDINATOR_WAIT_MS, 3 s, ../coordinator-wait.ts): the library retries such an answer only `retries` times. Errors:
    * `fn`'s as fromPlatformaticError maps them (a GatewayError as thrown); the bounded wait's
    * retriable CEG_BROKER_UNAVAILABLE.
    */
   #groupCall<T>(group: string, operation: string, fn: () => Promise<T>): Promise<T> {
-    return whileCoordinatorLoads(fn, this.#coordinatorWait(group, operation, GROUP_CALL_COORDINATOR_WAIT_MS));
+    return whileCoordinatorLoads(fn, this.#coordinatorWait(group, operation, this.#opts.groupCallCoordinatorWaitMs));
   }
 
   async #groupState(group: string): Promise<string> {

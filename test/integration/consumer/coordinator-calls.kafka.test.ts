@@ -21,8 +21,12 @@ import { startPrivateBroker } from '../../helpers/private-broker.js';
 import type { PrivateBroker } from '../../helpers/private-broker.js';
 import { uniqueName } from '../../helpers/stack.js';
 
-/** No client retry of its own, so a group call meets the missing coordinator. */
-const OPTIONS = { retries: 0, initialRetryTimeMs: 100, maxRetryTimeMs: 1_000, connectionTimeoutMs: 1_000, requestTimeoutMs: 5_000 };
+/**
+ * No client retry of its own, so a group call meets the missing coordinator. The wait is the
+ * mechanism under test, not its 3 s default: a slow CI machine's broker may take longer to create
+ * and load its offsets topic (1.5 s here), so the bound is wide.
+ */
+const OPTIONS = { retries: 0, initialRetryTimeMs: 100, maxRetryTimeMs: 1_000, connectionTimeoutMs: 1_000, requestTimeoutMs: 5_000, groupCallCoordinatorWaitMs: 60_000 };
 
 describe.each(KAFKA_CLIENTS)('group calls as the first of a broker just started (%s)', (client) => {
   let broker: PrivateBroker;
