@@ -290,6 +290,16 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
   const subscriptions = new Set<Subscription>();
   /** Subscriptions whose consumer stopped on a failure: reported by /readyz and metrics, never idle silently. */
   const failedSubscriptions = new Map<string, { readonly reason: string; readonly atMs: number }>();
+  /**
+   * The short-form connectors as GET /subscriptions and GET /subscriptions/{name} show them: one
+   * whose member stopped on a failure is `failed`, the failure its `stateReason`, as its status
+   * says (libraryTarget); until 2026-12-07 the listing said `active` while the status said `failed`.
+   */
+  const listedConnectors = (): readonly SubscriptionView[] =>
+    connectorViews.map((v) => {
+      const failed = failedSubscriptions.get(v.group);
+      return failed === undefined ? v : { ...v, state: 'failed', stateReason: failed.reason.slice(0, 500) };
+    });
   /** Record counters of members that stopped, per subscription the reconciler still runs. */
   const retiredStats = new Map<string, SubscriptionStats>();
   /** The counters of each failed subscription's last member: still counted while it is reported failed, and kept on when a new member starts. */
@@ -666,7 +676,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       throw secretsKeyMissing(`the definitions topic ${s.topic} holds ${sealed} push subscription(s) whose secrets are sealed, and this gateway (bound to ${config.http.host}, Kafka) has no key`);
     }
     const fileViews = new Map(declared.filter((d) => d.view !== undefined).map((d) => [d.group, d.view!] as const));
-    const svc = new SubscriptionService({ store: s, box, catalog, transport, checkTarget: targetChecker(allow, undefined, slog), declared: () => fileViews, connectors: () => connectorViews, mayRead: (owner, kind) => mayRead(owner, kind), partners: () => partnerIds });
+    const svc = new SubscriptionService({ store: s, box, catalog, transport, checkTarget: targetChecker(allow, undefined, slog), declared: () => fileViews, connectors: listedConnectors, mayRead: (owner, kind) => mayRead(owner, kind), partners: () => partnerIds });
     const topicsOf = (kinds: readonly string[]): string[] => topicsOfKinds(catalog, kinds);
     // BUS_ROLE=publisher: this instance takes events and serves the API, but runs no subscription
     // member (push, connectors): deliveries run on the other instances (the two-process layout of

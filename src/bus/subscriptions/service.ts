@@ -72,7 +72,12 @@ export interface SubscriptionView {
   readonly retry: Omit<StoredSubscription['retry'], 'timeoutMs' | 'maxAgeMs'> & { readonly timeoutMs?: number; readonly maxAgeMs?: number };
   readonly concurrency: number;
   readonly rateLimit: number | null;
-  readonly state: SubscriptionState;
+  /**
+   * `failed` only for a short-form connector (`kind: shell-hook` / `file-drop`) whose member stopped
+   * on a failure on this instance, as its status says (`stateReason`: the failure); stored and
+   * file subscriptions are `active`, `paused` or `gone`.
+   */
+  readonly state: SubscriptionState | 'failed';
   readonly stateReason?: string;
   readonly createdAt: string;
   readonly updatedAt: string;

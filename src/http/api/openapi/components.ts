@@ -159,7 +159,7 @@ export const components: Json = {
         retry: { type: 'object' },
         concurrency: { type: 'integer', minimum: 1 },
         rateLimit: { type: ['number', 'null'] },
-        state: { enum: ['active', 'paused', 'gone'] },
+        state: { enum: ['active', 'paused', 'gone', 'failed'], description: '`failed` only for a short-form connector (shell-hook, file-drop) whose member stopped on a failure on the answering instance, as its status says; `stateReason` is the failure.' },
         stateReason: { type: 'string' },
         createdAt: { type: 'string', format: 'date-time' },
         updatedAt: { type: 'string', format: 'date-time' },
