@@ -129,15 +129,17 @@ export function readFailure(err: GatewayError): GatewayError {
 
 /**
  * Whether `topic` exists, asked through `lookup.partitionCount` (a transport, or anything that
- * answers like one): an unknown topic is CEG_INVALID_NAME there. Errors: any other failure of the
- * lookup (a broker outage), thrown as it came.
+ * answers like one): false when the lookup says the topic is missing ({@link topicMissing}).
+ * Errors: any other failure of the lookup, thrown as it came — a broker outage, and a name the
+ * topic-name rule refuses (CEG_INVALID_NAME without `details.topicMissing`, not retriable): such a
+ * name is a caller's mistake, not a topic that is not there yet (until 2026-12-07 it was `false`).
  */
 export async function topicExists(lookup: { partitionCount(topic: string): Promise<number> }, topic: string): Promise<boolean> {
   try {
     await lookup.partitionCount(topic);
     return true;
   } catch (err) {
-    if (isGatewayError(err, 'CEG_INVALID_NAME')) return false;
+    if (topicMissing(err)) return false;
     throw err;
   }
 }

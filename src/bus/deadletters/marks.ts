@@ -13,8 +13,8 @@
  * Spec: issue 10 ("a marker the listing honours; the topic itself expires by retention"); Kafka log
  *   compaction (the latest record per key is kept, a null value deletes the key).
  */
-import { GatewayError } from '../../core/errors.js';
 import type { OutboundRecord, TopicSpec, Transport } from '../../transport/port.js';
+import { topicExists } from '../../transport/topics.js';
 
 const enc = new TextEncoder();
 // ignoreBOM: a leading U+FEFF in a header value or key is part of it (CloudEvents attributes may start with one).
@@ -144,13 +144,3 @@ export async function readMarks(transport: Transport, subscription: string): Pro
   return marks;
 }
 
-/** Whether a topic exists. Errors: the transport's other than "unknown topic". */
-export async function topicExists(transport: Transport, topic: string): Promise<boolean> {
-  try {
-    await transport.partitionCount(topic);
-    return true;
-  } catch (err) {
-    if (err instanceof GatewayError && err.code === 'CEG_INVALID_NAME') return false;
-    throw err;
-  }
-}

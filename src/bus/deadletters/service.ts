@@ -32,7 +32,8 @@ import { DEAD_LETTER_HEADERS, REDRIVE_HEADERS, deadLetterTopic, originalHeaders,
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { headerText, sourceCoordinates, toItem } from './item.js';
 import type { Coordinates, DeadLetterItem } from './item.js';
-import { DeadLetterMarks, deadLetterStateTopic, deadLetterStateTopicSpec, readMarks, topicExists } from './marks.js';
+import { DeadLetterMarks, deadLetterStateTopic, deadLetterStateTopicSpec, readMarks } from './marks.js';
+import { topicExists } from '../../transport/topics.js';
 
 /** Largest page, items (issue 10: "limit up to 1,000"). */
 export const MAX_PAGE = 1000;

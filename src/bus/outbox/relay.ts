@@ -28,6 +28,9 @@ import type { RetryPolicy } from '../../core/retry.js';
 import type { Logger } from '../../observability/index.js';
 import { silentLogger } from '../../observability/index.js';
 import type { OutboundRecord, Position, Transport } from '../../transport/port.js';
+// A missing topic as the transports say it (`details.topicMissing`), not any CEG_INVALID_NAME: a
+// row's topic name the topic-name rule refuses is reported as the invalid name it is.
+import { topicMissing } from '../../transport/topics.js';
 import { BATCH_HEADER_BYTES, recordBatchBytes } from '../publisher/record-size.js';
 import { recordOfRow } from './rows.js';
 import type { ClaimedRow } from './rows.js';
@@ -361,11 +364,6 @@ interface TopicLookup {
   notBeforeMs: number;
   times: number;
   readonly rows: Map<string, ClaimedRow>;
-}
-
-/** Whether a transport error says the topic does not exist (the transports' mapping of UNKNOWN_TOPIC_OR_PARTITION). */
-function topicMissing(err: unknown): boolean {
-  return isGatewayError(err) && (err.code === 'CEG_INVALID_NAME' || err.code === 'CEG_UNKNOWN_TOPIC');
 }
 
 /**

@@ -1,7 +1,10 @@
 /**
  * Rows whose topic is not even a legal Kafka topic name (a row edited by hand, a topic renamed in a
  * bad catalog): each holds back only its own key, gets an attempt and a `last_error`, and every
- * other key is published in order.
+ * other key is published in order. Each is reported as the illegal name it is (CEG_INVALID_NAME,
+ * `invalid topic name …`), not as a topic that does not exist yet (until 2026-12-07 the relay took
+ * any CEG_INVALID_NAME for a missing topic: CEG_UNKNOWN_TOPIC, `topic … does not exist`, waiting
+ * for a topic no one can create); a missing topic is what the transport marks `details.topicMissing`.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startOutboxRelay } from '../../../src/bus/outbox/index.js';
@@ -40,6 +43,12 @@ describe('outbox relay and rows whose topic name is illegal', () => {
         const r = await f.pool.query<{ n: string }>(`SELECT count(*) AS n FROM ${f.writer.table.sql} WHERE partition_key LIKE 'BAD%' AND sent_at IS NULL AND attempts > 0 AND last_error IS NOT NULL`);
         return Number(r.rows[0]!.n) === BAD_TOPICS.length;
       }, 30_000);
+      const errors = (await f.pool.query<{ topic: string; last_error: string }>(`SELECT topic, last_error FROM ${f.writer.table.sql} WHERE partition_key LIKE 'BAD%'`)).rows;
+      for (const e of errors) {
+        expect(e.last_error, e.topic.slice(0, 20)).toMatch(/^invalid topic name /);
+        expect(e.last_error, e.topic.slice(0, 20)).not.toContain('does not exist');
+      }
+      expect(relay.stats().lastError?.code).toBe('CEG_INVALID_NAME');
     } finally {
       await relay.stop();
     }
