@@ -10,5 +10,6 @@ export { OutboxWriter, writeOutboxEvent } from './write.js';
 export type { OutboxReceipt, OutboxWriteOptions, OutboxWriterOptions } from './write.js';
 export { DEFAULT_OUTBOX_BATCH_BYTES, MAX_OUTBOX_BATCH_SIZE, resolveOutboxRelayOptions, startOutboxRelay } from './relay.js';
 export type { OutboxRelay, OutboxRelayOptions, OutboxRelayStats } from './relay.js';
+export { outboxStoreError } from './store-error.js';
 export { DEFAULT_OUTBOX_TABLE, outboxTable } from './table.js';
 export type { OutboxTable } from './table.js';

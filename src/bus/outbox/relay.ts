@@ -34,6 +34,7 @@ import { topicMissing } from '../../transport/topics.js';
 import { BATCH_HEADER_BYTES, recordBatchBytes } from '../publisher/record-size.js';
 import { recordOfRow } from './rows.js';
 import type { ClaimedRow } from './rows.js';
+import { databaseUnreachable, outboxStoreError, outboxTableMissing } from './store-error.js';
 import { claimRowsSql, deleteSentSql, lockKeysSql, markFailedSql, markSentSql, outboxTable, purgeSql } from './table.js';
 import type { OutboxTable } from './table.js';
 
@@ -285,27 +286,6 @@ type Failed = { readonly rows: readonly ClaimedRow[]; readonly error: unknown };
 /** What a cycle's produce phase did with its rows. */
 type Published = { sent: { row: ClaimedRow; position: Position }[]; failed: Failed[]; tooLarge: Failed[]; invalid: Failed[] };
 
-/**
- * Whether a database error means the database could not be reached or used at all (no answer: a
- * connection error; SQLSTATE classes 08 connection exception, 53 insufficient resources, 57
- * operator intervention; and a CEG_* error such as {@link explained}'s missing table), rather than
- * an answer to a statement (e.g. 55P03, a row lock held).
- */
-function unreachable(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null | undefined)?.code;
-  if (typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code)) return true;
-  return /^(08|53|57)/.test(code);
-}
-
-/**
- * SQLSTATEs that say the outbox itself is missing from the database the relay reached: 42P01
- * undefined_table, 3F000 invalid_schema_name (`outbox migrate` was not run, or OUTBOX_TABLE names
- * another table). Retried like an outage (the table may be created later), but the database is
- * not usable: reported down, with an error that names the table and the command that creates it.
- * Spec: PostgreSQL "Appendix A. PostgreSQL Error Codes".
- */
-const MISSING_TABLE = new Set(['42P01', '3F000']);
-
 /** How long a cycle's produce phase may take, ms: 2 × publishTimeoutMs. */
 function publishPhaseMs(publishTimeoutMs: number): number {
   return 2 * publishTimeoutMs;
@@ -332,17 +312,13 @@ function serverAnswered(err: unknown): boolean {
 }
 
 /**
- * The error to report for a failure of the outbox's statements: a missing table or schema becomes
- * CEG_STORE_UNAVAILABLE (retriable: the table may be created later) naming the table and
- * `ce-gateway outbox migrate`, with the SQLSTATE in `details.sqlstate`; anything else as it is.
+ * The error to report for a failure of the outbox's statements: a missing table or schema as
+ * {@link outboxStoreError} says it (CEG_STORE_UNAVAILABLE, retriable, naming the table and
+ * `ce-gateway outbox migrate`: what `outbox stuck` says too); anything else as it is (its SQLSTATE
+ * is what the relay's lastError and log lines show, e.g. 55P03 for a lock wait given up).
  */
 function explained(err: unknown, t: OutboxTable): unknown {
-  const code = (err as { code?: unknown } | null | undefined)?.code;
-  if (typeof code !== 'string' || !MISSING_TABLE.has(code)) return err;
-  return new GatewayError('CEG_STORE_UNAVAILABLE', `outbox table ${t.name} does not exist in the outbox database (SQLSTATE ${code}: ${errorMessage(err)}): create it with \`ce-gateway outbox migrate\` (same OUTBOX_DATABASE_URL and OUTBOX_TABLE) or ensureOutboxSchema(); the relay retries meanwhile`, {
-    retriable: true,
-    details: { table: t.name, sqlstate: code },
-  });
+  return outboxTableMissing(err) ? outboxStoreError(err, t) : err;
 }
 
 /** A statement with pg's client-side `query_timeout` (ms; supported by pg's Client, not in its QueryConfig type). */
@@ -480,7 +456,7 @@ class Relay implements OutboxRelay {
       r = await this.#poolQuery<{ n: string; age: string | null }>(`SELECT count(*)::bigint AS n, EXTRACT(EPOCH FROM now() - min(created_at))::float8 AS age FROM ${this.table.sql} WHERE sent_at IS NULL`, []);
     } catch (err) {
       const e = explained(err, this.table);
-      if (unreachable(e)) this.#databaseUp = false;
+      if (databaseUnreachable(e)) this.#databaseUp = false;
       throw e;
     }
     this.#databaseUp = true;
@@ -558,7 +534,7 @@ class Relay implements OutboxRelay {
     } catch (raw) {
       const err = explained(raw, this.table);
       // Not a stop() abandoning the cycle: the database failed it.
-      if (!this.#abandon.signal.aborted && unreachable(err)) this.#databaseUp = false;
+      if (!this.#abandon.signal.aborted && databaseUnreachable(err)) this.#databaseUp = false;
       this.#dbFailure(err, 'outbox relay cycle failed on the database');
       throw err;
     }

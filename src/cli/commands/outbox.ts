@@ -93,11 +93,15 @@ export function registerOutboxCommand(program: Command): void {
       if (!Number.isInteger(minAttempts) || minAttempts < 1 || !Number.isInteger(limit) || limit < 1 || limit > 10_000) {
         throw new GatewayError('CEG_INVALID_OPTIONS', '--min-attempts: an integer ≥ 1; --limit: an integer 1–10000', { retriable: false, details: { field: Number.isInteger(minAttempts) && minAttempts >= 1 ? 'limit' : 'min-attempts' } });
       }
-      const [{ default: pg }, { outboxTable }] = await Promise.all([import('pg'), outboxModule()]);
+      const [{ default: pg }, { outboxTable, outboxStoreError }] = await Promise.all([import('pg'), outboxModule()]);
       const t = outboxTable(config.outbox.table);
       // Bounded like the relay (a hung database must not hold an operator's shell for ever).
       const client = new pg.Client({ connectionString: outboxDatabase(config), connectionTimeoutMillis: config.outbox.queryTimeoutMs, query_timeout: config.outbox.queryTimeoutMs });
-      await client.connect();
+      // Said as the relay says it (bus/outbox/store-error.ts): CEG_STORE_UNAVAILABLE with the
+      // SQLSTATE, retriable alike; a missing table names it and `ce-gateway outbox migrate`.
+      await client.connect().catch((err: unknown) => {
+        throw outboxStoreError(err, t);
+      });
       try {
         // Only the row that holds its key — the oldest unsent row of its (topic, partition key) — is
         // listed: a key's later rows may have attempts too (they were in the same failed produce
@@ -112,10 +116,8 @@ export function registerOutboxCommand(program: Command): void {
            ORDER BY o.id LIMIT $2`,
           [minAttempts, limit],
         ).catch((err: unknown) => {
-          // No table is not "no stuck row": say which table is missing and what creates it, as the relay does.
-          const code = (err as { code?: unknown } | null)?.code;
-          if (code !== '42P01' && code !== '3F000') throw err;
-          throw new GatewayError('CEG_STORE_UNAVAILABLE', `outbox table ${t.name} does not exist in the outbox database (SQLSTATE ${code}: ${errorMessage(err)}): check OUTBOX_TABLE, or create it with \`ce-gateway outbox migrate\``, { retriable: false, cause: err, details: { table: t.name, sqlstate: code } });
+          // No table is not "no stuck row": the error names the missing table and what creates it.
+          throw outboxStoreError(err, t);
         });
         for (const row of r.rows) process.stdout.write(`${JSON.stringify(row)}\n`);
       } finally {
