@@ -161,11 +161,16 @@ export class SubscriptionOperations {
     // a topic missing (as the transport says it, not any CEG_INVALID_NAME) is left out, also one
     // deleted after its partition count was cached: its offsets' read says so, not a 400.
     const lag = await existingTopicsLag(this.#d.transport, t.group, t.topics, t.startAt);
-    const m = this.#d.member(t.group);
+    // A stored subscription a connector file's of the same consumer group shadows is not run: the
+    // group's members here run the file's definition, so their counts and times are not this
+    // one's (it says `running: false`, 0 and null). The lag stays the group's: its commits are
+    // where this one resumes once the clash is gone.
+    const own = t.shadowedBy === undefined || t.shadowedBy.group !== t.group;
+    const m = own ? this.#d.member(t.group) : undefined;
     const live = m?.stats();
     const now = m?.activity();
     // The subscription on this instance: members that stopped (idle, restarted) and the one running.
-    const e = this.#d.earlier?.(t.group);
+    const e = own ? this.#d.earlier?.(t.group) : undefined;
     const s = { handled: (e?.handled ?? 0) + (live?.handled ?? 0), retried: (e?.retried ?? 0) + (live?.retried ?? 0), deadLettered: (e?.deadLettered ?? 0) + (live?.deadLettered ?? 0) };
     const lastDeliveryMs = Math.max(e?.lastDeliveryMs ?? -Infinity, now?.lastDeliveryMs ?? -Infinity);
     const lastError = now?.lastError !== undefined && (e?.lastError === undefined || now.lastError.atMs >= e.lastError.atMs) ? now.lastError : e?.lastError;
@@ -173,7 +178,7 @@ export class SubscriptionOperations {
     const iso = (ms: number | undefined): string | null => (ms === undefined ? null : new Date(ms).toISOString());
     // No member runs a pull subscription: its counts are what pulls handed out here (an event
     // pulled again counts again), and nothing is retried (a client pulls again instead).
-    const p = t.pull === true ? this.#d.pullStats?.(t.group) : undefined;
+    const p = own && t.pull === true ? this.#d.pullStats?.(t.group) : undefined;
     const counts = p !== undefined
       ? { delivered: p.delivered, retried: 0, deadLettered: p.deadLettered, lastDeliveryMs: p.lastDeliveryMs }
       : { delivered: s.handled, retried: s.retried, deadLettered: s.deadLettered, lastDeliveryMs: a.lastDeliveryMs };
