@@ -32,7 +32,8 @@ process.stdout.write(JSON.stringify({ client: config.kafka.client, before, after
 await gw.close();
 `;
 
-it('a gateway on the default client loads neither kafkajs, pg nor cli-progress; a kafkajs transport loads kafkajs with the linear decoder', async () => {
+// A node child through tsx: 4 s in a CI run, past the unit project's 10 s on a busy machine (liveness bound, not speed).
+it('a gateway on the default client loads neither kafkajs, pg nor cli-progress; a kafkajs transport loads kafkajs with the linear decoder', { timeout: 60_000 }, async () => {
   const r = await runProcess(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', SCRIPT], { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'silent', KAFKA_CLIENT: '' }, timeoutMs: 60_000 });
   expect(r.code, r.stderr).toBe(0);
   const out = JSON.parse(r.stdout) as { client: string; before: string[]; after: string[]; patched: boolean };
