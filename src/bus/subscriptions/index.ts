@@ -10,6 +10,8 @@ export type { SecretBox, SecretsKeyDecision } from './secrets.js';
 export { commitPositions, commitStart, resolveStart, startTarget } from './start.js';
 export { DEFAULT_SUBSCRIPTIONS_TOPIC, SubscriptionStore, subscriptionsTopicSpec } from './store.js';
 export type { StoreListener } from './store.js';
+export { MAX_RECORD_WRITES, writeOnNewest } from './record-write.js';
+export type { RecordChange, RecordWriteOptions } from './record-write.js';
 export { parseStored } from './stored.js';
 export type { StoredPullDelivery, StoredPushDelivery, StoredStartAt, StoredSubscription } from './stored.js';
 export { SubscriptionService, mergePatch, quotaExceeded, shadowingFile, viewOf } from './service.js';

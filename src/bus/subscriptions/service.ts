@@ -18,6 +18,7 @@ import { generateWebhookSecret, secretsKeyMissing } from './secrets.js';
 import type { SecretBox } from './secrets.js';
 import { commitPositions, commitStart, resolveStart } from './start.js';
 import { CLAIM_WRITE_MS } from './store.js';
+import { MAX_RECORD_WRITES, writeOnNewest } from './record-write.js';
 import type { SubscriptionStore } from './store.js';
 import { liveStartAt, startPositionsOf } from './stored.js';
 import type { StoredStartAt, StoredSubscription } from './stored.js';
@@ -451,17 +452,51 @@ export class SubscriptionService {
    * `200` is delivered.
    * Errors: CEG_NOT_FOUND, CEG_CONFLICT (declared in a file), CEG_INVALID_SUBSCRIPTION,
    *   CEG_FORBIDDEN (the resulting `kinds` keep a kind its owner may not read now: `mayRead`),
-   *   CEG_WEBHOOK_TARGET_REFUSED (a changed URL), the transport's.
+   *   CEG_WEBHOOK_TARGET_REFUSED (a changed URL), CEG_CONFLICT (retriable: the record
+   *   changed elsewhere during each of its writes, record-write.ts), the transport's.
    */
   async update(name: string, sent: unknown, owner: string = DEFAULT_OWNER): Promise<SubscriptionView> {
     const group = groupOf(owner, name);
-    const current = this.#d.store.get(group);
-    if (current === undefined) {
+    const local = this.#d.store.get(group);
+    if (local === undefined) {
       if (this.#declaredNamed(name, owner) !== undefined) throw fromFile(name);
       throw notFound(name);
     }
     if (!isObject(sent)) throw invalid([{ field: 'body', reason: 'a JSON merge patch is an object' }]);
     const patch = withoutOutputOnly(sent);
+    // The patch is checked and its work done (target check, new kinds' start positions) on this
+    // instance's copy, so a bad patch is answered before any write; the record is then built on the
+    // newest one (record-write.ts): a change stored meanwhile — a replay's `done` above all, which
+    // keeps the generation — is not undone by a record built on a copy without it. A change that
+    // moved the generation (another PATCH, the gateway's own state) has the patch checked and
+    // applied again on it. The replay state goes on as stored: a replay under way keeps its pause
+    // through an update (issue 9), an ended one stays ended.
+    let prepared = { on: local, record: await this.#patched(local, patch, owner, group) };
+    let deleted = false;
+    const written = await writeOnNewest(
+      this.#d.store,
+      group,
+      async (newest) => {
+        if (newest === undefined) {
+          deleted = true; // a DELETE stored meanwhile stays: 404, as after it
+          return undefined;
+        }
+        if (newest.generation !== prepared.on.generation || newest.createdAt !== prepared.on.createdAt) prepared = { on: newest, record: await this.#patched(newest, patch, owner, group) };
+        return { ...prepared.record, generation: newest.generation + 1, ...(newest.replay === undefined ? {} : { replay: newest.replay }) };
+      },
+      { changedEachTime: () => changedEachTime(name) },
+    );
+    if (deleted || written === undefined) throw notFound(name);
+    return this.#storedView(written);
+  }
+
+  /**
+   * `patch` applied to `current` (see {@link update}): checked, the webhook target checked when the
+   * URL changes, the start positions of topics new kinds bring resolved (committed for a pull
+   * subscription), secrets sealed. The record to store, without `replay`, at generation
+   * `current.generation + 1`. Errors: as {@link update}'s.
+   */
+  async #patched(current: StoredSubscription, patch: Record<string, unknown>, owner: string, group: string): Promise<StoredSubscription> {
     const problems: { field: string; reason: string }[] = IMMUTABLE.filter((f) => f in patch && patch[f] !== current[f]).map((f) => ({ field: f, reason: f === 'start' ? 'start applies when a subscription is created (to move a subscription, replay it)' : 'cannot change' }));
     if (isObject(patch.delivery) && 'mode' in patch.delivery && patch.delivery.mode !== current.delivery.mode) problems.push({ field: 'delivery.mode', reason: deliveryModeProblem(patch.delivery.mode) ?? 'cannot change (create a new subscription)' });
     if (patch.state === 'gone') problems.push({ field: 'state', reason: 'gone is set by the gateway when the sink answers 410; set active or paused' });
@@ -470,7 +505,7 @@ export class SubscriptionService {
     if (isObject(patch.delivery) && patch.delivery.secrets === null) problems.push({ field: 'delivery.secrets', reason: 'secrets cannot be removed: every delivery is signed; send the new list to rotate them' });
     if (problems.length > 0) throw invalid(problems);
     const opened = this.openSecrets(current);
-    const { state, stateReason: _r, v: _v, owner: _o, group: _g, createdAt: _c, updatedAt: _u, generation: _n, replay, startAt: storedStartAt, ...rest } = current;
+    const { state, stateReason: _r, v: _v, owner: _o, group: _g, createdAt: _c, updatedAt: _u, generation: _n, replay: _replay, startAt: storedStartAt, ...rest } = current;
     // The URL as given (a version 2 record stores it masked and sealed).
     const cd = current.delivery.mode === 'push' && opened.url !== undefined ? { ...current.delivery, url: opened.url } : current.delivery;
     const delivery = cd.mode === 'pull' ? { ...cd } : (({ secretCount: _sc, headerNames: _hn, sealed: _s, ...d }) => ({ ...d, secrets: opened.secrets, headers: opened.headers }))(cd);
@@ -514,9 +549,7 @@ export class SubscriptionService {
       state: nextState,
       ...(nextState === 'gone' && current.stateReason !== undefined ? { stateReason: current.stateReason } : {}),
     });
-    // A replay under way keeps its pause through an update (issue 9).
-    await this.#d.store.put({ ...stored, ...(replay === undefined ? {} : { replay }), ...(startAt.length === 0 ? {} : { startAt }) });
-    return this.#storedView(stored);
+    return { ...stored, ...(startAt.length === 0 ? {} : { startAt }) };
   }
 
   /** Errors: CEG_NOT_FOUND, CEG_CONFLICT (declared in a file), the transport's. */
@@ -529,11 +562,23 @@ export class SubscriptionService {
     await this.#d.store.remove(group);
   }
 
-  /** Sets a subscription's state by the gateway's own decision (`gone` after a 410), with the reason. No-op when it is gone already or deleted. */
+  /**
+   * Sets a subscription's state by the gateway's own decision (`gone` after a 410), with the reason,
+   * on its newest record (record-write.ts: a change stored meanwhile, such as a replay's end, stays).
+   * No-op when it is in that state already, deleted, or deleted and created again (the decision was
+   * about the one that ran).
+   * Errors: CEG_CONFLICT (retriable) when the record changed in between on each of its writes; the
+   *   store's (CEG_BROKER_UNAVAILABLE, retriable).
+   */
   async setState(group: string, state: SubscriptionState, reason: string): Promise<void> {
-    const current = this.#d.store.get(group);
-    if (current === undefined || current.state === state) return;
-    await this.#d.store.put({ ...current, state, stateReason: reason.slice(0, 500), updatedAt: (this.#d.now?.() ?? new Date()).toISOString(), generation: current.generation + 1 });
+    const ran = this.#d.store.get(group);
+    if (ran === undefined || ran.state === state) return;
+    await writeOnNewest(
+      this.#d.store,
+      group,
+      (newest) => (newest === undefined || newest.createdAt !== ran.createdAt || newest.state === state ? undefined : { ...newest, state, stateReason: reason.slice(0, 500), updatedAt: (this.#d.now?.() ?? new Date()).toISOString(), generation: newest.generation + 1 }),
+      { changedEachTime: () => changedEachTime(ran.name) },
+    );
   }
 
   /**
@@ -635,6 +680,11 @@ export class SubscriptionService {
 
 function notFound(name: string): GatewayError {
   return new GatewayError('CEG_NOT_FOUND', `no subscription named ${name.slice(0, 100)}`, { retriable: false, details: { field: 'name' } });
+}
+
+/** A change of subscription `name` that found its record changed by another writer on each of its writes: 409, retriable (send it again). */
+function changedEachTime(name: string): GatewayError {
+  return new GatewayError('CEG_CONFLICT', `subscription ${name.slice(0, 100)} was changed elsewhere during each of ${MAX_RECORD_WRITES} writes of this change; send it again`, { retriable: true, details: { field: 'name' } });
 }
 
 function fromFile(name: string): GatewayError {
