@@ -12,7 +12,8 @@
  * Against a gateway with PARTNERS_FILE it authenticates with CE_GATEWAY_API_KEY (or
  * CE_GATEWAY_API_KEY_FILE), and `--owner` names another partner's subscription (admins), on the
  * replay and on the read of the subscription alike (gateway-client.ts).
- * Exit codes: 0 done (or dry run; also without KAFKA_BROKERS, for a paused subscription, or for a
+ * Exit codes: 0 done (or dry run; also when the gateway could not write its audit entry — said on
+ * stderr, auditFailure — or without KAFKA_BROKERS, for a paused subscription, or for a
  * pull subscription — its clients drain it, at their pace — where the drain is not watched, as
  * with `--no-wait`); 1 the replay WAS done but its drain was not seen
  * through — not drained within `--timeout`, the subscription is `gone`, or the watch failed (Kafka or the gateway not answering the watch's reads): the
@@ -29,6 +30,7 @@ import { parsePartitionKey } from '../../bus/subscriptions/index.js';
 import type { ReplayReport } from '../../bus/subscriptions/index.js';
 import type { CommittedOffset } from '../../transport/port.js';
 import { errorMessage } from '../../core/errors.js';
+import { printable } from '../../core/printable.js';
 import { hasUserinfo, publicText, publicUrl } from '../../core/public-url.js';
 import type { Config } from '../../config/index.js';
 import type { Logger } from '../../observability/index.js';
@@ -163,6 +165,20 @@ export function watchFailedMessage(name: string, report: Pick<ReplayReport, 'eve
   return `ce-gateway replay: ${name} was replayed (${report.events} events again; the offsets moved, delivery goes on) — do not run the replay again; only watching the backlog drain failed: ${reason}\n`;
 }
 
+/**
+ * The stderr line for a replay that was done (`200`) whose audit entry the gateway could not
+ * write (`auditFailure: { code, message }`, docs/subscriptions.md): the offsets moved, so it is
+ * not to be run again; the entry is missing from `GET …/replays` (the gateway logged it). Ends
+ * with the failure's code, ` [CEG_…]`, as every CLI failure line does (broker-deadline.ts
+ * codeSuffix); a code or message that is not text is left out. Printable. Pure.
+ */
+export function auditFailureMessage(name: string, failure: unknown): string {
+  const f = (typeof failure === 'object' && failure !== null ? failure : {}) as { code?: unknown; message?: unknown };
+  const code = typeof f.code === 'string' && /^[A-Z0-9_]{1,64}$/.test(f.code) ? ` [${f.code}]` : '';
+  const why = typeof f.message === 'string' && f.message !== '' ? `: ${f.message.slice(0, 500)}` : '';
+  return `${printable(`ce-gateway replay: ${name} was replayed (the offsets moved) — do not run the replay again — but its entry is missing from the audit log (GET ${GatewayClient.subscriptionPath(name)}/replays; the gateway logged it): the write failed${why}${code}`)}\n`;
+}
+
 /** Everything the drain watch needs: the replay's answer and where to read the committed offsets. */
 interface WatchContext {
   readonly name: string;
@@ -292,12 +308,16 @@ export function registerReplayCommand(program: Command): void {
         return fail(`${base}: ${requestFailure(err)}${opts.gateway === undefined ? ` — nothing was replayed; ${unreachableHint(vars)}` : ''}`);
       });
       if (answer.status !== 200) fail(client.refusal(answer));
-      const report = answer.body as ReplayReport;
+      const report = answer.body as ReplayReport & { readonly auditFailure?: unknown };
       if (lines) process.stdout.write(`${JSON.stringify({ type: 'replay', ...report })}\n`);
       else {
         process.stdout.write(`${report.dryRun ? 'dry run: would replay' : 'replayed'} ${name}: ${report.events} events again${report.skipped > 0 ? `, ${report.skipped} skipped` : ''}\n`);
         for (const [k, p] of Object.entries(report.partitions)) process.stdout.write(`  partition ${k}\t${p.from} → ${p.to}\t${p.events} events${p.skipped > 0 ? ` (${p.skipped} skipped)` : ''}\n`);
       }
+      // Done, but not in the audit log: said where an operator (or a script reading stderr) sees it,
+      // not only inside the JSON line. Still exit 0: the offsets moved, and a run again would hand
+      // the backlog out once more.
+      if (report.auditFailure !== undefined) process.stderr.write(auditFailureMessage(name, report.auditFailure));
       if (report.dryRun || !opts.wait || report.events === 0) return;
       // No Kafka here (an operator with HTTP access only): nothing to watch with, as with --no-wait.
       if (config.kafka === undefined) {

@@ -13,7 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { requestFailure } from '../../../src/cli/commands/replay.js';
+import { auditFailureMessage, requestFailure } from '../../../src/cli/commands/replay.js';
 import { CLI_ENTRY } from '../../helpers/cli-entry.js';
 
 const run = promisify(execFile);
@@ -42,7 +42,11 @@ beforeAll(async () => {
     req.on('data', (c: string) => (body += c));
     req.on('end', () => {
       res.setHeader('content-type', 'application/json');
-      if (req.method === 'POST' && req.url === '/subscriptions/cut/replay') {
+      if (req.method === 'POST' && req.url === '/subscriptions/unaudited/replay') {
+        replays.push(JSON.parse(body));
+        // Done, but the audit entry could not be written (docs/subscriptions.md): 200 with auditFailure.
+        res.end(JSON.stringify({ at: new Date().toISOString(), by: 'anonymous', to: 'earliest', dryRun: false, outcome: 'done', partitions: { '0': { from: '5', to: '0', events: 5, skipped: 0 } }, events: 5, skipped: 0, auditFailure: { code: 'CEG_BROKER_UNAVAILABLE', message: 'kafka: connect ECONNREFUSED 127.0.0.1:19092' } }));
+      } else if (req.method === 'POST' && req.url === '/subscriptions/cut/replay') {
         replays.push(JSON.parse(body));
         req.socket.destroy(); // taken, then the connection breaks before the answer (a gateway killed mid-replay)
       } else if (req.method === 'POST') {
@@ -102,6 +106,28 @@ async function closedPort(): Promise<number> {
   await once(s, 'close');
   return port;
 }
+
+describe('ce-gateway replay: done, but its audit entry could not be written (200 with auditFailure)', { timeout: 60_000 }, () => {
+  const line = 'ce-gateway replay: unaudited was replayed (the offsets moved) — do not run the replay again — but its entry is missing from the audit log (GET /subscriptions/unaudited/replays; the gateway logged it): the write failed: kafka: connect ECONNREFUSED 127.0.0.1:19092 [CEG_BROKER_UNAVAILABLE]\n';
+
+  it('says so on stderr in one line ending with the code, keeps it in the JSON line, and exits 0 (the offsets moved)', async () => {
+    const r = await cli(['replay', 'unaudited', '--to-earliest', '--gateway', base, '--json', '--no-wait']);
+    expect(JSON.parse(r.stdout.split('\n')[0]!)).toMatchObject({ type: 'replay', events: 5, auditFailure: { code: 'CEG_BROKER_UNAVAILABLE' } });
+    expect(r.stderr).toBe(line);
+    expect(r.code).toBe(0);
+  });
+
+  it('said before the drain watch\'s own words (here: no KAFKA_BROKERS to watch with), exit 0', async () => {
+    const r = await cli(['replay', 'unaudited', '--to-earliest', '--gateway', base]);
+    expect(r.stderr).toBe(`${line}replay: unaudited was replayed; its drain is not shown: KAFKA_BROKERS is not set (the watch reads the committed offsets from Kafka)\n`);
+    expect(r.code).toBe(0);
+  });
+
+  it('auditFailureMessage: a code that is not one is left out, control characters escaped', () => {
+    expect(auditFailureMessage('s', { code: 'not a code', message: 'a\u001b[2Jb' })).toBe('ce-gateway replay: s was replayed (the offsets moved) — do not run the replay again — but its entry is missing from the audit log (GET /subscriptions/s/replays; the gateway logged it): the write failed: a\\u001b[2Jb\n');
+    expect(auditFailureMessage('s', 'odd')).toContain('the write failed\n');
+  });
+});
 
 describe('ce-gateway replay: a gateway that cannot be reached', { timeout: 60_000 }, () => {
   it('names the cause of a connection failure (ECONNREFUSED), not only "fetch failed"; exit 2', async () => {
