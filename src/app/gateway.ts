@@ -147,6 +147,8 @@ export interface Gateway {
    * Stops the gateway (issue 15 "A shutdown that drains"): readiness turns false, the HTTP server
    * drains (Connection: close, idle keep-alive connections closed, new requests 503, requests in
    * progress finish), queued produces are sent, subscriptions stop and commit their offsets, the
+   * `failed` states of replays written behind their answers are stored before the definitions
+   * store stops (ReplayCoordinator.settled, given up with a warning when time runs out), the
    * clients close. Takes at most about `config.shutdownTimeoutMs` (the parts are bounded in turn).
    */
   close(): Promise<void>;
@@ -1042,8 +1044,9 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       const left = (): number => Math.max(0, budget - (performance.now() - started));
       const httpGraceMs = Math.max(0, Math.min(config.ingress.ackTimeoutMs, budget * 0.5));
       closing.abort(new Error('gateway closing'));
+      const httpDrained = server ? drain.drain(server, httpGraceMs, Math.min(1000, budget * 0.1)) : Promise.resolve();
       const front = async (): Promise<void> => {
-        if (server) await drain.drain(server, httpGraceMs, Math.min(1000, budget * 0.1));
+        await httpDrained;
         // Queued produces are sent while there is time; what is left fails with its fate.
         await records?.close(Math.max(0, left() - 1000));
       };
@@ -1051,6 +1054,16 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
         await ready.catch(() => undefined);
         clearTimeout(leaseTimer);
         await reconciler?.stop();
+        // A failed replay was answered at once and writes its `failed` state behind the answer
+        // (coordinator.ts); that write reads its record back through the store, so the store stops
+        // after it — and after the HTTP drain, where a replay still running may fail and start one
+        // (a drain without requests in progress ends at once). Within the time left, then given up:
+        // the pause then ends with its lease, as when an instance dies (the store's stop ends the write, logged).
+        await httpDrained.catch(() => undefined);
+        const replays = coordinator;
+        if (replays !== undefined) {
+          await raceAbort(replays.settled(), AbortSignal.timeout(Math.max(0, Math.floor(left() - 1000))), () => new Error('shutdown budget spent')).catch(() => log.warn({ pending: replays.ending }, 'closing: failed replays\' states still being written are given up; their pause ends with the lease'));
+        }
         await store?.stop();
         // Failure entries of replays still being written behind their answers: within the time
         // left, then given up (their write ends with the log's stop or the transport's close, logged).

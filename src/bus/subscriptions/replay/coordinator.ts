@@ -108,6 +108,11 @@ export class ReplayCoordinator {
     return this.#background;
   }
 
+  /** How many failed replays' `failed` states are being written behind their answers now. */
+  get ending(): number {
+    return this.#ending.size;
+  }
+
   /** Resolves once every `failed` state being written behind its answer is written, or given up (logged). Never rejects. */
   async settled(): Promise<void> {
     while (this.#ending.size > 0) await Promise.all([...this.#ending.values()].map((e) => e.written));
