@@ -9,7 +9,7 @@ import { statSync } from 'node:fs';
 import type { Command } from 'commander';
 import { errorMessage, isGatewayError } from '../../core/errors.js';
 import { loadCatalog } from '../../catalog/index.js';
-import { loadConnectors } from '../../connectors/index.js';
+import { connectorFilesInSubfolders, loadConnectors } from '../../connectors/index.js';
 import type { ConnectorProblem } from '../../connectors/index.js';
 import { EXIT_CHECK_FAILED, EXIT_OK, EXIT_USAGE, setup } from '../context.js';
 import { codeSuffix } from '../broker-deadline.js';
@@ -43,11 +43,11 @@ export function registerConnectorsCommand(program: Command): void {
         const defs = loadConnectors(dir, { catalog });
         const rows = defs.map((d) => ({ name: d.name, kind: d.kind, enabled: d.enabled, subscription: d.subscription, kinds: d.kinds, file: d.file }));
         if (opts.json) process.stdout.write(`${JSON.stringify(rows)}\n`);
-        else {
-          for (const r of rows) process.stdout.write(`${r.name}\t${r.kind}\t${r.enabled ? 'enabled' : 'disabled'}\t${r.subscription}\t${r.kinds.join(',')}\n`);
-          // stderr: the table stays machine-readable; an empty one must not read as "nothing checked".
-          process.stderr.write(`ce-gateway connectors check: ${dir}: ${rows.length} connector${rows.length === 1 ? '' : 's'} valid${rows.length === 0 ? ' (no *.yaml files directly in it; subfolders are not read)' : ''}\n`);
-        }
+        else for (const r of rows) process.stdout.write(`${r.name}\t${r.kind}\t${r.enabled ? 'enabled' : 'disabled'}\t${r.subscription}\t${r.kinds.join(',')}\n`);
+        // stderr: the table (or JSON) on stdout stays machine-readable.
+        if (rows.length > 0) {
+          if (!opts.json) process.stderr.write(`ce-gateway connectors check: ${dir}: ${rows.length} connector${rows.length === 1 ? '' : 's'} valid\n`);
+        } else writeNoConnectorFiles(dir);
         process.exit(EXIT_OK);
       } catch (err) {
         if (!isGatewayError(err, 'CEG_INVALID_OPTIONS')) throw err;
@@ -57,6 +57,21 @@ export function registerConnectorsCommand(program: Command): void {
         process.exit(EXIT_CHECK_FAILED);
       }
     });
+}
+
+/**
+ * An empty folder is valid (serve starts no connector from it: exit 0), but "0 connectors valid"
+ * read as a failed check to users who pointed at this repository's `connectors/`, whose examples
+ * are one level down. The check still does not recurse: it checks what `serve` would load, and
+ * `serve` reads one folder, like nginx's `conf.d/*.conf` or Kafka Connect's connector files, which
+ * are named, never searched for; recursing would list the examples as if they would start. So it
+ * says the folder has none and names the sub-folders that do, with the command that checks them.
+ */
+function writeNoConnectorFiles(dir: string): void {
+  process.stderr.write(`ce-gateway connectors check: ${dir}: no connector files in it, nothing to check (serve reads only the *.yaml / *.yml files directly in its folder, never sub-folders)\n`);
+  for (const sub of connectorFilesInSubfolders(dir)) {
+    process.stderr.write(`ce-gateway connectors check: ${sub.folder} holds ${sub.files} (never loaded from ${dir}): ce-gateway connectors check ${sub.folder}\n`);
+  }
 }
 
 function isFolder(path: string): boolean {

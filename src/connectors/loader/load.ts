@@ -108,6 +108,37 @@ function invalid(dir: string, problems: readonly ConnectorProblem[]): GatewayErr
 }
 
 /**
+ * The sub-folders directly in `dir` that hold connector-like files (`*.yaml` / `*.yml`, any case)
+ * directly in them, with their counts, in name order: what `connectors check` names when `dir`
+ * itself has none, so a user pointing at `connectors/` learns that the examples are one level
+ * down instead of reading "0 valid". One level only, like the loader, which never recurses.
+ * Unreadable sub-folders are left out (this is a hint, never a check). Synchronous, bounded by one
+ * `readdir` per sub-folder.
+ * Source: `ce-gateway connectors check`; spec DESIGN "Connectors".
+ */
+export function connectorFilesInSubfolders(dir: string): { readonly folder: string; readonly files: number }[] {
+  const root = resolve(dir);
+  const out: { folder: string; files: number }[] = [];
+  let entries;
+  try {
+    entries = readdirSync(root, { withFileTypes: true });
+  } catch {
+    return out;
+  }
+  for (const e of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+    if (!e.isDirectory()) continue;
+    let files = 0;
+    try {
+      for (const f of readdirSync(join(root, e.name), { withFileTypes: true })) if (f.isFile() && YAML_LIKE.test(f.name)) files++;
+    } catch {
+      continue;
+    }
+    if (files > 0) out.push({ folder: join(dir, e.name), files });
+  }
+  return out;
+}
+
+/**
  * Loads and validates every connector file directly in `dir` (enabled or not), in file-name order.
  * Enabled connectors are also checked on the file system (script exists and is executable,
  * working directory exists, drop directory exists unless it may be created) — also when other

@@ -1,5 +1,5 @@
 /** `ce-gateway connectors check` as a process: validates a folder as `serve` would, starting nothing. */
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -27,11 +27,40 @@ describe('ce-gateway connectors check', { timeout: 60_000 }, () => {
     expect(r.stderr).toContain('connectors/examples: 2 connectors valid');
   });
 
-  it('a folder without connector files says so (the repository\'s connectors/, whose examples are one level down): exit 0', async () => {
+  it('a folder without connector files says so and names the sub-folder holding the examples, with the command that checks them: exit 0', async () => {
+    // The repository's connectors/, as a new user runs it: its examples are one level down.
     const r = await cli(ROOT, ['connectors']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toContain('connectors: 0 connectors valid (no *.yaml files directly in it; subfolders are not read)');
+    expect(r.stderr).toBe(
+      'ce-gateway connectors check: connectors: no connector files in it, nothing to check (serve reads only the *.yaml / *.yml files directly in its folder, never sub-folders)\n' +
+        'ce-gateway connectors check: connectors/examples holds 2 (never loaded from connectors): ce-gateway connectors check connectors/examples\n',
+    );
+    // The command it names checks them.
+    const named = await cli(ROOT, ['connectors/examples']);
+    expect(named.code, named.stderr).toBe(0);
+    expect(named.stderr).toContain('connectors/examples: 2 connectors valid');
+  });
+
+  it('without connector files: only sub-folders holding *.yaml / *.yml are named, one level down; --json keeps stdout [] and says it on stderr', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ceg-connectors-empty-'));
+    temps.push(dir);
+    mkdirSync(join(dir, 'b-hooks', 'deeper'), { recursive: true });
+    writeFileSync(join(dir, 'b-hooks', 'one.yml'), 'kind: shell-hook\n');
+    writeFileSync(join(dir, 'b-hooks', 'two.YAML'), 'kind: shell-hook\n');
+    writeFileSync(join(dir, 'b-hooks', 'deeper', 'three.yaml'), 'kind: shell-hook\n');
+    mkdirSync(join(dir, 'a-scripts'));
+    writeFileSync(join(dir, 'a-scripts', 'hook.sh'), '#!/bin/sh\n');
+    mkdirSync(join(dir, 'c-only-deeper', 'x'), { recursive: true });
+    writeFileSync(join(dir, 'c-only-deeper', 'x', 'four.yaml'), 'kind: shell-hook\n');
+    writeFileSync(join(dir, 'notes.txt'), 'not a connector\n');
+    const r = await cli(dir, ['.', '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe('[]\n');
+    expect(r.stderr).toBe(
+      'ce-gateway connectors check: .: no connector files in it, nothing to check (serve reads only the *.yaml / *.yml files directly in its folder, never sub-folders)\n' +
+        'ce-gateway connectors check: b-hooks holds 2 (never loaded from .): ce-gateway connectors check b-hooks\n',
+    );
   });
 
   it('reports every problem with its file, unknown kinds included: exit 1; no folder: exit 2', async () => {
