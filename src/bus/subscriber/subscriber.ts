@@ -155,9 +155,10 @@ export interface SubscribeOptions<K extends string = string> {
   readonly fetchLingerMs?: number;
   /**
    * false: create no topic (read-only credentials). The retry topic (`ordering: 'none'`) must then
-   * exist, else subscribe fails with CEG_INVALID_NAME naming it; without a dead-letter topic, a
-   * record that would be dead-lettered is logged (warn, with its reason and coordinates), counted
-   * in `deadLettered` and skipped. Default true.
+   * exist, else subscribe fails with CEG_INVALID_NAME naming it; without a dead-letter topic
+   * (`Subscription.deadLetterTopic` undefined), a record that would be dead-lettered is logged
+   * (warn, with its reason, its coordinates and how to create the topic), counted in
+   * `deadLettered` and skipped. Default true.
    */
   readonly createTopics?: boolean;
   /**
@@ -242,6 +243,12 @@ export interface Subscription {
   readonly activity: () => SubscriptionActivity;
   /** The topics this member reads: the kinds' topics, and its retry and redrive topics when it has them. */
   readonly topics: readonly string[];
+  /**
+   * Where this member writes dead letters: `<name>.dlq`, or undefined when it keeps none — it
+   * creates no topics (`createTopics: false`) and that topic did not exist when it started, so a
+   * record that would be dead-lettered is logged (warn) and skipped.
+   */
+  readonly deadLetterTopic: string | undefined;
   /** Partitions this member holds now. */
   readonly assignments: () => readonly { readonly topic: string; readonly partition: number }[];
   /** Replaces the attribute filters in place; records not handled yet are judged by the new ones. Errors: CEG_INVALID_OPTIONS. */
@@ -349,7 +356,11 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
         throw err;
       },
     );
-    if (!dlqStored) log.warn({ subscription: o.subscription, topic: dlq }, `no dead-letter topic ${dlq}, and this subscriber creates no topics (createTopics: false, as the CLI's readers): records that would be dead-lettered are logged and skipped — to keep them, create it with \`ce-gateway topics --subscription ${o.subscription}\``);
+    // Not a warning: a reader that creates no topics (the CLI's `subscribe`) usually has none, and a
+    // warn on every run of a new subscription alarmed users for nothing. The handle says it
+    // (`deadLetterTopic: undefined`; the CLI prints it once, as a note), and the dead letter itself,
+    // if one comes, is a warning that says how to keep the next ones. Debug: said once, not twice.
+    if (!dlqStored) log.debug({ subscription: o.subscription, topic: dlq }, `no dead-letter topic ${dlq}, and this subscriber creates no topics (createTopics: false): records that would be dead-lettered are logged and skipped — to keep them, create it with \`ce-gateway topics --subscription ${o.subscription}\``);
   } else {
     await transport.ensureTopics(subscriptionTopics(o.subscription, ordering));
   }
@@ -458,7 +469,7 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
     const a = event?.attributes;
     log.warn(
       { subscription: o.subscription, topic: origin.topic, partition: origin.partition, offset: origin.offset.toString(), reason: reason.slice(0, 500), attempts: n, ...(a === undefined ? {} : { id: a.id, type: a.type, correlationid: a.correlationid }) },
-      dlqStored ? 'record dead-lettered' : 'record dead-lettered (not stored: no dead-letter topic)',
+      dlqStored ? 'record dead-lettered' : `record dead-lettered (not stored: no dead-letter topic ${dlq}; to keep the next ones, create it with \`ce-gateway topics --subscription ${o.subscription}\`)`,
     );
   }
 
@@ -736,6 +747,7 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
     stats: () => ({ ...stats, rebalances: Math.max(0, consumption.joins() - 1) }),
     activity: () => ({ ...activity }),
     topics: Object.freeze(consumed),
+    deadLetterTopic: dlqStored ? dlq : undefined,
     assignments: () => consumption.assignments(),
     setFilters(filters) {
       assertFilters(filters);

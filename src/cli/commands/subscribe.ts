@@ -42,6 +42,18 @@ export function heldUntilStop(signal: AbortSignal | undefined): Promise<Outcome>
   });
 }
 
+/**
+ * The line `subscribe` prints on stderr once it has joined. Without `<name>.dlq` (the command
+ * creates no topic, so a new subscription has none) it says, once per run and as a note, where
+ * dead letters go and the command that creates the topic: the subscriber's warning on every run
+ * of a new subscription alarmed users who had done nothing wrong. `deadLetterTopic`: the
+ * subscription's (`Subscription.deadLetterTopic`), undefined when it keeps none.
+ */
+export function subscribedLine(name: string, deadLetterTopic: string | undefined): string {
+  if (deadLetterTopic !== undefined) return `subscribed ${name} (dead letters go to ${deadLetterTopic})`;
+  return `subscribed ${name} (note: no ${name}.dlq, so a record that cannot be decoded is logged and skipped; to keep such records, create it with \`ce-gateway topics --subscription ${name}\`)`;
+}
+
 export function registerSubscribeCommand(program: Command): void {
   program
     .command('subscribe')
@@ -79,8 +91,8 @@ export function registerSubscribeCommand(program: Command): void {
           return Promise.resolve();
         },
       });
-      log.info({ subscription: sub.name }, 'subscribed');
-      process.stderr.write(`subscribed ${sub.name}\n`);
+      log.info({ subscription: sub.name, deadLetterTopic: sub.deadLetterTopic ?? null }, 'subscribed');
+      process.stderr.write(`${subscribedLine(sub.name, sub.deadLetterTopic)}\n`);
       onSignals(() => gw.close(), log, config.shutdownTimeoutMs);
       await Promise.race([finished, sub.done]);
       await gw.close();

@@ -24,6 +24,7 @@ function fakeSubscription(name: string): Subscription {
     stats: () => ZERO,
     activity: () => ({}),
     topics: ['t'],
+    deadLetterTopic: `${name}.dlq`,
     assignments: () => [],
     setFilters: () => undefined,
     unsubscribe: () => {

@@ -25,6 +25,8 @@ export class RestartableSubscription implements Subscription {
   readonly kinds: readonly string[];
   /** The topics its members read (the first member's; every member reads the same). */
   readonly topics: readonly string[];
+  /** The first member's (every member of one subscription has the same topics). */
+  readonly deadLetterTopic: string | undefined;
   readonly #start: MemberStarter;
   #inner: Subscription | undefined;
   #filters: readonly FilterExpression[] | undefined;
@@ -38,6 +40,7 @@ export class RestartableSubscription implements Subscription {
     this.name = name;
     this.kinds = kinds;
     this.topics = first.topics;
+    this.deadLetterTopic = first.deadLetterTopic;
     this.#start = start;
     this.#filters = filters;
     this.done = new Promise<void>((resolve, reject) => {
