@@ -11,7 +11,11 @@ import { fetchKafka, fetchRegistry } from './fetch.js';
 import { kafkaPidFile, kafkaReady, startKafka, stopKafka } from './kafka.js';
 import { databaseUrl, postgresRunning, startPostgres, stopPostgres } from './postgres.js';
 import { preflight } from './preflight.js';
-import { registryReady, registryTlsUrl, registryUrl, startRegistry, stopRegistry } from './registry.js';
+import type { Tools } from './preflight.js';
+import { portClashes, postmasterPid, stackPorts, takenPorts, takenPortsMessage } from './ports.js';
+import type { StackService } from './ports.js';
+import { readPid } from './process.js';
+import { registryPidFile, registryReady, registryTlsUrl, registryUrl, startRegistry, stopRegistry } from './registry.js';
 import { ensureStackTls, tlsFiles } from './tls.js';
 
 export type StackEnv = Readonly<
@@ -53,20 +57,74 @@ function envOf(cfg: StackConfig): StackEnv {
   };
 }
 
+/**
+ * `npm run stack:up`: starts PostgreSQL, then Kafka and the registry, and writes the env file;
+ * services already running from this state folder are kept. Before anything starts (or is
+ * fetched), every port of the stack is checked: one that another process holds, or two settings
+ * naming one port, stop it with each port, its setting and what holds it ({@link takenPortsMessage}).
+ * A failure later (a port taken in between, a service that does not come up) stops the services
+ * this run started before the error goes on, so no half stack is left behind.
+ * Errors: Error with the reason (the CLI prints it and exits 2).
+ */
 export async function stackUp(log: (line: string) => void = () => {}): Promise<StackEnv> {
   const cfg = stackConfig();
   const tools = await preflight();
+  const ports = stackPorts(cfg);
+  const clashes = portClashes(ports);
+  if (clashes.length > 0) throw new Error(`not starting: ${clashes.join('; ')} (each service needs its own port); nothing was started`);
+  const pids = { kafka: readPid(kafkaPidFile(cfg)), registry: readPid(registryPidFile(cfg)), postgres: postmasterPid(cfg.postgres.dataDir) };
+  const running = new Set<StackService>([
+    ...(pids.kafka === undefined ? [] : (['Kafka'] as const)),
+    ...(pids.registry === undefined ? [] : (['the schema registry'] as const)),
+    ...(pids.postgres === undefined ? [] : (['PostgreSQL'] as const)),
+  ]);
+  const ours = new Set([pids.kafka, pids.registry, pids.postgres].filter((p): p is number => p !== undefined));
+  const taken = await takenPorts(ports, ours, running);
+  if (taken.length > 0) throw new Error(takenPortsMessage(taken));
   mkdirSync(cfg.stateDir, { recursive: true });
   await Promise.all([fetchKafka(cfg, tools), fetchRegistry(cfg, tools)]);
-  log('starting PostgreSQL');
-  await startPostgres(cfg, tools);
-  // Made here once, before the two services that use it start side by side.
-  await ensureStackTls(cfg.tlsDir);
-  log('starting Kafka and the schema registry');
-  await Promise.all([startKafka(cfg, tools), startRegistry(cfg, tools)]);
+  try {
+    log('starting PostgreSQL');
+    await startPostgres(cfg, tools);
+    // Made here once, before the two services that use it start side by side.
+    await ensureStackTls(cfg.tlsDir);
+    log('starting Kafka and the schema registry');
+    // allSettled: a failure of one must not leave the other starting unseen while this run stops.
+    const started = await Promise.allSettled([startKafka(cfg, tools), startRegistry(cfg, tools)]);
+    const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed !== undefined) throw failed.reason;
+  } catch (err) {
+    const stopped = await stopStartedHere(cfg, tools, running);
+    const reason = err instanceof Error ? err.message : String(err);
+    throw new Error(stopped.length === 0 ? reason : `${reason}\nstopped what this run had started (${stopped.join(', ')}): no half stack is left running`, { cause: err });
+  }
   const env = envOf(cfg);
   writeFileSync(cfg.envFile, Object.entries(env).map(([k, v]) => `${k}=${v}\n`).join(''), { mode: 0o600 });
   return env;
+}
+
+/**
+ * Stops the services a failed `stack:up` started (those not in `wasRunning`), registry first,
+ * PostgreSQL last, as `stack:down` does. Returns their names. Never throws: a stop that fails is
+ * named as such, the start's error is the one reported.
+ */
+async function stopStartedHere(cfg: StackConfig, tools: Tools, wasRunning: ReadonlySet<StackService>): Promise<string[]> {
+  const out: string[] = [];
+  const stop = async (service: StackService, running: () => boolean | Promise<boolean>, fn: () => Promise<unknown>): Promise<void> => {
+    if (wasRunning.has(service) || !(await running())) return;
+    try {
+      await fn();
+      out.push(service);
+    } catch (err) {
+      out.push(`${service}: stop failed, ${err instanceof Error ? err.message : String(err)}`);
+    }
+  };
+  await Promise.all([
+    stop('the schema registry', () => readPid(registryPidFile(cfg)) !== undefined, () => stopRegistry(cfg)),
+    stop('Kafka', () => readPid(kafkaPidFile(cfg)) !== undefined, () => stopKafka(cfg)),
+  ]);
+  await stop('PostgreSQL', () => postgresRunning(cfg, tools), () => stopPostgres(cfg, tools));
+  return out;
 }
 
 export async function stackDown(): Promise<void> {

@@ -29,9 +29,14 @@ export async function registryReady(cfg: StackConfig): Promise<boolean> {
   return res.ok;
 }
 
+/** The registry's pid file (process.ts `readPid`). */
+export function registryPidFile(cfg: StackConfig): string {
+  return join(cfg.registry.dir, 'pid');
+}
+
 export async function startRegistry(cfg: StackConfig, tools: Tools): Promise<void> {
   mkdirSync(cfg.registry.dir, { recursive: true });
-  const pidFile = join(cfg.registry.dir, 'pid');
+  const pidFile = registryPidFile(cfg);
   const logFile = join(cfg.registry.dir, 'registry.log');
   const argsFile = join(cfg.registry.dir, 'args');
   const tls = await ensureStackTls(cfg.tlsDir);
@@ -72,5 +77,5 @@ export async function startRegistry(cfg: StackConfig, tools: Tools): Promise<voi
 }
 
 export async function stopRegistry(cfg: StackConfig): Promise<void> {
-  await stopProcess(join(cfg.registry.dir, 'pid'), 30_000);
+  await stopProcess(registryPidFile(cfg), 30_000);
 }
