@@ -5,13 +5,14 @@
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkConfiguration } from '../../../src/cli/commands/config.js';
 import { CONFIG_HELP, CONFIG_KEYS, SECRET_KEYS } from '../../../src/config/index.js';
 import { runProcess } from '../../helpers/spawn-node.js';
 import { CLI_ENTRY } from '../../helpers/cli-entry.js';
 
+const ROOT = resolve(import.meta.dirname, '..', '..', '..');
 const dir = mkdtempSync(join(tmpdir(), 'ceg-config-check-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const SECRET = 'hunter2-do-not-print';
@@ -81,6 +82,17 @@ describe('config check', () => {
     // Loopback or in-memory: the development key applies, no warning.
     expect(checkConfiguration({ ...base, KAFKA_BROKERS: '127.0.0.1:9092' }, dir).warnings).toEqual([]);
     expect(checkConfiguration({ ...base, HOST: '0.0.0.0', PARTNERS_FILE: partners }, dir).warnings).toEqual([]);
+  });
+
+  it('warns when CONNECTORS_DIR has no connector files but a sub-folder has (the repository\'s connectors/: serve would start none of its examples)', () => {
+    const r = checkConfiguration({ ...base, CONNECTORS_DIR: join(ROOT, 'connectors') }, dir);
+    expect(r.problems).toEqual([]);
+    expect(r.warnings).toEqual([`CONNECTORS_DIR ${join(ROOT, 'connectors')} has no connector files, so serve starts none from it (sub-folders are not read): ${join(ROOT, 'connectors', 'examples')} holds 2`]);
+    // A folder that holds them, or an empty one without sub-folders: nothing to warn about.
+    expect(checkConfiguration({ ...base, CONNECTORS_DIR: join(ROOT, 'connectors', 'examples') }, dir).warnings).toEqual([]);
+    const empty = join(dir, 'no-connectors');
+    mkdirSync(empty);
+    expect(checkConfiguration({ ...base, CONNECTORS_DIR: empty }, dir).warnings).toEqual([]);
   });
 
   it('a catalog that does not load is a problem of CATALOG_DIR', () => {
