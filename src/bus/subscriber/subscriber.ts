@@ -29,6 +29,7 @@ import type { GatewayMetrics } from '../../observability/metrics.js';
 import type { Tracing } from '../../observability/tracing.js';
 import type { Consumption, OutboundRecord, TopicSpec, RecordContext, RecordDecision, StartFrom, TopicPartitionOffset, Transport, TransportRecord } from '../../transport/port.js';
 import { RECORD_DONE, redeliverAfter } from '../../transport/port.js';
+import { topicMissing } from '../../transport/topics.js';
 import { deadLetterHeaders, deadLetterWithoutValueHeaders, identifyingHeaders, longestParkMs, originalHeaders, parseRedriveMeta, parseRetryMeta, redriveMetaProblem, retryHeaders, retryMetaProblem } from './failure-headers.js';
 import type { RedriveMeta } from './failure-headers.js';
 import type { DeadLetterInfo } from './failure-headers.js';
@@ -345,14 +346,14 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
     redriveRead = await transport.partitionCount(redrives).then(
       () => true,
       (err: unknown) => {
-        if (err instanceof GatewayError && err.code === 'CEG_INVALID_NAME') return false;
+        if (topicMissing(err)) return false;
         throw err;
       },
     );
     dlqStored = await transport.partitionCount(dlq).then(
       () => true,
       (err: unknown) => {
-        if (err instanceof GatewayError && err.code === 'CEG_INVALID_NAME') return false;
+        if (topicMissing(err)) return false;
         throw err;
       },
     );
@@ -408,7 +409,7 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
   /**
    * Produces a dead letter ({@link produceDurably}). When the dead-letter topic is gone (an
    * operator deleted it while the subscription ran: the produce is refused as an unknown topic,
-   * CEG_INVALID_NAME) and this subscriber creates its topics, the topic is created again with the
+   * CEG_INVALID_NAME with `details.topicMissing`, see transport/topics.ts topicMissing) and this subscriber creates its topics, the topic is created again with the
    * settings it was created with at start ({@link subscriptionTopics}), with a warning, and the
    * dead letter is written there. Before, the refusal was taken as final: the fallback without
    * the value was refused alike and the record was counted lost and committed past.
@@ -419,7 +420,7 @@ export async function subscribe(transport: Transport, codec: EventCodec, log: Lo
     try {
       await produceDurably(dlq, record, what, signal);
     } catch (err) {
-      if (signal.aborted || o.createTopics === false || !(err instanceof GatewayError && err.code === 'CEG_INVALID_NAME')) throw err;
+      if (signal.aborted || o.createTopics === false || !topicMissing(err)) throw err;
       log.warn({ subscription: o.subscription, topic: dlq, err: errorMessage(err) }, `dead-letter topic ${dlq} is gone (deleted while the subscription ran): creating it again`);
       await transport.ensureTopics(subscriptionTopics(o.subscription, ordering).filter((t) => t.name === dlq));
       await produceDurably(dlq, record, what, signal);
