@@ -15,6 +15,7 @@ import type { KafkaTransportOptions } from './options.js';
 import type { KafkaLogTaps } from './logging.js';
 import { outOfRangeReset, outOfRangeWarning } from '../out-of-range.js';
 import type { OffsetResetCounts } from '../out-of-range.js';
+import { logRejoin, rejoinDelayMs } from '../rejoin.js';
 
 type Assignment = readonly { readonly topic: string; readonly partition: number }[];
 
@@ -674,11 +675,8 @@ export class KafkaConsumption implements Consumption {
   #rejoinLater(err: unknown): void {
     this.#rejoins++;
     this.#rejoinsSinceJoin++;
-    const delayMs = Math.min(this.#opts.maxRetryTimeMs, this.#opts.initialRetryTimeMs * 2 ** Math.min(this.#rejoinsSinceJoin - 1, 20));
-    this.#opts.logger.warn(
-      { group: this.group, err: errorMessage(err), rejoins: this.#rejoins, rejoinsSinceJoin: this.#rejoinsSinceJoin, delayMs },
-      'kafka consumer stopped on a retriable failure; joining its group again',
-    );
+    const delayMs = rejoinDelayMs(this.#opts, this.#rejoinsSinceJoin);
+    logRejoin(this.#opts.logger, { group: this.group, err, rejoins: this.#rejoins, rejoinsSinceJoin: this.#rejoinsSinceJoin, delayMs });
     clearTimeout(this.#rejoinTimer);
     this.#rejoinTimer = setTimeout(() => void this.#rejoin(), delayMs);
   }

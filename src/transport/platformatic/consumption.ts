@@ -15,6 +15,7 @@ import { fetchOnce, listOffsets, openFetcher, outOfRangeReset, outOfRangeWarning
 import type { Fetcher } from './fetcher.js';
 import type { OffsetResetCounts } from '../out-of-range.js';
 import { fetchPlan } from './fetch-plan.js';
+import { logRejoin, rejoinDelayMs } from '../rejoin.js';
 
 type Assignment = readonly { readonly topic: string; readonly partition: number }[];
 
@@ -292,11 +293,8 @@ export class PlatformaticConsumption implements Consumption {
     if (this.#stopping || this.#rejoinTimer !== undefined) return;
     this.#rejoins++;
     this.#rejoinsSinceJoin++;
-    const delayMs = Math.min(this.#opts.maxRetryTimeMs, this.#opts.initialRetryTimeMs * 2 ** Math.min(this.#rejoinsSinceJoin - 1, 20));
-    this.#opts.logger.warn(
-      { group: this.group, err: errorMessage(err), rejoins: this.#rejoins, rejoinsSinceJoin: this.#rejoinsSinceJoin, delayMs },
-      'kafka consumer stopped on a retriable failure; joining its group again',
-    );
+    const delayMs = rejoinDelayMs(this.#opts, this.#rejoinsSinceJoin);
+    logRejoin(this.#opts.logger, { group: this.group, err, rejoins: this.#rejoins, rejoinsSinceJoin: this.#rejoinsSinceJoin, delayMs });
     this.#rejoinTimer = setTimeout(() => void this.#rejoin(), delayMs);
   }
 
