@@ -51,7 +51,8 @@ function childrenOf(pid: number): number[] {
     try {
       const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
       if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) !== pid) return [];
-      return readFileSync(`/proc/${d}/cmdline`, 'utf8').includes('src/cli/main.ts') ? [Number(d)] : [];
+      // A worker runs the primary's script (CLI_ENTRY's last element: src/cli/main.ts or dist/cli/main.js).
+      return readFileSync(`/proc/${d}/cmdline`, 'utf8').includes(CLI_ENTRY[CLI_ENTRY.length - 1]!) ? [Number(d)] : [];
     } catch {
       return [];
     }

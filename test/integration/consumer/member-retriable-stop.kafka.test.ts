@@ -50,6 +50,24 @@ async function produceWhenBack(t: ReturnType<typeof transportOn>, topic: string,
   await waitFor(`'${text}' written`, () => t.produce(topic, [{ key: null, value: new TextEncoder().encode(text), headers: [] }]), 30_000, 250);
 }
 
+/**
+ * After the stall: the member did not end, delivers a record written once the broker answers,
+ * logged its first rejoin (counts 1) and joined its group again.
+ */
+async function expectGoesOn(o: { readonly setup: ReturnType<typeof transportOn>; readonly topic: string; readonly group: string; readonly handled: readonly string[]; readonly lines: readonly Line[]; readonly failure: () => unknown; readonly joins: () => number }): Promise<void> {
+  expect(o.failure(), text(o.failure())).toBeUndefined();
+  await produceWhenBack(o.setup, o.topic, 'after');
+  await waitFor('the record written after the stall', () => {
+    if (o.failure() !== undefined) throw new Error(`the consumption failed: ${text(o.failure())}`);
+    return o.handled.includes('after');
+  }, 60_000);
+  // A warn line, at debug while the transport counts the broker as out (logged once: docs/observability.md).
+  expect(o.lines.filter((l) => l.msg === REJOIN)[0]).toMatchObject({ obj: { group: o.group, rejoins: 1, rejoinsSinceJoin: 1 } });
+  // The fetcher reads the assigned partitions on its own: the record may come before the join does.
+  await waitFor('the member joined its group again', () => o.joins() >= 2, 60_000);
+  expect(o.failure()).toBeUndefined();
+}
+
 describe('a running platformatic member stopped by a retriable failure', () => {
   it('the fetch loop\'s failure limit reached during a broker stall: joins again and delivers', { timeout: 120_000 }, async () => {
     const { lines, logger } = recorder();
@@ -79,20 +97,7 @@ describe('a running platformatic member stopped by a retriable failure', () => {
       } finally {
         broker.signal('SIGCONT');
       }
-      expect(failure, text(failure)).toBeUndefined();
-
-      await produceWhenBack(setup, topic, 'after');
-      await waitFor('the record written after the stall', () => {
-        if (failure !== undefined) throw new Error(`the consumption failed: ${text(failure)}`);
-        return handled.includes('after');
-      }, 60_000);
-      expect(failure).toBeUndefined();
-      // A warn line, at debug while the transport counts the broker as out (logged once: docs/observability.md).
-      const rejoins = lines.filter((l) => l.msg === REJOIN);
-      expect(rejoins[0]).toMatchObject({ obj: { group, rejoins: 1, rejoinsSinceJoin: 1 } });
-      // The fetcher reads the assigned partitions on its own: the record may come before the join does.
-      await waitFor('the member joined its group again', () => c!.joins() >= 2, 60_000);
-      expect(failure).toBeUndefined();
+      await expectGoesOn({ setup, topic, group, handled, lines, failure: () => failure, joins: () => c!.joins() });
     } finally {
       broker.signal('SIGCONT');
       await c?.stop();
@@ -147,17 +152,7 @@ describe('a running platformatic member stopped by a retriable failure', () => {
       } finally {
         broker.signal('SIGCONT');
       }
-      expect(failure, text(failure)).toBeUndefined();
-
-      await produceWhenBack(setup, topic, 'after');
-      await waitFor('the record written after the stall', () => {
-        if (failure !== undefined) throw new Error(`the consumption failed: ${text(failure)}`);
-        return handled.includes('after');
-      }, 60_000);
-      expect(failure).toBeUndefined();
-      expect(lines.filter((l) => l.msg === REJOIN)[0]).toMatchObject({ obj: { group, rejoins: 1 } });
-      await waitFor('the member joined its group again', () => c!.joins() >= 2, 60_000);
-      expect(failure).toBeUndefined();
+      await expectGoesOn({ setup, topic, group, handled, lines, failure: () => failure, joins: () => c!.joins() });
     } finally {
       armed = false;
       broker.signal('SIGCONT');

@@ -12,6 +12,8 @@ import { GatewayError } from '../../../src/core/errors.js';
 import { Reconciler } from '../../../src/bus/subscriptions/index.js';
 import type { RunSpec, SubscribeHost } from '../../../src/bus/subscriptions/index.js';
 import { silentLogger } from '../../../src/observability/index.js';
+import { unknownTopic } from '../../../src/transport/topics.js';
+import { waitFor } from '../../helpers/wait.js';
 
 const ZERO: SubscriptionStats = { handled: 0, retried: 0, deadLettered: 0, skipped: 0, filtered: 0, duplicates: 0, rebalances: 0, lost: 0 };
 
@@ -58,13 +60,16 @@ describe('a reconciler pass', () => {
         if (started.length <= 16) await gate;
         return fakeSubscription(o.subscription);
       },
-      partitionCount: (topic) => (topic === 't' ? Promise.resolve(1) : Promise.reject(new GatewayError('CEG_INVALID_NAME', `unknown topic ${topic}`, { retriable: false }))),
+      // A missing topic as the transports say it (details.topicMissing: transport/topics.ts unknownTopic).
+      partitionCount: (topic) => (topic === 't' ? Promise.resolve(1) : Promise.reject(unknownTopic(topic))),
       topicsOf: () => ['t'],
     };
     const r = new Reconciler<RunSpec>(host, () => ({ handler: () => undefined, update: () => undefined, close: () => Promise.resolve() }), silentLogger(), () => Promise.resolve());
     const groups = Array.from({ length: 19 }, (_, i) => `g${String(i).padStart(2, '0')}`);
     r.apply(new Map(groups.map((g) => [g, spec(g)])));
-    await new Promise((res) => setTimeout(res, 50));
+    // The pass starts them asynchronously (a partition-count look-up first): waited for, not slept
+    // for (a 50 ms sleep failed in a CI run on a loaded machine); the 17th waits for a place.
+    await waitFor('the first 16 starts', () => started.length >= 16, 10_000, 5);
     expect(started).toHaveLength(16);
     // While the pass waits: g16 is paused, g17 deleted, g18 changed (concurrency 9).
     const now = new Map(groups.filter((g) => g !== 'g17').map((g) => [g, g === 'g16' ? spec(g, 'paused') : g === 'g18' ? { ...spec(g), concurrency: 9 } : spec(g)]));
