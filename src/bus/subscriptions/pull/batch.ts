@@ -35,7 +35,7 @@
  * apart by `dlq_source_topic`/`dlq_source_partition`/`dlq_source_offset`.
  * Spec: issue 9 ("Pull"); bus spec S5, S6 (poison isolation); issue 7 (bounded work per record).
  */
-import { GatewayError, errorMessage, isGatewayError } from '../../../core/errors.js';
+import { GatewayError, errorMessage } from '../../../core/errors.js';
 import { sleep } from '../../../core/retry.js';
 import type { EventCodec } from '../../../codec/event/index.js';
 import { DEFAULT_ENVELOPE_LIMITS } from '../../../envelope/index.js';
@@ -43,6 +43,7 @@ import type { JsonValue } from '../../../envelope/index.js';
 import type { Logger } from '../../../observability/index.js';
 import type { OutboundRecord, Read, TopicPartitionOffset, Transport, TransportRecord } from '../../../transport/port.js';
 import { outOfRangeReset } from '../../../transport/out-of-range.js';
+import { topicMissing } from '../../../transport/topics.js';
 import { deadLetterHeaders, deadLetterWithoutValueHeaders, originalHeaders } from '../../subscriber/failure-headers.js';
 import { subscriptionTopics } from '../../subscriber/subscriber.js';
 import { headerBoundsProblem } from '../../subscriber/pipeline/bounds.js';
@@ -232,7 +233,7 @@ export async function pull(deps: PullDeps, target: PullTarget, positions: Positi
   const dlq = `${target.group}.dlq`;
   /**
    * Produces one dead letter. A dead-letter topic that is gone (an operator deleted it: the produce
-   * is refused as an unknown topic, CEG_INVALID_NAME, not retriable) is created again with the
+   * is refused as an unknown topic, {@link topicMissing}) is created again with the
    * settings the subscription was created with ({@link subscriptionTopics}), with a warning, and the
    * dead letter is written there, as the push subscriber does (subscriber.ts produceDeadLetter).
    */
@@ -240,7 +241,7 @@ export async function pull(deps: PullDeps, target: PullTarget, positions: Positi
     try {
       await deps.transport.produce(dlq, [out], { signal: o.signal });
     } catch (err) {
-      if (o.signal.aborted || !isGatewayError(err, 'CEG_INVALID_NAME')) throw err;
+      if (o.signal.aborted || !topicMissing(err)) throw err;
       deps.log.warn({ subscription: target.group, topic: dlq, err: errorMessage(err) }, `pull: dead-letter topic ${dlq} is gone (deleted while the subscription was in use): creating it again`);
       await deps.transport.ensureTopics(subscriptionTopics(target.group).filter((t) => t.name === dlq));
       await deps.transport.produce(dlq, [out], { signal: o.signal });
