@@ -442,6 +442,33 @@ describe('the rate limit', () => {
     await Promise.all(gateways.map((g) => g.close()));
   });
 
+  it('a rate so low that the next token is further off than a Node timer holds (rateLimit 1e-9/s: one every 31 years) waits for it, without waking every millisecond', async () => {
+    // Below ~4.66e-7/s the wait passes 2^31 − 1 ms: Node ran such a timer after 1 ms with a
+    // TimeoutOverflowWarning, so the attempt woke, found no token and slept again, 1,000 times a
+    // second, each time a warning line on stderr (17,762 in 9 s seen on a gateway, break report hD).
+    const overflows: string[] = [];
+    const onWarning = (w: Error): void => void (w.name === 'TimeoutOverflowWarning' && overflows.push(w.message));
+    process.on('warning', onWarning);
+    try {
+      for (const [i, rateLimit] of [1e-9, 4e-7, Number.MIN_VALUE].entries()) {
+        const path = `/rate-tiny-${i}`;
+        const sink = createWebhookSink(settings(path, { handshake: false, rateLimit }), { log: silentLogger(), allow, origin: ORIGIN, ctx: sinkCtx() });
+        const stop = new AbortController();
+        const waiting = Promise.resolve(sink.handler(event(), { ...delivery(), signal: stop.signal }));
+        waiting.catch(() => undefined);
+        // Long enough for hundreds of 1 ms wake-ups (each warns); the count is what is asserted.
+        await new Promise((r) => setTimeout(r, 300));
+        expect(overflows, `rateLimit ${rateLimit}`).toEqual([]);
+        expect(at(path, 'POST'), `rateLimit ${rateLimit}`).toHaveLength(0);
+        stop.abort(new Error('test over'));
+        await expect(waiting).rejects.toThrow('test over');
+        await sink.close();
+      }
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
   it('a rate change (the instance\'s share moved) grants no second burst', async () => {
     const path = '/rate-share';
     let share = 1;

@@ -30,6 +30,7 @@ import { TokenBucket } from 'limiter';
 import { GatewayError, errorMessage, isGatewayError } from '../../../core/errors.js';
 import { raceAbort } from '../../../core/race-abort.js';
 import { sleep } from '../../../core/retry.js';
+import { timerDelay } from '../../../core/timer-limit.js';
 import type { EventCodec } from '../../../codec/event/index.js';
 import { ack, deadLetter, retry } from '../../../bus/subscriber/index.js';
 import type { DeliveryFailure, EventHandler, Outcome } from '../../../bus/subscriber/index.js';
@@ -276,7 +277,9 @@ class RateGate {
       if (revoked?.aborted === true) return false;
       const part = Math.min(left, b.bucketSize);
       if (b.tryRemoveTokens(part)) left -= part;
-      else if (!(await sleepUnless(Math.max(1, b.getWaitTime(part)), signal, revoked))) return false;
+      // timerDelay: at a tiny rate the next token is further off than a timer holds; the loop
+      // checks the bucket again when it fires.
+      else if (!(await sleepUnless(timerDelay(b.getWaitTime(part)), signal, revoked))) return false;
     }
     return true;
   }
