@@ -59,6 +59,9 @@ describe('POST /subscriptions: validation', () => {
     [{ filters: [{ exact: { subject: '' } }] }, 'filters[0].exact.subject'],
     [{ filters: [{ exact: { type: 'x' } }, { not: { any: [{ exact: { id: '' } }] } }] }, 'filters[1].not.any[0].exact.id'],
     [{ filters: [{ any: [{ prefix: { subject: 'a' } }, { wild: {} }] }] }, 'filters[0].any[1].wild'],
+    // A character no attribute can hold (CloudEvents Strings exclude it; the ingress refuses it).
+    [{ filters: [{ exact: { subject: 'EUR\u0001' } }] }, 'filters[0].exact.subject'],
+    [{ filters: [{ not: { prefix: { subject: '\ud83d' } } }] }, 'filters[0].not.prefix.subject'],
     [{ kinds: ['NoSuchKind'] }, 'kinds[0]'],
     [{ start: 'yesterday' }, 'start'],
     [{ delivery: { mode: 'push', url: 'http://127.0.0.1:1/x', secrets: ['not-a-secret'] } }, 'delivery.secrets[0]'],

@@ -54,6 +54,25 @@ describe('filter dialects', () => {
     }
     expect(filterProblems([{ exact: { subject: 'x' } }, { prefix: { type: 'a' } }], 'filters', 'refuse')).toEqual([]);
   });
+
+  it('refuses, in a new definition, a value holding a character no attribute can hold (control, noncharacter, lone surrogate) in every dialect and attribute, naming its path; a stored one keeps it', () => {
+    // What CloudEvents Strings exclude (1.0.2 "Type System"), and the ingress refuses in attributes.
+    const excluded = fc.constantFrom('\u0000', '\u0001', '\u001f', '\u007f', '\u0085', '\u009f', '\ufdd0', '\ufffe', '\uffff', '\ud800', '\udbff', '\udc00', '\udfff', '\u{10FFFF}', '\u{1FFFE}');
+    const dialect = fc.constantFrom('exact', 'prefix', 'suffix');
+    const attribute = fc.constantFrom('subject', 'id', 'source', 'type', 'partitionkey', 'tracestate', 'correlationid');
+    fc.assert(fc.property(fc.string({ maxLength: 20 }), excluded, fc.string({ maxLength: 20 }), dialect, attribute, fc.boolean(), (before, bad, after, d, name, nested) => {
+      const value = before + bad + after;
+      const filter = { [d]: { [name]: value } };
+      const list = nested ? [{ exact: { type: 't' } }, { any: [{ not: filter }] }] : [filter];
+      const path = nested ? `filters[1].any[0].not.${d}.${name}` : `filters[0].${d}.${name}`;
+      const problems = filterProblems(list, 'filters', 'refuse');
+      expect(problems.map((p) => p.path)).toEqual([path]);
+      expect(problems[0]!.problem).toContain('CloudEvents Strings exclude');
+      expect(filterProblems(list)).toEqual([]);
+    }));
+    // Well-formed text outside ASCII stays a valid value (an astral character is a surrogate pair).
+    expect(filterProblems([{ prefix: { subject: '😀' } }, { exact: { subject: 'é\u00a0x' } }, { suffix: { source: '\ufffd' } }], 'filters', 'refuse')).toEqual([]);
+  });
 });
 
 describe('sealed secrets', () => {

@@ -13,7 +13,7 @@
  * SQL dialect (CESQL) is not supported and is refused like any unknown dialect.
  */
 import type { Attributes } from '../../../envelope/types.js';
-import { canonicalString, knownAttributes } from '../../../envelope/index.js';
+import { canonicalString, knownAttributes, stringProblem } from '../../../envelope/index.js';
 
 /** One filter expression, as JSON. */
 export type FilterExpression =
@@ -55,6 +55,9 @@ export const MAX_FILTER_VALUE_LENGTH = 4096;
  * - `allow` (the default: a running subscriber, a definition stored before the rule): such a
  *   filter is kept, matching nothing, so a stored subscription still starts (its member commits
  *   what it skips instead of stalling the group).
+ *   `refuse` also refuses a value holding a character CloudEvents Strings exclude (control
+ *   characters, noncharacters, lone surrogates: envelope `stringProblem`), which no attribute value
+ *   holds; `allow` keeps it (a definition stored before that rule, 2026-12-07, still starts).
  * An empty `prefix` or `suffix` is refused in both: the same §3.2.4.1.1 sentence forbids it, and it
  * would match every event carrying the attribute (for `id`, `source`, `type`: every event) — not
  * what anyone writing a filter means; leaving the filter out says that.
@@ -107,6 +110,13 @@ export function filterProblems(filters: unknown, path = 'filters', emptyExact: E
         const value = v[name];
         if (typeof value !== 'string') return at(`${here}.${name}`, 'the value must be a string');
         if (value.length > MAX_FILTER_VALUE_LENGTH) return at(`${here}.${name}`, `values are at most ${MAX_FILTER_VALUE_LENGTH} characters`);
+        // A value no attribute can hold: every attribute is a CloudEvents String (or an Integer,
+        // URI… in canonical string form), which the gateway refuses at ingress when it holds such
+        // a character, so an exact value could never match; a lone surrogate would match prefixes
+        // and suffixes by UTF-16 code unit (prefix "\ud83d" matching "😀…"), which a subscriber in
+        // another language, comparing code points or UTF-8 bytes, never does.
+        const bad = emptyExact === 'refuse' ? stringProblem(value) : undefined;
+        if (bad !== undefined) return at(`${here}.${name}`, `${bad}: attribute values never contain one, so this filter would compare against no value an event can carry`);
         if (value === '') {
           if (dialect !== 'exact') return at(`${here}.${name}`, `must not be empty (CloudEvents Subscriptions API §3.2.4.1.1): an empty ${dialect} matches every event that has ${name}; leave the filter out instead`);
           if (emptyExact === 'refuse') return at(`${here}.${name}`, knownAttributes.get(name)?.nonEmpty === false ? 'must not be empty (CloudEvents Subscriptions API §3.2.4.1.1)' : `must not be empty: ${name} is never empty when present (CloudEvents 1.0.2), so this filter could never match (Subscriptions API §3.2.4.1.1)`);
