@@ -17,7 +17,7 @@ import type { Config } from '../../config/index.js';
 import { loadCatalog } from '../../catalog/index.js';
 import type { Catalog } from '../../catalog/index.js';
 import { secretsKeyDecision } from '../../bus/subscriptions/index.js';
-import { connectorFilesInSubfolders, loadConnectors } from '../../connectors/index.js';
+import { connectorFilesInSubfolders, loadConnectors, noConnectorFilesWarning } from '../../connectors/index.js';
 import { parseAllowList, parsePorts } from '../../connectors/sinks/webhook/index.js';
 import { loadPartners, readJwksFile } from '../../http/auth/index.js';
 import { readTlsPair } from '../../http/tls.js';
@@ -111,7 +111,7 @@ export function checkConfiguration(env: NodeJS.ProcessEnv, cwd: string): Report 
       // starts nothing (its examples are one level down, and serve never reads sub-folders).
       if (defs.length === 0) {
         const subs = connectorFilesInSubfolders(config.connectorsDir);
-        if (subs.length > 0) warnings.push(`CONNECTORS_DIR ${config.connectorsDir} has no connector files, so serve starts none from it (sub-folders are not read): ${subs.map((x) => `${x.folder} holds ${x.files}`).join(', ')}`);
+        if (subs.length > 0) warnings.push(noConnectorFilesWarning(config.connectorsDir, subs));
       }
     } catch (err) {
       more.push({ variable: 'CONNECTORS_DIR', message: errorMessage(err), expected: CONFIG_HELP.CONNECTORS_DIR });

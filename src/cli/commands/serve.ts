@@ -5,7 +5,7 @@ import { Registry } from 'prom-client';
 import type { Command } from 'commander';
 import { createGateway } from '../../app/index.js';
 import { loadCatalog } from '../../catalog/index.js';
-import { loadConnectors, startConnectors } from '../../connectors/index.js';
+import { connectorFilesInSubfolders, loadConnectors, noConnectorFilesWarning, startConnectors } from '../../connectors/index.js';
 import { EXIT_USAGE, onSignals, setup } from '../context.js';
 import { codeSuffix } from '../broker-deadline.js';
 import { errorMessage, isGatewayError } from '../../core/errors.js';
@@ -31,6 +31,14 @@ export function registerServeCommand(program: Command): void {
       if (config.heapGrowingPercent !== undefined) setFlagsFromString(`--heap-growing-percent=${config.heapGrowingPercent}`);
       // A bad connector file (or one naming a kind the catalog lacks) stops start-up before anything listens.
       const defs = config.connectorsDir === undefined ? [] : loadConnectors(config.connectorsDir, { catalog: loadCatalog(config.catalogDir) });
+      // A folder without connector files is valid but rarely meant (CONNECTORS_DIR=connectors holds
+      // its examples one level down): said once, with the sub-folders that hold some, instead of
+      // starting nothing without a word.
+      if (config.connectorsDir !== undefined && defs.length === 0) {
+        const subFolders = connectorFilesInSubfolders(config.connectorsDir);
+        // A warning when sub-folders hold connector files (likely the wrong folder); an empty folder is said at info.
+        rootLog[subFolders.length > 0 ? 'warn' : 'info']({ connectorsDir: config.connectorsDir, subFolders }, noConnectorFilesWarning(config.connectorsDir, subFolders));
+      }
       const gw = createGateway(config, log, worker === undefined ? {} : workerOverrides(config.instance, worker.id));
       gw.declareSubscriptions(defs.flatMap((d) => (d.kind === 'subscription' && d.enabled ? [d.runtime] : [])));
       // A start-up failure that waiting cannot mend (a schema the registry refuses, say) ends the

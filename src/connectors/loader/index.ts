@@ -1,5 +1,5 @@
 /** Loader of the top-level `connectors/*.yaml` files and their start-up. */
-export { connectorFilesInSubfolders, loadConnectors } from './load.js';
+export { connectorFilesInSubfolders, loadConnectors, noConnectorFilesWarning } from './load.js';
 export type { LoadContext } from './load.js';
 export { parseConnectorText, problemPath } from './parse.js';
 export type { ParseContext, ParsedConnector, ResolvedSink } from './parse.js';

@@ -116,6 +116,20 @@ function invalid(dir: string, problems: readonly ConnectorProblem[]): GatewayErr
  * `readdir` per sub-folder.
  * Source: `ce-gateway connectors check`; spec DESIGN "Connectors".
  */
+/**
+ * What `serve` and `config check` say about a `CONNECTORS_DIR` with no connector file directly in
+ * it: valid (nothing starts), but rarely meant, so the warning names the sub-folders that hold
+ * `*.yaml` / `*.yml` files (`subs`, from connectorFilesInSubfolders) and the command that checks
+ * one. Without such sub-folders it still says the folder is empty of connectors: `serve` pointed at
+ * `connectors/` started nothing without a word (the examples are one level down).
+ * Source: `ce-gateway serve`, `ce-gateway config check`; spec DESIGN "Connectors".
+ */
+export function noConnectorFilesWarning(dir: string, subs: readonly { readonly folder: string; readonly files: number }[]): string {
+  const head = `CONNECTORS_DIR ${dir} has no connector files (*.yaml / *.yml directly in it), so serve starts no connector from it`;
+  if (subs.length === 0) return head;
+  return `${head} (sub-folders are not read): ${subs.map((x) => `${x.folder} holds ${x.files}`).join(', ')}; check one with \`ce-gateway connectors check ${subs[0]?.folder ?? dir}\``;
+}
+
 export function connectorFilesInSubfolders(dir: string): { readonly folder: string; readonly files: number }[] {
   const root = resolve(dir);
   const out: { folder: string; files: number }[] = [];

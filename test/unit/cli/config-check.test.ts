@@ -87,7 +87,7 @@ describe('config check', () => {
   it('warns when CONNECTORS_DIR has no connector files but a sub-folder has (the repository\'s connectors/: serve would start none of its examples)', () => {
     const r = checkConfiguration({ ...base, CONNECTORS_DIR: join(ROOT, 'connectors') }, dir);
     expect(r.problems).toEqual([]);
-    expect(r.warnings).toEqual([`CONNECTORS_DIR ${join(ROOT, 'connectors')} has no connector files, so serve starts none from it (sub-folders are not read): ${join(ROOT, 'connectors', 'examples')} holds 2`]);
+    expect(r.warnings).toEqual([`CONNECTORS_DIR ${join(ROOT, 'connectors')} has no connector files (*.yaml / *.yml directly in it), so serve starts no connector from it (sub-folders are not read): ${join(ROOT, 'connectors', 'examples')} holds 2; check one with \`ce-gateway connectors check ${join(ROOT, 'connectors', 'examples')}\``]);
     // A folder that holds them, or an empty one without sub-folders: nothing to warn about.
     expect(checkConfiguration({ ...base, CONNECTORS_DIR: join(ROOT, 'connectors', 'examples') }, dir).warnings).toEqual([]);
     const empty = join(dir, 'no-connectors');

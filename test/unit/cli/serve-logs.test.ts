@@ -1,11 +1,14 @@
 /**
  * docs/deploy.md: `ce-gateway serve` writes its pino JSON lines to stderr; stdout stays free for
- * command output. Run as a process on the in-memory adapters.
+ * command output. Run as a process on the in-memory adapters. A CONNECTORS_DIR from which it starts
+ * nothing is said (docs/connectors.md).
  */
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { waitFor } from '../../helpers/wait.js';
 import { CLI_ENTRY } from '../../helpers/cli-entry.js';
@@ -63,5 +66,41 @@ describe('ce-gateway serve stopped before it was ready', { timeout: 60_000 }, ()
     expect(await exited).toBe(0);
     expect(stderr).not.toContain('cannot start');
     expect(stderr).toContain('"msg":"stopped"');
+  });
+});
+
+describe('ce-gateway serve with a CONNECTORS_DIR that holds only sub-folders', { timeout: 60_000 }, () => {
+  it('says it starts no connector from it and names the sub-folders that hold connector files (it said nothing)', async () => {
+    // The repository's connectors/ has its examples one level down: the folder a new user points at.
+    const dir = mkdtempSync(join(tmpdir(), 'cegw-connectors-'));
+    try {
+      mkdirSync(join(dir, 'examples'));
+      writeFileSync(join(dir, 'examples', 'hook.yaml'), 'kind: shell-hook\n');
+      mkdirSync(join(dir, 'empty'));
+      const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'warn', PORT: '0', HOST: '127.0.0.1', CONNECTORS_DIR: dir };
+      for (const name of ['KAFKA_BROKERS', 'SCHEMA_REGISTRY_URL', 'DATABASE_URL', 'CATALOG_DIR', 'CE_GATEWAY_ENV_FILE']) delete env[name];
+      const child = spawn(process.execPath, [...CLI_ENTRY, 'serve'], { cwd: tmpdir(), env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stderr = '';
+      child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
+      const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+      try {
+        await waitFor('the connectors warning on stderr', () => stderr.includes('has no connector files'), 45_000);
+      } finally {
+        child.kill('SIGTERM');
+      }
+      await exited;
+      const line = stderr
+        .split('\n')
+        .filter((l) => l.includes('has no connector files'))
+        .map((l) => JSON.parse(l) as { level: number; msg: string; connectorsDir: string; subFolders: { folder: string; files: number }[] });
+      expect(line, stderr).toHaveLength(1);
+      expect(line[0]!.level, 'a warning').toBe(40);
+      expect(line[0]!.connectorsDir).toBe(dir);
+      expect(line[0]!.subFolders).toEqual([{ folder: join(dir, 'examples'), files: 1 }]);
+      expect(line[0]!.msg).toContain(`${join(dir, 'examples')} holds 1`);
+      expect(line[0]!.msg).toContain(`ce-gateway connectors check ${join(dir, 'examples')}`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -8,6 +8,7 @@ import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLI_ENTRY } from '../../helpers/cli-entry.js';
 import { runProcess } from '../../helpers/spawn-node.js';
+import { noConnectorFilesWarning } from '../../../src/connectors/index.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..', '..');
 
@@ -24,5 +25,12 @@ describe('docs: the answer of `connectors check connectors`', { timeout: 60_000 
     const readme = readFileSync(join(ROOT, 'connectors', 'README.md'), 'utf8');
     expect(readme).toContain('npx ce-gateway connectors check connectors/examples');
     expect(r.stderr).toContain(': ce-gateway connectors check connectors/examples\n');
+  });
+
+  it('docs/connectors.md quotes the warning serve and config check give for CONNECTORS_DIR=connectors', () => {
+    const doc = readFileSync(join(ROOT, 'docs', 'connectors.md'), 'utf8').replace(/\s*\n\s*/g, ' ');
+    const quoted = /a warning ``(CONNECTORS_DIR connectors has no connector files.*?) ``/.exec(doc)?.[1];
+    expect(quoted, 'docs/connectors.md quotes the warning').toBeDefined();
+    expect(quoted).toBe(noConnectorFilesWarning('connectors', [{ folder: 'connectors/examples', files: 2 }]));
   });
 });
