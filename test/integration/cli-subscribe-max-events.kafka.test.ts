@@ -3,7 +3,8 @@
  * report A1): partitions are handled side by side and the consumer kept handing records over until
  * the stop, so a run with `--max-events 1` over nine events on three partitions printed five, all
  * committed. Now the records past N are held until the stop and stay uncommitted: a second run of
- * the same subscription gets exactly the rest (nothing lost, nothing twice). Events on several
+ * the same subscription gets exactly the rest (nothing lost, nothing twice), and the command says on
+ * stderr how many it printed and held back. Events on several
  * partitions of a topic of this run (a catalog copy); the real CLI in child processes, both
  * clients; no time is asserted.
  */
@@ -73,6 +74,16 @@ describe('subscribe --max-events', () => {
       expect(first.code, said1).toBe(0);
       const one = printedIds(first);
       expect(one, said1).toHaveLength(FIRST);
+      // The stop is said in the command's own words, whatever LOG_LEVEL (warn here): how many it
+      // printed and how many later deliveries it held back uncommitted (it said nothing).
+      const stopLine = /^subscribe: stopped after (\d+) events \(--max-events\), committed; (?:no later delivery was in hand|(\d+) later deliver(?:y was|ies were) in hand and held back, not committed: the next run of (\S+) gets (?:it|them) first)$/m.exec(first.stderr);
+      expect(stopLine, said1).not.toBeNull();
+      expect(Number(stopLine![1]), said1).toBe(FIRST);
+      if (stopLine![2] !== undefined) {
+        expect(Number(stopLine![2]), said1).toBeGreaterThan(0);
+        expect(Number(stopLine![2]), said1).toBeLessThanOrEqual(EVENTS - FIRST);
+        expect(stopLine![3], said1).toBe(subscription);
+      }
 
       const second = await subscribe(client, subscription, EVENTS - FIRST);
       const said2 = `first: ${one.join(',')}\nstdout: ${second.stdout}\nstderr: ${second.stderr}`;

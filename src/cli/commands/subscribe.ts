@@ -54,6 +54,20 @@ export function subscribedLine(name: string, deadLetterTopic: string | undefined
   return `subscribed ${name} (note: no ${name}.dlq, so a record that cannot be decoded is logged and skipped; to keep such records, create it with \`ce-gateway topics --subscription ${name}\`)`;
 }
 
+/**
+ * The line `subscribe --max-events N` prints on stderr once its count was reached and the
+ * subscription stopped: how many it printed (and committed), and how many later deliveries it had
+ * in hand and held back uncommitted (heldUntilStop), which the next run of `name` gets first. Said
+ * in the command's own words whatever LOG_LEVEL: the subscriber's info line about deliveries a stop
+ * cut short was the only trace, hidden at `LOG_LEVEL=warn`, and read as calls aborted by accident.
+ * `printed`: events printed; `held`: deliveries answered by heldUntilStop (0 or more).
+ */
+export function maxEventsStopLine(name: string, printed: number, held: number): string {
+  const head = `subscribe: stopped after ${printed} event${printed === 1 ? '' : 's'} (--max-events), committed`;
+  if (held === 0) return `${head}; no later delivery was in hand`;
+  return `${head}; ${held} later deliver${held === 1 ? 'y was' : 'ies were'} in hand and held back, not committed: the next run of ${name} gets ${held === 1 ? 'it' : 'them'} first`;
+}
+
 export function registerSubscribeCommand(program: Command): void {
   program
     .command('subscribe')
@@ -69,6 +83,7 @@ export function registerSubscribeCommand(program: Command): void {
       // Only the start is bounded: once the broker answered, the subscription runs until stopped.
       brokerDeadline(gw.transport, config, brokerTimeoutMs, 'subscribe');
       let seen = 0;
+      let held = 0;
       let finish: () => void = () => {};
       const finished = new Promise<void>((r) => (finish = r));
       const sub = await gw.subscribe({
@@ -85,7 +100,10 @@ export function registerSubscribeCommand(program: Command): void {
           // Partitions are handled side by side, and the consumer hands over more records until the
           // stop that finish() starts: once N were taken, the later ones wait for that stop and stay
           // uncommitted (heldUntilStop). Counted and printed in one synchronous step, so exactly N print.
-          if (opts.maxEvents !== undefined && seen >= opts.maxEvents) return heldUntilStop(ctx.signal);
+          if (opts.maxEvents !== undefined && seen >= opts.maxEvents) {
+            held++;
+            return heldUntilStop(ctx.signal);
+          }
           process.stdout.write(`${JSON.stringify({ attributes: event.attributes, data: event.data?.kind === 'json' ? event.data.value : null, topic: ctx.topic, partition: ctx.partition, offset: ctx.offset.toString() })}\n`);
           if (opts.maxEvents !== undefined && ++seen >= opts.maxEvents) finish();
           return Promise.resolve();
@@ -96,5 +114,7 @@ export function registerSubscribeCommand(program: Command): void {
       onSignals(() => gw.close(), log, config.shutdownTimeoutMs);
       await Promise.race([finished, sub.done]);
       await gw.close();
+      // After the close: the held deliveries are answered by the stop, and only then is the count whole.
+      if (opts.maxEvents !== undefined && seen >= opts.maxEvents) process.stderr.write(`${maxEventsStopLine(sub.name, seen, held)}\n`);
     });
 }
