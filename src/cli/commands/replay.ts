@@ -24,7 +24,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Command } from 'commander';
-import { InvalidArgumentError } from 'commander';
+import { InvalidArgumentError, Option } from 'commander';
 import { createGateway } from '../../app/index.js';
 import { parsePartitionKey } from '../../bus/subscriptions/index.js';
 import type { ReplayReport } from '../../bus/subscriptions/index.js';
@@ -267,7 +267,12 @@ export function registerReplayCommand(program: Command): void {
     .command('replay')
     .description('replay a subscription by resetting its offsets (every gateway instance pauses it, the offsets move, delivery resumes); shows the replayed backlog draining')
     .argument('<subscription>', 'the subscription\'s name')
-    .option('--to-time <time>', 'the first record written at or after this RFC 3339 time (or a duration back from now: 90s, 15m, 2h, 7d)')
+    // Checked as it is read, so a bad time is refused like any bad option value, naming --to-time
+    // (it said only "replay: a duration such as …"); kept as written (targetOf).
+    .option('--to-time <time>', 'the first record written at or after this RFC 3339 time (or a duration back from now: 90s, 15m, 2h, 7d)', (v: string) => {
+      parseSince(v);
+      return v;
+    })
     .option('--to-earliest', 'the start of the log')
     .option('--to-latest', 'the end of the log (skip what is not delivered yet)')
     .option('--to-offsets <pairs>', 'explicit offsets: PARTITION:OFFSET,… (TOPIC/PARTITION:OFFSET for a subscription of several topics); repeated options add up, each partition once', parseOffsetsOption)
@@ -275,7 +280,8 @@ export function registerReplayCommand(program: Command): void {
   withGatewayOptions(cmd)
     .option('--json', 'JSON lines on stdout even on a terminal')
     .option('--no-wait', 'do not wait for the replayed backlog to drain')
-    .option('--timeout <seconds>', 'longest wait for the backlog to drain, whole seconds (at most a week)', wholeNumber(1, 604_800), 600)
+    // With --no-wait nothing is watched, so a --timeout given with it would be ignored: a usage error.
+    .addOption(new Option('--timeout <seconds>', 'longest wait for the backlog to drain, whole seconds (at most a week)').argParser(wholeNumber(1, 604_800)).default(600).conflicts('wait'))
     .action(async (name: string, opts: ReplayOptions) => {
       const { config, log, vars, brokerTimeoutMs } = setup(program);
       let to: unknown;

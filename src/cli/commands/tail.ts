@@ -1,3 +1,4 @@
+import { Option } from 'commander';
 import type { Command } from 'commander';
 import { createGateway } from '../../app/index.js';
 import { startTail } from '../../bus/tail/index.js';
@@ -22,7 +23,8 @@ export function registerTailCommand(program: Command): void {
     .description('print events of the given kinds as they arrive, decoded and validated like a subscription (invalid records marked INVALID with the reason); read-only, no consumer group')
     .argument('[kinds...]', 'event kinds by business name or eventId (with --topic: only these kinds; default every kind)')
     .option('--topic <topics...>', 'read these topics instead of the kinds\' topics, e.g. a dead-letter topic <subscription>.dlq')
-    .option('--from-beginning', 'start at the earliest offset')
+    // Two starts at once: one was silently ignored (--since won), so it is a usage error (exit 2).
+    .addOption(new Option('--from-beginning', 'start at the earliest offset').conflicts('since'))
     .option('--since <when>', 'start at records written since then: a duration (15m, 2h) or an RFC 3339 time', (v) => parseSince(v))
     .option('--json', 'one JSON object per line instead of a summary line')
     .action(async (kinds: string[], opts: { fromBeginning?: boolean; since?: number; json?: boolean; topic?: string[] }) => {

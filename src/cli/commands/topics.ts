@@ -18,12 +18,15 @@ export function registerTopicsCommand(program: Command): void {
     .command('topics')
     .description('create the catalog topics (and, with --subscription, a subscription\'s dead-letter, redrive and retry topics) that do not exist yet; never relies on broker auto-creation')
     .option('--subscription <names...>', 'also create these subscriptions\' own topics (<name>.dlq, <name>.redrive, and <name>.retry with --ordering none)')
-    .option('--ordering <ordering>', 'the subscriptions\' ordering: key or none', 'key')
+    .option('--ordering <ordering>', 'the --subscription names\' ordering: key (default) or none')
     .option('--json', 'print the topics as JSON')
-    .action(async (opts: { json?: boolean; subscription?: string[]; ordering: string }) => {
+    .action(async (opts: { json?: boolean; subscription?: string[]; ordering?: string }) => {
+      // Usage first: an --ordering without --subscription was ignored (exit 0, no .retry topic made).
+      if (opts.ordering !== undefined && opts.subscription === undefined) program.error('--ordering: applies to the subscriptions named with --subscription NAME…; none given', { exitCode: 2 });
+      const ordering = opts.ordering ?? 'key';
+      if (ordering !== 'key' && ordering !== 'none') program.error(`--ordering: key or none, got ${ordering}`, { exitCode: 2 });
       const { config, log, brokerTimeoutMs } = setup(program);
       requireKafka(program, config, 'topics');
-      if (opts.ordering !== 'key' && opts.ordering !== 'none') program.error(`--ordering: key or none, got ${opts.ordering}`, { exitCode: 2 });
       // Checked before anything is created: a bad name must not leave the catalog topics half made.
       let own: ReturnType<typeof subscriptionTopics>;
       try {
@@ -31,7 +34,7 @@ export function registerTopicsCommand(program: Command): void {
           const problem = subscriptionNameFormProblem(s);
           if (problem !== undefined) throw new Error(`${JSON.stringify(s)}: ${problem}`);
         }
-        own = (opts.subscription ?? []).flatMap((s) => subscriptionTopics(s, opts.ordering as 'key' | 'none'));
+        own = (opts.subscription ?? []).flatMap((s) => subscriptionTopics(s, ordering));
         for (const t of own) assertTopicName(t.name);
       } catch (err) {
         program.error(`--subscription: ${errorMessage(err)}`, { exitCode: 2 });

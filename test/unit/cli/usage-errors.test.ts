@@ -81,6 +81,14 @@ describe('usage errors exit 2 before anything connects', { timeout: 60_000 }, ()
     [['deadletters', 'purge', 'h3', '--dead-letter', '0:9223372036854775808'], /--dead-letter.*offset/],
     [['deadletters', 'redrive', 'h3', '--dead-letter', '0:1', '--all'], /either --dead-letter or --all/],
     [['trace', 'c-1', '--since', '999999999d'], /--since.*before 1970/],
+    // Options that were silently ignored (exit 0 or the command ran): two starts for tail (--since
+    // won), --ordering without a subscription for topics, --timeout with replay --no-wait; and a
+    // bad replay --to-time named the option nowhere.
+    [['tail', 'PriceLoadingCompleted', '--from-beginning', '--since', '5m'], /option '--from-beginning' cannot be used with option '--since <when>'/],
+    [['tail', '--since', '5m', '--from-beginning', 'PriceLoadingCompleted'], /option '--from-beginning' cannot be used with option '--since <when>'/],
+    [['topics', '--ordering', 'none'], /--ordering: applies to the subscriptions named with --subscription/],
+    [['replay', 'orders', '--to-earliest', '--no-wait', '--timeout', '5'], /option '--timeout <seconds>' cannot be used with option '--no-wait'/],
+    [['replay', 'orders', '--to-time', 'yesterday'], /option '--to-time <time>' argument 'yesterday' is invalid\. a duration such as 90s/],
   ])('%j', async (args, named) => {
     const r = await cli(args);
     expect(r.code).toBe(2);
