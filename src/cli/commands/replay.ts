@@ -281,7 +281,7 @@ export function registerReplayCommand(program: Command): void {
     .option('--json', 'JSON lines on stdout even on a terminal')
     .option('--no-wait', 'do not wait for the replayed backlog to drain')
     // With --no-wait nothing is watched, so a --timeout given with it would be ignored: a usage error.
-    .addOption(new Option('--timeout <seconds>', 'longest wait for the backlog to drain, whole seconds (at most a week)').argParser(wholeNumber(1, 604_800)).default(600).conflicts('wait'))
+    .addOption(new Option('--timeout <seconds>', 'longest wait for the backlog to drain, whole seconds (at most a week; not with --no-wait)').argParser(wholeNumber(1, 604_800)).default(600).conflicts('wait'))
     .action(async (name: string, opts: ReplayOptions) => {
       const { config, log, vars, brokerTimeoutMs } = setup(program);
       let to: unknown;

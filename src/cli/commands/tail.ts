@@ -24,7 +24,7 @@ export function registerTailCommand(program: Command): void {
     .argument('[kinds...]', 'event kinds by business name or eventId (with --topic: only these kinds; default every kind)')
     .option('--topic <topics...>', 'read these topics instead of the kinds\' topics, e.g. a dead-letter topic <subscription>.dlq')
     // Two starts at once: one was silently ignored (--since won), so it is a usage error (exit 2).
-    .addOption(new Option('--from-beginning', 'start at the earliest offset').conflicts('since'))
+    .addOption(new Option('--from-beginning', 'start at the earliest offset (not with --since)').conflicts('since'))
     .option('--since <when>', 'start at records written since then: a duration (15m, 2h) or an RFC 3339 time', (v) => parseSince(v))
     .option('--json', 'one JSON object per line instead of a summary line')
     .action(async (kinds: string[], opts: { fromBeginning?: boolean; since?: number; json?: boolean; topic?: string[] }) => {
