@@ -2,15 +2,18 @@
  * Apache Kafka in KRaft combined mode (one node, broker + controller), topic auto-creation off,
  * run from the jars Maven fetched, with the local JDK. Storage is formatted on first start.
  * Listeners: PLAINTEXT (the tests' and the gateway's default), CONTROLLER, SASL —
- * SASL_PLAINTEXT with SCRAM-SHA-512 only, whose user is created (or its password set again) with
- * Kafka's ConfigCommand on the running broker at every start (SCRAM credentials live in the
- * cluster metadata, so they need a running broker) — and SSL: TLS with the stack CA's server
+ * SASL_PLAINTEXT with SCRAM-SHA-512 only, whose user is written into the cluster metadata when the
+ * storage is formatted (`StorageTool format --add-scram`), or on a start of storage formatted
+ * without it (an older `.stack/`, a changed password file) with Kafka's ConfigCommand on the
+ * running broker; a marker beside the data (cluster id, user, password hash) says it is done, so a
+ * start of the same data runs no extra JVM (each costs seconds of CPU: test files start private
+ * brokers, test/helpers/private-broker.ts) — and SSL: TLS with the stack CA's server
  * certificate as a PEM keystore (`ssl.keystore.type=PEM`, KIP-651), no client certificate asked —
  * and SASL_SSL: the SASL listener's SCRAM-SHA-512 user over the SSL listener's TLS.
  * A running broker whose properties differ from the ones written now (a stack made before a
  * listener was added) is restarted on the same data, so `stack:up` upgrades an old `.stack/`.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { kafkajs } from '../../src/transport/kafka/kafkajs.js';
@@ -21,9 +24,9 @@ import { ensureStackTls } from './tls.js';
 
 const { Kafka, logLevel } = kafkajs();
 
-function files(cfg: StackConfig): { data: string; props: string; log4j: string; log: string; pid: string } {
+function files(cfg: StackConfig): { data: string; props: string; log4j: string; log: string; pid: string; scram: string } {
   const d = cfg.kafka.dir;
-  return { data: join(d, 'data'), props: join(d, 'server.properties'), log4j: join(d, 'log4j2.properties'), log: join(d, 'kafka.log'), pid: join(d, 'pid') };
+  return { data: join(d, 'data'), props: join(d, 'server.properties'), log4j: join(d, 'log4j2.properties'), log: join(d, 'kafka.log'), pid: join(d, 'pid'), scram: join(d, 'scram-user') };
 }
 
 export function kafkaPidFile(cfg: StackConfig): string {
@@ -120,14 +123,55 @@ export async function startKafka(cfg: StackConfig, tools: Tools): Promise<void> 
   }
   if (pid === undefined) {
     if (!existsSync(join(f.data, 'meta.properties'))) {
-      const { stdout } = await execFileAsync(tools.java, jvmArgs(cfg, ['kafka.tools.StorageTool', 'random-uuid']));
-      const clusterId = stdout.trim().split('\n').pop() ?? '';
-      await execFileAsync(tools.java, jvmArgs(cfg, ['kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', f.props]));
+      const clusterId = newClusterId();
+      const scram = scramCredential(cfg);
+      try {
+        await execFileAsync(tools.java, jvmArgs(cfg, ['kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', f.props, '--add-scram', scram.argument]));
+      } catch (err) {
+        throw new Error(`formatting the Kafka storage failed: ${(err instanceof Error ? err.message : String(err)).split(scram.password).join('[redacted]').slice(-500)}`);
+      }
+      writeFileSync(f.scram, scramMarker(clusterId, cfg.kafka.saslUser, scram.password));
     }
     pid = startDetached(tools.java, [...jvmArgs(cfg, ['kafka.Kafka', f.props])], { cwd: cfg.kafka.dir, logFile: f.log, pidFile: f.pid });
   }
   await awaitReady('Kafka', () => kafkaReady(cfg), { timeoutMs: 90_000, pid, logFile: f.log });
   await ensureScramUser(cfg, tools);
+}
+
+/**
+ * A new KRaft cluster id, as `StorageTool random-uuid` prints it (Kafka's `Uuid.randomUuid()`: 16
+ * random bytes in URL-safe base64 without padding, never starting with '-', never the reserved
+ * all-zero id or the metadata topic's id 0…01), without starting a JVM for it.
+ */
+function newClusterId(): string {
+  for (;;) {
+    const bytes = randomBytes(16);
+    const reserved = bytes.subarray(0, 15).every((b) => b === 0) && bytes[15]! <= 1;
+    const id = bytes.toString('base64url');
+    if (!reserved && !id.startsWith('-')) return id;
+  }
+}
+
+/** The SASL user's password (generated into `saslPasswordFile` on first use) and its `--add-scram` argument. */
+function scramCredential(cfg: StackConfig): { password: string; argument: string } {
+  const { saslPasswordFile, saslUser } = cfg.kafka;
+  if (!existsSync(saslPasswordFile)) writeFileSync(saslPasswordFile, randomBytes(18).toString('base64url'), { mode: 0o600 });
+  const password = readFileSync(saslPasswordFile, 'utf8').trim();
+  return { password, argument: `SCRAM-SHA-512=[name=${saslUser},iterations=8192,password=${password}]` };
+}
+
+/** What the marker file holds once the cluster `clusterId` has the user with this password (a hash, never the password). */
+function scramMarker(clusterId: string, user: string, password: string): string {
+  return `${clusterId} ${user} ${createHash('sha256').update(password).digest('hex')}\n`;
+}
+
+/** The cluster id of the formatted storage (`cluster.id` in meta.properties); undefined when it cannot be read. */
+function storedClusterId(cfg: StackConfig): string | undefined {
+  try {
+    return /^cluster\.id=(.+)$/m.exec(readFileSync(join(files(cfg).data, 'meta.properties'), 'utf8'))?.[1]?.trim();
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -138,15 +182,19 @@ export async function startKafka(cfg: StackConfig, tools: Tools): Promise<void> 
  * command runs — acceptable for a loopback test stack; a failure is reported without it.
  */
 async function ensureScramUser(cfg: StackConfig, tools: Tools): Promise<void> {
-  const { saslPasswordFile, saslUser, port } = cfg.kafka;
-  if (!existsSync(saslPasswordFile)) writeFileSync(saslPasswordFile, randomBytes(18).toString('base64url'), { mode: 0o600 });
-  const password = readFileSync(saslPasswordFile, 'utf8').trim();
+  const { saslUser, port } = cfg.kafka;
+  const { password } = scramCredential(cfg);
+  const clusterId = storedClusterId(cfg);
+  const marker = files(cfg).scram;
+  // Done already for this storage (formatted with it, or set by an earlier start) and this password.
+  if (clusterId !== undefined && existsSync(marker) && readFileSync(marker, 'utf8') === scramMarker(clusterId, saslUser, password)) return;
   try {
     await execFileAsync(tools.java, jvmArgs(cfg, ['kafka.admin.ConfigCommand', '--bootstrap-server', `127.0.0.1:${port}`, '--alter', '--entity-type', 'users', '--entity-name', saslUser, '--add-config', `SCRAM-SHA-512=[iterations=8192,password=${password}]`]));
   } catch (err) {
     const text = (err instanceof Error ? err.message : String(err)).split(password).join('[redacted]');
     throw new Error(`creating the SCRAM user ${saslUser} failed: ${text.slice(-500)}`);
   }
+  if (clusterId !== undefined) writeFileSync(marker, scramMarker(clusterId, saslUser, password));
 }
 
 export async function stopKafka(cfg: StackConfig): Promise<void> {
