@@ -22,12 +22,61 @@ afterAll(() => cat.close());
 
 const instrumentOf = (data: unknown): string => (data as { instrument: string }).instrument;
 
+// Both describes are concurrent: the 30 s retry wait (idle, on the file's own catalog) runs
+// alongside the five cases below, not after them. First in the file, so that it takes one of
+// vitest's 5 concurrent slots (maxConcurrency) at once; the fifth case waits for a slot instead
+// (13 s), and the file ends with the 30 s wait.
+describe.concurrent('a retry wait longer than the session timeout', () => {
+  it('an ordered subscription with a 30 s retry wait and a 10 s session timeout gets through without a rebalance and keeps per-key order', async () => {
+    const s = stackEnv();
+    // KAFKA_CLIENT=platformatic runs this on the @platformatic/kafka adapter (issue 14).
+    const transport = transportOn({
+      clientId: 'it-long-wait',
+      brokers: s.kafkaBrokers,
+      // The wait below is three session timeouts; 10 s leaves heartbeats room on a loaded machine
+      // (other test files run alongside this one).
+      sessionTimeoutMs: 10_000,
+      heartbeatIntervalMs: 2_000,
+      logger: createLogger({ level: 'silent' }),
+    });
+    const gw = await cat.member({ transport });
+    const order: string[] = [];
+    let firstAttemptAt = 0;
+    let secondAttemptAt = 0;
+    const sub = await gw.subscribe({
+      subscription: uniqueName('it-long-wait'),
+      kinds: ['PriceLoadingCompleted'],
+      retry: retryPolicy({ maxAttempts: 2, initialDelayMs: 30_000, factor: 1, maxDelayMs: 30_000, jitter: 0 }),
+      handler: (event, ctx) => {
+        const bar = (event.data?.kind === 'json' ? (event.data.value as { barKey: string }).barKey : '').slice(-2);
+        if (bar === '01' && ctx.attempt === 1) {
+          firstAttemptAt = Date.now();
+          return Promise.resolve(retry('come back in 30 s'));
+        }
+        if (bar === '01') secondAttemptAt = Date.now();
+        order.push(bar);
+        return Promise.resolve();
+      },
+    });
+    try {
+      for (const bar of ['22031501', '22031502', '22031503']) await gw.publisher().publish('PriceLoadingCompleted', priceLoaded('LONG/WAIT', 'H1', bar))!.delivered;
+      await waitFor('all three handled', () => order.length === 3, 60_000, 200);
+      expect(order).toEqual(['01', '02', '03']);
+      expect(secondAttemptAt - firstAttemptAt).toBeGreaterThanOrEqual(29_000);
+      expect(sub.stats()).toMatchObject({ handled: 3, retried: 1, deadLettered: 0, rebalances: 0 });
+    } finally {
+      await sub.unsubscribe();
+      await transport.close();
+    }
+  }, 90_000);
+});
+
 // Lanes (inFlightPerPartition set, as push subscriptions run): the retry wait of `key` is a seek
 // and a pause of the lane's partition; `none` parks the record on the retry topic, whose lane of
 // width 1 waits for it the same way.
 // The five cases run at once (most of each is the ≥ 10 s of retry waits, idle), each on topics of
 // its own so that one case's records never reach another's subscription.
-describe('a retrying record blocks nothing else', () => {
+describe.concurrent('a retrying record blocks nothing else', () => {
   it.concurrent.each<[Ordering, number | undefined]>([
     ['key', undefined],
     ['none', undefined],
@@ -87,51 +136,6 @@ describe('a retrying record blocks nothing else', () => {
     } finally {
       await sub.unsubscribe();
       await own.close();
-    }
-  }, 90_000);
-});
-
-describe('a retry wait longer than the session timeout', () => {
-  it('an ordered subscription with a 30 s retry wait and a 10 s session timeout gets through without a rebalance and keeps per-key order', async () => {
-    const s = stackEnv();
-    // KAFKA_CLIENT=platformatic runs this on the @platformatic/kafka adapter (issue 14).
-    const transport = transportOn({
-      clientId: 'it-long-wait',
-      brokers: s.kafkaBrokers,
-      // The wait below is three session timeouts; 10 s leaves heartbeats room on a loaded machine
-      // (other test files run alongside this one).
-      sessionTimeoutMs: 10_000,
-      heartbeatIntervalMs: 2_000,
-      logger: createLogger({ level: 'silent' }),
-    });
-    const gw = await cat.member({ transport });
-    const order: string[] = [];
-    let firstAttemptAt = 0;
-    let secondAttemptAt = 0;
-    const sub = await gw.subscribe({
-      subscription: uniqueName('it-long-wait'),
-      kinds: ['PriceLoadingCompleted'],
-      retry: retryPolicy({ maxAttempts: 2, initialDelayMs: 30_000, factor: 1, maxDelayMs: 30_000, jitter: 0 }),
-      handler: (event, ctx) => {
-        const bar = (event.data?.kind === 'json' ? (event.data.value as { barKey: string }).barKey : '').slice(-2);
-        if (bar === '01' && ctx.attempt === 1) {
-          firstAttemptAt = Date.now();
-          return Promise.resolve(retry('come back in 30 s'));
-        }
-        if (bar === '01') secondAttemptAt = Date.now();
-        order.push(bar);
-        return Promise.resolve();
-      },
-    });
-    try {
-      for (const bar of ['22031501', '22031502', '22031503']) await gw.publisher().publish('PriceLoadingCompleted', priceLoaded('LONG/WAIT', 'H1', bar))!.delivered;
-      await waitFor('all three handled', () => order.length === 3, 60_000, 200);
-      expect(order).toEqual(['01', '02', '03']);
-      expect(secondAttemptAt - firstAttemptAt).toBeGreaterThanOrEqual(29_000);
-      expect(sub.stats()).toMatchObject({ handled: 3, retried: 1, deadLettered: 0, rebalances: 0 });
-    } finally {
-      await sub.unsubscribe();
-      await transport.close();
     }
   }, 90_000);
 });
