@@ -45,11 +45,17 @@ export function staleDistFile(src = SRC, dist = DIST): string | undefined {
   return walk(src);
 }
 
-function cliEntry(): readonly string[] {
+function useDist(): boolean {
   const forced = process.env.CE_GATEWAY_TEST_CLI;
-  const useDist = forced === 'dist' || (forced !== 'tsx' && staleDistFile() === undefined);
-  return Object.freeze(useDist ? [join(DIST, 'cli', 'main.js')] : ['--import', TSX_LOADER, join(SRC, 'cli', 'main.ts')]);
+  return forced === 'dist' || (forced !== 'tsx' && staleDistFile() === undefined);
 }
 
+/**
+ * Whether child processes run the compiled dist (true) or src through tsx (false): the choice
+ * CLI_ENTRY made, for helpers that start the gateway another way (`startGatewayProcess`'s `preferTsx`
+ * is its negation). Decided once per test worker.
+ */
+export const CLI_FROM_DIST: boolean = useDist();
+
 /** `node ...CLI_ENTRY <command> …` runs the CLI (absolute paths: any cwd). Decided once per test worker. */
-export const CLI_ENTRY: readonly string[] = cliEntry();
+export const CLI_ENTRY: readonly string[] = Object.freeze(CLI_FROM_DIST ? [join(DIST, 'cli', 'main.js')] : ['--import', TSX_LOADER, join(SRC, 'cli', 'main.ts')]);

@@ -6,11 +6,14 @@
  * 10, are covered by scale.kafka.test.ts and test/http/subscriptions-on-demand.test.ts).
  * Started one after the other: two first starts registering the same new subjects at once can meet
  * a registry conflict (Apicurio answers 409 to the second compatibility rule).
+ * Both run the compiled dist when it is up to date with src, else src through tsx (CLI_FROM_DIST,
+ * test/helpers/cli-entry.ts: tsx's loader costs each start seconds of CPU on a 2-core CI machine).
  */
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { startGatewayProcess } from '../../../bench/lib/gateway-process.js';
 import type { GatewayProcess } from '../../../bench/lib/gateway-process.js';
+import { CLI_FROM_DIST } from '../../helpers/cli-entry.js';
 import { uniqueName } from '../../helpers/stack.js';
 import { ownCatalog } from '../consumer/members.js';
 import type { OwnCatalog } from '../consumer/members.js';
@@ -40,8 +43,8 @@ export async function startGatewayPair(label: string): Promise<GatewayPair> {
     WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
     SUBSCRIPTION_IDLE_STOP_MS: '0',
   };
-  const a = await startGatewayProcess({ root: ROOT, env: { ...env, INSTANCE_ID: 'gw-a' }, readyTimeoutMs: 90_000, preferTsx: true });
-  const b = await startGatewayProcess({ root: ROOT, env: { ...env, INSTANCE_ID: 'gw-b' }, readyTimeoutMs: 90_000, preferTsx: true }).catch(async (err: unknown) => {
+  const a = await startGatewayProcess({ root: ROOT, env: { ...env, INSTANCE_ID: 'gw-a' }, readyTimeoutMs: 90_000, preferTsx: !CLI_FROM_DIST });
+  const b = await startGatewayProcess({ root: ROOT, env: { ...env, INSTANCE_ID: 'gw-b' }, readyTimeoutMs: 90_000, preferTsx: !CLI_FROM_DIST }).catch(async (err: unknown) => {
     await a.stop();
     throw err;
   });
