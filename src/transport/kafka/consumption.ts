@@ -16,6 +16,7 @@ import type { KafkaLogTaps } from './logging.js';
 import { outOfRangeReset, outOfRangeWarning } from '../out-of-range.js';
 import type { OffsetResetCounts } from '../out-of-range.js';
 import { logRejoin, rejoinDelayMs } from '../rejoin.js';
+import { topicMissing } from '../topics.js';
 
 type Assignment = readonly { readonly topic: string; readonly partition: number }[];
 
@@ -44,6 +45,13 @@ export interface ConsumptionLinks {
   readonly recovering?: () => boolean;
   /** Where out-of-range resets are counted. */
   readonly resets?: OffsetResetCounts;
+  /**
+   * Stores the offsets of records processed but not committed when kafkajs stopped this member for
+   * good (it left the group before the lanes could commit in it): a commit outside the group, which
+   * Kafka takes only while the group has no members (kafka-transport.ts, commit-offsets.ts).
+   * Without it (or when it is refused) those records come again to the next owner (at-least-once).
+   */
+  readonly commitAfterCrash?: (offsets: readonly { readonly topic: string; readonly partition: number; readonly offset: string }[]) => Promise<void>;
 }
 
 /**
@@ -157,6 +165,11 @@ export class KafkaConsumption implements Consumption {
   /** kafkajs's run() options, kept for a rejoin. */
   #runConfig: ConsumerRunConfig | undefined;
   #stopping = false;
+  /** kafkajs stopped this member for good (CRASH, restart false): it is disconnected and no longer in its group. */
+  #crashed = false;
+  /** Ended because kafkajs found a topic it reads missing (see {@link endedOnMissingTopic}). */
+  #missingTopic = false;
+  readonly #commitAfterCrash: ConsumptionLinks['commitAfterCrash'];
   #failure: { readonly err: unknown } | undefined;
   #stopped: Promise<void> | undefined;
   #settle!: (failure: { readonly err: unknown } | undefined) => void;
@@ -189,6 +202,7 @@ export class KafkaConsumption implements Consumption {
     this.#startCounts = links.startCounts ?? new Map();
     this.#logRanges = links.logRanges;
     this.#resets = links.resets;
+    this.#commitAfterCrash = links.commitAfterCrash;
     if (links.taps !== undefined) {
       links.taps.offsetOutOfRange = (tp) => {
         if (tp.groupId === this.group) this.#outOfRange(tp.topic, tp.partition);
@@ -266,6 +280,17 @@ export class KafkaConsumption implements Consumption {
     return this.#joins;
   }
 
+  /**
+   * True once this member ended because kafkajs found a topic it reads missing (deleted): kafkajs
+   * refreshes the metadata of all its subscribed topics as one request, so one missing topic fails
+   * them all and no restart of the same member gets past it. The transport then starts a new member
+   * on the topics that exist (./missing-topics.ts). False for every other end (a handler's failure,
+   * even one that names a missing topic, is not this member's topic set).
+   */
+  get endedOnMissingTopic(): boolean {
+    return this.#missingTopic;
+  }
+
   stop(): Promise<void> {
     this.#stopped ??= this.#shutdown();
     return this.#stopped;
@@ -305,7 +330,9 @@ export class KafkaConsumption implements Consumption {
         const err = e.payload.error;
         this.#opts.logger.error({ group: this.group, err: errorMessage(err), restart: e.payload.restart }, 'kafka consumer crashed');
         if (e.payload.restart || this.#stopping) return;
+        this.#crashed = true;
         const mapped = fromKafkaError(err, { operation: 'consume', group: this.group });
+        if (topicMissing(mapped)) this.#missingTopic = true;
         // Joined once (#onDeath cleared): a retriable cause is waited out, see #rejoinLater.
         if (mapped.retriable && this.#onDeath === undefined) this.#rejoinLater(err);
         else this.#fail(mapped);
@@ -658,6 +685,13 @@ export class KafkaConsumption implements Consumption {
 
   #mayRestart(err: unknown): boolean {
     if (this.#stopping) return false;
+    // A topic it reads is missing: every restart refreshes the same topic set and fails the same
+    // way (maxRestarts wasted, with the member out of its group each time); the member stops at once
+    // and the transport starts one on the topics that exist (./missing-topics.ts).
+    if (topicMissing(fromKafkaError(err, { operation: 'consume', group: this.group }))) {
+      this.#opts.logger.warn({ group: this.group, err: errorMessage(err) }, 'kafka consumer failed: a topic it reads is missing; not restarting it on the same topics');
+      return false;
+    }
     this.#restarts += 1;
     const restart = this.#restarts <= this.#opts.maxRestarts;
     this.#opts.logger.warn({ group: this.group, err: errorMessage(err), restarts: this.#restarts, maxRestarts: this.#opts.maxRestarts, restart }, 'kafka consumer failed');
@@ -693,7 +727,10 @@ export class KafkaConsumption implements Consumption {
       if (this.#stopping) return;
       const mapped = fromKafkaError(err, { operation: 'consume', group: this.group });
       if (mapped.retriable) this.#rejoinLater(err);
-      else this.#fail(mapped);
+      else {
+        if (topicMissing(mapped)) this.#missingTopic = true;
+        this.#fail(mapped);
+      }
     }
   }
 
@@ -740,15 +777,36 @@ export class KafkaConsumption implements Consumption {
     await this.#pump.idle();
     cancelDeadline();
     clearTimeout(this.#laneCommitTimer);
-    await this.#commitLanes();
+    // A crashed member is out of its group (kafkajs disconnected it): a commit in the group is refused.
+    if (!this.#crashed) await this.#commitLanes();
     try {
       await this.#consumer.disconnect();
     } catch (err) {
       this.#opts.logger.warn({ group: this.group, err: errorMessage(err) }, 'kafka consumer disconnect failed');
     }
+    if (this.#crashed) await this.#commitLeftOver();
     this.#assignment = [];
     this.#cleanup();
     this.#settle(this.#failure);
+  }
+
+  /**
+   * After a crash: what the lanes processed and did not commit, stored outside the group
+   * ({@link ConsumptionLinks.commitAfterCrash}); refused (another member holds the group) or
+   * failed, those records come again to the next owner (at-least-once).
+   */
+  async #commitLeftOver(): Promise<void> {
+    const due = [...this.#pump.lanes.values()].flatMap((l) => {
+      const o = l.pendingCommit();
+      return o === undefined ? [] : [{ lane: l, offset: o }];
+    });
+    if (due.length === 0 || this.#commitAfterCrash === undefined) return;
+    try {
+      await this.#commitAfterCrash(due.map(({ lane, offset }) => ({ topic: lane.topic, partition: lane.partition, offset: offset.toString() })));
+      for (const { lane, offset } of due) lane.committed(offset);
+    } catch (err) {
+      this.#opts.logger.warn({ group: this.group, err: errorMessage(err), partitions: due.length }, 'could not store the offsets processed before the member crashed; those records come again');
+    }
   }
 
   #cleanup(): void {

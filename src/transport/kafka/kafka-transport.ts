@@ -20,6 +20,7 @@ import { raceAbort } from '../../core/race-abort.js';
 import { sleep } from '../../core/retry.js';
 import { abortedProduce, checkCommitOffsets, checkGroupSpec, checkTopicSpec, closedTransport, describedGroup, groupBusy, readFailure } from '../topics.js';
 import { KafkaConsumption } from './consumption.js';
+import { TopicSetConsumption } from './missing-topics.js';
 import { OffsetCommitter } from './commit-offsets.js';
 import { coordinatorUnavailable, fromKafkaError, kafkaErrorTypes } from './errors.js';
 import { whileCoordinatorLoads } from '../coordinator-wait.js';
@@ -53,7 +54,8 @@ const IDLE_GROUP_STATES = new Set(['Empty', 'Dead']);
  *   send that failed without a definite refusal, the next send uses a new producer id (issue 14:
  *   the broker may have written the failed one; reused sequence numbers would make the next batch
  *   a "duplicate", acknowledged but not written).
- * - Consumers: one kafkajs consumer per `consume()` ({@link KafkaConsumption}).
+ * - Consumers: one kafkajs consumer per `consume()` ({@link KafkaConsumption}); a new one on the
+ *   topics that exist when one it reads is deleted ({@link TopicSetConsumption}).
  * - Admin: topic creation with configs and `waitForLeaders`, end offsets, offset resets, group descriptions.
  * Errors: GatewayError mapped by `fromKafkaError` (CEG_BROKER_UNAVAILABLE / CEG_DELIVERY_TIMEOUT
  *   retriable; CEG_INVALID_NAME for an unknown topic; CEG_CLOSED after close()).
@@ -84,7 +86,7 @@ class KafkaTransport implements Transport {
   readonly #kafka: Kafka;
   readonly #noCompression: CompressionTypes;
   #topicCreation: Promise<void> = Promise.resolve();
-  readonly #consumptions = new Set<KafkaConsumption>();
+  readonly #consumptions = new Set<TopicSetConsumption>();
   readonly #router: PartitionRouter;
   readonly #known: KnownTopics;
   #admin: Admin | undefined;
@@ -316,7 +318,36 @@ class KafkaTransport implements Transport {
   async consume(spec: GroupSpec, handler: RecordHandler): Promise<Consumption> {
     checkGroupSpec(spec);
     this.#assertOpen();
+    const topics = [...new Set(spec.topics)];
+    // A topic deleted while the member runs: a new member on the others (./missing-topics.ts).
+    const c = await TopicSetConsumption.start(spec.group, topics, {
+      start: (ts, fromLogStart) => this.#startMember({ ...spec, topics: ts }, handler, fromLogStart),
+      present: async (ts) => {
+        try {
+          const listed = new Set(await (await this.#adminReady()).listTopics());
+          return new Set(ts.filter((t) => listed.has(t)));
+        } catch (err) {
+          throw fromKafkaError(err, { operation: 'consume', group: spec.group });
+        }
+      },
+    }, this.#opts);
+    this.#consumptions.add(c);
+    const forget = (): void => void this.#consumptions.delete(c);
+    c.done.then(forget, forget);
+    return c;
+  }
+
+  /**
+   * One kafkajs member of `spec.group` on `spec.topics` (deduplicated, each existing); the
+   * partitions of the topics in `fromLogStart` start at their log start whatever the group
+   * committed on them (a topic created again: its old offsets mean nothing in the new log).
+   * Errors: as consume() (an unknown topic: CEG_INVALID_NAME with `details.topicMissing`).
+   */
+  async #startMember(spec: GroupSpec, handler: RecordHandler, fromLogStart: readonly string[]): Promise<KafkaConsumption> {
+    this.#assertOpen();
     const startCounts = new Map<string, number>();
+    // A topic created again may have another partition count than the one cached.
+    for (const t of fromLogStart) this.#router.forget(t);
     for (const t of spec.topics) startCounts.set(t, await this.partitionCount(t));
     // The group calls of a start meet a coordinator not there yet on a broker just started (or one
     // moving the group): waited for (../coordinator-wait.ts), not failed after the client's few retries.
@@ -331,18 +362,30 @@ class KafkaTransport implements Transport {
       const offsets = await this.#oneAtATime(topic, (admin) => admin.fetchTopicOffsets(topic));
       return new Map(offsets.map((o) => [o.partition, { low: o.low, high: o.high }] as const));
     };
-    const topics = [...new Set(spec.topics)];
+    // Created again: read from its log start, as the @platformatic/kafka member reads it (a past-end
+    // reset: the group's offset was the deleted topic's). A commit that happens to fall inside the
+    // new log (as many records written since as the old topic had) would otherwise skip them.
+    for (const topic of fromLogStart) {
+      for (const [partition, { low }] of await logRanges(topic)) {
+        const k = tpKey(topic, partition);
+        if (!idle.outOfRange.has(k)) this.offsetResets.note(spec.group, 'past-end');
+        pins.set(k, low);
+      }
+    }
+    // Stores what a crashed member processed (it left the group first): refused while the group has members.
+    const commitAfterCrash = async (offsets: readonly { readonly topic: string; readonly partition: number; readonly offset: string }[]): Promise<void> => {
+      const admin = await this.#adminReady();
+      for (const topic of new Set(offsets.map((o) => o.topic))) {
+        await this.#committer.commit(admin, spec.group, topic, offsets.filter((o) => o.topic === topic).map(({ partition, offset }) => ({ partition, offset })));
+      }
+    };
     // A failed start disconnected its consumer: each attempt is a new member.
-    const c = await whileCoordinatorLoads(() => {
+    return whileCoordinatorLoads(() => {
       this.#assertOpen();
       // kafkajs tells of a running member's position out of range only in its log (logging.ts KafkaLogTaps).
       const taps: KafkaLogTaps = { level: toKafkaLogLevel(this.#opts.logLevel) };
-      return KafkaConsumption.start(this.#consumerKafka(clientSuffix, taps), { ...spec, topics }, handler, this.#opts, pins, { uncommitted, startCounts, logRanges, taps, resets: this.offsetResets, recovering: () => this.#outage.recovering });
+      return KafkaConsumption.start(this.#consumerKafka(clientSuffix, taps), spec, handler, this.#opts, pins, { uncommitted, startCounts, logRanges, taps, resets: this.offsetResets, recovering: () => this.#outage.recovering, commitAfterCrash });
     }, this.#coordinatorWait(spec.group, 'consume: first join'));
-    this.#consumptions.add(c);
-    const forget = (): void => void this.#consumptions.delete(c);
-    c.done.then(forget, forget);
-    return c;
   }
 
   async read(spec: ReadSpec, handler: (record: TransportRecord) => Promise<void>): Promise<Read> {
@@ -715,7 +758,8 @@ class KafkaTransport implements Transport {
     try {
       const { groups } = await admin.describeGroups([spec.group]);
       if (!IDLE_GROUP_STATES.has(groups[0]?.state ?? 'Dead')) return out;
-      const committed = await admin.fetchOffsets({ groupId: spec.group, topics: [...new Set(spec.topics)] });
+      // On a new admin when this one keeps a topic deleted since (a member started again without it: missing-topics.ts).
+      const committed = await this.#forgettingDeletedTopics(spec.topics, (a) => a.fetchOffsets({ groupId: spec.group, topics: [...new Set(spec.topics)] }));
       for (const { topic, partitions } of committed) {
         const open = latest ? partitions.filter((p) => BigInt(p.offset) < 0n) : [];
         const held = partitions.filter((p) => BigInt(p.offset) >= 0n);
@@ -767,9 +811,9 @@ class KafkaTransport implements Transport {
   async #uncommitted(group: string, partitions: readonly { readonly topic: string; readonly partition: number }[]): Promise<Set<string>> {
     const asked = new Set(partitions.map((p) => tpKey(p.topic, p.partition)));
     if (asked.size === 0) return new Set();
-    const admin = await this.#adminReady();
     try {
-      const committed = await admin.fetchOffsets({ groupId: group, topics: [...new Set(partitions.map((p) => p.topic))] });
+      const topics = [...new Set(partitions.map((p) => p.topic))];
+      const committed = await this.#forgettingDeletedTopics(topics, (a) => a.fetchOffsets({ groupId: group, topics }));
       return new Set(committed.flatMap(({ topic, partitions: ps }) => ps.filter((p) => BigInt(p.offset) < 0n).map((p) => tpKey(topic, p.partition))).filter((k) => asked.has(k)));
     } catch (err) {
       throw fromKafkaError(err, { operation: 'consume', group });

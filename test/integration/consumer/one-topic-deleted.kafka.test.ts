@@ -11,8 +11,7 @@
  * names the missing topic (not retriable), which the gateway reports, rather than stalling.
  */
 import { describe, expect, it } from 'vitest';
-import { isGatewayError } from '../../../src/core/errors.js';
-import { topicMissing } from '../../../src/transport/topics.js';
+import { KAFKA_CLIENTS } from '../../helpers/kafka-client.js';
 import { uniqueName } from '../../helpers/stack.js';
 import { stackTopics, withRawAdmin } from '../../helpers/stack-topics.js';
 import { waitFor } from '../../helpers/wait.js';
@@ -41,13 +40,15 @@ function setup(client: 'kafkajs' | 'platformatic') {
   };
 }
 
-describe('a member reading two topics when one is deleted (platformatic)', () => {
-  const start = setup('platformatic');
-  it('goes on delivering the other topic, and reads the deleted one again once it is created again', { timeout: 120_000 }, async () => {
+describe.each(KAFKA_CLIENTS)('a member reading two topics when one is deleted (%s)', (client) => {
+  const start = setup(client);
+  it('goes on delivering the other topic, and reads the deleted one again once it is created again', { timeout: 180_000 }, async () => {
     const { c, kept, gone, seen, outcome, produce } = await start();
     try {
       await produce(kept, 'b');
-      await waitFor('the record written on the other topic after the deletion', () => seen.includes('kept:b'), 30_000, 50);
+      // No bound on how soon beyond the wait: kafkajs first meets the missing topic, then a new member joins.
+      await waitFor('the record written on the other topic after the deletion', () => seen.includes('kept:b'), 60_000, 50);
+      expect(outcome.ended).toBeUndefined();
       await withRawAdmin((admin) => admin.createTopics({ topics: [{ topic: gone, numPartitions: 1 }], waitForLeaders: true, timeout: 30_000 }));
       await waitFor('a record written on the topic created again', async () => {
         if (!seen.includes('gone:y') && !seen.some((s) => s === 'gone:y-written')) {
@@ -60,21 +61,6 @@ describe('a member reading two topics when one is deleted (platformatic)', () =>
       expect(outcome.ended).toBeUndefined();
       // Each record once; the one of the topic created again, not the deleted topic's old one again.
       expect(seen.filter((s) => !s.endsWith('-written')).sort()).toEqual(['gone:x', 'gone:y', 'kept:a', 'kept:b', 'kept:c']);
-    } finally {
-      await c.stop();
-    }
-  });
-});
-
-describe('a member reading two topics when one is deleted (kafkajs)', () => {
-  const start = setup('kafkajs');
-  it('ends with a failure naming the missing topic, not retriable (it does not stall silently)', { timeout: 120_000 }, async () => {
-    const { c, outcome } = await start();
-    try {
-      await waitFor('the member to end', () => outcome.ended !== undefined, 60_000, 100);
-      const err = outcome.ended;
-      expect(isGatewayError(err) && topicMissing(err), String(err)).toBe(true);
-      expect(isGatewayError(err) && err.retriable).toBe(false);
     } finally {
       await c.stop();
     }
