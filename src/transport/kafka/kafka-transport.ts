@@ -366,9 +366,13 @@ class KafkaTransport implements Transport {
     // reset: the group's offset was the deleted topic's). A commit that happens to fall inside the
     // new log (as many records written since as the old topic had) would otherwise skip them.
     for (const topic of fromLogStart) {
-      for (const [partition, { low }] of await logRanges(topic)) {
+      for (const [partition, { low, high }] of await logRanges(topic)) {
         const k = tpKey(topic, partition);
-        if (!idle.outOfRange.has(k)) this.offsetResets.note(spec.group, 'past-end');
+        // Warned and counted once per partition, as #idleGroupPins does for a commit past the end.
+        if (!idle.outOfRange.has(k)) {
+          this.#opts.logger.warn({ group: spec.group, topic, partition, offset: 'unknown', logStart: low, end: high, lost: 'unknown', reason: 'past-end' }, outOfRangeWarning('past-end'));
+          this.offsetResets.note(spec.group, 'past-end');
+        }
         pins.set(k, low);
       }
     }
