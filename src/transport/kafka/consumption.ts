@@ -311,6 +311,8 @@ export class KafkaConsumption implements Consumption {
         );
         this.#restarts = 0;
         this.#rejoinsSinceJoin = 0;
+        // Joined again after a crash it waited out (#rejoinLater): in the group again, it commits there.
+        this.#crashed = false;
         this.#revokeLanes();
         // Synchronous inside kafkajs's join, so the seek is in place before the first fetch.
         if (this.#joins++ === 0) this.#seekPins();
