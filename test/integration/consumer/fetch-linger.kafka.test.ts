@@ -6,7 +6,7 @@
  * - before the stream (nothing fetched yet), both long-poll for any byte: a quiet subscription's
  *   first record is not held back;
  * - during the stream the lingering one asks the broker for more bytes (Fetch `min_bytes` > 1) and
- *   needs far fewer fetches than the other, which fetches about once per record;
+ *   needs fewer fetches than the other, which fetches about once per record;
  * - both handle every event exactly once: the linger loses nothing.
  * And the operator's setting: a gateway started with PUSH_FETCH_LINGER_MS lingers in its push
  * subscriptions' fetches, and the sink gets every event.
@@ -92,9 +92,11 @@ describe('fetch linger (platformatic adapter)', () => {
       const during = (g: string): number[] => fetches.get(g)!.minBytes.slice(before.get(g));
       expect(during(lingering).some((b) => b > 1)).toBe(true);
       expect(during(plain).every((b) => b === 1)).toBe(true);
-      // About one fetch per record without the linger; a handful with it.
+      // About one fetch per record without the linger; fewer with it. Not "half as many": on a
+      // loaded machine the trickle's gaps stretch past the linger and a run had 18 against 32
+      // (official CI machines are as loaded); the linger's own mark is min_bytes > 1 above.
       expect(during(plain).length).toBeGreaterThanOrEqual(15);
-      expect(during(lingering).length * 2).toBeLessThan(during(plain).length);
+      expect(during(lingering).length).toBeLessThan(during(plain).length);
     } finally {
       channel.start.unsubscribe(onStart);
       await Promise.all(subs.map((s) => s.unsubscribe()));
