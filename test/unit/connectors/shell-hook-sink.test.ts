@@ -76,7 +76,7 @@ describe('shell-hook sink', () => {
     const h = sink('echo waiting >&2; sleep 30', { timeoutMs: 200, killGraceMs: 500 });
     const started = Date.now();
     const r = await outcomeOf(h(priceEvent(), delivery));
-    expect(Date.now() - started).toBeLessThan(1500);
+    expect(Date.now() - started).toBeLessThan(8000); // not the hook's 30 s: slack for a loaded machine
     expect(r).toEqual({ outcome: 'retry', message: 'hook hook.sh timed out after 200 ms and was killed (SIGTERM) → retry; stderr: "waiting"; stdout: ""' });
   });
 
@@ -96,7 +96,7 @@ describe('shell-hook sink stopping', () => {
     expect(h.running).toBe(1);
     const started = Date.now();
     await h.stop({ withinMs: 5000 });
-    expect(Date.now() - started).toBeLessThan(2000);
+    expect(Date.now() - started).toBeLessThan(4500); // not withinMs: it did not wait for the bound
     await expect(run).resolves.toEqual({ outcome: 'handled' });
     const err: unknown = await Promise.resolve(h(priceEvent(), delivery)).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(GatewayError);
