@@ -16,7 +16,7 @@ import { extractSnippets, writeSnippets } from '../../../scripts/doc-snippets.js
 import { generateCatalogFiles, writeGeneratedFiles } from '../../../src/artifacts/generate/index.js';
 import { loadCatalog } from '../../../src/catalog/index.js';
 import { runProcess } from '../../helpers/spawn-node.js';
-import { consumerCompilerOptions } from '../../helpers/consumer-ts.js';
+import { consumerCompilerOptions, diagnosticsUnder } from '../../helpers/consumer-ts.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..', '..');
 const TSX = pathToFileURL(join(ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;
@@ -45,10 +45,7 @@ describe('documentation snippets', () => {
     writeFileSync(join(dir, 'package.json'), '{ "type": "module" }\n');
     const options = consumerCompilerOptions({ noEmit: true, baseUrl: dir, paths: { 'ce-gateway': [INDEX] } });
     const program = ts.createProgram([...files, join(dir, 'src', 'catalog', 'generated', 'index.ts')], options);
-    const diagnostics = ts
-      .getPreEmitDiagnostics(program)
-      .filter((d) => d.file === undefined || d.file.fileName.startsWith(dir))
-      .map((d) => `${d.file?.fileName.slice(dir.length + 1) ?? ''}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`);
+    const diagnostics = diagnosticsUnder(program, dir).map((d) => `${d.file?.fileName.slice(dir.length + 1) ?? ''}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`);
     expect(diagnostics).toEqual([]);
   }, 120_000);
 
