@@ -16,7 +16,7 @@
  */
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
-import { NAME_PATTERN } from '../bus/subscriptions/index.js';
+import { NAME_PATTERN } from '../bus/subscriptions/model.js';
 import { secretVariable } from '../config/index.js';
 import type { Config } from '../config/index.js';
 import { GatewayError } from '../core/errors.js';

@@ -24,7 +24,7 @@
 import cluster from 'node:cluster';
 import type { Worker } from 'node:cluster';
 import { randomBytes } from 'node:crypto';
-import { DEVELOPMENT_CURSOR_KEY_ENV } from '../bus/subscriptions/index.js';
+import { DEVELOPMENT_CURSOR_KEY_ENV } from '../bus/subscriptions/secrets.js';
 import { serveClusterMetrics } from '../observability/cluster-metrics.js';
 import type { Logger } from '../observability/index.js';
 import { EXIT_CHECK_FAILED, EXIT_OK, EXIT_USAGE, SIGHUP_NO_RELOAD } from './context.js';

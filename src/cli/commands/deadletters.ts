@@ -1,6 +1,5 @@
 import { InvalidArgumentError } from 'commander';
 import type { Command } from 'commander';
-import { createGateway } from '../../app/index.js';
 import type { Gateway } from '../../app/index.js';
 import { DeadLetters, MAX_IDS, deadLetterRefProblem } from '../../bus/deadletters/index.js';
 import type { ActedOn, DeadLetterItem, DeadLetterRef, NotFound, Selection } from '../../bus/deadletters/index.js';
@@ -13,7 +12,7 @@ import { printable } from '../../core/printable.js';
 import { topicNameProblem } from '../../core/topic-name.js';
 import type { Config } from '../../config/index.js';
 import type { Logger } from '../../observability/index.js';
-import { EXIT_CHECK_FAILED, brokerDeadline, requireKafka, setup } from '../context.js';
+import { EXIT_CHECK_FAILED, brokerDeadline, requireKafka, setup, openGateway } from '../context.js';
 import { cliKafkaTimeouts } from '../broker-deadline.js';
 import { ownerOfGroup } from '../subscription-owner.js';
 import { ownerOption } from '../gateway-client.js';
@@ -124,7 +123,7 @@ export function registerDeadLettersCommand(program: Command): void {
   const withGateway = async <T>(run: (gw: Gateway, dl: DeadLetters, config: Config, log: Logger) => Promise<T>): Promise<T> => {
     const { config, log, brokerTimeoutMs } = setup(program);
     requireKafka(program, config, 'deadletters');
-    const gw = createGateway(config, log, { readOnly: true, kafkaTimeouts: cliKafkaTimeouts(brokerTimeoutMs) });
+    const gw = await openGateway(config, log, { readOnly: true, kafkaTimeouts: cliKafkaTimeouts(brokerTimeoutMs) });
     // A broker that does not answer within the deadline ends the command (exit 2).
     const deadline = brokerDeadline(gw.transport, config, brokerTimeoutMs, 'deadletters');
     try {

@@ -1,9 +1,8 @@
 import type { Command } from 'commander';
 import type * as OutboxModule from '../../bus/outbox/index.js';
-import { createGateway } from '../../app/index.js';
 import { GatewayError } from '../../core/errors.js';
 import type { Config } from '../../config/index.js';
-import { EXIT_USAGE, onSignals, requireKafka, setup } from '../context.js';
+import { EXIT_USAGE, onSignals, requireKafka, setup, openGateway } from '../context.js';
 import { createOpsServer } from '../../http/ops-server.js';
 import { errorMessage } from '../../core/errors.js';
 
@@ -138,7 +137,7 @@ export function registerOutboxCommand(program: Command): void {
       // Read-only: the rows are already encoded, so the relay needs only the Kafka transport (and
       // its own database). No schema is registered and no topic created, so neither the schema
       // registry nor topic-creation rights are needed to start: a registry outage never holds it.
-      const gw = createGateway(config, log, { readOnly: true });
+      const gw = await openGateway(config, log, { readOnly: true });
       await gw.ready;
       const relay = await startOutboxRelay({
         connectionString: outboxDatabase(config),

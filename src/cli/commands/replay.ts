@@ -25,7 +25,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Command } from 'commander';
 import { InvalidArgumentError, Option } from 'commander';
-import { createGateway } from '../../app/index.js';
 import { parsePartitionKey } from '../../bus/subscriptions/index.js';
 import type { ReplayReport } from '../../bus/subscriptions/index.js';
 import type { CommittedOffset } from '../../transport/port.js';
@@ -34,7 +33,7 @@ import { printable } from '../../core/printable.js';
 import { hasUserinfo, publicText, publicUrl } from '../../core/public-url.js';
 import type { Config } from '../../config/index.js';
 import type { Logger } from '../../observability/index.js';
-import { EXIT_CHECK_FAILED, EXIT_USAGE, brokerDeadline, setup } from '../context.js';
+import { EXIT_CHECK_FAILED, EXIT_USAGE, brokerDeadline, setup, openGateway } from '../context.js';
 import { cliKafkaTimeouts } from '../broker-deadline.js';
 import { GatewayClient, gatewayClient, withGatewayOptions } from '../gateway-client.js';
 import { parseSince } from '../since.js';
@@ -220,7 +219,7 @@ async function watchDrain(w: WatchContext): Promise<'drained' | 'timeout' | 'pau
   const topics = [...new Set((view.kinds ?? []).map((k) => catalog.kinds?.find((c) => c.name === k || c.eventId === k)?.topic).filter((t): t is string => t !== undefined))];
   if (view.group === undefined || topics.length === 0) throw new Error(`cannot tell the consumer group and topics of ${name}`);
   const group = view.group;
-  const gw = createGateway(config, log, { readOnly: true, kafkaTimeouts: cliKafkaTimeouts(w.brokerTimeoutMs) });
+  const gw = await openGateway(config, log, { readOnly: true, kafkaTimeouts: cliKafkaTimeouts(w.brokerTimeoutMs) });
   // The replay is done: a broker that does not answer ends the watch with exit 1, as a failed watch does.
   const deadline = brokerDeadline(gw.transport, config, w.brokerTimeoutMs, 'replay', { exitCode: EXIT_REPLAYED_NOT_WATCHED, message: (text) => watchFailedMessage(name, report, text) });
   try {

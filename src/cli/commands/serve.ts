@@ -3,7 +3,6 @@ import type { AddressInfo } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
 import { Registry } from 'prom-client';
 import type { Command } from 'commander';
-import { createGateway } from '../../app/index.js';
 import { loadCatalog } from '../../catalog/index.js';
 import { connectorFilesInSubfolders, loadConnectors, noConnectorFilesWarning, startConnectors } from '../../connectors/index.js';
 import { EXIT_USAGE, onSignals, setup } from '../context.js';
@@ -18,6 +17,10 @@ export function registerServeCommand(program: Command): void {
     .command('serve')
     .description('run the HTTP gateway (POST /events, /readyz, /metrics); Kafka and the registry from KAFKA_BROKERS / SCHEMA_REGISTRY_URL, in-memory when unset')
     .action(async () => {
+      // The gateway's modules first, before anything is read or logged, as when they were loaded
+      // with the CLI (not any more: context.ts openGateway says why): a signal after the first
+      // log line finds a gateway being started, not a process still loading modules.
+      const { createGateway } = await import('../../app/index.js');
       const { config, log: rootLog } = setup(program);
       // GATEWAY_WORKERS > 1: this process only supervises (cli/workers.ts); the workers come back here.
       if (config.workers > 1 && cluster.isPrimary) {

@@ -1,7 +1,6 @@
 import { InvalidArgumentError } from 'commander';
 import type { Command } from 'commander';
-import { createGateway } from '../../app/index.js';
-import { brokerDeadline, onSignals, setup, requireKafka } from '../context.js';
+import { brokerDeadline, onSignals, setup, requireKafka, openGateway } from '../context.js';
 import { cliKafkaTimeouts } from '../broker-deadline.js';
 import { wholeNumber } from '../numbers.js';
 import { subscriptionNameProblem } from '../../connectors/names.js';
@@ -79,7 +78,7 @@ export function registerSubscribeCommand(program: Command): void {
     .action(async (opts: { subscription: string; kind: string[]; fromBeginning?: boolean; maxEvents?: number }) => {
       const { config, log, brokerTimeoutMs } = setup(program);
       requireKafka(program, config, 'subscribe');
-      const gw = createGateway(config, log, { readOnly: true, kafkaTimeouts: cliKafkaTimeouts(brokerTimeoutMs) });
+      const gw = await openGateway(config, log, { readOnly: true, kafkaTimeouts: cliKafkaTimeouts(brokerTimeoutMs) });
       // Only the start is bounded: once the broker answered, the subscription runs until stopped.
       brokerDeadline(gw.transport, config, brokerTimeoutMs, 'subscribe');
       let seen = 0;

@@ -1,11 +1,10 @@
 import { Option } from 'commander';
 import type { Command } from 'commander';
-import { createGateway } from '../../app/index.js';
 import { startTail } from '../../bus/tail/index.js';
 import { GatewayError, errorMessage } from '../../core/errors.js';
 import { assertTopicName } from '../../core/topic-name.js';
 import { printable } from '../../core/printable.js';
-import { brokerDeadline, onSignals, setup, requireKafka } from '../context.js';
+import { brokerDeadline, onSignals, setup, requireKafka, openGateway } from '../context.js';
 import { cliKafkaTimeouts } from '../broker-deadline.js';
 import { parseSince } from '../since.js';
 
@@ -32,7 +31,7 @@ export function registerTailCommand(program: Command): void {
       for (const t of opts.topic ?? []) assertTopicName(t);
       const { config, log, brokerTimeoutMs } = setup(program);
       requireKafka(program, config, 'tail');
-      const gw = createGateway(config, log, { readOnly: true, kafkaTimeouts: cliKafkaTimeouts(brokerTimeoutMs) });
+      const gw = await openGateway(config, log, { readOnly: true, kafkaTimeouts: cliKafkaTimeouts(brokerTimeoutMs) });
       await gw.ready;
       const ids = new Set<string>();
       for (const k of kinds) {

@@ -1,9 +1,8 @@
 import type { Command } from 'commander';
-import { createGateway } from '../../app/index.js';
 import { subscriptionTopics } from '../../bus/subscriber/index.js';
 import { errorMessage } from '../../core/errors.js';
 import { assertTopicName } from '../../core/topic-name.js';
-import { brokerDeadline, setup, requireKafka } from '../context.js';
+import { brokerDeadline, setup, requireKafka, openGateway } from '../context.js';
 import { cliKafkaTimeouts } from '../broker-deadline.js';
 import { subscriptionNameFormProblem } from '../../connectors/names.js';
 
@@ -42,7 +41,7 @@ export function registerTopicsCommand(program: Command): void {
       // Read-only start-up: no schema registered (that is `schemas register`, which checks them
       // first) and no bootstrap retried forever; the topics are created here, once, with the
       // transport's bounded retries, so an unreachable broker fails the command (exit 2).
-      const gw = createGateway(config, log, { readOnly: true, kafkaTimeouts: cliKafkaTimeouts(brokerTimeoutMs) });
+      const gw = await openGateway(config, log, { readOnly: true, kafkaTimeouts: cliKafkaTimeouts(brokerTimeoutMs) });
       // A broker that does not answer within the deadline ends the command (exit 2).
       const deadline = brokerDeadline(gw.transport, config, brokerTimeoutMs, 'topics');
       try {

@@ -1,8 +1,7 @@
 import type { Command } from 'commander';
-import { createGateway } from '../../app/index.js';
 import { buildChain, chainSize, readChain, renderChain } from '../../bus/trace/index.js';
 import { printable } from '../../core/printable.js';
-import { EXIT_CHECK_FAILED, EXIT_OK, brokerDeadline, setup, requireKafka } from '../context.js';
+import { EXIT_CHECK_FAILED, EXIT_OK, brokerDeadline, setup, requireKafka, openGateway } from '../context.js';
 import { BROKER_TIMEOUT_VARIABLE, cliKafkaTimeouts } from '../broker-deadline.js';
 import { wholeNumber } from '../numbers.js';
 import { parseSince } from '../since.js';
@@ -31,7 +30,7 @@ export function registerTraceCommand(program: Command): void {
       // 1 s: a shorter wait calls a healthy broker dead, and `--timeout 1` cuts the read, exit 1)
       // or the broker deadline, whichever is shorter.
       const deadlineMs = Math.min(Math.max(opts.timeout, TRACE_MIN_FIRST_ANSWER_MS), brokerTimeoutMs);
-      const gw = createGateway(config, log, { readOnly: true, kafkaTimeouts: cliKafkaTimeouts(deadlineMs) });
+      const gw = await openGateway(config, log, { readOnly: true, kafkaTimeouts: cliKafkaTimeouts(deadlineMs) });
       const deadline = brokerDeadline(gw.transport, config, deadlineMs, 'trace', { bound: deadlineMs < brokerTimeoutMs ? '--timeout' : `--broker-timeout or ${BROKER_TIMEOUT_VARIABLE}` });
       try {
         await gw.ready;
