@@ -234,13 +234,13 @@ export const CONSOLE_JS = String.raw`'use strict';
     }).catch(fail('dead letters'));
   }
 
-  function startTail() {
+  function startTail(again) {
     stopTail();
     var key = $('tail-subscription').value, sub = fromKey(key);
     if (!sub) return;
     var list = $('tail');
-    while (list.firstChild) list.removeChild(list.firstChild);
-    tailAbort = new AbortController();
+    if (!again) while (list.firstChild) list.removeChild(list.firstChild);
+    var mine = tailAbort = new AbortController();
     fetch('/console/api/tail/' + encodeURIComponent(sub.name) + (sub.owner ? '?owner=' + encodeURIComponent(sub.owner) : ''), { headers: headers({ accept: 'text/event-stream' }), signal: tailAbort.signal }).then(function (res) {
       if (!res.ok) throw new Error('HTTP ' + res.status);
       say('tailing ' + labelOf(sub));
@@ -248,7 +248,11 @@ export const CONSOLE_JS = String.raw`'use strict';
       var reader = res.body.getReader(), decoder = new TextDecoder(), buffer = '';
       function pump() {
         return reader.read().then(function (r) {
-          if (r.done) return;
+          // The gateway ends a tail after its lifetime (10 min by default): tail again, keeping the list.
+          if (r.done) {
+            if (tailAbort === mine) setTimeout(function () { if (tailAbort === mine) startTail(true); }, 1000);
+            return;
+          }
           buffer += decoder.decode(r.value, { stream: true });
           var parts = buffer.split('\n\n');
           buffer = parts.pop();

@@ -31,6 +31,7 @@ import type { SubscriptionsApi } from '../api/subscriptions/routes.js';
 import { accessOf } from '../auth/index.js';
 import type { PullSlots } from '../api/subscriptions/pull-slots.js';
 import { STREAM_SEND_STALL_MS, cutWhenStalled, writeWithBackpressure } from '../api/subscriptions/send-stall.js';
+import { STREAM_MAX_LIFE_MS } from '../api/subscriptions/pull-routes.js';
 import { notAllowed } from '../api/subscriptions/route-parts.js';
 import { CONSOLE_CSS, CONSOLE_HTML, CONSOLE_JS } from './page.js';
 import { kindOf } from '../../catalog/lookup.js';
@@ -49,6 +50,14 @@ export interface ConsoleDeps {
    * number ≥ 1; past it the connection is closed. Default STREAM_SEND_STALL_MS (pull's).
    */
   readonly sendStallMs?: number;
+  /**
+   * How long one live tail may stay open, ms, a whole number ≥ 1: then it ends with a closing
+   * comment (the console page tails again). Default STREAM_MAX_LIFE_MS (10 min, a pull stream's):
+   * the send-stall cut cannot see a client that stopped reading an idle tail (the connection's
+   * buffers take its heartbeats for days), which would hold the caller's slot and a broker read
+   * for ever.
+   */
+  readonly tailMaxLifeMs?: number;
 }
 
 /** A correlationid as the console accepts it in a path: 1–256 visible characters, no controls. */
@@ -81,6 +90,8 @@ export function consoleRouter(deps: ConsoleDeps, slots?: PullSlots): Router {
   const r = Router();
   const stallMs = deps.sendStallMs ?? STREAM_SEND_STALL_MS;
   if (!Number.isInteger(stallMs) || stallMs < 1) throw new RangeError(`sendStallMs: a whole number ≥ 1, not ${String(stallMs)}`);
+  const maxLifeMs = deps.tailMaxLifeMs ?? STREAM_MAX_LIFE_MS;
+  if (!Number.isInteger(maxLifeMs) || maxLifeMs < 1) throw new RangeError(`tailMaxLifeMs: a whole number ≥ 1, not ${String(maxLifeMs)}`);
   r.get('/console', staticAsset('text/html; charset=utf-8', CONSOLE_HTML));
   r.get('/console/app.js', staticAsset('text/javascript; charset=utf-8', CONSOLE_JS));
   r.get('/console/app.css', staticAsset('text/css; charset=utf-8', CONSOLE_CSS));
@@ -137,10 +148,19 @@ export function consoleRouter(deps: ConsoleDeps, slots?: PullSlots): Router {
     const heartbeat = setInterval(() => {
       if (!res.writableNeedDrain && !res.destroyed) res.write(': heartbeat\n\n');
     }, HEARTBEAT_MS);
+    let stopped = false;
     const stop = (): void => {
+      if (stopped) return;
+      stopped = true;
       clearInterval(heartbeat);
+      clearTimeout(lifetime);
       read.stop().catch((err: unknown) => deps.log.warn({ subscription: view.name, err: String(err) }, 'console tail: stopping the read failed'));
     };
+    // The tail's lifetime (tailMaxLifeMs): the read stops, and its end ends the answer cleanly.
+    const lifetime = setTimeout(() => {
+      if (!res.destroyed) res.write(`: this tail's lifetime (${maxLifeMs} ms) is over: tail again\n\n`);
+      stop();
+    }, maxLifeMs);
     req.on('close', stop);
     read.done.then(
       () => res.end(),
