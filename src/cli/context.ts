@@ -13,10 +13,9 @@ import { awaitBroker, brokerTimeoutMs, codeSuffix } from './broker-deadline.js';
 
 /**
  * `createGateway`, its module (the app with its Kafka client, HTTP server and registry client)
- * imported at the first call. Why: `ce-gateway` loads every command's module to parse its
- * arguments, and the gateway's modules were most of each run's start-up (0.7 of 1 s of CPU for
- * `--help`, a usage error or an HTTP-only `replay`, none of which creates a gateway). Errors: those of
- * `createGateway`.
+ * imported at the first call. Why: the gateway's modules were most of each run's start-up (0.7 of
+ * 1 s of CPU), paid also by runs that create no gateway (`--help`, which loads every command's
+ * module, a usage error, an HTTP-only `replay`). Errors: those of `createGateway`.
  */
 export async function openGateway(...args: Parameters<typeof createGateway>): Promise<Gateway> {
   const app = await import('../app/index.js');

@@ -108,15 +108,6 @@ function invalid(dir: string, problems: readonly ConnectorProblem[]): GatewayErr
 }
 
 /**
- * The sub-folders directly in `dir` that hold connector-like files (`*.yaml` / `*.yml`, any case)
- * directly in them, with their counts, in name order: what `connectors check` names when `dir`
- * itself has none, so a user pointing at `connectors/` learns that the examples are one level
- * down instead of reading "0 valid". One level only, like the loader, which never recurses.
- * Unreadable sub-folders are left out (this is a hint, never a check). Synchronous, bounded by one
- * `readdir` per sub-folder.
- * Source: `ce-gateway connectors check`; spec DESIGN "Connectors".
- */
-/**
  * What `serve` and `config check` say about a `CONNECTORS_DIR` with no connector file directly in
  * it: valid (nothing starts), but rarely meant, so the warning names the sub-folders that hold
  * `*.yaml` / `*.yml` files (`subs`, from connectorFilesInSubfolders) and the command that checks
@@ -130,6 +121,15 @@ export function noConnectorFilesWarning(dir: string, subs: readonly { readonly f
   return `${head} (sub-folders are not read): ${subs.map((x) => `${x.folder} holds ${x.files}`).join(', ')}; check one with \`ce-gateway connectors check ${subs[0]?.folder ?? dir}\``;
 }
 
+/**
+ * The sub-folders directly in `dir` that hold connector-like files (`*.yaml` / `*.yml`, any case)
+ * directly in them, with their counts, in name order: what `connectors check` names when `dir`
+ * itself has none, so a user pointing at `connectors/` learns that the examples are one level
+ * down instead of reading "0 valid". One level only, like the loader, which never recurses.
+ * Unreadable sub-folders are left out (this is a hint, never a check). Synchronous, bounded by one
+ * `readdir` per sub-folder.
+ * Source: `ce-gateway connectors check`; spec DESIGN "Connectors".
+ */
 export function connectorFilesInSubfolders(dir: string): { readonly folder: string; readonly files: number }[] {
   const root = resolve(dir);
   const out: { folder: string; files: number }[] = [];
