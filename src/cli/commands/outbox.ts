@@ -4,6 +4,7 @@ import { GatewayError } from '../../core/errors.js';
 import type { Config } from '../../config/index.js';
 import { EXIT_USAGE, onSignals, requireKafka, setup, openGateway } from '../context.js';
 import { createOpsServer } from '../../http/ops-server.js';
+import { wholeNumber } from '../numbers.js';
 import { errorMessage } from '../../core/errors.js';
 
 function outboxDatabase(config: Config): string {
@@ -83,15 +84,13 @@ export function registerOutboxCommand(program: Command): void {
   outbox
     .command('stuck')
     .description('list unsent rows that failed at least --min-attempts times (a missing topic, a row too large or invalid), oldest first, one JSON object a line; read-only')
-    .option('--min-attempts <n>', 'failed attempts at least', '3')
-    .option('--limit <n>', 'rows at most', '100')
-    .action(async (opts: { minAttempts: string; limit: string }) => {
+    // Each checked as it is read, as every other count of the CLI: a bad value is a usage error
+    // naming that option only (one message named both, whichever was wrong), and `1e3` or `10abc`
+    // are not counts. attempts is an `integer` column: a larger bound failed in PostgreSQL.
+    .option('--min-attempts <n>', 'failed attempts at least (1–2147483647)', wholeNumber(1, 2_147_483_647), 3)
+    .option('--limit <n>', 'rows at most (1–10000)', wholeNumber(1, 10_000), 100)
+    .action(async ({ minAttempts, limit }: { minAttempts: number; limit: number }) => {
       const { config } = setup(program);
-      const minAttempts = Number(opts.minAttempts);
-      const limit = Number(opts.limit);
-      if (!Number.isInteger(minAttempts) || minAttempts < 1 || !Number.isInteger(limit) || limit < 1 || limit > 10_000) {
-        throw new GatewayError('CEG_INVALID_OPTIONS', '--min-attempts: an integer ≥ 1; --limit: an integer 1–10000', { retriable: false, details: { field: Number.isInteger(minAttempts) && minAttempts >= 1 ? 'limit' : 'min-attempts' } });
-      }
       const [{ default: pg }, { outboxTable, outboxStoreError }] = await Promise.all([import('pg'), outboxModule()]);
       const t = outboxTable(config.outbox.table);
       // Bounded like the relay (a hung database must not hold an operator's shell for ever).

@@ -94,6 +94,22 @@ describe('usage errors exit 2 before anything connects', { timeout: 60_000 }, ()
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(named);
   });
+
+  // `outbox stuck --limit 0` said "--min-attempts: an integer ≥ 1; --limit: an integer 1–10000":
+  // both options for the one that was wrong. Now each names only itself; `1e3` is no count (it was
+  // taken as 1000), and a bound past the `integer` column failed in PostgreSQL.
+  it.each([
+    [['outbox', 'stuck', '--limit', '0'], '--limit', '--min-attempts'],
+    [['outbox', 'stuck', '--limit', '10001'], '--limit', '--min-attempts'],
+    [['outbox', 'stuck', '--limit', '1e3'], '--limit', '--min-attempts'],
+    [['outbox', 'stuck', '--min-attempts', '0'], '--min-attempts', '--limit'],
+    [['outbox', 'stuck', '--min-attempts', '2147483648'], '--min-attempts', '--limit'],
+  ])('%j names %s only', async (args, named, notNamed) => {
+    const r = await cli(args, false);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`option '${named} <n>' argument '${args[3]!}' is invalid`);
+    expect(r.stderr).not.toContain(notNamed);
+  });
 });
 
 describe('commands that only work on Kafka refuse to run without KAFKA_BROKERS (break report D7; outbox relay and deadletters: the same kind)', { timeout: 60_000 }, () => {
