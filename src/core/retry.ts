@@ -4,7 +4,7 @@
  * Spec: bus spec S5 ("bounded retries with backoff"), P2 ("a retry policy").
  */
 import { GatewayError } from './errors.js';
-import { MAX_TIMER_MS } from './timer-limit.js';
+import { MAX_TIMER_MS, timerDelay } from './timer-limit.js';
 
 export interface RetryPolicy {
   /** Total attempts including the first, ≥ 1. */
@@ -58,21 +58,38 @@ export function retryPolicy(o: RetryPolicyOptions): RetryPolicy {
   });
 }
 
-/** Resolves after `ms`, or rejects early with the signal's reason when it aborts. */
+/**
+ * Resolves after `ms`, or rejects early with the signal's reason when it aborts. A wait longer than
+ * a Node timer holds ({@link MAX_TIMER_MS}, about 24.8 days) is waited in steps of at most that
+ * (timerDelay), so it lasts as long as asked: one timer of it ran after 1 ms, with a
+ * TimeoutOverflowWarning on stderr. Units: ms; NaN, negative and 0 wait about 1 ms, as Node's own timer does.
+ */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) {
       reject(signal.reason as Error);
       return;
     }
+    let timer: NodeJS.Timeout | undefined;
     const onAbort = (): void => {
       clearTimeout(timer);
       reject(signal?.reason as Error);
     };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
+    // What is left to wait after each step; the first step is the whole wait up to the bound.
+    let left = ms;
+    const step = (): void => {
+      const d = timerDelay(left);
+      left -= d;
+      timer = setTimeout(() => {
+        if (left >= 1) {
+          step();
+          return;
+        }
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      }, d);
+    };
+    step();
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }

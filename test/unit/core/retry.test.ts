@@ -1,6 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { GatewayError } from '../../../src/core/errors.js';
 import { retryPolicy, sleep } from '../../../src/core/retry.js';
+import { MAX_TIMER_MS } from '../../../src/core/timer-limit.js';
 
 const base = { maxAttempts: 5, initialDelayMs: 100, factor: 2, maxDelayMs: 1000, jitter: 0 };
 
@@ -98,6 +99,46 @@ describe('sleep', () => {
     setTimeout(() => c.abort(reason), 10);
     await expect(p).rejects.toBe(reason);
     expect(performance.now() - t0).toBeLessThan(1000);
+  });
+
+  it('a wait longer than a Node timer holds (2^31 − 1 ms) does not end after 1 ms, and warns nothing', async () => {
+    // One setTimeout of it ran after 1 ms with a TimeoutOverflowWarning (Node's timers).
+    const overflows: string[] = [];
+    const onWarning = (w: Error): void => void (w.name === 'TimeoutOverflowWarning' && overflows.push(w.message));
+    process.on('warning', onWarning);
+    try {
+      for (const ms of [MAX_TIMER_MS + 1, MAX_TIMER_MS * 3, Number.MAX_SAFE_INTEGER, Infinity]) {
+        const c = new AbortController();
+        let ended = false;
+        const p = sleep(ms, c.signal).then(() => (ended = true));
+        p.catch(() => undefined);
+        // Long enough for the old 1 ms timer to have fired many times over; what is asserted is that it did not end.
+        await new Promise((r) => setTimeout(r, 100));
+        expect(ended, String(ms)).toBe(false);
+        c.abort(new Error('test over'));
+        await expect(p).rejects.toThrow('test over');
+      }
+      expect(overflows).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
+  it('waits the whole of a wait longer than one timer, in steps (timers faked: 25 days cannot run)', async () => {
+    vi.useFakeTimers();
+    try {
+      let ended = false;
+      const p = sleep(MAX_TIMER_MS + 5000).then(() => (ended = true));
+      await vi.advanceTimersByTimeAsync(MAX_TIMER_MS);
+      expect(ended).toBe(false);
+      await vi.advanceTimersByTimeAsync(4999);
+      expect(ended).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(ended).toBe(true);
+      await p;
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('does not react to an abort after it resolved', async () => {
