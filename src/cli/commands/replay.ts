@@ -96,7 +96,9 @@ function targetOf(o: ReplayOptions): unknown {
   if (o.toLatest === true) return 'latest';
   if (o.toOffsets !== undefined) return o.toOffsets;
   const t = o.toTime!;
-  // An RFC 3339 time goes verbatim (the audit log keeps it as written); a duration becomes the instant it names.
+  // An RFC 3339 time goes verbatim (the audit log keeps it as written; one before 1970 the gateway
+  // takes as the earliest offset); a duration becomes the instant it names, at the earliest
+  // 1970-01-01T00:00:00.000Z (parseSince: the same records).
   const ms = parseSince(t); // refuses anything else (exit 2 with the accepted forms)
   return /^\d{1,9}(ms|s|m|h|d)$/.test(t.trim()) ? new Date(ms).toISOString() : t;
 }
@@ -268,7 +270,7 @@ export function registerReplayCommand(program: Command): void {
     .argument('<subscription>', 'the subscription\'s name')
     // Checked as it is read, so a bad time is refused like any bad option value, naming --to-time
     // (it said only "replay: a duration such as …"); kept as written (targetOf).
-    .option('--to-time <time>', 'the first record written at or after this RFC 3339 time (or a duration back from now: 90s, 15m, 2h, 7d)', (v: string) => {
+    .option('--to-time <time>', 'the first record written at or after this RFC 3339 time (or a duration back from now: 90s, 15m, 2h, 7d); before 1970: the earliest', (v: string) => {
       parseSince(v);
       return v;
     })

@@ -182,4 +182,15 @@ describe('every place that takes an RFC 3339 time reads it alike', () => {
     expect(() => parseSince('2026-02-30T00:00:00Z')).toThrow(/day 30 does not exist/);
     expect(parseSince('90s', () => 100_000)).toBe(10_000);
   });
+
+  it('the CLI takes a time before 1970 as 0 (the earliest records), as the server takes it for start and replay `to`', () => {
+    // It refused them ("reaches back before 1970"), so `replay --to-time` and HTTP `to` disagreed.
+    for (const t of ['1969-12-31T23:59:59.999Z', '0000-01-01T00:00:00Z', '1900-06-01T12:00:00+01:00']) {
+      expect(rfc3339EpochMs(t, 'to'), t).toBeLessThan(0);
+      expect(parseSince(t), t).toBe(0);
+    }
+    expect(parseSince('1970-01-01T00:00:00Z')).toBe(0);
+    expect(parseSince('91s', () => 90_000)).toBe(0);
+    expect(parseSince('999999999d')).toBe(0);
+  });
 });
