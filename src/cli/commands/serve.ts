@@ -10,6 +10,7 @@ import { codeSuffix } from '../broker-deadline.js';
 import { errorMessage, isGatewayError } from '../../core/errors.js';
 import { clusterMetricsRenderer } from '../../observability/cluster-metrics.js';
 import type { GatewayOverrides } from '../../app/index.js';
+import type { Logger } from '../../observability/index.js';
 import { JOIN_WHEN_READY_ENV, runPrimary } from '../workers.js';
 
 export function registerServeCommand(program: Command): void {
@@ -24,6 +25,16 @@ export function registerServeCommand(program: Command): void {
       const { config, log: rootLog } = setup(program);
       // GATEWAY_WORKERS > 1: this process only supervises (cli/workers.ts); the workers come back here.
       if (config.workers > 1 && cluster.isPrimary) {
+        // Said once, by the primary: every worker loads the same folder, and each said it (one line
+        // per worker, GATEWAY_WORKERS of them). A folder the workers refuse (a bad file) is theirs to
+        // report, with exit 2, as without workers: the primary only looks.
+        let loaded: number | undefined;
+        try {
+          loaded = config.connectorsDir === undefined ? undefined : loadConnectors(config.connectorsDir, { catalog: loadCatalog(config.catalogDir) }).length;
+        } catch {
+          loaded = undefined;
+        }
+        if (config.connectorsDir !== undefined && loaded === 0) sayNoConnectorFiles(config.connectorsDir, rootLog);
         runPrimary({ workers: config.workers, shutdownTimeoutMs: config.shutdownTimeoutMs, log: rootLog });
         return;
       }
@@ -34,14 +45,8 @@ export function registerServeCommand(program: Command): void {
       if (config.heapGrowingPercent !== undefined) setFlagsFromString(`--heap-growing-percent=${config.heapGrowingPercent}`);
       // A bad connector file (or one naming a kind the catalog lacks) stops start-up before anything listens.
       const defs = config.connectorsDir === undefined ? [] : loadConnectors(config.connectorsDir, { catalog: loadCatalog(config.catalogDir) });
-      // A folder without connector files is valid but rarely meant (CONNECTORS_DIR=connectors holds
-      // its examples one level down): said once, with the sub-folders that hold some, instead of
-      // starting nothing without a word.
-      if (config.connectorsDir !== undefined && defs.length === 0) {
-        const subFolders = connectorFilesInSubfolders(config.connectorsDir);
-        // A warning when sub-folders hold connector files (likely the wrong folder); an empty folder is said at info.
-        rootLog[subFolders.length > 0 ? 'warn' : 'info']({ connectorsDir: config.connectorsDir, subFolders }, noConnectorFilesWarning(config.connectorsDir, subFolders));
-      }
+      // A worker leaves it to the primary (above), which says it once for all.
+      if (config.connectorsDir !== undefined && defs.length === 0 && worker === undefined) sayNoConnectorFiles(config.connectorsDir, rootLog);
       const gw = createGateway(config, log, worker === undefined ? {} : workerOverrides(config.instance, worker.id));
       gw.declareSubscriptions(defs.flatMap((d) => (d.kind === 'subscription' && d.enabled ? [d.runtime] : [])));
       // A start-up failure that waiting cannot mend (a schema the registry refuses, say) ends the
@@ -99,6 +104,17 @@ export function registerServeCommand(program: Command): void {
       }
       if (connectors.running.length > 0) log.info({ connectors: connectors.running.length }, 'connectors started');
     });
+}
+
+/**
+ * A CONNECTORS_DIR without connector files is valid but rarely meant (CONNECTORS_DIR=connectors
+ * holds its examples one level down): said once per `serve`, with the sub-folders that hold some,
+ * instead of starting nothing without a word. A warning when sub-folders hold connector files
+ * (likely the wrong folder); an empty folder is said at info.
+ */
+function sayNoConnectorFiles(dir: string, log: Logger): void {
+  const subFolders = connectorFilesInSubfolders(dir);
+  log[subFolders.length > 0 ? 'warn' : 'info']({ connectorsDir: dir, subFolders }, noConnectorFilesWarning(dir, subFolders));
 }
 
 /** `address:port` of a bound socket, an IPv6 address in brackets. */

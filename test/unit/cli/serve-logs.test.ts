@@ -1,7 +1,7 @@
 /**
  * docs/deploy.md: `ce-gateway serve` writes its pino JSON lines to stderr; stdout stays free for
  * command output. Run as a process on the in-memory adapters. A CONNECTORS_DIR from which it starts
- * nothing is said (docs/connectors.md).
+ * nothing is said (docs/connectors.md), once also with GATEWAY_WORKERS > 1.
  */
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
@@ -99,6 +99,51 @@ describe('ce-gateway serve with a CONNECTORS_DIR that holds only sub-folders', {
       expect(line[0]!.subFolders).toEqual([{ folder: join(dir, 'examples'), files: 1 }]);
       expect(line[0]!.msg).toContain(`${join(dir, 'examples')} holds 1`);
       expect(line[0]!.msg).toContain(`ce-gateway connectors check ${join(dir, 'examples')}`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('ce-gateway serve with GATEWAY_WORKERS=2 and a CONNECTORS_DIR that holds only sub-folders', { timeout: 90_000 }, () => {
+  it('says it once, not once per worker', async () => {
+    // Each worker loads the same folder and each said it: two identical warnings for one folder.
+    // Kafka at a loopback port nothing listens on: the first generation of workers listens at
+    // once (cli/workers.ts) and keeps trying the broker, which is all this needs.
+    const closed = await new Promise<number>((ok) => {
+      const s = createServer();
+      s.listen(0, '127.0.0.1', () => {
+        const { port } = s.address() as AddressInfo;
+        s.close(() => ok(port));
+      });
+    });
+    const dir = mkdtempSync(join(tmpdir(), 'cegw-connectors-'));
+    try {
+      mkdirSync(join(dir, 'examples'));
+      writeFileSync(join(dir, 'examples', 'hook.yaml'), 'kind: shell-hook\n');
+      const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'info', PORT: '0', HOST: '127.0.0.1', CONNECTORS_DIR: dir, GATEWAY_WORKERS: '2', KAFKA_BROKERS: `127.0.0.1:${closed}`, SHUTDOWN_TIMEOUT_MS: '3000', CE_GATEWAY_ENV_FILE: '/dev/null' };
+      for (const name of ['SCHEMA_REGISTRY_URL', 'DATABASE_URL', 'CATALOG_DIR', 'OPS_PORT']) delete env[name];
+      const child = spawn(process.execPath, [...CLI_ENTRY, 'serve'], { cwd: tmpdir(), env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stderr = '';
+      child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
+      const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+      const count = (msg: string): number => stderr.split('\n').filter((l) => l.includes(msg)).length;
+      try {
+        // Both workers past the point where they said it (it comes before their listening line).
+        await waitFor('both workers listening', () => count('"msg":"listening"') >= 2, 75_000);
+      } finally {
+        // The primary stops its workers (SIGTERM to each) and exits.
+        child.kill('SIGTERM');
+      }
+      await exited;
+      const lines = stderr
+        .split('\n')
+        .filter((l) => l.includes('has no connector files'))
+        .map((l) => JSON.parse(l) as { level: number; connectorsDir: string; subFolders: { folder: string; files: number }[]; worker?: number });
+      expect(lines, stderr).toHaveLength(1);
+      expect(lines[0]!.level, 'a warning').toBe(40);
+      expect(lines[0]!.connectorsDir).toBe(dir);
+      expect(lines[0]!.subFolders).toEqual([{ folder: join(dir, 'examples'), files: 1 }]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
