@@ -85,6 +85,32 @@ describe('routing', () => {
     });
   });
 
+  it('a path with a trailing slash is no route, for every route alike (POST /subscriptions/ reached the route, /events/ did not)', async () => {
+    const body = JSON.stringify({ name: 'trailing-slash', kinds: ['PriceLoadingCompleted'], delivery: { mode: 'pull' } });
+    const asked: [string, string][] = [
+      ['POST', '/subscriptions/'],
+      ['GET', '/subscriptions/'],
+      ['GET', '/subscriptions/trailing-slash/'],
+      ['GET', '/subscriptions/trailing-slash/status/'],
+      ['DELETE', '/subscriptions/trailing-slash/'],
+      ['GET', '/catalog/'],
+      ['GET', '/console/'],
+      ['POST', '/events/'],
+      ['GET', '/healthz/'],
+    ];
+    for (const [method, path] of asked) {
+      const res = await fetch(`${gw.url}${path}?owner=x`, { method, headers: { 'content-type': 'application/json' }, ...(method === 'POST' ? { body } : {}) });
+      expect(res.status, `${method} ${path}`).toBe(404);
+      expect(res.headers.get('content-type'), `${method} ${path}`).toContain('application/problem+json');
+      expect(await res.json(), `${method} ${path}`).toMatchObject({ code: 'CEG_NOT_FOUND', instance: path, detail: `no route ${method} ${path}: paths end without a slash` });
+    }
+    // Nothing was created by the POST: the name is free.
+    const list = (await (await fetch(`${gw.url}/subscriptions`)).json()) as { items: { name: string }[] };
+    expect(list.items.map((i) => i.name)).not.toContain('trailing-slash');
+    // `/` stays what it was (no route here either, but not for its slash).
+    expect(JSON.parse((await get('/')).text)).toMatchObject({ code: 'CEG_NOT_FOUND', detail: 'no route GET /' });
+  });
+
   it('GET /events is not the ingress: 405 problem with Allow: POST', async () => {
     const r = await get('/events');
     expect(r.status).toBe(405);

@@ -71,6 +71,20 @@ export function createApiApp(deps: ApiDeps): express.Express {
   app.disable('x-powered-by');
   app.set('etag', false);
 
+  // A path is matched exactly: `/subscriptions/` is not `/subscriptions` (RFC 3986 §6.2.4 makes an
+  // empty path and `/` the same, nothing more). The ingress (`/events`), /healthz, /readyz and
+  // /metrics always matched so (node:http serves them), while express's non-strict routing took
+  // `POST /subscriptions/` (and `/subscriptions/x/status/`) for the route without the slash: one
+  // rule now for every route, a 404 that says what differs. Before every route, so no router
+  // created without `strict` lets one through.
+  app.use((req, _res, next) => {
+    if (req.path.length > 1 && req.path.endsWith('/')) {
+      next(new GatewayError('CEG_NOT_FOUND', `no route ${req.method} ${problemInstance(req.originalUrl)}: paths end without a slash`, { retriable: false }));
+      return;
+    }
+    next();
+  });
+
   // Internal kinds are never offered in the public documents (issue 11).
   const visible = publicCatalog(deps.catalog);
   app.get('/catalog', (_req, res) => {
