@@ -32,7 +32,7 @@ import { accessOf } from '../auth/index.js';
 import type { PullSlots } from '../api/subscriptions/pull-slots.js';
 import { STREAM_SEND_STALL_MS, cutWhenStalled, writeWithBackpressure } from '../api/subscriptions/send-stall.js';
 import { STREAM_MAX_LIFE_MS } from '../api/subscriptions/pull-routes.js';
-import { notAllowed } from '../api/subscriptions/route-parts.js';
+import { notAllowed, queryParams } from '../api/subscriptions/route-parts.js';
 import { CONSOLE_CSS, CONSOLE_HTML, CONSOLE_JS } from './page.js';
 import { kindOf } from '../../catalog/lookup.js';
 
@@ -106,7 +106,10 @@ export function consoleRouter(deps: ConsoleDeps, slots?: PullSlots): Router {
     access.require('admin', access.partner.id);
     const id = String(req.params.correlationid);
     if (!CORRELATION_ID.test(id)) throw new GatewayError('CEG_MALFORMED_REQUEST', 'correlationid: 1–256 characters without control characters', { retriable: false, details: { field: 'correlationid' } });
-    const since = req.query.since === undefined ? undefined : Number(req.query.since);
+    // The query checked as on every /subscriptions route: an unknown or repeated parameter is a 400
+    // naming it (a misspelt `?snce=` read the whole log without a word).
+    const sinceText = queryParams(req, ['since']).get('since');
+    const since = sinceText === undefined ? undefined : Number(sinceText);
     if (since !== undefined && !(Number.isSafeInteger(since) && since >= 0)) throw new GatewayError('CEG_MALFORMED_REQUEST', 'since: milliseconds since the epoch', { retriable: false, details: { field: 'since' } });
     const topics = [...new Set(deps.catalog.kinds.map((k) => k.topic.name))];
     const chain = await readChain(deps.transport, deps.codec(), topics, id, { timeoutMs: deps.traceTimeoutMs, ...(since === undefined ? {} : { sinceMs: since }) });
@@ -118,7 +121,8 @@ export function consoleRouter(deps: ConsoleDeps, slots?: PullSlots): Router {
     const api = deps.subscriptions();
     if (api === undefined) throw new GatewayError('CEG_BROKER_UNAVAILABLE', 'the gateway is starting: subscriptions are not loaded yet', { retriable: true });
     // The caller's own subscription (an admin: ?owner=); CEG_NOT_FOUND for an unknown name or another partner's (issue 11).
-    const view = api.get(String(req.params.name), accessOf(req).owner(req.query.owner));
+    // Only `owner`, once, as on the /subscriptions routes (it ignored any other parameter).
+    const view = api.get(String(req.params.name), accessOf(req).owner(queryParams(req, ['owner']).get('owner')));
     // Before the read starts: a refused tail costs the broker nothing. Held by the caller, as a pull's slot.
     slots?.take(accessOf(req).partner.id, res);
     const kinds = view.kinds.map((k) => kindOf(deps.catalog, k)).filter((k) => k !== undefined);

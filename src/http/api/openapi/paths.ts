@@ -25,7 +25,7 @@ export const ingressPaths: PathsFragment = {
       operationId: 'publishEvents',
       summary: 'Publish CloudEvents (binary, structured or batch mode)',
       description:
-        'Answers 202 once the broker acknowledged every event. Permissions are decided from `type` and `source` before the data is validated: an unpermitted kind or source, or an internal kind, is 403 and nothing is written. See README "HTTP API".',
+        'Answers 202 once the broker acknowledged every event. Permissions are decided from `type` and `source` before the data is validated: an unpermitted kind or source, or an internal kind, is 403 and nothing is written. A query string is ignored (the CloudEvents HTTP binding defines none, and a sender\'s harmless parameter must not cost its events; the management routes refuse unknown ones). See README "HTTP API".',
       requestBody: {
         required: true,
         content: {
@@ -196,7 +196,7 @@ export const consolePaths: PathsFragment = {
       ],
       responses: {
         '200': json({ type: 'object', required: ['correlationid', 'complete', 'roots'], properties: { correlationid: { type: 'string' }, complete: { type: 'boolean' }, roots: { type: 'array' }, invalid: {} } }, 'The chain.'),
-        '400': problem('Malformed correlationid or since.'),
+        '400': problem('Malformed correlationid or since; an unknown or repeated query parameter (CEG_INVALID_PARAMETER naming it).'),
         '403': forbidden,
         ...AUTHENTICATED_ERRORS,
       },
@@ -209,6 +209,7 @@ export const consolePaths: PathsFragment = {
       parameters: [nameParam, ownerParam],
       responses: {
         '200': { description: 'One `data:` JSON message per record from now on; a heartbeat comment every 15 s.', content: { 'text/event-stream': { schema: { type: 'string' } } } },
+        '400': problem('An unknown or repeated query parameter (CEG_INVALID_PARAMETER naming it).'),
         '404': notFound,
         '503': unavailable,
         ...AUTHENTICATED_ERRORS,
