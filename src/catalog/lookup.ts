@@ -27,3 +27,23 @@ export function topicsOfKinds(catalog: Lookup, refs: readonly string[]): string[
   }
   return [...topics];
 }
+
+/**
+ * The first entry of `refs` that names a kind an earlier entry named already — the same text, or a
+ * business name and its eventId: its index, the earlier entry's index and the kind; undefined when
+ * each kind is named once. Entries the catalog does not know are passed over (they are refused as
+ * unknown elsewhere). Pure. Used where a list of kinds is given (`ce-gateway tail`, `subscribe
+ * --kind`; the subscription API checks every entry itself), so that a kind listed twice is refused
+ * alike on the command line and over HTTP.
+ */
+export function repeatedKind(catalog: Lookup, refs: readonly string[]): { readonly index: number; readonly first: number; readonly kind: EventKind } | undefined {
+  const firstAt = new Map<string, number>();
+  for (const [index, ref] of refs.entries()) {
+    const kind = kindOf(catalog, ref);
+    if (kind === undefined) continue;
+    const first = firstAt.get(kind.eventId);
+    if (first !== undefined) return { index, first, kind };
+    firstAt.set(kind.eventId, index);
+  }
+  return undefined;
+}

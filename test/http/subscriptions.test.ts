@@ -146,6 +146,38 @@ describe('POST /subscriptions: validation', () => {
     expect(fields(set.body)).toEqual(['filters[0].exact.subject']);
   });
 
+  it('a kind listed twice (the same name, or its name and its eventId) is a 400 naming the repeat, at create and in a PATCH that sets kinds; a definition stored with one still takes other PATCHes', async () => {
+    // It was taken and stored as sent (GET answered the repeat); the CLI refuses it alike (usage-errors).
+    const name = `dk-${randomUUID().slice(0, 8)}`;
+    const created = await api('POST', '/subscriptions', { name, kinds: ['PriceLoadingCompleted', 'SeriesUpdateCompleted', 'PriceLoadingCompleted', PRICE_LOADING_COMPLETED], delivery: { mode: 'pull' } });
+    expect(created.status).toBe(400);
+    expect(created.body.code).toBe('CEG_INVALID_SUBSCRIPTION');
+    expect(fields(created.body)).toEqual(['kinds[2]', 'kinds[3]']);
+    expect(JSON.stringify(created.body.violations)).toContain('is kinds[0] again (PriceLoadingCompleted');
+    expect((await api('GET', `/subscriptions/${name}`)).status).toBe(404);
+    expect((await api('POST', '/subscriptions', { name, kinds: ['PriceLoadingCompleted'], delivery: { mode: 'pull' } })).status).toBe(201);
+    const patched = await api('PATCH', `/subscriptions/${name}`, { kinds: [PRICE_LOADING_COMPLETED, 'PriceLoadingCompleted'] }, 'application/merge-patch+json');
+    expect(patched.status).toBe(400);
+    expect(fields(patched.body)).toEqual(['kinds[1]']);
+    // A definition stored with a repeat before the rule (rewritten as an older gateway stored it).
+    const group = `ce-gateway.sub.anonymous.${name}`;
+    const store = new SubscriptionStore(gw.gateway.transport, 'ce-gateway.subscriptions', silentLogger());
+    await store.start();
+    try {
+      const stored = await waitFor('the definition', () => store.get(group));
+      await store.put({ ...stored, kinds: ['PriceLoadingCompleted', 'PriceLoadingCompleted'], generation: stored.generation + 1 });
+    } finally {
+      await store.stop();
+    }
+    await waitFor('the gateway to read it', async () => ((await api('GET', `/subscriptions/${name}`)).body.kinds as string[]).length === 2);
+    const paused = await api('PATCH', `/subscriptions/${name}`, { state: 'paused' }, 'application/merge-patch+json');
+    expect(paused.status, JSON.stringify(paused.body)).toBe(200);
+    const mended = await api('PATCH', `/subscriptions/${name}`, { kinds: ['PriceLoadingCompleted'] }, 'application/merge-patch+json');
+    expect(mended.status, JSON.stringify(mended.body)).toBe(200);
+    expect(mended.body.kinds).toEqual(['PriceLoadingCompleted']);
+    expect((await api('DELETE', `/subscriptions/${name}`)).status).toBe(204);
+  });
+
   it("a name whose topics would collide with another owner's under Kafka's '.'/'_' rule is a 409 naming the name, push and pull alike; nothing is created", async () => {
     const svc = gw.gateway.subscriptionService()!;
     const stem = `c${randomUUID().slice(0, 8)}`;

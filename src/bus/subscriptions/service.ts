@@ -520,7 +520,7 @@ export class SubscriptionService {
     // Filters the patch leaves alone are checked as stored (an empty exact value stored before it
     // was refused must not block every later PATCH: pause, URL, secrets); patched ones as new.
     const filtersPatched = 'filters' in body;
-    const checked = this.#validate(filtersPatched || !isObject(merged) ? merged : { ...merged, filters: [] }, nullPaths(body));
+    const checked = this.#validate(filtersPatched || !isObject(merged) ? merged : { ...merged, filters: [] }, nullPaths(body), 'kinds' in body);
     const req = filtersPatched ? checked : { ...checked, filters: [...current.filters] };
     this.#requireReadable(req.kinds, owner);
     const push = req.delivery.mode === 'push' ? req.delivery : undefined;
@@ -601,7 +601,13 @@ export class SubscriptionService {
   }
 
   /** `removed`: the fields a merge patch set to null (its problems say so, not "received undefined"). */
-  #validate(body: unknown, removed: ReadonlySet<string> = new Set()): CreateRequest {
+  /**
+   * `kinds: true` checks the kinds as new (create, or a PATCH that sends `kinds`): a kind named
+   * twice — the same text, or its business name and its eventId — is a problem at the later index.
+   * A PATCH that leaves `kinds` alone checks them as stored (one stored before the rule must not
+   * block every later PATCH: pause, URL, secrets).
+   */
+  #validate(body: unknown, removed: ReadonlySet<string> = new Set(), newKinds = true): CreateRequest {
     if (!isObject(body)) throw invalid([{ field: 'body', reason: 'a subscription is a JSON object' }]);
     const mode = isObject(body.delivery) ? body.delivery.mode : undefined;
     const modeProblem = deliveryModeProblem(mode);
@@ -619,9 +625,20 @@ export class SubscriptionService {
     // thousands of look-ups and problems.
     const kinds: unknown[] = parsed.success ? parsed.data.kinds : Array.isArray(body.kinds) ? body.kinds.slice(0, MAX_KINDS) : [];
     const flagged = new Set(problems.map((p) => p.field));
+    // A kind listed twice is refused, not dropped in silence: the list is the resource (GET answers
+    // it as sent), and a repeat is most often a slip for another kind. Kubernetes answers a repeated
+    // entry of a set-like list alike ("Duplicate value"); OpenAPI: uniqueItems.
+    const firstAt = new Map<string, number>();
     kinds.forEach((k, i) => {
       if (typeof k !== 'string' || flagged.has(`kinds[${i}]`)) return;
-      if (this.#d.catalog.byEventId(k) === undefined && this.#d.catalog.byName(k) === undefined) problems.push({ field: `kinds[${i}]`, reason: unknownKindReason(this.#d.catalog, k) });
+      const kind = kindOf(this.#d.catalog, k);
+      if (kind === undefined) {
+        problems.push({ field: `kinds[${i}]`, reason: unknownKindReason(this.#d.catalog, k) });
+        return;
+      }
+      const before = firstAt.get(kind.eventId);
+      if (before === undefined) firstAt.set(kind.eventId, i);
+      else if (newKinds) problems.push({ field: `kinds[${i}]`, reason: `${JSON.stringify(k.slice(0, 100))} is kinds[${before}] again (${kind.name}, eventId ${kind.eventId}): list each kind once` });
     });
     if (!parsed.success || problems.length > 0) throw invalid(problems);
     return parsed.data;

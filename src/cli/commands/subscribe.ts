@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { brokerDeadline, onSignals, setup, requireKafka, openGateway } from '../context.js';
 import { cliKafkaTimeouts } from '../broker-deadline.js';
 import { wholeNumber } from '../numbers.js';
+import { refuseRepeatedKind } from '../repeated-kinds.js';
 import { subscriptionNameProblem } from '../../connectors/names.js';
 import { retry } from '../../bus/subscriber/index.js';
 import type { Outcome } from '../../bus/subscriber/index.js';
@@ -77,6 +78,7 @@ export function registerSubscribeCommand(program: Command): void {
     .option('--max-events <n>', 'exit after this many events (1 or more); only they are committed, later ones come to the next run', wholeNumber(1))
     .action(async (opts: { subscription: string; kind: string[]; fromBeginning?: boolean; maxEvents?: number }) => {
       const { config, log, brokerTimeoutMs } = setup(program);
+      refuseRepeatedKind(program, config, opts.kind, 'subscribe --kind');
       requireKafka(program, config, 'subscribe');
       const gw = await openGateway(config, log, { readOnly: true, kafkaTimeouts: cliKafkaTimeouts(brokerTimeoutMs) });
       // Only the start is bounded: once the broker answered, the subscription runs until stopped.

@@ -7,6 +7,7 @@ import { printable } from '../../core/printable.js';
 import { brokerDeadline, onSignals, setup, requireKafka, openGateway } from '../context.js';
 import { cliKafkaTimeouts } from '../broker-deadline.js';
 import { parseSince } from '../since.js';
+import { refuseRepeatedKind } from '../repeated-kinds.js';
 
 /**
  * `ce-gateway tail <kind…>`: prints events of the kinds as they arrive, decoded and validated
@@ -30,6 +31,7 @@ export function registerTailCommand(program: Command): void {
       if (kinds.length === 0 && opts.topic === undefined) program.error('tail: name event kinds, or topics with --topic', { exitCode: 2 });
       for (const t of opts.topic ?? []) assertTopicName(t);
       const { config, log, brokerTimeoutMs } = setup(program);
+      refuseRepeatedKind(program, config, kinds, 'tail');
       requireKafka(program, config, 'tail');
       const gw = await openGateway(config, log, { readOnly: true, kafkaTimeouts: cliKafkaTimeouts(brokerTimeoutMs) });
       await gw.ready;

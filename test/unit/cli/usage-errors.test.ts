@@ -13,6 +13,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { wholeNumber } from '../../../src/cli/numbers.js';
 import { CLI_ENTRY } from '../../helpers/cli-entry.js';
+import { PRICE_LOADING_COMPLETED } from '../../fixtures/events.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..', '..');
 
@@ -88,6 +89,10 @@ describe('usage errors exit 2 before anything connects', { timeout: 60_000 }, ()
     [['topics', '--ordering', 'none'], /--ordering: applies to the subscriptions named with --subscription/],
     [['replay', 'orders', '--to-earliest', '--no-wait', '--timeout', '5'], /option '--timeout <seconds>' cannot be used with option '--no-wait'/],
     [['replay', 'orders', '--to-time', 'yesterday'], /option '--to-time <time>' argument 'yesterday' is invalid\. a duration such as 90s/],
+    // A kind named twice was taken (counted once), so a slip for another kind went unnoticed; the
+    // subscription API answers 400 naming kinds[i] alike.
+    [['tail', 'PriceLoadingCompleted', 'SeriesUpdateCompleted', 'PriceLoadingCompleted'], /tail: "PriceLoadingCompleted" \(kind 3\) names PriceLoadingCompleted \(eventId [^)]+\) again, as kind 1 did/],
+    [['subscribe', '--subscription', 's', '--kind', 'PriceLoadingCompleted', '--kind', PRICE_LOADING_COMPLETED], /subscribe --kind: "[^"]+" \(kind 2\) names PriceLoadingCompleted .* again, as kind 1 did/],
   ])('%j', async (args, named) => {
     const r = await cli(args);
     expect(r.code).toBe(2);

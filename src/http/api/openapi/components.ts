@@ -187,7 +187,7 @@ export const components: Json = {
       required: ['name', 'kinds', 'delivery'],
       properties: {
         name: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$' },
-        kinds: { type: 'array', items: { type: 'string' }, minItems: 1 },
+        kinds: { type: 'array', items: { type: 'string' }, minItems: 1, maxItems: 100, uniqueItems: true, description: 'Each kind once: a business name and its eventId name the same kind (a repeat is a 400 naming kinds[i]).' },
         filters: { type: 'array', items: { type: 'object' } },
         start: { type: 'string', description: 'latest, earliest or an RFC 3339 time' },
         delivery: {
