@@ -52,7 +52,7 @@ export interface CreateBusOptions {
  *   credentials), `attempts`, `startTimeoutMs`, `aborted`; `cause` the last attempt's error
  *   (or the abort reason when no attempt failed yet).
  * - `CEG_BROKER_UNAVAILABLE`, **retriable: false**, `details.reason` `authentication` |
- *   `sasl-mechanism` | `authorization` | `tls`: the broker refuses these settings; fix them.
+ *   `sasl-mechanism` | `authorization` | `tls` | `session-timeout`: the broker refuses these settings; fix them.
  * - other non-retriable start-up failures as thrown (`CEG_SCHEMA_INCOMPATIBLE`, `CEG_INVALID_NAME`, …).
  * - `CEG_INVALID_OPTIONS` (retriable: false) for a `startTimeoutMs` that is neither an integer ≥ 1 nor Infinity.
  * Source: bus spec T2; docs/errors.md; README "The bus as a library".

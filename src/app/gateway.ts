@@ -222,7 +222,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
   const transport: Transport =
     overrides.transport ??
     (config.kafka
-      ? (config.kafka.client === 'platformatic' ? createPlatformaticTransport : createKafkaTransport)({ clientId: config.kafka.clientId, brokers: config.kafka.brokers, ssl: config.kafka.ca === undefined ? config.kafka.ssl : { ca: [config.kafka.ca] }, sasl: config.kafka.sasl, logger: log.child({ component: 'kafka', client: config.kafka.client }), ...overrides.kafkaTimeouts })
+      ? (config.kafka.client === 'platformatic' ? createPlatformaticTransport : createKafkaTransport)({ clientId: config.kafka.clientId, brokers: config.kafka.brokers, ssl: config.kafka.ca === undefined ? config.kafka.ssl : { ca: [config.kafka.ca] }, sasl: config.kafka.sasl, sessionTimeoutMs: config.kafka.sessionTimeoutMs, heartbeatIntervalMs: config.kafka.heartbeatIntervalMs, logger: log.child({ component: 'kafka', client: config.kafka.client }), ...overrides.kafkaTimeouts })
       : createMemoryTransport());
   const registry: SchemaRegistry =
     overrides.registry ??
@@ -377,6 +377,25 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     progress = { ...progress, waitingFor };
   };
 
+  /**
+   * A KAFKA_SESSION_TIMEOUT_MS the broker would refuse stops the start (not retriable: `serve`
+   * exits 2): otherwise every consumer group member's join failed later, one subscription at a
+   * time (INVALID_SESSION_TIMEOUT). Asked only when the setting is given (the default is within
+   * Kafka's default bounds) and of one broker; skipped when the broker does not say (no
+   * DESCRIBE_CONFIGS permission): a refused join still names the setting (transport/access-failure.ts).
+   */
+  async function checkSessionTimeout(): Promise<void> {
+    const sessionTimeoutMs = config.kafka?.sessionTimeoutMs;
+    if (sessionTimeoutMs === undefined || overrides.transport !== undefined || transport.groupSessionTimeoutBounds === undefined) return;
+    const bounds = await transport.groupSessionTimeoutBounds();
+    if (bounds === undefined || (sessionTimeoutMs >= bounds.minMs && sessionTimeoutMs <= bounds.maxMs)) return;
+    throw new GatewayError(
+      'CEG_BROKER_UNAVAILABLE',
+      `KAFKA_SESSION_TIMEOUT_MS=${sessionTimeoutMs} is outside what the broker accepts (group.min.session.timeout.ms–group.max.session.timeout.ms: ${bounds.minMs}–${bounds.maxMs} ms): it would refuse every consumer group member's join (INVALID_SESSION_TIMEOUT); retrying cannot help`,
+      { retriable: false, details: { reason: 'session-timeout', sessionTimeoutMs, minMs: bounds.minMs, maxMs: bounds.maxMs } },
+    );
+  }
+
   /** Creates the topics, registers the schemas and builds what serves events; one attempt. */
   async function bootstrapOnce(): Promise<void> {
     if (overrides.readOnly === true) {
@@ -387,6 +406,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     }
     waitFor('broker');
     await transport.ensureTopics(catalog.topics);
+    await checkSessionTimeout();
     waitFor('registry');
     const latest = await registerCatalog(registry, catalog);
     const fresh = new EventCodec(catalog, registry, latest);

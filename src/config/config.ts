@@ -47,6 +47,12 @@ const isPlainHttpBeyondLoopback = (url: string): boolean => {
   }
 };
 const name = z.string().regex(/^[A-Za-z0-9._-]{1,100}$/, 'letters, digits, ".", "_" or "-"');
+/**
+ * The Kafka transport's consumer session timeout when KAFKA_SESSION_TIMEOUT_MS is unset, ms
+ * (transport/kafka/options.ts `sessionTimeoutMs`; config imports only core, a unit test keeps the
+ * two equal). Only for checking KAFKA_HEARTBEAT_INTERVAL_MS against it.
+ */
+export const DEFAULT_SESSION_TIMEOUT_MS = 30_000;
 
 const schema = z.object({
   PORT: port.default(8080),
@@ -72,6 +78,11 @@ const schema = z.object({
   KAFKA_SASL_MECHANISM: z.preprocess((v) => (typeof v === 'string' ? v.toLowerCase() : v), z.enum(['plain', 'scram-sha-256', 'scram-sha-512'])).optional(),
   KAFKA_SASL_USERNAME: z.string().optional(),
   KAFKA_SASL_PASSWORD: z.string().optional(),
+  // Kafka's session.timeout.ms / heartbeat.interval.ms of every consumer group member (issue: a
+  // dead instance's partitions move after the session timeout). Unset: the transport's defaults,
+  // DEFAULT_SESSION_TIMEOUT_MS below and a heartbeat of min(3000, a third of the session).
+  KAFKA_SESSION_TIMEOUT_MS: timerMs(2).optional(),
+  KAFKA_HEARTBEAT_INTERVAL_MS: timerMs(1).optional(),
   SCHEMA_REGISTRY_URL: httpUrl.optional(),
   SCHEMA_REGISTRY_USERNAME: z.string().optional(),
   SCHEMA_REGISTRY_PASSWORD: z.string().optional(),
@@ -213,6 +224,20 @@ export interface Config {
      */
     readonly ca?: string;
     readonly sasl?: { readonly mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512'; readonly username: string; readonly password: string };
+    /**
+     * Consumer group session timeout, ms (`KAFKA_SESSION_TIMEOUT_MS`, Kafka's `session.timeout.ms`):
+     * a member whose heartbeats stop (a crash, SIGKILL, a frozen process) keeps its partitions this
+     * long before the broker gives them to the other members. undefined = the transport's default
+     * (30000). The broker bounds it (`group.min.session.timeout.ms`–`group.max.session.timeout.ms`,
+     * 6000–1800000 by default) and refuses every member's join outside them.
+     */
+    readonly sessionTimeoutMs?: number;
+    /**
+     * Consumer heartbeat interval, ms (`KAFKA_HEARTBEAT_INTERVAL_MS`, Kafka's
+     * `heartbeat.interval.ms`), below the session timeout. undefined = the transport's default:
+     * 3000, or a third of the session timeout when that is less.
+     */
+    readonly heartbeatIntervalMs?: number;
   };
   /** undefined = the in-memory registry. */
   readonly registry?: {
@@ -401,6 +426,11 @@ export function checkConfig(vars: Record<string, string | undefined>): { readonl
   if (raw.KAFKA_SASL_MECHANISM && (!raw.KAFKA_SASL_USERNAME || !raw.KAFKA_SASL_PASSWORD)) problems.push({ variable: 'KAFKA_SASL_MECHANISM', message: 'needs KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD' });
   if (parsed.success && parsed.data.HTTP_HEADERS_TIMEOUT_MS > parsed.data.HTTP_REQUEST_TIMEOUT_MS) problems.push({ variable: 'HTTP_HEADERS_TIMEOUT_MS', message: 'must not exceed HTTP_REQUEST_TIMEOUT_MS (the headers are part of the request)' });
   if (Boolean(raw.SCHEMA_REGISTRY_USERNAME) !== Boolean(raw.SCHEMA_REGISTRY_PASSWORD)) problems.push({ variable: 'SCHEMA_REGISTRY_USERNAME', message: 'goes together with SCHEMA_REGISTRY_PASSWORD: set both or neither' });
+  // The group coordinator refuses nothing here, but a heartbeat not more often than the session
+  // timeout ends every member's session between two heartbeats (and both clients refuse it).
+  if (parsed.success && parsed.data.KAFKA_HEARTBEAT_INTERVAL_MS !== undefined && parsed.data.KAFKA_HEARTBEAT_INTERVAL_MS >= (parsed.data.KAFKA_SESSION_TIMEOUT_MS ?? DEFAULT_SESSION_TIMEOUT_MS)) {
+    problems.push({ variable: 'KAFKA_HEARTBEAT_INTERVAL_MS', message: `must be less than KAFKA_SESSION_TIMEOUT_MS (${parsed.data.KAFKA_SESSION_TIMEOUT_MS === undefined ? `default ${DEFAULT_SESSION_TIMEOUT_MS}` : 'as set'}); Kafka advises at most a third of it` });
+  }
   const kafkaCa = readCaFile('KAFKA_SSL_CA_FILE', raw.KAFKA_SSL_CA_FILE, problems);
   if (raw.KAFKA_SSL_CA_FILE && raw.KAFKA_SSL !== 'true') problems.push({ variable: 'KAFKA_SSL_CA_FILE', message: 'needs KAFKA_SSL=true (the CA is trusted for TLS connections only)' });
   const registryCa = readCaFile('SCHEMA_REGISTRY_CA_FILE', raw.SCHEMA_REGISTRY_CA_FILE, problems);
@@ -511,6 +541,8 @@ function build(e: z.infer<typeof schema>, ca: { readonly kafka?: string; readonl
       ssl: e.KAFKA_SSL === 'true',
       ...(ca.kafka === undefined ? {} : { ca: ca.kafka }),
       sasl: e.KAFKA_SASL_MECHANISM === undefined ? undefined : { mechanism: e.KAFKA_SASL_MECHANISM, username: e.KAFKA_SASL_USERNAME ?? '', password: e.KAFKA_SASL_PASSWORD ?? '' },
+      ...(e.KAFKA_SESSION_TIMEOUT_MS === undefined ? {} : { sessionTimeoutMs: e.KAFKA_SESSION_TIMEOUT_MS }),
+      ...(e.KAFKA_HEARTBEAT_INTERVAL_MS === undefined ? {} : { heartbeatIntervalMs: e.KAFKA_HEARTBEAT_INTERVAL_MS }),
     },
     registry: e.SCHEMA_REGISTRY_URL === undefined ? undefined : registryOf(e.SCHEMA_REGISTRY_URL, e.SCHEMA_REGISTRY_USERNAME, e.SCHEMA_REGISTRY_PASSWORD, ca.registry),
     catalogDir: e.CATALOG_DIR,

@@ -19,6 +19,8 @@ export const CONFIG_HELP: Readonly<Record<string, string>> = Object.freeze({
   KAFKA_SASL_MECHANISM: 'plain | scram-sha-256 | scram-sha-512 (needs KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD)',
   KAFKA_SASL_USERNAME: 'SASL user (secret: from the environment or KAFKA_SASL_USERNAME_FILE)',
   KAFKA_SASL_PASSWORD: 'SASL password (secret: from the environment or KAFKA_SASL_PASSWORD_FILE)',
+  KAFKA_SESSION_TIMEOUT_MS: 'consumer group session timeout, ms (Kafka\'s session.timeout.ms): how long a crashed or frozen instance keeps its partitions before the broker moves them; an integer ≥ 2 within the broker\'s group.min.session.timeout.ms–group.max.session.timeout.ms (6000–1800000 by default: a member outside them cannot join) (default 30000)',
+  KAFKA_HEARTBEAT_INTERVAL_MS: 'consumer heartbeat interval, ms (Kafka\'s heartbeat.interval.ms), an integer ≥ 1 below KAFKA_SESSION_TIMEOUT_MS (default 3000, or a third of the session timeout when that is less)',
   SCHEMA_REGISTRY_URL: 'http(s) URL of the Confluent REST API without query or fragment, e.g. http://127.0.0.1:18081/apis/ccompat/v7 (unset: in-memory registry)',
   SCHEMA_REGISTRY_USERNAME: 'registry basic-auth user (secret; with SCHEMA_REGISTRY_PASSWORD)',
   SCHEMA_REGISTRY_PASSWORD: 'registry basic-auth password (secret; with SCHEMA_REGISTRY_USERNAME)',

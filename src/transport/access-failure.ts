@@ -2,7 +2,8 @@
  * Recognises, for both Kafka adapters (kafkajs and @platformatic/kafka), the failures that no
  * amount of waiting mends because the client's own settings are wrong: the broker refused the
  * SASL credentials, does not offer the configured SASL mechanism, refused an operation for lack
- * of an ACL, or presented a TLS certificate the client does not trust. The adapters turn them into
+ * of an ACL, presented a TLS certificate the client does not trust, or refuses a group member's
+ * session timeout (outside its group.min/max.session.timeout.ms: KAFKA_SESSION_TIMEOUT_MS). The adapters turn them into
  * `CEG_BROKER_UNAVAILABLE` with `retriable: false` and `details.reason`, so start-up stops and
  * `createBus` / `serve` fail at once with the reason, as KafkaJS (`KafkaJSSASLAuthenticationError`,
  * non-retriable) and librdkafka (`_AUTHENTICATION`, `TOPIC_AUTHORIZATION_FAILED` fatal) users expect.
@@ -12,14 +13,14 @@
  * first retried it for ever (break report: "SASL authentication failed" every 2–3 s); kafkajs's is
  * non-retriable only by the fallback. The adapters ask this before any reachability check.
  * Spec: Kafka protocol error codes (SASL_AUTHENTICATION_FAILED 58, UNSUPPORTED_SASL_MECHANISM 33,
- * ILLEGAL_SASL_STATE 34, *_AUTHORIZATION_FAILED 29/30/31/53/65); docs/errors.md CEG_BROKER_UNAVAILABLE.
+ * ILLEGAL_SASL_STATE 34, *_AUTHORIZATION_FAILED 29/30/31/53/65, INVALID_SESSION_TIMEOUT 26); docs/errors.md CEG_BROKER_UNAVAILABLE.
  */
 import { errorTree } from '../core/error-tree.js';
 import type { ErrorLink } from '../core/error-tree.js';
 import { tlsVerificationFailure } from '../core/tls-errors.js';
 
 /** Why the broker cannot be used with these settings; `details.reason` of the GatewayError. */
-export type AccessFailureReason = 'authentication' | 'sasl-mechanism' | 'authorization' | 'tls';
+export type AccessFailureReason = 'authentication' | 'sasl-mechanism' | 'authorization' | 'tls' | 'session-timeout';
 
 /** A failure retrying cannot mend, and the text that says what to fix. */
 export interface AccessFailure {
@@ -30,6 +31,8 @@ export interface AccessFailure {
 
 const AUTHENTICATION_IDS = new Set(['SASL_AUTHENTICATION_FAILED', 'ILLEGAL_SASL_STATE']);
 const MECHANISM_IDS = new Set(['UNSUPPORTED_SASL_MECHANISM']);
+/** A group join whose session timeout lies outside the broker's group.min/max.session.timeout.ms (code 26). */
+const SESSION_TIMEOUT_IDS = new Set(['INVALID_SESSION_TIMEOUT']);
 const AUTHORIZATION_IDS = new Set(['TOPIC_AUTHORIZATION_FAILED', 'GROUP_AUTHORIZATION_FAILED', 'CLUSTER_AUTHORIZATION_FAILED', 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED', 'DELEGATION_TOKEN_AUTHORIZATION_FAILED']);
 /** Error class names (kafkajs `name`) and codes (@platformatic/kafka `code`) of a refused SASL login. */
 const AUTHENTICATION_NAMES = new Set(['KafkaJSSASLAuthenticationError']);
@@ -72,6 +75,11 @@ export function kafkaAccessFailure(err: unknown): AccessFailure | undefined {
   const denied = has(AUTHORIZATION_IDS);
   if (denied !== undefined) {
     return { reason: 'authorization', text: `the broker refused the operation: not authorized (${denied}): the Kafka user lacks an ACL for it; grant it, then retry` };
+  }
+  const session = has(SESSION_TIMEOUT_IDS);
+  if (session !== undefined) {
+    // Both clients say only that it is out of range: the text names the setting and the bounds.
+    return { reason: 'session-timeout', text: `the broker refuses the consumer group session timeout (${session}): set KAFKA_SESSION_TIMEOUT_MS within the broker's group.min.session.timeout.ms and group.max.session.timeout.ms (6000–1800000 ms by default); retrying cannot help` };
   }
   const tls = tlsVerificationFailure(err);
   if (tls !== undefined) return { reason: 'tls', text: `${tls}: check KAFKA_SSL_CA_FILE and the broker address; retrying cannot help` };

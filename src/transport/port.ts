@@ -351,6 +351,14 @@ export interface Transport {
    * request may weigh. Errors: CEG_BROKER_UNAVAILABLE (retriable); CEG_INVALID_NAME for an unknown topic.
    */
   maxMessageBytes(topic: string): Promise<number>;
+  /**
+   * The consumer group session timeouts the broker accepts, ms: one broker's
+   * `group.min.session.timeout.ms` and `group.max.session.timeout.ms` (a join outside them is
+   * refused with INVALID_SESSION_TIMEOUT). undefined when the broker does not say: no permission to
+   * describe its configuration (DESCRIBE_CONFIGS on the cluster), or no value given. Optional: the
+   * in-memory transport has no broker. Errors: CEG_BROKER_UNAVAILABLE (retriable when unreachable).
+   */
+  groupSessionTimeoutBounds?(): Promise<{ readonly minMs: number; readonly maxMs: number } | undefined>;
   /** true when the broker answers now. Never throws. */
   isHealthy(): Promise<boolean>;
   /**

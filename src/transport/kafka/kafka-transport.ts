@@ -31,10 +31,13 @@ import type { KafkaLogTaps } from './logging.js';
 import { BROKER_STALL_MS, BrokerOutage, brokerAnswers, checkBrokerHealth } from './outage.js';
 import type { KafkaTransportInput, KafkaTransportOptions } from './options.js';
 import { resolveKafkaTransportOptions } from './options.js';
+import { SESSION_BOUND_NAMES, sessionBounds } from '../session-bounds.js';
 import { listOffsetsTime } from '../timestamps.js';
 
 // The Kafka protocol's resource type of a topic in DescribeConfigs (kafkajs ConfigResourceTypes.TOPIC).
 const TOPIC_RESOURCE = 2 as ConfigResourceTypes;
+// … and of a broker (kafkajs ConfigResourceTypes.BROKER).
+const BROKER_RESOURCE = 4 as ConfigResourceTypes;
 
 const tpKey = (topic: string, partition: number): string => `${topic}\u0000${partition}`;
 const buf = (b: Uint8Array | null): Buffer | null => (b === null ? null : Buffer.from(b.buffer, b.byteOffset, b.byteLength));
@@ -523,6 +526,22 @@ class KafkaTransport implements Transport {
       return value;
     } catch (err) {
       throw readFailure(fromKafkaError(err, { operation: 'maxMessageBytes', topic }));
+    }
+  }
+
+  async groupSessionTimeoutBounds(): Promise<{ readonly minMs: number; readonly maxMs: number } | undefined> {
+    const admin = await this.#adminReady();
+    try {
+      const node = (await admin.describeCluster()).brokers[0];
+      if (node === undefined) return undefined;
+      const answer = await admin.describeConfigs({ includeSynonyms: false, resources: [{ type: BROKER_RESOURCE, name: String(node.nodeId), configNames: [...SESSION_BOUND_NAMES] }] });
+      const entries = answer.resources[0]?.configEntries ?? [];
+      return sessionBounds((name) => entries.find((e) => e.configName === name)?.configValue);
+    } catch (err) {
+      const e = fromKafkaError(err, { operation: 'groupSessionTimeoutBounds' });
+      // Describing the broker needs DESCRIBE_CONFIGS on the cluster, which a gateway's user may lack.
+      if (e.details?.reason === 'authorization') return undefined;
+      throw readFailure(e);
     }
   }
 

@@ -44,9 +44,19 @@ export interface KafkaTransportOptions {
    * (platformatic/consumption.ts #rejoinLater). Default 3.
    */
   readonly maxRestarts: number;
-  /** Consumer session timeout, ms. Default 30000. */
+  /**
+   * Consumer group session timeout, ms (Kafka's `session.timeout.ms`): how long the group
+   * coordinator waits for a member's heartbeat before it takes the member out and gives its
+   * partitions to the others — how late a crashed or frozen instance's partitions move. The broker
+   * refuses a join outside its `group.min.session.timeout.ms`–`group.max.session.timeout.ms`
+   * (6000–1800000 by default) with INVALID_SESSION_TIMEOUT. Default 30000.
+   */
   readonly sessionTimeoutMs: number;
-  /** Consumer heartbeat interval, ms. Default 3000. */
+  /**
+   * Consumer heartbeat interval, ms (Kafka's `heartbeat.interval.ms`), below `sessionTimeoutMs`.
+   * Default 3000, or a third of `sessionTimeoutMs` when that is less (Kafka's advice: at most a
+   * third, so that two lost heartbeats do not end the session).
+   */
   readonly heartbeatIntervalMs: number;
   /** Consumer rebalance timeout, ms. Default 60000. */
   readonly rebalanceTimeoutMs: number;
@@ -98,7 +108,12 @@ const CLIENT_ID = /^[A-Za-z0-9._-]{1,200}$/;
  * Spec: STYLE D7 (options validated once); DESIGN "Known traps" (bounded restarts).
  */
 export function resolveKafkaTransportOptions(input: KafkaTransportInput): KafkaTransportOptions {
-  const o: KafkaTransportOptions = { ...DEFAULTS, ...stripUndefined(input), brokers: [...(input.brokers ?? [])] };
+  const given = stripUndefined(input);
+  // A session timeout given without a heartbeat interval keeps the heartbeats at most a third of
+  // it (3000 for the default 30000): a fixed 3000 would refuse every session timeout ≤ 3000 and
+  // leave one heartbeat per session for those up to 9000.
+  const heartbeatIntervalMs = given.heartbeatIntervalMs ?? (given.sessionTimeoutMs === undefined ? DEFAULTS.heartbeatIntervalMs : Math.max(1, Math.min(DEFAULTS.heartbeatIntervalMs, Math.floor(given.sessionTimeoutMs / 3))));
+  const o: KafkaTransportOptions = { ...DEFAULTS, heartbeatIntervalMs, ...given, brokers: [...(input.brokers ?? [])] };
   const posInt = (v: number): boolean => Number.isInteger(v) && v >= 1;
   const nonNegInt = (v: number): boolean => Number.isInteger(v) && v >= 0;
   const problems = [

@@ -3,6 +3,7 @@ import { GatewayError } from '../../core/errors.js';
 import { assertNoCollision, assertTopicName, invalidTopicRefusal } from '../../core/topic-name.js';
 import type { KafkaTransportInput, KafkaTransportOptions } from '../kafka/options.js';
 import { resolveKafkaTransportOptions } from '../kafka/options.js';
+import { SESSION_BOUND_NAMES, sessionBounds } from '../session-bounds.js';
 import type { TransportLogger } from '../kafka/logging.js';
 import { BROKER_STALL_MS, BrokerOutage, brokerAnswers, checkBrokerHealth, healthFailureOf, quietDuringOutage } from '../kafka/outage.js';
 import { PartitionRouter } from '../partition-router.js';
@@ -352,6 +353,22 @@ class PlatformaticTransport implements Transport {
       return value;
     } catch (err) {
       throw readFailure(fromPlatformaticError(err, { operation: 'maxMessageBytes', topic }));
+    }
+  }
+
+  async groupSessionTimeoutBounds(): Promise<{ readonly minMs: number; readonly maxMs: number } | undefined> {
+    this.#assertOpen();
+    try {
+      const [nodeId] = (await this.#admin.metadata({ topics: [] })).brokers.keys();
+      if (nodeId === undefined) return undefined;
+      const answer = await this.#admin.describeConfigs({ resources: [{ resourceType: ConfigResourceTypes.BROKER, resourceName: String(nodeId), configurationKeys: [...SESSION_BOUND_NAMES] }] });
+      const configs = answer[0]?.configs ?? [];
+      return sessionBounds((name) => configs.find((c) => c.name === name)?.value);
+    } catch (err) {
+      const e = fromPlatformaticError(err, { operation: 'groupSessionTimeoutBounds' });
+      // Describing the broker needs DESCRIBE_CONFIGS on the cluster, which a gateway's user may lack.
+      if (e.details?.reason === 'authorization') return undefined;
+      throw readFailure(e);
     }
   }
 

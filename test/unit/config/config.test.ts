@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { DEFAULT_ENVELOPE_LIMITS } from '../../../src/envelope/index.js';
 import { describe, expect, it } from 'vitest';
 import { CONFIG_KEYS, SECRET_KEYS, checkConfig, environment, loadConfig, readEnvFile } from '../../../src/config/index.js';
+import { DEFAULT_SESSION_TIMEOUT_MS } from '../../../src/config/config.js';
+import { resolveKafkaTransportOptions } from '../../../src/transport/index.js';
 import { usableCpus } from '../../../src/config/cpu-count.js';
 import { caught } from '../../helpers/errors.js';
 import { GatewayError } from '../../../src/core/errors.js';
@@ -287,6 +289,40 @@ describe('KAFKA_CLIENT: the Kafka client library behind the transport (issue 14)
     const err = caught(() => loadConfig({ KAFKA_BROKERS: '127.0.0.1:9092', KAFKA_CLIENT: 'librdkafka' }));
     expect(err).toMatchObject({ code: 'CEG_INVALID_OPTIONS', retriable: false });
     expect((err as Error).message).toMatch(/KAFKA_CLIENT: /);
+  });
+});
+
+describe('KAFKA_SESSION_TIMEOUT_MS and KAFKA_HEARTBEAT_INTERVAL_MS (Kafka\'s session.timeout.ms, heartbeat.interval.ms)', () => {
+  const kafka = { KAFKA_BROKERS: '127.0.0.1:9092' };
+  it('unset: none given to the transport, whose defaults (30000, 3000) apply; config\'s DEFAULT_SESSION_TIMEOUT_MS is the transport\'s', () => {
+    const c = loadConfig(kafka).kafka!;
+    expect([c.sessionTimeoutMs, c.heartbeatIntervalMs]).toEqual([undefined, undefined]);
+    expect(DEFAULT_SESSION_TIMEOUT_MS).toBe(resolveKafkaTransportOptions({ brokers: ['127.0.0.1:9092'] }).sessionTimeoutMs);
+  });
+
+  it('reads both into config.kafka, ms', () => {
+    expect(loadConfig({ ...kafka, KAFKA_SESSION_TIMEOUT_MS: '6000' }).kafka).toMatchObject({ sessionTimeoutMs: 6000 });
+    expect(loadConfig({ ...kafka, KAFKA_SESSION_TIMEOUT_MS: '45000', KAFKA_HEARTBEAT_INTERVAL_MS: '15000' }).kafka).toMatchObject({ sessionTimeoutMs: 45_000, heartbeatIntervalMs: 15_000 });
+    expect(CONFIG_KEYS).toEqual(expect.arrayContaining(['KAFKA_SESSION_TIMEOUT_MS', 'KAFKA_HEARTBEAT_INTERVAL_MS']));
+  });
+
+  it.each([
+    ['KAFKA_SESSION_TIMEOUT_MS', { KAFKA_SESSION_TIMEOUT_MS: '1' }],
+    ['KAFKA_SESSION_TIMEOUT_MS', { KAFKA_SESSION_TIMEOUT_MS: '6s' }],
+    ['KAFKA_SESSION_TIMEOUT_MS', { KAFKA_SESSION_TIMEOUT_MS: '2147483648' }],
+    ['KAFKA_HEARTBEAT_INTERVAL_MS', { KAFKA_HEARTBEAT_INTERVAL_MS: '0' }],
+    // A heartbeat not more often than the session timeout ends every session between two heartbeats.
+    ['KAFKA_HEARTBEAT_INTERVAL_MS', { KAFKA_SESSION_TIMEOUT_MS: '6000', KAFKA_HEARTBEAT_INTERVAL_MS: '6000' }],
+    ['KAFKA_HEARTBEAT_INTERVAL_MS', { KAFKA_HEARTBEAT_INTERVAL_MS: '30000' }],
+  ])('refuses %s in %j, naming it (exit 2 at start-up)', (variable, vars) => {
+    const { config, problems } = checkConfig({ ...kafka, ...vars });
+    expect(config).toBeUndefined();
+    expect(problems.map((p) => p.variable)).toEqual([variable]);
+  });
+
+  it('the transport takes what config accepts (a heartbeat below the default session timeout)', () => {
+    const c = loadConfig({ ...kafka, KAFKA_HEARTBEAT_INTERVAL_MS: '29999' }).kafka!;
+    expect(resolveKafkaTransportOptions({ brokers: c.brokers, sessionTimeoutMs: c.sessionTimeoutMs, heartbeatIntervalMs: c.heartbeatIntervalMs })).toMatchObject({ sessionTimeoutMs: 30_000, heartbeatIntervalMs: 29_999 });
   });
 });
 

@@ -5,7 +5,9 @@
  * test/integration/bus-start.kafka.test.ts; the stack has no ACLs, so authorization is here):
  * - @platformatic/kafka wraps a refused login in a NetworkError, which was retried for ever;
  * - a SASL exchange cut short by the network stays retriable (it is an outage, not a refusal);
- * - `*_AUTHORIZATION_FAILED` says `reason: authorization` on both.
+ * - `*_AUTHORIZATION_FAILED` says `reason: authorization` on both;
+ * - INVALID_SESSION_TIMEOUT says `reason: session-timeout` on both and names KAFKA_SESSION_TIMEOUT_MS
+ *   (the real broker's answer: test/integration/session-timeout.kafka.test.ts).
  */
 import { AuthenticationError, MultipleErrors, NetworkError, ProtocolError } from '@platformatic/kafka';
 import { KafkaJSNumberOfRetriesExceeded, KafkaJSProtocolError, KafkaJSSASLAuthenticationError } from 'kafkajs';
@@ -46,6 +48,15 @@ describe('settings the broker refuses', () => {
   it.each([['TOPIC_AUTHORIZATION_FAILED', 29], ['GROUP_AUTHORIZATION_FAILED', 30], ['CLUSTER_AUTHORIZATION_FAILED', 31]] as const)('kafkajs: %s is not retriable, reason authorization', (type, code) => {
     const e = fromKafkaError(new KafkaJSNumberOfRetriesExceeded(kafkajsProtocol(type, code), { retryCount: 5, retryTime: 1000 }), ctx);
     expect([e.code, e.retriable, e.details.reason]).toEqual(['CEG_BROKER_UNAVAILABLE', false, 'authorization']);
+  });
+
+  it('INVALID_SESSION_TIMEOUT (a join outside group.min/max.session.timeout.ms) is not retriable on both, reason session-timeout, KAFKA_SESSION_TIMEOUT_MS named', () => {
+    const p = fromPlatformaticError(new MultipleErrors('joinGroup failed.', [new ProtocolError('INVALID_SESSION_TIMEOUT')]), { operation: 'consume' });
+    const k = fromKafkaError(kafkajsProtocol('INVALID_SESSION_TIMEOUT', 26), { operation: 'consume' });
+    for (const e of [p, k]) {
+      expect([e.code, e.retriable, e.details.reason]).toEqual(['CEG_BROKER_UNAVAILABLE', false, 'session-timeout']);
+      expect(e.message).toMatch(/^consume: the broker refuses the consumer group session timeout \(INVALID_SESSION_TIMEOUT\): set KAFKA_SESSION_TIMEOUT_MS within the broker's group\.min\.session\.timeout\.ms and group\.max\.session\.timeout\.ms/);
+    }
   });
 
   it('kafkajs: a refused SASL login is not retriable, reason authentication, the setting named', () => {

@@ -47,6 +47,17 @@ describe('resolveKafkaTransportOptions', () => {
     ]);
   });
 
+  it('session timeout: default 30000 with heartbeats every 3000; a shorter one given alone gets heartbeats at a third of it, never more often than asked', () => {
+    expect(resolveKafkaTransportOptions({ brokers: ['127.0.0.1:9092'] })).toMatchObject({ sessionTimeoutMs: 30_000, heartbeatIntervalMs: 3000 });
+    expect(resolveKafkaTransportOptions({ brokers: ['127.0.0.1:9092'], sessionTimeoutMs: 6000 })).toMatchObject({ sessionTimeoutMs: 6000, heartbeatIntervalMs: 2000 });
+    expect(resolveKafkaTransportOptions({ brokers: ['127.0.0.1:9092'], sessionTimeoutMs: 45_000 })).toMatchObject({ sessionTimeoutMs: 45_000, heartbeatIntervalMs: 3000 });
+    expect(resolveKafkaTransportOptions({ brokers: ['127.0.0.1:9092'], sessionTimeoutMs: 2 })).toMatchObject({ sessionTimeoutMs: 2, heartbeatIntervalMs: 1 });
+    expect(resolveKafkaTransportOptions({ brokers: ['127.0.0.1:9092'], sessionTimeoutMs: 6000, heartbeatIntervalMs: 500 })).toMatchObject({ heartbeatIntervalMs: 500 });
+    // Before, a session timeout of 3000 or less given alone was refused (the fixed 3000 heartbeat).
+    expect(() => resolveKafkaTransportOptions({ brokers: ['127.0.0.1:9092'], sessionTimeoutMs: 3000 })).not.toThrow();
+    expect(() => resolveKafkaTransportOptions({ brokers: ['127.0.0.1:9092'], sessionTimeoutMs: 6000, heartbeatIntervalMs: 6000 })).toThrow(/heartbeatIntervalMs: integer ms < sessionTimeoutMs/);
+  });
+
   it('rejects an empty broker list', () => {
     expect(() => resolveKafkaTransportOptions({ brokers: [] })).toThrow(/brokers: at least one host:port/);
   });
