@@ -91,7 +91,9 @@ describe('T6 redelivery after a crash between handling and commit', () => {
     // One instrument and timeframe = one partition key: the events are consumed in publish order.
     const data = Array.from({ length: N }, (_, i) => priceLoaded('EUR/USD', 'H1', String(22031500 + i)));
     const killBarKey = data[KILL_AT]!['barKey'];
-    const common = { T6_SUBSCRIPTION: subscription, T6_CORRELATION: correlation, T6_PREFIX: prefix };
+    // Run 2 joins the group only once run 1's killed member is out of it, when its session runs
+    // out: 6 s (the broker's group.min.session.timeout.ms) instead of the default 30 s.
+    const common = { T6_SUBSCRIPTION: subscription, T6_CORRELATION: correlation, T6_PREFIX: prefix, KAFKA_SESSION_TIMEOUT_MS: '6000' };
 
     // Run 1: dies on event KILL_AT, after its transaction committed.
     const first = startWorker({ ...common, T6_RUN: '1', T6_KILL_BARKEY: killBarKey });

@@ -32,8 +32,12 @@ export interface GatewayPair {
   stop(): Promise<void>;
 }
 
-/** Starts the pair; `label` prefixes the topics' and definitions topic's names. Errors: a gateway that is not ready within 90 s. */
-export async function startGatewayPair(label: string): Promise<GatewayPair> {
+/**
+ * Starts the pair; `label` prefixes the topics' and definitions topic's names; `extraEnv` adds
+ * settings both gateways run with (KAFKA_SESSION_TIMEOUT_MS, say). Errors: a gateway that is not
+ * ready within 90 s.
+ */
+export async function startGatewayPair(label: string, extraEnv: Readonly<Record<string, string>> = {}): Promise<GatewayPair> {
   const cat = ownCatalog(label);
   const env: Record<string, string> = {
     ...cat.env(),
@@ -42,6 +46,7 @@ export async function startGatewayPair(label: string): Promise<GatewayPair> {
     SUBSCRIPTION_SECRETS_KEY: randomBytes(32).toString('base64'),
     WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
     SUBSCRIPTION_IDLE_STOP_MS: '0',
+    ...extraEnv,
   };
   const a = await startGatewayProcess({ root: ROOT, env: { ...env, INSTANCE_ID: 'gw-a' }, readyTimeoutMs: 90_000, preferTsx: !CLI_FROM_DIST });
   const b = await startGatewayProcess({ root: ROOT, env: { ...env, INSTANCE_ID: 'gw-b' }, readyTimeoutMs: 90_000, preferTsx: !CLI_FROM_DIST }).catch(async (err: unknown) => {

@@ -106,7 +106,9 @@ async function runningOnBoth(group: string, probe: () => Promise<void>): Promise
 }
 
 beforeAll(async () => {
-  pair = await startGatewayPair('it-push');
+  // The SIGKILL case waits for the killed gateway's session to run out before its partitions
+  // move: 6 s (the broker's group.min.session.timeout.ms) instead of the default 30 s.
+  pair = await startGatewayPair('it-push', { KAFKA_SESSION_TIMEOUT_MS: '6000' });
   ({ a, b } = pair);
   for (const k of KINDS) k.type = pair.eventIds.get(k.name)!;
 }, 200_000);
