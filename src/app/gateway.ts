@@ -22,7 +22,7 @@ import { untypedSubscribeOptions } from '../bus/bus.js';
 import type { BusSubscribeOptions } from '../bus/bus.js';
 import { MAX_API_BODY_BYTES, createApiApp } from '../http/api/app.js';
 import { HttpAuth, loadPartners, ownerMayRead, warnWhenPartnersFileChanges } from '../http/auth/index.js';
-import type { MayRead, Partner } from '../http/auth/index.js';
+import type { MayRead, OidcOptions, Partner } from '../http/auth/index.js';
 import { GatewayError } from '../core/errors.js';
 import { raceAbort } from '../core/race-abort.js';
 import { isLoopbackHost } from '../core/loopback.js';
@@ -202,6 +202,18 @@ export interface GatewayOverrides {
    * `transport` override.
    */
   readonly kafkaTimeouts?: Partial<Pick<KafkaTransportOptions, 'connectionTimeoutMs' | 'requestTimeoutMs'>>;
+  /**
+   * How long past its `wait` a pull's broker calls may run before it answers 503, ms (PullService
+   * `brokerGraceMs`, default PULL_BROKER_GRACE_MS = 5000). Not an environment setting: a bound far
+   * above a healthy broker's round trip that operators have no reason to tune; tests shorten it.
+   */
+  readonly pullBrokerGraceMs?: number;
+  /**
+   * The OIDC key set fetch's timing, ms (OidcOptions `jwksTimings`: refetch minimum, retry delay
+   * after a failed fetch, fetch timeout; defaults 5000 each). Not environment settings (abuse
+   * guards and a fetch bound, not deployment choices); tests shorten them. Only with OIDC configured.
+   */
+  readonly oidcJwksTimings?: OidcOptions['jwksTimings'];
   /** The prom-client registry to record into (a library user's own); default a registry of this gateway. */
   readonly metricsRegistry?: Registry;
   /** Export spans here (tracing on, whatever the configuration says): tests use an in-memory exporter. */
@@ -649,7 +661,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       trustedProxies: a.trustedProxies,
       audit: log.child({ component: 'audit' }),
       log,
-      ...(partners === undefined || a.oidc === undefined ? {} : { oidc: a.oidc }),
+      ...(partners === undefined || a.oidc === undefined ? {} : { oidc: overrides.oidcJwksTimings === undefined ? a.oidc : { ...a.oidc, jwksTimings: overrides.oidcJwksTimings } }),
     });
   }
 
@@ -828,7 +840,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       shadowedBy: (group) => svc.shadowedBy(group),
       background: replayAuditWrites,
     });
-    pullService = new PullService({ subscription: (g) => s.get(g), catalog, codec: () => need(codec, 'codec'), transport, signer: cursorKey(), log: slog.child({ delivery: 'pull' }), mayRead: (owner, kind) => mayRead(owner, kind), declared: (group) => declared.some((d) => d.group === group), shadowedBy: (group) => svc.shadowedBy(group), onChange: (l) => s.onChange(l) });
+    pullService = new PullService({ ...(overrides.pullBrokerGraceMs === undefined ? {} : { brokerGraceMs: overrides.pullBrokerGraceMs }), subscription: (g) => s.get(g), catalog, codec: () => need(codec, 'codec'), transport, signer: cursorKey(), log: slog.child({ delivery: 'pull' }), mayRead: (owner, kind) => mayRead(owner, kind), declared: (group) => declared.some((d) => d.group === group), shadowedBy: (group) => svc.shadowedBy(group), onChange: (l) => s.onChange(l) });
     service = svc;
     // A stored subscription named as a short-form connector: said now, and when one appears later.
     warnConnectorClashes();

@@ -16,7 +16,7 @@ import { SignJWT, exportJWK, exportSPKI, generateKeyPair } from 'jose';
 import type { CryptoKey, JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGateway } from '../../src/app/index.js';
-import type { Gateway } from '../../src/app/index.js';
+import type { Gateway, GatewayOverrides } from '../../src/app/index.js';
 import { loadConfig } from '../../src/config/index.js';
 import { MAX_CREDENTIAL_CHARS } from '../../src/http/auth/authenticate.js';
 import { JWKS_TIMEOUT_MS } from '../../src/http/auth/oidc.js';
@@ -25,6 +25,12 @@ import { partnersSetup } from '../helpers/partners.js';
 import type { PartnersSetup } from '../helpers/partners.js';
 
 const AUDIENCE = 'ce-gateway';
+/**
+ * The JWKS fetch deadline of the stall case's gateways (createGateway `oidcJwksTimings`), ms: a
+ * fifth of the default, so each stall ends sooner; the client's own bound is 4× it, which the
+ * default deadline would pass.
+ */
+const STALL_TIMEOUT_MS = 1000;
 
 /** An identity provider on 127.0.0.1: discovery, and a JWKS answered by `jwks` (swappable). */
 interface Idp {
@@ -76,8 +82,8 @@ describe('OIDC tokens under attack (a real issuer on loopback)', () => {
       .setExpirationTime('5m')
       .sign(o.key ?? signer);
 
-  async function start(jwksUri: string): Promise<string> {
-    const gw = createGateway(loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', ...setup.env, AUTH_FAILURES_PER_MINUTE: '1000', OIDC_ISSUER: idp.issuer, OIDC_AUDIENCE: AUDIENCE, OIDC_JWKS_URL: jwksUri }), createLogger({ level: 'silent' }));
+  async function start(jwksUri: string, overrides: GatewayOverrides = {}): Promise<string> {
+    const gw = createGateway(loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', ...setup.env, AUTH_FAILURES_PER_MINUTE: '1000', OIDC_ISSUER: idp.issuer, OIDC_AUDIENCE: AUDIENCE, OIDC_JWKS_URL: jwksUri }), createLogger({ level: 'silent' }), overrides);
     gateways.push(gw);
     const addr = await gw.listen();
     await gw.ready;
@@ -162,15 +168,15 @@ describe('OIDC tokens under attack (a real issuer on loopback)', () => {
     expect((await call(`${h}.${'A'.repeat(64 * 1024)}.${sig}`)).status).toBe(431);
   });
 
-  it(`a JWKS endpoint that never answers, or sends headers and then stalls, is 503 with Retry-After once the fetch's deadline (${JWKS_TIMEOUT_MS} ms) passes: the request does not hang`, async () => {
+  it(`a JWKS endpoint that never answers, or sends headers and then stalls, is 503 with Retry-After once the fetch's deadline (${STALL_TIMEOUT_MS} ms here, ${JWKS_TIMEOUT_MS} by default) passes: the request does not hang`, async () => {
     for (const stall of ['no answer', 'headers then nothing'] as const) {
       const held: ServerResponse[] = [];
       idp.jwks = (_req, res) => {
         held.push(res);
         if (stall === 'headers then nothing') res.writeHead(200, { 'content-type': 'application/json' }).write('{"keys":[');
       };
-      const gatewayUrl = await start(idp.jwksUri);
-      const res = await fetch(`${gatewayUrl}/subscriptions`, { headers: { authorization: `Bearer ${await token()}` }, signal: AbortSignal.timeout(4 * JWKS_TIMEOUT_MS) });
+      const gatewayUrl = await start(idp.jwksUri, { oidcJwksTimings: { timeoutMs: STALL_TIMEOUT_MS } });
+      const res = await fetch(`${gatewayUrl}/subscriptions`, { headers: { authorization: `Bearer ${await token()}` }, signal: AbortSignal.timeout(4 * STALL_TIMEOUT_MS) });
       expect(res.status, stall).toBe(503);
       expect(Number(res.headers.get('retry-after')), stall).toBeGreaterThanOrEqual(1);
       expect(((await res.json()) as { code: string }).code, stall).toBe('CEG_AUTH_UNAVAILABLE');

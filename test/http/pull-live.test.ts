@@ -5,7 +5,8 @@
  * - heartbeats go on while a read hangs on a stalled broker, and a retriable read failure inside a
  *   stream is retried (the stream stays open) instead of ending it;
  * - a long-poll and a cursor commit answer 503 CEG_BROKER_UNAVAILABLE (Retry-After) within about
- *   their `wait` (+ PULL_BROKER_GRACE_MS) of a stalled broker, not after the client's timeout;
+ *   their `wait` (+ the broker grace: createGateway's `pullBrokerGraceMs`, here 1 s instead of the
+ *   default PULL_BROKER_GRACE_MS, 5 s) of a stalled broker, not after the client's timeout;
  * - the pull counters of a subscription deleted and created again under its name start over;
  * - a stored pull subscription a connector file shadows (same consumer group) is not pulled nor
  *   committed (409 naming `name`): the file's sink would lose those events.
@@ -14,7 +15,6 @@ import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { PULL_BROKER_GRACE_MS } from '../../src/bus/subscriptions/pull/index.js';
 import { SubscriptionStore } from '../../src/bus/subscriptions/index.js';
 import { CHART_DATA_READY } from '../../src/catalog/generated/index.js';
 import { loadConnectors } from '../../src/connectors/index.js';
@@ -27,6 +27,9 @@ import { startGateway } from '../helpers/gateway.js';
 import type { TestGateway } from '../helpers/gateway.js';
 import { tempDir } from '../unit/connectors/helpers.js';
 import { BATCH, post } from './helpers.js';
+
+/** The pull's broker grace this gateway runs with (pullBrokerGraceMs), ms: a fifth of the default, so the stalls below end sooner. */
+const GRACE_MS = 1000;
 
 /** The broker calls a stall or a failure applies to (those a pull makes once it is open). */
 const AFFECTED = new Set<string | symbol>(['endOffsets', 'offsetsAt', 'commitOffsets']);
@@ -63,7 +66,7 @@ const dec = new TextDecoder();
 beforeAll(async () => {
   writeFileSync(join(dir.dir, 'drop.yaml'), 'kind: subscription\nname: shadowed\nkinds: [PriceLoadingCompleted]\ndelivery: { mode: file-drop, sink: { directory: out } }\n');
   const defs = loadConnectors(dir.dir, { environment: {} });
-  gw = await startGateway({ stack: false, overrides: { transport: faulty(createMemoryTransport()) }, subscriptions: defs.flatMap((d) => (d.kind === 'subscription' ? [d.runtime] : [])) });
+  gw = await startGateway({ stack: false, overrides: { transport: faulty(createMemoryTransport()), pullBrokerGraceMs: GRACE_MS }, subscriptions: defs.flatMap((d) => (d.kind === 'subscription' ? [d.runtime] : [])) });
   await gw.gateway.subscriptionsLoaded();
 });
 // A test that timed out on a stall leaves its call pending: the next test starts with the broker back.
@@ -188,7 +191,7 @@ describe('a broker stall or failure during a stream', () => {
       await sse.until((t) => heartbeats(t) >= before + 3, 6_000);
       setMode('ok');
       const p = await publishPrice();
-      await sse.until((t) => ids(t).includes(p), 10_000 + PULL_BROKER_GRACE_MS);
+      await sse.until((t) => ids(t).includes(p), 10_000 + GRACE_MS);
       expect(sse.text()).not.toContain('event: error');
     } finally {
       setMode('ok');
@@ -218,7 +221,7 @@ describe('a broker stall or failure during a stream', () => {
 });
 
 describe('a pull and a commit during a broker stall', () => {
-  it('a long-poll answers 503 CEG_BROKER_UNAVAILABLE with Retry-After within its wait + PULL_BROKER_GRACE_MS (plus slack), not after the client gives up', async () => {
+  it('a long-poll answers 503 CEG_BROKER_UNAVAILABLE with Retry-After within its wait + the broker grace (plus slack), not after the client gives up', async () => {
     const name = await create();
     const first = await call('GET', `/subscriptions/${name}/events?wait=0`);
     expect(first.status).toBe(200);
@@ -232,14 +235,15 @@ describe('a pull and a commit during a broker stall', () => {
       expect(r.headers.get('content-type')).toMatch(/^application\/problem\+json/);
       expect((r.body as { code: string }).code).toBe('CEG_BROKER_UNAVAILABLE');
       expect(r.headers.get('retry-after')).toMatch(/^\d+$/);
-      expect(took).toBeLessThan(1000 + PULL_BROKER_GRACE_MS + 3000);
+      // The grace given, not the default (5 s): 1 s of wait + 1 s of grace + 3 s of slack.
+      expect(took).toBeLessThan(1000 + GRACE_MS + 3000);
 
       const t1 = Date.now();
       const c = await call('POST', `/subscriptions/${name}/cursors`, { cursor });
       expect(c.status, JSON.stringify(c.body)).toBe(503);
       expect((c.body as { code: string }).code).toBe('CEG_BROKER_UNAVAILABLE');
       expect(c.headers.get('retry-after')).toMatch(/^\d+$/);
-      expect(Date.now() - t1).toBeLessThan(PULL_BROKER_GRACE_MS + 3000);
+      expect(Date.now() - t1).toBeLessThan(GRACE_MS + 3000);
     } finally {
       setMode('ok');
     }

@@ -25,6 +25,7 @@ import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FetchImplementation, JSONWebKeySet, JWTHeaderParameters, JWTVerifyGetKey, FlattenedJWSInput, RemoteJWKSet, jwtVerify } from 'jose';
 import { GatewayError } from '../../core/errors.js';
+import { MAX_TIMER_MS } from '../../core/timer-limit.js';
 import { LogThrottle } from '../../observability/index.js';
 import type { Logger } from '../../observability/index.js';
 import type { Partner } from './partners.js';
@@ -43,6 +44,13 @@ export interface OidcOptions {
    * an `application/` prefix ignored); undefined: any `typ`, or none. Default (config): `at+jwt`.
    */
   readonly tokenTypes?: readonly string[];
+  /**
+   * The key set fetch's timing, ms, each an integer ≥ 1: `refetchMinMs` (default
+   * {@link JWKS_REFETCH_MIN_MS}), `retryMs` ({@link JWKS_RETRY_MS}), `timeoutMs`
+   * ({@link JWKS_TIMEOUT_MS}). Not operator settings (createGateway's `oidcJwksTimings` sets them):
+   * tests shorten them.
+   */
+  readonly jwksTimings?: { readonly refetchMinMs?: number; readonly retryMs?: number; readonly timeoutMs?: number };
 }
 
 /** Asymmetric signatures only: a shared-secret HS256 token would make every JWKS holder a signer. */
@@ -177,6 +185,8 @@ export function readJwksFile(file: string): JSONWebKeySet {
 
 export class OidcVerifier {
   readonly #o: OidcOptions;
+  /** The key set fetch's timing, ms ({@link OidcOptions.jwksTimings} over the defaults). */
+  readonly #t: { readonly refetchMinMs: number; readonly retryMs: number; readonly timeoutMs: number };
   /** The key source: a JWKS read at construction, or the JWKS URL. */
   readonly #source: { readonly jwks: JSONWebKeySet } | { readonly url: URL };
   readonly #partners: ReadonlyMap<string, Partner>;
@@ -194,10 +204,14 @@ export class OidcVerifier {
   readonly #failureLines = new LogThrottle(JWKS_LOG_INTERVAL_MS, () => Date.now());
 
   /**
-   * Errors: CEG_INVALID_OPTIONS when the JWKS file cannot be read or is not a JWKS, or the JWKS URL
-   * holds userinfo (config refuses it first; fetch would refuse it on every token).
+   * Errors: CEG_INVALID_OPTIONS when the JWKS file cannot be read or is not a JWKS, the JWKS URL
+   * holds userinfo (config refuses it first; fetch would refuse it on every token), or a
+   * `jwksTimings` value is not an integer ms from 1 to 2^31 − 1.
    */
   constructor(o: OidcOptions, partners: readonly Partner[], log?: Logger) {
+    this.#t = { refetchMinMs: o.jwksTimings?.refetchMinMs ?? JWKS_REFETCH_MIN_MS, retryMs: o.jwksTimings?.retryMs ?? JWKS_RETRY_MS, timeoutMs: o.jwksTimings?.timeoutMs ?? JWKS_TIMEOUT_MS };
+    const bad = Object.entries(this.#t).filter(([, v]) => !(Number.isInteger(v) && v >= 1 && v <= MAX_TIMER_MS)).map(([k]) => k);
+    if (bad.length > 0) throw new GatewayError('CEG_INVALID_OPTIONS', `oidc jwksTimings: ${bad.join(', ')}: an integer from 1 to ${MAX_TIMER_MS} ms`, { retriable: false, details: { problems: bad } });
     this.#o = o;
     this.#log = log;
     this.#partners = new Map(partners.map((p) => [p.id, p]));
@@ -229,8 +243,8 @@ export class OidcVerifier {
       // jose fetches at most one set at a time (concurrent lookups share it) and, for an unknown kid,
       // again only once its cooldown has passed since the last good fetch.
       const remote = jose.createRemoteJWKSet(source.url, {
-        timeoutDuration: JWKS_TIMEOUT_MS,
-        cooldownDuration: JWKS_REFETCH_MIN_MS,
+        timeoutDuration: this.#t.timeoutMs,
+        cooldownDuration: this.#t.refetchMinMs,
         [jose.customFetch]: boundedFetch((sentAt) => (this.#fetchedAt = Math.max(this.#fetchedAt, sentAt))),
       });
       const where = `${source.url.origin}${source.url.pathname}`; // the query may hold a credential
@@ -264,11 +278,11 @@ export class OidcVerifier {
           const now = Date.now();
           // Every token waiting on one fetch gets its failure: the first marks the incident, logs it.
           if (this.#downUntil > now) throw this.#unavailable(this.#downUntil - now, err);
-          this.#downUntil = now + JWKS_RETRY_MS;
+          this.#downUntil = now + this.#t.retryMs;
           this.#failureLines.run((repeated) =>
-            this.#log?.warn({ jwks: where, err: describeFailure(err), retryInMs: JWKS_RETRY_MS, ...(repeated > 0 ? { repeated } : {}) }, 'oidc: the JWKS cannot be fetched; tokens whose key is not cached get 503 CEG_AUTH_UNAVAILABLE'),
+            this.#log?.warn({ jwks: where, err: describeFailure(err), retryInMs: this.#t.retryMs, ...(repeated > 0 ? { repeated } : {}) }, 'oidc: the JWKS cannot be fetched; tokens whose key is not cached get 503 CEG_AUTH_UNAVAILABLE'),
           );
-          throw this.#unavailable(JWKS_RETRY_MS, err);
+          throw this.#unavailable(this.#t.retryMs, err);
         }
       };
       return { jwtVerify: jose.jwtVerify, keys };
@@ -276,12 +290,12 @@ export class OidcVerifier {
     return this.#verifier;
   }
 
-  /** Resolves once `jose` may fetch the key set again (its cooldown over); at most {@link JWKS_REFETCH_MIN_MS} + 1 s. */
+  /** Resolves once `jose` may fetch the key set again (its cooldown over); at most the refetch minimum ({@link JWKS_REFETCH_MIN_MS} by default) + 1 s. */
   #afterCooldown(remote: RemoteJWKSet): Promise<void> {
     this.#cooldownOver ??= (async () => {
-      const deadline = Date.now() + JWKS_REFETCH_MIN_MS + 1000;
+      const deadline = Date.now() + this.#t.refetchMinMs + 1000;
       // jose stamps its fetch a moment after boundedFetch's `fetched`: wait for that stamp, then poll.
-      while (remote.coolingDown && Date.now() < deadline) await sleep(Math.max(10, this.#fetchedAt + JWKS_REFETCH_MIN_MS - Date.now()), undefined, { ref: false });
+      while (remote.coolingDown && Date.now() < deadline) await sleep(Math.max(10, this.#fetchedAt + this.#t.refetchMinMs - Date.now()), undefined, { ref: false });
     })().finally(() => (this.#cooldownOver = undefined));
     return this.#cooldownOver;
   }
@@ -298,7 +312,7 @@ export class OidcVerifier {
     } catch (err) {
       this.#verifier = undefined;
       this.#log?.error({ err: describeFailure(err) }, 'oidc: the verifier cannot be loaded');
-      throw this.#unavailable(JWKS_RETRY_MS, err);
+      throw this.#unavailable(this.#t.retryMs, err);
     }
     try {
       const { payload, protectedHeader } = await loaded.jwtVerify(token, loaded.keys, {

@@ -15,6 +15,7 @@
  * Spec: issue 9 ("Pull", "Semantics", "Stateless").
  */
 import { GatewayError, isGatewayError } from '../../../core/errors.js';
+import { MAX_TIMER_MS } from '../../../core/timer-limit.js';
 import { linkedSignal } from '../../../core/abort-fanout.js';
 import { raceAbort } from '../../../core/race-abort.js';
 import type { Catalog, EventKind } from '../../../catalog/index.js';
@@ -59,6 +60,12 @@ export const MAX_PULL_WAIT_MS = 30_000;
 export const MAX_PULL_BYTES = 4 * 1_048_576;
 
 export interface PullServiceDeps {
+  /**
+   * How long past its `wait` a pull's broker calls may run, ms, and the bound of opening a pull
+   * and of a cursor commit; default {@link PULL_BROKER_GRACE_MS}. An integer ≥ 1. Not an operator
+   * setting (createGateway's `pullBrokerGraceMs` sets it): tests shorten it.
+   */
+  readonly brokerGraceMs?: number;
   /** The stored subscription of a group (the definitions store). */
   readonly subscription: (group: string) => StoredSubscription | undefined;
   readonly catalog: Catalog;
@@ -130,7 +137,7 @@ export interface PullStats {
  * pause or delete during the wait ends it with the error a new pull would get.
  * Each answer reads the kinds the subscription has now: a kind added by PATCH joins at the
  * positions fixed for it (its committed offsets), a kind removed stops being read.
- * Its broker calls are bounded: an answer not ready `waitMs` + {@link PULL_BROKER_GRACE_MS} after
+ * Its broker calls are bounded: an answer not ready `waitMs` + the broker grace ({@link PullServiceDeps.brokerGraceMs}) after
  * it began fails with CEG_BROKER_UNAVAILABLE.
  * Errors: CEG_CONFLICT (paused or gone meanwhile: `state`), CEG_NOT_FOUND (deleted, or deleted and
  *   created again, meanwhile); see `pull`. After a retriable error (CEG_BROKER_UNAVAILABLE,
@@ -155,7 +162,14 @@ export class PullService {
   /** Poison records this process dead-lettered: a pull passing over one again does not write it again. */
   readonly #deadLettered = new DeadLetteredMemo();
 
+  /** {@link PullServiceDeps.brokerGraceMs}, ms. */
+  readonly #graceMs: number;
+
+  /** Errors: CEG_INVALID_OPTIONS (not retriable) for a `brokerGraceMs` that is not an integer ≥ 1. */
   constructor(deps: PullServiceDeps) {
+    const graceMs = deps.brokerGraceMs ?? PULL_BROKER_GRACE_MS;
+    if (!(Number.isInteger(graceMs) && graceMs >= 1 && graceMs <= MAX_TIMER_MS)) throw new GatewayError('CEG_INVALID_OPTIONS', `brokerGraceMs: an integer from 1 to ${MAX_TIMER_MS} ms`, { retriable: false, details: { field: 'brokerGraceMs' } });
+    this.#graceMs = graceMs;
     this.#d = deps;
     // At the delete, not at the next scrape: until then (for ever on an instance nobody scrapes)
     // every deleted pull subscription's counters stayed in memory.
@@ -199,7 +213,7 @@ export class PullService {
    *   the subscription); CEG_SECRETS_KEY_MISSING (no cursor key); CEG_FORBIDDEN (its owner may
    *   read none of its kinds now: `mayRead`); CEG_CONFLICT (`name`) when a connector file declares
    *   a subscription of its group (the file's wins); CEG_BROKER_UNAVAILABLE (retriable) when the
-   *   broker does not answer within {@link PULL_BROKER_GRACE_MS}; the transport's (retriable).
+   *   broker does not answer within the broker grace ({@link PullServiceDeps.brokerGraceMs}); the transport's (retriable).
    */
   async open(name: string, o: PullOptions = {}, owner: string = DEFAULT_OWNER): Promise<PullSession> {
     const signer = this.#signer();
@@ -221,7 +235,7 @@ export class PullService {
         }
         return out;
       })(),
-      PULL_BROKER_GRACE_MS,
+      this.#graceMs,
       'opening the pull',
     );
     // The positions after the last answer; an answer works on a copy, adopted only when it succeeds.
@@ -267,7 +281,7 @@ export class PullService {
         };
         let done: { r: PullResult; at: Positions; read: ReadonlySet<string> };
         try {
-          done = await within(answer(), waitMs + PULL_BROKER_GRACE_MS, 'pull');
+          done = await within(answer(), waitMs + this.#graceMs, 'pull');
         } catch (err) {
           stop.abort();
           const e = err instanceof Error ? err : new Error(String(err));
@@ -318,7 +332,7 @@ export class PullService {
    * Errors: CEG_NOT_FOUND, CEG_CONFLICT (a push subscription, not active, or its group has members
    *   someone else started), CEG_INVALID_CURSOR, CEG_SECRETS_KEY_MISSING, CEG_FORBIDDEN (as
    *   `open`), CEG_BROKER_UNAVAILABLE (retriable) when the broker does not answer a topic's commit
-   *   within {@link PULL_BROKER_GRACE_MS} (that commit may still land: commit again, it is
+   *   within the broker grace ({@link PullServiceDeps.brokerGraceMs}) (that commit may still land: commit again, it is
    *   idempotent), the transport's. Positions on topics of kinds its owner may no longer read are not
    *   committed (held there).
    */
@@ -333,7 +347,7 @@ export class PullService {
       byTopic.set(p.topic, [...(byTopic.get(p.topic) ?? []), { partition: p.partition, offset: p.offset }]);
     }
     for (const [topic, offsets] of byTopic) {
-      await within(this.#d.transport.commitOffsets(s.group, topic, offsets), PULL_BROKER_GRACE_MS, 'committing the cursor').catch((err: unknown) => {
+      await within(this.#d.transport.commitOffsets(s.group, topic, offsets), this.#graceMs, 'committing the cursor').catch((err: unknown) => {
         // Kafka refuses member-less commits while the group has members: someone joined it (a
         // Kafka client under the subscription's group id). Not the gateway's fault: a conflict.
         if (isGatewayError(err, 'CEG_INVALID_OPTIONS') && err.retriable) {
