@@ -346,7 +346,7 @@ export const operationPaths: PathsFragment = {
       summary: 'Purge dead letters an operator has dealt with (all, `events` by source and id, `ids` from any source, or `deadLetters` by partition and offset); needs `redrive` or admin',
       parameters: [nameParam, ownerParam],
       requestBody: selection,
-      responses: { '200': jsonAnswer('What was purged: the count, the purged dead letters with their event id and source (null when not a readable event; not listed for all), and what was not found, as asked.', anyObject(['purged', 'items', 'notFound'])), '400': problem('A bad selection.'), '403': forbidden, '404': notFound, '405': notAllowed, '415': problem('Not JSON.'), '503': unavailable, ...AUTHENTICATED_ERRORS },
+      responses: { '200': jsonAnswer('What was purged: the count, the purged dead letters with their event id and source (null when not a readable event; not listed for all), and what was not found, as asked.', anyObject(['purged', 'items', 'notFound'])), '400': problem('A bad selection, or a Content-Type without content (no body and no Content-Type selects all).'), '403': forbidden, '404': notFound, '405': notAllowed, '415': problem('Not JSON.'), '503': unavailable, ...AUTHENTICATED_ERRORS },
     },
   },
   '/subscriptions/{name}/deadletters/redrive': {

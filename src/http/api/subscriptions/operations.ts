@@ -9,8 +9,10 @@
  *   [ { "partition", "offset" }, … ] }` (exactly those dead letters on the subscription's
  *   dead-letter topic, readable or not) or `{ "all": true }`
  *   → 200 `{ "redriven", "items", "skipped", "notFound" }`;
- * - `DELETE /subscriptions/{name}/deadletters` — no body (all), `{ "all": true }`, `{ "events": [ … ] }`,
- *   `{ "ids": [ … ] }` or `{ "deadLetters": [ … ] }` → 200 `{ "purged", "items", "notFound" }`;
+ * - `DELETE /subscriptions/{name}/deadletters` — no body and no Content-Type (all), `{ "all": true }`,
+ *   `{ "events": [ … ] }`, `{ "ids": [ … ] }` or `{ "deadLetters": [ … ] }` → 200 `{ "purged", "items",
+ *   "notFound" }`; a Content-Type without content is 400 naming `body` (a selection that did not
+ *   arrive must not purge everything);
  * - `GET /subscriptions/{name}/status` → state, lag per partition, counts, last error and delivery.
  * Errors are RFC 9457 problem+json naming the field: CEG_INVALID_PARAMETER for `limit`/`after`,
  * CEG_MALFORMED_REQUEST for the body (`ids`, `ids[i]`, `events`, `events[i]`, `events[i].source`,
@@ -156,7 +158,19 @@ export function subscriptionOperationsRouter(api: () => SubscriptionOperationsAp
   const json = readJsonBody({ limit: MAX_SUBSCRIPTION_BODY_BYTES, type: () => true });
   const jsonBody = (req: Request, _res: Response, next: NextFunction): void => {
     const length = Number(req.headers['content-length'] ?? 0);
-    if (length === 0 && req.headers['transfer-encoding'] === undefined) return next();
+    if (length === 0 && req.headers['transfer-encoding'] === undefined) {
+      // A Content-Type with no content is a body that did not arrive, not "no body": Node's
+      // http.request sends a DELETE's written body with neither Content-Length nor chunked framing
+      // (so by RFC 9112 §6.3 it is no body, and its bytes then fail as a next request). Read as
+      // "no body" that selection became "purge everything". Purging all takes no Content-Type,
+      // or `{ "all": true }`.
+      if (req.headers['content-type'] !== undefined) {
+        next(new GatewayError('CEG_MALFORMED_REQUEST', 'a Content-Type came without content (empty JSON is not JSON): send the selection with a Content-Length, or no Content-Type and no body to select every dead letter', { retriable: false, details: { field: 'body' } }));
+        return;
+      }
+      next();
+      return;
+    }
     if (!req.is('application/json')) {
       next(new GatewayError('CEG_UNSUPPORTED_MEDIA_TYPE', 'send the selection as application/json', { retriable: false, details: { field: 'body', contentType: String(req.headers['content-type'] ?? '').slice(0, 100), supported: ['application/json'] } }));
       return;
