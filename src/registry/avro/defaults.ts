@@ -21,8 +21,29 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** Why `value` is not a valid default for `type`; undefined when it is. */
-export function defaultValueProblem(type: AvroNode, value: unknown, depth = 0): string | undefined {
+/** Answers already worked out for a (type, JSON object or array) pair, within one default's check. */
+type Verdicts = Map<AvroNode, WeakMap<object, { readonly problem: string | undefined }>>;
+
+/**
+ * Why `value` is not a valid default for `type`; undefined when it is.
+ * Linear in the default's size times the schema's types: each (type, object or array of the
+ * default) pair is judged once. Without that, a union of two records that both hold the union
+ * (`A { x: ["null", A, B] }`, `B { x: ["null", A, B] }`) was tried branch after branch at every
+ * level of a wrong default, 2^levels calls: a 24-level default held `schemas check` for a minute,
+ * 30 levels for hours (break report hE, 2026-12-07).
+ */
+export function defaultValueProblem(type: AvroNode, value: unknown, depth = 0, verdicts: Verdicts = new Map()): string | undefined {
+  if (typeof value !== 'object' || value === null) return judgeDefault(type, value, depth, verdicts);
+  let byValue = verdicts.get(type);
+  if (byValue === undefined) verdicts.set(type, (byValue = new WeakMap()));
+  const known = byValue.get(value);
+  if (known !== undefined) return known.problem;
+  const problem = judgeDefault(type, value, depth, verdicts);
+  byValue.set(value, { problem });
+  return problem;
+}
+
+function judgeDefault(type: AvroNode, value: unknown, depth: number, verdicts: Verdicts): string | undefined {
   if (depth > 64) return undefined; // a default this deep is a recursive record; stop rather than loop
   const bad = (): string => `${JSON.stringify(value)} is not a ${describeType(type)}`;
   switch (type.kind) {
@@ -60,14 +81,14 @@ export function defaultValueProblem(type: AvroNode, value: unknown, depth = 0): 
     case 'array':
       if (!Array.isArray(value)) return bad();
       for (const item of value) {
-        const p = defaultValueProblem(type.items, item, depth + 1);
+        const p = defaultValueProblem(type.items, item, depth + 1, verdicts);
         if (p !== undefined) return `item ${p}`;
       }
       return undefined;
     case 'map':
       if (!isObject(value)) return bad();
       for (const [k, v] of Object.entries(value)) {
-        const p = defaultValueProblem(type.values, v, depth + 1);
+        const p = defaultValueProblem(type.values, v, depth + 1, verdicts);
         if (p !== undefined) return `entry "${k}": ${p}`;
       }
       return undefined;
@@ -75,7 +96,7 @@ export function defaultValueProblem(type: AvroNode, value: unknown, depth = 0): 
       if (!isObject(value)) return bad();
       for (const f of type.fields) {
         if (f.name in value) {
-          const p = defaultValueProblem(f.type, value[f.name], depth + 1);
+          const p = defaultValueProblem(f.type, value[f.name], depth + 1, verdicts);
           if (p !== undefined) return `field "${f.name}": ${p}`;
         } else if (!f.hasDefault) return `field "${f.name}" is missing (it has no default of its own)`;
       }
@@ -83,9 +104,9 @@ export function defaultValueProblem(type: AvroNode, value: unknown, depth = 0): 
     case 'union': {
       const first = type.branches[0];
       if (first === undefined) return 'an empty union has no values';
-      const p = defaultValueProblem(first, value, depth + 1);
+      const p = defaultValueProblem(first, value, depth + 1, verdicts);
       if (p === undefined) return undefined;
-      const other = type.branches.slice(1).find((b) => defaultValueProblem(b, value, depth + 1) === undefined);
+      const other = type.branches.slice(1).find((b) => defaultValueProblem(b, value, depth + 1, verdicts) === undefined);
       return other === undefined
         ? p
         : `${JSON.stringify(value)} matches the branch ${describeType(other)}, but a union default must match the FIRST branch (${describeType(first)}); list ${describeType(other)} first or change the default`;
