@@ -95,10 +95,14 @@ function judgeDefault(type: AvroNode, value: unknown, depth: number, verdicts: V
     case 'record':
       if (!isObject(value)) return bad();
       for (const f of type.fields) {
-        if (f.name in value) {
+        // Own properties only: `in` also finds Object.prototype's, so a field named `constructor`
+        // or `toString` left out of the default was judged as the inherited function
+        // ("undefined is not a string").
+        if (Object.hasOwn(value, f.name)) {
           const p = defaultValueProblem(f.type, value[f.name], depth + 1, verdicts);
           if (p !== undefined) return `field "${f.name}": ${p}`;
         } else if (!f.hasDefault) return `field "${f.name}" is missing (it has no default of its own)`;
+        else if (f.name in Object.prototype) return `field "${f.name}" must be written in the default: avsc, which this project encodes with, reads a left-out "${f.name}" as JavaScript's Object.prototype.${f.name} and refuses the default (the Avro spec would take the field's own default)`;
       }
       return undefined;
     case 'union': {

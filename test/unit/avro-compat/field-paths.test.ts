@@ -51,6 +51,20 @@ describe('problems named at their field path', () => {
     expect(problems(plain)).toEqual([]);
   });
 
+  it('a record default leaving out a field named like an Object.prototype property (constructor, toString)', () => {
+    // The spec fills a left-out field from its own default; avsc reads Object.prototype's function
+    // instead and refuses the schema, so the field is named with that reason. It used to be judged
+    // as the inherited function ("undefined is not a string"), and a field without a default of
+    // its own was not called missing.
+    const inner = (name: string, own?: string): object => ({ type: 'record', name: 'Inner', fields: [{ name, type: 'string', ...(own === undefined ? {} : { default: own }) }] });
+    for (const name of ['constructor', 'toString', 'hasOwnProperty']) {
+      expect(problems(rec([{ name: 'i', type: inner(name, 'x'), default: {} }]))).toEqual([{ path: '/fields/i', message: expect.stringContaining(`field "${name}" must be written in the default: avsc`) }]);
+      expect(problems(rec([{ name: 'i', type: inner(name), default: {} }]))).toEqual([{ path: '/fields/i', message: `invalid default: field "${name}" is missing (it has no default of its own)` }]);
+      expect(problems(rec([{ name: 'i', type: inner(name), default: { [name]: 'y' } }]))).toEqual([]);
+      expect(problems(rec([{ name: 'i', type: inner(name), default: { [name]: 1 } }]))).toEqual([{ path: '/fields/i', message: `invalid default: field "${name}": 1 is not a string` }]);
+    }
+  });
+
   it('a UTF-8 byte-order mark at the start is named as such', () => {
     expect(problems(`\uFEFF${rec([])}`)).toEqual([{ path: '/', message: 'starts with a UTF-8 byte-order mark (U+FEFF): save the file as UTF-8 without BOM' }]);
   });
