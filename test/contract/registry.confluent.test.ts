@@ -40,6 +40,12 @@ describe('Confluent REST client: transport failures and auth', () => {
         res.writeHead(404, { 'content-type': 'text/html' }).end('<html><body>Not Found</body></html>');
         return;
       }
+      if (req.url?.startsWith('/echo/')) {
+        // A registry (or a proxy before it) that echoes the request in its error message.
+        const status = req.url.startsWith('/echo/401/') ? 401 : 500;
+        res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ error_code: status * 100 + 1, message: `failed ${req.method} ${req.url} authorization=${req.headers.authorization} token=${req.headers.authorization?.slice(6)} user=${Buffer.from(req.headers.authorization?.slice(6) ?? '', 'base64').toString()}` }));
+        return;
+      }
       if (req.url?.startsWith('/denied/config')) {
         res.writeHead(401).end('{"error_code":40101,"message":"unauthorized"}');
         return;
@@ -92,6 +98,19 @@ describe('Confluent REST client: transport failures and auth', () => {
     const err = await failure(createConfluentRegistry({ url: 'http://svc:s3cret@127.0.0.1:1' }).latest('x'));
     expect(JSON.stringify(err.details)).not.toContain('s3cret');
     expect(err.message).not.toContain('s3cret');
+  });
+
+  it('takes its credentials out of a registry message that echoes them (a 500 and a 401, from the options and from the URL)', async () => {
+    // Before: the message was quoted as sent, so `auth=Basic …` reached the log, /readyz and CI output.
+    const port = new URL(base).port;
+    for (const r of [createConfluentRegistry({ url: `${base}/echo/500`, username: 'svc', password: 'p4ss-w0rd' }), createConfluentRegistry({ url: `http://svc:p4ss-w0rd@127.0.0.1:${port}/echo/401` })]) {
+      const err = await failure(r.setCompatibility('x', 'FULL'));
+      expect(err.code).toBe('CEG_REGISTRY_UNAVAILABLE');
+      const token = Buffer.from('svc:p4ss-w0rd').toString('base64');
+      for (const secret of ['p4ss-w0rd', token]) expect(err.message).not.toContain(secret);
+      // The rest of the message stays: it says what the registry answered.
+      expect(err.message).toMatch(/HTTP (500|401): failed PUT \/echo\/(500|401)\/config\/x authorization=\[redacted\] token=\[redacted\] user=\[redacted\]$/);
+    }
   });
 
   it('reads a 404 without a Confluent not-found error_code as a wrong registry URL, never as "no versions"', async () => {

@@ -13,6 +13,7 @@ import { Agent, fetch } from 'undici';
 import { GatewayError } from '../../core/errors.js';
 import type { ErrorCode } from '../../core/errors.js';
 import { publicUrl } from '../../core/public-url.js';
+import { redact, secretTexts } from '../../core/secret-texts.js';
 import { tlsVerificationFailure } from '../../core/tls-errors.js';
 import { compatibilityLevels } from '../port.js';
 import type { CompatibilityLevel, CompatibilityVerdict, RegisteredSchema, SchemaRegistry } from '../port.js';
@@ -61,10 +62,16 @@ function notTheApi(what: string, url: string, answer: string, details: Record<st
   );
 }
 
-/** Maps an HTTP error answer to the port's codes. `url`: the address asked, without credentials. */
-function httpError(status: number, body: Json, what: string, details: Record<string, unknown>, url: string): GatewayError {
+/**
+ * Maps an HTTP error answer to the port's codes. `url`: the address asked, without credentials.
+ * `secrets`: the texts of the client's credentials ({@link secretTexts}), taken out of the
+ * registry's message, which the error quotes: a registry or a proxy before it that echoes the
+ * request in its error (`… auth=Basic dXNlcjpwYXNz`) put the credentials into the gateway's log,
+ * `/readyz` and a CI job's output.
+ */
+function httpError(status: number, body: Json, what: string, details: Record<string, unknown>, url: string, secrets: readonly string[]): GatewayError {
   const registryCode = registryCodeOf(body);
-  const registryMessage = isRecord(body) && typeof body['message'] === 'string' ? body['message'] : '';
+  const registryMessage = isRecord(body) && typeof body['message'] === 'string' ? redact(body['message'], secrets) : '';
   // A 404 is "not found" only when the registry says what it did not find; anything else is a
   // route the server does not have — a misconfigured URL, which must not read as "no versions".
   if (status === 404 && (registryCode === undefined || !NOT_FOUND_CODES.has(registryCode))) {
@@ -95,9 +102,12 @@ class ConfluentRegistry implements SchemaRegistry {
   readonly #byId = new Map<number, Promise<string>>();
   /** undefined = undici's global dispatcher (Node's default trust store). */
   readonly #dispatcher: Agent | undefined;
+  /** The credentials as a registry could echo them (the Basic header, its token, user:password, the password). */
+  readonly #secrets: readonly string[];
 
   constructor(opts: ResolvedConfluentOptions) {
     this.#opts = opts;
+    this.#secrets = opts.authorization === undefined ? [] : secretTexts({ authorization: opts.authorization }, []);
     this.#dispatcher = opts.ca === undefined ? undefined : new Agent({ connect: { ca: opts.ca } });
   }
 
@@ -137,7 +147,7 @@ class ConfluentRegistry implements SchemaRegistry {
         json = text;
       }
     }
-    if (status < 200 || status > 299) throw httpError(status, json, what, details, publicUrl(this.#opts.baseUrl + path));
+    if (status < 200 || status > 299) throw httpError(status, json, what, details, publicUrl(this.#opts.baseUrl + path), this.#secrets);
     return json;
   }
 
