@@ -71,14 +71,24 @@ export function registerOutboxCommand(program: Command): void {
     .description('create the outbox table and its indexes if they do not exist')
     .action(async () => {
       const { config } = setup(program);
-      const [{ default: pg }, { ensureOutboxSchema }] = await Promise.all([import('pg'), outboxModule()]);
-      const client = new pg.Client({ connectionString: outboxDatabase(config) });
-      await client.connect();
+      const [{ default: pg }, { ensureOutboxSchema, outboxTable, outboxStoreError }] = await Promise.all([import('pg'), outboxModule()]);
+      const t = outboxTable(config.outbox.table);
+      // Bounded like `outbox stuck` and the relay (OUTBOX_QUERY_TIMEOUT_MS): a database that
+      // accepts the connection and never answers held a deploy job's migrate step for ever
+      // (break report hE, 2026-12-07). The statements are IF NOT EXISTS on the outbox's own
+      // table and indexes, and the advisory lock waits only for another migrate: each within the bound.
+      const client = new pg.Client({ connectionString: outboxDatabase(config), connectionTimeoutMillis: config.outbox.queryTimeoutMs, query_timeout: config.outbox.queryTimeoutMs });
+      await client.connect().catch((err: unknown) => {
+        throw outboxStoreError(err, t);
+      });
       try {
-        const t = await ensureOutboxSchema(client, { table: config.outbox.table });
-        process.stdout.write(`outbox table ready: ${t.name}\n`);
+        const made = await ensureOutboxSchema(client, { table: config.outbox.table }).catch((err: unknown) => {
+          throw outboxStoreError(err, t);
+        });
+        process.stdout.write(`outbox table ready: ${made.name}\n`);
       } finally {
-        await client.end();
+        // A connection whose query timed out may never answer the goodbye either.
+        await Promise.race([client.end(), new Promise<void>((resolve) => setTimeout(resolve, 500).unref())]);
       }
     });
   outbox
