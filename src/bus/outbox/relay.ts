@@ -34,7 +34,7 @@ import { topicMissing } from '../../transport/topics.js';
 import { BATCH_HEADER_BYTES, recordBatchBytes } from '../publisher/record-size.js';
 import { recordOfRow } from './rows.js';
 import type { ClaimedRow } from './rows.js';
-import { databaseUnreachable, outboxStoreError, outboxTableMissing } from './store-error.js';
+import { databaseUnusable, outboxStoreError, outboxTableMissing } from './store-error.js';
 import { claimRowsSql, deleteSentSql, lockKeysSql, markFailedSql, markSentSql, outboxTable, purgeSql } from './table.js';
 import type { OutboxTable } from './table.js';
 
@@ -149,7 +149,8 @@ export interface OutboxRelayStats {
   readonly listening: boolean;
   /**
    * The last cycle or backlog() read reached the database (true before the first): false while
-   * the outbox database is unreachable (or refuses the relay's statements), true again after the
+   * the outbox database is unreachable or refuses the relay (a login refused, the database or the
+   * table missing, no privilege on it: store-error.ts databaseUnusable), true again after the
    * next one that succeeds.
    */
   readonly databaseUp: boolean;
@@ -456,7 +457,7 @@ class Relay implements OutboxRelay {
       r = await this.#poolQuery<{ n: string; age: string | null }>(`SELECT count(*)::bigint AS n, EXTRACT(EPOCH FROM now() - min(created_at))::float8 AS age FROM ${this.table.sql} WHERE sent_at IS NULL`, []);
     } catch (err) {
       const e = explained(err, this.table);
-      if (databaseUnreachable(e)) this.#databaseUp = false;
+      if (databaseUnusable(e)) this.#databaseUp = false;
       throw e;
     }
     this.#databaseUp = true;
@@ -534,7 +535,7 @@ class Relay implements OutboxRelay {
     } catch (raw) {
       const err = explained(raw, this.table);
       // Not a stop() abandoning the cycle: the database failed it.
-      if (!this.#abandon.signal.aborted && databaseUnreachable(err)) this.#databaseUp = false;
+      if (!this.#abandon.signal.aborted && databaseUnusable(err)) this.#databaseUp = false;
       this.#dbFailure(err, 'outbox relay cycle failed on the database');
       throw err;
     }

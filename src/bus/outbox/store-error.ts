@@ -45,6 +45,28 @@ export function databaseUnreachable(err: unknown): boolean {
 }
 
 /**
+ * SQLSTATEs with which the database refuses the relay itself rather than one of its statements:
+ * class 28 invalid authorization (28P01 a wrong password, 28000 no pg_hba entry: after a credential
+ * rotation), 3D000 the database does not exist, 42501 no privilege on the outbox table. Every
+ * cycle and every scrape fails alike until an operator acts.
+ */
+const RELAY_REFUSED = /^(28|3D000$|42501$)/;
+
+/**
+ * Whether the relay cannot use its outbox database at all ({@link databaseUnreachable}, or the
+ * database refusing the relay itself: a login refused, the database missing, no privilege on the
+ * table), as its `databaseUp`, `/healthz` and `ce_gateway_outbox_database_up` say: until
+ * 2026-12-07 a wrong password left `/healthz` at `database: "up"`, `degraded: false` while
+ * nothing was published (break report hE). A statement-level answer (a row lock held, 55P03; a
+ * serialization failure) is not: the next cycle may pass. Pure.
+ */
+export function databaseUnusable(err: unknown): boolean {
+  if (databaseUnreachable(err)) return true;
+  const code = sqlstateOf(err);
+  return code !== undefined && RELAY_REFUSED.test(code);
+}
+
+/**
  * The one error for a failure of the outbox's statements or connection: a GatewayError as it
  * came; anything else CEG_STORE_UNAVAILABLE, with `details.table` and, when the server answered,
  * `details.sqlstate` (else `details.errno`: ECONNREFUSED…), the original as `cause`:
