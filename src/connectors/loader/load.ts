@@ -169,19 +169,35 @@ export function loadConnectors(dir: string, ctx: LoadContext = {}): ConnectorDef
   const files: string[] = [];
   const byConnectorName = new Map<string, string>();
   for (const e of readdirSync(root, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
-    if (!(e.isFile() || e.isSymbolicLink()) || !YAML_LIKE.test(e.name)) continue;
+    // Folders are never read (sub-folders, like connectors/examples); any other entry named like a
+    // connector file is loaded or reported, a FIFO or a socket included.
+    if (e.isDirectory() || !YAML_LIKE.test(e.name)) continue;
     const file = join(root, e.name);
     // Every file that looks like one is either loaded or reported: the docs promise every *.yaml / *.yml.
     if (!CONNECTOR_FILE.test(e.name)) {
       problems.push({ file, path: '(file)', problem: 'not loaded: a connector file is named [A-Za-z0-9][A-Za-z0-9._-]*.yaml or .yml (lowercase extension); rename it, or move it out of the folder' });
       continue;
     }
-    const st = statSync(file, { throwIfNoEntry: false });
+    let st;
+    try {
+      st = statSync(file, { throwIfNoEntry: false });
+    } catch (err) {
+      // A link loop (ELOOP), a link into a folder this process may not enter (EACCES): this
+      // file's problem, not the end of the check (it threw out of loadConnectors, so `connectors
+      // check` exited 2 with the bare error and `serve` did not start, the other files unchecked).
+      problems.push({ file, path: '(file)', problem: `cannot be read: ${(err as NodeJS.ErrnoException).code ?? String(err)}` });
+      continue;
+    }
     if (st === undefined) {
       problems.push({ file, path: '(file)', problem: 'a symbolic link to nothing' });
       continue;
     }
-    if (!st.isFile()) continue; // a folder named like a file, behind a link: not a connector file
+    if (st.isDirectory()) continue; // a folder named like a file, behind a link: not a connector file
+    if (!st.isFile()) {
+      // Reading a FIFO would wait for a writer for ever; a socket or a device is no file either.
+      problems.push({ file, path: '(file)', problem: 'not a regular file (a FIFO, socket or device): a connector file is a regular file' });
+      continue;
+    }
     // The connector's name is the file name without extension: a.yaml and a.yml would both be "a".
     const name = e.name.slice(0, -extname(e.name).length);
     const first = byConnectorName.get(name);

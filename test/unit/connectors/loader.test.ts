@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -205,6 +206,25 @@ describe('loadConnectors: what a folder holds that would not load or would colli
     expect(at('twin.yml')).toEqual([expect.stringMatching(/connector name twin is also the name of .*twin\.yaml/)]);
     expect(at('ok.yaml')).toEqual([]);
     expect(at('notes.txt')).toEqual([]);
+  });
+
+  it('reports a link loop and a FIFO named like connector files with the other files\' problems, and still skips folders', () => {
+    // A link loop (ELOOP from stat) threw out of loadConnectors: `connectors check` exited 2 with
+    // the bare error, the other files unchecked, and `serve` did not start; a FIFO was skipped
+    // without a word (break report hE, 2026-12-07).
+    const drop = (sub: string): string => `kind: file-drop\nsubscription: ${sub}\nkinds: [PriceLoadingCompleted]\nsink: { directory: out }\n`;
+    writeFileSync(join(tmp.dir, 'ok.yaml'), drop('ops.ok'));
+    symlinkSync('loop.yaml', join(tmp.dir, 'loop.yaml'));
+    symlinkSync('/nonexistent/connector.yaml', join(tmp.dir, 'dangling.yaml'));
+    execFileSync('mkfifo', [join(tmp.dir, 'pipe.yaml')]);
+    mkdirSync(join(tmp.dir, 'folder.yaml'));
+    symlinkSync(join(tmp.dir, 'folder.yaml'), join(tmp.dir, 'linked-folder.yaml'));
+    const problems = problemsOf(() => loadConnectors(tmp.dir, { environment: {} }));
+    expect(problems).toEqual([
+      { file: join(tmp.dir, 'dangling.yaml'), path: '(file)', problem: 'a symbolic link to nothing' },
+      { file: join(tmp.dir, 'loop.yaml'), path: '(file)', problem: 'cannot be read: ELOOP' },
+      { file: join(tmp.dir, 'pipe.yaml'), path: '(file)', problem: 'not a regular file (a FIFO, socket or device): a connector file is a regular file' },
+    ]);
   });
 
   it('refuses two subscriptions whose topics Kafka would spell alike (. against _), and a name spelled like an HTTP subscription\'s group', () => {
