@@ -104,6 +104,17 @@ export interface OutboxRelayOptions {
   readonly log?: Logger;
   /** Name in logs. Default `outbox-relay`. */
   readonly name?: string;
+  /**
+   * The only topics a row may name (e.g. the catalog's kinds' topics). A row naming any other
+   * topic — the gateway's definitions topic, a dead-letter topic, another system's — is never
+   * produced: its key is held and retried with backoff like a missing topic's, the row's
+   * `attempts`/`last_error` say why (CEG_FORBIDDEN), until an operator fixes or deletes it. Why: the
+   * relay publishes with its own Kafka credentials whatever topic a row names, so anyone who can
+   * insert into the table could otherwise write to topics the writer (which takes the topic from
+   * the catalog) never names. Default: every topic (Debezium's outbox router likewise; restrict
+   * the relay's principal with Kafka ACLs). docs/outbox.md "Failures".
+   */
+  readonly topics?: readonly string[];
 }
 
 /** Counters of the relay (bus spec P2: every failure is counted). */
@@ -199,6 +210,7 @@ interface Resolved {
   readonly listen: boolean;
   readonly log: Logger;
   readonly name: string;
+  readonly topics: ReadonlySet<string> | undefined;
 }
 
 /** How long stop() waits for its connections to close, ms (a hung server never answers the goodbye). */
@@ -248,6 +260,7 @@ export function resolveOutboxRelayOptions(o: OutboxRelayOptions): Resolved & { r
     !(int(r.lockTimeoutMs, 1) && r.lockTimeoutMs <= 2_147_483_647) && 'lockTimeoutMs: integer ms ≥ 1',
     !(int(r.queryTimeoutMs, 1) && r.queryTimeoutMs <= 2_147_483_647) && 'queryTimeoutMs: integer ms 1–2147483647',
     o.retry !== undefined && typeof o.retry.delayMs !== 'function' && 'retry: a RetryPolicy',
+    o.topics !== undefined && !(Array.isArray(o.topics) && o.topics.every((t) => typeof t === 'string' && t.length > 0)) && 'topics: an array of topic names',
   ].filter((p): p is string => typeof p === 'string');
   if (problems.length > 0) {
     throw new GatewayError('CEG_INVALID_OPTIONS', `outbox relay options: ${problems.join('; ')}`, { retriable: false, details: { problems } });
@@ -262,6 +275,7 @@ export function resolveOutboxRelayOptions(o: OutboxRelayOptions): Resolved & { r
     listen: o.listen ?? true,
     log: o.log ?? silentLogger(),
     name: o.name ?? 'outbox-relay',
+    topics: o.topics === undefined ? undefined : new Set(o.topics),
   });
 }
 
@@ -772,6 +786,12 @@ class Relay implements OutboxRelay {
    * (minutes with kafkajs). Errors: the transport's; CEG_DELIVERY_TIMEOUT; CEG_CLOSED.
    */
   #readLimit(topic: string, stop: AbortSignal): Promise<number> {
+    // Checked where a topic is first looked up: a topic never looked up is never produced to, so
+    // a row naming one the relay may not publish to waits (held, backoff, last_error) like a row
+    // whose topic is missing, and nothing is lost.
+    if (this.#o.topics !== undefined && !this.#o.topics.has(topic)) {
+      return Promise.reject(new GatewayError('CEG_FORBIDDEN', `the outbox relay publishes only to its given topics (the catalog's), and ${JSON.stringify(topic.slice(0, 249))} is not one: the row is held (fix its topic or delete it; if the writer's catalog is newer than the relay's, give the relay the same catalog)`, { retriable: false, details: { topic: topic.slice(0, 249), reason: 'topic-not-in-catalog' } }));
+    }
     const timeout = AbortSignal.timeout(this.#o.publishTimeoutMs);
     const linked = linkedSignal([stop, timeout]);
     return raceAbort(this.#o.transport.maxMessageBytes(topic), linked.signal, () =>
