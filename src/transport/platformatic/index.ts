@@ -1,1 +1,1 @@
-export { createPlatformaticTransport } from './platformatic-transport.js';
+export { createPlatformaticTransport } from './lazy-transport.js';

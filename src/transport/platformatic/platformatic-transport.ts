@@ -1,8 +1,7 @@
 import { Admin, ConfigResourceTypes, Consumer, Producer } from '@platformatic/kafka';
 import { GatewayError } from '../../core/errors.js';
 import { assertNoCollision, assertTopicName, invalidTopicRefusal } from '../../core/topic-name.js';
-import type { KafkaTransportInput, KafkaTransportOptions } from '../kafka/options.js';
-import { resolveKafkaTransportOptions } from '../kafka/options.js';
+import type { KafkaTransportOptions } from '../kafka/options.js';
 import { SESSION_BOUND_NAMES, sessionBounds } from '../session-bounds.js';
 import type { TransportLogger } from '../kafka/logging.js';
 import { BROKER_STALL_MS, BrokerOutage, brokerAnswers, checkBrokerHealth, healthFailureOf, quietDuringOutage } from '../kafka/outage.js';
@@ -21,7 +20,7 @@ import { brokerMessageOf, coordinatorUnavailable, fromPlatformaticError, protoco
 import { whileCoordinatorLoads } from '../coordinator-wait.js';
 import type { CoordinatorWaitOptions } from '../coordinator-wait.js';
 import { listOffsets, tpKey } from './fetcher.js';
-import { OffsetResetCounts } from '../out-of-range.js';
+import type { OffsetResetCounts } from '../out-of-range.js';
 import { startPlatformaticRead } from './read.js';
 import { asBuffer, toHeaderMap } from './records.js';
 import type { Message } from './sender.js';
@@ -31,9 +30,27 @@ import { SerialSender, partitionNotListed } from './sender.js';
 const IDLE_GROUP_STATES = new Set(['EMPTY', 'DEAD']);
 
 /**
+ * The transport this module makes: every call of the port, the optional ones too (what
+ * ./lazy-transport.ts hands on; a call the port adds must be added there as well, which its
+ * `implements Required<Transport>` enforces).
+ */
+export type PlatformaticTransportCore = Required<Transport>;
+
+/**
+ * The @platformatic/kafka transport ({@link PlatformaticTransport}) on options already resolved
+ * (resolveKafkaTransportOptions); `offsetResets`: the counts its groups' resets are noted in (those
+ * of the transport createPlatformaticTransport returned). Called by ./lazy-transport.ts only, at
+ * that transport's first use: importing this module is what loads the library. Never throws.
+ */
+export function openPlatformaticTransport(opts: KafkaTransportOptions, offsetResets: OffsetResetCounts): PlatformaticTransportCore {
+  return new PlatformaticTransport(opts, offsetResets);
+}
+
+/**
  * The Kafka transport on @platformatic/kafka ^1.35 (pure JavaScript; the only user of that
  * library). Same semantics as the kafkajs adapter, chosen with `KAFKA_CLIENT=platformatic`.
- * Options: the kafkajs adapter's ({@link resolveKafkaTransportOptions}), validated once.
+ * Options: the kafkajs adapter's (resolveKafkaTransportOptions), validated once by
+ *   createPlatformaticTransport (./lazy-transport.ts), which creates this at the transport's first use.
  * - Producer: idempotent, acks=all (-1), no compression, no topic auto-creation; keyed records
  *   get their partition from the Java-compatible murmur2 partitioner here, null keys round-robin
  *   per topic; headers go as a Map of Buffers. ONE send in flight, with our own batching of the
@@ -49,10 +66,6 @@ const IDLE_GROUP_STATES = new Set(['EMPTY', 'DEAD']);
  *   retriable; CEG_INVALID_NAME for an unknown topic; CEG_PAYLOAD_TOO_LARGE; CEG_CLOSED after close()).
  * Spec: DESIGN "Kafka mapping" (idempotent producer, acks=all), "Delivery" (groups), "Known traps"; issue 14.
  */
-export function createPlatformaticTransport(input: KafkaTransportInput): Transport {
-  return new PlatformaticTransport(resolveKafkaTransportOptions(input));
-}
-
 class PlatformaticTransport implements Transport {
   readonly kind = 'kafka' as const;
   readonly #opts: KafkaTransportOptions;
@@ -66,12 +79,13 @@ class PlatformaticTransport implements Transport {
   readonly #known: KnownTopics;
   /** One per transport (issue 15 "Logs"): the producer, health checks and every consumer report to it. */
   readonly #outage: BrokerOutage;
-  readonly offsetResets = new OffsetResetCounts();
+  readonly offsetResets: OffsetResetCounts;
   /** The logger with the outage's rule: warn/error lines go to debug while the broker is down. */
   readonly #log: TransportLogger;
   #closed = false;
 
-  constructor(opts: KafkaTransportOptions) {
+  constructor(opts: KafkaTransportOptions, offsetResets: OffsetResetCounts) {
+    this.offsetResets = offsetResets;
     this.#outage = new BrokerOutage(opts.logger, { base: { transport: 'kafka', clientId: opts.clientId, brokers: opts.brokers.join(',') }, probe: () => this.#probe() });
     this.#log = quietDuringOutage(opts.logger, this.#outage);
     this.#opts = { ...opts, logger: this.#log };
