@@ -68,8 +68,11 @@ class LazyPlatformaticTransport implements Required<Transport> {
     return (await this.#transport()).partitionCount(topic);
   }
 
-  async produce(topic: string, records: readonly OutboundRecord[], opts?: ProduceOptions): Promise<readonly Position[]> {
-    return (await this.#transport()).produce(topic, records, opts);
+  produce(topic: string, records: readonly OutboundRecord[], opts?: ProduceOptions): Promise<readonly Position[]> {
+    // The ingress hot path: once loaded, no extra promise per call.
+    const core = this.#core;
+    if (core !== undefined) return core.produce(topic, records, opts);
+    return this.#transport().then((t) => t.produce(topic, records, opts));
   }
 
   async consume(spec: GroupSpec, handler: RecordHandler): Promise<Consumption> {
