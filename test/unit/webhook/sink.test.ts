@@ -32,7 +32,7 @@ interface Seen {
   /** The `x-token` request header: which settings' headers a request went with. */
   readonly token: string | undefined;
 }
-type Answer = { readonly status: number; readonly headers?: Record<string, string>; readonly delayMs?: number };
+type Answer = { readonly status: number; readonly headers?: Record<string, string>; readonly delayMs?: number; /** Answered only once this settles. */ readonly held?: Promise<void> };
 
 let server: Server;
 let base = '';
@@ -50,7 +50,8 @@ beforeAll(async () => {
       seen.push({ method: req.method ?? '', path, atMs: performance.now(), requestRate: req.headers['webhook-request-rate'] as string | undefined, token: req.headers['x-token'] as string | undefined });
       const a = (answers.get(path) ?? accept)(req.method ?? '');
       const answer = (): void => void res.writeHead(a.status, a.headers ?? {}).end();
-      if (a.delayMs === undefined) answer();
+      if (a.held !== undefined) void a.held.then(answer);
+      else if (a.delayMs === undefined) answer();
       else setTimeout(answer, a.delayMs);
     });
   });
@@ -85,6 +86,20 @@ const sinkCtx = (share = (): number => 1): SinkContext & { gone: string[] } => {
   return { gone, markGone: (reason) => void gone.push(reason), share };
 };
 const deliver = async (sink: Pick<WebhookSink, 'handler'>): Promise<Outcome | void> => sink.handler(event(), delivery());
+/** A promise the test settles (`open`): an answer held until then. */
+function gate(): { readonly held: Promise<void>; open(): void } {
+  let open = (): void => undefined;
+  const held = new Promise<void>((r) => (open = r));
+  return { held, open: () => open() };
+}
+/**
+ * Attempts asleep until their next token: each listens on its own `revoked` signal while it sleeps
+ * (sink.ts `sleepUnless`). Counted from a macrotask of its own: at its start no microtask chain is
+ * half-run, so a listener added and removed within one (the handshake race on a settled promise)
+ * is not counted — only a wait on a timer.
+ */
+const asleep = (signals: readonly AbortSignal[]): Promise<number> =>
+  new Promise((resolve) => setImmediate(() => resolve(signals.filter((x) => getEventListeners(x, 'abort').length > 0).length)));
 
 describe('the validation handshake answered 429 or 503', () => {
   it('waits the Retry-After of a 429 or 503 (capped by the policy) before the next attempt, and sends nothing meanwhile', async () => {
@@ -316,36 +331,52 @@ describe('settings changed while an attempt waits (break report E1, E2, E6)', ()
 });
 
 describe('a partition revoked while its attempt waits (F1)', () => {
-  it('an attempt waiting for a rate token or a slow handshake is dropped unsent when ctx.revoked aborts; one batch sends only the events still held', async () => {
+  it('an attempt waiting for a rate token or a handshake is dropped unsent when ctx.revoked aborts; one batch sends only the events still held', async () => {
+    // Waits that do not end on their own while the test runs: an OPTIONS answered only when the
+    // test opens it, a first token 99 s away (0.01/s, a bucket starting with 0.01). An attempt
+    // comes back only because the revoke ended its wait; one that waited on would hang the test
+    // (its timeout fails it). No clock is read: a bound of 900 ms after a revoke at 200 ms, with a
+    // token due at 1 s, failed on a loaded machine.
+    const handshake = gate();
     const slowPath = '/revoke-slow-hs';
-    answers.set(slowPath, (method) => (method === 'OPTIONS' ? { status: 200, headers: { 'webhook-allowed-origin': ORIGIN }, delayMs: 1500 } : { status: 200 }));
+    answers.set(slowPath, (method) => (method === 'OPTIONS' ? { status: 200, headers: { 'webhook-allowed-origin': ORIGIN }, held: handshake.held } : { status: 200 }));
     const ratePath = '/revoke-rate';
     for (const [path, over] of [
       [slowPath, {}],
-      [ratePath, { handshake: false, rateLimit: 0.5 }],
+      [ratePath, { handshake: false, rateLimit: 0.01 }],
     ] as const) {
-      const sink = createWebhookSink(settings(path, over), { log: silentLogger(), allow, origin: ORIGIN, ctx: sinkCtx() });
+      const sink = createWebhookSink(settings(path, { ...over, timeoutMs: 30_000 }), { log: silentLogger(), allow, origin: ORIGIN, ctx: sinkCtx() });
       const revoked = new AbortController();
-      const t0 = performance.now();
       const pending = Promise.resolve(sink.handler(event(), { ...delivery(), revoked: revoked.signal }));
-      setTimeout(() => revoked.abort(new Error('moved')), 200);
+      // In its wait: the OPTIONS it asked is at the sink, or it sleeps until its token (listening on `revoked`).
+      if (path === slowPath) await expect.poll(() => at(path, 'OPTIONS').length).toBe(1);
+      else await expect.poll(() => asleep([revoked.signal])).toBe(1);
+      revoked.abort(new Error('moved'));
       const out = await pending;
       expect(out, path).toMatchObject({ kind: 'retry', reason: 'partition revoked before the attempt was sent: left to its new owner' });
-      expect(performance.now() - t0, path).toBeLessThan(900);
-      await new Promise((r) => setTimeout(r, 2500));
-      expect(at(path, 'POST'), path).toHaveLength(0);
+      if (path === slowPath) {
+        // The handshake ends now: the dropped attempt stays unsent; an event still held goes, alone.
+        handshake.open();
+        expect(await deliver(sink)).toMatchObject({ kind: 'ack' });
+        expect(at(path, 'POST')).toHaveLength(1);
+      } else expect(at(path, 'POST')).toHaveLength(0);
       await sink.close();
     }
-    // A batch of two partitions' events: the revoked one is left out of the request.
+    // A batch of two partitions' events waits for the handshake; one partition is revoked meanwhile:
+    // that event is left out of the request.
+    const batchHandshake = gate();
     const batchPath = '/revoke-batch';
-    const sink = createWebhookSink(settings(batchPath, { handshake: false, rateLimit: 0.5, batch: { maxEvents: 2, maxBytes: 1_000_000, maxDelayMs: 0 } }), { log: silentLogger(), allow, origin: ORIGIN, ctx: sinkCtx() });
+    answers.set(batchPath, (method) => (method === 'OPTIONS' ? { status: 200, headers: { 'webhook-allowed-origin': ORIGIN }, held: batchHandshake.held } : { status: 200 }));
+    const sink = createWebhookSink(settings(batchPath, { batch: { maxEvents: 2, maxBytes: 1_000_000, maxDelayMs: 0 }, timeoutMs: 30_000 }), { log: silentLogger(), allow, origin: ORIGIN, ctx: sinkCtx() });
     const gone = new AbortController();
     const kept = new AbortController();
     const outs = Promise.all([
       Promise.resolve(sink.handler(event(), { ...delivery(), partition: 1, revoked: gone.signal })),
       Promise.resolve(sink.handler(event(), { ...delivery(), partition: 2, revoked: kept.signal })),
     ]);
-    setTimeout(() => gone.abort(new Error('moved')), 200);
+    await expect.poll(() => at(batchPath, 'OPTIONS').length).toBe(1);
+    gone.abort(new Error('moved'));
+    batchHandshake.open();
     const [o1, o2] = await outs;
     await sink.close();
     expect(o1).toMatchObject({ kind: 'retry', reason: 'partition revoked before the attempt was sent: left to its new owner' });
