@@ -103,6 +103,8 @@ const schema = z.object({
   OUTBOX_BATCH_BYTES: intIn(1).default(16 * 1024 * 1024),
   OUTBOX_POLL_INTERVAL_MS: timerMs(1).default(1000),
   OUTBOX_QUERY_TIMEOUT_MS: timerMs(1).default(10_000),
+  // Which topics the relay publishes rows to: any (as Debezium's outbox router) or only the catalog's.
+  OUTBOX_TOPICS: z.enum(['any', 'catalog']).default('any'),
   INGRESS_MAX_BODY_BYTES: positiveInt.default(1_048_576),
   INGRESS_MAX_BATCH_EVENTS: positiveInt.default(1000),
   INGRESS_ACK_TIMEOUT_MS: timerMs(1).default(10_000),
@@ -256,7 +258,12 @@ export interface Config {
   /** Folder of connector definitions (`*.yaml`) started by `serve`. */
   readonly connectorsDir?: string;
   /** The transactional outbox relay (`ce-gateway outbox relay`): the PRODUCER's database, not the bus's. */
-  readonly outbox: { readonly databaseUrl?: string; readonly table: string; readonly batchSize: number; readonly batchBytes: number; readonly pollIntervalMs: number; readonly queryTimeoutMs: number };
+  readonly outbox: { readonly databaseUrl?: string; readonly table: string; readonly batchSize: number; readonly batchBytes: number; readonly pollIntervalMs: number; readonly queryTimeoutMs: number;
+    /**
+     * `OUTBOX_TOPICS`: `catalog` = the relay produces only rows naming one of its catalog's topics
+     * (others are held with CEG_FORBIDDEN; docs/outbox.md "Failures"), `any` (default) = any topic.
+     */
+    readonly topics: 'any' | 'catalog' };
   /** `limits`: attributes per event (count, bytes), counted on the event as written (envelope/limits). */
   readonly ingress: {
     readonly maxBodyBytes: number;
@@ -549,7 +556,7 @@ function build(e: z.infer<typeof schema>, ca: { readonly kafka?: string; readonl
     publicBaseUrl,
     dataschemaBase: e.DATASCHEMA_BASE_URL ?? `${publicBaseUrl}/schemas/ids/`,
     connectorsDir: e.CONNECTORS_DIR,
-    outbox: { databaseUrl: e.OUTBOX_DATABASE_URL, table: e.OUTBOX_TABLE, batchSize: e.OUTBOX_BATCH_SIZE, batchBytes: e.OUTBOX_BATCH_BYTES, pollIntervalMs: e.OUTBOX_POLL_INTERVAL_MS, queryTimeoutMs: e.OUTBOX_QUERY_TIMEOUT_MS },
+    outbox: { databaseUrl: e.OUTBOX_DATABASE_URL, table: e.OUTBOX_TABLE, batchSize: e.OUTBOX_BATCH_SIZE, batchBytes: e.OUTBOX_BATCH_BYTES, pollIntervalMs: e.OUTBOX_POLL_INTERVAL_MS, queryTimeoutMs: e.OUTBOX_QUERY_TIMEOUT_MS, topics: e.OUTBOX_TOPICS },
     ingress: {
       maxBodyBytes: e.INGRESS_MAX_BODY_BYTES,
       maxBatchEvents: e.INGRESS_MAX_BATCH_EVENTS,

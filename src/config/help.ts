@@ -35,6 +35,7 @@ export const CONFIG_HELP: Readonly<Record<string, string>> = Object.freeze({
   OUTBOX_BATCH_BYTES: 'bytes per relay cycle, about (at least one row), an integer ≥ 1; default 16777216',
   OUTBOX_POLL_INTERVAL_MS: 'ms between relay polls without a notification, an integer ≥ 1',
   OUTBOX_QUERY_TIMEOUT_MS: 'ms the outbox relay waits for its database on one step (a connection, a statement, a /metrics backlog read) before counting it as down, and `outbox migrate` / `stuck` for a connection or a statement before exiting 2, an integer ≥ 1',
+  OUTBOX_TOPICS: 'which topics the outbox relay publishes rows to: any (default, the topic each row names) or catalog (only the CATALOG_DIR catalog\'s topics; a row naming another is held, CEG_FORBIDDEN)',
   INGRESS_MAX_BODY_BYTES: 'largest request body, bytes, an integer ≥ 1',
   INGRESS_MAX_BATCH_EVENTS: 'most events in one batch, an integer ≥ 1',
   INGRESS_ACK_TIMEOUT_MS: 'ms POST /events waits for the broker before answering 503, an integer ≥ 1',

@@ -161,6 +161,9 @@ export function registerOutboxCommand(program: Command): void {
         stopGraceMs: relayStopGraceMs(config.shutdownTimeoutMs),
         log: log.child({ component: 'outbox-relay' }),
         name: config.instance,
+        // OUTBOX_TOPICS=catalog: a row inserted by hand naming the definitions topic or a
+        // dead-letter topic is held, not published with the relay's credentials.
+        ...(config.outbox.topics === 'catalog' ? { topics: gw.catalog.topics.map((t) => t.name) } : {}),
       });
       // Its own /metrics and /healthz (issue 15): the backlog is read from the table at scrape time.
       const removeSource = gw.metrics.addSource({

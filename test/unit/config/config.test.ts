@@ -470,6 +470,14 @@ describe('loadConfig: OUTBOX_BATCH_BYTES', () => {
   });
 });
 
+describe('loadConfig: OUTBOX_TOPICS', () => {
+  it('any by default (the relay publishes the topic a row names), catalog when set, anything else refused naming the variable', () => {
+    expect(loadConfig({}).outbox.topics).toBe('any');
+    expect(loadConfig({ OUTBOX_TOPICS: 'catalog' }).outbox.topics).toBe('catalog');
+    for (const v of ['all', 'Catalog', 'none']) expect(() => loadConfig({ OUTBOX_TOPICS: v })).toThrow(/OUTBOX_TOPICS/);
+  });
+});
+
 describe('loadConfig: OUTBOX_TABLE', () => {
   it('takes the names outboxTable takes and refuses the others at start, naming the variable (docs/outbox.md: table ≤ 48, whole ≤ 63)', () => {
     for (const name of ['ce_outbox', 'pdsp.outbox', 'x'.repeat(48), `${'s'.repeat(14)}.${'t'.repeat(48)}`]) {
