@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startOutboxRelay } from '../../../src/bus/outbox/index.js';
 import { waitFor } from '../../helpers/wait.js';
-import { KIND, outboxFixture, readTopic, seqByKey, seriesUpdate } from './fixture.js';
+import { outboxFixture, readTopic, seqByKey, writeRowsRenamed } from './fixture.js';
 import type { OutboxFixture } from './fixture.js';
 
 let f: OutboxFixture;
@@ -24,18 +24,7 @@ const BAD_TOPICS = ['', 'has space', 'x'.repeat(300), 'bad/slash', '..'];
 
 describe('outbox relay and rows whose topic name is illegal', () => {
   it('holds back only their keys, records the failure, publishes the rest in order', async () => {
-    const c = await f.pool.connect();
-    try {
-      await c.query('BEGIN');
-      for (const [b, topic] of BAD_TOPICS.entries()) {
-        const r = await f.writer.write(c, KIND, seriesUpdate(`BAD${b}`, 1));
-        await c.query(`UPDATE ${f.writer.table.sql} SET topic = $1 WHERE id = $2`, [topic, r!.rowId]);
-      }
-      for (let i = 1; i <= 50; i++) await f.writer.write(c, KIND, seriesUpdate(`K${i % 5}`, i));
-      await c.query('COMMIT');
-    } finally {
-      c.release();
-    }
+    await writeRowsRenamed(f, BAD_TOPICS.map((topic, b) => ({ key: `BAD${b}`, topic })), 50, 5);
     const relay = await startOutboxRelay({ pool: f.pool, transport: f.transport, table: f.table, batchSize: 10, pollIntervalMs: 100, publishTimeoutMs: 2000 });
     try {
       await waitFor('the good rows', () => relay.stats().published === 50, 30_000);

@@ -16,7 +16,7 @@ import { defaultCatalogDir } from '../../../src/catalog/index.js';
 import { freePort } from '../../helpers/ports.js';
 import { stackEnv } from '../../helpers/stack.js';
 import { waitFor } from '../../helpers/wait.js';
-import { KIND, outboxFixture, recordCount, seriesUpdate } from './fixture.js';
+import { KIND, outboxFixture, recordCount, writeRowsRenamed } from './fixture.js';
 import type { OutboxFixture } from './fixture.js';
 import { CLI_ENTRY } from '../../helpers/cli-entry.js';
 
@@ -43,18 +43,7 @@ afterAll(async () => {
 
 describe('the outbox relay command with OUTBOX_TOPICS=catalog', () => {
   it('publishes the catalog topic\'s rows and holds a row naming another topic, writing nothing there', async () => {
-    const c = await f.pool.connect();
-    try {
-      await c.query('BEGIN');
-      for (let b = 0; b < 2; b++) {
-        const r = await f.writer.write(c, KIND, seriesUpdate(`FOREIGN${b}`, 1));
-        await c.query(`UPDATE ${f.writer.table.sql} SET topic = $1 WHERE id = $2`, [foreign, r!.rowId]);
-      }
-      for (let i = 1; i <= 12; i++) await f.writer.write(c, KIND, seriesUpdate(`K${i % 3}`, i));
-      await c.query('COMMIT');
-    } finally {
-      c.release();
-    }
+    await writeRowsRenamed(f, [0, 1].map((b) => ({ key: `FOREIGN${b}`, topic: foreign })), 12, 3);
     const s = stackEnv();
     let stderr = '';
     const child: ChildProcess = spawn(process.execPath, [...CLI_ENTRY, 'outbox', 'relay'], {

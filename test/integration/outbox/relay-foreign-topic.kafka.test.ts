@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startOutboxRelay } from '../../../src/bus/outbox/index.js';
 import { waitFor } from '../../helpers/wait.js';
-import { KIND, outboxFixture, readTopic, recordCount, seqByKey, seriesUpdate } from './fixture.js';
+import { outboxFixture, readTopic, recordCount, seqByKey, writeRowsRenamed } from './fixture.js';
 import type { OutboxFixture } from './fixture.js';
 
 let f: OutboxFixture;
@@ -25,18 +25,7 @@ afterAll(async () => {
 
 describe('outbox relay and rows naming a topic outside its topics', () => {
   it('holds back only their keys with the reason, publishes the rest in order, writes nothing to the foreign topic', async () => {
-    const c = await f.pool.connect();
-    try {
-      await c.query('BEGIN');
-      for (let b = 0; b < 3; b++) {
-        const r = await f.writer.write(c, KIND, seriesUpdate(`FOREIGN${b}`, 1));
-        await c.query(`UPDATE ${f.writer.table.sql} SET topic = $1 WHERE id = $2`, [foreign, r!.rowId]);
-      }
-      for (let i = 1; i <= 30; i++) await f.writer.write(c, KIND, seriesUpdate(`K${i % 3}`, i));
-      await c.query('COMMIT');
-    } finally {
-      c.release();
-    }
+    await writeRowsRenamed(f, [0, 1, 2].map((b) => ({ key: `FOREIGN${b}`, topic: foreign })), 30, 3);
     const relay = await startOutboxRelay({ pool: f.pool, transport: f.transport, table: f.table, batchSize: 10, pollIntervalMs: 100, publishTimeoutMs: 2000, topics: f.catalog.topics.map((t) => t.name) });
     try {
       await waitFor('the good rows', () => relay.stats().published === 30, 30_000);
