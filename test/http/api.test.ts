@@ -94,7 +94,6 @@ describe('routing', () => {
       ['GET', '/subscriptions/trailing-slash/status/'],
       ['DELETE', '/subscriptions/trailing-slash/'],
       ['GET', '/catalog/'],
-      ['GET', '/console/'],
       ['POST', '/events/'],
       ['GET', '/healthz/'],
     ];
@@ -107,6 +106,11 @@ describe('routing', () => {
     // Nothing was created by the POST: the name is free.
     const list = (await (await fetch(`${gw.url}/subscriptions`)).json()) as { items: { name: string }[] };
     expect(list.items.map((i) => i.name)).not.toContain('trailing-slash');
+    // The console page (typed into a browser) is sent on instead, its query kept; only GET and HEAD.
+    const page = await fetch(`${gw.url}/console/?x=1`, { redirect: 'manual' });
+    expect(page.status).toBe(308);
+    expect(page.headers.get('location')).toBe('/console?x=1');
+    expect((await fetch(`${gw.url}/console/`, { method: 'POST', redirect: 'manual' })).status).toBe(404);
     // `/` stays what it was (no route here either, but not for its slash).
     expect(JSON.parse((await get('/')).text)).toMatchObject({ code: 'CEG_NOT_FOUND', detail: 'no route GET /' });
   });

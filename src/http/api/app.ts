@@ -77,7 +77,14 @@ export function createApiApp(deps: ApiDeps): express.Express {
   // `POST /subscriptions/` (and `/subscriptions/x/status/`) for the route without the slash: one
   // rule now for every route, a 404 that says what differs. Before every route, so no router
   // created without `strict` lets one through.
-  app.use((req, _res, next) => {
+  app.use((req, res, next) => {
+    // The console is a page people type into a browser's address bar: `/console/` is sent on to
+    // `/console` (308 keeps the method) rather than refused. Only the page: no API path redirects.
+    if ((req.method === 'GET' || req.method === 'HEAD') && req.path === '/console/') {
+      const query = req.originalUrl.indexOf('?');
+      res.redirect(308, `/console${query === -1 ? '' : req.originalUrl.slice(query)}`);
+      return;
+    }
     if (req.path.length > 1 && req.path.endsWith('/')) {
       next(new GatewayError('CEG_NOT_FOUND', `no route ${req.method} ${problemInstance(req.originalUrl)}: paths end without a slash`, { retriable: false }));
       return;
