@@ -125,7 +125,7 @@ describe('POST /events when the broker does not confirm', () => {
     await new Promise((r) => setTimeout(r, 20));
     const t0 = performance.now();
     const third = await post(url, structuredPriceEvent({}, priceLoaded('USD/JPY')));
-    expect(performance.now() - t0).toBeLessThan(1000); // refused at once, not after the 5 s deadline
+    expect(performance.now() - t0).toBeLessThan(3000); // refused at once, not after the 5 s deadline (room for a loaded machine)
     expect(third.status).toBe(503);
     expect(third.headers.get('retry-after')).toBe('7');
     expect(third.body).toMatchObject({ code: 'CEG_QUEUE_FULL', retriable: true });

@@ -147,7 +147,8 @@ describe.each(['kafkajs', 'platformatic'])('createBus start-up on %s', { timeout
     expect(o.message).toContain(`127.0.0.1:${port}`);
     expect(o.message).toContain('startTimeoutMs = 4000 ms');
     expect(o.ms).toBeGreaterThanOrEqual(3_900);
-    expect(o.ms).toBeLessThan(4_000 + 2_000);
+    // The wrong behaviour is no end at all (retried for ever): a wide margin for a loaded machine.
+    expect(o.ms).toBeLessThan(4_000 + 5_000);
   });
 
   it('an aborted signal ends the wait at once (no timeout set), retriable, and the process ends by itself', async () => {
@@ -155,7 +156,8 @@ describe.each(['kafkajs', 'platformatic'])('createBus start-up on %s', { timeout
     const o = await startInChild({ KAFKA_CLIENT: client, KAFKA_BROKERS: `127.0.0.1:${port}`, CHILD_START_TIMEOUT_MS: 'Infinity', CHILD_ABORT_AFTER_MS: '1500' }, 60_000);
     expect(o).toMatchObject({ rejected: true, code: 'CEG_BROKER_UNAVAILABLE', retriable: true, unreachable: 'broker', aborted: true });
     expect(o.ms).toBeGreaterThanOrEqual(1_400);
-    expect(o.ms).toBeLessThan(1_500 + 2_000);
+    // The wrong behaviour is no end at all (no timeout set): a wide margin for a loaded machine.
+    expect(o.ms).toBeLessThan(1_500 + 5_000);
   });
 });
 

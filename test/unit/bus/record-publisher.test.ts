@@ -260,7 +260,7 @@ describe('RecordPublisher: close', () => {
     await tick(5);
     const t0 = performance.now();
     await p.close();
-    expect(performance.now() - t0).toBeLessThan(1000);
+    expect(performance.now() - t0).toBeLessThan(10_000); // not the 60 s backoff (room for a loaded machine)
     const err = await caughtAsync(pending!);
     expect(err.code).toBe('CEG_BROKER_UNAVAILABLE');
     expect(p.stats()).toMatchObject({ failed: 1, published: 0 });
