@@ -9,6 +9,7 @@ import { statSync } from 'node:fs';
 import type { Command } from 'commander';
 import { errorMessage, isGatewayError } from '../../core/errors.js';
 import { loadCatalog } from '../../catalog/index.js';
+import { repeatedKind } from '../../catalog/lookup.js';
 import { connectorFilesInSubfolders, loadConnectors } from '../../connectors/index.js';
 import type { ConnectorProblem } from '../../connectors/index.js';
 import { EXIT_CHECK_FAILED, EXIT_OK, EXIT_USAGE, setup } from '../context.js';
@@ -45,6 +46,12 @@ export function registerConnectorsCommand(program: Command): void {
         if (opts.json) process.stdout.write(`${JSON.stringify(rows)}\n`);
         else for (const r of rows) process.stdout.write(`${r.name}\t${r.kind}\t${r.enabled ? 'enabled' : 'disabled'}\t${r.subscription}\t${r.kinds.join(',')}\n`);
         // stderr: the table (or JSON) on stdout stays machine-readable.
+        // A kind listed twice still loads (a file that started a gateway must go on starting it),
+        // but the HTTP API and the CLI refuse it: said here, where the file's owner looks.
+        for (const d of defs) {
+          const r = repeatedKind(catalog, d.kinds);
+          if (r !== undefined) process.stderr.write(`ce-gateway connectors check: warning: ${d.file}: kinds[${r.index}] names ${r.kind.name} again (kinds[${r.first}]): it is delivered once; list each kind once (the subscriptions API refuses a repeat)\n`);
+        }
         if (rows.length > 0) {
           if (!opts.json) process.stderr.write(`ce-gateway connectors check: ${dir}: ${rows.length} connector${rows.length === 1 ? '' : 's'} valid\n`);
         } else writeNoConnectorFiles(dir);

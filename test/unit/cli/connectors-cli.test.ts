@@ -1,5 +1,5 @@
 /** `ce-gateway connectors check` as a process: validates a folder as `serve` would, starting nothing. */
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -25,6 +25,19 @@ describe('ce-gateway connectors check', { timeout: 60_000 }, () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toBe('price-loaded-drop\tfile-drop\tdisabled\tops.price-loaded-drop\tPriceLoadingCompleted\nprice-loaded-hook\tshell-hook\tdisabled\tops.price-loaded-hook\tPriceLoadingCompleted\n');
     expect(r.stderr).toContain('connectors/examples: 2 connectors valid');
+  });
+
+  it('a kind listed twice still loads (exit 0) and is warned on stderr naming the file and the repeat; stdout unchanged', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ceg-connectors-repeat-'));
+    temps.push(dir);
+    const text = readFileSync(join(ROOT, 'connectors', 'examples', 'price-loaded-drop.yaml'), 'utf8').replace('kinds: [PriceLoadingCompleted]', 'kinds: [PriceLoadingCompleted, SeriesUpdateCompleted, PriceLoadingCompleted]');
+    expect(text).toContain('SeriesUpdateCompleted, PriceLoadingCompleted]');
+    writeFileSync(join(dir, 'twice.yaml'), text);
+    const r = await cli(dir, ['.']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe('twice\tfile-drop\tdisabled\tops.price-loaded-drop\tPriceLoadingCompleted,SeriesUpdateCompleted,PriceLoadingCompleted\n');
+    expect(r.stderr).toContain(`warning: ${join(dir, 'twice.yaml')}: kinds[2] names PriceLoadingCompleted again (kinds[0])`);
+    expect(r.stderr).toContain('1 connector valid');
   });
 
   it('a folder without connector files says so and names the sub-folder holding the examples, with the command that checks them: exit 0', async () => {
