@@ -106,14 +106,14 @@ export function seriesUpdate(instrument: string, seq: number): SeriesUpdateCompl
   };
 }
 
-/** Writes one event in its own committed transaction. */
-export async function writeCommitted(f: OutboxFixture, instrument: string, seq: number): Promise<OutboxReceipt> {
+/** Runs `work` in one transaction on a pooled connection: COMMIT when it resolves, ROLLBACK when it throws. */
+export async function inTransaction<T>(f: Pick<OutboxFixture, 'pool'>, work: (c: pg.PoolClient) => Promise<T>): Promise<T> {
   const c = await f.pool.connect();
   try {
     await c.query('BEGIN');
-    const r = await f.writer.write(c, KIND, seriesUpdate(instrument, seq));
+    const result = await work(c);
     await c.query('COMMIT');
-    return r!;
+    return result;
   } catch (err) {
     await c.query('ROLLBACK').catch(() => undefined);
     throw err;
@@ -122,27 +122,24 @@ export async function writeCommitted(f: OutboxFixture, instrument: string, seq: 
   }
 }
 
+/** Writes one event in its own committed transaction. */
+export async function writeCommitted(f: OutboxFixture, instrument: string, seq: number): Promise<OutboxReceipt> {
+  return inTransaction(f, async (c) => (await f.writer.write(c, KIND, seriesUpdate(instrument, seq)))!);
+}
+
 /**
  * In one committed transaction: one row per `renamed` entry (instrument `key`, seq 1) whose topic is
  * then set by hand to `topic` (a row edited or inserted outside the writer), then `good` rows of
  * instruments `K0`…`K<goodKeys−1>` (seq i on key `K<i % goodKeys>`) on the catalog's topic.
  */
 export async function writeRowsRenamed(f: OutboxFixture, renamed: readonly { readonly key: string; readonly topic: string }[], good: number, goodKeys: number): Promise<void> {
-  const c = await f.pool.connect();
-  try {
-    await c.query('BEGIN');
+  await inTransaction(f, async (c) => {
     for (const r of renamed) {
       const written = await f.writer.write(c, KIND, seriesUpdate(r.key, 1));
       await c.query(`UPDATE ${f.writer.table.sql} SET topic = $1 WHERE id = $2`, [r.topic, written!.rowId]);
     }
     for (let i = 1; i <= good; i++) await f.writer.write(c, KIND, seriesUpdate(`K${i % goodKeys}`, i));
-    await c.query('COMMIT');
-  } catch (err) {
-    await c.query('ROLLBACK').catch(() => undefined);
-    throw err;
-  } finally {
-    c.release();
-  }
+  });
 }
 
 /** One consumed record, decoded. */

@@ -17,7 +17,7 @@ import { kafkajs } from '../../../src/transport/kafka/kafkajs.js';
 import type { Transport } from '../../../src/transport/index.js';
 import { waitFor } from '../../helpers/wait.js';
 import { rawKafka } from '../consumer/members.js';
-import { KIND, outboxFixture, recordCount, seriesUpdate } from './fixture.js';
+import { KIND, inTransaction, outboxFixture, recordCount, seriesUpdate } from './fixture.js';
 import type { OutboxFixture } from './fixture.js';
 
 const LIMIT = 4096;
@@ -61,19 +61,11 @@ function counting(t: Transport): { transport: Transport; reads: (topic: string) 
 
 /** Writes rows of `instrument` (seq `from`..`to`) in one transaction, moved to `topic` before COMMIT. */
 async function writeOn(topic: string, instrument: string, from: number, to: number): Promise<void> {
-  const c = await f.pool.connect();
-  try {
-    await c.query('BEGIN');
+  await inTransaction(f, async (c) => {
     const ids: string[] = [];
     for (let i = from; i <= to; i++) ids.push((await f.writer.write(c, KIND, seriesUpdate(instrument, i)))!.rowId);
     await c.query(`UPDATE ${f.writer.table.sql} SET topic = $1 WHERE id = ANY($2::bigint[])`, [topic, ids]);
-    await c.query('COMMIT');
-  } catch (err) {
-    await c.query('ROLLBACK').catch(() => undefined);
-    throw err;
-  } finally {
-    c.release();
-  }
+  });
 }
 
 /** Pads the oldest unsent row of the key `<instrument>_H4` on `topic` past LIMIT (too large for it). */
