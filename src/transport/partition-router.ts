@@ -19,10 +19,23 @@ export class PartitionRouter {
   /** Look-ups of a topic's count in flight: one per topic, shared by every caller meanwhile. */
   readonly #lookups = new Map<string, Promise<number>>();
   readonly #maxAgeMs: number;
+  readonly #coverWaitMs: number;
   #sweptAtMs = Date.now();
 
-  constructor(maxAgeMs: number) {
+  /**
+   * @param maxAgeMs how long a topic's partition count is used before it is asked again, ms
+   *   (Kafka's `metadata.max.age.ms`).
+   * @param coverWaitMs how long {@link countCovering} keeps asking for a count that covers a named
+   *   partition before the caller refuses it, ms (default 3,000). A broker answers metadata from
+   *   its own cache, which takes up a partition added by `kafka-topics --alter --partitions` a
+   *   moment after the request that added it returned (seen: a count of 2 asked right after
+   *   growing a topic to 4). Java's producer likewise waits for metadata naming the partition
+   *   (up to `max.block.ms`, 60 s); shorter here, since a partition beyond the topic is mostly a
+   *   client's mistake whose error should come soon.
+   */
+  constructor(maxAgeMs: number, coverWaitMs = 3_000) {
     this.#maxAgeMs = maxAgeMs;
+    this.#coverWaitMs = coverWaitMs;
   }
 
   /**
@@ -112,13 +125,23 @@ export class PartitionRouter {
    * The partition count of `topic` for offsets on `partitions`: the cached one, unless one of them
    * is not below it — partitions may have been added since it was cached (`kafka-topics --alter
    * --partitions`), so then `lookup()` is asked again (and cached) before the caller refuses the
-   * partition as outside the topic. Errors: whatever `lookup` throws.
+   * partition as outside the topic; while the answer still does not cover it, asked again after
+   * 100, 200, 400 … ms until `coverWaitMs` has passed (the broker's metadata cache may not have the
+   * added partitions yet). The last answer is returned; the caller refuses what it does not cover.
+   * Errors: whatever `lookup` throws.
    */
   async countCovering(topic: string, partitions: readonly number[], lookup: () => Promise<number>): Promise<number> {
-    const count = await this.count(topic, lookup);
-    if (partitions.every((p) => p < count)) return count;
-    this.#counts.delete(topic);
-    return this.#lookUp(topic, lookup);
+    let count = await this.count(topic, lookup);
+    const highest = Math.max(...partitions);
+    if (highest < count || !Number.isSafeInteger(highest)) return count;
+    const deadline = Date.now() + this.#coverWaitMs;
+    for (let pauseMs = 100; ; pauseMs *= 2) {
+      this.#counts.delete(topic);
+      count = await this.#lookUp(topic, lookup);
+      const leftMs = deadline - Date.now();
+      if (highest < count || leftMs <= 0) return count;
+      await new Promise<void>((resolve) => setTimeout(resolve, Math.min(pauseMs, leftMs)));
+    }
   }
 
   /**
@@ -130,7 +153,7 @@ export class PartitionRouter {
   async countForRecords(topic: string, records: readonly OutboundRecord[], lookup: () => Promise<number>): Promise<number> {
     const count = await this.count(topic, lookup);
     let highest = -1;
-    for (const r of records) if (r.partition !== undefined && r.partition > highest) highest = r.partition;
+    for (const r of records) if (r.partition !== undefined && Number.isSafeInteger(r.partition) && r.partition > highest) highest = r.partition;
     return highest < count ? count : this.countCovering(topic, [highest], lookup);
   }
 

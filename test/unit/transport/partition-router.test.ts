@@ -27,6 +27,42 @@ describe('PartitionRouter.countCovering', () => {
     expect(await router.count('t', lookup)).toBe(4);
     expect(asked).toBe(2);
   });
+
+  it('keeps asking while the broker answer lags behind partitions just added, within coverWaitMs', async () => {
+    const router = new PartitionRouter(60_000, 5_000);
+    const answers = [2, 2, 2, 4]; // the broker's metadata cache takes up the added partitions a moment late
+    let asked = 0;
+    const lookup = async (): Promise<number> => answers[asked++]!;
+    expect(await router.count('t', lookup)).toBe(2);
+    expect(await router.countCovering('t', [3], lookup)).toBe(4);
+    expect(asked).toBe(4);
+  });
+
+  it('gives up after coverWaitMs with the last answer, so the caller refuses a partition the topic does not have', async () => {
+    vi.useFakeTimers();
+    try {
+      const router = new PartitionRouter(60_000, 1_000);
+      let asked = 0;
+      const lookup = async (): Promise<number> => (asked++, 2);
+      const covering = router.countCovering('t', [5], lookup);
+      await vi.advanceTimersByTimeAsync(999);
+      const askedBefore = asked;
+      await vi.advanceTimersByTimeAsync(200);
+      expect(await covering).toBe(2);
+      expect(askedBefore).toBeGreaterThan(2); // asked again after 100, 200, 400 ms …
+      expect(asked).toBeLessThan(8); // … with pauses that double, not in a tight loop
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('does not wait for a partition no topic can have (not a safe integer)', async () => {
+    const router = new PartitionRouter(60_000, 60_000);
+    let asked = 0;
+    const lookup = async (): Promise<number> => (asked++, 2);
+    expect(await router.countCovering('t', [Number.POSITIVE_INFINITY], lookup)).toBe(2);
+    expect(asked).toBe(1);
+  });
 });
 
 describe('PartitionRouter.countForRecords', () => {
