@@ -17,6 +17,7 @@ import { EventCodec } from '../codec/event/index.js';
 import type { Config } from '../config/index.js';
 import { Publisher, RecordPublisher } from '../bus/publisher/index.js';
 import { subscribe } from '../bus/subscriber/index.js';
+import { assertKindsOnce } from '../bus/subscriber/options.js';
 import type { Subscription, SubscriptionActivity, SubscriptionStats } from '../bus/subscriber/index.js';
 import { untypedSubscribeOptions } from '../bus/bus.js';
 import type { BusSubscribeOptions } from '../bus/bus.js';
@@ -83,8 +84,9 @@ export interface Gateway {
   records(): RecordPublisher;
   /**
    * Subscribes a handler under a durable subscription name (after `ready`); typed as `Bus.subscribe`.
-   * Errors: as `Bus.subscribe`; CEG_INVALID_OPTIONS (`subscription`) for a name under `ce-gateway.sub.`:
-   * those consumer groups belong to HTTP subscriptions (issue 8).
+   * Errors: as `Bus.subscribe` (a kind listed twice too: CEG_INVALID_OPTIONS naming `kinds[i]`);
+   * CEG_INVALID_OPTIONS (`subscription`) for a name under `ce-gateway.sub.`: those consumer groups
+   * belong to HTTP subscriptions (issue 8).
    */
   subscribe<K extends string>(o: BusSubscribeOptions<K>): Promise<Subscription>;
   /**
@@ -973,6 +975,8 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       // library or connector member joining one took its events away from the partner's sink.
       const reserved = reservedGroupProblem(String(o.subscription));
       if (reserved !== undefined) throw new GatewayError('CEG_INVALID_OPTIONS', `subscription: ${reserved}`, { retriable: false, details: { field: 'subscription' } });
+      // A kind listed twice is refused as POST /subscriptions refuses it (not a list: the subscriber's own check names it).
+      if (Array.isArray(o.kinds)) assertKindsOnce(catalog, o.kinds);
       return startMember(o);
     },
     declareSubscriptions(defs) {

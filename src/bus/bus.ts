@@ -13,6 +13,7 @@ import { silentLogger } from '../observability/index.js';
 import type { Logger } from '../observability/index.js';
 import { randomUUID } from 'node:crypto';
 import { checkPublishable } from './local-check.js';
+import { repeatedKindError } from './subscriber/options.js';
 import { currentHandling, runHandling } from './correlation/index.js';
 import type { HandlingContext } from './correlation/index.js';
 import type { PublishOptions, PublishReceipt } from './publisher/index.js';
@@ -149,7 +150,10 @@ export class Bus {
    * Subscribes on the broker. Typing: `kinds` of the generated `EventKinds` hand the handler
    * `EventOf<K>` (data of the kind's received type); an unknown kind literal does not compile.
    * Errors (the promise rejects): CEG_INVALID_OPTIONS when this process's role does not
-   *   subscribe, or an option is out of its bounds (naming it, `details.field`); CEG_UNKNOWN_TYPE
+   *   subscribe, or an option is out of its bounds (naming it, `details.field`), or `kinds` names
+   *   one kind twice — the same text, or a business name and its eventId — (`details.field`
+   *   `kinds[i]` of the later entry, as `POST /subscriptions` answers; checked when the bus has a
+   *   catalog, as every bus `createBus` builds has); CEG_UNKNOWN_TYPE
    *   (a kind the catalog does not have); CEG_INVALID_NAME (a subscription name that cannot name
    *   its topics); CEG_CLOSED (after close()); the transport's (CEG_BROKER_UNAVAILABLE, retriable).
    */
@@ -157,7 +161,10 @@ export class Bus {
     if (this.#remote === undefined || this.role === 'publisher') {
       return Promise.reject(new GatewayError('CEG_INVALID_OPTIONS', `this process's bus role is ${this.role}: it does not subscribe`, { retriable: false, details: { field: 'role' } }));
     }
-    return this.#remote.subscribe(untypedSubscribeOptions(o));
+    const untyped = untypedSubscribeOptions(o);
+    const repeat = this.#catalog !== undefined && Array.isArray(untyped.kinds) ? repeatedKindError(this.#catalog, untyped.kinds) : undefined;
+    if (repeat !== undefined) return Promise.reject(repeat);
+    return this.#remote.subscribe(untyped);
   }
 
   /**

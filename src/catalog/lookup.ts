@@ -33,8 +33,9 @@ export function topicsOfKinds(catalog: Lookup, refs: readonly string[]): string[
  * business name and its eventId: its index, the earlier entry's index and the kind; undefined when
  * each kind is named once. Entries the catalog does not know are passed over (they are refused as
  * unknown elsewhere). Pure. Used where a list of kinds is given (`ce-gateway tail`, `subscribe
- * --kind`; the subscription API checks every entry itself), so that a kind listed twice is refused
- * alike on the command line and over HTTP.
+ * --kind`, the library's `subscribe()`, `connectors check`; the subscription API checks every
+ * entry itself), so that a kind listed twice is refused alike in the library, on the command line
+ * and over HTTP.
  */
 export function repeatedKind(catalog: Lookup, refs: readonly string[]): { readonly index: number; readonly first: number; readonly kind: EventKind } | undefined {
   const firstAt = new Map<string, number>();
@@ -46,4 +47,18 @@ export function repeatedKind(catalog: Lookup, refs: readonly string[]): { readon
     firstAt.set(kind.eventId, index);
   }
   return undefined;
+}
+
+/**
+ * `refs` with every entry {@link repeatedKind} finds dropped (each kind kept where first named);
+ * the same list when each kind is named once. Pure. For lists a repeat must not stop (connector
+ * files that started a gateway before the rule): the kinds subscribed to are the same.
+ */
+export function kindsOnce(catalog: Lookup, refs: readonly string[]): readonly string[] {
+  let list = refs;
+  for (let r = repeatedKind(catalog, list); r !== undefined; r = repeatedKind(catalog, list)) {
+    const at = r.index;
+    list = list.filter((_, i) => i !== at);
+  }
+  return list;
 }

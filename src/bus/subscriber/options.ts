@@ -8,6 +8,8 @@ import { z } from 'zod';
 import { GatewayError } from '../../core/errors.js';
 import { schemaIssues } from '../../core/schema-issues.js';
 import { MAX_WINDOW_MS } from '../idempotency/port.js';
+import { repeatedKind } from '../../catalog/lookup.js';
+import type { Catalog } from '../../catalog/types.js';
 
 import { MAX_TIMER_MS } from '../../core/timer-limit.js';
 
@@ -69,5 +71,31 @@ export function assertSubscribeOptions(o: unknown): void {
   throw new GatewayError('CEG_INVALID_OPTIONS', `subscribe options: ${violations.map((v) => `${v.field}: ${v.reason}`).join('; ')}`, {
     retriable: false,
     details: { field: violations[0]!.field, violations },
+  });
+}
+
+/**
+ * Refuses a `kinds` list that names one kind twice (the same text, or a business name and its
+ * eventId), as `POST /subscriptions` (400 naming `kinds[i]`) and the CLI (`subscribe --kind`,
+ * `tail`) do: the repeat was taken as one kind, so a slip for another kind went unnoticed.
+ * Unknown kinds are left to the subscriber (CEG_UNKNOWN_TYPE). Pure; runs before anything connects.
+ * Used by the library's entries (`Bus.subscribe`, `Gateway.subscribe`); not by the reconciler,
+ * whose stored subscriptions may predate the rule, nor connector files (warned on by `connectors
+ * check`, started with each kind once).
+ * Errors: CEG_INVALID_OPTIONS (retriable: false), `details.field` `kinds[i]` of the later entry,
+ *   `details.first` the earlier entry's index.
+ */
+export function assertKindsOnce(catalog: Pick<Catalog, 'byEventId' | 'byName'>, kinds: readonly string[]): void {
+  const err = repeatedKindError(catalog, kinds);
+  if (err !== undefined) throw err;
+}
+
+/** {@link assertKindsOnce}'s error, returned instead of thrown (for a caller answering with a rejected promise); undefined when each kind is named once. */
+export function repeatedKindError(catalog: Pick<Catalog, 'byEventId' | 'byName'>, kinds: readonly string[]): GatewayError | undefined {
+  const r = repeatedKind(catalog, kinds);
+  if (r === undefined) return undefined;
+  return new GatewayError('CEG_INVALID_OPTIONS', `kinds[${r.index}]: ${JSON.stringify(kinds[r.index]!.slice(0, 100))} is kinds[${r.first}] again (${r.kind.name}, eventId ${r.kind.eventId}): list each kind once`, {
+    retriable: false,
+    details: { field: `kinds[${r.index}]`, first: r.first },
   });
 }

@@ -13,10 +13,17 @@ import { createFileDropSink, makeDirectories } from '../sinks/file-drop/index.js
 import { createShellHookSink } from '../sinks/shell-hook/index.js';
 import type { SinkStopOptions } from '../sinks/shell-hook/index.js';
 import type { ConnectorDefinition } from './types.js';
+import type { Catalog } from '../../catalog/types.js';
+import { kindsOnce } from '../../catalog/lookup.js';
 
 /** What connectors need from the gateway (`Gateway` of src/app fits). */
 export interface ConnectorHost {
   subscribe(o: Omit<SubscribeOptions, 'retry'> & { retry?: RetryPolicy }): Promise<Subscription>;
+  /**
+   * The catalog `subscribe` resolves kinds with (the gateway's): a kind a file lists twice is
+   * subscribed to once, since the gateway refuses a repeat. Optional: without it kinds go as written.
+   */
+  readonly catalog?: Pick<Catalog, 'byEventId' | 'byName'>;
   /**
    * The short-form connectors it runs for `GET /subscriptions` and the console (the gateway's
    * `declareConnectors`): called with those about to start, and with `[]` once they stopped.
@@ -160,7 +167,9 @@ export async function startConnectors(host: ConnectorHost, defs: readonly Connec
         if (d.kind === 'file-drop' && d.sink.createDirectories) await makeDirectories(d.sink.directory, 0o755); // 0755 exactly, whatever the umask
         return host.subscribe({
           subscription: d.subscription,
-          kinds: d.kinds,
+          // Each kind once: the gateway refuses a repeat, but a file that started a gateway must go
+          // on starting it (`connectors check` warns on it); a repeat was delivered once anyway.
+          kinds: host.catalog === undefined ? d.kinds : kindsOnce(host.catalog, d.kinds),
           handler,
           retry: d.retry,
           startFrom: d.startFrom,

@@ -183,6 +183,16 @@ describe('typed subscribe handlers', () => {
     await sub.unsubscribe();
   });
 
+  it('a kind listed twice (the same name, or a name and its eventId) is refused naming the later kinds[i], as POST /subscriptions refuses it (it was taken as one kind)', async () => {
+    for (const kinds of [['PriceLoadingCompleted', 'SeriesUpdateCompleted', 'PriceLoadingCompleted'], ['PriceLoadingCompleted', 'SeriesUpdateCompleted', PRICE.eventId]] as const) {
+      const err = await caughtAsync(bus.subscribe({ subscription: 'typed-api.twice', kinds, handler: async () => {} }));
+      expect(err.code, kinds.join()).toBe('CEG_INVALID_OPTIONS');
+      expect(err.retriable).toBe(false);
+      expect(err.details).toMatchObject({ field: 'kinds[2]', first: 0 });
+      expect(err.message).toContain('kinds[2]');
+    }
+  });
+
   it('an unknown kind literal does not compile, and is refused at run time', async () => {
     // @ts-expect-error not a kind of the catalog
     const err = await caughtAsync(bus.subscribe({ subscription: 'typed-api.unknown', kinds: ['NoSuchKind'], handler: async () => {} }));

@@ -10,6 +10,8 @@ import { priceLoaded } from '../../fixtures/events.js';
 import { startGateway } from '../../helpers/gateway.js';
 import type { TestGateway } from '../../helpers/gateway.js';
 import { waitFor } from '../../helpers/wait.js';
+import { caughtAsync } from '../../helpers/errors.js';
+import { PRICE_LOADING_COMPLETED as PRICE } from '../../../src/catalog/generated/index.js';
 import { alive, tempDir, writeScript } from './helpers.js';
 
 let tmp: ReturnType<typeof tempDir>;
@@ -24,6 +26,23 @@ afterEach(async () => {
 });
 
 describe('startConnectors', () => {
+  it('a connector file listing a kind twice still starts, subscribed to it once, though the gateway\'s subscribe refuses a repeat from the library', async () => {
+    const err = await caughtAsync(gw.gateway.subscribe({ subscription: 'mem.twice', kinds: ['PriceLoadingCompleted', PRICE.eventId], handler: async () => {} }));
+    expect(err.code).toBe('CEG_INVALID_OPTIONS');
+    expect(err.details['field']).toBe('kinds[1]');
+    writeFileSync(join(tmp.dir, 'drop.yaml'), `kind: file-drop\nsubscription: mem.twice\nkinds: [PriceLoadingCompleted, ${PRICE.eventId}]\nsink: { directory: drops }\n`);
+    const handle = await startConnectors(gw.gateway, loadConnectors(tmp.dir), silentLogger());
+    try {
+      expect(handle.running.map((r) => r.subscription.name)).toEqual(['mem.twice']);
+      const receipt = gw.gateway.publisher().publish('PriceLoadingCompleted', priceLoaded('TWICE/ONCE', 'H1'))!;
+      await receipt.delivered;
+      await waitFor('the event dropped', () => readdirSync(join(tmp.dir, 'drops')).length >= 1);
+    } finally {
+      await handle.stop();
+    }
+    expect(readdirSync(join(tmp.dir, 'drops'))).toHaveLength(1);
+  });
+
   it('starts the enabled connectors only, each under its subscription, and stops them', async () => {
     writeScript(tmp.dir, 'hook.sh', 'printf "%s\\n" "$CE_ID" >> "$OUT/hook.log"');
     writeFileSync(join(tmp.dir, 'hook.yaml'), `kind: shell-hook\nsubscription: mem.hook\nkinds: [PriceLoadingCompleted]\nsink:\n  command: [./hook.sh]\n  env: { OUT: ${tmp.dir} }\n`);
