@@ -1,6 +1,6 @@
 /** The catalog: the model of event kinds (DESIGN "The model is the schema registry"). */
 export type { Catalog, CatalogProblem, EventClass, EventKind, SubjectStrategy } from './types.js';
-export { CATALOG_FILE, defaultCatalogDir, loadCatalog } from './load.js';
+export { CATALOG_FILE, defaultCatalogDir, loadCatalog, readCatalogFile } from './load.js';
 export { MAX_NOTIFICATION_BYTES, parseCatalog } from './parse.js';
 export { looseKinds } from './loose.js';
 export type { LooseKind } from './loose.js';

@@ -32,8 +32,12 @@ const DEFAULT_TOPIC: TopicSettings = Object.freeze({ partitions: 6, retentionMs:
 const DEFAULT_MAX_DATA_BYTES = 1024;
 const DEFAULT_COMPATIBILITY: CompatibilityLevel = 'FULL_TRANSITIVE';
 
-/** Reads a schema file by its path relative to the catalog directory; undefined when it does not exist. */
-export type SchemaReader = (relativePath: string) => string | undefined;
+/**
+ * Reads a schema file by its path relative to the catalog directory; undefined when it does not
+ * exist; `{ problem }` when something is there that is not readable as a file (a FIFO, a link loop:
+ * src/core/regular-file.ts), reported at the kind's `schema` naming the file.
+ */
+export type SchemaReader = (relativePath: string) => string | undefined | { readonly problem: string };
 
 function invalid(dir: string, problems: readonly CatalogProblem[]): GatewayError {
   const list = problems.map((p) => `${p.path}: ${p.problem}`).join('; ');
@@ -165,6 +169,10 @@ function buildCatalog(doc: CatalogDocument, readSchema: SchemaReader, dir: strin
     const text = readSchema(k.schema);
     if (text === undefined) {
       problems.push({ path: `${at}.schema`, problem: `schema file "${k.schema}" not found` });
+      return;
+    }
+    if (typeof text !== 'string') {
+      problems.push({ path: `${at}.schema`, problem: `schema file "${k.schema}": ${text.problem}` });
       return;
     }
     const checked = checkSchema(k.schema, text, k.key);

@@ -4,11 +4,11 @@
  * Spec: Confluent "Schema Evolution and Compatibility" (levels); Avro 1.11 §"Schema Resolution";
  * DESIGN "The model is the schema registry" (CI runs the check and fails on a breaking change).
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join, resolve, sep } from 'node:path';
 import { isGatewayError } from '../core/errors.js';
-import { CATALOG_FILE, loadCatalog, looseKinds, parseCatalog } from '../catalog/index.js';
-import type { Catalog, CatalogProblem, EventKind, LooseKind } from '../catalog/index.js';
+import { CATALOG_FILE, loadCatalog, looseKinds, parseCatalog, readCatalogFile } from '../catalog/index.js';
+import type { Catalog, CatalogProblem, EventKind, LooseKind, SchemaReader } from '../catalog/index.js';
 import { analyzeAvroSchema, checkCompatibility, levelPlan } from '../registry/avro/index.js';
 import type { PreviousSchema } from '../registry/avro/index.js';
 import { nestingProblem } from './depth.js';
@@ -189,7 +189,9 @@ function schemaFilesOf(dir: string): { file: string; text: string }[] {
   const root = resolve(dir);
   let kinds: readonly LooseKind[] | undefined;
   try {
-    kinds = looseKinds(readFileSync(join(root, CATALOG_FILE), 'utf8'));
+    const text = readCatalogFile(root, CATALOG_FILE);
+    if (typeof text !== 'string') return []; // missing or no regular file: the catalog load reports it
+    kinds = looseKinds(text);
   } catch {
     return [];
   }
@@ -197,11 +199,13 @@ function schemaFilesOf(dir: string): { file: string; text: string }[] {
   for (const { schema: file } of kinds ?? []) {
     if (file === undefined || out.some((f) => f.file === file)) continue;
     const path = join(root, file);
-    if (!path.startsWith(root + sep) || !existsSync(path)) continue;
+    if (!path.startsWith(root + sep)) continue;
     try {
-      out.push({ file, text: readFileSync(path, 'utf8') });
+      // Not a regular file (a FIFO would hang the read), missing, unreadable: the catalog load reports it.
+      const text = readCatalogFile(root, file);
+      if (typeof text === 'string') out.push({ file, text });
     } catch {
-      // unreadable (a directory, say): the catalog load reports it
+      // unreadable: the catalog load reports it
     }
   }
   return out;
@@ -261,9 +265,8 @@ export function loadCatalogForCheck(dir: string): CatalogLoad {
       if (schemaFileOf(p) === undefined) continue;
       const file = schemaFileOf(p) as string;
       if (byFile.has(file)) continue;
-      const path = join(resolve(dir), file);
-      const text = existsSync(path) ? readFileSync(path, 'utf8') : undefined;
-      const own = text === undefined ? [] : analyzeAvroSchema(text).problems;
+      const text = readCatalogFile(resolve(dir), file);
+      const own = typeof text !== 'string' ? [] : analyzeAvroSchema(text).problems;
       const fromCatalog = problems.filter((q) => schemaFileOf(q) === file).map((q) => ({ path: q.path.includes('#') ? q.path.slice(q.path.indexOf('#') + 1) : '/', message: q.problem }));
       byFile.set(file, { schemaFile: file, problems: own.length > 0 ? own : fromCatalog });
     }
@@ -321,17 +324,18 @@ export function loadCatalogForRegister(dir: string): PartialCatalogLoad {
   const invalidFiles = first.invalidFiles;
   const root = resolve(dir);
   try {
-    const yamlText = readFileSync(join(root, CATALOG_FILE), 'utf8');
+    const yamlText = readCatalogFile(root, CATALOG_FILE);
+    // Missing or no regular file (a FIFO would hang the read): nothing loads.
+    if (typeof yamlText !== 'string') return { invalidFiles };
     const keysOf = new Map<string, readonly string[]>();
     for (const k of looseKinds(yamlText) ?? []) {
       if (k.schema !== undefined && k.key !== undefined) keysOf.set(k.schema, k.key);
     }
     const invalid = new Set(invalidFiles.map((f) => f.schemaFile));
     let n = 0;
-    const readSchema = (relative: string): string | undefined => {
-      const path = join(root, relative);
-      const text = existsSync(path) ? readFileSync(path, 'utf8') : undefined;
-      return invalid.has(relative) ? standIn(text, keysOf.get(relative) ?? [], ++n) : text;
+    const readSchema = (relative: string): ReturnType<SchemaReader> => {
+      const text = readCatalogFile(root, relative);
+      return invalid.has(relative) ? standIn(typeof text === 'string' ? text : undefined, keysOf.get(relative) ?? [], ++n) : text;
     };
     return { catalog: parseCatalog(yamlText, readSchema, root), invalidFiles };
   } catch {

@@ -9,6 +9,7 @@ import { accessSync, constants, existsSync, readFileSync, readdirSync, statSync 
 import { dirname, extname, isAbsolute, join, resolve } from 'node:path';
 import { topicSpelling } from '../names.js';
 import { GatewayError } from '../../core/errors.js';
+import { regularFileState } from '../../core/regular-file.js';
 import type { Catalog } from '../../catalog/index.js';
 import { parseConnectorText } from './parse.js';
 import type { ParseContext, ResolvedSink } from './parse.js';
@@ -178,24 +179,19 @@ export function loadConnectors(dir: string, ctx: LoadContext = {}): ConnectorDef
       problems.push({ file, path: '(file)', problem: 'not loaded: a connector file is named [A-Za-z0-9][A-Za-z0-9._-]*.yaml or .yml (lowercase extension); rename it, or move it out of the folder' });
       continue;
     }
-    let st;
-    try {
-      st = statSync(file, { throwIfNoEntry: false });
-    } catch (err) {
-      // A link loop (ELOOP), a link into a folder this process may not enter (EACCES): this
-      // file's problem, not the end of the check (it threw out of loadConnectors, so `connectors
-      // check` exited 2 with the bare error and `serve` did not start, the other files unchecked).
-      problems.push({ file, path: '(file)', problem: `cannot be read: ${(err as NodeJS.ErrnoException).code ?? String(err)}` });
-      continue;
-    }
-    if (st === undefined) {
+    // A link loop (ELOOP), a link into a folder this process may not enter (EACCES), a link to
+    // nothing: this file's problem, not the end of the check (ELOOP threw out of loadConnectors, so
+    // `connectors check` exited 2 with the bare error and `serve` did not start, the other files
+    // unchecked). Reading a FIFO would wait for a writer for ever; a socket or a device is no file either.
+    const state = regularFileState(file);
+    if (state === 'directory') continue; // a folder named like a file, behind a link: not a connector file
+    if (state === 'missing') {
+      // Listed a moment ago: gone since (or a link to nothing the check could not tell apart).
       problems.push({ file, path: '(file)', problem: 'a symbolic link to nothing' });
       continue;
     }
-    if (st.isDirectory()) continue; // a folder named like a file, behind a link: not a connector file
-    if (!st.isFile()) {
-      // Reading a FIFO would wait for a writer for ever; a socket or a device is no file either.
-      problems.push({ file, path: '(file)', problem: 'not a regular file (a FIFO, socket or device): a connector file is a regular file' });
+    if (state !== 'file') {
+      problems.push({ file, path: '(file)', problem: state.special === true ? `${state.problem}: a connector file is a regular file` : state.problem });
       continue;
     }
     // The connector's name is the file name without extension: a.yaml and a.yml would both be "a".
