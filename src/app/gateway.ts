@@ -395,7 +395,8 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
    * A KAFKA_SESSION_TIMEOUT_MS the broker would refuse stops the start (not retriable: `serve`
    * exits 2): otherwise every consumer group member's join failed later, one subscription at a
    * time (INVALID_SESSION_TIMEOUT). Asked only when the setting is given (the default is within
-   * Kafka's default bounds) and of one broker; skipped when the broker does not say (no
+   * Kafka's default bounds) and of every broker, the tightest bounds taken (any broker may
+   * coordinate a group: transport/session-bounds.ts); skipped when no broker says (no
    * DESCRIBE_CONFIGS permission): a refused join still names the setting (transport/access-failure.ts).
    */
   async function checkSessionTimeout(): Promise<void> {

@@ -352,10 +352,11 @@ export interface Transport {
    */
   maxMessageBytes(topic: string): Promise<number>;
   /**
-   * The consumer group session timeouts the broker accepts, ms: one broker's
-   * `group.min.session.timeout.ms` and `group.max.session.timeout.ms` (a join outside them is
-   * refused with INVALID_SESSION_TIMEOUT). undefined when the broker does not say: no permission to
-   * describe its configuration (DESCRIBE_CONFIGS on the cluster), or no value given. Optional: the
+   * The consumer group session timeouts every broker accepts, ms: the highest
+   * `group.min.session.timeout.ms` and the lowest `group.max.session.timeout.ms` of the brokers
+   * (any may coordinate a group, and a join outside its bounds is refused with
+   * INVALID_SESSION_TIMEOUT; transport/session-bounds.ts). undefined when no broker says: no
+   * permission to describe their configuration (DESCRIBE_CONFIGS on the cluster), or no value given. Optional: the
    * in-memory transport has no broker. Errors: CEG_BROKER_UNAVAILABLE (retriable when unreachable).
    */
   groupSessionTimeoutBounds?(): Promise<{ readonly minMs: number; readonly maxMs: number } | undefined>;

@@ -31,7 +31,7 @@ import type { KafkaLogTaps } from './logging.js';
 import { BROKER_STALL_MS, BrokerOutage, brokerAnswers, checkBrokerHealth } from './outage.js';
 import type { KafkaTransportInput, KafkaTransportOptions } from './options.js';
 import { resolveKafkaTransportOptions } from './options.js';
-import { SESSION_BOUND_NAMES, sessionBounds } from '../session-bounds.js';
+import { SESSION_BOUND_NAMES, sessionBounds, tightestBounds } from '../session-bounds.js';
 import { listOffsetsTime } from '../timestamps.js';
 
 // The Kafka protocol's resource type of a topic in DescribeConfigs (kafkajs ConfigResourceTypes.TOPIC).
@@ -532,11 +532,11 @@ class KafkaTransport implements Transport {
   async groupSessionTimeoutBounds(): Promise<{ readonly minMs: number; readonly maxMs: number } | undefined> {
     const admin = await this.#adminReady();
     try {
-      const node = (await admin.describeCluster()).brokers[0];
-      if (node === undefined) return undefined;
-      const answer = await admin.describeConfigs({ includeSynonyms: false, resources: [{ type: BROKER_RESOURCE, name: String(node.nodeId), configNames: [...SESSION_BOUND_NAMES] }] });
-      const entries = answer.resources[0]?.configEntries ?? [];
-      return sessionBounds((name) => entries.find((e) => e.configName === name)?.configValue);
+      // Every broker (any may coordinate the group): the tightest bounds (session-bounds.ts).
+      const nodes = (await admin.describeCluster()).brokers;
+      if (nodes.length === 0) return undefined;
+      const answer = await admin.describeConfigs({ includeSynonyms: false, resources: nodes.map((n) => ({ type: BROKER_RESOURCE, name: String(n.nodeId), configNames: [...SESSION_BOUND_NAMES] })) });
+      return tightestBounds(answer.resources.map((r) => sessionBounds((name) => r.configEntries.find((e) => e.configName === name)?.configValue)));
     } catch (err) {
       const e = fromKafkaError(err, { operation: 'groupSessionTimeoutBounds' });
       // Describing the broker needs DESCRIBE_CONFIGS on the cluster, which a gateway's user may lack.

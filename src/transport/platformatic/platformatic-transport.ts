@@ -2,7 +2,7 @@ import { Admin, ConfigResourceTypes, Consumer, Producer } from '@platformatic/ka
 import { GatewayError } from '../../core/errors.js';
 import { assertNoCollision, assertTopicName, invalidTopicRefusal } from '../../core/topic-name.js';
 import type { KafkaTransportOptions } from '../kafka/options.js';
-import { SESSION_BOUND_NAMES, sessionBounds } from '../session-bounds.js';
+import { SESSION_BOUND_NAMES, sessionBounds, tightestBounds } from '../session-bounds.js';
 import type { TransportLogger } from '../kafka/logging.js';
 import { BROKER_STALL_MS, BrokerOutage, brokerAnswers, checkBrokerHealth, healthFailureOf, quietDuringOutage } from '../kafka/outage.js';
 import { PartitionRouter } from '../partition-router.js';
@@ -373,11 +373,11 @@ class PlatformaticTransport implements Transport {
   async groupSessionTimeoutBounds(): Promise<{ readonly minMs: number; readonly maxMs: number } | undefined> {
     this.#assertOpen();
     try {
-      const [nodeId] = (await this.#admin.metadata({ topics: [] })).brokers.keys();
-      if (nodeId === undefined) return undefined;
-      const answer = await this.#admin.describeConfigs({ resources: [{ resourceType: ConfigResourceTypes.BROKER, resourceName: String(nodeId), configurationKeys: [...SESSION_BOUND_NAMES] }] });
-      const configs = answer[0]?.configs ?? [];
-      return sessionBounds((name) => configs.find((c) => c.name === name)?.value);
+      // Every broker (any may coordinate the group): the tightest bounds (session-bounds.ts).
+      const nodeIds = [...(await this.#admin.metadata({ topics: [] })).brokers.keys()];
+      if (nodeIds.length === 0) return undefined;
+      const answer = await this.#admin.describeConfigs({ resources: nodeIds.map((id) => ({ resourceType: ConfigResourceTypes.BROKER, resourceName: String(id), configurationKeys: [...SESSION_BOUND_NAMES] })) });
+      return tightestBounds(answer.map((r) => sessionBounds((name) => r.configs.find((c) => c.name === name)?.value)));
     } catch (err) {
       const e = fromPlatformaticError(err, { operation: 'groupSessionTimeoutBounds' });
       // Describing the broker needs DESCRIBE_CONFIGS on the cluster, which a gateway's user may lack.
