@@ -160,3 +160,31 @@ describe('404s are problem+json', () => {
     }
   });
 });
+
+describe('the query string of the public documents', () => {
+  // Decided (README "HTTP API", docs/errors.md CEG_INVALID_PARAMETER): documents take no
+  // parameter, so a cache buster a browser, a docs tool or a proxy adds (`?v=2`, `?_=<time>`) is
+  // ignored — the same document, not a 400 — while routes with parameters refuse unknown ones.
+  const paths = ['/catalog', '/openapi.json', '/asyncapi.json', '/asyncapi.yaml', `/schemas/json/${PRICE_LOADING_COMPLETED}.json`, '/console', '/console/app.js'];
+  for (const path of paths) {
+    it(`GET ${path}?v=2&v=3&_=1: the same document as without`, async () => {
+      const plain = await get(path);
+      const busted = await get(`${path}?v=2&v=3&_=1`);
+      expect(plain.status).toBe(200);
+      expect(busted).toEqual(plain);
+    });
+  }
+
+  it('/schemas/ids/{id}, /healthz, /readyz and /metrics (answers that change between calls) ignore it too', async () => {
+    const byId = await get('/schemas/ids/1');
+    expect(byId.status).toBe(200);
+    expect(await get('/schemas/ids/1?v=2')).toEqual(byId);
+    for (const path of ['/healthz', '/readyz', '/metrics']) expect((await get(`${path}?v=2&v=3`)).status, path).toBe(200);
+  });
+
+  it('a route with parameters still refuses an unknown one (GET /subscriptions?v=2: 400 naming it)', async () => {
+    const r = await get('/subscriptions?v=2');
+    expect(r.status).toBe(400);
+    expect(JSON.parse(r.text)).toMatchObject({ code: 'CEG_INVALID_PARAMETER', violations: [{ field: 'v' }] });
+  });
+});
