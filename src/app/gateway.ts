@@ -47,6 +47,7 @@ import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { missedFirst, subscriptionLag, subscriptionLags } from '../bus/status/index.js';
 import type { LagTarget } from '../bus/status/index.js';
 import { permissionViews } from './permission-views.js';
+import { sessionTimeoutRefusal } from './session-timeout-check.js';
 import type { MetricsPartitionLag as PartitionLag } from '../observability/index.js';
 import { DEFAULT_OWNER, NAME_PATTERN, PullService, Reconciler, SubscriptionService, extendedPartnerIds, groupOf, shadowingFile, SubscriptionStore, cursorSigner, deriveCursorKey, developmentCursorKey, developmentKey, parseSecretsKey, secretBox, secretsKeyDecision, secretsKeyMissing } from '../bus/subscriptions/index.js';
 import type { CursorSigner, SecretBox, StoredSubscription, SubscriptionView } from '../bus/subscriptions/index.js';
@@ -403,10 +404,11 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     const sessionTimeoutMs = config.kafka?.sessionTimeoutMs;
     if (sessionTimeoutMs === undefined || overrides.transport !== undefined || transport.groupSessionTimeoutBounds === undefined) return;
     const bounds = await transport.groupSessionTimeoutBounds();
-    if (bounds === undefined || (sessionTimeoutMs >= bounds.minMs && sessionTimeoutMs <= bounds.maxMs)) return;
+    const refusal = bounds === undefined ? undefined : sessionTimeoutRefusal(sessionTimeoutMs, bounds);
+    if (refusal === undefined || bounds === undefined) return;
     throw new GatewayError(
       'CEG_BROKER_UNAVAILABLE',
-      `KAFKA_SESSION_TIMEOUT_MS=${sessionTimeoutMs} is outside what the broker accepts (group.min.session.timeout.ms–group.max.session.timeout.ms: ${bounds.minMs}–${bounds.maxMs} ms): it would refuse every consumer group member's join (INVALID_SESSION_TIMEOUT); retrying cannot help`,
+      refusal,
       { retriable: false, details: { reason: 'session-timeout', sessionTimeoutMs, minMs: bounds.minMs, maxMs: bounds.maxMs } },
     );
   }
