@@ -88,13 +88,23 @@ export const CONSOLE_JS = String.raw`'use strict';
     if (key) h.authorization = 'Bearer ' + key;
     return h;
   }
+  // The error of an answer that is not ok: the problem's detail (or title) when the body is one,
+  // else the status with the start of the body. A proxy's HTML error page in front of the gateway
+  // (a 502) said "Unexpected token '<'", and a refused tail said only "HTTP 429".
+  function problemOf(res, text) {
+    var body = null;
+    try { body = text === '' ? null : JSON.parse(text); } catch (e) { body = null; }
+    var said = body && typeof body === 'object' && (body.detail || body.title);
+    var err = new Error(said ? String(said) : 'HTTP ' + res.status + (res.statusText ? ' ' + res.statusText : '') + (text.trim() === '' ? '' : ': ' + text.trim().slice(0, 200)));
+    err.status = res.status;
+    return err;
+  }
   function api(path, init) {
     init = init || {};
     return fetch(path, Object.assign({}, init, { headers: headers(init.headers) })).then(function (res) {
       return res.text().then(function (text) {
-        var body = text === '' ? null : JSON.parse(text);
-        if (!res.ok) { var err = new Error((body && (body.detail || body.title)) || ('HTTP ' + res.status)); err.status = res.status; throw err; }
-        return body;
+        if (!res.ok) throw problemOf(res, text);
+        return text === '' ? null : JSON.parse(text);
       });
     });
   }
@@ -242,7 +252,7 @@ export const CONSOLE_JS = String.raw`'use strict';
     if (!again) while (list.firstChild) list.removeChild(list.firstChild);
     var mine = tailAbort = new AbortController();
     fetch('/console/api/tail/' + encodeURIComponent(sub.name) + (sub.owner ? '?owner=' + encodeURIComponent(sub.owner) : ''), { headers: headers({ accept: 'text/event-stream' }), signal: tailAbort.signal }).then(function (res) {
-      if (!res.ok) throw new Error('HTTP ' + res.status);
+      if (!res.ok) return res.text().then(function (text) { throw problemOf(res, text); });
       say('tailing ' + labelOf(sub));
       list.setAttribute('data-tailing', key);
       var reader = res.body.getReader(), decoder = new TextDecoder(), buffer = '';
@@ -273,6 +283,14 @@ export const CONSOLE_JS = String.raw`'use strict';
     }).catch(function (err) { if (err.name !== 'AbortError') say('tail: ' + err.message, true); });
   }
   function stopTail() { if (tailAbort) { tailAbort.abort(); tailAbort = null; } }
+  // The stop button: the status line said "tailing …" on after the tail had stopped.
+  function stopTailByHand() {
+    var list = $('tail'), key = list.getAttribute('data-tailing'), sub = key && fromKey(key);
+    var was = tailAbort !== null;
+    stopTail();
+    list.removeAttribute('data-tailing');
+    if (was) say('tail stopped' + (sub ? ': ' + labelOf(sub) : ''));
+  }
 
   function node(n) {
     var title = el('div', { 'class': 'node-title' }, [(n.name || n.type) + '  ' + n.id]);
@@ -313,7 +331,7 @@ export const CONSOLE_JS = String.raw`'use strict';
       if (sub) redriveDeadLetters(sub, { all: true }).then(listDeadLetters, fail('redrive'));
     });
     $('tail-form').addEventListener('submit', function (e) { e.preventDefault(); startTail(); });
-    $('tail-stop').addEventListener('click', stopTail);
+    $('tail-stop').addEventListener('click', stopTailByHand);
     $('chain-form').addEventListener('submit', function (e) { e.preventDefault(); showChain(); });
     refresh();
     every(2000, function () { return subscriptions.length > 0 ? pollLag().catch(fail('lag')) : null; });

@@ -6,7 +6,9 @@
  * - the status polls of a slow gateway do not overlap (E3);
  * - a dead letter without a readable event (`event: null`, `eventProblem`, no data) is a row that
  *   says why, and a listing the rows cannot show is an error in the status line (E4);
- * - a catalog kind without an `eventId` still renders its row (a missing value is no node).
+ * - a catalog kind without an `eventId` still renders its row (a missing value is no node);
+ * - errors are said with the gateway's words: a refused tail's problem detail, the status of a
+ *   proxy's non-JSON error page, and a stopped tail no longer says "tailing".
  */
 import { existsSync } from 'node:fs';
 import { chromium } from 'playwright-core';
@@ -38,6 +40,10 @@ let maxInFlightStatus = 0;
 /** What GET …/deadletters answers, by owner; `*`: for any owner. */
 let deadLetters: Record<string, unknown> = {};
 let kinds: unknown[] = [];
+/** What GET /console/api/tail/orders answers; undefined: a stream that stays open without events. */
+let tailAnswer: { status: number; contentType: string; body: string } | undefined;
+/** What GET /catalog answers instead of the kinds, when set. */
+let catalogAnswer: { status: number; contentType: string; body: string } | undefined;
 
 const subscription = (owner: string): Record<string, unknown> => ({ name: 'orders', owner, state: 'active', kinds: ['OrderPlaced'], delivery: { mode: 'push' } });
 
@@ -56,7 +62,7 @@ async function answer(route: Route): Promise<void> {
   if (p === '/console') return route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8', body: CONSOLE_HTML });
   if (p === '/console/app.js') return route.fulfill({ status: 200, contentType: 'text/javascript; charset=utf-8', body: CONSOLE_JS });
   if (p === '/console/app.css') return route.fulfill({ status: 200, contentType: 'text/css; charset=utf-8', body: CONSOLE_CSS });
-  if (p === '/catalog') return json(route, 200, { kinds });
+  if (p === '/catalog') return catalogAnswer === undefined ? json(route, 200, { kinds }) : route.fulfill(catalogAnswer);
   if (p === '/subscriptions') return json(route, 200, { items: OWNERS.map(subscription) });
   if (p === '/subscriptions/orders/status') {
     inFlightStatus += 1;
@@ -67,7 +73,7 @@ async function answer(route: Route): Promise<void> {
   }
   if (p === '/subscriptions/orders/deadletters') return json(route, 200, deadLetters[owner] ?? deadLetters['*'] ?? { items: [], next: null });
   if (p === '/subscriptions/orders/deadletters/redrive') return json(route, 200, { redriven: 1, items: [], skipped: [], notFound: [] });
-  if (p === '/console/api/tail/orders') return route.fulfill({ status: 200, contentType: 'text/event-stream', body: ': tailing\n\n' });
+  if (p === '/console/api/tail/orders') return route.fulfill(tailAnswer ?? { status: 200, contentType: 'text/event-stream', body: ': tailing\n\n' });
   return json(route, 404, { title: 'not found', detail: `no route ${p}` });
 }
 
@@ -96,6 +102,8 @@ beforeEach(async () => {
   inFlightStatus = 0;
   maxInFlightStatus = 0;
   deadLetters = {};
+  tailAnswer = undefined;
+  catalogAnswer = undefined;
   kinds = [{ name: 'OrderPlaced', eventId: 'com.example.order.placed.v1', topic: 'orders', owner: 'acme' }];
   await page?.close();
   page = await browser.newPage();
@@ -189,5 +197,36 @@ describe('console script in Chromium against a scripted API', () => {
     await waitFor('the page loaded', async () => (await statusText()) !== '', 10_000, 50);
     expect(await statusText()).toBe('loaded');
     expect(await page.locator('#kinds tbody tr td').allInnerTexts()).toEqual(['OrderPlaced', '', 'orders', 'acme']);
+  }, 30_000);
+
+  it('says why a tail was refused: the problem detail, not only its status', async () => {
+    const detail = 'too many pull requests in progress for partner admin (32): retry after 1 s';
+    tailAnswer = { status: 429, contentType: 'application/problem+json', body: JSON.stringify({ type: 'urn:ce-gateway:error:CEG_RATE_LIMITED', title: 'Rate limited', status: 429, detail, code: 'CEG_RATE_LIMITED' }) };
+    await page.goto(`${ORIGIN}/console`);
+    await waitFor('loaded', async () => (await statusText()) === 'loaded', 10_000, 50);
+    await page.click('#tail-form button[type="submit"]');
+    await waitFor('an error in the status line', async () => (await page.locator('#status').getAttribute('class')) === 'error', 10_000, 50);
+    expect(await statusText()).toBe(`tail: ${detail}`);
+  }, 30_000);
+
+  it('says the status of an error answer that is not JSON (a proxy\'s HTML page), not a JSON parse error', async () => {
+    catalogAnswer = { status: 502, contentType: 'text/html', body: '<html><body><h1>502 Bad Gateway</h1></body></html>' };
+    await page.goto(`${ORIGIN}/console`);
+    await waitFor('an error in the status line', async () => (await page.locator('#status').getAttribute('class')) === 'error', 10_000, 50);
+    const said = await statusText();
+    expect(said).toMatch(/^load: HTTP 502\b/);
+    expect(said).toContain('502 Bad Gateway');
+  }, 30_000);
+
+  it('says the tail stopped when its stop button is pressed', async () => {
+    await page.goto(`${ORIGIN}/console`);
+    await waitFor('loaded', async () => (await statusText()) === 'loaded', 10_000, 50);
+    await page.selectOption('#tail-subscription', 'beta/orders');
+    await page.click('#tail-form button[type="submit"]');
+    await waitFor('tailing', async () => (await statusText()) === 'tailing beta / orders', 10_000, 50);
+    await page.click('#tail-stop');
+    await waitFor('the stop said', async () => (await statusText()) !== 'tailing beta / orders', 10_000, 50);
+    expect(await statusText()).toBe('tail stopped: beta / orders');
+    expect(await page.locator('#tail').getAttribute('data-tailing')).toBeNull();
   }, 30_000);
 });
