@@ -60,7 +60,7 @@ describe('the OpenAPI document', () => {
   });
 
   it('marks the public routes `security: []` and every other one bearer-protected', () => {
-    const open = new Set(['GET /healthz', 'GET /readyz', 'GET /catalog', 'GET /asyncapi.json', 'GET /asyncapi.yaml', 'GET /openapi.json', 'GET /schemas/json/{file}', 'GET /console', 'GET /console/app.js', 'GET /console/app.css']);
+    const open = new Set(['GET /healthz', 'GET /readyz', 'GET /catalog', 'GET /asyncapi.json', 'GET /asyncapi.yaml', 'GET /openapi.json', 'GET /schemas/json/{file}', 'GET /console', 'GET /console/app.js', 'GET /console/app.css', 'GET /console/favicon.svg']);
     for (const [path, ops] of Object.entries(doc.paths)) {
       for (const [m, op] of Object.entries(ops)) {
         const security = (op as { security?: unknown[] }).security;
@@ -213,6 +213,7 @@ describe('contract: real answers against the document', () => {
     expect((await check('GET', '/console')).status).toBe(200);
     expect((await check('GET', '/console/app.js')).status).toBe(200);
     expect((await check('GET', '/console/app.css')).status).toBe(200);
+    expect((await check('GET', '/console/favicon.svg')).status).toBe(200);
     expect((await check('GET', '/console/api/trace/abc', { key: k.acme })).status).toBe(403);
     expect((await check('GET', '/console/api/trace/abc')).status).toBe(401);
     expect((await check('GET', `/console/api/tail/${name}`, { key: k.acme })).status).toBe(404);

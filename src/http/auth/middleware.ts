@@ -27,7 +27,7 @@ import { PartnerRateLimits } from './rate-limit.js';
 /** Paths anyone may read (issue 11): health, readiness and the public documents. */
 // The console's page and assets hold no data (issue 16): a browser loads them without a key; the
 // page then sends the operator's key on every data request.
-const PUBLIC_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/openapi.json', '/asyncapi.json', '/asyncapi.yaml', '/catalog', '/console', '/console/app.js', '/console/app.css']);
+export const PUBLIC_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/openapi.json', '/asyncapi.json', '/asyncapi.yaml', '/catalog', '/console', '/console/app.js', '/console/app.css', '/console/favicon.svg']);
 
 export interface HttpAuthOptions {
   /** undefined: no authentication (`AUTH=none`; the caller is {@link ANONYMOUS}). */

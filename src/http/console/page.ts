@@ -12,6 +12,7 @@ export const CONSOLE_HTML = String.raw`<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>ce-gateway console</title>
+<link rel="icon" href="/console/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/console/app.css">
 <script src="/console/app.js" defer></script>
 </head>
@@ -338,4 +339,13 @@ export const CONSOLE_JS = String.raw`'use strict';
     every(15000, function () { return loadSubscriptions().catch(function () {}); });
   });
 })();
+`;
+
+/**
+ * The page's icon. Without one a browser asks for `/favicon.ico`, which the gateway answers 404
+ * (401 with PARTNERS_FILE): an error in the browser's console on every load of the page, where an
+ * operator looks when something does not work. A `data:` icon is refused by the page's own
+ * Content-Security-Policy (`img-src 'self'`), so it is served from here.
+ */
+export const CONSOLE_ICON = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" rx="3" fill="#1f4e79"/><path d="M4 8h8M8 4l4 4-4 4" stroke="#fff" stroke-width="2" fill="none"/></svg>
 `;

@@ -33,7 +33,7 @@ import type { PullSlots } from '../api/subscriptions/pull-slots.js';
 import { STREAM_SEND_STALL_MS, cutWhenStalled, writeWithBackpressure } from '../api/subscriptions/send-stall.js';
 import { STREAM_MAX_LIFE_MS } from '../api/subscriptions/pull-routes.js';
 import { notAllowed, queryParams } from '../api/subscriptions/route-parts.js';
-import { CONSOLE_CSS, CONSOLE_HTML, CONSOLE_JS } from './page.js';
+import { CONSOLE_CSS, CONSOLE_HTML, CONSOLE_ICON, CONSOLE_JS } from './page.js';
 import { kindOf } from '../../catalog/lookup.js';
 
 export interface ConsoleDeps {
@@ -95,6 +95,7 @@ export function consoleRouter(deps: ConsoleDeps, slots?: PullSlots): Router {
   r.get('/console', staticAsset('text/html; charset=utf-8', CONSOLE_HTML));
   r.get('/console/app.js', staticAsset('text/javascript; charset=utf-8', CONSOLE_JS));
   r.get('/console/app.css', staticAsset('text/css; charset=utf-8', CONSOLE_CSS));
+  r.get('/console/favicon.svg', staticAsset('image/svg+xml', CONSOLE_ICON));
 
   // express answers HEAD with the GET handler: a HEAD would start a tail (a broker read holding the
   // caller's pull slot) or read every topic for a trace, for an answer without a body. Refused as

@@ -9,7 +9,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { chromium } from 'playwright-core';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, ConsoleMessage, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGatewayProcess } from '../../../bench/lib/gateway-process.js';
 import type { GatewayProcess } from '../../../bench/lib/gateway-process.js';
@@ -84,9 +84,20 @@ describe('operator console in Chromium', () => {
     await post([root]);
     await post([child]);
 
+    // What the page loads by itself (script, style, icon, catalog, subscriptions) all loads: the
+    // browser's console, where an operator looks first, says no error (it said the 404 of
+    // /favicon.ico on every load).
+    const errors: string[] = [];
+    const onConsole = (m: ConsoleMessage): void => {
+      if (m.type() === 'error') errors.push(`${m.text()} ${m.location().url}`);
+    };
+    page.on('console', onConsole);
     await page.goto(`${gw.url}/console`);
     await waitFor('the kinds table', async () => (await page.locator('#kinds tbody tr').count()) > 0, 20_000, 100);
     expect(await page.locator('#kinds tbody').innerText()).toContain('PriceLoadingCompleted');
+    await waitFor('the page loaded', async () => (await page.locator('#status').innerText()) === 'loaded', 20_000, 100);
+    page.off('console', onConsole);
+    expect(errors).toEqual([]);
 
     await page.fill('#correlationid', correlationid);
     await page.click('#chain-form button');

@@ -186,6 +186,7 @@ export const consolePaths: PathsFragment = {
   '/console': asset('consolePage', 'The operator console page', 'text/html'),
   '/console/app.js': asset('consoleScript', 'The console\'s script', 'text/javascript'),
   '/console/app.css': asset('consoleStyle', 'The console\'s style sheet', 'text/css'),
+  '/console/favicon.svg': asset('consoleIcon', 'The console\'s icon', 'image/svg+xml'),
   '/console/api/trace/{correlationid}': {
     get: {
       operationId: 'consoleTrace',
