@@ -5,7 +5,7 @@
  */
 import { resolve } from 'node:path';
 import { publicUrl } from '../../src/core/public-url.js';
-import { stackConfig, stackDown, stackReset, stackStatus, stackUp } from './index.js';
+import { stackConfig, stackDown, stackReset, stackStatus, stackStatusNote, stackUp } from './index.js';
 
 async function main(cmd: string | undefined): Promise<number> {
   switch (cmd) {
@@ -31,6 +31,8 @@ async function main(cmd: string | undefined): Promise<number> {
     case 'status': {
       const s = await stackStatus();
       for (const [k, v] of Object.entries(s)) process.stdout.write(`${k}: ${v ? 'up' : 'down'}\n`);
+      const note = await stackStatusNote();
+      if (note !== undefined) process.stderr.write(`stack: ${note}\n`);
       return Object.values(s).every(Boolean) ? 0 : 1;
     }
     default:

@@ -12,8 +12,8 @@ import { kafkaPidFile, kafkaReady, startKafka, stopKafka } from './kafka.js';
 import { databaseUrl, postgresRunning, startPostgres, stopPostgres } from './postgres.js';
 import { preflight } from './preflight.js';
 import type { Tools } from './preflight.js';
-import { portClashes, postmasterPid, stackPorts, takenPorts, takenPortsMessage } from './ports.js';
-import type { StackService } from './ports.js';
+import { foreignPortsMessage, portClashes, postmasterPid, stackPorts, takenPorts, takenPortsMessage } from './ports.js';
+import type { StackPort, StackService, TakenPort } from './ports.js';
 import { readPid } from './process.js';
 import { registryPidFile, registryReady, registryTlsUrl, registryUrl, startRegistry, stopRegistry } from './registry.js';
 import { ensureStackTls, tlsFiles } from './tls.js';
@@ -66,12 +66,8 @@ function envOf(cfg: StackConfig): StackEnv {
  * this run started before the error goes on, so no half stack is left behind.
  * Errors: Error with the reason (the CLI prints it and exits 2).
  */
-export async function stackUp(log: (line: string) => void = () => {}): Promise<StackEnv> {
-  const cfg = stackConfig();
-  const tools = await preflight();
-  const ports = stackPorts(cfg);
-  const clashes = portClashes(ports);
-  if (clashes.length > 0) throw new Error(`not starting: ${clashes.join('; ')} (each service needs its own port); nothing was started`);
+/** This state folder's running services and their pids (from their pid files). */
+function ownServices(cfg: StackConfig): { readonly ours: ReadonlySet<number>; readonly running: ReadonlySet<StackService> } {
   const pids = { kafka: readPid(kafkaPidFile(cfg)), registry: readPid(registryPidFile(cfg)), postgres: postmasterPid(cfg.postgres.dataDir) };
   const running = new Set<StackService>([
     ...(pids.kafka === undefined ? [] : (['Kafka'] as const)),
@@ -79,6 +75,34 @@ export async function stackUp(log: (line: string) => void = () => {}): Promise<S
     ...(pids.postgres === undefined ? [] : (['PostgreSQL'] as const)),
   ]);
   const ours = new Set([pids.kafka, pids.registry, pids.postgres].filter((p): p is number => p !== undefined));
+  return { ours, running };
+}
+
+/** The stack's ports that processes other than this state folder's services hold. Never throws. */
+async function foreignPorts(cfg: StackConfig, ports: readonly StackPort[] = stackPorts(cfg)): Promise<TakenPort[]> {
+  const { ours, running } = ownServices(cfg);
+  return takenPorts(ports, ours, running);
+}
+
+/**
+ * `stack:status`'s note on the ports of this stack that something else holds (another checkout's
+ * stack, a process of its own), or undefined when there are none. The status lines probe Kafka and
+ * the registry on their ports and PostgreSQL in this state folder, so from a checkout beside a
+ * running stack they said `postgres: down`, `kafka: up`, `registry: up`: neither true of this
+ * checkout nor of the stack that answers. Never throws.
+ */
+export async function stackStatusNote(): Promise<string | undefined> {
+  const taken = await foreignPorts(stackConfig());
+  return taken.length === 0 ? undefined : foreignPortsMessage(taken);
+}
+
+export async function stackUp(log: (line: string) => void = () => {}): Promise<StackEnv> {
+  const cfg = stackConfig();
+  const tools = await preflight();
+  const ports = stackPorts(cfg);
+  const clashes = portClashes(ports);
+  if (clashes.length > 0) throw new Error(`not starting: ${clashes.join('; ')} (each service needs its own port); nothing was started`);
+  const { ours, running } = ownServices(cfg);
   const taken = await takenPorts(ports, ours, running);
   if (taken.length > 0) throw new Error(takenPortsMessage(taken));
   mkdirSync(cfg.stateDir, { recursive: true });

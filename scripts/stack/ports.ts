@@ -167,10 +167,10 @@ export function portClashes(ports: readonly StackPort[]): string[] {
   return out;
 }
 
-/** The message of a refused start: each taken port with its setting, service and holders, and what to do. */
-export function takenPortsMessage(taken: readonly TakenPort[]): string {
+/** One line per taken port: its setting, service and holders (each holder's command once). */
+function takenLines(taken: readonly TakenPort[]): string[] {
   const named = new Set<number>();
-  const lines = taken.map((t) => {
+  return taken.map((t) => {
     const who =
       t.holders.length === 0
         ? 'a process this user cannot name (try `sudo ss -ltnp`)'
@@ -185,13 +185,37 @@ export function takenPortsMessage(taken: readonly TakenPort[]): string {
             .join(', ');
     return `  127.0.0.1:${t.port} (${t.setting}, ${t.service}) is held by ${who}`;
   });
-  const envFiles = [...new Set(taken.flatMap((t) => t.holders.flatMap((h) => (h.stackEnvFile === undefined ? [] : [h.stackEnvFile]))))];
+}
+
+function envFilesOf(taken: readonly TakenPort[]): string[] {
+  return [...new Set(taken.flatMap((t) => t.holders.flatMap((h) => (h.stackEnvFile === undefined ? [] : [h.stackEnvFile]))))];
+}
+
+/** The message of a refused start: each taken port with its setting, service and holders, and what to do. */
+export function takenPortsMessage(taken: readonly TakenPort[]): string {
+  const envFiles = envFilesOf(taken);
   return [
     `not starting: ${taken.length === 1 ? 'a port' : `${taken.length} ports`} of the stack ${taken.length === 1 ? 'is' : 'are'} taken; nothing was started`,
-    ...lines,
+    ...takenLines(taken),
     `Stop what holds ${taken.length === 1 ? 'it' : 'them'}, or move this stack to free ports (the STACK_…_PORT settings, README "Quick start"), or use the stack that is running: ${
       envFiles.length > 0 ? envFiles.map((f) => `CE_GATEWAY_ENV_FILE=${f}`).join(' or ') : 'CE_GATEWAY_ENV_FILE=<its checkout>/.stack/env'
     } (README "A stack that is already running").`,
+  ].join('\n');
+}
+
+/**
+ * `stack:status`'s note when ports of this stack are held by something other than its own services:
+ * an `up` above is then what answers on the port, not this checkout's stack (README "A stack that
+ * is already running").
+ */
+export function foreignPortsMessage(taken: readonly TakenPort[]): string {
+  const envFiles = envFilesOf(taken);
+  return [
+    `not this stack's: ${taken.length === 1 ? 'a port' : `${taken.length} ports`} of this checkout's stack ${taken.length === 1 ? 'is' : 'are'} held by other processes, so a service shown up answers there but was not started from here, and one shown down cannot start:`,
+    ...takenLines(taken),
+    `To use the stack that runs, name its env file in every shell: ${
+      envFiles.length > 0 ? envFiles.map((f) => `CE_GATEWAY_ENV_FILE=${f}`).join(' or ') : 'CE_GATEWAY_ENV_FILE=<its checkout>/.stack/env'
+    } (README "A stack that is already running"); its own checkout's \`npm run stack:status\` shows it.`,
   ].join('\n');
 }
 

@@ -29,10 +29,10 @@ let holder: ChildProcessWithoutNullStreams;
 let held: number[];
 const temps: string[] = [];
 
-/** A child process listening on `n` loopback ports (the OS's choice) until killed; its argv carries MARKER. */
+/** A child process listening on `n` loopback ports (the OS's choice) until killed, closing each connection at once (a status probe fails fast); its argv carries MARKER. */
 async function portHolder(n: number): Promise<{ child: ChildProcessWithoutNullStreams; ports: number[] }> {
   const script = `const net = require('node:net'); const ports = []; let left = ${n};
-    for (let i = 0; i < ${n}; i++) { const s = net.createServer(); s.listen(0, '127.0.0.1', () => { ports.push(s.address().port); if (--left === 0) console.log(JSON.stringify(ports)); }); }`;
+    for (let i = 0; i < ${n}; i++) { const s = net.createServer((c) => c.destroy()); s.listen(0, '127.0.0.1', () => { ports.push(s.address().port); if (--left === 0) console.log(JSON.stringify(ports)); }); }`;
   const child = spawn(process.execPath, ['-e', script, MARKER], { stdio: ['pipe', 'pipe', 'pipe'] });
   const line = await new Promise<string>((r, j) => {
     createInterface({ input: child.stdout }).once('line', r);
@@ -110,5 +110,28 @@ describe('the stack\'s port check', () => {
     // Nothing was started or made: no state folder, no PostgreSQL folder.
     expect(existsSync(stateDir), said).toBe(false);
     expect(existsSync(pgHome), said).toBe(false);
+  }, 150_000);
+
+  it('stack:status with its ports held by other processes says so, naming each port and holder (it said only "postgres: down, kafka: up, registry: up" beside another checkout\'s stack)', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'ceg-stack-status-'));
+    temps.push(root);
+    const ports = Object.fromEntries(SETTINGS.map((s, i) => [s, String(held[i])]));
+    const r = await runProcess(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts', 'stack', 'cli.ts'), 'status'], {
+      cwd: ROOT,
+      env: { ...process.env, ...ports, CE_GATEWAY_STACK_DIR: join(root, 'state') },
+      timeoutMs: 120_000,
+    });
+    const said = `stdout: ${r.stdout}\nstderr: ${r.stderr}`;
+    // The holder answers no Kafka or registry request: every service is down here.
+    expect(r.code, said).toBe(1);
+    expect(r.stdout, said).toBe('postgres: down\nkafka: down\nregistry: down\n');
+    const lines = r.stderr.split('\n');
+    expect(lines[0], said).toMatch(new RegExp(`^stack: not this stack's: ${SETTINGS.length} ports of this checkout's stack are held by other processes`));
+    SETTINGS.forEach((setting, i) => {
+      const line = lines.find((l) => l.startsWith(`  127.0.0.1:${held[i]} (${setting}, `));
+      expect(line, `${setting}\n${said}`).toBeDefined();
+      expect(line, said).toContain(`is held by pid ${holder.pid} (`);
+    });
+    expect(r.stderr, said).toContain('CE_GATEWAY_ENV_FILE=<its checkout>/.stack/env (README "A stack that is already running")');
   }, 150_000);
 });
