@@ -27,6 +27,18 @@ describe('webhook target ports', () => {
     expect(late.message).toContain('port 25 refused');
   });
 
+  it('a host name refused for its port beside an allow list of addresses says the list matches the URL\'s host as written (docs/subscriptions.md "Try it": WEBHOOK_ALLOWED_HOSTS=127.0.0.1 and http://localhost:9000)', () => {
+    const err = caught(() => checkTargetUrl('http://localhost:9000/hook', parseAllowList('127.0.0.1')));
+    expect(err.code).toBe('CEG_WEBHOOK_TARGET_REFUSED');
+    expect(err.message).toContain('port 9000 refused');
+    expect(err.message).toContain('localhost is a host name and WEBHOOK_ALLOWED_HOSTS matches the URL\'s host as written: list the name itself, or use the address in the URL');
+    // Without an allow list there is nothing it could have matched: the port alone is said.
+    expect(caught(() => checkTargetUrl('https://hooks.example.com:9000/h')).message).not.toContain('as written');
+    // An address literal is matched as an address: no such hint.
+    expect(caught(() => checkTargetUrl(`https://${PUBLIC}:9000/h`, parseAllowList('127.0.0.1'))).message).not.toContain('as written');
+    expect(() => checkTargetUrl('http://localhost:9000/hook', parseAllowList('localhost'))).not.toThrow();
+  });
+
   it('WEBHOOK_ALLOWED_PORTS adds ports, * allows any; an allow-listed host name or address keeps any port', async () => {
     const more = parseAllowList(undefined, '8443, 9443');
     expect(() => checkTargetUrl(`https://${PUBLIC}:8443/h`, more)).not.toThrow();

@@ -188,8 +188,12 @@ export function checkTargetUrl(text: string, allow: AllowList = EMPTY_ALLOW_LIST
   const addressAllowed = literal && inRanges(ipaddr.parse(host), allow);
   const port = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
   const ports = allow.ports ?? DEFAULT_PORTS;
+  // A host name whose addresses the allow list names (WEBHOOK_ALLOWED_HOSTS=127.0.0.1, a URL naming
+  // localhost, as in docs/subscriptions.md "Try it" on port 9000) is refused here before the https
+  // rule below: say the same about it, or the port is all the caller reads.
+  const asWritten = !literal && (allow.hosts.size > 0 || allow.ranges.length > 0) ? ` (${host.slice(0, 100)} is a host name and WEBHOOK_ALLOWED_HOSTS matches the URL's host as written: list the name itself, or use the address in the URL)` : '';
   if (!hostAllowed && !addressAllowed && ports !== 'any' && !ports.has(port)) {
-    throw refused(`port ${port} refused: webhooks use ${[...ports].sort((a, b) => a - b).join(', ')} unless WEBHOOK_ALLOWED_PORTS lists the port (or *) or WEBHOOK_ALLOWED_HOSTS lists the host`, { port });
+    throw refused(`port ${port} refused: webhooks use ${[...ports].sort((a, b) => a - b).join(', ')} unless WEBHOOK_ALLOWED_PORTS lists the port (or *) or WEBHOOK_ALLOWED_HOSTS lists the host${asWritten}`, { port });
   }
   if (url.protocol === 'http:' && !hostAllowed && !addressAllowed) {
     // A fresh-user trial tripped here: WEBHOOK_ALLOWED_HOSTS=127.0.0.1 and a URL naming localhost.
