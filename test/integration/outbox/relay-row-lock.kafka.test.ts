@@ -66,7 +66,7 @@ describe('outbox relay and a row lock held by another session', () => {
       expect(relay.stats().lastError?.code).toBe('55P03');
       expect(relay.stats().published).toBe(0);
       await unlock();
-      await waitFor('the rows published', () => relay.stats().published === 3, 20_000);
+      await waitFor('the rows published', () => relay.stats().published === 3, 30_000);
       expect((await rowStates(f)).unsent).toBe(0);
     } finally {
       await unlock();
@@ -148,14 +148,17 @@ describe('outbox relay and a row lock held by another session', () => {
     await f.pool.query(`TRUNCATE ${f.writer.table.sql}`);
     for (let i = 1; i <= 3; i++) await writeCommitted(f, 'EUR/USD', i);
     const { transport, hang } = hangingLimitReads();
-    const relay = await startOutboxRelay({ pool: f.pool, transport, table: f.table, pollIntervalMs: 100, publishTimeoutMs: 400 });
+    // 2 s: the hung read is still cut by it, and a real read on a loaded machine (kafkajs's admin
+    // connects at its first DescribeConfigs) is not — at 400 ms one was, again and again, and the rows
+    // stayed unsent past the wait below.
+    const relay = await startOutboxRelay({ pool: f.pool, transport, table: f.table, pollIntervalMs: 100, publishTimeoutMs: 2_000 });
     try {
-      await waitFor('the timed-out read counted', () => relay.stats().failedAttempts >= 1, 10_000);
+      await waitFor('the timed-out read counted', () => relay.stats().failedAttempts >= 1, 20_000);
       expect(relay.stats().lastError?.code).toBe('CEG_DELIVERY_TIMEOUT');
       expect(relay.stats().lastError?.message).toContain('max.message.bytes');
       expect(relay.stats().published).toBe(0);
       hang.on = false;
-      await waitFor('the rows published', () => relay.stats().published === 3, 20_000);
+      await waitFor('the rows published', () => relay.stats().published === 3, 30_000);
       expect((await rowStates(f)).unsent).toBe(0);
     } finally {
       await relay.stop();
