@@ -3,8 +3,8 @@
  * Kafka (`replay`):
  * - **where**: `--gateway <url>`, default PUBLIC_BASE_URL;
  * - **who**: the partner's API key from the environment (or the env file) — `CE_GATEWAY_API_KEY`,
- *   or `CE_GATEWAY_API_KEY_FILE` naming a file that holds it (Docker/Kubernetes secrets; the
- *   variable wins over the file, an empty one counts as unset, as for the gateway's own `<NAME>_FILE`
+ *   or `CE_GATEWAY_API_KEY_FILE` naming a file that holds it (Docker/Kubernetes secrets; both
+ *   set is an error, an empty one counts as unset, as for the gateway's own `<NAME>_FILE`
  *   secrets) — sent as `Authorization: Bearer <key>`. Never from the command line (argv shows in
  *   `ps`), never logged or printed;
  * - **on whose behalf**: `--owner <partner>` (admins: another partner's subscriptions), sent as the
@@ -33,8 +33,8 @@ const HEADER_SAFE = /^[\x21-\x7e]{1,4096}$/;
  * The API key: CE_GATEWAY_API_KEY, else the content of the file CE_GATEWAY_API_KEY_FILE (trimmed);
  * undefined when neither is set (an empty variable counts as unset). Error messages name the
  * variable and the file, never the key.
- * Errors: CEG_INVALID_OPTIONS (`field` the variable) for an unreadable or empty file, or a key a
- *   header cannot carry.
+ * Errors: CEG_INVALID_OPTIONS (`field` the variable) for both set, an unreadable or empty file, or
+ *   a key a header cannot carry.
  */
 export function apiKeyFrom(vars: Readonly<Record<string, string | undefined>>): string | undefined {
   const r = secretVariable(vars, 'CE_GATEWAY_API_KEY');

@@ -351,7 +351,11 @@ function withSecretFiles(vars: Record<string, string | undefined>, problems: Con
   const out = { ...vars };
   for (const n of SECRET_NAMES) {
     const r = secretVariable(vars, n);
-    if ('problem' in r) problems.push({ variable: r.variable, message: r.problem });
+    if ('problem' in r) {
+      problems.push({ variable: r.variable, message: r.problem });
+      // Said once: the value is not checked as well (it may not be the one meant).
+      out[n] = undefined;
+    }
     else if (r.variable === `${n}_FILE`) out[n] = r.value;
   }
   for (const [k, v] of Object.entries(out)) if (v === '') out[k] = undefined;
@@ -360,16 +364,19 @@ function withSecretFiles(vars: Record<string, string | undefined>, problems: Con
 
 /**
  * A secret given as the variable `name`, or as the content of the file its `<name>_FILE` names
- * (trimmed; Docker and Kubernetes secrets). The variable wins; an empty one counts as unset, so it
- * does not hide its `_FILE`. `variable` says which one gave the value (or failed). The problem text
- * names the file, never its content. Pure but for reading the file.
+ * (trimmed; Docker and Kubernetes secrets). An empty variable counts as unset, so it does not hide
+ * its `_FILE`. Both set is a problem (`variable` = `name`), as in the official Postgres and MySQL
+ * images: which one is meant cannot be told, and picking one silently hid a stale variable behind
+ * a login refused by the broker (break pass hE). `variable` says which one gave the value (or
+ * failed). The problem text names the file, never its content. Pure but for reading the file.
  */
 export function secretVariable(vars: Readonly<Record<string, string | undefined>>, name: string): { readonly value?: string; readonly variable: string } | { readonly problem: string; readonly variable: string } {
   const direct = vars[name];
-  if (direct !== undefined && direct !== '') return { value: direct, variable: name };
   const fileVariable = `${name}_FILE`;
   const file = vars[fileVariable];
-  if (file === undefined || file === '') return { variable: name };
+  const hasFile = file !== undefined && file !== '';
+  if (direct !== undefined && direct !== '') return hasFile ? { problem: `set either ${name} or ${fileVariable}, not both (which one is meant cannot be told)`, variable: name } : { value: direct, variable: name };
+  if (!hasFile) return { variable: name };
   try {
     const value = readFileSync(file, 'utf8').trim();
     // An empty secret file is a broken mount, not "unset": unset would fall back (a development
@@ -430,9 +437,11 @@ export function checkConfig(vars: Record<string, string | undefined>): { readonl
   // `auto` is refused without Kafka on any machine, also where it would come to 1: a setting that
   // starts on a 1-CPU laptop must not fail on a 4-CPU server.
   if (parsed.success && parsed.data.GATEWAY_WORKERS !== 1 && parsed.data.KAFKA_BROKERS === undefined) problems.push({ variable: 'GATEWAY_WORKERS', message: parsed.data.GATEWAY_WORKERS === 'auto' ? 'auto (one worker per CPU) needs KAFKA_BROKERS, also where it would come to one worker (the in-memory bus lives in one process)' : 'more than one worker needs KAFKA_BROKERS (the in-memory bus lives in one process)' });
-  if (raw.KAFKA_SASL_MECHANISM && (!raw.KAFKA_SASL_USERNAME || !raw.KAFKA_SASL_PASSWORD)) problems.push({ variable: 'KAFKA_SASL_MECHANISM', message: 'needs KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD' });
+  // A secret whose own variable or file is already a problem is not said missing a second time.
+  const secretProblem = (n: string): boolean => problems.some((p) => p.variable === n || p.variable === `${n}_FILE`);
+  if (raw.KAFKA_SASL_MECHANISM && (!raw.KAFKA_SASL_USERNAME || !raw.KAFKA_SASL_PASSWORD) && !secretProblem('KAFKA_SASL_USERNAME') && !secretProblem('KAFKA_SASL_PASSWORD')) problems.push({ variable: 'KAFKA_SASL_MECHANISM', message: 'needs KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD' });
   if (parsed.success && parsed.data.HTTP_HEADERS_TIMEOUT_MS > parsed.data.HTTP_REQUEST_TIMEOUT_MS) problems.push({ variable: 'HTTP_HEADERS_TIMEOUT_MS', message: 'must not exceed HTTP_REQUEST_TIMEOUT_MS (the headers are part of the request)' });
-  if (Boolean(raw.SCHEMA_REGISTRY_USERNAME) !== Boolean(raw.SCHEMA_REGISTRY_PASSWORD)) problems.push({ variable: 'SCHEMA_REGISTRY_USERNAME', message: 'goes together with SCHEMA_REGISTRY_PASSWORD: set both or neither' });
+  if (Boolean(raw.SCHEMA_REGISTRY_USERNAME) !== Boolean(raw.SCHEMA_REGISTRY_PASSWORD) && !secretProblem('SCHEMA_REGISTRY_USERNAME') && !secretProblem('SCHEMA_REGISTRY_PASSWORD')) problems.push({ variable: 'SCHEMA_REGISTRY_USERNAME', message: 'goes together with SCHEMA_REGISTRY_PASSWORD: set both or neither' });
   // The group coordinator refuses nothing here, but a heartbeat not more often than the session
   // timeout ends every member's session between two heartbeats (and both clients refuse it).
   if (parsed.success && parsed.data.KAFKA_HEARTBEAT_INTERVAL_MS !== undefined && parsed.data.KAFKA_HEARTBEAT_INTERVAL_MS >= (parsed.data.KAFKA_SESSION_TIMEOUT_MS ?? DEFAULT_SESSION_TIMEOUT_MS)) {

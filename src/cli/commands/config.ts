@@ -85,8 +85,7 @@ export function checkConfiguration(env: NodeJS.ProcessEnv, cwd: string): Report 
     .filter((k) => !known.has(k) && OUR_PREFIXES.some((p) => k.startsWith(p)))
     .sort()
     .map((k) => `${k} is not a setting of ce-gateway (a typo?); it is ignored`);
-  // Both forms of a secret: the variable wins (config.ts secretVariable); the file is not read.
-  for (const n of SECRET_KEYS) if (vars[n] && vars[`${n}_FILE`]) warnings.push(`${n} and ${n}_FILE are both set: ${n} is used and the file is not read`);
+  // Both forms of a secret are a problem of checkConfig (config.ts secretVariable).
   // The CLI's broker deadline: every Kafka command of the CLI exits 2 on a value it does not take.
   const cli: { variable: string; message: string; expected?: string }[] = [];
   try {

@@ -122,8 +122,11 @@ describe('config check', () => {
     writeFileSync(partners, `partners:\n  - id: acme\n    keys: [{ sha256: ${'a'.repeat(64)} }]\n`);
     const oidc = checkConfiguration({ ...base, PARTNERS_FILE: partners, OIDC_ISSUER: 'https://idp.example', OIDC_AUDIENCE: 'gw', OIDC_JWKS_FILE: join(dir, 'no-jwks.json') }, dir);
     expect(oidc.problems.map((p) => [p.variable, p.message])).toEqual([['OIDC_JWKS_FILE', expect.stringMatching(/is not a readable JWKS/)]]);
-    // Both forms of a secret: said, the variable wins.
-    expect(checkConfiguration({ ...base, KAFKA_SASL_PASSWORD: SECRET, KAFKA_SASL_PASSWORD_FILE: partners }, dir).warnings).toEqual(['KAFKA_SASL_PASSWORD and KAFKA_SASL_PASSWORD_FILE are both set: KAFKA_SASL_PASSWORD is used and the file is not read']);
+    // Both forms of a secret: a problem naming the variable, as `serve` refuses it (the value not printed).
+    const both = checkConfiguration({ ...base, KAFKA_SASL_PASSWORD: SECRET, KAFKA_SASL_PASSWORD_FILE: partners }, dir);
+    expect(both.ok).toBe(false);
+    expect(both.problems.map((p) => [p.variable, p.message])).toEqual([['KAFKA_SASL_PASSWORD', 'set either KAFKA_SASL_PASSWORD or KAFKA_SASL_PASSWORD_FILE, not both (which one is meant cannot be told)']]);
+    expect(JSON.stringify(both)).not.toContain(SECRET);
     // The same partners file alone is fine, and so is a loopback HOST without one.
     expect(checkConfiguration({ ...base, PARTNERS_FILE: partners, HOST: '0.0.0.0' }, dir).ok).toBe(true);
     expect(checkConfiguration({ ...base, HOST: '127.0.0.1' }, dir).ok).toBe(true);

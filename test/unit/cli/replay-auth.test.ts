@@ -148,14 +148,15 @@ describe('ce-gateway replay against a gateway with partners', { timeout: 120_000
 });
 
 describe('the CLI\'s gateway client', () => {
-  it('the key: the variable wins over the file; an empty variable counts as unset; an empty or unreadable file, or a key no header can carry, is an error naming the variable, never the key', () => {
+  it('the key: the variable and the file both set is an error; an empty variable counts as unset; an empty or unreadable file, or a key no header can carry, is an error naming the variable, never the key', () => {
     const d = mkdtempSync(join(tmpdir(), 'ceg-cli-key-'));
     try {
       const file = join(d, 'key');
       writeFileSync(file, '  from-the-file\n');
       expect(apiKeyFrom({})).toBeUndefined();
       expect(apiKeyFrom({ CE_GATEWAY_API_KEY: '', CE_GATEWAY_API_KEY_FILE: '' })).toBeUndefined();
-      expect(apiKeyFrom({ CE_GATEWAY_API_KEY: 'direct', CE_GATEWAY_API_KEY_FILE: file })).toBe('direct');
+      expect(() => apiKeyFrom({ CE_GATEWAY_API_KEY: 'direct-secret', CE_GATEWAY_API_KEY_FILE: file })).toThrow(/^CE_GATEWAY_API_KEY: set either CE_GATEWAY_API_KEY or CE_GATEWAY_API_KEY_FILE, not both/);
+      expect(apiKeyFrom({ CE_GATEWAY_API_KEY: 'direct' })).toBe('direct');
       expect(apiKeyFrom({ CE_GATEWAY_API_KEY: '', CE_GATEWAY_API_KEY_FILE: file })).toBe('from-the-file');
       writeFileSync(file, '\n');
       expect(() => apiKeyFrom({ CE_GATEWAY_API_KEY_FILE: file })).toThrow(/CE_GATEWAY_API_KEY_FILE: .* is empty/);

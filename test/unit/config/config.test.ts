@@ -181,9 +181,27 @@ describe('loadConfig: <NAME>_FILE secrets', () => {
     expect(c.outbox.databaseUrl).toBe('postgres://u:p@db/x');
   });
 
-  it('the variable itself wins over its _FILE', () => {
-    const c = loadConfig({ OUTBOX_DATABASE_URL: 'postgres://env/x', OUTBOX_DATABASE_URL_FILE: file('db2', 'postgres://file/x') });
-    expect(c.outbox.databaseUrl).toBe('postgres://env/x');
+  it('a secret set both as its variable and as its _FILE is refused, naming the variable, neither value echoed (break pass hE: the variable won silently)', () => {
+    const pw = file('pw-both', 'file-s3cret-value\n');
+    const err = caught(() => loadConfig({ KAFKA_BROKERS: 'k:1', KAFKA_SASL_MECHANISM: 'scram-sha-512', KAFKA_SASL_USERNAME: 'u', KAFKA_SASL_PASSWORD: 'env-s3cret-value', KAFKA_SASL_PASSWORD_FILE: pw }));
+    expect(err.code).toBe('CEG_INVALID_OPTIONS');
+    expect(err.retriable).toBe(false);
+    // Only this problem: the SASL combination rule does not call the password missing as well.
+    expect(err.details.problems).toEqual(['KAFKA_SASL_PASSWORD: set either KAFKA_SASL_PASSWORD or KAFKA_SASL_PASSWORD_FILE, not both (which one is meant cannot be told)']);
+    expect(err.message).not.toMatch(/s3cret-value/);
+    for (const name of ['OUTBOX_DATABASE_URL', 'SCHEMA_REGISTRY_USERNAME', 'SUBSCRIPTION_SECRETS_KEY']) {
+      const e = caught(() => loadConfig({ [name]: 'env-s3cret-value', [`${name}_FILE`]: pw }));
+      expect((e.details.problems as string[]).filter((p) => p.startsWith(`${name}:`)), name).toEqual([`${name}: set either ${name} or ${name}_FILE, not both (which one is meant cannot be told)`]);
+      expect(e.message).not.toMatch(/s3cret-value/);
+    }
+  });
+
+  it('a _FILE that cannot be read is the only problem said about that secret (not also "needs KAFKA_SASL_PASSWORD")', () => {
+    const err = caught(() => loadConfig({ KAFKA_BROKERS: 'k:1', KAFKA_SASL_MECHANISM: 'plain', KAFKA_SASL_USERNAME: 'u', KAFKA_SASL_PASSWORD_FILE: join(dir, 'missing-pw'), SCHEMA_REGISTRY_URL: 'http://r', SCHEMA_REGISTRY_USERNAME: 'ru', SCHEMA_REGISTRY_PASSWORD_FILE: file('empty-pw', '\n') }));
+    expect(err.details.problems).toEqual([
+      `KAFKA_SASL_PASSWORD_FILE: cannot read ${join(dir, 'missing-pw')} (ENOENT)`,
+      `SCHEMA_REGISTRY_PASSWORD_FILE: ${join(dir, 'empty-pw')} is empty`,
+    ]);
   });
 
   it('an empty variable does not hide its _FILE', () => {
