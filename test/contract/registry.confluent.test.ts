@@ -109,7 +109,7 @@ describe('Confluent REST client: transport failures and auth', () => {
       const token = Buffer.from('svc:p4ss-w0rd').toString('base64');
       for (const secret of ['p4ss-w0rd', token]) expect(err.message).not.toContain(secret);
       // The rest of the message stays: it says what the registry answered.
-      expect(err.message).toMatch(/HTTP (500|401): failed PUT \/echo\/(500|401)\/config\/x authorization=\[redacted\] token=\[redacted\] user=\[redacted\]$/);
+      expect(err.message).toMatch(/HTTP (500|401): failed PUT \/echo\/(500|401)\/config\/x authorization=\[redacted\] token=\[redacted\] user=\[redacted\](: check SCHEMA_REGISTRY_USERNAME and SCHEMA_REGISTRY_PASSWORD\(_FILE\) \(or the user info of SCHEMA_REGISTRY_URL\); retrying cannot help)?$/);
     }
   });
 

@@ -81,6 +81,8 @@ describe('schema registry over HTTPS with basic auth (Apicurio)', { timeout: 120
       const err = await startUpFailure(gw);
       expect(err.code).toBe('CEG_REGISTRY_UNAVAILABLE');
       expect(err.message).toMatch(UNTRUSTED_CERTIFICATE);
+      // The setting to look at is named, as for Kafka's KAFKA_SSL_CA_FILE (break pass hE).
+      expect(err.message).toMatch(/check SCHEMA_REGISTRY_CA_FILE and the host of SCHEMA_REGISTRY_URL/);
     } finally {
       await gw.close();
     }
@@ -92,6 +94,8 @@ describe('schema registry over HTTPS with basic auth (Apicurio)', { timeout: 120
     try {
       const err = await startUpFailure(gw);
       expect(err.message).toMatch(/HTTP 401/);
+      expect(err.message).toMatch(/check SCHEMA_REGISTRY_USERNAME and SCHEMA_REGISTRY_PASSWORD\(_FILE\)/);
+      expect(err.retriable).toBe(false);
     } finally {
       await gw.close();
     }

@@ -84,7 +84,9 @@ function httpError(status: number, body: Json, what: string, details: Record<str
   else if (status === 422) [code, retriable] = ['CEG_SCHEMA_INVALID', false];
   else if (status === 408 || status === 429 || status >= 500) [code, retriable] = ['CEG_REGISTRY_UNAVAILABLE', true];
   else [code, retriable] = ['CEG_REGISTRY_UNAVAILABLE', false]; // 401/403/400…: a configuration problem, not transient
-  return new GatewayError(code, `schema registry ${what}: HTTP ${status}${registryMessage ? `: ${registryMessage}` : ''}`, {
+  // As the Kafka transport names KAFKA_SASL_* for a refused login: which settings to look at (break pass hE: a bare "HTTP 401" did not).
+  const hint = status === 401 ? ': check SCHEMA_REGISTRY_USERNAME and SCHEMA_REGISTRY_PASSWORD(_FILE) (or the user info of SCHEMA_REGISTRY_URL); retrying cannot help' : status === 403 ? ': the registry user lacks a permission this call needs (SCHEMA_REGISTRY_USERNAME); retrying cannot help' : '';
+  return new GatewayError(code, `schema registry ${what}: HTTP ${status}${registryMessage ? `: ${registryMessage}` : ''}${hint}`, {
     retriable,
     details: { ...details, status, ...(registryCode === undefined ? {} : { registryErrorCode: registryCode }) },
   });
@@ -132,7 +134,7 @@ class ConfluentRegistry implements SchemaRegistry {
       // A certificate the client does not trust will not be trusted on the next attempt either:
       // a configuration problem (SCHEMA_REGISTRY_CA_FILE), so start-up stops instead of waiting.
       const tls = tlsVerificationFailure(err);
-      const reason = timedOut ? `no answer within ${this.#opts.timeoutMs} ms` : tls !== undefined ? tls : err instanceof Error && err.cause instanceof Error ? err.cause.message : String(err);
+      const reason = timedOut ? `no answer within ${this.#opts.timeoutMs} ms` : tls !== undefined ? `${tls}: check SCHEMA_REGISTRY_CA_FILE and the host of SCHEMA_REGISTRY_URL; retrying cannot help` : err instanceof Error && err.cause instanceof Error ? err.cause.message : String(err);
       throw new GatewayError('CEG_REGISTRY_UNAVAILABLE', `schema registry ${what}: ${reason}`, {
         retriable: tls === undefined,
         cause: err,
