@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { secretsKeyMissing } from '../../../src/bus/subscriptions/index.js';
 import { GatewayError } from '../../../src/core/errors.js';
@@ -29,6 +30,18 @@ describe('header values', () => {
     for (const s of ['', 'plain', 'Euro € 😀', '%41', '"quoted"', 'ü\u{10FFFD}~!#$&']) {
       expect(decodeHeaderValue(encodeHeaderValue(s))).toEqual({ ok: true, value: s });
     }
+  });
+
+  it('any string of whole code points (control characters, CR LF, non-ASCII included) encodes to a value a header can carry, and decodes back to itself', () => {
+    // A value goes out as a ce- header of a webhook push: nothing may end the header line early or be refused by Node's HTTP client.
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 200 }), (s) => {
+        const encoded = encodeHeaderValue(s);
+        expect(encoded).toMatch(/^[\x21-\x7e]*$/);
+        expect(decodeHeaderValue(encoded)).toEqual({ ok: true, value: s });
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it('trims surrounding whitespace', () => {

@@ -82,6 +82,32 @@ describe('checkTargetUrl / resolveTarget', () => {
   });
 });
 
+describe('a refused IPv4 address written as the URL parser also reads it (decimal, hex, octal, shortened)', () => {
+  // WHATWG URL reads `https://2130706433/`, `https://0x7f.1/` and `https://0177.0.0.1/` as 127.0.0.1: each is an
+  // address literal, refused without asking DNS (a name server could answer anything for it).
+  const refusedV4 = fc.oneof(v4(127), v4(10), v4(0), fc.tuple(octet, octet).map(([c, d]) => `169.254.${c}.${d}`), fc.tuple(octet, octet).map(([c, d]) => `192.168.${c}.${d}`));
+  const spellings = (dotted: string): string[] => {
+    const p = dotted.split('.').map(Number);
+    const n = ((p[0]! << 24) >>> 0) + (p[1]! << 16) + (p[2]! << 8) + p[3]!;
+    return [String(n), `0x${n.toString(16)}`, p.map((x) => `0${x.toString(8)}`).join('.'), p.map((x) => `0x${x.toString(16)}`).join('.'), `${p[0]}.${(p[1]! << 16) + (p[2]! << 8) + p[3]!}`];
+  };
+  it('each spelling is refused, naming the address, with no DNS look-up', async () => {
+    const noDns = (): never => {
+      throw new Error('DNS asked for an address literal');
+    };
+    await fc.assert(
+      fc.asyncProperty(refusedV4, async (dotted) => {
+        for (const host of spellings(dotted)) {
+          const err = await caughtAsync(resolveTarget(`https://${host}/hook`, EMPTY_ALLOW_LIST, noDns));
+          expect(err.code, host).toBe('CEG_WEBHOOK_TARGET_REFUSED');
+          expect(err.message, host).toContain(dotted);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
 describe('targetChecker (a new or changed URL)', () => {
   it('B-F7: a name resolving to a refused address, one that does not resolve and one without address get the same generic refusal; the detail goes to the log only', async () => {
     const logged: unknown[] = [];
