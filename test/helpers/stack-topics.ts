@@ -10,6 +10,7 @@ import { rawKafka } from '../integration/consumer/members.js';
 import { transportOn } from './kafka-client.js';
 import type { KafkaClient } from './kafka-client.js';
 import { stackEnv, uniqueName } from './stack.js';
+import { waitFor } from './wait.js';
 
 type RawAdmin = ReturnType<ReturnType<typeof rawKafka>['admin']>;
 
@@ -58,14 +59,29 @@ export async function withRawAdmin<T>(fn: (admin: RawAdmin) => Promise<T>): Prom
   }
 }
 
-/** Writes `value` on `partition` of `topic` with a raw kafkajs producer of its own (another service's, say). */
-export async function rawProduce(topic: string, partition: number, value: string): Promise<void> {
-  const producer = rawKafka().producer();
-  await producer.connect();
-  try {
-    await producer.send({ topic, messages: [{ partition, value }] });
-  } finally {
-    await producer.disconnect();
+/**
+ * Writes `value` on `partition` of `topic` with a raw kafkajs producer of its own (another
+ * service's, say), resolving once the broker acknowledged it there. kafkajs's producer leaves out,
+ * without an error, a record naming a partition its metadata does not list — and a broker answers
+ * metadata from a cache that takes up partitions just added (`createPartitions`) a moment after the
+ * call returned: the send resolved with nothing written, and the test then waited for a record that
+ * never came. So a send that names no write of `partition` is made again on a new producer (which
+ * asks for metadata afresh; nothing was sent), for up to `timeoutMs`; any failure of a send is thrown
+ * as it is (a send that failed may have been written: not repeated).
+ */
+export async function rawProduce(topic: string, partition: number, value: string, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (let attempt = 1; ; attempt++) {
+    const producer = rawKafka().producer();
+    await producer.connect();
+    try {
+      const written = await producer.send({ topic, messages: [{ partition, value }] });
+      if (written.some((w) => w.partition === partition)) return;
+    } finally {
+      await producer.disconnect();
+    }
+    if (Date.now() > deadline) throw new Error(`${topic}: partition ${partition} was not in the producer's metadata after ${attempt} sends over ${timeoutMs} ms; nothing was written`);
+    await new Promise((r) => setTimeout(r, 100));
   }
 }
 
@@ -75,13 +91,16 @@ export async function rawProduce(topic: string, partition: number, value: string
  * deletion is still going on is tried again. A create that timed out (a loaded CI broker answers
  * REQUEST_TIMED_OUT, or kafkajs's wait for leaders gives up) may still have created the topic, after
  * which every later create answers that it exists: an "exists" answer counts as done once the
- * topic has `partitions` partitions, each with a leader (the stack runs KRaft, whose controller
- * removes a deleted topic from its metadata before answering the deletion, so a topic listed then
- * is the one created here).
+ * topic has `partitions` partitions, each with a leader. The stack runs KRaft, whose controller
+ * removes a deleted topic from its metadata before answering the deletion — but a broker answers
+ * metadata from its own cache, which takes the deletion up a moment later: until it does, the old
+ * topic is still listed (and kafkajs's wait for leaders is met by the old topic's). So the creation
+ * starts once the broker no longer lists the topic; a topic it lists after that is the one created here.
  */
 export async function recreateTopic(topic: string, partitions: number): Promise<void> {
   await withRawAdmin(async (admin) => {
     await admin.deleteTopics({ topics: [topic], timeout: 30_000 });
+    await waitFor(`${topic} no longer listed after its deletion`, async () => !(await admin.listTopics()).includes(topic), 30_000, 100);
     let last: unknown = 'createTopics answered that the topic exists';
     // Bounded both ways: a stuck re-creation fails here with what the broker said, not as a test timeout.
     for (let attempt = 0; attempt < 200; attempt++) {
@@ -96,6 +115,17 @@ export async function recreateTopic(topic: string, partitions: number): Promise<
     }
     throw new Error(`${topic} could not be created again with ${partitions} partitions after its deletion: ${last instanceof Error ? last.message : String(last)}`);
   });
+}
+
+/**
+ * Creates `topic` with `partitions` on `admin` and resolves once the broker lists it with that many
+ * partitions, each with a leader. Not kafkajs's `waitForLeaders` (its default): that retries only
+ * LEADER_NOT_AVAILABLE, and a KRaft broker answers the metadata of a topic it has just created with
+ * UNKNOWN_TOPIC_OR_PARTITION for a moment, which failed the creation although the topic was made.
+ */
+export async function createTopicWithLeaders(admin: RawAdmin, topic: string, partitions: number): Promise<void> {
+  await admin.createTopics({ topics: [{ topic, numPartitions: partitions }], waitForLeaders: false, timeout: 30_000 });
+  await waitFor(`${topic} listed with ${partitions} partitions, each with a leader`, () => hasLeadersOnEvery(admin, topic, partitions), 30_000, 100);
 }
 
 /** Whether the broker lists `topic` with exactly `partitions` partitions, each with a leader (false when it cannot say). */
