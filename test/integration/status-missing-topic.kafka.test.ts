@@ -18,6 +18,7 @@ import type { Transport } from '../../src/transport/index.js';
 import { KAFKA_CLIENTS } from '../helpers/kafka-client.js';
 import { uniqueName } from '../helpers/stack.js';
 import { stackTopics, withRawAdmin } from '../helpers/stack-topics.js';
+import { waitFor } from '../helpers/wait.js';
 
 /** SubscriptionOperations over `transport` answering one subscription `s` reading `topics`; its dead letters are not asked for here. */
 function operations(transport: Transport, group: string, topics: readonly string[]): SubscriptionOperations {
@@ -58,6 +59,9 @@ describe.each(KAFKA_CLIENTS)('status of a subscription whose topic is missing (%
     const before = await ops.status('s');
     expect(before.lag.partitions.map((p) => `${p.topic}/${p.partition}`).sort()).toEqual([`${deleted}/0`, `${kept}/0`, `${kept}/1`].sort());
     await withRawAdmin((admin) => admin.deleteTopics({ topics: [deleted] }));
+    // The broker answers from a metadata cache that takes the deletion up a moment after
+    // DeleteTopics returned; until then it still lists the topic and answers its offsets.
+    await waitFor(`${deleted} no longer listed`, () => withRawAdmin(async (admin) => !(await admin.listTopics()).includes(deleted)), 30_000, 200);
     // The transport still has the deleted topic's partition count cached (metadataMaxAgeMs).
     expect(await t.partitionCount(deleted)).toBe(1);
     const after = await ops.status('s');

@@ -28,11 +28,12 @@ const RECHECK_MS = 2000;
 /**
  * Creates `topic` again (one partition). Without kafkajs's waitForLeaders: it retries only
  * LEADER_NOT_AVAILABLE, and a KRaft broker answers the metadata of a topic it has just created with
- * UNKNOWN_TOPIC_OR_PARTITION for a moment, which failed the test (1 run in 3 under load). The
+ * UNKNOWN_TOPIC_OR_PARTITION for a moment, which failed the test (1 run in 3 under load). kafkajs
+ * waits for leaders unless told not to (`waitForLeaders` defaults to true): said so here. The
  * produce that follows is tried until the topic takes it.
  */
 async function createAgain(topic: string): Promise<void> {
-  await withRawAdmin((admin) => admin.createTopics({ topics: [{ topic, numPartitions: 1 }], timeout: 30_000 }));
+  await withRawAdmin((admin) => admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: false, timeout: 30_000 }));
 }
 
 function setup(client: 'kafkajs' | 'platformatic') {

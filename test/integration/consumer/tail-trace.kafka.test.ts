@@ -18,6 +18,7 @@ import { waitFor } from '../../helpers/wait.js';
 import { testKafkaClient } from '../../helpers/kafka-client.js';
 import { ownCatalog, rawKafka } from './members.js';
 import { CLI_ENTRY } from '../../helpers/cli-entry.js';
+import { createTopicWithLeaders } from '../../helpers/stack-topics.js';
 
 const run = promisify(execFile);
 const cat = ownCatalog('it-tail-trace');
@@ -140,7 +141,7 @@ describe('tail', () => {
     const fresh = ownCatalog('it-readonly');
     const groupsBefore = await readGroups();
     try {
-      await admin.createTopics({ topics: [{ topic: fresh.priceTopic, numPartitions: 6 }] });
+      await createTopicWithLeaders(admin, fresh.priceTopic, 6);
       const before = new Set(await admin.listTopics());
       const s = stackEnv();
       const subjects = async (): Promise<string[]> => ((await (await fetch(`${s.schemaRegistryUrl}/subjects`)).json()) as string[]).filter((x) => x.includes('it-readonly'));
