@@ -70,6 +70,16 @@ export function createKafkaTransport(input: KafkaTransportInput): Transport {
 
 /** How often a topic offset look-up that met kafkajs's metadata race is tried in all ({@link isMetadataRace}). */
 const METADATA_RACE_TRIES = 4;
+/**
+ * How long a topic offset look-up keeps asking while the broker answers that it does not lead a
+ * partition (yet), ms: asked again after 100, 200, 400 … ms until this has passed (see {@link leaderNotThereYet}).
+ */
+const LEADER_WAIT_MS = 3_000;
+/**
+ * Kafka's answers that a partition's leader is not where the client's metadata says, or not ready:
+ * retriable for Kafka's own clients, which refresh their metadata and ask again.
+ */
+const LEADER_MOVING_TYPES = new Set(['NOT_LEADER_FOR_PARTITION', 'LEADER_NOT_AVAILABLE', 'REPLICA_NOT_AVAILABLE', 'FENCED_LEADER_EPOCH', 'UNKNOWN_LEADER_EPOCH']);
 /** How long a retired admin stays connected for the calls still running on it, ms. */
 const RETIRED_ADMIN_GRACE_MS = 30_000;
 
@@ -79,6 +89,18 @@ const RETIRED_ADMIN_GRACE_MS = 30_000;
  */
 function isMetadataRace(err: unknown): boolean {
   return err instanceof TypeError && /Cannot destructure property 'partitions'/.test(err.message) && /[\\/]kafkajs[\\/]src[\\/]admin[\\/]/.test(err.stack ?? '');
+}
+
+/**
+ * Whether a look-up failed because the broker does not lead a partition now (NOT_LEADER_OR_FOLLOWER
+ * and its kin; kafkajs's fetchTopicOffsets retries none of them). Seen right after partitions were
+ * added (`kafka-topics --alter`): the broker's metadata already lists them with itself as leader
+ * while it has not taken up their leadership yet, and answers ListOffsets for them so for a moment —
+ * a member started then failed (added-partitions, kafkajs, 1 run in 5 on a busy machine).
+ */
+function leaderNotThereYet(err: unknown): boolean {
+  for (const t of kafkaErrorTypes(err)) if (LEADER_MOVING_TYPES.has(t)) return true;
+  return false;
 }
 
 class KafkaTransport implements Transport {
@@ -636,16 +658,28 @@ class KafkaTransport implements Transport {
    * another admin call may have just replaced without that topic, and then fails with a TypeError
    * ("Cannot destructure property 'partitions' of 'high.pop(...)'") instead of refreshing. Seen
    * at start-up with tens of subscriptions (the subscriptions were then never loaded) and in every
-   * work check. Each call keeps its own result or error.
+   * work check. A broker that answers it does not lead a partition (yet) is asked again after 100,
+   * 200, 400 … ms for up to {@link LEADER_WAIT_MS}, as Kafka's own clients retry such an answer
+   * (kafkajs gives up at once). On the same admin: one retired for fresh metadata at each such
+   * answer kept a kafkajs member from recovering a topic deleted and created again
+   * (offset-out-of-range.kafka, 3 runs in 3). Each call keeps its own result or error.
    */
   #oneAtATime<T>(topic: string, lookup: (admin: Admin) => Promise<T>): Promise<T> {
     const call = async (): Promise<T> => {
-      for (let attempt = 1; ; attempt++) {
+      const deadline = Date.now() + LEADER_WAIT_MS;
+      let races = 0;
+      for (let pauseMs = 100; ; ) {
         try {
           return await this.#forgettingDeletedTopics([topic], lookup);
         } catch (err) {
-          if (attempt >= METADATA_RACE_TRIES || !isMetadataRace(err)) throw err;
-          await new Promise((r) => setTimeout(r, 50));
+          if (isMetadataRace(err) && ++races < METADATA_RACE_TRIES) {
+            await sleep(50);
+            continue;
+          }
+          const leftMs = deadline - Date.now();
+          if (!leaderNotThereYet(err) || leftMs <= 0) throw err;
+          await sleep(Math.min(pauseMs, leftMs));
+          pauseMs *= 2;
         }
       }
     };
