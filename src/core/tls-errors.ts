@@ -98,3 +98,31 @@ export function tlsListenerHint(text: string): string | undefined {
     ? 'the connection closed before TLS was set up: with KAFKA_SSL=true, is this a TLS listener? Check KAFKA_SSL and the port'
     : undefined;
 }
+
+/** What a Kafka client was set up with, for {@link listenerHint}. */
+export interface KafkaClientSecurity {
+  /** KAFKA_SSL: the client speaks TLS. */
+  readonly ssl: boolean;
+  /** KAFKA_SASL_MECHANISM set: the client logs in. */
+  readonly sasl: boolean;
+}
+
+/**
+ * A hint for a client error on a Kafka connection, given what the client was set up with:
+ * {@link tlsListenerHint}'s for a TLS hello a listener without TLS dropped; and for a connection
+ * the broker closed at its first request (kafkajs "Closed connection", @platformatic/kafka
+ * "Connection closed") while the client lacks TLS or a SASL login, that the listener may want
+ * what the client lacks — what an SSL listener does with a client speaking plain Kafka, and a
+ * SASL listener with a request before the login (the client then retries for ever with no other
+ * word; seen on the stack's 19095 and 19094). A broker shutting down closes connections too, so
+ * this only names the likely cause. Undefined when neither applies. Pure.
+ * Spec: Kafka listener security protocols PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL (KIP-103).
+ */
+export function listenerHint(text: string, client: KafkaClientSecurity): string | undefined {
+  const tls = tlsListenerHint(text);
+  if (tls !== undefined) return tls;
+  if (!/\b(closed connection|connection closed)\b/i.test(text) || (client.ssl && client.sasl)) return undefined;
+  const lacks = [client.ssl ? undefined : 'KAFKA_SSL=true', client.sasl ? undefined : 'KAFKA_SASL_MECHANISM'].filter((w): w is string => w !== undefined);
+  const listener = [client.ssl ? undefined : 'TLS', client.sasl ? undefined : 'SASL'].filter((w): w is string => w !== undefined).join(' or ');
+  return `the broker closed the connection: is this a ${listener} listener? It drops a client without ${lacks.join(' or ')}. Check the port and ${lacks.map((l) => l.replace('=true', '')).join(' and ')}`;
+}

@@ -130,7 +130,7 @@ class KafkaTransport implements Transport {
     this.#opts = opts;
     this.#router = new PartitionRouter(opts.metadataMaxAgeMs);
     this.#known = new KnownTopics(opts.metadataMaxAgeMs);
-    this.#outage = new BrokerOutage(opts.logger, { base: { transport: 'kafka', clientId: opts.clientId, brokers: opts.brokers.join(',') }, probe: () => this.#probe() });
+    this.#outage = new BrokerOutage(opts.logger, { base: { transport: 'kafka', clientId: opts.clientId, brokers: opts.brokers.join(',') }, probe: () => this.#probe(), security: { ssl: opts.ssl !== undefined && opts.ssl !== false, sasl: opts.sasl !== undefined } });
     const { Kafka, CompressionTypes } = kafkajs();
     this.#noCompression = CompressionTypes.None;
     this.#kafka = new Kafka({

@@ -17,7 +17,8 @@
  *   `down` is true from the first failure all the same.
  * Everything the kafkajs clients log while the outage lasts goes to debug (`suppress`).
  */
-import { tlsListenerHint } from '../../core/tls-errors.js';
+import { listenerHint, tlsListenerHint } from '../../core/tls-errors.js';
+import type { KafkaClientSecurity } from '../../core/tls-errors.js';
 import type { TransportLogger } from './logging.js';
 import { errorMessage } from '../../core/errors.js';
 import { withTimeout } from '../await.js';
@@ -50,6 +51,8 @@ export interface BrokerOutageOptions {
   readonly base?: Readonly<Record<string, unknown>>;
   /** ms an outage lasts before its warn line is written; default {@link OUTAGE_LOG_DELAY_MS}; 0 writes it at once. */
   readonly logDelayMs?: number;
+  /** Whether the client speaks TLS and logs in, for the warn line's hint (core/tls-errors listenerHint); without it only a TLS hello dropped is hinted at. */
+  readonly security?: KafkaClientSecurity;
 }
 
 export class BrokerOutage {
@@ -103,7 +106,7 @@ export class BrokerOutage {
       this.#logTimer = undefined;
       if (this.#since === undefined || this.#closed) return;
       this.#logged = true;
-      const hint = tlsListenerHint(reason);
+      const hint = this.#opts.security === undefined ? tlsListenerHint(reason) : listenerHint(reason, this.#opts.security);
       this.#log.warn({ ...this.#opts.base, reason: reason.slice(0, 300), ...(hint === undefined ? {} : { hint }) }, 'kafka: broker unreachable; clients keep retrying (logged again when it answers)');
     };
     const delay = this.#opts.logDelayMs ?? OUTAGE_LOG_DELAY_MS;

@@ -86,7 +86,7 @@ class PlatformaticTransport implements Transport {
 
   constructor(opts: KafkaTransportOptions, offsetResets: OffsetResetCounts) {
     this.offsetResets = offsetResets;
-    this.#outage = new BrokerOutage(opts.logger, { base: { transport: 'kafka', clientId: opts.clientId, brokers: opts.brokers.join(',') }, probe: () => this.#probe() });
+    this.#outage = new BrokerOutage(opts.logger, { base: { transport: 'kafka', clientId: opts.clientId, brokers: opts.brokers.join(',') }, probe: () => this.#probe(), security: { ssl: opts.ssl !== undefined && opts.ssl !== false, sasl: opts.sasl !== undefined } });
     this.#log = quietDuringOutage(opts.logger, this.#outage);
     this.#opts = { ...opts, logger: this.#log };
     this.#router = new PartitionRouter(opts.metadataMaxAgeMs);
