@@ -11,7 +11,7 @@ import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { warnWhenPartnersFileChanges } from '../../../src/http/auth/index.js';
 import { createLogger } from '../../../src/observability/index.js';
-import { waitFor } from '../../helpers/wait.js';
+import { editUntil } from '../../helpers/wait.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -41,23 +41,14 @@ describe('many gateways watching one PARTNERS_FILE', () => {
     process.on('warning', onWarning);
     try {
       const all = Array.from({ length: 12 }, () => watcher(file));
-      // Node's stat watcher takes its first stat (what a change is told against) on the thread pool,
-      // after watchFile returned: on a busy machine an edit made at once can come before it and is
-      // then no change at all (CI, 2026-12-07). So the file is edited until every gateway has warned.
       let edits = 0;
-      const editUntil = async (what: string, done: () => boolean): Promise<void> => {
-        await waitFor(what, () => {
-          if (done()) return true;
-          writeFileSync(file, `partners: [] # edit ${++edits}\n`);
-          return false;
-        }, 20_000, 250);
-      };
-      await editUntil('every gateway to warn', () => all.every((w) => warned(w) >= 1));
+      const edit = (): void => writeFileSync(file, `partners: [] # edit ${++edits}\n`);
+      await editUntil('every gateway to warn', edit, () => all.every((w) => warned(w) >= 1));
       const [kept, ...closed] = all;
       const before = closed.map(warned);
       for (const w of closed) w.close();
       const keptBefore = warned(kept!);
-      await editUntil('the open gateway to warn again', () => warned(kept!) > keptBefore);
+      await editUntil('the open gateway to warn again', edit, () => warned(kept!) > keptBefore);
       await new Promise((r) => setTimeout(r, 200)); // ten of the watchers' 20 ms polls: a closed one that still listened would warn now
       expect(closed.map(warned)).toEqual(before);
       kept!.close();
