@@ -71,7 +71,7 @@ export function maxEventsStopLine(name: string, printed: number, held: number): 
 export function registerSubscribeCommand(program: Command): void {
   program
     .command('subscribe')
-    .description('subscribe under a durable name and print each event as a JSON line (a second-process subscriber); read-only: creates no topic and registers no schema')
+    .description('subscribe under a durable name and print each event as a JSON line (a second-process subscriber); follows the topics until Ctrl-C / SIGTERM, or exits after --max-events; read-only: creates no topic and registers no schema')
     .requiredOption('-s, --subscription <name>', 'subscription name (the consumer group)', subscriptionOption)
     .requiredOption('-k, --kind <kinds...>', 'event kinds by eventId or business name')
     .option('--from-beginning', 'a new subscription starts at the earliest offset instead of the latest')
