@@ -58,6 +58,18 @@ export const MAX_INSTANCE_CHARS = 256;
 const NOT_PATH_CHAR = /[^A-Za-z0-9\-._~!$&'()*+,;=:@/%]/;
 
 /**
+ * The Server-Sent Events message that ends a stream on a failure after its 200 (pull `…/stream`,
+ * the console's live tail): `event: error` with the problem object of `err` as `data` (RFC 9457
+ * shape, {@link toProblem}: a retriable server error says what failed, an unexpected one only that
+ * it failed). `url`: the request's, for `instance`. Spec: WHATWG HTML "Server-sent events"
+ * (`event`, `data` fields).
+ */
+export function streamErrorMessage(err: unknown, url: string): string {
+  const ge = err instanceof GatewayError ? err : new GatewayError('CEG_INTERNAL', 'internal error', { retriable: false, cause: err });
+  return `event: error\ndata: ${JSON.stringify(toProblem(ge, problemInstance(url)))}\n\n`;
+}
+
+/**
  * A problem's `instance` for a request to `url` (its origin-form target, `req.originalUrl`): the
  * path only — the query is never echoed, as it may carry a credential (`?access_token=`, RFC 6750
  * §2.3, which the gateway does not accept but a client may still send) or a signed cursor — with

@@ -256,20 +256,28 @@ export const CONSOLE_JS = String.raw`'use strict';
       if (!res.ok) return res.text().then(function (text) { throw problemOf(res, text); });
       say('tailing ' + labelOf(sub));
       list.setAttribute('data-tailing', key);
-      var reader = res.body.getReader(), decoder = new TextDecoder(), buffer = '';
+      var reader = res.body.getReader(), decoder = new TextDecoder(), buffer = '', failed = false;
       function pump() {
         return reader.read().then(function (r) {
           // The gateway ends a tail after its lifetime (10 min by default): tail again, keeping the list.
+          // After a failure it said (event: error), later: the reason stays on the status line a while.
           if (r.done) {
-            if (tailAbort === mine) setTimeout(function () { if (tailAbort === mine) startTail(true); }, 1000);
+            if (tailAbort === mine) setTimeout(function () { if (tailAbort === mine) startTail(true); }, failed ? 5000 : 1000);
             return;
           }
           buffer += decoder.decode(r.value, { stream: true });
           var parts = buffer.split('\n\n');
           buffer = parts.pop();
           parts.forEach(function (msg) {
-            var data = msg.split('\n').filter(function (l) { return l.indexOf('data: ') === 0; }).map(function (l) { return l.slice(6); }).join('\n');
+            var lines = msg.split('\n');
+            var data = lines.filter(function (l) { return l.indexOf('data: ') === 0; }).map(function (l) { return l.slice(6); }).join('\n');
             if (!data) return;
+            if (lines.indexOf('event: error') !== -1) {
+              var p = JSON.parse(data);
+              failed = true;
+              say('tail of ' + labelOf(sub) + ' ended: ' + (p.detail || p.title) + ' (tailing again in 5 s)', true);
+              return;
+            }
             var item = JSON.parse(data);
             var text = item.valid
               ? (item.attributes.time || '-') + '  ' + (item.attributes.eventname || item.attributes.type) + '  id=' + item.attributes.id + '  correlationid=' + (item.attributes.correlationid || '-') + '  ' + JSON.stringify(item.data)

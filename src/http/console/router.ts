@@ -33,6 +33,7 @@ import type { PullSlots } from '../api/subscriptions/pull-slots.js';
 import { STREAM_SEND_STALL_MS, cutWhenStalled, writeWithBackpressure } from '../api/subscriptions/send-stall.js';
 import { STREAM_MAX_LIFE_MS } from '../api/subscriptions/pull-routes.js';
 import { notAllowed, queryParams } from '../api/subscriptions/route-parts.js';
+import { streamErrorMessage } from '../api/errors.js';
 import { CONSOLE_CSS, CONSOLE_HTML, CONSOLE_ICON, CONSOLE_JS } from './page.js';
 import { kindOf } from '../../catalog/lookup.js';
 
@@ -171,6 +172,8 @@ export function consoleRouter(deps: ConsoleDeps, slots?: PullSlots): Router {
       () => res.end(),
       (err: unknown) => {
         deps.log.warn({ subscription: view.name, err: String(err) }, 'console tail: the read failed');
+        // Said before the end, as a pull stream does: the page showed nothing and tailed again each second.
+        if (!stopped && !res.destroyed) res.write(streamErrorMessage(err, req.originalUrl));
         res.end();
       },
     );

@@ -209,7 +209,7 @@ export const consolePaths: PathsFragment = {
       summary: 'Live tail of a subscription\'s kinds (server-sent events), read-only',
       parameters: [nameParam, ownerParam],
       responses: {
-        '200': { description: 'One `data:` JSON message per record from now on; a heartbeat comment every 15 s.', content: { 'text/event-stream': { schema: { type: 'string' } } } },
+        '200': { description: 'One `data:` JSON message per record from now on; a heartbeat comment every 15 s. A read that fails after the 200 ends the stream with an `event: error` message whose `data` is the problem object (code, detail, retriable), as a pull stream does.', content: { 'text/event-stream': { schema: { type: 'string' } } } },
         '400': problem('An unknown or repeated query parameter (CEG_INVALID_PARAMETER naming it).'),
         '404': notFound,
         '503': unavailable,

@@ -49,8 +49,7 @@ import { GatewayError, errorMessage } from '../../../core/errors.js';
 import { linkedSignal } from '../../../core/abort-fanout.js';
 import { sleep } from '../../../core/retry.js';
 import { BATCH_JSON } from '../../../codec/json/index.js';
-import { toProblem } from '../../../codec/http/index.js';
-import { problemInstance } from '../errors.js';
+import { streamErrorMessage } from '../errors.js';
 import { MAX_CURSOR_CHARS, MAX_PULL_BYTES, MAX_PULL_EVENTS, MAX_PULL_WAIT_MS } from '../../../bus/subscriptions/index.js';
 import type { PullOptions, PullSession } from '../../../bus/subscriptions/index.js';
 import type { Logger } from '../../../observability/index.js';
@@ -301,9 +300,8 @@ export function pullRouter(api: () => PullApi | undefined, opts: PullRouterOptio
       }
     } catch (err) {
       if (!signal.aborted) {
-        const ge = err instanceof GatewayError ? err : new GatewayError('CEG_INTERNAL', 'internal error', { retriable: false, cause: err });
         log?.warn({ subscription: n, err: errorMessage(err) }, 'pull stream ended on a failure');
-        await write(`event: error\ndata: ${JSON.stringify(toProblem(ge, problemInstance(req.originalUrl)))}\n\n`);
+        await write(streamErrorMessage(err, req.originalUrl));
       }
     } finally {
       clearTimeout(beat);
