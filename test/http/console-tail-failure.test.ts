@@ -5,20 +5,17 @@
  * stream does, and the slot comes back. On the router alone, on the in-memory transport, whose
  * read is made to fail the way a Kafka read does (CEG_BROKER_UNAVAILABLE, retriable).
  */
-import express from 'express';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { PRICE_LOADING_COMPLETED } from '../../src/catalog/generated/index.js';
 import { GatewayError } from '../../src/core/errors.js';
-import { consoleRouter } from '../../src/http/console/router.js';
 import { PullSlots } from '../../src/http/api/subscriptions/pull-slots.js';
-import { problemHandler } from '../../src/http/api/errors.js';
-import { ANONYMOUS, Access, attachAccess } from '../../src/http/auth/index.js';
+import { ANONYMOUS } from '../../src/http/auth/index.js';
 import { silentLogger } from '../../src/observability/index.js';
 import { createMemoryTransport } from '../../src/transport/index.js';
 import type { Read, Transport } from '../../src/transport/index.js';
 import { codecFixture } from '../unit/bus/helpers.js';
+import { listenConsoleRouter } from '../helpers/console-router.js';
 
 const topic = PRICE_LOADING_COMPLETED.topic;
 const slots = new PullSlots(1);
@@ -49,16 +46,7 @@ beforeAll(async () => {
     },
   });
   const view = { name: 'tailed', kinds: [PRICE_LOADING_COMPLETED.eventId] };
-  const app = express();
-  app.use((req, _res, next) => {
-    attachAccess(req, new Access(ANONYMOUS, silentLogger()));
-    next();
-  });
-  app.use(consoleRouter({ catalog: f.catalog, transport: failing, codec: () => f.codec, subscriptions: () => ({ get: () => view }) as never, traceTimeoutMs: 5_000, log: silentLogger() }, slots));
-  app.use(problemHandler({ retryAfterS: 1 }));
-  server = app.listen(0, '127.0.0.1');
-  await new Promise((r) => server.once('listening', r));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  ({ server, base } = await listenConsoleRouter({ catalog: f.catalog, transport: failing, codec: () => f.codec, subscriptions: () => ({ get: () => view }) as never, traceTimeoutMs: 5_000, log: silentLogger() }, slots));
 });
 afterAll(async () => {
   await new Promise((r) => server?.close(r));

@@ -6,19 +6,17 @@
  * connection. On the router alone, on the in-memory transport, with a 400 ms lifetime: a client
  * that reads gets an event, then the closing comment and a clean end, and the slot comes back.
  */
-import express from 'express';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { PRICE_LOADING_COMPLETED } from '../../src/catalog/generated/index.js';
 import { consoleRouter } from '../../src/http/console/router.js';
 import { PullSlots } from '../../src/http/api/subscriptions/pull-slots.js';
-import { problemHandler } from '../../src/http/api/errors.js';
-import { ANONYMOUS, Access, attachAccess } from '../../src/http/auth/index.js';
+import { ANONYMOUS } from '../../src/http/auth/index.js';
 import { silentLogger } from '../../src/observability/index.js';
 import { createMemoryTransport } from '../../src/transport/index.js';
 import type { Transport } from '../../src/transport/index.js';
 import { codecFixture } from '../unit/bus/helpers.js';
+import { listenConsoleRouter } from '../helpers/console-router.js';
 
 const topic = PRICE_LOADING_COMPLETED.topic;
 const slots = new PullSlots(1);
@@ -33,16 +31,7 @@ beforeAll(async () => {
   await transport.ensureTopics([{ name: topic, partitions: 1, retentionMs: -1, cleanupPolicy: 'delete' }]);
   const view = { name: 'tailed', kinds: [PRICE_LOADING_COMPLETED.eventId] };
   deps = { catalog: f.catalog, transport, codec: () => f.codec, subscriptions: () => ({ get: () => view }) as never, traceTimeoutMs: 5_000, log: silentLogger() };
-  const app = express();
-  app.use((req, _res, next) => {
-    attachAccess(req, new Access(ANONYMOUS, silentLogger()));
-    next();
-  });
-  app.use(consoleRouter({ ...deps, tailMaxLifeMs: 400 }, slots));
-  app.use(problemHandler({ retryAfterS: 1 }));
-  server = app.listen(0, '127.0.0.1');
-  await new Promise((r) => server.once('listening', r));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  ({ server, base } = await listenConsoleRouter({ ...deps, tailMaxLifeMs: 400 }, slots));
 });
 afterAll(async () => {
   await new Promise((r) => server?.close(r));
