@@ -1,6 +1,12 @@
 import { GatewayError } from '../core/errors.js';
+import type { RetryPolicy } from '../core/retry.js';
+import { retrying } from '../core/retrying.js';
+import { METADATA_CATCH_UP } from './metadata-catch-up.js';
 import { partitionForKey } from './partitioner.js';
 import type { OutboundRecord } from './port.js';
+
+/** An answer that does not cover the partition asked for yet (retried by countCovering, never thrown out of it). */
+const NOT_COVERED = new Error('the partition count does not cover the partition yet');
 
 /**
  * Where a Kafka adapter's records go, chosen before the send so the position of every record is
@@ -19,23 +25,19 @@ export class PartitionRouter {
   /** Look-ups of a topic's count in flight: one per topic, shared by every caller meanwhile. */
   readonly #lookups = new Map<string, Promise<number>>();
   readonly #maxAgeMs: number;
-  readonly #coverWaitMs: number;
+  readonly #coverRetry: RetryPolicy;
   #sweptAtMs = Date.now();
 
   /**
    * @param maxAgeMs how long a topic's partition count is used before it is asked again, ms
    *   (Kafka's `metadata.max.age.ms`).
-   * @param coverWaitMs how long {@link countCovering} keeps asking for a count that covers a named
-   *   partition before the caller refuses it, ms (default 3,000). A broker answers metadata from
-   *   its own cache, which takes up a partition added by `kafka-topics --alter --partitions` a
-   *   moment after the request that added it returned (seen: a count of 2 asked right after
-   *   growing a topic to 4). Java's producer likewise waits for metadata naming the partition
-   *   (up to `max.block.ms`, 60 s); shorter here, since a partition beyond the topic is mostly a
-   *   client's mistake whose error should come soon.
+   * @param coverRetry how often and how far apart {@link countCovering} asks again for a count that
+   *   covers a named partition before the caller refuses it (default {@link METADATA_CATCH_UP}:
+   *   the broker's metadata takes up added partitions a moment late).
    */
-  constructor(maxAgeMs: number, coverWaitMs = 3_000) {
+  constructor(maxAgeMs: number, coverRetry: RetryPolicy = METADATA_CATCH_UP) {
     this.#maxAgeMs = maxAgeMs;
-    this.#coverWaitMs = coverWaitMs;
+    this.#coverRetry = coverRetry;
   }
 
   /**
@@ -125,23 +127,24 @@ export class PartitionRouter {
    * The partition count of `topic` for offsets on `partitions`: the cached one, unless one of them
    * is not below it — partitions may have been added since it was cached (`kafka-topics --alter
    * --partitions`), so then `lookup()` is asked again (and cached) before the caller refuses the
-   * partition as outside the topic; while the answer still does not cover it, asked again after
-   * 100, 200, 400 … ms until `coverWaitMs` has passed (the broker's metadata cache may not have the
-   * added partitions yet). The last answer is returned; the caller refuses what it does not cover.
-   * Errors: whatever `lookup` throws.
+   * partition as outside the topic; while the answer still does not cover it, asked again as
+   * `coverRetry` says (the broker's metadata may not have the added partitions yet). The last
+   * answer is returned; the caller refuses what it does not cover. Errors: whatever `lookup` throws.
    */
   async countCovering(topic: string, partitions: readonly number[], lookup: () => Promise<number>): Promise<number> {
     let count = await this.count(topic, lookup);
     const highest = Math.max(...partitions);
     if (highest < count || !Number.isSafeInteger(highest)) return count;
-    const deadline = Date.now() + this.#coverWaitMs;
-    for (let pauseMs = 100; ; pauseMs *= 2) {
+    const covering = async (): Promise<number> => {
       this.#counts.delete(topic);
       count = await this.#lookUp(topic, lookup);
-      const leftMs = deadline - Date.now();
-      if (highest < count || leftMs <= 0) return count;
-      await new Promise<void>((resolve) => setTimeout(resolve, Math.min(pauseMs, leftMs)));
-    }
+      if (highest >= count) throw NOT_COVERED;
+      return count;
+    };
+    return retrying(covering, { policy: this.#coverRetry, classify: (err) => err === NOT_COVERED }).catch((err: unknown) => {
+      if (err === NOT_COVERED) return count;
+      throw err;
+    });
   }
 
   /**

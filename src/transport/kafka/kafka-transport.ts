@@ -18,6 +18,8 @@ import type {
 import { assertNoCollision, assertTopicName, invalidTopicRefusal } from '../../core/topic-name.js';
 import { raceAbort } from '../../core/race-abort.js';
 import { sleep } from '../../core/retry.js';
+import { retrying } from '../../core/retrying.js';
+import { METADATA_CATCH_UP } from '../metadata-catch-up.js';
 import { abortedProduce, checkCommitOffsets, checkGroupSpec, checkTopicSpec, closedTransport, describedGroup, groupBusy, readFailure } from '../topics.js';
 import { KafkaConsumption } from './consumption.js';
 import { TopicSetConsumption } from './missing-topics.js';
@@ -70,11 +72,6 @@ export function createKafkaTransport(input: KafkaTransportInput): Transport {
 
 /** How often a topic offset look-up that met kafkajs's metadata race is tried in all ({@link isMetadataRace}). */
 const METADATA_RACE_TRIES = 4;
-/**
- * How long a topic offset look-up keeps asking while the broker answers that it does not lead a
- * partition (yet), ms: asked again after 100, 200, 400 … ms until this has passed (see {@link leaderNotThereYet}).
- */
-const LEADER_WAIT_MS = 3_000;
 /**
  * Kafka's answers that a partition's leader is not where the client's metadata says, or not ready:
  * retriable for Kafka's own clients, which refresh their metadata and ask again.
@@ -658,31 +655,24 @@ class KafkaTransport implements Transport {
    * another admin call may have just replaced without that topic, and then fails with a TypeError
    * ("Cannot destructure property 'partitions' of 'high.pop(...)'") instead of refreshing. Seen
    * at start-up with tens of subscriptions (the subscriptions were then never loaded) and in every
-   * work check. A broker that answers it does not lead a partition (yet) is asked again after 100,
-   * 200, 400 … ms for up to {@link LEADER_WAIT_MS}, as Kafka's own clients retry such an answer
+   * work check. A broker that answers it does not lead a partition (yet) is asked again as
+   * {@link METADATA_CATCH_UP} says (about 3 s), as Kafka's own clients retry such an answer
    * (kafkajs gives up at once). On the same admin: one retired for fresh metadata at each such
    * answer kept a kafkajs member from recovering a topic deleted and created again
    * (offset-out-of-range.kafka, 3 runs in 3). Each call keeps its own result or error.
    */
   #oneAtATime<T>(topic: string, lookup: (admin: Admin) => Promise<T>): Promise<T> {
-    const call = async (): Promise<T> => {
-      const deadline = Date.now() + LEADER_WAIT_MS;
-      let races = 0;
-      for (let pauseMs = 100; ; ) {
+    const once = async (): Promise<T> => {
+      for (let attempt = 1; ; attempt++) {
         try {
           return await this.#forgettingDeletedTopics([topic], lookup);
         } catch (err) {
-          if (isMetadataRace(err) && ++races < METADATA_RACE_TRIES) {
-            await sleep(50);
-            continue;
-          }
-          const leftMs = deadline - Date.now();
-          if (!leaderNotThereYet(err) || leftMs <= 0) throw err;
-          await sleep(Math.min(pauseMs, leftMs));
-          pauseMs *= 2;
+          if (attempt >= METADATA_RACE_TRIES || !isMetadataRace(err)) throw err;
+          await sleep(50);
         }
       }
     };
+    const call = (): Promise<T> => retrying(once, { policy: METADATA_CATCH_UP, classify: leaderNotThereYet });
     const run = this.#offsetLookups.then(call, call);
     this.#offsetLookups = run.then(
       () => undefined,

@@ -3,6 +3,7 @@
  * name a partition beyond the cached count (partitions added since), and only then.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { retryPolicy } from '../../../src/core/retry.js';
 import { PartitionRouter } from '../../../src/transport/partition-router.js';
 import { partitionForKey } from '../../../src/transport/partitioner.js';
 
@@ -28,8 +29,8 @@ describe('PartitionRouter.countCovering', () => {
     expect(asked).toBe(2);
   });
 
-  it('keeps asking while the broker answer lags behind partitions just added, within coverWaitMs', async () => {
-    const router = new PartitionRouter(60_000, 5_000);
+  it('keeps asking while the broker answer lags behind partitions just added (the default METADATA_CATCH_UP policy)', async () => {
+    const router = new PartitionRouter(60_000);
     const answers = [2, 2, 2, 4]; // the broker's metadata cache takes up the added partitions a moment late
     let asked = 0;
     const lookup = async (): Promise<number> => answers[asked++]!;
@@ -38,10 +39,11 @@ describe('PartitionRouter.countCovering', () => {
     expect(asked).toBe(4);
   });
 
-  it('gives up after coverWaitMs with the last answer, so the caller refuses a partition the topic does not have', async () => {
+  it('gives up when its cover retry policy is used up, with the last answer, so the caller refuses a partition the topic does not have', async () => {
     vi.useFakeTimers();
     try {
-      const router = new PartitionRouter(60_000, 1_000);
+      // Four asks, 100, 200 and 400 ms apart: the last at 700 ms.
+      const router = new PartitionRouter(60_000, retryPolicy({ maxAttempts: 4, initialDelayMs: 100, factor: 2, maxDelayMs: 400, jitter: 0 }));
       let asked = 0;
       const lookup = async (): Promise<number> => (asked++, 2);
       const covering = router.countCovering('t', [5], lookup);
@@ -57,7 +59,7 @@ describe('PartitionRouter.countCovering', () => {
   });
 
   it('does not wait for a partition no topic can have (not a safe integer)', async () => {
-    const router = new PartitionRouter(60_000, 60_000);
+    const router = new PartitionRouter(60_000);
     let asked = 0;
     const lookup = async (): Promise<number> => (asked++, 2);
     expect(await router.countCovering('t', [Number.POSITIVE_INFINITY], lookup)).toBe(2);
