@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { GatewayError } from '../core/errors.js';
 import { hasUserinfo, takeUserinfo } from '../core/public-url.js';
 import { isLoopbackHost } from '../core/loopback.js';
+import { discoveryUrlOf } from '../core/oidc-discovery.js';
 import { schemaIssues } from '../core/schema-issues.js';
 import { MAX_TIMER_MS } from '../core/timer-limit.js';
 
@@ -470,7 +471,17 @@ export function checkConfig(vars: Record<string, string | undefined>): { readonl
   if (raw.AUTH === 'partners' && !raw.PARTNERS_FILE) problems.push({ variable: 'AUTH', message: 'AUTH=partners needs PARTNERS_FILE' });
   if (Boolean(raw.TLS_CERT_FILE) !== Boolean(raw.TLS_KEY_FILE)) problems.push({ variable: 'TLS_CERT_FILE', message: 'goes together with TLS_KEY_FILE: set both or neither' });
   if (['OIDC_ISSUER', 'OIDC_AUDIENCE', 'OIDC_JWKS_URL', 'OIDC_JWKS_FILE'].some((k) => Boolean(raw[k]))) {
-    if (!raw.OIDC_ISSUER || !raw.OIDC_AUDIENCE || Boolean(raw.OIDC_JWKS_URL) === Boolean(raw.OIDC_JWKS_FILE)) problems.push({ variable: 'OIDC_ISSUER', message: 'OIDC needs OIDC_ISSUER, OIDC_AUDIENCE and one of OIDC_JWKS_URL or OIDC_JWKS_FILE' });
+    if (!raw.OIDC_ISSUER || !raw.OIDC_AUDIENCE) problems.push({ variable: 'OIDC_ISSUER', message: 'OIDC needs OIDC_ISSUER and OIDC_AUDIENCE (and OIDC_JWKS_URL or OIDC_JWKS_FILE, or neither: the key set is then found through the issuer\'s discovery document)' });
+    if (raw.OIDC_JWKS_URL && raw.OIDC_JWKS_FILE) problems.push({ variable: 'OIDC_JWKS_URL', message: 'goes without OIDC_JWKS_FILE: set one of them (or neither, for discovery from OIDC_ISSUER)' });
+    // Discovery (OpenID Connect Discovery 1.0 §4): the issuer URL is where the key set's URL comes from.
+    if (raw.OIDC_ISSUER && !raw.OIDC_JWKS_URL && !raw.OIDC_JWKS_FILE) {
+      try {
+        discoveryUrlOf(raw.OIDC_ISSUER);
+        if (isPlainHttpBeyondLoopback(raw.OIDC_ISSUER)) problems.push({ variable: 'OIDC_ISSUER', message: 'must be https:// for discovery (plain http:// only to a loopback address): its discovery document names the key set that decides who may sign tokens' });
+      } catch (err) {
+        problems.push({ variable: 'OIDC_ISSUER', message: err instanceof Error ? err.message.replace(/^OIDC_ISSUER: /, '') : String(err) });
+      }
+    }
     if (!raw.PARTNERS_FILE) problems.push({ variable: 'PARTNERS_FILE', message: 'OIDC needs PARTNERS_FILE (the token names a partner there, whose permissions apply)' });
     // The key set decides who may sign tokens: over plain http anyone on the path could swap it.
     if (raw.OIDC_JWKS_URL && isPlainHttpBeyondLoopback(raw.OIDC_JWKS_URL)) problems.push({ variable: 'OIDC_JWKS_URL', message: 'must be https:// (plain http:// only to a loopback address): the key set decides who may sign tokens' });

@@ -203,6 +203,47 @@ describe('OIDC bearer tokens', () => {
     }
   }, 20_000);
 
+  it('discovery: without OIDC_JWKS_URL or OIDC_JWKS_FILE the key set is the jwks_uri of <OIDC_ISSUER>/.well-known/openid-configuration; a document naming another issuer or a plain-http jwks_uri beyond loopback is a 503 (logged, naming the field), fetched again only after the retry delay', async () => {
+    const jwks = readFileSync(join(setup.dir, 'jwks.json'), 'utf8');
+    let issuerInDocument: ((issuer: string) => string) | undefined = () => 'https://evil.test/realms/acme';
+    const idp = await jwksHost((req, res) => {
+      const origin = `http://127.0.0.1:${req.socket.localPort}`;
+      const json = (body: unknown): void => void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      if (req.url === '/realms/acme/.well-known/openid-configuration') json({ issuer: issuerInDocument?.(`${origin}/realms/acme`), jwks_uri: `${origin}/realms/acme/certs` });
+      else if (req.url === '/realms/plain/.well-known/openid-configuration') json({ issuer: `${origin}/realms/plain`, jwks_uri: 'http://idp.example.test/certs' });
+      else if (req.url === '/realms/acme/certs') res.writeHead(200, { 'content-type': 'application/json' }).end(jwks);
+      else res.writeHead(404).end();
+    });
+    const origin = new URL(idp.url).origin;
+    const issuer = `${origin}/realms/acme`;
+    const { log, lines } = capture();
+    const url = await start({ OIDC_ISSUER: issuer }, log);
+    const t = await token({ iss: issuer });
+    // The document names another issuer (§4.3: it MUST NOT be used): 503, and no second fetch within the retry delay.
+    for (let i = 0; i < 3; i++) {
+      const res = await fetch(`${url}/subscriptions`, { headers: { authorization: `Bearer ${t}` } });
+      expect(res.status, `attempt ${i}`).toBe(503);
+      expect(((await res.json()) as { code: string }).code).toBe('CEG_AUTH_UNAVAILABLE');
+    }
+    expect(idp.fetches).toHaveLength(1);
+    const warned = lines.filter((l) => l.msg.includes('discovery document'));
+    expect(warned).toHaveLength(1);
+    expect(warned[0]!.err).toContain('"issuer"');
+    expect(await publish(url, setup.keys.acme)).toBe(202); // API keys unaffected
+    // The provider fixes its document: after the retry delay the key set comes from its jwks_uri.
+    issuerInDocument = (own) => own;
+    await new Promise((r) => setTimeout(r, TIMINGS.retryMs + 100));
+    expect(await publish(url, t)).toBe(202);
+    expect(await publish(url, await token({ iss: issuer, key: stranger }))).toBe(401);
+    expect(idp.fetches).toHaveLength(3); // the document again, then the key set once
+    // A jwks_uri over plain http to a host that is not loopback is never fetched.
+    const plainIssuer = `${origin}/realms/plain`;
+    const other = capture();
+    const plainUrl = await start({ OIDC_ISSUER: plainIssuer }, other.log);
+    expect(await publish(plainUrl, await token({ iss: plainIssuer }))).toBe(503);
+    expect(other.lines.find((l) => l.msg.includes('discovery document'))?.err).toContain('"jwks_uri" is not https');
+  });
+
   it('a JWKS URL that refuses connections is the same 503, not a 401', async () => {
     const closed = createServer();
     await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));

@@ -1,6 +1,7 @@
 /**
  * OAuth2 / OIDC bearer tokens (JWT access tokens) as partner credentials, verified with `jose`:
- * signature against a JWKS (a file, or a URL fetched and cached by `jose`), asymmetric algorithms
+ * signature against a JWKS (a file, a URL fetched and cached by `jose`, or — with neither — the
+ * `jwks_uri` of the issuer's discovery document, see {@link discoveryUrlOf}), asymmetric algorithms
  * only, `iss` and `aud` as configured, `exp` required, `exp` / `nbf` with 30 s of clock tolerance,
  * an `iat` in the future refused, and the header's `typ` one of `OIDC_TOKEN_TYPES` (default
  * `at+jwt`, so an ID token — `typ: JWT` — is no access token). The claim `OIDC_PARTNER_CLAIM`
@@ -19,12 +20,16 @@
  * Spec: issue 11 ("Optionally OAuth2 / OIDC JWT bearer tokens (JWKS from a file or URL, claims
  *   mapped to a partner) through a well-kept library"); RFC 9068 (JWT access tokens) §2.1 (`typ`
  *   `at+jwt`), §2.2 (`exp` required), §4 (validation); RFC 7519 §4.1.4, §4.1.6; RFC 8725 §3.11
- *   (explicit typing).
+ *   (explicit typing); OpenID Connect Discovery 1.0 §4 (the document at
+ *   `<issuer>/.well-known/openid-configuration`), §4.3 (its `issuer` MUST be identical to the issuer
+ *   it was fetched for), §3 (`jwks_uri`).
  */
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FetchImplementation, JSONWebKeySet, JWTHeaderParameters, JWTVerifyGetKey, FlattenedJWSInput, RemoteJWKSet, jwtVerify } from 'jose';
 import { GatewayError } from '../../core/errors.js';
+import { isLoopbackHost } from '../../core/loopback.js';
+import { discoveryUrlOf } from '../../core/oidc-discovery.js';
 import { MAX_TIMER_MS } from '../../core/timer-limit.js';
 import { LogThrottle } from '../../observability/index.js';
 import type { Logger } from '../../observability/index.js';
@@ -37,6 +42,11 @@ export interface OidcOptions {
   readonly jwksUrl?: string;
   /** JWKS file (read once at start). */
   readonly jwksFile?: string;
+  /*
+   * Neither `jwksUrl` nor `jwksFile`: the key set's URL is the `jwks_uri` of the issuer's discovery
+   * document, fetched on the first token (then `issuer` must be an https URL, plain http only to a
+   * loopback address; config checks it).
+   */
   /** The claim whose value is the partner id. */
   readonly partnerClaim: string;
   /**
@@ -115,6 +125,36 @@ function describeFailure(err: unknown): string {
 }
 
 /**
+ * The body of a 200 answer as text, at most `maxBytes` read (bytes; by `content-length` or as read).
+ * Errors: not 200, larger than the bound — each naming `what`.
+ */
+async function readBoundedText(res: Response, maxBytes: number, what: string): Promise<string> {
+  if (res.status !== 200 || res.body === null) {
+    await res.body?.cancel();
+    throw new Error(`${what} answered HTTP ${res.status}, not 200`);
+  }
+  const declared = Number(res.headers.get('content-length') ?? 0);
+  if (declared > maxBytes) {
+    await res.body.cancel();
+    throw new Error(`the answer of ${what} is larger than ${maxBytes} bytes (content-length ${declared})`);
+  }
+  const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel();
+      throw new Error(`the answer of ${what} is larger than ${maxBytes} bytes`);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
  * `fetch` for `jose`'s remote key set that reads at most {@link MAX_JWKS_BYTES} of the answer and
  * accepts at most {@link MAX_JWKS_KEYS} keys; `fetched` is called after each good answer with the
  * time (epoch ms) its request was sent.
@@ -124,30 +164,7 @@ function describeFailure(err: unknown): string {
 function boundedFetch(fetched: (sentAt: number) => void): FetchImplementation {
   return async (url, init) => {
     const sentAt = Date.now();
-    const res = await fetch(url, init);
-    if (res.status !== 200 || res.body === null) {
-      await res.body?.cancel();
-      throw new Error(`the key set's URL answered HTTP ${res.status}, not 200`);
-    }
-    const declared = Number(res.headers.get('content-length') ?? 0);
-    if (declared > MAX_JWKS_BYTES) {
-      await res.body.cancel();
-      throw new Error(`the key set's answer is larger than ${MAX_JWKS_BYTES} bytes (content-length ${declared})`);
-    }
-    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
-    const chunks: Uint8Array[] = [];
-    let size = 0;
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.byteLength;
-      if (size > MAX_JWKS_BYTES) {
-        await reader.cancel();
-        throw new Error(`the key set's answer is larger than ${MAX_JWKS_BYTES} bytes`);
-      }
-      chunks.push(value);
-    }
-    const text = Buffer.concat(chunks).toString('utf8');
+    const text = await readBoundedText(await fetch(url, init), MAX_JWKS_BYTES, "the key set's URL");
     let keys: unknown;
     try {
       keys = (JSON.parse(text) as { keys?: unknown }).keys;
@@ -183,12 +200,49 @@ export function readJwksFile(file: string): JSONWebKeySet {
   }
 }
 
+/** Largest discovery document read, bytes (64 KiB; providers publish a few KiB). Larger: a failed discovery. */
+export const MAX_DISCOVERY_BYTES = 65_536;
+
+/** Whether a URL's hostname (IPv6 in brackets) is a loopback address. */
+const isLoopback = (hostname: string): boolean => isLoopbackHost(hostname.replace(/^\[(.*)\]$/, '$1'));
+
+/**
+ * The `jwks_uri` of a discovery document, checked: a JSON object whose `issuer` is identical to
+ * `issuer` and whose `jwks_uri` is an https URL (plain http only when the document itself came over
+ * plain http to a loopback address) without userinfo.
+ * Spec: OpenID Connect Discovery 1.0 §3 (`jwks_uri` REQUIRED), §4.3 (issuer identical, else the
+ * document MUST NOT be used).
+ * Errors: Error naming the field that is wrong (a failed discovery for the caller).
+ */
+export function jwksUriOfDiscovery(text: string, issuer: string, documentUrl: URL): URL {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch {
+    throw new Error('the discovery document is not JSON');
+  }
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new Error('the discovery document is not a JSON object');
+  const d = doc as { issuer?: unknown; jwks_uri?: unknown };
+  if (d.issuer !== issuer) throw new Error(`the discovery document's "issuer" (${JSON.stringify(d.issuer)?.slice(0, 200)}) is not OIDC_ISSUER exactly (OpenID Connect Discovery §4.3)`);
+  if (typeof d.jwks_uri !== 'string') throw new Error('the discovery document has no "jwks_uri" string');
+  let jwks: URL;
+  try {
+    jwks = new URL(d.jwks_uri);
+  } catch {
+    throw new Error('the discovery document\'s "jwks_uri" is not a URL');
+  }
+  const plainAllowed = documentUrl.protocol === 'http:' && isLoopback(documentUrl.hostname) && isLoopback(jwks.hostname);
+  if (!(jwks.protocol === 'https:' || (jwks.protocol === 'http:' && plainAllowed))) throw new Error('the discovery document\'s "jwks_uri" is not https (the key set decides who may sign tokens)');
+  if (jwks.username !== '' || jwks.password !== '') throw new Error('the discovery document\'s "jwks_uri" holds user:password@');
+  return jwks;
+}
+
 export class OidcVerifier {
   readonly #o: OidcOptions;
   /** The key set fetch's timing, ms ({@link OidcOptions.jwksTimings} over the defaults). */
   readonly #t: { readonly refetchMinMs: number; readonly retryMs: number; readonly timeoutMs: number };
-  /** The key source: a JWKS read at construction, or the JWKS URL. */
-  readonly #source: { readonly jwks: JSONWebKeySet } | { readonly url: URL };
+  /** The key source: a JWKS read at construction, the JWKS URL, or the issuer's discovery document's URL. */
+  readonly #source: { readonly jwks: JSONWebKeySet } | { readonly url: URL } | { readonly discovery: URL };
   readonly #partners: ReadonlyMap<string, Partner>;
   readonly #types: ReadonlySet<string> | undefined;
   readonly #log: Logger | undefined;
@@ -205,7 +259,8 @@ export class OidcVerifier {
 
   /**
    * Errors: CEG_INVALID_OPTIONS when the JWKS file cannot be read or is not a JWKS, the JWKS URL
-   * holds userinfo (config refuses it first; fetch would refuse it on every token), or a
+   * holds userinfo (config refuses it first; fetch would refuse it on every token), discovery is
+   * used (no JWKS URL or file) and the issuer is no https URL (plain http only to loopback), or a
    * `jwksTimings` value is not an integer ms from 1 to 2^31 − 1.
    */
   constructor(o: OidcOptions, partners: readonly Partner[], log?: Logger) {
@@ -223,8 +278,20 @@ export class OidcVerifier {
       if (url.username !== '' || url.password !== '') throw new GatewayError('CEG_INVALID_OPTIONS', 'OIDC_JWKS_URL must not hold credentials (user:password@)', { retriable: false });
       this.#source = { url };
     } else {
-      throw new GatewayError('CEG_INVALID_OPTIONS', 'OIDC needs OIDC_JWKS_URL or OIDC_JWKS_FILE', { retriable: false });
+      const discovery = discoveryUrlOf(o.issuer);
+      if (discovery.protocol === 'http:' && !isLoopback(discovery.hostname)) throw new GatewayError('CEG_INVALID_OPTIONS', 'OIDC_ISSUER must be https:// for discovery (plain http:// only to a loopback address)', { retriable: false });
+      this.#source = { discovery };
     }
+  }
+
+  /**
+   * The key set's URL from the issuer's discovery document ({@link jwksUriOfDiscovery}), read with
+   * the key set's timeout and at most {@link MAX_DISCOVERY_BYTES}.
+   * Errors: any failure to fetch or use the document (the caller answers 503).
+   */
+  async #discover(documentUrl: URL): Promise<URL> {
+    const res = await fetch(documentUrl, { signal: AbortSignal.timeout(this.#t.timeoutMs), headers: { accept: 'application/json' } });
+    return jwksUriOfDiscovery(await readBoundedText(res, MAX_DISCOVERY_BYTES, 'the discovery document URL'), this.#o.issuer, documentUrl);
   }
 
   #unavailable(retryAfterMs: number, cause?: unknown): GatewayError {
@@ -238,16 +305,17 @@ export class OidcVerifier {
 
   #load(): Promise<Loaded> {
     const source = this.#source;
-    this.#verifier ??= import('jose').then((jose) => {
+    this.#verifier ??= import('jose').then(async (jose) => {
       if ('jwks' in source) return { jwtVerify: jose.jwtVerify, keys: jose.createLocalJWKSet(source.jwks) };
+      const jwksUrl = 'url' in source ? source.url : await this.#discover(source.discovery);
       // jose fetches at most one set at a time (concurrent lookups share it) and, for an unknown kid,
       // again only once its cooldown has passed since the last good fetch.
-      const remote = jose.createRemoteJWKSet(source.url, {
+      const remote = jose.createRemoteJWKSet(jwksUrl, {
         timeoutDuration: this.#t.timeoutMs,
         cooldownDuration: this.#t.refetchMinMs,
         [jose.customFetch]: boundedFetch((sentAt) => (this.#fetchedAt = Math.max(this.#fetchedAt, sentAt))),
       });
-      const where = `${source.url.origin}${source.url.pathname}`; // the query may hold a credential
+      const where = `${jwksUrl.origin}${jwksUrl.pathname}`; // the query may hold a credential
       const keys = async (header: JWTHeaderParameters, token: FlattenedJWSInput, arrived = Date.now()): Promise<Awaited<ReturnType<JWTVerifyGetKey>>> => {
         const waitMs = this.#downUntil - Date.now();
         if (waitMs > 0) {
@@ -307,11 +375,24 @@ export class OidcVerifier {
    */
   async verify(token: string): Promise<Partner | undefined> {
     let loaded: Loaded;
+    // A discovery (or load) that failed is not tried again before the retry delay: every token meanwhile gets 503.
+    const downMs = this.#verifier === undefined ? this.#downUntil - Date.now() : 0;
+    if (downMs > 0) throw this.#unavailable(downMs);
+    const loading = this.#load();
     try {
-      loaded = await this.#load();
+      loaded = await loading;
     } catch (err) {
-      this.#verifier = undefined;
-      this.#log?.error({ err: describeFailure(err) }, 'oidc: the verifier cannot be loaded');
+      // Tokens that waited on this one attempt share its failure; the first marks it and logs.
+      if (this.#verifier === loading) {
+        this.#verifier = undefined;
+        this.#downUntil = Date.now() + this.#t.retryMs;
+        const source = this.#source;
+        this.#failureLines.run((repeated) =>
+          'discovery' in source
+            ? this.#log?.warn({ discovery: `${source.discovery.origin}${source.discovery.pathname}`, err: describeFailure(err), retryInMs: this.#t.retryMs, ...(repeated > 0 ? { repeated } : {}) }, "oidc: the issuer's discovery document cannot be fetched or used; tokens get 503 CEG_AUTH_UNAVAILABLE")
+            : this.#log?.error({ err: describeFailure(err) }, 'oidc: the verifier cannot be loaded'),
+        );
+      }
       throw this.#unavailable(this.#t.retryMs, err);
     }
     try {

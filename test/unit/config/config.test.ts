@@ -365,7 +365,28 @@ describe('authentication and TLS settings (issue 11)', () => {
     // The key set decides who may sign: plain http only to loopback.
     for (const u of ['https://idp.example/jwks', 'http://127.0.0.1:9/jwks', 'http://localhost/jwks', 'http://[::1]:8080/jwks']) expect(loadConfig({ ...oidc, OIDC_JWKS_URL: u }).auth.oidc?.jwksUrl).toBe(u);
     for (const u of ['http://idp.example/jwks', 'HTTP://10.0.0.5/jwks', 'http://127.0.0.1.evil.example/jwks']) expect(() => loadConfig({ ...oidc, OIDC_JWKS_URL: u }), u).toThrow(/OIDC_JWKS_URL: must be https/);
-    expect(() => loadConfig({ PARTNERS_FILE: '/p', OIDC_ISSUER: 'https://i', OIDC_AUDIENCE: 'a' })).toThrow(/one of OIDC_JWKS_URL or OIDC_JWKS_FILE/);
+    expect(() => loadConfig({ ...oidc, OIDC_JWKS_URL: 'https://idp.example/jwks', OIDC_JWKS_FILE: '/j' })).toThrow(/OIDC_JWKS_URL: goes without OIDC_JWKS_FILE/);
+    expect(() => loadConfig({ PARTNERS_FILE: '/p', OIDC_ISSUER: 'https://i', OIDC_JWKS_FILE: '/j' })).toThrow(/OIDC needs OIDC_ISSUER and OIDC_AUDIENCE/);
+  });
+  it('OIDC without OIDC_JWKS_URL or OIDC_JWKS_FILE: discovery from OIDC_ISSUER, which must then be an https URL (plain http only to loopback) without userinfo, query or fragment', () => {
+    const base = { PARTNERS_FILE: '/p', OIDC_AUDIENCE: 'a' };
+    for (const i of ['https://i', 'https://login.example/realms/acme/', 'http://127.0.0.1:8080/realms/acme', 'http://localhost']) {
+      const oidc = loadConfig({ ...base, OIDC_ISSUER: i }).auth.oidc;
+      expect(oidc?.issuer, i).toBe(i);
+      expect(oidc?.jwksUrl ?? oidc?.jwksFile, i).toBeUndefined();
+    }
+    for (const [i, why] of [
+      ['http://idp.example', /OIDC_ISSUER: must be https:\/\/ for discovery/],
+      ['acme-idp', /OIDC_ISSUER: not a URL/],
+      ['ftp://idp.example', /OIDC_ISSUER: an issuer for discovery is an https URL/],
+      ['https://u:p@idp.example', /OIDC_ISSUER: an issuer for discovery is an https URL without user:password@/],
+      ['https://idp.example/?tenant=1', /without user:password@, query or fragment/],
+      ['https://idp.example/#x', /without user:password@, query or fragment/],
+    ] as const) {
+      expect(() => loadConfig({ ...base, OIDC_ISSUER: i }), i).toThrow(why);
+    }
+    // With a key set given, the issuer is only compared with `iss`: any string, as before.
+    expect(loadConfig({ ...base, OIDC_ISSUER: 'acme-idp', OIDC_JWKS_FILE: '/j' }).auth.oidc?.issuer).toBe('acme-idp');
     expect(() => loadConfig({ OIDC_ISSUER: 'https://i', OIDC_AUDIENCE: 'a', OIDC_JWKS_FILE: '/j' })).toThrow(/OIDC needs PARTNERS_FILE/);
     expect(loadConfig({}).auth.oidc).toBeUndefined();
   });
