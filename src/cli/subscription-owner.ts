@@ -59,6 +59,31 @@ async function stored(gw: Gateway, topic: string, group: string, log: Logger): P
   }
 }
 
+/**
+ * The owners of the subscriptions stored under `name` on the definitions topic `topic` (sorted),
+ * for a CLI that looked for `name` under the wrong owner: partner subscriptions are groups
+ * `ce-gateway.sub.<owner>.<name>`, and the CLI, which has no caller, assumes `anonymous` unless
+ * told `--owner`. Empty when none, or when the topic does not exist (nothing is created).
+ * Errors: the transport's (CEG_BROKER_UNAVAILABLE …).
+ */
+export async function ownersOfName(gw: Gateway, topic: string, name: string, log: Logger): Promise<string[]> {
+  const exists = await gw.transport.partitionCount(topic).then(
+    () => true,
+    (err: unknown) => {
+      if (missingTopic(err)) return false;
+      throw err;
+    },
+  );
+  if (!exists) return [];
+  const store = new SubscriptionStore(gw.transport, topic, log);
+  try {
+    await store.start();
+    return [...store.all().values()].filter((s) => s.name === name).map((s) => s.owner).sort();
+  } finally {
+    await store.stop();
+  }
+}
+
 /** The connector file of CONNECTORS_DIR that declares `group`. Errors: CEG_INVALID_OPTIONS for a folder `serve` would refuse too. */
 function declared(gw: Gateway, dir: string, group: string): GroupOwner | undefined {
   const d = loadConnectors(dir, { catalog: gw.catalog }).find((c) => c.subscription === group);

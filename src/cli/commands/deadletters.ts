@@ -14,7 +14,7 @@ import type { Config } from '../../config/index.js';
 import type { Logger } from '../../observability/index.js';
 import { EXIT_CHECK_FAILED, brokerDeadline, requireKafka, setup, openGateway } from '../context.js';
 import { cliKafkaTimeouts } from '../broker-deadline.js';
-import { ownerOfGroup } from '../subscription-owner.js';
+import { ownerOfGroup, ownersOfName } from '../subscription-owner.js';
 import { ownerOption } from '../gateway-client.js';
 import { wholeNumber } from '../numbers.js';
 
@@ -24,10 +24,16 @@ import { wholeNumber } from '../numbers.js';
  * that of a `kind: subscription` connector file (owner `connectors`); else the name itself as the
  * group (library and connector subscriptions are named by their group).
  * `ownerGiven`: `--owner` was given (only that owner's subscription is looked for then).
- * Errors: CEG_NOT_FOUND when none has a dead-letter topic; CEG_INVALID_NAME for a name that
+ * `ownersOf`: the owners of the stored subscriptions named `name` (the definitions topic), asked
+ * only when nothing was found, so that the refusal names the `--owner` to give: a partner's
+ * subscription is not the anonymous one the CLI assumes (new-user report hE: "no dead-letter topic
+ * for subscription hEp-hook (looked for ce-gateway.sub.anonymous.hEp-hook.dlq, …)" for partner
+ * hEacme's subscription, with no word of `--owner`).
+ * Errors: CEG_NOT_FOUND when none has a dead-letter topic (naming the owners that have a
+ *   subscription of that name, with the `--owner` to give); CEG_INVALID_NAME for a name that
  *   cannot name a topic.
  */
-export async function resolveGroup(gw: Gateway, name: string, owner: string, ownerGiven = true): Promise<string> {
+export async function resolveGroup(gw: Gateway, name: string, owner: string, ownerGiven = true, ownersOf?: (name: string) => Promise<readonly string[]>): Promise<string> {
   const exists = (topic: string): Promise<boolean> =>
     gw.transport.partitionCount(topic).then(
       () => true,
@@ -42,7 +48,17 @@ export async function resolveGroup(gw: Gateway, name: string, owner: string, own
     if (topicNameProblem(deadLetterTopic(group)) !== undefined) continue;
     if (await exists(deadLetterTopic(group))) return group;
   }
-  throw new GatewayError('CEG_NOT_FOUND', `no dead-letter topic for subscription ${name.slice(0, 200)} (looked for ${candidates.map((g) => deadLetterTopic(g)).join(', ')})`, { retriable: false, details: { field: 'subscription' } });
+  const others = ownersOf === undefined || !NAME_PATTERN.test(name) ? [] : (await ownersOf(name)).filter((o) => !owners.includes(o));
+  const hint =
+    others.length === 0
+      ? ''
+      : others.length === 1
+        ? `; ${name} is a subscription of ${others[0]}: give --owner ${others[0]}`
+        : `; partners ${others.slice(0, 20).join(', ')}${others.length > 20 ? ', …' : ''} each have a subscription named ${name}: give --owner <partner>`;
+  throw new GatewayError('CEG_NOT_FOUND', printable(`no dead-letter topic for subscription ${name.slice(0, 200)} (looked for ${candidates.map((g) => deadLetterTopic(g)).join(', ')})${hint}`), {
+    retriable: false,
+    details: { field: 'subscription', ...(others.length === 0 ? {} : { owners: others }) },
+  });
 }
 
 function line(i: DeadLetterItem): string {
@@ -117,6 +133,12 @@ const acted = (verb: string, a: ActedOn): string => printable(`${verb} ${a.deadL
  * not a readable event (no id, no source) without `--all`.
  * Exit codes: 0 done; 1 some ids were not found, or no owner (refused); 2 usage or connection error.
  */
+/** The owners of the stored subscriptions of a name, from the definitions topic (SUBSCRIPTIONS_TOPIC) the gateways read. */
+const storedOwners =
+  (gw: Gateway, config: Config, log: Logger) =>
+  (name: string): Promise<string[]> =>
+    ownersOfName(gw, config.subscriptions.topic, name, log);
+
 export function registerDeadLettersCommand(program: Command): void {
   const cmd = program.command('deadletters').description("list, redrive or purge a subscription's dead letters (<subscription>.dlq)");
   const owner = (o: { owner?: string }): string => o.owner ?? DEFAULT_OWNER;
@@ -144,8 +166,8 @@ export function registerDeadLettersCommand(program: Command): void {
     .option('--owner <owner>', `owner of an HTTP subscription (default ${DEFAULT_OWNER}, then a connector file's: ${FILE_OWNER})`, ownerOption)
     .option('--json', 'print the page as JSON: { items, next }')
     .action(async (name: string, opts: { limit: number; after?: string; owner?: string; json?: boolean }) => {
-      await withGateway(async (gw, dl) => {
-        const page = await dl.list(await resolveGroup(gw, name, owner(opts), opts.owner !== undefined), { limit: opts.limit, ...(opts.after === undefined ? {} : { after: opts.after }) });
+      await withGateway(async (gw, dl, config, log) => {
+        const page = await dl.list(await resolveGroup(gw, name, owner(opts), opts.owner !== undefined, storedOwners(gw, config, log)), { limit: opts.limit, ...(opts.after === undefined ? {} : { after: opts.after }) });
         if (opts.json) process.stdout.write(`${JSON.stringify(page)}\n`);
         else for (const i of page.items) process.stdout.write(`${line(i)}\n`);
         if (!opts.json && page.next !== null) process.stderr.write(`more: --after ${page.next}\n`);
@@ -170,7 +192,7 @@ export function registerDeadLettersCommand(program: Command): void {
       .action(async (name: string, opts: { id?: string[]; source?: string; deadLetter?: DeadLetterRef[]; all?: boolean; owner?: string; force?: boolean; json?: boolean }) => {
         const sel = selection(opts);
         await withGateway(async (gw, dl, config, log) => {
-          const group = await resolveGroup(gw, name, owner(opts), opts.owner !== undefined);
+          const group = await resolveGroup(gw, name, owner(opts), opts.owner !== undefined, storedOwners(gw, config, log));
           const who = printable(`consumer group ${group} (subscription ${name}${group === name ? '' : ` of owner ${group === groupOf(FILE_OWNER, name) ? FILE_OWNER : owner(opts)}`})`);
           const check = await ownerOfGroup(gw, config, group, log);
           if (verb === 'redrive' && check.owner?.by === 'stored' && check.owner.pull) {

@@ -29,4 +29,23 @@ describe('deadletters: which group a subscription name means', () => {
     await expect(resolveGroup(withTopics(['ce-gateway.sub.connectors.gitops2.dlq']), 'gitops2', 'anonymous', true)).rejects.toThrow('looked for ce-gateway.sub.anonymous.gitops2.dlq, gitops2.dlq');
     await expect(resolveGroup(withTopics(['ce-gateway.sub.connectors.gitops2.dlq']), 'gitops2', 'connectors', true)).resolves.toBe('ce-gateway.sub.connectors.gitops2');
   });
+
+  it("names the owner of a partner's subscription of that name, and the --owner to give (new-user report hE)", async () => {
+    const gw = withTopics(['ce-gateway.sub.acme.orders.dlq']);
+    const asked: string[] = [];
+    const ownersOf = (name: string): Promise<string[]> => {
+      asked.push(name);
+      return Promise.resolve(name === 'orders' ? ['acme'] : []);
+    };
+    await expect(resolveGroup(gw, 'orders', 'anonymous', false, ownersOf)).rejects.toThrow(/looked for ce-gateway\.sub\.anonymous\.orders\.dlq, ce-gateway\.sub\.connectors\.orders\.dlq, orders\.dlq\); orders is a subscription of acme: give --owner acme$/);
+    // A wrong --owner gets the same hint; several owners are all named.
+    const two = (): Promise<string[]> => Promise.resolve(['acme', 'beta']);
+    const err: unknown = await resolveGroup(gw, 'orders', 'gamma', true, two).catch((e: unknown) => e);
+    expect(String(err)).toContain('partners acme, beta each have a subscription named orders: give --owner <partner>');
+    expect((err as { details?: { owners?: string[] } }).details?.owners).toEqual(['acme', 'beta']);
+    // The right owner finds it, without asking; the owners looked at already are not offered again.
+    await expect(resolveGroup(gw, 'orders', 'acme', true, ownersOf)).resolves.toBe('ce-gateway.sub.acme.orders');
+    expect(asked).toEqual(['orders']);
+    await expect(resolveGroup(gw, 'orders', 'anonymous', false, () => Promise.resolve(['anonymous']))).rejects.toThrow(/orders\.dlq\)$/);
+  });
 });
