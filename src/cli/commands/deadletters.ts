@@ -15,6 +15,7 @@ import type { Logger } from '../../observability/index.js';
 import { EXIT_CHECK_FAILED, brokerDeadline, requireKafka, setup, openGateway } from '../context.js';
 import { cliKafkaTimeouts } from '../broker-deadline.js';
 import { ownerOfGroup, ownersOfName } from '../subscription-owner.js';
+import { redriveNote } from '../redrive-note.js';
 import { ownerOption } from '../gateway-client.js';
 import { wholeNumber } from '../numbers.js';
 
@@ -222,6 +223,12 @@ export function registerDeadLettersCommand(program: Command): void {
           } else {
             process.stdout.write(`purged ${result.purged}\n`);
             for (const i of result.items) process.stdout.write(`${acted('purged', i)}\n`);
+          }
+          if ('redriven' in result && result.redriven > 0) {
+            // When the events arrive: at once where a member runs, else at a gateway's next look (redrive-note.ts).
+            const members = check.owner?.by === 'members' ? check.owner.members : ((await gw.transport.groupMembers(group).catch(() => undefined))?.members ?? 0);
+            const note = redriveNote({ redriven: result.redriven, ownedBy: check.owner?.by, members, idleStopMs: config.subscriptions.onDemand.idleStopMs, name });
+            if (note !== undefined) process.stderr.write(`${printable(note)}\n`);
           }
           if (result.notFound.length > 0) {
             process.stderr.write(`${printable(`not found: ${result.notFound.map(missing).join(', ')}`)}\n`);
