@@ -7,7 +7,9 @@
  *   and write nothing: both dead letters are still listed, neither marked redriven;
  * - the subscription is created again under that name: the CLI's redrive (no --force) now
  *   delivers both events to it;
- * - another deleted subscription's dead letter: `--force` redrives it (exit 0, marked redriven).
+ * - another deleted subscription's dead letter: `--force` redrives it (exit 0, marked redriven);
+ * - a subscription of another owner (an admin's `?owner=`) named without `--owner`: the refusal
+ *   (exit 2) names that owner and the `--owner` to give, read from the definitions topic.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -150,5 +152,28 @@ describe('ce-gateway deadletters of a deleted subscription', () => {
     const items = await listed(name);
     expect(items).toHaveLength(1);
     expect(items[0]!.redrivenAt).not.toBeNull();
+  }, 120_000);
+});
+
+describe("ce-gateway deadletters of a partner's subscription without --owner", () => {
+  it('names the owner found on the definitions topic and the --owner to give (new-user report hE); with it, lists', async () => {
+    const name = uniqueName('dlp').replace(/\./g, '-');
+    const owner = 'it-acme';
+    const r = await api('POST', `/subscriptions?owner=${owner}`, { name, kinds: ['PriceLoadingCompleted'], delivery: { mode: 'push', url: (await sink(200)).url } });
+    expect(r.status, JSON.stringify(r.body)).toBe(201);
+    await waitFor('a member running', async () => (await api('GET', `/subscriptions/${name}/status?owner=${owner}`)).body.running === true, 30_000, 200);
+
+    const bare = await cli(['deadletters', 'list', name]);
+    expect(bare.code, bare.stderr).toBe(2);
+    expect(bare.stderr).toContain(`no dead-letter topic for subscription ${name} (looked for ce-gateway.sub.anonymous.${name}.dlq`);
+    expect(bare.stderr).toContain(`; ${name} is a subscription of ${owner}: give --owner ${owner}`);
+    const redrive = await cli(['deadletters', 'redrive', name, '--all']);
+    expect(redrive.code, redrive.stderr).toBe(2);
+    expect(redrive.stderr).toContain(`give --owner ${owner}`);
+
+    const owned = await cli(['deadletters', 'list', name, '--owner', owner]);
+    expect(owned.code, owned.stderr).toBe(0);
+    expect(owned.stderr).toContain('no dead letters');
+    await api('DELETE', `/subscriptions/${name}?owner=${owner}`);
   }, 120_000);
 });
