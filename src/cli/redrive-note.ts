@@ -22,6 +22,8 @@ export interface RedriveNoteInput {
   readonly idleStopMs: number;
   /** The subscription's name as given on the command line. */
   readonly name: string;
+  /** A stored subscription's state (`active`, `paused`, `gone`); no member runs for one that is not active. */
+  readonly state?: string;
 }
 
 /**
@@ -34,6 +36,9 @@ export function redriveNote(i: RedriveNoteInput): string | undefined {
   if (i.redriven === 0 || i.members > 0) return undefined;
   if (i.ownedBy !== 'stored' && i.ownedBy !== 'file') {
     return `note: no member of the group runs now; the events are delivered once a subscriber of it starts (it reads its .redrive topic)`;
+  }
+  if (i.state !== undefined && i.state !== 'active') {
+    return `note: ${i.name} is ${i.state}: no gateway delivers it, and the events are delivered once it is active again (PATCH /subscriptions/${i.name} {"state":"active"})`;
   }
   if (i.idleStopMs === 0) return undefined;
   const bound = Math.ceil((i.idleStopMs * 1.25) / 1000);

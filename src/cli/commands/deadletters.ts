@@ -227,7 +227,7 @@ export function registerDeadLettersCommand(program: Command): void {
           if ('redriven' in result && result.redriven > 0) {
             // When the events arrive: at once where a member runs, else at a gateway's next look (redrive-note.ts).
             const members = check.owner?.by === 'members' ? check.owner.members : ((await gw.transport.groupMembers(group).catch(() => undefined))?.members ?? 0);
-            const note = redriveNote({ redriven: result.redriven, ownedBy: check.owner?.by, members, idleStopMs: config.subscriptions.onDemand.idleStopMs, name });
+            const note = redriveNote({ redriven: result.redriven, ownedBy: check.owner?.by, members, idleStopMs: config.subscriptions.onDemand.idleStopMs, name, ...(check.owner?.by === 'stored' ? { state: check.owner.state } : {}) });
             if (note !== undefined) process.stderr.write(`${printable(note)}\n`);
           }
           if (result.notFound.length > 0) {

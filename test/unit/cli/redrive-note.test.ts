@@ -15,6 +15,14 @@ describe('deadletters redrive: when the events arrive', () => {
     expect(redriveNote({ redriven: 1, ownedBy: 'file', members: 0, idleStopMs: 4_000, name: 'gitops' })).toContain('within 5 s');
   });
 
+  it('a paused or gone subscription: delivered once it is active again (no gateway runs a member of it)', () => {
+    expect(redriveNote({ redriven: 1, ownedBy: 'stored', members: 0, idleStopMs: 30_000, name: 'orders', state: 'paused' })).toBe(
+      'note: orders is paused: no gateway delivers it, and the events are delivered once it is active again (PATCH /subscriptions/orders {"state":"active"})',
+    );
+    expect(redriveNote({ redriven: 1, ownedBy: 'stored', members: 0, idleStopMs: 0, name: 'orders', state: 'gone' })).toContain('orders is gone');
+    expect(redriveNote({ redriven: 1, ownedBy: 'stored', members: 0, idleStopMs: 30_000, name: 'orders', state: 'active' })).toContain('(idle)');
+  });
+
   it('a library group without members: delivered when a subscriber starts', () => {
     expect(redriveNote({ redriven: 1, ownedBy: undefined, members: 0, idleStopMs: 30_000, name: 'my-group' })).toBe('note: no member of the group runs now; the events are delivered once a subscriber of it starts (it reads its .redrive topic)');
   });
