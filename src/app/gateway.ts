@@ -638,8 +638,10 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
     const a = config.auth;
     let partners: readonly Partner[] | undefined;
     if (a.mode === 'partners' && a.partnersFile !== undefined) {
-      partners = loadPartners(a.partnersFile, catalog, process.env);
-      warnWhenPartnersFileChanges(a.partnersFile, log, closing.signal);
+      const loaded = loadPartners(a.partnersFile, catalog, process.env);
+      partners = loaded.partners;
+      // Told against what was read: an edit landing right after the load is warned of too.
+      warnWhenPartnersFileChanges(a.partnersFile, loaded.stats, log, closing.signal);
       mayRead = ownerMayRead(partners);
       partnerIds = new Set(partners.map((p) => p.id));
       for (const [shorter, longer] of extendedPartnerIds(partnerIds)) {

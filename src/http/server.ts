@@ -446,8 +446,10 @@ export function createHttpServer(deps: ServerDeps): Server {
   let server: Server;
   if (deps.tls === undefined) server = createServer(httpOptions, onRequest);
   else {
-    const https = createHttpsServer({ ...httpOptions, ...readTlsPair(deps.tls), allowHalfOpen: true }, onRequest);
-    reloadOnChange(https, deps.tls, deps.log ?? silentLogger());
+    const pair = readTlsPair(deps.tls);
+    const https = createHttpsServer({ ...httpOptions, cert: pair.cert, key: pair.key, allowHalfOpen: true }, onRequest);
+    // Told against the files as read here: a rotation landing right after is installed too.
+    reloadOnChange(https, deps.tls, pair.stats, deps.log ?? silentLogger());
     // An https.Server is an http.Server with TLS in front (same request events and methods).
     server = https;
   }

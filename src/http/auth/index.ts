@@ -9,7 +9,7 @@ export type { AuthOutcome } from './authenticate.js';
 export { HttpAuth } from './middleware.js';
 export type { AuthStats, AuthStep, HttpAuthOptions, IngressAdmission } from './middleware.js';
 export { NEUTRAL_BY, PARTNERS_WATCH_INTERVAL_MS, PERMISSIONS, ROLES, kindAllowed, loadPartners, parsePartners, sourceAllowed, warnWhenPartnersFileChanges } from './partners.js';
-export type { KindGrant, Partner, PartnerLimits, Permission, Role, SourceRule } from './partners.js';
+export type { KindGrant, LoadedPartners, Partner, PartnerLimits, Permission, Role, SourceRule } from './partners.js';
 export { OidcVerifier, looksLikeJwt, readJwksFile } from './oidc.js';
 export type { OidcOptions } from './oidc.js';
 export { PartnerRateLimits } from './rate-limit.js';

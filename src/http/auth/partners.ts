@@ -35,7 +35,8 @@ import { DEFAULT_OWNER, NAME_PATTERN } from '../../bus/subscriptions/index.js';
 import { schemaIssues } from '../../core/schema-issues.js';
 import { uriPrefixProblem, uriReferenceProblem } from '../../envelope/index.js';
 import { kindOf } from '../../catalog/lookup.js';
-import { watchFileShared } from '../../core/watch-file.js';
+import { readWatchedFile, watchFileShared } from '../../core/watch-file.js';
+import type { WatchedFileRead } from '../../core/watch-file.js';
 
 /** Permissions a partner may hold besides `publish` / `subscribe` per kind (issue 11). */
 export const PERMISSIONS = ['replay', 'redrive'] as const;
@@ -254,18 +255,25 @@ export function parsePartners(text: string, file: string, catalog: Catalog, env:
   return Object.freeze(partners);
 }
 
+/** What {@link loadPartners} read: the partners, and the file's stats taken just before it was read. */
+export interface LoadedPartners {
+  readonly partners: readonly Partner[];
+  /** Where {@link warnWhenPartnersFileChanges} starts from: an edit after the read is a change. */
+  readonly stats: Stats;
+}
+
 /**
  * Reads and parses `PARTNERS_FILE`.
  * Errors: CEG_INVALID_OPTIONS (unreadable file, or {@link parsePartners}'s).
  */
-export function loadPartners(file: string, catalog: Catalog, env: Readonly<Record<string, string | undefined>>): readonly Partner[] {
-  let text: string;
+export function loadPartners(file: string, catalog: Catalog, env: Readonly<Record<string, string | undefined>>): LoadedPartners {
+  let read: WatchedFileRead;
   try {
-    text = readFileSync(file, 'utf8');
+    read = readWatchedFile(file);
   } catch (err) {
     throw new GatewayError('CEG_INVALID_OPTIONS', `PARTNERS_FILE: cannot read ${file} (${readErrorCode(err)})`, { retriable: false, cause: err });
   }
-  return parsePartners(text, file, catalog, env);
+  return { partners: parsePartners(read.data.toString('utf8'), file, catalog, env), stats: read.stats };
 }
 
 /** How often {@link warnWhenPartnersFileChanges} looks at the file, ms (one stat call). */
@@ -275,16 +283,19 @@ export const PARTNERS_WATCH_INTERVAL_MS = 2000;
  * Logs a warning each time `file` (PARTNERS_FILE) changes on disk after it was loaded: the gateway
  * does not reload it (a choice, docs/security.md "The partners file"), so a key taken out of it
  * keeps working until the instance restarts, and an operator who edited it to revoke a key must
- * learn that from the log rather than from an incident. A change is a new modification time,
- * size or inode (a Kubernetes Secret update swaps a symlink: a new inode); a file removed counts.
+ * learn that from the log rather than from an incident. `loaded`: the stats {@link loadPartners}
+ * took when it read the file, so an edit right after the load (before the first look) is warned of
+ * too. A change is a new modification time, size or inode (a Kubernetes Secret update swaps a
+ * symlink: a new inode); a file removed counts, and so does one put back.
  * Polls every `intervalMs` (ms) without keeping the process alive; stops when `signal` aborts.
  */
-export function warnWhenPartnersFileChanges(file: string, log: Logger, signal: AbortSignal, intervalMs: number = PARTNERS_WATCH_INTERVAL_MS): void {
+export function warnWhenPartnersFileChanges(file: string, loaded: Stats, log: Logger, signal: AbortSignal, intervalMs: number = PARTNERS_WATCH_INTERVAL_MS): void {
   if (signal.aborted) return;
-  const changed = (curr: Stats, prev: Stats): void => {
-    if (curr.mtimeMs === prev.mtimeMs && curr.size === prev.size && curr.ino === prev.ino) return;
-    log.warn({ file, removed: curr.nlink === 0 && curr.mtimeMs === 0 }, 'PARTNERS_FILE changed on disk: NOT applied — this instance keeps the partners it loaded at start-up (keys taken out still work) until it restarts; restart every instance to apply it');
+  const changed = (curr: Stats | undefined, prev: Stats | undefined): void => {
+    // Only its mode or owner changed (the status-change time): the partners are the same.
+    if (curr !== undefined && prev !== undefined && curr.mtimeMs === prev.mtimeMs && curr.size === prev.size && curr.ino === prev.ino) return;
+    log.warn({ file, removed: curr === undefined }, 'PARTNERS_FILE changed on disk: NOT applied — this instance keeps the partners it loaded at start-up (keys taken out still work) until it restarts; restart every instance to apply it');
   };
-  // Shared per path with every gateway of the process (core/watch-file.ts: no MaxListenersExceededWarning).
-  watchFileShared(file, intervalMs, changed, signal);
+  // Shared per path with every gateway of the process (core/watch-file.ts: one poll per path).
+  watchFileShared(file, loaded, intervalMs, changed, signal);
 }

@@ -11,6 +11,7 @@ import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { warnWhenPartnersFileChanges } from '../../../src/http/auth/index.js';
 import { createLogger } from '../../../src/observability/index.js';
+import { readWatchedFile } from '../../../src/core/watch-file.js';
 import { editUntil } from '../../helpers/wait.js';
 
 const dirs: string[] = [];
@@ -24,7 +25,7 @@ function watcher(file: string): { lines: string[]; close: () => void } {
   const out = new PassThrough();
   out.on('data', (c: Buffer) => lines.push(c.toString('utf8')));
   const closing = new AbortController();
-  warnWhenPartnersFileChanges(file, createLogger({ level: 'info', destination: out }), closing.signal, 20);
+  warnWhenPartnersFileChanges(file, readWatchedFile(file).stats, createLogger({ level: 'info', destination: out }), closing.signal, 20);
   return { lines, close: () => closing.abort() };
 }
 

@@ -33,8 +33,9 @@ function server(files: { certFile: string; keyFile: string }): { s: Server; line
   const lines: string[] = [];
   const out = new PassThrough();
   out.on('data', (c: Buffer) => lines.push(c.toString('utf8')));
-  const s = createServer({ ...readTlsPair(files) });
-  reloadOnChange(s, files, createLogger({ level: 'info', destination: out }), 20);
+  const pair = readTlsPair(files);
+  const s = createServer({ cert: pair.cert, key: pair.key });
+  reloadOnChange(s, files, pair.stats, createLogger({ level: 'info', destination: out }), 20);
   return { s, lines };
 }
 const reloads = (w: { lines: string[] }): number => w.lines.join('').split('certificate and key reloaded').length - 1;
