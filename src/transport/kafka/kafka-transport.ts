@@ -2,6 +2,7 @@ import { OffsetResetCounts, outOfRangeReset, outOfRangeWarning } from '../out-of
 import { kafkajs } from './kafkajs.js';
 import type { CompressionTypes, Kafka } from './kafkajs.js';
 import { startKafkaRead } from './read.js';
+import type { ReadOffsetLookups } from './read.js';
 import type { Admin, ConfigResourceTypes, Message, Producer, SASLOptions } from 'kafkajs';
 import { errorMessage, GatewayError } from '../../core/errors.js';
 import { PartitionRouter } from '../partition-router.js';
@@ -419,7 +420,12 @@ class KafkaTransport implements Transport {
     spec.topics.forEach((t) => assertTopicName(t));
     const admin = await this.#adminReady();
     try {
-      return await startKafkaRead(this.#consumerKafka('read'), admin, spec, handler, this.#opts);
+      // Start positions on the transport's look-ups: asked again while the broker's answer lags.
+      const lookups: ReadOffsetLookups = {
+        topicOffsets: (topic) => this.#oneAtATime(topic, (a) => a.fetchTopicOffsets(topic)),
+        topicOffsetsAt: (topic, timestampMs) => this.#oneAtATime(topic, (a) => a.fetchTopicOffsetsByTimestamp(topic, timestampMs)),
+      };
+      return await startKafkaRead(this.#consumerKafka('read'), admin, lookups, spec, handler, this.#opts);
     } catch (err) {
       throw fromKafkaError(err, { operation: 'read', topics: spec.topics });
     }

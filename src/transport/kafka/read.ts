@@ -19,13 +19,26 @@ import { outOfRangeReset } from '../out-of-range.js';
 const tpKey = (topic: string, partition: number): string => `${topic}\u0000${partition}`;
 
 
+/**
+ * The topic offset look-ups a read starts from: the transport's own (kafka-transport.ts
+ * #oneAtATime), which ask the broker again while it does not lead a partition yet
+ * (METADATA_CATCH_UP) and get past kafkajs's metadata race — a read started right after partitions
+ * were added or a leader moved failed at once on kafkajs's bare admin calls.
+ */
+export interface ReadOffsetLookups {
+  /** Each partition's log start (`low`) and end (`high`) offsets, as kafkajs's `fetchTopicOffsets` answers. */
+  topicOffsets(topic: string): Promise<readonly { readonly partition: number; readonly low: string; readonly high: string }[]>;
+  /** Each partition's first offset at or after `timestampMs` (-1: none), as kafkajs's `fetchTopicOffsetsByTimestamp` answers. */
+  topicOffsetsAt(topic: string, timestampMs: number): Promise<readonly { readonly partition: number; readonly offset: string }[]>;
+}
+
 /** Start offset and (bounded read) end offset per partition; with `positions`, only the partitions listed. */
-async function positions(admin: Admin, spec: ReadSpec): Promise<Map<string, { readonly topic: string; readonly partition: number; readonly from: string; readonly end: bigint }>> {
+async function positions(lookups: ReadOffsetLookups, spec: ReadSpec): Promise<Map<string, { readonly topic: string; readonly partition: number; readonly from: string; readonly end: bigint }>> {
   const out = new Map<string, { topic: string; partition: number; from: string; end: bigint }>();
   const from = spec.from;
   for (const topic of spec.topics) {
-    const offsets = await admin.fetchTopicOffsets(topic);
-    const byTime = from.kind === 'timestamp' ? await admin.fetchTopicOffsetsByTimestamp(topic, listOffsetsTime(from.timestampMs)) : [];
+    const offsets = await lookups.topicOffsets(topic);
+    const byTime = from.kind === 'timestamp' ? await lookups.topicOffsetsAt(topic, listOffsetsTime(from.timestampMs)) : [];
     for (const o of offsets) {
       let start: string;
       if (from.kind === 'positions') {
@@ -47,11 +60,11 @@ async function positions(admin: Admin, spec: ReadSpec): Promise<Map<string, { re
 }
 
 /**
- * Starts the read. Errors: kafkajs errors from the offset look-ups or the join (the caller maps
- * them with fromKafkaError).
+ * Starts the read: start positions from `lookups`, the throw-away group deleted with `admin`.
+ * Errors: kafkajs errors from the offset look-ups or the join (the caller maps them with fromKafkaError).
  */
-export async function startKafkaRead(kafka: Kafka, admin: Admin, spec: ReadSpec, handler: (r: TransportRecord) => Promise<void>, opts: KafkaTransportOptions): Promise<Read> {
-  const where = await positions(admin, spec);
+export async function startKafkaRead(kafka: Kafka, admin: Admin, lookups: ReadOffsetLookups, spec: ReadSpec, handler: (r: TransportRecord) => Promise<void>, opts: KafkaTransportOptions): Promise<Read> {
+  const where = await positions(lookups, spec);
   const open = new Set([...where].filter(([, p]) => spec.untilEnd !== true || BigInt(p.from) < p.end).map(([k]) => k));
   const groupId = `ce-gateway.read.${randomUUID()}`;
   let settle: (err?: unknown) => void = () => {};
