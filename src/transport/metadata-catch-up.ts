@@ -13,3 +13,19 @@ import type { RetryPolicy } from '../core/retry.js';
 
 /** Six asks, 100, 200, 400, 800 and 1,600 ms apart (about 3.1 s in all), no jitter. For core/retrying. */
 export const METADATA_CATCH_UP: RetryPolicy = retryPolicy({ maxAttempts: 6, initialDelayMs: 100, factor: 2, maxDelayMs: 1_600, jitter: 0 });
+
+/**
+ * How many asks of {@link METADATA_CATCH_UP} fit in `withinMs` (its own six at least): its delays
+ * (the last one, 1,600 ms, repeated) for a wait bounded by a time rather than by the policy's
+ * ~3.1 s — a topic just created is the broker's to lead, not a client's mistake, so waiting for it
+ * is bounded by the request timeout. `withinMs`: ms, ≥ 0 (0 or less: the policy's own six).
+ */
+export function metadataCatchUpAsks(withinMs: number): number {
+  let asks = 1;
+  let waited = 0;
+  while (asks < METADATA_CATCH_UP.maxAttempts || waited + METADATA_CATCH_UP.delayMs(asks) <= withinMs) {
+    waited += METADATA_CATCH_UP.delayMs(asks);
+    asks++;
+  }
+  return asks;
+}

@@ -21,6 +21,8 @@ import { raceAbort } from '../../core/race-abort.js';
 import { sleep } from '../../core/retry.js';
 import { retrying } from '../../core/retrying.js';
 import { METADATA_CATCH_UP } from '../metadata-catch-up.js';
+import { confirmTopicLeaders } from '../topic-leaders.js';
+import type { TopicLeaders } from '../topic-leaders.js';
 import { abortedProduce, checkCommitOffsets, checkGroupSpec, checkTopicSpec, closedTransport, describedGroup, groupBusy, readFailure } from '../topics.js';
 import { KafkaConsumption } from './consumption.js';
 import { TopicSetConsumption } from './missing-topics.js';
@@ -159,14 +161,19 @@ class KafkaTransport implements Transport {
     const specs = this.#known.unknown(wanted);
     if (specs.length === 0) return;
     const { admin } = await this.#ready();
+    let missing: readonly TopicSpec[] = [];
+    /** false: another client created every missing topic first (kafkajs resolves createTopics false then). */
+    let created = true;
     try {
       const existing = new Set(await admin.listTopics());
-      const missing = specs.filter((s) => !existing.has(s.name));
+      missing = specs.filter((s) => !existing.has(s.name));
       this.#known.exist(specs.filter((s) => existing.has(s.name)).map((s) => s.name));
       if (missing.length === 0) return;
       assertNoCollision(missing.map((s) => s.name), existing);
-      await admin.createTopics({
-        waitForLeaders: true,
+      // Leaders are waited for below, on every path: kafkajs's own wait (waitForLeaders) runs only
+      // when it created every topic, and retries LEADER_NOT_AVAILABLE only.
+      created = await admin.createTopics({
+        waitForLeaders: false,
         topics: missing.map((s) => ({
           topic: s.name,
           numPartitions: s.partitions,
@@ -178,37 +185,40 @@ class KafkaTransport implements Transport {
           ],
         })),
       });
-      // createTopics resolves false when another caller created a topic first: that is fine.
-      this.#known.exist(missing.map((s) => s.name));
-      this.#opts.logger.info({ transport: 'kafka', topics: missing.map((s) => s.name) }, 'created topics');
     } catch (err) {
-      if (isTopicExists(err)) return;
-      // Names are checked first, but Kafka's INVALID_TOPIC here is not always a '.'/'_' collision
-      // with a topic created meanwhile: the topics as they are now tell whether it is one.
-      const invalid = invalidTopicOf(err);
-      if (invalid !== undefined) {
-        const listed = await admin.listTopics().catch((e: unknown) => {
-          throw fromKafkaError(e, { operation: 'ensureTopics', topics: specs.map((s) => s.name) });
-        });
-        throw invalidTopicRefusal(invalid.topic === undefined ? specs.map((s) => s.name) : [invalid.topic], listed, invalid.message, err);
+      if (!isTopicExists(err)) {
+        // Names are checked first, but Kafka's INVALID_TOPIC here is not always a '.'/'_' collision
+        // with a topic created meanwhile: the topics as they are now tell whether it is one.
+        const invalid = invalidTopicOf(err);
+        if (invalid !== undefined) {
+          const listed = await admin.listTopics().catch((e: unknown) => {
+            throw fromKafkaError(e, { operation: 'ensureTopics', topics: specs.map((s) => s.name) });
+          });
+          throw invalidTopicRefusal(invalid.topic === undefined ? specs.map((s) => s.name) : [invalid.topic], listed, invalid.message, err);
+        }
+        throw fromKafkaError(err, { operation: 'ensureTopics', topics: specs.map((s) => s.name) });
       }
-      // kafkajs's waitForLeaders retries only LEADER_NOT_AVAILABLE; a KRaft broker may answer the
-      // metadata of a topic it has just created with UNKNOWN_TOPIC_OR_PARTITION for a moment.
-      if (isUnknownTopic(err) && (await this.#topicsVisible(specs.map((s) => s.name)))) return;
-      throw fromKafkaError(err, { operation: 'ensureTopics', topics: specs.map((s) => s.name) });
+      created = false;
     }
+    // Created here or, a moment ago, by another instance ("topic already exists"): either way the
+    // broker lists the topic and leads its partitions a moment after CreateTopics answered.
+    const names = missing.map((s) => s.name);
+    await confirmTopicLeaders(names, (ts) => this.#leadersOf(ts), { withinMs: this.#opts.requestTimeoutMs, lagging: (e) => isUnknownTopic(e) || leaderNotThereYet(e) }).catch((err: unknown) => {
+      throw fromKafkaError(err, { operation: 'ensureTopics', topics: names });
+    });
+    this.#known.exist(names);
+    this.#opts.logger.info({ transport: 'kafka', topics: names }, created ? 'created topics' : 'topics created meanwhile by another client: confirmed');
   }
 
-  /** Waits (up to the request timeout) until the broker's metadata lists every topic of `names`. */
-  async #topicsVisible(names: readonly string[]): Promise<boolean> {
+  /** Each of `topics`' partition leaders as the broker's metadata has them now (topic-leaders.ts). Errors: kafkajs's, as thrown. */
+  async #leadersOf(topics: readonly string[]): Promise<TopicLeaders> {
     const admin = await this.#adminReady();
-    const deadline = Date.now() + this.#opts.requestTimeoutMs;
-    while (Date.now() < deadline) {
-      const listed = new Set(await admin.listTopics());
-      if (names.every((n) => listed.has(n))) return true;
-      await sleep(100);
-    }
-    return false;
+    const answer = await admin.fetchTopicMetadata({ topics: [...topics] });
+    const byName = new Map(answer.topics.map((t) => [t.name, t] as const));
+    return new Map(topics.map((name) => {
+      const t = byName.get(name);
+      return [name, t === undefined ? undefined : [...t.partitions].sort((a, b) => a.partitionId - b.partitionId).map((p) => p.leader)] as const;
+    }));
   }
 
   async partitionCount(topic: string): Promise<number> {
