@@ -281,7 +281,14 @@ export interface Transport {
    * pull subscription notes its own here). Read by `ce_gateway_offset_resets_total`.
    */
   readonly offsetResets?: OffsetResetCounts;
-  /** Creates missing topics (never relies on broker auto-creation); existing topics are left as they are. */
+  /**
+   * Creates missing topics (never relies on broker auto-creation); existing topics are left as they are.
+   * A topic it creates, or finds created a moment before by another client (CreateTopics answering
+   * "topic already exists"), is waited for: it resolves once the broker's metadata shows each with a
+   * leader on every partition (the Kafka adapters: transport/topic-leaders.ts).
+   * Errors: CEG_BROKER_UNAVAILABLE (retriable; `details.topics`) when the metadata does not show them
+   * so within about the request timeout; CEG_CONFLICT / CEG_INVALID_NAME for a name the broker refuses.
+   */
   ensureTopics(specs: readonly TopicSpec[]): Promise<void>;
   /** Number of partitions of an existing topic. Errors: CEG_BROKER_UNAVAILABLE (retriable); an unknown topic is a non-retriable CEG_INVALID_NAME. */
   partitionCount(topic: string): Promise<number>;

@@ -18,6 +18,8 @@ import { baseOptions, closeForced } from './client-options.js';
 import { PlatformaticConsumption } from './consumption.js';
 import { brokerMessageOf, coordinatorUnavailable, fromPlatformaticError, protocolIds } from './errors.js';
 import { whileCoordinatorLoads } from '../coordinator-wait.js';
+import { confirmTopicLeaders } from '../topic-leaders.js';
+import type { TopicLeaders } from '../topic-leaders.js';
 import type { CoordinatorWaitOptions } from '../coordinator-wait.js';
 import { listOffsets, tpKey } from './fetcher.js';
 import type { OffsetResetCounts } from '../out-of-range.js';
@@ -121,6 +123,7 @@ class PlatformaticTransport implements Transport {
       this.#known.exist(specs.filter((s) => existing.has(s.name)).map((s) => s.name));
       if (missing.length === 0) return;
       assertNoCollision(missing.map((s) => s.name), existing);
+      let created = 0;
       for (const s of missing) {
         try {
           await this.#admin.createTopics({
@@ -133,17 +136,21 @@ class PlatformaticTransport implements Transport {
               ...(s.maxMessageBytes === undefined ? [] : [{ name: 'max.message.bytes', value: String(s.maxMessageBytes) }]),
             ],
           });
+          created++;
         } catch (err) {
           const ids = protocolIds(err);
           // Names are checked first, but Kafka's INVALID_TOPIC here is not always a '.'/'_' collision
           // with a topic created meanwhile: the topics as they are now tell whether it is one.
           if (ids.has('INVALID_TOPIC_EXCEPTION')) throw invalidTopicRefusal([s.name], await this.#admin.listTopics(), brokerMessageOf(err, 'INVALID_TOPIC_EXCEPTION'), err);
+          // Created a moment ago by another client: confirmed below, as a topic created here is.
           if (!ids.has('TOPIC_ALREADY_EXISTS')) throw err;
         }
       }
-      await this.#waitForLeaders(missing.map((s) => s.name));
-      this.#known.exist(missing.map((s) => s.name));
-      this.#opts.logger.info({ transport: 'kafka', topics: missing.map((s) => s.name) }, 'created topics');
+      // The broker lists a new topic and leads its partitions a moment after CreateTopics answered.
+      const names = missing.map((s) => s.name);
+      await confirmTopicLeaders(names, (ts) => this.#leadersOf(ts), { withinMs: this.#opts.requestTimeoutMs, lagging: metadataLags });
+      this.#known.exist(names);
+      this.#opts.logger.info({ transport: 'kafka', topics: names }, created === missing.length ? 'created topics' : 'topics created (some or all meanwhile by another client): confirmed');
     } catch (err) {
       throw fromPlatformaticError(err, { operation: 'ensureTopics', topics: specs.map((s) => s.name) });
     }
@@ -450,23 +457,13 @@ class PlatformaticTransport implements Transport {
     }
   }
 
-  /** Polls metadata until every partition of the new topics has a leader (bounded by the request timeout). */
-  async #waitForLeaders(topics: readonly string[]): Promise<void> {
-    const deadline = Date.now() + this.#opts.requestTimeoutMs;
-    for (;;) {
-      try {
-        const metadata = await this.#admin.metadata({ topics: [...topics], forceUpdate: true });
-        const ready = topics.every((t) => {
-          const m = metadata.topics.get(t);
-          return m !== undefined && m.partitionsCount > 0 && m.partitions.every((p) => p.leader >= 0);
-        });
-        if (ready) return;
-      } catch (err) {
-        if (Date.now() > deadline) throw err;
-      }
-      if (Date.now() > deadline) return;
-      await new Promise((r) => setTimeout(r, 50));
-    }
+  /** Each of `topics`' partition leaders as the broker's metadata has them now (../topic-leaders.ts). Errors: the library's, as thrown. */
+  async #leadersOf(topics: readonly string[]): Promise<TopicLeaders> {
+    const metadata = await this.#admin.metadata({ topics: [...topics], forceUpdate: true });
+    return new Map(topics.map((t) => {
+      const m = metadata.topics.get(t);
+      return [t, m === undefined ? undefined : Array.from({ length: m.partitionsCount }, (_, i) => m.partitions[i]?.leader ?? -1)] as const;
+    }));
   }
 
   /**
@@ -502,6 +499,19 @@ class PlatformaticTransport implements Transport {
       throw fromPlatformaticError(err, { operation: 'consume', group: spec.group });
     }
   }
+}
+
+/** Ids of the broker's answers that it does not lead a partition (yet). */
+const LEADER_MOVING_IDS = new Set(['LEADER_NOT_AVAILABLE', 'NOT_LEADER_OR_FOLLOWER', 'REPLICA_NOT_AVAILABLE', 'FENCED_LEADER_EPOCH', 'UNKNOWN_LEADER_EPOCH']);
+
+/**
+ * Whether a metadata look-up of a topic just created failed only because the broker's answer lags:
+ * the topic unknown yet (the library's "Unknown topic" UserError or the broker's code), or no leader yet.
+ */
+function metadataLags(err: unknown): boolean {
+  if (fromPlatformaticError(err, {}).details.topicMissing === true) return true;
+  for (const id of protocolIds(err)) if (LEADER_MOVING_IDS.has(id)) return true;
+  return false;
 }
 
 function unknownTopic(topic: string): Error & { apiId: string } {

@@ -10,8 +10,9 @@
  * at a closed port, with only the admin calls replaced: the broker's lag cannot be had on demand
  * (on the stack it lasts a moment after the change).
  */
+import { Admin, ResponseError } from '@platformatic/kafka';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createKafkaTransport } from '../../../src/transport/index.js';
+import { createKafkaTransport, createPlatformaticTransport } from '../../../src/transport/index.js';
 import type { TopicSpec, Transport } from '../../../src/transport/port.js';
 import { kafkajs } from '../../../src/transport/kafka/kafkajs.js';
 import { METADATA_CATCH_UP, metadataCatchUpAsks } from '../../../src/transport/metadata-catch-up.js';
@@ -75,6 +76,23 @@ function kafkajsTransport(create: KafkajsCreate, answers: readonly Answer[], req
   return { t, asked };
 }
 
+/** The @platformatic/kafka adapter the same way; createTopics succeeds or answers TOPIC_ALREADY_EXISTS. */
+function platformaticTransport(exists: boolean, answers: readonly Answer[], requestTimeoutMs?: number): { t: Transport; asked: Asked } {
+  const asked: Asked = { looks: 0, ledShown: false };
+  vi.spyOn(Admin.prototype, 'listTopics').mockImplementation((async () => []));
+  vi.spyOn(Admin.prototype, 'createTopics').mockImplementation((async () => {
+    if (exists) throw new ResponseError(19, 7, { '/topics/0': [36, 'Topic already exists'] }, {});
+    return [];
+  }));
+  vi.spyOn(Admin.prototype, 'metadata').mockImplementation((async ({ topics }: { topics: string[] }) => {
+    const a = next(answers, asked);
+    return { brokers: new Map(), topics: new Map(a === 'unknown' ? [] : topics.map((name) => [name, { id: name, partitionsCount: a.length, partitions: a.map((leader) => ({ leader, leaderEpoch: 0, replicas: [1], isr: [1], offlineReplicas: [] })) }])) };
+  }) as never);
+  const t = createPlatformaticTransport({ brokers: ['127.0.0.1:1'], logger: quiet, retries: 0, ...(requestTimeoutMs === undefined ? {} : { requestTimeoutMs }) });
+  open.push(t);
+  return { t, asked };
+}
+
 /** Not listed, then listed without leaders, then led: the broker's answers right after a CreateTopics. */
 const LAGGING: readonly Answer[] = ['unknown', [-1, -1], [1, -1], [1, 1]];
 const NEVER_LED: readonly Answer[] = [[1, -1]];
@@ -100,6 +118,26 @@ describe('kafkajs ensureTopics', () => {
     await vi.advanceTimersByTimeAsync(60_000);
     await again;
     expect(asked.looks).toBeGreaterThan(looks);
+  });
+});
+
+describe('@platformatic/kafka ensureTopics', () => {
+  it.each([true, false])('topic already existing %s: resolves only after the metadata showed every partition with a leader', async (exists) => {
+    const { t, asked } = platformaticTransport(exists, LAGGING);
+    await t.ensureTopics([spec('a')]);
+    expect(asked.ledShown).toBe(true);
+    expect(asked.looks).toBe(4);
+  });
+
+  it('a topic whose partitions never all get a leader: a retriable CEG_BROKER_UNAVAILABLE naming it, not a silent success', async () => {
+    vi.useFakeTimers();
+    const { t, asked } = platformaticTransport(false, NEVER_LED, 5_000);
+    const outcome = caught(t.ensureTopics([spec('a'), spec('b')]));
+    await vi.advanceTimersByTimeAsync(60_000);
+    const err = await outcome;
+    expect(err).toMatchObject({ code: 'CEG_BROKER_UNAVAILABLE', retriable: true, details: { operation: 'ensureTopics', topics: ['a', 'b'], leadersNotConfirmed: true } });
+    expect(String((err as Error).message)).toContain('a, b');
+    expect(asked.looks).toBeGreaterThan(3);
   });
 });
 
