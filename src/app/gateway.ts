@@ -27,7 +27,7 @@ import type { MayRead, OidcOptions, Partner } from '../http/auth/index.js';
 import { GatewayError } from '../core/errors.js';
 import { raceAbort } from '../core/race-abort.js';
 import { isLoopbackHost } from '../core/loopback.js';
-import { listenerHint } from '../core/tls-errors.js';
+import { kafkaClientSecurity, listenerHint } from '../core/tls-errors.js';
 import type { IngressDeps } from '../http/ingress/handler.js';
 import { answerOperational, createHttpServer } from '../http/server.js';
 import { createOpsServerAnswering } from '../http/ops-server.js';
@@ -469,7 +469,7 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
         onRetry: ({ attempt, error }) => {
           progress = { ...progress, failedAttempts: attempt, lastError: error };
           const err = errorMessage(error);
-          const hint = progress.waitingFor === 'broker' && config.kafka !== undefined ? listenerHint(err, { ssl: config.kafka.ssl || config.kafka.ca !== undefined, sasl: config.kafka.sasl !== undefined }) : undefined;
+          const hint = progress.waitingFor === 'broker' && config.kafka !== undefined ? listenerHint(err, kafkaClientSecurity(config.kafka)) : undefined;
           log.warn({ attempt, waitingFor: progress.waitingFor, err, ...(hint === undefined ? {} : { hint }) }, 'bootstrap failed (broker or registry unreachable), retrying');
         },
       });

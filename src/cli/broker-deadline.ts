@@ -9,7 +9,8 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { GatewayError, errorMessage } from '../core/errors.js';
-import { tlsListenerHint } from '../core/tls-errors.js';
+import { listenerHint, tlsListenerHint } from '../core/tls-errors.js';
+import type { KafkaClientSecurity } from '../core/tls-errors.js';
 import { linkedSignal } from '../core/abort-fanout.js';
 import { raceAbort } from '../core/race-abort.js';
 import { MAX_TIMER_MS } from '../core/timer-limit.js';
@@ -62,9 +63,17 @@ export function noAnswerMessage(brokers: readonly string[], deadlineMs: number, 
   return `kafka: no answer from ${brokers.join(',')} within ${deadlineMs} ms (${bound}): the broker is down, stopped or unreachable, or refuses this client (--log-level debug shows the client's errors)`;
 }
 
-/** ` (<hint>)` when core/tls-errors tlsListenerHint has one for `text`, else ''. */
-function hinted(text: string): string {
-  const hint = tlsListenerHint(text);
+/**
+ * ` (<hint>)` when core/tls-errors has one for a Kafka client's error `text`, else ''. The one
+ * place every CLI failure line on a broker connection gets its hint from (the broker deadline's
+ * "last error", a command's own failure), in the words of the gateway's bootstrap warning and
+ * BrokerOutage line: with `security` (what the run's client speaks, core/tls-errors
+ * kafkaClientSecurity), listenerHint — also a connection a TLS or SASL listener closed on a client
+ * without KAFKA_SSL or KAFKA_SASL_MECHANISM; without it (the settings were never read), only
+ * tlsListenerHint's TLS hello a plain listener dropped. Pure.
+ */
+function hinted(text: string, security?: KafkaClientSecurity): string {
+  const hint = security === undefined ? tlsListenerHint(text) : listenerHint(text, security);
   return hint === undefined ? '' : ` (${hint})`;
 }
 
@@ -85,12 +94,13 @@ export function refusedMessage(brokers: readonly string[], reason: string): stri
  * After each failed probe, and every 250 ms while one lasts, `transport.lastHealthFailure?.()`
  * says why it failed so far: a failure that is not retriable ends the wait at once.
  * `bound`: what set the deadline, for the message (default the option and variable).
+ * `security`: what the client speaks, for the hint after the last error ({@link hinted}).
  * Errors: GatewayError CEG_BROKER_UNAVAILABLE (retriable: false) with {@link refusedMessage} for a
  *   probe failure that is not retriable; CEG_BROKER_UNAVAILABLE (retriable) with
  *   {@link noAnswerMessage} and `; last error: <reason>` (when a probe failed) once the deadline
  *   passed without an answer.
  */
-export async function awaitBroker(transport: Pick<Transport, 'isHealthy' | 'lastHealthFailure'>, brokers: readonly string[], deadlineMs: number, bound?: string, stop?: AbortSignal): Promise<boolean> {
+export async function awaitBroker(transport: Pick<Transport, 'isHealthy' | 'lastHealthFailure'>, brokers: readonly string[], deadlineMs: number, bound?: string, stop?: AbortSignal, security?: KafkaClientSecurity): Promise<boolean> {
   const deadline = AbortSignal.timeout(deadlineMs);
   const linked = stop === undefined ? undefined : linkedSignal([deadline, stop]);
   const signal = linked?.signal ?? deadline;
@@ -118,7 +128,7 @@ export async function awaitBroker(transport: Pick<Transport, 'isHealthy' | 'last
     if (stop?.aborted === true) return false;
     if (deadline.aborted && !(err instanceof GatewayError)) {
       const last = transport.lastHealthFailure?.();
-      const text = noAnswerMessage(brokers, deadlineMs, bound) + (last === undefined ? '' : `; last error: ${last.message}${hinted(last.message)}`);
+      const text = noAnswerMessage(brokers, deadlineMs, bound) + (last === undefined ? '' : `; last error: ${last.message}${hinted(last.message, security)}`);
       throw new GatewayError('CEG_BROKER_UNAVAILABLE', text, { retriable: true, details: { brokers: [...brokers], deadlineMs } });
     }
     throw err;
@@ -135,19 +145,22 @@ export async function awaitBroker(transport: Pick<Transport, 'isHealthy' | 'last
  * refused connection on @platformatic/kafka used to read `ce-gateway: partitionCount: metadata
  * failed 6 times. (connect ECONNREFUSED …)`, with no command and the adapter's internal operation
  * name. That prefix is dropped; the client's reason (broker address, socket error) is kept whole,
- * with core/tls-errors tlsListenerHint's hint when it says TLS was never set up.
+ * with {@link hinted}'s hint on what the listener may want (TLS never set up; a TLS or SASL listener
+ * closing on a client without KAFKA_SSL or KAFKA_SASL_MECHANISM).
  * Anything else reads `ce-gateway <command>: <message>` (until 2026-12-07 without the command).
  * Both end with the error's code, ` [CEG_…]` ({@link codeSuffix}). `command`: the command's path
- * (`tail`, `deadletters list`), undefined when the failure came before any command ran. Pure.
+ * (`tail`, `deadletters list`), undefined when the failure came before any command ran.
+ * `security`: what the run's Kafka client speaks (context.ts runKafkaSecurity), undefined when the
+ * settings were not read. Pure.
  */
-export function commandFailureMessage(command: string | undefined, err: unknown): string {
+export function commandFailureMessage(command: string | undefined, err: unknown, security?: KafkaClientSecurity): string {
   const text = errorMessage(err);
   const who = `ce-gateway${command === undefined ? '' : ` ${command}`}`;
   if (!(err instanceof GatewayError) || (err.code !== 'CEG_BROKER_UNAVAILABLE' && err.code !== 'CEG_DELIVERY_TIMEOUT')) return `${who}: ${text}${codeSuffix(err)}`;
   const operation = err.details.operation;
   if (typeof operation !== 'string') return `${who}: ${text}${codeSuffix(err)}`;
   const reason = text.startsWith(`${operation}: `) ? text.slice(operation.length + 2) : text;
-  return `${who}: kafka: ${reason.startsWith('kafka: ') ? reason.slice('kafka: '.length) : reason}${hinted(reason)}${codeSuffix(err)}`;
+  return `${who}: kafka: ${reason.startsWith('kafka: ') ? reason.slice('kafka: '.length) : reason}${hinted(reason, security)}${codeSuffix(err)}`;
 }
 
 /**

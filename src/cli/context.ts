@@ -9,6 +9,8 @@ import { createLogger } from '../observability/logger.js';
 import type { Logger } from '../observability/index.js';
 import type { Transport } from '../transport/index.js';
 import type { Gateway, createGateway } from '../app/index.js';
+import { kafkaClientSecurity } from '../core/tls-errors.js';
+import type { KafkaClientSecurity } from '../core/tls-errors.js';
 import { awaitBroker, brokerTimeoutMs, codeSuffix } from './broker-deadline.js';
 
 /**
@@ -26,6 +28,19 @@ export async function openGateway(...args: Parameters<typeof createGateway>): Pr
 export const EXIT_OK = 0;
 export const EXIT_CHECK_FAILED = 1;
 export const EXIT_USAGE = 2;
+
+/** What the run's Kafka client speaks, once {@link setup} read the settings with KAFKA_BROKERS. */
+let security: KafkaClientSecurity | undefined;
+
+/**
+ * What this run's Kafka client speaks (TLS, a SASL login), read from the settings by
+ * {@link setup}; undefined before that or without KAFKA_BROKERS. Why kept here: main.ts words a
+ * command's failure (broker-deadline.ts commandFailureMessage) after the command's own scope has
+ * ended, and its hint on the listener depends on it — one place for every command, none passing it.
+ */
+export function runKafkaSecurity(): KafkaClientSecurity | undefined {
+  return security;
+}
 
 /**
  * Loads the configuration; logs go to stderr so that commands printing data keep stdout clean.
@@ -47,6 +62,7 @@ export function setup(program: Command, overrides: Readonly<Record<string, strin
   } catch (err) {
     program.error(errorMessage(err), { exitCode: EXIT_USAGE });
   }
+  if (config.kafka !== undefined) security = kafkaClientSecurity(config.kafka);
   const log = createLogger({ level: config.logLevel, destination: process.stderr });
   if (file) log.debug({ file }, 'settings read from env file (environment variables win)');
   return { config, log, vars, brokerTimeoutMs: deadline };
@@ -68,7 +84,7 @@ export function setup(program: Command, overrides: Readonly<Record<string, strin
 export function brokerDeadline(transport: Pick<Transport, 'isHealthy' | 'lastHealthFailure'>, config: Config, deadlineMs: number, command: string, o: { readonly exitCode?: number; readonly bound?: string; readonly message?: (text: string) => string } = {}): { stop(): void } {
   const stopped = new AbortController();
   if (config.kafka !== undefined) {
-    awaitBroker(transport, config.kafka.brokers, deadlineMs, o.bound, stopped.signal).catch((err: unknown) => {
+    awaitBroker(transport, config.kafka.brokers, deadlineMs, o.bound, stopped.signal, kafkaClientSecurity(config.kafka)).catch((err: unknown) => {
       const text = errorMessage(err) + codeSuffix(err);
       process.stderr.write(o.message === undefined ? `ce-gateway ${command}: ${text}\n` : o.message(text));
       process.exit(o.exitCode ?? EXIT_USAGE);

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
-import { EXIT_USAGE } from './context.js';
+import { EXIT_USAGE, runKafkaSecurity } from './context.js';
 import { BROKER_TIMEOUT_VARIABLE, DEFAULT_BROKER_TIMEOUT_MS, brokerTimeoutOption, commandFailureMessage } from './broker-deadline.js';
 
 /** The package's version (package.json is two folders up from both src/cli and dist/cli). */
@@ -72,6 +72,6 @@ try {
   await program.parseAsync(process.argv);
 } catch (err) {
   if (err instanceof CommanderError) process.exit(err.exitCode === 0 ? 0 : EXIT_USAGE);
-  process.stderr.write(`${commandFailureMessage(running, err)}\n`);
+  process.stderr.write(`${commandFailureMessage(running, err, runKafkaSecurity())}\n`);
   process.exit(EXIT_USAGE);
 }

@@ -108,6 +108,16 @@ export interface KafkaClientSecurity {
 }
 
 /**
+ * What a client set up from the gateway's Kafka settings (`Config['kafka']`) speaks: TLS with
+ * KAFKA_SSL=true or a KAFKA_SSL_CA_FILE (the CA file alone turns TLS on), a SASL login with
+ * KAFKA_SASL_MECHANISM. The gateway's bootstrap warning and the CLI's failure lines pass it to
+ * {@link listenerHint}. Pure.
+ */
+export function kafkaClientSecurity(kafka: { readonly ssl: boolean; readonly ca?: unknown; readonly sasl?: unknown }): KafkaClientSecurity {
+  return { ssl: kafka.ssl || kafka.ca !== undefined, sasl: kafka.sasl !== undefined };
+}
+
+/**
  * A hint for a client error on a Kafka connection, given what the client was set up with:
  * {@link tlsListenerHint}'s for a TLS hello a listener without TLS dropped; and for a connection
  * the broker closed at its first request (kafkajs "Closed connection", @platformatic/kafka

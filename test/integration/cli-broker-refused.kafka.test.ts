@@ -98,3 +98,35 @@ describe('CLI commands with KAFKA_SSL=true against a listener without TLS', () =
     }, 90_000);
   }
 });
+
+// Plain Kafka against the TLS listener: the broker closes the connection at the client's first
+// request, and the clients retry it with no other word. The gateway's bootstrap warning and
+// BrokerOutage line named KAFKA_SSL and KAFKA_SASL_MECHANISM (core/tls-errors listenerHint); the
+// CLI's failure line did not, neither the broker deadline's "last error" (--broker-timeout 4000)
+// nor the client's own failure once its retries end within a longer deadline (60000) (noted 2026-12-07).
+describe('CLI commands without KAFKA_SSL against the TLS listener', () => {
+  for (const client of KAFKA_CLIENTS) {
+    for (const [timeout, ...args] of [['4000', 'topics'], ['4000', 'tail', 'PriceLoadingCompleted'], ['60000', 'topics']] as const) {
+      const command = args[0];
+      it(`${client}: ${command} with --broker-timeout ${timeout} exits 2 and names KAFKA_SSL and KAFKA_SASL_MECHANISM`, async () => {
+        expect(sslBrokers, 'STACK_KAFKA_SSL_BROKERS').not.toBe('');
+        const inherited: NodeJS.ProcessEnv = { ...process.env };
+        delete inherited.SCHEMA_REGISTRY_URL;
+        delete inherited.CE_GATEWAY_BROKER_TIMEOUT_MS;
+        for (const v of ['KAFKA_SSL', 'KAFKA_SSL_CA_FILE', 'KAFKA_SASL_MECHANISM']) delete inherited[v];
+        const r = await runProcess(process.execPath, [...CLI_ENTRY, '--broker-timeout', timeout, ...args], {
+          cwd: ROOT,
+          env: { ...inherited, CE_GATEWAY_ENV_FILE: '/dev/null', LOG_LEVEL: 'silent', KAFKA_BROKERS: sslBrokers, ...kafkaClientEnv(client) },
+          timeoutMs: 90_000,
+        });
+        const said = `stdout: ${r.stdout}\nstderr: ${r.stderr}`;
+        expect(r.signal, said).toBeNull();
+        expect(r.code, said).toBe(2);
+        const line = r.stderr.trim().split('\n').at(-1) ?? '';
+        expect(line, said).toMatch(new RegExp(`^ce-gateway ${command}: kafka: `));
+        expect(line, said).toMatch(/closed connection|connection closed/i);
+        expect(line, said).toContain('(the broker closed the connection: is this a TLS or SASL listener? It drops a client without KAFKA_SSL=true or KAFKA_SASL_MECHANISM. Check the port and KAFKA_SSL and KAFKA_SASL_MECHANISM)');
+      }, 120_000);
+    }
+  }
+});

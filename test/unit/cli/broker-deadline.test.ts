@@ -115,6 +115,12 @@ describe('awaitBroker', () => {
     expect(message).toContain(`(${asked})`);
   });
 
+  it('the deadline\'s last error carries the listener hint for what the client lacks (a TLS listener closing on plain Kafka)', async () => {
+    const transport = { isHealthy: () => Promise.resolve(false), lastHealthFailure: (): HealthFailure => ({ message: 'health check: Connection closed', retriable: true }) };
+    const err: unknown = await awaitBroker(transport, ['127.0.0.1:19095'], 300, undefined, undefined, { ssl: false, sasl: false }).catch((e: unknown) => e);
+    expect((err as Error).message).toBe(`${noAnswerMessage(['127.0.0.1:19095'], 300)}; last error: health check: Connection closed (the broker closed the connection: is this a TLS or SASL listener? It drops a client without KAFKA_SSL=true or KAFKA_SASL_MECHANISM. Check the port and KAFKA_SSL and KAFKA_SASL_MECHANISM)`);
+  });
+
   it('the deadline\'s message says nothing more when no probe reported a reason', async () => {
     const err: unknown = await awaitBroker({ isHealthy: () => Promise.resolve(false), lastHealthFailure: () => undefined }, ['a:1'], 50).catch((e: unknown) => e);
     expect((err as Error).message).toBe(noAnswerMessage(['a:1'], 50));

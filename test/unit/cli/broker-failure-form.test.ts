@@ -38,6 +38,15 @@ describe('commandFailureMessage', () => {
     expect(tlsListenerHint('Closed connection')).toBeUndefined();
   });
 
+  it('with what the client speaks, adds the listener hint of the gateway\'s bootstrap warning to a connection the broker closed', () => {
+    const closed = new GatewayError('CEG_BROKER_UNAVAILABLE', 'partitionCount: metadata failed 6 times. (Connection closed; listApis failed 6 times.)', { retriable: true, details: { operation: 'partitionCount' } });
+    expect(commandFailureMessage('topics', closed, { ssl: false, sasl: false })).toBe('ce-gateway topics: kafka: metadata failed 6 times. (Connection closed; listApis failed 6 times.) (the broker closed the connection: is this a TLS or SASL listener? It drops a client without KAFKA_SSL=true or KAFKA_SASL_MECHANISM. Check the port and KAFKA_SSL and KAFKA_SASL_MECHANISM) [CEG_BROKER_UNAVAILABLE]');
+    expect(commandFailureMessage('topics', closed, { ssl: true, sasl: false })).toContain('(the broker closed the connection: is this a SASL listener? It drops a client without KAFKA_SASL_MECHANISM. Check the port and KAFKA_SASL_MECHANISM)');
+    expect(commandFailureMessage('topics', closed, { ssl: true, sasl: true })).toBe('ce-gateway topics: kafka: metadata failed 6 times. (Connection closed; listApis failed 6 times.) [CEG_BROKER_UNAVAILABLE]');
+    // Settings never read (a failure before any command's setup): no guess on what the client lacks.
+    expect(commandFailureMessage('topics', closed)).toBe('ce-gateway topics: kafka: metadata failed 6 times. (Connection closed; listApis failed 6 times.) [CEG_BROKER_UNAVAILABLE]');
+  });
+
   it('names the command and ends with the error code for any other failure (until 2026-12-07: neither)', () => {
     expect(commandFailureMessage('tail', new GatewayError('CEG_UNKNOWN_TYPE', 'unknown event kind "X"', { retriable: false }))).toBe('ce-gateway tail: unknown event kind "X" [CEG_UNKNOWN_TYPE]');
     expect(commandFailureMessage('outbox stuck', new GatewayError('CEG_STORE_UNAVAILABLE', 'outbox table t does not exist', { retriable: false }))).toBe('ce-gateway outbox stuck: outbox table t does not exist [CEG_STORE_UNAVAILABLE]');
