@@ -376,15 +376,21 @@ export class GatewayMetrics {
       name: 'ce_gateway_subscription_lag',
       // Every worker reads the same group-wide lag from Kafka: not a share to sum.
       aggregator: 'max',
-      help: 'Records of a subscription\'s topic partition not yet committed by its consumer group (end offset minus committed offset), at scrape time.',
-      labelNames: ['subscription', 'topic', 'partition'],
+      help: 'Records not yet committed by a subscription\'s consumer group (end offset minus committed offset) on partition N of the topics it reads, summed over those topics, at scrape time.',
+      // Issue 15 names the labels {subscription,partition}: a contract for dashboards. A
+      // subscription reading several topics (several kinds, its retry and redrive topics) has one
+      // sample per partition number, the sum over its topics; per topic: GET …/status
+      // (docs/observability.md).
+      labelNames: ['subscription', 'partition'],
       registers,
       async collect() {
         this.reset();
         for (const src of sources) {
           if (src.lag === undefined) continue;
           const all = await src.lag().catch(() => new Map<string, readonly PartitionLag[]>());
-          for (const [subscription, parts] of all) for (const p of parts) this.set({ subscription, topic: p.topic, partition: String(p.partition) }, p.lag);
+          for (const [subscription, parts] of all) {
+            for (const [partition, lag] of lagByPartition(parts)) this.set({ subscription, partition: String(partition) }, lag);
+          }
         }
       },
     });
@@ -525,4 +531,14 @@ export class GatewayMetrics {
       },
     });
   }
+}
+
+/**
+ * A subscription's lag per partition number, summed over its topics (`ce_gateway_subscription_lag`
+ * has no `topic` label: issue 15 names `{subscription,partition}`), in the order first met. Pure.
+ */
+export function lagByPartition(parts: readonly PartitionLag[]): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const p of parts) out.set(p.partition, (out.get(p.partition) ?? 0) + p.lag);
+  return out;
 }

@@ -44,6 +44,14 @@ describe('GatewayMetrics', () => {
     expect(text).toContain('ce_gateway_offset_resets_total{subscription="g",reason="past-end"} 1');
   });
 
+  it('ce_gateway_subscription_lag has the labels issue 15 names, {subscription,partition}, a partition\'s lag summed over the subscription\'s topics', async () => {
+    const m = GatewayMetrics.for(new Registry(), { defaultMetrics: false });
+    m.addSource({ lag: () => Promise.resolve(new Map([['g', [{ topic: 'a', partition: 0, lag: 3 }, { topic: 'a', partition: 1, lag: 4 }, { topic: 'g.retry', partition: 0, lag: 2 }]]])) });
+    const samples = (await m.registry.getSingleMetric('ce_gateway_subscription_lag')!.get()).values;
+    for (const s of samples) expect(Object.keys(s.labels).sort()).toEqual(['partition', 'subscription']);
+    expect(samples.map((s) => [s.labels, s.value])).toEqual([[{ subscription: 'g', partition: '0' }, 5], [{ subscription: 'g', partition: '1' }, 4]]);
+  });
+
   it('takes a registry that has the default collectors already', () => {
     const registry = new Registry();
     collectDefaultMetrics({ register: registry });
@@ -61,7 +69,7 @@ describe('GatewayMetrics', () => {
     let text = (await m.render()).body;
     expect(text).toContain('ce_gateway_subscription_forbidden_kinds{subscription="s1"} 2');
     expect(text).not.toContain('subscription="s0"');
-    expect(text).toContain('ce_gateway_subscription_lag{subscription="s1",topic="t",partition="0"} 7');
+    expect(text).toContain('ce_gateway_subscription_lag{subscription="s1",partition="0"} 7');
     expect(text).toContain('ce_gateway_retries_total{subscription="s1"} 2');
     expect(text).toContain('ce_gateway_dead_letters_total{subscription="s1"} 1');
     expect(text).toContain('ce_gateway_outbox_backlog_rows 4');
