@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { GatewayError } from '../../core/errors.js';
 import { schemaIssues } from '../../core/schema-issues.js';
 import { MAX_WINDOW_MS } from '../idempotency/port.js';
-import { repeatedKind } from '../../catalog/lookup.js';
+import { repeatedKind, repeatedKindReason } from '../../catalog/lookup.js';
 import type { Catalog } from '../../catalog/types.js';
 
 import { MAX_TIMER_MS } from '../../core/timer-limit.js';
@@ -94,7 +94,7 @@ export function assertKindsOnce(catalog: Pick<Catalog, 'byEventId' | 'byName'>, 
 export function repeatedKindError(catalog: Pick<Catalog, 'byEventId' | 'byName'>, kinds: readonly string[]): GatewayError | undefined {
   const r = repeatedKind(catalog, kinds);
   if (r === undefined) return undefined;
-  return new GatewayError('CEG_INVALID_OPTIONS', `kinds[${r.index}]: ${JSON.stringify(kinds[r.index]!.slice(0, 100))} is kinds[${r.first}] again (${r.kind.name}, eventId ${r.kind.eventId}): list each kind once`, {
+  return new GatewayError('CEG_INVALID_OPTIONS', `kinds[${r.index}]: ${repeatedKindReason(kinds, r)}`, {
     retriable: false,
     details: { field: `kinds[${r.index}]`, first: r.first },
   });

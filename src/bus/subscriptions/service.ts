@@ -27,7 +27,7 @@ import type { ReplayPhase, StoredReplay } from './replay/state.js';
 import { schemaIssues } from '../../core/schema-issues.js';
 import { maskedUrl } from '../../core/public-url.js';
 import { splitReadable } from './readable.js';
-import { kindOf, topicsOfKinds } from '../../catalog/lookup.js';
+import { kindOf, repeatedKindReason, repeatedKinds, topicsOfKinds } from '../../catalog/lookup.js';
 
 /** The secrets of a push subscription, opened. */
 export interface OpenedSecrets {
@@ -628,17 +628,14 @@ export class SubscriptionService {
     // A kind listed twice is refused, not dropped in silence: the list is the resource (GET answers
     // it as sent), and a repeat is most often a slip for another kind. Kubernetes answers a repeated
     // entry of a set-like list alike ("Duplicate value"); OpenAPI: uniqueItems.
-    const firstAt = new Map<string, number>();
-    kinds.forEach((k, i) => {
-      if (typeof k !== 'string' || flagged.has(`kinds[${i}]`)) return;
-      const kind = kindOf(this.#d.catalog, k);
-      if (kind === undefined) {
-        problems.push({ field: `kinds[${i}]`, reason: unknownKindReason(this.#d.catalog, k) });
-        return;
-      }
-      const before = firstAt.get(kind.eventId);
-      if (before === undefined) firstAt.set(kind.eventId, i);
-      else if (newKinds) problems.push({ field: `kinds[${i}]`, reason: `${JSON.stringify(k.slice(0, 100))} is kinds[${before}] again (${kind.name}, eventId ${kind.eventId}): list each kind once` });
+    // The rule of the library and the CLI (catalog/lookup repeatedKinds); an entry already flagged is left out of it.
+    const unflagged = kinds.map((k, i) => (flagged.has(`kinds[${i}]`) ? undefined : k));
+    const repeats = new Map(newKinds ? repeatedKinds(this.#d.catalog, unflagged).map((r) => [r.index, r] as const) : []);
+    unflagged.forEach((k, i) => {
+      if (typeof k !== 'string') return;
+      const repeat = repeats.get(i);
+      if (kindOf(this.#d.catalog, k) === undefined) problems.push({ field: `kinds[${i}]`, reason: unknownKindReason(this.#d.catalog, k) });
+      else if (repeat !== undefined) problems.push({ field: `kinds[${i}]`, reason: repeatedKindReason(unflagged, repeat) });
     });
     if (!parsed.success || problems.length > 0) throw invalid(problems);
     return parsed.data;
