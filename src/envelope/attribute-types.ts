@@ -97,8 +97,9 @@ const ATTRIBUTE_NAME = /^[a-z0-9]+$/;
 
 /**
  * Reason when `name` is not a legal attribute name, else undefined. Names longer than 20
- * characters are accepted (that limit is only a SHOULD).
- * Spec: CloudEvents 1.0.2 "Naming Conventions" (lowercase a–z, 0–9; `data` reserved).
+ * characters are accepted: that limit is only a SHOULD NOT, addressed to whoever names an
+ * extension, and the CloudEvents JS SDK reads such names even in strict mode (README "HTTP API").
+ * Spec: CloudEvents 1.0.2 "Attribute Naming Convention" (lowercase a–z, 0–9; `data` reserved).
  */
 export function attributeNameProblem(name: string): string | undefined {
   // The known attributes are legal names (all but `data`, which is not among them): no pattern test for them.
