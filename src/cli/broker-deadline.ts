@@ -86,6 +86,16 @@ export function refusedMessage(brokers: readonly string[], reason: string): stri
   return `kafka: ${brokers.join(',')}: ${reason}`;
 }
 
+/** Options of {@link awaitBroker}. */
+export interface AwaitBrokerOptions {
+  /** What set the deadline, for the message (default the option and variable). */
+  readonly bound?: string;
+  /** Ends the wait without an error (the command finished first): resolves false. */
+  readonly stop?: AbortSignal;
+  /** What the client speaks, for the hint after the last error ({@link hinted}). */
+  readonly security?: KafkaClientSecurity;
+}
+
 /**
  * Waits until the broker answers (`transport.isHealthy()`, tried again every 250 ms while it says
  * no), at most `deadlineMs` ms in all (AbortSignal.timeout and core raceAbort: a probe stuck on a
@@ -93,14 +103,14 @@ export function refusedMessage(brokers: readonly string[], reason: string): stri
  * aborts (the command ended first). Resolves true when the broker answered, false when stopped.
  * After each failed probe, and every 250 ms while one lasts, `transport.lastHealthFailure?.()`
  * says why it failed so far: a failure that is not retriable ends the wait at once.
- * `bound`: what set the deadline, for the message (default the option and variable).
- * `security`: what the client speaks, for the hint after the last error ({@link hinted}).
+ * `o`: {@link AwaitBrokerOptions}.
  * Errors: GatewayError CEG_BROKER_UNAVAILABLE (retriable: false) with {@link refusedMessage} for a
  *   probe failure that is not retriable; CEG_BROKER_UNAVAILABLE (retriable) with
  *   {@link noAnswerMessage} and `; last error: <reason>` (when a probe failed) once the deadline
  *   passed without an answer.
  */
-export async function awaitBroker(transport: Pick<Transport, 'isHealthy' | 'lastHealthFailure'>, brokers: readonly string[], deadlineMs: number, bound?: string, stop?: AbortSignal, security?: KafkaClientSecurity): Promise<boolean> {
+export async function awaitBroker(transport: Pick<Transport, 'isHealthy' | 'lastHealthFailure'>, brokers: readonly string[], deadlineMs: number, o: AwaitBrokerOptions = {}): Promise<boolean> {
+  const { bound, stop, security } = o;
   const deadline = AbortSignal.timeout(deadlineMs);
   const linked = stop === undefined ? undefined : linkedSignal([deadline, stop]);
   const signal = linked?.signal ?? deadline;

@@ -84,7 +84,7 @@ export function setup(program: Command, overrides: Readonly<Record<string, strin
 export function brokerDeadline(transport: Pick<Transport, 'isHealthy' | 'lastHealthFailure'>, config: Config, deadlineMs: number, command: string, o: { readonly exitCode?: number; readonly bound?: string; readonly message?: (text: string) => string } = {}): { stop(): void } {
   const stopped = new AbortController();
   if (config.kafka !== undefined) {
-    awaitBroker(transport, config.kafka.brokers, deadlineMs, o.bound, stopped.signal, kafkaClientSecurity(config.kafka)).catch((err: unknown) => {
+    awaitBroker(transport, config.kafka.brokers, deadlineMs, { ...(o.bound === undefined ? {} : { bound: o.bound }), stop: stopped.signal, security: kafkaClientSecurity(config.kafka) }).catch((err: unknown) => {
       const text = errorMessage(err) + codeSuffix(err);
       process.stderr.write(o.message === undefined ? `ce-gateway ${command}: ${text}\n` : o.message(text));
       process.exit(o.exitCode ?? EXIT_USAGE);

@@ -60,7 +60,7 @@ describe('awaitBroker', () => {
 
   it('resolves false, without an error, when stopped before an answer (the command ended first)', async () => {
     const stop = new AbortController();
-    const waiting = awaitBroker({ isHealthy: () => new Promise<boolean>(() => undefined) }, ['127.0.0.1:1234'], 60_000, undefined, stop.signal);
+    const waiting = awaitBroker({ isHealthy: () => new Promise<boolean>(() => undefined) }, ['127.0.0.1:1234'], 60_000, { stop: stop.signal });
     stop.abort();
     expect(await waiting).toBe(false);
   });
@@ -74,7 +74,7 @@ describe('awaitBroker', () => {
   });
 
   it('rejects when every probe says no until the deadline, naming what set it', async () => {
-    const err: unknown = await awaitBroker({ isHealthy: () => Promise.resolve(false) }, ['a:1', 'b:2'], 50, '--timeout').catch((e: unknown) => e);
+    const err: unknown = await awaitBroker({ isHealthy: () => Promise.resolve(false) }, ['a:1', 'b:2'], 50, { bound: '--timeout' }).catch((e: unknown) => e);
     expect((err as Error).message).toMatch(/^kafka: no answer from a:1,b:2 within 50 ms \(--timeout\)/);
   });
 
@@ -117,7 +117,7 @@ describe('awaitBroker', () => {
 
   it('the deadline\'s last error carries the listener hint for what the client lacks (a TLS listener closing on plain Kafka)', async () => {
     const transport = { isHealthy: () => Promise.resolve(false), lastHealthFailure: (): HealthFailure => ({ message: 'health check: Connection closed', retriable: true }) };
-    const err: unknown = await awaitBroker(transport, ['127.0.0.1:19095'], 300, undefined, undefined, { ssl: false, sasl: false }).catch((e: unknown) => e);
+    const err: unknown = await awaitBroker(transport, ['127.0.0.1:19095'], 300, { security: { ssl: false, sasl: false } }).catch((e: unknown) => e);
     expect((err as Error).message).toBe(`${noAnswerMessage(['127.0.0.1:19095'], 300)}; last error: health check: Connection closed (the broker closed the connection: is this a TLS or SASL listener? It drops a client without KAFKA_SSL=true or KAFKA_SASL_MECHANISM. Check the port and KAFKA_SSL and KAFKA_SASL_MECHANISM)`);
   });
 
