@@ -5,14 +5,11 @@
  * the broker probe's failure ends the command at once with exit 2 and that reason, on both
  * clients. The real CLI in child processes, killed after 60 s; no time is asserted.
  */
-import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readStackEnv } from '../../scripts/stack/index.js';
 import { KAFKA_CLIENTS, kafkaClientEnv } from '../helpers/kafka-client.js';
-import { runProcess } from '../helpers/spawn-node.js';
-import { CLI_ENTRY } from '../helpers/cli-entry.js';
+import { runCliExpectingExit2 } from '../helpers/cli-failure.js';
 
-const ROOT = resolve(import.meta.dirname, '..', '..');
 const file = readStackEnv();
 const saslBrokers = process.env.STACK_KAFKA_SASL_BROKERS ?? file?.STACK_KAFKA_SASL_BROKERS ?? '';
 const saslUser = process.env.STACK_KAFKA_SASL_USERNAME ?? file?.STACK_KAFKA_SASL_USERNAME ?? '';
@@ -25,18 +22,12 @@ describe('CLI commands against a broker that refuses the SASL login', () => {
     it(`${client}: topics with --broker-timeout 2000 exits 2 naming the refused login, not "no answer"`, async () => {
       expect(saslBrokers, 'STACK_KAFKA_SASL_BROKERS').not.toBe('');
       expect(saslUser, 'STACK_KAFKA_SASL_USERNAME').not.toBe('');
-      const inherited: NodeJS.ProcessEnv = { ...process.env };
-      delete inherited.SCHEMA_REGISTRY_URL;
-      delete inherited.CE_GATEWAY_BROKER_TIMEOUT_MS;
-      delete inherited.KAFKA_SASL_PASSWORD_FILE;
-      const r = await runProcess(process.execPath, [...CLI_ENTRY, '--broker-timeout', '2000', 'topics'], {
-        cwd: ROOT,
-        env: { ...inherited, CE_GATEWAY_ENV_FILE: '/dev/null', LOG_LEVEL: 'silent', KAFKA_BROKERS: saslBrokers, KAFKA_SASL_MECHANISM: 'scram-sha-512', KAFKA_SASL_USERNAME: saslUser, KAFKA_SASL_PASSWORD: WRONG, ...kafkaClientEnv(client) },
+      const r = await runCliExpectingExit2(['--broker-timeout', '2000', 'topics'], {
+        unset: ['SCHEMA_REGISTRY_URL', 'KAFKA_SASL_PASSWORD_FILE'],
+        env: { CE_GATEWAY_ENV_FILE: '/dev/null', KAFKA_BROKERS: saslBrokers, KAFKA_SASL_MECHANISM: 'scram-sha-512', KAFKA_SASL_USERNAME: saslUser, KAFKA_SASL_PASSWORD: WRONG, ...kafkaClientEnv(client) },
         timeoutMs: 60_000,
       });
-      const said = `stdout: ${r.stdout}\nstderr: ${r.stderr}`;
-      expect(r.signal, said).toBeNull();
-      expect(r.code, said).toBe(2);
+      const said = r.said;
       expect(r.stderr, said).toContain('ce-gateway topics: kafka: ');
       expect(r.stderr, said).toContain('the broker refused the SASL login');
       expect(r.stderr, said).not.toContain('no answer from');
@@ -52,20 +43,13 @@ describe('CLI commands against a broker whose TLS certificate this client does n
   for (const client of KAFKA_CLIENTS) {
     it(`${client}: topics with --broker-timeout 4000 exits 2 naming the untrusted certificate, not "no answer"`, async () => {
       expect(sslBrokers, 'STACK_KAFKA_SSL_BROKERS').not.toBe('');
-      const inherited: NodeJS.ProcessEnv = { ...process.env };
-      delete inherited.SCHEMA_REGISTRY_URL;
-      delete inherited.CE_GATEWAY_BROKER_TIMEOUT_MS;
-      delete inherited.KAFKA_SSL_CA_FILE;
-      delete inherited.NODE_EXTRA_CA_CERTS;
       // No CA file: the stack's CA is not among Node's roots.
-      const r = await runProcess(process.execPath, [...CLI_ENTRY, '--broker-timeout', '4000', 'topics'], {
-        cwd: ROOT,
-        env: { ...inherited, CE_GATEWAY_ENV_FILE: '/dev/null', LOG_LEVEL: 'silent', KAFKA_BROKERS: sslBrokers, KAFKA_SSL: 'true', ...kafkaClientEnv(client) },
+      const r = await runCliExpectingExit2(['--broker-timeout', '4000', 'topics'], {
+        unset: ['SCHEMA_REGISTRY_URL', 'KAFKA_SSL_CA_FILE', 'NODE_EXTRA_CA_CERTS'],
+        env: { CE_GATEWAY_ENV_FILE: '/dev/null', KAFKA_BROKERS: sslBrokers, KAFKA_SSL: 'true', ...kafkaClientEnv(client) },
         timeoutMs: 60_000,
       });
-      const said = `stdout: ${r.stdout}\nstderr: ${r.stderr}`;
-      expect(r.signal, said).toBeNull();
-      expect(r.code, said).toBe(2);
+      const said = r.said;
       expect(r.stderr, said).toContain('ce-gateway topics: kafka: ');
       expect(r.stderr, said).toMatch(/TLS certificate not trusted \((?:SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT_LOCALLY): /);
       expect(r.stderr, said).toContain('KAFKA_SSL_CA_FILE');
@@ -81,17 +65,12 @@ describe('CLI commands with KAFKA_SSL=true against a listener without TLS', () =
   for (const client of KAFKA_CLIENTS) {
     it(`${client}: topics exits 2 and names KAFKA_SSL and the port`, async () => {
       expect(plainBrokers, 'KAFKA_BROKERS').not.toBe('');
-      const inherited: NodeJS.ProcessEnv = { ...process.env };
-      delete inherited.SCHEMA_REGISTRY_URL;
-      delete inherited.CE_GATEWAY_BROKER_TIMEOUT_MS;
-      const r = await runProcess(process.execPath, [...CLI_ENTRY, '--broker-timeout', '4000', 'topics'], {
-        cwd: ROOT,
-        env: { ...inherited, CE_GATEWAY_ENV_FILE: '/dev/null', LOG_LEVEL: 'silent', KAFKA_BROKERS: plainBrokers, KAFKA_SSL: 'true', ...kafkaClientEnv(client) },
+      const r = await runCliExpectingExit2(['--broker-timeout', '4000', 'topics'], {
+        unset: ['SCHEMA_REGISTRY_URL'],
+        env: { CE_GATEWAY_ENV_FILE: '/dev/null', KAFKA_BROKERS: plainBrokers, KAFKA_SSL: 'true', ...kafkaClientEnv(client) },
         timeoutMs: 60_000,
       });
-      const said = `stdout: ${r.stdout}\nstderr: ${r.stderr}`;
-      expect(r.signal, said).toBeNull();
-      expect(r.code, said).toBe(2);
+      const said = r.said;
       expect(r.stderr, said).toContain('ce-gateway topics: kafka: ');
       expect(r.stderr, said).toContain('before secure TLS connection was established');
       expect(r.stderr, said).toContain('is this a TLS listener? Check KAFKA_SSL and the port');
@@ -110,19 +89,11 @@ describe('CLI commands without KAFKA_SSL against the TLS listener', () => {
       const command = args[0];
       it(`${client}: ${command} with --broker-timeout ${timeout} exits 2 and names KAFKA_SSL and KAFKA_SASL_MECHANISM`, async () => {
         expect(sslBrokers, 'STACK_KAFKA_SSL_BROKERS').not.toBe('');
-        const inherited: NodeJS.ProcessEnv = { ...process.env };
-        delete inherited.SCHEMA_REGISTRY_URL;
-        delete inherited.CE_GATEWAY_BROKER_TIMEOUT_MS;
-        for (const v of ['KAFKA_SSL', 'KAFKA_SSL_CA_FILE', 'KAFKA_SASL_MECHANISM']) delete inherited[v];
-        const r = await runProcess(process.execPath, [...CLI_ENTRY, '--broker-timeout', timeout, ...args], {
-          cwd: ROOT,
-          env: { ...inherited, CE_GATEWAY_ENV_FILE: '/dev/null', LOG_LEVEL: 'silent', KAFKA_BROKERS: sslBrokers, ...kafkaClientEnv(client) },
+        const { line, said } = await runCliExpectingExit2(['--broker-timeout', timeout, ...args], {
+          unset: ['SCHEMA_REGISTRY_URL', 'KAFKA_SSL', 'KAFKA_SSL_CA_FILE', 'KAFKA_SASL_MECHANISM'],
+          env: { CE_GATEWAY_ENV_FILE: '/dev/null', KAFKA_BROKERS: sslBrokers, ...kafkaClientEnv(client) },
           timeoutMs: 90_000,
         });
-        const said = `stdout: ${r.stdout}\nstderr: ${r.stderr}`;
-        expect(r.signal, said).toBeNull();
-        expect(r.code, said).toBe(2);
-        const line = r.stderr.trim().split('\n').at(-1) ?? '';
         expect(line, said).toMatch(new RegExp(`^ce-gateway ${command}: kafka: `));
         expect(line, said).toMatch(/closed connection|connection closed/i);
         expect(line, said).toContain('(the broker closed the connection: is this a TLS or SASL listener? It drops a client without KAFKA_SSL=true or KAFKA_SASL_MECHANISM. Check the port and KAFKA_SSL and KAFKA_SASL_MECHANISM)');

@@ -6,7 +6,7 @@
  * the adapter's internal operation name (tester's report B7); kafkajs, `ce-gateway: connect: …`.
  * The real CLI in child processes, both clients; no time is asserted.
  */
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { describe, expect, it } from 'vitest';
@@ -14,10 +14,8 @@ import { commandFailureMessage } from '../../../src/cli/broker-deadline.js';
 import { tlsListenerHint } from '../../../src/core/tls-errors.js';
 import { GatewayError } from '../../../src/core/errors.js';
 import { KAFKA_CLIENTS, kafkaClientEnv } from '../../helpers/kafka-client.js';
-import { runProcess } from '../../helpers/spawn-node.js';
-import { CLI_ENTRY } from '../../helpers/cli-entry.js';
+import { runCliExpectingExit2 } from '../../helpers/cli-failure.js';
 
-const ROOT = resolve(import.meta.dirname, '..', '..', '..');
 const EMPTY_ENV = join(mkdtempSync(join(tmpdir(), 'ceg-b7-')), 'empty.env');
 writeFileSync(EMPTY_ENV, '');
 
@@ -64,19 +62,12 @@ describe.concurrent('a refused broker connection names the command', () => {
     for (const args of [['tail', 'PriceLoadingCompleted'], ['trace', 'c-b7'], ['topics']]) {
       const command = args[0]!;
       it(`${client}: ${command} exits 2 with "ce-gateway ${command}: kafka: …" naming the broker and ECONNREFUSED`, async () => {
-        const inherited: NodeJS.ProcessEnv = { ...process.env };
-        delete inherited.CE_GATEWAY_BROKER_TIMEOUT_MS;
         // A deadline well beyond the clients' own retries (platformatic about 2 s, kafkajs about 10 s):
         // the client's failure is what is reported, not the deadline's "no answer" (already in form).
-        const r = await runProcess(process.execPath, [...CLI_ENTRY, '--broker-timeout', '60000', ...args], {
-          cwd: ROOT,
-          env: { ...inherited, CE_GATEWAY_ENV_FILE: EMPTY_ENV, LOG_LEVEL: 'silent', KAFKA_BROKERS: '127.0.0.1:1', SCHEMA_REGISTRY_URL: 'http://127.0.0.1:1', ...kafkaClientEnv(client) },
+        const { line, said } = await runCliExpectingExit2(['--broker-timeout', '60000', ...args], {
+          env: { CE_GATEWAY_ENV_FILE: EMPTY_ENV, KAFKA_BROKERS: '127.0.0.1:1', SCHEMA_REGISTRY_URL: 'http://127.0.0.1:1', ...kafkaClientEnv(client) },
           timeoutMs: 90_000,
         });
-        const said = `stdout: ${r.stdout}\nstderr: ${r.stderr}`;
-        expect(r.signal, said).toBeNull();
-        expect(r.code, said).toBe(2);
-        const line = r.stderr.trim().split('\n').at(-1) ?? '';
         expect(line, said).toMatch(new RegExp(`^ce-gateway ${command}: kafka: `));
         expect(line, said).toContain('127.0.0.1:1');
         expect(line, said).toContain('ECONNREFUSED');
