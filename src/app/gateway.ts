@@ -22,7 +22,7 @@ import type { Subscription, SubscriptionActivity, SubscriptionStats } from '../b
 import { untypedSubscribeOptions } from '../bus/bus.js';
 import type { BusSubscribeOptions } from '../bus/bus.js';
 import { MAX_API_BODY_BYTES, createApiApp } from '../http/api/app.js';
-import { HttpAuth, loadPartners, ownerMayRead, warnWhenPartnersFileChanges } from '../http/auth/index.js';
+import { HttpAuth, loadPartners, ownerMayRead, partnersWithoutCredentials, warnWhenPartnersFileChanges, withoutCredentialsMessage } from '../http/auth/index.js';
 import type { MayRead, OidcOptions, Partner } from '../http/auth/index.js';
 import { GatewayError } from '../core/errors.js';
 import { raceAbort } from '../core/race-abort.js';
@@ -646,6 +646,11 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       partnerIds = new Set(partners.map((p) => p.id));
       for (const [shorter, longer] of extendedPartnerIds(partnerIds)) {
         log.warn({ partner: shorter, extendedBy: longer }, "partner ids: one begins with another and '_', so the shorter one's subscription names may not contain '_' (Kafka treats '.' and '_' in topic names alike; docs/subscriptions.md, name)");
+      }
+      // Loaded, not refused: emptying a partner's keys revokes it, and a refused file would keep
+      // its old keys valid wherever it stopped a restart (docs/security.md "The partners file").
+      for (const p of partnersWithoutCredentials(partners, a.oidc !== undefined)) {
+        log.warn({ file: a.partnersFile, partner: p.id, field: p.field }, withoutCredentialsMessage(p));
       }
       log.info({ partners: partners.length, metrics: a.metrics, oidc: a.oidc === undefined ? false : { issuer: a.oidc.issuer, claim: a.oidc.partnerClaim } }, 'authentication: partners from PARTNERS_FILE');
     } else if (!isLoopbackHost(config.http.host)) {

@@ -2,6 +2,7 @@
  * An in-memory gateway with the test partners (test/helpers/partners.ts) on a loopback port, its
  * log lines collected: the set-up of the HTTP tests of partner permissions.
  */
+import { readFileSync, writeFileSync } from 'node:fs';
 import { PassThrough } from 'node:stream';
 import { createGateway } from '../../src/app/index.js';
 import type { Gateway } from '../../src/app/index.js';
@@ -19,9 +20,13 @@ export interface PartnersGateway {
   close(): Promise<void>;
 }
 
-/** Starts it and waits until it is ready with its subscriptions loaded. `prefix`: of its topics, unique per file. */
-export async function startPartnersGateway(prefix: string, logLevel: 'silent' | 'info' = 'silent'): Promise<PartnersGateway> {
+/**
+ * Starts it and waits until it is ready with its subscriptions loaded. `prefix`: of its topics, unique
+ * per file. `editFile`: rewrites the partners file's text before the gateway reads it.
+ */
+export async function startPartnersGateway(prefix: string, logLevel: 'silent' | 'info' = 'silent', editFile?: (text: string) => string): Promise<PartnersGateway> {
   const setup = partnersSetup(prefix);
+  if (editFile !== undefined) writeFileSync(setup.file, editFile(readFileSync(setup.file, 'utf8')));
   process.env.TEST_GLOBEX_KEY_SHA256 = setup.env.TEST_GLOBEX_KEY_SHA256;
   const logs: string[] = [];
   const out = new PassThrough();

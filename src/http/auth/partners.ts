@@ -255,6 +255,31 @@ export function parsePartners(text: string, file: string, catalog: Catalog, env:
   return Object.freeze(partners);
 }
 
+/** A partner that can never authenticate: it has no API key, and no OIDC token can name it. */
+export interface PartnerWithoutCredentials {
+  readonly id: string;
+  /** Its place in the file, `partners[i].keys` (i from 0, the file's order). */
+  readonly field: string;
+}
+
+/**
+ * The partners of `partners` (as {@link parsePartners} returned them, in the file's order) that no
+ * request can authenticate as: no `keys` (the field empty or absent) while `oidc` is false. With
+ * OIDC on, a partner without keys is an OIDC-only partner (its id in `OIDC_PARTNER_CLAIM`), not one.
+ * Such a partner is loaded, not refused (a choice, docs/security.md "The partners file"): emptying
+ * a partner's keys is how an operator revokes it, and a refused file would keep the keys it had.
+ * Shapes: one entry per such partner, `{ id, field: 'partners[i].keys' }`; never a key or hash.
+ */
+export function partnersWithoutCredentials(partners: readonly Partner[], oidc: boolean): readonly PartnerWithoutCredentials[] {
+  if (oidc) return [];
+  return partners.flatMap((p, i) => (p.keyHashes.length === 0 ? [{ id: p.id, field: `partners[${i}].keys` }] : []));
+}
+
+/** What the gateway's warning and `config check` say of a {@link PartnerWithoutCredentials}: one wording for both. */
+export function withoutCredentialsMessage(p: PartnerWithoutCredentials): string {
+  return `partner ${p.id} (PARTNERS_FILE ${p.field}) has no keys and OIDC is off: it cannot authenticate, every request made as it gets 401 CEG_UNAUTHENTICATED (loaded anyway: emptying a partner's keys is how it is revoked)`;
+}
+
 /** What {@link loadPartners} read: the partners, and the file's stats taken just before it was read. */
 export interface LoadedPartners {
   readonly partners: readonly Partner[];
