@@ -4,7 +4,10 @@
  * secrets from the environment or `<NAME>_FILE` files — and explains every problem: the variable,
  * what is wrong, and what it takes. Also loads the catalog (CATALOG_DIR) and the connector files
  * (CONNECTORS_DIR), and warns about variables that look like ours but are not (typos).
- * Secret values are never printed: only whether each secret is set, and from where.
+ * Secret values are never printed: only whether each secret is set, and from where. Says who may
+ * call the API (`auth`: off, the partners file, OIDC with its issuer) and counts the partners and
+ * API keys PARTNERS_FILE loaded (never a key or hash); a partner no request can authenticate as is
+ * a warning (docs/security.md "The partners file").
  * Exit codes: 0 valid; 2 any problem (DESIGN "Conventions": usage or configuration error). The text
  * report begins and ends with the verdict; the last line also counts problems and warnings and
  * names the exit code (summaryLine); `--json` adds it as `summary`, and `exitCode`.
@@ -19,7 +22,8 @@ import type { Catalog } from '../../catalog/index.js';
 import { secretsKeyDecision } from '../../bus/subscriptions/index.js';
 import { connectorFilesInSubfolders, loadConnectors, noConnectorFilesWarning } from '../../connectors/index.js';
 import { parseAllowList, parsePorts } from '../../connectors/sinks/webhook/index.js';
-import { loadPartners, readJwksFile } from '../../http/auth/index.js';
+import { loadPartners, partnersWithoutCredentials, readJwksFile, withoutCredentialsMessage } from '../../http/auth/index.js';
+import type { Partner } from '../../http/auth/index.js';
 import { readTlsPair } from '../../http/tls.js';
 import { isLoopbackHost } from '../../core/loopback.js';
 import { EXIT_OK, EXIT_USAGE } from '../context.js';
@@ -44,8 +48,26 @@ interface Report {
   readonly settings?: Record<string, unknown>;
 }
 
-/** What the configuration amounts to, without a secret value in it. */
-function summary(c: Config, vars: Record<string, string | undefined>, env: NodeJS.ProcessEnv, envFile: string | undefined): Record<string, unknown> {
+/**
+ * Who may call the API, as `serve` would decide (app/gateway.ts httpAuth): `off …`, `partners file
+ * <path> (API keys)`, or that plus `and OIDC tokens (issuer <url>, claim <name>)`. Neither a key nor
+ * a hash: the issuer is a public URL.
+ */
+function authMode(a: Config['auth']): string {
+  if (a.mode === 'none') {
+    const why = a.partnersFile === undefined ? 'no PARTNERS_FILE' : 'AUTH=none: PARTNERS_FILE is not read';
+    return `off (${why}): every caller is the anonymous admin; serve binds only to a loopback HOST`;
+  }
+  const oidc = a.oidc === undefined ? '' : ` and OIDC tokens (issuer ${a.oidc.issuer}, claim ${a.oidc.partnerClaim})`;
+  return `partners file ${a.partnersFile ?? '-'} (API keys)${oidc}`;
+}
+
+/**
+ * What the configuration amounts to, without a secret value in it. `partners`: those PARTNERS_FILE
+ * loaded (undefined: authentication off, or the file did not load — a problem then); counted, the
+ * partners and their API keys, never a key or hash.
+ */
+function summary(c: Config, vars: Record<string, string | undefined>, env: NodeJS.ProcessEnv, envFile: string | undefined, partners: readonly Partner[] | undefined): Record<string, unknown> {
   const given = (v: string | undefined): boolean => v !== undefined && v !== '';
   // Where a secret came from: the process environment, the env file, or a <NAME>_FILE file.
   const from = (k: string): string => (given(env[k]) || envFile === undefined ? 'environment' : `env file ${envFile}`);
@@ -64,6 +86,9 @@ function summary(c: Config, vars: Record<string, string | undefined>, env: NodeJ
     source: `urn:${c.service}:${c.instance}`,
     logLevel: c.logLevel,
     shutdownTimeoutMs: c.shutdownTimeoutMs,
+    auth: authMode(c.auth),
+    partners: partners?.length ?? null,
+    partnerKeys: partners?.reduce((n, p) => n + p.keyHashes.length, 0) ?? null,
     catalogDir: c.catalogDir ?? '(the package\'s schemas/)',
     connectorsDir: c.connectorsDir ?? null,
     secrets,
@@ -125,8 +150,11 @@ export function checkConfiguration(env: NodeJS.ProcessEnv, cwd: string): Report 
     }
   };
   const a = config.auth;
+  let partners: readonly Partner[] | undefined;
   if (a.mode === 'partners' && a.partnersFile !== undefined) {
-    if (catalog !== undefined) startCheck('PARTNERS_FILE', () => loadPartners(a.partnersFile!, catalog, vars));
+    if (catalog !== undefined) startCheck('PARTNERS_FILE', () => (partners = loadPartners(a.partnersFile!, catalog, vars).partners));
+    // Loaded by serve too (a revocation), but no request can authenticate as them: serve warns the same.
+    for (const p of partnersWithoutCredentials(partners ?? [], a.oidc !== undefined)) warnings.push(withoutCredentialsMessage(p));
   } else if (!isLoopbackHost(config.http.host)) {
     more.push({ variable: 'HOST', message: `no authentication on ${config.http.host}: set PARTNERS_FILE, or bind HOST to a loopback address (127.0.0.1) for local use (serve refuses this)` });
   }
@@ -139,7 +167,7 @@ export function checkConfiguration(env: NodeJS.ProcessEnv, cwd: string): Report 
   if (config.kafka !== undefined && config.subscriptions.secretsKey === undefined && secretsKeyDecision(undefined, 'kafka', config.http.host) === 'absent') {
     warnings.push(`SUBSCRIPTION_SECRETS_KEY is not set: on Kafka with HOST ${config.http.host} (not loopback), push subscriptions cannot be created and pulls answer 500 CEG_SECRETS_KEY_MISSING; set it (32 bytes, e.g. \`openssl rand -base64 32\`), the same on every instance`);
   }
-  return { ok: more.length === 0, envFile: file ?? null, problems: more, warnings, settings: summary(config, vars, env, file) };
+  return { ok: more.length === 0, envFile: file ?? null, problems: more, warnings, settings: summary(config, vars, env, file, partners) };
 }
 
 function printText(r: Report): void {

@@ -132,6 +132,35 @@ describe('config check', () => {
     expect(checkConfiguration({ ...base, HOST: '127.0.0.1' }, dir).ok).toBe(true);
   });
 
+  it('says who may call the API — off, the partners file, OIDC with its issuer — and how many partners and keys it loaded, never a key or hash; a partner no request can authenticate as is a warning', () => {
+    const h1 = 'a1'.repeat(32);
+    const h2 = 'b2'.repeat(32);
+    const h3 = 'c3'.repeat(32);
+    const file = join(dir, 'partners-counted.yaml');
+    writeFileSync(file, `partners:\n  - id: acme\n    keys: [{ sha256: ${h1} }, { sha256Env: ACME_NEXT }]\n  - id: globex\n    keys: []\n  - id: initech\n    keys: [{ sha256: ${h3} }]\n`);
+    const r = checkConfiguration({ ...base, PARTNERS_FILE: file, ACME_NEXT: h2 }, dir);
+    expect(r.problems).toEqual([]);
+    expect(r.ok).toBe(true);
+    expect(r.settings).toMatchObject({ auth: `partners file ${file} (API keys)`, partners: 3, partnerKeys: 3 });
+    // Loaded (as serve loads it: emptying keys revokes), but said: nothing can sign in as globex.
+    expect(r.warnings).toEqual([expect.stringMatching(/^partner globex \(PARTNERS_FILE partners\[1\]\.keys\) has no keys and OIDC is off: it cannot authenticate, every request made as it gets 401 CEG_UNAUTHENTICATED/)]);
+    for (const h of [h1, h2, h3]) expect(JSON.stringify(r)).not.toContain(h);
+    // With OIDC: the issuer and the claim; a partner without keys signs in with tokens, no warning.
+    const oidc = checkConfiguration({ ...base, PARTNERS_FILE: file, ACME_NEXT: h2, OIDC_ISSUER: 'https://idp.example/realms/gw', OIDC_AUDIENCE: 'gw', OIDC_JWKS_URL: 'https://idp.example/jwks' }, dir);
+    expect(oidc.problems).toEqual([]);
+    expect(oidc.settings).toMatchObject({ auth: `partners file ${file} (API keys) and OIDC tokens (issuer https://idp.example/realms/gw, claim sub)`, partners: 3, partnerKeys: 3 });
+    expect(oidc.warnings).toEqual([]);
+    // Off: nobody is checked; no partner counted (AUTH=none does not read the file).
+    expect(checkConfiguration({ ...base }, dir).settings).toMatchObject({ auth: 'off (no PARTNERS_FILE): every caller is the anonymous admin; serve binds only to a loopback HOST', partners: null, partnerKeys: null });
+    expect(checkConfiguration({ ...base, AUTH: 'none', PARTNERS_FILE: file }, dir).settings).toMatchObject({ auth: expect.stringMatching(/^off \(AUTH=none: PARTNERS_FILE is not read\)/), partners: null, partnerKeys: null });
+    // A file that does not load is a problem; nothing counted.
+    const broken = join(dir, 'partners-broken.yaml');
+    writeFileSync(broken, 'partners: []\n');
+    const bad = checkConfiguration({ ...base, PARTNERS_FILE: broken }, dir);
+    expect(bad.problems.map((p) => p.variable)).toEqual(['PARTNERS_FILE']);
+    expect(bad.settings).toMatchObject({ partners: null, partnerKeys: null });
+  });
+
   it('a CE_GATEWAY_BROKER_TIMEOUT_MS the CLI\'s Kafka commands refuse is a problem (break report D4: it said OK, then every Kafka command exited 2)', () => {
     for (const bad of ['abc', '0', '30s', '-1']) {
       const r = checkConfiguration({ ...base, CE_GATEWAY_BROKER_TIMEOUT_MS: bad }, dir);
@@ -161,6 +190,16 @@ describe('config check', () => {
     expect(good.code).toBe(0);
     expect(good.stdout).toMatch(/^configuration OK/);
     expect(good.stdout.trimEnd().split('\n').at(-1)).toBe('configuration OK: no problems, no warnings; exit 0');
+    expect(good.stdout).toContain('\n  auth: off (no PARTNERS_FILE): every caller is the anonymous admin; serve binds only to a loopback HOST\n  partners: -\n  partnerKeys: -\n');
+    // A partners file: the mode, the counts, and a partner without keys as a warning (still exit 0).
+    const partners = join(dir, 'partners-text.yaml');
+    writeFileSync(partners, `partners:\n  - id: acme\n    keys: [{ sha256: ${'d4'.repeat(32)} }]\n  - id: globex\n`);
+    const authed = await run({ PARTNERS_FILE: partners });
+    expect(authed.code, authed.stdout + authed.stderr).toBe(0);
+    expect(authed.stdout).toContain(`\n  ! partner globex (PARTNERS_FILE partners[1].keys) has no keys and OIDC is off:`);
+    expect(authed.stdout).toContain(`\n  auth: partners file ${partners} (API keys)\n  partners: 2\n  partnerKeys: 1\n`);
+    expect(authed.stdout).not.toContain('d4'.repeat(32));
+    expect(authed.stdout.trimEnd().split('\n').at(-1)).toBe('configuration OK: no problems, 1 warning; exit 0');
     // The global --log-level is checked as serve takes it (it wins over LOG_LEVEL); it was ignored.
     const loud = await runProcess(process.execPath, [...CLI_ENTRY, '--log-level', 'loud', 'config', 'check'], { cwd: dir, env: { PATH: process.env.PATH, ...base }, timeoutMs: 30_000 });
     expect(loud.code).toBe(2);
