@@ -433,12 +433,23 @@ export class Reconciler<D extends RunSpec> {
     return idle;
   }
 
+  /**
+   * Starts the member of `d` and registers it as running. A start that {@link stop} overtook (the
+   * gateway's shutdown began while it awaited the broker) starts nothing: before the member
+   * subscribes it stops there; when its subscribe was already in flight, the member is left at once
+   * (its sink told it is inactive, so it sends nothing) and never registered. Either way it is said
+   * at info (`subscription not started on this instance: shutting down`), not as started, and
+   * {@link stop} waits for it through the pass. Errors: those of the host's calls (the start is retried).
+   */
   async #start(d: D): Promise<void> {
     const group = d.group;
     const topics = this.#host.topicsOf(d.kinds);
     let total = 0;
     for (const t of topics) total += await this.#host.partitionCount(t);
     let sub: Subscription | undefined;
+    /** The subscribe resolved after stop() began: the member is being left, never registered. */
+    let abandoned = false;
+    const notStarted = (): void => this.#log.info({ subscription: group }, 'subscription not started on this instance: shutting down');
     const ctx: SinkContext = {
       markGone: (reason) => {
         this.#onGone(group, reason).catch((err: unknown) => this.#log.error({ subscription: group, err: errorMessage(err) }, 'could not store the gone state'));
@@ -447,9 +458,14 @@ export class Reconciler<D extends RunSpec> {
         const own = sub?.assignments().filter((a) => topics.includes(a.topic)).length ?? 0;
         return total === 0 ? 1 : own / total;
       },
-      active: () => this.#desired.get(group)?.state === 'active',
+      active: () => !abandoned && this.#desired.get(group)?.state === 'active',
     };
     const readRetryTopic = await this.#readsLeftoverRetries(d);
+    // The look-ups above wait on the broker: a shutdown that began meanwhile joins no group.
+    if (this.#stopped) {
+      notStarted();
+      return;
+    }
     const sink = this.#factory(d, ctx);
     const b = d.retry.backoff;
     try {
@@ -479,6 +495,17 @@ export class Reconciler<D extends RunSpec> {
     } catch (err) {
       await sink.close();
       throw err;
+    }
+    if (this.#stopped) {
+      // Joined while the shutdown began: left at once, as stop() leaves the running members.
+      abandoned = true;
+      notStarted();
+      try {
+        await sub.unsubscribe();
+      } finally {
+        await sink.close();
+      }
+      return;
     }
     const running: Running<D> = { d, sink, sub, restartKey: restartKey(d), seen: activity(sub), activeAtMs: Date.now() };
     this.#check?.forget(group);
