@@ -514,9 +514,13 @@ export class Reconciler<D extends RunSpec> {
     const s = sub;
     s.done.catch((err: unknown) => {
       if (this.#running.get(group)?.sub !== s) return;
-      this.#log.error({ subscription: group, err: errorMessage(err) }, 'subscription member stopped on a failure; restarting it');
+      // During shutdown no restart follows (#retryLater does nothing once stopped): say so.
+      const next = this.#stopped ? 'not restarted: shutting down' : 'restarting it';
+      this.#log.error({ subscription: group, err: errorMessage(err) }, `subscription member stopped on a failure; ${next}`);
       this.#running.delete(group);
-      void sink.close();
+      sink.close().catch((closeErr: unknown) => {
+        this.#log.warn({ subscription: group, err: errorMessage(closeErr) }, 'subscription sink did not close cleanly after its member failed');
+      });
       this.#retryLater(group);
     });
   }

@@ -147,3 +147,51 @@ describe('a member start overtaken by the shutdown', () => {
     expect(lines.filter((l) => l.level >= 40)).toEqual([]);
   });
 });
+
+describe('a member that fails', () => {
+  it('is restarted, and a sink whose close then rejects is a warning with context, not an unhandled rejection', async () => {
+    const fx = await codecFixture();
+    const t = createMemoryTransport();
+    transport = t;
+    await t.ensureTopics(fx.catalog.topics);
+    let failFirst!: (err: Error) => void;
+    let starts = 0;
+    const host: SubscribeHost = {
+      partitionCount: (topic) => t.partitionCount(topic),
+      topicsOf: (kinds) => topicsOfKinds(fx.catalog, kinds),
+      subscribe: async (o) => {
+        const s = await subscribe(t, fx.codec, silentLogger(), { ...o, retry: o.retry ?? policy });
+        starts += 1;
+        if (starts > 1) return s;
+        // The first member's consumer fails (as on a broker failure the subscriber gives up on).
+        const failed = new Promise<void>((_resolve, reject) => (failFirst = reject));
+        return { ...s, done: failed };
+      },
+    };
+    let sinks = 0;
+    const text: string[] = [];
+    const out = new PassThrough();
+    out.on('data', (c: Buffer) => text.push(c.toString('utf8')));
+    const r = new Reconciler<RunSpec>(
+      host,
+      () => {
+        sinks += 1;
+        const first = sinks === 1;
+        return { handler: () => undefined, update: () => undefined, close: () => (first ? Promise.reject(new Error('sink close refused')) : Promise.resolve()) };
+      },
+      createLogger({ level: 'debug', destination: out }),
+      () => Promise.resolve(),
+    );
+    r.apply(new Map([[spec.group, spec]]));
+    await waitFor('the first member started', () => starts === 1 && r.running().has(spec.group), 5000, 5);
+    failFirst(new Error('consumer crashed'));
+    // Restarted after the reconciler's first backoff (500 ms).
+    await waitFor('the member restarted', () => starts === 2 && r.running().has(spec.group), 5000, 5);
+    await r.stop();
+    const lines = text.join('').split('\n').filter((l) => l.length > 0).map((l) => JSON.parse(l) as LogLine & { err?: string });
+    expect(lines.filter((l) => l.level === 50).map((l) => [l.msg, l.err])).toEqual([['subscription member stopped on a failure; restarting it', 'consumer crashed']]);
+    expect(lines.filter((l) => l.level === 40).map((l) => [l.msg, l.subscription, l.err])).toEqual([
+      ['subscription sink did not close cleanly after its member failed', spec.group, 'sink close refused'],
+    ]);
+  });
+});
