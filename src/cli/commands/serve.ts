@@ -81,9 +81,11 @@ export function registerServeCommand(program: Command): void {
       // (seconds with several) ended the process undrained, Node's default, the listener serving.
       // Filled once the connectors' start begins (below), read by the stop.
       const starting: { connectors?: ReturnType<typeof startConnectors> } = {};
+      const startCut = new AbortController();
       onSignals(async () => {
         stopping = true;
-        // Connectors still starting are stopped once started (or not at all if their start failed).
+        // Connectors not yet started are not started; those already started are stopped (none if their start failed).
+        startCut.abort();
         const started = await starting.connectors?.catch(() => undefined);
         // Running hooks get half of SHUTDOWN_TIMEOUT_MS in all (then SIGTERM, SIGKILL: docs/connectors.md
         // "On shutdown"); the gateway's close gets the rest. A hook ended so leaves its event uncommitted.
@@ -92,7 +94,7 @@ export function registerServeCommand(program: Command): void {
       }, log, config.shutdownTimeoutMs);
       const ops = gw.opsAddress();
       log.info({ url: `${config.http.tls === undefined ? 'http' : 'https'}://${hostPort(addr)}`, ...(ops === undefined ? {} : { ops: `http://${hostPort(ops)}` }), transport: gw.transport.kind }, 'listening');
-      const connectorsStarting = startConnectors(gw, defs, log.child({ component: 'connectors' }), { instanceId: gw.processInstance });
+      const connectorsStarting = startConnectors(gw, defs, log.child({ component: 'connectors' }), { instanceId: gw.processInstance, signal: startCut.signal });
       starting.connectors = connectorsStarting;
       let connectors;
       try {
@@ -102,6 +104,7 @@ export function registerServeCommand(program: Command): void {
         if (stopping) return;
         throw err;
       }
+      if (stopping) return;
       if (connectors.running.length > 0) log.info({ connectors: connectors.running.length }, 'connectors started');
     });
 }

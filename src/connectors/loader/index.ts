@@ -6,5 +6,5 @@ export type { ParseContext, ParsedConnector, ResolvedSink } from './parse.js';
 export { DEFAULT_RETRY, connectorFileSchema, connectorKinds } from './schema.js';
 export type { ConnectorFile, ConnectorKind, ParsedConnectorFile } from './schema.js';
 export { CONNECTOR_PARTITIONS_CONCURRENTLY, connectorHandler, connectorView, startConnectors } from './start.js';
-export type { ConnectorHost, ConnectorsHandle, RunningConnector } from './start.js';
+export type { ConnectorHost, ConnectorsHandle, RunningConnector, StartConnectorsOptions } from './start.js';
 export type { ConnectorDefinition, ConnectorProblem } from './types.js';

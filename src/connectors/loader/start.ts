@@ -127,6 +127,14 @@ async function naming<T>(d: ConnectorDefinition, start: () => Promise<T>): Promi
   }
 }
 
+/** Options of {@link startConnectors}. */
+export interface StartConnectorsOptions {
+  /** The gateway process's instance id, given to each connector's subscription. */
+  readonly instanceId?: string;
+  /** Aborted when the process begins its shutdown: connectors not yet started are not started. */
+  readonly signal?: AbortSignal;
+}
+
 /**
  * Subscribes every enabled connector of `defs` on `host`, one after the other; resolves when all
  * have joined their groups. If one fails to start, those already started are stopped and the
@@ -134,9 +142,12 @@ async function naming<T>(d: ConnectorDefinition, start: () => Promise<T>): Promi
  * CEG_UNKNOWN_TYPE for a kind the catalog does not know, CEG_INVALID_NAME, or CEG_INVALID_OPTIONS
  * caused by a file-system error creating a drop directory. (`loadConnectors` with a catalog
  * reports unknown kinds before anything starts.)
+ * Once `opts.signal` aborts (the process began its shutdown) no further connector starts: one whose
+ * subscribe was in flight is left at once, and the handle holds those started before; one info
+ * line names the connectors not started (docs/connectors.md "On shutdown").
  * Spec: bus spec S1 (subscription name = durable key), S5.
  */
-export async function startConnectors(host: ConnectorHost, defs: readonly ConnectorDefinition[], log: Logger, opts: { readonly instanceId?: string } = {}): Promise<ConnectorsHandle> {
+export async function startConnectors(host: ConnectorHost, defs: readonly ConnectorDefinition[], log: Logger, opts: StartConnectorsOptions = {}): Promise<ConnectorsHandle> {
   const running: RunningConnector[] = [];
   const sinks = new Map<RunningConnector, ConnectorSink>();
   const stop = async (so: SinkStopOptions = {}): Promise<void> => {
@@ -153,8 +164,14 @@ export async function startConnectors(host: ConnectorHost, defs: readonly Connec
   // Listed from their start on (status answers `running: false` until a member runs), so an
   // operator sees every connector the process runs, not only those already joined.
   host.declareConnectors?.(defs.flatMap((d) => (d.enabled && d.kind !== 'subscription' ? [connectorView(d)] : [])));
+  const notStarted: string[] = [];
+  const shuttingDown = (): boolean => opts.signal?.aborted === true;
   try {
     for (const d of defs) {
+      if (shuttingDown()) {
+        if (d.enabled && d.kind !== 'subscription') notStarted.push(d.name);
+        continue;
+      }
       // The sinks name the subscription in each of their lines; binding it here too would repeat the key.
       const clog = log.child({ connector: d.name, kind: d.kind });
       if (!d.enabled) {
@@ -182,6 +199,12 @@ export async function startConnectors(host: ConnectorHost, defs: readonly Connec
           ...(opts.instanceId === undefined ? {} : { instanceId: opts.instanceId }),
         });
       });
+      if (shuttingDown()) {
+        // Its join was in flight when the shutdown began: it leaves at once, never listed as running.
+        notStarted.push(d.name);
+        await Promise.allSettled([subscription.unsubscribe(), handler.stop?.({})]);
+        continue;
+      }
       subscription.done.catch((err: unknown) => clog.error({ subscription: d.subscription, err: errorMessage(err) }, 'connector subscription failed'));
       const r: RunningConnector = { definition: d, subscription };
       running.push(r);
@@ -192,6 +215,7 @@ export async function startConnectors(host: ConnectorHost, defs: readonly Connec
     await stop();
     throw err;
   }
+  if (notStarted.length > 0) log.info({ connectors: notStarted }, 'connectors not started: shutting down');
   return {
     get running() {
       return [...running];

@@ -158,3 +158,50 @@ describe('startConnectors', () => {
     expect([statSync(join(tmp.dir, 'drops')).mode & 0o777, statSync(join(tmp.dir, 'drops', 'deep')).mode & 0o777]).toEqual([0o755, 0o755]);
   });
 });
+
+describe('startConnectors when the shutdown begins while they start (signal)', () => {
+  it('starts no further connector, leaves the one whose join was in flight at once, and names those not started at info, not "started"', async () => {
+    for (const name of ['a', 'b', 'c']) writeFileSync(join(tmp.dir, `${name}.yaml`), `kind: file-drop\nsubscription: mem.cut.${name}\nkinds: [PriceLoadingCompleted]\nsink: { directory: drops-${name} }\n`);
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const joined: string[] = [];
+    const left: string[] = [];
+    const host = {
+      catalog: gw.gateway.catalog,
+      subscribe: async (o: Parameters<typeof gw.gateway.subscribe>[0]) => {
+        // b's join is held: the shutdown begins while it is in flight.
+        if (o.subscription === 'mem.cut.b') await gate;
+        const s = await gw.gateway.subscribe(o);
+        joined.push(o.subscription);
+        const unsubscribe = s.unsubscribe.bind(s);
+        return { ...s, unsubscribe: async () => {
+          left.push(o.subscription);
+          await unsubscribe();
+        } };
+      },
+    };
+    const lines: { level: number; msg: string; connectors?: string[]; connector?: string }[] = [];
+    const out = new Writable({ write: (c: Buffer, _e, done) => {
+      for (const l of c.toString('utf8').split('\n')) if (l.length > 0) lines.push(JSON.parse(l) as (typeof lines)[number]);
+      done();
+    } });
+    const cut = new AbortController();
+    const starting = startConnectors(host, loadConnectors(tmp.dir), createLogger({ level: 'debug', destination: out }), { signal: cut.signal });
+    await waitFor('a started and b\'s join in flight', () => joined.includes('mem.cut.a'));
+    cut.abort();
+    release();
+    const handle = await starting;
+    try {
+      expect(handle.running.map((r) => r.subscription.name)).toEqual(['mem.cut.a']);
+      // b joined (its subscribe could not be taken back) and left at once; c never subscribed.
+      expect(joined).toEqual(['mem.cut.a', 'mem.cut.b']);
+      expect(left).toEqual(['mem.cut.b']);
+      expect(lines.filter((l) => l.msg === 'connector started').map((l) => l.connector)).toEqual(['a']);
+      expect(lines.filter((l) => l.msg === 'connectors not started: shutting down').map((l) => [l.level, l.connectors])).toEqual([[30, ['b', 'c']]]);
+      expect(lines.filter((l) => l.level >= 40)).toEqual([]);
+    } finally {
+      await handle.stop();
+    }
+    expect(left).toEqual(['mem.cut.b', 'mem.cut.a']);
+  });
+});
