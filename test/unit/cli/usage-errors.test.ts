@@ -56,7 +56,10 @@ describe('wholeNumber', () => {
   });
 });
 
-describe('usage errors exit 2 before anything connects', { timeout: 60_000 }, () => {
+// Concurrent (vitest's maxConcurrency, 5 at a time): each case is a CLI child of its own against
+// ports where nothing listens, sharing only the read-only empty env file. One after another the 39
+// children took ~25 s in CI, one process start at a time on a 2-core machine.
+describe.concurrent('usage errors exit 2 before anything connects', { timeout: 60_000 }, () => {
   it.each([
     [['trace', 'c-1', '--timeout', '-5'], /--timeout/],
     [['trace', 'c-1', '--timeout', '0'], /--timeout/],
@@ -116,7 +119,8 @@ describe('usage errors exit 2 before anything connects', { timeout: 60_000 }, ()
   });
 });
 
-describe('commands that only work on Kafka refuse to run without KAFKA_BROKERS (break report D7; outbox relay and deadletters: the same kind)', { timeout: 60_000 }, () => {
+// Concurrent too, for the same reasons (above).
+describe.concurrent('commands that only work on Kafka refuse to run without KAFKA_BROKERS (break report D7; outbox relay and deadletters: the same kind)', { timeout: 60_000 }, () => {
   it.each([
     ['topics', ['topics']],
     ['topics', ['topics', '--subscription', 'orders']],
@@ -136,7 +140,9 @@ describe('commands that only work on Kafka refuse to run without KAFKA_BROKERS (
 
   it('a pre-created HTTP subscription\'s topics stay allowed in topics --subscription (no reserved-group rule there)', async () => {
     // Past the name checks it needs the broker, which is not there: the failure is the connection, not the name.
-    const r = await cli(['topics', '--subscription', 'ce-gateway.sub.anonymous.orders'], true);
+    // --broker-timeout 2000: the name is checked before any connection, and the broker deadline ends the
+    // command (exit 2) instead of kafkajs's ~12 s of connect retries (one run under load passed 60 s).
+    const r = await cli(['--broker-timeout', '2000', 'topics', '--subscription', 'ce-gateway.sub.anonymous.orders'], true);
     expect(r.code).toBe(2);
     expect(r.stderr).not.toMatch(/--subscription|HTTP subscriptions/);
   });
