@@ -46,7 +46,9 @@ function expectNoAnswer(r: ProcessResult, command: string, deadlineMs: number, b
   expect(r.stderr).toContain(`ce-gateway ${command}: kafka: no answer from ${broker.brokers.join(',')} within ${deadlineMs} ms (${bound})`);
 }
 
-describe('CLI commands against a frozen broker (SIGSTOP)', () => {
+// The two clients at once: both only connect to the frozen broker, which neither resumes or stops
+// (afterAll does), and their children wait out the same deadlines side by side.
+describe.concurrent('CLI commands against a frozen broker (SIGSTOP)', () => {
   for (const client of KAFKA_CLIENTS) {
     it(`${client}: topics, tail and deadletters list exit 2 naming the broker once the deadline passed; trace --timeout bounds connecting`, async () => {
       expect(broker.paused()).toBe(true);
