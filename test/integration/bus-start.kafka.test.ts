@@ -126,7 +126,11 @@ describe.each(['kafkajs', 'platformatic'])('createBus start-up on %s', { timeout
     }
   }
 
-  it('serve with KAFKA_SSL=true against a listener without TLS keeps retrying, its warning naming KAFKA_SSL and the port', async () => {
+  // This test and the next run at once (and the next one's two serve processes too): each waits for
+  // a warning of serve processes of its own, for up to a minute, and asserts no time. The other tests
+  // stay one at a time: they bound how soon createBus settles and its process ends, which children
+  // starting beside them would slow (five at once under load broke those bounds).
+  it('serve with KAFKA_SSL=true against a listener without TLS keeps retrying, its warning naming KAFKA_SSL and the port', { concurrent: true }, async () => {
     const { hinted, out, running } = await firstHint({ KAFKA_BROKERS: stack.kafkaBrokers.join(','), KAFKA_SSL: 'true' });
     expect(hinted, out.slice(-2000)).toBeDefined();
     expect(String(hinted!.hint)).toMatch(/with KAFKA_SSL=true, is this a TLS listener\? Check KAFKA_SSL and the port/);
@@ -134,11 +138,12 @@ describe.each(['kafkajs', 'platformatic'])('createBus start-up on %s', { timeout
     expect(running, 'serve ended instead of retrying').toBe(true);
   });
 
-  it('serve without KAFKA_SSL against the TLS listener, or without a SASL login against the SASL one, keeps retrying, its warning naming what the listener may want', { timeout: 150_000 }, async () => {
+  it('serve without KAFKA_SSL against the TLS listener, or without a SASL login against the SASL one, keeps retrying, its warning naming what the listener may want', { timeout: 150_000, concurrent: true }, async () => {
     expect(sslBrokers, 'STACK_KAFKA_SSL_BROKERS').not.toBe('');
-    for (const brokers of [sslBrokers, saslBrokers]) {
+    // The two listeners at once: a serve process each, neither waits for the other.
+    const seen = await Promise.all([sslBrokers, saslBrokers].map((brokers) => firstHint({ KAFKA_BROKERS: brokers })));
+    for (const { hinted, out, running } of seen) {
       // Until 2026-12-07 only "Closed connection" / "Connection closed", retried for ever.
-      const { hinted, out, running } = await firstHint({ KAFKA_BROKERS: brokers });
       expect(hinted, out.slice(-2000)).toBeDefined();
       expect(String(hinted!.hint)).toMatch(/is this a TLS or SASL listener\? It drops a client without KAFKA_SSL=true or KAFKA_SASL_MECHANISM/);
       expect(running, 'serve ended instead of retrying').toBe(true);
