@@ -106,6 +106,19 @@ function heldClock(): { advance(ms: number): void; restore(): void } {
   };
 }
 /**
+ * Date.now() — the clock of a refused handshake's window (sink.ts `refusals`) — held at a value the
+ * test moves (`advance`, ms), as {@link heldClock} does for the rate limiter: a window then ends
+ * when the test says so, without the test sleeping through it. Timers stay real.
+ */
+function heldDate(): { advance(ms: number): void; restore(): void } {
+  let now = Date.now();
+  const spy = vi.spyOn(Date, 'now').mockImplementation(() => now);
+  return {
+    advance: (ms) => void (now += ms),
+    restore: () => spy.mockRestore(),
+  };
+}
+/**
  * Attempts asleep until their next token: each listens on its own `revoked` signal while it sleeps
  * (sink.ts `sleepUnless`). Counted from a macrotask of its own: at its start no microtask chain is
  * half-run, so a listener added and removed within one (the handshake race on a settled promise)
@@ -429,6 +442,9 @@ describe('a refused validation handshake (F3)', () => {
     // backoff.maxMs 200 ms: the cap that let 30 attempts pass in 6 s with 5 OPTIONS.
     const sink = createWebhookSink(settings(path, { retryAfterCapMs: 200 }), { log: silentLogger(), allow, origin: ORIGIN, ctx: sinkCtx() });
     const waits: number[] = [];
+    // The windows (1 + 2 + 4 s) pass on a held Date.now(), the clock they are measured on, not in
+    // real time: 7 s of sleeping per run before. Each attempt still comes when the subscriber would.
+    const clock = heldDate();
     try {
       for (let attempt = 1; attempt <= 4; attempt++) {
         const out = await deliver(sink);
@@ -436,15 +452,16 @@ describe('a refused validation handshake (F3)', () => {
         const afterMs = (out as { afterMs?: number }).afterMs ?? 0;
         waits.push(afterMs);
         // What the subscriber does: the policy's delay (200 ms) or the outcome's, whichever is longer.
-        if (attempt < 4) await new Promise((r) => setTimeout(r, Math.max(200, afterMs)));
+        if (attempt < 4) clock.advance(Math.max(200, afterMs));
       }
     } finally {
+      clock.restore();
       await sink.close();
     }
     expect(at(path, 'OPTIONS')).toHaveLength(4);
     expect(at(path, 'POST')).toHaveLength(0);
     waits.forEach((w, i) => expect(w, `attempt ${i + 1}`).toBeGreaterThanOrEqual(900 * 2 ** i));
-  }, 30_000);
+  });
 });
 
 describe('the rate limit', () => {
@@ -518,18 +535,24 @@ describe('the rate limit', () => {
     const onWarning = (w: Error): void => void (w.name === 'TimeoutOverflowWarning' && overflows.push(w.message));
     process.on('warning', onWarning);
     try {
-      for (const [i, rateLimit] of [1e-9, 4e-7, Number.MIN_VALUE].entries()) {
+      // The three rates wait side by side, each on a sink and path of its own (one after the other
+      // they took 3 × 300 ms): one overflowing timer warns, whichever rate it is (Node's warning names the duration).
+      const rates = [1e-9, 4e-7, Number.MIN_VALUE];
+      const waiting = rates.map((rateLimit, i) => {
         const path = `/rate-tiny-${i}`;
         const sink = createWebhookSink(settings(path, { handshake: false, rateLimit }), { log: silentLogger(), allow, origin: ORIGIN, ctx: sinkCtx() });
         const stop = new AbortController();
-        const waiting = Promise.resolve(sink.handler(event(), { ...delivery(), signal: stop.signal }));
-        waiting.catch(() => undefined);
-        // Long enough for hundreds of 1 ms wake-ups (each warns); the count is what is asserted.
-        await new Promise((r) => setTimeout(r, 300));
-        expect(overflows, `rateLimit ${rateLimit}`).toEqual([]);
+        const attempt = Promise.resolve(sink.handler(event(), { ...delivery(), signal: stop.signal }));
+        attempt.catch(() => undefined);
+        return { rateLimit, path, sink, stop, attempt };
+      });
+      // Long enough for hundreds of 1 ms wake-ups (each warns); the count is what is asserted.
+      await new Promise((r) => setTimeout(r, 300));
+      expect(overflows, `rateLimit ${rates.join(', ')}`).toEqual([]);
+      for (const { rateLimit, path, sink, stop, attempt } of waiting) {
         expect(at(path, 'POST'), `rateLimit ${rateLimit}`).toHaveLength(0);
         stop.abort(new Error('test over'));
-        await expect(waiting).rejects.toThrow('test over');
+        await expect(attempt).rejects.toThrow('test over');
         await sink.close();
       }
     } finally {
