@@ -23,6 +23,7 @@ import { waitFor } from '../../helpers/wait.js';
 import { ROOT, api, startGatewayPair } from './gateway-pair.js';
 import type { GatewayPair } from './gateway-pair.js';
 import { CLI_ENTRY } from '../../helpers/cli-entry.js';
+import { rawKafka } from '../consumer/members.js';
 
 const run = promisify(execFile);
 
@@ -46,6 +47,9 @@ let a: GatewayProcess;
 let b: GatewayProcess;
 let env: Readonly<Record<string, string>>;
 let priceType = '';
+/** The topic of PriceLoadingCompleted in the pair's own catalog, and an admin client for its groups' commits. */
+let priceTopic = '';
+let admin: ReturnType<ReturnType<typeof rawKafka>['admin']> | undefined;
 const sinks: TestSink[] = [];
 /** Every event this file wrote, with where it landed. */
 const written: Stored[] = [];
@@ -88,6 +92,19 @@ async function delivered(s: TestSink, from: number, n: number): Promise<string[]
   return idsOf(s, from);
 }
 
+/**
+ * Waits until `group` has committed past every one of `events` (the members commit what they
+ * delivered every 250 ms): what a replay or its dry run counts from. A fixed second was slept instead.
+ */
+async function committedPast(group: string, events: readonly Stored[]): Promise<void> {
+  const due = new Map<number, number>();
+  for (const e of events) due.set(e.partition, Math.max(due.get(e.partition) ?? 0, e.offset + 1));
+  await waitFor(`${group} to commit what it delivered`, async () => {
+    const [committed] = await admin!.fetchOffsets({ groupId: group, topics: [priceTopic] });
+    return [...due].every(([p, next]) => Number(committed?.partitions.find((c) => c.partition === p)?.offset ?? -1) >= next);
+  }, 30_000, 100);
+}
+
 /** Both gateways hold a share of the group's partitions. */
 async function onBoth(group: string): Promise<void> {
   const parts = async (gw: GatewayProcess): Promise<number> => {
@@ -112,16 +129,20 @@ beforeAll(async () => {
   pair = await startGatewayPair('it-replay');
   ({ a, b, env } = pair);
   priceType = pair.eventIds.get('PriceLoadingCompleted')!;
+  priceTopic = pair.cat.priceTopic;
+  admin = rawKafka().admin();
+  await admin.connect();
 }, 200_000);
 
 afterAll(async () => {
+  await admin?.disconnect();
   await pair?.stop();
   await Promise.allSettled(sinks.map((s) => s.close()));
 });
 
 describe('replay on two gateways', () => {
   it('to a time, earliest, explicit offsets and latest: exactly the events from there, once each, as many as the dry run said; the audit log lists each', async () => {
-    const { name, sink } = await create({ start: 'earliest' });
+    const { name, group, sink } = await create({ start: 'earliest' });
     const first = await post(a, 36, 'first');
     await waitFor('the first batch', () => sink.deliveries().length >= 36, 30_000, 100);
     await pause(50);
@@ -129,7 +150,7 @@ describe('replay on two gateways', () => {
     await pause(50);
     const second = await post(b, 36, 'second');
     await waitFor('the second batch', () => sink.deliveries().length >= 72, 30_000, 100);
-    await pause(1000); // the members commit what they delivered (every 250 ms)
+    await committedPast(group, written);
     expect(sorted(idsOf(sink))).toEqual(sorted([...first, ...second].map((e) => e.id)));
 
     // To a time: the dry run on one gateway, the replay on the other.
@@ -145,7 +166,7 @@ describe('replay on two gateways', () => {
     expect(sorted(between(real.body))).toEqual(sorted(second.map((e) => e.id)));
 
     // Earliest.
-    await pause(1000);
+    await committedPast(group, written);
     const dryEarliest = (await api<Report>(a, 'POST', `/subscriptions/${name}/replay`, { to: 'earliest', dryRun: true })).body;
     expect(dryEarliest.events).toBe(72);
     before = sink.deliveries().length;
@@ -154,7 +175,7 @@ describe('replay on two gateways', () => {
     expect(sorted(await delivered(sink, before, 72))).toEqual(sorted(written.map((w) => w.id)));
 
     // Explicit offsets on two partitions.
-    await pause(1000);
+    await committedPast(group, written);
     const [[k1, p1], [k2, p2]] = Object.entries(earliest.partitions).filter(([, p]) => Number(p.from) >= 3) as [[string, Report['partitions'][string]], [string, Report['partitions'][string]]];
     const to = { [k1]: Number(p1.from) - 3, [k2]: String(Number(p2.from) - 1) };
     const dryOffsets = (await api<Report>(b, 'POST', `/subscriptions/${name}/replay`, { to, dryRun: true })).body;
@@ -239,7 +260,7 @@ describe('replay on two gateways', () => {
   it('ce-gateway replay: a dry run prints the answer as a JSON line; a replay prints JSON-lines progress until drained', async () => {
     // A slow sink (150 ms per delivery, one partition at a time per gateway), so the replayed backlog takes seconds to drain.
     const slow: Responder = async (req, nth) => (req.method === 'OPTIONS' ? acceptAll(req, nth) : (await pause(150), { status: 200 }));
-    const { name, sink } = await create({ start: 'latest', concurrency: 1 }, slow);
+    const { name, group, sink } = await create({ start: 'latest', concurrency: 1 }, slow);
     await pause(50);
     const since = new Date().toISOString();
     await pause(50);
@@ -247,7 +268,7 @@ describe('replay on two gateways', () => {
     // Every one of them, not 24 deliveries: a rebalance while members start may deliver one twice (at-least-once).
     const mineIds = new Set(mine.map((m) => m.id));
     await waitFor('the CLI test\'s events delivered', () => new Set(idsOf(sink).filter((id) => mineIds.has(id))).size === 24, 60_000, 200);
-    await pause(1000);
+    await committedPast(group, mine);
     const cli = async (...args: string[]): Promise<Record<string, unknown>[]> => {
       const { stdout } = await run(process.execPath, [...CLI_ENTRY, 'replay', name, '--gateway', a.url, ...args], { cwd: ROOT, env: { ...process.env, ...env }, timeout: 60_000 });
       return stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
@@ -274,7 +295,7 @@ describe('replay on two gateways', () => {
     expect(replayed.length - 24, 'duplicates ≤ the deliveries in flight').toBeLessThanOrEqual(2);
 
     // On a terminal (a pseudo-terminal from util-linux `script`): a progress bar, not JSON lines.
-    await pause(1000);
+    await committedPast(group, mine);
     const shellQuote = (x: string): string => `'${x.replace(/'/g, `'\\''`)}'`;
     const command = [process.execPath, ...CLI_ENTRY, 'replay', name, '--gateway', a.url, '--to-time', since].map(shellQuote).join(' ');
     const tty = await run('script', ['-qec', command, '/dev/null'], { cwd: ROOT, env: { ...process.env, ...env }, timeout: 60_000 });
