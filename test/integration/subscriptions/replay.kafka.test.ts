@@ -10,7 +10,8 @@
  * - `ce-gateway replay` (not a terminal): a dry run prints the answer as a JSON line; a real
  *   replay prints JSON-lines progress until the backlog drained.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -259,7 +260,9 @@ describe('replay on two gateways', () => {
 
   it('ce-gateway replay: a dry run prints the answer as a JSON line; a replay prints JSON-lines progress until drained', async () => {
     // A slow sink (150 ms per delivery, one partition at a time per gateway), so the replayed backlog takes seconds to drain.
-    const slow: Responder = async (req, nth) => (req.method === 'OPTIONS' ? acceptAll(req, nth) : (await pause(150), { status: 200 }));
+    // Held shut while the CLI starts (below), so the backlog cannot drain before the CLI first looks.
+    let sinkGate: Promise<void> = Promise.resolve();
+    const slow: Responder = async (req, nth) => (req.method === 'OPTIONS' ? acceptAll(req, nth) : (await sinkGate, await pause(150), { status: 200 }));
     const { name, group, sink } = await create({ start: 'latest', concurrency: 1 }, slow);
     await pause(50);
     const since = new Date().toISOString();
@@ -278,7 +281,20 @@ describe('replay on two gateways', () => {
     expect(dry[0]).toMatchObject({ type: 'replay', dryRun: true, to: since, events: 24 });
 
     const before = sink.deliveries().length;
-    const lines = await cli('--to-time', since);
+    // The replayed events wait at the sink until the CLI printed its answer: on a loaded machine a
+    // CLI child slow to poll found the backlog drained already and printed no progress line.
+    let openSink!: () => void;
+    sinkGate = new Promise<void>((resolve) => (openSink = resolve));
+    const child = spawn(process.execPath, [...CLI_ENTRY, 'replay', name, '--gateway', a.url, '--to-time', since], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'], timeout: 60_000 });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      out += chunk;
+      if (out.includes('\n')) openSink();
+    });
+    const [code] = (await once(child, 'close')) as [number | null];
+    openSink();
+    expect(code, out).toBe(0);
+    const lines = out.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines[0]).toMatchObject({ type: 'replay', dryRun: false, to: since, events: 24 });
     expect(lines.at(-1)).toEqual({ type: 'done', drained: 24, events: 24 });
     expect(lines.length, 'at least one progress line between the answer and the end').toBeGreaterThanOrEqual(3);
