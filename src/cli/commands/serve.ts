@@ -57,7 +57,7 @@ export function registerServeCommand(program: Command): void {
       gw.ready.catch((err: unknown) => {
         if (stopping) return;
         process.stderr.write(`ce-gateway: cannot start: ${errorMessage(err)}${codeSuffix(err)}\n`);
-        void gw.close().finally(() => process.exit(EXIT_USAGE));
+        closeAndExit(gw, EXIT_USAGE);
       });
       // A replacement worker: the others answer until this one is ready and has loaded the
       // subscription definitions (cli/workers.ts). On a start-up failure the handler above ends the process.
@@ -74,7 +74,7 @@ export function registerServeCommand(program: Command): void {
       gw.subscriptionsLoaded().catch((err: unknown) => {
         if (!isGatewayError(err, 'CEG_SECRETS_KEY_MISSING')) return;
         process.stderr.write(`ce-gateway: cannot start: ${errorMessage(err)}${codeSuffix(err)}\n`);
-        void gw.close().finally(() => process.exit(EXIT_USAGE));
+        closeAndExit(gw, EXIT_USAGE);
       });
       // The drain is armed before the "listening" line and the connectors' start, not after the
       // connectors started: each starts a consumer, so a SIGTERM or SIGHUP while they started
@@ -133,4 +133,18 @@ function hostPort(a: AddressInfo): string {
 function workerOverrides(instance: string, id: number): GatewayOverrides {
   const metricsRegistry = new Registry();
   return { metricsRegistry, renderMetrics: clusterMetricsRenderer(metricsRegistry), processInstance: `${instance}.w${id}` };
+}
+
+/**
+ * Ends a gateway that cannot start: closes it, then exits with `code`. A close that fails is said
+ * on stderr (it was lost: `finally` exited before its rejection was reported) and the exit follows.
+ */
+function closeAndExit(gw: { close(): Promise<void> }, code: number): void {
+  gw.close().then(
+    () => process.exit(code),
+    (err: unknown) => {
+      process.stderr.write(`ce-gateway: closing after the failed start failed too: ${errorMessage(err)}${codeSuffix(err)}\n`);
+      process.exit(code);
+    },
+  );
 }
