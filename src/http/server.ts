@@ -421,7 +421,13 @@ export function createHttpServer(deps: ServerDeps): Server {
         return;
       }
       const admission = access === undefined ? undefined : deps.auth?.ingress(access);
-      void handleIngress(req, res, ingress, { arrivedAtMs, requestTimeoutMs: o.requestTimeoutMs, refusals, refusedBy: refusedBy(req, access), shutdown: drain.signal, ...(admission === undefined ? {} : { admission }) });
+      // handleIngress answers its own failures; one that escapes (its error answer failed) is logged
+      // and the connection closed, so the client is not left waiting and the process does not
+      // end on an unhandled rejection.
+      handleIngress(req, res, ingress, { arrivedAtMs, requestTimeoutMs: o.requestTimeoutMs, refusals, refusedBy: refusedBy(req, access), shutdown: drain.signal, ...(admission === undefined ? {} : { admission }) }).catch((err: unknown) => {
+        deps.log?.error({ path, err: errorMessage(err) }, 'ingress: request failed unexpectedly; connection closed');
+        if (!res.writableEnded) res.destroy();
+      });
       return;
     }
     // Health, readiness and metrics answer GET and HEAD (RFC 9110 §9.3.2: node:http leaves out
