@@ -17,6 +17,7 @@ import { outOfRangeReset, outOfRangeWarning } from '../out-of-range.js';
 import type { OffsetResetCounts } from '../out-of-range.js';
 import { logRejoin, rejoinDelayMs } from '../rejoin.js';
 import { topicMissing } from '../topics.js';
+import { neverRejects } from '../../core/never-rejects.js';
 
 type Assignment = readonly { readonly topic: string; readonly partition: number }[];
 
@@ -325,7 +326,7 @@ export class KafkaConsumption implements Consumption {
       // next owner of a partition given up does not get it again. A commit refused (the generation
       // already over) is logged at debug; the next owner starts at the last commit then.
       this.#consumer.on(REBALANCING, () => {
-        if (!this.#stopping) void this.#commitLanes();
+        if (!this.#stopping) neverRejects(this.#commitLanes());
       }),
       this.#consumer.on(CRASH, (e) => {
         this.#assignment = [];
@@ -644,12 +645,12 @@ export class KafkaConsumption implements Consumption {
   /** Counts a processed record; commits the lanes when due, or within `commitIntervalMs` at the latest. */
   #laneProcessed(): void {
     if (++this.#sinceCommit >= this.#commitEveryRecords || Date.now() - this.#lastCommitCheck >= this.#commitIntervalMs) {
-      void this.#commitLanes();
+      neverRejects(this.#commitLanes());
       return;
     }
     this.#laneCommitTimer ??= setTimeout(() => {
       this.#laneCommitTimer = undefined;
-      void this.#commitLanes();
+      neverRejects(this.#commitLanes());
     }, this.#commitIntervalMs);
   }
 
@@ -714,7 +715,7 @@ export class KafkaConsumption implements Consumption {
     const delayMs = rejoinDelayMs(this.#opts, this.#rejoinsSinceJoin);
     logRejoin(this.#opts.logger, { group: this.group, err, rejoins: this.#rejoins, rejoinsSinceJoin: this.#rejoinsSinceJoin, delayMs });
     clearTimeout(this.#rejoinTimer);
-    this.#rejoinTimer = setTimeout(() => void this.#rejoin(), delayMs);
+    this.#rejoinTimer = setTimeout(() => neverRejects(this.#rejoin()), delayMs); // its failures go to #rejoinLater or #fail
   }
 
   async #rejoin(): Promise<void> {
@@ -744,7 +745,9 @@ export class KafkaConsumption implements Consumption {
       this.#onDeath = undefined;
       return;
     }
-    void this.stop();
+    // The shutdown catches its commit and disconnect; should it fail anyway, `done` does not
+    // settle, so the failure is said here, naming the group, rather than left unhandled.
+    this.stop().catch((err: unknown) => this.#opts.logger.error({ group: this.group, err: errorMessage(err) }, 'kafka consumer did not stop cleanly after a failure'));
   }
 
   /** Per lane: the member's context plus the lane's revoked signal (made once per lane, not per record). */

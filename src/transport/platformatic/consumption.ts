@@ -16,6 +16,7 @@ import type { Fetcher } from './fetcher.js';
 import type { OffsetResetCounts } from '../out-of-range.js';
 import { fetchPlan } from './fetch-plan.js';
 import { logRejoin, rejoinDelayMs } from '../rejoin.js';
+import { neverRejects } from '../../core/never-rejects.js';
 
 type Assignment = readonly { readonly topic: string; readonly partition: number }[];
 
@@ -198,7 +199,7 @@ export class PlatformaticConsumption implements Consumption {
             fault: (err) => this.#fail(err),
             stopping: () => this.#stopping,
             processed: () => {
-              if (++this.#sinceCommit >= this.#commitEveryRecords) void this.#commit();
+              if (++this.#sinceCommit >= this.#commitEveryRecords) neverRejects(this.#commit());
             },
             redeliver: (lane, r) => this.#redeliverLane(lane, r),
             unpause: (lane) => {
@@ -243,11 +244,11 @@ export class PlatformaticConsumption implements Consumption {
     const first = new Promise<void>((resolve, reject) => (this.#firstAssignment = { resolve, reject }));
     this.#member.on('consumer:group:join', (payload: { assignments?: GroupAssignment[] }) => {
       this.#joins++;
-      void this.#onJoin(payload.assignments ?? []);
+      neverRejects(this.#onJoin(payload.assignments ?? [])); // its failures go to #stoppedBy
     });
     // Sent before the library's JoinGroup on the same connection: the handled offsets are stored
     // while this member still belongs to the old generation.
-    this.#member.on('consumer:group:rebalance', () => void this.#commit());
+    this.#member.on('consumer:group:rebalance', () => neverRejects(this.#commit()));
     // The library's rejoin (after a heartbeat answered UNKNOWN_MEMBER_ID, REBALANCE_IN_PROGRESS…)
     // failed `retries + 1` times: it stops heartbeating, the member is out of its group.
     this.#member.on('error', (err: unknown) => {
@@ -262,8 +263,8 @@ export class PlatformaticConsumption implements Consumption {
     await this.#member.joinGroup(this.#groupOptions());
     await first;
     this.#firstAssignment = undefined;
-    this.#commitTimer = setInterval(() => void this.#commit(), this.#commitIntervalMs);
-    this.#growthTimer = setInterval(() => void (this.#growthCheck ??= this.#rejoinWhenTopicsGrew().finally(() => (this.#growthCheck = undefined))), Math.max(1000, this.#opts.metadataMaxAgeMs));
+    this.#commitTimer = setInterval(() => neverRejects(this.#commit()), this.#commitIntervalMs);
+    this.#growthTimer = setInterval(() => neverRejects((this.#growthCheck ??= this.#rejoinWhenTopicsGrew().finally(() => (this.#growthCheck = undefined)))), Math.max(1000, this.#opts.metadataMaxAgeMs));
     this.#growthTimer.unref();
     this.#loop = this.#fetchLoop().catch((err: unknown) => this.#fail(err));
   }
@@ -295,7 +296,7 @@ export class PlatformaticConsumption implements Consumption {
     this.#rejoinsSinceJoin++;
     const delayMs = rejoinDelayMs(this.#opts, this.#rejoinsSinceJoin);
     logRejoin(this.#opts.logger, { group: this.group, err, rejoins: this.#rejoins, rejoinsSinceJoin: this.#rejoinsSinceJoin, delayMs });
-    this.#rejoinTimer = setTimeout(() => void this.#rejoin(), delayMs);
+    this.#rejoinTimer = setTimeout(() => neverRejects(this.#rejoin()), delayMs); // its failures go to #rejoinLater or #fail
   }
 
   async #rejoin(): Promise<void> {
@@ -692,7 +693,7 @@ export class PlatformaticConsumption implements Consumption {
         return;
       }
       state.handled = record.offset + 1n;
-      if (++this.#sinceCommit >= this.#commitEveryRecords) void this.#commit();
+      if (++this.#sinceCommit >= this.#commitEveryRecords) neverRejects(this.#commit());
     }
   }
 
@@ -779,7 +780,7 @@ export class PlatformaticConsumption implements Consumption {
         this.#committing = undefined;
         if (this.#commitAgain) {
           this.#commitAgain = false;
-          void this.#commit();
+          neverRejects(this.#commit());
         }
       });
     return this.#committing;
@@ -798,7 +799,9 @@ export class PlatformaticConsumption implements Consumption {
       this.#firstAssignment.reject(err);
       return;
     }
-    void this.stop();
+    // The shutdown catches its close and commits; should it fail anyway, `done` does not settle,
+    // so the failure is said here, naming the group, rather than left unhandled.
+    this.stop().catch((stopErr: unknown) => this.#opts.logger.error({ group: this.group, err: errorMessage(stopErr) }, 'kafka consumer did not stop cleanly after a failure'));
   }
 
   async #shutdown(): Promise<void> {
