@@ -37,6 +37,7 @@ import type { ClaimedRow } from './rows.js';
 import { databaseUnusable, outboxStoreError, outboxTableMissing } from './store-error.js';
 import { claimRowsSql, deleteSentSql, lockKeysSql, markFailedSql, markSentSql, outboxTable, purgeSql } from './table.js';
 import type { OutboxTable } from './table.js';
+import { neverRejects } from '../../core/never-rejects.js';
 
 /** Options of {@link startOutboxRelay}. Units: ms, rows. */
 export interface OutboxRelayOptions {
@@ -820,7 +821,7 @@ class Relay implements OutboxRelay {
       state.rows.clear();
       for (const row of group) state.rows.set(row.id, row);
       state.inflight = true;
-      void this.#lookUp(topic, state);
+      neverRejects(this.#lookUp(topic, state)); // catches and counts its failures
     }
     const until = state.inflight ? Number.MAX_SAFE_INTEGER : state.notBeforeMs;
     for (const key of new Set(group.map((r) => r.partition_key))) {
@@ -1048,7 +1049,7 @@ class Relay implements OutboxRelay {
   #scheduleRelisten(): void {
     if (this.#stopping.signal.aborted) return;
     clearTimeout(this.#relistenTimer);
-    this.#relistenTimer = setTimeout(() => void this.#connectListener(), this.#o.retry.delayMs(this.#listenFailures));
+    this.#relistenTimer = setTimeout(() => neverRejects(this.#connectListener()), this.#o.retry.delayMs(this.#listenFailures));
     this.#relistenTimer.unref();
   }
 

@@ -6,6 +6,7 @@ import { EXIT_USAGE, onSignals, requireKafka, setup, openGateway } from '../cont
 import { createOpsServer } from '../../http/ops-server.js';
 import { wholeNumber } from '../numbers.js';
 import { errorMessage } from '../../core/errors.js';
+import { neverRejects } from '../../core/never-rejects.js';
 
 function outboxDatabase(config: Config): string {
   const url = config.outbox.databaseUrl;
@@ -51,8 +52,9 @@ function brokerProbe(transport: { isHealthy(): Promise<boolean> }, timeoutMs: nu
       running = false;
     }
   };
-  void probe();
-  const every = setInterval(() => void probe(), Math.max(1000, timeoutMs));
+  // probe() cannot reject: isHealthy() is caught (false) and the rest only clears a timer.
+  neverRejects(probe());
+  const every = setInterval(() => neverRejects(probe()), Math.max(1000, timeoutMs));
   every.unref();
   return { up: () => up, stop: () => clearInterval(every) };
 }

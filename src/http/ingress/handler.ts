@@ -31,6 +31,7 @@ import { sendJson, sendProblem } from '../respond.js';
 import { prepareEvents } from './prepare.js';
 import type { PreparedEvent } from './prepare.js';
 import { validTracestate } from './tracestate.js';
+import { neverRejects } from '../../core/never-rejects.js';
 
 export interface IngressOptions {
   /** Largest request body, bytes (after decoding a gzip content coding too). */
@@ -282,7 +283,8 @@ async function publish(res: ServerResponse, deps: IngressDeps, prepared: readonl
   const items = spans.length === 0 ? prepared : prepared.map((p, i) => ({ topic: p.topic, record: spans[i] === undefined ? p.record : withTraceparent(p.record, spans[i].traceparent), bytes: p.bytes }));
   const sent = deps.publisher.sendAll(items);
   // One promise for the request (issue 14); each span ends with its record's outcome.
-  if (spans.length > 0) void sent.done.then((results) => endSpans(spans, results));
+  // `done` never rejects (record-publisher.ts): it resolves once every record has settled.
+  if (spans.length > 0) neverRejects(sent.done.then((results) => endSpans(spans, results)));
   const settled = sent.results;
   // The deadline, or a shutdown past its grace period, withdraws what was not sent and ends the
   // wait: the answer lists each event's fate. One timer and one promise per request; the shutdown
@@ -296,7 +298,7 @@ async function publish(res: ServerResponse, deps: IngressDeps, prepared: readonl
     };
     timer = setTimeout(() => giveUp(new GatewayError('CEG_DELIVERY_TIMEOUT', 'deadline', { retriable: true })), remaining);
     if (shutdown !== undefined) unwatch = onAbort(shutdown, () => giveUp(new GatewayError('CEG_CLOSED', 'shutting down', { retriable: true })));
-    void sent.done.then(() => resolve(false));
+    neverRejects(sent.done.then(() => resolve(false)));
   });
   const ackedAt = probe === undefined ? 0 : performance.now();
   clearTimeout(timer);

@@ -617,7 +617,7 @@ class KafkaTransport implements Transport {
     const old = this.#producer;
     this.#producer = undefined;
     this.#producerConnecting = undefined;
-    void old?.disconnect().catch((err: unknown) => this.#opts.logger.debug({ transport: 'kafka', err: errorMessage(err) }, 'retired producer: disconnect failed'));
+    old?.disconnect().catch((err: unknown) => this.#opts.logger.debug({ transport: 'kafka', err: errorMessage(err) }, 'retired producer: disconnect failed'));
   }
 
   #assertOpen(): void {

@@ -23,6 +23,7 @@ import { topicMissing } from '../topics.js';
 import type { KafkaConsumption } from './consumption.js';
 import { fromKafkaError } from './errors.js';
 import type { KafkaTransportOptions } from './options.js';
+import { neverRejects } from '../../core/never-rejects.js';
 
 /** What a {@link TopicSetConsumption} asks its transport. */
 export interface MemberStarts {
@@ -127,7 +128,7 @@ export class TopicSetConsumption implements Consumption {
     if (failure === undefined || !c.endedOnMissingTopic) {
       // Ended for another reason: the consumption ends with it, as a lone member would.
       this.#failure = failure;
-      void this.stop();
+      neverRejects(this.stop()); // #shutdown catches what it awaits; the failure goes to `done`
       return;
     }
     this.#opts.logger.debug({ group: this.group, err: errorMessage(failure.err) }, 'kafka consumer ended on a missing topic: starting one on the topics that exist');
@@ -176,7 +177,7 @@ export class TopicSetConsumption implements Consumption {
           const err = await old.done.then(() => undefined, (e: unknown) => e);
           if (err !== undefined && !old.endedOnMissingTopic) {
             this.#failure ??= { err };
-            void this.stop();
+            neverRejects(this.stop());
             return;
           }
         }
@@ -203,7 +204,7 @@ export class TopicSetConsumption implements Consumption {
       // Missing meanwhile (deleted between the look-up and the join): looked up again.
       if (!mapped.retriable && !topicMissing(mapped)) {
         this.#failure ??= { err: mapped };
-        void this.stop();
+        neverRejects(this.stop());
         return;
       }
       const delayMs = rejoinDelayMs(this.#opts, ++this.#failuresInRow);

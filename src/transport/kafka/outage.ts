@@ -24,6 +24,7 @@ import { errorMessage } from '../../core/errors.js';
 import { withTimeout } from '../await.js';
 import { kafkaAccessFailure } from '../access-failure.js';
 import type { HealthFailure } from '../port.js';
+import { neverRejects } from '../../core/never-rejects.js';
 
 /**
  * A request the broker has not answered for this long, ms, starts an outage in the log (a paused
@@ -173,11 +174,12 @@ export class BrokerOutage {
     const probe = this.#opts.probe;
     if (probe === undefined || this.#closed) return;
     this.#timer = setTimeout(() => {
-      void probe().then((up) => {
+      // The probe never rejects (BrokerOutageOptions.probe): a failed request is `false`.
+      neverRejects(probe().then((up) => {
         if (this.#since === undefined || this.#closed) return;
         if (up) this.ok();
         else this.#schedule();
-      });
+      }));
     }, this.#opts.probeIntervalMs ?? 2000);
     this.#timer.unref();
   }

@@ -15,6 +15,7 @@ import type { Kafka } from './kafkajs.js';
 import type { KafkaTransportOptions } from './options.js';
 import { listOffsetsTime } from '../timestamps.js';
 import { outOfRangeReset } from '../out-of-range.js';
+import { neverRejects } from '../../core/never-rejects.js';
 
 const tpKey = (topic: string, partition: number): string => `${topic}\u0000${partition}`;
 
@@ -103,7 +104,7 @@ export async function startKafkaRead(kafka: Kafka, admin: Admin, lookups: ReadOf
     if (pause !== undefined) pause();
     else consumer.pause([{ topic, partitions: [partition] }]);
     open.delete(key);
-    if (open.size === 0) void stop();
+    if (open.size === 0) neverRejects(stop()); // stop() catches its disconnect and group deletion
   };
   // A fetched batch of markers or aborted records alone (no message to hand on: batchSize 0) never
   // reaches eachBatch; kafkajs reports it here, with its last offset. Batches with messages are
@@ -135,7 +136,7 @@ export async function startKafkaRead(kafka: Kafka, admin: Admin, lookups: ReadOf
           await handler(toRecord(topic, partition, m));
         } catch (err) {
           settle(err);
-          void stop();
+          neverRejects(stop());
           return;
         }
         payload.resolveOffset(m.offset);

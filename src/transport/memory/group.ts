@@ -3,6 +3,7 @@ import { describedGroup } from '../topics.js';
 import { rangeAssign } from './assign.js';
 import type { PartitionLog } from './log.js';
 import { PartitionWorker } from './worker.js';
+import { neverRejects } from '../../core/never-rejects.js';
 
 /** Looks up a topic's partition logs (the topic is known to exist). */
 export type LogLookup = (topic: string) => readonly PartitionLog[];
@@ -166,7 +167,8 @@ export class MemoryMember implements Consumption {
   /** A handler rejected: the member leaves (nothing more is handled) and `done` rejects. */
   fail(err: unknown): void {
     this.#failure ??= { err };
-    void this.stop();
+    // Leaving stops the workers, whose loops catch their handlers; the failure goes to `done`.
+    neverRejects(this.stop());
   }
 
   #joins = 0;

@@ -1,6 +1,7 @@
 import type { Read, ReadSpec, TransportRecord } from '../port.js';
 import type { PartitionLog } from './log.js';
 import { PartitionWorker } from './worker.js';
+import { neverRejects } from '../../core/never-rejects.js';
 
 /**
  * A group-less read of the memory transport: one worker per partition from the start position,
@@ -35,16 +36,16 @@ export function startMemoryRead(topics: readonly { readonly topic: string; reado
           await handler(r);
           if (spec.untilEnd === true && r.offset + 1n >= end) {
             reachedEnd();
-            void worker.stop();
+            neverRejects(worker.stop()); // a worker's loop catches its handler
           }
         },
         () => undefined,
         (err) => {
           failure ??= { err };
-          void stopAll();
+          neverRejects(stopAll());
         },
       );
-      void worker.finished.then(reachedEnd);
+      neverRejects(worker.finished.then(reachedEnd));
       workers.push(worker);
     });
   }

@@ -2,6 +2,7 @@ import { GatewayError } from '../../core/errors.js';
 import type { RecordContext, RecordHandler } from '../port.js';
 import { MAX_REDELIVER_MS } from '../port.js';
 import type { PartitionLog } from './log.js';
+import { neverRejects } from '../../core/never-rejects.js';
 
 /**
  * Delivers one partition to one group member: records in offset order, one at a time; after the
@@ -53,7 +54,8 @@ export class PartitionWorker {
       this.#abort.abort(new GatewayError('CEG_CLOSED', 'consumer stopping', { retriable: true }));
       this.#wake?.();
       const timer = setTimeout(() => this.#deadlineReached?.(), this.#stopTimeoutMs);
-      void this.finished.then(() => clearTimeout(timer));
+      // The loop catches its handler (a failure goes to onFailed): `finished` never rejects.
+      neverRejects(this.finished.then(() => clearTimeout(timer)));
     }
     return this.finished;
   }
