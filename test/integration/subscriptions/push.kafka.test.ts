@@ -15,6 +15,12 @@
  * checks them. Both Kafka clients have lanes: `KAFKA_CLIENT=platformatic npx vitest run <this file>`
  * runs the gateways on @platformatic/kafka (a second client doubles the file's minutes, so it is
  * chosen per run rather than run twice).
+ * The 500 and the other-partitions cases run at once (it.concurrent), and so do the 503 and 410
+ * halves of their case: each on a subscription, a consumer group, sinks and a kind (so a topic) of
+ * its own, none stops a gateway; most of their time is waiting for groups to settle and for retry
+ * backoffs. On one kind, each sink got the other's events too (a 410 sink answered them 410). The
+ * 1,000-event case (its 5 s), the PATCH case (its wait for both instances to read the change) and
+ * the SIGKILL case run with no other case beside them.
  */
 import { randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
@@ -174,11 +180,13 @@ describe('push subscriptions on two gateways', () => {
     await api(a, 'DELETE', `/subscriptions/${name}`);
   });
 
-  it('a sink answering 500 with maxAttempts 3: exactly 3 attempts per event, then the dead letter with status 500 and the excerpt', async () => {
+  // The next two run at once (it.concurrent): see the file's comment.
+  it.concurrent('a sink answering 500 with maxAttempts 3: exactly 3 attempts per event, then the dead letter with status 500 and the excerpt', async () => {
     const s = await sink((req) => (req.method === 'OPTIONS' ? acceptAll(req, 0) : { status: 500, body: 'database on fire' }));
-    const { name, group } = await create(a, s, {});
+    // A kind of its own: the case beside it publishes PriceLoadingCompleted.
+    const { name, group } = await create(a, s, { kinds: [KINDS[1].name] });
     await settled(group);
-    const events = Array.from({ length: 5 }, (_, k) => event(KINDS[0], k, 1));
+    const events = Array.from({ length: 5 }, (_, k) => event(KINDS[1], k, 1));
     await postBatch(b, events);
     const dead = await readDeadLetters(group, events.map((e) => e.id));
     for (const e of events) {
@@ -192,49 +200,7 @@ describe('push subscriptions on two gateways', () => {
     await api(a, 'DELETE', `/subscriptions/${name}`);
   });
 
-  it('503 + Retry-After: 2 twice, then 200: delivered on the third attempt, each wait ≥ 2 s; a 410 makes it gone', async () => {
-    const s = await sink((req) => {
-      if (req.method === 'OPTIONS') return acceptAll(req, 0);
-      const tries = s.deliveries().filter((r) => idOf(r) === idOf(req)).length;
-      return tries <= 2 ? { status: 503, headers: { 'retry-after': '2' } } : { status: 200 };
-    });
-    const { name, group } = await create(a, s, { retry: { maxAttempts: 5, backoff: { initialMs: 50, factor: 1, maxMs: 10_000, jitter: 0 } } });
-    await settled(group);
-    const e = event(KINDS[0], 3, 1);
-    await postBatch(a, [e]);
-    await waitFor('the third attempt', () => s.deliveries().filter((r) => idOf(r) === e.id).length === 3, 20_000, 100);
-    const [t1, t2, t3] = s.deliveries().filter((r) => idOf(r) === e.id).map((r) => r.atMs);
-    expect(t2! - t1!).toBeGreaterThanOrEqual(2000);
-    expect(t3! - t2!).toBeGreaterThanOrEqual(2000);
-    await new Promise((r) => setTimeout(r, 1000));
-    expect(s.deliveries().filter((r) => idOf(r) === e.id)).toHaveLength(3);
-    await api(a, 'DELETE', `/subscriptions/${name}`);
-
-    const gone = await sink((req) => (req.method === 'OPTIONS' ? acceptAll(req, 0) : { status: 410 }));
-    const g = await create(b, gone, {});
-    await settled(g.group);
-    await postBatch(a, [event(KINDS[0], 1, 1)]);
-    await waitFor('state gone', async () => (await api(a, 'GET', `/subscriptions/${g.name}`)).body.state === 'gone', 20_000, 200);
-    await new Promise((r) => setTimeout(r, 2000)); // both instances stop it
-    const attempts = gone.deliveries().length;
-    expect(attempts).toBeGreaterThanOrEqual(1);
-    expect(attempts).toBeLessThanOrEqual(2); // one, or one more on the other gateway if the partition moved before it stopped
-    await postBatch(a, Array.from({ length: 20 }, (_, k) => event(KINDS[0], k, 2)));
-    await new Promise((r) => setTimeout(r, 2000));
-    expect(gone.deliveries()).toHaveLength(attempts);
-    expect((await api(b, 'GET', `/subscriptions/${g.name}`)).body).toMatchObject({ state: 'gone' });
-    // The instance that got the 410 says why in its status; the other may never have delivered.
-    const statuses = await Promise.all([a, b].map(async (gw) => (await api(gw, 'GET', `/subscriptions/${g.name}/status`)).body as { state: string; retried: number; lastError: { reason: string } | null }));
-    for (const st of statuses) {
-      expect(st.state).toBe('gone');
-      // The attempt held after the 410 is cut by the member's stop: not a retry (it once counted as one, "consumer stopping").
-      expect(st.retried).toBe(0);
-    }
-    expect(statuses.some((st) => st.lastError !== null && st.lastError.reason.includes('410'))).toBe(true);
-    await api(a, 'DELETE', `/subscriptions/${g.name}`);
-  });
-
-  it('a retrying event on one partition does not delay the other partitions', async () => {
+  it.concurrent('a retrying event on one partition does not delay the other partitions', async () => {
     // One instrument per partition: the first one's partition holds the failing event, the others flow.
     const [stuckInstrument, ...others6] = instrumentsPerPartition(6, 'RP');
     const stuckKey = `${stuckInstrument!.replace('/', '-')}_H1`;
@@ -253,6 +219,60 @@ describe('push subscriptions on two gateways', () => {
     expect(stuckAttempts).toBeLessThan(4);
     expect(performance.now() - t0).toBeLessThan(9000);
     await api(a, 'DELETE', `/subscriptions/${name}`);
+  });
+
+  it('503 + Retry-After: 2 twice, then 200: delivered on the third attempt, each wait ≥ 2 s; a 410 makes it gone', async () => {
+    // The two halves use subscriptions, sinks and kinds of their own: they run at once.
+    const retryAfter = async (): Promise<void> => {
+      const s = await sink((req) => {
+        if (req.method === 'OPTIONS') return acceptAll(req, 0);
+        const tries = s.deliveries().filter((r) => idOf(r) === idOf(req)).length;
+        return tries <= 2 ? { status: 503, headers: { 'retry-after': '2' } } : { status: 200 };
+      });
+      const { name, group } = await create(a, s, { retry: { maxAttempts: 5, backoff: { initialMs: 50, factor: 1, maxMs: 10_000, jitter: 0 } } });
+      await settled(group);
+      const e = event(KINDS[0], 3, 1);
+      await postBatch(a, [e]);
+      await waitFor('the third attempt', () => s.deliveries().filter((r) => idOf(r) === e.id).length === 3, 20_000, 100);
+      const [t1, t2, t3] = s.deliveries().filter((r) => idOf(r) === e.id).map((r) => r.atMs);
+      expect(t2! - t1!).toBeGreaterThanOrEqual(2000);
+      expect(t3! - t2!).toBeGreaterThanOrEqual(2000);
+      await new Promise((r) => setTimeout(r, 1000));
+      expect(s.deliveries().filter((r) => idOf(r) === e.id)).toHaveLength(3);
+      await api(a, 'DELETE', `/subscriptions/${name}`);
+    };
+
+    const gone410 = async (): Promise<void> => {
+      // A kind of its own: the 503 half's event must not reach this sink (another 410).
+      const gone = await sink((req) => (req.method === 'OPTIONS' ? acceptAll(req, 0) : { status: 410 }));
+      const g = await create(b, gone, { kinds: [KINDS[2].name] });
+      await settled(g.group);
+      await postBatch(a, [event(KINDS[2], 1, 1)]);
+      await waitFor('state gone', async () => (await api(a, 'GET', `/subscriptions/${g.name}`)).body.state === 'gone', 20_000, 200);
+      // Both instances stop it: each one's status says gone with no member running there (`running`
+      // turns false once its member has stopped), instead of a fixed 2 s for it.
+      await waitFor('both instances stopped it', async () => {
+        const st = await Promise.all([a, b].map(async (gw) => (await api(gw, 'GET', `/subscriptions/${g.name}/status`)).body));
+        return st.every((x) => x.state === 'gone' && x.running === false);
+      }, 20_000, 100);
+      const attempts = gone.deliveries().length;
+      expect(attempts).toBeGreaterThanOrEqual(1);
+      expect(attempts).toBeLessThanOrEqual(2); // one, or one more on the other gateway if the partition moved before it stopped
+      await postBatch(a, Array.from({ length: 20 }, (_, k) => event(KINDS[2], k, 2)));
+      await new Promise((r) => setTimeout(r, 2000));
+      expect(gone.deliveries()).toHaveLength(attempts);
+      expect((await api(b, 'GET', `/subscriptions/${g.name}`)).body).toMatchObject({ state: 'gone' });
+      // The instance that got the 410 says why in its status; the other may never have delivered.
+      const statuses = await Promise.all([a, b].map(async (gw) => (await api(gw, 'GET', `/subscriptions/${g.name}/status`)).body as { state: string; retried: number; lastError: { reason: string } | null }));
+      for (const st of statuses) {
+        expect(st.state).toBe('gone');
+        // The attempt held after the 410 is cut by the member's stop: not a retry (it once counted as one, "consumer stopping").
+        expect(st.retried).toBe(0);
+      }
+      expect(statuses.some((st) => st.lastError !== null && st.lastError.reason.includes('410'))).toBe(true);
+      await api(a, 'DELETE', `/subscriptions/${g.name}`);
+    };
+    await Promise.all([retryAfter(), gone410()]);
   });
 
   it('SIGKILL of one gateway mid-stream: every event at least once, duplicates ≤ its deliveries of the last second', async () => {
