@@ -673,7 +673,8 @@ export function createGateway(config: Config, log: Logger, overrides: GatewayOve
       trustedProxies: a.trustedProxies,
       audit: log.child({ component: 'audit' }),
       log,
-      ...(partners === undefined || a.oidc === undefined ? {} : { oidc: overrides.oidcJwksTimings === undefined ? a.oidc : { ...a.oidc, jwksTimings: overrides.oidcJwksTimings } }),
+      // OIDC_JWKS_FILE is watched until the gateway closes (a key rotation needs no restart).
+      ...(partners === undefined || a.oidc === undefined ? {} : { oidc: { ...a.oidc, stop: closing.signal, ...(overrides.oidcJwksTimings === undefined ? {} : { jwksTimings: overrides.oidcJwksTimings }) } }),
     });
   }
 

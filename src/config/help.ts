@@ -73,7 +73,7 @@ export const CONFIG_HELP: Readonly<Record<string, string>> = Object.freeze({
   OIDC_ISSUER: 'the OIDC issuer (iss) of accepted JWT bearer tokens; without OIDC_JWKS_URL and OIDC_JWKS_FILE, an https URL whose /.well-known/openid-configuration names the key set (discovery)',
   OIDC_AUDIENCE: 'the audience (aud) accepted JWT bearer tokens must name',
   OIDC_JWKS_URL: 'https URL of the issuer\'s JWKS (http only to a loopback address; no user:password@ — refused; answers over 1 MiB or 100 keys fail)',
-  OIDC_JWKS_FILE: 'path of a JWKS file (one of OIDC_JWKS_URL, OIDC_JWKS_FILE, or neither for discovery)',
+  OIDC_JWKS_FILE: 'path of a JWKS file, read again when it changes (one of OIDC_JWKS_URL, OIDC_JWKS_FILE, or neither for discovery)',
   OIDC_PARTNER_CLAIM: 'the token claim naming a partner of PARTNERS_FILE (default sub)',
   OIDC_TOKEN_TYPES: 'accepted JWT header typ values, comma list (default at+jwt; * accepts any)',
   TLS_CERT_FILE: 'path of the PEM certificate (chain) for HTTPS; goes with TLS_KEY_FILE',

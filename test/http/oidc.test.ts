@@ -11,7 +11,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Writable } from 'node:stream';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SignJWT, exportJWK, generateKeyPair } from 'jose';
 import type { CryptoKey } from 'jose';
@@ -24,6 +24,7 @@ import { createLogger } from '../../src/observability/index.js';
 import { structuredPriceEvent } from '../fixtures/events.js';
 import { partnersSetup } from '../helpers/partners.js';
 import type { PartnersSetup } from '../helpers/partners.js';
+import { waitFor } from '../helpers/wait.js';
 
 const ISSUER = 'https://idp.example.test';
 const AUDIENCE = 'ce-gateway';
@@ -352,6 +353,30 @@ describe('OIDC bearer tokens', () => {
       expect(String(err)).not.toContain('UPASS1');
     }
   });
+
+  it('OIDC_JWKS_FILE is read again when it changes: a key added to it is accepted without a restart; a change that is no JWKS keeps the keys read before, with a warning', async () => {
+    const dir = join(setup.dir, 'rotate');
+    mkdirSync(dir, { recursive: true });
+    const file = join(dir, 'jwks.json');
+    const next = await generateKeyPair('ES256');
+    // k1: the key of `signer`, as the shared JWKS file holds it.
+    const k1 = (JSON.parse(readFileSync(join(setup.dir, 'jwks.json'), 'utf8')) as { keys: Record<string, unknown>[] }).keys[0]!;
+    writeFileSync(file, JSON.stringify({ keys: [k1] }));
+    const { log, lines } = capture();
+    const url = await start({ OIDC_JWKS_FILE: file }, log);
+    const rotated = await token({ key: next.privateKey, kid: 'k2' });
+    expect(await publish(url, rotated)).toBe(401);
+    // The issuer's rotation: the new key is published next to the old one.
+    writeFileSync(file, JSON.stringify({ keys: [k1, { ...(await exportJWK(next.publicKey)), kid: 'k2', alg: 'ES256', use: 'sig' }] }));
+    await waitFor('a token of the added key accepted', async () => (await publish(url, rotated)) === 202, 15_000, 250);
+    expect(lines.filter((l) => l.msg === 'OIDC_JWKS_FILE changed on disk: its keys are in use')).not.toHaveLength(0);
+    expect(await publish(url, await token())).toBe(202);
+    // A half-written or wrong file: the keys read before stay in use.
+    writeFileSync(file, '{"keys": [');
+    await waitFor('the unreadable change warned of', () => lines.some((l) => l.level === 40 && l.msg.startsWith('OIDC_JWKS_FILE changed on disk but is no readable JWKS')), 15_000, 100);
+    expect(await publish(url, rotated)).toBe(202);
+    expect(await publish(url, await token())).toBe(202);
+  }, 40_000);
 
   it('jwksTimings that are not whole ms from 1 to 2^31 − 1 are refused at construction (CEG_INVALID_OPTIONS naming each)', () => {
     expect(() => new OidcVerifier({ issuer: ISSUER, audience: AUDIENCE, jwksUrl: 'https://idp.example.test/jwks', partnerClaim: 'sub', jwksTimings: { refetchMinMs: 0, retryMs: 1.5, timeoutMs: 2 ** 31 } }, [])).toThrow(

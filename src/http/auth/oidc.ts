@@ -24,13 +24,14 @@
  *   `<issuer>/.well-known/openid-configuration`), §4.3 (its `issuer` MUST be identical to the issuer
  *   it was fetched for), §3 (`jwks_uri`).
  */
-import { readFileSync } from 'node:fs';
+import type { Stats } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FetchImplementation, JSONWebKeySet, JWTHeaderParameters, JWTVerifyGetKey, FlattenedJWSInput, RemoteJWKSet, jwtVerify } from 'jose';
 import { GatewayError } from '../../core/errors.js';
 import { isLoopbackHost } from '../../core/loopback.js';
 import { discoveryUrlOf } from '../../core/oidc-discovery.js';
 import { MAX_TIMER_MS } from '../../core/timer-limit.js';
+import { readWatchedFile, watchFileShared } from '../../core/watch-file.js';
 import { LogThrottle } from '../../observability/index.js';
 import type { Logger } from '../../observability/index.js';
 import type { Partner } from './partners.js';
@@ -40,8 +41,15 @@ export interface OidcOptions {
   readonly audience: string;
   /** JWKS URL (fetched by `jose`, cached, refreshed on an unknown `kid`). */
   readonly jwksUrl?: string;
-  /** JWKS file (read once at start). */
+  /**
+   * JWKS file: read at start, and again each time it changes on disk (looked at every
+   * {@link JWKS_FILE_WATCH_INTERVAL_MS} while `stop` is not aborted): a rotation that adds the new
+   * key to the file before tokens are signed with it needs no restart. A change that is no readable
+   * JWKS (or the file removed) keeps the keys read before, with a warning.
+   */
   readonly jwksFile?: string;
+  /** Aborted when the gateway closes: ends the watch of `jwksFile`. Without it the file is read once. */
+  readonly stop?: AbortSignal;
   /*
    * Neither `jwksUrl` nor `jwksFile`: the key set's URL is the `jwks_uri` of the issuer's discovery
    * document, fetched on the first token (then `issuer` must be an https URL, plain http only to a
@@ -191,10 +199,19 @@ interface Loaded {
  * Errors: CEG_INVALID_OPTIONS (retriable: false) when the file cannot be read or is not a JWKS.
  */
 export function readJwksFile(file: string): JSONWebKeySet {
+  return readJwksFileWithStats(file).jwks;
+}
+
+/** How often a watched OIDC_JWKS_FILE is looked at, ms (one stat call). */
+export const JWKS_FILE_WATCH_INTERVAL_MS = 2000;
+
+/** {@link readJwksFile} with the file's stats taken before its bytes (the watch's baseline). Errors: as readJwksFile. */
+function readJwksFileWithStats(file: string): { readonly jwks: JSONWebKeySet; readonly stats: Stats } {
   try {
-    const jwks = JSON.parse(readFileSync(file, 'utf8')) as JSONWebKeySet;
+    const read = readWatchedFile(file);
+    const jwks = JSON.parse(read.data.toString('utf8')) as JSONWebKeySet;
     if (!Array.isArray(jwks.keys)) throw new Error('no "keys" array');
-    return jwks;
+    return { jwks, stats: read.stats };
   } catch (err) {
     throw new GatewayError('CEG_INVALID_OPTIONS', `OIDC_JWKS_FILE: ${file} is not a readable JWKS`, { retriable: false, cause: err });
   }
@@ -241,8 +258,8 @@ export class OidcVerifier {
   readonly #o: OidcOptions;
   /** The key set fetch's timing, ms ({@link OidcOptions.jwksTimings} over the defaults). */
   readonly #t: { readonly refetchMinMs: number; readonly retryMs: number; readonly timeoutMs: number };
-  /** The key source: a JWKS read at construction, the JWKS URL, or the issuer's discovery document's URL. */
-  readonly #source: { readonly jwks: JSONWebKeySet } | { readonly url: URL } | { readonly discovery: URL };
+  /** The key source: a JWKS read from the file (at construction, again on each change), the JWKS URL, or the issuer's discovery document's URL. */
+  #source: { readonly jwks: JSONWebKeySet } | { readonly url: URL } | { readonly discovery: URL };
   readonly #partners: ReadonlyMap<string, Partner>;
   readonly #types: ReadonlySet<string> | undefined;
   readonly #log: Logger | undefined;
@@ -272,7 +289,9 @@ export class OidcVerifier {
     this.#partners = new Map(partners.map((p) => [p.id, p]));
     this.#types = o.tokenTypes === undefined ? undefined : new Set(o.tokenTypes.map(normalizeTyp));
     if (o.jwksFile !== undefined) {
-      this.#source = { jwks: readJwksFile(o.jwksFile) };
+      const read = readJwksFileWithStats(o.jwksFile);
+      this.#source = { jwks: read.jwks };
+      if (o.stop !== undefined) this.#watchJwksFile(o.jwksFile, read.stats, o.stop);
     } else if (o.jwksUrl !== undefined) {
       const url = new URL(o.jwksUrl);
       if (url.username !== '' || url.password !== '') throw new GatewayError('CEG_INVALID_OPTIONS', 'OIDC_JWKS_URL must not hold credentials (user:password@)', { retriable: false });
@@ -282,6 +301,29 @@ export class OidcVerifier {
       if (discovery.protocol === 'http:' && !isLoopback(discovery.hostname)) throw new GatewayError('CEG_INVALID_OPTIONS', 'OIDC_ISSUER must be https:// for discovery (plain http:// only to a loopback address)', { retriable: false });
       this.#source = { discovery };
     }
+  }
+
+  /**
+   * Reads the JWKS file again on each change; the next token is verified against the new keys
+   * (tokens already being verified finish against the old ones). Shared poll per path (core/watch-file.ts).
+   */
+  #watchJwksFile(file: string, loaded: Stats, stop: AbortSignal): void {
+    watchFileShared(file, loaded, JWKS_FILE_WATCH_INTERVAL_MS, (curr) => {
+      if (curr === undefined) {
+        this.#log?.warn({ file }, 'OIDC_JWKS_FILE removed: the keys read before stay in use');
+        return;
+      }
+      let jwks: JSONWebKeySet;
+      try {
+        jwks = readJwksFile(file);
+      } catch (err) {
+        this.#log?.warn({ file, err: describeFailure(err) }, 'OIDC_JWKS_FILE changed on disk but is no readable JWKS: the keys read before stay in use');
+        return;
+      }
+      this.#source = { jwks };
+      this.#verifier = undefined;
+      this.#log?.info({ file, keys: jwks.keys.length }, 'OIDC_JWKS_FILE changed on disk: its keys are in use');
+    }, stop);
   }
 
   /**
