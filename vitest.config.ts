@@ -1,8 +1,10 @@
 import { configDefaults, defineConfig } from 'vitest/config';
 
-// Conformance against an SDK's Kafka binding needs the broker and the registry: on the stack, not in `unit`.
-const stackConformance = ['test/conformance/kafka-sdk.test.ts'];
-const stackTests = [...stackConformance, 'test/integration/**/*.test.ts', 'test/scenarios/**/*.test.ts', 'test/contract/**/*.kafka.test.ts', 'test/contract/**/*.platformatic.test.ts', 'test/contract/**/*.confluent.test.ts', 'test/contract/**/*.pg.test.ts'];
+// Files beside unit tests that need the stack: conformance against an SDK's Kafka binding (broker
+// and registry) and GET /schemas/ids/{id} on the real registry. On the stack, not in `unit` (which
+// needs nothing running: it failed there whenever the stack was down).
+const stackFilesBesideUnit = ['test/conformance/kafka-sdk.test.ts', 'test/http/schemas-by-id.test.ts'];
+const stackTests = [...stackFilesBesideUnit, 'test/integration/**/*.test.ts', 'test/scenarios/**/*.test.ts', 'test/contract/**/*.kafka.test.ts', 'test/contract/**/*.platformatic.test.ts', 'test/contract/**/*.confluent.test.ts', 'test/contract/**/*.pg.test.ts'];
 // Files that run one at a time, after all others (sequence.groupOrder): the one that stops and
 // starts the shared stack; those that write to and count records of the shipped catalog's topics
 // (trading.*: poison records, end offsets, `--max-events`, subscriptions at `latest`), where two
@@ -47,7 +49,7 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/unit/**/*.test.ts', 'test/conformance/**/*.test.ts', 'test/http/**/*.test.ts', 'test/contract/**/*.memory.test.ts', 'test/scenarios/**/*.memory.test.ts'],
-          exclude: [...configDefaults.exclude, ...stackConformance],
+          exclude: [...configDefaults.exclude, ...stackFilesBesideUnit],
           testTimeout: 10_000,
           // Unit files share their worker's module cache (no fresh module graph per file): importing
           // src/ again for each of ~300 files was most of this project's time (test/http: collect
